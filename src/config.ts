@@ -1,0 +1,199 @@
+import { type Static, Type as T } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { parse as parseToml } from "smol-toml";
+
+const PositiveInt = T.Integer({ minimum: 1 });
+const NonNegInt = T.Integer({ minimum: 0 });
+
+export const PROVIDER_TYPES = ["openai", "groq", "openai-compatible", "local", "mock"] as const;
+export type ProviderType = (typeof PROVIDER_TYPES)[number];
+
+const ProviderConfigSchema = T.Object(
+  {
+    name: T.String({ minLength: 1, pattern: "^[A-Za-z0-9_.-]+$" }),
+    type: T.Union(PROVIDER_TYPES.map((p) => T.Literal(p))),
+    base_url: T.Optional(T.String({ minLength: 1 })),
+    api_key: T.Optional(T.String()),
+    api_key_env: T.Optional(T.String()),
+    default_model: T.Optional(T.String({ minLength: 1 })),
+    models: T.Optional(T.Record(T.String(), T.String())),
+    timeout_ms: T.Optional(PositiveInt),
+    /** mock only: artificial latency per call */
+    latency_ms: T.Optional(NonNegInt),
+    /** embeddings model, for hybrid knowledge-base search */
+    embedding_model: T.Optional(T.String()),
+  },
+  { additionalProperties: false },
+);
+
+const FileConfigSchema = T.Object(
+  {
+    welcome_credits: T.Optional(NonNegInt),
+    providers: T.Optional(T.Array(ProviderConfigSchema)),
+    routes: T.Optional(T.Record(T.String(), T.Array(T.String()))),
+    costs: T.Optional(T.Record(T.String(), NonNegInt)),
+    plans: T.Optional(
+      T.Record(T.String(), T.Object({ rate_limits: T.Optional(T.Record(T.String(), PositiveInt)) }, { additionalProperties: false })),
+    ),
+    cache: T.Optional(
+      T.Object(
+        {
+          enabled: T.Optional(T.Boolean()),
+          ttl_seconds: T.Optional(PositiveInt),
+          max_entries: T.Optional(PositiveInt),
+          max_bytes: T.Optional(PositiveInt),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    limits: T.Optional(
+      T.Object(
+        {
+          max_body_bytes: T.Optional(PositiveInt),
+          max_text_chars: T.Optional(PositiveInt),
+          max_json_depth: T.Optional(PositiveInt),
+          request_timeout_ms: T.Optional(PositiveInt),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    hedge_after_ms: T.Optional(T.Record(T.String(), PositiveInt)),
+    breaker: T.Optional(
+      T.Object(
+        { failure_threshold: T.Optional(PositiveInt), cooldown_ms: T.Optional(PositiveInt) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type ProviderConfig = Static<typeof ProviderConfigSchema>;
+export type FileConfig = Static<typeof FileConfigSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  dbPath: string;
+  adminToken: string | null;
+  welcomeCredits: number;
+  logLevel: "debug" | "info" | "warn" | "error";
+  providers: ProviderConfig[];
+  routes: Record<string, string[]>;
+  costs: Record<string, number>;
+  plans: Record<string, Record<string, number>>;
+  cache: { enabled: boolean; ttlSeconds: number; maxEntries: number; maxBytes: number };
+  limits: { maxBodyBytes: number; maxTextChars: number; maxJsonDepth: number; requestTimeoutMs: number };
+  hedgeAfterMs: Record<string, number>;
+  breaker: { failureThreshold: number; cooldownMs: number };
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
+
+function envInt(env: Record<string, string | undefined>, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name}: expected an integer >= ${min}, got "${raw}"`);
+  return n;
+}
+
+export function parseConfigText(text: string, path: string): FileConfig {
+  let raw: unknown;
+  try {
+    raw = path.endsWith(".json") ? JSON.parse(text) : parseToml(text);
+  } catch (err) {
+    throw new ConfigError(`${path}: cannot parse: ${(err as Error).message}`);
+  }
+  const first = Value.Errors(FileConfigSchema, raw).First();
+  if (first) {
+    const key = first.path.replace(/^\//, "").replaceAll("/", ".") || "(root)";
+    throw new ConfigError(`${path}: invalid value for "${key}": ${first.message}`);
+  }
+  return raw as FileConfig;
+}
+
+/** Builds the one validated Config from environment variables and the optional config file. Throws ConfigError naming the bad key. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, fileText?: string): Config {
+  let file: FileConfig = {};
+  const path = env.TEXTAI_CONFIG;
+  if (fileText !== undefined) file = parseConfigText(fileText, path ?? "config.toml");
+  else if (path) {
+    let text: string;
+    try {
+      text = require("node:fs").readFileSync(path, "utf8");
+    } catch {
+      throw new ConfigError(`TEXTAI_CONFIG: cannot read "${path}"`);
+    }
+    file = parseConfigText(text, path);
+  }
+
+  const logLevel = (env.TEXTAI_LOG_LEVEL ?? "info") as Config["logLevel"];
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`TEXTAI_LOG_LEVEL: expected one of ${LOG_LEVELS.join(", ")}`);
+
+  const providers: ProviderConfig[] = [...(file.providers ?? [])];
+  const upsertEnvProvider = (name: "openai" | "groq", key: string | undefined, baseUrl: string | undefined) => {
+    if (!key && !baseUrl) return;
+    const existing = providers.find((p) => p.name === name);
+    if (existing) {
+      if (key) existing.api_key = key;
+      if (baseUrl) existing.base_url = baseUrl;
+    } else providers.push({ name, type: name, api_key: key, base_url: baseUrl });
+  };
+  upsertEnvProvider("openai", env.OPENAI_API_KEY, env.OPENAI_BASE_URL);
+  upsertEnvProvider("groq", env.GROQ_API_KEY, env.GROQ_BASE_URL);
+
+  const names = new Set<string>();
+  for (const [i, p] of providers.entries()) {
+    if (names.has(p.name)) throw new ConfigError(`providers[${i}].name: duplicate provider name "${p.name}"`);
+    names.add(p.name);
+    if (p.type === "openai-compatible" && !p.base_url) throw new ConfigError(`providers[${i}].base_url: required for type openai-compatible`);
+    if (p.api_key_env && !p.api_key) p.api_key = env[p.api_key_env];
+  }
+  if (!names.has("local")) providers.push({ name: "local", type: "local" });
+  for (const [fn, route] of Object.entries(file.routes ?? {})) {
+    for (const name of route) {
+      if (!providers.some((p) => p.name === name)) throw new ConfigError(`routes.${fn}: unknown provider "${name}"`);
+    }
+  }
+
+  const plans: Record<string, Record<string, number>> = {};
+  for (const [plan, def] of Object.entries(file.plans ?? {})) plans[plan] = { ...(def.rate_limits ?? {}) };
+
+  return {
+    port: envInt(env, "PORT", 8080),
+    host: env.HOST || "127.0.0.1",
+    dbPath: env.TEXTAI_DB || "./data/textai.db",
+    adminToken: env.TEXTAI_ADMIN_TOKEN || null,
+    welcomeCredits: envInt(env, "TEXTAI_WELCOME_CREDITS", file.welcome_credits ?? 100),
+    logLevel,
+    providers,
+    routes: file.routes ?? {},
+    costs: file.costs ?? {},
+    plans,
+    cache: {
+      enabled: file.cache?.enabled ?? true,
+      ttlSeconds: file.cache?.ttl_seconds ?? 3600,
+      maxEntries: file.cache?.max_entries ?? 10_000,
+      maxBytes: file.cache?.max_bytes ?? 64 * 1024 * 1024,
+    },
+    limits: {
+      maxBodyBytes: file.limits?.max_body_bytes ?? 1_048_576,
+      maxTextChars: file.limits?.max_text_chars ?? 100_000,
+      maxJsonDepth: file.limits?.max_json_depth ?? 32,
+      requestTimeoutMs: file.limits?.request_timeout_ms ?? 60_000,
+    },
+    hedgeAfterMs: file.hedge_after_ms ?? {},
+    breaker: {
+      failureThreshold: file.breaker?.failure_threshold ?? 5,
+      cooldownMs: file.breaker?.cooldown_ms ?? 30_000,
+    },
+  };
+}

@@ -1,0 +1,80 @@
+/** The closed set of error codes the gateway answers with, and their HTTP status. */
+export const ERROR_STATUS = {
+  invalid_json: 400,
+  invalid_request: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  insufficient_credits: 402,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  idempotency_mismatch: 422,
+  rate_limited: 429,
+  internal_error: 500,
+  provider_error: 502,
+  no_provider: 503,
+  unavailable: 503,
+  provider_timeout: 504,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+const ERROR_TYPE: Record<ErrorCode, string> = {
+  invalid_json: "invalid_request_error",
+  invalid_request: "invalid_request_error",
+  missing_api_key: "authentication_error",
+  invalid_api_key: "authentication_error",
+  insufficient_credits: "billing_error",
+  forbidden: "permission_error",
+  not_found: "not_found_error",
+  conflict: "conflict_error",
+  payload_too_large: "invalid_request_error",
+  unsupported_media_type: "invalid_request_error",
+  idempotency_mismatch: "invalid_request_error",
+  rate_limited: "rate_limit_error",
+  internal_error: "api_error",
+  provider_error: "provider_error",
+  no_provider: "provider_error",
+  unavailable: "api_error",
+  provider_timeout: "provider_error",
+};
+
+export function errorType(code: ErrorCode): string {
+  return ERROR_TYPE[code];
+}
+
+export interface ProviderAttempt {
+  provider: string;
+  model?: string;
+  error: string;
+  status?: number;
+  ms: number;
+}
+
+/** An error that is meant to reach the client, in the envelope, with this code. */
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly param: string | null;
+  readonly headers: Record<string, string>;
+  attempts?: ProviderAttempt[];
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    opts: { param?: string | null; headers?: Record<string, string>; attempts?: ProviderAttempt[] } = {},
+  ) {
+    super(message);
+    this.name = "GatewayError";
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.param = opts.param ?? null;
+    this.headers = opts.headers ?? {};
+    this.attempts = opts.attempts;
+  }
+}
+
+export const invalidRequest = (message: string, param: string | null = null) =>
+  new GatewayError("invalid_request", message, { param });
