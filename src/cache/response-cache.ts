@@ -1,0 +1,92 @@
+export interface CachedAnswer {
+  /** the result, serialized once: entries are immutable and cheap to size */
+  json: string;
+  provider: string;
+  model: string;
+}
+
+interface Entry extends CachedAnswer {
+  expiresAt: number;
+  bytes: number;
+}
+
+export interface CacheStats {
+  entries: number;
+  bytes: number;
+  hits: number;
+  misses: number;
+  evictions: number;
+}
+
+/**
+ * Exact-match answer cache, in memory only. LRU by Map insertion order, bounded in entries and
+ * bytes, with a TTL. `flight` shares one upstream call between concurrent identical requests.
+ */
+export class ResponseCache {
+  private entries = new Map<string, Entry>();
+  private inflight = new Map<string, Promise<CachedAnswer>>();
+  private bytes = 0;
+  readonly stats = { hits: 0, misses: 0, evictions: 0 };
+
+  constructor(
+    private opts: { ttlMs: number; maxEntries: number; maxBytes: number },
+    private now: () => number = Date.now,
+  ) {}
+
+  get(key: string): CachedAnswer | null {
+    const e = this.entries.get(key);
+    if (!e) {
+      this.stats.misses++;
+      return null;
+    }
+    if (e.expiresAt <= this.now()) {
+      this.delete(key);
+      this.stats.misses++;
+      return null;
+    }
+    this.entries.delete(key);
+    this.entries.set(key, e);
+    this.stats.hits++;
+    return e;
+  }
+
+  set(key: string, answer: CachedAnswer): void {
+    const bytes = answer.json.length * 2 + key.length * 2 + 64;
+    if (bytes > this.opts.maxBytes) return;
+    this.delete(key);
+    this.entries.set(key, { ...answer, expiresAt: this.now() + this.opts.ttlMs, bytes });
+    this.bytes += bytes;
+    while (this.entries.size > this.opts.maxEntries || this.bytes > this.opts.maxBytes) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest === undefined) break;
+      this.delete(oldest);
+      this.stats.evictions++;
+    }
+  }
+
+  private delete(key: string): void {
+    const e = this.entries.get(key);
+    if (e) {
+      this.bytes -= e.bytes;
+      this.entries.delete(key);
+    }
+  }
+
+  /** Runs `produce` once per key at a time; concurrent callers get the same promise. */
+  flight(key: string, produce: () => Promise<CachedAnswer>): { promise: Promise<CachedAnswer>; leader: boolean } {
+    const existing = this.inflight.get(key);
+    if (existing) return { promise: existing, leader: false };
+    const promise = produce().finally(() => this.inflight.delete(key));
+    this.inflight.set(key, promise);
+    return { promise, leader: true };
+  }
+
+  snapshot(): CacheStats {
+    return { entries: this.entries.size, bytes: this.bytes, ...this.stats };
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
+}

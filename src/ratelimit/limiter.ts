@@ -1,0 +1,100 @@
+import type { RateClass } from "../functions/define";
+import { TokenBucket } from "./token-bucket";
+
+/** Requests per minute by plan and rate class (CONTRACT section 7). */
+export const DEFAULT_PLAN_LIMITS: Record<string, Record<RateClass, number>> = {
+  free: { heavy: 10, bulk: 600, standard: 60 },
+  pro: { heavy: 120, bulk: 600, standard: 300 },
+};
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** seconds until the bucket is full */
+  resetSeconds: number;
+  /** seconds until the next request may pass (429 only) */
+  retryAfterSeconds: number;
+}
+
+export interface RateLimiter {
+  check(keyId: string, plan: string, fn: string, rateClass: RateClass): RateDecision;
+  size(): number;
+}
+
+/**
+ * In-memory token buckets per key and function. A bucket that has refilled completely is
+ * indistinguishable from a new one, so the sweep drops it: idle keys cost no memory.
+ */
+export class MemoryRateLimiter implements RateLimiter {
+  private buckets = new Map<string, TokenBucket>();
+  private sweepTimer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(
+    private plans: Record<string, Record<string, number>>,
+    private now: () => number = Date.now,
+  ) {}
+
+  limitFor(plan: string, fn: string, rateClass: RateClass): number {
+    const custom = this.plans[plan];
+    return custom?.[fn] ?? custom?.[rateClass] ?? DEFAULT_PLAN_LIMITS[plan]?.[rateClass] ?? DEFAULT_PLAN_LIMITS.free[rateClass];
+  }
+
+  check(keyId: string, plan: string, fn: string, rateClass: RateClass): RateDecision {
+    const limit = this.limitFor(plan, fn, rateClass);
+    const now = this.now();
+    const id = `${keyId}\u0000${fn}`;
+    let bucket = this.buckets.get(id);
+    if (!bucket || bucket.capacity !== limit) {
+      bucket = new TokenBucket(limit, limit / 60_000, now);
+      this.buckets.set(id, bucket);
+    }
+    const allowed = bucket.take(now);
+    return {
+      allowed,
+      limit,
+      remaining: Math.floor(bucket.tokens),
+      resetSeconds: Math.ceil(bucket.msUntilFull(now) / 1000),
+      retryAfterSeconds: allowed ? 0 : Math.max(1, Math.ceil(bucket.msUntilToken(now) / 1000)),
+    };
+  }
+
+  sweep(): number {
+    const now = this.now();
+    let dropped = 0;
+    for (const [id, b] of this.buckets) {
+      if (b.msUntilFull(now) <= 0) {
+        this.buckets.delete(id);
+        dropped++;
+      }
+    }
+    return dropped;
+  }
+
+  startSweeping(intervalMs = 30_000): void {
+    this.sweepTimer ??= setInterval(() => this.sweep(), intervalMs);
+    this.sweepTimer.unref?.();
+  }
+
+  stop(): void {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
+  }
+
+  size(): number {
+    return this.buckets.size;
+  }
+}
+
+export function rateLimitHeaders(d: RateDecision): Record<string, string> {
+  const h: Record<string, string> = {
+    "RateLimit-Limit": String(d.limit),
+    "RateLimit-Remaining": String(d.remaining),
+    "RateLimit-Reset": String(d.resetSeconds),
+    "X-RateLimit-Limit": String(d.limit),
+    "X-RateLimit-Remaining": String(d.remaining),
+    "X-RateLimit-Reset": String(d.resetSeconds),
+  };
+  if (!d.allowed) h["Retry-After"] = String(d.retryAfterSeconds);
+  return h;
+}

@@ -1,0 +1,62 @@
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
+import { MIGRATIONS } from "./migrations";
+import * as schema from "./schema";
+
+export type Db = BunSQLiteDatabase<typeof schema>;
+
+export interface Storage {
+  sqlite: Database;
+  db: Db;
+  close(): void;
+}
+
+/**
+ * Opens the database and applies embedded migrations.
+ * WAL lets the CLI and the server work on one file at once; synchronous=NORMAL in WAL mode keeps
+ * every committed transaction across a process crash (only an OS crash or power loss can roll back
+ * the last few commits, never corrupt the file), which costs no fsync per charge.
+ */
+export function openStorage(path: string): Storage {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new Database(path, { create: true, strict: true });
+  sqlite.exec("PRAGMA busy_timeout = 5000");
+  sqlite.exec("PRAGMA journal_mode = WAL");
+  sqlite.exec("PRAGMA synchronous = NORMAL");
+  sqlite.exec("PRAGMA foreign_keys = ON");
+  migrate(sqlite);
+  return {
+    sqlite,
+    db: drizzle(sqlite, { schema }),
+    close() {
+      try {
+        sqlite.exec("PRAGMA optimize");
+      } catch {
+        // a read-only or locked database still closes
+      }
+      sqlite.close();
+    },
+  };
+}
+
+export function migrate(sqlite: Database): void {
+  sqlite.exec("CREATE TABLE IF NOT EXISTS _migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)");
+  const applied = new Set(sqlite.query<{ tag: string }, []>("SELECT tag FROM _migrations").all().map((r) => r.tag));
+  for (const m of MIGRATIONS) {
+    if (applied.has(m.tag)) continue;
+    sqlite.transaction(() => {
+      for (const stmt of m.sql.split("--> statement-breakpoint")) {
+        if (stmt.trim()) sqlite.exec(stmt);
+      }
+      sqlite.query("INSERT INTO _migrations (tag, applied_at) VALUES (?, ?)").run(m.tag, Date.now());
+    }).immediate();
+  }
+}
+
+/** True for SQLite errors that mean "try again later" (locked, busy, read-only, disk full). */
+export function isStorageUnavailable(err: unknown): boolean {
+  const code = (err as { code?: string })?.code ?? "";
+  return /^SQLITE_(BUSY|LOCKED|READONLY|FULL|IOERR|CANTOPEN)/.test(code);
+}

@@ -1,0 +1,6 @@
+// Migrations are embedded in the binary as text: `bun build --compile` bundles these imports.
+// A test compares this list with drizzle/meta/_journal.json, so a generated migration that is
+// not listed here fails the suite.
+import m0000 from "../../drizzle/0000_init.sql" with { type: "text" };
+
+export const MIGRATIONS: { tag: string; sql: string }[] = [{ tag: "0000_init", sql: m0000 }];
