@@ -1,0 +1,218 @@
+/**
+ * Entity extraction for the offline engine: pattern recognizers plus chrono-node for dates.
+ *
+ * Exported API (stable; other modules compose it):
+ *   extractEntities(text: string, opts?: ExtractOptions): Entity[]
+ *     -> non-overlapping entities sorted by start offset:
+ *        { type, text, start, end, value?, currency?, score }
+ *        type: email | phone | url | date | money | percentage | number | person | organization | id
+ *        value: normalized form (ISO date "YYYY-MM-DD", number for money/percent/number,
+ *               lower-cased email, digits-only phone with leading "+" kept)
+ *   entitiesByType(entities): Partial<Record<EntityType, Entity[]>>
+ *
+ * Offsets are UTF-16 code units, like String.prototype.slice.
+ */
+import * as chrono from "chrono-node";
+
+export type EntityType = "email" | "phone" | "url" | "date" | "money" | "percentage" | "number" | "person" | "organization" | "id";
+
+export const ENTITY_TYPES: readonly EntityType[] = ["email", "phone", "url", "date", "money", "percentage", "number", "person", "organization", "id"];
+
+export interface Entity {
+  type: EntityType;
+  text: string;
+  start: number;
+  end: number;
+  value?: string | number;
+  /** ISO 4217 code, money only */
+  currency?: string;
+  /** how sure the recognizer is, 0..1 */
+  score: number;
+}
+
+export interface ExtractOptions {
+  types?: readonly EntityType[];
+  /** resolves relative dates ("next Friday"); default now */
+  referenceDate?: Date;
+}
+
+const EMAIL_RE = /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b/gi;
+const URL_RE = /\b(?:https?:\/\/|www\.)[^\s<>"')\]]+[^\s<>"')\].,;:!?]/gi;
+const BARE_DOMAIN_RE = /\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|co|ai|dev|app|uk|de|fr|edu|gov)(?:\/[^\s<>"')\]]*[^\s<>"')\].,;:!?])?\b/gi;
+const PHONE_RE = /(?<![\w/.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}(?![\w/-])|(?<![\w/.-])\+\d{8,14}(?!\w)/g;
+const CURRENCY_SYMBOL: Record<string, string> = { $: "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₦": "NGN", "₱": "PHP", "A$": "AUD", "C$": "CAD", "US$": "USD", R$: "BRL" };
+const CURRENCY_WORD: Record<string, string> = {
+  usd: "USD", eur: "EUR", gbp: "GBP", jpy: "JPY", inr: "INR", cad: "CAD", aud: "AUD", chf: "CHF", cny: "CNY", sek: "SEK", nok: "NOK", dkk: "DKK", pln: "PLN", brl: "BRL", mxn: "MXN",
+  dollar: "USD", dollars: "USD", bucks: "USD", euro: "EUR", euros: "EUR", pound: "GBP", pounds: "GBP", yen: "JPY", rupee: "INR", rupees: "INR",
+};
+const NUM = String.raw`\d{1,3}(?:[,\s]\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?`;
+const MONEY_RE = new RegExp(
+  String.raw`(?:(US\$|A\$|C\$|R\$|[$€£¥₹₩₽₺₪₦₱])\s?(${NUM})(\s?(?:k|m|bn|million|billion|thousand)\b)?)` +
+    String.raw`|(?:\b(${NUM})(\s?(?:k|m|million|billion|thousand))?\s?(usd|eur|gbp|jpy|inr|cad|aud|chf|cny|sek|nok|dkk|pln|brl|mxn|dollars?|bucks|euros?|pounds?|yen|rupees?)\b)` +
+    String.raw`|(?:\b(usd|eur|gbp|cad|aud|chf|inr|jpy)\s?(${NUM})\b)`,
+  "gi",
+);
+const PERCENT_RE = /(?<![\w.])[-+]?\d+(?:[.,]\d+)?\s?(?:%|percent\b|per cent\b)/gi;
+const NUMBER_RE = /(?<![\w.,$€£¥#-])[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w%])|(?<![\w.,$€£¥#-])[-+]?\d+(?:\.\d+)?(?![\w%]|[.,]\d)/g;
+// Order numbers, tickets, invoices, tracking codes: letters and digits mixed, or # followed by digits.
+const ID_RE = /#\s?[A-Z0-9][A-Z0-9-]{2,}\b|\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{1,6}(?:-[A-Z0-9]{2,})+\b|\b(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])[A-Z][A-Za-z0-9]*\d[A-Za-z0-9]{2,}\b|\b(?:order|ticket|invoice|case|account|tracking|reference|ref|confirmation|booking|customer|member|policy|claim)\s*(?:no\.?|number|num|id|#)?\s*[:#]?\s*([A-Z0-9-]*\d[A-Z0-9-]{3,})\b/gi;
+
+const HONORIFIC = String.raw`(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Madam|Mme|Herr|Frau)\.?`;
+const CAP_WORD = String.raw`[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?`;
+const PERSON_RES: [RegExp, number][] = [
+  [new RegExp(String.raw`\b${HONORIFIC}\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})`, "g"), 0.9],
+  [new RegExp(String.raw`\b(?:my name is|I am|I'm|this is|name:|signed,?)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})`, "gi"), 0.75],
+  // sign-off lines: "Thanks,\nJane Doe"
+  [new RegExp(String.raw`(?:regards|thanks|thank you|cheers|sincerely|best|br),?\s*\n\s*(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})\s*(?:\n|$)`, "gi"), 0.8],
+  // greetings: "Hi Jane," "Dear John Smith"
+  [new RegExp(String.raw`(?:^|\n)\s*(?:hi|hello|dear|hey)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})\s*[,!\n]`, "gi"), 0.75],
+  [new RegExp(String.raw`\b(?:spoke (?:to|with)|talked to|agent|representative|manager|contact|ask for|assigned to|cc:?)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,1})`, "g"), 0.65],
+];
+const ORG_SUFFIX = String.raw`(?:Inc|LLC|Ltd|Limited|Corp|Corporation|Co|Company|GmbH|AG|SA|S\.A|PLC|plc|LLP|BV|NV|Pty|Group|Holdings|Bank|University|College|Institute|Foundation|Labs|Technologies|Systems|Airlines|Airways|Hotels?|Hospital|Agency|Partners|Solutions|Services|Software|Studios?|Media|Motors|Pharmaceuticals|Insurance)\b\.?`;
+const ORG_RES: [RegExp, number][] = [
+  [new RegExp(String.raw`\b((?:[A-Z][\w&'-]*\s+){0,3}[A-Z][\w&'-]*,?\s+${ORG_SUFFIX})`, "g"), 0.85],
+  [new RegExp(String.raw`\b((?:University|Bank|Department|Ministry|Institute) of (?:[A-Z][a-z]+\s?){1,3})`, "g"), 0.8],
+  [new RegExp(String.raw`\b(?:work(?:s|ed|ing)? (?:at|for)|employed by|on behalf of|company|from the team at|customer of|account with)\s+((?:[A-Z][\w&'-]+)(?:\s+[A-Z][\w&'-]+){0,2})`, "g"), 0.6],
+];
+const NOT_A_NAME = new Set(
+  "I The A An This That Thanks Thank Hi Hello Dear Hey Regards Best Please Sorry Yes No Ok Okay Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August September October November December Team Support Customer Sir Madam All Everyone Guys There Again Here Just Not Also Still Really Very Writing Looking Contacting Happy Sure Glad So".split(
+    " ",
+  ),
+);
+
+function* matches(re: RegExp, text: string): Generator<RegExpExecArray> {
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    if (m[0].length === 0) re.lastIndex++;
+    yield m;
+  }
+}
+
+function parseAmount(raw: string): number {
+  let s = raw.replace(/\s/g, "");
+  // "1.234,56" and "12,50" are European decimals; "1,234.56" and "1,234" are thousands
+  if (/^\d{1,3}(\.\d{3})+(,\d+)?$/.test(s) || /^\d+,\d{1,2}$/.test(s)) s = s.replace(/\./g, "").replace(",", ".");
+  else s = s.replace(/,/g, "");
+  return Number(s);
+}
+
+const SCALE: Record<string, number> = { k: 1e3, thousand: 1e3, m: 1e6, million: 1e6, bn: 1e9, billion: 1e9 };
+
+function scaled(n: number, word: string | undefined): number {
+  return word ? n * (SCALE[word.trim().toLowerCase()] ?? 1) : n;
+}
+
+function isoDay(d: Date): string {
+  const p = (x: number) => String(x).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+}
+
+type Found = Entity;
+
+function recognize(text: string, want: (t: EntityType) => boolean, ref: Date): Found[] {
+  const out: Found[] = [];
+  const add = (type: EntityType, start: number, raw: string, score: number, extra: Partial<Entity> = {}) => {
+    const trimmed = raw.replace(/[\s,.]+$/, "");
+    out.push({ type, text: trimmed, start, end: start + trimmed.length, score, ...extra });
+  };
+  if (want("email")) for (const m of matches(EMAIL_RE, text)) add("email", m.index, m[0], 0.99, { value: m[0].toLowerCase() });
+  if (want("url")) {
+    for (const m of matches(URL_RE, text)) add("url", m.index, m[0], 0.97, { value: m[0] });
+    for (const m of matches(BARE_DOMAIN_RE, text)) {
+      if (text[m.index - 1] === "@" || text[m.index - 1] === ".") continue;
+      add("url", m.index, m[0], 0.8, { value: m[0] });
+    }
+  }
+  if (want("money")) {
+    for (const m of matches(MONEY_RE, text)) {
+      const [, sym, n1, sc1, n2, sc2, word, code3, n3] = m;
+      const cur = sym ? CURRENCY_SYMBOL[sym.toUpperCase()] ?? CURRENCY_SYMBOL[sym] : word ? CURRENCY_WORD[word.toLowerCase()] : CURRENCY_WORD[(code3 ?? "").toLowerCase()];
+      const amount = n1 ? scaled(parseAmount(n1), sc1) : n2 ? scaled(parseAmount(n2), sc2) : parseAmount(n3 ?? "");
+      if (Number.isFinite(amount)) add("money", m.index, m[0], 0.95, { value: amount, currency: cur });
+    }
+  }
+  if (want("percentage")) for (const m of matches(PERCENT_RE, text)) add("percentage", m.index, m[0], 0.97, { value: parseAmount(m[0].replace(/[^\d.,+-]/g, "")) });
+  if (want("id")) {
+    for (const m of matches(ID_RE, text)) {
+      if (m[1]) {
+        const at = m.index + m[0].lastIndexOf(m[1]);
+        add("id", at, m[1], 0.9, { value: m[1] });
+      } else {
+        const v = m[0].replace(/^#\s?/, "");
+        // "COVID19"-style words and plain years are not identifiers
+        if (!/\d/.test(v) || /^\d{4}$/.test(v)) continue;
+        add("id", m.index, m[0], m[0].startsWith("#") ? 0.9 : 0.75, { value: v });
+      }
+    }
+  }
+  if (want("phone")) {
+    for (const m of matches(PHONE_RE, text)) {
+      const digits = m[0].replace(/\D/g, "");
+      // 7-15 digits (E.164); a bare "2024 2025" or a date is not a phone
+      if (digits.length < 7 || digits.length > 15) continue;
+      if (/^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}$/.test(m[0].trim())) continue;
+      add("phone", m.index, m[0], m[0].startsWith("+") || m[0].includes("(") ? 0.9 : 0.75, { value: (m[0].trim().startsWith("+") ? "+" : "") + digits });
+    }
+  }
+  if (want("date")) {
+    for (const r of chrono.parse(text, ref)) {
+      // a lone number ("at 5") is too weak to call a date
+      if (/^\d{1,2}$/.test(r.text.trim())) continue;
+      const value = isoDay(r.start.date()) + (r.end ? `/${isoDay(r.end.date())}` : "");
+      add("date", r.index, r.text, 0.9, { value });
+    }
+  }
+  if (want("person")) {
+    for (const [re, score] of PERSON_RES) {
+      for (const m of matches(re, text)) {
+        const name = m[1];
+        const words = name.split(/\s+/);
+        // triggers are case-insensitive, so the capitalisation of the name itself is checked here
+        while (words.length && (NOT_A_NAME.has(words[words.length - 1]) || !/^[A-Z]/.test(words[words.length - 1]))) words.pop();
+        if (!words.length || NOT_A_NAME.has(words[0])) continue;
+        const clean = words.join(" ");
+        add("person", m.index + m[0].indexOf(name), clean, score, { value: clean });
+      }
+    }
+  }
+  if (want("organization")) {
+    for (const [re, score] of ORG_RES) {
+      for (const m of matches(re, text)) {
+        const org = m[1].replace(/^(?:The|At|From|With|And)\s+/, "");
+        if (NOT_A_NAME.has(org) || !/^[A-Z]/.test(org)) continue;
+        add("organization", m.index + m[0].indexOf(org), org, score, { value: org.replace(/[,.]+$/, "") });
+      }
+    }
+  }
+  if (want("number")) for (const m of matches(NUMBER_RE, text)) add("number", m.index, m[0], 0.6, { value: parseAmount(m[0]) });
+  return out;
+}
+
+// When spans overlap, the more specific recognizer wins (a "$12" is money, not a number).
+const PRIORITY: Record<EntityType, number> = { email: 10, url: 9, money: 8, percentage: 8, phone: 7, id: 6, date: 5, organization: 4, person: 4, number: 1 };
+
+/** Non-overlapping entities of `text`, sorted by offset. */
+export function extractEntities(text: string, opts: ExtractOptions = {}): Entity[] {
+  const types = opts.types ? new Set(opts.types) : null;
+  const want = (t: EntityType) => !types || types.has(t) || (t !== "number" && types.has("number"));
+  const found = recognize(text, want, opts.referenceDate ?? new Date());
+  found.sort((a, b) => PRIORITY[b.type] - PRIORITY[a.type] || b.end - b.start - (a.end - a.start) || b.score - a.score);
+  const kept: Entity[] = [];
+  for (const e of found) {
+    if (e.end <= e.start) continue;
+    if (kept.some((k) => e.start < k.end && k.start < e.end)) continue;
+    kept.push(e);
+  }
+  return kept.filter((e) => !types || types.has(e.type)).sort((a, b) => a.start - b.start);
+}
+
+/** Groups entities by type, keeping document order inside each group. */
+export function entitiesByType(entities: readonly Entity[]): Partial<Record<EntityType, Entity[]>> {
+  const out: Partial<Record<EntityType, Entity[]>> = {};
+  for (const e of entities) {
+    const list = out[e.type] ?? [];
+    list.push(e);
+    out[e.type] = list;
+  }
+  return out;
+}
