@@ -15,7 +15,7 @@ export const ERROR_STATUS = {
   internal_error: 500,
   provider_error: 502,
   no_provider: 503,
-  unavailable: 503,
+  service_unavailable: 503,
   provider_timeout: 504,
 } as const;
 
@@ -37,7 +37,7 @@ const ERROR_TYPE: Record<ErrorCode, string> = {
   internal_error: "api_error",
   provider_error: "provider_error",
   no_provider: "provider_error",
-  unavailable: "api_error",
+  service_unavailable: "api_error",
   provider_timeout: "provider_error",
 };
 

@@ -1,0 +1,191 @@
+import { createHash } from "node:crypto";
+import { authenticate } from "../auth/authenticate";
+import type { AuthInfo, KeyStore } from "../auth/key-store";
+import { canonicalJson } from "../cache/canonical";
+import type { CachedAnswer, ResponseCache } from "../cache/response-cache";
+import type { Config } from "../config";
+import type { CreditLedger, Reservation } from "../credits/ledger";
+import { GatewayError, type ProviderAttempt } from "../errors";
+import { readJsonBody } from "../http/body";
+import { renderSuccess } from "../http/envelope";
+import type { IdempotencyStore } from "../http/idempotency";
+import type { RequestState } from "../http/state";
+import type { Metrics } from "../metrics";
+import { type RateLimiter, rateLimitHeaders } from "../ratelimit/limiter";
+import type { AnyFunctionDef } from "./define";
+import { validateAgainst } from "./validate";
+
+/** What the pipeline needs from the provider router. */
+export interface FunctionRouter {
+  run(call: RouteCall): Promise<RouteOutcome>;
+  resolveModel(def: AnyFunctionDef, call: { model?: string; preferProvider?: string }): { provider: string; model: string } | null;
+}
+
+export interface RouteCall {
+  def: AnyFunctionDef;
+  request: unknown;
+  accountId: string;
+  model?: string;
+  preferProvider?: string;
+  signal: AbortSignal;
+  deadlineMs: number;
+}
+
+export interface RouteOutcome {
+  result: unknown;
+  provider: string;
+  model: string;
+  attempts: ProviderAttempt[];
+}
+
+export interface PipelineDeps {
+  config: Config;
+  keys: KeyStore;
+  ledger: CreditLedger;
+  limiter: RateLimiter;
+  cache: ResponseCache;
+  idempotency: IdempotencyStore;
+  router: FunctionRouter;
+  metrics: Metrics;
+}
+
+interface Answer extends CachedAnswer {
+  attempts: ProviderAttempt[];
+}
+
+const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
+
+/**
+ * The one pipeline every function runs through: read body, authenticate, rate-limit, validate,
+ * idempotency, reserve credits, cache or single-flight or provider route, settle, envelope.
+ */
+export class FunctionPipeline {
+  constructor(private deps: PipelineDeps) {}
+
+  costOf(def: AnyFunctionDef): number {
+    return this.deps.config.costs[def.name] ?? def.cost;
+  }
+
+  async handle(def: AnyFunctionDef, request: Request, state: RequestState): Promise<Response> {
+    const { config, limiter, ledger } = this.deps;
+    state.fn = def.name;
+    const body = await readJsonBody(request, config.limits);
+    const auth = authenticate(this.deps.keys, request.headers, body);
+    state.auth = auth;
+
+    const decision = limiter.check(auth.keyId, auth.plan, def.name, def.rateClass);
+    Object.assign(state.headers, rateLimitHeaders(decision));
+    if (!decision.allowed) {
+      throw new GatewayError("rate_limited", `rate limit of ${decision.limit} requests per minute for ${def.name} exceeded; retry in ${decision.retryAfterSeconds}s`);
+    }
+
+    let req = validateAgainst<Record<string, unknown>>(def.request, body, config.limits.maxTextChars);
+    if (def.normalize) req = def.normalize(req);
+
+    const idemKey = request.headers.get("idempotency-key");
+    if (idemKey !== null) {
+      const replay = this.beginIdempotent(auth, idemKey, def.name, req);
+      if (replay) return replay;
+    }
+    try {
+      const res = await this.execute(def, req, auth, request, state);
+      if (idemKey !== null) {
+        const headers: Record<string, string> = { "idempotent-replayed": "true" };
+        this.deps.idempotency.complete(auth.accountId, idemKey, { status: res.status, body: state.responseBody ?? "", headers });
+      }
+      return res;
+    } catch (err) {
+      if (idemKey !== null) this.deps.idempotency.abandon(auth.accountId, idemKey);
+      throw err;
+    }
+  }
+
+  private beginIdempotent(auth: AuthInfo, key: string, fn: string, req: unknown): Response | null {
+    if (key.length === 0 || key.length > 255) throw new GatewayError("invalid_request", "Idempotency-Key must be 1 to 255 characters", { param: "Idempotency-Key" });
+    const begun = this.deps.idempotency.begin(auth.accountId, key, sha256(`${fn}\u0000${canonicalJson(req)}`));
+    if (begun.state === "mismatch") throw new GatewayError("idempotency_mismatch", "this Idempotency-Key was already used with a different request body");
+    if (begun.state === "in_flight") throw new GatewayError("conflict", "a request with this Idempotency-Key is still in progress");
+    if (begun.state === "replay") {
+      return new Response(begun.response.body, {
+        status: begun.response.status,
+        headers: { "content-type": "application/json", ...begun.response.headers },
+      });
+    }
+    return null;
+  }
+
+  private async execute(def: AnyFunctionDef, req: Record<string, unknown>, auth: AuthInfo, request: Request, state: RequestState): Promise<Response> {
+    const { config, ledger, cache, router } = this.deps;
+    const model = typeof req.model === "string" && req.model ? req.model : undefined;
+    const preferProvider = def.name === "content-generation" && typeof req.provider === "string" ? req.provider : undefined;
+    const resolved = router.resolveModel(def, { model, preferProvider });
+
+    const cost = this.costOf(def);
+    const reservation = ledger.reserve(auth.accountId, cost);
+    if (!reservation) {
+      throw new GatewayError("insufficient_credits", `insufficient credits: ${def.name} costs ${cost}, balance is ${ledger.balance(auth.accountId)}`);
+    }
+
+    const cacheControl = request.headers.get("cache-control") ?? "";
+    const useCache = config.cache.enabled && resolved !== null && !/no-cache|no-store/i.test(cacheControl);
+    const call: RouteCall = {
+      def,
+      request: req,
+      accountId: auth.accountId,
+      model,
+      preferProvider,
+      signal: request.signal,
+      deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
+    };
+    const produce = async (): Promise<Answer> => {
+      const out = await router.run(call);
+      return { json: JSON.stringify(out.result), provider: out.provider, model: out.model, attempts: out.attempts };
+    };
+
+    let answer: Answer;
+    let cached = false;
+    try {
+      if (useCache) {
+        const key = sha256(
+          [auth.accountId, def.name, def.promptVersion, resolved.provider, resolved.model, canonicalJson(req)].join("\u0000"),
+        );
+        const hit = cache.get(key);
+        if (hit) {
+          answer = { ...hit, attempts: [] };
+          cached = true;
+        } else {
+          const flight = cache.flight(key, produce);
+          answer = (await flight.promise) as Answer;
+          cached = !flight.leader;
+          if (flight.leader) cache.set(key, { json: answer.json, provider: answer.provider, model: answer.model });
+        }
+      } else answer = await produce();
+      ledger.settle(reservation, { keyId: auth.keyId, fn: def.name, requestId: state.requestId, provider: answer.provider, cached });
+    } catch (err) {
+      ledger.release(reservation);
+      throw err;
+    }
+    return this.respond(def, state, reservation, answer, cached);
+  }
+
+  private respond(def: AnyFunctionDef, state: RequestState, r: Reservation, answer: Answer, cached: boolean): Response {
+    const m = this.deps.metrics;
+    m.inc("textai_credits_charged_total", "Credits charged", { function: def.name }, r.amount);
+    m.inc(cached ? "textai_cache_hits_total" : "textai_cache_misses_total", cached ? "Answers served from the cache" : "Answers not served from the cache", { function: def.name });
+    state.provider = answer.provider;
+    state.credits = r.amount;
+    state.cached = cached;
+    state.headers["X-Cache"] = cached ? "HIT" : "MISS";
+    const body = renderSuccess(state.requestId, `${def.name} completed`, answer.json, {
+      credits_deducted: r.amount,
+      credits_remaining: r.remaining,
+      execution_time_ms: Math.round(performance.now() - state.startedPerf),
+      cached,
+      provider: answer.provider,
+      model: answer.model,
+      attempts: answer.attempts,
+    });
+    state.responseBody = body;
+    return new Response(body, { status: 200, headers: { "content-type": "application/json", ...state.headers } });
+  }
+}

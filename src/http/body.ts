@@ -1,0 +1,105 @@
+import { GatewayError } from "../errors";
+
+export interface BodyLimits {
+  maxBodyBytes: number;
+  maxJsonDepth: number;
+}
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const FORBIDDEN_KEYS = ['"__proto__"', '"constructor"', '"prototype"'];
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+export function isJsonContentType(value: string | null): boolean {
+  return value !== null && JSON_TYPE.test(value);
+}
+
+/**
+ * Reads a JSON object body. The size limit is enforced while reading (Content-Length first, then
+ * a running count for chunked bodies), so an oversized body is never buffered whole.
+ */
+export async function readJsonBody(request: Request, limits: BodyLimits): Promise<Record<string, unknown>> {
+  if (!isJsonContentType(request.headers.get("content-type"))) {
+    throw new GatewayError("unsupported_media_type", "POST bodies must be JSON: send Content-Type: application/json");
+  }
+  const tooLarge = () => new GatewayError("payload_too_large", `request body exceeds ${limits.maxBodyBytes} bytes`);
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limits.maxBodyBytes) throw tooLarge();
+
+  let bytes: Uint8Array;
+  if (declared !== null) bytes = new Uint8Array(await request.arrayBuffer());
+  else bytes = await readLimited(request, limits.maxBodyBytes, tooLarge);
+  if (bytes.byteLength > limits.maxBodyBytes) throw tooLarge();
+
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new GatewayError("invalid_json", "request body is not valid UTF-8");
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new GatewayError("invalid_json", `request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new GatewayError("invalid_request", "request body must be a JSON object");
+  }
+  if (depthExceeds(value, limits.maxJsonDepth)) {
+    throw new GatewayError("invalid_request", `request body nests deeper than ${limits.maxJsonDepth} levels`);
+  }
+  if (FORBIDDEN_KEYS.some((k) => text.includes(k))) stripForbiddenKeys(value);
+  return value as Record<string, unknown>;
+}
+
+async function readLimited(request: Request, max: number, tooLarge: () => GatewayError): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+function depthExceeds(root: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[root, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (d > max) return true;
+    if (v && typeof v === "object") {
+      for (const child of Array.isArray(v) ? v : Object.values(v)) {
+        if (child && typeof child === "object") stack.push([child, d + 1]);
+      }
+    }
+  }
+  return false;
+}
+
+/** JSON.parse makes "__proto__" an own data property; drop such keys so no later merge can pollute a prototype. */
+function stripForbiddenKeys(v: unknown): void {
+  if (!v || typeof v !== "object") return;
+  if (Array.isArray(v)) {
+    for (const c of v) stripForbiddenKeys(c);
+    return;
+  }
+  const obj = v as Record<string, unknown>;
+  for (const k of ["__proto__", "constructor", "prototype"]) {
+    if (Object.hasOwn(obj, k)) delete obj[k];
+  }
+  for (const c of Object.values(obj)) stripForbiddenKeys(c);
+}

@@ -1,0 +1,72 @@
+type Labels = Record<string, string>;
+
+const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+const labelKey = (l: Labels) =>
+  Object.keys(l)
+    .sort()
+    .map((k) => `${k}="${String(l[k]).replace(/["\\\n]/g, "_")}"`)
+    .join(",");
+
+/** A small Prometheus registry: counters, histograms, and gauges read at scrape time. */
+export class Metrics {
+  private counters = new Map<string, { help: string; values: Map<string, number> }>();
+  private histograms = new Map<string, { help: string; values: Map<string, { buckets: number[]; sum: number; count: number }> }>();
+  private gauges = new Map<string, { help: string; read: () => [Labels, number][] }>();
+
+  inc(name: string, help: string, labels: Labels = {}, by = 1): void {
+    let c = this.counters.get(name);
+    if (!c) {
+      c = { help, values: new Map() };
+      this.counters.set(name, c);
+    }
+    const k = labelKey(labels);
+    c.values.set(k, (c.values.get(k) ?? 0) + by);
+  }
+
+  observe(name: string, help: string, labels: Labels, seconds: number): void {
+    let h = this.histograms.get(name);
+    if (!h) {
+      h = { help, values: new Map() };
+      this.histograms.set(name, h);
+    }
+    const k = labelKey(labels);
+    let v = h.values.get(k);
+    if (!v) {
+      v = { buckets: BUCKETS.map(() => 0), sum: 0, count: 0 };
+      h.values.set(k, v);
+    }
+    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]) v.buckets[i]++;
+    v.sum += seconds;
+    v.count++;
+  }
+
+  gauge(name: string, help: string, read: () => [Labels, number][]): void {
+    this.gauges.set(name, { help, read });
+  }
+
+  render(): string {
+    const out: string[] = [];
+    for (const [name, c] of this.counters) {
+      out.push(`# HELP ${name} ${c.help}`, `# TYPE ${name} counter`);
+      for (const [k, v] of c.values) out.push(`${name}${k ? `{${k}}` : ""} ${v}`);
+    }
+    for (const [name, h] of this.histograms) {
+      out.push(`# HELP ${name} ${h.help}`, `# TYPE ${name} histogram`);
+      for (const [k, v] of h.values) {
+        const sep = k ? `${k},` : "";
+        BUCKETS.forEach((b, i) => out.push(`${name}_bucket{${sep}le="${b}"} ${v.buckets[i]}`));
+        out.push(`${name}_bucket{${sep}le="+Inf"} ${v.count}`);
+        out.push(`${name}_sum${k ? `{${k}}` : ""} ${v.sum}`, `${name}_count${k ? `{${k}}` : ""} ${v.count}`);
+      }
+    }
+    for (const [name, g] of this.gauges) {
+      out.push(`# HELP ${name} ${g.help}`, `# TYPE ${name} gauge`);
+      for (const [l, v] of g.read()) {
+        const k = labelKey(l);
+        out.push(`${name}${k ? `{${k}}` : ""} ${v}`);
+      }
+    }
+    return `${out.join("\n")}\n`;
+  }
+}
