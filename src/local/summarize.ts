@@ -79,7 +79,7 @@ export function splitSentences(text: string): Sentence[] {
       re.lastIndex++;
       continue;
     }
-    const start = pending ? pending.start : m.index;
+    const start: number = pending ? pending.start : m.index;
     const end = m.index + m[0].length;
     const chunk = text.slice(start, end).trimEnd();
     const next = text.slice(end, end + 2);
