@@ -1,0 +1,29 @@
+import Groq, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "groq-sdk";
+import type { ProviderConfig } from "../config";
+import type { AdapterOptions } from "./openai";
+import { DEFAULT_TIMEOUT_MS, OpenAILikeProvider, type SdkBinding } from "./openai-like";
+
+/** Groq's SDK adds /openai/v1 to this itself. */
+const GROQ_BASE_URL = "https://api.groq.com";
+
+/** Type `groq`: the official groq-sdk. Groq generates no images; embeddings only with a configured model. */
+export function createGroqProvider(config: ProviderConfig, opts: AdapterOptions = {}): OpenAILikeProvider {
+  const sdk = new Groq({
+    apiKey: config.api_key || "not-needed",
+    baseURL: config.base_url ?? GROQ_BASE_URL,
+    // The router owns retries and fallback.
+    maxRetries: 0,
+    timeout: config.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+  });
+  const binding: SdkBinding = {
+    complete: (body, o) => sdk.chat.completions.create({ ...body, stream: false }, o),
+    stream: (body, o) => sdk.chat.completions.create({ ...body, stream: true }, o),
+    embed: async (texts, model, o) => {
+      const res = await sdk.embeddings.create({ model, input: texts, encoding_format: "float" }, o);
+      return [...res.data].sort((a, b) => a.index - b.index).map((d) => d.embedding as number[]);
+    },
+    errors: { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError },
+  };
+  return new OpenAILikeProvider(config, binding, { model: "llama-3.3-70b-versatile", embeddingModel: config.embedding_model });
+}

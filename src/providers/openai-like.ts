@@ -1,0 +1,276 @@
+import type { ProviderConfig, ProviderType } from "../config";
+import { fromStructured, type StructuredSchema, schemaInstruction, toStructured } from "./structured";
+import {
+  type ChatMessage,
+  type CompletionRequest,
+  type CompletionResult,
+  type ImageRequest,
+  type ImageResult,
+  type JsonSchema,
+  type Provider,
+  ProviderError,
+  type StreamChunk,
+} from "./types";
+
+/**
+ * The part of an OpenAI-style SDK (openai, groq-sdk: both generated from the same template) that
+ * the gateway uses, so one adapter serves both. openai.ts and groq.ts bind the real clients to it.
+ */
+export type ResponseFormat =
+  | { type: "json_schema"; json_schema: { name: string; strict: boolean; schema: JsonSchema } }
+  | { type: "json_object" };
+
+export interface ChatBody {
+  model: string;
+  messages: ChatMessage[];
+  temperature?: number;
+  max_tokens?: number;
+  response_format?: ResponseFormat;
+}
+
+export interface ChatCompletionLike {
+  model: string;
+  choices: { message: { content: string | null }; finish_reason: string | null }[];
+  usage?: { prompt_tokens: number; completion_tokens: number } | null;
+}
+
+export interface ChunkLike {
+  choices: { delta?: { content?: string | null } | null; finish_reason?: string | null }[];
+}
+
+export interface RequestOpts {
+  signal?: AbortSignal;
+}
+
+export interface SdkBinding {
+  complete(body: ChatBody, opts: RequestOpts): Promise<ChatCompletionLike>;
+  stream(body: ChatBody, opts: RequestOpts): Promise<AsyncIterable<ChunkLike>>;
+  image?(req: { prompt: string; size: string; model: string; n: number }, opts: RequestOpts): Promise<ImageResult["images"]>;
+  embed?(texts: string[], model: string, opts: RequestOpts): Promise<number[][]>;
+  /** the SDK's error classes, for mapping its errors to ProviderError */
+  errors: SdkErrorClasses;
+}
+
+interface ApiErrorLike extends Error {
+  status?: number;
+  headers?: Headers;
+  code?: string | null;
+  param?: string | null;
+}
+type ErrorClass<T extends Error> = abstract new (...args: never[]) => T;
+export interface SdkErrorClasses {
+  APIError: ErrorClass<ApiErrorLike>;
+  APIConnectionError: ErrorClass<Error>;
+  APIConnectionTimeoutError: ErrorClass<Error>;
+  APIUserAbortError: ErrorClass<Error>;
+}
+
+export interface AdapterDefaults {
+  model: string;
+  imageModel?: string;
+  embeddingModel?: string;
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+const CONTEXT_LENGTH = /context[ _-]?length|maximum context|context window|too many tokens|reduce the length/i;
+const RESPONSE_FORMAT = /response_format|json_schema|structured output/i;
+
+function retryAfterMs(headers: Headers | undefined): number | undefined {
+  if (!headers) return undefined;
+  const ms = Number(headers.get("retry-after-ms"));
+  if (Number.isFinite(ms) && ms > 0) return ms;
+  const raw = headers.get("retry-after");
+  if (!raw) return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/** Normalizes anything an SDK call throws. Messages never carry request or response bodies. */
+export function mapSdkError(err: unknown, classes: SdkErrorClasses, signal?: AbortSignal): ProviderError {
+  if (err instanceof ProviderError) return err;
+  if (err instanceof classes.APIConnectionTimeoutError) return new ProviderError("timeout", "upstream timed out");
+  if (err instanceof classes.APIUserAbortError || signal?.aborted) return new ProviderError("aborted", "request aborted");
+  if (err instanceof classes.APIConnectionError) return new ProviderError("connection", "connection to upstream failed");
+  if (err instanceof classes.APIError && typeof err.status === "number") {
+    const status = err.status;
+    const message = err.message.slice(0, 300);
+    if ((status === 400 || status === 413) && (err.code === "context_length_exceeded" || CONTEXT_LENGTH.test(message))) {
+      return new ProviderError("context_length", "input exceeds the model's context length", status);
+    }
+    return new ProviderError("status", `upstream answered ${status}: ${message}`, status, retryAfterMs(err.headers));
+  }
+  // A body that is not JSON (the SDK's JSON.parse) is the upstream's fault, like invalid output.
+  if (err instanceof SyntaxError) return new ProviderError("invalid_output", "upstream sent a malformed response");
+  // fetch/body errors outside the SDK's wrapping (socket reset while reading the body).
+  return new ProviderError("connection", `upstream connection failed: ${err instanceof Error ? err.name : "error"}`);
+}
+
+/** A 400/422 that blames the response_format: the server has no json_schema support. */
+function rejectsJsonSchema(err: ProviderError): boolean {
+  return err.kind === "status" && (err.status === 400 || err.status === 422) && RESPONSE_FORMAT.test(err.message);
+}
+
+/** Provider over an OpenAI-style chat API: structured output, json_object fallback, streaming, images, embeddings. */
+export class OpenAILikeProvider implements Provider {
+  readonly name: string;
+  readonly type: ProviderType;
+  readonly image?: (req: ImageRequest) => Promise<ImageResult>;
+  readonly embed?: (texts: string[], signal?: AbortSignal) => Promise<number[][]>;
+  /** set once the server rejected json_schema; later calls go straight to json_object */
+  private jsonSchemaUnsupported = false;
+
+  constructor(
+    private readonly config: ProviderConfig,
+    private readonly sdk: SdkBinding,
+    private readonly defaults: AdapterDefaults,
+  ) {
+    this.name = config.name;
+    this.type = config.type;
+    if (sdk.image && defaults.imageModel) this.image = (req) => this.generateImage(req);
+    if (sdk.embed && defaults.embeddingModel) this.embed = (texts, signal) => this.embedTexts(texts, signal);
+  }
+
+  get supportsJsonSchema(): boolean {
+    return !this.jsonSchemaUnsupported;
+  }
+
+  modelFor(fn: string): string {
+    return this.config.models?.[fn] ?? this.config.default_model ?? this.defaults.model;
+  }
+
+  listModels(): string[] {
+    return [...new Set([this.config.default_model ?? this.defaults.model, ...Object.values(this.config.models ?? {})])];
+  }
+
+  private body(req: CompletionRequest, structured: StructuredSchema | undefined, jsonSchema: boolean): ChatBody {
+    const body: ChatBody = { model: req.model ?? this.modelFor(req.fn), messages: req.messages };
+    if (req.temperature !== undefined) body.temperature = req.temperature;
+    if (req.maxTokens !== undefined) body.max_tokens = req.maxTokens;
+    if (req.schema && structured) {
+      if (jsonSchema) {
+        body.response_format = {
+          type: "json_schema",
+          json_schema: { name: safeName(req.schema.name), strict: structured.strict, schema: structured.schema },
+        };
+      } else {
+        const promptSchema = structured.wrapKey
+          ? { type: "object", properties: { [structured.wrapKey]: req.schema.schema }, required: [structured.wrapKey] }
+          : req.schema.schema;
+        body.response_format = { type: "json_object" };
+        body.messages = [{ role: "system", content: schemaInstruction(promptSchema) }, ...req.messages];
+      }
+    }
+    return body;
+  }
+
+  async complete(req: CompletionRequest): Promise<CompletionResult> {
+    const structured = req.schema ? toStructured(req.schema.schema) : undefined;
+    let response: ChatCompletionLike;
+    try {
+      response = await this.call(req, structured, !this.jsonSchemaUnsupported);
+    } catch (err) {
+      const mapped = mapSdkError(err, this.sdk.errors, req.signal);
+      if (!structured || this.jsonSchemaUnsupported || !rejectsJsonSchema(mapped)) throw mapped;
+      // Remembered per provider: many OpenAI-compatible servers only know json_object.
+      this.jsonSchemaUnsupported = true;
+      try {
+        response = await this.call(req, structured, false);
+      } catch (retryErr) {
+        throw mapSdkError(retryErr, this.sdk.errors, req.signal);
+      }
+    }
+    const choice = response.choices[0];
+    let text = choice?.message.content ?? "";
+    if (req.schema && structured) text = restore(text, req.schema.schema, structured);
+    return {
+      text,
+      model: response.model || (req.model ?? this.modelFor(req.fn)),
+      usage: response.usage
+        ? { prompt_tokens: response.usage.prompt_tokens, completion_tokens: response.usage.completion_tokens }
+        : undefined,
+      finishReason: choice?.finish_reason ?? undefined,
+    };
+  }
+
+  private call(
+    req: CompletionRequest,
+    structured: StructuredSchema | undefined,
+    jsonSchema: boolean,
+  ): Promise<ChatCompletionLike> {
+    return this.sdk.complete(this.body(req, structured, jsonSchema), { signal: req.signal });
+  }
+
+  async *stream(req: CompletionRequest): AsyncIterable<StreamChunk> {
+    // Streaming is for free text (chat); structured answers are requested whole.
+    const body = this.body({ ...req, schema: undefined }, undefined, false);
+    let chunks: AsyncIterable<ChunkLike>;
+    try {
+      chunks = await this.sdk.stream(body, { signal: req.signal });
+    } catch (err) {
+      throw mapSdkError(err, this.sdk.errors, req.signal);
+    }
+    let finished = false;
+    try {
+      for await (const chunk of chunks) {
+        const choice = chunk.choices[0];
+        if (!choice) continue;
+        const delta = choice.delta?.content ?? "";
+        if (choice.finish_reason) finished = true;
+        if (delta || choice.finish_reason) yield { delta, finishReason: choice.finish_reason ?? null };
+      }
+    } catch (err) {
+      throw mapSdkError(err, this.sdk.errors, req.signal);
+    }
+    // A stream that ends without a finish reason was cut off (the SDK ends quietly on EOF).
+    if (!finished) throw new ProviderError("connection", "upstream stream ended early");
+  }
+
+  private async generateImage(req: ImageRequest): Promise<ImageResult> {
+    const model = req.model ?? this.config.models?.["image-generation"] ?? (this.defaults.imageModel as string);
+    const bind = this.sdk.image;
+    if (!bind) throw new ProviderError("unsupported", "images are not supported by this provider");
+    try {
+      const images = await bind({ prompt: req.prompt, size: req.size, model, n: req.n ?? 1 }, { signal: req.signal });
+      if (images.length === 0) throw new ProviderError("invalid_output", "upstream returned no image");
+      return { model, images };
+    } catch (err) {
+      throw mapSdkError(err, this.sdk.errors, req.signal);
+    }
+  }
+
+  private async embedTexts(texts: string[], signal?: AbortSignal): Promise<number[][]> {
+    const bind = this.sdk.embed;
+    if (!bind) throw new ProviderError("unsupported", "embeddings are not supported by this provider");
+    try {
+      return await bind(texts, this.config.embedding_model ?? (this.defaults.embeddingModel as string), { signal });
+    } catch (err) {
+      throw mapSdkError(err, this.sdk.errors, signal);
+    }
+  }
+}
+
+/** json_schema names allow [a-zA-Z0-9_-]{1,64}; function names are close but not guaranteed. */
+function safeName(name: string): string {
+  return name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64) || "result";
+}
+
+/** Maps a structured answer back to the original schema's shape; leaves unparseable text to the router's validation. */
+function restore(text: string, original: JsonSchema, structured: StructuredSchema): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return text;
+  }
+  return JSON.stringify(fromStructured(parsed, original, structured));
+}
+
+/** Image output format from a mime type or an SDK's output_format. */
+export function imageFormat(value: string | undefined | null): "png" | "webp" | "jpeg" {
+  if (value === "webp" || value === "jpeg") return value;
+  if (value === "jpg") return "jpeg";
+  return "png";
+}

@@ -1,0 +1,52 @@
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+import type { ProviderConfig } from "../config";
+import { DEFAULT_TIMEOUT_MS, imageFormat, OpenAILikeProvider, type SdkBinding } from "./openai-like";
+
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+export interface AdapterOptions {
+  /** replaces the SDK's fetch (tests count or fail calls with it) */
+  fetch?: FetchLike;
+}
+
+const OPENAI_BASE_URL = "https://api.openai.com/v1";
+
+/** Builds a client with the router in charge of retries: the SDK must not retry behind its back. */
+function client(config: ProviderConfig, opts: AdapterOptions): OpenAI {
+  return new OpenAI({
+    // Local OpenAI-compatible servers (Ollama, llama.cpp) need no key, but the SDK insists on one.
+    apiKey: config.api_key || "not-needed",
+    // Explicit so the SDK never falls back to OPENAI_* environment variables for a differently named provider.
+    baseURL: config.base_url ?? OPENAI_BASE_URL,
+    maxRetries: 0,
+    timeout: config.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+    organization: null,
+    project: null,
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+  });
+}
+
+/** Types `openai` and `openai-compatible`: the official openai SDK, optionally against another base URL. */
+export function createOpenAIProvider(config: ProviderConfig, opts: AdapterOptions = {}): OpenAILikeProvider {
+  const sdk = client(config, opts);
+  const binding: SdkBinding = {
+    complete: (body, o) => sdk.chat.completions.create({ ...body, stream: false }, o),
+    stream: (body, o) => sdk.chat.completions.create({ ...body, stream: true }, o),
+    image: async (req, o) => {
+      // gpt-image models always answer base64 and reject response_format; dall-e defaults to URLs.
+      const extra = req.model.startsWith("dall-e") ? { response_format: "b64_json" as const } : {};
+      const res = await sdk.images.generate({ prompt: req.prompt, size: req.size, model: req.model, n: req.n, ...extra }, o);
+      const format = imageFormat(res.output_format);
+      return (res.data ?? []).map((d) => ({ b64_json: d.b64_json, url: d.url, format }));
+    },
+    embed: async (texts, model, o) => {
+      const res = await sdk.embeddings.create({ model, input: texts, encoding_format: "float" }, o);
+      return [...res.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
+    },
+    errors: { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError },
+  };
+  // Generic OpenAI-compatible servers rarely generate images; only offer it when a model is configured.
+  const imageModel = config.type === "openai" ? "gpt-image-1" : config.models?.["image-generation"];
+  const embeddingModel = config.type === "openai" ? "text-embedding-3-small" : config.embedding_model;
+  return new OpenAILikeProvider(config, binding, { model: "gpt-4o-mini", imageModel, embeddingModel });
+}
