@@ -66,12 +66,14 @@ export class FunctionPipeline {
     return this.deps.config.costs[def.name] ?? def.cost;
   }
 
-  async handle(def: AnyFunctionDef, request: Request, state: RequestState): Promise<Response> {
-    const { config, limiter, ledger } = this.deps;
+  /** `params` (path parameters such as a knowledge base id) are merged into the body before validation. */
+  async handle(def: AnyFunctionDef, request: Request, state: RequestState, params?: Record<string, string>): Promise<Response> {
+    const { config, limiter } = this.deps;
     state.fn = def.name;
     const body = await readJsonBody(request, config.limits);
     const auth = authenticate(this.deps.keys, request.headers, body);
     state.auth = auth;
+    if (params) Object.assign(body, params);
 
     const decision = limiter.check(auth.keyId, auth.plan, def.name, def.rateClass);
     Object.assign(state.headers, rateLimitHeaders(decision));

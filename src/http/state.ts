@@ -16,3 +16,16 @@ export interface RequestState {
   /** kept only for Idempotency-Key replays (memory only) */
   responseBody?: string;
 }
+
+const states = new WeakMap<Request, RequestState>();
+
+export function beginRequest(request: Request, requestId: string): RequestState {
+  const state: RequestState = { requestId, startedAt: Date.now(), startedPerf: performance.now(), headers: { "x-request-id": requestId } };
+  states.set(request, state);
+  return state;
+}
+
+/** The state `beginRequest` attached to this request (a fresh one if a hook ran before it). */
+export function stateOf(request: Request): RequestState {
+  return states.get(request) ?? beginRequest(request, `req_${crypto.randomUUID()}`);
+}

@@ -1,0 +1,9 @@
+// Files imported `with { type: "text" }` are embedded as strings (also inside the compiled binary).
+declare module "*.sql" {
+  const text: string;
+  export default text;
+}
+declare module "@scalar/api-reference/dist/browser/standalone.js" {
+  const text: string;
+  export default text;
+}

@@ -1,0 +1,65 @@
+import { Elysia } from "elysia";
+import type { AppDeps } from "../../app";
+import { ERROR_STATUS } from "../../errors";
+import type { AnyFunctionDef } from "../../functions/define";
+import type { FunctionPipeline } from "../../functions/run";
+import { envelopeSchema, errorEnvelopeSchema } from "../schemas";
+import { stateOf } from "../state";
+
+const FUNCTION_ERRORS = [400, 401, 402, 413, 415, 422, 429, 502, 503, 504];
+
+export function functionDoc(def: AnyFunctionDef, cost: number) {
+  const responses: Record<string, unknown> = {
+    200: {
+      description: `${def.summary} (${cost} credit${cost === 1 ? "" : "s"})`,
+      content: {
+        "application/json": {
+          schema: envelopeSchema(def.result),
+          example: {
+            success: true,
+            status: "success",
+            code: 200,
+            message: `${def.name} completed`,
+            request_id: "req_3f0c6a0e-5b7e-4a53-9a49-3a4c8f2f7d11",
+            data: { result: def.example.result },
+            meta: { version: "v1", timestamp: "2026-11-21T10:00:00.000Z", credits_deducted: cost, credits_remaining: 99, execution_time_ms: 12, cached: false, provider: "local", model: "local" },
+          },
+        },
+      },
+    },
+  };
+  for (const status of FUNCTION_ERRORS) {
+    const codes = Object.entries(ERROR_STATUS)
+      .filter(([, s]) => s === status)
+      .map(([c]) => c);
+    responses[status] = { description: `error: ${codes.join(", ")}`, content: { "application/json": { schema: errorEnvelopeSchema } } };
+  }
+  return {
+    tags: def.tags ?? ["Functions"],
+    summary: def.summary,
+    description: `${def.description ?? def.summary}\n\nCost: ${cost} credit(s) per successful call. Rate-limit class: ${def.rateClass}.`,
+    operationId: def.name,
+    requestBody: { required: true, content: { "application/json": { schema: def.request, example: def.example.request } } },
+    parameters: [
+      { name: "Idempotency-Key", in: "header", required: false, schema: { type: "string" }, description: "replays the stored answer for 24h without charging again" },
+      { name: "Cache-Control", in: "header", required: false, schema: { type: "string" }, description: "no-cache or no-store bypasses the answer cache" },
+    ],
+    responses,
+  };
+}
+
+/** One POST route per function definition (and its aliases), all through the one pipeline. */
+export function functionRoutes(deps: AppDeps, pipeline: FunctionPipeline) {
+  const app = new Elysia({ name: "functions" });
+  for (const def of deps.functions) {
+    const detail = functionDoc(def, pipeline.costOf(def));
+    for (const path of [def.path, ...(def.aliases ?? [])]) {
+      app.post(path, ({ request, params }) => pipeline.handle(def, request, stateOf(request), params as Record<string, string>), {
+        parse: "none",
+        // biome-ignore lint/suspicious/noExplicitAny: OpenAPI operation object, passed through to the document
+        detail: detail as any,
+      });
+    }
+  }
+  return app;
+}
