@@ -1,0 +1,74 @@
+import { Type } from "@sinclair/typebox";
+import { defineFunction } from "./define";
+import { buildPrompt, option } from "./prompt";
+import { Context, Enum, Language, LanguageCode, Priority, Result, Sentiment, Short, Strings, Text } from "./schemas";
+
+const request = Type.Object({
+  comment: Text("the comment text"),
+  language: Language("language of the comment; detected when absent"),
+  platform: Type.Optional(Short("where it was posted: instagram, facebook, youtube, x, tiktok...", 64)),
+  post_context: Context("the post the comment answers"),
+  business_context: Context("who the business is and what it sells"),
+  author_context: Context("what is known about the commenter: customer, follower, first comment..."),
+});
+
+export const COMMENT_INTENTS = ["question", "complaint", "praise", "feedback", "purchase_interest", "support_request", "spam", "other"] as const;
+
+const result = Result(
+  {
+    sentiment: Sentiment(),
+    intent: Enum(COMMENT_INTENTS, "what the commenter is doing"),
+    language: LanguageCode(),
+    is_spam: Type.Boolean({ description: "advertising, scams, link farming or bot text" }),
+    is_toxic: Type.Boolean({ description: "insults, harassment, hate or threats" }),
+    topics: Strings("what the comment is about", 10),
+    needs_response: Type.Boolean({ description: "true when the business should answer (questions, complaints, purchase interest)" }),
+    priority: Priority("how soon to respond"),
+    summary: Type.String({ description: "the comment in one sentence" }),
+  },
+  "analysis of one social media comment",
+);
+
+export default defineFunction({
+  name: "comment-analyze",
+  path: "/api/v1/ai/comment-analyze",
+  summary: "Analyze a social media comment: sentiment, intent, spam and toxicity, and whether to respond",
+  tags: ["comments"],
+  request,
+  result,
+  cost: 1,
+  rateClass: "standard",
+  promptVersion: 1,
+  prompt: (req) =>
+    buildPrompt({
+      role: "You analyze comments left on a business's social media posts.",
+      rules: [
+        option("Platform", req.platform),
+        option("The comment is written in", req.language),
+        "Read the comment in the light of the post, the business and the author when they are given.",
+        "priority is high for complaints, support requests and purchase interest that wait for an answer, and for toxic comments to hide.",
+      ],
+      inputs: [
+        ["business_context", req.business_context],
+        ["post", req.post_context],
+        ["author", req.author_context],
+        ["comment", req.comment],
+      ],
+      result,
+    }),
+  preferLocal: false,
+  example: {
+    request: { comment: "Do you ship these to Canada? Love the colours!", platform: "instagram", post_context: "New spring sneakers" },
+    result: {
+      sentiment: "positive",
+      intent: "purchase_interest",
+      language: "en",
+      is_spam: false,
+      is_toxic: false,
+      topics: ["shipping", "Canada", "colours"],
+      needs_response: true,
+      priority: "high",
+      summary: "The commenter likes the colours and asks whether the sneakers ship to Canada.",
+    },
+  },
+});

@@ -1,0 +1,83 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { canonical, outside } from "./constrain";
+import { defineFunction } from "./define";
+import { buildPrompt, pinTo } from "./prompt";
+import { AllowedList, CustomInstructions, Entities, Enum, LanguageCode, oneOf, Priority, Result, Subject, Text, WRITER_SENTIMENTS } from "./schemas";
+
+const request = Type.Object({
+  email_content: Text("the email body"),
+  subject: Subject(),
+  allowed_categories: AllowedList("category must be one of these"),
+  allowed_intents: AllowedList("intent must be one of these"),
+  custom_instructions: CustomInstructions(),
+});
+type Req = Static<typeof request>;
+
+const resultFor = (req: Partial<Req>) =>
+  Result(
+    {
+      category: oneOf(req.allowed_categories, "what the email is about, e.g. billing, support, sales"),
+      intent: oneOf(req.allowed_intents, "what the sender wants, e.g. refund_request, question, complaint"),
+      priority: Priority(),
+      sentiment: Enum(WRITER_SENTIMENTS, "the sender's mood"),
+      language: LanguageCode(),
+      entities: Entities(),
+      summary: Type.String({ description: "one or two sentences on what the email says and asks" }),
+    },
+    "analysis of one email",
+  );
+const result = resultFor({});
+
+export default defineFunction({
+  name: "email-analyze",
+  path: "/api/v1/ai/email-analyze",
+  summary: "Analyze an email: category, intent, priority, sentiment, language, entities and summary",
+  tags: ["email"],
+  request,
+  result,
+  cost: 2,
+  rateClass: "heavy",
+  promptVersion: 1,
+  resultSchemaFor: resultFor,
+  prompt: (req) =>
+    buildPrompt({
+      role: "You analyze incoming emails for a support and sales inbox.",
+      rules: [
+        pinTo("category", req.allowed_categories),
+        pinTo("intent", req.allowed_intents),
+        "priority: critical for outages, security or legal threats; high for blocked customers, payment failures or angry senders; low for newsletters and FYIs.",
+        "entities: only values written in the email (names, order numbers, amounts, dates, products), keyed by a short snake_case name.",
+        "summary and entities are written in the email's language.",
+      ],
+      instructions: req.custom_instructions,
+      inputs: [
+        ["subject", req.subject],
+        ["email", req.email_content],
+      ],
+      result: resultFor(req),
+    }),
+  postprocess: (req, res) => ({
+    ...res,
+    category: canonical(res.category, req.allowed_categories),
+    intent: canonical(res.intent, req.allowed_intents),
+  }),
+  check: (req, res) => [...outside("category", res.category, req.allowed_categories), ...outside("intent", res.intent, req.allowed_intents)],
+  preferLocal: false,
+  example: {
+    request: {
+      email_content: "Hello, I was charged twice for invoice INV-2291 this month. Please refund the duplicate payment of $49 as soon as possible.",
+      subject: "Double charge",
+      allowed_categories: ["billing", "technical", "sales", "other"],
+      allowed_intents: ["refund_request", "question", "complaint", "cancellation"],
+    },
+    result: {
+      category: "billing",
+      intent: "refund_request",
+      priority: "high",
+      sentiment: "frustrated",
+      language: "en",
+      entities: { invoice_number: "INV-2291", amount: "$49" },
+      summary: "The customer was charged twice for invoice INV-2291 and asks for a refund of the $49 duplicate.",
+    },
+  },
+});

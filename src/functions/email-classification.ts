@@ -1,0 +1,106 @@
+import { type Static, type TProperties, Type } from "@sinclair/typebox";
+import { canonical, outside } from "./constrain";
+import { defineFunction } from "./define";
+import { buildPrompt, pinTo } from "./prompt";
+import {
+  AllowedList,
+  Confidence,
+  CustomInstructions,
+  ExtractSchema,
+  extractedResult,
+  Model,
+  oneOf,
+  Priority,
+  Result,
+  Subject,
+  Text,
+} from "./schemas";
+
+const request = Type.Object({
+  email_content: Text("the email body"),
+  subject: Subject(),
+  allowed_categories: AllowedList("category must be one of these"),
+  detect_urgency: Type.Optional(Type.Boolean({ description: "true: also rate how urgent the email is" })),
+  extract_schema: ExtractSchema(),
+  custom_instructions: CustomInstructions(),
+  model: Model(),
+});
+type Req = Static<typeof request>;
+
+const Urgency = Type.Object(
+  {
+    level: Priority("how urgent"),
+    is_urgent: Type.Boolean({ description: "true when it should be handled today" }),
+    reason: Type.String({ description: "what makes it urgent or not" }),
+  },
+  { additionalProperties: false, description: "present when detect_urgency is true" },
+);
+
+const fields = (req: Partial<Req>) => ({
+  category: oneOf(req.allowed_categories, "the email's category, e.g. billing, support, sales, spam"),
+  confidence: Confidence(),
+});
+const DESCRIPTION = "category of one email, with urgency and extracted fields when asked";
+
+const result = Result(
+  {
+    ...fields({}),
+    urgency: Type.Optional(Urgency),
+    extracted: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "present when extract_schema is given" })),
+  },
+  DESCRIPTION,
+);
+
+function resultFor(req: Req) {
+  const props: TProperties = fields(req);
+  if (req.detect_urgency) props.urgency = Urgency;
+  if (req.extract_schema && Object.keys(req.extract_schema).length > 0) props.extracted = extractedResult(req.extract_schema);
+  return Result(props, DESCRIPTION);
+}
+
+export default defineFunction({
+  name: "email-classification",
+  path: "/api/v1/ai/email-classification",
+  summary: "Classify an email into a category, optionally rating urgency and extracting fields",
+  tags: ["email"],
+  request,
+  result,
+  cost: 1,
+  rateClass: "standard",
+  promptVersion: 1,
+  resultSchemaFor: resultFor,
+  prompt: (req) =>
+    buildPrompt({
+      role: "You classify incoming emails.",
+      rules: [
+        pinTo("category", req.allowed_categories),
+        "confidence: how sure you are of the category, from 0 to 1.",
+        req.detect_urgency && "Rate urgency: critical for outages, security or legal threats; high when the sender is blocked or a deadline is near.",
+        req.extract_schema &&
+          `Extract these fields into "extracted", with null for anything the email does not state: ${JSON.stringify(req.extract_schema)}`,
+      ],
+      instructions: req.custom_instructions,
+      inputs: [
+        ["subject", req.subject],
+        ["email", req.email_content],
+      ],
+      result: resultFor(req),
+    }),
+  postprocess: (req, res) => ({ ...res, category: canonical(res.category, req.allowed_categories) }),
+  check: (req, res) => outside("category", res.category, req.allowed_categories),
+  preferLocal: false,
+  example: {
+    request: {
+      email_content: "Hi, please cancel my subscription (account 88213) before the renewal on 2026-12-01.",
+      allowed_categories: ["billing", "cancellation", "support", "sales"],
+      detect_urgency: true,
+      extract_schema: { account_id: "string", renewal_date: "date" },
+    },
+    result: {
+      category: "cancellation",
+      confidence: 0.94,
+      urgency: { level: "medium", is_urgent: false, reason: "The renewal is more than a week away." },
+      extracted: { account_id: "88213", renewal_date: "2026-12-01" },
+    },
+  },
+});

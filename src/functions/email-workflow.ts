@@ -1,0 +1,101 @@
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { canonical, outside } from "./constrain";
+import { defineFunction } from "./define";
+import { buildPrompt, pinTo } from "./prompt";
+import { AllowedList, CustomInstructions, Enum, oneOf, Priority, Result, Subject, Text, WRITER_SENTIMENTS } from "./schemas";
+
+const request = Type.Object({
+  email_content: Text("the email body"),
+  subject: Subject(),
+  allowed_actions: AllowedList("action must be one of these, e.g. reply, forward, escalate, archive"),
+  allowed_departments: AllowedList("department must be one of these"),
+  workflow_first: Type.Optional(
+    Type.Boolean({ description: "true: return only the routing decision, without the category, sentiment and summary" }),
+  ),
+  custom_instructions: CustomInstructions(),
+});
+type Req = Static<typeof request>;
+
+/** Base shape: the analysis fields are optional because workflow_first leaves them out. */
+const fields = (req: Partial<Req>) => ({
+  action: oneOf(req.allowed_actions, "what to do with the email next, e.g. reply, forward, escalate, archive"),
+  department: oneOf(req.allowed_departments, "team that should handle it"),
+  priority: Priority(),
+  reason: Type.String({ description: "why this action and department, in one sentence" }),
+  category: Type.String({ description: "what the email is about" }),
+  sentiment: Enum(WRITER_SENTIMENTS, "the sender's mood"),
+  summary: Type.String({ description: "one or two sentences on what the email says and asks" }),
+});
+const DESCRIPTION = "routing decision for one email";
+
+const result = (() => {
+  const f = fields({});
+  return Result(
+    { ...f, category: Type.Optional(f.category), sentiment: Type.Optional(f.sentiment), summary: Type.Optional(f.summary) },
+    DESCRIPTION,
+  );
+})();
+
+function resultFor(req: Req): TSchema {
+  const f = fields(req);
+  if (!req.workflow_first) return Result(f, DESCRIPTION);
+  return Result({ action: f.action, department: f.department, priority: f.priority, reason: f.reason }, DESCRIPTION);
+}
+
+export default defineFunction({
+  name: "email-workflow",
+  path: "/api/v1/ai/email-workflow",
+  summary: "Decide what to do with an email: action, department and priority",
+  tags: ["email"],
+  request,
+  result,
+  cost: 2,
+  rateClass: "standard",
+  promptVersion: 1,
+  resultSchemaFor: resultFor,
+  prompt: (req) =>
+    buildPrompt({
+      role: "You triage incoming emails: you decide which team handles each one and what happens next.",
+      rules: [
+        pinTo("action", req.allowed_actions),
+        pinTo("department", req.allowed_departments),
+        "Escalate legal threats, security incidents and outages; archive newsletters and automated notices.",
+        req.workflow_first
+          ? "Return only the routing decision: action, department, priority and reason."
+          : "Also give the email's category, the sender's sentiment and a short summary.",
+      ],
+      instructions: req.custom_instructions,
+      inputs: [
+        ["subject", req.subject],
+        ["email", req.email_content],
+      ],
+      result: resultFor(req),
+    }),
+  postprocess: (req, res) => ({
+    ...res,
+    action: canonical(res.action, req.allowed_actions),
+    department: canonical(res.department, req.allowed_departments),
+  }),
+  check: (req, res) => [
+    ...outside("action", res.action, req.allowed_actions),
+    ...outside("department", res.department, req.allowed_departments),
+  ],
+  preferLocal: false,
+  example: {
+    request: {
+      email_content: "Our whole team has been locked out of the dashboard since this morning. We have a client demo at 3pm!",
+      subject: "URGENT: cannot log in",
+      allowed_actions: ["reply", "escalate", "forward", "archive"],
+      allowed_departments: ["support", "billing", "sales"],
+    },
+    result: {
+      action: "escalate",
+      department: "support",
+      priority: "critical",
+      reason: "A whole team is locked out before a client demo today.",
+      category: "technical",
+      sentiment: "frustrated",
+      summary: "The customer's team cannot log in to the dashboard and needs access before a 3pm demo.",
+    },
+  },
+});
