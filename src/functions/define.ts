@@ -46,6 +46,12 @@ export interface FunctionDef<Req extends TObject = TObject, Res extends TSchema 
    * `message`+`conversation[]`). Throw `invalidRequest(...)` for cross-field rules the schema cannot say.
    */
   normalize?: (req: Static<Req>) => Static<Req>;
+  /**
+   * Async step after validation and before the cache and providers, with the caller's account:
+   * load stored resources the request names (404 `not_found` for another account's id), retrieve
+   * passages for grounding. Whatever it returns is what the cache key and the providers see.
+   */
+  prepare?: (req: Static<Req>, ctx: LocalContext) => Static<Req> | Promise<Static<Req>>;
   /** result schema specialised to this request (allowed_categories -> enum, extract_schema, ...) */
   resultSchemaFor?: (req: Static<Req>) => TSchema;
   /** chat messages for a generative provider */

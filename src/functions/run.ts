@@ -83,6 +83,7 @@ export class FunctionPipeline {
 
     let req = validateAgainst<Record<string, unknown>>(def.request, body, config.limits.maxTextChars);
     if (def.normalize) req = def.normalize(req);
+    if (def.prepare) req = await def.prepare(req, { accountId: auth.accountId, signal: request.signal });
 
     const idemKey = request.headers.get("idempotency-key");
     if (idemKey !== null) {
