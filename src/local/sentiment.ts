@@ -1,0 +1,129 @@
+/**
+ * Sentiment analysis of the offline engine: VADER-style scores per sentence, an overall label
+ * (with "mixed" when clearly positive and clearly negative sentences meet), and per-aspect
+ * scores taken from the clause around each mention of the aspect.
+ */
+import { normalize, valenceSum } from "./sentiment/vader";
+import { splitSentences } from "./text";
+
+export type SentimentLabel = "positive" | "negative" | "neutral" | "mixed";
+
+export interface SentenceSentiment {
+  text: string;
+  label: SentimentLabel;
+  score: number;
+}
+
+export interface AspectSentiment {
+  aspect: string;
+  label: SentimentLabel;
+  score: number;
+  mentions: number;
+}
+
+export interface SentimentResult {
+  label: SentimentLabel;
+  /** -1 (most negative) .. 1 (most positive) */
+  score: number;
+  /** 0..1 */
+  confidence: number;
+  sentences: SentenceSentiment[];
+  aspects: AspectSentiment[];
+}
+
+/** |score| below this is neutral (VADER's published threshold). */
+export const NEUTRAL_BAND = 0.05;
+/** a sentence at least this strong in each direction makes a text "mixed" */
+const MIXED_STRENGTH = 0.3;
+
+export function labelFor(score: number): Exclude<SentimentLabel, "mixed"> {
+  if (score >= NEUTRAL_BAND) return "positive";
+  if (score <= -NEUTRAL_BAND) return "negative";
+  return "neutral";
+}
+
+export function analyzeSentiment(text: string, opts: { aspects?: string[] } = {}): SentimentResult {
+  const spans = splitSentences(text);
+  const sentences: SentenceSentiment[] = [];
+  let total = 0;
+  let strongestPos = 0;
+  let strongestNeg = 0;
+  for (const span of spans) {
+    const { sum } = valenceSum(span.text);
+    const score = round3(normalize(sum));
+    total += sum;
+    if (score > strongestPos) strongestPos = score;
+    if (score < strongestNeg) strongestNeg = score;
+    sentences.push({ text: span.text, label: labelFor(score), score });
+  }
+  const score = round3(normalize(total));
+  const mixed = strongestPos >= MIXED_STRENGTH && -strongestNeg >= MIXED_STRENGTH && Math.abs(score) < 0.5;
+  const label: SentimentLabel = mixed ? "mixed" : labelFor(score);
+  return {
+    label,
+    score,
+    confidence: round3(confidenceFor(label, score, strongestPos, strongestNeg)),
+    sentences,
+    aspects: (opts.aspects ?? []).map((aspect) => aspectSentiment(text, aspect)),
+  };
+}
+
+function confidenceFor(label: SentimentLabel, score: number, pos: number, neg: number): number {
+  const a = Math.abs(score);
+  if (label === "mixed") return 0.5 + 0.5 * Math.min(pos, -neg);
+  if (label === "neutral") return 0.5 + 0.5 * (1 - a / NEUTRAL_BAND);
+  // scores just past the band are barely more than a coin toss
+  return Math.min(1, 0.55 + 0.45 * Math.min(1, a / 0.6));
+}
+
+// Clause boundaries inside a sentence: the aspect's sentiment is the one expressed next to it.
+const CLAUSE_BREAK = /[,;:]|\s(?:but|however|although|though|while|whereas|yet|except)\s|\s[-–—]\s/i;
+const CLAUSE_BREAK_G = new RegExp(CLAUSE_BREAK.source, "gi");
+
+function aspectSentiment(text: string, aspect: string): AspectSentiment {
+  const term = aspect.trim();
+  if (!term) return { aspect, label: "neutral", score: 0, mentions: 0 };
+  const pattern = aspectPattern(term);
+  let mentions = 0;
+  let sum = 0;
+  let scored = 0;
+  for (const span of splitSentences(text)) {
+    pattern.lastIndex = 0;
+    for (let m = pattern.exec(span.text); m !== null; m = pattern.exec(span.text)) {
+      mentions++;
+      const clause = clauseAround(span.text, m.index);
+      let s = normalize(valenceSum(clause).sum);
+      // "the battery is what I love" has no clause valence problem; "the battery, sadly." might
+      if (s === 0) s = normalize(valenceSum(span.text).sum) * 0.5;
+      sum += s;
+      scored++;
+    }
+  }
+  const score = scored ? round3(sum / scored) : 0;
+  return { aspect, label: labelFor(score), score, mentions };
+}
+
+function aspectPattern(term: string): RegExp {
+  const escaped = term.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\s+/g, "\\s+");
+  // plural and possessive forms count as mentions: battery -> batteries, battery's
+  const stem = escaped.endsWith("y") ? `${escaped.slice(0, -1)}(?:y|ies)` : `${escaped}(?:e?s)?`;
+  return new RegExp(`(?<![\\p{L}\\p{N}])${stem}(?:'s|’s)?(?![\\p{L}\\p{N}])`, "giu");
+}
+
+function clauseAround(sentence: string, at: number): string {
+  let start = 0;
+  let end = sentence.length;
+  CLAUSE_BREAK_G.lastIndex = 0;
+  for (let m = CLAUSE_BREAK_G.exec(sentence); m !== null; m = CLAUSE_BREAK_G.exec(sentence)) {
+    if (m.index + m[0].length <= at) start = m.index + m[0].length;
+    else if (m.index > at) {
+      end = m.index;
+      break;
+    }
+  }
+  return sentence.slice(start, end);
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

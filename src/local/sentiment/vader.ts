@@ -1,0 +1,227 @@
+/**
+ * VADER-style valence scoring (Hutto & Gilbert 2014) over the lexicon shipped in the
+ * `vader-sentiment` npm package: booster words, negation within three words, "but" shifting
+ * weight to the second half, ALL-CAPS emphasis, "!" and "?" amplification. Returns raw sums so a
+ * caller can add sentence scores together before normalising.
+ */
+import lexiconText from "vader-sentiment/vader_lexicon.txt" with { type: "text" };
+import { DOMAIN_VALENCE, EMOJI_VALENCE } from "./supplement";
+
+const B_INCR = 0.293;
+const B_DECR = -0.293;
+const C_INCR = 0.733;
+const N_SCALAR = -0.74;
+
+function loadLexicon(): Map<string, number> {
+  const map = new Map<string, number>();
+  for (const line of lexiconText.split("\n")) {
+    const tab = line.indexOf("\t");
+    if (tab <= 0) continue;
+    const second = line.indexOf("\t", tab + 1);
+    const value = Number(line.slice(tab + 1, second < 0 ? undefined : second));
+    if (Number.isFinite(value)) map.set(line.slice(0, tab), value);
+  }
+  for (const [word, value] of Object.entries(DOMAIN_VALENCE)) map.set(word, value);
+  for (const [emoji, value] of Object.entries(EMOJI_VALENCE)) map.set(emoji, value);
+  return map;
+}
+
+const LEXICON = loadLexicon();
+
+const NEGATIONS = new Set(
+  (
+    "aint arent cannot cant couldnt darent didnt doesnt ain't aren't can't couldn't daren't didn't doesn't " +
+    "dont hadnt hasnt havent isnt mightnt mustnt neither don't hadn't hasn't haven't isn't mightn't mustn't " +
+    "neednt needn't never none nope nor not nothing nowhere oughtnt shant shouldnt uhuh wasnt werent " +
+    "oughtn't shan't shouldn't uh-uh wasn't weren't without wont wouldnt won't wouldn't rarely seldom despite no"
+  ).split(" "),
+);
+
+const BOOSTERS = new Map<string, number>();
+for (const w of (
+  "absolutely amazingly awfully completely considerable considerably decidedly deeply effing enormous " +
+  "enormously entirely especially exceptional exceptionally extreme extremely fabulously flipping flippin " +
+  "frackin fracking fricking frickin frigging friggin fully fuckin fucking fuggin fugging greatly hella highly " +
+  "hugely incredible incredibly intensely major majorly more most particularly purely quite really remarkably " +
+  "so substantially super thoroughly total totally tremendous tremendously uber unbelievably unusually utter utterly very"
+).split(" "))
+  BOOSTERS.set(w, B_INCR);
+for (const w of (
+  "almost barely hardly kinda kindof kind-of less little marginal marginally occasional occasionally partly " +
+  "scarce scarcely slight slightly somewhat sorta sortof sort-of"
+).split(" "))
+  BOOSTERS.set(w, B_DECR);
+
+/** Multi-word expressions whose meaning is not the sum of their words. */
+const IDIOMS = new Map<string, number>([
+  ["the shit", 3],
+  ["the bomb", 3],
+  ["bad ass", 1.5],
+  ["badass", 1.5],
+  ["yeah right", -2],
+  ["kiss of death", -1.5],
+  ["to die for", 3],
+  ["beating heart", 3.1],
+  ["broken heart", -2.9],
+  ["waste of money", -2.5],
+  ["waste of time", -2.5],
+  ["stopped working", -2],
+  ["does the job", 1.5],
+  ["does the trick", 1.5],
+  ["fell apart", -2],
+  ["falls apart", -2],
+  ["not worth", -2],
+  ["worth every penny", 2.8],
+  ["highly recommend", 2.8],
+  ["would not recommend", -2.4],
+  ["wouldn't recommend", -2.4],
+  ["do not buy", -2.5],
+  ["don't buy", -2.5],
+  ["never again", -2],
+]);
+
+const PUNCT_EDGES = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu;
+const HAS_LETTER = /\p{L}/u;
+
+export interface VaderTokens {
+  words: string[];
+  lower: string[];
+  capDiff: boolean;
+}
+
+export function vaderTokens(text: string): VaderTokens {
+  const words: string[] = [];
+  for (const raw of text.split(/\s+/)) {
+    if (!raw) continue;
+    // keep emoticons and emoji that the lexicon knows; otherwise strip edge punctuation
+    if (LEXICON.has(raw.toLowerCase()) && !HAS_LETTER.test(raw)) {
+      words.push(raw);
+      continue;
+    }
+    const stripped = raw.replace(PUNCT_EDGES, "");
+    if (stripped.length > 1 || (stripped.length === 1 && /\p{L}/u.test(stripped))) words.push(stripped);
+    else if (stripped.length === 0) {
+      for (const ch of raw) if (LEXICON.has(ch)) words.push(ch);
+    }
+  }
+  const lower = words.map((w) => w.toLowerCase());
+  let upper = 0;
+  for (const w of words) if (isShouted(w)) upper++;
+  return { words, lower, capDiff: upper > 0 && upper < words.length };
+}
+
+function isShouted(word: string): boolean {
+  return word.length > 1 && HAS_LETTER.test(word) && word === word.toUpperCase() && word !== word.toLowerCase();
+}
+
+function isNegation(word: string): boolean {
+  return NEGATIONS.has(word) || word.endsWith("n't");
+}
+
+/** Sum of word valences of one sentence or clause plus punctuation emphasis (not normalised). */
+export function valenceSum(text: string): { sum: number; pos: number; neg: number; hits: number } {
+  const t = vaderTokens(text);
+  const { words, lower, capDiff } = t;
+  const vals = new Array<number>(words.length).fill(0);
+  let hits = 0;
+  const n = words.length;
+  const consumed = new Uint8Array(n);
+  // idioms first: they replace the valence of the words they cover
+  for (let i = 0; i < n; i++) {
+    for (let len = 4; len >= 2; len--) {
+      if (i + len > n) continue;
+      const phrase = lower.slice(i, i + len).join(" ");
+      const v = IDIOMS.get(phrase);
+      if (v === undefined) continue;
+      let value = v;
+      // "not worth" already carries its negation; other idioms flip after a negation
+      if (i > 0 && isNegation(lower[i - 1]) && !phrase.startsWith("not") && !phrase.startsWith("would")) value *= N_SCALAR;
+      vals[i] = value;
+      hits++;
+      for (let k = i; k < i + len; k++) consumed[k] = 1;
+      break;
+    }
+  }
+  for (let i = 0; i < n; i++) {
+    if (consumed[i]) continue;
+    const w = lower[i];
+    if (BOOSTERS.has(w)) continue;
+    if (w === "kind" && lower[i + 1] === "of") continue;
+    if (w === "like" && i > 0) continue; // "like" as a preposition dominates in reviews ("looks like")
+    let valence = LEXICON.get(w);
+    if (valence === undefined) continue;
+    hits++;
+    if (capDiff && isShouted(words[i])) valence += valence > 0 ? C_INCR : -C_INCR;
+    for (let back = 1; back <= 3; back++) {
+      const j = i - back;
+      if (j < 0) break;
+      if (!LEXICON.has(lower[j])) {
+        let s = scalar(lower[j], words[j], valence, capDiff);
+        if (back === 2) s *= 0.95;
+        else if (back === 3) s *= 0.9;
+        valence += s;
+      }
+      valence = negated(lower, i, back, valence);
+    }
+    if (i > 0 && lower[i - 1] === "least" && !(i > 1 && (lower[i - 2] === "at" || lower[i - 2] === "very")))
+      valence *= N_SCALAR;
+    vals[i] = valence;
+  }
+  // "but": what follows matters more than what precedes
+  const butAt = lower.findIndex((w) => w === "but" || w === "however" || w === "although" || w === "though");
+  if (butAt >= 0) {
+    for (let i = 0; i < n; i++) {
+      if (i < butAt) vals[i] *= lower[butAt] === "although" || lower[butAt] === "though" ? 1.5 : 0.5;
+      else if (i > butAt) vals[i] *= lower[butAt] === "although" || lower[butAt] === "though" ? 0.5 : 1.5;
+    }
+  }
+  let sum = 0;
+  let pos = 0;
+  let neg = 0;
+  for (const v of vals) {
+    sum += v;
+    if (v > 0) pos += v + 1;
+    else if (v < 0) neg += v - 1;
+  }
+  if (sum !== 0) {
+    const emphasis = punctuationEmphasis(text);
+    sum += sum > 0 ? emphasis : -emphasis;
+  }
+  return { sum, pos, neg, hits };
+}
+
+function scalar(lowerWord: string, word: string, valence: number, capDiff: boolean): number {
+  let s = BOOSTERS.get(lowerWord);
+  if (s === undefined) return 0;
+  if (valence < 0) s = -s;
+  if (capDiff && isShouted(word)) s += valence > 0 ? C_INCR : -C_INCR;
+  return s;
+}
+
+function negated(lower: string[], i: number, back: number, valence: number): number {
+  const w = lower[i - back];
+  if (back === 1) return isNegation(w) ? valence * N_SCALAR : valence;
+  const between = lower[i - back + 1];
+  if (w === "never" && (between === "so" || between === "this")) return valence * 1.25;
+  if (w === "without" && between === "doubt") return valence;
+  return isNegation(w) ? valence * N_SCALAR : valence;
+}
+
+function punctuationEmphasis(text: string): number {
+  let excl = 0;
+  let qm = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 33) excl++;
+    else if (c === 63) qm++;
+  }
+  const ep = Math.min(excl, 4) * 0.292;
+  const qp = qm > 1 ? (qm <= 3 ? qm * 0.18 : 0.96) : 0;
+  return ep + qp;
+}
+
+/** VADER's normalisation of a raw sum into -1..1. */
+export function normalize(sum: number, alpha = 15): number {
+  const x = sum / Math.sqrt(sum * sum + alpha);
+  return x < -1 ? -1 : x > 1 ? 1 : x;
+}

@@ -1,0 +1,84 @@
+/**
+ * Shared text helpers of the offline engine. Offsets everywhere in the engine are JavaScript
+ * string indices (UTF-16 code units), so `text.slice(start, end)` selects the span exactly,
+ * whatever characters (accents, CJK, emoji) the text holds.
+ */
+
+export interface TextSpan {
+  text: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * Abbreviations whose trailing period does not end a sentence. Lower-case, without the dot.
+ * Single letters (initials, "U.S.") are handled separately.
+ */
+const ABBREVIATIONS = new Set([
+  "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co",
+  "corp", "no", "approx", "dept", "est", "fig", "gen", "gov", "lt", "col", "sgt", "capt", "rev", "ave",
+  "blvd", "rd", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s",
+  "ph.d", "a.m", "p.m",
+]);
+
+// A terminator run (with closing quotes/brackets) followed by whitespace, or a line break run.
+// CJK full-width terminators end a sentence without needing a following space.
+const BOUNDARY = /([.!?…]+["'”’)\]]*)(\s+)|([。！？]+["'”’」』)]*)|(\n\s*\n|\r?\n)/g;
+
+/** Splits text into sentences with their offsets; empty text gives an empty list. */
+export function splitSentences(text: string): TextSpan[] {
+  const out: TextSpan[] = [];
+  let segStart = 0;
+  BOUNDARY.lastIndex = 0;
+  for (let m = BOUNDARY.exec(text); m !== null; m = BOUNDARY.exec(text)) {
+    let cut: number;
+    if (m[1] !== undefined) {
+      if (m[1] === "." && isAbbreviationBefore(text, m.index)) continue;
+      const next = text.charAt(m.index + m[0].length);
+      // "3.5" never matches (needs whitespace); a lower-case continuation after "." is rarely a new sentence
+      if (m[1].startsWith(".") && next >= "a" && next <= "z") continue;
+      cut = m.index + m[1].length;
+    } else if (m[3] !== undefined) {
+      cut = m.index + m[3].length;
+    } else {
+      cut = m.index;
+    }
+    pushTrimmed(text, segStart, cut, out);
+    segStart = m.index + m[0].length;
+  }
+  pushTrimmed(text, segStart, text.length, out);
+  return out;
+}
+
+function isAbbreviationBefore(text: string, dotIndex: number): boolean {
+  let i = dotIndex;
+  while (i > 0 && /[\p{L}.]/u.test(text.charAt(i - 1))) i--;
+  const word = text.slice(i, dotIndex).toLowerCase();
+  if (word.length === 1) return true; // an initial: "J. Smith"
+  return ABBREVIATIONS.has(word);
+}
+
+function pushTrimmed(text: string, start: number, end: number, out: TextSpan[]): void {
+  let s = start;
+  let e = end;
+  while (s < e && /\s/.test(text.charAt(s))) s++;
+  while (e > s && /\s/.test(text.charAt(e - 1))) e--;
+  if (e > s) out.push({ text: text.slice(s, e), start: s, end: e });
+}
+
+// Letters, digits and marks, with inner apostrophes or hyphens ("don't", "e-mail").
+const WORD = /[\p{L}\p{N}\p{M}]+(?:['’\-][\p{L}\p{N}\p{M}]+)*/gu;
+
+/** Word tokens in their original case, punctuation and spaces dropped. */
+export function tokenize(text: string): string[] {
+  return text.match(WORD) ?? [];
+}
+
+/** Word tokens with their offsets, for callers that need to map back into the text. */
+export function wordSpans(text: string): TextSpan[] {
+  const out: TextSpan[] = [];
+  for (const m of text.matchAll(WORD)) {
+    out.push({ text: m[0], start: m.index, end: m.index + m[0].length });
+  }
+  return out;
+}
