@@ -6,10 +6,16 @@ import { systemText } from "./prompt";
 import { ChatTurn, Model, Result } from "./schemas";
 
 const request = Type.Object({
-  message: Type.Optional(Type.String({ minLength: 1, description: "the user text to answer (required unless messages is sent)" })),
+  message: Type.Optional(
+    Type.String({ minLength: 1, description: "the user text to answer (required unless messages is sent)" }),
+  ),
   conversation: Type.Optional(Type.Array(ChatTurn, { maxItems: 500, description: "previous turns, oldest first" })),
   messages: Type.Optional(
-    Type.Array(ChatTurn, { minItems: 1, maxItems: 500, description: "variant: the whole conversation, oldest first, instead of message and conversation" }),
+    Type.Array(ChatTurn, {
+      minItems: 1,
+      maxItems: 500,
+      description: "variant: the whole conversation, oldest first, instead of message and conversation",
+    }),
   ),
   system_prompt: Type.Optional(Type.String({ description: "persona or grounding instructions" })),
   safe_mode: Type.Optional(Type.Boolean({ default: true, description: "enforces safety and content filtering; default true" })),

@@ -12,7 +12,16 @@ const request = Type.Object({
   author_context: Context("what is known about the commenter: customer, follower, first comment..."),
 });
 
-export const COMMENT_INTENTS = ["question", "complaint", "praise", "feedback", "purchase_interest", "support_request", "spam", "other"] as const;
+export const COMMENT_INTENTS = [
+  "question",
+  "complaint",
+  "praise",
+  "feedback",
+  "purchase_interest",
+  "support_request",
+  "spam",
+  "other",
+] as const;
 
 const result = Result(
   {
@@ -22,7 +31,9 @@ const result = Result(
     is_spam: Type.Boolean({ description: "advertising, scams, link farming or bot text" }),
     is_toxic: Type.Boolean({ description: "insults, harassment, hate or threats" }),
     topics: Strings("what the comment is about", 10),
-    needs_response: Type.Boolean({ description: "true when the business should answer (questions, complaints, purchase interest)" }),
+    needs_response: Type.Boolean({
+      description: "true when the business should answer (questions, complaints, purchase interest)",
+    }),
     priority: Priority("how soon to respond"),
     summary: Type.String({ description: "the comment in one sentence" }),
   },
@@ -58,7 +69,11 @@ export default defineFunction({
     }),
   preferLocal: false,
   example: {
-    request: { comment: "Do you ship these to Canada? Love the colours!", platform: "instagram", post_context: "New spring sneakers" },
+    request: {
+      comment: "Do you ship these to Canada? Love the colours!",
+      platform: "instagram",
+      post_context: "New spring sneakers",
+    },
     result: {
       sentiment: "positive",
       intent: "purchase_interest",

@@ -63,6 +63,10 @@ export default defineFunction({
       business_context: "We ship to the US, Canada and the EU.",
       platform: "instagram",
     },
-    result: { reply: "Yes, we do! Shipping to Canada takes 5-8 business days. Happy strolling!", should_reply: true, language: "en" },
+    result: {
+      reply: "Yes, we do! Shipping to Canada takes 5-8 business days. Happy strolling!",
+      should_reply: true,
+      language: "en",
+    },
   },
 });

@@ -6,11 +6,18 @@ import { Model, Result, Short, Text } from "./schemas";
 const request = Type.Object({
   prompt: Text("what to write: topic, purpose, key points"),
   tone: Type.Optional(Short("tone, e.g. persuasive, playful, formal", 100)),
-  format: Type.Optional(Short("what kind of text: blog_post, product_description, social_post, email, ad_copy, markdown...", 100)),
+  format: Type.Optional(
+    Short("what kind of text: blog_post, product_description, social_post, email, ad_copy, markdown...", 100),
+  ),
   audience: Type.Optional(Short("who will read it", 500)),
   model: Model(),
   provider: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 100, pattern: "^[A-Za-z0-9_.-]+$", description: "name of a configured provider to try first" }),
+    Type.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: "^[A-Za-z0-9_.-]+$",
+      description: "name of a configured provider to try first",
+    }),
   ),
 });
 

@@ -2,7 +2,19 @@ import { type Static, Type } from "@sinclair/typebox";
 import { canonical, outside } from "./constrain";
 import { defineFunction } from "./define";
 import { buildPrompt, pinTo } from "./prompt";
-import { AllowedList, CustomInstructions, Entities, Enum, LanguageCode, oneOf, Priority, Result, Subject, Text, WRITER_SENTIMENTS } from "./schemas";
+import {
+  AllowedList,
+  CustomInstructions,
+  Entities,
+  Enum,
+  LanguageCode,
+  oneOf,
+  Priority,
+  Result,
+  Subject,
+  Text,
+  WRITER_SENTIMENTS,
+} from "./schemas";
 
 const request = Type.Object({
   email_content: Text("the email body"),
@@ -61,11 +73,15 @@ export default defineFunction({
     category: canonical(res.category, req.allowed_categories),
     intent: canonical(res.intent, req.allowed_intents),
   }),
-  check: (req, res) => [...outside("category", res.category, req.allowed_categories), ...outside("intent", res.intent, req.allowed_intents)],
+  check: (req, res) => [
+    ...outside("category", res.category, req.allowed_categories),
+    ...outside("intent", res.intent, req.allowed_intents),
+  ],
   preferLocal: false,
   example: {
     request: {
-      email_content: "Hello, I was charged twice for invoice INV-2291 this month. Please refund the duplicate payment of $49 as soon as possible.",
+      email_content:
+        "Hello, I was charged twice for invoice INV-2291 this month. Please refund the duplicate payment of $49 as soon as possible.",
       subject: "Double charge",
       allowed_categories: ["billing", "technical", "sales", "other"],
       allowed_intents: ["refund_request", "question", "complaint", "cancellation"],

@@ -75,7 +75,8 @@ export default defineFunction({
       rules: [
         pinTo("category", req.allowed_categories),
         "confidence: how sure you are of the category, from 0 to 1.",
-        req.detect_urgency && "Rate urgency: critical for outages, security or legal threats; high when the sender is blocked or a deadline is near.",
+        req.detect_urgency &&
+          "Rate urgency: critical for outages, security or legal threats; high when the sender is blocked or a deadline is near.",
         req.extract_schema &&
           `Extract these fields into "extracted", with null for anything the email does not state: ${JSON.stringify(req.extract_schema)}`,
       ],

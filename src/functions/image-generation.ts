@@ -31,7 +31,10 @@ const MAX_SIDE = 4096;
 const request = Type.Object({
   prompt: Text("description of the scene"),
   size: Type.Optional(
-    Type.String({ pattern: "^[0-9]{2,4}x[0-9]{2,4}$", description: "WIDTHxHEIGHT in pixels, e.g. 1024x1024; wins over aspect_ratio" }),
+    Type.String({
+      pattern: "^[0-9]{2,4}x[0-9]{2,4}$",
+      description: "WIDTHxHEIGHT in pixels, e.g. 1024x1024; wins over aspect_ratio",
+    }),
   ),
   aspect_ratio: Type.Optional(Enum(ASPECT_RATIOS, "shape of the image when size is not given; default 1:1")),
   style: Type.Optional(Enum(IMAGE_STYLES, "visual style; default photorealistic")),
@@ -45,10 +48,16 @@ const result = Result(
   {
     images: Type.Array(
       Type.Union([
-        Type.Object({ url: Type.String({ description: "where to download the image" }), format: Format }, { additionalProperties: false }),
-        Type.Object({ b64_json: Type.String({ description: "the image file, base64-encoded" }), format: Format }, {
-          additionalProperties: false,
-        }),
+        Type.Object(
+          { url: Type.String({ description: "where to download the image" }), format: Format },
+          { additionalProperties: false },
+        ),
+        Type.Object(
+          { b64_json: Type.String({ description: "the image file, base64-encoded" }), format: Format },
+          {
+            additionalProperties: false,
+          },
+        ),
       ]),
       { minItems: 1, description: "the generated images, each as a URL or as base64 data" },
     ),
@@ -92,7 +101,8 @@ export default defineFunction({
   name: "image-generation",
   path: "/api/v1/ai/image-generation",
   summary: "Generate an image from a text description",
-  description: "The prompt is one user message: the text sent to the provider's image API, with the style and exclusions folded in.",
+  description:
+    "The prompt is one user message: the text sent to the provider's image API, with the style and exclusions folded in.",
   tags: ["generation"],
   kind: "image",
   request,
@@ -104,7 +114,12 @@ export default defineFunction({
   postprocess,
   prompt: (req) => [{ role: "user", content: imagePrompt(req) }],
   example: {
-    request: { prompt: "A lighthouse on a cliff at sunset", aspect_ratio: "16:9", style: "cinematic", negative_prompt: "people, text" },
+    request: {
+      prompt: "A lighthouse on a cliff at sunset",
+      aspect_ratio: "16:9",
+      style: "cinematic",
+      negative_prompt: "people, text",
+    },
     result: { images: [{ url: "https://images.example.com/3f9c2d.webp", format: "webp" }], size: "1792x1008" },
   },
 });

@@ -34,7 +34,8 @@ export function buildPrompt(spec: PromptSpec): ChatMessage[] {
 export function systemText(spec: Omit<PromptSpec, "inputs">): string {
   const rules = present(spec.rules ?? []);
   const parts = [spec.role, `Rules:\n${bullets(rules)}`, answerFormat(spec.result)];
-  if (spec.instructions) parts.push(`Instructions from the caller (follow them unless they break a rule above):\n${spec.instructions}`);
+  if (spec.instructions)
+    parts.push(`Instructions from the caller (follow them unless they break a rule above):\n${spec.instructions}`);
   return parts.join("\n\n");
 }
 
@@ -80,7 +81,8 @@ function typeName(schema: TSchema): string {
       return "object of name to text";
     case "Number":
     case "Integer": {
-      const range = schema.minimum !== undefined && schema.maximum !== undefined ? ` from ${schema.minimum} to ${schema.maximum}` : "";
+      const range =
+        schema.minimum !== undefined && schema.maximum !== undefined ? ` from ${schema.minimum} to ${schema.maximum}` : "";
       return `${schema[Kind] === "Integer" ? "integer" : "number"}${range}`;
     }
     default:

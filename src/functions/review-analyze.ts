@@ -26,7 +26,9 @@ const result = Result(
     summary: Type.String({ description: "the review in one sentence" }),
     aspects: Type.Array(AspectSentiment, { maxItems: 20, description: "sentiment per aspect the review mentions" }),
     keywords: Strings("the words that carry the review's content", 15),
-    needs_response: Type.Boolean({ description: "true when the reviewer reports a problem or asks something the business should answer" }),
+    needs_response: Type.Boolean({
+      description: "true when the reviewer reports a problem or asks something the business should answer",
+    }),
   },
   "analysis of one review",
 );
@@ -59,7 +61,11 @@ export default defineFunction({
     }),
   preferLocal: false,
   example: {
-    request: { review: "Great food and friendly staff, but we waited 40 minutes for a table.", rating: 4, context: "Italian restaurant" },
+    request: {
+      review: "Great food and friendly staff, but we waited 40 minutes for a table.",
+      rating: 4,
+      context: "Italian restaurant",
+    },
     result: {
       sentiment: "mixed",
       score: 0.3,

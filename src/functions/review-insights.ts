@@ -61,7 +61,8 @@ export default defineFunction({
   preferLocal: false,
   example: {
     request: {
-      reviews: "Room was spotless, staff lovely.\nBreakfast was cold both days.\nGreat location, but breakfast was disappointing.",
+      reviews:
+        "Room was spotless, staff lovely.\nBreakfast was cold both days.\nGreat location, but breakfast was disappointing.",
       context: "A 40-room city hotel",
     },
     result: {

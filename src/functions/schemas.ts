@@ -51,7 +51,9 @@ export const Fact = Type.Union([
 ]);
 
 export const KnowledgeBase = () =>
-  Type.Optional(Type.Array(Fact, { maxItems: 200, description: "facts and policies the answer must rely on and never contradict" }));
+  Type.Optional(
+    Type.Array(Fact, { maxItems: 200, description: "facts and policies the answer must rely on and never contradict" }),
+  );
 
 /** An earlier message of the thread: plain text, or a turn with who wrote it. */
 export const PreviousMessage = Type.Union([
@@ -93,10 +95,15 @@ export const Rating = () =>
  */
 export const ExtractSchema = () =>
   Type.Optional(
-    Type.Record(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$" }), Type.Union([Type.String(), Type.Object({})]), {
-      maxProperties: 50,
-      description: 'fields to extract: name -> type ("string", "number", "integer", "boolean", "date", "string[]") or a description',
-    }),
+    Type.Record(
+      Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_.-]{0,63}$" }), // A Record, not Object({}), keeps the spec's keys through the pipeline's Value.Clean.
+      Type.Union([Type.String(), Type.Record(Type.String(), Type.Unknown())]),
+      {
+        maxProperties: 50,
+        description:
+          'fields to extract: name -> type ("string", "number", "integer", "boolean", "date", "string[]") or a description',
+      },
+    ),
   );
 
 // ---- result pieces ----
@@ -130,7 +137,8 @@ export const Entities = () =>
     description: "named things found in the text: name (order_id, product, person...) -> value as written",
   });
 
-export const Strings = (description: string, maxItems = 20) => Type.Array(Type.String({ minLength: 1 }), { maxItems, description });
+export const Strings = (description: string, maxItems = 20) =>
+  Type.Array(Type.String({ minLength: 1 }), { maxItems, description });
 
 /** A string field limited to `allowed` when the caller gave a list, otherwise free text. */
 export function oneOf(allowed: readonly string[] | undefined, description: string): TString | TUnion<TLiteral<string>[]> {
@@ -175,7 +183,10 @@ function extractField(spec: string | Record<string, unknown>): TSchema {
 export function extractedResult(spec: ExtractSpec): TObject {
   const props: TProperties = {};
   for (const [name, fieldSpec] of Object.entries(spec)) props[name] = Type.Union([extractField(fieldSpec), Type.Null()]);
-  return Type.Object(props, { additionalProperties: false, description: "the fields asked for in extract_schema; null when absent" });
+  return Type.Object(props, {
+    additionalProperties: false,
+    description: "the fields asked for in extract_schema; null when absent",
+  });
 }
 
 /** What support tickets carry besides their text (ticket-analyze, -reply, -workflow). */

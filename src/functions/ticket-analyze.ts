@@ -1,7 +1,18 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
 import { buildPrompt, option, ticketInputs } from "./prompt";
-import { Entities, Enum, Language, LanguageCode, Priority, Result, Strings, Text, ticketContextFields, WRITER_SENTIMENTS } from "./schemas";
+import {
+  Entities,
+  Enum,
+  Language,
+  LanguageCode,
+  Priority,
+  Result,
+  Strings,
+  Text,
+  ticketContextFields,
+  WRITER_SENTIMENTS,
+} from "./schemas";
 
 const request = Type.Object({
   ticket: Text("the ticket text"),
@@ -19,7 +30,9 @@ const result = Result(
     summary: Type.String({ description: "the problem and the ask in one or two sentences" }),
     entities: Entities(),
     tags: Strings("short labels for search and reporting", 10),
-    escalate: Type.Boolean({ description: "true for outages, security or legal issues, data loss, or a customer about to leave" }),
+    escalate: Type.Boolean({
+      description: "true for outages, security or legal issues, data loss, or a customer about to leave",
+    }),
   },
   "analysis of one support ticket",
 );

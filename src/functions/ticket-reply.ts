@@ -21,7 +21,9 @@ const request = Type.Object({
 type Req = Static<typeof request>;
 
 const result = Result(
-  { reply: Type.String({ minLength: 1, description: "the reply to the customer, greeting and sign-off included, ready to send" }) },
+  {
+    reply: Type.String({ minLength: 1, description: "the reply to the customer, greeting and sign-off included, ready to send" }),
+  },
   "a reply to a support ticket",
 );
 

@@ -1,0 +1,47 @@
+/** Every function the gateway serves; adding a function is one file plus one line here. */
+import chat from "./chat";
+import commentAnalyze from "./comment-analyze";
+import commentReply from "./comment-reply";
+import contentGeneration from "./content-generation";
+import type { AnyFunctionDef } from "./define";
+import emailAnalyze from "./email-analyze";
+import emailClassification from "./email-classification";
+import emailReply from "./email-reply";
+import emailWorkflow from "./email-workflow";
+import imageGeneration from "./image-generation";
+import reviewAnalyze from "./review-analyze";
+import reviewInsights from "./review-insights";
+import reviewReply from "./review-reply";
+import reviewSummary from "./review-summary";
+import ticketAnalyze from "./ticket-analyze";
+import ticketReply from "./ticket-reply";
+import ticketWorkflow from "./ticket-workflow";
+import translation from "./translation";
+
+/** In the order of the spec's endpoint table, so the README and OpenAPI read like the spec. */
+export const FUNCTIONS: AnyFunctionDef[] = [
+  translation,
+  emailReply,
+  emailAnalyze,
+  emailWorkflow,
+  emailClassification,
+  reviewAnalyze,
+  reviewSummary,
+  reviewReply,
+  reviewInsights,
+  commentAnalyze,
+  commentReply,
+  ticketAnalyze,
+  ticketReply,
+  ticketWorkflow,
+  chat,
+  contentGeneration,
+  imageGeneration,
+];
+
+const BY_NAME = new Map(FUNCTIONS.map((def) => [def.name, def]));
+
+/** The definition serving `name` (the last segment of its endpoint path), or undefined. */
+export function getFunction(name: string): AnyFunctionDef | undefined {
+  return BY_NAME.get(name);
+}
