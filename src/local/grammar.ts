@@ -1,0 +1,254 @@
+/**
+ * Grammar and spelling correction for the offline engine, on Harper (harper.js, a WASM
+ * grammar checker that runs in-process). The WASM is imported from harper.js's inlined entry
+ * (a data URL inside the JS), so `bun build --compile` embeds it with no file on disk to find.
+ *
+ * Exported API:
+ *   fixGrammar(text: string, opts?: { dialect?: GrammarDialect }): Promise<GrammarResult>
+ *     -> { correctedText, corrections: { original, replacement, start, end, kind, explanation }[], changed }
+ *     offsets are UTF-16 indices into the ORIGINAL text.
+ *   warmGrammar(): Promise<void>   loads the linter ahead of the first request (about 1 s)
+ *   GRAMMAR_DIALECTS
+ *
+ * One linter is created lazily and kept warm; calls are serialized because the linter is
+ * stateful (its dialect) and runs synchronously on this thread anyway.
+ */
+import { Dialect, type Lint, LocalLinter } from "harper.js";
+import { binaryInlined } from "harper.js/binaryInlined";
+
+export type GrammarDialect = "american" | "british" | "australian" | "canadian" | "indian";
+
+export const GRAMMAR_DIALECTS: readonly GrammarDialect[] = ["american", "british", "australian", "canadian", "indian"];
+
+const DIALECTS: Record<GrammarDialect, Dialect> = {
+  american: Dialect.American,
+  british: Dialect.British,
+  australian: Dialect.Australian,
+  canadian: Dialect.Canadian,
+  indian: Dialect.Indian,
+};
+
+const DIALECT_ALIASES: Record<string, GrammarDialect> = {
+  us: "american", "en-us": "american", american: "american", "american english": "american",
+  uk: "british", gb: "british", "en-gb": "british", british: "british", "british english": "british",
+  au: "australian", "en-au": "australian", australian: "australian",
+  ca: "canadian", "en-ca": "canadian", canadian: "canadian",
+  in: "indian", "en-in": "indian", indian: "indian",
+};
+
+/** Maps a request's dialect text to a supported dialect, or null when unsupported. */
+export function parseDialect(input: string | undefined): GrammarDialect | null {
+  if (!input) return "american";
+  return DIALECT_ALIASES[input.trim().toLowerCase()] ?? null;
+}
+
+export interface GrammarCorrection {
+  original: string;
+  replacement: string;
+  start: number;
+  end: number;
+  /** Harper's lint kind: Spelling, Grammar, Agreement, Punctuation, ... */
+  kind: string;
+  explanation: string;
+}
+
+export interface GrammarResult {
+  correctedText: string;
+  corrections: GrammarCorrection[];
+  changed: boolean;
+}
+
+// Kinds that are matters of taste; a fixer that rewrites them changes the author's voice.
+const SKIP_KINDS = new Set(["Style", "Readability", "Enhancement", "WordOrder"]);
+
+let linterPromise: Promise<LocalLinter> | null = null;
+let current: Dialect = Dialect.American;
+let queue: Promise<unknown> = Promise.resolve();
+
+function linter(): Promise<LocalLinter> {
+  if (!linterPromise) {
+    linterPromise = (async () => {
+      const l = new LocalLinter({ binary: binaryInlined, dialect: Dialect.American });
+      await l.setup();
+      return l;
+    })();
+    // a failed load must not poison every later call
+    linterPromise.catch(() => {
+      linterPromise = null;
+    });
+  }
+  return linterPromise;
+}
+
+export async function warmGrammar(): Promise<void> {
+  await linter();
+}
+
+function serialized<T>(job: () => Promise<T>): Promise<T> {
+  const run = queue.then(job, job);
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+interface Edit {
+  start: number;
+  end: number;
+  replacement: string;
+  kind: string;
+  explanation: string;
+}
+
+function isSentenceStart(text: string, at: number): boolean {
+  return /(?:^|[.!?]\s+|\n\s*)$/.test(text.slice(Math.max(0, at - 4), at));
+}
+
+function editsOf(text: string, lints: Lint[]): Edit[] {
+  const edits: Edit[] = [];
+  for (const lint of lints) {
+    const kind = lint.lint_kind();
+    if (SKIP_KINDS.has(kind)) continue;
+    const span = lint.span();
+    const original = lint.get_problem_text();
+    // guard against any offset convention change upstream: never edit the wrong span
+    if (text.slice(span.start, span.end) !== original) continue;
+    // a capitalised word inside a sentence is most likely a name Harper does not know
+    if (kind === "Spelling" && /^\p{Lu}/u.test(original) && !isSentenceStart(text, span.start)) continue;
+    const suggestion = lint.suggestions()[0];
+    if (!suggestion) continue;
+    // SuggestionKind: 0 replace, 1 remove, 2 insert after
+    const k = suggestion.kind();
+    const repl = suggestion.get_replacement_text();
+    const replacement = k === 1 ? "" : k === 2 ? original + repl : repl;
+    if (replacement === original) continue;
+    edits.push({ start: span.start, end: span.end, replacement, kind, explanation: lint.message() });
+  }
+  edits.sort((a, b) => a.start - b.start);
+  const kept: Edit[] = [];
+  for (const e of edits) if (!kept.length || e.start >= kept[kept.length - 1].end) kept.push(e);
+  return kept;
+}
+
+function apply(text: string, edits: readonly { start: number; end: number; replacement: string }[]): string {
+  let out = "";
+  let at = 0;
+  for (const e of edits) {
+    out += text.slice(at, e.start) + e.replacement;
+    at = e.end;
+  }
+  return out + text.slice(at);
+}
+
+async function lintOnce(l: LocalLinter, text: string): Promise<{ edits: Edit[]; deferred: number }> {
+  const all = editsOf(text, await l.lint(text, { language: "plaintext", dedup: true }));
+  // Adjacent errors often cascade ("We was there" flags "there" only because of "was"):
+  // apply the first and let the next pass judge its neighbour in the corrected text.
+  const edits: Edit[] = [];
+  let deferred = 0;
+  for (const e of all) {
+    const prev = edits[edits.length - 1];
+    if (prev && e.start - prev.end <= 1) deferred++;
+    else edits.push(e);
+  }
+  return { edits, deferred };
+}
+
+interface Segment {
+  /** span in the original text */
+  os: number;
+  oe: number;
+  /** span in the corrected text */
+  ns: number;
+  ne: number;
+  edit: GrammarCorrection | null;
+}
+
+function segmentsOf(text: string, corrections: readonly GrammarCorrection[]): Segment[] {
+  const segs: Segment[] = [];
+  let o = 0;
+  let n = 0;
+  for (const c of corrections) {
+    if (c.start > o) segs.push({ os: o, oe: c.start, ns: n, ne: n + c.start - o, edit: null });
+    n += c.start - o;
+    segs.push({ os: c.start, oe: c.end, ns: n, ne: n + c.replacement.length, edit: c });
+    n += c.replacement.length;
+    o = c.end;
+  }
+  segs.push({ os: o, oe: text.length, ns: n, ne: n + text.length - o, edit: null });
+  return segs;
+}
+
+/**
+ * Folds edits made on the corrected text back into corrections against the original, so every
+ * correction's offsets point into the text the client sent.
+ */
+function foldSecondPass(text: string, first: GrammarCorrection[], corrected: string, second: readonly Edit[]): GrammarCorrection[] {
+  let out = first;
+  for (const e of [...second].reverse()) {
+    const segs = segmentsOf(text, out);
+    // original span covering the edit; edits touching an earlier correction absorb it whole
+    let os = Number.POSITIVE_INFINITY;
+    let oe = -1;
+    let ns = Number.POSITIVE_INFINITY;
+    let ne = -1;
+    for (const sg of segs) {
+      const touches = sg.edit ? e.start <= sg.ne && e.end >= sg.ns : e.start < sg.ne && e.end > sg.ns;
+      if (!touches) continue;
+      const a = sg.edit ? sg.os : sg.os + Math.max(0, e.start - sg.ns);
+      const b = sg.edit ? sg.oe : sg.os + Math.min(sg.ne, e.end) - sg.ns;
+      const na = sg.edit ? sg.ns : Math.max(sg.ns, e.start);
+      const nb = sg.edit ? sg.ne : Math.min(sg.ne, e.end);
+      os = Math.min(os, a);
+      oe = Math.max(oe, b);
+      ns = Math.min(ns, na);
+      ne = Math.max(ne, nb);
+    }
+    if (oe < 0) continue;
+    const replacement = corrected.slice(ns, e.start) + e.replacement + corrected.slice(e.end, ne);
+    const absorbed = out.filter((c) => c.start >= os && c.end <= oe);
+    // Harper sometimes flags its own fix ("We was" -> "We were" -> "was there a"): an edit that
+    // puts back what the first pass replaced is a flip-flop, and the first pass wins.
+    if (absorbed.some((c) => replacement.slice(c.start - os, c.start - os + c.original.length) === c.original)) continue;
+    const merged: GrammarCorrection = {
+      original: text.slice(os, oe),
+      replacement,
+      start: os,
+      end: oe,
+      kind: e.kind,
+      explanation: [...absorbed.map((c) => c.explanation), e.explanation].join(" "),
+    };
+    out = [...out.filter((c) => !absorbed.includes(c)), merged].sort((a, b) => a.start - b.start);
+  }
+  return out.filter((c) => c.original !== c.replacement);
+}
+
+/** Corrected text and the corrections made, in the given English dialect. */
+export function fixGrammar(text: string, opts: { dialect?: GrammarDialect } = {}): Promise<GrammarResult> {
+  return serialized(async () => {
+    const l = await linter();
+    const want = DIALECTS[opts.dialect ?? "american"];
+    if (want !== current) {
+      await l.setDialect(want);
+      current = want;
+    }
+    const { edits, deferred } = await lintOnce(l, text);
+    let corrections: GrammarCorrection[] = edits.map((e) => ({
+      original: text.slice(e.start, e.end),
+      replacement: e.replacement,
+      start: e.start,
+      end: e.end,
+      kind: e.kind,
+      explanation: e.explanation,
+    }));
+    let correctedText = apply(text, edits);
+    // A second pass judges deferred neighbours and errors a fix exposes ("they doesn't" -> "they don't");
+    // skipped when the first pass changed nothing, which keeps clean text at one lint.
+    if (edits.length && (deferred > 0 || edits.some((e) => e.kind === "Spelling" || e.kind === "Agreement"))) {
+      const second = await lintOnce(l, correctedText);
+      if (second.edits.length) {
+        corrections = foldSecondPass(text, corrections, correctedText, second.edits);
+        correctedText = apply(text, corrections);
+      }
+    }
+    return { correctedText, corrections, changed: correctedText !== text };
+  });
+}
