@@ -3,7 +3,7 @@ declare module "*.sql" {
   const text: string;
   export default text;
 }
-declare module "@scalar/api-reference/dist/browser/standalone.js" {
+declare module "*/standalone.js" {
   const text: string;
   export default text;
 }

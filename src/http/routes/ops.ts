@@ -1,4 +1,5 @@
-import scalarBundle from "@scalar/api-reference/dist/browser/standalone.js" with { type: "text" };
+// The docs UI bundle ships in the npm package and is embedded, so /docs works with no network.
+import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "text" };
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../app";
 import { GatewayError } from "../../errors";
