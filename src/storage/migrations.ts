@@ -2,5 +2,11 @@
 // A test compares this list with drizzle/meta/_journal.json, so a generated migration that is
 // not listed here fails the suite.
 import m0000 from "../../drizzle/0000_init.sql" with { type: "text" };
+import m0001 from "../../drizzle/0001_knowledge.sql" with { type: "text" };
+import m0002 from "../../drizzle/0002_knowledge_fts.sql" with { type: "text" };
 
-export const MIGRATIONS: { tag: string; sql: string }[] = [{ tag: "0000_init", sql: m0000 }];
+export const MIGRATIONS: { tag: string; sql: string }[] = [
+  { tag: "0000_init", sql: m0000 },
+  { tag: "0001_knowledge", sql: m0001 },
+  { tag: "0002_knowledge_fts", sql: m0002 },
+];
