@@ -1,3 +1,5 @@
+import type { ProviderError } from "./types";
+
 export type BreakerState = "closed" | "open" | "half_open";
 
 export interface BreakerOptions {
@@ -70,4 +72,15 @@ export class CircuitBreaker {
   release(): void {
     this.probeInFlight = false;
   }
+}
+
+/**
+ * Errors that say something about the provider's health open its circuit; errors caused by this
+ * particular request (too long for the context, a 400 about its content) do not, though the
+ * request still falls through to the next provider.
+ */
+export function countsAgainstProvider(err: ProviderError): boolean {
+  if (err.kind === "context_length" || err.kind === "aborted" || err.kind === "unsupported") return false;
+  if (err.kind === "status") return err.status !== 400 && err.status !== 413 && err.status !== 422;
+  return true;
 }

@@ -1,0 +1,73 @@
+import type { TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import type { AnyFunctionDef } from "../functions/define";
+import { checkerFor } from "../functions/validate";
+import { ensureFormats } from "./formats";
+
+ensureFormats();
+
+export type Verdict = { ok: true; value: unknown } | { ok: false; problems: string[] };
+
+const MAX_PROBLEMS = 8;
+
+/** The schema a provider's answer must satisfy for this request. */
+export function resultSchema(def: AnyFunctionDef, request: unknown): TSchema {
+  return def.resultSchemaFor?.(request) ?? def.result;
+}
+
+/**
+ * Whether `value` is a valid result of `def` for `request`: postprocess, then the schema, then the
+ * function's semantic checks. Problems are short and name JSON paths, since they go back to the
+ * model in the repair prompt (and never into logs).
+ */
+export function judge(def: AnyFunctionDef, request: unknown, schema: TSchema, value: unknown): Verdict {
+  let v = value;
+  if (def.postprocess) {
+    try {
+      v = def.postprocess(request, v);
+    } catch {
+      // postprocess trusts the result's shape; garbage makes it throw, which is just another invalid answer.
+      return { ok: false, problems: ["the answer does not have the required structure"] };
+    }
+  }
+  const problems = schemaProblems(schema, def.result, v);
+  if (problems.length) return { ok: false, problems };
+  const semantic = def.check?.(request, v) ?? [];
+  return semantic.length ? { ok: false, problems: semantic.slice(0, MAX_PROBLEMS) } : { ok: true, value: v };
+}
+
+/** Parses a text answer and judges it. */
+export function judgeText(def: AnyFunctionDef, request: unknown, schema: TSchema, text: string): Verdict {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stripFences(text));
+  } catch {
+    return { ok: false, problems: ["the answer is not valid JSON"] };
+  }
+  return judge(def, request, schema, parsed);
+}
+
+function schemaProblems(schema: TSchema, compiledSchema: TSchema, value: unknown): string[] {
+  // The function's static result schema is compiled once; per-request schemas are checked dynamically (compiling each would cost more).
+  if (schema === compiledSchema) {
+    const checker = checkerFor(schema);
+    if (checker.Check(value)) return [];
+    return [...take(checker.Errors(value), MAX_PROBLEMS)].map((e) => `${e.path || "/"}: ${e.message}`);
+  }
+  if (Value.Check(schema, value)) return [];
+  return [...take(Value.Errors(schema, value), MAX_PROBLEMS)].map((e) => `${e.path || "/"}: ${e.message}`);
+}
+
+function* take<T>(it: Iterable<T>, n: number): Iterable<T> {
+  let i = 0;
+  for (const x of it) {
+    if (i++ >= n) return;
+    yield x;
+  }
+}
+
+/** Models in json_object mode sometimes wrap the JSON in a Markdown fence. */
+function stripFences(text: string): string {
+  const m = /^\s*```(?:json)?\s*\n([\s\S]*?)\n?```\s*$/.exec(text);
+  return m?.[1] ?? text;
+}

@@ -1,0 +1,48 @@
+import type { Config, ProviderConfig } from "../config";
+import { createGroqProvider } from "./groq";
+import { MockProvider } from "./mock";
+import { type AdapterOptions, createOpenAIProvider } from "./openai";
+import { type CompletionResult, type Provider, ProviderError } from "./types";
+
+/**
+ * The offline engine as a route entry. It has no generic completion: the router calls the
+ * function's own `def.local` instead, so this object only gives the engine a name and a place in routes.
+ */
+export class LocalProvider implements Provider {
+  readonly type = "local" as const;
+  constructor(readonly name: string) {}
+  modelFor(): string {
+    return "local";
+  }
+  complete(): Promise<CompletionResult> {
+    return Promise.reject(new ProviderError("unsupported", "the offline engine has no general chat completion"));
+  }
+  listModels(): string[] {
+    return ["local"];
+  }
+}
+
+export function buildProvider(config: ProviderConfig, opts: AdapterOptions = {}): Provider {
+  switch (config.type) {
+    case "openai":
+    case "openai-compatible":
+      return createOpenAIProvider(config, opts);
+    case "groq":
+      return createGroqProvider(config, opts);
+    case "mock":
+      return new MockProvider(config);
+    case "local":
+      return new LocalProvider(config.name);
+  }
+}
+
+/** One provider per configured entry, in config order (the default route order); `local` is always there. */
+export function buildProviders(config: Config, opts: AdapterOptions = {}): Map<string, Provider> {
+  const map = new Map<string, Provider>();
+  for (const p of config.providers) map.set(p.name, buildProvider(p, opts));
+  if (!map.has("local")) map.set("local", new LocalProvider("local"));
+  return map;
+}
+
+export type { ChatOptions, ChatOutcome, ChatStreamOutcome } from "./chat";
+export { ProviderRouter, type RouteCall, type RouteOutcome } from "./router";

@@ -1,0 +1,90 @@
+import type { AnyFunctionDef } from "../functions/define";
+import type { Provider } from "./types";
+
+/** One provider to try, and the model the request asked of it (undefined: the provider's own choice). */
+export interface Target {
+  name: string;
+  provider: Provider;
+  model?: string;
+}
+
+/** Whether `provider` can serve `def` at all (what it answers for a given request is another matter). */
+export function canServeWith(provider: Provider, def: AnyFunctionDef): boolean {
+  if (provider.type === "local") return typeof def.local === "function";
+  if (def.kind === "image") return typeof provider.image === "function";
+  return true;
+}
+
+/**
+ * The ordered provider names for a function: the configured route, or local first for
+ * preferLocal functions, then every other provider in config order, then local last; minus those
+ * that cannot serve; `preferProvider` moved to the front when it is in the route (an operator's
+ * route is policy, e.g. "pii-redaction stays local", so a request can reorder it but never extend it).
+ */
+export function orderRoute(
+  def: AnyFunctionDef,
+  providers: Map<string, Provider>,
+  configured: string[] | undefined,
+  preferProvider?: string,
+): string[] {
+  let names: string[];
+  if (configured) names = [...configured];
+  else {
+    const all = [...providers.values()];
+    const locals = all.filter((p) => p.type === "local").map((p) => p.name);
+    const remote = all.filter((p) => p.type !== "local").map((p) => p.name);
+    names = def.preferLocal ? [...locals, ...remote] : [...remote, ...locals];
+  }
+  names = [...new Set(names)].filter((n) => {
+    const p = providers.get(n);
+    return p !== undefined && canServeWith(p, def);
+  });
+  if (preferProvider && names.includes(preferProvider)) names = [preferProvider, ...names.filter((n) => n !== preferProvider)];
+  return names;
+}
+
+/**
+ * Splits a request's `model`: "provider/model" names both when the prefix is a provider's name
+ * (model ids such as "meta-llama/llama-3-8b" keep their slash otherwise).
+ */
+export function parseModel(model: string | undefined, providers: Map<string, Provider>): { provider?: string; model?: string } {
+  if (!model) return {};
+  const slash = model.indexOf("/");
+  if (slash > 0 && providers.has(model.slice(0, slash)))
+    return { provider: model.slice(0, slash), model: model.slice(slash + 1) || undefined };
+  if (providers.get(model)?.type === "local") return { provider: model };
+  return { model };
+}
+
+/**
+ * Targets for a call. An explicit model applies to one provider only: the named one, else the
+ * first that lists the model, else the first non-local one in the route; the others keep their
+ * own models, so a fallback never sends a model name to a provider that does not know it.
+ */
+export function planTargets(route: string[], providers: Map<string, Provider>, model: string | undefined): Target[] {
+  const picked = parseModel(model, providers);
+  let order = route;
+  let owner = picked.provider;
+  if (owner && route.includes(owner)) order = [owner, ...route.filter((n) => n !== owner)];
+  else if (owner) owner = undefined;
+  if (!owner && picked.model) {
+    owner =
+      route.find((n) =>
+        providers
+          .get(n)
+          ?.listModels?.()
+          .includes(picked.model as string),
+      ) ?? route.find((n) => providers.get(n)?.type !== "local");
+    if (owner) order = [owner, ...route.filter((n) => n !== owner)];
+  }
+  return order.map((name) => {
+    const provider = providers.get(name) as Provider;
+    const explicit = name === owner && provider.type !== "local" ? picked.model : undefined;
+    return { name, provider, model: explicit };
+  });
+}
+
+/** The model a target will use. */
+export function targetModel(t: Target, fn: string): string {
+  return t.provider.type === "local" ? "local" : (t.model ?? t.provider.modelFor(fn));
+}

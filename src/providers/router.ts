@@ -1,0 +1,268 @@
+import type { Config } from "../config";
+import { GatewayError, type ProviderAttempt } from "../errors";
+import type { AnyFunctionDef } from "../functions/define";
+import { type AttemptResult, attemptFunction } from "./attempt";
+import { type BreakerState, CircuitBreaker, countsAgainstProvider } from "./breaker";
+import { type ChatOptions, type ChatOutcome, type ChatStreamOutcome, runChat, runChatStream } from "./chat";
+import { orderRoute, planTargets, type Target, targetModel } from "./route-plan";
+import { type ChatMessage, type Provider, ProviderError } from "./types";
+
+export interface RouteCall {
+  def: AnyFunctionDef;
+  /** validated and normalized request */
+  request: unknown;
+  accountId: string;
+  /** the request's "model" field: "model" or "provider/model" */
+  model?: string;
+  /** content-generation's provider field */
+  preferProvider?: string;
+  signal: AbortSignal;
+  /** epoch ms */
+  deadlineMs: number;
+}
+
+export interface RouteOutcome {
+  result: unknown;
+  provider: string;
+  model: string;
+  attempts: ProviderAttempt[];
+}
+
+export interface RouterOptions {
+  /** clock for the circuit breakers (tests move it) */
+  now?: () => number;
+}
+
+export type OutcomeHook = (provider: string, fn: string, outcome: "ok" | "error", ms: number) => void;
+
+type Settled = { i: number; ok: true; value: AttemptResult | null } | { i: number; ok: false; error: unknown };
+interface Running {
+  target: Target;
+  ctrl: AbortController;
+  started: number;
+  promise: Promise<Settled>;
+}
+
+/**
+ * Routes function calls over the configured providers: ordered fallback, one circuit breaker per
+ * provider, optional hedging, overall deadline and client abort. Every provider error falls
+ * through to the next provider (recorded in `attempts`): a misconfigured provider (401, 404 model)
+ * must not sink a request another provider can serve.
+ */
+export class ProviderRouter {
+  onOutcome?: OutcomeHook;
+  private readonly breakers = new Map<string, CircuitBreaker>();
+  private readonly now?: () => number;
+
+  constructor(
+    private readonly config: Config,
+    private readonly providers: Map<string, Provider>,
+    opts: RouterOptions = {},
+  ) {
+    this.now = opts.now;
+  }
+
+  routeFor(def: AnyFunctionDef, preferProvider?: string): string[] {
+    return orderRoute(def, this.providers, this.config.routes[def.name], preferProvider);
+  }
+
+  canServe(def: AnyFunctionDef): boolean {
+    return this.routeFor(def).length > 0;
+  }
+
+  /** The first provider that would be tried and its model; stable while circuits open and close, so cache keys are too. */
+  resolveModel(
+    def: AnyFunctionDef,
+    call: { model?: string; preferProvider?: string },
+  ): { provider: string; model: string } | null {
+    const first = planTargets(this.routeFor(def, call.preferProvider), this.providers, call.model)[0];
+    return first ? { provider: first.name, model: targetModel(first, def.name) } : null;
+  }
+
+  status(): Record<string, { type: string; state: BreakerState; consecutiveFailures: number }> {
+    const out: Record<string, { type: string; state: BreakerState; consecutiveFailures: number }> = {};
+    for (const [name, p] of this.providers) {
+      const b = this.breaker(name);
+      out[name] = { type: p.type, state: b.state, consecutiveFailures: b.consecutiveFailures };
+    }
+    return out;
+  }
+
+  /** "provider/model" ids of the remote providers' known models, for GET /v1/models. */
+  models(): string[] {
+    const ids: string[] = [];
+    for (const p of this.providers.values()) {
+      if (p.type === "local") continue;
+      for (const m of p.listModels?.() ?? []) ids.push(`${p.name}/${m}`);
+    }
+    return ids;
+  }
+
+  async run(call: RouteCall): Promise<RouteOutcome> {
+    const targets = planTargets(this.routeFor(call.def, call.preferProvider), this.providers, call.model);
+    if (targets.length === 0) throw noProvider(call.def, this.config.routes[call.def.name] !== undefined);
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), Math.max(0, call.deadlineMs - Date.now()));
+    try {
+      return await this.race(call, targets, AbortSignal.any([call.signal, deadline.signal]), deadline.signal);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Tries targets in order. With hedge_after_ms for the function, a target that has not answered
+   * in time gets company from the next one; the first valid answer wins and the others are aborted.
+   */
+  private async race(call: RouteCall, targets: Target[], overall: AbortSignal, deadline: AbortSignal): Promise<RouteOutcome> {
+    const { def } = call;
+    const attempts: ProviderAttempt[] = [];
+    const running = new Map<number, Running>();
+    const hedgeMs = this.config.hedgeAfterMs[def.name];
+    let next = 0;
+
+    const startNext = (): void => {
+      while (next < targets.length) {
+        const i = next++;
+        const target = targets[i] as Target;
+        if (target.provider.type !== "local" && !this.breaker(target.name).tryAcquire()) {
+          attempts.push({ provider: target.name, model: targetModel(target, def.name), error: "circuit_open", ms: 0 });
+          continue;
+        }
+        const ctrl = new AbortController();
+        const signal = AbortSignal.any([overall, ctrl.signal]);
+        const input = {
+          def,
+          request: call.request,
+          accountId: call.accountId,
+          provider: target.provider,
+          model: target.model,
+          signal,
+        };
+        const promise = attemptFunction(input).then(
+          (value): Settled => ({ i, ok: true, value }),
+          (error: unknown): Settled => ({ i, ok: false, error }),
+        );
+        running.set(i, { target, ctrl, started: performance.now(), promise });
+        return;
+      }
+    };
+    const stopAll = (): void => {
+      for (const r of running.values()) {
+        r.ctrl.abort();
+        this.breaker(r.target.name).release();
+      }
+      running.clear();
+    };
+    const abortedP = new Promise<"abort">((resolve) => {
+      if (overall.aborted) resolve("abort");
+      else overall.addEventListener("abort", () => resolve("abort"), { once: true });
+    });
+
+    startNext();
+    while (running.size > 0) {
+      let hedgeTimer: ReturnType<typeof setTimeout> | undefined;
+      const waits: Promise<Settled | "abort" | "hedge">[] = [...[...running.values()].map((r) => r.promise), abortedP];
+      if (hedgeMs && next < targets.length)
+        waits.push(new Promise((resolve) => (hedgeTimer = setTimeout(() => resolve("hedge"), hedgeMs))));
+      const got = await Promise.race(waits);
+      clearTimeout(hedgeTimer);
+      if (got === "hedge") {
+        startNext();
+        continue;
+      }
+      if (got === "abort" || overall.aborted) {
+        const timedOut = deadline.aborted && !call.signal.aborted;
+        for (const r of running.values()) {
+          const ms = Math.round(performance.now() - r.started);
+          attempts.push({
+            provider: r.target.name,
+            model: targetModel(r.target, def.name),
+            error: timedOut ? "timeout" : "aborted",
+            ms,
+          });
+        }
+        stopAll();
+        if (timedOut)
+          throw new GatewayError("provider_timeout", `${def.name}: no provider answered before the deadline`, { attempts });
+        throw new GatewayError("provider_error", `${def.name}: the client closed the request`, { attempts });
+      }
+      const r = running.get(got.i) as Running;
+      running.delete(got.i);
+      const ms = Math.round(performance.now() - r.started);
+      const breaker = this.breaker(r.target.name);
+      if (got.ok && got.value) {
+        breaker.success();
+        this.onOutcome?.(r.target.name, def.name, "ok", ms);
+        stopAll();
+        return { result: got.value.result, provider: r.target.name, model: got.value.model, attempts };
+      }
+      if (got.ok)
+        breaker.release(); // the local engine declined this request: no failure, just next
+      else {
+        if (got.error instanceof GatewayError) {
+          // A local implementation's answer for the client (not_found, invalid_request): not a provider failure.
+          breaker.release();
+          stopAll();
+          throw got.error;
+        }
+        const err =
+          got.error instanceof ProviderError ? got.error : new ProviderError("invalid_output", "provider failed unexpectedly");
+        attempts.push({
+          provider: r.target.name,
+          model: targetModel(r.target, def.name),
+          error: err.code,
+          status: err.status,
+          ms,
+        });
+        if (countsAgainstProvider(err)) breaker.failure();
+        else breaker.release();
+        this.onOutcome?.(r.target.name, def.name, "error", ms);
+      }
+      if (running.size === 0) startNext();
+    }
+    if (attempts.length === 0) throw noProvider(def, this.config.routes[def.name] !== undefined, true);
+    throw new GatewayError("provider_error", `${def.name}: every provider failed (${summarize(attempts)})`, { attempts });
+  }
+
+  /** Plain chat completion (the OpenAI-compatible endpoint) with the same fallback and breakers. */
+  chat(messages: ChatMessage[], opts: ChatOptions & { stream: true }): Promise<ChatStreamOutcome>;
+  chat(messages: ChatMessage[], opts: ChatOptions & { stream?: false }): Promise<ChatOutcome>;
+  chat(messages: ChatMessage[], opts: ChatOptions): Promise<ChatOutcome | ChatStreamOutcome> {
+    const route = (this.config.routes["chat-completions"] ?? [...this.providers.keys()]).filter((n) => {
+      const p = this.providers.get(n);
+      return p !== undefined && p.type !== "local";
+    });
+    const targets = planTargets([...new Set(route)], this.providers, opts.model);
+    const env = { breaker: (n: string) => this.breaker(n), onOutcome: this.onOutcome };
+    return opts.stream ? runChatStream(messages, targets, opts, env) : runChat(messages, targets, opts, env);
+  }
+
+  private breaker(name: string): CircuitBreaker {
+    let b = this.breakers.get(name);
+    if (!b) {
+      b = new CircuitBreaker({ ...this.config.breaker, now: this.now });
+      this.breakers.set(name, b);
+    }
+    return b;
+  }
+}
+
+function summarize(attempts: ProviderAttempt[]): string {
+  return attempts.map((a) => `${a.provider}: ${a.error}`).join(", ");
+}
+
+const CONFIGURE =
+  "set OPENAI_API_KEY or GROQ_API_KEY, or add a [[providers]] entry (e.g. an openai-compatible base_url such as Ollama) to the TEXTAI_CONFIG file";
+
+export function noProvider(def: AnyFunctionDef, routed: boolean, localDeclined = false): GatewayError {
+  let message: string;
+  if (def.kind === "image")
+    message = `${def.name} needs a provider that generates images: set OPENAI_API_KEY or add a [[providers]] entry of type "openai" to the TEXTAI_CONFIG file`;
+  else if (routed)
+    message = `no provider in routes."${def.name}" can serve ${def.name}: add one that can (${CONFIGURE}) to that route`;
+  else if (localDeclined)
+    message = `the offline engine cannot answer this ${def.name} request and no AI provider is configured: ${CONFIGURE}`;
+  else message = `${def.name} needs an AI provider: ${CONFIGURE}`;
+  return new GatewayError("no_provider", message);
+}
