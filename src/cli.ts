@@ -81,7 +81,7 @@ export async function main(argv: string[]): Promise<number> {
     return -1;
   }
 
-  const storage = openStorage(config.dbPath);
+  const storage = openStorage(config.dbPath, { busyTimeoutMs: config.dbBusyTimeoutMs });
   const ledger = new CreditLedger(storage);
   const keys = new KeyStore(storage, ledger, { welcomeCredits: config.welcomeCredits });
   try {

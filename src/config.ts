@@ -75,6 +75,8 @@ export interface Config {
   port: number;
   host: string;
   dbPath: string;
+  /** how long a write waits for a lock held by another process before answering 503 */
+  dbBusyTimeoutMs: number;
   adminToken: string | null;
   welcomeCredits: number;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -171,6 +173,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: envInt(env, "PORT", 8080),
     host: env.HOST || "127.0.0.1",
     dbPath: env.TEXTAI_DB || "./data/textai.db",
+    dbBusyTimeoutMs: envInt(env, "TEXTAI_DB_BUSY_TIMEOUT_MS", 5000),
     adminToken: env.TEXTAI_ADMIN_TOKEN || null,
     welcomeCredits: envInt(env, "TEXTAI_WELCOME_CREDITS", file.welcome_credits ?? 100),
     logLevel,

@@ -22,7 +22,7 @@ export interface BuildOptions {
 
 /** Wires every part from one Config. Tests and `textai serve` both start here. */
 export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps {
-  const storage = openStorage(config.dbPath);
+  const storage = openStorage(config.dbPath, { busyTimeoutMs: config.dbBusyTimeoutMs });
   const ledger = new CreditLedger(storage);
   ledger.reconcile();
   const keys = new KeyStore(storage, ledger, { welcomeCredits: config.welcomeCredits });

@@ -19,10 +19,10 @@ export interface Storage {
  * every committed transaction across a process crash (only an OS crash or power loss can roll back
  * the last few commits, never corrupt the file), which costs no fsync per charge.
  */
-export function openStorage(path: string): Storage {
+export function openStorage(path: string, opts: { busyTimeoutMs?: number } = {}): Storage {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new Database(path, { create: true, strict: true });
-  sqlite.exec("PRAGMA busy_timeout = 5000");
+  sqlite.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA foreign_keys = ON");
