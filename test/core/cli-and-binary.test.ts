@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { wordCount } from "../helpers/echo-function";
+import { startGateway, type TestGateway } from "../helpers/gateway";
+
+const ROOT = join(import.meta.dir, "../..");
+
+function cli(args: string[], env: Record<string, string>, cmd: string[] = [process.execPath, join(ROOT, "src/cli.ts")]) {
+  const p = Bun.spawnSync([...cmd, ...args], { env: { ...process.env, ...env }, cwd: env.CWD ?? ROOT });
+  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+}
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway({ functions: [wordCount] });
+});
+afterAll(() => gw.close());
+
+describe("CLI beside a running server", () => {
+  test("keys create / list / revoke, credits grant and usage on the server's database", async () => {
+    const env = { TEXTAI_DB: gw.dbPath };
+    const created = cli(["keys", "create", "--label", "from cli", "--credits", "7", "--json"], env);
+    expect(created.code).toBe(0);
+    const k = JSON.parse(created.out) as { id: string; key: string; account_id: string; label: string; plan: string; prefix: string };
+    expect(Object.keys(k).sort()).toEqual(["account_id", "id", "key", "label", "plan", "prefix"]);
+    expect(k.key).toMatch(/^tai_live_[0-9A-Za-z]{40,}$/);
+
+    const h = { "x-api-key": k.key };
+    expect((await gw.post("/api/v1/ai/word-count", { text: "hello from the cli key" }, h)).status).toBe(200);
+
+    const grant = cli(["credits", "grant", "--account", k.account_id, "--amount", "5"], env);
+    expect(grant.code).toBe(0);
+    expect(gw.deps.ledger.balance(k.account_id)).toBe(11);
+
+    const usage = JSON.parse(cli(["usage", "--account", k.account_id, "--json"], env).out);
+    const api = (await gw.get("/api/v1/account/usage", h)).json.data.result;
+    expect(usage.requests).toBe(1);
+    expect(usage.credits_used).toBe(api.credits_used);
+    expect(usage.balance).toBe(api.balance);
+
+    const list = cli(["keys", "list", "--account", k.account_id, "--json"], env);
+    expect(list.out).not.toContain(k.key);
+    expect(JSON.parse(list.out)[0]).toMatchObject({ id: k.id, status: "active", masked_key: `tai_live_…${k.key.slice(-4)}` });
+
+    expect(cli(["keys", "revoke", k.id], env).code).toBe(0);
+    const revokedAt = Date.now();
+    let status = 200;
+    while (Date.now() - revokedAt < 1100) {
+      status = (await gw.post("/api/v1/ai/word-count", { text: "after revoke" }, h)).status;
+      if (status === 401) break;
+      await Bun.sleep(50);
+    }
+    expect(status).toBe(401);
+  });
+
+  test("bad usage exits non-zero with a message", () => {
+    const r = cli(["keys", "create"], { TEXTAI_DB: gw.dbPath });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("--label is required");
+    expect(cli(["credits", "grant", "--account", "acc_nope", "--amount", "3"], { TEXTAI_DB: gw.dbPath }).code).toBe(1);
+  });
+});
+
+describe("compiled binary", () => {
+  test("dist/textai serve works from an empty directory (migrations and docs embedded)", async () => {
+    const build = Bun.spawnSync([process.execPath, "run", "build"], { cwd: ROOT });
+    expect(build.exitCode).toBe(0);
+    const dir = mkdtempSync(join(tmpdir(), "textai-bin-"));
+    const bin = join(dir, "textai");
+    await Bun.write(bin, Bun.file(join(ROOT, "dist/textai")));
+    Bun.spawnSync(["chmod", "+x", bin]);
+    const env = { ...process.env, PORT: "0", TEXTAI_DB: "" } as Record<string, string>;
+    delete env.TEXTAI_DB;
+    const created = Bun.spawnSync([bin, "keys", "create", "--label", "bin", "--json"], { cwd: dir, env });
+    expect(created.exitCode).toBe(0);
+    const key = JSON.parse(created.stdout.toString()).key as string;
+    const server = Bun.spawn([bin, "serve", "--port", "0"], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
+    try {
+      const reader = server.stdout.getReader();
+      let out = "";
+      while (!/listening on (\S+)/.test(out)) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        out += new TextDecoder().decode(value);
+      }
+      const url = out.match(/listening on (\S+)/)![1];
+      expect((await fetch(`${url}/health`)).status).toBe(200);
+      const usage = await fetch(`${url}/api/v1/account/usage`, { headers: { "x-api-key": key } });
+      expect(usage.status).toBe(200);
+      expect(((await usage.json()) as { data: { result: { balance: number } } }).data.result.balance).toBe(100);
+      expect((await fetch(`${url}/docs/assets/scalar.js`)).status).toBe(200);
+      expect((await fetch(`${url}/openapi.json`)).status).toBe(200);
+    } finally {
+      server.kill("SIGTERM");
+      expect(await server.exited).toBe(0);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
