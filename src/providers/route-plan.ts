@@ -65,9 +65,9 @@ export function planTargets(route: string[], providers: Map<string, Provider>, m
   const picked = parseModel(model, providers);
   let order = route;
   let owner = picked.provider;
-  if (owner && route.includes(owner)) order = [owner, ...route.filter((n) => n !== owner)];
-  else if (owner) owner = undefined;
-  if (!owner && picked.model) {
+  if (owner && !route.includes(owner)) return order.map((name) => ({ name, provider: providers.get(name) as Provider }));
+  if (owner) order = [owner, ...route.filter((n) => n !== owner)];
+  else if (picked.model) {
     owner =
       route.find((n) =>
         providers

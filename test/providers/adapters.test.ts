@@ -1,0 +1,221 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { Value } from "@sinclair/typebox/value";
+import { createGroqProvider } from "../../src/providers/groq";
+import { mockText } from "../../src/providers/mock";
+import { createOpenAIProvider } from "../../src/providers/openai";
+import { ProviderError } from "../../src/providers/types";
+import { startUpstream, type Upstream } from "../helpers/upstream";
+import { call, makeRouter, rejection, TinyResult, tiny, tinyImage } from "./fixtures";
+
+let sim: Upstream;
+let sim2: Upstream;
+
+beforeAll(async () => {
+  sim = await startUpstream();
+  sim2 = await startUpstream();
+});
+afterAll(async () => {
+  await sim.close();
+  await sim2.close();
+});
+beforeEach(() => {
+  sim.reset();
+  sim2.reset();
+});
+
+const input = { text: "Refund my order, the parcel arrived broken" };
+
+describe("json_object fallback", () => {
+  test("a server that rejects json_schema gets json_object with the schema in the prompt, remembered per provider", async () => {
+    sim.configure({ rejectJsonSchema: true });
+    const router = makeRouter({
+      providers: [{ name: "ollama", type: "openai-compatible", base_url: `${sim.url}/v1`, default_model: "llama3.1:8b" }],
+    });
+    const first = await router.run(call(tiny, input));
+    expect(first.provider).toBe("ollama");
+    expect(first.attempts).toEqual([]);
+    expect(Value.Check(TinyResult, first.result)).toBe(true);
+    const kinds = sim.calls.requests.map((r) => (r.body.response_format as { type: string }).type);
+    expect(kinds).toEqual(["json_schema", "json_object"]);
+    const system = (sim.calls.requests[1]?.body.messages as { role: string; content: string }[])[0];
+    expect(system?.role).toBe("system");
+    expect(system?.content).toContain('"label"');
+
+    await router.run(call(tiny, input));
+    expect(sim.calls.requests.map((r) => (r.body.response_format as { type: string }).type)).toEqual([
+      "json_schema",
+      "json_object",
+      "json_object",
+    ]);
+  });
+
+  test("other 400s are not mistaken for a json_schema rejection", async () => {
+    sim.program([{ status: 400 }]);
+    const p = createOpenAIProvider({ name: "x", type: "openai", base_url: `${sim.url}/v1` });
+    const err = await rejection(
+      p.complete({ fn: "tiny", messages: [{ role: "user", content: "hi" }], schema: { name: "tiny", schema: TinyResult } }),
+    );
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(err.code).toBe("http_400");
+    expect(sim.calls.count).toBe(1);
+    expect(p.supportsJsonSchema).toBe(true);
+  });
+});
+
+describe("groq adapter", () => {
+  test("talks to /openai/v1 with its default model and serves as a fallback", async () => {
+    sim.program([{ status: 502 }]);
+    const router = makeRouter({
+      providers: [
+        { name: "openai", type: "openai", base_url: `${sim.url}/v1` },
+        { name: "groq", type: "groq", base_url: sim2.url, api_key: "gsk_test" },
+      ],
+    });
+    const out = await router.run(call(tiny, input));
+    expect(out.provider).toBe("groq");
+    expect(out.model).toBe("llama-3.3-70b-versatile");
+    expect(out.attempts).toMatchObject([{ provider: "openai", error: "http_502", status: 502 }]);
+    expect(sim2.calls.requests[0]?.path).toBe("/openai/v1/chat/completions");
+    expect(Value.Check(TinyResult, out.result)).toBe(true);
+  });
+
+  test("maps a 429 with Retry-After", async () => {
+    sim.program([{ status: 429, retryAfter: 3 }]);
+    const p = createGroqProvider({ name: "groq", type: "groq", base_url: sim.url });
+    const err = await rejection(p.complete({ fn: "x", messages: [{ role: "user", content: "hi" }] }));
+    expect(err).toBeInstanceOf(ProviderError);
+    expect((err as ProviderError).retryAfterMs).toBe(3000);
+    expect(sim.calls.count).toBe(1); // maxRetries 0: the router, not the SDK, retries
+  });
+
+  test("a per-function model from config", async () => {
+    const router = makeRouter({
+      providers: [{ name: "groq", type: "groq", base_url: sim.url, models: { tiny: "llama-3.1-8b-instant" } }],
+    });
+    const out = await router.run(call(tiny, input));
+    expect(out.model).toBe("llama-3.1-8b-instant");
+    expect(sim.calls.requests[0]?.model).toBe("llama-3.1-8b-instant");
+  });
+});
+
+describe("chat completions", () => {
+  const messages = [{ role: "user" as const, content: "hello there simulator" }];
+  const router = () =>
+    makeRouter({
+      providers: [
+        { name: "a", type: "openai", base_url: `${sim.url}/v1` },
+        { name: "b", type: "groq", base_url: sim2.url },
+      ],
+    });
+
+  test("plain chat with fallback", async () => {
+    sim.program([{ status: 500 }]);
+    const out = await router().chat(messages, { signal: new AbortController().signal, deadlineMs: Date.now() + 5000 });
+    expect(out.provider).toBe("b");
+    expect(out.text).toBe(mockText("hello there simulator"));
+    expect(out.attempts).toMatchObject([{ provider: "a", error: "http_500" }]);
+  });
+
+  test("streaming: chunks arrive in order and add up to the answer", async () => {
+    const out = await router().chat(messages, {
+      stream: true,
+      signal: new AbortController().signal,
+      deadlineMs: Date.now() + 5000,
+    });
+    expect(out.provider).toBe("a");
+    let text = "";
+    let finish: string | null | undefined;
+    for await (const c of out.stream) {
+      text += c.delta;
+      if (c.finishReason) finish = c.finishReason;
+    }
+    expect(text).toBe(mockText("hello there simulator"));
+    expect(finish).toBe("stop");
+    expect(sim.calls.requests[0]?.stream).toBe(true);
+  });
+
+  test("streaming falls back before the first chunk", async () => {
+    sim.program([{ status: 503 }]);
+    const out = await router().chat(messages, {
+      stream: true,
+      signal: new AbortController().signal,
+      deadlineMs: Date.now() + 5000,
+    });
+    expect(out.provider).toBe("b");
+    expect(out.attempts).toMatchObject([{ provider: "a", error: "http_503" }]);
+    let text = "";
+    for await (const c of out.stream) text += c.delta;
+    expect(text).toBe(mockText("hello there simulator"));
+  });
+
+  test("a stream cut after the first chunk surfaces as an error to the consumer", async () => {
+    sim.program([{ streamCut: true }]);
+    const out = await router().chat(messages, {
+      stream: true,
+      signal: new AbortController().signal,
+      deadlineMs: Date.now() + 5000,
+    });
+    expect(out.provider).toBe("a");
+    const err = await rejection(
+      (async () => {
+        for await (const _ of out.stream) {
+          /* drain */
+        }
+      })(),
+    );
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(sim2.calls.count).toBe(0);
+  });
+
+  test("a consumer that stops early aborts the upstream stream", async () => {
+    const long = [{ role: "user" as const, content: "one two three four five six seven eight nine ten eleven twelve" }];
+    const out = await router().chat(long, { stream: true, signal: new AbortController().signal, deadlineMs: Date.now() + 5000 });
+    for await (const _ of out.stream) break;
+    await Bun.sleep(50);
+    expect(sim.calls.requests[0]?.aborted).toBe(true);
+  });
+
+  test("no remote provider: no_provider 503", async () => {
+    const err = await rejection(
+      makeRouter({}).chat(messages, { signal: new AbortController().signal, deadlineMs: Date.now() + 1000 }),
+    );
+    expect(err.code).toBe("no_provider");
+    expect(err.message).toContain("OPENAI_API_KEY");
+  });
+});
+
+describe("images and embeddings", () => {
+  test("image functions go to provider.image and skip providers without it", async () => {
+    const router = makeRouter({
+      providers: [
+        { name: "groq", type: "groq", base_url: sim2.url },
+        { name: "openai", type: "openai", base_url: `${sim.url}/v1` },
+      ],
+    });
+    expect(router.routeFor(tinyImage)).toEqual(["openai"]);
+    const out = await router.run(call(tinyImage, { prompt: "a lighthouse at dusk", size: "512x512" }));
+    expect(out.provider).toBe("openai");
+    expect(out.model).toBe("gpt-image-1");
+    const result = out.result as { images: { b64_json?: string; format: string }[] };
+    expect(result.images[0]?.b64_json?.length).toBeGreaterThan(10);
+    expect(sim.calls.requests[0]?.path).toBe("/v1/images/generations");
+    expect(sim.calls.requests[0]?.body).toMatchObject({ prompt: "a lighthouse at dusk", size: "512x512" });
+  });
+
+  test("no image provider: no_provider naming what to set", async () => {
+    const err = await rejection(makeRouter({}).run(call(tinyImage, { prompt: "x" })));
+    expect(err.code).toBe("no_provider");
+    expect(err.message).toContain("OPENAI_API_KEY");
+  });
+
+  test("embeddings are deterministic and similar texts are closer", async () => {
+    const p = createOpenAIProvider({ name: "openai", type: "openai", base_url: `${sim.url}/v1` });
+    const embed = p.embed;
+    if (!embed) throw new Error("openai provider must embed");
+    const [x, y, z] = await embed(["refund for a broken parcel", "refund for my broken parcel", "quarterly revenue report"]);
+    const dot = (u: number[] = [], v: number[] = []) => u.reduce((s, ui, i) => s + ui * (v[i] ?? 0), 0);
+    expect(x?.length).toBe(64);
+    expect(dot(x, y)).toBeGreaterThan(dot(x, z));
+    expect(await embed(["refund for a broken parcel"])).toEqual([x as number[]]);
+  });
+});
