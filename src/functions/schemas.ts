@@ -100,6 +100,7 @@ export const ExtractSchema = () =>
       Type.Union([Type.String(), Type.Record(Type.String(), Type.Unknown())]),
       {
         maxProperties: 50,
+        additionalProperties: false,
         description:
           'fields to extract: name -> type ("string", "number", "integer", "boolean", "date", "string[]") or a description',
       },
