@@ -37,7 +37,8 @@ describe("json_object fallback", () => {
     expect(Value.Check(TinyResult, first.result)).toBe(true);
     const kinds = sim.calls.requests.map((r) => (r.body.response_format as { type: string }).type);
     expect(kinds).toEqual(["json_schema", "json_object"]);
-    const system = (sim.calls.requests[1]?.body.messages as { role: string; content: string }[])[0];
+    const sent = (sim.calls.requests[1]?.body.messages ?? []) as { role: string; content: string }[];
+    const system = sent[0];
     expect(system?.role).toBe("system");
     expect(system?.content).toContain('"label"');
 
