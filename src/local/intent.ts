@@ -4,7 +4,7 @@
  *
  * Exported API (stable; other modules compose it):
  *   detectIntent(text: string, intentTypes?: readonly string[], opts?: { entities?: Record<string, string> }): IntentResult
- *     -> { intent, confidence 0..1, entities: Record<string,string>, alternatives: {intent,score}[], matched }
+ *     -> { intent, confidence 0..1, entities: Record<string,string>, alternatives: {intent,confidence}[], matched }
  *     `matched` is false when no cue supports the answer (then intent is "other", or the caller's
  *     fallback label such as "other"/"general" if it offered one); callers should treat that as unknown.
  *   BUILTIN_INTENTS: readonly string[]   the documented taxonomy
@@ -126,8 +126,8 @@ export interface IntentResult {
   intent: string;
   confidence: number;
   entities: Record<string, string>;
-  /** other labels with their raw evidence score, best first */
-  alternatives: { intent: string; score: number }[];
+  /** runner-up labels with a confidence on the same 0..1 scale, best first */
+  alternatives: { intent: string; confidence: number }[];
   /** false when no cue supports the answer */
   matched: boolean;
 }
@@ -189,13 +189,15 @@ export function detectIntent(text: string, intentTypes?: readonly string[], opts
   const scores: Map<string, number> = labels ? scoreCustom(text, labels, builtin) : builtin;
   const ranked = [...scores.entries()].filter(([, s]) => s > 0).sort((a, b) => b[1] - a[1]);
   const entities = intentEntities(text, opts.entities);
-  const alternatives = ranked.slice(1, 4).map(([intent, score]) => ({ intent, score: Math.round(score * 100) / 100 }));
   if (!ranked.length) {
     const fallback = labels ? labels.find((l) => FALLBACK_LABELS.has(l.toLowerCase())) : "other";
-    return { intent: fallback ?? labels?.[0] ?? "other", confidence: fallback ? 0.35 : 0.1, entities, alternatives, matched: false };
+    return { intent: fallback ?? labels?.[0] ?? "other", confidence: fallback ? 0.35 : 0.1, entities, alternatives: [], matched: false };
   }
   const [best, second] = [ranked[0][1], ranked[1]?.[1] ?? 0];
-  return { intent: ranked[0][0], confidence: confidenceOf(best, second), entities, alternatives, matched: true };
+  const confidence = confidenceOf(best, second);
+  // runner-ups scaled by their evidence relative to the winner, kept below the winner
+  const alternatives = ranked.slice(1, 4).map(([intent, score]) => ({ intent, confidence: Math.round(confidence * (score / best) * 0.9 * 100) / 100 }));
+  return { intent: ranked[0][0], confidence, entities, alternatives, matched: true };
 }
 
 // Which extractor serves an entity the caller names ("order_number": "the order id").
