@@ -55,6 +55,7 @@ export const NOT_NAME_WORDS: ReadonlySet<string> = new Set(
     "Father Mom Dad Uncle Aunt Sister Brother Grandma Grandpa Doctor Nurse Officer Agent Chief Senator President Governor " +
     "English Spanish French German American British European Canadian Australian Chinese Japanese Indian Internet Wi-Fi " +
     "Just Can Could Would Should Did Do Does Is Are Was Were Be Been Has Have Had Let Get Got Go Going Sorry Great " +
+    "Professor Doctor Frau Herr Madame Monsieur Captain Son Daughter Wife Husband Boyfriend Girlfriend Partner Colleague Neighbour Neighbor " +
     "Good Nice Welcome Happy Love Kind Warm Many Much More Most Very Really Still Again Once Soon Now Later"
   ).split(" "),
 );

@@ -14,7 +14,11 @@ const TITLE =
 const STRONG_INTRO =
   /(?:\bmy name is|\bname is|\bname\s*:|\bnamed|\bcalled|\bDear|\bsigned|\bAttn\.?:?|\bAttention:|\bpatient:?|\bcustomer:?|\bemployee:?|\bcontact person:?|\bassigned to|\bfull name:?)\s*$/iu;
 const WEAK_INTRO =
-  /(?:\bI'?m|\bI am|\bthis is|\bHi|\bHello|\bHey|\bThanks,?|\bThank you,?|\bRegards,?|\bBest,?|\bCheers,?|\bSincerely,?|\bcontact|\bask for|\bspeak (?:with|to)|\btalk to|\bfrom|\bby|\bcc:?|\bwith|\bmet|\btold|\bemail|\bcall|\band)\s*[\n\s]*$/iu;
+  /(?:\bI'?m|\bI am|\bit'?s|\bthis is|\bHi|\bHello|\bHey|\bThanks|\bThank you|\bRegards|\bBest|\bCheers|\bSincerely|\bcontact|\bask for|\bspeak (?:with|to)|\btalk to|\breach|\bfrom|\bfor|\bby|\bcc|\bwith|\bmet|\btold|\bemail|\bcall|\band|\bheiße|\bje suis|\bje m'appelle|\bme llamo|\bsoy|\bmi chiamo|\bsono)\s*[:,]?\s*$/iu;
+
+/** verbs that follow a person far more often than a place or product ("Olumide Bakare signed") */
+const PERSON_VERB =
+  /^\s+(?:said|says|told|asked|wrote|signed|replied|called|emailed|mentioned|confirmed|explained|agreed|joined|thinks|believes|will|who|and (?:her|his))\b/u;
 
 interface Token {
   start: number;
@@ -53,7 +57,8 @@ export function findNames(text: string): PiiEntity[] {
     const last = toks[run - 1];
     const length = run - i;
     const before = text.slice(Math.max(0, first.start - 30), first.start);
-    const score = nameScore(first.word, length, before);
+    const after = text.slice(last.end, last.end + 20);
+    const score = nameScore(first.word, length, before, PERSON_VERB.test(after));
     if (score > 0) {
       out.push(entity("name", text, first.start, last.end, score));
       i = run;
@@ -84,7 +89,7 @@ function runFrom(text: string, toks: Token[], i: number): number {
   return j;
 }
 
-function nameScore(firstWord: string, length: number, before: string): number {
+function nameScore(firstWord: string, length: number, before: string, personVerbAfter: boolean): number {
   if (TITLE.test(before)) return 0.93;
   if (STRONG_INTRO.test(before)) return 0.9;
   const known = GIVEN_NAMES.has(firstWord);
@@ -92,6 +97,6 @@ function nameScore(firstWord: string, length: number, before: string): number {
   const weak = WEAK_INTRO.test(before);
   if (known && !ambiguous) return length >= 2 ? 0.9 : 0.8;
   if (known && ambiguous) return length >= 2 ? 0.75 : weak ? 0.7 : 0;
-  if (weak && length >= 2 && firstWord.length > 1) return 0.7;
+  if ((weak || personVerbAfter) && length >= 2 && firstWord.length > 1) return 0.7;
   return 0;
 }

@@ -8,9 +8,11 @@ import { entity, type PiiEntity } from "./types";
 const CANDIDATE =
   /(?<![\p{L}\p{N}+\-./:])(?:\+|00)?\(?\d[\d(). \u00A0-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
 const CONTEXT =
-  /\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial)\b[.:#]?\s*(?:(?:me|us|him|her|is|at|on|number|no\.?|me at)\s*){0,3}[:#]?\s*\(?$/i;
+  /\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\b[.:#]?\s*(?:(?:me|us|him|her|is|at|on|number|no\.?|me at)\s*){0,3}[:#]?\s*\(?$/i;
 const NANP = /^(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}$/;
 const DATE_SHAPE = /^(?:\d{1,2}[.\- ]\d{1,2}[.\- ](?:19|20)\d{2}|(?:19|20)\d{2}[.\- ]\d{1,2}[.\- ]\d{1,2})$/;
+// 3-2-4 with dashes is how SSNs are written, never phone numbers
+const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
 const EXTENSION = /\s*(?:ext\.?|x|#)\s*\d{1,6}$/i;
 
 export function findPhoneNumbers(text: string): PiiEntity[] {
@@ -31,7 +33,7 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
 
 function phoneScore(raw: string, context: boolean): number {
   const main = raw.replace(EXTENSION, "");
-  if (/\s{2,}/.test(main) || DATE_SHAPE.test(main)) return 0;
+  if (/\s{2,}/.test(main) || DATE_SHAPE.test(main) || SSN_SHAPE.test(main)) return 0;
   const digits = main.replace(/\D/g, "");
   if (digits.length < 7 || digits.length > 15) return 0;
   if ((main.match(/\(/g)?.length ?? 0) !== (main.match(/\)/g)?.length ?? 0)) return 0;
@@ -44,7 +46,7 @@ function phoneScore(raw: string, context: boolean): number {
   if (NANP.test(main)) return 0.88 + bonus;
   if (/^\(\d{2,5}\)/.test(main) && digits.length >= 8) return 0.85 + bonus;
   // trunk prefix 0 with separators: UK "020 7946 0958", FR "01 23 45 67 89", DE "030 1234567"
-  if (main.startsWith("0") && groups.length >= 2 && digits.length >= 9 && digits.length <= 12) return 0.8 + bonus;
+  if (/^0[1-9]/.test(main) && groups.length >= 2 && digits.length >= 9 && digits.length <= 12) return 0.8 + bonus;
   if (context && (groups.length >= 2 || digits.length === 10)) return 0.75;
   return 0;
 }

@@ -71,6 +71,9 @@ export const DOMAIN_VALENCE: Readonly<Record<string, number>> = {
   yummy: 2.4,
   filthy: -2.4,
   spotless: 2.2,
+  unbearable: -2.5,
+  unhelpful: -1.8,
+  letdown: -1.8,
 };
 
 export const EMOJI_VALENCE: Readonly<Record<string, number>> = {

@@ -78,7 +78,22 @@ const IDIOMS = new Map<string, number>([
   ["do not buy", -2.5],
   ["don't buy", -2.5],
   ["never again", -2],
+  ["five stars", 2.5],
+  ["5 stars", 2.5],
+  ["one star", -2],
+  ["1 star", -2],
+  ["buy again", 2],
+  ["order again", 2],
+  // service names, not praise: "customer support hung up on me"
+  ["customer support", 0],
+  ["customer service", 0],
+  ["tech support", 0],
 ]);
+
+/** "like" is a verb of liking after these words; elsewhere it is mostly a preposition ("looks like"). */
+const LIKE_SUBJECTS = new Set(
+  "i you we they he she really do did does would 'd also totally actually definitely just still kinda don't didn't doesn't i'd we'd".split(" "),
+);
 
 const PUNCT_EDGES = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu;
 const HAS_LETTER = /\p{L}/u;
@@ -147,7 +162,7 @@ export function valenceSum(text: string): { sum: number; pos: number; neg: numbe
     const w = lower[i];
     if (BOOSTERS.has(w)) continue;
     if (w === "kind" && lower[i + 1] === "of") continue;
-    if (w === "like" && i > 0) continue; // "like" as a preposition dominates in reviews ("looks like")
+    if (w === "like" && i > 0 && !LIKE_SUBJECTS.has(lower[i - 1])) continue;
     let valence = LEXICON.get(w);
     if (valence === undefined) continue;
     hits++;
@@ -161,6 +176,8 @@ export function valenceSum(text: string): { sum: number; pos: number; neg: numbe
         else if (back === 3) s *= 0.9;
         valence += s;
       }
+      // "can't believe how good" is emphasis, not negation
+      if (lower[j + 1] === "believe" && isNegation(lower[j])) continue;
       valence = negated(lower, i, back, valence);
     }
     if (i > 0 && lower[i - 1] === "least" && !(i > 1 && (lower[i - 2] === "at" || lower[i - 2] === "very")))

@@ -4,6 +4,7 @@
  * (boundary slips such as a trailing period still count; a different entity does not).
  * "exact" counts only identical offsets.
  */
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { detectPii, PII_TYPES, type PiiEntity, type PiiType } from "../../../src/local/pii";
 import { type Counts, fmt, prf, readJsonl } from "../metrics";
@@ -24,8 +25,29 @@ export const PII_TARGETS: Partial<Record<PiiType, number>> = {
   address: 0.8,
 };
 
+/** Generated set: template texts with seeded values (build-pii-fixture.ts). */
 export function loadPiiFixture(): Gold[] {
   return readJsonl(join(import.meta.dir, "../../fixtures/eval/pii.jsonl"), (x) => x as Gold);
+}
+
+/** Hand-written set: one text a line, `[[type|span]]` marks PII, `\\n` is a line break. */
+export function loadHandwrittenPii(): Gold[] {
+  const lines = readFileSync(join(import.meta.dir, "../../fixtures/eval/pii-handwritten.txt"), "utf8").split("\n");
+  return lines
+    .filter((l) => l.trim() && !l.startsWith("#"))
+    .map((line) => {
+      const entities: Gold["entities"] = [];
+      let text = "";
+      let at = 0;
+      const src = line.replace(/\\n/g, "\n");
+      for (const m of src.matchAll(/\[\[(\w+)\|(.+?)\]\]/g)) {
+        text += src.slice(at, m.index);
+        entities.push({ type: m[1] as PiiType, start: text.length, end: text.length + m[2].length, text: m[2] });
+        text += m[2];
+        at = m.index + m[0].length;
+      }
+      return { text: text + src.slice(at), entities };
+    });
 }
 
 function overlapRatio(a: { start: number; end: number }, b: { start: number; end: number }): number {
@@ -34,7 +56,7 @@ function overlapRatio(a: { start: number; end: number }, b: { start: number; end
   return inter / (Math.max(a.end, b.end) - Math.min(a.start, b.start));
 }
 
-export function evaluatePii(items: Gold[] = loadPiiFixture()): EvalReport {
+export function evaluatePii(items: Gold[] = loadPiiFixture(), capability = "pii"): EvalReport {
   const counts = new Map<PiiType, Counts>(PII_TYPES.map((t) => [t, { tp: 0, fp: 0, fn: 0 }]));
   const exact = new Map<PiiType, number>(PII_TYPES.map((t) => [t, 0]));
   const errors: string[] = [];
@@ -74,8 +96,11 @@ export function evaluatePii(items: Gold[] = loadPiiFixture()): EvalReport {
   }
   const micro = prf(all);
   metrics.push({ name: "micro F1", value: micro.f1 });
-  return { capability: "pii", items: items.length, metrics, table, errors };
+  return { capability, items: items.length, metrics, table, errors };
 }
 
-const evaluator: Evaluator = { name: "pii", run: () => evaluatePii() };
+const evaluator: Evaluator = {
+  name: "pii",
+  run: () => evaluatePii([...loadPiiFixture(), ...loadHandwrittenPii()], "pii (generated + hand-written)"),
+};
 export default evaluator;
