@@ -119,8 +119,8 @@ export class OpenAILikeProvider implements Provider {
   readonly type: ProviderType;
   readonly image?: (req: ImageRequest) => Promise<ImageResult>;
   readonly embed?: (texts: string[], signal?: AbortSignal) => Promise<number[][]>;
-  /** set once the server rejected json_schema; later calls go straight to json_object */
-  private jsonSchemaUnsupported = false;
+  /** models whose server rejected json_schema; their later calls go straight to json_object */
+  private readonly jsonSchemaUnsupported = new Set<string>();
 
   constructor(
     private readonly config: ProviderConfig,
@@ -133,8 +133,8 @@ export class OpenAILikeProvider implements Provider {
     if (sdk.embed && defaults.embeddingModel) this.embed = (texts, signal) => this.embedTexts(texts, signal);
   }
 
-  get supportsJsonSchema(): boolean {
-    return !this.jsonSchemaUnsupported;
+  supportsJsonSchema(model: string): boolean {
+    return !this.jsonSchemaUnsupported.has(model);
   }
 
   modelFor(fn: string): string {
@@ -168,14 +168,16 @@ export class OpenAILikeProvider implements Provider {
 
   async complete(req: CompletionRequest): Promise<CompletionResult> {
     const structured = req.schema ? toStructured(req.schema.schema) : undefined;
+    const model = req.model ?? this.modelFor(req.fn);
+    const jsonSchema = this.supportsJsonSchema(model);
     let response: ChatCompletionLike;
     try {
-      response = await this.call(req, structured, !this.jsonSchemaUnsupported);
+      response = await this.call(req, structured, jsonSchema);
     } catch (err) {
       const mapped = mapSdkError(err, this.sdk.errors, req.signal);
-      if (!structured || this.jsonSchemaUnsupported || !rejectsJsonSchema(mapped)) throw mapped;
-      // Remembered per provider: many OpenAI-compatible servers only know json_object.
-      this.jsonSchemaUnsupported = true;
+      if (!structured || !jsonSchema || !rejectsJsonSchema(mapped)) throw mapped;
+      // Remembered per provider and model: many OpenAI-compatible servers (and some Groq models) only know json_object.
+      this.jsonSchemaUnsupported.add(model);
       try {
         response = await this.call(req, structured, false);
       } catch (retryErr) {
@@ -187,7 +189,7 @@ export class OpenAILikeProvider implements Provider {
     if (req.schema && structured) text = restore(text, req.schema.schema, structured);
     return {
       text,
-      model: response.model || (req.model ?? this.modelFor(req.fn)),
+      model: response.model || model,
       usage: response.usage
         ? { prompt_tokens: response.usage.prompt_tokens, completion_tokens: response.usage.completion_tokens }
         : undefined,

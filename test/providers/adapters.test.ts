@@ -220,3 +220,37 @@ describe("images and embeddings", () => {
     expect(await embed(["refund for a broken parcel"])).toEqual([x as number[]]);
   });
 });
+
+describe("SDK wiring", () => {
+  test("an injected fetch sees every call (no SDK retries)", async () => {
+    const seen: string[] = [];
+    const counting = (input: string | URL | Request, init?: RequestInit) => {
+      seen.push(String(input instanceof Request ? input.url : input));
+      return fetch(input, init);
+    };
+    sim.program([{ status: 500 }]);
+    const p = createOpenAIProvider({ name: "x", type: "openai", base_url: `${sim.url}/v1` }, { fetch: counting });
+    const err = await rejection(p.complete({ fn: "x", messages: [{ role: "user", content: "hi" }] }));
+    expect(err.code).toBe("http_500");
+    expect(seen).toEqual([`${sim.url}/v1/chat/completions`]);
+  });
+
+  test("connection refused maps to connection", async () => {
+    const p = createOpenAIProvider({ name: "x", type: "openai", base_url: "http://127.0.0.1:9/v1" });
+    const err = await rejection(p.complete({ fn: "x", messages: [{ role: "user", content: "hi" }] }));
+    expect(err).toBeInstanceOf(ProviderError);
+    expect(err.code).toBe("connection");
+  });
+
+  test("buildProviders keeps config order and always has local", () => {
+    const router = makeRouter({
+      providers: [
+        { name: "g", type: "groq", base_url: sim.url },
+        { name: "m", type: "mock" },
+      ],
+    });
+    expect(Object.keys(router.status())).toEqual(["g", "m", "local"]);
+    expect(router.status().local).toEqual({ type: "local", state: "closed", consecutiveFailures: 0 });
+    expect(router.models()).toEqual(["g/llama-3.3-70b-versatile", "m/mock-1"]);
+  });
+});

@@ -252,3 +252,14 @@ describe("outcome hook", () => {
     expect(seen).toEqual(["a:tiny:error", "b:tiny:ok"]);
   });
 });
+
+describe("simulator fault scoping", () => {
+  test("faults scoped to a model hit only calls for that model", async () => {
+    a.program([{ status: 500 }], { model: "gpt-4o-mini" });
+    const other = await twoProviders().run(call(tiny, input, { model: "a/gpt-4.1" }));
+    expect(other.provider).toBe("a");
+    const dflt = await twoProviders().run(call(tiny, input));
+    expect(dflt.provider).toBe("b");
+    expect(dflt.attempts).toMatchObject([{ provider: "a", error: "http_500" }]);
+  });
+});
