@@ -16,6 +16,7 @@ import { errorResponse } from "./http/respond";
 import { accountRoutes } from "./http/routes/account";
 import { adminRoutes } from "./http/routes/admin";
 import { functionRoutes } from "./http/routes/functions";
+import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
 import { beginRequest, stateOf } from "./http/state";
 import type { Logger } from "./log";
@@ -103,7 +104,8 @@ export function createApp(deps: AppDeps) {
     .use(opsRoutes(deps))
     .use(functionRoutes(deps, pipeline))
     .use(accountRoutes(deps))
-    .use(adminRoutes(deps));
+    .use(adminRoutes(deps))
+    .use(openAiCompatRoutes(deps));
   for (const plugin of deps.plugins ?? []) app = app.use(plugin({ ...deps, pipeline }));
   return app;
 }
