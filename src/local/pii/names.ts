@@ -26,7 +26,11 @@ interface Token {
   word: string;
 }
 
+// "I'm", "Don't", "We'll": contractions are never part of a name ("O'Brien" is not one)
+const CONTRACTION = /['’](?:m|d|ll|ve|re|t)$/u;
+
 function isCapitalized(word: string): boolean {
+  if (CONTRACTION.test(word)) return false;
   const first = word.charAt(0);
   if (first === first.toLowerCase()) return false;
   // ALL-CAPS words are acronyms ("SSN", "IBM"), not names

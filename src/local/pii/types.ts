@@ -36,5 +36,5 @@ export interface PiiEntity {
 export type Recognizer = (text: string) => PiiEntity[];
 
 export function entity(type: PiiType, text: string, start: number, end: number, score: number): PiiEntity {
-  return { type, start, end, text: text.slice(start, end), score };
+  return { type, start, end, text: text.slice(start, end), score: Math.round(score * 1000) / 1000 };
 }

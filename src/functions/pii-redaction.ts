@@ -1,0 +1,182 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { PII_TYPES, type PiiType, redactPii } from "../local/pii";
+import { defineFunction } from "./define";
+import { buildPrompt } from "./prompt";
+import { Confidence, Enum, Model, Result, Text } from "./schemas";
+
+/** Request names (the spec's plural forms) -> entity types of results. */
+const REDACT_TYPES = {
+  names: "name",
+  emails: "email",
+  phone_numbers: "phone_number",
+  ssn: "ssn",
+  credit_cards: "credit_card",
+  ip_addresses: "ip_address",
+  dates_of_birth: "date_of_birth",
+  addresses: "address",
+} as const satisfies Record<string, PiiType>;
+type RedactType = keyof typeof REDACT_TYPES;
+const REDACT_TYPE_NAMES = Object.keys(REDACT_TYPES) as RedactType[];
+const STYLES = ["placeholder", "hash", "mask"] as const;
+
+const request = Type.Object({
+  text: Text("the text to redact"),
+  redact_types: Type.Optional(
+    Type.Array(Enum(REDACT_TYPE_NAMES, "a kind of personal data"), {
+      uniqueItems: true,
+      maxItems: REDACT_TYPE_NAMES.length,
+      description: "kinds of personal data to redact; default: all of them",
+    }),
+  ),
+  redaction_style: Type.Optional(
+    Enum(
+      STYLES,
+      "placeholder: a category label in square brackets ([EMAIL]); mask: one asterisk per character; hash: SHA-256 hex of the value. Default placeholder",
+    ),
+  ),
+  return_entities: Type.Optional(Type.Boolean({ description: "also list the entities found; default false" })),
+  model: Model(),
+});
+type Req = Static<typeof request>;
+
+const PiiEntity = Type.Object(
+  {
+    type: Enum(PII_TYPES, "kind of personal data"),
+    start: Type.Integer({ minimum: 0, description: "start offset in text, in UTF-16 code units (JavaScript string index)" }),
+    end: Type.Integer({ minimum: 0, description: "end offset (exclusive), same units; text.slice(start, end) is the entity" }),
+    text: Type.String({ minLength: 1, description: "the entity as written in the original text" }),
+    score: Confidence(),
+  },
+  { additionalProperties: false },
+);
+
+const Counts = Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+  description: "number of redacted entities per type (only types that occur)",
+});
+
+const base = {
+  redacted_text: Type.String({ description: "the text with every selected entity replaced" }),
+  redaction_count: Type.Integer({ minimum: 0, description: "how many entities were replaced" }),
+  counts: Counts,
+};
+const DESCRIPTION = "the redacted text, counts per type and, when asked, the entities with their offsets";
+const result = Result(
+  { ...base, entities: Type.Optional(Type.Array(PiiEntity, { description: "present when return_entities is true" })) },
+  DESCRIPTION,
+);
+
+function resultFor(req: Req) {
+  return Result(
+    {
+      ...base,
+      ...(req.return_entities
+        ? { entities: Type.Array(PiiEntity, { description: "every redacted entity, in text order, offsets into the original text" }) }
+        : {}),
+    },
+    DESCRIPTION,
+  );
+}
+
+function selectedTypes(req: Req): PiiType[] {
+  return req.redact_types && req.redact_types.length > 0
+    ? req.redact_types.map((t) => REDACT_TYPES[t])
+    : [...PII_TYPES];
+}
+
+function styleRule(style: Req["redaction_style"]): string {
+  if (style === "mask") return "Replace each entity with asterisks, one * per character of the entity.";
+  if (style === "hash") return "Replace each entity with the lowercase hexadecimal SHA-256 hash of its exact text.";
+  return "Replace each entity with its category label in square brackets: [NAME], [EMAIL], [PHONE_NUMBER], [SSN], [CREDIT_CARD], [IP_ADDRESS], [DATE_OF_BIRTH], [ADDRESS].";
+}
+
+/** A redacted value that still appears as a whole word has leaked (short values are too common to tell). */
+function stillPresent(redacted: string, value: string): boolean {
+  if (value.length < 4) return false;
+  const escaped = value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(?<![\\p{L}\\p{N}])${escaped}(?![\\p{L}\\p{N}])`, "u").test(redacted);
+}
+
+export default defineFunction({
+  name: "pii-redaction",
+  path: "/api/v1/ai/pii-redaction",
+  summary: "Find and redact personal data: names, emails, phone numbers, SSNs, cards, IPs, birth dates, addresses",
+  description:
+    "Offsets in entities are JavaScript string indices (UTF-16 code units) into the original text. Overlapping detections are resolved to one entity per span.",
+  tags: ["safety"],
+  request,
+  result,
+  cost: 1,
+  rateClass: "bulk",
+  promptVersion: 1,
+  resultSchemaFor: resultFor,
+  prompt: (req) =>
+    buildPrompt({
+      role: "You find personal data (PII) in text and redact it without changing anything else.",
+      rules: [
+        `Redact only these kinds: ${selectedTypes(req).join(", ")}. Leave all other text exactly as it is.`,
+        "Phone numbers in any international or national format; SSNs only when valid (area not 000, 666 or 900-999; group not 00; serial not 0000); card numbers only when they pass the Luhn check; IPv4 and IPv6; dates only when they are a date of birth; full street addresses.",
+        styleRule(req.redaction_style),
+        "When two detections overlap, keep one entity for the span.",
+        req.return_entities
+          ? "entities: each redacted entity with its type, its exact original text, start and end as JavaScript string indices (UTF-16 code units) into the original text, and a score from 0 to 1."
+          : "Do not list entities.",
+        "counts: the number of redacted entities per type; redaction_count: their total.",
+      ],
+      inputs: [["text", req.text]],
+      result: resultFor(req),
+    }),
+  check: (req, res) => {
+    const problems: string[] = [];
+    if (req.return_entities && !res.entities) problems.push("entities missing though return_entities is true");
+    const allowed = new Set(selectedTypes(req));
+    let previousEnd = 0;
+    for (const e of res.entities ?? []) {
+      if (req.text.slice(e.start, e.end) !== e.text) problems.push(`entity "${e.text}" does not match text[${e.start}:${e.end}]`);
+      if (e.end <= e.start) problems.push(`entity "${e.text}" has an empty or reversed span`);
+      if (e.start < previousEnd) problems.push(`entity "${e.text}" overlaps the one before it`);
+      if (!allowed.has(e.type)) problems.push(`entity "${e.text}" is of type ${e.type}, which was not asked for`);
+      if (e.score < 0 || e.score > 1) problems.push(`entity "${e.text}" has a score outside 0..1`);
+      previousEnd = Math.max(previousEnd, e.end);
+    }
+    const total = Object.values(res.counts).reduce((a, b) => a + b, 0);
+    if (total !== res.redaction_count) problems.push("redaction_count is not the sum of counts");
+    if (res.entities && res.entities.length !== res.redaction_count) problems.push("redaction_count differs from the number of entities");
+    for (const e of res.entities ?? []) if (stillPresent(res.redacted_text, e.text)) problems.push(`"${e.text}" is still in redacted_text`);
+    return problems;
+  },
+  local: (req) => {
+    const { redacted_text, entities } = redactPii(req.text, {
+      types: selectedTypes(req),
+      style: req.redaction_style ?? "placeholder",
+    });
+    const counts: Record<string, number> = {};
+    for (const e of entities) counts[e.type] = (counts[e.type] ?? 0) + 1;
+    return {
+      redacted_text,
+      redaction_count: entities.length,
+      counts,
+      ...(req.return_entities ? { entities: entities.map(({ type, start, end, text, score }) => ({ type, start, end, text, score })) } : {}),
+    };
+  },
+  // The engine's recognizers are measured (bun run eval) and answer in well under a millisecond.
+  preferLocal: true,
+  example: {
+    request: {
+      text: "Hi, I'm Sarah Johnson. Email sarah.j@example.com or call +1 415-555-0132. SSN 219-09-9999.",
+      redact_types: ["names", "emails", "phone_numbers", "ssn"],
+      redaction_style: "placeholder",
+      return_entities: true,
+    },
+    result: {
+      redacted_text: "Hi, I'm [NAME]. Email [EMAIL] or call [PHONE_NUMBER]. SSN [SSN].",
+      redaction_count: 4,
+      counts: { name: 1, email: 1, phone_number: 1, ssn: 1 },
+      entities: [
+        { type: "name", start: 8, end: 21, text: "Sarah Johnson", score: 0.9 },
+        { type: "email", start: 29, end: 48, text: "sarah.j@example.com", score: 0.99 },
+        { type: "phone_number", start: 57, end: 72, text: "+1 415-555-0132", score: 0.95 },
+        { type: "ssn", start: 78, end: 89, text: "219-09-9999", score: 0.97 },
+      ],
+    },
+  },
+});
