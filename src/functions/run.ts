@@ -55,6 +55,13 @@ interface Answer extends CachedAnswer {
 
 const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
 
+/** Records how long each stage took, for the Server-Timing header. */
+function mark(state: RequestState, name: string, since: number): number {
+  const now = performance.now();
+  (state.timings ??= []).push(`${name};dur=${(now - since).toFixed(3)}`);
+  return now;
+}
+
 /**
  * The one pipeline every function runs through: read body, authenticate, rate-limit, validate,
  * idempotency, reserve credits, cache or single-flight or provider route, settle, envelope.
@@ -70,12 +77,16 @@ export class FunctionPipeline {
   async handle(def: AnyFunctionDef, request: Request, state: RequestState, params?: Record<string, string>): Promise<Response> {
     const { config, limiter } = this.deps;
     state.fn = def.name;
+    let t = performance.now();
     const body = await readJsonBody(request, config.limits);
+    t = mark(state, "body", t);
     const auth = authenticate(this.deps.keys, request.headers, body);
     state.auth = auth;
     if (params) Object.assign(body, params);
+    t = mark(state, "auth", t);
 
     const decision = limiter.check(auth.keyId, auth.plan, def.name, def.rateClass);
+    t = mark(state, "ratelimit", t);
     Object.assign(state.headers, rateLimitHeaders(decision));
     if (!decision.allowed) {
       throw new GatewayError("rate_limited", `rate limit of ${decision.limit} requests per minute for ${def.name} exceeded; retry in ${decision.retryAfterSeconds}s`);
@@ -84,6 +95,7 @@ export class FunctionPipeline {
     let req = validateAgainst<Record<string, unknown>>(def.request, body, config.limits.maxTextChars);
     if (def.normalize) req = def.normalize(req);
     if (def.prepare) req = await def.prepare(req, { accountId: auth.accountId, signal: request.signal });
+    mark(state, "validate", t);
 
     const idemKey = request.headers.get("idempotency-key");
     if (idemKey !== null) {
@@ -124,7 +136,9 @@ export class FunctionPipeline {
     const resolved = router.resolveModel(def, { model, preferProvider });
 
     const cost = this.costOf(def);
+    let t = performance.now();
     const reservation = ledger.reserve(auth.accountId, cost);
+    t = mark(state, "credits", t);
     if (!reservation) {
       throw new GatewayError("insufficient_credits", `insufficient credits: ${def.name} costs ${cost}, balance is ${ledger.balance(auth.accountId)}`);
     }
@@ -153,6 +167,7 @@ export class FunctionPipeline {
           [auth.accountId, def.name, def.promptVersion, resolved.provider, resolved.model, canonicalJson(req)].join("\u0000"),
         );
         const hit = cache.get(key);
+        t = mark(state, "cache", t);
         if (hit) {
           answer = { ...hit, attempts: [] };
           cached = true;
@@ -163,7 +178,9 @@ export class FunctionPipeline {
           if (flight.leader) cache.set(key, { json: answer.json, provider: answer.provider, model: answer.model });
         }
       } else answer = await produce();
+      if (!cached) t = mark(state, "provider", t);
       ledger.settle(reservation, { keyId: auth.keyId, fn: def.name, requestId: state.requestId, provider: answer.provider, cached });
+      mark(state, "settle", t);
     } catch (err) {
       ledger.release(reservation);
       throw err;
@@ -189,6 +206,7 @@ export class FunctionPipeline {
       attempts: answer.attempts,
     });
     state.responseBody = body;
-    return new Response(body, { status: 200, headers: { "content-type": "application/json", ...state.headers } });
+    mark(state, "total", state.startedPerf);
+    return new Response(body, { status: 200, headers: { "content-type": "application/json", "Server-Timing": state.timings!.join(", "), ...state.headers } });
   }
 }

@@ -13,6 +13,8 @@ export interface RequestState {
   cached?: boolean;
   status?: number;
   errorCode?: string;
+  /** Server-Timing entries, "stage;dur=ms" */
+  timings?: string[];
   /** kept only for Idempotency-Key replays (memory only) */
   responseBody?: string;
 }

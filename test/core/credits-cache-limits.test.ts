@@ -36,6 +36,8 @@ describe("credits", () => {
     expect(ok.status).toBe(200);
     expect(ok.json.data.result).toEqual({ words: 3 });
     expect(ok.json.meta).toMatchObject({ credits_deducted: 1, credits_remaining: 9, provider: "local", cached: false, version: "v1" });
+    const timing = ok.headers.get("server-timing") ?? "";
+    for (const stage of ["auth", "ratelimit", "validate", "credits", "cache", "provider", "total"]) expect(timing).toMatch(new RegExp(`\\b${stage};dur=\\d`));
     const bad = await gw.post("/api/v1/ai/word-count", { text: "" }, H(key));
     expect(bad.status).toBe(400);
     expect(gw.deps.ledger.balance(accountId)).toBe(9);
