@@ -101,6 +101,8 @@ export class ProviderRouter {
   async run(call: RouteCall): Promise<RouteOutcome> {
     const targets = planTargets(this.routeFor(call.def, call.preferProvider), this.providers, call.model);
     if (targets.length === 0) throw noProvider(call.def, this.config.routes[call.def.name] !== undefined);
+    if (call.signal.aborted)
+      throw new GatewayError("provider_error", `${call.def.name}: the client closed the request`, { attempts: [] });
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), Math.max(0, call.deadlineMs - Date.now()));
     try {

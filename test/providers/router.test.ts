@@ -263,3 +263,13 @@ describe("simulator fault scoping", () => {
     expect(dflt.attempts).toMatchObject([{ provider: "a", error: "http_500" }]);
   });
 });
+
+describe("already aborted", () => {
+  test("a request whose client is gone reaches no provider", async () => {
+    const ctrl = new AbortController();
+    ctrl.abort();
+    const err = await rejection(twoProviders().run(call(tiny, input, { signal: ctrl.signal })));
+    expect(err).toBeInstanceOf(GatewayError);
+    expect(a.calls.count + b.calls.count).toBe(0);
+  });
+});
