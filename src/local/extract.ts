@@ -66,6 +66,8 @@ const PERSON_RES: [RegExp, number][] = [
   [new RegExp(String.raw`(?:regards|thanks|thank you|cheers|sincerely|best|br),?\s*\n\s*(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})\s*(?:\n|$)`, "gi"), 0.8],
   // greetings: "Hi Jane," "Dear John Smith"
   [new RegExp(String.raw`(?:^|\n)\s*(?:hi|hello|dear|hey)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})\s*[,!\n]`, "gi"), 0.75],
+  // form-like labels: "Bill to: Jane Doe", "Customer: John Smith", "From: Ana Lopez <ana@x.com>"
+  [new RegExp(String.raw`\b(?:bill to|ship to|sold to|deliver to|attn|attention|customer|client|from|to|contact|passenger|guest|patient|employee|applicant|author|signed by|prepared by|requested by)\s*:\s*(${CAP_WORD}(?:\s+${CAP_WORD}){1,2})`, "gi"), 0.7],
   [new RegExp(String.raw`\b(?:spoke (?:to|with)|talked to|agent|representative|manager|contact|ask for|assigned to|cc:?)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,1})`, "g"), 0.65],
 ];
 const ORG_SUFFIX = String.raw`(?:Inc|LLC|Ltd|Limited|Corp|Corporation|Co|Company|GmbH|AG|SA|S\.A|PLC|plc|LLP|BV|NV|Pty|Group|Holdings|Bank|University|College|Institute|Foundation|Labs|Technologies|Systems|Airlines|Airways|Hotels?|Hospital|Agency|Partners|Solutions|Services|Software|Studios?|Media|Motors|Pharmaceuticals|Insurance)\b\.?`;

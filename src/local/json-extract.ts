@@ -1,0 +1,320 @@
+/**
+ * Schema-driven structured extraction for the offline engine: fills the fields a caller asks
+ * for from "Label: value" lines and from entity recognizers chosen by each field's name, type
+ * and description. A field the engine has no recognizer for is reported as unresolved instead
+ * of being set to null, because null would claim the text does not say.
+ *
+ *   parseSchemaSpec(schema: unknown): FieldSpec[] | null
+ *     accepts a JSON Schema object, a name -> type/description map, either as JSON text, or a
+ *     comma-separated list of field names; null when it is none of these.
+ *   extractJson(text, fields, opts?): { value, found, missing, unresolved }
+ *     value: every field, null when recognized-but-absent; found/missing/unresolved: field paths.
+ *   defaultExtraction(text): grouped entities when no schema is given.
+ */
+import * as chrono from "chrono-node";
+import { type Entity, type EntityType, extractEntities } from "./extract";
+
+export type FieldType = "string" | "number" | "integer" | "boolean" | "date" | "array" | "object";
+
+export interface FieldSpec {
+  name: string;
+  type: FieldType;
+  description?: string;
+  required: boolean;
+  enum?: string[];
+  /** array items */
+  items?: FieldSpec;
+  /** object properties */
+  properties?: FieldSpec[];
+  format?: string;
+}
+
+const SIMPLE_TYPES: Record<string, FieldType> = {
+  string: "string", text: "string", str: "string", number: "number", float: "number", decimal: "number", integer: "integer", int: "integer",
+  boolean: "boolean", bool: "boolean", date: "date", datetime: "date", "date-time": "date", array: "array", list: "array", object: "object",
+};
+
+function fromJsonSchema(name: string, s: Record<string, unknown>, required: boolean): FieldSpec {
+  const rawType = Array.isArray(s.type) ? s.type.find((t) => t !== "null") : s.type;
+  const format = typeof s.format === "string" ? s.format : undefined;
+  let type: FieldType = SIMPLE_TYPES[String(rawType ?? "string").toLowerCase()] ?? "string";
+  if (type === "string" && (format === "date" || format === "date-time")) type = "date";
+  const spec: FieldSpec = { name, type, required, format, description: typeof s.description === "string" ? s.description : undefined };
+  if (Array.isArray(s.enum)) spec.enum = s.enum.filter((v): v is string => typeof v === "string");
+  if (type === "array") {
+    const items = s.items && typeof s.items === "object" && !Array.isArray(s.items) ? (s.items as Record<string, unknown>) : { type: "string" };
+    spec.items = fromJsonSchema(name, items, true);
+  }
+  if (type === "object" && s.properties && typeof s.properties === "object") spec.properties = propertiesOf(s as Record<string, unknown>);
+  if (!rawType && s.properties) {
+    spec.type = "object";
+    spec.properties = propertiesOf(s);
+  }
+  return spec;
+}
+
+function propertiesOf(s: Record<string, unknown>): FieldSpec[] {
+  const req = new Set(Array.isArray(s.required) ? s.required.map(String) : []);
+  return Object.entries(s.properties as Record<string, unknown>).map(([k, v]) => fieldOf(k, v, req.has(k)));
+}
+
+function fieldOf(name: string, v: unknown, required: boolean): FieldSpec {
+  if (typeof v === "string") {
+    const t = v.trim().toLowerCase();
+    if (t.endsWith("[]")) return { name, type: "array", required, items: fieldOf(name, t.slice(0, -2), true) };
+    const known = SIMPLE_TYPES[t];
+    return known ? { name, type: known, required } : { name, type: "string", required, description: v };
+  }
+  if (Array.isArray(v)) return { name, type: "string", required, enum: v.filter((x): x is string => typeof x === "string") };
+  if (v && typeof v === "object") return fromJsonSchema(name, v as Record<string, unknown>, required);
+  return { name, type: "string", required };
+}
+
+/** Normalizes the shapes callers send as a schema into a field list. */
+export function parseSchemaSpec(schema: unknown): FieldSpec[] | null {
+  if (typeof schema === "string") {
+    const t = schema.trim();
+    if (!t) return null;
+    if (t.startsWith("{")) {
+      try {
+        return parseSchemaSpec(JSON.parse(t));
+      } catch {
+        return null;
+      }
+    }
+    // "name, email, phone number" or "name: string, total: number"
+    const parts = t.split(/[,;\n]+/).map((p) => p.trim()).filter(Boolean);
+    if (!parts.length || parts.some((p) => p.length > 80)) return null;
+    return parts.map((p) => {
+      const [n, ty] = p.split(/\s*:\s*/);
+      return fieldOf(n.replace(/\s+/g, "_").toLowerCase(), ty ?? "string", false);
+    });
+  }
+  if (!schema || typeof schema !== "object" || Array.isArray(schema)) return null;
+  const s = schema as Record<string, unknown>;
+  if (s.properties && typeof s.properties === "object") return propertiesOf(s);
+  return Object.entries(s).map(([k, v]) => fieldOf(k, v, false));
+}
+
+// ---- recognizing what a field wants ----
+
+type Kind = EntityType | "currency" | "first_name" | "last_name";
+
+const KIND_HINTS: [RegExp, Kind][] = [
+  [/e-?mail/, "email"],
+  [/phone|mobile|\btel\b|telephone|cell|fax/, "phone"],
+  [/\burl\b|link|website|\bsite\b|homepage|\buri\b/, "url"],
+  [/currency/, "currency"],
+  [/percent|percentage|\bpct\b|\brate\b|discount_rate/, "percentage"],
+  [/amount|price|cost|total|subtotal|\bfee\b|salary|budget|balance|payment|\btax\b|refund|revenue|spend|paid|charge/, "money"],
+  [/date|\bwhen\b|deadline|birthday|\bdob\b|_at$|\bday\b|due|expir|schedul|appointment|\btime\b/, "date"],
+  [/first_?name|given_?name/, "first_name"],
+  [/last_?name|surname|family_?name/, "last_name"],
+  [/\bid\b|_id$|number$|_no$|\bno\b|order|invoice|ticket|tracking|reference|\bref\b|\bsku\b|code|confirmation|booking|account|serial|policy|claim/, "id"],
+  [/company|organi[sz]ation|\borg\b|employer|vendor|merchant|business|brand|supplier|bank|airline|hotel|store|retailer/, "organization"],
+  [/name|person|customer|client|contact|sender|recipient|author|agent|buyer|seller|passenger|guest_name|employee|manager/, "person"],
+  [/count|quantity|\bqty\b|number_of|num_|guests|people|\bage\b|years|nights|items|units|seats|rooms/, "number"],
+];
+
+const words = (name: string) =>
+  name
+    .replace(/([a-z])([A-Z])/g, "$1_$2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+
+function kindOf(f: FieldSpec): Kind | null {
+  if (f.format === "email") return "email";
+  if (f.format === "uri" || f.format === "url") return "url";
+  if (f.type === "date") return "date";
+  const name = words(f.name).join("_");
+  for (const [re, k] of KIND_HINTS) if (re.test(name)) return k === "number" && f.type === "string" ? "number" : k;
+  const desc = (f.description ?? "").toLowerCase();
+  for (const [re, k] of KIND_HINTS) if (re.test(desc)) return k;
+  return null;
+}
+
+// ---- "Label: value" lines ----
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+function labelValue(text: string, f: FieldSpec): string | null {
+  const ws = words(f.name).filter((w) => w !== "id" || words(f.name).length === 1);
+  if (!ws.length) return null;
+  const label = ws.map(escapeRe).join("[\\s_-]*");
+  const idTail = String.raw`(?:\s*(?:#|no\.?|number|num|id))?`;
+  const re = new RegExp(String.raw`(?:^|[\n;|,]|\b)${label}${idTail}\s*[:=]\s*([^\n;|]+)`, "i");
+  const m = re.exec(text);
+  if (!m) return null;
+  const v = m[1].trim().replace(/[.,]+$/, "");
+  return v || null;
+}
+
+// ---- coercion ----
+
+function toNumber(s: string): number | null {
+  const m = s.replace(/(\d),(\d{3})/g, "$1$2").match(/-?\d+(?:\.\d+)?/);
+  return m ? Number(m[0]) : null;
+}
+
+function toIsoDate(s: string, ref: Date): string | null {
+  const r = chrono.parseDate(s, ref);
+  if (!r) return null;
+  const p = (x: number) => String(x).padStart(2, "0");
+  return `${r.getFullYear()}-${p(r.getMonth() + 1)}-${p(r.getDate())}`;
+}
+
+function coerce(raw: string, f: FieldSpec, ref: Date): unknown {
+  switch (f.type) {
+    case "number":
+      return toNumber(raw);
+    case "integer": {
+      const n = toNumber(raw);
+      return n === null ? null : Math.round(n);
+    }
+    case "boolean":
+      return /^(?:yes|y|true|1|on|checked)\b/i.test(raw) ? true : /^(?:no|n|false|0|off|none)\b/i.test(raw) ? false : null;
+    case "date":
+      return toIsoDate(raw, ref);
+    default:
+      if (f.enum?.length) return f.enum.find((e) => e.toLowerCase() === raw.toLowerCase()) ?? null;
+      return raw;
+  }
+}
+
+function entityValue(e: Entity, f: FieldSpec, kind: Kind): unknown {
+  if (f.type === "number" || f.type === "integer") {
+    const n = typeof e.value === "number" ? e.value : toNumber(e.text);
+    return n === null ? null : f.type === "integer" ? Math.round(n) : n;
+  }
+  if (f.type === "date" || kind === "date") return typeof e.value === "string" ? e.value.split("/")[0] : e.text;
+  if (f.type === "object" && kind === "money") return { amount: e.value, currency: e.currency ?? null };
+  if (kind === "first_name") return e.text.split(/\s+/)[0];
+  if (kind === "last_name") {
+    const parts = e.text.split(/\s+/);
+    return parts.length > 1 ? parts[parts.length - 1] : null;
+  }
+  if (kind === "currency") return e.currency ?? null;
+  if (kind === "email") return String(e.value ?? e.text);
+  return e.text;
+}
+
+const ENTITY_FOR: Record<Kind, EntityType> = {
+  email: "email", phone: "phone", url: "url", date: "date", money: "money", percentage: "percentage", number: "number",
+  person: "person", organization: "organization", id: "id", currency: "money", first_name: "person", last_name: "person",
+};
+
+// Words that say nothing about which of several same-kind entities a field means.
+const GENERIC = new Set(["date", "time", "amount", "price", "total", "number", "no", "id", "name", "email", "phone", "url", "the", "of", "value", "code", "address"]);
+
+/** Among unused entities of a kind, the one nearest after a distinguishing word of the field name. */
+function pick(text: string, f: FieldSpec, cands: readonly Entity[], used: Set<Entity>, shared: boolean): Entity | null {
+  const free = shared ? cands : cands.filter((e) => !used.has(e));
+  if (!free.length) return null;
+  const cues = words(f.name).filter((w) => !GENERIC.has(w) && w.length > 2);
+  if (cues.length) {
+    const lower = text.toLowerCase();
+    let best: Entity | null = null;
+    let bestD = Number.POSITIVE_INFINITY;
+    for (const cue of cues) {
+      for (let i = lower.indexOf(cue.slice(0, 5)); i >= 0; i = lower.indexOf(cue.slice(0, 5), i + 1)) {
+        for (const e of free) {
+          const d = e.start - i;
+          if (d >= 0 && d < 80 && d < bestD) {
+            bestD = d;
+            best = e;
+          }
+        }
+      }
+    }
+    if (best) return best;
+  }
+  return free[0];
+}
+
+export interface ExtractionResult {
+  value: Record<string, unknown>;
+  found: string[];
+  missing: string[];
+  /** fields the engine cannot recognize at all (a model is needed) */
+  unresolved: string[];
+}
+
+interface Ctx {
+  text: string;
+  entities: Entity[];
+  byType: Map<EntityType, Entity[]>;
+  used: Set<Entity>;
+  ref: Date;
+  out: ExtractionResult;
+}
+
+function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
+  if (f.type === "object" && f.properties?.length) {
+    const obj: Record<string, unknown> = {};
+    for (const p of f.properties) obj[p.name] = fill(p, ctx, `${path}.${p.name}`);
+    return obj;
+  }
+  const labelled = labelValue(ctx.text, f);
+  if (labelled !== null && f.type !== "array") {
+    const v = coerce(labelled, f, ctx.ref);
+    if (v !== null) {
+      ctx.out.found.push(path);
+      return v;
+    }
+  }
+  if (f.enum?.length) {
+    const lower = ctx.text.toLowerCase();
+    const hit = f.enum.find((e) => new RegExp(`\\b${escapeRe(e.toLowerCase())}\\b`).test(lower));
+    (hit ? ctx.out.found : ctx.out.missing).push(path);
+    return hit ?? null;
+  }
+  const kind = kindOf(f.type === "array" && f.items ? { ...f.items, name: f.name, description: f.description ?? f.items.description } : f);
+  if (!kind) {
+    ctx.out.unresolved.push(path);
+    return null;
+  }
+  const cands = ctx.byType.get(ENTITY_FOR[kind]) ?? [];
+  if (f.type === "array") {
+    const item = f.items ?? { name: f.name, type: "string", required: true };
+    const values = cands.map((e) => entityValue(e, item, kind)).filter((v) => v !== null);
+    (values.length ? ctx.out.found : ctx.out.missing).push(path);
+    return [...new Set(values.map((v) => JSON.stringify(v)))].map((v) => JSON.parse(v) as unknown);
+  }
+  // currency and first/last name read the same entity as the amount and the full name
+  const shared = kind === "currency" || kind === "first_name" || kind === "last_name";
+  const e = pick(ctx.text, f, cands, ctx.used, shared);
+  const v = e ? entityValue(e, f, kind) : null;
+  if (e && v !== null) {
+    if (!shared) ctx.used.add(e);
+    ctx.out.found.push(path);
+    return v;
+  }
+  ctx.out.missing.push(path);
+  return null;
+}
+
+/** Fills `fields` from `text`. */
+export function extractJson(text: string, fields: readonly FieldSpec[], opts: { referenceDate?: Date } = {}): ExtractionResult {
+  const entities = extractEntities(text, { referenceDate: opts.referenceDate });
+  const byType = new Map<EntityType, Entity[]>();
+  for (const e of entities) byType.set(e.type, [...(byType.get(e.type) ?? []), e]);
+  const out: ExtractionResult = { value: {}, found: [], missing: [], unresolved: [] };
+  const ctx: Ctx = { text, entities, byType, used: new Set(), ref: opts.referenceDate ?? new Date(), out };
+  for (const f of fields) out.value[f.name] = fill(f, ctx, f.name);
+  return out;
+}
+
+/** Everything recognizable, grouped, for requests without a schema. */
+export function defaultExtraction(text: string, opts: { referenceDate?: Date } = {}): Record<string, unknown[]> {
+  const groups: Record<string, unknown[]> = { people: [], organizations: [], emails: [], phones: [], urls: [], dates: [], amounts: [], percentages: [], identifiers: [], numbers: [] };
+  const key: Record<EntityType, string> = { person: "people", organization: "organizations", email: "emails", phone: "phones", url: "urls", date: "dates", money: "amounts", percentage: "percentages", id: "identifiers", number: "numbers" };
+  for (const e of extractEntities(text, opts)) {
+    const list = groups[key[e.type]];
+    if (e.type === "money") list.push({ text: e.text, amount: e.value, currency: e.currency ?? null });
+    else if (e.type === "date") list.push({ text: e.text, date: e.value });
+    else if (e.type === "number" || e.type === "percentage") list.push(e.value);
+    else list.push(e.value ?? e.text);
+  }
+  return groups;
+}

@@ -1,0 +1,213 @@
+/**
+ * Search query parsing for the offline engine: turns "red nike running shoes under $100 size 10
+ * without laces, newest first" into keywords, filters, a date range, a sort and negations.
+ *
+ *   parseSearchQuery(query: string, opts?: { facets?: Record<string, string[]>; referenceDate?: Date }): ParsedQuery
+ *     facets: caller-defined filter name -> allowed values (from the request's schema); values
+ *     named in the query land in filters[name].
+ *   -> { keywords, searchText, filters: { price?, colors?, sizes?, brands?, rating?, condition?, ...facets },
+ *        dateRange?, sort?, negations }
+ */
+import * as chrono from "chrono-node";
+import { STOPWORDS } from "./keywords";
+
+export interface PriceRange {
+  min?: number;
+  max?: number;
+  currency?: string;
+}
+
+export interface ParsedQuery {
+  keywords: string[];
+  /** the query without the parts turned into filters, sort or negations */
+  searchText: string;
+  filters: Record<string, unknown> & {
+    price?: PriceRange;
+    colors?: string[];
+    sizes?: string[];
+    brands?: string[];
+    min_rating?: number;
+    condition?: string;
+    free_shipping?: boolean;
+    near_me?: boolean;
+    open_now?: boolean;
+    in_stock?: boolean;
+    on_sale?: boolean;
+  };
+  dateRange?: { start: string; end?: string; text: string };
+  sort?: { field: "price" | "date" | "rating" | "popularity" | "relevance" | "distance"; order: "asc" | "desc"; text: string };
+  negations: string[];
+}
+
+const COLORS = "red|blue|green|yellow|black|white|grey|gray|pink|purple|orange|brown|beige|navy|teal|maroon|gold|silver|khaki|olive|turquoise|ivory|cream|burgundy|lavender|charcoal|tan|coral|mint|multicolor|rose gold|dark blue|light blue|dark green|light green|off white";
+// A short list of widely searched consumer brands; callers with their own catalogue pass facets.
+const BRANDS =
+  "nike|adidas|puma|reebok|new balance|asics|converse|vans|under armour|skechers|apple|samsung|sony|lg|dell|hp|lenovo|asus|acer|microsoft|google|xiaomi|huawei|oneplus|canon|nikon|bose|jbl|philips|panasonic|dyson|ikea|lego|levi's|levis|zara|h&m|uniqlo|gucci|prada|north face|the north face|patagonia|columbia|timberland|dr martens|ray-ban|casio|seiko|rolex|garmin|fitbit|logitech|razer|nintendo|playstation|xbox|toyota|honda|ford|bmw|tesla|kitchenaid|le creuset|nespresso|delonghi|bosch|makita|dewalt|anker|kindle|amazon basics|hermes|chanel|dior";
+const SIZE_WORDS = "xxs|xs|s|m|l|xl|xxl|xxxl|2xl|3xl|small|medium|large|extra large|x-large|petite|plus size|king|queen|twin|full";
+
+type Span = [number, number];
+
+const CURRENCY_OF: Record<string, string> = { $: "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", usd: "USD", eur: "EUR", gbp: "GBP", dollars: "USD", dollar: "USD", euros: "EUR", euro: "EUR", pounds: "GBP", bucks: "USD" };
+const MONEY = String.raw`([$€£¥₹])?\s?(\d+(?:[.,]\d+)?)(k)?\s?(usd|euros?|eur|gbp|dollars?|pounds|bucks)?\b`;
+
+const PRICE_RULES: [RegExp, (a: number, b?: number) => PriceRange][] = [
+  [new RegExp(String.raw`\b(?:between|from)\s+${MONEY}\s+(?:and|to|-)\s+${MONEY}`, "i"), (a, b) => ({ min: a, max: b })],
+  [new RegExp(String.raw`(?<![\w.])${MONEY}\s?(?:-|–|to)\s?${MONEY}(?![\w%])`, "i"), (a, b) => ({ min: a, max: b })],
+  [new RegExp(String.raw`\b(?:under|below|less than|cheaper than|max(?:imum)?|up to|no more than|within|<|at most)\s*${MONEY}`, "i"), (a) => ({ max: a })],
+  [new RegExp(String.raw`\b(?:over|above|more than|at least|min(?:imum)?|from|starting at|>)\s*${MONEY}`, "i"), (a) => ({ min: a })],
+  [new RegExp(String.raw`\b(?:around|about|approximately|roughly|~)\s*${MONEY}`, "i"), (a) => ({ min: Math.round(a * 0.8), max: Math.round(a * 1.2) })],
+];
+
+const SORTS: [RegExp, NonNullable<ParsedQuery["sort"]>["field"], "asc" | "desc"][] = [
+  [/\b(?:cheapest(?: first)?|lowest price|price low to high|least expensive|low to high|sort(?:ed)? by price)\b/i, "price", "asc"],
+  [/\b(?:most expensive|highest price|price high to low|high to low|priciest)\b/i, "price", "desc"],
+  [/\b(?:newest(?: first)?|latest|most recent|recently added|new arrivals)\b/i, "date", "desc"],
+  [/\b(?:oldest(?: first)?)\b/i, "date", "asc"],
+  [/\b(?:best[- ]rated|top[- ]rated|highest[- ]rated|best reviewed|top reviewed)\b/i, "rating", "desc"],
+  [/\b(?:most popular|best[- ]selling|bestsellers?|trending|popular)\b/i, "popularity", "desc"],
+  [/\b(?:nearest|closest)\b/i, "distance", "asc"],
+];
+
+// One word: "no pineapple open now" must not exclude "open".
+const NEGATION = /(?:\b(?:without|no|not|excluding|exclude|except|minus|but not|non)\s+|(?:^|\s)-)([a-z0-9][\w'-]*)/gi;
+
+function amount(sym: string | undefined, num: string, k: string | undefined): number {
+  const n = Number(num.replace(",", "."));
+  return k ? n * 1000 : n;
+}
+
+function overlaps(spans: Span[], s: number, e: number): boolean {
+  return spans.some(([a, b]) => s < b && a < e);
+}
+
+function isoDay(d: Date): string {
+  const p = (x: number) => String(x).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+}
+
+/** Structured reading of a free-text search query. */
+export function parseSearchQuery(query: string, opts: { facets?: Record<string, string[]>; referenceDate?: Date } = {}): ParsedQuery {
+  const consumed: Span[] = [];
+  const take = (s: number, e: number) => consumed.push([s, e]);
+  const filters: ParsedQuery["filters"] = {};
+  const lower = query.toLowerCase();
+
+  for (const [re, make] of PRICE_RULES) {
+    const m = re.exec(query);
+    if (!m || overlaps(consumed, m.index, m.index + m[0].length)) continue;
+    const g = m.slice(1);
+    const a = amount(g[0], g[1], g[2]);
+    const b = g.length > 4 && g[5] ? amount(g[4], g[5], g[6]) : undefined;
+    // "5-10" with no currency and no price word could be a size or a count: require a cue
+    const hasCue = Boolean(g[0] || g[3] || g[4] || g[7]) || !/^\s*\d/.test(m[0]);
+    if (!hasCue) continue;
+    const range = make(a, b);
+    const cur = g[0] ?? g[3] ?? g[4] ?? g[7];
+    if (cur) range.currency = CURRENCY_OF[cur.toLowerCase()] ?? CURRENCY_OF[cur];
+    filters.price = { ...filters.price, ...range };
+    take(m.index, m.index + m[0].length);
+  }
+
+  let sort: ParsedQuery["sort"];
+  for (const [re, field, order] of SORTS) {
+    const m = re.exec(query);
+    if (!m) continue;
+    take(m.index, m.index + m[0].length);
+    // "sort by" / "first" around the phrase belong to it
+    const after = /^\s*(?:first|on top)\b/i.exec(query.slice(m.index + m[0].length));
+    if (after) take(m.index + m[0].length, m.index + m[0].length + after[0].length);
+    const before = /\b(?:sort(?:ed)? by|order(?:ed)? by|show)\s*$/i.exec(query.slice(0, m.index));
+    if (before) take(before.index, m.index);
+    sort = { field, order, text: m[0] };
+    break;
+  }
+  return build(sort);
+
+  function build(sort: ParsedQuery["sort"]): ParsedQuery {
+    const rating = /\b(\d(?:\.\d)?)\s*(?:\+\s*stars?|stars?\s*(?:and up|& up|or more|or higher|\+)?|\+)|\brated\s+(\d(?:\.\d)?)\s*\+?(?:\s*stars?)?/i.exec(query);
+    if (rating && !overlaps(consumed, rating.index, rating.index + rating[0].length)) {
+      filters.min_rating = Number(rating[1] ?? rating[2]);
+      take(rating.index, rating.index + rating[0].length);
+    }
+    const negations: string[] = [];
+    for (const m of query.matchAll(NEGATION)) {
+      const at = m.index ?? 0;
+      const term = m[1].toLowerCase();
+      if (overlaps(consumed, at, at + m[0].length) || STOPWORDS.has(term)) continue;
+      negations.push(term);
+      take(at, at + m[0].length);
+    }
+    const flags: [RegExp, keyof ParsedQuery["filters"], unknown][] = [
+      [/\bfree (?:shipping|delivery)\b/i, "free_shipping", true],
+      [/\bin stock\b|\bavailable now\b/i, "in_stock", true],
+      [/\bon sale\b|\bdiscounted\b|\bclearance\b/i, "on_sale", true],
+      [/\b(?:brand[- ]new|new condition)\b/i, "condition", "new"],
+      [/\b(?:used|second[- ]hand|pre[- ]owned)\b/i, "condition", "used"],
+      [/\brefurbished\b|\brenewed\b/i, "condition", "refurbished"],
+      [/\bnear me\b|\bnearby\b|\bclose to me\b/i, "near_me", true],
+      [/\bopen now\b|\bopen (?:late|24 hours|24\/7)\b/i, "open_now", true],
+    ];
+    for (const [re, key, value] of flags) {
+      const m = re.exec(query);
+      if (m && !overlaps(consumed, m.index, m.index + m[0].length)) {
+        filters[key] = value;
+        take(m.index, m.index + m[0].length);
+      }
+    }
+    const sizes: string[] = [];
+    for (const m of query.matchAll(new RegExp(String.raw`\bsize[sd]?\s*:?\s*(\d{1,2}(?:\.5)?|${SIZE_WORDS})\b|\b(xxs|xs|xl|xxl|xxxl|2xl|3xl|extra large|plus size|king size|queen size)\b|\b(\d{2})\s?(?:inch|in|")(?!\w)`, "gi"))) {
+      const at = m.index ?? 0;
+      if (overlaps(consumed, at, at + m[0].length)) continue;
+      sizes.push((m[1] ?? m[2] ?? `${m[3]} inch`).toUpperCase().replace(/ SIZE$/, ""));
+      take(at, at + m[0].length);
+    }
+    if (sizes.length) filters.sizes = [...new Set(sizes)];
+    const colors: string[] = [];
+    for (const m of lower.matchAll(new RegExp(`\\b(?:${COLORS})\\b`, "g"))) {
+      const at = m.index ?? 0;
+      if (overlaps(consumed, at, at + m[0].length)) continue;
+      colors.push(m[0] === "grey" ? "gray" : m[0]);
+      take(at, at + m[0].length);
+    }
+    if (colors.length) filters.colors = [...new Set(colors)];
+    const brands: string[] = [];
+    for (const m of lower.matchAll(new RegExp(`(?<![\\w-])(?:${BRANDS.replace(/\$/g, "\\$")})(?![\\w-])`, "g"))) {
+      const at = m.index ?? 0;
+      if (overlaps(consumed, at, at + m[0].length)) continue;
+      brands.push(query.slice(at, at + m[0].length));
+      take(at, at + m[0].length);
+    }
+    if (brands.length) filters.brands = brands;
+    for (const [facet, values] of Object.entries(opts.facets ?? {})) {
+      const hits: string[] = [];
+      for (const v of values) {
+        const m = new RegExp(`(?<![\\w-])${v.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}s?(?![\\w-])`).exec(lower);
+        if (m) {
+          hits.push(v);
+          take(m.index, m.index + m[0].length);
+        }
+      }
+      if (hits.length) filters[facet] = hits.length === 1 ? hits[0] : hits;
+    }
+    let dateRange: ParsedQuery["dateRange"];
+    const ref = opts.referenceDate ?? new Date();
+    for (const r of chrono.parse(query, ref)) {
+      if (overlaps(consumed, r.index, r.index + r.text.length) || /^(?:\d+|now|right now)$/i.test(r.text.trim())) continue;
+      dateRange = { start: isoDay(r.start.date()), ...(r.end ? { end: isoDay(r.end.date()) } : {}), text: r.text };
+      // "last week" / "since March": chrono gives a point; a range ends today
+      if (!r.end && /\b(?:since|after|from|last|past|this)\b/i.test(query.slice(Math.max(0, r.index - 8), r.index + r.text.length))) dateRange.end = isoDay(ref);
+      take(r.index, r.index + r.text.length);
+      const lead = /\b(?:since|after|before|from|in|on|during)\s*$/i.exec(query.slice(0, r.index));
+      if (lead) take(lead.index, r.index);
+      break;
+    }
+    let rest = "";
+    for (let i = 0; i < query.length; i++) rest += overlaps(consumed, i, i + 1) ? " " : query[i];
+    const searchText = rest.replace(/[,;]+/g, " ").replace(/\s+/g, " ").trim();
+    const keywords = searchText
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}'&+-]+/u)
+      .filter((w) => w && !STOPWORDS.has(w) && !/^(?:for|with|and|or|show|find|me|sort|by|cheap|best|good|looking|search|buy|want|need|some)$/.test(w));
+    return { keywords: [...new Set(keywords)], searchText, filters, ...(dateRange ? { dateRange } : {}), ...(sort ? { sort } : {}), negations };
+  }
+}
