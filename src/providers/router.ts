@@ -230,6 +230,7 @@ export class ProviderRouter {
   /** Plain chat completion (the OpenAI-compatible endpoint) with the same fallback and breakers. */
   chat(messages: ChatMessage[], opts: ChatOptions & { stream: true }): Promise<ChatStreamOutcome>;
   chat(messages: ChatMessage[], opts: ChatOptions & { stream?: false }): Promise<ChatOutcome>;
+  chat(messages: ChatMessage[], opts: ChatOptions): Promise<ChatOutcome | ChatStreamOutcome>;
   chat(messages: ChatMessage[], opts: ChatOptions): Promise<ChatOutcome | ChatStreamOutcome> {
     const route = (this.config.routes["chat-completions"] ?? [...this.providers.keys()]).filter((n) => {
       const p = this.providers.get(n);
