@@ -131,7 +131,8 @@ export const WRITER_SENTIMENTS = ["positive", "neutral", "negative", "frustrated
 export const Confidence = () => Type.Number({ minimum: 0, maximum: 1, description: "confidence from 0 to 1" });
 
 export const LanguageCode = () =>
-  Type.String({ minLength: 2, maxLength: 16, description: "language as an ISO 639-1 code (en, de, pt-BR...); und when unknown" });
+  // No length bound: strict structured output cannot carry maxLength, so a model is never told of one.
+  Type.String({ minLength: 1, description: "language as an ISO 639-1 code (en, de, pt-BR...); und when unknown" });
 
 export const Entities = () =>
   Type.Record(Type.String(), Type.String(), {

@@ -125,28 +125,74 @@ function synthString(s: JsonSchema, ctx: Ctx): string {
 }
 
 /**
- * Only the simplest patterns (anchored literal/character-class sequences such as "^[a-z]+$" or
- * "^req_") are honoured; for anything else a word string is returned and may not match.
+ * Patterns made of a sequence of atoms — literals, escapes (\\d \\w \\s \\. ...), character
+ * classes — each with an optional quantifier (? * + {n} {n,m}), such as "^[a-z]+$" or
+ * "^\\d{4}-\\d{2}-\\d{2}", are honoured; for anything else (groups, alternation) a word string is
+ * returned and may not match.
  */
 function fromPattern(pattern: string, rng: Rng): string {
-  const simpleClass = /^\^?\[([^\]]+)\][+*]?\$?$/.exec(pattern);
-  if (simpleClass?.[1]) {
-    const ranges = simpleClass[1];
-    const chars: string[] = [];
-    for (let i = 0; i < ranges.length; i++) {
-      const a = ranges[i] as string;
-      if (ranges[i + 1] === "-" && ranges[i + 2]) {
-        for (let c = a.charCodeAt(0); c <= (ranges[i + 2] as string).charCodeAt(0); c++) chars.push(String.fromCharCode(c));
-        i += 2;
-      } else chars.push(a);
+  const src = pattern.replace(/^\^/, "").replace(/\$$/, "");
+  if (/[()|]/.test(src)) return words(rng, 2);
+  let out = "";
+  let i = 0;
+  while (i < src.length) {
+    let chars: string[];
+    const c = src[i] as string;
+    if (c === "\\") {
+      const e = src[i + 1] ?? "";
+      chars = e === "d" ? [..."0123456789"] : e === "w" ? [..."abcdefghijklmnopqrstuvwxyz0123456789_"] : e === "s" ? [" "] : [e];
+      i += 2;
+    } else if (c === "[") {
+      const close = src.indexOf("]", i + 1);
+      if (close < 0) return words(rng, 2);
+      chars = expandClass(src.slice(i + 1, close));
+      i = close + 1;
+    } else if (c === ".") {
+      chars = [..."abcdefghij"];
+      i++;
+    } else {
+      chars = [c];
+      i++;
     }
-    let out = "";
-    for (let i = 0; i < 6; i++) out += pick(rng, chars);
-    return out;
+    let min = 1;
+    let max = 1;
+    const q = /^(?:\{(\d+)(?:,(\d*))?\}|[?*+])/.exec(src.slice(i));
+    if (q) {
+      if (q[0] === "?") [min, max] = [0, 1];
+      else if (q[0] === "*") [min, max] = [0, 4];
+      else if (q[0] === "+") [min, max] = [1, 6];
+      else {
+        min = Number(q[1]);
+        max = q[2] === undefined ? min : q[2] === "" ? min + 4 : Number(q[2]);
+      }
+      i += q[0].length;
+    }
+    if (chars.length === 0) return words(rng, 2);
+    const n = min + Math.floor(rng() * (max - min + 1));
+    for (let k = 0; k < n; k++) out += pick(rng, chars);
   }
-  const literalPrefix = /^\^([A-Za-z0-9_-]+)/.exec(pattern);
-  if (literalPrefix?.[1]) return `${literalPrefix[1]}${Math.floor(rng() * 1e6)}`;
-  return words(rng, 2);
+  return out;
+}
+
+function expandClass(body: string): string[] {
+  if (body.startsWith("^")) return [..."abcdefghij"];
+  const chars: string[] = [];
+  for (let i = 0; i < body.length; i++) {
+    const a = body[i] as string;
+    if (a === "\\") {
+      const e = body[++i] ?? "";
+      if (e === "d") chars.push(..."0123456789");
+      else if (e === "w") chars.push(..."abcdefghijklmnopqrstuvwxyz0123456789_");
+      else chars.push(e);
+      continue;
+    }
+    if (body[i + 1] === "-" && body[i + 2] !== undefined) {
+      const b = body[i + 2] as string;
+      for (let c = a.charCodeAt(0); c <= b.charCodeAt(0); c++) chars.push(String.fromCharCode(c));
+      i += 2;
+    } else chars.push(a);
+  }
+  return chars;
 }
 
 function synthNumber(s: JsonSchema, ctx: Ctx, integer: boolean): number {
