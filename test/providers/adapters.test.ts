@@ -254,3 +254,18 @@ describe("SDK wiring", () => {
     expect(router.models()).toEqual(["g/llama-3.3-70b-versatile", "m/mock-1"]);
   });
 });
+
+describe("simulator bookkeeping", () => {
+  test("completed calls, plain and streamed, are never marked aborted", async () => {
+    const p = createOpenAIProvider({ name: "x", type: "openai", base_url: `${sim.url}/v1` });
+    await p.complete({ fn: "x", messages: [{ role: "user", content: "hi" }] });
+    for await (const _ of p.stream?.({ fn: "x", messages: [{ role: "user", content: "hi there" }] }) ?? []) {
+      /* drain */
+    }
+    await Bun.sleep(100);
+    expect(sim.calls.requests.map((r) => [r.stream, r.aborted])).toEqual([
+      [false, false],
+      [true, false],
+    ]);
+  });
+});
