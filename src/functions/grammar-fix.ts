@@ -1,0 +1,115 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { fixGrammar, GRAMMAR_DIALECTS, parseDialect } from "../local/grammar";
+import { defineFunction } from "./define";
+import { buildPrompt, option } from "./prompt";
+import { Model, Result, Short, Text } from "./schemas";
+
+const request = Type.Object({
+  text: Text("the text to correct"),
+  tone: Type.Optional(Short("tone to give the text while correcting: formal, casual, friendly...; default: keep the author's", 64)),
+  dialect: Type.Optional(Short(`English dialect for spelling: ${GRAMMAR_DIALECTS.join(", ")}; default american`, 32)),
+  return_explanations: Type.Optional(Type.Boolean({ description: "true: explain each correction" })),
+  model: Model(),
+});
+type Req = Static<typeof request>;
+
+const correctionFields = {
+  original: Type.String({ description: "the text as written" }),
+  corrected: Type.String({ description: "what it became (empty when removed)" }),
+  start: Type.Optional(Type.Integer({ minimum: 0, description: "string index of original in text" })),
+  end: Type.Optional(Type.Integer({ minimum: 0 })),
+  type: Type.String({ description: "spelling, grammar, agreement, punctuation, capitalization, word_choice, style..." }),
+};
+const Correction = Type.Object(
+  { ...correctionFields, explanation: Type.Optional(Type.String({ description: "why it was wrong; present when return_explanations is true" })) },
+  { additionalProperties: false },
+);
+const ExplainedCorrection = Type.Object(
+  { ...correctionFields, explanation: Type.String({ minLength: 1, description: "why it was wrong" }) },
+  { additionalProperties: false },
+);
+
+const DESCRIPTION = "the corrected text and the corrections made";
+
+const fields = (withExplanation: boolean) => ({
+  corrected_text: Type.String({ description: "the whole text with every correction applied" }),
+  corrections: Type.Array(withExplanation ? ExplainedCorrection : Correction, { description: "each change, in text order" }),
+  changes_count: Type.Integer({ minimum: 0 }),
+});
+
+const result = Result(fields(false), DESCRIPTION);
+
+// Tones that ask for no rewrite: the engine can serve them.
+const KEEP_TONE = /^(?:neutral|original|keep|same|unchanged|preserve|as is|none|default)$/i;
+
+function kindName(kind: string): string {
+  return kind.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+}
+
+export default defineFunction({
+  name: "grammar-fix",
+  path: "/api/v1/ai/grammar-fix",
+  summary: "Correct grammar, spelling and punctuation in a dialect of English, optionally explaining each change",
+  tags: ["text"],
+  request,
+  result,
+  cost: 1,
+  rateClass: "standard",
+  promptVersion: 1,
+  resultSchemaFor: (req: Req) => Result(fields(Boolean(req.return_explanations)), DESCRIPTION),
+  prompt: (req) =>
+    buildPrompt({
+      role: "You are a careful copy editor. You correct grammar, spelling and punctuation and change nothing else.",
+      rules: [
+        `Use ${parseDialect(req.dialect) ?? req.dialect ?? "american"} English spelling and usage.`,
+        req.tone && !KEEP_TONE.test(req.tone)
+          ? option("Adjust the wording to this tone while keeping the meaning", req.tone)
+          : "Keep the author's words, tone and meaning; do not rephrase correct text.",
+        "corrections: every change, in order, with the original text, the corrected text and its start and end string index in the original.",
+        req.return_explanations ? "explanation: for every correction, a short reason a learner understands." : undefined,
+        "changes_count: the number of corrections.",
+      ],
+      inputs: [["text", req.text]],
+      result: Result(fields(Boolean(req.return_explanations)), DESCRIPTION),
+    }),
+  postprocess: (_req, res) => ({ ...res, changes_count: res.corrections.length }),
+  check: (req, res) => {
+    const problems: string[] = [];
+    for (const c of res.corrections) {
+      if (c.start !== undefined && c.end !== undefined && req.text.slice(c.start, c.end) !== c.original)
+        problems.push(`correction "${c.original}" does not sit at ${c.start}..${c.end}`);
+    }
+    if (res.corrections.length === 0 && res.corrected_text !== req.text) problems.push("text changed but no correction listed");
+    return problems;
+  },
+  local: async (req) => {
+    const dialect = parseDialect(req.dialect);
+    // Harper corrects; it does not rewrite for tone, and it knows only these dialects
+    if (!dialect || (req.tone && !KEEP_TONE.test(req.tone.trim()))) return null;
+    const r = await fixGrammar(req.text, { dialect });
+    const corrections = r.corrections.map((c) => ({
+      original: c.original,
+      corrected: c.replacement,
+      start: c.start,
+      end: c.end,
+      type: kindName(c.kind),
+      ...(req.return_explanations ? { explanation: c.explanation } : {}),
+    }));
+    return { corrected_text: r.correctedText, corrections, changes_count: corrections.length };
+  },
+  // Harper catches spelling and common grammar slips but far fewer errors than a model.
+  preferLocal: false,
+  example: {
+    request: { text: "Their going to the store tomorow. I has a apple.", dialect: "british", return_explanations: true },
+    result: {
+      corrected_text: "They're going to the store tomorrow. I have an apple.",
+      corrections: [
+        { original: "Their", corrected: "They're", start: 0, end: 5, type: "grammar", explanation: "Did you mean `they're`?" },
+        { original: "tomorow", corrected: "tomorrow", start: 25, end: 32, type: "spelling", explanation: "Did you mean to spell `tomorow` this way?" },
+        { original: "has", corrected: "have", start: 36, end: 39, type: "agreement", explanation: "The form of the verb must agree in grammatical number with the pronoun." },
+        { original: "a", corrected: "an", start: 40, end: 41, type: "miscellaneous", explanation: "Incorrect indefinite article." },
+      ],
+      changes_count: 4,
+    },
+  },
+});
