@@ -70,7 +70,11 @@ function resultFor(req: Req) {
     {
       ...base,
       ...(req.return_entities
-        ? { entities: Type.Array(PiiEntity, { description: "every redacted entity, in text order, offsets into the original text" }) }
+        ? {
+            entities: Type.Array(PiiEntity, {
+              description: "every redacted entity, in text order, offsets into the original text",
+            }),
+          }
         : {}),
     },
     DESCRIPTION,
@@ -78,9 +82,7 @@ function resultFor(req: Req) {
 }
 
 function selectedTypes(req: Req): PiiType[] {
-  return req.redact_types && req.redact_types.length > 0
-    ? req.redact_types.map((t) => REDACT_TYPES[t])
-    : [...PII_TYPES];
+  return req.redact_types && req.redact_types.length > 0 ? req.redact_types.map((t) => REDACT_TYPES[t]) : [...PII_TYPES];
 }
 
 function styleRule(style: Req["redaction_style"]): string {
@@ -140,8 +142,10 @@ export default defineFunction({
     }
     const total = Object.values(res.counts).reduce((a, b) => a + b, 0);
     if (total !== res.redaction_count) problems.push("redaction_count is not the sum of counts");
-    if (res.entities && res.entities.length !== res.redaction_count) problems.push("redaction_count differs from the number of entities");
-    for (const e of res.entities ?? []) if (stillPresent(res.redacted_text, e.text)) problems.push(`"${e.text}" is still in redacted_text`);
+    if (res.entities && res.entities.length !== res.redaction_count)
+      problems.push("redaction_count differs from the number of entities");
+    for (const e of res.entities ?? [])
+      if (stillPresent(res.redacted_text, e.text)) problems.push(`"${e.text}" is still in redacted_text`);
     return problems;
   },
   local: (req) => {
@@ -155,7 +159,9 @@ export default defineFunction({
       redacted_text,
       redaction_count: entities.length,
       counts,
-      ...(req.return_entities ? { entities: entities.map(({ type, start, end, text, score }) => ({ type, start, end, text, score })) } : {}),
+      ...(req.return_entities
+        ? { entities: entities.map(({ type, start, end, text, score }) => ({ type, start, end, text, score })) }
+        : {}),
     };
   },
   // The engine's recognizers are measured (bun run eval) and answer in well under a millisecond.

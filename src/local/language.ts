@@ -45,7 +45,7 @@ export function detectLanguage(text: string): DetectedLanguage {
 }
 
 function clamp01(x: number): number {
-  return x < 0 ? 0 : x > 1 ? 1 : x;
+  return Math.min(1, Math.max(0, x));
 }
 
 function round3(x: number): number {

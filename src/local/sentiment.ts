@@ -77,8 +77,7 @@ function confidenceFor(label: SentimentLabel, score: number, pos: number, neg: n
 }
 
 // Clause boundaries inside a sentence: the aspect's sentiment is the one expressed next to it.
-const CLAUSE_BREAK = /[,;:]|\s(?:but|however|although|though|while|whereas|yet|except)\s|\s[-–—]\s/i;
-const CLAUSE_BREAK_G = new RegExp(CLAUSE_BREAK.source, "gi");
+const CLAUSE_BREAK_G = /[,;:]|\s(?:but|however|although|though|while|whereas|yet|except)\s|\s[-–—]\s/gi;
 
 function aspectSentiment(text: string, aspect: string): AspectSentiment {
   const term = aspect.trim();
@@ -104,7 +103,10 @@ function aspectSentiment(text: string, aspect: string): AspectSentiment {
 }
 
 function aspectPattern(term: string): RegExp {
-  const escaped = term.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\s+/g, "\\s+");
+  const escaped = term
+    .toLowerCase()
+    .replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+    .replace(/\s+/g, "\\s+");
   // plural and possessive forms count as mentions: battery -> batteries, battery's
   const stem = escaped.endsWith("y") ? `${escaped.slice(0, -1)}(?:y|ies)` : `${escaped}(?:e?s)?`;
   return new RegExp(`(?<![\\p{L}\\p{N}])${stem}(?:'s|’s)?(?![\\p{L}\\p{N}])`, "giu");

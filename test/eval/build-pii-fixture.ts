@@ -25,27 +25,177 @@ const digits = (n: number): string => Array.from({ length: n }, () => String(int
 const pad = (n: number, w: number): string => String(n).padStart(w, "0");
 
 const FIRST = [
-  "James", "Emily", "Michael", "Sarah", "David", "Jessica", "Robert", "Laura", "Daniel", "Olivia", "Thomas", "Hannah",
-  "Carlos", "Lucia", "Miguel", "Sofia", "Priya", "Arjun", "Siddharth", "Kavya", "Wei", "Mei", "Hiroshi", "Yuki",
-  "Fatima", "Omar", "Youssef", "Layla", "Chinedu", "Nkechi", "Tendai", "Bongani", "Kwame", "Amina", "Olga", "Dmitri",
-  "Katarzyna", "Radek", "Ingrid", "Lars", "Jürgen", "Anneliese", "Pierre", "Chloé", "Giulia", "Marco", "Xiomara",
-  "Kaveh", "Anh", "Mirela", "Yara", "Seamus", "Aoife", "Rebecca", "Nathan", "Grace", "Victoria", "Samuel",
+  "James",
+  "Emily",
+  "Michael",
+  "Sarah",
+  "David",
+  "Jessica",
+  "Robert",
+  "Laura",
+  "Daniel",
+  "Olivia",
+  "Thomas",
+  "Hannah",
+  "Carlos",
+  "Lucia",
+  "Miguel",
+  "Sofia",
+  "Priya",
+  "Arjun",
+  "Siddharth",
+  "Kavya",
+  "Wei",
+  "Mei",
+  "Hiroshi",
+  "Yuki",
+  "Fatima",
+  "Omar",
+  "Youssef",
+  "Layla",
+  "Chinedu",
+  "Nkechi",
+  "Tendai",
+  "Bongani",
+  "Kwame",
+  "Amina",
+  "Olga",
+  "Dmitri",
+  "Katarzyna",
+  "Radek",
+  "Ingrid",
+  "Lars",
+  "Jürgen",
+  "Anneliese",
+  "Pierre",
+  "Chloé",
+  "Giulia",
+  "Marco",
+  "Xiomara",
+  "Kaveh",
+  "Anh",
+  "Mirela",
+  "Yara",
+  "Seamus",
+  "Aoife",
+  "Rebecca",
+  "Nathan",
+  "Grace",
+  "Victoria",
+  "Samuel",
 ];
 const LAST = [
-  "Smith", "Johnson", "Garcia", "Martinez", "Okafor", "Nakamura", "Kowalski", "Haddad", "Patel", "O'Connor",
-  "Müller", "Nguyen", "Rossi", "Fernández", "Johansson", "Dubois", "Ivanova", "Mensah", "MacLeod", "Silva", "Kim",
-  "Chen", "Sharma", "Moyo", "Novak", "Andersen", "Bianchi", "Schmidt", "Taylor", "Brooks", "Hughes", "Alvarez",
-  "Reyes", "Takahashi", "Adeyemi", "Petrov", "Lindqvist", "Rahman", "Costa", "Wright",
+  "Smith",
+  "Johnson",
+  "Garcia",
+  "Martinez",
+  "Okafor",
+  "Nakamura",
+  "Kowalski",
+  "Haddad",
+  "Patel",
+  "O'Connor",
+  "Müller",
+  "Nguyen",
+  "Rossi",
+  "Fernández",
+  "Johansson",
+  "Dubois",
+  "Ivanova",
+  "Mensah",
+  "MacLeod",
+  "Silva",
+  "Kim",
+  "Chen",
+  "Sharma",
+  "Moyo",
+  "Novak",
+  "Andersen",
+  "Bianchi",
+  "Schmidt",
+  "Taylor",
+  "Brooks",
+  "Hughes",
+  "Alvarez",
+  "Reyes",
+  "Takahashi",
+  "Adeyemi",
+  "Petrov",
+  "Lindqvist",
+  "Rahman",
+  "Costa",
+  "Wright",
 ];
-const DOMAINS = ["gmail.com", "example.com", "outlook.com", "acme.io", "mail.company.co.uk", "uni-bonn.de", "yahoo.fr", "proton.me"];
+const DOMAINS = [
+  "gmail.com",
+  "example.com",
+  "outlook.com",
+  "acme.io",
+  "mail.company.co.uk",
+  "uni-bonn.de",
+  "yahoo.fr",
+  "proton.me",
+];
 const TITLES = ["Mr.", "Ms.", "Mrs.", "Dr.", "Prof."];
-const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
-const US_STREETS = ["Maple Avenue", "Oak Street", "Elm St", "Sunset Blvd", "Park Lane", "Cedar Drive", "Lakeview Road", "Washington Ave", "Pine Court", "River Road", "W 44th St", "Highland Way"];
-const US_CITIES = [["Springfield", "IL"], ["Austin", "TX"], ["Denver", "CO"], ["Portland", "OR"], ["New York", "NY"], ["San Jose", "CA"], ["Madison", "WI"]];
-const UK = [["Baker Street", "London", "NW1 6XE"], ["High Street", "Oxford", "OX1 4AH"], ["Church Road", "Manchester", "M20 2EX"], ["Queen Street", "Edinburgh", "EH2 1JX"]];
-const DE = [["Hauptstraße", "10115", "Berlin"], ["Lindenweg", "80331", "München"], ["Bahnhofstraße", "50667", "Köln"], ["Schillerstraße", "60313", "Frankfurt"]];
-const FR = [["rue de la République", "69002", "Lyon"], ["avenue Victor Hugo", "75016", "Paris"], ["rue Nationale", "59000", "Lille"]];
-const ES = [["Calle de Alcalá", "28014", "Madrid"], ["Calle Mayor", "28013", "Madrid"], ["Avenida Diagonal", "08019", "Barcelona"]];
+const MONTHS = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
+const US_STREETS = [
+  "Maple Avenue",
+  "Oak Street",
+  "Elm St",
+  "Sunset Blvd",
+  "Park Lane",
+  "Cedar Drive",
+  "Lakeview Road",
+  "Washington Ave",
+  "Pine Court",
+  "River Road",
+  "W 44th St",
+  "Highland Way",
+];
+const US_CITIES = [
+  ["Springfield", "IL"],
+  ["Austin", "TX"],
+  ["Denver", "CO"],
+  ["Portland", "OR"],
+  ["New York", "NY"],
+  ["San Jose", "CA"],
+  ["Madison", "WI"],
+];
+const UK = [
+  ["Baker Street", "London", "NW1 6XE"],
+  ["High Street", "Oxford", "OX1 4AH"],
+  ["Church Road", "Manchester", "M20 2EX"],
+  ["Queen Street", "Edinburgh", "EH2 1JX"],
+];
+const DE = [
+  ["Hauptstraße", "10115", "Berlin"],
+  ["Lindenweg", "80331", "München"],
+  ["Bahnhofstraße", "50667", "Köln"],
+  ["Schillerstraße", "60313", "Frankfurt"],
+];
+const FR = [
+  ["rue de la République", "69002", "Lyon"],
+  ["avenue Victor Hugo", "75016", "Paris"],
+  ["rue Nationale", "59000", "Lille"],
+];
+const ES = [
+  ["Calle de Alcalá", "28014", "Madrid"],
+  ["Calle Mayor", "28013", "Madrid"],
+  ["Avenida Diagonal", "08019", "Barcelona"],
+];
 
 type Value = { text: string; type: PiiType | null };
 type Gen = () => Value;
@@ -59,8 +209,14 @@ function personName(): string {
 const name: Gen = () => ({ text: personName(), type: "name" });
 const fullName: Gen = () => ({ text: `${pick(FIRST)} ${pick(LAST)}`, type: "name" });
 const email: Gen = () => {
-  const f = pick(FIRST).toLowerCase().normalize("NFD").replace(/[^a-z]/g, "");
-  const l = pick(LAST).toLowerCase().normalize("NFD").replace(/[^a-z]/g, "");
+  const f = pick(FIRST)
+    .toLowerCase()
+    .normalize("NFD")
+    .replace(/[^a-z]/g, "");
+  const l = pick(LAST)
+    .toLowerCase()
+    .normalize("NFD")
+    .replace(/[^a-z]/g, "");
   const local = pick([`${f}.${l}`, `${f[0]}${l}${int(1, 99)}`, `${f}_${l}`, `${f}+orders`, `${l}.${f}${int(70, 99)}`]);
   return { text: `${local}@${pick(DOMAINS)}`, type: "email" };
 };
@@ -114,7 +270,7 @@ const card: Gen = () => {
   const prefix = ["4", `5${int(1, 5)}`, "6011"][kind];
   const n = luhnComplete(prefix + digits(15 - prefix.length));
   const sep = pick([" ", "-", ""]);
-  return { text: sep ? n.match(/\d{4}/g)?.join(sep) ?? n : n, type: "credit_card" };
+  return { text: sep ? (n.match(/\d{4}/g)?.join(sep) ?? n) : n, type: "credit_card" };
 };
 const ipv4: Gen = () => ({ text: `${int(1, 223)}.${int(0, 255)}.${int(0, 255)}.${int(1, 254)}`, type: "ip_address" });
 const ipv6: Gen = () => {
@@ -170,7 +326,14 @@ const lit = (text: string): Value => ({ text, type: null });
 const orderNo: Gen = () => lit(`${int(100000, 999999)}`);
 const version: Gen = () => lit(`${int(1, 12)}.${int(0, 9)}.${int(0, 30)}`);
 const clock: Gen = () => lit(`${int(1, 12)}:${pad(int(0, 59), 2)}`);
-const badSsn: Gen = () => lit(pick([`000-${pad(int(1, 99), 2)}-${digits(4)}`, `666-${pad(int(1, 99), 2)}-${digits(4)}`, `${int(900, 999)}-${pad(int(1, 99), 2)}-${digits(4)}`]));
+const badSsn: Gen = () =>
+  lit(
+    pick([
+      `000-${pad(int(1, 99), 2)}-${digits(4)}`,
+      `666-${pad(int(1, 99), 2)}-${digits(4)}`,
+      `${int(900, 999)}-${pad(int(1, 99), 2)}-${digits(4)}`,
+    ]),
+  );
 const badCard: Gen = () => {
   const n = luhnComplete(`4${digits(14)}`);
   const wrong = n.slice(0, 15) + String((Number(n[15]) + 1) % 10);
@@ -179,7 +342,24 @@ const badCard: Gen = () => {
 const meetingDate: Gen = () => lit(`${MONTHS[int(0, 11)]} ${int(1, 28)}, 2026`);
 
 const GENS: Record<string, Gen> = {
-  name, fullName, email, phone, ssn, card, ip, ipv4, ipv6, dob, address, title, orderNo, version, clock, badSsn, badCard, meetingDate,
+  name,
+  fullName,
+  email,
+  phone,
+  ssn,
+  card,
+  ip,
+  ipv4,
+  ipv6,
+  dob,
+  address,
+  title,
+  orderNo,
+  version,
+  clock,
+  badSsn,
+  badCard,
+  meetingDate,
 };
 
 const TEMPLATES = [
@@ -235,7 +415,8 @@ for (let k = 0; k < COUNT; k++) {
   for (const m of template.matchAll(/\{(\w+)\}/g)) {
     text += template.slice(at, m.index);
     const value = GENS[m[1]]();
-    if (value.type) entities.push({ type: value.type, start: text.length, end: text.length + value.text.length, text: value.text });
+    if (value.type)
+      entities.push({ type: value.type, start: text.length, end: text.length + value.text.length, text: value.text });
     text += value.text;
     at = m.index + m[0].length;
   }

@@ -3,8 +3,9 @@
  * is an `Evaluator`; `bun run eval` discovers and runs them all, so adding a capability's figures
  * touches one new file and nothing shared.
  */
-import { Glob } from "bun";
+
 import { join } from "node:path";
+import { Glob } from "bun";
 
 export interface Metric {
   /** e.g. "email F1", "accuracy" */

@@ -22,10 +22,11 @@ const STREET_GERMANIC = new RegExp(
   "gu",
 );
 // street words in either case ("rue", "Rue"); the rest of the pattern stays case-sensitive
-const ROMANCE_WORDS = "rue avenue boulevard bd place chemin allée impasse quai calle avenida plaza paseo carrer via viale piazza corso rua praça travessa"
-  .split(" ")
-  .map((w) => `[${w[0].toUpperCase()}${w[0]}]${w.slice(1)}`)
-  .join("|");
+const ROMANCE_WORDS =
+  "rue avenue boulevard bd place chemin allée impasse quai calle avenida plaza paseo carrer via viale piazza corso rua praça travessa"
+    .split(" ")
+    .map((w) => `[${w[0].toUpperCase()}${w[0]}]${w.slice(1)}`)
+    .join("|");
 const STREET_ROMANCE = new RegExp(
   `(?<![\\p{L}])(?:\\d{1,4}(?:\\s?(?:bis|ter))?,?\\s+)?(?:${ROMANCE_WORDS})\\s+(?:(?:de|del|de la|des|du|di|da|do|dos|das|della|la|le|les|l['’]|d['’])\\s*)*${CAP}(?:\\s+(?:(?:de|del|la|di|da)\\s+)?${CAP}){0,3}(?:,?\\s+\\d{1,4}[a-z]?(?![\\p{N}]))?(?:,\\s*\\d{4,5}\\s+${CAP}(?:\\s+${CAP})?)?`,
   "gu",

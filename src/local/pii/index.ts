@@ -11,8 +11,8 @@ import { resolveOverlaps } from "./resolve";
 import { findCreditCards, findEmails, findIpAddresses, findSsns } from "./structured";
 import type { PiiEntity, PiiType, Recognizer } from "./types";
 
-export { PII_TYPES, type PiiEntity, type PiiType } from "./types";
 export type { RedactionStyle } from "./redact";
+export { PII_TYPES, type PiiEntity, type PiiType } from "./types";
 
 /** Which entity types each recognizer can produce, so a `types` filter skips the others. */
 const RECOGNIZERS: { types: PiiType[]; find: Recognizer }[] = [

@@ -38,7 +38,10 @@ function phoneScore(raw: string, context: boolean): number {
   if (digits.length < 7 || digits.length > 15) return 0;
   if ((main.match(/\(/g)?.length ?? 0) !== (main.match(/\)/g)?.length ?? 0)) return 0;
   const international = main.startsWith("+") || main.startsWith("00");
-  const groups = main.replace(/^(?:\+|00)/, "").split(/[\s.()\u00A0-]+/).filter(Boolean);
+  const groups = main
+    .replace(/^(?:\+|00)/, "")
+    .split(/[\s.()\u00A0-]+/)
+    .filter(Boolean);
   // single digits after the first two groups are lists or versions, not phone numbers
   if (groups.slice(2).some((g) => g.length < 2) || groups.length > 6) return 0;
   const bonus = context ? 0.05 : 0;

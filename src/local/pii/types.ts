@@ -1,12 +1,4 @@
-export type PiiType =
-  | "name"
-  | "email"
-  | "phone_number"
-  | "ssn"
-  | "credit_card"
-  | "ip_address"
-  | "date_of_birth"
-  | "address";
+export type PiiType = "name" | "email" | "phone_number" | "ssn" | "credit_card" | "ip_address" | "date_of_birth" | "address";
 
 export const PII_TYPES: readonly PiiType[] = [
   "name",

@@ -90,9 +90,15 @@ const IDIOMS = new Map<string, number>([
   ["tech support", 0],
 ]);
 
+const COMPARATIVES = new Set(["better", "worse", "nicer", "finer", "happier", "sadder", "bigger", "tastier"]);
+
+const IDIOM_STARTS = new Set([...IDIOMS.keys()].map((k) => k.split(" ")[0]));
+
 /** "like" is a verb of liking after these words; elsewhere it is mostly a preposition ("looks like"). */
 const LIKE_SUBJECTS = new Set(
-  "i you we they he she really do did does would 'd also totally actually definitely just still kinda don't didn't doesn't i'd we'd".split(" "),
+  "i you we they he she really do did does would 'd also totally actually definitely just still kinda don't didn't doesn't i'd we'd".split(
+    " ",
+  ),
 );
 
 const PUNCT_EDGES = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu;
@@ -143,6 +149,7 @@ export function valenceSum(text: string): { sum: number; pos: number; neg: numbe
   const consumed = new Uint8Array(n);
   // idioms first: they replace the valence of the words they cover
   for (let i = 0; i < n; i++) {
+    if (!IDIOM_STARTS.has(lower[i])) continue;
     for (let len = 4; len >= 2; len--) {
       if (i + len > n) continue;
       const phrase = lower.slice(i, i + len).join(" ");
@@ -178,10 +185,11 @@ export function valenceSum(text: string): { sum: number; pos: number; neg: numbe
       }
       // "can't believe how good" is emphasis, not negation
       if (lower[j + 1] === "believe" && isNegation(lower[j])) continue;
+      // "never had a worse day" means this one was the worst: "never" + comparative keeps polarity
+      if (lower[j] === "never" && COMPARATIVES.has(w)) continue;
       valence = negated(lower, i, back, valence);
     }
-    if (i > 0 && lower[i - 1] === "least" && !(i > 1 && (lower[i - 2] === "at" || lower[i - 2] === "very")))
-      valence *= N_SCALAR;
+    if (i > 0 && lower[i - 1] === "least" && !(i > 1 && (lower[i - 2] === "at" || lower[i - 2] === "very"))) valence *= N_SCALAR;
     vals[i] = valence;
   }
   // "but": what follows matters more than what precedes
@@ -240,5 +248,5 @@ function punctuationEmphasis(text: string): number {
 /** VADER's normalisation of a raw sum into -1..1. */
 export function normalize(sum: number, alpha = 15): number {
   const x = sum / Math.sqrt(sum * sum + alpha);
-  return x < -1 ? -1 : x > 1 ? 1 : x;
+  return Math.min(1, Math.max(-1, x));
 }

@@ -6,7 +6,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { analyzeSentiment, labelFor } from "../../../src/local/sentiment";
-import { fmt } from "../metrics";
 import type { EvalReport, Evaluator } from "../registry";
 
 type Three = "positive" | "negative" | "neutral";
@@ -40,7 +39,10 @@ export function evaluateSentiment(items = loadSentimentFixture()): EvalReport {
     const key = `${item.label}|${got}`;
     confusion.set(key, (confusion.get(key) ?? 0) + 1);
   }
-  const table = [["gold \\ predicted", ...CLASSES], ...CLASSES.map((g) => [g, ...CLASSES.map((p) => String(confusion.get(`${g}|${p}`) ?? 0))])];
+  const table = [
+    ["gold \\ predicted", ...CLASSES],
+    ...CLASSES.map((g) => [g, ...CLASSES.map((p) => String(confusion.get(`${g}|${p}`) ?? 0))]),
+  ];
   const accuracy = correct / items.length;
   return {
     capability: "sentiment",
@@ -51,6 +53,5 @@ export function evaluateSentiment(items = loadSentimentFixture()): EvalReport {
   };
 }
 
-void fmt;
 const evaluator: Evaluator = { name: "sentiment", run: () => evaluateSentiment() };
 export default evaluator;

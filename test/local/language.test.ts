@@ -1,0 +1,43 @@
+import { describe, expect, test } from "bun:test";
+import { detectLanguage } from "../../src/local/language";
+import { evaluateLanguage, loadLanguageFixture } from "../eval/evaluators/language";
+import { medianMs, ONE_KB_TEXT } from "./speed";
+
+describe("detectLanguage", () => {
+  test("names the language of everyday sentences with an ISO 639-1 code and English name", () => {
+    const cases: [string, string, string][] = [
+      ["Where is the nearest train station, please?", "en", "English"],
+      ["¿Dónde está la estación de tren más cercana?", "es", "Spanish"],
+      ["Wo ist der nächste Bahnhof, bitte?", "de", "German"],
+      ["Où se trouve la gare la plus proche ?", "fr", "French"],
+      ["Где находится ближайший вокзал?", "ru", "Russian"],
+      ["最寄りの駅はどこですか？", "ja", "Japanese"],
+      ["가장 가까운 기차역이 어디에 있나요?", "ko", "Korean"],
+      ["最近的火车站在哪里？", "zh", "Chinese"],
+    ];
+    for (const [text, code, name] of cases) {
+      const r = detectLanguage(text);
+      expect({ text, code: r.code, name: r.name }).toEqual({ text, code, name });
+      expect(r.confidence).toBeGreaterThan(0);
+      expect(r.confidence).toBeLessThanOrEqual(1);
+    }
+  });
+
+  test("says und when the text gives no evidence", () => {
+    for (const text of ["", "   ", "12345 67", "ok", "👍👍"])
+      expect(detectLanguage(text)).toEqual({ code: "und", name: "Undetermined", confidence: 0 });
+  });
+});
+
+test("accuracy on single sentences in 20 of the most spoken languages is at least 0.95", () => {
+  const items = loadLanguageFixture();
+  expect(items.length).toBeGreaterThanOrEqual(100);
+  expect(new Set(items.map((i) => i.lang)).size).toBeGreaterThanOrEqual(20);
+  const report = evaluateLanguage(items);
+  const accuracy = report.metrics[0].value;
+  if (accuracy < 0.95) throw new Error(`accuracy ${accuracy}\n${report.errors?.join("\n")}`);
+});
+
+test("a 1 KB text is identified in well under 1 ms at the median", () => {
+  expect(medianMs(() => detectLanguage(ONE_KB_TEXT))).toBeLessThan(1);
+});

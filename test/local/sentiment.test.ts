@@ -1,0 +1,85 @@
+import { describe, expect, test } from "bun:test";
+import { analyzeSentiment } from "../../src/local/sentiment";
+import { evaluateSentiment, loadSentimentFixture } from "../eval/evaluators/sentiment";
+import { medianMs, ONE_KB_TEXT } from "./speed";
+
+const score = (text: string) => analyzeSentiment(text).score;
+
+describe("sentence scoring", () => {
+  test("plain positive, negative and neutral texts", () => {
+    expect(analyzeSentiment("I love this phone, it is excellent.").label).toBe("positive");
+    expect(analyzeSentiment("This is the worst service I have ever had.").label).toBe("negative");
+    expect(analyzeSentiment("The package arrived on Tuesday.").label).toBe("neutral");
+  });
+
+  test("negation flips polarity", () => {
+    expect(score("The food was good.")).toBeGreaterThan(0);
+    expect(score("The food was not good.")).toBeLessThan(0);
+    expect(score("It isn't bad at all.")).toBeGreaterThan(0);
+    expect(score("Never had a worse experience.")).toBeLessThan(0);
+  });
+
+  test("intensifiers, capitals and exclamation marks strengthen; dampeners weaken", () => {
+    expect(score("The hotel was extremely good.")).toBeGreaterThan(score("The hotel was good."));
+    expect(score("The hotel was slightly good.")).toBeLessThan(score("The hotel was good."));
+    expect(score("The hotel was GOOD, really.")).toBeGreaterThan(score("The hotel was good, really."));
+    expect(score("The hotel was good!!!")).toBeGreaterThan(score("The hotel was good."));
+  });
+
+  test("what follows 'but' weighs more", () => {
+    expect(score("The screen is nice but the battery is terrible.")).toBeLessThan(0);
+    expect(score("The battery is terrible but the screen is wonderful.")).toBeGreaterThan(0);
+  });
+
+  test("emoji carry sentiment", () => {
+    expect(score("arrived today 😍")).toBeGreaterThan(0);
+    expect(score("arrived today 😡")).toBeLessThan(0);
+  });
+});
+
+describe("document results", () => {
+  test("per-sentence results in order, with scores in -1..1 and confidence in 0..1", () => {
+    const r = analyzeSentiment("I love the camera. The battery is awful. It ships in a box.");
+    expect(r.sentences.map((s) => [s.text, s.label])).toEqual([
+      ["I love the camera.", "positive"],
+      ["The battery is awful.", "negative"],
+      ["It ships in a box.", "neutral"],
+    ]);
+    for (const s of r.sentences) expect(Math.abs(s.score)).toBeLessThanOrEqual(1);
+    expect(r.confidence).toBeGreaterThanOrEqual(0);
+    expect(r.confidence).toBeLessThanOrEqual(1);
+  });
+
+  test("strong praise and strong complaint together are mixed", () => {
+    expect(analyzeSentiment("I absolutely love the design. The battery is horrible though.").label).toBe("mixed");
+  });
+
+  test("aspects take the sentiment of the clause that mentions them; unmentioned ones are neutral", () => {
+    const r = analyzeSentiment("Great screen, but the batteries die fast and are awful. Delivery was quick.", {
+      aspects: ["screen", "battery", "price"],
+    });
+    expect(r.aspects.map((a) => [a.aspect, a.label, a.mentions])).toEqual([
+      ["screen", "positive", 1],
+      ["battery", "negative", 1],
+      ["price", "neutral", 0],
+    ]);
+    expect(r.aspects[2].score).toBe(0);
+  });
+
+  test("empty text is neutral with no sentences", () => {
+    const r = analyzeSentiment("   ");
+    expect([r.label, r.score, r.sentences.length]).toEqual(["neutral", 0, 0]);
+  });
+});
+
+test("three-class accuracy on the labeled set is at least 0.75", () => {
+  const items = loadSentimentFixture();
+  expect(items.length).toBeGreaterThanOrEqual(200);
+  const report = evaluateSentiment(items);
+  const accuracy = report.metrics[0].value;
+  if (accuracy < 0.75) throw new Error(`accuracy ${accuracy}\n${report.errors?.join("\n")}`);
+});
+
+test("a 1 KB text with aspects is analysed in well under 1 ms at the median", () => {
+  expect(medianMs(() => analyzeSentiment(ONE_KB_TEXT, { aspects: ["battery", "delivery"] }))).toBeLessThan(1);
+});
