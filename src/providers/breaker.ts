@@ -68,6 +68,21 @@ export class CircuitBreaker {
     }
   }
 
+  /**
+   * The provider asked for a pause (429 with Retry-After): skip it for `ms` (at most one cool-down),
+   * then probe as after any cool-down. Consecutive failures still count toward the threshold.
+   */
+  pauseFor(ms: number): void {
+    this.probeInFlight = false;
+    const pause = Math.min(Math.max(ms, 0), this.opts.cooldownMs);
+    if (pause <= 0) return;
+    const until = this.now() + pause;
+    // Never shortens a cool-down the failure count already started.
+    if (this._state === "open" && this.openedAt + this.opts.cooldownMs >= until) return;
+    this._state = "open";
+    this.openedAt = until - this.opts.cooldownMs;
+  }
+
   /** The call ended without telling anything about the provider's health. */
   release(): void {
     this.probeInFlight = false;

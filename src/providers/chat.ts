@@ -89,6 +89,7 @@ async function fallback<T>(
         attempts.push({ provider: target.name, model, error: e.code, status: e.status, ms });
         if (countsAgainstProvider(e)) breaker.failure();
         else breaker.release();
+        if (e.status === 429 && e.retryAfterMs) breaker.pauseFor(e.retryAfterMs);
         env.onOutcome?.(target.name, CHAT_FN, "error", ms);
       }
     }

@@ -219,6 +219,7 @@ export class ProviderRouter {
         });
         if (countsAgainstProvider(err)) breaker.failure();
         else breaker.release();
+        if (err.status === 429 && err.retryAfterMs) breaker.pauseFor(err.retryAfterMs);
         this.onOutcome?.(r.target.name, def.name, "error", ms);
       }
       if (running.size === 0) startNext();

@@ -73,4 +73,18 @@ describe("CircuitBreaker", () => {
     breaker.release();
     expect(breaker.tryAcquire()).toBe(true);
   });
+
+  test("pauseFor skips the provider for the asked time, capped at one cool-down", () => {
+    const { breaker, advance } = setup(5, 1000);
+    breaker.pauseFor(300);
+    expect(breaker.tryAcquire()).toBe(false);
+    advance(300);
+    expect(breaker.tryAcquire()).toBe(true);
+    breaker.success();
+    breaker.pauseFor(60_000);
+    advance(999);
+    expect(breaker.tryAcquire()).toBe(false);
+    advance(1);
+    expect(breaker.tryAcquire()).toBe(true);
+  });
 });

@@ -191,6 +191,19 @@ describe("circuit breaker", () => {
     expect(a.calls.count).toBe(2);
   });
 
+  test("a 429 with Retry-After pauses the provider for that long", async () => {
+    let now = 0;
+    const router = twoProviders({ breaker: { failure_threshold: 5, cooldown_ms: 30_000 } }, () => now);
+    a.program([{ status: 429, retryAfter: 2 }]);
+    await router.run(call(tiny, input));
+    const paused = await router.run(call(tiny, input));
+    expect(paused.attempts).toMatchObject([{ provider: "a", error: "circuit_open" }]);
+    now += 2000;
+    const back = await router.run(call(tiny, input));
+    expect(back.provider).toBe("a");
+    expect(a.calls.count).toBe(2);
+  });
+
   test("request-specific errors (context length) do not open the circuit", async () => {
     const router = twoProviders({ breaker: { failure_threshold: 1, cooldown_ms: 1000 } });
     a.program([{ status: 400, contextLength: true }]);
