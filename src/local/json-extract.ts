@@ -305,16 +305,57 @@ export function extractJson(text: string, fields: readonly FieldSpec[], opts: { 
   return out;
 }
 
+export interface GroupedEntities {
+  people: string[];
+  organizations: string[];
+  emails: string[];
+  phones: string[];
+  urls: string[];
+  dates: { text: string; date: string }[];
+  amounts: { text: string; amount: number; currency: string | null }[];
+  percentages: number[];
+  identifiers: string[];
+  numbers: number[];
+}
+
 /** Everything recognizable, grouped, for requests without a schema. */
-export function defaultExtraction(text: string, opts: { referenceDate?: Date } = {}): Record<string, unknown[]> {
-  const groups: Record<string, unknown[]> = { people: [], organizations: [], emails: [], phones: [], urls: [], dates: [], amounts: [], percentages: [], identifiers: [], numbers: [] };
-  const key: Record<EntityType, string> = { person: "people", organization: "organizations", email: "emails", phone: "phones", url: "urls", date: "dates", money: "amounts", percentage: "percentages", id: "identifiers", number: "numbers" };
+export function defaultExtraction(text: string, opts: { referenceDate?: Date } = {}): GroupedEntities {
+  const g: GroupedEntities = { people: [], organizations: [], emails: [], phones: [], urls: [], dates: [], amounts: [], percentages: [], identifiers: [], numbers: [] };
+  const str = (e: Entity) => String(e.value ?? e.text);
+  const num = (e: Entity) => (typeof e.value === "number" ? e.value : Number.NaN);
   for (const e of extractEntities(text, opts)) {
-    const list = groups[key[e.type]];
-    if (e.type === "money") list.push({ text: e.text, amount: e.value, currency: e.currency ?? null });
-    else if (e.type === "date") list.push({ text: e.text, date: e.value });
-    else if (e.type === "number" || e.type === "percentage") list.push(e.value);
-    else list.push(e.value ?? e.text);
+    switch (e.type) {
+      case "person":
+        g.people.push(str(e));
+        break;
+      case "organization":
+        g.organizations.push(str(e));
+        break;
+      case "email":
+        g.emails.push(str(e));
+        break;
+      case "phone":
+        g.phones.push(str(e));
+        break;
+      case "url":
+        g.urls.push(str(e));
+        break;
+      case "id":
+        g.identifiers.push(str(e));
+        break;
+      case "date":
+        g.dates.push({ text: e.text, date: str(e) });
+        break;
+      case "money":
+        if (Number.isFinite(num(e))) g.amounts.push({ text: e.text, amount: num(e), currency: e.currency ?? null });
+        break;
+      case "percentage":
+        if (Number.isFinite(num(e))) g.percentages.push(num(e));
+        break;
+      case "number":
+        if (Number.isFinite(num(e))) g.numbers.push(num(e));
+        break;
+    }
   }
-  return groups;
+  return g;
 }
