@@ -1,6 +1,6 @@
 /**
  * Street addresses: "<number> <Name> <Street|Ave|...> [unit][, City][, ST][ ZIP]" (US, UK, CA,
- * AU), "<Name>straße 5, 10115 Berlin" (German and Nordic/Dutch compounds), "12 rue de la Paix,
+ * AU), "<Name>straße 5, 10115 Berlin" (German and Nordic/Dutch compounds; Swedish "111 51"), "12 rue de la Paix,
  * 75002 Paris" / "Calle Mayor 5" (Romance street words), and post-office boxes.
  */
 import { entity, type PiiEntity } from "./types";
@@ -14,11 +14,11 @@ const POSTCODE = "(?:\\d{5}(?:-\\d{4})?|[A-Z]{1,2}\\d[A-Z\\d]?\\s?\\d[A-Z]{2}|[A
 const LOCALITY = `(?:,\\s*${CAP}(?:\\s+${CAP}){0,2}(?:,?\\s+(?:[A-Z]{2}(?![\\p{L}])|${CAP}))?(?:,?\\s+${POSTCODE})?(?![\\p{L}\\p{N}]))?`;
 
 const STREET_EN = new RegExp(
-  `(?<![\\p{L}\\p{N}])\\d{1,6}[A-Za-z]?(?:-\\d{1,5})?\\s+(?:(?:[NSEW]|North|South|East|West|NE|NW|SE|SW)\\.?\\s+)?(?:(?:\\d{1,3}(?:st|nd|rd|th)|${CAP})\\s+){1,4}${SUFFIX}\\.?(?![\\p{L}])(?:\\s+(?:NE|NW|SE|SW|[NSEW])\\b\\.?)?${UNIT}${LOCALITY}`,
+  `(?<![\\p{L}\\p{N}])\\d{1,6}[A-Za-z]?(?:-\\d{1,5})?\\s+(?:(?:[NSEW]|North|South|East|West|NE|NW|SE|SW)\\.?\\s+)?(?:(?:\\d{1,3}(?:st|nd|rd|th)|${CAP})\\s+){1,4}${SUFFIX}\\.?(?![\\p{L}])(?:\\s+(?:North|South|East|West|NE|NW|SE|SW|[NSEW])\\b\\.?)?${UNIT}${LOCALITY}`,
   "gu",
 );
 const STREET_GERMANIC = new RegExp(
-  `(?<![\\p{L}])\\p{Lu}[\\p{L}-]*(?:straße|strasse|str\\.|weg|allee|platz|gasse|ring|damm|gracht|laan|straat|plein|vej|gade|gatan|gata|veien|vägen)\\s+\\d{1,4}[a-z]?(?:,\\s*\\d{4,5}\\s+${CAP}(?:\\s+${CAP})?)?`,
+  `(?<![\\p{L}])\\p{Lu}[\\p{L}-]*(?:straße|strasse|str\\.|weg|allee|platz|gasse|ring|damm|gracht|laan|straat|plein|vej|gade|gatan|gata|veien|vägen)\\s+\\d{1,4}[a-z]?(?:,\\s*(?:\\d{4,5}|\\d{3}\\s\\d{2})\\s+${CAP}(?:\\s+${CAP})?)?`,
   "gu",
 );
 // street words in either case ("rue", "Rue"); the rest of the pattern stays case-sensitive

@@ -17,8 +17,9 @@ const DATE = new RegExp(
   ].join("|"),
   "gi",
 );
+// "D.O.B.:" carries its own dots, so it is matched apart from the words that end at a boundary
 const BIRTH_CONTEXT =
-  /\b(?:born|birth|birthdate|birthday|dob|d\.o\.b|b\.|geboren|né|née|nacido|nacida|nato|nata)\b[^.!?\n]{0,30}$/i;
+  /(?:\b(?:born|birth|birthdate|birthday|dob|geboren|né|née|nacido|nacida|nato|nata)\b|\bd\.\s?o\.\s?b\.?|\bb\.)[^.!?\n]{0,30}$/i;
 
 export function findDatesOfBirth(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];

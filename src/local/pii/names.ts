@@ -20,6 +20,8 @@ const WEAK_INTRO =
 const PERSON_VERB =
   /^\s+(?:said|says|told|asked|wrote|signed|replied|called|emailed|mentioned|confirmed|explained|agreed|joined|thinks|believes|will|who|and (?:her|his))\b/u;
 
+const MONTH_NAMES = new Set(["April", "May", "June", "July", "August"]);
+
 interface Token {
   start: number;
   end: number;
@@ -100,7 +102,8 @@ function nameScore(firstWord: string, length: number, before: string, personVerb
   const ambiguous = AMBIGUOUS_NAMES.has(firstWord);
   const weak = WEAK_INTRO.test(before);
   if (known && !ambiguous) return length >= 2 ? 0.9 : 0.8;
-  if (known && ambiguous) return length >= 2 ? 0.75 : weak ? 0.7 : 0;
+  // "from June", "in May": a lone month name is a month unless a title or "my name is" says otherwise
+  if (known && ambiguous) return length >= 2 ? 0.75 : weak && !MONTH_NAMES.has(firstWord) ? 0.7 : 0;
   if ((weak || personVerbAfter) && length >= 2 && firstWord.length > 1) return 0.7;
   return 0;
 }
