@@ -1,7 +1,7 @@
 import { GatewayError, type ProviderAttempt } from "../errors";
 import { type CircuitBreaker, countsAgainstProvider } from "./breaker";
 import { type Target, targetModel } from "./route-plan";
-import { type ChatMessage, ProviderError, type StreamChunk } from "./types";
+import { type ChatMessage, type CompletionRequest, ProviderError, type StreamChunk } from "./types";
 
 /** Function name of the OpenAI-compatible endpoint in routes, models, metrics. */
 export const CHAT_FN = "chat-completions";
@@ -100,16 +100,13 @@ async function fallback<T>(
   throw new GatewayError("provider_error", `chat completion: every provider failed (${list})`, { attempts });
 }
 
+function chatRequest(messages: ChatMessage[], t: Target, opts: ChatOptions, signal: AbortSignal): CompletionRequest {
+  return { fn: CHAT_FN, messages, model: t.model, temperature: opts.temperature, maxTokens: opts.maxTokens, signal };
+}
+
 export async function runChat(messages: ChatMessage[], targets: Target[], opts: ChatOptions, env: ChatEnv): Promise<ChatOutcome> {
   const { served, attempts } = await fallback(targets, opts, env, (t, signal) =>
-    t.provider.complete({
-      fn: CHAT_FN,
-      messages,
-      model: t.model,
-      temperature: opts.temperature,
-      maxTokens: opts.maxTokens,
-      signal,
-    }),
+    t.provider.complete(chatRequest(messages, t, opts, signal)),
   );
   const r = served.value;
   return { text: r.text, provider: served.target.name, model: r.model, usage: r.usage, finishReason: r.finishReason, attempts };
@@ -124,14 +121,7 @@ export async function runChatStream(
 ): Promise<ChatStreamOutcome> {
   const streaming = targets.filter((t) => typeof t.provider.stream === "function");
   const { served, attempts } = await fallback(streaming, opts, env, async (t, signal) => {
-    const stream = t.provider.stream?.({
-      fn: CHAT_FN,
-      messages,
-      model: t.model,
-      temperature: opts.temperature,
-      maxTokens: opts.maxTokens,
-      signal,
-    });
+    const stream = t.provider.stream?.(chatRequest(messages, t, opts, signal));
     if (!stream) throw new ProviderError("unsupported", "provider cannot stream");
     const it = stream[Symbol.asyncIterator]();
     const first = await it.next();
