@@ -1,9 +1,10 @@
 import type { AppDeps } from "./app";
 import type { FunctionPipeline } from "./functions/run";
 import type { Elysia } from "elysia";
+import { knowledgeRoutes } from "./knowledge/routes";
 
 /**
  * Route plugins for stored resources (knowledge bases, FAQ collections, chatbots), mounted after
  * the core routes. Each gets the app's dependencies and the function pipeline.
  */
-export const resourcePlugins: ((deps: AppDeps & { pipeline: FunctionPipeline }) => Elysia)[] = [];
+export const resourcePlugins: ((deps: AppDeps & { pipeline: FunctionPipeline }) => Elysia)[] = [knowledgeRoutes];

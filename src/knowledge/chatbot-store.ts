@@ -1,0 +1,82 @@
+/** Chatbots, scoped to one account; their knowledge bases must belong to the same account. */
+import { and, count, desc, eq } from "drizzle-orm";
+import { newId } from "../auth/keys";
+import { invalidRequest } from "../errors";
+import { notFound } from "../http/respond";
+import type { Storage } from "../storage/db";
+import { type ChatbotRow, chatbots, knowledgeBases } from "../storage/schema-kb";
+import { type CHATBOT_MODES, LIMITS } from "./schemas";
+import { type Page, type Paged, paged } from "./store";
+
+export type ChatbotMode = (typeof CHATBOT_MODES)[number];
+
+export interface ChatbotView {
+  id: string;
+  name: string;
+  mode: ChatbotMode;
+  knowledge_base_ids: string[];
+  created_at: string;
+}
+
+export class ChatbotStore {
+  constructor(private readonly storage: Storage) {}
+
+  private get db() {
+    return this.storage.db;
+  }
+
+  create(accountId: string, input: { name: string; mode: ChatbotMode; knowledge_base_ids?: string[] }): ChatbotView {
+    const kbIds = input.knowledge_base_ids ?? [];
+    kbIds.forEach((kbId, i) => {
+      const mine = this.db
+        .select({ id: knowledgeBases.id })
+        .from(knowledgeBases)
+        .where(and(eq(knowledgeBases.id, kbId), eq(knowledgeBases.accountId, accountId)))
+        .get();
+      // Same answer for another account's id and a missing one: ids of others must not be probeable.
+      if (!mine) throw invalidRequest(`knowledge base ${kbId} not found`, `knowledge_base_ids[${i}]`);
+    });
+    const owned = this.db.select({ n: count() }).from(chatbots).where(eq(chatbots.accountId, accountId)).get()?.n ?? 0;
+    if (owned >= LIMITS.chatbotsPerAccount) throw invalidRequest(`an account can hold at most ${LIMITS.chatbotsPerAccount} chatbots; delete one first`, "name");
+    const id = newId("bot");
+    this.db.insert(chatbots).values({ id, accountId, name: input.name, mode: input.mode, knowledgeBaseIds: JSON.stringify(kbIds) }).run();
+    return this.get(accountId, id);
+  }
+
+  get(accountId: string, id: string): ChatbotView {
+    const row = this.db
+      .select()
+      .from(chatbots)
+      .where(and(eq(chatbots.id, id), eq(chatbots.accountId, accountId)))
+      .get();
+    if (!row) throw notFound("chatbot");
+    return view(row);
+  }
+
+  list(accountId: string, page: Page): Paged<ChatbotView> {
+    const where = eq(chatbots.accountId, accountId);
+    const total = this.db.select({ n: count() }).from(chatbots).where(where).get()?.n ?? 0;
+    const rows = this.db.select().from(chatbots).where(where).orderBy(desc(chatbots.createdAt), desc(chatbots.id)).limit(page.limit).offset(page.offset).all();
+    return paged(rows.map(view), total, page);
+  }
+
+  delete(accountId: string, id: string): void {
+    this.get(accountId, id);
+    this.db.delete(chatbots).where(eq(chatbots.id, id)).run();
+  }
+
+  /** The chatbot's knowledge bases that still exist and are active (deleted ones drop out silently). */
+  activeKnowledgeBases(accountId: string, ids: string[]): string[] {
+    return ids.filter((kbId) =>
+      this.db
+        .select({ id: knowledgeBases.id })
+        .from(knowledgeBases)
+        .where(and(eq(knowledgeBases.id, kbId), eq(knowledgeBases.accountId, accountId), eq(knowledgeBases.status, "active")))
+        .get(),
+    );
+  }
+}
+
+function view(r: ChatbotRow): ChatbotView {
+  return { id: r.id, name: r.name, mode: r.mode, knowledge_base_ids: JSON.parse(r.knowledgeBaseIds) as string[], created_at: new Date(r.createdAt).toISOString() };
+}

@@ -1,0 +1,101 @@
+/** FAQ collections, scoped to one account (another account's id is a 404). Collections are immutable once created. */
+import { and, asc, count, desc, eq } from "drizzle-orm";
+import { newId } from "../auth/keys";
+import { invalidRequest } from "../errors";
+import { notFound } from "../http/respond";
+import type { Storage } from "../storage/db";
+import { type FaqCollectionRow, faqCollections, faqEntries } from "../storage/schema-kb";
+import type { Faq } from "./faq-match";
+import { LIMITS } from "./schemas";
+import { type Page, type Paged, paged } from "./store";
+
+export interface FaqCollectionView {
+  id: string;
+  name: string;
+  faq_count: number;
+  created_at: string;
+  faqs?: { id: number; question: string; answer: string }[];
+}
+
+export class FaqStore {
+  constructor(private readonly storage: Storage) {}
+
+  private get db() {
+    return this.storage.db;
+  }
+
+  create(accountId: string, input: { name: string; faqs: { question: string; answer: string }[] }): FaqCollectionView {
+    const owned = this.db.select({ n: count() }).from(faqCollections).where(eq(faqCollections.accountId, accountId)).get()?.n ?? 0;
+    if (owned >= LIMITS.faqCollectionsPerAccount) {
+      throw invalidRequest(`an account can hold at most ${LIMITS.faqCollectionsPerAccount} FAQ collections; delete one first`, "name");
+    }
+    const id = newId("faq");
+    this.storage.sqlite.transaction(() => {
+      this.db.insert(faqCollections).values({ id, accountId, name: input.name }).run();
+      input.faqs.forEach((f, ord) => {
+        this.db.insert(faqEntries).values({ collectionId: id, ord, question: f.question.trim(), answer: f.answer.trim() }).run();
+      });
+    })();
+    return this.get(accountId, id);
+  }
+
+  private row(accountId: string, id: string): FaqCollectionRow {
+    const row = this.db
+      .select()
+      .from(faqCollections)
+      .where(and(eq(faqCollections.id, id), eq(faqCollections.accountId, accountId)))
+      .get();
+    if (!row) throw notFound("FAQ collection");
+    return row;
+  }
+
+  /** Throws 404 unless the collection exists and belongs to the account. */
+  assertOwned(accountId: string, id: string): void {
+    this.row(accountId, id);
+  }
+
+  faqs(accountId: string, id: string): Faq[] {
+    this.row(accountId, id);
+    return this.db
+      .select({ id: faqEntries.id, question: faqEntries.question, answer: faqEntries.answer })
+      .from(faqEntries)
+      .where(eq(faqEntries.collectionId, id))
+      .orderBy(asc(faqEntries.ord))
+      .all();
+  }
+
+  get(accountId: string, id: string): FaqCollectionView {
+    const row = this.row(accountId, id);
+    const faqs = this.faqs(accountId, id);
+    return { ...this.view(row, faqs.length), faqs };
+  }
+
+  list(accountId: string, page: Page): Paged<FaqCollectionView> {
+    const where = eq(faqCollections.accountId, accountId);
+    const total = this.db.select({ n: count() }).from(faqCollections).where(where).get()?.n ?? 0;
+    const rows = this.db
+      .select({ row: faqCollections, n: count(faqEntries.id) })
+      .from(faqCollections)
+      .leftJoin(faqEntries, eq(faqEntries.collectionId, faqCollections.id))
+      .where(where)
+      .groupBy(faqCollections.id)
+      .orderBy(desc(faqCollections.createdAt), desc(faqCollections.id))
+      .limit(page.limit)
+      .offset(page.offset)
+      .all();
+    return paged(
+      rows.map((r) => this.view(r.row, r.n)),
+      total,
+      page,
+    );
+  }
+
+  delete(accountId: string, id: string): void {
+    this.row(accountId, id);
+    this.db.delete(faqCollections).where(eq(faqCollections.id, id)).run();
+  }
+
+  private view(r: FaqCollectionRow, n: number): FaqCollectionView {
+    return { id: r.id, name: r.name, faq_count: n, created_at: new Date(r.createdAt).toISOString() };
+  }
+}

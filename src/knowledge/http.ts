@@ -1,0 +1,61 @@
+/**
+ * What every knowledge resource route does before its own logic: authenticate, rate-limit as a
+ * "standard" call, validate the body against its TypeBox schema and read paging parameters.
+ */
+import type { Static, TObject } from "@sinclair/typebox";
+import type { AppDeps } from "../app";
+import { GatewayError, invalidRequest } from "../errors";
+import { validateAgainst } from "../functions/validate";
+import { type AuthedContext, authedContext } from "../http/context";
+import { stateOf } from "../http/state";
+import { rateLimitHeaders } from "../ratelimit/limiter";
+import { ListQuery } from "./schemas";
+import type { Page } from "./store";
+
+export type Deps = Pick<AppDeps, "keys" | "config" | "limiter">;
+
+export async function resourceContext(
+  deps: Deps,
+  resource: string,
+  request: Request,
+  params: Record<string, string> = {},
+  query: Record<string, string | undefined> = {},
+): Promise<AuthedContext> {
+  const state = stateOf(request);
+  state.fn = resource;
+  const ctx = await authedContext(deps, request, state, params, query);
+  const d = deps.limiter.check(ctx.auth.keyId, ctx.auth.plan, resource, "standard");
+  Object.assign(state.headers, rateLimitHeaders(d));
+  if (!d.allowed) throw new GatewayError("rate_limited", `rate limit of ${d.limit} requests per minute for ${resource} exceeded; retry in ${d.retryAfterSeconds}s`);
+  return ctx;
+}
+
+export function validBody<S extends TObject>(deps: Deps, schema: S, ctx: AuthedContext): Static<S> {
+  const { api_key: _key, ...body } = ctx.body;
+  return validateAgainst<Static<S>>(schema, body, deps.config.limits.maxTextChars);
+}
+
+function intParam(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw invalidRequest(`${name} must be an integer from ${min} to ${max}`, name);
+  return n;
+}
+
+/** `?limit=&offset=`; limit defaults to 20, at most 100. */
+export function pageOf(query: Record<string, string | undefined>): Page {
+  return {
+    limit: intParam(query.limit, "limit", ListQuery.defaultLimit, 1, ListQuery.maxLimit),
+    offset: intParam(query.offset, "offset", 0, 0, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+/** OpenAPI detail of a resource route (cost 0). */
+export function resourceDoc(summary: string, opts: { body?: TObject; description?: string } = {}) {
+  return {
+    tags: ["Knowledge"],
+    summary,
+    description: `${opts.description ?? summary}\n\nCost: 0 credits. Scoped to the calling account: another account's id answers 404 not_found.`,
+    ...(opts.body ? { requestBody: { required: true, content: { "application/json": { schema: opts.body } } } } : {}),
+  };
+}

@@ -1,0 +1,214 @@
+/**
+ * Routes of knowledge bases, FAQ collections and chatbots. Resource management (cost 0) answers
+ * through `ok`; search, FAQ match and chat are functions run by the pipeline.
+ */
+import { type TObject, Type } from "@sinclair/typebox";
+import { type DocumentDecoration, Elysia } from "elysia";
+import type { AppDeps } from "../app";
+import { invalidRequest } from "../errors";
+import type { AnyFunctionDef } from "../functions/define";
+import type { FunctionPipeline } from "../functions/run";
+import { ok } from "../http/respond";
+import { functionDoc } from "../http/routes/functions";
+import { stateOf } from "../http/state";
+import { ChatbotStore } from "./chatbot-store";
+import { FaqStore } from "./faq-store";
+import { knowledgeFunctions } from "./functions";
+import { type Deps, pageOf, resourceContext, resourceDoc, validBody } from "./http";
+import { AddDocuments, CreateChatbot, CreateFaqCollection, CreateKnowledgeBase, UpdateKnowledgeBase } from "./schemas";
+import { KnowledgeStore } from "./store";
+
+type Params = Record<string, string>;
+type Query = Record<string, string | undefined>;
+
+/** The function's OpenAPI detail, with the body clients send (no path or gateway-set fields). */
+function chargedDoc(pipeline: FunctionPipeline, def: AnyFunctionDef, hidden: string[], operationId = def.name): DocumentDecoration {
+  const doc = functionDoc(def, pipeline.costOf(def));
+  const body = Type.Omit(def.request as TObject, hidden);
+  const content = { "application/json": { schema: body, example: def.example.request } };
+  // functionDoc builds a plain OpenAPI operation; Elysia's type for it is narrower than what it accepts.
+  return { ...doc, operationId, requestBody: { required: true, content } } as DocumentDecoration;
+}
+
+/** The plugin registered in src/resources.ts. */
+export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }): Elysia {
+  const kbs = new KnowledgeStore(deps.storage);
+  const faqs = new FaqStore(deps.storage);
+  const bots = new ChatbotStore(deps.storage);
+  const fns = knowledgeFunctions({ storage: deps.storage, kbs, faqs, bots });
+  const { pipeline } = deps;
+  const run = (def: AnyFunctionDef) => ({ request, params }: { request: Request; params: Params }) =>
+    pipeline.handle(def, request, stateOf(request), params);
+
+  const app = new Elysia({ name: "knowledge" })
+    .use(knowledgeBaseRoutes(deps, kbs))
+    .use(faqRoutes(deps, faqs))
+    .use(chatbotRoutes(deps, bots))
+    .post("/api/v1/knowledge-bases/:id/search", run(fns.search), { parse: "none", detail: chargedDoc(pipeline, fns.search, ["id", "revision"]) })
+    .post("/api/v1/ai/knowledge-bases", run(fns.inlineSearch), { parse: "none", detail: chargedDoc(pipeline, fns.inlineSearch, [], "knowledge-base-search-inline") })
+    .post("/api/v1/ai/faq-match", run(fns.faqMatch), { parse: "none", detail: chargedDoc(pipeline, fns.faqMatch, ["faqs"]) })
+    .post("/api/v1/chatbots/:id/chat", run(fns.chat), { parse: "none", detail: chargedDoc(pipeline, fns.chat, ["id", "chatbot", "passages"]) });
+  // resourcePlugins holds plain Elysia instances; the route-level types matter to no caller.
+  return app as unknown as Elysia;
+}
+
+function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore) {
+  const R = "knowledge-bases";
+  return new Elysia({ name: "knowledge-bases" })
+    .post(
+      "/api/v1/knowledge-bases",
+      async ({ request }) => {
+        const ctx = await resourceContext(deps, R, request);
+        const body = validBody(deps, CreateKnowledgeBase, ctx);
+        return ok(ctx.state, "knowledge base created", kbs.create(ctx.auth.accountId, body), 201);
+      },
+      { parse: "none", detail: resourceDoc("Create a knowledge base", { body: CreateKnowledgeBase, description: "status is active (default) or inactive; chatbots skip inactive knowledge bases, direct search still works." }) },
+    )
+    .get(
+      "/api/v1/knowledge-bases",
+      async ({ request, query }) => {
+        const ctx = await resourceContext(deps, R, request, {}, query as Query);
+        return ok(ctx.state, "knowledge bases", kbs.list(ctx.auth.accountId, pageOf(ctx.query)));
+      },
+      { detail: resourceDoc("List knowledge bases (newest first; ?limit= up to 100, default 20, &offset=)") },
+    )
+    .get(
+      "/api/v1/knowledge-bases/:id",
+      async ({ request, params }) => {
+        const ctx = await resourceContext(deps, R, request, params as Params);
+        return ok(ctx.state, "knowledge base", kbs.get(ctx.auth.accountId, ctx.params.id as string));
+      },
+      { detail: resourceDoc("Get a knowledge base with its document and chunk counts") },
+    )
+    .patch(
+      "/api/v1/knowledge-bases/:id",
+      async ({ request, params }) => {
+        const ctx = await resourceContext(deps, R, request, params as Params);
+        const body = validBody(deps, UpdateKnowledgeBase, ctx);
+        return ok(ctx.state, "knowledge base updated", kbs.update(ctx.auth.accountId, ctx.params.id as string, body));
+      },
+      { parse: "none", detail: resourceDoc("Update a knowledge base's name, description or status", { body: UpdateKnowledgeBase }) },
+    )
+    .delete(
+      "/api/v1/knowledge-bases/:id",
+      async ({ request, params }) => {
+        const ctx = await resourceContext(deps, R, request, params as Params);
+        kbs.delete(ctx.auth.accountId, ctx.params.id as string);
+        return ok(ctx.state, "knowledge base deleted", { id: ctx.params.id, deleted: true });
+      },
+      { detail: resourceDoc("Delete a knowledge base with its documents and their index entries") },
+    )
+    .post(
+      "/api/v1/knowledge-bases/:id/documents",
+      async ({ request, params }) => {
+        const ctx = await resourceContext(deps, R, request, params as Params);
+        const body = validBody(deps, AddDocuments, ctx);
+        const docs = body.documents ?? (body.content !== undefined ? [{ title: body.title, content: body.content, metadata: body.metadata }] : null);
+        if (!docs) throw invalidRequest("documents is required (or content, for a single document)", "documents");
+        const added = kbs.addDocuments(ctx.auth.accountId, ctx.params.id as string, docs);
+        return ok(ctx.state, "documents added", { data: added, count: added.length }, 201);
+      },
+      {
+        parse: "none",
+        detail: resourceDoc("Add documents (texts or {title, content, metadata}); they are chunked and indexed", {
+          body: AddDocuments,
+          description: "Send documents[] (1 to 100 texts or {title, content, metadata} objects, each up to 100,000 characters) or one document as {title, content, metadata}. A knowledge base holds up to 10,000 documents and 100,000 chunks.",
+        }),
+      },
+    )
+    .get(
+      "/api/v1/knowledge-bases/:id/documents",
+      async ({ request, params, query }) => {
+        const ctx = await resourceContext(deps, R, request, params as Params, query as Query);
+        return ok(ctx.state, "documents", kbs.listDocuments(ctx.auth.accountId, ctx.params.id as string, pageOf(ctx.query)));
+      },
+      { detail: resourceDoc("List a knowledge base's documents (oldest first; ?limit=&offset=)") },
+    )
+    .delete(
+      "/api/v1/knowledge-bases/:id/documents/:doc_id",
+      async ({ request, params }) => {
+        const ctx = await resourceContext(deps, R, request, params as Params);
+        kbs.deleteDocument(ctx.auth.accountId, ctx.params.id as string, ctx.params.doc_id as string);
+        return ok(ctx.state, "document deleted", { id: ctx.params.doc_id, deleted: true });
+      },
+      { detail: resourceDoc("Delete a document and its chunks from the index") },
+    );
+}
+
+function faqRoutes(deps: Deps, faqs: FaqStore) {
+  const R = "faq-collections";
+  return new Elysia({ name: "faq-collections" })
+    .post(
+      "/api/v1/ai/faq-collections",
+      async ({ request }) => {
+        const ctx = await resourceContext(deps, R, request);
+        const body = validBody(deps, CreateFaqCollection, ctx);
+        return ok(ctx.state, "FAQ collection created", faqs.create(ctx.auth.accountId, body), 201);
+      },
+      { parse: "none", detail: resourceDoc("Create a FAQ collection (name, faqs[] of {question, answer}; up to 1,000)", { body: CreateFaqCollection }) },
+    )
+    .get(
+      "/api/v1/ai/faq-collections",
+      async ({ request, query }) => {
+        const ctx = await resourceContext(deps, R, request, {}, query as Query);
+        return ok(ctx.state, "FAQ collections", faqs.list(ctx.auth.accountId, pageOf(ctx.query)));
+      },
+      { detail: resourceDoc("List FAQ collections (newest first; ?limit=&offset=)") },
+    )
+    .get(
+      "/api/v1/ai/faq-collections/:id",
+      async ({ request, params }) => {
+        const ctx = await resourceContext(deps, R, request, params as Params);
+        return ok(ctx.state, "FAQ collection", faqs.get(ctx.auth.accountId, ctx.params.id as string));
+      },
+      { detail: resourceDoc("Get a FAQ collection with its FAQs") },
+    )
+    .delete(
+      "/api/v1/ai/faq-collections/:id",
+      async ({ request, params }) => {
+        const ctx = await resourceContext(deps, R, request, params as Params);
+        faqs.delete(ctx.auth.accountId, ctx.params.id as string);
+        return ok(ctx.state, "FAQ collection deleted", { id: ctx.params.id, deleted: true });
+      },
+      { detail: resourceDoc("Delete a FAQ collection") },
+    );
+}
+
+function chatbotRoutes(deps: Deps, bots: ChatbotStore) {
+  const R = "chatbots";
+  return new Elysia({ name: "chatbots" })
+    .post(
+      "/api/v1/chatbots",
+      async ({ request }) => {
+        const ctx = await resourceContext(deps, R, request);
+        const body = validBody(deps, CreateChatbot, ctx);
+        return ok(ctx.state, "chatbot created", bots.create(ctx.auth.accountId, body), 201);
+      },
+      { parse: "none", detail: resourceDoc("Create a chatbot (mode support or assistant; knowledge_base_ids of the account)", { body: CreateChatbot }) },
+    )
+    .get(
+      "/api/v1/chatbots",
+      async ({ request, query }) => {
+        const ctx = await resourceContext(deps, R, request, {}, query as Query);
+        return ok(ctx.state, "chatbots", bots.list(ctx.auth.accountId, pageOf(ctx.query)));
+      },
+      { detail: resourceDoc("List chatbots (newest first; ?limit=&offset=)") },
+    )
+    .get(
+      "/api/v1/chatbots/:id",
+      async ({ request, params }) => {
+        const ctx = await resourceContext(deps, R, request, params as Params);
+        return ok(ctx.state, "chatbot", bots.get(ctx.auth.accountId, ctx.params.id as string));
+      },
+      { detail: resourceDoc("Get a chatbot") },
+    )
+    .delete(
+      "/api/v1/chatbots/:id",
+      async ({ request, params }) => {
+        const ctx = await resourceContext(deps, R, request, params as Params);
+        bots.delete(ctx.auth.accountId, ctx.params.id as string);
+        return ok(ctx.state, "chatbot deleted", { id: ctx.params.id, deleted: true });
+      },
+      { detail: resourceDoc("Delete a chatbot") },
+    );
+}

@@ -1,0 +1,223 @@
+/**
+ * Knowledge bases and their documents, always scoped to one account: a row of another account is
+ * reported exactly like a missing one (404 not_found).
+ */
+import { and, count, desc, eq, sql } from "drizzle-orm";
+import { newId } from "../auth/keys";
+import { invalidRequest } from "../errors";
+import { notFound } from "../http/respond";
+import type { Storage } from "../storage/db";
+import { type KbDocumentRow, type KnowledgeBaseRow, kbChunks, kbDocuments, knowledgeBases } from "../storage/schema-kb";
+import { chunkText } from "./chunking";
+import { type DocumentInput, KB_STATUSES, LIMITS } from "./schemas";
+
+export type KbStatus = (typeof KB_STATUSES)[number];
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+export interface Paged<T> {
+  data: T[];
+  total: number;
+  limit: number;
+  offset: number;
+  has_more: boolean;
+}
+
+export interface KnowledgeBaseView {
+  id: string;
+  name: string;
+  description: string | null;
+  status: KbStatus;
+  document_count: number;
+  chunk_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DocumentView {
+  id: string;
+  knowledge_base_id: string;
+  title: string | null;
+  metadata: Record<string, unknown>;
+  characters: number;
+  chunk_count: number;
+  preview: string;
+  created_at: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function paged<T>(data: T[], total: number, page: Page): Paged<T> {
+  return { data, total, limit: page.limit, offset: page.offset, has_more: page.offset + data.length < total };
+}
+
+export class KnowledgeStore {
+  constructor(private readonly storage: Storage) {}
+
+  private get db() {
+    return this.storage.db;
+  }
+
+  create(accountId: string, input: { name: string; description?: string; status?: KbStatus }): KnowledgeBaseView {
+    const owned = this.db.select({ n: count() }).from(knowledgeBases).where(eq(knowledgeBases.accountId, accountId)).get()?.n ?? 0;
+    if (owned >= LIMITS.knowledgeBasesPerAccount) {
+      throw invalidRequest(`an account can hold at most ${LIMITS.knowledgeBasesPerAccount} knowledge bases; delete one first`, "name");
+    }
+    const id = newId("kb");
+    this.db
+      .insert(knowledgeBases)
+      .values({ id, accountId, name: input.name, description: input.description ?? null, status: input.status ?? "active" })
+      .run();
+    return this.get(accountId, id);
+  }
+
+  /** The row, or 404 when it does not exist or belongs to another account. */
+  row(accountId: string, id: string): KnowledgeBaseRow {
+    const row = this.db
+      .select()
+      .from(knowledgeBases)
+      .where(and(eq(knowledgeBases.id, id), eq(knowledgeBases.accountId, accountId)))
+      .get();
+    if (!row) throw notFound("knowledge base");
+    return row;
+  }
+
+  get(accountId: string, id: string): KnowledgeBaseView {
+    return this.view(this.row(accountId, id));
+  }
+
+  list(accountId: string, page: Page): Paged<KnowledgeBaseView> {
+    const where = eq(knowledgeBases.accountId, accountId);
+    const total = this.db.select({ n: count() }).from(knowledgeBases).where(where).get()?.n ?? 0;
+    const rows = this.db
+      .select()
+      .from(knowledgeBases)
+      .where(where)
+      .orderBy(desc(knowledgeBases.createdAt), desc(knowledgeBases.id))
+      .limit(page.limit)
+      .offset(page.offset)
+      .all();
+    return paged(
+      rows.map((r) => this.view(r)),
+      total,
+      page,
+    );
+  }
+
+  update(accountId: string, id: string, patch: { name?: string; description?: string; status?: KbStatus }): KnowledgeBaseView {
+    this.row(accountId, id);
+    const set: Partial<KnowledgeBaseRow> = { updatedAt: Date.now() };
+    if (patch.name !== undefined) set.name = patch.name;
+    if (patch.description !== undefined) set.description = patch.description;
+    if (patch.status !== undefined) set.status = patch.status;
+    this.db.update(knowledgeBases).set(set).where(eq(knowledgeBases.id, id)).run();
+    return this.get(accountId, id);
+  }
+
+  /** Deletes the base; documents and chunks go by cascade and the FTS triggers drop them from the index. */
+  delete(accountId: string, id: string): void {
+    this.row(accountId, id);
+    this.db.delete(knowledgeBases).where(eq(knowledgeBases.id, id)).run();
+  }
+
+  addDocuments(accountId: string, kbId: string, docs: DocumentInput[]): DocumentView[] {
+    this.row(accountId, kbId);
+    const prepared = docs.map((d) => {
+      const doc = typeof d === "string" ? { content: d } : d;
+      const chunks = chunkText(doc.content);
+      return { title: doc.title?.trim() || null, content: doc.content, metadata: doc.metadata ?? {}, chunks };
+    });
+    const ids: string[] = [];
+    this.storage.sqlite
+      .transaction(() => {
+        const have = this.counts(kbId);
+        const newChunks = prepared.reduce((s, d) => s + d.chunks.length, 0);
+        if (have.documents + prepared.length > LIMITS.documentsPerKnowledgeBase) {
+          throw invalidRequest(`a knowledge base holds at most ${LIMITS.documentsPerKnowledgeBase} documents (it has ${have.documents})`, "documents");
+        }
+        if (have.chunks + newChunks > LIMITS.chunksPerKnowledgeBase) {
+          throw invalidRequest(`a knowledge base holds at most ${LIMITS.chunksPerKnowledgeBase} chunks (it has ${have.chunks}, these documents add ${newChunks})`, "documents");
+        }
+        for (const d of prepared) {
+          if (d.chunks.length === 0) throw invalidRequest("a document has no text", "documents");
+          const id = newId("doc");
+          ids.push(id);
+          this.db.insert(kbDocuments).values({ id, kbId, title: d.title, content: d.content, metadata: JSON.stringify(d.metadata), chunkCount: d.chunks.length }).run();
+          for (let i = 0; i < d.chunks.length; i++) {
+            this.db.insert(kbChunks).values({ kbId, documentId: id, ord: i, title: d.title, content: d.chunks[i] as string }).run();
+          }
+        }
+        this.touch(kbId);
+      })
+      .immediate();
+    return ids.map((id) => this.documentView(this.db.select().from(kbDocuments).where(eq(kbDocuments.id, id)).get() as KbDocumentRow));
+  }
+
+  listDocuments(accountId: string, kbId: string, page: Page): Paged<DocumentView> {
+    this.row(accountId, kbId);
+    const where = eq(kbDocuments.kbId, kbId);
+    const total = this.db.select({ n: count() }).from(kbDocuments).where(where).get()?.n ?? 0;
+    const rows = this.db.select().from(kbDocuments).where(where).orderBy(kbDocuments.createdAt, kbDocuments.id).limit(page.limit).offset(page.offset).all();
+    return paged(
+      rows.map((r) => this.documentView(r)),
+      total,
+      page,
+    );
+  }
+
+  deleteDocument(accountId: string, kbId: string, docId: string): void {
+    this.row(accountId, kbId);
+    this.storage.sqlite.transaction(() => {
+      const gone = this.db.delete(kbDocuments).where(and(eq(kbDocuments.id, docId), eq(kbDocuments.kbId, kbId))).returning({ id: kbDocuments.id }).all();
+      if (gone.length === 0) throw notFound("document");
+      this.touch(kbId);
+    })();
+  }
+
+  private touch(kbId: string): void {
+    this.db
+      .update(knowledgeBases)
+      .set({ revision: sql`${knowledgeBases.revision} + 1`, updatedAt: Date.now() })
+      .where(eq(knowledgeBases.id, kbId))
+      .run();
+  }
+
+  private counts(kbId: string): { documents: number; chunks: number } {
+    const r = this.db
+      .select({ documents: count(), chunks: sql<number>`coalesce(sum(${kbDocuments.chunkCount}), 0)` })
+      .from(kbDocuments)
+      .where(eq(kbDocuments.kbId, kbId))
+      .get();
+    return { documents: r?.documents ?? 0, chunks: Number(r?.chunks ?? 0) };
+  }
+
+  private view(r: KnowledgeBaseRow): KnowledgeBaseView {
+    const c = this.counts(r.id);
+    return {
+      id: r.id,
+      name: r.name,
+      description: r.description,
+      status: r.status,
+      document_count: c.documents,
+      chunk_count: c.chunks,
+      created_at: iso(r.createdAt),
+      updated_at: iso(r.updatedAt),
+    };
+  }
+
+  private documentView(r: KbDocumentRow): DocumentView {
+    return {
+      id: r.id,
+      knowledge_base_id: r.kbId,
+      title: r.title,
+      metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+      characters: r.content.length,
+      chunk_count: r.chunkCount,
+      preview: r.content.slice(0, 200),
+      created_at: iso(r.createdAt),
+    };
+  }
+}
