@@ -1,0 +1,606 @@
+/**
+ * `bun run bench`: throughput and latency of the gateway against the upstream simulator, as ratios
+ * measured in one run (through the gateway vs. straight to the simulator, and vs. Portkey's
+ * gateway on the same simulator). Never a timed test: machines are shared and noisy.
+ *
+ *   bun bench/run.ts [--duration 3] [--warmup 1] [--repeats 3] [--connections 1,32,128]
+ *                    [--only baseline,compat,...] [--no-write]
+ *
+ * Writes bench/results/<date>.json and bench/results/<date>.svg and prints a table.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Gateway, startGateway } from "./lib/gateway";
+import { type Child, cpuMs, freePort, median, peakRssMb, pin, pinning, ROOT, spawnChild, waitFor } from "./lib/proc";
+import { renderSvg } from "./lib/svg";
+import type { LoadResult, LoadSpec } from "./load";
+
+// ---------- options ----------
+
+function flag(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? (process.argv[i + 1] as string) : fallback;
+}
+const DURATION = Number(flag("duration", "3"));
+const WARMUP = Number(flag("warmup", "1"));
+const REPEATS = Math.max(2, Number(flag("repeats", "3")));
+const CONNECTIONS = flag("connections", "1,32,128").split(",").map(Number);
+const ONLY = flag("only", "")
+  .split(",")
+  .filter((s) => s !== "");
+const WRITE = !process.argv.includes("--no-write");
+
+// ---------- scenarios ----------
+
+/** The one chat request every chat target receives (scenarios baseline, compat, portkey). */
+const CHAT_BODY = JSON.stringify({
+  model: "sim-model",
+  messages: [
+    { role: "system", content: "You are a helpful assistant." },
+    { role: "user", content: "Summarize in one sentence why latency matters for an API gateway." },
+  ],
+  max_tokens: 64,
+});
+
+/** ~1 KB of text with PII for the offline redaction scenario. */
+const PII_TEXT = (() => {
+  const parts = [
+    "Hello team, please contact Maria Keller at maria.keller@example.com or +1 (415) 555-0134 about the renewal.",
+    "Her billing address is 221B Baker Street, London NW1 6XE, and the card on file ends 4111 1111 1111 1111.",
+    "The customer portal login for the account is under the same email; the backup contact is John Smith, 020 7946 0958.",
+    "Our shipping partner confirmed the parcel for order 88213 was delivered on 12 March to the reception desk.",
+    "If anything is unclear, reply to this thread or write to support@northwind.example and mention ticket 55102.",
+    "IP of the last login was 192.168.14.27; the session was ended by the user after the password reset.",
+    "Thanks again for your patience while we sorted out the invoice discrepancy from the previous quarter.",
+    "Best regards, the Northwind accounts team.",
+  ];
+  let t = parts.join(" ");
+  while (t.length < 1024) t += ` ${parts[t.length % parts.length]}`;
+  return t.slice(0, 1024);
+})();
+
+type SimCheck = "per-request" | "none";
+type TargetKind = "sim" | "gateway" | "portkey";
+
+interface Candidate {
+  path: string;
+  body: string;
+  label: string;
+}
+
+interface Scenario {
+  id: string;
+  title: string;
+  target: TargetKind;
+  /** endpoint candidates, first that exists wins (functions are still being added) */
+  candidates: Candidate[];
+  /** which key to send: a plan's key, or a well-formed unknown key */
+  key?: "bench" | "tight" | "bad";
+  cacheBypass?: boolean;
+  expectStatus: number;
+  sim: SimCheck;
+  /** send one request before measuring (fills the cache, spends the one allowed request) */
+  prime?: boolean;
+}
+
+const chatCandidate: Candidate = { path: "/v1/chat/completions", body: CHAT_BODY, label: "POST /v1/chat/completions" };
+const fnCandidates: Candidate[] = [
+  {
+    path: "/api/v1/ai/sentiment-analysis",
+    body: JSON.stringify({ text: "The delivery was late, but the support team was friendly and fixed it quickly." }),
+    label: "sentiment-analysis",
+  },
+  {
+    path: "/api/v1/ai/comment-analyze",
+    body: JSON.stringify({ comment: "The delivery was late, but the support team was friendly and fixed it quickly." }),
+    label: "comment-analyze",
+  },
+];
+
+const SCENARIOS: Scenario[] = [
+  {
+    id: "baseline",
+    title: "straight to the simulator",
+    target: "sim",
+    candidates: [chatCandidate],
+    expectStatus: 200,
+    sim: "per-request",
+  },
+  {
+    id: "compat",
+    title: "gateway /v1/chat/completions, no-cache",
+    target: "gateway",
+    candidates: [chatCandidate],
+    key: "bench",
+    cacheBypass: true,
+    expectStatus: 200,
+    sim: "per-request",
+  },
+  {
+    id: "function",
+    title: "gateway function via simulator, no-cache",
+    target: "gateway",
+    candidates: fnCandidates,
+    key: "bench",
+    cacheBypass: true,
+    expectStatus: 200,
+    sim: "per-request",
+  },
+  {
+    id: "cache",
+    title: "gateway function, cache hits",
+    target: "gateway",
+    candidates: fnCandidates,
+    key: "bench",
+    expectStatus: 200,
+    sim: "none",
+    prime: true,
+  },
+  {
+    id: "offline",
+    title: "gateway pii-redaction 1 KB, local",
+    target: "gateway",
+    candidates: [{ path: "/api/v1/ai/pii-redaction", body: JSON.stringify({ text: PII_TEXT }), label: "pii-redaction" }],
+    key: "bench",
+    cacheBypass: true,
+    expectStatus: 200,
+    sim: "none",
+  },
+  {
+    id: "portkey",
+    title: "Portkey gateway (npm), custom host",
+    target: "portkey",
+    candidates: [chatCandidate],
+    expectStatus: 200,
+    sim: "per-request",
+  },
+  {
+    id: "reject401",
+    title: "gateway rejection: bad key (401)",
+    target: "gateway",
+    candidates: fnCandidates,
+    key: "bad",
+    expectStatus: 401,
+    sim: "none",
+  },
+  {
+    id: "reject429",
+    title: "gateway rejection: over rate limit (429)",
+    target: "gateway",
+    candidates: fnCandidates,
+    key: "tight",
+    expectStatus: 429,
+    sim: "none",
+    prime: true,
+  },
+];
+
+// ---------- results ----------
+
+interface Point {
+  connections: number;
+  runs: (LoadResult & { cpuMs?: number; simCalls: number })[];
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  /** gateway CPU per answered request, microseconds */
+  cpuUsPerReq?: number;
+  ok: boolean;
+  problems: string[];
+}
+
+interface ScenarioResult {
+  id: string;
+  title: string;
+  endpoint?: string;
+  status: "ok" | "failed" | "skipped";
+  reason?: string;
+  points: Point[];
+  peakRssMb?: number;
+}
+
+// ---------- plumbing ----------
+
+let sim: Child;
+let simUrl = "";
+let simStatsUrl = "";
+const logDir = join(ROOT, "bench", "results", ".logs");
+
+async function simCalls(): Promise<number> {
+  const r = await fetch(simStatsUrl);
+  return ((await r.json()) as { calls: number }).calls;
+}
+
+async function load(spec: LoadSpec): Promise<LoadResult> {
+  const proc = Bun.spawn([...pin(1), "bun", join(ROOT, "bench", "load.ts"), JSON.stringify(spec)], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`load generator exited ${code}: ${err.trim()}`);
+  return JSON.parse(out.trim().split("\n").pop() as string) as LoadResult;
+}
+
+async function startPortkey(): Promise<Child & { url: string }> {
+  const port = freePort();
+  const entry = join(ROOT, "node_modules", "@portkey-ai", "gateway", "build", "start-server.js");
+  const node = Bun.which("node");
+  if (!node) throw new Error("node is not installed (Portkey's gateway runs on Node.js)");
+  if (!(await Bun.file(entry).exists())) throw new Error("@portkey-ai/gateway is not installed (bun install)");
+  const child = spawnChild([...pin(0), node, entry, `--port=${port}`, "--headless"], { log: join(logDir, "portkey.log") });
+  const url = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 20_000;
+  for (;;) {
+    try {
+      await fetch(url);
+      break;
+    } catch {
+      if (Date.now() > until || child.proc.exitCode !== null) {
+        await child.stop();
+        throw new Error(`Portkey gateway did not start (see ${logDir}/portkey.log.err)`);
+      }
+      await Bun.sleep(200);
+    }
+  }
+  return { ...child, url };
+}
+
+interface OpenTarget {
+  url: string;
+  pid?: number;
+  headers: Record<string, string>;
+  gateway?: Gateway;
+  stop(): Promise<void>;
+}
+
+async function openTarget(sc: Scenario): Promise<OpenTarget> {
+  const base: Record<string, string> = { "content-type": "application/json" };
+  if (sc.target === "sim") return { url: simUrl, headers: { ...base, authorization: "Bearer sk-bench" }, stop: async () => {} };
+  if (sc.target === "portkey") {
+    const pk = await startPortkey();
+    return {
+      url: pk.url,
+      pid: pk.pid,
+      headers: {
+        ...base,
+        authorization: "Bearer sk-bench",
+        "x-portkey-provider": "openai",
+        "x-portkey-custom-host": `${simUrl}/v1`,
+      },
+      stop: () => pk.stop(),
+    };
+  }
+  const gw = await startGateway({ simUrl, keyPlans: ["bench", "tight"] });
+  const key = sc.key === "bad" ? `tai_live_${"B".repeat(40)}` : (gw.keys[sc.key ?? "bench"] as string);
+  const headers: Record<string, string> = { ...base, "x-api-key": key };
+  if (sc.cacheBypass) headers["cache-control"] = "no-cache";
+  return { url: gw.url, pid: gw.pid, headers, gateway: gw, stop: () => gw.stop() };
+}
+
+async function pickEndpoint(t: OpenTarget, sc: Scenario): Promise<Candidate | null> {
+  for (const c of sc.candidates) {
+    const r = await fetch(t.url + c.path, { method: "POST", headers: t.headers, body: c.body });
+    const text = await r.text();
+    if (r.status === 404 && /no such route|not_found/.test(text)) continue;
+    if (sc.target === "gateway" && r.status !== sc.expectStatus && !(sc.prime && r.status === 200)) {
+      throw new Error(`${c.label}: probe answered ${r.status} (expected ${sc.expectStatus}): ${text.slice(0, 200)}`);
+    }
+    return c;
+  }
+  return null;
+}
+
+function checkRun(
+  sc: Scenario,
+  r: LoadResult,
+  warm: LoadResult,
+  simDelta: number,
+  connections: number,
+  sinceStartS: number,
+): string[] {
+  const problems: string[] = [];
+  for (const [name, res] of [
+    ["warm-up", warm],
+    ["run", r],
+  ] as const) {
+    const wrong = Object.entries(res.statuses)
+      .filter(([code]) => Number(code) !== sc.expectStatus)
+      .map(([code, n]) => ({ code: Number(code), n }));
+    // 429 scenario: a limit of 1/min lets one request through per elapsed minute
+    const allowance = sc.id === "reject429" ? Math.ceil(sinceStartS / 60) : 0;
+    const bad = wrong.filter((w) => !(sc.id === "reject429" && w.code === 200));
+    const slipped = wrong.filter((w) => sc.id === "reject429" && w.code === 200).reduce((a, w) => a + w.n, 0);
+    if (bad.length) problems.push(`${name}: unexpected statuses ${bad.map((w) => `${w.code}x${w.n}`).join(", ")}`);
+    if (slipped > allowance) problems.push(`${name}: ${slipped} requests passed a 1/min limit`);
+    if (res.errors) problems.push(`${name}: ${res.errors} connection errors`);
+    if (res.timeouts) problems.push(`${name}: ${res.timeouts} timeouts`);
+    if (res.requests === 0) problems.push(`${name}: no answers`);
+  }
+  const answered = r.requests + warm.requests;
+  if (sc.sim === "per-request") {
+    // every answer needed exactly one upstream call; requests cut off in flight at the end of a
+    // run (at most one per connection, per run) may have reached the simulator without an answer
+    if (simDelta < answered || simDelta > answered + 2 * connections)
+      problems.push(`simulator saw ${simDelta} calls for ${answered} answered requests`);
+  } else if (simDelta !== 0) problems.push(`simulator saw ${simDelta} calls, expected none`);
+  return problems;
+}
+
+async function runScenario(sc: Scenario): Promise<ScenarioResult> {
+  const res: ScenarioResult = { id: sc.id, title: sc.title, status: "ok", points: [] };
+  let t: OpenTarget;
+  try {
+    t = await openTarget(sc);
+  } catch (e) {
+    return { ...res, status: "failed", reason: (e as Error).message };
+  }
+  try {
+    const endpoint = await pickEndpoint(t, sc);
+    if (!endpoint)
+      return { ...res, status: "skipped", reason: `endpoint missing (${sc.candidates.map((c) => c.path).join(", ")})` };
+    res.endpoint = endpoint.label;
+    if (sc.prime) await (await fetch(t.url + endpoint.path, { method: "POST", headers: t.headers, body: endpoint.body })).text();
+    const started = Date.now();
+    for (const connections of CONNECTIONS) {
+      const spec: LoadSpec = {
+        url: t.url + endpoint.path,
+        method: "POST",
+        headers: t.headers,
+        body: endpoint.body,
+        connections,
+        duration: DURATION,
+      };
+      const point: Point = { connections, runs: [], rps: 0, p50: 0, p90: 0, p99: 0, ok: true, problems: [] };
+      for (let i = 0; i < REPEATS; i++) {
+        const simBefore = await simCalls();
+        const warm = await load({ ...spec, duration: WARMUP });
+        const cpuBefore = t.pid ? cpuMs(t.pid) : 0;
+        const r = await load(spec);
+        const cpuAfter = t.pid ? cpuMs(t.pid) : 0;
+        await Bun.sleep(50); // let cut-off requests reach the simulator before counting
+        const simDelta = (await simCalls()) - simBefore;
+        point.problems.push(...checkRun(sc, r, warm, simDelta, connections, (Date.now() - started) / 1000));
+        point.runs.push({ ...r, cpuMs: t.pid ? cpuAfter - cpuBefore : undefined, simCalls: simDelta });
+      }
+      point.rps = median(point.runs.map((r) => r.rps));
+      point.p50 = median(point.runs.map((r) => r.p50));
+      point.p90 = median(point.runs.map((r) => r.p90));
+      point.p99 = median(point.runs.map((r) => r.p99));
+      if (t.pid) point.cpuUsPerReq = median(point.runs.map((r) => ((r.cpuMs ?? 0) * 1000) / Math.max(1, r.requests)));
+      point.ok = point.problems.length === 0;
+      res.points.push(point);
+      process.stderr.write(
+        `  ${sc.id} c=${connections}: ${Math.round(point.rps)} req/s p50 ${point.p50.toFixed(3)} ms p99 ${point.p99.toFixed(3)} ms${point.ok ? "" : ` FAILED: ${point.problems[0]}`}\n`,
+      );
+    }
+    if (t.pid) res.peakRssMb = peakRssMb(t.pid);
+    if (res.points.some((p) => !p.ok)) {
+      res.status = "failed";
+      res.reason = [...new Set(res.points.flatMap((p) => p.problems))].slice(0, 3).join("; ");
+    }
+    return res;
+  } catch (e) {
+    return { ...res, status: "failed", reason: (e as Error).message };
+  } finally {
+    await t.stop();
+  }
+}
+
+// ---------- report ----------
+
+const fmt = (n: number | undefined, d = 0) => (n === undefined || !Number.isFinite(n) ? "-" : n.toFixed(d));
+
+function machine() {
+  const cpuinfo = require("node:fs").readFileSync("/proc/cpuinfo", "utf8") as string;
+  return {
+    nproc: navigator.hardwareConcurrency,
+    cpu: cpuinfo.match(/^model name\s*:\s*(.+)$/m)?.[1]?.trim() ?? "unknown",
+    bun: Bun.version,
+    node: Bun.spawnSync(["node", "--version"]).stdout.toString().trim() || "none",
+    portkey: (require(join(ROOT, "node_modules/@portkey-ai/gateway/package.json")) as { version: string }).version,
+    autocannon: (require(join(ROOT, "node_modules/autocannon/package.json")) as { version: string }).version,
+    pinning,
+  };
+}
+
+interface Target {
+  name: string;
+  goal: string;
+  measured: string;
+  met: boolean | null;
+  detail: string;
+}
+
+function peak(r: ScenarioResult | undefined): Point | undefined {
+  if (r?.status !== "ok") return undefined;
+  return [...r.points].sort((a, b) => b.rps - a.rps)[0];
+}
+const at = (r: ScenarioResult | undefined, c: number) =>
+  r?.status === "ok" ? r.points.find((p) => p.connections === c) : undefined;
+
+function targets(results: ScenarioResult[]): Target[] {
+  const by = (id: string) => results.find((r) => r.id === id);
+  const out: Target[] = [];
+  const compat = peak(by("compat"));
+  const pk = peak(by("portkey"));
+  const notMeasured = (name: string, goal: string, why: string): Target => ({
+    name,
+    goal,
+    measured: "-",
+    met: null,
+    detail: `not measured: ${why}`,
+  });
+  const whyNot = (...ids: string[]) =>
+    ids
+      .map(by)
+      .filter((r) => r?.status !== "ok")
+      .map((r) => `${r?.id ?? "?"} ${r?.status ?? "not run"}${r?.reason ? ` (${r.reason})` : ""}`)
+      .join("; ");
+  if (compat && pk) {
+    const ratio = compat.rps / pk.rps;
+    out.push({
+      name: "full path vs Portkey (peak req/s)",
+      goal: ">= 8x",
+      measured: `${ratio.toFixed(2)}x`,
+      met: ratio >= 8,
+      detail:
+        ratio >= 8
+          ? `met by ${(ratio - 8).toFixed(2)}x`
+          : `missed by ${(8 - ratio).toFixed(2)}x (${(100 * (1 - ratio / 8)).toFixed(0)}%)`,
+    });
+  } else out.push(notMeasured("full path vs Portkey (peak req/s)", ">= 8x", whyNot("compat", "portkey")));
+  const c1 = at(by("compat"), 1);
+  const b1 = at(by("baseline"), 1);
+  if (c1 && b1) {
+    const added = c1.p50 - b1.p50;
+    out.push({
+      name: "full path added p50 at 1 connection",
+      goal: "<= 0.300 ms",
+      measured: `${added.toFixed(3)} ms`,
+      met: added <= 0.3,
+      detail: added <= 0.3 ? `met with ${(0.3 - added).toFixed(3)} ms to spare` : `missed by ${(added - 0.3).toFixed(3)} ms`,
+    });
+  } else out.push(notMeasured("full path added p50 at 1 connection", "<= 0.300 ms", whyNot("compat", "baseline")));
+  for (const [id, name, goal] of [
+    ["cache", "cache hits (peak req/s)", 15_000],
+    ["offline", "offline PII 1 KB (peak req/s)", 5_000],
+  ] as const) {
+    const p = peak(by(id));
+    if (!p) {
+      out.push(notMeasured(name, `>= ${goal}`, whyNot(id)));
+      continue;
+    }
+    out.push({
+      name,
+      goal: `>= ${goal}`,
+      measured: `${Math.round(p.rps)} req/s`,
+      met: p.rps >= goal,
+      detail:
+        p.rps >= goal
+          ? `met by ${Math.round(p.rps - goal)} req/s`
+          : `missed by ${Math.round(goal - p.rps)} req/s (${(100 * (1 - p.rps / goal)).toFixed(0)}%)`,
+    });
+  }
+  return out;
+}
+
+function table(results: ScenarioResult[]): string {
+  const base = results.find((r) => r.id === "baseline");
+  const pk = results.find((r) => r.id === "portkey");
+  const rows: string[][] = [
+    [
+      "scenario",
+      "conns",
+      "req/s",
+      "p50 ms",
+      "p90 ms",
+      "p99 ms",
+      "+p50 ms",
+      "x baseline",
+      "x Portkey",
+      "CPU us/req",
+      "peak RSS MB",
+      "check",
+    ],
+  ];
+  for (const r of results) {
+    if (r.status === "skipped" || r.points.length === 0) {
+      rows.push([r.id, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", `${r.status}: ${r.reason ?? ""}`]);
+      continue;
+    }
+    for (const p of r.points) {
+      const b = at(base, p.connections);
+      const k = at(pk, p.connections);
+      rows.push([
+        r.id,
+        String(p.connections),
+        p.ok ? fmt(p.rps) : "FAILED",
+        p.ok ? fmt(p.p50, 3) : "-",
+        p.ok ? fmt(p.p90, 3) : "-",
+        p.ok ? fmt(p.p99, 3) : "-",
+        p.ok && b ? fmt(p.p50 - b.p50, 3) : "-",
+        p.ok && b ? fmt(p.rps / b.rps, 2) : "-",
+        p.ok && k ? fmt(p.rps / k.rps, 2) : "-",
+        fmt(p.cpuUsPerReq, 0),
+        fmt(r.peakRssMb, 0),
+        p.ok ? "ok" : `failed: ${p.problems[0]}`,
+      ]);
+    }
+  }
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? "").length))) ?? [];
+  return rows
+    .map((row) => `| ${row.map((c, i) => c.padEnd(widths[i] ?? 0)).join(" | ")} |`)
+    .join("\n")
+    .replace(/\n/, `\n|${widths.map((w) => "-".repeat(w + 2)).join("|")}|\n`);
+}
+
+// ---------- main ----------
+
+async function main(): Promise<number> {
+  mkdirSync(logDir, { recursive: true });
+  const t0 = Date.now();
+  const simPort = freePort();
+  const statsPort = freePort();
+  sim = spawnChild(
+    [...pin(1), "bun", join(ROOT, "bench", "sim.ts"), "--port", String(simPort), "--stats-port", String(statsPort)],
+    {
+      log: join(logDir, "sim.log"),
+    },
+  );
+  simUrl = `http://127.0.0.1:${simPort}`;
+  simStatsUrl = `http://127.0.0.1:${statsPort}/stats`;
+  const results: ScenarioResult[] = [];
+  try {
+    await waitFor(simStatsUrl);
+    const chosen = SCENARIOS.filter((s) => ONLY.length === 0 || ONLY.includes(s.id) || s.id === "baseline");
+    process.stderr.write(
+      `bench: ${chosen.length} scenarios x ${CONNECTIONS.join("/")} connections x ${REPEATS} repeats of ${DURATION}s (+${WARMUP}s warm-up each); ${pinning}\n`,
+    );
+    for (const sc of chosen) {
+      process.stderr.write(`${sc.id}: ${sc.title}\n`);
+      const r = await runScenario(sc);
+      if (r.status !== "ok") process.stderr.write(`  ${r.status}: ${r.reason}\n`);
+      results.push(r);
+    }
+  } finally {
+    await sim.stop();
+  }
+  const date = new Date().toISOString().slice(0, 10);
+  const report = {
+    date,
+    generated_at: new Date().toISOString(),
+    machine: machine(),
+    settings: {
+      duration_s: DURATION,
+      warmup_s: WARMUP,
+      repeats: REPEATS,
+      connections: CONNECTIONS,
+      statistic: "median of repeats",
+    },
+    chat_body: JSON.parse(CHAT_BODY) as unknown,
+    scenarios: results,
+    targets: targets(results),
+    wall_seconds: Math.round((Date.now() - t0) / 1000),
+  };
+  console.log(table(results));
+  console.log("\nTargets (gateway pinned to one core):");
+  for (const t of report.targets)
+    console.log(
+      `- ${t.name}: goal ${t.goal}, measured ${t.measured}: ${t.met === null ? "" : t.met ? "MET, " : "MISSED, "}${t.detail}`,
+    );
+  console.log(
+    `\nMachine: ${report.machine.nproc} CPUs, ${report.machine.cpu}, Bun ${report.machine.bun}, Node ${report.machine.node}; ${report.wall_seconds}s`,
+  );
+  if (WRITE) {
+    const dir = join(ROOT, "bench", "results");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `${date}.json`), `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(join(dir, `${date}.svg`), renderSvg(report));
+    console.log(`Wrote bench/results/${date}.json and bench/results/${date}.svg`);
+  }
+  return results.some((r) => r.status === "failed") ? 1 : 0;
+}
+
+process.exit(await main());
