@@ -2,13 +2,14 @@ import { openapi } from "@elysiajs/openapi";
 import { Elysia } from "elysia";
 
 type OpenApiOptions = NonNullable<Parameters<typeof openapi>[0]>;
+
 import type { KeyStore } from "./auth/key-store";
 import type { ResponseCache } from "./cache/response-cache";
 import type { Config } from "./config";
 import type { CreditLedger } from "./credits/ledger";
 import { GatewayError } from "./errors";
 import type { AnyFunctionDef } from "./functions/define";
-import { type FunctionRouter, FunctionPipeline } from "./functions/run";
+import { FunctionPipeline, type FunctionRouter } from "./functions/run";
 import { newRequestId } from "./http/envelope";
 import type { IdempotencyStore } from "./http/idempotency";
 import { openApiDocumentation } from "./http/openapi";
@@ -49,7 +50,9 @@ export function toGatewayError(code: string | number, error: unknown): GatewayEr
   if (code === "PARSE") return new GatewayError("invalid_json", "request body is not valid JSON");
   if (code === "VALIDATION") return new GatewayError("invalid_request", "request does not match the schema");
   if (isStorageUnavailable(error)) {
-    return new GatewayError("service_unavailable", "storage is temporarily unavailable; retry shortly", { headers: { "Retry-After": "1" } });
+    return new GatewayError("service_unavailable", "storage is temporarily unavailable; retry shortly", {
+      headers: { "Retry-After": "1" },
+    });
   }
   return new GatewayError("internal_error", "internal error");
 }
@@ -65,7 +68,12 @@ export function createApp(deps: AppDeps) {
       const state = stateOf(request);
       const err = toGatewayError(code, error);
       if (err.code === "internal_error") {
-        logger.log("error", "unhandled error", { request_id: state.requestId, error_name: (error as Error)?.name, error_message: (error as Error)?.message, stack: (error as Error)?.stack });
+        logger.log("error", "unhandled error", {
+          request_id: state.requestId,
+          error_name: (error as Error)?.name,
+          error_message: (error as Error)?.message,
+          stack: (error as Error)?.stack,
+        });
       }
       return errorResponse(state, err);
     })

@@ -52,7 +52,11 @@ const int = (flags: Record<string, string | true>, name: string, required = fals
 
 function table(rows: Record<string, unknown>[], cols: string[]): string {
   const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? "").length)));
-  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i])).join("  ").trimEnd();
+  const line = (vals: string[]) =>
+    vals
+      .map((v, i) => v.padEnd(widths[i]))
+      .join("  ")
+      .trimEnd();
   return [line(cols), ...rows.map((r) => line(cols.map((c) => String(r[c] ?? ""))))].join("\n");
 }
 
@@ -88,7 +92,12 @@ export async function main(argv: string[]): Promise<number> {
     const { positional, flags } = parseFlags(rest);
     const json = flags.json === true;
     if (cmd === "keys" && sub === "create") {
-      const created = keys.createKey({ label: str(flags, "label", true)!, accountId: str(flags, "account"), plan: str(flags, "plan"), credits: int(flags, "credits") });
+      const created = keys.createKey({
+        label: str(flags, "label", true)!,
+        accountId: str(flags, "account"),
+        plan: str(flags, "plan"),
+        credits: int(flags, "credits"),
+      });
       if (json) console.log(JSON.stringify(created));
       else {
         console.log(`Created key ${created.id} for account ${created.account_id} (plan ${created.plan}).`);
@@ -99,7 +108,18 @@ export async function main(argv: string[]): Promise<number> {
     if (cmd === "keys" && sub === "list") {
       const list = keys.list(str(flags, "account"));
       if (json) console.log(JSON.stringify(list));
-      else console.log(table(list as unknown as Record<string, unknown>[], ["id", "label", "account_id", "status", "masked_key", "created_at", "last_used_at"]));
+      else
+        console.log(
+          table(list as unknown as Record<string, unknown>[], [
+            "id",
+            "label",
+            "account_id",
+            "status",
+            "masked_key",
+            "created_at",
+            "last_used_at",
+          ]),
+        );
       return 0;
     }
     if (cmd === "keys" && sub === "revoke") {
@@ -136,7 +156,9 @@ export async function main(argv: string[]): Promise<number> {
       if (allFlags.json === true) console.log(JSON.stringify(usage));
       else {
         console.log(`Account ${account} (plan ${usage.plan}): balance ${usage.balance}`);
-        console.log(`This month: ${usage.requests} requests, ${usage.credits_used} credits used, ${usage.credits_granted} granted, ${usage.cached_requests} cached`);
+        console.log(
+          `This month: ${usage.requests} requests, ${usage.credits_used} credits used, ${usage.credits_granted} granted, ${usage.cached_requests} cached`,
+        );
         if (usage.by_function.length) console.log(`\n${table(usage.by_function, ["function", "requests", "credits", "cached"])}`);
       }
       return 0;

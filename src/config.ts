@@ -33,7 +33,10 @@ const FileConfigSchema = T.Object(
     routes: T.Optional(T.Record(T.String(), T.Array(T.String()))),
     costs: T.Optional(T.Record(T.String(), NonNegInt)),
     plans: T.Optional(
-      T.Record(T.String(), T.Object({ rate_limits: T.Optional(T.Record(T.String(), PositiveInt)) }, { additionalProperties: false })),
+      T.Record(
+        T.String(),
+        T.Object({ rate_limits: T.Optional(T.Record(T.String(), PositiveInt)) }, { additionalProperties: false }),
+      ),
     ),
     cache: T.Optional(
       T.Object(
@@ -156,7 +159,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const [i, p] of providers.entries()) {
     if (names.has(p.name)) throw new ConfigError(`providers[${i}].name: duplicate provider name "${p.name}"`);
     names.add(p.name);
-    if (p.type === "openai-compatible" && !p.base_url) throw new ConfigError(`providers[${i}].base_url: required for type openai-compatible`);
+    if (p.type === "openai-compatible" && !p.base_url)
+      throw new ConfigError(`providers[${i}].base_url: required for type openai-compatible`);
     if (p.api_key_env && !p.api_key) p.api_key = env[p.api_key_env];
   }
   if (!names.has("local")) providers.push({ name: "local", type: "local" });

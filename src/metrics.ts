@@ -11,7 +11,10 @@ const labelKey = (l: Labels) =>
 /** A small Prometheus registry: counters, histograms, and gauges read at scrape time. */
 export class Metrics {
   private counters = new Map<string, { help: string; values: Map<string, number> }>();
-  private histograms = new Map<string, { help: string; values: Map<string, { buckets: number[]; sum: number; count: number }> }>();
+  private histograms = new Map<
+    string,
+    { help: string; values: Map<string, { buckets: number[]; sum: number; count: number }> }
+  >();
   private gauges = new Map<string, { help: string; read: () => [Labels, number][] }>();
 
   inc(name: string, help: string, labels: Labels = {}, by = 1): void {
@@ -55,7 +58,7 @@ export class Metrics {
       out.push(`# HELP ${name} ${h.help}`, `# TYPE ${name} histogram`);
       for (const [k, v] of h.values) {
         const sep = k ? `${k},` : "";
-        BUCKETS.forEach((b, i) => out.push(`${name}_bucket{${sep}le="${b}"} ${v.buckets[i]}`));
+        for (const [i, b] of BUCKETS.entries()) out.push(`${name}_bucket{${sep}le="${b}"} ${v.buckets[i]}`);
         out.push(`${name}_bucket{${sep}le="+Inf"} ${v.count}`);
         out.push(`${name}_sum${k ? `{${k}}` : ""} ${v.sum}`, `${name}_count${k ? `{${k}}` : ""} ${v.count}`);
       }

@@ -38,7 +38,10 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps {
     keys,
     ledger,
     limiter: new MemoryRateLimiter(config.plans, opts.now),
-    cache: new ResponseCache({ ttlMs: config.cache.ttlSeconds * 1000, maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes }, opts.now),
+    cache: new ResponseCache(
+      { ttlMs: config.cache.ttlSeconds * 1000, maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes },
+      opts.now,
+    ),
     idempotency: new IdempotencyStore(),
     router,
     metrics,
@@ -60,7 +63,12 @@ export interface RunningServer {
 export function startServer(config: Config, opts: BuildOptions = {}): RunningServer {
   const deps = buildDeps(config, opts);
   const app = createApp(deps);
-  app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: config.limits.maxBodyBytes * 4 + 65536, idleTimeout: 120 });
+  app.listen({
+    port: config.port,
+    hostname: config.host,
+    maxRequestBodySize: config.limits.maxBodyBytes * 4 + 65536,
+    idleTimeout: 120,
+  });
   const server = app.server!;
   (deps.keys as KeyStore).startBackgroundFlush();
   (deps.limiter as MemoryRateLimiter).startSweeping();

@@ -19,7 +19,10 @@ export function authenticate(keys: KeyStore, headers: Headers, body: Record<stri
   const key = presentedKey(headers, body);
   if (body && "api_key" in body) delete body.api_key;
   if (!key) {
-    throw new GatewayError("missing_api_key", "no API key: send it in the x-api-key header, as Authorization: Bearer <key>, or as api_key in the JSON body");
+    throw new GatewayError(
+      "missing_api_key",
+      "no API key: send it in the x-api-key header, as Authorization: Bearer <key>, or as api_key in the JSON body",
+    );
   }
   const info = keys.authenticate(key);
   if (!info) throw new GatewayError("invalid_api_key", "the API key is not valid");

@@ -1,7 +1,7 @@
 import { desc, eq } from "drizzle-orm";
+import type { CreditLedger } from "../credits/ledger";
 import type { Storage } from "../storage/db";
 import { accounts, apiKeys } from "../storage/schema";
-import type { CreditLedger } from "../credits/ledger";
 import { generateApiKey, hashApiKey, KEY_PREFIX, maskKey, newId } from "./keys";
 
 export interface AuthInfo {
@@ -71,7 +71,10 @@ export class KeyStore {
     const plan = opts.plan ?? "free";
     const credits = opts.credits ?? this.opts.welcomeCredits;
     this.storage.sqlite.transaction(() => {
-      this.storage.db.insert(accounts).values({ id, name: opts.name ?? null, plan, balance: 0 }).run();
+      this.storage.db
+        .insert(accounts)
+        .values({ id, name: opts.name ?? null, plan, balance: 0 })
+        .run();
       if (credits > 0) this.ledger.grant(id, credits, "welcome", "welcome credits");
     })();
     return { id, plan, balance: credits };
@@ -99,7 +102,15 @@ export class KeyStore {
       }
       this.storage.db
         .insert(apiKeys)
-        .values({ id, accountId, label: opts.label, plan: plan ?? "free", prefix: KEY_PREFIX, last4: key.slice(-4), keyHash: hashApiKey(key) })
+        .values({
+          id,
+          accountId,
+          label: opts.label,
+          plan: plan ?? "free",
+          prefix: KEY_PREFIX,
+          last4: key.slice(-4),
+          keyHash: hashApiKey(key),
+        })
         .run();
     })();
     return { id, key, label: opts.label, account_id: accountId!, plan: plan ?? "free", prefix: KEY_PREFIX };
@@ -114,7 +125,8 @@ export class KeyStore {
     if (hit && now - hit.at < (this.opts.cacheTtlMs ?? 1000)) info = hit.info;
     else {
       const row = this.storage.db.select().from(apiKeys).where(eq(apiKeys.keyHash, hash)).get();
-      info = row && row.status === "active" ? { keyId: row.id, accountId: row.accountId, plan: row.plan, label: row.label } : null;
+      info =
+        row && row.status === "active" ? { keyId: row.id, accountId: row.accountId, plan: row.plan, label: row.label } : null;
       if (this.cache.size > 50_000) this.cache.clear();
       this.cache.set(hash, { info, at: now });
     }
@@ -128,7 +140,9 @@ export class KeyStore {
     const entries = [...this.lastUsed];
     this.lastUsed.clear();
     try {
-      const stmt = this.storage.sqlite.query("UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)");
+      const stmt = this.storage.sqlite.query(
+        "UPDATE api_keys SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)",
+      );
       this.storage.sqlite.transaction(() => {
         for (const [id, at] of entries) stmt.run(at, id, at);
       })();

@@ -91,9 +91,17 @@ export class CreditLedger {
   grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null): number {
     const q = this.storage.sqlite;
     return q.transaction(() => {
-      const updated = q.query<{ balance: number }, [number, string]>("UPDATE accounts SET balance = balance + ? WHERE id = ? RETURNING balance").get(amount, accountId);
+      const updated = q
+        .query<{ balance: number }, [number, string]>("UPDATE accounts SET balance = balance + ? WHERE id = ? RETURNING balance")
+        .get(amount, accountId);
       if (!updated) throw new Error(`account ${accountId} not found`);
-      q.query("INSERT INTO ledger (account_id, amount, kind, reason, created_at) VALUES (?, ?, ?, ?, ?)").run(accountId, amount, kind, reason, Date.now());
+      q.query("INSERT INTO ledger (account_id, amount, kind, reason, created_at) VALUES (?, ?, ?, ?, ?)").run(
+        accountId,
+        amount,
+        kind,
+        reason,
+        Date.now(),
+      );
       return updated.balance;
     })();
   }

@@ -18,7 +18,10 @@ import { validateAgainst } from "./validate";
 /** What the pipeline needs from the provider router. */
 export interface FunctionRouter {
   run(call: RouteCall): Promise<RouteOutcome>;
-  resolveModel(def: AnyFunctionDef, call: { model?: string; preferProvider?: string }): { provider: string; model: string } | null;
+  resolveModel(
+    def: AnyFunctionDef,
+    call: { model?: string; preferProvider?: string },
+  ): { provider: string; model: string } | null;
 }
 
 export interface RouteCall {
@@ -58,7 +61,8 @@ const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url")
 /** Records how long each stage took, for the Server-Timing header. */
 function mark(state: RequestState, name: string, since: number): number {
   const now = performance.now();
-  (state.timings ??= []).push(`${name};dur=${(now - since).toFixed(3)}`);
+  state.timings ??= [];
+  state.timings.push(`${name};dur=${(now - since).toFixed(3)}`);
   return now;
 }
 
@@ -89,7 +93,10 @@ export class FunctionPipeline {
     t = mark(state, "ratelimit", t);
     Object.assign(state.headers, rateLimitHeaders(decision));
     if (!decision.allowed) {
-      throw new GatewayError("rate_limited", `rate limit of ${decision.limit} requests per minute for ${def.name} exceeded; retry in ${decision.retryAfterSeconds}s`);
+      throw new GatewayError(
+        "rate_limited",
+        `rate limit of ${decision.limit} requests per minute for ${def.name} exceeded; retry in ${decision.retryAfterSeconds}s`,
+      );
     }
 
     let req = validateAgainst<Record<string, unknown>>(def.request, body, config.limits.maxTextChars);
@@ -116,10 +123,13 @@ export class FunctionPipeline {
   }
 
   private beginIdempotent(auth: AuthInfo, key: string, fn: string, req: unknown): Response | null {
-    if (key.length === 0 || key.length > 255) throw new GatewayError("invalid_request", "Idempotency-Key must be 1 to 255 characters", { param: "Idempotency-Key" });
+    if (key.length === 0 || key.length > 255)
+      throw new GatewayError("invalid_request", "Idempotency-Key must be 1 to 255 characters", { param: "Idempotency-Key" });
     const begun = this.deps.idempotency.begin(auth.accountId, key, sha256(`${fn}\u0000${canonicalJson(req)}`));
-    if (begun.state === "mismatch") throw new GatewayError("idempotency_mismatch", "this Idempotency-Key was already used with a different request body");
-    if (begun.state === "in_flight") throw new GatewayError("conflict", "a request with this Idempotency-Key is still in progress");
+    if (begun.state === "mismatch")
+      throw new GatewayError("idempotency_mismatch", "this Idempotency-Key was already used with a different request body");
+    if (begun.state === "in_flight")
+      throw new GatewayError("conflict", "a request with this Idempotency-Key is still in progress");
     if (begun.state === "replay") {
       return new Response(begun.response.body, {
         status: begun.response.status,
@@ -129,7 +139,13 @@ export class FunctionPipeline {
     return null;
   }
 
-  private async execute(def: AnyFunctionDef, req: Record<string, unknown>, auth: AuthInfo, request: Request, state: RequestState): Promise<Response> {
+  private async execute(
+    def: AnyFunctionDef,
+    req: Record<string, unknown>,
+    auth: AuthInfo,
+    request: Request,
+    state: RequestState,
+  ): Promise<Response> {
     const { config, ledger, cache, router } = this.deps;
     const model = typeof req.model === "string" && req.model ? req.model : undefined;
     const preferProvider = def.name === "content-generation" && typeof req.provider === "string" ? req.provider : undefined;
@@ -140,7 +156,10 @@ export class FunctionPipeline {
     const reservation = ledger.reserve(auth.accountId, cost);
     t = mark(state, "credits", t);
     if (!reservation) {
-      throw new GatewayError("insufficient_credits", `insufficient credits: ${def.name} costs ${cost}, balance is ${ledger.balance(auth.accountId)}`);
+      throw new GatewayError(
+        "insufficient_credits",
+        `insufficient credits: ${def.name} costs ${cost}, balance is ${ledger.balance(auth.accountId)}`,
+      );
     }
 
     const cacheControl = request.headers.get("cache-control") ?? "";
@@ -179,7 +198,13 @@ export class FunctionPipeline {
         }
       } else answer = await produce();
       if (!cached) t = mark(state, "provider", t);
-      ledger.settle(reservation, { keyId: auth.keyId, fn: def.name, requestId: state.requestId, provider: answer.provider, cached });
+      ledger.settle(reservation, {
+        keyId: auth.keyId,
+        fn: def.name,
+        requestId: state.requestId,
+        provider: answer.provider,
+        cached,
+      });
       mark(state, "settle", t);
     } catch (err) {
       ledger.release(reservation);
@@ -191,7 +216,11 @@ export class FunctionPipeline {
   private respond(def: AnyFunctionDef, state: RequestState, r: Reservation, answer: Answer, cached: boolean): Response {
     const m = this.deps.metrics;
     m.inc("textai_credits_charged_total", "Credits charged", { function: def.name }, r.amount);
-    m.inc(cached ? "textai_cache_hits_total" : "textai_cache_misses_total", cached ? "Answers served from the cache" : "Answers not served from the cache", { function: def.name });
+    m.inc(
+      cached ? "textai_cache_hits_total" : "textai_cache_misses_total",
+      cached ? "Answers served from the cache" : "Answers not served from the cache",
+      { function: def.name },
+    );
     state.provider = answer.provider;
     state.credits = r.amount;
     state.cached = cached;
@@ -207,6 +236,9 @@ export class FunctionPipeline {
     });
     state.responseBody = body;
     mark(state, "total", state.startedPerf);
-    return new Response(body, { status: 200, headers: { "content-type": "application/json", "Server-Timing": state.timings!.join(", "), ...state.headers } });
+    return new Response(body, {
+      status: 200,
+      headers: { "content-type": "application/json", "Server-Timing": state.timings!.join(", "), ...state.headers },
+    });
   }
 }

@@ -1,5 +1,5 @@
 import type { TSchema } from "@sinclair/typebox";
-import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "../errors";
 
@@ -43,7 +43,8 @@ export function validateAgainst<T>(schema: TSchema, input: unknown, maxTextChars
   }
   Value.Clean(schema, value);
   const long = findLongString(value, maxTextChars, "");
-  if (long !== null) throw new GatewayError("invalid_request", `${long} is longer than ${maxTextChars} characters`, { param: long });
+  if (long !== null)
+    throw new GatewayError("invalid_request", `${long} is longer than ${maxTextChars} characters`, { param: long });
   return value as T;
 }
 

@@ -1,6 +1,6 @@
+import type { AppDeps } from "../app";
 import { authenticate } from "../auth/authenticate";
 import type { AuthInfo } from "../auth/key-store";
-import type { AppDeps } from "../app";
 import { readJsonBody } from "./body";
 import type { RequestState } from "./state";
 

@@ -2,17 +2,28 @@ import { GatewayError } from "../errors";
 import { errorBody, successBody } from "./envelope";
 import type { RequestState } from "./state";
 
-export function jsonResponse(state: RequestState, status: number, body: string, extraHeaders: Record<string, string> = {}): Response {
+export function jsonResponse(
+  state: RequestState,
+  status: number,
+  body: string,
+  extraHeaders: Record<string, string> = {},
+): Response {
   state.status = status;
   return new Response(body, { status, headers: { "content-type": "application/json", ...state.headers, ...extraHeaders } });
 }
 
 /** A successful non-function answer (resources, account, admin): nothing is charged. */
 export function ok(state: RequestState, message: string, result: unknown, status = 200): Response {
-  const body = successBody(state.requestId, message, result, {
-    credits_deducted: 0,
-    execution_time_ms: Math.round(performance.now() - state.startedPerf),
-  }, status);
+  const body = successBody(
+    state.requestId,
+    message,
+    result,
+    {
+      credits_deducted: 0,
+      execution_time_ms: Math.round(performance.now() - state.startedPerf),
+    },
+    status,
+  );
   return jsonResponse(state, status, body);
 }
 
@@ -20,7 +31,12 @@ export function errorResponse(state: RequestState, err: GatewayError): Response 
   state.errorCode = err.code;
   const headers = { ...err.headers };
   if (err.code === "rate_limited" && !state.headers["Retry-After"] && !headers["Retry-After"]) headers["Retry-After"] = "1";
-  return jsonResponse(state, err.status, errorBody(state.requestId, err, Math.round(performance.now() - state.startedPerf)), headers);
+  return jsonResponse(
+    state,
+    err.status,
+    errorBody(state.requestId, err, Math.round(performance.now() - state.startedPerf)),
+    headers,
+  );
 }
 
 export function notFound(what = "resource"): GatewayError {

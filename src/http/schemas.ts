@@ -1,6 +1,12 @@
-import { type TSchema, Type as T } from "@sinclair/typebox";
+import { Type as T, type TSchema } from "@sinclair/typebox";
 
-const Attempt = T.Object({ provider: T.String(), model: T.Optional(T.String()), error: T.String(), status: T.Optional(T.Integer()), ms: T.Number() });
+const Attempt = T.Object({
+  provider: T.String(),
+  model: T.Optional(T.String()),
+  error: T.String(),
+  status: T.Optional(T.Integer()),
+  ms: T.Number(),
+});
 
 export const MetaSchema = T.Object({
   version: T.Literal("v1"),

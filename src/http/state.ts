@@ -22,7 +22,12 @@ export interface RequestState {
 const states = new WeakMap<Request, RequestState>();
 
 export function beginRequest(request: Request, requestId: string): RequestState {
-  const state: RequestState = { requestId, startedAt: Date.now(), startedPerf: performance.now(), headers: { "x-request-id": requestId } };
+  const state: RequestState = {
+    requestId,
+    startedAt: Date.now(),
+    startedPerf: performance.now(),
+    headers: { "x-request-id": requestId },
+  };
   states.set(request, state);
   return state;
 }

@@ -43,15 +43,22 @@ export function openStorage(path: string, opts: { busyTimeoutMs?: number } = {})
 
 export function migrate(sqlite: Database): void {
   sqlite.exec("CREATE TABLE IF NOT EXISTS _migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)");
-  const applied = new Set(sqlite.query<{ tag: string }, []>("SELECT tag FROM _migrations").all().map((r) => r.tag));
+  const applied = new Set(
+    sqlite
+      .query<{ tag: string }, []>("SELECT tag FROM _migrations")
+      .all()
+      .map((r) => r.tag),
+  );
   for (const m of MIGRATIONS) {
     if (applied.has(m.tag)) continue;
-    sqlite.transaction(() => {
-      for (const stmt of m.sql.split("--> statement-breakpoint")) {
-        if (stmt.trim()) sqlite.exec(stmt);
-      }
-      sqlite.query("INSERT INTO _migrations (tag, applied_at) VALUES (?, ?)").run(m.tag, Date.now());
-    }).immediate();
+    sqlite
+      .transaction(() => {
+        for (const stmt of m.sql.split("--> statement-breakpoint")) {
+          if (stmt.trim()) sqlite.exec(stmt);
+        }
+        sqlite.query("INSERT INTO _migrations (tag, applied_at) VALUES (?, ?)").run(m.tag, Date.now());
+      })
+      .immediate();
   }
 }
 

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { Type as T } from "@sinclair/typebox";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { Type as T } from "@sinclair/typebox";
 import { ConfigError, loadConfig } from "../../src/config";
 import { defineFunction } from "../../src/functions/define";
 import { MIGRATIONS } from "../../src/storage/migrations";
@@ -54,7 +54,9 @@ describe("admin API", () => {
     expect((await gw.post("/api/v1/ai/word-count", { text: "hi" }, { "x-api-key": key })).status).toBe(200);
     const view = await gw.get(`/admin/v1/accounts/${id}`, admin);
     expect(view.json.data.result.usage.requests).toBe(1);
-    expect((await fetch(`${gw.url}/admin/v1/keys/${created.json.data.result.id}`, { method: "DELETE", headers: admin })).status).toBe(200);
+    expect(
+      (await fetch(`${gw.url}/admin/v1/keys/${created.json.data.result.id}`, { method: "DELETE", headers: admin })).status,
+    ).toBe(200);
     expect((await gw.post("/api/v1/ai/word-count", { text: "hi" }, { "x-api-key": key })).status).toBe(401);
     expect((await gw.get("/admin/v1/accounts/acc_missing", admin)).status).toBe(404);
   });
@@ -69,7 +71,14 @@ describe("account endpoints", () => {
     await gw.post("/api/v1/ai/classify-test", { text: "two" }, h);
     const usage = await gw.get("/api/v1/account/usage", h);
     expect(usage.status).toBe(200);
-    expect(usage.json.data.result).toMatchObject({ account_id: accountId, balance: 16, requests: 3, credits_used: 4, credits_granted: 20, cached_requests: 1 });
+    expect(usage.json.data.result).toMatchObject({
+      account_id: accountId,
+      balance: 16,
+      requests: 3,
+      credits_used: 4,
+      credits_granted: 20,
+      cached_requests: 1,
+    });
     expect(usage.headers.get("ratelimit-limit")).toBe("60");
     const summary = await gw.get("/api/v1/account/usage-summary", h);
     expect(summary.json.data.result.months[0]).toMatchObject({ requests: 3, credits_used: 4, credits_granted: 20 });
@@ -141,7 +150,9 @@ describe("storage", () => {
   });
 
   test("every generated migration is embedded", () => {
-    const journal = JSON.parse(readFileSync(new URL("../../drizzle/meta/_journal.json", import.meta.url), "utf8")) as { entries: { tag: string }[] };
+    const journal = JSON.parse(readFileSync(new URL("../../drizzle/meta/_journal.json", import.meta.url), "utf8")) as {
+      entries: { tag: string }[];
+    };
     expect(MIGRATIONS.map((m) => m.tag)).toEqual(journal.entries.map((e) => e.tag));
     for (const m of MIGRATIONS) expect(m.sql).toBe(readFileSync(new URL(`../../drizzle/${m.tag}.sql`, import.meta.url), "utf8"));
   });
@@ -153,7 +164,9 @@ describe("configuration", () => {
     expect(() => loadConfig({ TEXTAI_CONFIG: "x.toml" }, "[cache]\nttl_seconds = -1\n")).toThrow(/cache\.ttl_seconds/);
     expect(() => loadConfig({ TEXTAI_CONFIG: "x.toml" }, '[routes]\n"chat" = ["nobody"]\n')).toThrow(/routes\.chat/);
     expect(() => loadConfig({ TEXTAI_CONFIG: "x.toml" }, "bogus_key = 1\n")).toThrow(ConfigError);
-    expect(() => loadConfig({ TEXTAI_CONFIG: "x.json" }, '{"limits":{"max_body_bytes":"big"}}')).toThrow(/limits\.max_body_bytes/);
+    expect(() => loadConfig({ TEXTAI_CONFIG: "x.json" }, '{"limits":{"max_body_bytes":"big"}}')).toThrow(
+      /limits\.max_body_bytes/,
+    );
   });
 
   test("environment providers are enabled by their keys", () => {

@@ -23,7 +23,14 @@ describe("CLI beside a running server", () => {
     const env = { TEXTAI_DB: gw.dbPath };
     const created = cli(["keys", "create", "--label", "from cli", "--credits", "7", "--json"], env);
     expect(created.code).toBe(0);
-    const k = JSON.parse(created.out) as { id: string; key: string; account_id: string; label: string; plan: string; prefix: string };
+    const k = JSON.parse(created.out) as {
+      id: string;
+      key: string;
+      account_id: string;
+      label: string;
+      plan: string;
+      prefix: string;
+    };
     expect(Object.keys(k).sort()).toEqual(["account_id", "id", "key", "label", "plan", "prefix"]);
     expect(k.key).toMatch(/^tai_live_[0-9A-Za-z]{40,}$/);
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../helpers/gateway";
 import { calls, heavyCount, wordCount } from "../helpers/echo-function";
+import { startGateway, type TestGateway } from "../helpers/gateway";
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -26,7 +26,9 @@ describe("credits", () => {
     expect(refused.json.error.code).toBe("insufficient_credits");
     expect(refused.json.meta.credits_deducted).toBe(0);
     expect(gw.deps.ledger.balance(accountId)).toBe(0);
-    const charges = gw.deps.storage.sqlite.query("SELECT count(*) AS n, sum(amount) AS s FROM ledger WHERE account_id = ? AND kind = 'charge'").get(accountId) as { n: number; s: number };
+    const charges = gw.deps.storage.sqlite
+      .query("SELECT count(*) AS n, sum(amount) AS s FROM ledger WHERE account_id = ? AND kind = 'charge'")
+      .get(accountId) as { n: number; s: number };
     expect(charges).toEqual({ n: 30, s: -30 });
   });
 
@@ -35,9 +37,16 @@ describe("credits", () => {
     const ok = await gw.post("/api/v1/ai/word-count", { text: "one two three" }, H(key));
     expect(ok.status).toBe(200);
     expect(ok.json.data.result).toEqual({ words: 3 });
-    expect(ok.json.meta).toMatchObject({ credits_deducted: 1, credits_remaining: 9, provider: "local", cached: false, version: "v1" });
+    expect(ok.json.meta).toMatchObject({
+      credits_deducted: 1,
+      credits_remaining: 9,
+      provider: "local",
+      cached: false,
+      version: "v1",
+    });
     const timing = ok.headers.get("server-timing") ?? "";
-    for (const stage of ["auth", "ratelimit", "validate", "credits", "cache", "provider", "total"]) expect(timing).toMatch(new RegExp(`\\b${stage};dur=\\d`));
+    for (const stage of ["auth", "ratelimit", "validate", "credits", "cache", "provider", "total"])
+      expect(timing).toMatch(new RegExp(`\\b${stage};dur=\\d`));
     const bad = await gw.post("/api/v1/ai/word-count", { text: "" }, H(key));
     expect(bad.status).toBe(400);
     expect(gw.deps.ledger.balance(accountId)).toBe(9);
@@ -77,7 +86,11 @@ describe("cache", () => {
   test("concurrent identical requests share one execution and are each charged", async () => {
     const a = gw.newKey({ credits: 20 });
     const before = calls.count;
-    const rs = await Promise.all(Array.from({ length: 8 }, () => gw.post("/api/v1/ai/word-count", { text: "single flight please", delay_ms: 100 }, H(a.key))));
+    const rs = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        gw.post("/api/v1/ai/word-count", { text: "single flight please", delay_ms: 100 }, H(a.key)),
+      ),
+    );
     expect(rs.every((r) => r.status === 200)).toBe(true);
     expect(calls.count - before).toBe(1);
     expect(gw.deps.ledger.balance(a.accountId)).toBe(12);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../helpers/gateway";
 import { wordCount } from "../helpers/echo-function";
+import { startGateway, type TestGateway } from "../helpers/gateway";
 
 let gw: TestGateway;
 let key: string;
@@ -34,7 +34,9 @@ describe("authentication", () => {
     expect((await gw.post("/api/v1/ai/word-count", { text: "b" }, { authorization: `Bearer ${key}` })).status).toBe(200);
     expect((await gw.post("/api/v1/ai/word-count", { text: "c", api_key: key })).status).toBe(200);
     // a wrong header key wins over a right body key
-    expect((await gw.post("/api/v1/ai/word-count", { text: "d", api_key: key }, { "x-api-key": "tai_live_wrong" })).status).toBe(401);
+    expect((await gw.post("/api/v1/ai/word-count", { text: "d", api_key: key }, { "x-api-key": "tai_live_wrong" })).status).toBe(
+      401,
+    );
   });
 
   test("revocation through the admin store fails the key on the next request", async () => {
@@ -52,13 +54,33 @@ describe("input hardening", () => {
 
   test("invalid JSON, wrong content type, non-object bodies", async () => {
     expectError(await gw.post("/api/v1/ai/word-count", "{not json", { "x-api-key": key }), 400, "invalid_json");
-    expectError(await asJson(await raw("/api/v1/ai/word-count", { method: "POST", headers: { "x-api-key": key, "content-type": "text/plain" }, body: "hi" })), 415, "unsupported_media_type");
+    expectError(
+      await asJson(
+        await raw("/api/v1/ai/word-count", {
+          method: "POST",
+          headers: { "x-api-key": key, "content-type": "text/plain" },
+          body: "hi",
+        }),
+      ),
+      415,
+      "unsupported_media_type",
+    );
     expectError(await gw.post("/api/v1/ai/word-count", "[1,2]", { "x-api-key": key }), 400, "invalid_request");
   });
 
   test("invalid UTF-8 is a 400", async () => {
     const bytes = new Uint8Array([0x7b, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]);
-    expectError(await asJson(await raw("/api/v1/ai/word-count", { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: bytes })), 400, "invalid_json");
+    expectError(
+      await asJson(
+        await raw("/api/v1/ai/word-count", {
+          method: "POST",
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          body: bytes,
+        }),
+      ),
+      400,
+      "invalid_json",
+    );
   });
 
   test("oversized bodies are 413, with Content-Length and chunked", async () => {
@@ -66,12 +88,17 @@ describe("input hardening", () => {
     expectError(await gw.post("/api/v1/ai/word-count", big, { "x-api-key": key }), 413, "payload_too_large");
     const stream = new ReadableStream({
       start(c) {
-        for (let i = 0; i < 10; i++) c.enqueue(new TextEncoder().encode(i === 0 ? `{"text":"${"y".repeat(1000)}` : "y".repeat(1000)));
+        for (let i = 0; i < 10; i++)
+          c.enqueue(new TextEncoder().encode(i === 0 ? `{"text":"${"y".repeat(1000)}` : "y".repeat(1000)));
         c.enqueue(new TextEncoder().encode('"}'));
         c.close();
       },
     });
-    const res = await raw("/api/v1/ai/word-count", { method: "POST", headers: { "x-api-key": key, "content-type": "application/json" }, body: stream });
+    const res = await raw("/api/v1/ai/word-count", {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json" },
+      body: stream,
+    });
     expectError(await asJson(res), 413, "payload_too_large");
     expect((await gw.post("/api/v1/ai/word-count", { text: "still serving" }, { "x-api-key": key })).status).toBe(200);
   });
@@ -89,7 +116,11 @@ describe("input hardening", () => {
   });
 
   test("__proto__ and constructor keys are harmless; deep nesting is refused", async () => {
-    const polluted = await gw.post("/api/v1/ai/word-count", '{"text":"proto test","__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}', { "x-api-key": key });
+    const polluted = await gw.post(
+      "/api/v1/ai/word-count",
+      '{"text":"proto test","__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}',
+      { "x-api-key": key },
+    );
     expect(polluted.status).toBe(200);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     const deep = `{"text":"deep","a":${"[".repeat(100)}${"]".repeat(100)}}`;

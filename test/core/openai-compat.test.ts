@@ -66,17 +66,23 @@ describe("OpenAI-compatible endpoint through the official SDK", () => {
   });
 
   test("SDK error classes: bad key, rate limit, no credits", async () => {
-    const denied = await client("tai_live_bogus").chat.completions.create({ model: "m", messages: ask }).catch((e) => e);
+    const denied = await client("tai_live_bogus")
+      .chat.completions.create({ model: "m", messages: ask })
+      .catch((e) => e);
     expect(denied).toBeInstanceOf(OpenAI.AuthenticationError);
     const tiny = gw.newKey({ credits: 10, plan: "tiny" });
     const c = client(tiny.key);
     await c.chat.completions.create({ model: "model-a", messages: [{ role: "user", content: "one" }] });
     await c.chat.completions.create({ model: "model-a", messages: [{ role: "user", content: "two" }] });
-    const limited = await c.chat.completions.create({ model: "model-a", messages: [{ role: "user", content: "three" }] }).catch((e) => e);
+    const limited = await c.chat.completions
+      .create({ model: "model-a", messages: [{ role: "user", content: "three" }] })
+      .catch((e) => e);
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
     expect(Number((limited as InstanceType<typeof OpenAI.RateLimitError>).headers?.get("retry-after"))).toBeGreaterThanOrEqual(1);
     const broke = gw.newKey({ credits: 0 });
-    const noCredits = await client(broke.key).chat.completions.create({ model: "model-a", messages: ask }).catch((e) => e);
+    const noCredits = await client(broke.key)
+      .chat.completions.create({ model: "model-a", messages: ask })
+      .catch((e) => e);
     expect(noCredits).toBeInstanceOf(OpenAI.APIError);
     expect((noCredits as InstanceType<typeof OpenAI.APIError>).status).toBe(402);
   });
@@ -86,9 +92,13 @@ describe("OpenAI-compatible endpoint through the official SDK", () => {
     sim.reset();
     sim.program([{ status: 500, times: 5 }], { model: "model-a" });
     const messages = [{ role: "user" as const, content: "fallback please" }];
-    const { response } = await client(key).chat.completions.create({ messages, model: "" as string }).withResponse();
+    const { response } = await client(key)
+      .chat.completions.create({ messages, model: "" as string })
+      .withResponse();
     expect(response.headers.get("x-textai-provider")).toBe("backup");
-    const again = await client(key).chat.completions.create({ messages, model: "" as string }).withResponse();
+    const again = await client(key)
+      .chat.completions.create({ messages, model: "" as string })
+      .withResponse();
     expect(again.response.headers.get("x-cache")).toBe("HIT");
     expect(gw.deps.ledger.balance(accountId)).toBe(8);
   });

@@ -11,7 +11,11 @@ export const wordCount = defineFunction({
   name: "word-count",
   path: "/api/v1/ai/word-count",
   summary: "Counts words",
-  request: T.Object({ text: T.String({ minLength: 1 }), delay_ms: T.Optional(T.Integer({ minimum: 0, maximum: 5000 })), model: T.Optional(T.String()) }),
+  request: T.Object({
+    text: T.String({ minLength: 1 }),
+    delay_ms: T.Optional(T.Integer({ minimum: 0, maximum: 5000 })),
+    model: T.Optional(T.String()),
+  }),
   result: T.Object({ words: T.Integer({ minimum: 0 }) }),
   cost: 1,
   rateClass: "standard",
@@ -26,4 +30,10 @@ export const wordCount = defineFunction({
   example: { request: { text: "hello world" }, result: { words: 2 } },
 });
 
-export const heavyCount = defineFunction({ ...wordCount, name: "email-analyze-test", path: "/api/v1/ai/heavy-count", rateClass: "heavy", cost: 2 });
+export const heavyCount = defineFunction({
+  ...wordCount,
+  name: "email-analyze-test",
+  path: "/api/v1/ai/heavy-count",
+  rateClass: "heavy",
+  cost: 2,
+});

@@ -11,14 +11,24 @@ export interface TestGateway extends RunningServer {
   dbPath: string;
   logs: string[];
   /** a fresh key on a new account */
-  newKey(opts?: { credits?: number; plan?: string; accountId?: string; label?: string }): { key: string; id: string; accountId: string };
-  post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; json: Record<string, any> }>;
+  newKey(opts?: { credits?: number; plan?: string; accountId?: string; label?: string }): {
+    key: string;
+    id: string;
+    accountId: string;
+  };
+  post(
+    path: string,
+    body: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; headers: Headers; json: Record<string, any> }>;
   get(path: string, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; json: Record<string, any> }>;
   close(): Promise<void>;
 }
 
 /** A real server on a real port with a real SQLite file in a temp folder. */
-export async function startGateway(opts: { env?: Record<string, string>; configText?: string; functions?: AnyFunctionDef[] } = {}): Promise<TestGateway> {
+export async function startGateway(
+  opts: { env?: Record<string, string>; configText?: string; functions?: AnyFunctionDef[] } = {},
+): Promise<TestGateway> {
   const dir = mkdtempSync(join(tmpdir(), "textai-test-"));
   const dbPath = join(dir, "textai.db");
   const env: Record<string, string> = { TEXTAI_DB: dbPath, PORT: "0", HOST: "127.0.0.1", TEXTAI_LOG_LEVEL: "debug", ...opts.env };
@@ -49,7 +59,12 @@ export async function startGateway(opts: { env?: Record<string, string>; configT
     dbPath,
     logs,
     newKey(o = {}) {
-      const k = server.deps.keys.createKey({ label: o.label ?? "test", credits: o.credits, plan: o.plan, accountId: o.accountId });
+      const k = server.deps.keys.createKey({
+        label: o.label ?? "test",
+        credits: o.credits,
+        plan: o.plan,
+        accountId: o.accountId,
+      });
       return { key: k.key, id: k.id, accountId: k.account_id };
     },
     post: (path, body, headers) => call("POST", path, body, headers),

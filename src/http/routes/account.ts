@@ -1,8 +1,8 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../app";
 import { GatewayError } from "../../errors";
-import { rateLimitHeaders } from "../../ratelimit/limiter";
 import type { MemoryRateLimiter } from "../../ratelimit/limiter";
+import { rateLimitHeaders } from "../../ratelimit/limiter";
 import { authedContext } from "../context";
 import { ok } from "../respond";
 import { stateOf } from "../state";
@@ -59,7 +59,11 @@ export function accountRoutes(deps: AppDeps) {
         const view = keys.get(auth.keyId);
         const l = limiter as Partial<MemoryRateLimiter>;
         const limits = l.limitFor
-          ? { heavy: l.limitFor(auth.plan, "", "heavy"), bulk: l.limitFor(auth.plan, "", "bulk"), standard: l.limitFor(auth.plan, "", "standard") }
+          ? {
+              heavy: l.limitFor(auth.plan, "", "heavy"),
+              bulk: l.limitFor(auth.plan, "", "bulk"),
+              standard: l.limitFor(auth.plan, "", "standard"),
+            }
           : undefined;
         return ok(state, "current key", { ...view, rate_limits_per_minute: limits, balance: ledger.balance(auth.accountId) });
       },

@@ -11,8 +11,15 @@ import { readJsonBody } from "../body";
 import { ok } from "../respond";
 import { type RequestState, stateOf } from "../state";
 
-const CreateAccount = T.Object({ name: T.Optional(T.String({ maxLength: 200 })), plan: T.Optional(T.String({ minLength: 1, maxLength: 50 })), credits: T.Optional(T.Integer({ minimum: 0 })) });
-const Grant = T.Object({ amount: T.Integer({ minimum: 1, maximum: 1_000_000_000 }), reason: T.Optional(T.String({ maxLength: 500 })) });
+const CreateAccount = T.Object({
+  name: T.Optional(T.String({ maxLength: 200 })),
+  plan: T.Optional(T.String({ minLength: 1, maxLength: 50 })),
+  credits: T.Optional(T.Integer({ minimum: 0 })),
+});
+const Grant = T.Object({
+  amount: T.Integer({ minimum: 1, maximum: 1_000_000_000 }),
+  reason: T.Optional(T.String({ maxLength: 500 })),
+});
 const CreateKey = T.Object({
   label: T.String({ minLength: 1, maxLength: 200 }),
   account_id: T.Optional(T.String()),
@@ -28,11 +35,16 @@ export function adminRoutes(deps: AppDeps) {
     state.fn = "admin";
     if (!config.adminToken) throw new GatewayError("not_found", "no such route");
     const presented = (request.headers.get("authorization") ?? "").replace(/^bearer\s+/i, "");
-    if (!presented || !safeEqual(presented, config.adminToken)) throw new GatewayError("forbidden", "admin token missing or wrong");
+    if (!presented || !safeEqual(presented, config.adminToken))
+      throw new GatewayError("forbidden", "admin token missing or wrong");
     return state;
   };
   const body = async <S extends Parameters<typeof validateAgainst>[0]>(request: Request, schema: S) =>
-    validateAgainst<import("@sinclair/typebox").Static<S>>(schema, await readJsonBody(request, config.limits), config.limits.maxTextChars);
+    validateAgainst<import("@sinclair/typebox").Static<S>>(
+      schema,
+      await readJsonBody(request, config.limits),
+      config.limits.maxTextChars,
+    );
   const accountView = (id: string) => {
     const acc = storage.db.select().from(accounts).where(eq(accounts.id, id)).get();
     if (!acc) throw new GatewayError("not_found", "account not found");
@@ -67,7 +79,13 @@ export function adminRoutes(deps: AppDeps) {
         const offset = Math.max(Number(query.offset) || 0, 0);
         const rows = storage.db.select().from(accounts).orderBy(desc(accounts.createdAt)).limit(limit).offset(offset).all();
         return ok(state, "accounts", {
-          data: rows.map((a) => ({ id: a.id, name: a.name, plan: a.plan, balance: a.balance, created_at: new Date(a.createdAt).toISOString() })),
+          data: rows.map((a) => ({
+            id: a.id,
+            name: a.name,
+            plan: a.plan,
+            balance: a.balance,
+            created_at: new Date(a.createdAt).toISOString(),
+          })),
           limit,
           offset,
         });
@@ -103,9 +121,13 @@ export function adminRoutes(deps: AppDeps) {
       },
       { parse: "none", detail: detail("Create an API key; its plaintext appears in this response only") },
     )
-    .get("/admin/v1/keys", ({ request, query }) => ok(authorize(request), "keys", { data: keys.list(query.account_id || undefined) }), {
-      detail: detail("List keys (masked), optionally for one account_id"),
-    })
+    .get(
+      "/admin/v1/keys",
+      ({ request, query }) => ok(authorize(request), "keys", { data: keys.list(query.account_id || undefined) }),
+      {
+        detail: detail("List keys (masked), optionally for one account_id"),
+      },
+    )
     .delete(
       "/admin/v1/keys/:id",
       ({ request, params }) => {

@@ -22,7 +22,16 @@ export function functionDoc(def: AnyFunctionDef, cost: number) {
             message: `${def.name} completed`,
             request_id: "req_3f0c6a0e-5b7e-4a53-9a49-3a4c8f2f7d11",
             data: { result: def.example.result },
-            meta: { version: "v1", timestamp: "2026-11-21T10:00:00.000Z", credits_deducted: cost, credits_remaining: 99, execution_time_ms: 12, cached: false, provider: "local", model: "local" },
+            meta: {
+              version: "v1",
+              timestamp: "2026-11-21T10:00:00.000Z",
+              credits_deducted: cost,
+              credits_remaining: 99,
+              execution_time_ms: 12,
+              cached: false,
+              provider: "local",
+              model: "local",
+            },
           },
         },
       },
@@ -32,7 +41,10 @@ export function functionDoc(def: AnyFunctionDef, cost: number) {
     const codes = Object.entries(ERROR_STATUS)
       .filter(([, s]) => s === status)
       .map(([c]) => c);
-    responses[status] = { description: `error: ${codes.join(", ")}`, content: { "application/json": { schema: errorEnvelopeSchema } } };
+    responses[status] = {
+      description: `error: ${codes.join(", ")}`,
+      content: { "application/json": { schema: errorEnvelopeSchema } },
+    };
   }
   return {
     tags: def.tags ?? ["Functions"],
@@ -41,8 +53,20 @@ export function functionDoc(def: AnyFunctionDef, cost: number) {
     operationId: def.name,
     requestBody: { required: true, content: { "application/json": { schema: def.request, example: def.example.request } } },
     parameters: [
-      { name: "Idempotency-Key", in: "header", required: false, schema: { type: "string" }, description: "replays the stored answer for 24h without charging again" },
-      { name: "Cache-Control", in: "header", required: false, schema: { type: "string" }, description: "no-cache or no-store bypasses the answer cache" },
+      {
+        name: "Idempotency-Key",
+        in: "header",
+        required: false,
+        schema: { type: "string" },
+        description: "replays the stored answer for 24h without charging again",
+      },
+      {
+        name: "Cache-Control",
+        in: "header",
+        required: false,
+        schema: { type: "string" },
+        description: "no-cache or no-store bypasses the answer cache",
+      },
     ],
     responses,
   };

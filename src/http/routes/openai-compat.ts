@@ -39,10 +39,21 @@ function openAiError(state: RequestState, err: GatewayError): Response {
   state.status = err.status;
   state.errorCode = err.code;
   const type =
-    err.status === 401 ? "invalid_request_error" : err.status === 429 ? "rate_limit_exceeded" : err.status === 402 ? "insufficient_quota" : err.status >= 500 ? "api_error" : "invalid_request_error";
+    err.status === 401
+      ? "invalid_request_error"
+      : err.status === 429
+        ? "rate_limit_exceeded"
+        : err.status === 402
+          ? "insufficient_quota"
+          : err.status >= 500
+            ? "api_error"
+            : "invalid_request_error";
   const headers: Record<string, string> = { "content-type": "application/json", ...state.headers, ...err.headers };
   if (err.code === "rate_limited" && !headers["Retry-After"]) headers["Retry-After"] = "1";
-  return new Response(JSON.stringify({ error: { message: err.message, type, param: err.param, code: err.code } }), { status: err.status, headers });
+  return new Response(JSON.stringify({ error: { message: err.message, type, param: err.param, code: err.code } }), {
+    status: err.status,
+    headers,
+  });
 }
 
 const toMessages = (body: ChatCompletionBody): ChatMessage[] =>
@@ -60,7 +71,10 @@ const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url")
 export function openAiCompatRoutes(deps: AppDeps) {
   const { config, keys, limiter, ledger, cache, router } = deps;
   const chatRouter = router as unknown as {
-    chat(m: ChatMessage[], o: { model?: string; signal: AbortSignal; deadlineMs: number; stream?: boolean; temperature?: number; maxTokens?: number }): Promise<ChatOutcome | ChatStreamOutcome>;
+    chat(
+      m: ChatMessage[],
+      o: { model?: string; signal: AbortSignal; deadlineMs: number; stream?: boolean; temperature?: number; maxTokens?: number },
+    ): Promise<ChatOutcome | ChatStreamOutcome>;
     models(): string[];
   };
   const cost = () => config.costs[CHAT_COMPLETIONS] ?? 1;
@@ -105,7 +119,9 @@ export function openAiCompatRoutes(deps: AppDeps) {
       state.provider = outcome.provider;
       const enc = new TextEncoder();
       const frame = (delta: Record<string, unknown>, finish: string | null) =>
-        enc.encode(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: outcome.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+        enc.encode(
+          `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model: outcome.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`,
+        );
       const sse = new ReadableStream<Uint8Array>({
         async start(controller) {
           let finish: string | null = null;
@@ -121,16 +137,30 @@ export function openAiCompatRoutes(deps: AppDeps) {
           } catch (err) {
             // cut upstream after the first byte: an error event, never a fake [DONE]; nothing charged
             ledger.release(reservation);
-            const e = toGatewayError("UNKNOWN", err instanceof GatewayError ? err : new GatewayError("provider_error", `upstream stream failed: ${(err as Error).message}`));
+            const e = toGatewayError(
+              "UNKNOWN",
+              err instanceof GatewayError
+                ? err
+                : new GatewayError("provider_error", `upstream stream failed: ${(err as Error).message}`),
+            );
             state.errorCode = e.code;
-            controller.enqueue(enc.encode(`data: ${JSON.stringify({ error: { message: e.message, type: "api_error", param: null, code: e.code } })}\n\n`));
+            controller.enqueue(
+              enc.encode(
+                `data: ${JSON.stringify({ error: { message: e.message, type: "api_error", param: null, code: e.code } })}\n\n`,
+              ),
+            );
           }
           controller.close();
         },
       });
       state.status = 200;
       return new Response(sse, {
-        headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-textai-provider": outcome.provider, ...state.headers },
+        headers: {
+          "content-type": "text/event-stream; charset=utf-8",
+          "cache-control": "no-cache",
+          "x-textai-provider": outcome.provider,
+          ...state.headers,
+        },
       });
     }
 
@@ -146,7 +176,11 @@ export function openAiCompatRoutes(deps: AppDeps) {
       } else {
         const run = async () => {
           const o = (await chatRouter.chat(messages, { ...opts, stream: false })) as ChatOutcome;
-          return { json: JSON.stringify({ text: o.text, usage: o.usage, finish: o.finishReason ?? "stop" }), provider: o.provider, model: o.model };
+          return {
+            json: JSON.stringify({ text: o.text, usage: o.usage, finish: o.finishReason ?? "stop" }),
+            provider: o.provider,
+            model: o.model,
+          };
         };
         if (useCache) {
           const flight = cache.flight(key, run);
@@ -160,7 +194,11 @@ export function openAiCompatRoutes(deps: AppDeps) {
       ledger.release(reservation);
       throw err;
     }
-    const a = JSON.parse(answer.json) as { text: string; usage?: { prompt_tokens: number; completion_tokens: number }; finish: string };
+    const a = JSON.parse(answer.json) as {
+      text: string;
+      usage?: { prompt_tokens: number; completion_tokens: number };
+      finish: string;
+    };
     const usage = a.usage ?? { prompt_tokens: 0, completion_tokens: 0 };
     state.status = 200;
     return new Response(
@@ -201,7 +239,10 @@ export function openAiCompatRoutes(deps: AppDeps) {
         detail: {
           tags: ["Conversation"],
           summary: "OpenAI-compatible chat completions (plain and stream: true); 1 credit per request",
-          requestBody: { required: true, content: { "application/json": { schema: ChatCompletionRequest as unknown as Record<string, never> } } },
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: ChatCompletionRequest as unknown as Record<string, never> } },
+          },
         },
       },
     )
@@ -214,9 +255,15 @@ export function openAiCompatRoutes(deps: AppDeps) {
           state.auth = authenticate(keys, request.headers, null);
           state.status = 200;
           const created = Math.floor(Date.now() / 1000);
-          return new Response(JSON.stringify({ object: "list", data: chatRouter.models().map((id) => ({ id, object: "model", created, owned_by: id.split("/")[0] })) }), {
-            headers: { "content-type": "application/json", ...state.headers },
-          });
+          return new Response(
+            JSON.stringify({
+              object: "list",
+              data: chatRouter.models().map((id) => ({ id, object: "model", created, owned_by: id.split("/")[0] })),
+            }),
+            {
+              headers: { "content-type": "application/json", ...state.headers },
+            },
+          );
         } catch (err) {
           return openAiError(state, toGatewayError("UNKNOWN", err));
         }

@@ -1,6 +1,7 @@
 // The docs UI bundle ships in the npm package and is embedded, so /docs works with no network.
-import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "text" };
+
 import { Elysia } from "elysia";
+import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "text" };
 import type { AppDeps } from "../../app";
 import { GatewayError } from "../../errors";
 import { errorResponse, ok } from "../respond";
@@ -15,13 +16,20 @@ export function opsRoutes(deps: AppDeps) {
   metrics.gauge("textai_ratelimit_buckets", "Token buckets held in memory", () => [[{}, limiter.size()]]);
   metrics.gauge("textai_idempotency_records", "Idempotency-Key records held in memory", () => [[{}, deps.idempotency.size()]]);
   metrics.gauge("textai_provider_circuit_open", "1 while a provider's circuit breaker is open or half-open", () =>
-    Object.entries((router.status?.() ?? {}) as Record<string, { state?: string }>).map(([provider, s]) => [{ provider }, s.state === "closed" ? 0 : 1]),
+    Object.entries((router.status?.() ?? {}) as Record<string, { state?: string }>).map(([provider, s]) => [
+      { provider },
+      s.state === "closed" ? 0 : 1,
+    ]),
   );
 
   return new Elysia({ name: "ops" })
-    .get("/health", ({ request }) => ok(stateOf(request), "ok", { status: "ok", uptime_s: Math.round((Date.now() - startedAt) / 1000) }), {
-      detail: { tags: ["Operations"], summary: "Liveness: the process answers" },
-    })
+    .get(
+      "/health",
+      ({ request }) => ok(stateOf(request), "ok", { status: "ok", uptime_s: Math.round((Date.now() - startedAt) / 1000) }),
+      {
+        detail: { tags: ["Operations"], summary: "Liveness: the process answers" },
+      },
+    )
     .get(
       "/ready",
       ({ request }) => {
@@ -34,7 +42,9 @@ export function opsRoutes(deps: AppDeps) {
         }
         const details = { status: "ready", database, draining: lifecycle.draining, providers: router.status?.() ?? {} };
         if (lifecycle.draining || database !== "ok") {
-          const err = new GatewayError("service_unavailable", lifecycle.draining ? "shutting down" : "database unavailable", { headers: { "Retry-After": "1" } });
+          const err = new GatewayError("service_unavailable", lifecycle.draining ? "shutting down" : "database unavailable", {
+            headers: { "Retry-After": "1" },
+          });
           return errorResponse(state, err);
         }
         return ok(state, "ready", details);
@@ -49,5 +59,11 @@ export function opsRoutes(deps: AppDeps) {
       },
       { detail: { tags: ["Operations"], summary: "Prometheus metrics" } },
     )
-    .get("/docs/assets/scalar.js", () => new Response(scalarBundle, { headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" } }));
+    .get(
+      "/docs/assets/scalar.js",
+      () =>
+        new Response(scalarBundle, {
+          headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
+        }),
+    );
 }
