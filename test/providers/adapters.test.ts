@@ -1,26 +1,18 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { createGroqProvider } from "../../src/providers/groq";
 import { mockText } from "../../src/providers/mock";
 import { createOpenAIProvider } from "../../src/providers/openai";
 import { ProviderError } from "../../src/providers/types";
-import { startUpstream, type Upstream } from "../helpers/upstream";
-import { call, makeRouter, rejection, TinyResult, tiny, tinyImage } from "./fixtures";
+import type { Upstream } from "../helpers/upstream";
+import { call, makeRouter, rejection, TinyResult, tiny, tinyImage, useUpstreams } from "./fixtures";
 
 let sim: Upstream;
 let sim2: Upstream;
 
-beforeAll(async () => {
-  sim = await startUpstream();
-  sim2 = await startUpstream();
-});
-afterAll(async () => {
-  await sim.close();
-  await sim2.close();
-});
-beforeEach(() => {
-  sim.reset();
-  sim2.reset();
+useUpstreams(2, ([first, second]) => {
+  sim = first as Upstream;
+  sim2 = second as Upstream;
 });
 
 const input = { text: "Refund my order, the parcel arrived broken" };

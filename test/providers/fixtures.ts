@@ -1,8 +1,10 @@
+import { afterAll, beforeAll, beforeEach } from "bun:test";
 import { Type as T } from "@sinclair/typebox";
 import { type Config, type FileConfig, loadConfig } from "../../src/config";
 import { type AnyFunctionDef, defineFunction } from "../../src/functions/define";
 import { buildProviders } from "../../src/providers/index";
 import { ProviderRouter, type RouteCall } from "../../src/providers/router";
+import { startUpstream, type Upstream } from "../helpers/upstream";
 
 /** A tiny function so these tests do not depend on the real catalog. */
 export const TinyResult = T.Object(
@@ -73,4 +75,19 @@ export async function rejection(p: Promise<unknown>): Promise<Error & { code?: s
   } catch (e) {
     return e as Error & { code?: string; status?: number; attempts?: unknown[] };
   }
+}
+
+/** Starts `count` simulators for the test file, resets them before each test and closes them after. */
+export function useUpstreams(count: number, bind: (sims: Upstream[]) => void): void {
+  const sims: Upstream[] = [];
+  beforeAll(async () => {
+    for (let i = 0; i < count; i++) sims.push(await startUpstream());
+    bind(sims);
+  });
+  afterAll(async () => {
+    for (const s of sims) await s.close();
+  });
+  beforeEach(() => {
+    for (const s of sims) s.reset();
+  });
 }

@@ -1,23 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "../../src/errors";
-import { startUpstream, type Upstream } from "../helpers/upstream";
-import { call, makeRouter, rejection, TinyResult, tiny } from "./fixtures";
+import type { Upstream } from "../helpers/upstream";
+import { call, makeRouter, rejection, TinyResult, tiny, useUpstreams } from "./fixtures";
 
 let a: Upstream;
 let b: Upstream;
 
-beforeAll(async () => {
-  a = await startUpstream();
-  b = await startUpstream();
-});
-afterAll(async () => {
-  await a.close();
-  await b.close();
-});
-beforeEach(() => {
-  a.reset();
-  b.reset();
+useUpstreams(2, ([first, second]) => {
+  a = first as Upstream;
+  b = second as Upstream;
 });
 
 /** Two OpenAI-compatible providers: "a" (primary) and "b" (secondary), both on simulators. */
