@@ -1,7 +1,7 @@
 /** Chatbots, scoped to one account; their knowledge bases must belong to the same account. */
 import { and, count, desc, eq } from "drizzle-orm";
 import { newId } from "../auth/keys";
-import { invalidRequest } from "../errors";
+import { GatewayError, invalidRequest } from "../errors";
 import { notFound } from "../http/respond";
 import type { Storage } from "../storage/db";
 import { type ChatbotRow, chatbots, knowledgeBases } from "../storage/schema-kb";
@@ -34,7 +34,7 @@ export class ChatbotStore {
         .where(and(eq(knowledgeBases.id, kbId), eq(knowledgeBases.accountId, accountId)))
         .get();
       // Same answer for another account's id and a missing one: ids of others must not be probeable.
-      if (!mine) throw invalidRequest(`knowledge base ${kbId} not found`, `knowledge_base_ids[${i}]`);
+      if (!mine) throw new GatewayError("not_found", `knowledge base ${kbId} not found`, { param: `knowledge_base_ids[${i}]` });
     });
     const owned = this.db.select({ n: count() }).from(chatbots).where(eq(chatbots.accountId, accountId)).get()?.n ?? 0;
     if (owned >= LIMITS.chatbotsPerAccount) throw invalidRequest(`an account can hold at most ${LIMITS.chatbotsPerAccount} chatbots; delete one first`, "name");

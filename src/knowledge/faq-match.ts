@@ -129,7 +129,7 @@ export class FaqMatcher {
   }
 }
 
-/** Logistic map from the raw blend (0-1) to a confidence; midpoint and slope fitted on test/fixtures/knowledge/faq. */
+/** Logistic map from the raw blend (0-1) to a confidence; midpoint and slope set by hand, checked on test/fixtures/knowledge/faq.json. */
 export function calibrate(blend: number): number {
   if (blend <= 0) return 0;
   return 1 / (1 + Math.exp(-12 * (blend - 0.33)));
