@@ -40,12 +40,22 @@ export type BuiltinIntent = (typeof BUILTIN_INTENTS)[number];
 type Cue = [RegExp, number];
 // Weights: ~3 a decisive phrase, ~1.5 a typical word, ~0.5 a weak hint.
 const CUES: Record<Exclude<BuiltinIntent, "other">, Cue[]> = {
-  greeting: [[/^\s*(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|greetings|howdy)\b[\s!,.]*(?:there|all|team|everyone)?[\s!.]*$/i, 4], [/^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b/i, 0.6]],
-  goodbye: [[/^\s*(?:bye|goodbye|see you|talk (?:to you )?later|that'?s all|have a (?:nice|good|great) (?:day|one|weekend))\b/i, 3.5]],
+  greeting: [
+    [/^\s*(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|greetings|howdy)\b[\s!,.]*(?:there|all|team|everyone)?[\s!.]*$/i, 4],
+    [/^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b/i, 0.6],
+    // a greeting plus a few words ("Hey there, anyone around?") is still just opening the chat
+    [/^\s*(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening))\b(?:\W+\w+){0,4}\W*$/i, 2],
+  ],
+  goodbye: [
+    [/^\s*(?:bye|goodbye|see you|talk (?:to you )?later|that'?s all|have a (?:nice|good|great) (?:day|one|weekend))\b/i, 3.5],
+    [/\b(?:bye|goodbye|see you(?: soon| later)?|that'?s all i needed)\W*$/i, 3],
+  ],
   question: [[/\?\s*$/, 1.2], [/^\s*(?:who|what|when|where|why|how|which|can|could|do|does|is|are|will|would|should)\b/i, 0.8]],
   information: [
     [/\b(?:what (?:are|is) (?:your|the)|opening hours|business hours|do you (?:have|offer|ship|sell|accept|deliver)|where (?:is|are) (?:you|your)|tell me (?:more )?about|more (?:info|information|details)|is there (?:a|any)|does (?:it|this) (?:come|work|support|include))\b/i, 2],
     [/\b(?:policy|hours|location|address|specs?|specifications?|requirements?|difference between|compatible)\b/i, 1],
+    // yes/no questions about a thing ("Is the jacket waterproof?") ask for facts
+    [/^\s*(?:is|are|does|do|will|can) (?:it|this|that|the|they|these|those|your)\b[^?]*\?\s*$/i, 1.5],
   ],
   complaint: [
     [/\b(?:unacceptable|terrible|horrible|awful|worst|disgusting|ridiculous|appalling|outrageous|pathetic|useless|disappointed|disappointing|frustrat\w*|fed up|sick of|furious|angry|rude)\b/i, 2],
@@ -67,14 +77,14 @@ const CUES: Record<Exclude<BuiltinIntent, "other">, Cue[]> = {
     [/\b(?:refund\w*|money back|reimburs\w*|charge ?back|credit (?:it )?back|return (?:my|the) money)\b/i, 3.4],
   ],
   return_exchange: [
-    [/\b(?:return (?:it|this|the|my)|send (?:it|this) back|exchange (?:it|this|for)|swap (?:it|for)|wrong size|doesn'?t fit|return label|rma)\b/i, 3],
+    [/\b(?:return (?:it|this|them|these|the|my|an? )|send (?:it |this |them )?back|exchange (?:it|this|them|these|the|my|for)|swap (?:it|them|for)|wrong size|(?:doesn'?t|don'?t) fit|return label|rma)\b/i, 3],
   ],
   billing: [
     [/\b(?:charged twice|double charged|overcharged|billing|invoice|payment (?:failed|declined|issue|problem)|card (?:was )?declined|unexpected charge|charge on my (?:card|statement)|receipt|update (?:my )?(?:payment|card|billing))\b/i, 3],
     [/\b(?:charge[ds]?|payment|paid|bill)\b/i, 0.8],
   ],
   account: [
-    [/\b(?:reset (?:my )?password|forgot (?:my )?password|can'?t (?:log ?in|sign ?in|access my account)|locked out|change (?:my )?(?:email|username|password)|update (?:my )?(?:profile|address|email)|two[- ]factor|2fa|verification code)\b/i, 3],
+    [/\b(?:reset (?:my )?password|forgot (?:my )?password|can'?t (?:log ?in|sign ?in|access my account)|locked out|(?:change|update) (?:my |the )?(?:email|username|password|profile|(?:email |billing |shipping )?address)(?: address)? (?:on|of|for) (?:my|the) account|(?:change|update) (?:my )?(?:email|username|password|profile)|two[- ]factor|2fa|verification code)\b/i, 3],
     [/\b(?:account|login|log in|sign in|password|username)\b/i, 0.8],
   ],
   support_request: [
@@ -104,7 +114,7 @@ const LABEL_SYNONYMS: Record<Exclude<BuiltinIntent, "other">, string[]> = {
   goodbye: ["goodbye", "bye", "farewell", "closing"],
   question: ["question", "inquiry", "enquiry", "ask", "faq", "query"],
   information: ["information", "info", "inquiry", "enquiry", "details", "faq", "product", "hours", "policy", "general"],
-  complaint: ["complaint", "complain", "dissatisfaction", "escalation", "angry", "negative", "issue"],
+  complaint: ["complaint", "complain", "dissatisfaction", "escalation", "angry", "negative"],
   purchase: ["purchase", "buy", "order", "sales", "pricing", "quote", "lead", "upgrade", "presales", "pre"],
   order_status: ["order", "status", "tracking", "track", "shipping", "delivery", "shipment", "where"],
   cancel: ["cancel", "cancellation", "terminate", "termination", "churn", "close"],
@@ -113,7 +123,7 @@ const LABEL_SYNONYMS: Record<Exclude<BuiltinIntent, "other">, string[]> = {
   billing: ["billing", "payment", "invoice", "charge", "charges", "bill", "finance"],
   account: ["account", "login", "password", "access", "profile", "signin"],
   support_request: ["support", "help", "assistance", "request", "howto", "how"],
-  technical_issue: ["technical", "tech", "bug", "error", "issue", "problem", "troubleshooting", "outage", "incident"],
+  technical_issue: ["technical", "tech", "bug", "error", "troubleshooting", "outage", "incident"],
   booking: ["booking", "book", "reservation", "reserve", "appointment", "schedule", "scheduling", "meeting", "demo"],
   feedback: ["feedback", "suggestion", "feature", "idea", "review"],
   praise: ["praise", "compliment", "thanks", "gratitude", "positive", "appreciation", "testimonial"],

@@ -29,7 +29,7 @@ const RULES: Rule[] = [
   { name: "crypto_investment", category: "scam", weight: 0.35, each: 0.1, re: /\b(?:bitcoin|btc|crypto(?:currency)?|forex|binary options|investment (?:opportunity|plan|platform)|passive income|nft drop|airdrop|trading signals|usdt|ethereum|(?:my|an?) (?:account )?manager (?:helped|made)|roi of \d+)\b/g },
   { name: "pharma", category: "pharma", weight: 0.6, each: 0.1, re: /\b(?:viagra|cialis|levitra|pharmacy|weight loss pills|diet pills|male enhancement|enlargement|no prescription|cheap meds|xanax|oxycodone)\b/g },
   { name: "adult_content", category: "adult", weight: 0.5, each: 0.1, re: /\b(?:porn|xxx|nudes|sexy (?:girls|singles|pics)|hot (?:singles|girls) (?:in|near)|onlyfans|adult (?:dating|content)|hookup|webcam girls|escort)\b/g },
-  { name: "seo_self_promotion", category: "seo", weight: 0.55, each: 0.1, re: /\b(?:seo services|backlinks?|rank (?:your|on) (?:website|google)|(?:buy|cheap) (?:followers|likes|views|subscribers|reviews)|sub ?4 ?sub|follow ?4 ?follow|f4f|l4l|grow your (?:instagram|channel|followers)|guest post)\b/g },
+  { name: "seo_self_promotion", category: "seo", weight: 0.55, each: 0.1, re: /\b(?:seo services|backlinks?|rank (?:your|on) (?:website|google)|(?:buy|cheap) (?:(?:instagram|insta|ig|tiktok|youtube|yt|twitter|facebook|fb|spotify) )?(?:followers|likes|views|subscribers|reviews|streams)|sub ?4 ?sub|follow ?4 ?follow|f4f|l4l|grow your (?:instagram|channel|followers)|guest post)\b/g },
   { name: "generic_salutation", category: "scam", weight: 0.2, re: /^\s*(?:dear (?:friend|customer|user|beneficiary|sir\/madam|sir or madam|winner|account holder|valued customer)|attention(?: please)?[:!])/g },
 ];
 

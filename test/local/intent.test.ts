@@ -1,0 +1,76 @@
+import { describe, expect, test } from "bun:test";
+import { BUILTIN_INTENTS, detectIntent, intentEntities } from "../../src/local/intent";
+import { loadJsonl, medianMs } from "./helpers";
+
+interface Item {
+  text: string;
+  intent: string;
+  intent_types?: string[];
+}
+
+const items = loadJsonl<Item>("intent.jsonl");
+
+describe("detectIntent on labeled examples", () => {
+  test("accuracy on the built-in taxonomy and on caller labels", () => {
+    const misses: string[] = [];
+    for (const it of items) {
+      const r = detectIntent(it.text, it.intent_types);
+      if (r.intent !== it.intent) misses.push(`${it.text} -> ${r.intent} (want ${it.intent})`);
+      expect(r.confidence).toBeGreaterThanOrEqual(0);
+      expect(r.confidence).toBeLessThanOrEqual(1);
+      if (it.intent_types && r.matched) expect(it.intent_types).toContain(r.intent);
+    }
+    const accuracy = 1 - misses.length / items.length;
+    console.log(`intent accuracy ${(accuracy * 100).toFixed(1)}% on ${items.length}`, misses.length ? `\n  ${misses.join("\n  ")}` : "");
+    expect(items.length).toBeGreaterThanOrEqual(50);
+    expect(accuracy).toBeGreaterThanOrEqual(0.85);
+  });
+});
+
+describe("detectIntent behaviour", () => {
+  test("every built-in answer is in the documented taxonomy", () => {
+    for (const it of items.filter((i) => !i.intent_types)) expect(BUILTIN_INTENTS).toContain(detectIntent(it.text).intent);
+  });
+
+  test("no cue: matched is false and the caller's fallback label is used", () => {
+    const r = detectIntent("The weather is nice today.", ["billing", "general"]);
+    expect(r.matched).toBe(false);
+    expect(r.intent).toBe("general");
+  });
+
+  test("decisive cues give higher confidence than weak ones", () => {
+    const strong = detectIntent("Please cancel my subscription and close my account.");
+    const weak = detectIntent("Is it possible?");
+    expect(strong.confidence).toBeGreaterThan(weak.confidence);
+  });
+
+  test("alternatives never outrank the answer", () => {
+    const r = detectIntent("I want a refund, the product arrived broken and I'm disappointed");
+    for (const a of r.alternatives) expect(a.confidence).toBeLessThanOrEqual(r.confidence);
+  });
+});
+
+describe("intentEntities", () => {
+  const text = "Order #A-10234 was charged $59.99 twice on March 3, 2026. Reach me at ana@example.com or +44 20 7946 0958.";
+
+  test("fills the names the caller asks for and only those", () => {
+    const e = intentEntities(text, { order_id: "the order number", amount: "money", contact_email: "email", favourite_color: "a color" });
+    expect(e).toEqual({ order_id: "A-10234", amount: "$59.99", contact_email: "ana@example.com" });
+  });
+
+  test("without a spec, one key per entity kind", () => {
+    const e = intentEntities(text);
+    expect(e.email).toBe("ana@example.com");
+    expect(e.amount).toBe("$59.99");
+    expect(e.phone).toBe("+44 20 7946 0958");
+    expect(e.date).toContain("March 3, 2026");
+  });
+});
+
+test("speed: 1 KB median well under 1 ms", () => {
+  const text = items
+    .map((i) => i.text)
+    .join(" ")
+    .slice(0, 1024);
+  expect(medianMs(() => detectIntent(text))).toBeLessThan(1);
+});
