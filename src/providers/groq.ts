@@ -10,7 +10,8 @@ const GROQ_BASE_URL = "https://api.groq.com";
 export function createGroqProvider(config: ProviderConfig, opts: AdapterOptions = {}): OpenAILikeProvider {
   const sdk = new Groq({
     apiKey: config.api_key || "not-needed",
-    baseURL: config.base_url ?? GROQ_BASE_URL,
+    // Accept ".../openai/v1" too (what OpenAI-style clients are given): the SDK appends it itself.
+    baseURL: (config.base_url ?? GROQ_BASE_URL).replace(/\/openai\/v1\/?$/, ""),
     // The router owns retries and fallback.
     maxRetries: 0,
     timeout: config.timeout_ms ?? DEFAULT_TIMEOUT_MS,

@@ -72,6 +72,12 @@ describe("groq adapter", () => {
     expect(Value.Check(TinyResult, out.result)).toBe(true);
   });
 
+  test("a base URL ending in /openai/v1 is not doubled", async () => {
+    const p = createGroqProvider({ name: "groq", type: "groq", base_url: `${sim.url}/openai/v1` });
+    await p.complete({ fn: "x", messages: [{ role: "user", content: "hi" }] });
+    expect(sim.calls.requests[0]?.path).toBe("/openai/v1/chat/completions");
+  });
+
   test("maps a 429 with Retry-After", async () => {
     sim.program([{ status: 429, retryAfter: 3 }]);
     const p = createGroqProvider({ name: "groq", type: "groq", base_url: sim.url });
