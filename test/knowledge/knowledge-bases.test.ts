@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { TestGateway } from "../helpers/gateway";
+import { type Client, client, roomyGateway, show } from "./helpers";
+
+let gw: TestGateway;
+let alice: Client;
+let bob: Client;
+
+beforeAll(async () => {
+  gw = await roomyGateway();
+  alice = client(gw);
+  bob = client(gw);
+});
+afterAll(() => gw.close());
+
+const chunksOf = (kbId: string) =>
+  (gw.deps.storage.sqlite.query("SELECT count(*) AS n FROM kb_chunks WHERE kb_id = ?").get(kbId) as { n: number }).n;
+const indexHits = (word: string) =>
+  (gw.deps.storage.sqlite.query("SELECT count(*) AS n FROM kb_chunks_fts WHERE kb_chunks_fts MATCH ?").get(word) as { n: number }).n;
+
+describe("knowledge base life cycle", () => {
+  test("create, list, get, update, add/list/delete documents, delete; all free", async () => {
+    const before = alice.balance();
+    const created = await alice.call("POST", "/api/v1/knowledge-bases", { name: "Help center", description: "public articles" });
+    expect(created.status, show(created)).toBe(201);
+    const kb = created.json.data.result;
+    expect(kb).toMatchObject({ name: "Help center", description: "public articles", status: "active", document_count: 0 });
+    expect(created.json.meta.credits_deducted).toBe(0);
+
+    for (const name of ["Second", "Third"]) expect((await alice.call("POST", "/api/v1/knowledge-bases", { name })).status).toBe(201);
+    const page1 = await alice.call("GET", "/api/v1/knowledge-bases?limit=2");
+    expect(page1.json.data.result, show(page1)).toMatchObject({ total: 3, limit: 2, offset: 0, has_more: true });
+    expect(page1.json.data.result.data).toHaveLength(2);
+    const page2 = await alice.call("GET", "/api/v1/knowledge-bases?limit=2&offset=2");
+    expect(page2.json.data.result.data.map((k: { name: string }) => k.name)).toEqual(["Help center"]);
+    expect(page2.json.data.result.has_more).toBe(false);
+
+    const patched = await alice.call("PATCH", `/api/v1/knowledge-bases/${kb.id}`, { status: "inactive", name: "Help" });
+    expect(patched.json.data.result, show(patched)).toMatchObject({ id: kb.id, name: "Help", status: "inactive", description: "public articles" });
+
+    const added = await alice.call("POST", `/api/v1/knowledge-bases/${kb.id}/documents`, {
+      documents: [
+        "Plain text about zeppelins and airships.",
+        { title: "Long guide", content: "Quokkas live on Rottnest Island. ".repeat(120), metadata: { category: "animals", year: 2024 } },
+      ],
+    });
+    expect(added.status, show(added)).toBe(201);
+    const [plain, long] = added.json.data.result.data;
+    expect(plain).toMatchObject({ title: null, chunk_count: 1, metadata: {} });
+    expect(long.chunk_count).toBeGreaterThan(3); // long documents are split
+    const single = await alice.call("POST", `/api/v1/knowledge-bases/${kb.id}/documents`, { title: "One", content: "A single document body." });
+    expect(single.status, show(single)).toBe(201);
+
+    const docs = await alice.call("GET", `/api/v1/knowledge-bases/${kb.id}/documents?limit=10`);
+    expect(docs.json.data.result.total).toBe(3);
+    expect((await alice.call("GET", `/api/v1/knowledge-bases/${kb.id}`)).json.data.result).toMatchObject({ document_count: 3, chunk_count: long.chunk_count + 2 });
+
+    expect(indexHits("zeppelins")).toBe(1);
+    const del = await alice.call("DELETE", `/api/v1/knowledge-bases/${kb.id}/documents/${plain.id}`);
+    expect(del.status, show(del)).toBe(200);
+    expect(indexHits("zeppelins")).toBe(0);
+    expect((await alice.call("DELETE", `/api/v1/knowledge-bases/${kb.id}/documents/${plain.id}`)).status).toBe(404);
+
+    expect(chunksOf(kb.id)).toBe(long.chunk_count + 1);
+    expect(indexHits("quokkas")).toBe(long.chunk_count);
+    expect((await alice.call("DELETE", `/api/v1/knowledge-bases/${kb.id}`)).status).toBe(200);
+    expect(chunksOf(kb.id)).toBe(0);
+    expect(indexHits("quokkas")).toBe(0);
+    expect((await alice.call("GET", `/api/v1/knowledge-bases/${kb.id}`)).status).toBe(404);
+    expect(alice.balance()).toBe(before);
+  });
+});
+
+describe("validation", () => {
+  test("missing or bad fields are 400 invalid_request naming the field", async () => {
+    const cases: [string, string, unknown, string][] = [
+      ["POST", "/api/v1/knowledge-bases", { description: "no name" }, "name"],
+      ["POST", "/api/v1/knowledge-bases", { name: "x", status: "archived" }, "status"],
+      ["POST", "/api/v1/knowledge-bases", { name: "x".repeat(201) }, "name"],
+    ];
+    for (const [method, path, body, param] of cases) {
+      const r = await alice.call(method, path, body);
+      expect(r.status, show(r)).toBe(400);
+      expect(r.json.error, show(r)).toMatchObject({ code: "invalid_request", param });
+    }
+    const kb = (await alice.call("POST", "/api/v1/knowledge-bases", { name: "limits" })).json.data.result;
+    const docCases: [unknown, string][] = [
+      [{}, "documents"],
+      [{ documents: [] }, "documents"],
+      [{ documents: Array.from({ length: 101 }, (_, i) => `doc ${i}`) }, "documents"],
+      [{ documents: [{ title: "no content" }] }, "documents[0]"],
+      [{ documents: [{ content: "x", metadata: { nested: { a: 1 } } }] }, "documents[0]"],
+    ];
+    for (const [body, param] of docCases) {
+      const r = await alice.call("POST", `/api/v1/knowledge-bases/${kb.id}/documents`, body);
+      expect(r.status, show(r)).toBe(400);
+      expect(String(r.json.error.param), show(r)).toStartWith(param);
+    }
+    const page = await alice.call("GET", "/api/v1/knowledge-bases?limit=1000");
+    expect(page.json.error, show(page)).toMatchObject({ code: "invalid_request", param: "limit" });
+  });
+});
+
+describe("scoping", () => {
+  test("another account's knowledge base is 404 on every route, and not charged", async () => {
+    const kb = (await alice.call("POST", "/api/v1/knowledge-bases", { name: "private" })).json.data.result;
+    const doc = (await alice.call("POST", `/api/v1/knowledge-bases/${kb.id}/documents`, { documents: ["secret plans for the harbour"] })).json.data.result.data[0];
+    const bobBefore = bob.balance();
+    const attempts: [string, string, unknown?][] = [
+      ["GET", `/api/v1/knowledge-bases/${kb.id}`],
+      ["PATCH", `/api/v1/knowledge-bases/${kb.id}`, { name: "mine now" }],
+      ["GET", `/api/v1/knowledge-bases/${kb.id}/documents`],
+      ["POST", `/api/v1/knowledge-bases/${kb.id}/documents`, { documents: ["planted"] }],
+      ["DELETE", `/api/v1/knowledge-bases/${kb.id}/documents/${doc.id}`],
+      ["POST", `/api/v1/knowledge-bases/${kb.id}/search`, { query: "harbour plans" }],
+      ["DELETE", `/api/v1/knowledge-bases/${kb.id}`],
+    ];
+    for (const [method, path, body] of attempts) {
+      const r = await bob.call(method, path, body);
+      expect(r.status, `${method} ${path}: ${show(r)}`).toBe(404);
+      expect(r.json.error.code).toBe("not_found");
+    }
+    expect(bob.balance()).toBe(bobBefore);
+    const list = await bob.call("GET", "/api/v1/knowledge-bases");
+    expect(list.json.data.result.data.some((k: { id: string }) => k.id === kb.id)).toBe(false);
+    expect((await alice.call("GET", `/api/v1/knowledge-bases/${kb.id}`)).json.data.result).toMatchObject({ name: "private", document_count: 1 });
+  });
+
+  test("without a key: 401", async () => {
+    const r = await fetch(`${gw.url}/api/v1/knowledge-bases`);
+    expect(r.status).toBe(401);
+  });
+});
