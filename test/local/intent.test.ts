@@ -75,3 +75,10 @@ test("speed: 1 KB median well under 1 ms", () => {
     .slice(0, 1024);
   expect(medianMs(() => detectIntent(text))).toBeLessThan(1);
 });
+
+test("held-out examples (never tuned on) stay accurate", () => {
+  const holdout = loadJsonl<Item>("intent-holdout.jsonl");
+  const hits = holdout.filter((it) => detectIntent(it.text, it.intent_types).intent === it.intent).length;
+  console.log(`intent holdout accuracy ${((hits / holdout.length) * 100).toFixed(1)}% on ${holdout.length}`);
+  expect(hits / holdout.length).toBeGreaterThanOrEqual(0.85);
+});

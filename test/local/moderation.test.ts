@@ -62,3 +62,10 @@ test("speed: 1 KB median well under 1 ms", () => {
     .slice(0, 1024);
   expect(medianMs(() => moderate(text))).toBeLessThan(1);
 });
+
+test("held-out examples (never tuned on) stay accurate", () => {
+  const holdout = loadJsonl<Item>("moderation-holdout.jsonl");
+  const hits = holdout.filter((it) => moderate(it.text).action === it.action).length;
+  console.log(`moderation holdout accuracy ${((hits / holdout.length) * 100).toFixed(1)}% on ${holdout.length}`);
+  expect(hits / holdout.length).toBeGreaterThanOrEqual(0.75);
+});

@@ -85,3 +85,12 @@ test("speed: 1 KB median well under 1 ms", () => {
     .slice(0, 1024);
   expect(medianMs(() => detectSpam(text, { detectToxicity: true }))).toBeLessThan(1);
 });
+
+test("held-out examples (never tuned on) stay accurate", () => {
+  const holdout = loadJsonl<Item>("spam-holdout.jsonl");
+  const hits = holdout.filter((it) => detectSpam(it.text, { contentType: "comment" }).isSpam === it.spam).length;
+  const falsePositives = holdout.filter((it) => !it.spam && detectSpam(it.text, { contentType: "comment" }).isSpam).length;
+  console.log(`spam holdout accuracy ${((hits / holdout.length) * 100).toFixed(1)}% on ${holdout.length}, false positives ${falsePositives}`);
+  expect(hits / holdout.length).toBeGreaterThanOrEqual(0.85);
+  expect(falsePositives).toBe(0);
+});
