@@ -10,6 +10,7 @@ import { readJsonBody } from "../http/body";
 import { renderSuccess } from "../http/envelope";
 import type { IdempotencyStore } from "../http/idempotency";
 import type { RequestState } from "../http/state";
+import type { RouteCall, RouteOutcome } from "../providers/router";
 import type { Metrics } from "../metrics";
 import { type RateLimiter, rateLimitHeaders } from "../ratelimit/limiter";
 import type { AnyFunctionDef } from "./define";
@@ -22,23 +23,6 @@ export interface FunctionRouter {
     def: AnyFunctionDef,
     call: { model?: string; preferProvider?: string },
   ): { provider: string; model: string } | null;
-}
-
-export interface RouteCall {
-  def: AnyFunctionDef;
-  request: unknown;
-  accountId: string;
-  model?: string;
-  preferProvider?: string;
-  signal: AbortSignal;
-  deadlineMs: number;
-}
-
-export interface RouteOutcome {
-  result: unknown;
-  provider: string;
-  model: string;
-  attempts: ProviderAttempt[];
 }
 
 export interface PipelineDeps {
