@@ -1,7 +1,24 @@
 import { Type } from "@sinclair/typebox";
+import { extractKeywords } from "../local/keywords";
+import { moderate } from "../local/moderation";
+import { analyzeSentiment } from "../local/sentiment";
+import { detectSpam } from "../local/spam";
 import { defineFunction } from "./define";
+import { builtinIntent, gist, languageOf, offlineReadable } from "./local/signals";
 import { buildPrompt, option } from "./prompt";
-import { Context, Enum, Language, LanguageCode, Priority, Result, Sentiment, Short, Strings, Text } from "./schemas";
+import {
+  Context,
+  Enum,
+  Language,
+  LanguageCode,
+  type PRIORITIES,
+  Priority as PriorityField,
+  Result,
+  Sentiment,
+  Short,
+  Strings,
+  Text,
+} from "./schemas";
 
 const request = Type.Object({
   comment: Text("the comment text"),
@@ -23,6 +40,32 @@ export const COMMENT_INTENTS = [
   "other",
 ] as const;
 
+type CommentIntent = (typeof COMMENT_INTENTS)[number];
+
+/** Built-in intent -> what a commenter is doing. */
+const COMMENT_INTENT_OF: Record<string, CommentIntent> = {
+  question: "question",
+  information: "question",
+  complaint: "complaint",
+  praise: "praise",
+  feedback: "feedback",
+  purchase: "purchase_interest",
+  booking: "purchase_interest",
+  support_request: "support_request",
+  technical_issue: "support_request",
+  account: "support_request",
+  order_status: "support_request",
+  billing: "support_request",
+  refund: "support_request",
+  cancel: "support_request",
+  return_exchange: "support_request",
+};
+
+type Priority = (typeof PRIORITIES)[number];
+
+/** Moderation categories that make a comment toxic (spam and plain profanity do not). */
+const TOXIC = new Set(["toxicity", "harassment", "hate", "threat", "insult"]);
+
 const result = Result(
   {
     sentiment: Sentiment(),
@@ -34,7 +77,7 @@ const result = Result(
     needs_response: Type.Boolean({
       description: "true when the business should answer (questions, complaints, purchase interest)",
     }),
-    priority: Priority("how soon to respond"),
+    priority: PriorityField("how soon to respond"),
     summary: Type.String({ description: "the comment in one sentence" }),
   },
   "analysis of one social media comment",
@@ -67,6 +110,30 @@ export default defineFunction({
       ],
       result,
     }),
+  local: (req) => {
+    if (!offlineReadable(req.comment)) return null;
+    const spam = detectSpam(req.comment, { contentType: "comment" }).isSpam;
+    const moderation = moderate(req.comment, { platform: req.platform, context: req.post_context });
+    const is_toxic = moderation.flaggedCategories.some((c) => TOXIC.has(c));
+    const read = COMMENT_INTENT_OF[builtinIntent(req.comment).intent] ?? "other";
+    // "Love it! Do you ship to Canada?": under a post, a question waits for an answer whatever else it says.
+    const asks = req.comment.includes("?") && (read === "praise" || read === "feedback" || read === "other");
+    const intent: CommentIntent = spam ? "spam" : asks ? "question" : read;
+    const needs_response = !spam && ["question", "complaint", "support_request", "purchase_interest"].includes(intent);
+    const priority: Priority =
+      is_toxic || (needs_response && intent !== "question") ? "high" : needs_response || intent === "feedback" ? "medium" : "low";
+    return {
+      sentiment: analyzeSentiment(req.comment).label,
+      intent,
+      language: languageOf(req.comment, req.language),
+      is_spam: spam,
+      is_toxic,
+      topics: extractKeywords(req.comment, 5).map((k) => k.keyword),
+      needs_response,
+      priority,
+      summary: gist(req.comment, 1),
+    };
+  },
   preferLocal: false,
   example: {
     request: {

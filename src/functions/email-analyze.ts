@@ -1,6 +1,17 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { canonical, outside } from "./constrain";
 import { defineFunction } from "./define";
+import {
+  builtinIntent,
+  categoryOfIntent,
+  entitiesOf,
+  gist,
+  labelFor,
+  languageOf,
+  priorityOf,
+  withSubject,
+  writerSentiment,
+} from "./local/signals";
 import { buildPrompt, pinTo } from "./prompt";
 import {
   AllowedList,
@@ -77,6 +88,23 @@ export default defineFunction({
     ...outside("category", res.category, req.allowed_categories),
     ...outside("intent", res.intent, req.allowed_intents),
   ],
+  local: (req) => {
+    const text = withSubject(req.email_content, req.subject);
+    const { intent } = builtinIntent(text);
+    const category = labelFor(text, req.allowed_categories, () => categoryOfIntent(intent));
+    const intentLabel = req.allowed_intents?.length ? labelFor(text, req.allowed_intents, () => intent) : intent;
+    if (category === null || intentLabel === null) return null;
+    const sentiment = writerSentiment(text);
+    return {
+      category,
+      intent: intentLabel,
+      priority: priorityOf(text, sentiment).level,
+      sentiment,
+      language: languageOf(req.email_content),
+      entities: entitiesOf(req.email_content),
+      summary: gist(req.email_content, 2),
+    };
+  },
   preferLocal: false,
   example: {
     request: {

@@ -1,6 +1,8 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
 import { canonical, outside } from "./constrain";
 import { defineFunction } from "./define";
+import { extractFields } from "./local/extract-fields";
+import { builtinIntent, categoryOfIntent, pickLabel, priorityOf, withSubject, writerSentiment } from "./local/signals";
 import { buildPrompt, pinTo } from "./prompt";
 import {
   AllowedList,
@@ -89,6 +91,22 @@ export default defineFunction({
     }),
   postprocess: (req, res) => ({ ...res, category: canonical(res.category, req.allowed_categories) }),
   check: (req, res) => outside("category", res.category, req.allowed_categories),
+  local: (req) => {
+    const text = withSubject(req.email_content, req.subject);
+    const own = builtinIntent(text);
+    const picked = req.allowed_categories?.length
+      ? pickLabel(text, req.allowed_categories)
+      : { label: categoryOfIntent(own.intent), confidence: own.matched ? own.confidence : 0.3 };
+    if (picked === null) return null;
+    const out: Static<typeof result> = { category: picked.label, confidence: picked.confidence };
+    if (req.detect_urgency) {
+      const { level, why } = priorityOf(text, writerSentiment(text));
+      out.urgency = { level, is_urgent: level === "high" || level === "critical", reason: `Priority ${level}: ${why}.` };
+    }
+    if (req.extract_schema && Object.keys(req.extract_schema).length > 0)
+      out.extracted = extractFields(req.email_content, req.extract_schema);
+    return out;
+  },
   preferLocal: false,
   example: {
     request: {

@@ -1,6 +1,17 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { canonical, outside } from "./constrain";
 import { defineFunction } from "./define";
+import { actionName, emailAction } from "./local/routing";
+import {
+  builtinIntent,
+  categoryOfIntent,
+  departmentOfIntent,
+  gist,
+  labelFor,
+  priorityOf,
+  withSubject,
+  writerSentiment,
+} from "./local/signals";
 import { buildPrompt, pinTo } from "./prompt";
 import { AllowedList, CustomInstructions, Enum, oneOf, Priority, Result, Subject, Text, WRITER_SENTIMENTS } from "./schemas";
 
@@ -80,6 +91,20 @@ export default defineFunction({
     ...outside("action", res.action, req.allowed_actions),
     ...outside("department", res.department, req.allowed_departments),
   ],
+  local: (req) => {
+    const text = withSubject(req.email_content, req.subject);
+    const { intent } = builtinIntent(text);
+    const sentiment = writerSentiment(text);
+    const priority = priorityOf(text, sentiment);
+    const decision = emailAction(text, intent, priority.level, sentiment);
+    const action = actionName(decision.action, req.allowed_actions);
+    const department = labelFor(text, req.allowed_departments, () => departmentOfIntent(intent));
+    if (action === null || department === null) return null;
+    const reason = `${capitalize(action)} to ${department} because ${decision.why}; priority ${priority.level} because ${priority.why}.`;
+    const decisionOnly = { action, department, priority: priority.level, reason };
+    if (req.workflow_first) return decisionOnly;
+    return { ...decisionOnly, category: categoryOfIntent(intent), sentiment, summary: gist(req.email_content, 2) };
+  },
   preferLocal: false,
   example: {
     request: {
@@ -99,3 +124,5 @@ export default defineFunction({
     },
   },
 });
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1).replaceAll("_", " ");

@@ -1,5 +1,10 @@
 import { Type } from "@sinclair/typebox";
+import { detectIntent } from "../local/intent";
+import { extractKeywords } from "../local/keywords";
+import { analyzeSentiment } from "../local/sentiment";
 import { defineFunction } from "./define";
+import { reviewAspects } from "./local/reviews";
+import { gist, languageOf, offlineReadable } from "./local/signals";
 import { buildPrompt, option } from "./prompt";
 import { Context, Language, LanguageCode, Rating, Result, Sentiment, Strings, Text } from "./schemas";
 
@@ -59,6 +64,24 @@ export default defineFunction({
       ],
       result,
     }),
+  local: (req) => {
+    if (!offlineReadable(req.review)) return null;
+    const s = analyzeSentiment(req.review);
+    const stars = starsOf(req.rating);
+    // A text with no clear sentiment ("Arrived on Tuesday.") takes the stars' word for it.
+    const sentiment =
+      s.label === "neutral" && stars !== undefined ? (stars <= 2 ? "negative" : stars >= 4 ? "positive" : "neutral") : s.label;
+    const intent = detectIntent(req.review).intent;
+    return {
+      sentiment,
+      score: s.score,
+      language: languageOf(req.review, req.language),
+      summary: gist(req.review, 1),
+      aspects: reviewAspects(req.review).slice(0, 20),
+      keywords: extractKeywords(req.review, 8).map((k) => k.keyword),
+      needs_response: sentiment === "negative" || sentiment === "mixed" || req.review.includes("?") || intent === "complaint",
+    };
+  },
   preferLocal: false,
   example: {
     request: {
@@ -81,3 +104,13 @@ export default defineFunction({
     },
   },
 });
+
+/** Stars out of 5 from a number or a text such as "4/5" or "8/10"; undefined when unreadable. */
+function starsOf(rating: number | string | undefined): number | undefined {
+  if (rating === undefined) return undefined;
+  if (typeof rating === "number") return rating;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(?:\/\s*(\d+))?/.exec(rating);
+  if (!m) return undefined;
+  const value = Number(m[1]);
+  return m[2] ? (value / Number(m[2])) * 5 : value;
+}

@@ -1,5 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
+import { andList, countLine, countSentiments, overallSentiment, splitReviews, themesOf } from "./local/reviews";
+import { offlineReadable } from "./local/signals";
 import { buildPrompt, reviewsText } from "./prompt";
 import { Context, Result, Reviews, Sentiment, Strings } from "./schemas";
 
@@ -58,6 +60,42 @@ export default defineFunction({
       ],
       result,
     }),
+  local: (req) => {
+    const reviews = splitReviews(req.reviews);
+    if (reviews.length === 0 || !offlineReadable(reviews.join("\n"))) return null;
+    const n = reviews.length;
+    const counts = countSentiments(reviews);
+    const themes = themesOf(reviews, 8);
+    const share = (mentions: number) => `${mentions} of ${n} review${n === 1 ? "" : "s"}`;
+    const good = themes.filter((t) => t.sentiment === "positive");
+    const bad = themes.filter((t) => t.sentiment === "negative" || t.sentiment === "mixed");
+    const recommendations = bad.map(
+      (t) =>
+        `Look into ${t.theme}: ${share(t.mentions)} mention it${t.sentiment === "mixed" ? " with mixed feelings" : " negatively"}.`,
+    );
+    if (good.length)
+      recommendations.push(
+        `Keep ${good[0].theme} as it is and mention it in your marketing: ${share(good[0].mentions)} praise it.`,
+      );
+    const summary = [
+      countLine(n, counts),
+      good.length ? `Strengths: ${andList(good.slice(0, 3).map((t) => t.theme))}.` : "",
+      bad.length ? `Weak points: ${andList(bad.slice(0, 3).map((t) => t.theme))}.` : "",
+    ]
+      .filter(Boolean)
+      .join(" ");
+    return {
+      summary,
+      overall_sentiment: overallSentiment(counts),
+      review_count: n,
+      themes: themes.map(({ theme, sentiment, mentions, example }) =>
+        example ? { theme, sentiment, mentions, example } : { theme, sentiment, mentions },
+      ),
+      strengths: good.map((t) => `${t.theme} (${share(t.mentions)})`).slice(0, 10),
+      weaknesses: bad.map((t) => `${t.theme} (${share(t.mentions)})`).slice(0, 10),
+      recommendations: recommendations.slice(0, 10),
+    };
+  },
   preferLocal: false,
   example: {
     request: {

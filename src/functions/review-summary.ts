@@ -1,5 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
+import { andList, countLine, countSentiments, overallSentiment, splitReviews, themesOf } from "./local/reviews";
+import { offlineReadable } from "./local/signals";
 import { buildPrompt, reviewsText } from "./prompt";
 import { Result, Reviews, Sentiment, Strings } from "./schemas";
 
@@ -50,6 +52,35 @@ export default defineFunction({
       inputs: [["reviews", reviewsText(req.reviews)]],
       result,
     }),
+  local: (req) => {
+    const reviews = splitReviews(req.reviews);
+    if (reviews.length === 0 || !offlineReadable(reviews.join("\n"))) return null;
+    const counts = countSentiments(reviews);
+    const themes = themesOf(reviews, 12);
+    const highlights = themes
+      .filter((t) => t.sentiment === "positive")
+      .map((t) => t.theme)
+      .slice(0, 5);
+    const complaints = themes
+      .filter((t) => t.sentiment === "negative" || t.sentiment === "mixed")
+      .map((t) => t.theme)
+      .slice(0, 5);
+    const summary = [
+      countLine(reviews.length, counts),
+      highlights.length ? `Reviewers praise ${andList(highlights)}.` : "",
+      complaints.length ? `Criticism concerns ${andList(complaints)}.` : "",
+    ]
+      .filter(Boolean)
+      .join(" ");
+    return {
+      summary,
+      overall_sentiment: overallSentiment(counts),
+      review_count: reviews.length,
+      sentiment_counts: counts,
+      highlights,
+      complaints,
+    };
+  },
   preferLocal: false,
   example: {
     request: {

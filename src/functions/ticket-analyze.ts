@@ -1,5 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
+import { categoryOfIntent, entitiesOf, gist, languageOf } from "./local/signals";
+import { readTicket } from "./local/tickets";
 import { buildPrompt, option, ticketInputs } from "./prompt";
 import {
   Entities,
@@ -59,6 +61,20 @@ export default defineFunction({
       inputs: ticketInputs(req, req.ticket),
       result,
     }),
+  local: (req) => {
+    const t = readTicket(req);
+    return {
+      category: categoryOfIntent(t.intent),
+      intent: t.intent,
+      priority: t.priority.level,
+      sentiment: t.sentiment,
+      language: languageOf(req.ticket, req.language),
+      summary: gist(req.ticket, 2),
+      entities: entitiesOf(req.ticket),
+      tags: t.tags,
+      escalate: t.escalate,
+    };
+  },
   preferLocal: false,
   example: {
     request: {

@@ -1,6 +1,9 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { canonical, outside } from "./constrain";
 import { defineFunction } from "./define";
+import { ticketAction } from "./local/routing";
+import { departmentOfIntent, labelFor } from "./local/signals";
+import { readTicket } from "./local/tickets";
 import { buildPrompt, pinTo, ticketInputs } from "./prompt";
 import { AllowedList, Enum, oneOf, Priority, Result, Strings, Text, ticketContextFields } from "./schemas";
 
@@ -52,6 +55,21 @@ export default defineFunction({
     }),
   postprocess: (req, res) => ({ ...res, department: canonical(res.department, req.available_departments) }),
   check: (req, res) => outside("department", res.department, req.available_departments),
+  local: (req) => {
+    const t = readTicket(req);
+    const department = labelFor(t.text, req.available_departments, () => departmentOfIntent(t.intent));
+    if (department === null) return null;
+    const specialist = departmentOfIntent(t.intent) !== "support";
+    const next = ticketAction(req.ticket, t.intent, t.escalate, specialist);
+    return {
+      department,
+      priority: t.priority.level,
+      next_action: next.action,
+      escalate: t.escalate,
+      tags: t.tags,
+      reason: `${department} handles it; next: ${next.action.replace("_", " ")} because ${next.why}; priority ${t.priority.level} because ${t.priority.why}.`,
+    };
+  },
   preferLocal: false,
   example: {
     request: {

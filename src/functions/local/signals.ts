@@ -1,0 +1,172 @@
+/**
+ * Offline reading of an inbound message (email, ticket, comment), composed from the offline engine:
+ * language, sentiment, intent, entities and summary, plus the urgency cues and label matching that
+ * the triage functions (email-analyze, -workflow, -classification, ticket-analyze, -workflow) share.
+ * Every answer is computed from the text; when a caller's list cannot be matched, the answer is
+ * null, never a guess.
+ */
+import { detectIntent, intentEntities } from "../../local/intent";
+import { detectLanguage } from "../../local/language";
+import { analyzeSentiment } from "../../local/sentiment";
+import { summarize } from "../../local/summarize";
+import type { PRIORITIES, WRITER_SENTIMENTS } from "../schemas";
+
+export type Priority = (typeof PRIORITIES)[number];
+export type WriterSentiment = (typeof WRITER_SENTIMENTS)[number];
+
+/** A level and why, in words a reason field can carry ("it says \"urgent\""). */
+export interface Graded<L> {
+  level: L;
+  why: string;
+}
+
+const CRITICAL =
+  /\b(?:outage|(?:is|are|went|goes|been) (?:completely |totally )?down|(?:production|checkout|site|website|server|service|api|app) (?:is |are )?(?:down|offline)|security (?:breach|incident|issue|vulnerability)|hacked|breach|data (?:loss|leak)|lost (?:all )?(?:my |our )?data|lawsuit|legal action|lawyer|attorney|sue you|500 errors?|nobody can|no one can|entire (?:team|company)|whole team|all (?:our )?users)\b/i;
+const HIGH =
+  /\b(?:urgent(?:ly)?|asap|immediately|right away|as soon as possible|emergency|blocked|can'?t (?:log ?in|sign ?in|access|work|use)|cannot (?:log ?in|sign ?in|access|work|use)|locked out|charged twice|double charged|overcharged|deadline|by (?:today|tomorrow|tonight)|third time|(?:still|again) (?:not|no|waiting|broken)|cancel (?:my|our) (?:account|subscription|contract))\b/i;
+const LOW =
+  /\b(?:newsletter|fyi|no rush|whenever you (?:can|have time)|just wanted to (?:say|let you know|share)|thank you so much|thanks (?:so much|a lot)|great job|suggestion|feature request|unsubscribe)\b/i;
+
+/** How soon the message needs handling, from its urgency words and the writer's mood. */
+export function priorityOf(text: string, sentiment: WriterSentiment): Graded<Priority> {
+  const critical = CRITICAL.exec(text);
+  if (critical) return { level: "critical", why: `it says "${critical[0]}"` };
+  const high = HIGH.exec(text);
+  if (high) return { level: "high", why: `it says "${high[0]}"` };
+  if (sentiment === "angry") return { level: "high", why: "the writer is angry" };
+  const low = LOW.exec(text);
+  if (low && sentiment !== "negative" && sentiment !== "frustrated") return { level: "low", why: `it says "${low[0]}"` };
+  return { level: "medium", why: "it has no urgency cues" };
+}
+
+const ANGRY = /\b(?:furious|angry|outrageous|unacceptable|ridiculous|disgusting|worst|pathetic|scam|sue|lawyer)\b|!{2,}/i;
+const FRUSTRATED =
+  /\b(?:frustrat\w*|annoy\w*|disappoint\w*|fed up|still (?:not|no|waiting|broken)|(?:second|third|fourth) time|how many times|again|waiting (?:for|since)|no one (?:has )?(?:replied|answered|helped))\b/i;
+
+/** The writer's mood in the words the email and ticket results use. */
+export function writerSentiment(text: string): WriterSentiment {
+  const { label, score } = analyzeSentiment(text);
+  const unhappy = label === "negative" || (label === "mixed" && score < 0.2) || (label === "neutral" && FRUSTRATED.test(text));
+  if (!unhappy) return label === "mixed" ? "neutral" : label;
+  if (ANGRY.test(text)) return "angry";
+  if (FRUSTRATED.test(text)) return "frustrated";
+  return "negative";
+}
+
+/** ISO code of the text, or the caller's hint when it already is one. */
+export function languageOf(text: string, hint?: string): string {
+  if (hint && /^[a-z]{2}(?:-[A-Za-z]{2,4})?$/.test(hint)) return hint;
+  return detectLanguage(text).code;
+}
+
+/** The gist in one or two sentences, cut from the text itself. */
+export function gist(text: string, sentences = 1): string {
+  const out = summarize(text, { length: sentences }).summary.trim();
+  return out || text.trim().slice(0, 300);
+}
+
+/** Named values found in the text, keyed by what they are (reference_id, amount, date, email...). */
+export function entitiesOf(text: string): Record<string, string> {
+  return intentEntities(text);
+}
+
+/** Failures the intent cues can mistake for something else ("our checkout is down" is not a purchase). */
+const BREAKAGE =
+  /\b(?:outage|(?:is|are|went|goes) down|5\d\d errors?|error (?:code )?[A-Z]?-?\d{3,}|crash(?:es|ed|ing)?|not working|stopped working|doesn'?t work)\b/i;
+
+/** What the writer wants, in the built-in taxonomy (refund, technical_issue, order_status...). */
+export function builtinIntent(text: string): { intent: string; confidence: number; matched: boolean } {
+  const r = detectIntent(text);
+  if (BREAKAGE.test(text) && r.intent !== "technical_issue" && r.intent !== "account") {
+    return { intent: "technical_issue", confidence: Math.max(0.6, r.alternatives[0]?.confidence ?? 0), matched: true };
+  }
+  return { intent: r.intent, confidence: r.confidence, matched: r.matched };
+}
+
+/**
+ * The caller's label that fits the text best: the usual home of the built-in intent when the
+ * list has it ("I want my money back" is a refund, filed under billing), else the intent
+ * engine's own scoring of the labels, else a catch-all or general support label on the list.
+ * Null when nothing fits, rather than a guess.
+ */
+export function pickLabel(text: string, labels: readonly string[]): { label: string; confidence: number } | null {
+  const own = builtinIntent(text);
+  if (own.matched) {
+    const homes = [own.intent, categoryOfIntent(own.intent), departmentOfIntent(own.intent)].map(squash);
+    const home = labels.find((l) =>
+      homes.some((h) => squash(l).startsWith(h) || (squash(l).length >= 4 && h.startsWith(squash(l)))),
+    );
+    if (home) return { label: home, confidence: own.confidence };
+  }
+  const r = detectIntent(text, labels);
+  if (r.matched && labels.includes(r.intent)) return { label: r.intent, confidence: r.confidence };
+  const fallback = labels.find((l) => CATCH_ALL.test(l)) ?? labels.find((l) => GENERAL_SUPPORT.test(l));
+  return fallback ? { label: fallback, confidence: 0.3 } : null;
+}
+
+const CATCH_ALL = /^(?:other|others|general|unknown|misc|miscellaneous|none|unclassified|general[_ -]inquiry)$/i;
+const GENERAL_SUPPORT = /^(?:support|customer[_ -]?(?:support|service|care)|help[_ -]?desk|general[_ -]support)$/i;
+const squash = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, "");
+
+/** Built-in intent -> the category a support inbox would file it under. */
+const CATEGORY_OF_INTENT: Record<string, string> = {
+  billing: "billing",
+  refund: "billing",
+  cancel: "cancellation",
+  unsubscribe: "unsubscribe",
+  technical_issue: "technical",
+  account: "account",
+  order_status: "shipping",
+  return_exchange: "returns",
+  purchase: "sales",
+  booking: "booking",
+  complaint: "complaint",
+  feedback: "feedback",
+  praise: "feedback",
+  question: "inquiry",
+  information: "inquiry",
+  support_request: "support",
+};
+
+export function categoryOfIntent(intent: string): string {
+  return CATEGORY_OF_INTENT[intent] ?? "general";
+}
+
+/** Built-in intent -> the team that usually owns it. */
+const DEPARTMENT_OF_INTENT: Record<string, string> = {
+  billing: "billing",
+  refund: "billing",
+  cancel: "customer_success",
+  technical_issue: "technical_support",
+  account: "technical_support",
+  order_status: "shipping",
+  return_exchange: "shipping",
+  purchase: "sales",
+  booking: "sales",
+  complaint: "customer_service",
+  feedback: "product",
+};
+
+export function departmentOfIntent(intent: string): string {
+  return DEPARTMENT_OF_INTENT[intent] ?? "support";
+}
+
+/** The caller's label when given a list (null when none fits), else the built-in mapping. */
+export function labelFor(text: string, allowed: readonly string[] | undefined, free: () => string): string | null {
+  if (!allowed || allowed.length === 0) return free();
+  return pickLabel(text, allowed)?.label ?? null;
+}
+
+/** The subject line carries cues ("URGENT", "Refund") as much as the body does. */
+export function withSubject(body: string, subject?: string): string {
+  return subject ? `${subject}\n\n${body}` : body;
+}
+
+/**
+ * The offline engine's sentiment lexicon and intent cues are English; for other languages its
+ * answer would look confident and be wrong, so the triage functions leave those to a model.
+ */
+export function offlineReadable(text: string): boolean {
+  const { code } = detectLanguage(text);
+  return code === "en" || code === "und";
+}
