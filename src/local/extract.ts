@@ -39,7 +39,7 @@ export interface ExtractOptions {
 const EMAIL_RE = /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b/gi;
 const URL_RE = /\b(?:https?:\/\/|www\.)[^\s<>"')\]]+[^\s<>"')\].,;:!?]/gi;
 const BARE_DOMAIN_RE = /\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|co|ai|dev|app|uk|de|fr|edu|gov)(?:\/[^\s<>"')\]]*[^\s<>"')\].,;:!?])?\b/gi;
-const PHONE_RE = /(?<![\w/.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}(?![\w/-])|(?<![\w/.-])\+\d{8,14}(?!\w)/g;
+const PHONE_RE = /(?<![\w/.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,5}(?:[\s.-]\d{2,6}){1,4}(?![\w/-])|(?<![\w/.-])\+\d{8,14}(?!\w)/g;
 const CURRENCY_SYMBOL: Record<string, string> = { $: "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₦": "NGN", "₱": "PHP", "A$": "AUD", "C$": "CAD", "US$": "USD", R$: "BRL" };
 const CURRENCY_WORD: Record<string, string> = {
   usd: "USD", eur: "EUR", gbp: "GBP", jpy: "JPY", inr: "INR", cad: "CAD", aud: "AUD", chf: "CHF", cny: "CNY", sek: "SEK", nok: "NOK", dkk: "DKK", pln: "PLN", brl: "BRL", mxn: "MXN",
@@ -58,7 +58,8 @@ const NUMBER_RE = /(?<![\w.,$€£¥#-])[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w%
 const ID_RE = /#\s?[A-Z0-9][A-Z0-9-]{2,}\b|\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{1,6}(?:-[A-Z0-9]{2,})+\b|\b(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])[A-Z][A-Za-z0-9]*\d[A-Za-z0-9]{2,}\b|\b(?:order|ticket|invoice|case|account|tracking|reference|ref|confirmation|booking|customer|member|policy|claim)\s*(?:no\.?|number|num|id|#)?\s*[:#]?\s*([A-Z0-9-]*\d[A-Z0-9-]{3,})\b/gi;
 
 const HONORIFIC = String.raw`(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Madam|Mme|Herr|Frau)\.?`;
-const CAP_WORD = String.raw`[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?`;
+// "Anna", "Jean-Luc", "O'Neil", "McDonald"
+const CAP_WORD = String.raw`(?:[A-Z]'|Mc|Mac)?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?`;
 const PERSON_RES: [RegExp, number][] = [
   [new RegExp(String.raw`\b${HONORIFIC}\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})`, "g"), 0.9],
   [new RegExp(String.raw`\b(?:my name is|I am|I'm|this is|name:|signed,?)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})`, "gi"), 0.75],
@@ -68,11 +69,12 @@ const PERSON_RES: [RegExp, number][] = [
   [new RegExp(String.raw`(?:^|\n)\s*(?:hi|hello|dear|hey)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})\s*[,!\n]`, "gi"), 0.75],
   // form-like labels: "Bill to: Jane Doe", "Customer: John Smith", "From: Ana Lopez <ana@x.com>"
   [new RegExp(String.raw`\b(?:bill to|ship to|sold to|deliver to|attn|attention|customer|client|from|to|contact|passenger|guest|patient|employee|applicant|author|signed by|prepared by|requested by)\s*:\s*(${CAP_WORD}(?:\s+${CAP_WORD}){1,2})`, "gi"), 0.7],
-  [new RegExp(String.raw`\b(?:spoke (?:to|with)|talked to|agent|representative|manager|contact|ask for|assigned to|cc:?)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,1})`, "g"), 0.65],
+  [new RegExp(String.raw`\b(?:spoke (?:to|with)|talked to|agent|representative|manager|contact|ask for|assigned to|cc:?)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,1})`, "gi"), 0.65],
 ];
 const ORG_SUFFIX = String.raw`(?:Inc|LLC|Ltd|Limited|Corp|Corporation|Co|Company|GmbH|AG|SA|S\.A|PLC|plc|LLP|BV|NV|Pty|Group|Holdings|Bank|University|College|Institute|Foundation|Labs|Technologies|Systems|Airlines|Airways|Hotels?|Hospital|Agency|Partners|Solutions|Services|Software|Studios?|Media|Motors|Pharmaceuticals|Insurance)\b\.?`;
 const ORG_RES: [RegExp, number][] = [
-  [new RegExp(String.raw`\b((?:[A-Z][\w&'-]*\s+){0,3}[A-Z][\w&'-]*,?\s+${ORG_SUFFIX})`, "g"), 0.85],
+  // [ \t] not \s: a signature's name line must not run into the company line below it
+  [new RegExp(String.raw`\b((?:[A-Z][\w&'-]*[ \t]+){0,3}[A-Z][\w&'-]*,?[ \t]+${ORG_SUFFIX})`, "g"), 0.85],
   [new RegExp(String.raw`\b((?:University|Bank|Department|Ministry|Institute) of (?:[A-Z][a-z]+\s?){1,3})`, "g"), 0.8],
   [new RegExp(String.raw`\b(?:work(?:s|ed|ing)? (?:at|for)|employed by|on behalf of|company|from the team at|customer of|account with)\s+((?:[A-Z][\w&'-]+)(?:\s+[A-Z][\w&'-]+){0,2})`, "g"), 0.6],
 ];
@@ -153,15 +155,28 @@ function recognize(text: string, want: (t: EntityType) => boolean, ref: Date): F
       // 7-15 digits (E.164); a bare "2024 2025" or a date is not a phone
       if (digits.length < 7 || digits.length > 15) continue;
       if (/^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}$/.test(m[0].trim())) continue;
+      // "2023 2024" is two years
+      if (/^(?:(?:19|20)\d{2}[\s,-]*)+$/.test(m[0].trim())) continue;
       add("phone", m.index, m[0], m[0].startsWith("+") || m[0].includes("(") ? 0.9 : 0.75, { value: (m[0].trim().startsWith("+") ? "+" : "") + digits });
     }
   }
   if (want("date")) {
     for (const r of chrono.parse(text, ref)) {
-      // a lone number ("at 5") is too weak to call a date
-      if (/^\d{1,2}$/.test(r.text.trim())) continue;
+      // a lone number ("at 5") is too weak to call a date; a bare clock time ("9am") or a
+      // duration ("for 12 years") is not a date either
+      if (/^\d{1,2}$/.test(r.text.trim()) || /^for\b/i.test(r.text)) continue;
+      const c = r.start;
+      if (!(c.isCertain("day") || c.isCertain("weekday") || c.isCertain("month") || c.isCertain("year"))) continue;
       const value = isoDay(r.start.date()) + (r.end ? `/${isoDay(r.end.date())}` : "");
-      add("date", r.index, r.text, 0.9, { value });
+      // chrono keeps a leading "on"/"at" ("on 3 March 2025"); the date is what follows
+      const lead = /^(?:on|at|in|by)\s+/i.exec(r.text)?.[0].length ?? 0;
+      add("date", r.index + lead, r.text.slice(lead), 0.9, { value });
+    }
+  }
+  if (want("date")) {
+    // a year on its own after a preposition: "up 8% from 2023"
+    for (const m of matches(/\b(?:in|from|since|until|by|during|before|after|of)\s+((?:19|20)\d{2})\b(?![\/.-]\d)/gi, text)) {
+      add("date", m.index + m[0].length - m[1].length, m[1], 0.7, { value: m[1] });
     }
   }
   if (want("person")) {
@@ -193,12 +208,15 @@ function recognize(text: string, want: (t: EntityType) => boolean, ref: Date): F
 // When spans overlap, the more specific recognizer wins (a "$12" is money, not a number).
 const PRIORITY: Record<EntityType, number> = { email: 10, url: 9, money: 8, percentage: 8, phone: 7, id: 6, date: 5, organization: 4, person: 4, number: 1 };
 
+// A labelled identifier ("account number 4455-8812-0093", "#88213") is surer than the phone shape it also has.
+const rank = (e: Entity) => (e.type === "id" && e.score >= 0.9 ? 7.5 : PRIORITY[e.type]);
+
 /** Non-overlapping entities of `text`, sorted by offset. */
 export function extractEntities(text: string, opts: ExtractOptions = {}): Entity[] {
   const types = opts.types ? new Set(opts.types) : null;
   const want = (t: EntityType) => !types || types.has(t) || (t !== "number" && types.has("number"));
   const found = recognize(text, want, opts.referenceDate ?? new Date());
-  found.sort((a, b) => PRIORITY[b.type] - PRIORITY[a.type] || b.end - b.start - (a.end - a.start) || b.score - a.score);
+  found.sort((a, b) => rank(b) - rank(a) || b.end - b.start - (a.end - a.start) || b.score - a.score);
   const kept: Entity[] = [];
   for (const e of found) {
     if (e.end <= e.start) continue;
