@@ -8,6 +8,7 @@ import {
   gist,
   labelFor,
   languageOf,
+  offlineReadable,
   priorityOf,
   withSubject,
   writerSentiment,
@@ -90,6 +91,7 @@ export default defineFunction({
   ],
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
+    if (!offlineReadable(text)) return null;
     const { intent } = builtinIntent(text);
     const category = labelFor(text, req.allowed_categories, () => categoryOfIntent(intent));
     const intentLabel = req.allowed_intents?.length ? labelFor(text, req.allowed_intents, () => intent) : intent;

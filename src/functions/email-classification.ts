@@ -2,7 +2,15 @@ import { type Static, type TProperties, Type } from "@sinclair/typebox";
 import { canonical, outside } from "./constrain";
 import { defineFunction } from "./define";
 import { extractFields } from "./local/extract-fields";
-import { builtinIntent, categoryOfIntent, pickLabel, priorityOf, withSubject, writerSentiment } from "./local/signals";
+import {
+  builtinIntent,
+  categoryOfIntent,
+  offlineReadable,
+  pickLabel,
+  priorityOf,
+  withSubject,
+  writerSentiment,
+} from "./local/signals";
 import { buildPrompt, pinTo } from "./prompt";
 import {
   AllowedList,
@@ -93,6 +101,7 @@ export default defineFunction({
   check: (req, res) => outside("category", res.category, req.allowed_categories),
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
+    if (!offlineReadable(text)) return null;
     const own = builtinIntent(text);
     const picked = req.allowed_categories?.length
       ? pickLabel(text, req.allowed_categories)

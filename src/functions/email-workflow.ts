@@ -8,6 +8,7 @@ import {
   departmentOfIntent,
   gist,
   labelFor,
+  offlineReadable,
   priorityOf,
   withSubject,
   writerSentiment,
@@ -93,6 +94,7 @@ export default defineFunction({
   ],
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
+    if (!offlineReadable(text)) return null;
     const { intent } = builtinIntent(text);
     const sentiment = writerSentiment(text);
     const priority = priorityOf(text, sentiment);

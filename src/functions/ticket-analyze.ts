@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
-import { categoryOfIntent, entitiesOf, gist, languageOf } from "./local/signals";
+import { categoryOfIntent, entitiesOf, gist, languageOf, offlineReadable } from "./local/signals";
 import { readTicket } from "./local/tickets";
 import { buildPrompt, option, ticketInputs } from "./prompt";
 import {
@@ -62,6 +62,7 @@ export default defineFunction({
       result,
     }),
   local: (req) => {
+    if (!offlineReadable(req.ticket)) return null;
     const t = readTicket(req);
     return {
       category: categoryOfIntent(t.intent),

@@ -2,7 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { canonical, outside } from "./constrain";
 import { defineFunction } from "./define";
 import { ticketAction } from "./local/routing";
-import { departmentOfIntent, labelFor } from "./local/signals";
+import { departmentOfIntent, labelFor, offlineReadable } from "./local/signals";
 import { readTicket } from "./local/tickets";
 import { buildPrompt, pinTo, ticketInputs } from "./prompt";
 import { AllowedList, Enum, oneOf, Priority, Result, Strings, Text, ticketContextFields } from "./schemas";
@@ -56,6 +56,7 @@ export default defineFunction({
   postprocess: (req, res) => ({ ...res, department: canonical(res.department, req.available_departments) }),
   check: (req, res) => outside("department", res.department, req.available_departments),
   local: (req) => {
+    if (!offlineReadable(req.ticket)) return null;
     const t = readTicket(req);
     const department = labelFor(t.text, req.available_departments, () => departmentOfIntent(t.intent));
     if (department === null) return null;
