@@ -1,6 +1,6 @@
+import type { Elysia } from "elysia";
 import type { AppDeps } from "./app";
 import type { FunctionPipeline } from "./functions/run";
-import type { Elysia } from "elysia";
 import { knowledgeRoutes } from "./knowledge/routes";
 
 /**

@@ -41,6 +41,20 @@ export type ChatbotResult = Static<typeof ChatbotResult>;
 
 /** Below this search score the offline engine treats the knowledge bases as holding no answer. */
 export const MIN_GROUNDING_SCORE = 0.4;
+
+/**
+ * Whether the best passage is close enough for an offline answer: a fair share of the question's
+ * words, and at least two of them unless the question has only one. One shared word ("Australia"
+ * in "the capital of Australia") is how unrelated questions reach a shipping page.
+ */
+export function isGrounded(query: string, best: Passage | undefined): best is Passage {
+  if (!best || best.score < MIN_GROUNDING_SCORE) return false;
+  const asked = new Set(termKeys(query));
+  const found = new Set(termKeys(`${best.title ?? ""} ${best.content}`));
+  let shared = 0;
+  for (const k of asked) if (found.has(k)) shared++;
+  return shared >= Math.min(2, asked.size);
+}
 export const PASSAGES_PER_ANSWER = 4;
 
 export const REFUSAL =
@@ -72,10 +86,11 @@ function source(p: Passage, snippet = p.content): Static<typeof Source> {
 export function localChatAnswer(req: ChatInput): ChatbotResult | null {
   const mode = req.chatbot?.mode ?? "support";
   const best = req.passages?.[0];
-  if (!best || best.score < MIN_GROUNDING_SCORE) {
+  const question = retrievalQuery(req);
+  if (!isGrounded(question, best)) {
     return mode === "support" ? { answer: REFUSAL, answered: false, sources: [] } : null;
   }
-  const query = new Set(termKeys(retrievalQuery(req)));
+  const query = new Set(termKeys(question));
   const sentences = splitSentences(best.content).map((s, i) => {
     const keys = termKeys(s.text);
     const shared = keys.filter((k) => query.has(k)).length;
@@ -90,7 +105,7 @@ export function localChatAnswer(req: ChatInput): ChatbotResult | null {
 const MODE_RULES: Record<ChatbotMode, string[]> = {
   support: [
     "Answer only from the knowledge base passages in <passages>. Do not use outside knowledge.",
-    'If the passages do not contain the answer, say politely that you do not have that information and suggest contacting support; set answered to false and sources to [].',
+    "If the passages do not contain the answer, say politely that you do not have that information and suggest contacting support; set answered to false and sources to [].",
   ],
   assistant: [
     "Prefer the knowledge base passages in <passages> when they are relevant, and never contradict them.",
@@ -101,7 +116,10 @@ const MODE_RULES: Record<ChatbotMode, string[]> = {
 export function chatbotPrompt(req: ChatInput): ChatMessage[] {
   const mode = req.chatbot?.mode ?? "support";
   const passages = (req.passages ?? [])
-    .map((p) => `<passage document_id="${p.document_id}" knowledge_base_id="${p.knowledge_base_id}" title="${(p.title ?? "").replace(/"/g, "'")}">\n${p.content}\n</passage>`)
+    .map(
+      (p) =>
+        `<passage document_id="${p.document_id}" knowledge_base_id="${p.knowledge_base_id}" title="${(p.title ?? "").replace(/"/g, "'")}">\n${p.content}\n</passage>`,
+    )
     .join("\n");
   const system = systemText({
     role: `You are ${req.chatbot?.name ?? "a support chatbot"}, a ${mode === "support" ? "customer support chatbot" : "helpful assistant"}.`,

@@ -37,9 +37,13 @@ export class ChatbotStore {
       if (!mine) throw new GatewayError("not_found", `knowledge base ${kbId} not found`, { param: `knowledge_base_ids[${i}]` });
     });
     const owned = this.db.select({ n: count() }).from(chatbots).where(eq(chatbots.accountId, accountId)).get()?.n ?? 0;
-    if (owned >= LIMITS.chatbotsPerAccount) throw invalidRequest(`an account can hold at most ${LIMITS.chatbotsPerAccount} chatbots; delete one first`, "name");
+    if (owned >= LIMITS.chatbotsPerAccount)
+      throw invalidRequest(`an account can hold at most ${LIMITS.chatbotsPerAccount} chatbots; delete one first`, "name");
     const id = newId("bot");
-    this.db.insert(chatbots).values({ id, accountId, name: input.name, mode: input.mode, knowledgeBaseIds: JSON.stringify(kbIds) }).run();
+    this.db
+      .insert(chatbots)
+      .values({ id, accountId, name: input.name, mode: input.mode, knowledgeBaseIds: JSON.stringify(kbIds) })
+      .run();
     return this.get(accountId, id);
   }
 
@@ -56,7 +60,14 @@ export class ChatbotStore {
   list(accountId: string, page: Page): Paged<ChatbotView> {
     const where = eq(chatbots.accountId, accountId);
     const total = this.db.select({ n: count() }).from(chatbots).where(where).get()?.n ?? 0;
-    const rows = this.db.select().from(chatbots).where(where).orderBy(desc(chatbots.createdAt), desc(chatbots.id)).limit(page.limit).offset(page.offset).all();
+    const rows = this.db
+      .select()
+      .from(chatbots)
+      .where(where)
+      .orderBy(desc(chatbots.createdAt), desc(chatbots.id))
+      .limit(page.limit)
+      .offset(page.offset)
+      .all();
     return paged(rows.map(view), total, page);
   }
 
@@ -78,5 +89,11 @@ export class ChatbotStore {
 }
 
 function view(r: ChatbotRow): ChatbotView {
-  return { id: r.id, name: r.name, mode: r.mode, knowledge_base_ids: JSON.parse(r.knowledgeBaseIds) as string[], created_at: new Date(r.createdAt).toISOString() };
+  return {
+    id: r.id,
+    name: r.name,
+    mode: r.mode,
+    knowledge_base_ids: JSON.parse(r.knowledgeBaseIds) as string[],
+    created_at: new Date(r.createdAt).toISOString(),
+  };
 }

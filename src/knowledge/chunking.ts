@@ -13,7 +13,10 @@ export interface ChunkOptions {
 export const DEFAULT_CHUNKING: ChunkOptions = { size: 1000, overlap: 150 };
 
 export function chunkText(text: string, opts: ChunkOptions = DEFAULT_CHUNKING): string[] {
-  const clean = text.replace(/\r\n?/g, "\n").replace(/[ \t]+/g, " ").trim();
+  const clean = text
+    .replace(/\r\n?/g, "\n")
+    .replace(/[ \t]+/g, " ")
+    .trim();
   if (clean.length <= opts.size) return clean ? [clean] : [];
   const chunks: string[] = [];
   let start = 0;

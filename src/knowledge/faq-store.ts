@@ -25,9 +25,13 @@ export class FaqStore {
   }
 
   create(accountId: string, input: { name: string; faqs: { question: string; answer: string }[] }): FaqCollectionView {
-    const owned = this.db.select({ n: count() }).from(faqCollections).where(eq(faqCollections.accountId, accountId)).get()?.n ?? 0;
+    const owned =
+      this.db.select({ n: count() }).from(faqCollections).where(eq(faqCollections.accountId, accountId)).get()?.n ?? 0;
     if (owned >= LIMITS.faqCollectionsPerAccount) {
-      throw invalidRequest(`an account can hold at most ${LIMITS.faqCollectionsPerAccount} FAQ collections; delete one first`, "name");
+      throw invalidRequest(
+        `an account can hold at most ${LIMITS.faqCollectionsPerAccount} FAQ collections; delete one first`,
+        "name",
+      );
     }
     const id = newId("faq");
     this.storage.sqlite.transaction(() => {

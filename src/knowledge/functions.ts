@@ -4,11 +4,19 @@
  * resources, so they are built per app from its storage rather than listed in the static registry.
  */
 import { type TSchema, Type } from "@sinclair/typebox";
-import { ChatTurn, Model } from "../functions/schemas";
-import { buildPrompt } from "../functions/prompt";
 import { type AnyFunctionDef, defineFunction } from "../functions/define";
+import { buildPrompt } from "../functions/prompt";
+import { ChatTurn, Model } from "../functions/schemas";
 import type { Storage } from "../storage/db";
-import { ChatbotResult, chatbotPrompt, groundSources, localChatAnswer, Passage, PASSAGES_PER_ANSWER, retrievalQuery } from "./chatbot-answer";
+import {
+  ChatbotResult,
+  chatbotPrompt,
+  groundSources,
+  localChatAnswer,
+  PASSAGES_PER_ANSWER,
+  Passage,
+  retrievalQuery,
+} from "./chatbot-answer";
 import type { ChatbotStore } from "./chatbot-store";
 import { DEFAULT_MIN_CONFIDENCE, DEFAULT_TOP_N, FaqMatcher } from "./faq-match";
 import type { FaqStore } from "./faq-store";
@@ -56,7 +64,8 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     name: "knowledge-base-search",
     path: "/api/v1/knowledge-bases/:id/search",
     summary: "Search a stored knowledge base (BM25 over its chunks)",
-    description: "Snippets of the knowledge base's documents that best match the query, with a 0-1 score; filter_metadata keeps only documents whose metadata has the given values.",
+    description:
+      "Snippets of the knowledge base's documents that best match the query, with a 0-1 score; filter_metadata keeps only documents whose metadata has the given values.",
     tags: TAGS,
     request: Type.Object({
       id: Type.String({ minLength: 1, description: "knowledge base id (path parameter)" }),
@@ -74,13 +83,27 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     prompt: (req) => searchPrompt(req.query, "(stored knowledge base: searched by the gateway)"),
     local: (req, ctx) => {
       s.kbs.row(ctx.accountId, req.id);
-      return { results: searchChunks(s.storage.sqlite, { kbIds: [req.id], query: req.query, topK: req.top_k ?? 5, filter: req.filter_metadata }) };
+      return {
+        results: searchChunks(s.storage.sqlite, {
+          kbIds: [req.id],
+          query: req.query,
+          topK: req.top_k ?? 5,
+          filter: req.filter_metadata,
+        }),
+      };
     },
     example: {
       request: { id: "kb_4f9c2a7d1e8b3c6a5d0f", query: "how long does delivery take?", top_k: 3 },
       result: {
         results: [
-          { title: "Shipping policy", content: "Orders ship within 24 hours; delivery takes 3-5 business days.", score: 0.92, document_id: "doc_8a1b2c3d4e5f6a7b8c9d", knowledge_base_id: "kb_4f9c2a7d1e8b3c6a5d0f", metadata: { category: "shipping" } },
+          {
+            title: "Shipping policy",
+            content: "Orders ship within 24 hours; delivery takes 3-5 business days.",
+            score: 0.92,
+            document_id: "doc_8a1b2c3d4e5f6a7b8c9d",
+            knowledge_base_id: "kb_4f9c2a7d1e8b3c6a5d0f",
+            metadata: { category: "shipping" },
+          },
         ],
       },
     },
@@ -90,11 +113,16 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     name: "knowledge-base-search",
     path: "/api/v1/ai/knowledge-bases",
     summary: "Search documents sent with the request",
-    description: "The documents (texts, or {title, content, metadata}) are chunked and indexed in memory for this request only, then searched like a stored knowledge base.",
+    description:
+      "The documents (texts, or {title, content, metadata}) are chunked and indexed in memory for this request only, then searched like a stored knowledge base.",
     tags: TAGS,
     request: Type.Object({
       query: Query,
-      documents: Type.Array(DocumentInput, { minItems: 1, maxItems: LIMITS.inlineDocuments, description: "document objects or text chunks to search" }),
+      documents: Type.Array(DocumentInput, {
+        minItems: 1,
+        maxItems: LIMITS.inlineDocuments,
+        description: "document objects or text chunks to search",
+      }),
       top_k: Type.Optional(TopK),
       filter_metadata: Type.Optional(FilterMetadata),
     }),
@@ -108,10 +136,24 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     example: {
       request: {
         query: "can I get my money back?",
-        documents: ["Refunds are issued within 30 days of purchase.", { title: "Shipping", content: "We ship worldwide.", metadata: { category: "shipping" } }],
+        documents: [
+          "Refunds are issued within 30 days of purchase.",
+          { title: "Shipping", content: "We ship worldwide.", metadata: { category: "shipping" } },
+        ],
         top_k: 5,
       },
-      result: { results: [{ title: null, content: "Refunds are issued within 30 days of purchase.", score: 0.75, document_id: null, document_index: 0, metadata: {} }] },
+      result: {
+        results: [
+          {
+            title: null,
+            content: "Refunds are issued within 30 days of purchase.",
+            score: 0.75,
+            document_id: null,
+            document_index: 0,
+            metadata: {},
+          },
+        ],
+      },
     },
   });
 
@@ -137,8 +179,22 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     request: Type.Object({
       collection_id: Type.String({ minLength: 1, maxLength: 64 }),
       query: Query,
-      min_confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: DEFAULT_MIN_CONFIDENCE, description: `matches below this confidence are left out; default ${DEFAULT_MIN_CONFIDENCE}` })),
-      top_n: Type.Optional(Type.Integer({ minimum: 1, maximum: 20, default: DEFAULT_TOP_N, description: `at most this many matches; default ${DEFAULT_TOP_N}` })),
+      min_confidence: Type.Optional(
+        Type.Number({
+          minimum: 0,
+          maximum: 1,
+          default: DEFAULT_MIN_CONFIDENCE,
+          description: `matches below this confidence are left out; default ${DEFAULT_MIN_CONFIDENCE}`,
+        }),
+      ),
+      top_n: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: 20,
+          default: DEFAULT_TOP_N,
+          description: `at most this many matches; default ${DEFAULT_TOP_N}`,
+        }),
+      ),
       faqs: Internal(Type.Array(faqEntry), "the collection's FAQs"),
     }),
     result: faqResult,
@@ -150,7 +206,10 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     prompt: (req) =>
       buildPrompt({
         role: "You match a user's question to the FAQ entries that answer it.",
-        rules: ["Return the FAQs (with their id, question and answer as given) that answer the query, best first, with a confidence from 0 to 1.", "Leave out FAQs that do not answer it."],
+        rules: [
+          "Return the FAQs (with their id, question and answer as given) that answer the query, best first, with a confidence from 0 to 1.",
+          "Leave out FAQs that do not answer it.",
+        ],
         inputs: [
           ["query", req.query],
           ["faqs", (req.faqs ?? []).map((f) => `[${f.id}] Q: ${f.question}\nA: ${f.answer}`).join("\n\n")],
@@ -169,8 +228,15 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     example: {
       request: { collection_id: "faq_7Hq2xLm9Pz4Rt6Vw1Ks3", query: "how can i get my mony back?", min_confidence: 0.5, top_n: 3 },
       result: {
-        matches: [{ id: 2, question: "What is your refund policy?", answer: "Refunds within 30 days of purchase.", confidence: 0.93 }],
-        best_match: { id: 2, question: "What is your refund policy?", answer: "Refunds within 30 days of purchase.", confidence: 0.93 },
+        matches: [
+          { id: 2, question: "What is your refund policy?", answer: "Refunds within 30 days of purchase.", confidence: 0.93 },
+        ],
+        best_match: {
+          id: 2,
+          question: "What is your refund policy?",
+          answer: "Refunds within 30 days of purchase.",
+          confidence: 0.93,
+        },
         matched: true,
       },
     },
@@ -180,14 +246,18 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     name: "chatbot-chat",
     path: "/api/v1/chatbots/:id/chat",
     summary: "Talk to a chatbot: answers grounded in its knowledge bases, with sources",
-    description: "support bots answer only from their knowledge bases and decline politely otherwise; assistant bots answer generally, grounded in their knowledge bases when they have any. Without a generative provider the offline engine answers extractively with the best passage.",
+    description:
+      "support bots answer only from their knowledge bases and decline politely otherwise; assistant bots answer generally, grounded in their knowledge bases when they have any. Without a generative provider the offline engine answers extractively with the best passage.",
     tags: TAGS,
     request: Type.Object({
       id: Type.String({ minLength: 1, description: "chatbot id (path parameter)" }),
       message: Type.String({ minLength: 1, maxLength: 4000, description: "the user's message" }),
       conversation: Type.Optional(Type.Array(ChatTurn, { maxItems: 50, description: "previous turns, oldest first" })),
       model: Model(),
-      chatbot: Internal(Type.Object({ name: Type.String(), mode: Type.Union([Type.Literal("support"), Type.Literal("assistant")]) }), "the chatbot"),
+      chatbot: Internal(
+        Type.Object({ name: Type.String(), mode: Type.Union([Type.Literal("support"), Type.Literal("assistant")]) }),
+        "the chatbot",
+      ),
       passages: Internal(Type.Array(Passage), "passages retrieved from the knowledge bases"),
     }),
     result: ChatbotResult,
@@ -198,7 +268,13 @@ export function knowledgeFunctions(s: KnowledgeServices) {
       const bot = s.bots.get(ctx.accountId, req.id);
       const kbIds = s.bots.activeKnowledgeBases(ctx.accountId, bot.knowledge_base_ids);
       const hits = searchChunks(s.storage.sqlite, { kbIds, query: retrievalQuery(req), topK: PASSAGES_PER_ANSWER });
-      const passages = hits.map((h) => ({ document_id: h.document_id ?? "", knowledge_base_id: h.knowledge_base_id ?? "", title: h.title, content: h.content, score: h.score }));
+      const passages = hits.map((h) => ({
+        document_id: h.document_id ?? "",
+        knowledge_base_id: h.knowledge_base_id ?? "",
+        title: h.title,
+        content: h.content,
+        score: h.score,
+      }));
       return { ...req, chatbot: { name: bot.name, mode: bot.mode }, passages };
     },
     prompt: chatbotPrompt,
@@ -209,7 +285,15 @@ export function knowledgeFunctions(s: KnowledgeServices) {
       result: {
         answer: "Delivery takes 3-5 business days.",
         answered: true,
-        sources: [{ document_id: "doc_8a1b2c3d4e5f6a7b8c9d", knowledge_base_id: "kb_4f9c2a7d1e8b3c6a5d0f", title: "Shipping policy", snippet: "Delivery takes 3-5 business days.", score: 0.92 }],
+        sources: [
+          {
+            document_id: "doc_8a1b2c3d4e5f6a7b8c9d",
+            knowledge_base_id: "kb_4f9c2a7d1e8b3c6a5d0f",
+            title: "Shipping policy",
+            snippet: "Delivery takes 3-5 business days.",
+            score: 0.92,
+          },
+        ],
       },
     },
   });

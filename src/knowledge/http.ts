@@ -26,7 +26,11 @@ export async function resourceContext(
   const ctx = await authedContext(deps, request, state, params, query);
   const d = deps.limiter.check(ctx.auth.keyId, ctx.auth.plan, resource, "standard");
   Object.assign(state.headers, rateLimitHeaders(d));
-  if (!d.allowed) throw new GatewayError("rate_limited", `rate limit of ${d.limit} requests per minute for ${resource} exceeded; retry in ${d.retryAfterSeconds}s`);
+  if (!d.allowed)
+    throw new GatewayError(
+      "rate_limited",
+      `rate limit of ${d.limit} requests per minute for ${resource} exceeded; retry in ${d.retryAfterSeconds}s`,
+    );
   return ctx;
 }
 

@@ -27,7 +27,9 @@ const INLINE_KB = "inline";
 export function searchInline(documents: DocumentInput[], query: string, topK: number, filter?: FilterMetadata): Snippet[] {
   const db = emptyIndex();
   try {
-    const addDoc = db.query("INSERT INTO kb_documents (id, kb_id, title, content, metadata, chunk_count) VALUES (?, ?, ?, ?, ?, ?)");
+    const addDoc = db.query(
+      "INSERT INTO kb_documents (id, kb_id, title, content, metadata, chunk_count) VALUES (?, ?, ?, ?, ?, ?)",
+    );
     const addChunk = db.query("INSERT INTO kb_chunks (kb_id, document_id, ord, title, content) VALUES (?, ?, ?, ?, ?)");
     db.transaction(() => {
       documents.forEach((d, i) => {
@@ -36,7 +38,7 @@ export function searchInline(documents: DocumentInput[], query: string, topK: nu
         const id = `doc_${i}`;
         const title = doc.title?.trim() || null;
         addDoc.run(id, INLINE_KB, title, doc.content, JSON.stringify(doc.metadata ?? {}), chunks.length);
-        chunks.forEach((c, ord) => addChunk.run(INLINE_KB, id, ord, title, c));
+        for (const [ord, c] of chunks.entries()) addChunk.run(INLINE_KB, id, ord, title, c);
       });
     })();
     // Inline documents have no stored id; the snippet says which one by its position.

@@ -22,7 +22,12 @@ type Params = Record<string, string>;
 type Query = Record<string, string | undefined>;
 
 /** The function's OpenAPI detail, with the body clients send (no path or gateway-set fields). */
-function chargedDoc(pipeline: FunctionPipeline, def: AnyFunctionDef, hidden: string[], operationId = def.name): DocumentDecoration {
+function chargedDoc(
+  pipeline: FunctionPipeline,
+  def: AnyFunctionDef,
+  hidden: string[],
+  operationId = def.name,
+): DocumentDecoration {
   const doc = functionDoc(def, pipeline.costOf(def));
   const body = Type.Omit(def.request as TObject, hidden);
   const content = { "application/json": { schema: body, example: def.example.request } };
@@ -37,17 +42,28 @@ export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }):
   const bots = new ChatbotStore(deps.storage);
   const fns = knowledgeFunctions({ storage: deps.storage, kbs, faqs, bots });
   const { pipeline } = deps;
-  const run = (def: AnyFunctionDef) => ({ request, params }: { request: Request; params: Params }) =>
-    pipeline.handle(def, request, stateOf(request), params);
+  const run =
+    (def: AnyFunctionDef) =>
+    ({ request, params }: { request: Request; params: Params }) =>
+      pipeline.handle(def, request, stateOf(request), params);
 
   const app = new Elysia({ name: "knowledge" })
     .use(knowledgeBaseRoutes(deps, kbs))
     .use(faqRoutes(deps, faqs))
     .use(chatbotRoutes(deps, bots))
-    .post("/api/v1/knowledge-bases/:id/search", run(fns.search), { parse: "none", detail: chargedDoc(pipeline, fns.search, ["id", "revision"]) })
-    .post("/api/v1/ai/knowledge-bases", run(fns.inlineSearch), { parse: "none", detail: chargedDoc(pipeline, fns.inlineSearch, [], "knowledge-base-search-inline") })
+    .post("/api/v1/knowledge-bases/:id/search", run(fns.search), {
+      parse: "none",
+      detail: chargedDoc(pipeline, fns.search, ["id", "revision"]),
+    })
+    .post("/api/v1/ai/knowledge-bases", run(fns.inlineSearch), {
+      parse: "none",
+      detail: chargedDoc(pipeline, fns.inlineSearch, [], "knowledge-base-search-inline"),
+    })
     .post("/api/v1/ai/faq-match", run(fns.faqMatch), { parse: "none", detail: chargedDoc(pipeline, fns.faqMatch, ["faqs"]) })
-    .post("/api/v1/chatbots/:id/chat", run(fns.chat), { parse: "none", detail: chargedDoc(pipeline, fns.chat, ["id", "chatbot", "passages"]) });
+    .post("/api/v1/chatbots/:id/chat", run(fns.chat), {
+      parse: "none",
+      detail: chargedDoc(pipeline, fns.chat, ["id", "chatbot", "passages"]),
+    });
   // resourcePlugins holds plain Elysia instances; the route-level types matter to no caller.
   return app as unknown as Elysia;
 }
@@ -62,7 +78,14 @@ function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore) {
         const body = validBody(deps, CreateKnowledgeBase, ctx);
         return ok(ctx.state, "knowledge base created", kbs.create(ctx.auth.accountId, body), 201);
       },
-      { parse: "none", detail: resourceDoc("Create a knowledge base", { body: CreateKnowledgeBase, description: "status is active (default) or inactive; chatbots skip inactive knowledge bases, direct search still works." }) },
+      {
+        parse: "none",
+        detail: resourceDoc("Create a knowledge base", {
+          body: CreateKnowledgeBase,
+          description:
+            "status is active (default) or inactive; chatbots skip inactive knowledge bases, direct search still works.",
+        }),
+      },
     )
     .get(
       "/api/v1/knowledge-bases",
@@ -87,7 +110,10 @@ function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore) {
         const body = validBody(deps, UpdateKnowledgeBase, ctx);
         return ok(ctx.state, "knowledge base updated", kbs.update(ctx.auth.accountId, ctx.params.id as string, body));
       },
-      { parse: "none", detail: resourceDoc("Update a knowledge base's name, description or status", { body: UpdateKnowledgeBase }) },
+      {
+        parse: "none",
+        detail: resourceDoc("Update a knowledge base's name, description or status", { body: UpdateKnowledgeBase }),
+      },
     )
     .delete(
       "/api/v1/knowledge-bases/:id",
@@ -103,7 +129,9 @@ function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore) {
       async ({ request, params }) => {
         const ctx = await resourceContext(deps, R, request, params as Params);
         const body = validBody(deps, AddDocuments, ctx);
-        const docs = body.documents ?? (body.content !== undefined ? [{ title: body.title, content: body.content, metadata: body.metadata }] : null);
+        const docs =
+          body.documents ??
+          (body.content !== undefined ? [{ title: body.title, content: body.content, metadata: body.metadata }] : null);
         if (!docs) throw invalidRequest("documents is required (or content, for a single document)", "documents");
         const added = kbs.addDocuments(ctx.auth.accountId, ctx.params.id as string, docs);
         return ok(ctx.state, "documents added", { data: added, count: added.length }, 201);
@@ -112,7 +140,8 @@ function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore) {
         parse: "none",
         detail: resourceDoc("Add documents (texts or {title, content, metadata}); they are chunked and indexed", {
           body: AddDocuments,
-          description: "Send documents[] (1 to 100 texts or {title, content, metadata} objects, each up to 100,000 characters) or one document as {title, content, metadata}. A knowledge base holds up to 10,000 documents and 100,000 chunks.",
+          description:
+            "Send documents[] (1 to 100 texts or {title, content, metadata} objects, each up to 100,000 characters) or one document as {title, content, metadata}. A knowledge base holds up to 10,000 documents and 100,000 chunks.",
         }),
       },
     )
@@ -145,7 +174,12 @@ function faqRoutes(deps: Deps, faqs: FaqStore) {
         const body = validBody(deps, CreateFaqCollection, ctx);
         return ok(ctx.state, "FAQ collection created", faqs.create(ctx.auth.accountId, body), 201);
       },
-      { parse: "none", detail: resourceDoc("Create a FAQ collection (name, faqs[] of {question, answer}; up to 1,000)", { body: CreateFaqCollection }) },
+      {
+        parse: "none",
+        detail: resourceDoc("Create a FAQ collection (name, faqs[] of {question, answer}; up to 1,000)", {
+          body: CreateFaqCollection,
+        }),
+      },
     )
     .get(
       "/api/v1/ai/faq-collections",
@@ -184,7 +218,12 @@ function chatbotRoutes(deps: Deps, bots: ChatbotStore) {
         const body = validBody(deps, CreateChatbot, ctx);
         return ok(ctx.state, "chatbot created", bots.create(ctx.auth.accountId, body), 201);
       },
-      { parse: "none", detail: resourceDoc("Create a chatbot (mode support or assistant; knowledge_base_ids of the account)", { body: CreateChatbot }) },
+      {
+        parse: "none",
+        detail: resourceDoc("Create a chatbot (mode support or assistant; knowledge_base_ids of the account)", {
+          body: CreateChatbot,
+        }),
+      },
     )
     .get(
       "/api/v1/chatbots",

@@ -90,7 +90,9 @@ export const CreateChatbot = Type.Object({
     CHATBOT_MODES.map((m) => Type.Literal(m)),
     { description: "support: answers only from its knowledge bases; assistant: general, grounded in them when it has any" },
   ),
-  knowledge_base_ids: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: LIMITS.knowledgeBasesPerChatbot, uniqueItems: true })),
+  knowledge_base_ids: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: LIMITS.knowledgeBasesPerChatbot, uniqueItems: true }),
+  ),
 });
 
 export const ListQuery = { defaultLimit: 20, maxLimit: 100 } as const;
@@ -103,7 +105,9 @@ export const Snippet = Type.Object(
     score: Type.Number({ minimum: 0, maximum: 1, description: "relevance from 0 to 1" }),
     document_id: Type.Union([Type.String(), Type.Null()]),
     knowledge_base_id: Type.Optional(Type.String()),
-    document_index: Type.Optional(Type.Integer({ minimum: 0, description: "inline search: position of the document in the request" })),
+    document_index: Type.Optional(
+      Type.Integer({ minimum: 0, description: "inline search: position of the document in the request" }),
+    ),
     metadata: Type.Record(Type.String(), Type.Unknown()),
   },
   { additionalProperties: false },

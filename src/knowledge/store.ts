@@ -9,7 +9,7 @@ import { notFound } from "../http/respond";
 import type { Storage } from "../storage/db";
 import { type KbDocumentRow, type KnowledgeBaseRow, kbChunks, kbDocuments, knowledgeBases } from "../storage/schema-kb";
 import { chunkText } from "./chunking";
-import { type DocumentInput, KB_STATUSES, LIMITS } from "./schemas";
+import { type DocumentInput, type KB_STATUSES, LIMITS } from "./schemas";
 
 export type KbStatus = (typeof KB_STATUSES)[number];
 
@@ -62,9 +62,13 @@ export class KnowledgeStore {
   }
 
   create(accountId: string, input: { name: string; description?: string; status?: KbStatus }): KnowledgeBaseView {
-    const owned = this.db.select({ n: count() }).from(knowledgeBases).where(eq(knowledgeBases.accountId, accountId)).get()?.n ?? 0;
+    const owned =
+      this.db.select({ n: count() }).from(knowledgeBases).where(eq(knowledgeBases.accountId, accountId)).get()?.n ?? 0;
     if (owned >= LIMITS.knowledgeBasesPerAccount) {
-      throw invalidRequest(`an account can hold at most ${LIMITS.knowledgeBasesPerAccount} knowledge bases; delete one first`, "name");
+      throw invalidRequest(
+        `an account can hold at most ${LIMITS.knowledgeBasesPerAccount} knowledge bases; delete one first`,
+        "name",
+      );
     }
     const id = newId("kb");
     this.db
@@ -136,31 +140,59 @@ export class KnowledgeStore {
         const have = this.counts(kbId);
         const newChunks = prepared.reduce((s, d) => s + d.chunks.length, 0);
         if (have.documents + prepared.length > LIMITS.documentsPerKnowledgeBase) {
-          throw invalidRequest(`a knowledge base holds at most ${LIMITS.documentsPerKnowledgeBase} documents (it has ${have.documents})`, "documents");
+          throw invalidRequest(
+            `a knowledge base holds at most ${LIMITS.documentsPerKnowledgeBase} documents (it has ${have.documents})`,
+            "documents",
+          );
         }
         if (have.chunks + newChunks > LIMITS.chunksPerKnowledgeBase) {
-          throw invalidRequest(`a knowledge base holds at most ${LIMITS.chunksPerKnowledgeBase} chunks (it has ${have.chunks}, these documents add ${newChunks})`, "documents");
+          throw invalidRequest(
+            `a knowledge base holds at most ${LIMITS.chunksPerKnowledgeBase} chunks (it has ${have.chunks}, these documents add ${newChunks})`,
+            "documents",
+          );
         }
         for (const d of prepared) {
           if (d.chunks.length === 0) throw invalidRequest("a document has no text", "documents");
           const id = newId("doc");
           ids.push(id);
-          this.db.insert(kbDocuments).values({ id, kbId, title: d.title, content: d.content, metadata: JSON.stringify(d.metadata), chunkCount: d.chunks.length }).run();
+          this.db
+            .insert(kbDocuments)
+            .values({
+              id,
+              kbId,
+              title: d.title,
+              content: d.content,
+              metadata: JSON.stringify(d.metadata),
+              chunkCount: d.chunks.length,
+            })
+            .run();
           for (let i = 0; i < d.chunks.length; i++) {
-            this.db.insert(kbChunks).values({ kbId, documentId: id, ord: i, title: d.title, content: d.chunks[i] as string }).run();
+            this.db
+              .insert(kbChunks)
+              .values({ kbId, documentId: id, ord: i, title: d.title, content: d.chunks[i] as string })
+              .run();
           }
         }
         this.touch(kbId);
       })
       .immediate();
-    return ids.map((id) => this.documentView(this.db.select().from(kbDocuments).where(eq(kbDocuments.id, id)).get() as KbDocumentRow));
+    return ids.map((id) =>
+      this.documentView(this.db.select().from(kbDocuments).where(eq(kbDocuments.id, id)).get() as KbDocumentRow),
+    );
   }
 
   listDocuments(accountId: string, kbId: string, page: Page): Paged<DocumentView> {
     this.row(accountId, kbId);
     const where = eq(kbDocuments.kbId, kbId);
     const total = this.db.select({ n: count() }).from(kbDocuments).where(where).get()?.n ?? 0;
-    const rows = this.db.select().from(kbDocuments).where(where).orderBy(kbDocuments.createdAt, kbDocuments.id).limit(page.limit).offset(page.offset).all();
+    const rows = this.db
+      .select()
+      .from(kbDocuments)
+      .where(where)
+      .orderBy(kbDocuments.createdAt, kbDocuments.id)
+      .limit(page.limit)
+      .offset(page.offset)
+      .all();
     return paged(
       rows.map((r) => this.documentView(r)),
       total,
@@ -171,7 +203,11 @@ export class KnowledgeStore {
   deleteDocument(accountId: string, kbId: string, docId: string): void {
     this.row(accountId, kbId);
     this.storage.sqlite.transaction(() => {
-      const gone = this.db.delete(kbDocuments).where(and(eq(kbDocuments.id, docId), eq(kbDocuments.kbId, kbId))).returning({ id: kbDocuments.id }).all();
+      const gone = this.db
+        .delete(kbDocuments)
+        .where(and(eq(kbDocuments.id, docId), eq(kbDocuments.kbId, kbId)))
+        .returning({ id: kbDocuments.id })
+        .all();
       if (gone.length === 0) throw notFound("document");
       this.touch(kbId);
     })();

@@ -15,7 +15,11 @@ export const HELP_CENTER = corpus as {
 };
 
 /** Recall@1 and mean reciprocal rank of the expected document, ranking documents by their best chunk. */
-export function rankingFigures(rankings: { expected: string; ranked: string[] }[]): { recallAt1: number; mrr: number; misses: string[] } {
+export function rankingFigures(rankings: { expected: string; ranked: string[] }[]): {
+  recallAt1: number;
+  mrr: number;
+  misses: string[];
+} {
   let top = 0;
   let rr = 0;
   const misses: string[] = [];

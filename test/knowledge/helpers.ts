@@ -10,6 +10,7 @@ export function roomyGateway(extraConfig = ""): Promise<TestGateway> {
 export interface Client {
   key: string;
   accountId: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests walk response JSON freely; assertions check its shape
   call(method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; json: Record<string, any> }>;
   balance(): number;
 }

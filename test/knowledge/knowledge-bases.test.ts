@@ -16,7 +16,8 @@ afterAll(() => gw.close());
 const chunksOf = (kbId: string) =>
   (gw.deps.storage.sqlite.query("SELECT count(*) AS n FROM kb_chunks WHERE kb_id = ?").get(kbId) as { n: number }).n;
 const indexHits = (word: string) =>
-  (gw.deps.storage.sqlite.query("SELECT count(*) AS n FROM kb_chunks_fts WHERE kb_chunks_fts MATCH ?").get(word) as { n: number }).n;
+  (gw.deps.storage.sqlite.query("SELECT count(*) AS n FROM kb_chunks_fts WHERE kb_chunks_fts MATCH ?").get(word) as { n: number })
+    .n;
 
 describe("knowledge base life cycle", () => {
   test("create, list, get, update, add/list/delete documents, delete; all free", async () => {
@@ -27,7 +28,8 @@ describe("knowledge base life cycle", () => {
     expect(kb).toMatchObject({ name: "Help center", description: "public articles", status: "active", document_count: 0 });
     expect(created.json.meta.credits_deducted).toBe(0);
 
-    for (const name of ["Second", "Third"]) expect((await alice.call("POST", "/api/v1/knowledge-bases", { name })).status).toBe(201);
+    for (const name of ["Second", "Third"])
+      expect((await alice.call("POST", "/api/v1/knowledge-bases", { name })).status).toBe(201);
     const page1 = await alice.call("GET", "/api/v1/knowledge-bases?limit=2");
     expect(page1.json.data.result, show(page1)).toMatchObject({ total: 3, limit: 2, offset: 0, has_more: true });
     expect(page1.json.data.result.data).toHaveLength(2);
@@ -36,24 +38,39 @@ describe("knowledge base life cycle", () => {
     expect(page2.json.data.result.has_more).toBe(false);
 
     const patched = await alice.call("PATCH", `/api/v1/knowledge-bases/${kb.id}`, { status: "inactive", name: "Help" });
-    expect(patched.json.data.result, show(patched)).toMatchObject({ id: kb.id, name: "Help", status: "inactive", description: "public articles" });
+    expect(patched.json.data.result, show(patched)).toMatchObject({
+      id: kb.id,
+      name: "Help",
+      status: "inactive",
+      description: "public articles",
+    });
 
     const added = await alice.call("POST", `/api/v1/knowledge-bases/${kb.id}/documents`, {
       documents: [
         "Plain text about zeppelins and airships.",
-        { title: "Long guide", content: "Quokkas live on Rottnest Island. ".repeat(120), metadata: { category: "animals", year: 2024 } },
+        {
+          title: "Long guide",
+          content: "Quokkas live on Rottnest Island. ".repeat(120),
+          metadata: { category: "animals", year: 2024 },
+        },
       ],
     });
     expect(added.status, show(added)).toBe(201);
     const [plain, long] = added.json.data.result.data;
     expect(plain).toMatchObject({ title: null, chunk_count: 1, metadata: {} });
     expect(long.chunk_count).toBeGreaterThan(3); // long documents are split
-    const single = await alice.call("POST", `/api/v1/knowledge-bases/${kb.id}/documents`, { title: "One", content: "A single document body." });
+    const single = await alice.call("POST", `/api/v1/knowledge-bases/${kb.id}/documents`, {
+      title: "One",
+      content: "A single document body.",
+    });
     expect(single.status, show(single)).toBe(201);
 
     const docs = await alice.call("GET", `/api/v1/knowledge-bases/${kb.id}/documents?limit=10`);
     expect(docs.json.data.result.total).toBe(3);
-    expect((await alice.call("GET", `/api/v1/knowledge-bases/${kb.id}`)).json.data.result).toMatchObject({ document_count: 3, chunk_count: long.chunk_count + 2 });
+    expect((await alice.call("GET", `/api/v1/knowledge-bases/${kb.id}`)).json.data.result).toMatchObject({
+      document_count: 3,
+      chunk_count: long.chunk_count + 2,
+    });
 
     expect(indexHits("zeppelins")).toBe(1);
     const del = await alice.call("DELETE", `/api/v1/knowledge-bases/${kb.id}/documents/${plain.id}`);
@@ -104,7 +121,9 @@ describe("validation", () => {
 describe("scoping", () => {
   test("another account's knowledge base is 404 on every route, and not charged", async () => {
     const kb = (await alice.call("POST", "/api/v1/knowledge-bases", { name: "private" })).json.data.result;
-    const doc = (await alice.call("POST", `/api/v1/knowledge-bases/${kb.id}/documents`, { documents: ["secret plans for the harbour"] })).json.data.result.data[0];
+    const doc = (
+      await alice.call("POST", `/api/v1/knowledge-bases/${kb.id}/documents`, { documents: ["secret plans for the harbour"] })
+    ).json.data.result.data[0];
     const bobBefore = bob.balance();
     const attempts: [string, string, unknown?][] = [
       ["GET", `/api/v1/knowledge-bases/${kb.id}`],
@@ -123,7 +142,10 @@ describe("scoping", () => {
     expect(bob.balance()).toBe(bobBefore);
     const list = await bob.call("GET", "/api/v1/knowledge-bases");
     expect(list.json.data.result.data.some((k: { id: string }) => k.id === kb.id)).toBe(false);
-    expect((await alice.call("GET", `/api/v1/knowledge-bases/${kb.id}`)).json.data.result).toMatchObject({ name: "private", document_count: 1 });
+    expect((await alice.call("GET", `/api/v1/knowledge-bases/${kb.id}`)).json.data.result).toMatchObject({
+      name: "private",
+      document_count: 1,
+    });
   });
 
   test("without a key: 401", async () => {

@@ -16,7 +16,8 @@ beforeAll(async () => {
   const docs = HELP_CENTER.documents.map(({ title, content, metadata }) => ({ title, content, metadata }));
   const added = await alice.call("POST", `/api/v1/knowledge-bases/${kbId}/documents`, { documents: docs });
   expect(added.status, show(added)).toBe(201);
-  added.json.data.result.data.forEach((d: { id: string }, i: number) => docIds.set(d.id, HELP_CENTER.documents[i]?.id as string));
+  for (const [i, d] of (added.json.data.result.data as { id: string }[]).entries())
+    docIds.set(d.id, HELP_CENTER.documents[i]?.id as string);
 });
 afterAll(() => gw.close());
 
@@ -28,10 +29,15 @@ describe("stored knowledge base search", () => {
     for (const q of HELP_CENTER.queries) {
       const r = await search({ query: q.query, top_k: 10 });
       expect(r.status, show(r)).toBe(200);
-      rankings.push({ expected: q.expected, ranked: r.json.data.result.results.map((s: { document_id: string }) => docIds.get(s.document_id) as string) });
+      rankings.push({
+        expected: q.expected,
+        ranked: r.json.data.result.results.map((s: { document_id: string }) => docIds.get(s.document_id) as string),
+      });
     }
     const f = rankingFigures(rankings);
-    console.log(`knowledge search: recall@1 ${f.recallAt1.toFixed(3)}, MRR ${f.mrr.toFixed(3)} over ${rankings.length} queries; misses:\n  ${f.misses.join("\n  ")}`);
+    console.log(
+      `knowledge search: recall@1 ${f.recallAt1.toFixed(3)}, MRR ${f.mrr.toFixed(3)} over ${rankings.length} queries; misses:\n  ${f.misses.join("\n  ")}`,
+    );
     expect(f.recallAt1).toBeGreaterThanOrEqual(0.8);
     expect(f.mrr).toBeGreaterThanOrEqual(0.85);
   });
@@ -43,7 +49,11 @@ describe("stored knowledge base search", () => {
     const results = r.json.data.result.results;
     expect(results.length).toBeGreaterThan(0);
     expect(results.length).toBeLessThanOrEqual(3);
-    expect(results[0]).toMatchObject({ title: "Shipping rates and free shipping", knowledge_base_id: kbId, metadata: { category: "shipping" } });
+    expect(results[0]).toMatchObject({
+      title: "Shipping rates and free shipping",
+      knowledge_base_id: kbId,
+      metadata: { category: "shipping" },
+    });
     for (const s of results) expect(s.score >= 0 && s.score <= 1).toBe(true);
     const scores = results.map((s: { score: number }) => s.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
@@ -63,7 +73,9 @@ describe("stored knowledge base search", () => {
       for (const s of results) expect(s.metadata).toMatchObject(f.filter_metadata);
     }
     const anyOf = await search({ query: "order", filter_metadata: { category: ["stores", "orders"] }, top_k: 20 });
-    const categories = new Set(anyOf.json.data.result.results.map((s: { metadata: { category: string } }) => s.metadata.category));
+    const categories = new Set(
+      anyOf.json.data.result.results.map((s: { metadata: { category: string } }) => s.metadata.category),
+    );
     expect([...categories].sort(), show(anyOf)).toEqual(["orders", "stores"]);
     const none = await search({ query: "refund", filter_metadata: { category: "no-such-category" } });
     expect(none.json.data.result.results).toEqual([]);
@@ -81,7 +93,9 @@ describe("stored knowledge base search", () => {
     expect((await search(q)).json.data.result.results).toEqual([]);
     const repeat = await search(q);
     expect(repeat.headers.get("x-cache"), "an identical search is served from the cache").toBe("HIT");
-    await alice.call("POST", `/api/v1/knowledge-bases/${kbId}/documents`, { documents: [{ title: "Llama trekking", content: "Llama trekking permits are issued by the park office." }] });
+    await alice.call("POST", `/api/v1/knowledge-bases/${kbId}/documents`, {
+      documents: [{ title: "Llama trekking", content: "Llama trekking permits are issued by the park office." }],
+    });
     const again = await search(q);
     expect(again.json.data.result.results[0]?.title, show(again)).toBe("Llama trekking");
     expect(again.headers.get("x-cache")).toBe("MISS");
@@ -107,7 +121,9 @@ describe("inline search (POST /api/v1/ai/knowledge-bases)", () => {
     for (const q of HELP_CENTER.queries) {
       const r = await alice.call("POST", "/api/v1/ai/knowledge-bases", { query: q.query, documents, top_k: 10 });
       expect(r.status, show(r)).toBe(200);
-      const ranked = r.json.data.result.results.map((s: { document_index: number }) => HELP_CENTER.documents[s.document_index]?.id as string);
+      const ranked = r.json.data.result.results.map(
+        (s: { document_index: number }) => HELP_CENTER.documents[s.document_index]?.id as string,
+      );
       rankings.push({ expected: q.expected, ranked });
     }
     const f = rankingFigures(rankings);
@@ -117,14 +133,25 @@ describe("inline search (POST /api/v1/ai/knowledge-bases)", () => {
     const before = alice.balance();
     const r = await alice.call("POST", "/api/v1/ai/knowledge-bases", {
       query: "can I get my money back?",
-      documents: ["Refunds are issued within 30 days of purchase.", { title: "Shipping", content: "We ship worldwide.", metadata: { category: "shipping" } }],
+      documents: [
+        "Refunds are issued within 30 days of purchase.",
+        { title: "Shipping", content: "We ship worldwide.", metadata: { category: "shipping" } },
+      ],
     });
-    expect(r.json.data.result.results[0], show(r)).toMatchObject({ title: null, content: "Refunds are issued within 30 days of purchase.", document_index: 0, document_id: null });
+    expect(r.json.data.result.results[0], show(r)).toMatchObject({
+      title: null,
+      content: "Refunds are issued within 30 days of purchase.",
+      document_index: 0,
+      document_id: null,
+    });
     expect(r.json.meta).toMatchObject({ credits_deducted: 3, provider: "local" });
     expect(alice.balance()).toBe(before - 3);
     const filtered = await alice.call("POST", "/api/v1/ai/knowledge-bases", {
       query: "refund shipping",
-      documents: ["Refunds and shipping", { title: "Shipping", content: "Shipping and refunds.", metadata: { category: "shipping" } }],
+      documents: [
+        "Refunds and shipping",
+        { title: "Shipping", content: "Shipping and refunds.", metadata: { category: "shipping" } },
+      ],
       filter_metadata: { category: "shipping" },
     });
     expect(filtered.json.data.result.results.map((s: { document_index: number }) => s.document_index)).toEqual([1]);
@@ -133,7 +160,10 @@ describe("inline search (POST /api/v1/ai/knowledge-bases)", () => {
   test("documents is required and bounded", async () => {
     const missing = await alice.call("POST", "/api/v1/ai/knowledge-bases", { query: "x" });
     expect(missing.json.error).toMatchObject({ code: "invalid_request", param: "documents" });
-    const tooMany = await alice.call("POST", "/api/v1/ai/knowledge-bases", { query: "x", documents: Array.from({ length: 1001 }, () => "d") });
+    const tooMany = await alice.call("POST", "/api/v1/ai/knowledge-bases", {
+      query: "x",
+      documents: Array.from({ length: 1001 }, () => "d"),
+    });
     expect(tooMany.json.error).toMatchObject({ code: "invalid_request", param: "documents" });
   });
 });
