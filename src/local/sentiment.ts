@@ -43,17 +43,19 @@ export function labelFor(score: number): Exclude<SentimentLabel, "mixed"> {
 }
 
 export function analyzeSentiment(text: string, opts: { aspects?: string[] } = {}): SentimentResult {
-  const spans = splitSentences(text);
+  const scored: ScoredSentence[] = [];
   const sentences: SentenceSentiment[] = [];
   let total = 0;
   let strongestPos = 0;
   let strongestNeg = 0;
-  for (const span of spans) {
+  for (const span of splitSentences(text)) {
     const { sum } = valenceSum(span.text);
-    const score = round3(normalize(sum));
+    const raw = normalize(sum);
+    const score = round3(raw);
     total += sum;
     if (score > strongestPos) strongestPos = score;
     if (score < strongestNeg) strongestNeg = score;
+    scored.push({ text: span.text, score: raw });
     sentences.push({ text: span.text, label: labelFor(score), score });
   }
   const score = round3(normalize(total));
@@ -64,7 +66,7 @@ export function analyzeSentiment(text: string, opts: { aspects?: string[] } = {}
     score,
     confidence: round3(confidenceFor(label, score, strongestPos, strongestNeg)),
     sentences,
-    aspects: (opts.aspects ?? []).map((aspect) => aspectSentiment(text, aspect)),
+    aspects: (opts.aspects ?? []).map((aspect) => aspectSentiment(scored, aspect)),
   };
 }
 
@@ -76,29 +78,33 @@ function confidenceFor(label: SentimentLabel, score: number, pos: number, neg: n
   return Math.min(1, 0.55 + 0.45 * Math.min(1, a / 0.6));
 }
 
+/** A sentence with its score and, once an aspect needs them, its clauses with cached scores. */
+interface ScoredSentence {
+  text: string;
+  score: number;
+  clauses?: { start: number; end: number; score?: number }[];
+}
+
 // Clause boundaries inside a sentence: the aspect's sentiment is the one expressed next to it.
 const CLAUSE_BREAK_G = /[,;:]|\s(?:but|however|although|though|while|whereas|yet|except)\s|\s[-–—]\s/gi;
 
-function aspectSentiment(text: string, aspect: string): AspectSentiment {
+function aspectSentiment(sentences: ScoredSentence[], aspect: string): AspectSentiment {
   const term = aspect.trim();
   if (!term) return { aspect, label: "neutral", score: 0, mentions: 0 };
   const pattern = aspectPattern(term);
   let mentions = 0;
   let sum = 0;
-  let scored = 0;
-  for (const span of splitSentences(text)) {
+  for (const sentence of sentences) {
     pattern.lastIndex = 0;
-    for (let m = pattern.exec(span.text); m !== null; m = pattern.exec(span.text)) {
+    for (let m = pattern.exec(sentence.text); m !== null; m = pattern.exec(sentence.text)) {
       mentions++;
-      const clause = clauseAround(span.text, m.index);
-      let s = normalize(valenceSum(clause).sum);
-      // "the battery is what I love" has no clause valence problem; "the battery, sadly." might
-      if (s === 0) s = normalize(valenceSum(span.text).sum) * 0.5;
-      sum += s;
-      scored++;
+      const clause = clauseAt(sentence, m.index);
+      clause.score ??= normalize(valenceSum(sentence.text.slice(clause.start, clause.end)).sum);
+      // a clause without opinion words ("the battery, sadly.") borrows half the sentence's tone
+      sum += clause.score !== 0 ? clause.score : sentence.score * 0.5;
     }
   }
-  const score = scored ? round3(sum / scored) : 0;
+  const score = mentions ? round3(sum / mentions) : 0;
   return { aspect, label: labelFor(score), score, mentions };
 }
 
@@ -112,18 +118,28 @@ function aspectPattern(term: string): RegExp {
   return new RegExp(`(?<![\\p{L}\\p{N}])${stem}(?:'s|’s)?(?![\\p{L}\\p{N}])`, "giu");
 }
 
-function clauseAround(sentence: string, at: number): string {
-  let start = 0;
-  let end = sentence.length;
-  CLAUSE_BREAK_G.lastIndex = 0;
-  for (let m = CLAUSE_BREAK_G.exec(sentence); m !== null; m = CLAUSE_BREAK_G.exec(sentence)) {
-    if (m.index + m[0].length <= at) start = m.index + m[0].length;
-    else if (m.index > at) {
-      end = m.index;
-      break;
+/** The clause of `sentence` holding offset `at`; clauses are computed once per sentence. */
+function clauseAt(sentence: ScoredSentence, at: number): { start: number; end: number; score?: number } {
+  if (!sentence.clauses) {
+    const clauses: { start: number; end: number; score?: number }[] = [];
+    let start = 0;
+    for (const m of sentence.text.matchAll(CLAUSE_BREAK_G)) {
+      clauses.push({ start, end: m.index });
+      start = m.index + m[0].length;
     }
+    clauses.push({ start, end: sentence.text.length });
+    sentence.clauses = clauses;
   }
-  return sentence.slice(start, end);
+  const clauses = sentence.clauses;
+  // binary search: the last clause starting at or before `at`
+  let lo = 0;
+  let hi = clauses.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (clauses[mid].start <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  return clauses[lo];
 }
 
 function round3(x: number): number {

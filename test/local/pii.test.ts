@@ -166,3 +166,17 @@ describe("labeled evaluation holds the targets", () => {
 test("a 1 KB text is analysed in well under 1 ms at the median", () => {
   expect(medianMs(() => redactPii(ONE_KB_TEXT, { style: "hash" }))).toBeLessThan(1);
 });
+
+test("100 KB adversarial inputs (digit runs, capital runs, dotted runs) stay linear", () => {
+  for (const text of [
+    "1 ".repeat(50000),
+    "Aa ".repeat(33000),
+    "a.".repeat(50000),
+    "ab:cd:ef:".repeat(11000),
+    "12 Main Street ".repeat(7000),
+  ]) {
+    const t0 = performance.now();
+    detectPii(text);
+    expect({ input: text.slice(0, 12), ms: performance.now() - t0 < 2000 }).toEqual({ input: text.slice(0, 12), ms: true });
+  }
+});

@@ -85,3 +85,11 @@ for (const file of ["sentiment.tsv", "sentiment-holdout.tsv"]) {
 test("a 1 KB text with aspects is analysed in well under 1 ms at the median", () => {
   expect(medianMs(() => analyzeSentiment(ONE_KB_TEXT, { aspects: ["battery", "delivery"] }))).toBeLessThan(1);
 });
+
+test("a 100 KB text repeating an aspect stays linear (each clause is scored once)", () => {
+  const text = "12 Main Street is fine, ok. ".repeat(3700);
+  const t0 = performance.now();
+  const r = analyzeSentiment(text, { aspects: ["main street"] });
+  expect(r.aspects[0].mentions).toBe(3700);
+  expect(performance.now() - t0).toBeLessThan(2000);
+});
