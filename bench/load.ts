@@ -14,10 +14,9 @@ export interface LoadSpec {
   connections: number;
   /** seconds */
   duration: number;
-  /** soak: a pool of bodies and keys; each request picks one at random */
-  bodies?: string[];
+  /** soak: each request picks one request of the mix and one key (sent as x-api-key) at random */
+  mix?: { path: string; body: string }[];
   keys?: string[];
-  paths?: string[];
 }
 
 export interface LoadResult {
@@ -42,7 +41,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   let lat = new Float64Array(1 << 16);
   let n = 0;
   const pick = <T>(xs: T[]): T => xs[Math.floor(Math.random() * xs.length)] as T;
-  const varied = spec.bodies !== undefined || spec.keys !== undefined || spec.paths !== undefined;
+  const varied = spec.mix !== undefined || spec.keys !== undefined;
   const started = performance.now();
   let done!: (r: autocannon.Result) => void;
   let fail!: (e: unknown) => void;
@@ -65,12 +64,8 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
               setupRequest: (req) => {
                 const headers: Record<string, string> = { ...spec.headers };
                 if (spec.keys) headers["x-api-key"] = pick(spec.keys);
-                return {
-                  ...req,
-                  path: spec.paths ? pick(spec.paths) : req.path,
-                  headers,
-                  body: spec.bodies ? pick(spec.bodies) : spec.body,
-                };
+                const one = spec.mix ? pick(spec.mix) : undefined;
+                return { ...req, path: one?.path ?? req.path, headers, body: one?.body ?? spec.body };
               },
             },
           ]
@@ -106,7 +101,9 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 }
 
 if (import.meta.main) {
-  const spec = JSON.parse(process.argv[2] ?? "{}") as LoadSpec;
+  // the spec inline, or (large soak specs) --spec-file PATH
+  const arg = process.argv[2] ?? "{}";
+  const spec = JSON.parse(arg === "--spec-file" ? await Bun.file(process.argv[3] as string).text() : arg) as LoadSpec;
   const result = await runLoad(spec);
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.exit(0);

@@ -9,6 +9,7 @@
  * Writes bench/results/<date>.json and bench/results/<date>.svg and prints a table.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Gateway, startGateway } from "./lib/gateway";
 import { type Child, cpuMs, freePort, median, peakRssMb, pin, pinning, ROOT, spawnChild, waitFor } from "./lib/proc";
@@ -205,11 +206,23 @@ interface ScenarioResult {
 let sim: Child;
 let simUrl = "";
 let simStatsUrl = "";
-const logDir = join(ROOT, "bench", "results", ".logs");
+const logDir = join(tmpdir(), "textai-bench-logs");
 
 async function simCalls(): Promise<number> {
   const r = await fetch(simStatsUrl);
   return ((await r.json()) as { calls: number }).calls;
+}
+
+/** The simulator's call count once requests cut off at the end of a run have drained through the target. */
+async function settledSimCalls(): Promise<number> {
+  let last = await simCalls();
+  for (let i = 0; i < 50; i++) {
+    await Bun.sleep(100);
+    const now = await simCalls();
+    if (now === last) return now;
+    last = now;
+  }
+  return last;
 }
 
 async function load(spec: LoadSpec): Promise<LoadResult> {
@@ -354,13 +367,12 @@ async function runScenario(sc: Scenario): Promise<ScenarioResult> {
       };
       const point: Point = { connections, runs: [], rps: 0, p50: 0, p90: 0, p99: 0, ok: true, problems: [] };
       for (let i = 0; i < REPEATS; i++) {
-        const simBefore = await simCalls();
+        const simBefore = await settledSimCalls();
         const warm = await load({ ...spec, duration: WARMUP });
         const cpuBefore = t.pid ? cpuMs(t.pid) : 0;
         const r = await load(spec);
         const cpuAfter = t.pid ? cpuMs(t.pid) : 0;
-        await Bun.sleep(50); // let cut-off requests reach the simulator before counting
-        const simDelta = (await simCalls()) - simBefore;
+        const simDelta = (await settledSimCalls()) - simBefore;
         point.problems.push(...checkRun(sc, r, warm, simDelta, connections, (Date.now() - started) / 1000));
         point.runs.push({ ...r, cpuMs: t.pid ? cpuAfter - cpuBefore : undefined, simCalls: simDelta });
       }
