@@ -2,6 +2,7 @@
 import { Value } from "@sinclair/typebox/value";
 import chat from "./chat";
 import commentAnalyze from "./comment-analyze";
+import commentModerate from "./comment-moderate";
 import commentReply from "./comment-reply";
 import contentGeneration from "./content-generation";
 import type { AnyFunctionDef } from "./define";
@@ -9,11 +10,19 @@ import emailAnalyze from "./email-analyze";
 import emailClassification from "./email-classification";
 import emailReply from "./email-reply";
 import emailWorkflow from "./email-workflow";
+import grammarFix from "./grammar-fix";
 import imageGeneration from "./image-generation";
+import intentDetection from "./intent-detection";
+import jsonExtractor from "./json-extractor";
+import piiRedaction from "./pii-redaction";
 import reviewAnalyze from "./review-analyze";
 import reviewInsights from "./review-insights";
 import reviewReply from "./review-reply";
 import reviewSummary from "./review-summary";
+import searchQueryParse from "./search-query-parse";
+import sentimentAnalysis from "./sentiment-analysis";
+import spamDetection from "./spam-detection";
+import textSummarize from "./text-summarize";
 import ticketAnalyze from "./ticket-analyze";
 import ticketReply from "./ticket-reply";
 import ticketWorkflow from "./ticket-workflow";
@@ -37,7 +46,11 @@ function dropExtraKeys(def: AnyFunctionDef): AnyFunctionDef {
 
 /** In the order of the spec's endpoint table, so the README and OpenAPI read like the spec. */
 export const FUNCTIONS: AnyFunctionDef[] = [
+  intentDetection,
   translation,
+  sentimentAnalysis,
+  textSummarize,
+  grammarFix,
   emailReply,
   emailAnalyze,
   emailWorkflow,
@@ -48,9 +61,14 @@ export const FUNCTIONS: AnyFunctionDef[] = [
   reviewInsights,
   commentAnalyze,
   commentReply,
+  commentModerate,
   ticketAnalyze,
   ticketReply,
   ticketWorkflow,
+  jsonExtractor,
+  searchQueryParse,
+  spamDetection,
+  piiRedaction,
   chat,
   contentGeneration,
   imageGeneration,
