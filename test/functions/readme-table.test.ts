@@ -1,0 +1,49 @@
+import { describe, expect, test } from "bun:test";
+import { functionsTable, TABLE_END, TABLE_START, withTable } from "../../src/functions/readme-table";
+import { FUNCTIONS, getFunction } from "../../src/functions/registry";
+
+const README = new URL("../../README.md", import.meta.url).pathname;
+const readme = (await Bun.file(README).exists()) ? await Bun.file(README).text() : "";
+const hasMarkers = readme.includes(TABLE_START) && readme.includes(TABLE_END);
+
+const rowOf = (name: string) =>
+  functionsTable()
+    .split("\n")
+    .find((line) => line.startsWith(`| \`${name}\` |`)) ?? "";
+
+describe("README function table", () => {
+  test("has one row per registered function, with its path, aliases, cost and rate class", () => {
+    const lines = functionsTable().split("\n");
+    expect(lines.length).toBe(FUNCTIONS.length + 2);
+    for (const def of FUNCTIONS) {
+      const row = rowOf(def.name);
+      expect(row).toContain(`POST ${def.path}`);
+      for (const alias of def.aliases ?? []) expect(row).toContain(`POST ${alias}`);
+      expect(row).toContain(`| ${def.cost} | ${def.rateClass} |`);
+    }
+  });
+
+  test("names the providers that can serve each function", () => {
+    const image = rowOf("image-generation");
+    expect(image).not.toContain("groq");
+    expect(image).not.toContain("local");
+    expect(rowOf("chat")).toMatch(/\| openai \/ groq \/ openai-compatible \/ mock \|$/);
+    const local = FUNCTIONS.find((d) => d.local && d.kind !== "image");
+    if (local) expect(rowOf(local.name)).toContain("| local / openai");
+    expect(rowOf("email-analyze")).toContain("`category`, `intent`, `priority`");
+    expect(getFunction("email-analyze")).toBeDefined();
+  });
+
+  test("replaces only the section between the markers, and nothing without them", () => {
+    const doc = `# T\n\nintro\n${TABLE_START}\nold table\n${TABLE_END}\n\nmore\n`;
+    const updated = withTable(doc, "NEW");
+    expect(updated).toBe(`# T\n\nintro\n${TABLE_START}\nNEW\n${TABLE_END}\n\nmore\n`);
+    expect(withTable(updated ?? "", "NEW")).toBe(updated);
+    expect(withTable("# no markers", "NEW")).toBeNull();
+  });
+
+  // README.md is written by the core engineer; until it carries the markers there is nothing to keep fresh.
+  test.skipIf(!hasMarkers)("README.md is up to date (run `bun run docs:table`)", () => {
+    expect(withTable(readme)).toBe(readme);
+  });
+});
