@@ -91,6 +91,40 @@ function styleRule(style: Req["redaction_style"]): string {
   return "Replace each entity with its category label in square brackets: [NAME], [EMAIL], [PHONE_NUMBER], [SSN], [CREDIT_CARD], [IP_ADDRESS], [DATE_OF_BIRTH], [ADDRESS].";
 }
 
+type Res = Static<typeof result>;
+type Entity = NonNullable<Res["entities"]>[number];
+
+/**
+ * Models get character offsets wrong far more often than the values: an entity whose offsets do
+ * not select its text is moved to the occurrence of its text nearest to where it claimed to be;
+ * one whose text is nowhere in the input is dropped; overlaps keep the earlier entity.
+ */
+function anchorEntities(text: string, entities: Entity[]): Entity[] {
+  const anchored: Entity[] = [];
+  for (const e of entities) {
+    const score = Math.min(1, Math.max(0, e.score));
+    if (e.text && text.slice(e.start, e.end) === e.text) {
+      anchored.push({ ...e, score });
+      continue;
+    }
+    let best = -1;
+    for (let at = e.text ? text.indexOf(e.text) : -1; at >= 0; at = text.indexOf(e.text, at + 1)) {
+      if (best < 0 || Math.abs(at - e.start) < Math.abs(best - e.start)) best = at;
+    }
+    if (best >= 0) anchored.push({ ...e, start: best, end: best + e.text.length, score });
+  }
+  anchored.sort((a, b) => a.start - b.start || b.end - a.end);
+  const out: Entity[] = [];
+  for (const e of anchored) if (out.length === 0 || e.start >= out[out.length - 1].end) out.push(e);
+  return out;
+}
+
+function countByType(entities: Entity[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const e of entities) counts[e.type] = (counts[e.type] ?? 0) + 1;
+  return counts;
+}
+
 /** A redacted value that still appears as a whole word has leaked (short values are too common to tell). */
 function stillPresent(redacted: string, value: string): boolean {
   if (value.length < 4) return false;
@@ -127,6 +161,14 @@ export default defineFunction({
       inputs: [["text", req.text]],
       result: resultFor(req),
     }),
+  postprocess: (req, res) => {
+    if (!req.return_entities || !res.entities) {
+      const { entities: _dropped, ...rest } = res;
+      return { ...rest, redaction_count: Object.values(res.counts).reduce((a, b) => a + b, 0) };
+    }
+    const entities = anchorEntities(req.text, res.entities);
+    return { ...res, entities, counts: countByType(entities), redaction_count: entities.length };
+  },
   check: (req, res) => {
     const problems: string[] = [];
     if (req.return_entities && !res.entities) problems.push("entities missing though return_entities is true");
@@ -153,12 +195,10 @@ export default defineFunction({
       types: selectedTypes(req),
       style: req.redaction_style ?? "placeholder",
     });
-    const counts: Record<string, number> = {};
-    for (const e of entities) counts[e.type] = (counts[e.type] ?? 0) + 1;
     return {
       redacted_text,
       redaction_count: entities.length,
-      counts,
+      counts: countByType(entities),
       ...(req.return_entities
         ? { entities: entities.map(({ type, start, end, text, score }) => ({ type, start, end, text, score })) }
         : {}),

@@ -49,6 +49,18 @@ const result = Result(
   "overall sentiment with per-sentence and per-aspect results",
 );
 
+function clamp(x: number, lo: number, hi: number): number {
+  return Math.min(hi, Math.max(lo, x));
+}
+
+/** A score in -1..1 whose sign does not contradict a positive or negative label. */
+function agreeing(label: string, score: number): number {
+  const s = clamp(score, -1, 1);
+  if (label === "positive") return Math.abs(s);
+  if (label === "negative") return -Math.abs(s);
+  return s;
+}
+
 export default defineFunction({
   name: "sentiment-analysis",
   path: "/api/v1/ai/sentiment-analysis",
@@ -74,6 +86,18 @@ export default defineFunction({
       inputs: [["text", req.text]],
       result,
     }),
+  // Keeps a provider's answer coherent for clients: the aspects asked for, in order, and a score
+  // whose sign agrees with the label (the label is the primary answer).
+  postprocess: (req, res) => {
+    const given = new Map(res.aspects.map((a) => [a.aspect.trim().toLowerCase(), a]));
+    const aspects = (req.aspects ?? []).map((aspect) => {
+      const a = given.get(aspect.trim().toLowerCase());
+      if (!a || a.mentions <= 0) return { aspect, label: "neutral" as const, score: 0, mentions: 0 };
+      return { ...a, aspect, score: agreeing(a.label, a.score) };
+    });
+    const sentences = res.sentences.map((s) => ({ ...s, score: agreeing(s.label, s.score) }));
+    return { ...res, score: agreeing(res.label, res.score), confidence: clamp(res.confidence, 0, 1), sentences, aspects };
+  },
   check: (req: Req, res) => {
     const problems: string[] = [];
     const asked = req.aspects ?? [];
@@ -84,7 +108,6 @@ export default defineFunction({
     }
     if (res.label === "positive" && res.score < 0) problems.push("label positive with a negative score");
     if (res.label === "negative" && res.score > 0) problems.push("label negative with a positive score");
-    if (req.text.trim() && res.sentences.length === 0) problems.push("sentences is empty");
     return problems;
   },
   local: (req) => analyzeSentiment(req.text, { aspects: req.aspects }),
