@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
+import piiRedaction from "../../src/functions/pii-redaction";
 import { detectPii, type PiiEntity, type PiiType, redactPii } from "../../src/local/pii";
 import { evaluatePii, loadHandwrittenPii, loadPiiFixture, PII_TARGETS } from "../eval/evaluators/pii";
 import { medianMs, ONE_KB_TEXT } from "./speed";
@@ -179,4 +180,56 @@ test("100 KB adversarial inputs (digit runs, capital runs, dotted runs) stay lin
     detectPii(text);
     expect({ input: text.slice(0, 12), ms: performance.now() - t0 < 2000 }).toEqual({ input: text.slice(0, 12), ms: true });
   }
+});
+
+describe("pii-redaction function", () => {
+  const ctx = { accountId: "acct_test" };
+
+  test("local answers with the spec's request names, counts, and entities only when asked", async () => {
+    const text = "Call Ana Costa at +351 912 345 678 or mail ana@example.pt.";
+    const without = await piiRedaction.local?.({ text, redact_types: ["emails", "phone_numbers"] }, ctx);
+    expect(without).toEqual({
+      redacted_text: "Call Ana Costa at [PHONE_NUMBER] or mail [EMAIL].",
+      redaction_count: 2,
+      counts: { phone_number: 1, email: 1 },
+    });
+    const withEntities = await piiRedaction.local?.({ text, redaction_style: "mask", return_entities: true }, ctx);
+    expect(withEntities?.entities?.map((e) => e.type)).toEqual(["name", "phone_number", "email"]);
+    expect(withEntities && piiRedaction.check?.({ text, return_entities: true }, withEntities)).toEqual([]);
+  });
+
+  test("postprocess re-anchors a provider's wrong offsets and drops entities absent from the text", () => {
+    const req = { text: "Mail ana@x.io today", return_entities: true };
+    const fixed = piiRedaction.postprocess?.(req, {
+      redacted_text: "Mail [EMAIL] today",
+      redaction_count: 5,
+      counts: {},
+      entities: [
+        { type: "email", start: 0, end: 8, text: "ana@x.io", score: 0.9 },
+        { type: "name", start: 0, end: 3, text: "Bob", score: 0.5 },
+      ],
+    });
+    expect(fixed).toEqual({
+      redacted_text: "Mail [EMAIL] today",
+      redaction_count: 1,
+      counts: { email: 1 },
+      entities: [{ type: "email", start: 5, end: 13, text: "ana@x.io", score: 0.9 }],
+    });
+  });
+
+  test("check rejects offsets that do not select the text and types that were not asked for", () => {
+    const problems = piiRedaction.check?.(
+      { text: "Mail ana@x.io today", redact_types: ["names"], return_entities: true },
+      {
+        redacted_text: "Mail [EMAIL] today",
+        redaction_count: 1,
+        counts: { email: 1 },
+        entities: [{ type: "email", start: 4, end: 12, text: "ana@x.io", score: 0.9 }],
+      },
+    );
+    expect(problems).toEqual([
+      'entity "ana@x.io" does not match text[4:12]',
+      'entity "ana@x.io" is of type email, which was not asked for',
+    ]);
+  });
 });

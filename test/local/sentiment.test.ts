@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import sentimentAnalysis from "../../src/functions/sentiment-analysis";
 import { analyzeSentiment } from "../../src/local/sentiment";
 import { evaluateSentiment, loadSentimentFixture } from "../eval/evaluators/sentiment";
 import { medianMs, ONE_KB_TEXT } from "./speed";
@@ -92,4 +93,43 @@ test("a 100 KB text repeating an aspect stays linear (each clause is scored once
   const r = analyzeSentiment(text, { aspects: ["main street"] });
   expect(r.aspects[0].mentions).toBe(3700);
   expect(performance.now() - t0).toBeLessThan(2000);
+});
+
+describe("sentiment-analysis function", () => {
+  test("local result passes the function's checks, aspects in the order asked", async () => {
+    const req = { text: "Love the screen. The battery is awful.", aspects: ["battery", "screen", "price"] };
+    const r = await sentimentAnalysis.local?.(req, { accountId: "acct_test" });
+    expect(r?.aspects.map((a) => [a.aspect, a.label])).toEqual([
+      ["battery", "negative"],
+      ["screen", "positive"],
+      ["price", "neutral"],
+    ]);
+    expect(r && sentimentAnalysis.check?.(req, r)).toEqual([]);
+  });
+
+  test("postprocess aligns a provider's aspects to the request and the score sign to the label", () => {
+    const fixed = sentimentAnalysis.postprocess?.(
+      { text: "x", aspects: ["Battery", "price"] },
+      {
+        label: "negative",
+        score: 0.4,
+        confidence: 1.3,
+        sentences: [],
+        aspects: [
+          { aspect: "battery", label: "negative", score: -0.5, mentions: 1 },
+          { aspect: "colour", label: "positive", score: 0.5, mentions: 1 },
+        ],
+      },
+    );
+    expect(fixed).toEqual({
+      label: "negative",
+      score: -0.4,
+      confidence: 1,
+      sentences: [],
+      aspects: [
+        { aspect: "Battery", label: "negative", score: -0.5, mentions: 1 },
+        { aspect: "price", label: "neutral", score: 0, mentions: 0 },
+      ],
+    });
+  });
 });
