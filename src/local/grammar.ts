@@ -60,6 +60,7 @@ export interface GrammarResult {
 
 // Kinds that are matters of taste; a fixer that rewrites them changes the author's voice.
 const SKIP_KINDS = new Set(["Style", "Readability", "Enhancement", "WordOrder"]);
+const LEXICAL_KINDS = new Set(["Spelling", "Typo", "WordChoice"]);
 
 let linterPromise: Promise<LocalLinter> | null = null;
 let current: Dialect = Dialect.American;
@@ -98,6 +99,50 @@ interface Edit {
   explanation: string;
 }
 
+/**
+ * Edit distance where doubling or undoubling a letter costs half: the commonest misspellings
+ * ("writting", "untill", "adress", "tommorow") are doubling slips, so "writing" should beat
+ * "writhing" and "address" beat "a dress" although plain Levenshtein ties them.
+ */
+function typoDistance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  const prev = new Array<number>(y.length + 1);
+  const cur = new Array<number>(y.length + 1);
+  const back2 = new Array<number>(y.length + 1).fill(0);
+  for (let j = 0; j <= y.length; j++) prev[j] = j;
+  for (let i = 1; i <= x.length; i++) {
+    cur[0] = i;
+    for (let j = 1; j <= y.length; j++) {
+      const del = x[i - 1] === x[i - 2] || x[i - 1] === x[i] ? 0.5 : 1;
+      const ins = y[j - 1] === y[j - 2] || y[j - 1] === y[j] ? 0.5 : 1;
+      const sub = x[i - 1] === y[j - 1] ? 0 : 1;
+      cur[j] = Math.min(prev[j] + del, cur[j - 1] + ins, prev[j - 1] + sub);
+      // swapped neighbours ("recieved") are as common as doubling slips
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1] && x[i - 1] !== x[i - 2]) cur[j] = Math.min(cur[j], back2[j - 2] + 0.5);
+    }
+    for (let j = 0; j <= y.length; j++) {
+      back2[j] = prev[j];
+      prev[j] = cur[j];
+    }
+  }
+  return prev[y.length];
+}
+
+/** The suggestion closest to what was typed; Harper's order breaks ties, one word beats a split. */
+function closestSpelling(original: string, options: readonly string[]): string {
+  let best = options[0];
+  let bestCost = Number.POSITIVE_INFINITY;
+  for (const o of options) {
+    const cost = typoDistance(original, o) + (o.includes(" ") && !original.includes(" ") ? 0.25 : 0);
+    if (cost < bestCost) {
+      best = o;
+      bestCost = cost;
+    }
+  }
+  return best;
+}
+
 function isSentenceStart(text: string, at: number): boolean {
   return /(?:^|[.!?]\s+|\n\s*)$/.test(text.slice(Math.max(0, at - 4), at));
 }
@@ -113,12 +158,17 @@ function editsOf(text: string, lints: Lint[]): Edit[] {
     if (text.slice(span.start, span.end) !== original) continue;
     // a capitalised word inside a sentence is most likely a name Harper does not know
     if (kind === "Spelling" && /^\p{Lu}/u.test(original) && !isSentenceStart(text, span.start)) continue;
-    const suggestion = lint.suggestions()[0];
-    if (!suggestion) continue;
-    // SuggestionKind: 0 replace, 1 remove, 2 insert after
-    const k = suggestion.kind();
-    const repl = suggestion.get_replacement_text();
-    const replacement = k === 1 ? "" : k === 2 ? original + repl : repl;
+    const options = lint.suggestions().map((sg) => {
+      // SuggestionKind: 0 replace, 1 remove, 2 insert after
+      const k = sg.kind();
+      const repl = sg.get_replacement_text();
+      return k === 1 ? "" : k === 2 ? original + repl : repl;
+    });
+    if (!options.length) continue;
+    const replacement = kind === "Spelling" ? closestSpelling(original, options) : options[0];
+    // a one-word spelling "fix" that shares little with the word ("untill" -> "distill") does more
+    // harm than the typo; grammar rules (their -> they're, went -> gone) legitimately change more
+    if (LEXICAL_KINDS.has(kind) && !/\s/.test(original) && !/\s/.test(replacement) && original.length > 3 && typoDistance(original, replacement) > 2.5) continue;
     if (replacement === original) continue;
     edits.push({ start: span.start, end: span.end, replacement, kind, explanation: lint.message() });
   }
@@ -150,6 +200,42 @@ async function lintOnce(l: LocalLinter, text: string): Promise<{ edits: Edit[]; 
     else edits.push(e);
   }
   return { edits, deferred };
+}
+
+/** Where each edit's replacement sits in the corrected text. */
+function shiftedSpans(edits: readonly Edit[]): [number, number][] {
+  let delta = 0;
+  return edits.map((e) => {
+    const start = e.start + delta;
+    delta += e.replacement.length - (e.end - e.start);
+    return [start, start + e.replacement.length];
+  });
+}
+
+/**
+ * Second pass over only the sentences that changed: linting costs about linear time in the
+ * text, so re-linting a whole document to check a few fixed words would double the cost.
+ */
+async function relintAround(l: LocalLinter, text: string, spans: readonly [number, number][]): Promise<Edit[]> {
+  const windows: [number, number][] = [];
+  for (const [a, b] of spans) {
+    const before = text.slice(0, a);
+    const start = Math.max(before.search(/[^.!?\n]*$/), 0);
+    const endRel = text.slice(b).search(/[.!?\n]/);
+    const end = endRel < 0 ? text.length : b + endRel + 1;
+    const last = windows[windows.length - 1];
+    if (last && start <= last[1]) last[1] = Math.max(last[1], end);
+    else windows.push([start, end]);
+  }
+  // when the changed sentences are most of the text, one lint of the whole is cheaper than many
+  const covered = windows.reduce((n, [a, b]) => n + b - a, 0);
+  if (covered > text.length * 0.5) return (await lintOnce(l, text)).edits;
+  const out: Edit[] = [];
+  for (const [a, b] of windows) {
+    const { edits } = await lintOnce(l, text.slice(a, b));
+    for (const e of edits) out.push({ ...e, start: e.start + a, end: e.end + a });
+  }
+  return out;
 }
 
 interface Segment {
@@ -240,12 +326,12 @@ export function fixGrammar(text: string, opts: { dialect?: GrammarDialect } = {}
       explanation: e.explanation,
     }));
     let correctedText = apply(text, edits);
-    // A second pass judges deferred neighbours and errors a fix exposes ("they doesn't" -> "they don't");
-    // skipped when the first pass changed nothing, which keeps clean text at one lint.
-    if (edits.length && (deferred > 0 || edits.some((e) => e.kind === "Spelling" || e.kind === "Agreement"))) {
-      const second = await lintOnce(l, correctedText);
-      if (second.edits.length) {
-        corrections = foldSecondPass(text, corrections, correctedText, second.edits);
+    // A second pass judges deferred neighbours and errors a fix exposes: mostly a spelled-out
+    // contraction ("they doesnt" -> "they doesn't" -> "they don't"). Other texts keep one lint.
+    if (deferred > 0 || edits.some((e) => e.replacement.includes("'") && !text.slice(e.start, e.end).includes("'"))) {
+      const second = await relintAround(l, correctedText, shiftedSpans(edits));
+      if (second.length) {
+        corrections = foldSecondPass(text, corrections, correctedText, second);
         correctedText = apply(text, corrections);
       }
     }

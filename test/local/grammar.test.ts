@@ -1,0 +1,103 @@
+import { beforeAll, describe, expect, test } from "bun:test";
+import { fixGrammar, parseDialect, warmGrammar } from "../../src/local/grammar";
+import { loadJsonl } from "./helpers";
+
+interface Item {
+  text: string;
+  expected: string;
+}
+
+const items = loadJsonl<Item>("grammar.jsonl");
+
+beforeAll(async () => {
+  await warmGrammar();
+}, 30_000);
+
+describe("fixGrammar on labeled examples", () => {
+  test("sentences fixed exactly, and clean sentences left alone", async () => {
+    const faulty = items.filter((i) => i.text !== i.expected);
+    const clean = items.filter((i) => i.text === i.expected);
+    let exact = 0;
+    let improved = 0;
+    const misses: string[] = [];
+    for (const it of faulty) {
+      const r = await fixGrammar(it.text);
+      if (r.correctedText === it.expected) exact++;
+      else misses.push(`${it.text} -> ${r.correctedText}`);
+      if (r.changed) improved++;
+    }
+    let untouched = 0;
+    for (const it of clean) {
+      const r = await fixGrammar(it.text);
+      if (!r.changed) untouched++;
+      else misses.push(`(clean) ${it.text} -> ${r.correctedText}`);
+    }
+    console.log(
+      `grammar exact fix ${((exact / faulty.length) * 100).toFixed(1)}% of ${faulty.length} faulty (changed ${improved}); clean left alone ${untouched}/${clean.length}`,
+      misses.length ? `\n  ${misses.join("\n  ")}` : "",
+    );
+    expect(faulty.length).toBeGreaterThanOrEqual(25);
+    expect(exact / faulty.length).toBeGreaterThanOrEqual(0.6);
+    expect(untouched / clean.length).toBeGreaterThanOrEqual(0.9);
+  });
+});
+
+describe("fixGrammar behaviour", () => {
+  test("corrections point into the original text", async () => {
+    const text = "😀 Their going tomorow, and I has a apple.";
+    const r = await fixGrammar(text);
+    expect(r.corrections.length).toBeGreaterThan(2);
+    for (const c of r.corrections) expect(text.slice(c.start, c.end)).toBe(c.original);
+  });
+
+  test("dialect changes spelling", async () => {
+    expect((await fixGrammar("The color is gray.", { dialect: "british" })).correctedText).toBe("The colour is grey.");
+    expect((await fixGrammar("The colour is grey.", { dialect: "american" })).correctedText).toBe("The color is gray.");
+  });
+
+  test("each correction explains itself", async () => {
+    const r = await fixGrammar("I recieved it.");
+    expect(r.corrections[0].explanation.length).toBeGreaterThan(5);
+  });
+
+  test("dialect names and codes are understood; others refused", () => {
+    expect(parseDialect("en-GB")).toBe("british");
+    expect(parseDialect("Australian")).toBe("australian");
+    expect(parseDialect(undefined)).toBe("american");
+    expect(parseDialect("klingon")).toBeNull();
+  });
+
+  test("concurrent calls with different dialects do not mix", async () => {
+    const [us, uk] = await Promise.all([fixGrammar("The colour.", { dialect: "american" }), fixGrammar("The color.", { dialect: "british" })]);
+    expect(us.correctedText).toBe("The color.");
+    expect(uk.correctedText).toBe("The colour.");
+  });
+});
+
+// A realistic 1 KB message with a handful of slips, and a worst case with an error in every sentence.
+const REALISTIC =
+  "Hi team, I wanted to give you a quick update on the project. We finished the design review last week and the feedback was mostly positive. There are a few open questions about the payment flow that we need to resolve before the launch. The engineering team is confident that the remaining work can be done in two sprints, but we will need help from the data team to migrate the old records. I have scheduled a meeting for thursday to discuss the timeline and the risks. Please let me know if you cant attend, so I can move it. The budget is still on track and we have not spent more then we planned. Marketing will start preparing the campaign next month, once the release date is confirmed. If you have any concerns, feel free to reach out to me directly or post them in the project channel. Thanks again for all the hard work everyone has put into this release, it has been a long road but we are almost done. Best regards, Anna. P.S. I recieved the new laptops yesterday, so I will hand them out on Monday morning.";
+
+async function medianOf(text: string): Promise<number> {
+  for (let i = 0; i < 5; i++) await fixGrammar(text);
+  const times: number[] = [];
+  for (let i = 0; i < 21; i++) {
+    const s = performance.now();
+    await fixGrammar(text);
+    times.push(performance.now() - s);
+  }
+  times.sort((a, b) => a - b);
+  return times[10];
+}
+
+test("speed: a realistic 1 KB text under 20 ms at the median once warm", async () => {
+  const dense = items
+    .map((i) => i.text)
+    .join(" ")
+    .slice(0, 1024);
+  const realistic = await medianOf(REALISTIC.slice(0, 1024));
+  const worst = await medianOf(dense);
+  console.log(`grammar 1 KB median: realistic ${realistic.toFixed(2)} ms, error in every sentence ${worst.toFixed(2)} ms`);
+  expect(realistic).toBeLessThan(20);
+  expect(worst).toBeLessThan(60);
+});
