@@ -192,7 +192,8 @@ export function parseSearchQuery(query: string, opts: { facets?: Record<string, 
     let dateRange: ParsedQuery["dateRange"];
     const ref = opts.referenceDate ?? new Date();
     for (const r of chrono.parse(query, ref)) {
-      if (overlaps(consumed, r.index, r.index + r.text.length) || /^(?:\d+|now|right now)$/i.test(r.text.trim())) continue;
+      // "for 8 years" is a duration or an age, not a date filter
+      if (overlaps(consumed, r.index, r.index + r.text.length) || /^(?:\d+|now|right now)$/i.test(r.text.trim()) || /^for\b/i.test(r.text)) continue;
       dateRange = { start: isoDay(r.start.date()), ...(r.end ? { end: isoDay(r.end.date()) } : {}), text: r.text };
       // "last week" / "since March": chrono gives a point; a range ends today
       if (!r.end && /\b(?:since|after|from|last|past|this)\b/i.test(query.slice(Math.max(0, r.index - 8), r.index + r.text.length))) dateRange.end = isoDay(ref);
