@@ -56,6 +56,7 @@ export const NOT_NAME_WORDS: ReadonlySet<string> = new Set(
     "English Spanish French German American British European Canadian Australian Chinese Japanese Indian Internet Wi-Fi " +
     "Just Can Could Would Should Did Do Does Is Are Was Were Be Been Has Have Had Let Get Got Go Going Sorry Great " +
     "Professor Doctor Frau Herr Madame Monsieur Captain Son Daughter Wife Husband Boyfriend Girlfriend Partner Colleague Neighbour Neighbor " +
+    "La Le Les El Los Las Il Lo Del Der Die Das Den Des Une Un Una Uno Ein Eine Land Essa Aile Todo Toda Ogni Jeder Chaque " +
     "Good Nice Welcome Happy Love Kind Warm Many Much More Most Very Really Still Again Once Soon Now Later"
   ).split(" "),
 );
