@@ -92,11 +92,10 @@ export function builtinIntent(text: string): { intent: string; confidence: numbe
 export function pickLabel(text: string, labels: readonly string[]): { label: string; confidence: number } | null {
   const own = builtinIntent(text);
   if (own.matched) {
-    const homes = [own.intent, categoryOfIntent(own.intent), departmentOfIntent(own.intent)].map(squash);
-    const home = labels.find((l) =>
-      homes.some((h) => squash(l).startsWith(h) || (squash(l).length >= 4 && h.startsWith(squash(l)))),
-    );
-    if (home) return { label: home, confidence: own.confidence };
+    for (const home of [own.intent, categoryOfIntent(own.intent), departmentOfIntent(own.intent)]) {
+      const label = labels.find((l) => sameName(l, home));
+      if (label) return { label, confidence: own.confidence };
+    }
   }
   const r = detectIntent(text, labels);
   if (r.matched && labels.includes(r.intent)) return { label: r.intent, confidence: r.confidence };
@@ -106,7 +105,22 @@ export function pickLabel(text: string, labels: readonly string[]): { label: str
 
 const CATCH_ALL = /^(?:other|others|general|unknown|misc|miscellaneous|none|unclassified|general[_ -]inquiry)$/i;
 const GENERAL_SUPPORT = /^(?:support|customer[_ -]?(?:support|service|care)|help[_ -]?desk|general[_ -]support)$/i;
-const squash = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, "");
+const words = (s: string) =>
+  s
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
+const related = (a: string, b: string) => (a.length >= 3 && b.startsWith(a)) || (b.length >= 3 && a.startsWith(b));
+
+/**
+ * Whether a caller's label names the same thing as one of ours: "Tech Support" is technical_support,
+ * "account_management" is account, "sales_team" is sales; "customer_success" is not customer_service.
+ */
+function sameName(label: string, ours: string): boolean {
+  const [a, b] = [words(label), words(ours)];
+  if (a.length === 0 || b.length === 0 || !related(a[0], b[0])) return false;
+  return a.length === 1 || b.length === 1 || related(a[1], b[1]);
+}
 
 /** Built-in intent -> the category a support inbox would file it under. */
 const CATEGORY_OF_INTENT: Record<string, string> = {
