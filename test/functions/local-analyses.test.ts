@@ -25,6 +25,13 @@ async function answer(name: string, body: Record<string, unknown>): Promise<Reco
   return out;
 }
 
+/** An answer that must exist. */
+async function sure(name: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const out = await answer(name, body);
+  if (out === null) throw new Error(`${name} gave no offline answer for ${JSON.stringify(body)}`);
+  return out;
+}
+
 const BILLING =
   "Hello, I was charged twice for invoice INV-2291 this month. Please refund the duplicate payment of $49 as soon as possible.";
 const OUTAGE = "Our API calls return 500 errors since 9am and our checkout is down. Every minute costs us sales.";
@@ -163,9 +170,9 @@ describe("reviews offline", () => {
   ];
 
   test("review-analyze: a complaint is negative and needs a response; aspects come from the text", async () => {
-    const out = await answer("review-analyze", { review: "The food was cold and the staff were rude. Never again.", rating: 1 });
+    const out = await sure("review-analyze", { review: "The food was cold and the staff were rude. Never again.", rating: 1 });
     expect(out).toMatchObject({ sentiment: "negative", needs_response: true, language: "en" });
-    const aspects = (out?.aspects as { aspect: string }[]).map((a) => a.aspect);
+    const aspects = (out.aspects as { aspect: string }[]).map((a) => a.aspect);
     expect(aspects).toEqual(expect.arrayContaining(["food", "staff"]));
   });
 
@@ -184,11 +191,11 @@ describe("reviews offline", () => {
   });
 
   test("review-insights: themes count reviews, weaknesses come with a recommendation", async () => {
-    const out = await answer("review-insights", { reviews: REVIEWS, context: "online shoe shop" });
-    const themes = out?.themes as { theme: string; mentions: number }[];
+    const out = await sure("review-insights", { reviews: REVIEWS, context: "online shoe shop" });
+    const themes = out.themes as { theme: string; mentions: number }[];
     expect(themes.find((t) => t.theme === "delivery")?.mentions).toBe(3);
     for (const t of themes) expect(t.mentions).toBeLessThanOrEqual(4);
-    expect((out?.recommendations as string[]).length).toBeGreaterThan(0);
+    expect((out.recommendations as string[]).length).toBeGreaterThan(0);
   });
 
   test("reviews in a language the engine does not read are left to a model", async () => {
