@@ -121,8 +121,8 @@ interface AudienceBias {
 
 function audienceBias(audience: string | undefined): AudienceBias {
   const a = (audience ?? "").toLowerCase();
-  if (/exec|manag|leader|board|c-?suite|stakeholder|investor|business/.test(a)) return { brevity: 0.3, numbers: 0.5 };
-  if (/child|kid|student|beginner|novice|general|lay|public|non-?technical|customer/.test(a)) return { brevity: 0.6, numbers: -0.2 };
+  if (/exec|manag|leader|board|c-?suite|stakeholder|investor|business/.test(a)) return { brevity: 0.3, numbers: 0.6 };
+  if (/child|kid|student|beginner|novice|general|lay|public|non-?technical|customer/.test(a)) return { brevity: 0.6, numbers: -0.3 };
   if (/tech|engineer|developer|expert|scien|research|academ|specialist|doctor|legal|lawyer/.test(a)) return { brevity: -0.2, numbers: 0.3 };
   return { brevity: 0, numbers: 0 };
 }
@@ -160,8 +160,8 @@ export function summarize(text: string, opts: SummarizeOptions = {}): SummaryRes
   const n = sentences.length;
   const scored = sentences.map((s, i) => {
     const ts = toks[i];
-    // average (not sum) so long sentences do not win by length alone; log damps very short ones
-    let score = ts.length ? ts.reduce((a, t) => a + (freq.get(t) ?? 0) / maxF, 0) / Math.sqrt(ts.length) : 0;
+    // sum damped by length^0.7: long sentences hold more content words but must not win by length alone
+    let score = ts.length ? ts.reduce((a, t) => a + (freq.get(t) ?? 0) / maxF, 0) / ts.length ** 0.7 : 0;
     if (i === 0) score *= 1.35;
     else if (i === n - 1) score *= 1.1;
     if (CUE.test(s.text)) score *= 1.2;
@@ -169,8 +169,9 @@ export function summarize(text: string, opts: SummarizeOptions = {}): SummaryRes
     if (/\?\s*$/.test(s.text)) score *= 0.8;
     const words = countWords(s.text);
     if (words < 4) score *= 0.5;
-    score *= 1 + bias.brevity * (words <= 18 ? 0.3 : -0.3);
-    if (/\d/.test(s.text)) score *= 1 + bias.numbers * 0.3;
+    score *= 1 + bias.brevity * (words <= 18 ? 0.5 : -0.5);
+    // figures are what executives act on and what beginners stumble over
+    if (/\d/.test(s.text)) score *= 1 + bias.numbers;
     return { i, score };
   });
   const k = format === "headline" || format === "tldr" ? Math.min(targetCount(opts.length ?? "short", n), format === "headline" ? 1 : 2) : targetCount(opts.length, n);
