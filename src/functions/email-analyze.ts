@@ -40,8 +40,8 @@ type Req = Static<typeof request>;
 const resultFor = (req: Partial<Req>) =>
   Result(
     {
-      category: oneOf(req.allowed_categories, "what the email is about, e.g. billing, support, sales"),
-      intent: oneOf(req.allowed_intents, "what the sender wants, e.g. refund_request, question, complaint"),
+      category: oneOf(req.allowed_categories, "what the email is about", "billing, support, sales"),
+      intent: oneOf(req.allowed_intents, "what the sender wants", "refund_request, question, complaint"),
       priority: Priority(),
       sentiment: Enum(WRITER_SENTIMENTS, "the sender's mood"),
       language: LanguageCode(),

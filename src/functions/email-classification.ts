@@ -47,7 +47,7 @@ const Urgency = Type.Object(
 );
 
 const fields = (req: Partial<Req>) => ({
-  category: oneOf(req.allowed_categories, "the email's category, e.g. billing, support, sales, spam"),
+  category: oneOf(req.allowed_categories, "the email's category", "billing, support, sales, spam"),
   confidence: Confidence(),
 });
 const DESCRIPTION = "category of one email, with urgency and extracted fields when asked";

@@ -30,7 +30,7 @@ type Req = Static<typeof request>;
 
 /** Base shape: the analysis fields are optional because workflow_first leaves them out. */
 const fields = (req: Partial<Req>) => ({
-  action: oneOf(req.allowed_actions, "what to do with the email next, e.g. reply, forward, escalate, archive"),
+  action: oneOf(req.allowed_actions, "what to do with the email next", "reply, forward, escalate, archive"),
   department: oneOf(req.allowed_departments, "team that should handle it"),
   priority: Priority(),
   reason: Type.String({ description: "why this action and department, in one sentence" }),

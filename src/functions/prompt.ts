@@ -40,10 +40,13 @@ export function systemText(spec: Omit<PromptSpec, "inputs">): string {
 }
 
 export function inputsText(inputs: PromptSpec["inputs"]): string {
-  return inputs
-    .filter((entry): entry is [string, string] => Boolean(entry[1]))
-    .map(([tag, text]) => `<${tag}>\n${text}\n</${tag}>`)
-    .join("\n\n");
+  return (
+    inputs
+      .filter((entry): entry is [string, string] => Boolean(entry[1]))
+      // A closing tag inside the text would end the data early; a caller's text must not get out of its tag.
+      .map(([tag, text]) => `<${tag}>\n${text.replaceAll(`</${tag}>`, `<\\/${tag}>`)}\n</${tag}>`)
+      .join("\n\n")
+  );
 }
 
 /** "Answer with one JSON object" plus one line per field, enums spelled out (allowed lists included). */

@@ -142,9 +142,17 @@ export const Entities = () =>
 export const Strings = (description: string, maxItems = 20) =>
   Type.Array(Type.String({ minLength: 1 }), { maxItems, description });
 
-/** A string field limited to `allowed` when the caller gave a list, otherwise free text. */
-export function oneOf(allowed: readonly string[] | undefined, description: string): TString | TUnion<TLiteral<string>[]> {
-  if (!allowed || allowed.length === 0) return Type.String({ minLength: 1, maxLength: 100, description });
+/**
+ * A string field limited to `allowed` when the caller gave a list, otherwise free text; `examples`
+ * ("billing, support, sales") guide a model only when there is no list to pick from.
+ */
+export function oneOf(
+  allowed: readonly string[] | undefined,
+  description: string,
+  examples?: string,
+): TString | TUnion<TLiteral<string>[]> {
+  if (!allowed || allowed.length === 0)
+    return Type.String({ minLength: 1, description: examples ? `${description}, e.g. ${examples}` : description });
   return Type.Union(
     allowed.map((v) => Type.Literal(v)),
     { description: `${description}; one of the caller's allowed values` },
