@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { migrate } from "../storage/db";
 import { chunkText } from "./chunking";
 import type { DocumentInput, FilterMetadata, Snippet } from "./schemas";
-import { searchChunks } from "./search";
+import { chunkTerms, searchChunks } from "./search";
 
 let template: Uint8Array | null = null;
 
@@ -30,7 +30,7 @@ export function searchInline(documents: DocumentInput[], query: string, topK: nu
     const addDoc = db.query(
       "INSERT INTO kb_documents (id, kb_id, title, content, metadata, chunk_count) VALUES (?, ?, ?, ?, ?, ?)",
     );
-    const addChunk = db.query("INSERT INTO kb_chunks (kb_id, document_id, ord, title, content) VALUES (?, ?, ?, ?, ?)");
+    const addChunk = db.query("INSERT INTO kb_chunks (kb_id, document_id, ord, title, content, terms) VALUES (?, ?, ?, ?, ?, ?)");
     db.transaction(() => {
       documents.forEach((d, i) => {
         const doc = typeof d === "string" ? { content: d } : d;
@@ -38,7 +38,7 @@ export function searchInline(documents: DocumentInput[], query: string, topK: nu
         const id = `doc_${i}`;
         const title = doc.title?.trim() || null;
         addDoc.run(id, INLINE_KB, title, doc.content, JSON.stringify(doc.metadata ?? {}), chunks.length);
-        for (const [ord, c] of chunks.entries()) addChunk.run(INLINE_KB, id, ord, title, c);
+        for (const [ord, c] of chunks.entries()) addChunk.run(INLINE_KB, id, ord, title, c, chunkTerms(title, c));
       });
     })();
     // Inline documents have no stored id; the snippet says which one by its position.

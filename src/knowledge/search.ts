@@ -19,24 +19,32 @@ interface Row {
   document_id: string;
   title: string | null;
   content: string;
+  terms: string;
   metadata: string;
   rank: number;
 }
 
-/** Title matches count double: a document titled "Refund policy" is about refunds. */
-const TITLE_WEIGHT = 2;
+/** bm25() column weights (kb_id, title, content): the base id only filters; a title match counts double. */
+const BM25 = "bm25(kb_chunks_fts, 0.0, 2.0, 1.0)";
+
+/** The searchable keys of a chunk, stored beside it (kb_chunks.terms). */
+export function chunkTerms(title: string | null, content: string): string {
+  return [...new Set(termKeys(`${title ?? ""} ${content}`))].join(" ");
+}
+
+const quote = (s: string) => `"${s.replace(/"/g, "")}"`;
 
 /**
  * The FTS5 MATCH expression for a natural-language query: every content word (with its
- * synonyms) OR-ed, each quoted so user text is never read as FTS syntax. Null when the query
- * holds no searchable word.
+ * synonyms) OR-ed, each quoted so user text is never read as FTS syntax, inside the given
+ * knowledge bases. Null when the query holds no searchable word.
  */
-export function ftsQuery(query: string): string | null {
+export function ftsQuery(query: string, kbIds: string[]): string | null {
   const words = [...new Set(contentWords(foldPhrases(query)))].slice(0, 32);
-  if (words.length === 0) return null;
+  if (words.length === 0 || kbIds.length === 0) return null;
   const terms = new Set<string>();
-  for (const w of words) for (const e of expandWord(w)) terms.add(`"${e.replace(/"/g, "")}"`);
-  return [...terms].join(" OR ");
+  for (const w of words) for (const e of expandWord(w)) terms.add(quote(e));
+  return `kb_id : (${kbIds.map(quote).join(" OR ")}) AND (${[...terms].join(" OR ")})`;
 }
 
 /** Metadata keys become JSON paths; quoting the key keeps dots and spaces in it literal. */
@@ -53,33 +61,52 @@ function filterSql(filter: FilterMetadata | undefined): { sql: string; params: S
   return { sql: parts.map((p) => ` AND ${p}`).join(""), params };
 }
 
+const ROW = "c.id, c.kb_id, c.document_id, c.title, c.content, c.terms, d.metadata";
+const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+
+/**
+ * Candidates, best BM25 first. Without a metadata filter FTS5 ranks on its own and only the
+ * winners are joined to their rows; a filter needs the documents' metadata, so it joins first.
+ * The exact kb_id check stays: FTS5 tokens are case-folded, ids are not.
+ */
+function candidates(sqlite: Database, match: string, opts: SearchOptions, limit: number): Row[] {
+  const kbIn = `c.kb_id IN (${placeholders(opts.kbIds.length)})`;
+  if (opts.filter && Object.keys(opts.filter).length > 0) {
+    const f = filterSql(opts.filter);
+    return sqlite
+      .query<Row, SQLQueryBindings[]>(
+        `SELECT ${ROW}, ${BM25} AS rank FROM kb_chunks_fts
+         JOIN kb_chunks c ON c.id = kb_chunks_fts.rowid JOIN kb_documents d ON d.id = c.document_id
+         WHERE kb_chunks_fts MATCH ? AND ${kbIn}${f.sql} ORDER BY rank LIMIT ?`,
+      )
+      .all(match, ...opts.kbIds, ...f.params, limit);
+  }
+  return sqlite
+    .query<Row, SQLQueryBindings[]>(
+      `SELECT ${ROW}, top.rank FROM (SELECT rowid, ${BM25} AS rank FROM kb_chunks_fts WHERE kb_chunks_fts MATCH ? ORDER BY rank LIMIT ?) AS top
+       JOIN kb_chunks c ON c.id = top.rowid JOIN kb_documents d ON d.id = c.document_id
+       WHERE ${kbIn} ORDER BY top.rank`,
+    )
+    .all(match, limit, ...opts.kbIds);
+}
+
 /**
  * Best chunks first. BM25 picks and orders candidates; the 0-1 score is how much of the query a
  * chunk covers (share of the query's words, synonyms included, that it contains) scaled by its
  * BM25 relative to the best hit, so a score means the same on a 3-document inline search and a
- * 10,000-chunk knowledge base.
+ * 10,000-chunk knowledge base. Re-ranking by that score puts chunks that answer the whole
+ * question above ones that repeat one of its words.
  */
 export function searchChunks(sqlite: Database, opts: SearchOptions): Snippet[] {
-  const match = ftsQuery(opts.query);
-  if (match === null || opts.kbIds.length === 0) return [];
-  const f = filterSql(opts.filter);
-  const candidates = Math.max(opts.topK * 3, 20);
-  const rows = sqlite
-    .query<Row, SQLQueryBindings[]>(
-      `SELECT c.id, c.kb_id, c.document_id, c.title, c.content, d.metadata, bm25(kb_chunks_fts, ${TITLE_WEIGHT}, 1.0) AS rank
-       FROM kb_chunks_fts
-       JOIN kb_chunks c ON c.id = kb_chunks_fts.rowid
-       JOIN kb_documents d ON d.id = c.document_id
-       WHERE kb_chunks_fts MATCH ? AND c.kb_id IN (${opts.kbIds.map(() => "?").join(", ")})${f.sql}
-       ORDER BY rank LIMIT ?`,
-    )
-    .all(match, ...opts.kbIds, ...f.params, candidates);
+  const match = ftsQuery(opts.query, opts.kbIds);
+  if (match === null) return [];
+  const rows = candidates(sqlite, match, opts, Math.max(opts.topK * 3, 20));
   if (rows.length === 0) return [];
 
   const queryKeys = new Set(termKeys(opts.query));
   const best = -(rows[0] as Row).rank || 1;
   const scored = rows.map((r) => {
-    const keys = new Set(termKeys(`${r.title ?? ""} ${r.content}`));
+    const keys = new Set(r.terms.split(" "));
     let covered = 0;
     for (const k of queryKeys) if (keys.has(k)) covered++;
     const coverage = queryKeys.size ? covered / queryKeys.size : 0;

@@ -7,9 +7,10 @@ import { newId } from "../auth/keys";
 import { invalidRequest } from "../errors";
 import { notFound } from "../http/respond";
 import type { Storage } from "../storage/db";
-import { type KbDocumentRow, type KnowledgeBaseRow, kbChunks, kbDocuments, knowledgeBases } from "../storage/schema-kb";
+import { type KbDocumentRow, type KnowledgeBaseRow, kbDocuments, knowledgeBases } from "../storage/schema-kb";
 import { chunkText } from "./chunking";
 import { type DocumentInput, type KB_STATUSES, LIMITS } from "./schemas";
+import { chunkTerms } from "./search";
 
 export type KbStatus = (typeof KB_STATUSES)[number];
 
@@ -135,6 +136,9 @@ export class KnowledgeStore {
       return { title: doc.title?.trim() || null, content: doc.content, metadata: doc.metadata ?? {}, chunks };
     });
     const ids: string[] = [];
+    const addChunk = this.storage.sqlite.query(
+      "INSERT INTO kb_chunks (kb_id, document_id, ord, title, content, terms) VALUES (?, ?, ?, ?, ?, ?)",
+    );
     this.storage.sqlite
       .transaction(() => {
         const have = this.counts(kbId);
@@ -166,12 +170,8 @@ export class KnowledgeStore {
               chunkCount: d.chunks.length,
             })
             .run();
-          for (let i = 0; i < d.chunks.length; i++) {
-            this.db
-              .insert(kbChunks)
-              .values({ kbId, documentId: id, ord: i, title: d.title, content: d.chunks[i] as string })
-              .run();
-          }
+          // A prepared statement, not the query builder: a large upload inserts thousands of chunks.
+          for (const [ord, chunk] of d.chunks.entries()) addChunk.run(kbId, id, ord, d.title, chunk, chunkTerms(d.title, chunk));
         }
         this.touch(kbId);
       })

@@ -4,9 +4,13 @@
 import m0000 from "../../drizzle/0000_init.sql" with { type: "text" };
 import m0001 from "../../drizzle/0001_knowledge.sql" with { type: "text" };
 import m0002 from "../../drizzle/0002_knowledge_fts.sql" with { type: "text" };
+import m0003 from "../../drizzle/0003_knowledge_terms.sql" with { type: "text" };
+import m0004 from "../../drizzle/0004_knowledge_fts_by_base.sql" with { type: "text" };
 
 export const MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
   { tag: "0001_knowledge", sql: m0001 },
   { tag: "0002_knowledge_fts", sql: m0002 },
+  { tag: "0003_knowledge_terms", sql: m0003 },
+  { tag: "0004_knowledge_fts_by_base", sql: m0004 },
 ];

@@ -46,7 +46,7 @@ export const kbDocuments = sqliteTable(
   (t) => [index("kb_documents_kb_idx").on(t.kbId, t.createdAt)],
 );
 
-/** Overlapping pieces of a document; the FTS5 table kb_chunks_fts indexes (title, content) by rowid = id. */
+/** Overlapping pieces of a document; the FTS5 table kb_chunks_fts indexes (kb_id, title, content) by rowid = id. */
 export const kbChunks = sqliteTable(
   "kb_chunks",
   {
@@ -58,6 +58,8 @@ export const kbChunks = sqliteTable(
     ord: integer("ord").notNull(),
     title: text("title"),
     content: text("content").notNull(),
+    /** the chunk's canonical search keys (stems, synonyms folded), space-separated: search scores coverage from them without re-tokenizing */
+    terms: text("terms").notNull().default(""),
     /** float32 vector from a provider's embeddings, when one is configured */
     embedding: blob("embedding", { mode: "buffer" }),
   },

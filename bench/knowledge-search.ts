@@ -1,0 +1,159 @@
+/**
+ * `bun bench/knowledge-search.ts [--chunks 10000] [--runs 5] [--hot]`: BM25 search latency over
+ * one knowledge base of ~10,000 chunks in a real SQLite file. The help-center fixture is mixed into
+ * generated filler documents (Zipf-distributed words from a 5,000-word vocabulary in which the
+ * fixture's words take random ranks), then every fixture query is searched repeatedly. `--hot`
+ * gives the fixture's words the top ranks instead: nearly every chunk then matches every query,
+ * the worst case for ranking. Prints median and p95 of the search itself (SQL +
+ * scoring) and of the whole HTTP route (auth, rate limit, credits, envelope; cache bypassed).
+ * Not a timed test: the target (median under 10 ms) is checked by reading the output.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../src/config";
+import { searchChunks } from "../src/knowledge/search";
+import { KnowledgeStore } from "../src/knowledge/store";
+import { createLogger } from "../src/log";
+import { startServer } from "../src/server";
+import { HELP_CENTER } from "../test/knowledge/corpus";
+
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const TARGET_CHUNKS = arg("chunks", 10_000);
+const RUNS = arg("runs", 5);
+const HOT = process.argv.includes("--hot");
+
+/** Deterministic PRNG so every run indexes the same corpus. */
+function mulberry32(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const rand = mulberry32(42);
+
+const corpusWords = [...new Set(HELP_CENTER.documents.flatMap((d) => d.content.toLowerCase().match(/[a-z]+/g) ?? []))];
+const syllables = [
+  "ka",
+  "lo",
+  "mi",
+  "ren",
+  "sto",
+  "vu",
+  "tar",
+  "pel",
+  "qui",
+  "zan",
+  "dor",
+  "fen",
+  "gla",
+  "hu",
+  "jo",
+  "nix",
+  "or",
+  "pra",
+  "sel",
+  "tum",
+];
+const invented: string[] = [];
+while (invented.length + corpusWords.length < 5000) {
+  const n = 2 + Math.floor(rand() * 3);
+  invented.push(Array.from({ length: n }, () => syllables[Math.floor(rand() * syllables.length)]).join(""));
+}
+const vocabulary = HOT ? [...corpusWords, ...invented] : shuffle([...corpusWords, ...invented]);
+
+function shuffle<T>(xs: T[]): T[] {
+  for (let i = xs.length - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [xs[i], xs[j]] = [xs[j] as T, xs[i] as T];
+  }
+  return xs;
+}
+/** Zipf-like pick: low ranks (common words) far more often, as in real text. */
+const word = () => vocabulary[Math.floor(vocabulary.length * rand() ** 3)] as string;
+const filler = () => {
+  const sentences = Array.from({ length: 6 + Math.floor(rand() * 4) }, () => {
+    const s = Array.from({ length: 8 + Math.floor(rand() * 8) }, word).join(" ");
+    return `${s[0]?.toUpperCase()}${s.slice(1)}.`;
+  });
+  return sentences.join(" ");
+};
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((s.length - 1) * p))] as number;
+};
+
+const dir = mkdtempSync(join(tmpdir(), "textai-kb-bench-"));
+const server = startServer(
+  loadConfig(
+    { TEXTAI_DB: join(dir, "bench.db"), PORT: "0", HOST: "127.0.0.1", TEXTAI_LOG_LEVEL: "error" },
+    "[plans.free.rate_limits]\nheavy = 1000000\nstandard = 1000000\n",
+  ),
+  { logger: createLogger("error") },
+);
+try {
+  const { storage, keys } = server.deps;
+  const key = keys.createKey({ label: "bench", credits: 10_000_000 });
+  const store = new KnowledgeStore(storage);
+  const kb = store.create(key.account_id, { name: "bench" });
+  const t0 = performance.now();
+  store.addDocuments(
+    key.account_id,
+    kb.id,
+    HELP_CENTER.documents.map(({ title, content, metadata }) => ({ title, content, metadata })),
+  );
+  let chunks = store.get(key.account_id, kb.id).chunk_count;
+  while (chunks < TARGET_CHUNKS) {
+    const batch = Array.from({ length: Math.min(500, TARGET_CHUNKS - chunks) }, (_, i) => ({
+      title: `Filler ${chunks + i}`,
+      content: filler(),
+      metadata: { category: "filler" },
+    }));
+    store.addDocuments(key.account_id, kb.id, batch);
+    chunks = store.get(key.account_id, kb.id).chunk_count;
+  }
+  const indexMs = performance.now() - t0;
+
+  const queries = HELP_CENTER.queries.map((q) => q.query);
+  // One unmeasured pass: the first searches pay for JIT compilation and a cold page cache.
+  for (const query of queries) searchChunks(storage.sqlite, { kbIds: [kb.id], query, topK: 5 });
+  const direct: number[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    for (const query of queries) {
+      const t = performance.now();
+      searchChunks(storage.sqlite, { kbIds: [kb.id], query, topK: 5 });
+      direct.push(performance.now() - t);
+    }
+  }
+  const http: number[] = [];
+  for (let r = 0; r < RUNS; r++) {
+    for (const query of queries) {
+      const t = performance.now();
+      const res = await fetch(`${server.url}/api/v1/knowledge-bases/${kb.id}/search`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key.key, "cache-control": "no-cache" },
+        body: JSON.stringify({ query, top_k: 5 }),
+      });
+      await res.arrayBuffer();
+      if (res.status !== 200) throw new Error(`search answered ${res.status}`);
+      http.push(performance.now() - t);
+    }
+  }
+  const f = (xs: number[]) => `median ${pct(xs, 0.5).toFixed(2)} ms, p95 ${pct(xs, 0.95).toFixed(2)} ms (${xs.length} searches)`;
+  console.log(
+    `knowledge search over ${chunks} chunks${HOT ? " (--hot: fixture words most frequent)" : ""} (indexed in ${(indexMs / 1000).toFixed(1)} s)`,
+  );
+  console.log(`  search (SQL + scoring): ${f(direct)}`);
+  console.log(`  HTTP route, no cache:   ${f(http)}`);
+  console.log(`  target median < 10 ms: ${pct(direct, 0.5) < 10 ? "met" : "NOT met"}`);
+} finally {
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
