@@ -2,6 +2,7 @@
  * The README's function table, generated from the registry so it cannot drift from the code.
  * `bun run docs:table` rewrites the section between the markers; a test fails when it is stale.
  */
+import { type KnowledgeServices, knowledgeFunctions } from "../knowledge/functions";
 import type { AnyFunctionDef } from "./define";
 import { FUNCTIONS } from "./registry";
 
@@ -11,6 +12,24 @@ export const TABLE_END = "<!-- functions:end -->";
 const TEXT_PROVIDERS = "openai / groq / openai-compatible / mock";
 /** groq has no image API; the mock answers with a tiny PNG. */
 const IMAGE_PROVIDERS = "openai / openai-compatible / mock";
+
+/**
+ * Knowledge functions are built around their stores and registered by the knowledge routes. A
+ * table row reads only their static fields, so stores that refuse every use are enough here.
+ */
+const NO_STORES = new Proxy(
+  {},
+  {
+    get() {
+      throw new Error("knowledge stores are not available while rendering the README table");
+    },
+  },
+) as KnowledgeServices;
+
+/** Every function an API user can call: the registry's, then the knowledge ones. */
+export function documentedFunctions(): AnyFunctionDef[] {
+  return [...FUNCTIONS, ...Object.values(knowledgeFunctions(NO_STORES))];
+}
 
 function providersOf(def: AnyFunctionDef): string {
   const remote = def.kind === "image" ? IMAGE_PROVIDERS : TEXT_PROVIDERS;
@@ -25,7 +44,7 @@ function returnsOf(def: AnyFunctionDef): string {
 const cell = (s: string) => s.replaceAll("|", "\\|").replaceAll("\n", " ");
 
 /** The Markdown table of every function in `defs`. */
-export function functionsTable(defs: AnyFunctionDef[] = FUNCTIONS): string {
+export function functionsTable(defs: AnyFunctionDef[] = documentedFunctions()): string {
   const rows = defs.map((def) =>
     [
       `\`${def.name}\``,
