@@ -69,7 +69,7 @@ const PERSON_RES: [RegExp, number][] = [
   [new RegExp(String.raw`(?:^|\n)\s*(?:hi|hello|dear|hey)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})\s*[,!\n]`, "gi"), 0.75],
   // form-like labels: "Bill to: Jane Doe", "Customer: John Smith", "From: Ana Lopez <ana@x.com>"
   [new RegExp(String.raw`\b(?:bill to|ship to|sold to|deliver to|attn|attention|customer|client|from|to|contact|passenger|guest|patient|employee|applicant|author|signed by|prepared by|requested by)\s*:\s*(${CAP_WORD}(?:\s+${CAP_WORD}){1,2})`, "gi"), 0.7],
-  [new RegExp(String.raw`\b(?:spoke (?:to|with)|talked to|agent|representative|manager|contact|ask for|assigned to|cc:?)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,1})`, "gi"), 0.65],
+  [new RegExp(String.raw`\b(?:spoke (?:to|with)|talked to|agent|representative|manager|contact|ask for|assigned to|cc:?|(?:requested|submitted|written|signed|approved|reported|created|sent|placed) by)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,1})`, "gi"), 0.65],
 ];
 const ORG_SUFFIX = String.raw`(?:Inc|LLC|Ltd|Limited|Corp|Corporation|Co|Company|GmbH|AG|SA|S\.A|PLC|plc|LLP|BV|NV|Pty|Group|Holdings|Bank|University|College|Institute|Foundation|Labs|Technologies|Systems|Airlines|Airways|Hotels?|Hospital|Agency|Partners|Solutions|Services|Software|Studios?|Media|Motors|Pharmaceuticals|Insurance)\b\.?`;
 const ORG_RES: [RegExp, number][] = [
@@ -79,7 +79,7 @@ const ORG_RES: [RegExp, number][] = [
   [new RegExp(String.raw`\b(?:work(?:s|ed|ing)? (?:at|for)|employed by|on behalf of|company|from the team at|customer of|account with)\s+((?:[A-Z][\w&'-]+)(?:\s+[A-Z][\w&'-]+){0,2})`, "g"), 0.6],
 ];
 const NOT_A_NAME = new Set(
-  "I The A An This That Thanks Thank Hi Hello Dear Hey Regards Best Please Sorry Yes No Ok Okay Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August September October November December Team Support Customer Sir Madam All Everyone Guys There Again Here Just Not Also Still Really Very Writing Looking Contacting Happy Sure Glad So".split(
+  "Mr Mrs Ms Mx Dr Prof I The A An This That Thanks Thank Hi Hello Dear Hey Regards Best Please Sorry Yes No Ok Okay Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August September October November December Team Support Customer Sir Madam All Everyone Guys There Again Here Just Not Also Still Really Very Writing Looking Contacting Happy Sure Glad So".split(
     " ",
   ),
 );

@@ -100,20 +100,21 @@ export function parseSchemaSpec(schema: unknown): FieldSpec[] | null {
 
 type Kind = EntityType | "currency" | "first_name" | "last_name";
 
+// Matched against the field name with words separated by spaces ("growth_rate" -> "growth rate").
 const KIND_HINTS: [RegExp, Kind][] = [
   [/e-?mail/, "email"],
-  [/phone|mobile|\btel\b|telephone|cell|fax/, "phone"],
-  [/\burl\b|link|website|\bsite\b|homepage|\buri\b/, "url"],
+  [/phone|mobile|\btel\b|telephone|\bcell\b|\bfax\b/, "phone"],
+  [/\burl\b|\blink\b|website|\bsite\b|homepage|\buri\b/, "url"],
   [/currency/, "currency"],
-  [/percent|percentage|\bpct\b|\brate\b|discount_rate/, "percentage"],
+  [/percent|percentage|\bpct\b|\brate\b/, "percentage"],
   [/amount|price|cost|total|subtotal|\bfee\b|salary|budget|balance|payment|\btax\b|refund|revenue|spend|paid|charge/, "money"],
-  [/date|\bwhen\b|deadline|birthday|\bdob\b|_at$|\bday\b|due|expir|schedul|appointment|\btime\b/, "date"],
-  [/first_?name|given_?name/, "first_name"],
-  [/last_?name|surname|family_?name/, "last_name"],
-  [/\bid\b|_id$|number$|_no$|\bno\b|order|invoice|ticket|tracking|reference|\bref\b|\bsku\b|code|confirmation|booking|account|serial|policy|claim/, "id"],
-  [/company|organi[sz]ation|\borg\b|employer|vendor|merchant|business|brand|supplier|bank|airline|hotel|store|retailer/, "organization"],
-  [/name|person|customer|client|contact|sender|recipient|author|agent|buyer|seller|passenger|guest_name|employee|manager/, "person"],
-  [/count|quantity|\bqty\b|number_of|num_|guests|people|\bage\b|years|nights|items|units|seats|rooms/, "number"],
+  [/date|\bwhen\b|deadline|birthday|\bdob\b| at$|\bday\b|\bdue\b|expir|schedul|appointment|\btime\b/, "date"],
+  [/first ?name|given ?name/, "first_name"],
+  [/last ?name|surname|family ?name/, "last_name"],
+  [/\bid\b|number$|\bno\b|order|invoice|ticket|tracking|reference|\bref\b|\bsku\b|code|confirmation|booking|account|serial|policy|claim/, "id"],
+  [/company|organi[sz]ation|\borg\b|employer|vendor|merchant|business|brand|supplier|bank|airline|hotel|store|retailer|venue/, "organization"],
+  [/name|person|customer|client|contact|sender|recipient|author|agent|buyer|seller|passenger|patient|employee|manager/, "person"],
+  [/count|quantity|\bqty\b|number of|\bnum\b|guests|people|\bage\b|years|nights|items|units|seats|rooms/, "number"],
 ];
 
 const words = (name: string) =>
@@ -123,15 +124,18 @@ const words = (name: string) =>
     .split(/[^a-z0-9]+/)
     .filter(Boolean);
 
+const NUMERIC_KINDS = new Set<Kind>(["money", "percentage", "number"]);
+
 function kindOf(f: FieldSpec): Kind | null {
   if (f.format === "email") return "email";
   if (f.format === "uri" || f.format === "url") return "url";
   if (f.type === "date") return "date";
-  const name = words(f.name).join("_");
-  for (const [re, k] of KIND_HINTS) if (re.test(name)) return k === "number" && f.type === "string" ? "number" : k;
+  const name = words(f.name).join(" ");
   const desc = (f.description ?? "").toLowerCase();
-  for (const [re, k] of KIND_HINTS) if (re.test(desc)) return k;
-  return null;
+  const hinted = KIND_HINTS.find(([re]) => re.test(name))?.[1] ?? KIND_HINTS.find(([re]) => re.test(desc))?.[1] ?? null;
+  // a numeric field named after people or things ("new_customers", "open_tickets") is a count
+  if ((f.type === "number" || f.type === "integer") && (hinted === null || !NUMERIC_KINDS.has(hinted))) return "number";
+  return hinted;
 }
 
 // ---- "Label: value" lines ----
@@ -219,8 +223,9 @@ function pick(text: string, f: FieldSpec, cands: readonly Entity[], used: Set<En
     for (const cue of cues) {
       for (let i = lower.indexOf(cue.slice(0, 5)); i >= 0; i = lower.indexOf(cue.slice(0, 5), i + 1)) {
         for (const e of free) {
-          const d = e.start - i;
-          if (d >= 0 && d < 80 && d < bestD) {
+          // after the cue ("total: $5") or right before it ("340 new customers")
+          const d = e.start >= i ? e.start - i : i - e.end <= 2 ? (i - e.end) * 2 : Number.POSITIVE_INFINITY;
+          if (d < 80 && d < bestD) {
             bestD = d;
             best = e;
           }
@@ -249,6 +254,21 @@ interface Ctx {
   out: ExtractionResult;
 }
 
+/**
+ * The part of a labelled value a field of this kind wants: "SKU: TB-4410 to our Berlin office"
+ * is "TB-4410"; "Bill to: Jane Doe (jane@x.com)" is "Jane Doe" for a name.
+ */
+function narrow(value: string, kind: Kind | null, ref: Date): string {
+  if (kind === "id") return /^[#\s]*([A-Za-z0-9][\w/-]*)/.exec(value)?.[1] ?? value;
+  if (kind === "person" || kind === "organization" || kind === "first_name" || kind === "last_name") return value.split(/\s*[(<[,;]/)[0].trim();
+  if (kind && kind !== "currency" && kind !== "date") {
+    const type = ENTITY_FOR[kind];
+    const hit = extractEntities(value, { types: [type], referenceDate: ref })[0];
+    if (hit) return hit.text;
+  }
+  return value;
+}
+
 function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
   if (f.type === "object" && f.properties?.length) {
     const obj: Record<string, unknown> = {};
@@ -257,7 +277,7 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
   }
   const labelled = labelValue(ctx.text, f);
   if (labelled !== null && f.type !== "array") {
-    const v = coerce(labelled, f, ctx.ref);
+    const v = coerce(narrow(labelled, kindOf(f), ctx.ref), f, ctx.ref);
     if (v !== null) {
       ctx.out.found.push(path);
       return v;
