@@ -5,6 +5,9 @@ import { defineFunction } from "./define";
 import { buildPrompt, option } from "./prompt";
 import { Confidence, Context, Enum, Language, Result, Short, Strings, Text } from "./schemas";
 
+/** a category scoring at least this is flagged */
+const FLAG_AT = 0.4;
+
 const request = Type.Object({
   comment: Text("the comment to moderate"),
   language: Language("language of the comment; detected when absent"),
@@ -30,7 +33,10 @@ const result = Result(
     flagged: Type.Boolean({ description: "true unless action is allow" }),
     severity: Enum(SEVERITIES, "how harmful the worst problem is"),
     categories: Categories,
-    flagged_categories: Strings("categories scoring 0.4 or more", MODERATION_CATEGORIES.length),
+    flagged_categories: Type.Array(Enum(MODERATION_CATEGORIES, "a category name"), {
+      maxItems: MODERATION_CATEGORIES.length,
+      description: "categories scoring 0.4 or more",
+    }),
     reasons: Strings("why, in short phrases", 20),
     confidence: Confidence(),
   },
@@ -72,6 +78,12 @@ export default defineFunction({
       ],
       result,
     }),
+  // flagged and flagged_categories follow from the action and the scores: derived, never trusted.
+  postprocess: (_req, res) => ({
+    ...res,
+    flagged: res.action !== "allow",
+    flagged_categories: MODERATION_CATEGORIES.filter((c) => (res.categories?.[c] ?? 0) >= FLAG_AT),
+  }),
   check: (_req, res) => {
     const problems: string[] = [];
     if (res.flagged !== (res.action !== "allow")) problems.push("flagged disagrees with action");

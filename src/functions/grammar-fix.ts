@@ -72,7 +72,20 @@ export default defineFunction({
       inputs: [["text", req.text]],
       result: Result(fields(Boolean(req.return_explanations)), DESCRIPTION),
     }),
-  postprocess: (_req, res) => ({ ...res, changes_count: res.corrections.length }),
+  // Models are poor at character offsets: re-anchor each correction on its original text (the
+  // nearest occurrence to the offsets given) and drop corrections whose original is not in the text.
+  // Without a tone rewrite, corrected_text is derived from the corrections so the two always agree.
+  postprocess: (req, res) => {
+    const anchored = res.corrections.flatMap((c) => {
+      if (c.start === undefined || c.end === undefined || req.text.slice(c.start, c.end) === c.original) return [c];
+      const at = nearestOccurrence(req.text, c.original, c.start);
+      return at < 0 ? [] : [{ ...c, start: at, end: at + c.original.length }];
+    });
+    const rewrite = req.tone !== undefined && !KEEP_TONE.test(req.tone);
+    const corrections = rewrite ? anchored : withoutOverlaps(anchored);
+    const corrected_text = rewrite ? res.corrected_text : applyCorrections(req.text, corrections);
+    return { ...res, corrected_text, corrections, changes_count: corrections.length };
+  },
   check: (req, res) => {
     const problems: string[] = [];
     for (const c of res.corrections) {
@@ -113,3 +126,31 @@ export default defineFunction({
     },
   },
 });
+
+function nearestOccurrence(text: string, needle: string, near: number): number {
+  if (!needle) return -1;
+  let best = -1;
+  for (let i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
+    if (best < 0 || Math.abs(i - near) < Math.abs(best - near)) best = i;
+  }
+  return best;
+}
+
+type Located = { start?: number; end?: number; corrected: string };
+
+function withoutOverlaps<T extends Located>(cs: T[]): T[] {
+  const placed = cs.filter((c) => c.start !== undefined && c.end !== undefined).sort((a, b) => a.start! - b.start!);
+  const out: T[] = [];
+  for (const c of placed) if (!out.length || c.start! >= out[out.length - 1].end!) out.push(c);
+  return out;
+}
+
+function applyCorrections(text: string, cs: Located[]): string {
+  let out = "";
+  let at = 0;
+  for (const c of cs) {
+    out += text.slice(at, c.start) + c.corrected;
+    at = c.end!;
+  }
+  return out + text.slice(at);
+}
