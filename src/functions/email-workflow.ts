@@ -102,7 +102,7 @@ export default defineFunction({
     const action = actionName(decision.action, req.allowed_actions);
     const department = labelFor(text, req.allowed_departments, () => departmentOfIntent(intent));
     if (action === null || department === null) return null;
-    const reason = `${capitalize(action)} to ${department} because ${decision.why}; priority ${priority.level} because ${priority.why}.`;
+    const reason = `${action} (${department}) because ${decision.why}; priority ${priority.level} because ${priority.why}.`;
     const decisionOnly = { action, department, priority: priority.level, reason };
     if (req.workflow_first) return decisionOnly;
     return { ...decisionOnly, category: categoryOfIntent(intent), sentiment, summary: gist(req.email_content, 2) };
@@ -126,5 +126,3 @@ export default defineFunction({
     },
   },
 });
-
-const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1).replaceAll("_", " ");
