@@ -61,15 +61,15 @@ const HONORIFIC = String.raw`(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Madam|Mme|Herr|Fra
 // "Anna", "Jean-Luc", "O'Neil", "McDonald"
 const CAP_WORD = String.raw`(?:[A-Z]'|Mc|Mac)?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?`;
 const PERSON_RES: [RegExp, number][] = [
-  [new RegExp(String.raw`\b${HONORIFIC}\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})`, "g"), 0.9],
-  [new RegExp(String.raw`\b(?:my name is|I am|I'm|this is|name:|signed,?)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})`, "gi"), 0.75],
+  [new RegExp(String.raw`\b${HONORIFIC}\s+(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,2})`, "g"), 0.9],
+  [new RegExp(String.raw`\b(?:my name is|I am|I'm|this is|name:|signed,?)\s+(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,2})`, "gi"), 0.75],
   // sign-off lines: "Thanks,\nJane Doe"
-  [new RegExp(String.raw`(?:regards|thanks|thank you|cheers|sincerely|best|br),?\s*\n\s*(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})\s*(?:\n|$)`, "gi"), 0.8],
+  [new RegExp(String.raw`(?:regards|thanks|thank you|cheers|sincerely|best|br),?\s*\n\s*(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,2})\s*(?:\n|$)`, "gi"), 0.8],
   // greetings: "Hi Jane," "Dear John Smith"
-  [new RegExp(String.raw`(?:^|\n)\s*(?:hi|hello|dear|hey)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,2})\s*[,!\n]`, "gi"), 0.75],
+  [new RegExp(String.raw`(?:^|\n)\s*(?:hi|hello|dear|hey)\s+(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,2})\s*[,!\n]`, "gi"), 0.75],
   // form-like labels: "Bill to: Jane Doe", "Customer: John Smith", "From: Ana Lopez <ana@x.com>"
-  [new RegExp(String.raw`\b(?:bill to|ship to|sold to|deliver to|attn|attention|customer|client|from|to|contact|passenger|guest|patient|employee|applicant|author|signed by|prepared by|requested by)\s*:\s*(${CAP_WORD}(?:\s+${CAP_WORD}){1,2})`, "gi"), 0.7],
-  [new RegExp(String.raw`\b(?:spoke (?:to|with)|talked to|agent|representative|manager|contact|ask for|assigned to|cc:?|(?:requested|submitted|written|signed|approved|reported|created|sent|placed) by)\s+(${CAP_WORD}(?:\s+${CAP_WORD}){0,1})`, "gi"), 0.65],
+  [new RegExp(String.raw`\b(?:bill to|ship to|sold to|deliver to|attn|attention|customer|client|from|to|contact|passenger|guest|patient|employee|applicant|author|signed by|prepared by|requested by)\s*:\s*(${CAP_WORD}(?:[ \t]+${CAP_WORD}){1,2})`, "gi"), 0.7],
+  [new RegExp(String.raw`\b(?:spoke (?:to|with)|talked to|agent|representative|manager|contact|ask for|assigned to|cc:?|(?:requested|submitted|written|signed|approved|reported|created|sent|placed) by)\s+(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,1})`, "gi"), 0.65],
 ];
 const ORG_SUFFIX = String.raw`(?:Inc|LLC|Ltd|Limited|Corp|Corporation|Co|Company|GmbH|AG|SA|S\.A|PLC|plc|LLP|BV|NV|Pty|Group|Holdings|Bank|University|College|Institute|Foundation|Labs|Technologies|Systems|Airlines|Airways|Hotels?|Hospital|Agency|Partners|Solutions|Services|Software|Studios?|Media|Motors|Pharmaceuticals|Insurance)\b\.?`;
 const ORG_RES: [RegExp, number][] = [

@@ -113,7 +113,7 @@ const KIND_HINTS: [RegExp, Kind][] = [
   [/last ?name|surname|family ?name/, "last_name"],
   [/\bid\b|number$|\bno\b|order|invoice|ticket|tracking|reference|\bref\b|\bsku\b|code|confirmation|booking|account|serial|policy|claim/, "id"],
   [/company|organi[sz]ation|\borg\b|employer|vendor|merchant|business|brand|supplier|bank|airline|hotel|store|retailer|venue/, "organization"],
-  [/name|person|customer|client|contact|sender|recipient|author|agent|buyer|seller|passenger|patient|employee|manager/, "person"],
+  [/name|person|customer|client|contact|sender|recipient|author|agent|buyer|seller|passenger|patient|employee|manager|\bby$/, "person"],
   [/count|quantity|\bqty\b|number of|\bnum\b|guests|people|\bage\b|years|nights|items|units|seats|rooms/, "number"],
 ];
 
@@ -294,7 +294,11 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
     ctx.out.unresolved.push(path);
     return null;
   }
-  const cands = ctx.byType.get(ENTITY_FOR[kind]) ?? [];
+  // a plain numeric field may be given as an amount or a percentage ("deposit $3,700")
+  const cands =
+    kind === "number"
+      ? ctx.entities.filter((e) => e.type === "number" || e.type === "money" || e.type === "percentage")
+      : (ctx.byType.get(ENTITY_FOR[kind]) ?? []);
   if (f.type === "array") {
     const item = f.items ?? { name: f.name, type: "string", required: true };
     const values = cands.map((e) => entityValue(e, item, kind)).filter((v) => v !== null);

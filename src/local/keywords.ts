@@ -34,9 +34,25 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
     "just will shall may might must also really still even get got getting gets please thanks thank hi hello hey dear " +
     "regards best yes ok okay well like want wanted need needs would could one two lot much many via etc per im ive " +
     "dont cant wont didnt doesnt isnt wasnt thats its us able anyone anything everything something nothing since " +
-    "though although however yet already always never ever every back today tomorrow yesterday now soon new"
+    "though although however yet already always never ever every back today tomorrow yesterday now soon new " +
+    "within without across among upon around along onto toward towards whether uses used using " +
+    "three four five six seven eight nine ten hundred thousand"
   ).split(" "),
 );
+
+// Verbs that are rarely nouns, in base, -s and -ed form: they end a key phrase ("pricing page
+// explains" -> "pricing page"). Verbs that double as nouns (support, report, update) are left out.
+const VERB_BASES =
+  "explain include add allow apply approve arrive ask become begin believe blend bring buy consider continue create decide deliver describe drain drive fall feel find fix follow get give go grow handle happen help hold increase keep know learn leave let live look lose love make mean meet move need provide put reach receive reduce remain require say see seem sell send serve show stay suggest take tell think try understand wait want warn welcome worry write seems says makes goes gets gives takes comes runs warns feels fuel blink stop fail forget prefer refuse seem tend wonder";
+
+function verbForms(base: string): string[] {
+  const stem = base.endsWith("e") ? base.slice(0, -1) : base;
+  const s = /(?:s|sh|ch|x|z)$/.test(base) ? `${base}es` : /[^aeiou]y$/.test(base) ? `${base.slice(0, -1)}ies` : `${base}s`;
+  const ed = /[^aeiou]y$/.test(base) ? `${base.slice(0, -1)}ied` : `${stem}ed`;
+  return [base, s, ed];
+}
+
+const VERBS: ReadonlySet<string> = new Set(VERB_BASES.split(" ").flatMap(verbForms));
 
 const WORD_RE = /[\p{L}\p{N}][\p{L}\p{N}'’_-]*/gu;
 
@@ -55,7 +71,7 @@ function candidatePhrases(text: string): string[][] {
   for (const clause of text.split(CLAUSE_SPLIT)) {
     let cur: string[] = [];
     for (const tok of tokenize(clause)) {
-      const isContent = !STOPWORDS.has(tok) && tok.length > 1 && !/^\d+$/.test(tok);
+      const isContent = !STOPWORDS.has(tok) && !VERBS.has(tok) && tok.length > 1 && !/^\d+$/.test(tok);
       if (isContent) {
         cur.push(tok);
         continue;

@@ -74,3 +74,18 @@ test("speed: 1 KB median well under 1 ms", () => {
   const fields = parseSchemaSpec(items[0].schema) ?? [];
   expect(medianMs(() => extractJson(text, fields))).toBeLessThan(1);
 });
+
+test("held-out documents stay accurate", () => {
+  const holdout = loadJsonl<Item>("json-extract-holdout.jsonl");
+  let right = 0;
+  let total = 0;
+  for (const it of holdout) {
+    const r = extractJson(it.text, parseSchemaSpec(it.schema) ?? [], { referenceDate: REF });
+    for (const [k, v] of Object.entries(it.expected)) {
+      total++;
+      if (JSON.stringify(r.value[k]) === JSON.stringify(v)) right++;
+    }
+  }
+  console.log(`json-extract holdout field accuracy ${((right / total) * 100).toFixed(1)}% of ${total}`);
+  expect(right / total).toBeGreaterThanOrEqual(0.8);
+});
