@@ -18,3 +18,28 @@ export function outside(field: string, value: string | undefined, allowed: reado
 }
 
 const squash = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, "");
+
+type Lists = Record<string, readonly string[] | undefined>;
+
+/**
+ * postprocess and check for result fields pinned to lists in the request, e.g.
+ * `pinned((req) => ({ category: req.allowed_categories }))`: spelling drift is mapped to the
+ * caller's spelling, and a value outside its list is a problem the model is asked to repair.
+ */
+export function pinned<Req, Res extends object>(listsOf: (req: Req) => Lists) {
+  return {
+    postprocess: (req: Req, res: Res): Res => {
+      const fixes: Record<string, string> = {};
+      for (const [field, allowed] of Object.entries(listsOf(req))) {
+        const value: unknown = Reflect.get(res, field);
+        if (typeof value === "string") fixes[field] = canonical(value, allowed);
+      }
+      return { ...res, ...fixes };
+    },
+    check: (req: Req, res: Res): string[] =>
+      Object.entries(listsOf(req)).flatMap(([field, allowed]) => {
+        const value: unknown = Reflect.get(res, field);
+        return typeof value === "string" ? outside(field, value, allowed) : [];
+      }),
+  };
+}

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { canonical, outside } from "./constrain";
+import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import {
   builtinIntent,
@@ -80,15 +80,7 @@ export default defineFunction({
       ],
       result: resultFor(req),
     }),
-  postprocess: (req, res) => ({
-    ...res,
-    category: canonical(res.category, req.allowed_categories),
-    intent: canonical(res.intent, req.allowed_intents),
-  }),
-  check: (req, res) => [
-    ...outside("category", res.category, req.allowed_categories),
-    ...outside("intent", res.intent, req.allowed_intents),
-  ],
+  ...pinned<Req, Static<typeof result>>((req) => ({ category: req.allowed_categories, intent: req.allowed_intents })),
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
     if (!offlineReadable(text)) return null;

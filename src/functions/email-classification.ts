@@ -1,5 +1,5 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
-import { canonical, outside } from "./constrain";
+import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import { extractFields } from "./local/extract-fields";
 import {
@@ -97,8 +97,7 @@ export default defineFunction({
       ],
       result: resultFor(req),
     }),
-  postprocess: (req, res) => ({ ...res, category: canonical(res.category, req.allowed_categories) }),
-  check: (req, res) => outside("category", res.category, req.allowed_categories),
+  ...pinned<Req, Static<typeof result>>((req) => ({ category: req.allowed_categories })),
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
     if (!offlineReadable(text)) return null;

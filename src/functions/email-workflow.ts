@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { canonical, outside } from "./constrain";
+import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import { actionName, emailAction } from "./local/routing";
 import {
@@ -83,15 +83,7 @@ export default defineFunction({
       ],
       result: resultFor(req),
     }),
-  postprocess: (req, res) => ({
-    ...res,
-    action: canonical(res.action, req.allowed_actions),
-    department: canonical(res.department, req.allowed_departments),
-  }),
-  check: (req, res) => [
-    ...outside("action", res.action, req.allowed_actions),
-    ...outside("department", res.department, req.allowed_departments),
-  ],
+  ...pinned<Req, Static<typeof result>>((req) => ({ action: req.allowed_actions, department: req.allowed_departments })),
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
     if (!offlineReadable(text)) return null;

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { canonical, outside } from "./constrain";
+import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import { ticketAction } from "./local/routing";
 import { departmentOfIntent, labelFor, offlineReadable } from "./local/signals";
@@ -53,8 +53,7 @@ export default defineFunction({
       inputs: ticketInputs(req, req.ticket),
       result: resultFor(req),
     }),
-  postprocess: (req, res) => ({ ...res, department: canonical(res.department, req.available_departments) }),
-  check: (req, res) => outside("department", res.department, req.available_departments),
+  ...pinned<Req, Static<typeof result>>((req) => ({ department: req.available_departments })),
   local: (req) => {
     if (!offlineReadable(req.ticket)) return null;
     const t = readTicket(req);
