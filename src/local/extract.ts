@@ -57,6 +57,9 @@ const NUMBER_RE = /(?<![\w.,$€£¥#-])[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w%
 // Order numbers, tickets, invoices, tracking codes: letters and digits mixed, or # followed by digits.
 const ID_RE = /#\s?[A-Z0-9][A-Z0-9-]{2,}\b|\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{1,6}(?:-[A-Z0-9]{2,})+\b|\b(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])[A-Z][A-Za-z0-9]*\d[A-Za-z0-9]{2,}\b|\b(?:order|ticket|invoice|case|account|tracking|reference|ref|confirmation|booking|customer|member|policy|claim)\s*(?:no\.?|number|num|id|#)?\s*[:#]?\s*([A-Z0-9-]*\d[A-Z0-9-]{3,})\b/gi;
 
+// Short prefixed codes ("INV-7", "PO-12"); case-sensitive so "top-10" stays a phrase.
+const ID_SHORT_RE = /\b[A-Z]{2,6}-\d+\b/g;
+
 const HONORIFIC = String.raw`(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Madam|Mme|Herr|Frau)\.?`;
 // "Anna", "Jean-Luc", "O'Neil", "McDonald"
 const CAP_WORD = String.raw`(?:[A-Z]'|Mc|Mac)?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?`;
@@ -149,6 +152,7 @@ function recognize(text: string, want: (t: EntityType) => boolean, ref: Date): F
       }
     }
   }
+  if (want("id")) for (const m of matches(ID_SHORT_RE, text)) add("id", m.index, m[0], 0.7, { value: m[0] });
   if (want("phone")) {
     for (const m of matches(PHONE_RE, text)) {
       const digits = m[0].replace(/\D/g, "");
