@@ -133,6 +133,13 @@ export function pinTo(field: string, allowed: string[] | undefined): string | un
   return `${field} must be exactly one of: ${allowed.map((v) => JSON.stringify(v)).join(", ")}.`;
 }
 
+/** How the reviews are laid out, so the model counts them right. */
+export function reviewsRule(reviews: string | string[]): string {
+  return Array.isArray(reviews)
+    ? `There are ${reviews.length} reviews, numbered.`
+    : "The reviews are one per line or separated by blank lines; count them.";
+}
+
 export function reviewsText(reviews: string | string[]): string {
   return Array.isArray(reviews) ? numbered(reviews) : reviews;
 }

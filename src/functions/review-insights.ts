@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
 import { andList, countLine, countSentiments, overallSentiment, splitReviews, themesOf } from "./local/reviews";
 import { offlineReadable } from "./local/signals";
-import { buildPrompt, reviewsText } from "./prompt";
+import { buildPrompt, reviewsRule, reviewsText } from "./prompt";
 import { Context, Result, Reviews, Sentiment, Strings } from "./schemas";
 
 const request = Type.Object({
@@ -47,9 +47,7 @@ export default defineFunction({
     buildPrompt({
       role: "You are a customer-experience analyst who turns reviews into actions for a business.",
       rules: [
-        Array.isArray(req.reviews)
-          ? `There are ${req.reviews.length} reviews, numbered.`
-          : "The reviews are one per line or separated by blank lines; count them.",
+        reviewsRule(req.reviews),
         "themes come from what reviewers actually say; mentions counts reviews, not words.",
         "recommendations are concrete steps the business can take, each tied to a weakness or theme.",
         req.context && "Use the context to make the recommendations specific to this business.",

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
 import { andList, countLine, countSentiments, overallSentiment, splitReviews, themesOf } from "./local/reviews";
 import { offlineReadable } from "./local/signals";
-import { buildPrompt, reviewsText } from "./prompt";
+import { buildPrompt, reviewsRule, reviewsText } from "./prompt";
 import { Result, Reviews, Sentiment, Strings } from "./schemas";
 
 const request = Type.Object({ reviews: Reviews() });
@@ -43,9 +43,7 @@ export default defineFunction({
     buildPrompt({
       role: "You summarize customer reviews for the business that received them.",
       rules: [
-        Array.isArray(req.reviews)
-          ? `There are ${req.reviews.length} reviews, numbered.`
-          : "The reviews are one per line or separated by blank lines; count them.",
+        reviewsRule(req.reviews),
         "Every review counts once in sentiment_counts, and the counts add up to review_count.",
         "highlights and complaints are points several reviewers make; say nothing the reviews do not.",
       ],
