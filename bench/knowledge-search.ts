@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../src/config";
 import { searchChunks } from "../src/knowledge/search";
-import { KnowledgeStore } from "../src/knowledge/store";
+import { KnowledgeStore, prepareDocuments } from "../src/knowledge/store";
 import { createLogger } from "../src/log";
 import { startServer } from "../src/server";
 import { HELP_CENTER } from "../test/knowledge/corpus";
@@ -107,7 +107,7 @@ try {
   store.addDocuments(
     key.account_id,
     kb.id,
-    HELP_CENTER.documents.map(({ title, content, metadata }) => ({ title, content, metadata })),
+    prepareDocuments(HELP_CENTER.documents.map(({ title, content, metadata }) => ({ title, content, metadata }))),
   );
   let chunks = store.get(key.account_id, kb.id).chunk_count;
   while (chunks < TARGET_CHUNKS) {
@@ -116,7 +116,7 @@ try {
       content: filler(),
       metadata: { category: "filler" },
     }));
-    store.addDocuments(key.account_id, kb.id, batch);
+    store.addDocuments(key.account_id, kb.id, prepareDocuments(batch));
     chunks = store.get(key.account_id, kb.id).chunk_count;
   }
   const indexMs = performance.now() - t0;

@@ -77,14 +77,15 @@ export class ChatbotStore {
   }
 
   /** The chatbot's knowledge bases that still exist and are active (deleted ones drop out silently). */
-  activeKnowledgeBases(accountId: string, ids: string[]): string[] {
-    return ids.filter((kbId) =>
-      this.db
-        .select({ id: knowledgeBases.id })
+  activeKnowledgeBases(accountId: string, ids: string[]): { id: string; revision: number }[] {
+    return ids.flatMap((kbId) => {
+      const row = this.db
+        .select({ id: knowledgeBases.id, revision: knowledgeBases.revision })
         .from(knowledgeBases)
         .where(and(eq(knowledgeBases.id, kbId), eq(knowledgeBases.accountId, accountId), eq(knowledgeBases.status, "active")))
-        .get(),
-    );
+        .get();
+      return row ? [row] : [];
+    });
   }
 }
 

@@ -18,6 +18,7 @@ import {
   retrievalQuery,
 } from "./chatbot-answer";
 import type { ChatbotStore } from "./chatbot-store";
+import { type Embedder, type VectorCache, vectorHits } from "./embeddings";
 import { DEFAULT_MIN_CONFIDENCE, DEFAULT_TOP_N, FaqMatcher } from "./faq-match";
 import type { FaqStore } from "./faq-store";
 import { searchInline } from "./inline";
@@ -30,6 +31,9 @@ export interface KnowledgeServices {
   kbs: KnowledgeStore;
   faqs: FaqStore;
   bots: ChatbotStore;
+  /** hybrid search: null when no provider embeds */
+  embedder: Embedder | null;
+  vectors: VectorCache;
 }
 
 const TAGS = ["Knowledge"];
@@ -81,15 +85,15 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     preferLocal: true,
     prepare: (req, ctx) => ({ ...req, revision: s.kbs.row(ctx.accountId, req.id).revision }),
     prompt: (req) => searchPrompt(req.query, "(stored knowledge base: searched by the gateway)"),
-    local: (req, ctx) => {
-      s.kbs.row(ctx.accountId, req.id);
+    local: async (req, ctx) => {
+      const base = s.kbs.row(ctx.accountId, req.id);
+      const hits = await vectorHits(s.storage.sqlite, s.embedder, s.vectors, [base], req.query, ctx.signal);
       return {
-        results: searchChunks(s.storage.sqlite, {
-          kbIds: [req.id],
-          query: req.query,
-          topK: req.top_k ?? 5,
-          filter: req.filter_metadata,
-        }),
+        results: searchChunks(
+          s.storage.sqlite,
+          { kbIds: [req.id], query: req.query, topK: req.top_k ?? 5, filter: req.filter_metadata },
+          hits,
+        ),
       };
     },
     example: {
@@ -264,10 +268,13 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     cost: 2,
     rateClass: "standard",
     promptVersion: 1,
-    prepare: (req, ctx) => {
+    prepare: async (req, ctx) => {
       const bot = s.bots.get(ctx.accountId, req.id);
-      const kbIds = s.bots.activeKnowledgeBases(ctx.accountId, bot.knowledge_base_ids);
-      const hits = searchChunks(s.storage.sqlite, { kbIds, query: retrievalQuery(req), topK: PASSAGES_PER_ANSWER });
+      const bases = s.bots.activeKnowledgeBases(ctx.accountId, bot.knowledge_base_ids);
+      const query = retrievalQuery(req);
+      const vectors = await vectorHits(s.storage.sqlite, s.embedder, s.vectors, bases, query, ctx.signal);
+      const kbIds = bases.map((b) => b.id);
+      const hits = searchChunks(s.storage.sqlite, { kbIds, query, topK: PASSAGES_PER_ANSWER }, vectors);
       const passages = hits.map((h) => ({
         document_id: h.document_id ?? "",
         knowledge_base_id: h.knowledge_base_id ?? "",

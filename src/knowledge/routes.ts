@@ -12,11 +12,12 @@ import { ok } from "../http/respond";
 import { functionDoc } from "../http/routes/functions";
 import { stateOf } from "../http/state";
 import { ChatbotStore } from "./chatbot-store";
+import { attachVectors, type Embedder, pickEmbedder, VectorCache } from "./embeddings";
 import { FaqStore } from "./faq-store";
 import { knowledgeFunctions } from "./functions";
 import { type Deps, pageOf, resourceContext, resourceDoc, validBody } from "./http";
 import { AddDocuments, CreateChatbot, CreateFaqCollection, CreateKnowledgeBase, UpdateKnowledgeBase } from "./schemas";
-import { KnowledgeStore } from "./store";
+import { KnowledgeStore, prepareDocuments } from "./store";
 
 type Params = Record<string, string>;
 type Query = Record<string, string | undefined>;
@@ -40,7 +41,8 @@ export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }):
   const kbs = new KnowledgeStore(deps.storage);
   const faqs = new FaqStore(deps.storage);
   const bots = new ChatbotStore(deps.storage);
-  const fns = knowledgeFunctions({ storage: deps.storage, kbs, faqs, bots });
+  const embedder = pickEmbedder(deps.config);
+  const fns = knowledgeFunctions({ storage: deps.storage, kbs, faqs, bots, embedder, vectors: new VectorCache() });
   const { pipeline } = deps;
   const run =
     (def: AnyFunctionDef) =>
@@ -48,7 +50,7 @@ export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }):
       pipeline.handle(def, request, stateOf(request), params);
 
   const app = new Elysia({ name: "knowledge" })
-    .use(knowledgeBaseRoutes(deps, kbs))
+    .use(knowledgeBaseRoutes(deps, kbs, embedder))
     .use(faqRoutes(deps, faqs))
     .use(chatbotRoutes(deps, bots))
     .post("/api/v1/knowledge-bases/:id/search", run(fns.search), {
@@ -68,7 +70,7 @@ export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }):
   return app as unknown as Elysia;
 }
 
-function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore) {
+function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore, embedder: Embedder | null) {
   const R = "knowledge-bases";
   return new Elysia({ name: "knowledge-bases" })
     .post(
@@ -133,7 +135,11 @@ function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore) {
           body.documents ??
           (body.content !== undefined ? [{ title: body.title, content: body.content, metadata: body.metadata }] : null);
         if (!docs) throw invalidRequest("documents is required (or content, for a single document)", "documents");
-        const added = kbs.addDocuments(ctx.auth.accountId, ctx.params.id as string, docs);
+        const kbId = ctx.params.id as string;
+        kbs.row(ctx.auth.accountId, kbId); // 404 before any embedding work
+        const prepared = prepareDocuments(docs);
+        await attachVectors(embedder, prepared, request.signal);
+        const added = kbs.addDocuments(ctx.auth.accountId, kbId, prepared);
         return ok(ctx.state, "documents added", { data: added, count: added.length }, 201);
       },
       {

@@ -9,6 +9,7 @@ import { notFound } from "../http/respond";
 import type { Storage } from "../storage/db";
 import { type KbDocumentRow, type KnowledgeBaseRow, kbDocuments, knowledgeBases } from "../storage/schema-kb";
 import { chunkText } from "./chunking";
+import { toBlob } from "./embeddings";
 import { type DocumentInput, type KB_STATUSES, LIMITS } from "./schemas";
 import { chunkTerms } from "./search";
 
@@ -53,6 +54,27 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 export function paged<T>(data: T[], total: number, page: Page): Paged<T> {
   return { data, total, limit: page.limit, offset: page.offset, has_more: page.offset + data.length < total };
+}
+
+export interface PreparedDocument {
+  title: string | null;
+  content: string;
+  metadata: Record<string, unknown>;
+  chunks: string[];
+  /** one unit vector per chunk, when a provider embeds them */
+  vectors?: Float32Array[];
+}
+
+export function prepareDocuments(docs: DocumentInput[]): PreparedDocument[] {
+  return docs.map((d) => {
+    const doc = typeof d === "string" ? { content: d } : d;
+    return {
+      title: doc.title?.trim() || null,
+      content: doc.content,
+      metadata: doc.metadata ?? {},
+      chunks: chunkText(doc.content),
+    };
+  });
 }
 
 export class KnowledgeStore {
@@ -128,16 +150,12 @@ export class KnowledgeStore {
     this.db.delete(knowledgeBases).where(eq(knowledgeBases.id, id)).run();
   }
 
-  addDocuments(accountId: string, kbId: string, docs: DocumentInput[]): DocumentView[] {
+  /** Stores and indexes documents (chunked by `prepareDocuments`, with vectors when hybrid search is on). */
+  addDocuments(accountId: string, kbId: string, prepared: PreparedDocument[]): DocumentView[] {
     this.row(accountId, kbId);
-    const prepared = docs.map((d) => {
-      const doc = typeof d === "string" ? { content: d } : d;
-      const chunks = chunkText(doc.content);
-      return { title: doc.title?.trim() || null, content: doc.content, metadata: doc.metadata ?? {}, chunks };
-    });
     const ids: string[] = [];
     const addChunk = this.storage.sqlite.query(
-      "INSERT INTO kb_chunks (kb_id, document_id, ord, title, content, terms) VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT INTO kb_chunks (kb_id, document_id, ord, title, content, terms, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)",
     );
     this.storage.sqlite
       .transaction(() => {
@@ -171,7 +189,10 @@ export class KnowledgeStore {
             })
             .run();
           // A prepared statement, not the query builder: a large upload inserts thousands of chunks.
-          for (const [ord, chunk] of d.chunks.entries()) addChunk.run(kbId, id, ord, d.title, chunk, chunkTerms(d.title, chunk));
+          for (const [ord, chunk] of d.chunks.entries()) {
+            const vector = d.vectors?.[ord];
+            addChunk.run(kbId, id, ord, d.title, chunk, chunkTerms(d.title, chunk), vector ? toBlob(vector) : null);
+          }
         }
         this.touch(kbId);
       })

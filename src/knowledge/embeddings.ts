@@ -1,0 +1,152 @@
+/**
+ * Vectors for hybrid search, when a configured provider offers embeddings (an `embedding_model`
+ * on an OpenAI-compatible or Groq provider, or the mock). Chunk vectors are stored beside the
+ * chunks (kb_chunks.embedding, float32, unit length); a knowledge base's vectors are held in
+ * memory per revision so a query costs one embedding call and one pass of dot products.
+ */
+import type { Database } from "bun:sqlite";
+import type { Config } from "../config";
+import { buildProviders } from "../providers";
+
+export interface Embedder {
+  /** provider name, for logs */
+  name: string;
+  embed(texts: string[], signal?: AbortSignal): Promise<number[][]>;
+}
+
+/** Texts per embeddings call: providers cap the batch, and smaller batches fail smaller. */
+const BATCH = 64;
+
+/**
+ * The first configured provider (config order) that can embed, or null: then search is BM25 only.
+ * The knowledge plugin builds its own provider instances because the app's router does not expose them.
+ */
+export function pickEmbedder(config: Config): Embedder | null {
+  for (const p of buildProviders(config).values()) {
+    const embed = p.embed?.bind(p);
+    if (p.type !== "local" && embed) return { name: p.name, embed };
+  }
+  return null;
+}
+
+function unit(v: number[]): Float32Array {
+  const out = Float32Array.from(v);
+  let norm = 0;
+  for (const x of out) norm += x * x;
+  norm = Math.sqrt(norm) || 1;
+  for (let i = 0; i < out.length; i++) out[i] = (out[i] as number) / norm;
+  return out;
+}
+
+/** Unit vectors for `texts`, or null when the provider fails: the caller indexes or searches without them. */
+export async function embedAll(embedder: Embedder, texts: string[], signal?: AbortSignal): Promise<Float32Array[] | null> {
+  try {
+    const out: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i += BATCH) {
+      const batch = texts.slice(i, i + BATCH);
+      const vectors = await embedder.embed(batch, signal);
+      if (vectors.length !== batch.length) return null;
+      for (const v of vectors) out.push(unit(v));
+    }
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+export const toBlob = (v: Float32Array): Buffer => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+
+interface KbVectors {
+  revision: number;
+  dims: number;
+  ids: Int32Array;
+  matrix: Float32Array;
+}
+
+/** Most similar chunks of some knowledge bases, by cosine similarity; vectors cached per base and revision. */
+export class VectorCache {
+  private readonly cache = new Map<string, KbVectors>();
+
+  constructor(private readonly maxBases = 16) {}
+
+  private load(sqlite: Database, kbId: string, revision: number, dims: number): KbVectors {
+    const hit = this.cache.get(kbId);
+    if (hit && hit.revision === revision && hit.dims === dims) return hit;
+    const rows = sqlite
+      .query<{ id: number; embedding: Uint8Array }, [string, number]>(
+        "SELECT id, embedding FROM kb_chunks WHERE kb_id = ? AND embedding IS NOT NULL AND length(embedding) = ?",
+      )
+      .all(kbId, dims * 4);
+    const ids = new Int32Array(rows.length);
+    const matrix = new Float32Array(rows.length * dims);
+    rows.forEach((r, i) => {
+      ids[i] = r.id;
+      matrix.set(new Float32Array(r.embedding.buffer, r.embedding.byteOffset, dims), i * dims);
+    });
+    const entry = { revision, dims, ids, matrix };
+    // Map order is insertion order: re-inserting marks it most recently used.
+    this.cache.delete(kbId);
+    this.cache.set(kbId, entry);
+    while (this.cache.size > this.maxBases) this.cache.delete(this.cache.keys().next().value as string);
+    return entry;
+  }
+
+  nearest(
+    sqlite: Database,
+    bases: { id: string; revision: number }[],
+    query: Float32Array,
+    n: number,
+  ): { id: number; similarity: number }[] {
+    const dims = query.length;
+    const best: { id: number; similarity: number }[] = [];
+    for (const base of bases) {
+      const { ids, matrix } = this.load(sqlite, base.id, base.revision, dims);
+      for (let row = 0; row < ids.length; row++) {
+        let dot = 0;
+        const off = row * dims;
+        for (let j = 0; j < dims; j++) dot += (matrix[off + j] as number) * (query[j] as number);
+        if (best.length < n || dot > (best[best.length - 1] as { similarity: number }).similarity) {
+          best.push({ id: ids[row] as number, similarity: dot });
+          best.sort((a, b) => b.similarity - a.similarity);
+          if (best.length > n) best.pop();
+        }
+      }
+    }
+    return best;
+  }
+}
+
+/** Adds chunk vectors to prepared documents; without an embedder, or when it fails, they stay BM25-only. */
+export async function attachVectors(
+  embedder: Embedder | null,
+  docs: { chunks: string[]; title: string | null; vectors?: Float32Array[] }[],
+  signal?: AbortSignal,
+): Promise<void> {
+  if (!embedder) return;
+  const texts = docs.flatMap((d) => d.chunks.map((c) => (d.title ? `${d.title}\n${c}` : c)));
+  const vectors = await embedAll(embedder, texts, signal);
+  if (!vectors) return;
+  let at = 0;
+  for (const d of docs) {
+    d.vectors = vectors.slice(at, at + d.chunks.length);
+    at += d.chunks.length;
+  }
+}
+
+/** Hybrid search inputs for a query over some bases, or undefined when search stays BM25-only. */
+export async function vectorHits(
+  sqlite: Database,
+  embedder: Embedder | null,
+  cache: VectorCache,
+  bases: { id: string; revision: number }[],
+  query: string,
+  signal?: AbortSignal,
+): Promise<{ query: Float32Array; nearest: { id: number; similarity: number }[] } | undefined> {
+  if (!embedder || bases.length === 0) return undefined;
+  const [vector] = (await embedAll(embedder, [query], signal)) ?? [];
+  if (!vector) return undefined;
+  return { query: vector, nearest: cache.nearest(sqlite, bases, vector, NEAREST) };
+}
+
+/** Vector candidates per query, fused with BM25's. */
+const NEAREST = 50;
