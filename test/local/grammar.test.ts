@@ -1,45 +1,16 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { fixGrammar, parseDialect, warmGrammar } from "../../src/local/grammar";
-import { loadJsonl } from "./helpers";
+import { evaluateGrammar, loadGrammarFixture } from "../eval/evaluators/grammar";
+import { expectTargetsMet } from "./helpers";
 
-interface Item {
-  text: string;
-  expected: string;
-}
-
-const items = loadJsonl<Item>("grammar.jsonl");
+const items = loadGrammarFixture();
 
 beforeAll(async () => {
   await warmGrammar();
 }, 30_000);
 
 describe("fixGrammar on labeled examples", () => {
-  test("sentences fixed exactly, and clean sentences left alone", async () => {
-    const faulty = items.filter((i) => i.text !== i.expected);
-    const clean = items.filter((i) => i.text === i.expected);
-    let exact = 0;
-    let improved = 0;
-    const misses: string[] = [];
-    for (const it of faulty) {
-      const r = await fixGrammar(it.text);
-      if (r.correctedText === it.expected) exact++;
-      else misses.push(`${it.text} -> ${r.correctedText}`);
-      if (r.changed) improved++;
-    }
-    let untouched = 0;
-    for (const it of clean) {
-      const r = await fixGrammar(it.text);
-      if (!r.changed) untouched++;
-      else misses.push(`(clean) ${it.text} -> ${r.correctedText}`);
-    }
-    console.log(
-      `grammar exact fix ${((exact / faulty.length) * 100).toFixed(1)}% of ${faulty.length} faulty (changed ${improved}); clean left alone ${untouched}/${clean.length}`,
-      misses.length ? `\n  ${misses.join("\n  ")}` : "",
-    );
-    expect(faulty.length).toBeGreaterThanOrEqual(25);
-    expect(exact / faulty.length).toBeGreaterThanOrEqual(0.6);
-    expect(untouched / clean.length).toBeGreaterThanOrEqual(0.9);
-  });
+  test("faulty sentences fixed exactly, clean ones left alone", async () => expectTargetsMet(await evaluateGrammar(items), 40));
 });
 
 describe("fixGrammar behaviour", () => {
@@ -90,7 +61,8 @@ async function medianOf(text: string): Promise<number> {
   return times[10];
 }
 
-test("speed: a realistic 1 KB text under 20 ms at the median once warm", async () => {
+// Timing is measured by `bun run bench` (bench/offline.ts); set TEXTAI_TIMED_TESTS=1 to assert it here too.
+test.skipIf(!process.env.TEXTAI_TIMED_TESTS)("speed: a realistic 1 KB text under 20 ms at the median once warm", async () => {
   const dense = items
     .map((i) => i.text)
     .join(" ")

@@ -1,29 +1,21 @@
 import { describe, expect, test } from "bun:test";
 import { BUILTIN_INTENTS, detectIntent, intentEntities } from "../../src/local/intent";
-import { loadJsonl, medianMs } from "./helpers";
+import { evaluateIntent, INTENT_TARGETS, loadIntentFixture } from "../eval/evaluators/intent";
+import { expectTargetsMet, medianMs } from "./helpers";
 
-interface Item {
-  text: string;
-  intent: string;
-  intent_types?: string[];
-}
-
-const items = loadJsonl<Item>("intent.jsonl");
+const items = loadIntentFixture();
 
 describe("detectIntent on labeled examples", () => {
-  test("accuracy on the built-in taxonomy and on caller labels", () => {
-    const misses: string[] = [];
+  test("accuracy on the tuning set", () => expectTargetsMet(evaluateIntent(items, INTENT_TARGETS.dev), 50));
+  test("accuracy on the held-out set (never tuned on)", () => expectTargetsMet(evaluateIntent(loadIntentFixture("intent-holdout.jsonl"), INTENT_TARGETS.holdout), 30));
+
+  test("confidence is in 0..1 and custom answers stay in the caller's list", () => {
     for (const it of items) {
       const r = detectIntent(it.text, it.intent_types);
-      if (r.intent !== it.intent) misses.push(`${it.text} -> ${r.intent} (want ${it.intent})`);
       expect(r.confidence).toBeGreaterThanOrEqual(0);
       expect(r.confidence).toBeLessThanOrEqual(1);
       if (it.intent_types && r.matched) expect(it.intent_types).toContain(r.intent);
     }
-    const accuracy = 1 - misses.length / items.length;
-    console.log(`intent accuracy ${(accuracy * 100).toFixed(1)}% on ${items.length}`, misses.length ? `\n  ${misses.join("\n  ")}` : "");
-    expect(items.length).toBeGreaterThanOrEqual(50);
-    expect(accuracy).toBeGreaterThanOrEqual(0.85);
   });
 });
 
@@ -68,17 +60,11 @@ describe("intentEntities", () => {
   });
 });
 
-test("speed: 1 KB median well under 1 ms", () => {
+// Timing is measured by `bun run bench` (bench/offline.ts); set TEXTAI_TIMED_TESTS=1 to assert it here too.
+test.skipIf(!process.env.TEXTAI_TIMED_TESTS)("speed: 1 KB median well under 1 ms", () => {
   const text = items
     .map((i) => i.text)
     .join(" ")
     .slice(0, 1024);
   expect(medianMs(() => detectIntent(text))).toBeLessThan(1);
-});
-
-test("held-out examples (never tuned on) stay accurate", () => {
-  const holdout = loadJsonl<Item>("intent-holdout.jsonl");
-  const hits = holdout.filter((it) => detectIntent(it.text, it.intent_types).intent === it.intent).length;
-  console.log(`intent holdout accuracy ${((hits / holdout.length) * 100).toFixed(1)}% on ${holdout.length}`);
-  expect(hits / holdout.length).toBeGreaterThanOrEqual(0.85);
 });

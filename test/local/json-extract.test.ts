@@ -1,37 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { defaultExtraction, extractJson, parseSchemaSpec } from "../../src/local/json-extract";
-import { loadJsonl, medianMs } from "./helpers";
+import { evaluateJsonExtract, JSON_EXTRACT_REFERENCE_DATE as REF, loadJsonExtractFixture } from "../eval/evaluators/json-extract";
+import { expectTargetsMet, medianMs } from "./helpers";
 
-interface Item {
-  text: string;
-  schema: Record<string, unknown>;
-  expected: Record<string, unknown>;
-}
-
-const items = loadJsonl<Item>("json-extract.jsonl");
-const REF = new Date("2026-11-21T12:00:00Z");
+const items = loadJsonExtractFixture();
 
 describe("extractJson on labeled documents", () => {
-  test("field accuracy; unrecognizable fields are reported, never guessed", () => {
-    let right = 0;
-    let total = 0;
-    let unresolved = 0;
-    const misses: string[] = [];
-    for (const it of items) {
-      const fields = parseSchemaSpec(it.schema);
-      expect(fields).not.toBeNull();
-      const r = extractJson(it.text, fields ?? [], { referenceDate: REF });
-      unresolved += r.unresolved.length;
-      for (const [k, v] of Object.entries(it.expected)) {
-        total++;
-        if (JSON.stringify(r.value[k]) === JSON.stringify(v)) right++;
-        else misses.push(`${k}: ${JSON.stringify(r.value[k])} (want ${JSON.stringify(v)})${r.unresolved.includes(k) ? " [unresolved]" : ""}`);
-      }
-    }
-    console.log(`json-extract field accuracy ${((right / total) * 100).toFixed(1)}% of ${total} fields in ${items.length} documents; unresolved ${unresolved}`, misses.length ? `\n  ${misses.join("\n  ")}` : "");
-    expect(items.length).toBeGreaterThanOrEqual(12);
-    expect(right / total).toBeGreaterThanOrEqual(0.8);
-  });
+  test("tuning set", () => expectTargetsMet(evaluateJsonExtract(items), 12));
+  test("held-out set", () => expectTargetsMet(evaluateJsonExtract(loadJsonExtractFixture("json-extract-holdout.jsonl")), 6));
 });
 
 describe("schema shapes", () => {
@@ -66,26 +42,12 @@ describe("schema shapes", () => {
   });
 });
 
-test("speed: 1 KB median well under 1 ms", () => {
+// Timing is measured by `bun run bench` (bench/offline.ts); set TEXTAI_TIMED_TESTS=1 to assert it here too.
+test.skipIf(!process.env.TEXTAI_TIMED_TESTS)("speed: 1 KB median well under 1 ms", () => {
   const text = items
     .map((i) => i.text)
     .join(" ")
     .slice(0, 1024);
   const fields = parseSchemaSpec(items[0].schema) ?? [];
   expect(medianMs(() => extractJson(text, fields))).toBeLessThan(1);
-});
-
-test("held-out documents stay accurate", () => {
-  const holdout = loadJsonl<Item>("json-extract-holdout.jsonl");
-  let right = 0;
-  let total = 0;
-  for (const it of holdout) {
-    const r = extractJson(it.text, parseSchemaSpec(it.schema) ?? [], { referenceDate: REF });
-    for (const [k, v] of Object.entries(it.expected)) {
-      total++;
-      if (JSON.stringify(r.value[k]) === JSON.stringify(v)) right++;
-    }
-  }
-  console.log(`json-extract holdout field accuracy ${((right / total) * 100).toFixed(1)}% of ${total}`);
-  expect(right / total).toBeGreaterThanOrEqual(0.8);
 });

@@ -1,33 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { MODERATION_CATEGORIES, moderate } from "../../src/local/moderation";
-import { loadJsonl, medianMs } from "./helpers";
+import { evaluateModeration, loadModerationFixture, MODERATION_TARGETS } from "../eval/evaluators/moderation";
+import { expectTargetsMet, medianMs } from "./helpers";
 
-interface Item {
-  text: string;
-  action: "allow" | "review" | "remove";
-}
-
-const items = loadJsonl<Item>("moderation.jsonl");
+const items = loadModerationFixture();
 
 describe("moderate on labeled examples", () => {
-  test("action accuracy, and harmful content never allowed", () => {
-    const misses: string[] = [];
-    let harmfulAllowed = 0;
-    for (const it of items) {
-      const r = moderate(it.text);
-      if (r.action !== it.action) misses.push(`${it.text} -> ${r.action} (want ${it.action}) ${r.flaggedCategories.join(",")}`);
-      if (it.action !== "allow" && r.action === "allow") harmfulAllowed++;
-    }
-    const accuracy = 1 - misses.length / items.length;
-    const harmful = items.filter((i) => i.action !== "allow").length;
-    console.log(
-      `moderation action accuracy ${(accuracy * 100).toFixed(1)}% on ${items.length}; harmful let through ${harmfulAllowed}/${harmful}`,
-      misses.length ? `\n  ${misses.join("\n  ")}` : "",
-    );
-    expect(items.length).toBeGreaterThanOrEqual(40);
-    expect(accuracy).toBeGreaterThanOrEqual(0.8);
-    expect(harmfulAllowed / harmful).toBeLessThanOrEqual(0.1);
-  });
+  test("tuning set", () => expectTargetsMet(evaluateModeration(items, MODERATION_TARGETS.dev), 40));
+  test("held-out set (never tuned on)", () => expectTargetsMet(evaluateModeration(loadModerationFixture("moderation-holdout.jsonl"), MODERATION_TARGETS.holdout), 20));
 });
 
 describe("moderate policy", () => {
@@ -55,17 +35,11 @@ describe("moderate policy", () => {
   });
 });
 
-test("speed: 1 KB median well under 1 ms", () => {
+// Timing is measured by `bun run bench` (bench/offline.ts); set TEXTAI_TIMED_TESTS=1 to assert it here too.
+test.skipIf(!process.env.TEXTAI_TIMED_TESTS)("speed: 1 KB median well under 1 ms", () => {
   const text = items
     .map((i) => i.text)
     .join(" ")
     .slice(0, 1024);
   expect(medianMs(() => moderate(text))).toBeLessThan(1);
-});
-
-test("held-out examples (never tuned on) stay accurate", () => {
-  const holdout = loadJsonl<Item>("moderation-holdout.jsonl");
-  const hits = holdout.filter((it) => moderate(it.text).action === it.action).length;
-  console.log(`moderation holdout accuracy ${((hits / holdout.length) * 100).toFixed(1)}% on ${holdout.length}`);
-  expect(hits / holdout.length).toBeGreaterThanOrEqual(0.75);
 });

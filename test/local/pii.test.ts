@@ -165,7 +165,8 @@ describe("labeled evaluation holds the targets", () => {
   });
 });
 
-test("a 1 KB text is analysed in well under 1 ms at the median", () => {
+// Timing is measured by `bun run bench` (bench/offline.ts); set TEXTAI_TIMED_TESTS=1 to assert it here too.
+test.skipIf(!process.env.TEXTAI_TIMED_TESTS)("a 1 KB text is analysed in well under 1 ms at the median", () => {
   expect(medianMs(() => redactPii(ONE_KB_TEXT, { style: "hash" }))).toBeLessThan(1);
 });
 

@@ -1,37 +1,16 @@
 import { describe, expect, test } from "bun:test";
 import { detectSpam, SPAM_THRESHOLDS } from "../../src/local/spam";
-import { loadJsonl, medianMs } from "./helpers";
+import { evaluateSpam, loadSpamFixture } from "../eval/evaluators/spam";
+import { expectTargetsMet, medianMs } from "./helpers";
 
-interface Item {
-  text: string;
-  spam: boolean;
-}
-
-const items = loadJsonl<Item>("spam.jsonl");
+const items = loadSpamFixture();
 
 describe("detectSpam on labeled examples (strictness medium)", () => {
-  test("accuracy, precision and recall", () => {
-    let tp = 0;
-    let fp = 0;
-    let fn = 0;
-    const misses: string[] = [];
-    for (const it of items) {
-      const r = detectSpam(it.text, { contentType: "comment" });
-      if (r.isSpam && it.spam) tp++;
-      else if (r.isSpam) fp++;
-      else if (it.spam) fn++;
-      if (r.isSpam !== it.spam) misses.push(`${it.text.slice(0, 70)} -> ${r.spamScore} ${r.signals.map((s) => s.name).join(",")}`);
-    }
-    const accuracy = 1 - misses.length / items.length;
-    const precision = tp / Math.max(1, tp + fp);
-    const recall = tp / Math.max(1, tp + fn);
-    console.log(
-      `spam accuracy ${(accuracy * 100).toFixed(1)}% precision ${(precision * 100).toFixed(1)}% recall ${(recall * 100).toFixed(1)}% on ${items.length}`,
-      misses.length ? `\n  ${misses.join("\n  ")}` : "",
-    );
-    expect(items.length).toBeGreaterThanOrEqual(40);
-    expect(accuracy).toBeGreaterThanOrEqual(0.85);
-    expect(precision).toBeGreaterThanOrEqual(0.9);
+  test("tuning set", () => expectTargetsMet(evaluateSpam(items), 40));
+  test("held-out set (never tuned on), with no false positive", () => {
+    const holdout = loadSpamFixture("spam-holdout.jsonl");
+    expectTargetsMet(evaluateSpam(holdout), 20);
+    expect(holdout.filter((it) => !it.spam && detectSpam(it.text, { contentType: "comment" }).isSpam)).toEqual([]);
   });
 });
 
@@ -78,19 +57,11 @@ describe("detectSpam options", () => {
   });
 });
 
-test("speed: 1 KB median well under 1 ms", () => {
+// Timing is measured by `bun run bench` (bench/offline.ts); set TEXTAI_TIMED_TESTS=1 to assert it here too.
+test.skipIf(!process.env.TEXTAI_TIMED_TESTS)("speed: 1 KB median well under 1 ms", () => {
   const text = items
     .map((i) => i.text)
     .join(" ")
     .slice(0, 1024);
   expect(medianMs(() => detectSpam(text, { detectToxicity: true }))).toBeLessThan(1);
-});
-
-test("held-out examples (never tuned on) stay accurate", () => {
-  const holdout = loadJsonl<Item>("spam-holdout.jsonl");
-  const hits = holdout.filter((it) => detectSpam(it.text, { contentType: "comment" }).isSpam === it.spam).length;
-  const falsePositives = holdout.filter((it) => !it.spam && detectSpam(it.text, { contentType: "comment" }).isSpam).length;
-  console.log(`spam holdout accuracy ${((hits / holdout.length) * 100).toFixed(1)}% on ${holdout.length}, false positives ${falsePositives}`);
-  expect(hits / holdout.length).toBeGreaterThanOrEqual(0.85);
-  expect(falsePositives).toBe(0);
 });

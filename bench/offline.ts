@@ -1,0 +1,65 @@
+/**
+ * Offline engine speed: the median time of each capability on a realistic 1 KB text, one core,
+ * after warm-up. Targets (issue 5): every capability under 1 ms, grammar under 20 ms.
+ *   bun bench/offline.ts
+ */
+import { extractEntities } from "../src/local/extract";
+import { fixGrammar, warmGrammar } from "../src/local/grammar";
+import { detectIntent } from "../src/local/intent";
+import { extractJson, parseSchemaSpec } from "../src/local/json-extract";
+import { extractKeywords } from "../src/local/keywords";
+import { detectLanguage } from "../src/local/language";
+import { moderate } from "../src/local/moderation";
+import { redactPii } from "../src/local/pii";
+import { parseSearchQuery } from "../src/local/query-parse";
+import { analyzeSentiment } from "../src/local/sentiment";
+import { detectSpam } from "../src/local/spam";
+import { summarize } from "../src/local/summarize";
+import { ONE_KB_TEXT } from "../test/local/speed";
+
+const text = ONE_KB_TEXT.slice(0, 1024);
+const fields = parseSchemaSpec({ email: "string", phone: "string", amount: "number", date: "date" }) ?? [];
+
+async function median(fn: () => unknown, runs: number): Promise<number> {
+  for (let i = 0; i < Math.min(50, runs); i++) await fn();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    await fn();
+    times.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)];
+}
+
+const cases: [string, () => unknown, number][] = [
+  ["pii (redact, hash)", () => redactPii(text, { style: "hash" }), 1],
+  ["language", () => detectLanguage(text), 1],
+  ["sentiment (+aspects)", () => analyzeSentiment(text, { aspects: ["delivery", "battery"] }), 1],
+  ["spam", () => detectSpam(text), 1],
+  ["moderation", () => moderate(text), 1],
+  ["intent", () => detectIntent(text), 1],
+  ["summarize", () => summarize(text), 1],
+  ["entities", () => extractEntities(text), 1],
+  ["keywords", () => extractKeywords(text, 10), 1],
+  ["json-extract", () => extractJson(text, fields), 1],
+  [
+    "search-query-parse",
+    () => parseSearchQuery("red nike running shoes under $120 size 10 not used from last week sorted by price"),
+    1,
+  ],
+];
+
+await warmGrammar();
+const rows: { capability: string; median_ms: number; target_ms: number; ok: boolean }[] = [];
+for (const [name, fn, target] of cases) {
+  const ms = await median(fn, 2000);
+  rows.push({ capability: name, median_ms: Number(ms.toFixed(4)), target_ms: target, ok: ms < target });
+}
+const g = await median(() => fixGrammar(text), 60);
+rows.push({ capability: "grammar (harper)", median_ms: Number(g.toFixed(3)), target_ms: 20, ok: g < 20 });
+
+console.log(`offline engine, 1 KB text, median of warm runs (bun ${Bun.version})`);
+console.table(rows);
+const missed = rows.filter((r) => !r.ok);
+console.log(missed.length ? `targets missed: ${missed.map((r) => r.capability).join(", ")}` : "all targets met");
