@@ -50,6 +50,8 @@ function dice(a: Set<string>, b: Set<string>): number {
 export function editDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1;
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  // The row before `prev`: a transposition reaches back two rows.
+  let before: number[] = [];
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
     let rowMin = i;
@@ -57,10 +59,11 @@ export function editDistance(a: string, b: string, max: number): number {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       const v = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
       // Transposed neighbours ("recieve") count as one edit.
-      cur.push(i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1] ? Math.min(v, (prev[j - 2] as number) + 1) : v);
+      cur.push(i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1] ? Math.min(v, (before[j - 2] as number) + 1) : v);
       rowMin = Math.min(rowMin, cur[j] as number);
     }
     if (rowMin > max) return max + 1;
+    before = prev;
     prev = cur;
   }
   return prev[b.length] as number;

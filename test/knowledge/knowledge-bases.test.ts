@@ -150,7 +150,9 @@ describe("scoping", () => {
 
   test("a search sees only the searched base, never another account's chunks with the same words", async () => {
     const mine = (await bob.call("POST", "/api/v1/knowledge-bases", { name: "bob's" })).json.data.result;
-    await bob.call("POST", `/api/v1/knowledge-bases/${mine.id}/documents`, { documents: ["Public notes on the harbour ferry timetable."] });
+    await bob.call("POST", `/api/v1/knowledge-bases/${mine.id}/documents`, {
+      documents: ["Public notes on the harbour ferry timetable."],
+    });
     const r = await bob.call("POST", `/api/v1/knowledge-bases/${mine.id}/search`, { query: "secret harbour plans", top_k: 50 });
     const results = r.json.data.result.results;
     expect(results.length, show(r)).toBe(1);
