@@ -28,7 +28,7 @@ export const Language = (description: string) => Type.Optional(Short(description
 export const Subject = () => Type.Optional(Short("subject line of the message", 998));
 
 export const CustomInstructions = (description = "extra instructions for the model, applied on top of the defaults") =>
-  Type.Optional(Type.String({ maxLength: 4000, description }));
+  Type.Optional(Type.String({ maxLength: 10000, description }));
 
 /** Background the caller gives (business, product, customer...): free text, any length. */
 export const Context = (description: string) => Type.Optional(Type.String({ description }));
