@@ -86,7 +86,7 @@ export default defineFunction({
     if (!offlineReadable(text)) return null;
     const { intent } = builtinIntent(text);
     const category = labelFor(text, req.allowed_categories, () => categoryOfIntent(intent));
-    const intentLabel = req.allowed_intents?.length ? labelFor(text, req.allowed_intents, () => intent) : intent;
+    const intentLabel = labelFor(text, req.allowed_intents, () => intent);
     if (category === null || intentLabel === null) return null;
     const sentiment = writerSentiment(text);
     return {
