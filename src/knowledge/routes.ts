@@ -12,6 +12,7 @@ import { ok } from "../http/respond";
 import { functionDoc } from "../http/routes/functions";
 import { stateOf } from "../http/state";
 import { ChatbotStore } from "./chatbot-store";
+import { collectionRoutes } from "./collection-routes";
 import { attachVectors, type Embedder, pickEmbedder, VectorCache } from "./embeddings";
 import { FaqStore } from "./faq-store";
 import { knowledgeFunctions } from "./functions";
@@ -73,37 +74,22 @@ export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }):
 function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore, embedder: Embedder | null) {
   const R = "knowledge-bases";
   return new Elysia({ name: "knowledge-bases" })
-    .post(
-      "/api/v1/knowledge-bases",
-      async ({ request }) => {
-        const ctx = await resourceContext(deps, R, request);
-        const body = validBody(deps, CreateKnowledgeBase, ctx);
-        return ok(ctx.state, "knowledge base created", kbs.create(ctx.auth.accountId, body), 201);
-      },
-      {
-        parse: "none",
-        detail: resourceDoc("Create a knowledge base", {
-          body: CreateKnowledgeBase,
-          description:
+    .use(
+      collectionRoutes(deps, {
+        resource: R,
+        path: "/api/v1/knowledge-bases",
+        noun: "knowledge base",
+        plural: "knowledge bases",
+        createSchema: CreateKnowledgeBase,
+        docs: {
+          create: "Create a knowledge base",
+          createDescription:
             "status is active (default) or inactive; chatbots skip inactive knowledge bases, direct search still works.",
-        }),
-      },
-    )
-    .get(
-      "/api/v1/knowledge-bases",
-      async ({ request, query }) => {
-        const ctx = await resourceContext(deps, R, request, {}, query as Query);
-        return ok(ctx.state, "knowledge bases", kbs.list(ctx.auth.accountId, pageOf(ctx.query)));
-      },
-      { detail: resourceDoc("List knowledge bases (newest first; ?limit= up to 100, default 20, &offset=)") },
-    )
-    .get(
-      "/api/v1/knowledge-bases/:id",
-      async ({ request, params }) => {
-        const ctx = await resourceContext(deps, R, request, params as Params);
-        return ok(ctx.state, "knowledge base", kbs.get(ctx.auth.accountId, ctx.params.id as string));
-      },
-      { detail: resourceDoc("Get a knowledge base with its document and chunk counts") },
+          get: "Get a knowledge base with its document and chunk counts",
+          delete: "Delete a knowledge base with its documents and their index entries",
+        },
+        store: kbs,
+      }),
     )
     .patch(
       "/api/v1/knowledge-bases/:id",
@@ -116,15 +102,6 @@ function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore, embedder: Embedder
         parse: "none",
         detail: resourceDoc("Update a knowledge base's name, description or status", { body: UpdateKnowledgeBase }),
       },
-    )
-    .delete(
-      "/api/v1/knowledge-bases/:id",
-      async ({ request, params }) => {
-        const ctx = await resourceContext(deps, R, request, params as Params);
-        kbs.delete(ctx.auth.accountId, ctx.params.id as string);
-        return ok(ctx.state, "knowledge base deleted", { id: ctx.params.id, deleted: true });
-      },
-      { detail: resourceDoc("Delete a knowledge base with its documents and their index entries") },
     )
     .post(
       "/api/v1/knowledge-bases/:id/documents",
@@ -170,90 +147,32 @@ function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore, embedder: Embedder
     );
 }
 
-function faqRoutes(deps: Deps, faqs: FaqStore) {
-  const R = "faq-collections";
-  return new Elysia({ name: "faq-collections" })
-    .post(
-      "/api/v1/ai/faq-collections",
-      async ({ request }) => {
-        const ctx = await resourceContext(deps, R, request);
-        const body = validBody(deps, CreateFaqCollection, ctx);
-        return ok(ctx.state, "FAQ collection created", faqs.create(ctx.auth.accountId, body), 201);
-      },
-      {
-        parse: "none",
-        detail: resourceDoc("Create a FAQ collection (name, faqs[] of {question, answer}; up to 1,000)", {
-          body: CreateFaqCollection,
-        }),
-      },
-    )
-    .get(
-      "/api/v1/ai/faq-collections",
-      async ({ request, query }) => {
-        const ctx = await resourceContext(deps, R, request, {}, query as Query);
-        return ok(ctx.state, "FAQ collections", faqs.list(ctx.auth.accountId, pageOf(ctx.query)));
-      },
-      { detail: resourceDoc("List FAQ collections (newest first; ?limit=&offset=)") },
-    )
-    .get(
-      "/api/v1/ai/faq-collections/:id",
-      async ({ request, params }) => {
-        const ctx = await resourceContext(deps, R, request, params as Params);
-        return ok(ctx.state, "FAQ collection", faqs.get(ctx.auth.accountId, ctx.params.id as string));
-      },
-      { detail: resourceDoc("Get a FAQ collection with its FAQs") },
-    )
-    .delete(
-      "/api/v1/ai/faq-collections/:id",
-      async ({ request, params }) => {
-        const ctx = await resourceContext(deps, R, request, params as Params);
-        faqs.delete(ctx.auth.accountId, ctx.params.id as string);
-        return ok(ctx.state, "FAQ collection deleted", { id: ctx.params.id, deleted: true });
-      },
-      { detail: resourceDoc("Delete a FAQ collection") },
-    );
-}
+const faqRoutes = (deps: Deps, faqs: FaqStore) =>
+  collectionRoutes(deps, {
+    resource: "faq-collections",
+    path: "/api/v1/ai/faq-collections",
+    noun: "FAQ collection",
+    plural: "FAQ collections",
+    createSchema: CreateFaqCollection,
+    docs: {
+      create: "Create a FAQ collection (name, faqs[] of {question, answer}; up to 1,000)",
+      get: "Get a FAQ collection with its FAQs",
+      delete: "Delete a FAQ collection",
+    },
+    store: faqs,
+  });
 
-function chatbotRoutes(deps: Deps, bots: ChatbotStore) {
-  const R = "chatbots";
-  return new Elysia({ name: "chatbots" })
-    .post(
-      "/api/v1/chatbots",
-      async ({ request }) => {
-        const ctx = await resourceContext(deps, R, request);
-        const body = validBody(deps, CreateChatbot, ctx);
-        return ok(ctx.state, "chatbot created", bots.create(ctx.auth.accountId, body), 201);
-      },
-      {
-        parse: "none",
-        detail: resourceDoc("Create a chatbot (mode support or assistant; knowledge_base_ids of the account)", {
-          body: CreateChatbot,
-        }),
-      },
-    )
-    .get(
-      "/api/v1/chatbots",
-      async ({ request, query }) => {
-        const ctx = await resourceContext(deps, R, request, {}, query as Query);
-        return ok(ctx.state, "chatbots", bots.list(ctx.auth.accountId, pageOf(ctx.query)));
-      },
-      { detail: resourceDoc("List chatbots (newest first; ?limit=&offset=)") },
-    )
-    .get(
-      "/api/v1/chatbots/:id",
-      async ({ request, params }) => {
-        const ctx = await resourceContext(deps, R, request, params as Params);
-        return ok(ctx.state, "chatbot", bots.get(ctx.auth.accountId, ctx.params.id as string));
-      },
-      { detail: resourceDoc("Get a chatbot") },
-    )
-    .delete(
-      "/api/v1/chatbots/:id",
-      async ({ request, params }) => {
-        const ctx = await resourceContext(deps, R, request, params as Params);
-        bots.delete(ctx.auth.accountId, ctx.params.id as string);
-        return ok(ctx.state, "chatbot deleted", { id: ctx.params.id, deleted: true });
-      },
-      { detail: resourceDoc("Delete a chatbot") },
-    );
-}
+const chatbotRoutes = (deps: Deps, bots: ChatbotStore) =>
+  collectionRoutes(deps, {
+    resource: "chatbots",
+    path: "/api/v1/chatbots",
+    noun: "chatbot",
+    plural: "chatbots",
+    createSchema: CreateChatbot,
+    docs: {
+      create: "Create a chatbot (mode support or assistant; knowledge_base_ids of the account)",
+      get: "Get a chatbot",
+      delete: "Delete a chatbot",
+    },
+    store: bots,
+  });

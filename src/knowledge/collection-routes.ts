@@ -1,0 +1,70 @@
+/**
+ * The four routes every stored collection has (create, list, get, delete), from one description:
+ * knowledge bases, FAQ collections and chatbots differ only in names, schema and store.
+ */
+import type { Static, TObject } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import { ok } from "../http/respond";
+import { type Deps, pageOf, resourceContext, resourceDoc, validBody } from "./http";
+import type { Page, Paged } from "./store";
+
+export interface CollectionStore<S extends TObject, V> {
+  create(accountId: string, body: Static<S>): V;
+  list(accountId: string, page: Page): Paged<V>;
+  get(accountId: string, id: string): V;
+  delete(accountId: string, id: string): void;
+}
+
+export interface Collection<S extends TObject, V> {
+  /** rate-limit and log name, e.g. "chatbots" */
+  resource: string;
+  path: string;
+  /** "chatbot", "chatbots": for messages */
+  noun: string;
+  plural: string;
+  createSchema: S;
+  docs: { create: string; createDescription?: string; get: string; delete: string };
+  store: CollectionStore<S, V>;
+}
+
+type Params = Record<string, string>;
+type Query = Record<string, string | undefined>;
+
+export function collectionRoutes<S extends TObject, V>(deps: Deps, c: Collection<S, V>) {
+  const R = c.resource;
+  return new Elysia({ name: `${R}-collection` })
+    .post(
+      c.path,
+      async ({ request }) => {
+        const ctx = await resourceContext(deps, R, request);
+        const body = validBody(deps, c.createSchema, ctx);
+        return ok(ctx.state, `${c.noun} created`, c.store.create(ctx.auth.accountId, body), 201);
+      },
+      { parse: "none", detail: resourceDoc(c.docs.create, { body: c.createSchema, description: c.docs.createDescription }) },
+    )
+    .get(
+      c.path,
+      async ({ request, query }) => {
+        const ctx = await resourceContext(deps, R, request, {}, query as Query);
+        return ok(ctx.state, c.plural, c.store.list(ctx.auth.accountId, pageOf(ctx.query)));
+      },
+      { detail: resourceDoc(`List ${c.plural} (newest first; ?limit= up to 100, default 20, &offset=)`) },
+    )
+    .get(
+      `${c.path}/:id`,
+      async ({ request, params }) => {
+        const ctx = await resourceContext(deps, R, request, params as Params);
+        return ok(ctx.state, c.noun, c.store.get(ctx.auth.accountId, ctx.params.id as string));
+      },
+      { detail: resourceDoc(c.docs.get) },
+    )
+    .delete(
+      `${c.path}/:id`,
+      async ({ request, params }) => {
+        const ctx = await resourceContext(deps, R, request, params as Params);
+        c.store.delete(ctx.auth.accountId, ctx.params.id as string);
+        return ok(ctx.state, `${c.noun} deleted`, { id: ctx.params.id, deleted: true });
+      },
+      { detail: resourceDoc(c.docs.delete) },
+    );
+}
