@@ -6,7 +6,9 @@ import { Model, Result, Short, Text } from "./schemas";
 
 const request = Type.Object({
   text: Text("the text to correct"),
-  tone: Type.Optional(Short("tone to give the text while correcting: formal, casual, friendly...; default: keep the author's", 64)),
+  tone: Type.Optional(
+    Short("tone to give the text while correcting: formal, casual, friendly...; default: keep the author's", 64),
+  ),
   dialect: Type.Optional(Short(`English dialect for spelling: ${GRAMMAR_DIALECTS.join(", ")}; default american`, 32)),
   return_explanations: Type.Optional(Type.Boolean({ description: "true: explain each correction" })),
   model: Model(),
@@ -21,7 +23,10 @@ const correctionFields = {
   type: Type.String({ description: "spelling, grammar, agreement, punctuation, capitalization, word_choice, style..." }),
 };
 const Correction = Type.Object(
-  { ...correctionFields, explanation: Type.Optional(Type.String({ description: "why it was wrong; present when return_explanations is true" })) },
+  {
+    ...correctionFields,
+    explanation: Type.Optional(Type.String({ description: "why it was wrong; present when return_explanations is true" })),
+  },
   { additionalProperties: false },
 );
 const ExplainedCorrection = Type.Object(
@@ -118,9 +123,30 @@ export default defineFunction({
       corrected_text: "They're going to the store tomorrow. I have an apple.",
       corrections: [
         { original: "Their", corrected: "They're", start: 0, end: 5, type: "grammar", explanation: "Did you mean `they're`?" },
-        { original: "tomorow", corrected: "tomorrow", start: 25, end: 32, type: "spelling", explanation: "Did you mean to spell `tomorow` this way?" },
-        { original: "has", corrected: "have", start: 36, end: 39, type: "agreement", explanation: "The form of the verb must agree in grammatical number with the pronoun." },
-        { original: "a", corrected: "an", start: 40, end: 41, type: "miscellaneous", explanation: "Incorrect indefinite article." },
+        {
+          original: "tomorow",
+          corrected: "tomorrow",
+          start: 25,
+          end: 32,
+          type: "spelling",
+          explanation: "Did you mean to spell `tomorow` this way?",
+        },
+        {
+          original: "has",
+          corrected: "have",
+          start: 36,
+          end: 39,
+          type: "agreement",
+          explanation: "The form of the verb must agree in grammatical number with the pronoun.",
+        },
+        {
+          original: "a",
+          corrected: "an",
+          start: 40,
+          end: 41,
+          type: "miscellaneous",
+          explanation: "Incorrect indefinite article.",
+        },
       ],
       changes_count: 4,
     },

@@ -10,8 +10,15 @@ const request = Type.Object({
   schema: Type.Optional(
     Type.Union(
       [
-        Type.String({ minLength: 1, maxLength: 20000, description: "a JSON Schema as JSON text, or a comma-separated list of field names" }),
-        Type.Record(Type.String(), Type.Unknown(), { description: 'a JSON Schema object, or a map field name -> type ("string", "number", "date", "string[]"...) or description' }),
+        Type.String({
+          minLength: 1,
+          maxLength: 20000,
+          description: "a JSON Schema as JSON text, or a comma-separated list of field names",
+        }),
+        Type.Record(Type.String(), Type.Unknown(), {
+          description:
+            'a JSON Schema object, or a map field name -> type ("string", "number", "date", "string[]"...) or description',
+        }),
       ],
       { description: "the fields to extract; default: every entity found, grouped by kind" },
     ),
@@ -21,9 +28,16 @@ const request = Type.Object({
 });
 type Req = Static<typeof request>;
 
-const Dated = Type.Object({ text: Type.String(), date: Type.String({ description: "ISO date, or start/end for a range" }) }, { additionalProperties: false });
+const Dated = Type.Object(
+  { text: Type.String(), date: Type.String({ description: "ISO date, or start/end for a range" }) },
+  { additionalProperties: false },
+);
 const Amount = Type.Object(
-  { text: Type.String(), amount: Type.Number(), currency: Type.Union([Type.String({ description: "ISO 4217 code" }), Type.Null()]) },
+  {
+    text: Type.String(),
+    amount: Type.Number(),
+    currency: Type.Union([Type.String({ description: "ISO 4217 code" }), Type.Null()]),
+  },
   { additionalProperties: false },
 );
 
@@ -46,7 +60,11 @@ const result = Result(
 
 function typeOf(f: FieldSpec): TSchema {
   const description = f.description;
-  if (f.enum?.length) return Type.Union(f.enum.map((v) => Type.Literal(v)), { description });
+  if (f.enum?.length)
+    return Type.Union(
+      f.enum.map((v) => Type.Literal(v)),
+      { description },
+    );
   switch (f.type) {
     case "number":
       return Type.Number({ description });
@@ -59,7 +77,9 @@ function typeOf(f: FieldSpec): TSchema {
     case "array":
       return Type.Array(f.items ? typeOf(f.items) : Type.String(), { description });
     case "object":
-      return f.properties?.length ? objectOf(f.properties, description) : Type.Record(Type.String(), Type.Unknown(), { description });
+      return f.properties?.length
+        ? objectOf(f.properties, description)
+        : Type.Record(Type.String(), Type.Unknown(), { description });
     default:
       return Type.String({ description });
   }
@@ -68,7 +88,8 @@ function typeOf(f: FieldSpec): TSchema {
 /** Every field present; a value the text does not give is null (arrays are empty instead). */
 function objectOf(fields: readonly FieldSpec[], description?: string) {
   const props: TProperties = {};
-  for (const f of fields) props[f.name] = f.type === "array" || f.type === "object" ? typeOf(f) : Type.Union([typeOf(f), Type.Null()]);
+  for (const f of fields)
+    props[f.name] = f.type === "array" || f.type === "object" ? typeOf(f) : Type.Union([typeOf(f), Type.Null()]);
   return Type.Object(props, { additionalProperties: false, description });
 }
 
@@ -90,7 +111,10 @@ export default defineFunction({
   promptVersion: 1,
   normalize: (req) => {
     if (req.schema !== undefined && !parseSchemaSpec(req.schema)?.length)
-      throw invalidRequest("schema must be a JSON Schema, a field name -> type map, or a comma-separated list of field names", "schema");
+      throw invalidRequest(
+        "schema must be a JSON Schema, a field name -> type map, or a comma-separated list of field names",
+        "schema",
+      );
     return req;
   },
   resultSchemaFor: (req) => {
@@ -102,7 +126,9 @@ export default defineFunction({
     return buildPrompt({
       role: "You extract structured data from text, exactly as it is written there.",
       rules: [
-        fields ? "Fill every field of the schema; use null (or an empty list) when the text does not give it. Never invent values." : "List every entity of each kind found in the text.",
+        fields
+          ? "Fill every field of the schema; use null (or an empty list) when the text does not give it. Never invent values."
+          : "List every entity of each kind found in the text.",
         "Dates as ISO 8601 (YYYY-MM-DD); amounts as numbers with the ISO 4217 currency code when stated.",
       ],
       instructions: req.custom_instructions,

@@ -11,7 +11,11 @@ const request = Type.Object({
   schema: Type.Optional(
     Type.Union(
       [
-        Type.String({ minLength: 1, maxLength: 20000, description: "the filters as JSON text, or a comma-separated list of filter names" }),
+        Type.String({
+          minLength: 1,
+          maxLength: 20000,
+          description: "the filters as JSON text, or a comma-separated list of filter names",
+        }),
         Type.Record(Type.String(), Type.Unknown(), {
           description: 'filters the catalogue supports: name -> allowed values (["shoes", "bags"]), a type, or a JSON Schema',
         }),
@@ -26,7 +30,11 @@ type Req = Static<typeof request>;
 const SORT_FIELDS = ["price", "date", "rating", "popularity", "relevance", "distance"] as const;
 
 const PriceRange = Type.Object(
-  { min: Type.Optional(Type.Number()), max: Type.Optional(Type.Number()), currency: Type.Optional(Type.String({ description: "ISO 4217 code" })) },
+  {
+    min: Type.Optional(Type.Number()),
+    max: Type.Optional(Type.Number()),
+    currency: Type.Optional(Type.String({ description: "ISO 4217 code" })),
+  },
   { additionalProperties: false },
 );
 
@@ -51,12 +59,19 @@ const fields = (filters: TSchema) => ({
   filters,
   date_range: Type.Optional(
     Type.Object(
-      { start: Type.String({ description: "ISO date" }), end: Type.Optional(Type.String({ description: "ISO date" })), text: Type.String() },
+      {
+        start: Type.String({ description: "ISO date" }),
+        end: Type.Optional(Type.String({ description: "ISO date" })),
+        text: Type.String(),
+      },
       { additionalProperties: false },
     ),
   ),
   sort: Type.Optional(
-    Type.Object({ field: Enum(SORT_FIELDS, "what to sort by"), order: Enum(["asc", "desc"] as const, "direction") }, { additionalProperties: false }),
+    Type.Object(
+      { field: Enum(SORT_FIELDS, "what to sort by"), order: Enum(["asc", "desc"] as const, "direction") },
+      { additionalProperties: false },
+    ),
   ),
   negations: Strings("terms the user excludes (without X, no X, -X)", 20),
 });
@@ -78,7 +93,10 @@ function facetType(f: FieldSpec): TSchema {
 function filtersFor(spec: FieldSpec[]): TSchema {
   const props: TProperties = { ...standardFilters };
   for (const f of spec) props[f.name] = Type.Optional(facetType(f));
-  return Type.Object(props, { additionalProperties: false, description: "filter name -> value: the standard filters and the caller's" });
+  return Type.Object(props, {
+    additionalProperties: false,
+    description: "filter name -> value: the standard filters and the caller's",
+  });
 }
 
 const specOf = (req: Req) => (req.schema === undefined ? null : parseSchemaSpec(req.schema));
@@ -95,7 +113,10 @@ export default defineFunction({
   promptVersion: 1,
   normalize: (req) => {
     if (req.schema !== undefined && !specOf(req)?.length)
-      throw invalidRequest("schema must be a filter name -> allowed values map, a JSON Schema, or a comma-separated list of filter names", "schema");
+      throw invalidRequest(
+        "schema must be a filter name -> allowed values map, a JSON Schema, or a comma-separated list of filter names",
+        "schema",
+      );
     return req;
   },
   resultSchemaFor: (req) => {

@@ -120,8 +120,10 @@ export default defineFunction({
     if (res.is_spam !== (res.label === "spam")) problems.push("is_spam disagrees with label");
     if (req.detect_toxicity && !res.toxicity) problems.push("toxicity missing though detect_toxicity is true");
     if (req.detect_pii && !res.pii) problems.push("pii missing though detect_pii is true");
-    for (const p of res.pii ?? []) if (req.text.slice(p.start, p.end) !== p.text) problems.push(`pii offsets of "${p.text}" do not match the text`);
-    if (req.return_sanitized && res.sanitized_text === undefined) problems.push("sanitized_text missing though return_sanitized is true");
+    for (const p of res.pii ?? [])
+      if (req.text.slice(p.start, p.end) !== p.text) problems.push(`pii offsets of "${p.text}" do not match the text`);
+    if (req.return_sanitized && res.sanitized_text === undefined)
+      problems.push("sanitized_text missing though return_sanitized is true");
     return problems;
   },
   local: (req) => {
@@ -139,7 +141,9 @@ export default defineFunction({
       confidence: r.confidence,
       signals: r.signals.map(({ name, weight, detail }) => ({ name, weight, detail })),
       categories: r.categories,
-      ...(r.toxicity ? { toxicity: { score: r.toxicity.score, is_toxic: r.toxicity.isToxic, categories: r.toxicity.categories } } : {}),
+      ...(r.toxicity
+        ? { toxicity: { score: r.toxicity.score, is_toxic: r.toxicity.isToxic, categories: r.toxicity.categories } }
+        : {}),
       ...(r.pii ? { pii: r.pii.map(({ type, text, start, end, score }) => ({ type, text, start, end, score })) } : {}),
       ...(r.sanitizedText !== undefined ? { sanitized_text: r.sanitizedText } : {}),
     };

@@ -9,7 +9,8 @@ const request = Type.Object({
   text: Text("the text to summarize"),
   length: Type.Optional(
     Type.Union([Short("short, medium or long; or a number of sentences", 20), Type.Integer({ minimum: 1, maximum: 50 })], {
-      description: "short (1-2 sentences), medium (about a third, 2-5 sentences), long (about half), or a sentence count; default medium",
+      description:
+        "short (1-2 sentences), medium (about a third, 2-5 sentences), long (about half), or a sentence count; default medium",
     }),
   ),
   format: Type.Optional(Short("paragraph, bullets, numbered, tldr or headline; default paragraph", 40)),
@@ -29,7 +30,10 @@ const base = {
 };
 
 const result = Result(
-  { ...base, extracted: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "present when extract_schema is given" })) },
+  {
+    ...base,
+    extracted: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: "present when extract_schema is given" })),
+  },
   DESCRIPTION,
 );
 
@@ -67,7 +71,9 @@ export default defineFunction({
       rules: [
         lengthRule(req.length),
         option("Format of summary", req.format ?? "paragraph"),
-        req.format && /bullet|numbered|key/i.test(req.format) && "Put one point per line, starting with '- ' (or '1. ' for numbered).",
+        req.format &&
+          /bullet|numbered|key/i.test(req.format) &&
+          "Put one point per line, starting with '- ' (or '1. ' for numbered).",
         req.format && /tl;?dr/i.test(req.format) && "Start the summary with 'TL;DR: '.",
         req.target_audience && `Write for this audience: ${req.target_audience}. Choose what matters to them and words they use.`,
         "key_points: the main points, one sentence each.",
@@ -84,7 +90,8 @@ export default defineFunction({
   check: (req, res) => {
     const problems: string[] = [];
     if (countWords(res.summary) > countWords(req.text) * 1.1 + 10) problems.push("summary is longer than the text");
-    if (req.extract_schema && Object.keys(req.extract_schema).length > 0 && !res.extracted) problems.push("extracted missing though extract_schema is given");
+    if (req.extract_schema && Object.keys(req.extract_schema).length > 0 && !res.extracted)
+      problems.push("extracted missing though extract_schema is given");
     return problems;
   },
   local: (req) => {

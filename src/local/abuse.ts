@@ -7,9 +7,28 @@
  *   maskProfanity(text): string     replaces profane words with asterisks (first letter kept)
  */
 
-export type AbuseCategory = "toxicity" | "profanity" | "insult" | "harassment" | "threat" | "hate" | "sexual" | "violence" | "self_harm";
+export type AbuseCategory =
+  | "toxicity"
+  | "profanity"
+  | "insult"
+  | "harassment"
+  | "threat"
+  | "hate"
+  | "sexual"
+  | "violence"
+  | "self_harm";
 
-export const ABUSE_CATEGORIES: readonly AbuseCategory[] = ["toxicity", "profanity", "insult", "harassment", "threat", "hate", "sexual", "violence", "self_harm"];
+export const ABUSE_CATEGORIES: readonly AbuseCategory[] = [
+  "toxicity",
+  "profanity",
+  "insult",
+  "harassment",
+  "threat",
+  "hate",
+  "sexual",
+  "violence",
+  "self_harm",
+];
 
 export interface AbuseHit {
   category: AbuseCategory;
@@ -23,7 +42,8 @@ export interface AbuseScores {
   hits: AbuseHit[];
 }
 
-const PROFANE_WORDS = "fuck|fucking|fucked|fucker|motherfucker|shit|shitty|bullshit|bitch|bitches|bastard|asshole|arsehole|dick|dickhead|cunt|wanker|twat|bollocks|prick|slut|whore|douche|douchebag";
+const PROFANE_WORDS =
+  "fuck|fucking|fucked|fucker|motherfucker|shit|shitty|bullshit|bitch|bitches|bastard|asshole|arsehole|dick|dickhead|cunt|wanker|twat|bollocks|prick|slut|whore|douche|douchebag";
 // Mild words most communities tolerate: noted, but not enough for review on their own.
 const MILD_PROFANE = "damn|goddamn|crap|crappy|piss|pissed|hell|bloody|sucks";
 const INSULT_WORDS =
@@ -46,27 +66,89 @@ const RULES: Rule[] = [
   ["profanity", new RegExp(`\\b(?:${MILD_PROFANE})\\b`, "g"), 0.15],
   ["insult", new RegExp(`\\b(?:${INSULT_WORDS})\\b`, "g"), 0.35],
   // insults aimed at someone weigh far more than the word alone, and are harassment too
-  ...targeted(new RegExp(`\\b(?:you(?:'re| are|r)?|u r|ur|such an?|what an?|bunch of|you)\\s+(?:an?\\s+|so\\s+|such\\s+(?:an?\\s+)?|complete\\s+|total\\s+|fucking\\s+|absolute\\s+)*(?:${INSULT_WORDS}|${PROFANE_WORDS})\\b`, "g")),
+  ...targeted(
+    new RegExp(
+      `\\b(?:you(?:'re| are|r)?|u r|ur|such an?|what an?|bunch of|you)\\s+(?:an?\\s+|so\\s+|such\\s+(?:an?\\s+)?|complete\\s+|total\\s+|fucking\\s+|absolute\\s+)*(?:${INSULT_WORDS}|${PROFANE_WORDS})\\b`,
+      "g",
+    ),
+  ),
   // "..., idiot." addressed at the reader
   ...targeted(new RegExp(`,\\s*(?:you\\s+)?(?:${INSULT_WORDS})\\s*[.!?]*\\s*$`, "gm")),
   ...targeted(new RegExp(`\\b(?:${INSULT_WORDS})\\s+(?:\\w+\\s+)?like you\\b`, "g")),
   // about a third party: an insult, not harassment of the reader
-  ["insult", new RegExp(`\\b(?:is|are|was|were)\\s+(?:an?\\s+|such\\s+an?\\s+|a\\s+(?:total|complete)\\s+|(?:so|total|complete)\\s+)?(?:${INSULT_WORDS})\\b`, "g"), 0.5],
+  [
+    "insult",
+    new RegExp(
+      `\\b(?:is|are|was|were)\\s+(?:an?\\s+|such\\s+an?\\s+|a\\s+(?:total|complete)\\s+|(?:so|total|complete)\\s+)?(?:${INSULT_WORDS})\\b`,
+      "g",
+    ),
+    0.5,
+  ],
   ["harassment", /\b(?:kill yourself|kys|go die|drink bleach|hope you die|you should die)\b/g, 0.92],
-  ["harassment", /\b(?:shut up|shut your (?:mouth|face)|nobody (?:likes|cares about|wants) you|go away|get lost|kill yourself|kys|no one asked|you should be ashamed|i know where you live|you deserve (?:it|to suffer)|everyone hates you|delete your account|go cry)\b/g, 0.7],
+  [
+    "harassment",
+    /\b(?:shut up|shut your (?:mouth|face)|nobody (?:likes|cares about|wants) you|go away|get lost|kill yourself|kys|no one asked|you should be ashamed|i know where you live|you deserve (?:it|to suffer)|everyone hates you|delete your account|go cry)\b/g,
+    0.7,
+  ],
   ["harassment", /\b(?:you|u|ur|your)\b[^.!?]{0,20}\b(?:ugly|fat|disgusting|pathetic|worthless|loser|idiot|stupid)\b/g, 0.45],
-  ["threat", /\b(?:i(?:'ll| will|'m going to| am going to|'m gonna| am gonna| gonna)|we(?:'ll| will| are going to)|someone should|somebody should|i want to|i'd like to)\s+(?:\w+\s+){0,2}(?:kill|murder|shoot|stab|hurt|beat|punch|strangle|rape|burn|destroy|find|hunt down|end)\s+(?:you|u|him|her|them|your|ya|that|this|all)\b/g, 0.9],
-  ["threat", /\b(?:you(?:'re| are) (?:dead|going to die|gonna die)|watch your back|you will (?:die|pay|regret)|i know where you live|better watch out|you'?ll be sorry)\b/g, 0.8],
-  ["violence", /\b(?:kill|killing|murder|murdering|shoot|shooting|stab|stabbing|bomb|bombing|massacre|slaughter|behead|torture|assault|beat (?:him|her|them|you) up|blow up)\b/g, 0.3],
-  ["violence", /\b(?:deserve[sd]? to (?:die|be shot|be killed|be hanged)|should (?:be|all be) (?:shot|killed|hanged|executed|burned)|(?:kill|shoot|hang|gas) (?:them|all of them|every one of them))\b/g, 0.85],
-  ["hate", new RegExp(`\\b(?:all|these|those|the|filthy|dirty|stupid|bloody)\\s+${GROUPS}\\s+(?:are|should|must|need to|deserve|ruin|ruined|destroy|belong)\\b`, "g"), 0.55],
-  ["hate", new RegExp(`\\b${GROUPS}\\s+(?:are|is)\\s+(?:(?:all|just|nothing but|such)\\s+)*(?:animals|vermin|subhuman|parasites|scum|savages|inferior|disgusting|a disease|a plague|cockroaches|rats|criminals|terrorists|trash|evil)\\b`, "g"), 0.9],
-  ["hate", new RegExp(`\\b(?:ban|deport|exterminate|get rid of|kick out|gas)\\s+(?:all\\s+)?(?:the\\s+)?${GROUPS}\\b`, "g"), 0.85],
-  ["hate", /\b(?:go back to (?:your|where you came from)(?: country)?|white power|heil hitler|14 ?88|subhuman|master race|race traitor|ethnic cleansing)\b/g, 0.85],
+  [
+    "threat",
+    /\b(?:i(?:'ll| will|'m going to| am going to|'m gonna| am gonna| gonna)|we(?:'ll| will| are going to)|someone should|somebody should|i want to|i'd like to)\s+(?:\w+\s+){0,2}(?:kill|murder|shoot|stab|hurt|beat|punch|strangle|rape|burn|destroy|find|hunt down|end)\s+(?:you|u|him|her|them|your|ya|that|this|all)\b/g,
+    0.9,
+  ],
+  [
+    "threat",
+    /\b(?:you(?:'re| are) (?:dead|going to die|gonna die)|watch your back|you will (?:die|pay|regret)|i know where you live|better watch out|you'?ll be sorry)\b/g,
+    0.8,
+  ],
+  [
+    "violence",
+    /\b(?:kill|killing|murder|murdering|shoot|shooting|stab|stabbing|bomb|bombing|massacre|slaughter|behead|torture|assault|beat (?:him|her|them|you) up|blow up)\b/g,
+    0.3,
+  ],
+  [
+    "violence",
+    /\b(?:deserve[sd]? to (?:die|be shot|be killed|be hanged)|should (?:be|all be) (?:shot|killed|hanged|executed|burned)|(?:kill|shoot|hang|gas) (?:them|all of them|every one of them))\b/g,
+    0.85,
+  ],
+  [
+    "hate",
+    new RegExp(
+      `\\b(?:all|these|those|the|filthy|dirty|stupid|bloody)\\s+${GROUPS}\\s+(?:are|should|must|need to|deserve|ruin|ruined|destroy|belong)\\b`,
+      "g",
+    ),
+    0.55,
+  ],
+  [
+    "hate",
+    new RegExp(
+      `\\b${GROUPS}\\s+(?:are|is)\\s+(?:(?:all|just|nothing but|such)\\s+)*(?:animals|vermin|subhuman|parasites|scum|savages|inferior|disgusting|a disease|a plague|cockroaches|rats|criminals|terrorists|trash|evil)\\b`,
+      "g",
+    ),
+    0.9,
+  ],
+  [
+    "hate",
+    new RegExp(`\\b(?:ban|deport|exterminate|get rid of|kick out|gas)\\s+(?:all\\s+)?(?:the\\s+)?${GROUPS}\\b`, "g"),
+    0.85,
+  ],
+  [
+    "hate",
+    /\b(?:go back to (?:your|where you came from)(?: country)?|white power|heil hitler|14 ?88|subhuman|master race|race traitor|ethnic cleansing)\b/g,
+    0.85,
+  ],
   ["sexual", /\b(?:send (?:me )?(?:nudes|pics|noods)|show me your (?:body|boobs|tits)|wanna (?:fuck|hook ?up))\b/g, 0.85],
-  ["sexual", /\b(?:porn|porno|pornography|xxx|nudes?|naked pics?|sexy pics|onlyfans|send nudes|horny|blowjob|handjob|cum|cumshot|dildo|orgasm|masturbat\w*|pussy|cock|tits|boobs|milf|hentai|escort service|hookup|sext\w*)\b/g, 0.6],
+  [
+    "sexual",
+    /\b(?:porn|porno|pornography|xxx|nudes?|naked pics?|sexy pics|onlyfans|send nudes|horny|blowjob|handjob|cum|cumshot|dildo|orgasm|masturbat\w*|pussy|cock|tits|boobs|milf|hentai|escort service|hookup|sext\w*)\b/g,
+    0.6,
+  ],
   ["sexual", /\b(?:sex|sexual|erotic|nsfw|strip(?:per|tease)|lingerie)\b/g, 0.3],
-  ["self_harm", /\b(?:kill(?:ing)? myself|end(?:ing)? my (?:life|own life)|suicid\w*|want(?:ed)? to die|wanna die|cut(?:ting)? myself|hurt(?:ing)? myself|self[- ]harm|no reason to live|better off dead|take my (?:own )?life|overdose)\b/g, 0.85],
+  [
+    "self_harm",
+    /\b(?:kill(?:ing)? myself|end(?:ing)? my (?:life|own life)|suicid\w*|want(?:ed)? to die|wanna die|cut(?:ting)? myself|hurt(?:ing)? myself|self[- ]harm|no reason to live|better off dead|take my (?:own )?life|overdose)\b/g,
+    0.85,
+  ],
 ];
 
 // Leetspeak and separator tricks seen in evasive abuse and spam.
@@ -83,7 +165,11 @@ export function normalizeForMatching(text: string): string {
       .replace(/\b(?:[a-z][.\-_*]){2,}[a-z]\b/g, (m) => m.replace(/[.\-_*]/g, ""))
       .replace(/\b(?:[a-z] ){3,}[a-z]\b/g, (m) => m.replace(/ /g, ""))
       // digits/symbols inside words: "1d10t" -> "idiot", "sh!t" -> "shit"
-      .replace(/[a-z]*[0-9@$!][a-z0-9@$!]*[a-z][a-z0-9@$!]*/g, (w) => (/[a-z]/.test(w) && /^[a-z0-9@$!]+$/.test(w) && !/^\d+[a-z]{1,2}$/.test(w) ? w.replace(/[0-9@$!]/g, (c) => LEET[c] ?? c) : w))
+      .replace(/[a-z]*[0-9@$!][a-z0-9@$!]*[a-z][a-z0-9@$!]*/g, (w) =>
+        /[a-z]/.test(w) && /^[a-z0-9@$!]+$/.test(w) && !/^\d+[a-z]{1,2}$/.test(w)
+          ? w.replace(/[0-9@$!]/g, (c) => LEET[c] ?? c)
+          : w,
+      )
       // "stuuupid" -> "stupid": letters repeated 3+ times collapse to one ("xxx" is a word of its own)
       .replace(/([a-wyz])\1{2,}/g, "$1")
   );
@@ -104,7 +190,14 @@ export function scoreAbuse(text: string): AbuseScores {
   // Shouting makes abuse read harsher but is not abuse by itself.
   const letters = text.replace(/[^A-Za-z]/g, "");
   const shouting = letters.length >= 12 && letters.replace(/[^A-Z]/g, "").length / letters.length > 0.7;
-  const harms = [categories.insult, categories.harassment, categories.threat, categories.hate, categories.profanity * 0.7, categories.violence * 0.6];
+  const harms = [
+    categories.insult,
+    categories.harassment,
+    categories.threat,
+    categories.hate,
+    categories.profanity * 0.7,
+    categories.violence * 0.6,
+  ];
   let tox = 1 - harms.reduce((p, s) => p * (1 - s), 1);
   if (shouting && tox > 0) tox = Math.min(1, tox * 1.15);
   categories.toxicity = tox;

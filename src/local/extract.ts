@@ -14,9 +14,30 @@
  */
 import * as chrono from "chrono-node";
 
-export type EntityType = "email" | "phone" | "url" | "date" | "money" | "percentage" | "number" | "person" | "organization" | "id";
+export type EntityType =
+  | "email"
+  | "phone"
+  | "url"
+  | "date"
+  | "money"
+  | "percentage"
+  | "number"
+  | "person"
+  | "organization"
+  | "id";
 
-export const ENTITY_TYPES: readonly EntityType[] = ["email", "phone", "url", "date", "money", "percentage", "number", "person", "organization", "id"];
+export const ENTITY_TYPES: readonly EntityType[] = [
+  "email",
+  "phone",
+  "url",
+  "date",
+  "money",
+  "percentage",
+  "number",
+  "person",
+  "organization",
+  "id",
+];
 
 export interface Entity {
   type: EntityType;
@@ -38,12 +59,53 @@ export interface ExtractOptions {
 
 const EMAIL_RE = /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b/gi;
 const URL_RE = /\b(?:https?:\/\/|www\.)[^\s<>"')\]]+[^\s<>"')\].,;:!?]/gi;
-const BARE_DOMAIN_RE = /\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|co|ai|dev|app|uk|de|fr|edu|gov)(?:\/[^\s<>"')\]]*[^\s<>"')\].,;:!?])?\b/gi;
-const PHONE_RE = /(?<![\w/.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,5}(?:[\s.-]\d{2,6}){1,4}(?![\w/-])|(?<![\w/.-])\+\d{8,14}(?!\w)/g;
-const CURRENCY_SYMBOL: Record<string, string> = { $: "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "₩": "KRW", "₽": "RUB", "₺": "TRY", "₪": "ILS", "₦": "NGN", "₱": "PHP", "A$": "AUD", "C$": "CAD", "US$": "USD", R$: "BRL" };
+const BARE_DOMAIN_RE =
+  /\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|co|ai|dev|app|uk|de|fr|edu|gov)(?:\/[^\s<>"')\]]*[^\s<>"')\].,;:!?])?\b/gi;
+const PHONE_RE =
+  /(?<![\w/.-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,5}(?:[\s.-]\d{2,6}){1,4}(?![\w/-])|(?<![\w/.-])\+\d{8,14}(?!\w)/g;
+const CURRENCY_SYMBOL: Record<string, string> = {
+  $: "USD",
+  "€": "EUR",
+  "£": "GBP",
+  "¥": "JPY",
+  "₹": "INR",
+  "₩": "KRW",
+  "₽": "RUB",
+  "₺": "TRY",
+  "₪": "ILS",
+  "₦": "NGN",
+  "₱": "PHP",
+  A$: "AUD",
+  C$: "CAD",
+  US$: "USD",
+  R$: "BRL",
+};
 const CURRENCY_WORD: Record<string, string> = {
-  usd: "USD", eur: "EUR", gbp: "GBP", jpy: "JPY", inr: "INR", cad: "CAD", aud: "AUD", chf: "CHF", cny: "CNY", sek: "SEK", nok: "NOK", dkk: "DKK", pln: "PLN", brl: "BRL", mxn: "MXN",
-  dollar: "USD", dollars: "USD", bucks: "USD", euro: "EUR", euros: "EUR", pound: "GBP", pounds: "GBP", yen: "JPY", rupee: "INR", rupees: "INR",
+  usd: "USD",
+  eur: "EUR",
+  gbp: "GBP",
+  jpy: "JPY",
+  inr: "INR",
+  cad: "CAD",
+  aud: "AUD",
+  chf: "CHF",
+  cny: "CNY",
+  sek: "SEK",
+  nok: "NOK",
+  dkk: "DKK",
+  pln: "PLN",
+  brl: "BRL",
+  mxn: "MXN",
+  dollar: "USD",
+  dollars: "USD",
+  bucks: "USD",
+  euro: "EUR",
+  euros: "EUR",
+  pound: "GBP",
+  pounds: "GBP",
+  yen: "JPY",
+  rupee: "INR",
+  rupees: "INR",
 };
 const NUM = String.raw`\d{1,3}(?:[,\s]\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?`;
 const MONEY_RE = new RegExp(
@@ -53,33 +115,59 @@ const MONEY_RE = new RegExp(
   "gi",
 );
 const PERCENT_RE = /(?<![\w.])[-+]?\d+(?:[.,]\d+)?\s?(?:%|percent\b|per cent\b)/gi;
-const NUMBER_RE = /(?<![\w.,$€£¥#-])[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w%])|(?<![\w.,$€£¥#-])[-+]?\d+(?:\.\d+)?(?![\w%]|[.,]\d)/g;
+const NUMBER_RE =
+  /(?<![\w.,$€£¥#-])[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w%])|(?<![\w.,$€£¥#-])[-+]?\d+(?:\.\d+)?(?![\w%]|[.,]\d)/g;
 // Order numbers, tickets, invoices, tracking codes: letters and digits mixed, or # followed by digits.
-const ID_RE = /#\s?[A-Z0-9][A-Z0-9-]{2,}\b|\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{1,6}(?:-[A-Z0-9]{2,})+\b|\b(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])[A-Z][A-Za-z0-9]*\d[A-Za-z0-9]{2,}\b|\b(?:order|ticket|invoice|case|account|tracking|reference|ref|confirmation|booking|customer|member|policy|claim)\s*(?:no\.?|number|num|id|#)?\s*[:#]?\s*([A-Z0-9-]*\d[A-Z0-9-]{3,})\b/gi;
+const ID_RE =
+  /#\s?[A-Z0-9][A-Z0-9-]{2,}\b|\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{1,6}(?:-[A-Z0-9]{2,})+\b|\b(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])[A-Z][A-Za-z0-9]*\d[A-Za-z0-9]{2,}\b|\b(?:order|ticket|invoice|case|account|tracking|reference|ref|confirmation|booking|customer|member|policy|claim)\s*(?:no\.?|number|num|id|#)?\s*[:#]?\s*([A-Z0-9-]*\d[A-Z0-9-]{3,})\b/gi;
 
 // Short prefixed codes ("INV-7", "PO-12"); case-sensitive so "top-10" stays a phrase.
 const ID_SHORT_RE = /\b[A-Z]{2,6}-\d+\b/g;
 
 const HONORIFIC = String.raw`(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Madam|Mme|Herr|Frau)\.?`;
 // "Anna", "Jean-Luc", "O'Neil", "McDonald"
-const CAP_WORD = String.raw`(?:[A-Z]'|Mc|Mac)?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?`;
+const CAP_WORD = "(?:[A-Z]'|Mc|Mac)?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?";
 const PERSON_RES: [RegExp, number][] = [
   [new RegExp(String.raw`\b${HONORIFIC}\s+(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,2})`, "g"), 0.9],
-  [new RegExp(String.raw`\b(?:my name is|I am|I'm|this is|name:|signed,?)\s+(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,2})`, "gi"), 0.75],
+  [
+    new RegExp(String.raw`\b(?:my name is|I am|I'm|this is|name:|signed,?)\s+(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,2})`, "gi"),
+    0.75,
+  ],
   // sign-off lines: "Thanks,\nJane Doe"
-  [new RegExp(String.raw`(?:regards|thanks|thank you|cheers|sincerely|best|br),?\s*\n\s*(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,2})\s*(?:\n|$)`, "gi"), 0.8],
+  [
+    new RegExp(
+      String.raw`(?:regards|thanks|thank you|cheers|sincerely|best|br),?\s*\n\s*(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,2})\s*(?:\n|$)`,
+      "gi",
+    ),
+    0.8,
+  ],
   // greetings: "Hi Jane," "Dear John Smith"
   [new RegExp(String.raw`(?:^|\n)\s*(?:hi|hello|dear|hey)\s+(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,2})\s*[,!\n]`, "gi"), 0.75],
   // form-like labels: "Bill to: Jane Doe", "Customer: John Smith", "From: Ana Lopez <ana@x.com>"
-  [new RegExp(String.raw`\b(?:bill to|ship to|sold to|deliver to|attn|attention|customer|client|from|to|contact|passenger|guest|patient|employee|applicant|author|signed by|prepared by|requested by)\s*:\s*(${CAP_WORD}(?:[ \t]+${CAP_WORD}){1,2})`, "gi"), 0.7],
-  [new RegExp(String.raw`\b(?:spoke (?:to|with)|talked to|agent|representative|manager|contact|ask for|assigned to|cc:?|(?:requested|submitted|written|signed|approved|reported|created|sent|placed) by)\s+(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,1})`, "gi"), 0.65],
+  [
+    new RegExp(
+      String.raw`\b(?:bill to|ship to|sold to|deliver to|attn|attention|customer|client|from|to|contact|passenger|guest|patient|employee|applicant|author|signed by|prepared by|requested by)\s*:\s*(${CAP_WORD}(?:[ \t]+${CAP_WORD}){1,2})`,
+      "gi",
+    ),
+    0.7,
+  ],
+  [
+    new RegExp(
+      String.raw`\b(?:spoke (?:to|with)|talked to|agent|representative|manager|contact|ask for|assigned to|cc:?|(?:requested|submitted|written|signed|approved|reported|created|sent|placed) by)\s+(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,1})`,
+      "gi",
+    ),
+    0.65,
+  ],
 ];
 const ORG_SUFFIX = String.raw`(?:Inc|LLC|Ltd|Limited|Corp|Corporation|Co|Company|GmbH|AG|SA|S\.A|PLC|plc|LLP|BV|NV|Pty|Group|Holdings|Bank|University|College|Institute|Foundation|Labs|Technologies|Systems|Airlines|Airways|Hotels?|Hospital|Agency|Partners|Solutions|Services|Software|Studios?|Media|Motors|Pharmaceuticals|Insurance)\b\.?`;
 const ORG_RES: [RegExp, number][] = [
   // [ \t] not \s: a signature's name line must not run into the company line below it
   [new RegExp(String.raw`\b((?:[A-Z][\w&'-]*[ \t]+){0,3}[A-Z][\w&'-]*,?[ \t]+${ORG_SUFFIX})`, "g"), 0.85],
-  [new RegExp(String.raw`\b((?:University|Bank|Department|Ministry|Institute) of (?:[A-Z][a-z]+\s?){1,3})`, "g"), 0.8],
-  [new RegExp(String.raw`\b(?:work(?:s|ed|ing)? (?:at|for)|employed by|on behalf of|company|from the team at|customer of|account with)\s+((?:[A-Z][\w&'-]+)(?:\s+[A-Z][\w&'-]+){0,2})`, "g"), 0.6],
+  [/\b((?:University|Bank|Department|Ministry|Institute) of (?:[A-Z][a-z]+\s?){1,3})/g, 0.8],
+  [
+    /\b(?:work(?:s|ed|ing)? (?:at|for)|employed by|on behalf of|company|from the team at|customer of|account with)\s+((?:[A-Z][\w&'-]+)(?:\s+[A-Z][\w&'-]+){0,2})/g,
+    0.6,
+  ],
 ];
 const NOT_A_NAME = new Set(
   "Mr Mrs Ms Mx Dr Prof I The A An This That Thanks Thank Hi Hello Dear Hey Regards Best Please Sorry Yes No Ok Okay Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June July August September October November December Team Support Customer Sir Madam All Everyone Guys There Again Here Just Not Also Still Really Very Writing Looking Contacting Happy Sure Glad So".split(
@@ -133,12 +221,18 @@ function recognize(text: string, want: (t: EntityType) => boolean, ref: Date): F
   if (want("money")) {
     for (const m of matches(MONEY_RE, text)) {
       const [, sym, n1, sc1, n2, sc2, word, code3, n3] = m;
-      const cur = sym ? CURRENCY_SYMBOL[sym.toUpperCase()] ?? CURRENCY_SYMBOL[sym] : word ? CURRENCY_WORD[word.toLowerCase()] : CURRENCY_WORD[(code3 ?? "").toLowerCase()];
+      const cur = sym
+        ? (CURRENCY_SYMBOL[sym.toUpperCase()] ?? CURRENCY_SYMBOL[sym])
+        : word
+          ? CURRENCY_WORD[word.toLowerCase()]
+          : CURRENCY_WORD[(code3 ?? "").toLowerCase()];
       const amount = n1 ? scaled(parseAmount(n1), sc1) : n2 ? scaled(parseAmount(n2), sc2) : parseAmount(n3 ?? "");
       if (Number.isFinite(amount)) add("money", m.index, m[0], 0.95, { value: amount, currency: cur });
     }
   }
-  if (want("percentage")) for (const m of matches(PERCENT_RE, text)) add("percentage", m.index, m[0], 0.97, { value: parseAmount(m[0].replace(/[^\d.,+-]/g, "")) });
+  if (want("percentage"))
+    for (const m of matches(PERCENT_RE, text))
+      add("percentage", m.index, m[0], 0.97, { value: parseAmount(m[0].replace(/[^\d.,+-]/g, "")) });
   if (want("id")) {
     for (const m of matches(ID_RE, text)) {
       if (m[1]) {
@@ -161,7 +255,9 @@ function recognize(text: string, want: (t: EntityType) => boolean, ref: Date): F
       if (/^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}$/.test(m[0].trim())) continue;
       // "2023 2024" is two years
       if (/^(?:(?:19|20)\d{2}[\s,-]*)+$/.test(m[0].trim())) continue;
-      add("phone", m.index, m[0], m[0].startsWith("+") || m[0].includes("(") ? 0.9 : 0.75, { value: (m[0].trim().startsWith("+") ? "+" : "") + digits });
+      add("phone", m.index, m[0], m[0].startsWith("+") || m[0].includes("(") ? 0.9 : 0.75, {
+        value: (m[0].trim().startsWith("+") ? "+" : "") + digits,
+      });
     }
   }
   if (want("date")) {
@@ -179,7 +275,7 @@ function recognize(text: string, want: (t: EntityType) => boolean, ref: Date): F
   }
   if (want("date")) {
     // a year on its own after a preposition: "up 8% from 2023"
-    for (const m of matches(/\b(?:in|from|since|until|by|during|before|after|of)\s+((?:19|20)\d{2})\b(?![\/.-]\d)/gi, text)) {
+    for (const m of matches(/\b(?:in|from|since|until|by|during|before|after|of)\s+((?:19|20)\d{2})\b(?![/.-]\d)/gi, text)) {
       add("date", m.index + m[0].length - m[1].length, m[1], 0.7, { value: m[1] });
     }
   }
@@ -210,7 +306,18 @@ function recognize(text: string, want: (t: EntityType) => boolean, ref: Date): F
 }
 
 // When spans overlap, the more specific recognizer wins (a "$12" is money, not a number).
-const PRIORITY: Record<EntityType, number> = { email: 10, url: 9, money: 8, percentage: 8, phone: 7, id: 6, date: 5, organization: 4, person: 4, number: 1 };
+const PRIORITY: Record<EntityType, number> = {
+  email: 10,
+  url: 9,
+  money: 8,
+  percentage: 8,
+  phone: 7,
+  id: 6,
+  date: 5,
+  organization: 4,
+  person: 4,
+  number: 1,
+};
 
 // A labelled identifier ("account number 4455-8812-0093", "#88213") is surer than the phone shape it also has.
 const rank = (e: Entity) => (e.type === "id" && e.score >= 0.9 ? 7.5 : PRIORITY[e.type]);

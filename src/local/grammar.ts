@@ -29,11 +29,24 @@ const DIALECTS: Record<GrammarDialect, Dialect> = {
 };
 
 const DIALECT_ALIASES: Record<string, GrammarDialect> = {
-  us: "american", "en-us": "american", american: "american", "american english": "american",
-  uk: "british", gb: "british", "en-gb": "british", british: "british", "british english": "british",
-  au: "australian", "en-au": "australian", australian: "australian",
-  ca: "canadian", "en-ca": "canadian", canadian: "canadian",
-  in: "indian", "en-in": "indian", indian: "indian",
+  us: "american",
+  "en-us": "american",
+  american: "american",
+  "american english": "american",
+  uk: "british",
+  gb: "british",
+  "en-gb": "british",
+  british: "british",
+  "british english": "british",
+  au: "australian",
+  "en-au": "australian",
+  australian: "australian",
+  ca: "canadian",
+  "en-ca": "canadian",
+  canadian: "canadian",
+  in: "indian",
+  "en-in": "indian",
+  indian: "indian",
 };
 
 /** Maps a request's dialect text to a supported dialect, or null when unsupported. */
@@ -119,7 +132,8 @@ function typoDistance(a: string, b: string): number {
       const sub = x[i - 1] === y[j - 1] ? 0 : 1;
       cur[j] = Math.min(prev[j] + del, cur[j - 1] + ins, prev[j - 1] + sub);
       // swapped neighbours ("recieved") are as common as doubling slips
-      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1] && x[i - 1] !== x[i - 2]) cur[j] = Math.min(cur[j], back2[j - 2] + 0.5);
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1] && x[i - 1] !== x[i - 2])
+        cur[j] = Math.min(cur[j], back2[j - 2] + 0.5);
     }
     for (let j = 0; j <= y.length; j++) {
       back2[j] = prev[j];
@@ -168,7 +182,14 @@ function editsOf(text: string, lints: Lint[]): Edit[] {
     const replacement = kind === "Spelling" ? closestSpelling(original, options) : options[0];
     // a one-word spelling "fix" that shares little with the word ("untill" -> "distill") does more
     // harm than the typo; grammar rules (their -> they're, went -> gone) legitimately change more
-    if (LEXICAL_KINDS.has(kind) && !/\s/.test(original) && !/\s/.test(replacement) && original.length > 3 && typoDistance(original, replacement) > 2.5) continue;
+    if (
+      LEXICAL_KINDS.has(kind) &&
+      !/\s/.test(original) &&
+      !/\s/.test(replacement) &&
+      original.length > 3 &&
+      typoDistance(original, replacement) > 2.5
+    )
+      continue;
     if (replacement === original) continue;
     edits.push({ start: span.start, end: span.end, replacement, kind, explanation: lint.message() });
   }
@@ -267,7 +288,12 @@ function segmentsOf(text: string, corrections: readonly GrammarCorrection[]): Se
  * Folds edits made on the corrected text back into corrections against the original, so every
  * correction's offsets point into the text the client sent.
  */
-function foldSecondPass(text: string, first: GrammarCorrection[], corrected: string, second: readonly Edit[]): GrammarCorrection[] {
+function foldSecondPass(
+  text: string,
+  first: GrammarCorrection[],
+  corrected: string,
+  second: readonly Edit[],
+): GrammarCorrection[] {
   let out = first;
   for (const e of [...second].reverse()) {
     const segs = segmentsOf(text, out);

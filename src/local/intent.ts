@@ -41,7 +41,10 @@ type Cue = [RegExp, number];
 // Weights: ~3 a decisive phrase, ~1.5 a typical word, ~0.5 a weak hint.
 const CUES: Record<Exclude<BuiltinIntent, "other">, Cue[]> = {
   greeting: [
-    [/^\s*(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|greetings|howdy)\b[\s!,.]*(?:there|all|team|everyone)?[\s!.]*$/i, 4],
+    [
+      /^\s*(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|greetings|howdy)\b[\s!,.]*(?:there|all|team|everyone)?[\s!.]*$/i,
+      4,
+    ],
     [/^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b/i, 0.6],
     // a greeting plus a few words ("Hey there, anyone around?") is still just opening the chat
     [/^\s*(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening))\b(?:\W+\w+){0,4}\W*$/i, 2],
@@ -50,60 +53,103 @@ const CUES: Record<Exclude<BuiltinIntent, "other">, Cue[]> = {
     [/^\s*(?:bye|goodbye|see you|talk (?:to you )?later|that'?s all|have a (?:nice|good|great) (?:day|one|weekend))\b/i, 3.5],
     [/\b(?:bye|goodbye|see you(?: soon| later)?|that'?s all i needed)\W*$/i, 3],
   ],
-  question: [[/\?\s*$/, 1.2], [/^\s*(?:who|what|when|where|why|how|which|can|could|do|does|is|are|will|would|should)\b/i, 0.8]],
+  question: [
+    [/\?\s*$/, 1.2],
+    [/^\s*(?:who|what|when|where|why|how|which|can|could|do|does|is|are|will|would|should)\b/i, 0.8],
+  ],
   information: [
-    [/\b(?:what (?:are|is) (?:your|the)|opening hours|business hours|do you (?:have|offer|ship|sell|accept|deliver)|where (?:is|are) (?:you|your)|tell me (?:more )?about|more (?:info|information|details)|is there (?:a|any)|does (?:it|this) (?:come|work|support|include))\b/i, 2],
+    [
+      /\b(?:what (?:are|is) (?:your|the)|opening hours|business hours|do you (?:have|offer|ship|sell|accept|deliver)|where (?:is|are) (?:you|your)|tell me (?:more )?about|more (?:info|information|details)|is there (?:a|any)|does (?:it|this) (?:come|work|support|include))\b/i,
+      2,
+    ],
     [/\b(?:policy|hours|location|address|specs?|specifications?|requirements?|difference between|compatible)\b/i, 1],
     // yes/no questions about a thing ("Is the jacket waterproof?") ask for facts
     [/^\s*(?:is|are|does|do|will|can) (?:it|this|that|the|they|these|those|your)\b[^?]*\?\s*$/i, 1.5],
   ],
   complaint: [
-    [/\b(?:unacceptable|terrible|horrible|awful|worst|disgusting|ridiculous|appalling|outrageous|pathetic|useless|disappointed|disappointing|frustrat\w*|fed up|sick of|furious|angry|rude)\b/i, 2],
-    [/\b(?:still (?:not|hasn'?t|haven'?t|no)|never (?:arrived|received|showed)|waste of|not happy|poor (?:service|quality)|complain\w*|no one (?:has )?(?:replied|responded|helped))\b/i, 2],
+    [
+      /\b(?:unacceptable|terrible|horrible|awful|worst|disgusting|ridiculous|appalling|outrageous|pathetic|useless|disappointed|disappointing|frustrat\w*|fed up|sick of|furious|angry|rude)\b/i,
+      2,
+    ],
+    [
+      /\b(?:still (?:not|hasn'?t|haven'?t|no)|never (?:arrived|received|showed)|waste of|not happy|poor (?:service|quality)|complain\w*|no one (?:has )?(?:replied|responded|helped))\b/i,
+      2,
+    ],
     [/\b(?:broken|damaged|defective|wrong item|late again)\b/i, 1],
   ],
   purchase: [
-    [/\b(?:(?:want|like|looking|plan(?:ning)?|ready|interested) to (?:buy|purchase|order|get|subscribe)|(?:buy|purchase|order) (?:a|an|the|some|\d+|another)|add to (?:cart|basket)|place an order|bulk order|get a quote|quote for|how (?:much|do i buy)|pricing for|price of|in stock|available to buy|upgrade (?:to|my plan))\b/i, 3],
+    [
+      /\b(?:(?:want|like|looking|plan(?:ning)?|ready|interested) to (?:buy|purchase|order|get|subscribe)|(?:buy|purchase|order) (?:a|an|the|some|\d+|another)|add to (?:cart|basket)|place an order|bulk order|get a quote|quote for|how (?:much|do i buy)|pricing for|price of|in stock|available to buy|upgrade (?:to|my plan))\b/i,
+      3,
+    ],
     [/\b(?:price|pricing|cost|discount|coupon|deal|buy|purchase|checkout)\b/i, 1],
   ],
   order_status: [
-    [/\b(?:where(?:'s| is) my (?:order|package|parcel|delivery|shipment)|track(?:ing)? (?:my )?(?:order|package|number)|(?:order|package|parcel|delivery|shipment) (?:status|hasn'?t arrived|has not arrived|not arrived|is late|delayed)|when will (?:my|it|the) (?:order|package|parcel)?\s*(?:arrive|ship|be delivered)|has (?:it|my order) shipped)\b/i, 3.5],
+    [
+      /\b(?:where(?:'s| is) my (?:order|package|parcel|delivery|shipment)|track(?:ing)? (?:my )?(?:order|package|number)|(?:order|package|parcel|delivery|shipment) (?:status|hasn'?t arrived|has not arrived|not arrived|is late|delayed)|when will (?:my|it|the) (?:order|package|parcel)?\s*(?:arrive|ship|be delivered)|has (?:it|my order) shipped)\b/i,
+      3.5,
+    ],
     [/\b(?:shipped|shipping|delivery|tracking|arrive|dispatch\w*|courier)\b/i, 0.8],
   ],
   cancel: [
-    [/\b(?:cancel\w*|terminate|close (?:my|the) account|delete (?:my|the) account|end (?:my|the) (?:subscription|membership|contract)|stop (?:my|the) (?:subscription|membership|service|order)|don'?t want (?:it|this) anymore)\b/i, 3.2],
+    [
+      /\b(?:cancel\w*|terminate|close (?:my|the) account|delete (?:my|the) account|end (?:my|the) (?:subscription|membership|contract)|stop (?:my|the) (?:subscription|membership|service|order)|don'?t want (?:it|this) anymore)\b/i,
+      3.2,
+    ],
   ],
-  refund: [
-    [/\b(?:refund\w*|money back|reimburs\w*|charge ?back|credit (?:it )?back|return (?:my|the) money)\b/i, 3.4],
-  ],
+  refund: [[/\b(?:refund\w*|money back|reimburs\w*|charge ?back|credit (?:it )?back|return (?:my|the) money)\b/i, 3.4]],
   return_exchange: [
-    [/\b(?:return (?:it|this|them|these|the|my|an? )|send (?:it |this |them )?back|exchange (?:it|this|them|these|the|my|for)|swap (?:it|them|for)|wrong size|(?:doesn'?t|don'?t) fit|return label|rma)\b/i, 3],
+    [
+      /\b(?:return (?:it|this|them|these|the|my|an? )|send (?:it |this |them )?back|exchange (?:it|this|them|these|the|my|for)|swap (?:it|them|for)|wrong size|(?:doesn'?t|don'?t) fit|return label|rma)\b/i,
+      3,
+    ],
   ],
   billing: [
-    [/\b(?:charged twice|double charged|overcharged|billing|invoice|payment (?:failed|declined|issue|problem)|card (?:was )?declined|unexpected charge|charge on my (?:card|statement)|receipt|update (?:my )?(?:payment|card|billing))\b/i, 3],
+    [
+      /\b(?:charged twice|double charged|overcharged|billing|invoice|payment (?:failed|declined|issue|problem)|card (?:was )?declined|unexpected charge|charge on my (?:card|statement)|receipt|update (?:my )?(?:payment|card|billing))\b/i,
+      3,
+    ],
     [/\b(?:charge[ds]?|payment|paid|bill)\b/i, 0.8],
   ],
   account: [
-    [/\b(?:reset (?:my )?password|forgot (?:my )?password|can'?t (?:log ?in|sign ?in|access my account)|locked out|(?:change|update) (?:my |the )?(?:email|username|password|profile|(?:email |billing |shipping )?address)(?: address)? (?:on|of|for) (?:my|the) account|(?:change|update) (?:my )?(?:email|username|password|profile)|two[- ]factor|2fa|verification code)\b/i, 3],
+    [
+      /\b(?:reset (?:my )?password|forgot (?:my )?password|can'?t (?:log ?in|sign ?in|access my account)|locked out|(?:change|update) (?:my |the )?(?:email|username|password|profile|(?:email |billing |shipping )?address)(?: address)? (?:on|of|for) (?:my|the) account|(?:change|update) (?:my )?(?:email|username|password|profile)|two[- ]factor|2fa|verification code)\b/i,
+      3,
+    ],
     [/\b(?:account|login|log in|sign in|password|username)\b/i, 0.8],
   ],
   support_request: [
-    [/\b(?:(?:can|could) you (?:please )?help|need (?:some )?help|help me|assist(?:ance)?|how (?:do|can) i|is it possible to|walk me through|having (?:trouble|issues?|problems?)|not sure how)\b/i, 2.2],
+    [
+      /\b(?:(?:can|could) you (?:please )?help|need (?:some )?help|help me|assist(?:ance)?|how (?:do|can) i|is it possible to|walk me through|having (?:trouble|issues?|problems?)|not sure how)\b/i,
+      2.2,
+    ],
     [/\b(?:help|support|issue|problem|question)\b/i, 0.8],
   ],
   technical_issue: [
-    [/\b(?:not working|doesn'?t work|stopped working|won'?t (?:load|start|open|connect|turn on|charge)|keeps? (?:crashing|freezing)|crash\w*|error (?:code|message)?|bug|glitch|freez\w*|(?:can'?t|cannot|unable to) (?:connect|install|update|load|open|upload|download))\b/i, 3],
+    [
+      /\b(?:not working|doesn'?t work|stopped working|won'?t (?:load|start|open|connect|turn on|charge)|keeps? (?:crashing|freezing)|crash\w*|error (?:code|message)?|bug|glitch|freez\w*|(?:can'?t|cannot|unable to) (?:connect|install|update|load|open|upload|download))\b/i,
+      3,
+    ],
     [/\b(?:error|broken|outage|down|timeout|slow|app|website|install\w*)\b/i, 0.7],
   ],
   booking: [
-    [/\b(?:book(?:ing)? (?:a|an|the|for|my)|make a (?:reservation|booking|appointment)|reserv\w*|(?:schedule|set up|arrange) (?:a|an|my) (?:call|meeting|appointment|demo|visit)|table for \d+|appointment|check[- ]?in|(?:change|move|reschedule) (?:my )?(?:booking|reservation|appointment|flight))\b/i, 3],
+    [
+      /\b(?:book(?:ing)? (?:a|an|the|for|my)|make a (?:reservation|booking|appointment)|reserv\w*|(?:schedule|set up|arrange) (?:a|an|my) (?:call|meeting|appointment|demo|visit)|table for \d+|appointment|check[- ]?in|(?:change|move|reschedule) (?:my )?(?:booking|reservation|appointment|flight))\b/i,
+      3,
+    ],
     [/\b(?:book|flight|hotel|room|seat|ticket for|availability)\b/i, 0.9],
   ],
   feedback: [
-    [/\b(?:feedback|suggestion|suggest|it would be (?:nice|great|helpful)|would be (?:nice|great) if|feature request|please add|you should (?:add|consider)|improve(?:ment)?|wish (?:it|you|there))\b/i, 2.5],
+    [
+      /\b(?:feedback|suggestion|suggest|it would be (?:nice|great|helpful)|would be (?:nice|great) if|feature request|please add|you should (?:add|consider)|improve(?:ment)?|wish (?:it|you|there))\b/i,
+      2.5,
+    ],
   ],
   praise: [
-    [/\b(?:love (?:it|this|your|the)|amazing|excellent|fantastic|awesome|great (?:job|service|work|product)|thank you so much|thanks so much|highly recommend|best (?:service|product|experience)|well done|impressed)\b/i, 2.5],
+    [
+      /\b(?:love (?:it|this|your|the)|amazing|excellent|fantastic|awesome|great (?:job|service|work|product)|thank you so much|thanks so much|highly recommend|best (?:service|product|experience)|well done|impressed)\b/i,
+      2.5,
+    ],
   ],
   unsubscribe: [[/\b(?:unsubscribe|opt[- ]out|stop (?:sending|emailing)|remove me from|no more (?:emails|messages))\b/i, 3.5]],
 };
@@ -130,7 +176,17 @@ const LABEL_SYNONYMS: Record<Exclude<BuiltinIntent, "other">, string[]> = {
   unsubscribe: ["unsubscribe", "optout", "opt"],
 };
 
-const FALLBACK_LABELS = new Set(["other", "others", "general", "unknown", "misc", "miscellaneous", "none", "unclassified", "general_inquiry"]);
+const FALLBACK_LABELS = new Set([
+  "other",
+  "others",
+  "general",
+  "unknown",
+  "misc",
+  "miscellaneous",
+  "none",
+  "unclassified",
+  "general_inquiry",
+]);
 
 export interface IntentResult {
   intent: string;
@@ -193,7 +249,11 @@ function scoreCustom(text: string, labels: readonly string[], builtin: Map<Built
 }
 
 /** Best intent of `text`: among `intentTypes` when given, else the built-in taxonomy. */
-export function detectIntent(text: string, intentTypes?: readonly string[], opts: { entities?: Record<string, string> } = {}): IntentResult {
+export function detectIntent(
+  text: string,
+  intentTypes?: readonly string[],
+  opts: { entities?: Record<string, string> } = {},
+): IntentResult {
   const builtin = builtinScores(text);
   const labels = intentTypes?.length ? intentTypes : null;
   const scores: Map<string, number> = labels ? scoreCustom(text, labels, builtin) : builtin;
@@ -201,12 +261,20 @@ export function detectIntent(text: string, intentTypes?: readonly string[], opts
   const entities = intentEntities(text, opts.entities);
   if (!ranked.length) {
     const fallback = labels ? labels.find((l) => FALLBACK_LABELS.has(l.toLowerCase())) : "other";
-    return { intent: fallback ?? labels?.[0] ?? "other", confidence: fallback ? 0.35 : 0.1, entities, alternatives: [], matched: false };
+    return {
+      intent: fallback ?? labels?.[0] ?? "other",
+      confidence: fallback ? 0.35 : 0.1,
+      entities,
+      alternatives: [],
+      matched: false,
+    };
   }
   const [best, second] = [ranked[0][1], ranked[1]?.[1] ?? 0];
   const confidence = confidenceOf(best, second);
   // runner-ups scaled by their evidence relative to the winner, kept below the winner
-  const alternatives = ranked.slice(1, 4).map(([intent, score]) => ({ intent, confidence: Math.round(confidence * (score / best) * 0.9 * 100) / 100 }));
+  const alternatives = ranked
+    .slice(1, 4)
+    .map(([intent, score]) => ({ intent, confidence: Math.round(confidence * (score / best) * 0.9 * 100) / 100 }));
   return { intent: ranked[0][0], confidence, entities, alternatives, matched: true };
 }
 

@@ -30,8 +30,22 @@ export interface FieldSpec {
 }
 
 const SIMPLE_TYPES: Record<string, FieldType> = {
-  string: "string", text: "string", str: "string", number: "number", float: "number", decimal: "number", integer: "integer", int: "integer",
-  boolean: "boolean", bool: "boolean", date: "date", datetime: "date", "date-time": "date", array: "array", list: "array", object: "object",
+  string: "string",
+  text: "string",
+  str: "string",
+  number: "number",
+  float: "number",
+  decimal: "number",
+  integer: "integer",
+  int: "integer",
+  boolean: "boolean",
+  bool: "boolean",
+  date: "date",
+  datetime: "date",
+  "date-time": "date",
+  array: "array",
+  list: "array",
+  object: "object",
 };
 
 function fromJsonSchema(name: string, s: Record<string, unknown>, required: boolean): FieldSpec {
@@ -39,13 +53,23 @@ function fromJsonSchema(name: string, s: Record<string, unknown>, required: bool
   const format = typeof s.format === "string" ? s.format : undefined;
   let type: FieldType = SIMPLE_TYPES[String(rawType ?? "string").toLowerCase()] ?? "string";
   if (type === "string" && (format === "date" || format === "date-time")) type = "date";
-  const spec: FieldSpec = { name, type, required, format, description: typeof s.description === "string" ? s.description : undefined };
+  const spec: FieldSpec = {
+    name,
+    type,
+    required,
+    format,
+    description: typeof s.description === "string" ? s.description : undefined,
+  };
   if (Array.isArray(s.enum)) spec.enum = s.enum.filter((v): v is string => typeof v === "string");
   if (type === "array") {
-    const items = s.items && typeof s.items === "object" && !Array.isArray(s.items) ? (s.items as Record<string, unknown>) : { type: "string" };
+    const items =
+      s.items && typeof s.items === "object" && !Array.isArray(s.items)
+        ? (s.items as Record<string, unknown>)
+        : { type: "string" };
     spec.items = fromJsonSchema(name, items, true);
   }
-  if (type === "object" && s.properties && typeof s.properties === "object") spec.properties = propertiesOf(s as Record<string, unknown>);
+  if (type === "object" && s.properties && typeof s.properties === "object")
+    spec.properties = propertiesOf(s as Record<string, unknown>);
   if (!rawType && s.properties) {
     spec.type = "object";
     spec.properties = propertiesOf(s);
@@ -83,7 +107,10 @@ export function parseSchemaSpec(schema: unknown): FieldSpec[] | null {
       }
     }
     // "name, email, phone number" or "name: string, total: number"
-    const parts = t.split(/[,;\n]+/).map((p) => p.trim()).filter(Boolean);
+    const parts = t
+      .split(/[,;\n]+/)
+      .map((p) => p.trim())
+      .filter(Boolean);
     if (!parts.length || parts.some((p) => p.length > 80)) return null;
     return parts.map((p) => {
       const [n, ty] = p.split(/\s*:\s*/);
@@ -111,9 +138,18 @@ const KIND_HINTS: [RegExp, Kind][] = [
   [/date|\bwhen\b|deadline|birthday|\bdob\b| at$|\bday\b|\bdue\b|expir|schedul|appointment|\btime\b/, "date"],
   [/first ?name|given ?name/, "first_name"],
   [/last ?name|surname|family ?name/, "last_name"],
-  [/\bid\b|number$|\bno\b|order|invoice|ticket|tracking|reference|\bref\b|\bsku\b|code|confirmation|booking|account|serial|policy|claim/, "id"],
-  [/company|organi[sz]ation|\borg\b|employer|vendor|merchant|business|brand|supplier|bank|airline|hotel|store|retailer|venue/, "organization"],
-  [/name|person|customer|client|contact|sender|recipient|author|agent|buyer|seller|passenger|patient|employee|manager|\bby$/, "person"],
+  [
+    /\bid\b|number$|\bno\b|order|invoice|ticket|tracking|reference|\bref\b|\bsku\b|code|confirmation|booking|account|serial|policy|claim/,
+    "id",
+  ],
+  [
+    /company|organi[sz]ation|\borg\b|employer|vendor|merchant|business|brand|supplier|bank|airline|hotel|store|retailer|venue/,
+    "organization",
+  ],
+  [
+    /name|person|customer|client|contact|sender|recipient|author|agent|buyer|seller|passenger|patient|employee|manager|\bby$/,
+    "person",
+  ],
   [/count|quantity|\bqty\b|number of|\bnum\b|guests|people|\bage\b|years|nights|items|units|seats|rooms/, "number"],
 ];
 
@@ -204,12 +240,41 @@ function entityValue(e: Entity, f: FieldSpec, kind: Kind): unknown {
 }
 
 const ENTITY_FOR: Record<Kind, EntityType> = {
-  email: "email", phone: "phone", url: "url", date: "date", money: "money", percentage: "percentage", number: "number",
-  person: "person", organization: "organization", id: "id", currency: "money", first_name: "person", last_name: "person",
+  email: "email",
+  phone: "phone",
+  url: "url",
+  date: "date",
+  money: "money",
+  percentage: "percentage",
+  number: "number",
+  person: "person",
+  organization: "organization",
+  id: "id",
+  currency: "money",
+  first_name: "person",
+  last_name: "person",
 };
 
 // Words that say nothing about which of several same-kind entities a field means.
-const GENERIC = new Set(["date", "time", "amount", "price", "total", "number", "no", "id", "name", "email", "phone", "url", "the", "of", "value", "code", "address"]);
+const GENERIC = new Set([
+  "date",
+  "time",
+  "amount",
+  "price",
+  "total",
+  "number",
+  "no",
+  "id",
+  "name",
+  "email",
+  "phone",
+  "url",
+  "the",
+  "of",
+  "value",
+  "code",
+  "address",
+]);
 
 /** Among unused entities of a kind, the one nearest after a distinguishing word of the field name. */
 function pick(text: string, f: FieldSpec, cands: readonly Entity[], used: Set<Entity>, shared: boolean): Entity | null {
@@ -260,7 +325,8 @@ interface Ctx {
  */
 function narrow(value: string, kind: Kind | null, ref: Date): string {
   if (kind === "id") return /^[#\s]*([A-Za-z0-9][\w/-]*)/.exec(value)?.[1] ?? value;
-  if (kind === "person" || kind === "organization" || kind === "first_name" || kind === "last_name") return value.split(/\s*[(<[,;]/)[0].trim();
+  if (kind === "person" || kind === "organization" || kind === "first_name" || kind === "last_name")
+    return value.split(/\s*[(<[,;]/)[0].trim();
   if (kind && kind !== "currency" && kind !== "date") {
     const type = ENTITY_FOR[kind];
     const hit = extractEntities(value, { types: [type], referenceDate: ref })[0];
@@ -289,7 +355,9 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
     (hit ? ctx.out.found : ctx.out.missing).push(path);
     return hit ?? null;
   }
-  const kind = kindOf(f.type === "array" && f.items ? { ...f.items, name: f.name, description: f.description ?? f.items.description } : f);
+  const kind = kindOf(
+    f.type === "array" && f.items ? { ...f.items, name: f.name, description: f.description ?? f.items.description } : f,
+  );
   if (!kind) {
     ctx.out.unresolved.push(path);
     return null;
@@ -344,7 +412,18 @@ export interface GroupedEntities {
 
 /** Everything recognizable, grouped, for requests without a schema. */
 export function defaultExtraction(text: string, opts: { referenceDate?: Date } = {}): GroupedEntities {
-  const g: GroupedEntities = { people: [], organizations: [], emails: [], phones: [], urls: [], dates: [], amounts: [], percentages: [], identifiers: [], numbers: [] };
+  const g: GroupedEntities = {
+    people: [],
+    organizations: [],
+    emails: [],
+    phones: [],
+    urls: [],
+    dates: [],
+    amounts: [],
+    percentages: [],
+    identifiers: [],
+    numbers: [],
+  };
   const str = (e: Entity) => String(e.value ?? e.text);
   const num = (e: Entity) => (typeof e.value === "number" ? e.value : Number.NaN);
   for (const e of extractEntities(text, opts)) {

@@ -14,9 +14,30 @@
 import { scoreAbuse } from "./abuse";
 import { combineSignals, spamSignals } from "./spam-signals";
 
-export type ModerationCategory = "toxicity" | "harassment" | "hate" | "sexual" | "violence" | "self_harm" | "spam" | "profanity" | "threat" | "insult";
+export type ModerationCategory =
+  | "toxicity"
+  | "harassment"
+  | "hate"
+  | "sexual"
+  | "violence"
+  | "self_harm"
+  | "spam"
+  | "profanity"
+  | "threat"
+  | "insult";
 
-export const MODERATION_CATEGORIES: readonly ModerationCategory[] = ["toxicity", "harassment", "hate", "sexual", "violence", "self_harm", "spam", "profanity", "threat", "insult"];
+export const MODERATION_CATEGORIES: readonly ModerationCategory[] = [
+  "toxicity",
+  "harassment",
+  "hate",
+  "sexual",
+  "violence",
+  "self_harm",
+  "spam",
+  "profanity",
+  "threat",
+  "insult",
+];
 
 export type ModerationAction = "allow" | "review" | "remove";
 

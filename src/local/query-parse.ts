@@ -39,27 +39,60 @@ export interface ParsedQuery {
   negations: string[];
 }
 
-const COLORS = "red|blue|green|yellow|black|white|grey|gray|pink|purple|orange|brown|beige|navy|teal|maroon|gold|silver|khaki|olive|turquoise|ivory|cream|burgundy|lavender|charcoal|tan|coral|mint|multicolor|rose gold|dark blue|light blue|dark green|light green|off white";
+const COLORS =
+  "red|blue|green|yellow|black|white|grey|gray|pink|purple|orange|brown|beige|navy|teal|maroon|gold|silver|khaki|olive|turquoise|ivory|cream|burgundy|lavender|charcoal|tan|coral|mint|multicolor|rose gold|dark blue|light blue|dark green|light green|off white";
 // A short list of widely searched consumer brands; callers with their own catalogue pass facets.
 const BRANDS =
   "nike|adidas|puma|reebok|new balance|asics|converse|vans|under armour|skechers|apple|samsung|sony|lg|dell|hp|lenovo|asus|acer|microsoft|google|xiaomi|huawei|oneplus|canon|nikon|bose|jbl|philips|panasonic|dyson|ikea|lego|levi's|levis|zara|h&m|uniqlo|gucci|prada|north face|the north face|patagonia|columbia|timberland|dr martens|ray-ban|casio|seiko|rolex|garmin|fitbit|logitech|razer|nintendo|playstation|xbox|toyota|honda|ford|bmw|tesla|kitchenaid|le creuset|nespresso|delonghi|bosch|makita|dewalt|anker|kindle|amazon basics|hermes|chanel|dior";
-const SIZE_WORDS = "xxs|xs|s|m|l|xl|xxl|xxxl|2xl|3xl|small|medium|large|extra large|x-large|petite|plus size|king|queen|twin|full";
+const SIZE_WORDS =
+  "xxs|xs|s|m|l|xl|xxl|xxxl|2xl|3xl|small|medium|large|extra large|x-large|petite|plus size|king|queen|twin|full";
 
 type Span = [number, number];
 
-const CURRENCY_OF: Record<string, string> = { $: "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", usd: "USD", eur: "EUR", gbp: "GBP", dollars: "USD", dollar: "USD", euros: "EUR", euro: "EUR", pounds: "GBP", bucks: "USD" };
+const CURRENCY_OF: Record<string, string> = {
+  $: "USD",
+  "€": "EUR",
+  "£": "GBP",
+  "¥": "JPY",
+  "₹": "INR",
+  usd: "USD",
+  eur: "EUR",
+  gbp: "GBP",
+  dollars: "USD",
+  dollar: "USD",
+  euros: "EUR",
+  euro: "EUR",
+  pounds: "GBP",
+  bucks: "USD",
+};
 const MONEY = String.raw`([$€£¥₹])?\s?(\d+(?:[.,]\d+)?)(k)?\s?(usd|euros?|eur|gbp|dollars?|pounds|bucks)?\b`;
 
 const PRICE_RULES: [RegExp, (a: number, b?: number) => PriceRange][] = [
   [new RegExp(String.raw`\b(?:between|from)\s+${MONEY}\s+(?:and|to|-)\s+${MONEY}`, "i"), (a, b) => ({ min: a, max: b })],
   [new RegExp(String.raw`(?<![\w.])${MONEY}\s?(?:-|–|to)\s?${MONEY}(?![\w%])`, "i"), (a, b) => ({ min: a, max: b })],
-  [new RegExp(String.raw`\b(?:under|below|less than|cheaper than|max(?:imum)?|up to|no more than|within|<|at most)\s*${MONEY}`, "i"), (a) => ({ max: a })],
-  [new RegExp(String.raw`\b(?:over|above|more than|at least|min(?:imum)?|from|starting at|>)\s*${MONEY}`, "i"), (a) => ({ min: a })],
-  [new RegExp(String.raw`\b(?:around|about|approximately|roughly|~)\s*${MONEY}`, "i"), (a) => ({ min: Math.round(a * 0.8), max: Math.round(a * 1.2) })],
+  [
+    new RegExp(
+      String.raw`\b(?:under|below|less than|cheaper than|max(?:imum)?|up to|no more than|within|<|at most)\s*${MONEY}`,
+      "i",
+    ),
+    (a) => ({ max: a }),
+  ],
+  [
+    new RegExp(String.raw`\b(?:over|above|more than|at least|min(?:imum)?|from|starting at|>)\s*${MONEY}`, "i"),
+    (a) => ({ min: a }),
+  ],
+  [
+    new RegExp(String.raw`\b(?:around|about|approximately|roughly|~)\s*${MONEY}`, "i"),
+    (a) => ({ min: Math.round(a * 0.8), max: Math.round(a * 1.2) }),
+  ],
 ];
 
 const SORTS: [RegExp, NonNullable<ParsedQuery["sort"]>["field"], "asc" | "desc"][] = [
-  [/\b(?:cheapest(?: first)?|lowest price|price low to high|least expensive|low to high|sort(?:ed)? by price)\b/i, "price", "asc"],
+  [
+    /\b(?:cheapest(?: first)?|lowest price|price low to high|least expensive|low to high|sort(?:ed)? by price)\b/i,
+    "price",
+    "asc",
+  ],
   [/\b(?:most expensive|highest price|price high to low|high to low|priciest)\b/i, "price", "desc"],
   [/\b(?:newest(?: first)?|latest|most recent|recently added|new arrivals)\b/i, "date", "desc"],
   [/\b(?:oldest(?: first)?)\b/i, "date", "asc"],
@@ -71,7 +104,7 @@ const SORTS: [RegExp, NonNullable<ParsedQuery["sort"]>["field"], "asc" | "desc"]
 // One word: "no pineapple open now" must not exclude "open".
 const NEGATION = /(?:\b(?:without|no|not|excluding|exclude|except|minus|but not|non)\s+|(?:^|\s)-)([a-z0-9][\w'-]*)/gi;
 
-function amount(sym: string | undefined, num: string, k: string | undefined): number {
+function amount(num: string, k: string | undefined): number {
   const n = Number(num.replace(",", "."));
   return k ? n * 1000 : n;
 }
@@ -86,7 +119,10 @@ function isoDay(d: Date): string {
 }
 
 /** Structured reading of a free-text search query. */
-export function parseSearchQuery(query: string, opts: { facets?: Record<string, string[]>; referenceDate?: Date } = {}): ParsedQuery {
+export function parseSearchQuery(
+  query: string,
+  opts: { facets?: Record<string, string[]>; referenceDate?: Date } = {},
+): ParsedQuery {
   const consumed: Span[] = [];
   const take = (s: number, e: number) => consumed.push([s, e]);
   const filters: ParsedQuery["filters"] = {};
@@ -96,8 +132,8 @@ export function parseSearchQuery(query: string, opts: { facets?: Record<string, 
     const m = re.exec(query);
     if (!m || overlaps(consumed, m.index, m.index + m[0].length)) continue;
     const g = m.slice(1);
-    const a = amount(g[0], g[1], g[2]);
-    const b = g.length > 4 && g[5] ? amount(g[4], g[5], g[6]) : undefined;
+    const a = amount(g[1], g[2]);
+    const b = g.length > 4 && g[5] ? amount(g[5], g[6]) : undefined;
     // "5-10" with no currency and no price word could be a size or a count: require a cue
     const hasCue = Boolean(g[0] || g[3] || g[4] || g[7]) || !/^\s*\d/.test(m[0]);
     if (!hasCue) continue;
@@ -124,7 +160,10 @@ export function parseSearchQuery(query: string, opts: { facets?: Record<string, 
   return build(sort);
 
   function build(sort: ParsedQuery["sort"]): ParsedQuery {
-    const rating = /\b(\d(?:\.\d)?)\s*(?:\+\s*stars?|stars?\s*(?:and up|& up|or more|or higher|\+)?|\+)|\brated\s+(\d(?:\.\d)?)\s*\+?(?:\s*stars?)?/i.exec(query);
+    const rating =
+      /\b(\d(?:\.\d)?)\s*(?:\+\s*stars?|stars?\s*(?:and up|& up|or more|or higher|\+)?|\+)|\brated\s+(\d(?:\.\d)?)\s*\+?(?:\s*stars?)?/i.exec(
+        query,
+      );
     if (rating && !overlaps(consumed, rating.index, rating.index + rating[0].length)) {
       filters.min_rating = Number(rating[1] ?? rating[2]);
       take(rating.index, rating.index + rating[0].length);
@@ -155,7 +194,12 @@ export function parseSearchQuery(query: string, opts: { facets?: Record<string, 
       }
     }
     const sizes: string[] = [];
-    for (const m of query.matchAll(new RegExp(String.raw`\bsize[sd]?\s*:?\s*(\d{1,2}(?:\.5)?|${SIZE_WORDS})\b|\b(xxs|xs|xl|xxl|xxxl|2xl|3xl|extra large|plus size|king size|queen size)\b|\b(\d{2})\s?(?:inch|in|")(?!\w)`, "gi"))) {
+    for (const m of query.matchAll(
+      new RegExp(
+        String.raw`\bsize[sd]?\s*:?\s*(\d{1,2}(?:\.5)?|${SIZE_WORDS})\b|\b(xxs|xs|xl|xxl|xxxl|2xl|3xl|extra large|plus size|king size|queen size)\b|\b(\d{2})\s?(?:inch|in|")(?!\w)`,
+        "gi",
+      ),
+    )) {
       const at = m.index ?? 0;
       if (overlaps(consumed, at, at + m[0].length)) continue;
       sizes.push((m[1] ?? m[2] ?? `${m[3]} inch`).toUpperCase().replace(/ SIZE$/, ""));
@@ -193,10 +237,19 @@ export function parseSearchQuery(query: string, opts: { facets?: Record<string, 
     const ref = opts.referenceDate ?? new Date();
     for (const r of chrono.parse(query, ref)) {
       // "for 8 years" is a duration or an age, not a date filter
-      if (overlaps(consumed, r.index, r.index + r.text.length) || /^(?:\d+|now|right now)$/i.test(r.text.trim()) || /^for\b/i.test(r.text)) continue;
+      if (
+        overlaps(consumed, r.index, r.index + r.text.length) ||
+        /^(?:\d+|now|right now)$/i.test(r.text.trim()) ||
+        /^for\b/i.test(r.text)
+      )
+        continue;
       dateRange = { start: isoDay(r.start.date()), ...(r.end ? { end: isoDay(r.end.date()) } : {}), text: r.text };
       // "last week" / "since March": chrono gives a point; a range ends today
-      if (!r.end && /\b(?:since|after|from|last|past|this)\b/i.test(query.slice(Math.max(0, r.index - 8), r.index + r.text.length))) dateRange.end = isoDay(ref);
+      if (
+        !r.end &&
+        /\b(?:since|after|from|last|past|this)\b/i.test(query.slice(Math.max(0, r.index - 8), r.index + r.text.length))
+      )
+        dateRange.end = isoDay(ref);
       take(r.index, r.index + r.text.length);
       const lead = /\b(?:since|after|before|from|in|on|during)\s*$/i.exec(query.slice(0, r.index));
       if (lead) take(lead.index, r.index);
@@ -208,7 +261,19 @@ export function parseSearchQuery(query: string, opts: { facets?: Record<string, 
     const keywords = searchText
       .toLowerCase()
       .split(/[^\p{L}\p{N}'&+-]+/u)
-      .filter((w) => w && !STOPWORDS.has(w) && !/^(?:for|with|and|or|show|find|me|sort|by|cheap|best|good|looking|search|buy|want|need|some)$/.test(w));
-    return { keywords: [...new Set(keywords)], searchText, filters, ...(dateRange ? { dateRange } : {}), ...(sort ? { sort } : {}), negations };
+      .filter(
+        (w) =>
+          w &&
+          !STOPWORDS.has(w) &&
+          !/^(?:for|with|and|or|show|find|me|sort|by|cheap|best|good|looking|search|buy|want|need|some)$/.test(w),
+      );
+    return {
+      keywords: [...new Set(keywords)],
+      searchText,
+      filters,
+      ...(dateRange ? { dateRange } : {}),
+      ...(sort ? { sort } : {}),
+      negations,
+    };
   }
 }

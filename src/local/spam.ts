@@ -13,8 +13,8 @@
  * compare scores across settings.
  */
 import { maskProfanity, scoreAbuse } from "./abuse";
-import { detectPii } from "./pii";
 import type { PiiEntity } from "./pii";
+import { detectPii } from "./pii";
 import { combineSignals, type SpamCategory, type SpamSignal, spamSignals } from "./spam-signals";
 
 export type Strictness = "low" | "medium" | "high";
@@ -58,7 +58,8 @@ const LINK = /\b(?:https?:\/\/|www\.)\S+|\b(?:bit\.ly|tinyurl\.com|goo\.gl|t\.co
 function sanitize(text: string, removeLinks: boolean, pii: readonly PiiEntity[]): string {
   let out = text;
   // right to left so earlier offsets stay valid
-  for (const e of [...pii].sort((a, b) => b.start - a.start)) out = `${out.slice(0, e.start)}[${e.type.toUpperCase()}]${out.slice(e.end)}`;
+  for (const e of [...pii].sort((a, b) => b.start - a.start))
+    out = `${out.slice(0, e.start)}[${e.type.toUpperCase()}]${out.slice(e.end)}`;
   if (removeLinks) out = out.replace(LINK, "[link removed]");
   return maskProfanity(out);
 }
@@ -90,6 +91,7 @@ export function detectSpam(text: string, opts: SpamOptions = {}): SpamResult {
   }
   const pii = opts.detectPii || opts.returnSanitized ? detectPii(text) : [];
   if (opts.detectPii) result.pii = pii;
-  if (opts.returnSanitized) result.sanitizedText = sanitize(text, label !== "not_spam" || signals.some((s) => s.category === "malicious_link"), pii);
+  if (opts.returnSanitized)
+    result.sanitizedText = sanitize(text, label !== "not_spam" || signals.some((s) => s.category === "malicious_link"), pii);
   return result;
 }

@@ -67,7 +67,8 @@ export function isSupportedFormat(format: string | undefined): boolean {
 }
 
 // Abbreviations whose period does not end a sentence.
-const ABBREV = /(?:\b(?:mr|mrs|ms|dr|prof|sr|jr|st|vs|etc|inc|ltd|co|corp|e\.g|i\.e|approx|no|fig|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|u\.s)|\b[A-Z])\.$/i;
+const ABBREV =
+  /(?:\b(?:mr|mrs|ms|dr|prof|sr|jr|st|vs|etc|inc|ltd|co|corp|e\.g|i\.e|approx|no|fig|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|u\.s)|\b[A-Z])\.$/i;
 
 /** Sentences with offsets; line breaks that start bullets or paragraphs also split. */
 export function splitSentences(text: string): Sentence[] {
@@ -92,7 +93,8 @@ export function splitSentences(text: string): Sentence[] {
     const raw = text.slice(start, end);
     const lead = raw.length - raw.trimStart().length;
     const body = raw.trim().replace(/^[-*•·]\s+|^\d+[.)]\s+/, "");
-    if (/[\p{L}\p{N}]/u.test(body)) out.push({ text: body.replace(/\s+/g, " "), start: start + lead, end: start + raw.trimEnd().length });
+    if (/[\p{L}\p{N}]/u.test(body))
+      out.push({ text: body.replace(/\s+/g, " "), start: start + lead, end: start + raw.trimEnd().length });
   }
   if (pending) {
     const raw = text.slice(pending.start);
@@ -102,7 +104,8 @@ export function splitSentences(text: string): Sentence[] {
 }
 
 function targetCount(length: SummaryLength | undefined, n: number): number {
-  const asNum = typeof length === "number" ? length : typeof length === "string" && /^\d+$/.test(length.trim()) ? Number(length) : null;
+  const asNum =
+    typeof length === "number" ? length : typeof length === "string" && /^\d+$/.test(length.trim()) ? Number(length) : null;
   if (asNum !== null) return Math.max(1, Math.min(n, Math.floor(asNum)));
   const l = String(length ?? "medium").toLowerCase();
   if (l.startsWith("short") || l === "brief") return Math.min(n, n <= 4 ? 1 : 2);
@@ -110,7 +113,8 @@ function targetCount(length: SummaryLength | undefined, n: number): number {
   return Math.min(n, Math.max(2, Math.min(5, Math.ceil(n * 0.3))));
 }
 
-const CUE = /\b(?:in summary|in conclusion|overall|importantly|the main|key|result(?:s|ed)?|found|shows?|decided|agreed|announced|will|must|need to|deadline|because|therefore|recommend\w*)\b/i;
+const CUE =
+  /\b(?:in summary|in conclusion|overall|importantly|the main|key|result(?:s|ed)?|found|shows?|decided|agreed|announced|will|must|need to|deadline|because|therefore|recommend\w*)\b/i;
 const FILLER = /^(?:hi|hello|dear|thanks|thank you|regards|best|cheers|sincerely)\b/i;
 
 interface AudienceBias {
@@ -122,8 +126,10 @@ interface AudienceBias {
 function audienceBias(audience: string | undefined): AudienceBias {
   const a = (audience ?? "").toLowerCase();
   if (/exec|manag|leader|board|c-?suite|stakeholder|investor|business/.test(a)) return { brevity: 0.3, numbers: 0.6 };
-  if (/child|kid|student|beginner|novice|general|lay|public|non-?technical|customer/.test(a)) return { brevity: 0.6, numbers: -0.3 };
-  if (/tech|engineer|developer|expert|scien|research|academ|specialist|doctor|legal|lawyer/.test(a)) return { brevity: -0.2, numbers: 0.3 };
+  if (/child|kid|student|beginner|novice|general|lay|public|non-?technical|customer/.test(a))
+    return { brevity: 0.6, numbers: -0.3 };
+  if (/tech|engineer|developer|expert|scien|research|academ|specialist|doctor|legal|lawyer/.test(a))
+    return { brevity: -0.2, numbers: 0.3 };
   return { brevity: 0, numbers: 0 };
 }
 
@@ -150,7 +156,17 @@ export function summarize(text: string, opts: SummarizeOptions = {}): SummaryRes
   const format = FORMATS[(opts.format ?? "paragraph").toLowerCase().trim()] ?? "paragraph";
   const originalWordCount = countWords(text);
   if (!sentences.length) {
-    return { summary: "", sentences: [], keyPoints: [], format, sentenceCount: 0, originalSentenceCount: 0, wordCount: 0, originalWordCount, compressionRatio: 0 };
+    return {
+      summary: "",
+      sentences: [],
+      keyPoints: [],
+      format,
+      sentenceCount: 0,
+      originalSentenceCount: 0,
+      wordCount: 0,
+      originalWordCount,
+      compressionRatio: 0,
+    };
   }
   const toks = sentences.map((s) => tokenize(s.text).filter((t) => !STOPWORDS.has(t) && t.length > 2));
   const freq = new Map<string, number>();
@@ -174,7 +190,10 @@ export function summarize(text: string, opts: SummarizeOptions = {}): SummaryRes
     if (/\d/.test(s.text)) score *= 1 + bias.numbers;
     return { i, score };
   });
-  const k = format === "headline" || format === "tldr" ? Math.min(targetCount(opts.length ?? "short", n), format === "headline" ? 1 : 2) : targetCount(opts.length, n);
+  const k =
+    format === "headline" || format === "tldr"
+      ? Math.min(targetCount(opts.length ?? "short", n), format === "headline" ? 1 : 2)
+      : targetCount(opts.length, n);
   const chosen = [...scored]
     .sort((a, b) => b.score - a.score || a.i - b.i)
     .slice(0, k)

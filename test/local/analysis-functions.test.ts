@@ -10,7 +10,15 @@ import searchQueryParse from "../../src/functions/search-query-parse";
 import spamDetection from "../../src/functions/spam-detection";
 import textSummarize from "../../src/functions/text-summarize";
 
-const DEFS: AnyFunctionDef[] = [spamDetection, commentModerate, intentDetection, textSummarize, grammarFix, jsonExtractor, searchQueryParse];
+const DEFS: AnyFunctionDef[] = [
+  spamDetection,
+  commentModerate,
+  intentDetection,
+  textSummarize,
+  grammarFix,
+  jsonExtractor,
+  searchQueryParse,
+];
 const ctx = { accountId: "acct_test" };
 
 function schemaFor(def: AnyFunctionDef, req: unknown): TSchema {
@@ -75,7 +83,10 @@ describe("request options shape the answer", () => {
   });
 
   test("json-extractor: the caller's schema is the result schema", async () => {
-    const req = { text: "Invoice INV-7 total $40 due May 1, 2026", schema: { invoice_number: "string", total: "number", due_date: "date" } };
+    const req = {
+      text: "Invoice INV-7 total $40 due May 1, 2026",
+      schema: { invoice_number: "string", total: "number", due_date: "date" },
+    };
     const schema = schemaFor(jsonExtractor, req);
     const out = await runLocal(jsonExtractor, req);
     expect(out).toEqual({ invoice_number: "INV-7", total: 40, due_date: "2026-05-01" });
@@ -112,14 +123,20 @@ describe("request options shape the answer", () => {
 
   test("text-summarize: custom instructions are left to a model; extract_schema adds extracted", async () => {
     expect(await runLocal(textSummarize, { text: "A. B. C.", custom_instructions: "rhyme" })).toBeNull();
-    const req = { text: "Please call Ana at +1 415 555 0100 tomorrow. The server is down. We lose sales.", extract_schema: { phone: "string" } };
+    const req = {
+      text: "Please call Ana at +1 415 555 0100 tomorrow. The server is down. We lose sales.",
+      extract_schema: { phone: "string" },
+    };
     const out = (await runLocal(textSummarize, req)) as { extracted?: Record<string, unknown> };
     expect(out.extracted).toEqual({ phone: "+1 415 555 0100" });
     expect(problems(schemaFor(textSummarize, req), out)).toEqual([]);
   });
 
   test("search-query-parse: caller facets constrain the filters", async () => {
-    const req = { query: "leather boots for women under $120", schema: { gender: ["men", "women"], category: ["boots", "sandals"] } };
+    const req = {
+      query: "leather boots for women under $120",
+      schema: { gender: ["men", "women"], category: ["boots", "sandals"] },
+    };
     const out = (await runLocal(searchQueryParse, req)) as { filters: Record<string, unknown> };
     expect(out.filters).toMatchObject({ gender: "women", category: "boots", price: { max: 120, currency: "USD" } });
     expect(problems(schemaFor(searchQueryParse, req), out)).toEqual([]);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { extractEntities } from "../../src/local/extract";
-import { ENTITY_REFERENCE_DATE as REF, evaluateEntities, loadEntityFixture } from "../eval/evaluators/entities";
+import { evaluateEntities, loadEntityFixture, ENTITY_REFERENCE_DATE as REF } from "../eval/evaluators/entities";
 import { expectTargetsMet, medianMs } from "./helpers";
 
 const items = loadEntityFixture();

@@ -39,7 +39,10 @@ describe("fixGrammar behaviour", () => {
   });
 
   test("concurrent calls with different dialects do not mix", async () => {
-    const [us, uk] = await Promise.all([fixGrammar("The colour.", { dialect: "american" }), fixGrammar("The color.", { dialect: "british" })]);
+    const [us, uk] = await Promise.all([
+      fixGrammar("The colour.", { dialect: "american" }),
+      fixGrammar("The color.", { dialect: "british" }),
+    ]);
     expect(us.correctedText).toBe("The color.");
     expect(uk.correctedText).toBe("The colour.");
   });

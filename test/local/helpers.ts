@@ -1,14 +1,15 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { expect } from "bun:test";
+import { type EvalReport, shortfalls } from "../eval/registry";
 
-const FIXTURES = join(import.meta.dir, "..", "fixtures", "eval");
-
-/** One JSON object per non-empty line of a labeled fixture file. */
-export function loadJsonl<T>(name: string): T[] {
-  return readFileSync(join(FIXTURES, name), "utf8")
-    .split("\n")
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as T);
+/** Prints an evaluator's figures and fails on any metric below its target. */
+export function expectTargetsMet(report: EvalReport, minItems: number): void {
+  console.log(
+    `${report.capability}: ${report.metrics.map((m) => `${m.name} ${(m.value * 100).toFixed(1)}%`).join(", ")} on ${report.items}`,
+  );
+  const below = shortfalls(report);
+  if (below.length) console.log(`  errors:\n  ${(report.errors ?? []).join("\n  ")}`);
+  expect(report.items).toBeGreaterThanOrEqual(minItems);
+  expect(below).toEqual([]);
 }
 
 /** Median wall time of `fn` in milliseconds, after a warm-up. */

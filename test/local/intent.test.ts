@@ -7,7 +7,8 @@ const items = loadIntentFixture();
 
 describe("detectIntent on labeled examples", () => {
   test("accuracy on the tuning set", () => expectTargetsMet(evaluateIntent(items, INTENT_TARGETS.dev), 50));
-  test("accuracy on the held-out set (never tuned on)", () => expectTargetsMet(evaluateIntent(loadIntentFixture("intent-holdout.jsonl"), INTENT_TARGETS.holdout), 30));
+  test("accuracy on the held-out set (never tuned on)", () =>
+    expectTargetsMet(evaluateIntent(loadIntentFixture("intent-holdout.jsonl"), INTENT_TARGETS.holdout), 30));
 
   test("confidence is in 0..1 and custom answers stay in the caller's list", () => {
     for (const it of items) {
@@ -47,7 +48,12 @@ describe("intentEntities", () => {
   const text = "Order #A-10234 was charged $59.99 twice on March 3, 2026. Reach me at ana@example.com or +44 20 7946 0958.";
 
   test("fills the names the caller asks for and only those", () => {
-    const e = intentEntities(text, { order_id: "the order number", amount: "money", contact_email: "email", favourite_color: "a color" });
+    const e = intentEntities(text, {
+      order_id: "the order number",
+      amount: "money",
+      contact_email: "email",
+      favourite_color: "a color",
+    });
     expect(e).toEqual({ order_id: "A-10234", amount: "$59.99", contact_email: "ana@example.com" });
   });
 

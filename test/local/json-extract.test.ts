@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { defaultExtraction, extractJson, parseSchemaSpec } from "../../src/local/json-extract";
-import { evaluateJsonExtract, JSON_EXTRACT_REFERENCE_DATE as REF, loadJsonExtractFixture } from "../eval/evaluators/json-extract";
+import { evaluateJsonExtract, loadJsonExtractFixture, JSON_EXTRACT_REFERENCE_DATE as REF } from "../eval/evaluators/json-extract";
 import { expectTargetsMet, medianMs } from "./helpers";
 
 const items = loadJsonExtractFixture();
@@ -30,7 +30,11 @@ describe("schema shapes", () => {
   });
 
   test("nested objects are filled field by field", () => {
-    const r = extractJson("Customer: Ana Lopez, ana@x.com", parseSchemaSpec({ customer: { type: "object", properties: { name: { type: "string" }, email: { type: "string" } } } }) ?? []);
+    const r = extractJson(
+      "Customer: Ana Lopez, ana@x.com",
+      parseSchemaSpec({ customer: { type: "object", properties: { name: { type: "string" }, email: { type: "string" } } } }) ??
+        [],
+    );
     expect(r.value.customer).toEqual({ name: "Ana Lopez", email: "ana@x.com" });
   });
 

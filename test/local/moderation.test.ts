@@ -7,7 +7,8 @@ const items = loadModerationFixture();
 
 describe("moderate on labeled examples", () => {
   test("tuning set", () => expectTargetsMet(evaluateModeration(items, MODERATION_TARGETS.dev), 40));
-  test("held-out set (never tuned on)", () => expectTargetsMet(evaluateModeration(loadModerationFixture("moderation-holdout.jsonl"), MODERATION_TARGETS.holdout), 20));
+  test("held-out set (never tuned on)", () =>
+    expectTargetsMet(evaluateModeration(loadModerationFixture("moderation-holdout.jsonl"), MODERATION_TARGETS.holdout), 20));
 });
 
 describe("moderate policy", () => {

@@ -12,7 +12,9 @@ describe("parseSearchQuery on labeled queries", () => {
 
 describe("parseSearchQuery details", () => {
   test("caller facets pick values named in the query", () => {
-    const q = parseSearchQuery("waterproof hiking boots for women", { facets: { gender: ["men", "women", "kids"], category: ["boots", "sandals"] } });
+    const q = parseSearchQuery("waterproof hiking boots for women", {
+      facets: { gender: ["men", "women", "kids"], category: ["boots", "sandals"] },
+    });
     expect(q.filters.gender).toBe("women");
     expect(q.filters.category).toBe("boots");
   });

@@ -46,8 +46,12 @@ describe("detectSpam options", () => {
   });
 
   test("sanitizing removes links of spam, keeps links of legitimate text", () => {
-    expect(detectSpam("Claim your free prize now at bit.ly/x!!!", { returnSanitized: true }).sanitizedText).toContain("[link removed]");
-    expect(detectSpam("The doc is at https://docs.example.com/a", { returnSanitized: true }).sanitizedText).toContain("https://docs.example.com/a");
+    expect(detectSpam("Claim your free prize now at bit.ly/x!!!", { returnSanitized: true }).sanitizedText).toContain(
+      "[link removed]",
+    );
+    expect(detectSpam("The doc is at https://docs.example.com/a", { returnSanitized: true }).sanitizedText).toContain(
+      "https://docs.example.com/a",
+    );
   });
 
   test("leetspeak and spacing tricks are seen and flagged as obfuscation", () => {

@@ -24,7 +24,11 @@ describe("summarize options", () => {
   });
 
   test("formats render as asked", () => {
-    expect(summarize(doc, { format: "bullets", length: 3 }).summary.split("\n").every((l) => l.startsWith("- "))).toBe(true);
+    expect(
+      summarize(doc, { format: "bullets", length: 3 })
+        .summary.split("\n")
+        .every((l) => l.startsWith("- ")),
+    ).toBe(true);
     expect(summarize(doc, { format: "numbered", length: 2 }).summary).toMatch(/^1\. .+\n2\. /);
     expect(summarize(doc, { format: "tldr" }).summary.startsWith("TL;DR: ")).toBe(true);
     expect(summarize(doc, { format: "headline" }).summary).not.toMatch(/[.!?]$/);
@@ -40,13 +44,17 @@ describe("summarize options", () => {
   test("an executive audience prefers shorter sentences with figures over a general one", () => {
     const text =
       "The project, which started three years ago with a small team of volunteers who wanted to document local history in a way that anyone could explore online, has grown a great deal. Revenue rose 40% to $2 million. Costs fell 5%. Many volunteers describe the work as meaningful and say the community around it is the reason they stay involved year after year.";
-    const withFigures = (audience?: string) => summarize(text, { length: 2, targetAudience: audience }).sentences.filter((x) => /\d/.test(x)).length;
+    const withFigures = (audience?: string) =>
+      summarize(text, { length: 2, targetAudience: audience }).sentences.filter((x) => /\d/.test(x)).length;
     expect(withFigures("executives")).toBeGreaterThan(withFigures(undefined));
     expect(withFigures("children")).toBe(0);
   });
 
   test("sentence splitting keeps abbreviations and decimals inside sentences", () => {
-    expect(splitSentences("Dr. Lee paid $3.50 for it. Then he left.").map((s) => s.text)).toEqual(["Dr. Lee paid $3.50 for it.", "Then he left."]);
+    expect(splitSentences("Dr. Lee paid $3.50 for it. Then he left.").map((s) => s.text)).toEqual([
+      "Dr. Lee paid $3.50 for it.",
+      "Then he left.",
+    ]);
   });
 });
 

@@ -1,0 +1,50 @@
+/**
+ * Extractive summarization: for documents where an editor marked the main-point sentences,
+ * how often a short summary contains one, and how many of them a medium summary recalls.
+ * Written before the summarizer was tuned; one length normalization change followed from it.
+ */
+import { join } from "node:path";
+import { summarize } from "../../../src/local/summarize";
+import { readJsonl } from "../metrics";
+import type { EvalReport, Evaluator } from "../registry";
+
+export interface SummaryItem {
+  text: string;
+  gold: string[];
+}
+
+export const SUMMARY_TARGETS = { shortHit: 0.75, mediumRecall: 0.75 };
+
+export function loadSummaryFixture(file = "summarize.jsonl"): SummaryItem[] {
+  return readJsonl(join(import.meta.dir, "../../fixtures/eval", file), (x) => x as SummaryItem);
+}
+
+export function evaluateSummaries(items: SummaryItem[], capability = "summarize"): EvalReport {
+  let hits = 0;
+  let found = 0;
+  let gold = 0;
+  let ratio = 0;
+  const errors: string[] = [];
+  for (const it of items) {
+    const short = summarize(it.text, { length: "short" });
+    if (it.gold.some((g) => short.sentences.includes(g))) hits++;
+    else errors.push(`short summary misses the main point: ${short.summary}`);
+    const medium = summarize(it.text, { length: "medium" });
+    gold += it.gold.length;
+    found += it.gold.filter((g) => medium.sentences.includes(g)).length;
+    ratio += medium.compressionRatio;
+  }
+  return {
+    capability,
+    items: items.length,
+    metrics: [
+      { name: "short has main point", value: hits / items.length, target: SUMMARY_TARGETS.shortHit },
+      { name: "medium main-point recall", value: found / gold, target: SUMMARY_TARGETS.mediumRecall },
+      { name: "medium compression", value: ratio / items.length },
+    ],
+    errors,
+  };
+}
+
+const evaluator: Evaluator = { name: "summarize", run: () => evaluateSummaries(loadSummaryFixture()) };
+export default evaluator;
