@@ -63,11 +63,21 @@ interface KbVectors {
   matrix: Float32Array;
 }
 
-/** Most similar chunks of some knowledge bases, by cosine similarity; vectors cached per base and revision. */
+/**
+ * Most similar chunks of some knowledge bases, by cosine similarity; vectors cached per base and
+ * revision, least recently used first out. Bounded by floats held, not bases: 10,000 chunks of
+ * 1,536-dimension vectors alone take 61 MB.
+ */
 export class VectorCache {
   private readonly cache = new Map<string, KbVectors>();
 
-  constructor(private readonly maxBases = 16) {}
+  constructor(private readonly maxFloats = 64 * 1024 * 1024) {}
+
+  private held(): number {
+    let n = 0;
+    for (const e of this.cache.values()) n += e.matrix.length;
+    return n;
+  }
 
   private load(sqlite: Database, kbId: string, revision: number, dims: number): KbVectors {
     const hit = this.cache.get(kbId);
@@ -87,7 +97,7 @@ export class VectorCache {
     // Map order is insertion order: re-inserting marks it most recently used.
     this.cache.delete(kbId);
     this.cache.set(kbId, entry);
-    while (this.cache.size > this.maxBases) this.cache.delete(this.cache.keys().next().value as string);
+    while (this.cache.size > 1 && this.held() > this.maxFloats) this.cache.delete(this.cache.keys().next().value as string);
     return entry;
   }
 
