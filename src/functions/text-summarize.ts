@@ -1,6 +1,6 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
 import { extractJson, parseSchemaSpec } from "../local/json-extract";
-import { isSupportedFormat, summarize } from "../local/summarize";
+import { isSupportedFormat, isSupportedLength, summarize } from "../local/summarize";
 import { defineFunction } from "./define";
 import { buildPrompt, option } from "./prompt";
 import { CustomInstructions, ExtractSchema, extractedResult, Model, Result, Short, Strings, Text } from "./schemas";
@@ -45,11 +45,12 @@ function resultFor(req: Req) {
 
 function lengthRule(length: Req["length"]): string {
   if (typeof length === "number") return `Use exactly ${length} sentence(s) (or bullet points).`;
-  const l = (length ?? "medium").toLowerCase();
+  const l = (length ?? "medium").trim().toLowerCase();
+  if (/^\d+$/.test(l)) return `Use exactly ${l} sentence(s) (or bullet points).`;
   if (l.startsWith("short")) return "Keep it short: one or two sentences.";
   if (l.startsWith("long")) return "Make it long: about half the length of the text, covering every main point.";
-  if (/^\d+$/.test(l)) return `Use exactly ${l} sentence(s) (or bullet points).`;
-  return "Medium length: about a third of the text, two to five sentences.";
+  if (l === "medium") return "Medium length: about a third of the text, two to five sentences.";
+  return `Length of the summary: ${length}.`;
 }
 
 const countWords = (s: string) => (s.match(/[\p{L}\p{N}]+/gu) ?? []).length;
@@ -96,7 +97,7 @@ export default defineFunction({
   },
   local: (req) => {
     // an extractive engine cannot follow free-form instructions or invent a format it does not know
-    if (req.custom_instructions?.trim() || !isSupportedFormat(req.format)) return null;
+    if (req.custom_instructions?.trim() || !isSupportedFormat(req.format) || !isSupportedLength(req.length)) return null;
     const r = summarize(req.text, { length: req.length, format: req.format, targetAudience: req.target_audience });
     if (!r.summary) return null;
     const out: Static<typeof result> = { summary: r.summary, key_points: r.keyPoints, word_count: r.wordCount };

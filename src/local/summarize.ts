@@ -4,15 +4,15 @@
  *
  * Exported API (stable; other modules compose it):
  *   summarize(text: string, opts?: SummarizeOptions): SummaryResult
- *     opts.length: "short" | "medium" | "long" | number (sentences) | numeric string; default "medium"
+ *     opts.length: "short" | "medium" | "long" | number (sentences) | "3 sentences" | "100 words"; default "medium"
  *     opts.format: "paragraph" | "bullets" | "bullet_points" | "tldr" | "numbered" | "key_points" | "headline"
  *     opts.targetAudience: free text; "executive"/"children"/"technical"/... bias sentence choice
  *     -> { summary, sentences (picked, document order), keyPoints, format, sentenceCount,
  *          originalSentenceCount, wordCount, originalWordCount, compressionRatio }
- *   splitSentences(text: string): Sentence[]   { text, start, end }
- *   isSupportedFormat(format): boolean          whether the engine can render that format
+ *   isSupportedFormat(format), isSupportedLength(length): whether the engine can honour them
  */
 import { STOPWORDS, tokenize } from "./keywords";
+import { splitSentences, type TextSpan } from "./text";
 
 export type SummaryLength = "short" | "medium" | "long" | number | string;
 
@@ -20,12 +20,6 @@ export interface SummarizeOptions {
   length?: SummaryLength;
   format?: string;
   targetAudience?: string;
-}
-
-export interface Sentence {
-  text: string;
-  start: number;
-  end: number;
 }
 
 export interface SummaryResult {
@@ -66,50 +60,40 @@ export function isSupportedFormat(format: string | undefined): boolean {
   return !format || format.toLowerCase().trim() in FORMATS;
 }
 
-// Abbreviations whose period does not end a sentence.
-const ABBREV =
-  /(?:\b(?:mr|mrs|ms|dr|prof|sr|jr|st|vs|etc|inc|ltd|co|corp|e\.g|i\.e|approx|no|fig|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|u\.s)|\b[A-Z])\.$/i;
-
-/** Sentences with offsets; line breaks that start bullets or paragraphs also split. */
-export function splitSentences(text: string): Sentence[] {
-  const out: Sentence[] = [];
-  const re = /[^.!?\n]+(?:[.!?]+["')\]]*|\n+|$)/g;
-  let pending: { start: number; end: number } | null = null;
-  for (let m = re.exec(text); m; m = re.exec(text)) {
-    if (!m[0]) {
-      re.lastIndex++;
-      continue;
-    }
-    const start: number = pending ? pending.start : m.index;
-    const end = m.index + m[0].length;
-    const chunk = text.slice(start, end).trimEnd();
-    const next = text.slice(end, end + 2);
-    // "Dr. Smith", "3.5", "e.g. this": keep going
-    if (ABBREV.test(chunk) || (/\d\.$/.test(chunk) && /^\d/.test(next))) {
-      pending = { start, end };
-      continue;
-    }
-    pending = null;
-    const raw = text.slice(start, end);
-    const lead = raw.length - raw.trimStart().length;
-    const body = raw.trim().replace(/^[-*•·]\s+|^\d+[.)]\s+/, "");
-    if (/[\p{L}\p{N}]/u.test(body))
-      out.push({ text: body.replace(/\s+/g, " "), start: start + lead, end: start + raw.trimEnd().length });
-  }
-  if (pending) {
-    const raw = text.slice(pending.start);
-    if (raw.trim()) out.push({ text: raw.trim().replace(/\s+/g, " "), start: pending.start, end: text.length });
-  }
-  return out;
+/** Sentences of the text (shared splitter), with list markers ("- ", "1. ") taken off. */
+function sentencesOf(text: string): TextSpan[] {
+  return splitSentences(text)
+    .map((s) => ({ ...s, text: s.text.replace(/^(?:[-*•·]|\d+[.)])\s+/, "").replace(/\s+/g, " ") }))
+    .filter((s) => /[\p{L}\p{N}]/u.test(s.text));
 }
 
-function targetCount(length: SummaryLength | undefined, n: number): number {
-  const asNum =
-    typeof length === "number" ? length : typeof length === "string" && /^\d+$/.test(length.trim()) ? Number(length) : null;
-  if (asNum !== null) return Math.max(1, Math.min(n, Math.floor(asNum)));
-  const l = String(length ?? "medium").toLowerCase();
-  if (l.startsWith("short") || l === "brief") return Math.min(n, n <= 4 ? 1 : 2);
-  if (l.startsWith("long") || l === "detailed") return Math.min(n, Math.max(4, Math.ceil(n * 0.5)));
+type LengthSpec = { sentences: number } | { words: number } | { preset: "short" | "medium" | "long" };
+
+/** "short", "3", 3, "3 sentences", "5 bullet points", "100 words"; null when not understood. */
+function parseLength(length: SummaryLength | undefined): LengthSpec | null {
+  if (length === undefined) return { preset: "medium" };
+  if (typeof length === "number") return Number.isFinite(length) && length >= 1 ? { sentences: Math.floor(length) } : null;
+  const l = length.trim().toLowerCase();
+  const count = /^(\d+)\s*(?:sentences?|bullets?|bullet points?|points?|lines?)?$/.exec(l);
+  if (count) return Number(count[1]) >= 1 ? { sentences: Number(count[1]) } : null;
+  const words = /^(?:about |around |max(?:imum)? |up to )?(\d+)\s*words?$/.exec(l);
+  if (words) return Number(words[1]) >= 1 ? { words: Number(words[1]) } : null;
+  if (/^(?:short|shorter|brief|concise|very short)$/.test(l)) return { preset: "short" };
+  if (/^(?:medium|moderate|normal|standard|default)$/.test(l)) return { preset: "medium" };
+  if (/^(?:long|longer|detailed|comprehensive|extended)$/.test(l)) return { preset: "long" };
+  return null;
+}
+
+/** Whether the engine understands a request's length. */
+export function isSupportedLength(length: SummaryLength | undefined): boolean {
+  return parseLength(length) !== null;
+}
+
+function targetCount(spec: LengthSpec, n: number): number {
+  if ("sentences" in spec) return Math.max(1, Math.min(n, spec.sentences));
+  if ("words" in spec) return n;
+  if (spec.preset === "short") return Math.min(n, n <= 4 ? 1 : 2);
+  if (spec.preset === "long") return Math.min(n, Math.max(4, Math.ceil(n * 0.5)));
   return Math.min(n, Math.max(2, Math.min(5, Math.ceil(n * 0.3))));
 }
 
@@ -152,7 +136,7 @@ const countWords = (s: string) => (s.match(/[\p{L}\p{N}]+/gu) ?? []).length;
 
 /** Extractive summary of `text`. */
 export function summarize(text: string, opts: SummarizeOptions = {}): SummaryResult {
-  const sentences = splitSentences(text);
+  const sentences = sentencesOf(text);
   const format = FORMATS[(opts.format ?? "paragraph").toLowerCase().trim()] ?? "paragraph";
   const originalWordCount = countWords(text);
   if (!sentences.length) {
@@ -190,18 +174,26 @@ export function summarize(text: string, opts: SummarizeOptions = {}): SummaryRes
     if (/\d/.test(s.text)) score *= 1 + bias.numbers;
     return { i, score };
   });
-  const k =
-    format === "headline" || format === "tldr"
-      ? Math.min(targetCount(opts.length ?? "short", n), format === "headline" ? 1 : 2)
-      : targetCount(opts.length, n);
-  const chosen = [...scored]
-    .sort((a, b) => b.score - a.score || a.i - b.i)
-    .slice(0, k)
-    .sort((a, b) => a.i - b.i)
-    .map((x) => sentences[x.i].text);
-  const keyPoints = [...scored]
-    .sort((a, b) => b.score - a.score || a.i - b.i)
-    .slice(0, Math.min(n, Math.max(3, k)))
+  const spec = parseLength(opts.length ?? (format === "headline" || format === "tldr" ? "short" : "medium")) ?? {
+    preset: "medium",
+  };
+  const k = format === "headline" ? 1 : format === "tldr" ? Math.min(targetCount(spec, n), 2) : targetCount(spec, n);
+  const ranked = [...scored].sort((a, b) => b.score - a.score || a.i - b.i);
+  let picked = ranked.slice(0, k);
+  if ("words" in spec && format !== "headline") {
+    // best sentences while they fit the word budget; always at least the best one
+    picked = [];
+    let used = 0;
+    for (const r of ranked) {
+      const w = countWords(sentences[r.i].text);
+      if (picked.length && used + w > spec.words) continue;
+      picked.push(r);
+      used += w;
+    }
+  }
+  const chosen = [...picked].sort((a, b) => a.i - b.i).map((x) => sentences[x.i].text);
+  const keyPoints = ranked
+    .slice(0, Math.min(n, Math.max(3, picked.length)))
     .sort((a, b) => a.i - b.i)
     .map((x) => sentences[x.i].text);
   const summary = render(chosen, format);

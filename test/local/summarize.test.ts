@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { splitSentences, summarize } from "../../src/local/summarize";
+import { isSupportedLength, summarize } from "../../src/local/summarize";
 import { evaluateSummaries, loadSummaryFixture } from "../eval/evaluators/summarize";
 import { expectTargetsMet, medianMs } from "./helpers";
 
@@ -15,6 +15,15 @@ describe("summarize options", () => {
   test("a sentence count is honoured exactly", () => {
     for (const n of [1, 2, 3]) expect(summarize(doc, { length: n }).sentenceCount).toBe(n);
     expect(summarize(doc, { length: "2" }).sentenceCount).toBe(2);
+  });
+
+  test("sentence counts and word budgets written as text are understood", () => {
+    expect(summarize(doc, { length: "3 sentences" }).sentenceCount).toBe(3);
+    const budget = summarize(doc, { length: "40 words" });
+    expect(budget.wordCount).toBeLessThanOrEqual(40);
+    expect(budget.sentenceCount).toBeGreaterThanOrEqual(1);
+    expect(isSupportedLength("a haiku")).toBe(false);
+    expect(isSupportedLength("long")).toBe(true);
   });
 
   test("lengths grow from short to long", () => {
@@ -50,8 +59,8 @@ describe("summarize options", () => {
     expect(withFigures("children")).toBe(0);
   });
 
-  test("sentence splitting keeps abbreviations and decimals inside sentences", () => {
-    expect(splitSentences("Dr. Lee paid $3.50 for it. Then he left.").map((s) => s.text)).toEqual([
+  test("abbreviations, decimals and list markers do not break sentences", () => {
+    expect(summarize("Dr. Lee paid $3.50 for it.\n- Then he left.", { length: 2 }).sentences).toEqual([
       "Dr. Lee paid $3.50 for it.",
       "Then he left.",
     ]);
