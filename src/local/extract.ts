@@ -322,16 +322,32 @@ const PRIORITY: Record<EntityType, number> = {
 // A labelled identifier ("account number 4455-8812-0093", "#88213") is surer than the phone shape it also has.
 const rank = (e: Entity) => (e.type === "id" && e.score >= 0.9 ? 7.5 : PRIORITY[e.type]);
 
+const LONG_RUN = /\S{257,}/g;
+
+/**
+ * Blanks out runs of more than 256 non-space characters, keeping every offset. Several
+ * recognizers backtrack over a run of word characters, which is quadratic in its length; no
+ * entity is that long, and a 100 KB run of "a.a.a." must not cost seconds.
+ */
+export function maskLongRuns(text: string): string {
+  return text.length > 256 ? text.replace(LONG_RUN, (m) => " ".repeat(m.length)) : text;
+}
+
 /** Non-overlapping entities of `text`, sorted by offset. */
 export function extractEntities(text: string, opts: ExtractOptions = {}): Entity[] {
   const types = opts.types ? new Set(opts.types) : null;
   const want = (t: EntityType) => !types || types.has(t) || (t !== "number" && types.has("number"));
-  const found = recognize(text, want, opts.referenceDate ?? new Date());
+  const found = recognize(maskLongRuns(text), want, opts.referenceDate ?? new Date());
   found.sort((a, b) => rank(b) - rank(a) || b.end - b.start - (a.end - a.start) || b.score - a.score);
+  // occupancy per character: linear in the text, where comparing every pair of spans would not be
+  const taken = new Uint8Array(text.length + 1);
   const kept: Entity[] = [];
   for (const e of found) {
     if (e.end <= e.start) continue;
-    if (kept.some((k) => e.start < k.end && k.start < e.end)) continue;
+    let free = true;
+    for (let i = e.start; i < e.end && free; i++) if (taken[i]) free = false;
+    if (!free) continue;
+    taken.fill(1, e.start, e.end);
     kept.push(e);
   }
   return kept.filter((e) => !types || types.has(e.type)).sort((a, b) => a.start - b.start);

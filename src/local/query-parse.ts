@@ -255,8 +255,10 @@ export function parseSearchQuery(
       if (lead) take(lead.index, r.index);
       break;
     }
+    const used = new Uint8Array(query.length);
+    for (const [a, b] of consumed) used.fill(1, a, b);
     let rest = "";
-    for (let i = 0; i < query.length; i++) rest += overlaps(consumed, i, i + 1) ? " " : query[i];
+    for (let i = 0; i < query.length; i++) rest += used[i] ? " " : query[i];
     const searchText = rest.replace(/[,;]+/g, " ").replace(/\s+/g, " ").trim();
     const keywords = searchText
       .toLowerCase()

@@ -6,6 +6,7 @@
  *   combineSignals(signals): number                  noisy-or of the weights, 0..1
  */
 import { normalizeForMatching } from "./abuse";
+import { maskLongRuns } from "./extract";
 
 export type SpamCategory =
   | "phishing"
@@ -128,7 +129,9 @@ function count(re: RegExp, s: string): number {
 }
 
 /** Named spam signals that fire on `text`. */
-export function spamSignals(text: string, contentType = "text"): SpamSignal[] {
+export function spamSignals(raw: string, contentType = "text"): SpamSignal[] {
+  // link patterns backtrack over long runs; a 300-character "word" is noise in any case
+  const text = maskLongRuns(raw);
   const norm = normalizeForMatching(text);
   const lower = text.toLowerCase();
   const out: SpamSignal[] = [];

@@ -1,0 +1,47 @@
+import { describe, expect, test } from "bun:test";
+import { extractEntities } from "../../src/local/extract";
+import { detectIntent } from "../../src/local/intent";
+import { extractJson, parseSchemaSpec } from "../../src/local/json-extract";
+import { extractKeywords } from "../../src/local/keywords";
+import { moderate } from "../../src/local/moderation";
+import { parseSearchQuery } from "../../src/local/query-parse";
+import { detectSpam } from "../../src/local/spam";
+import { summarize } from "../../src/local/summarize";
+
+/**
+ * Linear-time guards: 100 KB (the default max_text_chars) of shapes that make backtracking
+ * patterns quadratic. Quadratic code takes tens of seconds here, linear code milliseconds, so
+ * the generous bound fails only on a real regression, not on a loaded machine.
+ */
+const SIZE = 100_000;
+const SHAPES: Record<string, string> = {
+  digits: "1".repeat(SIZE),
+  letters: "a".repeat(SIZE),
+  "letters and digits": "a1".repeat(SIZE / 2),
+  "single letters": "a ".repeat(SIZE / 2),
+  "dotted letters": "a.".repeat(SIZE / 2),
+  "dashed codes": "AB-".repeat(SIZE / 3),
+  "at signs": "x@".repeat(SIZE / 2),
+  "digit pairs": "12 ".repeat(SIZE / 3),
+  "comma numbers": "1,".repeat(SIZE / 2),
+};
+
+const fields = parseSchemaSpec({ name: "string", total: "number", email: "string", order_id: "string" }) ?? [];
+const CAPABILITIES: Record<string, (t: string) => unknown> = {
+  spam: (t) => detectSpam(t, { detectToxicity: true }),
+  moderation: (t) => moderate(t),
+  entities: (t) => extractEntities(t),
+  intent: (t) => detectIntent(t),
+  summarize: (t) => summarize(t),
+  keywords: (t) => extractKeywords(t, 10),
+  "query-parse": (t) => parseSearchQuery(t),
+  "json-extract": (t) => extractJson(t, fields),
+};
+
+describe.each(Object.entries(CAPABILITIES))("%s on 100 KB adversarial input", (_name, run) => {
+  test.each(Object.entries(SHAPES))("%s", (_shape, text) => {
+    const start = performance.now();
+    run(text);
+    expect(performance.now() - start).toBeLessThan(3000);
+  });
+});
