@@ -209,7 +209,7 @@ function apply(text: string, edits: readonly { start: number; end: number; repla
   return out + text.slice(at);
 }
 
-async function lintOnce(l: LocalLinter, text: string): Promise<{ edits: Edit[]; deferred: number }> {
+async function lintChunk(l: LocalLinter, text: string): Promise<{ edits: Edit[]; deferred: number }> {
   const all = editsOf(text, await l.lint(text, { language: "plaintext", dedup: true }));
   // Adjacent errors often cascade ("We was there" flags "there" only because of "was"):
   // apply the first and let the next pass judge its neighbour in the corrected text.
@@ -219,6 +219,33 @@ async function lintOnce(l: LocalLinter, text: string): Promise<{ edits: Edit[]; 
     const prev = edits[edits.length - 1];
     if (prev && e.start - prev.end <= 1) deferred++;
     else edits.push(e);
+  }
+  return { edits, deferred };
+}
+
+// Harper's cost grows faster than the text on some inputs (100 KB of "a." takes seconds in one
+// call); sentences never need context beyond themselves, so long texts are linted in pieces.
+const CHUNK = 4000;
+
+/** End of the piece starting at `from`: after a sentence end, else at a space, else hard. */
+function chunkEnd(text: string, from: number): number {
+  const limit = from + CHUNK;
+  if (limit >= text.length) return text.length;
+  for (let i = limit; i > from + CHUNK / 2; i--) if (/\s/.test(text[i]) && /[.!?]/.test(text[i - 1])) return i;
+  for (let i = limit; i > from + CHUNK / 2; i--) if (/\s/.test(text[i])) return i;
+  return limit;
+}
+
+async function lintOnce(l: LocalLinter, text: string): Promise<{ edits: Edit[]; deferred: number }> {
+  if (text.length <= CHUNK) return lintChunk(l, text);
+  const edits: Edit[] = [];
+  let deferred = 0;
+  for (let from = 0; from < text.length; ) {
+    const to = chunkEnd(text, from);
+    const part = await lintChunk(l, text.slice(from, to));
+    for (const e of part.edits) edits.push({ ...e, start: e.start + from, end: e.end + from });
+    deferred += part.deferred;
+    from = to;
   }
   return { edits, deferred };
 }
@@ -237,13 +264,17 @@ function shiftedSpans(edits: readonly Edit[]): [number, number][] {
  * Second pass over only the sentences that changed: linting costs about linear time in the
  * text, so re-linting a whole document to check a few fixed words would double the cost.
  */
+const SENTENCE_END = new Set([".", "!", "?", "\n"]);
+
 async function relintAround(l: LocalLinter, text: string, spans: readonly [number, number][]): Promise<Edit[]> {
   const windows: [number, number][] = [];
   for (const [a, b] of spans) {
-    const before = text.slice(0, a);
-    const start = Math.max(before.search(/[^.!?\n]*$/), 0);
-    const endRel = text.slice(b).search(/[.!?\n]/);
-    const end = endRel < 0 ? text.length : b + endRel + 1;
+    // scan to the enclosing sentence's ends by hand: a regex over text.slice(0, a) per edit is quadratic
+    let start = a;
+    while (start > 0 && !SENTENCE_END.has(text[start - 1])) start--;
+    let end = b;
+    while (end < text.length && !SENTENCE_END.has(text[end])) end++;
+    end = Math.min(text.length, end + 1);
     const last = windows[windows.length - 1];
     if (last && start <= last[1]) last[1] = Math.max(last[1], end);
     else windows.push([start, end]);
@@ -294,43 +325,48 @@ function foldSecondPass(
   corrected: string,
   second: readonly Edit[],
 ): GrammarCorrection[] {
-  let out = first;
-  for (const e of [...second].reverse()) {
-    const segs = segmentsOf(text, out);
+  // segments and second-pass edits are both in text order: one forward walk, linear in their number
+  const segs = segmentsOf(text, first);
+  const absorbed = new Set<GrammarCorrection>();
+  const merged: GrammarCorrection[] = [];
+  let from = 0;
+  for (const e of [...second].sort((x, y) => x.start - y.start)) {
+    while (from < segs.length && segs[from].ne < e.start) from++;
     // original span covering the edit; edits touching an earlier correction absorb it whole
     let os = Number.POSITIVE_INFINITY;
     let oe = -1;
     let ns = Number.POSITIVE_INFINITY;
     let ne = -1;
-    for (const sg of segs) {
+    const touched: GrammarCorrection[] = [];
+    for (let i = from; i < segs.length && segs[i].ns <= e.end; i++) {
+      const sg = segs[i];
       const touches = sg.edit ? e.start <= sg.ne && e.end >= sg.ns : e.start < sg.ne && e.end > sg.ns;
       if (!touches) continue;
-      const a = sg.edit ? sg.os : sg.os + Math.max(0, e.start - sg.ns);
-      const b = sg.edit ? sg.oe : sg.os + Math.min(sg.ne, e.end) - sg.ns;
-      const na = sg.edit ? sg.ns : Math.max(sg.ns, e.start);
-      const nb = sg.edit ? sg.ne : Math.min(sg.ne, e.end);
-      os = Math.min(os, a);
-      oe = Math.max(oe, b);
-      ns = Math.min(ns, na);
-      ne = Math.max(ne, nb);
+      if (sg.edit) touched.push(sg.edit);
+      os = Math.min(os, sg.edit ? sg.os : sg.os + Math.max(0, e.start - sg.ns));
+      oe = Math.max(oe, sg.edit ? sg.oe : sg.os + Math.min(sg.ne, e.end) - sg.ns);
+      ns = Math.min(ns, sg.edit ? sg.ns : Math.max(sg.ns, e.start));
+      ne = Math.max(ne, sg.edit ? sg.ne : Math.min(sg.ne, e.end));
     }
-    if (oe < 0) continue;
+    // nothing to map, or a correction another second-pass edit already took over
+    if (oe < 0 || touched.some((c) => absorbed.has(c))) continue;
     const replacement = corrected.slice(ns, e.start) + e.replacement + corrected.slice(e.end, ne);
-    const absorbed = out.filter((c) => c.start >= os && c.end <= oe);
     // Harper sometimes flags its own fix ("We was" -> "We were" -> "was there a"): an edit that
     // puts back what the first pass replaced is a flip-flop, and the first pass wins.
-    if (absorbed.some((c) => replacement.slice(c.start - os, c.start - os + c.original.length) === c.original)) continue;
-    const merged: GrammarCorrection = {
+    if (touched.some((c) => replacement.slice(c.start - os, c.start - os + c.original.length) === c.original)) continue;
+    for (const c of touched) absorbed.add(c);
+    merged.push({
       original: text.slice(os, oe),
       replacement,
       start: os,
       end: oe,
       kind: e.kind,
-      explanation: [...absorbed.map((c) => c.explanation), e.explanation].join(" "),
-    };
-    out = [...out.filter((c) => !absorbed.includes(c)), merged].sort((a, b) => a.start - b.start);
+      explanation: [...touched.map((c) => c.explanation), e.explanation].join(" "),
+    });
   }
-  return out.filter((c) => c.original !== c.replacement);
+  return [...first.filter((c) => !absorbed.has(c)), ...merged]
+    .filter((c) => c.original !== c.replacement)
+    .sort((x, y) => x.start - y.start);
 }
 
 /** Corrected text and the corrections made, in the given English dialect. */

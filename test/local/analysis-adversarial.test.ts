@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { extractEntities } from "../../src/local/extract";
+import { fixGrammar } from "../../src/local/grammar";
 import { detectIntent } from "../../src/local/intent";
 import { extractJson, parseSchemaSpec } from "../../src/local/json-extract";
 import { extractKeywords } from "../../src/local/keywords";
@@ -44,4 +45,21 @@ describe.each(Object.entries(CAPABILITIES))("%s on 100 KB adversarial input", (_
     run(text);
     expect(performance.now() - start).toBeLessThan(3000);
   });
+});
+
+describe("grammar on 100 KB", () => {
+  // Harper itself needs about a second per 100 KB; the bound catches a return to quadratic folding
+  test.each([
+    ["prose full of errors", "I has a apple tomorow. ".repeat(SIZE / 23)],
+    ["dotted letters", "a.".repeat(SIZE / 2)],
+  ])(
+    "%s",
+    async (_shape, text) => {
+      const start = performance.now();
+      const r = await fixGrammar(text);
+      expect(r.correctedText.length).toBeGreaterThan(0);
+      expect(performance.now() - start).toBeLessThan(15_000);
+    },
+    30_000,
+  );
 });
