@@ -11,6 +11,8 @@ beforeAll(async () => {
 
 describe("fixGrammar on labeled examples", () => {
   test("faulty sentences fixed exactly, clean ones left alone", async () => expectTargetsMet(await evaluateGrammar(items), 40));
+  test("held-out set (never tuned on)", async () =>
+    expectTargetsMet(await evaluateGrammar(loadGrammarFixture("grammar-holdout.jsonl")), 16));
 });
 
 describe("fixGrammar behaviour", () => {

@@ -2,7 +2,8 @@
  * Grammar and spelling (Harper): share of faulty sentences corrected to exactly the expected
  * text, and share of correct sentences left untouched (false alarms). Its errors guided how a
  * suggestion is chosen; the remaining misses are errors Harper does not flag ("for you help",
- * "the results was").
+ * "the results was"). grammar-holdout.jsonl was written afterwards and not tuned on (first run:
+ * 10/12 faulty fixed exactly, 4/4 clean untouched; "accidently" became "accident's").
  */
 import { join } from "node:path";
 import { fixGrammar } from "../../../src/local/grammar";
@@ -47,5 +48,20 @@ export async function evaluateGrammar(items: GrammarItem[], capability = "gramma
   };
 }
 
-const evaluator: Evaluator = { name: "grammar", run: () => evaluateGrammar(loadGrammarFixture()) };
+const evaluator: Evaluator = {
+  name: "grammar",
+  run: async () => {
+    const dev = await evaluateGrammar(loadGrammarFixture());
+    const holdout = await evaluateGrammar(loadGrammarFixture("grammar-holdout.jsonl"));
+    return {
+      capability: "grammar (tuning set + held-out set)",
+      items: dev.items + holdout.items,
+      metrics: [
+        ...dev.metrics.map((m) => ({ ...m, name: `${m.name}, tuning` })),
+        ...holdout.metrics.map((m) => ({ ...m, name: `${m.name}, held-out` })),
+      ],
+      errors: [...(dev.errors ?? []), ...(holdout.errors ?? [])],
+    };
+  },
+};
 export default evaluator;
