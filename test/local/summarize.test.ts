@@ -1,12 +1,17 @@
 import { describe, expect, test } from "bun:test";
 import { isSupportedLength, summarize } from "../../src/local/summarize";
-import { evaluateSummaries, loadSummaryFixture } from "../eval/evaluators/summarize";
+import { evaluateSummaries, loadSummaryFixture, SUMMARY_TARGETS } from "../eval/evaluators/summarize";
 import { expectTargetsMet, medianMs } from "./helpers";
 
 const items = loadSummaryFixture();
 
 describe("summarize on labeled documents", () => {
   test("short summaries hold a main point; medium ones recall most", () => expectTargetsMet(evaluateSummaries(items), 12));
+  test("held-out documents", () =>
+    expectTargetsMet(
+      evaluateSummaries(loadSummaryFixture("summarize-holdout.jsonl"), "summarize held-out", SUMMARY_TARGETS.heldOutMediumRecall),
+      6,
+    ));
 });
 
 describe("summarize options", () => {
