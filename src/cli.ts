@@ -76,6 +76,8 @@ export async function main(argv: string[]): Promise<number> {
     const { startServer } = await import("./server");
     const server = startServer(config);
     console.log(`Text-AI Gateway listening on ${server.url}`);
+    // The grammar engine takes about 2 s to load: do it now, in the background, not on the first call.
+    void import("./local/grammar").then((g) => g.warmGrammar()).catch(() => {});
     const shutdown = async () => {
       await server.stop();
       process.exit(0);

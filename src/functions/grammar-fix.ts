@@ -82,8 +82,8 @@ export default defineFunction({
   // Without a tone rewrite, corrected_text is derived from the corrections so the two always agree.
   postprocess: (req, res) => {
     const anchored = res.corrections.flatMap((c) => {
-      if (c.start === undefined || c.end === undefined || req.text.slice(c.start, c.end) === c.original) return [c];
-      const at = nearestOccurrence(req.text, c.original, c.start);
+      if (c.start !== undefined && c.end !== undefined && req.text.slice(c.start, c.end) === c.original) return [c];
+      const at = nearestOccurrence(req.text, c.original, c.start ?? 0);
       return at < 0 ? [] : [{ ...c, start: at, end: at + c.original.length }];
     });
     const rewrite = req.tone !== undefined && !KEEP_TONE.test(req.tone);
