@@ -95,6 +95,7 @@ export function renderSvg(report: ChartReport): string {
     )
     .join("\n");
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif">
+<title>Text-AI Gateway benchmark ${esc(report.date)}: throughput and p99 latency by scenario</title>
 <style>.t{font-size:15px;font-weight:bold}.a{font-size:11px;fill:#333}.g{stroke:#ddd}.x{stroke:#333}</style>
 <rect width="${W}" height="${H}" fill="#fff"/>
 <text x="20" y="30" class="t">Text-AI Gateway benchmark ${esc(report.date)}</text>
