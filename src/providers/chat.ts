@@ -50,6 +50,8 @@ async function fallback<T>(
   opts: ChatOptions,
   env: ChatEnv,
   tryOne: (t: Target, signal: AbortSignal) => Promise<T>,
+  /** a stream keeps using the signal after the first chunk; a plain answer is done with it */
+  keepSignal = false,
 ) {
   if (targets.length === 0) {
     throw new GatewayError(
@@ -95,6 +97,8 @@ async function fallback<T>(
     }
   } finally {
     clearTimeout(timer);
+    // Settles the composite signal so it does not stay reachable from the client's signal.
+    if (!keepSignal) deadline.abort();
   }
   const list = attempts.map((a) => `${a.provider}: ${a.error}`).join(", ");
   throw new GatewayError("provider_error", `chat completion: every provider failed (${list})`, { attempts });
@@ -120,13 +124,19 @@ export async function runChatStream(
   env: ChatEnv,
 ): Promise<ChatStreamOutcome> {
   const streaming = targets.filter((t) => typeof t.provider.stream === "function");
-  const { served, attempts } = await fallback(streaming, opts, env, async (t, signal) => {
-    const stream = t.provider.stream?.(chatRequest(messages, t, opts, signal));
-    if (!stream) throw new ProviderError("unsupported", "provider cannot stream");
-    const it = stream[Symbol.asyncIterator]();
-    const first = await it.next();
-    return { first, it };
-  });
+  const { served, attempts } = await fallback(
+    streaming,
+    opts,
+    env,
+    async (t, signal) => {
+      const stream = t.provider.stream?.(chatRequest(messages, t, opts, signal));
+      if (!stream) throw new ProviderError("unsupported", "provider cannot stream");
+      const it = stream[Symbol.asyncIterator]();
+      const first = await it.next();
+      return { first, it };
+    },
+    true,
+  );
   const { first, it } = served.value;
   return { stream: resume(first, it), provider: served.target.name, model: targetModel(served.target, CHAT_FN), attempts };
 }

@@ -109,6 +109,9 @@ export class ProviderRouter {
       return await this.race(call, targets, AbortSignal.any([call.signal, deadline.signal]), deadline.signal);
     } finally {
       clearTimeout(timer);
+      // The call is over: aborting settles the composite signals and fires (so drops) their
+      // listeners; left pending they stay reachable from the client's signal and leak per request.
+      deadline.abort();
     }
   }
 
