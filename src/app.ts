@@ -21,6 +21,7 @@ import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
 import { beginRequest, stateOf } from "./http/state";
 import type { Logger } from "./log";
+import type { Provider } from "./providers/types";
 import type { Metrics } from "./metrics";
 import type { RateLimiter } from "./ratelimit/limiter";
 import { isStorageUnavailable, type Storage } from "./storage/db";
@@ -33,6 +34,8 @@ export interface AppDeps {
   limiter: RateLimiter;
   cache: ResponseCache;
   idempotency: IdempotencyStore;
+  /** every configured provider by name, built once; the router and the knowledge plugin share them */
+  providers: ReadonlyMap<string, Provider>;
   router: FunctionRouter & { status?(): Record<string, unknown> };
   metrics: Metrics;
   logger: Logger;

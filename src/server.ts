@@ -27,7 +27,8 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps {
   ledger.reconcile();
   const keys = new KeyStore(storage, ledger, { welcomeCredits: config.welcomeCredits });
   const metrics = new Metrics();
-  const router = new ProviderRouter(config, buildProviders(config));
+  const providers = buildProviders(config);
+  const router = new ProviderRouter(config, providers);
   router.onOutcome = (provider, fn, outcome, ms) => {
     metrics.inc("textai_provider_calls_total", "Provider calls by outcome", { provider, function: fn, outcome });
     metrics.observe("textai_provider_duration_seconds", "Provider call latency", { provider }, ms / 1000);
@@ -43,6 +44,7 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps {
       opts.now,
     ),
     idempotency: new IdempotencyStore(),
+    providers,
     router,
     metrics,
     logger: opts.logger ?? createLogger(config.logLevel),

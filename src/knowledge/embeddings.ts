@@ -5,8 +5,7 @@
  * memory per revision so a query costs one embedding call and one pass of dot products.
  */
 import type { Database } from "bun:sqlite";
-import type { Config } from "../config";
-import { buildProviders } from "../providers";
+import type { Provider } from "../providers/types";
 
 export interface Embedder {
   /** provider name, for logs */
@@ -17,12 +16,9 @@ export interface Embedder {
 /** Texts per embeddings call: providers cap the batch, and smaller batches fail smaller. */
 const BATCH = 64;
 
-/**
- * The first configured provider (config order) that can embed, or null: then search is BM25 only.
- * The knowledge plugin builds its own provider instances because the app's router does not expose them.
- */
-export function pickEmbedder(config: Config): Embedder | null {
-  for (const p of buildProviders(config).values()) {
+/** The first configured provider (config order) that can embed, or null: then search is BM25 only. */
+export function pickEmbedder(providers: ReadonlyMap<string, Provider>): Embedder | null {
+  for (const p of providers.values()) {
     const embed = p.embed?.bind(p);
     if (p.type !== "local" && embed) return { name: p.name, embed };
   }

@@ -42,7 +42,7 @@ export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }):
   const kbs = new KnowledgeStore(deps.storage);
   const faqs = new FaqStore(deps.storage);
   const bots = new ChatbotStore(deps.storage);
-  const embedder = pickEmbedder(deps.config);
+  const embedder = pickEmbedder(deps.providers);
   const fns = knowledgeFunctions({ storage: deps.storage, kbs, faqs, bots, embedder, vectors: new VectorCache() });
   const { pipeline } = deps;
   const run =
