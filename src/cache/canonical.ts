@@ -1,3 +1,10 @@
+import { createHash } from "node:crypto";
+
+/** A short, fixed-length key for cache and idempotency entries. */
+export function digest(...parts: (string | number)[]): string {
+  return createHash("sha256").update(parts.join("\u0000")).digest("base64url");
+}
+
 /** JSON with object keys sorted at every level, so equal bodies give equal strings. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";

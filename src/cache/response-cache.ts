@@ -72,13 +72,18 @@ export class ResponseCache {
     }
   }
 
-  /** Runs `produce` once per key at a time; concurrent callers get the same promise. */
-  flight(key: string, produce: () => Promise<CachedAnswer>): { promise: Promise<CachedAnswer>; leader: boolean } {
-    const existing = this.inflight.get(key);
-    if (existing) return { promise: existing, leader: false };
+  /**
+   * Runs `produce` once per key at a time and stores its answer; concurrent callers share that call
+   * (`shared` is true for them: their answer came from another request, like a cache hit).
+   */
+  async produceOnce<T extends CachedAnswer>(key: string, produce: () => Promise<T>): Promise<{ answer: T; shared: boolean }> {
+    const existing = this.inflight.get(key) as Promise<T> | undefined;
+    if (existing) return { answer: await existing, shared: true };
     const promise = produce().finally(() => this.inflight.delete(key));
     this.inflight.set(key, promise);
-    return { promise, leader: true };
+    const answer = await promise;
+    this.set(key, { json: answer.json, provider: answer.provider, model: answer.model });
+    return { answer, shared: false };
   }
 
   snapshot(): CacheStats {

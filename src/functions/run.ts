@@ -1,7 +1,6 @@
-import { createHash } from "node:crypto";
 import { authenticate } from "../auth/authenticate";
 import type { AuthInfo, KeyStore } from "../auth/key-store";
-import { canonicalJson } from "../cache/canonical";
+import { canonicalJson, digest } from "../cache/canonical";
 import type { CachedAnswer, ResponseCache } from "../cache/response-cache";
 import type { Config } from "../config";
 import type { CreditLedger, Reservation } from "../credits/ledger";
@@ -39,8 +38,6 @@ export interface PipelineDeps {
 interface Answer extends CachedAnswer {
   attempts: ProviderAttempt[];
 }
-
-const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
 
 /** Records how long each stage took, for the Server-Timing header. */
 function mark(state: RequestState, name: string, since: number): number {
@@ -109,7 +106,7 @@ export class FunctionPipeline {
   private beginIdempotent(auth: AuthInfo, key: string, fn: string, req: unknown): Response | null {
     if (key.length === 0 || key.length > 255)
       throw new GatewayError("invalid_request", "Idempotency-Key must be 1 to 255 characters", { param: "Idempotency-Key" });
-    const begun = this.deps.idempotency.begin(auth.accountId, key, sha256(`${fn}\u0000${canonicalJson(req)}`));
+    const begun = this.deps.idempotency.begin(auth.accountId, key, digest(fn, canonicalJson(req)));
     if (begun.state === "mismatch")
       throw new GatewayError("idempotency_mismatch", "this Idempotency-Key was already used with a different request body");
     if (begun.state === "in_flight")
@@ -166,19 +163,16 @@ export class FunctionPipeline {
     let cached = false;
     try {
       if (useCache) {
-        const key = sha256(
-          [auth.accountId, def.name, def.promptVersion, resolved.provider, resolved.model, canonicalJson(req)].join("\u0000"),
-        );
+        const key = digest(auth.accountId, def.name, def.promptVersion, resolved.provider, resolved.model, canonicalJson(req));
         const hit = cache.get(key);
         t = mark(state, "cache", t);
         if (hit) {
           answer = { ...hit, attempts: [] };
           cached = true;
         } else {
-          const flight = cache.flight(key, produce);
-          answer = (await flight.promise) as Answer;
-          cached = !flight.leader;
-          if (flight.leader) cache.set(key, { json: answer.json, provider: answer.provider, model: answer.model });
+          const once = await cache.produceOnce(key, produce);
+          answer = once.answer;
+          cached = once.shared;
         }
       } else answer = await produce();
       if (!cached) t = mark(state, "provider", t);

@@ -1,10 +1,9 @@
-import { createHash } from "node:crypto";
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../app";
 import { toGatewayError } from "../../app";
 import { authenticate } from "../../auth/authenticate";
-import { canonicalJson } from "../../cache/canonical";
+import { canonicalJson, digest } from "../../cache/canonical";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
 import type { ChatOutcome, ChatStreamOutcome } from "../../providers/chat";
@@ -61,8 +60,6 @@ const toMessages = (body: ChatCompletionBody): ChatMessage[] =>
     role: m.role === "developer" ? "system" : m.role,
     content: typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text ?? "").join(""),
   }));
-
-const sha256 = (s: string) => createHash("sha256").update(s).digest("base64url");
 
 /**
  * POST /v1/chat/completions and GET /v1/models: the same keys, credits (flat per request),
@@ -165,7 +162,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
     }
 
     const useCache = config.cache.enabled && !/no-cache|no-store/i.test(request.headers.get("cache-control") ?? "");
-    const key = sha256([auth.accountId, CHAT_COMPLETIONS, canonicalJson({ ...body, stream: false })].join("\u0000"));
+    const key = digest(auth.accountId, CHAT_COMPLETIONS, canonicalJson({ ...body, stream: false }));
     let answer: { json: string; provider: string; model: string };
     let cached = false;
     try {
@@ -183,10 +180,9 @@ export function openAiCompatRoutes(deps: AppDeps) {
           };
         };
         if (useCache) {
-          const flight = cache.flight(key, run);
-          answer = await flight.promise;
-          cached = !flight.leader;
-          if (flight.leader) cache.set(key, answer);
+          const once = await cache.produceOnce(key, run);
+          answer = once.answer;
+          cached = once.shared;
         } else answer = await run();
       }
       charge(answer.provider, cached);
