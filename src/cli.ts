@@ -68,7 +68,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const config = loadConfig(process.env);
   if (cmd === "serve") {
-    const { flags } = parseFlags([sub, ...rest].filter((x) => x !== undefined));
+    const { flags } = parseFlags(argv.slice(1));
     const port = int(flags, "port");
     if (port !== undefined) config.port = port;
     const host = str(flags, "host");
@@ -91,7 +91,8 @@ export async function main(argv: string[]): Promise<number> {
   const ledger = new CreditLedger(storage);
   const keys = new KeyStore(storage, ledger, { welcomeCredits: config.welcomeCredits });
   try {
-    const { positional, flags } = parseFlags(rest);
+    // keys and credits take a sub-verb; serve and usage take their flags right after the command
+    const { positional, flags } = parseFlags(cmd === "keys" || cmd === "credits" ? rest : argv.slice(1));
     const json = flags.json === true;
     if (cmd === "keys" && sub === "create") {
       const created = keys.createKey({
@@ -147,15 +148,13 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (cmd === "usage") {
-      const account = str(parseFlags([sub, ...rest].filter((x) => x !== undefined)).flags, "account", true)!;
-      const allFlags = parseFlags([sub, ...rest].filter((x) => x !== undefined)).flags;
+      const account = str(flags, "account", true)!;
       if (!keys.accountExists(account)) {
         console.error(`no account ${account}`);
         return 1;
       }
-      const now = new Date();
-      const usage = ledger.usage(account, Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1), now.getTime() + 1);
-      if (allFlags.json === true) console.log(JSON.stringify(usage));
+      const usage = ledger.monthToDate(account);
+      if (json) console.log(JSON.stringify(usage));
       else {
         console.log(`Account ${account} (plan ${usage.plan}): balance ${usage.balance}`);
         console.log(

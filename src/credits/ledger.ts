@@ -152,6 +152,11 @@ export class CreditLedger {
     };
   }
 
+  /** `usage` from the first instant of the current UTC month up to now. */
+  monthToDate(accountId: string, now = new Date()): UsageFigures {
+    return this.usage(accountId, Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1), now.getTime() + 1);
+  }
+
   monthly(accountId: string, months = 12): MonthSummary[] {
     const rows = this.storage.sqlite
       .query<{ month: string; function: string | null; kind: string; n: number; amount: number }, [string]>(

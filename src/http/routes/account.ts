@@ -7,10 +7,6 @@ import { authedContext } from "../context";
 import { ok } from "../respond";
 import { stateOf } from "../state";
 
-function monthStart(now: Date): number {
-  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
-}
-
 export function accountRoutes(deps: AppDeps) {
   const { ledger, keys, limiter } = deps;
   const guard = async (request: Request) => {
@@ -29,8 +25,7 @@ export function accountRoutes(deps: AppDeps) {
       "/api/v1/account/usage",
       async ({ request }) => {
         const { state, auth } = await guard(request);
-        const now = new Date();
-        return ok(state, "usage", ledger.usage(auth.accountId, monthStart(now), now.getTime() + 1));
+        return ok(state, "usage", ledger.monthToDate(auth.accountId));
       },
       { detail: detail("Usage statistics of the calling account for the current month (UTC)") },
     )

@@ -48,14 +48,13 @@ export function adminRoutes(deps: AppDeps) {
   const accountView = (id: string) => {
     const acc = storage.db.select().from(accounts).where(eq(accounts.id, id)).get();
     if (!acc) throw new GatewayError("not_found", "account not found");
-    const now = new Date();
     return {
       id: acc.id,
       name: acc.name,
       plan: acc.plan,
       balance: acc.balance,
       created_at: new Date(acc.createdAt).toISOString(),
-      usage: ledger.usage(acc.id, Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1), now.getTime() + 1),
+      usage: ledger.monthToDate(acc.id),
     };
   };
   const detail = (summary: string) => ({ tags: ["Admin"], summary, security: [{ bearer: [] }] });
