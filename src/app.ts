@@ -9,7 +9,7 @@ import type { Config } from "./config";
 import type { CreditLedger } from "./credits/ledger";
 import { GatewayError } from "./errors";
 import type { AnyFunctionDef } from "./functions/define";
-import { FunctionPipeline, type FunctionRouter } from "./functions/run";
+import { FunctionPipeline } from "./functions/run";
 import { newRequestId } from "./http/envelope";
 import type { IdempotencyStore } from "./http/idempotency";
 import { openApiDocumentation } from "./http/openapi";
@@ -21,8 +21,9 @@ import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
 import { beginRequest, stateOf } from "./http/state";
 import type { Logger } from "./log";
-import type { Provider } from "./providers/types";
 import type { Metrics } from "./metrics";
+import type { ProviderRouter } from "./providers/router";
+import type { Provider } from "./providers/types";
 import type { RateLimiter } from "./ratelimit/limiter";
 import { isStorageUnavailable, type Storage } from "./storage/db";
 
@@ -36,7 +37,7 @@ export interface AppDeps {
   idempotency: IdempotencyStore;
   /** every configured provider by name, built once; the router and the knowledge plugin share them */
   providers: ReadonlyMap<string, Provider>;
-  router: FunctionRouter & { status?(): Record<string, unknown> };
+  router: ProviderRouter;
   metrics: Metrics;
   logger: Logger;
   functions: AnyFunctionDef[];

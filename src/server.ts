@@ -72,15 +72,15 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
     idleTimeout: 120,
   });
   const server = app.server!;
-  (deps.keys as KeyStore).startBackgroundFlush();
-  (deps.limiter as MemoryRateLimiter).startSweeping();
+  deps.keys.startBackgroundFlush();
+  deps.limiter.startSweeping();
   let stopping: Promise<void> | null = null;
   const stop = () => {
     stopping ??= (async () => {
       deps.lifecycle.draining = true;
       await server.stop(false);
-      (deps.limiter as MemoryRateLimiter).stop();
-      (deps.keys as KeyStore).stop();
+      deps.limiter.stop();
+      deps.keys.stop();
       deps.storage.close();
     })();
     return stopping;

@@ -19,7 +19,13 @@ export interface RateDecision {
 
 export interface RateLimiter {
   check(keyId: string, plan: string, fn: string, rateClass: RateClass): RateDecision;
+  /** requests per minute for this plan and function (or rate class) */
+  limitFor(plan: string, fn: string, rateClass: RateClass): number;
+  /** buckets held, for metrics and the soak */
   size(): number;
+  /** background reclamation of idle state; stop() ends it */
+  startSweeping(): void;
+  stop(): void;
 }
 
 /**

@@ -1,7 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../app";
 import { GatewayError } from "../../errors";
-import type { MemoryRateLimiter } from "../../ratelimit/limiter";
 import { rateLimitHeaders } from "../../ratelimit/limiter";
 import { authedContext } from "../context";
 import { ok } from "../respond";
@@ -52,14 +51,11 @@ export function accountRoutes(deps: AppDeps) {
       async ({ request }) => {
         const { state, auth } = await guard(request);
         const view = keys.get(auth.keyId);
-        const l = limiter as Partial<MemoryRateLimiter>;
-        const limits = l.limitFor
-          ? {
-              heavy: l.limitFor(auth.plan, "", "heavy"),
-              bulk: l.limitFor(auth.plan, "", "bulk"),
-              standard: l.limitFor(auth.plan, "", "standard"),
-            }
-          : undefined;
+        const limits = {
+          heavy: limiter.limitFor(auth.plan, "", "heavy"),
+          bulk: limiter.limitFor(auth.plan, "", "bulk"),
+          standard: limiter.limitFor(auth.plan, "", "standard"),
+        };
         return ok(state, "current key", { ...view, rate_limits_per_minute: limits, balance: ledger.balance(auth.accountId) });
       },
       { detail: detail("Details of the key used for this request (never the secret)") },

@@ -6,7 +6,7 @@ import { authenticate } from "../../auth/authenticate";
 import { canonicalJson, digest } from "../../cache/canonical";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
-import type { ChatOutcome, ChatStreamOutcome } from "../../providers/chat";
+import type { ChatStreamOutcome } from "../../providers/chat";
 import type { ChatMessage } from "../../providers/types";
 import { rateLimitHeaders } from "../../ratelimit/limiter";
 import { readJsonBody } from "../body";
@@ -67,13 +67,6 @@ const toMessages = (body: ChatCompletionBody): ChatMessage[] =>
  */
 export function openAiCompatRoutes(deps: AppDeps) {
   const { config, keys, limiter, ledger, cache, router } = deps;
-  const chatRouter = router as unknown as {
-    chat(
-      m: ChatMessage[],
-      o: { model?: string; signal: AbortSignal; deadlineMs: number; stream?: boolean; temperature?: number; maxTokens?: number },
-    ): Promise<ChatOutcome | ChatStreamOutcome>;
-    models(): string[];
-  };
   const cost = () => config.costs[CHAT_COMPLETIONS] ?? 1;
 
   const completions = async (request: Request, state: RequestState): Promise<Response> => {
@@ -108,7 +101,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
     if (body.stream) {
       let outcome: ChatStreamOutcome;
       try {
-        outcome = (await chatRouter.chat(messages, { ...opts, stream: true })) as ChatStreamOutcome;
+        outcome = await router.chat(messages, { ...opts, stream: true });
       } catch (err) {
         ledger.release(reservation);
         throw err;
@@ -172,7 +165,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
         cached = true;
       } else {
         const run = async () => {
-          const o = (await chatRouter.chat(messages, { ...opts, stream: false })) as ChatOutcome;
+          const o = await router.chat(messages, { ...opts, stream: false });
           return {
             json: JSON.stringify({ text: o.text, usage: o.usage, finish: o.finishReason ?? "stop" }),
             provider: o.provider,
@@ -254,7 +247,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
           return new Response(
             JSON.stringify({
               object: "list",
-              data: chatRouter.models().map((id) => ({ id, object: "model", created, owned_by: id.split("/")[0] })),
+              data: router.models().map((id) => ({ id, object: "model", created, owned_by: id.split("/")[0] })),
             }),
             {
               headers: { "content-type": "application/json", ...state.headers },

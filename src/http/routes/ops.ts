@@ -16,10 +16,7 @@ export function opsRoutes(deps: AppDeps) {
   metrics.gauge("textai_ratelimit_buckets", "Token buckets held in memory", () => [[{}, limiter.size()]]);
   metrics.gauge("textai_idempotency_records", "Idempotency-Key records held in memory", () => [[{}, deps.idempotency.size()]]);
   metrics.gauge("textai_provider_circuit_open", "1 while a provider's circuit breaker is open or half-open", () =>
-    Object.entries((router.status?.() ?? {}) as Record<string, { state?: string }>).map(([provider, s]) => [
-      { provider },
-      s.state === "closed" ? 0 : 1,
-    ]),
+    Object.entries(router.status()).map(([provider, s]) => [{ provider }, s.state === "closed" ? 0 : 1]),
   );
 
   return new Elysia({ name: "ops" })
@@ -40,7 +37,7 @@ export function opsRoutes(deps: AppDeps) {
         } catch {
           database = "unavailable";
         }
-        const details = { status: "ready", database, draining: lifecycle.draining, providers: router.status?.() ?? {} };
+        const details = { status: "ready", database, draining: lifecycle.draining, providers: router.status() };
         if (lifecycle.draining || database !== "ok") {
           const err = new GatewayError("service_unavailable", lifecycle.draining ? "shutting down" : "database unavailable", {
             headers: { "Retry-After": "1" },
