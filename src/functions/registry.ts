@@ -1,5 +1,4 @@
 /** Every function the gateway serves; adding a function is one file plus one line here. */
-import { Value } from "@sinclair/typebox/value";
 import chat from "./chat";
 import commentAnalyze from "./comment-analyze";
 import commentModerate from "./comment-moderate";
@@ -27,22 +26,6 @@ import ticketAnalyze from "./ticket-analyze";
 import ticketReply from "./ticket-reply";
 import ticketWorkflow from "./ticket-workflow";
 import translation from "./translation";
-
-/**
- * Result schemas are closed (additionalProperties: false). A model that adds a key of its own
- * would fail validation and cost a repair round-trip, so extra keys are dropped instead, after the
- * function's own postprocess has seen them.
- */
-function dropExtraKeys(def: AnyFunctionDef): AnyFunctionDef {
-  const own = def.postprocess;
-  return {
-    ...def,
-    postprocess: (req, res) => {
-      const value = own ? own(req, res) : res;
-      return Value.Clean(def.resultSchemaFor?.(req) ?? def.result, value);
-    },
-  };
-}
 
 /** In the order of the spec's endpoint table, so the README and OpenAPI read like the spec. */
 export const FUNCTIONS: AnyFunctionDef[] = [
@@ -72,7 +55,7 @@ export const FUNCTIONS: AnyFunctionDef[] = [
   chat,
   contentGeneration,
   imageGeneration,
-].map(dropExtraKeys);
+];
 
 const BY_NAME = new Map(FUNCTIONS.map((def) => [def.name, def]));
 

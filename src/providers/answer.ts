@@ -30,6 +30,9 @@ export function judge(def: AnyFunctionDef, request: unknown, schema: TSchema, va
       return { ok: false, problems: ["the answer does not have the required structure"] };
     }
   }
+  // Result schemas are closed: keys a model adds of its own are dropped, after the function's
+  // postprocess has seen them, rather than costing a repair round-trip.
+  v = Value.Clean(schema, v);
   const problems = schemaProblems(schema, def.result, v);
   if (problems.length) return { ok: false, problems };
   const semantic = def.check?.(request, v) ?? [];

@@ -5,6 +5,7 @@ import { GatewayError } from "../../src/errors";
 import type { AnyFunctionDef } from "../../src/functions/define";
 import { getFunction } from "../../src/functions/registry";
 import { validateAgainst } from "../../src/functions/validate";
+import { judge, resultSchema } from "../../src/providers/answer";
 
 const fn = (name: string): AnyFunctionDef => {
   const def = getFunction(name);
@@ -291,11 +292,17 @@ describe("options that shape the result", () => {
   });
 });
 
-describe("registry postprocess", () => {
+describe("judging a provider's answer", () => {
+  const judged = (name: string, raw: unknown) => {
+    const def = fn(name);
+    const verdict = judge(def, def.example.request, resultSchema(def, def.example.request), raw);
+    if (!verdict.ok) throw new Error(verdict.problems.join("; "));
+    return verdict.value as Record<string, unknown>;
+  };
+
   test("drops keys a model adds beyond the result schema, keeps the rest", () => {
-    const def = fn("translation");
     const raw = { translated_text: "Hallo", source_language: "en", target_language: "de", note: "I translated it" };
-    expect(def.postprocess!(def.example.request, raw)).toEqual({
+    expect(judged("translation", raw)).toEqual({
       translated_text: "Hallo",
       source_language: "en",
       target_language: "de",
@@ -303,8 +310,7 @@ describe("registry postprocess", () => {
   });
 
   test("keeps the entities a model found (an open map)", () => {
-    const def = fn("email-analyze");
-    const out = def.postprocess!(def.example.request, { ...def.example.result, entities: { order_id: "A1" } });
+    const out = judged("email-analyze", { ...fn("email-analyze").example.result, entities: { order_id: "A1" } });
     expect(out.entities).toEqual({ order_id: "A1" });
   });
 });
