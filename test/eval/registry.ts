@@ -49,3 +49,27 @@ export function shortfalls(report: EvalReport): string[] {
     .filter((m) => m.target !== undefined && m.value < m.target)
     .map((m) => `${report.capability}: ${m.name} ${m.value.toFixed(3)} < target ${m.target}`);
 }
+
+/**
+ * One report from a tuning set and a held-out set: items add up, every metric appears twice with
+ * the set named after it (", tuning" and ", held-out" unless `labels` says otherwise).
+ */
+export function tuningAndHeldOut(
+  capability: string,
+  dev: EvalReport,
+  holdout: EvalReport,
+  opts: { labels?: [string, string]; table?: EvalReport["table"] } = {},
+): EvalReport {
+  const [tuning, heldOut] = opts.labels ?? ["tuning", "held-out"];
+  const report: EvalReport = {
+    capability: `${capability} (tuning set + held-out set)`,
+    items: dev.items + holdout.items,
+    metrics: [
+      ...dev.metrics.map((m) => ({ ...m, name: `${m.name}, ${tuning}` })),
+      ...holdout.metrics.map((m) => ({ ...m, name: `${m.name}, ${heldOut}` })),
+    ],
+    errors: [...(dev.errors ?? []), ...(holdout.errors ?? [])],
+  };
+  if (opts.table) report.table = opts.table;
+  return report;
+}

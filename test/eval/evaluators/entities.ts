@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { type EntityType, extractEntities } from "../../../src/local/extract";
 import { type Counts, prf, readJsonl } from "../metrics";
-import type { EvalReport, Evaluator } from "../registry";
+import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 
 export interface EntityItem {
   text: string;
@@ -68,16 +68,7 @@ const evaluator: Evaluator = {
   run: () => {
     const dev = evaluateEntities(loadEntityFixture());
     const holdout = evaluateEntities(loadEntityFixture("extract-holdout.jsonl"));
-    return {
-      capability: "entity extraction (tuning set + held-out set)",
-      items: dev.items + holdout.items,
-      metrics: [
-        ...dev.metrics.map((m) => ({ ...m, name: `${m.name}, tuning` })),
-        ...holdout.metrics.map((m) => ({ ...m, name: `${m.name}, held-out` })),
-      ],
-      table: dev.table,
-      errors: [...(dev.errors ?? []), ...(holdout.errors ?? [])],
-    };
+    return tuningAndHeldOut("entity extraction", dev, holdout, { table: dev.table });
   },
 };
 export default evaluator;

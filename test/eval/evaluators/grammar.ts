@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { fixGrammar } from "../../../src/local/grammar";
 import { readJsonl } from "../metrics";
-import type { EvalReport, Evaluator } from "../registry";
+import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 
 export interface GrammarItem {
   text: string;
@@ -53,15 +53,7 @@ const evaluator: Evaluator = {
   run: async () => {
     const dev = await evaluateGrammar(loadGrammarFixture());
     const holdout = await evaluateGrammar(loadGrammarFixture("grammar-holdout.jsonl"));
-    return {
-      capability: "grammar (tuning set + held-out set)",
-      items: dev.items + holdout.items,
-      metrics: [
-        ...dev.metrics.map((m) => ({ ...m, name: `${m.name}, tuning` })),
-        ...holdout.metrics.map((m) => ({ ...m, name: `${m.name}, held-out` })),
-      ],
-      errors: [...(dev.errors ?? []), ...(holdout.errors ?? [])],
-    };
+    return tuningAndHeldOut("grammar", dev, holdout);
   },
 };
 export default evaluator;

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { extractJson, parseSchemaSpec } from "../../../src/local/json-extract";
 import { readJsonl } from "../metrics";
-import type { EvalReport, Evaluator } from "../registry";
+import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 
 export interface JsonExtractItem {
   text: string;
@@ -55,15 +55,7 @@ const evaluator: Evaluator = {
   run: () => {
     const dev = evaluateJsonExtract(loadJsonExtractFixture());
     const holdout = evaluateJsonExtract(loadJsonExtractFixture("json-extract-holdout.jsonl"));
-    return {
-      capability: "json-extractor fields (tuning set + held-out set)",
-      items: dev.items + holdout.items,
-      metrics: [
-        ...dev.metrics.map((m) => ({ ...m, name: `${m.name}, tuning` })),
-        ...holdout.metrics.map((m) => ({ ...m, name: `${m.name}, held-out` })),
-      ],
-      errors: [...(dev.errors ?? []), ...(holdout.errors ?? [])],
-    };
+    return tuningAndHeldOut("json-extractor fields", dev, holdout);
   },
 };
 export default evaluator;

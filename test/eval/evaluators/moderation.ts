@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { type ModerationAction, moderate } from "../../../src/local/moderation";
 import { readJsonl } from "../metrics";
-import type { EvalReport, Evaluator } from "../registry";
+import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 
 export interface ModerationItem {
   text: string;
@@ -56,16 +56,7 @@ const evaluator: Evaluator = {
   run: () => {
     const dev = evaluateModeration(loadModerationFixture(), MODERATION_TARGETS.dev);
     const holdout = evaluateModeration(loadModerationFixture("moderation-holdout.jsonl"), MODERATION_TARGETS.holdout);
-    return {
-      capability: "comment moderation (tuning set + held-out set)",
-      items: dev.items + holdout.items,
-      metrics: [
-        ...dev.metrics.map((m) => ({ ...m, name: `${m.name}, tuning` })),
-        ...holdout.metrics.map((m) => ({ ...m, name: `${m.name}, held-out` })),
-      ],
-      table: holdout.table,
-      errors: [...(dev.errors ?? []), ...(holdout.errors ?? [])],
-    };
+    return tuningAndHeldOut("comment moderation", dev, holdout, { table: holdout.table });
   },
 };
 export default evaluator;

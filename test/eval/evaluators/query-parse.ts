@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { type ParsedQuery, parseSearchQuery } from "../../../src/local/query-parse";
 import { readJsonl } from "../metrics";
-import type { EvalReport, Evaluator } from "../registry";
+import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 
 export interface QueryItem {
   query: string;
@@ -77,15 +77,7 @@ const evaluator: Evaluator = {
   run: () => {
     const dev = evaluateQueryParse(loadQueryFixture());
     const holdout = evaluateQueryParse(loadQueryFixture("query-parse-holdout.jsonl"));
-    return {
-      capability: "search query parse (tuning set + held-out set)",
-      items: dev.items + holdout.items,
-      metrics: [
-        ...dev.metrics.map((m) => ({ ...m, name: `${m.name}, tuning` })),
-        ...holdout.metrics.map((m) => ({ ...m, name: `${m.name}, held-out` })),
-      ],
-      errors: [...(dev.errors ?? []), ...(holdout.errors ?? [])],
-    };
+    return tuningAndHeldOut("search query parse", dev, holdout);
   },
 };
 export default evaluator;

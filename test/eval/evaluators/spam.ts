@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { detectSpam } from "../../../src/local/spam";
 import { prf, readJsonl } from "../metrics";
-import type { EvalReport, Evaluator } from "../registry";
+import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 
 export interface SpamItem {
   text: string;
@@ -48,15 +48,7 @@ const evaluator: Evaluator = {
   run: () => {
     const dev = evaluateSpam(loadSpamFixture());
     const holdout = evaluateSpam(loadSpamFixture("spam-holdout.jsonl"));
-    return {
-      capability: "spam, strictness medium (tuning set + held-out set)",
-      items: dev.items + holdout.items,
-      metrics: [
-        ...dev.metrics.map((m) => ({ ...m, name: `${m.name}, tuning set` })),
-        ...holdout.metrics.map((m) => ({ ...m, name: `${m.name}, held-out set` })),
-      ],
-      errors: [...(dev.errors ?? []), ...(holdout.errors ?? [])],
-    };
+    return tuningAndHeldOut("spam, strictness medium", dev, holdout, { labels: ["tuning set", "held-out set"] });
   },
 };
 export default evaluator;

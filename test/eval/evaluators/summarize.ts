@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { summarize } from "../../../src/local/summarize";
 import { readJsonl } from "../metrics";
-import type { EvalReport, Evaluator } from "../registry";
+import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 
 export interface SummaryItem {
   text: string;
@@ -61,15 +61,7 @@ const evaluator: Evaluator = {
       "summarize",
       SUMMARY_TARGETS.heldOutMediumRecall,
     );
-    return {
-      capability: "summarize (tuning set + held-out set)",
-      items: dev.items + holdout.items,
-      metrics: [
-        ...dev.metrics.map((m) => ({ ...m, name: `${m.name}, tuning` })),
-        ...holdout.metrics.map((m) => ({ ...m, name: `${m.name}, held-out` })),
-      ],
-      errors: [...(dev.errors ?? []), ...(holdout.errors ?? [])],
-    };
+    return tuningAndHeldOut("summarize", dev, holdout);
   },
 };
 export default evaluator;
