@@ -48,7 +48,14 @@ export interface ImageResult {
   images: { url?: string; b64_json?: string; format: "png" | "webp" | "jpeg" }[];
 }
 
-export type ProviderErrorKind = "timeout" | "connection" | "status" | "invalid_output" | "context_length" | "aborted" | "unsupported";
+export type ProviderErrorKind =
+  | "timeout"
+  | "connection"
+  | "status"
+  | "invalid_output"
+  | "context_length"
+  | "aborted"
+  | "unsupported";
 
 /** Any failure of a provider call, normalized so the router can decide to fall back. */
 export class ProviderError extends Error {

@@ -1,5 +1,5 @@
-import { expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { wordCount } from "../helpers/echo-function";
 import { startGateway } from "../helpers/gateway";
@@ -17,7 +17,9 @@ test("graceful stop: in-flight requests finish and are charged, the database clo
   expect(await fetch(`${gw.url}/health`).catch(() => null)).toBeNull();
   const db = new Database(gw.dbPath, { readonly: true });
   const row = db.query("SELECT balance FROM accounts WHERE id = ?").get(accountId) as { balance: number };
-  const charges = db.query("SELECT count(*) AS n FROM ledger WHERE account_id = ? AND kind = 'charge'").get(accountId) as { n: number };
+  const charges = db.query("SELECT count(*) AS n FROM ledger WHERE account_id = ? AND kind = 'charge'").get(accountId) as {
+    n: number;
+  };
   db.close();
   expect(row.balance).toBe(9);
   expect(charges.n).toBe(1);

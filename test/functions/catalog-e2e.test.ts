@@ -36,10 +36,39 @@ const PUBLISHED_COSTS: Record<string, number> = {
 
 /** Variants the spec marks, beyond each definition's example. */
 const VARIANTS: { fn: string; body: Record<string, unknown> }[] = [
-  { fn: "chat", body: { messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hello there" }] } },
-  { fn: "chat", body: { message: "And now?", conversation: [{ role: "user", content: "Hi" }, { role: "assistant", content: "Hello!" }], safe_mode: false } },
-  { fn: "ticket-reply", body: { ticket_body: "My order never arrived.", knowledge_base: ["Refunds within 14 days"], agent_name: "Sam", tone: "empathetic" } },
-  { fn: "image-generation", body: { prompt: "a lighthouse at dusk", aspect_ratio: "16:9", style: "cinematic", negative_prompt: "people" } },
+  {
+    fn: "chat",
+    body: {
+      messages: [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "Hello there" },
+      ],
+    },
+  },
+  {
+    fn: "chat",
+    body: {
+      message: "And now?",
+      conversation: [
+        { role: "user", content: "Hi" },
+        { role: "assistant", content: "Hello!" },
+      ],
+      safe_mode: false,
+    },
+  },
+  {
+    fn: "ticket-reply",
+    body: {
+      ticket_body: "My order never arrived.",
+      knowledge_base: ["Refunds within 14 days"],
+      agent_name: "Sam",
+      tone: "empathetic",
+    },
+  },
+  {
+    fn: "image-generation",
+    body: { prompt: "a lighthouse at dusk", aspect_ratio: "16:9", style: "cinematic", negative_prompt: "people" },
+  },
   { fn: "image-generation", body: { prompt: "a lighthouse at dusk", size: "512x512" } },
   { fn: "review-summary", body: { reviews: ["Great coffee.", "Slow service but friendly staff."] } },
 ];
@@ -162,7 +191,13 @@ describe("OpenAPI", () => {
         expect(op.responses["429"]).toBeDefined();
       }
     }
-    for (const path of ["/api/v1/account/usage", "/api/v1/account/usage-summary", "/api/v1/account/api-key/current", "/v1/chat/completions", "/health"]) {
+    for (const path of [
+      "/api/v1/account/usage",
+      "/api/v1/account/usage-summary",
+      "/api/v1/account/api-key/current",
+      "/v1/chat/completions",
+      "/health",
+    ]) {
       expect(doc.paths[path], path).toBeDefined();
     }
     expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(["apiKeyHeader", "bearer"]));
