@@ -81,6 +81,7 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
       await server.stop(false);
       deps.limiter.stop();
       deps.keys.stop();
+      deps.ledger.flush();
       deps.storage.close();
     })();
     return stopping;

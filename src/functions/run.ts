@@ -133,18 +133,35 @@ export class FunctionPipeline {
     const resolved = router.resolveModel(def, { model, preferProvider });
 
     const cost = this.costOf(def);
-    let t = performance.now();
-    const reservation = ledger.reserve(auth.accountId, cost);
-    t = mark(state, "credits", t);
-    if (!reservation) {
-      throw new GatewayError(
-        "insufficient_credits",
-        `insufficient credits: ${def.name} costs ${cost}, balance is ${ledger.balance(auth.accountId)}`,
-      );
-    }
+    const insufficient = () =>
+      new GatewayError("insufficient_credits", `insufficient credits: ${def.name} costs ${cost}, balance is ${ledger.balance(auth.accountId)}`);
+    const charge = (provider: string | null, cached: boolean) => ({
+      keyId: auth.keyId,
+      fn: def.name,
+      requestId: state.requestId,
+      provider,
+      cached,
+    });
 
     const cacheControl = request.headers.get("cache-control") ?? "";
     const useCache = config.cache.enabled && resolved !== null && !/no-cache|no-store/i.test(cacheControl);
+    const key = useCache
+      ? digest(auth.accountId, def.name, def.promptVersion, resolved.provider, resolved.model, canonicalJson(req))
+      : "";
+    let t = performance.now();
+    const hit = useCache ? cache.get(key) : undefined;
+    t = mark(state, "cache", t);
+    if (hit) {
+      // the answer is in hand: reserve and settle in one step
+      const charged = await ledger.charge(auth.accountId, cost, charge(hit.provider, true));
+      mark(state, "credits", t);
+      if (!charged) throw insufficient();
+      return this.respond(def, state, charged, { ...hit, attempts: [] }, true);
+    }
+
+    const reservation = await ledger.reserve(auth.accountId, cost);
+    t = mark(state, "credits", t);
+    if (!reservation) throw insufficient();
     const call: RouteCall = {
       def,
       request: req,
@@ -163,29 +180,15 @@ export class FunctionPipeline {
     let cached = false;
     try {
       if (useCache) {
-        const key = digest(auth.accountId, def.name, def.promptVersion, resolved.provider, resolved.model, canonicalJson(req));
-        const hit = cache.get(key);
-        t = mark(state, "cache", t);
-        if (hit) {
-          answer = { ...hit, attempts: [] };
-          cached = true;
-        } else {
-          const once = await cache.produceOnce(key, produce);
-          answer = once.answer;
-          cached = once.shared;
-        }
+        const once = await cache.produceOnce(key, produce);
+        answer = once.answer;
+        cached = once.shared;
       } else answer = await produce();
-      if (!cached) t = mark(state, "provider", t);
-      ledger.settle(reservation, {
-        keyId: auth.keyId,
-        fn: def.name,
-        requestId: state.requestId,
-        provider: answer.provider,
-        cached,
-      });
+      t = mark(state, "provider", t);
+      await ledger.settle(reservation, charge(answer.provider, cached));
       mark(state, "settle", t);
     } catch (err) {
-      ledger.release(reservation);
+      await ledger.release(reservation);
       throw err;
     }
     return this.respond(def, state, reservation, answer, cached);

@@ -4,6 +4,7 @@ import type { AppDeps } from "../../app";
 import { toGatewayError } from "../../app";
 import { authenticate } from "../../auth/authenticate";
 import { canonicalJson, digest } from "../../cache/canonical";
+import type { Reservation } from "../../credits/ledger";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
 import type { ChatStreamOutcome } from "../../providers/chat";
@@ -80,8 +81,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const body = validateAgainst<ChatCompletionBody>(ChatCompletionRequest, raw, config.limits.maxTextChars);
     const messages = toMessages(body);
     const price = cost();
-    const reservation = ledger.reserve(auth.accountId, price);
-    if (!reservation) throw new GatewayError("insufficient_credits", `insufficient credits: a chat completion costs ${price}`);
+    const insufficient = () => new GatewayError("insufficient_credits", `insufficient credits: a chat completion costs ${price}`);
     const opts = {
       model: body.model || undefined,
       signal: request.signal,
@@ -89,21 +89,29 @@ export function openAiCompatRoutes(deps: AppDeps) {
       temperature: body.temperature,
       maxTokens: body.max_completion_tokens ?? body.max_tokens,
     };
-    const charge = (provider: string, cached: boolean) => {
-      ledger.settle(reservation, { keyId: auth.keyId, fn: CHAT_COMPLETIONS, requestId: state.requestId, provider, cached });
+    const details = (provider: string, cached: boolean) => ({
+      keyId: auth.keyId,
+      fn: CHAT_COMPLETIONS,
+      requestId: state.requestId,
+      provider,
+      cached,
+    });
+    const charged = (r: Reservation, provider: string, cached: boolean) => {
       state.provider = provider;
-      state.credits = reservation.amount;
+      state.credits = r.amount;
       state.cached = cached;
     };
     const id = `chatcmpl-${state.requestId.slice(4)}`;
     const created = Math.floor(Date.now() / 1000);
 
     if (body.stream) {
+      const reservation = await ledger.reserve(auth.accountId, price);
+      if (!reservation) throw insufficient();
       let outcome: ChatStreamOutcome;
       try {
         outcome = await router.chat(messages, { ...opts, stream: true });
       } catch (err) {
-        ledger.release(reservation);
+        await ledger.release(reservation);
         throw err;
       }
       state.provider = outcome.provider;
@@ -122,11 +130,12 @@ export function openAiCompatRoutes(deps: AppDeps) {
               if (chunk.finishReason) finish = chunk.finishReason;
             }
             controller.enqueue(frame({}, finish ?? "stop"));
-            charge(outcome.provider, false);
+            await ledger.settle(reservation, details(outcome.provider, false));
+            charged(reservation, outcome.provider, false);
             controller.enqueue(enc.encode("data: [DONE]\n\n"));
           } catch (err) {
             // cut upstream after the first byte: an error event, never a fake [DONE]; nothing charged
-            ledger.release(reservation);
+            await ledger.release(reservation);
             const e = toGatewayError(
               "UNKNOWN",
               err instanceof GatewayError
@@ -158,12 +167,18 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const key = digest(auth.accountId, CHAT_COMPLETIONS, canonicalJson({ ...body, stream: false }));
     let answer: { json: string; provider: string; model: string };
     let cached = false;
-    try {
-      const hit = useCache ? cache.get(key) : null;
-      if (hit) {
-        answer = hit;
-        cached = true;
-      } else {
+    let reservation: Reservation | null;
+    const hit = useCache ? cache.get(key) : null;
+    if (hit) {
+      // the answer is in hand: reserve and settle in one step
+      reservation = await ledger.charge(auth.accountId, price, details(hit.provider, true));
+      if (!reservation) throw insufficient();
+      answer = hit;
+      cached = true;
+    } else {
+      reservation = await ledger.reserve(auth.accountId, price);
+      if (!reservation) throw insufficient();
+      try {
         const run = async () => {
           const o = await router.chat(messages, { ...opts, stream: false });
           return {
@@ -177,12 +192,13 @@ export function openAiCompatRoutes(deps: AppDeps) {
           answer = once.answer;
           cached = once.shared;
         } else answer = await run();
+        await ledger.settle(reservation, details(answer.provider, cached));
+      } catch (err) {
+        await ledger.release(reservation);
+        throw err;
       }
-      charge(answer.provider, cached);
-    } catch (err) {
-      ledger.release(reservation);
-      throw err;
     }
+    charged(reservation, answer.provider, cached);
     const a = JSON.parse(answer.json) as {
       text: string;
       usage?: { prompt_tokens: number; completion_tokens: number };

@@ -1,0 +1,110 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ChargeDetails, CreditLedger } from "../../src/credits/ledger";
+import { openStorage } from "../../src/storage/db";
+
+const dir = mkdtempSync(join(tmpdir(), "textai-ledger-"));
+const path = join(dir, "ledger.db");
+const storage = openStorage(path);
+const ledger = new CreditLedger(storage);
+afterAll(() => {
+  storage.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let n = 0;
+function account(credits: number): string {
+  const id = `acc_test_${++n}`;
+  storage.sqlite.query("INSERT INTO accounts (id, plan, balance) VALUES (?, 'free', 0)").run(id);
+  if (credits > 0) ledger.grant(id, credits, "grant", "test");
+  return id;
+}
+const details = (requestId: string): ChargeDetails => ({ keyId: "key_x", fn: "word-count", requestId, provider: "local", cached: false });
+const ledgerSum = (id: string) =>
+  (storage.sqlite.query("SELECT coalesce(sum(amount), 0) AS s FROM ledger WHERE account_id = ?").get(id) as { s: number }).s;
+
+describe("credit ledger group commit", () => {
+  test("operations of one event-loop turn commit in one transaction, each checked on its own", async () => {
+    const a = account(3);
+    const before = { ...ledger.stats };
+    const results = await Promise.all(Array.from({ length: 5 }, (_, i) => ledger.charge(a, 1, details(`req_${i}`))));
+    expect(ledger.stats.batches - before.batches).toBe(1);
+    expect(ledger.stats.operations - before.operations).toBe(5);
+    // three fit, two are refused; the refusals do not undo the others
+    expect(results.filter((r) => r !== null).map((r) => r?.remaining)).toEqual([2, 1, 0]);
+    expect(results.filter((r) => r === null).length).toBe(2);
+    expect(ledger.balance(a)).toBe(0);
+    expect(ledgerSum(a)).toBe(0);
+  });
+
+  test("reserve, settle and release: only settled reservations leave a ledger row", async () => {
+    const a = account(10);
+    const [r1, r2] = await Promise.all([ledger.reserve(a, 4), ledger.reserve(a, 4)]);
+    expect(r1?.remaining).toBe(6);
+    expect(r2?.remaining).toBe(2);
+    expect(await ledger.reserve(a, 4)).toBeNull();
+    await Promise.all([ledger.settle(r1!, details("req_settled")), ledger.release(r2!)]);
+    // settling twice or releasing a settled reservation changes nothing
+    await ledger.settle(r1!, details("req_settled"));
+    await ledger.release(r1!);
+    expect(ledger.balance(a)).toBe(6);
+    expect(ledgerSum(a)).toBe(6);
+  });
+
+  test("a statement that fails inside a batch fails only its own operation", async () => {
+    const a = account(10);
+    storage.sqlite.exec(
+      "CREATE TRIGGER refuse_poison BEFORE INSERT ON ledger WHEN NEW.request_id = 'req_poison' BEGIN SELECT RAISE(ABORT, 'poisoned'); END",
+    );
+    try {
+      const [good, bad] = await Promise.all([ledger.reserve(a, 1), ledger.reserve(a, 1)]);
+      const outcomes = await Promise.allSettled([
+        ledger.settle(good!, details("req_fine")),
+        ledger.settle(bad!, details("req_poison")),
+        ledger.charge(a, 2, details("req_poison")),
+        ledger.charge(a, 3, details("req_also_fine")),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
+      // the failed settle is not done: the caller can still release it
+      expect(bad!.done).toBe(false);
+      await ledger.release(bad!);
+      // the failed charge gave its reservation back inside the same transaction
+      expect(ledger.balance(a)).toBe(10 - 1 - 3);
+      expect(ledgerSum(a)).toBe(10 - 1 - 3);
+    } finally {
+      storage.sqlite.exec("DROP TRIGGER refuse_poison");
+    }
+  });
+
+  test("a locked database fails the whole batch and applies none of it", async () => {
+    const a = account(5);
+    const other = new Database(path);
+    other.exec("PRAGMA busy_timeout = 0");
+    storage.sqlite.exec("PRAGMA busy_timeout = 0");
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      const outcomes = await Promise.allSettled([ledger.charge(a, 1, details("req_l1")), ledger.reserve(a, 1)]);
+      expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected"]);
+      expect((outcomes[0] as PromiseRejectedResult).reason.code).toMatch(/^SQLITE_BUSY/);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+      storage.sqlite.exec("PRAGMA busy_timeout = 5000");
+    }
+    expect(ledger.balance(a)).toBe(5);
+    expect(ledgerSum(a)).toBe(5);
+    // and the ledger works again once the lock is gone
+    expect((await ledger.charge(a, 1, details("req_after")))?.remaining).toBe(4);
+  });
+
+  test("flush() applies queued operations at once (shutdown)", () => {
+    const a = account(2);
+    const pending = ledger.charge(a, 1, details("req_flush"));
+    ledger.flush();
+    expect(ledger.balance(a)).toBe(1);
+    return pending;
+  });
+});
