@@ -43,8 +43,11 @@ export interface AppDeps {
   functions: AnyFunctionDef[];
   /** extra route plugins (resources) mounted after the core ones */
   plugins?: ((deps: AppDeps & { pipeline: FunctionPipeline }) => Elysia)[];
-  /** flipped by graceful shutdown: /ready answers 503 */
-  lifecycle: { draining: boolean };
+  /**
+   * draining: flipped by graceful shutdown; warming: set while the offline engine loads its models
+   * in the background after start-up. /ready answers 503 in both cases.
+   */
+  lifecycle: { draining: boolean; warming: boolean };
 }
 
 /** Maps anything thrown to the closed set of gateway errors. */

@@ -76,8 +76,15 @@ export async function main(argv: string[]): Promise<number> {
     const { startServer } = await import("./server");
     const server = startServer(config);
     console.log(`Text-AI Gateway listening on ${server.url}`);
-    // The grammar engine takes about 2 s to load: do it now, in the background, not on the first call.
-    void import("./local/grammar").then((g) => g.warmGrammar()).catch(() => {});
+    // The grammar engine takes seconds to load: do it now, in the background, not on the first
+    // call; /ready answers 503 until it is done, so a load balancer sends traffic only after.
+    server.deps.lifecycle.warming = true;
+    void import("./local/grammar")
+      .then((g) => g.warmGrammar())
+      .catch(() => {})
+      .finally(() => {
+        server.deps.lifecycle.warming = false;
+      });
     const shutdown = async () => {
       await server.stop();
       process.exit(0);

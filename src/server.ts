@@ -50,7 +50,7 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps {
     logger: opts.logger ?? createLogger(config.logLevel),
     functions: opts.functions ?? FUNCTIONS,
     plugins: resourcePlugins,
-    lifecycle: { draining: false },
+    lifecycle: { draining: false, warming: false },
   };
 }
 

@@ -128,6 +128,17 @@ describe("operations", () => {
     expect(r.status).toBe(503);
     expect(r.headers.get("retry-after")).toBe("1");
   });
+
+  test("a server still loading the offline engine reports not ready, then ready", async () => {
+    gw.deps.lifecycle.warming = true;
+    const warming = await gw.get("/ready");
+    gw.deps.lifecycle.warming = false;
+    expect(warming.status).toBe(503);
+    expect(warming.json.error.message).toContain("warming up");
+    const ready = await gw.get("/ready");
+    expect(ready.status).toBe(200);
+    expect(ready.json.data.result).toMatchObject({ status: "ready", warming: false, draining: false });
+  });
 });
 
 describe("storage", () => {

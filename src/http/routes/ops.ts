@@ -37,16 +37,24 @@ export function opsRoutes(deps: AppDeps) {
         } catch {
           database = "unavailable";
         }
-        const details = { status: "ready", database, draining: lifecycle.draining, providers: router.status() };
-        if (lifecycle.draining || database !== "ok") {
-          const err = new GatewayError("service_unavailable", lifecycle.draining ? "shutting down" : "database unavailable", {
-            headers: { "Retry-After": "1" },
-          });
-          return errorResponse(state, err);
+        const details = {
+          status: "ready",
+          database,
+          draining: lifecycle.draining,
+          warming: lifecycle.warming,
+          providers: router.status(),
+        };
+        if (lifecycle.draining || lifecycle.warming || database !== "ok") {
+          const why = lifecycle.draining
+            ? "shutting down"
+            : database !== "ok"
+              ? "database unavailable"
+              : "warming up: the offline engine is loading its models";
+          return errorResponse(state, new GatewayError("service_unavailable", why, { headers: { "Retry-After": "1" } }));
         }
         return ok(state, "ready", details);
       },
-      { detail: { tags: ["Operations"], summary: "Readiness: database reachable, not draining; provider breaker states" } },
+      { detail: { tags: ["Operations"], summary: "Readiness: database reachable, offline engine loaded, not draining; provider breaker states" } },
     )
     .get(
       "/metrics",
