@@ -27,6 +27,19 @@ import type { Provider } from "./providers/types";
 import type { RateLimiter } from "./ratelimit/limiter";
 import { isStorageUnavailable, type Storage } from "./storage/db";
 
+// /docs must work offline: the bundle from the binary, and no web fonts, favicon request, telemetry,
+// AI agent, MCP or deploy toolbar that would reach Scalar's servers
+// (`agent` is known to the embedded bundle, not yet to the plugin's types)
+const scalarConfig: Partial<NonNullable<OpenApiOptions["scalar"]>> & { agent: { disabled: boolean } } = {
+  cdn: "/docs/assets/scalar.js",
+  favicon: "data:,",
+  withDefaultFonts: false,
+  telemetry: false,
+  showDeveloperTools: "never",
+  agent: { disabled: true },
+  mcp: { disabled: true },
+};
+
 export interface AppDeps {
   config: Config;
   storage: Storage;
@@ -112,7 +125,7 @@ export function createApp(deps: AppDeps) {
         path: "/docs",
         specPath: "/openapi.json",
         documentation: openApiDocumentation() as unknown as OpenApiOptions["documentation"],
-        scalar: { cdn: "/docs/assets/scalar.js" } as OpenApiOptions["scalar"],
+        scalar: scalarConfig as OpenApiOptions["scalar"],
         exclude: { paths: ["/docs/assets/scalar.js"] },
       }),
     )
