@@ -3,11 +3,15 @@
  * them ("Dr. Ada Lovelace"), a phrase that introduces a person ("my name is", "Dear",
  * "Regards,"), or a known given name leading the run. Given names that are also common words
  * ("Will", "Grace") need a surname or a context phrase.
+ *
+ * Speed: this runs before every capitalised word of every text, so words are scanned by
+ * character code (no regex or string copy per word) and the context regexes below, which are
+ * anchored at the end of a 30-character window, run only when the word just before the name is
+ * the last word of one of their phrases (a set lookup). The regexes stay the definition.
  */
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
 import { entity, type PiiEntity } from "./types";
 
-const WORD = /\p{L}[\p{L}\p{M}'’-]*/gu;
 const TITLE =
   /(?:^|[^\p{L}])(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Sir|Dame|Lady|Lord|Rev|Fr|Sra|Sr|Herr|Frau|Mme|Mlle|Monsieur|Madame|Señor|Señora|Officer|Detective|Judge|Nurse|Captain|Capt|Sgt|Agent)\.?\s+$/u;
 /** phrases after which a capitalised run is a name even when no given-name list knows it */
@@ -16,94 +20,332 @@ const STRONG_INTRO =
 const WEAK_INTRO =
   /(?:\bI'?m|\bI am|\bit'?s|\bthis is|\bHi|\bHello|\bHey|\bThanks|\bThank you|\bRegards|\bBest|\bCheers|\bSincerely|\bcontact|\bask for|\bspeak (?:with|to)|\btalk to|\breach|\bfrom|\bfor|\bby|\bcc|\bwith|\bmet|\btold|\bemail|\bcall|\band|\bheiße|\bje suis|\bje m'appelle|\bme llamo|\bsoy|\bmi chiamo|\bsono)\s*[:,]?\s*$/iu;
 
+/**
+ * The last word of each phrase of the regex above (TITLE: the titles, case as written; the
+ * others lower-cased). A regex can match only when the ASCII word just before the name, past
+ * the trailing spaces and punctuation the regex allows, is one of these; phrases with other
+ * characters ("heiße", "Señor") are left to the regex (see `wordBefore`).
+ */
+const TITLE_WORDS = new Set(
+  "Mr Mrs Ms Miss Mx Dr Prof Professor Sir Dame Lady Lord Rev Fr Sra Sr Herr Frau Mme Mlle Monsieur Madame Officer Detective Judge Nurse Captain Capt Sgt Agent".split(
+    " ",
+  ),
+);
+const STRONG_WORDS = new Set("is named called dear signed attn patient customer employee person to name".split(" "));
+const STRONG_WORDS_BEFORE_COLON = new Set("name attn attention patient customer employee person".split(" "));
+const WEAK_WORDS = new Set(
+  "m im am s its is hi hello hey thanks you regards best cheers sincerely contact for to with reach from by cc met told email call and suis appelle llamo soy chiamo sono".split(
+    " ",
+  ),
+);
+
 /** verbs that follow a person far more often than a place or product ("Olumide Bakare signed") */
 const PERSON_VERB =
   /^\s+(?:said|says|told|asked|wrote|signed|replied|called|emailed|mentioned|confirmed|explained|agreed|joined|thinks|believes|will|who|and (?:her|his))\b/u;
 
 const MONTH_NAMES = new Set(["April", "May", "June", "July", "August"]);
 
-interface Token {
-  start: number;
-  end: number;
-  word: string;
+const APOSTROPHE = 0x27;
+const RIGHT_QUOTE = 0x2019;
+const HYPHEN = 0x2d;
+
+// Character classes of the word pattern /\p{L}[\p{L}\p{M}'’-]*/u, by code point.
+const OTHER = 1;
+const LETTER = 2;
+const MARK = 3;
+const IS_LETTER = /^\p{L}$/u;
+const IS_MARK = /^\p{M}$/u;
+/** classes of the Basic Multilingual Plane, filled on first use (0: not looked up yet) */
+const BMP_CLASS = new Uint8Array(0x10000);
+
+function classOf(cp: number): number {
+  if (cp < 0x80) return (cp >= 65 && cp <= 90) || (cp >= 97 && cp <= 122) ? LETTER : OTHER;
+  if (cp < 0x10000) {
+    let c = BMP_CLASS[cp];
+    if (c === 0) {
+      c = lookUpClass(cp);
+      BMP_CLASS[cp] = c;
+    }
+    return c;
+  }
+  return lookUpClass(cp);
+}
+
+function lookUpClass(cp: number): number {
+  const ch = String.fromCodePoint(cp);
+  return IS_LETTER.test(ch) ? LETTER : IS_MARK.test(ch) ? MARK : OTHER;
+}
+
+/** Code point at `i` (a lone surrogate stands for itself); its width is 2 when above 0xFFFF. */
+function codePointAt(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+    const d = text.charCodeAt(i + 1);
+    if (d >= 0xdc00 && d <= 0xdfff) return ((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
+  }
+  return c;
+}
+
+/** JavaScript's `\s`. */
+function isSpace(c: number): boolean {
+  if (c < 0x80) return c === 32 || (c >= 9 && c <= 13);
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+function isAsciiLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+/**
+ * Words of the text: starts and ends ("Sarah's" is "Sarah"; a trailing hyphen or apostrophe is
+ * punctuation), and each word as a string once it is needed (`wordAt`). Module-level arrays
+ * reused by each call (calls are synchronous), so a text costs no token objects.
+ */
+const starts: number[] = [];
+const ends: number[] = [];
+const words: (string | null)[] = [];
+
+function wordAt(text: string, k: number): string {
+  let w = words[k];
+  if (w === null) {
+    w = text.slice(starts[k], ends[k]);
+    words[k] = w;
+  }
+  return w;
+}
+
+function tokenize(text: string): number {
+  const n = text.length;
+  let count = 0;
+  let i = 0;
+  while (i < n) {
+    const cp = codePointAt(text, i);
+    const width = cp > 0xffff ? 2 : 1;
+    if (classOf(cp) !== LETTER) {
+      i += width;
+      continue;
+    }
+    const start = i;
+    i += width;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c < 0x80) {
+        if (isAsciiLetter(c) || c === APOSTROPHE || c === HYPHEN) i++;
+        else break;
+        continue;
+      }
+      if (c === RIGHT_QUOTE) {
+        i++;
+        continue;
+      }
+      const next = codePointAt(text, i);
+      if (classOf(next) === OTHER) break;
+      i += next > 0xffff ? 2 : 1;
+    }
+    let end = i;
+    const last = text.charCodeAt(end - 1);
+    const beforeLast = text.charCodeAt(end - 2);
+    if (last === 0x73 && end - start >= 2 && (beforeLast === APOSTROPHE || beforeLast === RIGHT_QUOTE)) end -= 2;
+    else {
+      while (end > start) {
+        const c = text.charCodeAt(end - 1);
+        if (c !== APOSTROPHE && c !== RIGHT_QUOTE && c !== HYPHEN) break;
+        end--;
+      }
+    }
+    starts[count] = start;
+    ends[count] = end;
+    words[count] = null;
+    count++;
+  }
+  return count;
+}
+
+function isApostrophe(c: number): boolean {
+  return c === APOSTROPHE || c === RIGHT_QUOTE;
 }
 
 // "I'm", "Don't", "We'll": contractions are never part of a name ("O'Brien" is not one)
-const CONTRACTION = /['’](?:m|d|ll|ve|re|t)$/u;
-
-function isCapitalized(word: string): boolean {
-  if (CONTRACTION.test(word)) return false;
-  const first = word.charAt(0);
-  if (first === first.toLowerCase()) return false;
-  // ALL-CAPS words are acronyms ("SSN", "IBM"), not names
-  return word.length === 1 || word.slice(1) !== word.slice(1).toUpperCase();
+function isContraction(word: string): boolean {
+  const n = word.length;
+  if (n < 2) return false;
+  const last = word.charCodeAt(n - 1);
+  // 'm 'd 't
+  if ((last === 0x6d || last === 0x64 || last === 0x74) && isApostrophe(word.charCodeAt(n - 2))) return true;
+  if (n < 3 || !isApostrophe(word.charCodeAt(n - 3))) return false;
+  const prev = word.charCodeAt(n - 2);
+  // 'll 've 're
+  return (prev === 0x6c && last === 0x6c) || ((prev === 0x76 || prev === 0x72) && last === 0x65);
 }
 
-function tokens(text: string): Token[] {
-  const out: Token[] = [];
-  for (const m of text.matchAll(WORD)) {
-    // "Sarah's" is "Sarah"; a trailing hyphen or apostrophe is punctuation
-    const word = m[0].replace(/(?:['’]s|['’-]+)$/u, "");
-    if (word) out.push({ start: m.index, end: m.index + word.length, word });
+function isCapitalized(word: string): boolean {
+  const f = word.charCodeAt(0);
+  if (f < 0x80) {
+    if (f < 65 || f > 90) return false;
+  } else {
+    const first = word.charAt(0);
+    if (first === first.toLowerCase()) return false;
   }
-  return out;
+  if (isContraction(word)) return false;
+  // ALL-CAPS words are acronyms ("SSN", "IBM"), not names
+  const n = word.length;
+  if (n === 1) return true;
+  for (let k = 1; k < n; k++) {
+    const c = word.charCodeAt(k);
+    if (c >= 97 && c <= 122) return true;
+    if (c >= 0x80) {
+      const rest = word.slice(1);
+      return rest !== rest.toUpperCase();
+    }
+  }
+  return false;
 }
 
 export function findNames(text: string): PiiEntity[] {
-  const toks = tokens(text);
+  const count = tokenize(text);
   const out: PiiEntity[] = [];
   let i = 0;
-  while (i < toks.length) {
-    const first = toks[i];
-    if (!isCapitalized(first.word) || NOT_NAME_WORDS.has(first.word)) {
+  while (i < count) {
+    // most words start with a lower-case ASCII letter: skip them before making a string
+    const f = text.charCodeAt(starts[i]);
+    if (f >= 97 && f <= 122) {
       i++;
       continue;
     }
-    const run = runFrom(text, toks, i);
-    const last = toks[run - 1];
+    const firstWord = wordAt(text, i);
+    if (!isCapitalized(firstWord) || NOT_NAME_WORDS.has(firstWord)) {
+      i++;
+      continue;
+    }
+    const run = runFrom(text, count, i);
     const length = run - i;
-    const before = text.slice(Math.max(0, first.start - 30), first.start);
-    const after = text.slice(last.end, last.end + 20);
-    const score = nameScore(first.word, length, before, PERSON_VERB.test(after));
+    const score = nameScore(text, starts[i], ends[run - 1], firstWord, length);
     if (score > 0) {
-      out.push(entity("name", text, first.start, last.end, score));
+      out.push(entity("name", text, starts[i], ends[run - 1], score));
       i = run;
     } else i++;
   }
+  // the word arrays keep the last text alive: let a long one go
+  if (count > 4096) starts.length = ends.length = words.length = 0;
   return out;
 }
 
 /** End (exclusive token index) of the capitalised run starting at `i`, at most four words. */
-function runFrom(text: string, toks: Token[], i: number): number {
+function runFrom(text: string, count: number, i: number): number {
   let j = i + 1;
-  let words = 1;
-  while (j < toks.length && words < 4) {
-    const gap = text.slice(toks[j - 1].end, toks[j].start);
-    const initial = toks[j - 1].word.length === 1 && gap === ". ";
-    if (gap !== " " && !initial) break;
-    const w = toks[j].word;
-    if (SURNAME_PARTICLES.has(w) && j + 1 < toks.length && isCapitalized(toks[j + 1].word)) {
+  let n = 1;
+  while (j < count && n < 4) {
+    // the gap must be one space, or ". " after an initial
+    const gapStart = ends[j - 1];
+    const gap = starts[j] - gapStart;
+    const space = gap === 1 && text.charCodeAt(gapStart) === 32;
+    const initial =
+      gap === 2 && ends[j - 1] - starts[j - 1] === 1 && text.charCodeAt(gapStart) === 46 && text.charCodeAt(gapStart + 1) === 32;
+    if (!space && !initial) break;
+    const w = wordAt(text, j);
+    if (SURNAME_PARTICLES.has(w) && j + 1 < count && isCapitalized(wordAt(text, j + 1))) {
       j++;
       continue;
     }
     if (!isCapitalized(w) || NOT_NAME_WORDS.has(w)) break;
     j++;
-    words++;
+    n++;
   }
   // a dangling initial at the end ("John F") is more likely the start of the next sentence
-  while (j - 1 > i && toks[j - 1].word.length === 1) j--;
+  while (j - 1 > i && ends[j - 1] - starts[j - 1] === 1) j--;
   return j;
 }
 
-function nameScore(firstWord: string, length: number, before: string, personVerbAfter: boolean): number {
-  if (TITLE.test(before)) return 0.93;
-  if (STRONG_INTRO.test(before)) return 0.9;
+function nameScore(text: string, start: number, end: number, firstWord: string, length: number): number {
+  const lo = Math.max(0, start - 30);
+  if (titleBefore(text, lo, start)) return 0.93;
+  if (strongIntroBefore(text, lo, start)) return 0.9;
   const known = GIVEN_NAMES.has(firstWord);
-  const ambiguous = AMBIGUOUS_NAMES.has(firstWord);
-  const weak = WEAK_INTRO.test(before);
+  const ambiguous = known && AMBIGUOUS_NAMES.has(firstWord);
   if (known && !ambiguous) return length >= 2 ? 0.9 : 0.8;
   // "from June", "in May": a lone month name is a month unless a title or "my name is" says otherwise
-  if (known && ambiguous) return length >= 2 ? 0.75 : weak && !MONTH_NAMES.has(firstWord) ? 0.7 : 0;
-  if ((weak || personVerbAfter) && length >= 2 && firstWord.length > 1) return 0.7;
+  if (known) return length >= 2 ? 0.75 : !MONTH_NAMES.has(firstWord) && weakIntroBefore(text, lo, start) ? 0.7 : 0;
+  if (length < 2 || firstWord.length <= 1) return 0;
+  if (weakIntroBefore(text, lo, start) || PERSON_VERB.test(text.slice(end, end + 20))) return 0.7;
   return 0;
+}
+
+/**
+ * The ASCII word ending at `end` (not before `lo`), or null when a non-ASCII character ends it
+ * or comes just before it: then only the regex can tell (case folding, "ñ", "ß").
+ */
+function wordBefore(text: string, lo: number, end: number): string | null {
+  let k = end;
+  while (k > lo) {
+    const c = text.charCodeAt(k - 1);
+    if (isAsciiLetter(c)) k--;
+    else if (c >= 0x80) return null;
+    else break;
+  }
+  return text.slice(k, end);
+}
+
+/** Start of the run of `\s` ending at `end`, not before `lo`. */
+function skipSpaceBack(text: string, lo: number, end: number): number {
+  let k = end;
+  while (k > lo && isSpace(text.charCodeAt(k - 1))) k--;
+  return k;
+}
+
+// Each test below is the regex on the 30-character window before the name; the word check in
+// front only skips the regex where it cannot match.
+
+function titleBefore(text: string, lo: number, start: number): boolean {
+  let k = skipSpaceBack(text, lo, start);
+  if (k === start) return false;
+  if (k > lo && text.charCodeAt(k - 1) === 46) k--;
+  const w = wordBefore(text, lo, k);
+  return (w === null || TITLE_WORDS.has(w)) && TITLE.test(text.slice(lo, start));
+}
+
+function strongIntroBefore(text: string, lo: number, start: number): boolean {
+  let k = skipSpaceBack(text, lo, start);
+  if (k === lo) return false;
+  const last = text.charCodeAt(k - 1);
+  let w: string | null;
+  if (last === 58) {
+    // "name:", "Attn.:", "name :"
+    k = skipSpaceBack(text, lo, k - 1);
+    if (k > lo && text.charCodeAt(k - 1) === 46) k--;
+    w = wordBefore(text, lo, k);
+    if (w !== null && !STRONG_WORDS_BEFORE_COLON.has(w.toLowerCase())) return false;
+  } else if (last === 46) {
+    w = wordBefore(text, lo, k - 1);
+    if (w !== null && w.toLowerCase() !== "attn") return false;
+  } else {
+    w = wordBefore(text, lo, k);
+    if (w !== null && !STRONG_WORDS.has(w.toLowerCase())) return false;
+  }
+  return STRONG_INTRO.test(text.slice(lo, start));
+}
+
+function weakIntroBefore(text: string, lo: number, start: number): boolean {
+  // the phrase, then spaces with at most one ":" or ","
+  let k = start;
+  let punctuation = 0;
+  while (k > lo) {
+    const c = text.charCodeAt(k - 1);
+    if (c === 58 || c === 44) punctuation++;
+    else if (!isSpace(c)) break;
+    k--;
+  }
+  if (punctuation > 1) return false;
+  const w = wordBefore(text, lo, k);
+  if (w !== null && !WEAK_WORDS.has(w.toLowerCase())) return false;
+  return WEAK_INTRO.test(text.slice(lo, start));
 }
