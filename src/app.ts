@@ -20,7 +20,7 @@ import { functionRoutes } from "./http/routes/functions";
 import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
 import { beginRequest, stateOf } from "./http/state";
-import type { Logger } from "./log";
+import { type Logger, logsAt } from "./log";
 import type { Metrics } from "./metrics";
 import type { ProviderRouter } from "./providers/router";
 import type { Provider } from "./providers/types";
@@ -104,8 +104,9 @@ export function createApp(deps: AppDeps) {
       const fn = s.fn ?? "other";
       metrics.inc("textai_requests_total", "HTTP requests by function and status", { function: fn, status: String(status) });
       metrics.observe("textai_request_duration_seconds", "Request latency", { function: fn }, ms / 1000);
-      if (s.fn || status >= 400) {
-        logger.log(status >= 500 ? "warn" : "info", "request", {
+      const level = status >= 500 ? "warn" : "info";
+      if ((s.fn || status >= 400) && logsAt(logger, level)) {
+        logger.log(level, "request", {
           request_id: s.requestId,
           method: request.method,
           path: new URL(request.url).pathname,

@@ -23,6 +23,11 @@ export interface Logger {
   log(level: LogLevel, msg: string, fields?: LogFields): void;
 }
 
+/** True when `level` would be written: lets hot paths skip building a line nobody reads. */
+export function logsAt(logger: Logger, level: LogLevel): boolean {
+  return ORDER[level] >= ORDER[logger.level];
+}
+
 /** JSON lines on stderr. */
 export function createLogger(level: LogLevel, sink: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Logger {
   return {

@@ -2,11 +2,20 @@ type Labels = Record<string, string>;
 
 const BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-const labelKey = (l: Labels) =>
-  Object.keys(l)
-    .sort()
-    .map((k) => `${k}="${String(l[k]).replace(/["\\\n]/g, "_")}"`)
-    .join(",");
+const UNSAFE = /["\\\n]/;
+
+/** `a="x",b="y"` in key order; on every request, so no sort/map/join for the usual one or two labels */
+function labelKey(l: Labels): string {
+  const keys = Object.keys(l);
+  if (keys.length > 1) keys.sort();
+  let out = "";
+  for (const k of keys) {
+    let v = String(l[k]);
+    if (UNSAFE.test(v)) v = v.replace(/["\\\n]/g, "_");
+    out += out ? `,${k}="${v}"` : `${k}="${v}"`;
+  }
+  return out;
+}
 
 /** A small Prometheus registry: counters, histograms, and gauges read at scrape time. */
 export class Metrics {

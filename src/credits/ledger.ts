@@ -45,17 +45,17 @@ interface Outcome {
 
 type Op = Outcome &
   (
-  | { kind: "reserve"; accountId: string; amount: number; done: (r: Reservation | null) => void; fail: (e: unknown) => void }
-  | {
-      kind: "charge";
-      accountId: string;
-      amount: number;
-      details: ChargeDetails;
-      done: (r: Reservation | null) => void;
-      fail: (e: unknown) => void;
-    }
-  | { kind: "settle"; r: Reservation; details: ChargeDetails; done: () => void; fail: (e: unknown) => void }
-  | { kind: "release"; r: Reservation; done: () => void; fail: (e: unknown) => void }
+    | { kind: "reserve"; accountId: string; amount: number; done: (r: Reservation | null) => void; fail: (e: unknown) => void }
+    | {
+        kind: "charge";
+        accountId: string;
+        amount: number;
+        details: ChargeDetails;
+        done: (r: Reservation | null) => void;
+        fail: (e: unknown) => void;
+      }
+    | { kind: "settle"; r: Reservation; details: ChargeDetails; done: () => void; fail: (e: unknown) => void }
+    | { kind: "release"; r: Reservation; done: () => void; fail: (e: unknown) => void }
   );
 
 /**

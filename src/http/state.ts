@@ -13,8 +13,8 @@ export interface RequestState {
   cached?: boolean;
   status?: number;
   errorCode?: string;
-  /** Server-Timing entries, "stage;dur=ms" */
-  timings?: string[];
+  /** Server-Timing stages and their durations in ms, rendered once into the header */
+  timings?: { name: string; ms: number }[];
   /** kept only for Idempotency-Key replays (memory only) */
   responseBody?: string;
 }

@@ -1,5 +1,5 @@
-import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,7 +22,13 @@ function account(credits: number): string {
   if (credits > 0) ledger.grant(id, credits, "grant", "test");
   return id;
 }
-const details = (requestId: string): ChargeDetails => ({ keyId: "key_x", fn: "word-count", requestId, provider: "local", cached: false });
+const details = (requestId: string): ChargeDetails => ({
+  keyId: "key_x",
+  fn: "word-count",
+  requestId,
+  provider: "local",
+  cached: false,
+});
 const ledgerSum = (id: string) =>
   (storage.sqlite.query("SELECT coalesce(sum(amount), 0) AS s FROM ledger WHERE account_id = ?").get(id) as { s: number }).s;
 

@@ -54,7 +54,12 @@ export function opsRoutes(deps: AppDeps) {
         }
         return ok(state, "ready", details);
       },
-      { detail: { tags: ["Operations"], summary: "Readiness: database reachable, offline engine loaded, not draining; provider breaker states" } },
+      {
+        detail: {
+          tags: ["Operations"],
+          summary: "Readiness: database reachable, offline engine loaded, not draining; provider breaker states",
+        },
+      },
     )
     .get(
       "/metrics",
