@@ -201,5 +201,12 @@ describe("OpenAPI", () => {
       expect(doc.paths[path], path).toBeDefined();
     }
     expect(Object.keys(doc.components.securitySchemes)).toEqual(expect.arrayContaining(["apiKeyHeader", "bearer"]));
+    // one sidebar group per declared tag: every operation's tag is declared, every declared tag is used
+    const declared = new Set((doc.tags as { name: string }[]).map((t) => t.name));
+    const used = new Set<string>();
+    for (const item of Object.values(doc.paths) as Record<string, { tags?: string[] }>[])
+      for (const op of Object.values(item)) for (const tag of op.tags ?? []) used.add(tag);
+    expect([...used].filter((t) => !declared.has(t))).toEqual([]);
+    expect([...declared].filter((t) => !used.has(t))).toEqual([]);
   });
 });

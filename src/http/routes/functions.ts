@@ -47,7 +47,8 @@ export function functionDoc(def: AnyFunctionDef, cost: number) {
     };
   }
   return {
-    tags: def.tags ?? ["Functions"],
+    // function files tag in lower case ("text"); the document declares "Text" (src/http/openapi.ts)
+    tags: (def.tags ?? ["text"]).map((t) => t.charAt(0).toUpperCase() + t.slice(1)),
     summary: def.summary,
     description: `${def.description ?? def.summary}\n\nCost: ${cost} credit(s) per successful call. Rate-limit class: ${def.rateClass}.`,
     operationId: def.name,

@@ -164,7 +164,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
     }
 
     const useCache = config.cache.enabled && !/no-cache|no-store/i.test(request.headers.get("cache-control") ?? "");
-    const key = digest(auth.accountId, CHAT_COMPLETIONS, canonicalJson({ ...body, stream: false }));
+    const key = useCache ? digest(auth.accountId, CHAT_COMPLETIONS, canonicalJson({ ...body, stream: false })) : "";
     let answer: { json: string; provider: string; model: string };
     let cached = false;
     let reservation: Reservation | null;
