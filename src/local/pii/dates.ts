@@ -21,8 +21,15 @@ const DATE = new RegExp(
 const BIRTH_CONTEXT =
   /(?:\b(?:born|birth|birthdate|birthday|dob|geboren|né|née|nacido|nacida|nato|nata)\b|\bd\.\s?o\.\s?b\.?|\bb\.)[^.!?\n]{0,30}$/i;
 
+/**
+ * A text that has none of the words of BIRTH_CONTEXT anywhere (the same alternatives without their
+ * word boundaries, same flags) has no date of birth: most texts are settled by this one scan.
+ */
+const BIRTH_WORD = /born|birth|dob|geboren|né|nacid|nat[oa]|d\.\s?o\.\s?b|b\./i;
+
 export function findDatesOfBirth(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
+  if (!BIRTH_WORD.test(text)) return out;
   for (const m of text.matchAll(DATE)) {
     const before = text.slice(Math.max(0, m.index - 45), m.index);
     if (!BIRTH_CONTEXT.test(before)) continue;

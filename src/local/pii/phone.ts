@@ -25,31 +25,79 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
       raw = raw.slice(1);
       start++;
     }
-    const score = phoneScore(raw, CONTEXT.test(text.slice(Math.max(0, start - 30), start)));
+    const score = phoneScore(raw, text, start);
     if (score > 0) out.push(entity("phone_number", text, start, start + raw.length, score));
   }
   return out;
 }
 
-function phoneScore(raw: string, context: boolean): number {
-  const main = raw.replace(EXTENSION, "");
-  if (/\s{2,}/.test(main) || DATE_SHAPE.test(main) || SSN_SHAPE.test(main)) return 0;
-  const digits = main.replace(/\D/g, "");
-  if (digits.length < 7 || digits.length > 15) return 0;
-  if ((main.match(/\(/g)?.length ?? 0) !== (main.match(/\)/g)?.length ?? 0)) return 0;
+/** JavaScript's `\s`. */
+function isSpace(c: number): boolean {
+  if (c < 0x80) return c === 32 || (c >= 9 && c <= 13);
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/**
+ * Score of a candidate at `start` in `text`. One pass over the characters counts digits,
+ * parentheses and the groups between separators (whitespace, ".", "(", ")", "-"); the context
+ * words before the number are looked at only when the shape alone does not settle it.
+ */
+function phoneScore(raw: string, text: string, start: number): number {
+  let main = raw;
+  if (raw.includes("x") || raw.includes("X") || raw.includes("#")) main = raw.replace(EXTENSION, "");
+  if (DATE_SHAPE.test(main) || SSN_SHAPE.test(main)) return 0;
   const international = main.startsWith("+") || main.startsWith("00");
-  const groups = main
-    .replace(/^(?:\+|00)/, "")
-    .split(/[\s.()\u00A0-]+/)
-    .filter(Boolean);
+  // groups are counted after the international prefix
+  const from = main.startsWith("+") ? 1 : main.startsWith("00") ? 2 : 0;
+  let digits = 0;
+  let open = 0;
+  let close = 0;
+  let previousSpace = false;
+  let groups = 0;
+  let group = 0;
+  let shortLaterGroup = false;
+  for (let i = 0; i < main.length; i++) {
+    const c = main.charCodeAt(i);
+    const space = isSpace(c);
+    // two whitespace characters in a row: two numbers side by side
+    if (space && previousSpace) return 0;
+    previousSpace = space;
+    if (c >= 48 && c <= 57) digits++;
+    else if (c === 40) open++;
+    else if (c === 41) close++;
+    if (i < from) continue;
+    if (space || c === 46 || c === 40 || c === 41 || c === 45) {
+      if (group > 0) {
+        if (groups >= 2 && group < 2) shortLaterGroup = true;
+        groups++;
+      }
+      group = 0;
+    } else group++;
+  }
+  if (group > 0) {
+    if (groups >= 2 && group < 2) shortLaterGroup = true;
+    groups++;
+  }
+  if (digits < 7 || digits > 15) return 0;
+  if (open !== close) return 0;
   // single digits after the first two groups are lists or versions, not phone numbers
-  if (groups.slice(2).some((g) => g.length < 2) || groups.length > 6) return 0;
-  const bonus = context ? 0.05 : 0;
-  if (international) return digits.length >= 8 ? 0.9 + bonus : 0;
-  if (NANP.test(main)) return 0.88 + bonus;
-  if (/^\(\d{2,5}\)/.test(main) && digits.length >= 8) return 0.85 + bonus;
+  if (shortLaterGroup || groups > 6) return 0;
+  const context = () => CONTEXT.test(text.slice(Math.max(0, start - 30), start));
+  if (international) return digits >= 8 ? 0.9 + (context() ? 0.05 : 0) : 0;
+  if (NANP.test(main)) return 0.88 + (context() ? 0.05 : 0);
+  if (/^\(\d{2,5}\)/.test(main) && digits >= 8) return 0.85 + (context() ? 0.05 : 0);
   // trunk prefix 0 with separators: UK "020 7946 0958", FR "01 23 45 67 89", DE "030 1234567"
-  if (/^0[1-9]/.test(main) && groups.length >= 2 && digits.length >= 9 && digits.length <= 12) return 0.8 + bonus;
-  if (context && (groups.length >= 2 || digits.length === 10)) return 0.75;
+  if (/^0[1-9]/.test(main) && groups >= 2 && digits >= 9 && digits <= 12) return 0.8 + (context() ? 0.05 : 0);
+  if ((groups >= 2 || digits === 10) && context()) return 0.75;
   return 0;
 }

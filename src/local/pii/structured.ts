@@ -10,6 +10,7 @@ const EMAIL =
 
 export function findEmails(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
+  if (!text.includes("@")) return out;
   for (const m of text.matchAll(EMAIL)) {
     if (m[0].includes("..")) continue;
     out.push(entity("email", text, m.index, m.index + m[0].length, 0.99));
@@ -53,13 +54,27 @@ function knownIssuer(d: string): boolean {
 export function findCreditCards(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   for (const m of text.matchAll(CARD)) {
+    // the match is digits with single spaces or dashes between them
     const raw = m[0];
-    const seps = raw.match(/[ -]/g);
+    let spaces = 0;
+    let dashes = 0;
+    let shortGroup = false;
+    let group = 0;
+    for (let i = 0; i < raw.length; i++) {
+      const c = raw.charCodeAt(i);
+      if (c === 32 || c === 45) {
+        if (c === 32) spaces++;
+        else dashes++;
+        if (group < 3) shortGroup = true;
+        group = 0;
+      } else group++;
+    }
+    if (group < 3) shortGroup = true;
     // mixed separators or ragged single-digit groups are phone or reference numbers, not cards
-    if (seps && new Set(seps).size > 1) continue;
-    const digits = raw.replace(/\D/g, "");
+    if (spaces > 0 && dashes > 0) continue;
+    const digits = spaces + dashes > 0 ? raw.replace(/\D/g, "") : raw;
     if (digits.length < 13 || !luhnValid(digits)) continue;
-    if (seps && raw.split(/[ -]/).some((g) => g.length < 3)) continue;
+    if (spaces + dashes > 0 && shortGroup) continue;
     out.push(entity("credit_card", text, m.index, m.index + raw.length, knownIssuer(digits) ? 0.97 : 0.75));
   }
   return out;
@@ -118,9 +133,20 @@ export function ipv6Valid(candidate: string): boolean {
 export function findIpAddresses(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   for (const m of text.matchAll(IPV4)) out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
+  // an IPv6 address has "::" or eight groups (seven colons)
+  if (!text.includes("::") && !hasColons(text, 7)) return out;
   for (const m of text.matchAll(IPV6)) {
     if (!m[0].includes("::") && m[0].split(":").length < 8) continue;
     if (ipv6Valid(m[0])) out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
   }
   return out;
+}
+
+function hasColons(text: string, count: number): boolean {
+  let at = -1;
+  for (let seen = 0; seen < count; seen++) {
+    at = text.indexOf(":", at + 1);
+    if (at < 0) return false;
+  }
+  return true;
 }
