@@ -1,10 +1,11 @@
 import type { Statement } from "bun:sqlite";
+import { GatewayError } from "../errors";
 import { isStorageUnavailable, type Storage } from "../storage/db";
 
 export interface Reservation {
   accountId: string;
   amount: number;
-  /** balance after the reservation, i.e. what remains once the call is settled */
+  /** balance once the call is charged (after settle: as committed, less what other calls hold) */
   remaining: number;
   done: boolean;
 }
@@ -38,184 +39,184 @@ export interface MonthSummary {
   by_function: { function: string; requests: number; credits: number }[];
 }
 
-/** what an operation produced inside the transaction, handed out only after it commits */
-interface Outcome {
-  out?: { reservation?: Reservation | null; error?: unknown };
+/** One charge waiting for the next group commit. */
+interface PendingCharge {
+  accountId: string;
+  amount: number;
+  details: ChargeDetails;
+  /** the balance must stay at or above this after the charge (credits other calls hold) */
+  keep: number;
+  done: (balance: number | null) => void;
+  fail: (e: unknown) => void;
+  out?: { balance: number | null } | { error: unknown };
 }
 
-type Op = Outcome &
-  (
-    | { kind: "reserve"; accountId: string; amount: number; done: (r: Reservation | null) => void; fail: (e: unknown) => void }
-    | {
-        kind: "charge";
-        accountId: string;
-        amount: number;
-        details: ChargeDetails;
-        done: (r: Reservation | null) => void;
-        fail: (e: unknown) => void;
-      }
-    | { kind: "settle"; r: Reservation; details: ChargeDetails; done: () => void; fail: (e: unknown) => void }
-    | { kind: "release"; r: Reservation; done: () => void; fail: (e: unknown) => void }
-  );
-
 /**
- * Credits: reserve before a provider is called, settle (one ledger row) on success, release on
- * failure; `charge` reserves and settles at once when the answer is already in hand (cache hit,
- * offline engine). A reservation is a conditional UPDATE, so the balance can never go below zero,
- * whatever the concurrency and across processes sharing the file. A reservation lost in a crash
- * is recovered at start-up by `reconcile`, which recomputes every balance from the ledger.
+ * Credits. A call holds its cost before any provider is called and is charged when it succeeds:
+ * one ledger row and one conditional `UPDATE … WHERE balance >= …`, in the same transaction.
  *
- * Group commit: operations requested during one turn of the event loop are applied in order in
- * ONE SQLite transaction at the next turn (setImmediate), and each caller's promise settles only
- * after that transaction has committed. A write transaction costs about 30 µs whatever it holds,
- * so under load this divides the cost of credits by the batch size without weakening anything:
- * an answer is still sent only after its charge is durable, and each operation is checked on its
- * own (one refused reservation does not affect its neighbours). If the commit itself fails (the
- * database is locked beyond busy_timeout, the disk is full), every operation of the batch fails
- * and none of them took effect.
+ * Holds live in memory: `reserve` reads the committed balance and admits the call only if the
+ * balance minus what this process's calls in flight already hold covers it, so no provider is
+ * ever called on credits that are promised to another call. A failed call releases its hold and
+ * writes nothing; a crash loses only holds, never a charge. The charge itself is conditional, so
+ * the balance never goes below zero, even if another process spends from the same account at
+ * the same moment (that call is then refused with insufficient_credits after all).
+ *
+ * Group commit: the charges requested during one turn of the event loop are applied in order in
+ * ONE SQLite transaction at the next turn (setImmediate), each checked on its own, and each
+ * caller's promise settles only after that transaction has committed, so an answer is never sent
+ * before its charge is durable. A write transaction costs about 30 µs whatever it holds, so
+ * under load this divides the cost of credits by the batch size. If the commit fails (database
+ * locked beyond busy_timeout, disk full) every charge of the batch fails and none took effect.
  */
 export class CreditLedger {
-  private reserveStmt: Statement<{ balance: number }>;
-  private releaseStmt: Statement;
-  private chargeStmt: Statement;
+  private chargeBalanceStmt: Statement<{ balance: number }>;
+  private insertStmt: Statement;
+  private refundStmt: Statement;
   private balanceStmt: Statement<{ balance: number; plan: string }>;
-  private queue: Op[] = [];
+  private holds = new Map<string, number>();
+  private queue: PendingCharge[] = [];
   private scheduled = false;
-  /** how many transactions and operations group commit has applied (for tests and metrics) */
+  /** group-commit transactions and the charges they held (for tests and metrics) */
   readonly stats = { batches: 0, operations: 0 };
 
   constructor(private storage: Storage) {
     const q = storage.sqlite;
-    this.reserveStmt = q.prepare("UPDATE accounts SET balance = balance - ?1 WHERE id = ?2 AND balance >= ?1 RETURNING balance");
-    this.releaseStmt = q.prepare("UPDATE accounts SET balance = balance + ?1 WHERE id = ?2");
-    this.chargeStmt = q.prepare(
+    this.chargeBalanceStmt = q.prepare(
+      "UPDATE accounts SET balance = balance - ?1 WHERE id = ?2 AND balance - ?1 >= ?3 RETURNING balance",
+    );
+    this.insertStmt = q.prepare(
       "INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at) VALUES (?, ?, ?, 'charge', ?, ?, ?, ?, ?)",
     );
+    this.refundStmt = q.prepare("UPDATE accounts SET balance = balance + ?1 WHERE id = ?2");
     this.balanceStmt = q.prepare("SELECT balance, plan FROM accounts WHERE id = ?");
   }
 
-  /** Holds `amount` credits; null when the balance is too low. */
-  reserve(accountId: string, amount: number): Promise<Reservation | null> {
-    if (amount <= 0) return Promise.resolve({ accountId, amount: 0, remaining: this.balance(accountId), done: false });
-    return new Promise((done, fail) => this.enqueue({ kind: "reserve", accountId, amount, done, fail }));
+  /** Credits held by this process's calls in flight for the account. */
+  held(accountId: string): number {
+    return this.holds.get(accountId) ?? 0;
   }
 
-  /** Reserve and settle in one step, for an answer already in hand; null when the balance is too low. */
-  charge(accountId: string, amount: number, details: ChargeDetails): Promise<Reservation | null> {
-    if (amount <= 0) return Promise.resolve({ accountId, amount: 0, remaining: this.balance(accountId), done: true });
-    return new Promise((done, fail) => this.enqueue({ kind: "charge", accountId, amount, details, done, fail }));
+  /** Holds `amount` credits for a call about to run; null when the balance does not cover it. */
+  reserve(accountId: string, amount: number): Reservation | null {
+    const balance = this.balance(accountId);
+    if (amount <= 0) return { accountId, amount: 0, remaining: balance - this.held(accountId), done: false };
+    const held = this.held(accountId);
+    if (balance - held < amount) return null;
+    this.holds.set(accountId, held + amount);
+    return { accountId, amount, remaining: balance - held - amount, done: false };
   }
 
-  /** Turns the reservation into a charge: exactly one ledger row, at most once. */
-  settle(r: Reservation, details: ChargeDetails): Promise<void> {
-    if (r.done) return Promise.resolve();
+  /**
+   * Charges a reservation: exactly one ledger row, at most once. Resolves with the balance after
+   * the charge; rejects with insufficient_credits if the balance no longer covers it (spent by
+   * another process meanwhile), or with the storage error if the commit failed. Either way the
+   * hold is gone once it settles.
+   */
+  async settle(r: Reservation, details: ChargeDetails): Promise<void> {
+    if (r.done) return;
     r.done = true;
-    if (r.amount === 0) return Promise.resolve();
-    return new Promise((done, fail) =>
-      this.enqueue({
-        kind: "settle",
-        r,
-        details,
-        done,
-        fail: (err) => {
-          // not recorded: the caller releases the reservation
-          r.done = false;
-          fail(err);
-        },
-      }),
-    );
+    if (r.amount === 0) return;
+    try {
+      const balance = await this.enqueue(r.accountId, r.amount, details, 0);
+      if (balance === null) throw this.exhausted(r.accountId, r.amount);
+      r.remaining = balance - this.held(r.accountId) + r.amount;
+    } finally {
+      this.unhold(r.accountId, r.amount);
+    }
   }
 
-  /** Gives a reservation back; resolves once that is committed. Never rejects (start-up reconcile is the backstop). */
-  release(r: Reservation): Promise<void> {
-    if (r.done) return Promise.resolve();
+  /** Gives a reservation's hold back; nothing was written, so nothing needs writing. */
+  release(r: Reservation): void {
+    if (r.done) return;
     r.done = true;
-    if (r.amount <= 0) return Promise.resolve();
-    return new Promise((done) => this.enqueue({ kind: "release", r, done, fail: () => done() }));
+    this.unhold(r.accountId, r.amount);
+  }
+
+  /**
+   * Reserve and settle in one step, for an answer already in hand (a cache hit): null when the
+   * balance, less what calls in flight hold, does not cover it.
+   */
+  async charge(accountId: string, amount: number, details: ChargeDetails): Promise<Reservation | null> {
+    if (amount <= 0) return { accountId, amount: 0, remaining: this.balance(accountId) - this.held(accountId), done: true };
+    const balance = await this.enqueue(accountId, amount, details, -1);
+    if (balance === null) return null;
+    return { accountId, amount, remaining: balance - this.held(accountId), done: true };
   }
 
   /** Applies whatever is queued now, synchronously (shutdown, tests). */
   flush(): void {
     if (this.queue.length === 0) return;
-    const ops = this.queue;
+    const batch = this.queue;
     this.queue = [];
     try {
       // IMMEDIATE: take the write lock up front, so a locked database fails the batch at once
       this.storage.sqlite
         .transaction(() => {
-          for (const op of ops) this.apply(op);
+          for (const c of batch) this.apply(c);
         })
         .immediate();
     } catch (err) {
-      for (const op of ops) op.fail(err);
+      for (const c of batch) c.fail(err);
       return;
     }
     this.stats.batches++;
-    this.stats.operations += ops.length;
-    for (const op of ops) this.finish(op);
-  }
-
-  private enqueue(op: Op): void {
-    this.queue.push(op);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      this.flush();
-    });
-  }
-
-  private apply(op: Op): void {
-    try {
-      switch (op.kind) {
-        case "reserve": {
-          const row = this.reserveStmt.get(op.amount, op.accountId);
-          op.out = {
-            reservation: row ? { accountId: op.accountId, amount: op.amount, remaining: row.balance, done: false } : null,
-          };
-          return;
-        }
-        case "charge": {
-          const row = this.reserveStmt.get(op.amount, op.accountId);
-          if (!row) {
-            op.out = { reservation: null };
-            return;
-          }
-          try {
-            this.insertCharge(op.accountId, op.amount, op.details);
-          } catch (err) {
-            this.releaseStmt.run(op.amount, op.accountId);
-            throw err;
-          }
-          op.out = { reservation: { accountId: op.accountId, amount: op.amount, remaining: row.balance, done: true } };
-          return;
-        }
-        case "settle":
-          this.insertCharge(op.r.accountId, op.r.amount, op.details);
-          op.out = {};
-          return;
-        case "release":
-          this.releaseStmt.run(op.r.amount, op.r.accountId);
-          op.out = {};
-          return;
-      }
-    } catch (err) {
-      // the database as a whole is unavailable: the batch fails and rolls back
-      if (isStorageUnavailable(err)) throw err;
-      // one statement failed (SQLite rolled back just that statement); the rest of the batch goes on
-      op.out = { error: err };
+    this.stats.operations += batch.length;
+    for (const c of batch) {
+      const out = c.out;
+      if (!out) c.fail(new Error("charge was not applied"));
+      else if ("error" in out) c.fail(out.error);
+      else c.done(out.balance);
     }
   }
 
-  private finish(op: Op): void {
-    const res = op.out;
-    if (!res || res.error !== undefined) op.fail(res?.error ?? new Error("credit operation was not applied"));
-    else if (op.kind === "reserve" || op.kind === "charge") op.done(res.reservation ?? null);
-    else op.done();
+  /** keep: the floor the balance must stay at; -1 means "what calls in flight hold", read when applied */
+  private enqueue(accountId: string, amount: number, details: ChargeDetails, keep: number): Promise<number | null> {
+    return new Promise((done, fail) => {
+      this.queue.push({ accountId, amount, details, keep, done, fail });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        this.flush();
+      });
+    });
   }
 
-  private insertCharge(accountId: string, amount: number, d: ChargeDetails): void {
-    this.chargeStmt.run(accountId, d.keyId, -amount, d.fn, d.requestId, d.provider, d.cached ? 1 : 0, Date.now());
+  private apply(c: PendingCharge): void {
+    let updated = false;
+    try {
+      const floor = c.keep < 0 ? this.held(c.accountId) : c.keep;
+      const row = this.chargeBalanceStmt.get(c.amount, c.accountId, floor);
+      if (!row) {
+        c.out = { balance: null };
+        return;
+      }
+      updated = true;
+      const d = c.details;
+      this.insertStmt.run(c.accountId, d.keyId, -c.amount, d.fn, d.requestId, d.provider, d.cached ? 1 : 0, Date.now());
+      c.out = { balance: row.balance };
+    } catch (err) {
+      // the database as a whole is unavailable: the batch fails and rolls back
+      if (isStorageUnavailable(err)) throw err;
+      // only this charge failed: a failed statement rolls back just itself, so an UPDATE that
+      // went through before a failed INSERT is undone here; the rest of the batch goes on
+      if (updated) this.refundStmt.run(c.amount, c.accountId);
+      c.out = { error: err };
+    }
+  }
+
+  private unhold(accountId: string, amount: number): void {
+    const left = this.held(accountId) - amount;
+    if (left > 0) this.holds.set(accountId, left);
+    else this.holds.delete(accountId);
+  }
+
+  private exhausted(accountId: string, amount: number): GatewayError {
+    return new GatewayError(
+      "insufficient_credits",
+      `insufficient credits: the call costs ${amount}, balance is ${this.balance(accountId)} (spent elsewhere while the call ran)`,
+    );
   }
 
   grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null): number {
@@ -240,7 +241,7 @@ export class CreditLedger {
     return this.balanceStmt.get(accountId)?.balance ?? 0;
   }
 
-  /** Balance := sum of the ledger, for every account (drops reservations a crash left behind). */
+  /** Balance := sum of the ledger, for every account (a database edited by hand, or by an older version that kept reservations on disk). */
   reconcile(): number {
     return this.storage.sqlite
       .query(

@@ -168,7 +168,7 @@ export class FunctionPipeline {
       return this.respond(def, state, charged, { ...hit, attempts: [] }, true);
     }
 
-    const reservation = await ledger.reserve(auth.accountId, cost);
+    const reservation = ledger.reserve(auth.accountId, cost);
     t = mark(state, "credits", t);
     if (!reservation) throw insufficient();
     const call: RouteCall = {
@@ -197,7 +197,7 @@ export class FunctionPipeline {
       await ledger.settle(reservation, charge(answer.provider, cached));
       mark(state, "settle", t);
     } catch (err) {
-      await ledger.release(reservation);
+      ledger.release(reservation);
       throw err;
     }
     return this.respond(def, state, reservation, answer, cached);

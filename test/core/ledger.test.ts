@@ -32,8 +32,8 @@ const details = (requestId: string): ChargeDetails => ({
 const ledgerSum = (id: string) =>
   (storage.sqlite.query("SELECT coalesce(sum(amount), 0) AS s FROM ledger WHERE account_id = ?").get(id) as { s: number }).s;
 
-describe("credit ledger group commit", () => {
-  test("operations of one event-loop turn commit in one transaction, each checked on its own", async () => {
+describe("credit ledger: holds in memory, charges group-committed", () => {
+  test("charges of one event-loop turn commit in one transaction, each checked on its own", async () => {
     const a = account(3);
     const before = { ...ledger.stats };
     const results = await Promise.all(Array.from({ length: 5 }, (_, i) => ledger.charge(a, 1, details(`req_${i}`))));
@@ -46,38 +46,59 @@ describe("credit ledger group commit", () => {
     expect(ledgerSum(a)).toBe(0);
   });
 
-  test("reserve, settle and release: only settled reservations leave a ledger row", async () => {
+  test("a hold admits no more calls than the balance covers, writes nothing, and a release frees it", async () => {
     const a = account(10);
-    const [r1, r2] = await Promise.all([ledger.reserve(a, 4), ledger.reserve(a, 4)]);
-    expect(r1?.remaining).toBe(6);
-    expect(r2?.remaining).toBe(2);
-    expect(await ledger.reserve(a, 4)).toBeNull();
-    await Promise.all([ledger.settle(r1!, details("req_settled")), ledger.release(r2!)]);
+    const before = { ...ledger.stats };
+    const r1 = ledger.reserve(a, 4);
+    const r2 = ledger.reserve(a, 4);
+    expect([r1?.remaining, r2?.remaining]).toEqual([6, 2]);
+    expect(ledger.reserve(a, 4)).toBeNull();
+    // a cache hit may not spend what calls in flight hold
+    expect(await ledger.charge(a, 3, details("req_hit"))).toBeNull();
+    expect(ledger.held(a)).toBe(8);
+    expect(ledger.balance(a)).toBe(10);
+    ledger.release(r2!);
+    expect(ledger.held(a)).toBe(4);
+    await ledger.settle(r1!, details("req_settled"));
+    expect(r1!.remaining).toBe(6);
     // settling twice or releasing a settled reservation changes nothing
     await ledger.settle(r1!, details("req_settled"));
-    await ledger.release(r1!);
+    ledger.release(r1!);
+    expect(ledger.held(a)).toBe(0);
     expect(ledger.balance(a)).toBe(6);
     expect(ledgerSum(a)).toBe(6);
+    // one committed charge; the refused hit and the released hold wrote nothing
+    expect(ledger.stats.operations - before.operations).toBe(2);
   });
 
-  test("a statement that fails inside a batch fails only its own operation", async () => {
+  test("a balance spent elsewhere while a call ran refuses its charge; it never goes below zero", async () => {
+    const a = account(5);
+    const r = ledger.reserve(a, 4)!;
+    // another process spends from the same account meanwhile
+    storage.sqlite.query("UPDATE accounts SET balance = balance - 3 WHERE id = ?").run(a);
+    const err = await ledger.settle(r, details("req_late")).catch((e) => e);
+    expect(err.code).toBe("insufficient_credits");
+    expect(ledger.held(a)).toBe(0);
+    expect(ledger.balance(a)).toBe(2);
+  });
+
+  test("a statement that fails inside a batch fails only its own charge", async () => {
     const a = account(10);
     storage.sqlite.exec(
       "CREATE TRIGGER refuse_poison BEFORE INSERT ON ledger WHEN NEW.request_id = 'req_poison' BEGIN SELECT RAISE(ABORT, 'poisoned'); END",
     );
     try {
-      const [good, bad] = await Promise.all([ledger.reserve(a, 1), ledger.reserve(a, 1)]);
+      const good = ledger.reserve(a, 1)!;
+      const bad = ledger.reserve(a, 1)!;
       const outcomes = await Promise.allSettled([
-        ledger.settle(good!, details("req_fine")),
-        ledger.settle(bad!, details("req_poison")),
+        ledger.settle(good, details("req_fine")),
+        ledger.settle(bad, details("req_poison")),
         ledger.charge(a, 2, details("req_poison")),
         ledger.charge(a, 3, details("req_also_fine")),
       ]);
       expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
-      // the failed settle is not done: the caller can still release it
-      expect(bad!.done).toBe(false);
-      await ledger.release(bad!);
-      // the failed charge gave its reservation back inside the same transaction
+      // the failed charges were given back inside the same transaction; no hold is left behind
+      expect(ledger.held(a)).toBe(0);
       expect(ledger.balance(a)).toBe(10 - 1 - 3);
       expect(ledgerSum(a)).toBe(10 - 1 - 3);
     } finally {
@@ -91,8 +112,9 @@ describe("credit ledger group commit", () => {
     other.exec("PRAGMA busy_timeout = 0");
     storage.sqlite.exec("PRAGMA busy_timeout = 0");
     other.exec("BEGIN IMMEDIATE");
+    const r = ledger.reserve(a, 1)!;
     try {
-      const outcomes = await Promise.allSettled([ledger.charge(a, 1, details("req_l1")), ledger.reserve(a, 1)]);
+      const outcomes = await Promise.allSettled([ledger.charge(a, 1, details("req_l1")), ledger.settle(r, details("req_l2"))]);
       expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected"]);
       expect((outcomes[0] as PromiseRejectedResult).reason.code).toMatch(/^SQLITE_BUSY/);
     } finally {
@@ -100,13 +122,14 @@ describe("credit ledger group commit", () => {
       other.close();
       storage.sqlite.exec("PRAGMA busy_timeout = 5000");
     }
+    expect(ledger.held(a)).toBe(0);
     expect(ledger.balance(a)).toBe(5);
     expect(ledgerSum(a)).toBe(5);
     // and the ledger works again once the lock is gone
     expect((await ledger.charge(a, 1, details("req_after")))?.remaining).toBe(4);
   });
 
-  test("flush() applies queued operations at once (shutdown)", () => {
+  test("flush() applies queued charges at once (shutdown)", () => {
     const a = account(2);
     const pending = ledger.charge(a, 1, details("req_flush"));
     ledger.flush();

@@ -105,13 +105,13 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const created = Math.floor(Date.now() / 1000);
 
     if (body.stream) {
-      const reservation = await ledger.reserve(auth.accountId, price);
+      const reservation = ledger.reserve(auth.accountId, price);
       if (!reservation) throw insufficient();
       let outcome: ChatStreamOutcome;
       try {
         outcome = await router.chat(messages, { ...opts, stream: true });
       } catch (err) {
-        await ledger.release(reservation);
+        ledger.release(reservation);
         throw err;
       }
       state.provider = outcome.provider;
@@ -135,7 +135,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
             controller.enqueue(enc.encode("data: [DONE]\n\n"));
           } catch (err) {
             // cut upstream after the first byte: an error event, never a fake [DONE]; nothing charged
-            await ledger.release(reservation);
+            ledger.release(reservation);
             const e = toGatewayError(
               "UNKNOWN",
               err instanceof GatewayError
@@ -176,7 +176,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
       answer = hit;
       cached = true;
     } else {
-      reservation = await ledger.reserve(auth.accountId, price);
+      reservation = ledger.reserve(auth.accountId, price);
       if (!reservation) throw insufficient();
       try {
         const run = async () => {
@@ -194,7 +194,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
         } else answer = await run();
         await ledger.settle(reservation, details(answer.provider, cached));
       } catch (err) {
-        await ledger.release(reservation);
+        ledger.release(reservation);
         throw err;
       }
     }
