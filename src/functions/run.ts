@@ -8,7 +8,7 @@ import { GatewayError, type ProviderAttempt } from "../errors";
 import { readJsonBody } from "../http/body";
 import { renderSuccess } from "../http/envelope";
 import type { IdempotencyStore } from "../http/idempotency";
-import type { RequestState } from "../http/state";
+import { mark, type RequestState, serverTiming } from "../http/state";
 import type { Metrics } from "../metrics";
 import type { RouteCall, RouteOutcome } from "../providers/router";
 import { type RateLimiter, rateLimitHeaders } from "../ratelimit/limiter";
@@ -37,20 +37,6 @@ export interface PipelineDeps {
 
 interface Answer extends CachedAnswer {
   attempts: ProviderAttempt[];
-}
-
-/** Records how long each stage took, for the Server-Timing header. */
-function mark(state: RequestState, name: string, since: number): number {
-  const now = performance.now();
-  state.timings ??= [];
-  state.timings.push({ name, ms: now - since });
-  return now;
-}
-
-function serverTiming(state: RequestState): string {
-  let out = "";
-  for (const t of state.timings ?? []) out += `${out ? ", " : ""}${t.name};dur=${Math.round(t.ms * 1000) / 1000}`;
-  return out;
 }
 
 /**

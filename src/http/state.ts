@@ -36,3 +36,18 @@ export function beginRequest(request: Request, requestId: string): RequestState 
 export function stateOf(request: Request): RequestState {
   return states.get(request) ?? beginRequest(request, `req_${crypto.randomUUID()}`);
 }
+
+/** Records how long each stage took, for the Server-Timing header. */
+export function mark(state: RequestState, name: string, since: number): number {
+  const now = performance.now();
+  state.timings ??= [];
+  state.timings.push({ name, ms: now - since });
+  return now;
+}
+
+/** The Server-Timing header value: every stage marked so far. */
+export function serverTiming(state: RequestState): string {
+  let out = "";
+  for (const t of state.timings ?? []) out += `${out ? ", " : ""}${t.name};dur=${Math.round(t.ms * 1000) / 1000}`;
+  return out;
+}

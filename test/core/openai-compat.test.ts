@@ -96,6 +96,9 @@ describe("OpenAI-compatible endpoint through the official SDK", () => {
       .chat.completions.create({ messages, model: "" as string })
       .withResponse();
     expect(response.headers.get("x-textai-provider")).toBe("backup");
+    const timing = response.headers.get("server-timing") ?? "";
+    for (const stage of ["auth", "ratelimit", "validate", "cache", "credits", "provider", "settle", "total"])
+      expect(timing).toMatch(new RegExp(`\\b${stage};dur=\\d`));
     const again = await client(key)
       .chat.completions.create({ messages, model: "" as string })
       .withResponse();

@@ -11,7 +11,7 @@ import type { ChatStreamOutcome } from "../../providers/chat";
 import type { ChatMessage } from "../../providers/types";
 import { rateLimitHeaders } from "../../ratelimit/limiter";
 import { readJsonBody } from "../body";
-import { type RequestState, stateOf } from "../state";
+import { mark, type RequestState, serverTiming, stateOf } from "../state";
 
 export const CHAT_COMPLETIONS = "chat-completions";
 
@@ -72,14 +72,19 @@ export function openAiCompatRoutes(deps: AppDeps) {
 
   const completions = async (request: Request, state: RequestState): Promise<Response> => {
     state.fn = CHAT_COMPLETIONS;
+    let t = performance.now();
     const raw = await readJsonBody(request, config.limits);
+    t = mark(state, "body", t);
     const auth = authenticate(keys, request.headers, raw);
     state.auth = auth;
+    t = mark(state, "auth", t);
     const d = limiter.check(auth.keyId, auth.plan, CHAT_COMPLETIONS, "standard");
+    t = mark(state, "ratelimit", t);
     Object.assign(state.headers, rateLimitHeaders(d));
     if (!d.allowed) throw new GatewayError("rate_limited", `rate limit of ${d.limit} requests per minute exceeded`);
     const body = validateAgainst<ChatCompletionBody>(ChatCompletionRequest, raw, config.limits.maxTextChars);
     const messages = toMessages(body);
+    t = mark(state, "validate", t);
     const price = cost();
     const insufficient = () => new GatewayError("insufficient_credits", `insufficient credits: a chat completion costs ${price}`);
     const opts = {
@@ -169,14 +174,17 @@ export function openAiCompatRoutes(deps: AppDeps) {
     let cached = false;
     let reservation: Reservation | null;
     const hit = useCache ? cache.get(key) : null;
+    t = mark(state, "cache", t);
     if (hit) {
       // the answer is in hand: reserve and settle in one step
       reservation = await ledger.charge(auth.accountId, price, details(hit.provider, true));
+      mark(state, "credits", t);
       if (!reservation) throw insufficient();
       answer = hit;
       cached = true;
     } else {
       reservation = ledger.reserve(auth.accountId, price);
+      t = mark(state, "credits", t);
       if (!reservation) throw insufficient();
       try {
         const run = async () => {
@@ -192,7 +200,9 @@ export function openAiCompatRoutes(deps: AppDeps) {
           answer = once.answer;
           cached = once.shared;
         } else answer = await run();
+        t = mark(state, "provider", t);
         await ledger.settle(reservation, details(answer.provider, cached));
+        mark(state, "settle", t);
       } catch (err) {
         ledger.release(reservation);
         throw err;
@@ -206,6 +216,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
     };
     const usage = a.usage ?? { prompt_tokens: 0, completion_tokens: 0 };
     state.status = 200;
+    mark(state, "total", state.startedPerf);
     return new Response(
       JSON.stringify({
         id,
@@ -222,6 +233,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
           "x-textai-provider": answer.provider,
           "x-textai-credits-deducted": String(reservation.amount),
           "x-textai-credits-remaining": String(reservation.remaining),
+          "Server-Timing": serverTiming(state),
           ...state.headers,
         },
       },
