@@ -9,11 +9,11 @@ export function resolveOverlaps(candidates: PiiEntity[]): PiiEntity[] {
   const sorted = [...candidates].sort((a, b) => b.score - a.score || b.end - b.start - (a.end - a.start) || a.start - b.start);
   let kept: PiiEntity[] = [];
   for (const c of sorted) {
-    const clashes = kept.filter((k) => k.start < c.end && c.start < k.end);
-    if (clashes.length === 0) {
+    if (!kept.some((k) => k.start < c.end && c.start < k.end)) {
       kept.push(c);
       continue;
     }
+    const clashes = kept.filter((k) => k.start < c.end && c.start < k.end);
     const containsAll = clashes.every((k) => c.start <= k.start && k.end <= c.end && c.end - c.start > k.end - k.start);
     if (containsAll && clashes.every((k) => c.score >= k.score - 0.1)) {
       kept = kept.filter((k) => !clashes.includes(k));
