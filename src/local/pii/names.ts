@@ -9,6 +9,7 @@
  * anchored at the end of a 30-character window, run only when the word just before the name is
  * the last word of one of their phrases (a set lookup). The regexes stay the definition.
  */
+import { category, codePointAt, isSpace, LETTER, MARK } from "./chars";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
 import { entity, type PiiEntity } from "./types";
 
@@ -49,59 +50,6 @@ const APOSTROPHE = 0x27;
 const RIGHT_QUOTE = 0x2019;
 const HYPHEN = 0x2d;
 
-// Character classes of the word pattern /\p{L}[\p{L}\p{M}'’-]*/u, by code point.
-const OTHER = 1;
-const LETTER = 2;
-const MARK = 3;
-const IS_LETTER = /^\p{L}$/u;
-const IS_MARK = /^\p{M}$/u;
-/** classes of the Basic Multilingual Plane, filled on first use (0: not looked up yet) */
-const BMP_CLASS = new Uint8Array(0x10000);
-
-function classOf(cp: number): number {
-  if (cp < 0x80) return (cp >= 65 && cp <= 90) || (cp >= 97 && cp <= 122) ? LETTER : OTHER;
-  if (cp < 0x10000) {
-    let c = BMP_CLASS[cp];
-    if (c === 0) {
-      c = lookUpClass(cp);
-      BMP_CLASS[cp] = c;
-    }
-    return c;
-  }
-  return lookUpClass(cp);
-}
-
-function lookUpClass(cp: number): number {
-  const ch = String.fromCodePoint(cp);
-  return IS_LETTER.test(ch) ? LETTER : IS_MARK.test(ch) ? MARK : OTHER;
-}
-
-/** Code point at `i` (a lone surrogate stands for itself); its width is 2 when above 0xFFFF. */
-function codePointAt(text: string, i: number): number {
-  const c = text.charCodeAt(i);
-  if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-    const d = text.charCodeAt(i + 1);
-    if (d >= 0xdc00 && d <= 0xdfff) return ((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
-  }
-  return c;
-}
-
-/** JavaScript's `\s`. */
-function isSpace(c: number): boolean {
-  if (c < 0x80) return c === 32 || (c >= 9 && c <= 13);
-  return (
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000 ||
-    c === 0xfeff
-  );
-}
-
 function isAsciiLetter(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 }
@@ -131,7 +79,7 @@ function tokenize(text: string): number {
   while (i < n) {
     const cp = codePointAt(text, i);
     const width = cp > 0xffff ? 2 : 1;
-    if (classOf(cp) !== LETTER) {
+    if (category(cp) !== LETTER) {
       i += width;
       continue;
     }
@@ -148,8 +96,9 @@ function tokenize(text: string): number {
         i++;
         continue;
       }
+      // letters and marks continue a word
       const next = codePointAt(text, i);
-      if (classOf(next) === OTHER) break;
+      if ((category(next) & (LETTER | MARK)) === 0) break;
       i += next > 0xffff ? 2 : 1;
     }
     let end = i;

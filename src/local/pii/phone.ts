@@ -3,6 +3,7 @@
  * A candidate is any run of digits and separators; the validator decides from its shape, its
  * digit count (E.164 allows 7..15) and words such as "call" or "tel" just before it.
  */
+import { isSpace } from "./chars";
 import { entity, type PiiEntity } from "./types";
 
 const CANDIDATE =
@@ -29,22 +30,6 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
     if (score > 0) out.push(entity("phone_number", text, start, start + raw.length, score));
   }
   return out;
-}
-
-/** JavaScript's `\s`. */
-function isSpace(c: number): boolean {
-  if (c < 0x80) return c === 32 || (c >= 9 && c <= 13);
-  return (
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000 ||
-    c === 0xfeff
-  );
 }
 
 /**

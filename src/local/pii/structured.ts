@@ -3,17 +3,43 @@
  * Security numbers (issuance rules), IPv4/IPv6 addresses. Each regex finds candidates cheaply;
  * a validator then rejects look-alikes (order numbers, version strings, clock times).
  */
+import { category, codePointBefore, LETTER, NUMBER } from "./chars";
 import { entity, type PiiEntity } from "./types";
 
 const EMAIL =
   /(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}][\p{L}\p{N}._%+-]*@[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?(?:\.[\p{L}\p{N}](?:[\p{L}\p{N}-]*[\p{L}\p{N}])?)*\.\p{L}{2,24}(?![\p{L}\p{N}-])/gu;
 
+/** EMAIL tried at one position only. */
+const EMAIL_AT = new RegExp(EMAIL.source, "uy");
+
+/** A character of the local part of an address: [\p{L}\p{N}._%+-]. */
+function isLocalPartChar(cp: number): boolean {
+  return cp === 46 || cp === 95 || cp === 37 || cp === 43 || cp === 45 || (category(cp) & (LETTER | NUMBER)) !== 0;
+}
+
+/**
+ * Every match of EMAIL holds one "@" and starts where the run of local-part characters before it
+ * starts (the lookbehind forbids starting inside the run, and "@" is not such a character). So
+ * EMAIL is tried only there, once per "@", in text order, never inside the previous match: the
+ * same matches as a scan of every position.
+ */
 export function findEmails(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
-  if (!text.includes("@")) return out;
-  for (const m of text.matchAll(EMAIL)) {
+  let previousEnd = 0;
+  for (let at = text.indexOf("@"); at >= 0; at = text.indexOf("@", at + 1)) {
+    let start = at;
+    while (start > 0) {
+      const cp = codePointBefore(text, start);
+      if (!isLocalPartChar(cp)) break;
+      start -= cp > 0xffff ? 2 : 1;
+    }
+    if (start === at || start < previousEnd) continue;
+    EMAIL_AT.lastIndex = start;
+    const m = EMAIL_AT.exec(text);
+    if (!m) continue;
+    previousEnd = start + m[0].length;
     if (m[0].includes("..")) continue;
-    out.push(entity("email", text, m.index, m.index + m[0].length, 0.99));
+    out.push(entity("email", text, start, previousEnd, 0.99));
   }
   return out;
 }

@@ -1,0 +1,74 @@
+/**
+ * Character tests of the PII scanners, by code point, so that hot loops need no regex or string
+ * per character. Each agrees with the regex class it replaces (`\s`, `\p{L}`, `\p{M}`, `\p{N}`).
+ */
+
+/** General categories, as bits: a code point has at most one. */
+export const LETTER = 1;
+export const MARK = 2;
+export const NUMBER = 4;
+
+const IS_LETTER = /^\p{L}$/u;
+const IS_MARK = /^\p{M}$/u;
+const IS_NUMBER = /^\p{N}$/u;
+/** categories of the Basic Multilingual Plane, filled on first use (bit 8: looked up) */
+const BMP = new Uint8Array(0x10000);
+const KNOWN = 8;
+
+/** LETTER, MARK, NUMBER or 0 for the code point `cp`. */
+export function category(cp: number): number {
+  if (cp < 0x80) {
+    if ((cp >= 65 && cp <= 90) || (cp >= 97 && cp <= 122)) return LETTER;
+    return cp >= 48 && cp <= 57 ? NUMBER : 0;
+  }
+  if (cp < 0x10000) {
+    let c = BMP[cp];
+    if (c === 0) {
+      c = lookUp(cp) | KNOWN;
+      BMP[cp] = c;
+    }
+    return c & ~KNOWN;
+  }
+  return lookUp(cp);
+}
+
+function lookUp(cp: number): number {
+  const ch = String.fromCodePoint(cp);
+  return IS_LETTER.test(ch) ? LETTER : IS_MARK.test(ch) ? MARK : IS_NUMBER.test(ch) ? NUMBER : 0;
+}
+
+/** Code point at `i` (a lone surrogate stands for itself); it is two units wide when above 0xFFFF. */
+export function codePointAt(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+    const d = text.charCodeAt(i + 1);
+    if (d >= 0xdc00 && d <= 0xdfff) return ((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
+  }
+  return c;
+}
+
+/** Code point that ends just before `i` (i > 0). */
+export function codePointBefore(text: string, i: number): number {
+  const d = text.charCodeAt(i - 1);
+  if (d >= 0xdc00 && d <= 0xdfff && i >= 2) {
+    const c = text.charCodeAt(i - 2);
+    if (c >= 0xd800 && c <= 0xdbff) return ((c - 0xd800) << 10) + (d - 0xdc00) + 0x10000;
+  }
+  return d;
+}
+
+/** JavaScript's `\s`. */
+export function isSpace(c: number): boolean {
+  if (c < 0x80) return c === 32 || (c >= 9 && c <= 13);
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
