@@ -72,34 +72,38 @@ function wordAt(text: string, k: number): string {
   return w;
 }
 
+/** ASCII part of the word pattern: 1 letters (start or continue a word), 2 "'" and "-" (continue one) */
+const ASCII_WORD = new Uint8Array(128);
+for (let c = 65; c <= 90; c++) ASCII_WORD[c] = ASCII_WORD[c + 32] = 1;
+ASCII_WORD[APOSTROPHE] = ASCII_WORD[HYPHEN] = 2;
+
 function tokenize(text: string): number {
   const n = text.length;
   let count = 0;
   let i = 0;
   while (i < n) {
-    const cp = codePointAt(text, i);
-    const width = cp > 0xffff ? 2 : 1;
-    if (category(cp) !== LETTER) {
-      i += width;
-      continue;
-    }
+    const first = text.charCodeAt(i);
     const start = i;
-    i += width;
+    if (first < 0x80) {
+      i++;
+      if (ASCII_WORD[first] !== 1) continue;
+    } else {
+      const cp = codePointAt(text, i);
+      i += cp > 0xffff ? 2 : 1;
+      if (category(cp) !== LETTER) continue;
+    }
     while (i < n) {
       const c = text.charCodeAt(i);
       if (c < 0x80) {
-        if (isAsciiLetter(c) || c === APOSTROPHE || c === HYPHEN) i++;
-        else break;
-        continue;
-      }
-      if (c === RIGHT_QUOTE) {
+        if (ASCII_WORD[c] === 0) break;
         i++;
-        continue;
+      } else if (c === RIGHT_QUOTE) i++;
+      else {
+        // letters and marks continue a word
+        const next = codePointAt(text, i);
+        if ((category(next) & (LETTER | MARK)) === 0) break;
+        i += next > 0xffff ? 2 : 1;
       }
-      // letters and marks continue a word
-      const next = codePointAt(text, i);
-      if ((category(next) & (LETTER | MARK)) === 0) break;
-      i += next > 0xffff ? 2 : 1;
     }
     let end = i;
     const last = text.charCodeAt(end - 1);
