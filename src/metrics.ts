@@ -17,6 +17,21 @@ function labelKey(l: Labels): string {
   return out;
 }
 
+/**
+ * Label sets kept per counter or histogram. The gateway labels by function, status, provider and
+ * outcome only (a few hundred sets at most); should a label ever carry a key, a request or any
+ * other unbounded value, new sets past this many are counted under `overflow="true"` instead of
+ * growing the registry (and the process) for ever.
+ */
+export const MAX_LABEL_SETS = 2000;
+const OVERFLOW = labelKey({ overflow: "true" });
+
+/** The stored key for these labels, or the overflow key when the metric is full. */
+function seriesKey(values: Map<string, unknown>, labels: Labels): string {
+  const k = labelKey(labels);
+  return values.has(k) || values.size < MAX_LABEL_SETS ? k : OVERFLOW;
+}
+
 /** A small Prometheus registry: counters, histograms, and gauges read at scrape time. */
 export class Metrics {
   private counters = new Map<string, { help: string; values: Map<string, number> }>();
@@ -32,7 +47,7 @@ export class Metrics {
       c = { help, values: new Map() };
       this.counters.set(name, c);
     }
-    const k = labelKey(labels);
+    const k = seriesKey(c.values, labels);
     c.values.set(k, (c.values.get(k) ?? 0) + by);
   }
 
@@ -42,7 +57,7 @@ export class Metrics {
       h = { help, values: new Map() };
       this.histograms.set(name, h);
     }
-    const k = labelKey(labels);
+    const k = seriesKey(h.values, labels);
     let v = h.values.get(k);
     if (!v) {
       v = { buckets: BUCKETS.map(() => 0), sum: 0, count: 0 };
