@@ -1,15 +1,25 @@
 /**
- * `bun run bench:soak`: a bounded soak of the gateway. 10,000 distinct keys and varied bodies for a
- * few minutes, sampling the gateway's RSS and, from /metrics, the answer cache and the token-bucket
- * map. Verdict: the cache stays within max_entries, the bucket map within keys x functions, RSS within
- * 10% of its level at the end of warm-up, and every request is answered 200.
+ * `bun run bench:soak`: a bounded soak of the gateway. 10,000 distinct keys and varied bodies for
+ * five minutes, sampling the gateway's RSS, the SQLite WAL and, from /metrics, the answer cache and
+ * the token-bucket map; the memory probe (bench/lib/memory-probe.ts, preloaded into the gateway)
+ * reports the live JS heap after a full collection at the end of warm-up and at the end.
  *
- *   bun bench/soak.ts [--seconds 180] [--keys 10000] [--connections 32] [--sample 5] [--cache-max 2000]
+ * Verdict: the cache stays within max_entries, the bucket map within keys x functions, the WAL
+ * within 64 MB; after warm-up, the live heap and RSS (median and 90th percentile of the first half
+ * vs the second half of the measured period) stay within 10%; every request is answered 200.
+ *
+ *   bun bench/soak.ts [--seconds 300] [--warmup 60] [--keys 10000] [--connections 32] [--sample 5]
+ *                     [--cache-max 2000] [--only fn,fn] [--probe] [--gc] [--smol] [--out FILE | --no-out]
+ *
+ * --only runs some endpoints only (to bisect); --probe adds a heap sample every --sample seconds
+ * (--gc: each after a full collection); --smol runs the gateway with bun --smol. The transcript
+ * goes to bench/results/<date>-soak.txt unless --out or --no-out say otherwise.
  */
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startGateway } from "./lib/gateway";
+import type { ProbeSample } from "./lib/memory-probe";
 import { type Child, freePort, peakRssMb, pin, ROOT, rssMb, spawnChild, waitFor } from "./lib/proc";
 import type { LoadResult, LoadSpec } from "./load";
 
@@ -17,15 +27,74 @@ function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
-const SECONDS = flag("seconds", 180);
+function textFlag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const has = (name: string) => process.argv.includes(`--${name}`);
+const SECONDS = flag("seconds", 300);
+/**
+ * Long enough for the cache to fill, the bucket map to pass a sweep and the JIT to settle; it ends
+ * with a full collection, because the first one JavaScriptCore schedules itself can come minutes
+ * into a run (heap twice its live size until then), which is start-up, not steady state.
+ */
+const WARMUP_S = flag("warmup", 60);
 const KEYS = flag("keys", 10_000);
 const CONNECTIONS = flag("connections", 32);
 const SAMPLE_S = flag("sample", 5);
 const CACHE_MAX = flag("cache-max", 2000);
+/** only these endpoints (comma-separated function names), to bisect */
+const ONLY = textFlag("only")?.split(",");
+const PROBE_EVERY = has("probe") || has("gc");
+const PROBE_GC = has("gc");
+const SMOL = has("smol");
 /** distinct texts per endpoint: several times the cache size, so the cache fills and evicts */
 const DISTINCT = CACHE_MAX * 5;
-const WARMUP_FRACTION = 0.25;
 const RSS_BAND = 0.1;
+/** SQLite checkpoints the WAL at about 4 MB; a WAL past this is not being checkpointed */
+const WAL_MAX_MB = 64;
+const OUT = has("no-out")
+  ? undefined
+  : (textFlag("out") ?? join(ROOT, "bench", "results", `${new Date().toISOString().slice(0, 10)}-soak.txt`));
+const REV = (() => {
+  const r = Bun.spawnSync(["git", "rev-parse", "--short", "HEAD"], { cwd: ROOT });
+  const dirty = Bun.spawnSync(["git", "status", "--porcelain", "--", "src"], { cwd: ROOT }).stdout.toString().trim();
+  return r.exitCode === 0
+    ? `commit ${r.stdout.toString().trim()}${dirty ? " (src/ has uncommitted changes)" : ""}, Bun ${Bun.version}`
+    : `Bun ${Bun.version}`;
+})();
+
+const transcript: string[] = [];
+/** a line of the report: stdout and the results file */
+function say(line: string): void {
+  console.log(line);
+  transcript.push(line);
+}
+function note(line: string): void {
+  process.stderr.write(`${line}\n`);
+  transcript.push(line);
+}
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((x, y) => x - y);
+  if (s.length === 0) return Number.NaN;
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number;
+}
+
+/** least-squares slope of [seconds, MB] points, in MB per minute */
+function slopePerMinute(points: [number, number][]): number {
+  const n = points.length;
+  if (n < 2) return Number.NaN;
+  const mx = points.reduce((a, [x]) => a + x, 0) / n;
+  const my = points.reduce((a, [, y]) => a + y, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - mx) * (y - my);
+    den += (x - mx) ** 2;
+  }
+  return den === 0 ? Number.NaN : (num / den) * 60;
+}
 
 const WORDS =
   "delivery late support friendly quick refund order parcel broken great terrible love hate price quality service staff manager app update crash login password invoice billing account shipping address color size fit return exchange warranty battery screen".split(
@@ -48,6 +117,8 @@ interface Sample {
   rss_mb: number;
   cache_entries: number;
   ratelimit_buckets: number;
+  /** the SQLite write-ahead log, MiB: it must be checkpointed, not grow for ever */
+  wal_mb: number;
 }
 
 function metric(body: string, name: string): number {
@@ -68,11 +139,19 @@ async function main(): Promise<number> {
   let gw: Awaited<ReturnType<typeof startGateway>> | undefined;
   try {
     await waitFor(`http://127.0.0.1:${statsPort}/stats`);
+    const probeFile = join(tmpdir(), `textai-soak-probe-${process.pid}.jsonl`);
+    rmSync(probeFile, { force: true });
     gw = await startGateway({
       simUrl: `http://127.0.0.1:${simPort}`,
       extraToml: `\n[cache]\nmax_entries = ${CACHE_MAX}\n`,
-      env: { TEXTAI_ADMIN_TOKEN: admin },
+      env: {
+        TEXTAI_ADMIN_TOKEN: admin,
+        TEXTAI_DEBUG_MEMORY: probeFile,
+        TEXTAI_DEBUG_MEMORY_MS: PROBE_EVERY ? String(SAMPLE_S * 1000) : "0",
+        TEXTAI_DEBUG_MEMORY_GC: PROBE_GC ? "1" : "0",
+      },
       keyPlans: ["bench"],
+      bunFlags: ["--preload", join(ROOT, "bench", "lib", "memory-probe.ts"), ...(SMOL ? ["--smol"] : [])],
     });
     const url = gw.url;
     const mainKey = gw.keys.bench as string;
@@ -94,6 +173,7 @@ async function main(): Promise<number> {
     ];
     const used: typeof candidates = [];
     for (const c of candidates) {
+      if (ONLY && !ONLY.includes(c.fn)) continue;
       const r = await fetch(url + c.path, {
         method: "POST",
         headers: { "content-type": "application/json", "x-api-key": mainKey },
@@ -102,7 +182,7 @@ async function main(): Promise<number> {
       await r.text();
       if (r.status === 200) used.push(c);
       else if (r.status === 404 && c.fn === "comment-analyze" && used.some((u) => u.fn === "sentiment-analysis")) continue;
-      else process.stderr.write(`soak: ${c.fn} not used (probe answered ${r.status})\n`);
+      else note(`soak: ${c.fn} not used (probe answered ${r.status})`);
     }
     if (used.length === 0) throw new Error("no endpoint answered 200");
 
@@ -126,9 +206,7 @@ async function main(): Promise<number> {
       );
       keys.push(...batch);
     }
-    process.stderr.write(
-      `soak: ${keys.length} keys in ${((Date.now() - t0) / 1000).toFixed(1)}s; endpoints ${used.map((u) => u.fn).join(", ")}\n`,
-    );
+    note(`soak: ${keys.length} keys in ${((Date.now() - t0) / 1000).toFixed(1)}s; endpoints ${used.map((u) => u.fn).join(", ")}`);
 
     const mix = used.flatMap((c) =>
       Array.from({ length: DISTINCT }, (_, i) => ({ path: c.path, body: JSON.stringify(c.body(i)) })),
@@ -157,7 +235,14 @@ async function main(): Promise<number> {
     let running = true;
     void load.exited.then(() => (running = false));
     const pid = gw.pid;
-    console.log("   t(s)  RSS MB  cache entries  ratelimit buckets");
+    const walFile = join(gw.dir, "bench.db-wal");
+    const walMb = () => (existsSync(walFile) ? statSync(walFile).size / 1048576 : 0);
+    // A full collection inside the gateway (the probe's SIGUSR2) at the end of warm-up and near the
+    // end of the run: the live heap at those two points is the leak check.
+    const liveAt = [WARMUP_S, Math.max(WARMUP_S + SAMPLE_S, SECONDS - SAMPLE_S - 2)];
+    const liveAsked: number[] = [];
+    say(`warm-up ${WARMUP_S} s, then a full collection in the gateway; measured ${SECONDS - WARMUP_S} s`);
+    say("   t(s)  RSS MB  cache entries  ratelimit buckets  WAL MB");
     while (running) {
       const m = await (await fetch(`${url}/metrics`)).text();
       const s: Sample = {
@@ -165,16 +250,47 @@ async function main(): Promise<number> {
         rss_mb: rssMb(pid),
         cache_entries: metric(m, "textai_cache_entries"),
         ratelimit_buckets: metric(m, "textai_ratelimit_buckets"),
+        wal_mb: walMb(),
       };
       samples.push(s);
-      console.log(
-        `${String(s.t).padStart(7)}  ${s.rss_mb.toFixed(1).padStart(6)}  ${String(s.cache_entries).padStart(13)}  ${String(s.ratelimit_buckets).padStart(17)}`,
+      say(
+        `${String(s.t).padStart(7)}  ${s.rss_mb.toFixed(1).padStart(6)}  ${String(s.cache_entries).padStart(13)}  ${String(s.ratelimit_buckets).padStart(17)}  ${s.wal_mb.toFixed(1).padStart(6)}`,
       );
-      for (let i = 0; i < SAMPLE_S * 10 && running; i++) await Bun.sleep(100);
+      for (let i = 0; i < SAMPLE_S * 10 && running; i++) {
+        const now = (Date.now() - started) / 1000;
+        const due = liveAt.find((at) => now >= at && !liveAsked.includes(at));
+        if (due !== undefined) {
+          liveAsked.push(due);
+          process.kill(pid, "SIGUSR2");
+        }
+        await Bun.sleep(100);
+      }
     }
     const code = await load.exited;
     if (code !== 0) throw new Error(`load generator exited ${code}: ${(await errP).trim()}`);
     const result = JSON.parse((await outP).trim().split("\n").pop() as string) as LoadResult;
+
+    const probe = existsSync(probeFile)
+      ? readFileSync(probeFile, "utf8")
+          .trim()
+          .split("\n")
+          .map((l) => JSON.parse(l) as ProbeSample)
+      : [];
+    const live = probe.filter((p) => p.live);
+    if (probe.length > 1) {
+      say(
+        `\ninside the gateway (bench/lib/memory-probe.ts; t since gateway start; live = after a full collection; heap includes extra):\n   t(s)  live  RSS MB  heap MB  extra MB  objects  object types grown most since the first sample`,
+      );
+      for (const p of probe) {
+        const grew = Object.entries(p.grew)
+          .slice(0, 5)
+          .map(([k, v]) => `${k} +${v}`)
+          .join(", ");
+        say(
+          `${String(p.t).padStart(7)}  ${p.live ? " yes" : "  no"}  ${p.rss_mb.toFixed(1).padStart(6)}  ${p.heap_mb.toFixed(1).padStart(7)}  ${p.extra_mb.toFixed(1).padStart(8)}  ${String(p.objects).padStart(7)}  ${grew}`,
+        );
+      }
+    }
 
     // verdict
     const problems: string[] = [];
@@ -182,29 +298,55 @@ async function main(): Promise<number> {
     const bucketBound = (KEYS + 1) * used.length;
     const maxCache = Math.max(...samples.map((s) => s.cache_entries));
     const maxBuckets = Math.max(...samples.map((s) => s.ratelimit_buckets));
+    const maxWal = Math.max(...samples.map((s) => s.wal_mb));
     if (!(maxCache <= CACHE_MAX)) problems.push(`cache entries reached ${maxCache} > max_entries ${CACHE_MAX}`);
     if (!(maxBuckets <= bucketBound)) problems.push(`rate-limit buckets reached ${maxBuckets} > keys x functions ${bucketBound}`);
-    const warmIdx = Math.max(1, Math.floor(samples.length * WARMUP_FRACTION));
-    const after = samples.slice(warmIdx);
-    const ref = samples[warmIdx - 1]?.rss_mb ?? Number.NaN;
-    const lo = Math.min(...after.map((s) => s.rss_mb));
-    const hi = Math.max(...after.map((s) => s.rss_mb));
-    if (after.length < 2) problems.push("too few samples after warm-up (run longer)");
-    else if (hi > ref * (1 + RSS_BAND) || lo < ref * (1 - RSS_BAND))
-      problems.push(
-        `RSS left the ±${RSS_BAND * 100}% band after warm-up: ${lo.toFixed(1)}..${hi.toFixed(1)} MB vs ${ref.toFixed(1)} MB`,
-      );
+    if (!(maxWal <= WAL_MAX_MB))
+      problems.push(`the WAL reached ${maxWal.toFixed(1)} MB > ${WAL_MAX_MB} MB: it is not checkpointed`);
+
+    // RSS after warm-up, first half vs second half. The JS heap grows and shrinks with garbage
+    // collection (a cycle takes tens of seconds and can double the heap), so single samples are not
+    // compared: the typical level (median) and the high-water mark (90th percentile) of each half are.
+    const measured = samples.filter((s) => s.t > WARMUP_S + 1);
+    const half = Math.floor(measured.length / 2);
+    const a = measured.slice(0, half).map((s) => s.rss_mb);
+    const b = measured.slice(half).map((s) => s.rss_mb);
+    const rss = { a: { p50: quantile(a, 0.5), p90: quantile(a, 0.9) }, b: { p50: quantile(b, 0.5), p90: quantile(b, 0.9) } };
+    const slope = slopePerMinute(measured.map((s) => [s.t, s.rss_mb]));
+    const change = (x: number, y: number) => `${y >= x ? "+" : ""}${(((y - x) / x) * 100).toFixed(1)}%`;
+    if (half < 3) problems.push(`too few samples after warm-up (${measured.length}): run longer`);
+    else {
+      if (Math.abs(rss.b.p50 - rss.a.p50) > rss.a.p50 * RSS_BAND)
+        problems.push(`median RSS moved ${change(rss.a.p50, rss.b.p50)} from the first to the second half after warm-up`);
+      if (rss.b.p90 > rss.a.p90 * (1 + RSS_BAND))
+        problems.push(`RSS high-water mark (p90) rose ${change(rss.a.p90, rss.b.p90)} from the first to the second half`);
+    }
+    const [liveStart, liveEnd] = live;
+    if (!liveStart || !liveEnd) problems.push("the memory probe did not report the live heap twice");
+    else if (Math.abs(liveEnd.heap_mb - liveStart.heap_mb) > liveStart.heap_mb * RSS_BAND)
+      problems.push(`live heap moved ${change(liveStart.heap_mb, liveEnd.heap_mb)} after warm-up`);
     const wrong = Object.entries(result.statuses).filter(([c]) => c !== "200");
     if (wrong.length) problems.push(`non-200 answers: ${wrong.map(([c, n]) => `${c}x${n}`).join(", ")}`);
     if (result.errors || result.timeouts) problems.push(`${result.errors} errors, ${result.timeouts} timeouts`);
 
-    console.log(
+    say(
       `\n${result.requests} requests in ${result.seconds.toFixed(0)}s (${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms), ${KEYS} keys, ${mix.length} distinct bodies over ${used.map((u) => u.fn).join(", ")}`,
     );
-    console.log(
-      `cache entries max ${maxCache} (bound ${CACHE_MAX}); buckets max ${maxBuckets} (bound ${bucketBound}); RSS after warm-up ${lo.toFixed(1)}..${hi.toFixed(1)} MB vs ${ref.toFixed(1)} MB at warm-up end (band ±${RSS_BAND * 100}%); peak RSS ${peakRssMb(pid).toFixed(1)} MB`,
+    say(
+      `cache entries max ${maxCache} (bound ${CACHE_MAX}); buckets max ${maxBuckets} (bound ${bucketBound}); WAL max ${maxWal.toFixed(1)} MB (bound ${WAL_MAX_MB} MB)`,
     );
-    console.log(problems.length ? `VERDICT: FAIL\n- ${problems.join("\n- ")}` : "VERDICT: PASS");
+    say(
+      `RSS after ${WARMUP_S} s warm-up: ${Math.min(...a, ...b).toFixed(1)}..${Math.max(...a, ...b).toFixed(1)} MB; median ${rss.a.p50.toFixed(1)} -> ${rss.b.p50.toFixed(1)} MB (${change(rss.a.p50, rss.b.p50)}), p90 ${rss.a.p90.toFixed(1)} -> ${rss.b.p90.toFixed(1)} MB (${change(rss.a.p90, rss.b.p90)}), first vs second half (band ±${RSS_BAND * 100}%); trend ${slope >= 0 ? "+" : ""}${slope.toFixed(1)} MB/min; peak RSS ${peakRssMb(pid).toFixed(1)} MB`,
+    );
+    if (liveStart && liveEnd)
+      say(
+        `live heap after a full collection: ${liveStart.heap_mb.toFixed(1)} MB (${liveStart.objects} objects, RSS ${liveStart.rss_mb.toFixed(1)} MB) at ${liveStart.t} s -> ${liveEnd.heap_mb.toFixed(1)} MB (${liveEnd.objects} objects, RSS ${liveEnd.rss_mb.toFixed(1)} MB) at ${liveEnd.t} s (${change(liveStart.heap_mb, liveEnd.heap_mb)})`,
+      );
+    say(problems.length ? `VERDICT: FAIL\n- ${problems.join("\n- ")}` : "VERDICT: PASS");
+    if (OUT) {
+      writeFileSync(OUT, `$ bun bench/soak.ts ${process.argv.slice(2).join(" ")}\n${REV}\n${transcript.join("\n")}\n`);
+      process.stderr.write(`soak: wrote ${OUT}\n`);
+    }
     return problems.length ? 1 : 0;
   } finally {
     await gw?.stop();

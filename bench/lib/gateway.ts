@@ -12,6 +12,8 @@ export interface GatewayOptions {
   keyPlans?: string[];
   cpu?: number;
   env?: Record<string, string>;
+  /** flags for bun itself, before the script: --preload for the memory probe, --smol */
+  bunFlags?: string[];
 }
 
 export interface Gateway {
@@ -80,13 +82,17 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     );
     keys[plan] = (JSON.parse(out) as { key: string }).key;
   }
-  const child = spawnChild([...pin(opts.cpu ?? 0), "bun", "src/cli.ts", "serve", "--port", String(port)], {
-    env,
-    log: join(dir, "gateway.log"),
-  });
+  const child = spawnChild(
+    [...pin(opts.cpu ?? 0), "bun", ...(opts.bunFlags ?? []), "src/cli.ts", "serve", "--port", String(port)],
+    {
+      env,
+      log: join(dir, "gateway.log"),
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   try {
-    await waitFor(`${url}/health`);
+    // ready, not just alive: the offline engine has loaded, so the first measured calls are not stalled
+    await waitFor(`${url}/ready`, 60_000);
   } catch (e) {
     await child.stop();
     throw new Error(`gateway did not start: ${(e as Error).message}; see ${dir}/gateway.log.err`);
