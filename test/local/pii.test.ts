@@ -94,6 +94,44 @@ describe("names and addresses", () => {
   });
 });
 
+describe("edge cases of the scanners' shortcuts", () => {
+  // The recognizers skip their patterns where a cheap test shows they cannot match (the word
+  // before a name, a birth word, an "@", colons). These inputs sit at the edges of those tests.
+  const typed = (text: string) => detectPii(text).map((e) => `${e.type}:${e.text}`);
+
+  test("names after titles and phrases with non-ASCII letters, colons, dots; contractions are no names", () => {
+    expect(typed("Señor Alvarez called. Sra. Ortiz too.")).toEqual(["name:Señor Alvarez", "name:Ortiz"]);
+    expect(typed("Ich heiße Jürgen Weber.")).toEqual(["name:Jürgen Weber"]);
+    expect(typed("Attn.: Olumide Bakare, Attention: Kemi Adeyemi")).toEqual(["name:Olumide Bakare", "name:Kemi Adeyemi"]);
+    expect(typed("name : Ada Quist and patient: Bo Tran")).toEqual(["name:Ada Quist", "name:Bo Tran"]);
+    expect(typed("Thanks, and regards: Carla Mendes")).toEqual(["name:Carla Mendes"]);
+    expect(typed("I'm Sarah Johnson, and I'll call Don't Panic Inc.")).toEqual(["name:Sarah Johnson"]);
+  });
+
+  test("birth words inside other words do not make a date of birth; 'b.' does", () => {
+    expect(typed("reborn 12/03/1990 and b. 4 May 1985")).toEqual(["date_of_birth:4 May 1985"]);
+  });
+
+  test("emails: double dots, astral and case-folded letters, two '@' in a row", () => {
+    expect(typed("Write to a..b@x.com, c@d.e, ſoy@x.io, 𝐀lice@ex.org and x@y@z.com")).toEqual([
+      "email:ſoy@x.io",
+      "email:𝐀lice@ex.org",
+      "email:y@z.com",
+    ]);
+  });
+
+  test("cards with mixed separators or ragged groups; phone extensions; IPv6 needs '::' or eight groups", () => {
+    expect(typed("4111-1111 1111-1111 and 4111 1111 1111 1111 and 4111-111-1111-1111")).toEqual([
+      "credit_card:4111 1111 1111 1111",
+    ]);
+    expect(typed("call 555 1234 x12 or +44 20 7946 0958 ext. 3, not 1.2.3.4.5.6.7")).toEqual([
+      "phone_number:555 1234 x12",
+      "phone_number:+44 20 7946 0958 ext. 3",
+    ]);
+    expect(typed("fe80:0:0:0:0:0:0:1 and a:b:c:d:e:f:1 at 10:30:00")).toEqual(["ip_address:fe80:0:0:0:0:0:0:1"]);
+  });
+});
+
 describe("entities and redaction", () => {
   const text = "Hi, I'm Sarah Johnson. Email sarah.j@example.com or call +1 415-555-0132.";
 
