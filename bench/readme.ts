@@ -61,7 +61,7 @@ lines.push(
     `Each point: ${r.settings.warmup_s} s warm-up, then ${r.settings.duration_s} s, ${r.settings.repeats} repeats, median. ` +
     "Each gateway scenario runs a fresh gateway process on a fresh SQLite file with a CLI-created key of a plan with very high limits. " +
     "A point counts only if every answer had the expected status, with no errors or timeouts, and the simulator saw one call per uncached request (none for cache hits, offline calls and rejections). " +
-    "`bun run bench:soak` runs 10,000 keys and varied bodies for 3 minutes and checks that the cache, the token-bucket map and RSS stay bounded.",
+    "`bun run bench:soak` runs 10,000 keys and varied bodies for 5 minutes (60 s warm-up) and checks that the cache, the token-bucket map, the WAL, the live heap and RSS stay bounded.",
   "",
 );
 lines.push(
