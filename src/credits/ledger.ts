@@ -44,8 +44,8 @@ interface PendingCharge {
   accountId: string;
   amount: number;
   details: ChargeDetails;
-  /** the balance must stay at or above this after the charge (credits other calls hold) */
-  keep: number;
+  /** a charge without a hold (cache hit) must leave what calls in flight hold untouched */
+  spareHolds: boolean;
   done: (balance: number | null) => void;
   fail: (e: unknown) => void;
   out?: { balance: number | null } | { error: unknown };
@@ -118,7 +118,7 @@ export class CreditLedger {
     r.done = true;
     if (r.amount === 0) return;
     try {
-      const balance = await this.enqueue(r.accountId, r.amount, details, 0);
+      const balance = await this.enqueue(r.accountId, r.amount, details, false);
       if (balance === null) throw this.exhausted(r.accountId, r.amount);
       r.remaining = balance - this.held(r.accountId) + r.amount;
     } finally {
@@ -139,7 +139,7 @@ export class CreditLedger {
    */
   async charge(accountId: string, amount: number, details: ChargeDetails): Promise<Reservation | null> {
     if (amount <= 0) return { accountId, amount: 0, remaining: this.balance(accountId) - this.held(accountId), done: true };
-    const balance = await this.enqueue(accountId, amount, details, -1);
+    const balance = await this.enqueue(accountId, amount, details, true);
     if (balance === null) return null;
     return { accountId, amount, remaining: balance - this.held(accountId), done: true };
   }
@@ -170,10 +170,9 @@ export class CreditLedger {
     }
   }
 
-  /** keep: the floor the balance must stay at; -1 means "what calls in flight hold", read when applied */
-  private enqueue(accountId: string, amount: number, details: ChargeDetails, keep: number): Promise<number | null> {
+  private enqueue(accountId: string, amount: number, details: ChargeDetails, spareHolds: boolean): Promise<number | null> {
     return new Promise((done, fail) => {
-      this.queue.push({ accountId, amount, details, keep, done, fail });
+      this.queue.push({ accountId, amount, details, spareHolds, done, fail });
       if (this.scheduled) return;
       this.scheduled = true;
       setImmediate(() => {
@@ -186,7 +185,7 @@ export class CreditLedger {
   private apply(c: PendingCharge): void {
     let updated = false;
     try {
-      const floor = c.keep < 0 ? this.held(c.accountId) : c.keep;
+      const floor = c.spareHolds ? this.held(c.accountId) : 0;
       const row = this.chargeBalanceStmt.get(c.amount, c.accountId, floor);
       if (!row) {
         c.out = { balance: null };

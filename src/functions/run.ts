@@ -3,6 +3,7 @@ import type { AuthInfo, KeyStore } from "../auth/key-store";
 import { canonicalJson, digest } from "../cache/canonical";
 import type { CachedAnswer, ResponseCache } from "../cache/response-cache";
 import type { Config } from "../config";
+import { chargedAnswer } from "../credits/charged-answer";
 import type { CreditLedger, Reservation } from "../credits/ledger";
 import { GatewayError, type ProviderAttempt } from "../errors";
 import { readJsonBody } from "../http/body";
@@ -140,23 +141,6 @@ export class FunctionPipeline {
 
     const cacheControl = request.headers.get("cache-control") ?? "";
     const useCache = config.cache.enabled && resolved !== null && !/no-cache|no-store/i.test(cacheControl);
-    const key = useCache
-      ? digest(auth.accountId, def.name, def.promptVersion, resolved.provider, resolved.model, canonicalJson(req))
-      : "";
-    let t = performance.now();
-    const hit = useCache ? cache.get(key) : undefined;
-    t = mark(state, "cache", t);
-    if (hit) {
-      // the answer is in hand: reserve and settle in one step
-      const charged = await ledger.charge(auth.accountId, cost, charge(hit.provider, true));
-      mark(state, "credits", t);
-      if (!charged) throw insufficient();
-      return this.respond(def, state, charged, { ...hit, attempts: [] }, true);
-    }
-
-    const reservation = ledger.reserve(auth.accountId, cost);
-    t = mark(state, "credits", t);
-    if (!reservation) throw insufficient();
     const call: RouteCall = {
       def,
       request: req,
@@ -166,26 +150,23 @@ export class FunctionPipeline {
       signal: request.signal,
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
     };
-    const produce = async (): Promise<Answer> => {
-      const out = await router.run(call);
-      return { json: JSON.stringify(out.result), provider: out.provider, model: out.model, attempts: out.attempts };
-    };
-
-    let answer: Answer;
-    let cached = false;
-    try {
-      if (useCache) {
-        const once = await cache.produceOnce(key, produce);
-        answer = once.answer;
-        cached = once.shared;
-      } else answer = await produce();
-      t = mark(state, "provider", t);
-      await ledger.settle(reservation, charge(answer.provider, cached));
-      mark(state, "settle", t);
-    } catch (err) {
-      ledger.release(reservation);
-      throw err;
-    }
+    const { answer, reservation, cached } = await chargedAnswer<Answer>({
+      ledger,
+      cache,
+      state,
+      accountId: auth.accountId,
+      cost,
+      cacheKey: useCache
+        ? digest(auth.accountId, def.name, def.promptVersion, resolved.provider, resolved.model, canonicalJson(req))
+        : null,
+      details: charge,
+      insufficient,
+      produce: async () => {
+        const out = await router.run(call);
+        return { json: JSON.stringify(out.result), provider: out.provider, model: out.model, attempts: out.attempts };
+      },
+      fromCache: (hit) => ({ ...hit, attempts: [] }),
+    });
     return this.respond(def, state, reservation, answer, cached);
   }
 

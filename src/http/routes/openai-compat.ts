@@ -4,6 +4,7 @@ import type { AppDeps } from "../../app";
 import { toGatewayError } from "../../app";
 import { authenticate } from "../../auth/authenticate";
 import { canonicalJson, digest } from "../../cache/canonical";
+import { chargedAnswer } from "../../credits/charged-answer";
 import type { Reservation } from "../../credits/ledger";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
@@ -84,7 +85,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
     if (!d.allowed) throw new GatewayError("rate_limited", `rate limit of ${d.limit} requests per minute exceeded`);
     const body = validateAgainst<ChatCompletionBody>(ChatCompletionRequest, raw, config.limits.maxTextChars);
     const messages = toMessages(body);
-    t = mark(state, "validate", t);
+    mark(state, "validate", t);
     const price = cost();
     const insufficient = () => new GatewayError("insufficient_credits", `insufficient credits: a chat completion costs ${price}`);
     const opts = {
@@ -169,45 +170,25 @@ export function openAiCompatRoutes(deps: AppDeps) {
     }
 
     const useCache = config.cache.enabled && !/no-cache|no-store/i.test(request.headers.get("cache-control") ?? "");
-    const key = useCache ? digest(auth.accountId, CHAT_COMPLETIONS, canonicalJson({ ...body, stream: false })) : "";
-    let answer: { json: string; provider: string; model: string };
-    let cached = false;
-    let reservation: Reservation | null;
-    const hit = useCache ? cache.get(key) : null;
-    t = mark(state, "cache", t);
-    if (hit) {
-      // the answer is in hand: reserve and settle in one step
-      reservation = await ledger.charge(auth.accountId, price, details(hit.provider, true));
-      mark(state, "credits", t);
-      if (!reservation) throw insufficient();
-      answer = hit;
-      cached = true;
-    } else {
-      reservation = ledger.reserve(auth.accountId, price);
-      t = mark(state, "credits", t);
-      if (!reservation) throw insufficient();
-      try {
-        const run = async () => {
-          const o = await router.chat(messages, { ...opts, stream: false });
-          return {
-            json: JSON.stringify({ text: o.text, usage: o.usage, finish: o.finishReason ?? "stop" }),
-            provider: o.provider,
-            model: o.model,
-          };
+    const { answer, reservation, cached } = await chargedAnswer({
+      ledger,
+      cache,
+      state,
+      accountId: auth.accountId,
+      cost: price,
+      cacheKey: useCache ? digest(auth.accountId, CHAT_COMPLETIONS, canonicalJson({ ...body, stream: false })) : null,
+      details,
+      insufficient,
+      produce: async () => {
+        const o = await router.chat(messages, { ...opts, stream: false });
+        return {
+          json: JSON.stringify({ text: o.text, usage: o.usage, finish: o.finishReason ?? "stop" }),
+          provider: o.provider,
+          model: o.model,
         };
-        if (useCache) {
-          const once = await cache.produceOnce(key, run);
-          answer = once.answer;
-          cached = once.shared;
-        } else answer = await run();
-        t = mark(state, "provider", t);
-        await ledger.settle(reservation, details(answer.provider, cached));
-        mark(state, "settle", t);
-      } catch (err) {
-        ledger.release(reservation);
-        throw err;
-      }
-    }
+      },
+      fromCache: (hit) => hit,
+    });
     charged(reservation, answer.provider, cached);
     const a = JSON.parse(answer.json) as {
       text: string;

@@ -1,0 +1,59 @@
+import type { CachedAnswer, ResponseCache } from "../cache/response-cache";
+import { mark, type RequestState } from "../http/state";
+import type { ChargeDetails, CreditLedger, Reservation } from "./ledger";
+
+export interface ChargedAnswerCall<A extends CachedAnswer> {
+  ledger: CreditLedger;
+  cache: ResponseCache;
+  state: RequestState;
+  accountId: string;
+  cost: number;
+  /** null when the cache is bypassed */
+  cacheKey: string | null;
+  details: (provider: string, cached: boolean) => ChargeDetails;
+  insufficient: () => Error;
+  /** calls the provider(s); shared by concurrent identical requests when the cache is on */
+  produce: () => Promise<A>;
+  fromCache: (hit: CachedAnswer) => A;
+}
+
+/**
+ * The one credits-and-cache flow of every charged answer (function endpoints, chat completions):
+ * a cache hit is held and charged in one step; otherwise the cost is held, the answer produced
+ * (single-flight when cached), then charged, and the hold released if anything fails. Marks the
+ * cache, credits, provider and settle stages for Server-Timing.
+ */
+export async function chargedAnswer<A extends CachedAnswer>(
+  c: ChargedAnswerCall<A>,
+): Promise<{ answer: A; reservation: Reservation; cached: boolean }> {
+  const { ledger, cache, state } = c;
+  let t = performance.now();
+  const hit = c.cacheKey !== null ? cache.get(c.cacheKey) : null;
+  t = mark(state, "cache", t);
+  if (hit) {
+    const charged = await ledger.charge(c.accountId, c.cost, c.details(hit.provider, true));
+    mark(state, "credits", t);
+    if (!charged) throw c.insufficient();
+    return { answer: c.fromCache(hit), reservation: charged, cached: true };
+  }
+
+  const reservation = ledger.reserve(c.accountId, c.cost);
+  t = mark(state, "credits", t);
+  if (!reservation) throw c.insufficient();
+  try {
+    let answer: A;
+    let cached = false;
+    if (c.cacheKey !== null) {
+      const once = await cache.produceOnce(c.cacheKey, c.produce);
+      answer = once.answer;
+      cached = once.shared;
+    } else answer = await c.produce();
+    t = mark(state, "provider", t);
+    await ledger.settle(reservation, c.details(answer.provider, cached));
+    mark(state, "settle", t);
+    return { answer, reservation, cached };
+  } catch (err) {
+    ledger.release(reservation);
+    throw err;
+  }
+}
