@@ -1,0 +1,108 @@
+import { RedisClient, SQL } from "bun";
+
+/**
+ * PostgreSQL and Redis for the tests of many nodes: 127.0.0.1:5432 (trust auth, user postgres,
+ * database test) and 127.0.0.1:6379, or TEXTAI_TEST_PG / TEXTAI_TEST_REDIS. Each test file makes a
+ * database of its own (dropped at the end) and takes a Redis logical db of its own (flushed first).
+ * Unreachable servers skip the tests loudly, except under CI=true, where they fail.
+ */
+export const PG_ADMIN_URL = process.env.TEXTAI_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/test";
+export const REDIS_BASE_URL = process.env.TEXTAI_TEST_REDIS ?? "redis://127.0.0.1:6379";
+
+/** How long to keep trying before calling a server unreachable: servers may still be starting. */
+const WAIT_MS = Number(process.env.TEXTAI_TEST_SERVER_WAIT_MS ?? (process.env.CI === "true" ? 60_000 : 3_000));
+
+/** Tries `check` until it succeeds or WAIT_MS has passed; answers null, or the last error's message. */
+async function reachable(check: () => Promise<unknown>): Promise<string | null> {
+  const deadline = Date.now() + WAIT_MS;
+  let last = "not tried";
+  for (;;) {
+    try {
+      await Promise.race([check(), Bun.sleep(3000).then(() => Promise.reject(new Error("no answer in 3 s")))]);
+      return null;
+    } catch (e) {
+      last = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    }
+    if (Date.now() >= deadline) return last;
+    await Bun.sleep(500);
+  }
+}
+
+async function probe(): Promise<{ pg: string | null; redis: string | null }> {
+  const [pg, redis] = await Promise.all([
+    reachable(async () => {
+      const sql = new SQL(PG_ADMIN_URL, { connectionTimeout: 2, max: 1 });
+      try {
+        await sql`SELECT 1`;
+      } finally {
+        await sql.close();
+      }
+    }),
+    reachable(async () => {
+      const r = new RedisClient(REDIS_BASE_URL, { autoReconnect: false, connectionTimeout: 2000 });
+      try {
+        await r.connect();
+        await r.send("PING", []);
+      } finally {
+        r.close();
+      }
+    }),
+  ]);
+  return { pg, redis };
+}
+
+// One probe for the whole test run: every file that needs the servers shares its answer.
+const PROBE_KEY = Symbol.for("textai.test.sharedServersProbe");
+type ProbeHolder = { [PROBE_KEY]?: Promise<{ pg: string | null; redis: string | null }> };
+
+export async function sharedServersUp(what: string): Promise<boolean> {
+  const holder = globalThis as ProbeHolder;
+  holder[PROBE_KEY] ??= probe();
+  const { pg, redis } = await holder[PROBE_KEY];
+  if (pg === null && redis === null) return true;
+  const missing = [pg !== null && `PostgreSQL (${PG_ADMIN_URL}: ${pg})`, redis !== null && `Redis (${REDIS_BASE_URL}: ${redis})`]
+    .filter(Boolean)
+    .join(" and ");
+  if (process.env.CI === "true") throw new Error(`${what}: ${missing} unreachable for ${WAIT_MS} ms, and CI=true: failing instead of skipping`);
+  console.warn(`\n!!! SKIPPING ${what}: ${missing} unreachable. These tests need both; CI runs them.\n`);
+  return false;
+}
+
+/** A fresh database `textai_test_<random>`; `drop()` removes it (closing what still holds it). */
+export async function freshDatabase(): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+  const name = `textai_test_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const admin = new SQL(PG_ADMIN_URL);
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin.close();
+  const url = new URL(PG_ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    async drop() {
+      const a = new SQL(PG_ADMIN_URL);
+      try {
+        await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await a.close();
+      }
+    },
+  };
+}
+
+/** A Redis logical db of its own (1..15, picked at random), flushed first. */
+export async function freshRedis(): Promise<{ url: string; db: number; flush(): Promise<void> }> {
+  const db = 1 + Math.floor(Math.random() * 15);
+  const url = `${REDIS_BASE_URL.replace(/\/\d*$/, "")}/${db}`;
+  const flush = async () => {
+    const r = new RedisClient(url, { autoReconnect: false });
+    try {
+      await r.connect();
+      await r.send("FLUSHDB", []);
+    } finally {
+      r.close();
+    }
+  };
+  await flush();
+  return { url, db, flush };
+}
