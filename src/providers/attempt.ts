@@ -1,4 +1,6 @@
+import { GatewayError } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
+import { CpuBudgetExceeded, withCpuBudget } from "../local/budget";
 import { judge, judgeText, resultSchema } from "./answer";
 import { type ChatMessage, type Provider, ProviderError } from "./types";
 
@@ -10,6 +12,8 @@ export interface AttemptInput {
   /** explicit model for this provider (from the request), else the provider's model for the function */
   model?: string;
   signal: AbortSignal;
+  /** CPU milliseconds the local engine may spend on this call (config limits.offline_cpu_ms) */
+  cpuBudgetMs?: number;
 }
 
 export interface AttemptResult {
@@ -18,6 +22,13 @@ export interface AttemptResult {
 }
 
 export const LOCAL_MODEL = "local";
+
+/** The offline engine ran out of its CPU budget: 413 for the client, unless a provider further along the route answers. */
+export class OfflineBudgetExceeded extends GatewayError {
+  constructor(message: string) {
+    super("payload_too_large", message);
+  }
+}
 
 /**
  * One provider's try at a function call, including the single repair round-trip for invalid
@@ -31,9 +42,21 @@ export async function attemptFunction(input: AttemptInput): Promise<AttemptResul
   return attemptText(input);
 }
 
-async function attemptLocal({ def, request, accountId, signal }: AttemptInput): Promise<AttemptResult | null> {
-  if (!def.local) return null;
-  const out = await def.local(request, { accountId, signal });
+async function attemptLocal({ def, request, accountId, signal, cpuBudgetMs }: AttemptInput): Promise<AttemptResult | null> {
+  const local = def.local;
+  if (!local) return null;
+  let out: unknown;
+  try {
+    out =
+      cpuBudgetMs === undefined
+        ? await local(request, { accountId, signal })
+        : await withCpuBudget(cpuBudgetMs, () => local(request, { accountId, signal }));
+  } catch (err) {
+    if (!(err instanceof CpuBudgetExceeded)) throw err;
+    throw new OfflineBudgetExceeded(
+      `${def.name}: this request needs more than the offline engine's CPU budget of ${err.budgetMs} ms per call; send a shorter text, or configure an AI provider for ${def.name}`,
+    );
+  }
   if (out === null) return null;
   const verdict = judge(def, request, resultSchema(def, request), out);
   // A local answer that fails its own schema is a bug in the engine; let a model answer instead.

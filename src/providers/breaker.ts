@@ -90,12 +90,16 @@ export class CircuitBreaker {
 }
 
 /**
- * Errors that say something about the provider's health open its circuit; errors caused by this
- * particular request (too long for the context, a 400 about its content) do not, though the
- * request still falls through to the next provider.
+ * Only failures that say something about the provider's health open its circuit (contract
+ * section 9): connection errors, timeouts, 408/409/429/5xx. Errors caused by this particular
+ * request (too long for the context, a 400 about its content) and answers that fail a function's
+ * schema or checks do not: the request still falls through to the next provider, but a model that
+ * handles one prompt badly must not cut its provider off for every function and account.
  */
 export function countsAgainstProvider(err: ProviderError): boolean {
   if (err.kind === "context_length" || err.kind === "aborted" || err.kind === "unsupported") return false;
-  if (err.kind === "status") return err.status !== 400 && err.status !== 413 && err.status !== 422;
+  if (err.kind === "invalid_output") return false;
+  // A client error (400, 401, 404 model, 413, 422) is about this request or our configuration, not the provider's health.
+  if (err.kind === "status") return err.status === 408 || err.status === 409 || err.status === 429 || (err.status ?? 500) >= 500;
   return true;
 }

@@ -1,71 +1,215 @@
-import { GatewayError, type ProviderAttempt } from "../errors";
+import { GatewayError, invalidRequest, type ProviderAttempt } from "../errors";
 import { type CircuitBreaker, countsAgainstProvider } from "./breaker";
+import { chatFromResponses, responseEventsFromChat, responseFromChat, untranslatable } from "./responses-via-chat";
 import { type Target, targetModel } from "./route-plan";
-import { type ChatMessage, type CompletionRequest, ProviderError, type StreamChunk } from "./types";
+import {
+  type ChatMessage,
+  type CompletionResult,
+  type Feature,
+  type Provider,
+  ProviderError,
+  type ProxyApi,
+  type UpstreamErrorBody,
+} from "./types";
 
-/** Function name of the OpenAI-compatible endpoint in routes, models, metrics. */
-export const CHAT_FN = "chat-completions";
+/** Function name of each OpenAI-compatible API in routes, costs, rate limits, models and metrics. */
+export const API_FN: Record<ProxyApi, string> = {
+  "chat/completions": "chat-completions",
+  embeddings: "embeddings",
+  responses: "responses",
+};
 
-export interface ChatOptions {
-  /** "model" or "provider/model" */
-  model?: string;
+export interface ProxyCall {
+  api: ProxyApi;
+  /** the client's body without `api_key`: forwarded as sent, except `model` */
+  body: Record<string, unknown>;
   signal: AbortSignal;
-  /** epoch ms; for streams it bounds the time to the first chunk */
+  /** epoch ms; for streams it bounds the time to the first event */
   deadlineMs: number;
-  stream?: boolean;
-  temperature?: number;
-  maxTokens?: number;
+  /** names answers the gateway writes itself (providers without an OpenAI-style API) */
+  requestId: string;
 }
 
-export interface ChatOutcome {
-  text: string;
-  provider: string;
-  model: string;
-  usage?: { prompt_tokens: number; completion_tokens: number };
-  finishReason?: string;
-  attempts: ProviderAttempt[];
-}
-
-export interface ChatStreamOutcome {
-  /** the answer's chunks; an error after the first chunk surfaces here as a ProviderError */
-  stream: AsyncIterable<StreamChunk>;
+export interface ProxyOutcome {
+  /** the upstream's answer, serialized once (cacheable as is) */
+  json: string;
   provider: string;
   model: string;
   attempts: ProviderAttempt[];
 }
 
-export interface ChatEnv {
+export interface ProxyStreamOutcome {
+  /** the upstream's events, parsed; an error after the first event surfaces here as a ProviderError */
+  events: AsyncIterable<unknown>;
+  provider: string;
+  model: string;
+  attempts: ProviderAttempt[];
+}
+
+export interface ProxyEnv {
   breaker(name: string): CircuitBreaker;
   onOutcome?: (provider: string, fn: string, outcome: "ok" | "error", ms: number) => void;
 }
 
-type Served<T> = { value: T; target: Target };
+/**
+ * A provider's answer to a client error (400, 404, 413, 422): it goes back to the client with its
+ * status and error object, because another provider would say the same.
+ */
+export class UpstreamClientError extends Error {
+  constructor(
+    readonly status: number,
+    readonly error: UpstreamErrorBody,
+    readonly provider: string,
+    readonly attempts: ProviderAttempt[],
+  ) {
+    super(error.message);
+    this.name = "UpstreamClientError";
+  }
+}
+
+interface Need {
+  feature: Feature;
+  /** the field of the request that needs it */
+  param: string;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const TOOL_FIELDS = ["tools", "tool_choice", "parallel_tool_calls", "functions", "function_call"];
+const PART_FEATURE: Record<string, Feature> = { image_url: "images", input_audio: "audio", file: "files" };
+
+/** The optional features a request needs, each with the first field that needs it. */
+export function requiredFeatures(api: ProxyApi, body: Record<string, unknown>): Need[] {
+  if (api === "embeddings") return [{ feature: "embeddings", param: "model" }];
+  if (api === "responses") return [{ feature: "responses", param: "input" }];
+  const needs: Need[] = [];
+  const add = (feature: Feature, param: string) => {
+    if (!needs.some((n) => n.feature === feature)) needs.push({ feature, param });
+  };
+  for (const f of TOOL_FIELDS) if (body[f] !== undefined) add("tools", f);
+  const rf = body.response_format;
+  if (isObject(rf) && (rf.type === "json_schema" || rf.type === "json_object")) add("structured_output", "response_format");
+  if (body.audio !== undefined) add("audio", "audio");
+  if (Array.isArray(body.modalities) && body.modalities.includes("audio")) add("audio", "modalities");
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  messages.forEach((m, i) => {
+    if (!isObject(m)) return;
+    if (m.role === "tool" || m.role === "function" || m.tool_calls !== undefined || m.function_call !== undefined)
+      add("tools", `messages[${i}]`);
+    if (!Array.isArray(m.content)) return;
+    for (const part of m.content) {
+      const feature = isObject(part) && typeof part.type === "string" ? PART_FEATURE[part.type] : undefined;
+      if (feature) add(feature, `messages[${i}].content`);
+    }
+  });
+  return needs;
+}
 
 /**
- * Sequential fallback shared by plain and streaming chat: each target gets one try (breaker
- * permitting); the deadline and the client's signal end the whole loop.
+ * Fields a provider without an OpenAI-style API (mock) answers faithfully: it writes one plain
+ * text choice, so anything asking for more (tools, n, stop, logprobs, ...) must go elsewhere.
  */
-async function fallback<T>(
-  targets: Target[],
-  opts: ChatOptions,
-  env: ChatEnv,
-  tryOne: (t: Target, signal: AbortSignal) => Promise<T>,
-  /** a stream keeps using the signal after the first chunk; a plain answer is done with it */
-  keepSignal = false,
-) {
+const PLAIN_FIELDS = new Set([
+  "model",
+  "messages",
+  "stream",
+  "stream_options",
+  "temperature",
+  "top_p",
+  "max_tokens",
+  "max_completion_tokens",
+  "user",
+  "metadata",
+  "seed",
+]);
+const PLAIN_ROLES = new Set(["system", "developer", "user", "assistant"]);
+
+/** A Responses call this provider answers through Chat Completions (it has no Responses API of its own). */
+const viaChat = (p: Provider, api: ProxyApi) => api === "responses" && p.proxy !== undefined && !p.features?.has("responses");
+
+/** What `provider` lacks to serve this request as sent ("tools", "n", ...), or null when it can. */
+function lacks(provider: Provider, api: ProxyApi, body: Record<string, unknown>, needs: Need[]): Need | null {
+  if (viaChat(provider, api)) {
+    const field = untranslatable(body);
+    if (field) return { feature: "responses", param: field };
+    const chatNeeds = requiredFeatures("chat/completions", chatFromResponses(body));
+    return chatNeeds.find((n) => !provider.features?.has(n.feature)) ?? null;
+  }
+  if (provider.proxy) return needs.find((n) => !provider.features?.has(n.feature)) ?? null;
+  if (api !== "chat/completions" || needs[0]) return needs[0] ?? null;
+  for (const key of Object.keys(body)) {
+    if (!PLAIN_FIELDS.has(key) && body[key] !== undefined && !(key === "n" && body.n === 1))
+      return { feature: "tools", param: key };
+  }
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  for (const [i, m] of messages.entries()) {
+    if (!isObject(m) || !PLAIN_ROLES.has(String(m.role))) return { feature: "tools", param: `messages[${i}].role` };
+  }
+  return null;
+}
+
+/**
+ * The route minus the providers that cannot serve the request as sent (never one sent a request
+ * with fields removed). No provider left: 400 naming the field and the providers tried.
+ */
+export function capableTargets(api: ProxyApi, body: Record<string, unknown>, targets: Target[]): Target[] {
+  const fn = API_FN[api];
   if (targets.length === 0) {
     throw new GatewayError(
       "no_provider",
-      "chat completions need an AI provider: set OPENAI_API_KEY or GROQ_API_KEY, or add a [[providers]] entry to the TEXTAI_CONFIG file",
+      `${fn} needs an AI provider: set OPENAI_API_KEY or GROQ_API_KEY, or add a [[providers]] entry to the TEXTAI_CONFIG file`,
     );
   }
+  const needs = requiredFeatures(api, body);
+  const ok: Target[] = [];
+  const skipped: string[] = [];
+  let param: string | null = null;
+  for (const t of targets) {
+    const lack = lacks(t.provider, api, body, needs);
+    if (!lack) ok.push(t);
+    else {
+      param ??= lack.param;
+      skipped.push(needs.includes(lack) ? `${t.name} (no ${lack.feature} support)` : `${t.name} (cannot serve "${lack.param}")`);
+    }
+  }
+  if (ok.length === 0) {
+    const what = api === "chat/completions" ? `"${param}"` : `the ${fn} API`;
+    throw invalidRequest(`no provider in the route can serve ${what}; tried ${skipped.join(", ")}`, param);
+  }
+  return ok;
+}
+
+const CLIENT_STATUSES = new Set([400, 404, 413, 422]);
+const isClientError = (e: ProviderError) =>
+  e.kind === "context_length" || (e.kind === "status" && CLIENT_STATUSES.has(e.status ?? 0));
+
+type Step = { target: Target; model: string };
+
+/**
+ * The ordered fallback of the OpenAI-compatible endpoints: each target gets one try (breaker
+ * permitting); the deadline and the client's signal end the whole loop. A client error ends it
+ * too, unless a later provider lists the same model. Every provider rate-limited: 429.
+ */
+async function fallback<T>(
+  fn: string,
+  targets: Target[],
+  call: ProxyCall,
+  env: ProxyEnv,
+  tryOne: (t: Target, model: string, signal: AbortSignal) => Promise<T>,
+  /** a stream keeps using the signal after the first event; a plain answer is done with it */
+  keepSignal = false,
+): Promise<{ value: T; step: Step; attempts: ProviderAttempt[] }> {
   const attempts: ProviderAttempt[] = [];
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), Math.max(0, opts.deadlineMs - Date.now()));
-  const signal = AbortSignal.any([opts.signal, deadline.signal]);
+  const timer = setTimeout(() => deadline.abort(), Math.max(0, call.deadlineMs - Date.now()));
+  const signal = AbortSignal.any([call.signal, deadline.signal]);
+  let queue: Step[] = targets.map((target) => ({ target, model: targetModel(target, fn) }));
+  let ran = 0;
+  let limited = 0;
+  let retryAfterMs: number | undefined;
+  let served = false;
   try {
-    for (const target of targets) {
-      const model = targetModel(target, CHAT_FN);
+    for (let step = queue.shift(); step; step = queue.shift()) {
+      const { target, model } = step;
       const breaker = env.breaker(target.name);
       if (!breaker.tryAcquire()) {
         attempts.push({ provider: target.name, model, error: "circuit_open", ms: 0 });
@@ -73,75 +217,163 @@ async function fallback<T>(
       }
       const started = performance.now();
       try {
-        const value = await tryOne(target, signal);
+        const value = await tryOne(target, model, signal);
         breaker.success();
-        env.onOutcome?.(target.name, CHAT_FN, "ok", Math.round(performance.now() - started));
-        return { served: { value, target } as Served<T>, attempts };
+        env.onOutcome?.(target.name, fn, "ok", Math.round(performance.now() - started));
+        served = true;
+        return { value, step, attempts };
       } catch (err) {
         const ms = Math.round(performance.now() - started);
         if (signal.aborted) {
           breaker.release();
-          const timedOut = deadline.signal.aborted && !opts.signal.aborted;
+          const timedOut = deadline.signal.aborted && !call.signal.aborted;
           attempts.push({ provider: target.name, model, error: timedOut ? "timeout" : "aborted", ms });
           if (timedOut)
-            throw new GatewayError("provider_timeout", "chat completion: no provider answered before the deadline", { attempts });
-          throw new GatewayError("provider_error", "chat completion: the client closed the request", { attempts });
+            throw new GatewayError("provider_timeout", `${fn}: no provider answered before the deadline`, { attempts });
+          throw new GatewayError("client_closed", `${fn}: the client closed the request`, { attempts });
         }
         const e = err instanceof ProviderError ? err : new ProviderError("connection", "provider failed unexpectedly");
         attempts.push({ provider: target.name, model, error: e.code, status: e.status, ms });
+        ran++;
         if (countsAgainstProvider(e)) breaker.failure();
         else breaker.release();
-        if (e.status === 429 && e.retryAfterMs) breaker.pauseFor(e.retryAfterMs);
-        env.onOutcome?.(target.name, CHAT_FN, "error", ms);
+        if (e.status === 429) {
+          limited++;
+          if (e.retryAfterMs !== undefined) {
+            breaker.pauseFor(e.retryAfterMs);
+            retryAfterMs = Math.min(retryAfterMs ?? e.retryAfterMs, e.retryAfterMs);
+          }
+        }
+        env.onOutcome?.(target.name, fn, "error", ms);
+        if (isClientError(e)) {
+          queue = queue.filter((s) => s.target.provider.listModels?.().includes(model)).map((s) => ({ ...s, model }));
+          if (queue.length === 0) {
+            const upstream = e.upstream ?? { message: e.message, type: "invalid_request_error", code: null, param: null };
+            throw new UpstreamClientError(e.status ?? 400, upstream, target.name, attempts);
+          }
+        }
       }
     }
   } finally {
     clearTimeout(timer);
-    // Settles the composite signal so it does not stay reachable from the client's signal.
-    if (!keepSignal) deadline.abort();
+    // Settles the composite signal so it does not stay reachable from the client's signal
+    // (a stream that is being served keeps it: its upstream request still runs on it).
+    if (!(keepSignal && served)) deadline.abort();
   }
   const list = attempts.map((a) => `${a.provider}: ${a.error}`).join(", ");
-  throw new GatewayError("provider_error", `chat completion: every provider failed (${list})`, { attempts });
+  if (ran > 0 && limited === ran) {
+    const seconds = Math.max(1, Math.ceil((retryAfterMs ?? 1000) / 1000));
+    throw new GatewayError("rate_limited", `${fn}: every provider is rate-limited (${list})`, {
+      attempts,
+      headers: { "Retry-After": String(seconds) },
+    });
+  }
+  throw new GatewayError("provider_error", `${fn}: every provider failed (${list})`, { attempts });
 }
 
-function chatRequest(messages: ChatMessage[], t: Target, opts: ChatOptions, signal: AbortSignal): CompletionRequest {
-  return { fn: CHAT_FN, messages, model: t.model, temperature: opts.temperature, maxTokens: opts.maxTokens, signal };
+/** Text messages for a provider without an OpenAI-style API (only plain requests reach one). */
+function plainMessages(body: Record<string, unknown>): ChatMessage[] {
+  const messages = Array.isArray(body.messages) ? (body.messages as Record<string, unknown>[]) : [];
+  return messages.map((m) => ({
+    role: m.role === "developer" ? "system" : (m.role as ChatMessage["role"]),
+    content:
+      typeof m.content === "string"
+        ? m.content
+        : Array.isArray(m.content)
+          ? m.content.map((p) => (isObject(p) && typeof p.text === "string" ? p.text : "")).join("")
+          : "",
+  }));
 }
 
-export async function runChat(messages: ChatMessage[], targets: Target[], opts: ChatOptions, env: ChatEnv): Promise<ChatOutcome> {
-  const { served, attempts } = await fallback(targets, opts, env, (t, signal) =>
-    t.provider.complete(chatRequest(messages, t, opts, signal)),
-  );
-  const r = served.value;
-  return { text: r.text, provider: served.target.name, model: r.model, usage: r.usage, finishReason: r.finishReason, attempts };
+function plainComplete(p: Provider, call: ProxyCall, model: string, signal: AbortSignal): Promise<CompletionResult> {
+  const b = call.body;
+  const maxTokens = (b.max_completion_tokens ?? b.max_tokens) as number | undefined;
+  const temperature = b.temperature as number | undefined;
+  return p.complete({ fn: API_FN[call.api], messages: plainMessages(b), model, temperature, maxTokens, signal });
 }
 
-/** Falls back only until the first chunk arrives: after that the client has seen output. */
-export async function runChatStream(
-  messages: ChatMessage[],
-  targets: Target[],
-  opts: ChatOptions,
-  env: ChatEnv,
-): Promise<ChatStreamOutcome> {
-  const streaming = targets.filter((t) => typeof t.provider.stream === "function");
-  const { served, attempts } = await fallback(
-    streaming,
-    opts,
+function usageOf(r: CompletionResult) {
+  const u = r.usage ?? { prompt_tokens: 0, completion_tokens: 0 };
+  return { ...u, total_tokens: u.prompt_tokens + u.completion_tokens };
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv): Promise<ProxyOutcome> {
+  const fn = API_FN[call.api];
+  const { value, step, attempts } = await fallback(fn, targets, call, env, async (t, model, signal) => {
+    if (viaChat(t.provider, call.api) && t.provider.proxy) {
+      const chat = await t.provider.proxy({ api: "chat/completions", body: chatFromResponses({ ...call.body, model }), signal });
+      return responseFromChat(call.body, isObject(chat) ? chat : {}, call.requestId.slice(4));
+    }
+    if (t.provider.proxy) return t.provider.proxy({ api: call.api, body: { ...call.body, model }, signal });
+    const r = await plainComplete(t.provider, call, model, signal);
+    return {
+      id: `chatcmpl-${call.requestId.slice(4)}`,
+      object: "chat.completion",
+      created: now(),
+      model: r.model,
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: r.text, refusal: null },
+          finish_reason: r.finishReason ?? "stop",
+          logprobs: null,
+        },
+      ],
+      usage: usageOf(r),
+    };
+  });
+  const model = isObject(value) && typeof value.model === "string" ? value.model : step.model;
+  return { json: JSON.stringify(value), provider: step.target.name, model, attempts };
+}
+
+/** Falls back only until the first event arrives: after that the client has seen output. */
+export async function runProxyStream(call: ProxyCall, targets: Target[], env: ProxyEnv): Promise<ProxyStreamOutcome> {
+  const fn = API_FN[call.api];
+  const { value, step, attempts } = await fallback(
+    fn,
+    targets,
+    call,
     env,
-    async (t, signal) => {
-      const stream = t.provider.stream?.(chatRequest(messages, t, opts, signal));
-      if (!stream) throw new ProviderError("unsupported", "provider cannot stream");
-      const it = stream[Symbol.asyncIterator]();
+    async (t, model, signal) => {
+      const p = t.provider;
+      const events =
+        viaChat(p, call.api) && p.proxyStream
+          ? responseEventsFromChat(
+              call.body,
+              p.proxyStream({ api: "chat/completions", body: chatFromResponses({ ...call.body, model }), signal }),
+              call.requestId.slice(4),
+            )
+          : p.proxyStream
+            ? p.proxyStream({ api: call.api, body: { ...call.body, model }, signal })
+            : plainStream(p, call, model, signal);
+      const it = events[Symbol.asyncIterator]();
       const first = await it.next();
       return { first, it };
     },
     true,
   );
-  const { first, it } = served.value;
-  return { stream: resume(first, it), provider: served.target.name, model: targetModel(served.target, CHAT_FN), attempts };
+  const { first, it } = value;
+  return { events: resume(first, it), provider: step.target.name, model: step.model, attempts };
 }
 
-async function* resume(first: IteratorResult<StreamChunk>, it: AsyncIterator<StreamChunk>): AsyncIterable<StreamChunk> {
+/** The chunks of a chat completion written by the gateway for a provider without an OpenAI-style API. */
+async function* plainStream(p: Provider, call: ProxyCall, model: string, signal: AbortSignal): AsyncIterable<unknown> {
+  const r = await plainComplete(p, call, model, signal);
+  const head = { id: `chatcmpl-${call.requestId.slice(4)}`, object: "chat.completion.chunk", created: now(), model: r.model };
+  const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
+    ...head,
+    choices: [{ index: 0, delta, finish_reason: finish, logprobs: null }],
+  });
+  yield chunk({ role: "assistant", content: "" }, null);
+  for (const piece of r.text.split(/(?<=\s)/)) if (piece) yield chunk({ content: piece }, null);
+  yield chunk({}, r.finishReason ?? "stop");
+  const options = call.body.stream_options;
+  if (isObject(options) && options.include_usage === true) yield { ...head, choices: [], usage: usageOf(r) };
+}
+
+async function* resume<E>(first: IteratorResult<E>, it: AsyncIterator<E>): AsyncIterable<E> {
   let done = first.done === true;
   try {
     if (!done) yield first.value;

@@ -1,7 +1,8 @@
 import type { Config, ProviderConfig } from "../config";
-import { createGroqProvider } from "./groq";
+import type * as GroqAdapter from "./groq";
 import { MockProvider } from "./mock";
-import { type AdapterOptions, createOpenAIProvider } from "./openai";
+import type * as OpenAIAdapter from "./openai";
+import type { AdapterOptions } from "./openai";
 import { type CompletionResult, type Provider, ProviderError } from "./types";
 
 /**
@@ -22,13 +23,14 @@ export class LocalProvider implements Provider {
   }
 }
 
+// The SDKs (about 20 MB and 60 ms to load) are loaded only when a provider of their type is configured.
 export function buildProvider(config: ProviderConfig, opts: AdapterOptions = {}): Provider {
   switch (config.type) {
     case "openai":
     case "openai-compatible":
-      return createOpenAIProvider(config, opts);
+      return (require("./openai") as typeof OpenAIAdapter).createOpenAIProvider(config, opts);
     case "groq":
-      return createGroqProvider(config, opts);
+      return (require("./groq") as typeof GroqAdapter).createGroqProvider(config, opts);
     case "mock":
       return new MockProvider(config);
     case "local":
@@ -44,5 +46,5 @@ export function buildProviders(config: Config, opts: AdapterOptions = {}): Map<s
   return map;
 }
 
-export type { ChatOptions, ChatOutcome, ChatStreamOutcome } from "./chat";
+export type { ProxyCall, ProxyOutcome, ProxyStreamOutcome } from "./chat";
 export { ProviderRouter, type RouteCall, type RouteOutcome } from "./router";

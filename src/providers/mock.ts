@@ -2,7 +2,7 @@ import type { ProviderConfig } from "../config";
 import { sleep } from "./abort";
 import { hashEmbedding } from "./embedding";
 import { synthesize } from "./synthesize";
-import type { CompletionRequest, CompletionResult, ImageRequest, ImageResult, Provider, StreamChunk } from "./types";
+import type { CompletionRequest, CompletionResult, ImageRequest, ImageResult, Provider } from "./types";
 
 /** 1x1 transparent PNG: the smallest valid image a client can decode. */
 const TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
@@ -60,16 +60,6 @@ export class MockProvider implements Provider {
       },
       finishReason: "stop",
     };
-  }
-
-  async *stream(req: CompletionRequest): AsyncIterable<StreamChunk> {
-    const { text } = await this.complete(req);
-    const parts = text.split(/(?<=\s)/);
-    for (const delta of parts) {
-      if (req.signal?.aborted) return;
-      yield { delta, finishReason: null };
-    }
-    yield { delta: "", finishReason: "stop" };
   }
 
   async image(req: ImageRequest): Promise<ImageResult> {

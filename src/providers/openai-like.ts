@@ -1,4 +1,4 @@
-import type { ProviderConfig, ProviderType } from "../config";
+import type { ProviderConfig, ProviderFeature, ProviderType } from "../config";
 import { fromStructured, type StructuredSchema, schemaInstruction, toStructured } from "./structured";
 import {
   type ChatMessage,
@@ -9,7 +9,8 @@ import {
   type JsonSchema,
   type Provider,
   ProviderError,
-  type StreamChunk,
+  type ProxyRequest,
+  type UpstreamErrorBody,
 } from "./types";
 
 /**
@@ -34,19 +35,16 @@ export interface ChatCompletionLike {
   usage?: { prompt_tokens: number; completion_tokens: number } | null;
 }
 
-export interface ChunkLike {
-  choices: { delta?: { content?: string | null } | null; finish_reason?: string | null }[];
-}
-
 export interface RequestOpts {
   signal?: AbortSignal;
 }
 
 export interface SdkBinding {
   complete(body: ChatBody, opts: RequestOpts): Promise<ChatCompletionLike>;
-  stream(body: ChatBody, opts: RequestOpts): Promise<AsyncIterable<ChunkLike>>;
   image?(req: { prompt: string; size: string; model: string; n: number }, opts: RequestOpts): Promise<ImageResult["images"]>;
   embed?(texts: string[], model: string, opts: RequestOpts): Promise<number[][]>;
+  /** the SDK's raw POST (path relative to the base URL): the body goes out as given, the answer comes back parsed */
+  post(path: string, body: Record<string, unknown>, opts: RequestOpts & { stream: boolean }): Promise<unknown>;
   /** the SDK's error classes, for mapping its errors to ProviderError */
   errors: SdkErrorClasses;
 }
@@ -56,6 +54,8 @@ interface ApiErrorLike extends Error {
   headers?: Headers;
   code?: string | null;
   param?: string | null;
+  type?: string | null;
+  error?: unknown;
 }
 type ErrorClass<T extends Error> = abstract new (...args: never[]) => T;
 export interface SdkErrorClasses {
@@ -97,15 +97,42 @@ export function mapSdkError(err: unknown, classes: SdkErrorClasses, signal?: Abo
   if (err instanceof classes.APIError && typeof err.status === "number") {
     const status = err.status;
     const message = err.message.slice(0, 300);
+    const upstream = upstreamError(err);
     if ((status === 400 || status === 413) && (err.code === "context_length_exceeded" || CONTEXT_LENGTH.test(message))) {
-      return new ProviderError("context_length", "input exceeds the model's context length", status);
+      return new ProviderError("context_length", "input exceeds the model's context length", status, undefined, upstream);
     }
-    return new ProviderError("status", `upstream answered ${status}: ${message}`, status, retryAfterMs(err.headers));
+    return new ProviderError("status", `upstream answered ${status}: ${message}`, status, retryAfterMs(err.headers), upstream);
   }
-  // A body that is not JSON (the SDK's JSON.parse) is the upstream's fault, like invalid output.
-  if (err instanceof SyntaxError) return new ProviderError("invalid_output", "upstream sent a malformed response");
+  // A body that is not JSON (the SDK's JSON.parse): the server or a proxy in front of it is broken,
+  // a health failure like a dropped connection (unlike model output that fails a schema)
+  if (err instanceof SyntaxError) return new ProviderError("connection", "upstream sent a malformed response");
   // fetch/body errors outside the SDK's wrapping (socket reset while reading the body).
   return new ProviderError("connection", `upstream connection failed: ${err instanceof Error ? err.name : "error"}`);
+}
+
+const str = (v: unknown): string | null => (typeof v === "string" ? v : typeof v === "number" ? String(v) : null);
+
+/** The upstream's error object (the SDK keeps the body's `error`), for clients that expect OpenAI's error shape. */
+function upstreamError(err: ApiErrorLike): UpstreamErrorBody {
+  const body = (typeof err.error === "object" && err.error !== null ? err.error : {}) as Record<string, unknown>;
+  return {
+    message: str(body.message) ?? err.message,
+    type: str(body.type) ?? err.type ?? null,
+    code: str(body.code) ?? err.code ?? null,
+    param: str(body.param) ?? err.param ?? null,
+  };
+}
+
+/** Features of each provider type's API when the config names none. */
+export function defaultFeatures(config: ProviderConfig): ReadonlySet<ProviderFeature> {
+  if (config.features) return new Set(config.features);
+  if (config.type === "openai")
+    return new Set(["tools", "images", "audio", "files", "structured_output", "responses", "embeddings"]);
+  const features: ProviderFeature[] = ["tools", "images", "structured_output"];
+  // Groq serves the Responses API at /openai/v1/responses (console.groq.com/docs/openai).
+  if (config.type === "groq") features.push("responses");
+  if (config.embedding_model) features.push("embeddings");
+  return new Set(features);
 }
 
 /** A 400/422 that blames the response_format: the server has no json_schema support. */
@@ -113,12 +140,13 @@ function rejectsJsonSchema(err: ProviderError): boolean {
   return err.kind === "status" && (err.status === 400 || err.status === 422) && RESPONSE_FORMAT.test(err.message);
 }
 
-/** Provider over an OpenAI-style chat API: structured output, json_object fallback, streaming, images, embeddings. */
+/** Provider over an OpenAI-style API: structured output with json_object fallback, images, embeddings, and the raw pass-through of the OpenAI-compatible endpoints. */
 export class OpenAILikeProvider implements Provider {
   readonly name: string;
   readonly type: ProviderType;
   readonly image?: (req: ImageRequest) => Promise<ImageResult>;
   readonly embed?: (texts: string[], signal?: AbortSignal) => Promise<number[][]>;
+  readonly features: ReadonlySet<ProviderFeature>;
   /** models whose server rejected json_schema; their later calls go straight to json_object */
   private readonly jsonSchemaUnsupported = new Set<string>();
 
@@ -129,6 +157,7 @@ export class OpenAILikeProvider implements Provider {
   ) {
     this.name = config.name;
     this.type = config.type;
+    this.features = defaultFeatures(config);
     if (sdk.image && defaults.imageModel) this.image = (req) => this.generateImage(req);
     if (sdk.embed && defaults.embeddingModel) this.embed = (texts, signal) => this.embedTexts(texts, signal);
   }
@@ -138,11 +167,48 @@ export class OpenAILikeProvider implements Provider {
   }
 
   modelFor(fn: string): string {
+    if (fn === "embeddings")
+      return this.config.models?.[fn] ?? this.config.embedding_model ?? this.defaults.embeddingModel ?? this.defaults.model;
     return this.config.models?.[fn] ?? this.config.default_model ?? this.defaults.model;
   }
 
   listModels(): string[] {
-    return [...new Set([this.config.default_model ?? this.defaults.model, ...Object.values(this.config.models ?? {})])];
+    const embedding = this.config.embedding_model ?? this.defaults.embeddingModel;
+    return [
+      ...new Set([
+        this.config.default_model ?? this.defaults.model,
+        ...Object.values(this.config.models ?? {}),
+        ...(embedding ? [embedding] : []),
+      ]),
+    ];
+  }
+
+  async proxy(req: ProxyRequest): Promise<unknown> {
+    try {
+      return await this.sdk.post(`/${req.api}`, req.body, { signal: req.signal, stream: false });
+    } catch (err) {
+      throw mapSdkError(err, this.sdk.errors, req.signal);
+    }
+  }
+
+  async *proxyStream(req: ProxyRequest): AsyncIterable<unknown> {
+    let events: AsyncIterable<unknown>;
+    try {
+      events = (await this.sdk.post(`/${req.api}`, req.body, { signal: req.signal, stream: true })) as AsyncIterable<unknown>;
+    } catch (err) {
+      throw mapSdkError(err, this.sdk.errors, req.signal);
+    }
+    let finished = false;
+    try {
+      for await (const event of events) {
+        if (!finished) finished = endsStream(req.api, event);
+        yield event;
+      }
+    } catch (err) {
+      throw mapSdkError(err, this.sdk.errors, req.signal);
+    }
+    // The SDKs end quietly when the connection closes early; only a finish says the answer is whole.
+    if (!finished) throw new ProviderError("connection", "upstream stream ended early");
   }
 
   private body(req: CompletionRequest, structured: StructuredSchema | undefined, jsonSchema: boolean): ChatBody {
@@ -205,31 +271,6 @@ export class OpenAILikeProvider implements Provider {
     return this.sdk.complete(this.body(req, structured, jsonSchema), { signal: req.signal });
   }
 
-  async *stream(req: CompletionRequest): AsyncIterable<StreamChunk> {
-    // Streaming is for free text (chat); structured answers are requested whole.
-    const body = this.body({ ...req, schema: undefined }, undefined, false);
-    let chunks: AsyncIterable<ChunkLike>;
-    try {
-      chunks = await this.sdk.stream(body, { signal: req.signal });
-    } catch (err) {
-      throw mapSdkError(err, this.sdk.errors, req.signal);
-    }
-    let finished = false;
-    try {
-      for await (const chunk of chunks) {
-        const choice = chunk.choices[0];
-        if (!choice) continue;
-        const delta = choice.delta?.content ?? "";
-        if (choice.finish_reason) finished = true;
-        if (delta || choice.finish_reason) yield { delta, finishReason: choice.finish_reason ?? null };
-      }
-    } catch (err) {
-      throw mapSdkError(err, this.sdk.errors, req.signal);
-    }
-    // A stream that ends without a finish reason was cut off (the SDK ends quietly on EOF).
-    if (!finished) throw new ProviderError("connection", "upstream stream ended early");
-  }
-
   private async generateImage(req: ImageRequest): Promise<ImageResult> {
     const model = req.model ?? this.config.models?.["image-generation"] ?? (this.defaults.imageModel as string);
     const bind = this.sdk.image;
@@ -252,6 +293,17 @@ export class OpenAILikeProvider implements Provider {
       throw mapSdkError(err, this.sdk.errors, signal);
     }
   }
+}
+
+/** A chunk with a finish_reason (chat), or the Responses API's terminal event. */
+function endsStream(api: ProxyRequest["api"], event: unknown): boolean {
+  if (typeof event !== "object" || event === null) return false;
+  if (api === "responses") {
+    const type = (event as { type?: unknown }).type;
+    return type === "response.completed" || type === "response.incomplete" || type === "response.failed";
+  }
+  const choices = (event as { choices?: unknown }).choices;
+  return Array.isArray(choices) && choices.some((c) => typeof c === "object" && c !== null && c.finish_reason);
 }
 
 /** json_schema names allow [a-zA-Z0-9_-]{1,64}; function names are close but not guaranteed. */

@@ -1,11 +1,19 @@
 import type { Config } from "../config";
-import { GatewayError, type ProviderAttempt } from "../errors";
+import { clientClosed, GatewayError, type ProviderAttempt } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
-import { type AttemptResult, attemptFunction } from "./attempt";
+import { type AttemptResult, attemptFunction, OfflineBudgetExceeded } from "./attempt";
 import { type BreakerState, CircuitBreaker, countsAgainstProvider } from "./breaker";
-import { type ChatOptions, type ChatOutcome, type ChatStreamOutcome, runChat, runChatStream } from "./chat";
+import {
+  API_FN,
+  capableTargets,
+  type ProxyCall,
+  type ProxyOutcome,
+  type ProxyStreamOutcome,
+  runProxy,
+  runProxyStream,
+} from "./chat";
 import { orderRoute, planTargets, type Target, targetModel } from "./route-plan";
-import { type ChatMessage, type Provider, ProviderError } from "./types";
+import { type Provider, ProviderError } from "./types";
 
 export interface RouteCall {
   def: AnyFunctionDef;
@@ -101,8 +109,7 @@ export class ProviderRouter {
   async run(call: RouteCall): Promise<RouteOutcome> {
     const targets = planTargets(this.routeFor(call.def, call.preferProvider), this.providers, call.model);
     if (targets.length === 0) throw noProvider(call.def, this.config.routes[call.def.name] !== undefined);
-    if (call.signal.aborted)
-      throw new GatewayError("provider_error", `${call.def.name}: the client closed the request`, { attempts: [] });
+    if (call.signal.aborted) throw clientClosed(`${call.def.name}: the client closed the request`);
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), Math.max(0, call.deadlineMs - Date.now()));
     try {
@@ -143,6 +150,7 @@ export class ProviderRouter {
           provider: target.provider,
           model: target.model,
           signal,
+          cpuBudgetMs: this.config.limits.offlineCpuMs,
         };
         const promise = attemptFunction(input).then(
           (value): Settled => ({ i, ok: true, value }),
@@ -190,7 +198,7 @@ export class ProviderRouter {
         stopAll();
         if (timedOut)
           throw new GatewayError("provider_timeout", `${def.name}: no provider answered before the deadline`, { attempts });
-        throw new GatewayError("provider_error", `${def.name}: the client closed the request`, { attempts });
+        throw new GatewayError("client_closed", `${def.name}: the client closed the request`, { attempts });
       }
       const r = running.get(got.i) as Running;
       running.delete(got.i);
@@ -205,6 +213,13 @@ export class ProviderRouter {
       if (got.ok)
         breaker.release(); // the local engine declined this request: no failure, just next
       else {
+        if (got.error instanceof OfflineBudgetExceeded && next < targets.length) {
+          // the offline engine's CPU budget ran out: a model further along the route can still answer
+          breaker.release();
+          attempts.push({ provider: r.target.name, model: targetModel(r.target, def.name), error: "cpu_budget", ms });
+          if (running.size === 0) startNext();
+          continue;
+        }
         if (got.error instanceof GatewayError) {
           // A local implementation's answer for the client (not_found, invalid_request): not a provider failure.
           breaker.release();
@@ -231,18 +246,27 @@ export class ProviderRouter {
     throw new GatewayError("provider_error", `${def.name}: every provider failed (${summarize(attempts)})`, { attempts });
   }
 
-  /** Plain chat completion (the OpenAI-compatible endpoint) with the same fallback and breakers. */
-  chat(messages: ChatMessage[], opts: ChatOptions & { stream: true }): Promise<ChatStreamOutcome>;
-  chat(messages: ChatMessage[], opts: ChatOptions & { stream?: false }): Promise<ChatOutcome>;
-  chat(messages: ChatMessage[], opts: ChatOptions): Promise<ChatOutcome | ChatStreamOutcome>;
-  chat(messages: ChatMessage[], opts: ChatOptions): Promise<ChatOutcome | ChatStreamOutcome> {
-    const route = (this.config.routes["chat-completions"] ?? [...this.providers.keys()]).filter((n) => {
+  /**
+   * The targets of an OpenAI-compatible call (never the offline engine): the configured route of
+   * its function or every provider, minus those that cannot serve the request as sent.
+   */
+  proxyTargets(call: Pick<ProxyCall, "api" | "body">): Target[] {
+    const fn = API_FN[call.api];
+    const route = (this.config.routes[fn] ?? [...this.providers.keys()]).filter((n) => {
       const p = this.providers.get(n);
       return p !== undefined && p.type !== "local";
     });
-    const targets = planTargets([...new Set(route)], this.providers, opts.model);
-    const env = { breaker: (n: string) => this.breaker(n), onOutcome: this.onOutcome };
-    return opts.stream ? runChatStream(messages, targets, opts, env) : runChat(messages, targets, opts, env);
+    const model = typeof call.body.model === "string" ? call.body.model : undefined;
+    return capableTargets(call.api, call.body, planTargets([...new Set(route)], this.providers, model));
+  }
+
+  /** An OpenAI-compatible call with the same breakers as the function endpoints. */
+  proxy(call: ProxyCall, targets: Target[]): Promise<ProxyOutcome> {
+    return runProxy(call, targets, { breaker: (n) => this.breaker(n), onOutcome: this.onOutcome });
+  }
+
+  proxyStream(call: ProxyCall, targets: Target[]): Promise<ProxyStreamOutcome> {
+    return runProxyStream(call, targets, { breaker: (n) => this.breaker(n), onOutcome: this.onOutcome });
   }
 
   private breaker(name: string): CircuitBreaker {

@@ -1,4 +1,4 @@
-import type { ProviderType } from "../config";
+import type { ProviderFeature, ProviderType } from "../config";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
@@ -29,12 +29,6 @@ export interface CompletionResult {
   finishReason?: string;
 }
 
-export interface StreamChunk {
-  /** text delta */
-  delta: string;
-  finishReason?: string | null;
-}
-
 export interface ImageRequest {
   prompt: string;
   size: string;
@@ -57,6 +51,14 @@ export type ProviderErrorKind =
   | "aborted"
   | "unsupported";
 
+/** The error object an OpenAI-style upstream answered with, returned to OpenAI-compatible clients as is. */
+export interface UpstreamErrorBody {
+  message: string;
+  type: string | null;
+  code: string | null;
+  param: string | null;
+}
+
 /** Any failure of a provider call, normalized so the router can decide to fall back. */
 export class ProviderError extends Error {
   constructor(
@@ -64,6 +66,8 @@ export class ProviderError extends Error {
     message: string,
     readonly status?: number,
     readonly retryAfterMs?: number,
+    /** the upstream's own error object (never logged; the OpenAI-compatible routes return it) */
+    readonly upstream?: UpstreamErrorBody,
   ) {
     super(message);
     this.name = "ProviderError";
@@ -75,13 +79,31 @@ export class ProviderError extends Error {
   }
 }
 
+/** The OpenAI-style APIs the gateway forwards as they are (the OpenAI-compatible endpoints). */
+export type ProxyApi = "chat/completions" | "embeddings" | "responses";
+
+/** Optional features of a request that not every provider serves (config key `features`). */
+export type Feature = ProviderFeature;
+
+export interface ProxyRequest {
+  api: ProxyApi;
+  /** the client's body with `model` set to this provider's model; every other field as sent */
+  body: Record<string, unknown>;
+  signal: AbortSignal;
+}
+
 export interface Provider {
   readonly name: string;
   readonly type: ProviderType;
+  /** what this provider's API serves beyond plain text chat; only providers with `proxy` have any */
+  readonly features?: ReadonlySet<Feature>;
+  /** forwards an OpenAI-style request unchanged and resolves the upstream's JSON answer */
+  proxy?(req: ProxyRequest): Promise<unknown>;
+  /** the same with `stream: true`: the upstream's events, parsed; a cut stream throws ProviderError */
+  proxyStream?(req: ProxyRequest): AsyncIterable<unknown>;
   /** model that serves `fn` when the request names none */
   modelFor(fn: string): string;
   complete(req: CompletionRequest): Promise<CompletionResult>;
-  stream?(req: CompletionRequest): AsyncIterable<StreamChunk>;
   image?(req: ImageRequest): Promise<ImageResult>;
   embed?(texts: string[], signal?: AbortSignal): Promise<number[][]>;
   listModels?(): string[];

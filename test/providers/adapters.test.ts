@@ -1,8 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
+import type { ProxyCall } from "../../src/providers/chat";
 import { createGroqProvider } from "../../src/providers/groq";
 import { mockText } from "../../src/providers/mock";
 import { createOpenAIProvider } from "../../src/providers/openai";
+import type { ProviderRouter } from "../../src/providers/router";
 import { ProviderError } from "../../src/providers/types";
 import type { Upstream } from "../helpers/upstream";
 import { call, makeRouter, rejection, TinyResult, tiny, tinyImage, useUpstreams } from "./fixtures";
@@ -107,27 +109,37 @@ describe("chat completions", () => {
       ],
     });
 
+  const chatCall = (msgs: typeof messages, stream = false): ProxyCall => ({
+    api: "chat/completions",
+    body: { messages: msgs, ...(stream ? { stream: true } : {}) },
+    signal: new AbortController().signal,
+    deadlineMs: Date.now() + 5000,
+    requestId: "req_test",
+  });
+  const chat = (r: ProviderRouter, c: ProxyCall) => r.proxy(c, r.proxyTargets(c));
+  const chatStream = (r: ProviderRouter, c: ProxyCall) => r.proxyStream(c, r.proxyTargets(c));
+  const deltas = async (events: AsyncIterable<unknown>) => {
+    let text = "";
+    let finish: string | null | undefined;
+    for await (const e of events as AsyncIterable<{ choices: { delta: { content?: string }; finish_reason: string | null }[] }>) {
+      text += e.choices[0]?.delta.content ?? "";
+      finish = e.choices[0]?.finish_reason ?? finish;
+    }
+    return { text, finish };
+  };
+
   test("plain chat with fallback", async () => {
     sim.program([{ status: 500 }]);
-    const out = await router().chat(messages, { signal: new AbortController().signal, deadlineMs: Date.now() + 5000 });
+    const out = await chat(router(), chatCall(messages));
     expect(out.provider).toBe("b");
-    expect(out.text).toBe(mockText("hello there simulator"));
+    expect(JSON.parse(out.json).choices[0].message.content).toBe(mockText("hello there simulator"));
     expect(out.attempts).toMatchObject([{ provider: "a", error: "http_500" }]);
   });
 
   test("streaming: chunks arrive in order and add up to the answer", async () => {
-    const out = await router().chat(messages, {
-      stream: true,
-      signal: new AbortController().signal,
-      deadlineMs: Date.now() + 5000,
-    });
+    const out = await chatStream(router(), chatCall(messages, true));
     expect(out.provider).toBe("a");
-    let text = "";
-    let finish: string | null | undefined;
-    for await (const c of out.stream) {
-      text += c.delta;
-      if (c.finishReason) finish = c.finishReason;
-    }
+    const { text, finish } = await deltas(out.events);
     expect(text).toBe(mockText("hello there simulator"));
     expect(finish).toBe("stop");
     expect(sim.calls.requests[0]?.stream).toBe(true);
@@ -135,29 +147,20 @@ describe("chat completions", () => {
 
   test("streaming falls back before the first chunk", async () => {
     sim.program([{ status: 503 }]);
-    const out = await router().chat(messages, {
-      stream: true,
-      signal: new AbortController().signal,
-      deadlineMs: Date.now() + 5000,
-    });
+    const out = await chatStream(router(), chatCall(messages, true));
     expect(out.provider).toBe("b");
     expect(out.attempts).toMatchObject([{ provider: "a", error: "http_503" }]);
-    let text = "";
-    for await (const c of out.stream) text += c.delta;
+    const { text } = await deltas(out.events);
     expect(text).toBe(mockText("hello there simulator"));
   });
 
   test("a stream cut after the first chunk surfaces as an error to the consumer", async () => {
     sim.program([{ streamCut: true }]);
-    const out = await router().chat(messages, {
-      stream: true,
-      signal: new AbortController().signal,
-      deadlineMs: Date.now() + 5000,
-    });
+    const out = await chatStream(router(), chatCall(messages, true));
     expect(out.provider).toBe("a");
     const err = await rejection(
       (async () => {
-        for await (const _ of out.stream) {
+        for await (const _ of out.events) {
           /* drain */
         }
       })(),
@@ -168,16 +171,32 @@ describe("chat completions", () => {
 
   test("a consumer that stops early aborts the upstream stream", async () => {
     const long = [{ role: "user" as const, content: "one two three four five six seven eight nine ten eleven twelve" }];
-    const out = await router().chat(long, { stream: true, signal: new AbortController().signal, deadlineMs: Date.now() + 5000 });
-    for await (const _ of out.stream) break;
+    const out = await chatStream(router(), chatCall(long, true));
+    for await (const _ of out.events) break;
     await Bun.sleep(50);
     expect(sim.calls.requests[0]?.aborted).toBe(true);
   });
 
-  test("no remote provider: no_provider 503", async () => {
-    const err = await rejection(
-      makeRouter({}).chat(messages, { signal: new AbortController().signal, deadlineMs: Date.now() + 1000 }),
+  test("groq passes the Responses API through by default; an openai-compatible server answers it through chat completions", async () => {
+    const body = { model: "llama-x", input: "hello groq" };
+    const c: ProxyCall = { ...chatCall(messages), api: "responses", body };
+    const r = makeRouter({ providers: [{ name: "g", type: "groq", base_url: sim2.url }] });
+    const out = await chat(r, c);
+    expect(JSON.parse(out.json).object).toBe("response");
+    expect(sim2.calls.requests.at(-1)?.path).toBe("/openai/v1/responses");
+    expect(sim2.calls.requests.at(-1)?.body).toEqual(body);
+    const compat = makeRouter({ providers: [{ name: "o", type: "openai-compatible", base_url: `${sim.url}/v1` }] });
+    const translated = JSON.parse((await chat(compat, c)).json);
+    expect(translated.object).toBe("response");
+    expect(translated.output[0].content[0].text).toBe(mockText("hello groq"));
+    expect(sim.calls.requests.at(-1)?.path).toBe("/v1/chat/completions");
+    expect(() => compat.proxyTargets({ ...c, body: { ...body, previous_response_id: "resp_1" } })).toThrow(
+      'o (cannot serve "previous_response_id")',
     );
+  });
+
+  test("no remote provider: no_provider 503", async () => {
+    const err = await rejection((async () => chat(makeRouter({}), chatCall(messages)))());
     expect(err.code).toBe("no_provider");
     expect(err.message).toContain("OPENAI_API_KEY");
   });
@@ -257,7 +276,8 @@ describe("simulator bookkeeping", () => {
   test("completed calls, plain and streamed, are never marked aborted", async () => {
     const p = createOpenAIProvider({ name: "x", type: "openai", base_url: `${sim.url}/v1` });
     await p.complete({ fn: "x", messages: [{ role: "user", content: "hi" }] });
-    for await (const _ of p.stream?.({ fn: "x", messages: [{ role: "user", content: "hi there" }] }) ?? []) {
+    const body = { model: "m", messages: [{ role: "user", content: "hi there" }], stream: true };
+    for await (const _ of p.proxyStream({ api: "chat/completions", body, signal: new AbortController().signal })) {
       /* drain */
     }
     await Bun.sleep(100);

@@ -83,11 +83,15 @@ describe("mock provider", () => {
 
   test("free text when no schema is asked for", async () => {
     const router = makeRouter({ providers: [{ name: "m", type: "mock" }] });
-    const out = await router.chat([{ role: "user", content: "ping" }], {
+    const c = {
+      api: "chat/completions" as const,
+      body: { messages: [{ role: "user", content: "ping" }] },
       signal: new AbortController().signal,
       deadlineMs: Date.now() + 1000,
-    });
-    expect(out.text).toContain("ping");
+      requestId: "req_test",
+    };
+    const out = await router.proxy(c, router.proxyTargets(c));
+    expect(JSON.parse(out.json).choices[0].message.content).toContain("ping");
   });
 });
 

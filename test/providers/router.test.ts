@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "../../src/errors";
+import { defineFunction } from "../../src/functions/define";
 import type { Upstream } from "../helpers/upstream";
 import { call, makeRouter, rejection, TinyResult, tiny, useUpstreams } from "./fixtures";
 
@@ -194,6 +195,20 @@ describe("circuit breaker", () => {
     const back = await router.run(call(tiny, input));
     expect(back.provider).toBe("a");
     expect(a.calls.count).toBe(2);
+  });
+
+  test("schema-invalid answers for one function leave the provider open for every other function (contract 9)", async () => {
+    const router = twoProviders({ breaker: { failure_threshold: 2, cooldown_ms: 30_000 } });
+    // the model behind one function answers JSON that fails the schema, first try and repair alike
+    a.program([{ schemaInvalid: true, times: 100 }], { model: "bad-model" });
+    for (let i = 0; i < 4; i++) {
+      const out = await router.run(call(tiny, input, { model: "a/bad-model" }));
+      expect(out.attempts).toMatchObject([{ provider: "a", error: "invalid_output" }]);
+    }
+    expect(router.status().a).toMatchObject({ state: "closed", consecutiveFailures: 0 });
+    const other = defineFunction({ ...tiny, name: "tiny-other" });
+    const served = await router.run(call(other, input));
+    expect({ provider: served.provider, attempts: served.attempts }).toEqual({ provider: "a", attempts: [] });
   });
 
   test("request-specific errors (context length) do not open the circuit", async () => {
