@@ -5,6 +5,7 @@ import { analyzeSentiment } from "../local/sentiment";
 import { detectSpam } from "../local/spam";
 import { defineFunction } from "./define";
 import { builtinIntent, gist, languageOf, offlineReadable } from "./local/signals";
+import { noteLowConfidence } from "./offline-reach";
 import { buildPrompt, option } from "./prompt";
 import {
   Context,
@@ -111,11 +112,14 @@ export default defineFunction({
       result,
     }),
   local: (req) => {
-    if (!offlineReadable(req.comment)) return null;
+    // other languages: no English intent cues (a question mark still asks), moderation's word lists
+    // are English-centric; the fields that are guesses are named in meta.low_confidence
+    const english = offlineReadable(req.comment);
+    if (!english) noteLowConfidence(req, ["intent", "is_toxic", "topics"]);
     const spam = detectSpam(req.comment, { contentType: "comment" }).isSpam;
     const moderation = moderate(req.comment, { platform: req.platform, context: req.post_context });
     const is_toxic = moderation.flaggedCategories.some((c) => TOXIC.has(c));
-    const read = COMMENT_INTENT_OF[builtinIntent(req.comment).intent] ?? "other";
+    const read = english ? (COMMENT_INTENT_OF[builtinIntent(req.comment).intent] ?? "other") : "other";
     // "Love it! Do you ship to Canada?": under a post, a question waits for an answer whatever else it says.
     const asks = req.comment.includes("?") && (read === "praise" || read === "feedback" || read === "other");
     const intent: CommentIntent = spam ? "spam" : asks ? "question" : read;

@@ -2,6 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { detectLanguage } from "../local/language";
 import { MODERATION_CATEGORIES, moderate } from "../local/moderation";
 import { defineFunction } from "./define";
+import { decline } from "./offline-reach";
 import { buildPrompt, option } from "./prompt";
 import { Confidence, Context, Enum, Language, Result, Short, Strings, Text } from "./schemas";
 
@@ -92,7 +93,7 @@ export default defineFunction({
   },
   local: (req) => {
     // the lexicon is English; other languages would pass unseen
-    if (!isEnglish(req)) return null;
+    if (!isEnglish(req)) return decline(req, "language", "the offline moderation lexicon is English");
     const r = moderate(req.comment, { platform: req.platform, context: req.context });
     return {
       action: r.action,

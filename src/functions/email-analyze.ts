@@ -4,6 +4,7 @@ import { defineFunction } from "./define";
 import {
   builtinIntent,
   categoryOfIntent,
+  declineLanguage,
   entitiesOf,
   gist,
   labelFor,
@@ -13,6 +14,7 @@ import {
   withSubject,
   writerSentiment,
 } from "./local/signals";
+import { decline } from "./offline-reach";
 import { buildPrompt, pinTo } from "./prompt";
 import {
   AllowedList,
@@ -83,11 +85,12 @@ export default defineFunction({
   ...pinned<Req, Static<typeof result>>((req) => ({ category: req.allowed_categories, intent: req.allowed_intents })),
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
-    if (!offlineReadable(text)) return null;
+    if (!offlineReadable(text)) return foreignEmail(req, text);
     const { intent } = builtinIntent(text);
     const category = labelFor(text, req.allowed_categories, () => categoryOfIntent(intent));
+    if (category === null) return decline(req, "allowed_categories", "no offline cue fits any of these categories");
     const intentLabel = labelFor(text, req.allowed_intents, () => intent);
-    if (category === null || intentLabel === null) return null;
+    if (intentLabel === null) return decline(req, "allowed_intents", "no offline cue fits any of these intents");
     const sentiment = writerSentiment(text);
     return {
       category,
@@ -119,3 +122,24 @@ export default defineFunction({
     },
   },
 });
+
+/**
+ * An email the engine's English cues cannot read: what it can honestly give without them. The
+ * language, entities (patterns: amounts, dates, references, addresses), an extractive summary,
+ * priority from urgency words and deadlines in seven languages, and the mood from the review
+ * lexicon of those languages. Category and intent would be guesses, so they say so: "general"
+ * and "unknown". With allowed lists to choose from, the engine cannot pick and declines.
+ */
+function foreignEmail(req: Req, text: string): Static<typeof result> | null {
+  if (req.allowed_categories?.length || req.allowed_intents?.length) return declineLanguage(req, text);
+  const sentiment = writerSentiment(text);
+  return {
+    category: "general",
+    intent: "unknown",
+    priority: priorityOf(text, sentiment).level,
+    sentiment,
+    language: languageOf(req.email_content),
+    entities: entitiesOf(req.email_content),
+    summary: gist(req.email_content, 2),
+  };
+}

@@ -5,12 +5,14 @@ import { extractFields } from "./local/extract-fields";
 import {
   builtinIntent,
   categoryOfIntent,
+  declineLanguage,
   offlineReadable,
   pickLabel,
   priorityOf,
   withSubject,
   writerSentiment,
 } from "./local/signals";
+import { decline } from "./offline-reach";
 import { buildPrompt, pinTo } from "./prompt";
 import {
   AllowedList,
@@ -100,12 +102,12 @@ export default defineFunction({
   ...pinned<Req, Static<typeof result>>((req) => ({ category: req.allowed_categories })),
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
-    if (!offlineReadable(text)) return null;
+    if (!offlineReadable(text)) return declineLanguage(req, text);
     const own = builtinIntent(text);
     const picked = req.allowed_categories?.length
       ? pickLabel(text, req.allowed_categories)
       : { label: categoryOfIntent(own.intent), confidence: own.matched ? own.confidence : 0.3 };
-    if (picked === null) return null;
+    if (picked === null) return decline(req, "allowed_categories", "no offline cue fits any of these categories");
     const out: Static<typeof result> = { category: picked.label, confidence: picked.confidence };
     if (req.detect_urgency) {
       const { level, why } = priorityOf(text, writerSentiment(text));

@@ -5,6 +5,7 @@ import { actionName, emailAction } from "./local/routing";
 import {
   builtinIntent,
   categoryOfIntent,
+  declineLanguage,
   departmentOfIntent,
   gist,
   labelFor,
@@ -13,6 +14,7 @@ import {
   withSubject,
   writerSentiment,
 } from "./local/signals";
+import { decline } from "./offline-reach";
 import { buildPrompt, pinTo } from "./prompt";
 import { AllowedList, CustomInstructions, Enum, oneOf, Priority, Result, Subject, Text, WRITER_SENTIMENTS } from "./schemas";
 
@@ -86,14 +88,15 @@ export default defineFunction({
   ...pinned<Req, Static<typeof result>>((req) => ({ action: req.allowed_actions, department: req.allowed_departments })),
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
-    if (!offlineReadable(text)) return null;
+    if (!offlineReadable(text)) return declineLanguage(req, text);
     const { intent } = builtinIntent(text);
     const sentiment = writerSentiment(text);
     const priority = priorityOf(text, sentiment);
     const decision = emailAction(text, intent, priority.level, sentiment);
     const action = actionName(decision.action, req.allowed_actions);
     const department = labelFor(text, req.allowed_departments, () => departmentOfIntent(intent));
-    if (action === null || department === null) return null;
+    if (action === null) return decline(req, "allowed_actions", "no offline cue fits any of these actions");
+    if (department === null) return decline(req, "allowed_departments", "no offline cue fits any of these departments");
     const reason = `${action} (${department}) because ${decision.why}; priority ${priority.level} because ${priority.why}.`;
     const decisionOnly = { action, department, priority: priority.level, reason };
     if (req.workflow_first) return decisionOnly;

@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { fixGrammar, GRAMMAR_DIALECTS, parseDialect } from "../local/grammar";
 import { defineFunction } from "./define";
+import { decline } from "./offline-reach";
 import { buildPrompt, option } from "./prompt";
 import { Model, Result, Short, Text } from "./schemas";
 
@@ -103,7 +104,14 @@ export default defineFunction({
   local: async (req) => {
     const dialect = parseDialect(req.dialect);
     // Harper corrects; it does not rewrite for tone, and it knows only these dialects
-    if (!dialect || (req.tone && !KEEP_TONE.test(req.tone.trim()))) return null;
+    if (!dialect)
+      return decline(
+        req,
+        "dialect",
+        `the offline grammar engine knows American, British, Canadian and Australian English, not "${req.dialect}"`,
+      );
+    if (req.tone && !KEEP_TONE.test(req.tone.trim()))
+      return decline(req, "tone", `rewriting for a "${req.tone}" tone needs a model; the offline engine only corrects`);
     const r = await fixGrammar(req.text, { dialect });
     const corrections = r.corrections.map((c) => ({
       original: c.original,

@@ -2,6 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { BUILTIN_INTENTS, detectIntent } from "../local/intent";
 import { canonical, outside } from "./constrain";
 import { defineFunction } from "./define";
+import { decline } from "./offline-reach";
 import { buildPrompt, pinTo } from "./prompt";
 import { AllowedList, Confidence, Entities, Model, oneOf, Result, Text } from "./schemas";
 
@@ -77,7 +78,8 @@ export default defineFunction({
   local: (req) => {
     const r = detectIntent(req.text, req.intent_types, { entities: req.intent_entities });
     // no cue supports any label: the engine would only be guessing
-    if (!r.matched) return null;
+    if (!r.matched)
+      return decline(req, req.intent_types?.length ? "intent_types" : "text", "no cue of the offline engine supports any intent");
     return { intent: r.intent, confidence: r.confidence, entities: r.entities, alternatives: r.alternatives };
   },
   // Cue rules cover common support and commerce intents but not what a model understands: a model answers first.

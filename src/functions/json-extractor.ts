@@ -2,6 +2,7 @@ import { type Static, type TProperties, type TSchema, Type } from "@sinclair/typ
 import { invalidRequest } from "../errors";
 import { defaultExtraction, extractJson, type FieldSpec, parseSchemaSpec } from "../local/json-extract";
 import { defineFunction } from "./define";
+import { decline, noteNotFound } from "./offline-reach";
 import { buildPrompt } from "./prompt";
 import { CustomInstructions, Model, Result, Strings, Text } from "./schemas";
 
@@ -41,7 +42,15 @@ const Amount = Type.Object(
   { additionalProperties: false },
 );
 
-/** Without a schema: every entity found, grouped by kind. */
+/** Entities listed per kind (a long text can hold thousands of dates or numbers). */
+const MAX_PER_KIND = 100;
+
+/** The first `n` of every list: more would fail the result schema and answer 502. */
+function firstOfEach<T extends object>(groups: T, n: number): T {
+  return Object.fromEntries(Object.entries(groups).map(([k, v]) => [k, (v as unknown[]).slice(0, n)])) as T;
+}
+
+/** Without a schema: every entity found, grouped by kind (the first MAX_PER_KIND of each, in text order). */
 const result = Result(
   {
     people: Strings("person names", 100),
@@ -49,9 +58,9 @@ const result = Result(
     emails: Strings("email addresses", 100),
     phones: Strings("phone numbers, digits with a leading + when given", 100),
     urls: Strings("links and domains", 100),
-    dates: Type.Array(Dated, { maxItems: 100 }),
-    amounts: Type.Array(Amount, { maxItems: 100 }),
-    percentages: Type.Array(Type.Number(), { maxItems: 100 }),
+    dates: Type.Array(Dated, { maxItems: MAX_PER_KIND }),
+    amounts: Type.Array(Amount, { maxItems: MAX_PER_KIND }),
+    percentages: Type.Array(Type.Number(), { maxItems: MAX_PER_KIND }),
     identifiers: Strings("order, invoice, ticket and tracking numbers and other codes", 100),
     numbers: Type.Array(Type.Number(), { maxItems: 100 }),
   },
@@ -138,12 +147,15 @@ export default defineFunction({
   },
   local: (req) => {
     // free-form instructions are beyond pattern extraction
-    if (req.custom_instructions?.trim()) return null;
+    if (req.custom_instructions?.trim())
+      return decline(req, "custom_instructions", "free-form instructions need a model; the offline engine extracts by pattern");
     const fields = fieldsOf(req);
-    if (!fields) return defaultExtraction(req.text);
+    if (!fields) return firstOfEach(defaultExtraction(req.text), MAX_PER_KIND);
     const ex = extractJson(req.text, fields);
     // a field with no recognizer would be a guess (null claims the text does not say): ask a model
-    if (ex.unresolved.length) return null;
+    if (ex.unresolved.length)
+      return decline(req, "schema", `no offline recognizer for ${ex.unresolved.map((f) => `"${f}"`).join(", ")}`);
+    noteNotFound(req, ex.missing);
     // the result schema of this request is the caller's; the static type is the default shape's
     return ex.value as unknown as Static<typeof result>;
   },

@@ -4,7 +4,8 @@ import { extractKeywords } from "../local/keywords";
 import { analyzeSentiment } from "../local/sentiment";
 import { defineFunction } from "./define";
 import { reviewAspects } from "./local/reviews";
-import { gist, languageOf, offlineReadable } from "./local/signals";
+import { CUE_LANGUAGES, gist, languageOf, offlineReadable } from "./local/signals";
+import { noteLowConfidence } from "./offline-reach";
 import { buildPrompt, option } from "./prompt";
 import { Context, Language, LanguageCode, Rating, Result, Sentiment, Strings, Text } from "./schemas";
 
@@ -65,21 +66,38 @@ export default defineFunction({
       result,
     }),
   local: (req) => {
-    if (!offlineReadable(req.review)) return null;
+    // other languages: sentiment from the review lexicon of seven languages (at most 0.6 confident),
+    // no English intent cues, and the fields that are guesses named in meta.low_confidence
+    const english = offlineReadable(req.review);
+    const language = languageOf(req.review, req.language);
+    if (!english)
+      noteLowConfidence(
+        req,
+        CUE_LANGUAGES.has(language.slice(0, 2))
+          ? ["aspects", "keywords"]
+          : ["sentiment", "score", "aspects", "keywords", "needs_response"],
+      );
     const s = analyzeSentiment(req.review);
     const stars = starsOf(req.rating);
     // A text with no clear sentiment ("Arrived on Tuesday.") takes the stars' word for it.
     const sentiment =
       s.label === "neutral" && stars !== undefined ? (stars <= 2 ? "negative" : stars >= 4 ? "positive" : "neutral") : s.label;
-    const intent = detectIntent(req.review).intent;
+    const intent = english ? detectIntent(req.review).intent : "unknown";
+    const aspects = reviewAspects(req.review).slice(0, 20);
     return {
       sentiment,
       score: s.score,
-      language: languageOf(req.review, req.language),
+      language,
       summary: gist(req.review, 1),
-      aspects: reviewAspects(req.review).slice(0, 20),
+      aspects,
       keywords: extractKeywords(req.review, 8).map((k) => k.keyword),
-      needs_response: sentiment === "negative" || sentiment === "mixed" || req.review.includes("?") || intent === "complaint",
+      // a problem with any aspect needs an answer, even inside an otherwise happy review
+      needs_response:
+        sentiment === "negative" ||
+        sentiment === "mixed" ||
+        req.review.includes("?") ||
+        intent === "complaint" ||
+        aspects.some((a) => a.sentiment === "negative"),
     };
   },
   preferLocal: false,

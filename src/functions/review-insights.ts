@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
 import { andList, countLine, countSentiments, overallSentiment, splitReviews, themesOf } from "./local/reviews";
-import { offlineReadable } from "./local/signals";
+import { declineLanguage, offlineReadable } from "./local/signals";
 import { buildPrompt, reviewsRule, reviewsText } from "./prompt";
 import { Context, Result, Reviews, Sentiment, Strings } from "./schemas";
 
@@ -60,7 +60,8 @@ export default defineFunction({
     }),
   local: (req) => {
     const reviews = splitReviews(req.reviews);
-    if (reviews.length === 0 || !offlineReadable(reviews.join("\n"))) return null;
+    if (reviews.length === 0) return null;
+    if (!offlineReadable(reviews.join("\n"))) return declineLanguage(req, reviews.join("\n"));
     const n = reviews.length;
     const counts = countSentiments(reviews);
     const themes = themesOf(reviews, 8);

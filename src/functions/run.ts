@@ -1,19 +1,19 @@
-import { authenticate } from "../auth/authenticate";
-import type { AuthInfo, KeyStore } from "../auth/key-store";
+import type { AuthInfo, KeyStore } from "../auth/interface";
 import { canonicalJson, digest } from "../cache/canonical";
-import type { CachedAnswer, ResponseCache } from "../cache/response-cache";
+import type { CachedAnswer, ResponseCache } from "../cache/interface";
 import type { Config } from "../config";
 import { chargedAnswer } from "../credits/charged-answer";
-import type { CreditLedger, Reservation } from "../credits/ledger";
+import type { CreditLedger, Reservation } from "../credits/interface";
 import { GatewayError, type ProviderAttempt } from "../errors";
-import { readJsonBody } from "../http/body";
+import { requestEdge } from "../http/edge";
 import { renderSuccess } from "../http/envelope";
-import type { IdempotencyStore } from "../http/idempotency";
 import { mark, type RequestState, serverTiming } from "../http/state";
+import type { IdempotencyStore, StoredResponse } from "../idempotency/interface";
 import type { Metrics } from "../metrics";
 import type { RouteCall, RouteOutcome } from "../providers/router";
-import { type RateLimiter, rateLimitHeaders } from "../ratelimit/limiter";
+import type { RateLimiter } from "../ratelimit/interface";
 import type { AnyFunctionDef } from "./define";
+import { offlineNotes, withDeclineReason } from "./offline-reach";
 import { validateAgainst } from "./validate";
 
 /** What the pipeline needs from the provider router. */
@@ -52,65 +52,97 @@ export class FunctionPipeline {
   }
 
   /** `params` (path parameters such as a knowledge base id) are merged into the body before validation. */
-  async handle(def: AnyFunctionDef, request: Request, state: RequestState, params?: Record<string, string>): Promise<Response> {
-    const { config, limiter } = this.deps;
-    state.fn = def.name;
-    let t = performance.now();
-    const body = await readJsonBody(request, config.limits);
-    t = mark(state, "body", t);
-    const auth = authenticate(this.deps.keys, request.headers, body);
-    state.auth = auth;
+  /** `signedIn`: the dashboard playground's account, instead of a presented key. */
+  async handle(
+    def: AnyFunctionDef,
+    request: Request,
+    state: RequestState,
+    params?: Record<string, string>,
+    signedIn?: AuthInfo,
+  ): Promise<Response> {
+    const { config } = this.deps;
+    const { auth, body } = await requestEdge(this.deps, request, state, {
+      fn: def.name,
+      rateClass: def.rateClass,
+      body: true,
+      auth: signedIn,
+    });
     if (params) Object.assign(body, params);
-    t = mark(state, "auth", t);
+    const t = performance.now();
 
-    const decision = limiter.check(auth.keyId, auth.plan, def.name, def.rateClass);
-    t = mark(state, "ratelimit", t);
-    Object.assign(state.headers, rateLimitHeaders(decision));
-    if (!decision.allowed) {
-      throw new GatewayError(
-        "rate_limited",
-        `rate limit of ${decision.limit} requests per minute for ${def.name} exceeded; retry in ${decision.retryAfterSeconds}s`,
-      );
-    }
-
-    let req = validateAgainst<Record<string, unknown>>(def.request, body, config.limits.maxTextChars);
+    // strict: an unknown (misspelled) field is a 400, not silently ignored and charged; api_key may ride in the body
+    let req = validateAgainst<Record<string, unknown>>(def.request, body, config.limits.maxTextChars, {
+      strict: true,
+      ignore: ["api_key"],
+    });
     if (def.normalize) req = def.normalize(req);
     if (def.prepare) req = await def.prepare(req, { accountId: auth.accountId, signal: request.signal });
     mark(state, "validate", t);
 
     const idemKey = request.headers.get("idempotency-key");
     if (idemKey !== null) {
-      const replay = this.beginIdempotent(auth, idemKey, def.name, req);
+      const replay = await this.beginIdempotent(auth, idemKey, def.name, req, state);
       if (replay) return replay;
     }
     try {
       const res = await this.execute(def, req, auth, request, state);
-      if (idemKey !== null) {
-        const headers: Record<string, string> = { "idempotent-replayed": "true" };
-        this.deps.idempotency.complete(auth.accountId, idemKey, { status: res.status, body: state.responseBody ?? "", headers });
-      }
+      // kept before the answer leaves, so a retry after a crash from here on replays it
+      if (idemKey !== null)
+        await this.deps.idempotency.complete(auth.accountId, idemKey, {
+          status: res.status,
+          body: state.responseBody ?? "",
+          headers: {},
+        });
       return res;
     } catch (err) {
-      if (idemKey !== null) this.deps.idempotency.abandon(auth.accountId, idemKey);
+      if (idemKey !== null) await this.deps.idempotency.abandon(auth.accountId, idemKey);
       throw err;
     }
   }
 
-  private beginIdempotent(auth: AuthInfo, key: string, fn: string, req: unknown): Response | null {
+  private async beginIdempotent(
+    auth: AuthInfo,
+    key: string,
+    fn: string,
+    req: unknown,
+    state: RequestState,
+  ): Promise<Response | null> {
     if (key.length === 0 || key.length > 255)
       throw new GatewayError("invalid_request", "Idempotency-Key must be 1 to 255 characters", { param: "Idempotency-Key" });
-    const begun = this.deps.idempotency.begin(auth.accountId, key, digest(fn, canonicalJson(req)));
+    const begun = await this.deps.idempotency.begin(auth.accountId, key, digest(fn, canonicalJson(req)));
     if (begun.state === "mismatch")
       throw new GatewayError("idempotency_mismatch", "this Idempotency-Key was already used with a different request body");
     if (begun.state === "in_flight")
       throw new GatewayError("conflict", "a request with this Idempotency-Key is still in progress");
-    if (begun.state === "replay") {
-      return new Response(begun.response.body, {
-        status: begun.response.status,
-        headers: { "content-type": "application/json", ...begun.response.headers },
-      });
-    }
+    if (begun.state === "gone")
+      throw new GatewayError(
+        "conflict",
+        "a request with this Idempotency-Key already completed, and its answer was too large to keep; use a new key",
+      );
+    if (begun.state === "replay") return this.replay(begun.response, state, await this.deps.ledger.balance(auth.accountId));
     return null;
+  }
+
+  /** The stored answer under this request's id, saying that nothing was charged this time. */
+  private replay(stored: StoredResponse, state: RequestState, balance: number): Response {
+    state.credits = 0;
+    let body = stored.body;
+    try {
+      const env = JSON.parse(stored.body) as { request_id?: string; meta?: Record<string, unknown> };
+      env.request_id = state.requestId;
+      if (env.meta) {
+        env.meta.credits_deducted = 0;
+        env.meta.credits_remaining = balance;
+        env.meta.timestamp = new Date().toISOString();
+      }
+      body = JSON.stringify(env);
+    } catch {
+      // not an envelope: replayed as it was
+    }
+    return new Response(body, {
+      status: stored.status,
+      headers: { "content-type": "application/json", ...stored.headers, ...state.headers, "idempotent-replayed": "true" },
+    });
   }
 
   private async execute(
@@ -126,10 +158,10 @@ export class FunctionPipeline {
     const resolved = router.resolveModel(def, { model, preferProvider });
 
     const cost = this.costOf(def);
-    const insufficient = () =>
+    const insufficient = async () =>
       new GatewayError(
         "insufficient_credits",
-        `insufficient credits: ${def.name} costs ${cost}, balance is ${ledger.balance(auth.accountId)}`,
+        `insufficient credits: ${def.name} costs ${cost}, balance is ${await ledger.balance(auth.accountId)}`,
       );
     const charge = (provider: string | null, cached: boolean) => ({
       keyId: auth.keyId,
@@ -137,6 +169,7 @@ export class FunctionPipeline {
       requestId: state.requestId,
       provider,
       cached,
+      signal: request.signal,
     });
 
     const cacheControl = request.headers.get("cache-control") ?? "";
@@ -162,8 +195,17 @@ export class FunctionPipeline {
       details: charge,
       insufficient,
       produce: async () => {
-        const out = await router.run(call);
-        return { json: JSON.stringify(out.result), provider: out.provider, model: out.model, attempts: out.attempts };
+        const out = await router.run(call).catch((err: unknown) => {
+          throw withDeclineReason(req, err);
+        });
+        const notes = out.provider === "local" ? offlineNotes(req) : undefined;
+        return {
+          json: JSON.stringify(out.result),
+          provider: out.provider,
+          model: out.model,
+          attempts: out.attempts,
+          ...(notes ? { notes: { ...notes } } : {}),
+        };
       },
       fromCache: (hit) => ({ ...hit, attempts: [] }),
     });
@@ -190,6 +232,7 @@ export class FunctionPipeline {
       provider: answer.provider,
       model: answer.model,
       attempts: answer.attempts,
+      ...answer.notes,
     });
     state.responseBody = body;
     mark(state, "total", state.startedPerf);

@@ -3,6 +3,7 @@ import { invalidRequest } from "../errors";
 import { type FieldSpec, parseSchemaSpec } from "../local/json-extract";
 import { parseSearchQuery } from "../local/query-parse";
 import { defineFunction } from "./define";
+import { decline } from "./offline-reach";
 import { buildPrompt } from "./prompt";
 import { Context, Enum, Result, Strings, Text } from "./schemas";
 
@@ -150,7 +151,8 @@ export default defineFunction({
     const spec = specOf(req);
     const STANDARD = new Set(Object.keys(standardFilters));
     // caller filters without allowed values need understanding, not matching
-    if (spec?.some((f) => !f.enum?.length && !STANDARD.has(f.name))) return null;
+    const open = spec?.find((f) => !f.enum?.length && !STANDARD.has(f.name));
+    if (open) return decline(req, "filters", `filter "${open.name}" has no allowed values; reading it needs a model`);
     const facets = Object.fromEntries((spec ?? []).filter((f) => f.enum?.length).map((f) => [f.name, f.enum ?? []]));
     const q = parseSearchQuery(req.query, { facets });
     return {

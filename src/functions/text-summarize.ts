@@ -1,7 +1,8 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
 import { extractJson, parseSchemaSpec } from "../local/json-extract";
-import { isSupportedFormat, isSupportedLength, summarize } from "../local/summarize";
+import { isKnownAudience, isSupportedFormat, isSupportedLength, summarize } from "../local/summarize";
 import { defineFunction } from "./define";
+import { decline, ignoreOption, noteNotFound } from "./offline-reach";
 import { buildPrompt, option } from "./prompt";
 import { CustomInstructions, ExtractSchema, extractedResult, Model, Result, Short, Strings, Text } from "./schemas";
 
@@ -97,16 +98,27 @@ export default defineFunction({
   },
   local: (req) => {
     // an extractive engine cannot follow free-form instructions or invent a format it does not know
-    if (req.custom_instructions?.trim() || !isSupportedFormat(req.format) || !isSupportedLength(req.length)) return null;
+    if (req.custom_instructions?.trim())
+      return decline(req, "custom_instructions", "free-form instructions need a model; the offline summarizer is extractive");
+    if (!isSupportedFormat(req.format)) return decline(req, "format", `the offline summarizer has no "${req.format}" format`);
+    if (!isSupportedLength(req.length)) return decline(req, "length", `the offline summarizer has no "${req.length}" length`);
+    if (req.target_audience?.trim() && !isKnownAudience(req.target_audience))
+      ignoreOption(
+        req,
+        "target_audience",
+        "the offline summarizer adapts only to executives, engineers and other experts, or beginners and customers",
+      );
     const r = summarize(req.text, { length: req.length, format: req.format, targetAudience: req.target_audience });
     if (!r.summary) return null;
     const out: Static<typeof result> = { summary: r.summary, key_points: r.keyPoints, word_count: r.wordCount };
     if (req.extract_schema && Object.keys(req.extract_schema).length > 0) {
       const fields = parseSchemaSpec(req.extract_schema);
-      if (!fields) return null;
+      if (!fields) return decline(req, "extract_schema", "the offline engine cannot read this field specification");
       const ex = extractJson(req.text, fields);
       // a field the engine cannot recognize would be a guess: leave the request to a model
-      if (ex.unresolved.length) return null;
+      if (ex.unresolved.length)
+        return decline(req, "extract_schema", `no offline recognizer for ${ex.unresolved.map((f) => `"${f}"`).join(", ")}`);
+      noteNotFound(req, ex.missing);
       out.extracted = ex.value;
     }
     return out;

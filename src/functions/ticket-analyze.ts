@@ -1,7 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
-import { categoryOfIntent, entitiesOf, gist, languageOf, offlineReadable } from "./local/signals";
+import { categoryOfIntent, entitiesOf, gist, languageOf, offlineReadable, reportsServerFailure } from "./local/signals";
 import { readTicket } from "./local/tickets";
+import { noteLowConfidence } from "./offline-reach";
 import { buildPrompt, option, ticketInputs } from "./prompt";
 import {
   Entities,
@@ -62,11 +63,17 @@ export default defineFunction({
       result,
     }),
   local: (req) => {
-    if (!offlineReadable(req.ticket)) return null;
     const t = readTicket(req);
+    let intent = t.intent;
+    if (!offlineReadable(req.ticket)) {
+      // the intent cues are English: another language gets "unknown", unless a status code or error
+      // name says it is a technical issue; the urgency cues and deadlines cover seven languages
+      intent = reportsServerFailure(t.text) ? "technical_issue" : "unknown";
+      noteLowConfidence(req, intent === "unknown" ? ["category", "intent", "sentiment", "tags"] : ["sentiment", "tags"]);
+    }
     return {
-      category: categoryOfIntent(t.intent),
-      intent: t.intent,
+      category: intent === "unknown" ? "general" : categoryOfIntent(intent),
+      intent,
       priority: t.priority.level,
       sentiment: t.sentiment,
       language: languageOf(req.ticket, req.language),

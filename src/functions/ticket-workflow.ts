@@ -2,8 +2,9 @@ import { type Static, Type } from "@sinclair/typebox";
 import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import { ticketAction } from "./local/routing";
-import { departmentOfIntent, labelFor, offlineReadable } from "./local/signals";
+import { declineLanguage, departmentOfIntent, labelFor, offlineReadable } from "./local/signals";
 import { readTicket } from "./local/tickets";
+import { decline } from "./offline-reach";
 import { buildPrompt, pinTo, ticketInputs } from "./prompt";
 import { AllowedList, Enum, oneOf, Priority, Result, Strings, Text, ticketContextFields } from "./schemas";
 
@@ -55,10 +56,10 @@ export default defineFunction({
     }),
   ...pinned<Req, Static<typeof result>>((req) => ({ department: req.available_departments })),
   local: (req) => {
-    if (!offlineReadable(req.ticket)) return null;
+    if (!offlineReadable(req.ticket)) return declineLanguage(req, req.ticket);
     const t = readTicket(req);
     const department = labelFor(t.text, req.available_departments, () => departmentOfIntent(t.intent));
-    if (department === null) return null;
+    if (department === null) return decline(req, "available_departments", "no offline cue fits any of these departments");
     const specialist = departmentOfIntent(t.intent) !== "support";
     const next = ticketAction(req.ticket, t.intent, t.escalate, specialist);
     return {

@@ -14,6 +14,18 @@ export function checkerFor(schema: TSchema): TypeCheck<TSchema> {
   return c;
 }
 
+const withDefaults = new WeakMap<TSchema, boolean>();
+
+function declaresDefaults(schema: TSchema): boolean {
+  let has = withDefaults.get(schema);
+  if (has === undefined) {
+    const walk = (s: unknown): boolean => s !== null && typeof s === "object" && ("default" in s || Object.values(s).some(walk));
+    has = walk(schema);
+    withDefaults.set(schema, has);
+  }
+  return has;
+}
+
 /** "/conversation/0/role" -> "conversation[0].role" */
 export function pointerToParam(pointer: string): string {
   return pointer
@@ -24,22 +36,37 @@ export function pointerToParam(pointer: string): string {
 }
 
 /**
- * Applies defaults, validates, and drops unknown fields (they are ignored, not errors).
- * The first problem becomes a 400 invalid_request naming the field in `param`.
+ * Applies defaults, validates, and drops unknown fields. With `strict` (the /api/v1 function
+ * routes) an unknown field is a 400 naming it and the closest known name instead: a misspelled
+ * option must not be charged for silently. The first problem becomes a 400 invalid_request naming
+ * the field in `param`.
  */
-export function validateAgainst<T>(schema: TSchema, input: unknown, maxTextChars: number): T {
-  const value = Value.Default(schema, input);
+export function validateAgainst<T>(
+  schema: TSchema,
+  input: unknown,
+  maxTextChars: number,
+  opts: { strict?: boolean; ignore?: readonly string[] } = {},
+): T {
+  // Value.Default walks the whole schema on every call; most request schemas declare no default
+  const value = declaresDefaults(schema) ? Value.Default(schema, input) : input;
   const checker = checkerFor(schema);
   if (!checker.Check(value)) {
     const first = checker.Errors(value).First();
     const param = first ? pointerToParam(first.path) : null;
     const missing = first && first.value === undefined;
+    const allowed = first ? literalsOf(first.schema) : null;
     const message = !first
       ? "request does not match the schema"
       : missing
         ? `${param} is required`
-        : `${param || "body"}: ${first.message.replace(/^Expected/, "expected")}`;
+        : allowed
+          ? `${param || "body"} must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}`
+          : `${param || "body"}: ${first.message.replace(/^Expected/, "expected")}`;
     throw new GatewayError("invalid_request", message, { param });
+  }
+  if (opts.strict) {
+    const unknown = firstUnknownField(schema, value, "", new Set(opts.ignore ?? []));
+    if (unknown) throw new GatewayError("invalid_request", unknownFieldMessage(unknown), { param: unknown.param });
   }
   Value.Clean(schema, value);
   const long = findLongString(value, maxTextChars, "");
@@ -62,4 +89,93 @@ function findLongString(v: unknown, max: number, path: string): string | null {
     }
   }
   return null;
+}
+
+/** The allowed values of an enum-like schema (a union of literals), else null. */
+function literalsOf(schema: TSchema): unknown[] | null {
+  const variants = (schema as { anyOf?: TSchema[] }).anyOf;
+  if (!variants?.length || !variants.every((v) => "const" in v)) return null;
+  return variants.map((v) => (v as unknown as { const: unknown }).const);
+}
+
+interface UnknownField {
+  param: string;
+  name: string;
+  known: string[];
+}
+
+/** The first key the schema does not declare, depth first; unions follow the variant the value matches. */
+function firstUnknownField(schema: TSchema, value: unknown, path: string, ignore: Set<string>): UnknownField | null {
+  const variants = (schema as { anyOf?: TSchema[] }).anyOf;
+  if (variants) {
+    const match = variants.find((v) => checkerFor(v).Check(value));
+    return match ? firstUnknownField(match, value, path, ignore) : null;
+  }
+  if (Array.isArray(value)) {
+    const items = (schema as { items?: TSchema }).items;
+    if (!items) return null;
+    for (let i = 0; i < value.length; i++) {
+      const hit = firstUnknownField(items, value[i], `${path}[${i}]`, ignore);
+      if (hit) return hit;
+    }
+    return null;
+  }
+  if (!value || typeof value !== "object") return null;
+  const props = (schema as { properties?: Record<string, TSchema> }).properties;
+  const patterns = (schema as { patternProperties?: Record<string, TSchema> }).patternProperties;
+  if (patterns) {
+    const inner = Object.values(patterns)[0];
+    if (!inner) return null;
+    for (const [k, v] of Object.entries(value)) {
+      const hit = firstUnknownField(inner, v, path ? `${path}.${k}` : k, ignore);
+      if (hit) return hit;
+    }
+    return null;
+  }
+  if (!props) return null;
+  const open = (schema as { additionalProperties?: unknown }).additionalProperties;
+  for (const [k, v] of Object.entries(value)) {
+    const at = path ? `${path}.${k}` : k;
+    const declared = props[k];
+    if (declared) {
+      const hit = firstUnknownField(declared, v, at, ignore);
+      if (hit) return hit;
+    } else if (open !== true && typeof open !== "object" && !(path === "" && ignore.has(k))) {
+      return { param: at, name: k, known: Object.keys(props) };
+    }
+  }
+  return null;
+}
+
+function unknownFieldMessage(u: UnknownField): string {
+  const near = closest(u.name, u.known);
+  if (near) return `unknown field "${u.param}": did you mean "${near}"?`;
+  return `unknown field "${u.param}"; known fields here: ${u.known.join(", ")}`;
+}
+
+/** The known name nearest to `name` by edit distance, when near enough to be a typo. */
+function closest(name: string, known: string[]): string | null {
+  let best: string | null = null;
+  let bestD = Number.POSITIVE_INFINITY;
+  const lower = name.toLowerCase();
+  for (const k of known) {
+    const d = editDistance(lower, k.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = k;
+    }
+  }
+  return best !== null && bestD <= Math.max(2, Math.floor(name.length / 3)) ? best : null;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 8) return Number.POSITIVE_INFINITY;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length] ?? Number.POSITIVE_INFINITY;
 }

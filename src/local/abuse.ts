@@ -6,6 +6,7 @@
  *   normalizeForMatching(text): string
  *   maskProfanity(text): string     replaces profane words with asterisks (first letter kept)
  */
+import { checkCpuBudget } from "./budget";
 
 export type AbuseCategory =
   | "toxicity"
@@ -66,14 +67,15 @@ const RULES: Rule[] = [
   ["profanity", new RegExp(`\\b(?:${MILD_PROFANE})\\b`, "g"), 0.15],
   ["insult", new RegExp(`\\b(?:${INSULT_WORDS})\\b`, "g"), 0.35],
   // insults aimed at someone weigh far more than the word alone, and are harassment too
+  // at most 4 intensifiers: an unbounded chain is rescanned from every "such a" in "such a such a …"
   ...targeted(
     new RegExp(
-      `\\b(?:you(?:'re| are|r)?|u r|ur|such an?|what an?|bunch of|you)\\s+(?:an?\\s+|so\\s+|such\\s+(?:an?\\s+)?|complete\\s+|total\\s+|fucking\\s+|absolute\\s+)*(?:${INSULT_WORDS}|${PROFANE_WORDS})\\b`,
+      `\\b(?:you(?:'re| are|r)?|u r|ur|such an?|what an?|bunch of|you)\\s+(?:an?\\s+|so\\s+|such\\s+|complete\\s+|total\\s+|fucking\\s+|absolute\\s+){0,4}(?:${INSULT_WORDS}|${PROFANE_WORDS})\\b`,
       "g",
     ),
   ),
   // "..., idiot." addressed at the reader
-  ...targeted(new RegExp(`,\\s*(?:you\\s+)?(?:${INSULT_WORDS})\\s*[.!?]*\\s*$`, "gm")),
+  ...targeted(new RegExp(`,\\s*(?:you\\s+)?(?:${INSULT_WORDS})\\s*(?:[.!?]+\\s*)?$`, "gm")),
   ...targeted(new RegExp(`\\b(?:${INSULT_WORDS})\\s+(?:\\w+\\s+)?like you\\b`, "g")),
   // about a third party: an insult, not harassment of the reader
   [
@@ -122,7 +124,7 @@ const RULES: Rule[] = [
   [
     "hate",
     new RegExp(
-      `\\b${GROUPS}\\s+(?:are|is)\\s+(?:(?:all|just|nothing but|such)\\s+)*(?:animals|vermin|subhuman|parasites|scum|savages|inferior|disgusting|a disease|a plague|cockroaches|rats|criminals|terrorists|trash|evil)\\b`,
+      `\\b${GROUPS}\\s+(?:are|is)\\s+(?:(?:all|just|nothing but|such)\\s+){0,4}(?:animals|vermin|subhuman|parasites|scum|savages|inferior|disgusting|a disease|a plague|cockroaches|rats|criminals|terrorists|trash|evil)\\b`,
       "g",
     ),
     0.9,
@@ -189,6 +191,7 @@ export function scoreAbuse(text: string): AbuseScores {
   const categories = Object.fromEntries(ABUSE_CATEGORIES.map((c) => [c, 0])) as Record<AbuseCategory, number>;
   const hits: AbuseHit[] = [];
   for (const [category, re, weight] of RULES) {
+    checkCpuBudget();
     re.lastIndex = 0;
     for (const m of norm.matchAll(re)) {
       hits.push({ category, match: m[0], weight });

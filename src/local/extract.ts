@@ -12,7 +12,8 @@
  *
  * Offsets are UTF-16 code units, like String.prototype.slice.
  */
-import * as chrono from "chrono-node";
+import { checkCpuBudget } from "./budget";
+import { parseDates } from "./dates";
 
 export type EntityType =
   | "email"
@@ -119,7 +120,7 @@ const NUMBER_RE =
   /(?<![\w.,$€£¥#-])[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w%])|(?<![\w.,$€£¥#-])[-+]?\d+(?:\.\d+)?(?![\w%]|[.,]\d)/g;
 // Order numbers, tickets, invoices, tracking codes: letters and digits mixed, or # followed by digits.
 const ID_RE =
-  /#\s?[A-Z0-9][A-Z0-9-]{2,}\b|\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{1,6}(?:-[A-Z0-9]{2,})+\b|\b(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])[A-Z][A-Za-z0-9]*\d[A-Za-z0-9]{2,}\b|\b(?:order|ticket|invoice|case|account|tracking|reference|ref|confirmation|booking|customer|member|policy|claim)\s*(?:no\.?|number|num|id|#)?\s*[:#]?\s*([A-Z0-9-]*\d[A-Z0-9-]{3,})\b/gi;
+  /#\s?[A-Z0-9][A-Z0-9-]{2,}\b|\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{1,6}(?:-[A-Z0-9]{2,})+\b|\b(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Z])[A-Z][A-Za-z0-9]*\d[A-Za-z0-9]{2,}\b|\b(?:order|ticket|invoice|case|account|tracking|reference|ref|confirmation|booking|customer|member|policy|claim)(?:\s*(?:no\.?|number|num|id|#))?(?:\s*[:#])?\s*([A-Z0-9-]*\d[A-Z0-9-]{3,})\b/gi;
 
 // Short prefixed codes ("INV-7", "PO-12"); case-sensitive so "top-10" stays a phrase.
 const ID_SHORT_RE = /\b[A-Z]{2,6}-\d+\b/g;
@@ -142,7 +143,8 @@ const PERSON_RES: [RegExp, number][] = [
     0.8,
   ],
   // greetings: "Hi Jane," "Dear John Smith"
-  [new RegExp(String.raw`(?:^|\n)\s*(?:hi|hello|dear|hey)\s+(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,2})\s*[,!\n]`, "gi"), 0.75],
+  // [^\S\n]: from each line start only to the end of that line's indent; \s* would rescan every later blank line (quadratic)
+  [new RegExp(String.raw`(?:^|\n)[^\S\n]*(?:hi|hello|dear|hey)\s+(${CAP_WORD}(?:[ \t]+${CAP_WORD}){0,2})\s*[,!\n]`, "gi"), 0.75],
   // form-like labels: "Bill to: Jane Doe", "Customer: John Smith", "From: Ana Lopez <ana@x.com>"
   [
     new RegExp(
@@ -178,6 +180,7 @@ const NOT_A_NAME = new Set(
 function* matches(re: RegExp, text: string): Generator<RegExpExecArray> {
   re.lastIndex = 0;
   for (let m = re.exec(text); m; m = re.exec(text)) {
+    checkCpuBudget();
     if (m[0].length === 0) re.lastIndex++;
     yield m;
   }
@@ -207,7 +210,7 @@ type Found = Entity;
 function recognize(text: string, want: (t: EntityType) => boolean, ref: Date): Found[] {
   const out: Found[] = [];
   const add = (type: EntityType, start: number, raw: string, score: number, extra: Partial<Entity> = {}) => {
-    const trimmed = raw.replace(/[\s,.]+$/, "");
+    const trimmed = raw.replace(/(?<![\s,.])[\s,.]+$/, "");
     out.push({ type, text: trimmed, start, end: start + trimmed.length, score, ...extra });
   };
   if (want("email")) for (const m of matches(EMAIL_RE, text)) add("email", m.index, m[0], 0.99, { value: m[0].toLowerCase() });
@@ -261,7 +264,7 @@ function recognize(text: string, want: (t: EntityType) => boolean, ref: Date): F
     }
   }
   if (want("date")) {
-    for (const r of chrono.parse(text, ref)) {
+    for (const r of parseDates(text, ref)) {
       // a lone number ("at 5") is too weak to call a date; a bare clock time ("9am") or a
       // duration ("for 12 years") is not a date either
       if (/^\d{1,2}$/.test(r.text.trim()) || /^for\b/i.test(r.text)) continue;
@@ -297,7 +300,7 @@ function recognize(text: string, want: (t: EntityType) => boolean, ref: Date): F
       for (const m of matches(re, text)) {
         const org = m[1].replace(/^(?:The|At|From|With|And)\s+/, "");
         if (NOT_A_NAME.has(org) || !/^[A-Z]/.test(org)) continue;
-        add("organization", m.index + m[0].indexOf(org), org, score, { value: org.replace(/[,.]+$/, "") });
+        add("organization", m.index + m[0].indexOf(org), org, score, { value: org.replace(/(?<![,.])[,.]+$/, "") });
       }
     }
   }
@@ -322,7 +325,7 @@ const PRIORITY: Record<EntityType, number> = {
 // A labelled identifier ("account number 4455-8812-0093", "#88213") is surer than the phone shape it also has.
 const rank = (e: Entity) => (e.type === "id" && e.score >= 0.9 ? 7.5 : PRIORITY[e.type]);
 
-const LONG_RUN = /\S{257,}/g;
+const LONG_RUN = /(?<!\S)\S{257,}/g;
 
 /**
  * Blanks out runs of more than 256 non-space characters, keeping every offset. Several

@@ -10,6 +10,8 @@
  *   BUILTIN_INTENTS: readonly string[]   the documented taxonomy
  *   intentEntities(text, spec?): Record<string,string>   entities by name (spec: name -> description/type)
  */
+
+import { checkCpuBudget } from "./budget";
 import { type Entity, type EntityType, extractEntities } from "./extract";
 import { tokenize } from "./keywords";
 
@@ -42,7 +44,7 @@ type Cue = [RegExp, number];
 const CUES: Record<Exclude<BuiltinIntent, "other">, Cue[]> = {
   greeting: [
     [
-      /^\s*(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|greetings|howdy)\b[\s!,.]*(?:there|all|team|everyone)?[\s!.]*$/i,
+      /^\s*(?:hi|hello|hey|hiya|good (?:morning|afternoon|evening)|greetings|howdy)\b[\s!,.]*(?:(?:there|all|team|everyone)[\s!.]*)?$/i,
       4,
     ],
     [/^\s*(?:hi|hello|hey|good (?:morning|afternoon|evening))\b/i, 0.6],
@@ -201,6 +203,7 @@ export interface IntentResult {
 function builtinScores(text: string): Map<BuiltinIntent, number> {
   const scores = new Map<BuiltinIntent, number>();
   for (const [intent, cues] of Object.entries(CUES) as [Exclude<BuiltinIntent, "other">, Cue[]][]) {
+    checkCpuBudget();
     let s = 0;
     for (const [re, w] of cues) if (re.test(text)) s += w;
     if (s > 0) scores.set(intent, s);

@@ -11,7 +11,8 @@
  *     value: every field, null when recognized-but-absent; found/missing/unresolved: field paths.
  *   defaultExtraction(text): grouped entities when no schema is given.
  */
-import * as chrono from "chrono-node";
+import { checkCpuBudget } from "./budget";
+import { chrono } from "./chrono";
 import { type Entity, type EntityType, extractEntities } from "./extract";
 
 export type FieldType = "string" | "number" | "integer" | "boolean" | "date" | "array" | "object";
@@ -113,7 +114,7 @@ export function parseSchemaSpec(schema: unknown): FieldSpec[] | null {
       .filter(Boolean);
     if (!parts.length || parts.some((p) => p.length > 80)) return null;
     return parts.map((p) => {
-      const [n, ty] = p.split(/\s*:\s*/);
+      const [n, ty] = p.split(/(?<!\s)\s*:\s*/);
       return fieldOf(n.replace(/\s+/g, "_").toLowerCase(), ty ?? "string", false);
     });
   }
@@ -186,7 +187,21 @@ function labelValue(text: string, f: FieldSpec): string | null {
   const re = new RegExp(String.raw`(?:^|[\n;|,]|\b)${label}${idTail}\s*[:=]\s*([^\n;|]+)`, "i");
   const m = re.exec(text);
   if (!m) return null;
-  const v = m[1].trim().replace(/[.,]+$/, "");
+  const v = m[1].trim().replace(/(?<![.,])[.,]+$/, "");
+  return v || null;
+}
+
+/**
+ * A string field said in a sentence rather than on a label line: "the reason for the delay was
+ * a customs hold", "Project codename is Bluebird" -> the words after the verb, to the clause end.
+ */
+function phraseValue(text: string, f: FieldSpec): string | null {
+  const ws = words(f.name).filter((w) => !GENERIC.has(w) || words(f.name).length === 1);
+  if (!ws.length) return null;
+  const label = ws.map(escapeRe).join("[\\s_-]+(?:\\w+[\\s_-]+){0,2}?");
+  const re = new RegExp(String.raw`\b${label}\w*(?:\s+[\w'-]+){0,4}?\s+(?:is|was|are|were|will be)\s+([^\n.;!?]{1,120})`, "i");
+  const m = re.exec(text);
+  const v = m?.[1].trim().replace(/(?<![.,])[.,]+$/, "");
   return v || null;
 }
 
@@ -198,7 +213,7 @@ function toNumber(s: string): number | null {
 }
 
 function toIsoDate(s: string, ref: Date): string | null {
-  const r = chrono.parseDate(s, ref);
+  const r = chrono().parseDate(s, ref);
   if (!r) return null;
   const p = (x: number) => String(x).padStart(2, "0");
   return `${r.getFullYear()}-${p(r.getMonth() + 1)}-${p(r.getDate())}`;
@@ -302,6 +317,117 @@ function pick(text: string, f: FieldSpec, cands: readonly Entity[], used: Set<En
   return free[0];
 }
 
+// ---- date roles and parties ----
+
+type DateRole = "due" | "issue" | "delivery" | "start" | "end";
+
+// Cue words said just before a date (same line, same clause), nearest cue wins.
+const DATE_ROLE_CUES: [RegExp, DateRole][] = [
+  [/\b(?:due|pay(?:ment|able)?|expected by|deadline|no later than|settle[ds]? by|expir\w*|valid until)\b/gi, "due"],
+  [
+    /\b(?:issued?|dated|invoice date|date of (?:issue|invoice)|billing date|bill date|created|raised|sent on|invoiced on)\b/gi,
+    "issue",
+  ],
+  [/\b(?:deliver\w*|ship(?:ped|ping|s)?|dispatch\w*|arriv\w*|received on|shipment)\b/gi, "delivery"],
+  [/\b(?:starts?|starting|begins?|from|check-?in|effective)\b/gi, "start"],
+  [/\b(?:ends?|ending|until|through|check-?out)\b/gi, "end"],
+];
+
+/** The role of a date from the cue words before it in its clause, or null when none is said. */
+function dateRole(text: string, e: Entity): DateRole | null {
+  const from = Math.max(0, e.start - 60);
+  let window = text.slice(from, e.start);
+  // only the clause the date is in: after the last line break or sentence end
+  const cut = Math.max(window.lastIndexOf("\n"), window.lastIndexOf(". "), window.lastIndexOf("; "));
+  if (cut >= 0) window = window.slice(cut + 1);
+  let best: DateRole | null = null;
+  let bestAt = -1;
+  for (const [re, role] of DATE_ROLE_CUES) {
+    re.lastIndex = 0;
+    for (let m = re.exec(window); m; m = re.exec(window)) {
+      if (m.index + m[0].length > bestAt) {
+        bestAt = m.index + m[0].length;
+        best = role;
+      }
+    }
+  }
+  return best;
+}
+
+/** The role a date field asks for, from its name and description. */
+function fieldDateRole(f: FieldSpec): DateRole | null {
+  const n = `${words(f.name).join(" ")} ${(f.description ?? "").toLowerCase()}`;
+  if (/\b(?:due|deadline|payable|expir\w*|pay by|payment date)\b/.test(n)) return "due";
+  if (/\b(?:issued?|invoice date|invoice|billing|bill date|created|dated)\b/.test(n)) return "issue";
+  if (/\b(?:deliver\w*|ship\w*|dispatch\w*|arriv\w*)\b/.test(n)) return "delivery";
+  if (/\b(?:start\w*|begin\w*|from|check in|checkin)\b/.test(n)) return "start";
+  if (/\b(?:end|ending|until|to|check out|checkout)\b/.test(n)) return "end";
+  return null;
+}
+
+type PartyRole = "customer" | "contact" | "vendor";
+
+// "Bill to: Harbor Logistics", "Attn: Maria Lopez", "sold to Greenleaf Bakery": the party named after the cue
+const PARTY_CUES: [RegExp, PartyRole][] = [
+  [
+    /\b(?:bill(?:ed)? to|invoice to|sold to|ship(?:ped)? to|customer(?: name)?|client(?: name)?|buyer|purchaser)\s*[:-]?\s*/gi,
+    "customer",
+  ],
+  [/\b(?:attn|attention|c\/o|contact(?: person)?)\s*[.:-]?\s*/gi, "contact"],
+  [/\b(?:vendor|supplier|seller|issued by|remit to|payable to|from)\s*[:-]?\s*/gi, "vendor"],
+];
+
+/** The role a party field asks for, from its name and description. */
+function fieldPartyRole(f: FieldSpec): PartyRole | null {
+  const n = `${words(f.name).join(" ")} ${(f.description ?? "").toLowerCase()}`;
+  if (/\b(?:attn|attention|contact)\b/.test(n)) return "contact";
+  if (/\b(?:customer|client|buyer|purchaser|bill(?:ed)? to|billed|sold to|ship to|recipient)\b/.test(n)) return "customer";
+  if (/\b(?:vendor|supplier|seller|merchant|issuer|from|company)\b/.test(n)) return "vendor";
+  return null;
+}
+
+// A name after a party cue: capitalised words (with "&", "of", "and" between), an optional legal suffix
+const PARTY_NAME = /^[A-Z][\p{L}'&.-]*(?:[ \t]+(?:[A-Z&][\p{L}'&.-]*|of|and|de|the|für|und))*/u;
+
+/** The party named right after a cue of `role`: first cue in the text that is followed by a name. */
+function partyAfterCue(text: string, role: PartyRole, cands: readonly Entity[]): string | null {
+  for (const [re, r] of PARTY_CUES) {
+    if (r !== role) continue;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m; m = re.exec(text)) {
+      const at = m.index + m[0].length;
+      // a recognized person or organization starting there
+      const e = cands.find((c) => c.start >= at && c.start <= at + 2);
+      if (e) return e.text;
+      const name = partyName(text, at);
+      if (name) return name;
+    }
+  }
+  // "invoice 5531 issued on 12 May for Greenleaf Bakery": the party a document is for, in its clause
+  if (role === "customer") {
+    const doc = /\b(?:invoice|bill|order|quote|quotation|receipt|statement)\b/gi;
+    for (let m = doc.exec(text); m; m = doc.exec(text)) {
+      const clause = text.slice(m.index, m.index + 80).split(/[\n.;]/)[0];
+      const f = /\bfor\s(?=[A-Z])/.exec(clause);
+      const name = f ? partyName(text, m.index + f.index + f[0].length) : null;
+      if (name) return name;
+    }
+  }
+  return null;
+}
+
+/** The capitalised name starting at `at`, to the sentence end; null when there is none. */
+function partyName(text: string, at: number): string | null {
+  const raw = PARTY_NAME.exec(text.slice(at, at + 120))?.[0];
+  if (!raw) return null;
+  const name = raw
+    .split(/\.[ \t]/)[0]
+    .replace(/[ \t](?:of|and|de|the|für|und)$/, "")
+    .trimEnd()
+    .replace(/(?<![.,])[.,]+$/, "");
+  return name.length > 1 && !/^(?:The|A|An|Our|Your|My|We|I|Dear|Hi|Hello)$/.test(name) ? name : null;
+}
+
 export interface ExtractionResult {
   value: Record<string, unknown>;
   found: string[];
@@ -326,7 +452,10 @@ interface Ctx {
 function narrow(value: string, kind: Kind | null, ref: Date): string {
   if (kind === "id") return /^[#\s]*([A-Za-z0-9][\w/-]*)/.exec(value)?.[1] ?? value;
   if (kind === "person" || kind === "organization" || kind === "first_name" || kind === "last_name")
-    return value.split(/\s*[(<[,;]/)[0].trim();
+    return value
+      .split(/(?<!\s)\s*[(<[,;]/)[0]
+      .split(/\.[ \t]/)[0]
+      .trim();
   if (kind && kind !== "currency" && kind !== "date") {
     const type = ENTITY_FOR[kind];
     const hit = extractEntities(value, { types: [type], referenceDate: ref })[0];
@@ -359,6 +488,12 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
     f.type === "array" && f.items ? { ...f.items, name: f.name, description: f.description ?? f.items.description } : f,
   );
   if (!kind) {
+    // a plain string field: "<field words> is/was/: value" in the text, else honestly not found
+    if (f.type === "string") {
+      const v = phraseValue(ctx.text, f);
+      (v !== null ? ctx.out.found : ctx.out.missing).push(path);
+      return v;
+    }
     ctx.out.unresolved.push(path);
     return null;
   }
@@ -373,6 +508,34 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
     (values.length ? ctx.out.found : ctx.out.missing).push(path);
     return [...new Set(values.map((v) => JSON.stringify(v)))].map((v) => JSON.parse(v) as unknown);
   }
+  if (kind === "date") {
+    const want = fieldDateRole(f);
+    if (want) {
+      const free = cands.filter((e) => !ctx.used.has(e));
+      const roles = free.map((e) => dateRole(ctx.text, e));
+      // a date said to be the asked role, else one with no role said; never one said to be another role
+      const e = free.find((_, i) => roles[i] === want) ?? free.find((_, i) => roles[i] === null) ?? null;
+      const v = e ? entityValue(e, f, kind) : null;
+      if (e && v !== null) {
+        ctx.used.add(e);
+        ctx.out.found.push(path);
+        return v;
+      }
+      ctx.out.missing.push(path);
+      return null;
+    }
+  }
+  if (kind === "person" || kind === "organization") {
+    const role = fieldPartyRole(f);
+    if (role) {
+      const parties = ctx.entities.filter((e) => e.type === "person" || e.type === "organization");
+      const named = partyAfterCue(ctx.text, role, parties);
+      if (named) {
+        ctx.out.found.push(path);
+        return named;
+      }
+    }
+  }
   // currency and first/last name read the same entity as the amount and the full name
   const shared = kind === "currency" || kind === "first_name" || kind === "last_name";
   const e = pick(ctx.text, f, cands, ctx.used, shared);
@@ -382,8 +545,9 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
     ctx.out.found.push(path);
     return v;
   }
-  ctx.out.missing.push(path);
-  return null;
+  const said = f.type === "string" ? phraseValue(ctx.text, f) : null;
+  (said !== null ? ctx.out.found : ctx.out.missing).push(path);
+  return said;
 }
 
 /** Fills `fields` from `text`. */
@@ -393,7 +557,10 @@ export function extractJson(text: string, fields: readonly FieldSpec[], opts: { 
   for (const e of entities) byType.set(e.type, [...(byType.get(e.type) ?? []), e]);
   const out: ExtractionResult = { value: {}, found: [], missing: [], unresolved: [] };
   const ctx: Ctx = { text, entities, byType, used: new Set(), ref: opts.referenceDate ?? new Date(), out };
-  for (const f of fields) out.value[f.name] = fill(f, ctx, f.name);
+  for (const f of fields) {
+    checkCpuBudget();
+    out.value[f.name] = fill(f, ctx, f.name);
+  }
   return out;
 }
 

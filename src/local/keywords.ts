@@ -11,6 +11,7 @@
  * punctuation), each word scored by frequency and co-occurrence degree, phrases by the
  * sum of their words; short phrases of 1-3 words only, since longer ones read as fragments.
  */
+import { checkCpuBudget } from "./budget";
 
 export interface Keyword {
   keyword: string;
@@ -59,7 +60,7 @@ const WORD_RE = /[\p{L}\p{N}][\p{L}\p{N}'’_-]*/gu;
 /** Lower-cased word tokens (letters, digits, inner apostrophes and hyphens). */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.toLowerCase().matchAll(WORD_RE)) out.push(m[0].replace(/’/g, "'").replace(/['-]+$/, ""));
+  for (const m of text.toLowerCase().matchAll(WORD_RE)) out.push(m[0].replace(/’/g, "'").replace(/(?<!['-])['-]+$/, ""));
   return out;
 }
 
@@ -69,6 +70,7 @@ const CLAUSE_SPLIT = /[.,;:!?()[\]{}"“”\n\r\t|/\\<>]+|\s[-–—]\s/;
 function candidatePhrases(text: string): string[][] {
   const phrases: string[][] = [];
   for (const clause of text.split(CLAUSE_SPLIT)) {
+    checkCpuBudget();
     let cur: string[] = [];
     for (const tok of tokenize(clause)) {
       const isContent = !STOPWORDS.has(tok) && !VERBS.has(tok) && tok.length > 1 && !/^\d+$/.test(tok);

@@ -3,7 +3,15 @@
  * `eld` npm package, 60 languages) behind a small policy that says "und" rather than guess on
  * text too short or too ambiguous to call.
  */
-import { eld } from "eld/medium";
+import type { eld as Eld } from "eld/medium";
+import { lazyEngine } from "./engines";
+
+// About 55 MB and 0.15 to 0.3 s to load: on the first detection, not at start-up. `eld/medium` only
+// declares an `import` condition, so the synchronous require names the file itself.
+const detector = lazyEngine(
+  "language",
+  () => (require("../../node_modules/eld/src/entries/static.medium.js") as { eld: typeof Eld }).eld,
+);
 
 export interface DetectedLanguage {
   /** ISO 639-1 code, or "und" when the text gives no reliable answer */
@@ -20,9 +28,6 @@ const LETTER = /\p{L}/gu;
 // Detection cost grows with length and the first few KB decide the language anyway.
 const MAX_CHARS = 2000;
 
-/** Names of the languages the detector can answer (ISO 639-1 codes). */
-export const SUPPORTED_LANGUAGES: readonly string[] = Object.values(eld.info().Languages);
-
 export function languageName(code: string): string {
   if (code === "und") return UNDETERMINED.name;
   return DISPLAY_NAMES.of(code) ?? code;
@@ -32,7 +37,7 @@ export function detectLanguage(text: string): DetectedLanguage {
   const sample = text.length > MAX_CHARS ? text.slice(0, MAX_CHARS) : text;
   const letters = sample.match(LETTER)?.length ?? 0;
   if (letters === 0) return UNDETERMINED;
-  const result = eld.detect(sample);
+  const result = detector().detect(sample);
   if (!result.language) return UNDETERMINED;
   const ranked = Object.values(result.getScores()).sort((a, b) => b - a);
   const top = ranked[0] ?? 0;

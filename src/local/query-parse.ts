@@ -8,7 +8,7 @@
  *   -> { keywords, searchText, filters: { price?, colors?, sizes?, brands?, rating?, condition?, ...facets },
  *        dateRange?, sort?, negations }
  */
-import * as chrono from "chrono-node";
+import { parseDates } from "./dates";
 import { STOPWORDS } from "./keywords";
 
 export interface PriceRange {
@@ -235,7 +235,7 @@ export function parseSearchQuery(
     }
     let dateRange: ParsedQuery["dateRange"];
     const ref = opts.referenceDate ?? new Date();
-    for (const r of chrono.parse(query, ref)) {
+    for (const r of parseDates(query, ref)) {
       // "for 8 years" is a duration or an age, not a date filter
       if (
         overlaps(consumed, r.index, r.index + r.text.length) ||

@@ -3,6 +3,9 @@
  * (with "mixed" when clearly positive and clearly negative sentences meet), and per-aspect
  * scores taken from the clause around each mention of the aspect.
  */
+
+import { checkCpuBudget } from "./budget";
+import { type Evidence, evidenceOf, withoutSarcasm } from "./sentiment/evidence";
 import { normalize, valenceSum } from "./sentiment/vader";
 import { splitSentences } from "./text";
 
@@ -49,6 +52,7 @@ export function analyzeSentiment(text: string, opts: { aspects?: string[] } = {}
   let strongestPos = 0;
   let strongestNeg = 0;
   for (const span of splitSentences(text)) {
+    checkCpuBudget();
     const { sum } = valenceSum(span.text);
     const raw = normalize(sum);
     const score = round3(raw);
@@ -58,24 +62,64 @@ export function analyzeSentiment(text: string, opts: { aspects?: string[] } = {}
     scored.push({ text: span.text, score: raw });
     sentences.push({ text: span.text, label: labelFor(score), score });
   }
-  const score = round3(normalize(total));
-  const mixed = strongestPos >= MIXED_STRENGTH && -strongestNeg >= MIXED_STRENGTH && Math.abs(score) < 0.5;
-  const label: SentimentLabel = mixed ? "mixed" : labelFor(score);
+  let score = round3(normalize(total));
+  const ev = evidenceOf(sentences.map((s) => s.text));
+  const mixed =
+    (strongestPos >= MIXED_STRENGTH && -strongestNeg >= MIXED_STRENGTH && Math.abs(score) < 0.5) ||
+    (ev.praise >= MIXED_STRENGTH && ev.criticism >= MIXED_STRENGTH && Math.abs(score) < CLAUSE_MIXED_LIMIT);
+  let label: SentimentLabel = mixed ? "mixed" : labelFor(score);
+  let sarcasmOnly = false;
+  if (ev.sarcasm && score > 0) {
+    // Praise in a sarcasm cue ("oh great", "amazing, it lasts all morning") is not praise: what
+    // the rest says decides, and a cue beside any criticism is at least mixed.
+    const rest = normalize(valenceSum(withoutSarcasm(text) ?? text).sum);
+    if (rest <= -NEUTRAL_BAND) {
+      label = "negative";
+      score = round3(rest);
+    } else if (rest < NEUTRAL_BAND) {
+      // nothing but the cue praises: sincere or ironic, the words cannot tell
+      label = "neutral";
+      score = round3(rest);
+      sarcasmOnly = true;
+    } else if (ev.criticism >= 0.2) label = "mixed";
+  }
   return {
     label,
     score,
-    confidence: round3(confidenceFor(label, score, strongestPos, strongestNeg)),
+    confidence: round3(sarcasmOnly ? SARCASM_ONLY_CONFIDENCE : confidenceFor(label, score, strongestPos, strongestNeg, ev)),
     sentences,
     aspects: (opts.aspects ?? []).map((aspect) => aspectSentiment(scored, aspect)),
   };
 }
 
-function confidenceFor(label: SentimentLabel, score: number, pos: number, neg: number): number {
+/** Mixed also when one clause praises and another criticises, unless one side clearly wins overall. */
+const CLAUSE_MIXED_LIMIT = 0.8;
+/** A lexicon never knows for certain. */
+const MAX_CONFIDENCE = 0.95;
+/** Outside English the lexicon knows only a few hundred review words: a guess, said as one. */
+const NON_ENGLISH_CONFIDENCE = 0.6;
+/** Sarcasm reads both ways. */
+const SARCASM_CONFIDENCE = 0.6;
+/** A sarcasm cue with nothing else to go on: a coin toss between sincere and ironic. */
+const SARCASM_ONLY_CONFIDENCE = 0.5;
+
+function confidenceFor(label: SentimentLabel, score: number, pos: number, neg: number, ev: Evidence): number {
   const a = Math.abs(score);
-  if (label === "mixed") return 0.5 + 0.5 * Math.min(pos, -neg);
-  if (label === "neutral") return 0.5 + 0.5 * (1 - a / NEUTRAL_BAND);
-  // scores just past the band are barely more than a coin toss
-  return Math.min(1, 0.55 + 0.45 * Math.min(1, a / 0.6));
+  let c: number;
+  if (label === "mixed") c = 0.5 + 0.5 * Math.max(Math.min(pos, -neg), Math.min(ev.praise, ev.criticism));
+  else if (label === "neutral") c = 0.5 + 0.5 * (1 - Math.min(1, a / NEUTRAL_BAND)) * (1 - Math.max(ev.praise, ev.criticism));
+  else {
+    // scores just past the band are barely more than a coin toss
+    c = 0.55 + 0.45 * Math.min(1, a / 0.6);
+    // evidence the other way (a clause of criticism in a positive text) lowers it
+    const against = label === "positive" ? ev.criticism : ev.praise;
+    const forIt = label === "positive" ? ev.praise : ev.criticism;
+    if (against > 0) c *= 1 - 0.5 * Math.min(1, against / Math.max(forIt, 0.05));
+  }
+  c = Math.min(MAX_CONFIDENCE, c);
+  if (ev.sarcasm) c = Math.min(c, SARCASM_CONFIDENCE);
+  if (!ev.english) c = Math.min(c, NON_ENGLISH_CONFIDENCE);
+  return Math.max(0.3, c);
 }
 
 /** A sentence with its score and, once an aspect needs them, its clauses with cached scores. */
@@ -95,6 +139,7 @@ function aspectSentiment(sentences: ScoredSentence[], aspect: string): AspectSen
   let mentions = 0;
   let sum = 0;
   for (const sentence of sentences) {
+    checkCpuBudget();
     pattern.lastIndex = 0;
     for (let m = pattern.exec(sentence.text); m !== null; m = pattern.exec(sentence.text)) {
       mentions++;

@@ -6,6 +6,7 @@
  *   combineSignals(signals): number                  noisy-or of the weights, 0..1
  */
 import { normalizeForMatching } from "./abuse";
+import { checkCpuBudget } from "./budget";
 import { maskLongRuns } from "./extract";
 
 export type SpamCategory =
@@ -117,9 +118,9 @@ const RULES: Rule[] = [
 const SHORTENER =
   /\b(?:bit\.ly|tinyurl\.com|goo\.gl|t\.co|is\.gd|ow\.ly|cutt\.ly|rb\.gy|shorturl\.at|tiny\.cc|buff\.ly|rebrand\.ly|t\.ly)\/\S+/gi;
 const BAD_TLD =
-  /\b[a-z0-9-]+\.(?:xyz|top|click|loan|work|win|bid|review|country|kim|gq|tk|ml|cf|ga|zip|mov|icu|buzz|rest|cam)\b/gi;
+  /(?<![a-z0-9-])[a-z0-9-]+\.(?:xyz|top|click|loan|work|win|bid|review|country|kim|gq|tk|ml|cf|ga|zip|mov|icu|buzz|rest|cam)\b/gi;
 const IP_URL = /\bhttps?:\/\/\d{1,3}(?:\.\d{1,3}){3}/gi;
-const URL = /\b(?:https?:\/\/|www\.)\S+|\b[a-z0-9-]+\.(?:com|net|org|io|co|xyz|top|click|info|biz|ru|cn)\/\S*/gi;
+const URL = /\b(?:https?:\/\/|www\.)\S+|(?<![a-z0-9-])[a-z0-9-]+\.(?:com|net|org|io|co|xyz|top|click|info|biz|ru|cn)\/\S*/gi;
 const EMOJI = /\p{Extended_Pictographic}/gu;
 const MONEY_SIGNS = /[$€£]{2,}|\$\d[\d,]{3,}/g;
 
@@ -136,6 +137,7 @@ export function spamSignals(raw: string, contentType = "text"): SpamSignal[] {
   const lower = text.toLowerCase();
   const out: SpamSignal[] = [];
   for (const rule of RULES) {
+    checkCpuBudget();
     rule.re.lastIndex = 0;
     // leet-normalizing can also hide a pattern that itself has digits ("sub4sub"): try both
     const found = norm.match(rule.re) ?? lower.match(rule.re);

@@ -11,6 +11,8 @@
  *          originalSentenceCount, wordCount, originalWordCount, compressionRatio }
  *   isSupportedFormat(format), isSupportedLength(length): whether the engine can honour them
  */
+
+import { checkCpuBudget } from "./budget";
 import { STOPWORDS, tokenize } from "./keywords";
 import { splitSentences, type TextSpan } from "./text";
 
@@ -107,6 +109,12 @@ interface AudienceBias {
   numbers: number;
 }
 
+/** Whether the summarizer has a bias for this audience (otherwise the option changes nothing). */
+export function isKnownAudience(audience: string | undefined): boolean {
+  const b = audienceBias(audience);
+  return b.brevity !== 0 || b.numbers !== 0;
+}
+
 function audienceBias(audience: string | undefined): AudienceBias {
   const a = (audience ?? "").toLowerCase();
   if (/exec|manag|leader|board|c-?suite|stakeholder|investor|business/.test(a)) return { brevity: 0.3, numbers: 0.6 };
@@ -126,7 +134,7 @@ function render(picked: string[], format: "paragraph" | "bullets" | "tldr" | "nu
     case "tldr":
       return `TL;DR: ${picked.join(" ")}`;
     case "headline":
-      return picked[0].replace(/[.!?]+$/, "");
+      return picked[0].replace(/(?<![.!?])[.!?]+$/, "");
     default:
       return picked.join(" ");
   }
@@ -152,7 +160,10 @@ export function summarize(text: string, opts: SummarizeOptions = {}): SummaryRes
       compressionRatio: 0,
     };
   }
-  const toks = sentences.map((s) => tokenize(s.text).filter((t) => !STOPWORDS.has(t) && t.length > 2));
+  const toks = sentences.map((s) => {
+    checkCpuBudget();
+    return tokenize(s.text).filter((t) => !STOPWORDS.has(t) && t.length > 2);
+  });
   const freq = new Map<string, number>();
   for (const ts of toks) for (const t of new Set(ts)) freq.set(t, (freq.get(t) ?? 0) + 1);
   const maxF = Math.max(1, ...freq.values());
@@ -169,11 +180,14 @@ export function summarize(text: string, opts: SummarizeOptions = {}): SummaryRes
     if (/\?\s*$/.test(s.text)) score *= 0.8;
     const words = countWords(s.text);
     if (words < 4) score *= 0.5;
+    const plain = score;
     score *= 1 + bias.brevity * (words <= 18 ? 0.5 : -0.5);
     // figures are what executives act on and what beginners stumble over
     if (/\d/.test(s.text)) score *= 1 + bias.numbers;
-    return { i, score };
+    return { i, score, plain };
   });
+  // the main point is the best sentence for any reader: an audience changes what goes with it, never drops it
+  const main = scored.reduce((a, b) => (b.plain > a.plain ? b : a));
   const spec = parseLength(opts.length ?? (format === "headline" || format === "tldr" ? "short" : "medium")) ?? {
     preset: "medium",
   };
@@ -185,14 +199,16 @@ export function summarize(text: string, opts: SummarizeOptions = {}): SummaryRes
     picked = [];
     let used = 0;
     for (const r of ranked) {
+      checkCpuBudget();
       const w = countWords(sentences[r.i].text);
       if (picked.length && used + w > spec.words) continue;
       picked.push(r);
       used += w;
     }
   }
+  if (!picked.includes(main)) picked = [...picked.slice(0, Math.max(0, picked.length - 1)), main];
   const chosen = [...picked].sort((a, b) => a.i - b.i).map((x) => sentences[x.i].text);
-  const keyPoints = ranked
+  const keyPoints = [main, ...ranked.filter((r) => r !== main)]
     .slice(0, Math.min(n, Math.max(3, picked.length)))
     .sort((a, b) => a.i - b.i)
     .map((x) => sentences[x.i].text);

@@ -4,6 +4,8 @@
  * whatever characters (accents, CJK, emoji) the text holds.
  */
 
+import { checkCpuBudget } from "./budget";
+
 export interface TextSpan {
   text: string;
   start: number;
@@ -67,7 +69,9 @@ const ABBREVIATIONS = new Set([
 
 // A terminator run (with closing quotes/brackets) followed by whitespace, or a line break run.
 // CJK full-width terminators end a sentence without needing a following space.
-const BOUNDARY = /([.!?…]+["'”’)\]]*)(\s+)|([。！？]+["'”’」』)]*)|(\n\s*\n|\r?\n)/g;
+// The lookbehind lets a terminator run be tried only from its first character: without it a long
+// run with no space after it ("!!!!…") is retried from every position, quadratic in its length.
+const BOUNDARY = /(?<![.!?…])([.!?…]+["'”’)\]]*)(\s+)|([。！？]+["'”’」』)]*)|(\n\s*\n|\r?\n)/g;
 
 /** Splits text into sentences with their offsets; empty text gives an empty list. */
 export function splitSentences(text: string): TextSpan[] {
@@ -75,6 +79,7 @@ export function splitSentences(text: string): TextSpan[] {
   let segStart = 0;
   BOUNDARY.lastIndex = 0;
   for (let m = BOUNDARY.exec(text); m !== null; m = BOUNDARY.exec(text)) {
+    checkCpuBudget();
     let cut: number;
     if (m[1] !== undefined) {
       if (m[1] === "." && isAbbreviationBefore(text, m.index)) continue;

@@ -22,3 +22,26 @@ export function readJsonl<T>(path: string, parse: (x: unknown) => T): T[] {
 }
 
 export const fmt = (x: number): string => x.toFixed(3);
+
+export interface CalibrationFigures {
+  /** expected calibration error over 10 equal-width confidence bins */
+  ece: number;
+  /** accuracy of the answers with confidence >= 0.8, and how many there were */
+  highAccuracy: number;
+  high: number;
+}
+
+/** Calibration of (confidence, right?) pairs. */
+export function calibrationFigures(answers: { confidence: number; right: boolean }[]): CalibrationFigures {
+  const bins = Array.from({ length: 10 }, () => ({ n: 0, conf: 0, right: 0 }));
+  for (const a of answers) {
+    const b = bins[Math.min(9, Math.floor(a.confidence * 10))] as { n: number; conf: number; right: number };
+    b.n++;
+    b.conf += a.confidence;
+    b.right += a.right ? 1 : 0;
+  }
+  let ece = 0;
+  for (const b of bins) if (b.n) ece += (b.n / answers.length) * Math.abs(b.conf / b.n - b.right / b.n);
+  const high = answers.filter((a) => a.confidence >= 0.8);
+  return { ece, highAccuracy: high.length ? high.filter((a) => a.right).length / high.length : 1, high: high.length };
+}

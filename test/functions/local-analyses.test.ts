@@ -70,8 +70,14 @@ describe("email-analyze offline", () => {
     });
   });
 
-  test("text in a language the offline engine does not read is left to a model", async () => {
-    expect(await answer("email-analyze", { email_content: GERMAN })).toBeNull();
+  test("text in another language: what the engine can honestly give, category and intent marked unknown", async () => {
+    const out = await answer("email-analyze", { email_content: GERMAN });
+    expect(out).toMatchObject({ language: "de", category: "general", intent: "unknown" });
+    expect(out?.summary).toContain("4471");
+  });
+
+  test("text in another language with allowed lists to choose from is left to a model", async () => {
+    expect(await answer("email-analyze", { email_content: GERMAN, allowed_categories: ["billing", "shipping"] })).toBeNull();
   });
 });
 

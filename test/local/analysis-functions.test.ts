@@ -94,8 +94,11 @@ describe("request options shape the answer", () => {
     expect(Value.Check(schema, { ...(out as object), extra: 1 })).toBe(false);
   });
 
-  test("json-extractor: a field the engine cannot recognize leaves the request to a model", async () => {
-    expect(await runLocal(jsonExtractor, { text: "Great product!", schema: { sentiment: "string" } })).toBeNull();
+  test("json-extractor: a string field it cannot find is null; a field of another type it cannot recognize goes to a model", async () => {
+    expect(await runLocal(jsonExtractor, { text: "Great product!", schema: { sentiment: "string" } })).toEqual({
+      sentiment: null,
+    });
+    expect(await runLocal(jsonExtractor, { text: "Great product!", schema: { recommended: "boolean" } })).toBeNull();
     expect(() => jsonExtractor.normalize?.({ text: "x", schema: "" })).toThrow();
   });
 

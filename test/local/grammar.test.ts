@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { fixGrammar, parseDialect, warmGrammar } from "../../src/local/grammar";
+import { loadedEngines } from "../../src/local/engines";
+import { fixGrammar, GRAMMAR_IDLE_MS, parseDialect, setGrammarIdleMs, stopGrammar, warmGrammar } from "../../src/local/grammar";
 import { evaluateGrammar, loadGrammarFixture } from "../eval/evaluators/grammar";
 import { expectTargetsMet } from "./helpers";
 
@@ -48,6 +49,35 @@ describe("fixGrammar behaviour", () => {
     expect(us.correctedText).toBe("The color.");
     expect(uk.correctedText).toBe("The colour.");
   });
+});
+
+describe("the grammar worker", () => {
+  const grammarLoaded = () => loadedEngines().some((e) => e.engine === "grammar");
+
+  test("stops after idling, handing its memory back, and starts again on the next call", async () => {
+    await warmGrammar();
+    expect(grammarLoaded()).toBe(true);
+    setGrammarIdleMs(50);
+    try {
+      for (let i = 0; i < 100 && grammarLoaded(); i++) await Bun.sleep(50);
+      expect(grammarLoaded()).toBe(false);
+      expect((await fixGrammar("I recieved it.")).correctedText).toBe("I received it.");
+      expect(grammarLoaded()).toBe(true);
+    } finally {
+      setGrammarIdleMs(GRAMMAR_IDLE_MS);
+    }
+  }, 60_000);
+
+  test("calls in flight keep it running; a stop between calls is harmless", async () => {
+    const calls = [fixGrammar("I recieved it."), fixGrammar("She dont know.")];
+    stopGrammar(); // refused: calls are in flight
+    const [a, b] = await Promise.all(calls);
+    expect(a.correctedText).toBe("I received it.");
+    expect(b.changed).toBe(true);
+    stopGrammar();
+    expect(grammarLoaded()).toBe(false);
+    expect((await fixGrammar("I recieved it.")).correctedText).toBe("I received it.");
+  }, 60_000);
 });
 
 // A realistic 1 KB message with a handful of slips, and a worst case with an error in every sentence.

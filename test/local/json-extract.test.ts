@@ -22,11 +22,16 @@ describe("schema shapes", () => {
     expect(parseSchemaSpec(42)).toBeNull();
   });
 
-  test("a field with no recognizer is unresolved, and null only means absent", () => {
-    const r = extractJson("Email me at a@b.co", parseSchemaSpec({ email: "string", phone: "string", mood: "string" }) ?? []);
+  test("a string field with no recognizer is read from a sentence or missing; other types are unresolved", () => {
+    const r = extractJson(
+      "Email me at a@b.co. My mood is cheerful today.",
+      parseSchemaSpec({ email: "string", phone: "string", mood: "string", colour: "string", happy: "boolean" }) ?? [],
+    );
     expect(r.value.email).toBe("a@b.co");
-    expect(r.missing).toEqual(["phone"]);
-    expect(r.unresolved).toEqual(["mood"]);
+    expect(r.value.mood).toBe("cheerful today");
+    expect(r.value.colour).toBeNull();
+    expect(r.missing).toEqual(["phone", "colour"]);
+    expect(r.unresolved).toEqual(["happy"]);
   });
 
   test("nested objects are filled field by field", () => {

@@ -3,6 +3,8 @@
  * splitting a text of reviews, and themes (what reviewers talk about, and how they feel about it)
  * from the sentiment engine's per-aspect scores.
  */
+
+import { checkCpuBudget } from "../../local/budget";
 import { extractKeywords } from "../../local/keywords";
 import { analyzeSentiment, labelFor } from "../../local/sentiment";
 import type { SENTIMENTS } from "../schemas";
@@ -93,6 +95,7 @@ export function themesOf(reviews: string[], limit = 10): Theme[] {
     let neg = 0;
     let example: string | undefined;
     for (const review of reviews) {
+      checkCpuBudget();
       const [aspect] = analyzeSentiment(review, { aspects: [theme] }).aspects;
       if (!aspect || aspect.mentions === 0) continue;
       mentions++;
@@ -123,7 +126,10 @@ export function overallSentiment(counts: Record<Sentiment, number>): Sentiment {
 
 export function countSentiments(reviews: string[]): Record<Sentiment, number> {
   const counts: Record<Sentiment, number> = { positive: 0, neutral: 0, negative: 0, mixed: 0 };
-  for (const r of reviews) counts[analyzeSentiment(r).label]++;
+  for (const r of reviews) {
+    checkCpuBudget();
+    counts[analyzeSentiment(r).label]++;
+  }
   return counts;
 }
 

@@ -9,7 +9,9 @@ import { detectIntent, intentEntities } from "../../local/intent";
 import { detectLanguage } from "../../local/language";
 import { analyzeSentiment } from "../../local/sentiment";
 import { summarize } from "../../local/summarize";
+import { decline } from "../offline-reach";
 import type { PRIORITIES, WRITER_SENTIMENTS } from "../schemas";
+import { withoutContactData } from "./contact-free";
 
 export type Priority = (typeof PRIORITIES)[number];
 export type WriterSentiment = (typeof WRITER_SENTIMENTS)[number];
@@ -27,16 +29,29 @@ const HIGH =
 const LOW =
   /\b(?:newsletter|fyi|no rush|whenever you (?:can|have time)|just wanted to (?:say|let you know|share)|thank you so much|thanks (?:so much|a lot)|great job|suggestion|feature request|unsubscribe)\b/i;
 
-/** How soon the message needs handling, from its urgency words and the writer's mood. */
+const DAY =
+  "(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri|tomorrow|tonight|today|noon|midnight|the weekend|(?:the )?end of (?:the |this |next )?(?:day|week|month|quarter)|eod|eow|cob|close of business|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\\.? \\d{1,2}(?:st|nd|rd|th)?|\\d{1,2}(?:st|nd|rd|th)?(?: of)? (?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*|the \\d{1,2}(?:st|nd|rd|th)|\\d{1,2}[/.]\\d{1,2}(?:[/.]\\d{2,4})?)";
+/** A date the writer needs something by: "before Friday", "by end of day", "no later than the 15th", "within 48 hours". */
+const DEADLINE = new RegExp(
+  `\\b(?:(?:before|by|until|no later than|not later than|latest by|at the latest by)\\s+(?:(?:this|next|coming)\\s+)?${DAY}\\b|within (?:the next )?(?:\\d+|one|two|three|24|48|72) (?:hours?|business days?|working days?|days?)\\b)`,
+  "i",
+);
+/** The same urgency in the other languages the engine reads (French, German, Spanish, Italian, Portuguese, Dutch). */
+const HIGH_ELSEWHERE =
+  /(?<!\p{L})(?:urgent|urgence|immédiatement|au plus vite|dringend|sofort|umgehend|eilig|urgente|inmediatamente|cuanto antes|subito|immediatamente|urgentemente|o mais rápido possível|spoed|dringend|onmiddellijk|zo snel mogelijk|avant (?:lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|demain)|bis (?:montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|morgen)|antes del? (?:lunes|martes|miércoles|jueves|viernes|sábado|domingo|mañana)|entro (?:lunedì|martedì|mercoledì|giovedì|venerdì|sabato|domenica|domani)|até (?:segunda|terça|quarta|quinta|sexta|sábado|domingo|amanhã)|vóór (?:maandag|dinsdag|woensdag|donderdag|vrijdag|zaterdag|zondag|morgen))(?!\p{L})/iu;
+
+/** How soon the message needs handling, from its urgency words, deadlines and the writer's mood. */
 export function priorityOf(text: string, sentiment: WriterSentiment): Graded<Priority> {
   const critical = CRITICAL.exec(text);
   if (critical) return { level: "critical", why: `it says "${critical[0]}"` };
-  const high = HIGH.exec(text);
+  const high = HIGH.exec(text) ?? HIGH_ELSEWHERE.exec(text);
   if (high) return { level: "high", why: `it says "${high[0]}"` };
+  const deadline = DEADLINE.exec(text);
+  if (deadline) return { level: "high", why: `it sets a deadline ("${deadline[0]}")` };
   if (sentiment === "angry") return { level: "high", why: "the writer is angry" };
   const low = LOW.exec(text);
   if (low && sentiment !== "negative" && sentiment !== "frustrated") return { level: "low", why: `it says "${low[0]}"` };
-  return { level: "medium", why: "it has no urgency cues" };
+  return { level: "medium", why: "it has no urgency cues or deadline" };
 }
 
 const ANGRY = /\b(?:furious|angry|outrageous|unacceptable|ridiculous|disgusting|worst|pathetic|scam|sue|lawyer)\b|!{2,}/i;
@@ -47,7 +62,9 @@ const FRUSTRATED =
 export function writerSentiment(text: string): WriterSentiment {
   const { label, score } = analyzeSentiment(text);
   const unhappy = label === "negative" || (label === "mixed" && score < 0.2) || (label === "neutral" && FRUSTRATED.test(text));
-  if (!unhappy) return label === "mixed" ? "neutral" : label;
+  // "Thanks in advance" in an outage report is politeness, not a happy customer.
+  if (!unhappy)
+    return label === "mixed" || (label === "positive" && (BREAKAGE.test(text) || SERVER_FAILURE.test(text))) ? "neutral" : label;
   if (ANGRY.test(text)) return "angry";
   if (FRUSTRATED.test(text)) return "frustrated";
   return "negative";
@@ -61,8 +78,9 @@ export function languageOf(text: string, hint?: string): string {
 
 /** The gist in one or two sentences, cut from the text itself. */
 export function gist(text: string, sentences = 1): string {
-  const out = summarize(text, { length: sentences }).summary.trim();
-  return out || text.trim().slice(0, 300);
+  const clean = withoutContactData(text);
+  const out = summarize(clean, { length: sentences }).summary.trim();
+  return out || clean.trim().slice(0, 300);
 }
 
 /** Named values found in the text, keyed by what they are (reference_id, amount, date, email...). */
@@ -74,10 +92,27 @@ export function entitiesOf(text: string): Record<string, string> {
 const BREAKAGE =
   /\b(?:outage|(?:is|are|went|goes) down|5\d\d errors?|error (?:code )?[A-Z]?-?\d{3,}|crash(?:es|ed|ing)?|not working|stopped working|doesn'?t work)\b/i;
 
+/**
+ * A server-side failure: 5xx status codes, server errors, exceptions, a failing API or backend.
+ * Whatever else the text mentions (logging in, an account page), this is a technical issue.
+ */
+const SERVER_FAILURE =
+  /\b(?:(?:http|status|error|returns?|returning|returned|throws?|throwing|getting|got|with)\s+(?:code\s+)?5\d\d\b|5\d\d\s*(?:errors?\b|responses?\b|s\b|internal|bad gateway|service unavailable|gateway)|internal server error|bad gateway|service unavailable|gateway time-?out|outage|stack ?trace|(?:unhandled |uncaught |null pointer |runtime )exception|(?:api|endpoint|server|database|backend|webhook)s? (?:is |are |keeps? |kept |has been |have been )?(?:down|failing|erroring|crashing|timing out|unreachable|returning errors))/i;
+
+/** Whether the text reports a server-side failure (status codes and error names read the same in any language). */
+export function reportsServerFailure(text: string): boolean {
+  return SERVER_FAILURE.test(text) || STATUS_ELSEWHERE.test(text);
+}
+
+/** A 5xx status beside the word for error in the engine's other languages ("erreur 500", "500-Fehler", "errore 503"). */
+const STATUS_ELSEWHERE =
+  /(?<!\p{L})(?:erreur|fehler|error|errore|erro|fout|foutmelding|fehlercode|code d'erreur|código de error|código de erro|codice di errore)(?:\s?:)?\s?5\d\d(?!\d)|(?<!\d)5\d\d[\s-]?(?:fehler|erreur|errore|erro|fout)(?!\p{L})/iu;
+
 /** What the writer wants, in the built-in taxonomy (refund, technical_issue, order_status...). */
 export function builtinIntent(text: string): { intent: string; confidence: number; matched: boolean } {
   const r = detectIntent(text);
-  if (BREAKAGE.test(text) && r.intent !== "technical_issue" && r.intent !== "account") {
+  const failing = SERVER_FAILURE.test(text) || (BREAKAGE.test(text) && r.intent !== "account");
+  if (failing && r.intent !== "technical_issue") {
     return { intent: "technical_issue", confidence: Math.max(0.6, r.alternatives[0]?.confidence ?? 0), matched: true };
   }
   return { intent: r.intent, confidence: r.confidence, matched: r.matched };
@@ -183,4 +218,17 @@ export function withSubject(body: string, subject?: string): string {
 export function offlineReadable(text: string): boolean {
   const { code } = detectLanguage(text);
   return code === "en" || code === "und";
+}
+
+/**
+ * The seven languages whose review words, negations, contrast words and urgency cues the engine
+ * has (English, French, German, Spanish, Italian, Portuguese, Dutch); in others only the
+ * language, patterns (amounts, dates, codes) and extractive summaries are more than guesses.
+ */
+export const CUE_LANGUAGES = new Set(["en", "fr", "de", "es", "it", "pt", "nl"]);
+
+/** The decline for a text the engine cannot read, naming its language (for the 503's message). */
+export function declineLanguage(req: object, text: string): null {
+  const { code, name } = detectLanguage(text);
+  return decline(req, "language", `the offline engine reads this function's cues in English only; the text is ${name} (${code})`);
 }

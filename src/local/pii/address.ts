@@ -28,7 +28,7 @@ const ROMANCE_WORDS =
     .map((w) => `[${w[0].toUpperCase()}${w[0]}]${w.slice(1)}`)
     .join("|");
 const STREET_ROMANCE = new RegExp(
-  `(?<![\\p{L}])(?:\\d{1,4}(?:\\s?(?:bis|ter))?,?\\s+)?(?:${ROMANCE_WORDS})\\s+(?:(?:de|del|de la|des|du|di|da|do|dos|das|della|la|le|les|l['’]|d['’])\\s*)*${CAP}(?:\\s+(?:(?:de|del|la|di|da)\\s+)?${CAP}){0,3}(?:,?\\s+\\d{1,4}[a-z]?(?![\\p{N}]))?(?:,\\s*\\d{4,5}\\s+${CAP}(?:\\s+${CAP})?)?`,
+  `(?<![\\p{L}])(?:\\d{1,4}(?:\\s?(?:bis|ter))?,?\\s+)?(?:${ROMANCE_WORDS})\\s+(?:(?:de|del|des|du|di|da|do|dos|das|della|la|le|les)\\s+|[ld]['’]\\s*)*${CAP}(?:\\s+(?:(?:de|del|la|di|da)\\s+)?${CAP}){0,3}(?:,?\\s+\\d{1,4}[a-z]?(?![\\p{N}]))?(?:,\\s*\\d{4,5}\\s+${CAP}(?:\\s+${CAP})?)?`,
   "gu",
 );
 const PO_BOX = new RegExp(`\\b[Pp]\\.?\\s?[Oo]\\.?\\s+[Bb]ox\\s+\\d{1,6}${LOCALITY}`, "gu");
@@ -48,6 +48,6 @@ export function findAddresses(text: string): PiiEntity[] {
 
 function trimmed(text: string, start: number, raw: string, score: number): PiiEntity {
   // a trailing period or comma belongs to the sentence ("... Main St." keeps "Main St")
-  const cut = raw.replace(/[\s,.]+$/, "");
+  const cut = raw.replace(/(?<![\s,.])[\s,.]+$/, "");
   return entity("address", text, start, start + cut.length, score);
 }

@@ -2,6 +2,8 @@
  * PII detection and redaction of the offline engine. Offsets are JavaScript string indices
  * (UTF-16 code units, end exclusive): `text.slice(e.start, e.end) === e.text` always holds.
  */
+
+import { checkCpuBudget } from "../budget";
 import { findAddresses } from "./address";
 import { findDatesOfBirth } from "./dates";
 import { findNames } from "./names";
@@ -33,7 +35,10 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer }[] = [
  */
 export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEntity[] {
   const candidates: PiiEntity[] = [];
-  for (const r of RECOGNIZERS) candidates.push(...r.find(text));
+  for (const r of RECOGNIZERS) {
+    checkCpuBudget();
+    candidates.push(...r.find(text));
+  }
   const resolved = resolveOverlaps(candidates);
   const wanted = opts.types;
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;

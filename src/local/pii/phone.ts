@@ -14,7 +14,7 @@ const NANP = /^(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}$/;
 const DATE_SHAPE = /^(?:\d{1,2}[.\- ]\d{1,2}[.\- ](?:19|20)\d{2}|(?:19|20)\d{2}[.\- ]\d{1,2}[.\- ]\d{1,2})$/;
 // 3-2-4 with dashes is how SSNs are written, never phone numbers
 const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
-const EXTENSION = /\s*(?:ext\.?|x|#)\s*\d{1,6}$/i;
+const EXTENSION = /(?<!\s)\s*(?:ext\.?|x|#)\s*\d{1,6}$/i;
 
 export function findPhoneNumbers(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];

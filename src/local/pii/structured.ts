@@ -135,7 +135,8 @@ const IPV6 =
   /(?<![\p{L}\p{N}:])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[\p{L}\p{N}]+)?(?![\p{L}\p{N}:]|\.\d)/gu;
 
 export function ipv6Valid(candidate: string): boolean {
-  let s = candidate.replace(/%.*$/, "");
+  const zone = candidate.indexOf("%");
+  let s = zone < 0 ? candidate : candidate.slice(0, zone);
   const v4 = s.match(/(\d{1,3}(?:\.\d{1,3}){3})$/);
   if (v4) {
     if (!new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`).test(v4[1])) return false;

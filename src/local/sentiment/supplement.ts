@@ -4,6 +4,10 @@
  * carry emoji rather than ASCII emoticons. Values use VADER's -4..4 scale.
  */
 export const DOMAIN_VALENCE: Readonly<Record<string, number>> = {
+  // failures described rather than judged: "dies by lunchtime", "breaks everything"
+  dies: -1.8,
+  breaks: -1.5,
+  drains: -1.2,
   refund: -1.2,
   refunded: -0.8,
   flimsy: -1.8,

@@ -5,6 +5,8 @@
  * caller can add sentence scores together before normalising.
  */
 import lexiconText from "vader-sentiment/vader_lexicon.txt" with { type: "text" };
+import { lazyEngine } from "../engines";
+import { CONTRAST_WORDS, MULTILINGUAL_NEGATIONS, MULTILINGUAL_VALENCE } from "./multilingual";
 import { DOMAIN_VALENCE, EMOJI_VALENCE } from "./supplement";
 
 const B_INCR = 0.293;
@@ -22,11 +24,13 @@ function loadLexicon(): Map<string, number> {
     if (Number.isFinite(value)) map.set(line.slice(0, tab), value);
   }
   for (const [word, value] of Object.entries(DOMAIN_VALENCE)) map.set(word, value);
+  for (const [word, value] of Object.entries(MULTILINGUAL_VALENCE)) if (!map.has(word)) map.set(word, value);
   for (const [emoji, value] of Object.entries(EMOJI_VALENCE)) map.set(emoji, value);
   return map;
 }
 
-const LEXICON = loadLexicon();
+// 7,500 words: parsed by the first sentiment call
+const lexicon = lazyEngine("sentiment-lexicon", loadLexicon);
 
 const NEGATIONS = new Set(
   (
@@ -34,8 +38,14 @@ const NEGATIONS = new Set(
     "dont hadnt hasnt havent isnt mightnt mustnt neither don't hadn't hasn't haven't isn't mightn't mustn't " +
     "neednt needn't never none nope nor not nothing nowhere oughtnt shant shouldnt uhuh wasnt werent " +
     "oughtn't shan't shouldn't uh-uh wasn't weren't without wont wouldnt won't wouldn't rarely seldom despite no"
-  ).split(" "),
+  )
+    .split(" ")
+    .concat(MULTILINGUAL_NEGATIONS),
 );
+
+const CONTRASTS = new Set(CONTRAST_WORDS);
+
+const JUDGEMENT_VERBS = new Set(["call", "say", "describe", "consider", "rate", "think", "find"]);
 
 const BOOSTERS = new Map<string, number>();
 for (const w of (
@@ -69,6 +79,14 @@ const IDIOMS = new Map<string, number>([
   ["does the job", 1.5],
   ["does the trick", 1.5],
   ["fell apart", -2],
+  // parts that fail, said plainly: "the sole came off", "the strap gave out"
+  ["came off", -1.5],
+  ["came apart", -2],
+  ["fell off", -1.5],
+  ["gave out", -1.8],
+  ["wore out", -1.5],
+  ["peeled off", -1.5],
+  ["nothing special", -1.2],
   ["falls apart", -2],
   ["not worth", -2],
   ["worth every penny", 2.8],
@@ -101,7 +119,7 @@ const LIKE_SUBJECTS = new Set(
   ),
 );
 
-const PUNCT_EDGES = /^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu;
+const PUNCT_EDGES = /^[^\p{L}\p{N}]+|(?<![^\p{L}\p{N}])[^\p{L}\p{N}]+$/gu;
 const HAS_LETTER = /\p{L}/u;
 
 export interface VaderTokens {
@@ -112,17 +130,18 @@ export interface VaderTokens {
 
 export function vaderTokens(text: string): VaderTokens {
   const words: string[] = [];
+  const lex = lexicon();
   for (const raw of text.split(/\s+/)) {
     if (!raw) continue;
     // keep emoticons and emoji that the lexicon knows; otherwise strip edge punctuation
-    if (LEXICON.has(raw.toLowerCase()) && !HAS_LETTER.test(raw)) {
+    if (lex.has(raw.toLowerCase()) && !HAS_LETTER.test(raw)) {
       words.push(raw);
       continue;
     }
     const stripped = raw.replace(PUNCT_EDGES, "");
     if (stripped.length > 1 || (stripped.length === 1 && /\p{L}/u.test(stripped))) words.push(stripped);
     else if (stripped.length === 0) {
-      for (const ch of raw) if (LEXICON.has(ch)) words.push(ch);
+      for (const ch of raw) if (lex.has(ch)) words.push(ch);
     }
   }
   const lower = words.map((w) => w.toLowerCase());
@@ -143,6 +162,7 @@ function isNegation(word: string): boolean {
 export function valenceSum(text: string): { sum: number; pos: number; neg: number; hits: number } {
   const t = vaderTokens(text);
   const { words, lower, capDiff } = t;
+  const lex = lexicon();
   const vals = new Array<number>(words.length).fill(0);
   let hits = 0;
   const n = words.length;
@@ -170,14 +190,14 @@ export function valenceSum(text: string): { sum: number; pos: number; neg: numbe
     if (BOOSTERS.has(w)) continue;
     if (w === "kind" && lower[i + 1] === "of") continue;
     if (w === "like" && i > 0 && !LIKE_SUBJECTS.has(lower[i - 1])) continue;
-    let valence = LEXICON.get(w);
+    let valence = lex.get(w);
     if (valence === undefined) continue;
     hits++;
     if (capDiff && isShouted(words[i])) valence += valence > 0 ? C_INCR : -C_INCR;
     for (let back = 1; back <= 3; back++) {
       const j = i - back;
       if (j < 0) break;
-      if (!LEXICON.has(lower[j])) {
+      if (!lex.has(lower[j])) {
         let s = scalar(lower[j], words[j], valence, capDiff);
         if (back === 2) s *= 0.95;
         else if (back === 3) s *= 0.9;
@@ -192,8 +212,14 @@ export function valenceSum(text: string): { sum: number; pos: number; neg: numbe
     if (i > 0 && lower[i - 1] === "least" && !(i > 1 && (lower[i - 2] === "at" || lower[i - 2] === "very"))) valence *= N_SCALAR;
     vals[i] = valence;
   }
-  // "but": what follows matters more than what precedes
-  const butAt = lower.findIndex((w) => w === "but" || w === "however" || w === "although" || w === "though");
+  // "wouldn't call it good", "can't say the food was great": the judgement verb carries the
+  // negation past VADER's three-word window, to the praise that ends the clause
+  for (let i = 0; i + 1 < n; i++) {
+    if (!isNegation(lower[i]) || !JUDGEMENT_VERBS.has(lower[i + 1])) continue;
+    for (let j = i + 5; j < n && !CONTRASTS.has(lower[j]); j++) if (vals[j] > 0) vals[j] *= N_SCALAR;
+  }
+  // "but" (and "mais", "aber", "pero"...): what follows matters more than what precedes
+  const butAt = lower.findIndex((w) => CONTRASTS.has(w) || w === "although" || w === "though");
   if (butAt >= 0) {
     for (let i = 0; i < n; i++) {
       if (i < butAt) vals[i] *= lower[butAt] === "although" || lower[butAt] === "though" ? 1.5 : 0.5;

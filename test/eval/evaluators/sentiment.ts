@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { analyzeSentiment, labelFor } from "../../../src/local/sentiment";
+import { type CalibrationFigures, calibrationFigures } from "../metrics";
 import type { EvalReport, Evaluator } from "../registry";
 
 type Three = "positive" | "negative" | "neutral";
@@ -28,6 +29,18 @@ export function threeClass(text: string): Three {
   const r = analyzeSentiment(text);
   return r.label === "mixed" ? labelFor(r.score) : r.label;
 }
+
+/** Calibration of the confidence: right means the three-class answer matches the gold label. */
+export function sentimentCalibration(items: { text: string; label: Three }[]): CalibrationFigures {
+  return calibrationFigures(
+    items.map((it) => {
+      const r = analyzeSentiment(it.text);
+      return { confidence: r.confidence, right: (r.label === "mixed" ? labelFor(r.score) : r.label) === it.label };
+    }),
+  );
+}
+
+export const HIGH_CONFIDENCE_TARGET = 0.85;
 
 export function evaluateSentiment(items = loadSentimentFixture(), capability = "sentiment"): EvalReport {
   let correct = 0;
@@ -59,6 +72,8 @@ const evaluator: Evaluator = {
   run: () => {
     const dev = evaluateSentiment(loadSentimentFixture("sentiment.tsv"));
     const holdout = evaluateSentiment(loadSentimentFixture("sentiment-holdout.tsv"));
+    const devCal = sentimentCalibration(loadSentimentFixture("sentiment.tsv"));
+    const holdoutCal = sentimentCalibration(loadSentimentFixture("sentiment-holdout.tsv"));
     const all = evaluateSentiment([...loadSentimentFixture("sentiment.tsv"), ...loadSentimentFixture("sentiment-holdout.tsv")]);
     return {
       ...all,
@@ -67,6 +82,14 @@ const evaluator: Evaluator = {
         { ...all.metrics[0], name: "accuracy, all" },
         { ...dev.metrics[0], name: "accuracy, tuning set" },
         { ...holdout.metrics[0], name: "accuracy, held-out set" },
+        { name: "calibration error, tuning", value: devCal.ece },
+        { name: "calibration error, held-out", value: holdoutCal.ece },
+        { name: `right when >= 0.8, tuning (${devCal.high})`, value: devCal.highAccuracy },
+        {
+          name: `right when >= 0.8, held-out (${holdoutCal.high})`,
+          value: holdoutCal.highAccuracy,
+          target: HIGH_CONFIDENCE_TARGET,
+        },
       ],
     };
   },

@@ -1,0 +1,82 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/**
+ * A CPU budget for one call into the offline engine. The engine is linear in its input, but a
+ * 100 KB text still costs real time on the one JavaScript thread that answers every request, so
+ * `withCpuBudget` runs a call with a limit and the engine's loops call `checkCpuBudget()` at safe
+ * points (per sentence, per review, per recognizer pass): past the limit it throws
+ * CpuBudgetExceeded and the call ends there. Time is the JavaScript thread's CPU time
+ * (`process.threadCpuUsage`), so a busy machine does not shorten anybody's budget.
+ */
+export class CpuBudgetExceeded extends Error {
+  constructor(readonly budgetMs: number) {
+    super(`offline work exceeded its CPU budget of ${budgetMs} ms`);
+    this.name = "CpuBudgetExceeded";
+  }
+}
+
+interface Budget {
+  /** thread CPU microseconds at which the budget runs out */
+  untilUs: number;
+  ms: number;
+  /** wall clock (performance.now) before which no CPU reading is needed */
+  nextReadAt: number;
+}
+
+const current = new AsyncLocalStorage<Budget>();
+
+function threadCpuUs(): number {
+  const u = process.threadCpuUsage();
+  return u.user + u.system;
+}
+
+/** Runs `fn` (and whatever it awaits) under a budget of `ms` milliseconds of CPU time. */
+export function withCpuBudget<T>(ms: number, fn: () => T): T {
+  // CPU time never runs ahead of wall time, so nothing needs reading before `ms` of wall time passed
+  return current.run({ untilUs: threadCpuUs() + ms * 1000, ms, nextReadAt: performance.now() + ms }, fn);
+}
+
+/**
+ * Throws CpuBudgetExceeded when the running call is past its budget, or would be after another
+ * `reserveMs` (a step that cannot be interrupted once started, whose cost the caller estimated);
+ * free outside a budget.
+ */
+export function checkCpuBudget(reserveMs = 0): void {
+  const b = current.getStore();
+  if (b === undefined) return;
+  if (reserveMs > 0) {
+    if (threadCpuUs() + reserveMs * 1000 > b.untilUs) throw new CpuBudgetExceeded(b.ms);
+    return;
+  }
+  const now = performance.now();
+  if (now < b.nextReadAt) return;
+  // reading the thread's CPU time is a system call: at most once per millisecond
+  b.nextReadAt = now + 1;
+  if (threadCpuUs() > b.untilUs) throw new CpuBudgetExceeded(b.ms);
+}
+
+/**
+ * Runs `fn` without charging its CPU time to the running call's budget: a one-time cost such as
+ * loading an engine part on first use is the gateway's, not the request's.
+ */
+export function outsideCpuBudget<T>(fn: () => T): T {
+  const b = current.getStore();
+  if (b === undefined) return fn();
+  const before = threadCpuUs();
+  try {
+    return fn();
+  } finally {
+    b.untilUs += threadCpuUs() - before;
+  }
+}
+
+/** The CPU milliseconds the running call has left (undefined outside a budget). */
+export function currentBudgetMs(): number | undefined {
+  const b = current.getStore();
+  return b === undefined ? undefined : Math.max(0, (b.untilUs - threadCpuUs()) / 1000);
+}
+
+/** CPU milliseconds spent by this thread so far, for measurements. */
+export function threadCpuMs(): number {
+  return threadCpuUs() / 1000;
+}

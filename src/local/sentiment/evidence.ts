@@ -1,0 +1,78 @@
+/**
+ * Conflicting evidence in one text, for an honest label and confidence: the strongest praise and
+ * the strongest criticism among its clauses (a sentence cut at commas, semicolons and contrast
+ * words in seven languages), sarcasm cues, and whether the text is English at all (the lexicon
+ * is English with a small supplement for six other languages, so elsewhere it is guessing).
+ */
+import { CONTRAST_WORDS } from "./multilingual";
+import { normalize, valenceSum } from "./vader";
+
+export interface Evidence {
+  /** strongest positive clause score, 0..1 */
+  praise: number;
+  /** strongest negative clause score, as a positive number 0..1 */
+  criticism: number;
+  /** a sarcasm cue ("oh great", "just what I needed", "love how it...") was found */
+  sarcasm: boolean;
+  /** the text reads as English (most of its function words are English ones) */
+  english: boolean;
+}
+
+const CLAUSE_BREAK = new RegExp(
+  `[,;:]|\\s[-–—]\\s|(?<!\\p{L})(?:${[...CONTRAST_WORDS, "although", "though", "while", "whereas"].join("|")})(?!\\p{L})`,
+  "giu",
+);
+
+/**
+ * Phrases people use ironically far more often than sincerely, in product and service feedback.
+ * Each needs negative evidence elsewhere in the text before it turns a label (see sentiment.ts).
+ */
+const SARCASM =
+  /\b(?:oh,? (?:great|perfect|wonderful|joy|fantastic|brilliant|lovely|good|nice)|(?:just|exactly) what i (?:needed|wanted)|thanks for nothing|yeah,? right|(?:i )?love (?:how|that) (?:it|this|the|my|they|you)\b|so much for|what a (?:joke|surprise)|(?:great|fantastic|amazing|wonderful|excellent|brilliant|perfect|impressive|incredible)\W+(?:\w+\W+){0,4}?(?:lasts?|lasted|takes?|took) (?:all|a whole|an entire|only|just) (?:morning|afternoon|day|hour|minute|week)s?)/i;
+
+const SARCASM_G = new RegExp(SARCASM.source, "gi");
+
+/** The text with its sarcasm cues cut out, or null when it has none: what is left says what the writer meant. */
+export function withoutSarcasm(text: string): string | null {
+  SARCASM_G.lastIndex = 0;
+  if (!SARCASM_G.test(text)) return null;
+  return text.replace(SARCASM_G, " ");
+}
+
+const ENGLISH_FUNCTION_WORDS = new Set(
+  "the a an and or but is are was were be been it its this that to of in on for with my your our i you we they he she not no have has had do does did will would can could at by from so very just".split(
+    " ",
+  ),
+);
+
+/** Share of a text's words that are English function words: about 0.3-0.5 in English prose, under 0.1 in most other languages. */
+function englishShare(words: string[]): number {
+  if (words.length === 0) return 1;
+  let n = 0;
+  for (const w of words) if (ENGLISH_FUNCTION_WORDS.has(w)) n++;
+  return n / words.length;
+}
+
+export function evidenceOf(sentences: string[]): Evidence {
+  let praise = 0;
+  let criticism = 0;
+  for (const sentence of sentences) {
+    let start = 0;
+    const cut = (end: number) => {
+      const clause = sentence.slice(start, end);
+      if (clause.trim()) {
+        const score = normalize(valenceSum(clause).sum);
+        if (score > praise) praise = score;
+        if (-score > criticism) criticism = -score;
+      }
+    };
+    for (const m of sentence.matchAll(CLAUSE_BREAK)) {
+      cut(m.index);
+      start = m.index + m[0].length;
+    }
+    cut(sentence.length);
+  }
+  const text = sentences.join(" ");
+  const words = text.toLowerCase().match(/\p{L}+/gu) ?? [];
+  return { praise, criticism, sarcasm: SARCASM.test(text), english: words.length < 4 || englishShare(words) >= 0.12 };
+}

@@ -1,0 +1,71 @@
+import { expect, test } from "bun:test";
+import { check } from "recheck";
+import { constructedRegexes, type FoundRegex, regexLiterals } from "../helpers/regex-inventory";
+
+/**
+ * ReDoS audit of every regular expression in the request path (src/local, src/functions,
+ * src/knowledge, src/http), literals and those built at load time, with recheck: each must be
+ * safe (linear), or be listed in REVIEWED with the reason its input is bounded. recheck's verdicts
+ * are kept in test/fixtures/regex-audit.json so the suite does not spend a minute re-proving
+ * unchanged patterns; a new or edited pattern is checked live. REGEX_AUDIT_WRITE=1 rewrites the file.
+ * Patterns built per request from a client's field names (json-extract) are escaped and anchored
+ * by labels; the 100 KB adversarial tests (linear-time.test.ts) cover them by measurement.
+ */
+const VERDICTS = new URL("../fixtures/regex-audit.json", import.meta.url).pathname;
+
+/** Patterns recheck calls super-linear (or cannot decide) that only ever see bounded input. */
+const REVIEWED: Record<string, string> = {
+  "/(?:^|[.!?]\\s+|\\n\\s*)$/": "grammar isSentenceStart: tested on the 4 characters before an edit",
+  "/\\b[\\w.+-]+@[\\w-]+(?:\\.[\\w-]+)*\\.[a-z]{2,}\\b/gi":
+    "extract EMAIL_RE: runs after maskLongRuns, so no non-space run is longer than 256 characters",
+  "/\\b[a-z0-9-]+(?:\\.[a-z0-9-]+)*\\.(?:com|org|net|io|co|ai|dev|app|uk|de|fr|edu|gov)(?:\\/[^\\s<>\"')\\]]*[^\\s<>\"')\\].,;:!?])?\\b/gi":
+    "extract bare domains: after maskLongRuns (runs of at most 256 characters)",
+  "/\\b((?:University|Bank|Department|Ministry|Institute) of (?:[A-Z][a-z]+\\s?){1,3})/g":
+    "extract organizations: bounded repetition {1,3} after a fixed word",
+  "/\\b(?:https?:\\/\\/|www\\.)\\S+|\\b(?:bit\\.ly|tinyurl\\.com|goo\\.gl|t\\.co|is\\.gd|ow\\.ly|cutt\\.ly|rb\\.gy)\\/\\S+/gi":
+    "spam LINK: ends in \\S+, so an attempt past the fixed prefix always matches and the global scan resumes after it",
+  "/\\b(?:bit\\.ly|tinyurl\\.com|goo\\.gl|t\\.co|is\\.gd|ow\\.ly|cutt\\.ly|rb\\.gy|shorturl\\.at|tiny\\.cc|buff\\.ly|rebrand\\.ly|t\\.ly)\\/\\S+/gi":
+    "spam SHORTENER: fixed prefix then \\S+, as above",
+  "/\\b(send|bring|take|give|ship|mail)( \\w+){0,3} back\\b/gi":
+    "knowledge intent words: starts only at the six verbs, each attempt bounded by the next three words",
+  "/\\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Madam|Mme|Herr|Frau)\\.?\\s+((?:[A-Z]'|Mc|Mac)?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?(?:[ \\t]+(?:[A-Z]'|Mc|Mac)?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?){0,2})/g":
+    "extract honorific names: starts only at an honorific, at most three words",
+  "/(?:regards|thanks|thank you|cheers|sincerely|best|br),?\\s*\\n\\s*((?:[A-Z]'|Mc|Mac)?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?(?:[ \\t]+(?:[A-Z]'|Mc|Mac)?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?){0,2})\\s*(?:\\n|$)/gi":
+    "extract sign-off names: starts only at a sign-off word; measured linear (20 KB of spaces after 'thanks,' in 57 ms)",
+  "/\\b((?:[A-Z][\\w&'-]*[ \\t]+){0,3}[A-Z][\\w&'-]*,?[ \\t]+(?:Inc|LLC|Ltd|Limited|Corp|Corporation|Co|Company|GmbH|AG|SA|S\\.A|PLC|plc|LLP|BV|NV|Pty|Group|Holdings|Bank|University|College|Institute|Foundation|Labs|Technologies|Systems|Airlines|Airways|Hotels?|Hospital|Agency|Partners|Solutions|Services|Software|Studios?|Media|Motors|Pharmaceuticals|Insurance)\\b\\.?)/g":
+    "extract organizations: at most four words, after maskLongRuns (runs of at most 256 characters)",
+  "/(?:\\bI'?m|\\bI am|\\bit'?s|\\bthis is|\\bHi|\\bHello|\\bHey|\\bThanks|\\bThank you|\\bRegards|\\bBest|\\bCheers|\\bSincerely|\\bcontact|\\bask for|\\bspeak (?:with|to)|\\btalk to|\\breach|\\bfrom|\\bfor|\\bby|\\bcc|\\bwith|\\bmet|\\btold|\\bemail|\\bcall|\\band|\\bheiße|\\bje suis|\\bje m'appelle|\\bme llamo|\\bsoy|\\bmi chiamo|\\bsono)\\s*[:,]?\\s*$/iu":
+    "pii names WEAK_INTRO: tested on the 30 characters before a candidate name",
+  "/\\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\\b[.:#]?\\s*(?:(?:me|us|him|her|is|at|on|number|no\\.?|me at)\\s*){0,3}[:#]?\\s*\\(?$/i":
+    "pii phone CONTEXT: tested on the 30 characters before a number",
+  "/#\\s?[A-Z0-9][A-Z0-9-]{2,}\\b|\\b(?=[A-Z0-9-]*\\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{1,6}(?:-[A-Z0-9]{2,})+\\b|\\b(?=[A-Za-z0-9]*\\d)(?=[A-Za-z0-9]*[A-Z])[A-Z][A-Za-z0-9]*\\d[A-Za-z0-9]{2,}\\b|\\b(?:order|ticket|invoice|case|account|tracking|reference|ref|confirmation|booking|customer|member|policy|claim)(?:\\s*(?:no\\.?|number|num|id|#))?(?:\\s*[:#])?\\s*([A-Z0-9-]*\\d[A-Z0-9-]{3,})\\b/gi":
+    "extract ID_RE: the lookaheads scan one word, and words are at most 256 characters after maskLongRuns; the labelled form has no overlapping spaces since the 'order' + 100 KB of spaces fix",
+  "/(?:(US\\$|A\\$|C\\$|R\\$|[$\\u20AC\\u00A3\\u00A5\\u20B9\\u20A9\\u20BD\\u20BA\\u20AA\\u20A6\\u20B1])\\s?(\\d{1,3}(?:[,\\s]\\d{3})+(?:\\.\\d+)?|\\d+(?:[.,]\\d+)?)(\\s?(?:k|m|bn|million|billion|thousand)\\b)?)|(?:\\b(\\d{1,3}(?:[,\\s]\\d{3})+(?:\\.\\d+)?|\\d+(?:[.,]\\d+)?)(\\s?(?:k|m|million|billion|thousand))?\\s?(usd|eur|gbp|jpy|inr|cad|aud|chf|cny|sek|nok|dkk|pln|brl|mxn|dollars?|bucks|euros?|pounds?|yen|rupees?)\\b)|(?:\\b(usd|eur|gbp|cad|aud|chf|inr|jpy)\\s?(\\d{1,3}(?:[,\\s]\\d{3})+(?:\\.\\d+)?|\\d+(?:[.,]\\d+)?)\\b)/gi":
+    "extract MONEY_RE: starts only at a currency sign or a number, after maskLongRuns; measured linear (20 KB of '$1 000 000…' in 131 ms)",
+  "/(?:\\b(?:born|birth|birthdate|birthday|dob|geboren|né|née|nacido|nacida|nato|nata)\\b|\\bd\\.\\s?o\\.\\s?b\\.?|\\bb\\.)[^.!?\\n]{0,30}$/i":
+    "pii dates: tested on the window of at most 40 characters before a date",
+};
+
+type Verdict = "safe" | "polynomial" | "exponential" | "unknown";
+const keyOf = (r: FoundRegex) => `/${r.source}/${r.flags}`;
+
+async function recheckVerdict(r: FoundRegex): Promise<Verdict> {
+  const res = await check(r.source, r.flags.replace(/[gy]/g, ""), { timeout: 10_000 });
+  if (res.status === "safe") return "safe";
+  if (res.status === "vulnerable") return res.complexity.type;
+  return "unknown";
+}
+
+test("every regular expression on user text is linear, or reviewed as bounded", async () => {
+  const all = [...(await regexLiterals()), ...(await constructedRegexes())];
+  expect(all.length).toBeGreaterThan(300);
+  const known: Record<string, Verdict> = (await Bun.file(VERDICTS).exists()) ? await Bun.file(VERDICTS).json() : {};
+  const verdicts: Record<string, Verdict> = {};
+  for (const r of all) verdicts[keyOf(r)] = known[keyOf(r)] ?? (await recheckVerdict(r));
+  if (process.env.REGEX_AUDIT_WRITE === "1")
+    await Bun.write(VERDICTS, `${JSON.stringify(Object.fromEntries(Object.entries(verdicts).sort()), null, 1)}\n`);
+  const unsafe = all
+    .filter((r) => verdicts[keyOf(r)] !== "safe" && REVIEWED[keyOf(r)] === undefined)
+    .map((r) => `${verdicts[keyOf(r)]}  ${r.where}  ${keyOf(r)}`);
+  expect(unsafe).toEqual([]);
+}, 600_000);
