@@ -39,8 +39,11 @@ export const ChatbotResult = Type.Object(
 );
 export type ChatbotResult = Static<typeof ChatbotResult>;
 
-/** Below this search score the offline engine treats the knowledge bases as holding no answer. */
-export const MIN_GROUNDING_SCORE = 0.4;
+/**
+ * Below this search score the offline engine treats the knowledge bases as holding no answer.
+ * Lower than search's default floor because isGrounded also asks for two shared words.
+ */
+export const MIN_GROUNDING_SCORE = 0.25;
 
 /**
  * Whether the best passage is close enough for an offline answer: a fair share of the question's

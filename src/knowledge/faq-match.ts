@@ -4,10 +4,12 @@
  * - word overlap on stems and synonyms, weighted by rarity in the collection (paraphrases),
  * - fuzzy word matches within a small edit distance (typos: "refnud", "shiping"),
  * - character trigram similarity of the whole question (typos and word splits).
- * A logistic curve maps the blend to a confidence: ~0.9 for a paraphrase, below 0.3 for an
- * unrelated question, so the default `min_confidence` of 0.5 separates them.
+ * A logistic curve fitted on a labelled tuning set maps the blend and its margin over the
+ * runner-up to a confidence (see `calibrate`), so the default `min_confidence` of 0.5 keeps
+ * matches that are more likely right than wrong.
  */
-import { contentWords, foldPhrases, termKeys } from "./text";
+import { specificity } from "./specificity";
+import { canonical, contentWords, foldPhrases, stem, termKeys } from "./text";
 
 export interface Faq {
   id: number;
@@ -25,9 +27,12 @@ export interface FaqMatch {
 export const DEFAULT_MIN_CONFIDENCE = 0.5;
 export const DEFAULT_TOP_N = 3;
 
-interface Prepared {
+export interface Prepared {
   faq: Faq;
+  /** canonical keys (synonyms folded to their group's head) */
   keys: Set<string>;
+  /** stems before synonym folding: a word matched as itself counts more than through a synonym */
+  stems: Set<string>;
   answerKeys: Set<string>;
   grams: Set<string>;
 }
@@ -69,9 +74,18 @@ export function editDistance(a: string, b: string, max: number): number {
   return prev[b.length] as number;
 }
 
-/** How well one query word is found among `keys`: 1 exact, 0.8 a likely typo, else 0. */
-function wordMatch(word: string, keys: Set<string>): number {
-  if (keys.has(word)) return 1;
+/**
+ * A query word found only through the synonym table counts this much: "parcel" and "order"
+ * share a group, but "when will my parcel arrive" does not ask what "after ordering" asks.
+ */
+const SYNONYM_MATCH = 0.8;
+
+const stems = (text: string) => contentWords(foldPhrases(text)).map(stem);
+
+/** How well one query word is found: 1 as itself, SYNONYM_MATCH through a synonym, 0.8 a likely typo, else 0. */
+function wordMatch(word: string, wordStem: string, it: Prepared): number {
+  const keys = it.keys;
+  if (keys.has(word)) return it.stems.has(wordStem) ? 1 : SYNONYM_MATCH;
   if (word.length < 4) return 0;
   const max = word.length >= 7 ? 2 : 1;
   for (const k of keys) if (k.length >= 3 && editDistance(word, k, max) <= max) return 0.8;
@@ -81,15 +95,21 @@ function wordMatch(word: string, keys: Set<string>): number {
 export class FaqMatcher {
   private readonly items: Prepared[];
   private readonly df = new Map<string, number>();
+  /** every key of the collection's questions and answers */
+  private readonly vocabulary = new Set<string>();
 
   constructor(faqs: Faq[]) {
     this.items = faqs.map((faq) => ({
       faq,
       keys: new Set(termKeys(faq.question)),
+      stems: new Set(stems(faq.question)),
       answerKeys: new Set(termKeys(faq.answer)),
       grams: trigrams(faq.question),
     }));
-    for (const it of this.items) for (const k of it.keys) this.df.set(k, (this.df.get(k) ?? 0) + 1);
+    for (const it of this.items) {
+      for (const k of it.keys) this.df.set(k, (this.df.get(k) ?? 0) + 1);
+      for (const k of [...it.keys, ...it.answerKeys]) this.vocabulary.add(k);
+    }
   }
 
   /** Rare words decide more than words every question shares ("order" in a shop's FAQ). */
@@ -98,42 +118,86 @@ export class FaqMatcher {
     return Math.log(1 + (n + 1) / ((this.df.get(key) ?? 0) + 0.5));
   }
 
+  /**
+   * The query's words with their weights. A word the collection never uses keeps the full weight
+   * of a rare word only when it is specific in general English ("bitcoin"); everyday words a
+   * paraphrase adds ("right now", "again") weigh less, so they neither sink a paraphrase nor
+   * make an unrelated question look answered.
+   */
+  private queryWords(query: string): QueryWord[] {
+    const out = new Map<string, QueryWord>();
+    for (const w of contentWords(foldPhrases(query))) {
+      const wordStem = stem(w);
+      const key = canonical(wordStem);
+      if (out.has(key)) continue;
+      const known = this.vocabulary.has(key);
+      out.set(key, {
+        key,
+        stem: wordStem,
+        weight: this.weight(key) * (known ? 1 : Math.min(specificity(w), specificity(wordStem))),
+      });
+    }
+    return [...out.values()];
+  }
+
+  /** The raw 0-1 blend of every FAQ for a query, before calibration (also read by the calibration fit). */
+  blends(query: string): { it: Prepared; blend: number }[] {
+    const words = this.queryWords(query);
+    const qGrams = trigrams(query);
+    if (words.length === 0 && qGrams.size === 0) return [];
+    return this.items.map((it) => ({ it, blend: this.blend(words, qGrams, it) }));
+  }
+
   match(query: string, opts: { minConfidence?: number; topN?: number } = {}): FaqMatch[] {
     const min = opts.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
     const topN = opts.topN ?? DEFAULT_TOP_N;
-    const qKeys = [...new Set(termKeys(query))];
-    const qGrams = trigrams(query);
-    if (qKeys.length === 0 && qGrams.size === 0) return [];
-    return this.items
-      .map((it) => ({ it, confidence: this.confidence(qKeys, qGrams, it) }))
+    const blends = this.blends(query);
+    const [first, second] = blends.map((b) => b.blend).sort((x, y) => y - x);
+    return blends
+      .map(({ it, blend }) => {
+        // The margin over the best other FAQ: a close runner-up makes the best one less certain.
+        const margin = blend - (blend === first ? (second ?? 0) : (first ?? 0));
+        return { it, confidence: Math.round(calibrate(blend, margin) * 1000) / 1000 };
+      })
       .filter((m) => m.confidence >= min && m.confidence > 0)
       .sort((a, b) => b.confidence - a.confidence)
       .slice(0, topN)
       .map(({ it, confidence }) => ({ id: it.faq.id, question: it.faq.question, answer: it.faq.answer, confidence }));
   }
 
-  private confidence(qKeys: string[], qGrams: Set<string>, it: Prepared): number {
+  private blend(words: QueryWord[], qGrams: Set<string>, it: Prepared): number {
     let hit = 0;
     let qWeight = 0;
     let answerHit = 0;
-    for (const k of qKeys) {
-      const w = this.weight(k);
-      qWeight += w;
-      const m = wordMatch(k, it.keys);
-      hit += w * m;
-      if (m === 0 && it.answerKeys.has(k)) answerHit += w;
+    for (const w of words) {
+      qWeight += w.weight;
+      const m = wordMatch(w.key, w.stem, it);
+      hit += w.weight * m;
+      if (m === 0 && it.answerKeys.has(w.key)) answerHit += w.weight;
     }
     let fWeight = 0;
     for (const k of it.keys) fWeight += this.weight(k);
     // Dice over weights: a query word found counts for both sides; answer words help a little.
     const overlap = qWeight + fWeight > 0 ? (2 * hit + 0.5 * answerHit) / (qWeight + fWeight) : 0;
-    const blend = 0.7 * Math.min(1, overlap) + 0.3 * dice(qGrams, it.grams);
-    return Math.round(calibrate(blend) * 1000) / 1000;
+    return 0.7 * Math.min(1, overlap) + 0.3 * dice(qGrams, it.grams);
   }
 }
 
-/** Logistic map from the raw blend (0-1) to a confidence; midpoint and slope set by hand, checked on test/fixtures/knowledge/faq.json. */
-export function calibrate(blend: number): number {
+interface QueryWord {
+  key: string;
+  stem: string;
+  weight: number;
+}
+
+/**
+ * Logistic map from the raw blend (0-1) and its margin over the best other FAQ to a confidence:
+ * coefficients fitted by maximum likelihood on the tuning set (test/eval/fit-faq-calibration.ts
+ * over faq.json: each query's three best FAQs, right or wrong), so a confidence of 0.8 is right
+ * about 80% of the time there. `bun run eval` checks it on the held-out set (faq-holdout.json).
+ */
+const CALIBRATION = { blend: 9.58, margin: 8.84, bias: -4.27 };
+
+export function calibrate(blend: number, margin: number): number {
   if (blend <= 0) return 0;
-  return 1 / (1 + Math.exp(-12 * (blend - 0.33)));
+  return 1 / (1 + Math.exp(-(CALIBRATION.blend * blend + CALIBRATION.margin * margin + CALIBRATION.bias)));
 }

@@ -22,7 +22,7 @@ import { type Embedder, type VectorCache, vectorHits } from "./embeddings";
 import { DEFAULT_MIN_CONFIDENCE, DEFAULT_TOP_N, FaqMatcher } from "./faq-match";
 import type { FaqStore } from "./faq-store";
 import { searchInline } from "./inline";
-import { DocumentInput, FilterMetadata, LIMITS, Query, Snippet, TopK } from "./schemas";
+import { DocumentInput, FilterMetadata, LIMITS, MinScore, Query, Snippet, TopK } from "./schemas";
 import { searchChunks } from "./search";
 import type { KnowledgeStore } from "./store";
 
@@ -68,14 +68,14 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     name: "knowledge-base-search",
     path: "/api/v1/knowledge-bases/:id/search",
     summary: "Search a stored knowledge base (BM25 over its chunks)",
-    description:
-      "Snippets of the knowledge base's documents that best match the query, with a 0-1 score; filter_metadata keeps only documents whose metadata has the given values.",
+    description: `Snippets of the knowledge base's documents that best match the query, with a 0-1 relevance score (see min_score); an empty list when nothing is relevant. filter_metadata keeps only documents whose metadata has the given values.`,
     tags: TAGS,
     request: Type.Object({
       id: Type.String({ minLength: 1, description: "knowledge base id (path parameter)" }),
       query: Query,
       top_k: Type.Optional(TopK),
       filter_metadata: Type.Optional(FilterMetadata),
+      min_score: Type.Optional(MinScore),
       revision: Internal(Type.Integer(), "the knowledge base's revision, so cached answers follow document changes"),
     }),
     result: SearchResult,
@@ -91,7 +91,7 @@ export function knowledgeFunctions(s: KnowledgeServices) {
       return {
         results: searchChunks(
           s.storage.sqlite,
-          { kbIds: [req.id], query: req.query, topK: req.top_k ?? 5, filter: req.filter_metadata },
+          { kbIds: [req.id], query: req.query, topK: req.top_k ?? 5, filter: req.filter_metadata, minScore: req.min_score },
           hits,
         ),
       };
@@ -118,7 +118,7 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     path: "/api/v1/ai/knowledge-bases",
     summary: "Search documents sent with the request",
     description:
-      "The documents (texts, or {title, content, metadata}) are chunked and indexed in memory for this request only, then searched like a stored knowledge base.",
+      "The documents (texts, or {title, content, metadata}) are chunked and indexed in memory for this request only, then searched like a stored knowledge base (same 0-1 score and min_score).",
     tags: TAGS,
     request: Type.Object({
       query: Query,
@@ -129,6 +129,7 @@ export function knowledgeFunctions(s: KnowledgeServices) {
       }),
       top_k: Type.Optional(TopK),
       filter_metadata: Type.Optional(FilterMetadata),
+      min_score: Type.Optional(MinScore),
     }),
     result: SearchResult,
     cost: 3,
@@ -136,7 +137,7 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     promptVersion: 1,
     preferLocal: true,
     prompt: (req) => searchPrompt(req.query, docsText(req.documents)),
-    local: (req) => ({ results: searchInline(req.documents, req.query, req.top_k ?? 5, req.filter_metadata) }),
+    local: (req) => ({ results: searchInline(req.documents, req.query, req.top_k ?? 5, req.filter_metadata, req.min_score) }),
     example: {
       request: {
         query: "can I get my money back?",
@@ -274,7 +275,8 @@ export function knowledgeFunctions(s: KnowledgeServices) {
       const query = retrievalQuery(req);
       const vectors = await vectorHits(s.storage.sqlite, s.embedder, s.vectors, bases, query, ctx.signal);
       const kbIds = bases.map((b) => b.id);
-      const hits = searchChunks(s.storage.sqlite, { kbIds, query, topK: PASSAGES_PER_ANSWER }, vectors);
+      // The bot decides itself whether a passage answers (chatbot-answer.ts), so no floor here.
+      const hits = searchChunks(s.storage.sqlite, { kbIds, query, topK: PASSAGES_PER_ANSWER, minScore: 0 }, vectors);
       const passages = hits.map((h) => ({
         document_id: h.document_id ?? "",
         knowledge_base_id: h.knowledge_base_id ?? "",

@@ -3,12 +3,11 @@
  * "standard" call, validate the body against its TypeBox schema and read paging parameters.
  */
 import type { Static, TObject } from "@sinclair/typebox";
-import type { AppDeps } from "../app";
-import { GatewayError, invalidRequest } from "../errors";
+import type { AppDeps } from "../deps";
+import { invalidRequest } from "../errors";
 import { validateAgainst } from "../functions/validate";
 import { type AuthedContext, authedContext } from "../http/context";
 import { stateOf } from "../http/state";
-import { rateLimitHeaders } from "../ratelimit/limiter";
 import { ListQuery } from "./schemas";
 import type { Page } from "./store";
 
@@ -21,17 +20,7 @@ export async function resourceContext(
   params: Record<string, string> = {},
   query: Record<string, string | undefined> = {},
 ): Promise<AuthedContext> {
-  const state = stateOf(request);
-  state.fn = resource;
-  const ctx = await authedContext(deps, request, state, params, query);
-  const d = deps.limiter.check(ctx.auth.keyId, ctx.auth.plan, resource, "standard");
-  Object.assign(state.headers, rateLimitHeaders(d));
-  if (!d.allowed)
-    throw new GatewayError(
-      "rate_limited",
-      `rate limit of ${d.limit} requests per minute for ${resource} exceeded; retry in ${d.retryAfterSeconds}s`,
-    );
-  return ctx;
+  return authedContext(deps, resource, request, stateOf(request), params, query);
 }
 
 export function validBody<S extends TObject>(deps: Deps, schema: S, ctx: AuthedContext): Static<S> {

@@ -24,7 +24,13 @@ function emptyIndex(): Database {
 
 const INLINE_KB = "inline";
 
-export function searchInline(documents: DocumentInput[], query: string, topK: number, filter?: FilterMetadata): Snippet[] {
+export function searchInline(
+  documents: DocumentInput[],
+  query: string,
+  topK: number,
+  filter?: FilterMetadata,
+  minScore?: number,
+): Snippet[] {
   const db = emptyIndex();
   try {
     const addDoc = db.query(
@@ -42,7 +48,7 @@ export function searchInline(documents: DocumentInput[], query: string, topK: nu
       });
     })();
     // Inline documents have no stored id; the snippet says which one by its position.
-    return searchChunks(db, { kbIds: [INLINE_KB], query, topK, filter }).map(({ knowledge_base_id: _kb, ...s }) => ({
+    return searchChunks(db, { kbIds: [INLINE_KB], query, topK, filter, minScore }).map(({ knowledge_base_id: _kb, ...s }) => ({
       ...s,
       document_index: Number(s.document_id?.slice(4)),
       document_id: null,

@@ -4,7 +4,7 @@
  */
 import { type TObject, Type } from "@sinclair/typebox";
 import { type DocumentDecoration, Elysia } from "elysia";
-import type { AppDeps } from "../app";
+import type { AppDeps } from "../deps";
 import { invalidRequest } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
 import type { FunctionPipeline } from "../functions/run";

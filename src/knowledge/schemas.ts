@@ -3,6 +3,7 @@
  * A body over a limit is a 400 invalid_request whose `param` names the field.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { DEFAULT_MIN_SCORE } from "./search";
 
 export const LIMITS = {
   knowledgeBasesPerAccount: 100,
@@ -51,6 +52,11 @@ export const FilterMetadata = Type.Record(
 export type FilterMetadata = Static<typeof FilterMetadata>;
 
 export const Query = Type.String({ minLength: 1, maxLength: 2000, description: "what to search for, in natural language" });
+export const MinScore = Type.Number({
+  minimum: 0,
+  maximum: 1,
+  description: `leave out snippets scoring below this. Default ${DEFAULT_MIN_SCORE} for lexical search (no embedding provider), 0 for hybrid search. The score is the share of the query a passage covers (each query word counts once; a word the searched documents never use counts up to twice, less for everyday words), times 0.5-1 for its BM25 rank relative to the best hit, times the square root of the share of the query's rarity-weighted words the documents contain at all; hybrid search blends it 0.8 : 0.2 with the cosine similarity of the embeddings`,
+});
 export const TopK = Type.Integer({ minimum: 1, maximum: LIMITS.topK, default: 5, description: "number of snippets; default 5" });
 
 export const CreateKnowledgeBase = Type.Object({
@@ -102,7 +108,7 @@ export const Snippet = Type.Object(
   {
     title: Type.Union([Type.String(), Type.Null()], { description: "the document's title or file name" }),
     content: Type.String({ description: "the matching passage" }),
-    score: Type.Number({ minimum: 0, maximum: 1, description: "relevance from 0 to 1" }),
+    score: Type.Number({ minimum: 0, maximum: 1, description: "relevance from 0 to 1 (how it is computed: min_score)" }),
     document_id: Type.Union([Type.String(), Type.Null()]),
     knowledge_base_id: Type.Optional(Type.String()),
     document_index: Type.Optional(

@@ -4,14 +4,25 @@
  */
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { FilterMetadata, Snippet } from "./schemas";
-import { contentWords, expandWord, foldPhrases, termKeys } from "./text";
+import { specificity } from "./specificity";
+import { canonical, contentWords, expandWord, foldPhrases, stem, termKeys } from "./text";
 
 export interface SearchOptions {
   kbIds: string[];
   query: string;
   topK: number;
   filter?: FilterMetadata;
+  /** hits scoring below this are left out; when absent DEFAULT_MIN_SCORE, or 0 with vectors (hybrid) */
+  minScore?: number;
 }
+
+/**
+ * The default relevance floor of lexical search. Chosen on help-center.json's queries and its
+ * unanswerable list: the lowest round floor at which at most 15% of unanswerable queries get a
+ * hit (0.25 let 27% through, 0.3 lets 13%). Hybrid search has no default floor yet: the vector
+ * part's scale depends on the embedding model, and no real model has been measured.
+ */
+export const DEFAULT_MIN_SCORE = 0.3;
 
 /** The query's unit vector and the knowledge bases' nearest chunks to it (hybrid search). */
 export interface VectorHits {
@@ -52,6 +63,77 @@ export function ftsQuery(query: string, kbIds: string[]): string | null {
   const terms = new Set<string>();
   for (const w of words) for (const e of expandWord(w)) terms.add(quote(e));
   return `kb_id : (${kbIds.map(quote).join(" OR ")}) AND (${[...terms].join(" OR ")})`;
+}
+
+/**
+ * A word no chunk of the searched bases contains counts this many times in the coverage
+ * denominator (scaled by how specific it is in general English) and weighs this many times the
+ * rarest word in the "known" share: a question about something the knowledge base never mentions
+ * ("bitcoin", "my router") is not answered by a passage that shares its common words ("pay",
+ * "reset"), while everyday words a paraphrase adds ("right now", "again") cost little.
+ */
+const UNSEEN_WEIGHT = 2;
+
+interface KeyWeight {
+  /** the key occurs in the searched bases */
+  seen: boolean;
+  /** rarity in the searched bases (BM25's idf); for an unseen word, UNSEEN_WEIGHT x the rarest, x its specificity */
+  weight: number;
+  /** how specific the word is in general English, 0.15-1 (specificity.ts) */
+  specificity: number;
+}
+
+/**
+ * Each query key's evidence: whether the searched bases contain it (counted by the FTS index over
+ * the word and its synonyms), its idf log(1 + (N + 1) / (df + 0.5)) there, and its general
+ * specificity. A capitalised word inside the query (a name: "Tokyo", "Java") counts as specific.
+ */
+function keyWeights(sqlite: Database, opts: SearchOptions): Map<string, KeyWeight> {
+  const weights = new Map<string, KeyWeight>();
+  if (opts.kbIds.length === 0) return weights;
+  const kbs = `kb_id : (${opts.kbIds.map(quote).join(" OR ")})`;
+  const n =
+    sqlite
+      .query<{ n: number }, string[]>(`SELECT count(*) AS n FROM kb_chunks WHERE kb_id IN (${placeholders(opts.kbIds.length)})`)
+      .get(...opts.kbIds)?.n ?? 0;
+  const count = sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM kb_chunks_fts WHERE kb_chunks_fts MATCH ?");
+  const idf = (df: number) => Math.log(1 + (n + 1) / (df + 0.5));
+  const folded = foldPhrases(opts.query);
+  const names = properNouns(folded);
+  for (const w of [...new Set(contentWords(folded))].slice(0, 32)) {
+    const key = canonical(stem(w));
+    if (weights.has(key)) continue;
+    const df = count.get(`${kbs} AND (${expandWord(w).map(quote).join(" OR ")})`)?.n ?? 0;
+    const spec = names.has(w) ? 1 : Math.min(specificity(w), specificity(stem(w)));
+    weights.set(key, { seen: df > 0, weight: df > 0 ? idf(df) : UNSEEN_WEIGHT * idf(1) * spec, specificity: spec });
+  }
+  return weights;
+}
+
+/** Lower-cased words written with a capital inside a sentence (not its first word). */
+function properNouns(text: string): Set<string> {
+  const out = new Set<string>();
+  // the capital first: a lookbehind tried at every position rescans each run of spaces (quadratic)
+  for (const m of text.matchAll(/\p{Lu}(?<=[\p{L}\p{N},;:]\s+\p{Lu})[\p{L}\p{N}]+/gu)) out.add(m[0].toLowerCase());
+  return out;
+}
+
+/**
+ * The query-level parts of the score. `coverageBase`: the number of query keys a passage must
+ * cover for full coverage, where each unseen key counts UNSEEN_WEIGHT x its specificity (so
+ * ranking among passages is unchanged: only the covered count differs between them). `known`:
+ * the square root of the share of the query's weight the bases contain.
+ */
+function queryEvidence(weights: Map<string, KeyWeight>): { coverageBase: number; known: number } {
+  let coverageBase = 0;
+  let total = 0;
+  let seen = 0;
+  for (const w of weights.values()) {
+    coverageBase += w.seen ? 1 : UNSEEN_WEIGHT * w.specificity;
+    total += w.weight;
+    if (w.seen) seen += w.weight;
+  }
+  return { coverageBase, known: total > 0 ? Math.sqrt(seen / total) : 0 };
 }
 
 /** Metadata keys become JSON paths; quoting the key keeps dots and spaces in it literal. */
@@ -148,25 +230,30 @@ export function searchChunks(sqlite: Database, opts: SearchOptions, vectors?: Ve
   }
   if (rows.length === 0) return [];
 
+  const { coverageBase, known } = queryEvidence(keyWeights(sqlite, opts));
   const queryKeys = new Set(termKeys(opts.query));
   const best = Math.max(1e-9, ...rows.map((r) => -r.rank));
   const scored = rows.map((r) => {
     const keys = new Set(r.terms.split(" "));
     let covered = 0;
     for (const k of queryKeys) if (keys.has(k)) covered++;
-    const coverage = queryKeys.size ? covered / queryKeys.size : 0;
+    const coverage = coverageBase > 0 ? Math.min(1, covered / coverageBase) : 0;
     const relative = Math.max(0, -r.rank) / best;
-    const lexical = coverage * (0.5 + 0.5 * relative);
+    const lexical = coverage * (0.5 + 0.5 * relative) * known;
     const score = vectors ? LEXICAL_WEIGHT * lexical + (1 - LEXICAL_WEIGHT) * similarity(vectors.query, r.embedding) : lexical;
     return { r, score, relative };
   });
   scored.sort((a, b) => b.score - a.score || b.relative - a.relative);
-  return scored.slice(0, opts.topK).map(({ r, score }) => ({
-    title: r.title,
-    content: r.content,
-    score: Math.round(Math.min(1, score) * 1000) / 1000,
-    document_id: r.document_id,
-    knowledge_base_id: r.kb_id,
-    metadata: JSON.parse(r.metadata) as Record<string, unknown>,
-  }));
+  const min = opts.minScore ?? (vectors ? 0 : DEFAULT_MIN_SCORE);
+  return scored
+    .filter((s) => s.score >= min)
+    .slice(0, opts.topK)
+    .map(({ r, score }) => ({
+      title: r.title,
+      content: r.content,
+      score: Math.round(Math.min(1, score) * 1000) / 1000,
+      document_id: r.document_id,
+      knowledge_base_id: r.kb_id,
+      metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+    }));
 }

@@ -7,10 +7,15 @@ import { STOPWORDS, tokenize } from "../local/keywords";
 
 export { tokenize };
 
-/** Content words of a text: lower-cased tokens minus stop words, apostrophes dropped. */
+/**
+ * Content words of a text: lower-cased tokens minus stop words, apostrophes and accents dropped
+ * (as FTS5's unicode61 tokenizer drops them, so a passage FTS5 finds for "Canada" also covers
+ * "Canadá" when it is scored).
+ */
 export function contentWords(text: string): string[] {
   return tokenize(text)
     .map((w) => w.replace(/'s$/, "").replace(/'/g, ""))
+    .map((w) => (/[^a-z0-9]/.test(w) ? w.normalize("NFD").replace(/\p{M}/gu, "") : w))
     .filter((w) => w.length > 1 && !STOPWORDS.has(w));
 }
 
@@ -109,6 +114,7 @@ const SYNONYM_SOURCE = [
   "secure security safe privacy",
   "card credit debit",
   "free complimentary",
+  "combine stack multiple",
 ];
 const SYNONYM_GROUPS = SYNONYM_SOURCE.map((g) => g.split(" ").map((w) => stem(w.replace(/-/g, ""))));
 
@@ -138,6 +144,7 @@ const PHRASES: [RegExp, string][] = [
   [/\bhow much\b/gi, "price"],
   [/\bget in touch\b/gi, "contact"],
   [/\bcustomer service\b/gi, "support"],
+  [/\bmore than one\b/gi, "multiple"],
 ];
 
 export function foldPhrases(text: string): string {

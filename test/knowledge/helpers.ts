@@ -1,4 +1,5 @@
 /** Shared set-up of the knowledge tests: a gateway with room in the rate limits, and JSON calls with a key. */
+import { valueNow } from "../../src/maybe";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 
 export const ROOMY_LIMITS = `[plans.free.rate_limits]\nstandard = 10000\nheavy = 10000\nbulk = 10000\n`;
@@ -33,7 +34,7 @@ export function client(gw: TestGateway, credits = 1000): Client {
         return { status: res.status, headers: res.headers, json: { raw: text } };
       }
     },
-    balance: () => gw.deps.ledger.balance(k.accountId),
+    balance: () => valueNow(gw.deps.ledger.balance(k.accountId)),
   };
 }
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { DEFAULT_MIN_SCORE } from "../../src/knowledge/search";
 import type { TestGateway } from "../helpers/gateway";
 import { HELP_CENTER, rankingFigures } from "./corpus";
 import { type Client, client, roomyGateway, show } from "./helpers";
@@ -27,7 +28,8 @@ describe("stored knowledge base search", () => {
   test(`paraphrased questions find their article first (${HELP_CENTER.documents.length} documents, ${HELP_CENTER.queries.length} queries)`, async () => {
     const rankings = [];
     for (const q of HELP_CENTER.queries) {
-      const r = await search({ query: q.query, top_k: 10 });
+      // Ranking alone: no floor (the relevance floor is tested below and measured by `bun run eval`).
+      const r = await search({ query: q.query, top_k: 10, min_score: 0 });
       expect(r.status, show(r)).toBe(200);
       rankings.push({
         expected: q.expected,
@@ -66,13 +68,18 @@ describe("stored knowledge base search", () => {
 
   test("metadata filters keep only matching documents", async () => {
     for (const f of HELP_CENTER.filters) {
-      const r = await search({ query: f.query, filter_metadata: f.filter_metadata });
+      const r = await search({ query: f.query, filter_metadata: f.filter_metadata, min_score: 0 });
       const results = r.json.data.result.results;
       expect(results.length, show(r)).toBeGreaterThan(0);
       expect(docIds.get(results[0].document_id)).toBe(f.expected);
       for (const s of results) expect(s.metadata).toMatchObject(f.filter_metadata);
     }
-    const anyOf = await search({ query: "order", filter_metadata: { category: ["stores", "orders"] }, top_k: 20 });
+    const anyOf = await search({
+      query: "order",
+      filter_metadata: { category: ["stores", "orders"] },
+      top_k: 20,
+      min_score: 0,
+    });
     const categories = new Set(
       anyOf.json.data.result.results.map((s: { metadata: { category: string } }) => s.metadata.category),
     );
@@ -107,10 +114,56 @@ describe("stored knowledge base search", () => {
       [{ query: "x", top_k: 0 }, "top_k"],
       [{ query: "x", top_k: 51 }, "top_k"],
       [{ query: "x", filter_metadata: { k: { nested: true } } }, "filter_metadata.k"],
+      [{ query: "x", min_score: 1.5 }, "min_score"],
+      [{ query: "x", min_score: "high" }, "min_score"],
     ] as const) {
       const r = await search(body);
       expect(r.json.error, show(r)).toMatchObject({ code: "invalid_request", param });
     }
+  });
+});
+
+describe("relevance floor", () => {
+  // Questions the help center does not answer, written for this test (not in the tuning or held-out sets).
+  const offTopic = [
+    "bitcoin",
+    "do you take ethereum or dogecoin",
+    "what is the wifi password in the café",
+    "how do I update the firmware on my router",
+    "can you recommend a lasagne recipe",
+  ];
+
+  test("a question the knowledge base does not answer gets no snippet, stored and inline; min_score 0 shows the low scores", async () => {
+    const documents = HELP_CENTER.documents.map(({ title, content, metadata }) => ({ title, content, metadata }));
+    for (const query of offTopic) {
+      const stored = await search({ query });
+      expect(stored.json.data.result.results, `${query}: ${show(stored)}`).toEqual([]);
+      const inline = await alice.call("POST", "/api/v1/ai/knowledge-bases", { query, documents });
+      expect(inline.json.data.result.results, `${query}: ${show(inline)}`).toEqual([]);
+      const all = await search({ query, min_score: 0 });
+      for (const s of all.json.data.result.results) expect(s.score, `${query}: ${show(all)}`).toBeLessThan(DEFAULT_MIN_SCORE);
+    }
+  });
+
+  test("in-domain questions still answer at the default floor; min_score is honoured", async () => {
+    for (const [query, expected] of [
+      ["how long does standard delivery take", "shipping-times"],
+      ["I forgot my password", "reset-password"],
+      ["what payment methods do you accept", "payment-methods"],
+    ] as const) {
+      const r = await search({ query });
+      const results = r.json.data.result.results;
+      expect(docIds.get(results[0]?.document_id), `${query}: ${show(r)}`).toBe(expected);
+      for (const s of results) expect(s.score).toBeGreaterThanOrEqual(DEFAULT_MIN_SCORE);
+    }
+    const wide = await search({ query: "order shipping delivery return refund", min_score: 0, top_k: 20 });
+    const scores: number[] = wide.json.data.result.results.map((s: { score: number }) => s.score);
+    const cut = scores[Math.floor(scores.length / 2)] as number;
+    const strict = await search({ query: "order shipping delivery return refund", min_score: cut, top_k: 20 });
+    const kept: number[] = strict.json.data.result.results.map((s: { score: number }) => s.score);
+    expect(kept.length, show(strict)).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(scores.length);
+    for (const s of kept) expect(s).toBeGreaterThanOrEqual(cut);
   });
 });
 
@@ -119,7 +172,7 @@ describe("inline search (POST /api/v1/ai/knowledge-bases)", () => {
     const documents = HELP_CENTER.documents.map(({ title, content, metadata }) => ({ title, content, metadata }));
     const rankings = [];
     for (const q of HELP_CENTER.queries) {
-      const r = await alice.call("POST", "/api/v1/ai/knowledge-bases", { query: q.query, documents, top_k: 10 });
+      const r = await alice.call("POST", "/api/v1/ai/knowledge-bases", { query: q.query, documents, top_k: 10, min_score: 0 });
       expect(r.status, show(r)).toBe(200);
       const ranked = r.json.data.result.results.map(
         (s: { document_index: number }) => HELP_CENTER.documents[s.document_index]?.id as string,
