@@ -1,0 +1,215 @@
+import type { KeyView } from "../auth/interface";
+import type { UsageFigures } from "../credits/interface";
+import { barChart, type Html, html, raw } from "./html";
+import type { AccountSummary, LedgerRow } from "./interface";
+
+export interface PageOpts {
+  title: string;
+  /** who is signed in: an account's email, "operator", or nobody */
+  who?: { kind: "account" | "operator"; name: string } | null;
+  active?: string;
+  flash?: { kind: "ok" | "error"; text: string } | null;
+  operatorEnabled?: boolean;
+}
+
+const NAV: [string, string][] = [
+  ["/dashboard", "Overview"],
+  ["/dashboard/keys", "Keys"],
+  ["/dashboard/ledger", "Ledger"],
+  ["/dashboard/playground", "Playground"],
+  ["/dashboard/password", "Password"],
+];
+
+export function layout(o: PageOpts, body: Html): string {
+  const nav =
+    o.who?.kind === "account"
+      ? NAV.map(([href, name]) => html`<a href="${href}"${o.active === href ? html` aria-current="page"` : ""}>${name}</a>`)
+      : o.who?.kind === "operator"
+        ? [html`<a href="/dashboard/operator" aria-current="page">Accounts and gateway</a>`]
+        : [];
+  return `<!doctype html>${html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${o.title} · Text-AI Gateway</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/dashboard/assets/app.css">
+<script src="/dashboard/assets/app.js" defer></script></head>
+<body><header><a class="brand" href="/dashboard">Text-AI Gateway</a><nav aria-label="Main">${nav}</nav>
+${o.who ? html`<form method="post" action="/dashboard/logout" class="signout"><span class="who">${o.who.name}</span><button type="submit">Sign out</button></form>` : ""}
+</header><main id="main"><h1>${o.title}</h1>
+${o.flash ? html`<p class="flash ${o.flash.kind}" role="${o.flash.kind === "error" ? "alert" : "status"}">${o.flash.text}</p>` : ""}
+${body}</main></body></html>`}`;
+}
+
+export function signInPage(opts: { error?: string; email?: string; signup: boolean; operatorEnabled: boolean }): Html {
+  return html`<form method="post" action="/dashboard/login" class="card narrow">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${opts.email ?? ""}">
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<button type="submit">Sign in</button></form>
+<p class="links">${opts.signup ? html`<a href="/dashboard/signup">Create an account</a> · ` : ""}${
+    opts.operatorEnabled ? html`<a href="/dashboard/operator/login">Operator sign-in</a>` : ""
+  }</p>`;
+}
+
+export function signUpPage(email = ""): Html {
+  return html`<form method="post" action="/dashboard/signup" class="card narrow">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}">
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required>
+<button type="submit">Create account</button></form>`;
+}
+
+export function operatorSignInPage(): Html {
+  return html`<form method="post" action="/dashboard/operator/login" class="card narrow">
+<label for="token">Admin token</label><input id="token" name="token" type="password" autocomplete="off" required>
+<button type="submit">Sign in</button></form>`;
+}
+
+export function overviewPage(u: UsageFigures): Html {
+  const days = daysOfMonth(u);
+  return html`<section class="figures" aria-label="This month">
+<div class="figure"><span class="name">Balance</span><span class="value" data-testid="balance">${u.balance}</span><span class="unit">credits</span></div>
+<div class="figure"><span class="name">Plan</span><span class="value" data-testid="plan">${u.plan}</span></div>
+<div class="figure"><span class="name">Requests this month</span><span class="value" data-testid="requests">${u.requests}</span></div>
+<div class="figure"><span class="name">Credits used this month</span><span class="value" data-testid="credits-used">${u.credits_used}</span></div>
+</section>
+<h2>Credits used by day</h2>
+${barChart(
+  "Credits used by day this month",
+  days.map((d) => ({ label: d.day.slice(8), value: d.credits_used })),
+)}
+<h2>By function</h2>
+${
+  u.by_function.length
+    ? html`${barChart(
+        "Requests by function this month",
+        u.by_function.map((f) => ({ label: f.function, value: f.requests })),
+        { height: 160 },
+      )}<div class="scroll"><table><caption>Usage by function, ${u.period.start.slice(0, 7)}</caption>
+<thead><tr><th scope="col">Function</th><th scope="col">Requests</th><th scope="col">Credits</th><th scope="col">Cached</th></tr></thead>
+<tbody>${u.by_function.map((f) => html`<tr><td>${f.function}</td><td>${f.requests}</td><td>${f.credits}</td><td>${f.cached}</td></tr>`)}</tbody></table></div>`
+    : html`<p>No calls yet this month.</p>`
+}`;
+}
+
+/** Every day of the month so far, the days without a ledger row as zero. */
+function daysOfMonth(u: UsageFigures): UsageFigures["by_day"] {
+  const byDay = new Map(u.by_day.map((d) => [d.day, d]));
+  const out: UsageFigures["by_day"] = [];
+  const start = new Date(u.period.start);
+  const today = new Date().toISOString().slice(0, 10);
+  for (let d = new Date(start); d.toISOString().slice(0, 10) <= today && out.length < 31; d.setUTCDate(d.getUTCDate() + 1)) {
+    const day = d.toISOString().slice(0, 10);
+    out.push(byDay.get(day) ?? { day, requests: 0, credits_used: 0, credits_granted: 0 });
+  }
+  return out;
+}
+
+export function keyTable(keys: KeyView[], revokeAction: (k: KeyView) => string): Html {
+  return html`<label for="key-filter">Filter keys</label><input id="key-filter" type="search" data-filter="keys-table" placeholder="label, key or status">
+<div class="scroll"><table id="keys-table" class="sortable"><caption>API keys</caption><thead><tr>
+<th scope="col" aria-sort="none"><button type="button" data-sort="0">Label</button></th>
+<th scope="col" aria-sort="none"><button type="button" data-sort="1">Key</button></th>
+<th scope="col" aria-sort="none"><button type="button" data-sort="2">Status</button></th>
+<th scope="col" aria-sort="descending"><button type="button" data-sort="3">Created</button></th>
+<th scope="col" aria-sort="none"><button type="button" data-sort="4">Last used</button></th>
+<th scope="col"><span class="sr">Actions</span></th></tr></thead><tbody>
+${keys.map(
+  (
+    k,
+  ) => html`<tr data-key-id="${k.id}"><td>${k.label}</td><td><code>${k.masked_key}</code></td><td><span class="status ${k.status}">${k.status}</span></td>
+<td data-value="${k.created_at}">${when(k.created_at)}</td><td data-value="${k.last_used_at ?? ""}">${k.last_used_at ? when(k.last_used_at) : "never"}</td>
+<td>${
+    k.status === "active"
+      ? html`<form method="post" action="${revokeAction(k)}" data-confirm="Revoke the key “${k.label}” (${k.masked_key})? Every request with it will be refused."><button type="submit" class="danger" aria-label="Revoke" title="Revoke ${k.label}">Revoke</button></form>`
+      : ""
+  }</td></tr>`,
+)}
+</tbody></table></div>${keys.length ? "" : html`<p id="no-keys">No keys yet.</p>`}`;
+}
+
+export function keysPage(keys: KeyView[], created?: { key: string; label: string } | null): Html {
+  return html`<form method="post" action="/dashboard/keys" class="card" id="create-key">
+<label for="label">Label</label><input id="label" name="label" required maxlength="200" placeholder="e.g. production server">
+<button type="submit">Create key</button></form>
+<div id="new-key" class="card secret"${created ? "" : html` hidden`} role="status">${
+    created ? newKeyBox(created.key, created.label) : ""
+  }</div>
+${keyTable(keys, (k) => `/dashboard/keys/${encodeURIComponent(k.id)}/revoke`)}`;
+}
+
+export function newKeyBox(key: string, label: string): Html {
+  return html`<p>Your new key “${label}”. Copy it now: it is shown only this once.</p>
+<p class="row"><code id="new-key-value">${key}</code><button type="button" data-copy="new-key-value">Copy</button></p>`;
+}
+
+export function ledgerPage(rows: LedgerRow[], page: number, pages: number, total: number): Html {
+  return html`<div class="scroll"><table><caption>Credit ledger (${total} entries), page ${page} of ${pages}</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Function or reason</th><th scope="col">Request</th></tr></thead>
+<tbody>${rows.map(
+    (
+      r,
+    ) => html`<tr><td>${when(r.created_at)}</td><td>${r.kind}</td><td class="num ${r.amount < 0 ? "neg" : "pos"}">${r.amount > 0 ? "+" : ""}${r.amount}</td>
+<td>${r.function ?? r.reason ?? ""}</td><td><code>${r.request_id ?? ""}</code></td></tr>`,
+  )}</tbody></table></div>
+<nav class="pager" aria-label="Ledger pages">${page > 1 ? html`<a href="/dashboard/ledger?page=${page - 1}" rel="prev">Newer</a>` : ""}
+${page < pages ? html`<a href="/dashboard/ledger?page=${page + 1}" rel="next">Older</a>` : ""}</nav>`;
+}
+
+export function passwordPage(): Html {
+  return html`<form method="post" action="/dashboard/password" class="card narrow">
+<label for="current">Current password</label><input id="current" name="current" type="password" autocomplete="current-password" required>
+<label for="next">New password</label><input id="next" name="next" type="password" autocomplete="new-password" minlength="10" required>
+<button type="submit">Change password</button></form>
+<p>Changing the password signs out every other browser.</p>`;
+}
+
+export function operatorPage(accounts: AccountSummary[], q: string, plans: string[]): Html {
+  return html`<section><h2>Gateway</h2><div id="gateway-state" data-src="/dashboard/api/operator/state"><p>Loading the gateway's state…</p></div></section>
+<section><h2>Accounts</h2>
+<form method="get" action="/dashboard/operator" class="row" role="search"><label for="q">Search accounts</label><input id="q" name="q" type="search" value="${q}"><button type="submit">Search</button></form>
+<div class="scroll"><table><caption>${accounts.length} account(s)</caption><thead><tr><th scope="col">Account</th><th scope="col">Email</th><th scope="col">Plan</th><th scope="col">Balance</th><th scope="col">Created</th></tr></thead>
+<tbody>${accounts.map(
+    (a) =>
+      html`<tr><td><a href="/dashboard/operator/accounts/${encodeURIComponent(a.id)}">${a.name ?? a.id}</a></td><td>${a.email ?? "no login"}</td><td>${a.plan}</td><td class="num">${a.balance}</td><td>${when(a.created_at)}</td></tr>`,
+  )}</tbody></table></div></section>
+<section><h2>Create an account</h2>
+<form method="post" action="/dashboard/operator/accounts" class="card">
+<label for="new-email">Email</label><input id="new-email" name="email" type="email" autocomplete="off" required>
+<label for="new-password">Password</label><input id="new-password" name="password" type="password" autocomplete="new-password" minlength="10" required>
+<label for="new-name">Name</label><input id="new-name" name="name" maxlength="200">
+<label for="new-plan">Plan</label><select id="new-plan" name="plan">${plans.map((p) => html`<option>${p}</option>`)}</select>
+<label for="new-credits">Credits</label><input id="new-credits" name="credits" type="number" min="0" step="1" placeholder="welcome credits">
+<button type="submit">Create account</button></form></section>`;
+}
+
+export function operatorAccountPage(a: AccountSummary, u: UsageFigures, keys: KeyView[], plans: string[]): Html {
+  return html`<p><a href="/dashboard/operator">← All accounts</a></p>
+<section class="figures" aria-label="Account"><div class="figure"><span class="name">Email</span><span class="value small">${a.email ?? "no login"}</span></div>
+<div class="figure"><span class="name">Balance</span><span class="value" data-testid="balance">${a.balance}</span></div>
+<div class="figure"><span class="name">Plan</span><span class="value">${a.plan}</span></div>
+<div class="figure"><span class="name">Requests this month</span><span class="value">${u.requests}</span></div></section>
+<div class="grid2"><form method="post" action="/dashboard/operator/accounts/${encodeURIComponent(a.id)}/credits" class="card">
+<label for="amount">Credits to grant</label><input id="amount" name="amount" type="number" step="1" required>
+<label for="reason">Reason</label><input id="reason" name="reason" maxlength="500">
+<button type="submit">Grant credits</button></form>
+<form method="post" action="/dashboard/operator/accounts/${encodeURIComponent(a.id)}/plan" class="card">
+<label for="plan">Plan</label><select id="plan" name="plan">${plans.map((p) => html`<option${p === a.plan ? html` selected` : ""}>${p}</option>`)}</select>
+<button type="submit">Change plan</button></form></div>
+<h2>Keys</h2>${keyTable(keys, (k) => `/dashboard/operator/keys/${encodeURIComponent(k.id)}/revoke`)}`;
+}
+
+export function playgroundPage(
+  fns: { name: string; path: string; summary: string }[],
+  chosen: { name: string; path: string; summary: string; cost: number; schema: unknown; example: unknown },
+  origin: string,
+): Html {
+  return html`<form method="get" action="/dashboard/playground" class="row"><label for="fn">Function</label>
+<select id="fn" name="fn">${fns.map((f) => html`<option value="${f.name}"${f.name === chosen.name ? html` selected` : ""}>${f.name}</option>`)}</select>
+<button type="submit">Choose</button></form>
+<p>${chosen.summary}. Costs ${chosen.cost} credit(s) per successful call, charged to this account.</p>
+<form id="playground" class="card" data-fn="${chosen.name}" data-path="${chosen.path}" data-origin="${origin}">
+<div id="fields"></div><button type="submit">Run</button></form>
+<script type="application/json" id="fn-schema">${raw(jsonForScript({ schema: chosen.schema, example: chosen.example }))}</script>
+<h2>curl</h2><pre id="curl"></pre>
+<h2>Answer</h2><pre id="envelope" aria-live="polite">Run the function to see its envelope.</pre>`;
+}
+
+const jsonForScript = (v: unknown) => JSON.stringify(v).replace(/</g, "\\u003c");
+
+const when = (iso: string) => iso.slice(0, 16).replace("T", " ");

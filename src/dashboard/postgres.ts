@@ -1,0 +1,144 @@
+import { type PgStorage, pgCall } from "../storage/postgres";
+import type { AccountSummary, DashboardStore, LedgerRow, Login, Session } from "./interface";
+
+const TOUCH_EVERY_MS = 60_000;
+
+type LoginRow = { account_id: string; email: string; password_hash: string };
+const login = (r: LoginRow | undefined): Login | null =>
+  r ? { accountId: r.account_id, email: r.email, passwordHash: r.password_hash } : null;
+
+/** The dashboard's store in PostgreSQL (drizzle/pg 0001_dashboard), shared by every node. */
+export class PostgresDashboardStore implements DashboardStore {
+  constructor(private pg: PgStorage) {}
+
+  loginByEmail(email: string): Promise<Login | null> {
+    return pgCall(this.pg, async () => {
+      const [r] = await this.pg.sql`SELECT account_id, email, password_hash FROM logins WHERE email = ${email.toLowerCase()}`;
+      return login(r);
+    });
+  }
+
+  loginOf(accountId: string): Promise<Login | null> {
+    return pgCall(this.pg, async () => {
+      const [r] = await this.pg.sql`SELECT account_id, email, password_hash FROM logins WHERE account_id = ${accountId}`;
+      return login(r);
+    });
+  }
+
+  setLogin(accountId: string, email: string, passwordHash: string): Promise<boolean> {
+    const e = email.toLowerCase();
+    return pgCall(this.pg, () =>
+      this.pg.sql.begin(async (tx) => {
+        const [taken] = await tx`SELECT 1 AS x FROM logins WHERE email = ${e} AND account_id <> ${accountId}`;
+        if (taken) return false;
+        // two nodes giving one email to two accounts at once: the unique index refuses the second
+        await tx`
+          INSERT INTO logins (account_id, email, password_hash, password_changed_at)
+          VALUES (${accountId}, ${e}, ${passwordHash}, ${Date.now()})
+          ON CONFLICT (account_id) DO UPDATE SET email = excluded.email, password_hash = excluded.password_hash,
+            password_changed_at = excluded.password_changed_at`;
+        await tx`DELETE FROM dashboard_sessions WHERE account_id = ${accountId}`;
+        return true;
+      }),
+    );
+  }
+
+  setPassword(accountId: string, passwordHash: string): Promise<void> {
+    return pgCall(this.pg, () =>
+      this.pg.sql.begin(async (tx) => {
+        await tx`UPDATE logins SET password_hash = ${passwordHash}, password_changed_at = ${Date.now()} WHERE account_id = ${accountId}`;
+        await tx`DELETE FROM dashboard_sessions WHERE account_id = ${accountId}`;
+      }),
+    );
+  }
+
+  createSession(s: Session): Promise<void> {
+    return pgCall(this.pg, async () => {
+      await this.pg.sql`
+        INSERT INTO dashboard_sessions (token_hash, account_id, kind, created_at, last_seen_at)
+        VALUES (${s.tokenHash}, ${s.accountId}, ${s.kind}, ${s.createdAt}, ${s.lastSeenAt})`;
+    });
+  }
+
+  touchSession(tokenHash: string, now: number, idleMs: number): Promise<Session | null> {
+    return pgCall(this.pg, async () => {
+      const [r] = await this.pg.sql`
+        SELECT token_hash, account_id, kind, created_at, last_seen_at FROM dashboard_sessions WHERE token_hash = ${tokenHash}`;
+      if (!r) return null;
+      const s: Session = {
+        tokenHash: r.token_hash,
+        accountId: r.account_id,
+        kind: r.kind,
+        createdAt: Number(r.created_at),
+        lastSeenAt: Number(r.last_seen_at),
+      };
+      if (now - s.lastSeenAt > idleMs) {
+        await this.deleteSession(tokenHash);
+        return null;
+      }
+      if (now - s.lastSeenAt > TOUCH_EVERY_MS) {
+        await this.pg.sql`UPDATE dashboard_sessions SET last_seen_at = ${now} WHERE token_hash = ${tokenHash}`;
+        s.lastSeenAt = now;
+      }
+      return s;
+    });
+  }
+
+  deleteSession(tokenHash: string): Promise<void> {
+    return pgCall(this.pg, async () => {
+      await this.pg.sql`DELETE FROM dashboard_sessions WHERE token_hash = ${tokenHash}`;
+    });
+  }
+
+  searchAccounts(q: string, limit: number): Promise<AccountSummary[]> {
+    const like = `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    return pgCall(this.pg, async () => {
+      const rows = await this.pg.sql`
+        SELECT a.id, a.name, l.email, a.plan, a.balance, a.created_at FROM accounts a
+        LEFT JOIN logins l ON l.account_id = a.id
+        WHERE ${like} = '%%' OR lower(a.id) LIKE ${like} OR lower(coalesce(a.name, '')) LIKE ${like}
+          OR coalesce(l.email, '') LIKE ${like}
+        ORDER BY a.created_at DESC LIMIT ${limit}`;
+      return rows.map((r: Record<string, unknown>) => ({
+        id: r.id as string,
+        name: (r.name as string | null) ?? null,
+        email: (r.email as string | null) ?? null,
+        plan: r.plan as string,
+        balance: Number(r.balance),
+        created_at: new Date(Number(r.created_at)).toISOString(),
+      }));
+    });
+  }
+
+  setPlan(accountId: string, plan: string): Promise<boolean> {
+    return pgCall(this.pg, () =>
+      this.pg.sql.begin(async (tx) => {
+        const changed = await tx`UPDATE accounts SET plan = ${plan} WHERE id = ${accountId} RETURNING id`;
+        if (changed.length) await tx`UPDATE api_keys SET plan = ${plan} WHERE account_id = ${accountId}`;
+        return changed.length > 0;
+      }),
+    );
+  }
+
+  ledgerPage(accountId: string, limit: number, offset: number): Promise<{ rows: LedgerRow[]; total: number }> {
+    return pgCall(this.pg, async () => {
+      const [{ n }] = await this.pg.sql`SELECT count(*) AS n FROM ledger WHERE account_id = ${accountId}`;
+      const rows = await this.pg.sql`
+        SELECT id, kind, amount, function, key_id, request_id, reason, created_at FROM ledger
+        WHERE account_id = ${accountId} ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`;
+      return {
+        total: Number(n),
+        rows: rows.map((r: Record<string, unknown>) => ({
+          id: Number(r.id),
+          kind: r.kind as LedgerRow["kind"],
+          amount: Number(r.amount),
+          function: (r.function as string | null) ?? null,
+          key_id: (r.key_id as string | null) ?? null,
+          request_id: (r.request_id as string | null) ?? null,
+          reason: (r.reason as string | null) ?? null,
+          created_at: new Date(Number(r.created_at)).toISOString(),
+        })),
+      };
+    });
+  }
+}

@@ -1,0 +1,583 @@
+import { Elysia } from "elysia";
+import type { AuthInfo, KeyView } from "../auth/interface";
+import { safeEqual } from "../auth/keys";
+import type { AppDeps } from "../deps";
+import { GatewayError } from "../errors";
+import type { FunctionPipeline } from "../functions/run";
+import { readJsonBody } from "../http/body";
+import { ok } from "../http/respond";
+import { type RequestState, stateOf } from "../http/state";
+import appCss from "./assets/app.css" with { type: "text" };
+import appJs from "./assets/app.js" with { type: "text" };
+import type { Html } from "./html";
+import type { DashboardStore, Session } from "./interface";
+import * as pages from "./pages";
+import {
+  clearedCookie,
+  emailProblem,
+  hashPassword,
+  hashToken,
+  newSessionToken,
+  passwordProblem,
+  readCookie,
+  requestOrigin,
+  SESSION_IDLE_MS,
+  SignInLimiter,
+  sameOrigin,
+  sessionCookie,
+  verifyPassword,
+  warmDummyHash,
+} from "./security";
+import { GatewayStateSampler } from "./state";
+
+type Peer = { requestIP(r: Request): { address: string } | null } | null;
+interface Ctx {
+  request: Request;
+  state: RequestState;
+  secure: boolean;
+  client: string;
+  origin: string;
+}
+const FORM_LIMIT = 64 * 1024;
+const LEDGER_PAGE = 25;
+const SECURITY_HEADERS = {
+  "content-security-policy":
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "same-origin",
+  "x-frame-options": "DENY",
+};
+const detail = (summary: string) => ({ tags: ["Dashboard"], summary, security: [{ session: [] }] });
+
+/**
+ * The account dashboard and the operator console: server-rendered pages under /dashboard (plain
+ * forms, with app.js adding sorting, filtering, copy, confirmations and the playground), and the
+ * JSON routes under /dashboard/api that the scripts call.
+ */
+export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) {
+  const { config, keys, ledger, logger } = deps;
+  const limiter = new SignInLimiter({ perEmail: 5, perClient: 20, windowMs: 15 * 60_000 });
+  const sampler = new GatewayStateSampler(deps);
+  warmDummyHash();
+  const plans = () => [...new Set(["free", ...Object.keys(config.plans)])];
+
+  const store = (): DashboardStore => deps.dashboard;
+  const ctxOf = (request: Request, server: Peer): Ctx => {
+    const state = stateOf(request);
+    state.fn = "dashboard";
+    const peer = server?.requestIP(request)?.address ?? null;
+    return { request, state, ...requestOrigin(request, peer, config.dashboard.trustedProxies) };
+  };
+  const page = (c: Ctx, status: number, o: pages.PageOpts, body: Html | string, headers: Record<string, string> = {}) => {
+    c.state.status = status;
+    const text = typeof body === "string" ? body : pages.layout({ operatorEnabled: !!config.adminToken, ...o }, body);
+    return new Response(text, {
+      status,
+      headers: {
+        "content-type": "text/html; charset=utf-8",
+        "cache-control": "no-store",
+        ...SECURITY_HEADERS,
+        ...c.state.headers,
+        ...headers,
+      },
+    });
+  };
+  const redirect = (c: Ctx, to: string, headers: Record<string, string> = {}) => {
+    c.state.status = 303;
+    return new Response(null, {
+      status: 303,
+      headers: { location: to, "cache-control": "no-store", ...c.state.headers, ...headers },
+    });
+  };
+  const checkOrigin = (c: Ctx) => {
+    if (!sameOrigin(c.request, c.origin)) throw new GatewayError("forbidden", "cross-origin request refused");
+  };
+  const readForm = async (c: Ctx): Promise<URLSearchParams> => {
+    checkOrigin(c);
+    const type = c.request.headers.get("content-type") ?? "";
+    if (!type.startsWith("application/x-www-form-urlencoded"))
+      throw new GatewayError("unsupported_media_type", "expected a form (application/x-www-form-urlencoded)");
+    const text = await c.request.text();
+    if (text.length > FORM_LIMIT) throw new GatewayError("payload_too_large", "form too large");
+    return new URLSearchParams(text);
+  };
+  const sessionOf = async (c: Ctx): Promise<Session | null> => {
+    const token = readCookie(c.request);
+    if (!token || token.length > 100) return null;
+    return deps.dashboard.touchSession(hashToken(token), Date.now(), SESSION_IDLE_MS);
+  };
+  const startSession = async (c: Ctx, s: Pick<Session, "accountId" | "kind">): Promise<string> => {
+    const token = newSessionToken();
+    const now = Date.now();
+    await store().createSession({ tokenHash: hashToken(token), ...s, createdAt: now, lastSeenAt: now });
+    return sessionCookie(token, c.secure);
+  };
+  /** The signed-in account holder, or a redirect to the sign-in page (pages) / 401 (JSON). */
+  const holder = async (c: Ctx, json = false): Promise<{ session: Session; accountId: string; email: string } | Response> => {
+    const s = await sessionOf(c);
+    if (s?.kind === "account" && s.accountId) {
+      const login = await store().loginOf(s.accountId);
+      return { session: s, accountId: s.accountId, email: login?.email ?? s.accountId };
+    }
+    if (json) throw new GatewayError("not_signed_in", "sign in to the dashboard first");
+    return redirect(c, s?.kind === "operator" ? "/dashboard/operator" : "/dashboard/login");
+  };
+  const operator = async (c: Ctx, json = false): Promise<Session | Response> => {
+    if (!config.adminToken) throw new GatewayError("not_found", "no such route");
+    const s = await sessionOf(c);
+    if (s?.kind === "operator") return s;
+    if (json) throw new GatewayError("not_signed_in", "sign in as the operator first");
+    return redirect(c, "/dashboard/operator/login");
+  };
+  const who = (email: string) => ({ kind: "account" as const, name: email });
+  const OPERATOR = { kind: "operator" as const, name: "operator" };
+
+  const signInFailed = (c: Ctx, email: string, signup: boolean) =>
+    page(
+      c,
+      401,
+      { title: "Sign in", flash: { kind: "error", text: "Wrong email or password." } },
+      pages.signInPage({ email, signup, operatorEnabled: !!config.adminToken }),
+    );
+  const tooMany = (c: Ctx, title: string) =>
+    page(
+      c,
+      429,
+      { title, flash: { kind: "error", text: "Too many sign-in attempts. Try again in 15 minutes." } },
+      title === "Sign in"
+        ? pages.signInPage({ signup: config.dashboard.signup, operatorEnabled: !!config.adminToken })
+        : pages.operatorSignInPage(),
+      { "retry-after": "900" },
+    );
+  const playgroundAuth = async (accountId: string): Promise<AuthInfo> => {
+    const acc = await keys.getAccount(accountId);
+    if (!acc) throw new GatewayError("not_found", "account not found");
+    return { keyId: `dashboard:${accountId}`, accountId, plan: acc.plan, label: "dashboard playground" };
+  };
+  const revokeOwn = async (accountId: string | undefined, id: string) => {
+    // the same path as DELETE /admin/v1/keys/:id: the key store drops it from its cache and broadcasts it
+    if (!(await keys.revoke(id, accountId))) throw new GatewayError("not_found", "key not found");
+  };
+
+  const app = new Elysia({ name: "dashboard" })
+    .get("/dashboard/assets/app.css", ({ request }) => new Response(appCss, { headers: assetHeaders(request, "text/css") }))
+    .get("/dashboard/assets/app.js", ({ request }) => new Response(appJs, { headers: assetHeaders(request, "text/javascript") }))
+    .get("/login", ({ request, server }) => redirect(ctxOf(request, server), "/dashboard/login"))
+    .get("/dashboard/login", async ({ request, server }) => {
+      const c = ctxOf(request, server);
+      const s = await sessionOf(c);
+      if (s) return redirect(c, s.kind === "operator" ? "/dashboard/operator" : "/dashboard");
+      return page(
+        c,
+        200,
+        { title: "Sign in" },
+        pages.signInPage({ signup: config.dashboard.signup, operatorEnabled: !!config.adminToken }),
+      );
+    })
+    .post(
+      "/dashboard/login",
+      async ({ request, server }) => {
+        const c = ctxOf(request, server);
+        const form = await readForm(c);
+        const email = (form.get("email") ?? "").trim().toLowerCase().slice(0, 254);
+        const password = form.get("password") ?? "";
+        if (limiter.blocked(email, c.client)) return tooMany(c, "Sign in");
+        const login = password.length <= 200 ? await store().loginByEmail(email) : null;
+        // the same argon2id work whether or not the email exists
+        const good = await verifyPassword(password.slice(0, 200), login?.passwordHash ?? null);
+        if (!good || !login) {
+          limiter.failed(email, c.client);
+          return signInFailed(c, email, config.dashboard.signup);
+        }
+        const cookie = await startSession(c, { accountId: login.accountId, kind: "account" });
+        return redirect(c, "/dashboard", { "set-cookie": cookie });
+      },
+      { parse: "none" },
+    )
+    .post(
+      "/dashboard/logout",
+      async ({ request, server }) => {
+        const c = ctxOf(request, server);
+        checkOrigin(c);
+        const token = readCookie(request);
+        if (token) await deps.dashboard.deleteSession(hashToken(token));
+        return redirect(c, "/dashboard/login", { "set-cookie": clearedCookie(c.secure) });
+      },
+      { parse: "none" },
+    )
+    .get("/dashboard/signup", ({ request, server }) => {
+      const c = ctxOf(request, server);
+      if (!config.dashboard.signup) throw new GatewayError("not_found", "sign-up is not open");
+      return page(c, 200, { title: "Create an account" }, pages.signUpPage());
+    })
+    .post(
+      "/dashboard/signup",
+      async ({ request, server }) => {
+        const c = ctxOf(request, server);
+        if (!config.dashboard.signup) throw new GatewayError("not_found", "sign-up is not open");
+        const form = await readForm(c);
+        const email = (form.get("email") ?? "").trim().toLowerCase();
+        const password = form.get("password") ?? "";
+        const problem = emailProblem(email) ?? passwordProblem(password);
+        if (limiter.blocked(email, c.client)) return tooMany(c, "Sign in");
+        if (problem || (await store().loginByEmail(email))) {
+          limiter.failed(email, c.client);
+          return page(
+            c,
+            400,
+            { title: "Create an account", flash: { kind: "error", text: problem ?? "Choose another email address." } },
+            pages.signUpPage(email),
+          );
+        }
+        const acc = await keys.createAccount({ name: email });
+        await store().setLogin(acc.id, email, await hashPassword(password));
+        const cookie = await startSession(c, { accountId: acc.id, kind: "account" });
+        return redirect(c, "/dashboard", { "set-cookie": cookie });
+      },
+      { parse: "none" },
+    )
+    .get("/dashboard", async ({ request, server }) => {
+      const c = ctxOf(request, server);
+      const h = await holder(c);
+      if (h instanceof Response) return h;
+      const usage = await ledger.monthToDate(h.accountId);
+      return page(c, 200, { title: "Overview", who: who(h.email), active: "/dashboard" }, pages.overviewPage(usage));
+    })
+    .get("/dashboard/keys", async ({ request, server }) => {
+      const c = ctxOf(request, server);
+      const h = await holder(c);
+      if (h instanceof Response) return h;
+      const list = await keys.list(h.accountId);
+      return page(c, 200, { title: "Keys", who: who(h.email), active: "/dashboard/keys" }, pages.keysPage(list));
+    })
+    .post(
+      "/dashboard/keys",
+      async ({ request, server }) => {
+        // without JavaScript: the key is shown in this answer only (no-store), never again
+        const c = ctxOf(request, server);
+        const form = await readForm(c);
+        const h = await holder(c);
+        if (h instanceof Response) return h;
+        const label = (form.get("label") ?? "").trim();
+        if (!label || label.length > 200) throw new GatewayError("invalid_request", "a label of 1 to 200 characters is required");
+        const created = await keys.createKey({ label, accountId: h.accountId });
+        const list = await keys.list(h.accountId);
+        return page(
+          c,
+          201,
+          { title: "Keys", who: who(h.email), active: "/dashboard/keys" },
+          pages.keysPage(list, { key: created.key, label }),
+        );
+      },
+      { parse: "none" },
+    )
+    .post(
+      "/dashboard/keys/:id/revoke",
+      async ({ request, server, params }) => {
+        const c = ctxOf(request, server);
+        checkOrigin(c);
+        const h = await holder(c);
+        if (h instanceof Response) return h;
+        await revokeOwn(h.accountId, params.id);
+        return redirect(c, "/dashboard/keys");
+      },
+      { parse: "none" },
+    )
+    .get("/dashboard/ledger", async ({ request, server, query }) => {
+      const c = ctxOf(request, server);
+      const h = await holder(c);
+      if (h instanceof Response) return h;
+      const n = Math.max(1, Math.floor(Number(query.page) || 1));
+      const { rows, total } = await store().ledgerPage(h.accountId, LEDGER_PAGE, (n - 1) * LEDGER_PAGE);
+      const pageCount = Math.max(1, Math.ceil(total / LEDGER_PAGE));
+      return page(
+        c,
+        200,
+        { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger" },
+        pages.ledgerPage(rows, n, pageCount, total),
+      );
+    })
+    .get("/dashboard/password", async ({ request, server }) => {
+      const c = ctxOf(request, server);
+      const h = await holder(c);
+      if (h instanceof Response) return h;
+      return page(c, 200, { title: "Change password", who: who(h.email), active: "/dashboard/password" }, pages.passwordPage());
+    })
+    .post(
+      "/dashboard/password",
+      async ({ request, server }) => {
+        const c = ctxOf(request, server);
+        const form = await readForm(c);
+        const h = await holder(c);
+        if (h instanceof Response) return h;
+        const o = { title: "Change password", who: who(h.email), active: "/dashboard/password" };
+        const current = form.get("current") ?? "";
+        const next = form.get("next") ?? "";
+        const login = await store().loginOf(h.accountId);
+        if (limiter.blocked(h.email, c.client)) return tooMany(c, "Sign in");
+        if (!login || !(await verifyPassword(current.slice(0, 200), login.passwordHash))) {
+          limiter.failed(h.email, c.client);
+          return page(c, 400, { ...o, flash: { kind: "error", text: "The current password is wrong." } }, pages.passwordPage());
+        }
+        const problem = passwordProblem(next);
+        if (problem) return page(c, 400, { ...o, flash: { kind: "error", text: problem } }, pages.passwordPage());
+        // ends every session of the account, this one included; this browser gets a new one
+        await store().setPassword(h.accountId, await hashPassword(next));
+        const cookie = await startSession(c, { accountId: h.accountId, kind: "account" });
+        return page(
+          c,
+          200,
+          { ...o, flash: { kind: "ok", text: "Password changed. Every other session has ended." } },
+          pages.passwordPage(),
+          { "set-cookie": cookie },
+        );
+      },
+      { parse: "none" },
+    )
+    .get("/dashboard/playground", async ({ request, server, query }) => {
+      const c = ctxOf(request, server);
+      const h = await holder(c);
+      if (h instanceof Response) return h;
+      const def = deps.functions.find((f) => f.name === query.fn) ?? deps.functions[0];
+      return page(
+        c,
+        200,
+        { title: "Playground", who: who(h.email), active: "/dashboard/playground" },
+        pages.playgroundPage(
+          deps.functions.map((f) => ({ name: f.name, path: f.path, summary: f.summary })),
+          {
+            name: def.name,
+            path: def.path,
+            summary: def.summary,
+            cost: deps.pipeline.costOf(def),
+            schema: def.request,
+            example: def.example.request,
+          },
+          c.origin,
+        ),
+      );
+    })
+    // JSON routes, called by app.js
+    .get(
+      "/dashboard/api/overview",
+      async ({ request, server }) => {
+        const c = ctxOf(request, server);
+        const h = (await holder(c, true)) as { accountId: string; email: string };
+        return ok(c.state, "overview", { email: h.email, usage: await ledger.monthToDate(h.accountId) });
+      },
+      { detail: detail("The signed-in account: balance, plan and this month's usage by day and by function") },
+    )
+    .get(
+      "/dashboard/api/keys",
+      async ({ request, server }) => {
+        const c = ctxOf(request, server);
+        const h = (await holder(c, true)) as { accountId: string };
+        return ok(c.state, "keys", { data: await keys.list(h.accountId) });
+      },
+      { detail: detail("The signed-in account's keys (masked)") },
+    )
+    .post(
+      "/dashboard/api/keys",
+      async ({ request, server }) => {
+        const c = ctxOf(request, server);
+        checkOrigin(c);
+        const h = (await holder(c, true)) as { accountId: string };
+        const b = await readJsonBody(request, config.limits);
+        const label = typeof b.label === "string" ? b.label.trim() : "";
+        if (!label || label.length > 200)
+          throw new GatewayError("invalid_request", "a label of 1 to 200 characters is required", { param: "label" });
+        const created = await keys.createKey({ label, accountId: h.accountId });
+        return ok(c.state, "key created; the plaintext key is shown only in this response", created, 201);
+      },
+      { parse: "none", detail: detail("Create a key for the signed-in account; its plaintext appears in this response only") },
+    )
+    .delete(
+      "/dashboard/api/keys/:id",
+      async ({ request, server, params }) => {
+        const c = ctxOf(request, server);
+        checkOrigin(c);
+        const h = (await holder(c, true)) as { accountId: string };
+        await revokeOwn(h.accountId, params.id);
+        return ok(c.state, "key revoked", await keys.get(params.id));
+      },
+      { detail: detail("Revoke one of the signed-in account's keys: refused from the next request on") },
+    )
+    .get(
+      "/dashboard/api/ledger",
+      async ({ request, server, query }) => {
+        const c = ctxOf(request, server);
+        const h = (await holder(c, true)) as { accountId: string };
+        const limit = Math.min(Math.max(Math.floor(Number(query.limit) || LEDGER_PAGE), 1), 200);
+        const offset = Math.max(Math.floor(Number(query.offset) || 0), 0);
+        return ok(c.state, "ledger", { ...(await store().ledgerPage(h.accountId, limit, offset)), limit, offset });
+      },
+      { detail: detail("The signed-in account's credit ledger, newest first (limit, offset)") },
+    )
+    .post(
+      "/dashboard/api/playground/:fn",
+      async ({ request, server, params }) => {
+        const c = ctxOf(request, server);
+        checkOrigin(c);
+        const h = (await holder(c, true)) as { accountId: string };
+        const def = deps.functions.find((f) => f.name === params.fn);
+        if (!def) throw new GatewayError("not_found", `no function ${params.fn}`);
+        return deps.pipeline.handle(def, request, c.state, undefined, await playgroundAuth(h.accountId));
+      },
+      {
+        parse: "none",
+        detail: detail("Run a function as the signed-in account, charged like an API call; answers the function's envelope"),
+      },
+    );
+
+  if (!config.adminToken) return app;
+  return app
+    .get("/dashboard/operator/login", async ({ request, server }) => {
+      const c = ctxOf(request, server);
+      return page(c, 200, { title: "Operator sign-in" }, pages.operatorSignInPage());
+    })
+    .post(
+      "/dashboard/operator/login",
+      async ({ request, server }) => {
+        const c = ctxOf(request, server);
+        const form = await readForm(c);
+        if (limiter.blocked("operator", c.client)) return tooMany(c, "Operator sign-in");
+        const token = form.get("token") ?? "";
+        if (!config.adminToken || !safeEqual(token, config.adminToken)) {
+          limiter.failed("operator", c.client);
+          logger.log("warn", "operator sign-in refused", { request_id: c.state.requestId, client: c.client });
+          return page(
+            c,
+            401,
+            { title: "Operator sign-in", flash: { kind: "error", text: "Wrong admin token." } },
+            pages.operatorSignInPage(),
+          );
+        }
+        const cookie = await startSession(c, { accountId: null, kind: "operator" });
+        return redirect(c, "/dashboard/operator", { "set-cookie": cookie });
+      },
+      { parse: "none" },
+    )
+    .get("/dashboard/operator", async ({ request, server, query }) => {
+      const c = ctxOf(request, server);
+      const s = await operator(c);
+      if (s instanceof Response) return s;
+      const q = String(query.q ?? "").slice(0, 200);
+      const list = await store().searchAccounts(q, 200);
+      return page(c, 200, { title: "Operator console", who: OPERATOR }, pages.operatorPage(list, q, plans()));
+    })
+    .post(
+      "/dashboard/operator/accounts",
+      async ({ request, server }) => {
+        const c = ctxOf(request, server);
+        const form = await readForm(c);
+        const s = await operator(c);
+        if (s instanceof Response) return s;
+        const email = (form.get("email") ?? "").trim().toLowerCase();
+        const password = form.get("password") ?? "";
+        const name = (form.get("name") ?? "").trim().slice(0, 200) || email;
+        const plan = form.get("plan") || "free";
+        const creditsRaw = form.get("credits") ?? "";
+        const credits = creditsRaw === "" ? undefined : Number(creditsRaw);
+        const problem =
+          emailProblem(email) ??
+          passwordProblem(password) ??
+          (credits !== undefined && (!Number.isInteger(credits) || credits < 0)
+            ? "credits must be a whole number, 0 or more"
+            : null) ??
+          ((await store().loginByEmail(email)) ? "an account with this email already exists" : null);
+        if (problem) {
+          const list = await store().searchAccounts("", 200);
+          return page(
+            c,
+            400,
+            { title: "Operator console", who: OPERATOR, flash: { kind: "error", text: problem } },
+            pages.operatorPage(list, "", plans()),
+          );
+        }
+        const acc = await keys.createAccount({ name, plan, credits });
+        await store().setLogin(acc.id, email, await hashPassword(password));
+        return redirect(c, `/dashboard/operator/accounts/${encodeURIComponent(acc.id)}`);
+      },
+      { parse: "none" },
+    )
+    .get("/dashboard/operator/accounts/:id", async ({ request, server, params }) => {
+      const c = ctxOf(request, server);
+      const s = await operator(c);
+      if (s instanceof Response) return s;
+      const acc = await keys.getAccount(params.id);
+      if (!acc) throw new GatewayError("not_found", "account not found");
+      const login = await store().loginOf(acc.id);
+      const [usage, list] = await Promise.all([ledger.monthToDate(acc.id), keys.list(acc.id)]);
+      return page(
+        c,
+        200,
+        { title: `Account ${acc.name ?? acc.id}`, who: OPERATOR },
+        pages.operatorAccountPage({ ...acc, email: login?.email ?? null }, usage, list as KeyView[], plans()),
+      );
+    })
+    .post(
+      "/dashboard/operator/accounts/:id/credits",
+      async ({ request, server, params }) => {
+        const c = ctxOf(request, server);
+        const form = await readForm(c);
+        const s = await operator(c);
+        if (s instanceof Response) return s;
+        const amount = Number(form.get("amount"));
+        if (!Number.isInteger(amount) || amount === 0 || Math.abs(amount) > 1_000_000_000)
+          throw new GatewayError("invalid_request", "amount must be a whole number other than 0", { param: "amount" });
+        if (!(await keys.accountExists(params.id))) throw new GatewayError("not_found", "account not found");
+        await ledger.grant(params.id, amount, "grant", (form.get("reason") ?? "").slice(0, 500) || "granted in the dashboard");
+        return redirect(c, `/dashboard/operator/accounts/${encodeURIComponent(params.id)}`);
+      },
+      { parse: "none" },
+    )
+    .post(
+      "/dashboard/operator/accounts/:id/plan",
+      async ({ request, server, params }) => {
+        const c = ctxOf(request, server);
+        const form = await readForm(c);
+        const s = await operator(c);
+        if (s instanceof Response) return s;
+        const plan = (form.get("plan") ?? "").trim();
+        if (!plan || plan.length > 50) throw new GatewayError("invalid_request", "plan: 1 to 50 characters", { param: "plan" });
+        if (!(await store().setPlan(params.id, plan))) throw new GatewayError("not_found", "account not found");
+        return redirect(c, `/dashboard/operator/accounts/${encodeURIComponent(params.id)}`);
+      },
+      { parse: "none" },
+    )
+    .post(
+      "/dashboard/operator/keys/:id/revoke",
+      async ({ request, server, params }) => {
+        const c = ctxOf(request, server);
+        checkOrigin(c);
+        const s = await operator(c);
+        if (s instanceof Response) return s;
+        const key = await keys.get(params.id);
+        await revokeOwn(undefined, params.id);
+        return redirect(c, `/dashboard/operator/accounts/${encodeURIComponent(key?.account_id ?? "")}`);
+      },
+      { parse: "none" },
+    )
+    .get(
+      "/dashboard/api/operator/state",
+      async ({ request, server }) => {
+        const c = ctxOf(request, server);
+        await operator(c, true);
+        return ok(c.state, "gateway state", sampler.read());
+      },
+      {
+        detail: detail(
+          "Operator: providers and their breakers, cache hit rate, requests and errors per minute (the /metrics figures)",
+        ),
+      },
+    );
+}
+
+function assetHeaders(request: Request, type: string): Record<string, string> {
+  return {
+    "content-type": `${type}; charset=utf-8`,
+    "cache-control": "public, max-age=3600",
+    "x-content-type-options": "nosniff",
+    ...stateOf(request).headers,
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * The DashboardStore contract, run against SQLite and PostgreSQL (the latter needs the shared
+ * servers of test/helpers/shared-servers.ts: it skips loudly without them, except under CI=true).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { KeyStore } from "../../src/auth/interface";
+import { PostgresKeyStore } from "../../src/auth/postgres";
+import { SqliteKeyStore } from "../../src/auth/sqlite";
+import { PostgresCreditLedger } from "../../src/credits/postgres";
+import { SqliteCreditLedger } from "../../src/credits/sqlite";
+import type { DashboardStore } from "../../src/dashboard/interface";
+import { PostgresDashboardStore } from "../../src/dashboard/postgres";
+import { SqliteDashboardStore } from "../../src/dashboard/sqlite";
+import { openStorage, type Storage } from "../../src/storage/db";
+import { openPostgres, type PgStorage } from "../../src/storage/postgres";
+import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
+
+const shared = await sharedServersUp("the dashboard store contract on PostgreSQL");
+let sqlite: Storage;
+let pgDb: Awaited<ReturnType<typeof freshDatabase>> | null = null;
+let pg: PgStorage | null = null;
+
+beforeAll(async () => {
+  sqlite = openStorage(":memory:");
+  if (!shared) return;
+  pgDb = await freshDatabase();
+  pg = openPostgres(pgDb.url);
+  await pg.migrated;
+});
+afterAll(async () => {
+  await pg?.close();
+  await pgDb?.drop();
+  sqlite.close();
+});
+
+const implementations: {
+  name: string;
+  skip: boolean;
+  make(): { store: DashboardStore; keys: KeyStore; grant: (a: string, n: number) => unknown };
+}[] = [
+  {
+    name: "SQLite",
+    skip: false,
+    make() {
+      const ledger = new SqliteCreditLedger(sqlite);
+      return {
+        store: new SqliteDashboardStore(sqlite.sqlite),
+        keys: new SqliteKeyStore(sqlite, ledger, { welcomeCredits: 5 }),
+        grant: (a, n) => ledger.grant(a, n, "grant", "contract"),
+      };
+    },
+  },
+  {
+    name: "PostgreSQL",
+    skip: !shared,
+    make() {
+      const ledger = new PostgresCreditLedger(pg!);
+      return {
+        store: new PostgresDashboardStore(pg!),
+        keys: new PostgresKeyStore(pg!, ledger, { welcomeCredits: 5 }),
+        grant: (a, n) => ledger.grant(a, n, "grant", "contract"),
+      };
+    },
+  },
+];
+
+for (const impl of implementations) {
+  describe.skipIf(impl.skip)(`DashboardStore contract: ${impl.name}`, () => {
+    test("logins: one email per account, lower-cased; replacing a login or a password ends the account's sessions", async () => {
+      const { store, keys } = impl.make();
+      const a = await keys.createAccount({ name: "Alpha" });
+      const b = await keys.createAccount({ name: "Beta" });
+      expect(await store.setLogin(a.id, "Alpha@Example.com", "hash-a")).toBe(true);
+      expect(await store.loginByEmail("alpha@example.COM".toLowerCase())).toEqual({
+        accountId: a.id,
+        email: "alpha@example.com",
+        passwordHash: "hash-a",
+      });
+      expect(await store.setLogin(b.id, "alpha@example.com", "hash-b")).toBe(false);
+      expect(await store.loginOf(b.id)).toBeNull();
+      const t = Date.now();
+      await store.createSession({ tokenHash: `s1-${a.id}`, accountId: a.id, kind: "account", createdAt: t, lastSeenAt: t });
+      await store.createSession({ tokenHash: `s2-${a.id}`, accountId: a.id, kind: "account", createdAt: t, lastSeenAt: t });
+      expect((await store.touchSession(`s1-${a.id}`, t + 1000, 60_000))?.accountId).toBe(a.id);
+      await store.setPassword(a.id, "hash-a2");
+      expect((await store.loginOf(a.id))?.passwordHash).toBe("hash-a2");
+      expect(await store.touchSession(`s1-${a.id}`, t + 1000, 60_000)).toBeNull();
+      expect(await store.touchSession(`s2-${a.id}`, t + 1000, 60_000)).toBeNull();
+      await store.createSession({ tokenHash: `s3-${a.id}`, accountId: a.id, kind: "account", createdAt: t, lastSeenAt: t });
+      expect(await store.setLogin(a.id, "alpha2@example.com", "hash-a3")).toBe(true);
+      expect(await store.touchSession(`s3-${a.id}`, t, 60_000)).toBeNull();
+      expect(await store.loginByEmail("alpha@example.com")).toBeNull();
+    });
+
+    test("sessions: idle ones end, sign-out deletes, last-seen moves at most once a minute", async () => {
+      const { store } = impl.make();
+      const t = 1_800_000_000_000;
+      const h = `op-${Math.random()}`;
+      await store.createSession({ tokenHash: h, accountId: null, kind: "operator", createdAt: t, lastSeenAt: t });
+      expect((await store.touchSession(h, t + 30_000, 3600_000))?.lastSeenAt).toBe(t);
+      expect((await store.touchSession(h, t + 3000_000, 3600_000))?.lastSeenAt).toBe(t + 3000_000);
+      expect(await store.touchSession(h, t + 3000_000 + 3600_001, 3600_000)).toBeNull();
+      const h2 = `op2-${Math.random()}`;
+      await store.createSession({ tokenHash: h2, accountId: null, kind: "operator", createdAt: t, lastSeenAt: t });
+      await store.deleteSession(h2);
+      expect(await store.touchSession(h2, t, 3600_000)).toBeNull();
+    });
+
+    test("search by email, name or id; plan change reaches the keys; ledger pages newest first", async () => {
+      const { store, keys, grant } = impl.make();
+      const tag = Math.random().toString(36).slice(2, 8);
+      const acc = await keys.createAccount({ name: `Gamma_${tag}`, plan: "free" });
+      await store.setLogin(acc.id, `gamma.${tag}@example.com`, "h");
+      const found = await store.searchAccounts(`GAMMA.${tag}`, 10);
+      expect(found.map((a) => [a.id, a.email, a.balance])).toEqual([[acc.id, `gamma.${tag}@example.com`, 5]]);
+      expect((await store.searchAccounts(`gamma_${tag}`, 10)).map((a) => a.id)).toEqual([acc.id]);
+      // % and _ are literal characters, not patterns
+      expect((await store.searchAccounts(`gamma%${tag}`, 10)).length).toBe(0);
+      expect((await store.searchAccounts("", 1000)).some((a) => a.id === acc.id)).toBe(true);
+
+      const key = await keys.createKey({ label: "k", accountId: acc.id });
+      expect(await store.setPlan(acc.id, "pro")).toBe(true);
+      expect(await store.setPlan("acc_nope", "pro")).toBe(false);
+      expect((await keys.getAccount(acc.id))?.plan).toBe("pro");
+      expect((await keys.get(key.id))?.plan).toBe("pro");
+
+      for (let i = 1; i <= 4; i++) await grant(acc.id, i);
+      const first = await store.ledgerPage(acc.id, 2, 0);
+      expect(first.total).toBe(5);
+      expect(first.rows.map((r) => r.amount)).toEqual([4, 3]);
+      const last = await store.ledgerPage(acc.id, 2, 4);
+      expect(last.rows.map((r) => [r.kind, r.amount])).toEqual([["welcome", 5]]);
+    });
+  });
+}
