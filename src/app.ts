@@ -3,15 +3,12 @@ import { Elysia } from "elysia";
 
 type OpenApiOptions = NonNullable<Parameters<typeof openapi>[0]>;
 
-import type { KeyStore } from "./auth/key-store";
-import type { ResponseCache } from "./cache/response-cache";
-import type { Config } from "./config";
-import type { CreditLedger } from "./credits/ledger";
-import { GatewayError } from "./errors";
-import type { AnyFunctionDef } from "./functions/define";
+import { dashboardRoutes } from "./dashboard/routes";
+import type { AppDeps } from "./deps";
+import { clientClosed, GatewayError } from "./errors";
 import { FunctionPipeline } from "./functions/run";
 import { newRequestId } from "./http/envelope";
-import type { IdempotencyStore } from "./http/idempotency";
+import { toGatewayError } from "./http/errors";
 import { openApiDocumentation } from "./http/openapi";
 import { errorResponse } from "./http/respond";
 import { accountRoutes } from "./http/routes/account";
@@ -20,12 +17,7 @@ import { functionRoutes } from "./http/routes/functions";
 import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
 import { beginRequest, stateOf } from "./http/state";
-import { type Logger, logsAt } from "./log";
-import type { Metrics } from "./metrics";
-import type { ProviderRouter } from "./providers/router";
-import type { Provider } from "./providers/types";
-import type { RateLimiter } from "./ratelimit/limiter";
-import { isStorageUnavailable, type Storage } from "./storage/db";
+import { logsAt } from "./log";
 
 // /docs must work offline: the bundle from the binary, and no web fonts, favicon request, telemetry,
 // AI agent, MCP or deploy toolbar that would reach Scalar's servers
@@ -40,53 +32,45 @@ const scalarConfig: Partial<NonNullable<OpenApiOptions["scalar"]>> & { agent: { 
   mcp: { disabled: true },
 };
 
-export interface AppDeps {
-  config: Config;
-  storage: Storage;
-  keys: KeyStore;
-  ledger: CreditLedger;
-  limiter: RateLimiter;
-  cache: ResponseCache;
-  idempotency: IdempotencyStore;
-  /** every configured provider by name, built once; the router and the knowledge plugin share them */
-  providers: ReadonlyMap<string, Provider>;
-  router: ProviderRouter;
-  metrics: Metrics;
-  logger: Logger;
-  functions: AnyFunctionDef[];
-  /** extra route plugins (resources) mounted after the core ones */
-  plugins?: ((deps: AppDeps & { pipeline: FunctionPipeline }) => Elysia)[];
-  /**
-   * draining: flipped by graceful shutdown; warming: set while the offline engine loads its models
-   * in the background after start-up. /ready answers 503 in both cases.
-   */
-  lifecycle: { draining: boolean; warming: boolean };
+/** /api/... and /v1/...: routes whose every answer (envelope, error, stream) is built from the request state */
+function isApiPath(url: string): boolean {
+  const path = url.indexOf("/", url.indexOf("//") + 2);
+  return url.startsWith("/api/", path) || url.startsWith("/v1/", path);
 }
 
-/** Maps anything thrown to the closed set of gateway errors. */
-export function toGatewayError(code: string | number, error: unknown): GatewayError {
-  if (error instanceof GatewayError) return error;
-  if (code === "NOT_FOUND") return new GatewayError("not_found", "no such route");
-  if (code === "PARSE") return new GatewayError("invalid_json", "request body is not valid JSON");
-  if (code === "VALIDATION") return new GatewayError("invalid_request", "request does not match the schema");
-  if (isStorageUnavailable(error)) {
-    return new GatewayError("service_unavailable", "storage is temporarily unavailable; retry shortly", {
-      headers: { "Retry-After": "1" },
-    });
-  }
-  return new GatewayError("internal_error", "internal error");
+/** "/api/v1/knowledge-bases/:id" -> a RegExp matching its concrete paths */
+function pathPattern(path: string): RegExp {
+  const escaped = path
+    .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+    .replace(/:[^/]+/g, "[^/]+")
+    .replace(/\*/g, ".*");
+  return new RegExp(`^${escaped}/?$`);
 }
 
 export function createApp(deps: AppDeps) {
   const pipeline = new FunctionPipeline(deps);
   const { logger, metrics } = deps;
   let app = new Elysia({ name: "text-ai-gateway" })
-    .onRequest(({ request }) => {
-      beginRequest(request, newRequestId());
+    .onRequest(({ request, set }) => {
+      const { requestId } = beginRequest(request, newRequestId());
+      // every answer carries it: the API's own answers from the request state (set here too, it would
+      // cost each of them Elysia's header merge), those of plugins (/docs, /openapi.json), plain-text
+      // ones (/metrics) and the dashboard from here
+      if (!isApiPath(request.url)) set.headers["x-request-id"] = requestId;
+      // draining: each connection closes after its current answer, so clients reconnect elsewhere
+      if (deps.lifecycle.draining) set.headers.connection = "close";
     })
     .onError(({ request, code, error }) => {
       const state = stateOf(request);
-      const err = toGatewayError(code, error);
+      // a client that went away is its own outcome (499), whatever broke because of it
+      let err = request.signal.aborted ? clientClosed() : toGatewayError(code, error);
+      if (code === "NOT_FOUND") {
+        const allow = routeMethods(new URL(request.url).pathname);
+        if (allow.length > 0)
+          err = new GatewayError("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(" or ")}`, {
+            headers: { Allow: allow.join(", ") },
+          });
+      }
       if (err.code === "internal_error") {
         logger.log("error", "unhandled error", {
           request_id: state.requestId,
@@ -127,15 +111,23 @@ export function createApp(deps: AppDeps) {
         specPath: "/openapi.json",
         documentation: openApiDocumentation() as unknown as OpenApiOptions["documentation"],
         scalar: scalarConfig as OpenApiOptions["scalar"],
-        exclude: { paths: ["/docs/assets/scalar.js"] },
+        // the dashboard's HTML pages and assets; its JSON routes (/dashboard/api/...) stay documented
+        exclude: { paths: ["/docs/assets/scalar.js", /^\/dashboard(?!\/api\/)/, "/login"] },
       }),
     )
     .use(opsRoutes(deps))
     .use(functionRoutes(deps, pipeline))
     .use(accountRoutes(deps))
     .use(adminRoutes(deps))
-    .use(openAiCompatRoutes(deps));
+    .use(openAiCompatRoutes(deps))
+    .use(dashboardRoutes({ ...deps, pipeline }));
   for (const plugin of deps.plugins ?? []) app = app.use(plugin({ ...deps, pipeline }));
+  // the methods each path pattern answers, for 405 + Allow when a known path gets another method
+  let patterns: { method: string; path: RegExp }[] | null = null;
+  const routeMethods = (pathname: string): string[] => {
+    patterns ??= app.routes.map((r) => ({ method: r.method.toUpperCase(), path: pathPattern(r.path) }));
+    return [...new Set(patterns.filter((p) => p.path.test(pathname)).map((p) => p.method))].sort();
+  };
   return app;
 }
 

@@ -3,7 +3,21 @@ declare module "*.sql" {
   const text: string;
   export default text;
 }
+// Files imported `with { type: "file" }` are embedded as files; the import is their path (a
+// /$bunfs/ path inside the compiled binary), read when first needed.
 declare module "*/standalone.js" {
+  const path: string;
+  export default path;
+}
+declare module "*.wasm" {
+  const path: string;
+  export default path;
+}
+declare module "*.css" {
+  const text: string;
+  export default text;
+}
+declare module "*/assets/app.js" {
   const text: string;
   export default text;
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bun
-import { KeyStore, KeyStoreError } from "./auth/key-store";
+import { KeyStoreError } from "./auth/interface";
 import { ConfigError, loadConfig } from "./config";
-import { CreditLedger } from "./credits/ledger";
-import { openStorage } from "./storage/db";
+import { emailProblem, hashPassword, passwordProblem } from "./dashboard/security";
+import { buildServices } from "./services";
 
 const USAGE = `textai — Text-AI Gateway
 
@@ -12,6 +12,8 @@ const USAGE = `textai — Text-AI Gateway
   textai keys revoke ID
   textai credits grant --account ID --amount N [--reason TEXT]
   textai usage --account ID [--json]
+  textai accounts create --email EMAIL [--plan NAME] [--credits N] [--json]   (password on stdin)
+  textai accounts set-login --account ID --email EMAIL                         (password on stdin)
 
 Configuration comes from environment variables (PORT, HOST, TEXTAI_DB, TEXTAI_CONFIG, ...); see README.`;
 
@@ -73,18 +75,18 @@ export async function main(argv: string[]): Promise<number> {
     if (port !== undefined) config.port = port;
     const host = str(flags, "host");
     if (host) config.host = host;
-    const { startServer } = await import("./server");
-    const server = startServer(config);
+    const { PortInUse, startServer } = await import("./server");
+    let server: ReturnType<typeof startServer>;
+    try {
+      server = startServer(config);
+    } catch (err) {
+      if (!(err instanceof PortInUse)) throw err;
+      console.error(`textai serve: ${err.message}`);
+      return 1;
+    }
     console.log(`Text-AI Gateway listening on ${server.url}`);
-    // The grammar engine takes seconds to load: do it now, in the background, not on the first
-    // call; /ready answers 503 until it is done, so a load balancer sends traffic only after.
-    server.deps.lifecycle.warming = true;
-    void import("./local/grammar")
-      .then((g) => g.warmGrammar())
-      .catch(() => {})
-      .finally(() => {
-        server.deps.lifecycle.warming = false;
-      });
+    // Nothing heavy loads here: the offline engine's models load on the first call that needs them
+    // (src/local/engines.ts), so /ready answers 200 as soon as the listener is up.
     const shutdown = async () => {
       await server.stop();
       process.exit(0);
@@ -94,15 +96,15 @@ export async function main(argv: string[]): Promise<number> {
     return -1;
   }
 
-  const storage = openStorage(config.dbPath, { busyTimeoutMs: config.dbBusyTimeoutMs });
-  const ledger = new CreditLedger(storage);
-  const keys = new KeyStore(storage, ledger, { welcomeCredits: config.welcomeCredits });
+  const services = buildServices(config);
+  const { keys, ledger } = services;
   try {
+    await services.ready();
     // keys and credits take a sub-verb; serve and usage take their flags right after the command
-    const { positional, flags } = parseFlags(cmd === "keys" || cmd === "credits" ? rest : argv.slice(1));
+    const { positional, flags } = parseFlags(cmd === "keys" || cmd === "credits" || cmd === "accounts" ? rest : argv.slice(1));
     const json = flags.json === true;
     if (cmd === "keys" && sub === "create") {
-      const created = keys.createKey({
+      const created = await keys.createKey({
         label: str(flags, "label", true)!,
         accountId: str(flags, "account"),
         plan: str(flags, "plan"),
@@ -116,7 +118,7 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     if (cmd === "keys" && sub === "list") {
-      const list = keys.list(str(flags, "account"));
+      const list = await keys.list(str(flags, "account"));
       if (json) console.log(JSON.stringify(list));
       else
         console.log(
@@ -135,32 +137,69 @@ export async function main(argv: string[]): Promise<number> {
     if (cmd === "keys" && sub === "revoke") {
       const id = positional[0];
       if (!id) throw new UsageError("keys revoke needs a key id");
-      if (!keys.revoke(id)) {
+      if (!(await keys.revoke(id))) {
         console.error(`no key ${id}`);
         return 1;
       }
       console.log(`Revoked ${id}.`);
       return 0;
     }
+    if (cmd === "accounts" && (sub === "create" || sub === "set-login")) {
+      const store = services.dashboard;
+      const email = str(flags, "email", true)!.trim().toLowerCase();
+      const problem = emailProblem(email);
+      if (problem) throw new UsageError(problem);
+      const password = await readPassword();
+      const weak = passwordProblem(password);
+      if (weak) throw new UsageError(weak);
+      if (await store.loginByEmail(email)) {
+        const existing = await store.loginByEmail(email);
+        if (sub === "create" || existing?.accountId !== str(flags, "account")) {
+          console.error(`the email ${email} already signs in to another account`);
+          return 1;
+        }
+      }
+      let accountId: string;
+      if (sub === "create") {
+        const acc = await keys.createAccount({ name: email, plan: str(flags, "plan"), credits: int(flags, "credits") });
+        accountId = acc.id;
+      } else {
+        accountId = str(flags, "account", true)!;
+        if (!(await keys.accountExists(accountId))) {
+          console.error(`no account ${accountId}`);
+          return 1;
+        }
+      }
+      await store.setLogin(accountId, email, await hashPassword(password));
+      const acc = await keys.getAccount(accountId);
+      if (json) console.log(JSON.stringify({ account_id: accountId, email, plan: acc?.plan, balance: acc?.balance }));
+      else
+        console.log(
+          sub === "create"
+            ? `Created account ${accountId} (plan ${acc?.plan}, balance ${acc?.balance}); it signs in as ${email}.`
+            : `Account ${accountId} now signs in as ${email}; its earlier sessions have ended.`,
+        );
+      return 0;
+    }
     if (cmd === "credits" && sub === "grant") {
       const account = str(flags, "account", true)!;
       const amount = int(flags, "amount", true)!;
       if (amount < 1) throw new UsageError("--amount must be at least 1");
-      if (!keys.accountExists(account)) {
+      if (!(await keys.accountExists(account))) {
         console.error(`no account ${account}`);
         return 1;
       }
-      const balance = ledger.grant(account, amount, "grant", str(flags, "reason") ?? "granted with the CLI");
+      const balance = await ledger.grant(account, amount, "grant", str(flags, "reason") ?? "granted with the CLI");
       console.log(`Granted ${amount} credits to ${account}; balance ${balance}.`);
       return 0;
     }
     if (cmd === "usage") {
       const account = str(flags, "account", true)!;
-      if (!keys.accountExists(account)) {
+      if (!(await keys.accountExists(account))) {
         console.error(`no account ${account}`);
         return 1;
       }
-      const usage = ledger.monthToDate(account);
+      const usage = await ledger.monthToDate(account);
       if (json) console.log(JSON.stringify(usage));
       else {
         console.log(`Account ${account} (plan ${usage.plan}): balance ${usage.balance}`);
@@ -173,8 +212,16 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw new UsageError(`unknown command: ${[cmd, sub].filter(Boolean).join(" ")}`);
   } finally {
-    storage.close();
+    await services.close();
   }
+}
+
+/** The password: the first line of standard input (never a flag, which would land in shell history and ps). */
+async function readPassword(): Promise<string> {
+  const text = await new Response(Bun.stdin.stream()).text();
+  const line = text.split(/\r?\n/, 1)[0] ?? "";
+  if (!line) throw new UsageError("give the password on the first line of standard input");
+  return line;
 }
 
 if (import.meta.main) {

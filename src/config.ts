@@ -7,6 +7,9 @@ const NonNegInt = T.Integer({ minimum: 0 });
 
 export const PROVIDER_TYPES = ["openai", "groq", "openai-compatible", "local", "mock"] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
+/** What an OpenAI-style provider serves beyond plain text chat (README: OpenAI-compatible endpoints). */
+export const PROVIDER_FEATURES = ["tools", "images", "audio", "files", "structured_output", "responses", "embeddings"] as const;
+export type ProviderFeature = (typeof PROVIDER_FEATURES)[number];
 
 const ProviderConfigSchema = T.Object(
   {
@@ -22,6 +25,8 @@ const ProviderConfigSchema = T.Object(
     latency_ms: T.Optional(NonNegInt),
     /** embeddings model, for hybrid knowledge-base search */
     embedding_model: T.Optional(T.String()),
+    /** openai / groq / openai-compatible: features of its API (default by type) */
+    features: T.Optional(T.Array(T.Union(PROVIDER_FEATURES.map((f) => T.Literal(f))))),
   },
   { additionalProperties: false },
 );
@@ -56,6 +61,8 @@ const FileConfigSchema = T.Object(
           max_text_chars: T.Optional(PositiveInt),
           max_json_depth: T.Optional(PositiveInt),
           request_timeout_ms: T.Optional(PositiveInt),
+          offline_cpu_ms: T.Optional(PositiveInt),
+          body_timeout_ms: T.Optional(PositiveInt),
         },
         { additionalProperties: false },
       ),
@@ -64,6 +71,21 @@ const FileConfigSchema = T.Object(
     breaker: T.Optional(
       T.Object(
         { failure_threshold: T.Optional(PositiveInt), cooldown_ms: T.Optional(PositiveInt) },
+        { additionalProperties: false },
+      ),
+    ),
+    dashboard: T.Optional(
+      T.Object(
+        {
+          signup: T.Optional(T.Boolean()),
+          trusted_proxies: T.Optional(T.Array(T.String({ minLength: 1 }))),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    shutdown: T.Optional(
+      T.Object(
+        { drain_grace_ms: T.Optional(NonNegInt), drain_deadline_ms: T.Optional(PositiveInt) },
         { additionalProperties: false },
       ),
     ),
@@ -78,6 +100,10 @@ export interface Config {
   port: number;
   host: string;
   dbPath: string;
+  /** TEXTAI_DATABASE_URL: accounts, keys and the credit ledger in PostgreSQL (many nodes); null: SQLite at dbPath */
+  databaseUrl: string | null;
+  /** TEXTAI_REDIS_URL: limits, answer cache, idempotency records and revocations shared through Redis; null: per process */
+  redisUrl: string | null;
   /** how long a write waits for a lock held by another process before answering 503 */
   dbBusyTimeoutMs: number;
   adminToken: string | null;
@@ -88,9 +114,30 @@ export interface Config {
   costs: Record<string, number>;
   plans: Record<string, Record<string, number>>;
   cache: { enabled: boolean; ttlSeconds: number; maxEntries: number; maxBytes: number };
-  limits: { maxBodyBytes: number; maxTextChars: number; maxJsonDepth: number; requestTimeoutMs: number };
+  limits: {
+    maxBodyBytes: number;
+    maxTextChars: number;
+    maxJsonDepth: number;
+    requestTimeoutMs: number;
+    /** CPU milliseconds one call may spend in the offline engine */
+    offlineCpuMs: number;
+    /** a request body must arrive whole within this (slowloris, never-ending bodies) */
+    bodyTimeoutMs: number;
+  };
   hedgeAfterMs: Record<string, number>;
   breaker: { failureThreshold: number; cooldownMs: number };
+  /**
+   * SIGTERM: /ready answers 503 and the listener stays open for `drainGraceMs` (answers carry
+   * Connection: close); then it closes, and calls in flight have until `drainDeadlineMs` after
+   * the signal before what is left is cut off.
+   */
+  shutdown: { drainGraceMs: number; drainDeadlineMs: number };
+  /**
+   * signup: open sign-up on /dashboard/signup (with the welcome credits). trustedProxies: peer
+   * addresses whose X-Forwarded-Proto and X-Forwarded-For are believed (TEXTAI_TRUSTED_PROXIES,
+   * comma-separated, or `[dashboard] trusted_proxies`).
+   */
+  dashboard: { signup: boolean; trustedProxies: string[] };
 }
 
 export class ConfigError extends Error {
@@ -102,12 +149,36 @@ export class ConfigError extends Error {
 
 const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 
+function serverUrl(env: Record<string, string | undefined>, name: string, schemes: string[]): string | null {
+  const raw = env[name]?.trim();
+  if (!raw) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a URL`);
+  }
+  if (!schemes.includes(url.protocol))
+    throw new ConfigError(`${name} must start with ${schemes.map((s) => `${s}//`).join(" or ")}`);
+  return raw;
+}
+
 function envInt(env: Record<string, string | undefined>, name: string, fallback: number, min = 0): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name}: expected an integer >= ${min}, got "${raw}"`);
   return n;
+}
+
+function drainSettings(env: Record<string, string | undefined>, file: FileConfig): Config["shutdown"] {
+  const drainGraceMs = envInt(env, "TEXTAI_DRAIN_GRACE_MS", file.shutdown?.drain_grace_ms ?? 5000);
+  const drainDeadlineMs = envInt(env, "TEXTAI_DRAIN_DEADLINE_MS", file.shutdown?.drain_deadline_ms ?? 30_000, 1);
+  if (drainDeadlineMs < drainGraceMs)
+    throw new ConfigError(
+      `shutdown.drain_deadline_ms: must be at least drain_grace_ms (${drainGraceMs}), got ${drainDeadlineMs}`,
+    );
+  return { drainGraceMs, drainDeadlineMs };
 }
 
 export function parseConfigText(text: string, path: string): FileConfig {
@@ -177,6 +248,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: envInt(env, "PORT", 8080),
     host: env.HOST || "127.0.0.1",
     dbPath: env.TEXTAI_DB || "./data/textai.db",
+    databaseUrl: serverUrl(env, "TEXTAI_DATABASE_URL", ["postgres:", "postgresql:"]),
+    redisUrl: serverUrl(env, "TEXTAI_REDIS_URL", ["redis:", "rediss:"]),
     dbBusyTimeoutMs: envInt(env, "TEXTAI_DB_BUSY_TIMEOUT_MS", 5000),
     adminToken: env.TEXTAI_ADMIN_TOKEN || null,
     welcomeCredits: envInt(env, "TEXTAI_WELCOME_CREDITS", file.welcome_credits ?? 100),
@@ -196,11 +269,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxTextChars: file.limits?.max_text_chars ?? 100_000,
       maxJsonDepth: file.limits?.max_json_depth ?? 32,
       requestTimeoutMs: file.limits?.request_timeout_ms ?? 60_000,
+      offlineCpuMs: file.limits?.offline_cpu_ms ?? 50,
+      bodyTimeoutMs: file.limits?.body_timeout_ms ?? 30_000,
     },
     hedgeAfterMs: file.hedge_after_ms ?? {},
     breaker: {
       failureThreshold: file.breaker?.failure_threshold ?? 5,
       cooldownMs: file.breaker?.cooldown_ms ?? 30_000,
+    },
+    shutdown: drainSettings(env, file),
+    dashboard: {
+      signup: file.dashboard?.signup ?? false,
+      trustedProxies: env.TEXTAI_TRUSTED_PROXIES
+        ? env.TEXTAI_TRUSTED_PROXIES.split(",")
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : (file.dashboard?.trusted_proxies ?? []),
     },
   };
 }

@@ -5,9 +5,14 @@ export const ERROR_STATUS = {
   missing_api_key: 401,
   invalid_api_key: 401,
   insufficient_credits: 402,
+  /** a dashboard JSON route without a signed-in session */
+  not_signed_in: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
+  /** the body did not arrive whole within limits.body_timeout_ms */
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_mismatch: 422,
@@ -17,6 +22,8 @@ export const ERROR_STATUS = {
   no_provider: 503,
   service_unavailable: 503,
   provider_timeout: 504,
+  /** the client went away before its answer (nginx's 499): its own outcome, never a 5xx */
+  client_closed: 499,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -27,9 +34,12 @@ const ERROR_TYPE: Record<ErrorCode, string> = {
   missing_api_key: "authentication_error",
   invalid_api_key: "authentication_error",
   insufficient_credits: "billing_error",
+  not_signed_in: "authentication_error",
   forbidden: "permission_error",
   not_found: "not_found_error",
+  method_not_allowed: "invalid_request_error",
   conflict: "conflict_error",
+  request_timeout: "invalid_request_error",
   payload_too_large: "invalid_request_error",
   unsupported_media_type: "invalid_request_error",
   idempotency_mismatch: "invalid_request_error",
@@ -39,6 +49,7 @@ const ERROR_TYPE: Record<ErrorCode, string> = {
   no_provider: "provider_error",
   service_unavailable: "api_error",
   provider_timeout: "provider_error",
+  client_closed: "invalid_request_error",
 };
 
 export function errorType(code: ErrorCode): string {
@@ -78,3 +89,8 @@ export class GatewayError extends Error {
 
 export const invalidRequest = (message: string, param: string | null = null) =>
   new GatewayError("invalid_request", message, { param });
+
+/** The client closed its connection (mid-body, or while its call ran): nobody is left to answer. */
+export function clientClosed(what = "the client closed the request"): GatewayError {
+  return new GatewayError("client_closed", what);
+}

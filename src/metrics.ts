@@ -68,6 +68,13 @@ export class Metrics {
     v.count++;
   }
 
+  /** A counter's sum over the label sets `where` accepts (its `a="x",b="y"` key), as /metrics shows it. */
+  total(name: string, where: (series: string) => boolean = () => true): number {
+    let sum = 0;
+    for (const [k, v] of this.counters.get(name)?.values ?? []) if (where(k)) sum += v;
+    return sum;
+  }
+
   gauge(name: string, help: string, read: () => [Labels, number][]): void {
     this.gauges.set(name, { help, read });
   }

@@ -1,5 +1,5 @@
 import type { Elysia } from "elysia";
-import type { AppDeps } from "./app";
+import type { AppDeps } from "./deps";
 import type { FunctionPipeline } from "./functions/run";
 import { knowledgeRoutes } from "./knowledge/routes";
 

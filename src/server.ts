@@ -1,18 +1,16 @@
-import { type AppDeps, createApp } from "./app";
-import { KeyStore } from "./auth/key-store";
-import { ResponseCache } from "./cache/response-cache";
+import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { createApp } from "./app";
 import type { Config } from "./config";
-import { CreditLedger } from "./credits/ledger";
+import type { AppDeps } from "./deps";
 import type { AnyFunctionDef } from "./functions/define";
 import { FUNCTIONS } from "./functions/registry";
-import { IdempotencyStore } from "./http/idempotency";
+import { knowledgeRefused } from "./knowledge/refused";
 import { createLogger, type Logger } from "./log";
 import { Metrics } from "./metrics";
 import { buildProviders } from "./providers";
 import { ProviderRouter } from "./providers/router";
-import { MemoryRateLimiter } from "./ratelimit/limiter";
 import { resourcePlugins } from "./resources";
-import { openStorage } from "./storage/db";
+import { buildServices, type Services, serviceDeps } from "./services";
 
 export interface BuildOptions {
   functions?: AnyFunctionDef[];
@@ -21,11 +19,9 @@ export interface BuildOptions {
 }
 
 /** Wires every part from one Config. Tests and `textai serve` both start here. */
-export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps {
-  const storage = openStorage(config.dbPath, { busyTimeoutMs: config.dbBusyTimeoutMs });
-  const ledger = new CreditLedger(storage);
-  ledger.reconcile();
-  const keys = new KeyStore(storage, ledger, { welcomeCredits: config.welcomeCredits });
+export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { services: Services } {
+  const logger = opts.logger ?? createLogger(config.logLevel);
+  const services = buildServices(config, { logger, now: opts.now, reconcile: true });
   const metrics = new Metrics();
   const providers = buildProviders(config);
   const router = new ProviderRouter(config, providers);
@@ -35,54 +31,123 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps {
   };
   return {
     config,
-    storage,
-    keys,
-    ledger,
-    limiter: new MemoryRateLimiter(config.plans, opts.now),
-    cache: new ResponseCache(
-      { ttlMs: config.cache.ttlSeconds * 1000, maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes },
-      opts.now,
-    ),
-    idempotency: new IdempotencyStore(),
+    ...serviceDeps(services),
+    services,
+    close: () => services.close(),
     providers,
     router,
     metrics,
-    logger: opts.logger ?? createLogger(config.logLevel),
+    logger,
     functions: opts.functions ?? FUNCTIONS,
-    plugins: resourcePlugins,
-    lifecycle: { draining: false, warming: false },
+    // knowledge bases live in the embedded SQLite file only: refused when accounts are in PostgreSQL
+    plugins: services.postgres ? [knowledgeRefused] : resourcePlugins,
+    lifecycle: { draining: false },
   };
+}
+
+export class PortInUse extends Error {
+  constructor(host: string, port: number) {
+    super(
+      `port ${port} on ${host} is already in use (another gateway or program listens there): stop it, or choose another port with --port or PORT`,
+    );
+    this.name = "PortInUse";
+  }
+}
+
+/**
+ * Notes this process as serving `dbPath` in `<dbPath>.serve.pid`, and warns when a live process is
+ * already noted there: two servers on one file are safe (the ledger's conditional updates hold),
+ * but usually a mistake (an old instance left running). Returns the release for shutdown.
+ */
+function claimDatabase(dbPath: string, logger: Logger): () => void {
+  if (dbPath === ":memory:") return () => {};
+  const file = `${dbPath}.serve.pid`;
+  try {
+    const other = Number.parseInt(readFileSync(file, "utf8"), 10);
+    if (other > 0 && other !== process.pid && isAlive(other)) {
+      const message = `another live process (pid ${other}) is serving the same database file ${dbPath}`;
+      logger.log("warn", message, { db: dbPath, other_pid: other });
+      console.error(`warning: ${message}; both will answer from one ledger`);
+    }
+  } catch {
+    // no pid file: nobody else noted
+  }
+  try {
+    writeFileSync(file, String(process.pid));
+  } catch {
+    return () => {};
+  }
+  return () => {
+    try {
+      if (readFileSync(file, "utf8") === String(process.pid)) unlinkSync(file);
+    } catch {
+      // already gone
+    }
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === "EPERM";
+  }
 }
 
 export interface RunningServer {
   url: string;
   port: number;
-  deps: AppDeps;
-  /** graceful: readiness goes 503, in-flight requests finish, storage closes */
+  deps: AppDeps & { services: Services };
+  /** graceful drain: readiness goes 503, the listener stays open for the grace period, in-flight requests finish until the deadline, storage closes */
   stop(): Promise<void>;
 }
 
 export function startServer(config: Config, opts: BuildOptions = {}): RunningServer {
   const deps = buildDeps(config, opts);
   const app = createApp(deps);
-  app.listen({
-    port: config.port,
-    hostname: config.host,
-    maxRequestBodySize: config.limits.maxBodyBytes * 4 + 65536,
-    idleTimeout: 120,
-  });
+  try {
+    app.listen({
+      port: config.port,
+      hostname: config.host,
+      maxRequestBodySize: config.limits.maxBodyBytes * 4 + 65536,
+      idleTimeout: 120,
+      // Elysia turns SO_REUSEPORT on by default: a second gateway on a taken port would start
+      // silently and the two would answer in turn. A taken port must be an error.
+      reusePort: false,
+    });
+  } catch (err) {
+    void deps.close();
+    if ((err as { code?: string }).code === "EADDRINUSE") throw new PortInUse(config.host, config.port);
+    throw err;
+  }
   const server = app.server!;
-  deps.keys.startBackgroundFlush();
-  deps.limiter.startSweeping();
+  const releaseDb = claimDatabase(config.dbPath, deps.logger);
+  deps.services.start();
   let stopping: Promise<void> | null = null;
+  const { drainGraceMs, drainDeadlineMs } = config.shutdown;
   const stop = () => {
     stopping ??= (async () => {
+      // 1. /ready answers 503 and every answer says Connection: close, while the listener stays
+      //    open for the grace period, so load balancers notice before connections are refused
+      const t0 = Date.now();
       deps.lifecycle.draining = true;
-      await server.stop(false);
-      deps.limiter.stop();
-      deps.keys.stop();
-      deps.ledger.flush();
-      deps.storage.close();
+      deps.logger.log("info", "draining", { grace_ms: drainGraceMs, deadline_ms: drainDeadlineMs });
+      await Bun.sleep(drainGraceMs);
+      // 2. the listener closes, idle connections with it; calls in flight run on
+      const finished = await Promise.race([
+        server.stop(false).then(() => true),
+        Bun.sleep(Math.max(0, t0 + drainDeadlineMs - Date.now())).then(() => false),
+      ]);
+      // 3. the deadline: whatever is left (slow calls, clients holding unfinished bodies) is cut
+      //    off, and a call whose answer can no longer be sent is not charged
+      if (!finished) {
+        deps.logger.log("warn", "drain deadline passed: closing the connections left", { requests: server.pendingRequests });
+        deps.services.refuseCharges();
+        await server.stop(true);
+      }
+      await deps.close();
+      releaseDb();
     })();
     return stopping;
   };

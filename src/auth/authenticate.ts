@@ -1,5 +1,5 @@
 import { GatewayError } from "../errors";
-import type { AuthInfo, KeyStore } from "./key-store";
+import type { AuthInfo, KeyStore } from "./interface";
 
 /** The presented key, by the contract's precedence: x-api-key, then Authorization: Bearer, then body api_key. */
 export function presentedKey(headers: Headers, body: Record<string, unknown> | null): string | null {
@@ -15,7 +15,7 @@ export function presentedKey(headers: Headers, body: Record<string, unknown> | n
  * Authenticates and removes `api_key` from the body before anything else (validation, cache key,
  * providers, logs) can see it.
  */
-export function authenticate(keys: KeyStore, headers: Headers, body: Record<string, unknown> | null): AuthInfo {
+export async function authenticate(keys: KeyStore, headers: Headers, body: Record<string, unknown> | null): Promise<AuthInfo> {
   const key = presentedKey(headers, body);
   if (body && "api_key" in body) delete body.api_key;
   if (!key) {
@@ -24,7 +24,7 @@ export function authenticate(keys: KeyStore, headers: Headers, body: Record<stri
       "no API key: send it in the x-api-key header, as Authorization: Bearer <key>, or as api_key in the JSON body",
     );
   }
-  const info = keys.authenticate(key);
+  const info = await keys.authenticate(key);
   if (!info) throw new GatewayError("invalid_api_key", "the API key is not valid");
   return info;
 }

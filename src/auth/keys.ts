@@ -1,4 +1,5 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
+import type { KeyView } from "./interface";
 
 export const KEY_PREFIX = "tai_live_";
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -20,8 +21,9 @@ export function generateApiKey(): string {
   return KEY_PREFIX + randomBase62(SECRET_LENGTH);
 }
 
+// Bun's one-shot hash: on every authenticated request, about half the CPU of node:crypto's createHash
 export function hashApiKey(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("hex");
+  return Bun.SHA256.hash(key, "hex");
 }
 
 export function maskKey(prefix: string, last4: string): string {
@@ -41,4 +43,36 @@ export function safeEqual(a: string, b: string): boolean {
 
 export function newId(prefix: string): string {
   return `${prefix}_${randomBase62(20)}`;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** A key as listed (never its secret), from its row in either database. */
+export function keyView(
+  r: {
+    id: string;
+    label: string;
+    accountId: string;
+    plan: string;
+    status: "active" | "revoked";
+    prefix: string;
+    last4: string;
+    createdAt: number;
+    lastUsedAt: number | null;
+    revokedAt: number | null;
+  },
+  pendingUse?: number,
+): KeyView {
+  return {
+    id: r.id,
+    label: r.label,
+    account_id: r.accountId,
+    plan: r.plan,
+    status: r.status,
+    masked_key: maskKey(r.prefix, r.last4),
+    prefix: r.prefix,
+    created_at: iso(r.createdAt)!,
+    last_used_at: iso(Math.max(pendingUse ?? 0, r.lastUsedAt ?? 0) || null),
+    revoked_at: iso(r.revokedAt),
+  };
 }

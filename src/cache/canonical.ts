@@ -1,8 +1,6 @@
-import { createHash } from "node:crypto";
-
-/** A short, fixed-length key for cache and idempotency entries. */
+/** A short, fixed-length key for cache and idempotency entries (SHA-256, base64url). */
 export function digest(...parts: (string | number)[]): string {
-  return createHash("sha256").update(parts.join("\u0000")).digest("base64url");
+  return Bun.SHA256.hash(parts.join("\u0000"), "base64url");
 }
 
 /** JSON with object keys sorted at every level, so equal bodies give equal strings. */

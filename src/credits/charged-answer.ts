@@ -1,6 +1,6 @@
-import type { CachedAnswer, ResponseCache } from "../cache/response-cache";
+import type { CachedAnswer, ResponseCache } from "../cache/interface";
 import { mark, type RequestState } from "../http/state";
-import type { ChargeDetails, CreditLedger, Reservation } from "./ledger";
+import type { ChargeDetails, CreditLedger, Reservation } from "./interface";
 
 export interface ChargedAnswerCall<A extends CachedAnswer> {
   ledger: CreditLedger;
@@ -11,7 +11,7 @@ export interface ChargedAnswerCall<A extends CachedAnswer> {
   /** null when the cache is bypassed */
   cacheKey: string | null;
   details: (provider: string, cached: boolean) => ChargeDetails;
-  insufficient: () => Error;
+  insufficient: () => Error | Promise<Error>;
   /** calls the provider(s); shared by concurrent identical requests when the cache is on */
   produce: () => Promise<A>;
   fromCache: (hit: CachedAnswer) => A;
@@ -28,23 +28,23 @@ export async function chargedAnswer<A extends CachedAnswer>(
 ): Promise<{ answer: A; reservation: Reservation; cached: boolean }> {
   const { ledger, cache, state } = c;
   let t = performance.now();
-  const hit = c.cacheKey !== null ? cache.get(c.cacheKey) : null;
+  const hit = c.cacheKey !== null ? await cache.get(c.accountId, c.cacheKey) : null;
   t = mark(state, "cache", t);
   if (hit) {
     const charged = await ledger.charge(c.accountId, c.cost, c.details(hit.provider, true));
     mark(state, "credits", t);
-    if (!charged) throw c.insufficient();
+    if (!charged) throw await c.insufficient();
     return { answer: c.fromCache(hit), reservation: charged, cached: true };
   }
 
-  const reservation = ledger.reserve(c.accountId, c.cost);
+  const reservation = await ledger.reserve(c.accountId, c.cost);
   t = mark(state, "credits", t);
-  if (!reservation) throw c.insufficient();
+  if (!reservation) throw await c.insufficient();
   try {
     let answer: A;
     let cached = false;
     if (c.cacheKey !== null) {
-      const once = await cache.produceOnce(c.cacheKey, c.produce);
+      const once = await cache.produceOnce(c.accountId, c.cacheKey, c.produce, c.fromCache);
       answer = once.answer;
       cached = once.shared;
     } else answer = await c.produce();

@@ -1,7 +1,5 @@
-import type { AppDeps } from "../app";
-import { authenticate } from "../auth/authenticate";
-import type { AuthInfo } from "../auth/key-store";
-import { readJsonBody } from "./body";
+import type { AuthInfo } from "../auth/interface";
+import { type EdgeDeps, requestEdge } from "./edge";
 import type { RequestState } from "./state";
 
 export interface AuthedContext {
@@ -16,18 +14,21 @@ export interface AuthedContext {
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 
 /**
- * Reads the JSON body (for POST/PUT/PATCH) and authenticates the caller: what every resource route
- * (knowledge bases, FAQ collections, chatbots, account) needs before its own logic.
+ * The request edge of a resource route (knowledge bases, FAQ collections, chatbots, account): body
+ * (for POST/PUT/PATCH), authentication and a "standard" rate limit under the resource's name.
  */
 export async function authedContext(
-  deps: Pick<AppDeps, "keys" | "config">,
+  deps: EdgeDeps,
+  resource: string,
   request: Request,
   state: RequestState,
   params: Record<string, string> = {},
   query: Record<string, string | undefined> = {},
 ): Promise<AuthedContext> {
-  const body = BODY_METHODS.has(request.method) ? await readJsonBody(request, deps.config.limits) : {};
-  const auth = authenticate(deps.keys, request.headers, body);
-  state.auth = auth;
+  const { auth, body } = await requestEdge(deps, request, state, {
+    fn: resource,
+    rateClass: "standard",
+    body: BODY_METHODS.has(request.method),
+  });
   return { state, auth, body, params, query, request };
 }

@@ -21,11 +21,17 @@ export function openApiDocumentation() {
       { name: "Account", description: "Usage and the current key" },
       { name: "Admin", description: "Accounts, credits and keys (admin token)" },
       { name: "Operations", description: "Health, readiness, metrics and these docs" },
+      {
+        name: "Dashboard",
+        description:
+          "The JSON routes the dashboard's pages call: signed in with the session cookie (sign in at /dashboard/login), same origin only",
+      },
     ],
     components: {
       securitySchemes: {
         apiKeyHeader: { type: "apiKey" as const, in: "header" as const, name: "x-api-key" },
         bearer: { type: "http" as const, scheme: "bearer" },
+        session: { type: "apiKey" as const, in: "cookie" as const, name: "textai_session" },
       },
     },
     security: [{ apiKeyHeader: [] }, { bearer: [] }],

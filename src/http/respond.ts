@@ -20,6 +20,7 @@ export function ok(state: RequestState, message: string, result: unknown, status
     result,
     {
       credits_deducted: 0,
+      ...(state.creditsRemaining === undefined ? {} : { credits_remaining: state.creditsRemaining }),
       execution_time_ms: Math.round(performance.now() - state.startedPerf),
     },
     status,

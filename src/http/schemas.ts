@@ -18,6 +18,19 @@ export const MetaSchema = T.Object({
   provider: T.Optional(T.String()),
   model: T.Optional(T.String()),
   attempts: T.Optional(T.Array(Attempt)),
+  ignored: T.Optional(
+    T.Array(T.Object({ param: T.String(), reason: T.String() }), {
+      description: "offline engine: options it accepted but did not use; the answer is what it is without them",
+    }),
+  ),
+  low_confidence: T.Optional(
+    T.Array(T.String(), {
+      description: "offline engine: result fields it could only guess (a language its cues do not cover)",
+    }),
+  ),
+  not_found: T.Optional(
+    T.Array(T.String(), { description: "offline engine: schema fields it looked for by pattern and did not find (null)" }),
+  ),
 });
 
 export function envelopeSchema(result: TSchema) {

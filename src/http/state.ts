@@ -1,4 +1,4 @@
-import type { AuthInfo } from "../auth/key-store";
+import type { AuthInfo } from "../auth/interface";
 
 /** Per-request facts shared by the hooks, the pipeline, the error handler and the access log. */
 export interface RequestState {
@@ -10,12 +10,14 @@ export interface RequestState {
   fn?: string;
   provider?: string;
   credits?: number;
+  /** the account's balance, for meta.credits_remaining of answers that charge nothing (account endpoints) */
+  creditsRemaining?: number;
   cached?: boolean;
   status?: number;
   errorCode?: string;
   /** Server-Timing stages and their durations in ms, rendered once into the header */
   timings?: { name: string; ms: number }[];
-  /** kept only for Idempotency-Key replays (memory only) */
+  /** the answer as sent, kept for Idempotency-Key replays */
   responseBody?: string;
 }
 

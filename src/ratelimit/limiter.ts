@@ -1,4 +1,5 @@
 import type { RateClass } from "../functions/define";
+import type { RateDecision, RateLimiter } from "./interface";
 import { TokenBucket } from "./token-bucket";
 
 /** Requests per minute by plan and rate class (CONTRACT section 7). */
@@ -7,25 +8,10 @@ export const DEFAULT_PLAN_LIMITS: Record<string, Record<RateClass, number>> = {
   pro: { heavy: 120, bulk: 600, standard: 300 },
 };
 
-export interface RateDecision {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** seconds until the bucket is full */
-  resetSeconds: number;
-  /** seconds until the next request may pass (429 only) */
-  retryAfterSeconds: number;
-}
-
-export interface RateLimiter {
-  check(keyId: string, plan: string, fn: string, rateClass: RateClass): RateDecision;
-  /** requests per minute for this plan and function (or rate class) */
-  limitFor(plan: string, fn: string, rateClass: RateClass): number;
-  /** buckets held, for metrics and the soak */
-  size(): number;
-  /** background reclamation of idle state; stop() ends it */
-  startSweeping(): void;
-  stop(): void;
+/** Requests per minute for a plan and function (or its rate class): the plan's own figure, else the defaults. */
+export function planLimit(plans: Record<string, Record<string, number>>, plan: string, fn: string, rateClass: RateClass): number {
+  const custom = plans[plan];
+  return custom?.[fn] ?? custom?.[rateClass] ?? DEFAULT_PLAN_LIMITS[plan]?.[rateClass] ?? DEFAULT_PLAN_LIMITS.free[rateClass];
 }
 
 /**
@@ -42,12 +28,15 @@ export class MemoryRateLimiter implements RateLimiter {
   ) {}
 
   limitFor(plan: string, fn: string, rateClass: RateClass): number {
-    const custom = this.plans[plan];
-    return custom?.[fn] ?? custom?.[rateClass] ?? DEFAULT_PLAN_LIMITS[plan]?.[rateClass] ?? DEFAULT_PLAN_LIMITS.free[rateClass];
+    return planLimit(this.plans, plan, fn, rateClass);
   }
 
   check(keyId: string, plan: string, fn: string, rateClass: RateClass): RateDecision {
-    const limit = this.limitFor(plan, fn, rateClass);
+    return this.checkLimit(keyId, fn, this.limitFor(plan, fn, rateClass));
+  }
+
+  /** One request from the bucket of `limit` per minute for the key and function. */
+  checkLimit(keyId: string, fn: string, limit: number): RateDecision {
     const now = this.now();
     const id = `${keyId}\u0000${fn}`;
     let bucket = this.buckets.get(id);

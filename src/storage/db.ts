@@ -41,7 +41,9 @@ export function openStorage(path: string, opts: { busyTimeoutMs?: number } = {})
   };
 }
 
-export function migrate(sqlite: Database): void {
+/** Applies the migrations not yet applied (`migrations`: a prefix of the list, for tests that build an older database). */
+export function migrate(sqlite: Database, migrations = MIGRATIONS): void {
+  if (latestApplied(sqlite, migrations)) return;
   sqlite.exec("CREATE TABLE IF NOT EXISTS _migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)");
   const applied = new Set(
     sqlite
@@ -49,7 +51,7 @@ export function migrate(sqlite: Database): void {
       .all()
       .map((r) => r.tag),
   );
-  for (const m of MIGRATIONS) {
+  for (const m of migrations) {
     if (applied.has(m.tag)) continue;
     sqlite
       .transaction(() => {
@@ -59,6 +61,20 @@ export function migrate(sqlite: Database): void {
         sqlite.query("INSERT INTO _migrations (tag, applied_at) VALUES (?, ?)").run(m.tag, Date.now());
       })
       .immediate();
+  }
+}
+
+/**
+ * The usual start: the last migration of the journal is already applied, and so are the ones
+ * before it (they are applied in order). One read, no write transaction.
+ */
+function latestApplied(sqlite: Database, migrations = MIGRATIONS): boolean {
+  const latest = migrations.at(-1)?.tag;
+  if (!latest) return true;
+  try {
+    return sqlite.query<{ one: number }, [string]>("SELECT 1 AS one FROM _migrations WHERE tag = ?").get(latest) !== null;
+  } catch {
+    return false; // no _migrations table yet: a new database
   }
 }
 

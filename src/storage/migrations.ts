@@ -6,6 +6,9 @@ import m0001 from "../../drizzle/0001_knowledge.sql" with { type: "text" };
 import m0002 from "../../drizzle/0002_knowledge_fts.sql" with { type: "text" };
 import m0003 from "../../drizzle/0003_knowledge_terms.sql" with { type: "text" };
 import m0004 from "../../drizzle/0004_knowledge_fts_by_base.sql" with { type: "text" };
+import m0005 from "../../drizzle/0005_usage_daily.sql" with { type: "text" };
+import m0006 from "../../drizzle/0006_idempotency.sql" with { type: "text" };
+import m0007 from "../../drizzle/0007_dashboard.sql" with { type: "text" };
 
 export const MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -13,4 +16,7 @@ export const MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0002_knowledge_fts", sql: m0002 },
   { tag: "0003_knowledge_terms", sql: m0003 },
   { tag: "0004_knowledge_fts_by_base", sql: m0004 },
+  { tag: "0005_usage_daily", sql: m0005 },
+  { tag: "0006_idempotency", sql: m0006 },
+  { tag: "0007_dashboard", sql: m0007 },
 ];

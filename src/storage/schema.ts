@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 const now = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
 
@@ -58,6 +58,84 @@ export const ledger = sqliteTable(
   (t) => [index("ledger_account_time_idx").on(t.accountId, t.createdAt)],
 );
 
+/**
+ * Running totals of the ledger per account, UTC day, kind, function and provider, updated in the
+ * transaction that writes each ledger row: usage reads sum at most a few hundred of these rows
+ * instead of scanning the ledger. `kind` is "charge" or "grant" (welcome and grant rows);
+ * `credits` is what charges used (positive) or what grants added; function and provider are ""
+ * when the ledger row has none.
+ */
+export const usageDaily = sqliteTable(
+  "usage_daily",
+  {
+    accountId: text("account_id").notNull(),
+    /** YYYY-MM-DD (UTC) */
+    day: text("day").notNull(),
+    kind: text("kind", { enum: ["charge", "grant"] }).notNull(),
+    function: text("function").notNull().default(""),
+    provider: text("provider").notNull().default(""),
+    requests: integer("requests").notNull().default(0),
+    credits: integer("credits").notNull().default(0),
+    cached: integer("cached").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.day, t.kind, t.function, t.provider] })],
+);
+
 export type Account = typeof accounts.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type LedgerRow = typeof ledger.$inferSelect;
+
+/**
+ * Idempotency-Key records (contract section 6), kept 24 hours so a retry after a crash or restart
+ * replays the stored answer instead of charging again. While a call runs its record is `in_flight`
+ * and names the process running it (`owner`: host, pid, start token) with a lease: a record whose
+ * process has died, or whose lease has passed, no longer blocks a retry.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    accountId: text("account_id").notNull(),
+    key: text("key").notNull(),
+    bodyHash: text("body_hash").notNull(),
+    status: text("status", { enum: ["in_flight", "done"] }).notNull(),
+    owner: text("owner"),
+    leaseUntil: integer("lease_until"),
+    responseStatus: integer("response_status"),
+    /** null once done when the answer was over the size bound */
+    responseBody: text("response_body"),
+    responseHeaders: text("response_headers"),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.key] }), index("idempotency_expires_idx").on(t.expiresAt)],
+);
+
+/** Dashboard sign-in for an account: one email and one argon2id password hash per account. */
+export const logins = sqliteTable(
+  "logins",
+  {
+    accountId: text("account_id")
+      .primaryKey()
+      .references(() => accounts.id),
+    /** lower-cased */
+    email: text("email").notNull(),
+    passwordHash: text("password_hash").notNull(),
+    createdAt: integer("created_at").notNull().default(now),
+    passwordChangedAt: integer("password_changed_at").notNull().default(now),
+  },
+  (t) => [uniqueIndex("logins_email_idx").on(t.email)],
+);
+
+/** Dashboard sessions, by the SHA-256 of their token (the token itself is only in the browser's cookie). */
+export const dashboardSessions = sqliteTable(
+  "dashboard_sessions",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    /** null for an operator session */
+    accountId: text("account_id"),
+    kind: text("kind", { enum: ["account", "operator"] }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    lastSeenAt: integer("last_seen_at").notNull(),
+  },
+  (t) => [index("dashboard_sessions_account_idx").on(t.accountId)],
+);

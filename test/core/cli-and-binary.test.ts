@@ -71,14 +71,16 @@ describe("CLI beside a running server", () => {
 });
 
 describe("compiled binary", () => {
-  test("dist/textai serve works from an empty directory (migrations and docs embedded)", async () => {
+  test("dist/textai serve works from an empty directory (migrations, docs and engine parts embedded)", async () => {
     const build = Bun.spawnSync([process.execPath, "run", "build"], { cwd: ROOT });
     expect(build.exitCode).toBe(0);
+    // the Portkey gateway is a dev dependency of the bench, never part of the binary
+    expect(Buffer.from(await Bun.file(join(ROOT, "dist/textai")).arrayBuffer()).includes("@portkey-ai")).toBe(false);
     const dir = mkdtempSync(join(tmpdir(), "textai-bin-"));
     const bin = join(dir, "textai");
     await Bun.write(bin, Bun.file(join(ROOT, "dist/textai")));
     Bun.spawnSync(["chmod", "+x", bin]);
-    const env = { ...process.env, PORT: "0", TEXTAI_DB: "" } as Record<string, string>;
+    const env = { ...process.env, PORT: "0", TEXTAI_DB: "", TEXTAI_DRAIN_GRACE_MS: "0" } as Record<string, string>;
     delete env.TEXTAI_DB;
     const created = Bun.spawnSync([bin, "keys", "create", "--label", "bin", "--json"], { cwd: dir, env });
     expect(created.exitCode).toBe(0);
@@ -97,8 +99,27 @@ describe("compiled binary", () => {
       const usage = await fetch(`${url}/api/v1/account/usage`, { headers: { "x-api-key": key } });
       expect(usage.status).toBe(200);
       expect(((await usage.json()) as { data: { result: { balance: number } } }).data.result.balance).toBe(100);
-      expect((await fetch(`${url}/docs/assets/scalar.js`)).status).toBe(200);
+      const docsUi = await fetch(`${url}/docs/assets/scalar.js`);
+      expect(docsUi.status).toBe(200);
+      expect((await docsUi.text()).length).toBeGreaterThan(1_000_000);
       expect((await fetch(`${url}/openapi.json`)).status).toBe(200);
+      // the engine parts that load on first use are inside the binary: the grammar WASM (a file)
+      // and the language model (a module required by path)
+      const post = (path: string, body: unknown) =>
+        fetch(`${url}${path}`, {
+          method: "POST",
+          headers: { "x-api-key": key, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      const grammar = await post("/api/v1/ai/grammar-fix", { text: "Their going too the store tomorow." });
+      expect(grammar.status).toBe(200);
+      expect(((await grammar.json()) as { data: { result: { corrected_text: string } } }).data.result.corrected_text).toContain(
+        "tomorrow",
+      );
+      const comment = await post("/api/v1/ai/comment-analyze", {
+        comment: "This product is really excellent, thank you so much!",
+      });
+      expect(((await comment.json()) as { data: { result: { language: string } } }).data.result.language).toBe("en");
     } finally {
       server.kill("SIGTERM");
       expect(await server.exited).toBe(0);

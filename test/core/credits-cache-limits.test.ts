@@ -135,7 +135,9 @@ describe("idempotency", () => {
     const first = await gw.post("/api/v1/ai/word-count", { text: "pay once" }, h);
     const replay = await gw.post("/api/v1/ai/word-count", { text: "pay once" }, h);
     expect(replay.status).toBe(200);
-    expect(replay.json.request_id).toBe(first.json.request_id);
+    expect(replay.json.request_id).not.toBe(first.json.request_id);
+    expect(replay.json.data).toEqual(first.json.data);
+    expect(replay.json.meta.credits_deducted).toBe(0);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(gw.deps.ledger.balance(accountId)).toBe(9);
     const other = await gw.post("/api/v1/ai/word-count", { text: "something else" }, h);

@@ -1,5 +1,10 @@
+import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { IdempotencyStore } from "../../src/http/idempotency";
+import { hostname } from "node:os";
+import type { IdempotencyStore as IdempotencyStoreInterface } from "../../src/idempotency/interface";
+import { MemoryIdempotencyStore as IdempotencyStore } from "../../src/idempotency/memory";
+import { SqliteIdempotencyStore } from "../../src/idempotency/sqlite";
+import { migrate } from "../../src/storage/db";
 
 const answer = (body: string) => ({ status: 200, body, headers: { "idempotent-replayed": "true" } });
 
@@ -42,5 +47,66 @@ describe("Idempotency-Key store bounds", () => {
     expect(store.begin("acc", "d", "h").state).toBe("in_flight");
     store.abandon("acc", "d");
     expect(store.begin("acc", "d", "h").state).toBe("new");
+  });
+});
+
+// One contract, every implementation (the Redis one of the many-nodes issue joins this list).
+function sqliteStore(now: () => number) {
+  const db = new Database(":memory:", { strict: true });
+  migrate(db);
+  return { db, store: new SqliteIdempotencyStore(db, { ttlMs: 1000, maxAnswerBytes: 100, leaseMs: 500 }, now) };
+}
+const implementations: [string, (now: () => number) => IdempotencyStoreInterface][] = [
+  ["memory", (now) => new IdempotencyStore({ ttlMs: 1000, maxEntries: 100, maxBytes: 1 << 20 }, now)],
+  ["sqlite", (now) => sqliteStore(now).store],
+];
+
+for (const [name, make] of implementations) {
+  describe(`IdempotencyStore contract: ${name}`, () => {
+    test("new, in flight, replay, mismatch, abandon, expiry", async () => {
+      let now = 0;
+      const s = make(() => now);
+      expect((await s.begin("acc", "k", "h")).state).toBe("new");
+      expect((await s.begin("acc", "k", "h")).state).toBe("in_flight");
+      expect((await s.begin("other-account", "k", "h")).state).toBe("new");
+      await s.complete("acc", "k", answer("one"));
+      const replay = await s.begin("acc", "k", "h");
+      expect(replay).toEqual({ state: "replay", response: answer("one") });
+      expect((await s.begin("acc", "k", "h2")).state).toBe("mismatch");
+      expect((await s.begin("acc", "failed", "h")).state).toBe("new");
+      await s.abandon("acc", "failed");
+      expect((await s.begin("acc", "failed", "h")).state).toBe("new");
+      now = 1001;
+      expect((await s.begin("acc", "k", "h2")).state).toBe("new");
+    });
+  });
+}
+
+describe("SQLite idempotency records outlive their process", () => {
+  test("a record in flight in a process that died stops blocking at once; one past its lease too", () => {
+    let now = 0;
+    const { db, store } = sqliteStore(() => now);
+    const insert = db.prepare(
+      "INSERT INTO idempotency_keys (account_id, key, body_hash, status, owner, lease_until, created_at, expires_at) VALUES ('acc', ?, 'h', 'in_flight', ?, 500, 0, 1000)",
+    );
+    // a pid that does not exist on this host (above the kernel's pid_max)
+    insert.run("dead", `${hostname()}|99999999|token`);
+    // this process's pid, but no store of ours made it: the process before a restart
+    insert.run("restarted", `${hostname()}|${process.pid}|old-token`);
+    // another host: only its lease tells
+    insert.run("remote", "elsewhere|1|token");
+    expect(store.begin("acc", "dead", "h").state).toBe("new");
+    expect(store.begin("acc", "restarted", "h").state).toBe("new");
+    expect(store.begin("acc", "remote", "h").state).toBe("in_flight");
+    now = 600;
+    expect(store.begin("acc", "remote", "h").state).toBe("new");
+  });
+
+  test("an answer over the bound is not kept: a repeat is told so, never charged again", () => {
+    const { store } = sqliteStore(() => 0);
+    store.begin("acc", "big", "h");
+    store.complete("acc", "big", answer("x".repeat(101)));
+    expect(store.begin("acc", "big", "h").state).toBe("gone");
+    expect(store.size()).toBe(1);
   });
 });

@@ -3,13 +3,14 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ChargeDetails, CreditLedger } from "../../src/credits/ledger";
+import type { ChargeDetails } from "../../src/credits/interface";
+import { SqliteCreditLedger } from "../../src/credits/sqlite";
 import { openStorage } from "../../src/storage/db";
 
 const dir = mkdtempSync(join(tmpdir(), "textai-ledger-"));
 const path = join(dir, "ledger.db");
 const storage = openStorage(path);
-const ledger = new CreditLedger(storage);
+const ledger = new SqliteCreditLedger(storage);
 afterAll(() => {
   storage.close();
   rmSync(dir, { recursive: true, force: true });

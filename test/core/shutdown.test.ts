@@ -1,8 +1,9 @@
 import { Database } from "bun:sqlite";
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { wordCount } from "../helpers/echo-function";
 import { startGateway } from "../helpers/gateway";
+import { RawConnection } from "../helpers/raw-http";
 
 test("graceful stop: in-flight requests finish and are charged, the database closes cleanly", async () => {
   const gw = await startGateway({ functions: [wordCount] });
@@ -24,4 +25,93 @@ test("graceful stop: in-flight requests finish and are charged, the database clo
   expect(row.balance).toBe(9);
   expect(charges.n).toBe(1);
   rmSync(gw.dir, { recursive: true, force: true });
+});
+
+const drainEnv = (grace: number, deadline: number) => ({
+  TEXTAI_DRAIN_GRACE_MS: String(grace),
+  TEXTAI_DRAIN_DEADLINE_MS: String(deadline),
+});
+const charges = (dbPath: string, accountId: string) => {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    return (db.query("SELECT count(*) AS n FROM ledger WHERE account_id = ? AND kind = 'charge'").get(accountId) as { n: number })
+      .n;
+  } finally {
+    db.close();
+  }
+};
+
+describe("drain on SIGTERM", () => {
+  test("/ready is 503 at once, the listener stays open for the grace with Connection: close, in-flight calls finish", async () => {
+    const gw = await startGateway({ functions: [wordCount], env: drainEnv(1500, 5000) });
+    const { key, accountId } = gw.newKey({ credits: 10 });
+    const port = gw.port;
+    // a kept-alive connection from before the signal
+    const kept = new RawConnection(port);
+    await kept.ready;
+    kept.send("GET", "/health");
+    const before = await kept.next();
+    expect(before?.status).toBe(200);
+    expect(before?.headers.connection).not.toBe("close");
+    const inFlight = gw.post("/api/v1/ai/word-count", { text: "finish me", delay_ms: 2000 }, { "x-api-key": key });
+    await Bun.sleep(100);
+
+    const t0 = performance.now();
+    const stopping = gw.stop();
+    const ready = await fetch(`${gw.url}/ready`);
+    expect(ready.status).toBe(503);
+    expect(ready.headers.get("connection")).toBe("close");
+    // the kept-alive connection gets its answer, told to close, and is closed by the server
+    kept.send("GET", "/health");
+    const during = await kept.next();
+    expect(during?.status).toBe(200);
+    expect(during?.headers.connection).toBe("close");
+    expect(await kept.closed(2000)).toBe(true);
+    // a new connection within the grace is still answered
+    const fresh = new RawConnection(port);
+    await fresh.ready;
+    fresh.send("POST", "/api/v1/ai/word-count", { body: { text: "one more call" }, headers: { "x-api-key": key } });
+    const answered = await fresh.next();
+    expect(answered?.status, answered?.body).toBe(200);
+    expect(answered?.headers.connection).toBe("close");
+    expect(performance.now() - t0).toBeLessThan(1500);
+
+    // after the grace the listener is closed
+    await Bun.sleep(Math.max(0, 1700 - (performance.now() - t0)));
+    const late = new RawConnection(port);
+    await late.ready;
+    expect(late.state).toBe("refused");
+    // the call in flight finished, and the drain ended without waiting for the deadline
+    const res = await inFlight;
+    expect(res.status).toBe(200);
+    await stopping;
+    expect(performance.now() - t0).toBeLessThan(4800);
+    expect(charges(gw.dbPath, accountId)).toBe(2);
+    rmSync(gw.dir, { recursive: true, force: true });
+  });
+
+  test("the deadline cuts off a client holding an unfinished body and a call still running; neither is charged", async () => {
+    const gw = await startGateway({ functions: [wordCount], env: drainEnv(600, 2500) });
+    const { key, accountId } = gw.newKey({ credits: 10 });
+    const holder = new RawConnection(gw.port);
+    await holder.ready;
+    holder.write(
+      `POST /api/v1/ai/word-count HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-api-key: ${key}\r\ncontent-length: 1000\r\n\r\n{"text": "never end`,
+    );
+    const slow = new RawConnection(gw.port);
+    await slow.ready;
+    slow.send("POST", "/api/v1/ai/word-count", { body: { text: "too slow", delay_ms: 4000 }, headers: { "x-api-key": key } });
+    await Bun.sleep(150);
+    const t0 = performance.now();
+    await gw.stop();
+    const took = performance.now() - t0;
+    expect(took).toBeGreaterThan(2000);
+    expect(took).toBeLessThan(4000);
+    expect(await holder.closed(1000)).toBe(true);
+    expect(await slow.next(1000)).toBeNull();
+    // the slow call ends after the deadline; its charge is refused, nothing reaches the ledger
+    await Bun.sleep(2000);
+    expect(charges(gw.dbPath, accountId)).toBe(0);
+    rmSync(gw.dir, { recursive: true, force: true });
+  }, 15_000);
 });

@@ -1,9 +1,11 @@
+import { afterAll, beforeAll } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../../src/config";
 import type { AnyFunctionDef } from "../../src/functions/define";
 import { createLogger } from "../../src/log";
+import { valueNow } from "../../src/maybe";
 import { type RunningServer, startServer } from "../../src/server";
 
 export interface TestGateway extends RunningServer {
@@ -31,7 +33,15 @@ export async function startGateway(
 ): Promise<TestGateway> {
   const dir = mkdtempSync(join(tmpdir(), "textai-test-"));
   const dbPath = join(dir, "textai.db");
-  const env: Record<string, string> = { TEXTAI_DB: dbPath, PORT: "0", HOST: "127.0.0.1", TEXTAI_LOG_LEVEL: "debug", ...opts.env };
+  const env: Record<string, string> = {
+    TEXTAI_DB: dbPath,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    TEXTAI_LOG_LEVEL: "debug",
+    // tests close their gateways at once; drain tests set their own
+    TEXTAI_DRAIN_GRACE_MS: "0",
+    ...opts.env,
+  };
   if (opts.configText !== undefined) {
     env.TEXTAI_CONFIG = join(dir, "config.toml");
     await Bun.write(env.TEXTAI_CONFIG, opts.configText);
@@ -59,12 +69,14 @@ export async function startGateway(
     dbPath,
     logs,
     newKey(o = {}) {
-      const k = server.deps.keys.createKey({
-        label: o.label ?? "test",
-        credits: o.credits,
-        plan: o.plan,
-        accountId: o.accountId,
-      });
+      const k = valueNow(
+        server.deps.keys.createKey({
+          label: o.label ?? "test",
+          credits: o.credits,
+          plan: o.plan,
+          accountId: o.accountId,
+        }),
+      );
       return { key: k.key, id: k.id, accountId: k.account_id };
     },
     post: (path, body, headers) => call("POST", path, body, headers),
@@ -74,4 +86,19 @@ export async function startGateway(
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A test file's gateway with no model configured (the offline engine answers) and one key with
+ * `credits`: started before the file's tests, closed after them. Returns `call(path, body)`.
+ */
+export function offlineGatewayFor(credits: number): (path: string, body: unknown) => ReturnType<TestGateway["post"]> {
+  let gw: TestGateway;
+  let key: string;
+  beforeAll(async () => {
+    gw = await startGateway();
+    key = gw.newKey({ credits }).key;
+  });
+  afterAll(() => gw.close());
+  return (path, body) => gw.post(path, body, { "x-api-key": key });
 }

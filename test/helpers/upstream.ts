@@ -31,6 +31,11 @@ export interface Fault {
   schemaInvalid?: boolean;
   /** streaming: send a couple of chunks, then close the connection */
   streamCut?: boolean;
+  /** with status: the error object's fields (default: a server_error without code) */
+  errorType?: string;
+  errorCode?: string;
+  param?: string;
+  message?: string;
   /** how many calls this fault applies to (default 1) */
   times?: number;
 }
@@ -93,11 +98,13 @@ function errorBody(status: number, fault: Fault): Response {
       headers,
     );
   }
-  return json(
-    { error: { message: `simulated upstream error ${status}`, type: "server_error", param: null, code: null } },
-    status,
-    headers,
-  );
+  const error = {
+    message: fault.message ?? `simulated upstream error ${status}`,
+    type: fault.errorType ?? (status < 500 ? "invalid_request_error" : "server_error"),
+    param: fault.param ?? null,
+    code: fault.errorCode ?? null,
+  };
+  return json({ error }, status, headers);
 }
 
 /** A connection reset: erroring the body stream before any byte makes Bun close the socket without a response. */
@@ -132,10 +139,23 @@ function messagesOf(body: Record<string, unknown>): Msg[] {
   return Array.isArray(body.messages) ? (body.messages as Msg[]) : [];
 }
 
+/** Text of a message's content: a string, or the text of its parts. */
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((p) =>
+      typeof p === "object" && p !== null && typeof (p as { text?: unknown }).text === "string"
+        ? (p as { text: string }).text
+        : "",
+    )
+    .join("");
+}
+
 function lastUser(messages: Msg[]): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
-    if (m?.role === "user" && typeof m.content === "string") return m.content;
+    if (m?.role === "user") return textOf(m.content);
   }
   return "";
 }
@@ -159,30 +179,108 @@ function invalidate(value: unknown): unknown {
   return Object.keys(out).length ? out : 42;
 }
 
-function completion(model: string, content: string) {
+interface ToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; arguments: string };
+}
+
+/** One choice the simulator answers: text, or a call of one of the request's tools. */
+interface Answer {
+  content: string | null;
+  toolCalls?: ToolCall[];
+  finish: "stop" | "tool_calls" | "length";
+}
+
+const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
+
+function usageOf(body: Record<string, unknown>, answers: Answer[]) {
+  const prompt = tokens(JSON.stringify(body.messages ?? body.input ?? ""));
+  const completion = answers.reduce((n, a) => n + tokens(a.content ?? JSON.stringify(a.toolCalls ?? "")), 0);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
+  };
+}
+
+function logprobsOf(content: string | null) {
+  return {
+    content: (content ?? "")
+      .split(/(?<=\s)/)
+      .filter(Boolean)
+      .map((token) => ({ token, logprob: -0.25, bytes: [...Buffer.from(token)], top_logprobs: [] })),
+    refusal: null,
+  };
+}
+
+function completion(model: string, body: Record<string, unknown>, answers: Answer[]) {
   return {
     id: `chatcmpl-sim-${Math.random().toString(36).slice(2, 10)}`,
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, finish_reason: "stop", logprobs: null }],
-    usage: {
-      prompt_tokens: 10,
-      completion_tokens: Math.max(1, Math.ceil(content.length / 4)),
-      total_tokens: 10 + Math.ceil(content.length / 4),
-    },
+    system_fingerprint: "fp_sim",
+    service_tier: typeof body.service_tier === "string" ? body.service_tier : "default",
+    choices: answers.map((a, index) => ({
+      index,
+      message: {
+        role: "assistant",
+        content: a.content,
+        refusal: null,
+        annotations: [],
+        ...(a.toolCalls ? { tool_calls: a.toolCalls } : {}),
+      },
+      finish_reason: a.finish,
+      logprobs: body.logprobs === true ? logprobsOf(a.content) : null,
+    })),
+    usage: usageOf(body, answers),
   };
 }
 
-function chunk(id: string, model: string, delta: Record<string, unknown>, finish: string | null) {
-  return `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+/** The SSE frames of a streamed answer: role, content or tool-call argument deltas, finish, usage chunk when asked. */
+function chunkFrames(model: string, body: Record<string, unknown>, answers: Answer[]): string[] {
+  const id = `chatcmpl-sim-${Math.random().toString(36).slice(2, 10)}`;
+  const created = Math.floor(Date.now() / 1000);
+  const withUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
+  const frame = (choices: unknown[], usage?: unknown) =>
+    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created, model, system_fingerprint: "fp_sim", choices, ...(withUsage ? { usage: usage ?? null } : {}) })}\n\n`;
+  const frames: string[] = [];
+  answers.forEach((a, index) => {
+    const delta = (d: Record<string, unknown>, finish: string | null = null) =>
+      frame([{ index, delta: d, finish_reason: finish, logprobs: null }]);
+    frames.push(delta({ role: "assistant", content: a.toolCalls ? null : "", refusal: null }));
+    if (a.toolCalls) {
+      a.toolCalls.forEach((call, i) => {
+        frames.push(
+          delta({
+            tool_calls: [{ index: i, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }],
+          }),
+        );
+        const args = call.function.arguments;
+        const half = Math.ceil(args.length / 2);
+        for (const piece of [args.slice(0, half), args.slice(half)])
+          if (piece) frames.push(delta({ tool_calls: [{ index: i, function: { arguments: piece } }] }));
+      });
+    } else for (const piece of (a.content ?? "").split(/(?<=\s)/)) if (piece) frames.push(delta({ content: piece }));
+    frames.push(delta({}, a.finish));
+  });
+  if (withUsage) frames.push(frame([], usageOf(body, answers)));
+  frames.push("data: [DONE]\n\n");
+  return frames;
 }
 
-function sseStream(model: string, content: string, cut: boolean, signal: AbortSignal, onAbort: () => void): Response {
-  const id = `chatcmpl-sim-${Math.random().toString(36).slice(2, 10)}`;
-  const pieces = content.split(/(?<=\s)/);
+/** Paced SSE (so a client can disconnect mid-stream); `cut` errors the body after a few frames. */
+function sseStream(frames: string[], cut: boolean, signal: AbortSignal, onAbort: () => void): Response {
   const enc = new TextEncoder();
-  let i = -1;
+  let i = 0;
   return new Response(
     new ReadableStream({
       async pull(c) {
@@ -191,19 +289,21 @@ function sseStream(model: string, content: string, cut: boolean, signal: AbortSi
           c.close();
           return;
         }
-        if (i === -1) c.enqueue(enc.encode(chunk(id, model, { role: "assistant", content: "" }, null)));
-        else if (i < pieces.length) {
-          if (cut && i >= 2) {
-            c.error(undefined);
-            return;
-          }
-          c.enqueue(enc.encode(chunk(id, model, { content: pieces[i] }, null)));
-        } else {
-          c.enqueue(enc.encode(`${chunk(id, model, {}, "stop")}data: [DONE]\n\n`));
+        if (cut && i >= 3) {
+          c.error(undefined);
+          return;
+        }
+        const f = frames[i++];
+        if (f === undefined) {
           c.close();
           return;
         }
-        i++;
+        c.enqueue(enc.encode(f));
+        // The last frame closes the body at once, so a client that stops reading after it is not an abort.
+        if (i === frames.length) {
+          c.close();
+          return;
+        }
         // A little pacing so a client can disconnect mid-stream in tests.
         await Bun.sleep(2);
       },
@@ -214,6 +314,46 @@ function sseStream(model: string, content: string, cut: boolean, signal: AbortSi
     { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } },
   );
 }
+
+/** Cuts `text` at the first of the request's stop sequences. */
+function applyStop(text: string, stop: unknown): string {
+  const list = typeof stop === "string" ? [stop] : Array.isArray(stop) ? stop.filter((s) => typeof s === "string") : [];
+  let end = text.length;
+  for (const s of list) {
+    const at = text.indexOf(s);
+    if (s && at >= 0 && at < end) end = at;
+  }
+  return text.slice(0, end);
+}
+
+type ToolDef = { name: string; parameters?: JsonSchema };
+
+/** Chat tools ({type:"function", function:{...}}) and Responses tools ({type:"function", name, ...}) alike. */
+function toolsOf(body: Record<string, unknown>): ToolDef[] {
+  const tools = Array.isArray(body.tools) ? (body.tools as Record<string, unknown>[]) : [];
+  return tools
+    .map((t) => (t.function ?? t) as { name?: unknown; parameters?: JsonSchema })
+    .filter((f) => typeof f.name === "string")
+    .map((f) => ({ name: f.name as string, parameters: f.parameters }));
+}
+
+/**
+ * The tool the simulator calls, if any: the one tool_choice forces, else the first tool unless
+ * the conversation just returned a tool result (then it answers in text, ending an agent loop).
+ */
+function toolToCall(body: Record<string, unknown>, afterToolResult: boolean): ToolDef | undefined {
+  const tools = toolsOf(body);
+  const choice = body.tool_choice as string | { function?: { name?: string }; name?: string } | undefined;
+  if (tools.length === 0 || choice === "none") return undefined;
+  if (typeof choice === "object" && choice !== null) {
+    const name = choice.function?.name ?? choice.name;
+    return tools.find((t) => t.name === name) ?? tools[0];
+  }
+  if (choice === "required") return tools[0];
+  return afterToolResult ? undefined : tools[0];
+}
+
+const callId = () => `call_sim_${Math.random().toString(36).slice(2, 10)}`;
 
 function encodeBase64Floats(v: number[]): string {
   return Buffer.from(new Float32Array(v).buffer).toString("base64");
@@ -239,16 +379,23 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
     return head;
   };
 
-  async function chat(body: Record<string, unknown>, rec: RecordedCall, signal: AbortSignal): Promise<Response> {
+  /** The next fault for this call, after its delay; `early` is the answer when the fault is the whole answer. */
+  async function applyFault(rec: RecordedCall, signal: AbortSignal): Promise<{ fault?: Fault; early?: Response }> {
     const fault = nextFault(rec.model);
     rec.fault = fault;
     const delay = latencyMs + (fault?.delayMs ?? 0);
     if (delay > 0 && !(await sleep(delay, signal))) {
       rec.aborted = true;
-      return new Response(null, { status: 499 });
+      return { fault, early: new Response(null, { status: 499 }) };
     }
-    if (fault?.drop) return dropped();
-    if (fault?.status) return errorBody(fault.status, fault);
+    if (fault?.drop) return { fault, early: dropped() };
+    if (fault?.status) return { fault, early: errorBody(fault.status, fault) };
+    return { fault };
+  }
+
+  async function chat(body: Record<string, unknown>, rec: RecordedCall, signal: AbortSignal): Promise<Response> {
+    const { fault, early } = await applyFault(rec, signal);
+    if (early) return early;
     const rf = body.response_format as { type?: string } | undefined;
     if (rejectJsonSchema && rf?.type === "json_schema") {
       return json(
@@ -264,11 +411,20 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
       );
     }
     const model = rec.model ?? "sim-model";
-    const schema = requestedSchema(body);
+    const messages = messagesOf(body);
+    const last = messages[messages.length - 1];
+    const afterTool = last?.role === "tool" || last?.role === "function";
+    const tool = fault?.malformed ? undefined : toolToCall(body, afterTool);
+    const seed = JSON.stringify(body.messages ?? "");
     let content: string;
-    if (fault?.malformed) content = '{"answer": "cut off in the midd';
+    let toolCalls: ToolCall[] | undefined;
+    const schema = requestedSchema(body);
+    if (tool) {
+      const args = JSON.stringify(synthesize(tool.parameters ?? { type: "object", properties: {} }, `${seed}${tool.name}`));
+      toolCalls = [{ id: callId(), type: "function", function: { name: tool.name, arguments: args } }];
+      content = "";
+    } else if (fault?.malformed) content = '{"answer": "cut off in the midd';
     else if (schema) {
-      const seed = JSON.stringify(body.messages ?? "");
       const name = (rf as { json_schema?: { name?: string } } | undefined)?.json_schema?.name;
       const key = record ? "" : (name ?? JSON.stringify(schema));
       // Bench mode: one synthesis per schema, since the answer's content does not matter there.
@@ -276,9 +432,123 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
       const value = cached ?? JSON.stringify(synthesize(schema, seed));
       if (key && !cached && answerCache.size < 1000) answerCache.set(key, value);
       content = fault?.schemaInvalid ? JSON.stringify(invalidate(JSON.parse(value))) : value;
-    } else content = mockText(lastUser(messagesOf(body)));
-    if (rec.stream) return sseStream(model, content, fault?.streamCut === true, signal, () => (rec.aborted = true));
-    return json(completion(model, content));
+    } else if (afterTool) content = `Tool said: ${textOf(last?.content)}`;
+    else content = mockText(lastUser(messages));
+    const n = typeof body.n === "number" && body.n > 1 ? Math.min(body.n, 8) : 1;
+    const answers: Answer[] = Array.from({ length: n }, (_, i) =>
+      toolCalls
+        ? { content: null, toolCalls, finish: "tool_calls" }
+        : { content: applyStop(n > 1 ? `${content} (${i + 1})` : content, body.stop), finish: "stop" },
+    );
+    if (rec.stream)
+      return sseStream(chunkFrames(model, body, answers), fault?.streamCut === true, signal, () => (rec.aborted = true));
+    return json(completion(model, body, answers));
+  }
+
+  /** The Responses API: text, a function_call of one of its tools, or JSON for text.format json_schema; streamed as named events. */
+  async function responses(body: Record<string, unknown>, rec: RecordedCall, signal: AbortSignal): Promise<Response> {
+    const { fault, early } = await applyFault(rec, signal);
+    if (early) return early;
+    const model = rec.model ?? "sim-model";
+    const items: Record<string, unknown>[] =
+      typeof body.input === "string" ? [{ role: "user", content: body.input }] : Array.isArray(body.input) ? body.input : [];
+    const last = items[items.length - 1];
+    const afterTool = last?.type === "function_call_output";
+    const userText = textOf([...items].reverse().find((i) => i.role === "user")?.content);
+    const tool = toolToCall(body, afterTool);
+    const format = (body.text as { format?: { type?: string; schema?: JsonSchema } } | undefined)?.format;
+    const seed = JSON.stringify(body.input ?? "");
+    const rid = Math.random().toString(36).slice(2, 10);
+    let item: Record<string, unknown>;
+    if (tool) {
+      const args = JSON.stringify(synthesize(tool.parameters ?? { type: "object", properties: {} }, `${seed}${tool.name}`));
+      item = {
+        type: "function_call",
+        id: `fc_sim_${rid}`,
+        call_id: callId(),
+        name: tool.name,
+        arguments: args,
+        status: "completed",
+      };
+    } else {
+      const text =
+        format?.type === "json_schema" && format.schema
+          ? JSON.stringify(synthesize(format.schema, seed))
+          : afterTool
+            ? `Tool said: ${String(last?.output ?? "")}`
+            : mockText(userText);
+      item = {
+        type: "message",
+        id: `msg_sim_${rid}`,
+        status: "completed",
+        role: "assistant",
+        content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
+      };
+    }
+    const outTokens = tokens(JSON.stringify(item));
+    const inTokens = tokens(seed);
+    const response = (status: string, output: unknown[]) => ({
+      id: `resp_sim_${rid}`,
+      object: "response",
+      created_at: Math.floor(Date.now() / 1000),
+      status,
+      error: null,
+      incomplete_details: null,
+      instructions: body.instructions ?? null,
+      max_output_tokens: body.max_output_tokens ?? null,
+      model,
+      output,
+      parallel_tool_calls: true,
+      previous_response_id: body.previous_response_id ?? null,
+      reasoning: { effort: null, summary: null },
+      store: body.store ?? true,
+      temperature: body.temperature ?? 1,
+      text: body.text ?? { format: { type: "text" } },
+      tool_choice: body.tool_choice ?? "auto",
+      tools: body.tools ?? [],
+      top_p: body.top_p ?? 1,
+      truncation: "disabled",
+      usage:
+        status === "completed"
+          ? {
+              input_tokens: inTokens,
+              input_tokens_details: { cached_tokens: 0 },
+              output_tokens: outTokens,
+              output_tokens_details: { reasoning_tokens: 0 },
+              total_tokens: inTokens + outTokens,
+            }
+          : null,
+      user: body.user ?? null,
+      metadata: body.metadata ?? {},
+    });
+    if (!rec.stream) return json(response("completed", [item]));
+    let seq = 0;
+    const frames: string[] = [];
+    const event = (type: string, data: Record<string, unknown>) =>
+      frames.push(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+    event("response.created", { response: response("in_progress", []) });
+    event("response.in_progress", { response: response("in_progress", []) });
+    const ids = { item_id: item.id, output_index: 0 };
+    if (item.type === "function_call") {
+      event("response.output_item.added", { output_index: 0, item: { ...item, arguments: "", status: "in_progress" } });
+      const args = item.arguments as string;
+      const half = Math.ceil(args.length / 2);
+      for (const delta of [args.slice(0, half), args.slice(half)])
+        if (delta) event("response.function_call_arguments.delta", { ...ids, delta });
+      event("response.function_call_arguments.done", { ...ids, arguments: args });
+    } else {
+      const text = ((item.content as { text: string }[])[0] as { text: string }).text;
+      event("response.output_item.added", { output_index: 0, item: { ...item, status: "in_progress", content: [] } });
+      const part = { type: "output_text", text: "", annotations: [], logprobs: [] };
+      event("response.content_part.added", { ...ids, content_index: 0, part });
+      for (const delta of text.split(/(?<=\s)/))
+        if (delta) event("response.output_text.delta", { ...ids, content_index: 0, delta, logprobs: [] });
+      event("response.output_text.done", { ...ids, content_index: 0, text, logprobs: [] });
+      event("response.content_part.done", { ...ids, content_index: 0, part: { ...part, text } });
+    }
+    event("response.output_item.done", { output_index: 0, item });
+    event("response.completed", { response: response("completed", [item]) });
+    return sseStream(frames, fault?.streamCut === true, signal, () => (rec.aborted = true));
   }
 
   function images(body: Record<string, unknown>, base: string): Response {
@@ -288,7 +558,9 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
     return json({ created: Math.floor(Date.now() / 1000), data, output_format: "png" });
   }
 
-  function embeddings(body: Record<string, unknown>): Response {
+  async function embeddings(body: Record<string, unknown>, rec: RecordedCall, signal: AbortSignal): Promise<Response> {
+    const { early } = await applyFault(rec, signal);
+    if (early) return early;
     const input = Array.isArray(body.input) ? body.input.map(String) : [String(body.input ?? "")];
     const base64 = body.encoding_format === "base64";
     const data = input.map((text, index) => {
@@ -338,7 +610,8 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
       let res: Response;
       if (path === "/v1/chat/completions") res = await chat(body, rec, req.signal);
       else if (path === "/v1/images/generations") res = images(body, `http://127.0.0.1:${server.port}`);
-      else if (path === "/v1/embeddings") res = embeddings(body);
+      else if (path === "/v1/embeddings") res = await embeddings(body, rec, req.signal);
+      else if (path === "/v1/responses") res = await responses(body, rec, req.signal);
       else res = json({ error: { message: "not found" } }, 404);
       rec.status = res.status;
       return res;

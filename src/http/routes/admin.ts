@@ -1,12 +1,11 @@
 import { Type as T } from "@sinclair/typebox";
-import { desc, eq } from "drizzle-orm";
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../app";
-import { KeyStoreError } from "../../auth/key-store";
+import { KeyStoreError } from "../../auth/interface";
 import { safeEqual } from "../../auth/keys";
+import { emailProblem, hashPassword } from "../../dashboard/security";
+import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
-import { accounts } from "../../storage/schema";
 import { readJsonBody } from "../body";
 import { ok } from "../respond";
 import { type RequestState, stateOf } from "../state";
@@ -15,9 +14,13 @@ const CreateAccount = T.Object({
   name: T.Optional(T.String({ maxLength: 200 })),
   plan: T.Optional(T.String({ minLength: 1, maxLength: 50 })),
   credits: T.Optional(T.Integer({ minimum: 0 })),
+  /** with password: the account signs in to the dashboard with this email */
+  email: T.Optional(T.String({ minLength: 3, maxLength: 254 })),
+  password: T.Optional(T.String({ minLength: 10, maxLength: 200 })),
 });
 const Grant = T.Object({
-  amount: T.Integer({ minimum: 1, maximum: 1_000_000_000 }),
+  /** negative: takes credits back, never below a zero balance */
+  amount: T.Integer({ minimum: -1_000_000_000, maximum: 1_000_000_000 }),
   reason: T.Optional(T.String({ maxLength: 500 })),
 });
 const CreateKey = T.Object({
@@ -29,7 +32,7 @@ const CreateKey = T.Object({
 
 /** Admin API: only with TEXTAI_ADMIN_TOKEN set (else 404); a wrong token is 403. */
 export function adminRoutes(deps: AppDeps) {
-  const { config, keys, ledger, storage } = deps;
+  const { config, keys, ledger } = deps;
   const authorize = (request: Request): RequestState => {
     const state = stateOf(request);
     state.fn = "admin";
@@ -45,17 +48,10 @@ export function adminRoutes(deps: AppDeps) {
       await readJsonBody(request, config.limits),
       config.limits.maxTextChars,
     );
-  const accountView = (id: string) => {
-    const acc = storage.db.select().from(accounts).where(eq(accounts.id, id)).get();
+  const accountView = async (id: string) => {
+    const acc = await keys.getAccount(id);
     if (!acc) throw new GatewayError("not_found", "account not found");
-    return {
-      id: acc.id,
-      name: acc.name,
-      plan: acc.plan,
-      balance: acc.balance,
-      created_at: new Date(acc.createdAt).toISOString(),
-      usage: ledger.monthToDate(acc.id),
-    };
+    return { ...acc, usage: await ledger.monthToDate(acc.id) };
   };
   const detail = (summary: string) => ({ tags: ["Admin"], summary, security: [{ bearer: [] }] });
 
@@ -65,45 +61,64 @@ export function adminRoutes(deps: AppDeps) {
       async ({ request }) => {
         const state = authorize(request);
         const b = await body(request, CreateAccount);
-        const acc = keys.createAccount({ name: b.name, plan: b.plan, credits: b.credits });
-        return ok(state, "account created", accountView(acc.id), 201);
+        const email = b.email?.trim().toLowerCase();
+        if ((email === undefined) !== (b.password === undefined))
+          throw new GatewayError("invalid_request", "email and password go together", {
+            param: email === undefined ? "email" : "password",
+          });
+        if (email !== undefined) {
+          const problem = emailProblem(email);
+          if (problem) throw new GatewayError("invalid_request", problem, { param: "email" });
+          if (await deps.dashboard.loginByEmail(email))
+            throw new GatewayError("conflict", "an account with this email already exists", { param: "email" });
+        }
+        const acc = await keys.createAccount({ name: b.name ?? email, plan: b.plan, credits: b.credits });
+        if (email !== undefined && b.password !== undefined)
+          await deps.dashboard.setLogin(acc.id, email, await hashPassword(b.password));
+        return ok(state, "account created", { ...(await accountView(acc.id)), email: email ?? null }, 201);
       },
-      { parse: "none", detail: detail("Create an account (receives the welcome credits unless credits is given)") },
+      {
+        parse: "none",
+        detail: detail(
+          "Create an account (receives the welcome credits unless credits is given); with email and password (10 to 200 characters) it signs in to the dashboard",
+        ),
+      },
     )
     .get(
       "/admin/v1/accounts",
-      ({ request, query }) => {
+      async ({ request, query }) => {
         const state = authorize(request);
         const limit = Math.min(Math.max(Number(query.limit) || 50, 1), 500);
         const offset = Math.max(Number(query.offset) || 0, 0);
-        const rows = storage.db.select().from(accounts).orderBy(desc(accounts.createdAt)).limit(limit).offset(offset).all();
-        return ok(state, "accounts", {
-          data: rows.map((a) => ({
-            id: a.id,
-            name: a.name,
-            plan: a.plan,
-            balance: a.balance,
-            created_at: new Date(a.createdAt).toISOString(),
-          })),
-          limit,
-          offset,
-        });
+        return ok(state, "accounts", { data: await keys.listAccounts(limit, offset), limit, offset });
       },
       { detail: detail("List accounts (limit, offset)") },
     )
-    .get("/admin/v1/accounts/:id", ({ request, params }) => ok(authorize(request), "account", accountView(params.id)), {
-      detail: detail("Account balance, plan and usage"),
-    })
+    .get(
+      "/admin/v1/accounts/:id",
+      async ({ request, params }) => ok(authorize(request), "account", await accountView(params.id)),
+      {
+        detail: detail("Account balance, plan and usage"),
+      },
+    )
     .post(
       "/admin/v1/accounts/:id/credits",
       async ({ request, params }) => {
         const state = authorize(request);
         const b = await body(request, Grant);
-        if (!keys.accountExists(params.id)) throw new GatewayError("not_found", "account not found");
-        const balance = ledger.grant(params.id, b.amount, "grant", b.reason ?? null);
-        return ok(state, "credits granted", { account_id: params.id, granted: b.amount, balance });
+        if (b.amount === 0) throw new GatewayError("invalid_request", "amount must not be 0", { param: "amount" });
+        if (!(await keys.accountExists(params.id))) throw new GatewayError("not_found", "account not found");
+        const balance = await ledger.grant(params.id, b.amount, "grant", b.reason ?? null);
+        return ok(state, b.amount > 0 ? "credits granted" : "credits taken back", {
+          account_id: params.id,
+          granted: b.amount,
+          balance,
+        });
       },
-      { parse: "none", detail: detail("Grant credits (a ledger entry)") },
+      {
+        parse: "none",
+        detail: detail("Grant credits (a ledger entry); a negative amount takes credits back, never below a zero balance"),
+      },
     )
     .post(
       "/admin/v1/keys",
@@ -111,7 +126,7 @@ export function adminRoutes(deps: AppDeps) {
         const state = authorize(request);
         const b = await body(request, CreateKey);
         try {
-          const created = keys.createKey({ label: b.label, accountId: b.account_id, plan: b.plan, credits: b.credits });
+          const created = await keys.createKey({ label: b.label, accountId: b.account_id, plan: b.plan, credits: b.credits });
           return ok(state, "key created; the plaintext key is shown only in this response", created, 201);
         } catch (err) {
           if (err instanceof KeyStoreError) throw new GatewayError("not_found", err.message, { param: "account_id" });
@@ -122,17 +137,17 @@ export function adminRoutes(deps: AppDeps) {
     )
     .get(
       "/admin/v1/keys",
-      ({ request, query }) => ok(authorize(request), "keys", { data: keys.list(query.account_id || undefined) }),
+      async ({ request, query }) => ok(authorize(request), "keys", { data: await keys.list(query.account_id || undefined) }),
       {
         detail: detail("List keys (masked), optionally for one account_id"),
       },
     )
     .delete(
       "/admin/v1/keys/:id",
-      ({ request, params }) => {
+      async ({ request, params }) => {
         const state = authorize(request);
-        if (!keys.revoke(params.id)) throw new GatewayError("not_found", "key not found");
-        return ok(state, "key revoked", keys.get(params.id));
+        if (!(await keys.revoke(params.id))) throw new GatewayError("not_found", "key not found");
+        return ok(state, "key revoked", await keys.get(params.id));
       },
       { detail: detail("Revoke a key: it fails from the next request on") },
     );

@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../app";
+import type { AppDeps } from "../../deps";
 import { ERROR_STATUS } from "../../errors";
 import type { AnyFunctionDef } from "../../functions/define";
 import type { FunctionPipeline } from "../../functions/run";

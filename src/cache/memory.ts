@@ -1,28 +1,15 @@
-export interface CachedAnswer {
-  /** the result, serialized once: entries are immutable and cheap to size */
-  json: string;
-  provider: string;
-  model: string;
-}
+import type { CachedAnswer, ResponseCache } from "./interface";
 
 interface Entry extends CachedAnswer {
   expiresAt: number;
   bytes: number;
 }
 
-export interface CacheStats {
-  entries: number;
-  bytes: number;
-  hits: number;
-  misses: number;
-  evictions: number;
-}
-
 /**
  * Exact-match answer cache, in memory only. LRU by Map insertion order, bounded in entries and
  * bytes, with a TTL. `flight` shares one upstream call between concurrent identical requests.
  */
-export class ResponseCache {
+export class MemoryResponseCache implements ResponseCache {
   private entries = new Map<string, Entry>();
   private inflight = new Map<string, Promise<CachedAnswer>>();
   private bytes = 0;
@@ -33,7 +20,11 @@ export class ResponseCache {
     private now: () => number = Date.now,
   ) {}
 
-  get(key: string): CachedAnswer | null {
+  get(scope: string, key: string): CachedAnswer | null {
+    return this.lookup(`${scope}\u0000${key}`);
+  }
+
+  private lookup(key: string): CachedAnswer | null {
     const e = this.entries.get(key);
     if (!e) {
       this.stats.misses++;
@@ -76,17 +67,22 @@ export class ResponseCache {
    * Runs `produce` once per key at a time and stores its answer; concurrent callers share that call
    * (`shared` is true for them: their answer came from another request, like a cache hit).
    */
-  async produceOnce<T extends CachedAnswer>(key: string, produce: () => Promise<T>): Promise<{ answer: T; shared: boolean }> {
+  async produceOnce<T extends CachedAnswer>(
+    scope: string,
+    cacheKey: string,
+    produce: () => Promise<T>,
+  ): Promise<{ answer: T; shared: boolean }> {
+    const key = `${scope}\u0000${cacheKey}`;
     const existing = this.inflight.get(key) as Promise<T> | undefined;
     if (existing) return { answer: await existing, shared: true };
     const promise = produce().finally(() => this.inflight.delete(key));
     this.inflight.set(key, promise);
     const answer = await promise;
-    this.set(key, { json: answer.json, provider: answer.provider, model: answer.model });
+    this.set(key, { json: answer.json, provider: answer.provider, model: answer.model, notes: answer.notes });
     return { answer, shared: false };
   }
 
-  snapshot(): CacheStats {
+  snapshot() {
     return { entries: this.entries.size, bytes: this.bytes, ...this.stats };
   }
 

@@ -1,24 +1,15 @@
-export interface StoredResponse {
-  status: number;
-  body: string;
-  headers: Record<string, string>;
-}
+import type { IdempotencyBegin, IdempotencyStore, StoredResponse } from "./interface";
 
 type Entry = { bodyHash: string; expiresAt: number; response: StoredResponse | null };
 
-export type IdempotencyBegin =
-  | { state: "new" }
-  | { state: "replay"; response: StoredResponse }
-  | { state: "mismatch" }
-  | { state: "in_flight" };
-
 /**
- * Idempotency-Key records, per account, for 24 hours; in memory only because they hold response
- * bodies, which are never written to disk. Only successful answers are kept: a failed call may be
- * retried. Bounded by count and by the bytes of the stored bodies; the oldest go first, and
- * expired records are dropped as new ones arrive (insertion order is expiry order: one TTL).
+ * Idempotency-Key records in one process's memory, for 24 hours (lost on restart: the server uses
+ * the SQLite store; this one serves tests and embedders without a database). Only successful
+ * answers are kept: a failed call may be retried. Bounded by count and by the bytes of the stored
+ * bodies; the oldest go first, and expired records are dropped as new ones arrive (insertion order
+ * is expiry order: one TTL).
  */
-export class IdempotencyStore {
+export class MemoryIdempotencyStore implements IdempotencyStore {
   private entries = new Map<string, Entry>();
   private bytes = 0;
 

@@ -1,55 +1,30 @@
 import { desc, eq } from "drizzle-orm";
-import type { CreditLedger } from "../credits/ledger";
+import type { SqliteCreditLedger } from "../credits/sqlite";
 import type { Storage } from "../storage/db";
 import { accounts, apiKeys } from "../storage/schema";
-import { generateApiKey, hashApiKey, KEY_PREFIX, maskKey, newId } from "./keys";
-
-export interface AuthInfo {
-  keyId: string;
-  accountId: string;
-  plan: string;
-  label: string;
-}
-
-export interface KeyView {
-  id: string;
-  label: string;
-  account_id: string;
-  plan: string;
-  status: "active" | "revoked";
-  masked_key: string;
-  prefix: string;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
-
-export interface CreatedKey {
-  id: string;
-  key: string;
-  label: string;
-  account_id: string;
-  plan: string;
-  prefix: string;
-}
-
-const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+import type { AccountRow, AuthInfo, CreatedKey, KeyStore, KeyView } from "./interface";
+import { KeyStoreError } from "./interface";
+import { KeyCache } from "./key-cache";
+import { generateApiKey, hashApiKey, KEY_PREFIX, keyView, newId } from "./keys";
 
 /**
- * API keys and accounts. Lookups are served from a small in-memory cache whose entries live at most
- * `cacheTtlMs`, so a key revoked by another process (the CLI) stops working within that time, while
+ * API keys and accounts in SQLite. Lookups are served from the key cache (entries live at most
+ * `cacheTtlMs`), so a key revoked by another process (the CLI) stops working within that time, while
  * revocations made through this store take effect on the very next request.
  */
-export class KeyStore {
-  private cache = new Map<string, { info: AuthInfo | null; at: number }>();
+export class SqliteKeyStore implements KeyStore {
+  private cache: KeyCache;
+  onRevoke: ((keyHash: string) => void) | null = null;
   private lastUsed = new Map<string, number>();
   private flushTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private storage: Storage,
-    private ledger: CreditLedger,
+    private ledger: SqliteCreditLedger,
     private opts: { welcomeCredits: number; cacheTtlMs?: number; now?: () => number } = { welcomeCredits: 100 },
-  ) {}
+  ) {
+    this.cache = new KeyCache(opts.cacheTtlMs ?? 1000, () => this.now());
+  }
 
   private now(): number {
     return this.opts.now?.() ?? Date.now();
@@ -120,15 +95,12 @@ export class KeyStore {
   authenticate(presented: string): AuthInfo | null {
     const hash = hashApiKey(presented);
     const now = this.now();
-    const hit = this.cache.get(hash);
-    let info: AuthInfo | null;
-    if (hit && now - hit.at < (this.opts.cacheTtlMs ?? 1000)) info = hit.info;
-    else {
+    let info = this.cache.get(hash);
+    if (info === undefined) {
       const row = this.storage.db.select().from(apiKeys).where(eq(apiKeys.keyHash, hash)).get();
       info =
         row && row.status === "active" ? { keyId: row.id, accountId: row.accountId, plan: row.plan, label: row.label } : null;
-      if (this.cache.size > 50_000) this.cache.clear();
-      this.cache.set(hash, { info, at: now });
+      this.cache.set(hash, info);
     }
     if (info) this.lastUsed.set(info.keyId, now);
     return info;
@@ -158,8 +130,29 @@ export class KeyStore {
     if (row.status !== "revoked") {
       this.storage.db.update(apiKeys).set({ status: "revoked", revokedAt: this.now() }).where(eq(apiKeys.id, id)).run();
     }
-    this.cache.delete(row.keyHash);
+    this.cache.forget(row.keyHash);
+    this.onRevoke?.(row.keyHash);
     return true;
+  }
+
+  forget(keyHash: string): void {
+    this.cache.forget(keyHash);
+  }
+
+  getAccount(id: string): AccountRow | null {
+    const acc = this.storage.db.select().from(accounts).where(eq(accounts.id, id)).get();
+    return acc ? accountRow(acc) : null;
+  }
+
+  listAccounts(limit: number, offset: number): AccountRow[] {
+    return this.storage.db
+      .select()
+      .from(accounts)
+      .orderBy(desc(accounts.createdAt))
+      .limit(limit)
+      .offset(offset)
+      .all()
+      .map(accountRow);
   }
 
   get(id: string): KeyView | null {
@@ -174,20 +167,14 @@ export class KeyStore {
   }
 
   private view(r: typeof apiKeys.$inferSelect): KeyView {
-    const pendingUse = this.lastUsed.get(r.id);
-    return {
-      id: r.id,
-      label: r.label,
-      account_id: r.accountId,
-      plan: r.plan,
-      status: r.status,
-      masked_key: maskKey(r.prefix, r.last4),
-      prefix: r.prefix,
-      created_at: iso(r.createdAt)!,
-      last_used_at: iso(Math.max(pendingUse ?? 0, r.lastUsedAt ?? 0) || null),
-      revoked_at: iso(r.revokedAt),
-    };
+    return keyView(r, this.lastUsed.get(r.id));
   }
 }
 
-export class KeyStoreError extends Error {}
+const accountRow = (a: typeof accounts.$inferSelect): AccountRow => ({
+  id: a.id,
+  name: a.name,
+  plan: a.plan,
+  balance: a.balance,
+  created_at: new Date(a.createdAt).toISOString(),
+});

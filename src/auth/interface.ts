@@ -1,0 +1,72 @@
+import type { MaybePromise } from "../maybe";
+
+export interface AuthInfo {
+  keyId: string;
+  accountId: string;
+  plan: string;
+  label: string;
+}
+
+export interface KeyView {
+  id: string;
+  label: string;
+  account_id: string;
+  plan: string;
+  status: "active" | "revoked";
+  masked_key: string;
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface CreatedKey {
+  id: string;
+  key: string;
+  label: string;
+  account_id: string;
+  plan: string;
+  prefix: string;
+}
+
+export interface AccountRow {
+  id: string;
+  name: string | null;
+  plan: string;
+  balance: number;
+  created_at: string;
+}
+
+/**
+ * Accounts and API keys: creation, the lookup of a presented key on every request, revocation.
+ * Implementations: SQLite (one file) and PostgreSQL (many nodes). Lookups go through a key cache
+ * whose entries live at most one second; `forget` drops a key from it at once (a revocation
+ * broadcast by another node).
+ */
+export interface KeyStore {
+  createAccount(opts?: {
+    name?: string;
+    plan?: string;
+    credits?: number;
+  }): MaybePromise<{ id: string; plan: string; balance: number }>;
+  accountExists(id: string): MaybePromise<boolean>;
+  getAccount(id: string): MaybePromise<AccountRow | null>;
+  listAccounts(limit: number, offset: number): MaybePromise<AccountRow[]>;
+  createKey(opts: { label: string; accountId?: string; plan?: string; credits?: number }): MaybePromise<CreatedKey>;
+  /** Resolves a presented key; null for unknown and revoked keys alike. */
+  authenticate(presented: string): MaybePromise<AuthInfo | null>;
+  /** Revokes a key (of `accountId` when given); false when there is no such key. */
+  revoke(id: string, accountId?: string): MaybePromise<boolean>;
+  /** Drops a key hash from the key cache (a revocation made elsewhere). */
+  forget(keyHash: string): void;
+  /** Called with the key hash after each revocation made through this store. */
+  onRevoke: ((keyHash: string) => void) | null;
+  get(id: string): MaybePromise<KeyView | null>;
+  list(accountId?: string): MaybePromise<KeyView[]>;
+  /** last_used_at is batched; this writes what is pending */
+  flushLastUsed(): MaybePromise<void>;
+  startBackgroundFlush(intervalMs?: number): void;
+  stop(): MaybePromise<void>;
+}
+
+export class KeyStoreError extends Error {}

@@ -1,0 +1,185 @@
+import { desc, eq } from "drizzle-orm";
+import type { PostgresCreditLedger } from "../credits/postgres";
+import { type PgStorage, pgCall } from "../storage/postgres";
+import { accounts, apiKeys } from "../storage/schema-pg";
+import { type AccountRow, type AuthInfo, type CreatedKey, type KeyStore, KeyStoreError, type KeyView } from "./interface";
+import { KeyCache } from "./key-cache";
+import { generateApiKey, hashApiKey, KEY_PREFIX, keyView, newId } from "./keys";
+
+const accountRow = (a: typeof accounts.$inferSelect): AccountRow => ({
+  id: a.id,
+  name: a.name,
+  plan: a.plan,
+  balance: Number(a.balance),
+  created_at: new Date(Number(a.createdAt)).toISOString(),
+});
+
+/**
+ * Accounts and API keys in PostgreSQL, shared by every node. Lookups go through the key cache
+ * (entries live at most one second); a revocation is broadcast by the caller of `onRevoke` so
+ * other nodes drop the key at once, the TTL being the fallback.
+ */
+export class PostgresKeyStore implements KeyStore {
+  private cache: KeyCache;
+  private lastUsed = new Map<string, number>();
+  private flushTimer: ReturnType<typeof setInterval> | null = null;
+  onRevoke: ((keyHash: string) => void) | null = null;
+
+  constructor(
+    private pg: PgStorage,
+    private ledger: PostgresCreditLedger,
+    private opts: { welcomeCredits: number; cacheTtlMs?: number },
+  ) {
+    this.cache = new KeyCache(opts.cacheTtlMs ?? 1000);
+  }
+
+  startBackgroundFlush(intervalMs = 5000): void {
+    this.flushTimer ??= setInterval(() => void this.flushLastUsed(), intervalMs);
+    this.flushTimer.unref?.();
+  }
+
+  async stop(): Promise<void> {
+    if (this.flushTimer) clearInterval(this.flushTimer);
+    this.flushTimer = null;
+    await this.flushLastUsed();
+  }
+
+  createAccount(opts: { name?: string; plan?: string; credits?: number } = {}) {
+    return pgCall(this.pg, () =>
+      this.pg.sql.begin(async (tx) => {
+        const id = newId("acc");
+        const plan = opts.plan ?? "free";
+        const credits = opts.credits ?? this.opts.welcomeCredits;
+        await tx`INSERT INTO accounts (id, name, plan, balance) VALUES (${id}, ${opts.name ?? null}, ${plan}, 0)`;
+        if (credits > 0) await this.ledger.grantIn(tx, id, credits, "welcome", "welcome credits");
+        return { id, plan, balance: credits };
+      }),
+    );
+  }
+
+  accountExists(id: string): Promise<boolean> {
+    return pgCall(this.pg, async () => (await this.pg.sql`SELECT 1 FROM accounts WHERE id = ${id}`).length > 0);
+  }
+
+  getAccount(id: string): Promise<AccountRow | null> {
+    return pgCall(this.pg, async () => {
+      const [a] = await this.pg.db.select().from(accounts).where(eq(accounts.id, id));
+      return a ? accountRow(a) : null;
+    });
+  }
+
+  listAccounts(limit: number, offset: number): Promise<AccountRow[]> {
+    return pgCall(this.pg, async () =>
+      (await this.pg.db.select().from(accounts).orderBy(desc(accounts.createdAt)).limit(limit).offset(offset)).map(accountRow),
+    );
+  }
+
+  createKey(opts: { label: string; accountId?: string; plan?: string; credits?: number }): Promise<CreatedKey> {
+    return pgCall(this.pg, () =>
+      this.pg.sql.begin(async (tx) => {
+        const key = generateApiKey();
+        const id = newId("key");
+        let accountId = opts.accountId;
+        let plan = opts.plan;
+        if (accountId) {
+          const [acc] = await tx`SELECT plan FROM accounts WHERE id = ${accountId} FOR UPDATE`;
+          if (!acc) throw new KeyStoreError(`account ${accountId} not found`);
+          plan ??= acc.plan as string;
+          if (opts.credits && opts.credits > 0)
+            await this.ledger.grantIn(tx, accountId, opts.credits, "grant", "granted with new key");
+        } else {
+          accountId = newId("acc");
+          plan ??= "free";
+          const credits = opts.credits ?? this.opts.welcomeCredits;
+          await tx`INSERT INTO accounts (id, plan, balance) VALUES (${accountId}, ${plan}, 0)`;
+          if (credits > 0) await this.ledger.grantIn(tx, accountId, credits, "welcome", "welcome credits");
+        }
+        await tx`INSERT INTO api_keys (id, account_id, label, plan, prefix, last4, key_hash)
+          VALUES (${id}, ${accountId}, ${opts.label}, ${plan}, ${KEY_PREFIX}, ${key.slice(-4)}, ${hashApiKey(key)})`;
+        return { id, key, label: opts.label, account_id: accountId, plan, prefix: KEY_PREFIX };
+      }),
+    );
+  }
+
+  authenticate(presented: string): AuthInfo | null | Promise<AuthInfo | null> {
+    const hash = hashApiKey(presented);
+    const cached = this.cache.get(hash);
+    if (cached !== undefined) {
+      if (cached) this.lastUsed.set(cached.keyId, Date.now());
+      return cached;
+    }
+    return pgCall(this.pg, async () => {
+      const [row] = await this.pg.sql`SELECT id, account_id, plan, label, status FROM api_keys WHERE key_hash = ${hash}`;
+      const info: AuthInfo | null =
+        row && row.status === "active" ? { keyId: row.id, accountId: row.account_id, plan: row.plan, label: row.label } : null;
+      this.cache.set(hash, info);
+      if (info) this.lastUsed.set(info.keyId, Date.now());
+      return info;
+    });
+  }
+
+  async flushLastUsed(): Promise<void> {
+    if (this.lastUsed.size === 0) return;
+    const entries = [...this.lastUsed];
+    this.lastUsed.clear();
+    try {
+      await pgCall(
+        this.pg,
+        () => this.pg.sql`UPDATE api_keys AS k SET last_used_at = v.at
+          FROM (SELECT unnest(${this.pg.sql.array(
+            entries.map((e) => e[0]),
+            "TEXT",
+          )}::text[]) AS id,
+                       unnest(${this.pg.sql.array(
+                         entries.map((e) => e[1]),
+                         "INT8",
+                       )}::bigint[]) AS at) AS v
+          WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.at)`,
+      );
+    } catch {
+      for (const [id, at] of entries) if (!this.lastUsed.has(id)) this.lastUsed.set(id, at);
+    }
+  }
+
+  revoke(id: string, accountId?: string): Promise<boolean> {
+    return pgCall(this.pg, async () => {
+      const [row] = await this.pg.sql`UPDATE api_keys SET status = 'revoked', revoked_at = coalesce(revoked_at, ${Date.now()})
+        WHERE id = ${id} AND (${accountId ?? null}::text IS NULL OR account_id = ${accountId ?? null}) RETURNING key_hash`;
+      if (!row) return false;
+      this.cache.forget(row.key_hash);
+      this.onRevoke?.(row.key_hash);
+      return true;
+    });
+  }
+
+  forget(keyHash: string): void {
+    this.cache.forget(keyHash);
+  }
+
+  get(id: string): Promise<KeyView | null> {
+    return pgCall(this.pg, async () => {
+      const [row] = await this.pg.db.select().from(apiKeys).where(eq(apiKeys.id, id));
+      return row ? this.view(row) : null;
+    });
+  }
+
+  list(accountId?: string): Promise<KeyView[]> {
+    return pgCall(this.pg, async () => {
+      const q = this.pg.db.select().from(apiKeys);
+      const rows = await (accountId ? q.where(eq(apiKeys.accountId, accountId)) : q).orderBy(desc(apiKeys.createdAt));
+      return rows.map((r) => this.view(r));
+    });
+  }
+
+  private view(r: typeof apiKeys.$inferSelect): KeyView {
+    return keyView(
+      {
+        ...r,
+        createdAt: Number(r.createdAt),
+        lastUsedAt: r.lastUsedAt === null ? null : Number(r.lastUsedAt),
+        revokedAt: r.revokedAt === null ? null : Number(r.revokedAt),
+      },
+      this.lastUsed.get(r.id),
+    );
+  }
+}

@@ -1,0 +1,147 @@
+import type { RedisLink } from "../redis/link";
+import type { CachedAnswer, CacheStats, ResponseCache } from "./interface";
+
+/** Stores an answer, indexes it by time, and trims the index to the entry bound (oldest first). */
+const STORE = `
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], KEYS[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', tonumber(ARGV[3]) - tonumber(ARGV[2]))
+local n = redis.call('ZCARD', KEYS[2])
+local over = n - tonumber(ARGV[4])
+if over > 0 then
+  local old = redis.call('ZPOPMIN', KEYS[2], over)
+  for i = 1, #old, 2 do redis.call('DEL', old[i]) end
+  n = n - over
+end
+return n
+`;
+
+const INDEX = "textai:cache:index";
+const POLL_MS = 20;
+
+/**
+ * The answer cache shared by every node through Redis: an answer computed on one node is a HIT on
+ * all (same account, same request). Entries are namespaced by account, expire after the TTL, and
+ * are bounded in number (the oldest are dropped first) and each in size; Redis's own maxmemory
+ * bounds the rest. Single-flight spans nodes: the first node to claim a request's lock calls the
+ * provider, the others wait for its answer (never longer than the lock, which the producer holds
+ * for at most the request timeout) and produce themselves if it fails. While Redis is down every
+ * lookup is a miss and single-flight is per node.
+ */
+export class RedisResponseCache implements ResponseCache {
+  private inflight = new Map<string, Promise<CachedAnswer>>();
+  private entries = 0;
+  readonly stats = { hits: 0, misses: 0, evictions: 0 };
+
+  constructor(
+    private link: RedisLink,
+    private opts: { ttlMs: number; maxEntries: number; maxEntryBytes: number; lockMs: number },
+  ) {}
+
+  private key(scope: string, key: string): string {
+    return `textai:cache:${scope}:${key}`;
+  }
+
+  async get(scope: string, key: string): Promise<CachedAnswer | null> {
+    const hit = await this.read(this.key(scope, key));
+    if (hit) this.stats.hits++;
+    else this.stats.misses++;
+    return hit;
+  }
+
+  private async read(k: string): Promise<CachedAnswer | null> {
+    if (!this.link.up) return null;
+    try {
+      const raw = await this.link.send<string | null>("GET", [k]);
+      return raw ? (JSON.parse(raw) as CachedAnswer) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  private async store(k: string, answer: CachedAnswer): Promise<void> {
+    const value = JSON.stringify({ json: answer.json, provider: answer.provider, model: answer.model, notes: answer.notes });
+    if (value.length > this.opts.maxEntryBytes || !this.link.up) return;
+    try {
+      const n = await this.link.eval<number>(
+        STORE,
+        [k, INDEX],
+        [value, String(this.opts.ttlMs), String(Date.now()), String(this.opts.maxEntries)],
+      );
+      this.entries = Number(n);
+    } catch {
+      // not kept: the next identical request calls the provider again
+    }
+  }
+
+  async produceOnce<T extends CachedAnswer>(
+    scope: string,
+    cacheKey: string,
+    produce: () => Promise<T>,
+    adopt: (hit: CachedAnswer) => T,
+  ): Promise<{ answer: T; shared: boolean }> {
+    const k = this.key(scope, cacheKey);
+    const local = this.inflight.get(k) as Promise<T> | undefined;
+    if (local) return { answer: await local, shared: true };
+    let resolveShared!: (v: { answer: T; shared: boolean }) => void;
+    let rejectShared!: (e: unknown) => void;
+    const mine = new Promise<{ answer: T; shared: boolean }>((res, rej) => {
+      resolveShared = res;
+      rejectShared = rej;
+    });
+    const answerOnly = mine.then((r) => r.answer);
+    answerOnly.catch(() => {});
+    this.inflight.set(k, answerOnly);
+    try {
+      resolveShared(await this.produceAcrossNodes(k, produce, adopt));
+    } catch (err) {
+      rejectShared(err);
+    } finally {
+      this.inflight.delete(k);
+    }
+    return mine;
+  }
+
+  private async produceAcrossNodes<T extends CachedAnswer>(
+    k: string,
+    produce: () => Promise<T>,
+    adopt: (hit: CachedAnswer) => T,
+  ): Promise<{ answer: T; shared: boolean }> {
+    const lock = `${k}:lock`;
+    const owner = crypto.randomUUID();
+    let claimed = true;
+    const deadline = Date.now() + this.opts.lockMs;
+    if (this.link.up) {
+      try {
+        claimed = (await this.link.send("SET", [lock, owner, "NX", "PX", String(this.opts.lockMs)])) !== null;
+        // another node is producing this answer: wait for it while its lock lives
+        while (!claimed && Date.now() < deadline) {
+          await Bun.sleep(POLL_MS);
+          const hit = await this.read(k);
+          if (hit) return { answer: adopt(hit), shared: true };
+          claimed = (await this.link.send("SET", [lock, owner, "NX", "PX", String(this.opts.lockMs)])) !== null;
+        }
+      } catch {
+        claimed = true;
+      }
+    }
+    try {
+      const answer = await produce();
+      await this.store(k, answer);
+      return { answer, shared: false };
+    } finally {
+      if (claimed && this.link.up)
+        void this.link
+          .eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", [lock], [owner])
+          .catch(() => {});
+    }
+  }
+
+  snapshot(): CacheStats {
+    return { entries: this.entries, bytes: 0, ...this.stats };
+  }
+
+  async clear(): Promise<void> {
+    // entries expire on their own; clearing a shared cache is an operator's FLUSHDB
+  }
+}

@@ -1,0 +1,125 @@
+import { GatewayError } from "../errors";
+import type { MaybePromise } from "../maybe";
+import { Holds, shuttingDown } from "./holds";
+import type { ChargeDetails, MonthSummary, Reservation, UsageFigures } from "./interface";
+
+/** A take-back that would leave less than zero, or less than calls in flight hold: 400, naming both. */
+export function takeBackRefused(amount: number, balance: number, held: number): GatewayError {
+  return new GatewayError(
+    "invalid_request",
+    `cannot take back ${-amount} credits: the balance is ${balance}${held ? `, of which calls in flight hold ${held}` : ""}, and a balance never goes below zero`,
+    { param: "amount" },
+  );
+}
+
+/** One charge waiting for the next group commit. */
+export interface PendingCharge {
+  accountId: string;
+  amount: number;
+  details: ChargeDetails;
+  /** a charge without a hold (cache hit) must leave what calls in flight hold untouched */
+  spareHolds: boolean;
+  done: (balance: number | null) => void;
+  fail: (e: unknown) => void;
+  out?: { balance: number | null } | { error: unknown };
+}
+
+/**
+ * What both ledgers share: the holds of this process's calls in flight, and the queue of charges
+ * that `flush` commits together (the charges requested during one turn of the event loop, at the
+ * next turn). Each caller's promise settles only once its charge's transaction has committed.
+ */
+export abstract class GroupCommitLedger {
+  protected holds = new Holds();
+  protected queue: PendingCharge[] = [];
+  private scheduled = false;
+  private refusing = false;
+  /** group-commit transactions and the charges they held (for tests and metrics) */
+  readonly stats = { batches: 0, operations: 0 };
+
+  abstract balance(accountId: string): MaybePromise<number>;
+  /** commits what is queued now */
+  abstract flush(): MaybePromise<void>;
+  abstract reserve(accountId: string, amount: number): MaybePromise<Reservation | null>;
+  abstract grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null): MaybePromise<number>;
+  abstract monthToDate(accountId: string, now?: Date): MaybePromise<UsageFigures>;
+  abstract monthly(accountId: string, months?: number, now?: Date): MaybePromise<MonthSummary[]>;
+
+  /** Credits held by this process's calls in flight for the account. */
+  held(accountId: string): number {
+    return this.holds.held(accountId);
+  }
+
+  /** A reservation of `amount` out of the committed `balance`, or null when what is left does not cover it. */
+  protected hold(accountId: string, amount: number, balance: number): Reservation | null {
+    if (amount <= 0) return { accountId, amount: 0, remaining: balance, done: false };
+    return this.holds.take(accountId, amount, balance);
+  }
+
+  /**
+   * Charges a reservation: exactly one ledger row, at most once. Resolves with the balance after
+   * the charge; rejects with insufficient_credits if the balance no longer covers it (spent by
+   * another process meanwhile), or with the storage error if the commit failed. Either way the
+   * hold is gone once it settles.
+   */
+  async settle(r: Reservation, details: ChargeDetails): Promise<void> {
+    if (r.done) return;
+    r.done = true;
+    if (r.amount === 0) return;
+    try {
+      const balance = await this.enqueue(r.accountId, r.amount, details, false);
+      if (balance === null) {
+        const now = await Promise.resolve(this.balance(r.accountId)).catch(() => "unknown");
+        throw new GatewayError(
+          "insufficient_credits",
+          `insufficient credits: the call costs ${r.amount}, balance is ${now} (spent elsewhere while the call ran)`,
+        );
+      }
+      r.remaining = balance;
+    } finally {
+      this.holds.give(r.accountId, r.amount);
+    }
+  }
+
+  /** Gives a reservation's hold back; nothing was written, so nothing needs writing. */
+  release(r: Reservation): void {
+    if (r.done) return;
+    r.done = true;
+    this.holds.give(r.accountId, r.amount);
+  }
+
+  /**
+   * Reserve and settle in one step, for an answer already in hand (a cache hit): null when the
+   * balance, less what calls in flight hold, does not cover it.
+   */
+  async charge(accountId: string, amount: number, details: ChargeDetails): Promise<Reservation | null> {
+    if (amount <= 0) return { accountId, amount: 0, remaining: await this.balance(accountId), done: true };
+    const balance = await this.enqueue(accountId, amount, details, true);
+    if (balance === null) return null;
+    return { accountId, amount, remaining: balance, done: true };
+  }
+
+  /**
+   * Shutdown past its deadline: the calls still running will not get their answers out, so the
+   * charges not yet committed fail, and so does every later one. Nothing is charged unseen.
+   */
+  refuseCharges(): void {
+    this.refusing = true;
+    const batch = this.queue;
+    this.queue = [];
+    for (const c of batch) c.fail(shuttingDown());
+  }
+
+  private enqueue(accountId: string, amount: number, details: ChargeDetails, spareHolds: boolean): Promise<number | null> {
+    if (this.refusing) return Promise.reject(shuttingDown());
+    return new Promise((done, fail) => {
+      this.queue.push({ accountId, amount, details, spareHolds, done, fail });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        void this.flush();
+      });
+    });
+  }
+}

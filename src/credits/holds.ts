@@ -1,0 +1,35 @@
+import { GatewayError } from "../errors";
+import type { Reservation } from "./interface";
+
+export const shuttingDown = () =>
+  new GatewayError("service_unavailable", "the gateway is shutting down; nothing was charged, retry", {
+    headers: { "Retry-After": "1" },
+  });
+
+/**
+ * Credits held by this process's calls in flight, per account. A call is admitted only if the
+ * committed balance minus what is already held covers it, so no provider is called on credits
+ * promised to another call of this process. Holds are never written anywhere: a crash loses
+ * only holds, never a charge.
+ */
+export class Holds {
+  private holds = new Map<string, number>();
+
+  held(accountId: string): number {
+    return this.holds.get(accountId) ?? 0;
+  }
+
+  /** A reservation of `amount` out of `balance`, or null when what is left does not cover it. */
+  take(accountId: string, amount: number, balance: number): Reservation | null {
+    const held = this.held(accountId);
+    if (balance - held < amount) return null;
+    this.holds.set(accountId, held + amount);
+    return { accountId, amount, remaining: balance - held - amount, done: false };
+  }
+
+  give(accountId: string, amount: number): void {
+    const left = this.held(accountId) - amount;
+    if (left > 0) this.holds.set(accountId, left);
+    else this.holds.delete(accountId);
+  }
+}

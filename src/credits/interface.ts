@@ -1,0 +1,91 @@
+import type { MaybePromise } from "../maybe";
+
+export interface Reservation {
+  accountId: string;
+  amount: number;
+  /**
+   * balance once the call is charged: after settle, the balance the conditional update committed
+   * (never below zero, whatever another process spent meanwhile); before, an estimate
+   */
+  remaining: number;
+  done: boolean;
+}
+
+export interface ChargeDetails {
+  keyId: string;
+  fn: string;
+  requestId: string;
+  provider: string | null;
+  cached: boolean;
+  /**
+   * the client's request signal: a charge whose client has gone (aborted, or its connection
+   * closed, as Bun does to pipelined requests) by the time the batch commits is not applied
+   */
+  signal?: AbortSignal;
+}
+
+/** What usage, usage-summary, the admin account view and `textai usage` show. */
+export interface UsageFigures {
+  account_id: string;
+  plan: string;
+  balance: number;
+  period: { start: string; end: string };
+  requests: number;
+  credits_used: number;
+  credits_granted: number;
+  cached_requests: number;
+  by_function: { function: string; requests: number; credits: number; cached: number }[];
+  by_provider: { provider: string; requests: number; credits: number }[];
+  /** the month's days that have any ledger row, oldest first */
+  by_day: { day: string; requests: number; credits_used: number; credits_granted: number }[];
+}
+
+export interface MonthSummary {
+  month: string;
+  requests: number;
+  credits_used: number;
+  credits_granted: number;
+  by_function: { function: string; requests: number; credits: number }[];
+}
+
+/**
+ * Usage figures read from running totals kept with each charge and grant, never from a scan of
+ * the ledger: O(days x functions x providers) per read, whatever the ledger holds. Both keep
+ * them in `usage_daily`, updated in the transaction of each charge and grant.
+ */
+export interface UsageReader {
+  /** from the first instant of the current UTC month up to now, with the daily series */
+  monthToDate(accountId: string, now?: Date): UsageFigures | Promise<UsageFigures>;
+  /** the last `months` months with any activity, newest first */
+  monthly(accountId: string, months?: number, now?: Date): MonthSummary[] | Promise<MonthSummary[]>;
+}
+
+/**
+ * Credits: the committed balance and ledger rows (SQLite or PostgreSQL) plus the holds of this
+ * process's calls in flight (memory). A call holds its cost before any provider is called and is
+ * charged when it succeeds, by a conditional update that never takes a balance below zero.
+ */
+export interface CreditLedger extends UsageReader {
+  /** Credits held by this process's calls in flight for the account. */
+  held(accountId: string): number;
+  /** Holds `amount` credits for a call about to run; null when the balance does not cover it. */
+  reserve(accountId: string, amount: number): MaybePromise<Reservation | null>;
+  /**
+   * Charges a reservation, at most once: rejects with insufficient_credits if the balance no
+   * longer covers it, or with the storage error if the commit failed. The hold is gone after.
+   */
+  settle(r: Reservation, details: ChargeDetails): Promise<void>;
+  /** Gives a reservation's hold back; nothing was written. */
+  release(r: Reservation): void;
+  /** Reserve and settle in one step, for an answer already in hand (a cache hit). */
+  charge(accountId: string, amount: number, details: ChargeDetails): Promise<Reservation | null>;
+  /** Adds credits, or takes them back (negative), never below zero; the balance after. */
+  grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null): MaybePromise<number>;
+  balance(accountId: string): MaybePromise<number>;
+  /** Applies whatever charges are queued now (shutdown, tests). */
+  flush(): MaybePromise<void>;
+  /** Shutdown past its deadline: charges not yet committed fail, and every later one. */
+  refuseCharges(): void;
+  /** group-commit transactions and the charges they held */
+  readonly stats: { batches: number; operations: number };
+}

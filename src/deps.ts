@@ -1,0 +1,56 @@
+// Types only: what the app, its routes and the pipeline are given. Nothing here runs.
+import type { Elysia } from "elysia";
+import type { KeyStore } from "./auth/interface";
+import type { ResponseCache } from "./cache/interface";
+import type { Config } from "./config";
+import type { CreditLedger } from "./credits/interface";
+import type { DashboardStore } from "./dashboard/interface";
+import type { AnyFunctionDef } from "./functions/define";
+import type { FunctionPipeline } from "./functions/run";
+import type { IdempotencyStore } from "./idempotency/interface";
+import type { Logger } from "./log";
+import type { MaybePromise } from "./maybe";
+import type { Metrics } from "./metrics";
+import type { ProviderRouter } from "./providers/router";
+import type { Provider } from "./providers/types";
+import type { RateLimiter } from "./ratelimit/interface";
+import type { Storage } from "./storage/db";
+
+/** A shared server the gateway depends on (database, Redis), as /ready and /metrics report it. */
+export interface DependencyProbe {
+  name: string;
+  /** false: calls that need it are refused (503) or degrade, as the README says */
+  up(): MaybePromise<boolean>;
+  /** true: /ready answers 503 while it is down (the database); false: the node degrades (Redis) */
+  required: boolean;
+}
+
+/** The stateful services (see services.ts), by interface only. */
+export interface ServiceDeps {
+  /** the embedded SQLite file: everything when no database URL is set; knowledge bases always */
+  storage: Storage;
+  keys: KeyStore;
+  ledger: CreditLedger;
+  limiter: RateLimiter;
+  cache: ResponseCache;
+  idempotency: IdempotencyStore;
+  /** logins and sessions of the dashboard, beside the accounts */
+  dashboard: DashboardStore;
+  dependencies: DependencyProbe[];
+}
+
+export interface AppDeps extends ServiceDeps {
+  config: Config;
+  /** every configured provider by name, built once; the router and the knowledge plugin share them */
+  providers: ReadonlyMap<string, Provider>;
+  router: ProviderRouter;
+  metrics: Metrics;
+  logger: Logger;
+  functions: AnyFunctionDef[];
+  /** extra route plugins (resources) mounted after the core ones */
+  plugins?: ((deps: AppDeps & { pipeline: FunctionPipeline }) => Elysia)[];
+  /** draining: flipped by graceful shutdown; /ready answers 503 from then on */
+  lifecycle: { draining: boolean };
+  /** closes every service (connections, timers); the last step of shutdown */
+  close(): Promise<void>;
+}

@@ -1,0 +1,181 @@
+import { RedisClient } from "bun";
+import type { Logger } from "../log";
+
+export class RedisUnavailable extends Error {
+  constructor(message = "redis is unavailable") {
+    super(message);
+    this.name = "RedisUnavailable";
+  }
+}
+
+type Listener = (message: string, channel: string) => void;
+
+const HEARTBEAT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 5000)
+redis.call('PEXPIRE', KEYS[1], 60000)
+return redis.call('ZCARD', KEYS[1])
+`;
+
+const CLIENT_OPTIONS = { autoReconnect: false, enableOfflineQueue: false, connectionTimeout: 1000 };
+
+/**
+ * The gateway's connection to Redis: one client for commands, one for subscriptions. Commands fail
+ * at once while Redis is down (no offline queue), and after `commandTimeoutMs` if it hangs, so a
+ * caller can fall back instead of waiting. Every second a timer reconnects what is down (and
+ * subscribes again), and refreshes this node's heartbeat, from which `nodes()` counts the nodes
+ * alive: the last count seen is what the fallbacks divide limits by while Redis is down.
+ */
+export class RedisLink {
+  private client: RedisClient | null = null;
+  private sub: RedisClient | null = null;
+  private listeners = new Map<string, Listener>();
+  private connecting: Promise<void> | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private wasUp = false;
+  private pending = new Set<Promise<unknown>>();
+  private nodeCount = 1;
+  private shas = new Map<string, string>();
+  readonly nodeId = `${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
+
+  constructor(
+    private url: string,
+    private logger?: Logger,
+    private opts: { commandTimeoutMs?: number } = {},
+  ) {}
+
+  /** Connects (without waiting) and keeps reconnecting every second while it runs. */
+  start(): void {
+    void this.ensure();
+    this.timer ??= setInterval(() => void this.ensure().then(() => this.heartbeat()), 1000);
+    this.timer.unref?.();
+  }
+
+  get up(): boolean {
+    return this.client?.connected === true;
+  }
+
+  /** Nodes whose heartbeat Redis saw in the last 5 s (the last count known while Redis is down). */
+  nodes(): number {
+    return this.nodeCount;
+  }
+
+  async ready(): Promise<boolean> {
+    await this.ensure();
+    return this.up;
+  }
+
+  private ensure(): Promise<void> {
+    if (this.client?.connected && this.sub?.connected) return Promise.resolve();
+    this.connecting ??= (async () => {
+      try {
+        if (!this.client?.connected) {
+          this.client?.close();
+          const c = new RedisClient(this.url, CLIENT_OPTIONS);
+          await c.connect();
+          this.client = c;
+        }
+        if (!this.sub?.connected) {
+          this.sub?.close();
+          const s = new RedisClient(this.url, CLIENT_OPTIONS);
+          await s.connect();
+          for (const [channel, listener] of this.listeners) await s.subscribe(channel, listener);
+          this.sub = s;
+        }
+        if (!this.wasUp) this.logger?.log("info", "redis connected", {});
+        this.wasUp = true;
+      } catch (err) {
+        if (this.wasUp) this.logger?.log("warn", "redis unavailable: degrading", { error_message: (err as Error).message });
+        this.wasUp = false;
+      } finally {
+        this.connecting = null;
+      }
+    })();
+    return this.connecting;
+  }
+
+  private async heartbeat(): Promise<void> {
+    if (!this.up) return;
+    try {
+      // on Redis's clock, so nodes whose clocks disagree still count each other
+      const n = await this.eval<number>(HEARTBEAT, ["textai:nodes"], [this.nodeId]);
+      this.nodeCount = Math.max(1, Number(n));
+    } catch {
+      // down: the last count stays
+    }
+  }
+
+  /** One command; rejects with RedisUnavailable at once while Redis is down. */
+  async send<T = unknown>(command: string, args: string[]): Promise<T> {
+    const c = this.client;
+    if (!c?.connected) {
+      void this.ensure();
+      throw new RedisUnavailable();
+    }
+    const timeoutMs = this.opts.commandTimeoutMs ?? 1000;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      return (await Promise.race([
+        c.send(command, args),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new RedisUnavailable(`redis did not answer ${command} within ${timeoutMs} ms`)),
+            timeoutMs,
+          );
+        }),
+      ])) as T;
+    } catch (err) {
+      if (err instanceof RedisUnavailable) throw err;
+      if (!c.connected) throw new RedisUnavailable((err as Error).message);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A Lua script by its SHA1 (loaded on first use, and again after a Redis restart). */
+  async eval<T = unknown>(script: string, keys: string[], args: string[]): Promise<T> {
+    let sha = this.shas.get(script);
+    if (!sha) {
+      sha = new Bun.CryptoHasher("sha1").update(script).digest("hex");
+      this.shas.set(script, sha);
+    }
+    try {
+      return await this.send<T>("EVALSHA", [sha, String(keys.length), ...keys, ...args]);
+    } catch (err) {
+      if (!String((err as Error).message).includes("NOSCRIPT")) throw err;
+      return this.send<T>("EVAL", [script, String(keys.length), ...keys, ...args]);
+    }
+  }
+
+  subscribe(channel: string, listener: Listener): void {
+    this.listeners.set(channel, listener);
+    if (this.sub?.connected) void this.sub.subscribe(channel, listener).catch(() => {});
+  }
+
+  /** Publishes without making the caller wait; close() waits for what is still on its way. */
+  publish(channel: string, message: string): void {
+    const p = this.send("PUBLISH", [channel, message]).catch((err) => {
+      this.logger?.log("warn", "redis publish failed", { channel, error_message: (err as Error).message });
+    });
+    this.pending.add(p);
+    void p.finally(() => this.pending.delete(p));
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await Promise.all([...this.pending]);
+    try {
+      if (this.up) await this.send("ZREM", ["textai:nodes", this.nodeId]);
+    } catch {
+      // gone already
+    }
+    this.client?.close();
+    this.sub?.close();
+    this.client = null;
+    this.sub = null;
+  }
+}

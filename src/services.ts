@@ -1,0 +1,164 @@
+import type { KeyStore } from "./auth/interface";
+import { SqliteKeyStore } from "./auth/sqlite";
+import type { ResponseCache } from "./cache/interface";
+import { MemoryResponseCache } from "./cache/memory";
+import type { Config } from "./config";
+import type { CreditLedger } from "./credits/interface";
+import { SqliteCreditLedger } from "./credits/sqlite";
+import type { DashboardStore } from "./dashboard/interface";
+import { SqliteDashboardStore } from "./dashboard/sqlite";
+import type { DependencyProbe, ServiceDeps } from "./deps";
+import type { IdempotencyStore } from "./idempotency/interface";
+import { SqliteIdempotencyStore } from "./idempotency/sqlite";
+import type { Logger } from "./log";
+import type { RateLimiter } from "./ratelimit/interface";
+import { MemoryRateLimiter } from "./ratelimit/limiter";
+import type { RedisLink } from "./redis/link";
+import { openStorage, type Storage } from "./storage/db";
+import type { PgStorage } from "./storage/postgres";
+
+// The PostgreSQL and Redis implementations load only when configured: a single node on SQLite
+// never pays the memory of their modules (about 5 MB).
+const postgresParts = () => ({
+  ...(require("./storage/postgres") as typeof import("./storage/postgres")),
+  ...(require("./credits/postgres") as typeof import("./credits/postgres")),
+  ...(require("./auth/postgres") as typeof import("./auth/postgres")),
+  ...(require("./dashboard/postgres") as typeof import("./dashboard/postgres")),
+});
+const redisParts = () => ({
+  ...(require("./redis/link") as typeof import("./redis/link")),
+  ...(require("./ratelimit/redis") as typeof import("./ratelimit/redis")),
+  ...(require("./cache/redis") as typeof import("./cache/redis")),
+  ...(require("./idempotency/redis") as typeof import("./idempotency/redis")),
+});
+
+/** The Redis channel on which revoked key hashes are broadcast. */
+const REVOKED = "textai:revoked";
+
+/** Every stateful service of the gateway, as configuration picks them. */
+export interface Services extends ServiceDeps {
+  /** the PostgreSQL pool, when TEXTAI_DATABASE_URL is set */
+  postgres: PgStorage | null;
+  /** the Redis connection, when TEXTAI_REDIS_URL is set */
+  redis: RedisLink | null;
+  /** resolves once the shared servers have been tried (a CLI verb waits for it; a server does not) */
+  ready(): Promise<void>;
+  /** background work of a serving process (last-used flush, bucket sweep) */
+  start(): void;
+  /** shutdown past its deadline: nothing more is charged */
+  refuseCharges(): void;
+  /** flushes what is pending and closes every connection */
+  close(): Promise<void>;
+}
+
+/** The services as the app sees them: interfaces only. */
+export function serviceDeps(s: Services): ServiceDeps {
+  const { storage, keys, ledger, limiter, cache, idempotency, dashboard, dependencies } = s;
+  return { storage, keys, ledger, limiter, cache, idempotency, dashboard, dependencies };
+}
+
+export interface ServiceOptions {
+  logger?: Logger;
+  now?: () => number;
+  /** the start-up reconcile of balances (a serving process on its own SQLite file) */
+  reconcile?: boolean;
+}
+
+/**
+ * The one factory of stateful services, shared by `textai serve` and every CLI verb. With neither
+ * TEXTAI_DATABASE_URL nor TEXTAI_REDIS_URL set: SQLite and memory, all synchronous.
+ */
+export function buildServices(config: Config, opts: ServiceOptions = {}): Services {
+  const storage = openStorage(config.dbPath, { busyTimeoutMs: config.dbBusyTimeoutMs });
+  let ledger: CreditLedger;
+  let keys: KeyStore;
+  let database: DependencyProbe;
+  const pg = config.databaseUrl ? postgresParts() : null;
+  const postgres =
+    pg && config.databaseUrl
+      ? pg.openPostgres(config.databaseUrl, {
+          onError: (err) => opts.logger?.log("warn", "database unreachable: migrations wait", { error_message: err.message }),
+        })
+      : null;
+  if (pg && postgres) {
+    const pgLedger = new pg.PostgresCreditLedger(postgres);
+    ledger = pgLedger;
+    keys = new pg.PostgresKeyStore(postgres, pgLedger, { welcomeCredits: config.welcomeCredits });
+    database = { name: "database", required: true, up: () => postgres.up() };
+  } else {
+    const sqliteLedger = new SqliteCreditLedger(storage);
+    // alone on its file, a serving process makes balances agree with the ledger
+    if (opts.reconcile) sqliteLedger.reconcile();
+    ledger = sqliteLedger;
+    keys = new SqliteKeyStore(storage, sqliteLedger, { welcomeCredits: config.welcomeCredits });
+    database = {
+      name: "database",
+      required: true,
+      up: () => {
+        storage.sqlite.query("SELECT 1").get();
+        return true;
+      },
+    };
+  }
+  const idempotencyOptions = {
+    ttlMs: 24 * 3600_000,
+    maxAnswerBytes: 1 << 20,
+    // a call cannot run past its deadline: after that its record no longer blocks a retry
+    leaseMs: config.limits.requestTimeoutMs + 5000,
+  };
+  let limiter: RateLimiter;
+  let cache: ResponseCache;
+  let idempotency: IdempotencyStore;
+  const rd = config.redisUrl ? redisParts() : null;
+  const redis: RedisLink | null = rd && config.redisUrl ? new rd.RedisLink(config.redisUrl, opts.logger) : null;
+  if (rd && redis) {
+    limiter = new rd.RedisRateLimiter(redis, config.plans, opts.now);
+    cache = new rd.RedisResponseCache(redis, {
+      ttlMs: config.cache.ttlSeconds * 1000,
+      maxEntries: config.cache.maxEntries,
+      maxEntryBytes: 1 << 20,
+      // a producer that died holds its lock this long at most; the waiting nodes then call the provider
+      lockMs: Math.min(config.limits.requestTimeoutMs, 15_000),
+    });
+    idempotency = new rd.RedisIdempotencyStore(redis, idempotencyOptions);
+    // a revocation anywhere drops the key from every node's key cache at once
+    keys.onRevoke = (hash) => redis.publish(REVOKED, hash);
+    redis.subscribe(REVOKED, (hash) => keys.forget(hash));
+    redis.start();
+  } else {
+    limiter = new MemoryRateLimiter(config.plans, opts.now);
+    cache = new MemoryResponseCache(
+      { ttlMs: config.cache.ttlSeconds * 1000, maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes },
+      opts.now,
+    );
+    idempotency = new SqliteIdempotencyStore(storage.sqlite, idempotencyOptions);
+  }
+  return {
+    storage,
+    keys,
+    ledger,
+    limiter,
+    cache,
+    idempotency,
+    dashboard: pg && postgres ? new pg.PostgresDashboardStore(postgres) : new SqliteDashboardStore(storage.sqlite),
+    dependencies: redis ? [database, { name: "redis", required: false, up: () => redis.ready() }] : [database],
+    redis,
+    postgres,
+    async ready() {
+      await Promise.all([redis?.ready(), pg && postgres && pg.schemaReady(postgres, 10_000)]);
+    },
+    start() {
+      keys.startBackgroundFlush();
+      limiter.startSweeping();
+    },
+    refuseCharges: () => ledger.refuseCharges(),
+    async close() {
+      limiter.stop();
+      await keys.stop();
+      await ledger.flush();
+      await redis?.close();
+      await postgres?.close();
+      storage.close();
+    },
+  };
+}

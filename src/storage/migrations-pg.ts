@@ -1,0 +1,9 @@
+// PostgreSQL migrations, embedded in the binary as text like the SQLite ones. A test compares
+// this list with drizzle/pg/meta/_journal.json, so a generated migration not listed here fails.
+import p0000 from "../../drizzle/pg/0000_init.sql" with { type: "text" };
+import p0001 from "../../drizzle/pg/0001_dashboard.sql" with { type: "text" };
+
+export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
+  { tag: "0000_init", sql: p0000 },
+  { tag: "0001_dashboard", sql: p0001 },
+];

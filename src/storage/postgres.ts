@@ -1,0 +1,131 @@
+import { SQL } from "bun";
+import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
+import { GatewayError } from "../errors";
+import { PG_MIGRATIONS } from "./migrations-pg";
+import * as schema from "./schema-pg";
+
+export type PgDb = BunSQLDatabase<typeof schema>;
+
+export interface PgStorage {
+  sql: SQL;
+  db: PgDb;
+  /** resolves once the schema is migrated (rejects only on a broken migration, never for an outage) */
+  migrated: Promise<void>;
+  isMigrated(): boolean;
+  /** true while the last query reached the server */
+  up(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** Any number for this lock: every node starting at once takes it, and the first migrates. */
+const MIGRATION_LOCK = 7_263_011;
+
+/**
+ * Opens the PostgreSQL pool (Bun's built-in client: no dependency, in the compiled binary, and it
+ * pipelines queries on a connection) and migrates in the background, retrying every second while
+ * the server is unreachable. Every store awaits `migrated` before its first query.
+ */
+export function openPostgres(url: string, opts: { max?: number; onError?: (err: Error) => void } = {}): PgStorage {
+  const sql = new SQL(url, { max: opts.max ?? 10, connectionTimeout: 2, idleTimeout: 30, onclose: () => {} });
+  const db = drizzle({ client: sql, schema });
+  const migrated = (async () => {
+    for (;;) {
+      try {
+        await migrate(sql);
+        return;
+      } catch (err) {
+        if (!isPgUnavailable(err)) throw err;
+        opts.onError?.(err as Error);
+        await Bun.sleep(1000);
+      }
+    }
+  })();
+  let done = false;
+  migrated.then(
+    () => {
+      done = true;
+    },
+    () => {},
+  );
+  return {
+    sql,
+    db,
+    migrated,
+    isMigrated: () => done,
+    async up() {
+      try {
+        await sql`SELECT 1`;
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await sql.close({ timeout: 2 });
+    },
+  };
+}
+
+/** Applies the migrations not yet applied, in one transaction under an advisory lock. */
+export async function migrate(sql: SQL, migrations = PG_MIGRATIONS): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    await tx`CREATE TABLE IF NOT EXISTS _migrations (tag text PRIMARY KEY, applied_at bigint NOT NULL)`;
+    const applied = new Set((await tx`SELECT tag FROM _migrations`).map((r: { tag: string }) => r.tag));
+    for (const m of migrations) {
+      if (applied.has(m.tag)) continue;
+      for (const stmt of m.sql.split("--> statement-breakpoint")) if (stmt.trim()) await tx.unsafe(stmt);
+      await tx`INSERT INTO _migrations (tag, applied_at) VALUES (${m.tag}, ${Date.now()})`;
+    }
+  });
+}
+
+/**
+ * True for errors that mean "the database cannot be reached now" (refused, closed, timed out,
+ * shutting down), as opposed to an error in a query.
+ */
+export function isPgUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; errno?: string; message?: string } | null;
+  const code = String(e?.code ?? "");
+  const errno = String(e?.errno ?? "");
+  if (/CONNECTION|TIMEOUT|ECONN|EPIPE|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT/i.test(code)) return true;
+  // SQLSTATE classes 08 (connection exception), 57 (operator intervention: shutdown), 53 (resources)
+  if (/^(08|57|53)/.test(errno)) return true;
+  return /connection (closed|refused|terminated)|ECONNREFUSED|socket/i.test(String(e?.message ?? ""));
+}
+
+export const databaseUnavailable = () =>
+  new GatewayError("service_unavailable", "the database is unreachable; nothing was charged, retry shortly", {
+    headers: { "Retry-After": "1" },
+  });
+
+/**
+ * Waits for the schema, at most `waitMs`: a node started while the database is down answers 503
+ * until it has migrated, instead of holding requests.
+ */
+export async function schemaReady(storage: PgStorage, waitMs = 2000): Promise<void> {
+  if (storage.isMigrated()) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await Promise.race([
+      storage.migrated,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(databaseUnavailable()), waitMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs a query, turning an outage into 503 service_unavailable with Retry-After. */
+export async function pgCall<T>(storage: PgStorage, run: () => Promise<T>): Promise<T> {
+  try {
+    await schemaReady(storage);
+    return await run();
+  } catch (err) {
+    if (err instanceof GatewayError) throw err;
+    if (isPgUnavailable(err)) throw databaseUnavailable();
+    throw err;
+  }
+}

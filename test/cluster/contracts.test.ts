@@ -1,0 +1,289 @@
+/**
+ * One contract per service, run against every implementation: the embedded ones (SQLite, memory)
+ * and the shared ones (PostgreSQL, Redis). The shared ones need 127.0.0.1:5432 and :6379 (see
+ * test/helpers/shared-servers.ts): without them these suites skip loudly, except under CI=true.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { KeyStore } from "../../src/auth/interface";
+import { KeyStoreError } from "../../src/auth/interface";
+import { hashApiKey } from "../../src/auth/keys";
+import { PostgresKeyStore } from "../../src/auth/postgres";
+import { SqliteKeyStore } from "../../src/auth/sqlite";
+import type { CachedAnswer, ResponseCache } from "../../src/cache/interface";
+import { MemoryResponseCache } from "../../src/cache/memory";
+import { RedisResponseCache } from "../../src/cache/redis";
+import type { ChargeDetails, CreditLedger } from "../../src/credits/interface";
+import { PostgresCreditLedger } from "../../src/credits/postgres";
+import { SqliteCreditLedger } from "../../src/credits/sqlite";
+import type { IdempotencyStore } from "../../src/idempotency/interface";
+import { MemoryIdempotencyStore } from "../../src/idempotency/memory";
+import { RedisIdempotencyStore } from "../../src/idempotency/redis";
+import { SqliteIdempotencyStore } from "../../src/idempotency/sqlite";
+import type { RateLimiter } from "../../src/ratelimit/interface";
+import { MemoryRateLimiter } from "../../src/ratelimit/limiter";
+import { RedisRateLimiter } from "../../src/ratelimit/redis";
+import { RedisLink } from "../../src/redis/link";
+import { openStorage, type Storage } from "../../src/storage/db";
+import { openPostgres, type PgStorage } from "../../src/storage/postgres";
+import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
+
+const shared = await sharedServersUp("service contracts on PostgreSQL and Redis");
+const dir = mkdtempSync(join(tmpdir(), "textai-contracts-"));
+let sqlite: Storage;
+let pgDb: Awaited<ReturnType<typeof freshDatabase>> | null = null;
+let pg: PgStorage | null = null;
+let pg2: PgStorage | null = null;
+let redis: RedisLink | null = null;
+
+beforeAll(async () => {
+  sqlite = openStorage(join(dir, "contracts.db"));
+  if (!shared) return;
+  pgDb = await freshDatabase();
+  pg = openPostgres(pgDb.url);
+  pg2 = openPostgres(pgDb.url);
+  await Promise.all([pg.migrated, pg2.migrated]);
+  const r = await freshRedis();
+  redis = new RedisLink(r.url);
+  redis.start();
+  expect(await redis.ready()).toBe(true);
+});
+afterAll(async () => {
+  await redis?.close();
+  await pg?.close();
+  await pg2?.close();
+  await pgDb?.drop();
+  sqlite.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const details = (requestId: string): ChargeDetails => ({
+  keyId: "key_x",
+  fn: "word-count",
+  requestId,
+  provider: "local",
+  cached: false,
+});
+
+type Ledgers = { ledger: CreditLedger; keys: KeyStore; other?: { ledger: CreditLedger } };
+const stores: [string, boolean, () => Ledgers][] = [
+  [
+    "sqlite",
+    true,
+    () => {
+      const ledger = new SqliteCreditLedger(sqlite);
+      return { ledger, keys: new SqliteKeyStore(sqlite, ledger, { welcomeCredits: 7 }) };
+    },
+  ],
+  [
+    "postgres",
+    shared,
+    () => {
+      const ledger = new PostgresCreditLedger(pg!);
+      return {
+        ledger,
+        keys: new PostgresKeyStore(pg!, ledger, { welcomeCredits: 7 }),
+        other: { ledger: new PostgresCreditLedger(pg2!) },
+      };
+    },
+  ],
+];
+
+for (const [name, enabled, make] of stores) {
+  describe.skipIf(!enabled)(`KeyStore contract: ${name}`, () => {
+    test("accounts and keys: create, authenticate, list, revoke (at once on this store, and told to onRevoke)", async () => {
+      const { keys, ledger } = make();
+      const acc = await keys.createAccount({ name: "Ada", plan: "pro" });
+      expect(acc.balance).toBe(7);
+      expect(await keys.accountExists(acc.id)).toBe(true);
+      expect(await keys.accountExists("acc_nobody")).toBe(false);
+      expect((await keys.getAccount(acc.id))?.name).toBe("Ada");
+      expect((await keys.listAccounts(500, 0)).some((a) => a.id === acc.id)).toBe(true);
+      expect(await ledger.balance(acc.id)).toBe(7);
+
+      const k = await keys.createKey({ label: "one", accountId: acc.id, credits: 3 });
+      expect(k.plan).toBe("pro");
+      expect(await ledger.balance(acc.id)).toBe(10);
+      expect(await keys.authenticate(k.key)).toEqual({ keyId: k.id, accountId: acc.id, plan: "pro", label: "one" });
+      expect(await keys.authenticate(`${k.key}x`)).toBeNull();
+      expect((await keys.list(acc.id)).map((v) => v.id)).toEqual([k.id]);
+      expect((await keys.get(k.id))?.masked_key.endsWith(k.key.slice(-4))).toBe(true);
+      expect(JSON.stringify(await keys.list(acc.id))).not.toContain(k.key);
+
+      const revoked: string[] = [];
+      keys.onRevoke = (h) => revoked.push(h);
+      expect(await keys.revoke(k.id, "acc_other")).toBe(false);
+      expect(await keys.revoke(k.id)).toBe(true);
+      expect(revoked).toEqual([hashApiKey(k.key)]);
+      expect(await keys.authenticate(k.key)).toBeNull();
+      expect((await keys.get(k.id))?.status).toBe("revoked");
+      expect(await keys.revoke("key_nobody")).toBe(false);
+
+      const fresh = await keys.createKey({ label: "new account" });
+      expect(await ledger.balance(fresh.account_id)).toBe(7);
+      await expect(Promise.resolve().then(() => keys.createKey({ label: "x", accountId: "acc_nobody" }))).rejects.toBeInstanceOf(
+        KeyStoreError,
+      );
+      await keys.stop();
+    });
+  });
+
+  describe.skipIf(!enabled)(`CreditLedger contract: ${name}`, () => {
+    test("holds, settle, release, conditional charges, take-backs never below zero, usage from rollups", async () => {
+      const { keys, ledger } = make();
+      const { id } = await keys.createAccount({ credits: 3 });
+      const r1 = await ledger.reserve(id, 2);
+      expect(r1?.remaining).toBe(1);
+      expect(await ledger.reserve(id, 2)).toBeNull();
+      ledger.release(r1!);
+      const r2 = (await ledger.reserve(id, 2))!;
+      await ledger.settle(r2, details("req_1"));
+      expect(r2.remaining).toBe(1);
+      expect(await ledger.balance(id)).toBe(1);
+      // five charges in one turn on one credit: one passes, each checked on its own
+      const out = await Promise.all(Array.from({ length: 5 }, (_, i) => ledger.charge(id, 1, details(`req_c${i}`))));
+      expect(out.filter((r) => r !== null).length).toBe(1);
+      expect(await ledger.balance(id)).toBe(0);
+      await expect(Promise.resolve().then(() => ledger.grant(id, -1, "grant", "take back"))).rejects.toMatchObject({
+        code: "invalid_request",
+      });
+      expect(await ledger.grant(id, 4, "grant", "more")).toBe(4);
+      const usage = await ledger.monthToDate(id);
+      expect(usage.requests).toBe(2);
+      expect(usage.credits_used).toBe(3);
+      expect(usage.credits_granted).toBe(7);
+      expect(usage.by_function).toEqual([{ function: "word-count", requests: 2, credits: 3, cached: 0 }]);
+      const months = await ledger.monthly(id);
+      expect(months[0].credits_used).toBe(3);
+    });
+
+    test.skipIf(name !== "postgres")("two nodes charging one account at once never overspend it", async () => {
+      const { keys, ledger, other } = make();
+      const { id } = await keys.createAccount({ credits: 30 });
+      const calls = Array.from({ length: 60 }, (_, i) => (i % 2 ? other!.ledger : ledger).charge(id, 1, details(`req_n${i}`)));
+      const out = await Promise.all(calls);
+      expect(out.filter((r) => r !== null).length).toBe(30);
+      expect(await ledger.balance(id)).toBe(0);
+      expect(await other!.ledger.balance(id)).toBe(0);
+    });
+  });
+}
+
+const limiters: [string, boolean, () => RateLimiter][] = [
+  ["memory", true, () => new MemoryRateLimiter({ free: { "fn-a": 5 } })],
+  ["redis", shared, () => new RedisRateLimiter(redis!, { free: { "fn-a": 5 } })],
+];
+for (const [name, enabled, make] of limiters) {
+  describe.skipIf(!enabled)(`RateLimiter contract: ${name}`, () => {
+    test("a bucket of 5 admits exactly 5 of 15 concurrent calls; keys and functions are separate", async () => {
+      const l = make();
+      const key = `key_${crypto.randomUUID()}`;
+      const ds = await Promise.all(Array.from({ length: 15 }, () => l.check(key, "free", "fn-a", "standard")));
+      expect(ds.filter((d) => d.allowed).length).toBe(5);
+      const refused = ds.find((d) => !d.allowed)!;
+      expect(refused.limit).toBe(5);
+      expect(refused.remaining).toBe(0);
+      expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(1);
+      expect(refused.retryAfterSeconds).toBeLessThanOrEqual(12);
+      expect((await l.check(`${key}-other`, "free", "fn-a", "standard")).allowed).toBe(true);
+      const b = await l.check(key, "free", "fn-b", "standard");
+      expect(b.allowed).toBe(true);
+      expect(b.limit).toBe(60);
+      expect(b.remaining).toBe(59);
+    });
+  });
+}
+
+const answer = (json: string): CachedAnswer & { attempts: string[] } => ({ json, provider: "p", model: "m", attempts: ["x"] });
+const adopt = (hit: CachedAnswer) => ({ ...hit, attempts: [] as string[] });
+const caches: [string, boolean, (ttlMs: number, maxEntries: number) => ResponseCache][] = [
+  ["memory", true, (ttlMs, maxEntries) => new MemoryResponseCache({ ttlMs, maxEntries, maxBytes: 1 << 20 })],
+  [
+    "redis",
+    shared,
+    (ttlMs, maxEntries) => new RedisResponseCache(redis!, { ttlMs, maxEntries, maxEntryBytes: 1 << 16, lockMs: 5000 }),
+  ],
+];
+for (const [name, enabled, make] of caches) {
+  describe.skipIf(!enabled)(`ResponseCache contract: ${name}`, () => {
+    test("single-flight, scoped by account, failures not kept, TTL and entry bound", async () => {
+      const c = make(400, 3);
+      const k = crypto.randomUUID();
+      expect(await c.get("acc1", k)).toBeNull();
+      let calls = 0;
+      const produce = async () => {
+        calls++;
+        await Bun.sleep(50);
+        return answer(`{"n":${calls}}`);
+      };
+      const all = await Promise.all(Array.from({ length: 5 }, () => c.produceOnce("acc1", k, produce, adopt)));
+      expect(calls).toBe(1);
+      expect(all.filter((r) => !r.shared).length).toBe(1);
+      expect((await c.get("acc1", k))?.json).toBe('{"n":1}');
+      expect(await c.get("acc2", k)).toBeNull();
+      const failing = c.produceOnce("acc1", `${k}-f`, async () => Promise.reject(new Error("upstream down")), adopt);
+      await expect(failing).rejects.toThrow("upstream down");
+      expect(await c.get("acc1", `${k}-f`)).toBeNull();
+      // bounded: the oldest of four goes
+      for (const i of [1, 2, 3, 4]) await c.produceOnce("acc3", `${k}-${i}`, async () => answer(String(i)), adopt);
+      expect(await c.get("acc3", `${k}-1`)).toBeNull();
+      expect((await c.get("acc3", `${k}-4`))?.json).toBe("4");
+      await Bun.sleep(500);
+      expect(await c.get("acc3", `${k}-4`)).toBeNull();
+    });
+  });
+}
+
+const idempotency: [string, boolean, (ttlMs: number) => IdempotencyStore][] = [
+  ["memory", true, (ttlMs) => new MemoryIdempotencyStore({ ttlMs, maxEntries: 100, maxBytes: 1 << 20 })],
+  ["sqlite", true, (ttlMs) => new SqliteIdempotencyStore(sqlite.sqlite, { ttlMs, maxAnswerBytes: 100, leaseMs: 5000 })],
+  ["redis", shared, (ttlMs) => new RedisIdempotencyStore(redis!, { ttlMs, maxAnswerBytes: 100, leaseMs: 5000 })],
+];
+for (const [name, enabled, make] of idempotency) {
+  describe.skipIf(!enabled)(`IdempotencyStore contract (real clock): ${name}`, () => {
+    test("new, in flight, replay, mismatch, abandon, expiry", async () => {
+      const s = make(400);
+      const k = crypto.randomUUID();
+      const res = { status: 200, body: '{"ok":1}', headers: { "x-a": "b" } };
+      expect((await s.begin("acc", k, "h")).state).toBe("new");
+      expect((await s.begin("acc", k, "h")).state).toBe("in_flight");
+      expect((await s.begin("other", k, "h")).state).toBe("new");
+      await s.complete("acc", k, res);
+      expect(await s.begin("acc", k, "h")).toEqual({ state: "replay", response: res });
+      expect((await s.begin("acc", k, "h2")).state).toBe("mismatch");
+      expect((await s.begin("acc", `${k}-f`, "h")).state).toBe("new");
+      await s.abandon("acc", `${k}-f`);
+      expect((await s.begin("acc", `${k}-f`, "h")).state).toBe("new");
+      await Bun.sleep(500);
+      expect((await s.begin("acc", k, "h2")).state).toBe("new");
+    });
+  });
+}
+
+describe("PostgreSQL migrations", () => {
+  test("every generated PostgreSQL migration is embedded", async () => {
+    const { PG_MIGRATIONS } = await import("../../src/storage/migrations-pg");
+    const journal = JSON.parse(await Bun.file(new URL("../../drizzle/pg/meta/_journal.json", import.meta.url)).text()) as {
+      entries: { tag: string }[];
+    };
+    expect(PG_MIGRATIONS.map((m) => m.tag)).toEqual(journal.entries.map((e) => e.tag));
+    for (const m of PG_MIGRATIONS)
+      expect(m.sql).toBe(await Bun.file(new URL(`../../drizzle/pg/${m.tag}.sql`, import.meta.url)).text());
+  });
+
+  test.skipIf(!shared)("five nodes starting at once on an empty database migrate it once", async () => {
+    const db = await freshDatabase();
+    const pools = Array.from({ length: 5 }, () => openPostgres(db.url, { max: 2 }));
+    try {
+      await Promise.all(pools.map((p) => p.migrated));
+      const rows = await pools[0].sql`SELECT tag FROM _migrations`;
+      const { PG_MIGRATIONS } = await import("../../src/storage/migrations-pg");
+      expect(rows.map((r: { tag: string }) => r.tag)).toEqual(PG_MIGRATIONS.map((m) => m.tag));
+    } finally {
+      await Promise.all(pools.map((p) => p.close()));
+      await db.drop();
+    }
+  });
+});

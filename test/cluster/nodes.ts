@@ -1,0 +1,152 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+const ROOT = join(import.meta.dir, "../..");
+export const ADMIN = "admin-token-for-cluster-tests";
+
+/** The nodes' config: the simulator as the provider; plan "five" (5/min chat), plan "pro" unlimited for tests. */
+export const clusterConfig = (simUrl: string) => `
+[plans.five.rate_limits]
+"chat-completions" = 5
+
+[plans.pro.rate_limits]
+"chat-completions" = 10000
+account = 10000
+
+[[providers]]
+name = "sim"
+type = "openai-compatible"
+base_url = "${simUrl}"
+api_key = "sk-sim"
+default_model = "model-a"
+`;
+
+export interface Node {
+  url: string;
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  logs: string[];
+}
+
+export interface Cluster {
+  nodes: Node[];
+  dir: string;
+  env: Record<string, string>;
+  /** starts one more node (or again a node that was killed) */
+  spawn(): Promise<Node>;
+  close(): Promise<void>;
+}
+
+/** Reads a node's stdout until it says where it listens. */
+async function listening(proc: Subprocess<"ignore", "pipe", "pipe">, logs: string[]): Promise<string> {
+  const reader = proc.stdout.getReader();
+  let out = "";
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const m = out.match(/listening on (\S+)/);
+    if (m) {
+      // keep reading (and keeping) the logs, so the pipe never fills up
+      void (async () => {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          logs.push(new TextDecoder().decode(value));
+        }
+      })();
+      return m[1];
+    }
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`node exited before listening: ${out}${await new Response(proc.stderr).text()}`);
+    out += new TextDecoder().decode(value);
+    logs.push(new TextDecoder().decode(value));
+  }
+  throw new Error(`node did not listen within 20 s: ${out}`);
+}
+
+/**
+ * N gateway processes (`bun src/cli.ts serve`, each on a port of its own and a SQLite file of its
+ * own) on one PostgreSQL database and one Redis db, as an operator would run them.
+ */
+export async function startCluster(opts: {
+  n: number;
+  databaseUrl: string;
+  redisUrl: string;
+  configText: string;
+  env?: Record<string, string>;
+}): Promise<Cluster> {
+  const dir = mkdtempSync(join(tmpdir(), "textai-cluster-"));
+  const configPath = join(dir, "config.toml");
+  await Bun.write(configPath, opts.configText);
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    TEXTAI_DATABASE_URL: opts.databaseUrl,
+    TEXTAI_REDIS_URL: opts.redisUrl,
+    TEXTAI_CONFIG: configPath,
+    TEXTAI_ADMIN_TOKEN: ADMIN,
+    TEXTAI_LOG_LEVEL: "warn",
+    TEXTAI_DRAIN_GRACE_MS: "0",
+    ...opts.env,
+  };
+  let count = 0;
+  const nodes: Node[] = [];
+  const spawn = async (): Promise<Node> => {
+    const i = ++count;
+    const proc = Bun.spawn([process.execPath, "src/cli.ts", "serve", "--port", "0"], {
+      cwd: ROOT,
+      env: { ...env, TEXTAI_DB: join(dir, `node-${i}.db`) },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const logs: string[] = [];
+    const url = await listening(proc, logs);
+    return { url, proc, logs };
+  };
+  for (let i = 0; i < opts.n; i++) nodes.push(await spawn());
+  return {
+    nodes,
+    dir,
+    env,
+    spawn,
+    async close() {
+      for (const n of nodes) n.proc.kill("SIGTERM");
+      await Promise.all(nodes.map((n) => n.proc.exited));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function admin(node: Node, method: string, path: string, body?: unknown) {
+  const res = await fetch(node.url + path, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = (await res.json()) as { data?: { result?: Record<string, unknown> } };
+  return { status: res.status, result: json.data?.result ?? {}, json };
+}
+
+/** A key on a new account with `credits` (no welcome credits) and `plan`. */
+export async function newKey(node: Node, credits: number, plan = "pro") {
+  const acc = await admin(node, "POST", "/admin/v1/accounts", { plan, credits });
+  if (acc.status !== 201) throw new Error(`account: ${JSON.stringify(acc.json)}`);
+  const key = await admin(node, "POST", "/admin/v1/keys", { label: "cluster", account_id: acc.result.id });
+  if (key.status !== 201) throw new Error(`key: ${JSON.stringify(key.json)}`);
+  return { key: key.result.key as string, id: key.result.id as string, accountId: acc.result.id as string };
+}
+
+export async function chat(node: Node, key: string, content: string, headers: Record<string, string> = {}) {
+  const res = await fetch(`${node.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}`, ...headers },
+    body: JSON.stringify({ model: "model-a", messages: [{ role: "user", content }] }),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text };
+}
+
+export async function balanceOn(node: Node, key: string): Promise<number> {
+  const res = await fetch(`${node.url}/api/v1/account/usage-summary`, { headers: { "x-api-key": key } });
+  const json = (await res.json()) as { data: { result: { balance: number } } };
+  return json.data.result.balance;
+}

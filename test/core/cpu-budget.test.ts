@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../helpers/gateway";
+import { startUpstream, type Upstream } from "../helpers/upstream";
+
+/**
+ * The offline engine's per-call CPU budget (limits.offline_cpu_ms, default 50 ms), end to end:
+ * a call past it ends with 413 payload_too_large and no charge, and no single request can hold
+ * the one JavaScript thread long enough to keep /health waiting.
+ */
+const PROSE =
+  "Room was spotless and the staff were lovely. Breakfast was cold both days, which was disappointing.\n" +
+  "Great location, but the wifi kept dropping in the evening! Would stay again for the price.\n";
+const big = (unit: string, size = 100_000) => unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
+
+describe("default CPU budget", () => {
+  let gw: TestGateway;
+  let key: string;
+  let accountId: string;
+  beforeAll(async () => {
+    gw = await startGateway();
+    ({ key, accountId } = gw.newKey({ credits: 1000, plan: "pro" }));
+  });
+  afterAll(() => gw.close());
+
+  test("a call that needs more CPU than the budget is refused with 413 and not charged", async () => {
+    const before = gw.deps.ledger.balance(accountId);
+    const res = await gw.post("/api/v1/ai/review-insights", { reviews: big(PROSE) }, { "x-api-key": key });
+    expect({ status: res.status, code: res.json.error?.code, charged: res.json.meta?.credits_deducted }).toEqual({
+      status: 413,
+      code: "payload_too_large",
+      charged: 0,
+    });
+    expect(res.json.error.message).toContain("CPU budget of 50 ms");
+    expect(gw.deps.ledger.balance(accountId)).toBe(before);
+  });
+
+  test("the same function on an ordinary text is answered as before", async () => {
+    const res = await gw.post("/api/v1/ai/review-insights", { reviews: PROSE.repeat(5) }, { "x-api-key": key });
+    expect({ status: res.status, provider: res.json.meta?.provider }).toEqual({ status: 200, provider: "local" });
+  });
+
+  test("/health answers promptly while adversarial 100 KB texts are being analyzed", async () => {
+    // the texts that took 8 to 26 s each before the sentence splitter was made linear
+    const calls = [
+      ["/api/v1/ai/sentiment-analysis", { text: big(".") }],
+      ["/api/v1/ai/review-analyze", { review: big("!") }],
+      ["/api/v1/ai/email-analyze", { email_content: big("!") }],
+      ["/api/v1/ai/comment-analyze", { comment: big(".") }],
+      ["/api/v1/ai/text-summarize", { text: big("!") }],
+      ["/api/v1/ai/ticket-analyze", { ticket: `a${big("\n", 99_998)}a` }],
+      ["/api/v1/ai/review-summary", { reviews: big(PROSE) }],
+      ["/api/v1/ai/spam-detection", { text: big("Ab. "), return_sanitized: true }],
+    ] as const;
+    const pending = calls.map(([path, body]) => gw.post(path, body, { "x-api-key": key }));
+    // let the requests reach the server before asking for /health
+    await Bun.sleep(20);
+    const started = performance.now();
+    const health = await fetch(`${gw.url}/health`);
+    const healthMs = performance.now() - started;
+    const answers = await Promise.all(pending);
+    expect(health.status).toBe(200);
+    expect(healthMs).toBeLessThan(3000);
+    // answered, refused past the budget, or declined by the offline engine (nothing to analyze in "!!!")
+    for (const a of answers) expect([200, "payload_too_large", "no_provider"]).toContain(a.json.error?.code ?? a.status);
+  }, 60_000);
+});
+
+describe("configured CPU budget", () => {
+  let gw: TestGateway;
+  let key: string;
+  beforeAll(async () => {
+    gw = await startGateway({ configText: "[limits]\noffline_cpu_ms = 60000\n" });
+    key = gw.newKey({ credits: 1000, plan: "pro" }).key;
+  });
+  afterAll(() => gw.close());
+
+  test("json-extractor on a long text lists at most 100 of each kind instead of answering 502", async () => {
+    const text = "Order A-1001 shipped on March 3, 2026 for $12.50 (10% off). ".repeat(1500);
+    const res = await gw.post("/api/v1/ai/json-extractor", { text }, { "x-api-key": key });
+    expect({ status: res.status, dates: res.json.data?.result?.dates?.length }).toEqual({ status: 200, dates: 100 });
+  }, 60_000);
+
+  test("limits.offline_cpu_ms raises the budget: the long text is answered and charged", async () => {
+    const res = await gw.post("/api/v1/ai/review-insights", { reviews: big(PROSE) }, { "x-api-key": key });
+    expect({ status: res.status, charged: res.json.meta?.credits_deducted }).toEqual({ status: 200, charged: 2 });
+  }, 60_000);
+});
+
+describe("CPU budget with a model further along the route", () => {
+  let gw: TestGateway;
+  let sim: Upstream;
+  let key: string;
+  beforeAll(async () => {
+    sim = await startUpstream();
+    gw = await startGateway({
+      configText: `[[providers]]
+name = "local"
+type = "local"
+
+[[providers]]
+name = "sim"
+type = "openai-compatible"
+base_url = "${sim.url}/v1"
+api_key = "sk-sim"
+default_model = "sim-model"
+
+[routes]
+"review-insights" = ["local", "sim"]
+`,
+    });
+    key = gw.newKey({ credits: 1000, plan: "pro" }).key;
+  });
+  afterAll(async () => {
+    await gw.close();
+    await sim.close();
+  });
+
+  test("past the offline budget the next provider answers, and attempts say why local did not", async () => {
+    const res = await gw.post("/api/v1/ai/review-insights", { reviews: big(PROSE) }, { "x-api-key": key });
+    expect({ status: res.status, provider: res.json.meta?.provider, charged: res.json.meta?.credits_deducted }).toEqual({
+      status: 200,
+      provider: "sim",
+      charged: 2,
+    });
+    expect(res.json.meta.attempts).toMatchObject([{ provider: "local", error: "cpu_budget" }]);
+  }, 60_000);
+});

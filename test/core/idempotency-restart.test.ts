@@ -1,0 +1,81 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cli, type SpawnedGateway, spawnGateway } from "../helpers/spawned";
+
+// Real `textai serve` processes on one database file, killed with SIGKILL between a call and its retry.
+const dir = mkdtempSync(join(tmpdir(), "textai-idem-kill-"));
+const configPath = join(dir, "config.toml");
+await Bun.write(
+  configPath,
+  `[[providers]]\nname = "mock"\ntype = "mock"\nlatency_ms = 3000\n\n[routes]\n"email-reply" = ["mock"]\n`,
+);
+const env = { TEXTAI_DB: join(dir, "textai.db"), TEXTAI_CONFIG: configPath };
+const running: SpawnedGateway[] = [];
+afterAll(() => {
+  for (const g of running) g.proc.kill(9);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function start(): Promise<SpawnedGateway> {
+  const g = await spawnGateway(env);
+  running.push(g);
+  return g;
+}
+async function kill9(g: SpawnedGateway): Promise<void> {
+  g.proc.kill(9);
+  expect(await g.exited).not.toBe(0);
+}
+async function post(g: SpawnedGateway, path: string, body: unknown, headers: Record<string, string>) {
+  const res = await fetch(g.url + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, headers: res.headers, json: (await res.json()) as Record<string, any> };
+}
+
+describe("Idempotency-Key across kill -9 and restart", () => {
+  test("a retry after a crash replays the stored answer and is not charged again", async () => {
+    const created = JSON.parse(cli(["keys", "create", "--label", "idem", "--credits", "10", "--json"], env));
+    const h = { "x-api-key": created.key, "idempotency-key": "order-42" };
+    const body = { text: "I love this product, it works great." };
+
+    let g = await start();
+    const first = await post(g, "/api/v1/ai/sentiment-analysis", body, h);
+    expect(first.status, JSON.stringify(first.json)).toBe(200);
+    expect(first.json.meta.credits_remaining).toBe(9);
+    await kill9(g);
+
+    g = await start();
+    const retry = await post(g, "/api/v1/ai/sentiment-analysis", body, h);
+    expect(retry.status, JSON.stringify(retry.json)).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.json.data).toEqual(first.json.data);
+    expect(retry.json.request_id).not.toBe(first.json.request_id);
+    expect(retry.headers.get("x-request-id")).toBe(retry.json.request_id);
+    expect(retry.json.meta).toMatchObject({ credits_deducted: 0, credits_remaining: 9 });
+    const other = await post(g, "/api/v1/ai/sentiment-analysis", { text: "another text" }, h);
+    expect(other.status).toBe(422);
+    expect(other.json.error.code).toBe("idempotency_mismatch");
+
+    // a call in flight when its process is killed: it was never answered nor charged, and its
+    // record must not answer 409 forever; the retry runs it, and it is charged once
+    const slowHeaders = { "x-api-key": created.key, "idempotency-key": "slow-1" };
+    const slowBody = { email_text: "Can you send me the invoice for October?", tone: "friendly" };
+    const inFlight = post(g, "/api/v1/ai/email-reply", slowBody, slowHeaders).catch((e: Error) => e);
+    await Bun.sleep(800);
+    await kill9(g);
+    expect(await inFlight).toBeInstanceOf(Error);
+
+    g = await start();
+    const again = await post(g, "/api/v1/ai/email-reply", slowBody, slowHeaders);
+    expect(again.status, JSON.stringify(again.json)).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBeNull();
+    const usage = await fetch(`${g.url}/api/v1/account/usage`, { headers: { "x-api-key": created.key } });
+    const figures = ((await usage.json()) as { data: { result: Record<string, number> } }).data.result;
+    expect(figures).toMatchObject({ requests: 2, balance: 10 - 1 - 2 });
+    await kill9(g);
+  }, 60_000);
+});

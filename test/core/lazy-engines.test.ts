@@ -1,0 +1,121 @@
+// The offline engine's large parts load on first use, never at start-up. This needs a process of its
+// own: the test runner shares one process between files, and other files load every engine.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dir, "../..");
+const dir = mkdtempSync(join(tmpdir(), "textai-lazy-"));
+const env = { ...process.env, TEXTAI_DB: join(dir, "lazy.db"), TEXTAI_LOG_LEVEL: "warn", TEXTAI_DRAIN_GRACE_MS: "0" } as Record<
+  string,
+  string
+>;
+let server: Bun.Subprocess<"ignore", "pipe", "pipe">;
+let url = "";
+let key = "";
+
+/** Series of one metric as label text -> value, from the Prometheus text of /metrics. */
+async function metric(name: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const line of text.split("\n")) {
+    const m = line.match(/^(\w+)(\{[^}]*\})? (\S+)$/);
+    if (m && m[1] === name) out.set(m[2] ?? "", Number(m[3]));
+  }
+  return out;
+}
+
+const call = (path: string, body: unknown) =>
+  fetch(`${url}${path}`, {
+    method: "POST",
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+
+beforeAll(async () => {
+  const created = Bun.spawnSync([process.execPath, "src/cli.ts", "keys", "create", "--label", "lazy", "--json"], {
+    cwd: ROOT,
+    env,
+  });
+  key = JSON.parse(created.stdout.toString()).key;
+  server = Bun.spawn([process.execPath, "src/cli.ts", "serve", "--port", "0"], {
+    cwd: ROOT,
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const reader = server.stdout.getReader();
+  let out = "";
+  while (!/listening on (\S+)/.test(out)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited: ${out}`);
+    out += new TextDecoder().decode(value);
+  }
+  url = out.match(/listening on (\S+)/)![1];
+  reader.releaseLock();
+}, 30_000);
+
+afterAll(async () => {
+  server.kill("SIGTERM");
+  await server.exited;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("offline engine parts load on first use", () => {
+  test("a fresh server is ready with no engine loaded, and holds little memory", async () => {
+    const ready = await fetch(`${url}/ready`);
+    const body = (await ready.json()) as { data: { result: { engines_loaded: string[] } } };
+    expect(ready.status).toBe(200);
+    expect(body.data.result.engines_loaded).toEqual([]);
+    expect((await metric("textai_engine_memory_bytes")).size).toBe(0);
+    const rss = (await metric("textai_process_resident_memory_bytes")).get("") ?? 0;
+    // about 70 MB on the development machine; the grammar engine alone adds over 200 MB
+    expect(rss).toBeGreaterThan(10 * 2 ** 20);
+    expect(rss).toBeLessThan(150 * 2 ** 20);
+    const heap = await metric("textai_heap_bytes");
+    expect(heap.get('{kind="used"}')).toBeGreaterThan(0);
+  });
+
+  test("the first grammar calls wait for the engine, then /metrics reports its memory", async () => {
+    // two at once: they share one load and both get a corrected text
+    const t0 = performance.now();
+    let loading = true;
+    const grammar = Promise.all([
+      call("/api/v1/ai/grammar-fix", { text: "Their going too the store tomorow." }),
+      call("/api/v1/ai/grammar-fix", { text: "She dont like it." }),
+    ]).finally(() => {
+      loading = false;
+    });
+    // the engine loads in its worker: the server keeps answering meanwhile
+    let slowestHealth = 0;
+    while (loading) {
+      const t = performance.now();
+      await (await fetch(`${url}/health`)).text();
+      slowestHealth = Math.max(slowestHealth, performance.now() - t);
+      await Bun.sleep(20);
+    }
+    const answers = await grammar;
+    const loadMs = performance.now() - t0;
+    expect(slowestHealth).toBeLessThan(loadMs / 2);
+    for (const a of answers) expect(a.status).toBe(200);
+    const first = (await answers[0].json()) as { data: { result: { corrected_text: string } } };
+    expect(first.data.result.corrected_text).toContain("tomorrow");
+    const engines = await metric("textai_engine_memory_bytes");
+    expect(engines.get('{engine="grammar"}')).toBeGreaterThan(20 * 2 ** 20);
+    expect(engines.has('{engine="language"}')).toBe(false);
+    expect((await metric("textai_engine_load_seconds")).get('{engine="grammar"}')).toBeGreaterThan(0);
+  }, 60_000);
+
+  test("a language-dependent analysis loads the language model on its first call", async () => {
+    const r = await call("/api/v1/ai/comment-analyze", {
+      comment: "This product is really excellent, thank you so much for the quick delivery!",
+    });
+    const body = (await r.json()) as { data: { result: { language: string } } };
+    expect({ status: r.status, body }).toMatchObject({ status: 200 });
+    expect(body.data.result.language).toBe("en");
+    const ready = (await (await fetch(`${url}/ready`)).json()) as { data: { result: { engines_loaded: string[] } } };
+    expect(ready.data.result.engines_loaded).toContain("language");
+    expect(ready.data.result.engines_loaded).toContain("grammar");
+  }, 30_000);
+});

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../helpers/gateway";
+
+/**
+ * `serve` refuses a port that is taken (Elysia's default SO_REUSEPORT made a second gateway start
+ * silently and share the port), and warns when another live process serves the same SQLite file.
+ */
+const CLI = new URL("../../src/cli.ts", import.meta.url).pathname;
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway();
+});
+afterAll(() => gw.close());
+
+async function serve(env: Record<string, string>, args: string[], waitFor: RegExp | null) {
+  const proc = Bun.spawn(["bun", CLI, "serve", ...args], {
+    env: { ...process.env, TEXTAI_LOG_LEVEL: "warn", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let out = "";
+  const read = async (s: ReadableStream<Uint8Array>) => {
+    for await (const chunk of s) out += new TextDecoder().decode(chunk);
+  };
+  void read(proc.stdout);
+  void read(proc.stderr);
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline && proc.exitCode === null && !waitFor?.test(out)) await Bun.sleep(50);
+  return { proc, output: () => out };
+}
+
+test("a second serve on a taken port exits non-zero with a clear message", async () => {
+  const { proc, output } = await serve({ TEXTAI_DB: `${gw.dir}/other.db` }, ["--port", String(gw.port)], null);
+  const code = await proc.exited;
+  expect({ code, message: /port \d+ .*already in use/.test(output()) }).toEqual({ code: 1, message: true });
+  // the first gateway still answers alone
+  expect((await gw.get("/health")).status).toBe(200);
+}, 30_000);
+
+test("a serve on the same SQLite file as a live gateway warns, naming its pid", async () => {
+  const { proc, output } = await serve({ TEXTAI_DB: gw.dbPath }, ["--port", "0"], /listening on/);
+  try {
+    expect(output()).toContain(`another live process (pid ${process.pid}) is serving the same database file`);
+  } finally {
+    proc.kill("SIGTERM");
+    await proc.exited;
+  }
+}, 30_000);

@@ -1,0 +1,50 @@
+/**
+ * Texts shaped to make backtracking patterns or nested loops blow up (long runs of punctuation, of
+ * one letter, of spaces, of emoji, nesting), for the linear-time tests and `bun run chaos`.
+ */
+export const SIZE = 100_000;
+export const fill = (unit: string, size = SIZE) => unit.repeat(Math.ceil(size / unit.length)).slice(0, size);
+export const PROSE =
+  "The delivery was late again and the box was damaged, which is really disappointing. Otherwise the product " +
+  "works great and the battery life is excellent! Can you refund order 4471 by March 3? Thanks, Maria\n";
+
+export const SHAPES: Record<string, (size: number) => string> = {
+  dots: (n) => fill(".", n),
+  "exclamation marks": (n) => fill("!", n),
+  "mixed terminators": (n) => fill(".!?…", n),
+  "one letter": (n) => fill("a", n),
+  spaces: (n) => `a${fill(" ", n - 2)}a`,
+  "blank lines": (n) => `a${fill("\n", n - 2)}a`,
+  emoji: (n) => fill("😀", n),
+  "nested brackets": (n) => fill("([{", n / 2) + fill("}])", n / 2),
+  "nested quotes": (n) => fill(`"'“‘«`, n),
+  "short sentences": (n) => fill("Ab. ", n),
+  "greeting lines": (n) => fill("hi\n", n),
+  "slashed dates": (n) => fill("1/2 ", n),
+  "code-like ids": (n) => fill("A-1 ", n),
+  "a label, then spaces": (n) => `order #${fill(" ", n - 8)}x`,
+  "insult chains": (n) => `you ${fill("such a ", n - 5)}!`,
+  "Romance street names": (n) => `12 rue ${fill("della ", n - 8)}x`,
+  "phone-like": (n) => fill("+1 ", n),
+};
+
+/** The text field each offline function reads; its other fields come from its example. */
+export const TEXT_FIELD: Record<string, string> = {
+  "intent-detection": "text",
+  "sentiment-analysis": "text",
+  "text-summarize": "text",
+  "email-analyze": "email_content",
+  "email-workflow": "email_content",
+  "email-classification": "email_content",
+  "review-analyze": "review",
+  "review-summary": "reviews",
+  "review-insights": "reviews",
+  "comment-analyze": "comment",
+  "comment-moderate": "comment",
+  "ticket-analyze": "ticket",
+  "ticket-workflow": "ticket",
+  "json-extractor": "text",
+  "search-query-parse": "query",
+  "spam-detection": "text",
+  "pii-redaction": "text",
+};
