@@ -100,7 +100,7 @@ const server = startServer(
 );
 try {
   const { storage, keys } = server.deps;
-  const key = keys.createKey({ label: "bench", credits: 10_000_000 });
+  const key = await keys.createKey({ label: "bench", credits: 10_000_000 });
   const store = new KnowledgeStore(storage);
   const kb = store.create(key.account_id, { name: "bench" });
   const t0 = performance.now();

@@ -5,6 +5,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { type Footprint, footprintRows } from "./lib/footprint";
 import { ROOT } from "./lib/proc";
 
 interface P {
@@ -29,6 +30,7 @@ interface Report {
   machine: { nproc: number; cpu: string; bun: string; node: string; portkey: string; autocannon: string; pinning: string };
   settings: { duration_s: number; warmup_s: number; repeats: number; connections: number[] };
   scenarios: S[];
+  footprint?: Footprint;
   targets: { name: string; goal: string; measured: string; met: boolean | null; detail: string }[];
   wall_seconds: number;
 }
@@ -61,7 +63,7 @@ lines.push(
     `Each point: ${r.settings.warmup_s} s warm-up, then ${r.settings.duration_s} s, ${r.settings.repeats} repeats, median. ` +
     "Each gateway scenario runs a fresh gateway process on a fresh SQLite file with a CLI-created key of a plan with very high limits. " +
     "A point counts only if every answer had the expected status, with no errors or timeouts, and the simulator saw one call per uncached request (none for cache hits, offline calls and rejections). " +
-    "`bun run bench:soak` runs 10,000 keys and varied bodies for 5 minutes (60 s warm-up) and checks that the cache, the token-bucket map, the WAL, the live heap and RSS stay bounded.",
+    "`bun run bench:soak` runs 10,000 keys and varied bodies for 5 minutes (60 s warm-up) and checks that the cache, the token-bucket map, the WAL, the live heap and RSS stay bounded; then grammar-fix calls load the grammar engine and the gateway idles, and RSS must not grow.",
   "",
 );
 lines.push(
@@ -91,6 +93,11 @@ for (const s of r.scenarios) {
   lines.push(
     `| ${s.title} | ${s.endpoint ?? ""} | ${cs.map((c) => n0(at(s, c)?.rps)).join(" | ")} | ${n2(m?.p50)} / ${n2(m?.p99)} | ${s.id === "baseline" ? "–" : n2(one && b1 ? one.p50 - b1.p50 : undefined, 3)} | ${n2(pp && peak(base) ? pp.rps / (peak(base) as P).rps : undefined)}x | ${n2(pp && peak(pk) ? pp.rps / (peak(pk) as P).rps : undefined)}x | ${s.id === "baseline" ? "–" : n0(m?.cpuUsPerReq)} | ${n0(s.peakRssMb)} |`,
   );
+}
+if (r.footprint) {
+  lines.push("", "Footprint (same run; `bun run bench --only startup,memory` measures just this):", "");
+  lines.push("| measure | figure |", "|---|--:|");
+  for (const [what, figure] of footprintRows(r.footprint)) lines.push(`| ${what.trim()} | ${figure} |`);
 }
 lines.push("", "Targets (per core: the gateway is pinned to one core):", "");
 lines.push("| target | goal | measured | result |", "|---|---|---|---|");

@@ -4,13 +4,22 @@
  * gateway on the same simulator). Never a timed test: machines are shared and noisy.
  *
  *   bun bench/run.ts [--duration 3] [--warmup 1] [--repeats 3] [--connections 1,32,128]
- *                    [--only baseline,compat,...] [--no-write]
+ *                    [--only baseline,compat,...,startup,memory] [--starts 10] [--memory-load 60] [--no-write]
  *
- * Writes bench/results/<date>.json and bench/results/<date>.svg and prints a table.
+ * The `cluster` scenario runs the function full path on two nodes sharing a fresh PostgreSQL
+ * database and a Redis db (loopback servers, or TEXTAI_BENCH_PG / TEXTAI_BENCH_REDIS), load split
+ * over both, reported as a ratio to the single-node `function` scenario of the same run
+ * (`--only function,cluster`).
+ *
+ * Besides the throughput table it measures the footprint (bench/lib/footprint.ts): binary size,
+ * start-up time and resident memory; `--only startup,memory` runs just those. Writes
+ * bench/results/<date>.json and bench/results/<date>.svg (a footprint-only run:
+ * bench/results/<date>-footprint.json) and prints the tables.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { FOOTPRINT_IDS, type Footprint, footprintTable, footprintTargets, measureFootprint } from "./lib/footprint";
 import { type Gateway, startGateway } from "./lib/gateway";
 import { type Child, cpuMs, freePort, median, peakRssMb, pin, pinning, ROOT, spawnChild, waitFor } from "./lib/proc";
 import { renderSvg } from "./lib/svg";
@@ -30,6 +39,9 @@ const ONLY = flag("only", "")
   .split(",")
   .filter((s) => s !== "");
 const WRITE = !process.argv.includes("--no-write");
+/** starts timed for the start-up figure, and seconds of full-path load before the loaded RSS figure */
+const STARTS = Number(flag("starts", "10"));
+const MEMORY_LOAD_S = Number(flag("memory-load", "60"));
 
 // ---------- scenarios ----------
 
@@ -61,7 +73,7 @@ const PII_TEXT = (() => {
 })();
 
 type SimCheck = "per-request" | "none";
-type TargetKind = "sim" | "gateway" | "portkey";
+type TargetKind = "sim" | "gateway" | "portkey" | "cluster" | "forwarder";
 
 interface Candidate {
   path: string;
@@ -128,6 +140,16 @@ const SCENARIOS: Scenario[] = [
     sim: "per-request",
   },
   {
+    id: "cluster",
+    title: "two nodes on PostgreSQL + Redis, function via simulator, no-cache",
+    target: "cluster",
+    candidates: fnCandidates,
+    key: "bench",
+    cacheBypass: true,
+    expectStatus: 200,
+    sim: "per-request",
+  },
+  {
     id: "cache",
     title: "gateway function, cache hits",
     target: "gateway",
@@ -146,6 +168,14 @@ const SCENARIOS: Scenario[] = [
     cacheBypass: true,
     expectStatus: 200,
     sim: "none",
+  },
+  {
+    id: "forwarder",
+    title: "bare Bun forwarder (bench/forwarder.ts), the physical limit",
+    target: "forwarder",
+    candidates: [chatCandidate],
+    expectStatus: 200,
+    sim: "per-request",
   },
   {
     id: "portkey",
@@ -243,25 +273,43 @@ async function startPortkey(): Promise<Child & { url: string }> {
   if (!node) throw new Error("node is not installed (Portkey's gateway runs on Node.js)");
   if (!(await Bun.file(entry).exists())) throw new Error("@portkey-ai/gateway is not installed (bun install)");
   const child = spawnChild([...pin(0), node, entry, `--port=${port}`, "--headless"], { log: join(logDir, "portkey.log") });
+  return listening(child, port, 20_000, `Portkey gateway did not start (see ${logDir}/portkey.log.err)`);
+}
+
+/** Waits until `child` answers anything on `port` (any status: these targets have no health route). */
+async function listening(child: Child, port: number, ms: number, failure: string): Promise<Child & { url: string }> {
   const url = `http://127.0.0.1:${port}`;
-  const until = Date.now() + 20_000;
+  const until = Date.now() + ms;
   for (;;) {
     try {
       await fetch(url);
-      break;
+      return { ...child, url };
     } catch {
       if (Date.now() > until || child.proc.exitCode !== null) {
         await child.stop();
-        throw new Error(`Portkey gateway did not start (see ${logDir}/portkey.log.err)`);
+        throw new Error(failure);
       }
-      await Bun.sleep(200);
+      await Bun.sleep(100);
     }
   }
-  return { ...child, url };
+}
+
+/** bench/forwarder.ts pinned to the gateway's core: the full path's physical-limit baseline. */
+async function startForwarder(): Promise<Child & { url: string }> {
+  const port = freePort();
+  const child = spawnChild(
+    [...pin(0), "bun", join(ROOT, "bench", "forwarder.ts"), "--port", String(port), "--upstream", simUrl],
+    {
+      log: join(logDir, "forwarder.log"),
+    },
+  );
+  return listening(child, port, 15_000, `forwarder did not start (see ${logDir}/forwarder.log.err)`);
 }
 
 interface OpenTarget {
   url: string;
+  /** every node of a cluster target (load is spread over them); absent: just `url` */
+  urls?: string[];
   pid?: number;
   headers: Record<string, string>;
   gateway?: Gateway;
@@ -285,11 +333,91 @@ async function openTarget(sc: Scenario): Promise<OpenTarget> {
       stop: () => pk.stop(),
     };
   }
+  if (sc.target === "forwarder") {
+    const fw = await startForwarder();
+    return { url: fw.url, pid: fw.pid, headers: { ...base, authorization: "Bearer sk-bench" }, stop: () => fw.stop() };
+  }
+  if (sc.target === "cluster") return openCluster(sc, base);
   const gw = await startGateway({ simUrl, keyPlans: ["bench", "tight"] });
   const key = sc.key === "bad" ? `tai_live_${"B".repeat(40)}` : (gw.keys[sc.key ?? "bench"] as string);
   const headers: Record<string, string> = { ...base, "x-api-key": key };
   if (sc.cacheBypass) headers["cache-control"] = "no-cache";
   return { url: gw.url, pid: gw.pid, headers, gateway: gw, stop: () => gw.stop() };
+}
+
+/**
+ * Two gateway nodes on a fresh PostgreSQL database and a flushed Redis db (TEXTAI_BENCH_PG,
+ * TEXTAI_BENCH_REDIS; default the loopback servers), both pinned to the single node's CPU, so the
+ * ratio to the single-node "function" scenario is the cost of the shared servers per request.
+ */
+async function openCluster(sc: Scenario, base: Record<string, string>): Promise<OpenTarget> {
+  const { SQL, RedisClient } = await import("bun");
+  const pgAdmin = process.env.TEXTAI_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/test";
+  const redisUrl = process.env.TEXTAI_BENCH_REDIS ?? "redis://127.0.0.1:6379/14";
+  const name = `textai_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
+  const admin = new SQL(pgAdmin, { connectionTimeout: 2 });
+  try {
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+  } catch (e) {
+    throw new Error(`PostgreSQL unreachable at ${pgAdmin}: ${(e as Error).message}`);
+  } finally {
+    await admin.close();
+  }
+  const redis = new RedisClient(redisUrl, { autoReconnect: false, connectionTimeout: 2000 });
+  await redis.connect();
+  await redis.send("FLUSHDB", []);
+  redis.close();
+  const dbUrl = new URL(pgAdmin);
+  dbUrl.pathname = `/${name}`;
+  const env = { TEXTAI_DATABASE_URL: dbUrl.toString(), TEXTAI_REDIS_URL: redisUrl };
+  const nodes: Gateway[] = [];
+  const drop = async () => {
+    const a = new SQL(pgAdmin);
+    await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+    await a.close();
+  };
+  try {
+    nodes.push(await startGateway({ simUrl, keyPlans: ["bench"], env }));
+    nodes.push(await startGateway({ simUrl, keyPlans: ["bench"], env }));
+  } catch (e) {
+    for (const n of nodes) await n.stop();
+    await drop();
+    throw e;
+  }
+  const headers: Record<string, string> = { ...base, "x-api-key": nodes[0].keys.bench as string };
+  if (sc.cacheBypass) headers["cache-control"] = "no-cache";
+  return {
+    url: nodes[0].url,
+    urls: nodes.map((n) => n.url),
+    headers,
+    async stop() {
+      for (const n of nodes) await n.stop();
+      await drop();
+    },
+  };
+}
+
+/** One load run spread over several nodes (connections split evenly), as one result. */
+async function loadOver(urls: string[], path: string, spec: LoadSpec): Promise<LoadResult> {
+  if (urls.length <= 1) return load(spec);
+  const per = Math.max(1, Math.round(spec.connections / urls.length));
+  const parts = await Promise.all(urls.map((u) => load({ ...spec, url: u + path, connections: per })));
+  const statuses: Record<string, number> = {};
+  for (const p of parts) for (const [code, n] of Object.entries(p.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
+  const sum = (k: "requests" | "rps" | "errors" | "timeouts" | "resets") => parts.reduce((a, p) => a + (p[k] as number), 0);
+  const worst = (k: "p50" | "p90" | "p99") => Math.max(...parts.map((p) => p[k] as number));
+  return {
+    ...parts[0],
+    requests: sum("requests"),
+    rps: sum("rps"),
+    errors: sum("errors"),
+    timeouts: sum("timeouts"),
+    resets: sum("resets"),
+    statuses,
+    p50: worst("p50"),
+    p90: worst("p90"),
+    p99: worst("p99"),
+  };
 }
 
 async function pickEndpoint(t: OpenTarget, sc: Scenario): Promise<Candidate | null> {
@@ -368,9 +496,9 @@ async function runScenario(sc: Scenario): Promise<ScenarioResult> {
       const point: Point = { connections, runs: [], rps: 0, p50: 0, p90: 0, p99: 0, ok: true, problems: [] };
       for (let i = 0; i < REPEATS; i++) {
         const simBefore = await settledSimCalls();
-        const warm = await load({ ...spec, duration: WARMUP });
+        const warm = await loadOver(t.urls ?? [t.url], endpoint.path, { ...spec, duration: WARMUP });
         const cpuBefore = t.pid ? cpuMs(t.pid) : 0;
-        const r = await load(spec);
+        const r = await loadOver(t.urls ?? [t.url], endpoint.path, spec);
         const cpuAfter = t.pid ? cpuMs(t.pid) : 0;
         const simDelta = (await settledSimCalls()) - simBefore;
         point.problems.push(...checkRun(sc, r, warm, simDelta, connections, (Date.now() - started) / 1000));
@@ -463,6 +591,20 @@ function targets(results: ScenarioResult[]): Target[] {
           : `missed by ${(8 - ratio).toFixed(2)}x (${(100 * (1 - ratio / 8)).toFixed(0)}%)`,
     });
   } else out.push(notMeasured("full path vs Portkey (peak req/s)", ">= 8x", whyNot("compat", "portkey")));
+  const fw = peak(by("forwarder"));
+  if (compat && fw) {
+    const share = compat.rps / fw.rps;
+    out.push({
+      name: "full path vs bare forwarder (peak req/s)",
+      goal: ">= 50%",
+      measured: `${(100 * share).toFixed(0)}%`,
+      met: share >= 0.5,
+      detail:
+        share >= 0.5
+          ? `met by ${(100 * (share - 0.5)).toFixed(0)} points`
+          : `missed by ${(100 * (0.5 - share)).toFixed(0)} points`,
+    });
+  } else out.push(notMeasured("full path vs bare forwarder (peak req/s)", ">= 50%", whyNot("compat", "forwarder")));
   const c1 = at(by("compat"), 1);
   const b1 = at(by("baseline"), 1);
   if (c1 && b1) {
@@ -475,6 +617,25 @@ function targets(results: ScenarioResult[]): Target[] {
       detail: added <= 0.3 ? `met with ${(0.3 - added).toFixed(3)} ms to spare` : `missed by ${(added - 0.3).toFixed(3)} ms`,
     });
   } else out.push(notMeasured("full path added p50 at 1 connection", "<= 0.300 ms", whyNot("compat", "baseline")));
+  const single = peak(by("function"));
+  const cluster = peak(by("cluster"));
+  if (single && cluster) {
+    const ratio = cluster.rps / single.rps;
+    out.push({
+      name: "cluster (2 nodes, PG + Redis) vs single node, full path (peak req/s)",
+      goal: ">= 0.70x",
+      measured: `${ratio.toFixed(2)}x`,
+      met: ratio >= 0.7,
+      detail: ratio >= 0.7 ? `met by ${(ratio - 0.7).toFixed(2)}x` : `missed by ${(0.7 - ratio).toFixed(2)}x`,
+    });
+  } else
+    out.push(
+      notMeasured(
+        "cluster (2 nodes, PG + Redis) vs single node, full path (peak req/s)",
+        ">= 0.70x",
+        whyNot("function", "cluster"),
+      ),
+    );
   for (const [id, name, goal] of [
     ["cache", "cache hits (peak req/s)", 15_000],
     ["offline", "offline PII 1 KB (peak req/s)", 5_000],
@@ -564,9 +725,11 @@ async function main(): Promise<number> {
   simUrl = `http://127.0.0.1:${simPort}`;
   simStatsUrl = `http://127.0.0.1:${statsPort}/stats`;
   const results: ScenarioResult[] = [];
+  let footprint: Footprint | undefined;
   try {
     await waitFor(simStatsUrl);
-    const chosen = SCENARIOS.filter((s) => ONLY.length === 0 || ONLY.includes(s.id) || s.id === "baseline");
+    const throughput = ONLY.length === 0 || SCENARIOS.some((s) => ONLY.includes(s.id));
+    const chosen = throughput ? SCENARIOS.filter((s) => ONLY.length === 0 || ONLY.includes(s.id) || s.id === "baseline") : [];
     process.stderr.write(
       `bench: ${chosen.length} scenarios x ${CONNECTIONS.join("/")} connections x ${REPEATS} repeats of ${DURATION}s (+${WARMUP}s warm-up each); ${pinning}\n`,
     );
@@ -576,6 +739,17 @@ async function main(): Promise<number> {
       if (r.status !== "ok") process.stderr.write(`  ${r.status}: ${r.reason}\n`);
       results.push(r);
     }
+    const footprintIds = FOOTPRINT_IDS.filter((id) => ONLY.length === 0 || ONLY.includes(id));
+    if (footprintIds.length)
+      footprint = await measureFootprint({
+        ids: footprintIds,
+        simUrl,
+        starts: STARTS,
+        loadSeconds: MEMORY_LOAD_S,
+        load,
+        chatBody: CHAT_BODY,
+        log: (line) => process.stderr.write(`${line}\n`),
+      });
   } finally {
     await sim.stop();
   }
@@ -593,10 +767,12 @@ async function main(): Promise<number> {
     },
     chat_body: JSON.parse(CHAT_BODY) as unknown,
     scenarios: results,
-    targets: targets(results),
+    footprint,
+    targets: [...(results.length ? targets(results) : []), ...footprintTargets(footprint)],
     wall_seconds: Math.round((Date.now() - t0) / 1000),
   };
-  console.log(table(results));
+  if (results.length) console.log(table(results));
+  if (footprint) console.log(`\nFootprint (gateway pinned to one core):\n${footprintTable(footprint)}`);
   console.log("\nTargets (gateway pinned to one core):");
   for (const t of report.targets)
     console.log(
@@ -608,14 +784,16 @@ async function main(): Promise<number> {
   if (WRITE) {
     const dir = join(ROOT, "bench", "results");
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `${date}.json`), `${JSON.stringify(report, null, 2)}\n`);
-    writeFileSync(join(dir, `${date}.svg`), renderSvg(report));
+    // a footprint-only run does not replace the day's throughput results
+    const name = results.length ? date : `${date}-footprint`;
+    writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
+    if (results.length) writeFileSync(join(dir, `${date}.svg`), renderSvg(report));
     // keep `bun run lint` (biome covers bench/) clean: format the JSON the way biome does
     const biome = join(ROOT, "node_modules", ".bin", "biome");
-    if (await Bun.file(biome).exists()) Bun.spawnSync([biome, "format", "--write", join(dir, `${date}.json`)], { cwd: ROOT });
-    console.log(`Wrote bench/results/${date}.json and bench/results/${date}.svg`);
+    if (await Bun.file(biome).exists()) Bun.spawnSync([biome, "format", "--write", join(dir, `${name}.json`)], { cwd: ROOT });
+    console.log(`Wrote bench/results/${name}.json${results.length ? ` and bench/results/${date}.svg` : ""}`);
   }
-  return results.some((r) => r.status === "failed") ? 1 : 0;
+  return results.some((r) => r.status === "failed") || (footprint?.problems.length ?? 0) > 0 ? 1 : 0;
 }
 
 process.exit(await main());

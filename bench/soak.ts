@@ -5,11 +5,18 @@
  * reports the live JS heap after a full collection at the end of warm-up and at the end.
  *
  * Verdict: the cache stays within max_entries, the bucket map within keys x functions, the WAL
- * within 64 MB; after warm-up, the live heap and RSS (median and 90th percentile of the first half
- * vs the second half of the measured period) stay within 10%; every request is answered 200.
+ * within 64 MB; after warm-up, RSS (median and 90th percentile of the first half vs the second
+ * half of the measured period) stays within 10% and the live heap does not grow by more than 10%
+ * (and HEAP_SLACK_MB); every request is answered 200.
+ *
+ * Then an engine phase: grammar-fix calls load the largest part of the offline engine (Harper,
+ * about 230 MB) for --engine-seconds, and the gateway idles for --engine-idle seconds; it passes
+ * when every call is answered 200, /metrics reports the part's memory, and RSS does not grow while
+ * idle (last sample within 10% of the first).
  *
  *   bun bench/soak.ts [--seconds 300] [--warmup 60] [--keys 10000] [--connections 32] [--sample 5]
  *                     [--cache-max 2000] [--only fn,fn] [--probe] [--gc] [--smol] [--out FILE | --no-out]
+ *                     [--engine-seconds 10] [--engine-idle 30]
  *
  * --only runs some endpoints only (to bisect); --probe adds a heap sample every --sample seconds
  * (--gc: each after a full collection); --smol runs the gateway with bun --smol. The transcript
@@ -48,9 +55,17 @@ const ONLY = textFlag("only")?.split(",");
 const PROBE_EVERY = has("probe") || has("gc");
 const PROBE_GC = has("gc");
 const SMOL = has("smol");
+const ENGINE_S = flag("engine-seconds", 10);
+const ENGINE_IDLE_S = flag("engine-idle", 30);
 /** distinct texts per endpoint: several times the cache size, so the cache fills and evicts */
 const DISTINCT = CACHE_MAX * 5;
 const RSS_BAND = 0.1;
+/**
+ * A leak makes the live heap grow; it may shrink after warm-up. Without the grammar engine's memory
+ * the live heap is about 20 MB, and the token-bucket map alone swings by a few MB between sweeps,
+ * so growth counts only past this many MB as well as past RSS_BAND.
+ */
+const HEAP_SLACK_MB = 8;
 /** SQLite checkpoints the WAL at about 4 MB; a WAL past this is not being checkpointed */
 const WAL_MAX_MB = 64;
 const OUT = has("no-out")
@@ -124,6 +139,55 @@ interface Sample {
 function metric(body: string, name: string): number {
   const m = body.match(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)$`, "m"));
   return m ? Number(m[1]) : Number.NaN;
+}
+
+/**
+ * The engine phase: grammar-fix calls (2 at a time, varied texts) make the gateway load Harper, then
+ * no request at all for ENGINE_IDLE_S while RSS is sampled.
+ */
+async function enginePhase(url: string, key: string, pid: number): Promise<{ summary: string; problems: string[] }> {
+  const problems: string[] = [];
+  const before = rssMb(pid);
+  say(`\nengine phase: grammar-fix for ${ENGINE_S} s (loads the grammar engine), then ${ENGINE_IDLE_S} s idle`);
+  const statuses: Record<string, number> = {};
+  const until = Date.now() + ENGINE_S * 1000;
+  let i = 0;
+  const worker = async () => {
+    while (Date.now() < until) {
+      const r = await fetch(`${url}/api/v1/ai/grammar-fix`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key, "cache-control": "no-cache" },
+        body: JSON.stringify({ text: `Their going too the store tomorow, ${text(i++, 8)}.` }),
+      });
+      await r.text();
+      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  const calls = Object.values(statuses).reduce((a, n) => a + n, 0);
+  if (Object.keys(statuses).some((c) => c !== "200"))
+    problems.push(`engine phase: grammar-fix answered ${JSON.stringify(statuses)}`);
+  const m = await (await fetch(`${url}/metrics`)).text();
+  const engineMb = Number(m.match(/^textai_engine_memory_bytes\{engine="grammar"\} (\S+)$/m)?.[1]) / 1048576;
+  if (!(engineMb > 0)) problems.push("engine phase: /metrics reports no memory for the grammar engine");
+  const idle: [number, number][] = [];
+  const t0 = Date.now();
+  say("   t(s)  RSS MB  (idle, engine loaded)");
+  while (Date.now() - t0 < ENGINE_IDLE_S * 1000) {
+    const t = Math.round((Date.now() - t0) / 1000);
+    idle.push([t, rssMb(pid)]);
+    say(`${String(t).padStart(7)}  ${(idle.at(-1)?.[1] ?? 0).toFixed(1).padStart(6)}`);
+    await Bun.sleep(SAMPLE_S * 1000);
+  }
+  const first = idle[0]?.[1] ?? Number.NaN;
+  const last = idle.at(-1)?.[1] ?? Number.NaN;
+  if (idle.length < 2) problems.push("engine phase: too few idle samples (raise --engine-idle)");
+  else if (last > first * (1 + RSS_BAND))
+    problems.push(`engine phase: RSS grew from ${first.toFixed(1)} to ${last.toFixed(1)} MB while idle`);
+  return {
+    problems,
+    summary: `engine phase: ${calls} grammar-fix calls ${JSON.stringify(statuses)}; RSS ${before.toFixed(1)} MB before, ${first.toFixed(1)} -> ${last.toFixed(1)} MB over ${ENGINE_IDLE_S} s idle; grammar engine ${engineMb.toFixed(1)} MB by /metrics`,
+  };
 }
 
 async function main(): Promise<number> {
@@ -270,6 +334,8 @@ async function main(): Promise<number> {
     if (code !== 0) throw new Error(`load generator exited ${code}: ${(await errP).trim()}`);
     const result = JSON.parse((await outP).trim().split("\n").pop() as string) as LoadResult;
 
+    const engine = ENGINE_S > 0 ? await enginePhase(url, mainKey, pid) : undefined;
+
     const probe = existsSync(probeFile)
       ? readFileSync(probeFile, "utf8")
           .trim()
@@ -323,11 +389,12 @@ async function main(): Promise<number> {
     }
     const [liveStart, liveEnd] = live;
     if (!liveStart || !liveEnd) problems.push("the memory probe did not report the live heap twice");
-    else if (Math.abs(liveEnd.heap_mb - liveStart.heap_mb) > liveStart.heap_mb * RSS_BAND)
-      problems.push(`live heap moved ${change(liveStart.heap_mb, liveEnd.heap_mb)} after warm-up`);
+    else if (liveEnd.heap_mb - liveStart.heap_mb > Math.max(liveStart.heap_mb * RSS_BAND, HEAP_SLACK_MB))
+      problems.push(`live heap grew ${change(liveStart.heap_mb, liveEnd.heap_mb)} after warm-up`);
     const wrong = Object.entries(result.statuses).filter(([c]) => c !== "200");
     if (wrong.length) problems.push(`non-200 answers: ${wrong.map(([c, n]) => `${c}x${n}`).join(", ")}`);
     if (result.errors || result.timeouts) problems.push(`${result.errors} errors, ${result.timeouts} timeouts`);
+    if (engine) problems.push(...engine.problems);
 
     say(
       `\n${result.requests} requests in ${result.seconds.toFixed(0)}s (${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms), ${KEYS} keys, ${mix.length} distinct bodies over ${used.map((u) => u.fn).join(", ")}`,
@@ -342,6 +409,7 @@ async function main(): Promise<number> {
       say(
         `live heap after a full collection: ${liveStart.heap_mb.toFixed(1)} MB (${liveStart.objects} objects, RSS ${liveStart.rss_mb.toFixed(1)} MB) at ${liveStart.t} s -> ${liveEnd.heap_mb.toFixed(1)} MB (${liveEnd.objects} objects, RSS ${liveEnd.rss_mb.toFixed(1)} MB) at ${liveEnd.t} s (${change(liveStart.heap_mb, liveEnd.heap_mb)})`,
       );
+    if (engine) say(engine.summary);
     say(problems.length ? `VERDICT: FAIL\n- ${problems.join("\n- ")}` : "VERDICT: PASS");
     if (OUT) {
       writeFileSync(OUT, `$ bun bench/soak.ts ${process.argv.slice(2).join(" ")}\n${REV}\n${transcript.join("\n")}\n`);

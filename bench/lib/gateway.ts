@@ -14,6 +14,8 @@ export interface GatewayOptions {
   env?: Record<string, string>;
   /** flags for bun itself, before the script: --preload for the memory probe, --smol */
   bunFlags?: string[];
+  /** run this executable (the compiled dist/textai) instead of `bun src/cli.ts` */
+  binary?: string;
 }
 
 export interface Gateway {
@@ -25,6 +27,9 @@ export interface Gateway {
   child: Child;
   stop(): Promise<void>;
 }
+
+/** Functions the bench routes to the offline engine: the footprint measurement loads its parts through them. */
+export const LOCAL_ROUTED = ["pii-redaction", "grammar-fix", "email-analyze"];
 
 /** Functions the bench routes to the simulator; routes for functions that do not exist are harmless. */
 export const SIM_ROUTED = [
@@ -49,7 +54,7 @@ timeout_ms = 30000
 
 [routes]
 ${SIM_ROUTED.map((f) => `"${f}" = ["sim"]`).join("\n")}
-"pii-redaction" = ["local"]
+${LOCAL_ROUTED.map((f) => `"${f}" = ["local"]`).join("\n")}
 
 [plans.bench.rate_limits]
 standard = 100000000
@@ -72,26 +77,36 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     TEXTAI_DB: join(dir, "bench.db"),
     TEXTAI_CONFIG: configPath,
     TEXTAI_LOG_LEVEL: "warn",
+    TEXTAI_DRAIN_GRACE_MS: "0",
     ...opts.env,
   };
   const keys: Record<string, string> = {};
+  const gateway = opts.binary ? [opts.binary] : ["bun", ...(opts.bunFlags ?? []), "src/cli.ts"];
   for (const plan of opts.keyPlans ?? ["bench"]) {
     const out = await runCapture(
-      ["bun", "src/cli.ts", "keys", "create", "--label", `bench-${plan}`, "--credits", "100000000", "--plan", plan, "--json"],
+      [
+        ...(opts.binary ? [opts.binary] : ["bun", "src/cli.ts"]),
+        "keys",
+        "create",
+        "--label",
+        `bench-${plan}`,
+        "--credits",
+        "100000000",
+        "--plan",
+        plan,
+        "--json",
+      ],
       env,
     );
     keys[plan] = (JSON.parse(out) as { key: string }).key;
   }
-  const child = spawnChild(
-    [...pin(opts.cpu ?? 0), "bun", ...(opts.bunFlags ?? []), "src/cli.ts", "serve", "--port", String(port)],
-    {
-      env,
-      log: join(dir, "gateway.log"),
-    },
-  );
+  const child = spawnChild([...pin(opts.cpu ?? 0), ...gateway, "serve", "--port", String(port)], {
+    env,
+    log: join(dir, "gateway.log"),
+  });
   const url = `http://127.0.0.1:${port}`;
   try {
-    // ready, not just alive: the offline engine has loaded, so the first measured calls are not stalled
+    // ready, not just alive: the database is open and the listener up (engine parts load on first use)
     await waitFor(`${url}/ready`, 60_000);
   } catch (e) {
     await child.stop();
