@@ -131,6 +131,56 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
   };
   const who = (email: string) => ({ kind: "account" as const, name: email });
   const OPERATOR = { kind: "operator" as const, name: "operator" };
+  const accountPath = (id: string) => `/dashboard/operator/accounts/${encodeURIComponent(id)}`;
+  const refused = (text: string | undefined) => (text ? { kind: "error" as const, text } : null);
+  /** The operator console's account list, with a refusal shown above it when there is one. */
+  const consolePage = async (c: Ctx, q: string, status = 200, error?: string) => {
+    const list = await store().searchAccounts(q, 200);
+    return page(
+      c,
+      status,
+      { title: "Operator console", who: OPERATOR, flash: refused(error) },
+      pages.operatorPage(list, q, plans()),
+    );
+  };
+  /** One account in the operator console, with a refusal shown above it when there is one. */
+  const accountPage = async (c: Ctx, id: string, status = 200, error?: string) => {
+    const acc = await keys.getAccount(id);
+    if (!acc) throw new GatewayError("not_found", "account not found");
+    const login = await store().loginOf(acc.id);
+    const [usage, list] = await Promise.all([ledger.monthToDate(acc.id), keys.list(acc.id)]);
+    return page(
+      c,
+      status,
+      { title: `Account ${acc.name ?? acc.id}`, who: OPERATOR, flash: refused(error) },
+      pages.operatorAccountPage({ ...acc, email: login?.email ?? null }, usage, list as KeyView[], plans()),
+    );
+  };
+  /**
+   * An operator form post, written once: the origin, the form and the operator's session are
+   * checked, `act` does the change and names the page to go to (303). A value it refuses (400) or
+   * an account that is gone (404) re-renders the form's page with the reason, so a browser without
+   * JavaScript sees a page, never a JSON envelope.
+   */
+  const operatorPost =
+    <P extends Record<string, string>>(
+      act: (form: URLSearchParams, params: P) => Promise<string>,
+      onRefused: (c: Ctx, params: P, status: number, text: string) => Promise<Response>,
+    ) =>
+    async ({ request, server, params }: { request: Request; server: Peer; params: P }) => {
+      const c = ctxOf(request, server);
+      const form = await readForm(c);
+      const s = await operator(c);
+      if (s instanceof Response) return s;
+      try {
+        return redirect(c, await act(form, params));
+      } catch (e) {
+        if (!(e instanceof GatewayError) || (e.status !== 400 && e.status !== 404)) throw e;
+        return onRefused(c, params, e.status, e.message).catch(() => {
+          throw e;
+        });
+      }
+    };
 
   const signInFailed = (c: Ctx, email: string, signup: boolean) =>
     page(
@@ -461,88 +511,66 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       const c = ctxOf(request, server);
       const s = await operator(c);
       if (s instanceof Response) return s;
-      const q = String(query.q ?? "").slice(0, 200);
-      const list = await store().searchAccounts(q, 200);
-      return page(c, 200, { title: "Operator console", who: OPERATOR }, pages.operatorPage(list, q, plans()));
+      return consolePage(c, String(query.q ?? "").slice(0, 200));
     })
     .post(
       "/dashboard/operator/accounts",
-      async ({ request, server }) => {
-        const c = ctxOf(request, server);
-        const form = await readForm(c);
-        const s = await operator(c);
-        if (s instanceof Response) return s;
-        const email = (form.get("email") ?? "").trim().toLowerCase();
-        const password = form.get("password") ?? "";
-        const name = (form.get("name") ?? "").trim().slice(0, 200) || email;
-        const plan = form.get("plan") || "free";
-        const creditsRaw = form.get("credits") ?? "";
-        const credits = creditsRaw === "" ? undefined : Number(creditsRaw);
-        const problem =
-          emailProblem(email) ??
-          passwordProblem(password) ??
-          (credits !== undefined && (!Number.isInteger(credits) || credits < 0)
-            ? "credits must be a whole number, 0 or more"
-            : null) ??
-          ((await store().loginByEmail(email)) ? "an account with this email already exists" : null);
-        if (problem) {
-          const list = await store().searchAccounts("", 200);
-          return page(
-            c,
-            400,
-            { title: "Operator console", who: OPERATOR, flash: { kind: "error", text: problem } },
-            pages.operatorPage(list, "", plans()),
-          );
-        }
-        const acc = await keys.createAccount({ name, plan, credits });
-        await store().setLogin(acc.id, email, await hashPassword(password));
-        return redirect(c, `/dashboard/operator/accounts/${encodeURIComponent(acc.id)}`);
-      },
+      operatorPost<Record<string, never>>(
+        async (form) => {
+          const email = (form.get("email") ?? "").trim().toLowerCase();
+          const password = form.get("password") ?? "";
+          const name = (form.get("name") ?? "").trim().slice(0, 200) || email;
+          const plan = form.get("plan") || "free";
+          const creditsRaw = form.get("credits") ?? "";
+          const credits = creditsRaw === "" ? undefined : Number(creditsRaw);
+          const problem =
+            emailProblem(email) ??
+            passwordProblem(password) ??
+            (credits !== undefined && (!Number.isInteger(credits) || credits < 0)
+              ? "credits must be a whole number, 0 or more"
+              : null) ??
+            ((await store().loginByEmail(email)) ? "an account with this email already exists" : null);
+          if (problem) throw new GatewayError("invalid_request", problem);
+          const acc = await keys.createAccount({ name, plan, credits });
+          await store().setLogin(acc.id, email, await hashPassword(password));
+          return accountPath(acc.id);
+        },
+        (c, _params, status, text) => consolePage(c, "", status, text),
+      ),
       { parse: "none" },
     )
     .get("/dashboard/operator/accounts/:id", async ({ request, server, params }) => {
       const c = ctxOf(request, server);
       const s = await operator(c);
       if (s instanceof Response) return s;
-      const acc = await keys.getAccount(params.id);
-      if (!acc) throw new GatewayError("not_found", "account not found");
-      const login = await store().loginOf(acc.id);
-      const [usage, list] = await Promise.all([ledger.monthToDate(acc.id), keys.list(acc.id)]);
-      return page(
-        c,
-        200,
-        { title: `Account ${acc.name ?? acc.id}`, who: OPERATOR },
-        pages.operatorAccountPage({ ...acc, email: login?.email ?? null }, usage, list as KeyView[], plans()),
-      );
+      return accountPage(c, params.id);
     })
     .post(
       "/dashboard/operator/accounts/:id/credits",
-      async ({ request, server, params }) => {
-        const c = ctxOf(request, server);
-        const form = await readForm(c);
-        const s = await operator(c);
-        if (s instanceof Response) return s;
-        const amount = Number(form.get("amount"));
-        if (!Number.isInteger(amount) || amount === 0 || Math.abs(amount) > 1_000_000_000)
-          throw new GatewayError("invalid_request", "amount must be a whole number other than 0", { param: "amount" });
-        if (!(await keys.accountExists(params.id))) throw new GatewayError("not_found", "account not found");
-        await ledger.grant(params.id, amount, "grant", (form.get("reason") ?? "").slice(0, 500) || "granted in the dashboard");
-        return redirect(c, `/dashboard/operator/accounts/${encodeURIComponent(params.id)}`);
-      },
+      operatorPost<{ id: string }>(
+        async (form, params) => {
+          const amount = Number(form.get("amount"));
+          if (!Number.isInteger(amount) || amount === 0 || Math.abs(amount) > 1_000_000_000)
+            throw new GatewayError("invalid_request", "amount must be a whole number other than 0", { param: "amount" });
+          if (!(await keys.accountExists(params.id))) throw new GatewayError("not_found", "account not found");
+          await ledger.grant(params.id, amount, "grant", (form.get("reason") ?? "").slice(0, 500) || "granted in the dashboard");
+          return accountPath(params.id);
+        },
+        (c, params, status, text) => accountPage(c, params.id, status, text),
+      ),
       { parse: "none" },
     )
     .post(
       "/dashboard/operator/accounts/:id/plan",
-      async ({ request, server, params }) => {
-        const c = ctxOf(request, server);
-        const form = await readForm(c);
-        const s = await operator(c);
-        if (s instanceof Response) return s;
-        const plan = (form.get("plan") ?? "").trim();
-        if (!plan || plan.length > 50) throw new GatewayError("invalid_request", "plan: 1 to 50 characters", { param: "plan" });
-        if (!(await store().setPlan(params.id, plan))) throw new GatewayError("not_found", "account not found");
-        return redirect(c, `/dashboard/operator/accounts/${encodeURIComponent(params.id)}`);
-      },
+      operatorPost<{ id: string }>(
+        async (form, params) => {
+          const plan = (form.get("plan") ?? "").trim();
+          if (!plan || plan.length > 50) throw new GatewayError("invalid_request", "plan: 1 to 50 characters", { param: "plan" });
+          if (!(await store().setPlan(params.id, plan))) throw new GatewayError("not_found", "account not found");
+          return accountPath(params.id);
+        },
+        (c, params, status, text) => accountPage(c, params.id, status, text),
+      ),
       { parse: "none" },
     )
     .post(
@@ -554,7 +582,7 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         if (s instanceof Response) return s;
         const key = await keys.get(params.id);
         await revokeOwn(undefined, params.id);
-        return redirect(c, `/dashboard/operator/accounts/${encodeURIComponent(key?.account_id ?? "")}`);
+        return redirect(c, accountPath(key?.account_id ?? ""));
       },
       { parse: "none" },
     )

@@ -349,6 +349,21 @@ describe("operator console over HTTP", () => {
       expect(usage.json.data.result.balance - 4).toBe(
         (await gw.get("/api/v1/account/usage", { "x-api-key": key })).json.data.result.balance,
       );
+      // a refused value re-renders the account's page with the reason (no JSON for a plain form), and changes nothing
+      const before = (await gw.get("/api/v1/account/usage", { "x-api-key": key })).json.data.result.balance;
+      const badAmount = await form(`/dashboard/operator/accounts/${accountId}/credits`, { amount: "lots" }, cookie);
+      expect(badAmount.status).toBe(400);
+      expect(badAmount.headers.get("content-type")).toStartWith("text/html");
+      const badPage = await badAmount.text();
+      expect(badPage).toContain("amount must be a whole number other than 0");
+      expect(badPage).toContain(accountId);
+      expect((await gw.get("/api/v1/account/usage", { "x-api-key": key })).json.data.result.balance).toBe(before);
+      const gone = await form("/dashboard/operator/accounts/acc_nobody/plan", { plan: "pro" }, cookie);
+      expect(gone.status).toBe(404);
+      expect(await gone.text()).toContain("account not found");
+      const badAccount = await form("/dashboard/operator/accounts", { email: "not-an-email", password: "x" }, cookie);
+      expect(badAccount.status).toBe(400);
+      expect(await badAccount.text()).toContain("Operator console");
       // a foreign origin cannot use the operator's session
       const foreign = await fetch(`${gw.url}/dashboard/operator/accounts/${accountId}/credits`, {
         method: "POST",
