@@ -102,8 +102,6 @@ if (r.footprint) {
 lines.push("", "Targets (per core: the gateway is pinned to one core):", "");
 lines.push("| target | goal | measured | result |", "|---|---|---|---|");
 for (const t of r.targets)
-  lines.push(
-    `| ${t.name} | ${t.goal} | ${t.measured} | ${t.met === null ? "not measured" : t.met ? "met" : "**missed**"}: ${t.detail} |`,
-  );
+  lines.push(`| ${t.name} | ${t.goal} | ${t.measured} | ${t.met === false ? `**${t.detail}**` : t.detail} |`);
 lines.push("");
 console.log(lines.join("\n"));
