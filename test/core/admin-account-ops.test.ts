@@ -60,6 +60,20 @@ describe("admin API", () => {
     expect((await gw.post("/api/v1/ai/word-count", { text: "hi" }, { "x-api-key": key })).status).toBe(401);
     expect((await gw.get("/admin/v1/accounts/acc_missing", admin)).status).toBe(404);
   });
+
+  test("a misspelled field is refused with the name it was probably meant to be, and creates nothing", async () => {
+    const before = (await gw.get("/admin/v1/accounts?limit=500", admin)).json.data.result.data.length;
+    const typo = await gw.post("/admin/v1/accounts", { name: "Typo Co", credit: 500 }, admin);
+    expect(typo.status).toBe(400);
+    expect(typo.json.error).toMatchObject({ code: "invalid_request", param: "credit" });
+    expect(typo.json.error.message).toContain('did you mean "credits"');
+    expect((await gw.get("/admin/v1/accounts?limit=500", admin)).json.data.result.data.length).toBe(before);
+    const key = await gw.post("/admin/v1/keys", { label: "svc", acount_id: "acc_x" }, admin);
+    expect(key.status).toBe(400);
+    expect(key.json.error.message).toContain('did you mean "account_id"');
+    const grant = await gw.post("/admin/v1/accounts/acc_x/credits", { amount: 5, reasons: "x" }, admin);
+    expect(grant.json.error.param).toBe("reasons");
+  });
 });
 
 describe("account endpoints", () => {

@@ -47,6 +47,8 @@ export function adminRoutes(deps: AppDeps) {
       schema,
       await readJsonBody(request, config.limits),
       config.limits.maxTextChars,
+      // a misspelled field (say "credit") must not create a key or account without it, silently
+      { strict: true },
     );
   const accountView = async (id: string) => {
     const acc = await keys.getAccount(id);
