@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 import { KeyStoreError } from "./auth/interface";
 import { ConfigError, loadConfig } from "./config";
+import { SqliteCreditLedger } from "./credits/sqlite";
 import { emailProblem, hashPassword, passwordProblem } from "./dashboard/security";
 import { buildServices } from "./services";
 
@@ -11,6 +12,7 @@ const USAGE = `textai — Text-AI Gateway
   textai keys list [--account ID] [--json]
   textai keys revoke ID
   textai credits grant --account ID --amount N [--reason TEXT]
+  textai credits reconcile        (SQLite: set every balance to the sum of its ledger)
   textai usage --account ID [--json]
   textai accounts create --email EMAIL [--plan NAME] [--credits N] [--json]   (password on stdin)
   textai accounts set-login --account ID --email EMAIL                         (password on stdin)
@@ -191,6 +193,16 @@ export async function main(argv: string[]): Promise<number> {
       }
       const balance = await ledger.grant(account, amount, "grant", str(flags, "reason") ?? "granted with the CLI");
       console.log(`Granted ${amount} credits to ${account}; balance ${balance}.`);
+      return 0;
+    }
+    if (cmd === "credits" && sub === "reconcile") {
+      if (!(ledger instanceof SqliteCreditLedger)) {
+        // PostgreSQL changes a balance and writes its ledger row in one transaction: they cannot drift
+        console.error("credits reconcile is for a SQLite database; on PostgreSQL balances and ledger change together");
+        return 1;
+      }
+      const changed = ledger.reconcile();
+      console.log(`Reconciled balances with the ledger: ${changed} account${changed === 1 ? "" : "s"} corrected.`);
       return 0;
     }
     if (cmd === "usage") {

@@ -87,8 +87,10 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     database = { name: "database", required: true, up: () => postgres.up() };
   } else {
     const sqliteLedger = new SqliteCreditLedger(storage);
-    // alone on its file, a serving process makes balances agree with the ledger
-    if (opts.reconcile) sqliteLedger.reconcile();
+    // Balances are kept with each charge; only a file this start has just migrated (written by an
+    // older version) is reconciled with its ledger. It scans the whole ledger (seconds for a million
+    // rows), so it is not done on every start: `textai credits reconcile` does it on demand.
+    if (opts.reconcile && storage.migrated > 0) sqliteLedger.reconcile();
     ledger = sqliteLedger;
     keys = new SqliteKeyStore(storage, sqliteLedger, { welcomeCredits: config.welcomeCredits });
     database = {

@@ -10,6 +10,8 @@ export type Db = BunSQLiteDatabase<typeof schema>;
 export interface Storage {
   sqlite: Database;
   db: Db;
+  /** migrations applied by this open (0 on the usual start of an up-to-date file) */
+  migrated: number;
   close(): void;
 }
 
@@ -26,10 +28,11 @@ export function openStorage(path: string, opts: { busyTimeoutMs?: number } = {})
   sqlite.exec("PRAGMA journal_mode = WAL");
   sqlite.exec("PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA foreign_keys = ON");
-  migrate(sqlite);
+  const migrated = migrate(sqlite);
   return {
     sqlite,
     db: drizzle(sqlite, { schema }),
+    migrated,
     close() {
       try {
         sqlite.exec("PRAGMA optimize");
@@ -42,8 +45,8 @@ export function openStorage(path: string, opts: { busyTimeoutMs?: number } = {})
 }
 
 /** Applies the migrations not yet applied (`migrations`: a prefix of the list, for tests that build an older database). */
-export function migrate(sqlite: Database, migrations = MIGRATIONS): void {
-  if (latestApplied(sqlite, migrations)) return;
+export function migrate(sqlite: Database, migrations = MIGRATIONS): number {
+  if (latestApplied(sqlite, migrations)) return 0;
   sqlite.exec("CREATE TABLE IF NOT EXISTS _migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)");
   const applied = new Set(
     sqlite
@@ -51,8 +54,10 @@ export function migrate(sqlite: Database, migrations = MIGRATIONS): void {
       .all()
       .map((r) => r.tag),
   );
+  let count = 0;
   for (const m of migrations) {
     if (applied.has(m.tag)) continue;
+    count++;
     sqlite
       .transaction(() => {
         for (const stmt of m.sql.split("--> statement-breakpoint")) {
@@ -62,6 +67,7 @@ export function migrate(sqlite: Database, migrations = MIGRATIONS): void {
       })
       .immediate();
   }
+  return count;
 }
 
 /**
