@@ -4,7 +4,7 @@ import type { KeyStore } from "./auth/interface";
 import type { ResponseCache } from "./cache/interface";
 import type { Config } from "./config";
 import type { CreditLedger } from "./credits/interface";
-import type { DashboardStore } from "./dashboard/interface";
+import type { DashboardStore, SignInAttempts } from "./dashboard/interface";
 import type { AnyFunctionDef } from "./functions/define";
 import type { FunctionPipeline } from "./functions/run";
 import type { IdempotencyStore } from "./idempotency/interface";
@@ -36,6 +36,8 @@ export interface ServiceDeps {
   idempotency: IdempotencyStore;
   /** logins and sessions of the dashboard, beside the accounts */
   dashboard: DashboardStore;
+  /** failed dashboard sign-ins, counted for the whole cluster when Redis is configured */
+  signIns: SignInAttempts;
   dependencies: DependencyProbe[];
 }
 

@@ -5,7 +5,8 @@ import { MemoryResponseCache } from "./cache/memory";
 import type { Config } from "./config";
 import type { CreditLedger } from "./credits/interface";
 import { SqliteCreditLedger } from "./credits/sqlite";
-import type { DashboardStore } from "./dashboard/interface";
+import type { DashboardStore, SignInAttempts } from "./dashboard/interface";
+import { SIGN_IN_LIMITS, SignInLimiter } from "./dashboard/security";
 import { SqliteDashboardStore } from "./dashboard/sqlite";
 import type { DependencyProbe, ServiceDeps } from "./deps";
 import type { IdempotencyStore } from "./idempotency/interface";
@@ -30,6 +31,7 @@ const redisParts = () => ({
   ...(require("./ratelimit/redis") as typeof import("./ratelimit/redis")),
   ...(require("./cache/redis") as typeof import("./cache/redis")),
   ...(require("./idempotency/redis") as typeof import("./idempotency/redis")),
+  ...(require("./dashboard/signin-redis") as typeof import("./dashboard/signin-redis")),
 });
 
 /** The Redis channel on which revoked key hashes are broadcast. */
@@ -53,8 +55,8 @@ export interface Services extends ServiceDeps {
 
 /** The services as the app sees them: interfaces only. */
 export function serviceDeps(s: Services): ServiceDeps {
-  const { storage, keys, ledger, limiter, cache, idempotency, dashboard, dependencies } = s;
-  return { storage, keys, ledger, limiter, cache, idempotency, dashboard, dependencies };
+  const { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, dependencies } = s;
+  return { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, dependencies };
 }
 
 export interface ServiceOptions {
@@ -111,6 +113,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
   let limiter: RateLimiter;
   let cache: ResponseCache;
   let idempotency: IdempotencyStore;
+  let signIns: SignInAttempts;
   const rd = config.redisUrl ? redisParts() : null;
   const redis: RedisLink | null = rd && config.redisUrl ? new rd.RedisLink(config.redisUrl, opts.logger) : null;
   if (rd && redis) {
@@ -123,6 +126,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
       lockMs: Math.min(config.limits.requestTimeoutMs, 15_000),
     });
     idempotency = new rd.RedisIdempotencyStore(redis, idempotencyOptions);
+    signIns = new rd.RedisSignInLimiter(redis, SIGN_IN_LIMITS, opts.now);
     // a revocation anywhere drops the key from every node's key cache at once
     keys.onRevoke = (hash) => redis.publish(REVOKED, hash);
     redis.subscribe(REVOKED, (hash) => keys.forget(hash));
@@ -134,6 +138,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
       opts.now,
     );
     idempotency = new SqliteIdempotencyStore(storage.sqlite, idempotencyOptions);
+    signIns = new SignInLimiter(SIGN_IN_LIMITS, opts.now);
   }
   return {
     storage,
@@ -143,6 +148,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     cache,
     idempotency,
     dashboard: pg && postgres ? new pg.PostgresDashboardStore(postgres) : new SqliteDashboardStore(storage.sqlite),
+    signIns,
     dependencies: redis ? [database, { name: "redis", required: false, up: () => redis.ready() }] : [database],
     redis,
     postgres,

@@ -61,3 +61,16 @@ export interface DashboardStore {
   /** Ledger rows, newest first. */
   ledgerPage(accountId: string, limit: number, offset: number): MaybePromise<{ rows: LedgerRow[]; total: number }>;
 }
+
+/**
+ * Sign-in attempts counted per email and per client address in a fixed window (CONTRACT 12). An
+ * attempt is counted before the password is checked, so concurrent guesses cannot all slip in
+ * under the limit; an attempt that succeeds is given back. In memory per process on one node; in
+ * Redis when TEXTAI_REDIS_URL is set, so every node counts the same attempts.
+ */
+export interface SignInAttempts {
+  /** counts one attempt for the email and one for the client; false (nothing counted): over the limit */
+  attempt(email: string, client: string): MaybePromise<boolean>;
+  /** gives back an attempt that succeeded */
+  succeeded(email: string, client: string): MaybePromise<void>;
+}

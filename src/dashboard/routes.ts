@@ -22,7 +22,6 @@ import {
   readCookie,
   requestOrigin,
   SESSION_IDLE_MS,
-  SignInLimiter,
   sameOrigin,
   sessionCookie,
   verifyPassword,
@@ -56,7 +55,7 @@ const detail = (summary: string) => ({ tags: ["Dashboard"], summary, security: [
  */
 export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) {
   const { config, keys, ledger, logger } = deps;
-  const limiter = new SignInLimiter({ perEmail: 5, perClient: 20, windowMs: 15 * 60_000 });
+  const limiter = deps.signIns;
   const sampler = new GatewayStateSampler(deps);
   warmDummyHash();
   const plans = () => [...new Set(["free", ...Object.keys(config.plans)])];
@@ -231,14 +230,12 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         const form = await readForm(c);
         const email = (form.get("email") ?? "").trim().toLowerCase().slice(0, 254);
         const password = form.get("password") ?? "";
-        if (limiter.blocked(email, c.client)) return tooMany(c, "Sign in");
+        if (!(await limiter.attempt(email, c.client))) return tooMany(c, "Sign in");
         const login = password.length <= 200 ? await store().loginByEmail(email) : null;
         // the same argon2id work whether or not the email exists
         const good = await verifyPassword(password.slice(0, 200), login?.passwordHash ?? null);
-        if (!good || !login) {
-          limiter.failed(email, c.client);
-          return signInFailed(c, email, config.dashboard.signup);
-        }
+        if (!good || !login) return signInFailed(c, email, config.dashboard.signup);
+        await limiter.succeeded(email, c.client);
         const cookie = await startSession(c, { accountId: login.accountId, kind: "account" });
         return redirect(c, "/dashboard", { "set-cookie": cookie });
       },
@@ -269,9 +266,8 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         const email = (form.get("email") ?? "").trim().toLowerCase();
         const password = form.get("password") ?? "";
         const problem = emailProblem(email) ?? passwordProblem(password);
-        if (limiter.blocked(email, c.client)) return tooMany(c, "Sign in");
+        if (!(await limiter.attempt(email, c.client))) return tooMany(c, "Sign in");
         if (problem || (await store().loginByEmail(email))) {
-          limiter.failed(email, c.client);
           return page(
             c,
             400,
@@ -279,6 +275,7 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
             pages.signUpPage(email),
           );
         }
+        await limiter.succeeded(email, c.client);
         const acc = await keys.createAccount({ name: email });
         await store().setLogin(acc.id, email, await hashPassword(password));
         const cookie = await startSession(c, { accountId: acc.id, kind: "account" });
@@ -364,11 +361,10 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         const current = form.get("current") ?? "";
         const next = form.get("next") ?? "";
         const login = await store().loginOf(h.accountId);
-        if (limiter.blocked(h.email, c.client)) return tooMany(c, "Sign in");
-        if (!login || !(await verifyPassword(current.slice(0, 200), login.passwordHash))) {
-          limiter.failed(h.email, c.client);
+        if (!(await limiter.attempt(h.email, c.client))) return tooMany(c, "Sign in");
+        if (!login || !(await verifyPassword(current.slice(0, 200), login.passwordHash)))
           return page(c, 400, { ...o, flash: { kind: "error", text: "The current password is wrong." } }, pages.passwordPage());
-        }
+        await limiter.succeeded(h.email, c.client);
         const problem = passwordProblem(next);
         if (problem) return page(c, 400, { ...o, flash: { kind: "error", text: problem } }, pages.passwordPage());
         // ends every session of the account, this one included; this browser gets a new one
@@ -490,10 +486,9 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       async ({ request, server }) => {
         const c = ctxOf(request, server);
         const form = await readForm(c);
-        if (limiter.blocked("operator", c.client)) return tooMany(c, "Operator sign-in");
+        if (!(await limiter.attempt("operator", c.client))) return tooMany(c, "Operator sign-in");
         const token = form.get("token") ?? "";
         if (!config.adminToken || !safeEqual(token, config.adminToken)) {
-          limiter.failed("operator", c.client);
           logger.log("warn", "operator sign-in refused", { request_id: c.state.requestId, client: c.client });
           return page(
             c,
@@ -502,6 +497,7 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
             pages.operatorSignInPage(),
           );
         }
+        await limiter.succeeded("operator", c.client);
         const cookie = await startSession(c, { accountId: null, kind: "operator" });
         return redirect(c, "/dashboard/operator", { "set-cookie": cookie });
       },

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import type { SignInAttempts } from "./interface";
 
 /** Sessions end after this long without a request. */
 export const SESSION_IDLE_MS = 12 * 3600_000;
@@ -95,30 +96,39 @@ export function sameOrigin(request: Request, origin: string): boolean {
   return site === null || site === "same-origin" || site === "none";
 }
 
+/** Five failures per email and twenty per client address in 15 minutes. */
+export const SIGN_IN_LIMITS = { perEmail: 5, perClient: 20, windowMs: 15 * 60_000 };
+export type SignInLimits = typeof SIGN_IN_LIMITS;
+
 /**
- * Failed sign-ins counted per email and per client address in a fixed window. In memory, per
- * process: a cluster of N nodes lets at most N times the limit through.
+ * Sign-in attempts counted per email and per client address in a fixed window, in memory: the
+ * single node's limiter, and a Redis-backed node's fallback while Redis is down.
  */
-export class SignInLimiter {
+export class SignInLimiter implements SignInAttempts {
   private seen = new Map<string, { count: number; resetAt: number }>();
   constructor(
-    private limits: { perEmail: number; perClient: number; windowMs: number },
+    private limits: SignInLimits,
     private now: () => number = Date.now,
   ) {}
 
-  blocked(email: string, client: string): boolean {
-    return this.count(`e:${email}`) >= this.limits.perEmail || this.count(`c:${client}`) >= this.limits.perClient;
-  }
-
-  failed(email: string, client: string): void {
+  attempt(email: string, client: string): boolean {
+    if (this.count(`e:${email}`) >= this.limits.perEmail || this.count(`c:${client}`) >= this.limits.perClient) return false;
+    const t = this.now();
     for (const k of [`e:${email}`, `c:${client}`]) {
-      const t = this.now();
       const e = this.seen.get(k);
       if (e && e.resetAt > t) e.count++;
       else {
         if (this.seen.size >= 100_000) this.prune(t);
         this.seen.set(k, { count: 1, resetAt: t + this.limits.windowMs });
       }
+    }
+    return true;
+  }
+
+  succeeded(email: string, client: string): void {
+    for (const k of [`e:${email}`, `c:${client}`]) {
+      const e = this.seen.get(k);
+      if (e && e.count > 0) e.count--;
     }
   }
 
