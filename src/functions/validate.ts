@@ -1,18 +1,7 @@
 import type { TSchema } from "@sinclair/typebox";
-import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "../errors";
-
-const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
-
-export function checkerFor(schema: TSchema): TypeCheck<TSchema> {
-  let c = compiled.get(schema);
-  if (!c) {
-    c = TypeCompiler.Compile(schema);
-    compiled.set(schema, c);
-  }
-  return c;
-}
+import { checkerFor } from "../schema-check";
 
 const withDefaults = new WeakMap<TSchema, boolean>();
 

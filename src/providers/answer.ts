@@ -1,8 +1,8 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import type { AnyFunctionDef } from "../functions/define";
-import { checkerFor } from "../functions/validate";
+import { checkerFor } from "../schema-check";
 import { ensureFormats } from "./formats";
+import type { RoutedFunction } from "./types";
 
 ensureFormats();
 
@@ -11,7 +11,7 @@ export type Verdict = { ok: true; value: unknown } | { ok: false; problems: stri
 const MAX_PROBLEMS = 8;
 
 /** The schema a provider's answer must satisfy for this request. */
-export function resultSchema(def: AnyFunctionDef, request: unknown): TSchema {
+export function resultSchema(def: RoutedFunction, request: unknown): TSchema {
   return def.resultSchemaFor?.(request) ?? def.result;
 }
 
@@ -20,7 +20,7 @@ export function resultSchema(def: AnyFunctionDef, request: unknown): TSchema {
  * function's semantic checks. Problems are short and name JSON paths, since they go back to the
  * model in the repair prompt (and never into logs).
  */
-export function judge(def: AnyFunctionDef, request: unknown, schema: TSchema, value: unknown): Verdict {
+export function judge(def: RoutedFunction, request: unknown, schema: TSchema, value: unknown): Verdict {
   let v = value;
   if (def.postprocess) {
     try {
@@ -40,7 +40,7 @@ export function judge(def: AnyFunctionDef, request: unknown, schema: TSchema, va
 }
 
 /** Parses a text answer and judges it. */
-export function judgeText(def: AnyFunctionDef, request: unknown, schema: TSchema, text: string): Verdict {
+export function judgeText(def: RoutedFunction, request: unknown, schema: TSchema, text: string): Verdict {
   let parsed: unknown;
   try {
     parsed = JSON.parse(stripFences(text));

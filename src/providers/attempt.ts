@@ -1,11 +1,10 @@
 import { GatewayError } from "../errors";
-import type { AnyFunctionDef } from "../functions/define";
 import { CpuBudgetExceeded, withCpuBudget } from "../local/budget";
 import { judge, judgeText, resultSchema } from "./answer";
-import { type ChatMessage, type Provider, ProviderError } from "./types";
+import { type ChatMessage, type Provider, ProviderError, type RoutedFunction } from "./types";
 
 export interface AttemptInput {
-  def: AnyFunctionDef;
+  def: RoutedFunction;
   request: unknown;
   accountId: string;
   provider: Provider;

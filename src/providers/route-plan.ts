@@ -1,5 +1,4 @@
-import type { AnyFunctionDef } from "../functions/define";
-import type { Provider } from "./types";
+import type { Provider, RoutedFunction } from "./types";
 
 /** One provider to try, and the model the request asked of it (undefined: the provider's own choice). */
 export interface Target {
@@ -9,7 +8,7 @@ export interface Target {
 }
 
 /** Whether `provider` can serve `def` at all (what it answers for a given request is another matter). */
-export function canServeWith(provider: Provider, def: AnyFunctionDef): boolean {
+export function canServeWith(provider: Provider, def: RoutedFunction): boolean {
   if (provider.type === "local") return typeof def.local === "function";
   if (def.kind === "image") return typeof provider.image === "function";
   return true;
@@ -22,7 +21,7 @@ export function canServeWith(provider: Provider, def: AnyFunctionDef): boolean {
  * route is policy, e.g. "pii-redaction stays local", so a request can reorder it but never extend it).
  */
 export function orderRoute(
-  def: AnyFunctionDef,
+  def: RoutedFunction,
   providers: Map<string, Provider>,
   configured: string[] | undefined,
   preferProvider?: string,

@@ -1,6 +1,5 @@
 import type { Config } from "../config";
 import { clientClosed, GatewayError, type ProviderAttempt } from "../errors";
-import type { AnyFunctionDef } from "../functions/define";
 import { type AttemptResult, attemptFunction, OfflineBudgetExceeded } from "./attempt";
 import { type BreakerState, CircuitBreaker, countsAgainstProvider } from "./breaker";
 import {
@@ -13,10 +12,10 @@ import {
   runProxyStream,
 } from "./chat";
 import { orderRoute, planTargets, type Target, targetModel } from "./route-plan";
-import { type Provider, ProviderError } from "./types";
+import { type Provider, ProviderError, type RoutedFunction } from "./types";
 
 export interface RouteCall {
-  def: AnyFunctionDef;
+  def: RoutedFunction;
   /** validated and normalized request */
   request: unknown;
   accountId: string;
@@ -70,17 +69,17 @@ export class ProviderRouter {
     this.now = opts.now;
   }
 
-  routeFor(def: AnyFunctionDef, preferProvider?: string): string[] {
+  routeFor(def: RoutedFunction, preferProvider?: string): string[] {
     return orderRoute(def, this.providers, this.config.routes[def.name], preferProvider);
   }
 
-  canServe(def: AnyFunctionDef): boolean {
+  canServe(def: RoutedFunction): boolean {
     return this.routeFor(def).length > 0;
   }
 
   /** The first provider that would be tried and its model; stable while circuits open and close, so cache keys are too. */
   resolveModel(
-    def: AnyFunctionDef,
+    def: RoutedFunction,
     call: { model?: string; preferProvider?: string },
   ): { provider: string; model: string } | null {
     const first = planTargets(this.routeFor(def, call.preferProvider), this.providers, call.model)[0];
@@ -286,7 +285,7 @@ function summarize(attempts: ProviderAttempt[]): string {
 const CONFIGURE =
   "set OPENAI_API_KEY or GROQ_API_KEY, or add a [[providers]] entry (e.g. an openai-compatible base_url such as Ollama) to the TEXTAI_CONFIG file";
 
-export function noProvider(def: AnyFunctionDef, routed: boolean, localDeclined = false): GatewayError {
+export function noProvider(def: RoutedFunction, routed: boolean, localDeclined = false): GatewayError {
   let message: string;
   if (def.kind === "image")
     message = `${def.name} needs a provider that generates images: set OPENAI_API_KEY or add a [[providers]] entry of type "openai" to the TEXTAI_CONFIG file`;

@@ -1,3 +1,4 @@
+import type { TSchema } from "@sinclair/typebox";
 import type { ProviderFeature, ProviderType } from "../config";
 
 export interface ChatMessage {
@@ -107,4 +108,25 @@ export interface Provider {
   image?(req: ImageRequest): Promise<ImageResult>;
   embed?(texts: string[], signal?: AbortSignal): Promise<number[][]>;
   listModels?(): string[];
+}
+
+/**
+ * What routing and answering need of a function. `functions/define`'s FunctionDef satisfies it,
+ * so the providers depend on this narrow shape and never import the functions layer above them.
+ * Requests and results are validated before and after (their types live with each function).
+ */
+export interface RoutedFunction {
+  name: string;
+  /** "image" goes to the image API; text functions to chat completions */
+  kind?: "text" | "image";
+  /** the offline engine first in the default route */
+  preferLocal?: boolean;
+  result: TSchema;
+  // biome-ignore-start lint/suspicious/noExplicitAny: each function declares its own request and result types
+  resultSchemaFor?: (request: any) => TSchema;
+  prompt: (request: any) => ChatMessage[];
+  check?: (request: any, result: any) => string[];
+  postprocess?: (request: any, result: any) => any;
+  local?: (request: any, ctx: { accountId: string; signal?: AbortSignal }) => unknown;
+  // biome-ignore-end lint/suspicious/noExplicitAny: each function declares its own request and result types
 }
