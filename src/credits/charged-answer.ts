@@ -1,11 +1,11 @@
 import type { CachedAnswer, ResponseCache } from "../cache/interface";
-import { mark, type RequestState } from "../http/state";
 import type { ChargeDetails, CreditLedger, Reservation } from "./interface";
 
 export interface ChargedAnswerCall<A extends CachedAnswer> {
   ledger: CreditLedger;
   cache: ResponseCache;
-  state: RequestState;
+  /** records a stage's time since `since` (Server-Timing) and answers the time now */
+  mark: (stage: "cache" | "credits" | "provider" | "settle", since: number) => number;
   accountId: string;
   cost: number;
   /** null when the cache is bypassed */
@@ -26,19 +26,19 @@ export interface ChargedAnswerCall<A extends CachedAnswer> {
 export async function chargedAnswer<A extends CachedAnswer>(
   c: ChargedAnswerCall<A>,
 ): Promise<{ answer: A; reservation: Reservation; cached: boolean }> {
-  const { ledger, cache, state } = c;
+  const { ledger, cache, mark } = c;
   let t = performance.now();
   const hit = c.cacheKey !== null ? await cache.get(c.accountId, c.cacheKey) : null;
-  t = mark(state, "cache", t);
+  t = mark("cache", t);
   if (hit) {
     const charged = await ledger.charge(c.accountId, c.cost, c.details(hit.provider, true));
-    mark(state, "credits", t);
+    mark("credits", t);
     if (!charged) throw await c.insufficient();
     return { answer: c.fromCache(hit), reservation: charged, cached: true };
   }
 
   const reservation = await ledger.reserve(c.accountId, c.cost);
-  t = mark(state, "credits", t);
+  t = mark("credits", t);
   if (!reservation) throw await c.insufficient();
   try {
     let answer: A;
@@ -48,9 +48,9 @@ export async function chargedAnswer<A extends CachedAnswer>(
       answer = once.answer;
       cached = once.shared;
     } else answer = await c.produce();
-    t = mark(state, "provider", t);
+    t = mark("provider", t);
     await ledger.settle(reservation, c.details(answer.provider, cached));
-    mark(state, "settle", t);
+    mark("settle", t);
     return { answer, reservation, cached };
   } catch (err) {
     ledger.release(reservation);

@@ -186,7 +186,7 @@ export class FunctionPipeline {
     const { answer, reservation, cached } = await chargedAnswer<Answer>({
       ledger,
       cache,
-      state,
+      mark: (stage, since) => mark(state, stage, since),
       accountId: auth.accountId,
       cost,
       cacheKey: useCache

@@ -228,7 +228,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const { answer, reservation, cached } = await chargedAnswer({
       ledger,
       cache,
-      state,
+      mark: (stage, since) => mark(state, stage, since),
       accountId: auth.accountId,
       cost: price,
       cacheKey,
