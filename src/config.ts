@@ -149,7 +149,7 @@ export class ConfigError extends Error {
 
 const LOG_LEVELS = ["debug", "info", "warn", "error"] as const;
 
-function serverUrl(env: Record<string, string | undefined>, name: string, schemes: string[]): string | null {
+function serverUrl(env: Env, name: "TEXTAI_DATABASE_URL" | "TEXTAI_REDIS_URL", schemes: string[]): string | null {
   const raw = env[name]?.trim();
   if (!raw) return null;
   let url: URL;
@@ -163,17 +163,57 @@ function serverUrl(env: Record<string, string | undefined>, name: string, scheme
   return raw;
 }
 
-function envInt(env: Record<string, string | undefined>, name: string, fallback: number, min = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name}: expected an integer >= ${min}, got "${raw}"`);
-  return n;
+/**
+ * The environment variables the gateway reads, in the same kind of closed schema as the file:
+ * numbers are converted from their text and checked here, and a bad value names its variable.
+ * An empty value counts as unset. (A provider's `api_key_env` names a variable of its own.)
+ */
+const EnvInt = (minimum: number, maximum?: number) => T.Optional(T.Integer({ minimum, maximum }));
+const EnvText = T.Optional(T.String());
+const EnvSchema = T.Object({
+  PORT: EnvInt(0, 65535),
+  HOST: EnvText,
+  TEXTAI_CONFIG: EnvText,
+  TEXTAI_DB: EnvText,
+  TEXTAI_DATABASE_URL: EnvText,
+  TEXTAI_REDIS_URL: EnvText,
+  TEXTAI_DB_BUSY_TIMEOUT_MS: EnvInt(0),
+  TEXTAI_ADMIN_TOKEN: EnvText,
+  TEXTAI_WELCOME_CREDITS: EnvInt(0),
+  TEXTAI_LOG_LEVEL: T.Optional(T.Union(LOG_LEVELS.map((l) => T.Literal(l)))),
+  TEXTAI_DRAIN_GRACE_MS: EnvInt(0),
+  TEXTAI_DRAIN_DEADLINE_MS: EnvInt(1),
+  TEXTAI_TRUSTED_PROXIES: EnvText,
+  OPENAI_API_KEY: EnvText,
+  OPENAI_BASE_URL: EnvText,
+  GROQ_API_KEY: EnvText,
+  GROQ_BASE_URL: EnvText,
+});
+type Env = Static<typeof EnvSchema>;
+
+function parseEnv(raw: Record<string, string | undefined>): Env {
+  const picked: Record<string, string> = {};
+  const env: Record<string, string | number> = {};
+  for (const [name, schema] of Object.entries(EnvSchema.properties)) {
+    const v = raw[name];
+    if (v === undefined || v === "") continue;
+    picked[name] = v;
+    // whole numbers only: "1.5", "1e3" or "0x10" stay text and fail the check below
+    env[name] = schema.type === "integer" && /^-?\d{1,15}$/.test(v.trim()) ? Number(v.trim()) : v;
+  }
+  const first = Value.Errors(EnvSchema, env).First();
+  if (first) {
+    const name = first.path.replace(/^\//, "");
+    const allowed =
+      name === "TEXTAI_LOG_LEVEL" ? `one of ${LOG_LEVELS.join(", ")}` : first.message.replace(/^Expected/, "expected");
+    throw new ConfigError(`${name}: ${allowed}, got "${picked[name]}"`);
+  }
+  return env as Env;
 }
 
-function drainSettings(env: Record<string, string | undefined>, file: FileConfig): Config["shutdown"] {
-  const drainGraceMs = envInt(env, "TEXTAI_DRAIN_GRACE_MS", file.shutdown?.drain_grace_ms ?? 5000);
-  const drainDeadlineMs = envInt(env, "TEXTAI_DRAIN_DEADLINE_MS", file.shutdown?.drain_deadline_ms ?? 30_000, 1);
+function drainSettings(env: Env, file: FileConfig): Config["shutdown"] {
+  const drainGraceMs = env.TEXTAI_DRAIN_GRACE_MS ?? file.shutdown?.drain_grace_ms ?? 5000;
+  const drainDeadlineMs = env.TEXTAI_DRAIN_DEADLINE_MS ?? file.shutdown?.drain_deadline_ms ?? 30_000;
   if (drainDeadlineMs < drainGraceMs)
     throw new ConfigError(
       `shutdown.drain_deadline_ms: must be at least drain_grace_ms (${drainGraceMs}), got ${drainDeadlineMs}`,
@@ -197,7 +237,8 @@ export function parseConfigText(text: string, path: string): FileConfig {
 }
 
 /** Builds the one validated Config from environment variables and the optional config file. Throws ConfigError naming the bad key. */
-export function loadConfig(env: Record<string, string | undefined> = process.env, fileText?: string): Config {
+export function loadConfig(rawEnv: Record<string, string | undefined> = process.env, fileText?: string): Config {
+  const env = parseEnv(rawEnv);
   let file: FileConfig = {};
   const path = env.TEXTAI_CONFIG;
   if (fileText !== undefined) file = parseConfigText(fileText, path ?? "config.toml");
@@ -211,8 +252,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     file = parseConfigText(text, path);
   }
 
-  const logLevel = (env.TEXTAI_LOG_LEVEL ?? "info") as Config["logLevel"];
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`TEXTAI_LOG_LEVEL: expected one of ${LOG_LEVELS.join(", ")}`);
+  const logLevel = env.TEXTAI_LOG_LEVEL ?? "info";
 
   const providers: ProviderConfig[] = [...(file.providers ?? [])];
   const upsertEnvProvider = (name: "openai" | "groq", key: string | undefined, baseUrl: string | undefined) => {
@@ -232,7 +272,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     names.add(p.name);
     if (p.type === "openai-compatible" && !p.base_url)
       throw new ConfigError(`providers[${i}].base_url: required for type openai-compatible`);
-    if (p.api_key_env && !p.api_key) p.api_key = env[p.api_key_env];
+    if (p.api_key_env && !p.api_key) p.api_key = rawEnv[p.api_key_env];
   }
   if (!names.has("local")) providers.push({ name: "local", type: "local" });
   for (const [fn, route] of Object.entries(file.routes ?? {})) {
@@ -245,14 +285,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   for (const [plan, def] of Object.entries(file.plans ?? {})) plans[plan] = { ...(def.rate_limits ?? {}) };
 
   return {
-    port: envInt(env, "PORT", 8080),
+    port: env.PORT ?? 8080,
     host: env.HOST || "127.0.0.1",
     dbPath: env.TEXTAI_DB || "./data/textai.db",
     databaseUrl: serverUrl(env, "TEXTAI_DATABASE_URL", ["postgres:", "postgresql:"]),
     redisUrl: serverUrl(env, "TEXTAI_REDIS_URL", ["redis:", "rediss:"]),
-    dbBusyTimeoutMs: envInt(env, "TEXTAI_DB_BUSY_TIMEOUT_MS", 5000),
+    dbBusyTimeoutMs: env.TEXTAI_DB_BUSY_TIMEOUT_MS ?? 5000,
     adminToken: env.TEXTAI_ADMIN_TOKEN || null,
-    welcomeCredits: envInt(env, "TEXTAI_WELCOME_CREDITS", file.welcome_credits ?? 100),
+    welcomeCredits: env.TEXTAI_WELCOME_CREDITS ?? file.welcome_credits ?? 100,
     logLevel,
     providers,
     routes: file.routes ?? {},

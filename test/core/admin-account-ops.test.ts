@@ -182,6 +182,17 @@ describe("storage", () => {
 describe("configuration", () => {
   test("bad values stop start-up with a message naming the key", () => {
     expect(() => loadConfig({ PORT: "eighty" })).toThrow(/PORT/);
+    // environment variables go through a schema too: whole numbers only, ranges, closed sets
+    expect(() => loadConfig({ TEXTAI_WELCOME_CREDITS: "1.5" })).toThrow(/TEXTAI_WELCOME_CREDITS: expected integer, got "1.5"/);
+    expect(() => loadConfig({ TEXTAI_DB_BUSY_TIMEOUT_MS: "1e3" })).toThrow(/TEXTAI_DB_BUSY_TIMEOUT_MS/);
+    expect(() => loadConfig({ PORT: "70000" })).toThrow(/PORT: .*65535/);
+    expect(() => loadConfig({ TEXTAI_LOG_LEVEL: "loud" })).toThrow(/TEXTAI_LOG_LEVEL: one of debug, info, warn, error/);
+    expect(() => loadConfig({ TEXTAI_DRAIN_DEADLINE_MS: "0" })).toThrow(/TEXTAI_DRAIN_DEADLINE_MS/);
+    expect(loadConfig({ PORT: " 9090 ", TEXTAI_WELCOME_CREDITS: "", TEXTAI_LOG_LEVEL: "warn" })).toMatchObject({
+      port: 9090,
+      welcomeCredits: 100,
+      logLevel: "warn",
+    });
     expect(() => loadConfig({ TEXTAI_CONFIG: "x.toml" }, "[cache]\nttl_seconds = -1\n")).toThrow(/cache\.ttl_seconds/);
     expect(() => loadConfig({ TEXTAI_CONFIG: "x.toml" }, '[routes]\n"chat" = ["nobody"]\n')).toThrow(/routes\.chat/);
     expect(() => loadConfig({ TEXTAI_CONFIG: "x.toml" }, "bogus_key = 1\n")).toThrow(ConfigError);
