@@ -34,7 +34,20 @@ interface Gold {
 /** Name locales: who writes to an English-speaking support desk. */
 const NAME_LOCALES: Faker[] = [fakerEN_US, fakerEN_GB, fakerEN_IN, fakerDE, fakerFR, fakerES, fakerIT, fakerNL, fakerPT_BR];
 /** Address locales, English-speaking ones weighted up. */
-const ADDRESS_LOCALES: Faker[] = [fakerEN_US, fakerEN_US, fakerEN_US, fakerEN_GB, fakerEN_GB, fakerEN_CA, fakerEN_AU, fakerDE, fakerFR, fakerES, fakerIT, fakerNL];
+const ADDRESS_LOCALES: Faker[] = [
+  fakerEN_US,
+  fakerEN_US,
+  fakerEN_US,
+  fakerEN_GB,
+  fakerEN_GB,
+  fakerEN_CA,
+  fakerEN_AU,
+  fakerDE,
+  fakerFR,
+  fakerES,
+  fakerIT,
+  fakerNL,
+];
 
 const TEMPLATES: string[] = [
   "Hi, my name is {name} and I moved to {address} last month.",
@@ -86,7 +99,8 @@ function streetAddress(f: Faker): string {
   const street = locale.location.streetAddress(f.datatype.boolean(0.25));
   const r = f.number.float({ min: 0, max: 1 });
   if (r < 0.35) return street;
-  if (locale === fakerEN_US) return `${street}, ${locale.location.city()}, ${locale.location.state({ abbreviated: true })} ${locale.location.zipCode("#####")}`;
+  if (locale === fakerEN_US)
+    return `${street}, ${locale.location.city()}, ${locale.location.state({ abbreviated: true })} ${locale.location.zipCode("#####")}`;
   if (locale === fakerEN_GB || locale === fakerEN_CA || locale === fakerEN_AU)
     return `${street}, ${locale.location.city()} ${locale.location.zipCode()}`;
   return `${street}, ${locale.location.zipCode()} ${locale.location.city()}`;

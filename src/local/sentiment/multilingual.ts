@@ -48,6 +48,11 @@ export const MULTILINGUAL_VALENCE: Readonly<Record<string, number>> = {
   inadmissible: -2.6,
   arnaque: -3,
   // German
+  toll: 2.5,
+  tolle: 2.5,
+  toller: 2.5,
+  tolles: 2.5,
+  tollen: 2.5,
   hervorragend: 3,
   ausgezeichnet: 3,
   prima: 2.4,
