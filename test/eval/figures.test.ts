@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { CALIBRATED } from "../../src/local/calibration";
 import { calibrationSets } from "./calibration-sets";
 import { CONFIDENT_TARGET, calibrationRows } from "./evaluators/calibration";
-import { evaluatePii } from "./evaluators/pii";
+import { evaluatePii, type Gold } from "./evaluators/pii";
 import { fitPlatt } from "./fit-calibration";
 import { readJsonl } from "./metrics";
 
@@ -44,10 +44,7 @@ test("the committed calibration fits are what fit-calibration.ts gives on the tu
 });
 
 test("names and street addresses on the held-out faker set: name F1 >= 0.85, address recall >= 0.7", () => {
-  const items = readJsonl(
-    join(import.meta.dir, "../fixtures/eval/pii-faker-holdout.jsonl"),
-    (x) => x as Parameters<typeof evaluatePii>[0][number],
-  );
+  const items = readJsonl(join(import.meta.dir, "../fixtures/eval/pii-faker-holdout.jsonl"), (x) => x as Gold);
   expect(items.length).toBe(200);
   const r = evaluatePii(items);
   const row = (type: string) => r.table?.find((t) => t[0] === type) ?? [];

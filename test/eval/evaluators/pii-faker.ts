@@ -8,10 +8,10 @@
 import { join } from "node:path";
 import { readJsonl } from "../metrics";
 import type { EvalReport, Evaluator, Metric } from "../registry";
-import { evaluatePii } from "./pii";
+import { evaluatePii, type Gold } from "./pii";
 
-type Items = Parameters<typeof evaluatePii>[0];
-const load = (file: string): Items => readJsonl(join(import.meta.dir, "../../fixtures/eval", file), (x) => x as Items[number]);
+type Items = Gold[];
+const load = (file: string): Items => readJsonl(join(import.meta.dir, "../../fixtures/eval", file), (x) => x as Gold);
 
 export const FAKER_TARGETS = { nameF1: 0.85, addressRecall: 0.7 };
 
