@@ -7,8 +7,8 @@
  * kind: ticket and email categories share one (both come from the built-in intent), review
  * sentiment is the sentiment engine's. A fit is kept only when it rises with the raw confidence
  * and lowers the calibration error, cross-validated within the tuning set (five folds), below
- * the raw confidence's; otherwise the raw confidence stays (a tuning
- * set with no wrong answer says nothing about when the rules err). Answers no function reports
+ * the raw confidence's, and the tuning set has at least MIN_EVENTS wrong (and right) answers;
+ * otherwise the raw confidence stays. Answers no function reports
  * (language confidence) get no fit.
  * Run: bun test/eval/fit-calibration.ts
  */
@@ -17,6 +17,13 @@ import { join } from "node:path";
 import { CALIBRATED, type CalibratedAnswer, type PlattFit } from "../../src/local/calibration";
 import { type Answer, calibrationSets } from "./calibration-sets";
 import { calibrationFigures } from "./metrics";
+
+/**
+ * A logistic fit of two parameters needs about five events per parameter in its rarer class
+ * (Vittinghoff and McCulloch, 2007): a tuning set with fewer wrong answers than this says too
+ * little about when the rules err, and a fit from it would promise the tuning set's accuracy.
+ */
+const MIN_EVENTS = 10;
 
 export function fitPlatt(answers: Answer[]): { a: number; b: number } {
   const pos = answers.filter((x) => x.right).length;
@@ -82,7 +89,7 @@ if (import.meta.main) {
     const wrong = answers.filter((x) => !x.right).length;
     const f = fitPlatt(answers);
     const after = crossValidatedError(answers);
-    const keep = wrong > 0 && f.a > 0 && after < before;
+    const keep = Math.min(wrong, answers.length - wrong) >= MIN_EVENTS && f.a > 0 && after < before;
     console.log(
       `${answer}: ${answers.length} tuning answers (${files}), ${wrong} wrong; ECE ${before.toFixed(3)} raw, ${after.toFixed(3)} fitted (5-fold cross-validated; a ${f.a.toFixed(3)}, b ${f.b.toFixed(3)}) -> ${keep ? "fit kept" : "raw kept"}`,
     );
