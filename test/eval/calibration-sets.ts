@@ -4,11 +4,6 @@
  * evaluator reports both splits through the committed fits.
  */
 import { join } from "node:path";
-import type { AnyFunctionDef } from "../../src/functions/define";
-import emailAnalyze from "../../src/functions/email-analyze";
-import { builtinIntent, withSubject } from "../../src/functions/local/signals";
-import reviewAnalyze from "../../src/functions/review-analyze";
-import ticketAnalyze from "../../src/functions/ticket-analyze";
 import type { CalibratedAnswer } from "../../src/local/calibration";
 import { detectIntent } from "../../src/local/intent";
 import { detectLanguage } from "../../src/local/language";
@@ -19,7 +14,7 @@ import { loadIntentFixture } from "./evaluators/intent";
 import { loadModerationFixture } from "./evaluators/moderation";
 import { loadSentimentFixture } from "./evaluators/sentiment";
 import { loadSpamFixture } from "./evaluators/spam";
-import { loadTriageFixture, type TriageItem } from "./evaluators/triage";
+import { loadTriageFixture, type TriageItem, triageAnswer } from "./evaluators/triage";
 import { readJsonl } from "./metrics";
 
 export interface Answer {
@@ -37,25 +32,6 @@ export interface CalibrationSet {
   reports: string;
   tuning: { file: string; answers: Answer[] };
   heldOut: { file: string; answers: Answer[] };
-}
-
-const ctx = { accountId: "acct_eval" };
-
-async function local(def: AnyFunctionDef, req: Record<string, unknown>): Promise<Record<string, unknown> | null> {
-  return ((await def.local?.(req, ctx)) ?? null) as Record<string, unknown> | null;
-}
-
-/** What a triage function answers for an item, and the raw confidence that answer carries. */
-export async function triageAnswer(it: TriageItem): Promise<{ got: string; raw: number }> {
-  if (it.fn === "review") {
-    const r = await local(reviewAnalyze, { review: it.text });
-    return { got: String(r?.sentiment ?? "declined"), raw: analyzeSentiment(it.text).confidence };
-  }
-  const r =
-    it.fn === "ticket" ? await local(ticketAnalyze, { ticket: it.text }) : await local(emailAnalyze, { email_content: it.text });
-  const category = String(r?.category ?? "declined");
-  // a category the engine says it does not know ("general") is an answer with no confidence
-  return { got: category, raw: category === "general" ? 0 : builtinIntent(withSubject(it.text)).confidence };
 }
 
 async function triage(fn: TriageItem["fn"], file: string): Promise<Answer[]> {

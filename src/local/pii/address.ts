@@ -42,6 +42,7 @@ const STREET_POSTAL = new RegExp(
   `(?<![\\p{L}\\p{N}\\p{M}'’-])(?:(?:Am|An|Im|Auf|Zum|Zur|van|de|la|le)\\s+)?${CAP}(?:\\s+(?:(?:de|del|la|di|da|van|der)\\s+)?${CAP}){0,3},?\\s+\\d{1,4}[a-z]?${EU_UNIT},\\s*(?:\\d{5}|\\d{4}\\s?[A-Z]{2}|\\d{4})\\s+${CAP}(?:\\s+(?:(?:de|del|la|a|di|les|sur|am|an)\\s+)?${CAP}){0,3}(?:\\s+(?:a|al)\\s+\\p{Ll}+)?`,
   "gu",
 );
+const POSTCODE_AFTER_COMMA = /,\s*\d{4}/;
 const PO_BOX = new RegExp(`\\b[Pp]\\.?\\s?[Oo]\\.?\\s+[Bb]ox\\s+\\d{1,6}${LOCALITY}`, "gu");
 
 export function findAddresses(text: string): PiiEntity[] {
@@ -49,7 +50,8 @@ export function findAddresses(text: string): PiiEntity[] {
   for (const re of [STREET_EN, STREET_GERMANIC, PO_BOX]) {
     for (const m of text.matchAll(re)) out.push(trimmed(text, m.index, m[0], 0.88));
   }
-  for (const m of text.matchAll(STREET_POSTAL)) out.push(trimmed(text, m.index, m[0], 0.9));
+  // the postal pattern may start at any capitalised word: run it only where a postcode follows a comma
+  if (POSTCODE_AFTER_COMMA.test(text)) for (const m of text.matchAll(STREET_POSTAL)) out.push(trimmed(text, m.index, m[0], 0.9));
   for (const m of text.matchAll(STREET_ROMANCE)) {
     // the Romance pattern needs a house number somewhere, else "via Email" would be an address
     if (!/\d/.test(m[0])) continue;

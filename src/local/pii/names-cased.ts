@@ -14,7 +14,7 @@ import { entity, type PiiEntity } from "./types";
 const CAPS_RUN = /(?<![\p{L}\p{N}])\p{Lu}{2,}(?:['’-]\p{Lu}+)?(?:[ \t]+\p{Lu}{2,}(?:['’-]\p{Lu}+)?)+(?![\p{L}\p{N}])/gu;
 // a lower-case word after a phrase that introduces a person (the phrase list is names.ts's)
 const LOWER_AFTER_CUE =
-  /(?:\b(?:name is|name:|this is|it'?s|its|i'?m|i am|thanks,?|thank you,?|regards,?|cheers,?|customer:|client:|for|to|by|from|dear|hi|hello|hey|call|contact|behalf of|neighbou?r|technician|colleague)[ \t]+)(\p{Ll}[\p{Ll}\p{M}'’-]*(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]*){1,3})/giu;
+  /(?:\b(?:name is|name:|this is|it'?s|its|i'?m|i am|thanks,?|thank you,?|regards,?|cheers,?|customer:|client:|for|to|by|from|dear|hi|hello|hey|call|contact|behalf of|neighbou?r|technician|colleague)[ \t]+)(?!(?:the|a|an|my|your|our|their|his|her|you|me|us|them|it|be|do|get|see|this|that|all|any|some|more|help|each)[ \t.,!?])(\p{Ll}[\p{Ll}\p{M}'’-]*(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]*){1,3})/giu;
 
 /** English words that end a lower-case name run ("felipe carvalho today", "ana souza and"). */
 const LOWER_STOP = new Set(

@@ -8,8 +8,13 @@
  * so its confidence is the intent's; reviews report the sentiment's; both calibrated.
  */
 import { join } from "node:path";
+import type { AnyFunctionDef } from "../../../src/functions/define";
+import emailAnalyze from "../../../src/functions/email-analyze";
+import { builtinIntent, withSubject } from "../../../src/functions/local/signals";
+import reviewAnalyze from "../../../src/functions/review-analyze";
+import ticketAnalyze from "../../../src/functions/ticket-analyze";
 import { calibrated } from "../../../src/local/calibration";
-import { triageAnswer } from "../calibration-sets";
+import { analyzeSentiment } from "../../../src/local/sentiment";
 import { calibrationFigures, readJsonl } from "../metrics";
 import type { EvalReport, Evaluator, Metric } from "../registry";
 
@@ -21,6 +26,25 @@ export interface TriageItem {
 
 export function loadTriageFixture(file = "triage-holdout.jsonl"): TriageItem[] {
   return readJsonl(join(import.meta.dir, "../../fixtures/eval", file), (x) => x as TriageItem);
+}
+
+const ctx = { accountId: "acct_eval" };
+
+async function local(def: AnyFunctionDef, req: Record<string, unknown>): Promise<Record<string, unknown> | null> {
+  return ((await def.local?.(req, ctx)) ?? null) as Record<string, unknown> | null;
+}
+
+/** What a triage function answers for an item, and the raw confidence that answer carries. */
+export async function triageAnswer(it: TriageItem): Promise<{ got: string; raw: number }> {
+  if (it.fn === "review") {
+    const r = await local(reviewAnalyze, { review: it.text });
+    return { got: String(r?.sentiment ?? "declined"), raw: analyzeSentiment(it.text).confidence };
+  }
+  const r =
+    it.fn === "ticket" ? await local(ticketAnalyze, { ticket: it.text }) : await local(emailAnalyze, { email_content: it.text });
+  const category = String(r?.category ?? "declined");
+  // a category the engine says it does not know ("general") is an answer with no confidence
+  return { got: category, raw: category === "general" ? 0 : builtinIntent(withSubject(it.text)).confidence };
 }
 
 /** The function's answer for the item and its calibrated confidence (see calibration-sets.ts). */
