@@ -55,6 +55,18 @@ describe("review-analyze: praise, then a contrast word and a fault the lexicon h
   });
 });
 
+describe('sentiment-analysis: praise after "too" is a fault', () => {
+  test.each(["The dessert was far too sweet.", "The speaker is way too bright in the treble."])("%s", async (text) => {
+    const r = await call("/api/v1/ai/sentiment-analysis", { text });
+    expect(r.status, show(r)).toBe(200);
+    expect(r.json.data.result.label, show(r)).toBe("negative");
+  });
+  test('a negated "too" stays what it was', async () => {
+    const r = await call("/api/v1/ai/sentiment-analysis", { text: "Not too bad for the price." });
+    expect(r.json.data.result.label, show(r)).toBe("positive");
+  });
+});
+
 describe("pii-redaction: names as people type them", () => {
   test.each([
     ["Customer: MARGARET OKONKWO\nOrder 5531 is missing.", "MARGARET OKONKWO"],
