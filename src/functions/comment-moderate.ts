@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { calibrated } from "../local/calibration";
 import { detectLanguage } from "../local/language";
 import { MODERATION_CATEGORIES, moderate } from "../local/moderation";
 import { defineFunction } from "./define";
@@ -102,7 +103,7 @@ export default defineFunction({
       categories: r.categories,
       flagged_categories: r.flaggedCategories,
       reasons: r.reasons.slice(0, 20),
-      confidence: r.confidence,
+      confidence: calibrated("moderation", r.confidence),
     };
   },
   // A lexicon misses sarcasm and coded abuse a model catches; the engine serves when no model is configured.

@@ -1,4 +1,5 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
+import { calibrated } from "../local/calibration";
 import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import { extractFields } from "./local/extract-fields";
@@ -106,7 +107,7 @@ export default defineFunction({
     const own = builtinIntent(text);
     const picked = req.allowed_categories?.length
       ? pickLabel(text, req.allowed_categories)
-      : { label: categoryOfIntent(own.intent), confidence: own.matched ? own.confidence : 0.3 };
+      : { label: categoryOfIntent(own.intent), confidence: own.matched ? calibrated("category", own.confidence) : 0.3 };
     if (picked === null) return decline(req, "allowed_categories", "no offline cue fits any of these categories");
     const out: Static<typeof result> = { category: picked.label, confidence: picked.confidence };
     if (req.detect_urgency) {

@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { calibrated } from "../local/calibration";
 import { BUILTIN_INTENTS, detectIntent } from "../local/intent";
 import { canonical, outside } from "./constrain";
 import { defineFunction } from "./define";
@@ -80,7 +81,14 @@ export default defineFunction({
     // no cue supports any label: the engine would only be guessing
     if (!r.matched)
       return decline(req, req.intent_types?.length ? "intent_types" : "text", "no cue of the offline engine supports any intent");
-    return { intent: r.intent, confidence: r.confidence, entities: r.entities, alternatives: r.alternatives };
+    const confidence = calibrated("intent", r.confidence);
+    // runner-ups keep their share of the chosen intent's confidence
+    const scale = r.confidence > 0 ? confidence / r.confidence : 0;
+    const alternatives = r.alternatives.map((a) => ({
+      ...a,
+      confidence: Math.round(Math.min(confidence, a.confidence * scale) * 100) / 100,
+    }));
+    return { intent: r.intent, confidence, entities: r.entities, alternatives };
   },
   // Cue rules cover common support and commerce intents but not what a model understands: a model answers first.
   preferLocal: false,

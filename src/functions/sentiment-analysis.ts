@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { calibrated } from "../local/calibration";
 import { analyzeSentiment } from "../local/sentiment";
 import { defineFunction } from "./define";
 import { buildPrompt } from "./prompt";
@@ -110,7 +111,10 @@ export default defineFunction({
     if (res.label === "negative" && res.score > 0) problems.push("label negative with a positive score");
     return problems;
   },
-  local: (req) => analyzeSentiment(req.text, { aspects: req.aspects }),
+  local: (req) => {
+    const r = analyzeSentiment(req.text, { aspects: req.aspects });
+    return { ...r, confidence: calibrated("sentiment", r.confidence) };
+  },
   // A lexicon misses sarcasm and domain words a model gets; it serves when no model is configured.
   preferLocal: false,
   example: {

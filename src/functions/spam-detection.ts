@@ -1,4 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { calibrated } from "../local/calibration";
 import { PII_TYPES } from "../local/pii";
 import { detectSpam } from "../local/spam";
 import { defineFunction } from "./define";
@@ -138,7 +139,7 @@ export default defineFunction({
       is_spam: r.isSpam,
       label: r.label,
       spam_score: r.spamScore,
-      confidence: r.confidence,
+      confidence: calibrated("spam", r.confidence),
       signals: r.signals.map(({ name, weight, detail }) => ({ name, weight, detail })),
       categories: r.categories,
       ...(r.toxicity

@@ -81,14 +81,14 @@ const CUES: Record<Exclude<BuiltinIntent, "other">, Cue[]> = {
   ],
   purchase: [
     [
-      /\b(?:(?:want|like|looking|plan(?:ning)?|ready|interested) to (?:buy|purchase|order|get|subscribe)|(?:buy|purchase|order) (?:a|an|the|some|\d+|another)|add to (?:cart|basket)|place an order|bulk order|get a quote|quote for|how (?:much|do i buy)|pricing for|price of|in stock|available to buy|upgrade (?:to|my plan))\b/i,
+      /\b(?:(?:want|like|looking|plan(?:ning)?|ready|interested) to (?:buy|purchase|order|get|subscribe)|(?:buy|purchase) (?:a|an|the|some|\d+|another)|order (?:a|an|the|some|another|\d{1,3}(?![\d-]))|add to (?:cart|basket)|place an order|bulk order|get a quote|quote for|how (?:much|do i buy)|pricing for|price (?:of|for)|discount for|(?:volume|bulk|non-?profit|education(?:al)?|student) (?:pricing|discounts?)|in stock|available to buy|upgrade (?:to|my plan))\b/i,
       3,
     ],
     [/\b(?:price|pricing|cost|discount|coupon|deal|buy|purchase|checkout)\b/i, 1],
   ],
   order_status: [
     [
-      /\b(?:where(?:'s| is) my (?:order|package|parcel|delivery|shipment)|track(?:ing)? (?:my )?(?:order|package|number)|(?:order|package|parcel|delivery|shipment) (?:status|hasn'?t arrived|has not arrived|not arrived|is late|delayed)|when will (?:my|it|the) (?:order|package|parcel)?\s*(?:arrive|ship|be delivered)|has (?:it|my order) shipped)\b/i,
+      /\b(?:where(?:'s| is) my (?:order|package|parcel|delivery|shipment)|track(?:ing)? (?:my )?(?:order|package|number)|(?:order|package|parcel|delivery|shipment) (?:status|hasn'?t arrived|has not arrived|not arrived|is late|delayed)|when will (?:my|it|the) (?:order|package|parcel)?\s*(?:arrive|ship|be delivered)|has (?:it|my order) shipped|tracking (?:says|shows|link|hasn'?t|has not|is)|(?:parcel|package|order|shipment) (?:still )?(?:hasn'?t|has not|never) (?:arrived|come|moved)|hasn'?t moved|stuck (?:at|in) (?:customs|the depot|transit)|(?:check|see) where (?:it|my (?:order|parcel|package)) is)\b/i,
       3.5,
     ],
     [/\b(?:shipped|shipping|delivery|tracking|arrive|dispatch\w*|courier)\b/i, 0.8],
@@ -115,7 +115,7 @@ const CUES: Record<Exclude<BuiltinIntent, "other">, Cue[]> = {
   ],
   account: [
     [
-      /\b(?:reset (?:my )?password|forgot (?:my )?password|can'?t (?:log ?in|sign ?in|access my account)|locked out|(?:change|update) (?:my |the )?(?:email|username|password|profile|(?:email |billing |shipping )?address)(?: address)? (?:on|of|for) (?:my|the) account|(?:change|update) (?:my )?(?:email|username|password|profile)|two[- ]factor|2fa|verification code)\b/i,
+      /\b(?:reset (?:my )?password|forgot (?:my )?password|can'?t (?:log ?in|sign ?in|access my account)|locked out|(?:change|update) (?:my |the )?(?:email|username|password|profile|(?:email |billing |shipping )?address)(?: address)? (?:on|of|for) (?:my|the) account|(?:change|update|edit) (?:the |my |our )?(?:\w+ ){0,3}(?:on|of|in|for) (?:my|our|the|your) (?:\w+ )?(?:account|profile)|(?:change|update) (?:my )?(?:email|username|password|profile)|two[- ]factor|2fa|verification code)\b/i,
       3,
     ],
     [/\b(?:account|login|log in|sign in|password|username)\b/i, 0.8],
@@ -129,7 +129,7 @@ const CUES: Record<Exclude<BuiltinIntent, "other">, Cue[]> = {
   ],
   technical_issue: [
     [
-      /\b(?:not working|doesn'?t work|stopped working|won'?t (?:load|start|open|connect|turn on|charge)|keeps? (?:crashing|freezing)|crash\w*|error (?:code|message)?|bug|glitch|freez\w*|(?:can'?t|cannot|unable to) (?:connect|install|update|load|open|upload|download))\b/i,
+      /\b(?:not working|doesn'?t work|stopped working|won'?t (?:load|start|open|connect|turn on|charge)|keeps? (?:crashing|freezing)|crash\w*|error (?:code|message)?|bug|glitch|freez\w*|(?:can'?t|cannot|unable to) (?:connect|install|update|load|open|upload|download)|times? out|timed out|timing out|takes? (?:\w+ ){0,2}(?:seconds|minutes) to load|slow to load)\b/i,
       3,
     ],
     [/\b(?:error|broken|outage|down|timeout|slow|app|website|install\w*)\b/i, 0.7],
@@ -149,11 +149,16 @@ const CUES: Record<Exclude<BuiltinIntent, "other">, Cue[]> = {
   ],
   praise: [
     [
-      /\b(?:love (?:it|this|your|the)|amazing|excellent|fantastic|awesome|great (?:job|service|work|product)|thank you so much|thanks so much|highly recommend|best (?:service|product|experience)|well done|impressed)\b/i,
+      /\b(?:love (?:it|this|your|the)|amazing|excellent|fantastic|awesome|great (?:job|service|work|product)|thank you so much|thanks so much|highly recommend|best (?:service|product|experience)|well done|impressed|pass on my thanks|kudos|(?:just )?(?:a (?:quick )?note|wanted) to say (?:thank|that|your|how))\b/i,
       2.5,
     ],
   ],
-  unsubscribe: [[/\b(?:unsubscribe|opt[- ]out|stop (?:sending|emailing)|remove me from|no more (?:emails|messages))\b/i, 3.5]],
+  unsubscribe: [
+    [
+      /\b(?:unsubscribe|opt[- ]out|stop (?:sending|emailing)|remove me from|take me off|no longer want (?:these|your|any) (?:emails|messages|newsletters?)|no more (?:emails|messages))\b/i,
+      3.5,
+    ],
+  ],
 };
 
 // Words a caller's label may use for each built-in intent ("refund_request" -> refund).

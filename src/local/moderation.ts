@@ -82,6 +82,31 @@ function policyFor(opts: ModerationOptions): Policy {
   return { removeShift: strict ? -0.15 : 0, profanityRemoves: strict, sexualAllowed: adult };
 }
 
+/**
+ * How far the scores are from changing the action: far from every threshold = sure, near one =
+ * unsure. A "review" just under a remove threshold is as unsure as one just over the review
+ * threshold, and a "remove" is as sure as its clearest removing category.
+ */
+function decisionMargin(action: ModerationAction, categories: Record<ModerationCategory, number>, policy: Policy): number {
+  const top = Math.max(...Object.values(categories));
+  if (action === "allow") return REVIEW_AT - top;
+  let toRemove = Number.POSITIVE_INFINITY;
+  let removedBy = 0;
+  for (const c of MODERATION_CATEGORIES) {
+    const removeAt = REMOVE_AT[c];
+    if (removeAt === undefined) continue;
+    const gap = categories[c] - (removeAt + policy.removeShift);
+    if (gap >= 0) removedBy = Math.max(removedBy, gap);
+    else toRemove = Math.min(toRemove, -gap);
+  }
+  if (policy.profanityRemoves) {
+    const gap = categories.profanity - 0.5;
+    if (gap >= 0) removedBy = Math.max(removedBy, gap);
+    else toRemove = Math.min(toRemove, -gap);
+  }
+  return action === "remove" ? removedBy : Math.min(top - REVIEW_AT, toRemove);
+}
+
 /** Category scores and an allow / review / remove decision for `text`. */
 export function moderate(text: string, opts: ModerationOptions = {}): ModerationResult {
   const abuse = scoreAbuse(text);
@@ -123,8 +148,7 @@ export function moderate(text: string, opts: ModerationOptions = {}): Moderation
   const flaggedCategories = MODERATION_CATEGORIES.filter((c) => categories[c] >= REVIEW_AT);
   const top = Math.max(...Object.values(categories));
   const severity = top >= 0.8 ? "high" : top >= 0.55 ? "medium" : top >= 0.25 ? "low" : "none";
-  // far from a threshold = sure; near one = unsure
-  const distance = action === "allow" ? REVIEW_AT - top : Math.abs(top - REVIEW_AT);
+  const distance = decisionMargin(action, categories, policy);
   const confidence = Math.round(Math.min(0.98, 0.6 + distance * 0.8) * 100) / 100;
   return { action, flagged: action !== "allow", severity, categories, flaggedCategories, reasons, confidence };
 }

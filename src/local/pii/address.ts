@@ -6,9 +6,11 @@
 import { entity, type PiiEntity } from "./types";
 
 const CAP = "\\p{Lu}[\\p{L}\\p{M}'’-]*";
+// USPS street suffixes (Publication 28, appendix C1) that name streets in running text, plus UK ones
 const SUFFIX =
-  "(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Parkway|Pkwy|Circle|Cir|Highway|Hwy|Square|Sq|Trail|Trl|Close|Crescent|Cres|Row|Mews|Grove|Gardens|Walk|Plaza|Alley|Loop|Pike|Broadway)";
-const UNIT = "(?:,?\\s+(?:Apt|Apartment|Suite|Ste|Unit|Floor|Fl|Room|Rm|#)\\.?\\s*#?[\\p{L}\\p{N}-]{1,6})?";
+  "(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Parkway|Pkwy|Circle|Cir|Highway|Hwy|Square|Sq|Squares|Trail|Trl|Close|Crescent|Cres|Row|Mews|Grove|Gardens?|Walk|Plaza|Alley|Loop|Pike|Broadway|Brooks?|Branch|Bypass|Camp|Canyon|Causeway|Cliffs?|Common|Corners?|Course|Cove|Creek|Crest|Crossing|Dale|Dam|Divide|Estates?|Expressway|Extensions?|Falls?|Ferry|Fields?|Flats?|Fords?|Forest|Forge|Fork|Freeway|Glens?|Greens?|Harbou?r|Haven|Heights|Hills?|Hollow|Inlet|Island|Junction|Keys?|Knolls?|Lakes?|Landing|Lights?|Lodge|Mall|Manor|Meadows?|Mills?|Mission|Motorway|Mount|Mountain|Orchard|Oval|Overpass|Parade|Park|Pass|Path|Pines?|Plains?|Points?|Port|Prairie|Ridge|Rise|Run|Shoals?|Shores?|Springs?|Spurs?|Station|Stravenue|Summit|Track|Trace|Turnpike|Underpass|Valley|Via|Views?|Village|Ville|Vista|Wall|Wells?|Brow|Drove|Brae|End)";
+const UNIT =
+  "(?:,?\\s+(?:Apt|Apto|Apartment|Appartamento|Suite|Ste|Unit|Floor|Fl|Room|Rm|Zimmer|Piano|#)\\.?\\s*#?[\\p{L}\\p{N}-]{1,6})?";
 const POSTCODE = "(?:\\d{5}(?:-\\d{4})?|[A-Z]{1,2}\\d[A-Z\\d]?\\s?\\d[A-Z]{2}|[A-Z]\\d[A-Z]\\s?\\d[A-Z]\\d|\\d{4})";
 // ", Springfield, IL 62704" / ", London NW1 6XE" / ", Toronto, ON M5V 2T6"; every part optional
 const LOCALITY = `(?:,\\s*${CAP}(?:\\s+${CAP}){0,2}(?:,?\\s+(?:[A-Z]{2}(?![\\p{L}])|${CAP}))?(?:,?\\s+${POSTCODE})?(?![\\p{L}\\p{N}]))?`;
@@ -18,12 +20,12 @@ const STREET_EN = new RegExp(
   "gu",
 );
 const STREET_GERMANIC = new RegExp(
-  `(?<![\\p{L}])\\p{Lu}[\\p{L}-]*(?:straße|strasse|str\\.|weg|allee|platz|gasse|ring|damm|gracht|laan|straat|plein|vej|gade|gatan|gata|veien|vägen)\\s+\\d{1,4}[a-z]?(?:,\\s*(?:\\d{4,5}|\\d{3}\\s\\d{2})\\s+${CAP}(?:\\s+${CAP})?)?`,
+  `(?<![\\p{L}-])\\p{Lu}[\\p{L}-]*(?:[Ss]traße|[Ss]trasse|[Ss]tr\\.|weg|allee|platz|gasse|ring|damm|gracht|laan|straat|plein|dijk|kade|singel|plantsoen|steeg|vej|gade|gatan|gata|veien|vägen)\\s+\\d{1,4}[a-z]?${UNIT}(?:,\\s*(?:\\d{4,5}|\\d{3}\\s\\d{2})\\s+${CAP}(?:\\s+${CAP})?)?`,
   "gu",
 );
 // street words in either case ("rue", "Rue"); the rest of the pattern stays case-sensitive
 const ROMANCE_WORDS =
-  "rue avenue boulevard bd place chemin allée impasse quai calle avenida plaza paseo carrer via viale piazza corso rua praça travessa"
+  "rue avenue boulevard bd place chemin allée impasse quai passage voie calle avenida plaza paseo camino carretera ronda travesía carrer via viale piazza piazzale corso vicolo largo strada contrada borgo rua praça travessa"
     .split(" ")
     .map((w) => `[${w[0].toUpperCase()}${w[0]}]${w.slice(1)}`)
     .join("|");
@@ -31,6 +33,16 @@ const STREET_ROMANCE = new RegExp(
   `(?<![\\p{L}])(?:\\d{1,4}(?:\\s?(?:bis|ter))?,?\\s+)?(?:${ROMANCE_WORDS})\\s+(?:(?:de|del|des|du|di|da|do|dos|das|della|la|le|les)\\s+|[ld]['’]\\s*)*${CAP}(?:\\s+(?:(?:de|del|la|di|da)\\s+)?${CAP}){0,3}(?:,?\\s+\\d{1,4}[a-z]?(?![\\p{N}]))?(?:,\\s*\\d{4,5}\\s+${CAP}(?:\\s+${CAP})?)?`,
   "gu",
 );
+// "Am Borsberg 89c, 42075 Miraydorf", "Parque Eduardo 39, 22535 Cáceres", "Ryanpark 146a, 1302 DP
+// Utrecht": in Europe a street of any name is an address when a house number and then a postcode
+// and town follow it; the postcode and town are what make the capitalised words a street
+const EU_UNIT =
+  "(?:,?\\s+(?:Zimmer|Piano|Apt\\.?|Apto\\.?|\\d{1,2}º|\\d{1,2}\\s(?:OG|hoog|étage)|[IVX]{1,3})(?:\\s[\\p{L}\\p{N}]{1,4})?)?";
+const STREET_POSTAL = new RegExp(
+  `(?<![\\p{L}\\p{N}\\p{M}'’-])(?:(?:Am|An|Im|Auf|Zum|Zur|van|de|la|le)\\s+)?${CAP}(?:\\s+(?:(?:de|del|la|di|da|van|der)\\s+)?${CAP}){0,3},?\\s+\\d{1,4}[a-z]?${EU_UNIT},\\s*(?:\\d{5}|\\d{4}\\s?[A-Z]{2}|\\d{4})\\s+${CAP}(?:\\s+(?:(?:de|del|la|a|di|les|sur|am|an)\\s+)?${CAP}){0,3}(?:\\s+(?:a|al)\\s+\\p{Ll}+)?`,
+  "gu",
+);
+const POSTCODE_AFTER_COMMA = /,\s*\d{4}/;
 const PO_BOX = new RegExp(`\\b[Pp]\\.?\\s?[Oo]\\.?\\s+[Bb]ox\\s+\\d{1,6}${LOCALITY}`, "gu");
 
 export function findAddresses(text: string): PiiEntity[] {
@@ -38,6 +50,8 @@ export function findAddresses(text: string): PiiEntity[] {
   for (const re of [STREET_EN, STREET_GERMANIC, PO_BOX]) {
     for (const m of text.matchAll(re)) out.push(trimmed(text, m.index, m[0], 0.88));
   }
+  // the postal pattern may start at any capitalised word: run it only where a postcode follows a comma
+  if (POSTCODE_AFTER_COMMA.test(text)) for (const m of text.matchAll(STREET_POSTAL)) out.push(trimmed(text, m.index, m[0], 0.9));
   for (const m of text.matchAll(STREET_ROMANCE)) {
     // the Romance pattern needs a house number somewhere, else "via Email" would be an address
     if (!/\d/.test(m[0])) continue;

@@ -7,6 +7,7 @@ import { checkCpuBudget } from "../budget";
 import { findAddresses } from "./address";
 import { findDatesOfBirth } from "./dates";
 import { findNames } from "./names";
+import { findCasedNames } from "./names-cased";
 import { findPhoneNumbers } from "./phone";
 import { applyRedactions, type RedactionStyle } from "./redact";
 import { resolveOverlaps } from "./resolve";
@@ -26,6 +27,7 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer }[] = [
   { types: ["date_of_birth"], find: findDatesOfBirth },
   { types: ["address"], find: findAddresses },
   { types: ["name"], find: findNames },
+  { types: ["name"], find: findCasedNames },
 ];
 
 /**

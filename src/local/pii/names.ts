@@ -19,7 +19,7 @@ const TITLE =
 const STRONG_INTRO =
   /(?:\bmy name is|\bname is|\bname\s*:|\bnamed|\bcalled|\bDear|\bsigned|\bAttn\.?:?|\bAttention:|\bpatient:?|\bcustomer:?|\bemployee:?|\bcontact person:?|\bassigned to|\bfull name:?)\s*$/iu;
 const WEAK_INTRO =
-  /(?:\bI'?m|\bI am|\bit'?s|\bthis is|\bHi|\bHello|\bHey|\bThanks|\bThank you|\bRegards|\bBest|\bCheers|\bSincerely|\bcontact|\bask for|\bspeak (?:with|to)|\btalk to|\breach|\bfrom|\bfor|\bby|\bcc|\bwith|\bmet|\btold|\bemail|\bcall|\band|\bheiße|\bje suis|\bje m'appelle|\bme llamo|\bsoy|\bmi chiamo|\bsono)\s*[:,]?\s*$/iu;
+  /(?:\bI'?m|\bI am|\bit'?s|\bthis is|\bHi|\bHello|\bHey|\bThanks|\bThank you|\bRegards|\bBest|\bCheers|\bSincerely|\bcontact|\bask for|\b(?:speak|spoke|spoken) (?:with|to)|\btalk to|\bbehalf of|\bbelongs to|\bdeliver to|\bneighbou?r|\btechnician|\bcolleague|\breach|\bfrom|\bfor|\bby|\bcc|\bwith|\bmet|\btold|\bemail|\bcall|\band|\bheiße|\bje suis|\bje m'appelle|\bme llamo|\bsoy|\bmi chiamo|\bsono)\s*[:,]?\s*$/iu;
 
 /**
  * The last word of each phrase of the regex above (TITLE: the titles, case as written; the
@@ -35,7 +35,7 @@ const TITLE_WORDS = new Set(
 const STRONG_WORDS = new Set("is named called dear signed attn patient customer employee person to name".split(" "));
 const STRONG_WORDS_BEFORE_COLON = new Set("name attn attention patient customer employee person".split(" "));
 const WEAK_WORDS = new Set(
-  "m im am s its is hi hello hey thanks you regards best cheers sincerely contact for to with reach from by cc met told email call and suis appelle llamo soy chiamo sono".split(
+  "m im am s its is hi hello hey thanks you regards best cheers sincerely contact for to of with reach from by cc met told email call and neighbour neighbor technician colleague suis appelle llamo soy chiamo sono".split(
     " ",
   ),
 );
@@ -285,6 +285,13 @@ function strongIntroBefore(text: string, lo: number, start: number): boolean {
     if (w !== null && !STRONG_WORDS.has(w.toLowerCase())) return false;
   }
   return STRONG_INTRO.test(text.slice(lo, start));
+}
+
+/** How strongly the words before `start` announce a person: a title or "my name is", a weaker cue ("thanks", "spoke to"), or none. */
+export function introBefore(text: string, start: number): "strong" | "weak" | null {
+  const lo = Math.max(0, start - 30);
+  if (titleBefore(text, lo, start) || strongIntroBefore(text, lo, start)) return "strong";
+  return weakIntroBefore(text, lo, start) ? "weak" : null;
 }
 
 function weakIntroBefore(text: string, lo: number, start: number): boolean {

@@ -53,22 +53,39 @@ function englishShare(words: string[]): number {
   return n / words.length;
 }
 
+/**
+ * A concession ("great sound, but the cushions started peeling", "tolles Design, aber der Akku
+ * hält nur einen halben Tag") criticises even when the lexicon knows none of its words: after
+ * clear praise, a contrast word announces the other side. Such a clause of at least this many
+ * words that is not itself praise counts as criticism of this strength.
+ */
+const CONCESSION_WORDS = 3;
+const CONCESSION_CRITICISM = 0.3;
+const CONTRAST = new Set([...CONTRAST_WORDS, "although", "though", "whereas"]);
+
 export function evidenceOf(sentences: string[]): Evidence {
   let praise = 0;
   let criticism = 0;
   for (const sentence of sentences) {
     let start = 0;
+    let praisedBefore = 0;
+    let conceding = false;
     const cut = (end: number) => {
       const clause = sentence.slice(start, end);
       if (clause.trim()) {
         const score = normalize(valenceSum(clause).sum);
         if (score > praise) praise = score;
         if (-score > criticism) criticism = -score;
+        const words = clause.match(/\p{L}+/gu)?.length ?? 0;
+        if (conceding && praisedBefore >= CONCESSION_CRITICISM && score < 0.05 && words >= CONCESSION_WORDS)
+          criticism = Math.max(criticism, CONCESSION_CRITICISM);
+        if (score > praisedBefore) praisedBefore = score;
       }
     };
     for (const m of sentence.matchAll(CLAUSE_BREAK)) {
       cut(m.index);
       start = m.index + m[0].length;
+      conceding = CONTRAST.has(m[0].toLowerCase());
     }
     cut(sentence.length);
   }

@@ -21,6 +21,12 @@ export const DOMAIN_VALENCE: Readonly<Record<string, number>> = {
   unresponsive: -1.8,
   cracked: -1.5,
   scratched: -1.2,
+  // defects described, not judged: "the screen scratches easily", "the cushions started peeling"
+  scratches: -1,
+  peeling: -1.3,
+  peels: -1.3,
+  stylish: 1.9,
+  impeccable: 2.8,
   leaking: -1.5,
   leaks: -1.3,
   crashes: -1.8,

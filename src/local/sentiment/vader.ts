@@ -210,6 +210,8 @@ export function valenceSum(text: string): { sum: number; pos: number; neg: numbe
       valence = negated(lower, i, back, valence);
     }
     if (i > 0 && lower[i - 1] === "least" && !(i > 1 && (lower[i - 2] === "at" || lower[i - 2] === "very"))) valence *= N_SCALAR;
+    // "too" before praise is a fault: "scratches far too easily", "too bright", "too sweet"
+    if (valence > 0 && i > 0 && lower[i - 1] === "too" && !(i > 1 && isNegation(lower[i - 2]))) valence *= N_SCALAR;
     vals[i] = valence;
   }
   // "wouldn't call it good", "can't say the food was great": the judgement verb carries the

@@ -10,7 +10,7 @@ import { detectPii, PII_TYPES, type PiiEntity, type PiiType } from "../../../src
 import { type Counts, fmt, prf, readJsonl } from "../metrics";
 import type { EvalReport, Evaluator } from "../registry";
 
-interface Gold {
+export interface Gold {
   text: string;
   entities: { type: PiiType; start: number; end: number; text: string }[];
 }

@@ -1,0 +1,73 @@
+/**
+ * Person names written in ALL CAPS ("JARRED WALKER" in a form) or all lower case ("hey its
+ * felipe carvalho" in chat), as real text has them. The capitalised-run scanner (names.ts) reads
+ * ALL-CAPS words as acronyms and skips lower-case words, so these need their own evidence: the
+ * first word is a given name that is not also an everyday word, or a title or an introducing
+ * phrase stands before the run. Lower-case runs are read only after such a phrase, and only
+ * when the first word is a known given name: "thanks for the help" names nobody.
+ */
+import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
+import { introBefore } from "./names";
+import { entity, type PiiEntity } from "./types";
+
+// two to four upper-case words (hyphens and apostrophes inside: "IYER-SINHA", "O'NEIL")
+const CAPS_RUN = /(?<![\p{L}\p{N}])\p{Lu}{2,}(?:['’-]\p{Lu}+)?(?:[ \t]+\p{Lu}{2,}(?:['’-]\p{Lu}+)?)+(?![\p{L}\p{N}])/gu;
+// a lower-case word after a phrase that introduces a person (the phrase list is names.ts's)
+const LOWER_AFTER_CUE =
+  /(?:\b(?:name is|name:|this is|it'?s|its|i'?m|i am|thanks,?|thank you,?|regards,?|cheers,?|customer:|client:|for|to|by|from|dear|hi|hello|hey|call|contact|behalf of|neighbou?r|technician|colleague)[ \t]+)(?!(?:the|a|an|my|your|our|their|his|her|you|me|us|them|it|be|do|get|see|this|that|all|any|some|more|help|each)[ \t.,!?])(\p{Ll}[\p{Ll}\p{M}'’-]*(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]*){1,3})/giu;
+
+/** English words that end a lower-case name run ("felipe carvalho today", "ana souza and"). */
+const LOWER_STOP = new Set(
+  "a an the and or but to of in on at for with from by is are was were be it this that today tomorrow yesterday here there please thanks".split(
+    " ",
+  ),
+);
+
+const titleCase = (w: string): string => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase();
+const knownGiven = (w: string): boolean => {
+  const t = titleCase(w);
+  return GIVEN_NAMES.has(t) && !AMBIGUOUS_NAMES.has(t) && !NOT_NAME_WORDS.has(t);
+};
+
+export function findCasedNames(text: string): PiiEntity[] {
+  const out: PiiEntity[] = [];
+  for (const m of text.matchAll(CAPS_RUN)) {
+    const words = [...m[0].matchAll(/[^ \t]+/g)].map((w) => ({ w: w[0], at: m.index + w.index }));
+    for (let i = 0; i < words.length - 1; i++) {
+      const first = words[i];
+      const intro = introBefore(text, first.at);
+      if (!knownGiven(first.w) && intro !== "strong") continue;
+      let j = i + 1;
+      while (j < words.length && j - i < 4) {
+        const t = titleCase(words[j].w);
+        if (NOT_NAME_WORDS.has(t) && !SURNAME_PARTICLES.has(words[j].w.toLowerCase())) break;
+        j++;
+      }
+      if (j - i < 2) continue;
+      const last = words[j - 1];
+      out.push(entity("name", text, first.at, last.at + last.w.length, intro ? 0.85 : 0.8));
+      i = j - 1;
+    }
+  }
+  for (const m of text.matchAll(LOWER_AFTER_CUE)) {
+    const run = m[1];
+    const start = m.index + m[0].length - run.length;
+    const words = run.split(/[ \t]+/);
+    if (!knownGiven(words[0])) continue;
+    let n = 1;
+    while (n < words.length && !LOWER_STOP.has(words[n]) && (SURNAME_PARTICLES.has(words[n]) || words[n].length > 1)) n++;
+    // a surname particle does not end a name ("ana de")
+    while (n > 1 && SURNAME_PARTICLES.has(words[n - 1])) n--;
+    if (n < 2) continue;
+    const length = words.slice(0, n).join(" ").length;
+    // the run kept its own spacing: measure it in the text
+    let end = start;
+    for (let k = 0, seen = 0; k < run.length && seen < n; k++) {
+      end = start + k + 1;
+      if (k + 1 === run.length || /[ \t]/.test(run[k + 1])) seen++;
+    }
+    if (end - start < length) continue;
+    out.push(entity("name", text, start, end, 0.75));
+  }
+  return out;
+}
