@@ -58,8 +58,10 @@ describe("grammar on 100 KB", () => {
       const start = performance.now();
       const r = await fixGrammar(text);
       expect(r.correctedText.length).toBeGreaterThan(0);
-      expect(performance.now() - start).toBeLessThan(15_000);
+      // about 11 s alone on the 2-core machine and 18 s beside other work: the bound is for a
+      // quadratic fold (many minutes), not a speed figure (those are in bench/)
+      expect(performance.now() - start).toBeLessThan(60_000);
     },
-    30_000,
+    90_000,
   );
 });
