@@ -1,7 +1,7 @@
 import { GatewayError } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
-import { CpuBudgetExceeded, withCpuBudget } from "../local/budget";
-import { judge, judgeText, resultSchema } from "./answer";
+import { CpuBudgetExceeded, checkCpuBudget, withCpuBudget } from "../local/budget";
+import { judge, judgeText, resultSchema, type Verdict } from "./answer";
 import { type ChatMessage, type Provider, ProviderError } from "./types";
 
 export interface AttemptInput {
@@ -45,20 +45,24 @@ export async function attemptFunction(input: AttemptInput): Promise<AttemptResul
 async function attemptLocal({ def, request, accountId, signal, cpuBudgetMs }: AttemptInput): Promise<AttemptResult | null> {
   const local = def.local;
   if (!local) return null;
-  let out: unknown;
+  // Judging the engine's answer is offline work too, so it runs under the same budget: the schema
+  // and semantic checks of an answer with 25,000 entities cost as much as finding them.
+  const answer = async (): Promise<Verdict | null> => {
+    const out = await local(request, { accountId, signal });
+    if (out === null) return null;
+    checkCpuBudget();
+    return judge(def, request, resultSchema(def, request), out);
+  };
+  let verdict: Verdict | null;
   try {
-    out =
-      cpuBudgetMs === undefined
-        ? await local(request, { accountId, signal })
-        : await withCpuBudget(cpuBudgetMs, () => local(request, { accountId, signal }));
+    verdict = cpuBudgetMs === undefined ? await answer() : await withCpuBudget(cpuBudgetMs, answer);
   } catch (err) {
     if (!(err instanceof CpuBudgetExceeded)) throw err;
     throw new OfflineBudgetExceeded(
       `${def.name}: this request needs more than the offline engine's CPU budget of ${err.budgetMs} ms per call; send a shorter text, or configure an AI provider for ${def.name}`,
     );
   }
-  if (out === null) return null;
-  const verdict = judge(def, request, resultSchema(def, request), out);
+  if (verdict === null) return null;
   // A local answer that fails its own schema is a bug in the engine; let a model answer instead.
   if (!verdict.ok) throw new ProviderError("invalid_output", "local engine produced an invalid result");
   return { result: verdict.value, model: LOCAL_MODEL };
