@@ -45,24 +45,33 @@ export async function attemptFunction(input: AttemptInput): Promise<AttemptResul
 async function attemptLocal({ def, request, accountId, signal, cpuBudgetMs }: AttemptInput): Promise<AttemptResult | null> {
   const local = def.local;
   if (!local) return null;
-  // Judging the engine's answer is offline work too, so it runs under the same budget: the schema
-  // and semantic checks of an answer with 25,000 entities cost as much as finding them.
-  const answer = async (): Promise<Verdict | null> => {
-    const out = await local(request, { accountId, signal });
-    if (out === null) return null;
+  // Judging a synchronous answer is part of the same stretch of offline work, so it runs under the
+  // same budget: the schema and semantic checks of an answer with 25,000 entities cost as much as
+  // finding them. An asynchronous engine (the grammar worker, knowledge bases) has awaited, and
+  // this thread's CPU time since then is other requests' too: its answer is judged after.
+  let out: unknown = null;
+  let verdict: Verdict | null = null;
+  const answer = (): undefined | Promise<void> => {
+    const o = local(request, { accountId, signal });
+    if (o instanceof Promise)
+      return o.then((v) => {
+        out = v;
+      });
+    out = o;
+    if (o === null) return;
     checkCpuBudget();
-    return judge(def, request, resultSchema(def, request), out);
+    verdict = judge(def, request, resultSchema(def, request), o);
   };
-  let verdict: Verdict | null;
   try {
-    verdict = cpuBudgetMs === undefined ? await answer() : await withCpuBudget(cpuBudgetMs, answer);
+    await (cpuBudgetMs === undefined ? answer() : withCpuBudget(cpuBudgetMs, answer));
   } catch (err) {
     if (!(err instanceof CpuBudgetExceeded)) throw err;
     throw new OfflineBudgetExceeded(
       `${def.name}: this request needs more than the offline engine's CPU budget of ${err.budgetMs} ms per call; send a shorter text, or configure an AI provider for ${def.name}`,
     );
   }
-  if (verdict === null) return null;
+  if (out === null) return null;
+  verdict ??= judge(def, request, resultSchema(def, request), out);
   // A local answer that fails its own schema is a bug in the engine; let a model answer instead.
   if (!verdict.ok) throw new ProviderError("invalid_output", "local engine produced an invalid result");
   return { result: verdict.value, model: LOCAL_MODEL };
