@@ -60,7 +60,7 @@ async function attemptLocal({ def, request, accountId, signal, cpuBudgetMs }: At
     out = o;
     if (o === null) return;
     checkCpuBudget();
-    verdict = judge(def, request, resultSchema(def, request), o);
+    verdict = judge(def, request, resultSchema(def, request), o, { ownAnswer: true });
   };
   try {
     await (cpuBudgetMs === undefined ? answer() : withCpuBudget(cpuBudgetMs, answer));
@@ -71,7 +71,7 @@ async function attemptLocal({ def, request, accountId, signal, cpuBudgetMs }: At
     );
   }
   if (out === null) return null;
-  verdict ??= judge(def, request, resultSchema(def, request), out);
+  verdict ??= judge(def, request, resultSchema(def, request), out, { ownAnswer: true });
   // A local answer that fails its own schema is a bug in the engine; let a model answer instead.
   if (!verdict.ok) throw new ProviderError("invalid_output", "local engine produced an invalid result");
   return { result: verdict.value, model: LOCAL_MODEL };
