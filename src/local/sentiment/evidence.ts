@@ -61,6 +61,7 @@ export function evidenceOf(sentences: string[]): Evidence {
   let praise = 0;
   let criticism = 0;
   for (const sentence of sentences) {
+    checkCpuBudget();
     let start = 0;
     const cut = (end: number) => {
       const clause = sentence.slice(start, end);
