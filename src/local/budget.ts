@@ -7,9 +7,10 @@ import { AsyncLocalStorage } from "node:async_hooks";
  * points (per sentence, per review, per recognizer pass): past the limit it throws
  * CpuBudgetExceeded and the call ends there. Loops whose single step can be as small as a word or a
  * character (a 100 KB "sentence" without a break, a run of 50,000 emoji) call `tickCpuBudget()`
- * per step instead, which checks every 256th step: a call ends within a few hundred microseconds
- * of its budget whatever the shape of the text, instead of after the next sentence. Time is the JavaScript thread's CPU time
- * (`process.threadCpuUsage`), so a busy machine does not shorten anybody's budget.
+ * per step instead, which checks every 256th step: a call ends within a few milliseconds of its
+ * budget whatever the shape of the text, instead of after the next sentence. Time is the
+ * JavaScript thread's CPU time (see threadCpuUs), so a busy machine does not shorten anybody's
+ * budget.
  */
 export class CpuBudgetExceeded extends Error {
   constructor(readonly budgetMs: number) {
