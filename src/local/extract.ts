@@ -12,7 +12,7 @@
  *
  * Offsets are UTF-16 code units, like String.prototype.slice.
  */
-import { checkCpuBudget } from "./budget";
+import { checkCpuBudget, tickCpuBudget } from "./budget";
 import { parseDates } from "./dates";
 
 export type EntityType =
@@ -178,6 +178,8 @@ const NOT_A_NAME = new Set(
 );
 
 function* matches(re: RegExp, text: string): Generator<RegExpExecArray> {
+  // a pattern that finds nothing still reads the whole text: a safe point before each pass too
+  checkCpuBudget();
   re.lastIndex = 0;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     checkCpuBudget();
@@ -341,11 +343,13 @@ export function extractEntities(text: string, opts: ExtractOptions = {}): Entity
   const types = opts.types ? new Set(opts.types) : null;
   const want = (t: EntityType) => !types || types.has(t) || (t !== "number" && types.has("number"));
   const found = recognize(maskLongRuns(text), want, opts.referenceDate ?? new Date());
+  checkCpuBudget();
   found.sort((a, b) => rank(b) - rank(a) || b.end - b.start - (a.end - a.start) || b.score - a.score);
   // occupancy per character: linear in the text, where comparing every pair of spans would not be
   const taken = new Uint8Array(text.length + 1);
   const kept: Entity[] = [];
   for (const e of found) {
+    tickCpuBudget();
     if (e.end <= e.start) continue;
     let free = true;
     for (let i = e.start; i < e.end && free; i++) if (taken[i]) free = false;

@@ -11,7 +11,7 @@
  *   intentEntities(text, spec?): Record<string,string>   entities by name (spec: name -> description/type)
  */
 
-import { checkCpuBudget } from "./budget";
+import { checkCpuBudget, tickCpuBudget } from "./budget";
 import { type Entity, type EntityType, extractEntities } from "./extract";
 import { tokenize } from "./keywords";
 
@@ -208,9 +208,12 @@ export interface IntentResult {
 function builtinScores(text: string): Map<BuiltinIntent, number> {
   const scores = new Map<BuiltinIntent, number>();
   for (const [intent, cues] of Object.entries(CUES) as [Exclude<BuiltinIntent, "other">, Cue[]][]) {
-    checkCpuBudget();
     let s = 0;
-    for (const [re, w] of cues) if (re.test(text)) s += w;
+    for (const [re, w] of cues) {
+      // one pass of a cue over the whole text: a safe point each
+      checkCpuBudget();
+      if (re.test(text)) s += w;
+    }
     if (s > 0) scores.set(intent, s);
   }
   // A question mark alone says little once a topical intent is present.
@@ -240,7 +243,12 @@ function confidenceOf(best: number, second: number): number {
 }
 
 function scoreCustom(text: string, labels: readonly string[], builtin: Map<BuiltinIntent, number>): Map<string, number> {
-  const tokens = new Set(tokenize(text).map(stem));
+  const tokens = new Set(
+    tokenize(text).map((w) => {
+      tickCpuBudget();
+      return stem(w);
+    }),
+  );
   const out = new Map<string, number>();
   for (const label of labels) {
     const words = labelWords(label);

@@ -11,7 +11,7 @@
  * punctuation), each word scored by frequency and co-occurrence degree, phrases by the
  * sum of their words; short phrases of 1-3 words only, since longer ones read as fragments.
  */
-import { checkCpuBudget } from "./budget";
+import { checkCpuBudget, tickCpuBudget } from "./budget";
 
 export interface Keyword {
   keyword: string;
@@ -60,7 +60,10 @@ const WORD_RE = /[\p{L}\p{N}][\p{L}\p{N}'’_-]*/gu;
 /** Lower-cased word tokens (letters, digits, inner apostrophes and hyphens). */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.toLowerCase().matchAll(WORD_RE)) out.push(m[0].replace(/’/g, "'").replace(/(?<!['-])['-]+$/, ""));
+  for (const m of text.toLowerCase().matchAll(WORD_RE)) {
+    tickCpuBudget();
+    out.push(m[0].replace(/’/g, "'").replace(/(?<!['-])['-]+$/, ""));
+  }
   return out;
 }
 
@@ -73,6 +76,7 @@ function candidatePhrases(text: string): string[][] {
     checkCpuBudget();
     let cur: string[] = [];
     for (const tok of tokenize(clause)) {
+      tickCpuBudget();
       const isContent = !STOPWORDS.has(tok) && !VERBS.has(tok) && tok.length > 1 && !/^\d+$/.test(tok);
       if (isContent) {
         cur.push(tok);
@@ -86,6 +90,7 @@ function candidatePhrases(text: string): string[][] {
   // Split over-long runs into trigrams: a 6-word run is rarely one key phrase.
   const out: string[][] = [];
   for (const p of phrases) {
+    tickCpuBudget();
     for (let i = 0; i < p.length; i += 3) {
       const chunk = trimWeakEdges(p.slice(i, i + 3));
       if (chunk.length) out.push(chunk);
@@ -113,6 +118,7 @@ export function extractKeywords(text: string, n = 10): Keyword[] {
   const freq = new Map<string, number>();
   const degree = new Map<string, number>();
   for (const p of phrases) {
+    tickCpuBudget();
     for (const w of p) {
       freq.set(w, (freq.get(w) ?? 0) + 1);
       degree.set(w, (degree.get(w) ?? 0) + p.length);
@@ -125,6 +131,7 @@ export function extractKeywords(text: string, n = 10): Keyword[] {
   };
   const phraseStats = new Map<string, { score: number; count: number }>();
   for (const p of phrases) {
+    tickCpuBudget();
     const key = p.join(" ");
     const prev = phraseStats.get(key);
     if (prev) {
@@ -135,11 +142,14 @@ export function extractKeywords(text: string, n = 10): Keyword[] {
     for (const w of p) s += wordScore(w);
     phraseStats.set(key, { score: s, count: 1 });
   }
+  checkCpuBudget();
   const ranked = [...phraseStats.entries()]
     .map(([keyword, st]) => ({ keyword, raw: st.score * (1 + 0.5 * (st.count - 1)), count: st.count }))
     .sort((a, b) => b.raw - a.raw || a.keyword.localeCompare(b.keyword));
+  checkCpuBudget();
   const picked: typeof ranked = [];
   for (const r of ranked) {
+    tickCpuBudget();
     // skip a phrase whose words are all covered by a better-ranked phrase
     if (picked.some((p) => ` ${p.keyword} `.includes(` ${r.keyword} `))) continue;
     picked.push(r);

@@ -4,7 +4,7 @@
  * scores taken from the clause around each mention of the aspect.
  */
 
-import { checkCpuBudget } from "./budget";
+import { checkCpuBudget, tickCpuBudget } from "./budget";
 import { type Evidence, evidenceOf, withoutSarcasm } from "./sentiment/evidence";
 import { normalize, valenceSum } from "./sentiment/vader";
 import { splitSentences } from "./text";
@@ -142,6 +142,7 @@ function aspectSentiment(sentences: ScoredSentence[], aspect: string): AspectSen
     checkCpuBudget();
     pattern.lastIndex = 0;
     for (let m = pattern.exec(sentence.text); m !== null; m = pattern.exec(sentence.text)) {
+      tickCpuBudget();
       mentions++;
       const clause = clauseAt(sentence, m.index);
       clause.score ??= normalize(valenceSum(sentence.text.slice(clause.start, clause.end)).sum);
@@ -169,6 +170,7 @@ function clauseAt(sentence: ScoredSentence, at: number): { start: number; end: n
     const clauses: { start: number; end: number; score?: number }[] = [];
     let start = 0;
     for (const m of sentence.text.matchAll(CLAUSE_BREAK_G)) {
+      tickCpuBudget();
       clauses.push({ start, end: m.index });
       start = m.index + m[0].length;
     }

@@ -6,7 +6,7 @@
  *   combineSignals(signals): number                  noisy-or of the weights, 0..1
  */
 import { normalizeForMatching } from "./abuse";
-import { checkCpuBudget } from "./budget";
+import { checkCpuBudget, tickCpuBudget } from "./budget";
 import { maskLongRuns } from "./extract";
 
 export type SpamCategory =
@@ -133,6 +133,7 @@ function count(re: RegExp, s: string): number {
 export function spamSignals(raw: string, contentType = "text"): SpamSignal[] {
   // link patterns backtrack over long runs; a 300-character "word" is noise in any case
   const text = maskLongRuns(raw);
+  checkCpuBudget();
   const norm = normalizeForMatching(text);
   const lower = text.toLowerCase();
   const out: SpamSignal[] = [];
@@ -150,9 +151,12 @@ export function spamSignals(raw: string, contentType = "text"): SpamSignal[] {
     if (!rule.re.test(lower) && !out.some((s) => s.name === "obfuscated_text"))
       out.push({ name: "obfuscated_text", weight: 0.35, detail: uniq[0], category: "obfuscation" });
   }
+  // every pass below reads the whole text (up to a millisecond or two on 100 KB): a safe point before each
+  checkCpuBudget();
   if (/[\u200b-\u200d\ufeff]/.test(text))
     out.push({ name: "hidden_characters", weight: 0.35, detail: "zero-width characters", category: "obfuscation" });
 
+  checkCpuBudget();
   const urls = count(URL, text);
   const ct = contentType.toLowerCase();
   // links are normal in email but unusual in comments, reviews and chat messages
@@ -164,15 +168,20 @@ export function spamSignals(raw: string, contentType = "text"): SpamSignal[] {
       detail: `${urls} link(s)`,
       category: "promotional",
     });
+  checkCpuBudget();
   const short = count(SHORTENER, text);
   if (short) out.push({ name: "shortened_link", weight: 0.35, detail: `${short} shortened link(s)`, category: "malicious_link" });
+  checkCpuBudget();
   const bad = count(BAD_TLD, text);
   if (bad)
     out.push({ name: "suspicious_domain", weight: 0.3, detail: `${bad} suspicious domain(s)`, category: "malicious_link" });
+  checkCpuBudget();
   if (count(IP_URL, text))
     out.push({ name: "ip_address_link", weight: 0.45, detail: "link to a bare IP address", category: "malicious_link" });
 
+  checkCpuBudget();
   const letters = text.replace(/[^A-Za-z]/g, "");
+  checkCpuBudget();
   const caps = letters.replace(/[^A-Z]/g, "").length;
   if (letters.length >= 20 && caps / letters.length > 0.6)
     out.push({
@@ -181,17 +190,25 @@ export function spamSignals(raw: string, contentType = "text"): SpamSignal[] {
       detail: `${Math.round((caps / letters.length) * 100)}% capitals`,
       category: "bulk",
     });
+  checkCpuBudget();
   const bangs = text.match(/!{2,}|\?{3,}/g)?.length ?? 0;
+  checkCpuBudget();
   if (bangs >= 2 || /!{3,}/.test(text))
     out.push({ name: "excessive_punctuation", weight: 0.12, detail: `${bangs} run(s) of !!/???`, category: "bulk" });
+  checkCpuBudget();
   if (count(MONEY_SIGNS, text)) out.push({ name: "money_emphasis", weight: 0.15, detail: "$$$ or large sums", category: "scam" });
+  checkCpuBudget();
   const emoji = text.match(EMOJI)?.length ?? 0;
+  checkCpuBudget();
   const words = norm.match(/[a-z0-9']+/g) ?? [];
   if (emoji >= 6 && emoji / Math.max(1, words.length) > 0.3)
     out.push({ name: "emoji_flood", weight: 0.15, detail: `${emoji} emoji`, category: "bulk" });
   if (words.length >= 12) {
     const freq = new Map<string, number>();
-    for (const w of words) if (w.length > 3) freq.set(w, (freq.get(w) ?? 0) + 1);
+    for (const w of words) {
+      tickCpuBudget();
+      if (w.length > 3) freq.set(w, (freq.get(w) ?? 0) + 1);
+    }
     const top = Math.max(0, ...freq.values());
     if (top / words.length > 0.2 && top >= 4)
       out.push({ name: "repetition", weight: 0.3, detail: `a word repeated ${top} times`, category: "bulk" });

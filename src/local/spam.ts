@@ -12,7 +12,9 @@
  * The score does not depend on strictness; strictness moves the thresholds, so callers can
  * compare scores across settings.
  */
+
 import { maskProfanity, scoreAbuse } from "./abuse";
+import { checkCpuBudget, tickCpuBudget } from "./budget";
 import type { PiiEntity } from "./pii";
 import { detectPii } from "./pii";
 import { combineSignals, type SpamCategory, type SpamSignal, spamSignals } from "./spam-signals";
@@ -60,13 +62,16 @@ function sanitize(text: string, removeLinks: boolean, pii: readonly PiiEntity[])
   const parts: string[] = [];
   let at = 0;
   for (const e of [...pii].sort((a, b) => a.start - b.start)) {
+    tickCpuBudget();
     if (e.start < at) continue;
     parts.push(text.slice(at, e.start), `[${e.type.toUpperCase()}]`);
     at = e.end;
   }
   parts.push(text.slice(at));
   let out = parts.join("");
+  checkCpuBudget();
   if (removeLinks) out = out.replace(LINK, "[link removed]");
+  checkCpuBudget();
   return maskProfanity(out);
 }
 

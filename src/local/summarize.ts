@@ -12,7 +12,7 @@
  *   isSupportedFormat(format), isSupportedLength(length): whether the engine can honour them
  */
 
-import { checkCpuBudget } from "./budget";
+import { checkCpuBudget, tickCpuBudget } from "./budget";
 import { STOPWORDS, tokenize } from "./keywords";
 import { splitSentences, type TextSpan } from "./text";
 
@@ -165,11 +165,19 @@ export function summarize(text: string, opts: SummarizeOptions = {}): SummaryRes
     return tokenize(s.text).filter((t) => !STOPWORDS.has(t) && t.length > 2);
   });
   const freq = new Map<string, number>();
-  for (const ts of toks) for (const t of new Set(ts)) freq.set(t, (freq.get(t) ?? 0) + 1);
-  const maxF = Math.max(1, ...freq.values());
+  let maxF = 1;
+  for (const ts of toks)
+    for (const t of new Set(ts)) {
+      tickCpuBudget();
+      const f = (freq.get(t) ?? 0) + 1;
+      freq.set(t, f);
+      // a loop, not Math.max(...values): tens of thousands of arguments
+      if (f > maxF) maxF = f;
+    }
   const bias = audienceBias(opts.targetAudience);
   const n = sentences.length;
   const scored = sentences.map((s, i) => {
+    checkCpuBudget();
     const ts = toks[i];
     // sum damped by length^0.7: long sentences hold more content words but must not win by length alone
     let score = ts.length ? ts.reduce((a, t) => a + (freq.get(t) ?? 0) / maxF, 0) / ts.length ** 0.7 : 0;
@@ -192,6 +200,7 @@ export function summarize(text: string, opts: SummarizeOptions = {}): SummaryRes
     preset: "medium",
   };
   const k = format === "headline" ? 1 : format === "tldr" ? Math.min(targetCount(spec, n), 2) : targetCount(spec, n);
+  checkCpuBudget();
   const ranked = [...scored].sort((a, b) => b.score - a.score || a.i - b.i);
   let picked = ranked.slice(0, k);
   if ("words" in spec && format !== "headline") {

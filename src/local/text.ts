@@ -4,7 +4,7 @@
  * whatever characters (accents, CJK, emoji) the text holds.
  */
 
-import { checkCpuBudget } from "./budget";
+import { checkCpuBudget, tickCpuBudget } from "./budget";
 
 export interface TextSpan {
   text: string;
@@ -110,8 +110,15 @@ function isAbbreviationBefore(text: string, dotIndex: number): boolean {
 function pushTrimmed(text: string, start: number, end: number, out: TextSpan[]): void {
   let s = start;
   let e = end;
-  while (s < e && /\s/.test(text.charAt(s))) s++;
-  while (e > s && /\s/.test(text.charAt(e - 1))) e--;
+  // a "sentence" can be 100 KB of spaces: a safe point per character trimmed
+  while (s < e && /\s/.test(text.charAt(s))) {
+    tickCpuBudget();
+    s++;
+  }
+  while (e > s && /\s/.test(text.charAt(e - 1))) {
+    tickCpuBudget();
+    e--;
+  }
   if (e > s) out.push({ text: text.slice(s, e), start: s, end: e });
 }
 

@@ -1,6 +1,6 @@
 import { GatewayError } from "../errors";
-import { CpuBudgetExceeded, withCpuBudget } from "../local/budget";
-import { judge, judgeText, resultSchema } from "./answer";
+import { CpuBudgetExceeded, checkCpuBudget, withCpuBudget } from "../local/budget";
+import { judge, judgeText, resultSchema, type Verdict } from "./answer";
 import { type ChatMessage, type Provider, ProviderError, type RoutedFunction } from "./types";
 
 export interface AttemptInput {
@@ -44,12 +44,25 @@ export async function attemptFunction(input: AttemptInput): Promise<AttemptResul
 async function attemptLocal({ def, request, accountId, signal, cpuBudgetMs }: AttemptInput): Promise<AttemptResult | null> {
   const local = def.local;
   if (!local) return null;
-  let out: unknown;
+  // Judging a synchronous answer is part of the same stretch of offline work, so it runs under the
+  // same budget: the schema and semantic checks of an answer with 25,000 entities cost as much as
+  // finding them. An asynchronous engine (the grammar worker, knowledge bases) has awaited, and
+  // this thread's CPU time since then is other requests' too: its answer is judged after.
+  let out: unknown = null;
+  let verdict: Verdict | null = null;
+  const answer = (): undefined | Promise<void> => {
+    const o = local(request, { accountId, signal });
+    if (o instanceof Promise)
+      return o.then((v) => {
+        out = v;
+      });
+    out = o;
+    if (o === null) return;
+    checkCpuBudget();
+    verdict = judge(def, request, resultSchema(def, request), o, { ownAnswer: true });
+  };
   try {
-    out =
-      cpuBudgetMs === undefined
-        ? await local(request, { accountId, signal })
-        : await withCpuBudget(cpuBudgetMs, () => local(request, { accountId, signal }));
+    await (cpuBudgetMs === undefined ? answer() : withCpuBudget(cpuBudgetMs, answer));
   } catch (err) {
     if (!(err instanceof CpuBudgetExceeded)) throw err;
     throw new OfflineBudgetExceeded(
@@ -57,7 +70,7 @@ async function attemptLocal({ def, request, accountId, signal, cpuBudgetMs }: At
     );
   }
   if (out === null) return null;
-  const verdict = judge(def, request, resultSchema(def, request), out);
+  verdict ??= judge(def, request, resultSchema(def, request), out, { ownAnswer: true });
   // A local answer that fails its own schema is a bug in the engine; let a model answer instead.
   if (!verdict.ok) throw new ProviderError("invalid_output", "local engine produced an invalid result");
   return { result: verdict.value, model: LOCAL_MODEL };

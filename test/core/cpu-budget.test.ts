@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { FUNCTIONS } from "../../src/functions/registry";
+import { PROSE as ADVERSARIAL_PROSE, fill, SHAPES, SIZE, TEXT_FIELD } from "../helpers/adversarial";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { startUpstream, type Upstream } from "../helpers/upstream";
 
@@ -124,4 +126,40 @@ default_model = "sim-model"
     });
     expect(res.json.meta.attempts).toMatchObject([{ provider: "local", error: "cpu_budget" }]);
   }, 60_000);
+});
+
+describe("a budget of 1 ms on the chaos scenario's 100 KB texts", () => {
+  let gw: TestGateway;
+  let key: string;
+  let accountId: string;
+  beforeAll(async () => {
+    gw = await startGateway({ configText: "[limits]\noffline_cpu_ms = 1\n" });
+    ({ key, accountId } = gw.newKey({ credits: 1000, plan: "pro" }));
+  });
+  afterAll(() => gw.close());
+
+  /** the shape of test/helpers/adversarial.ts that costs each function the most (5 ms to 3 s without a budget) */
+  const costliest = (fn: string) =>
+    ["sentiment-analysis", "text-summarize", "spam-detection", "pii-redaction"].includes(fn)
+      ? "short sentences"
+      : "code-like ids";
+  const fields: Record<string, string> = { ...TEXT_FIELD, "grammar-fix": "text" };
+  const offline = FUNCTIONS.filter((d) => d.local && fields[d.name]);
+
+  test.each(offline.map((d) => [d.name, d] as const))(
+    "%s: 413 payload_too_large, nothing charged",
+    async (name, def) => {
+      const size = name === "search-query-parse" ? 20_000 : SIZE;
+      const text = name === "grammar-fix" ? fill(ADVERSARIAL_PROSE, size) : SHAPES[costliest(name)](size);
+      const before = gw.deps.ledger.balance(accountId);
+      const res = await gw.post(def.path, { ...def.example.request, [fields[name] as string]: text }, { "x-api-key": key });
+      expect({ status: res.status, code: res.json.error?.code, charged: res.json.meta?.credits_deducted }).toEqual({
+        status: 413,
+        code: "payload_too_large",
+        charged: 0,
+      });
+      expect(gw.deps.ledger.balance(accountId)).toBe(before);
+    },
+    60_000,
+  );
 });

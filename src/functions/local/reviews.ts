@@ -4,7 +4,7 @@
  * from the sentiment engine's per-aspect scores.
  */
 
-import { checkCpuBudget } from "../../local/budget";
+import { checkCpuBudget, tickCpuBudget } from "../../local/budget";
 import { extractKeywords } from "../../local/keywords";
 import { analyzeSentiment, labelFor } from "../../local/sentiment";
 import type { SENTIMENTS } from "../schemas";
@@ -13,12 +13,15 @@ export type Sentiment = (typeof SENTIMENTS)[number];
 
 /** One review per item; a text is split on blank lines, else on lines, list markers removed. */
 export function splitReviews(reviews: string | string[]): string[] {
-  const parts = Array.isArray(reviews)
-    ? reviews
-    : reviews.split(/\n\s*\n/).length > 1
-      ? reviews.split(/\n\s*\n/)
-      : reviews.split(/\n/);
-  return parts.map((r) => r.replace(/^\s*(?:[-*•]|\d+[.)])\s+/, "").trim()).filter((r) => r.length > 0);
+  const paragraphs = Array.isArray(reviews) ? reviews : reviews.split(/\n\s*\n/);
+  const parts = Array.isArray(reviews) || paragraphs.length > 1 ? paragraphs : reviews.split(/\n/);
+  checkCpuBudget();
+  return parts
+    .map((r) => {
+      tickCpuBudget();
+      return r.replace(/^\s*(?:[-*•]|\d+[.)])\s+/, "").trim();
+    })
+    .filter((r) => r.length > 0);
 }
 
 /** What reviews of shops, restaurants, hotels, apps and products usually talk about. */
@@ -65,7 +68,13 @@ export function themeCandidates(reviews: string[]): string[] {
   const shared = extractKeywords(reviews.join("\n"), 20)
     .map((k) => k.keyword.toLowerCase())
     .filter((k) => !k.includes(" ") && k.length > 2)
-    .filter((k) => reviews.filter((r) => r.toLowerCase().includes(k)).length >= 2);
+    .filter(
+      (k) =>
+        reviews.filter((r) => {
+          tickCpuBudget();
+          return r.toLowerCase().includes(k);
+        }).length >= 2,
+    );
   return [...new Set([...COMMON_ASPECTS, ...shared])];
 }
 

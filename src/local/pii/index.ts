@@ -41,6 +41,7 @@ export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEn
     checkCpuBudget();
     candidates.push(...r.find(text));
   }
+  checkCpuBudget();
   const resolved = resolveOverlaps(candidates);
   const wanted = opts.types;
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;

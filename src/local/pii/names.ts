@@ -9,6 +9,7 @@
  * anchored at the end of a 30-character window, run only when the word just before the name is
  * the last word of one of their phrases (a set lookup). The regexes stay the definition.
  */
+import { tickCpuBudget } from "../budget";
 import { category, codePointAt, isSpace, LETTER, MARK } from "./chars";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
 import { entity, type PiiEntity } from "./types";
@@ -82,6 +83,7 @@ function tokenize(text: string): number {
   let count = 0;
   let i = 0;
   while (i < n) {
+    tickCpuBudget();
     const first = text.charCodeAt(i);
     const start = i;
     if (first < 0x80) {
@@ -169,6 +171,7 @@ export function findNames(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   let i = 0;
   while (i < count) {
+    tickCpuBudget();
     // most words start with a lower-case ASCII letter: skip them before making a string
     const f = text.charCodeAt(starts[i]);
     if (f >= 97 && f <= 122) {

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { tickCpuBudget } from "../budget";
 import type { PiiEntity, PiiType } from "./types";
 
 export type RedactionStyle = "placeholder" | "mask" | "hash";
@@ -26,6 +27,7 @@ export function applyRedactions(text: string, entities: PiiEntity[], style: Reda
   let out = "";
   let at = 0;
   for (const e of entities) {
+    tickCpuBudget();
     out += text.slice(at, e.start) + replacement(e, style);
     at = e.end;
   }

@@ -1,3 +1,4 @@
+import { checkCpuBudget, tickCpuBudget } from "../budget";
 import type { PiiEntity } from "./types";
 
 /**
@@ -11,8 +12,10 @@ import type { PiiEntity } from "./types";
  */
 export function resolveOverlaps(candidates: PiiEntity[]): PiiEntity[] {
   const sorted = [...candidates].sort((a, b) => b.score - a.score || b.end - b.start - (a.end - a.start) || a.start - b.start);
+  checkCpuBudget();
   const kept: PiiEntity[] = [];
   for (const c of sorted) {
+    tickCpuBudget();
     // first kept entity that ends after c starts; the clashes run from there while they start before c ends
     let lo = 0;
     let hi = kept.length;

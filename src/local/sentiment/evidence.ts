@@ -4,6 +4,7 @@
  * words in seven languages), sarcasm cues, and whether the text is English at all (the lexicon
  * is English with a small supplement for six other languages, so elsewhere it is guessing).
  */
+import { checkCpuBudget, tickCpuBudget } from "../budget";
 import { CONTRAST_WORDS } from "./multilingual";
 import { normalize, valenceSum } from "./vader";
 
@@ -49,7 +50,10 @@ const ENGLISH_FUNCTION_WORDS = new Set(
 function englishShare(words: string[]): number {
   if (words.length === 0) return 1;
   let n = 0;
-  for (const w of words) if (ENGLISH_FUNCTION_WORDS.has(w)) n++;
+  for (const w of words) {
+    tickCpuBudget();
+    if (ENGLISH_FUNCTION_WORDS.has(w)) n++;
+  }
   return n / words.length;
 }
 
@@ -67,6 +71,7 @@ export function evidenceOf(sentences: string[]): Evidence {
   let praise = 0;
   let criticism = 0;
   for (const sentence of sentences) {
+    checkCpuBudget();
     let start = 0;
     let praisedBefore = 0;
     let conceding = false;
@@ -83,13 +88,17 @@ export function evidenceOf(sentences: string[]): Evidence {
       }
     };
     for (const m of sentence.matchAll(CLAUSE_BREAK)) {
+      tickCpuBudget();
       cut(m.index);
       start = m.index + m[0].length;
       conceding = CONTRAST.has(m[0].toLowerCase());
     }
     cut(sentence.length);
   }
+  checkCpuBudget();
   const text = sentences.join(" ");
   const words = text.toLowerCase().match(/\p{L}+/gu) ?? [];
-  return { praise, criticism, sarcasm: SARCASM.test(text), english: words.length < 4 || englishShare(words) >= 0.12 };
+  checkCpuBudget();
+  const sarcasm = SARCASM.test(text);
+  return { praise, criticism, sarcasm, english: words.length < 4 || englishShare(words) >= 0.12 };
 }

@@ -5,6 +5,7 @@
  * caller can add sentence scores together before normalising.
  */
 import lexiconText from "vader-sentiment/vader_lexicon.txt" with { type: "text" };
+import { tickCpuBudget } from "../budget";
 import { lazyEngine } from "../engines";
 import { CONTRAST_WORDS, MULTILINGUAL_NEGATIONS, MULTILINGUAL_VALENCE } from "./multilingual";
 import { DOMAIN_VALENCE, EMOJI_VALENCE } from "./supplement";
@@ -132,6 +133,7 @@ export function vaderTokens(text: string): VaderTokens {
   const words: string[] = [];
   const lex = lexicon();
   for (const raw of text.split(/\s+/)) {
+    tickCpuBudget();
     if (!raw) continue;
     // keep emoticons and emoji that the lexicon knows; otherwise strip edge punctuation
     if (lex.has(raw.toLowerCase()) && !HAS_LETTER.test(raw)) {
@@ -141,12 +143,21 @@ export function vaderTokens(text: string): VaderTokens {
     const stripped = raw.replace(PUNCT_EDGES, "");
     if (stripped.length > 1 || (stripped.length === 1 && /\p{L}/u.test(stripped))) words.push(stripped);
     else if (stripped.length === 0) {
-      for (const ch of raw) if (lex.has(ch)) words.push(ch);
+      for (const ch of raw) {
+        tickCpuBudget();
+        if (lex.has(ch)) words.push(ch);
+      }
     }
   }
-  const lower = words.map((w) => w.toLowerCase());
+  const lower = words.map((w) => {
+    tickCpuBudget();
+    return w.toLowerCase();
+  });
   let upper = 0;
-  for (const w of words) if (isShouted(w)) upper++;
+  for (const w of words) {
+    tickCpuBudget();
+    if (isShouted(w)) upper++;
+  }
   return { words, lower, capDiff: upper > 0 && upper < words.length };
 }
 
@@ -169,6 +180,7 @@ export function valenceSum(text: string): { sum: number; pos: number; neg: numbe
   const consumed = new Uint8Array(n);
   // idioms first: they replace the valence of the words they cover
   for (let i = 0; i < n; i++) {
+    tickCpuBudget();
     if (!IDIOM_STARTS.has(lower[i])) continue;
     for (let len = 4; len >= 2; len--) {
       if (i + len > n) continue;
@@ -185,6 +197,7 @@ export function valenceSum(text: string): { sum: number; pos: number; neg: numbe
     }
   }
   for (let i = 0; i < n; i++) {
+    tickCpuBudget();
     if (consumed[i]) continue;
     const w = lower[i];
     if (BOOSTERS.has(w)) continue;
@@ -216,9 +229,14 @@ export function valenceSum(text: string): { sum: number; pos: number; neg: numbe
   }
   // "wouldn't call it good", "can't say the food was great": the judgement verb carries the
   // negation past VADER's three-word window, to the praise that ends the clause
-  for (let i = 0; i + 1 < n; i++) {
-    if (!isNegation(lower[i]) || !JUDGEMENT_VERBS.has(lower[i + 1])) continue;
-    for (let j = i + 5; j < n && !CONTRASTS.has(lower[j]); j++) if (vals[j] > 0) vals[j] *= N_SCALAR;
+  // negation (from word 5 after "wouldn't call" to the next contrast word) in one sweep: a loop
+  // per pair was quadratic on "wouldn't call wouldn't call ...", and a flipped word stays flipped
+  let judged = false;
+  for (let j = 5; j < n; j++) {
+    tickCpuBudget();
+    if (isNegation(lower[j - 5]) && JUDGEMENT_VERBS.has(lower[j - 4])) judged = true;
+    if (CONTRASTS.has(lower[j])) judged = false;
+    else if (judged && vals[j] > 0) vals[j] *= N_SCALAR;
   }
   // "but" (and "mais", "aber", "pero"...): what follows matters more than what precedes
   const butAt = lower.findIndex((w) => CONTRASTS.has(w) || w === "although" || w === "though");
