@@ -26,3 +26,19 @@ test("escaped __proto__ and prototype keys are dropped at any depth", async () =
   expect(res.status).toBeLessThan(500);
   expect(({} as Record<string, unknown>).polluted).toBeUndefined();
 });
+
+test("field names in a caller's schema are data, never code, when the answer's checker is compiled", async () => {
+  const g = globalThis as { pwned?: number };
+  g.pwned = 0;
+  const hostile = [`a"]){globalThis.pwned=1}//`, "a'+(globalThis.pwned=1)+'", "`${globalThis.pwned=1}`", 'x\\"];globalThis.pwned=1;//'];
+  for (const name of hostile) {
+    const res = await gw.post(
+      "/api/v1/ai/json-extractor",
+      { text: "Order 12 from Ann Lee on 2024-01-02, total $30", schema: { [name]: "string", total: "number" } },
+      { "x-api-key": key },
+    );
+    expect(res.status).toBe(200);
+    expect(res.json.data.result).toEqual({ [name]: null, total: 30 });
+  }
+  expect(g.pwned).toBe(0);
+});
