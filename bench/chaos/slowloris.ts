@@ -81,18 +81,27 @@ export async function run() {
     const worst = (kind: Slow["kind"]) =>
       Math.max(...slow.filter((s) => s.kind === kind).map((s) => s.closedAt ?? Number.POSITIVE_INFINITY));
     const bodies408 = slow.filter((s) => (s.kind === "sized" || s.kind === "chunked") && s.status === 408).length;
+    // A body sent at full speed that never ends cannot always read its 413: the gateway closes the
+    // connection with unread bytes still arriving, and TCP then resets it, which may drop the answer
+    // before the client reads it. What the gateway did is in its own count of 413 answers.
+    const metricsText = await (await fetch(`${g.url}/metrics`)).text();
+    const answered413 = [...metricsText.matchAll(/^textai_requests_total\{[^}]*status="413"[^}]*\} (\d+)/gm)].reduce(
+      (n, m) => n + Number(m[1]),
+      0,
+    );
+    const floodCut = (flood.status === 413 || answered413 >= 1) && (flood.closedAt ?? Number.POSITIVE_INFINITY) < 2000;
     const ok =
       healthFailures === 0 &&
       max < 500 &&
       worst("sized") < BODY_TIMEOUT_MS + 1500 &&
       worst("chunked") < BODY_TIMEOUT_MS + 1500 &&
       bodies408 === 60 &&
-      flood.status === 413 &&
+      floodCut &&
       worst("headers") < HEADER_LIMIT_MS;
     const fmt = (n: number) => (Number.isFinite(n) ? `${(n / 1000).toFixed(1)} s` : "never");
     return {
       name: "slowloris",
-      line: `/health ${health.length} probes, ${healthFailures} failed, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms; last closed: trickled bodies ${fmt(worst("sized"))} / chunked ${fmt(worst("chunked"))} (408: ${bodies408}/60, limit ${BODY_TIMEOUT_MS / 1000} s), headers ${fmt(worst("headers"))}, flood answered ${flood.status ?? "nothing"} at ${fmt(flood.closedAt ?? Number.POSITIVE_INFINITY)}`,
+      line: `/health ${health.length} probes, ${healthFailures} failed, p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms; last closed: trickled bodies ${fmt(worst("sized"))} / chunked ${fmt(worst("chunked"))} (408: ${bodies408}/60, limit ${BODY_TIMEOUT_MS / 1000} s), headers ${fmt(worst("headers"))}, flood answered ${flood.status ?? "nothing (reset)"} at ${fmt(flood.closedAt ?? Number.POSITIVE_INFINITY)} (gateway counted 413: ${answered413})`,
       ok,
     };
   } finally {
