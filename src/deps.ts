@@ -8,6 +8,7 @@ import type { DashboardStore } from "./dashboard/interface";
 import type { AnyFunctionDef } from "./functions/define";
 import type { FunctionPipeline } from "./functions/run";
 import type { IdempotencyStore } from "./idempotency/interface";
+import type { KnowledgeIndex } from "./knowledge/interface";
 import type { Logger } from "./log";
 import type { MaybePromise } from "./maybe";
 import type { Metrics } from "./metrics";
@@ -36,6 +37,8 @@ export interface ServiceDeps {
   idempotency: IdempotencyStore;
   /** logins and sessions of the dashboard, beside the accounts */
   dashboard: DashboardStore;
+  /** knowledge bases, FAQ collections and chatbots, beside the accounts */
+  knowledge: KnowledgeIndex;
   dependencies: DependencyProbe[];
 }
 

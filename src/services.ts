@@ -10,6 +10,8 @@ import { SqliteDashboardStore } from "./dashboard/sqlite";
 import type { DependencyProbe, ServiceDeps } from "./deps";
 import type { IdempotencyStore } from "./idempotency/interface";
 import { SqliteIdempotencyStore } from "./idempotency/sqlite";
+import type { KnowledgeIndex } from "./knowledge/interface";
+import { SqliteKnowledgeIndex } from "./knowledge/sqlite";
 import type { Logger } from "./log";
 import type { RateLimiter } from "./ratelimit/interface";
 import { MemoryRateLimiter } from "./ratelimit/limiter";
@@ -53,8 +55,8 @@ export interface Services extends ServiceDeps {
 
 /** The services as the app sees them: interfaces only. */
 export function serviceDeps(s: Services): ServiceDeps {
-  const { storage, keys, ledger, limiter, cache, idempotency, dashboard, dependencies } = s;
-  return { storage, keys, ledger, limiter, cache, idempotency, dashboard, dependencies };
+  const { storage, keys, ledger, limiter, cache, idempotency, dashboard, knowledge, dependencies } = s;
+  return { storage, keys, ledger, limiter, cache, idempotency, dashboard, knowledge, dependencies };
 }
 
 export interface ServiceOptions {
@@ -133,6 +135,8 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     );
     idempotency = new SqliteIdempotencyStore(storage.sqlite, idempotencyOptions);
   }
+  // knowledge bases stay in the SQLite file until the PostgreSQL index lands (routes refused there)
+  const knowledge: KnowledgeIndex = new SqliteKnowledgeIndex(storage);
   return {
     storage,
     keys,
@@ -141,6 +145,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     cache,
     idempotency,
     dashboard: pg && postgres ? new pg.PostgresDashboardStore(postgres) : new SqliteDashboardStore(storage.sqlite),
+    knowledge,
     dependencies: redis ? [database, { name: "redis", required: false, up: () => redis.ready() }] : [database],
     redis,
     postgres,
