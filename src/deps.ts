@@ -28,7 +28,7 @@ export interface DependencyProbe {
 
 /** The stateful services (see services.ts), by interface only. */
 export interface ServiceDeps {
-  /** the embedded SQLite file: everything when no database URL is set; knowledge bases always */
+  /** the embedded SQLite file: everything when no database URL is set (idempotency records without Redis) */
   storage: Storage;
   keys: KeyStore;
   ledger: CreditLedger;

@@ -26,6 +26,7 @@ const postgresParts = () => ({
   ...(require("./credits/postgres") as typeof import("./credits/postgres")),
   ...(require("./auth/postgres") as typeof import("./auth/postgres")),
   ...(require("./dashboard/postgres") as typeof import("./dashboard/postgres")),
+  ...(require("./knowledge/postgres") as typeof import("./knowledge/postgres")),
 });
 const redisParts = () => ({
   ...(require("./redis/link") as typeof import("./redis/link")),
@@ -135,8 +136,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     );
     idempotency = new SqliteIdempotencyStore(storage.sqlite, idempotencyOptions);
   }
-  // knowledge bases stay in the SQLite file until the PostgreSQL index lands (routes refused there)
-  const knowledge: KnowledgeIndex = new SqliteKnowledgeIndex(storage);
+  const knowledge: KnowledgeIndex = pg && postgres ? new pg.PostgresKnowledgeIndex(postgres) : new SqliteKnowledgeIndex(storage);
   return {
     storage,
     keys,
