@@ -61,8 +61,11 @@ export function tokenizePhrases(phrases: string[]): string[][] {
 /** tsvector positions run up to 16,383; chunks are far shorter (about 200 tokens). */
 const MAX_POSITION = 16_383;
 
-/** Where the content's positions start: one past a gap after the title, so no phrase spans both. */
-const contentStart = (titleTokens: number) => titleTokens + 2;
+/**
+ * Where the content's positions start. Titles (500 characters at most) stay below it, so a
+ * position tells its column and no phrase spans title and content.
+ */
+export const CONTENT_OFFSET = 1024;
 
 /** PostgreSQL refuses longer lexemes; FTS5 keeps them, but no query word is that long. */
 const MAX_LEXEME_BYTES = 2046;
@@ -71,7 +74,7 @@ const lexeme = (s: string) => `'${s.replace(/\\/g, "\\\\").replace(/'/g, "''")}'
 
 /**
  * The tsvector literal of a chunk: each token with its positions, the title's at weight A and
- * the content's at weight B (BM25 weighs a title match double, as bm25() does on SQLite).
+ * the content's at weight B (so PostgreSQL's own ts_rank also prefers title matches).
  */
 export function tsvectorLiteral(tokens: ChunkTokens): string {
   const positions = new Map<string, string[]>();
@@ -79,16 +82,31 @@ export function tsvectorLiteral(tokens: ChunkTokens): string {
     if (Buffer.byteLength(term) > MAX_LEXEME_BYTES) return;
     const list = positions.get(term) ?? [];
     if (list.length === 0) positions.set(term, list);
-    list.push(`${Math.min(pos, MAX_POSITION)}${weight}`);
+    list.push(`${pos}${weight}`);
   };
   tokens.title.forEach((term, i) => {
-    add(term, i + 1, "A");
+    add(term, Math.min(i + 1, CONTENT_OFFSET - 1), "A");
   });
-  const start = contentStart(tokens.title.length);
   tokens.content.forEach((term, i) => {
-    add(term, start + i, "B");
+    add(term, Math.min(CONTENT_OFFSET + i, MAX_POSITION), "B");
   });
   return [...positions].map(([term, list]) => `${lexeme(term)}:${list.join(",")}`).join(" ");
+}
+
+/** Positions by lexeme, read back from a tsvector's text form ('lex':1A,1030A ...). */
+export function parseTsvector(text: string): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const m of text.matchAll(/'((?:[^']|'')*)'(?::([0-9A-D,]+))?/g)) {
+    const term = (m[1] as string).replace(/''/g, "'").replace(/\\\\/g, "\\");
+    out.set(
+      term,
+      (m[2] ?? "")
+        .split(",")
+        .filter(Boolean)
+        .map((p) => Number.parseInt(p, 10)),
+    );
+  }
+  return out;
 }
 
 /** A phrase as a tsquery: its tokens next to each other (`<->`), as an FTS5 phrase matches. */

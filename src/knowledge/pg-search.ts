@@ -9,7 +9,7 @@
  */
 
 import type { PgStorage } from "../storage/postgres";
-import { phraseQuery, tokenizePhrases } from "./fts-tokens";
+import { CONTENT_OFFSET, parseTsvector, phraseQuery, tokenizePhrases } from "./fts-tokens";
 import type { SearchOptions, VectorHits } from "./interface";
 import { type CandidateRow, candidateLimit, keyWeights, queryPhrases, queryWords, rankCandidates } from "./ranking";
 import type { FilterMetadata, Snippet } from "./schemas";
@@ -20,14 +20,16 @@ export const MAX_CANDIDATES = 2000;
 
 const K1 = 1.2;
 const B = 0.75;
-/** bm25() weights of SQLite (title 2, content 1), by tsvector weight label. */
-const WEIGHT: Record<string, number> = { A: 2, B: 1 };
+/** bm25() column weights of SQLite: a title match counts double. */
+const weightAt = (position: number) => (position < CONTENT_OFFSET ? 2 : 1);
 
 const orQuery = (phrases: string[][]) =>
   phrases
     .filter((p) => p.length > 0)
     .map((p) => `(${phraseQuery(p)})`)
     .join(" | ");
+
+const hasFilter = (filter: FilterMetadata | undefined) => Object.keys(filter ?? {}).length > 0;
 
 /** Metadata filter as SQL over `d.metadata` (json), matching what SQLite's json_extract matches. */
 function filterSql(filter: FilterMetadata | undefined, params: unknown[]): string {
@@ -49,83 +51,105 @@ function filterSql(filter: FilterMetadata | undefined, params: unknown[]): strin
 interface Hit {
   id: number;
   tokens: number;
-  /** [lexeme, positions, weights] of the query's tokens in the chunk */
-  hits: [string, number[], string[]][];
+  /** the chunk's tsvector cut down to the query's tokens, as text */
+  hits: string;
 }
 
 /** How often each phrase occurs in a chunk, weighted by column, as FTS5 counts phrase instances. */
-function phraseFrequencies(hit: Hit, phrases: string[][]): number[] {
-  const at = new Map<string, Map<number, string>>();
-  for (const [lexeme, positions, weights] of hit.hits) {
-    at.set(lexeme, new Map(positions.map((p, i) => [p, weights[i] ?? "D"])));
-  }
+function phraseFrequencies(hits: string, phrases: string[][]): number[] {
+  const at = new Map([...parseTsvector(hits)].map(([lexeme, positions]) => [lexeme, new Set(positions)]));
   return phrases.map((tokens) => {
     const first = at.get(tokens[0] ?? "");
-    if (!first || tokens.length === 0) return 0;
+    if (!first) return 0;
     let f = 0;
-    for (const [pos, weight] of first) {
-      if (tokens.every((t, k) => k === 0 || at.get(t)?.has(pos + k))) f += WEIGHT[weight] ?? 0;
+    for (const pos of first) {
+      if (tokens.every((t, k) => k === 0 || at.get(t)?.has(pos + k))) f += weightAt(pos);
     }
     return f;
   });
 }
 
+/**
+ * Chunks matching any phrase, each with its positions of the query's tokens (the tsvector cut
+ * down in SQL: every lexeme weighted D, the query's re-weighted A, the rest filtered out). Only
+ * when more than MAX_CANDIDATES match does ts_rank choose which.
+ */
+async function matching(
+  pg: PgStorage,
+  opts: SearchOptions,
+  all: string,
+  lexemes: string[],
+): Promise<{ rows: Hit[]; complete: boolean }> {
+  const params: unknown[] = [opts.kbIds, all, lexemes];
+  const filter = filterSql(opts.filter, params);
+  const join = filter ? " JOIN kb_documents d ON d.id = c.document_id" : "";
+  const query = (order: string, limit: number) =>
+    pg.sql.unsafe(
+      `SELECT c.id, c.tokens, ts_filter(setweight(setweight(c.tsv, 'D'), 'A', $3::text[]), '{a}')::text AS hits
+       FROM kb_chunks c${join}
+       WHERE c.kb_id = ANY($1::text[]) AND c.tsv @@ $2::tsquery${filter}${order} LIMIT ${limit}`,
+      params,
+    ) as Promise<Hit[]>;
+  const rows = await query("", MAX_CANDIDATES + 1);
+  if (rows.length <= MAX_CANDIDATES) return { rows, complete: true };
+  return { rows: await query(" ORDER BY ts_rank(c.tsv, $2::tsquery) DESC, c.id", MAX_CANDIDATES), complete: false };
+}
+
 export async function searchPostgres(pg: PgStorage, opts: SearchOptions, vectors?: VectorHits): Promise<Snippet[]> {
   if (opts.kbIds.length === 0) return [];
   const surfaces = queryPhrases(opts.query);
-  const tokenized = tokenizePhrases(surfaces);
-  const tokensOf = new Map(surfaces.map((s, i) => [s, tokenized[i] ?? []]));
-  const phrases = surfaces.map((s) => tokensOf.get(s) ?? []);
+  const phrases = tokenizePhrases(surfaces);
   const words = queryWords(opts.query);
-  const wordQueries = words.map((w) => orQuery(expandWord(w).map((e) => tokensOf.get(e.replace(/"/g, "")) ?? [])));
   const all = orQuery(phrases);
 
-  // statistics of the searched bases: chunks, their total length, chunks per phrase and per word
-  const counted = [...phrases.map((p) => (p.length ? phraseQuery(p) : "")), ...wordQueries];
-  const [[totals], perQuery] = await Promise.all([
+  // the searched bases' size and the matching chunks, in parallel
+  const [[totals], hits] = await Promise.all([
     pg.sql`SELECT count(*)::int AS n, coalesce(sum(tokens), 0)::float8 AS tokens FROM kb_chunks WHERE kb_id = ANY(${opts.kbIds}::text[])`,
-    pg.sql`
-      SELECT u.i::int AS i, CASE WHEN u.q = '' THEN 0 ELSE (
-        SELECT count(*)::int FROM kb_chunks WHERE kb_id = ANY(${opts.kbIds}::text[]) AND tsv @@ u.q::tsquery) END AS n
-      FROM unnest(${counted}::text[]) WITH ORDINALITY AS u(q, i)`,
+    all ? matching(pg, opts, all, [...new Set(phrases.flat())]) : Promise.resolve({ rows: [], complete: true }),
   ]);
   const n = Number(totals?.n ?? 0);
-  const counts = new Array<number>(counted.length).fill(0);
-  for (const r of perQuery as { i: number; n: number }[]) counts[r.i - 1] = r.n;
-  const dfOf = new Map(words.map((w, j) => [w, counts[phrases.length + j] ?? 0]));
+  const freqs = hits.rows.map((h) => phraseFrequencies(h.hits, phrases));
+
+  // chunks holding each phrase and each word: counted from the matches when they are all of them
+  // (no filter, not cut at MAX_CANDIDATES), else by the GIN index
+  const expansions = words.map((w) => expandWord(w).map((e) => surfaces.indexOf(e.replace(/"/g, ""))));
+  let phraseHits: number[];
+  let wordHits: number[];
+  if (hits.complete && !hasFilter(opts.filter)) {
+    phraseHits = phrases.map((_, i) => freqs.filter((f) => (f[i] ?? 0) > 0).length);
+    wordHits = expansions.map((idx) => freqs.filter((f) => idx.some((i) => (f[i] ?? 0) > 0)).length);
+  } else {
+    const wordQueries = expansions.map((idx) => orQuery(idx.map((i) => phrases[i] ?? [])));
+    const counted = [...phrases.map((p) => (p.length ? phraseQuery(p) : "")), ...wordQueries];
+    const rows = (await pg.sql`
+      SELECT u.i::int AS i, CASE WHEN u.q = '' THEN 0 ELSE (
+        SELECT count(*)::int FROM kb_chunks WHERE kb_id = ANY(${opts.kbIds}::text[]) AND tsv @@ u.q::tsquery) END AS n
+      FROM unnest(${counted}::text[]) WITH ORDINALITY AS u(q, i)`) as { i: number; n: number }[];
+    const counts = new Array<number>(counted.length).fill(0);
+    for (const r of rows) counts[r.i - 1] = r.n;
+    phraseHits = counts.slice(0, phrases.length);
+    wordHits = counts.slice(phrases.length);
+  }
+  const dfOf = new Map(words.map((w, j) => [w, wordHits[j] ?? 0]));
   const weights = keyWeights(opts.query, n, (w) => dfOf.get(w) ?? 0);
 
-  let ranked: { id: number; score: number }[] = [];
-  if (all && n > 0) {
-    const params: unknown[] = [opts.kbIds, all, [...new Set(phrases.flat())], MAX_CANDIDATES];
-    const filter = filterSql(opts.filter, params);
-    const join = filter ? " JOIN kb_documents d ON d.id = c.document_id" : "";
-    const hits = (await pg.sql.unsafe(
-      `SELECT c.id, c.tokens, (SELECT coalesce(json_agg(json_build_array(u.lexeme, u.positions, u.weights)), '[]'::json)
-         FROM unnest(c.tsv) u WHERE u.lexeme = ANY($3::text[])) AS hits
-       FROM kb_chunks c${join}
-       WHERE c.kb_id = ANY($1::text[]) AND c.tsv @@ $2::tsquery${filter}
-       ORDER BY ts_rank(c.tsv, $2::tsquery) DESC, c.id LIMIT $4`,
-      params,
-    )) as Hit[];
-    const avgdl = Number(totals?.tokens ?? 0) / n;
-    const idf = phrases.map((_, i) => {
-      const hit = counts[i] ?? 0;
-      const v = Math.log((n - hit + 0.5) / (hit + 0.5));
-      return v <= 0 ? 1e-6 : v;
-    });
-    ranked = hits.map((h) => {
-      const freq = phraseFrequencies({ ...h, id: Number(h.id) }, phrases);
+  // BM25 as FTS5's bm25() computes it: idf log((N - hits + 0.5) / (hits + 0.5)), at least 1e-6
+  const avgdl = n > 0 ? Number(totals?.tokens ?? 0) / n : 1;
+  const idf = phraseHits.map((hit) => {
+    const v = Math.log((n - hit + 0.5) / (hit + 0.5));
+    return v <= 0 ? 1e-6 : v;
+  });
+  const ranked = hits.rows
+    .map((h, r) => {
       const d = Number(h.tokens);
       let score = 0;
-      freq.forEach((f, i) => {
+      (freqs[r] as number[]).forEach((f, i) => {
         score += (idf[i] as number) * ((f * (K1 + 1)) / (f + K1 * (1 - B + (B * d) / avgdl)));
       });
       return { id: Number(h.id), score };
-    });
-    ranked.sort((a, b) => b.score - a.score || a.id - b.id);
-    ranked = ranked.slice(0, candidateLimit(opts.topK));
-  }
+    })
+    .sort((a, b) => b.score - a.score || a.id - b.id)
+    .slice(0, candidateLimit(opts.topK));
 
   const lexical = new Set(ranked.map((r) => r.id));
   const vectorOnly = (vectors?.nearest ?? []).map((h) => h.id).filter((id) => !lexical.has(id));
