@@ -26,6 +26,8 @@ const arg = (name: string, fallback: number) => {
 const TARGET_CHUNKS = arg("chunks", 10_000);
 const RUNS = arg("runs", 5);
 const HOT = process.argv.includes("--hot");
+/** `--dump FILE`: writes each query's top 5 (title, score) there, to compare SQLite with PostgreSQL */
+const DUMP = process.argv.includes("--dump") ? process.argv[process.argv.indexOf("--dump") + 1] : undefined;
 
 /** Deterministic PRNG so every run indexes the same corpus. */
 function mulberry32(seed: number): () => number {
@@ -131,7 +133,12 @@ try {
 
   const queries = HELP_CENTER.queries.map((q) => q.query);
   // One unmeasured pass: the first searches pay for JIT compilation and a cold page cache.
-  for (const query of queries) await knowledge.search({ kbIds: [kb.id], query, topK: 5 });
+  const tops: string[] = [];
+  for (const query of queries) {
+    const hits = await knowledge.search({ kbIds: [kb.id], query, topK: 5, minScore: 0 });
+    tops.push(JSON.stringify([query, hits.map((h) => [h.title, h.content.slice(0, 40), h.score])]));
+  }
+  if (DUMP) await Bun.write(DUMP, `${tops.join("\n")}\n`);
   const direct: number[] = [];
   for (let r = 0; r < RUNS; r++) {
     for (const query of queries) {

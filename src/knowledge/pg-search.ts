@@ -16,7 +16,7 @@ import type { FilterMetadata, Snippet } from "./schemas";
 import { expandWord } from "./text";
 
 /** Matching chunks whose BM25 is computed per search; beyond, ts_rank preselects. */
-export const MAX_CANDIDATES = 2000;
+export const MAX_CANDIDATES = 10_000;
 
 const K1 = 1.2;
 const B = 0.75;
@@ -79,6 +79,7 @@ async function matching(
   opts: SearchOptions,
   all: string,
   lexemes: string[],
+  max: number,
 ): Promise<{ rows: Hit[]; complete: boolean }> {
   const params: unknown[] = [opts.kbIds, all, lexemes];
   const filter = filterSql(opts.filter, params);
@@ -90,12 +91,17 @@ async function matching(
        WHERE c.kb_id = ANY($1::text[]) AND c.tsv @@ $2::tsquery${filter}${order} LIMIT ${limit}`,
       params,
     ) as Promise<Hit[]>;
-  const rows = await query("", MAX_CANDIDATES + 1);
-  if (rows.length <= MAX_CANDIDATES) return { rows, complete: true };
-  return { rows: await query(" ORDER BY ts_rank(c.tsv, $2::tsquery) DESC, c.id", MAX_CANDIDATES), complete: false };
+  const rows = await query("", max + 1);
+  if (rows.length <= max) return { rows, complete: true };
+  return { rows: await query(" ORDER BY ts_rank(c.tsv, $2::tsquery) DESC, c.id", max), complete: false };
 }
 
-export async function searchPostgres(pg: PgStorage, opts: SearchOptions, vectors?: VectorHits): Promise<Snippet[]> {
+export async function searchPostgres(
+  pg: PgStorage,
+  opts: SearchOptions,
+  vectors?: VectorHits,
+  maxCandidates = MAX_CANDIDATES,
+): Promise<Snippet[]> {
   if (opts.kbIds.length === 0) return [];
   const surfaces = queryPhrases(opts.query);
   const phrases = tokenizePhrases(surfaces);
@@ -105,13 +111,13 @@ export async function searchPostgres(pg: PgStorage, opts: SearchOptions, vectors
   // the searched bases' size and the matching chunks, in parallel
   const [[totals], hits] = await Promise.all([
     pg.sql`SELECT count(*)::int AS n, coalesce(sum(tokens), 0)::float8 AS tokens FROM kb_chunks WHERE kb_id = ANY(${opts.kbIds}::text[])`,
-    all ? matching(pg, opts, all, [...new Set(phrases.flat())]) : Promise.resolve({ rows: [], complete: true }),
+    all ? matching(pg, opts, all, [...new Set(phrases.flat())], maxCandidates) : Promise.resolve({ rows: [], complete: true }),
   ]);
   const n = Number(totals?.n ?? 0);
   const freqs = hits.rows.map((h) => phraseFrequencies(h.hits, phrases));
 
   // chunks holding each phrase and each word: counted from the matches when they are all of them
-  // (no filter, not cut at MAX_CANDIDATES), else by the GIN index
+  // (no filter, not cut at the candidate bound), else in one more pass over the matches
   const expansions = words.map((w) => expandWord(w).map((e) => surfaces.indexOf(e.replace(/"/g, ""))));
   let phraseHits: number[];
   let wordHits: number[];
@@ -121,12 +127,18 @@ export async function searchPostgres(pg: PgStorage, opts: SearchOptions, vectors
   } else {
     const wordQueries = expansions.map((idx) => orQuery(idx.map((i) => phrases[i] ?? [])));
     const counted = [...phrases.map((p) => (p.length ? phraseQuery(p) : "")), ...wordQueries];
-    const rows = (await pg.sql`
-      SELECT u.i::int AS i, CASE WHEN u.q = '' THEN 0 ELSE (
-        SELECT count(*)::int FROM kb_chunks WHERE kb_id = ANY(${opts.kbIds}::text[]) AND tsv @@ u.q::tsquery) END AS n
-      FROM unnest(${counted}::text[]) WITH ORDINALITY AS u(q, i)`) as { i: number; n: number }[];
-    const counts = new Array<number>(counted.length).fill(0);
-    for (const r of rows) counts[r.i - 1] = r.n;
+    // one pass over the chunks matching any phrase, each tested against every phrase and word
+    const params: unknown[] = [opts.kbIds, all];
+    const columns = counted.map((q) => {
+      if (!q) return "0";
+      params.push(q);
+      return `count(*) FILTER (WHERE tsv @@ $${params.length}::tsquery)::int`;
+    });
+    const [row] = (await pg.sql.unsafe(
+      `SELECT ARRAY[${columns.join(", ")}] AS counts FROM kb_chunks WHERE kb_id = ANY($1::text[]) AND tsv @@ $2::tsquery`,
+      params,
+    )) as { counts: number[] }[];
+    const counts = (row?.counts ?? []).map(Number);
     phraseHits = counts.slice(0, phrases.length);
     wordHits = counts.slice(phrases.length);
   }

@@ -29,7 +29,7 @@ import type {
   VectorHits,
 } from "./interface";
 import { paged } from "./interface";
-import { searchPostgres } from "./pg-search";
+import { MAX_CANDIDATES, searchPostgres } from "./pg-search";
 import { chunkTerms } from "./ranking";
 import { LIMITS, type Snippet } from "./schemas";
 
@@ -441,14 +441,18 @@ export class PostgresKnowledgeIndex implements KnowledgeIndex {
   readonly faqs: PostgresFaqCollections;
   readonly chatbots: PostgresChatbots;
 
-  constructor(private readonly pg: PgStorage) {
+  /** `maxCandidates`: matching chunks BM25 scores per search (tests lower it to reach the ts_rank path) */
+  constructor(
+    private readonly pg: PgStorage,
+    private readonly maxCandidates = MAX_CANDIDATES,
+  ) {
     this.bases = new PostgresKnowledgeBases(pg);
     this.faqs = new PostgresFaqCollections(pg);
     this.chatbots = new PostgresChatbots(pg);
   }
 
   search(opts: SearchOptions, vectors?: VectorHits): Promise<Snippet[]> {
-    return pgCall(this.pg, () => searchPostgres(this.pg, opts, vectors));
+    return pgCall(this.pg, () => searchPostgres(this.pg, opts, vectors, this.maxCandidates));
   }
 
   chunkVectors(kbId: string, dims: number): Promise<ChunkVector[]> {

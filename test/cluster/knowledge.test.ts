@@ -327,6 +327,10 @@ describe.skipIf(!shared)("search ranks alike on SQLite and PostgreSQL (help-cent
   for (const vectors of [false, true]) {
     test(`${vectors ? "hybrid (hashed-trigram vectors)" : "lexical"}: the same snippets and scores for all ${queries.length} queries and the filter cases`, async () => {
       const onSqlite = await fixtureIndex((backends[0] as (typeof backends)[0])[2](true), vectors);
+      const capped = await fixtureIndex(
+        { ...(backends[1] as (typeof backends)[1])[2](), index: new PostgresKnowledgeIndex(pg!, 12) },
+        vectors,
+      );
       const onPostgres = await fixtureIndex((backends[1] as (typeof backends)[1])[2](), vectors);
       const differ: string[] = [];
       for (const q of queries) {
@@ -341,6 +345,14 @@ describe.skipIf(!shared)("search ranks alike on SQLite and PostgreSQL (help-cent
         if (JSON.stringify(s) !== JSON.stringify(p)) differ.push(`filter ${f.query}`);
       }
       expect(differ, differ.join("\n")).toEqual([]);
+
+      // past the candidate bound (12 here, 10,000 in service) ts_rank preselects: the best hit mostly stays
+      let sameBest = 0;
+      for (const q of queries) if ((await capped(q))[0]?.document_id === (await onPostgres(q))[0]?.document_id) sameBest++;
+      console.log(
+        `${vectors ? "hybrid " : "lexical"} postgres capped at 12 candidates: same best hit for ${sameBest} of ${queries.length} queries`,
+      );
+      expect(sameBest / queries.length).toBeGreaterThan(0.8);
 
       const figures = async (search: typeof onSqlite, set: { query: string; expected: string }[], unanswerable: string[]) => {
         const rankings = [];
