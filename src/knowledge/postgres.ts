@@ -35,9 +35,23 @@ import { LIMITS, type Snippet } from "./schemas";
 
 const iso = (ms: unknown) => new Date(Number(ms)).toISOString();
 
-/** Serialises one account's creations across nodes, so a count checked is still true at insert. */
-const lockAccount = (tx: TransactionSQL, accountId: string) =>
-  tx`SELECT pg_advisory_xact_lock(hashtext(${`knowledge:${accountId}`}))`;
+/**
+ * Refuses a creation past the account's limit (400 naming `name`). Under a per-account advisory
+ * lock held to the end of the transaction, so two nodes cannot both pass the last place.
+ */
+async function withinLimit(
+  tx: TransactionSQL,
+  accountId: string,
+  table: "knowledge_bases" | "faq_collections" | "chatbots",
+  limit: number,
+  plural: string,
+): Promise<void> {
+  await tx`SELECT pg_advisory_xact_lock(hashtext(${`knowledge:${accountId}`}))`;
+  const [owned] = await tx.unsafe(`SELECT count(*)::int AS n FROM ${table} WHERE account_id = $1`, [accountId]);
+  if (Number(owned?.n ?? 0) >= limit) {
+    throw invalidRequest(`an account can hold at most ${limit} ${plural}; delete one first`, "name");
+  }
+}
 
 type KbRow = {
   id: string;
@@ -99,14 +113,7 @@ export class PostgresKnowledgeBases implements KnowledgeBases {
     return pgCall(this.pg, async () => {
       const id = newId("kb");
       await this.pg.sql.begin(async (tx) => {
-        await lockAccount(tx, accountId);
-        const [owned] = await tx`SELECT count(*)::int AS n FROM knowledge_bases WHERE account_id = ${accountId}`;
-        if (Number(owned?.n ?? 0) >= LIMITS.knowledgeBasesPerAccount) {
-          throw invalidRequest(
-            `an account can hold at most ${LIMITS.knowledgeBasesPerAccount} knowledge bases; delete one first`,
-            "name",
-          );
-        }
+        await withinLimit(tx, accountId, "knowledge_bases", LIMITS.knowledgeBasesPerAccount, "knowledge bases");
         await tx`
           INSERT INTO knowledge_bases (id, account_id, name, description, status)
           VALUES (${id}, ${accountId}, ${input.name}, ${input.description ?? null}, ${input.status ?? "active"})`;
@@ -284,14 +291,7 @@ export class PostgresFaqCollections implements FaqCollections {
     return pgCall(this.pg, async () => {
       const id = newId("faq");
       await this.pg.sql.begin(async (tx) => {
-        await lockAccount(tx, accountId);
-        const [owned] = await tx`SELECT count(*)::int AS n FROM faq_collections WHERE account_id = ${accountId}`;
-        if (Number(owned?.n ?? 0) >= LIMITS.faqCollectionsPerAccount) {
-          throw invalidRequest(
-            `an account can hold at most ${LIMITS.faqCollectionsPerAccount} FAQ collections; delete one first`,
-            "name",
-          );
-        }
+        await withinLimit(tx, accountId, "faq_collections", LIMITS.faqCollectionsPerAccount, "FAQ collections");
         await tx`INSERT INTO faq_collections (id, account_id, name) VALUES (${id}, ${accountId}, ${input.name})`;
         await tx`
           INSERT INTO faq_entries (collection_id, ord, question, answer)
@@ -385,10 +385,7 @@ export class PostgresChatbots implements Chatbots {
             param: `knowledge_base_ids[${missing}]`,
           });
         }
-        await lockAccount(tx, accountId);
-        const [owned] = await tx`SELECT count(*)::int AS n FROM chatbots WHERE account_id = ${accountId}`;
-        if (Number(owned?.n ?? 0) >= LIMITS.chatbotsPerAccount)
-          throw invalidRequest(`an account can hold at most ${LIMITS.chatbotsPerAccount} chatbots; delete one first`, "name");
+        await withinLimit(tx, accountId, "chatbots", LIMITS.chatbotsPerAccount, "chatbots");
         await tx`
           INSERT INTO chatbots (id, account_id, name, mode, knowledge_base_ids)
           VALUES (${id}, ${accountId}, ${input.name}, ${input.mode}, ${JSON.stringify(kbIds)}::text::jsonb)`;

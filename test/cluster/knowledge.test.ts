@@ -19,7 +19,7 @@ import { attachVectors, type Embedder, VectorCache, vectorHits } from "../../src
 import type { KnowledgeIndex } from "../../src/knowledge/interface";
 import { PostgresKnowledgeIndex } from "../../src/knowledge/postgres";
 import { DEFAULT_MIN_SCORE } from "../../src/knowledge/ranking";
-import type { Snippet } from "../../src/knowledge/schemas";
+import { LIMITS, type Snippet } from "../../src/knowledge/schemas";
 import { SqliteKnowledgeIndex } from "../../src/knowledge/sqlite";
 import { hashEmbedding } from "../../src/providers/embedding";
 import { openStorage, type Storage } from "../../src/storage/db";
@@ -36,16 +36,20 @@ let sqlite: Storage;
 const fixtureFiles: Storage[] = [];
 let pgDb: Awaited<ReturnType<typeof freshDatabase>> | null = null;
 let pg: PgStorage | null = null;
+/** a second pool on the same database: another node */
+let pg2: PgStorage | null = null;
 
 beforeAll(async () => {
   sqlite = openStorage(join(dir, "contract.db"));
   if (!shared) return;
   pgDb = await freshDatabase();
   pg = openPostgres(pgDb.url);
-  await pg.migrated;
+  pg2 = openPostgres(pgDb.url);
+  await Promise.all([pg.migrated, pg2.migrated]);
 });
 afterAll(async () => {
   await pg?.close();
+  await pg2?.close();
   await pgDb?.drop();
   sqlite.close();
   for (const f of fixtureFiles) f.close();
@@ -55,6 +59,8 @@ afterAll(async () => {
 interface Backend {
   index: KnowledgeIndex;
   keys: KeyStore;
+  /** the same data seen by another node (PostgreSQL), or the same index (SQLite) */
+  other: KnowledgeIndex;
 }
 
 const backends: [string, boolean, (fixture?: boolean) => Backend][] = [
@@ -65,7 +71,8 @@ const backends: [string, boolean, (fixture?: boolean) => Backend][] = [
       const s = fixture ? openStorage(join(dir, `fixture-${fixtureFiles.length}.db`)) : sqlite;
       if (fixture) fixtureFiles.push(s);
       const ledger = new SqliteCreditLedger(s);
-      return { index: new SqliteKnowledgeIndex(s), keys: new SqliteKeyStore(s, ledger, { welcomeCredits: 0 }) };
+      const index = new SqliteKnowledgeIndex(s);
+      return { index, other: index, keys: new SqliteKeyStore(s, ledger, { welcomeCredits: 0 }) };
     },
   ],
   [
@@ -73,7 +80,11 @@ const backends: [string, boolean, (fixture?: boolean) => Backend][] = [
     shared,
     () => {
       const ledger = new PostgresCreditLedger(pg!);
-      return { index: new PostgresKnowledgeIndex(pg!), keys: new PostgresKeyStore(pg!, ledger, { welcomeCredits: 0 }) };
+      return {
+        index: new PostgresKnowledgeIndex(pg!),
+        other: new PostgresKnowledgeIndex(pg2!),
+        keys: new PostgresKeyStore(pg!, ledger, { welcomeCredits: 0 }),
+      };
     },
   ],
 ];
@@ -261,6 +272,23 @@ for (const [name, enabled, make] of backends) {
       }
       await index.faqs.delete(me, c.id);
       expect((await failure(() => index.faqs.get(me, c.id))).code).toBe("not_found");
+    });
+
+    test("the per-account limit holds when two nodes race for its last places", async () => {
+      const { index, other, keys } = make();
+      const me = (await keys.createAccount()).id;
+      const faqs = [{ question: "q?", answer: "a" }];
+      for (let i = 0; i < LIMITS.faqCollectionsPerAccount - 2; i++) await index.faqs.create(me, { name: `c${i}`, faqs });
+      const raced = await Promise.allSettled(
+        Array.from({ length: 6 }, async (_, i) => (i % 2 ? other : index).faqs.create(me, { name: `r${i}`, faqs })),
+      );
+      expect(raced.filter((r) => r.status === "fulfilled").length).toBe(2);
+      for (const r of raced.filter((r) => r.status === "rejected")) {
+        expect(String((r as PromiseRejectedResult).reason.message)).toContain(
+          `at most ${LIMITS.faqCollectionsPerAccount} FAQ collections`,
+        );
+      }
+      expect((await other.faqs.list(me, { limit: 1, offset: 0 })).total).toBe(LIMITS.faqCollectionsPerAccount);
     });
 
     test("chatbots: bases must be the account's (the first bad one named), active bases in the bot's order", async () => {
