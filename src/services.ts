@@ -5,7 +5,6 @@ import { MemoryResponseCache } from "./cache/memory";
 import type { Config } from "./config";
 import type { CreditLedger } from "./credits/interface";
 import { SqliteCreditLedger } from "./credits/sqlite";
-import type { DashboardStore } from "./dashboard/interface";
 import { SqliteDashboardStore } from "./dashboard/sqlite";
 import type { DependencyProbe, ServiceDeps } from "./deps";
 import type { IdempotencyStore } from "./idempotency/interface";
@@ -16,7 +15,7 @@ import type { Logger } from "./log";
 import type { RateLimiter } from "./ratelimit/interface";
 import { MemoryRateLimiter } from "./ratelimit/limiter";
 import type { RedisLink } from "./redis/link";
-import { openStorage, type Storage } from "./storage/db";
+import { openStorage } from "./storage/db";
 import type { PgStorage } from "./storage/postgres";
 
 // The PostgreSQL and Redis implementations load only when configured: a single node on SQLite
