@@ -121,7 +121,10 @@ export async function searchPostgres(
   const expansions = words.map((w) => expandWord(w).map((e) => surfaces.indexOf(e.replace(/"/g, ""))));
   let phraseHits: number[];
   let wordHits: number[];
-  if (hits.complete && !hasFilter(opts.filter)) {
+  if (!all) {
+    phraseHits = phrases.map(() => 0);
+    wordHits = words.map(() => 0);
+  } else if (hits.complete && !hasFilter(opts.filter)) {
     phraseHits = phrases.map((_, i) => freqs.filter((f) => (f[i] ?? 0) > 0).length);
     wordHits = expansions.map((idx) => freqs.filter((f) => idx.some((i) => (f[i] ?? 0) > 0)).length);
   } else {
