@@ -8,6 +8,7 @@ import type { DashboardStore, SignInAttempts } from "./dashboard/interface";
 import type { AnyFunctionDef } from "./functions/define";
 import type { FunctionPipeline } from "./functions/run";
 import type { IdempotencyStore } from "./idempotency/interface";
+import type { KnowledgeIndex } from "./knowledge/interface";
 import type { Logger } from "./log";
 import type { MaybePromise } from "./maybe";
 import type { Metrics } from "./metrics";
@@ -27,7 +28,7 @@ export interface DependencyProbe {
 
 /** The stateful services (see services.ts), by interface only. */
 export interface ServiceDeps {
-  /** the embedded SQLite file: everything when no database URL is set; knowledge bases always */
+  /** the embedded SQLite file: everything when no database URL is set (idempotency records without Redis) */
   storage: Storage;
   keys: KeyStore;
   ledger: CreditLedger;
@@ -38,6 +39,8 @@ export interface ServiceDeps {
   dashboard: DashboardStore;
   /** failed dashboard sign-ins, counted for the whole cluster when Redis is configured */
   signIns: SignInAttempts;
+  /** knowledge bases, FAQ collections and chatbots, beside the accounts */
+  knowledge: KnowledgeIndex;
   dependencies: DependencyProbe[];
 }
 

@@ -4,7 +4,6 @@ import type { Config } from "./config";
 import type { AppDeps } from "./deps";
 import type { AnyFunctionDef } from "./functions/define";
 import { FUNCTIONS } from "./functions/registry";
-import { knowledgeRefused } from "./knowledge/refused";
 import { createLogger, type Logger } from "./log";
 import { Metrics } from "./metrics";
 import { buildProviders } from "./providers";
@@ -39,8 +38,7 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { 
     metrics,
     logger,
     functions: opts.functions ?? FUNCTIONS,
-    // knowledge bases live in the embedded SQLite file only: refused when accounts are in PostgreSQL
-    plugins: services.postgres ? [knowledgeRefused] : resourcePlugins,
+    plugins: resourcePlugins,
     lifecycle: { draining: false },
   };
 }

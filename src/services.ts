@@ -5,17 +5,19 @@ import { MemoryResponseCache } from "./cache/memory";
 import type { Config } from "./config";
 import type { CreditLedger } from "./credits/interface";
 import { SqliteCreditLedger } from "./credits/sqlite";
-import type { DashboardStore, SignInAttempts } from "./dashboard/interface";
+import type { SignInAttempts } from "./dashboard/interface";
 import { SIGN_IN_LIMITS, SignInLimiter } from "./dashboard/security";
 import { SqliteDashboardStore } from "./dashboard/sqlite";
 import type { DependencyProbe, ServiceDeps } from "./deps";
 import type { IdempotencyStore } from "./idempotency/interface";
 import { SqliteIdempotencyStore } from "./idempotency/sqlite";
+import type { KnowledgeIndex } from "./knowledge/interface";
+import { SqliteKnowledgeIndex } from "./knowledge/sqlite";
 import type { Logger } from "./log";
 import type { RateLimiter } from "./ratelimit/interface";
 import { MemoryRateLimiter } from "./ratelimit/limiter";
 import type { RedisLink } from "./redis/link";
-import { openStorage, type Storage } from "./storage/db";
+import { openStorage } from "./storage/db";
 import type { PgStorage } from "./storage/postgres";
 
 // The PostgreSQL and Redis implementations load only when configured: a single node on SQLite
@@ -25,6 +27,7 @@ const postgresParts = () => ({
   ...(require("./credits/postgres") as typeof import("./credits/postgres")),
   ...(require("./auth/postgres") as typeof import("./auth/postgres")),
   ...(require("./dashboard/postgres") as typeof import("./dashboard/postgres")),
+  ...(require("./knowledge/postgres") as typeof import("./knowledge/postgres")),
 });
 const redisParts = () => ({
   ...(require("./redis/link") as typeof import("./redis/link")),
@@ -55,8 +58,8 @@ export interface Services extends ServiceDeps {
 
 /** The services as the app sees them: interfaces only. */
 export function serviceDeps(s: Services): ServiceDeps {
-  const { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, dependencies } = s;
-  return { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, dependencies };
+  const { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, knowledge, dependencies } = s;
+  return { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, knowledge, dependencies };
 }
 
 export interface ServiceOptions {
@@ -140,6 +143,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     idempotency = new SqliteIdempotencyStore(storage.sqlite, idempotencyOptions);
     signIns = new SignInLimiter(SIGN_IN_LIMITS, opts.now);
   }
+  const knowledge: KnowledgeIndex = pg && postgres ? new pg.PostgresKnowledgeIndex(postgres) : new SqliteKnowledgeIndex(storage);
   return {
     storage,
     keys,
@@ -149,6 +153,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     idempotency,
     dashboard: pg && postgres ? new pg.PostgresDashboardStore(postgres) : new SqliteDashboardStore(storage.sqlite),
     signIns,
+    knowledge,
     dependencies: redis ? [database, { name: "redis", required: false, up: () => redis.ready() }] : [database],
     redis,
     postgres,

@@ -6,7 +6,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { systemText } from "../functions/prompt";
 import { splitSentences } from "../local/text";
 import type { ChatMessage } from "../providers/types";
-import type { ChatbotMode } from "./chatbot-store";
+import type { ChatbotMode } from "./interface";
 import { termKeys } from "./text";
 
 export const Passage = Type.Object({

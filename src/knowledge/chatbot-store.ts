@@ -5,20 +5,11 @@ import { GatewayError, invalidRequest } from "../errors";
 import { notFound } from "../http/respond";
 import type { Storage } from "../storage/db";
 import { type ChatbotRow, chatbots, knowledgeBases } from "../storage/schema-kb";
-import { type CHATBOT_MODES, LIMITS } from "./schemas";
-import { type Page, type Paged, paged } from "./store";
+import { type ChatbotMode, type Chatbots, type ChatbotView, type Page, type Paged, paged } from "./interface";
+import { LIMITS } from "./schemas";
 
-export type ChatbotMode = (typeof CHATBOT_MODES)[number];
-
-export interface ChatbotView {
-  id: string;
-  name: string;
-  mode: ChatbotMode;
-  knowledge_base_ids: string[];
-  created_at: string;
-}
-
-export class ChatbotStore {
+/** Chatbots in SQLite. */
+export class ChatbotStore implements Chatbots {
   constructor(private readonly storage: Storage) {}
 
   private get db() {

@@ -3,6 +3,9 @@
  * boundaries; the overlap repeats the tail of one chunk at the head of the next, so a passage
  * that straddles a cut is still found whole in one of them.
  */
+import type { PreparedDocument } from "./interface";
+import type { DocumentInput } from "./schemas";
+
 export interface ChunkOptions {
   /** target chunk length in characters */
   size: number;
@@ -43,4 +46,17 @@ function cutPoint(text: string, start: number, end: number): number {
     if (last > 0) return min + last;
   }
   return end;
+}
+
+/** Documents as sent (texts or objects), trimmed and chunked for storage. */
+export function prepareDocuments(docs: DocumentInput[]): PreparedDocument[] {
+  return docs.map((d) => {
+    const doc = typeof d === "string" ? { content: d } : d;
+    return {
+      title: doc.title?.trim() || null,
+      content: doc.content,
+      metadata: doc.metadata ?? {},
+      chunks: chunkText(doc.content),
+    };
+  });
 }

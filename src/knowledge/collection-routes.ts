@@ -5,14 +5,15 @@
 import type { Static, TObject } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { ok } from "../http/respond";
+import type { MaybePromise } from "../maybe";
 import { type Deps, pageOf, resourceContext, resourceDoc, validBody } from "./http";
-import type { Page, Paged } from "./store";
+import type { Page, Paged } from "./interface";
 
 export interface CollectionStore<S extends TObject, V> {
-  create(accountId: string, body: Static<S>): V;
-  list(accountId: string, page: Page): Paged<V>;
-  get(accountId: string, id: string): V;
-  delete(accountId: string, id: string): void;
+  create(accountId: string, body: Static<S>): MaybePromise<V>;
+  list(accountId: string, page: Page): MaybePromise<Paged<V>>;
+  get(accountId: string, id: string): MaybePromise<V>;
+  delete(accountId: string, id: string): MaybePromise<void>;
 }
 
 export interface Collection<S extends TObject, V> {
@@ -38,7 +39,7 @@ export function collectionRoutes<S extends TObject, V>(deps: Deps, c: Collection
       async ({ request }) => {
         const ctx = await resourceContext(deps, R, request);
         const body = validBody(deps, c.createSchema, ctx);
-        return ok(ctx.state, `${c.noun} created`, c.store.create(ctx.auth.accountId, body), 201);
+        return ok(ctx.state, `${c.noun} created`, await c.store.create(ctx.auth.accountId, body), 201);
       },
       { parse: "none", detail: resourceDoc(c.docs.create, { body: c.createSchema, description: c.docs.createDescription }) },
     )
@@ -46,7 +47,7 @@ export function collectionRoutes<S extends TObject, V>(deps: Deps, c: Collection
       c.path,
       async ({ request, query }) => {
         const ctx = await resourceContext(deps, R, request, {}, query as Query);
-        return ok(ctx.state, c.plural, c.store.list(ctx.auth.accountId, pageOf(ctx.query)));
+        return ok(ctx.state, c.plural, await c.store.list(ctx.auth.accountId, pageOf(ctx.query)));
       },
       { detail: resourceDoc(`List ${c.plural} (newest first; ?limit= up to 100, default 20, &offset=)`) },
     )
@@ -54,7 +55,7 @@ export function collectionRoutes<S extends TObject, V>(deps: Deps, c: Collection
       `${c.path}/:id`,
       async ({ request, params }) => {
         const ctx = await resourceContext(deps, R, request, params as Params);
-        return ok(ctx.state, c.noun, c.store.get(ctx.auth.accountId, ctx.params.id as string));
+        return ok(ctx.state, c.noun, await c.store.get(ctx.auth.accountId, ctx.params.id as string));
       },
       { detail: resourceDoc(c.docs.get) },
     )
@@ -62,7 +63,7 @@ export function collectionRoutes<S extends TObject, V>(deps: Deps, c: Collection
       `${c.path}/:id`,
       async ({ request, params }) => {
         const ctx = await resourceContext(deps, R, request, params as Params);
-        c.store.delete(ctx.auth.accountId, ctx.params.id as string);
+        await c.store.delete(ctx.auth.accountId, ctx.params.id as string);
         return ok(ctx.state, `${c.noun} deleted`, { id: ctx.params.id, deleted: true });
       },
       { detail: resourceDoc(c.docs.delete) },

@@ -1,11 +1,12 @@
 /**
  * Vectors for hybrid search, when a configured provider offers embeddings (an `embedding_model`
  * on an OpenAI-compatible or Groq provider, or the mock). Chunk vectors are stored beside the
- * chunks (kb_chunks.embedding, float32, unit length); a knowledge base's vectors are held in
- * memory per revision so a query costs one embedding call and one pass of dot products.
+ * chunks (kb_chunks.embedding, float32, unit length) in SQLite or PostgreSQL alike; a knowledge
+ * base's vectors are held in memory per node and revision, so a query costs one embedding call
+ * and one pass of dot products (PostgreSQL has no pgvector here: see README, Many nodes).
  */
-import type { Database } from "bun:sqlite";
 import type { Provider } from "../providers/types";
+import type { KnowledgeIndex } from "./interface";
 
 export interface Embedder {
   /** provider name, for logs */
@@ -75,14 +76,15 @@ export class VectorCache {
     return n;
   }
 
-  private load(sqlite: Database, kbId: string, revision: number, dims: number): KbVectors {
+  private async load(
+    index: Pick<KnowledgeIndex, "chunkVectors">,
+    kbId: string,
+    revision: number,
+    dims: number,
+  ): Promise<KbVectors> {
     const hit = this.cache.get(kbId);
     if (hit && hit.revision === revision && hit.dims === dims) return hit;
-    const rows = sqlite
-      .query<{ id: number; embedding: Uint8Array }, [string, number]>(
-        "SELECT id, embedding FROM kb_chunks WHERE kb_id = ? AND embedding IS NOT NULL AND length(embedding) = ?",
-      )
-      .all(kbId, dims * 4);
+    const rows = await index.chunkVectors(kbId, dims);
     const ids = new Int32Array(rows.length);
     const matrix = new Float32Array(rows.length * dims);
     rows.forEach((r, i) => {
@@ -97,16 +99,16 @@ export class VectorCache {
     return entry;
   }
 
-  nearest(
-    sqlite: Database,
+  async nearest(
+    index: Pick<KnowledgeIndex, "chunkVectors">,
     bases: { id: string; revision: number }[],
     query: Float32Array,
     n: number,
-  ): { id: number; similarity: number }[] {
+  ): Promise<{ id: number; similarity: number }[]> {
     const dims = query.length;
     const best: { id: number; similarity: number }[] = [];
     for (const base of bases) {
-      const { ids, matrix } = this.load(sqlite, base.id, base.revision, dims);
+      const { ids, matrix } = await this.load(index, base.id, base.revision, dims);
       for (let row = 0; row < ids.length; row++) {
         let dot = 0;
         const off = row * dims;
@@ -141,7 +143,7 @@ export async function attachVectors(
 
 /** Hybrid search inputs for a query over some bases, or undefined when search stays BM25-only. */
 export async function vectorHits(
-  sqlite: Database,
+  index: Pick<KnowledgeIndex, "chunkVectors">,
   embedder: Embedder | null,
   cache: VectorCache,
   bases: { id: string; revision: number }[],
@@ -151,7 +153,7 @@ export async function vectorHits(
   if (!embedder || bases.length === 0) return undefined;
   const [vector] = (await embedAll(embedder, [query], signal)) ?? [];
   if (!vector) return undefined;
-  return { query: vector, nearest: cache.nearest(sqlite, bases, vector, NEAREST) };
+  return { query: vector, nearest: await cache.nearest(index, bases, vector, NEAREST) };
 }
 
 /** Vector candidates per query, fused with BM25's. */

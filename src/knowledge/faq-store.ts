@@ -1,4 +1,4 @@
-/** FAQ collections, scoped to one account (another account's id is a 404). Collections are immutable once created. */
+/** FAQ collections in SQLite, scoped to one account (another account's id is a 404). Collections are immutable once created. */
 import { and, asc, count, desc, eq } from "drizzle-orm";
 import { newId } from "../auth/keys";
 import { invalidRequest } from "../errors";
@@ -6,18 +6,11 @@ import { notFound } from "../http/respond";
 import type { Storage } from "../storage/db";
 import { type FaqCollectionRow, faqCollections, faqEntries } from "../storage/schema-kb";
 import type { Faq } from "./faq-match";
+import { type FaqCollections, type FaqCollectionView, type Page, type Paged, paged } from "./interface";
 import { LIMITS } from "./schemas";
-import { type Page, type Paged, paged } from "./store";
 
-export interface FaqCollectionView {
-  id: string;
-  name: string;
-  faq_count: number;
-  created_at: string;
-  faqs?: { id: number; question: string; answer: string }[];
-}
-
-export class FaqStore {
+/** FAQ collections in SQLite. */
+export class FaqStore implements FaqCollections {
   constructor(private readonly storage: Storage) {}
 
   private get db() {
@@ -51,11 +44,6 @@ export class FaqStore {
       .get();
     if (!row) throw notFound("FAQ collection");
     return row;
-  }
-
-  /** Throws 404 unless the collection exists and belongs to the account. */
-  assertOwned(accountId: string, id: string): void {
-    this.row(accountId, id);
   }
 
   faqs(accountId: string, id: string): Faq[] {

@@ -1,13 +1,12 @@
 /**
  * The charged knowledge functions, as FunctionDefs run by the one pipeline (credits, rate limits,
  * cache, routing): stored and inline search, FAQ match and chatbot chat. They read stored
- * resources, so they are built per app from its storage rather than listed in the static registry.
+ * resources, so they are built per app from its knowledge index rather than listed in the static registry.
  */
 import { type TSchema, Type } from "@sinclair/typebox";
 import { type AnyFunctionDef, defineFunction } from "../functions/define";
 import { buildPrompt } from "../functions/prompt";
 import { ChatTurn, Model } from "../functions/schemas";
-import type { Storage } from "../storage/db";
 import {
   ChatbotResult,
   chatbotPrompt,
@@ -17,20 +16,14 @@ import {
   Passage,
   retrievalQuery,
 } from "./chatbot-answer";
-import type { ChatbotStore } from "./chatbot-store";
 import { type Embedder, type VectorCache, vectorHits } from "./embeddings";
 import { DEFAULT_MIN_CONFIDENCE, DEFAULT_TOP_N, FaqMatcher } from "./faq-match";
-import type { FaqStore } from "./faq-store";
 import { searchInline } from "./inline";
+import type { KnowledgeIndex } from "./interface";
 import { DocumentInput, FilterMetadata, LIMITS, MinScore, Query, Snippet, TopK } from "./schemas";
-import { searchChunks } from "./search";
-import type { KnowledgeStore } from "./store";
 
 export interface KnowledgeServices {
-  storage: Storage;
-  kbs: KnowledgeStore;
-  faqs: FaqStore;
-  bots: ChatbotStore;
+  index: KnowledgeIndex;
   /** hybrid search: null when no provider embeds */
   embedder: Embedder | null;
   vectors: VectorCache;
@@ -83,14 +76,13 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     rateClass: "heavy",
     promptVersion: 1,
     preferLocal: true,
-    prepare: (req, ctx) => ({ ...req, revision: s.kbs.row(ctx.accountId, req.id).revision }),
+    prepare: async (req, ctx) => ({ ...req, revision: (await s.index.bases.row(ctx.accountId, req.id)).revision }),
     prompt: (req) => searchPrompt(req.query, "(stored knowledge base: searched by the gateway)"),
     local: async (req, ctx) => {
-      const base = s.kbs.row(ctx.accountId, req.id);
-      const hits = await vectorHits(s.storage.sqlite, s.embedder, s.vectors, [base], req.query, ctx.signal);
+      const base = await s.index.bases.row(ctx.accountId, req.id);
+      const hits = await vectorHits(s.index, s.embedder, s.vectors, [base], req.query, ctx.signal);
       return {
-        results: searchChunks(
-          s.storage.sqlite,
+        results: await s.index.search(
           { kbIds: [req.id], query: req.query, topK: req.top_k ?? 5, filter: req.filter_metadata, minScore: req.min_score },
           hits,
         ),
@@ -207,7 +199,7 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     rateClass: "standard",
     promptVersion: 1,
     preferLocal: true,
-    prepare: (req, ctx) => ({ ...req, faqs: s.faqs.faqs(ctx.accountId, req.collection_id) }),
+    prepare: async (req, ctx) => ({ ...req, faqs: await s.index.faqs.faqs(ctx.accountId, req.collection_id) }),
     prompt: (req) =>
       buildPrompt({
         role: "You match a user's question to the FAQ entries that answer it.",
@@ -270,13 +262,13 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     rateClass: "standard",
     promptVersion: 1,
     prepare: async (req, ctx) => {
-      const bot = s.bots.get(ctx.accountId, req.id);
-      const bases = s.bots.activeKnowledgeBases(ctx.accountId, bot.knowledge_base_ids);
+      const bot = await s.index.chatbots.get(ctx.accountId, req.id);
+      const bases = await s.index.chatbots.activeKnowledgeBases(ctx.accountId, bot.knowledge_base_ids);
       const query = retrievalQuery(req);
-      const vectors = await vectorHits(s.storage.sqlite, s.embedder, s.vectors, bases, query, ctx.signal);
+      const vectors = await vectorHits(s.index, s.embedder, s.vectors, bases, query, ctx.signal);
       const kbIds = bases.map((b) => b.id);
       // The bot decides itself whether a passage answers (chatbot-answer.ts), so no floor here.
-      const hits = searchChunks(s.storage.sqlite, { kbIds, query, topK: PASSAGES_PER_ANSWER, minScore: 0 }, vectors);
+      const hits = await s.index.search({ kbIds, query, topK: PASSAGES_PER_ANSWER, minScore: 0 }, vectors);
       const passages = hits.map((h) => ({
         document_id: h.document_id ?? "",
         knowledge_base_id: h.knowledge_base_id ?? "",

@@ -8,8 +8,8 @@ import { invalidRequest } from "../errors";
 import { validateAgainst } from "../functions/validate";
 import { type AuthedContext, authedContext } from "../http/context";
 import { stateOf } from "../http/state";
+import type { Page } from "./interface";
 import { ListQuery } from "./schemas";
-import type { Page } from "./store";
 
 export type Deps = Pick<AppDeps, "keys" | "config" | "limiter">;
 

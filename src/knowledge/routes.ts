@@ -11,14 +11,13 @@ import type { FunctionPipeline } from "../functions/run";
 import { ok } from "../http/respond";
 import { functionDoc } from "../http/routes/functions";
 import { stateOf } from "../http/state";
-import { ChatbotStore } from "./chatbot-store";
+import { prepareDocuments } from "./chunking";
 import { collectionRoutes } from "./collection-routes";
 import { attachVectors, type Embedder, pickEmbedder, VectorCache } from "./embeddings";
-import { FaqStore } from "./faq-store";
 import { knowledgeFunctions } from "./functions";
 import { type Deps, pageOf, resourceContext, resourceDoc, validBody } from "./http";
+import type { Chatbots, FaqCollections, KnowledgeBases } from "./interface";
 import { AddDocuments, CreateChatbot, CreateFaqCollection, CreateKnowledgeBase, UpdateKnowledgeBase } from "./schemas";
-import { KnowledgeStore, prepareDocuments } from "./store";
 
 type Params = Record<string, string>;
 type Query = Record<string, string | undefined>;
@@ -39,11 +38,9 @@ function chargedDoc(
 
 /** The plugin registered in src/resources.ts. */
 export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }): Elysia {
-  const kbs = new KnowledgeStore(deps.storage);
-  const faqs = new FaqStore(deps.storage);
-  const bots = new ChatbotStore(deps.storage);
+  const { bases: kbs, faqs, chatbots: bots } = deps.knowledge;
   const embedder = pickEmbedder(deps.providers);
-  const fns = knowledgeFunctions({ storage: deps.storage, kbs, faqs, bots, embedder, vectors: new VectorCache() });
+  const fns = knowledgeFunctions({ index: deps.knowledge, embedder, vectors: new VectorCache() });
   const { pipeline } = deps;
   const run =
     (def: AnyFunctionDef) =>
@@ -71,7 +68,7 @@ export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }):
   return app as unknown as Elysia;
 }
 
-function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore, embedder: Embedder | null) {
+function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeBases, embedder: Embedder | null) {
   const R = "knowledge-bases";
   return new Elysia({ name: "knowledge-bases" })
     .use(
@@ -96,7 +93,7 @@ function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore, embedder: Embedder
       async ({ request, params }) => {
         const ctx = await resourceContext(deps, R, request, params as Params);
         const body = validBody(deps, UpdateKnowledgeBase, ctx);
-        return ok(ctx.state, "knowledge base updated", kbs.update(ctx.auth.accountId, ctx.params.id as string, body));
+        return ok(ctx.state, "knowledge base updated", await kbs.update(ctx.auth.accountId, ctx.params.id as string, body));
       },
       {
         parse: "none",
@@ -113,10 +110,10 @@ function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore, embedder: Embedder
           (body.content !== undefined ? [{ title: body.title, content: body.content, metadata: body.metadata }] : null);
         if (!docs) throw invalidRequest("documents is required (or content, for a single document)", "documents");
         const kbId = ctx.params.id as string;
-        kbs.row(ctx.auth.accountId, kbId); // 404 before any embedding work
+        await kbs.row(ctx.auth.accountId, kbId); // 404 before any embedding work
         const prepared = prepareDocuments(docs);
         await attachVectors(embedder, prepared, request.signal);
-        const added = kbs.addDocuments(ctx.auth.accountId, kbId, prepared);
+        const added = await kbs.addDocuments(ctx.auth.accountId, kbId, prepared);
         return ok(ctx.state, "documents added", { data: added, count: added.length }, 201);
       },
       {
@@ -132,7 +129,11 @@ function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore, embedder: Embedder
       "/api/v1/knowledge-bases/:id/documents",
       async ({ request, params, query }) => {
         const ctx = await resourceContext(deps, R, request, params as Params, query as Query);
-        return ok(ctx.state, "documents", kbs.listDocuments(ctx.auth.accountId, ctx.params.id as string, pageOf(ctx.query)));
+        return ok(
+          ctx.state,
+          "documents",
+          await kbs.listDocuments(ctx.auth.accountId, ctx.params.id as string, pageOf(ctx.query)),
+        );
       },
       { detail: resourceDoc("List a knowledge base's documents (oldest first; ?limit=&offset=)") },
     )
@@ -140,14 +141,14 @@ function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeStore, embedder: Embedder
       "/api/v1/knowledge-bases/:id/documents/:doc_id",
       async ({ request, params }) => {
         const ctx = await resourceContext(deps, R, request, params as Params);
-        kbs.deleteDocument(ctx.auth.accountId, ctx.params.id as string, ctx.params.doc_id as string);
+        await kbs.deleteDocument(ctx.auth.accountId, ctx.params.id as string, ctx.params.doc_id as string);
         return ok(ctx.state, "document deleted", { id: ctx.params.doc_id, deleted: true });
       },
       { detail: resourceDoc("Delete a document and its chunks from the index") },
     );
 }
 
-const faqRoutes = (deps: Deps, faqs: FaqStore) =>
+const faqRoutes = (deps: Deps, faqs: FaqCollections) =>
   collectionRoutes(deps, {
     resource: "faq-collections",
     path: "/api/v1/ai/faq-collections",
@@ -162,7 +163,7 @@ const faqRoutes = (deps: Deps, faqs: FaqStore) =>
     store: faqs,
   });
 
-const chatbotRoutes = (deps: Deps, bots: ChatbotStore) =>
+const chatbotRoutes = (deps: Deps, bots: Chatbots) =>
   collectionRoutes(deps, {
     resource: "chatbots",
     path: "/api/v1/chatbots",

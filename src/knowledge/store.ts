@@ -1,6 +1,6 @@
 /**
- * Knowledge bases and their documents, always scoped to one account: a row of another account is
- * reported exactly like a missing one (404 not_found).
+ * Knowledge bases and their documents in SQLite, always scoped to one account: a row of another
+ * account is reported exactly like a missing one (404 not_found).
  */
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import { newId } from "../auth/keys";
@@ -8,76 +8,24 @@ import { invalidRequest } from "../errors";
 import { notFound } from "../http/respond";
 import type { Storage } from "../storage/db";
 import { type KbDocumentRow, type KnowledgeBaseRow, kbDocuments, knowledgeBases } from "../storage/schema-kb";
-import { chunkText } from "./chunking";
 import { toBlob } from "./embeddings";
-import { type DocumentInput, type KB_STATUSES, LIMITS } from "./schemas";
+import {
+  type DocumentView,
+  type KbStatus,
+  type KnowledgeBases,
+  type KnowledgeBaseView,
+  type Page,
+  type Paged,
+  type PreparedDocument,
+  paged,
+} from "./interface";
+import { LIMITS } from "./schemas";
 import { chunkTerms } from "./search";
-
-export type KbStatus = (typeof KB_STATUSES)[number];
-
-export interface Page {
-  limit: number;
-  offset: number;
-}
-
-export interface Paged<T> {
-  data: T[];
-  total: number;
-  limit: number;
-  offset: number;
-  has_more: boolean;
-}
-
-export interface KnowledgeBaseView {
-  id: string;
-  name: string;
-  description: string | null;
-  status: KbStatus;
-  document_count: number;
-  chunk_count: number;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface DocumentView {
-  id: string;
-  knowledge_base_id: string;
-  title: string | null;
-  metadata: Record<string, unknown>;
-  characters: number;
-  chunk_count: number;
-  preview: string;
-  created_at: string;
-}
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export function paged<T>(data: T[], total: number, page: Page): Paged<T> {
-  return { data, total, limit: page.limit, offset: page.offset, has_more: page.offset + data.length < total };
-}
-
-export interface PreparedDocument {
-  title: string | null;
-  content: string;
-  metadata: Record<string, unknown>;
-  chunks: string[];
-  /** one unit vector per chunk, when a provider embeds them */
-  vectors?: Float32Array[];
-}
-
-export function prepareDocuments(docs: DocumentInput[]): PreparedDocument[] {
-  return docs.map((d) => {
-    const doc = typeof d === "string" ? { content: d } : d;
-    return {
-      title: doc.title?.trim() || null,
-      content: doc.content,
-      metadata: doc.metadata ?? {},
-      chunks: chunkText(doc.content),
-    };
-  });
-}
-
-export class KnowledgeStore {
+/** Knowledge bases in the embedded SQLite file; chunks indexed by FTS5 (drizzle/0002, 0004). */
+export class KnowledgeStore implements KnowledgeBases {
   constructor(private readonly storage: Storage) {}
 
   private get db() {

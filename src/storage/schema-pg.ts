@@ -1,10 +1,25 @@
 /**
  * The PostgreSQL schema (TEXTAI_DATABASE_URL): accounts, keys, the credit ledger and its daily
- * rollups, shared by every node. Same tables and columns as the SQLite schema; instants are
- * milliseconds since the epoch (bigint) as there.
+ * rollups, dashboard logins and the knowledge index, shared by every node. Same tables and
+ * columns as the SQLite schema; instants are milliseconds since the epoch (bigint) as there.
  */
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, check, index, integer, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  bigserial,
+  boolean,
+  check,
+  customType,
+  index,
+  integer,
+  json,
+  jsonb,
+  pgTable,
+  primaryKey,
+  serial,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
 
 const ms = (name: string) => bigint(name, { mode: "number" });
 const now = sql`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
@@ -107,4 +122,118 @@ export const dashboardSessions = pgTable(
     lastSeenAt: ms("last_seen_at").notNull(),
   },
   (t) => [index("dashboard_sessions_account_idx").on(t.accountId)],
+);
+
+/** PostgreSQL's full-text document type; the gateway writes its literal form (knowledge/fts-tokens.ts). */
+const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
+const bytea = customType<{ data: Uint8Array }>({ dataType: () => "bytea" });
+
+export const knowledgeBases = pgTable(
+  "knowledge_bases",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    name: text("name").notNull(),
+    description: text("description"),
+    status: text("status", { enum: ["active", "inactive"] })
+      .notNull()
+      .default("active"),
+    /** bumped on every document change: search requests carry it, so cached answers never go stale */
+    revision: integer("revision").notNull().default(0),
+    createdAt: ms("created_at").notNull().default(now),
+    updatedAt: ms("updated_at").notNull().default(now),
+  },
+  (t) => [index("knowledge_bases_account_idx").on(t.accountId, t.createdAt)],
+);
+
+export const kbDocuments = pgTable(
+  "kb_documents",
+  {
+    id: text("id").primaryKey(),
+    kbId: text("kb_id")
+      .notNull()
+      .references(() => knowledgeBases.id, { onDelete: "cascade" }),
+    title: text("title"),
+    content: text("content").notNull(),
+    /** object of scalar values, as sent (json keeps its key order); search filters on it */
+    metadata: json("metadata").notNull().default({}),
+    chunkCount: integer("chunk_count").notNull().default(0),
+    createdAt: ms("created_at").notNull().default(now),
+  },
+  (t) => [index("kb_documents_kb_idx").on(t.kbId, t.createdAt)],
+);
+
+/**
+ * Overlapping pieces of a document. `tsv` holds the tokens SQLite's FTS5 would index (porter
+ * stems; the title at weight A, the content at weight B, with positions), so both back-ends match
+ * and rank the same words; `tokens` is the chunk's length as BM25 counts it.
+ */
+export const kbChunks = pgTable(
+  "kb_chunks",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    kbId: text("kb_id").notNull(),
+    documentId: text("document_id")
+      .notNull()
+      .references(() => kbDocuments.id, { onDelete: "cascade" }),
+    ord: integer("ord").notNull(),
+    title: text("title"),
+    content: text("content").notNull(),
+    /** the chunk's canonical search keys (stems, synonyms folded), space-separated */
+    terms: text("terms").notNull().default(""),
+    tokens: integer("tokens").notNull().default(0),
+    tsv: tsvector("tsv").notNull(),
+    /** float32 vector from a provider's embeddings, when one is configured */
+    embedding: bytea("embedding"),
+  },
+  (t) => [
+    index("kb_chunks_doc_idx").on(t.documentId),
+    index("kb_chunks_kb_idx").on(t.kbId),
+    index("kb_chunks_tsv_idx").using("gin", t.tsv),
+  ],
+);
+
+export const faqCollections = pgTable(
+  "faq_collections",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    name: text("name").notNull(),
+    createdAt: ms("created_at").notNull().default(now),
+  },
+  (t) => [index("faq_collections_account_idx").on(t.accountId, t.createdAt)],
+);
+
+export const faqEntries = pgTable(
+  "faq_entries",
+  {
+    id: serial("id").primaryKey(),
+    collectionId: text("collection_id")
+      .notNull()
+      .references(() => faqCollections.id, { onDelete: "cascade" }),
+    ord: integer("ord").notNull(),
+    question: text("question").notNull(),
+    answer: text("answer").notNull(),
+  },
+  (t) => [index("faq_entries_collection_idx").on(t.collectionId, t.ord)],
+);
+
+export const chatbots = pgTable(
+  "chatbots",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    name: text("name").notNull(),
+    mode: text("mode", { enum: ["support", "assistant"] }).notNull(),
+    /** knowledge base ids (checked against the account on create) */
+    knowledgeBaseIds: jsonb("knowledge_base_ids").notNull().default([]),
+    createdAt: ms("created_at").notNull().default(now),
+  },
+  (t) => [index("chatbots_account_idx").on(t.accountId, t.createdAt)],
 );

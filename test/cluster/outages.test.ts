@@ -57,6 +57,17 @@ async function ready(node: Node) {
   };
 }
 
+async function call(node: Node, key: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(node.url + path, {
+    method,
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  // biome-ignore lint/suspicious/noExplicitAny: the test walks the envelope; assertions check its shape
+  return { status: res.status, headers: res.headers, text, json: JSON.parse(text) as any };
+}
+
 async function dependencyUp(node: Node, name: string): Promise<number> {
   const text = await (await fetch(`${node.url}/metrics`)).text();
   const m = text.match(new RegExp(`^textai_dependency_up\\{dependency="${name}"\\} (\\d)`, "m"));
@@ -135,8 +146,25 @@ describe.skipIf(!shared)("outages of the shared servers", () => {
     const [n1, n2] = cluster.nodes;
     const { key } = await newKey(n1, 100);
     expect((await chat(n2, key, "before")).status).toBe(200);
+    const kb = await call(n1, key, "POST", "/api/v1/knowledge-bases", { name: "help" });
+    const kbId = kb.json.data.result.id as string;
+    const added = await call(n1, key, "POST", `/api/v1/knowledge-bases/${kbId}/documents`, {
+      documents: ["Refunds are issued within 30 days of purchase."],
+    });
+    expect(added.status, added.text).toBe(201);
     pgProxy.down();
     const calls = sim.calls.count;
+    // knowledge bases live in PostgreSQL too: their routes answer 503 as well, on every node
+    for (const [method, path, body] of [
+      ["GET", `/api/v1/knowledge-bases/${kbId}`],
+      ["POST", `/api/v1/knowledge-bases/${kbId}/search`, { query: "refund" }],
+      ["POST", "/api/v1/ai/faq-collections", { name: "f", faqs: [{ question: "q?", answer: "a" }] }],
+    ] as const) {
+      const r = await call(n2, key, method, path, body);
+      expect(r.status, `${method} ${path}: ${r.text}`).toBe(503);
+      expect(r.json.error.code).toBe("service_unavailable");
+      expect(r.headers.get("retry-after")).toBe("1");
+    }
     for (const n of cluster.nodes) {
       const r = await chat(n, key, `while the database is down ${n.url}`);
       expect(r.status, r.text).toBe(503);
@@ -160,6 +188,9 @@ describe.skipIf(!shared)("outages of the shared servers", () => {
       const back = await eventually("database back", async () => (await chat(n1, key, `after ${Math.random()}`)).status === 200);
       console.log(`database outage: calls answered again ${back.toFixed(0)} ms after PostgreSQL came back`);
       for (const n of cluster.nodes) expect((await ready(n)).status).toBe(200);
+      const found = await call(n2, key, "POST", `/api/v1/knowledge-bases/${kbId}/search`, { query: "refund" });
+      expect(found.status, found.text).toBe(200);
+      expect(found.json.data.result.results[0].content).toContain("Refunds");
       await eventually("the late node serves", async () => (await chat(late, key, `late ${Math.random()}`)).status === 200);
     } finally {
       late.proc.kill("SIGTERM");

@@ -60,7 +60,7 @@ export class TcpProxy {
                 client.data.queue = [];
                 for (const b of early) send(server, b);
               },
-              data: (server, bytes) => send(client, new Uint8Array(bytes)),
+              data: (_server, bytes) => send(client, new Uint8Array(bytes)),
               drain: (server) => drain(server),
               close: (server) => {
                 this.sockets.delete(server);

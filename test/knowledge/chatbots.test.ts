@@ -11,8 +11,8 @@ const titleOf = (id: string) => HELP_CENTER.documents.find((d) => d.id === id)?.
 
 beforeAll(async () => {
   gw = await roomyGateway();
-  alice = client(gw);
-  bob = client(gw);
+  alice = await client(gw);
+  bob = await client(gw);
   kbId = (await alice.call("POST", "/api/v1/knowledge-bases", { name: "help" })).json.data.result.id;
   const docs = HELP_CENTER.documents.map(({ title, content, metadata }) => ({ title, content, metadata }));
   expect((await alice.call("POST", `/api/v1/knowledge-bases/${kbId}/documents`, { documents: docs })).status).toBe(201);
@@ -27,7 +27,7 @@ async function newBot(c: Client, body: Record<string, unknown>): Promise<string>
 
 describe("chatbot resources", () => {
   test("create, list, get, delete; free of charge", async () => {
-    const before = alice.balance();
+    const before = await alice.balance();
     const id = await newBot(alice, { name: "Helper", mode: "support", knowledge_base_ids: [kbId] });
     expect((await alice.call("GET", `/api/v1/chatbots/${id}`)).json.data.result).toMatchObject({
       id,
@@ -39,7 +39,7 @@ describe("chatbot resources", () => {
     expect(list.json.data.result).toMatchObject({ total: 1, has_more: false });
     expect((await alice.call("DELETE", `/api/v1/chatbots/${id}`)).status).toBe(200);
     expect((await alice.call("GET", `/api/v1/chatbots/${id}`)).status).toBe(404);
-    expect(alice.balance()).toBe(before);
+    expect(await alice.balance()).toBe(before);
   });
 
   test("name and a known mode are required; knowledge bases must be the account's own", async () => {
@@ -58,7 +58,7 @@ describe("chatbot resources", () => {
 
   test("another account's chatbot is 404 for get, delete and chat, and nothing is charged", async () => {
     const id = await newBot(alice, { name: "Private", mode: "support", knowledge_base_ids: [kbId] });
-    const before = bob.balance();
+    const before = await bob.balance();
     for (const [method, path, body] of [
       ["GET", `/api/v1/chatbots/${id}`, undefined],
       ["DELETE", `/api/v1/chatbots/${id}`, undefined],
@@ -67,7 +67,7 @@ describe("chatbot resources", () => {
       const r = await bob.call(method, path, body);
       expect(r.status, `${method} ${path}: ${show(r)}`).toBe(404);
     }
-    expect(bob.balance()).toBe(before);
+    expect(await bob.balance()).toBe(before);
     expect((await alice.call("GET", `/api/v1/chatbots/${id}`)).status).toBe(200);
   });
 });
@@ -81,7 +81,7 @@ describe("chat without a generative provider (offline engine)", () => {
       { message: "Which payment methods can I use?", doc: "payment-methods", says: /PayPal/ },
     ];
     for (const c of cases) {
-      const before = alice.balance();
+      const before = await alice.balance();
       const r = await alice.call("POST", `/api/v1/chatbots/${id}/chat`, { message: c.message });
       expect(r.status, show(r)).toBe(200);
       const result = r.json.data.result;
@@ -90,7 +90,7 @@ describe("chat without a generative provider (offline engine)", () => {
       expect(result.sources[0], show(r)).toMatchObject({ title: titleOf(c.doc), knowledge_base_id: kbId });
       expect(result.sources[0].snippet).toContain(result.answer.split(". ")[0].replace(/\.$/, ""));
       expect(r.json.meta).toMatchObject({ credits_deducted: 2, provider: "local" });
-      expect(alice.balance()).toBe(before - 2);
+      expect(await alice.balance()).toBe(before - 2);
     }
   });
 
@@ -158,11 +158,11 @@ describe("chat without a generative provider (offline engine)", () => {
 
   test("an assistant bot with nothing to ground it needs a provider: 503 no_provider, not charged", async () => {
     const id = await newBot(alice, { name: "Assistant", mode: "assistant" });
-    const before = alice.balance();
+    const before = await alice.balance();
     const r = await alice.call("POST", `/api/v1/chatbots/${id}/chat`, { message: "What is the capital of Australia?" });
     expect(r.status, show(r)).toBe(503);
     expect(r.json.error.code).toBe("no_provider");
-    expect(alice.balance()).toBe(before);
+    expect(await alice.balance()).toBe(before);
   });
 });
 
@@ -214,7 +214,7 @@ describe("chat with a generative provider", () => {
   });
 
   test("the prompt carries the retrieved passages and support rules; sources keep only retrieved passages", async () => {
-    const carol = client(gw2);
+    const carol = await client(gw2);
     const kb = (await carol.call("POST", "/api/v1/knowledge-bases", { name: "help" })).json.data.result.id;
     const docs = HELP_CENTER.documents.map(({ title, content, metadata }) => ({ title, content, metadata }));
     await carol.call("POST", `/api/v1/knowledge-bases/${kb}/documents`, { documents: docs });

@@ -12,8 +12,8 @@ let faqIds: number[];
 
 beforeAll(async () => {
   gw = await roomyGateway();
-  alice = client(gw);
-  bob = client(gw);
+  alice = await client(gw);
+  bob = await client(gw);
   const created = await alice.call("POST", "/api/v1/ai/faq-collections", { name: "Shop FAQ", faqs: fixture.faqs });
   expect(created.status, show(created)).toBe(201);
   collectionId = created.json.data.result.id;
@@ -26,7 +26,7 @@ const match = (c: Client, body: Record<string, unknown>) =>
 
 describe("FAQ collections", () => {
   test("create, list, get, delete; free of charge", async () => {
-    const before = alice.balance();
+    const before = await alice.balance();
     const created = await alice.call("POST", "/api/v1/ai/faq-collections", {
       name: "Tiny",
       faqs: [{ question: "Q?", answer: "A." }],
@@ -43,7 +43,7 @@ describe("FAQ collections", () => {
     expect((await alice.call("DELETE", `/api/v1/ai/faq-collections/${id}`)).status).toBe(200);
     expect((await alice.call("GET", `/api/v1/ai/faq-collections/${id}`)).status).toBe(404);
     expect((await match(alice, { collection_id: id, query: "Q?" })).status).toBe(404);
-    expect(alice.balance()).toBe(before);
+    expect(await alice.balance()).toBe(before);
   });
 
   test("name and faqs[] of {question, answer} are required", async () => {
@@ -60,7 +60,7 @@ describe("FAQ collections", () => {
   });
 
   test("another account's collection is 404 for get, delete and match, and nothing is charged", async () => {
-    const before = bob.balance();
+    const before = await bob.balance();
     for (const [method, path, body] of [
       ["GET", `/api/v1/ai/faq-collections/${collectionId}`, undefined],
       ["DELETE", `/api/v1/ai/faq-collections/${collectionId}`, undefined],
@@ -69,7 +69,7 @@ describe("FAQ collections", () => {
       const r = await bob.call(method, path, body);
       expect(r.status, `${method} ${path}: ${show(r)}`).toBe(404);
     }
-    expect(bob.balance()).toBe(before);
+    expect(await bob.balance()).toBe(before);
     expect((await bob.call("GET", "/api/v1/ai/faq-collections")).json.data.result.total).toBe(0);
   });
 });
@@ -113,7 +113,7 @@ describe("FAQ match", () => {
   });
 
   test("result shape, top_n, min_confidence; 1 credit, provider local", async () => {
-    const before = alice.balance();
+    const before = await alice.balance();
     const r = await match(alice, { query: "how long does shiping take", top_n: 2, min_confidence: 0 });
     expect(r.status, show(r)).toBe(200);
     const { matches, best_match, matched } = r.json.data.result;
@@ -126,7 +126,7 @@ describe("FAQ match", () => {
     });
     expect(matches[0].confidence).toBeGreaterThanOrEqual(matches[1].confidence);
     expect(r.json.meta).toMatchObject({ credits_deducted: 1, provider: "local" });
-    expect(alice.balance()).toBe(before - 1);
+    expect(await alice.balance()).toBe(before - 1);
     const cut = matches[1].confidence + 0.001;
     const strict = await match(alice, { query: "how long does shiping take", min_confidence: cut, top_n: 5 });
     expect(strict.json.data.result.matches.length, show(strict)).toBeGreaterThan(0);

@@ -1,11 +1,29 @@
-/** Shared set-up of the knowledge tests: a gateway with room in the rate limits, and JSON calls with a key. */
-import { valueNow } from "../../src/maybe";
+/**
+ * Shared set-up of the knowledge tests: a gateway with room in the rate limits, and JSON calls with
+ * a key. TEXTAI_TEST_KNOWLEDGE=postgres runs the same files against PostgreSQL (a fresh database
+ * per gateway, dropped at close; needs 127.0.0.1:5432, see test/helpers/shared-servers.ts).
+ */
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { freshDatabase } from "../helpers/shared-servers";
 
 export const ROOMY_LIMITS = `[plans.free.rate_limits]\nstandard = 10000\nheavy = 10000\nbulk = 10000\n`;
 
-export function roomyGateway(extraConfig = ""): Promise<TestGateway> {
-  return startGateway({ configText: `${extraConfig}\n${ROOMY_LIMITS}` });
+/** The back-end these tests run on. */
+export const ON_POSTGRES = process.env.TEXTAI_TEST_KNOWLEDGE === "postgres";
+
+export async function roomyGateway(extraConfig = ""): Promise<TestGateway> {
+  const configText = `${extraConfig}\n${ROOMY_LIMITS}`;
+  if (!ON_POSTGRES) return startGateway({ configText });
+  const db = await freshDatabase();
+  const gw = await startGateway({ configText, env: { TEXTAI_DATABASE_URL: db.url } });
+  await gw.deps.services.ready();
+  return {
+    ...gw,
+    async close() {
+      await gw.close();
+      await db.drop();
+    },
+  };
 }
 
 export interface Client {
@@ -13,14 +31,14 @@ export interface Client {
   accountId: string;
   // biome-ignore lint/suspicious/noExplicitAny: tests walk response JSON freely; assertions check its shape
   call(method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; json: Record<string, any> }>;
-  balance(): number;
+  balance(): Promise<number>;
 }
 
-export function client(gw: TestGateway, credits = 1000): Client {
-  const k = gw.newKey({ credits });
+export async function client(gw: TestGateway, credits = 1000): Promise<Client> {
+  const k = await gw.deps.keys.createKey({ label: "test", credits });
   return {
     key: k.key,
-    accountId: k.accountId,
+    accountId: k.account_id,
     async call(method, path, body) {
       const res = await fetch(gw.url + path, {
         method,
@@ -34,7 +52,7 @@ export function client(gw: TestGateway, credits = 1000): Client {
         return { status: res.status, headers: res.headers, json: { raw: text } };
       }
     },
-    balance: () => valueNow(gw.deps.ledger.balance(k.accountId)),
+    balance: async () => await gw.deps.ledger.balance(k.account_id),
   };
 }
 

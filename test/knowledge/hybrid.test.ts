@@ -17,7 +17,7 @@ const kbs = new Map<TestGateway, Loaded>();
 const loaded = (gw: TestGateway) => kbs.get(gw) as Loaded;
 
 async function load(gw: TestGateway) {
-  const c = client(gw, 10_000);
+  const c = await client(gw, 10_000);
   const kbId = (await c.call("POST", "/api/v1/knowledge-bases", { name: "help" })).json.data.result.id;
   const docs = HELP_CENTER.documents.map(({ title, content, metadata }) => ({ title, content, metadata }));
   const added = await c.call("POST", `/api/v1/knowledge-bases/${kbId}/documents`, { documents: docs });
@@ -39,13 +39,13 @@ afterAll(async () => {
   await offline.close();
 });
 
-const vectorsStored = (gw: TestGateway) =>
-  (gw.deps.storage.sqlite.query("SELECT count(*) AS n FROM kb_chunks WHERE embedding IS NOT NULL").get() as { n: number }).n;
+/** The loaded base's stored vectors of the mock's 64 dimensions, read through the knowledge index. */
+const vectorsStored = async (gw: TestGateway) => (await gw.deps.knowledge.chunkVectors(loaded(gw).kbId, 64)).length;
 
 describe("hybrid search (a provider with embeddings is configured)", () => {
-  test("chunks are stored with vectors only when a provider embeds", () => {
-    expect(vectorsStored(hybrid)).toBeGreaterThanOrEqual(HELP_CENTER.documents.length);
-    expect(vectorsStored(offline)).toBe(0);
+  test("chunks are stored with vectors only when a provider embeds", async () => {
+    expect(await vectorsStored(hybrid)).toBeGreaterThanOrEqual(HELP_CENTER.documents.length);
+    expect(await vectorsStored(offline)).toBe(0);
   });
 
   test("a query sharing no word with the corpus still finds passages by vector, offline finds none", async () => {
@@ -84,7 +84,7 @@ describe("hybrid search (a provider with embeddings is configured)", () => {
     });
     expect(r.json.data.result.results.length, show(r)).toBeGreaterThan(0);
     for (const s of r.json.data.result.results) expect(s.metadata.lang, show(r)).toBe("es");
-    const other = client(hybrid);
+    const other = await client(hybrid);
     const own = (await other.call("POST", "/api/v1/knowledge-bases", { name: "other" })).json.data.result.id;
     await other.call("POST", `/api/v1/knowledge-bases/${own}/documents`, {
       documents: ["Completely different text about volcanoes."],

@@ -12,7 +12,7 @@ const docIds = new Map<string, string>();
 
 beforeAll(async () => {
   gw = await roomyGateway();
-  alice = client(gw, 10_000);
+  alice = await client(gw, 10_000);
   kbId = (await alice.call("POST", "/api/v1/knowledge-bases", { name: "Northwind help center" })).json.data.result.id;
   const docs = HELP_CENTER.documents.map(({ title, content, metadata }) => ({ title, content, metadata }));
   const added = await alice.call("POST", `/api/v1/knowledge-bases/${kbId}/documents`, { documents: docs });
@@ -45,7 +45,7 @@ describe("stored knowledge base search", () => {
   });
 
   test("snippets carry title, content, document and a 0-1 score, best first; top_k bounds them; 3 credits, provider local", async () => {
-    const before = alice.balance();
+    const before = await alice.balance();
     const r = await search({ query: "free shipping minimum order", top_k: 3 });
     expect(r.status, show(r)).toBe(200);
     const results = r.json.data.result.results;
@@ -60,7 +60,7 @@ describe("stored knowledge base search", () => {
     const scores = results.map((s: { score: number }) => s.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     expect(r.json.meta).toMatchObject({ credits_deducted: 3, provider: "local" });
-    expect(alice.balance()).toBe(before - 3);
+    expect(await alice.balance()).toBe(before - 3);
     // default top_k is 5
     const wide = await search({ query: "order shipping delivery return refund" });
     expect(wide.json.data.result.results).toHaveLength(5);
@@ -183,7 +183,7 @@ describe("inline search (POST /api/v1/ai/knowledge-bases)", () => {
     console.log(`inline search: recall@1 ${f.recallAt1.toFixed(3)}, MRR ${f.mrr.toFixed(3)} over ${rankings.length} queries`);
     expect(f.recallAt1).toBeGreaterThanOrEqual(0.8);
     expect(f.mrr).toBeGreaterThanOrEqual(0.85);
-    const before = alice.balance();
+    const before = await alice.balance();
     const r = await alice.call("POST", "/api/v1/ai/knowledge-bases", {
       query: "can I get my money back?",
       documents: [
@@ -198,7 +198,7 @@ describe("inline search (POST /api/v1/ai/knowledge-bases)", () => {
       document_id: null,
     });
     expect(r.json.meta).toMatchObject({ credits_deducted: 3, provider: "local" });
-    expect(alice.balance()).toBe(before - 3);
+    expect(await alice.balance()).toBe(before - 3);
     const filtered = await alice.call("POST", "/api/v1/ai/knowledge-bases", {
       query: "refund shipping",
       documents: [

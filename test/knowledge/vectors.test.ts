@@ -2,8 +2,9 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { prepareDocuments } from "../../src/knowledge/chunking";
 import { attachVectors, type Embedder, VectorCache } from "../../src/knowledge/embeddings";
-import { KnowledgeStore, prepareDocuments } from "../../src/knowledge/store";
+import { SqliteKnowledgeIndex } from "../../src/knowledge/sqlite";
 import { openStorage } from "../../src/storage/db";
 
 const dir = mkdtempSync(join(tmpdir(), "textai-kb-vectors-"));
@@ -13,7 +14,8 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 storage.sqlite.exec("INSERT INTO accounts (id) VALUES ('acc_1')");
-const store = new KnowledgeStore(storage);
+const index = new SqliteKnowledgeIndex(storage);
+const store = index.bases;
 
 /** Three-dimensional "topics": a text's vector is its count of each topic word. */
 const embedder: Embedder = {
@@ -34,24 +36,25 @@ describe("VectorCache", () => {
     const a = await baseWith(["ship ship", "refund"]);
     const b = await baseWith(["password reset"]);
     const cache = new VectorCache();
-    const near = (q: number[], bases = [a, b]) =>
-      cache
-        .nearest(storage.sqlite, bases, Float32Array.from(q), 2)
-        .map((h) => ({ ...h, similarity: Math.round(h.similarity * 100) / 100 }));
+    const near = async (q: number[], bases = [a, b]) =>
+      (await cache.nearest(index, bases, Float32Array.from(q), 2)).map((h) => ({
+        ...h,
+        similarity: Math.round(h.similarity * 100) / 100,
+      }));
     const chunkId = (content: string) =>
       (storage.sqlite.query("SELECT id FROM kb_chunks WHERE content = ?").get(content) as { id: number }).id;
-    expect(near([0, 0, 1])).toEqual([
+    expect(await near([0, 0, 1])).toEqual([
       { id: chunkId("password reset"), similarity: 1 },
       { id: chunkId("ship ship"), similarity: 0 },
     ]);
-    expect(near([1, 0, 0])[0]?.id).toBe(chunkId("ship ship"));
+    expect((await near([1, 0, 0]))[0]?.id).toBe(chunkId("ship ship"));
 
     const prepared = prepareDocuments(["refund refund refund"]);
     await attachVectors(embedder, prepared);
     store.addDocuments("acc_1", a.id, prepared);
-    const stale = near([0, 1, 0], [a]);
+    const stale = await near([0, 1, 0], [a]);
     expect(stale.map((h) => h.id)).not.toContain(chunkId("refund refund refund")); // same revision: cached vectors
-    const fresh = cache.nearest(storage.sqlite, [store.row("acc_1", a.id)], Float32Array.from([0, 1, 0]), 3).map((h) => h.id);
+    const fresh = (await cache.nearest(index, [store.row("acc_1", a.id)], Float32Array.from([0, 1, 0]), 3)).map((h) => h.id);
     expect(fresh).toContain(chunkId("refund refund refund"));
   });
 

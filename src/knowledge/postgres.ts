@@ -1,0 +1,463 @@
+/**
+ * The knowledge index in PostgreSQL (drizzle/pg 0002_knowledge), shared by every node: the same
+ * resources, limits and messages as the SQLite one. Creation under a per-account advisory lock and
+ * uploads under the base's row lock, so two nodes cannot pass a limit together.
+ */
+import type { TransactionSQL } from "bun";
+import { newId } from "../auth/keys";
+import { GatewayError, invalidRequest } from "../errors";
+import { notFound } from "../http/respond";
+import { type PgStorage, pgCall } from "../storage/postgres";
+import { tokenizeRows, tsvectorLiteral } from "./fts-tokens";
+import type {
+  ChatbotMode,
+  Chatbots,
+  ChatbotView,
+  ChunkVector,
+  DocumentView,
+  FaqCollections,
+  FaqCollectionView,
+  KbStatus,
+  KnowledgeBaseRef,
+  KnowledgeBases,
+  KnowledgeBaseView,
+  KnowledgeIndex,
+  Page,
+  Paged,
+  PreparedDocument,
+  SearchOptions,
+  VectorHits,
+} from "./interface";
+import { paged } from "./interface";
+import { MAX_CANDIDATES, searchPostgres } from "./pg-search";
+import { chunkTerms } from "./ranking";
+import { LIMITS, type Snippet } from "./schemas";
+
+const iso = (ms: unknown) => new Date(Number(ms)).toISOString();
+
+/**
+ * Refuses a creation past the account's limit (400 naming `name`). Under a per-account advisory
+ * lock held to the end of the transaction, so two nodes cannot both pass the last place.
+ */
+async function withinLimit(
+  tx: TransactionSQL,
+  accountId: string,
+  table: "knowledge_bases" | "faq_collections" | "chatbots",
+  limit: number,
+  plural: string,
+): Promise<void> {
+  await tx`SELECT pg_advisory_xact_lock(hashtext(${`knowledge:${accountId}`}))`;
+  const [owned] = await tx.unsafe(`SELECT count(*)::int AS n FROM ${table} WHERE account_id = $1`, [accountId]);
+  if (Number(owned?.n ?? 0) >= limit) {
+    throw invalidRequest(`an account can hold at most ${limit} ${plural}; delete one first`, "name");
+  }
+}
+
+type KbRow = {
+  id: string;
+  name: string;
+  description: string | null;
+  status: KbStatus;
+  revision: number;
+  created_at: string;
+  updated_at: string;
+  documents: number;
+  chunks: number;
+};
+
+const KB_VIEW = `SELECT k.id, k.name, k.description, k.status, k.revision, k.created_at, k.updated_at,
+  (SELECT count(*)::int FROM kb_documents d WHERE d.kb_id = k.id) AS documents,
+  (SELECT coalesce(sum(d.chunk_count), 0)::int FROM kb_documents d WHERE d.kb_id = k.id) AS chunks
+  FROM knowledge_bases k`;
+
+const kbView = (r: KbRow): KnowledgeBaseView => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  status: r.status,
+  document_count: Number(r.documents),
+  chunk_count: Number(r.chunks),
+  created_at: iso(r.created_at),
+  updated_at: iso(r.updated_at),
+});
+
+type DocRow = {
+  id: string;
+  kb_id: string;
+  title: string | null;
+  content: string;
+  /** JSON text, as stored (json keeps the keys in the order they were sent) */
+  metadata: string;
+  chunk_count: number;
+  created_at: string;
+};
+
+const documentView = (r: DocRow): DocumentView => ({
+  id: r.id,
+  knowledge_base_id: r.kb_id,
+  title: r.title,
+  metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+  characters: r.content.length,
+  chunk_count: Number(r.chunk_count),
+  preview: r.content.slice(0, 200),
+  created_at: iso(r.created_at),
+});
+
+/** Rows per INSERT of chunks (9 parameters each, under PostgreSQL's 65,535). */
+const CHUNK_BATCH = 500;
+
+export class PostgresKnowledgeBases implements KnowledgeBases {
+  constructor(private readonly pg: PgStorage) {}
+
+  create(accountId: string, input: { name: string; description?: string; status?: KbStatus }): Promise<KnowledgeBaseView> {
+    return pgCall(this.pg, async () => {
+      const id = newId("kb");
+      await this.pg.sql.begin(async (tx) => {
+        await withinLimit(tx, accountId, "knowledge_bases", LIMITS.knowledgeBasesPerAccount, "knowledge bases");
+        await tx`
+          INSERT INTO knowledge_bases (id, account_id, name, description, status)
+          VALUES (${id}, ${accountId}, ${input.name}, ${input.description ?? null}, ${input.status ?? "active"})`;
+      });
+      return this.get(accountId, id);
+    });
+  }
+
+  row(accountId: string, id: string): Promise<KnowledgeBaseRef> {
+    return pgCall(this.pg, async () => {
+      const [r] = await this.pg.sql`
+        SELECT id, revision, status FROM knowledge_bases WHERE id = ${id} AND account_id = ${accountId}`;
+      if (!r) throw notFound("knowledge base");
+      return { id: r.id, revision: Number(r.revision), status: r.status };
+    });
+  }
+
+  get(accountId: string, id: string): Promise<KnowledgeBaseView> {
+    return pgCall(this.pg, async () => {
+      const [r] = (await this.pg.sql.unsafe(`${KB_VIEW} WHERE k.id = $1 AND k.account_id = $2`, [id, accountId])) as KbRow[];
+      if (!r) throw notFound("knowledge base");
+      return kbView(r);
+    });
+  }
+
+  list(accountId: string, page: Page): Promise<Paged<KnowledgeBaseView>> {
+    return pgCall(this.pg, async () => {
+      const [[total], rows] = await Promise.all([
+        this.pg.sql`SELECT count(*)::int AS n FROM knowledge_bases WHERE account_id = ${accountId}`,
+        this.pg.sql.unsafe(`${KB_VIEW} WHERE k.account_id = $1 ORDER BY k.created_at DESC, k.id DESC LIMIT $2 OFFSET $3`, [
+          accountId,
+          page.limit,
+          page.offset,
+        ]) as Promise<KbRow[]>,
+      ]);
+      return paged(rows.map(kbView), Number(total?.n ?? 0), page);
+    });
+  }
+
+  update(
+    accountId: string,
+    id: string,
+    patch: { name?: string; description?: string; status?: KbStatus },
+  ): Promise<KnowledgeBaseView> {
+    return pgCall(this.pg, async () => {
+      await this.row(accountId, id);
+      const params: unknown[] = [Date.now()];
+      const set = ["updated_at = $1"];
+      for (const [column, value] of Object.entries(patch)) {
+        if (value === undefined || !["name", "description", "status"].includes(column)) continue;
+        params.push(value);
+        set.push(`${column} = $${params.length}`);
+      }
+      params.push(id, accountId);
+      await this.pg.sql.unsafe(
+        `UPDATE knowledge_bases SET ${set.join(", ")} WHERE id = $${params.length - 1} AND account_id = $${params.length}`,
+        params,
+      );
+      return this.get(accountId, id);
+    });
+  }
+
+  delete(accountId: string, id: string): Promise<void> {
+    return pgCall(this.pg, async () => {
+      const gone = await this.pg.sql`DELETE FROM knowledge_bases WHERE id = ${id} AND account_id = ${accountId} RETURNING id`;
+      if (gone.length === 0) throw notFound("knowledge base");
+    });
+  }
+
+  addDocuments(accountId: string, kbId: string, prepared: PreparedDocument[]): Promise<DocumentView[]> {
+    // FTS5's tokens, outside the transaction: the CPU work holds no lock
+    const docs = prepared.map((d) => ({ ...d, id: newId("doc") }));
+    const tokens = tokenizeRows(docs.flatMap((d) => d.chunks.map((content) => ({ kbId, title: d.title, content }))));
+    return pgCall(this.pg, () =>
+      this.pg.sql.begin(async (tx) => {
+        const [kb] = await tx`SELECT id FROM knowledge_bases WHERE id = ${kbId} AND account_id = ${accountId} FOR UPDATE`;
+        if (!kb) throw notFound("knowledge base");
+        const [have] = await tx`
+          SELECT count(*)::int AS documents, coalesce(sum(chunk_count), 0)::int AS chunks FROM kb_documents WHERE kb_id = ${kbId}`;
+        const documents = Number(have?.documents ?? 0);
+        const chunks = Number(have?.chunks ?? 0);
+        const newChunks = docs.reduce((s, d) => s + d.chunks.length, 0);
+        if (documents + docs.length > LIMITS.documentsPerKnowledgeBase) {
+          throw invalidRequest(
+            `a knowledge base holds at most ${LIMITS.documentsPerKnowledgeBase} documents (it has ${documents})`,
+            "documents",
+          );
+        }
+        if (chunks + newChunks > LIMITS.chunksPerKnowledgeBase) {
+          throw invalidRequest(
+            `a knowledge base holds at most ${LIMITS.chunksPerKnowledgeBase} chunks (it has ${chunks}, these documents add ${newChunks})`,
+            "documents",
+          );
+        }
+        if (docs.some((d) => d.chunks.length === 0)) throw invalidRequest("a document has no text", "documents");
+        const views: DocumentView[] = [];
+        // one by one: each document's created_at follows the previous one, as on SQLite
+        for (const d of docs) {
+          const [row] = await tx`
+            INSERT INTO kb_documents (id, kb_id, title, content, metadata, chunk_count)
+            VALUES (${d.id}, ${kbId}, ${d.title}, ${d.content}, ${JSON.stringify(d.metadata)}::text::json, ${d.chunks.length})
+            RETURNING id, kb_id, title, content, metadata::text AS metadata, chunk_count, created_at`;
+          views.push(documentView(row as DocRow));
+        }
+        const rows = docs.flatMap((d) =>
+          d.chunks.map((content, ord) => ({ doc: d, content, ord, vector: d.vectors?.[ord] ?? null })),
+        );
+        for (let at = 0; at < rows.length; at += CHUNK_BATCH) {
+          const params: unknown[] = [];
+          const values = rows.slice(at, at + CHUNK_BATCH).map((r, i) => {
+            const t = tokens[at + i] as Parameters<typeof tsvectorLiteral>[0];
+            params.push(
+              kbId,
+              r.doc.id,
+              r.ord,
+              r.doc.title,
+              r.content,
+              chunkTerms(r.doc.title, r.content),
+              t.count,
+              tsvectorLiteral(t),
+              r.vector ? Buffer.from(r.vector.buffer, r.vector.byteOffset, r.vector.byteLength) : null,
+            );
+            const p = params.length - 9;
+            return `($${p + 1}, $${p + 2}, $${p + 3}, $${p + 4}, $${p + 5}, $${p + 6}, $${p + 7}, $${p + 8}::tsvector, $${p + 9}::bytea)`;
+          });
+          await tx.unsafe(
+            `INSERT INTO kb_chunks (kb_id, document_id, ord, title, content, terms, tokens, tsv, embedding) VALUES ${values.join(", ")}`,
+            params,
+          );
+        }
+        await tx`UPDATE knowledge_bases SET revision = revision + 1, updated_at = ${Date.now()} WHERE id = ${kbId}`;
+        return views;
+      }),
+    );
+  }
+
+  listDocuments(accountId: string, kbId: string, page: Page): Promise<Paged<DocumentView>> {
+    return pgCall(this.pg, async () => {
+      await this.row(accountId, kbId);
+      const [[total], rows] = await Promise.all([
+        this.pg.sql`SELECT count(*)::int AS n FROM kb_documents WHERE kb_id = ${kbId}`,
+        this.pg.sql`
+          SELECT id, kb_id, title, content, metadata::text AS metadata, chunk_count, created_at FROM kb_documents WHERE kb_id = ${kbId}
+          ORDER BY created_at, id LIMIT ${page.limit} OFFSET ${page.offset}` as Promise<DocRow[]>,
+      ]);
+      return paged(rows.map(documentView), Number(total?.n ?? 0), page);
+    });
+  }
+
+  deleteDocument(accountId: string, kbId: string, docId: string): Promise<void> {
+    return pgCall(this.pg, () =>
+      this.pg.sql.begin(async (tx) => {
+        const [kb] = await tx`SELECT id FROM knowledge_bases WHERE id = ${kbId} AND account_id = ${accountId} FOR UPDATE`;
+        if (!kb) throw notFound("knowledge base");
+        const gone = await tx`DELETE FROM kb_documents WHERE id = ${docId} AND kb_id = ${kbId} RETURNING id`;
+        if (gone.length === 0) throw notFound("document");
+        await tx`UPDATE knowledge_bases SET revision = revision + 1, updated_at = ${Date.now()} WHERE id = ${kbId}`;
+      }),
+    );
+  }
+}
+
+type FaqRow = { id: string; name: string; created_at: string; n?: number };
+const faqView = (r: FaqRow, n: number): FaqCollectionView => ({
+  id: r.id,
+  name: r.name,
+  faq_count: n,
+  created_at: iso(r.created_at),
+});
+
+export class PostgresFaqCollections implements FaqCollections {
+  constructor(private readonly pg: PgStorage) {}
+
+  create(accountId: string, input: { name: string; faqs: { question: string; answer: string }[] }): Promise<FaqCollectionView> {
+    return pgCall(this.pg, async () => {
+      const id = newId("faq");
+      await this.pg.sql.begin(async (tx) => {
+        await withinLimit(tx, accountId, "faq_collections", LIMITS.faqCollectionsPerAccount, "FAQ collections");
+        await tx`INSERT INTO faq_collections (id, account_id, name) VALUES (${id}, ${accountId}, ${input.name})`;
+        await tx`
+          INSERT INTO faq_entries (collection_id, ord, question, answer)
+          SELECT ${id}, u.ord - 1, u.question, u.answer
+          FROM unnest(${input.faqs.map((f) => f.question.trim())}::text[], ${input.faqs.map((f) => f.answer.trim())}::text[])
+            WITH ORDINALITY AS u(question, answer, ord)
+          ORDER BY u.ord`;
+      });
+      return this.get(accountId, id);
+    });
+  }
+
+  private async row(accountId: string, id: string): Promise<FaqRow> {
+    const [r] = await this.pg
+      .sql`SELECT id, name, created_at FROM faq_collections WHERE id = ${id} AND account_id = ${accountId}`;
+    if (!r) throw notFound("FAQ collection");
+    return r as FaqRow;
+  }
+
+  private async entries(id: string): Promise<{ id: number; question: string; answer: string }[]> {
+    const rows = await this.pg.sql`SELECT id, question, answer FROM faq_entries WHERE collection_id = ${id} ORDER BY ord`;
+    return (rows as { id: number; question: string; answer: string }[]).map((r) => ({ ...r, id: Number(r.id) }));
+  }
+
+  faqs(accountId: string, id: string): Promise<{ id: number; question: string; answer: string }[]> {
+    return pgCall(this.pg, async () => {
+      await this.row(accountId, id);
+      return this.entries(id);
+    });
+  }
+
+  get(accountId: string, id: string): Promise<FaqCollectionView> {
+    return pgCall(this.pg, async () => {
+      const row = await this.row(accountId, id);
+      const faqs = await this.entries(id);
+      return { ...faqView(row, faqs.length), faqs };
+    });
+  }
+
+  list(accountId: string, page: Page): Promise<Paged<FaqCollectionView>> {
+    return pgCall(this.pg, async () => {
+      const [[total], rows] = await Promise.all([
+        this.pg.sql`SELECT count(*)::int AS n FROM faq_collections WHERE account_id = ${accountId}`,
+        this.pg.sql`
+          SELECT c.id, c.name, c.created_at, (SELECT count(*)::int FROM faq_entries e WHERE e.collection_id = c.id) AS n
+          FROM faq_collections c WHERE c.account_id = ${accountId}
+          ORDER BY c.created_at DESC, c.id DESC LIMIT ${page.limit} OFFSET ${page.offset}` as Promise<FaqRow[]>,
+      ]);
+      return paged(
+        rows.map((r) => faqView(r, Number(r.n ?? 0))),
+        Number(total?.n ?? 0),
+        page,
+      );
+    });
+  }
+
+  delete(accountId: string, id: string): Promise<void> {
+    return pgCall(this.pg, async () => {
+      const gone = await this.pg.sql`DELETE FROM faq_collections WHERE id = ${id} AND account_id = ${accountId} RETURNING id`;
+      if (gone.length === 0) throw notFound("FAQ collection");
+    });
+  }
+}
+
+type BotRow = { id: string; name: string; mode: ChatbotMode; knowledge_base_ids: string; created_at: string };
+const botView = (r: BotRow): ChatbotView => ({
+  id: r.id,
+  name: r.name,
+  mode: r.mode,
+  knowledge_base_ids: JSON.parse(r.knowledge_base_ids) as string[],
+  created_at: iso(r.created_at),
+});
+
+export class PostgresChatbots implements Chatbots {
+  constructor(private readonly pg: PgStorage) {}
+
+  create(accountId: string, input: { name: string; mode: ChatbotMode; knowledge_base_ids?: string[] }): Promise<ChatbotView> {
+    const kbIds = input.knowledge_base_ids ?? [];
+    return pgCall(this.pg, async () => {
+      const id = newId("bot");
+      await this.pg.sql.begin(async (tx) => {
+        const mine = new Set(
+          (await tx`SELECT id FROM knowledge_bases WHERE account_id = ${accountId} AND id = ANY(${kbIds}::text[])`).map(
+            (r: { id: string }) => r.id,
+          ),
+        );
+        const missing = kbIds.findIndex((kb) => !mine.has(kb));
+        // Same answer for another account's id and a missing one: ids of others must not be probeable.
+        if (missing >= 0) {
+          throw new GatewayError("not_found", `knowledge base ${kbIds[missing]} not found`, {
+            param: `knowledge_base_ids[${missing}]`,
+          });
+        }
+        await withinLimit(tx, accountId, "chatbots", LIMITS.chatbotsPerAccount, "chatbots");
+        await tx`
+          INSERT INTO chatbots (id, account_id, name, mode, knowledge_base_ids)
+          VALUES (${id}, ${accountId}, ${input.name}, ${input.mode}, ${JSON.stringify(kbIds)}::text::jsonb)`;
+      });
+      return this.get(accountId, id);
+    });
+  }
+
+  get(accountId: string, id: string): Promise<ChatbotView> {
+    return pgCall(this.pg, async () => {
+      const [r] = await this.pg.sql`
+        SELECT id, name, mode, knowledge_base_ids::text AS knowledge_base_ids, created_at FROM chatbots WHERE id = ${id} AND account_id = ${accountId}`;
+      if (!r) throw notFound("chatbot");
+      return botView(r as BotRow);
+    });
+  }
+
+  list(accountId: string, page: Page): Promise<Paged<ChatbotView>> {
+    return pgCall(this.pg, async () => {
+      const [[total], rows] = await Promise.all([
+        this.pg.sql`SELECT count(*)::int AS n FROM chatbots WHERE account_id = ${accountId}`,
+        this.pg.sql`
+          SELECT id, name, mode, knowledge_base_ids::text AS knowledge_base_ids, created_at FROM chatbots WHERE account_id = ${accountId}
+          ORDER BY created_at DESC, id DESC LIMIT ${page.limit} OFFSET ${page.offset}` as Promise<BotRow[]>,
+      ]);
+      return paged(rows.map(botView), Number(total?.n ?? 0), page);
+    });
+  }
+
+  delete(accountId: string, id: string): Promise<void> {
+    return pgCall(this.pg, async () => {
+      const gone = await this.pg.sql`DELETE FROM chatbots WHERE id = ${id} AND account_id = ${accountId} RETURNING id`;
+      if (gone.length === 0) throw notFound("chatbot");
+    });
+  }
+
+  activeKnowledgeBases(accountId: string, ids: string[]): Promise<{ id: string; revision: number }[]> {
+    return pgCall(this.pg, async () => {
+      const rows = await this.pg.sql`
+        SELECT id, revision FROM knowledge_bases
+        WHERE account_id = ${accountId} AND status = 'active' AND id = ANY(${ids}::text[])`;
+      const byId = new Map((rows as { id: string; revision: number }[]).map((r) => [r.id, Number(r.revision)]));
+      return ids.flatMap((id) => (byId.has(id) ? [{ id, revision: byId.get(id) as number }] : []));
+    });
+  }
+}
+
+export class PostgresKnowledgeIndex implements KnowledgeIndex {
+  readonly bases: PostgresKnowledgeBases;
+  readonly faqs: PostgresFaqCollections;
+  readonly chatbots: PostgresChatbots;
+
+  /** `maxCandidates`: matching chunks BM25 scores per search (tests lower it to reach the ts_rank path) */
+  constructor(
+    private readonly pg: PgStorage,
+    private readonly maxCandidates = MAX_CANDIDATES,
+  ) {
+    this.bases = new PostgresKnowledgeBases(pg);
+    this.faqs = new PostgresFaqCollections(pg);
+    this.chatbots = new PostgresChatbots(pg);
+  }
+
+  search(opts: SearchOptions, vectors?: VectorHits): Promise<Snippet[]> {
+    return pgCall(this.pg, () => searchPostgres(this.pg, opts, vectors, this.maxCandidates));
+  }
+
+  chunkVectors(kbId: string, dims: number): Promise<ChunkVector[]> {
+    return pgCall(this.pg, async () => {
+      const rows = await this.pg.sql`
+        SELECT id, embedding FROM kb_chunks WHERE kb_id = ${kbId} AND embedding IS NOT NULL AND length(embedding) = ${dims * 4}
+        ORDER BY id`;
+      return (rows as { id: number; embedding: Uint8Array }[]).map((r) => ({ id: Number(r.id), embedding: r.embedding }));
+    });
+  }
+}
