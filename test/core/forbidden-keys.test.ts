@@ -30,7 +30,12 @@ test("escaped __proto__ and prototype keys are dropped at any depth", async () =
 test("field names in a caller's schema are data, never code, when the answer's checker is compiled", async () => {
   const g = globalThis as { pwned?: number };
   g.pwned = 0;
-  const hostile = [`a"]){globalThis.pwned=1}//`, "a'+(globalThis.pwned=1)+'", "`${globalThis.pwned=1}`", 'x\\"];globalThis.pwned=1;//'];
+  const hostile = [
+    `a"]){globalThis.pwned=1}//`,
+    "a'+(globalThis.pwned=1)+'",
+    "`${globalThis.pwned=1}`",
+    'x\\"];globalThis.pwned=1;//',
+  ];
   for (const name of hostile) {
     const res = await gw.post(
       "/api/v1/ai/json-extractor",
