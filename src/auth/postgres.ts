@@ -1,10 +1,11 @@
 import { desc, eq } from "drizzle-orm";
 import type { PostgresCreditLedger } from "../credits/postgres";
+import { newId } from "../ids";
 import { type PgStorage, pgCall } from "../storage/postgres";
 import { accounts, apiKeys } from "../storage/schema-pg";
 import { type AccountRow, type AuthInfo, type CreatedKey, type KeyStore, KeyStoreError, type KeyView } from "./interface";
 import { KeyCache } from "./key-cache";
-import { generateApiKey, hashApiKey, KEY_PREFIX, keyView, newId } from "./keys";
+import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
 
 const accountRow = (a: typeof accounts.$inferSelect): AccountRow => ({
   id: a.id,

@@ -1,11 +1,12 @@
 import { desc, eq } from "drizzle-orm";
 import type { SqliteCreditLedger } from "../credits/sqlite";
+import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { accounts, apiKeys } from "../storage/schema";
 import type { AccountRow, AuthInfo, CreatedKey, KeyStore, KeyView } from "./interface";
 import { KeyStoreError } from "./interface";
 import { KeyCache } from "./key-cache";
-import { generateApiKey, hashApiKey, KEY_PREFIX, keyView, newId } from "./keys";
+import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
 
 /**
  * API keys and accounts in SQLite. Lookups are served from the key cache (entries live at most

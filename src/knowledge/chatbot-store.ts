@@ -1,8 +1,8 @@
 /** Chatbots, scoped to one account; their knowledge bases must belong to the same account. */
 import { and, count, desc, eq } from "drizzle-orm";
-import { newId } from "../auth/keys";
 import { GatewayError, invalidRequest } from "../errors";
 import { notFound } from "../http/respond";
+import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { type ChatbotRow, chatbots, knowledgeBases } from "../storage/schema-kb";
 import { type ChatbotMode, type Chatbots, type ChatbotView, type Page, type Paged, paged } from "./interface";

@@ -1,8 +1,8 @@
 /** FAQ collections in SQLite, scoped to one account (another account's id is a 404). Collections are immutable once created. */
 import { and, asc, count, desc, eq } from "drizzle-orm";
-import { newId } from "../auth/keys";
 import { invalidRequest } from "../errors";
 import { notFound } from "../http/respond";
+import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { type FaqCollectionRow, faqCollections, faqEntries } from "../storage/schema-kb";
 import type { Faq } from "./faq-match";

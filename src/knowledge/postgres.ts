@@ -4,9 +4,9 @@
  * uploads under the base's row lock, so two nodes cannot pass a limit together.
  */
 import type { TransactionSQL } from "bun";
-import { newId } from "../auth/keys";
 import { GatewayError, invalidRequest } from "../errors";
 import { notFound } from "../http/respond";
+import { newId } from "../ids";
 import { type PgStorage, pgCall } from "../storage/postgres";
 import { tokenizeRows, tsvectorLiteral } from "./fts-tokens";
 import type {

@@ -3,9 +3,9 @@
  * account is reported exactly like a missing one (404 not_found).
  */
 import { and, count, desc, eq, sql } from "drizzle-orm";
-import { newId } from "../auth/keys";
 import { invalidRequest } from "../errors";
 import { notFound } from "../http/respond";
+import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { type KbDocumentRow, type KnowledgeBaseRow, kbDocuments, knowledgeBases } from "../storage/schema-kb";
 import { toBlob } from "./embeddings";
