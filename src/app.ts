@@ -6,7 +6,7 @@ type OpenApiOptions = NonNullable<Parameters<typeof openapi>[0]>;
 import { dashboardRoutes } from "./dashboard/routes";
 import type { AppDeps } from "./deps";
 import { clientClosed, GatewayError } from "./errors";
-import { FunctionPipeline } from "./functions/run";
+import { FunctionPipeline } from "./functions/pipeline";
 import { newRequestId } from "./http/envelope";
 import { toGatewayError } from "./http/errors";
 import { openApiDocumentation } from "./http/openapi";

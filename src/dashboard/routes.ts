@@ -3,7 +3,7 @@ import type { AuthInfo, KeyView } from "../auth/interface";
 import { safeEqual } from "../auth/keys";
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
-import type { FunctionPipeline } from "../functions/run";
+import type { FunctionPipeline } from "../functions/pipeline";
 import { readJsonBody } from "../http/body";
 import { ok } from "../http/respond";
 import { type RequestState, stateOf } from "../http/state";

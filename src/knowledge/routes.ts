@@ -7,7 +7,7 @@ import { type DocumentDecoration, Elysia } from "elysia";
 import type { AppDeps } from "../deps";
 import { invalidRequest } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
-import type { FunctionPipeline } from "../functions/run";
+import type { FunctionPipeline } from "../functions/pipeline";
 import { ok } from "../http/respond";
 import { functionDoc } from "../http/routes/functions";
 import { stateOf } from "../http/state";
