@@ -1,8 +1,7 @@
 /**
  * FAQ matching: how likely a query asks the same thing as a stored question, as a calibrated 0-1
  * confidence. Three signals, because each catches what the others miss:
- * - word overlap on stems and synonyms (hand-made groups, and WordNet's at a discount), weighted
- *   by rarity in the collection (paraphrases),
+ * - word overlap on stems and synonyms, weighted by rarity in the collection (paraphrases),
  * - fuzzy word matches within a small edit distance (typos: "refnud", "shiping"),
  * - character trigram similarity of the whole question (typos and word splits).
  * A logistic curve fitted on a labelled tuning set maps the blend and its margin over the
@@ -11,7 +10,7 @@
  */
 import { UNSEEN_WEIGHT } from "./ranking";
 import { specificity } from "./specificity";
-import { canonical, contentWords, foldPhrases, relatedKeys, stem, termKeys } from "./text";
+import { canonical, contentWords, foldPhrases, stem, termKeys } from "./text";
 
 export interface Faq {
   id: number;
@@ -84,17 +83,10 @@ const SYNONYM_MATCH = 0.8;
 
 const stems = (text: string) => contentWords(foldPhrases(text)).map(stem);
 
-/** A query word found only through a WordNet synonym (text.ts relatedKeys): weaker than the hand-made groups. */
-const WORDNET_MATCH = 0.7;
-
-/**
- * How well one query word is found: 1 as itself, SYNONYM_MATCH through a synonym, WORDNET_MATCH
- * through a WordNet synonym, 0.8 a likely typo, else 0.
- */
-function wordMatch(word: string, wordStem: string, related: string[], it: Prepared): number {
+/** How well one query word is found: 1 as itself, SYNONYM_MATCH through a synonym, 0.8 a likely typo, else 0. */
+function wordMatch(word: string, wordStem: string, it: Prepared): number {
   const keys = it.keys;
   if (keys.has(word)) return it.stems.has(wordStem) ? 1 : SYNONYM_MATCH;
-  if (related.some((k) => keys.has(k))) return WORDNET_MATCH;
   if (word.length < 4) return 0;
   const max = word.length >= 7 ? 2 : 1;
   for (const k of keys) if (k.length >= 3 && editDistance(word, k, max) <= max) return 0.8;
@@ -128,12 +120,12 @@ export class FaqMatcher {
   }
 
   /**
-   * The query's words with their weights. A word the collection never uses (nor a WordNet
-   * synonym of it) weighs UNSEEN_WEIGHT x a rare word's weight when it is specific in general
-   * English ("bitcoin", "vegan"), as in search: a question about something no FAQ mentions is not
-   * answered by the FAQ that shares its common word ("products"). Everyday words a paraphrase adds
-   * ("right now", "again") weigh little, so they neither sink a paraphrase nor make an unrelated
-   * question look answered.
+   * The query's words with their weights. A word the collection never uses weighs UNSEEN_WEIGHT
+   * (as in search) x the weight of a word no FAQ holds x its specificity in general English: a
+   * question about something no FAQ mentions ("bitcoin", "vegan") is not answered by the FAQ that
+   * shares its common word ("products"), while everyday words a paraphrase adds ("right now",
+   * "again") weigh little, so they neither sink a paraphrase nor make an unrelated question look
+   * answered.
    */
   private queryWords(query: string): QueryWord[] {
     const out = new Map<string, QueryWord>();
@@ -141,12 +133,10 @@ export class FaqMatcher {
       const wordStem = stem(w);
       const key = canonical(wordStem);
       if (out.has(key)) continue;
-      const related = relatedKeys(w);
-      const known = this.vocabulary.has(key) || related.some((k) => this.vocabulary.has(k));
+      const known = this.vocabulary.has(key);
       out.set(key, {
         key,
         stem: wordStem,
-        related,
         weight: this.weight(key) * (known ? 1 : UNSEEN_WEIGHT * Math.min(specificity(w), specificity(wordStem))),
       });
     }
@@ -184,7 +174,7 @@ export class FaqMatcher {
     let answerHit = 0;
     for (const w of words) {
       qWeight += w.weight;
-      const m = wordMatch(w.key, w.stem, w.related, it);
+      const m = wordMatch(w.key, w.stem, it);
       hit += w.weight * m;
       if (m === 0 && it.answerKeys.has(w.key)) answerHit += w.weight;
     }
@@ -200,7 +190,6 @@ export class FaqMatcher {
 interface QueryWord {
   key: string;
   stem: string;
-  related: string[];
   weight: number;
 }
 
@@ -209,8 +198,8 @@ interface QueryWord {
  * coefficients fitted by maximum likelihood on the tuning set (test/eval/fit-faq-calibration.ts
  * over faq.json: each query's three best FAQs, right or wrong), so a confidence of 0.8 is right
  * about 80% of the time there. The tuning set holds shop-related questions no FAQ answers, so a
- * lone FAQ sharing one common word with the query ("are your products vegan") is not read as
- * certain. `bun run eval` checks it on the held-out set (faq-holdout.json).
+ * lone FAQ sharing one common word with the query ("are your products vegan", 0.74) no longer
+ * comes out near-certain, as it did when every negative was off-topic (0.99). `bun run eval` checks it on the held-out set (faq-holdout.json).
  */
 const CALIBRATION = { blend: 8.86, margin: 4.71, bias: -4.36 };
 

@@ -55,7 +55,7 @@ export const Query = Type.String({ minLength: 1, maxLength: 2000, description: "
 export const MinScore = Type.Number({
   minimum: 0,
   maximum: 1,
-  description: `leave out snippets scoring below this. Default ${DEFAULT_MIN_SCORE} for lexical search (no embedding provider), 0 for hybrid search. The score is the share of the query a passage covers (each query word counts once, 0.7 when the passage holds only a WordNet synonym of it; a word the searched documents never use counts up to twice, less for everyday words), times 0.5-1 for its BM25 rank relative to the best hit, times the square root of the share of the query's rarity-weighted words the documents contain at all; hybrid search blends it 0.8 : 0.2 with the cosine similarity of the embeddings`,
+  description: `leave out snippets scoring below this. Default ${DEFAULT_MIN_SCORE} for lexical search (no embedding provider), 0 for hybrid search. The score is the share of the query a passage covers (each query word counts once; a word the searched documents never use counts up to twice, less for everyday words), times 0.5-1 for its BM25 rank relative to the best hit, times the square root of the share of the query's rarity-weighted words the documents contain at all; hybrid search blends it 0.8 : 0.2 with the cosine similarity of the embeddings`,
 });
 export const TopK = Type.Integer({ minimum: 1, maximum: LIMITS.topK, default: 5, description: "number of snippets; default 5" });
 

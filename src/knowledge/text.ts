@@ -3,7 +3,6 @@
  * synonym table. The stemmer only has to map a word and its usual inflections to one key; FTS5's
  * porter tokenizer does the real stemming inside SQLite, and the two never compare keys with each other.
  */
-import { lazyEngine } from "../local/engines";
 import { STOPWORDS, tokenize } from "../local/keywords";
 
 export { tokenize };
@@ -152,46 +151,13 @@ export function termKeys(text: string): string[] {
   return contentWords(foldPhrases(text)).map((w) => canonical(stem(w)));
 }
 
-/**
- * Surface words of the synonym group of `word` and its WordNet synonyms (the word alone when it
- * has none), for FTS queries.
- */
+/** Surface words of the synonym group of `word` (the word alone when it has none), for FTS queries. */
 export function expandWord(word: string): string[] {
   const head = SYNONYMS.get(stem(word));
-  const group = head ? (SURFACE_GROUPS.get(head) ?? []) : [];
-  const related = wordnetSynonyms(word).filter((w) => !SYNONYMS.has(stem(w)));
-  return [...new Set([word, ...group, ...related])];
+  if (!head) return [word];
+  const group = SURFACE_GROUPS.get(head) ?? [];
+  return [word, ...group.filter((w) => w !== word)];
 }
-
-/**
- * WordNet synonyms of a word (wordnet-synonyms.json, built by build-synonyms.ts: words sharing
- * their most frequent sense), looked up by stem so "moved" finds what "move" has. They are
- * weaker evidence than the hand-made groups above, which are written for support questions:
- * search and FAQ matching count a word found only through them at a discount.
- */
-export function wordnetSynonyms(word: string): string[] {
-  return wordnet().get(stem(word)) ?? [];
-}
-
-/** Canonical keys of a word's WordNet synonyms, other than its own key. */
-export function relatedKeys(word: string): string[] {
-  const own = canonical(stem(word));
-  // a synonym inside a hand-made group would chain into that group ("near" -> "close" -> "delete")
-  const keys = wordnetSynonyms(word)
-    .map(stem)
-    .filter((s) => !SYNONYMS.has(s));
-  return [...new Set(keys)].filter((k) => k !== own);
-}
-
-const wordnet = lazyEngine("wordnet-synonyms", () => {
-  const table = require("./wordnet-synonyms.json") as Record<string, string>;
-  const byStem = new Map<string, string[]>();
-  for (const [word, synonyms] of Object.entries(table)) {
-    const key = stem(word);
-    byStem.set(key, [...new Set([...(byStem.get(key) ?? []), ...synonyms.split(" ")])]);
-  }
-  return byStem;
-});
 
 const SURFACE_GROUPS = new Map<string, string[]>();
 for (const [i, group] of SYNONYM_SOURCE.entries()) {

@@ -1,9 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { chunkText } from "../../src/knowledge/chunking";
 import { editDistance } from "../../src/knowledge/faq-match";
-import { searchInline } from "../../src/knowledge/inline";
 import { ftsQuery } from "../../src/knowledge/search";
-import { expandWord, relatedKeys, stem, termKeys, wordnetSynonyms } from "../../src/knowledge/text";
+import { stem, termKeys } from "../../src/knowledge/text";
 
 describe("chunkText", () => {
   const sentences = Array.from({ length: 60 }, (_, i) => `Sentence number ${i} talks about topic ${i}.`).join(" ");
@@ -61,36 +60,5 @@ describe("text keys", () => {
     expect(editDistance("shiping", "shipping", 2)).toBe(1);
     expect(editDistance("password", "passport", 1)).toBe(2);
     expect(editDistance("abc", "xyzabc", 2)).toBe(3);
-  });
-});
-
-describe("WordNet synonyms", () => {
-  test("words sharing their most frequent sense, found by stem; rare senses left out", () => {
-    expect(wordnetSynonyms("rent")).toContain("lease");
-    expect(wordnetSynonyms("rented")).toContain("lease");
-    expect(wordnetSynonyms("cheap")).toEqual(["inexpensive"]);
-    // "come" is also a noun in WordNet, a sense never seen in its tagged corpus
-    expect(wordnetSynonyms("come")).not.toContain("semen");
-    expect(wordnetSynonyms("kayak")).toEqual([]);
-  });
-
-  test("a synonym inside a hand-made group does not chain into it, for search keys and FTS words", () => {
-    // "near" shares a sense with "close", which the hand-made table folds into "delete"
-    expect(wordnetSynonyms("near")).toContain("close");
-    expect(relatedKeys("near")).not.toContain(termKeys("close")[0]);
-    expect(expandWord("near")).not.toContain("close");
-    expect(expandWord("rent")).toContain("lease");
-  });
-
-  test("search finds a passage through a WordNet synonym, scored below one using the query's own word", () => {
-    const docs = [
-      { title: "Leasing a kayak", content: "Lease a kayak by the day or the week at our lake stores." },
-      { title: "Kayak care", content: "Rinse your kayak with fresh water after every trip." },
-    ];
-    const viaSynonym = searchInline(docs, "can I rent a kayak", 2, undefined, 0);
-    expect(viaSynonym.map((s) => s.document_index)).toEqual([0, 1]);
-    const ownWord = searchInline(docs, "can I lease a kayak", 2, undefined, 0);
-    expect(ownWord[0]?.document_index).toBe(0);
-    expect(viaSynonym[0]?.score ?? 1).toBeLessThan(ownWord[0]?.score ?? 0);
   });
 });
