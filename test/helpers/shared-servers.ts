@@ -63,7 +63,8 @@ export async function sharedServersUp(what: string): Promise<boolean> {
   const missing = [pg !== null && `PostgreSQL (${PG_ADMIN_URL}: ${pg})`, redis !== null && `Redis (${REDIS_BASE_URL}: ${redis})`]
     .filter(Boolean)
     .join(" and ");
-  if (process.env.CI === "true") throw new Error(`${what}: ${missing} unreachable for ${WAIT_MS} ms, and CI=true: failing instead of skipping`);
+  if (process.env.CI === "true")
+    throw new Error(`${what}: ${missing} unreachable for ${WAIT_MS} ms, and CI=true: failing instead of skipping`);
   console.warn(`\n!!! SKIPPING ${what}: ${missing} unreachable. These tests need both; CI runs them.\n`);
   return false;
 }
