@@ -8,6 +8,7 @@
  * runner-up to a confidence (see `calibrate`), so the default `min_confidence` of 0.5 keeps
  * matches that are more likely right than wrong.
  */
+import { UNSEEN_WEIGHT } from "./ranking";
 import { specificity } from "./specificity";
 import { canonical, contentWords, foldPhrases, stem, termKeys } from "./text";
 
@@ -119,10 +120,12 @@ export class FaqMatcher {
   }
 
   /**
-   * The query's words with their weights. A word the collection never uses keeps the full weight
-   * of a rare word only when it is specific in general English ("bitcoin"); everyday words a
-   * paraphrase adds ("right now", "again") weigh less, so they neither sink a paraphrase nor
-   * make an unrelated question look answered.
+   * The query's words with their weights. A word the collection never uses weighs UNSEEN_WEIGHT
+   * (as in search) x the weight of a word no FAQ holds x its specificity in general English: a
+   * question about something no FAQ mentions ("bitcoin", "vegan") is not answered by the FAQ that
+   * shares its common word ("products"), while everyday words a paraphrase adds ("right now",
+   * "again") weigh little, so they neither sink a paraphrase nor make an unrelated question look
+   * answered.
    */
   private queryWords(query: string): QueryWord[] {
     const out = new Map<string, QueryWord>();
@@ -134,7 +137,7 @@ export class FaqMatcher {
       out.set(key, {
         key,
         stem: wordStem,
-        weight: this.weight(key) * (known ? 1 : Math.min(specificity(w), specificity(wordStem))),
+        weight: this.weight(key) * (known ? 1 : UNSEEN_WEIGHT * Math.min(specificity(w), specificity(wordStem))),
       });
     }
     return [...out.values()];
@@ -177,8 +180,9 @@ export class FaqMatcher {
     }
     let fWeight = 0;
     for (const k of it.keys) fWeight += this.weight(k);
-    // Dice over weights: a query word found counts for both sides; answer words help a little.
-    const overlap = qWeight + fWeight > 0 ? (2 * hit + 0.5 * answerHit) / (qWeight + fWeight) : 0;
+    // Dice over weights: a query word found in the question counts for both sides, one found only
+    // in the answer for the FAQ's side ("paypal" in the payment-methods answer).
+    const overlap = qWeight + fWeight > 0 ? (2 * hit + answerHit) / (qWeight + fWeight) : 0;
     return 0.7 * Math.min(1, overlap) + 0.3 * dice(qGrams, it.grams);
   }
 }
@@ -193,9 +197,11 @@ interface QueryWord {
  * Logistic map from the raw blend (0-1) and its margin over the best other FAQ to a confidence:
  * coefficients fitted by maximum likelihood on the tuning set (test/eval/fit-faq-calibration.ts
  * over faq.json: each query's three best FAQs, right or wrong), so a confidence of 0.8 is right
- * about 80% of the time there. `bun run eval` checks it on the held-out set (faq-holdout.json).
+ * about 80% of the time there. The tuning set holds shop-related questions no FAQ answers, so a
+ * lone FAQ sharing one common word with the query ("are your products vegan", 0.74) no longer
+ * comes out near-certain, as it did when every negative was off-topic (0.99). `bun run eval` checks it on the held-out set (faq-holdout.json).
  */
-const CALIBRATION = { blend: 9.58, margin: 8.84, bias: -4.27 };
+const CALIBRATION = { blend: 8.86, margin: 4.71, bias: -4.36 };
 
 export function calibrate(blend: number, margin: number): number {
   if (blend <= 0) return 0;

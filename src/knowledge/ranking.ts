@@ -60,7 +60,7 @@ export function queryPhrases(query: string): string[] {
  * ("bitcoin", "my router") is not answered by a passage that shares its common words ("pay",
  * "reset"), while everyday words a paraphrase adds ("right now", "again") cost little.
  */
-const UNSEEN_WEIGHT = 2;
+export const UNSEEN_WEIGHT = 2;
 
 export interface KeyWeight {
   /** the key occurs in the searched bases */

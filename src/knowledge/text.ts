@@ -126,13 +126,6 @@ export function canonical(stemmed: string): string {
   return SYNONYMS.get(stemmed) ?? stemmed;
 }
 
-/** Every word of the synonym group `stemmed` belongs to (the word alone when it has none). */
-export function synonymsOf(stemmed: string): string[] {
-  const head = SYNONYMS.get(stemmed);
-  if (!head) return [stemmed];
-  return SYNONYM_GROUPS.find((g) => g[0] === head) ?? [stemmed];
-}
-
 /** Multi-word paraphrases folded into one word before tokenizing. */
 const PHRASES: [RegExp, string][] = [
   [/\bmoney back\b/gi, "refund"],

@@ -18,8 +18,8 @@ const add = (query: string, expected: number | null) => {
     points.push({ blend, margin, y: it.faq.id === expected ? 1 : 0 });
   }
 };
-for (const c of [...fixture.paraphrases, ...fixture.typos]) add(c.query, c.expected);
-for (const q of fixture.unrelated) add(q, null);
+for (const c of [...fixture.paraphrases, ...fixture.typos, ...fixture.harder_paraphrases]) add(c.query, c.expected);
+for (const q of [...fixture.unrelated, ...fixture.shop_adjacent]) add(q, null);
 
 const L2 = 0.0003;
 const w = { blend: 10, margin: 0, bias: -4 };
@@ -31,7 +31,7 @@ for (let step = 0; step < 100_000; step++) {
     g.margin += e * p.margin;
     g.bias += e;
   }
-  // A little L2 on the slopes: 120 points, nearly separable, would otherwise push them without bound.
+  // A little L2 on the slopes: the points, nearly separable, would otherwise push them without bound.
   g.blend += L2 * w.blend * points.length;
   g.margin += L2 * w.margin * points.length;
   for (const k of ["blend", "margin", "bias"] as const) w[k] -= (2 * g[k]) / points.length;

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { faqReport, searchReport } from "../eval/evaluators/knowledge-search";
+import { faqCalibration, faqReport, searchReport } from "../eval/evaluators/knowledge-search";
 import { loadSentimentFixture, sentimentCalibration } from "../eval/evaluators/sentiment";
+import faqHoldout from "../fixtures/knowledge/faq-holdout.json";
 
 /**
  * Regression floors for the relevance and calibration figures `bun run eval` prints. They sit at
@@ -18,12 +19,16 @@ describe("relevance and calibration figures", () => {
     expect(tuning.irrelevantHits).toBeLessThanOrEqual(0.14);
   });
 
-  test("faq-match at the default min_confidence", () => {
+  test("faq-match at the default min_confidence, and its confidence: answers at 0.8 or more right at least 85% of the time, held-out", () => {
+    // the tuning set grew harder on 2026-11-23 (harder paraphrases, shop-adjacent questions): its floors are those of that run
     const { tuning, holdout } = faqReport();
-    expect(tuning.recallAt1).toBeGreaterThanOrEqual(0.95);
-    expect(tuning.irrelevantHits).toBe(0);
+    expect(tuning.recallAt1).toBeGreaterThanOrEqual(0.8);
+    expect(tuning.irrelevantHits).toBeLessThanOrEqual(0.05);
     expect(holdout.recallAt1).toBeGreaterThanOrEqual(0.84);
     expect(holdout.irrelevantHits).toBeLessThanOrEqual(0.2);
+    const c = faqCalibration(faqHoldout.queries, faqHoldout.unanswerable);
+    expect(c.high).toBeGreaterThanOrEqual(15);
+    expect(c.highAccuracy).toBeGreaterThanOrEqual(0.85);
   });
 
   test("sentiment confidence: answers at 0.8 or more are right at least 85% of the time, held-out", () => {

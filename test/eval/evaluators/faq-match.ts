@@ -3,10 +3,9 @@
  * of every query at min_confidence 0: expected calibration error, accuracy of answers >= 0.8).
  * The data and the relevance figures are described in knowledge-search.ts.
  */
-import faqTuning from "../../fixtures/knowledge/faq.json";
 import faqHoldout from "../../fixtures/knowledge/faq-holdout.json";
 import type { Evaluator } from "../registry";
-import { faqCalibration, faqReport, relevanceReport } from "./knowledge-search";
+import { faqCalibration, faqReport, faqTuningAnswerable, faqTuningUnanswerable, relevanceReport } from "./knowledge-search";
 
 export const FAQ_HIGH_CONFIDENCE_TARGET = 0.85;
 
@@ -16,13 +15,9 @@ const evaluator: Evaluator = {
     const report = relevanceReport(
       "faq-match, default min_confidence (tuning set + held-out set)",
       faqReport(),
-      faqTuning.paraphrases.length +
-        faqTuning.typos.length +
-        faqTuning.unrelated.length +
-        faqHoldout.queries.length +
-        faqHoldout.unanswerable.length,
+      faqTuningAnswerable.length + faqTuningUnanswerable.length + faqHoldout.queries.length + faqHoldout.unanswerable.length,
     );
-    const tuning = faqCalibration([...faqTuning.paraphrases, ...faqTuning.typos], faqTuning.unrelated);
+    const tuning = faqCalibration(faqTuningAnswerable, faqTuningUnanswerable);
     const holdout = faqCalibration(faqHoldout.queries, faqHoldout.unanswerable);
     report.metrics.push(
       { name: "calibration error, tuning", value: tuning.ece },

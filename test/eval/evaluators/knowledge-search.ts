@@ -93,15 +93,14 @@ export function faqCalibration(answerable: Labelled<number>[], unanswerable: str
   return calibrationFigures(answers);
 }
 
+/** The FAQ tuning set: paraphrases, typos and harder paraphrases; off-topic and shop-adjacent questions. */
+export const faqTuningAnswerable = [...faqTuning.paraphrases, ...faqTuning.typos, ...faqTuning.harder_paraphrases];
+export const faqTuningUnanswerable = [...faqTuning.unrelated, ...faqTuning.shop_adjacent];
+
 export function faqReport(): { tuning: RelevanceFigures; holdout: RelevanceFigures } {
   const faqLabel = (i: number) => faqTuning.faqs[i]?.question ?? String(i);
   return {
-    tuning: relevanceFigures(
-      faqRanker(),
-      [...faqTuning.paraphrases, ...faqTuning.typos].map((c) => ({ query: c.query, expected: c.expected })),
-      faqTuning.unrelated,
-      faqLabel,
-    ),
+    tuning: relevanceFigures(faqRanker(), faqTuningAnswerable, faqTuningUnanswerable, faqLabel),
     holdout: relevanceFigures(faqRanker(), faqHoldout.queries, faqHoldout.unanswerable, faqLabel),
   };
 }
