@@ -151,7 +151,8 @@ export function rankCandidates(
   const queryKeys = new Set(termKeys(opts.query));
   const best = Math.max(1e-9, ...rows.map((r) => -r.rank));
   const scored = rows.map((r) => {
-    const keys = new Set(r.terms.split(" "));
+    // a chunk indexed before its terms were stored (migration 0003 left them empty) is read from its text
+    const keys = new Set(r.terms ? r.terms.split(" ") : termKeys(`${r.title ?? ""} ${r.content}`));
     let covered = 0;
     for (const k of queryKeys) if (keys.has(k)) covered++;
     const coverage = coverageBase > 0 ? Math.min(1, covered / coverageBase) : 0;
