@@ -37,7 +37,7 @@ export async function run() {
     const client = async () => {
       let conn: RawConnection | null = null;
       for (;;) {
-        if (!conn || conn.state !== "open") {
+        if (conn?.state !== "open") {
           conn = new RawConnection(port);
           await conn.ready;
           if (conn.state === "refused") {

@@ -63,7 +63,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   private begun = 0;
 
   constructor(
-    private sqlite: Database,
+    sqlite: Database,
     private opts: SqliteIdempotencyOptions = { ttlMs: 24 * 3600_000, maxAnswerBytes: 1 << 20, leaseMs: 65_000 },
     private now: () => number = Date.now,
   ) {

@@ -33,6 +33,7 @@ test("field names in a caller's schema are data, never code, when the answer's c
   const hostile = [
     `a"]){globalThis.pwned=1}//`,
     "a'+(globalThis.pwned=1)+'",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a template literal's syntax, sent as a plain name
     "`${globalThis.pwned=1}`",
     'x\\"];globalThis.pwned=1;//',
   ];
