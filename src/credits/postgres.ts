@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import { clientClosed, GatewayError } from "../errors";
+import { clientClosed } from "../errors";
 import { databaseUnavailable, isPgUnavailable, type PgStorage, pgCall, schemaReady } from "../storage/postgres";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused } from "./group-commit";
 import type { CreditLedger, MonthSummary, Reservation, UsageFigures } from "./interface";
