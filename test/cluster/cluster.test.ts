@@ -98,7 +98,8 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
       chat(victim, key, `in flight ${i}`, { "cache-control": "no-cache" }).catch(() => null),
     );
     while (sim.calls.count < 10) await Bun.sleep(10);
-    const [held] = await pg`SELECT count(*)::int AS n, sum(amount)::int AS amount FROM credit_holds WHERE account_id = ${accountId}`;
+    const [held] =
+      await pg`SELECT count(*)::int AS n, sum(amount)::int AS amount FROM credit_holds WHERE account_id = ${accountId}`;
     expect(held).toEqual({ n: 10, amount: 10 });
     // another node sees the victim's holds: refused before any provider call
     const before = await chat(cluster.nodes[1], key, "while held", { "cache-control": "no-cache" });
@@ -114,7 +115,9 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     const after = await chat(cluster.nodes[2], key, "after the kill", { "cache-control": "no-cache" });
     expect(after.status, show(after)).toBe(402);
     // ...until the last runs out, at most one lease after the kill (renewed until then, never past)
-    console.log(`kill -9 with 10 calls in flight: the last of their holds (lease 2000 ms) ran out ${left.last_in_ms} ms after the kill was seen`);
+    console.log(
+      `kill -9 with 10 calls in flight: the last of their holds (lease 2000 ms) ran out ${left.last_in_ms} ms after the kill was seen`,
+    );
     expect(left.last_in_ms).toBeLessThanOrEqual(2000);
     await Bun.sleep(left.last_in_ms + 100);
     // the whole balance is spendable again: 10 answers of 11 calls
