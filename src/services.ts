@@ -86,7 +86,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
         })
       : null;
   if (pg && postgres) {
-    const pgLedger = new pg.PostgresCreditLedger(postgres);
+    const pgLedger = new pg.PostgresCreditLedger(postgres, { requestTimeoutMs: config.limits.requestTimeoutMs });
     ledger = pgLedger;
     keys = new pg.PostgresKeyStore(postgres, pgLedger, { welcomeCredits: config.welcomeCredits });
     database = { name: "database", required: true, up: () => postgres.up() };

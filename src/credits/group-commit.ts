@@ -19,6 +19,8 @@ export interface PendingCharge {
   details: ChargeDetails;
   /** a charge without a hold (cache hit) must leave what calls in flight hold untouched */
   spareHolds: boolean;
+  /** the reservation's hold where holds are rows (PostgreSQL): deleted with the debit */
+  holdId?: string;
   done: (balance: number | null) => void;
   fail: (e: unknown) => void;
   out?: { balance: number | null } | { error: unknown };
@@ -66,8 +68,10 @@ export abstract class GroupCommitLedger {
     if (r.done) return;
     r.done = true;
     if (r.amount === 0) return;
+    let charged = false;
     try {
-      const balance = await this.enqueue(r.accountId, r.amount, details, false);
+      const balance = await this.enqueue(r.accountId, r.amount, details, false, r.holdId);
+      charged = balance !== null;
       if (balance === null) {
         const now = await Promise.resolve(this.balance(r.accountId)).catch(() => "unknown");
         throw new GatewayError(
@@ -78,6 +82,7 @@ export abstract class GroupCommitLedger {
       r.remaining = balance;
     } finally {
       this.holds.give(r.accountId, r.amount);
+      this.holdEnded(r, charged);
     }
   }
 
@@ -86,7 +91,14 @@ export abstract class GroupCommitLedger {
     if (r.done) return;
     r.done = true;
     this.holds.give(r.accountId, r.amount);
+    this.holdEnded(r, false);
   }
+
+  /**
+   * A reservation's hold has ended, by its charge (`charged`) or not. Memory holds need nothing
+   * more; a ledger whose holds are rows elsewhere removes what the charge did not.
+   */
+  protected holdEnded(_r: Reservation, _charged: boolean): void {}
 
   /**
    * Reserve and settle in one step, for an answer already in hand (a cache hit): null when the
@@ -110,10 +122,16 @@ export abstract class GroupCommitLedger {
     for (const c of batch) c.fail(shuttingDown());
   }
 
-  private enqueue(accountId: string, amount: number, details: ChargeDetails, spareHolds: boolean): Promise<number | null> {
+  private enqueue(
+    accountId: string,
+    amount: number,
+    details: ChargeDetails,
+    spareHolds: boolean,
+    holdId?: string,
+  ): Promise<number | null> {
     if (this.refusing) return Promise.reject(shuttingDown());
     return new Promise((done, fail) => {
-      this.queue.push({ accountId, amount, details, spareHolds, done, fail });
+      this.queue.push({ accountId, amount, details, spareHolds, holdId, done, fail });
       if (this.scheduled) return;
       this.scheduled = true;
       setImmediate(() => {

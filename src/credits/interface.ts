@@ -9,6 +9,8 @@ export interface Reservation {
    */
   remaining: number;
   done: boolean;
+  /** the hold's row where holds are shared (PostgreSQL); memory holds have none */
+  holdId?: string;
 }
 
 export interface ChargeDetails {
@@ -61,14 +63,18 @@ export interface UsageReader {
 }
 
 /**
- * Credits: the committed balance and ledger rows (SQLite or PostgreSQL) plus the holds of this
- * process's calls in flight (memory). A call holds its cost before any provider is called and is
- * charged when it succeeds, by a conditional update that never takes a balance below zero.
+ * Credits: the committed balance and ledger rows plus the holds of calls in flight (SQLite: this
+ * process's, in memory; PostgreSQL: every node's, as rows). A call holds its cost before any
+ * provider is called and is charged when it succeeds, by a conditional update that never takes a
+ * balance below zero.
  */
 export interface CreditLedger extends UsageReader {
   /** Credits held by this process's calls in flight for the account. */
   held(accountId: string): number;
-  /** Holds `amount` credits for a call about to run; null when the balance does not cover it. */
+  /**
+   * Holds `amount` credits for a call about to run; null when the balance, less what calls in
+   * flight already hold (this process's on SQLite, every node's on PostgreSQL), does not cover it.
+   */
   reserve(accountId: string, amount: number): MaybePromise<Reservation | null>;
   /**
    * Charges a reservation, at most once: rejects with insufficient_credits if the balance no

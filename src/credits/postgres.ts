@@ -1,13 +1,27 @@
 import type { SQL } from "bun";
-import { clientClosed, GatewayError } from "../errors";
+import { clientClosed } from "../errors";
 import { databaseUnavailable, isPgUnavailable, type PgStorage, pgCall, schemaReady } from "../storage/postgres";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused } from "./group-commit";
 import type { CreditLedger, MonthSummary, Reservation, UsageFigures } from "./interface";
 import { dayOf, monthlyFrom, monthToDateFrom, type UsageRow } from "./usage";
 
-/** One charge in one statement: the conditional debit, its ledger row and its day's rollup. */
-const CHARGE = `WITH upd AS (
-  UPDATE accounts SET balance = balance - $1 WHERE id = $2 AND balance - $1 >= $3 RETURNING balance
+/** Key space (first half of a two-int advisory key) of the per-account lock under which holds are taken. */
+const HOLD_LOCK = 7_263_012;
+/** the database's clock in ms: every node compares expiries with the same clock */
+const NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+/** what calls in flight on every node hold now on the account in parameter `account` */
+const liveHolds = (account: string) =>
+  `(SELECT coalesce(sum(amount), 0) FROM credit_holds WHERE account_id = ${account} AND expires_at > ${NOW_MS})`;
+/** A lease never longer than this: a killed node's holds stop counting within it. */
+const MAX_LEASE_MS = 10_000;
+
+/**
+ * One charge in one statement: the conditional debit, its ledger row and its day's rollup; a
+ * held call's charge deletes its hold in the same statement, so the hold and the debit change
+ * together for every snapshot.
+ */
+const chargeStatement = (floor: string, held: boolean) => `WITH upd AS (
+  UPDATE accounts SET balance = balance - $1 WHERE id = $2 AND balance - $1 >= ${floor} RETURNING balance
 ), row AS (
   INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at)
   SELECT $2, $4, -$1, 'charge', $5, $6, $7, $8, $9 FROM upd
@@ -16,16 +30,36 @@ const CHARGE = `WITH upd AS (
   SELECT $2, $10, 'charge', $5, coalesce($7, ''), 1, $1, $11 FROM upd
   ON CONFLICT (account_id, day, kind, function, provider) DO UPDATE SET requests = usage_daily.requests + 1,
     credits = usage_daily.credits + excluded.credits, cached = usage_daily.cached + excluded.cached
-)
+)${held ? ", gone AS (DELETE FROM credit_holds WHERE id = $12::uuid)" : ""}
 SELECT balance::float8 AS balance FROM upd`;
+/** a held call: its own hold already kept its credits from everyone else */
+const CHARGE_HELD = chargeStatement("$3", true);
+/** an answer in hand (cache hit): must leave what every node's calls in flight hold */
+const CHARGE_SPARE = chargeStatement(`greatest($3, ${liveHolds("$2")})`, false);
+/**
+ * Before a charge that must spare holds: the hold lock (no hold is taken meanwhile), then the
+ * account row (a batch charging it has committed), so the next statement's snapshot is exact.
+ */
+const LOCK_HOLDS = `SELECT pg_advisory_xact_lock(${HOLD_LOCK}, hashtext($1))`;
+const LOCK_ACCOUNT = "SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE";
+/** pushes expiries forward; never waits for a row another transaction holds (a charge deleting it) */
+const RENEW = `UPDATE credit_holds SET expires_at = ${NOW_MS} + $2::bigint WHERE id IN (
+  SELECT id FROM credit_holds WHERE id = ANY(string_to_array($1, ',')::uuid[]) AND expires_at > ${NOW_MS}
+  FOR UPDATE SKIP LOCKED)`;
 
 /**
  * Credits in PostgreSQL, shared by every node. The balance is a column moved only by conditional
  * updates (`balance - cost >= floor`), so it never goes below zero whichever node charges, and a
- * CHECK constraint says so too. Holds of calls in flight are this node's (memory): a node admits a
- * call only if the committed balance minus its own holds covers it; calls admitted on two nodes
- * at once on the last credits both run, and the charge of the second is refused
- * (insufficient_credits, never an uncharged answer).
+ * CHECK constraint says so too.
+ *
+ * Holds are rows too (`credit_holds`), shared by every node: `reserve` is one call of
+ * `credit_hold()` (migration 0003), which admits a call only if the balance minus every live hold
+ * covers it, under a per-account advisory lock, so no provider is called on credits another node
+ * has promised. The charge deletes the hold in the statement that debits the balance; a failed
+ * call's release deletes it (fire-and-forget). A hold lives for a lease (the request timeout, at
+ * most 10 s) that this node renews every third of it while the call runs (a stream can outlive
+ * the request timeout), so the holds of a node that died (`kill -9`) stop counting within one
+ * lease, and a release that could not reach the database costs no more than that.
  *
  * Group commit as on SQLite: the charges of one event-loop turn go in ONE transaction, pipelined
  * on one connection, in account order (so two nodes' batches never wait on each other in a
@@ -34,13 +68,85 @@ SELECT balance::float8 AS balance FROM upd`;
  */
 export class PostgresCreditLedger extends GroupCommitLedger implements CreditLedger {
   private flushing: Promise<void> = Promise.resolve();
+  /** how long a hold counts unless renewed */
+  readonly leaseMs: number;
+  /** this node's holds in PostgreSQL: id -> when its expiry was last pushed (performance.now()) */
+  private live = new Map<string, number>();
+  private renewal: ReturnType<typeof setTimeout> | null = null;
+  /** per account, the deletes of this node's released holds not yet done */
+  private releasing = new Map<string, Promise<unknown>>();
 
-  constructor(private pg: PgStorage) {
+  constructor(
+    private pg: PgStorage,
+    opts: { requestTimeoutMs?: number } = {},
+  ) {
     super();
+    this.leaseMs = Math.max(100, Math.min(opts.requestTimeoutMs ?? MAX_LEASE_MS, MAX_LEASE_MS));
   }
 
+  /**
+   * Holds `amount` for a call about to run, in one round trip: null when the balance minus what
+   * calls in flight hold on every node does not cover it.
+   */
   async reserve(accountId: string, amount: number): Promise<Reservation | null> {
-    return this.hold(accountId, amount, await this.balance(accountId));
+    if (amount <= 0) return { accountId, amount: 0, remaining: await this.balance(accountId), done: false };
+    await this.releasing.get(accountId);
+    const holdId = crypto.randomUUID();
+    const [row] = await pgCall(
+      this.pg,
+      () =>
+        this.pg.sql`SELECT credit_hold(${holdId}::uuid, ${accountId}, ${amount}::bigint, ${this.leaseMs}::bigint) AS remaining`,
+    );
+    if (row?.remaining === null || row?.remaining === undefined) return null;
+    // what this node holds, for held(); admission was decided above
+    this.holds.take(accountId, amount, Number.POSITIVE_INFINITY);
+    this.live.set(holdId, performance.now());
+    this.renewSoon();
+    return { accountId, amount, remaining: Number(row.remaining), done: false, holdId };
+  }
+
+  /**
+   * The charge deleted the hold with its debit; otherwise (refused, failed, released) it is
+   * deleted now, not awaited by the caller: if that fails, the hold runs out at its expiry, as
+   * nobody renews it. This node's next reserve on the account waits for the delete, so a call
+   * right after a failed one is never refused on the failed one's hold.
+   */
+  protected override holdEnded(r: Reservation, charged: boolean): void {
+    if (!r.holdId) return;
+    this.live.delete(r.holdId);
+    if (charged) return;
+    const deleted = this.pg.sql`DELETE FROM credit_holds WHERE id = ${r.holdId}::uuid`.then(
+      () => {},
+      () => {},
+    );
+    const pending: Promise<unknown> = Promise.all([this.releasing.get(r.accountId), deleted]).then(() => {
+      if (this.releasing.get(r.accountId) === pending) this.releasing.delete(r.accountId);
+    });
+    this.releasing.set(r.accountId, pending);
+  }
+
+  /** Every third of a lease, pushes forward the expiry of this node's holds that are a third of a lease old. */
+  private renewSoon(): void {
+    if (this.renewal || this.live.size === 0) return;
+    this.renewal = setTimeout(() => void this.renew(), this.leaseMs / 3);
+    this.renewal.unref?.();
+  }
+
+  private async renew(): Promise<void> {
+    const now = performance.now();
+    const due: string[] = [];
+    for (const [id, since] of this.live) if (now - since >= this.leaseMs / 3) due.push(id);
+    try {
+      if (due.length > 0) {
+        await this.pg.sql.unsafe(RENEW, [due.join(","), this.leaseMs]);
+        for (const id of due) if (this.live.has(id)) this.live.set(id, now);
+      }
+    } catch {
+      // unreachable: retried at the next tick; meanwhile these holds may run out (charges answer 503)
+    } finally {
+      this.renewal = null;
+      this.renewSoon();
+    }
   }
 
   /** Commits what is queued now (one batch at a time, in order). */
@@ -61,32 +167,51 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     }
     if (live.length === 0) return;
     live.sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0));
+    // accounts with a charge that must spare holds: locked first in their group (lock order:
+    // account order, then hold lock before row lock, as everywhere)
+    const spares = (c: PendingCharge) => c.spareHolds || c.holdId === undefined;
+    const sparing = new Set(live.filter(spares).map((c) => c.accountId));
     let results: (number | null)[];
     try {
       await schemaReady(this.pg);
-      results = await this.pg.sql.begin(async (tx) =>
-        Promise.all(
-          live.map(async (c) => {
-            const d = c.details;
-            const at = Date.now();
-            const floor = c.spareHolds ? this.held(c.accountId) : 0;
-            const rows = await tx.unsafe(CHARGE, [
-              c.amount,
-              c.accountId,
-              floor,
-              d.keyId,
-              d.fn,
-              d.requestId,
-              d.provider,
-              d.cached,
-              at,
-              dayOf(at),
-              d.cached ? 1 : 0,
-            ]);
-            return rows.length ? Number(rows[0].balance) : null;
-          }),
-        ),
-      );
+      results = await this.pg.sql.begin(async (tx) => {
+        // queries start (in this order, pipelined on the transaction's connection) at then()
+        const locks: Promise<unknown>[] = [];
+        const statements: Promise<number | null>[] = [];
+        let group: string | null = null;
+        for (const c of live) {
+          if (c.accountId !== group) {
+            group = c.accountId;
+            if (sparing.has(group)) {
+              locks.push(tx.unsafe(LOCK_HOLDS, [group]).then(() => null));
+              locks.push(tx.unsafe(LOCK_ACCOUNT, [group]).then(() => null));
+            }
+          }
+          const d = c.details;
+          const at = Date.now();
+          const held = !spares(c);
+          const params = [
+            c.amount,
+            c.accountId,
+            0,
+            d.keyId,
+            d.fn,
+            d.requestId,
+            d.provider,
+            d.cached,
+            at,
+            dayOf(at),
+            d.cached ? 1 : 0,
+          ];
+          statements.push(
+            tx
+              .unsafe(held ? CHARGE_HELD : CHARGE_SPARE, held ? [...params, c.holdId] : params)
+              .then((rows: { balance: number }[]) => (rows.length ? Number(rows[0].balance) : null)),
+          );
+        }
+        const [, charged] = await Promise.all([Promise.all(locks), Promise.all(statements)]);
+        return charged;
+      });
     } catch (err) {
       const e = isPgUnavailable(err) ? databaseUnavailable() : err;
       for (const c of live) c.fail(e);
@@ -97,15 +222,26 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     for (const [i, c] of live.entries()) c.done(results[i]);
   }
 
-  /** A grant inside a caller's transaction (account creation). */
+  /**
+   * A grant inside a caller's transaction (account creation). A take-back (negative) never leaves
+   * less than what calls in flight hold on every node: it takes the hold lock and the account row
+   * first, so the holds it reads are exact.
+   */
   async grantIn(tx: SQL, accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null): Promise<number> {
-    const floor = amount < 0 ? this.held(accountId) : Number.MIN_SAFE_INTEGER;
+    let held = 0;
+    if (amount < 0) {
+      await tx.unsafe(LOCK_HOLDS, [accountId]);
+      await tx.unsafe(LOCK_ACCOUNT, [accountId]);
+      const [h] = await tx.unsafe(`SELECT ${liveHolds("$1")}::float8 AS held`, [accountId]);
+      held = Number(h.held);
+    }
+    const floor = amount < 0 ? held : Number.MIN_SAFE_INTEGER;
     const [updated] =
       await tx`UPDATE accounts SET balance = balance + ${amount} WHERE id = ${accountId} AND balance + ${amount} >= ${floor} RETURNING balance::float8 AS balance`;
     if (!updated) {
       const [acc] = await tx`SELECT balance::float8 AS balance FROM accounts WHERE id = ${accountId}`;
       if (!acc) throw new Error(`account ${accountId} not found`);
-      throw takeBackRefused(amount, acc.balance, this.held(accountId));
+      throw takeBackRefused(amount, acc.balance, held);
     }
     const at = Date.now();
     await tx`INSERT INTO ledger (account_id, amount, kind, reason, created_at) VALUES (${accountId}, ${amount}, ${kind}, ${reason}, ${at})`;

@@ -19,6 +19,7 @@ import {
   serial,
   text,
   uniqueIndex,
+  uuid,
 } from "drizzle-orm/pg-core";
 
 const ms = (name: string) => bigint(name, { mode: "number" });
@@ -78,6 +79,25 @@ export const ledger = pgTable(
     createdAt: ms("created_at").notNull().default(now),
   },
   (t) => [index("ledger_account_time_idx").on(t.accountId, t.createdAt)],
+);
+
+/**
+ * Credits held by calls in flight on any node: a call is admitted only if the balance minus every
+ * live hold covers it (`credit_hold()`, in migration 0003, under a per-account advisory lock).
+ * The charge deletes its hold in the statement that debits the balance. A hold stops counting at
+ * `expires_at` (database clock, ms), which its node pushes forward while the call runs, so the
+ * holds of a node killed mid-call free themselves. No foreign key: holds are short-lived and
+ * taking one must not lock the account row that charges update.
+ */
+export const creditHolds = pgTable(
+  "credit_holds",
+  {
+    id: uuid("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    amount: bigint("amount", { mode: "number" }).notNull(),
+    expiresAt: ms("expires_at").notNull(),
+  },
+  (t) => [index("credit_holds_account_idx").on(t.accountId, t.expiresAt)],
 );
 
 export const usageDaily = pgTable(

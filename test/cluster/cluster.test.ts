@@ -3,6 +3,7 @@
  * (CONTRACT section 11). Needs 127.0.0.1:5432 and :6379; skips loudly without them, fails under CI.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { SQL } from "bun";
 import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
 import { startUpstream, type Upstream } from "../helpers/upstream";
@@ -62,26 +63,75 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     expect(worst).toBeLessThan(1000);
   });
 
-  test("60 concurrent 1-credit calls over three nodes on 30 credits: exactly 30 succeed, balance 0 everywhere, 30 ledger rows", async () => {
+  test("60 concurrent 1-credit calls over three nodes on 30 credits: exactly 30 succeed, 30 refused before any provider call, balance 0 everywhere, 30 ledger rows", async () => {
     const { key, accountId } = await newKey(cluster.nodes[0], 30);
     sim.reset();
     const results = await Promise.all(
       Array.from({ length: 60 }, (_, i) => chat(cluster.nodes[i % 3], key, `spend ${i}`, { "cache-control": "no-cache" })),
     );
     const ok = results.filter((r) => r.status === 200).length;
-    const refused = results.filter((r) => r.status === 402).length;
+    const refused = results.filter((r) => r.status === 402);
     expect(ok, results.map(show).join("\n")).toBe(30);
-    expect(refused).toBe(30);
+    expect(refused.length).toBe(30);
+    // holds are shared in PostgreSQL: a node admits a call only if the balance minus every node's
+    // holds covers it, so the 30 refusals came before any provider was called
+    console.log(`60 calls on 30 credits over three nodes: ${sim.calls.count} provider calls for ${ok} answers`);
+    expect(sim.calls.count).toBe(30);
+    for (const r of refused) expect(r.text).toContain("insufficient credits: a call of chat-completions costs 1");
     for (const n of cluster.nodes) expect(await balanceOn(n, key)).toBe(0);
     const [rows] =
       await pg`SELECT count(*)::int AS n, coalesce(sum(amount), 0)::int AS total FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;
     expect(rows).toEqual({ n: 30, total: -30 });
-    // holds are per node: a node admits a call on credits another node holds, the provider answers,
-    // and the conditional charge refuses it (402, uncharged); this prints how often that happened
-    console.log(
-      `60 calls on 30 credits over three nodes: ${sim.calls.count} provider calls for 30 answers (${sim.calls.count - 30} answered 402 after the provider)`,
-    );
+    const [holds] = await pg`SELECT count(*)::int AS n FROM credit_holds WHERE account_id = ${accountId}`;
+    expect(holds.n).toBe(0);
   });
+
+  test("kill -9 of a node with calls in flight: its holds count until their lease runs out, then the account spends its whole balance", async () => {
+    const { key, accountId } = await newKey(cluster.nodes[0], 10);
+    // the victim's request timeout (2 s) is its holds' lease
+    const config = join(cluster.dir, "short-lease.toml");
+    await Bun.write(config, `${clusterConfig(`${sim.url}/v1`)}\n[limits]\nrequest_timeout_ms = 2000\n`);
+    const victim = await cluster.spawn({ TEXTAI_CONFIG: config });
+    sim.reset();
+    sim.program([{ delayMs: 30_000, times: 10 }]);
+    const inFlight = Array.from({ length: 10 }, (_, i) =>
+      chat(victim, key, `in flight ${i}`, { "cache-control": "no-cache" }).catch(() => null),
+    );
+    while (sim.calls.count < 10) await Bun.sleep(10);
+    const [held] =
+      await pg`SELECT count(*)::int AS n, sum(amount)::int AS amount FROM credit_holds WHERE account_id = ${accountId}`;
+    expect(held).toEqual({ n: 10, amount: 10 });
+    // another node sees the victim's holds: refused before any provider call
+    const before = await chat(cluster.nodes[1], key, "while held", { "cache-control": "no-cache" });
+    expect(before.status, show(before)).toBe(402);
+    victim.proc.kill(9);
+    await victim.proc.exited;
+    await Promise.all(inFlight);
+    // nobody released them (the node is gone), and they still count...
+    const [left] = await pg`SELECT count(*)::int AS n,
+        (max(expires_at) - (extract(epoch from clock_timestamp()) * 1000)::bigint)::int AS last_in_ms
+      FROM credit_holds WHERE account_id = ${accountId}`;
+    expect(left.n).toBe(10);
+    const after = await chat(cluster.nodes[2], key, "after the kill", { "cache-control": "no-cache" });
+    expect(after.status, show(after)).toBe(402);
+    // ...until the last runs out, at most one lease after the kill (renewed until then, never past)
+    console.log(
+      `kill -9 with 10 calls in flight: the last of their holds (lease 2000 ms) ran out ${left.last_in_ms} ms after the kill was seen`,
+    );
+    expect(left.last_in_ms).toBeLessThanOrEqual(2000);
+    await Bun.sleep(left.last_in_ms + 100);
+    // the whole balance is spendable again: 10 answers of 11 calls
+    const spent = await Promise.all(
+      Array.from({ length: 11 }, (_, i) => chat(cluster.nodes[i % 3], key, `spend ${i}`, { "cache-control": "no-cache" })),
+    );
+    expect(spent.filter((r) => r.status === 200).length, spent.map(show).join("\n")).toBe(10);
+    expect(spent.filter((r) => r.status === 402).length).toBe(1);
+    expect(await balanceOn(cluster.nodes[0], key)).toBe(0);
+    const [rows] = await pg`SELECT count(*)::int AS n FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;
+    expect(rows.n).toBe(10);
+    // the provider saw the 10 killed calls and the 10 charged ones, no refused call
+    expect(sim.calls.count).toBe(20);
+  }, 30_000);
 
   test("a 5/min limit admits exactly 5 of 15 calls spread over three nodes", async () => {
     const { key } = await newKey(cluster.nodes[0], 100, "five");

@@ -15,7 +15,7 @@ import { SqliteKeyStore } from "../../src/auth/sqlite";
 import type { CachedAnswer, ResponseCache } from "../../src/cache/interface";
 import { MemoryResponseCache } from "../../src/cache/memory";
 import { RedisResponseCache } from "../../src/cache/redis";
-import type { ChargeDetails, CreditLedger } from "../../src/credits/interface";
+import type { ChargeDetails, CreditLedger, Reservation } from "../../src/credits/interface";
 import { PostgresCreditLedger } from "../../src/credits/postgres";
 import { SqliteCreditLedger } from "../../src/credits/sqlite";
 import type { IdempotencyStore } from "../../src/idempotency/interface";
@@ -158,6 +158,105 @@ for (const [name, enabled, make] of stores) {
       const months = await ledger.monthly(id);
       expect(months[0].credits_used).toBe(3);
     });
+
+    test.skipIf(name !== "postgres")(
+      "holds are shared by every node: a call held on one node keeps its credits from the other's reserves, cache-hit charges and take-backs",
+      async () => {
+        const { keys, ledger, other } = make();
+        const { id } = await keys.createAccount({ credits: 3 });
+        const held = (await other!.ledger.reserve(id, 2))!;
+        expect(held.remaining).toBe(1);
+        expect(held.holdId).toBeString();
+        const [row] = await pg!
+          .sql`SELECT count(*)::int AS n, sum(amount)::int AS amount FROM credit_holds WHERE account_id = ${id}`;
+        expect(row).toEqual({ n: 1, amount: 2 });
+        expect(await ledger.reserve(id, 2)).toBeNull();
+        expect(await ledger.charge(id, 2, details("req_h1"))).toBeNull();
+        await expect(Promise.resolve().then(() => ledger.grant(id, -2, "grant", "take back"))).rejects.toMatchObject({
+          code: "invalid_request",
+          message: expect.stringContaining("calls in flight hold 2"),
+        });
+        expect((await ledger.charge(id, 1, details("req_h2")))?.remaining).toBe(2);
+        expect(await ledger.reserve(id, 1)).toBeNull();
+        // the charge removes the hold in the statement that debits the balance
+        await other!.ledger.settle(held, details("req_h3"));
+        expect(held.remaining).toBe(0);
+        const [after] = await pg!.sql`SELECT count(*)::int AS n FROM credit_holds WHERE account_id = ${id}`;
+        expect(after.n).toBe(0);
+        expect(await ledger.balance(id)).toBe(0);
+        // a failed call's release removes its hold (not awaited by the caller)
+        await ledger.grant(id, 2, "grant", "more");
+        const failed = (await ledger.reserve(id, 2))!;
+        expect(await other!.ledger.reserve(id, 1)).toBeNull();
+        ledger.release(failed);
+        let gone = -1;
+        for (let i = 0; i < 100 && gone !== 0; i++) {
+          await Bun.sleep(10);
+          [{ n: gone }] = await pg!.sql`SELECT count(*)::int AS n FROM credit_holds WHERE account_id = ${id}`;
+        }
+        expect(gone).toBe(0);
+        expect((await other!.ledger.reserve(id, 2))?.remaining).toBe(0);
+      },
+    );
+
+    test.skipIf(name !== "postgres")(
+      "two nodes reserving and charging cache hits on one account at once admit exactly its balance, and every admitted call is charged",
+      async () => {
+        const { keys, ledger, other } = make();
+        const nodeOf = (i: number) => (i % 2 ? other!.ledger : ledger);
+        // rounds of 40 reserves and 20 cache-hit charges of 1 credit on 30, alternating nodes,
+        // spread over a few ms so that charges' batches and reserves interleave
+        for (let round = 0; round < 8; round++) {
+          const { id } = await keys.createAccount({ credits: 30 });
+          const out = await Promise.all(
+            Array.from({ length: 60 }, async (_, i) => {
+              await Bun.sleep(Math.random() * 4);
+              if (i % 3 === 2) return { i, charged: (await nodeOf(i).charge(id, 1, details(`req_x${round}_${i}`))) !== null };
+              return { i, r: await nodeOf(i).reserve(id, 1) };
+            }),
+          );
+          const reserved = out.flatMap((o) => ("r" in o && o.r ? [{ i: o.i, r: o.r }] : []));
+          const charged = out.filter((o) => "charged" in o && o.charged).length;
+          expect(reserved.length + charged).toBe(30);
+          // no admitted call is refused at its charge: nothing was promised twice
+          await Promise.all(reserved.map(({ i, r }) => nodeOf(i).settle(r, details(`req_s${round}_${i}`))));
+          expect(await ledger.balance(id)).toBe(0);
+          const [rows] = await pg!.sql`SELECT count(*)::int AS n FROM ledger WHERE account_id = ${id} AND kind = 'charge'`;
+          expect(rows.n).toBe(30);
+          const [holds] = await pg!.sql`SELECT count(*)::int AS n FROM credit_holds WHERE account_id = ${id}`;
+          expect(holds.n).toBe(0);
+        }
+      },
+    );
+
+    test.skipIf(name !== "postgres")(
+      "a node's holds live while it runs (renewed) and stop counting one lease after it can no longer renew them",
+      async () => {
+        const { keys, ledger } = make();
+        const { id } = await keys.createAccount({ credits: 3 });
+        const pg3 = openPostgres(pgDb!.url, { max: 2 });
+        await pg3.migrated;
+        const dying = new PostgresCreditLedger(pg3, { requestTimeoutMs: 300 });
+        expect(dying.leaseMs).toBe(300);
+        expect(await dying.reserve(id, 3)).not.toBeNull();
+        // three leases later the hold still counts: its node renewed it
+        await Bun.sleep(900);
+        expect(await ledger.reserve(id, 1)).toBeNull();
+        // the node goes away (its connections with it): nobody renews, nobody releases
+        await pg3.close();
+        const gone = performance.now();
+        let r: Reservation | null = null;
+        while (!r && performance.now() - gone < 3000) {
+          await Bun.sleep(20);
+          r = await ledger.reserve(id, 3);
+        }
+        const waited = performance.now() - gone;
+        console.log(`a dead node's hold (lease 300 ms) stopped counting ${waited.toFixed(0)} ms after its node went away`);
+        expect(r?.remaining).toBe(0);
+        expect(waited).toBeLessThan(300 + 700);
+        ledger.release(r!);
+      },
+    );
 
     test.skipIf(name !== "postgres")("two nodes charging one account at once never overspend it", async () => {
       const { keys, ledger, other } = make();

@@ -33,8 +33,8 @@ export interface Cluster {
   nodes: Node[];
   dir: string;
   env: Record<string, string>;
-  /** starts one more node (or again a node that was killed) */
-  spawn(): Promise<Node>;
+  /** starts one more node (or again a node that was killed), with `env` added to the cluster's */
+  spawn(env?: Record<string, string>): Promise<Node>;
   close(): Promise<void>;
 }
 
@@ -90,11 +90,11 @@ export async function startCluster(opts: {
   };
   let count = 0;
   const nodes: Node[] = [];
-  const spawn = async (): Promise<Node> => {
+  const spawn = async (extra: Record<string, string> = {}): Promise<Node> => {
     const i = ++count;
     const proc = Bun.spawn([process.execPath, "src/cli.ts", "serve", "--port", "0"], {
       cwd: ROOT,
-      env: { ...env, TEXTAI_DB: join(dir, `node-${i}.db`) },
+      env: { ...env, TEXTAI_DB: join(dir, `node-${i}.db`), ...extra },
       stdout: "pipe",
       stderr: "pipe",
     });
