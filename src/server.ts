@@ -120,7 +120,9 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
     throw err;
   }
   const server = app.server!;
-  const releaseDb = claimDatabase(config.dbPath, deps.logger);
+  // with PostgreSQL the ledger is shared by design, and nodes on one machine may share the SQLite
+  // file too (it then holds only per-node leftovers): no warning
+  const releaseDb = config.databaseUrl ? () => {} : claimDatabase(config.dbPath, deps.logger);
   deps.services.start();
   let stopping: Promise<void> | null = null;
   const { drainGraceMs, drainDeadlineMs } = config.shutdown;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
 
 /**
  * `serve` refuses a port that is taken (Elysia's default SO_REUSEPORT made a second gateway start
@@ -46,3 +47,28 @@ test("a serve on the same SQLite file as a live gateway warns, naming its pid", 
     await proc.exited;
   }
 }, 30_000);
+
+const shared = await sharedServersUp("two cluster nodes on one machine sharing a SQLite file");
+test.skipIf(!shared)(
+  "cluster nodes on one machine may share the SQLite file: no warning, the ledger is in PostgreSQL",
+  async () => {
+    const db = await freshDatabase();
+    const env = { TEXTAI_DB: `${gw.dir}/cluster.db`, TEXTAI_DATABASE_URL: db.url };
+    const first = await serve(env, ["--port", "0"], /listening on/);
+    try {
+      const second = await serve(env, ["--port", "0"], /listening on/);
+      try {
+        expect(second.output()).toContain("listening on");
+        expect(second.output()).not.toContain("another live process");
+      } finally {
+        second.proc.kill("SIGTERM");
+        await second.proc.exited;
+      }
+    } finally {
+      first.proc.kill("SIGTERM");
+      await first.proc.exited;
+      await db.drop();
+    }
+  },
+  60_000,
+);
