@@ -346,17 +346,17 @@ for (const [name, enabled, make] of idempotency) {
       const s = make(400);
       const k = crypto.randomUUID();
       const res = { status: 200, body: '{"ok":1}', headers: { "x-a": "b" } };
-      expect((await s.begin("acc", k, "h")).state).toBe("new");
-      expect((await s.begin("acc", k, "h")).state).toBe("in_flight");
-      expect((await s.begin("other", k, "h")).state).toBe("new");
+      expect((await s.begin("acc", k, "h", "req-1")).state).toBe("new");
+      expect((await s.begin("acc", k, "h", "req-1")).state).toBe("in_flight");
+      expect((await s.begin("other", k, "h", "req-1")).state).toBe("new");
       await s.complete("acc", k, res);
-      expect(await s.begin("acc", k, "h")).toEqual({ state: "replay", response: res });
-      expect((await s.begin("acc", k, "h2")).state).toBe("mismatch");
-      expect((await s.begin("acc", `${k}-f`, "h")).state).toBe("new");
+      expect(await s.begin("acc", k, "h", "req-1")).toEqual({ state: "replay", response: res });
+      expect((await s.begin("acc", k, "h2", "req-1")).state).toBe("mismatch");
+      expect((await s.begin("acc", `${k}-f`, "h", "req-1")).state).toBe("new");
       await s.abandon("acc", `${k}-f`);
-      expect((await s.begin("acc", `${k}-f`, "h")).state).toBe("new");
+      expect((await s.begin("acc", `${k}-f`, "h", "req-1")).state).toBe("new");
       await Bun.sleep(500);
-      expect((await s.begin("acc", k, "h2")).state).toBe("new");
+      expect((await s.begin("acc", k, "h2", "req-1")).state).toBe("new");
     });
   });
 }
