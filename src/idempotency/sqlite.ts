@@ -94,25 +94,27 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
       "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ?1 LIMIT 500)",
     );
     this.countStmt = q.prepare("SELECT count(*) AS n FROM idempotency_keys");
-    this.claim = q.transaction((accountId: string, key: string, bodyHash: string, requestId: string, now: number) => {
-      const row = this.getStmt.get(accountId, key);
-      let earlier: string[] = [];
-      if (row && row.expires_at > now) {
-        if (row.body_hash !== bodyHash) return { state: "mismatch" };
-        if (row.status === "done") {
-          if (row.response_body === null || row.response_status === null) return { state: "gone" };
-          const headers = row.response_headers ? (JSON.parse(row.response_headers) as Record<string, string>) : {};
-          return { state: "replay", response: { status: row.response_status, body: row.response_body, headers } };
+    this.claim = q.transaction(
+      (accountId: string, key: string, bodyHash: string, requestId: string, now: number): IdempotencyBegin => {
+        const row = this.getStmt.get(accountId, key);
+        let earlier: string[] = [];
+        if (row && row.expires_at > now) {
+          if (row.body_hash !== bodyHash) return { state: "mismatch" };
+          if (row.status === "done") {
+            if (row.response_body === null || row.response_status === null) return { state: "gone" };
+            const headers = row.response_headers ? (JSON.parse(row.response_headers) as Record<string, string>) : {};
+            return { state: "replay", response: { status: row.response_status, body: row.response_body, headers } };
+          }
+          if ((row.lease_until ?? 0) > now && ownerAlive(row.owner)) return { state: "in_flight" };
+          // its process died or its lease ran out: the call never answered, so this one runs it (charged
+          // only if none of the earlier claims was: the caller asks the ledger)
+          earlier = row.request_ids ? (JSON.parse(row.request_ids) as string[]) : [];
         }
-        if ((row.lease_until ?? 0) > now && ownerAlive(row.owner)) return { state: "in_flight" };
-        // its process died or its lease ran out: the call never answered, so this one runs it (charged
-        // only if none of the earlier claims was: the caller asks the ledger)
-        earlier = row.request_ids ? (JSON.parse(row.request_ids) as string[]) : [];
-      }
-      const ids = JSON.stringify([...earlier, requestId]);
-      this.claimStmt.run(accountId, key, bodyHash, this.owner, now + this.opts.leaseMs, ids, now, now + this.opts.ttlMs);
-      return earlier.length > 0 ? { state: "new", earlier } : { state: "new" };
-    });
+        const ids = JSON.stringify([...earlier, requestId]);
+        this.claimStmt.run(accountId, key, bodyHash, this.owner, now + this.opts.leaseMs, ids, now, now + this.opts.ttlMs);
+        return earlier.length > 0 ? { state: "new", earlier } : { state: "new" };
+      },
+    );
   }
 
   begin(accountId: string, key: string, bodyHash: string, requestId: string): IdempotencyBegin {
