@@ -15,6 +15,11 @@ export interface ChargedAnswerCall<A extends CachedAnswer> {
   /** calls the provider(s); shared by concurrent identical requests when the cache is on */
   produce: () => Promise<A>;
   fromCache: (hit: CachedAnswer) => A;
+  /**
+   * already charged under an earlier request (a retry of an Idempotency-Key whose first call died
+   * after its charge committed): answered without holding or charging anything
+   */
+  paid?: boolean;
 }
 
 /**
@@ -30,6 +35,12 @@ export async function chargedAnswer<A extends CachedAnswer>(
   let t = performance.now();
   const hit = c.cacheKey !== null ? await cache.get(c.accountId, c.cacheKey) : null;
   t = mark("cache", t);
+  if (c.paid) {
+    const answer = hit ? c.fromCache(hit) : await c.produce();
+    mark("provider", t);
+    const free = { accountId: c.accountId, amount: 0, remaining: await ledger.balance(c.accountId), done: true };
+    return { answer, reservation: free, cached: hit !== null };
+  }
   if (hit) {
     const charged = await ledger.charge(c.accountId, c.cost, c.details(hit.provider, true));
     mark("credits", t);

@@ -88,6 +88,12 @@ export interface CreditLedger extends UsageReader {
   /** Adds credits, or takes them back (negative), never below zero; the balance after. */
   grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null): MaybePromise<number>;
   balance(accountId: string): MaybePromise<number>;
+  /**
+   * The first of these requests of the account that was charged (its ledger row carries its
+   * request id), or null: a retry that takes over an Idempotency-Key whose call died asks this
+   * before charging.
+   */
+  chargedRequest(accountId: string, requestIds: string[]): MaybePromise<string | null>;
   /** Applies whatever charges are queued now (shutdown, tests). */
   flush(): MaybePromise<void>;
   /** Shutdown past its deadline: charges not yet committed fail, and every later one. */

@@ -263,6 +263,18 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     });
   }
 
+  chargedRequest(accountId: string, requestIds: string[]): Promise<string | null> {
+    return pgCall(this.pg, async () => {
+      // a handful of ids at most (one per crashed claim), each an index lookup
+      for (const id of requestIds) {
+        const [row] = await this.pg
+          .sql`SELECT 1 AS one FROM ledger WHERE request_id = ${id} AND account_id = ${accountId} AND kind = 'charge' LIMIT 1`;
+        if (row) return id;
+      }
+      return null;
+    });
+  }
+
   monthToDate(accountId: string, now = new Date()): Promise<UsageFigures> {
     return pgCall(this.pg, async () => {
       const from = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);

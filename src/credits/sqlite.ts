@@ -33,6 +33,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
   private usageRowsStmt: Statement<UsageRow, [string, string, string]>;
   private monthlyStmt: Statement<UsageRow & { month: string }, [string, string]>;
   private refundStmt: Statement;
+  private chargedStmt: Statement<{ request_id: string }, [string, string]>;
   constructor(private storage: Storage) {
     super();
     const q = storage.sqlite;
@@ -53,6 +54,9 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
       "SELECT substr(day, 1, 7) AS month, '' AS day, kind, function, '' AS provider, sum(requests) AS requests, sum(credits) AS credits, sum(cached) AS cached FROM usage_daily WHERE account_id = ?1 AND day >= ?2 GROUP BY month, kind, function ORDER BY month DESC, credits DESC",
     );
     this.refundStmt = q.prepare("UPDATE accounts SET balance = balance + ?1 WHERE id = ?2");
+    this.chargedStmt = q.prepare(
+      "SELECT request_id FROM ledger WHERE request_id IN (SELECT value FROM json_each(?1)) AND account_id = ?2 AND kind = 'charge' LIMIT 1",
+    );
   }
 
   /** Holds `amount` credits for a call about to run; null when the balance does not cover it. */
@@ -169,6 +173,10 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
 
   balance(accountId: string): number {
     return this.balanceStmt.get(accountId)?.balance ?? 0;
+  }
+
+  chargedRequest(accountId: string, requestIds: string[]): string | null {
+    return this.chargedStmt.get(JSON.stringify(requestIds), accountId)?.request_id ?? null;
   }
 
   /** Balance := sum of the ledger, for every account (a database edited by hand, or by an older version that kept reservations on disk). */

@@ -80,12 +80,14 @@ export class FunctionPipeline {
     mark(state, "validate", t);
 
     const idemKey = request.headers.get("idempotency-key");
+    let paidBy: string | null = null;
     if (idemKey !== null) {
-      const replay = await this.beginIdempotent(auth, idemKey, def.name, req, state);
-      if (replay) return replay;
+      const begun = await this.beginIdempotent(auth, idemKey, def.name, req, state);
+      if (begun instanceof Response) return begun;
+      paidBy = begun;
     }
     try {
-      const res = await this.execute(def, req, auth, request, state);
+      const res = await this.execute(def, req, auth, request, state, paidBy);
       // kept before the answer leaves, so a retry after a crash from here on replays it
       if (idemKey !== null)
         await this.deps.idempotency.complete(auth.accountId, idemKey, {
@@ -106,10 +108,10 @@ export class FunctionPipeline {
     fn: string,
     req: unknown,
     state: RequestState,
-  ): Promise<Response | null> {
+  ): Promise<Response | string | null> {
     if (key.length === 0 || key.length > 255)
       throw new GatewayError("invalid_request", "Idempotency-Key must be 1 to 255 characters", { param: "Idempotency-Key" });
-    const begun = await this.deps.idempotency.begin(auth.accountId, key, digest(fn, canonicalJson(req)));
+    const begun = await this.deps.idempotency.begin(auth.accountId, key, digest(fn, canonicalJson(req)), state.requestId);
     if (begun.state === "mismatch")
       throw new GatewayError("idempotency_mismatch", "this Idempotency-Key was already used with a different request body");
     if (begun.state === "in_flight")
@@ -120,7 +122,15 @@ export class FunctionPipeline {
         "a request with this Idempotency-Key already completed, and its answer was too large to keep; use a new key",
       );
     if (begun.state === "replay") return this.replay(begun.response, state, await this.deps.ledger.balance(auth.accountId));
-    return null;
+    if (!begun.earlier) return null;
+    // an earlier call with this key died in flight: if it was killed after its charge committed and
+    // before its answer was kept, the client paid for an answer it never got, so this run is free
+    try {
+      return await this.deps.ledger.chargedRequest(auth.accountId, begun.earlier);
+    } catch (err) {
+      await this.deps.idempotency.abandon(auth.accountId, key);
+      throw err;
+    }
   }
 
   /** The stored answer under this request's id, saying that nothing was charged this time. */
@@ -151,8 +161,11 @@ export class FunctionPipeline {
     auth: AuthInfo,
     request: Request,
     state: RequestState,
+    /** the earlier request of this Idempotency-Key whose charge already paid for this answer */
+    paidBy: string | null,
   ): Promise<Response> {
     const { config, ledger, cache, router } = this.deps;
+    if (paidBy !== null) state.headers["Idempotent-Recovered"] = paidBy;
     const model = typeof req.model === "string" && req.model ? req.model : undefined;
     const preferProvider = def.name === "content-generation" && typeof req.provider === "string" ? req.provider : undefined;
     const resolved = router.resolveModel(def, { model, preferProvider });
@@ -208,6 +221,7 @@ export class FunctionPipeline {
         };
       },
       fromCache: (hit) => ({ ...hit, attempts: [] }),
+      paid: paidBy !== null,
     });
     return this.respond(def, state, reservation, answer, cached);
   }

@@ -22,7 +22,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     private now: () => number = Date.now,
   ) {}
 
-  begin(accountId: string, key: string, bodyHash: string): IdempotencyBegin {
+  // a process-local record dies with its call's process, so no claim is ever taken over here
+  begin(accountId: string, key: string, bodyHash: string, _requestId: string): IdempotencyBegin {
     const id = `${accountId}\u0000${key}`;
     const now = this.now();
     const e = this.entries.get(id);

@@ -3,20 +3,32 @@ import type { RedisLink } from "../redis/link";
 import type { IdempotencyBegin, IdempotencyStore, StoredResponse } from "./interface";
 
 /**
- * Claims a key, or reports what holds it. An in-flight record lives for the lease only, so the
- * record of a node killed mid-call stops blocking a retry once the lease has passed.
+ * Claims a key, or reports what holds it. An in-flight record keeps its claim for the lease only
+ * (Redis's clock, the same for every node), so the record of a node killed mid-call stops
+ * blocking a retry once the lease has passed. The record itself lives for the TTL and keeps the
+ * request id of every claim (`rids`, a JSON array): a retry that takes it over gets the ids of the
+ * claims that died, to ask the ledger whether one of them was charged.
+ * ARGV: body hash, lease ms, ttl ms, this request's id.
  */
 const BEGIN = `
-local h = redis.call('HMGET', KEYS[1], 'hash', 'status', 'status_code', 'body', 'headers')
-if h[1] == false then
-  redis.call('HSET', KEYS[1], 'hash', ARGV[1], 'status', 'in_flight')
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return { 'new' }
+local h = redis.call('HMGET', KEYS[1], 'hash', 'status', 'status_code', 'body', 'headers', 'lease', 'rids')
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local rids = {}
+if h[1] ~= false then
+  if h[1] ~= ARGV[1] then return { 'mismatch' } end
+  if h[2] == 'gone' then return { 'gone' } end
+  if h[2] == 'done' then return { 'replay', h[3], h[4], h[5] } end
+  -- no lease field: claimed by an older version, whose record expires with its lease
+  if h[6] == false or tonumber(h[6]) > now then return { 'in_flight' } end
+  if h[7] then rids = cjson.decode(h[7]) end
 end
-if h[1] ~= ARGV[1] then return { 'mismatch' } end
-if h[2] == 'in_flight' then return { 'in_flight' } end
-if h[2] == 'gone' then return { 'gone' } end
-return { 'replay', h[3], h[4], h[5] }
+local earlier = cjson.encode(rids)
+table.insert(rids, ARGV[4])
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'hash', ARGV[1], 'status', 'in_flight', 'lease', tostring(now + tonumber(ARGV[2])), 'rids', cjson.encode(rids))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return { 'new', earlier }
 `;
 
 const COMPLETE = `
@@ -30,9 +42,12 @@ redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 `;
 
+/** frees a failed call's key; a record that names an earlier, crashed claim only ends its lease */
 const ABANDON = `
-if redis.call('HGET', KEYS[1], 'status') == 'in_flight' then return redis.call('DEL', KEYS[1]) end
-return 0
+local h = redis.call('HMGET', KEYS[1], 'status', 'rids')
+if h[1] ~= 'in_flight' then return 0 end
+if h[2] and #cjson.decode(h[2]) > 1 then return redis.call('HSET', KEYS[1], 'lease', '0') end
+return redis.call('DEL', KEYS[1])
 `;
 
 const unavailable = () =>
@@ -57,10 +72,14 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     return `textai:idem:${accountId}:${new Bun.CryptoHasher("sha256").update(key).digest("hex")}`;
   }
 
-  async begin(accountId: string, key: string, bodyHash: string): Promise<IdempotencyBegin> {
+  async begin(accountId: string, key: string, bodyHash: string, requestId: string): Promise<IdempotencyBegin> {
     let r: string[];
     try {
-      r = await this.link.eval<string[]>(BEGIN, [this.key(accountId, key)], [bodyHash, String(this.opts.leaseMs)]);
+      r = await this.link.eval<string[]>(
+        BEGIN,
+        [this.key(accountId, key)],
+        [bodyHash, String(this.opts.leaseMs), String(this.opts.ttlMs), requestId],
+      );
     } catch {
       throw unavailable();
     }
@@ -70,7 +89,12 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         state,
         response: { status: Number(r[1]), body: r[2], headers: JSON.parse(r[3] || "{}") as Record<string, string> },
       };
-    return { state: state as "new" | "mismatch" | "in_flight" | "gone" };
+    if (state === "new") {
+      // cjson encodes an empty table as {}
+      const earlier = r[1]?.startsWith("[") ? (JSON.parse(r[1]) as string[]) : [];
+      return earlier.length > 0 ? { state, earlier } : { state };
+    }
+    return { state: state as "mismatch" | "in_flight" | "gone" };
   }
 
   async complete(accountId: string, key: string, response: StoredResponse): Promise<void> {

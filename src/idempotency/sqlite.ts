@@ -15,6 +15,7 @@ interface Row {
   status: "in_flight" | "done";
   owner: string | null;
   lease_until: number | null;
+  request_ids: string | null;
   response_status: number | null;
   response_body: string | null;
   response_headers: string | null;
@@ -45,7 +46,10 @@ function ownerAlive(owner: string | null): boolean {
  * the stored answer, and processes sharing the file see the same records. Each claim runs in an
  * IMMEDIATE transaction, so two processes cannot both start the same key. An in-flight record
  * left by a process that died (`kill -9`) stops blocking at once on this host (its pid is gone)
- * and after the lease elsewhere; the retry then runs as new. Expired records are swept as new
+ * and after the lease elsewhere; the retry then runs it again. The record keeps the request id of
+ * every claim, so the retry learns the ids of the claims that died, and the pipeline asks the
+ * ledger whether one of them was charged (killed after its charge committed, before its answer
+ * was kept): then the retry runs uncharged. Expired records are swept as new
  * ones arrive.
  */
 export class SqliteIdempotencyStore implements IdempotencyStore {
@@ -55,10 +59,11 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   private claimStmt: Statement;
   private completeStmt: Statement;
   private abandonStmt: Statement;
+  private releaseStmt: Statement;
   private sweepStmt: Statement;
   private countStmt: Statement<{ n: number }, []>;
-  private claim: ((accountId: string, key: string, bodyHash: string, now: number) => IdempotencyBegin) & {
-    immediate: (accountId: string, key: string, bodyHash: string, now: number) => IdempotencyBegin;
+  private claim: ((accountId: string, key: string, bodyHash: string, requestId: string, now: number) => IdempotencyBegin) & {
+    immediate: (accountId: string, key: string, bodyHash: string, requestId: string, now: number) => IdempotencyBegin;
   };
   private begun = 0;
 
@@ -70,42 +75,52 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
     OWNERS_HERE.add(this.owner);
     const q = sqlite;
     this.getStmt = q.prepare(
-      "SELECT body_hash, status, owner, lease_until, response_status, response_body, response_headers, expires_at FROM idempotency_keys WHERE account_id = ?1 AND key = ?2",
+      "SELECT body_hash, status, owner, lease_until, request_ids, response_status, response_body, response_headers, expires_at FROM idempotency_keys WHERE account_id = ?1 AND key = ?2",
     );
     this.claimStmt = q.prepare(
-      "INSERT OR REPLACE INTO idempotency_keys (account_id, key, body_hash, status, owner, lease_until, created_at, expires_at) VALUES (?1, ?2, ?3, 'in_flight', ?4, ?5, ?6, ?7)",
+      "INSERT OR REPLACE INTO idempotency_keys (account_id, key, body_hash, status, owner, lease_until, request_ids, created_at, expires_at) VALUES (?1, ?2, ?3, 'in_flight', ?4, ?5, ?6, ?7, ?8)",
     );
     this.completeStmt = q.prepare(
       "UPDATE idempotency_keys SET status = 'done', owner = NULL, lease_until = NULL, response_status = ?4, response_body = ?5, response_headers = ?6 WHERE account_id = ?1 AND key = ?2 AND owner = ?3 AND status = 'in_flight'",
     );
+    // a record that names an earlier, crashed claim is kept (lease ended) so a retry still asks the ledger about it
     this.abandonStmt = q.prepare(
-      "DELETE FROM idempotency_keys WHERE account_id = ?1 AND key = ?2 AND owner = ?3 AND status = 'in_flight'",
+      "DELETE FROM idempotency_keys WHERE account_id = ?1 AND key = ?2 AND owner = ?3 AND status = 'in_flight' AND json_array_length(coalesce(request_ids, '[]')) <= 1",
+    );
+    this.releaseStmt = q.prepare(
+      "UPDATE idempotency_keys SET owner = NULL, lease_until = 0 WHERE account_id = ?1 AND key = ?2 AND owner = ?3 AND status = 'in_flight'",
     );
     this.sweepStmt = q.prepare(
       "DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ?1 LIMIT 500)",
     );
     this.countStmt = q.prepare("SELECT count(*) AS n FROM idempotency_keys");
-    this.claim = q.transaction((accountId: string, key: string, bodyHash: string, now: number): IdempotencyBegin => {
-      const row = this.getStmt.get(accountId, key);
-      if (row && row.expires_at > now) {
-        if (row.body_hash !== bodyHash) return { state: "mismatch" };
-        if (row.status === "done") {
-          if (row.response_body === null || row.response_status === null) return { state: "gone" };
-          const headers = row.response_headers ? (JSON.parse(row.response_headers) as Record<string, string>) : {};
-          return { state: "replay", response: { status: row.response_status, body: row.response_body, headers } };
+    this.claim = q.transaction(
+      (accountId: string, key: string, bodyHash: string, requestId: string, now: number): IdempotencyBegin => {
+        const row = this.getStmt.get(accountId, key);
+        let earlier: string[] = [];
+        if (row && row.expires_at > now) {
+          if (row.body_hash !== bodyHash) return { state: "mismatch" };
+          if (row.status === "done") {
+            if (row.response_body === null || row.response_status === null) return { state: "gone" };
+            const headers = row.response_headers ? (JSON.parse(row.response_headers) as Record<string, string>) : {};
+            return { state: "replay", response: { status: row.response_status, body: row.response_body, headers } };
+          }
+          if ((row.lease_until ?? 0) > now && ownerAlive(row.owner)) return { state: "in_flight" };
+          // its process died or its lease ran out: the call never answered, so this one runs it (charged
+          // only if none of the earlier claims was: the caller asks the ledger)
+          earlier = row.request_ids ? (JSON.parse(row.request_ids) as string[]) : [];
         }
-        if ((row.lease_until ?? 0) > now && ownerAlive(row.owner)) return { state: "in_flight" };
-        // its process died or its lease ran out: the call never answered, so this one runs it
-      }
-      this.claimStmt.run(accountId, key, bodyHash, this.owner, now + this.opts.leaseMs, now, now + this.opts.ttlMs);
-      return { state: "new" };
-    });
+        const ids = JSON.stringify([...earlier, requestId]);
+        this.claimStmt.run(accountId, key, bodyHash, this.owner, now + this.opts.leaseMs, ids, now, now + this.opts.ttlMs);
+        return earlier.length > 0 ? { state: "new", earlier } : { state: "new" };
+      },
+    );
   }
 
-  begin(accountId: string, key: string, bodyHash: string): IdempotencyBegin {
+  begin(accountId: string, key: string, bodyHash: string, requestId: string): IdempotencyBegin {
     const now = this.now();
     if (++this.begun % 64 === 0) this.sweepStmt.run(now);
-    return this.claim.immediate(accountId, key, bodyHash, now);
+    return this.claim.immediate(accountId, key, bodyHash, requestId, now);
   }
 
   complete(accountId: string, key: string, response: StoredResponse): void {
@@ -121,7 +136,7 @@ export class SqliteIdempotencyStore implements IdempotencyStore {
   }
 
   abandon(accountId: string, key: string): void {
-    this.abandonStmt.run(accountId, key, this.owner);
+    if (this.abandonStmt.run(accountId, key, this.owner).changes === 0) this.releaseStmt.run(accountId, key, this.owner);
   }
 
   size(): number {

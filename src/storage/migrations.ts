@@ -9,6 +9,7 @@ import m0004 from "../../drizzle/0004_knowledge_fts_by_base.sql" with { type: "t
 import m0005 from "../../drizzle/0005_usage_daily.sql" with { type: "text" };
 import m0006 from "../../drizzle/0006_idempotency.sql" with { type: "text" };
 import m0007 from "../../drizzle/0007_dashboard.sql" with { type: "text" };
+import m0008 from "../../drizzle/0008_idempotency_request_ids.sql" with { type: "text" };
 
 export const MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -19,4 +20,5 @@ export const MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0005_usage_daily", sql: m0005 },
   { tag: "0006_idempotency", sql: m0006 },
   { tag: "0007_dashboard", sql: m0007 },
+  { tag: "0008_idempotency_request_ids", sql: m0008 },
 ];

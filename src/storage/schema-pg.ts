@@ -78,7 +78,8 @@ export const ledger = pgTable(
     reason: text("reason"),
     createdAt: ms("created_at").notNull().default(now),
   },
-  (t) => [index("ledger_account_time_idx").on(t.accountId, t.createdAt)],
+  // request_id: a retry that takes over a crashed call's Idempotency-Key asks whether that call was charged
+  (t) => [index("ledger_account_time_idx").on(t.accountId, t.createdAt), index("ledger_request_idx").on(t.requestId)],
 );
 
 /**

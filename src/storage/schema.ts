@@ -55,7 +55,8 @@ export const ledger = sqliteTable(
     reason: text("reason"),
     createdAt: integer("created_at").notNull().default(now),
   },
-  (t) => [index("ledger_account_time_idx").on(t.accountId, t.createdAt)],
+  // request_id: a retry that takes over a crashed call's Idempotency-Key asks whether that call was charged
+  (t) => [index("ledger_account_time_idx").on(t.accountId, t.createdAt), index("ledger_request_idx").on(t.requestId)],
 );
 
 /**
@@ -100,6 +101,11 @@ export const idempotencyKeys = sqliteTable(
     status: text("status", { enum: ["in_flight", "done"] }).notNull(),
     owner: text("owner"),
     leaseUntil: integer("lease_until"),
+    /**
+     * JSON array of the request ids that claimed this key, oldest first: more than one only after
+     * a claimer died in flight. If any of them was charged, the retry runs uncharged.
+     */
+    requestIds: text("request_ids"),
     responseStatus: integer("response_status"),
     /** null once done when the answer was over the size bound */
     responseBody: text("response_body"),

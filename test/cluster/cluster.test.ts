@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { SQL } from "bun";
+import { RedisLink } from "../../src/redis/link";
 import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
 import { startUpstream, type Upstream } from "../helpers/upstream";
 import { HELP_CENTER } from "../knowledge/corpus";
@@ -16,12 +17,14 @@ let sim: Upstream;
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 let pg: SQL;
 let cluster: Cluster;
+let redisUrl: string;
 
 beforeAll(async () => {
   if (!shared) return;
   sim = await startUpstream({ latencyMs: 30 });
   db = await freshDatabase();
   const redis = await freshRedis();
+  redisUrl = redis.url;
   cluster = await startCluster({ n: 3, databaseUrl: db.url, redisUrl: redis.url, configText: clusterConfig(`${sim.url}/v1`) });
   pg = new SQL(db.url);
 }, 60_000);
@@ -184,6 +187,50 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     expect(againBody.meta.credits_deducted).toBe(0);
     for (const n of cluster.nodes) expect(await balanceOn(n, key)).toBe(10 - firstBody.meta.credits_deducted);
   });
+
+  test("a node killed after its charge committed and before its answer was kept: the retry on another node is answered, uncharged", async () => {
+    const { key, accountId } = await newKey(cluster.nodes[0], 10);
+    const call = (url: string) =>
+      fetch(`${url}/api/v1/ai/sentiment-analysis`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key, "idempotency-key": "window-7" },
+        body: JSON.stringify({ text: "The parcel came two weeks late." }),
+      });
+    const victim = await cluster.spawn();
+    const first = await call(victim.url);
+    const firstBody = (await first.json()) as { request_id: string; data: unknown; meta: { credits_deducted: number } };
+    expect(first.status).toBe(200);
+    expect(firstBody.meta.credits_deducted).toBe(1);
+    victim.proc.kill(9);
+    await victim.proc.exited;
+
+    // The state a kill -9 in that window leaves, built deterministically: the charge is in the
+    // ledger under the call's request id; the record is in flight, its lease (the only thing
+    // another host can go by) run out, no answer kept.
+    const link = new RedisLink(redisUrl);
+    link.start();
+    expect(await link.ready()).toBe(true);
+    const record = `textai:idem:${accountId}:${new Bun.CryptoHasher("sha256").update("window-7").digest("hex")}`;
+    const rids = await link.eval<string>(
+      "redis.call('HDEL', KEYS[1], 'status_code', 'body', 'headers'); redis.call('HSET', KEYS[1], 'status', 'in_flight', 'lease', '0'); return redis.call('HGET', KEYS[1], 'rids')",
+      [record],
+      [],
+    );
+    await link.close();
+    expect(JSON.parse(rids)).toEqual([firstBody.request_id]);
+
+    const retry = await call(cluster.nodes[1].url);
+    const retryBody = (await retry.json()) as { data: unknown; meta: { credits_deducted: number; credits_remaining: number } };
+    expect(retry.status, JSON.stringify(retryBody)).toBe(200);
+    expect(retry.headers.get("idempotent-recovered")).toBe(firstBody.request_id);
+    expect(retryBody.data).toEqual(firstBody.data);
+    expect(retryBody.meta).toMatchObject({ credits_deducted: 0, credits_remaining: 9 });
+    const again = await call(cluster.nodes[2].url);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    for (const n of cluster.nodes) expect(await balanceOn(n, key)).toBe(9);
+    const [row] = await pg`SELECT count(*)::int AS n FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;
+    expect(row.n).toBe(1);
+  }, 30_000);
 
   test("usage is the same on every node", async () => {
     const { key } = await newKey(cluster.nodes[0], 50);

@@ -159,6 +159,23 @@ for (const [name, enabled, make] of stores) {
       expect(months[0].credits_used).toBe(3);
     });
 
+    test("chargedRequest names a charged request of the account, never a released one nor another account's", async () => {
+      const { keys, ledger } = make();
+      const { id } = await keys.createAccount({ credits: 5 });
+      const { id: other } = await keys.createAccount({ credits: 5 });
+      const tag = crypto.randomUUID();
+      const released = (await ledger.reserve(id, 1))!;
+      ledger.release(released);
+      const paid = (await ledger.reserve(id, 1))!;
+      await ledger.settle(paid, details(`req_paid_${tag}`));
+      await ledger.charge(other, 1, details(`req_other_${tag}`));
+      expect(await ledger.chargedRequest(id, [`req_released_${tag}`])).toBeNull();
+      expect(await ledger.chargedRequest(id, [`req_released_${tag}`, `req_paid_${tag}`])).toBe(`req_paid_${tag}`);
+      expect(await ledger.chargedRequest(id, [`req_other_${tag}`])).toBeNull();
+      expect(await ledger.chargedRequest(other, [`req_other_${tag}`])).toBe(`req_other_${tag}`);
+      expect(await ledger.chargedRequest(id, [])).toBeNull();
+    });
+
     test.skipIf(name !== "postgres")(
       "holds are shared by every node: a call held on one node keeps its credits from the other's reserves, cache-hit charges and take-backs",
       async () => {
@@ -340,23 +357,52 @@ const idempotency: [string, boolean, (ttlMs: number) => IdempotencyStore][] = [
   ["sqlite", true, (ttlMs) => new SqliteIdempotencyStore(sqlite.sqlite, { ttlMs, maxAnswerBytes: 100, leaseMs: 5000 })],
   ["redis", shared, (ttlMs) => new RedisIdempotencyStore(redis!, { ttlMs, maxAnswerBytes: 100, leaseMs: 5000 })],
 ];
+// The record of a claim whose process died: memory records die with their process, so only the
+// stores a retry can outlive are held to this
+const takeovers: [string, boolean, (leaseMs: number) => IdempotencyStore][] = [
+  ["sqlite", true, (leaseMs) => new SqliteIdempotencyStore(sqlite.sqlite, { ttlMs: 60_000, maxAnswerBytes: 100, leaseMs })],
+  ["redis", shared, (leaseMs) => new RedisIdempotencyStore(redis!, { ttlMs: 60_000, maxAnswerBytes: 100, leaseMs })],
+];
+for (const [name, enabled, make] of takeovers) {
+  describe.skipIf(!enabled)(`IdempotencyStore takeover: ${name}`, () => {
+    test("a claim past its lease is taken over, and the new claim learns every earlier claim's request id", async () => {
+      const s = make(150);
+      const k = crypto.randomUUID();
+      expect(await s.begin("acc", k, "h", "req_a")).toEqual({ state: "new" });
+      expect((await s.begin("acc", k, "h", "req_b")).state).toBe("in_flight");
+      await Bun.sleep(200);
+      expect(await s.begin("acc", k, "h", "req_b")).toEqual({ state: "new", earlier: ["req_a"] });
+      // a failed run of a taken-over key keeps the ids: the next retry still asks about req_a
+      await s.abandon("acc", k);
+      expect(await s.begin("acc", k, "h", "req_c")).toEqual({ state: "new", earlier: ["req_a", "req_b"] });
+      await s.complete("acc", k, { status: 200, body: "{}", headers: {} });
+      expect((await s.begin("acc", k, "h", "req_d")).state).toBe("replay");
+      // a key that was never taken over is freed whole by a failure, as before
+      const f = `${k}-f`;
+      expect(await s.begin("acc", f, "h", "req_e")).toEqual({ state: "new" });
+      await s.abandon("acc", f);
+      expect(await s.begin("acc", f, "h2", "req_f")).toEqual({ state: "new" });
+    });
+  });
+}
+
 for (const [name, enabled, make] of idempotency) {
   describe.skipIf(!enabled)(`IdempotencyStore contract (real clock): ${name}`, () => {
     test("new, in flight, replay, mismatch, abandon, expiry", async () => {
       const s = make(400);
       const k = crypto.randomUUID();
       const res = { status: 200, body: '{"ok":1}', headers: { "x-a": "b" } };
-      expect((await s.begin("acc", k, "h")).state).toBe("new");
-      expect((await s.begin("acc", k, "h")).state).toBe("in_flight");
-      expect((await s.begin("other", k, "h")).state).toBe("new");
+      expect((await s.begin("acc", k, "h", "req-1")).state).toBe("new");
+      expect((await s.begin("acc", k, "h", "req-1")).state).toBe("in_flight");
+      expect((await s.begin("other", k, "h", "req-1")).state).toBe("new");
       await s.complete("acc", k, res);
-      expect(await s.begin("acc", k, "h")).toEqual({ state: "replay", response: res });
-      expect((await s.begin("acc", k, "h2")).state).toBe("mismatch");
-      expect((await s.begin("acc", `${k}-f`, "h")).state).toBe("new");
+      expect(await s.begin("acc", k, "h", "req-1")).toEqual({ state: "replay", response: res });
+      expect((await s.begin("acc", k, "h2", "req-1")).state).toBe("mismatch");
+      expect((await s.begin("acc", `${k}-f`, "h", "req-1")).state).toBe("new");
       await s.abandon("acc", `${k}-f`);
-      expect((await s.begin("acc", `${k}-f`, "h")).state).toBe("new");
+      expect((await s.begin("acc", `${k}-f`, "h", "req-1")).state).toBe("new");
       await Bun.sleep(500);
-      expect((await s.begin("acc", k, "h2")).state).toBe("new");
+      expect((await s.begin("acc", k, "h2", "req-1")).state).toBe("new");
     });
   });
 }

@@ -1,6 +1,7 @@
+import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { cli, type SpawnedGateway, spawnGateway } from "../helpers/spawned";
 
@@ -77,5 +78,48 @@ describe("Idempotency-Key across kill -9 and restart", () => {
     const figures = ((await usage.json()) as { data: { result: Record<string, number> } }).data.result;
     expect(figures).toMatchObject({ requests: 2, balance: 10 - 1 - 2 });
     await kill9(g);
+  }, 60_000);
+
+  test("killed after its charge committed and before its answer was kept: the retry is answered, uncharged", async () => {
+    const created = JSON.parse(cli(["keys", "create", "--label", "window", "--credits", "10", "--json"], env));
+    const h = { "x-api-key": created.key, "idempotency-key": "window-1" };
+    const body = { text: "The delivery was late and the box was damaged." };
+
+    const a = await start();
+    const first = await post(a, "/api/v1/ai/sentiment-analysis", body, h);
+    expect(first.status, JSON.stringify(first.json)).toBe(200);
+    expect(first.json.meta.credits_deducted).toBe(1);
+    await kill9(a);
+
+    // The state a kill -9 in that window leaves, built deterministically: the charge is in the
+    // ledger under the call's request id, and the record is still in flight, owned by the dead
+    // process, its lease running (only the dead pid frees it), no answer kept.
+    const db = new Database(env.TEXTAI_DB);
+    const row = db.query("SELECT request_ids FROM idempotency_keys WHERE key = ?").get("window-1") as {
+      request_ids: string;
+    };
+    expect(JSON.parse(row.request_ids)).toEqual([first.json.request_id]);
+    db.query(
+      "UPDATE idempotency_keys SET status = 'in_flight', owner = ?, lease_until = ?, response_status = NULL, response_body = NULL, response_headers = NULL WHERE key = ?",
+    ).run(`${hostname()}|${a.proc.pid}|dead`, Date.now() + 60_000, "window-1");
+    db.close();
+
+    const b = await start();
+    const retry = await post(b, "/api/v1/ai/sentiment-analysis", body, h);
+    expect(retry.status, JSON.stringify(retry.json)).toBe(200);
+    // run again (no answer was kept), saying which earlier request's charge paid for it
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    expect(retry.headers.get("idempotent-recovered")).toBe(first.json.request_id);
+    expect(retry.json.data).toEqual(first.json.data);
+    expect(retry.json.meta).toMatchObject({ credits_deducted: 0, credits_remaining: 9 });
+
+    // its answer is kept now: a further repeat replays it, still charged once
+    const again = await post(b, "/api/v1/ai/sentiment-analysis", body, h);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.json.meta).toMatchObject({ credits_deducted: 0, credits_remaining: 9 });
+    const usage = await fetch(`${b.url}/api/v1/account/usage`, { headers: { "x-api-key": created.key } });
+    const figures = ((await usage.json()) as { data: { result: Record<string, number> } }).data.result;
+    expect(figures).toMatchObject({ requests: 1, credits_used: 1, balance: 9 });
+    await kill9(b);
   }, 60_000);
 });

@@ -12,41 +12,41 @@ describe("Idempotency-Key store bounds", () => {
   test("records expire after the TTL and are dropped as new ones arrive", () => {
     let now = 0;
     const store = new IdempotencyStore({ ttlMs: 1000, maxEntries: 100, maxBytes: 1 << 20 }, () => now);
-    expect(store.begin("acc", "k1", "h1").state).toBe("new");
+    expect(store.begin("acc", "k1", "h1", "req-1").state).toBe("new");
     store.complete("acc", "k1", answer("one"));
-    expect(store.begin("acc", "k1", "h1").state).toBe("replay");
-    expect(store.begin("acc", "k1", "other").state).toBe("mismatch");
+    expect(store.begin("acc", "k1", "h1", "req-1").state).toBe("replay");
+    expect(store.begin("acc", "k1", "other", "req-1").state).toBe("mismatch");
     now = 1500;
-    expect(store.begin("acc", "k2", "h2").state).toBe("new");
+    expect(store.begin("acc", "k2", "h2", "req-1").state).toBe("new");
     // k1 expired and was swept by the newer record, bytes included
     expect(store.size()).toBe(1);
     store.complete("acc", "k2", answer("two"));
     expect(store.storedBytes()).toBeGreaterThan(0);
     now = 3000;
-    expect(store.begin("acc", "k2", "h2").state).toBe("new");
+    expect(store.begin("acc", "k2", "h2", "req-1").state).toBe("new");
     expect(store.storedBytes()).toBe(0);
   });
 
   test("stored bodies are bounded by bytes, oldest first", () => {
     const store = new IdempotencyStore({ ttlMs: 60_000, maxEntries: 1000, maxBytes: 10_000 }, () => 0);
     for (let i = 0; i < 20; i++) {
-      store.begin("acc", `k${i}`, "h");
+      store.begin("acc", `k${i}`, "h", "req-1");
       store.complete("acc", `k${i}`, answer("x".repeat(1000)));
       expect(store.storedBytes()).toBeLessThanOrEqual(10_000);
     }
     expect(store.size()).toBeLessThan(11);
     // the newest answers are the ones kept
-    expect(store.begin("acc", "k19", "h").state).toBe("replay");
-    expect(store.begin("acc", "k0", "h").state).toBe("new");
+    expect(store.begin("acc", "k19", "h", "req-1").state).toBe("replay");
+    expect(store.begin("acc", "k0", "h", "req-1").state).toBe("new");
   });
 
   test("bounded by count; an abandoned (failed) call may be retried", () => {
     const store = new IdempotencyStore({ ttlMs: 60_000, maxEntries: 3, maxBytes: 1 << 20 }, () => 0);
-    for (const k of ["a", "b", "c", "d"]) store.begin("acc", k, "h");
+    for (const k of ["a", "b", "c", "d"]) store.begin("acc", k, "h", "req-1");
     expect(store.size()).toBe(3);
-    expect(store.begin("acc", "d", "h").state).toBe("in_flight");
+    expect(store.begin("acc", "d", "h", "req-1").state).toBe("in_flight");
     store.abandon("acc", "d");
-    expect(store.begin("acc", "d", "h").state).toBe("new");
+    expect(store.begin("acc", "d", "h", "req-1").state).toBe("new");
   });
 });
 
@@ -66,18 +66,18 @@ for (const [name, make] of implementations) {
     test("new, in flight, replay, mismatch, abandon, expiry", async () => {
       let now = 0;
       const s = make(() => now);
-      expect((await s.begin("acc", "k", "h")).state).toBe("new");
-      expect((await s.begin("acc", "k", "h")).state).toBe("in_flight");
-      expect((await s.begin("other-account", "k", "h")).state).toBe("new");
+      expect((await s.begin("acc", "k", "h", "req-1")).state).toBe("new");
+      expect((await s.begin("acc", "k", "h", "req-1")).state).toBe("in_flight");
+      expect((await s.begin("other-account", "k", "h", "req-1")).state).toBe("new");
       await s.complete("acc", "k", answer("one"));
-      const replay = await s.begin("acc", "k", "h");
+      const replay = await s.begin("acc", "k", "h", "req-1");
       expect(replay).toEqual({ state: "replay", response: answer("one") });
-      expect((await s.begin("acc", "k", "h2")).state).toBe("mismatch");
-      expect((await s.begin("acc", "failed", "h")).state).toBe("new");
+      expect((await s.begin("acc", "k", "h2", "req-1")).state).toBe("mismatch");
+      expect((await s.begin("acc", "failed", "h", "req-1")).state).toBe("new");
       await s.abandon("acc", "failed");
-      expect((await s.begin("acc", "failed", "h")).state).toBe("new");
+      expect((await s.begin("acc", "failed", "h", "req-1")).state).toBe("new");
       now = 1001;
-      expect((await s.begin("acc", "k", "h2")).state).toBe("new");
+      expect((await s.begin("acc", "k", "h2", "req-1")).state).toBe("new");
     });
   });
 }
@@ -95,18 +95,18 @@ describe("SQLite idempotency records outlive their process", () => {
     insert.run("restarted", `${hostname()}|${process.pid}|old-token`);
     // another host: only its lease tells
     insert.run("remote", "elsewhere|1|token");
-    expect(store.begin("acc", "dead", "h").state).toBe("new");
-    expect(store.begin("acc", "restarted", "h").state).toBe("new");
-    expect(store.begin("acc", "remote", "h").state).toBe("in_flight");
+    expect(store.begin("acc", "dead", "h", "req-1").state).toBe("new");
+    expect(store.begin("acc", "restarted", "h", "req-1").state).toBe("new");
+    expect(store.begin("acc", "remote", "h", "req-1").state).toBe("in_flight");
     now = 600;
-    expect(store.begin("acc", "remote", "h").state).toBe("new");
+    expect(store.begin("acc", "remote", "h", "req-1").state).toBe("new");
   });
 
   test("an answer over the bound is not kept: a repeat is told so, never charged again", () => {
     const { store } = sqliteStore(() => 0);
-    store.begin("acc", "big", "h");
+    store.begin("acc", "big", "h", "req-1");
     store.complete("acc", "big", answer("x".repeat(101)));
-    expect(store.begin("acc", "big", "h").state).toBe("gone");
+    expect(store.begin("acc", "big", "h", "req-1").state).toBe("gone");
     expect(store.size()).toBe(1);
   });
 });

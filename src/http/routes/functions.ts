@@ -59,7 +59,8 @@ export function functionDoc(def: AnyFunctionDef, cost: number) {
         in: "header",
         required: false,
         schema: { type: "string" },
-        description: "replays the stored answer for 24h without charging again",
+        description:
+          "replays the stored answer for 24h without charging again (header Idempotent-Replayed); a retry after a crash that charged the first call before its answer was kept runs uncharged (header Idempotent-Recovered: the charged request's id)",
       },
       {
         name: "Cache-Control",

@@ -1,0 +1,1 @@
+CREATE INDEX "ledger_request_idx" ON "ledger" USING btree ("request_id");
