@@ -20,7 +20,7 @@ export interface BuildOptions {
 /** Wires every part from one Config. Tests and `textai serve` both start here. */
 export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { services: Services } {
   const logger = opts.logger ?? createLogger(config.logLevel);
-  const services = buildServices(config, { logger, now: opts.now, reconcile: true });
+  const services = buildServices(config, { logger, now: opts.now });
   const metrics = new Metrics();
   const providers = buildProviders(config);
   const router = new ProviderRouter(config, providers);

@@ -65,8 +65,6 @@ export function serviceDeps(s: Services): ServiceDeps {
 export interface ServiceOptions {
   logger?: Logger;
   now?: () => number;
-  /** the start-up reconcile of balances (a serving process on its own SQLite file) */
-  reconcile?: boolean;
 }
 
 /**
@@ -92,10 +90,11 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     database = { name: "database", required: true, up: () => postgres.up() };
   } else {
     const sqliteLedger = new SqliteCreditLedger(storage);
-    // Balances are kept with each charge; only a file this start has just migrated (written by an
-    // older version) is reconciled with its ledger. It scans the whole ledger (seconds for a million
-    // rows), so it is not done on every start: `textai credits reconcile` does it on demand.
-    if (opts.reconcile && storage.migrated > 0) sqliteLedger.reconcile();
+    // Balances are kept with each charge; only a file that this open has just migrated (written by
+    // an older version) is reconciled with its ledger, whichever process opens it first (a server
+    // or a CLI verb). It scans the whole ledger (seconds for a million rows), so it is not done on
+    // every start: `textai credits reconcile` does it on demand.
+    if (storage.migrated > 0) sqliteLedger.reconcile();
     ledger = sqliteLedger;
     keys = new SqliteKeyStore(storage, sqliteLedger, { welcomeCredits: config.welcomeCredits });
     database = {

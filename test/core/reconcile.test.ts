@@ -8,7 +8,7 @@ import { MIGRATIONS } from "../../src/storage/migrations";
 import { cli, spawnGateway } from "../helpers/spawned";
 
 // Balances are kept with each charge. A start does not scan the ledger (seconds for a million
-// rows): only a file that start migrates from an older version is reconciled, and
+// rows): only a file that is migrated from an older version (by a start or a CLI verb) is reconciled, and
 // `textai credits reconcile` does it on demand.
 const dir = mkdtempSync(join(tmpdir(), "textai-reconcile-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -39,6 +39,17 @@ test("a file written by an older version is reconciled with its ledger when a st
     await gw.exited;
   }
   expect(balanceOf(path, "acc_old")).toBe(37);
+});
+
+test("a CLI verb that migrates an old file first reconciles it too (a later start has nothing to migrate)", () => {
+  const path = join(dir, "old-cli.db");
+  const db = new Database(path, { create: true, strict: true });
+  migrate(db, MIGRATIONS.slice(0, -1));
+  db.query("INSERT INTO accounts (id, plan, balance) VALUES ('acc_cli', 'free', 3)").run();
+  db.query("INSERT INTO ledger (account_id, amount, kind, reason, created_at) VALUES ('acc_cli', 20, 'grant', 'x', 1)").run();
+  db.close();
+  cli(["keys", "list"], { TEXTAI_DB: path });
+  expect(balanceOf(path, "acc_cli")).toBe(20);
 });
 
 test("an up-to-date file is not scanned at start; `credits reconcile` sets balances from the ledger", async () => {
