@@ -9,6 +9,7 @@ import { requestEdge } from "../http/edge";
 import { renderSuccess } from "../http/envelope";
 import { mark, type RequestState, serverTiming } from "../http/state";
 import type { IdempotencyStore, StoredResponse } from "../idempotency/interface";
+import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import type { RouteCall, RouteOutcome } from "../providers/router";
 import type { RateLimiter } from "../ratelimit/interface";
@@ -34,6 +35,7 @@ export interface PipelineDeps {
   idempotency: IdempotencyStore;
   router: FunctionRouter;
   metrics: Metrics;
+  logger?: Logger;
 }
 
 interface Answer extends CachedAnswer {
@@ -86,20 +88,32 @@ export class FunctionPipeline {
       if (begun instanceof Response) return begun;
       paidBy = begun;
     }
+    let res: Response;
     try {
-      const res = await this.execute(def, req, auth, request, state, paidBy);
-      // kept before the answer leaves, so a retry after a crash from here on replays it
-      if (idemKey !== null)
-        await this.deps.idempotency.complete(auth.accountId, idemKey, {
-          status: res.status,
-          body: state.responseBody ?? "",
-          headers: {},
-        });
-      return res;
+      res = await this.execute(def, req, auth, request, state, paidBy);
     } catch (err) {
+      // nothing was charged: the key is free for a retry at once
       if (idemKey !== null) await this.deps.idempotency.abandon(auth.accountId, idemKey);
       throw err;
     }
+    if (idemKey === null) return res;
+    try {
+      // kept before the answer leaves, so a retry after a crash from here on replays it
+      await this.deps.idempotency.complete(auth.accountId, idemKey, {
+        status: res.status,
+        body: state.responseBody ?? "",
+        headers: {},
+      });
+    } catch (err) {
+      // The call is charged and answered; only keeping its answer failed (database locked, Redis
+      // gone). The record stays in flight, not abandoned: once its lease ends, a retry takes it
+      // over, finds this charge in the ledger and runs free, where an abandoned key charged again.
+      this.deps.logger?.log("warn", "idempotency: the answer could not be kept", {
+        request_id: state.requestId,
+        error_message: (err as Error).message,
+      });
+    }
+    return res;
   }
 
   private async beginIdempotent(
