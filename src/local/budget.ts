@@ -38,7 +38,7 @@ const current = new AsyncLocalStorage<Budget>();
  * nanosecond (about 2 µs a call, read at most once per millisecond), so it is used where glibc can
  * be reached; elsewhere threadCpuUsage serves.
  */
-const threadCpuUs: () => number = (() => {
+function threadCpuClock(): () => number {
   const fallback = () => {
     const u = process.threadCpuUsage();
     return u.user + u.system;
@@ -59,7 +59,12 @@ const threadCpuUs: () => number = (() => {
   } catch {
     return fallback;
   }
-})();
+}
+
+// Bound on the first budgeted call, not at module load (start-up): a gateway that never runs the
+// offline engine has no use for the dlopen and the compiled binding.
+let cpuClock: (() => number) | null = null;
+const threadCpuUs = (): number => (cpuClock ??= threadCpuClock())();
 
 /** Runs `fn` (and whatever it awaits) under a budget of `ms` milliseconds of CPU time. */
 export function withCpuBudget<T>(ms: number, fn: () => T): T {
