@@ -12,3 +12,23 @@ export function checkerFor(schema: TSchema): TypeCheck<TSchema> {
   }
   return c;
 }
+
+/**
+ * Compiled checkers of schemas built anew for each request (a function's result schema specialised
+ * to the request's flags), by the schema's JSON: a handful of shapes recur, and checking a big
+ * answer dynamically cost 27 ms for 25,000 entities where the compiled check costs 0.1 ms.
+ * Bounded: json-extractor's schema comes from the request, so shapes can be endless.
+ */
+const byShape = new Map<string, TypeCheck<TSchema>>();
+const MAX_SHAPES = 64;
+
+export function checkerForShape(schema: TSchema): TypeCheck<TSchema> {
+  const key = JSON.stringify(schema);
+  let checker = byShape.get(key);
+  if (!checker) {
+    checker = TypeCompiler.Compile(schema);
+    if (byShape.size >= MAX_SHAPES) byShape.clear();
+    byShape.set(key, checker);
+  }
+  return checker;
+}
