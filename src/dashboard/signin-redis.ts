@@ -1,7 +1,6 @@
-import { createHash } from "node:crypto";
 import type { RedisLink } from "../redis/link";
 import type { SignInAttempts } from "./interface";
-import { SignInLimiter, type SignInLimits } from "./security";
+import { hashToken, SignInLimiter, type SignInLimits } from "./security";
 
 /**
  * KEYS: the email's and the client's counters; ARGV: window ms, email limit, client limit. Counts
@@ -42,8 +41,7 @@ export class RedisSignInLimiter implements SignInAttempts {
   }
 
   private keys(email: string, client: string): string[] {
-    const h = (s: string) => createHash("sha256").update(s).digest("base64url").slice(0, 22);
-    return [`textai:signin:e:${h(email)}`, `textai:signin:c:${h(client)}`];
+    return [`textai:signin:e:${hashToken(email)}`, `textai:signin:c:${hashToken(client)}`];
   }
 
   async attempt(email: string, client: string): Promise<boolean> {
