@@ -1,5 +1,5 @@
 import type { Statement } from "bun:sqlite";
-import { clientClosed, GatewayError } from "../errors";
+import { clientClosed } from "../errors";
 import { isStorageUnavailable, type Storage } from "../storage/db";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused } from "./group-commit";
 import type { CreditLedger, MonthSummary, Reservation, UsageFigures } from "./interface";

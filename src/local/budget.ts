@@ -64,7 +64,10 @@ function threadCpuClock(): () => number {
 // Bound on the first budgeted call, not at module load (start-up): a gateway that never runs the
 // offline engine has no use for the dlopen and the compiled binding.
 let cpuClock: (() => number) | null = null;
-const threadCpuUs = (): number => (cpuClock ??= threadCpuClock())();
+function threadCpuUs(): number {
+  if (!cpuClock) cpuClock = threadCpuClock();
+  return cpuClock();
+}
 
 /** Runs `fn` (and whatever it awaits) under a budget of `ms` milliseconds of CPU time. */
 export function withCpuBudget<T>(ms: number, fn: () => T): T {
