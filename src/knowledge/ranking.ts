@@ -33,9 +33,24 @@ export interface CandidateRow {
 /** Candidates per search: BM25's best this many are re-ranked. */
 export const candidateLimit = (topK: number) => Math.max(topK * 3, 20);
 
-/** The searchable keys of a chunk, stored beside it (kb_chunks.terms). */
+/**
+ * Version of the word keys (stemmer, synonym table, folded phrases) stored in kb_chunks.terms,
+ * written as their first word. Rows written by another version, or before terms were stored
+ * (migration 0003 left them empty), are read from their text at search time, so a change of
+ * text.ts never leaves stored chunks matched by stale keys. Raise it whenever text.ts changes keys.
+ */
+export const TERMS_VERSION = "~v2";
+
+/** The searchable keys of a chunk, stored beside it (kb_chunks.terms), after TERMS_VERSION. */
 export function chunkTerms(title: string | null, content: string): string {
-  return [...new Set(termKeys(`${title ?? ""} ${content}`))].join(" ");
+  return [TERMS_VERSION, ...new Set(termKeys(`${title ?? ""} ${content}`))].join(" ");
+}
+
+/** A candidate's keys: its stored terms when this version wrote them, else from its text. */
+function storedKeys(r: CandidateRow): Set<string> {
+  const terms = r.terms ?? "";
+  if (terms === TERMS_VERSION || terms.startsWith(`${TERMS_VERSION} `)) return new Set(terms.split(" ").slice(1));
+  return new Set(termKeys(`${r.title ?? ""} ${r.content}`));
 }
 
 /** The query's distinct content words (at most 32): each is counted and expanded to its synonyms. */
@@ -151,8 +166,7 @@ export function rankCandidates(
   const queryKeys = new Set(termKeys(opts.query));
   const best = Math.max(1e-9, ...rows.map((r) => -r.rank));
   const scored = rows.map((r) => {
-    // a chunk indexed before its terms were stored (migration 0003 left them empty) is read from its text
-    const keys = new Set(r.terms ? r.terms.split(" ") : termKeys(`${r.title ?? ""} ${r.content}`));
+    const keys = storedKeys(r);
     let covered = 0;
     for (const k of queryKeys) if (keys.has(k)) covered++;
     const coverage = coverageBase > 0 ? Math.min(1, covered / coverageBase) : 0;

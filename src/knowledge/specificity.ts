@@ -18,7 +18,8 @@ const ranks = lazyEngine("word-frequencies", () => {
   return map;
 });
 
-function rankOf(word: string): number | undefined {
+/** Rank of a word in SUBTLEX-US frequencies (1: most frequent), undefined when not listed. */
+export function wordRank(word: string): number | undefined {
   return ranks().get(word);
 }
 
@@ -29,7 +30,7 @@ const FLOOR = 0.15;
 
 /** 0.15 (everyday word) to 1 (rare, or not an English word at all). */
 export function specificity(word: string): number {
-  const rank = rankOf(word.toLowerCase());
+  const rank = wordRank(word.toLowerCase());
   if (rank === undefined) return 1;
   const x = Math.log(rank / GENERIC) / Math.log(SPECIFIC / GENERIC);
   return Math.min(1, Math.max(FLOOR, x));

@@ -4,6 +4,7 @@
  * porter tokenizer does the real stemming inside SQLite, and the two never compare keys with each other.
  */
 import { STOPWORDS, tokenize } from "../local/keywords";
+import { wordRank } from "./specificity";
 
 export { tokenize };
 
@@ -54,10 +55,49 @@ export function stem(word: string): string {
   return cur;
 }
 
+/**
+ * Porter's measure: the number of vowel-consonant sequences in a stem ("tr" 0, "lett" 1,
+ * "comput" 2). Endings that are often part of the word itself ("letter", "order", "mention",
+ * "bring", "need") come off only when enough of a word remains, as Porter's rules require.
+ */
+function measure(stemmed: string): number {
+  return (
+    stemmed
+      .replace(/[^aeiouy]+/g, "C")
+      .replace(/[aeiouy]+/g, "V")
+      .replace(/^C/, "")
+      .match(/VC/g) ?? []
+  ).length;
+}
+
+/** A word of everyday English: among the 20,000 most frequent in SUBTLEX-US (specificity.ts). */
+const isWord = (w: string) => w.length >= 3 && (wordRank(w) ?? Number.POSITIVE_INFINITY) <= 20_000;
+
+/**
+ * Whether an ending may come off, leaving `rest`. "-er" comes off short words only, and only when
+ * what remains is a word ("fast-er", "larg(e)-er", "lat(e)-er"): longer "-er" words name someone
+ * or something ("customer", "retailer", "computer") and keep it. Other endings come off when
+ * enough of the word remains (Porter's measure of 2) or what remains is itself a word, maybe with
+ * its final "e" or without a doubled consonant ("siz(e)-ing", "shipp-ed"). So "letters",
+ * "orders", "customers", "mention", "bring" and "need" keep their endings.
+ */
+function mayStrip(rest: string, ending: string): boolean {
+  if (!/[aeiouy]/.test(rest)) return false;
+  const isWordOrE = isWord(rest) || (/[^aeiouy]$/.test(rest) && isWord(`${rest}e`));
+  if (ending.startsWith("er")) return measure(rest) === 1 && isWordOrE;
+  if (measure(rest) >= 2 || isWordOrE) return true;
+  return /^(ed|ing)/.test(ending) && /([b-df-hj-np-tv-z])\1$/.test(rest) && isWord(rest.slice(0, -1));
+}
+
+const GUARDED_ENDINGS = /^(ers?|ments?|ions?|ings?|ed|edly)$/;
+
 function stemOnce(word: string): string {
   if (word.length <= 3 || /\d/.test(word)) return word;
   for (const [re, rep] of SUFFIXES) {
-    if (!re.test(word)) continue;
+    const m = re.exec(word);
+    if (!m) continue;
+    // an ending that belongs to the word ("lett-ers") is skipped: a later, smaller one may apply ("letter-s")
+    if (GUARDED_ENDINGS.test(m[0]) && !mayStrip(word.slice(0, m.index), m[0])) continue;
     const out = word.replace(re, rep);
     // Keep stems from collapsing to one letter.
     if (out.length < 2) return word;
@@ -83,14 +123,14 @@ const SYNONYM_SOURCE = [
   "ship shipping shipment deliver delivery dispatch send post mail arrive arrival",
   "package parcel order",
   "price cost fee charge pricing",
-  "pay payment paid billing bill invoice",
+  "pay payment paid billing bill invoice receipt",
   "buy purchase",
   "account profile login",
   "password passcode pin",
   "reset change recover forgot forgotten",
   "contact reach call email phone",
   "support help assistance service",
-  "hour time schedule open",
+  "hour schedule open",
   "broken damaged defective faulty",
   "track tracking trace status",
   "address location",
@@ -102,7 +142,7 @@ const SYNONYM_SOURCE = [
   "warranty guarantee cover",
   "decline reject refuse deny",
   "perk benefit reward advantage",
-  "store shop outlet",
+  "store shop outlet retailer",
   "notify alert remind",
   "exchange swap replace replacement",
   "size fit",
@@ -115,15 +155,94 @@ const SYNONYM_SOURCE = [
   "card credit debit",
   "free complimentary",
   "combine stack multiple",
+  "clean wash launder",
+  "tear torn rip hole",
+  "rent rental borrow lease",
+  "review feedback rating testimonial",
+  "mistake wrong incorrect",
+  "cheap inexpensive affordable",
+  "missing lost stolen",
+  "late delay delayed overdue",
+  "stock inventory availability restock",
+  "item product goods merchandise",
+  "gift present",
+  "instruction manual guide directions",
+  "assemble assembly install setup",
+  "customer client shopper buyer",
+  "company business organization organisation corporate",
+  "bulk wholesale",
+  "newsletter marketing promotional",
+  "website site online web",
+  "checkout basket cart",
+  "tax vat duty customs",
+  "repair fix mend",
+  "clothing clothes apparel garment",
+  "shoe boot footwear sneaker",
+  "jacket coat",
+  "bike bicycle cycle",
+  "course class lesson workshop training",
+  "recycle recyclable sustainable eco",
+  "twice double duplicate",
+  "courier carrier",
+  "box carton packaging",
+  "nonprofit charity",
+  "instalment installment",
+  "data information info",
+  "advertising ads advertiser",
+  "accessibility accessible disability",
+  "expire expiry expiration validity",
+  "child children kid kids",
+  "big large bigger",
+  "small little tiny",
+  "question inquiry enquiry",
+  "complain complaint",
+  "photo picture image",
+  "hazardous dangerous flammable",
+  "hire hiring recruit recruitment employment",
+  // American and British spellings
+  "color colour",
+  "center centre",
+  "neighbor neighbour",
+  "favorite favourite",
+  "catalog catalogue",
+  "mold mould",
+  "jewelry jewellery",
+  "tire tyre",
+  "program programme",
+  "license licence",
+  "aluminum aluminium",
+  "gray grey",
+  "fiber fibre",
+  "meter metre",
+  "liter litre",
+  "pajamas pyjamas",
 ];
-const SYNONYM_GROUPS = SYNONYM_SOURCE.map((g) => g.split(" ").map((w) => stem(w.replace(/-/g, ""))));
-
-const SYNONYMS = new Map<string, string>();
-for (const group of SYNONYM_GROUPS) for (const w of group) if (!SYNONYMS.has(w)) SYNONYMS.set(w, group[0] as string);
+/**
+ * Stemmed word -> its group's head, and head -> the group's surface words. Built on first use:
+ * stemming reads the word-frequency list, which is not loaded at start-up.
+ */
+let synonymTables: { heads: Map<string, string>; surfaces: Map<string, string[]> } | null = null;
+function synonyms() {
+  if (synonymTables) return synonymTables;
+  const heads = new Map<string, string>();
+  const surfaces = new Map<string, string[]>();
+  for (const source of SYNONYM_SOURCE) {
+    const group = source.split(" ").map((w) => stem(w.replace(/-/g, "")));
+    const head = group[0] as string;
+    for (const w of group) if (!heads.has(w)) heads.set(w, head);
+    if (!surfaces.has(head))
+      surfaces.set(
+        head,
+        source.split(" ").filter((w) => !w.includes("-")),
+      );
+  }
+  synonymTables = { heads, surfaces };
+  return synonymTables;
+}
 
 /** The canonical key of a stemmed word: its synonym group's head, else the stem itself. */
 export function canonical(stemmed: string): string {
-  return SYNONYMS.get(stemmed) ?? stemmed;
+  return synonyms().heads.get(stemmed) ?? stemmed;
 }
 
 /** Multi-word paraphrases folded into one word before tokenizing. */
@@ -138,6 +257,14 @@ const PHRASES: [RegExp, string][] = [
   [/\bget in touch\b/gi, "contact"],
   [/\bcustomer service\b/gi, "support"],
   [/\bmore than one\b/gi, "multiple"],
+  [/\bshow(s|ed|ing)? up\b/gi, "appear"],
+  [/\b(get|gets|got|getting) (here|there|to (me|you|us))\b/gi, "arrive"],
+  [/\b(tell|let) me know when\b|\btell me when\b/gi, "notify when"],
+  [/\bfor less\b|\bless expensive\b/gi, "cheaper"],
+  [/\bout of stock\b|\bsold out\b/gi, "unavailable stock"],
+  [/\bin stock\b|\bback in stock\b/gi, "available stock"],
+  [/\bset up\b/gi, "setup"],
+  [/\bpick(ed|ing)? up\b/gi, "collect"],
 ];
 
 export function foldPhrases(text: string): string {
@@ -153,15 +280,9 @@ export function termKeys(text: string): string[] {
 
 /** Surface words of the synonym group of `word` (the word alone when it has none), for FTS queries. */
 export function expandWord(word: string): string[] {
-  const head = SYNONYMS.get(stem(word));
+  const { heads, surfaces } = synonyms();
+  const head = heads.get(stem(word));
   if (!head) return [word];
-  const group = SURFACE_GROUPS.get(head) ?? [];
+  const group = surfaces.get(head) ?? [];
   return [word, ...group.filter((w) => w !== word)];
-}
-
-const SURFACE_GROUPS = new Map<string, string[]>();
-for (const [i, group] of SYNONYM_SOURCE.entries()) {
-  const words = group.split(" ").filter((w) => !w.includes("-"));
-  const head = SYNONYM_GROUPS[i]?.[0];
-  if (head && !SURFACE_GROUPS.has(head)) SURFACE_GROUPS.set(head, words);
 }
