@@ -16,6 +16,7 @@ import type { ProviderRouter } from "./providers/router";
 import type { Provider } from "./providers/types";
 import type { RateLimiter } from "./ratelimit/interface";
 import type { Storage } from "./storage/db";
+import type { SecretStore } from "./storage/secrets";
 
 /** A shared server the gateway depends on (database, Redis), as /ready and /metrics report it. */
 export interface DependencyProbe {
@@ -41,6 +42,8 @@ export interface ServiceDeps {
   signIns: SignInAttempts;
   /** knowledge bases, FAQ collections and chatbots, beside the accounts */
   knowledge: KnowledgeIndex;
+  /** secrets the gateway makes for itself in the database (the key of hash-style PII redaction) */
+  secrets: SecretStore;
   dependencies: DependencyProbe[];
 }
 

@@ -19,6 +19,7 @@ import { MemoryRateLimiter } from "./ratelimit/limiter";
 import type { RedisLink } from "./redis/link";
 import { openStorage } from "./storage/db";
 import type { PgStorage } from "./storage/postgres";
+import { SqliteSecretStore } from "./storage/secrets";
 
 // The PostgreSQL and Redis implementations load only when configured: a single node on SQLite
 // never pays the memory of their modules (about 5 MB).
@@ -28,6 +29,7 @@ const postgresParts = () => ({
   ...(require("./auth/postgres") as typeof import("./auth/postgres")),
   ...(require("./dashboard/postgres") as typeof import("./dashboard/postgres")),
   ...(require("./knowledge/postgres") as typeof import("./knowledge/postgres")),
+  ...(require("./storage/secrets-pg") as typeof import("./storage/secrets-pg")),
 });
 const redisParts = () => ({
   ...(require("./redis/link") as typeof import("./redis/link")),
@@ -58,8 +60,8 @@ export interface Services extends ServiceDeps {
 
 /** The services as the app sees them: interfaces only. */
 export function serviceDeps(s: Services): ServiceDeps {
-  const { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, knowledge, dependencies } = s;
-  return { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, knowledge, dependencies };
+  const { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, knowledge, secrets, dependencies } = s;
+  return { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, knowledge, secrets, dependencies };
 }
 
 export interface ServiceOptions {
@@ -153,6 +155,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     dashboard: pg && postgres ? new pg.PostgresDashboardStore(postgres) : new SqliteDashboardStore(storage.sqlite),
     signIns,
     knowledge,
+    secrets: pg && postgres ? new pg.PostgresSecretStore(postgres) : new SqliteSecretStore(storage.sqlite),
     dependencies: redis ? [database, { name: "redis", required: false, up: () => redis.ready() }] : [database],
     redis,
     postgres,

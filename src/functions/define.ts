@@ -14,6 +14,8 @@ export interface LocalContext {
   /** the account calling, for functions that read stored resources (FAQ collections, knowledge bases) */
   accountId: string;
   signal?: AbortSignal;
+  /** a secret the gateway keeps in its database, made on first use (given to `prepare` only) */
+  secret?: (name: string) => Promise<string>;
 }
 
 /**

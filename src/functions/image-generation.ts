@@ -8,7 +8,11 @@ export const IMAGE_STYLES = ["photorealistic", "digital_art", "vector", "3d_rend
 type AspectRatio = (typeof ASPECT_RATIOS)[number];
 type ImageStyle = (typeof IMAGE_STYLES)[number];
 
-/** Exact ratios on a 16-pixel grid near one megapixel, which every current image API accepts or rounds. */
+/**
+ * Exact ratios on a 16-pixel grid near one megapixel: the size asked of the provider. A provider
+ * with a fixed list of sizes (OpenAI's image models) gets the nearest one it accepts instead
+ * (providers/image-sizes.ts), and the result's `size` reports what was generated.
+ */
 export const SIZE_FOR_RATIO: Record<AspectRatio, string> = {
   "1:1": "1024x1024",
   "16:9": "1792x1008",
@@ -33,7 +37,8 @@ const request = Type.Object({
   size: Type.Optional(
     Type.String({
       pattern: "^[0-9]{2,4}x[0-9]{2,4}$",
-      description: "WIDTHxHEIGHT in pixels, e.g. 1024x1024; wins over aspect_ratio",
+      description:
+        "WIDTHxHEIGHT in pixels, e.g. 1024x1024; wins over aspect_ratio; snapped to the nearest size the model accepts",
     }),
   ),
   aspect_ratio: Type.Optional(Enum(ASPECT_RATIOS, "shape of the image when size is not given; default 1:1")),
@@ -61,7 +66,7 @@ const result = Result(
       ]),
       { minItems: 1, description: "the generated images, each as a URL or as base64 data" },
     ),
-    size: Type.String({ description: "WIDTHxHEIGHT of the images" }),
+    size: Type.String({ description: "WIDTHxHEIGHT of the images as generated (may differ from the size asked for)" }),
   },
   "generated images",
 );
@@ -87,7 +92,7 @@ function imagePrompt(req: Req): string {
 
 type Res = Static<typeof result>;
 
-/** Keeps one of url / b64_json per image (an SDK may send both keys, one empty) and fills size from the request. */
+/** Keeps one of url / b64_json per image (an SDK may send both keys, one empty); size is the one the provider sent, else the request's. */
 function postprocess(req: Req, res: Res): Res {
   const images = res.images.map((img) => {
     const url = "url" in img ? img.url : undefined;
@@ -120,6 +125,6 @@ export default defineFunction({
       style: "cinematic",
       negative_prompt: "people, text",
     },
-    result: { images: [{ url: "https://images.example.com/3f9c2d.webp", format: "webp" }], size: "1792x1008" },
+    result: { images: [{ url: "https://images.example.com/3f9c2d.webp", format: "webp" }], size: "1536x1024" },
   },
 });

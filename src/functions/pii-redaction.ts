@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { tickCpuBudget } from "../local/budget";
-import { PII_TYPES, type PiiType, redactPii } from "../local/pii";
+import { accountHashKey, applyRedactions, PII_HASH_SECRET, PII_TYPES, type PiiType, redactPii } from "../local/pii";
 import { defineFunction } from "./define";
 import { buildPrompt } from "./prompt";
 import { Confidence, Enum, Model, Result, Text } from "./schemas";
@@ -32,7 +32,7 @@ const request = Type.Object({
   redaction_style: Type.Optional(
     Enum(
       STYLES,
-      "placeholder: a category label in square brackets ([EMAIL]); mask: one asterisk per character; hash: SHA-256 hex of the value. Default placeholder",
+      "placeholder: a category label in square brackets ([EMAIL]); mask: one asterisk per character; hash: HMAC-SHA-256 hex of the value under a key of the account (same value, same token within one account; not reversible without the gateway's secret). Default placeholder",
     ),
   ),
   return_entities: Type.Optional(Type.Boolean({ description: "also list the entities found; default false" })),
@@ -76,8 +76,23 @@ const RESULT_WITH_ENTITIES = Result(
 );
 const RESULT_WITHOUT_ENTITIES = Result(base, DESCRIPTION);
 
+/** Hash style needs the entities even when they are not returned: the gateway computes the tokens from them. */
 function resultFor(req: Req) {
-  return req.return_entities ? RESULT_WITH_ENTITIES : RESULT_WITHOUT_ENTITIES;
+  if (req.return_entities) return RESULT_WITH_ENTITIES;
+  return req.redaction_style === "hash" ? result : RESULT_WITHOUT_ENTITIES;
+}
+
+/**
+ * The account's key for hash-style tokens, set by `prepare` under a symbol: never part of the
+ * request's JSON (the cache key, the idempotency digest, the prompt) and never settable by a client.
+ */
+const HASH_KEY = Symbol("pii-redaction hash key");
+type Keyed = Req & { [HASH_KEY]?: string };
+
+function hashKeyOf(req: Req): string {
+  const key = (req as Keyed)[HASH_KEY];
+  if (!key) throw new Error("pii-redaction: hash style without the account's key");
+  return key;
 }
 
 function selectedTypes(req: Req): PiiType[] {
@@ -86,7 +101,9 @@ function selectedTypes(req: Req): PiiType[] {
 
 function styleRule(style: Req["redaction_style"]): string {
   if (style === "mask") return "Replace each entity with asterisks, one * per character of the entity.";
-  if (style === "hash") return "Replace each entity with the lowercase hexadecimal SHA-256 hash of its exact text.";
+  // The tokens are keyed hashes only the gateway can compute: it rebuilds redacted_text from the entities.
+  if (style === "hash")
+    return "Replace each entity with its category label in square brackets ([NAME], [EMAIL], ...) and list every redacted entity in entities.";
   return "Replace each entity with its category label in square brackets: [NAME], [EMAIL], [PHONE_NUMBER], [SSN], [CREDIT_CARD], [IP_ADDRESS], [DATE_OF_BIRTH], [ADDRESS].";
 }
 
@@ -185,7 +202,7 @@ export default defineFunction({
   result,
   cost: 1,
   rateClass: "bulk",
-  promptVersion: 1,
+  promptVersion: 2,
   resultSchemaFor: resultFor,
   prompt: (req) =>
     buildPrompt({
@@ -195,7 +212,7 @@ export default defineFunction({
         "Phone numbers in any international or national format; SSNs only when valid (area not 000, 666 or 900-999; group not 00; serial not 0000); card numbers only when they pass the Luhn check; IPv4 and IPv6; dates only when they are a date of birth; full street addresses.",
         styleRule(req.redaction_style),
         "When two detections overlap, keep one entity for the span.",
-        req.return_entities
+        req.return_entities || req.redaction_style === "hash"
           ? "entities: each redacted entity with its type, its exact original text, start and end as JavaScript string indices (UTF-16 code units) into the original text, and a score from 0 to 1."
           : "Do not list entities.",
         "counts: the number of redacted entities per type; redaction_count: their total.",
@@ -204,6 +221,14 @@ export default defineFunction({
       result: resultFor(req),
     }),
   postprocess: (req, res) => {
+    if (req.redaction_style === "hash") {
+      // whatever the model wrote in place of the values, the tokens are the gateway's keyed hashes
+      if (!res.entities) throw new Error("hash style needs the entities");
+      const entities = anchorEntities(req.text, res.entities);
+      const redacted_text = applyRedactions(req.text, entities, "hash", hashKeyOf(req));
+      const counts = countByType(entities);
+      return { redacted_text, redaction_count: entities.length, counts, ...(req.return_entities ? { entities } : {}) };
+    }
     if (!req.return_entities || !res.entities) {
       const { entities: _dropped, ...rest } = res;
       return { ...rest, redaction_count: Object.values(res.counts).reduce((a, b) => a + b, 0) };
@@ -235,16 +260,25 @@ export default defineFunction({
     for (const e of res.entities ?? []) if (leaked.has(e.text)) problems.push(`"${e.text}" is still in redacted_text`);
     return problems;
   },
+  prepare: async (req, ctx) => {
+    if (req.redaction_style !== "hash") return req;
+    if (!ctx.secret) throw new Error("pii-redaction: hash style needs the gateway's secret store");
+    const keyed: Keyed = { ...req, [HASH_KEY]: accountHashKey(await ctx.secret(PII_HASH_SECRET), ctx.accountId) };
+    return keyed;
+  },
   local: (req) => {
+    const hash = req.redaction_style === "hash";
     const { redacted_text, entities } = redactPii(req.text, {
       types: selectedTypes(req),
       style: req.redaction_style ?? "placeholder",
+      hashKey: hash ? hashKeyOf(req) : undefined,
     });
     return {
       redacted_text,
       redaction_count: entities.length,
       counts: countByType(entities),
-      ...(req.return_entities
+      // hash style: postprocess builds the tokens from the entities (as for a model's answer) and drops them unless asked for
+      ...(req.return_entities || hash
         ? { entities: entities.map(({ type, start, end, text, score }) => ({ type, start, end, text, score })) }
         : {}),
     };

@@ -13,6 +13,7 @@ import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import type { RouteCall, RouteOutcome } from "../providers/router";
 import type { RateLimiter } from "../ratelimit/interface";
+import type { SecretStore } from "../storage/secrets";
 import type { AnyFunctionDef } from "./define";
 import { offlineNotes, withDeclineReason } from "./offline-reach";
 import { validateAgainst } from "./validate";
@@ -35,6 +36,7 @@ export interface PipelineDeps {
   idempotency: IdempotencyStore;
   router: FunctionRouter;
   metrics: Metrics;
+  secrets: SecretStore;
   logger?: Logger;
 }
 
@@ -78,7 +80,12 @@ export class FunctionPipeline {
       ignore: ["api_key"],
     });
     if (def.normalize) req = def.normalize(req);
-    if (def.prepare) req = await def.prepare(req, { accountId: auth.accountId, signal: request.signal });
+    if (def.prepare)
+      req = await def.prepare(req, {
+        accountId: auth.accountId,
+        signal: request.signal,
+        secret: (name) => this.deps.secrets.get(name),
+      });
     mark(state, "validate", t);
 
     const idemKey = request.headers.get("idempotency-key");

@@ -128,6 +128,9 @@ export function parseSchemaSpec(schema: unknown): FieldSpec[] | null {
 
 type Kind = EntityType | "currency" | "first_name" | "last_name";
 
+/** A field that counts things: its value is a plain number, never an amount of money or a percentage. */
+const COUNT_HINT = /count|quantity|\bqty\b|number of|\bnum\b|guests|people|\bage\b|years|nights|items|units|seats|rooms/;
+
 // Matched against the field name with words separated by spaces ("growth_rate" -> "growth rate").
 const KIND_HINTS: [RegExp, Kind][] = [
   [/e-?mail/, "email"],
@@ -151,7 +154,7 @@ const KIND_HINTS: [RegExp, Kind][] = [
     /name|person|customer|client|contact|sender|recipient|author|agent|buyer|seller|passenger|patient|employee|manager|\bby$/,
     "person",
   ],
-  [/count|quantity|\bqty\b|number of|\bnum\b|guests|people|\bage\b|years|nights|items|units|seats|rooms/, "number"],
+  [COUNT_HINT, "number"],
 ];
 
 const words = (name: string) =>
@@ -497,10 +500,11 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
     ctx.out.unresolved.push(path);
     return null;
   }
-  // a plain numeric field may be given as an amount or a percentage ("deposit $3,700")
+  // a plain numeric field may be given as an amount or a percentage ("deposit $3,700"); a count may not ("seats": not "$120.50")
+  const count = kind === "number" && COUNT_HINT.test(words(f.name).join(" "));
   const cands =
     kind === "number"
-      ? ctx.entities.filter((e) => e.type === "number" || e.type === "money" || e.type === "percentage")
+      ? ctx.entities.filter((e) => e.type === "number" || (!count && (e.type === "money" || e.type === "percentage")))
       : (ctx.byType.get(ENTITY_FOR[kind]) ?? []);
   if (f.type === "array") {
     const item = f.items ?? { name: f.name, type: "string", required: true };
@@ -554,7 +558,12 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
 export function extractJson(text: string, fields: readonly FieldSpec[], opts: { referenceDate?: Date } = {}): ExtractionResult {
   const entities = extractEntities(text, { referenceDate: opts.referenceDate });
   const byType = new Map<EntityType, Entity[]>();
-  for (const e of entities) byType.set(e.type, [...(byType.get(e.type) ?? []), e]);
+  for (const e of entities) {
+    const list = byType.get(e.type);
+    if (list) list.push(e);
+    // one list per type, grown in place: copying it per entity was quadratic (1.6 s for 33,000 phone numbers)
+    else byType.set(e.type, [e]);
+  }
   const out: ExtractionResult = { value: {}, found: [], missing: [], unresolved: [] };
   const ctx: Ctx = { text, entities, byType, used: new Set(), ref: opts.referenceDate ?? new Date(), out };
   for (const f of fields) {

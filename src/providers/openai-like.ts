@@ -1,4 +1,5 @@
 import type { ProviderConfig, ProviderFeature, ProviderType } from "../config";
+import { imageSizeFor } from "./image-sizes";
 import { fromStructured, type StructuredSchema, schemaInstruction, toStructured } from "./structured";
 import {
   type ChatMessage,
@@ -276,9 +277,11 @@ export class OpenAILikeProvider implements Provider {
     const bind = this.sdk.image;
     if (!bind) throw new ProviderError("unsupported", "images are not supported by this provider");
     try {
-      const images = await bind({ prompt: req.prompt, size: req.size, model, n: req.n ?? 1 }, { signal: req.signal });
+      // OpenAI answers 400 to any size outside a model's short list: send the nearest it accepts.
+      const size = imageSizeFor(this.config.type, model, req.size);
+      const images = await bind({ prompt: req.prompt, size, model, n: req.n ?? 1 }, { signal: req.signal });
       if (images.length === 0) throw new ProviderError("invalid_output", "upstream returned no image");
-      return { model, images };
+      return { model, images, size };
     } catch (err) {
       throw mapSdkError(err, this.sdk.errors, req.signal);
     }

@@ -41,6 +41,8 @@ export interface ImageRequest {
 export interface ImageResult {
   model: string;
   images: { url?: string; b64_json?: string; format: "png" | "webp" | "jpeg" }[];
+  /** WIDTHxHEIGHT sent to the image API, which may differ from the size asked for (snapped to one the model accepts); absent: the size asked for */
+  size?: string;
 }
 
 export type ProviderErrorKind =

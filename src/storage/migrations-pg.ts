@@ -5,6 +5,7 @@ import p0001 from "../../drizzle/pg/0001_dashboard.sql" with { type: "text" };
 import p0002 from "../../drizzle/pg/0002_knowledge.sql" with { type: "text" };
 import p0003 from "../../drizzle/pg/0003_holds.sql" with { type: "text" };
 import p0004 from "../../drizzle/pg/0004_ledger_request_idx.sql" with { type: "text" };
+import p0005 from "../../drizzle/pg/0005_gateway_secrets.sql" with { type: "text" };
 
 export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0000 },
@@ -12,4 +13,5 @@ export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0002_knowledge", sql: p0002 },
   { tag: "0003_holds", sql: p0003 },
   { tag: "0004_ledger_request_idx", sql: p0004 },
+  { tag: "0005_gateway_secrets", sql: p0005 },
 ];

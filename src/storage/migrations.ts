@@ -10,6 +10,7 @@ import m0005 from "../../drizzle/0005_usage_daily.sql" with { type: "text" };
 import m0006 from "../../drizzle/0006_idempotency.sql" with { type: "text" };
 import m0007 from "../../drizzle/0007_dashboard.sql" with { type: "text" };
 import m0008 from "../../drizzle/0008_idempotency_request_ids.sql" with { type: "text" };
+import m0009 from "../../drizzle/0009_gateway_secrets.sql" with { type: "text" };
 
 export const MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -21,4 +22,5 @@ export const MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0006_idempotency", sql: m0006 },
   { tag: "0007_dashboard", sql: m0007 },
   { tag: "0008_idempotency_request_ids", sql: m0008 },
+  { tag: "0009_gateway_secrets", sql: m0009 },
 ];

@@ -145,6 +145,13 @@ export const dashboardSessions = pgTable(
   (t) => [index("dashboard_sessions_account_idx").on(t.accountId)],
 );
 
+/** Secrets the gateway makes for itself on first use, shared by every node (same as SQLite's). */
+export const gatewaySecrets = pgTable("gateway_secrets", {
+  name: text("name").primaryKey(),
+  value: text("value").notNull(),
+  createdAt: ms("created_at").notNull().default(now),
+});
+
 /** PostgreSQL's full-text document type; the gateway writes its literal form (knowledge/fts-tokens.ts). */
 const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
 const bytea = customType<{ data: Uint8Array }>({ dataType: () => "bytea" });

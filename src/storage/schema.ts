@@ -145,3 +145,14 @@ export const dashboardSessions = sqliteTable(
   },
   (t) => [index("dashboard_sessions_account_idx").on(t.accountId)],
 );
+
+/**
+ * Secrets the gateway makes for itself on first use, one row each, so every process on this
+ * database uses the same one: `pii-hash` keys hash-style PII redaction (local/pii/keyed-hash.ts).
+ */
+export const gatewaySecrets = sqliteTable("gateway_secrets", {
+  name: text("name").primaryKey(),
+  /** base64url of random bytes */
+  value: text("value").notNull(),
+  createdAt: integer("created_at").notNull().default(now),
+});

@@ -95,6 +95,29 @@ describe("email-classification offline", () => {
     expect(out?.extracted).toMatchObject({ account_id: "88213", renewal_date: "2026-12-01", amount: 120.5, vip: null });
   });
 
+  test("extracted fields are filled by json-extract: label lines, date roles, whole-word enums, counts, lists", async () => {
+    const extracted = async (email_content: string, extract_schema: Record<string, unknown>) =>
+      (await sure("email-classification", { email_content, allowed_categories: ["billing", "support"], extract_schema }))
+        .extracted;
+    // a "Label: value" line gives a boolean (it used to be null whatever the text said)
+    expect(await extracted("Order A-5521 arrived broken.\nVIP: yes", { vip: "boolean" })).toEqual({ vip: true });
+    // a date said to be another role is not taken for this one
+    expect(await extracted("Refund please: the parcel was delivered late on 5 May 2026.", { end_date: "date" })).toEqual({
+      end_date: null,
+    });
+    // enum values match whole words: "professional" is not the plan "pro"
+    const plan = { plan: { type: "string", enum: ["free", "pro"] } };
+    expect(await extracted("I am a professional photographer with a billing question.", plan)).toEqual({ plan: null });
+    expect(await extracted("I am on the pro plan and was billed twice.", plan)).toEqual({ plan: "pro" });
+    // a count is a plain number, not the amount of money in the text; a list holds every value
+    expect(await extracted("Invoice INV-77 was $120.50 and INV-78 $80.", { seats: "integer", amounts: "number[]" })).toEqual({
+      seats: null,
+      amounts: [120.5, 80],
+    });
+    // a list that finds nothing is null, as every absent field
+    expect(await extracted("Thanks for the quick help!", { amounts: "number[]" })).toEqual({ amounts: null });
+  });
+
   test("no urgency or extracted fields unless asked", async () => {
     const out = await answer("email-classification", { email_content: LOGIN });
     expect(Object.keys(out ?? {}).sort()).toEqual(["category", "confidence"]);

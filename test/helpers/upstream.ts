@@ -29,6 +29,8 @@ export interface Fault {
   malformed?: boolean;
   /** answer 200 with JSON content that violates the requested schema */
   schemaInvalid?: boolean;
+  /** answer 200 with exactly this model content (chat completions): what a model would say */
+  content?: string;
   /** streaming: send a couple of chunks, then close the connection */
   streamCut?: boolean;
   /** with status: the error object's fields (default: a server_error without code) */
@@ -424,6 +426,7 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
       toolCalls = [{ id: callId(), type: "function", function: { name: tool.name, arguments: args } }];
       content = "";
     } else if (fault?.malformed) content = '{"answer": "cut off in the midd';
+    else if (fault?.content !== undefined) content = fault.content;
     else if (schema) {
       const name = (rf as { json_schema?: { name?: string } } | undefined)?.json_schema?.name;
       const key = record ? "" : (name ?? JSON.stringify(schema));

@@ -43,6 +43,14 @@ describe("schema shapes", () => {
     expect(r.value.customer).toEqual({ name: "Ana Lopez", email: "ana@x.com" });
   });
 
+  test("a count field takes a plain number, never an amount of money; another numeric field may", () => {
+    const fields = parseSchemaSpec({ seats: "integer", deposit: "number" }) ?? [];
+    expect(extractJson("We need 25 seats. Deposit $3,700.", fields).value).toEqual({ seats: 25, deposit: 3700 });
+    const onlyMoney = extractJson("Invoice INV-77 was $120.50.", fields);
+    expect(onlyMoney.value).toEqual({ seats: null, deposit: 120.5 });
+    expect(onlyMoney.missing).toEqual(["seats"]);
+  });
+
   test("without a schema every entity is grouped by kind", () => {
     const g = defaultExtraction("Pay $20 to bob@x.com by May 1, 2026", { referenceDate: REF });
     expect(g.emails).toEqual(["bob@x.com"]);

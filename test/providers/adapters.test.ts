@@ -211,13 +211,13 @@ describe("images and embeddings", () => {
       ],
     });
     expect(router.routeFor(tinyImage)).toEqual(["openai"]);
-    const out = await router.run(call(tinyImage, { prompt: "a lighthouse at dusk", size: "512x512" }));
+    const out = await router.run(call(tinyImage, { prompt: "a lighthouse at dusk", size: "1536x1024" }));
     expect(out.provider).toBe("openai");
     expect(out.model).toBe("gpt-image-1");
     const result = out.result as { images: { b64_json?: string; format: string }[] };
     expect(result.images[0]?.b64_json?.length).toBeGreaterThan(10);
     expect(sim.calls.requests[0]?.path).toBe("/v1/images/generations");
-    expect(sim.calls.requests[0]?.body).toMatchObject({ prompt: "a lighthouse at dusk", size: "512x512" });
+    expect(sim.calls.requests[0]?.body).toMatchObject({ prompt: "a lighthouse at dusk", size: "1536x1024" });
   });
 
   test("no image provider: no_provider naming what to set", async () => {

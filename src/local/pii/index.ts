@@ -14,7 +14,8 @@ import { resolveOverlaps } from "./resolve";
 import { findCreditCards, findEmails, findIpAddresses, findSsns } from "./structured";
 import type { PiiEntity, PiiType, Recognizer } from "./types";
 
-export type { RedactionStyle } from "./redact";
+export { accountHashKey, PII_HASH_SECRET } from "./keyed-hash";
+export { applyRedactions, type RedactionStyle } from "./redact";
 export { PII_TYPES, type PiiEntity, type PiiType } from "./types";
 
 /** Which entity types each recognizer can produce, so a `types` filter skips the others. */
@@ -49,8 +50,8 @@ export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEn
 
 export function redactPii(
   text: string,
-  opts: { types?: PiiType[]; style?: RedactionStyle } = {},
+  opts: { types?: PiiType[]; style?: RedactionStyle; hashKey?: string } = {},
 ): { redacted_text: string; entities: PiiEntity[] } {
   const entities = detectPii(text, { types: opts.types });
-  return { redacted_text: applyRedactions(text, entities, opts.style ?? "placeholder"), entities };
+  return { redacted_text: applyRedactions(text, entities, opts.style ?? "placeholder", opts.hashKey), entities };
 }

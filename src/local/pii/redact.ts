@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { tickCpuBudget } from "../budget";
+import { keyedHash } from "./keyed-hash";
 import type { PiiEntity, PiiType } from "./types";
 
 export type RedactionStyle = "placeholder" | "mask" | "hash";
@@ -15,20 +15,25 @@ const LABELS: Record<PiiType, string> = {
   address: "[ADDRESS]",
 };
 
-/** What replaces one entity: its category label, one asterisk per character, or its SHA-256 hex. */
-export function replacement(e: PiiEntity, style: RedactionStyle): string {
+/**
+ * What replaces one entity: its category label, one asterisk per character, or (style hash) the
+ * HMAC-SHA-256 hex of its text under `hashKey`, the account's key (keyed-hash.ts).
+ */
+export function replacement(e: PiiEntity, style: RedactionStyle, hashKey?: string): string {
   if (style === "placeholder") return LABELS[e.type];
   if (style === "mask") return "*".repeat([...e.text].length);
-  return createHash("sha256").update(e.text).digest("hex");
+  // never fall back to a plain hash: that is what made the tokens reversible
+  if (!hashKey) throw new Error("hash redaction needs the account's key");
+  return keyedHash(hashKey, e.text);
 }
 
 /** Applies replacements to non-overlapping entities sorted by start. */
-export function applyRedactions(text: string, entities: PiiEntity[], style: RedactionStyle): string {
+export function applyRedactions(text: string, entities: PiiEntity[], style: RedactionStyle, hashKey?: string): string {
   let out = "";
   let at = 0;
   for (const e of entities) {
     tickCpuBudget();
-    out += text.slice(at, e.start) + replacement(e, style);
+    out += text.slice(at, e.start) + replacement(e, style, hashKey);
     at = e.end;
   }
   return out + text.slice(at);
