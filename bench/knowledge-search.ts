@@ -105,7 +105,8 @@ const server = startServer(
       TEXTAI_LOG_LEVEL: "error",
       ...(process.env.TEXTAI_DATABASE_URL ? { TEXTAI_DATABASE_URL: process.env.TEXTAI_DATABASE_URL } : {}),
     },
-    (process.env.BENCH_CPU_MS ? `[limits]\noffline_cpu_ms = ${process.env.BENCH_CPU_MS}\n` : "") + "[plans.free.rate_limits]\nheavy = 1000000\nstandard = 1000000\n",
+    (process.env.BENCH_CPU_MS ? `[limits]\noffline_cpu_ms = ${process.env.BENCH_CPU_MS}\n` : "") +
+      "[plans.free.rate_limits]\nheavy = 1000000\nstandard = 1000000\n",
   ),
   { logger: createLogger("error") },
 );
