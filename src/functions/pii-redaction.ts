@@ -267,17 +267,17 @@ export default defineFunction({
     return keyed;
   },
   local: (req) => {
+    // hash style: postprocess builds the tokens from the entities for every answer, this one as a
+    // model's, so labels stand in here and the entities go along (dropped there unless asked for)
     const hash = req.redaction_style === "hash";
     const { redacted_text, entities } = redactPii(req.text, {
       types: selectedTypes(req),
-      style: req.redaction_style ?? "placeholder",
-      hashKey: hash ? hashKeyOf(req) : undefined,
+      style: hash ? "placeholder" : (req.redaction_style ?? "placeholder"),
     });
     return {
       redacted_text,
       redaction_count: entities.length,
       counts: countByType(entities),
-      // hash style: postprocess builds the tokens from the entities (as for a model's answer) and drops them unless asked for
       ...(req.return_entities || hash
         ? { entities: entities.map(({ type, start, end, text, score }) => ({ type, start, end, text, score })) }
         : {}),

@@ -4,14 +4,12 @@ import type { ProviderType } from "../config";
  * The sizes OpenAI's image API accepts, per model family (first matching prefix wins). Any other
  * size is a 400 from the API, so the gateway sends the accepted size nearest to the one asked for.
  */
+const GPT_IMAGE_SIZES: readonly string[] = ["1024x1024", "1536x1024", "1024x1536"];
 const OPENAI_IMAGE_SIZES: readonly { prefix: string; sizes: readonly string[] }[] = [
   { prefix: "dall-e-2", sizes: ["256x256", "512x512", "1024x1024"] },
   { prefix: "dall-e-3", sizes: ["1024x1024", "1792x1024", "1024x1792"] },
-  { prefix: "gpt-image", sizes: ["1024x1024", "1536x1024", "1024x1536"] },
+  { prefix: "gpt-image", sizes: GPT_IMAGE_SIZES },
 ];
-
-/** For a model of type `openai` not listed above: the gpt-image sizes (the default image model's, and square is safe everywhere). */
-export const DEFAULT_OPENAI_IMAGE_SIZES: readonly string[] = ["1024x1024", "1536x1024", "1024x1536"];
 
 /**
  * The sizes a provider accepts for `model`, or undefined when any size goes (an
@@ -20,7 +18,8 @@ export const DEFAULT_OPENAI_IMAGE_SIZES: readonly string[] = ["1024x1024", "1536
 export function acceptedImageSizes(type: ProviderType, model: string): readonly string[] | undefined {
   const known = OPENAI_IMAGE_SIZES.find((f) => model.toLowerCase().startsWith(f.prefix));
   if (known) return known.sizes;
-  return type === "openai" ? DEFAULT_OPENAI_IMAGE_SIZES : undefined;
+  // another model on type openai: the gpt-image sizes (the default image model's; square is safe everywhere)
+  return type === "openai" ? GPT_IMAGE_SIZES : undefined;
 }
 
 function sides(size: string): [number, number] {
