@@ -3,10 +3,12 @@
  * set test/fixtures/knowledge/faq.json only: every query's three best FAQs by raw blend (what a
  * caller sees with top_n 3), labelled right when that FAQ answers the query, unrelated queries'
  * candidates all wrong. Maximum likelihood by gradient descent; prints the slope and midpoint
- * to copy into src/knowledge/faq-match.ts. `bun test/eval/fit-faq-calibration.ts`
+ * to copy into src/knowledge/faq-match.ts. `bun test/eval/fit-faq-calibration.ts`; `--dev` adds
+ * faq-dev.json (tried 2026-11-25, not committed: see the README).
  */
 import { FaqMatcher } from "../../src/knowledge/faq-match";
 import fixture from "../fixtures/knowledge/faq.json";
+import dev from "../fixtures/knowledge/faq-dev.json";
 
 const matcher = new FaqMatcher(fixture.faqs.map((f, i) => ({ id: i, ...f })));
 const points: { blend: number; margin: number; y: number }[] = [];
@@ -20,6 +22,10 @@ const add = (query: string, expected: number | null) => {
 };
 for (const c of [...fixture.paraphrases, ...fixture.typos, ...fixture.harder_paraphrases]) add(c.query, c.expected);
 for (const q of [...fixture.unrelated, ...fixture.shop_adjacent]) add(q, null);
+if (process.argv.includes("--dev")) {
+  for (const c of dev.queries) add(c.query, c.expected);
+  for (const q of dev.unanswerable) add(q, null);
+}
 
 const L2 = 0.0003;
 const w = { blend: 10, margin: 0, bias: -4 };

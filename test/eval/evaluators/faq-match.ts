@@ -6,6 +6,7 @@
 import type { Evaluator } from "../registry";
 import {
   faqCalibration,
+  faqDevItems,
   faqHeldOut,
   faqReport,
   faqTuningAnswerable,
@@ -19,9 +20,13 @@ const evaluator: Evaluator = {
   name: "faq-match",
   run: () => {
     const report = relevanceReport(
-      "faq-match, default min_confidence (tuning set + two held-out sets)",
+      "faq-match, default min_confidence (tuning and dev sets + two held-out sets)",
       faqReport(),
-      faqTuningAnswerable.length + faqTuningUnanswerable.length + faqHeldOut.queries.length + faqHeldOut.unanswerable.length,
+      faqTuningAnswerable.length +
+        faqTuningUnanswerable.length +
+        faqDevItems +
+        faqHeldOut.queries.length +
+        faqHeldOut.unanswerable.length,
     );
     const tuning = faqCalibration(faqTuningAnswerable, faqTuningUnanswerable);
     const holdout = faqCalibration(faqHeldOut.queries, faqHeldOut.unanswerable);

@@ -7,16 +7,20 @@
  * tuned on; help-center-holdout-2.json and faq-holdout-2.json, written on 2026-11-25 by someone
  * who saw only the documents and FAQs (not the engine, not the other queries): typos, British
  * wording, terse and chatty queries, near-miss questions. The targets apply to both held-out
- * sets pooled. Only tuning errors are listed (`--errors`): held-out misses are counted, never
- * shown, so the sets stay blind. Search runs the inline variant, which shares its ranking code
+ * sets pooled. help-center-dev.json and faq-dev.json (2026-11-25, written blind like held-out 2,
+ * and larger) are tuning data: the old tuning sets had saturated (search 0.84 on them, 0.50 on
+ * held-out 2), so a change is judged on the dev sets first. Only tuning and dev errors are listed
+ * (`--errors`): held-out misses are counted, never shown, so the sets stay blind. Search runs the inline variant, which shares its ranking code
  * with stored bases.
  */
 import { FaqMatcher } from "../../../src/knowledge/faq-match";
 import { searchInline } from "../../../src/knowledge/inline";
 import faqTuning from "../../fixtures/knowledge/faq.json";
+import faqDev from "../../fixtures/knowledge/faq-dev.json";
 import faqHoldout from "../../fixtures/knowledge/faq-holdout.json";
 import faqHoldout2 from "../../fixtures/knowledge/faq-holdout-2.json";
 import helpCenter from "../../fixtures/knowledge/help-center.json";
+import helpDev from "../../fixtures/knowledge/help-center-dev.json";
 import helpHoldout from "../../fixtures/knowledge/help-center-holdout.json";
 import helpHoldout2 from "../../fixtures/knowledge/help-center-holdout-2.json";
 import { type CalibrationFigures, calibrationFigures } from "../metrics";
@@ -80,6 +84,8 @@ export const faqRanker = (minConfidence?: number) => (query: string) =>
 
 export interface RelevanceReport {
   tuning: RelevanceFigures;
+  /** the dev set: tuning data written blind, in held-out 2's style */
+  dev: RelevanceFigures;
   /** the first held-out set */
   holdout: RelevanceFigures;
   /** the second, written blind to the engine */
@@ -97,7 +103,7 @@ function heldOutFigures<T>(
   rank: (query: string) => T[],
   sets: [HeldOut<T>, HeldOut<T>],
   label?: (x: T) => string,
-): Omit<RelevanceReport, "tuning"> {
+): Omit<RelevanceReport, "tuning" | "dev"> {
   const [a, b] = sets;
   return {
     holdout: relevanceFigures(rank, a.queries, a.unanswerable, label),
@@ -109,6 +115,7 @@ function heldOutFigures<T>(
 export function searchReport(): RelevanceReport {
   return {
     tuning: relevanceFigures(searchRanker(), helpCenter.queries, helpCenter.unanswerable),
+    dev: relevanceFigures(searchRanker(), helpDev.queries, helpDev.unanswerable),
     ...heldOutFigures(searchRanker(), [helpHoldout, helpHoldout2]),
   };
 }
@@ -136,9 +143,12 @@ export function faqReport(): RelevanceReport {
   const faqLabel = (i: number) => faqTuning.faqs[i]?.question ?? String(i);
   return {
     tuning: relevanceFigures(faqRanker(), faqTuningAnswerable, faqTuningUnanswerable, faqLabel),
+    dev: relevanceFigures(faqRanker(), faqDev.queries, faqDev.unanswerable, faqLabel),
     ...heldOutFigures(faqRanker(), [faqHoldout, faqHoldout2], faqLabel),
   };
 }
+
+export const faqDevItems = faqDev.queries.length + faqDev.unanswerable.length;
 
 /** Both FAQ held-out sets as one. */
 export const faqHeldOut = {
@@ -164,12 +174,13 @@ export function relevanceReport(capability: string, r: RelevanceReport, items: n
     items,
     metrics: [
       ...metrics("tuning", r.tuning, false),
+      ...metrics("dev (tuning data)", r.dev, false),
       ...metrics("held-out 1", r.holdout, false),
       ...metrics("held-out 2", r.holdout2, false),
       ...metrics("held-out, both", r.pooled, true),
     ],
     // held-out misses are not shown: the sets stay blind
-    errors: r.tuning.errors,
+    errors: [...r.tuning.errors, ...r.dev.errors.map((e) => `dev: ${e}`)],
   };
 }
 
@@ -177,9 +188,9 @@ const evaluator: Evaluator = {
   name: "knowledge-search",
   run: () =>
     relevanceReport(
-      "knowledge-base search, default floor (tuning set + two held-out sets)",
+      "knowledge-base search, default floor (tuning and dev sets + two held-out sets)",
       searchReport(),
-      [helpCenter, helpHoldout, helpHoldout2].reduce((n, s) => n + s.queries.length + s.unanswerable.length, 0),
+      [helpCenter, helpDev, helpHoldout, helpHoldout2].reduce((n, s) => n + s.queries.length + s.unanswerable.length, 0),
     ),
 };
 export default evaluator;
