@@ -21,10 +21,17 @@ export interface PendingCharge {
   spareHolds: boolean;
   /** the reservation's hold where holds are rows (PostgreSQL): deleted with the debit */
   holdId?: string;
-  done: (balance: number | null) => void;
+  /** the balance after the charge; null: not covered; VOIDED: a retry of its Idempotency-Key voided it */
+  done: (balance: number | null | typeof VOIDED) => void;
   fail: (e: unknown) => void;
-  out?: { balance: number | null } | { error: unknown };
+  out?: { balance: number | null | typeof VOIDED } | { error: unknown };
 }
+
+/**
+ * The outcome of an Idempotency-Key call's charge when a retry that took the key over (the call
+ * outlived its lease) voided its request id first: nothing is charged, and the call answers free.
+ */
+export const VOIDED = "voided" as const;
 
 /**
  * What both ledgers share: the holds of this process's calls in flight, and the queue of charges
@@ -68,9 +75,15 @@ export abstract class GroupCommitLedger {
     if (r.done) return;
     r.done = true;
     if (r.amount === 0) return;
+    const amount = r.amount;
     let charged = false;
     try {
       const balance = await this.enqueue(r.accountId, r.amount, details, false, r.holdId);
+      if (balance === VOIDED) {
+        r.amount = 0;
+        r.remaining = await this.balance(r.accountId);
+        return;
+      }
       charged = balance !== null;
       if (balance === null) {
         const now = await Promise.resolve(this.balance(r.accountId)).catch(() => "unknown");
@@ -81,7 +94,7 @@ export abstract class GroupCommitLedger {
       }
       r.remaining = balance;
     } finally {
-      this.holds.give(r.accountId, r.amount);
+      this.holds.give(r.accountId, amount);
       this.holdEnded(r, charged);
     }
   }
@@ -108,6 +121,7 @@ export abstract class GroupCommitLedger {
     if (amount <= 0) return { accountId, amount: 0, remaining: await this.balance(accountId), done: true };
     const balance = await this.enqueue(accountId, amount, details, true);
     if (balance === null) return null;
+    if (balance === VOIDED) return { accountId, amount: 0, remaining: await this.balance(accountId), done: true };
     return { accountId, amount, remaining: balance, done: true };
   }
 
@@ -128,7 +142,7 @@ export abstract class GroupCommitLedger {
     details: ChargeDetails,
     spareHolds: boolean,
     holdId?: string,
-  ): Promise<number | null> {
+  ): Promise<number | null | typeof VOIDED> {
     if (this.refusing) return Promise.reject(shuttingDown());
     return new Promise((done, fail) => {
       this.queue.push({ accountId, amount, details, spareHolds, holdId, done, fail });

@@ -24,7 +24,15 @@ export interface ChargeDetails {
    * closed, as Bun does to pipelined requests) by the time the batch commits is not applied
    */
   signal?: AbortSignal;
+  /**
+   * the call carries an Idempotency-Key: its charge is recorded by request id (idempotent_charges)
+   * in its transaction, and is not applied if a retry that took the key over voided the id first
+   */
+  idempotent?: boolean;
 }
+
+/** How long the charge records of Idempotency-Key calls are kept: longer than the key's 24 h. */
+export const IDEMPOTENT_CHARGES_KEPT_MS = 48 * 3600_000;
 
 /** What usage, usage-summary, the admin account view and `textai usage` show. */
 export interface UsageFigures {
@@ -90,8 +98,10 @@ export interface CreditLedger extends UsageReader {
   balance(accountId: string): MaybePromise<number>;
   /**
    * The first of these requests of the account that was charged (its ledger row carries its
-   * request id), or null: a retry that takes over an Idempotency-Key whose call died asks this
-   * before charging.
+   * request id), or null: a retry that takes over an Idempotency-Key whose call died, or ran past
+   * its lease, asks this before charging. Every one of them that has not been charged is voided
+   * first, so it can never be charged later: a call still running on another node gets its
+   * answer uncharged, and the retry, which found it uncharged, is charged instead, once.
    */
   chargedRequest(accountId: string, requestIds: string[]): MaybePromise<string | null>;
   /** Applies whatever charges are queued now (shutdown, tests). */

@@ -1,8 +1,14 @@
 import type { SQL } from "bun";
 import { clientClosed } from "../errors";
 import { databaseUnavailable, isPgUnavailable, type PgStorage, pgCall, schemaReady } from "../storage/postgres";
-import { GroupCommitLedger, type PendingCharge, takeBackRefused } from "./group-commit";
-import type { CreditLedger, MonthSummary, Reservation, UsageFigures } from "./interface";
+import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
+import {
+  type CreditLedger,
+  IDEMPOTENT_CHARGES_KEPT_MS,
+  type MonthSummary,
+  type Reservation,
+  type UsageFigures,
+} from "./interface";
 import { dayOf, monthlyFrom, monthToDateFrom, type UsageRow } from "./usage";
 
 /** Key space (first half of a two-int advisory key) of the per-account lock under which holds are taken. */
@@ -20,8 +26,15 @@ const MAX_LEASE_MS = 10_000;
  * held call's charge deletes its hold in the same statement, so the hold and the debit change
  * together for every snapshot.
  */
-const chargeStatement = (floor: string, held: boolean) => `WITH upd AS (
-  UPDATE accounts SET balance = balance - $1 WHERE id = $2 AND balance - $1 >= ${floor} RETURNING balance
+const chargeStatement = (floor: string, held: boolean, idempotent: boolean) => `WITH ${
+  idempotent
+    ? `claim AS (
+  INSERT INTO idempotent_charges (request_id, account_id, state, created_at) VALUES ($6, $2, 'charged', $9)
+  ON CONFLICT (request_id) DO NOTHING RETURNING 1
+), `
+    : ""
+}upd AS (
+  UPDATE accounts SET balance = balance - $1 WHERE id = $2 AND balance - $1 >= ${floor}${idempotent ? " AND EXISTS (SELECT 1 FROM claim)" : ""} RETURNING balance
 ), row AS (
   INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at)
   SELECT $2, $4, -$1, 'charge', $5, $6, $7, $8, $9 FROM upd
@@ -31,11 +44,24 @@ const chargeStatement = (floor: string, held: boolean) => `WITH upd AS (
   ON CONFLICT (account_id, day, kind, function, provider) DO UPDATE SET requests = usage_daily.requests + 1,
     credits = usage_daily.credits + excluded.credits, cached = usage_daily.cached + excluded.cached
 )${held ? ", gone AS (DELETE FROM credit_holds WHERE id = $12::uuid)" : ""}
-SELECT balance::float8 AS balance FROM upd`;
-/** a held call: its own hold already kept its credits from everyone else */
-const CHARGE_HELD = chargeStatement("$3", true);
-/** an answer in hand (cache hit): must leave what every node's calls in flight hold */
-const CHARGE_SPARE = chargeStatement(`greatest($3, ${liveHolds("$2")})`, false);
+${
+  idempotent
+    ? "SELECT (SELECT balance::float8 FROM upd) AS balance, EXISTS (SELECT 1 FROM claim) AS claimed"
+    : "SELECT balance::float8 AS balance, true AS claimed FROM upd"
+}`;
+/**
+ * The charge statements: a held call (its own hold already kept its credits from everyone else)
+ * or an answer in hand (a cache hit: must leave what every node's calls in flight hold), each
+ * plain or for an Idempotency-Key call. The latter records the charge by request id first and
+ * debits only if that record is new: a retry that took the key over may have voided the id. If a
+ * retry's void is in flight, the insert waits for it (the primary key), and the other way round.
+ */
+const CHARGE = {
+  held: chargeStatement("$3", true, false),
+  spare: chargeStatement(`greatest($3, ${liveHolds("$2")})`, false, false),
+  heldIdempotent: chargeStatement("$3", true, true),
+  spareIdempotent: chargeStatement(`greatest($3, ${liveHolds("$2")})`, false, true),
+};
 /**
  * Before a charge that must spare holds: the hold lock (no hold is taken meanwhile), then the
  * account row (a batch charging it has committed), so the next statement's snapshot is exact.
@@ -68,6 +94,8 @@ const RENEW = `UPDATE credit_holds SET expires_at = ${NOW_MS} + $2::bigint WHERE
  */
 export class PostgresCreditLedger extends GroupCommitLedger implements CreditLedger {
   private flushing: Promise<void> = Promise.resolve();
+  /** Idempotency-Key charges committed, to sweep their records every 256 */
+  private claims = 0;
   /** how long a hold counts unless renewed */
   readonly leaseMs: number;
   /** this node's holds in PostgreSQL: id -> when its expiry was last pushed (performance.now()) */
@@ -171,13 +199,13 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     // account order, then hold lock before row lock, as everywhere)
     const spares = (c: PendingCharge) => c.spareHolds || c.holdId === undefined;
     const sparing = new Set(live.filter(spares).map((c) => c.accountId));
-    let results: (number | null)[];
+    let results: (number | null | typeof VOIDED)[];
     try {
       await schemaReady(this.pg);
       results = await this.pg.sql.begin(async (tx) => {
         // queries start (in this order, pipelined on the transaction's connection) at then()
         const locks: Promise<unknown>[] = [];
-        const statements: Promise<number | null>[] = [];
+        const statements: Promise<number | null | typeof VOIDED>[] = [];
         let group: string | null = null;
         for (const c of live) {
           if (c.accountId !== group) {
@@ -203,10 +231,14 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
             dayOf(at),
             d.cached ? 1 : 0,
           ];
+          const sql = d.idempotent ? (held ? CHARGE.heldIdempotent : CHARGE.spareIdempotent) : held ? CHARGE.held : CHARGE.spare;
           statements.push(
-            tx
-              .unsafe(held ? CHARGE_HELD : CHARGE_SPARE, held ? [...params, c.holdId] : params)
-              .then((rows: { balance: number }[]) => (rows.length ? Number(rows[0].balance) : null)),
+            tx.unsafe(sql, held ? [...params, c.holdId] : params).then((rows: { balance: number | null; claimed: boolean }[]) => {
+              const row = rows[0];
+              if (!row) return null;
+              if (!row.claimed) return VOIDED;
+              return row.balance === null ? null : Number(row.balance);
+            }),
           );
         }
         const [, charged] = await Promise.all([Promise.all(locks), Promise.all(statements)]);
@@ -220,6 +252,19 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     this.stats.batches++;
     this.stats.operations += live.length;
     for (const [i, c] of live.entries()) c.done(results[i]);
+    const claims = live.filter((c) => c.details.idempotent).length;
+    if (claims > 0 && Math.floor((this.claims + claims) / 256) > Math.floor(this.claims / 256)) this.sweepClaims();
+    this.claims += claims;
+  }
+
+  /** Drops charge records of Idempotency-Key calls older than their keys can be (not awaited). */
+  private sweepClaims(): void {
+    const before = Date.now() - IDEMPOTENT_CHARGES_KEPT_MS;
+    this.pg.sql`DELETE FROM idempotent_charges WHERE request_id IN (
+      SELECT request_id FROM idempotent_charges WHERE created_at < ${before} LIMIT 500)`.then(
+      () => {},
+      () => {},
+    );
   }
 
   /**
@@ -263,8 +308,17 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     });
   }
 
+  /**
+   * Voids the ids not charged, then looks for a charged one. Two statements, not one: if a charge
+   * of one of them is committing, the void's insert waits for it, and only a later statement's
+   * snapshot sees its ledger row (one statement would keep the snapshot from before the wait).
+   */
   chargedRequest(accountId: string, requestIds: string[]): Promise<string | null> {
     return pgCall(this.pg, async () => {
+      const at = Date.now();
+      await this.pg.sql`INSERT INTO idempotent_charges (request_id, account_id, state, created_at)
+        SELECT id, ${accountId}, 'void', ${at} FROM json_array_elements_text((${JSON.stringify(requestIds)}::text)::json) AS id
+        ON CONFLICT (request_id) DO NOTHING`;
       // a handful of ids at most (one per crashed claim), each an index lookup
       for (const id of requestIds) {
         const [row] = await this.pg

@@ -1,8 +1,14 @@
 import type { Statement } from "bun:sqlite";
 import { clientClosed } from "../errors";
 import { isStorageUnavailable, type Storage } from "../storage/db";
-import { GroupCommitLedger, type PendingCharge, takeBackRefused } from "./group-commit";
-import type { CreditLedger, MonthSummary, Reservation, UsageFigures } from "./interface";
+import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
+import {
+  type CreditLedger,
+  IDEMPOTENT_CHARGES_KEPT_MS,
+  type MonthSummary,
+  type Reservation,
+  type UsageFigures,
+} from "./interface";
 import { dayOf, monthlyFrom, monthToDateFrom, type UsageRow } from "./usage";
 
 /**
@@ -34,6 +40,11 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
   private monthlyStmt: Statement<UsageRow & { month: string }, [string, string]>;
   private refundStmt: Statement;
   private chargedStmt: Statement<{ request_id: string }, [string, string]>;
+  private claimStmt: Statement;
+  private unclaimStmt: Statement;
+  private voidStmt: Statement;
+  private sweepClaimsStmt: Statement;
+  private claims = 0;
   constructor(private storage: Storage) {
     super();
     const q = storage.sqlite;
@@ -56,6 +67,16 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
     this.refundStmt = q.prepare("UPDATE accounts SET balance = balance + ?1 WHERE id = ?2");
     this.chargedStmt = q.prepare(
       "SELECT request_id FROM ledger WHERE request_id IN (SELECT value FROM json_each(?1)) AND account_id = ?2 AND kind = 'charge' LIMIT 1",
+    );
+    this.claimStmt = q.prepare(
+      "INSERT INTO idempotent_charges (request_id, account_id, state, created_at) VALUES (?1, ?2, 'charged', ?3) ON CONFLICT (request_id) DO NOTHING",
+    );
+    this.unclaimStmt = q.prepare("DELETE FROM idempotent_charges WHERE request_id = ?1 AND state = 'charged'");
+    this.voidStmt = q.prepare(
+      "INSERT INTO idempotent_charges (request_id, account_id, state, created_at) SELECT value, ?2, 'void', ?3 FROM json_each(?1) WHERE true ON CONFLICT (request_id) DO NOTHING",
+    );
+    this.sweepClaimsStmt = q.prepare(
+      "DELETE FROM idempotent_charges WHERE rowid IN (SELECT rowid FROM idempotent_charges WHERE created_at < ?1 LIMIT 500)",
     );
   }
 
@@ -98,15 +119,26 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
       return;
     }
     let updated = false;
+    let claimed = false;
+    const d = c.details;
     try {
+      // an Idempotency-Key call's charge: recorded by request id, unless a retry voided it first
+      if (d.idempotent) {
+        if (this.claimStmt.run(d.requestId, c.accountId, Date.now()).changes === 0) {
+          c.out = { balance: VOIDED };
+          return;
+        }
+        claimed = true;
+        if (++this.claims % 256 === 0) this.sweepClaimsStmt.run(Date.now() - IDEMPOTENT_CHARGES_KEPT_MS);
+      }
       const floor = c.spareHolds ? this.held(c.accountId) : 0;
       const row = this.chargeBalanceStmt.get(c.amount, c.accountId, floor);
       if (!row) {
+        if (claimed) this.unclaimStmt.run(d.requestId);
         c.out = { balance: null };
         return;
       }
       updated = true;
-      const d = c.details;
       this.insertStmt.run(c.accountId, d.keyId, -c.amount, d.fn, d.requestId, d.provider, d.cached ? 1 : 0, Date.now());
       c.out = { balance: row.balance };
     } catch (err) {
@@ -115,6 +147,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
       // only this charge failed: a failed statement rolls back just itself, so an UPDATE that
       // went through before a failed INSERT is undone here; the rest of the batch goes on
       if (updated) this.refundStmt.run(c.amount, c.accountId);
+      if (claimed) this.unclaimStmt.run(d.requestId);
       c.out = { error: err };
     }
   }
@@ -127,7 +160,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
   private addRollups(batch: PendingCharge[], day: string): void {
     const sums = new Map<string, { c: PendingCharge; requests: number; credits: number; cached: number }>();
     for (const c of batch) {
-      if (!c.out || "error" in c.out || c.out.balance === null) continue;
+      if (!c.out || "error" in c.out || typeof c.out.balance !== "number") continue;
       const k = `${c.accountId}\u0000${c.details.fn}\u0000${c.details.provider ?? ""}`;
       const sum = sums.get(k) ?? { c, requests: 0, credits: 0, cached: 0 };
       sum.requests++;
@@ -175,8 +208,15 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
     return this.balanceStmt.get(accountId)?.balance ?? 0;
   }
 
+  /** Voids the ids not charged, then finds a charged one, in one transaction: a charge commits either before (found) or never. */
   chargedRequest(accountId: string, requestIds: string[]): string | null {
-    return this.chargedStmt.get(JSON.stringify(requestIds), accountId)?.request_id ?? null;
+    const ids = JSON.stringify(requestIds);
+    return this.storage.sqlite
+      .transaction(() => {
+        this.voidStmt.run(ids, accountId, Date.now());
+        return this.chargedStmt.get(ids, accountId)?.request_id ?? null;
+      })
+      .immediate();
   }
 
   /** Balance := sum of the ledger, for every account (a database edited by hand, or by an older version that kept reservations on disk). */

@@ -97,7 +97,7 @@ export class FunctionPipeline {
     }
     let res: Response;
     try {
-      res = await this.execute(def, req, auth, request, state, paidBy);
+      res = await this.execute(def, req, auth, request, state, paidBy, idemKey !== null);
     } catch (err) {
       // nothing was charged: the key is free for a retry at once
       if (idemKey !== null) await this.deps.idempotency.abandon(auth.accountId, idemKey);
@@ -184,6 +184,8 @@ export class FunctionPipeline {
     state: RequestState,
     /** the earlier request of this Idempotency-Key whose charge already paid for this answer */
     paidBy: string | null,
+    /** the call carries an Idempotency-Key: its charge can be voided by a retry that takes the key over */
+    idempotent = false,
   ): Promise<Response> {
     const { config, ledger, cache, router } = this.deps;
     if (paidBy !== null) state.headers["Idempotent-Recovered"] = paidBy;
@@ -204,6 +206,7 @@ export class FunctionPipeline {
       provider,
       cached,
       signal: request.signal,
+      idempotent,
     });
 
     const cacheControl = request.headers.get("cache-control") ?? "";
@@ -244,6 +247,14 @@ export class FunctionPipeline {
       fromCache: (hit) => ({ ...hit, attempts: [] }),
       paid: paidBy !== null,
     });
+    if (idempotent && paidBy === null && cost > 0 && reservation.amount === 0) {
+      // this call outlived its Idempotency-Key's lease and a retry took the key over and voided
+      // its charge before it landed: the retry is charged, this answer goes out free
+      state.headers["Idempotent-Superseded"] = "true";
+      this.deps.logger?.log("warn", "idempotency: a retry took this call's key over; answered uncharged", {
+        request_id: state.requestId,
+      });
+    }
     return this.respond(def, state, reservation, answer, cached);
   }
 

@@ -11,6 +11,7 @@ import m0006 from "../../drizzle/0006_idempotency.sql" with { type: "text" };
 import m0007 from "../../drizzle/0007_dashboard.sql" with { type: "text" };
 import m0008 from "../../drizzle/0008_idempotency_request_ids.sql" with { type: "text" };
 import m0009 from "../../drizzle/0009_gateway_secrets.sql" with { type: "text" };
+import m0010 from "../../drizzle/0010_idempotent_charges.sql" with { type: "text" };
 
 export const MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: m0000 },
@@ -23,4 +24,5 @@ export const MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0007_dashboard", sql: m0007 },
   { tag: "0008_idempotency_request_ids", sql: m0008 },
   { tag: "0009_gateway_secrets", sql: m0009 },
+  { tag: "0010_idempotent_charges", sql: m0010 },
 ];

@@ -152,6 +152,18 @@ export const gatewaySecrets = pgTable("gateway_secrets", {
   createdAt: ms("created_at").notNull().default(now),
 });
 
+/** Charges of Idempotency-Key calls by request id, 'charged' or 'void' (same as SQLite's, which says why). */
+export const idempotentCharges = pgTable(
+  "idempotent_charges",
+  {
+    requestId: text("request_id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    state: text("state", { enum: ["charged", "void"] }).notNull(),
+    createdAt: ms("created_at").notNull().default(now),
+  },
+  (t) => [index("idempotent_charges_created_idx").on(t.createdAt)],
+);
+
 /** PostgreSQL's full-text document type; the gateway writes its literal form (knowledge/fts-tokens.ts). */
 const tsvector = customType<{ data: string }>({ dataType: () => "tsvector" });
 const bytea = customType<{ data: Uint8Array }>({ dataType: () => "bytea" });

@@ -156,3 +156,21 @@ export const gatewaySecrets = sqliteTable("gateway_secrets", {
   value: text("value").notNull(),
   createdAt: integer("created_at").notNull().default(now),
 });
+
+/**
+ * Charges of calls that carry an Idempotency-Key, by request id: 'charged' is written in the
+ * transaction of the call's charge, 'void' by a retry that takes the key over from a claim whose
+ * lease ran out. Whichever lands first wins (the primary key), so a call that outlives its lease
+ * can never be charged after a retry has found it uncharged and run charged itself. Kept for the
+ * Idempotency-Key TTL (24 h), then swept.
+ */
+export const idempotentCharges = sqliteTable(
+  "idempotent_charges",
+  {
+    requestId: text("request_id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    state: text("state", { enum: ["charged", "void"] }).notNull(),
+    createdAt: integer("created_at").notNull().default(now),
+  },
+  (t) => [index("idempotent_charges_created_idx").on(t.createdAt)],
+);

@@ -3,10 +3,12 @@
  * and the shared ones (PostgreSQL, Redis). The shared ones need 127.0.0.1:5432 and :6379 (see
  * test/helpers/shared-servers.ts): without them these suites skip loudly, except under CI=true.
  */
+
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SQL } from "bun";
 import type { KeyStore } from "../../src/auth/interface";
 import { KeyStoreError } from "../../src/auth/interface";
 import { hashApiKey } from "../../src/auth/keys";
@@ -175,6 +177,82 @@ for (const [name, enabled, make] of stores) {
       expect(await ledger.chargedRequest(other, [`req_other_${tag}`])).toBe(`req_other_${tag}`);
       expect(await ledger.chargedRequest(id, [])).toBeNull();
     });
+
+    test("an Idempotency-Key call's charge is not applied once a retry's takeover voided its id; one applied first is found", async () => {
+      const { keys, ledger } = make();
+      const { id } = await keys.createAccount({ credits: 5 });
+      const tag = crypto.randomUUID();
+      const idem = (rid: string): ChargeDetails => ({ ...details(rid), idempotent: true });
+      // overran its lease: the retry found it uncharged (and voided it) before its charge landed
+      const late = (await ledger.reserve(id, 1))!;
+      expect(await ledger.chargedRequest(id, [`req_late_${tag}`])).toBeNull();
+      await ledger.settle(late, idem(`req_late_${tag}`));
+      expect(late.amount).toBe(0);
+      expect(late.remaining).toBe(5);
+      expect(await ledger.balance(id)).toBe(5);
+      expect(ledger.held(id)).toBe(0);
+      expect(await ledger.chargedRequest(id, [`req_late_${tag}`])).toBeNull();
+      // the same for an answer in hand (a cache hit)
+      expect(await ledger.chargedRequest(id, [`req_hit_${tag}`])).toBeNull();
+      expect(await ledger.charge(id, 1, idem(`req_hit_${tag}`))).toMatchObject({ amount: 0, remaining: 5 });
+      // charged first: the retry's takeover finds it, and the void changes nothing
+      const first = (await ledger.reserve(id, 2))!;
+      await ledger.settle(first, idem(`req_first_${tag}`));
+      expect(first).toMatchObject({ amount: 2, remaining: 3 });
+      expect(await ledger.chargedRequest(id, [`req_first_${tag}`])).toBe(`req_first_${tag}`);
+      expect(await ledger.balance(id)).toBe(3);
+      // refused for want of credits: never charged, so a takeover finds nothing
+      const { id: poor } = await keys.createAccount({ credits: 0 });
+      expect(await ledger.charge(poor, 1, idem(`req_poor_${tag}`))).toBeNull();
+      expect(await ledger.chargedRequest(poor, [`req_poor_${tag}`])).toBeNull();
+      expect((await ledger.monthToDate(id)).requests).toBe(1);
+    });
+
+    test.skipIf(name !== "postgres")(
+      "the void and the charge of one request id wait for each other: whichever commits first wins",
+      async () => {
+        const { keys, ledger } = make();
+        const { id } = await keys.createAccount({ credits: 5 });
+        const tag = crypto.randomUUID();
+        const raw = new SQL(pgDb!.url);
+        const conn = await raw.reserve();
+        try {
+          const pending = <T>(p: Promise<T>) => {
+            let settled = false;
+            p.then(
+              () => (settled = true),
+              () => (settled = true),
+            );
+            return () => settled;
+          };
+          // a retry's void in flight: the charge waits for it, then is not applied
+          await conn`BEGIN`;
+          await conn`INSERT INTO idempotent_charges (request_id, account_id, state, created_at) VALUES (${`req_a_${tag}`}, ${id}, 'void', 0)`;
+          const late = (await ledger.reserve(id, 1))!;
+          const settling = ledger.settle(late, { ...details(`req_a_${tag}`), idempotent: true });
+          const done = pending(settling);
+          await Bun.sleep(300);
+          expect(done()).toBe(false);
+          await conn`COMMIT`;
+          await settling;
+          expect(late.amount).toBe(0);
+          expect(await ledger.balance(id)).toBe(5);
+          // a charge committing: the takeover's void waits for it, then finds it
+          await conn`BEGIN`;
+          await conn`INSERT INTO idempotent_charges (request_id, account_id, state, created_at) VALUES (${`req_b_${tag}`}, ${id}, 'charged', 0)`;
+          await conn`INSERT INTO ledger (account_id, amount, kind, function, request_id, created_at) VALUES (${id}, -1, 'charge', 'word-count', ${`req_b_${tag}`}, 0)`;
+          const asking = Promise.resolve(ledger.chargedRequest(id, [`req_b_${tag}`]));
+          const answered = pending(asking);
+          await Bun.sleep(300);
+          expect(answered()).toBe(false);
+          await conn`COMMIT`;
+          expect(await asking).toBe(`req_b_${tag}`);
+        } finally {
+          conn.release();
+          await raw.close();
+        }
+      },
+    );
 
     test.skipIf(name !== "postgres")(
       "holds are shared by every node: a call held on one node keeps its credits from the other's reserves, cache-hit charges and take-backs",

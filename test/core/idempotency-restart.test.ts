@@ -122,4 +122,37 @@ describe("Idempotency-Key across kill -9 and restart", () => {
     expect(figures).toMatchObject({ requests: 1, credits_used: 1, balance: 9 });
     await kill9(b);
   }, 60_000);
+
+  test("a call that outlives its lease while a retry takes its key over is charged once: the retry pays, the late call answers free", async () => {
+    const created = JSON.parse(cli(["keys", "create", "--label", "overrun", "--credits", "10", "--json"], env));
+    const h = { "x-api-key": created.key, "idempotency-key": "overrun-1" };
+    const body = { email_text: "Please confirm my booking for Friday.", tone: "formal" };
+    const g = await start();
+    // the mock answers email-reply after 3 s; meanwhile the call's record is found in flight
+    const late = post(g, "/api/v1/ai/email-reply", body, h);
+    const db = new Database(env.TEXTAI_DB);
+    const record = () =>
+      db.query("SELECT request_ids FROM idempotency_keys WHERE key = ?").get("overrun-1") as { request_ids: string } | null;
+    for (let i = 0; i < 100 && !record(); i++) await Bun.sleep(20);
+    const [lateId] = JSON.parse(record()!.request_ids) as string[];
+    // The state a stall past the lease leaves (an event loop or a disk that froze for longer than
+    // the request timeout + 5 s), built deterministically: the lease has ended, the call runs on.
+    db.query("UPDATE idempotency_keys SET lease_until = 0 WHERE key = ?").run("overrun-1");
+    db.close();
+
+    const retry = post(g, "/api/v1/ai/email-reply", body, h);
+    const [a, b] = await Promise.all([late, retry]);
+    expect(a.status, JSON.stringify(a.json)).toBe(200);
+    expect(b.status, JSON.stringify(b.json)).toBe(200);
+    expect(a.json.request_id).toBe(lateId);
+    // the retry found the late call uncharged and voided its charge before it landed
+    expect(a.headers.get("idempotent-superseded")).toBe("true");
+    expect(a.json.meta.credits_deducted).toBe(0);
+    expect(b.headers.get("idempotent-superseded")).toBeNull();
+    expect(b.json.meta.credits_deducted).toBe(2);
+    const usage = await fetch(`${g.url}/api/v1/account/usage`, { headers: { "x-api-key": created.key } });
+    const figures = ((await usage.json()) as { data: { result: Record<string, number> } }).data.result;
+    expect(figures).toMatchObject({ requests: 1, credits_used: 2, balance: 8 });
+    await kill9(g);
+  }, 60_000);
 });

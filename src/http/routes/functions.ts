@@ -60,7 +60,7 @@ export function functionDoc(def: AnyFunctionDef, cost: number) {
         required: false,
         schema: { type: "string" },
         description:
-          "replays the stored answer for 24h without charging again (header Idempotent-Replayed); a retry after a crash that charged the first call before its answer was kept runs uncharged (header Idempotent-Recovered: the charged request's id)",
+          "replays the stored answer for 24h without charging again (header Idempotent-Replayed); a retry after a crash that charged the first call before its answer was kept runs uncharged (header Idempotent-Recovered: the charged request's id); a call that outlived its lease while a retry took its key over answers uncharged (header Idempotent-Superseded), the retry being charged",
       },
       {
         name: "Cache-Control",
