@@ -32,6 +32,33 @@ describe("sentence scoring", () => {
     expect(score("The battery is terrible but the screen is wonderful.")).toBeGreaterThan(0);
   });
 
+  test("what a customer expects, denied, is a complaint: no reply, no delivery, not working", () => {
+    // these verbs are neutral in VADER's lexicon; "never replied" used to score nothing at all
+    for (const text of [
+      "The seller never replied to my emails.",
+      "The shop hasn't responded in two weeks.",
+      "Nobody called back after I reported it.",
+      "My order still has not arrived.",
+      "The replacement doesn't work either.",
+    ])
+      expect(score(text), text).toBeLessThan(-0.05);
+    // only a negation right before the verb: elsewhere the sentence keeps its own tone
+    expect(score("No problem at all, the parcel arrived on time and works.")).toBeGreaterThanOrEqual(0);
+    expect(analyzeSentiment("The parcel arrived on Tuesday.").label).toBe("neutral");
+  });
+
+  test("praise, then a concession whose complaint is a denied expectation, is not confident praise", () => {
+    for (const text of [
+      "Honestly the battery is great, but the screen cracked after two days and support never replied.",
+      "Lovely design, but the strap snapped within a week and the shop hasn't answered my emails.",
+      "The camera is excellent, however the charger never arrived and nobody responded to my ticket.",
+    ]) {
+      const r = analyzeSentiment(text);
+      expect(r.label === "positive" && r.confidence >= 0.8, `${text}: ${r.label} ${r.confidence}`).toBe(false);
+      expect(["mixed", "negative"], text).toContain(r.label);
+    }
+  });
+
   test("emoji carry sentiment", () => {
     expect(score("arrived today 😍")).toBeGreaterThan(0);
     expect(score("arrived today 😡")).toBeLessThan(0);

@@ -120,6 +120,23 @@ const LIKE_SUBJECTS = new Set(
   ),
 );
 
+/**
+ * What a customer expects to happen: negated, it is a complaint ("support never replied", "the
+ * parcel hasn't arrived", "nobody called back", "it doesn't work"), though VADER rates these
+ * verbs neutral. Only a negation right before (one or two words) turns them, so "no problem, it
+ * arrived" stays as it was. Valued as mild praise, which the negation flips (-0.74 x).
+ */
+const EXPECTED = new Map<string, number>(
+  (
+    "reply replied replies respond responded responds answer answered answers arrive arrived arrives came " +
+    "show showed shown work worked works working fix fixed fixes refund refunded refunds " +
+    "deliver delivered ship shipped call called acknowledge acknowledged resolve resolved"
+  )
+    .split(" ")
+    .map((w) => [w, 1.5]),
+);
+const EXPECTATION_NEGATIONS = new Set(["nobody", "noone"]);
+
 const PUNCT_EDGES = /^[^\p{L}\p{N}]+|(?<![^\p{L}\p{N}])[^\p{L}\p{N}]+$/gu;
 const HAS_LETTER = /\p{L}/u;
 
@@ -204,7 +221,14 @@ export function valenceSum(text: string): { sum: number; pos: number; neg: numbe
     if (w === "kind" && lower[i + 1] === "of") continue;
     if (w === "like" && i > 0 && !LIKE_SUBJECTS.has(lower[i - 1])) continue;
     let valence = lex.get(w);
-    if (valence === undefined) continue;
+    if (valence === undefined) {
+      const expected = EXPECTED.get(w);
+      if (expected === undefined || !expectationDenied(lower, i)) continue;
+      valence = expected * N_SCALAR;
+      vals[i] = valence;
+      hits++;
+      continue;
+    }
     hits++;
     if (capDiff && isShouted(words[i])) valence += valence > 0 ? C_INCR : -C_INCR;
     for (let back = 1; back <= 3; back++) {
@@ -259,6 +283,15 @@ export function valenceSum(text: string): { sum: number; pos: number; neg: numbe
     sum += sum > 0 ? emphasis : -emphasis;
   }
   return { sum, pos, neg, hits };
+}
+
+/** A negation one or two words before word `i` ("never replied", "didn't even reply", "no one answered"). */
+function expectationDenied(lower: string[], i: number): boolean {
+  for (let back = 1; back <= 2 && i - back >= 0; back++) {
+    const w = lower[i - back];
+    if (isNegation(w) || EXPECTATION_NEGATIONS.has(w)) return true;
+  }
+  return false;
 }
 
 function scalar(lowerWord: string, word: string, valence: number, capDiff: boolean): number {
