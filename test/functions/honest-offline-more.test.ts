@@ -162,6 +162,25 @@ describe("review, ticket and comment analyses answer other languages offline", (
   });
 
   test.each([
+    // a production failure stopping the business is an outage, whatever the status code
+    "Hi, since this morning our checkout page times out and customers get a 504 gateway timeout. We are losing sales, please escalate ASAP.",
+    "Our store has been throwing 503 service unavailable for an hour and customers cannot pay.",
+    "Payments keep timing out on your API since the deploy, we're losing orders every minute.",
+  ])("ticket-analyze: an outage is critical and escalated: %s", async (ticket) => {
+    const r = await call("/api/v1/ai/ticket-analyze", { ticket });
+    expect(r.status, show(r)).toBe(200);
+    expect(r.json.data.result, show(r)).toMatchObject({ category: "technical", priority: "critical", escalate: true });
+  });
+
+  test("ticket-analyze: one 5xx that went away on retry is not an outage", async () => {
+    const r = await call("/api/v1/ai/ticket-analyze", {
+      ticket: "I got a 502 once yesterday when uploading a photo, it worked on retry.",
+    });
+    expect(r.status, show(r)).toBe(200);
+    expect(r.json.data.result, show(r)).toMatchObject({ priority: "medium", escalate: false });
+  });
+
+  test.each([
     ["es", "Hola, quiero cambiar la dirección de envío de mi pedido 5530."],
     ["it", "Salve, vorrei sapere come modificare i dati di fatturazione del mio account."],
   ])("ticket-analyze %s without technical words: category and intent say they are unknown", async (lang, ticket) => {

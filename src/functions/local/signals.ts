@@ -22,8 +22,12 @@ export interface Graded<L> {
   why: string;
 }
 
+/**
+ * Outages (a production system down, timing out, or answering 5xx), security incidents, data
+ * loss, legal threats, and business stopped ("we are losing sales", "customers can't pay").
+ */
 const CRITICAL =
-  /\b(?:outage|(?:is|are|went|goes|been) (?:completely |totally )?down|(?:production|checkout|site|website|server|service|api|app) (?:is |are )?(?:down|offline)|security (?:breach|incident|issue|vulnerability)|hacked|breach|data (?:loss|leak)|lost (?:all )?(?:my |our )?data|lawsuit|legal action|lawyer|attorney|sue you|500 errors?|nobody can|no one can|entire (?:team|company)|whole team|all (?:our )?users)\b/i;
+  /\b(?:outage|(?:is|are|went|goes|been) (?:completely |totally )?down|(?:production|checkout|site|website|server|service|api|app|login|payments?|store|shop) (?:page )?(?:is |are |keeps? |kept )?(?:down|offline|timing out|times out|timed out|unreachable|not loading)|security (?:breach|incident|issue|vulnerability)|hacked|breach|data (?:loss|leak)|lost (?:all )?(?:my |our )?data|lawsuit|legal action|lawyer|attorney|sue you|5\d\d errors?|bad gateway|gateway time-?out|service unavailable|internal server error|losing (?:sales|money|revenue|orders|customers|business)|(?:customers|users|clients) (?:can'?t|cannot|are unable to|aren'?t able to) (?:pay|check ?out|order|buy|log ?in|sign ?in|access)|nobody can|no one can|entire (?:team|company)|whole team|all (?:our )?users)\b/i;
 const HIGH =
   /\b(?:urgent(?:ly)?|asap|immediately|right away|as soon as possible|emergency|blocked|can'?t (?:log ?in|sign ?in|access|work|use)|cannot (?:log ?in|sign ?in|access|work|use)|locked out|charged twice|double charged|overcharged|deadline|by (?:today|tomorrow|tonight)|third time|(?:still|again) (?:not|no|waiting|broken)|cancel (?:my|our) (?:account|subscription|contract))\b/i;
 const LOW =
