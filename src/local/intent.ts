@@ -348,9 +348,14 @@ export function intentEntities(text: string, spec?: Record<string, string>, foun
     }
     return out;
   }
+  // each value once per kind: a subject line and the body often name the same order or invoice
+  const seen = new Set<string>();
   for (const e of all) {
     if (e.type === "number") continue;
     const key = DEFAULT_NAMES[e.type];
+    const id = `${key}\u0000${e.text.toLowerCase()}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
     out[key] = out[key] ? `${out[key]}, ${e.text}` : e.text;
   }
   return out;

@@ -120,6 +120,30 @@ describe("text-summarize: an audience changes what goes with the main point, nev
   });
 });
 
+describe("email-analyze: a payment reminder, pasted with its headers", () => {
+  test.each([
+    "From: Maria Lopez <maria@acme.io>\nSubject: Invoice 2231 overdue\n\nHello, our invoice 2231 for $4,250 was due on March 3rd and is still unpaid. Please settle it before Friday or we will have to pause the service.\nThanks, Maria",
+    "Subject: Second reminder - order 5589\nDear Mr Chen,\nPayment for order 5589 remains outstanding. Kindly transfer the balance by the 15th or we will suspend your account.\nKind regards, Accounts Team",
+    "Hi there, the refund for return 7731 is still missing after three weeks. Please sort it out or I will escalate this to my bank. Thank you, Olga",
+  ])(
+    "politeness is not the writer's mood, and headers, greetings and sign-offs are not the summary: %s",
+    async (email_content) => {
+      const r = await call("/api/v1/ai/email-analyze", { email_content });
+      expect(r.status, show(r)).toBe(200);
+      const res = r.json.data.result;
+      // a reminder that something is still unpaid or missing, with a consequence, is no happy writer
+      expect(["positive", "neutral"], show(r)).not.toContain(res.sentiment);
+      expect(res.summary, show(r)).not.toMatch(/^(?:From|Subject|Hello|Hi|Dear)\b|Thanks|Thank you|regards|Maria$|Olga/);
+      expect(res.summary.charAt(0), show(r)).toBe(res.summary.charAt(0).toUpperCase());
+      // each reference once, though the subject and the body both name it
+      for (const v of Object.values(res.entities as Record<string, string>)) {
+        const parts = v.split(", ");
+        expect(new Set(parts).size, show(r)).toBe(parts.length);
+      }
+    },
+  );
+});
+
 describe("review, ticket and comment analyses answer other languages offline", () => {
   const reviews: [string, string, "positive" | "negative"][] = [
     [

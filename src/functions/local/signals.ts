@@ -11,7 +11,7 @@ import { analyzeSentiment } from "../../local/sentiment";
 import { summarize } from "../../local/summarize";
 import { decline } from "../offline-reach";
 import type { PRIORITIES, WRITER_SENTIMENTS } from "../schemas";
-import { withoutContactData } from "./contact-free";
+import { messageBody, withoutContactData } from "./contact-free";
 
 export type Priority = (typeof PRIORITIES)[number];
 export type WriterSentiment = (typeof WRITER_SENTIMENTS)[number];
@@ -58,12 +58,17 @@ export function priorityOf(text: string, sentiment: WriterSentiment): Graded<Pri
   return { level: "medium", why: "it has no urgency cues or deadline" };
 }
 
+/** Words of politeness inside a request ("please settle it", "kindly advise"): not the writer's mood. */
+const POLITENESS = /\b(?:please|pls|plz|kindly)\b/gi;
+
 const ANGRY = /\b(?:furious|angry|outrageous|unacceptable|ridiculous|disgusting|worst|pathetic|scam|sue|lawyer)\b|!{2,}/i;
 const FRUSTRATED =
-  /\b(?:frustrat\w*|annoy\w*|disappoint\w*|fed up|still (?:not|no|waiting|broken)|(?:second|third|fourth) time|how many times|again|waiting (?:for|since)|no one (?:has )?(?:replied|answered|helped))\b/i;
+  /\b(?:frustrat\w*|annoy\w*|disappoint\w*|fed up|still (?:not|no|waiting|broken|unpaid|outstanding|unresolved|missing|pending)|remains? (?:unpaid|outstanding|unresolved|open)|or (?:we|i) will (?:have to )?(?:pause|suspend|cancel|terminate|stop|close|cut off|escalate|take)|(?:second|third|fourth) time|how many times|again|waiting (?:for|since)|no one (?:has )?(?:replied|answered|helped))\b/i;
 
 /** The writer's mood in the words the email and ticket results use. */
-export function writerSentiment(text: string): WriterSentiment {
+export function writerSentiment(message: string): WriterSentiment {
+  // greetings, sign-offs and "please" are politeness: VADER rates "please" and "thanks" as praise
+  const text = messageBody(message).replace(POLITENESS, " ");
   const { label, score } = analyzeSentiment(text);
   const unhappy = label === "negative" || (label === "mixed" && score < 0.2) || (label === "neutral" && FRUSTRATED.test(text));
   // "Thanks in advance" in an outage report is politeness, not a happy customer.
@@ -83,8 +88,9 @@ export function languageOf(text: string, hint?: string): string {
 /** The gist in one or two sentences, cut from the text itself. */
 export function gist(text: string, sentences = 1): string {
   const clean = withoutContactData(text);
-  const out = summarize(clean, { length: sentences }).summary.trim();
-  return out || clean.trim().slice(0, 300);
+  const out = summarize(clean, { length: sentences }).summary.trim() || clean.trim().slice(0, 300);
+  // a message whose greeting was cut ("Hello, our invoice ...") starts mid-sentence
+  return out.charAt(0).toUpperCase() + out.slice(1);
 }
 
 /** Named values found in the text, keyed by what they are (reference_id, amount, date, email...). */

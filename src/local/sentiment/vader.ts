@@ -63,6 +63,21 @@ for (const w of (
 ).split(" "))
   BOOSTERS.set(w, B_DECR);
 
+/** "outstanding balance", "still outstanding", "invoice is outstanding": owed, not excellent (valence 0). */
+function OUTSTANDING_DEBTS(): [string, number][] {
+  const owed =
+    "balance balances amount amounts invoice invoices payment payments debt debts bill bills fee fees charge charges sum sums issue issues item items order orders ticket tickets request requests question questions".split(
+      " ",
+    );
+  return [
+    ...owed.map((w): [string, number] => [`outstanding ${w}`, 0]),
+    ...["remains", "remain", "remained", "still", "currently"].map((w): [string, number] => [`${w} outstanding`, 0]),
+    ...["payment", "invoice", "balance", "amount", "bill", "sum"].flatMap((w) =>
+      ["is", "was", "are", "were"].map((v): [string, number] => [`${w} ${v} outstanding`, 0]),
+    ),
+  ];
+}
+
 /** Multi-word expressions whose meaning is not the sum of their words. */
 const IDIOMS = new Map<string, number>([
   ["the shit", 3],
@@ -107,6 +122,8 @@ const IDIOMS = new Map<string, number>([
   ["customer support", 0],
   ["customer service", 0],
   ["tech support", 0],
+  // "outstanding" in billing is unpaid, not excellent: "the balance remains outstanding"
+  ...OUTSTANDING_DEBTS(),
 ]);
 
 const COMPARATIVES = new Set(["better", "worse", "nicer", "finer", "happier", "sadder", "bigger", "tastier"]);
