@@ -48,7 +48,7 @@ const PROFANE_WORDS =
 // Mild words most communities tolerate: noted, but not enough for review on their own.
 const MILD_PROFANE = "damn|goddamn|crap|crappy|piss|pissed|hell|bloody|sucks";
 const INSULT_WORDS =
-  "idiot|idiots|idiotic|stupid|moron|morons|moronic|dumb|dumbass|imbecile|retard|retarded|loser|losers|pathetic|worthless|useless|clown|clowns|scum|trash|garbage person|jerk|fool|fools|ignorant|brainless|clueless|incompetent|pig|disgusting|freak|creep|ugly|fat|scumbag|lowlife|parasite";
+  "idiot|idiots|idiotic|stupid|stupider|stupidest|moron|morons|moronic|dumb|dumber|dumbest|dumbass|imbecile|retard|retarded|loser|losers|pathetic|worthless|useless|clown|clowns|scum|trash|garbage person|jerk|fool|fools|ignorant|brainless|clueless|incompetent|pig|disgusting|freak|creep|ugly|fat|scumbag|lowlife|parasite";
 const GROUPS =
   "(?:immigrants?|refugees?|muslims?|jews?|jewish people|christians?|blacks?|black people|whites?|white people|asians?|mexicans?|africans?|arabs?|gays?|gay people|lesbians?|trans people|transgender people|women|men|girls|foreigners|hindus?|indians?|chinese|latinos?|homosexuals?|disabled people)";
 

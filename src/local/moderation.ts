@@ -115,12 +115,12 @@ export function moderate(text: string, opts: ModerationOptions = {}): Moderation
   const a = abuse.categories;
   const categories: Record<ModerationCategory, number> = {
     toxicity: a.toxicity,
-    harassment: Math.max(a.harassment, a.insult * 0.8),
+    harassment: round3(Math.max(a.harassment, a.insult * 0.8)),
     hate: a.hate,
-    sexual: policy.sexualAllowed ? a.sexual * 0.3 : a.sexual,
-    violence: Math.max(a.violence, a.threat * 0.9),
+    sexual: round3(policy.sexualAllowed ? a.sexual * 0.3 : a.sexual),
+    violence: round3(Math.max(a.violence, a.threat * 0.9)),
     self_harm: a.self_harm,
-    spam: Math.round(combineSignals(signals) * 1000) / 1000,
+    spam: round3(combineSignals(signals)),
     profanity: a.profanity,
     threat: a.threat,
     insult: a.insult,
@@ -151,4 +151,9 @@ export function moderate(text: string, opts: ModerationOptions = {}): Moderation
   const distance = decisionMargin(action, categories, policy);
   const confidence = Math.round(Math.min(0.98, 0.6 + distance * 0.8) * 100) / 100;
   return { action, flagged: action !== "allow", severity, categories, flaggedCategories, reasons, confidence };
+}
+
+/** Scores as they are reported: three decimals, so 0.35 x 0.8 reads 0.28, not 0.27999999999999997. */
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
 }

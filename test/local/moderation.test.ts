@@ -44,3 +44,12 @@ test.skipIf(!process.env.TEXTAI_TIMED_TESTS)("speed: 1 KB median well under 1 ms
     .slice(0, 1024);
   expect(medianMs(() => moderate(text))).toBeLessThan(1);
 });
+
+test("superlatives of insult words are insults (mild alone); scores are reported with three decimals at most", () => {
+  for (const text of ["This is the dumbest take I have read all week", "The stupidest idea, honestly.", "an even dumber plan"]) {
+    const r = moderate(text);
+    expect(r.categories.insult, text).toBeGreaterThan(0);
+    expect(r.severity, text).not.toBe("none");
+    for (const v of Object.values(r.categories)) expect(Math.round(v * 1000) / 1000, text).toBe(v);
+  }
+});
