@@ -57,11 +57,15 @@ const CUES: Record<Exclude<BuiltinIntent, "other">, Cue[]> = {
   ],
   question: [
     [/\?\s*$/, 1.2],
-    [/^\s*(?:who|what|when|where|why|how|which|can|could|do|does|is|are|will|would|should)\b/i, 0.8],
+    // the question word may follow a greeting: "hey, can you tell me..."
+    [
+      /^\s*(?:(?:hi|hello|hey|hiya)(?: there)?\b[\s,!.]*)?(?:who|what|when|where|why|how|which|can|could|do|does|is|are|will|would|should)\b/i,
+      0.8,
+    ],
   ],
   information: [
     [
-      /\b(?:what (?:are|is) (?:your|the)|opening hours|business hours|do you (?:have|offer|ship|sell|accept|deliver)|where (?:is|are) (?:you|your)|tell me (?:more )?about|more (?:info|information|details)|is there (?:a|any)|does (?:it|this) (?:come|work|support|include))\b/i,
+      /\b(?:what (?:are|is) (?:your|the)|opening hours|business hours|do you (?:have|offer|ship|sell|accept|deliver)|where (?:is|are) (?:you|your)|tell me (?:more )?(?:about|if|whether)|more (?:info|information|details)|is there (?:a|any)|does (?:it|this) (?:come|work|support|include)|comes? in (?:an? )?(?:other |different |more )?(?:sizes?|colou?rs?|xxs|xs|s|m|l|xl|xxl|xxxl|small|medium|large|black|white|blue|red|green|grey|gray|navy))\b/i,
       2,
     ],
     [/\b(?:policy|hours|location|address|specs?|specifications?|requirements?|difference between|compatible)\b/i, 1],
@@ -88,7 +92,7 @@ const CUES: Record<Exclude<BuiltinIntent, "other">, Cue[]> = {
   ],
   order_status: [
     [
-      /\b(?:where(?:'s| is) my (?:order|package|parcel|delivery|shipment)|track(?:ing)? (?:my )?(?:order|package|number)|(?:order|package|parcel|delivery|shipment) (?:status|hasn'?t arrived|has not arrived|not arrived|is late|delayed)|when will (?:my|it|the) (?:order|package|parcel)?\s*(?:arrive|ship|be delivered)|has (?:it|my order) shipped|tracking (?:says|shows|link|hasn'?t|has not|is)|(?:parcel|package|order|shipment) (?:still )?(?:hasn'?t|has not|never) (?:arrived|come|moved)|hasn'?t moved|stuck (?:at|in) (?:customs|the depot|transit)|(?:check|see) where (?:it|my (?:order|parcel|package)) is)\b/i,
+      /\b(?:where(?:'s| is) my (?:order|package|parcel|delivery|shipment)|track(?:ing)? (?:my )?(?:order|package|number)|(?:order|package|parcel|delivery|shipment)(?: (?:#|no\. ?|number )?(?:[a-z]{1,4}-)?\d[a-z0-9-]*)? (?:status|hasn'?t arrived|has not arrived|not arrived|is late|delayed)|when will (?:my|it|the) (?:order|package|parcel)?\s*(?:arrive|ship|be delivered)|has (?:it|my order) shipped|tracking (?:says|shows|link|hasn'?t|has not|is)|(?:parcel|package|order|shipment)(?: (?:#|no\. ?|number )?(?:[a-z]{1,4}-)?\d[a-z0-9-]*)? (?:still )?(?:hasn'?t|has not|never) (?:arrived|come|moved)|hasn'?t moved|stuck (?:at|in) (?:customs|the depot|transit)|(?:check|see) where (?:it|my (?:order|parcel|package)) is)\b/i,
       3.5,
     ],
     [/\b(?:shipped|shipping|delivery|tracking|arrive|dispatch\w*|courier)\b/i, 0.8],
@@ -219,9 +223,13 @@ function builtinScores(text: string): Map<BuiltinIntent, number> {
   // A question mark alone says little once a topical intent is present.
   const q = scores.get("question");
   if (q !== undefined && [...scores.keys()].some((k) => k !== "question" && k !== "greeting")) scores.set("question", q * 0.4);
-  // A greeting opening a longer message is not its intent.
+  // A greeting opening a longer message is not its intent: beside another intent it counts little,
+  // and alone, before five words or more, it says nothing of what the message wants
   const g = scores.get("greeting");
-  if (g !== undefined && g < 4 && scores.size > 1) scores.set("greeting", g * 0.3);
+  if (g !== undefined && g < 2) {
+    if (scores.size > 1) scores.set("greeting", g * 0.3);
+    else if (text.trim().split(/\s+/).length > 6) scores.delete("greeting");
+  } else if (g !== undefined && g < 4 && scores.size > 1) scores.set("greeting", g * 0.3);
   return scores;
 }
 

@@ -74,3 +74,17 @@ test.skipIf(!process.env.TEXTAI_TIMED_TESTS)("speed: 1 KB median well under 1 ms
     .slice(0, 1024);
   expect(medianMs(() => detectIntent(text))).toBeLessThan(1);
 });
+
+test("a greeting opening a longer message is not its intent; what the message asks is", () => {
+  expect(detectIntent("hey can you tell me if the blue hoodie comes in XL before I order").intent).toBe("information");
+  expect(detectIntent("Hi! Does the rain jacket come in other colours?").intent).toBe("information");
+  expect(detectIntent("Hey, my order 5521 hasn't arrived yet").intent).toBe("order_status");
+  expect(detectIntent("hello, order #A-7781 still has not arrived").intent).toBe("order_status");
+  // nothing else to go on: not a greeting, and said with little confidence
+  const vague = detectIntent("hi, I was wondering about something for my sister next month");
+  expect(vague.intent).not.toBe("greeting");
+  expect(vague.confidence).toBeLessThan(0.5);
+  // a greeting alone, or with a few words, is one
+  expect(detectIntent("hello").intent).toBe("greeting");
+  expect(detectIntent("Hey there, anyone around?").intent).not.toBe("other");
+});
