@@ -196,7 +196,7 @@ export function parseSearchQuery(
     const sizes: string[] = [];
     for (const m of query.matchAll(
       new RegExp(
-        String.raw`\bsize[sd]?\s*:?\s*(\d{1,2}(?:\.5)?|${SIZE_WORDS})\b|\b(xxs|xs|xl|xxl|xxxl|2xl|3xl|extra large|plus size|king size|queen size)\b|\b(\d{2})\s?(?:inch|in|")(?!\w)`,
+        String.raw`\bsize[sd]?\s*:?\s*(\d{1,2}(?:\.5)?|${SIZE_WORDS})\b|\b(xxs|xs|xl|xxl|xxxl|2xl|3xl|extra large|plus size|king size|queen size)\b|\b(\d{2})\s?(?:inch(?:es)?|"|in(?=\s*(?:$|[,.;)]|(?:tvs?|screen|monitor|display|laptop|television)\b)))(?!\w)`,
         "gi",
       ),
     )) {
@@ -257,6 +257,31 @@ export function parseSearchQuery(
     }
     const used = new Uint8Array(query.length);
     for (const [a, b] of consumed) used.fill(1, a, b);
+    // a connector between two parsed-out filters, or before (after) nothing but parsed-out filters,
+    // joins nothing that is left ("tv [samsung] or [lg] [under 600] with [free delivery]"): it goes with them
+    const blank = (i: number) => i < 0 || i >= query.length || used[i] === 1 || /[\s,;]/.test(query[i] as string);
+    const removedBefore = (i: number) => {
+      let j = i - 1;
+      while (j >= 0 && used[j] !== 1 && /[\s,;]/.test(query[j] as string)) j--;
+      return j < 0 || used[j] === 1;
+    };
+    const removedAfter = (i: number) => {
+      let j = i;
+      while (j < query.length && used[j] !== 1 && /[\s,;]/.test(query[j] as string)) j++;
+      return j >= query.length || used[j] === 1;
+    };
+    const onlyRemoved = (from: number, to: number) => {
+      for (let j = from; j < to; j++) if (used[j] !== 1 && !/[\s,;]/.test(query[j] as string)) return false;
+      return true;
+    };
+    if (consumed.length > 0)
+      for (const m of query.matchAll(/(?<![\p{L}\p{N}])(?:or|and|with|in|for|from|of|at|by|&)(?![\p{L}\p{N}])/giu)) {
+        const a = m.index;
+        const b = a + m[0].length;
+        if (used[a] === 1 || !blank(a - 1) || !blank(b)) continue;
+        // between two removed parts, or with only removed parts after it (or before it)
+        if ((removedBefore(a) && removedAfter(b)) || onlyRemoved(b, query.length) || onlyRemoved(0, a)) used.fill(1, a, b);
+      }
     let rest = "";
     for (let i = 0; i < query.length; i++) rest += used[i] ? " " : query[i];
     const searchText = rest.replace(/[,;]+/g, " ").replace(/\s+/g, " ").trim();

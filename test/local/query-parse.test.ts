@@ -36,3 +36,16 @@ test.skipIf(!process.env.TEXTAI_TIMED_TESTS)("speed: a long query median well un
     .slice(0, 1024);
   expect(medianMs(() => parseSearchQuery(query))).toBeLessThan(1);
 });
+
+test("'in' is a unit only before a screen word or the end, and connectors left between parsed-out filters go with them", () => {
+  const iphone = parseSearchQuery("phone case for iphone 13 in black");
+  expect(iphone.filters.sizes).toBeUndefined();
+  expect(iphone.filters.colors).toEqual(["black"]);
+  expect(iphone.searchText).toBe("phone case for iphone 13");
+  expect(parseSearchQuery("55 in tv samsung").filters.sizes).toEqual(["55 INCH"]);
+  expect(parseSearchQuery("cheap 4k tv 55 inch samsung or lg under 600 euros with free delivery").searchText).toBe("cheap 4k tv");
+  expect(parseSearchQuery("red nike or adidas running shoes").searchText).toBe("running shoes");
+  // a connector between words that stay, stays
+  expect(parseSearchQuery("salt and pepper grinder").searchText).toBe("salt and pepper grinder");
+  expect(parseSearchQuery("tv or case under 50 dollars").searchText).toBe("tv or case");
+});
