@@ -8,6 +8,7 @@
  *   -> { keywords, searchText, filters: { price?, colors?, sizes?, brands?, rating?, condition?, ...facets },
  *        dateRange?, sort?, negations }
  */
+import { tickCpuBudget } from "./budget";
 import { parseDates } from "./dates";
 import { STOPWORDS } from "./keywords";
 
@@ -259,29 +260,7 @@ export function parseSearchQuery(
     for (const [a, b] of consumed) used.fill(1, a, b);
     // a connector between two parsed-out filters, or before (after) nothing but parsed-out filters,
     // joins nothing that is left ("tv [samsung] or [lg] [under 600] with [free delivery]"): it goes with them
-    const blank = (i: number) => i < 0 || i >= query.length || used[i] === 1 || /[\s,;]/.test(query[i] as string);
-    const removedBefore = (i: number) => {
-      let j = i - 1;
-      while (j >= 0 && used[j] !== 1 && /[\s,;]/.test(query[j] as string)) j--;
-      return j < 0 || used[j] === 1;
-    };
-    const removedAfter = (i: number) => {
-      let j = i;
-      while (j < query.length && used[j] !== 1 && /[\s,;]/.test(query[j] as string)) j++;
-      return j >= query.length || used[j] === 1;
-    };
-    const onlyRemoved = (from: number, to: number) => {
-      for (let j = from; j < to; j++) if (used[j] !== 1 && !/[\s,;]/.test(query[j] as string)) return false;
-      return true;
-    };
-    if (consumed.length > 0)
-      for (const m of query.matchAll(/(?<![\p{L}\p{N}])(?:or|and|with|in|for|from|of|at|by|&)(?![\p{L}\p{N}])/giu)) {
-        const a = m.index;
-        const b = a + m[0].length;
-        if (used[a] === 1 || !blank(a - 1) || !blank(b)) continue;
-        // between two removed parts, or with only removed parts after it (or before it)
-        if ((removedBefore(a) && removedAfter(b)) || onlyRemoved(b, query.length) || onlyRemoved(0, a)) used.fill(1, a, b);
-      }
+    if (consumed.length > 0) dropLooseConnectors(query, used);
     let rest = "";
     for (let i = 0; i < query.length; i++) rest += used[i] ? " " : query[i];
     const searchText = rest.replace(/[,;]+/g, " ").replace(/\s+/g, " ").trim();
@@ -303,4 +282,38 @@ export function parseSearchQuery(
       negations,
     };
   }
+}
+
+const CONNECTOR = /^(?:or|and|with|in|for|from|of|at|by|&)$/i;
+
+/**
+ * Marks as used the connectors that join nothing left once the filters are parsed out: between two
+ * removed parts, or with only removed parts (and connectors) before or after them. One pass over
+ * the query's tokens each way: linear, whatever it holds.
+ */
+function dropLooseConnectors(query: string, used: Uint8Array): void {
+  const tokens: { start: number; end: number; kind: "removed" | "connector" | "word" }[] = [];
+  for (let i = 0; i < query.length; ) {
+    tickCpuBudget();
+    const c = query[i] as string;
+    if (used[i] !== 1 && (c === " " || c === "\t" || c === "\n" || c === "\r" || c === "," || c === ";")) {
+      i++;
+      continue;
+    }
+    const start = i;
+    const removed = used[i] === 1;
+    while (i < query.length && (used[i] === 1) === removed && (removed || !/[\s,;]/.test(query[i] as string))) i++;
+    const kind = removed ? "removed" : CONNECTOR.test(query.slice(start, i)) ? "connector" : "word";
+    tokens.push({ start, end: i, kind });
+  }
+  const kind = (k: number) => tokens[k]?.kind;
+  const drop = (k: number) => {
+    const t = tokens[k];
+    if (t) used.fill(1, t.start, t.end);
+  };
+  // leading and trailing runs of removed parts and connectors
+  for (let k = 0; k < tokens.length && kind(k) !== "word"; k++) if (kind(k) === "connector") drop(k);
+  for (let k = tokens.length - 1; k >= 0 && kind(k) !== "word"; k--) if (kind(k) === "connector") drop(k);
+  for (let k = 1; k + 1 < tokens.length; k++)
+    if (kind(k) === "connector" && kind(k - 1) === "removed" && kind(k + 1) === "removed") drop(k);
 }

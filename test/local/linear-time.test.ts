@@ -79,3 +79,22 @@ describe("FAQ match on 2,000-character adversarial queries (the longest a query 
     expect({ cpuMs: Math.round(ms), within: ms <= limit }).toEqual({ cpuMs: Math.round(ms), within: true });
   });
 });
+
+describe("search-query-parse on 20,000-character runs of connectors between filters", () => {
+  const parse = (query: string) => () =>
+    FUNCTIONS.find((d) => d.name === "search-query-parse")?.local?.({ query }, { accountId: "acc_test" });
+  let limit = 0;
+  test("ordinary prose sets the bar", async () => {
+    await parse(fill(PROSE, 20_000))();
+    limit = 10 * (await cpuMs(parse(fill(PROSE, 20_000)))) + 300;
+  });
+  // each connector once looked back over every removed part before it: quadratic
+  test.each([
+    ["connectors before a filter", `${"or ".repeat(6_600)}red`],
+    ["a filter before connectors", `red ${"or ".repeat(6_600)}`],
+    ["filters joined by connectors", "red or blue and ".repeat(1_250)],
+  ])("%s", async (_shape, query) => {
+    const ms = await cpuMs(parse(query));
+    expect({ cpuMs: Math.round(ms), within: ms <= limit }).toEqual({ cpuMs: Math.round(ms), within: true });
+  });
+});
