@@ -14,6 +14,8 @@ export const SHAPES: Record<string, (size: number) => string> = {
   "mixed terminators": (n) => fill(".!?…", n),
   "one letter": (n) => fill("a", n),
   spaces: (n) => `a${fill(" ", n - 2)}a`,
+  // a sign-off may follow a sentence's end on its line: "(?<=[.!?])[ \t]+[ \t]*thanks" was quadratic here
+  "a sentence end, then blanks": (n) => `Ok.${fill(" \t", n - 4)}x`,
   "blank lines": (n) => `a${fill("\n", n - 2)}a`,
   emoji: (n) => fill("😀", n),
   "nested brackets": (n) => fill("([{", n / 2) + fill("}])", n / 2),

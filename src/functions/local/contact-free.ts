@@ -10,7 +10,7 @@ import { detectPii } from "../../local/pii";
  * languages, on a line of its own or after the last sentence, with the writer's name.
  */
 const SIGN_OFF =
-  /(?:^|(?<=[.!?])[ \t]+)[ \t]*(?:thanks(?: again| so much| a lot| in advance)?|thank you(?: so much| in advance)?|many thanks|best(?: wishes)?|(?:best|kind|warm|warmest) regards|regards|cheers|sincerely|yours(?: truly| sincerely| faithfully)?|merci(?: d'avance| beaucoup)?|cordialement|bien à vous|(?:viele|liebe|beste) grüße|mit freundlichen grüßen|(?:un )?saludos?(?: cordiales)?|atentamente|cordiali saluti|saluti|distinti saluti|atenciosamente|obrigad[oa]|(?:met )?vriendelijke groet(?:en)?|groeten)[ \t]*(?:[,.!-][ \t]*(?:\p{Lu}[\p{L}'’.-]*(?:[ \t]+\p{Lu}[\p{L}'’.-]*){0,2}[ \t]*)?)?(?:\r?\n|$)/imu;
+  /(?:^|(?<=[.!?]))[ \t]*(?:thanks(?: again| so much| a lot| in advance)?|thank you(?: so much| in advance)?|many thanks|best(?: wishes)?|(?:best|kind|warm|warmest) regards|regards|cheers|sincerely|yours(?: truly| sincerely| faithfully)?|merci(?: d'avance| beaucoup)?|cordialement|bien à vous|(?:viele|liebe|beste) grüße|mit freundlichen grüßen|(?:un )?saludos?(?: cordiales)?|atentamente|cordiali saluti|saluti|distinti saluti|atenciosamente|obrigad[oa]|(?:met )?vriendelijke groet(?:en)?|groeten)[ \t]*(?:[,.!-][ \t]*(?:\p{Lu}[\p{L}'’.-]*(?:[ \t]+\p{Lu}[\p{L}'’.-]*){0,2}[ \t]*)?)?(?:\r?\n|$)/imu;
 
 /** Header lines a pasted email starts with ("From: ...", "Subject: ..."). */
 const HEADERS =
