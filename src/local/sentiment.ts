@@ -122,11 +122,18 @@ function confidenceFor(label: SentimentLabel, score: number, pos: number, neg: n
   return Math.max(0.3, c);
 }
 
+/** A clause of a sentence and, per aspect asked about, its score without the aspect's own words. */
+interface Clause {
+  start: number;
+  end: number;
+  scores?: Map<string, number>;
+}
+
 /** A sentence with its score and, once an aspect needs them, its clauses with cached scores. */
 interface ScoredSentence {
   text: string;
   score: number;
-  clauses?: { start: number; end: number; score?: number }[];
+  clauses?: Clause[];
 }
 
 // Clause boundaries inside a sentence: the aspect's sentiment is the one expressed next to it.
@@ -145,9 +152,17 @@ function aspectSentiment(sentences: ScoredSentence[], aspect: string): AspectSen
       tickCpuBudget();
       mentions++;
       const clause = clauseAt(sentence, m.index);
-      clause.score ??= normalize(valenceSum(sentence.text.slice(clause.start, clause.end)).sum);
+      clause.scores ??= new Map();
+      let score = clause.scores.get(term);
+      if (score === undefined) {
+        // the aspect's own words are what is judged, not a judgement: "support" (VADER: +1.7) in
+        // "support was useless", "value" in "the value is poor"
+        const text = sentence.text.slice(clause.start, clause.end).replace(new RegExp(pattern.source, "giu"), " ");
+        score = normalize(valenceSum(text).sum);
+        clause.scores.set(term, score);
+      }
       // a clause without opinion words ("the battery, sadly.") borrows half the sentence's tone
-      sum += clause.score !== 0 ? clause.score : sentence.score * 0.5;
+      sum += score !== 0 ? score : sentence.score * 0.5;
     }
   }
   const score = mentions ? round3(sum / mentions) : 0;
@@ -165,9 +180,9 @@ function aspectPattern(term: string): RegExp {
 }
 
 /** The clause of `sentence` holding offset `at`; clauses are computed once per sentence. */
-function clauseAt(sentence: ScoredSentence, at: number): { start: number; end: number; score?: number } {
+function clauseAt(sentence: ScoredSentence, at: number): Clause {
   if (!sentence.clauses) {
-    const clauses: { start: number; end: number; score?: number }[] = [];
+    const clauses: Clause[] = [];
     let start = 0;
     for (const m of sentence.text.matchAll(CLAUSE_BREAK_G)) {
       tickCpuBudget();

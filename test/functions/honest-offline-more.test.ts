@@ -144,6 +144,25 @@ describe("email-analyze: a payment reminder, pasted with its headers", () => {
   );
 });
 
+describe("review-summary: themes are what reviewers talk about", () => {
+  test("time words shared by reviews ('after 3 months', 'within a month') are no theme; a service judged badly is a complaint", async () => {
+    const r = await call("/api/v1/ai/review-summary", {
+      reviews: [
+        "Great sound and battery, but the ear cushions peel after 3 months.",
+        "Battery lasts forever. Comfortable for long flights.",
+        "Stopped charging after 2 weeks, support was useless.",
+        "Sound is crisp, bass could be stronger. Good value.",
+        "The left earbud died within a month. Returned it.",
+      ],
+    });
+    expect(r.status, show(r)).toBe(200);
+    const res = r.json.data.result;
+    expect([...res.highlights, ...res.complaints], show(r)).not.toContain("month");
+    expect(res.complaints, show(r)).toContain("support");
+    expect(res.highlights, show(r)).toEqual(expect.arrayContaining(["sound", "battery"]));
+  });
+});
+
 describe("review, ticket and comment analyses answer other languages offline", () => {
   const reviews: [string, string, "positive" | "negative"][] = [
     [

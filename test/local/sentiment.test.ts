@@ -94,6 +94,19 @@ describe("document results", () => {
     expect(r.aspects[2].score).toBe(0);
   });
 
+  test("an aspect's own word is what is judged, not a judgement: 'support was useless' is negative support", () => {
+    const aspects = (text: string) =>
+      Object.fromEntries(
+        analyzeSentiment(text, { aspects: ["support", "value", "comfort"] })
+          .aspects.filter((a) => a.mentions > 0)
+          .map((a) => [a.aspect, a.label]),
+      );
+    expect(aspects("Stopped charging after 2 weeks, support was useless.")).toEqual({ support: "negative" });
+    expect(aspects("The value is poor for what you get.")).toEqual({ value: "negative" });
+    expect(aspects("Comfort is terrible on long walks.")).toEqual({ comfort: "negative" });
+    expect(aspects("Support was quick and friendly.")).toEqual({ support: "positive" });
+  });
+
   test("empty text is neutral with no sentences", () => {
     const r = analyzeSentiment("   ");
     expect([r.label, r.score, r.sentences.length]).toEqual(["neutral", 0, 0]);

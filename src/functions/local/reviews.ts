@@ -60,6 +60,13 @@ const COMMON_ASPECTS = [
   "sound",
 ];
 
+/** Words of time and quantity that reviews share without talking about them ("after 3 months", "within a week"). */
+const NOT_THEMES = new Set(
+  "day days week weeks month months year years hour hours minute minutes time times today yesterday night nights morning weekend lot bit thing things way ones one two three first second".split(
+    " ",
+  ),
+);
+
 /**
  * Candidate themes of a set of reviews: the common aspects, plus one-word keywords that at least
  * two reviews use (a word only one reviewer uses is noise, not a theme).
@@ -67,7 +74,7 @@ const COMMON_ASPECTS = [
 export function themeCandidates(reviews: string[]): string[] {
   const shared = extractKeywords(reviews.join("\n"), 20)
     .map((k) => k.keyword.toLowerCase())
-    .filter((k) => !k.includes(" ") && k.length > 2)
+    .filter((k) => !k.includes(" ") && k.length > 2 && !NOT_THEMES.has(k))
     .filter(
       (k) =>
         reviews.filter((r) => {
