@@ -37,7 +37,9 @@ export const STOPWORDS: ReadonlySet<string> = new Set(
     "dont cant wont didnt doesnt isnt wasnt thats its us able anyone anything everything something nothing since " +
     "though although however yet already always never ever every back today tomorrow yesterday now soon new " +
     "within without across among upon around along onto toward towards whether uses used using " +
-    "three four five six seven eight nine ten hundred thousand"
+    "three four five six seven eight nine ten hundred thousand " +
+    // chat shorthand: said in passing, never what a comment is about
+    "lol lmao lmfao rofl omg btw imo imho tbh idk smh ngl thx ty pls plz"
   ).split(" "),
 );
 
