@@ -59,6 +59,18 @@ describe("sentence scoring", () => {
     }
   });
 
+  test("sincerity markers intensify, disappointment without a negative word counts", () => {
+    expect(score("Honestly the worst purchase I made.")).toBeLessThan(score("The worst purchase I made.") + 0.001);
+    expect(score("Truly great value.")).toBeGreaterThan(score("Great value.") - 0.001);
+    for (const text of [
+      "I expected more. It works, I guess.",
+      "Honestly I expected better from this brand.",
+      "Not as described, the color is off.",
+    ])
+      expect(score(text), text).toBeLessThan(-0.05);
+    expect(score("Better than I expected!")).toBeGreaterThan(0);
+  });
+
   test("emoji carry sentiment", () => {
     expect(score("arrived today 😍")).toBeGreaterThan(0);
     expect(score("arrived today 😡")).toBeLessThan(0);

@@ -54,7 +54,9 @@ for (const w of (
   "enormously entirely especially exceptional exceptionally extreme extremely fabulously flipping flippin " +
   "frackin fracking fricking frickin frigging friggin fully fuckin fucking fuggin fugging greatly hella highly " +
   "hugely incredible incredibly intensely major majorly more most particularly purely quite really remarkably " +
-  "so substantially super thoroughly total totally tremendous tremendously uber unbelievably unusually utter utterly very"
+  "so substantially super thoroughly total totally tremendous tremendously uber unbelievably unusually utter utterly very " +
+  // VADER rates these as praise (2.0, 1.9); in reviews they mark sincerity or emphasis: "honestly the worst"
+  "honestly truly frankly"
 ).split(" "))
   BOOSTERS.set(w, B_INCR);
 for (const w of (
@@ -116,6 +118,14 @@ const IDIOMS = new Map<string, number>([
   ["5 stars", 2.5],
   ["one star", -2],
   ["1 star", -2],
+  // disappointment said without a negative word: "I expected more", "not as described"
+  ["expected more", -1.5],
+  ["expected better", -1.5],
+  ["hoped for more", -1.5],
+  ["hoped for better", -1.5],
+  ["not what i expected", -1.5],
+  ["not as described", -1.8],
+  ["not as advertised", -1.8],
   ["buy again", 2],
   ["order again", 2],
   // service names, not praise: "customer support hung up on me"
