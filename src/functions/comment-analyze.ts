@@ -126,13 +126,14 @@ export default defineFunction({
     const needs_response = !spam && ["question", "complaint", "support_request", "purchase_interest"].includes(intent);
     const priority: Priority =
       is_toxic || (needs_response && intent !== "question") ? "high" : needs_response || intent === "feedback" ? "medium" : "low";
+    const language = languageOf(req.comment, req.language);
     return {
       sentiment: analyzeSentiment(req.comment).label,
       intent,
-      language: languageOf(req.comment, req.language),
+      language,
       is_spam: spam,
       is_toxic,
-      topics: extractKeywords(req.comment, 5).map((k) => k.keyword),
+      topics: extractKeywords(req.comment, 5, language).map((k) => k.keyword),
       needs_response,
       priority,
       summary: gist(req.comment, 1),

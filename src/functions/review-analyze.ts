@@ -90,7 +90,7 @@ export default defineFunction({
       language,
       summary: gist(req.review, 1),
       aspects,
-      keywords: extractKeywords(req.review, 8).map((k) => k.keyword),
+      keywords: extractKeywords(req.review, 8, language).map((k) => k.keyword),
       // a problem with any aspect needs an answer, even inside an otherwise happy review
       needs_response:
         sentiment === "negative" ||

@@ -11,7 +11,9 @@
  * punctuation), each word scored by frequency and co-occurrence degree, phrases by the
  * sum of their words; short phrases of 1-3 words only, since longer ones read as fragments.
  */
+
 import { checkCpuBudget, tickCpuBudget } from "./budget";
+import { lazyEngine } from "./engines";
 
 export interface Keyword {
   keyword: string;
@@ -72,14 +74,33 @@ export function tokenize(text: string): string[] {
 // Phrase boundaries: punctuation that ends a clause.
 const CLAUSE_SPLIT = /[.,;:!?()[\]{}"“”\n\r\t|/\\<>]+|\s[-–—]\s/;
 
-function candidatePhrases(text: string): string[][] {
+/**
+ * Stop words of the other languages the engine reads (German, French, Spanish, Italian, Portuguese,
+ * Dutch), from the `stopword` package (MIT; lists after Ranks NL and stopwords-iso), loaded on the
+ * first keyword extraction in one of them: "das Zelt ist" is no key phrase.
+ */
+const OTHER_STOPWORDS = lazyEngine("keyword-stopwords", () => {
+  const lists = require("stopword") as Record<string, string[]>;
+  const codes: [string, string][] = [
+    ["de", "deu"],
+    ["fr", "fra"],
+    ["es", "spa"],
+    ["it", "ita"],
+    ["pt", "por"],
+    ["nl", "nld"],
+  ];
+  return new Map(codes.map(([code, list]) => [code, new Set((lists[list] ?? []).map((w) => w.toLowerCase()))]));
+});
+
+function candidatePhrases(text: string, language?: string): string[][] {
+  const extra = language && language.slice(0, 2) !== "en" ? OTHER_STOPWORDS().get(language.slice(0, 2)) : undefined;
   const phrases: string[][] = [];
   for (const clause of text.split(CLAUSE_SPLIT)) {
     checkCpuBudget();
     let cur: string[] = [];
     for (const tok of tokenize(clause)) {
       tickCpuBudget();
-      const isContent = !STOPWORDS.has(tok) && !VERBS.has(tok) && tok.length > 1 && !/^\d+$/.test(tok);
+      const isContent = !STOPWORDS.has(tok) && !extra?.has(tok) && !VERBS.has(tok) && tok.length > 1 && !/^\d+$/.test(tok);
       if (isContent) {
         cur.push(tok);
         continue;
@@ -114,8 +135,9 @@ function trimWeakEdges(p: string[]): string[] {
 }
 
 /** Up to `n` key words and phrases of `text`, best first. */
-export function extractKeywords(text: string, n = 10): Keyword[] {
-  const phrases = candidatePhrases(text);
+/** `language`: an ISO code; in German, French, Spanish, Italian, Portuguese or Dutch its stop words count too. */
+export function extractKeywords(text: string, n = 10, language?: string): Keyword[] {
+  const phrases = candidatePhrases(text, language);
   if (!phrases.length || n <= 0) return [];
   const freq = new Map<string, number>();
   const degree = new Map<string, number>();

@@ -35,3 +35,16 @@ test.skipIf(!process.env.TEXTAI_TIMED_TESTS)("speed: 1 KB median well under 1 ms
     .slice(0, 1024);
   expect(medianMs(() => extractKeywords(text, 10))).toBeLessThan(1);
 });
+
+test("in the other languages the engine reads, their stop words are no key phrase", () => {
+  const keys = (text: string, lang: string) => extractKeywords(text, 6, lang).map((k) => k.keyword);
+  const de = keys("Das Zelt ist leicht und schnell aufgebaut, aber beim ersten Regen war alles nass.", "de");
+  expect(de).toContain("zelt");
+  for (const k of de) expect(k, k).not.toMatch(/\b(?:das|ist|und|aber|beim|war|alles)\b/);
+  const es = keys("La tienda tardó tres semanas en enviar el pedido y el paquete llegó roto.", "es");
+  for (const k of es) expect(k, k).not.toMatch(/^(?:la|el|en|y)\b|\b(?:la|el|en|y)$/);
+  // English text is read as before
+  expect(keys("The battery life is great but the charger broke.", "en")).toEqual(
+    extractKeywords("The battery life is great but the charger broke.", 6).map((k) => k.keyword),
+  );
+});

@@ -3,6 +3,7 @@ import { extractKeywords } from "../../local/keywords";
 import {
   builtinIntent,
   type Graded,
+  languageOf,
   type Priority,
   priorityOf,
   type WriterSentiment,
@@ -13,6 +14,7 @@ import {
 export interface TicketFields {
   ticket: string;
   subject?: string;
+  language?: string;
   previous_messages?: (string | { role?: string; content: string })[];
 }
 
@@ -45,6 +47,6 @@ export function readTicket(req: TicketFields): TicketReading {
   }
   const churnRisk = sentiment === "angry" && CHURN.test(text);
   const escalate = priority.level === "critical" || churnRisk;
-  const tags = extractKeywords(text, 5).map((k) => k.keyword.toLowerCase());
+  const tags = extractKeywords(text, 5, languageOf(req.ticket, req.language)).map((k) => k.keyword.toLowerCase());
   return { text, intent, sentiment, priority, escalate, tags };
 }
