@@ -91,7 +91,9 @@ export function detectSpam(text: string, opts: SpamOptions = {}): SpamResult {
     spamScore: score,
     confidence,
     signals,
-    categories: [...new Set(signals.map((s) => s.category))],
+    // kinds of spam: none for a text that is not spam, whatever weak signals it shows (a shipping
+    // notice's tracking link is no "promotional" spam); the signals stay, as the evidence
+    categories: label === "not_spam" ? [] : [...new Set(signals.map((s) => s.category))],
   };
   if (opts.detectToxicity) {
     const abuse = scoreAbuse(text);

@@ -69,3 +69,15 @@ test.skipIf(!process.env.TEXTAI_TIMED_TESTS)("speed: 1 KB median well under 1 ms
     .slice(0, 1024);
   expect(medianMs(() => detectSpam(text, { detectToxicity: true }))).toBeLessThan(1);
 });
+
+test("a text that is not spam names no kind of spam, though its weak signals stay as evidence", () => {
+  const r = detectSpam(
+    "Your order #4471 has shipped! Track your package here: https://shop.example.com/track/4471. Thanks for shopping with us.",
+  );
+  expect(r.label).toBe("not_spam");
+  expect(r.categories).toEqual([]);
+  expect(r.signals.map((s) => s.name)).toContain("contains_link");
+  expect(
+    detectSpam("Congratulations!! You have been selected to receive a $500 gift card. Click here to claim: bit.ly/x").categories,
+  ).toContain("malicious_link");
+});
