@@ -232,6 +232,56 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     expect(row.n).toBe(1);
   }, 30_000);
 
+  test("a call that outlives its lease while a retry on another node takes its key over is charged once: the retry pays, the late call answers free", async () => {
+    const { key, accountId } = await newKey(cluster.nodes[0], 10);
+    const call = (url: string) =>
+      fetch(`${url}/api/v1/ai/email-reply`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-api-key": key,
+          "idempotency-key": "overrun-9",
+          "cache-control": "no-cache",
+        },
+        body: JSON.stringify({ email_text: "Can you confirm my booking for Friday?", tone: "formal" }),
+      });
+    sim.reset();
+    sim.program([{ delayMs: 1500 }]);
+    const late = call(cluster.nodes[0].url);
+    while (sim.calls.count < 1) await Bun.sleep(10);
+    // The state a stall past the lease leaves (a process or disk frozen for longer than the request
+    // timeout + 5 s), built deterministically: the record's lease has ended while the call runs on.
+    const link = new RedisLink(redisUrl);
+    link.start();
+    expect(await link.ready()).toBe(true);
+    const record = `textai:idem:${accountId}:${new Bun.CryptoHasher("sha256").update("overrun-9").digest("hex")}`;
+    const rids = await link.eval<string>(
+      "redis.call('HSET', KEYS[1], 'lease', '0'); return redis.call('HGET', KEYS[1], 'rids')",
+      [record],
+      [],
+    );
+    await link.close();
+    const [lateId] = JSON.parse(rids) as string[];
+
+    const retry = await call(cluster.nodes[1].url);
+    const retryBody = (await retry.json()) as { request_id: string; meta: { credits_deducted: number } };
+    expect(retry.status, JSON.stringify(retryBody)).toBe(200);
+    const lateRes = await late;
+    const lateBody = (await lateRes.json()) as { request_id: string; meta: { credits_deducted: number } };
+    expect(lateRes.status, JSON.stringify(lateBody)).toBe(200);
+    expect(lateBody.request_id).toBe(lateId);
+    // the retry found the late call uncharged and voided its charge before it landed
+    expect(lateRes.headers.get("idempotent-superseded")).toBe("true");
+    expect(lateBody.meta.credits_deducted).toBe(0);
+    expect(retryBody.meta.credits_deducted).toBeGreaterThan(0);
+    const cost = retryBody.meta.credits_deducted;
+    for (const n of cluster.nodes) expect(await balanceOn(n, key)).toBe(10 - cost);
+    const [row] = await pg`SELECT count(*)::int AS n FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;
+    expect(row.n).toBe(1);
+    const [fence] = await pg`SELECT state FROM idempotent_charges WHERE request_id = ${lateId}`;
+    expect(fence.state).toBe("void");
+  }, 30_000);
+
   test("usage is the same on every node", async () => {
     const { key } = await newKey(cluster.nodes[0], 50);
     for (let i = 0; i < 6; i++) expect((await chat(cluster.nodes[i % 3], key, `usage ${i}`)).status).toBe(200);
