@@ -1,27 +1,20 @@
 /**
  * Search in PostgreSQL. The tsvector of each chunk holds FTS5's tokens (fts-tokens.ts), so the
- * GIN index finds the same candidates FTS5 finds and counts the same chunks per word. BM25 is then
- * computed here with FTS5's formula (k1 1.2, b 0.75, title weight 2), from each candidate's
- * positions of the query's tokens, and ranking.ts scores the best of them, as on SQLite.
- * Differences, by design: the statistics (chunk count, average length, chunks per phrase) are
- * those of the searched bases, where FTS5 uses the whole table (every tenant's chunks); and past
- * MAX_CANDIDATES matching chunks, PostgreSQL's ts_rank picks which ones BM25 sees.
+ * GIN index finds the same candidates FTS5 finds and counts the same chunks per word. BM25
+ * (bm25.ts, shared with SQLite) is computed from each candidate's positions of the query's tokens
+ * and the statistics of the searched bases, and ranking.ts scores the best of them, as on SQLite.
+ * One difference: past MAX_CANDIDATES matching chunks, PostgreSQL's ts_rank picks which ones BM25
+ * sees (on SQLite, FTS5's bm25()).
  */
 
 import type { PgStorage } from "../storage/postgres";
-import { CONTENT_OFFSET, parseTsvector, phraseQuery, tokenizePhrases } from "./fts-tokens";
+import { bestByBm25, hitCounts, MAX_CANDIDATES, phraseFrequencies, queryTerms } from "./bm25";
+import { parseTsvector, phraseQuery } from "./fts-tokens";
 import type { SearchOptions, VectorHits } from "./interface";
-import { type CandidateRow, candidateLimit, keyWeights, queryPhrases, queryWords, rankCandidates } from "./ranking";
+import { type CandidateRow, candidateLimit, keyWeights, rankCandidates } from "./ranking";
 import type { FilterMetadata, Snippet } from "./schemas";
-import { expandWord } from "./text";
 
-/** Matching chunks whose BM25 is computed per search; beyond, ts_rank preselects. */
-export const MAX_CANDIDATES = 10_000;
-
-const K1 = 1.2;
-const B = 0.75;
-/** bm25() column weights of SQLite: a title match counts double. */
-const weightAt = (position: number) => (position < CONTENT_OFFSET ? 2 : 1);
+export { MAX_CANDIDATES };
 
 const orQuery = (phrases: string[][]) =>
   phrases
@@ -53,20 +46,6 @@ interface Hit {
   tokens: number;
   /** the chunk's tsvector cut down to the query's tokens, as text */
   hits: string;
-}
-
-/** How often each phrase occurs in a chunk, weighted by column, as FTS5 counts phrase instances. */
-function phraseFrequencies(hits: string, phrases: string[][]): number[] {
-  const at = new Map([...parseTsvector(hits)].map(([lexeme, positions]) => [lexeme, new Set(positions)]));
-  return phrases.map((tokens) => {
-    const first = at.get(tokens[0] ?? "");
-    if (!first) return 0;
-    let f = 0;
-    for (const pos of first) {
-      if (tokens.every((t, k) => k === 0 || at.get(t)?.has(pos + k))) f += weightAt(pos);
-    }
-    return f;
-  });
 }
 
 /**
@@ -103,9 +82,8 @@ export async function searchPostgres(
   maxCandidates = MAX_CANDIDATES,
 ): Promise<Snippet[]> {
   if (opts.kbIds.length === 0) return [];
-  const surfaces = queryPhrases(opts.query);
-  const phrases = tokenizePhrases(surfaces);
-  const words = queryWords(opts.query);
+  const terms = queryTerms(opts.query);
+  const { phrases, words, expansions } = terms;
   const all = orQuery(phrases);
 
   // the searched bases' size and the matching chunks, in parallel
@@ -114,19 +92,17 @@ export async function searchPostgres(
     all ? matching(pg, opts, all, [...new Set(phrases.flat())], maxCandidates) : Promise.resolve({ rows: [], complete: true }),
   ]);
   const n = Number(totals?.n ?? 0);
-  const freqs = hits.rows.map((h) => phraseFrequencies(h.hits, phrases));
+  const freqs = hits.rows.map((h) => phraseFrequencies(parseTsvector(h.hits), phrases));
 
   // chunks holding each phrase and each word: counted from the matches when they are all of them
   // (no filter, not cut at the candidate bound), else in one more pass over the matches
-  const expansions = words.map((w) => expandWord(w).map((e) => surfaces.indexOf(e.replace(/"/g, ""))));
   let phraseHits: number[];
   let wordHits: number[];
   if (!all) {
     phraseHits = phrases.map(() => 0);
     wordHits = words.map(() => 0);
   } else if (hits.complete && !hasFilter(opts.filter)) {
-    phraseHits = phrases.map((_, i) => freqs.filter((f) => (f[i] ?? 0) > 0).length);
-    wordHits = expansions.map((idx) => freqs.filter((f) => idx.some((i) => (f[i] ?? 0) > 0)).length);
+    ({ phraseHits, wordHits } = hitCounts(freqs, terms));
   } else {
     const wordQueries = expansions.map((idx) => orQuery(idx.map((i) => phrases[i] ?? [])));
     const counted = [...phrases.map((p) => (p.length ? phraseQuery(p) : "")), ...wordQueries];
@@ -147,24 +123,11 @@ export async function searchPostgres(
   }
   const dfOf = new Map(words.map((w, j) => [w, wordHits[j] ?? 0]));
   const weights = keyWeights(opts.query, n, (w) => dfOf.get(w) ?? 0);
-
-  // BM25 as FTS5's bm25() computes it: idf log((N - hits + 0.5) / (hits + 0.5)), at least 1e-6
-  const avgdl = n > 0 ? Number(totals?.tokens ?? 0) / n : 1;
-  const idf = phraseHits.map((hit) => {
-    const v = Math.log((n - hit + 0.5) / (hit + 0.5));
-    return v <= 0 ? 1e-6 : v;
-  });
-  const ranked = hits.rows
-    .map((h, r) => {
-      const d = Number(h.tokens);
-      let score = 0;
-      (freqs[r] as number[]).forEach((f, i) => {
-        score += (idf[i] as number) * ((f * (K1 + 1)) / (f + K1 * (1 - B + (B * d) / avgdl)));
-      });
-      return { id: Number(h.id), score };
-    })
-    .sort((a, b) => b.score - a.score || a.id - b.id)
-    .slice(0, candidateLimit(opts.topK));
+  const ranked = bestByBm25(
+    hits.rows.map((h, r) => ({ id: Number(h.id), tokens: Number(h.tokens), freqs: freqs[r] as number[] })),
+    { chunks: n, tokens: Number(totals?.tokens ?? 0), phraseHits },
+    candidateLimit(opts.topK),
+  );
 
   const lexical = new Set(ranked.map((r) => r.id));
   const vectorOnly = (vectors?.nearest ?? []).map((h) => h.id).filter((id) => !lexical.has(id));
