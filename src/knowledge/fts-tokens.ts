@@ -53,6 +53,93 @@ export function tokenizeRows(rows: { kbId: string; title: string | null; content
   return out;
 }
 
+let scratch: Database | null = null;
+
+/** A contentless table for the positions of chosen terms: nothing stored but the index, emptied at once. */
+function scratchIndex(): Database {
+  if (!scratch) {
+    scratch = new Database(":memory:");
+    scratch.exec(
+      "CREATE VIRTUAL TABLE t USING fts5(title, content, content = '', columnsize = 0, tokenize = 'porter unicode61 remove_diacritics 2');" +
+        "CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance');",
+    );
+  }
+  return scratch;
+}
+
+/** Records a token instance as fts5vocab reports it (column name, offset in the column) at its position. */
+export function addPosition(at: Map<string, number[]>, term: string, col: string, offset: number): void {
+  const list = at.get(term) ?? [];
+  if (list.length === 0) at.set(term, list);
+  list.push(col === "title" ? titlePosition(offset) : contentPosition(offset));
+}
+
+/**
+ * Where each of `terms` (FTS5 tokens) occurs in each row's title and content, numbered as the
+ * tsvector numbers them (titlePosition, contentPosition): the positions BM25 counts phrases from.
+ * Only the terms' instances leave SQLite; the rows are tokenized by FTS5 itself.
+ */
+export function termPositions(rows: { title: string | null; content: string }[], terms: string[]): Map<string, number[]>[] {
+  const out = rows.map(() => new Map<string, number[]>());
+  if (rows.length === 0 || terms.length === 0) return out;
+  const t = scratchIndex();
+  const insert = t.query("INSERT INTO t (rowid, title, content) VALUES (?, ?, ?)");
+  const read = t.query<{ doc: number; col: string; offset: number; term: string }, string[]>(
+    `SELECT doc, col, offset, term FROM v WHERE term IN (${terms.map(() => "?").join(", ")})`,
+  );
+  for (let at = 0; at < rows.length; at += BATCH) {
+    const batch = rows.slice(at, at + BATCH);
+    try {
+      t.transaction(() => {
+        batch.forEach((r, i) => {
+          insert.run(at + i + 1, r.title, r.content);
+        });
+      })();
+      for (const { doc, col, offset, term } of read.all(...terms))
+        addPosition(out[doc - 1] as Map<string, number[]>, term, col, offset);
+    } finally {
+      t.exec("INSERT INTO t (t) VALUES ('delete-all')");
+    }
+  }
+  return out;
+}
+
+/** The sum of the varints of an FTS5 %_docsize blob (one per column, SQLite's varint format): the row's token count. */
+export function docsizeTokens(sz: Uint8Array): number {
+  let total = 0;
+  let i = 0;
+  while (i < sz.length) {
+    let v = 0;
+    for (let k = 0; i < sz.length; k++) {
+      const b = sz[i++] as number;
+      if (k === 8) {
+        v = v * 256 + b;
+        break;
+      }
+      v = v * 128 + (b & 0x7f);
+      if (b < 0x80) break;
+    }
+    total += v;
+  }
+  return total;
+}
+
+/**
+ * Stores FTS5's token count (from kb_chunks_fts_docsize, which FTS5 keeps for bm25()) in each
+ * chunk from id `fromId` on that has none yet: the chunks an upload just added, or every chunk
+ * indexed before migration 0011. Returns how many it filled.
+ */
+export function fillChunkTokens(sqlite: Database, fromId = 0): number {
+  const rows = sqlite
+    .query<{ id: number; sz: Uint8Array }, [number]>(
+      "SELECT c.id, s.sz FROM kb_chunks c JOIN kb_chunks_fts_docsize s ON s.id = c.id WHERE c.id >= ? AND c.tokens = 0",
+    )
+    .all(fromId);
+  const set = sqlite.query("UPDATE kb_chunks SET tokens = ? WHERE id = ?");
+  for (const r of rows) set.run(docsizeTokens(r.sz), r.id);
+  return rows.length;
+}
+
 /** The tokens of each phrase as FTS5 reads a quoted phrase of a MATCH expression. */
 export function tokenizePhrases(phrases: string[]): string[][] {
   return tokenizeRows(phrases.map((p) => ({ kbId: "", title: null, content: p }))).map((t) => t.content);
@@ -66,6 +153,11 @@ const MAX_POSITION = 16_383;
  * position tells its column and no phrase spans title and content.
  */
 export const CONTENT_OFFSET = 1024;
+
+/** The position of a title's i-th token (from 0), as the tsvector and BM25's phrase counting number it. */
+export const titlePosition = (i: number) => Math.min(i + 1, CONTENT_OFFSET - 1);
+/** The position of the content's i-th token (from 0). */
+export const contentPosition = (i: number) => Math.min(CONTENT_OFFSET + i, MAX_POSITION);
 
 /** PostgreSQL refuses longer lexemes; FTS5 keeps them, but no query word is that long. */
 const MAX_LEXEME_BYTES = 2046;
@@ -85,10 +177,10 @@ export function tsvectorLiteral(tokens: ChunkTokens): string {
     list.push(`${pos}${weight}`);
   };
   tokens.title.forEach((term, i) => {
-    add(term, Math.min(i + 1, CONTENT_OFFSET - 1), "A");
+    add(term, titlePosition(i), "A");
   });
   tokens.content.forEach((term, i) => {
-    add(term, Math.min(CONTENT_OFFSET + i, MAX_POSITION), "B");
+    add(term, contentPosition(i), "B");
   });
   return [...positions].map(([term, list]) => `${lexeme(term)}:${list.join(",")}`).join(" ");
 }

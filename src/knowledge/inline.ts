@@ -6,6 +6,7 @@
 import { Database } from "bun:sqlite";
 import { migrate } from "../storage/db";
 import { chunkText } from "./chunking";
+import { fillChunkTokens } from "./fts-tokens";
 import type { DocumentInput, FilterMetadata, Snippet } from "./schemas";
 import { chunkTerms, searchChunks } from "./search";
 
@@ -22,7 +23,11 @@ function emptyIndex(): Database {
   return Database.deserialize(template);
 }
 
-const INLINE_KB = "inline";
+/**
+ * The inline base's id: two FTS5 tokens, like a stored base's (`kb_` and 20 characters), so each
+ * chunk's token count, BM25's document length, is the same inline and stored, and so are the scores.
+ */
+const INLINE_KB = "kb_inline";
 
 export function searchInline(
   documents: DocumentInput[],
@@ -46,6 +51,7 @@ export function searchInline(
         addDoc.run(id, INLINE_KB, title, doc.content, JSON.stringify(doc.metadata ?? {}), chunks.length);
         for (const [ord, c] of chunks.entries()) addChunk.run(INLINE_KB, id, ord, title, c, chunkTerms(title, c));
       });
+      fillChunkTokens(db);
     })();
     // Inline documents have no stored id; the snippet says which one by its position.
     return searchChunks(db, { kbIds: [INLINE_KB], query, topK, filter, minScore }).map(({ knowledge_base_id: _kb, ...s }) => ({

@@ -9,6 +9,7 @@ import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { type KbDocumentRow, type KnowledgeBaseRow, kbDocuments, knowledgeBases } from "../storage/schema-kb";
 import { toBlob } from "./embeddings";
+import { fillChunkTokens } from "./fts-tokens";
 import {
   type DocumentView,
   type KbStatus,
@@ -121,6 +122,7 @@ export class KnowledgeStore implements KnowledgeBases {
             "documents",
           );
         }
+        let firstChunk: number | undefined;
         for (const d of prepared) {
           if (d.chunks.length === 0) throw invalidRequest("a document has no text", "documents");
           const id = newId("doc");
@@ -139,9 +141,12 @@ export class KnowledgeStore implements KnowledgeBases {
           // A prepared statement, not the query builder: a large upload inserts thousands of chunks.
           for (const [ord, chunk] of d.chunks.entries()) {
             const vector = d.vectors?.[ord];
-            addChunk.run(kbId, id, ord, d.title, chunk, chunkTerms(d.title, chunk), vector ? toBlob(vector) : null);
+            const added = addChunk.run(kbId, id, ord, d.title, chunk, chunkTerms(d.title, chunk), vector ? toBlob(vector) : null);
+            firstChunk ??= Number(added.lastInsertRowid);
           }
         }
+        // each chunk's token count, BM25's document length, as FTS5 counted it
+        if (firstChunk !== undefined) fillChunkTokens(this.storage.sqlite, firstChunk);
         this.touch(kbId);
       })
       .immediate();

@@ -63,6 +63,7 @@ export function migrate(sqlite: Database, migrations = MIGRATIONS): number {
         for (const stmt of m.sql.split("--> statement-breakpoint")) {
           if (stmt.trim()) sqlite.exec(stmt);
         }
+        m.after?.(sqlite);
         sqlite.query("INSERT INTO _migrations (tag, applied_at) VALUES (?, ?)").run(m.tag, Date.now());
       })
       .immediate();

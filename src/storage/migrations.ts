@@ -1,6 +1,7 @@
 // Migrations are embedded in the binary as text: `bun build --compile` bundles these imports.
 // A test compares this list with drizzle/meta/_journal.json, so a generated migration that is
 // not listed here fails the suite.
+import type { Database } from "bun:sqlite";
 import m0000 from "../../drizzle/0000_init.sql" with { type: "text" };
 import m0001 from "../../drizzle/0001_knowledge.sql" with { type: "text" };
 import m0002 from "../../drizzle/0002_knowledge_fts.sql" with { type: "text" };
@@ -12,8 +13,17 @@ import m0007 from "../../drizzle/0007_dashboard.sql" with { type: "text" };
 import m0008 from "../../drizzle/0008_idempotency_request_ids.sql" with { type: "text" };
 import m0009 from "../../drizzle/0009_gateway_secrets.sql" with { type: "text" };
 import m0010 from "../../drizzle/0010_idempotent_charges.sql" with { type: "text" };
+import m0011 from "../../drizzle/0011_knowledge_chunk_tokens.sql" with { type: "text" };
+import { fillChunkTokens } from "../knowledge/fts-tokens";
 
-export const MIGRATIONS: { tag: string; sql: string }[] = [
+export interface Migration {
+  tag: string;
+  sql: string;
+  /** a step SQL cannot do, run after the SQL in the same transaction */
+  after?: (sqlite: Database) => void;
+}
+
+export const MIGRATIONS: Migration[] = [
   { tag: "0000_init", sql: m0000 },
   { tag: "0001_knowledge", sql: m0001 },
   { tag: "0002_knowledge_fts", sql: m0002 },
@@ -25,4 +35,6 @@ export const MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0008_idempotency_request_ids", sql: m0008 },
   { tag: "0009_gateway_secrets", sql: m0009 },
   { tag: "0010_idempotent_charges", sql: m0010 },
+  // chunks indexed before: their token counts, from FTS5's
+  { tag: "0011_knowledge_chunk_tokens", sql: m0011, after: (sqlite) => void fillChunkTokens(sqlite) },
 ];

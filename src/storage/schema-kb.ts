@@ -60,10 +60,12 @@ export const kbChunks = sqliteTable(
     content: text("content").notNull(),
     /** the chunk's canonical search keys (stems, synonyms folded), space-separated: search scores coverage from them without re-tokenizing */
     terms: text("terms").notNull().default(""),
+    /** FTS5's token count of the chunk's row (base id, title, content): BM25's document length; 0 until stored (migration 0011 fills old rows) */
+    tokens: integer("tokens").notNull().default(0),
     /** float32 vector from a provider's embeddings, when one is configured */
     embedding: blob("embedding", { mode: "buffer" }),
   },
-  (t) => [index("kb_chunks_doc_idx").on(t.documentId), index("kb_chunks_kb_idx").on(t.kbId)],
+  (t) => [index("kb_chunks_doc_idx").on(t.documentId), index("kb_chunks_kb_idx").on(t.kbId, t.id, t.tokens)],
 );
 
 export const faqCollections = sqliteTable(

@@ -1,0 +1,80 @@
+// Chunks indexed before migration 0011 stored their FTS5 token count (BM25's document length) have
+// none; the migration fills them from FTS5's own counts, so an upgraded gateway ranks exactly as a
+// fresh one, and every count equals the one the PostgreSQL index stores (fts-tokens.ts).
+import { Database } from "bun:sqlite";
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { tokenizeRows } from "../../src/knowledge/fts-tokens";
+import { startGateway } from "../helpers/gateway";
+import { HELP_CENTER } from "./corpus";
+import { ROOMY_LIMITS, show } from "./helpers";
+
+const dir = mkdtempSync(join(tmpdir(), "textai-upgrade-tokens-"));
+const dbPath = join(dir, "textai.db");
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const gateway = () => startGateway({ configText: ROOMY_LIMITS, env: { TEXTAI_DB: dbPath } });
+
+/** Each chunk's stored count against the count of FTS5's tokenizer run outside the file. */
+function counts(): { stored: number[]; tokenized: number[] } {
+  const db = new Database(dbPath, { readonly: true });
+  try {
+    const rows = db
+      .query<{ kb_id: string; title: string | null; content: string; tokens: number }, []>(
+        "SELECT kb_id, title, content, tokens FROM kb_chunks ORDER BY id",
+      )
+      .all();
+    return {
+      stored: rows.map((r) => r.tokens),
+      tokenized: tokenizeRows(rows.map((r) => ({ kbId: r.kb_id, title: r.title, content: r.content }))).map((t) => t.count),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+test("a file from before migration 0011 gets its chunks' token counts, and searches as before", async () => {
+  let gw = await gateway();
+  const key = gw.newKey({ credits: 10_000 }).key;
+  const headers = { "x-api-key": key, "cache-control": "no-cache" };
+  const kb = (await gw.post("/api/v1/knowledge-bases", { name: "help" }, headers)).json.data.result.id;
+  const docs = HELP_CENTER.documents.map(({ title, content, metadata }) => ({ title, content, metadata }));
+  // a long title and long chunks: counts past 127 take more than one byte in FTS5's docsize blob
+  docs.push({ title: "word ".repeat(99).trim(), content: "refund ".repeat(3000), metadata: {} });
+  const added = await gw.post(`/api/v1/knowledge-bases/${kb}/documents`, { documents: docs }, headers);
+  expect(added.status, show(added)).toBe(201);
+  const search = async () => {
+    const out: unknown[] = [];
+    for (const q of HELP_CENTER.queries.slice(0, 20)) {
+      const r = await gw.post(`/api/v1/knowledge-bases/${kb}/search`, { query: q.query, top_k: 10, min_score: 0 }, headers);
+      expect(r.status, show(r)).toBe(200);
+      out.push(r.json.data.result.results);
+    }
+    return out;
+  };
+  const fresh = await search();
+  await gw.close();
+  const before = counts();
+  expect(before.stored).toEqual(before.tokenized);
+  expect(Math.max(...before.stored)).toBeGreaterThan(127);
+
+  // as a file written before 0011: no tokens column, the index on kb_id alone, no vocabulary table, the migration not applied
+  const db = new Database(dbPath);
+  db.exec(`DROP TABLE kb_chunks_vocab;
+    DROP INDEX kb_chunks_kb_idx;
+    ALTER TABLE kb_chunks DROP COLUMN tokens;
+    CREATE INDEX kb_chunks_kb_idx ON kb_chunks (kb_id);
+    DELETE FROM _migrations WHERE tag = '0011_knowledge_chunk_tokens';`);
+  db.close();
+
+  gw = await gateway();
+  try {
+    const after = counts();
+    expect(after.stored).toEqual(before.stored);
+    expect(await search()).toEqual(fresh);
+  } finally {
+    await gw.close();
+  }
+}, 60_000);
