@@ -25,7 +25,8 @@ export class SqliteKnowledgeIndex implements KnowledgeIndex {
   chunkVectors(kbId: string, dims: number): ChunkVector[] {
     return this.storage.sqlite
       .query<ChunkVector, [string, number]>(
-        "SELECT id, embedding FROM kb_chunks WHERE kb_id = ? AND embedding IS NOT NULL AND length(embedding) = ?",
+        // in id order, as on PostgreSQL: ties in similarity keep it (the kb_id index is ordered by token count too)
+        "SELECT id, embedding FROM kb_chunks WHERE kb_id = ? AND embedding IS NOT NULL AND length(embedding) = ? ORDER BY id",
       )
       .all(kbId, dims * 4);
   }

@@ -8,7 +8,9 @@ import { join } from "node:path";
 import { sharedServersUp } from "../helpers/shared-servers";
 
 const shared = await sharedServersUp("the knowledge route tests on PostgreSQL");
-const FILES = ["knowledge-bases", "search", "hybrid", "faq", "chatbots"].map((f) => `test/knowledge/${f}.test.ts`);
+const FILES = ["knowledge-bases", "search", "tenant-statistics", "hybrid", "faq", "chatbots"].map(
+  (f) => `test/knowledge/${f}.test.ts`,
+);
 
 describe.skipIf(!shared)("knowledge routes on PostgreSQL", () => {
   test(`${FILES.length} files of test/knowledge pass with TEXTAI_TEST_KNOWLEDGE=postgres`, async () => {

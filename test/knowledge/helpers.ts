@@ -11,11 +11,11 @@ export const ROOMY_LIMITS = `[plans.free.rate_limits]\nstandard = 10000\nheavy =
 /** The back-end these tests run on. */
 export const ON_POSTGRES = process.env.TEXTAI_TEST_KNOWLEDGE === "postgres";
 
-export async function roomyGateway(extraConfig = ""): Promise<TestGateway> {
+export async function roomyGateway(extraConfig = "", env: Record<string, string> = {}): Promise<TestGateway> {
   const configText = `${extraConfig}\n${ROOMY_LIMITS}`;
-  if (!ON_POSTGRES) return startGateway({ configText });
+  if (!ON_POSTGRES) return startGateway({ configText, env });
   const db = await freshDatabase();
-  const gw = await startGateway({ configText, env: { TEXTAI_DATABASE_URL: db.url } });
+  const gw = await startGateway({ configText, env: { ...env, TEXTAI_DATABASE_URL: db.url } });
   await gw.deps.services.ready();
   return {
     ...gw,

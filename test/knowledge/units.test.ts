@@ -35,8 +35,8 @@ describe("chunkText", () => {
 describe("ftsQuery", () => {
   test("quotes every term so FTS syntax in a query is inert, and restricts to the bases", () => {
     const q = ftsQuery('refund" OR NEAR(x y) * ^col:', ["kb_A"]) as string;
-    expect(q.startsWith('kb_id : ("kb_A") AND (')).toBe(true);
-    const terms = q.slice(q.indexOf("AND (") + 5, -1).split(" OR ");
+    expect(q.startsWith('kb_id : ("kb_A") AND {title content} : (')).toBe(true);
+    const terms = q.slice(q.indexOf("content} : (") + 12, -1).split(" OR ");
     for (const t of terms) expect(t).toMatch(/^"[^"]+"$/);
     expect(terms).toContain('"refund"');
   });
