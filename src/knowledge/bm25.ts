@@ -119,6 +119,9 @@ export function bm25Idf(n: number, hits: number): number {
 export const bm25Term = (idf: number, f: number, length: number, avgdl: number) =>
   idf * ((f * (K1 + 1)) / (f + K1 * (1 - B + (B * length) / avgdl)));
 
+/** BM25's length normalisation, K in f (k1 + 1) / (f + K), for a chunk of `length` tokens. */
+export const bm25LengthFactor = (length: number, avgdl: number) => K1 * (1 - B + (B * length) / avgdl);
+
 /** A position's weight in a phrase's frequency: a title match (positions below CONTENT_OFFSET) counts double. */
 export const positionWeight = (pos: number) => (pos < CONTENT_OFFSET ? TITLE_WEIGHT : 1);
 

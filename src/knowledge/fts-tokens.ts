@@ -53,65 +53,14 @@ export function tokenizeRows(rows: { kbId: string; title: string | null; content
   return out;
 }
 
-let scratch: Database | null = null;
-
-/** A contentless table for the positions of chosen terms: nothing stored but the index, emptied at once. */
-function scratchIndex(): Database {
-  if (!scratch) {
-    scratch = new Database(":memory:");
-    scratch.exec(
-      "CREATE VIRTUAL TABLE t USING fts5(title, content, content = '', columnsize = 0, tokenize = 'porter unicode61 remove_diacritics 2');" +
-        "CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance');",
-    );
-  }
-  return scratch;
-}
-
-/** Records a token instance as fts5vocab reports it (column name, offset in the column) at its position. */
-export function addPosition(at: Map<string, number[]>, term: string, col: string, offset: number): void {
-  const list = at.get(term) ?? [];
-  if (list.length === 0) at.set(term, list);
-  list.push(col === "title" ? titlePosition(offset) : contentPosition(offset));
-}
-
-/**
- * Where each of `terms` (FTS5 tokens) occurs in each row's title and content, numbered as the
- * tsvector numbers them (titlePosition, contentPosition): the positions BM25 counts phrases from.
- * Only the terms' instances leave SQLite; the rows are tokenized by FTS5 itself.
- */
-export function termPositions(rows: { title: string | null; content: string }[], terms: string[]): Map<string, number[]>[] {
-  const out = rows.map(() => new Map<string, number[]>());
-  if (rows.length === 0 || terms.length === 0) return out;
-  const t = scratchIndex();
-  const insert = t.query("INSERT INTO t (rowid, title, content) VALUES (?, ?, ?)");
-  const read = t.query<{ doc: number; col: string; offset: number; term: string }, string[]>(
-    `SELECT doc, col, offset, term FROM v WHERE term IN (${terms.map(() => "?").join(", ")})`,
-  );
-  for (let at = 0; at < rows.length; at += BATCH) {
-    const batch = rows.slice(at, at + BATCH);
-    try {
-      t.transaction(() => {
-        batch.forEach((r, i) => {
-          insert.run(at + i + 1, r.title, r.content);
-        });
-      })();
-      for (const { doc, col, offset, term } of read.all(...terms))
-        addPosition(out[doc - 1] as Map<string, number[]>, term, col, offset);
-    } finally {
-      t.exec("INSERT INTO t (t) VALUES ('delete-all')");
-    }
-  }
-  return out;
-}
-
-/** The sum of the varints of an FTS5 %_docsize blob (one per column, SQLite's varint format): the row's token count. */
-export function docsizeTokens(sz: Uint8Array): number {
-  let total = 0;
+/** The varints of an FTS5 record (SQLite's varint format: 7 bits a byte, high bit set while more follow, the 9th byte whole). */
+export function varints(blob: Uint8Array): number[] {
+  const out: number[] = [];
   let i = 0;
-  while (i < sz.length) {
+  while (i < blob.length) {
     let v = 0;
-    for (let k = 0; i < sz.length; k++) {
-      const b = sz[i++] as number;
+    for (let k = 0; i < blob.length; k++) {
+      const b = blob[i++] as number;
       if (k === 8) {
         v = v * 256 + b;
         break;
@@ -119,10 +68,13 @@ export function docsizeTokens(sz: Uint8Array): number {
       v = v * 128 + (b & 0x7f);
       if (b < 0x80) break;
     }
-    total += v;
+    out.push(v);
   }
-  return total;
+  return out;
 }
+
+/** The sum of the varints of an FTS5 %_docsize blob (one per column): the row's token count. */
+export const docsizeTokens = (sz: Uint8Array): number => varints(sz).reduce((a, b) => a + b, 0);
 
 /**
  * Stores FTS5's token count (from kb_chunks_fts_docsize, which FTS5 keeps for bm25()) in each

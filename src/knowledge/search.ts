@@ -3,19 +3,21 @@
  * (bm25.ts, shared with PostgreSQL): FTS5's own bm25() counts every tenant's chunks in the table,
  * so another account's documents would move scores and could be probed through them.
  *
- * A search reads, for each of the query's tokens, its instances (chunk, column, offset) from FTS5's
- * index through an fts5vocab table (kb_chunks_vocab), keeps those in the searched bases' chunks
- * (their ids and token counts are held per node and revision), and from them counts each phrase
- * in each chunk, the chunks holding each phrase and word, and BM25 for every match; ranking.ts
- * then scores the best. No MATCH query runs: the instances are the matches. The index holds
- * every base's instances, so when other bases hold far more of them than the searched ones could
- * (READ_PER_CHUNK), the searched bases' matches are found by FTS5 and tokenized instead
- * (fts-tokens.ts), whichever costs less. The same code serves stored knowledge bases and the
- * inline variant (an in-memory copy of the schema), so both rank alike.
+ * For each of the query's tokens a search reads its instances (chunk, column, offset) from FTS5's
+ * index through an fts5vocab table (kb_chunks_vocab) and keeps those in the searched bases'
+ * chunks, whose ids and token counts are held per node and revision. From them come each
+ * phrase's frequency in each chunk, the chunks holding each phrase and word, and BM25 for every
+ * match; ranking.ts then scores the best. The index holds every base's instances: a token with
+ * more than READ_PER_CHUNK instances per searched chunk (common in the file, or in the searched
+ * bases) is not read; its phrases are counted by FTS5 within the searched bases instead, each
+ * match's frequency recovered exactly from two bm25() values (decodedHits). The results never
+ * depend on the rest of the file; the cost does, as FTS5's bm25() did. The same code serves
+ * stored knowledge bases and the inline variant (an in-memory copy of the schema), so both rank
+ * alike.
  */
 import type { Database, SQLQueryBindings } from "bun:sqlite";
-import { averageLength, bm25Idf, bm25Term, positionWeight, type QueryTerms, queryTerms } from "./bm25";
-import { contentPosition, termPositions, titlePosition } from "./fts-tokens";
+import { averageLength, bm25Idf, bm25LengthFactor, bm25Term, positionWeight, type QueryTerms, queryTerms } from "./bm25";
+import { contentPosition, titlePosition, varints } from "./fts-tokens";
 import type { SearchOptions, VectorHits } from "./interface";
 import { type CandidateRow, candidateLimit, keyWeights, rankCandidates } from "./ranking";
 import type { FilterMetadata, Snippet } from "./schemas";
@@ -159,137 +161,62 @@ function slotOf(ids: Float64Array, id: number, from: number): number {
 }
 
 /**
- * Instances of the query's tokens read from the file's index, per chunk of the searched bases,
- * before a search asks whether tokenizing their matches would cost less (other bases may hold far
- * more of those instances than the searched ones). In the 10,000-chunk bench base, alone in its
- * file, a query's tokens have about 0.7 instances per chunk, at most 4.
+ * How many instances of a query token a search reads from the file's index, per chunk of the
+ * searched bases; past it, the token's phrases are counted by FTS5 within the bases instead
+ * (decodedHits). Reading costs about 0.1 µs an instance, all bases' alike; counting costs about
+ * 0.5 µs a match in the searched bases, plus FTS5's own count of the chunks holding the phrase in
+ * the whole file (bm25()'s idf). Measured on the bench base (10,000 chunks, fixture words most
+ * frequent), alone in its file and beside 5 other tenants' bases as large: reading every token
+ * was cheapest alone (about 0.7 instances per chunk, at most 5) and still beside the others
+ * (about 4 per chunk; counting them cost 40% more); a word with 5 instances per chunk of the base
+ * and 30 per chunk in the file costs 9 ms counted and 40 ms read.
  */
-export const READ_PER_CHUNK = 16;
-/** Instances read before that question is asked at all: about what tokenizing 20 chunks costs. */
+export const READ_PER_CHUNK = 4;
+/** Instances of a token read whatever the bases' size: a small base reads a rare word's instances. */
 const READ_FLOOR = 1024;
-/** Tokenizing a chunk costs about as much as reading this many instances from the index (about 14 µs against 0.25). */
-export const TOKENIZE_COST = 50;
-
-/** How much a search reads from the index before it considers tokenizing (tests force either way). */
-export interface ReadBudget {
-  /** instances read before the question */
-  instances: number;
-  /** what tokenizing a match costs, in instances read */
-  tokenizeCost: number;
-}
-
-/** How a search found its positions (tests look). */
-export type PositionSource = "index" | "tokenized";
 
 /**
- * Each token's instances in the searched chunks, read from FTS5's index (kb_chunks_vocab) up to
- * `limit` instances in all; null past it. Every base's instances are read and those of other
- * bases dropped here, so the cost, never the result, depends on the rest of the file.
+ * One token's instances in the searched chunks, read from FTS5's index (kb_chunks_vocab), or null
+ * when the index holds more than `limit`. Every base's instances are read and those of other bases
+ * dropped here, so the cost, never the result, depends on the rest of the file.
  */
 export function indexInstances(
   sqlite: Database,
   chunks: BaseChunks,
-  tokens: string[],
+  token: string,
   limit = Number.POSITIVE_INFINITY,
-): Map<string, Instances> | null {
-  const out = new Map<string, Instances>();
-  const read = sqlite.query<[number, number, number], [string, number]>(
-    "SELECT doc, col = 'title', offset FROM kb_chunks_vocab WHERE term = ? AND col <> 'kb_id' LIMIT ?",
-  );
-  let left = limit;
-  for (const token of tokens) {
-    const rows = read.values(token, Number.isFinite(left) ? left + 1 : -1) as [number, number, number][];
-    left -= rows.length;
-    if (left < 0) return null;
-    const slots: number[] = [];
-    const positions: number[] = [];
-    let from = 0;
-    let lastDoc = -1;
-    let slot = -1;
-    for (const [doc, title, offset] of rows) {
-      if (doc !== lastDoc) {
-        // rows come in chunk order: each search starts where the last one ended
-        if (doc < lastDoc) from = 0;
-        slot = slotOf(chunks.ids, doc, from);
-        if (slot >= 0) from = slot;
-        lastDoc = doc;
-      }
-      if (slot < 0) continue;
-      slots.push(slot);
-      positions.push(title ? titlePosition(offset) : contentPosition(offset));
-    }
-    out.set(token, { slots, positions });
-  }
-  return out;
-}
-
-/** The searched bases' chunks matching any phrase, found by FTS5 (ids ascending, kept to the bases exactly). */
-export function matchingSlots(sqlite: Database, chunks: BaseChunks, match: string): number[] {
+): Instances | null {
+  const rows = sqlite
+    .query<[number, number, number], [string, number]>(
+      "SELECT doc, col = 'title', offset FROM kb_chunks_vocab WHERE term = ? AND col <> 'kb_id' LIMIT ?",
+    )
+    .values(token, Number.isFinite(limit) ? limit + 1 : -1) as [number, number, number][];
+  if (rows.length > limit) return null;
   const slots: number[] = [];
-  for (const [id] of sqlite
-    .query<[number], [string]>("SELECT rowid FROM kb_chunks_fts WHERE kb_chunks_fts MATCH ? ORDER BY rowid")
-    .values(match) as [number][]) {
-    const slot = slotOf(chunks.ids, id, 0);
-    if (slot >= 0) slots.push(slot);
-  }
-  return slots;
-}
-
-/** The same instances from the matches' text, run through FTS5's tokenizer (fts-tokens.ts). */
-export function tokenizedInstances(
-  sqlite: Database,
-  chunks: BaseChunks,
-  slots: number[],
-  tokens: string[],
-): Map<string, Instances> {
-  const ids = slots.map((s) => chunks.ids[s] as number);
-  const text = new Map(
-    sqlite
-      .query<{ id: number; title: string | null; content: string }, [string]>(
-        "SELECT id, title, content FROM kb_chunks WHERE id IN (SELECT value FROM json_each(?))",
-      )
-      .all(JSON.stringify(ids))
-      .map((r) => [r.id, r]),
-  );
-  const found = termPositions(
-    ids.map((id) => text.get(id) ?? { title: null, content: "" }),
-    tokens,
-  );
-  const out = new Map<string, Instances>(tokens.map((t) => [t, { slots: [], positions: [] }]));
-  found.forEach((at, r) => {
-    for (const [token, positions] of at) {
-      const list = out.get(token) as Instances;
-      for (const pos of positions) {
-        list.slots.push(slots[r] as number);
-        list.positions.push(pos);
-      }
+  const positions: number[] = [];
+  let from = 0;
+  let lastDoc = -1;
+  let slot = -1;
+  for (const [doc, title, offset] of rows) {
+    if (doc !== lastDoc) {
+      // rows come in chunk order: each search starts where the last one ended
+      if (doc < lastDoc) from = 0;
+      slot = slotOf(chunks.ids, doc, from);
+      if (slot >= 0) from = slot;
+      lastDoc = doc;
     }
-  });
-  return out;
+    if (slot < 0) continue;
+    slots.push(slot);
+    positions.push(title ? titlePosition(offset) : contentPosition(offset));
+  }
+  return { slots, positions };
 }
 
-/**
- * Each token's instances in the searched chunks: from the index, or, when other bases hold far
- * more of them, from the text of the searched bases' matches, whichever costs less. Past the
- * budget, the matches are found (FTS5, within the bases) and tokenizing them is priced: if that is
- * no more than what was read, they are tokenized; else the index is read on, up to that price, and
- * only past it are they tokenized. A search so costs at most about twice the cheaper way, plus the
- * budget.
- */
-function instancesOf(
-  sqlite: Database,
-  chunks: BaseChunks,
-  tokens: string[],
-  match: string,
-  read: ReadBudget,
-): { instances: Map<string, Instances>; source: PositionSource } {
-  const first = indexInstances(sqlite, chunks, tokens, read.instances);
-  if (first) return { instances: first, source: "index" };
-  const slots = matchingSlots(sqlite, chunks, match);
-  const tokenizing = slots.length * read.tokenizeCost;
-  const all = tokenizing > read.instances ? indexInstances(sqlite, chunks, tokens, tokenizing) : null;
-  if (all) return { instances: all, source: "index" };
-  return { instances: tokenizedInstances(sqlite, chunks, slots, tokens), source: "tokenized" };
+/** The average chunk length in the whole file, as bm25() reads it from FTS5's averages record (kb_chunks_fts_data, id 1: the rows in the table, then each column's tokens, as varints). */
+function fileAverageLength(sqlite: Database): number {
+  const block = sqlite.query<{ block: Uint8Array }, []>("SELECT block FROM kb_chunks_fts_data WHERE id = 1").get()?.block;
+  const [rows = 0, ...columns] = block ? varints(block) : [];
+  return rows > 0 ? columns.reduce((a, b) => a + b, 0) / rows : 1;
 }
 
 /** One phrase's weighted frequency in each chunk holding it (as FTS5 counts phrase instances; bm25.ts phraseFrequencies). */
@@ -350,6 +277,42 @@ function phraseHits(tokens: string[], instances: Map<string, Instances>): Phrase
   return out;
 }
 
+/**
+ * One phrase's weighted frequency in each chunk of the searched bases holding it, counted by FTS5
+ * within those bases (a MATCH on their ids) instead of read from positions: for a common token,
+ * whose instances in the file are many more than the searched bases' matches. bm25() with the
+ * title and content weights (2, 1) and doubled (4, 2) gives each match s(f) and s(2f), where
+ * s(f) = idf f (k1 + 1) / (f + K), K = k1 (1 - b + b length / average length in the file); their
+ * ratio r = 2 (f + K) / (2f + K) leaves out FTS5's whole-table idf, and f = K (2 - r) / (2 (r - 1)).
+ * f is a whole number (a sum of weights 2 and 1); null if one is not (the caller reads positions).
+ */
+function decodedHits(sqlite: Database, chunks: BaseChunks, match: string, avgdl: number): PhraseHits | null {
+  const out: PhraseHits = { slots: [], freqs: [] };
+  const rows = sqlite
+    .query<[number, number, number], [string]>(
+      "SELECT rowid, bm25(kb_chunks_fts, 0.0, 2.0, 1.0), bm25(kb_chunks_fts, 0.0, 4.0, 2.0) FROM kb_chunks_fts WHERE kb_chunks_fts MATCH ?",
+    )
+    .values(match) as [number, number, number][];
+  let from = 0;
+  let last = -1;
+  for (const [id, once, twice] of rows) {
+    // rows come in id order, as in indexInstances
+    if (id < last) from = 0;
+    last = id;
+    const slot = slotOf(chunks.ids, id, from);
+    if (slot < 0) continue;
+    from = slot;
+    const k = bm25LengthFactor(chunks.lengths[slot] as number, avgdl);
+    const r = twice / once;
+    const f = (k * (2 - r)) / (2 * (r - 1));
+    const whole = Math.round(f);
+    if (!(whole >= 1 && Math.abs(f - whole) < 1e-6 * whole)) return null;
+    out.slots.push(slot);
+    out.freqs.push(whole);
+  }
+  return out;
+}
+
 /** The chunk ids among `ids` whose document passes the metadata filter. */
 function passingFilter(sqlite: Database, ids: number[], filter: FilterMetadata): Set<number> {
   const f = filterSql(filter);
@@ -379,49 +342,57 @@ function rowsOf(sqlite: Database, opts: SearchOptions, ids: number[]): Map<numbe
 
 /** What a search computed before ranking (tests compare it). */
 export interface Bm25Result {
-  source: PositionSource;
   /** the best `limit` matches, best first, with their BM25 */
   ranked: { id: number; score: number }[];
   /** the query's words (queryWords) and the chunks of the searched bases holding each (or a synonym) */
   words: string[];
   wordHits: number[];
   chunks: number;
+  /** phrases counted by FTS5 within the bases (decodedHits), not from positions read */
+  decoded: number;
 }
 
 /**
  * BM25 of the searched bases' matches of the query, from their statistics alone; the `limit` best
- * (ties by id). `read`: only for tests.
+ * (ties by id). `perChunk` (instances of a token read from the index, per searched chunk, before
+ * FTS5 counts its phrases): only for tests.
  */
-export function searchBm25(sqlite: Database, opts: SearchOptions, limit: number, read?: ReadBudget): Bm25Result {
+export function searchBm25(sqlite: Database, opts: SearchOptions, limit: number, perChunk?: number): Bm25Result {
   const kbIds = [...new Set(opts.kbIds)];
   const chunks = searchedChunks(sqlite, kbIds);
   const n = chunks.ids.length;
   const terms = queryTerms(opts.query);
   const { phrases, expansions } = terms;
-  const match = matchExpression(searchable(terms), kbIds);
-  const tokens = [...new Set(phrases.flat())];
-  const { instances, source } =
-    match === null || n === 0
-      ? { instances: new Map(), source: "index" as const }
-      : instancesOf(
-          sqlite,
-          chunks,
-          tokens,
-          match,
-          read ?? { instances: Math.max(READ_FLOOR, READ_PER_CHUNK * n), tokenizeCost: TOKENIZE_COST },
-        );
 
-  // a phrase twice in the query (two words with one stem) is counted once, and scores twice, as in FTS5
+  // each token's instances, unless it is common: then its phrases are counted by FTS5
+  const budget = perChunk === undefined ? Math.max(READ_FLOOR, READ_PER_CHUNK * n) : perChunk * n;
+  const instances = new Map<string, Instances>();
+  const common = new Set<string>();
+  for (const token of new Set(n === 0 ? [] : phrases.flat())) {
+    const read = indexInstances(sqlite, chunks, token, budget);
+    if (read) instances.set(token, read);
+    else common.add(token);
+  }
+  let avgdl: number | undefined;
+  let decoded = 0;
   const counted = new Map<string, PhraseHits>();
-  const hits = phrases.map((p) => {
+  const hits = phrases.map((p, i) => {
     const key = p.join(" ");
     let h = counted.get(key);
-    if (!h) {
-      h = p.length === 0 ? { slots: [], freqs: [] } : phraseHits(p, instances);
-      counted.set(key, h);
+    if (h) return h;
+    if (p.some((t) => common.has(t))) {
+      avgdl ??= fileAverageLength(sqlite);
+      h = decodedHits(sqlite, chunks, matchExpression([terms.surfaces[i] as string], kbIds) as string, avgdl) ?? undefined;
+      if (h) decoded++;
+      // not whole numbers (never seen): the phrase's positions, however many
+      else for (const t of p) if (!instances.has(t)) instances.set(t, indexInstances(sqlite, chunks, t) as Instances);
     }
+    h ??= p.length === 0 ? { slots: [], freqs: [] } : phraseHits(p, instances);
+    // a phrase twice in the query (two words with one stem) is counted once, and scores twice, as in FTS5
+    counted.set(key, h);
     return h;
   });
+
   // chunks holding each word: any of its phrases
   const stamp = new Int32Array(n);
   const wordHits = expansions.map((idx, j) => {
@@ -438,14 +409,14 @@ export function searchBm25(sqlite: Database, opts: SearchOptions, limit: number,
   });
 
   // BM25, phrase by phrase in the query's order (as bestByBm25 adds them up)
-  const avgdl = averageLength({ chunks: n, tokens: chunks.tokens });
+  const avgLength = averageLength({ chunks: n, tokens: chunks.tokens });
   const scores = new Float64Array(n);
   const matched = new Uint8Array(n);
   let slots: number[] = [];
   for (const h of hits) {
     const idf = bm25Idf(n, h.slots.length);
     h.slots.forEach((s, k) => {
-      scores[s] += bm25Term(idf, h.freqs[k] as number, chunks.lengths[s] as number, avgdl);
+      scores[s] += bm25Term(idf, h.freqs[k] as number, chunks.lengths[s] as number, avgLength);
       if (matched[s] === 0) {
         matched[s] = 1;
         slots.push(s);
@@ -470,7 +441,7 @@ export function searchBm25(sqlite: Database, opts: SearchOptions, limit: number,
     .map((s) => ({ id: chunks.ids[s] as number, score: scores[s] as number }))
     .sort((a, b) => b.score - a.score || a.id - b.id)
     .slice(0, limit);
-  return { source, ranked, words: terms.words, wordHits, chunks: n };
+  return { ranked, words: terms.words, wordHits, chunks: n, decoded };
 }
 
 function search(sqlite: Database, opts: SearchOptions, vectors?: VectorHits): Snippet[] {

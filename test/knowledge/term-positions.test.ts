@@ -1,8 +1,8 @@
 // A search's instances of the query's tokens in the searched bases' chunks come from FTS5's own
-// index (kb_chunks_vocab, every base's instances, the others' dropped) or, when other bases hold
-// far more of them, from FTS5's tokenizer run on the matches' text (fts-tokens.ts, as the
-// PostgreSQL index stores them). Both must agree exactly, and so must the BM25 computed from
-// either, whichever a search takes.
+// index (kb_chunks_vocab, every base's instances, the others' dropped): they must be exactly the
+// positions FTS5's tokenizer gives (fts-tokens.ts, as the PostgreSQL index stores them). A common
+// token's phrases are counted by FTS5 instead (decodedHits): BM25 must be the same either way, and
+// the same as bm25.ts computes from every chunk's tokens.
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,15 +12,7 @@ import { SqliteCreditLedger } from "../../src/credits/sqlite";
 import { bestByBm25, hitCounts, phraseFrequencies, queryTerms } from "../../src/knowledge/bm25";
 import { prepareDocuments } from "../../src/knowledge/chunking";
 import { parseTsvector, tokenizeRows, tsvectorLiteral } from "../../src/knowledge/fts-tokens";
-import {
-  ftsQuery,
-  type Instances,
-  indexInstances,
-  matchingSlots,
-  searchBm25,
-  searchedChunks,
-  tokenizedInstances,
-} from "../../src/knowledge/search";
+import { ftsQuery, type Instances, indexInstances, searchBm25, searchedChunks } from "../../src/knowledge/search";
 import { SqliteKnowledgeIndex } from "../../src/knowledge/sqlite";
 import { openStorage } from "../../src/storage/db";
 import fixture from "../fixtures/knowledge/help-center.json";
@@ -33,7 +25,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test("instances read from the index equal the tokenizer's for every fixture query, and BM25 from either is the same", async () => {
+test("instances read from the index equal the tokenizer's for every fixture query; BM25 is the same whether phrases are read or counted by FTS5", async () => {
   const keys = new SqliteKeyStore(storage, new SqliteCreditLedger(storage), { welcomeCredits: 0 });
   const index = new SqliteKnowledgeIndex(storage);
   const me = (await keys.createAccount()).id;
@@ -88,38 +80,49 @@ test("instances read from the index equal the tokenizer's for every fixture quer
   };
   let compared = 0;
   let phrases = 0;
+  let decoded = 0;
   for (const query of [...HELP_CENTER.queries.map((q) => q.query), ...fixture.unanswerable, ...extra]) {
-    const match = ftsQuery(query, [kb.id]);
-    if (match === null) continue;
-    const tokens = [...new Set(queryTerms(query).phrases.flat())];
+    if (ftsQuery(query, [kb.id]) === null) continue;
     if (queryTerms(query).phrases.some((p) => p.length > 1)) phrases++;
-    const read = indexInstances(db, chunks, tokens) as Map<string, Instances>;
-    const matches = matchingSlots(db, chunks, match);
-    const tokenized = tokenizedInstances(db, chunks, matches, tokens);
-    // the index also has a phrase's tokens where the phrase is not (money without back): no match, no count
-    const inMatches = new Map(
-      [...read].map(([token, inst]) => {
-        const keep = inst.slots.flatMap((s, i) => (matches.includes(s) ? [i] : []));
-        return [token, { slots: keep.map((i) => inst.slots[i]), positions: keep.map((i) => inst.positions[i]) }];
-      }),
-    );
-    expect(inMatches, query).toEqual(tokenized);
-    for (const inst of tokenized.values()) compared += inst.slots.length;
-    // past a budget the index read stops: the other account holds two thirds of the instances
-    if ((read?.get(tokens[0] as string)?.slots.length ?? 0) > 0) expect(indexInstances(db, chunks, tokens, 1)).toBeNull();
+    for (const token of new Set(queryTerms(query).phrases.flat())) {
+      // each token's instances in this base's chunks: from the index, as the tokenizer numbers them
+      const expected: Instances = { slots: [], positions: [] };
+      positions.forEach((at, slot) => {
+        for (const pos of at.get(token) ?? []) {
+          expected.slots.push(slot);
+          expected.positions.push(pos);
+        }
+      });
+      expect(indexInstances(db, chunks, token), `${query}: ${token}`).toEqual(expected);
+      compared += expected.slots.length;
+      // past a budget the index read stops: the other account holds two thirds of the instances
+      if (expected.slots.length > 0) expect(indexInstances(db, chunks, token, 1)).toBeNull();
+    }
 
+    // every phrase from positions read, every phrase counted by FTS5 (decodedHits), the default: one BM25
     const opts = { kbIds: [kb.id], query, topK: 10 };
-    const fromIndex = searchBm25(db, opts, 30, { instances: Number.POSITIVE_INFINITY, tokenizeCost: 1 });
-    const fromText = searchBm25(db, opts, 30, { instances: 0, tokenizeCost: 0 });
-    expect(fromIndex.source).toBe("index");
-    if (fromIndex.ranked.length > 0) expect(fromText.source, query).toBe("tokenized");
-    expect({ ...fromText, source: "index" }, query).toEqual(fromIndex);
-    // the default budget reads the index here (this base holds a third of the file's chunks)
-    const byDefault = searchBm25(db, opts, 30);
-    expect(byDefault).toEqual(fromIndex);
-    expect({ ranked: fromIndex.ranked, wordHits: fromIndex.wordHits }, query).toEqual(reference(query, 30));
+    const read = searchBm25(db, opts, 30, Number.POSITIVE_INFINITY);
+    const counted = searchBm25(db, opts, 30, 0);
+    expect(read.decoded).toBe(0);
+    if (read.ranked.length > 0) expect(counted.decoded, query).toBeGreaterThan(0);
+    decoded += counted.decoded;
+    expect({ ...counted, decoded: 0 }, query).toEqual(read);
+    expect(searchBm25(db, opts, 30), query).toEqual(read);
+    expect({ ranked: read.ranked, wordHits: read.wordHits }, query).toEqual(reference(query, 30));
   }
+  // two bases searched together: their statistics pooled, the same whether read or counted
+  const second = index.bases.create(me, { name: "more" });
+  index.bases.addDocuments(me, second.id, prepareDocuments(docs.slice(5, 25).map((d) => `${d.title}: ${d.content}`)));
+  let moved = 0;
+  for (const query of HELP_CENTER.queries.slice(0, 20).map((q) => q.query)) {
+    const opts = { kbIds: [kb.id, second.id], query, topK: 10 };
+    const read = searchBm25(db, opts, 30, Number.POSITIVE_INFINITY);
+    expect(read.chunks).toBe(chunks.ids.length + searchedChunks(db, [second.id]).ids.length);
+    expect({ ...searchBm25(db, opts, 30, 0), decoded: 0 }, query).toEqual(read);
+    if (JSON.stringify(read.ranked) !== JSON.stringify(searchBm25(db, { ...opts, kbIds: [kb.id] }, 30).ranked)) moved++;
+  }
+  expect(moved).toBeGreaterThan(10);
   expect(compared).toBeGreaterThan(1000);
   expect(phrases).toBe(extra.length);
-  console.log(`term positions: ${compared} instances compared`);
+  console.log(`term positions: ${compared} instances compared; ${decoded} phrases counted by FTS5 alike`);
 });
