@@ -36,6 +36,17 @@ function matchExpression(surfaces: string[], kbIds: string[]): string | null {
   return `kb_id : (${kbIds.map(quote).join(" OR ")}) AND {title content} : (${surfaces.map(quote).join(" OR ")})`;
 }
 
+/**
+ * The MATCH expression for one phrase in the given bases' chunks, for decodedHits: each base by the
+ * random part of its id alone (a stored id is two tokens, `kb` and 20 characters; every chunk of
+ * the file holds `kb`, so matching the pair costs a pass over all of them for bm25()'s count). It
+ * may match another base's chunk (ids are case-folded and stemmed there); the caller keeps to the
+ * bases' chunks by id.
+ */
+function basesMatch(kbIds: string[], surface: string): string {
+  return `kb_id : (${kbIds.map((id) => quote(id.slice(id.indexOf("_") + 1))).join(" OR ")}) AND {title content} : ${quote(surface)}`;
+}
+
 /** The MATCH expression for a natural-language query: every content word with its synonyms. */
 export function ftsQuery(query: string, kbIds: string[]): string | null {
   return matchExpression(searchable(queryTerms(query)), kbIds);
@@ -161,19 +172,27 @@ function slotOf(ids: Float64Array, id: number, from: number): number {
 }
 
 /**
- * How many instances of a query token a search reads from the file's index, per chunk of the
- * searched bases; past it, the token's phrases are counted by FTS5 within the bases instead
- * (decodedHits). Reading costs about 0.1 µs an instance, all bases' alike; counting costs about
- * 0.5 µs a match in the searched bases, plus FTS5's own count of the chunks holding the phrase in
- * the whole file (bm25()'s idf). Measured on the bench base (10,000 chunks, fixture words most
- * frequent), alone in its file and beside 5 other tenants' bases as large: reading every token
- * was cheapest alone (about 0.7 instances per chunk, at most 5) and still beside the others
- * (about 4 per chunk; counting them cost 40% more); a word with 5 instances per chunk of the base
+ * How many instances of a query token a search reads from the file's index; past it, the token's
+ * phrases are counted by FTS5 within the searched bases instead (decodedHits). Reading costs about
+ * 0.13 µs an instance, every base's alike; counting a phrase costs about 0.6 µs a match in the
+ * searched bases, plus FTS5's own count of the chunks holding it in the whole file (bm25()'s
+ * idf, about 0.03 µs each) and about 0.3 ms for the statement. So reading is cheaper while the
+ * searched bases hold a good share of the file, counting when they are a small part of it and the
+ * token is common. Chosen on the bench base (10,000 chunks; `--hot`: fixture words most frequent)
+ * alone in its file, beside 5 and beside 20 other tenants' bases as large (`--tenants`): reading
+ * up to 4 instances per searched chunk while the bases hold a tenth of the file's chunks, past
+ * that half an instance per chunk (2,048 at least). A word with 5 instances per chunk of the base
  * and 30 per chunk in the file costs 9 ms counted and 40 ms read.
  */
-export const READ_PER_CHUNK = 4;
+export const READ_PER_CHUNK = { large: 4, small: 0.5, largeShare: 0.1 };
 /** Instances of a token read whatever the bases' size: a small base reads a rare word's instances. */
-const READ_FLOOR = 1024;
+const READ_FLOOR = 2048;
+
+/** Instances of a token read for `chunks` searched chunks in a file of `fileChunks`. */
+export function readLimit(chunks: number, fileChunks: number): number {
+  const large = chunks >= READ_PER_CHUNK.largeShare * fileChunks;
+  return Math.max(READ_FLOOR, (large ? READ_PER_CHUNK.large : READ_PER_CHUNK.small) * chunks);
+}
 
 /**
  * One token's instances in the searched chunks, read from FTS5's index (kb_chunks_vocab), or null
@@ -212,11 +231,11 @@ export function indexInstances(
   return { slots, positions };
 }
 
-/** The average chunk length in the whole file, as bm25() reads it from FTS5's averages record (kb_chunks_fts_data, id 1: the rows in the table, then each column's tokens, as varints). */
-function fileAverageLength(sqlite: Database): number {
+/** The file's chunks and their average length, as bm25() reads them from FTS5's averages record (kb_chunks_fts_data, id 1: the rows in the table, then each column's tokens, as varints). */
+function fileTotals(sqlite: Database): { rows: number; avgdl: number } {
   const block = sqlite.query<{ block: Uint8Array }, []>("SELECT block FROM kb_chunks_fts_data WHERE id = 1").get()?.block;
   const [rows = 0, ...columns] = block ? varints(block) : [];
-  return rows > 0 ? columns.reduce((a, b) => a + b, 0) / rows : 1;
+  return { rows, avgdl: rows > 0 ? columns.reduce((a, b) => a + b, 0) / rows : 1 };
 }
 
 /** One phrase's weighted frequency in each chunk holding it (as FTS5 counts phrase instances; bm25.ts phraseFrequencies). */
@@ -365,7 +384,8 @@ export function searchBm25(sqlite: Database, opts: SearchOptions, limit: number,
   const { phrases, expansions } = terms;
 
   // each token's instances, unless it is common: then its phrases are counted by FTS5
-  const budget = perChunk === undefined ? Math.max(READ_FLOOR, READ_PER_CHUNK * n) : perChunk * n;
+  const file = n === 0 ? { rows: 0, avgdl: 1 } : fileTotals(sqlite);
+  const budget = perChunk === undefined ? readLimit(n, file.rows) : perChunk * n;
   const instances = new Map<string, Instances>();
   const common = new Set<string>();
   for (const token of new Set(n === 0 ? [] : phrases.flat())) {
@@ -373,7 +393,6 @@ export function searchBm25(sqlite: Database, opts: SearchOptions, limit: number,
     if (read) instances.set(token, read);
     else common.add(token);
   }
-  let avgdl: number | undefined;
   let decoded = 0;
   const counted = new Map<string, PhraseHits>();
   const hits = phrases.map((p, i) => {
@@ -381,8 +400,7 @@ export function searchBm25(sqlite: Database, opts: SearchOptions, limit: number,
     let h = counted.get(key);
     if (h) return h;
     if (p.some((t) => common.has(t))) {
-      avgdl ??= fileAverageLength(sqlite);
-      h = decodedHits(sqlite, chunks, matchExpression([terms.surfaces[i] as string], kbIds) as string, avgdl) ?? undefined;
+      h = decodedHits(sqlite, chunks, basesMatch(kbIds, terms.surfaces[i] as string), file.avgdl) ?? undefined;
       if (h) decoded++;
       // not whole numbers (never seen): the phrase's positions, however many
       else for (const t of p) if (!instances.has(t)) instances.set(t, indexInstances(sqlite, chunks, t) as Instances);

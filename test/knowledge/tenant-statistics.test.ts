@@ -139,15 +139,15 @@ test("a small base in a file where another account holds most of its words: the 
   const small = HELP_CENTER.documents.slice(0, 6).map(({ title, content, metadata }) => ({ title, content, metadata }));
   const order = new Map<string, number>();
   const kb = await base(dave, "small", small, order);
-  await base(erin, "copies", Array.from({ length: 80 }, () => small).flat());
+  await base(erin, "copies", Array.from({ length: 200 }, () => small).flat());
   if (!ON_POSTGRES) {
-    // 81 instances of each of Dave's: his common words' phrases are counted by FTS5 within his base
+    // 201 instances of each of Dave's: his common words' phrases are counted by FTS5 within his base
     const db = new Database(gw.dbPath, { readonly: true });
     try {
       let decoded = 0;
       for (const query of queries) if (searchBm25(db, { kbIds: [kb], query, topK: 10 }, 30).decoded > 0) decoded++;
-      console.log(`small base beside 80 copies: ${decoded} of ${queries.length} queries counted phrases with FTS5`);
-      expect(decoded).toBeGreaterThan(10);
+      console.log(`small base beside 200 copies: ${decoded} of ${queries.length} queries counted phrases with FTS5`);
+      expect(decoded).toBeGreaterThan(0);
     } finally {
       db.close();
     }
