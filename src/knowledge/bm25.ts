@@ -11,9 +11,6 @@ import { CONTENT_OFFSET, tokenizePhrases } from "./fts-tokens";
 import { queryPhrases, queryWords } from "./ranking";
 import { expandWord } from "./text";
 
-/** Matching chunks whose BM25 is computed per search; past it, each back-end's index preselects. */
-export const MAX_CANDIDATES = 10_000;
-
 const K1 = 1.2;
 const B = 0.75;
 /** Column weights of FTS5's bm25(kb_chunks_fts, 0.0, 2.0, 1.0): the base id only filters, a title match counts double. */

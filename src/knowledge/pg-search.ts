@@ -4,17 +4,18 @@
  * (bm25.ts, shared with SQLite) is computed from each candidate's positions of the query's tokens
  * and the statistics of the searched bases, and ranking.ts scores the best of them, as on SQLite.
  * One difference: past MAX_CANDIDATES matching chunks, PostgreSQL's ts_rank picks which ones BM25
- * sees (on SQLite, FTS5's bm25()).
+ * sees (SQLite scores every match).
  */
 
 import type { PgStorage } from "../storage/postgres";
-import { bestByBm25, hitCounts, MAX_CANDIDATES, phraseFrequencies, queryTerms } from "./bm25";
+import { bestByBm25, hitCounts, phraseFrequencies, queryTerms } from "./bm25";
 import { parseTsvector, phraseQuery } from "./fts-tokens";
 import type { SearchOptions, VectorHits } from "./interface";
 import { type CandidateRow, candidateLimit, keyWeights, rankCandidates } from "./ranking";
 import type { FilterMetadata, Snippet } from "./schemas";
 
-export { MAX_CANDIDATES };
+/** Matching chunks whose BM25 is computed per search; beyond, ts_rank preselects. */
+export const MAX_CANDIDATES = 10_000;
 
 const orQuery = (phrases: string[][]) =>
   phrases
