@@ -40,7 +40,13 @@ describe("knowledge base life cycle", () => {
     expect(page1.json.data.result, show(page1)).toMatchObject({ total: 3, limit: 2, offset: 0, has_more: true });
     expect(page1.json.data.result.data).toHaveLength(2);
     const page2 = await alice.call("GET", "/api/v1/knowledge-bases?limit=2&offset=2");
-    expect(page2.json.data.result.data.map((k: { name: string }) => k.name)).toEqual(["Help center"]);
+    // newest first; bases made in the same millisecond tie on created_at and follow their ids, so
+    // the pages are checked for covering every base once, in non-increasing creation time
+    const listed = [...page1.json.data.result.data, ...page2.json.data.result.data] as { name: string; created_at: string }[];
+    expect(listed.map((k) => k.name).sort()).toEqual(["Help center", "Second", "Third"]);
+    const times = listed.map((k) => Date.parse(k.created_at));
+    for (let i = 1; i < times.length; i++) expect(times[i]).toBeLessThanOrEqual(times[i - 1] as number);
+    expect(page2.json.data.result.data).toHaveLength(1);
     expect(page2.json.data.result.has_more).toBe(false);
 
     const patched = await alice.call("PATCH", `/api/v1/knowledge-bases/${kb.id}`, { status: "inactive", name: "Help" });
