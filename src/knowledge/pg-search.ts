@@ -11,7 +11,14 @@ import type { PgStorage } from "../storage/postgres";
 import { bestByBm25, hitCounts, phraseFrequencies, queryTerms } from "./bm25";
 import { parseTsvector, phraseQuery } from "./fts-tokens";
 import type { SearchOptions, VectorHits } from "./interface";
-import { type CandidateRow, candidateLimit, keyWeights, rankCandidates } from "./ranking";
+import {
+  type CandidateRow,
+  candidateIds,
+  candidateLimit,
+  candidatesInOrder,
+  keyWeightsFromCounts,
+  rankCandidates,
+} from "./ranking";
 import type { FilterMetadata, Snippet } from "./schemas";
 
 /** Matching chunks whose BM25 is computed per search; beyond, ts_rank preselects. */
@@ -122,17 +129,14 @@ export async function searchPostgres(
     phraseHits = counts.slice(0, phrases.length);
     wordHits = counts.slice(phrases.length);
   }
-  const dfOf = new Map(words.map((w, j) => [w, wordHits[j] ?? 0]));
-  const weights = keyWeights(opts.query, n, (w) => dfOf.get(w) ?? 0);
+  const weights = keyWeightsFromCounts(opts.query, n, words, wordHits);
   const ranked = bestByBm25(
     hits.rows.map((h, r) => ({ id: Number(h.id), tokens: Number(h.tokens), freqs: freqs[r] as number[] })),
     { chunks: n, tokens: Number(totals?.tokens ?? 0), phraseHits },
     candidateLimit(opts.topK),
   );
 
-  const lexical = new Set(ranked.map((r) => r.id));
-  const vectorOnly = (vectors?.nearest ?? []).map((h) => h.id).filter((id) => !lexical.has(id));
-  const ids = [...lexical, ...vectorOnly];
+  const { ids, vectorOnly } = candidateIds(ranked, vectors);
   if (ids.length === 0) return [];
   const params: unknown[] = [ids, opts.kbIds];
   const filter = filterSql(opts.filter, params);
@@ -144,14 +148,5 @@ export async function searchPostgres(
     params,
   )) as CandidateRow[];
   const byId = new Map(rows.map((r) => [Number(r.id), { ...r, id: Number(r.id) }]));
-  const candidates: CandidateRow[] = [];
-  for (const r of ranked) {
-    const row = byId.get(r.id);
-    if (row) candidates.push({ ...row, rank: -r.score });
-  }
-  for (const id of vectorOnly.sort((a, b) => a - b)) {
-    const row = byId.get(id);
-    if (row) candidates.push({ ...row, rank: 0 });
-  }
-  return rankCandidates(candidates, weights, opts, vectors);
+  return rankCandidates(candidatesInOrder(ranked, vectorOnly, byId), weights, opts, vectors);
 }

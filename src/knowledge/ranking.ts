@@ -30,6 +30,35 @@ export interface CandidateRow {
   rank: number;
 }
 
+/** The chunks a search reads: BM25's best, then the vector hits BM25 did not find (hybrid search). */
+export function candidateIds(ranked: { id: number }[], vectors?: VectorHits): { ids: number[]; vectorOnly: number[] } {
+  const lexical = new Set(ranked.map((r) => r.id));
+  const vectorOnly = (vectors?.nearest ?? []).map((h) => h.id).filter((id) => !lexical.has(id));
+  return { ids: [...lexical, ...vectorOnly], vectorOnly };
+}
+
+/**
+ * The rows read for `candidateIds`, in candidate order: BM25's best with their score as `rank`
+ * (negated, lower is better), then the vector-only hits by id, rank 0. Rows a metadata filter
+ * left out are skipped.
+ */
+export function candidatesInOrder(
+  ranked: { id: number; score: number }[],
+  vectorOnly: number[],
+  byId: ReadonlyMap<number, CandidateRow>,
+): CandidateRow[] {
+  const out: CandidateRow[] = [];
+  for (const r of ranked) {
+    const row = byId.get(r.id);
+    if (row) out.push({ ...row, rank: -r.score });
+  }
+  for (const id of [...vectorOnly].sort((a, b) => a - b)) {
+    const row = byId.get(id);
+    if (row) out.push({ ...row, rank: 0 });
+  }
+  return out;
+}
+
 /** Candidates per search: BM25's best this many are re-ranked. */
 export const candidateLimit = (topK: number) => Math.max(topK * 3, 20);
 
@@ -103,6 +132,12 @@ export function keyWeights(query: string, n: number, df: (word: string) => numbe
     weights.set(key, { seen: d > 0, weight: d > 0 ? idf(d) : UNSEEN_WEIGHT * idf(1) * spec, specificity: spec });
   }
   return weights;
+}
+
+/** keyWeights from the counts a back-end read: `wordHits[j]` chunks hold `words[j]` (or a synonym). */
+export function keyWeightsFromCounts(query: string, n: number, words: string[], wordHits: number[]): Map<string, KeyWeight> {
+  const dfOf = new Map(words.map((w, j) => [w, wordHits[j] ?? 0]));
+  return keyWeights(query, n, (w) => dfOf.get(w) ?? 0);
 }
 
 /** Lower-cased words written with a capital inside a sentence (not its first word). */

@@ -19,7 +19,14 @@ import type { Database, SQLQueryBindings } from "bun:sqlite";
 import { averageLength, bm25Idf, bm25LengthFactor, bm25Term, positionWeight, type QueryTerms, queryTerms } from "./bm25";
 import { contentPosition, titlePosition, varints } from "./fts-tokens";
 import type { SearchOptions, VectorHits } from "./interface";
-import { type CandidateRow, candidateLimit, keyWeights, rankCandidates } from "./ranking";
+import {
+  type CandidateRow,
+  candidateIds,
+  candidateLimit,
+  candidatesInOrder,
+  keyWeightsFromCounts,
+  rankCandidates,
+} from "./ranking";
 import type { FilterMetadata, Snippet } from "./schemas";
 
 export { chunkTerms, DEFAULT_MIN_SCORE } from "./ranking";
@@ -464,21 +471,10 @@ export function searchBm25(sqlite: Database, opts: SearchOptions, limit: number,
 
 function search(sqlite: Database, opts: SearchOptions, vectors?: VectorHits): Snippet[] {
   const { ranked, words, wordHits, chunks } = searchBm25(sqlite, opts, candidateLimit(opts.topK));
-  const dfOf = new Map(words.map((w, j) => [w, wordHits[j] ?? 0]));
-  const weights = keyWeights(opts.query, chunks, (w) => dfOf.get(w) ?? 0);
+  const weights = keyWeightsFromCounts(opts.query, chunks, words, wordHits);
 
-  const lexical = new Set(ranked.map((r) => r.id));
-  const vectorOnly = (vectors?.nearest ?? []).map((h) => h.id).filter((id) => !lexical.has(id));
-  const byId = rowsOf(sqlite, opts, [...lexical, ...vectorOnly]);
-  const candidates: CandidateRow[] = [];
-  for (const r of ranked) {
-    const row = byId.get(r.id);
-    if (row) candidates.push({ ...row, rank: -r.score });
-  }
-  for (const id of vectorOnly.sort((a, b) => a - b)) {
-    const row = byId.get(id);
-    if (row) candidates.push(row);
-  }
+  const { ids, vectorOnly } = candidateIds(ranked, vectors);
+  const candidates = candidatesInOrder(ranked, vectorOnly, rowsOf(sqlite, opts, ids));
   if (candidates.length === 0) return [];
   return rankCandidates(candidates, weights, opts, vectors);
 }
