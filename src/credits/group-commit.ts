@@ -81,6 +81,7 @@ export abstract class GroupCommitLedger {
       const balance = await this.enqueue(r.accountId, r.amount, details, false, r.holdId);
       if (balance === VOIDED) {
         r.amount = 0;
+        r.voided = true;
         r.remaining = await this.balance(r.accountId);
         return;
       }
@@ -121,7 +122,7 @@ export abstract class GroupCommitLedger {
     if (amount <= 0) return { accountId, amount: 0, remaining: await this.balance(accountId), done: true };
     const balance = await this.enqueue(accountId, amount, details, true);
     if (balance === null) return null;
-    if (balance === VOIDED) return { accountId, amount: 0, remaining: await this.balance(accountId), done: true };
+    if (balance === VOIDED) return { accountId, amount: 0, remaining: await this.balance(accountId), done: true, voided: true };
     return { accountId, amount, remaining: balance, done: true };
   }
 

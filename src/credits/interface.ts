@@ -11,6 +11,11 @@ export interface Reservation {
   done: boolean;
   /** the hold's row where holds are shared (PostgreSQL); memory holds have none */
   holdId?: string;
+  /**
+   * an Idempotency-Key call whose charge a retry voided (it took the key over when this call
+   * outlived its lease): nothing was charged (`amount` 0), the retry pays
+   */
+  voided?: boolean;
 }
 
 export interface ChargeDetails {

@@ -247,7 +247,7 @@ export class FunctionPipeline {
       fromCache: (hit) => ({ ...hit, attempts: [] }),
       paid: paidBy !== null,
     });
-    if (idempotent && paidBy === null && cost > 0 && reservation.amount === 0) {
+    if (reservation.voided) {
       // this call outlived its Idempotency-Key's lease and a retry took the key over and voided
       // its charge before it landed: the retry is charged, this answer goes out free
       state.headers["Idempotent-Superseded"] = "true";

@@ -209,6 +209,9 @@ export interface IntentResult {
   matched: boolean;
 }
 
+/** Seven words or more, read no further than the seventh: a greeting's weak cue then says nothing. */
+const MORE_THAN_SIX_WORDS = /^\s*\S+(?:\s+\S+){6}/;
+
 function builtinScores(text: string): Map<BuiltinIntent, number> {
   const scores = new Map<BuiltinIntent, number>();
   for (const [intent, cues] of Object.entries(CUES) as [Exclude<BuiltinIntent, "other">, Cue[]][]) {
@@ -226,10 +229,8 @@ function builtinScores(text: string): Map<BuiltinIntent, number> {
   // A greeting opening a longer message is not its intent: beside another intent it counts little,
   // and alone, before five words or more, it says nothing of what the message wants
   const g = scores.get("greeting");
-  if (g !== undefined && g < 2) {
-    if (scores.size > 1) scores.set("greeting", g * 0.3);
-    else if (text.trim().split(/\s+/).length > 6) scores.delete("greeting");
-  } else if (g !== undefined && g < 4 && scores.size > 1) scores.set("greeting", g * 0.3);
+  if (g !== undefined && g < 4 && scores.size > 1) scores.set("greeting", g * 0.3);
+  else if (g !== undefined && g < 2 && MORE_THAN_SIX_WORDS.test(text)) scores.delete("greeting");
   return scores;
 }
 

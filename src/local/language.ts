@@ -5,6 +5,7 @@
  */
 import type { eld as Eld } from "eld/medium";
 import { lazyEngine } from "./engines";
+import { round3 } from "./text";
 
 // About 55 MB and 0.15 to 0.3 s to load: on the first detection, not at start-up. `eld/medium` only
 // declares an `import` condition, so the synchronous require names the file itself.
@@ -51,8 +52,4 @@ export function detectLanguage(text: string): DetectedLanguage {
 
 function clamp01(x: number): number {
   return Math.min(1, Math.max(0, x));
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

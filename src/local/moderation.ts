@@ -13,6 +13,7 @@
  */
 import { scoreAbuse } from "./abuse";
 import { combineSignals, spamSignals } from "./spam-signals";
+import { round3 } from "./text";
 
 export type ModerationCategory =
   | "toxicity"
@@ -151,9 +152,4 @@ export function moderate(text: string, opts: ModerationOptions = {}): Moderation
   const distance = decisionMargin(action, categories, policy);
   const confidence = Math.round(Math.min(0.98, 0.6 + distance * 0.8) * 100) / 100;
   return { action, flagged: action !== "allow", severity, categories, flaggedCategories, reasons, confidence };
-}
-
-/** Scores as they are reported: three decimals, so 0.35 x 0.8 reads 0.28, not 0.27999999999999997. */
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

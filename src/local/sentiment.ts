@@ -7,7 +7,7 @@
 import { checkCpuBudget, tickCpuBudget } from "./budget";
 import { type Evidence, evidenceOf, withoutSarcasm } from "./sentiment/evidence";
 import { normalize, valenceSum } from "./sentiment/vader";
-import { splitSentences } from "./text";
+import { round3, splitSentences } from "./text";
 
 export type SentimentLabel = "positive" | "negative" | "neutral" | "mixed";
 
@@ -202,8 +202,4 @@ function clauseAt(sentence: ScoredSentence, at: number): Clause {
     else hi = mid - 1;
   }
   return clauses[lo];
-}
-
-function round3(x: number): number {
-  return Math.round(x * 1000) / 1000;
 }

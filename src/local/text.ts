@@ -138,3 +138,8 @@ export function wordSpans(text: string): TextSpan[] {
   }
   return out;
 }
+
+/** A score as answers report it: three decimals (0.35 x 0.8 reads 0.28, not 0.27999999999999997). */
+export function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

@@ -66,7 +66,7 @@ for (const w of (
   BOOSTERS.set(w, B_DECR);
 
 /** "outstanding balance", "still outstanding", "invoice is outstanding": owed, not excellent (valence 0). */
-function OUTSTANDING_DEBTS(): [string, number][] {
+function outstandingDebts(): [string, number][] {
   const owed =
     "balance balances amount amounts invoice invoices payment payments debt debts bill bills fee fees charge charges sum sums issue issues item items order orders ticket tickets request requests question questions".split(
       " ",
@@ -133,7 +133,7 @@ const IDIOMS = new Map<string, number>([
   ["customer service", 0],
   ["tech support", 0],
   // "outstanding" in billing is unpaid, not excellent: "the balance remains outstanding"
-  ...OUTSTANDING_DEBTS(),
+  ...outstandingDebts(),
 ]);
 
 const COMPARATIVES = new Set(["better", "worse", "nicer", "finer", "happier", "sadder", "bigger", "tastier"]);
