@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { simProvider } from "../helpers/upstream";
 
 const ROOT = join(import.meta.dir, "../..");
 export const ADMIN = "admin-token-for-cluster-tests";
@@ -15,13 +16,7 @@ export const clusterConfig = (simUrl: string) => `
 "chat-completions" = 10000
 account = 10000
 
-[[providers]]
-name = "sim"
-type = "openai-compatible"
-base_url = "${simUrl}"
-api_key = "sk-sim"
-default_model = "model-a"
-`;
+${simProvider({ url: simUrl, model: "model-a" })}`;
 
 export interface Node {
   url: string;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FUNCTIONS } from "../../src/functions/registry";
 import { PROSE as ADVERSARIAL_PROSE, fill, SHAPES, SIZE, TEXT_FIELD } from "../helpers/adversarial";
 import { startGateway, type TestGateway } from "../helpers/gateway";
-import { startUpstream, type Upstream } from "../helpers/upstream";
+import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 /**
  * The offline engine's per-call CPU budget (limits.offline_cpu_ms, default 50 ms), end to end:
@@ -99,13 +99,7 @@ describe("CPU budget with a model further along the route", () => {
 name = "local"
 type = "local"
 
-[[providers]]
-name = "sim"
-type = "openai-compatible"
-base_url = "${sim.url}/v1"
-api_key = "sk-sim"
-default_model = "sim-model"
-
+${simProvider({ url: `${sim.url}/v1`, model: "sim-model" })}
 [routes]
 "review-insights" = ["local", "sim"]
 `,

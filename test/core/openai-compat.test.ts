@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { startGateway, type TestGateway } from "../helpers/gateway";
-import { startUpstream, type Upstream } from "../helpers/upstream";
+import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 let sim: Upstream;
 let gw: TestGateway;
@@ -10,20 +10,8 @@ beforeAll(async () => {
   gw = await startGateway({
     functions: [],
     configText: `
-[[providers]]
-name = "primary"
-type = "openai-compatible"
-base_url = "${sim.url}/v1"
-api_key = "sk-sim"
-default_model = "model-a"
-
-[[providers]]
-name = "backup"
-type = "openai-compatible"
-base_url = "${sim.url}/v1"
-api_key = "sk-sim"
-default_model = "model-b"
-
+${simProvider({ url: `${sim.url}/v1`, name: "primary", model: "model-a" })}
+${simProvider({ url: `${sim.url}/v1`, name: "backup", model: "model-b" })}
 [plans.tiny.rate_limits]
 "chat-completions" = 2
 `,

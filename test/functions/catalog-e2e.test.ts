@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { FUNCTIONS } from "../../src/functions/registry";
 import { startGateway, type TestGateway } from "../helpers/gateway";
-import { startUpstream, type Upstream } from "../helpers/upstream";
+import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 /** Costs the spec and the contract publish; everything else uses its definition's default. */
 const PUBLISHED_COSTS: Record<string, number> = {
@@ -79,14 +79,7 @@ beforeAll(async () => {
   sim = await startUpstream();
   const routes = FUNCTIONS.map((d) => `"${d.name}" = ["sim"]`).join("\n");
   gw = await startGateway({
-    configText: `[[providers]]
-name = "sim"
-type = "openai-compatible"
-base_url = "${sim.url}/v1"
-api_key = "sk-sim"
-default_model = "sim-model"
-models = { "image-generation" = "sim-image" }
-
+    configText: `${simProvider({ url: `${sim.url}/v1`, model: "sim-model", extra: 'models = { "image-generation" = "sim-image" }' })}
 [routes]
 ${routes}
 

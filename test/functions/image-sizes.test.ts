@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { nearestImageSize } from "../../src/providers/image-sizes";
 import { startGateway, type TestGateway } from "../helpers/gateway";
-import { startUpstream, type Upstream } from "../helpers/upstream";
+import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 // An `openai` provider (the official SDK, pointed at the simulator) and an openai-compatible one
 // whose image model is not one of OpenAI's.
@@ -10,19 +10,8 @@ let gw: TestGateway;
 beforeAll(async () => {
   sim = await startUpstream();
   gw = await startGateway({
-    configText: `[[providers]]
-name = "oa"
-type = "openai"
-base_url = "${sim.url}/v1"
-api_key = "sk-sim"
-
-[[providers]]
-name = "compat"
-type = "openai-compatible"
-base_url = "${sim.url}/v1"
-api_key = "sk-sim"
-models = { "image-generation" = "sd-xl" }
-
+    configText: `${simProvider({ url: `${sim.url}/v1`, name: "oa", type: "openai" })}
+${simProvider({ url: `${sim.url}/v1`, name: "compat", extra: 'models = { "image-generation" = "sd-xl" }' })}
 [routes]
 "image-generation" = ["oa", "compat"]
 

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash, createHmac } from "node:crypto";
 import { startGateway, type TestGateway } from "../helpers/gateway";
-import { startUpstream, type Upstream } from "../helpers/upstream";
+import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 // Hash-style PII redaction: tokens are HMAC-SHA-256 under a key per account, derived from a secret
 // the gateway keeps in its database. Offline engine and provider path give the same tokens.
@@ -19,13 +19,7 @@ let gw: TestGateway;
 beforeAll(async () => {
   sim = await startUpstream();
   gw = await startGateway({
-    configText: `[[providers]]
-name = "sim"
-type = "openai-compatible"
-base_url = "${sim.url}/v1"
-api_key = "sk-sim"
-default_model = "sim-model"
-`,
+    configText: simProvider({ url: `${sim.url}/v1`, model: "sim-model" }),
   });
 });
 afterAll(async () => {

@@ -661,3 +661,20 @@ if (import.meta.main) {
     `upstream simulator on ${sim.url} (OpenAI base URL ${sim.url}/v1, Groq base URL ${sim.url}), latency ${latencyMs} ms`,
   );
 }
+
+/**
+ * A `[[providers]]` entry for the simulator at `url` (its `/v1` base): openai-compatible unless
+ * `type` says otherwise, `model` as its default model, `extra` lines appended (models, features).
+ */
+export function simProvider(opts: { url: string; name?: string; type?: string; model?: string; extra?: string }): string {
+  return [
+    "[[providers]]",
+    `name = "${opts.name ?? "sim"}"`,
+    `type = "${opts.type ?? "openai-compatible"}"`,
+    `base_url = "${opts.url}"`,
+    'api_key = "sk-sim"',
+    ...(opts.model ? [`default_model = "${opts.model}"`] : []),
+    ...(opts.extra ? [opts.extra] : []),
+    "",
+  ].join("\n");
+}

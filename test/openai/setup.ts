@@ -1,21 +1,13 @@
 import { afterAll, beforeAll } from "bun:test";
 import OpenAI from "openai";
 import { startGateway, type TestGateway } from "../helpers/gateway";
-import { startUpstream, type Upstream } from "../helpers/upstream";
+import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 export const ALL_FEATURES = `["tools", "images", "audio", "files", "structured_output", "responses", "embeddings"]`;
 
 /** A simulator-backed provider with every feature. */
-export const providerToml = (name: string, url: string, model: string, extra = "") => `
-[[providers]]
-name = "${name}"
-type = "openai-compatible"
-base_url = "${url}"
-api_key = "sk-sim"
-default_model = "${model}"
-features = ${ALL_FEATURES}
-${extra}
-`;
+export const providerToml = (name: string, url: string, model: string, extra = "") =>
+  `\n${simProvider({ url, name, model, extra: `features = ${ALL_FEATURES}\n${extra}` })}`;
 
 /** Two providers on one simulator (primary: model-a; backup: model-b and model-a) with every feature, unless `configText` says otherwise. */
 export function useGateway(opts: { configText?: (simUrl: string) => string; env?: Record<string, string> } = {}) {
