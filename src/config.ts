@@ -40,7 +40,10 @@ const FileConfigSchema = T.Object(
     plans: T.Optional(
       T.Record(
         T.String(),
-        T.Object({ rate_limits: T.Optional(T.Record(T.String(), PositiveInt)) }, { additionalProperties: false }),
+        T.Object(
+          { rate_limits: T.Optional(T.Record(T.String(), PositiveInt)), max_keys: T.Optional(PositiveInt) },
+          { additionalProperties: false },
+        ),
       ),
     ),
     cache: T.Optional(
@@ -113,6 +116,8 @@ export interface Config {
   routes: Record<string, string[]>;
   costs: Record<string, number>;
   plans: Record<string, Record<string, number>>;
+  /** active keys an account of each plan may hold (plans.NAME.max_keys); maxKeysFor() applies the default */
+  maxKeys: Record<string, number>;
   cache: { enabled: boolean; ttlSeconds: number; maxEntries: number; maxBytes: number };
   limits: {
     maxBodyBytes: number;
@@ -221,6 +226,13 @@ function drainSettings(env: Env, file: FileConfig): Config["shutdown"] {
   return { drainGraceMs, drainDeadlineMs };
 }
 
+/** Active keys an account may hold when its plan sets no `max_keys`. */
+export const DEFAULT_MAX_KEYS = 50;
+
+export function maxKeysFor(config: Pick<Config, "maxKeys">, plan: string): number {
+  return config.maxKeys[plan] ?? DEFAULT_MAX_KEYS;
+}
+
 export function parseConfigText(text: string, path: string): FileConfig {
   let raw: unknown;
   try {
@@ -282,7 +294,11 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   }
 
   const plans: Record<string, Record<string, number>> = {};
-  for (const [plan, def] of Object.entries(file.plans ?? {})) plans[plan] = { ...(def.rate_limits ?? {}) };
+  const maxKeys: Record<string, number> = {};
+  for (const [plan, def] of Object.entries(file.plans ?? {})) {
+    plans[plan] = { ...(def.rate_limits ?? {}) };
+    if (def.max_keys !== undefined) maxKeys[plan] = def.max_keys;
+  }
 
   return {
     port: env.PORT ?? 8080,
@@ -298,6 +314,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     routes: file.routes ?? {},
     costs: file.costs ?? {},
     plans,
+    maxKeys,
     cache: {
       enabled: file.cache?.enabled ?? true,
       ttlSeconds: file.cache?.ttl_seconds ?? 3600,

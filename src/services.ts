@@ -2,7 +2,7 @@ import type { KeyStore } from "./auth/interface";
 import { SqliteKeyStore } from "./auth/sqlite";
 import type { ResponseCache } from "./cache/interface";
 import { MemoryResponseCache } from "./cache/memory";
-import type { Config } from "./config";
+import { type Config, maxKeysFor } from "./config";
 import type { CreditLedger } from "./credits/interface";
 import { SqliteCreditLedger } from "./credits/sqlite";
 import type { SignInAttempts } from "./dashboard/interface";
@@ -85,10 +85,11 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
           onError: (err) => opts.logger?.log("warn", "database unreachable: migrations wait", { error_message: err.message }),
         })
       : null;
+  const keyStoreOptions = { welcomeCredits: config.welcomeCredits, maxKeys: (plan: string) => maxKeysFor(config, plan) };
   if (pg && postgres) {
     const pgLedger = new pg.PostgresCreditLedger(postgres, { requestTimeoutMs: config.limits.requestTimeoutMs });
     ledger = pgLedger;
-    keys = new pg.PostgresKeyStore(postgres, pgLedger, { welcomeCredits: config.welcomeCredits });
+    keys = new pg.PostgresKeyStore(postgres, pgLedger, keyStoreOptions);
     database = { name: "database", required: true, up: () => postgres.up() };
   } else {
     const sqliteLedger = new SqliteCreditLedger(storage);
@@ -98,7 +99,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     // every start: `textai credits reconcile` does it on demand.
     if (storage.migrated > 0) sqliteLedger.reconcile();
     ledger = sqliteLedger;
-    keys = new SqliteKeyStore(storage, sqliteLedger, { welcomeCredits: config.welcomeCredits });
+    keys = new SqliteKeyStore(storage, sqliteLedger, keyStoreOptions);
     database = {
       name: "database",
       required: true,

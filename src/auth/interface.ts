@@ -52,6 +52,11 @@ export interface KeyStore {
   accountExists(id: string): MaybePromise<boolean>;
   getAccount(id: string): MaybePromise<AccountRow | null>;
   listAccounts(limit: number, offset: number): MaybePromise<AccountRow[]>;
+  /**
+   * A new key, on a new account unless `accountId` is given. An existing account holds at most
+   * `maxKeys(its plan)` active keys (the store's option): one more is a KeyLimitError, checked
+   * in the same transaction as the insert so concurrent creations cannot pass it.
+   */
   createKey(opts: { label: string; accountId?: string; plan?: string; credits?: number }): MaybePromise<CreatedKey>;
   /** Resolves a presented key; null for unknown and revoked keys alike. */
   authenticate(presented: string): MaybePromise<AuthInfo | null>;
@@ -62,11 +67,32 @@ export interface KeyStore {
   /** Called with the key hash after each revocation made through this store. */
   onRevoke: ((keyHash: string) => void) | null;
   get(id: string): MaybePromise<KeyView | null>;
-  list(accountId?: string): MaybePromise<KeyView[]>;
+  /** Newest first; `page` bounds the rows read (every row without it). */
+  list(accountId?: string, page?: KeyPage): MaybePromise<KeyView[]>;
   /** last_used_at is batched; this writes what is pending */
   flushLastUsed(): MaybePromise<void>;
   startBackgroundFlush(intervalMs?: number): void;
   stop(): MaybePromise<void>;
 }
 
+export interface KeyPage {
+  limit: number;
+  offset: number;
+}
+
+/** Options every key store takes. */
+export interface KeyStoreOptions {
+  welcomeCredits: number;
+  /** active keys an account of this plan may hold; unbounded without it */
+  maxKeys?: (plan: string) => number;
+  cacheTtlMs?: number;
+}
+
 export class KeyStoreError extends Error {}
+
+/** An account already holds as many active keys as its plan allows. */
+export class KeyLimitError extends KeyStoreError {
+  constructor(readonly max: number) {
+    super(`this account already has ${max} active keys, the most its plan allows; revoke one to make another`);
+  }
+}

@@ -3,7 +3,17 @@ import type { PostgresCreditLedger } from "../credits/postgres";
 import { newId } from "../ids";
 import { type PgStorage, pgCall } from "../storage/postgres";
 import { accounts, apiKeys } from "../storage/schema-pg";
-import { type AccountRow, type AuthInfo, type CreatedKey, type KeyStore, KeyStoreError, type KeyView } from "./interface";
+import {
+  type AccountRow,
+  type AuthInfo,
+  type CreatedKey,
+  KeyLimitError,
+  type KeyPage,
+  type KeyStore,
+  KeyStoreError,
+  type KeyStoreOptions,
+  type KeyView,
+} from "./interface";
 import { KeyCache } from "./key-cache";
 import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
 
@@ -29,7 +39,7 @@ export class PostgresKeyStore implements KeyStore {
   constructor(
     private pg: PgStorage,
     private ledger: PostgresCreditLedger,
-    private opts: { welcomeCredits: number; cacheTtlMs?: number },
+    private opts: KeyStoreOptions,
   ) {
     this.cache = new KeyCache(opts.cacheTtlMs ?? 1000);
   }
@@ -85,6 +95,13 @@ export class PostgresKeyStore implements KeyStore {
         if (accountId) {
           const [acc] = await tx`SELECT plan FROM accounts WHERE id = ${accountId} FOR UPDATE`;
           if (!acc) throw new KeyStoreError(`account ${accountId} not found`);
+          // the account row is locked above, so concurrent creations count one after another
+          const max = this.opts.maxKeys?.(acc.plan as string);
+          if (max !== undefined) {
+            const [{ n }] =
+              await tx`SELECT count(*)::int AS n FROM api_keys WHERE account_id = ${accountId} AND status = 'active'`;
+            if (n >= max) throw new KeyLimitError(max);
+          }
           plan ??= acc.plan as string;
           if (opts.credits && opts.credits > 0)
             await this.ledger.grantIn(tx, accountId, opts.credits, "grant", "granted with new key");
@@ -164,10 +181,14 @@ export class PostgresKeyStore implements KeyStore {
     });
   }
 
-  list(accountId?: string): Promise<KeyView[]> {
+  list(accountId?: string, page?: KeyPage): Promise<KeyView[]> {
     return pgCall(this.pg, async () => {
       const q = this.pg.db.select().from(apiKeys);
-      const rows = await (accountId ? q.where(eq(apiKeys.accountId, accountId)) : q).orderBy(desc(apiKeys.createdAt));
+      const ordered = (accountId ? q.where(eq(apiKeys.accountId, accountId)) : q).orderBy(
+        desc(apiKeys.createdAt),
+        desc(apiKeys.id),
+      );
+      const rows = await (page ? ordered.limit(page.limit).offset(page.offset) : ordered);
       return rows.map((r) => this.view(r));
     });
   }

@@ -3,8 +3,8 @@ import type { SqliteCreditLedger } from "../credits/sqlite";
 import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { accounts, apiKeys } from "../storage/schema";
-import type { AccountRow, AuthInfo, CreatedKey, KeyStore, KeyView } from "./interface";
-import { KeyStoreError } from "./interface";
+import type { AccountRow, AuthInfo, CreatedKey, KeyPage, KeyStore, KeyStoreOptions, KeyView } from "./interface";
+import { KeyLimitError, KeyStoreError } from "./interface";
 import { KeyCache } from "./key-cache";
 import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
 
@@ -22,7 +22,7 @@ export class SqliteKeyStore implements KeyStore {
   constructor(
     private storage: Storage,
     private ledger: SqliteCreditLedger,
-    private opts: { welcomeCredits: number; cacheTtlMs?: number; now?: () => number } = { welcomeCredits: 100 },
+    private opts: KeyStoreOptions & { now?: () => number } = { welcomeCredits: 100 },
   ) {
     this.cache = new KeyCache(opts.cacheTtlMs ?? 1000, () => this.now());
   }
@@ -69,6 +69,13 @@ export class SqliteKeyStore implements KeyStore {
       if (accountId) {
         const acc = this.storage.db.select().from(accounts).where(eq(accounts.id, accountId)).get();
         if (!acc) throw new KeyStoreError(`account ${accountId} not found`);
+        const max = this.opts.maxKeys?.(acc.plan);
+        if (max !== undefined) {
+          const n = this.storage.sqlite
+            .query<{ n: number }, [string]>("SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND status = 'active'")
+            .get(accountId)!.n;
+          if (n >= max) throw new KeyLimitError(max);
+        }
         plan ??= acc.plan;
         if (opts.credits && opts.credits > 0) this.ledger.grant(accountId, opts.credits, "grant", "granted with new key");
       } else {
@@ -161,9 +168,13 @@ export class SqliteKeyStore implements KeyStore {
     return row ? this.view(row) : null;
   }
 
-  list(accountId?: string): KeyView[] {
+  list(accountId?: string, page?: KeyPage): KeyView[] {
     const q = this.storage.db.select().from(apiKeys);
-    const rows = (accountId ? q.where(eq(apiKeys.accountId, accountId)) : q).orderBy(desc(apiKeys.createdAt)).all();
+    const ordered = (accountId ? q.where(eq(apiKeys.accountId, accountId)) : q).orderBy(
+      desc(apiKeys.createdAt),
+      desc(apiKeys.id),
+    );
+    const rows = (page ? ordered.limit(page.limit).offset(page.offset) : ordered).all();
     return rows.map((r) => this.view(r));
   }
 

@@ -123,14 +123,21 @@ ${keys.map(
 </tbody></table></div>${keys.length ? "" : html`<p id="no-keys">No keys yet.</p>`}`;
 }
 
-export function keysPage(keys: KeyView[], created?: { key: string; label: string } | null): Html {
+export function keysPage(
+  keys: KeyView[],
+  created?: { key: string; label: string } | null,
+  paging: { offset: number; size: number; more: boolean } = { offset: 0, size: keys.length, more: false },
+): Html {
+  const { offset, size, more } = paging;
   return html`<form method="post" action="/dashboard/keys" class="card" id="create-key">
 <label for="label">Label</label><input id="label" name="label" required maxlength="200" placeholder="e.g. production server">
 <button type="submit">Create key</button></form>
 <div id="new-key" class="card secret"${created ? "" : html` hidden`} role="status">${
     created ? newKeyBox(created.key, created.label) : ""
   }</div>
-${keyTable(keys, (k) => `/dashboard/keys/${encodeURIComponent(k.id)}/revoke`)}`;
+${keyTable(keys, (k) => `/dashboard/keys/${encodeURIComponent(k.id)}/revoke`)}
+<nav class="pager" aria-label="Key pages">${offset > 0 ? html`<a href="/dashboard/keys?offset=${Math.max(0, offset - size)}" rel="prev">Newer</a>` : ""}
+${more ? html`<a href="/dashboard/keys?offset=${offset + size}" rel="next">Older</a>` : ""}</nav>`;
 }
 
 export function newKeyBox(key: string, label: string): Html {

@@ -1,12 +1,14 @@
 import { Elysia } from "elysia";
-import type { AuthInfo, KeyView } from "../auth/interface";
+import { type AuthInfo, KeyLimitError, type KeyView } from "../auth/interface";
 import { safeEqual } from "../auth/keys";
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import type { FunctionPipeline } from "../functions/pipeline";
 import { readJsonBody } from "../http/body";
+import { MAX_OFFSET, pageQuery, queryInt } from "../http/paging";
 import { ok } from "../http/respond";
 import { type RequestState, stateOf } from "../http/state";
+import { rateLimitHeaders } from "../ratelimit/limiter";
 import appCss from "./assets/app.css" with { type: "text" };
 import appJs from "./assets/app.js" with { type: "text" };
 import type { Html } from "./html";
@@ -39,6 +41,9 @@ interface Ctx {
 }
 const FORM_LIMIT = 64 * 1024;
 const LEDGER_PAGE = 25;
+const KEY_PAGE = 100;
+/** the rate-limit name of key creation: the plan's heavy class unless plans.NAME.rate_limits sets "key-create" */
+const KEY_CREATE = "key-create";
 const SECURITY_HEADERS = {
   "content-security-policy":
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -61,6 +66,20 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
   const plans = () => [...new Set(["free", ...Object.keys(config.plans)])];
 
   const store = (): DashboardStore => deps.dashboard;
+  /** A key for the signed-in account: limited per account like any call, within the plan's cap. */
+  const createOwnKey = async (c: Ctx, accountId: string, label: string) => {
+    const plan = (await keys.getAccount(accountId))?.plan ?? "free";
+    const d = await deps.limiter.check(accountId, plan, KEY_CREATE, "heavy");
+    Object.assign(c.state.headers, rateLimitHeaders(d));
+    if (!d.allowed)
+      throw new GatewayError("rate_limited", `at most ${d.limit} keys can be made a minute; retry in ${d.retryAfterSeconds}s`);
+    try {
+      return await keys.createKey({ label, accountId });
+    } catch (err) {
+      if (err instanceof KeyLimitError) throw new GatewayError("forbidden", err.message);
+      throw err;
+    }
+  };
   const ctxOf = (request: Request, server: Peer): Ctx => {
     const state = stateOf(request);
     state.fn = "dashboard";
@@ -290,12 +309,18 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       const usage = await ledger.monthToDate(h.accountId);
       return page(c, 200, { title: "Overview", who: who(h.email), active: "/dashboard" }, pages.overviewPage(usage));
     })
-    .get("/dashboard/keys", async ({ request, server }) => {
+    .get("/dashboard/keys", async ({ request, server, query }) => {
       const c = ctxOf(request, server);
       const h = await holder(c);
       if (h instanceof Response) return h;
-      const list = await keys.list(h.accountId);
-      return page(c, 200, { title: "Keys", who: who(h.email), active: "/dashboard/keys" }, pages.keysPage(list));
+      const offset = queryInt(query, "offset", 0, 0, MAX_OFFSET);
+      const list = await keys.list(h.accountId, { limit: KEY_PAGE + 1, offset });
+      return page(
+        c,
+        200,
+        { title: "Keys", who: who(h.email), active: "/dashboard/keys" },
+        pages.keysPage(list.slice(0, KEY_PAGE), null, { offset, size: KEY_PAGE, more: list.length > KEY_PAGE }),
+      );
     })
     .post(
       "/dashboard/keys",
@@ -307,8 +332,8 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         if (h instanceof Response) return h;
         const label = (form.get("label") ?? "").trim();
         if (!label || label.length > 200) throw new GatewayError("invalid_request", "a label of 1 to 200 characters is required");
-        const created = await keys.createKey({ label, accountId: h.accountId });
-        const list = await keys.list(h.accountId);
+        const created = await createOwnKey(c, h.accountId, label);
+        const list = await keys.list(h.accountId, { limit: KEY_PAGE, offset: 0 });
         return page(
           c,
           201,
@@ -415,12 +440,14 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
     )
     .get(
       "/dashboard/api/keys",
-      async ({ request, server }) => {
+      async ({ request, server, query }) => {
         const c = ctxOf(request, server);
         const h = (await holder(c, true)) as { accountId: string };
-        return ok(c.state, "keys", { data: await keys.list(h.accountId) });
+        const { limit, offset } = pageQuery(query, { defaultLimit: KEY_PAGE, maxLimit: 500 });
+        const list = await keys.list(h.accountId, { limit: limit + 1, offset });
+        return ok(c.state, "keys", { data: list.slice(0, limit), limit, offset, has_more: list.length > limit });
       },
-      { detail: detail("The signed-in account's keys (masked)") },
+      { detail: detail("The signed-in account's keys (masked), newest first (limit, offset)") },
     )
     .post(
       "/dashboard/api/keys",
@@ -432,7 +459,7 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         const label = typeof b.label === "string" ? b.label.trim() : "";
         if (!label || label.length > 200)
           throw new GatewayError("invalid_request", "a label of 1 to 200 characters is required", { param: "label" });
-        const created = await keys.createKey({ label, accountId: h.accountId });
+        const created = await createOwnKey(c, h.accountId, label);
         return ok(c.state, "key created; the plaintext key is shown only in this response", created, 201);
       },
       { parse: "none", detail: detail("Create a key for the signed-in account; its plaintext appears in this response only") },

@@ -18,8 +18,9 @@ export interface Edge {
 
 /**
  * The request edge every route family runs before its own logic, written once: read the JSON
- * body (when the route takes one), authenticate, and take one request from the key's bucket for
- * `fn` (429 with Retry-After when empty). Marks the body, auth and ratelimit stages.
+ * body (when the route takes one), authenticate, and take one request from the account's bucket
+ * for `fn`, which all its keys share (429 with Retry-After when empty). Marks the body, auth and
+ * ratelimit stages.
  */
 export async function requestEdge(
   deps: EdgeDeps,
@@ -36,7 +37,7 @@ export async function requestEdge(
   const auth = opts.auth ?? (await authenticate(deps.keys, request.headers, body));
   state.auth = auth;
   t = mark(state, "auth", t);
-  const d = await deps.limiter.check(auth.keyId, auth.plan, opts.fn, opts.rateClass);
+  const d = await deps.limiter.check(auth.accountId, auth.plan, opts.fn, opts.rateClass);
   mark(state, "ratelimit", t);
   Object.assign(state.headers, rateLimitHeaders(d));
   if (!d.allowed) {

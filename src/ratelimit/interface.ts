@@ -12,11 +12,12 @@ export interface RateDecision {
 }
 
 /**
- * Requests per minute per key and function. Implementations: token buckets in memory (one
+ * Requests per minute per account and function: every key of an account draws on the same
+ * bucket, so more keys never mean more limit. Implementations: token buckets in memory (one
  * process) and in Redis (one bucket for all nodes, updated by one server-side script).
  */
 export interface RateLimiter {
-  check(keyId: string, plan: string, fn: string, rateClass: RateClass): MaybePromise<RateDecision>;
+  check(accountId: string, plan: string, fn: string, rateClass: RateClass): MaybePromise<RateDecision>;
   /** requests per minute for this plan and function (or rate class) */
   limitFor(plan: string, fn: string, rateClass: RateClass): number;
   /** buckets held, for metrics and the soak */

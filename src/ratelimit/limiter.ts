@@ -15,7 +15,7 @@ export function planLimit(plans: Record<string, Record<string, number>>, plan: s
 }
 
 /**
- * In-memory token buckets per key and function. A bucket that has refilled completely is
+ * In-memory token buckets per account and function. A bucket that has refilled completely is
  * indistinguishable from a new one, so the sweep drops it: idle keys cost no memory.
  */
 export class MemoryRateLimiter implements RateLimiter {
@@ -31,17 +31,23 @@ export class MemoryRateLimiter implements RateLimiter {
     return planLimit(this.plans, plan, fn, rateClass);
   }
 
-  check(keyId: string, plan: string, fn: string, rateClass: RateClass): RateDecision {
-    return this.checkLimit(keyId, fn, this.limitFor(plan, fn, rateClass));
+  check(accountId: string, plan: string, fn: string, rateClass: RateClass): RateDecision {
+    return this.checkLimit(accountId, fn, this.limitFor(plan, fn, rateClass));
   }
 
-  /** One request from the bucket of `limit` per minute for the key and function. */
-  checkLimit(keyId: string, fn: string, limit: number): RateDecision {
+  /**
+   * One request from the bucket of `limit` per minute for the account and function. When the
+   * limit changes (keys of one account on different plans, a new config), the bucket keeps what
+   * it had left, never more than the new limit: switching keys never refills it.
+   */
+  checkLimit(accountId: string, fn: string, limit: number): RateDecision {
     const now = this.now();
-    const id = `${keyId}\u0000${fn}`;
+    const id = `${accountId}\u0000${fn}`;
     let bucket = this.buckets.get(id);
     if (!bucket || bucket.capacity !== limit) {
+      const left = bucket ? bucket.tokensAt(now) : limit;
       bucket = new TokenBucket(limit, limit / 60_000, now);
+      bucket.tokens = Math.min(limit, left);
       this.buckets.set(id, bucket);
     }
     const allowed = bucket.take(now);

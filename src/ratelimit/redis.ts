@@ -4,7 +4,7 @@ import type { RateDecision, RateLimiter } from "./interface";
 import { MemoryRateLimiter, planLimit } from "./limiter";
 
 /**
- * One token bucket per key and function, refilled continuously (limit per minute), read and
+ * One token bucket per account and function, refilled continuously (limit per minute), read and
  * updated in one server-side script so that concurrent calls on any node never both take the
  * last token. The clock is Redis's own (TIME), so nodes' clocks need not agree.
  */
@@ -52,11 +52,11 @@ export class RedisRateLimiter implements RateLimiter {
     return planLimit(this.plans, plan, fn, rateClass);
   }
 
-  async check(keyId: string, plan: string, fn: string, rateClass: RateClass): Promise<RateDecision> {
+  async check(accountId: string, plan: string, fn: string, rateClass: RateClass): Promise<RateDecision> {
     const limit = this.limitFor(plan, fn, rateClass);
     if (this.link.up) {
       try {
-        const [allowed, left] = await this.link.eval<[number, string]>(TAKE, [`textai:rl:${keyId}:${fn}`], [String(limit)]);
+        const [allowed, left] = await this.link.eval<[number, string]>(TAKE, [`textai:rl:${accountId}:${fn}`], [String(limit)]);
         const tokens = Number(left);
         const perMs = limit / 60_000;
         return {
@@ -71,7 +71,7 @@ export class RedisRateLimiter implements RateLimiter {
       }
     }
     this.stats.fallbacks++;
-    return this.fallback.checkLimit(keyId, fn, Math.max(1, Math.floor(limit / this.link.nodes())));
+    return this.fallback.checkLimit(accountId, fn, Math.max(1, Math.floor(limit / this.link.nodes())));
   }
 
   size(): number {

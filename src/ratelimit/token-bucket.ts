@@ -20,6 +20,12 @@ export class TokenBucket {
     }
   }
 
+  /** tokens available at `now` */
+  tokensAt(now: number): number {
+    this.refill(now);
+    return this.tokens;
+  }
+
   take(now: number): boolean {
     this.refill(now);
     if (this.tokens >= 1) {

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import type { KeyStore } from "../../src/auth/interface";
-import { KeyStoreError } from "../../src/auth/interface";
+import { KeyLimitError, KeyStoreError } from "../../src/auth/interface";
 import { hashApiKey } from "../../src/auth/keys";
 import { PostgresKeyStore } from "../../src/auth/postgres";
 import { SqliteKeyStore } from "../../src/auth/sqlite";
@@ -128,6 +128,36 @@ for (const [name, enabled, make] of stores) {
       await expect(Promise.resolve().then(() => keys.createKey({ label: "x", accountId: "acc_nobody" }))).rejects.toBeInstanceOf(
         KeyStoreError,
       );
+      await keys.stop();
+    });
+
+    test("an account's active keys stop at maxKeys(plan), also when made concurrently; list pages newest first", async () => {
+      const { keys: plain, ledger } = make();
+      const keys =
+        name === "sqlite"
+          ? new SqliteKeyStore(sqlite, ledger as SqliteCreditLedger, { welcomeCredits: 0, maxKeys: (p) => (p === "pro" ? 3 : 2) })
+          : new PostgresKeyStore(pg!, ledger as PostgresCreditLedger, {
+              welcomeCredits: 0,
+              maxKeys: (p) => (p === "pro" ? 3 : 2),
+            });
+      const acc = await plain.createAccount({ plan: "pro" });
+      const made = await Promise.allSettled(
+        Array.from({ length: 8 }, (_, i) => Promise.resolve().then(() => keys.createKey({ label: `k${i}`, accountId: acc.id }))),
+      );
+      const ok = made.filter((r) => r.status === "fulfilled");
+      expect(ok).toHaveLength(3);
+      for (const r of made) if (r.status === "rejected") expect(r.reason).toBeInstanceOf(KeyLimitError);
+      const all = await keys.list(acc.id);
+      expect(all).toHaveLength(3);
+      const pages = [
+        ...(await keys.list(acc.id, { limit: 2, offset: 0 })),
+        ...(await keys.list(acc.id, { limit: 2, offset: 2 })),
+      ];
+      expect(pages.map((k) => k.id)).toEqual(all.map((k) => k.id));
+      expect(await keys.revoke(all[0].id)).toBe(true);
+      expect((await keys.createKey({ label: "again", accountId: acc.id })).account_id).toBe(acc.id);
+      // a key made with a new account is its first: no cap to check
+      expect((await keys.createKey({ label: "fresh" })).plan).toBe("free");
       await keys.stop();
     });
   });

@@ -1,12 +1,13 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { KeyStoreError } from "../../auth/interface";
+import { KeyLimitError, KeyStoreError } from "../../auth/interface";
 import { safeEqual } from "../../auth/keys";
 import { emailProblem, hashPassword } from "../../dashboard/security";
 import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
 import { readJsonBody } from "../body";
+import { pageQuery } from "../paging";
 import { ok } from "../respond";
 import { type RequestState, stateOf } from "../state";
 
@@ -131,6 +132,7 @@ export function adminRoutes(deps: AppDeps) {
           const created = await keys.createKey({ label: b.label, accountId: b.account_id, plan: b.plan, credits: b.credits });
           return ok(state, "key created; the plaintext key is shown only in this response", created, 201);
         } catch (err) {
+          if (err instanceof KeyLimitError) throw new GatewayError("forbidden", err.message, { param: "account_id" });
           if (err instanceof KeyStoreError) throw new GatewayError("not_found", err.message, { param: "account_id" });
           throw err;
         }
@@ -139,9 +141,14 @@ export function adminRoutes(deps: AppDeps) {
     )
     .get(
       "/admin/v1/keys",
-      async ({ request, query }) => ok(authorize(request), "keys", { data: await keys.list(query.account_id || undefined) }),
+      async ({ request, query }) => {
+        const state = authorize(request);
+        const { limit, offset } = pageQuery(query, { defaultLimit: 100, maxLimit: 500 });
+        const list = await keys.list(query.account_id || undefined, { limit: limit + 1, offset });
+        return ok(state, "keys", { data: list.slice(0, limit), limit, offset, has_more: list.length > limit });
+      },
       {
-        detail: detail("List keys (masked), optionally for one account_id"),
+        detail: detail("List keys (masked), newest first, optionally for one account_id (limit, offset)"),
       },
     )
     .delete(
