@@ -8,7 +8,17 @@ const NonNegInt = T.Integer({ minimum: 0 });
 export const PROVIDER_TYPES = ["openai", "groq", "openai-compatible", "local", "mock"] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 /** What an OpenAI-style provider serves beyond plain text chat (README: OpenAI-compatible endpoints). */
-export const PROVIDER_FEATURES = ["tools", "images", "audio", "files", "structured_output", "responses", "embeddings"] as const;
+export const PROVIDER_FEATURES = [
+  "tools",
+  "images",
+  "audio",
+  "files",
+  "structured_output",
+  "responses",
+  "embeddings",
+  /** fetches http(s) URLs the client sends (images, files): default only for OpenAI's and Groq's own hosts */
+  "remote_urls",
+] as const;
 export type ProviderFeature = (typeof PROVIDER_FEATURES)[number];
 
 const ProviderConfigSchema = T.Object(

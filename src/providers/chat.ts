@@ -2,6 +2,7 @@ import { GatewayError, invalidRequest, type ProviderAttempt } from "../errors";
 import { type CircuitBreaker, countsAgainstProvider } from "./breaker";
 import { chatFromResponses, responseEventsFromChat, responseFromChat, untranslatable } from "./responses-via-chat";
 import { type Target, targetModel } from "./route-plan";
+import { remoteUrls } from "./shared-account";
 import {
   type ChatMessage,
   type CompletionResult,
@@ -80,8 +81,10 @@ const PART_FEATURE: Record<string, Feature> = { image_url: "images", input_audio
 /** The optional features a request needs, each with the first field that needs it. */
 export function requiredFeatures(api: ProxyApi, body: Record<string, unknown>): Need[] {
   if (api === "embeddings") return [{ feature: "embeddings", param: "model" }];
-  if (api === "responses") return [{ feature: "responses", param: "input" }];
-  const needs: Need[] = [];
+  const url = remoteUrls(api, body)[0];
+  const fetches: Need[] = url ? [{ feature: "remote_urls", param: url.param }] : [];
+  if (api === "responses") return [{ feature: "responses", param: "input" }, ...fetches];
+  const needs: Need[] = [...fetches];
   const add = (feature: Feature, param: string) => {
     if (!needs.some((n) => n.feature === feature)) needs.push({ feature, param });
   };

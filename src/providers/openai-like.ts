@@ -127,13 +127,26 @@ function upstreamError(err: ApiErrorLike): UpstreamErrorBody {
 /** Features of each provider type's API when the config names none. */
 export function defaultFeatures(config: ProviderConfig): ReadonlySet<ProviderFeature> {
   if (config.features) return new Set(config.features);
-  if (config.type === "openai")
-    return new Set(["tools", "images", "audio", "files", "structured_output", "responses", "embeddings"]);
+  // a vendor's own cloud fetches URLs outside the operator's network; a self-hosted server would not
+  const vendorHost = (host: string) => !config.base_url || hostOf(config.base_url) === host;
+  if (config.type === "openai") {
+    const all: ProviderFeature[] = ["tools", "images", "audio", "files", "structured_output", "responses", "embeddings"];
+    return new Set(vendorHost("api.openai.com") ? [...all, "remote_urls"] : all);
+  }
   const features: ProviderFeature[] = ["tools", "images", "structured_output"];
+  if (config.type === "groq" && vendorHost("api.groq.com")) features.push("remote_urls");
   // Groq serves the Responses API at /openai/v1/responses (console.groq.com/docs/openai).
   if (config.type === "groq") features.push("responses");
   if (config.embedding_model) features.push("embeddings");
   return new Set(features);
+}
+
+function hostOf(url: string): string | null {
+  try {
+    return new URL(url).hostname.toLowerCase();
+  } catch {
+    return null;
+  }
 }
 
 /** A 400/422 that blames the response_format: the server has no json_schema support. */

@@ -101,13 +101,13 @@ describe("a provider lacking a feature the request needs is skipped, never sent 
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(err.message).toContain("textonly (no embeddings support)");
 
-    // neither has the Responses API and stored state cannot be translated to chat completions
+    // neither has the Responses API and reasoning settings cannot be translated to chat completions
     const responses = await openaiClient(gw, key)
-      .responses.create({ model: "model-full", input: "hello", previous_response_id: "resp_1" })
+      .responses.create({ model: "model-full", input: "hello", reasoning: { effort: "low" } })
       .catch((e) => e);
     expect(responses).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(responses.message).toContain('full (cannot serve "previous_response_id")');
-    expect(responses.message).toContain('textonly (cannot serve "previous_response_id")');
+    expect(responses.message).toContain('full (cannot serve "reasoning")');
+    expect(responses.message).toContain('textonly (cannot serve "reasoning")');
     expect(sim.calls.count).toBe(0);
     expect(gw.deps.ledger.balance(accountId)).toBe(10);
   });

@@ -148,10 +148,9 @@ describe("/v1/responses translated to chat completions for a provider without th
     const { key, accountId } = gw.newKey({ credits: 10 });
     sim.reset();
     for (const [extra, field] of [
-      [{ previous_response_id: "resp_1" }, "previous_response_id"],
       [{ tools: [{ type: "web_search" }] }, "tools"],
       [{ reasoning: { effort: "low" } }, "reasoning"],
-      [{ store: true }, "store"],
+      [{ include: ["reasoning.encrypted_content"] }, "include"],
     ] as const) {
       const res = await rawPost(gw, "/v1/responses", key, { model: "model-a", input: "x", ...extra });
       const got = (await res.json()) as { error: { message: string; param: string } };

@@ -8,6 +8,7 @@ import type { AppDeps } from "../../deps";
 import { clientClosed, errorType, GatewayError, invalidRequest } from "../../errors";
 import { API_FN, type ProxyCall, UpstreamClientError } from "../../providers/chat";
 import { targetModel } from "../../providers/route-plan";
+import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../../providers/shared-account";
 import type { ProxyApi, UpstreamErrorBody } from "../../providers/types";
 import { requestEdge } from "../edge";
 import { toGatewayError } from "../errors";
@@ -104,7 +105,9 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const t = performance.now();
     const { api_key: _key, ...body } = raw;
     checkShape(api, body);
+    refuseSharedObjects(api, body);
     const targets = router.proxyTargets({ api, body });
+    await refusePrivateUrls(remoteUrls(api, body));
     mark(state, "validate", t);
     const price = config.costs[fn] ?? 1;
     const insufficient = () => new GatewayError("insufficient_credits", `insufficient credits: a call of ${fn} costs ${price}`);
