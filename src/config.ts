@@ -91,6 +91,7 @@ const FileConfigSchema = T.Object(
       T.Object(
         {
           signup: T.Optional(T.Boolean()),
+          signup_credits: T.Optional(NonNegInt),
           trusted_proxies: T.Optional(T.Array(T.String({ minLength: 1 }))),
         },
         { additionalProperties: false },
@@ -148,12 +149,16 @@ export interface Config {
    */
   shutdown: { drainGraceMs: number; drainDeadlineMs: number };
   /**
-   * signup: open sign-up on /dashboard/signup (with the welcome credits). trustedProxies: peer
+   * signup: open sign-up on /dashboard/signup, each new account receiving `signupCredits` (default:
+   * the welcome credits; 0 stops sign-up from being a credit faucet). trustedProxies: peer
    * addresses whose X-Forwarded-Proto and X-Forwarded-For are believed (TEXTAI_TRUSTED_PROXIES,
    * comma-separated, or `[dashboard] trusted_proxies`).
    */
-  dashboard: { signup: boolean; trustedProxies: string[] };
+  dashboard: { signup: boolean; signupCredits: number; trustedProxies: string[] };
 }
+
+/** The shortest admin token accepted: it is a bearer secret, guessed from any address. */
+export const MIN_ADMIN_TOKEN = 32;
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -275,6 +280,11 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   }
 
   const logLevel = env.TEXTAI_LOG_LEVEL ?? "info";
+  const welcomeCredits = env.TEXTAI_WELCOME_CREDITS ?? file.welcome_credits ?? 100;
+  if (env.TEXTAI_ADMIN_TOKEN !== undefined && env.TEXTAI_ADMIN_TOKEN.length < MIN_ADMIN_TOKEN)
+    throw new ConfigError(
+      `TEXTAI_ADMIN_TOKEN must have at least ${MIN_ADMIN_TOKEN} characters (it has ${env.TEXTAI_ADMIN_TOKEN.length}); make one with: openssl rand -hex 32`,
+    );
 
   const providers: ProviderConfig[] = [...(file.providers ?? [])];
   const upsertEnvProvider = (name: "openai" | "groq", key: string | undefined, baseUrl: string | undefined) => {
@@ -318,7 +328,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     redisUrl: serverUrl(env, "TEXTAI_REDIS_URL", ["redis:", "rediss:"]),
     dbBusyTimeoutMs: env.TEXTAI_DB_BUSY_TIMEOUT_MS ?? 5000,
     adminToken: env.TEXTAI_ADMIN_TOKEN || null,
-    welcomeCredits: env.TEXTAI_WELCOME_CREDITS ?? file.welcome_credits ?? 100,
+    welcomeCredits,
     logLevel,
     providers,
     routes: file.routes ?? {},
@@ -347,6 +357,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     shutdown: drainSettings(env, file),
     dashboard: {
       signup: file.dashboard?.signup ?? false,
+      signupCredits: file.dashboard?.signup_credits ?? welcomeCredits,
       trustedProxies: env.TEXTAI_TRUSTED_PROXIES
         ? env.TEXTAI_TRUSTED_PROXIES.split(",")
             .map((s) => s.trim())

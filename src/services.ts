@@ -5,8 +5,9 @@ import { MemoryResponseCache } from "./cache/memory";
 import { type Config, maxKeysFor } from "./config";
 import type { CreditLedger } from "./credits/interface";
 import { SqliteCreditLedger } from "./credits/sqlite";
+import { SIGN_IN_LIMITS, SignInLimiter } from "./dashboard/guessing";
 import type { SignInAttempts } from "./dashboard/interface";
-import { SIGN_IN_LIMITS, SignInLimiter } from "./dashboard/security";
+import { SESSION_LIMITS, SESSION_SWEEP_EVERY_MS } from "./dashboard/security";
 import { SqliteDashboardStore } from "./dashboard/sqlite";
 import type { DependencyProbe, ServiceDeps } from "./deps";
 import type { IdempotencyStore } from "./idempotency/interface";
@@ -50,7 +51,7 @@ export interface Services extends ServiceDeps {
   redis: RedisLink | null;
   /** resolves once the shared servers have been tried (a CLI verb waits for it; a server does not) */
   ready(): Promise<void>;
-  /** background work of a serving process (last-used flush, bucket sweep) */
+  /** background work of a serving process (last-used flush, bucket sweep, ended-session sweep) */
   start(): void;
   /** shutdown past its deadline: nothing more is charged */
   refuseCharges(): void;
@@ -145,6 +146,17 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     idempotency = new SqliteIdempotencyStore(storage.sqlite, idempotencyOptions);
     signIns = new SignInLimiter(SIGN_IN_LIMITS, opts.now);
   }
+  const dashboard = pg && postgres ? new pg.PostgresDashboardStore(postgres) : new SqliteDashboardStore(storage.sqlite);
+  let sessionSweep: ReturnType<typeof setInterval> | null = null;
+  const sweepSessions = async () => {
+    try {
+      const n = await dashboard.sweepSessions(Date.now(), SESSION_LIMITS);
+      if (n > 0) opts.logger?.log("debug", "ended dashboard sessions deleted", { sessions: n });
+    } catch (err) {
+      // the database is down: the next sweep tries again
+      opts.logger?.log("warn", "session sweep failed", { error_message: (err as Error).message });
+    }
+  };
   const knowledge: KnowledgeIndex = pg && postgres ? new pg.PostgresKnowledgeIndex(postgres) : new SqliteKnowledgeIndex(storage);
   return {
     storage,
@@ -153,7 +165,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     limiter,
     cache,
     idempotency,
-    dashboard: pg && postgres ? new pg.PostgresDashboardStore(postgres) : new SqliteDashboardStore(storage.sqlite),
+    dashboard,
     signIns,
     knowledge,
     secrets: pg && postgres ? new pg.PostgresSecretStore(postgres) : new SqliteSecretStore(storage.sqlite),
@@ -166,10 +178,14 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     start() {
       keys.startBackgroundFlush();
       limiter.startSweeping();
+      void sweepSessions();
+      sessionSweep ??= setInterval(() => void sweepSessions(), SESSION_SWEEP_EVERY_MS);
+      sessionSweep.unref?.();
     },
     refuseCharges: () => ledger.refuseCharges(),
     async close() {
       limiter.stop();
+      if (sessionSweep) clearInterval(sessionSweep);
       await keys.stop();
       await ledger.flush();
       await redis?.close();

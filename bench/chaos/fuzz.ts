@@ -15,7 +15,7 @@ import { chaosHome, waitReady } from "../lib/chaos";
 
 const REQUESTS = 6000;
 const CONCURRENCY = 8;
-const ADMIN_TOKEN = "chaos-admin-token-0123456789";
+const ADMIN_TOKEN = "chaos-admin-token-0123456789abcdef";
 
 /** mulberry32: small, seeded, good enough to pick mutations */
 function prng(seed: number) {

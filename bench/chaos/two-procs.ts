@@ -10,7 +10,7 @@ import { call, chaosHome, waitReady } from "../lib/chaos";
 
 const CREDITS = 400;
 const CLIENTS = 16;
-const ADMIN = "chaos-admin-token";
+const ADMIN = "chaos-admin-token-0123456789abcdef";
 
 export async function run() {
   const home = chaosHome("two-procs", "", { TEXTAI_ADMIN_TOKEN: ADMIN });

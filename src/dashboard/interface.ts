@@ -15,6 +15,9 @@ export interface Session {
   lastSeenAt: number;
 }
 
+/** Per kind of session: the idle time and the lifetime after which it ends. */
+export type SessionLimits = Record<Session["kind"], { idleMs: number; lifetimeMs: number }>;
+
 export interface AccountSummary {
   id: string;
   name: string | null;
@@ -49,11 +52,13 @@ export interface DashboardStore {
   setPassword(accountId: string, passwordHash: string): MaybePromise<void>;
   createSession(s: Session): MaybePromise<void>;
   /**
-   * The session if it was seen within `idleMs` (its last-seen time moves to `now`, at most once a
-   * minute); an idle one is deleted and null is answered.
+   * The session if it has not ended under `limits` (idle time and lifetime of its kind); its
+   * last-seen time moves to `now`, at most once a minute. An ended one is deleted and null is answered.
    */
-  touchSession(tokenHash: string, now: number, idleMs: number): MaybePromise<Session | null>;
+  touchSession(tokenHash: string, now: number, limits: SessionLimits): MaybePromise<Session | null>;
   deleteSession(tokenHash: string): MaybePromise<void>;
+  /** Deletes every session that has ended under `limits` by `now`; answers how many. */
+  sweepSessions(now: number, limits: SessionLimits): MaybePromise<number>;
   /** Accounts whose id, name or email contains `q` (all when empty), newest first. */
   searchAccounts(q: string, limit: number): MaybePromise<AccountSummary[]>;
   /** The account's plan and its keys' plans; false for an unknown account. */
@@ -62,15 +67,28 @@ export interface DashboardStore {
   ledgerPage(accountId: string, limit: number, offset: number): MaybePromise<{ rows: LedgerRow[]; total: number }>;
 }
 
+/** A guess let through, or refused with how long to wait. */
+export interface GuessVerdict {
+  allowed: boolean;
+  /** 0 when allowed */
+  retryAfterMs: number;
+}
+
 /**
- * Sign-in attempts counted per email and per client address in a fixed window (CONTRACT 12). An
- * attempt is counted before the password is checked, so concurrent guesses cannot all slip in
- * under the limit; an attempt that succeeds is given back. In memory per process on one node; in
- * Redis when TEXTAI_REDIS_URL is set, so every node counts the same attempts.
+ * Guesses at secrets (passwords, the admin token) and sign-ups, counted per client address and per
+ * target under the policy of guessing.ts (docs/security.md). In memory per process on one node; in
+ * Redis when TEXTAI_REDIS_URL is set, so every node counts the same guesses.
  */
 export interface SignInAttempts {
-  /** counts one attempt for the email and one for the client; false (nothing counted): over the limit */
-  attempt(email: string, client: string): MaybePromise<boolean>;
-  /** gives back an attempt that succeeded */
-  succeeded(email: string, client: string): MaybePromise<void>;
+  /**
+   * Counts one guess at `target` from `client` before the secret is checked (so concurrent guesses
+   * cannot all slip in under a limit), unless the policy refuses it (then nothing is counted).
+   */
+  attempt(target: string, client: string): MaybePromise<GuessVerdict>;
+  /** What `attempt` would answer, counting nothing: the path of a secret already found right. */
+  check(target: string, client: string): MaybePromise<GuessVerdict>;
+  /** gives back an attempt whose secret was right */
+  succeeded(target: string, client: string): MaybePromise<void>;
+  /** counts one sign-up from `client`, refused past the per-address limit; never given back */
+  signUp(client: string): MaybePromise<GuessVerdict>;
 }

@@ -1,5 +1,6 @@
 import { type PgStorage, pgCall } from "../storage/postgres";
-import type { AccountSummary, DashboardStore, LedgerRow, Login, Session } from "./interface";
+import type { AccountSummary, DashboardStore, LedgerRow, Login, Session, SessionLimits } from "./interface";
+import { sessionExpired } from "./security";
 
 const TOUCH_EVERY_MS = 60_000;
 
@@ -60,7 +61,7 @@ export class PostgresDashboardStore implements DashboardStore {
     });
   }
 
-  touchSession(tokenHash: string, now: number, idleMs: number): Promise<Session | null> {
+  touchSession(tokenHash: string, now: number, limits: SessionLimits): Promise<Session | null> {
     return pgCall(this.pg, async () => {
       const [r] = await this.pg.sql`
         SELECT token_hash, account_id, kind, created_at, last_seen_at FROM dashboard_sessions WHERE token_hash = ${tokenHash}`;
@@ -72,7 +73,7 @@ export class PostgresDashboardStore implements DashboardStore {
         createdAt: Number(r.created_at),
         lastSeenAt: Number(r.last_seen_at),
       };
-      if (now - s.lastSeenAt > idleMs) {
+      if (sessionExpired(s, now, limits)) {
         await this.deleteSession(tokenHash);
         return null;
       }
@@ -87,6 +88,18 @@ export class PostgresDashboardStore implements DashboardStore {
   deleteSession(tokenHash: string): Promise<void> {
     return pgCall(this.pg, async () => {
       await this.pg.sql`DELETE FROM dashboard_sessions WHERE token_hash = ${tokenHash}`;
+    });
+  }
+
+  sweepSessions(now: number, limits: SessionLimits): Promise<number> {
+    const [a, o] = [limits.account, limits.operator];
+    return pgCall(this.pg, async () => {
+      const gone = await this.pg.sql`
+        DELETE FROM dashboard_sessions
+        WHERE (kind = 'operator' AND (last_seen_at < ${now - o.idleMs} OR created_at < ${now - o.lifetimeMs}))
+           OR (kind <> 'operator' AND (last_seen_at < ${now - a.idleMs} OR created_at < ${now - a.lifetimeMs}))
+        RETURNING token_hash`;
+      return gone.length;
     });
   }
 

@@ -11,8 +11,9 @@ import { type RequestState, stateOf } from "../http/state";
 import { rateLimitHeaders } from "../ratelimit/limiter";
 import appCss from "./assets/app.css" with { type: "text" };
 import appJs from "./assets/app.js" with { type: "text" };
+import { guessAdminToken, retryAfter } from "./guessing";
 import type { Html } from "./html";
-import type { DashboardStore, Session } from "./interface";
+import type { DashboardStore, GuessVerdict, Session } from "./interface";
 import * as pages from "./pages";
 import {
   clearedCookie,
@@ -20,10 +21,12 @@ import {
   hashPassword,
   hashToken,
   newSessionToken,
+  operatorTokenHash,
+  type Peer,
   passwordProblem,
   readCookie,
   requestOrigin,
-  SESSION_IDLE_MS,
+  SESSION_LIMITS,
   sameOrigin,
   sessionCookie,
   verifyPassword,
@@ -31,7 +34,6 @@ import {
 } from "./security";
 import { GatewayStateSampler } from "./state";
 
-type Peer = { requestIP(r: Request): { address: string } | null } | null;
 interface Ctx {
   request: Request;
   state: RequestState;
@@ -51,6 +53,9 @@ const SECURITY_HEADERS = {
   "referrer-policy": "same-origin",
   "x-frame-options": "DENY",
 };
+/** The answer to every well-formed sign-up, whether the email was free or taken. */
+const SIGNED_UP =
+  "Thank you. If this email address had no account, it has one now: sign in with it and your password. If it had one, nothing has changed.";
 const detail = (summary: string) => ({ tags: ["Dashboard"], summary, security: [{ session: [] }] });
 
 /**
@@ -119,15 +124,25 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
     if (text.length > FORM_LIMIT) throw new GatewayError("payload_too_large", "form too large");
     return new URLSearchParams(text);
   };
+  /** The hash a session token is stored under: an operator's is bound to the admin token (security.ts). */
+  const storedHash = (token: string, kind: Session["kind"]) =>
+    kind === "operator" && config.adminToken ? operatorTokenHash(token, config.adminToken) : hashToken(token);
   const sessionOf = async (c: Ctx): Promise<Session | null> => {
     const token = readCookie(c.request);
     if (!token || token.length > 100) return null;
-    return deps.dashboard.touchSession(hashToken(token), Date.now(), SESSION_IDLE_MS);
+    const now = Date.now();
+    const s = await store().touchSession(hashToken(token), now, SESSION_LIMITS);
+    if (s?.kind === "account") return s;
+    // an operator session stored under the plain hash was opened before sessions were bound to the token
+    if (s) await store().deleteSession(s.tokenHash);
+    if (!config.adminToken) return null;
+    const op = await store().touchSession(storedHash(token, "operator"), now, SESSION_LIMITS);
+    return op?.kind === "operator" ? op : null;
   };
   const startSession = async (c: Ctx, s: Pick<Session, "accountId" | "kind">): Promise<string> => {
     const token = newSessionToken();
     const now = Date.now();
-    await store().createSession({ tokenHash: hashToken(token), ...s, createdAt: now, lastSeenAt: now });
+    await store().createSession({ tokenHash: storedHash(token, s.kind), ...s, createdAt: now, lastSeenAt: now });
     return sessionCookie(token, c.secure);
   };
   /** The signed-in account holder, or a redirect to the sign-in page (pages) / 401 (JSON). */
@@ -207,16 +222,13 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       { title: "Sign in", flash: { kind: "error", text: "Wrong email or password." } },
       pages.signInPage({ email, signup, operatorEnabled: !!config.adminToken }),
     );
-  const tooMany = (c: Ctx, title: string) =>
-    page(
-      c,
-      429,
-      { title, flash: { kind: "error", text: "Too many sign-in attempts. Try again in 15 minutes." } },
-      title === "Sign in"
-        ? pages.signInPage({ signup: config.dashboard.signup, operatorEnabled: !!config.adminToken })
-        : pages.operatorSignInPage(),
-      { "retry-after": "900" },
-    );
+  /** A refused guess (or sign-up): 429 with the wait, on the form's own page. */
+  const tooMany = (c: Ctx, v: GuessVerdict, o: pages.PageOpts, body: Html, what = "attempts") => {
+    const wait = Number(retryAfter(v)["Retry-After"]);
+    const when = wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`;
+    return page(c, 429, { ...o, flash: { kind: "error", text: `Too many ${what}. Try again in ${when}.` } }, body, retryAfter(v));
+  };
+  const signInForm = () => pages.signInPage({ signup: config.dashboard.signup, operatorEnabled: !!config.adminToken });
   const playgroundAuth = async (accountId: string): Promise<AuthInfo> => {
     const acc = await keys.getAccount(accountId);
     if (!acc) throw new GatewayError("not_found", "account not found");
@@ -249,7 +261,8 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         const form = await readForm(c);
         const email = (form.get("email") ?? "").trim().toLowerCase().slice(0, 254);
         const password = form.get("password") ?? "";
-        if (!(await limiter.attempt(email, c.client))) return tooMany(c, "Sign in");
+        const v = await limiter.attempt(email, c.client);
+        if (!v.allowed) return tooMany(c, v, { title: "Sign in" }, signInForm(), "sign-in attempts");
         const login = password.length <= 200 ? await store().loginByEmail(email) : null;
         // the same argon2id work whether or not the email exists
         const good = await verifyPassword(password.slice(0, 200), login?.passwordHash ?? null);
@@ -266,7 +279,10 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         const c = ctxOf(request, server);
         checkOrigin(c);
         const token = readCookie(request);
-        if (token) await deps.dashboard.deleteSession(hashToken(token));
+        if (token) {
+          await store().deleteSession(hashToken(token));
+          if (config.adminToken) await store().deleteSession(storedHash(token, "operator"));
+        }
         return redirect(c, "/dashboard/login", { "set-cookie": clearedCookie(c.secure) });
       },
       { parse: "none" },
@@ -284,21 +300,24 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         const form = await readForm(c);
         const email = (form.get("email") ?? "").trim().toLowerCase();
         const password = form.get("password") ?? "";
+        const o = { title: "Create an account" };
         const problem = emailProblem(email) ?? passwordProblem(password);
-        if (!(await limiter.attempt(email, c.client))) return tooMany(c, "Sign in");
-        if (problem || (await store().loginByEmail(email))) {
-          return page(
-            c,
-            400,
-            { title: "Create an account", flash: { kind: "error", text: problem ?? "Choose another email address." } },
-            pages.signUpPage(email),
-          );
+        if (problem) return page(c, 400, { ...o, flash: { kind: "error", text: problem } }, pages.signUpPage(email));
+        // every well-formed sign-up counts, whether it made an account or found the email taken
+        const v = await limiter.signUp(c.client);
+        if (!v.allowed) return tooMany(c, v, o, pages.signUpPage(email), "sign-ups from this address");
+        // the same work and the same answer whether or not the email is taken (docs/security.md)
+        const hash = await hashPassword(password);
+        if (!(await store().loginByEmail(email))) {
+          const acc = await keys.createAccount({ name: email, credits: config.dashboard.signupCredits });
+          await store().setLogin(acc.id, email, hash);
         }
-        await limiter.succeeded(email, c.client);
-        const acc = await keys.createAccount({ name: email });
-        await store().setLogin(acc.id, email, await hashPassword(password));
-        const cookie = await startSession(c, { accountId: acc.id, kind: "account" });
-        return redirect(c, "/dashboard", { "set-cookie": cookie });
+        return page(
+          c,
+          200,
+          { title: "Sign in", flash: { kind: "ok", text: SIGNED_UP } },
+          pages.signInPage({ email, signup: true, operatorEnabled: !!config.adminToken }),
+        );
       },
       { parse: "none" },
     )
@@ -386,10 +405,13 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         const current = form.get("current") ?? "";
         const next = form.get("next") ?? "";
         const login = await store().loginOf(h.accountId);
-        if (!(await limiter.attempt(h.email, c.client))) return tooMany(c, "Sign in");
+        // guesses here are their own target: sign-in failures at the email never block this form
+        const target = `password-change:${h.accountId}`;
+        const v = await limiter.attempt(target, c.client);
+        if (!v.allowed) return tooMany(c, v, o, pages.passwordPage());
         if (!login || !(await verifyPassword(current.slice(0, 200), login.passwordHash)))
           return page(c, 400, { ...o, flash: { kind: "error", text: "The current password is wrong." } }, pages.passwordPage());
-        await limiter.succeeded(h.email, c.client);
+        await limiter.succeeded(target, c.client);
         const problem = passwordProblem(next);
         if (problem) return page(c, 400, { ...o, flash: { kind: "error", text: problem } }, pages.passwordPage());
         // ends every session of the account, this one included; this browser gets a new one
@@ -513,9 +535,11 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       async ({ request, server }) => {
         const c = ctxOf(request, server);
         const form = await readForm(c);
-        if (!(await limiter.attempt("operator", c.client))) return tooMany(c, "Operator sign-in");
+        const o = { title: "Operator sign-in" };
         const token = form.get("token") ?? "";
-        if (!config.adminToken || !safeEqual(token, config.adminToken)) {
+        const v = await guessAdminToken(limiter, !!config.adminToken && safeEqual(token, config.adminToken), c.client);
+        if (!v.allowed) return tooMany(c, v, o, pages.operatorSignInPage(), "sign-in attempts");
+        if (!v.right) {
           logger.log("warn", "operator sign-in refused", { request_id: c.state.requestId, client: c.client });
           return page(
             c,
@@ -524,7 +548,6 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
             pages.operatorSignInPage(),
           );
         }
-        await limiter.succeeded("operator", c.client);
         const cookie = await startSession(c, { accountId: null, kind: "operator" });
         return redirect(c, "/dashboard/operator", { "set-cookie": cookie });
       },

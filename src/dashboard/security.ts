@@ -1,14 +1,38 @@
-import { createHash, randomBytes } from "node:crypto";
-import type { SignInAttempts } from "./interface";
+import { createHash, createHmac, randomBytes } from "node:crypto";
+import type { Session, SessionLimits } from "./interface";
 
-/** Sessions end after this long without a request. */
-export const SESSION_IDLE_MS = 12 * 3600_000;
+/**
+ * How long a session lasts: it ends after `idleMs` without a request, and `lifetimeMs` after it
+ * began whatever the activity. Expired sessions are deleted by a sweep every `sweepEveryMs` (and at
+ * start), not only when presented.
+ */
+export const SESSION_LIMITS: SessionLimits = {
+  account: { idleMs: 12 * 3600_000, lifetimeMs: 7 * 24 * 3600_000 },
+  operator: { idleMs: 12 * 3600_000, lifetimeMs: 8 * 3600_000 },
+};
+export const SESSION_SWEEP_EVERY_MS = 10 * 60_000;
+
+/** Whether a session has ended by its idle time or its lifetime at `now`. */
+export function sessionExpired(
+  s: Pick<Session, "kind" | "createdAt" | "lastSeenAt">,
+  now: number,
+  limits: SessionLimits,
+): boolean {
+  const l = limits[s.kind];
+  return now - s.lastSeenAt > l.idleMs || now - s.createdAt > l.lifetimeMs;
+}
 export const COOKIE = "textai_session";
 export const MIN_PASSWORD = 10;
 export const MAX_PASSWORD = 200;
 
 export const newSessionToken = (): string => randomBytes(32).toString("base64url");
 export const hashToken = (token: string): string => createHash("sha256").update(token).digest("hex");
+/**
+ * An operator session is stored under an HMAC of its token keyed with the admin token, so it is
+ * found only while the gateway runs with the admin token it was opened with.
+ */
+export const operatorTokenHash = (token: string, adminToken: string): string =>
+  createHmac("sha256", adminToken).update(token).digest("hex");
 
 export function hashPassword(password: string): Promise<string> {
   return Bun.password.hash(password, { algorithm: "argon2id" });
@@ -57,6 +81,9 @@ export function clearedCookie(secure: boolean): string {
   return `${COOKIE}=; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=0${secure ? "; Secure" : ""}`;
 }
 
+/** The server a handler was called on, as far as telling the peer's address goes. */
+export type Peer = { requestIP(r: Request): { address: string } | null } | null;
+
 /**
  * How the request reached us. X-Forwarded-Proto and X-Forwarded-For count only when the peer is
  * one of the configured trusted proxies; from anyone else they are ignored.
@@ -94,51 +121,4 @@ export function sameOrigin(request: Request, origin: string): boolean {
   if (presented !== null) return presented === origin;
   const site = request.headers.get("sec-fetch-site");
   return site === null || site === "same-origin" || site === "none";
-}
-
-/** Five failures per email and twenty per client address in 15 minutes. */
-export const SIGN_IN_LIMITS = { perEmail: 5, perClient: 20, windowMs: 15 * 60_000 };
-export type SignInLimits = typeof SIGN_IN_LIMITS;
-
-/**
- * Sign-in attempts counted per email and per client address in a fixed window, in memory: the
- * single node's limiter, and a Redis-backed node's fallback while Redis is down.
- */
-export class SignInLimiter implements SignInAttempts {
-  private seen = new Map<string, { count: number; resetAt: number }>();
-  constructor(
-    private limits: SignInLimits,
-    private now: () => number = Date.now,
-  ) {}
-
-  attempt(email: string, client: string): boolean {
-    if (this.count(`e:${email}`) >= this.limits.perEmail || this.count(`c:${client}`) >= this.limits.perClient) return false;
-    const t = this.now();
-    for (const k of [`e:${email}`, `c:${client}`]) {
-      const e = this.seen.get(k);
-      if (e && e.resetAt > t) e.count++;
-      else {
-        if (this.seen.size >= 100_000) this.prune(t);
-        this.seen.set(k, { count: 1, resetAt: t + this.limits.windowMs });
-      }
-    }
-    return true;
-  }
-
-  succeeded(email: string, client: string): void {
-    for (const k of [`e:${email}`, `c:${client}`]) {
-      const e = this.seen.get(k);
-      if (e && e.count > 0) e.count--;
-    }
-  }
-
-  private count(k: string): number {
-    const e = this.seen.get(k);
-    return e && e.resetAt > this.now() ? e.count : 0;
-  }
-
-  private prune(t: number): void {
-    for (const [k, e] of this.seen) if (e.resetAt <= t) this.seen.delete(k);
-    if (this.seen.size >= 100_000) this.seen.clear();
-  }
 }

@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
-import type { AccountSummary, DashboardStore, LedgerRow, Login, Session } from "./interface";
+import type { AccountSummary, DashboardStore, LedgerRow, Login, Session, SessionLimits } from "./interface";
+import { sessionExpired } from "./security";
 
 const TOUCH_EVERY_MS = 60_000;
 
@@ -55,14 +56,14 @@ export class SqliteDashboardStore implements DashboardStore {
       .run(s.tokenHash, s.accountId, s.kind, s.createdAt, s.lastSeenAt);
   }
 
-  touchSession(tokenHash: string, now: number, idleMs: number): Session | null {
+  touchSession(tokenHash: string, now: number, limits: SessionLimits): Session | null {
     const s = this.sqlite
       .query<Session, [string]>(
         "SELECT token_hash AS tokenHash, account_id AS accountId, kind, created_at AS createdAt, last_seen_at AS lastSeenAt FROM dashboard_sessions WHERE token_hash = ?",
       )
       .get(tokenHash);
     if (!s) return null;
-    if (now - s.lastSeenAt > idleMs) {
+    if (sessionExpired(s, now, limits)) {
       this.deleteSession(tokenHash);
       return null;
     }
@@ -75,6 +76,15 @@ export class SqliteDashboardStore implements DashboardStore {
 
   deleteSession(tokenHash: string): void {
     this.sqlite.query("DELETE FROM dashboard_sessions WHERE token_hash = ?").run(tokenHash);
+  }
+
+  sweepSessions(now: number, limits: SessionLimits): number {
+    const [a, o] = [limits.account, limits.operator];
+    return this.sqlite
+      .query(
+        "DELETE FROM dashboard_sessions WHERE (kind = 'operator' AND (last_seen_at < ?1 OR created_at < ?2)) OR (kind <> 'operator' AND (last_seen_at < ?3 OR created_at < ?4))",
+      )
+      .run(now - o.idleMs, now - o.lifetimeMs, now - a.idleMs, now - a.lifetimeMs).changes;
   }
 
   searchAccounts(q: string, limit: number): AccountSummary[] {

@@ -5,7 +5,7 @@ import type { Subprocess } from "bun";
 import { simProvider } from "../helpers/upstream";
 
 const ROOT = join(import.meta.dir, "../..");
-export const ADMIN = "admin-token-for-cluster-tests";
+export const ADMIN = "admin-token-for-cluster-tests-0123456789";
 
 /** The nodes' config: the simulator as the provider; plan "five" (5/min chat), plan "pro" unlimited for tests. */
 export const clusterConfig = (simUrl: string) => `

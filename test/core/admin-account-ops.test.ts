@@ -8,7 +8,7 @@ import { MIGRATIONS } from "../../src/storage/migrations";
 import { wordCount } from "../helpers/echo-function";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 
-const ADMIN = "admin-secret-token";
+const ADMIN = "admin-secret-token-0123456789abcdef";
 const classify = defineFunction({
   name: "classify-test",
   path: "/api/v1/ai/classify-test",

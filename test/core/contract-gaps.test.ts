@@ -5,7 +5,7 @@ import { startGateway, type TestGateway } from "../helpers/gateway";
 let gw: TestGateway;
 let key: string;
 beforeAll(async () => {
-  gw = await startGateway({ env: { TEXTAI_ADMIN_TOKEN: "admin-token-for-tests" } });
+  gw = await startGateway({ env: { TEXTAI_ADMIN_TOKEN: "admin-token-for-tests-0123456789abcdef" } });
   key = gw.newKey({ credits: 42 }).key;
 });
 afterAll(() => gw.close());

@@ -4,7 +4,7 @@ import { startGateway, type TestGateway } from "../helpers/gateway";
 
 // Two gateways on one SQLite file: each has its own connection and its own in-memory holds, as two
 // processes would.
-const ADMIN = "shared-admin-token";
+const ADMIN = "shared-admin-token-0123456789abcdef";
 const admin = { authorization: `Bearer ${ADMIN}` };
 const config = `[costs]\n"word-count" = 5\n`;
 let a: TestGateway;

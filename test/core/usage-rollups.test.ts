@@ -13,7 +13,7 @@ import { startGateway, type TestGateway } from "../helpers/gateway";
 // ledger rows: the rollup migration backfills them, and every read after that stays O(1) in the
 // ledger's size.
 const ROWS = 1_000_000;
-const ADMIN = "usage-admin-token";
+const ADMIN = "usage-admin-token-0123456789abcdef";
 const dir = mkdtempSync(join(tmpdir(), "textai-usage-"));
 const dbPath = join(dir, "big.db");
 const BIG = "acc_big";

@@ -1,41 +1,89 @@
-// Sign-in attempts as a service (CONTRACT 12): one contract run against the memory limiter and the
-// Redis one, and two gateway nodes on one PostgreSQL and one Redis refusing the sixth try whichever
-// node the five failures went to.
+// Guesses as a service (CONTRACT 12, docs/security.md): one contract run against the memory limiter
+// and the Redis one, and two gateway nodes on one PostgreSQL and one Redis counting the same guesses
+// whichever node they went to, from real loopback source addresses.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { SignInAttempts } from "../../src/dashboard/interface";
-import { SignInLimiter } from "../../src/dashboard/security";
+import { SIGN_IN_LIMITS, SignInLimiter } from "../../src/dashboard/guessing";
+import type { GuessVerdict, SignInAttempts } from "../../src/dashboard/interface";
 import { RedisSignInLimiter } from "../../src/dashboard/signin-redis";
 import { RedisLink } from "../../src/redis/link";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { requestFrom } from "../helpers/raw-http";
 import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
 
 const TOKEN = "operator-token-for-shared-sign-in-tests";
-const LIMITS = { perEmail: 3, perClient: 5, windowMs: 400 };
+const LIMITS = {
+  ...SIGN_IN_LIMITS,
+  perClient: 6,
+  perClientTarget: 3,
+  targetFree: 3,
+  backoffBaseMs: 300,
+  backoffMaxMs: 300,
+  windowMs: 1500,
+  signUpsPerClient: 2,
+  signUpWindowMs: 1500,
+};
+const ok = (v: GuessVerdict) => v.allowed;
 
 function contract(name: string, make: () => Promise<{ a: SignInAttempts; b: SignInAttempts; close(): Promise<void> }>) {
   describe(`SignInAttempts contract: ${name}`, () => {
-    test("attempts up to the limit pass, the next is refused; a success is given back; the window ends", async () => {
+    test("per address at a target and over all targets; a success is given back; the window ends", async () => {
       const { a, b, close } = await make();
       try {
         // a and b are two nodes (the same limiter for memory)
-        expect(await a.attempt("ann@example.com", "10.0.0.1")).toBe(true);
-        expect(await b.attempt("ann@example.com", "10.0.0.2")).toBe(true);
-        expect(await a.attempt("ann@example.com", "10.0.0.3")).toBe(true);
-        expect(await b.attempt("ann@example.com", "10.0.0.4")).toBe(false);
-        expect(await a.attempt("bob@example.com", "10.0.0.1")).toBe(true);
-        await a.succeeded("bob@example.com", "10.0.0.1");
-        for (let i = 0; i < 3; i++) expect(await b.attempt("bob@example.com", "10.0.0.9")).toBe(true);
-        expect(await a.attempt("bob@example.com", "10.0.0.9")).toBe(false);
-        // per client: 5 attempts over many emails
-        for (let i = 0; i < 5; i++) expect(await (i % 2 ? a : b).attempt(`guess${i}@example.com`, "10.9.9.9")).toBe(true);
-        expect(await a.attempt("new@example.com", "10.9.9.9")).toBe(false);
-        // concurrent attempts never pass more than the limit
+        for (let i = 0; i < 3; i++) expect(ok(await (i % 2 ? a : b).attempt("ann@example.com", "10.0.0.1"))).toBe(true);
+        const refused = await a.attempt("ann@example.com", "10.0.0.1");
+        expect(refused.allowed).toBe(false);
+        expect(refused.retryAfterMs).toBeGreaterThan(0);
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(LIMITS.windowMs);
+        expect(ok(await b.check("ann@example.com", "10.0.0.1"))).toBe(false);
+        // a success is given back
+        expect(ok(await a.attempt("bob@example.com", "10.0.0.2"))).toBe(true);
+        await b.succeeded("bob@example.com", "10.0.0.2");
+        for (let i = 0; i < 3; i++) expect(ok(await b.attempt(`bob${i}@example.com`, "10.0.0.2"))).toBe(true);
+        // per client over all targets: 6
+        for (let i = 0; i < 3; i++) expect(ok(await a.attempt(`x${i}@example.com`, "10.0.0.2"))).toBe(true);
+        expect(ok(await a.attempt("new@example.com", "10.0.0.2"))).toBe(false);
+        expect(ok(await b.check("new@example.com", "10.0.0.2"))).toBe(false);
+        // check counts nothing
+        for (let i = 0; i < 10; i++) expect(ok(await a.check("dee@example.com", "10.0.0.3"))).toBe(true);
+        expect(ok(await a.attempt("dee@example.com", "10.0.0.3"))).toBe(true);
+        // concurrent attempts from one address never pass more than the limit
         const results = await Promise.all(
-          Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).attempt("cy@example.com", `10.1.0.${i}`)),
+          Array.from({ length: 12 }, (_, i) => (i % 2 ? a : b).attempt("cy@example.com", "10.1.0.1")),
         );
-        expect(results.filter(Boolean).length).toBe(3);
+        expect(results.filter(ok).length).toBe(3);
         await Bun.sleep(LIMITS.windowMs + 150);
-        expect(await b.attempt("ann@example.com", "10.0.0.4")).toBe(true);
+        expect(ok(await b.attempt("ann@example.com", "10.0.0.1"))).toBe(true);
+      } finally {
+        await close();
+      }
+    });
+
+    test("a target is never locked: fresh addresses pass, an address that failed there backs off", async () => {
+      const { a, b, close } = await make();
+      try {
+        for (let i = 0; i < 5; i++) expect(ok(await (i % 2 ? a : b).attempt("eve@example.com", `10.2.0.${i}`))).toBe(true);
+        // a fresh address at once, on either node
+        expect(ok(await a.check("eve@example.com", "10.2.1.1"))).toBe(true);
+        expect(ok(await b.attempt("eve@example.com", "10.2.1.2"))).toBe(true);
+        // one that failed there waits the backoff after its own last failure
+        const slowed = await b.attempt("eve@example.com", "10.2.0.4");
+        expect(slowed.allowed).toBe(false);
+        expect(slowed.retryAfterMs).toBeLessThanOrEqual(LIMITS.backoffMaxMs + 1000);
+        await Bun.sleep(LIMITS.backoffMaxMs + 50);
+        expect(ok(await a.attempt("eve@example.com", "10.2.0.4"))).toBe(true);
+      } finally {
+        await close();
+      }
+    });
+
+    test("sign-ups: every one counts per address, none given back", async () => {
+      const { a, b, close } = await make();
+      try {
+        expect(ok(await a.signUp("10.3.0.1"))).toBe(true);
+        expect(ok(await b.signUp("10.3.0.1"))).toBe(true);
+        expect(ok(await a.signUp("10.3.0.1"))).toBe(false);
+        expect(ok(await b.signUp("10.3.0.2"))).toBe(true);
       } finally {
         await close();
       }
@@ -83,18 +131,12 @@ describe.skipIf(!shared)("two nodes on PostgreSQL and Redis", () => {
     await flush();
   });
 
-  const signIn = async (gw: TestGateway, email: string, password: string) => {
-    const res = await fetch(`${gw.url}/dashboard/login`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { origin: new URL(gw.url).origin, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ email, password }),
-    });
-    await res.text();
-    return res.status;
-  };
+  const signIn = async (gw: TestGateway, email: string, password: string, from = "127.0.0.1") =>
+    (await requestFrom(gw.url, from, "POST", "/dashboard/login", { form: { email, password } }))?.status;
+  const adminCall = async (gw: TestGateway, token: string, from: string) =>
+    (await requestFrom(gw.url, from, "GET", "/admin/v1/accounts", { headers: { authorization: `Bearer ${token}` } }))?.status;
 
-  test("five failures spread over two nodes refuse the sixth try on either, even with the right password", async () => {
+  test("five failures from one address spread over two nodes refuse its sixth try on either, even with the right password", async () => {
     const made = await nodes[0].post(
       "/admin/v1/accounts",
       { email: "shared@example.com", password: "the shared long password" },
@@ -106,5 +148,31 @@ describe.skipIf(!shared)("two nodes on PostgreSQL and Redis", () => {
     for (let i = 0; i < 5; i++) expect(await signIn(nodes[i % 2], "shared@example.com", `wrong guess ${i}`)).toBe(401);
     expect(await signIn(nodes[0], "shared@example.com", "the shared long password")).toBe(429);
     expect(await signIn(nodes[1], "shared@example.com", "the shared long password")).toBe(429);
+    // the holder, from another address, is not locked out
+    expect(await signIn(nodes[1], "shared@example.com", "the shared long password", "127.0.3.1")).toBe(303);
   }, 30_000);
+
+  test("guesses from many addresses over two nodes: a fresh address gets in on either, one that failed backs off on both", async () => {
+    const made = await nodes[1].post(
+      "/admin/v1/accounts",
+      { email: "many@example.com", password: "the many long password" },
+      { authorization: `Bearer ${TOKEN}` },
+    );
+    expect(made.status).toBe(201);
+    for (let i = 0; i < 6; i++)
+      expect(await signIn(nodes[i % 2], "many@example.com", `guess ${i}`, `127.0.4.${i + 1}`)).toBe(401);
+    expect(await signIn(nodes[0], "many@example.com", "yet another guess", "127.0.4.99")).toBe(401);
+    // seven failures at the email: 127.0.4.99 waits 4 s after its failure, on the other node too
+    expect(await signIn(nodes[1], "many@example.com", "the many long password", "127.0.4.99")).toBe(429);
+    expect(await signIn(nodes[0], "many@example.com", "the many long password", "127.0.5.1")).toBe(303);
+    expect(await signIn(nodes[1], "many@example.com", "the many long password", "127.0.5.2")).toBe(303);
+  }, 30_000);
+
+  test("wrong admin tokens from one address over two nodes: counted once for the cluster", async () => {
+    const from = "127.0.6.1";
+    for (let i = 0; i < 5; i++) expect(await adminCall(nodes[i % 2], `wrong-token-${i}`, from)).toBe(403);
+    expect(await adminCall(nodes[0], "wrong-token-again", from)).toBe(429);
+    expect(await adminCall(nodes[1], TOKEN, from)).toBe(429);
+    expect(await adminCall(nodes[1], TOKEN, "127.0.6.2")).toBe(200);
+  });
 });

@@ -8,12 +8,18 @@ import { PostgresKeyStore } from "../../src/auth/postgres";
 import { SqliteKeyStore } from "../../src/auth/sqlite";
 import { PostgresCreditLedger } from "../../src/credits/postgres";
 import { SqliteCreditLedger } from "../../src/credits/sqlite";
-import type { DashboardStore } from "../../src/dashboard/interface";
+import type { DashboardStore, SessionLimits } from "../../src/dashboard/interface";
 import { PostgresDashboardStore } from "../../src/dashboard/postgres";
 import { SqliteDashboardStore } from "../../src/dashboard/sqlite";
 import { openStorage, type Storage } from "../../src/storage/db";
 import { openPostgres, type PgStorage } from "../../src/storage/postgres";
 import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
+
+/** `ms` of idle time for both kinds, a lifetime long enough not to matter */
+const idle = (ms: number): SessionLimits => ({
+  account: { idleMs: ms, lifetimeMs: 1e12 },
+  operator: { idleMs: ms, lifetimeMs: 1e12 },
+});
 
 const shared = await sharedServersUp("the dashboard store contract on PostgreSQL");
 let sqlite: Storage;
@@ -81,14 +87,14 @@ for (const impl of implementations) {
       const t = Date.now();
       await store.createSession({ tokenHash: `s1-${a.id}`, accountId: a.id, kind: "account", createdAt: t, lastSeenAt: t });
       await store.createSession({ tokenHash: `s2-${a.id}`, accountId: a.id, kind: "account", createdAt: t, lastSeenAt: t });
-      expect((await store.touchSession(`s1-${a.id}`, t + 1000, 60_000))?.accountId).toBe(a.id);
+      expect((await store.touchSession(`s1-${a.id}`, t + 1000, idle(60_000)))?.accountId).toBe(a.id);
       await store.setPassword(a.id, "hash-a2");
       expect((await store.loginOf(a.id))?.passwordHash).toBe("hash-a2");
-      expect(await store.touchSession(`s1-${a.id}`, t + 1000, 60_000)).toBeNull();
-      expect(await store.touchSession(`s2-${a.id}`, t + 1000, 60_000)).toBeNull();
+      expect(await store.touchSession(`s1-${a.id}`, t + 1000, idle(60_000))).toBeNull();
+      expect(await store.touchSession(`s2-${a.id}`, t + 1000, idle(60_000))).toBeNull();
       await store.createSession({ tokenHash: `s3-${a.id}`, accountId: a.id, kind: "account", createdAt: t, lastSeenAt: t });
       expect(await store.setLogin(a.id, "alpha2@example.com", "hash-a3")).toBe(true);
-      expect(await store.touchSession(`s3-${a.id}`, t, 60_000)).toBeNull();
+      expect(await store.touchSession(`s3-${a.id}`, t, idle(60_000))).toBeNull();
       expect(await store.loginByEmail("alpha@example.com")).toBeNull();
     });
 
@@ -97,13 +103,48 @@ for (const impl of implementations) {
       const t = 1_800_000_000_000;
       const h = `op-${Math.random()}`;
       await store.createSession({ tokenHash: h, accountId: null, kind: "operator", createdAt: t, lastSeenAt: t });
-      expect((await store.touchSession(h, t + 30_000, 3600_000))?.lastSeenAt).toBe(t);
-      expect((await store.touchSession(h, t + 3000_000, 3600_000))?.lastSeenAt).toBe(t + 3000_000);
-      expect(await store.touchSession(h, t + 3000_000 + 3600_001, 3600_000)).toBeNull();
+      expect((await store.touchSession(h, t + 30_000, idle(3600_000)))?.lastSeenAt).toBe(t);
+      expect((await store.touchSession(h, t + 3000_000, idle(3600_000)))?.lastSeenAt).toBe(t + 3000_000);
+      expect(await store.touchSession(h, t + 3000_000 + 3600_001, idle(3600_000))).toBeNull();
       const h2 = `op2-${Math.random()}`;
       await store.createSession({ tokenHash: h2, accountId: null, kind: "operator", createdAt: t, lastSeenAt: t });
       await store.deleteSession(h2);
-      expect(await store.touchSession(h2, t, 3600_000)).toBeNull();
+      expect(await store.touchSession(h2, t, idle(3600_000))).toBeNull();
+    });
+
+    test("sessions: each kind ends at its lifetime whatever the activity; the sweep deletes ended ones unseen", async () => {
+      const { store } = impl.make();
+      const t = 1_900_000_000_000 + Math.floor(Math.random() * 1e9);
+      const limits: SessionLimits = {
+        account: { idleMs: 3600_000, lifetimeMs: 10 * 3600_000 },
+        operator: { idleMs: 3600_000, lifetimeMs: 2 * 3600_000 },
+      };
+      const tag = Math.random().toString(36).slice(2);
+      const [acc, op, idleOne, fresh] = ["acc", "op", "idle", "fresh"].map((n) => `${n}-${tag}`);
+      await store.createSession({ tokenHash: acc, accountId: null, kind: "account", createdAt: t, lastSeenAt: t });
+      await store.createSession({ tokenHash: op, accountId: null, kind: "operator", createdAt: t, lastSeenAt: t });
+      // active every 50 minutes: the idle time never runs out
+      for (let m = 50; m < 120; m += 50) {
+        expect((await store.touchSession(acc, t + m * 60_000, limits))?.kind).toBe("account");
+        expect((await store.touchSession(op, t + m * 60_000, limits))?.kind).toBe("operator");
+      }
+      // the operator's ends two hours after it began, the holder's goes on
+      expect(await store.touchSession(op, t + 150 * 60_000, limits)).toBeNull();
+      expect((await store.touchSession(acc, t + 150 * 60_000, limits))?.kind).toBe("account");
+      // the sweep: ended sessions go without being presented, live ones stay
+      const later = t + 11 * 3600_000;
+      await store.createSession({
+        tokenHash: idleOne,
+        accountId: null,
+        kind: "account",
+        createdAt: later - 2 * 3600_000,
+        lastSeenAt: later - 2 * 3600_000,
+      });
+      await store.createSession({ tokenHash: fresh, accountId: null, kind: "account", createdAt: later, lastSeenAt: later });
+      expect(await store.sweepSessions(later, limits)).toBeGreaterThanOrEqual(2);
+      expect(await store.touchSession(fresh, later, limits)).not.toBeNull();
+      // nothing left to present: touching would have deleted them anyway, so look at the count
+      expect(await store.sweepSessions(later, limits)).toBe(0);
     });
 
     test("search by email, name or id; plan change reaches the keys; ledger pages newest first", async () => {

@@ -20,8 +20,9 @@ export class RawConnection {
   state: "connecting" | "open" | "closed" | "reset" | "refused" = "connecting";
   readonly ready: Promise<void>;
 
-  constructor(port: number, host = "127.0.0.1") {
-    this.socket = connect(port, host);
+  /** `localAddress`: the source address to connect from (any 127.x.y.z works on Linux loopback) */
+  constructor(port: number, host = "127.0.0.1", localAddress?: string) {
+    this.socket = connect({ port, host, localAddress });
     this.ready = new Promise((resolve) => {
       this.socket.once("connect", () => {
         this.state = "open";
@@ -128,4 +129,34 @@ export function request(
   let out = `${method} ${path} HTTP/1.1\r\n`;
   for (const [k, v] of Object.entries(headers)) out += `${k}: ${v}\r\n`;
   return `${out}\r\n${body}`;
+}
+
+/**
+ * One request from the source address `from` (a client address of its own, as the gateway sees it:
+ * 127.0.0.2, 127.0.0.3, ... on loopback), on a connection of its own. `form` is sent as
+ * application/x-www-form-urlencoded with the gateway's own Origin; the answer, or null if none came.
+ */
+export async function requestFrom(
+  url: string,
+  from: string,
+  method: string,
+  path: string,
+  opts: { form?: Record<string, string>; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<RawResponse | null> {
+  const u = new URL(url);
+  const conn = new RawConnection(Number(u.port), u.hostname, from);
+  await conn.ready;
+  try {
+    const headers: Record<string, string> = { host: u.host, connection: "close", ...opts.headers };
+    if (opts.form) {
+      const raw = new URLSearchParams(opts.form).toString();
+      headers.origin ??= u.origin;
+      headers["content-type"] = "application/x-www-form-urlencoded";
+      headers["content-length"] = String(Buffer.byteLength(raw));
+      conn.send(method, path, { headers, raw });
+    } else conn.send(method, path, { headers, body: opts.body });
+    return await conn.next();
+  } finally {
+    conn.destroy();
+  }
 }

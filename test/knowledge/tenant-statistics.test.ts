@@ -12,7 +12,7 @@ import type { TestGateway } from "../helpers/gateway";
 import { HELP_CENTER } from "./corpus";
 import { ON_POSTGRES, roomyGateway, show } from "./helpers";
 
-const ADMIN = "admin-secret-token";
+const ADMIN = "admin-secret-token-0123456789abcdef";
 let gw: TestGateway;
 beforeAll(async () => {
   gw = await roomyGateway("", { TEXTAI_ADMIN_TOKEN: ADMIN });

@@ -2,7 +2,8 @@ import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { KeyLimitError, KeyStoreError } from "../../auth/interface";
 import { safeEqual } from "../../auth/keys";
-import { emailProblem, hashPassword } from "../../dashboard/security";
+import { guessAdminToken, retryAfter } from "../../dashboard/guessing";
+import { emailProblem, hashPassword, type Peer, requestOrigin } from "../../dashboard/security";
 import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
@@ -31,16 +32,27 @@ const CreateKey = T.Object({
   credits: T.Optional(T.Integer({ minimum: 0 })),
 });
 
-/** Admin API: only with TEXTAI_ADMIN_TOKEN set (else 404); a wrong token is 403. */
+/**
+ * Admin API: only with TEXTAI_ADMIN_TOKEN set (else 404); a wrong token is 403, and counted as a
+ * guess from the client address like a wrong token at the operator sign-in (429 past the limit).
+ */
 export function adminRoutes(deps: AppDeps) {
   const { config, keys, ledger } = deps;
-  const authorize = (request: Request): RequestState => {
+  const authorize = async (request: Request, server: Peer): Promise<RequestState> => {
     const state = stateOf(request);
     state.fn = "admin";
     if (!config.adminToken) throw new GatewayError("not_found", "no such route");
     const presented = (request.headers.get("authorization") ?? "").replace(/^bearer\s+/i, "");
-    if (!presented || !safeEqual(presented, config.adminToken))
-      throw new GatewayError("forbidden", "admin token missing or wrong");
+    // no token at all is no guess
+    if (!presented) throw new GatewayError("forbidden", "admin token missing or wrong");
+    const peer = server?.requestIP(request)?.address ?? null;
+    const { client } = requestOrigin(request, peer, config.dashboard.trustedProxies);
+    const v = await guessAdminToken(deps.signIns, safeEqual(presented, config.adminToken), client);
+    if (!v.allowed)
+      throw new GatewayError("rate_limited", "too many wrong admin tokens from this address; try again later", {
+        headers: retryAfter(v),
+      });
+    if (!v.right) throw new GatewayError("forbidden", "admin token missing or wrong");
     return state;
   };
   const body = async <S extends Parameters<typeof validateAgainst>[0]>(request: Request, schema: S) =>
@@ -61,8 +73,8 @@ export function adminRoutes(deps: AppDeps) {
   return new Elysia({ name: "admin" })
     .post(
       "/admin/v1/accounts",
-      async ({ request }) => {
-        const state = authorize(request);
+      async ({ request, server }) => {
+        const state = await authorize(request, server);
         const b = await body(request, CreateAccount);
         const email = b.email?.trim().toLowerCase();
         if ((email === undefined) !== (b.password === undefined))
@@ -89,8 +101,8 @@ export function adminRoutes(deps: AppDeps) {
     )
     .get(
       "/admin/v1/accounts",
-      async ({ request, query }) => {
-        const state = authorize(request);
+      async ({ request, server, query }) => {
+        const state = await authorize(request, server);
         const limit = Math.min(Math.max(Number(query.limit) || 50, 1), 500);
         const offset = Math.max(Number(query.offset) || 0, 0);
         return ok(state, "accounts", { data: await keys.listAccounts(limit, offset), limit, offset });
@@ -99,15 +111,15 @@ export function adminRoutes(deps: AppDeps) {
     )
     .get(
       "/admin/v1/accounts/:id",
-      async ({ request, params }) => ok(authorize(request), "account", await accountView(params.id)),
+      async ({ request, server, params }) => ok(await authorize(request, server), "account", await accountView(params.id)),
       {
         detail: detail("Account balance, plan and usage"),
       },
     )
     .post(
       "/admin/v1/accounts/:id/credits",
-      async ({ request, params }) => {
-        const state = authorize(request);
+      async ({ request, server, params }) => {
+        const state = await authorize(request, server);
         const b = await body(request, Grant);
         if (b.amount === 0) throw new GatewayError("invalid_request", "amount must not be 0", { param: "amount" });
         if (!(await keys.accountExists(params.id))) throw new GatewayError("not_found", "account not found");
@@ -125,8 +137,8 @@ export function adminRoutes(deps: AppDeps) {
     )
     .post(
       "/admin/v1/keys",
-      async ({ request }) => {
-        const state = authorize(request);
+      async ({ request, server }) => {
+        const state = await authorize(request, server);
         const b = await body(request, CreateKey);
         try {
           const created = await keys.createKey({ label: b.label, accountId: b.account_id, plan: b.plan, credits: b.credits });
@@ -141,8 +153,8 @@ export function adminRoutes(deps: AppDeps) {
     )
     .get(
       "/admin/v1/keys",
-      async ({ request, query }) => {
-        const state = authorize(request);
+      async ({ request, server, query }) => {
+        const state = await authorize(request, server);
         const { limit, offset } = pageQuery(query, { defaultLimit: 100, maxLimit: 500 });
         const list = await keys.list(query.account_id || undefined, { limit: limit + 1, offset });
         return ok(state, "keys", { data: list.slice(0, limit), limit, offset, has_more: list.length > limit });
@@ -153,8 +165,8 @@ export function adminRoutes(deps: AppDeps) {
     )
     .delete(
       "/admin/v1/keys/:id",
-      async ({ request, params }) => {
-        const state = authorize(request);
+      async ({ request, server, params }) => {
+        const state = await authorize(request, server);
         if (!(await keys.revoke(params.id))) throw new GatewayError("not_found", "key not found");
         return ok(state, "key revoked", await keys.get(params.id));
       },
