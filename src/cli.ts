@@ -17,7 +17,7 @@ const USAGE = `textai — Text-AI Gateway
   textai accounts create --email EMAIL [--plan NAME] [--credits N] [--json]   (password on stdin)
   textai accounts set-login --account ID --email EMAIL                         (password on stdin)
 
-Configuration comes from environment variables (PORT, HOST, TEXTAI_DB, TEXTAI_CONFIG, ...); see README.`;
+Configuration comes from environment variables (PORT, HOST, TEXTAI_DB, TEXTAI_CONFIG, ...); see docs/configuration.md.`;
 
 class UsageError extends Error {}
 

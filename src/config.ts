@@ -7,7 +7,7 @@ const NonNegInt = T.Integer({ minimum: 0 });
 
 export const PROVIDER_TYPES = ["openai", "groq", "openai-compatible", "local", "mock"] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
-/** What an OpenAI-style provider serves beyond plain text chat (README: OpenAI-compatible endpoints). */
+/** What an OpenAI-style provider serves beyond plain text chat (docs/openai-compatible.md). */
 export const PROVIDER_FEATURES = [
   "tools",
   "images",

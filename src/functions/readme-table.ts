@@ -1,5 +1,5 @@
 /**
- * The README's function table, generated from the registry so it cannot drift from the code.
+ * The function table of docs/api.md, generated from the registry so it cannot drift from the code.
  * `bun run docs:table` rewrites the section between the markers; a test fails when it is stale.
  */
 import { type KnowledgeServices, knowledgeFunctions } from "../knowledge/functions";
@@ -72,19 +72,19 @@ export function withTable(readme: string, table: string = functionsTable()): str
 }
 
 if (import.meta.main) {
-  const path = new URL("../../README.md", import.meta.url).pathname;
+  const path = new URL("../../docs/api.md", import.meta.url).pathname;
   if (!process.argv.includes("--write")) {
     process.stdout.write(`${functionsTable()}\n`);
   } else {
     const readme = await Bun.file(path).text();
     const updated = withTable(readme);
     if (updated === null) {
-      process.stderr.write(`README.md has no ${TABLE_START} ... ${TABLE_END} section to fill\n`);
+      process.stderr.write(`docs/api.md has no ${TABLE_START} ... ${TABLE_END} section to fill\n`);
       process.exit(1);
     }
     if (updated !== readme) await Bun.write(path, updated);
     process.stdout.write(
-      updated === readme ? "README.md function table is up to date\n" : "README.md function table rewritten\n",
+      updated === readme ? "docs/api.md function table is up to date\n" : "docs/api.md function table rewritten\n",
     );
   }
 }

@@ -3,7 +3,7 @@
  * on an OpenAI-compatible or Groq provider, or the mock). Chunk vectors are stored beside the
  * chunks (kb_chunks.embedding, float32, unit length) in SQLite or PostgreSQL alike; a knowledge
  * base's vectors are held in memory per node and revision, so a query costs one embedding call
- * and one pass of dot products (PostgreSQL has no pgvector here: see README, Many nodes).
+ * and one pass of dot products (PostgreSQL has no pgvector here: see docs/cluster.md).
  */
 import type { Provider } from "../providers/types";
 import type { KnowledgeIndex } from "./interface";

@@ -1,6 +1,5 @@
 /**
- * The Responses API answered through Chat Completions, for providers without it (README:
- * OpenAI-compatible endpoints). Only what maps one to one is translated: text and image input,
+ * The Responses API answered through Chat Completions, for providers without it (docs/openai-compatible.md). Only what maps one to one is translated: text and image input,
  * instructions, function tools and their results, json_schema output, sampling and the output
  * limit. Anything else (stored state, built-in tools, reasoning, ...) makes the request
  * untranslatable, so such a provider is skipped instead of sent a request with fields removed.

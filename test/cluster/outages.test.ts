@@ -1,5 +1,5 @@
 /**
- * What each shared dependency's outage does (README, Many nodes), on three nodes that reach
+ * What each shared dependency's outage does (docs/cluster.md), on three nodes that reach
  * PostgreSQL and Redis through TCP proxies the test takes down and brings back.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

@@ -60,7 +60,7 @@ function checkShape(api: ProxyApi, body: Record<string, unknown>): void {
 }
 
 /**
- * What the cache may answer (README: OpenAI-compatible endpoints): never a stream, never n > 1,
+ * What the cache may answer (docs/openai-compatible.md): never a stream, never n > 1,
  * never a sample asked for explicitly (temperature > 0 or top_p < 1) without a seed, never the
  * stateful Responses API.
  */
