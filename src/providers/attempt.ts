@@ -122,12 +122,8 @@ async function runLocal(
  */
 function warmUp(def: RoutedFunction, input: AttemptInput): void {
   if (!def.example) return;
-  try {
-    const run = runLocal({ ...input, cpuBudgetMs: undefined }, def.example.request);
-    run.catch(() => {});
-  } catch {
-    // a warm-up that fails changes nothing: the call runs as it would have
-  }
+  // runs its synchronous part now; a warm-up that fails changes nothing: the call runs as it would have
+  runLocal({ ...input, cpuBudgetMs: undefined }, def.example.request).catch(() => {});
 }
 
 function userText(messages: ChatMessage[]): string {
