@@ -1,7 +1,8 @@
 import type { RateClass } from "../functions/define";
 import type { RedisLink } from "../redis/link";
 import type { RateDecision, RateLimiter } from "./interface";
-import { MemoryRateLimiter, planLimit } from "./limiter";
+import { planLimit } from "./limiter";
+import { OutageShares } from "./outage";
 
 /**
  * One token bucket per account and function, refilled continuously (limit per minute), read and
@@ -32,20 +33,47 @@ return { allowed, tostring(tokens) }
 `;
 
 /**
+ * Calls a node admitted on its own while Redis was down, taken from the bucket now that it is
+ * back (never below empty), so they count against the limit here too.
+ */
+const PAY = `
+local cap = tonumber(ARGV[1])
+local calls = tonumber(ARGV[2])
+local rate = cap / 60000
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local tokens = tonumber(b[1])
+local ts = tonumber(b[2])
+if tokens == nil then
+  tokens = cap
+  ts = now
+end
+tokens = math.max(0, math.min(cap, tokens + math.max(0, now - ts) * rate) - calls)
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil((cap - tokens) / rate) + 1000)
+return 1
+`;
+
+/**
  * Rate limits shared by every node through Redis. While Redis is unreachable each node falls back
- * to its own buckets of limit/N (N: the nodes alive when Redis was last seen), so all nodes
- * together still admit about the limit; the answer's RateLimit-Limit says which applied.
+ * to its own share of each limit (see OutageShares): limit/N (N: the nodes alive when Redis was
+ * last seen), empty when the outage begins, so all nodes together never admit more than the
+ * limit; the answer's RateLimit-Limit says which applied. When Redis is back, what the node
+ * admitted on its own is taken from Redis's buckets before its next call is counted there.
  */
 export class RedisRateLimiter implements RateLimiter {
-  private fallback: MemoryRateLimiter;
+  private outage: OutageShares;
+  private settling: Promise<void> | null = null;
+  private sweepTimer: ReturnType<typeof setInterval> | null = null;
   readonly stats = { fallbacks: 0 };
 
   constructor(
     private link: RedisLink,
     private plans: Record<string, Record<string, number>>,
-    now?: () => number,
+    now: () => number = Date.now,
   ) {
-    this.fallback = new MemoryRateLimiter(plans, now);
+    this.outage = new OutageShares(now);
   }
 
   limitFor(plan: string, fn: string, rateClass: RateClass): number {
@@ -54,9 +82,11 @@ export class RedisRateLimiter implements RateLimiter {
 
   async check(accountId: string, plan: string, fn: string, rateClass: RateClass): Promise<RateDecision> {
     const limit = this.limitFor(plan, fn, rateClass);
+    const id = `textai:rl:${accountId}:${fn}`;
     if (this.link.up) {
       try {
-        const [allowed, left] = await this.link.eval<[number, string]>(TAKE, [`textai:rl:${accountId}:${fn}`], [String(limit)]);
+        if (this.outage.active) await this.settle();
+        const [allowed, left] = await this.link.eval<[number, string]>(TAKE, [id], [String(limit)]);
         const tokens = Number(left);
         const perMs = limit / 60_000;
         return {
@@ -71,18 +101,32 @@ export class RedisRateLimiter implements RateLimiter {
       }
     }
     this.stats.fallbacks++;
-    return this.fallback.checkLimit(accountId, fn, Math.max(1, Math.floor(limit / this.link.nodes())));
+    return this.outage.take(id, limit, limit / this.link.nodes(), this.link.downSince());
+  }
+
+  /** Pays what this node admitted during the outage into Redis's buckets, once (concurrent calls wait for it). */
+  private settle(): Promise<void> {
+    this.settling ??= this.outage
+      .settle(async (id, calls, limit) => {
+        await this.link.eval(PAY, [id], [String(limit), String(calls)]);
+      })
+      .finally(() => {
+        this.settling = null;
+      });
+    return this.settling;
   }
 
   size(): number {
-    return this.fallback.size();
+    return this.outage.size();
   }
 
-  startSweeping(): void {
-    this.fallback.startSweeping();
+  startSweeping(intervalMs = 30_000): void {
+    this.sweepTimer ??= setInterval(() => this.outage.sweep(), intervalMs);
+    this.sweepTimer.unref?.();
   }
 
   stop(): void {
-    this.fallback.stop();
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
   }
 }

@@ -37,6 +37,8 @@ export class RedisLink {
   private wasUp = false;
   private pending = new Set<Promise<unknown>>();
   private nodeCount = 1;
+  /** when the command connection was lost (Date.now), null while it is up or before it ever was */
+  private lostAt: number | null = null;
   private shas = new Map<string, string>();
   readonly nodeId = `${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
 
@@ -48,13 +50,20 @@ export class RedisLink {
 
   /** Connects (without waiting) and keeps reconnecting every second while it runs. */
   start(): void {
-    void this.ensure();
+    // the first heartbeat at once: a node that counted only itself would take the whole limit if
+    // Redis went away in its first second
+    void this.ensure().then(() => this.heartbeat());
     this.timer ??= setInterval(() => void this.ensure().then(() => this.heartbeat()), 1000);
     this.timer.unref?.();
   }
 
   get up(): boolean {
     return this.client?.connected === true;
+  }
+
+  /** When this node lost its connection to Redis (Date.now), or null: up, or never connected. */
+  downSince(): number | null {
+    return this.up ? null : this.lostAt;
   }
 
   /** Nodes whose heartbeat Redis saw in the last 5 s (the last count known while Redis is down). */
@@ -74,8 +83,12 @@ export class RedisLink {
         if (!this.client?.connected) {
           this.client?.close();
           const c = new RedisClient(this.url, CLIENT_OPTIONS);
+          c.onclose = () => {
+            if (this.client === c) this.lostAt ??= Date.now();
+          };
           await c.connect();
           this.client = c;
+          this.lostAt = null;
         }
         if (!this.sub?.connected) {
           this.sub?.close();

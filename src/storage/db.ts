@@ -44,32 +44,55 @@ export function openStorage(path: string, opts: { busyTimeoutMs?: number } = {})
   };
 }
 
-/** Applies the migrations not yet applied (`migrations`: a prefix of the list, for tests that build an older database). */
+/**
+ * Applies the migrations not yet applied (`migrations`: a prefix of the list, for tests that build
+ * an older database), all in one `BEGIN IMMEDIATE` transaction: it takes the file's write lock
+ * before the journal (`_migrations`) is read, so processes opening one file at once (nodes started
+ * together, a CLI verb beside a server) migrate once. The others wait for the lock (busy_timeout,
+ * then again until MIGRATION_WAIT_MS), then read a journal that already lists every migration and
+ * run none. A failing migration rolls every one of the run back, leaving the file as it was.
+ */
 export function migrate(sqlite: Database, migrations = MIGRATIONS): number {
   if (latestApplied(sqlite, migrations)) return 0;
-  sqlite.exec("CREATE TABLE IF NOT EXISTS _migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)");
-  const applied = new Set(
-    sqlite
-      .query<{ tag: string }, []>("SELECT tag FROM _migrations")
-      .all()
-      .map((r) => r.tag),
-  );
-  let count = 0;
-  for (const m of migrations) {
-    if (applied.has(m.tag)) continue;
-    count++;
-    sqlite
-      .transaction(() => {
-        for (const stmt of m.sql.split("--> statement-breakpoint")) {
-          if (stmt.trim()) sqlite.exec(stmt);
-        }
-        m.after?.(sqlite);
-        sqlite.query("INSERT INTO _migrations (tag, applied_at) VALUES (?, ?)").run(m.tag, Date.now());
-      })
-      .immediate();
+  const deadline = Date.now() + MIGRATION_WAIT_MS;
+  for (;;) {
+    try {
+      sqlite.exec("BEGIN IMMEDIATE");
+      break;
+    } catch (err) {
+      // another process holds the write lock past busy_timeout (a long migration, say): wait on
+      if (!/^SQLITE_BUSY/.test((err as { code?: string }).code ?? "") || Date.now() >= deadline) throw err;
+      Bun.sleepSync(10);
+    }
   }
-  return count;
+  try {
+    sqlite.exec("CREATE TABLE IF NOT EXISTS _migrations (tag TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)");
+    const applied = new Set(
+      sqlite
+        .query<{ tag: string }, []>("SELECT tag FROM _migrations")
+        .all()
+        .map((r) => r.tag),
+    );
+    let count = 0;
+    for (const m of migrations) {
+      if (applied.has(m.tag)) continue;
+      count++;
+      for (const stmt of m.sql.split("--> statement-breakpoint")) {
+        if (stmt.trim()) sqlite.exec(stmt);
+      }
+      m.after?.(sqlite);
+      sqlite.query("INSERT INTO _migrations (tag, applied_at) VALUES (?, ?)").run(m.tag, Date.now());
+    }
+    sqlite.exec("COMMIT");
+    return count;
+  } catch (err) {
+    if (sqlite.inTransaction) sqlite.exec("ROLLBACK");
+    throw err;
+  }
 }
+
+/** How long a process waits for another one's migrations before it gives up. */
+const MIGRATION_WAIT_MS = 120_000;
 
 /**
  * The usual start: the last migration of the journal is already applied, and so are the ones

@@ -7,10 +7,13 @@ import { simProvider } from "../helpers/upstream";
 const ROOT = join(import.meta.dir, "../..");
 export const ADMIN = "admin-token-for-cluster-tests-0123456789";
 
-/** The nodes' config: the simulator as the provider; plan "five" (5/min chat), plan "pro" unlimited for tests. */
+/** The nodes' config: the simulator as the provider; plans "five" and "sixty" (5 and 60/min chat), plan "pro" unlimited for tests. */
 export const clusterConfig = (simUrl: string) => `
 [plans.five.rate_limits]
 "chat-completions" = 5
+
+[plans.sixty.rate_limits]
+"chat-completions" = 60
 
 [plans.pro.rate_limits]
 "chat-completions" = 10000
