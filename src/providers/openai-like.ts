@@ -124,6 +124,12 @@ function upstreamError(err: ApiErrorLike): UpstreamErrorBody {
   };
 }
 
+/**
+ * OpenAI's and Groq's catalogs are theirs (they answer an unknown model with their own 404
+ * model_not_found, and their messages are written for clients); a self-hosted server's are the operator's.
+ */
+const openCatalog = (type: ProviderType) => type === "openai" || type === "groq";
+
 /** Features of each provider type's API when the config names none. */
 export function defaultFeatures(config: ProviderConfig): ReadonlySet<ProviderFeature> {
   if (config.features) return new Set(config.features);
@@ -148,6 +154,7 @@ export class OpenAILikeProvider implements Provider {
   readonly image?: (req: ImageRequest) => Promise<ImageResult>;
   readonly embed?: (texts: string[], signal?: AbortSignal) => Promise<number[][]>;
   readonly features: ReadonlySet<ProviderFeature>;
+  readonly modelPatterns: readonly string[];
   /** models whose server rejected json_schema; their later calls go straight to json_object */
   private readonly jsonSchemaUnsupported = new Set<string>();
 
@@ -159,6 +166,7 @@ export class OpenAILikeProvider implements Provider {
     this.name = config.name;
     this.type = config.type;
     this.features = defaultFeatures(config);
+    this.modelPatterns = config.model_patterns ?? (openCatalog(config.type) ? ["*"] : []);
     if (sdk.image && defaults.imageModel) this.image = (req) => this.generateImage(req);
     if (sdk.embed && defaults.embeddingModel) this.embed = (texts, signal) => this.embedTexts(texts, signal);
   }

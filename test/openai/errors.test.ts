@@ -7,7 +7,7 @@ const ctx = useGateway({
 [limits]
 request_timeout_ms = 1500
 
-${providerToml("primary", url, "model-a")}
+${providerToml("primary", url, "model-a", '# an open catalog: any model is forwarded, and the upstream judges it\nmodel_patterns = ["*"]')}
 ${providerToml("backup", url, "model-b", 'models = { "shared" = "model-shared" }')}
 ${providerToml("third", url, "model-shared")}
 `,

@@ -5,9 +5,9 @@ import { canonicalJson, digest } from "../../cache/canonical";
 import { chargedAnswer } from "../../credits/charged-answer";
 import type { Reservation } from "../../credits/interface";
 import type { AppDeps } from "../../deps";
-import { clientClosed, errorType, GatewayError, invalidRequest } from "../../errors";
+import { clientClosed, errorType, GatewayError, invalidRequest, modelNotFound } from "../../errors";
 import { API_FN, type ProxyCall, UpstreamClientError } from "../../providers/chat";
-import { targetModel } from "../../providers/route-plan";
+import { servesModel, targetModel } from "../../providers/route-plan";
 import type { ProxyApi, UpstreamErrorBody } from "../../providers/types";
 import { requestEdge } from "../edge";
 import { toGatewayError } from "../errors";
@@ -253,19 +253,41 @@ export function openAiCompatRoutes(deps: AppDeps) {
     });
   };
 
-  /** Every model of every provider that can answer OpenAI-style calls, as `provider/model` and as the plain id. */
+  // `created` of the models the gateway lists: when it loaded its config (an upstream's own date is not known)
+  const loadedAt = Math.floor(Date.now() / 1000);
+  const PROXY_APIS = Object.keys(API_FN) as ProxyApi[];
+  const modelEntry = (id: string, owner: string) => ({ id, object: "model" as const, created: loadedAt, owned_by: owner });
+  /** The providers of the /v1 routes, in route order. */
+  const proxyProviders = () => [...new Set(PROXY_APIS.flatMap((api) => router.proxyRoute(api)))];
+
+  /** The models the /v1 routes' providers name, as `provider/model` and as the plain id (docs/openai-compat.md). */
   const modelList = () => {
-    const out: { id: string; object: "model"; created: number; owned_by: string }[] = [];
+    const out: ReturnType<typeof modelEntry>[] = [];
     const plain = new Set<string>();
-    for (const p of providers.values()) {
-      if (p.type === "local") continue;
-      for (const m of p.listModels?.() ?? []) {
-        out.push({ id: `${p.name}/${m}`, object: "model", created: 0, owned_by: p.name });
-        if (!plain.has(m)) out.push({ id: m, object: "model", created: 0, owned_by: p.name });
+    for (const name of proxyProviders()) {
+      for (const m of providers.get(name)?.listModels?.() ?? []) {
+        out.push(modelEntry(`${name}/${m}`, name));
+        if (!plain.has(m)) out.push(modelEntry(m, name));
         plain.add(m);
       }
     }
     return out;
+  };
+
+  /** One model: listed, or served through a provider's pattern (the same rule a request's `model` meets). */
+  const modelById = (id: string) => {
+    const listed = modelList().find((m) => m.id === id);
+    if (listed) return listed;
+    if (!PROXY_APIS.some((api) => router.servesModel(api, id))) return undefined;
+    const slash = id.indexOf("/");
+    const owner =
+      slash > 0 && providers.has(id.slice(0, slash))
+        ? id.slice(0, slash)
+        : proxyProviders().find((n) => {
+            const p = providers.get(n);
+            return p !== undefined && servesModel(p, id);
+          });
+    return modelEntry(id, owner ?? "gateway");
   };
 
   const handler =
@@ -294,10 +316,8 @@ export function openAiCompatRoutes(deps: AppDeps) {
     state.fn = "models";
     try {
       state.auth = await authenticate(keys, request.headers, null);
-      const all = modelList();
-      const body = id === undefined ? { object: "list", data: all } : all.find((m) => m.id === id);
-      if (!body)
-        throw new GatewayError("not_found", `model "${id}" is not served by any configured provider`, { param: "model" });
+      const body = id === undefined ? { object: "list", data: modelList() } : modelById(id);
+      if (!body) throw modelNotFound(id ?? "");
       state.status = 200;
       return new Response(JSON.stringify(body), { headers: { "content-type": "application/json", ...state.headers } });
     } catch (err) {
