@@ -11,6 +11,7 @@ import { servesModel, targetModel } from "../../providers/route-plan";
 import type { ProxyApi, UpstreamErrorBody } from "../../providers/types";
 import { requestEdge } from "../edge";
 import { toGatewayError } from "../errors";
+import { checkParameterRanges } from "../openai-params";
 import { mark, type RequestState, serverTiming, stateOf } from "../state";
 
 export const CHAT_COMPLETIONS = API_FN["chat/completions"];
@@ -104,6 +105,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const t = performance.now();
     const { api_key: _key, ...body } = raw;
     checkShape(api, body);
+    checkParameterRanges(api, body);
     const targets = router.proxyTargets({ api, body });
     mark(state, "validate", t);
     const price = config.costs[fn] ?? 1;
