@@ -108,7 +108,8 @@ export function mapSdkError(err: unknown, classes: SdkErrorClasses, signal?: Abo
   // a health failure like a dropped connection (unlike model output that fails a schema)
   if (err instanceof SyntaxError) return new ProviderError("connection", "upstream sent a malformed response");
   // fetch/body errors outside the SDK's wrapping (socket reset while reading the body).
-  return new ProviderError("connection", `upstream connection failed: ${err instanceof Error ? err.name : "error"}`);
+  // (never the error's class or message: they name the gateway's internals, and clients see this text)
+  return new ProviderError("connection", "upstream connection failed");
 }
 
 /** A request field path ("messages[0].content"): what a `param` names, never a host or a file */

@@ -108,7 +108,7 @@ export function chatFromResponses(body: Json): Json {
 interface ChatUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number };
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number };
   completion_tokens_details?: { reasoning_tokens?: number };
 }
 
@@ -118,20 +118,28 @@ function usageOf(u: ChatUsage | undefined | null) {
   const output = u.completion_tokens ?? 0;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0 },
+    input_tokens_details: {
+      cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+      cache_write_tokens: u.prompt_tokens_details?.cache_write_tokens ?? 0,
+    },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: u.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: input + output,
   };
 }
 
-/** The Response object around `output`, echoing the request as OpenAI does. */
+/**
+ * The Response object around `output`, echoing the request as OpenAI does. Fields the schema
+ * types without null (`usage`, `user`) are left out while there is nothing to say.
+ */
 function envelope(body: Json, id: string, model: string, status: string, output: Json[], usage: unknown, finish?: string | null) {
+  const now = Math.floor(Date.now() / 1000);
   return {
     id,
     object: "response",
-    created_at: Math.floor(Date.now() / 1000),
+    created_at: now,
     status,
+    completed_at: status === "completed" ? now : null,
     error: null,
     incomplete_details: finish === "length" ? { reason: "max_output_tokens" } : null,
     instructions: body.instructions ?? null,
@@ -148,8 +156,8 @@ function envelope(body: Json, id: string, model: string, status: string, output:
     tools: body.tools ?? [],
     top_p: body.top_p ?? 1,
     truncation: "disabled",
-    usage,
-    user: body.user ?? null,
+    ...(usage ? { usage } : {}),
+    ...(typeof body.user === "string" ? { user: body.user } : {}),
     metadata: body.metadata ?? {},
   };
 }
@@ -283,6 +291,7 @@ export async function* responseEventsFromChat(
   for (const call of calls.values()) {
     yield event("response.function_call_arguments.done", {
       item_id: `fc_${call.id}`,
+      name: call.name,
       output_index: call.index,
       arguments: call.arguments,
     });

@@ -8,7 +8,7 @@ import type { AppDeps } from "../../deps";
 import { clientClosed, errorType, GatewayError, invalidRequest, modelNotFound } from "../../errors";
 import { API_FN, type ProxyCall, UpstreamClientError } from "../../providers/chat";
 import { servesModel, targetModel } from "../../providers/route-plan";
-import type { ProxyApi, UpstreamErrorBody } from "../../providers/types";
+import { ProviderError, type ProxyApi, type UpstreamErrorBody } from "../../providers/types";
 import { requestEdge } from "../edge";
 import { toGatewayError } from "../errors";
 import { checkParameterRanges } from "../openai-params";
@@ -82,10 +82,15 @@ function frame(api: ProxyApi, event: unknown): Uint8Array {
   return enc.encode(`${type ? `event: ${type}\n` : ""}data: ${JSON.stringify(event)}\n\n`);
 }
 
-/** The error event that ends a stream cut after its first byte (never followed by [DONE]). */
-function errorFrame(api: ProxyApi, message: string, code: string): Uint8Array {
-  if (api === "responses")
-    return enc.encode(`event: error\ndata: ${JSON.stringify({ type: "error", code, message, param: null })}\n\n`);
+/**
+ * The error event that ends a stream cut after its first byte (never followed by [DONE]); a
+ * Responses stream numbers it after the last event sent (ResponseErrorEvent requires it).
+ */
+function errorFrame(api: ProxyApi, message: string, code: string, sequenceNumber: number): Uint8Array {
+  if (api === "responses") {
+    const event = { type: "error", code, message, param: null, sequence_number: sequenceNumber };
+    return enc.encode(`event: error\ndata: ${JSON.stringify(event)}\n\n`);
+  }
   return enc.encode(`data: ${JSON.stringify({ error: { message, type: "api_error", param: null, code } })}\n\n`);
 }
 
@@ -160,11 +165,14 @@ export function openAiCompatRoutes(deps: AppDeps) {
             status: how === "cut" ? 502 : 499,
           });
       };
+      let lastSequence = -1;
       const sse = new ReadableStream<Uint8Array>({
         async pull(controller) {
           try {
             const next = await events.next();
             if (!next.done) {
+              const seq = isObject(next.value) ? next.value.sequence_number : undefined;
+              if (typeof seq === "number") lastSequence = seq;
               controller.enqueue(frame(api, next.value));
               return;
             }
@@ -187,11 +195,14 @@ export function openAiCompatRoutes(deps: AppDeps) {
                 ? err
                 : request.signal.aborted
                   ? clientClosed()
-                  : new GatewayError("provider_error", `upstream stream failed: ${(err as Error).message}`),
+                  : new GatewayError(
+                      "provider_error",
+                      `upstream stream failed${err instanceof ProviderError ? ` (${err.code})` : ""}`,
+                    ),
             );
             state.errorCode = e.code;
             try {
-              controller.enqueue(errorFrame(api, e.message, e.code));
+              controller.enqueue(errorFrame(api, e.message, e.code, lastSequence + 1));
               controller.close();
             } catch {
               // the client is gone already
