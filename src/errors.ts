@@ -93,13 +93,13 @@ export class GatewayError extends Error {
 export const invalidRequest = (message: string, param: string | null = null) =>
   new GatewayError("invalid_request", message, { param });
 
-/** The client closed its connection (mid-body, or while its call ran): nobody is left to answer. */
 /** OpenAI's answer to a model it does not serve (404 model_not_found). */
 export const modelNotFound = (model: string) =>
   new GatewayError("model_not_found", `The model \`${model}\` does not exist or you do not have access to it.`, {
     param: "model",
   });
 
+/** The client closed its connection (mid-body, or while its call ran): nobody is left to answer. */
 export function clientClosed(what = "the client closed the request"): GatewayError {
   return new GatewayError("client_closed", what);
 }
