@@ -128,18 +128,33 @@ function usageOf(u: ChatUsage | undefined | null) {
   };
 }
 
+const seconds = () => Math.floor(Date.now() / 1000);
+
+/** Which response an envelope is: the same id and creation time in every event of a stream. */
+interface ResponseRef {
+  id: string;
+  createdAt: number;
+}
+
 /**
  * The Response object around `output`, echoing the request as OpenAI does. Fields the schema
  * types without null (`usage`, `user`) are left out while there is nothing to say.
  */
-function envelope(body: Json, id: string, model: string, status: string, output: Json[], usage: unknown, finish?: string | null) {
-  const now = Math.floor(Date.now() / 1000);
+function envelope(
+  body: Json,
+  ref: ResponseRef,
+  model: string,
+  status: string,
+  output: Json[],
+  usage: unknown,
+  finish?: string | null,
+) {
   return {
-    id,
+    id: ref.id,
     object: "response",
-    created_at: now,
+    created_at: ref.createdAt,
     status,
-    completed_at: status === "completed" ? now : null,
+    completed_at: status === "completed" ? seconds() : null,
     error: null,
     incomplete_details: finish === "length" ? { reason: "max_output_tokens" } : null,
     instructions: body.instructions ?? null,
@@ -194,7 +209,7 @@ export function responseFromChat(body: Json, chat: Json, responseId: string): Js
   const model = typeof chat.model === "string" ? chat.model : String(body.model);
   return envelope(
     body,
-    `resp_${responseId}`,
+    { id: `resp_${responseId}`, createdAt: seconds() },
     model,
     statusOf(choice?.finish_reason),
     output,
@@ -220,9 +235,9 @@ export async function* responseEventsFromChat(
   let seq = 0;
   const event = (type: string, data: Json): Json => ({ type, sequence_number: seq++, ...data });
   let model = String(body.model);
-  const id = `resp_${responseId}`;
-  yield event("response.created", { response: envelope(body, id, model, "in_progress", [], null) });
-  yield event("response.in_progress", { response: envelope(body, id, model, "in_progress", [], null) });
+  const ref: ResponseRef = { id: `resp_${responseId}`, createdAt: seconds() };
+  yield event("response.created", { response: envelope(body, ref, model, "in_progress", [], null) });
+  yield event("response.in_progress", { response: envelope(body, ref, model, "in_progress", [], null) });
   const output: Json[] = [];
   let text: { index: number; id: string; value: string } | null = null;
   const calls = new Map<number, { index: number; id: string; name: string; arguments: string }>();
@@ -301,6 +316,6 @@ export async function* responseEventsFromChat(
   }
   const status = statusOf(finish);
   yield event(status === "completed" ? "response.completed" : "response.incomplete", {
-    response: envelope(body, id, model, status, output, usageOf(usage), finish),
+    response: envelope(body, ref, model, status, output, usageOf(usage), finish),
   });
 }

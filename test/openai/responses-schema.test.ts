@@ -114,6 +114,8 @@ describe("synthesised /v1/responses answers and events meet OpenAI's published c
     const completed = events.find((e) => e.type === "response.completed") as { response: { usage: unknown } };
     expect(usageViolations(completed.response.usage)).toEqual([]);
     expect(events.map((e) => e.sequence_number)).toEqual(events.map((_, i) => i));
+    const envelopes = events.flatMap((e) => (e.response ? [e.response as { id: string; created_at: number }] : []));
+    expect(new Set(envelopes.map((r) => `${r.id} ${r.created_at}`)).size).toBe(1);
   });
 
   test("a streamed function call: response.function_call_arguments.done names the function", async () => {
