@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
+import { violations } from "./openapi-schemas";
 import { openaiClient, providerToml, rawPost, useGateway } from "./setup";
 
 // selfhosted: a closed catalog (its named models); catalog: an open one through a pattern;
@@ -46,6 +47,9 @@ describe("/v1 models: one rule for what is listed, retrieved and forwarded", () 
       expect(err.error).toMatchObject({ type: "invalid_request_error", code: "model_not_found", param: "model" });
       expect(err.message).toContain("does not exist");
     }
+    const raw = await rawPost(gw, "/v1/chat/completions", key, { model: "gpt-9", messages: ask });
+    expect(raw.status).toBe(404);
+    expect(violations("ErrorResponse", await raw.json())).toEqual([]);
     expect(sim.calls.count).toBe(0);
     expect(gw.deps.ledger.balance(accountId)).toBe(10);
   });
@@ -91,6 +95,7 @@ describe("/v1 models: one rule for what is listed, retrieved and forwarded", () 
     expect(ids).toEqual(expect.arrayContaining(["selfhosted/model-a", "model-a", "model-x", "embed-a", "catalog/model-c"]));
     expect(ids.some((id) => id.startsWith("other/") || id === "model-o")).toBe(false);
     for (const m of list.data) {
+      expect(violations("Model", m)).toEqual([]);
       expect(m.created).toBeGreaterThan(startedAt - 600);
       expect(m.created).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
     }

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
+import { violations } from "./openapi-schemas";
 import { openaiClient, rawPost, useGateway } from "./setup";
 
 const ctx = useGateway();
@@ -48,6 +49,7 @@ describe("/v1 parameters outside OpenAI's documented ranges", () => {
         status: 400,
         error: { message: expect.stringContaining(`'${param}'`), type: "invalid_request_error", param, code: "invalid_request" },
       });
+      expect(violations("ErrorResponse", got)).toEqual([]);
     }
     expect(sim.calls.count).toBe(0);
     expect(gw.deps.ledger.balance(accountId)).toBe(10);

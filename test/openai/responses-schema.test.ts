@@ -1,9 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { Validator } from "@cfworker/json-schema";
 import OpenAI from "openai";
 import { mapSdkError, type SdkErrorClasses } from "../../src/providers/openai-like";
-import openapi from "../fixtures/openai-openapi/components.json";
-import sdkUsage from "../fixtures/openai-openapi/sdk-response-usage.json";
+import { usageViolations, violations } from "./openapi-schemas";
 import { providerToml, rawPost, sseData, useGateway } from "./setup";
 
 // No provider with the Responses API: every /v1/responses answer here is the gateway's own translation.
@@ -11,43 +9,6 @@ const ctx = useGateway({
   configText: (url) =>
     providerToml("chatonly", url, "model-a").replace(/features = .*/, 'features = ["tools", "images", "structured_output"]'),
 });
-
-// Schemas the fixture does not vendor (test/fixtures/openai-openapi/README.md).
-const ANYTHING = [
-  "ServiceTier",
-  "ModelIdsResponses",
-  "InputItem",
-  "Conversation-2",
-  "TextResponseFormatConfiguration",
-  "Verbosity",
-  "ToolsArray",
-  "ToolChoiceParam",
-  "Prompt",
-  "OutputTextContent",
-];
-const schemas: Record<string, unknown> = { ...openapi.components.schemas };
-for (const name of ANYTHING) schemas[name] = {};
-const refs = (name: string) => (schemas[name] as { anyOf?: { $ref: string }[]; oneOf?: { $ref: string }[] }) ?? {};
-for (const union of ["OutputItem", "OutputContent", "OutputMessageContent"]) {
-  const members = refs(union).anyOf ?? refs(union).oneOf ?? [];
-  for (const m of members) {
-    const name = m.$ref.split("/").at(-1) as string;
-    schemas[name] ??= false;
-  }
-}
-const BASE = "https://fixtures.test/openai-openapi.json";
-
-/** The schema errors of `value` against component `name` ([] when it is valid). */
-function violations(name: string, value: unknown): string[] {
-  const v = new Validator({ $ref: `${BASE}#/components/schemas/${name}` }, "2020-12", false);
-  v.addSchema({ components: { schemas } } as never, BASE);
-  return v.validate(value).errors.map((e) => `${e.instanceLocation}: ${e.error}`);
-}
-function usageViolations(usage: unknown): string[] {
-  return new Validator(sdkUsage.schema as never, "2020-12", false)
-    .validate(usage)
-    .errors.map((e) => `${e.instanceLocation}: ${e.error}`);
-}
 
 const EVENT_SCHEMA: Record<string, string> = {
   "response.created": "ResponseCreatedEvent",

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { simProvider } from "../helpers/upstream";
+import { violations } from "./openapi-schemas";
 import { ALL_FEATURES, openaiClient, rawPost, useGateway } from "./setup";
 
 // Three providers on one simulator: a self-hosted one (messages withheld by default), a
@@ -43,6 +44,7 @@ describe("upstream 4xx messages on /v1: passed per provider", () => {
     const res = await rawPost(gw, "/v1/chat/completions", key, ask("model-s"));
     const got = (await res.json()) as { error: Record<string, unknown> };
     expect(res.status).toBe(422);
+    expect(violations("ErrorResponse", got)).toEqual([]);
     expect(got.error.param).toBeNull();
     expect(JSON.stringify(got)).not.toContain("/srv/");
   });
