@@ -99,7 +99,7 @@ function checkChatExtras(body: Record<string, unknown>): void {
   if (bias === undefined || bias === null) return;
   if (typeof bias !== "object" || Array.isArray(bias))
     throw invalidRequest(`Invalid type for 'logit_bias': expected an object, but got ${typeName(bias)} instead.`, "logit_bias");
-  for (const [token, v] of Object.entries(bias)) checkOne(`logit_bias.${token}`, decimal(-100, 100), v);
+  for (const [token, v] of Object.entries(bias)) checkOne(`logit_bias.${token}`, integer(-100, 100), v);
 }
 
 /** Throws OpenAI's 400 for the first parameter outside its documented range; null means "not set", as OpenAI reads it. */

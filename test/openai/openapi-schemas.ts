@@ -18,8 +18,30 @@ const ANYTHING = [
   "ToolChoiceParam",
   "Prompt",
   "OutputTextContent",
+  "ChatCompletionResponseMessage",
+  "ChatCompletionStreamResponseDelta",
+  "ChatCompletionTokenLogprob",
+  "CompletionUsage",
 ];
-const schemas: Record<string, unknown> = { ...openapi.components.schemas };
+
+/**
+ * Some schemas of the document still use OpenAPI 3.0's `nullable: true`, which JSON Schema 2020-12
+ * does not know: it means "or null", so it becomes exactly that.
+ */
+function withNull(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withNull);
+  if (typeof node !== "object" || node === null) return node;
+  const { nullable, ...rest } = node as Record<string, unknown>;
+  const out = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, k === "enum" ? v : withNull(v)]));
+  if (nullable !== true) return out;
+  if (typeof out.type === "string") {
+    const enumWithNull = Array.isArray(out.enum) ? { enum: [...out.enum, null] } : {};
+    return { ...out, type: [out.type, "null"], ...enumWithNull };
+  }
+  return { anyOf: [out, { type: "null" }] };
+}
+
+const schemas = withNull(openapi.components.schemas) as Record<string, unknown>;
 for (const name of ANYTHING) schemas[name] = {};
 for (const union of ["OutputItem", "OutputContent", "OutputMessageContent"]) {
   const u = schemas[union] as { anyOf?: { $ref: string }[]; oneOf?: { $ref: string }[] };

@@ -7,7 +7,11 @@ import { providerToml, rawPost, sseData, useGateway } from "./setup";
 // No provider with the Responses API: every /v1/responses answer here is the gateway's own translation.
 const ctx = useGateway({
   configText: (url) =>
-    providerToml("chatonly", url, "model-a").replace(/features = .*/, 'features = ["tools", "images", "structured_output"]'),
+    `${providerToml("chatonly", url, "model-a").replace(/features = .*/, 'features = ["tools", "images", "structured_output"]')}
+[[providers]]
+name = "mock"
+type = "mock"
+`,
 });
 
 const EVENT_SCHEMA: Record<string, string> = {
@@ -113,5 +117,25 @@ describe("synthesised /v1/responses answers and events meet OpenAI's published c
     };
     const e = mapSdkError(new TypeError("terminated"), classes);
     expect(e.message).toBe("upstream connection failed");
+  });
+});
+
+describe("chat completions the gateway writes itself (a provider without an OpenAI-style API) meet OpenAI's schemas", () => {
+  test("the answer and every chunk, with the usage chunk", async () => {
+    const { sim, gw } = ctx;
+    const { key } = gw.newKey({ credits: 10 });
+    sim.reset();
+    const ask = { model: "mock/mock-1", messages: [{ role: "user", content: "write a few words" }] };
+    const plain = await rawPost(gw, "/v1/chat/completions", key, ask);
+    expect(violations("CreateChatCompletionResponse", await plain.json())).toEqual([]);
+    const streamed = await rawPost(gw, "/v1/chat/completions", key, {
+      ...ask,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    const chunks = sseData(await streamed.text());
+    expect(chunks.length).toBeGreaterThan(2);
+    expect(chunks.flatMap((c) => violations("CreateChatCompletionStreamResponse", c))).toEqual([]);
+    expect(sim.calls.count).toBe(0);
   });
 });
