@@ -37,6 +37,13 @@ const ProviderConfigSchema = T.Object(
     embedding_model: T.Optional(T.String()),
     /** openai / groq / openai-compatible: features of its API (default by type) */
     features: T.Optional(T.Array(T.Union(PROVIDER_FEATURES.map((f) => T.Literal(f))))),
+    /**
+     * Further model ids it serves on /v1 besides default_model, models and embedding_model; `*`
+     * matches any run of characters (default by type: ["*"] for openai and groq, none otherwise)
+     */
+    model_patterns: T.Optional(T.Array(T.String({ minLength: 1 }))),
+    /** /v1: pass the upstream's 4xx error message to clients word for word (default: true for openai and groq) */
+    pass_upstream_messages: T.Optional(T.Boolean()),
   },
   { additionalProperties: false },
 );

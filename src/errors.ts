@@ -9,6 +9,8 @@ export const ERROR_STATUS = {
   not_signed_in: 401,
   forbidden: 403,
   not_found: 404,
+  /** a `model` no provider in the route serves (OpenAI's code for it) */
+  model_not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
   /** the body did not arrive whole within limits.body_timeout_ms */
@@ -37,6 +39,7 @@ const ERROR_TYPE: Record<ErrorCode, string> = {
   not_signed_in: "authentication_error",
   forbidden: "permission_error",
   not_found: "not_found_error",
+  model_not_found: "invalid_request_error",
   method_not_allowed: "invalid_request_error",
   conflict: "conflict_error",
   request_timeout: "invalid_request_error",
@@ -89,6 +92,12 @@ export class GatewayError extends Error {
 
 export const invalidRequest = (message: string, param: string | null = null) =>
   new GatewayError("invalid_request", message, { param });
+
+/** OpenAI's answer to a model it does not serve (404 model_not_found). */
+export const modelNotFound = (model: string) =>
+  new GatewayError("model_not_found", `The model \`${model}\` does not exist or you do not have access to it.`, {
+    param: "model",
+  });
 
 /** The client closed its connection (mid-body, or while its call ran): nobody is left to answer. */
 export function clientClosed(what = "the client closed the request"): GatewayError {

@@ -36,11 +36,13 @@ export function mockText(input: string): string {
 export class MockProvider implements Provider {
   readonly name: string;
   readonly type = "mock" as const;
+  readonly modelPatterns: readonly string[];
   private readonly latencyMs: number;
 
   constructor(private readonly config: ProviderConfig) {
     this.name = config.name;
     this.latencyMs = config.latency_ms ?? 0;
+    this.modelPatterns = config.model_patterns ?? [];
   }
 
   modelFor(fn: string): string {

@@ -108,8 +108,12 @@ export function mapSdkError(err: unknown, classes: SdkErrorClasses, signal?: Abo
   // a health failure like a dropped connection (unlike model output that fails a schema)
   if (err instanceof SyntaxError) return new ProviderError("connection", "upstream sent a malformed response");
   // fetch/body errors outside the SDK's wrapping (socket reset while reading the body).
-  return new ProviderError("connection", `upstream connection failed: ${err instanceof Error ? err.name : "error"}`);
+  // (never the error's class or message: they name the gateway's internals, and clients see this text)
+  return new ProviderError("connection", "upstream connection failed");
 }
+
+/** A request field path ("messages[0].content"): what a `param` names, never a host or a file */
+const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_.[\]-]{0,99}$/;
 
 const str = (v: unknown): string | null => (typeof v === "string" ? v : typeof v === "number" ? String(v) : null);
 
@@ -123,6 +127,12 @@ function upstreamError(err: ApiErrorLike): UpstreamErrorBody {
     param: str(body.param) ?? err.param ?? null,
   };
 }
+
+/**
+ * OpenAI's and Groq's catalogs are theirs (they answer an unknown model with their own 404
+ * model_not_found, and their messages are written for clients); a self-hosted server's are the operator's.
+ */
+const openCatalog = (type: ProviderType) => type === "openai" || type === "groq";
 
 /** Features of each provider type's API when the config names none. */
 export function defaultFeatures(config: ProviderConfig): ReadonlySet<ProviderFeature> {
@@ -161,6 +171,9 @@ export class OpenAILikeProvider implements Provider {
   readonly image?: (req: ImageRequest) => Promise<ImageResult>;
   readonly embed?: (texts: string[], signal?: AbortSignal) => Promise<number[][]>;
   readonly features: ReadonlySet<ProviderFeature>;
+  readonly modelPatterns: readonly string[];
+  /** whether a 4xx's own message reaches /v1 clients (a self-hosted server's may name hosts, addresses, paths) */
+  private readonly passMessages: boolean;
   /** models whose server rejected json_schema; their later calls go straight to json_object */
   private readonly jsonSchemaUnsupported = new Set<string>();
 
@@ -172,6 +185,8 @@ export class OpenAILikeProvider implements Provider {
     this.name = config.name;
     this.type = config.type;
     this.features = defaultFeatures(config);
+    this.modelPatterns = config.model_patterns ?? (openCatalog(config.type) ? ["*"] : []);
+    this.passMessages = config.pass_upstream_messages ?? openCatalog(config.type);
     if (sdk.image && defaults.imageModel) this.image = (req) => this.generateImage(req);
     if (sdk.embed && defaults.embeddingModel) this.embed = (texts, signal) => this.embedTexts(texts, signal);
   }
@@ -201,7 +216,7 @@ export class OpenAILikeProvider implements Provider {
     try {
       return await this.sdk.post(`/${req.api}`, req.body, { signal: req.signal, stream: false });
     } catch (err) {
-      throw mapSdkError(err, this.sdk.errors, req.signal);
+      throw this.proxyError(err, req.signal);
     }
   }
 
@@ -210,7 +225,7 @@ export class OpenAILikeProvider implements Provider {
     try {
       events = (await this.sdk.post(`/${req.api}`, req.body, { signal: req.signal, stream: true })) as AsyncIterable<unknown>;
     } catch (err) {
-      throw mapSdkError(err, this.sdk.errors, req.signal);
+      throw this.proxyError(err, req.signal);
     }
     let finished = false;
     try {
@@ -219,10 +234,22 @@ export class OpenAILikeProvider implements Provider {
         yield event;
       }
     } catch (err) {
-      throw mapSdkError(err, this.sdk.errors, req.signal);
+      throw this.proxyError(err, req.signal);
     }
     // The SDKs end quietly when the connection closes early; only a finish says the answer is whole.
     if (!finished) throw new ProviderError("connection", "upstream stream ended early");
+  }
+
+  /** An SDK error of the pass-through, its upstream message withheld unless this provider's messages pass (status, type, code stay). */
+  private proxyError(err: unknown, signal: AbortSignal): ProviderError {
+    const e = mapSdkError(err, this.sdk.errors, signal);
+    if (this.passMessages || !e.upstream) return e;
+    const message =
+      e.kind === "context_length"
+        ? e.message
+        : `provider "${this.name}" rejected the request (${e.status ?? "error"}${e.upstream.code ? ` ${e.upstream.code}` : ""})`;
+    const param = e.upstream.param !== null && FIELD_PATH.test(e.upstream.param) ? e.upstream.param : null;
+    return new ProviderError(e.kind, message, e.status, e.retryAfterMs, { ...e.upstream, message, param });
   }
 
   private body(req: CompletionRequest, structured: StructuredSchema | undefined, jsonSchema: boolean): ChatBody {

@@ -107,7 +107,7 @@ export function chatFromResponses(body: Json): Json {
 interface ChatUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number };
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number };
   completion_tokens_details?: { reasoning_tokens?: number };
 }
 
@@ -117,20 +117,43 @@ function usageOf(u: ChatUsage | undefined | null) {
   const output = u.completion_tokens ?? 0;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0 },
+    input_tokens_details: {
+      cached_tokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+      cache_write_tokens: u.prompt_tokens_details?.cache_write_tokens ?? 0,
+    },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: u.completion_tokens_details?.reasoning_tokens ?? 0 },
     total_tokens: input + output,
   };
 }
 
-/** The Response object around `output`, echoing the request as OpenAI does. */
-function envelope(body: Json, id: string, model: string, status: string, output: Json[], usage: unknown, finish?: string | null) {
+const seconds = () => Math.floor(Date.now() / 1000);
+
+/** Which response an envelope is: the same id and creation time in every event of a stream. */
+interface ResponseRef {
+  id: string;
+  createdAt: number;
+}
+
+/**
+ * The Response object around `output`, echoing the request as OpenAI does. Fields the schema
+ * types without null (`usage`, `user`) are left out while there is nothing to say.
+ */
+function envelope(
+  body: Json,
+  ref: ResponseRef,
+  model: string,
+  status: string,
+  output: Json[],
+  usage: unknown,
+  finish?: string | null,
+) {
   return {
-    id,
+    id: ref.id,
     object: "response",
-    created_at: Math.floor(Date.now() / 1000),
+    created_at: ref.createdAt,
     status,
+    completed_at: status === "completed" ? seconds() : null,
     error: null,
     incomplete_details: finish === "length" ? { reason: "max_output_tokens" } : null,
     instructions: body.instructions ?? null,
@@ -147,8 +170,8 @@ function envelope(body: Json, id: string, model: string, status: string, output:
     tools: body.tools ?? [],
     top_p: body.top_p ?? 1,
     truncation: "disabled",
-    usage,
-    user: body.user ?? null,
+    ...(usage ? { usage } : {}),
+    ...(typeof body.user === "string" ? { user: body.user } : {}),
     metadata: body.metadata ?? {},
   };
 }
@@ -185,7 +208,7 @@ export function responseFromChat(body: Json, chat: Json, responseId: string): Js
   const model = typeof chat.model === "string" ? chat.model : String(body.model);
   return envelope(
     body,
-    `resp_${responseId}`,
+    { id: `resp_${responseId}`, createdAt: seconds() },
     model,
     statusOf(choice?.finish_reason),
     output,
@@ -211,9 +234,9 @@ export async function* responseEventsFromChat(
   let seq = 0;
   const event = (type: string, data: Json): Json => ({ type, sequence_number: seq++, ...data });
   let model = String(body.model);
-  const id = `resp_${responseId}`;
-  yield event("response.created", { response: envelope(body, id, model, "in_progress", [], null) });
-  yield event("response.in_progress", { response: envelope(body, id, model, "in_progress", [], null) });
+  const ref: ResponseRef = { id: `resp_${responseId}`, createdAt: seconds() };
+  yield event("response.created", { response: envelope(body, ref, model, "in_progress", [], null) });
+  yield event("response.in_progress", { response: envelope(body, ref, model, "in_progress", [], null) });
   const output: Json[] = [];
   let text: { index: number; id: string; value: string } | null = null;
   const calls = new Map<number, { index: number; id: string; name: string; arguments: string }>();
@@ -282,6 +305,7 @@ export async function* responseEventsFromChat(
   for (const call of calls.values()) {
     yield event("response.function_call_arguments.done", {
       item_id: `fc_${call.id}`,
+      name: call.name,
       output_index: call.index,
       arguments: call.arguments,
     });
@@ -291,6 +315,6 @@ export async function* responseEventsFromChat(
   }
   const status = statusOf(finish);
   yield event(status === "completed" ? "response.completed" : "response.incomplete", {
-    response: envelope(body, id, model, status, output, usageOf(usage), finish),
+    response: envelope(body, ref, model, status, output, usageOf(usage), finish),
   });
 }

@@ -67,13 +67,14 @@ export function planTargets(route: string[], providers: Map<string, Provider>, m
   if (owner && !route.includes(owner)) return order.map((name) => ({ name, provider: providers.get(name) as Provider }));
   if (owner) order = [owner, ...route.filter((n) => n !== owner)];
   else if (picked.model) {
+    const wanted = picked.model;
     owner =
-      route.find((n) =>
-        providers
-          .get(n)
-          ?.listModels?.()
-          .includes(picked.model as string),
-      ) ?? route.find((n) => providers.get(n)?.type !== "local");
+      route.find((n) => providers.get(n)?.listModels?.().includes(wanted)) ??
+      route.find((n) => {
+        const p = providers.get(n);
+        return p !== undefined && servesModel(p, wanted);
+      }) ??
+      route.find((n) => providers.get(n)?.type !== "local");
     if (owner) order = [owner, ...route.filter((n) => n !== owner)];
   }
   return order.map((name) => {
@@ -81,6 +82,22 @@ export function planTargets(route: string[], providers: Map<string, Provider>, m
     const explicit = name === owner && provider.type !== "local" ? picked.model : undefined;
     return { name, provider, model: explicit };
   });
+}
+
+const patternCache = new Map<string, RegExp>();
+function patternRegex(pattern: string): RegExp {
+  let re = patternCache.get(pattern);
+  if (!re) {
+    re = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`);
+    if (patternCache.size < 1000) patternCache.set(pattern, re);
+  }
+  return re;
+}
+
+/** Whether `provider` serves `model`: one it names (default, per function, embeddings) or one its patterns match. */
+export function servesModel(provider: Provider, model: string): boolean {
+  if (provider.listModels?.().includes(model)) return true;
+  return (provider.modelPatterns ?? []).some((p) => patternRegex(p).test(model));
 }
 
 /** The model a target will use. */

@@ -1,5 +1,5 @@
 import type { Config } from "../config";
-import { clientClosed, GatewayError, type ProviderAttempt } from "../errors";
+import { clientClosed, GatewayError, modelNotFound, type ProviderAttempt } from "../errors";
 import { type AttemptResult, attemptFunction, OfflineBudgetExceeded } from "./attempt";
 import { type BreakerState, CircuitBreaker, countsAgainstProvider } from "./breaker";
 import {
@@ -11,8 +11,8 @@ import {
   runProxy,
   runProxyStream,
 } from "./chat";
-import { orderRoute, planTargets, type Target, targetModel } from "./route-plan";
-import { type Provider, ProviderError, type RoutedFunction } from "./types";
+import { orderRoute, parseModel, planTargets, servesModel, type Target, targetModel } from "./route-plan";
+import { type Provider, ProviderError, type ProxyApi, type RoutedFunction } from "./types";
 
 export interface RouteCall {
   def: RoutedFunction;
@@ -249,14 +249,38 @@ export class ProviderRouter {
    * The targets of an OpenAI-compatible call (never the offline engine): the configured route of
    * its function or every provider, minus those that cannot serve the request as sent.
    */
-  proxyTargets(call: Pick<ProxyCall, "api" | "body">): Target[] {
-    const fn = API_FN[call.api];
-    const route = (this.config.routes[fn] ?? [...this.providers.keys()]).filter((n) => {
+  /** The providers an OpenAI-compatible API may use: its configured route, else every remote provider. */
+  proxyRoute(api: ProxyApi): string[] {
+    const route = (this.config.routes[API_FN[api]] ?? [...this.providers.keys()]).filter((n) => {
       const p = this.providers.get(n);
       return p !== undefined && p.type !== "local";
     });
+    return [...new Set(route)];
+  }
+
+  /**
+   * Whether `model` ("model" or "provider/model") is served on `api`: some provider in its route
+   * names it or matches it with a pattern (docs/openai-compat.md). GET /v1/models says the same.
+   */
+  servesModel(api: ProxyApi, model: string): boolean {
+    const route = this.proxyRoute(api);
+    const picked = parseModel(model, this.providers);
+    if (picked.provider !== undefined) {
+      const p = this.providers.get(picked.provider);
+      return route.includes(picked.provider) && p !== undefined && (picked.model === undefined || servesModel(p, picked.model));
+    }
+    const wanted = picked.model ?? model;
+    return route.some((n) => {
+      const p = this.providers.get(n);
+      return p !== undefined && servesModel(p, wanted);
+    });
+  }
+
+  proxyTargets(call: Pick<ProxyCall, "api" | "body">): Target[] {
     const model = typeof call.body.model === "string" ? call.body.model : undefined;
-    return capableTargets(call.api, call.body, planTargets([...new Set(route)], this.providers, model));
+    // "" asks for the providers' own models, as before this check
+    if (model && !this.servesModel(call.api, model)) throw modelNotFound(model);
+    return capableTargets(call.api, call.body, planTargets(this.proxyRoute(call.api), this.providers, model));
   }
 
   /** An OpenAI-compatible call with the same breakers as the function endpoints. */

@@ -110,6 +110,8 @@ export interface Provider {
   image?(req: ImageRequest): Promise<ImageResult>;
   embed?(texts: string[], signal?: AbortSignal): Promise<number[][]>;
   listModels?(): string[];
+  /** further model ids it serves on /v1, as patterns (`*`: any run of characters); see servesModel */
+  readonly modelPatterns?: readonly string[];
 }
 
 /**

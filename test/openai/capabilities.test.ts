@@ -96,7 +96,7 @@ describe("a provider lacking a feature the request needs is skipped, never sent 
       expect(body.error.message).toContain(part);
 
     const err = await openaiClient(gw, key)
-      .embeddings.create({ model: "embed-x", input: "hello" })
+      .embeddings.create({ model: "model-text", input: "hello" })
       .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(err.message).toContain("textonly (no embeddings support)");

@@ -7,7 +7,7 @@ const ctx = useGateway({
 [limits]
 request_timeout_ms = 1500
 
-${providerToml("primary", url, "model-a")}
+${providerToml("primary", url, "model-a", '# an open catalog: any model is forwarded, and the upstream judges it\nmodel_patterns = ["*"]\n# its messages are written for clients, as OpenAI messages are\npass_upstream_messages = true')}
 ${providerToml("backup", url, "model-b", 'models = { "shared" = "model-shared" }')}
 ${providerToml("third", url, "model-shared")}
 `,

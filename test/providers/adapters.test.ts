@@ -185,7 +185,10 @@ describe("chat completions", () => {
     expect(JSON.parse(out.json).object).toBe("response");
     expect(sim2.calls.requests.at(-1)?.path).toBe("/openai/v1/responses");
     expect(sim2.calls.requests.at(-1)?.body).toEqual(body);
-    const compat = makeRouter({ providers: [{ name: "o", type: "openai-compatible", base_url: `${sim.url}/v1` }] });
+    // a self-hosted catalog is closed: it serves the model it names (docs/openai-compat.md)
+    const compat = makeRouter({
+      providers: [{ name: "o", type: "openai-compatible", base_url: `${sim.url}/v1`, default_model: "llama-x" }],
+    });
     const translated = JSON.parse((await chat(compat, c)).json);
     expect(translated.object).toBe("response");
     expect(translated.output[0].content[0].text).toBe(mockText("hello groq"));

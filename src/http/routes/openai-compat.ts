@@ -5,13 +5,14 @@ import { canonicalJson, digest } from "../../cache/canonical";
 import { chargedAnswer } from "../../credits/charged-answer";
 import type { Reservation } from "../../credits/interface";
 import type { AppDeps } from "../../deps";
-import { clientClosed, errorType, GatewayError, invalidRequest } from "../../errors";
+import { clientClosed, errorType, GatewayError, invalidRequest, modelNotFound } from "../../errors";
 import { API_FN, type ProxyCall, UpstreamClientError } from "../../providers/chat";
-import { targetModel } from "../../providers/route-plan";
+import { servesModel, targetModel } from "../../providers/route-plan";
 import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../../providers/shared-account";
-import type { ProxyApi, UpstreamErrorBody } from "../../providers/types";
+import { ProviderError, type ProxyApi, type UpstreamErrorBody } from "../../providers/types";
 import { requestEdge } from "../edge";
 import { toGatewayError } from "../errors";
+import { checkParameterRanges } from "../openai-params";
 import { mark, type RequestState, serverTiming, stateOf } from "../state";
 
 export const CHAT_COMPLETIONS = API_FN["chat/completions"];
@@ -82,10 +83,15 @@ function frame(api: ProxyApi, event: unknown): Uint8Array {
   return enc.encode(`${type ? `event: ${type}\n` : ""}data: ${JSON.stringify(event)}\n\n`);
 }
 
-/** The error event that ends a stream cut after its first byte (never followed by [DONE]). */
-function errorFrame(api: ProxyApi, message: string, code: string): Uint8Array {
-  if (api === "responses")
-    return enc.encode(`event: error\ndata: ${JSON.stringify({ type: "error", code, message, param: null })}\n\n`);
+/**
+ * The error event that ends a stream cut after its first byte (never followed by [DONE]); a
+ * Responses stream numbers it after the last event sent (ResponseErrorEvent requires it).
+ */
+function errorFrame(api: ProxyApi, message: string, code: string, sequenceNumber: number): Uint8Array {
+  if (api === "responses") {
+    const event = { type: "error", code, message, param: null, sequence_number: sequenceNumber };
+    return enc.encode(`event: error\ndata: ${JSON.stringify(event)}\n\n`);
+  }
   return enc.encode(`data: ${JSON.stringify({ error: { message, type: "api_error", param: null, code } })}\n\n`);
 }
 
@@ -105,6 +111,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const t = performance.now();
     const { api_key: _key, ...body } = raw;
     checkShape(api, body);
+    checkParameterRanges(api, body);
     refuseSharedObjects(api, body);
     const targets = router.proxyTargets({ api, body });
     await refusePrivateUrls(remoteUrls(api, body));
@@ -161,11 +168,14 @@ export function openAiCompatRoutes(deps: AppDeps) {
             status: how === "cut" ? 502 : 499,
           });
       };
+      let lastSequence = -1;
       const sse = new ReadableStream<Uint8Array>({
         async pull(controller) {
           try {
             const next = await events.next();
             if (!next.done) {
+              const seq = isObject(next.value) ? next.value.sequence_number : undefined;
+              if (typeof seq === "number") lastSequence = seq;
               controller.enqueue(frame(api, next.value));
               return;
             }
@@ -188,11 +198,14 @@ export function openAiCompatRoutes(deps: AppDeps) {
                 ? err
                 : request.signal.aborted
                   ? clientClosed()
-                  : new GatewayError("provider_error", `upstream stream failed: ${(err as Error).message}`),
+                  : new GatewayError(
+                      "provider_error",
+                      `upstream stream failed${err instanceof ProviderError ? ` (${err.code})` : ""}`,
+                    ),
             );
             state.errorCode = e.code;
             try {
-              controller.enqueue(errorFrame(api, e.message, e.code));
+              controller.enqueue(errorFrame(api, e.message, e.code, lastSequence + 1));
               controller.close();
             } catch {
               // the client is gone already
@@ -256,19 +269,41 @@ export function openAiCompatRoutes(deps: AppDeps) {
     });
   };
 
-  /** Every model of every provider that can answer OpenAI-style calls, as `provider/model` and as the plain id. */
+  // `created` of the models the gateway lists: when it loaded its config (an upstream's own date is not known)
+  const loadedAt = Math.floor(Date.now() / 1000);
+  const PROXY_APIS = Object.keys(API_FN) as ProxyApi[];
+  const modelEntry = (id: string, owner: string) => ({ id, object: "model" as const, created: loadedAt, owned_by: owner });
+  /** The providers of the /v1 routes, in route order. */
+  const proxyProviders = () => [...new Set(PROXY_APIS.flatMap((api) => router.proxyRoute(api)))];
+
+  /** The models the /v1 routes' providers name, as `provider/model` and as the plain id (docs/openai-compat.md). */
   const modelList = () => {
-    const out: { id: string; object: "model"; created: number; owned_by: string }[] = [];
+    const out: ReturnType<typeof modelEntry>[] = [];
     const plain = new Set<string>();
-    for (const p of providers.values()) {
-      if (p.type === "local") continue;
-      for (const m of p.listModels?.() ?? []) {
-        out.push({ id: `${p.name}/${m}`, object: "model", created: 0, owned_by: p.name });
-        if (!plain.has(m)) out.push({ id: m, object: "model", created: 0, owned_by: p.name });
+    for (const name of proxyProviders()) {
+      for (const m of providers.get(name)?.listModels?.() ?? []) {
+        out.push(modelEntry(`${name}/${m}`, name));
+        if (!plain.has(m)) out.push(modelEntry(m, name));
         plain.add(m);
       }
     }
     return out;
+  };
+
+  /** One model: listed, or served through a provider's pattern (the same rule a request's `model` meets). */
+  const modelById = (id: string) => {
+    const listed = modelList().find((m) => m.id === id);
+    if (listed) return listed;
+    if (!PROXY_APIS.some((api) => router.servesModel(api, id))) return undefined;
+    const slash = id.indexOf("/");
+    const owner =
+      slash > 0 && providers.has(id.slice(0, slash))
+        ? id.slice(0, slash)
+        : proxyProviders().find((n) => {
+            const p = providers.get(n);
+            return p !== undefined && servesModel(p, id);
+          });
+    return modelEntry(id, owner ?? "gateway");
   };
 
   const handler =
@@ -297,10 +332,8 @@ export function openAiCompatRoutes(deps: AppDeps) {
     state.fn = "models";
     try {
       state.auth = await authenticate(keys, request.headers, null);
-      const all = modelList();
-      const body = id === undefined ? { object: "list", data: all } : all.find((m) => m.id === id);
-      if (!body)
-        throw new GatewayError("not_found", `model "${id}" is not served by any configured provider`, { param: "model" });
+      const body = id === undefined ? { object: "list", data: modelList() } : modelById(id);
+      if (!body) throw modelNotFound(id ?? "");
       state.status = 200;
       return new Response(JSON.stringify(body), { headers: { "content-type": "application/json", ...state.headers } });
     } catch (err) {
