@@ -133,7 +133,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const insufficient = () =>
       new GatewayError(
         "insufficient_credits",
-        `insufficient credits: a call of ${fn} holds up to ${hold} credits (about ${estimate.input} input and at most ${estimate.output} output tokens)`,
+        `insufficient credits: a call of ${fn} holds up to ${hold} credit${hold === 1 ? "" : "s"} (about ${estimate.input} input and at most ${estimate.output} output tokens)`,
       );
     const call: ProxyCall = {
       api,
