@@ -81,8 +81,8 @@ ${
         u.by_function.map((f) => ({ label: f.function, value: f.requests })),
         { height: 160 },
       )}<div class="scroll"><table><caption>Usage by function, ${u.period.start.slice(0, 7)}</caption>
-<thead><tr><th scope="col">Function</th><th scope="col">Requests</th><th scope="col">Credits</th><th scope="col">Cached</th></tr></thead>
-<tbody>${u.by_function.map((f) => html`<tr><td>${f.function}</td><td>${f.requests}</td><td>${f.credits}</td><td>${f.cached}</td></tr>`)}</tbody></table></div>`
+<thead><tr><th scope="col">Function</th><th scope="col">Requests</th><th scope="col">Credits</th><th scope="col">Cached</th><th scope="col">Tokens in / out</th></tr></thead>
+<tbody>${u.by_function.map((f) => html`<tr><td>${f.function}</td><td>${f.requests}</td><td>${f.credits}</td><td>${f.cached}</td><td>${f.input_tokens || f.output_tokens ? `${f.input_tokens} / ${f.output_tokens}` : ""}</td></tr>`)}</tbody></table></div>`
     : html`<p>No calls yet this month.</p>`
 }`;
 }
