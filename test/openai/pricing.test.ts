@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
+import { loadConfig } from "../../src/config";
 import type { TestGateway } from "../helpers/gateway";
 import { openaiClient, providerToml, rawPost, sseData, useGateway } from "./setup";
 
@@ -242,5 +243,34 @@ describe("a streamed answer is charged for what it delivered, even when the clie
     expect(rows[0]?.output_tokens).toBeGreaterThan(0);
     expect(rows[0]?.amount).toBe(-((rows[0]?.input_tokens ?? 0) + 2 * (rows[0]?.output_tokens ?? 0)));
     expect(gw.deps.ledger.held(accountId)).toBe(0);
+  });
+});
+
+describe("the [pricing] table", () => {
+  const load = (toml: string) => loadConfig({ TEXTAI_CONFIG: "x.toml" }, toml).pricing;
+
+  test("defaults: 1 credit per 1,000 tokens either way, 1,000 output tokens held per choice, unpriced models charged the default", () => {
+    expect(load("")).toEqual({
+      default: { input: 1, output: 1 },
+      models: [],
+      refuseUnpriced: false,
+      defaultMaxOutputTokens: 1000,
+    });
+    // output defaults to the input price; patterns keep their config order (the first match wins)
+    expect(
+      load('[pricing.models]\n"gpt-4o-mini*" = { input = 0.15 }\n"gpt-4o*" = { input = 2.5, output = 10 }\n').models,
+    ).toEqual([
+      { pattern: "gpt-4o-mini*", price: { input: 0.15, output: 0.15 } },
+      { pattern: "gpt-4o*", price: { input: 2.5, output: 10 } },
+    ]);
+  });
+
+  test("bad entries stop start-up naming the key; /v1 flat costs are refused", () => {
+    expect(() => load('[pricing.models]\n"m" = { input = -1 }\n')).toThrow(/pricing\.models\.m\.input/);
+    expect(() => load('[pricing.models]\n"m" = { output = 2 }\n')).toThrow(/pricing\.models\.m/);
+    expect(() => load("[pricing]\nrefuse_unpriced = 1\n")).toThrow(/pricing\.refuse_unpriced/);
+    expect(() => load("[pricing]\ndefault_max_output_tokens = 0\n")).toThrow(/pricing\.default_max_output_tokens/);
+    expect(() => load("[pricing]\ndefualt = { input = 1 }\n")).toThrow(/pricing/);
+    expect(() => load('[costs]\n"chat-completions" = 1\n')).toThrow(/costs\.chat-completions: \/v1 calls are priced per token/);
   });
 });
