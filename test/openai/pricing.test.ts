@@ -20,6 +20,7 @@ default_max_output_tokens = 400
 ${providerToml("primary", url, "model-a", 'embedding_model = "embed-a"')}
 ${providerToml("backup", url, "model-unpriced")}
 `,
+  env: { TEXTAI_ADMIN_TOKEN: "pricing-test-operator-token" },
 });
 
 interface Row {
@@ -139,6 +140,37 @@ describe("/v1 is priced per model and token (issue 25.3)", () => {
       [-used, used, 0],
       [-used, used, 0],
     ]);
+  });
+});
+
+describe("the dashboard's ledger shows a /v1 charge's tokens", () => {
+  test("an account holder signs in and sees tokens in / out on the charge's row", async () => {
+    const { gw } = ctx;
+    const admin = { authorization: "Bearer pricing-test-operator-token" };
+    const acc = await gw.post(
+      "/admin/v1/accounts",
+      { email: "tokens@example.com", password: "a long password here", credits: 5000 },
+      admin,
+    );
+    expect(acc.status).toBe(201);
+    const accountId = acc.json.data.result.id as string;
+    const key = (await gw.post("/admin/v1/keys", { label: "t", account_id: accountId }, admin)).json.data.result.key as string;
+    const { usage } = await openaiClient(gw, key).chat.completions.create({
+      model: "model-a",
+      max_tokens: 100,
+      messages: [{ role: "user", content: "count my tokens" }],
+    });
+    const origin = new URL(gw.url).origin;
+    const login = await fetch(`${gw.url}/dashboard/login`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { origin, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ email: "tokens@example.com", password: "a long password here" }),
+    });
+    const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] as string;
+    const page = await (await fetch(`${gw.url}/dashboard/ledger`, { headers: { cookie } })).text();
+    expect(page).toContain("Tokens in / out");
+    expect(page).toContain(`${usage?.prompt_tokens} / ${usage?.completion_tokens}`);
   });
 });
 
