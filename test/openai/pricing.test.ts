@@ -1,8 +1,11 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
+import { SQL } from "bun";
 import OpenAI from "openai";
 import { loadConfig } from "../../src/config";
-import type { TestGateway } from "../helpers/gateway";
+import { startGateway, type TestGateway } from "../helpers/gateway";
+import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
+import { startUpstream } from "../helpers/upstream";
 import { openaiClient, providerToml, rawPost, sseData, useGateway } from "./setup";
 
 // model-a costs 1 credit per input token and 2 per output token, so a charge names its tokens;
@@ -305,4 +308,64 @@ describe("the [pricing] table", () => {
     expect(() => load("[pricing]\ndefualt = { input = 1 }\n")).toThrow(/pricing/);
     expect(() => load('[costs]\n"chat-completions" = 1\n')).toThrow(/costs\.chat-completions: \/v1 calls are priced per token/);
   });
+});
+
+const pgUp = await sharedServersUp("/v1 stream charges on PostgreSQL");
+describe.skipIf(!pgUp)("on PostgreSQL (TEXTAI_DATABASE_URL)", () => {
+  test("a client that leaves a stream is charged for what it was sent, once, with its tokens; no hold is left", async () => {
+    const db = await freshDatabase();
+    const sim = await startUpstream();
+    const gw = await startGateway({
+      env: { TEXTAI_DATABASE_URL: db.url, TEXTAI_ADMIN_TOKEN: "pg-token" },
+      configText: `[pricing.models]\n"model-a" = { input = 1000, output = 2000 }\n${providerToml("primary", `${sim.url}/v1`, "model-a")}`,
+    });
+    const pg = new SQL(db.url);
+    try {
+      const admin = { authorization: "Bearer pg-token" };
+      const accountId = (await gw.post("/admin/v1/accounts", { credits: 5000 }, admin)).json.data.result.id as string;
+      const key = (await gw.post("/admin/v1/keys", { label: "pg", account_id: accountId }, admin)).json.data.result.key as string;
+      const ac = new AbortController();
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        signal: ac.signal,
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+        body: JSON.stringify({
+          model: "model-a",
+          stream: true,
+          max_tokens: 400,
+          messages: [{ role: "user", content: words(150) }],
+        }),
+      });
+      const reader = res.body?.getReader() as ReadableStreamDefaultReader<Uint8Array>;
+      let seen = "";
+      while ((seen.match(/"content"/g) ?? []).length < 4) {
+        const r = await reader.read();
+        if (r.done) break;
+        seen += new TextDecoder().decode(r.value);
+      }
+      ac.abort();
+      const rowsOf = () =>
+        pg`SELECT amount::int AS amount, input_tokens::int AS input, output_tokens::int AS output FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;
+      let rows = await rowsOf();
+      for (let i = 0; i < 100 && rows.length === 0; i++) {
+        await Bun.sleep(20);
+        rows = await rowsOf();
+      }
+      expect(rows.length).toBe(1);
+      const [row] = rows;
+      expect(row.output).toBeGreaterThan(0);
+      expect(row.amount).toBe(-(row.input + 2 * row.output));
+      const [acc] = await pg`SELECT balance::int AS balance FROM accounts WHERE id = ${accountId}`;
+      expect(acc.balance).toBe(5000 + row.amount);
+      const [holds] = await pg`SELECT count(*)::int AS n FROM credit_holds WHERE account_id = ${accountId}`;
+      expect(holds.n).toBe(0);
+      const usage = (await gw.get("/api/v1/account/usage", { authorization: `Bearer ${key}` })).json.data.result;
+      expect(usage).toMatchObject({ credits_used: -row.amount, input_tokens: row.input, output_tokens: row.output });
+    } finally {
+      await pg.close();
+      await gw.close();
+      await sim.close();
+      await db.drop();
+    }
+  }, 30_000);
 });
