@@ -79,7 +79,7 @@ export function maxOutputTokens(api: Api, body: Record<string, unknown>, default
 /**
  * The usage a provider reported in an answer or a stream event: Chat Completions and Embeddings
  * (`usage.prompt_tokens`, `completion_tokens`), Responses (`usage.input_tokens`, `output_tokens`,
- * also inside a stream's `response.completed` event). Null when there is none.
+ * also inside a stream's `response.completed` event), Groq's `x_groq.usage`. Null when there is none.
  */
 export function reportedUsage(value: unknown): TokenUsage | null {
   if (!isObject(value)) return null;
@@ -87,7 +87,9 @@ export function reportedUsage(value: unknown): TokenUsage | null {
     ? value.usage
     : isObject(value.response) && isObject(value.response.usage)
       ? value.response.usage
-      : null;
+      : isObject(value.x_groq) && isObject(value.x_groq.usage) // Groq's last stream chunk
+        ? value.x_groq.usage
+        : null;
   if (!u) return null;
   const input = count(u.prompt_tokens) ?? count(u.input_tokens);
   const output = count(u.completion_tokens) ?? count(u.output_tokens) ?? 0;
