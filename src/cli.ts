@@ -218,7 +218,10 @@ export async function main(argv: string[]): Promise<number> {
         console.log(
           `This month: ${usage.requests} requests, ${usage.credits_used} credits used, ${usage.credits_granted} granted, ${usage.cached_requests} cached`,
         );
-        if (usage.by_function.length) console.log(`\n${table(usage.by_function, ["function", "requests", "credits", "cached"])}`);
+        if (usage.by_function.length)
+          console.log(
+            `\n${table(usage.by_function, ["function", "requests", "credits", "cached", "input_tokens", "output_tokens"])}`,
+          );
       }
       return 0;
     }

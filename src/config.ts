@@ -48,6 +48,12 @@ const ProviderConfigSchema = T.Object(
   { additionalProperties: false },
 );
 
+/** Credits per 1,000 tokens (fractions allowed: a call's total is rounded up to whole credits). */
+const TokenPriceSchema = T.Object(
+  { input: T.Number({ minimum: 0 }), output: T.Optional(T.Number({ minimum: 0 })) },
+  { additionalProperties: false },
+);
+
 const FileConfigSchema = T.Object(
   {
     welcome_credits: T.Optional(NonNegInt),
@@ -110,6 +116,21 @@ const FileConfigSchema = T.Object(
         { additionalProperties: false },
       ),
     ),
+    pricing: T.Optional(
+      T.Object(
+        {
+          /** credits per 1,000 tokens of models that no entry of `models` matches */
+          default: T.Optional(TokenPriceSchema),
+          /** model name or glob (`*` any run of characters), bare or as provider/model, to its price */
+          models: T.Optional(T.Record(T.String({ minLength: 1 }), TokenPriceSchema)),
+          /** refuse /v1 calls to models no entry of `models` matches, instead of charging `default` */
+          refuse_unpriced: T.Optional(T.Boolean()),
+          /** output tokens held per choice when a request sets no max_tokens / max_completion_tokens / max_output_tokens */
+          default_max_output_tokens: T.Optional(PositiveInt),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -162,6 +183,22 @@ export interface Config {
    * comma-separated, or `[dashboard] trusted_proxies`).
    */
   dashboard: { signup: boolean; signupCredits: number; trustedProxies: string[] };
+  /** /v1 prices per model (docs/pricing.md) */
+  pricing: PricingConfig;
+}
+
+/** Credits per 1,000 input and output tokens. */
+export interface TokenPrice {
+  input: number;
+  output: number;
+}
+
+export interface PricingConfig {
+  default: TokenPrice;
+  /** in config order: the first pattern that matches wins */
+  models: { pattern: string; price: TokenPrice }[];
+  refuseUnpriced: boolean;
+  defaultMaxOutputTokens: number;
 }
 
 /** The shortest admin token accepted: it is a bearer secret, guessed from any address. */
@@ -255,6 +292,9 @@ export function maxKeysFor(config: Pick<Config, "maxKeys">, plan: string): numbe
   return config.maxKeys[plan] ?? DEFAULT_MAX_KEYS;
 }
 
+const priceOf = (p: { input: number; output?: number } | undefined): TokenPrice | undefined =>
+  p && { input: p.input, output: p.output ?? p.input };
+
 export function parseConfigText(text: string, path: string): FileConfig {
   let raw: unknown;
   try {
@@ -320,6 +360,10 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     }
   }
 
+  for (const fn of ["chat-completions", "embeddings", "responses"])
+    if (file.costs?.[fn] !== undefined)
+      throw new ConfigError(`costs.${fn}: /v1 calls are priced per token, set their prices in [pricing] (docs/pricing.md)`);
+
   const plans: Record<string, Record<string, number>> = {};
   const maxKeys: Record<string, number> = {};
   for (const [plan, def] of Object.entries(file.plans ?? {})) {
@@ -362,6 +406,12 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       cooldownMs: file.breaker?.cooldown_ms ?? 30_000,
     },
     shutdown: drainSettings(env, file),
+    pricing: {
+      default: priceOf(file.pricing?.default) ?? { input: 1, output: 1 },
+      models: Object.entries(file.pricing?.models ?? {}).map(([pattern, p]) => ({ pattern, price: priceOf(p) as TokenPrice })),
+      refuseUnpriced: file.pricing?.refuse_unpriced ?? false,
+      defaultMaxOutputTokens: file.pricing?.default_max_output_tokens ?? 1000,
+    },
     dashboard: {
       signup: file.dashboard?.signup ?? false,
       signupCredits: file.dashboard?.signup_credits ?? welcomeCredits,

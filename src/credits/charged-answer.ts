@@ -1,5 +1,6 @@
 import type { CachedAnswer, ResponseCache } from "../cache/interface";
 import type { ChargeDetails, CreditLedger, Reservation } from "./interface";
+import type { TokenUsage } from "./pricing";
 
 export interface ChargedAnswerCall<A extends CachedAnswer> {
   ledger: CreditLedger;
@@ -8,6 +9,11 @@ export interface ChargedAnswerCall<A extends CachedAnswer> {
   mark: (stage: "cache" | "credits" | "provider" | "settle", since: number) => number;
   accountId: string;
   cost: number;
+  /**
+   * a call priced on its usage (/v1): what the answer costs, charged instead of `cost` (which is
+   * then the hold, and the most it is charged), and its tokens for the ledger row
+   */
+  priced?: (answer: A) => { credits: number; tokens: TokenUsage };
   /** null when the cache is bypassed */
   cacheKey: string | null;
   details: (provider: string, cached: boolean) => ChargeDetails;
@@ -42,10 +48,13 @@ export async function chargedAnswer<A extends CachedAnswer>(
     return { answer, reservation: free, cached: hit !== null };
   }
   if (hit) {
-    const charged = await ledger.charge(c.accountId, c.cost, c.details(hit.provider, true));
+    const answer = c.fromCache(hit);
+    const p = c.priced?.(answer);
+    const cost = p ? Math.min(c.cost, p.credits) : c.cost;
+    const charged = await ledger.charge(c.accountId, cost, { ...c.details(hit.provider, true), tokens: p?.tokens });
     mark("credits", t);
     if (!charged) throw await c.insufficient();
-    return { answer: c.fromCache(hit), reservation: charged, cached: true };
+    return { answer, reservation: charged, cached: true };
   }
 
   const reservation = await ledger.reserve(c.accountId, c.cost);
@@ -60,7 +69,8 @@ export async function chargedAnswer<A extends CachedAnswer>(
       cached = once.shared;
     } else answer = await c.produce();
     t = mark("provider", t);
-    await ledger.settle(reservation, c.details(answer.provider, cached));
+    const p = c.priced?.(answer);
+    await ledger.settle(reservation, { ...c.details(answer.provider, cached), tokens: p?.tokens }, p?.credits);
     mark("settle", t);
     return { answer, reservation, cached };
   } catch (err) {

@@ -71,11 +71,22 @@ export abstract class GroupCommitLedger {
    * another process meanwhile), or with the storage error if the commit failed. Either way the
    * hold is gone once it settles.
    */
-  async settle(r: Reservation, details: ChargeDetails): Promise<void> {
+  async settle(r: Reservation, details: ChargeDetails, actual?: number): Promise<void> {
     if (r.done) return;
+    const amount = r.amount;
+    if (actual !== undefined) {
+      // priced on usage: at most what was held; nothing to charge gives the hold back
+      const charge = Math.max(0, Math.min(amount, Math.ceil(actual)));
+      if (charge === 0 && amount > 0) {
+        this.release(r);
+        r.amount = 0;
+        r.remaining = await this.balance(r.accountId);
+        return;
+      }
+      r.amount = charge;
+    }
     r.done = true;
     if (r.amount === 0) return;
-    const amount = r.amount;
     let charged = false;
     try {
       const balance = await this.enqueue(r.accountId, r.amount, details, false, r.holdId);

@@ -34,6 +34,8 @@ export interface ChargeDetails {
    * in its transaction, and is not applied if a retry that took the key over voided the id first
    */
   idempotent?: boolean;
+  /** tokens of a /v1 call (the provider's report, else the gateway's estimate), kept on its ledger row */
+  tokens?: { input: number; output: number };
 }
 
 /** How long the charge records of Idempotency-Key calls are kept: longer than the key's 24 h. */
@@ -49,7 +51,17 @@ export interface UsageFigures {
   credits_used: number;
   credits_granted: number;
   cached_requests: number;
-  by_function: { function: string; requests: number; credits: number; cached: number }[];
+  /** tokens of the month's /v1 calls (provider-reported, else estimated) */
+  input_tokens: number;
+  output_tokens: number;
+  by_function: {
+    function: string;
+    requests: number;
+    credits: number;
+    cached: number;
+    input_tokens: number;
+    output_tokens: number;
+  }[];
   by_provider: { provider: string; requests: number; credits: number }[];
   /** the month's days that have any ledger row, oldest first */
   by_day: { day: string; requests: number; credits_used: number; credits_granted: number }[];
@@ -60,7 +72,9 @@ export interface MonthSummary {
   requests: number;
   credits_used: number;
   credits_granted: number;
-  by_function: { function: string; requests: number; credits: number }[];
+  input_tokens: number;
+  output_tokens: number;
+  by_function: { function: string; requests: number; credits: number; input_tokens: number; output_tokens: number }[];
 }
 
 /**
@@ -92,8 +106,10 @@ export interface CreditLedger extends UsageReader {
   /**
    * Charges a reservation, at most once: rejects with insufficient_credits if the balance no
    * longer covers it, or with the storage error if the commit failed. The hold is gone after.
+   * `amount` (a call priced on its usage) charges that much instead, never more than was held;
+   * `r.amount` says what was charged.
    */
-  settle(r: Reservation, details: ChargeDetails): Promise<void>;
+  settle(r: Reservation, details: ChargeDetails, amount?: number): Promise<void>;
   /** Gives a reservation's hold back; nothing was written. */
   release(r: Reservation): void;
   /** Reserve and settle in one step, for an answer already in hand (a cache hit). */

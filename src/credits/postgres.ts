@@ -36,14 +36,15 @@ const chargeStatement = (floor: string, held: boolean, idempotent: boolean) => `
 }upd AS (
   UPDATE accounts SET balance = balance - $1 WHERE id = $2 AND balance - $1 >= ${floor}${idempotent ? " AND EXISTS (SELECT 1 FROM claim)" : ""} RETURNING balance
 ), row AS (
-  INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at)
-  SELECT $2, $4, -$1, 'charge', $5, $6, $7, $8, $9 FROM upd
+  INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at, input_tokens, output_tokens)
+  SELECT $2, $4, -$1, 'charge', $5, $6, $7, $8, $9, $12::bigint, $13::bigint FROM upd
 ), roll AS (
-  INSERT INTO usage_daily (account_id, day, kind, function, provider, requests, credits, cached)
-  SELECT $2, $10, 'charge', $5, coalesce($7, ''), 1, $1, $11 FROM upd
+  INSERT INTO usage_daily (account_id, day, kind, function, provider, requests, credits, cached, input_tokens, output_tokens)
+  SELECT $2, $10, 'charge', $5, coalesce($7, ''), 1, $1, $11, coalesce($12::bigint, 0), coalesce($13::bigint, 0) FROM upd
   ON CONFLICT (account_id, day, kind, function, provider) DO UPDATE SET requests = usage_daily.requests + 1,
-    credits = usage_daily.credits + excluded.credits, cached = usage_daily.cached + excluded.cached
-)${held ? ", gone AS (DELETE FROM credit_holds WHERE id = $12::uuid)" : ""}
+    credits = usage_daily.credits + excluded.credits, cached = usage_daily.cached + excluded.cached,
+    input_tokens = usage_daily.input_tokens + excluded.input_tokens, output_tokens = usage_daily.output_tokens + excluded.output_tokens
+)${held ? ", gone AS (DELETE FROM credit_holds WHERE id = $14::uuid)" : ""}
 ${
   idempotent
     ? "SELECT (SELECT balance::float8 FROM upd) AS balance, EXISTS (SELECT 1 FROM claim) AS claimed"
@@ -230,6 +231,8 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
             at,
             dayOf(at),
             d.cached ? 1 : 0,
+            d.tokens?.input ?? null,
+            d.tokens?.output ?? null,
           ];
           const sql = d.idempotent ? (held ? CHARGE.heldIdempotent : CHARGE.spareIdempotent) : held ? CHARGE.held : CHARGE.spare;
           statements.push(
@@ -333,7 +336,8 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     return pgCall(this.pg, async () => {
       const from = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
       const rows = (await this.pg.sql`SELECT day, kind, function, provider, requests::float8 AS requests,
-          credits::float8 AS credits, cached::float8 AS cached FROM usage_daily
+          credits::float8 AS credits, cached::float8 AS cached, input_tokens::float8 AS input_tokens,
+          output_tokens::float8 AS output_tokens FROM usage_daily
         WHERE account_id = ${accountId} AND day >= ${dayOf(from)} AND day <= ${dayOf(now.getTime())} ORDER BY day`) as UsageRow[];
       const [acc] = await this.pg.sql`SELECT balance::float8 AS balance, plan FROM accounts WHERE id = ${accountId}`;
       return monthToDateFrom(accountId, acc ? { balance: Number(acc.balance), plan: acc.plan } : null, rows, from, now);
@@ -344,7 +348,8 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     return pgCall(this.pg, async () => {
       const since = dayOf(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - (months - 1), 1));
       const rows = (await this.pg.sql`SELECT substr(day, 1, 7) AS month, '' AS day, kind, function, '' AS provider,
-          sum(requests)::float8 AS requests, sum(credits)::float8 AS credits, sum(cached)::float8 AS cached
+          sum(requests)::float8 AS requests, sum(credits)::float8 AS credits, sum(cached)::float8 AS cached,
+          sum(input_tokens)::float8 AS input_tokens, sum(output_tokens)::float8 AS output_tokens
         FROM usage_daily WHERE account_id = ${accountId} AND day >= ${since}
         GROUP BY month, kind, function ORDER BY month DESC, credits DESC`) as (UsageRow & { month: string })[];
       return monthlyFrom(rows, months);

@@ -52,17 +52,17 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
       "UPDATE accounts SET balance = balance - ?1 WHERE id = ?2 AND balance - ?1 >= ?3 RETURNING balance",
     );
     this.insertStmt = q.prepare(
-      "INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at) VALUES (?, ?, ?, 'charge', ?, ?, ?, ?, ?)",
+      "INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at, input_tokens, output_tokens) VALUES (?, ?, ?, 'charge', ?, ?, ?, ?, ?, ?, ?)",
     );
     this.balanceStmt = q.prepare("SELECT balance, plan FROM accounts WHERE id = ?");
     this.rollupStmt = q.prepare(
-      "INSERT INTO usage_daily (account_id, day, kind, function, provider, requests, credits, cached) VALUES (?1, ?2, ?3, ?4, ?5, ?8, ?6, ?7) ON CONFLICT (account_id, day, kind, function, provider) DO UPDATE SET requests = requests + excluded.requests, credits = credits + excluded.credits, cached = cached + excluded.cached",
+      "INSERT INTO usage_daily (account_id, day, kind, function, provider, requests, credits, cached, input_tokens, output_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?8, ?6, ?7, ?9, ?10) ON CONFLICT (account_id, day, kind, function, provider) DO UPDATE SET requests = requests + excluded.requests, credits = credits + excluded.credits, cached = cached + excluded.cached, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens",
     );
     this.usageRowsStmt = q.prepare(
-      "SELECT day, kind, function, provider, requests, credits, cached FROM usage_daily WHERE account_id = ?1 AND day >= ?2 AND day <= ?3 ORDER BY day",
+      "SELECT day, kind, function, provider, requests, credits, cached, input_tokens, output_tokens FROM usage_daily WHERE account_id = ?1 AND day >= ?2 AND day <= ?3 ORDER BY day",
     );
     this.monthlyStmt = q.prepare(
-      "SELECT substr(day, 1, 7) AS month, '' AS day, kind, function, '' AS provider, sum(requests) AS requests, sum(credits) AS credits, sum(cached) AS cached FROM usage_daily WHERE account_id = ?1 AND day >= ?2 GROUP BY month, kind, function ORDER BY month DESC, credits DESC",
+      "SELECT substr(day, 1, 7) AS month, '' AS day, kind, function, '' AS provider, sum(requests) AS requests, sum(credits) AS credits, sum(cached) AS cached, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens FROM usage_daily WHERE account_id = ?1 AND day >= ?2 GROUP BY month, kind, function ORDER BY month DESC, credits DESC",
     );
     this.refundStmt = q.prepare("UPDATE accounts SET balance = balance + ?1 WHERE id = ?2");
     this.chargedStmt = q.prepare(
@@ -139,7 +139,18 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
         return;
       }
       updated = true;
-      this.insertStmt.run(c.accountId, d.keyId, -c.amount, d.fn, d.requestId, d.provider, d.cached ? 1 : 0, Date.now());
+      this.insertStmt.run(
+        c.accountId,
+        d.keyId,
+        -c.amount,
+        d.fn,
+        d.requestId,
+        d.provider,
+        d.cached ? 1 : 0,
+        Date.now(),
+        d.tokens?.input ?? null,
+        d.tokens?.output ?? null,
+      );
       c.out = { balance: row.balance };
     } catch (err) {
       // the database as a whole is unavailable: the batch fails and rolls back
@@ -158,18 +169,34 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
    * the same few keys). Inside the batch's transaction: rollups and ledger commit together.
    */
   private addRollups(batch: PendingCharge[], day: string): void {
-    const sums = new Map<string, { c: PendingCharge; requests: number; credits: number; cached: number }>();
+    const sums = new Map<
+      string,
+      { c: PendingCharge; requests: number; credits: number; cached: number; input: number; output: number }
+    >();
     for (const c of batch) {
       if (!c.out || "error" in c.out || typeof c.out.balance !== "number") continue;
       const k = `${c.accountId}\u0000${c.details.fn}\u0000${c.details.provider ?? ""}`;
-      const sum = sums.get(k) ?? { c, requests: 0, credits: 0, cached: 0 };
+      const sum = sums.get(k) ?? { c, requests: 0, credits: 0, cached: 0, input: 0, output: 0 };
       sum.requests++;
       sum.credits += c.amount;
+      sum.input += c.details.tokens?.input ?? 0;
+      sum.output += c.details.tokens?.output ?? 0;
       if (c.details.cached) sum.cached++;
       sums.set(k, sum);
     }
-    for (const { c, requests, credits, cached } of sums.values())
-      this.rollupStmt.run(c.accountId, day, "charge", c.details.fn, c.details.provider ?? "", credits, cached, requests);
+    for (const { c, requests, credits, cached, input, output } of sums.values())
+      this.rollupStmt.run(
+        c.accountId,
+        day,
+        "charge",
+        c.details.fn,
+        c.details.provider ?? "",
+        credits,
+        cached,
+        requests,
+        input,
+        output,
+      );
   }
 
   /**
@@ -199,7 +226,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
         reason,
         at,
       );
-      this.rollupStmt.run(accountId, dayOf(at), "grant", "", "", amount, 0, 1);
+      this.rollupStmt.run(accountId, dayOf(at), "grant", "", "", amount, 0, 1, 0, 0);
       return updated.balance;
     })();
   }

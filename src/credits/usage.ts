@@ -9,6 +9,9 @@ export interface UsageRow {
   requests: number;
   credits: number;
   cached: number;
+  /** tokens of /v1 charges (0 for function calls and grants) */
+  input_tokens: number;
+  output_tokens: number;
 }
 
 /** The UTC day of an instant, as the rollups key it: YYYY-MM-DD. */
@@ -24,7 +27,10 @@ export function monthToDateFrom(
   from: number,
   now: Date,
 ): UsageFigures {
-  const byFn = new Map<string, { function: string; requests: number; credits: number; cached: number }>();
+  const byFn = new Map<
+    string,
+    { function: string; requests: number; credits: number; cached: number; input_tokens: number; output_tokens: number }
+  >();
   const byProvider = new Map<string, { provider: string; requests: number; credits: number }>();
   const byDay = new Map<string, { day: string; requests: number; credits_used: number; credits_granted: number }>();
   let granted = 0;
@@ -41,10 +47,19 @@ export function monthToDateFrom(
     }
     d.requests += r.requests;
     d.credits_used += r.credits;
-    const f = byFn.get(r.function) ?? { function: r.function || "unknown", requests: 0, credits: 0, cached: 0 };
+    const f = byFn.get(r.function) ?? {
+      function: r.function || "unknown",
+      requests: 0,
+      credits: 0,
+      cached: 0,
+      input_tokens: 0,
+      output_tokens: 0,
+    };
     f.requests += r.requests;
     f.credits += r.credits;
     f.cached += r.cached;
+    f.input_tokens += Number(r.input_tokens ?? 0);
+    f.output_tokens += Number(r.output_tokens ?? 0);
     byFn.set(r.function, f);
     const p = byProvider.get(r.provider) ?? { provider: r.provider || "none", requests: 0, credits: 0 };
     p.requests += r.requests;
@@ -61,6 +76,8 @@ export function monthToDateFrom(
     credits_used: fns.reduce((s, r) => s + r.credits, 0),
     credits_granted: granted,
     cached_requests: fns.reduce((s, r) => s + r.cached, 0),
+    input_tokens: fns.reduce((s, r) => s + r.input_tokens, 0),
+    output_tokens: fns.reduce((s, r) => s + r.output_tokens, 0),
     by_function: fns,
     by_provider: [...byProvider.values()].sort((a, b) => b.credits - a.credits),
     by_day: [...byDay.values()],
@@ -73,13 +90,29 @@ export function monthlyFrom(rows: (UsageRow & { month: string })[], months: numb
   for (const r of rows) {
     let m = byMonth.get(r.month);
     if (!m) {
-      m = { month: r.month, requests: 0, credits_used: 0, credits_granted: 0, by_function: [] };
+      m = {
+        month: r.month,
+        requests: 0,
+        credits_used: 0,
+        credits_granted: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        by_function: [],
+      };
       byMonth.set(r.month, m);
     }
     if (r.kind === "charge") {
       m.requests += r.requests;
       m.credits_used += r.credits;
-      m.by_function.push({ function: r.function || "unknown", requests: r.requests, credits: r.credits });
+      m.input_tokens += Number(r.input_tokens ?? 0);
+      m.output_tokens += Number(r.output_tokens ?? 0);
+      m.by_function.push({
+        function: r.function || "unknown",
+        requests: r.requests,
+        credits: r.credits,
+        input_tokens: Number(r.input_tokens ?? 0),
+        output_tokens: Number(r.output_tokens ?? 0),
+      });
     } else m.credits_granted += r.credits;
   }
   return [...byMonth.values()].slice(0, months);

@@ -35,6 +35,9 @@ export interface LedgerRow {
   key_id: string | null;
   request_id: string | null;
   reason: string | null;
+  /** a /v1 charge's tokens; null on other rows */
+  input_tokens: number | null;
+  output_tokens: number | null;
   created_at: string;
 }
 

@@ -81,8 +81,8 @@ ${
         u.by_function.map((f) => ({ label: f.function, value: f.requests })),
         { height: 160 },
       )}<div class="scroll"><table><caption>Usage by function, ${u.period.start.slice(0, 7)}</caption>
-<thead><tr><th scope="col">Function</th><th scope="col">Requests</th><th scope="col">Credits</th><th scope="col">Cached</th></tr></thead>
-<tbody>${u.by_function.map((f) => html`<tr><td>${f.function}</td><td>${f.requests}</td><td>${f.credits}</td><td>${f.cached}</td></tr>`)}</tbody></table></div>`
+<thead><tr><th scope="col">Function</th><th scope="col">Requests</th><th scope="col">Credits</th><th scope="col">Cached</th><th scope="col">Tokens in / out</th></tr></thead>
+<tbody>${u.by_function.map((f) => html`<tr><td>${f.function}</td><td>${f.requests}</td><td>${f.credits}</td><td>${f.cached}</td><td>${f.input_tokens || f.output_tokens ? `${f.input_tokens} / ${f.output_tokens}` : ""}</td></tr>`)}</tbody></table></div>`
     : html`<p>No calls yet this month.</p>`
 }`;
 }
@@ -147,12 +147,12 @@ export function newKeyBox(key: string, label: string): Html {
 
 export function ledgerPage(rows: LedgerRow[], page: number, pages: number, total: number): Html {
   return html`<div class="scroll"><table><caption>Credit ledger (${total} entries), page ${page} of ${pages}</caption>
-<thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Function or reason</th><th scope="col">Request</th></tr></thead>
+<thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Function or reason</th><th scope="col">Tokens in / out</th><th scope="col">Request</th></tr></thead>
 <tbody>${rows.map(
     (
       r,
     ) => html`<tr><td>${when(r.created_at)}</td><td>${r.kind}</td><td class="num ${r.amount < 0 ? "neg" : "pos"}">${r.amount > 0 ? "+" : ""}${r.amount}</td>
-<td>${r.function ?? r.reason ?? ""}</td><td><code>${r.request_id ?? ""}</code></td></tr>`,
+<td>${r.function ?? r.reason ?? ""}</td><td class="num">${r.input_tokens === null ? "" : `${r.input_tokens} / ${r.output_tokens ?? 0}`}</td><td><code>${r.request_id ?? ""}</code></td></tr>`,
   )}</tbody></table></div>
 <nav class="pager" aria-label="Ledger pages">${page > 1 ? html`<a href="/dashboard/ledger?page=${page - 1}" rel="prev">Newer</a>` : ""}
 ${page < pages ? html`<a href="/dashboard/ledger?page=${page + 1}" rel="next">Older</a>` : ""}</nav>`;

@@ -137,7 +137,7 @@ export class PostgresDashboardStore implements DashboardStore {
     return pgCall(this.pg, async () => {
       const [{ n }] = await this.pg.sql`SELECT count(*) AS n FROM ledger WHERE account_id = ${accountId}`;
       const rows = await this.pg.sql`
-        SELECT id, kind, amount, function, key_id, request_id, reason, created_at FROM ledger
+        SELECT id, kind, amount, function, key_id, request_id, reason, input_tokens, output_tokens, created_at FROM ledger
         WHERE account_id = ${accountId} ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`;
       return {
         total: Number(n),
@@ -149,6 +149,8 @@ export class PostgresDashboardStore implements DashboardStore {
           key_id: (r.key_id as string | null) ?? null,
           request_id: (r.request_id as string | null) ?? null,
           reason: (r.reason as string | null) ?? null,
+          input_tokens: r.input_tokens === null || r.input_tokens === undefined ? null : Number(r.input_tokens),
+          output_tokens: r.output_tokens === null || r.output_tokens === undefined ? null : Number(r.output_tokens),
           created_at: new Date(Number(r.created_at)).toISOString(),
         })),
       };

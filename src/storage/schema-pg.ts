@@ -75,6 +75,9 @@ export const ledger = pgTable(
     requestId: text("request_id"),
     provider: text("provider"),
     cached: boolean("cached").notNull().default(false),
+    /** a /v1 charge's tokens (provider-reported, else estimated); null on other rows */
+    inputTokens: bigint("input_tokens", { mode: "number" }),
+    outputTokens: bigint("output_tokens", { mode: "number" }),
     reason: text("reason"),
     createdAt: ms("created_at").notNull().default(now),
   },
@@ -112,6 +115,8 @@ export const usageDaily = pgTable(
     requests: integer("requests").notNull().default(0),
     credits: bigint("credits", { mode: "number" }).notNull().default(0),
     cached: integer("cached").notNull().default(0),
+    inputTokens: bigint("input_tokens", { mode: "number" }).notNull().default(0),
+    outputTokens: bigint("output_tokens", { mode: "number" }).notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.day, t.kind, t.function, t.provider] })],
 );

@@ -52,6 +52,9 @@ export const ledger = sqliteTable(
     requestId: text("request_id"),
     provider: text("provider"),
     cached: integer("cached", { mode: "boolean" }).notNull().default(false),
+    /** a /v1 charge's tokens (provider-reported, else estimated); null on other rows */
+    inputTokens: integer("input_tokens"),
+    outputTokens: integer("output_tokens"),
     reason: text("reason"),
     createdAt: integer("created_at").notNull().default(now),
   },
@@ -78,6 +81,8 @@ export const usageDaily = sqliteTable(
     requests: integer("requests").notNull().default(0),
     credits: integer("credits").notNull().default(0),
     cached: integer("cached").notNull().default(0),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.day, t.kind, t.function, t.provider] })],
 );

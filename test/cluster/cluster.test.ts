@@ -80,7 +80,7 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     // holds covers it, so the 30 refusals came before any provider was called
     console.log(`60 calls on 30 credits over three nodes: ${sim.calls.count} provider calls for ${ok} answers`);
     expect(sim.calls.count).toBe(30);
-    for (const r of refused) expect(r.text).toContain("insufficient credits: a call of chat-completions costs 1");
+    for (const r of refused) expect(r.text).toContain("insufficient credits: a call of chat-completions holds up to 1 credit ");
     for (const n of cluster.nodes) expect(await balanceOn(n, key)).toBe(0);
     const [rows] =
       await pg`SELECT count(*)::int AS n, coalesce(sum(amount), 0)::int AS total FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;

@@ -186,9 +186,43 @@ for (const [name, enabled, make] of stores) {
       expect(usage.requests).toBe(2);
       expect(usage.credits_used).toBe(3);
       expect(usage.credits_granted).toBe(7);
-      expect(usage.by_function).toEqual([{ function: "word-count", requests: 2, credits: 3, cached: 0 }]);
+      expect(usage.by_function).toEqual([
+        { function: "word-count", requests: 2, credits: 3, cached: 0, input_tokens: 0, output_tokens: 0 },
+      ]);
       const months = await ledger.monthly(id);
       expect(months[0].credits_used).toBe(3);
+    });
+
+    test("a call priced on its usage: charged what it used, never more than it held, its tokens in the rollups", async () => {
+      const { keys, ledger } = make();
+      const { id } = await keys.createAccount({ credits: 10 });
+      const tokens = { input: 120, output: 30 };
+      const r = (await ledger.reserve(id, 6))!;
+      expect(ledger.held(id)).toBe(6);
+      await ledger.settle(r, { ...details("req_used"), fn: "chat-completions", tokens }, 2);
+      expect(r.amount).toBe(2);
+      expect(r.remaining).toBe(8);
+      expect(ledger.held(id)).toBe(0);
+      // more than held: the hold is the cap
+      const capped = (await ledger.reserve(id, 3))!;
+      await ledger.settle(capped, { ...details("req_capped"), fn: "chat-completions", tokens }, 50);
+      expect(capped.amount).toBe(3);
+      expect(await ledger.balance(id)).toBe(5);
+      // nothing used: no charge, the hold back
+      const none = (await ledger.reserve(id, 4))!;
+      await ledger.settle(none, { ...details("req_none"), fn: "chat-completions", tokens: { input: 0, output: 0 } }, 0);
+      expect(none.amount).toBe(0);
+      expect(await ledger.balance(id)).toBe(5);
+      expect(await ledger.reserve(id, 5)).not.toBeNull();
+      const usage = await ledger.monthToDate(id);
+      expect(usage.credits_used).toBe(5);
+      expect(usage.input_tokens).toBe(240);
+      expect(usage.output_tokens).toBe(60);
+      expect(usage.by_function).toEqual([
+        { function: "chat-completions", requests: 2, credits: 5, cached: 0, input_tokens: 240, output_tokens: 60 },
+      ]);
+      const months = await ledger.monthly(id);
+      expect(months[0]).toMatchObject({ credits_used: 5, input_tokens: 240, output_tokens: 60 });
     });
 
     test("chargedRequest names a charged request of the account, never a released one nor another account's", async () => {

@@ -137,7 +137,8 @@ export async function chat(node: Node, key: string, content: string, headers: Re
   const res = await fetch(`${node.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${key}`, ...headers },
-    body: JSON.stringify({ model: "model-a", messages: [{ role: "user", content }] }),
+    // max_tokens: a short call holds 1 credit at the default price (docs/pricing.md)
+    body: JSON.stringify({ model: "model-a", max_tokens: 100, messages: [{ role: "user", content }] }),
   });
   const text = await res.text();
   return { status: res.status, headers: res.headers, text };

@@ -67,8 +67,11 @@ function buildOldDatabase(): void {
 /** The figures as the ledger itself says, by a full scan (what the usage endpoint did before). */
 function scan(db: Database, account: string, from: number) {
   const byFn = db
-    .query<{ function: string; requests: number; credits: number; cached: number }, [string, number]>(
-      "SELECT function, count(*) AS requests, -sum(amount) AS credits, sum(cached) AS cached FROM ledger WHERE account_id = ? AND kind = 'charge' AND created_at >= ? GROUP BY function ORDER BY function",
+    .query<
+      { function: string; requests: number; credits: number; cached: number; input_tokens: number; output_tokens: number },
+      [string, number]
+    >(
+      "SELECT function, count(*) AS requests, -sum(amount) AS credits, sum(cached) AS cached, coalesce(sum(input_tokens), 0) AS input_tokens, coalesce(sum(output_tokens), 0) AS output_tokens FROM ledger WHERE account_id = ? AND kind = 'charge' AND created_at >= ? GROUP BY function ORDER BY function",
     )
     .all(account, from);
   const byProvider = db

@@ -42,7 +42,13 @@ afterAll(async () => {
 const implementations: {
   name: string;
   skip: boolean;
-  make(): { store: DashboardStore; keys: KeyStore; grant: (a: string, n: number) => unknown };
+  make(): {
+    store: DashboardStore;
+    keys: KeyStore;
+    grant: (a: string, n: number) => unknown;
+    /** a /v1-style charge with its tokens */
+    charge: (a: string, n: number, tokens: { input: number; output: number }) => Promise<unknown>;
+  };
 }[] = [
   {
     name: "SQLite",
@@ -53,6 +59,15 @@ const implementations: {
         store: new SqliteDashboardStore(sqlite.sqlite),
         keys: new SqliteKeyStore(sqlite, ledger, { welcomeCredits: 5 }),
         grant: (a, n) => ledger.grant(a, n, "grant", "contract"),
+        charge: (a, n, tokens) =>
+          ledger.charge(a, n, {
+            keyId: "key_x",
+            fn: "chat-completions",
+            requestId: `req_${crypto.randomUUID()}`,
+            provider: "p",
+            cached: false,
+            tokens,
+          }),
       };
     },
   },
@@ -65,6 +80,15 @@ const implementations: {
         store: new PostgresDashboardStore(pg!),
         keys: new PostgresKeyStore(pg!, ledger, { welcomeCredits: 5 }),
         grant: (a, n) => ledger.grant(a, n, "grant", "contract"),
+        charge: (a, n, tokens) =>
+          ledger.charge(a, n, {
+            keyId: "key_x",
+            fn: "chat-completions",
+            requestId: `req_${crypto.randomUUID()}`,
+            provider: "p",
+            cached: false,
+            tokens,
+          }),
       };
     },
   },
@@ -171,6 +195,17 @@ for (const impl of implementations) {
       expect(first.rows.map((r) => r.amount)).toEqual([4, 3]);
       const last = await store.ledgerPage(acc.id, 2, 4);
       expect(last.rows.map((r) => [r.kind, r.amount])).toEqual([["welcome", 5]]);
+      expect(last.rows[0]).toMatchObject({ input_tokens: null, output_tokens: null });
+      // a /v1 charge's row carries its tokens (the dashboard's ledger table shows them)
+      await impl.make().charge(acc.id, 3, { input: 1200, output: 345 });
+      const [row] = (await store.ledgerPage(acc.id, 1, 0)).rows;
+      expect(row).toMatchObject({
+        kind: "charge",
+        amount: -3,
+        function: "chat-completions",
+        input_tokens: 1200,
+        output_tokens: 345,
+      });
     });
   });
 }

@@ -5,7 +5,7 @@ import { openaiClient, rawPost, sentBody, useGateway } from "./setup";
 const ctx = useGateway();
 
 describe("POST /v1/embeddings", () => {
-  test("forwarded as sent, answered as the provider did; cached, charged its configured cost", async () => {
+  test("forwarded as sent, answered as the provider did; cached, charged per token like a fresh one", async () => {
     const { sim, gw } = ctx;
     const { key, accountId } = gw.newKey({ credits: 20 });
     sim.reset();
@@ -23,7 +23,8 @@ describe("POST /v1/embeddings", () => {
     expect(again.headers.get("x-cache")).toBe("HIT");
     expect(await again.json()).toEqual(got);
     expect(sim.calls.count).toBe(1);
-    expect(gw.deps.ledger.balance(accountId)).toBe(20 - 2 - 2);
+    // a few tokens at the default price (1 credit per 1,000, rounded up): 1 credit each, the cached one too
+    expect(gw.deps.ledger.balance(accountId)).toBe(20 - 1 - 1);
   });
 
   test("through the official SDK (base64 on the wire, floats for the caller), with fallback", async () => {
@@ -45,7 +46,7 @@ describe("POST /v1/embeddings", () => {
 
   test("shape errors are 400 before any provider; rate limits and credits apply", async () => {
     const { sim, gw } = ctx;
-    const { key, accountId } = gw.newKey({ credits: 1 });
+    const { key, accountId } = gw.newKey({ credits: 0 });
     sim.reset();
     const missing = await rawPost(gw, "/v1/embeddings", key, { model: "embed-a" });
     expect(missing.status).toBe(400);
@@ -55,7 +56,7 @@ describe("POST /v1/embeddings", () => {
       .catch((e) => e);
     expect(poor.status).toBe(402);
     expect(sim.calls.count).toBe(0);
-    expect(gw.deps.ledger.balance(accountId)).toBe(1);
+    expect(gw.deps.ledger.balance(accountId)).toBe(0);
   });
 });
 
@@ -83,7 +84,7 @@ describe("GET /v1/models", () => {
 });
 
 describe("POST /v1/responses (passed through to providers with the responses feature)", () => {
-  test("text in, text out; the provider gets the body as sent; charged its configured cost", async () => {
+  test("text in, text out; the provider gets the body as sent; charged per token", async () => {
     const { sim, gw } = ctx;
     const { key, accountId } = gw.newKey({ credits: 10 });
     sim.reset();
@@ -105,7 +106,7 @@ describe("POST /v1/responses (passed through to providers with the responses fea
       max_output_tokens: 50,
       metadata: { a: "b" },
     });
-    expect(gw.deps.ledger.balance(accountId)).toBe(7);
+    expect(gw.deps.ledger.balance(accountId)).toBe(9);
   });
 
   test("function tools round trip and streaming events (named, ending with response.completed, no [DONE])", async () => {

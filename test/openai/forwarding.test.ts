@@ -238,9 +238,9 @@ describe("answers come back as the provider sent them", () => {
     expect(err).toBeInstanceOf(OpenAI.APIError);
   });
 
-  test("a client leaving mid-stream aborts the upstream stream; its hold is released, nothing charged", async () => {
+  test("a client leaving mid-stream aborts the upstream stream and pays for what it was sent; the rest of its hold is free", async () => {
     const { sim, gw } = ctx;
-    const { key, accountId } = gw.newKey({ credits: 1 });
+    const { key, accountId } = gw.newKey({ credits: 2 });
     sim.reset();
     const ac = new AbortController();
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
@@ -250,6 +250,7 @@ describe("answers come back as the provider sent them", () => {
       body: JSON.stringify({
         model: "model-a",
         stream: true,
+        max_tokens: 100,
         messages: [{ role: "user", content: "one two three four five six seven eight nine ten eleven twelve" }],
       }),
     });
@@ -259,14 +260,18 @@ describe("answers come back as the provider sent them", () => {
     ac.abort();
     for (let i = 0; i < 40 && !sim.calls.requests[0]?.aborted; i++) await Bun.sleep(50);
     expect(sim.calls.requests[0]?.aborted).toBe(true);
+    // a few tokens at the default price (1 credit per 1,000, rounded up): 1 credit
+    for (let i = 0; i < 40 && gw.deps.ledger.balance(accountId) === 2; i++) await Bun.sleep(25);
     expect(gw.deps.ledger.balance(accountId)).toBe(1);
     for (let i = 0; i < 40 && !gw.logs.some((l) => l.includes("stream ended early") && l.includes('"status":499')); i++)
       await Bun.sleep(50);
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
     expect(metrics).toMatch(/textai_streams_total\{[^}]*outcome="client_closed"[^}]*\} 1/);
-    // the credit held by the abandoned stream is free again
+    // nothing of the abandoned stream's hold is left held
+    expect(gw.deps.ledger.held(accountId)).toBe(0);
     const next = await rawPost(gw, "/v1/chat/completions", key, {
       model: "model-a",
+      max_tokens: 100,
       messages: [{ role: "user", content: "after" }],
     });
     expect(next.status).toBe(200);

@@ -21,9 +21,6 @@ export function useGateway(opts: { configText?: (simUrl: string) => string; env?
       configText:
         opts.configText?.(url) ??
         `
-[costs]
-embeddings = 2
-responses = 3
 
 ${providerToml("primary", url, "model-a", 'embedding_model = "embed-a"')}
 ${providerToml("backup", url, "model-b", 'embedding_model = "embed-b"\n# lists model-a too, so a client error of primary for model-a may be retried here\nmodels = { "shared" = "model-a" }')}

@@ -36,6 +36,8 @@ export function accountRoutes(deps: AppDeps) {
             requests: months.reduce((s, m) => s + m.requests, 0),
             credits_used: months.reduce((s, m) => s + m.credits_used, 0),
             credits_granted: months.reduce((s, m) => s + m.credits_granted, 0),
+            input_tokens: months.reduce((s, m) => s + m.input_tokens, 0),
+            output_tokens: months.reduce((s, m) => s + m.output_tokens, 0),
           },
         });
       },

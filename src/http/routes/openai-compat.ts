@@ -4,8 +4,10 @@ import { authenticate } from "../../auth/authenticate";
 import { canonicalJson, digest } from "../../cache/canonical";
 import { chargedAnswer } from "../../credits/charged-answer";
 import type { Reservation } from "../../credits/interface";
+import { pricedTargets } from "../../credits/pricing";
+import { StreamedCharge } from "../../credits/streamed-charge";
 import type { AppDeps } from "../../deps";
-import { clientClosed, errorType, GatewayError, invalidRequest, modelNotFound } from "../../errors";
+import { errorType, GatewayError, invalidRequest, modelNotFound } from "../../errors";
 import { API_FN, type ProxyCall, UpstreamClientError } from "../../providers/chat";
 import { servesModel, targetModel } from "../../providers/route-plan";
 import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../../providers/shared-account";
@@ -95,11 +97,30 @@ function errorFrame(api: ProxyApi, message: string, code: string, sequenceNumber
   return enc.encode(`data: ${JSON.stringify({ error: { message, type: "api_error", param: null, code } })}\n\n`);
 }
 
+/** Whether the client asked for the usage chunk of a chat stream. */
+const asksUsage = (body: Record<string, unknown>) => isObject(body.stream_options) && body.stream_options.include_usage === true;
+
+/**
+ * A chat stream always asks the upstream for its usage chunk: the call is charged on it
+ * (docs/pricing.md). A client that did not ask for it does not get it (`withoutUsage`).
+ */
+function withStreamUsage(body: Record<string, unknown>): Record<string, unknown> {
+  if (asksUsage(body)) return body;
+  return { ...body, stream_options: { ...(isObject(body.stream_options) ? body.stream_options : {}), include_usage: true } };
+}
+
+/** A chat chunk as the client asked for it without usage: no `usage` field, no usage-only chunk (null: drop it). */
+function withoutUsage(event: unknown): unknown {
+  if (!isObject(event) || !("usage" in event)) return event;
+  const { usage: _usage, ...rest } = event;
+  return Array.isArray(rest.choices) && rest.choices.length === 0 ? null : rest;
+}
+
 const Loose = (description: string) => T.Object({}, { additionalProperties: true, description });
 
 /**
  * POST /v1/chat/completions, /v1/embeddings and /v1/responses as a faithful proxy (the body goes
- * to the provider as sent, only `model` resolved), with the keys, credits (flat per request),
+ * to the provider as sent, only `model` resolved), with the keys, credits (per token: docs/pricing.md),
  * limits, cache and fallback of the function endpoints; GET /v1/models and /v1/models/{id}.
  */
 export function openAiCompatRoutes(deps: AppDeps) {
@@ -116,11 +137,17 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const targets = router.proxyTargets({ api, body });
     await refusePrivateUrls(remoteUrls(api, body));
     mark(state, "validate", t);
-    const price = config.costs[fn] ?? 1;
-    const insufficient = () => new GatewayError("insufficient_credits", `insufficient credits: a call of ${fn} costs ${price}`);
+    // Priced per token (docs/pricing.md): the estimate is held before any provider is called.
+    const priced = pricedTargets(config.pricing, api, body, targets);
+    const { hold, estimate } = priced;
+    const insufficient = () =>
+      new GatewayError(
+        "insufficient_credits",
+        `insufficient credits: a call of ${fn} holds up to ${hold} credit${hold === 1 ? "" : "s"} (about ${estimate.input} input and at most ${estimate.output} output tokens)`,
+      );
     const call: ProxyCall = {
       api,
-      body,
+      body: api === "chat/completions" && body.stream === true ? withStreamUsage(body) : body,
       signal: request.signal,
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
       requestId: state.requestId,
@@ -140,23 +167,27 @@ export function openAiCompatRoutes(deps: AppDeps) {
     };
 
     if (body.stream === true) {
-      const reservation = await ledger.reserve(auth.accountId, price);
+      const reservation = await ledger.reserve(auth.accountId, hold);
       if (!reservation) throw insufficient();
       let outcome: Awaited<ReturnType<typeof router.proxyStream>>;
       try {
-        outcome = await router.proxyStream(call, targets);
+        outcome = await router.proxyStream(call, priced.targets);
       } catch (err) {
         ledger.release(reservation);
         throw err;
       }
       state.provider = outcome.provider;
       const events = outcome.events[Symbol.asyncIterator]();
-      // open -> settling -> charged, or -> released (cut, failed or abandoned): the hold ends exactly once
-      let phase: "open" | "settling" | "charged" | "released" = "open";
-      const release = () => {
-        if (phase === "open" || phase === "settling") ledger.release(reservation);
-        phase = "released";
-      };
+      // the client's signal is left out: a client that leaves early pays for what it was sent
+      const { signal: _signal, ...rowDetails } = details(outcome.provider, false);
+      const charge = new StreamedCharge({
+        ledger,
+        reservation,
+        price: priced.priceOf(outcome.provider),
+        promptTokens: estimate.input,
+        details: rowDetails,
+      });
+      const strip = api === "chat/completions" && !asksUsage(body);
       // The access log line was written when the stream began (status 200); how it ended is told here.
       const ended = (how: "completed" | "cut" | "client_closed") => {
         metrics.inc("textai_streams_total", "Streamed answers by function and how they ended", { function: fn, outcome: how });
@@ -166,42 +197,65 @@ export function openAiCompatRoutes(deps: AppDeps) {
             fn,
             provider: outcome.provider,
             status: how === "cut" ? 502 : 499,
+            credits: how === "client_closed" ? reservation.amount : 0,
           });
+      };
+      /** The client left before the end: the upstream is closed, what it was sent is charged. */
+      const abandoned = async () => {
+        if (!charge.open) return;
+        state.status = 499;
+        state.errorCode = "client_closed";
+        const closing = Promise.resolve(events.return?.()).catch(() => {});
+        try {
+          await charge.charge();
+          charged(reservation, outcome.provider, false);
+        } catch (err) {
+          logger.log("error", "charge of an abandoned stream failed", {
+            request_id: state.requestId,
+            fn,
+            error: (err as Error).message,
+          });
+        }
+        ended("client_closed");
+        await closing;
       };
       let lastSequence = -1;
       const sse = new ReadableStream<Uint8Array>({
         async pull(controller) {
           try {
-            const next = await events.next();
-            if (!next.done) {
-              const seq = isObject(next.value) ? next.value.sequence_number : undefined;
+            let next = await events.next();
+            // an event the client did not ask for (the usage chunk) is skipped: pull must enqueue or close
+            for (; !next.done; next = await events.next()) {
+              charge.saw(next.value);
+              const out = strip ? withoutUsage(next.value) : next.value;
+              if (out === null) continue;
+              const seq = isObject(out) ? out.sequence_number : undefined;
               if (typeof seq === "number") lastSequence = seq;
-              controller.enqueue(frame(api, next.value));
+              controller.enqueue(frame(api, out));
               return;
             }
-            phase = "settling";
-            await ledger.settle(reservation, details(outcome.provider, false));
-            phase = "charged";
+            if (!charge.open) return;
+            await charge.charge();
             charged(reservation, outcome.provider, false);
             ended("completed");
             if (api === "chat/completions") controller.enqueue(DONE);
             controller.close();
           } catch (err) {
-            // charged already (the client left before [DONE]) or abandoned by the client: nothing to tell
-            if (phase === "charged" || phase === "released") return;
-            // cut after the first byte: an error event, never a fake [DONE]; nothing charged
-            release();
-            ended("cut");
+            // the client left (Bun aborts its signal, which aborts the upstream): charged for what it was sent
+            if (request.signal.aborted) return abandoned();
+            // the charge failed, or the stream was cut after the first byte: an error event, never a fake [DONE]
+            if (charge.open) {
+              charge.release();
+              ended("cut");
+            }
             const e = toGatewayError(
               "UNKNOWN",
               err instanceof GatewayError
                 ? err
-                : request.signal.aborted
-                  ? clientClosed()
-                  : new GatewayError(
-                      "provider_error",
-                      `upstream stream failed${err instanceof ProviderError ? ` (${err.code})` : ""}`,
-                    ),
+                : new GatewayError(
+                    "provider_error",
+                    `upstream stream failed${err instanceof ProviderError ? ` (${err.code})` : ""}`,
+                  ),
             );
             state.errorCode = e.code;
             try {
@@ -212,14 +266,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
             }
           }
         },
-        async cancel() {
-          if (phase !== "open") return;
-          release();
-          state.status = 499;
-          state.errorCode = "client_closed";
-          ended("client_closed");
-          await events.return?.();
-        },
+        cancel: abandoned,
       });
       state.status = 200;
       return new Response(sse, {
@@ -232,7 +279,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
       });
     }
 
-    const first = targets[0];
+    const first = priced.targets[0];
     const useCache =
       config.cache.enabled &&
       first !== undefined &&
@@ -246,11 +293,12 @@ export function openAiCompatRoutes(deps: AppDeps) {
       cache,
       mark: (stage, since) => mark(state, stage, since),
       accountId: auth.accountId,
-      cost: price,
+      cost: hold,
       cacheKey,
       details,
       insufficient,
-      produce: () => router.proxy(call, targets),
+      priced: (answer) => priced.charge(answer.provider, answer.json),
+      produce: () => router.proxy(call, priced.targets),
       fromCache: (hit) => ({ ...hit, attempts: [] }),
     });
     charged(reservation, answer.provider, cached);
@@ -346,20 +394,20 @@ export function openAiCompatRoutes(deps: AppDeps) {
       "/v1/chat/completions",
       handler("chat/completions"),
       post(
-        "OpenAI-compatible chat completions (plain and stream: true), forwarded as sent; 1 credit per request",
+        "OpenAI-compatible chat completions (plain and stream: true), forwarded as sent; priced per token (docs/pricing.md)",
         "An OpenAI Chat Completions request: every field is forwarded to the provider as sent",
       ),
     )
     .post(
       "/v1/embeddings",
       handler("embeddings"),
-      post("OpenAI-compatible embeddings, forwarded as sent; 1 credit per request", "An OpenAI Embeddings request"),
+      post("OpenAI-compatible embeddings, forwarded as sent; priced per token (docs/pricing.md)", "An OpenAI Embeddings request"),
     )
     .post(
       "/v1/responses",
       handler("responses"),
       post(
-        "OpenAI Responses API, passed through to providers that implement it; 1 credit per request",
+        "OpenAI Responses API, passed through to providers that implement it; priced per token (docs/pricing.md)",
         "An OpenAI Responses request: forwarded as sent to a provider with the responses feature",
       ),
     )
