@@ -30,8 +30,10 @@ function explained(r: Result): string[] {
   const problems: string[] = [];
   if (Math.abs(aggregate(r.sentences) - r.score) > 0.002)
     problems.push(`overall ${r.score} but the sentences add up to ${aggregate(r.sentences).toFixed(3)}`);
-  if (r.label === "negative" && !r.sentences.some((s) => s.label === "negative")) problems.push("negative with no negative sentence");
-  if (r.label === "positive" && !r.sentences.some((s) => s.label === "positive")) problems.push("positive with no positive sentence");
+  if (r.label === "negative" && !r.sentences.some((s) => s.label === "negative"))
+    problems.push("negative with no negative sentence");
+  if (r.label === "positive" && !r.sentences.some((s) => s.label === "positive"))
+    problems.push("positive with no positive sentence");
   return problems;
 }
 
