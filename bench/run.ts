@@ -5,6 +5,7 @@
  *
  *   bun bench/run.ts [--duration 3] [--warmup 1] [--repeats 3] [--connections 1,32,128]
  *                    [--only baseline,compat,...,startup,memory] [--starts 10] [--memory-load 60] [--no-write]
+ *   bun bench/run.ts --help   (the options, bench/lib/options.ts; an unknown one is refused with it)
  *
  * The `cluster` scenario runs the function full path on two nodes sharing a fresh PostgreSQL
  * database and a Redis db (loopback servers, or TEXTAI_BENCH_PG / TEXTAI_BENCH_REDIS), load split
@@ -21,27 +22,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FOOTPRINT_IDS, type Footprint, footprintTable, footprintTargets, measureFootprint } from "./lib/footprint";
 import { type Gateway, startGateway } from "./lib/gateway";
+import { benchHelp, parseBenchArgs } from "./lib/options";
 import { type Child, cpuMs, freePort, median, peakRssMb, pin, pinning, ROOT, spawnChild, waitFor } from "./lib/proc";
+import { notMeasuredReason } from "./lib/summary";
 import { renderSvg } from "./lib/svg";
 import type { LoadResult, LoadSpec } from "./load";
 
 // ---------- options ----------
-
-function flag(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? (process.argv[i + 1] as string) : fallback;
-}
-const DURATION = Number(flag("duration", "3"));
-const WARMUP = Number(flag("warmup", "1"));
-const REPEATS = Math.max(2, Number(flag("repeats", "3")));
-const CONNECTIONS = flag("connections", "1,32,128").split(",").map(Number);
-const ONLY = flag("only", "")
-  .split(",")
-  .filter((s) => s !== "");
-const WRITE = !process.argv.includes("--no-write");
-/** starts timed for the start-up figure, and seconds of full-path load before the loaded RSS figure */
-const STARTS = Number(flag("starts", "10"));
-const MEMORY_LOAD_S = Number(flag("memory-load", "60"));
 
 // ---------- scenarios ----------
 
@@ -205,6 +192,28 @@ const SCENARIOS: Scenario[] = [
     prime: true,
   },
 ];
+
+// ---------- options (bench/lib/options.ts) ----------
+
+/** Every name `--only` accepts: the throughput scenarios and the footprint parts. */
+const ONLY_IDS = [...SCENARIOS.map((s) => s.id), ...FOOTPRINT_IDS];
+const command = parseBenchArgs(process.argv.slice(2), ONLY_IDS);
+if (command.kind !== "run") {
+  // before any server starts: --help, or a mistyped option, must not begin a long run
+  if (command.kind === "error") process.stderr.write(`bench: ${command.message}\n\n`);
+  (command.kind === "help" ? process.stdout : process.stderr).write(benchHelp(ONLY_IDS));
+  process.exit(command.kind === "help" ? 0 : 2);
+}
+const {
+  duration: DURATION,
+  warmup: WARMUP,
+  repeats: REPEATS,
+  connections: CONNECTIONS,
+  only: ONLY,
+  write: WRITE,
+  starts: STARTS,
+  memoryLoad: MEMORY_LOAD_S,
+} = command.options;
 
 // ---------- results ----------
 
@@ -579,12 +588,7 @@ function targets(results: ScenarioResult[]): Target[] {
     met: null,
     detail: `not measured: ${why}`,
   });
-  const whyNot = (...ids: string[]) =>
-    ids
-      .map(by)
-      .filter((r) => r?.status !== "ok")
-      .map((r) => `${r?.id ?? "?"} ${r?.status ?? "not run"}${r?.reason ? ` (${r.reason})` : ""}`)
-      .join("; ");
+  const whyNot = (...ids: string[]) => notMeasuredReason(results, ids);
   if (compat && pk) {
     const ratio = compat.rps / pk.rps;
     out.push({

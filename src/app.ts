@@ -4,6 +4,7 @@ import { Elysia } from "elysia";
 type OpenApiOptions = NonNullable<Parameters<typeof openapi>[0]>;
 
 import { dashboardRoutes } from "./dashboard/routes";
+import { requestOrigin } from "./dashboard/security";
 import type { AppDeps } from "./deps";
 import { clientClosed, GatewayError } from "./errors";
 import { FunctionPipeline } from "./functions/pipeline";
@@ -45,6 +46,31 @@ function pathPattern(path: string): RegExp {
     .replace(/:[^/]+/g, "[^/]+")
     .replace(/\*/g, ".*");
   return new RegExp(`^${escaped}/?$`);
+}
+
+/**
+ * /docs and /openapi.json. The document names the server it was fetched from (the request's own
+ * origin; X-Forwarded-Proto only from a trusted proxy), so the code samples carry a host.
+ */
+function apiDocs(deps: AppDeps) {
+  return new Elysia({ name: "api-docs" })
+    .onAfterHandle(({ request, response, server }) => {
+      if (!response || typeof response !== "object" || response instanceof Response) return;
+      const peer = server?.requestIP(request)?.address ?? null;
+      const { origin } = requestOrigin(request, peer, deps.config.dashboard.trustedProxies);
+      // the plugin caches one document for every request: answer a copy
+      return { ...(response as Record<string, unknown>), servers: [{ url: origin }] };
+    })
+    .use(
+      openapi({
+        path: "/docs",
+        specPath: "/openapi.json",
+        documentation: openApiDocumentation() as unknown as OpenApiOptions["documentation"],
+        scalar: scalarConfig as OpenApiOptions["scalar"],
+        // the dashboard's HTML pages and assets; its JSON routes (/dashboard/api/...) stay documented
+        exclude: { paths: ["/docs/assets/scalar.js", /^\/dashboard(?!\/api\/)/, "/login"] },
+      }),
+    );
 }
 
 export function createApp(deps: AppDeps) {
@@ -105,16 +131,7 @@ export function createApp(deps: AppDeps) {
         });
       }
     })
-    .use(
-      openapi({
-        path: "/docs",
-        specPath: "/openapi.json",
-        documentation: openApiDocumentation() as unknown as OpenApiOptions["documentation"],
-        scalar: scalarConfig as OpenApiOptions["scalar"],
-        // the dashboard's HTML pages and assets; its JSON routes (/dashboard/api/...) stay documented
-        exclude: { paths: ["/docs/assets/scalar.js", /^\/dashboard(?!\/api\/)/, "/login"] },
-      }),
-    )
+    .use(apiDocs(deps))
     .use(opsRoutes(deps))
     .use(functionRoutes(deps, pipeline))
     .use(accountRoutes(deps))

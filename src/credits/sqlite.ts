@@ -1,6 +1,7 @@
 import type { Statement } from "bun:sqlite";
 import { clientClosed } from "../errors";
 import { isStorageUnavailable, type Storage } from "../storage/db";
+import { publicIdSql } from "../storage/schema";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import {
   type CreditLedger,
@@ -10,6 +11,8 @@ import {
   type UsageFigures,
 } from "./interface";
 import { dayOf, monthlyFrom, monthToDateFrom, type UsageRow } from "./usage";
+
+const LEDGER_PUBLIC_ID = publicIdSql("led");
 
 /**
  * Credits. A call holds its cost before any provider is called and is charged when it succeeds:
@@ -52,7 +55,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
       "UPDATE accounts SET balance = balance - ?1 WHERE id = ?2 AND balance - ?1 >= ?3 RETURNING balance",
     );
     this.insertStmt = q.prepare(
-      "INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at, input_tokens, output_tokens) VALUES (?, ?, ?, 'charge', ?, ?, ?, ?, ?, ?, ?)",
+      `INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at, input_tokens, output_tokens, public_id) VALUES (?, ?, ?, 'charge', ?, ?, ?, ?, ?, ?, ?, ${LEDGER_PUBLIC_ID})`,
     );
     this.balanceStmt = q.prepare("SELECT balance, plan FROM accounts WHERE id = ?");
     this.rollupStmt = q.prepare(
@@ -219,13 +222,9 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
         throw takeBackRefused(amount, acc.balance, this.held(accountId));
       }
       const at = Date.now();
-      q.query("INSERT INTO ledger (account_id, amount, kind, reason, created_at) VALUES (?, ?, ?, ?, ?)").run(
-        accountId,
-        amount,
-        kind,
-        reason,
-        at,
-      );
+      q.query(
+        `INSERT INTO ledger (account_id, amount, kind, reason, created_at, public_id) VALUES (?, ?, ?, ?, ?, ${LEDGER_PUBLIC_ID})`,
+      ).run(accountId, amount, kind, reason, at);
       this.rollupStmt.run(accountId, dayOf(at), "grant", "", "", amount, 0, 1, 0, 0);
       return updated.balance;
     })();

@@ -28,7 +28,8 @@ export interface AccountSummary {
 }
 
 export interface LedgerRow {
-  id: number;
+  /** the entry's public id (random, `led_…`), not its internal key */
+  id: string;
   kind: "welcome" | "grant" | "charge";
   amount: number;
   function: string | null;

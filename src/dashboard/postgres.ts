@@ -137,12 +137,12 @@ export class PostgresDashboardStore implements DashboardStore {
     return pgCall(this.pg, async () => {
       const [{ n }] = await this.pg.sql`SELECT count(*) AS n FROM ledger WHERE account_id = ${accountId}`;
       const rows = await this.pg.sql`
-        SELECT id, kind, amount, function, key_id, request_id, reason, input_tokens, output_tokens, created_at FROM ledger
+        SELECT public_id, kind, amount, function, key_id, request_id, reason, input_tokens, output_tokens, created_at FROM ledger
         WHERE account_id = ${accountId} ORDER BY id DESC LIMIT ${limit} OFFSET ${offset}`;
       return {
         total: Number(n),
         rows: rows.map((r: Record<string, unknown>) => ({
-          id: Number(r.id),
+          id: r.public_id as string,
           kind: r.kind as LedgerRow["kind"],
           amount: Number(r.amount),
           function: (r.function as string | null) ?? null,

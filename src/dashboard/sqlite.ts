@@ -112,7 +112,7 @@ export class SqliteDashboardStore implements DashboardStore {
       this.sqlite.query<{ n: number }, [string]>("SELECT count(*) AS n FROM ledger WHERE account_id = ?").get(accountId)?.n ?? 0;
     const rows = this.sqlite
       .query<LedgerRow & { created: number }, [string, number, number]>(
-        "SELECT id, kind, amount, function, key_id, request_id, reason, input_tokens, output_tokens, created_at AS created FROM ledger WHERE account_id = ? ORDER BY id DESC LIMIT ? OFFSET ?",
+        "SELECT public_id AS id, kind, amount, function, key_id, request_id, reason, input_tokens, output_tokens, created_at AS created FROM ledger WHERE account_id = ? ORDER BY ledger.id DESC LIMIT ? OFFSET ?",
       )
       .all(accountId, limit, offset)
       .map(({ created, ...r }) => ({ ...r, created_at: new Date(created).toISOString() }));

@@ -47,7 +47,7 @@ export function validateAgainst<T>(
     const message = !first
       ? "request does not match the schema"
       : missing
-        ? `${param} is required`
+        ? `${param} is required${misspellingNote(schema, value, first.path)}`
         : allowed
           ? `${param || "body"} must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}`
           : `${param || "body"}: ${first.message.replace(/^Expected/, "expected")}`;
@@ -134,6 +134,40 @@ function firstUnknownField(schema: TSchema, value: unknown, path: string, ignore
     }
   }
   return null;
+}
+
+/**
+ * For a missing required field: an undeclared key beside it that is a likely misspelling of it
+ * (`{"txt": …}` when `text` is required), said the way an unknown optional field is.
+ */
+function misspellingNote(root: TSchema, value: unknown, pointer: string): string {
+  const segments = pointer.split("/").slice(1);
+  const name = segments.pop();
+  if (name === undefined) return "";
+  let parent: unknown = value;
+  for (const seg of segments)
+    parent = parent && typeof parent === "object" ? (parent as Record<string, unknown>)[seg] : undefined;
+  if (!parent || typeof parent !== "object" || Array.isArray(parent)) return "";
+  const declared = new Set(objectSchemasAt(root, segments).flatMap((s) => Object.keys(s.properties ?? {})));
+  const typo = closest(
+    name,
+    Object.keys(parent).filter((k) => !declared.has(k)),
+  );
+  if (!typo) return "";
+  const at = pointerToParam(`/${[...segments, typo].join("/")}`);
+  return `; unknown field "${at}": did you mean "${name}"?`;
+}
+
+/** The object schemas that can sit at a path (every variant of a union). */
+function objectSchemasAt(schema: TSchema, segments: string[]): { properties?: Record<string, TSchema> }[] {
+  const variants = (schema as { anyOf?: TSchema[] }).anyOf;
+  if (variants) return variants.flatMap((v) => objectSchemasAt(v, segments));
+  const [head, ...rest] = segments;
+  if (head === undefined) return [schema as { properties?: Record<string, TSchema> }];
+  const items = (schema as { items?: TSchema }).items;
+  if (items && /^\d+$/.test(head)) return objectSchemasAt(items, rest);
+  const next = (schema as { properties?: Record<string, TSchema> }).properties?.[head];
+  return next ? objectSchemasAt(next, rest) : [];
 }
 
 function unknownFieldMessage(u: UnknownField): string {

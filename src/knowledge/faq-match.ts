@@ -13,13 +13,14 @@ import { specificity } from "./specificity";
 import { canonical, contentWords, foldPhrases, stem, termKeys } from "./text";
 
 export interface Faq {
-  id: number;
+  /** the entry's public id (random, `faqe_…`) */
+  id: string;
   question: string;
   answer: string;
 }
 
 export interface FaqMatch {
-  id: number;
+  id: string;
   question: string;
   answer: string;
   confidence: number;

@@ -1,10 +1,14 @@
 /** FAQ collections in SQLite, scoped to one account (another account's id is a 404). Collections are immutable once created. */
-import { and, asc, count, desc, eq } from "drizzle-orm";
+import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import { invalidRequest } from "../errors";
 import { notFound } from "../http/respond";
 import { newId } from "../ids";
 import type { Storage } from "../storage/db";
+import { publicIdSql } from "../storage/schema";
 import { type FaqCollectionRow, faqCollections, faqEntries } from "../storage/schema-kb";
+
+const FAQ_PUBLIC_ID = publicIdSql("faqe");
+
 import type { Faq } from "./faq-match";
 import { type FaqCollections, type FaqCollectionView, type Page, type Paged, paged } from "./interface";
 import { LIMITS } from "./schemas";
@@ -30,7 +34,16 @@ export class FaqStore implements FaqCollections {
     this.storage.sqlite.transaction(() => {
       this.db.insert(faqCollections).values({ id, accountId, name: input.name }).run();
       input.faqs.forEach((f, ord) => {
-        this.db.insert(faqEntries).values({ collectionId: id, ord, question: f.question.trim(), answer: f.answer.trim() }).run();
+        this.db
+          .insert(faqEntries)
+          .values({
+            collectionId: id,
+            ord,
+            question: f.question.trim(),
+            answer: f.answer.trim(),
+            publicId: sql.raw(FAQ_PUBLIC_ID),
+          })
+          .run();
       });
     })();
     return this.get(accountId, id);
@@ -49,7 +62,7 @@ export class FaqStore implements FaqCollections {
   faqs(accountId: string, id: string): Faq[] {
     this.row(accountId, id);
     return this.db
-      .select({ id: faqEntries.id, question: faqEntries.question, answer: faqEntries.answer })
+      .select({ id: sql<string>`${faqEntries.publicId}`, question: faqEntries.question, answer: faqEntries.answer })
       .from(faqEntries)
       .where(eq(faqEntries.collectionId, id))
       .orderBy(asc(faqEntries.ord))

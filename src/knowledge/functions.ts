@@ -154,9 +154,14 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     },
   });
 
-  const faqEntry = Type.Object({ id: Type.Integer(), question: Type.String(), answer: Type.String() });
+  const faqEntry = Type.Object({ id: Type.String(), question: Type.String(), answer: Type.String() });
   const faqMatch = Type.Object(
-    { id: Type.Integer(), question: Type.String(), answer: Type.String(), confidence: Type.Number({ minimum: 0, maximum: 1 }) },
+    {
+      id: Type.String({ description: "the FAQ entry's id (random, as listed by GET /api/v1/ai/faq-collections/:id)" }),
+      question: Type.String(),
+      answer: Type.String(),
+      confidence: Type.Number({ minimum: 0, maximum: 1 }),
+    },
     { additionalProperties: false },
   );
   const faqResult = Type.Object(
@@ -226,10 +231,15 @@ export function knowledgeFunctions(s: KnowledgeServices) {
       request: { collection_id: "faq_7Hq2xLm9Pz4Rt6Vw1Ks3", query: "how can i get my mony back?", min_confidence: 0.5, top_n: 3 },
       result: {
         matches: [
-          { id: 2, question: "What is your refund policy?", answer: "Refunds within 30 days of purchase.", confidence: 0.93 },
+          {
+            id: "faqe_5b1e9c0d7a2f4e83b6c4d9a0e1f27c3b",
+            question: "What is your refund policy?",
+            answer: "Refunds within 30 days of purchase.",
+            confidence: 0.93,
+          },
         ],
         best_match: {
-          id: 2,
+          id: "faqe_5b1e9c0d7a2f4e83b6c4d9a0e1f27c3b",
           question: "What is your refund policy?",
           answer: "Refunds within 30 days of purchase.",
           confidence: 0.93,

@@ -55,7 +55,7 @@ export interface FaqCollectionView {
   name: string;
   faq_count: number;
   created_at: string;
-  faqs?: { id: number; question: string; answer: string }[];
+  faqs?: { id: string; question: string; answer: string }[];
 }
 
 export interface ChatbotView {
@@ -129,7 +129,7 @@ export interface FaqCollections {
     input: { name: string; faqs: { question: string; answer: string }[] },
   ): MaybePromise<FaqCollectionView>;
   /** The collection's FAQs in their order (404 when not the account's). */
-  faqs(accountId: string, id: string): MaybePromise<{ id: number; question: string; answer: string }[]>;
+  faqs(accountId: string, id: string): MaybePromise<{ id: string; question: string; answer: string }[]>;
   get(accountId: string, id: string): MaybePromise<FaqCollectionView>;
   list(accountId: string, page: Page): MaybePromise<Paged<FaqCollectionView>>;
   delete(accountId: string, id: string): MaybePromise<void>;

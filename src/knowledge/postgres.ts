@@ -311,12 +311,13 @@ export class PostgresFaqCollections implements FaqCollections {
     return r as FaqRow;
   }
 
-  private async entries(id: string): Promise<{ id: number; question: string; answer: string }[]> {
-    const rows = await this.pg.sql`SELECT id, question, answer FROM faq_entries WHERE collection_id = ${id} ORDER BY ord`;
-    return (rows as { id: number; question: string; answer: string }[]).map((r) => ({ ...r, id: Number(r.id) }));
+  private async entries(id: string): Promise<{ id: string; question: string; answer: string }[]> {
+    const rows = await this.pg
+      .sql`SELECT public_id AS id, question, answer FROM faq_entries WHERE collection_id = ${id} ORDER BY ord`;
+    return rows as { id: string; question: string; answer: string }[];
   }
 
-  faqs(accountId: string, id: string): Promise<{ id: number; question: string; answer: string }[]> {
+  faqs(accountId: string, id: string): Promise<{ id: string; question: string; answer: string }[]> {
     return pgCall(this.pg, async () => {
       await this.row(accountId, id);
       return this.entries(id);

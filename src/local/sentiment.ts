@@ -7,7 +7,7 @@
 import { checkCpuBudget, tickCpuBudget } from "./budget";
 import { type Evidence, evidenceOf, withoutSarcasm } from "./sentiment/evidence";
 import { normalize, valenceSum } from "./sentiment/vader";
-import { round3, splitSentences } from "./text";
+import { round3, splitSentences, type TextSpan } from "./text";
 
 export type SentimentLabel = "positive" | "negative" | "neutral" | "mixed";
 
@@ -46,50 +46,66 @@ export function labelFor(score: number): Exclude<SentimentLabel, "mixed"> {
 }
 
 export function analyzeSentiment(text: string, opts: { aspects?: string[] } = {}): SentimentResult {
-  const scored: ScoredSentence[] = [];
-  const sentences: SentenceSentiment[] = [];
-  let total = 0;
-  let strongestPos = 0;
-  let strongestNeg = 0;
-  for (const span of splitSentences(text)) {
-    checkCpuBudget();
-    const { sum } = valenceSum(span.text);
-    const raw = normalize(sum);
-    const score = round3(raw);
-    total += sum;
-    if (score > strongestPos) strongestPos = score;
-    if (score < strongestNeg) strongestNeg = score;
-    scored.push({ text: span.text, score: raw });
-    sentences.push({ text: span.text, label: labelFor(score), score });
-  }
-  let score = round3(normalize(total));
-  const ev = evidenceOf(sentences.map((s) => s.text));
+  const spans = splitSentences(text);
+  let reading = readSentences(spans, (s) => s.text);
+  let score = round3(normalize(reading.total));
+  const ev = evidenceOf(spans.map((s) => s.text));
   const mixed =
-    (strongestPos >= MIXED_STRENGTH && -strongestNeg >= MIXED_STRENGTH && Math.abs(score) < 0.5) ||
+    (reading.strongestPos >= MIXED_STRENGTH && -reading.strongestNeg >= MIXED_STRENGTH && Math.abs(score) < 0.5) ||
     (ev.praise >= MIXED_STRENGTH && ev.criticism >= MIXED_STRENGTH && Math.abs(score) < CLAUSE_MIXED_LIMIT);
   let label: SentimentLabel = mixed ? "mixed" : labelFor(score);
   let sarcasmOnly = false;
   if (ev.sarcasm && score > 0) {
     // Praise in a sarcasm cue ("oh great", "amazing, it lasts all morning") is not praise: what
-    // the rest says decides, and a cue beside any criticism is at least mixed.
-    const rest = normalize(valenceSum(withoutSarcasm(text) ?? text).sum);
-    if (rest <= -NEUTRAL_BAND) {
-      label = "negative";
+    // the rest says decides, and a cue beside any criticism is at least mixed. The cues are read
+    // out of the sentences they sit in, so the sentences and the whole tell the same story.
+    const blanked = withoutSarcasm(text) ?? text;
+    const ironic = readSentences(spans, (s) => blanked.slice(s.start, s.end));
+    const rest = normalize(ironic.total);
+    if (rest < NEUTRAL_BAND) {
+      reading = ironic;
       score = round3(rest);
-    } else if (rest < NEUTRAL_BAND) {
       // nothing but the cue praises: sincere or ironic, the words cannot tell
-      label = "neutral";
-      score = round3(rest);
-      sarcasmOnly = true;
+      sarcasmOnly = rest > -NEUTRAL_BAND;
+      label = sarcasmOnly ? "neutral" : "negative";
     } else if (ev.criticism >= 0.2) label = "mixed";
   }
   return {
     label,
     score,
-    confidence: round3(sarcasmOnly ? SARCASM_ONLY_CONFIDENCE : confidenceFor(label, score, strongestPos, strongestNeg, ev)),
-    sentences,
-    aspects: (opts.aspects ?? []).map((aspect) => aspectSentiment(scored, aspect)),
+    confidence: round3(
+      sarcasmOnly ? SARCASM_ONLY_CONFIDENCE : confidenceFor(label, score, reading.strongestPos, reading.strongestNeg, ev),
+    ),
+    sentences: reading.sentences,
+    aspects: (opts.aspects ?? []).map((aspect) => aspectSentiment(reading.scored, aspect)),
   };
+}
+
+/** One reading of a text, sentence by sentence: the whole is the sum of its sentences' valence. */
+interface Reading {
+  sentences: SentenceSentiment[];
+  scored: ScoredSentence[];
+  total: number;
+  strongestPos: number;
+  strongestNeg: number;
+}
+
+/** `read` gives the words each sentence is judged by (the sentence, or the sentence with its sarcasm cues blanked). */
+function readSentences(spans: TextSpan[], read: (span: TextSpan) => string): Reading {
+  const out: Reading = { sentences: [], scored: [], total: 0, strongestPos: 0, strongestNeg: 0 };
+  for (const span of spans) {
+    checkCpuBudget();
+    const words = read(span);
+    const { sum } = valenceSum(words);
+    const raw = normalize(sum);
+    const score = round3(raw);
+    out.total += sum;
+    if (score > out.strongestPos) out.strongestPos = score;
+    if (score < out.strongestNeg) out.strongestNeg = score;
+    out.scored.push({ text: words, score: raw });
+    out.sentences.push({ text: span.text, label: labelFor(score), score });
+  }
+  return out;
 }
 
 /** Mixed also when one clause praises and another criticises, unless one side clearly wins overall. */

@@ -15,6 +15,7 @@ import m0009 from "../../drizzle/0009_gateway_secrets.sql" with { type: "text" }
 import m0010 from "../../drizzle/0010_idempotent_charges.sql" with { type: "text" };
 import m0011 from "../../drizzle/0011_knowledge_chunk_tokens.sql" with { type: "text" };
 import m0012 from "../../drizzle/0012_ledger_tokens.sql" with { type: "text" };
+import m0013 from "../../drizzle/0013_public_ids.sql" with { type: "text" };
 import { fillChunkTokens } from "../knowledge/fts-tokens";
 
 export interface Migration {
@@ -39,4 +40,5 @@ export const MIGRATIONS: Migration[] = [
   // chunks indexed before: their token counts, from FTS5's
   { tag: "0011_knowledge_chunk_tokens", sql: m0011, after: (sqlite) => void fillChunkTokens(sqlite) },
   { tag: "0012_ledger_tokens", sql: m0012 },
+  { tag: "0013_public_ids", sql: m0013 },
 ];

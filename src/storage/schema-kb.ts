@@ -4,7 +4,7 @@
  * The FTS5 index over chunks lives in a custom migration (drizzle cannot express virtual tables).
  */
 import { sql } from "drizzle-orm";
-import { blob, index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { accounts } from "./schema";
 
 const now = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
@@ -91,8 +91,10 @@ export const faqEntries = sqliteTable(
     ord: integer("ord").notNull(),
     question: text("question").notNull(),
     answer: text("answer").notNull(),
+    /** the id the account sees (publicIdSql) */
+    publicId: text("public_id"),
   },
-  (t) => [index("faq_entries_collection_idx").on(t.collectionId, t.ord)],
+  (t) => [index("faq_entries_collection_idx").on(t.collectionId, t.ord), uniqueIndex("faq_entries_public_id_idx").on(t.publicId)],
 );
 
 export const chatbots = sqliteTable(

@@ -24,6 +24,11 @@ import {
 
 const ms = (name: string) => bigint(name, { mode: "number" });
 const now = sql`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+/** A row's id as its tenant sees it, drawn by the database (SQLite's publicIdSql, in the same form). */
+const publicId = (prefix: "led" | "faqe") =>
+  text("public_id")
+    .notNull()
+    .default(sql.raw(`('${prefix}_' || replace(gen_random_uuid()::text, '-', ''))`));
 
 export const accounts = pgTable(
   "accounts",
@@ -80,9 +85,14 @@ export const ledger = pgTable(
     outputTokens: bigint("output_tokens", { mode: "number" }),
     reason: text("reason"),
     createdAt: ms("created_at").notNull().default(now),
+    publicId: publicId("led"),
   },
   // request_id: a retry that takes over a crashed call's Idempotency-Key asks whether that call was charged
-  (t) => [index("ledger_account_time_idx").on(t.accountId, t.createdAt), index("ledger_request_idx").on(t.requestId)],
+  (t) => [
+    index("ledger_account_time_idx").on(t.accountId, t.createdAt),
+    index("ledger_request_idx").on(t.requestId),
+    uniqueIndex("ledger_public_id_idx").on(t.publicId),
+  ],
 );
 
 /**
@@ -263,8 +273,9 @@ export const faqEntries = pgTable(
     ord: integer("ord").notNull(),
     question: text("question").notNull(),
     answer: text("answer").notNull(),
+    publicId: publicId("faqe"),
   },
-  (t) => [index("faq_entries_collection_idx").on(t.collectionId, t.ord)],
+  (t) => [index("faq_entries_collection_idx").on(t.collectionId, t.ord), uniqueIndex("faq_entries_public_id_idx").on(t.publicId)],
 );
 
 export const chatbots = pgTable(

@@ -3,6 +3,14 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 
 const now = sql`(cast(unixepoch('subsec') * 1000 as integer))`;
 
+/**
+ * A row's id as its tenant sees it: the prefix and 128 random bits in hex. The integer key stays
+ * internal (order, joins); shown, it would count the deployment's rows across all tenants.
+ * SQLite cannot add a column with such a default, so inserts name it (migration 0012 filled the
+ * rows that came before).
+ */
+export const publicIdSql = (prefix: "led" | "faqe"): string => `('${prefix}_' || lower(hex(randomblob(16))))`;
+
 export const accounts = sqliteTable("accounts", {
   id: text("id").primaryKey(),
   name: text("name"),
@@ -57,9 +65,15 @@ export const ledger = sqliteTable(
     outputTokens: integer("output_tokens"),
     reason: text("reason"),
     createdAt: integer("created_at").notNull().default(now),
+    /** the id the account sees (publicIdSql) */
+    publicId: text("public_id"),
   },
   // request_id: a retry that takes over a crashed call's Idempotency-Key asks whether that call was charged
-  (t) => [index("ledger_account_time_idx").on(t.accountId, t.createdAt), index("ledger_request_idx").on(t.requestId)],
+  (t) => [
+    index("ledger_account_time_idx").on(t.accountId, t.createdAt),
+    index("ledger_request_idx").on(t.requestId),
+    uniqueIndex("ledger_public_id_idx").on(t.publicId),
+  ],
 );
 
 /**

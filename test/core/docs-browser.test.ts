@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
+import intentDetection from "../../src/functions/intent-detection";
 import sentimentAnalysis from "../../src/functions/sentiment-analysis";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 
@@ -76,6 +78,18 @@ describe.skipIf(skip)("GET /docs in headless Chromium", () => {
     const example = sentimentAnalysis.example.request as { text: string };
     await page.getByText(JSON.stringify(example.text)).first().waitFor(WAIT);
     await page.getByText("Cost: 1 credit(s) per successful call").first().waitFor(WAIT);
+  }, 60_000);
+
+  test("the curl sample carries the gateway's own host, and the /v1/ai/intent alias is listed once", async () => {
+    // on the sentiment-analysis operation opened above
+    const sample = page.getByText(`${gw.url}${sentimentAnalysis.path}`).first();
+    await sample.waitFor(WAIT);
+    await sample.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(process.env.TEXTAI_SCREENSHOT_DIR ?? gw.dir, "docs-curl.png") });
+    // the sidebar lists each operation by its summary: the intent function once, not once more for its alias
+    const sidebar = page.locator("nav, aside").filter({ hasText: sentimentAnalysis.summary }).first();
+    await sidebar.waitFor(WAIT);
+    expect(await sidebar.getByText(intentDetection.summary, { exact: true }).count()).toBe(1);
   }, 60_000);
 
   test("works offline: no request leaves the gateway's origin, nothing fails, no console errors", () => {

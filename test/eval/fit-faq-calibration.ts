@@ -10,14 +10,14 @@ import { FaqMatcher } from "../../src/knowledge/faq-match";
 import fixture from "../fixtures/knowledge/faq.json";
 import dev from "../fixtures/knowledge/faq-dev.json";
 
-const matcher = new FaqMatcher(fixture.faqs.map((f, i) => ({ id: i, ...f })));
+const matcher = new FaqMatcher(fixture.faqs.map((f, i) => ({ id: String(i), ...f })));
 const points: { blend: number; margin: number; y: number }[] = [];
 const add = (query: string, expected: number | null) => {
   const all = matcher.blends(query).sort((a, b) => b.blend - a.blend);
   const [first, second] = all.map((b) => b.blend);
   for (const { it, blend } of all.slice(0, 3)) {
     const margin = blend - (blend === first ? (second ?? 0) : (first ?? 0));
-    points.push({ blend, margin, y: it.faq.id === expected ? 1 : 0 });
+    points.push({ blend, margin, y: it.faq.id === String(expected) ? 1 : 0 });
   }
 };
 for (const c of [...fixture.paraphrases, ...fixture.typos, ...fixture.harder_paraphrases]) add(c.query, c.expected);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { FUNCTIONS } from "../../src/functions/registry";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 
 /** Strict input on the /api/v1 function routes: unknown fields and bad enum values are explained, and not charged. */
@@ -54,6 +55,55 @@ describe("unknown fields", () => {
       some_vendor_option: true,
     });
     expect(res.json.error?.message ?? "").not.toContain("unknown field");
+  });
+});
+
+describe("a misspelled required field", () => {
+  test('{"txt": "hello"} says text is required, that txt is unknown, and suggests text; not charged', async () => {
+    const before = gw.deps.ledger.balance(accountId);
+    const res = await post("/api/v1/ai/sentiment-analysis", { txt: "hello" });
+    expect({ status: res.status, code: res.json.error?.code, param: res.json.error?.param }).toEqual({
+      status: 400,
+      code: "invalid_request",
+      param: "text",
+    });
+    expect(res.json.error.message).toBe('text is required; unknown field "txt": did you mean "text"?');
+    expect(res.json.message).toBe(res.json.error.message);
+    expect(gw.deps.ledger.balance(accountId)).toBe(before);
+  });
+
+  test("nested: a chat turn with contnt instead of content", async () => {
+    const res = await post("/api/v1/ai/chat", { messages: [{ role: "user", contnt: "hi" }] });
+    expect({ status: res.status, param: res.json.error?.param }).toEqual({ status: 400, param: "messages[0].content" });
+    expect(res.json.error.message).toBe(
+      'messages[0].content is required; unknown field "messages[0].contnt": did you mean "content"?',
+    );
+  });
+
+  test("a missing required field with no near unknown key keeps the plain message", async () => {
+    const res = await post("/api/v1/ai/sentiment-analysis", { zzzzzzzz: "hello" });
+    expect(res.json.error?.message).toBe("text is required");
+  });
+
+  test("every function names the misspelled key of its first required field", async () => {
+    const misses: string[] = [];
+    for (const def of FUNCTIONS) {
+      const body = { ...(def.example.request as Record<string, unknown>) };
+      const required = (def.request as { required?: string[] }).required ?? [];
+      // chat and ticket-reply require one of two fields in code, after the schema
+      const field = required[0] ?? (def.name === "chat" ? "message" : "ticket");
+      const value = body[field] ?? "hello";
+      delete body[field];
+      delete body.messages;
+      delete body.ticket_body;
+      const typo = field.slice(0, -1);
+      body[typo] = value;
+      const res = await post(`/api/v1/ai/${def.name}`, body);
+      const said = String(res.json.error?.message ?? "");
+      if (res.status !== 400 || !said.includes(`unknown field "${typo}": did you mean "${field}"?`))
+        misses.push(`${def.name}: ${res.status} ${said}`);
+    }
+    expect(misses).toEqual([]);
   });
 });
 

@@ -8,7 +8,7 @@ let alice: Client;
 let bob: Client;
 let collectionId: string;
 /** FAQ index in the fixture -> stored FAQ id */
-let faqIds: number[];
+let faqIds: string[];
 
 beforeAll(async () => {
   gw = await roomyGateway();
@@ -17,7 +17,7 @@ beforeAll(async () => {
   const created = await alice.call("POST", "/api/v1/ai/faq-collections", { name: "Shop FAQ", faqs: fixture.faqs });
   expect(created.status, show(created)).toBe(201);
   collectionId = created.json.data.result.id;
-  faqIds = created.json.data.result.faqs.map((f: { id: number }) => f.id);
+  faqIds = created.json.data.result.faqs.map((f: { id: string }) => f.id);
 });
 afterAll(() => gw.close());
 
@@ -112,7 +112,7 @@ describe("FAQ match", () => {
     for (const query of ["when will my parcel arrive", "when is my package going to arrive", "when does my parcel get here"]) {
       const r = await match(alice, { query });
       expect(r.status, show(r)).toBe(200);
-      const ids = r.json.data.result.matches.map((m: { id: number }) => m.id);
+      const ids = r.json.data.result.matches.map((m: { id: string }) => m.id);
       expect(ids, `${query}: ${show(r)}`).not.toContain(changeAddress);
     }
   });
@@ -136,7 +136,7 @@ describe("FAQ match", () => {
     const strict = await match(alice, { query: "how long does shiping take", min_confidence: cut, top_n: 5 });
     expect(strict.json.data.result.matches.length, show(strict)).toBeGreaterThan(0);
     for (const m of strict.json.data.result.matches) expect(m.confidence).toBeGreaterThanOrEqual(cut);
-    expect(strict.json.data.result.matches.some((m: { id: number }) => m.id === matches[1].id)).toBe(false);
+    expect(strict.json.data.result.matches.some((m: { id: string }) => m.id === matches[1].id)).toBe(false);
   });
 
   test("bad match requests are 400 naming the field", async () => {

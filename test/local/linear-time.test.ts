@@ -68,7 +68,7 @@ describe("FAQ match on 2,000-character adversarial queries (the longest a query 
     JSON.parse(readFileSync(new URL("../fixtures/knowledge/faq.json", import.meta.url), "utf8")) as {
       faqs: { question: string; answer: string }[];
     }
-  ).faqs.map((f, i) => ({ id: i + 1, ...f }));
+  ).faqs.map((f, i) => ({ id: String(i + 1), ...f }));
   const matcher = new FaqMatcher(faqs);
   let limit = 0;
   test("ordinary prose sets the bar", async () => {

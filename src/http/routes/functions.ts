@@ -50,7 +50,11 @@ export function functionDoc(def: AnyFunctionDef, cost: number) {
     // function files tag in lower case ("text"); the document declares "Text" (src/http/openapi.ts)
     tags: (def.tags ?? ["text"]).map((t) => t.charAt(0).toUpperCase() + t.slice(1)),
     summary: def.summary,
-    description: `${def.description ?? def.summary}\n\nCost: ${cost} credit(s) per successful call. Rate-limit class: ${def.rateClass}.`,
+    description: `${def.description ?? def.summary}\n\nCost: ${cost} credit(s) per successful call. Rate-limit class: ${def.rateClass}.${
+      def.aliases?.length
+        ? `\n\nAlso served at ${def.aliases.map((a) => `POST ${a}`).join(", ")} (an alias, the same function).`
+        : ""
+    }`,
     operationId: def.name,
     requestBody: { required: true, content: { "application/json": { schema: def.request, example: def.example.request } } },
     parameters: [
@@ -82,8 +86,9 @@ export function functionRoutes(deps: AppDeps, pipeline: FunctionPipeline) {
     for (const path of [def.path, ...(def.aliases ?? [])]) {
       app.post(path, ({ request, params }) => pipeline.handle(def, request, stateOf(request), params as Record<string, string>), {
         parse: "none",
+        // an alias is served but not listed again: the operation's description names it
         // biome-ignore lint/suspicious/noExplicitAny: OpenAPI operation object, passed through to the document
-        detail: detail as any,
+        detail: (path === def.path ? detail : { hide: true }) as any,
       });
     }
   }

@@ -33,11 +33,14 @@ const SARCASM =
 
 const SARCASM_G = new RegExp(SARCASM.source, "gi");
 
-/** The text with its sarcasm cues cut out, or null when it has none: what is left says what the writer meant. */
+/**
+ * The text with its sarcasm cues blanked (each character a space, so offsets stay those of the
+ * text), or null when it has none: what is left says what the writer meant.
+ */
 export function withoutSarcasm(text: string): string | null {
   SARCASM_G.lastIndex = 0;
   if (!SARCASM_G.test(text)) return null;
-  return text.replace(SARCASM_G, " ");
+  return text.replace(SARCASM_G, (cue) => " ".repeat(cue.length));
 }
 
 const ENGLISH_FUNCTION_WORDS = new Set(

@@ -78,9 +78,10 @@ const docs = helpCenter.documents;
 export const searchRanker = (minScore?: number) => (query: string) =>
   searchInline(docs, query, 5, undefined, minScore).map((s) => docs[s.document_index ?? -1]?.id ?? "?");
 
-const matcher = new FaqMatcher(faqTuning.faqs.map((f, i) => ({ id: i, ...f })));
+// entry ids are strings (a stored entry's is random); here each is its index in the fixture
+const matcher = new FaqMatcher(faqTuning.faqs.map((f, i) => ({ id: String(i), ...f })));
 export const faqRanker = (minConfidence?: number) => (query: string) =>
-  matcher.match(query, { minConfidence, topN: 5 }).map((m) => m.id);
+  matcher.match(query, { minConfidence, topN: 5 }).map((m) => Number(m.id));
 
 export interface RelevanceReport {
   tuning: RelevanceFigures;
@@ -126,7 +127,7 @@ export function faqCalibration(answerable: Labelled<number>[], unanswerable: str
   const answers: { confidence: number; right: boolean }[] = [];
   for (const { query, expected } of answerable) {
     const b = best(query);
-    if (b) answers.push({ confidence: b.confidence, right: b.id === expected });
+    if (b) answers.push({ confidence: b.confidence, right: Number(b.id) === expected });
   }
   for (const query of unanswerable) {
     const b = best(query);

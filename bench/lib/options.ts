@@ -1,0 +1,107 @@
+/** The command line of `bun run bench` (bench/run.ts): parsed strictly, so a typo never starts a long run. */
+
+export interface BenchOptions {
+  duration: number;
+  warmup: number;
+  repeats: number;
+  connections: number[];
+  only: string[];
+  write: boolean;
+  starts: number;
+  memoryLoad: number;
+}
+
+export type BenchCommand = { kind: "run"; options: BenchOptions } | { kind: "help" } | { kind: "error"; message: string };
+
+export const BENCH_DEFAULTS: BenchOptions = {
+  duration: 3,
+  warmup: 1,
+  repeats: 3,
+  connections: [1, 32, 128],
+  only: [],
+  write: true,
+  starts: 10,
+  memoryLoad: 60,
+};
+
+type Kind = "seconds" | "count" | "list";
+const VALUED: Record<string, { key: keyof BenchOptions; kind: Kind }> = {
+  duration: { key: "duration", kind: "seconds" },
+  warmup: { key: "warmup", kind: "seconds" },
+  repeats: { key: "repeats", kind: "count" },
+  connections: { key: "connections", kind: "list" },
+  only: { key: "only", kind: "list" },
+  starts: { key: "starts", kind: "count" },
+  "memory-load": { key: "memoryLoad", kind: "seconds" },
+};
+
+export function benchHelp(ids: readonly string[]): string {
+  const d = BENCH_DEFAULTS;
+  return `Usage: bun run bench [options]   (bun bench/run.ts [options])
+
+Measures the gateway against the upstream simulator and writes bench/results/<date>.json and .svg.
+
+Options:
+  --duration S         seconds measured per point (default ${d.duration})
+  --warmup S           seconds of warm-up before each measured run (default ${d.warmup})
+  --repeats N          measured runs per point, the median is reported (default ${d.repeats}, at least 1)
+  --connections LIST   concurrent connections, comma-separated (default ${d.connections.join(",")})
+  --only LIST          run only these, comma-separated (baseline always runs with throughput scenarios):
+                       ${ids.join(", ")}
+  --starts N           gateway starts timed for the start-up figure (default ${d.starts})
+  --memory-load S      seconds of full-path load before the loaded memory figure (default ${d.memoryLoad})
+  --no-write           print the tables, write nothing to bench/results
+  -h, --help           print this and exit
+`;
+}
+
+/**
+ * `argv` without the runtime and script (process.argv.slice(2)); `ids` are the scenario and
+ * footprint names `--only` accepts. Values may follow as the next word or after `=`.
+ */
+export function parseBenchArgs(argv: readonly string[], ids: readonly string[]): BenchCommand {
+  const options: BenchOptions = { ...BENCH_DEFAULTS, connections: [...BENCH_DEFAULTS.connections], only: [] };
+  const error = (message: string): BenchCommand => ({ kind: "error", message });
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "-h" || arg === "--help") return { kind: "help" };
+    if (arg === "--no-write") {
+      options.write = false;
+      continue;
+    }
+    const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    const spec = m ? VALUED[m[1] as string] : undefined;
+    if (!m || !spec) return error(`unknown option "${arg}"`);
+    const raw = m[2] ?? argv[++i];
+    if (raw === undefined || raw === "") return error(`--${m[1]} needs a value`);
+    const parsed = parseValue(spec.kind, raw);
+    if (parsed === null) return error(`--${m[1]} ${raw}: ${WANTS[spec.kind]}`);
+    if (spec.key === "only") {
+      const names = raw.split(",").filter((s) => s !== "");
+      const bad = names.filter((n) => !ids.includes(n));
+      if (bad.length || !names.length) return error(`--only ${raw}: unknown name ${bad.join(", ") || '""'}`);
+      options.only = names;
+    } else if (spec.key === "connections") {
+      const list = raw.split(",").map(Number);
+      if (!list.every((n) => Number.isInteger(n) && n >= 1))
+        return error(`--connections ${raw}: expected whole numbers, 1 or more, comma-separated`);
+      options.connections = list;
+    } else if (spec.key === "duration" && parsed === 0) return error("--duration 0: expected more than 0 seconds");
+    else (options as unknown as Record<string, number>)[spec.key] = parsed as number;
+  }
+  return { kind: "run", options };
+}
+
+const WANTS: Record<Kind, string> = {
+  seconds: "expected a number of seconds, 0 or more",
+  count: "expected a whole number, 1 or more",
+  list: "expected a comma-separated list",
+};
+
+function parseValue(kind: Kind, raw: string): number | string | null {
+  if (kind === "list") return raw;
+  if (!/^\d+(\.\d+)?$/.test(raw)) return null;
+  const n = Number(raw);
+  if (kind === "count") return Number.isInteger(n) && n >= 1 ? n : null;
+  return n;
+}
