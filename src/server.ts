@@ -2,8 +2,12 @@ import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { createApp } from "./app";
 import type { Config } from "./config";
 import type { AppDeps } from "./deps";
+import { GatewayError } from "./errors";
 import type { AnyFunctionDef } from "./functions/define";
 import { FUNCTIONS } from "./functions/registry";
+import { newRequestId } from "./http/envelope";
+import { errorResponse } from "./http/respond";
+import { beginRequest } from "./http/state";
 import { createLogger, type Logger } from "./log";
 import { Metrics } from "./metrics";
 import { buildProviders } from "./providers";
@@ -108,8 +112,23 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
     app.listen({
       port: config.port,
       hostname: config.host,
-      maxRequestBodySize: config.limits.maxBodyBytes * 4 + 65536,
+      // the gateway's own limits answer oversized bodies (413 in the envelope, while reading): Bun's
+      // limit would answer a bare 413 before any of them, so it is set out of reach
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       idleTimeout: 120,
+      // never Bun's development error page (source lines, working directory) ...
+      development: false,
+      // ... and should the app's own error handling ever throw, still the envelope, without internals
+      error: (error: Error) => {
+        const state = beginRequest(new Request("http://gateway/"), newRequestId());
+        deps.logger.log("error", "unhandled error outside the app", {
+          request_id: state.requestId,
+          error_name: error?.name,
+          error_message: error?.message,
+          stack: error?.stack,
+        });
+        return errorResponse(state, new GatewayError("internal_error", "internal error"));
+      },
       // Elysia turns SO_REUSEPORT on by default: a second gateway on a taken port would start
       // silently and the two would answer in turn. A taken port must be an error.
       reusePort: false,

@@ -4,7 +4,7 @@ import { safeEqual } from "../auth/keys";
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import type { FunctionPipeline } from "../functions/pipeline";
-import { readJsonBody } from "../http/body";
+import { readBytes, readJsonBody } from "../http/body";
 import { ok } from "../http/respond";
 import { type RequestState, stateOf } from "../http/state";
 import appCss from "./assets/app.css" with { type: "text" };
@@ -96,9 +96,9 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
     const type = c.request.headers.get("content-type") ?? "";
     if (!type.startsWith("application/x-www-form-urlencoded"))
       throw new GatewayError("unsupported_media_type", "expected a form (application/x-www-form-urlencoded)");
-    const text = await c.request.text();
-    if (text.length > FORM_LIMIT) throw new GatewayError("payload_too_large", "form too large");
-    return new URLSearchParams(text);
+    // counted while it arrives: no account is needed to send a form, so none is read whole first
+    const bytes = await readBytes(c.request, FORM_LIMIT, config.limits.bodyTimeoutMs);
+    return new URLSearchParams(new TextDecoder().decode(bytes));
   };
   const sessionOf = async (c: Ctx): Promise<Session | null> => {
     const token = readCookie(c.request);
