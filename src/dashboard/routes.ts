@@ -5,6 +5,7 @@ import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import type { FunctionPipeline } from "../functions/pipeline";
 import { readBytes, readJsonBody } from "../http/body";
+import { limitOffset, queryInt } from "../http/query";
 import { ok } from "../http/respond";
 import { type RequestState, stateOf } from "../http/state";
 import appCss from "./assets/app.css" with { type: "text" };
@@ -39,6 +40,8 @@ interface Ctx {
 }
 const FORM_LIMIT = 64 * 1024;
 const LEDGER_PAGE = 25;
+/** the last page whose offset is still an exact integer */
+const MAX_LEDGER_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / LEDGER_PAGE);
 const SECURITY_HEADERS = {
   "content-security-policy":
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -334,7 +337,20 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       const c = ctxOf(request, server);
       const h = await holder(c);
       if (h instanceof Response) return h;
-      const n = Math.max(1, Math.floor(Number(query.page) || 1));
+      let n: number;
+      try {
+        n = queryInt(query, "page", { fallback: 1, min: 1, max: MAX_LEDGER_PAGE });
+      } catch (err) {
+        // a page the pager never links to: the first page, with the reason above it
+        const text = err instanceof GatewayError ? err.message : "no such page";
+        const { rows, total } = await store().ledgerPage(h.accountId, LEDGER_PAGE, 0);
+        return page(
+          c,
+          400,
+          { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger", flash: { kind: "error", text } },
+          pages.ledgerPage(rows, 1, Math.max(1, Math.ceil(total / LEDGER_PAGE)), total),
+        );
+      }
       const { rows, total } = await store().ledgerPage(h.accountId, LEDGER_PAGE, (n - 1) * LEDGER_PAGE);
       const pageCount = Math.max(1, Math.ceil(total / LEDGER_PAGE));
       return page(
@@ -453,8 +469,7 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       async ({ request, server, query }) => {
         const c = ctxOf(request, server);
         const h = (await holder(c, true)) as { accountId: string };
-        const limit = Math.min(Math.max(Math.floor(Number(query.limit) || LEDGER_PAGE), 1), 200);
-        const offset = Math.max(Math.floor(Number(query.offset) || 0), 0);
+        const { limit, offset } = limitOffset(query, LEDGER_PAGE, 200);
         return ok(c.state, "ledger", { ...(await store().ledgerPage(h.accountId, limit, offset)), limit, offset });
       },
       { detail: detail("The signed-in account's credit ledger, newest first (limit, offset)") },

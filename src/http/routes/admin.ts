@@ -7,6 +7,7 @@ import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
 import { readJsonBody } from "../body";
+import { limitOffset } from "../query";
 import { ok } from "../respond";
 import { type RequestState, stateOf } from "../state";
 
@@ -90,8 +91,7 @@ export function adminRoutes(deps: AppDeps) {
       "/admin/v1/accounts",
       async ({ request, query }) => {
         const state = authorize(request);
-        const limit = Math.min(Math.max(Number(query.limit) || 50, 1), 500);
-        const offset = Math.max(Number(query.offset) || 0, 0);
+        const { limit, offset } = limitOffset(query, 50, 500);
         return ok(state, "accounts", { data: await keys.listAccounts(limit, offset), limit, offset });
       },
       { detail: detail("List accounts (limit, offset)") },
