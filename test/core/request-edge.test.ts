@@ -6,7 +6,10 @@ import { RawConnection, type RawResponse } from "../helpers/raw-http";
 let gw: TestGateway;
 let key: string;
 beforeAll(async () => {
-  gw = await startGateway({ functions: [wordCount], configText: "[dashboard]\nsignup = true\n" });
+  gw = await startGateway({
+    functions: [wordCount],
+    configText: "[dashboard]\nsignup = true\n[plans.tight.rate_limits]\nmodels = 2\n",
+  });
   key = gw.newKey({ credits: 100 }).key;
 });
 afterAll(() => gw.close());
@@ -108,6 +111,32 @@ describe("/v1 errors in OpenAI's shape", () => {
     // the gateway's own families keep the envelope
     const own = await gw.get("/api/v1/nope");
     expect(own.json).toMatchObject({ success: false, code: 404, error: { code: "not_found" } });
+  });
+});
+
+describe("/v1/models through the request edge", () => {
+  test("its key's rate limit holds, with the RateLimit headers, and a 429 in OpenAI's shape", async () => {
+    const tight = gw.newKey({ plan: "tight" }).key;
+    const h = { authorization: `Bearer ${tight}` };
+    const first = await fetch(`${gw.url}/v1/models`, { headers: h });
+    expect(first.status).toBe(200);
+    expect(first.headers.get("ratelimit-limit")).toBe("2");
+    expect(first.headers.get("x-request-id")).toMatch(/^req_/);
+    expect((await fetch(`${gw.url}/v1/models/nope`, { headers: h })).status).toBe(404);
+    const third = await fetch(`${gw.url}/v1/models`, { headers: h });
+    expect(third.status).toBe(429);
+    expect(Number(third.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(((await third.json()) as { error: { code: string } }).error.code).toBe("rate_limited");
+  });
+
+  test("a broken percent-encoding in the model id is a 400 after authentication, not a 500", async () => {
+    const anonymous = await fetch(`${gw.url}/v1/models/%E0%A4%A`);
+    expect(anonymous.status).toBe(401);
+    const res = await fetch(`${gw.url}/v1/models/%E0%A4%A`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; param: string } };
+    expect(body.error).toMatchObject({ code: "invalid_request", param: "model" });
+    expect(gw.logs.join("\n")).not.toContain("unhandled error");
   });
 });
 
