@@ -34,6 +34,8 @@ const ProviderConfigSchema = T.Object(
 const FileConfigSchema = T.Object(
   {
     welcome_credits: T.Optional(NonNegInt),
+    /** "host:port" of a second listener serving only /metrics, without the admin token */
+    metrics_listen: T.Optional(T.String({ minLength: 1 })),
     providers: T.Optional(T.Array(ProviderConfigSchema)),
     routes: T.Optional(T.Record(T.String(), T.Array(T.String()))),
     costs: T.Optional(T.Record(T.String(), NonNegInt)),
@@ -107,6 +109,12 @@ export interface Config {
   /** how long a write waits for a lock held by another process before answering 503 */
   dbBusyTimeoutMs: number;
   adminToken: string | null;
+  /**
+   * TEXTAI_METRICS_LISTEN or `metrics_listen`: a second listener serving only GET /metrics to
+   * whoever reaches it (keep it on a private address); null: /metrics only on the main listener,
+   * for the admin token
+   */
+  metricsListen: { host: string; port: number } | null;
   welcomeCredits: number;
   logLevel: "debug" | "info" | "warn" | "error";
   providers: ProviderConfig[];
@@ -179,6 +187,7 @@ const EnvSchema = T.Object({
   TEXTAI_REDIS_URL: EnvText,
   TEXTAI_DB_BUSY_TIMEOUT_MS: EnvInt(0),
   TEXTAI_ADMIN_TOKEN: EnvText,
+  TEXTAI_METRICS_LISTEN: EnvText,
   TEXTAI_WELCOME_CREDITS: EnvInt(0),
   TEXTAI_LOG_LEVEL: T.Optional(T.Union(LOG_LEVELS.map((l) => T.Literal(l)))),
   TEXTAI_DRAIN_GRACE_MS: EnvInt(0),
@@ -219,6 +228,15 @@ function drainSettings(env: Env, file: FileConfig): Config["shutdown"] {
       `shutdown.drain_deadline_ms: must be at least drain_grace_ms (${drainGraceMs}), got ${drainDeadlineMs}`,
     );
   return { drainGraceMs, drainDeadlineMs };
+}
+
+/** "host:port", "[v6]:port" or ":port" (host 127.0.0.1); the name says where it came from. */
+export function listenAddress(raw: string, name: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]*)):(\d{1,5})$/.exec(raw.trim());
+  const port = m ? Number(m[3]) : Number.NaN;
+  if (!m || port > 65535)
+    throw new ConfigError(`${name}: expected host:port (such as 127.0.0.1:9464 or [::1]:9464), got "${raw}"`);
+  return { host: m[1] ?? (m[2] || "127.0.0.1"), port };
 }
 
 export function parseConfigText(text: string, path: string): FileConfig {
@@ -292,6 +310,11 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     redisUrl: serverUrl(env, "TEXTAI_REDIS_URL", ["redis:", "rediss:"]),
     dbBusyTimeoutMs: env.TEXTAI_DB_BUSY_TIMEOUT_MS ?? 5000,
     adminToken: env.TEXTAI_ADMIN_TOKEN || null,
+    metricsListen: env.TEXTAI_METRICS_LISTEN
+      ? listenAddress(env.TEXTAI_METRICS_LISTEN, "TEXTAI_METRICS_LISTEN")
+      : file.metrics_listen
+        ? listenAddress(file.metrics_listen, "metrics_listen")
+        : null,
     welcomeCredits: env.TEXTAI_WELCOME_CREDITS ?? file.welcome_credits ?? 100,
     logLevel,
     providers,

@@ -1,11 +1,11 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { KeyStoreError } from "../../auth/interface";
-import { safeEqual } from "../../auth/keys";
 import { emailProblem, hashPassword } from "../../dashboard/security";
 import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
+import { presentsAdminToken } from "../admin-token";
 import { readJsonBody } from "../body";
 import { limitOffset } from "../query";
 import { ok } from "../respond";
@@ -38,9 +38,7 @@ export function adminRoutes(deps: AppDeps) {
     const state = stateOf(request);
     state.fn = "admin";
     if (!config.adminToken) throw new GatewayError("not_found", "no such route");
-    const presented = (request.headers.get("authorization") ?? "").replace(/^bearer\s+/i, "");
-    if (!presented || !safeEqual(presented, config.adminToken))
-      throw new GatewayError("forbidden", "admin token missing or wrong");
+    if (!presentsAdminToken(config, request)) throw new GatewayError("forbidden", "admin token missing or wrong");
     return state;
   };
   const body = async <S extends Parameters<typeof validateAgainst>[0]>(request: Request, schema: S) =>
