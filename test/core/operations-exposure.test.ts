@@ -46,7 +46,8 @@ describe("with an admin token and metrics_listen", () => {
   });
 
   test("/metrics on the main listener: 403 without the admin token or with a wrong one; the text with it", async () => {
-    for (const headers of [{}, { authorization: "Bearer nope" }, { "x-api-key": ADMIN }]) {
+    const attempts: Record<string, string>[] = [{}, { authorization: "Bearer nope" }, { "x-api-key": ADMIN }];
+    for (const headers of attempts) {
       const res = await fetch(`${gw.url}/metrics`, { headers });
       const body = await res.text();
       expect(res.status).toBe(403);
