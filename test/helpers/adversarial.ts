@@ -50,3 +50,26 @@ export const TEXT_FIELD: Record<string, string> = {
   "spam-detection": "text",
   "pii-redaction": "text",
 };
+
+/** A JSON Schema object nested `levels` deep ({type: object, properties: {a: ...}}): two JSON levels each. */
+const nestedSchema = (levels: number): unknown =>
+  levels === 0 ? { type: "string" } : { type: "object", properties: { a: nestedSchema(levels - 1) } };
+
+/**
+ * Caller schemas shaped to make a schema parser, or the result schema and prompt built from one,
+ * blow up (issue 25.1): each well under the 1 MiB body limit and within max_json_depth, so only
+ * the schema's own bounds stand in the way. Sent to every function field that takes a schema.
+ */
+export const SCHEMA_SHAPES: Record<string, () => unknown> = {
+  // 98 KB: peeling one "[]" at a time copied the string at each level (2 to 6 s, then a RangeError)
+  "[] suffixes": () => ({ email: `string${"[]".repeat(49_000)}` }),
+  "nested objects": () => ({ root: nestedSchema(14) }),
+  "nested arrays in JSON text": () => `{"a":${'{"type":"array","items":'.repeat(700)}{"type":"string"}${"}".repeat(700)}}`,
+  "many fields": () => Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`field_${i}`, "string"])),
+  "a long name": () => ({ [fill("n", 90_000)]: "string" }),
+  "many allowed values": () => ({ color: Array.from({ length: 5_000 }, (_, i) => `c${i}`) }),
+  "allowed values in every field": () =>
+    Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`f${i}`, Array.from({ length: 100 }, (_, j) => `v${j}`)])),
+  "long descriptions": () =>
+    Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`f${i}`, { type: "string", description: fill("d", 4000) }])),
+};
