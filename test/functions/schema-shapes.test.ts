@@ -1,8 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Kind, type TSchema } from "@sinclair/typebox";
-import type { AnyFunctionDef } from "../../src/functions/define";
-import { FUNCTIONS } from "../../src/functions/registry";
-import { SCHEMA_SHAPES } from "../helpers/adversarial";
+import { SCHEMA_SHAPES, schemaTakingFields } from "../helpers/adversarial";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 
 /**
@@ -11,19 +8,7 @@ import { startGateway, type TestGateway } from "../helpers/gateway";
  * naming the field, in bounded time, with a key that has no credits, and /health never waits.
  */
 
-/** Whether a request field takes free-form structure (a schema): somewhere in it a value of any shape. */
-function freeForm(s: unknown): boolean {
-  if (!s || typeof s !== "object") return false;
-  const kind = (s as TSchema)[Kind];
-  return kind === "Unknown" || kind === "Any" || Object.values(s).some(freeForm);
-}
-
-/** Every (function, field) that takes a schema, found in the registry so a new one is covered too. */
-const schemaFields: [AnyFunctionDef, string][] = FUNCTIONS.flatMap((def) =>
-  Object.entries(def.request.properties as Record<string, TSchema>)
-    .filter(([, s]) => freeForm(s))
-    .map(([field]): [AnyFunctionDef, string] => [def, field]),
-);
+const schemaFields = schemaTakingFields();
 
 /** The largest /health answer time while `work` runs, probing every 20 ms. */
 async function healthWhile<T>(url: string, work: Promise<T>): Promise<{ result: T; worstHealthMs: number }> {

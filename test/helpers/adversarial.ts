@@ -1,3 +1,7 @@
+import { Kind, type TSchema } from "@sinclair/typebox";
+import type { AnyFunctionDef } from "../../src/functions/define";
+import { FUNCTIONS } from "../../src/functions/registry";
+
 /**
  * Texts shaped to make backtracking patterns or nested loops blow up (long runs of punctuation, of
  * one letter, of spaces, of emoji, nesting), for the linear-time tests and `bun run chaos`.
@@ -73,3 +77,19 @@ export const SCHEMA_SHAPES: Record<string, () => unknown> = {
   "long descriptions": () =>
     Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`f${i}`, { type: "string", description: fill("d", 4000) }])),
 };
+
+/** Whether a request field takes free-form structure (a schema): somewhere in it a value of any shape. */
+function freeForm(s: unknown): boolean {
+  if (!s || typeof s !== "object") return false;
+  const kind = (s as TSchema)[Kind];
+  return kind === "Unknown" || kind === "Any" || Object.values(s).some(freeForm);
+}
+
+/** Every (function, request field) that takes a schema, read from the registry so a new one is covered too. */
+export function schemaTakingFields(): [AnyFunctionDef, string][] {
+  return FUNCTIONS.flatMap((def) =>
+    Object.entries(def.request.properties as Record<string, TSchema>)
+      .filter(([, s]) => freeForm(s))
+      .map(([field]): [AnyFunctionDef, string] => [def, field]),
+  );
+}
