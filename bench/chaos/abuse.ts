@@ -17,7 +17,7 @@
  * and keys.
  */
 
-import { SCHEMA_SHAPES, schemaTakingFields } from "../../test/helpers/adversarial";
+import { healthWhile, SCHEMA_SHAPES, schemaTakingFields } from "../../test/helpers/adversarial";
 import { type SpawnedGateway, spawnGateway } from "../../test/helpers/spawned";
 import { simProvider, startUpstream, type Upstream } from "../../test/helpers/upstream";
 import { type ChaosHome, chaosHome, waitReady } from "../lib/chaos";
@@ -51,24 +51,6 @@ async function pool<T, R>(items: T[], n: number, work: (item: T) => Promise<R>):
   };
   await Promise.all(Array.from({ length: n }, worker));
   return out;
-}
-
-/** The largest /health answer time while `work` runs, probing every 20 ms. */
-async function healthWhile<T>(url: string, work: Promise<T>): Promise<{ result: T; worstMs: number; probes: number }> {
-  let done = false;
-  const tracked = work.finally(() => {
-    done = true;
-  });
-  let worstMs = 0;
-  let probes = 0;
-  while (!done) {
-    const t = performance.now();
-    await fetch(`${url}/health`).then((r) => r.arrayBuffer());
-    worstMs = Math.max(worstMs, performance.now() - t);
-    probes++;
-    await Bun.sleep(20);
-  }
-  return { result: await tracked, worstMs, probes };
 }
 
 const schemaShapes: AbuseCase = {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SCHEMA_SHAPES, schemaTakingFields } from "../helpers/adversarial";
+import { healthWhile, SCHEMA_SHAPES, schemaTakingFields } from "../helpers/adversarial";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 
 /**
@@ -9,23 +9,6 @@ import { startGateway, type TestGateway } from "../helpers/gateway";
  */
 
 const schemaFields = schemaTakingFields();
-
-/** The largest /health answer time while `work` runs, probing every 20 ms. */
-async function healthWhile<T>(url: string, work: Promise<T>): Promise<{ result: T; worstHealthMs: number }> {
-  let done = false;
-  const tracked = work.finally(() => {
-    done = true;
-  });
-  let worst = 0;
-  while (!done) {
-    const t = performance.now();
-    const res = await fetch(`${url}/health`);
-    await res.arrayBuffer();
-    worst = Math.max(worst, performance.now() - t);
-    await Bun.sleep(20);
-  }
-  return { result: await tracked, worstHealthMs: worst };
-}
 
 describe("the worst schema shapes", () => {
   let gw: TestGateway;
@@ -55,7 +38,7 @@ describe("the worst schema shapes", () => {
       const bodies = schemaFields.map(
         ([def, field]) => [def, field, JSON.stringify({ ...def.example.request, [field]: make() })] as const,
       );
-      const { result: answers, worstHealthMs } = await healthWhile(
+      const { result: answers, worstMs: worstHealthMs } = await healthWhile(
         gw.url,
         Promise.all(bodies.map(([def, , body]) => gw.post(def.path, body, { "x-api-key": broke }))),
       );
@@ -72,7 +55,6 @@ describe("the worst schema shapes", () => {
         expect(a.json.success).toBe(false);
       });
       expect(gw.deps.ledger.balance(brokeAccount)).toBe(0);
-      if (process.env.SHOW_HEALTH) console.log(shape, Math.round(worstHealthMs));
       expect(worstHealthMs).toBeLessThan(500);
     },
     30_000,

@@ -93,3 +93,21 @@ export function schemaTakingFields(): [AnyFunctionDef, string][] {
       .map(([field]): [AnyFunctionDef, string] => [def, field]),
   );
 }
+
+/** The longest /health answer time while `work` runs, probing every 20 ms: how long one request held the thread. */
+export async function healthWhile<T>(url: string, work: Promise<T>): Promise<{ result: T; worstMs: number; probes: number }> {
+  let done = false;
+  const tracked = work.finally(() => {
+    done = true;
+  });
+  let worstMs = 0;
+  let probes = 0;
+  while (!done) {
+    const t = performance.now();
+    await fetch(`${url}/health`).then((r) => r.arrayBuffer());
+    worstMs = Math.max(worstMs, performance.now() - t);
+    probes++;
+    await Bun.sleep(20);
+  }
+  return { result: await tracked, worstMs, probes };
+}
