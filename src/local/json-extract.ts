@@ -81,6 +81,9 @@ export class SchemaSpecTooLarge extends Error {
   }
 }
 
+const tooDeep = (path: string) =>
+  new SchemaSpecTooLarge(`nests deeper than ${SCHEMA_LIMITS.depth} levels (objects, arrays and [] suffixes)`, path);
+
 /** The running count of one parse, so every limit is checked as the walk goes, never after it. */
 class SpecWalk {
   private fields = 0;
@@ -91,20 +94,19 @@ class SpecWalk {
     tickCpuBudget();
     if (++this.fields > SCHEMA_LIMITS.fields)
       throw new SchemaSpecTooLarge(`has more than ${SCHEMA_LIMITS.fields} fields (nested ones included)`, "");
-    if (depth > SCHEMA_LIMITS.depth)
-      throw new SchemaSpecTooLarge(`nests deeper than ${SCHEMA_LIMITS.depth} levels (objects, arrays and [] suffixes)`, path);
+    if (depth > SCHEMA_LIMITS.depth) throw tooDeep(path);
   }
 
   name(parent: string, name: string): string {
     const path = parent ? `${parent}.${shortName(name)}` : shortName(name);
     if (name.length > SCHEMA_LIMITS.nameChars)
-      throw new SchemaSpecTooLarge(`field name is longer than ${SCHEMA_LIMITS.nameChars} characters`, path);
+      throw new SchemaSpecTooLarge(`has a name longer than ${SCHEMA_LIMITS.nameChars} characters`, path);
     return path;
   }
 
   text(path: string, what: string, v: string): string {
     if (v.length > SCHEMA_LIMITS.textChars)
-      throw new SchemaSpecTooLarge(`${what} is longer than ${SCHEMA_LIMITS.textChars} characters`, path);
+      throw new SchemaSpecTooLarge(`has a ${what} longer than ${SCHEMA_LIMITS.textChars} characters`, path);
     return v;
   }
 
@@ -188,11 +190,10 @@ function arraySuffixes(t: string): { base: string; levels: number } {
 function fieldOf(name: string, v: unknown, required: boolean, walk: SpecWalk, path: string, depth: number): FieldSpec {
   walk.enter(path, depth);
   if (typeof v === "string") {
-    const t = walk.text(path, "type", v).trim().toLowerCase();
+    const t = walk.text(path, "type or description", v).trim().toLowerCase();
     const { base, levels } = arraySuffixes(t);
     if (levels > 0) {
-      if (depth + levels > SCHEMA_LIMITS.depth)
-        throw new SchemaSpecTooLarge(`nests deeper than ${SCHEMA_LIMITS.depth} levels (objects, arrays and [] suffixes)`, path);
+      if (depth + levels > SCHEMA_LIMITS.depth) throw tooDeep(path);
       // innermost first: "string[][]" is an array of arrays of strings
       const known = SIMPLE_TYPES[base];
       let spec: FieldSpec = known
