@@ -98,7 +98,11 @@ const FileConfigSchema = T.Object(
     hedge_after_ms: T.Optional(T.Record(T.String(), PositiveInt)),
     breaker: T.Optional(
       T.Object(
-        { failure_threshold: T.Optional(PositiveInt), cooldown_ms: T.Optional(PositiveInt) },
+        {
+          failure_threshold: T.Optional(PositiveInt),
+          cooldown_ms: T.Optional(PositiveInt),
+          long_output_tokens: T.Optional(PositiveInt),
+        },
         { additionalProperties: false },
       ),
     ),
@@ -177,7 +181,8 @@ export interface Config {
     bodyTimeoutMs: number;
   };
   hedgeAfterMs: Record<string, number>;
-  breaker: { failureThreshold: number; cooldownMs: number };
+  /** longOutputTokens: a request asking for more output than this owns its timeouts (docs/fairness.md) */
+  breaker: { failureThreshold: number; cooldownMs: number; longOutputTokens: number };
   /**
    * SIGTERM: /ready answers 503 and the listener stays open for `drainGraceMs` (answers carry
    * Connection: close); then it closes, and calls in flight have until `drainDeadlineMs` after
@@ -427,6 +432,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     breaker: {
       failureThreshold: file.breaker?.failure_threshold ?? 5,
       cooldownMs: file.breaker?.cooldown_ms ?? 30_000,
+      longOutputTokens: file.breaker?.long_output_tokens ?? 4096,
     },
     shutdown: drainSettings(env, file),
     pricing: {

@@ -1,5 +1,5 @@
 import { GatewayError, invalidRequest, type ProviderAttempt } from "../errors";
-import { type CircuitBreaker, countsAgainstProvider } from "./breaker";
+import { askedOutputTokens, type Breakers } from "./breaker";
 import { chatFromResponses, responseEventsFromChat, responseFromChat, untranslatable } from "./responses-via-chat";
 import { type Target, targetModel } from "./route-plan";
 import { remoteUrls } from "./shared-account";
@@ -48,7 +48,7 @@ export interface ProxyStreamOutcome {
 }
 
 export interface ProxyEnv {
-  breaker(name: string): CircuitBreaker;
+  breakers: Breakers;
   onOutcome?: (provider: string, fn: string, outcome: "ok" | "error", ms: number) => void;
 }
 
@@ -213,12 +213,13 @@ async function fallback<T>(
   try {
     for (let step = queue.shift(); step; step = queue.shift()) {
       const { target, model } = step;
-      const breaker = env.breaker(target.name);
+      const breaker = env.breakers.get(target.name, model);
       if (!breaker.tryAcquire()) {
         attempts.push({ provider: target.name, model, error: "circuit_open", ms: 0 });
         continue;
       }
       const started = performance.now();
+      const startedAt = breaker.time();
       try {
         const value = await tryOne(target, model, signal);
         breaker.success();
@@ -238,8 +239,7 @@ async function fallback<T>(
         const e = err instanceof ProviderError ? err : new ProviderError("connection", "provider failed unexpectedly");
         attempts.push({ provider: target.name, model, error: e.code, status: e.status, ms });
         ran++;
-        if (countsAgainstProvider(e)) breaker.failure();
-        else breaker.release();
+        env.breakers.failed(breaker, e, { startedAt, outputTokens: askedOutputTokens(call.body) });
         if (e.status === 429) {
           limited++;
           if (e.retryAfterMs !== undefined) {

@@ -55,7 +55,7 @@ export function operations(deps: AppDeps): Operations {
     }
     return out;
   };
-  metrics.gauge("textai_provider_circuit_open", "1 while a provider's circuit breaker is open or half-open", () =>
+  metrics.gauge("textai_provider_circuit_open", "1 while a breaker of the provider (one per model) is open or half-open", () =>
     Object.entries(router.status()).map(([provider, s]) => [{ provider }, s.state === "closed" ? 0 : 1]),
   );
   metrics.gauge("textai_process_resident_memory_bytes", "Resident memory of the gateway process", () => [
