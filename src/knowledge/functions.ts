@@ -61,7 +61,7 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     name: "knowledge-base-search",
     path: "/api/v1/knowledge-bases/:id/search",
     summary: "Search a stored knowledge base (BM25 over its chunks)",
-    description: `Snippets of the knowledge base's documents that best match the query, with a 0-1 relevance score (see min_score); an empty list when nothing is relevant. filter_metadata keeps only documents whose metadata has the given values.`,
+    description: `Snippets of the knowledge base's documents that best match the query, with a 0-1 relevance score (see min_score); recall-first: the top_k best snippets sharing a meaningful word with the query (or close to it in meaning, with an embedding provider), an empty list when none does; min_score raises the floor. filter_metadata keeps only documents whose metadata has the given values.`,
     tags: TAGS,
     request: Type.Object({
       id: Type.String({ minLength: 1, description: "knowledge base id (path parameter)" }),

@@ -117,6 +117,13 @@ describe("chat without a generative provider (offline engine)", () => {
       "who is the president of France",
       "what is the best pizza in Japan",
       "can you help me with my taxes",
+      // once search's default floor left these empty (test/knowledge/search.test.ts); search is
+      // recall-first now (issue 24.14), so declining them is the bot's decision, checked here
+      "bitcoin",
+      "do you take ethereum or dogecoin",
+      "what is the wifi password in the café",
+      "how do I update the firmware on my router",
+      "can you recommend a lasagne recipe",
     ];
     for (const message of offTopic) {
       const r = await alice.call("POST", `/api/v1/chatbots/${id}/chat`, { message });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { faqCalibration, faqHeldOut, faqReport, searchReport } from "../eval/evaluators/knowledge-search";
+import { FORMER_MIN_SCORE } from "../../src/knowledge/ranking";
+import { chatbotReport, faqCalibration, faqHeldOut, faqReport, searchReport } from "../eval/evaluators/knowledge-search";
 import { loadSentimentFixture, sentimentCalibration } from "../eval/evaluators/sentiment";
 
 /**
@@ -14,19 +15,46 @@ import { loadSentimentFixture, sentimentCalibration } from "../eval/evaluators/s
  * at their first run: search 0.560 / 0.440 irrelevant, FAQ 0.517 / 0.450.
  */
 describe("relevance and calibration figures", () => {
-  test("knowledge search at the default floor: held-out recall@1 and unanswerable questions left empty", () => {
+  // Search is recall-first since 2026-11-26 (issue 24.14): it has no default floor, so it leaves
+  // no unanswerable question empty by design, and its recall@1 rose (tuning 0.836 -> 0.891,
+  // held-out 1 0.800 -> 0.875, held-out 2 0.500 -> 0.683, dev 0.560 -> 0.720). Its floors are
+  // recall@1 at the default, from that day's run; the old checks stay at min_score 0.3 (the former
+  // default: the same scores, so the same figures); and "nothing answers this" is now held where
+  // it is decided, by the support chatbot, whose floors date from its first run that day.
+  test("knowledge search: recall@1 with no floor, and unanswerable questions left empty at min_score 0.3", () => {
     const r = searchReport();
+    const f = searchReport(FORMER_MIN_SCORE);
     console.log(
-      `search: tuning recall@1 ${r.tuning.recallAt1.toFixed(3)}, irrelevant ${r.tuning.irrelevantHits.toFixed(3)}; held-out 1 ${r.holdout.recallAt1.toFixed(3)}, ${r.holdout.irrelevantHits.toFixed(3)}; held-out 2 ${r.holdout2.recallAt1.toFixed(3)}, ${r.holdout2.irrelevantHits.toFixed(3)}`,
+      `search: tuning recall@1 ${r.tuning.recallAt1.toFixed(3)}; held-out 1 ${r.holdout.recallAt1.toFixed(3)}; held-out 2 ${r.holdout2.recallAt1.toFixed(3)}; at min_score 0.3 irrelevant ${f.tuning.irrelevantHits.toFixed(3)}, ${f.holdout.irrelevantHits.toFixed(3)}, ${f.holdout2.irrelevantHits.toFixed(3)}`,
     );
-    expect(r.tuning.recallAt1).toBeGreaterThanOrEqual(0.83);
-    expect(r.tuning.irrelevantHits).toBeLessThanOrEqual(0.07);
-    expect(r.dev.recallAt1).toBeGreaterThanOrEqual(0.56);
-    expect(r.dev.irrelevantHits).toBeLessThanOrEqual(0.44);
-    expect(r.holdout.recallAt1).toBeGreaterThanOrEqual(0.8);
-    expect(r.holdout.irrelevantHits).toBeLessThanOrEqual(0.17);
+    expect(r.tuning.recallAt1).toBeGreaterThanOrEqual(0.89);
+    expect(r.dev.recallAt1).toBeGreaterThanOrEqual(0.72);
+    expect(r.holdout.recallAt1).toBeGreaterThanOrEqual(0.875);
+    expect(r.holdout2.recallAt1).toBeGreaterThanOrEqual(0.68);
+    expect(f.tuning.recallAt1).toBeGreaterThanOrEqual(0.83);
+    expect(f.tuning.irrelevantHits).toBeLessThanOrEqual(0.07);
+    expect(f.dev.recallAt1).toBeGreaterThanOrEqual(0.56);
+    expect(f.dev.irrelevantHits).toBeLessThanOrEqual(0.44);
+    expect(f.holdout.recallAt1).toBeGreaterThanOrEqual(0.8);
+    expect(f.holdout.irrelevantHits).toBeLessThanOrEqual(0.17);
+    expect(f.holdout2.recallAt1).toBeGreaterThanOrEqual(0.5);
+    expect(f.holdout2.irrelevantHits).toBeLessThanOrEqual(0.45);
+    // one search per query (390, in memory) serves this test and the chatbot's: seconds, not a hang
+  }, 30_000);
+
+  test("support chatbot (offline): answers from the right article, declines what nothing answers", () => {
+    const r = chatbotReport();
+    console.log(
+      `support chatbot: right answer / declined unanswerable, tuning ${r.tuning.recallAt1.toFixed(3)} / ${(1 - r.tuning.irrelevantHits).toFixed(3)}; held-out 1 ${r.holdout.recallAt1.toFixed(3)} / ${(1 - r.holdout.irrelevantHits).toFixed(3)}; held-out 2 ${r.holdout2.recallAt1.toFixed(3)} / ${(1 - r.holdout2.irrelevantHits).toFixed(3)}`,
+    );
+    expect(r.tuning.recallAt1).toBeGreaterThanOrEqual(0.76);
+    expect(r.tuning.irrelevantHits).toBeLessThanOrEqual(0.14);
+    expect(r.dev.recallAt1).toBeGreaterThanOrEqual(0.55);
+    expect(r.dev.irrelevantHits).toBeLessThanOrEqual(0.38);
+    expect(r.holdout.recallAt1).toBeGreaterThanOrEqual(0.825);
+    expect(r.holdout.irrelevantHits).toBeLessThanOrEqual(0.1);
     expect(r.holdout2.recallAt1).toBeGreaterThanOrEqual(0.5);
-    expect(r.holdout2.irrelevantHits).toBeLessThanOrEqual(0.45);
+    expect(r.holdout2.irrelevantHits).toBeLessThanOrEqual(0.4);
   });
 
   test("faq-match at the default min_confidence, and its confidence: answers at 0.8 or more right at least 85% of the time, held-out", () => {

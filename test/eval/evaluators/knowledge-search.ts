@@ -13,8 +13,10 @@
  * (`--errors`): held-out misses are counted, never shown, so the sets stay blind. Search runs the inline variant, which shares its ranking code
  * with stored bases.
  */
+import { localChatAnswer, PASSAGES_PER_ANSWER } from "../../../src/knowledge/chatbot-answer";
 import { FaqMatcher } from "../../../src/knowledge/faq-match";
 import { searchInline } from "../../../src/knowledge/inline";
+import { DEFAULT_MIN_SCORE, FORMER_MIN_SCORE } from "../../../src/knowledge/ranking";
 import faqTuning from "../../fixtures/knowledge/faq.json";
 import faqDev from "../../fixtures/knowledge/faq-dev.json";
 import faqHoldout from "../../fixtures/knowledge/faq-holdout.json";
@@ -75,8 +77,20 @@ export function relevanceFigures<T>(
 }
 
 const docs = helpCenter.documents;
+/** Each query's five best snippets with no floor, searched once: the floors and the chatbot below are read from them. */
+const searched = new Map<string, ReturnType<typeof searchInline>>();
+const searchOnce = (query: string) => {
+  let hits = searched.get(query);
+  if (!hits) {
+    hits = searchInline(docs, query, 5, undefined, 0);
+    searched.set(query, hits);
+  }
+  return hits;
+};
 export const searchRanker = (minScore?: number) => (query: string) =>
-  searchInline(docs, query, 5, undefined, minScore).map((s) => docs[s.document_index ?? -1]?.id ?? "?");
+  searchOnce(query)
+    .filter((s) => s.score >= (minScore ?? DEFAULT_MIN_SCORE))
+    .map((s) => docs[s.document_index ?? -1]?.id ?? "?");
 
 const matcher = new FaqMatcher(faqTuning.faqs.map((f, i) => ({ id: i, ...f })));
 export const faqRanker = (minConfidence?: number) => (query: string) =>
@@ -112,11 +126,43 @@ function heldOutFigures<T>(
   };
 }
 
-export function searchReport(): RelevanceReport {
+/** Search at a floor: the default (none, recall-first) unless `minScore` is given (FORMER_MIN_SCORE: the default until 2026-11-26). */
+export function searchReport(minScore?: number): RelevanceReport {
+  const rank = searchRanker(minScore);
   return {
-    tuning: relevanceFigures(searchRanker(), helpCenter.queries, helpCenter.unanswerable),
-    dev: relevanceFigures(searchRanker(), helpDev.queries, helpDev.unanswerable),
-    ...heldOutFigures(searchRanker(), [helpHoldout, helpHoldout2]),
+    tuning: relevanceFigures(rank, helpCenter.queries, helpCenter.unanswerable),
+    dev: relevanceFigures(rank, helpDev.queries, helpDev.unanswerable),
+    ...heldOutFigures(rank, [helpHoldout, helpHoldout2]),
+  };
+}
+
+/**
+ * A support chatbot over the help center, offline (the extractive engine over the passages
+ * search gives it, as POST /api/v1/chatbots/:id/chat does): its answer's source as the ranking,
+ * empty when it declines. Recall@1 is answered from the right article; "unanswerable left
+ * empty" is declined. Since search is recall-first (2026-11-26), this is where "nothing answers
+ * this" is decided and measured.
+ */
+export const chatbotRanker = (query: string) => {
+  // the bot's passages: search's best four, no floor (functions.ts, chatbot-chat)
+  const passages = searchOnce(query)
+    .slice(0, PASSAGES_PER_ANSWER)
+    .map((s) => ({
+      document_id: docs[s.document_index ?? -1]?.id ?? "?",
+      knowledge_base_id: "inline",
+      title: s.title,
+      content: s.content,
+      score: s.score,
+    }));
+  const r = localChatAnswer({ message: query, chatbot: { name: "eval", mode: "support" }, passages });
+  return r?.answered ? r.sources.map((x) => x.document_id) : [];
+};
+
+export function chatbotReport(): RelevanceReport {
+  return {
+    tuning: relevanceFigures(chatbotRanker, helpCenter.queries, helpCenter.unanswerable),
+    dev: relevanceFigures(chatbotRanker, helpDev.queries, helpDev.unanswerable),
+    ...heldOutFigures(chatbotRanker, [helpHoldout, helpHoldout2]),
   };
 }
 
@@ -184,13 +230,31 @@ export function relevanceReport(capability: string, r: RelevanceReport, items: n
   };
 }
 
+const searchItems = [helpCenter, helpDev, helpHoldout, helpHoldout2].reduce(
+  (n, s) => n + s.queries.length + s.unanswerable.length,
+  0,
+);
+
 const evaluator: Evaluator = {
   name: "knowledge-search",
-  run: () =>
-    relevanceReport(
-      "knowledge-base search, default floor (tuning and dev sets + two held-out sets)",
-      searchReport(),
-      [helpCenter, helpDev, helpHoldout, helpHoldout2].reduce((n, s) => n + s.queries.length + s.unanswerable.length, 0),
-    ),
+  run: () => {
+    // Recall-first by default: "unanswerable left empty" is not search's job at its default, and
+    // is printed at the former floor (min_score 0.3) and for the support chatbot that decides it.
+    const plain = relevanceReport("knowledge-base search, default (no floor)", searchReport(), searchItems);
+    const floored = relevanceReport(`min_score ${FORMER_MIN_SCORE}`, searchReport(FORMER_MIN_SCORE), searchItems);
+    const bot = relevanceReport("support chatbot, offline", chatbotReport(), searchItems);
+    const tagged = (prefix: string, r: EvalReport) => r.metrics.map((m) => ({ ...m, name: `${prefix}: ${m.name}` }));
+    return {
+      capability:
+        "knowledge-base search at its default (recall-first) and at min_score 0.3; the support chatbot's answer or refusal over it (tuning and dev sets + two held-out sets)",
+      items: searchItems,
+      metrics: [
+        ...plain.metrics.filter((m) => !m.name.startsWith("unanswerable")).map(({ target: _t, ...m }) => m),
+        ...tagged(`min_score ${FORMER_MIN_SCORE}`, floored).map(({ target: _t, ...m }) => m),
+        ...tagged("support chatbot", bot),
+      ],
+      errors: [...(plain.errors ?? []), ...(bot.errors ?? []).map((e) => `chatbot: ${e}`)],
+    };
+  },
 };
 export default evaluator;
