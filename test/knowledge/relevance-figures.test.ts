@@ -1,6 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { FORMER_MIN_SCORE } from "../../src/knowledge/ranking";
-import { chatbotReport, faqCalibration, faqHeldOut, faqReport, searchReport } from "../eval/evaluators/knowledge-search";
+import {
+  chatbotReport,
+  faqCalibration,
+  faqHeldOut,
+  faqNearMiss,
+  faqReport,
+  searchReport,
+} from "../eval/evaluators/knowledge-search";
 import { loadSentimentFixture, sentimentCalibration } from "../eval/evaluators/sentiment";
 
 /**
@@ -57,19 +64,44 @@ describe("relevance and calibration figures", () => {
     expect(r.holdout2.irrelevantHits).toBeLessThanOrEqual(0.4);
   });
 
+  // faq-match's calibration was refitted on 2026-11-26 (issue 24.15: features for words the FAQ
+  // lacks and words the query does not ask, then the accuracy observed at each score, fitted on the
+  // tuning data with faq-nearmiss.json), so no typo or paraphrase is certain (best 0.974). Fewer
+  // held-out answers reach 0.8 (36 -> 20), and more of those are right (0.889 -> 0.950): the count
+  // floor went from 30 to 20 by design. The other floors rose to that day's figures (held-out
+  // unanswerable left empty 0.90 -> 0.95 and 0.83 -> 0.93, dev 0.55 -> 0.725).
   test("faq-match at the default min_confidence, and its confidence: answers at 0.8 or more right at least 85% of the time, held-out", () => {
     const r = faqReport();
     expect(r.tuning.recallAt1).toBeGreaterThanOrEqual(0.8);
     expect(r.tuning.irrelevantHits).toBeLessThanOrEqual(0.05);
     expect(r.dev.recallAt1).toBeGreaterThanOrEqual(0.5);
-    expect(r.dev.irrelevantHits).toBeLessThanOrEqual(0.45);
+    expect(r.dev.irrelevantHits).toBeLessThanOrEqual(0.28);
     expect(r.holdout.recallAt1).toBeGreaterThanOrEqual(0.8);
-    expect(r.holdout.irrelevantHits).toBeLessThanOrEqual(0.1);
-    expect(r.holdout2.recallAt1).toBeGreaterThanOrEqual(0.575);
-    expect(r.holdout2.irrelevantHits).toBeLessThanOrEqual(0.17);
+    expect(r.holdout.irrelevantHits).toBeLessThanOrEqual(0.05);
+    expect(r.holdout2.recallAt1).toBeGreaterThanOrEqual(0.6);
+    expect(r.holdout2.irrelevantHits).toBeLessThanOrEqual(0.07);
     const c = faqCalibration(faqHeldOut.queries, faqHeldOut.unanswerable);
-    expect(c.high).toBeGreaterThanOrEqual(30);
+    expect(c.high).toBeGreaterThanOrEqual(20);
     expect(c.highAccuracy).toBeGreaterThanOrEqual(0.85);
+    expect(c.ece).toBeLessThanOrEqual(0.1);
+  });
+
+  // The near-miss sets (issue 24.15), written before the matching code was read; the blind part
+  // was never tuned on. Its first run with this calibration (2026-11-26): ECE 0.098 (0.118 with the
+  // calibration before), right when >= 0.8 0.941 of 17 (0.875 of 24), near misses' mean confidence
+  // 0.385 (0.506), unanswerable left empty 0.75 (0.60).
+  test("faq-match near misses: calibrated on the blind set, near misses well under 0.5 on average", () => {
+    for (const part of ["tuning", "blind"] as const) {
+      const f = faqNearMiss(part);
+      console.log(
+        `near misses ${part}: ECE ${f.ece.toFixed(3)}, right when >= 0.8 ${f.highAccuracy.toFixed(3)} (${f.high}), recall@1 ${f.relevance.recallAt1.toFixed(3)}, unanswerable left empty ${(1 - f.relevance.irrelevantHits).toFixed(3)}`,
+      );
+      expect(f.ece).toBeLessThanOrEqual(part === "blind" ? 0.1 : 0.125);
+      expect(f.highAccuracy).toBeGreaterThanOrEqual(0.9);
+      const near = f.kinds.find((k) => k.kind === "near_miss");
+      expect(near?.confidence as number).toBeLessThan(0.4);
+      expect(1 - f.relevance.irrelevantHits).toBeGreaterThanOrEqual(0.75);
+    }
   });
 
   test("sentiment confidence: answers at 0.8 or more are right at least 85% of the time, held-out", () => {
