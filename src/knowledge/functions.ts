@@ -256,6 +256,10 @@ export function knowledgeFunctions(s: KnowledgeServices) {
         "the chatbot",
       ),
       passages: Internal(Type.Array(Passage), "passages retrieved from the knowledge bases"),
+      lexical_passages: Internal(
+        Type.Array(Passage),
+        "with vectors, the same search without them (the offline engine's fallback)",
+      ),
     }),
     result: ChatbotResult,
     cost: 2,
@@ -268,15 +272,21 @@ export function knowledgeFunctions(s: KnowledgeServices) {
       const vectors = await vectorHits(s.index, s.embedder, s.vectors, bases, query, ctx.signal);
       const kbIds = bases.map((b) => b.id);
       // The bot decides itself whether a passage answers (chatbot-answer.ts), so no floor here.
-      const hits = await s.index.search({ kbIds, query, topK: PASSAGES_PER_ANSWER, minScore: 0 }, vectors);
-      const passages = hits.map((h) => ({
-        document_id: h.document_id ?? "",
-        knowledge_base_id: h.knowledge_base_id ?? "",
-        title: h.title,
-        content: h.content,
-        score: h.score,
-      }));
-      return { ...req, chatbot: { name: bot.name, mode: bot.mode }, passages };
+      const asPassages = (hits: Snippet[]) =>
+        hits.map((h) => ({
+          document_id: h.document_id ?? "",
+          knowledge_base_id: h.knowledge_base_id ?? "",
+          title: h.title,
+          content: h.content,
+          score: h.score,
+        }));
+      const opts = { kbIds, query, topK: PASSAGES_PER_ANSWER, minScore: 0 };
+      const passages = asPassages(await s.index.search(opts, vectors));
+      // vectors may lift a rival passage and so narrow the best one's lead: the lexical passages
+      // keep the offline answer at least as good as with no embedding provider (issue 24.16)
+      // (always set here, so a client's own lexical_passages never reach the engine)
+      const lexical_passages = vectors ? asPassages(await s.index.search(opts)) : undefined;
+      return { ...req, chatbot: { name: bot.name, mode: bot.mode }, passages, lexical_passages };
     },
     prompt: chatbotPrompt,
     postprocess: groundSources,

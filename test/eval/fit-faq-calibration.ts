@@ -14,6 +14,7 @@ import { CALIBRATION, calibrationScore, FaqMatcher, type Features } from "../../
 import shop from "../fixtures/knowledge/faq.json";
 import dev from "../fixtures/knowledge/faq-dev.json";
 import nearMiss from "../fixtures/knowledge/faq-nearmiss.json";
+import { fitLogistic, isotonicTable } from "./logistic-isotonic";
 
 const KEYS = ["blend", "margin", "missed", "unasked"] as const;
 const points: { x: number[]; y: number }[] = [];
@@ -46,45 +47,12 @@ addSet(
   nearMiss.unanswerable.map((u) => u.query),
 );
 
-const L2 = 0.001;
-const w = [-4, 8, 5, 0, 0]; // bias, then KEYS
-const z = (x: number[]) => (w[0] as number) + x.reduce((s, v, i) => s + (w[i + 1] as number) * v, 0);
-for (let step = 0; step < 60_000; step++) {
-  const g = w.map(() => 0);
-  for (const p of points) {
-    const e = 1 / (1 + Math.exp(-z(p.x))) - p.y;
-    g[0] = (g[0] as number) + e;
-    p.x.forEach((v, i) => {
-      g[i + 1] = (g[i + 1] as number) + e * v;
-    });
-  }
-  // L2 on the slopes: the points, nearly separable, would otherwise push them without bound.
-  for (let i = 1; i < w.length; i++) g[i] = (g[i] as number) + L2 * (w[i] as number) * points.length;
-  for (let i = 0; i < w.length; i++) w[i] = (w[i] as number) - (2 * (g[i] as number)) / points.length;
-}
-const round = (v: number) => Math.round(v * 100) / 100;
-Object.assign(CALIBRATION, {
-  bias: round(w[0] as number),
-  ...Object.fromEntries(KEYS.map((k, i) => [k, round(w[i + 1] as number)])),
-});
-
-// Isotonic regression of right-or-wrong on the score of each query's best FAQ.
-const scored = best.map((b) => ({ s: calibrationScore(b.f), y: b.y })).sort((a, b) => a.s - b.s);
-let blocks: { n: number; right: number; sum: number }[] = [];
-for (const p of scored) {
-  blocks.push({ n: 1, right: p.y, sum: p.s });
-  while (blocks.length > 1) {
-    const b = blocks[blocks.length - 1] as { n: number; right: number; sum: number };
-    const a = blocks[blocks.length - 2] as { n: number; right: number; sum: number };
-    if (a.right / a.n < b.right / b.n) break;
-    blocks = [...blocks.slice(0, -2), { n: a.n + b.n, right: a.right + b.right, sum: a.sum + b.sum }];
-  }
-}
-let floor = 0;
-const table = blocks.map((b) => {
-  floor = Math.max(floor, (b.right + 1) / (b.n + 2));
-  return [Math.round((b.sum / b.n) * 1000) / 1000, Math.round(floor * 1000) / 1000] as const;
-});
+const w = fitLogistic(points, [-4, 8, 5, 0, 0]);
+Object.assign(CALIBRATION, { bias: w[0], ...Object.fromEntries(KEYS.map((k, i) => [k, w[i + 1]])) });
+const { table, blocks } = isotonicTable(
+  best.map((b) => ({ s: calibrationScore(b.f), y: b.y })),
+  "carry",
+);
 console.log(
   `${points.length} points (${points.filter((p) => p.y).length} right); ${best.length} best matches in ${blocks.length} blocks`,
 );

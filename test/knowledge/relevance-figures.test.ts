@@ -1,7 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { FORMER_MIN_SCORE } from "../../src/knowledge/ranking";
 import {
+  chatbotCalibration,
   chatbotReport,
+  chatbotSets,
   faqCalibration,
   faqHeldOut,
   faqNearMiss,
@@ -49,19 +51,27 @@ describe("relevance and calibration figures", () => {
     // one search per query (390, in memory) serves this test and the chatbot's: seconds, not a hang
   }, 30_000);
 
+  // The support bot answers only on calibrated confidence since 2026-11-26 (chatbot-answer.ts:
+  // two shared words, then P(the best passage answers) >= 0.5, fitted on tuning and dev). Its
+  // first run: it answers fewer questions and is wrong less often. Answered right / declined
+  // unanswerable, threshold rule -> calibrated: tuning 0.764 / 0.867 -> 0.691 / 0.933, dev 0.550 /
+  // 0.620 -> 0.530 / 0.800, held-out 1 0.825 / 0.900 -> 0.775 / 0.933, held-out 2 0.517 / 0.600 ->
+  // 0.433 / 0.675; answers right on held-out 1 0.846 -> 0.886 (35 answers), held-out 2 0.574 -> 0.591 (44).
   test("support chatbot (offline): answers from the right article, declines what nothing answers", () => {
     const r = chatbotReport();
     console.log(
       `support chatbot: right answer / declined unanswerable, tuning ${r.tuning.recallAt1.toFixed(3)} / ${(1 - r.tuning.irrelevantHits).toFixed(3)}; held-out 1 ${r.holdout.recallAt1.toFixed(3)} / ${(1 - r.holdout.irrelevantHits).toFixed(3)}; held-out 2 ${r.holdout2.recallAt1.toFixed(3)} / ${(1 - r.holdout2.irrelevantHits).toFixed(3)}`,
     );
-    expect(r.tuning.recallAt1).toBeGreaterThanOrEqual(0.76);
-    expect(r.tuning.irrelevantHits).toBeLessThanOrEqual(0.14);
-    expect(r.dev.recallAt1).toBeGreaterThanOrEqual(0.55);
-    expect(r.dev.irrelevantHits).toBeLessThanOrEqual(0.38);
-    expect(r.holdout.recallAt1).toBeGreaterThanOrEqual(0.825);
-    expect(r.holdout.irrelevantHits).toBeLessThanOrEqual(0.1);
-    expect(r.holdout2.recallAt1).toBeGreaterThanOrEqual(0.5);
-    expect(r.holdout2.irrelevantHits).toBeLessThanOrEqual(0.4);
+    expect(r.tuning.recallAt1).toBeGreaterThanOrEqual(0.69);
+    expect(r.tuning.irrelevantHits).toBeLessThanOrEqual(0.07);
+    expect(r.dev.recallAt1).toBeGreaterThanOrEqual(0.53);
+    expect(r.dev.irrelevantHits).toBeLessThanOrEqual(0.2);
+    expect(r.holdout.recallAt1).toBeGreaterThanOrEqual(0.775);
+    expect(r.holdout.irrelevantHits).toBeLessThanOrEqual(0.07);
+    expect(r.holdout2.recallAt1).toBeGreaterThanOrEqual(0.43);
+    expect(r.holdout2.irrelevantHits).toBeLessThanOrEqual(0.33);
+    expect(chatbotCalibration(chatbotSets["held-out 1"]).precision).toBeGreaterThanOrEqual(0.88);
+    expect(chatbotCalibration(chatbotSets["held-out 2"]).precision).toBeGreaterThanOrEqual(0.59);
   });
 
   // faq-match's calibration was refitted on 2026-11-26 (issue 24.15: features for words the FAQ

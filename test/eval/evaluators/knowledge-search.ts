@@ -13,7 +13,13 @@
  * (`--errors`): held-out misses are counted, never shown, so the sets stay blind. Search runs the inline variant, which shares its ranking code
  * with stored bases.
  */
-import { localChatAnswer, PASSAGES_PER_ANSWER } from "../../../src/knowledge/chatbot-answer";
+import {
+  groundingConfidence,
+  groundingFeatures,
+  localChatAnswer,
+  MIN_GROUNDING_CONFIDENCE,
+  PASSAGES_PER_ANSWER,
+} from "../../../src/knowledge/chatbot-answer";
 import { FaqMatcher } from "../../../src/knowledge/faq-match";
 import { searchInline } from "../../../src/knowledge/inline";
 import { DEFAULT_MIN_SCORE, FORMER_MIN_SCORE } from "../../../src/knowledge/ranking";
@@ -145,9 +151,9 @@ export function searchReport(minScore?: number): RelevanceReport {
  * empty" is declined. Since search is recall-first (2026-11-26), this is where "nothing answers
  * this" is decided and measured.
  */
-export const chatbotRanker = (query: string) => {
-  // the bot's passages: search's best four, no floor (functions.ts, chatbot-chat)
-  const passages = searchOnce(query)
+/** The bot's passages: search's best four, no floor (functions.ts, chatbot-chat). */
+const botPassages = (query: string) =>
+  searchOnce(query)
     .slice(0, PASSAGES_PER_ANSWER)
     .map((s) => ({
       document_id: docs[s.document_index ?? -1]?.id ?? "?",
@@ -156,9 +162,34 @@ export const chatbotRanker = (query: string) => {
       content: s.content,
       score: s.score,
     }));
+
+export const chatbotRanker = (query: string) => {
+  const passages = botPassages(query);
   const r = localChatAnswer({ message: query, chatbot: { name: "eval", mode: "support" }, passages });
   return r?.answered ? r.sources.map((x) => x.document_id) : [];
 };
+
+/**
+ * The bot's grounding confidence on a set: calibration of "the best passage answers" (0 for a
+ * passage sharing fewer than two words, never taken), and how often an answer it gives is right.
+ */
+export function chatbotCalibration(set: { queries: Labelled<string>[]; unanswerable: string[] }): CalibrationFigures & {
+  answered: number;
+  precision: number;
+} {
+  const rows = [...set.queries, ...set.unanswerable.map((query) => ({ query, expected: null }))].map(({ query, expected }) => {
+    const passages = botPassages(query);
+    return { confidence: groundingConfidence(groundingFeatures(query, passages)), right: passages[0]?.document_id === expected };
+  });
+  const given = rows.filter((r) => r.confidence >= MIN_GROUNDING_CONFIDENCE);
+  return {
+    ...calibrationFigures(rows),
+    answered: given.length,
+    precision: given.length ? given.filter((r) => r.right).length / given.length : 1,
+  };
+}
+
+export const chatbotSets = { tuning: helpCenter, dev: helpDev, "held-out 1": helpHoldout, "held-out 2": helpHoldout2 };
 
 export function chatbotReport(): RelevanceReport {
   return {
@@ -304,6 +335,13 @@ const evaluator: Evaluator = {
         ...plain.metrics.filter((m) => !m.name.startsWith("unanswerable")).map(({ target: _t, ...m }) => m),
         ...tagged(`min_score ${FORMER_MIN_SCORE}`, floored).map(({ target: _t, ...m }) => m),
         ...tagged("support chatbot", bot),
+        ...Object.entries(chatbotSets).flatMap(([name, set]) => {
+          const c = chatbotCalibration(set);
+          return [
+            { name: `support chatbot: calibration error, ${name}`, value: c.ece },
+            { name: `support chatbot: answers right, ${name} (${c.answered} answers)`, value: c.precision },
+          ];
+        }),
       ],
       errors: [...(plain.errors ?? []), ...(bot.errors ?? []).map((e) => `chatbot: ${e}`)],
     };
