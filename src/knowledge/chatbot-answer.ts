@@ -6,6 +6,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { systemText } from "../functions/prompt";
 import { splitSentences } from "../local/text";
 import type { ChatMessage } from "../providers/types";
+import { reliability } from "./faq-match";
 import type { ChatbotMode } from "./interface";
 import { termKeys } from "./text";
 
@@ -39,25 +40,74 @@ export const ChatbotResult = Type.Object(
 );
 export type ChatbotResult = Static<typeof ChatbotResult>;
 
-/**
- * Below this search score the offline engine treats the knowledge bases as holding no answer.
- * Lower than search's default floor because isGrounded also asks for two shared words.
- */
-export const MIN_GROUNDING_SCORE = 0.25;
+/** What the offline engine weighs before answering from the best passage. */
+export interface GroundingFeatures {
+  /** the best passage's search score */
+  score: number;
+  /** its lead over the second passage's score (the score itself when there is none) */
+  margin: number;
+  /** share of the question's words (keys) the best passage holds */
+  shared: number;
+  /** whether it holds at least two of them (or the question's only one): one shared word
+   * ("Australia" in "the capital of Australia") is how unrelated questions reach a shipping page */
+  two: boolean;
+}
 
-/**
- * Whether the best passage is close enough for an offline answer: a fair share of the question's
- * words, and at least two of them unless the question has only one. One shared word ("Australia"
- * in "the capital of Australia") is how unrelated questions reach a shipping page.
- */
-export function isGrounded(query: string, best: Passage | undefined): best is Passage {
-  if (!best || best.score < MIN_GROUNDING_SCORE) return false;
+export function groundingFeatures(query: string, passages: Passage[] | undefined): GroundingFeatures | null {
+  const best = passages?.[0];
+  if (!best) return null;
   const asked = new Set(termKeys(query));
   const found = new Set(termKeys(`${best.title ?? ""} ${best.content}`));
   let shared = 0;
   for (const k of asked) if (found.has(k)) shared++;
-  return shared >= Math.min(2, asked.size);
+  return {
+    score: best.score,
+    margin: best.score - (passages?.[1]?.score ?? 0),
+    shared: asked.size > 0 ? shared / asked.size : 0,
+    two: shared > 0 && shared >= Math.min(2, asked.size),
+  };
 }
+
+/**
+ * The offline engine's confidence that the best passage answers the question. A passage sharing
+ * fewer than two of the question's words (`two`) is never taken (0). Otherwise a logistic score of
+ * the passage's search score, its lead over the next and its share of the question's words, then
+ * the accuracy observed at that score (isotonic, each block smoothed as (right + 1) / (n + 2)),
+ * both fitted by test/eval/fit-chatbot-calibration.ts on the help-center tuning and dev sets only
+ * (2026-11-26); the held-out sets measure it (docs/knowledge.md). Until then the rule was a
+ * threshold: search score at least 0.25, with two shared words.
+ */
+export const GROUNDING = { bias: -1.35, score: -0.03, margin: 5.87, shared: 1.42 };
+export const GROUNDING_RELIABILITY: readonly (readonly [number, number])[] = [
+  [0.344, 0.238],
+  [0.424, 0.273],
+  [0.455, 0.333],
+  [0.507, 0.556],
+  [0.597, 0.556],
+  [0.648, 0.714],
+  [0.72, 0.75],
+  [0.788, 0.813],
+  [0.897, 0.87],
+  [0.974, 0.971],
+];
+
+/** A support bot answers offline when the passage more likely answers than not. */
+export const MIN_GROUNDING_CONFIDENCE = 0.5;
+
+export function groundingScore(f: GroundingFeatures): number {
+  const z = GROUNDING.bias + GROUNDING.score * f.score + GROUNDING.margin * f.margin + GROUNDING.shared * f.shared;
+  return 1 / (1 + Math.exp(-z));
+}
+
+export function groundingConfidence(f: GroundingFeatures | null): number {
+  return f?.two ? reliability(groundingScore(f), GROUNDING_RELIABILITY) : 0;
+}
+
+/** Whether the best passage is likely enough to answer the question for an offline answer. */
+export function isGrounded(query: string, passages: Passage[] | undefined): boolean {
+  return groundingConfidence(groundingFeatures(query, passages)) >= MIN_GROUNDING_CONFIDENCE;
+}
+
 export const PASSAGES_PER_ANSWER = 4;
 
 export const REFUSAL =
@@ -68,6 +118,9 @@ export interface ChatInput {
   conversation?: { role: "user" | "assistant" | "system"; content: string }[];
   chatbot?: { name: string; mode: ChatbotMode };
   passages?: Passage[];
+  /** with an embedding provider, the same search without vectors: the offline engine answers from
+   * whichever of the two is grounded, so vectors never make it decline what it answers without */
+  lexical_passages?: Passage[];
 }
 
 /** A follow-up such as "and how long does it take?" says little alone: the previous user turn joins it for retrieval. */
@@ -88,9 +141,10 @@ function source(p: Passage, snippet = p.content): Static<typeof Source> {
  */
 export function localChatAnswer(req: ChatInput): ChatbotResult | null {
   const mode = req.chatbot?.mode ?? "support";
-  const best = req.passages?.[0];
   const question = retrievalQuery(req);
-  if (!isGrounded(question, best)) {
+  const grounded = [req.passages, req.lexical_passages].find((p) => isGrounded(question, p));
+  const best = grounded?.[0];
+  if (!best) {
     return mode === "support" ? { answer: REFUSAL, answered: false, sources: [] } : null;
   }
   const query = new Set(termKeys(question));

@@ -4,9 +4,10 @@
  * - word overlap on stems and synonyms, weighted by rarity in the collection (paraphrases),
  * - fuzzy word matches within a small edit distance (typos: "refnud", "shiping"),
  * - character trigram similarity of the whole question (typos and word splits).
- * A logistic curve fitted on a labelled tuning set maps the blend and its margin over the
- * runner-up to a confidence (see `calibrate`), so the default `min_confidence` of 0.5 keeps
- * matches that are more likely right than wrong.
+ * A logistic score of the blend, its margin over the runner-up, the query's words the FAQ lacks
+ * and the FAQ's words the query does not ask about, then the accuracy observed at that score on
+ * labelled tuning sets, give the confidence (see `calibrate`), so the default `min_confidence` of
+ * 0.5 keeps matches that are more likely right than wrong, and 0.8 is right about 80% of the time.
  */
 import { UNSEEN_WEIGHT } from "./ranking";
 import { specificity } from "./specificity";
@@ -84,14 +85,57 @@ const SYNONYM_MATCH = 0.8;
 
 const stems = (text: string) => contentWords(foldPhrases(text)).map(stem);
 
-/** How well one query word is found: 1 as itself, SYNONYM_MATCH through a synonym, 0.8 a likely typo, else 0. */
-function wordMatch(word: string, wordStem: string, it: Prepared): number {
+/**
+ * Country and territory names in English (from the runtime's Intl data, no word list shipped):
+ * a question naming a country ("do you deliver to germany?") asks what a FAQ about shipping
+ * internationally or abroad answers. Names of one word only, lower-cased ("germany", "canada";
+ * not "united kingdom").
+ */
+const COUNTRIES: ReadonlySet<string> = (() => {
+  const names = new Intl.DisplayNames(["en"], { type: "region" });
+  const out = new Set<string>();
+  for (let a = 65; a <= 90; a++) {
+    for (let b = 65; b <= 90; b++) {
+      const code = String.fromCharCode(a, b);
+      let name: string | undefined;
+      try {
+        name = names.of(code);
+      } catch {
+        name = undefined;
+      }
+      if (name && name !== code && /^\p{L}+$/u.test(name)) out.add(name.toLowerCase());
+    }
+  }
+  return out;
+})();
+
+/** The key "international", "abroad", "overseas" and "worldwide" share (their synonym group's head). */
+const ABROAD = canonical(stem("international"));
+
+/**
+ * How well one query word is found in a FAQ's question, and the question's key it matched: 1 as
+ * itself, SYNONYM_MATCH through a synonym, TYPO_MATCH a likely typo, else 0.
+ */
+function wordMatch(word: string, wordStem: string, it: Prepared): { score: number; key?: string } {
   const keys = it.keys;
-  if (keys.has(word)) return it.stems.has(wordStem) ? 1 : SYNONYM_MATCH;
-  if (word.length < 4) return 0;
-  const max = word.length >= 7 ? 2 : 1;
-  for (const k of keys) if (k.length >= 3 && editDistance(word, k, max) <= max) return 0.8;
-  return 0;
+  if (keys.has(word)) return { score: it.stems.has(wordStem) ? 1 : SYNONYM_MATCH, key: word };
+  if (word.length >= 4) {
+    const max = word.length >= 7 ? 2 : 1;
+    for (const k of keys) if (k.length >= 3 && editDistance(word, k, max) <= max) return { score: TYPO_MATCH, key: k };
+  }
+  return { score: 0 };
+}
+
+/** A query word within a small edit distance of a question's word counts this much. */
+const TYPO_MATCH = 0.8;
+
+/**
+ * Whether the FAQ's answer holds a query word the question does not: the word itself, or a
+ * country's name where the FAQ is about shipping abroad ("germany" for "Do you ship
+ * internationally?"). It counts for the FAQ's side of the overlap only.
+ */
+function inAnswer(w: QueryWord, it: Prepared): boolean {
+  return it.answerKeys.has(w.key) || (COUNTRIES.has(w.surface) && (it.keys.has(ABROAD) || it.answerKeys.has(ABROAD)));
 }
 
 export class FaqMatcher {
@@ -138,73 +182,160 @@ export class FaqMatcher {
       out.set(key, {
         key,
         stem: wordStem,
+        surface: w,
+        plainWeight: this.weight(key) * (known ? 1 : UNSEEN_WEIGHT),
         weight: this.weight(key) * (known ? 1 : UNSEEN_WEIGHT * Math.min(specificity(w), specificity(wordStem))),
       });
     }
     return [...out.values()];
   }
 
-  /** The raw 0-1 blend of every FAQ for a query, before calibration (also read by the calibration fit). */
-  blends(query: string): { it: Prepared; blend: number }[] {
+  /** The signals of every FAQ for a query, before calibration (also read by the calibration fit). */
+  blends(query: string): ({ it: Prepared } & Signals)[] {
     const words = this.queryWords(query);
     const qGrams = trigrams(query);
     if (words.length === 0 && qGrams.size === 0) return [];
-    return this.items.map((it) => ({ it, blend: this.blend(words, qGrams, it) }));
+    return this.items.map((it) => ({ it, ...this.blend(words, qGrams, it) }));
+  }
+
+  /** Each FAQ's signals with its margin over the best other FAQ: the calibration's features. */
+  features(query: string): { it: Prepared; features: Features }[] {
+    const blends = this.blends(query);
+    const [first, second] = blends.map((b) => b.blend).sort((x, y) => y - x);
+    return blends.map(({ it, blend, missed, unasked }) => ({
+      it,
+      // The margin over the best other FAQ: a close runner-up makes the best one less certain.
+      features: { blend, margin: blend - (blend === first ? (second ?? 0) : (first ?? 0)), missed, unasked },
+    }));
   }
 
   match(query: string, opts: { minConfidence?: number; topN?: number } = {}): FaqMatch[] {
     const min = opts.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
     const topN = opts.topN ?? DEFAULT_TOP_N;
-    const blends = this.blends(query);
-    const [first, second] = blends.map((b) => b.blend).sort((x, y) => y - x);
-    return blends
-      .map(({ it, blend }) => {
-        // The margin over the best other FAQ: a close runner-up makes the best one less certain.
-        const margin = blend - (blend === first ? (second ?? 0) : (first ?? 0));
-        return { it, confidence: Math.round(calibrate(blend, margin) * 1000) / 1000 };
-      })
+    return this.features(query)
+      .map(({ it, features }) => ({ it, confidence: Math.round(calibrate(features) * 1000) / 1000 }))
       .filter((m) => m.confidence >= min && m.confidence > 0)
       .sort((a, b) => b.confidence - a.confidence)
       .slice(0, topN)
       .map(({ it, confidence }) => ({ id: it.faq.id, question: it.faq.question, answer: it.faq.answer, confidence }));
   }
 
-  private blend(words: QueryWord[], qGrams: Set<string>, it: Prepared): number {
+  private blend(words: QueryWord[], qGrams: Set<string>, it: Prepared): Signals {
     let hit = 0;
     let qWeight = 0;
     let answerHit = 0;
+    let plain = 0;
+    let missed = 0;
+    const asked = new Set<string>();
     for (const w of words) {
       qWeight += w.weight;
-      const m = wordMatch(w.key, w.stem, it);
-      hit += w.weight * m;
-      if (m === 0 && it.answerKeys.has(w.key)) answerHit += w.weight;
+      plain += w.plainWeight;
+      const { score, key } = wordMatch(w.key, w.stem, it);
+      if (key) asked.add(key);
+      hit += w.weight * score;
+      if (score > 0) continue;
+      if (inAnswer(w, it)) answerHit += w.weight;
+      else missed += w.plainWeight;
     }
     let fWeight = 0;
-    for (const k of it.keys) fWeight += this.weight(k);
+    let unasked = 0;
+    for (const k of it.keys) {
+      fWeight += this.weight(k);
+      if (!asked.has(k)) unasked += this.weight(k);
+    }
     // Dice over weights: a query word found in the question counts for both sides, one found only
     // in the answer for the FAQ's side ("paypal" in the payment-methods answer).
     const overlap = qWeight + fWeight > 0 ? (2 * hit + answerHit) / (qWeight + fWeight) : 0;
-    return 0.7 * Math.min(1, overlap) + 0.3 * dice(qGrams, it.grams);
+    return {
+      blend: 0.7 * Math.min(1, overlap) + 0.3 * dice(qGrams, it.grams),
+      missed: plain > 0 ? missed / plain : 1,
+      unasked: fWeight > 0 ? unasked / fWeight : 1,
+    };
   }
 }
 
 interface QueryWord {
   key: string;
   stem: string;
+  /** the word as written (lower case) */
+  surface: string;
   weight: number;
+  /** the weight without the general-English specificity discount (for `missed`) */
+  plainWeight: number;
+}
+
+/** What a FAQ's match with a query rests on (the calibration's inputs). */
+export interface Signals {
+  /** the raw 0-1 blend of word overlap and trigram similarity */
+  blend: number;
+  /** share of the query's weight, before the specificity discount, found nowhere in the FAQ (question or answer) */
+  missed: number;
+  /** share of the FAQ question's weight the query does not ask about ("change", "address" for "when will my parcel arrive") */
+  unasked: number;
+}
+
+/** The calibration's inputs for one FAQ: its Signals and its blend's margin over the best other FAQ. */
+export interface Features extends Signals {
+  margin: number;
 }
 
 /**
- * Logistic map from the raw blend (0-1) and its margin over the best other FAQ to a confidence:
- * coefficients fitted by maximum likelihood on the tuning set (test/eval/fit-faq-calibration.ts
- * over faq.json: each query's three best FAQs, right or wrong), so a confidence of 0.8 is right
- * about 80% of the time there. The tuning set holds shop-related questions no FAQ answers, so a
- * lone FAQ sharing one common word with the query ("are your products vegan", 0.74) no longer
- * comes out near-certain, as it did when every negative was off-topic (0.99). `bun run eval` checks it on the held-out set (faq-holdout.json).
+ * Calibration in two steps, both fitted by test/eval/fit-faq-calibration.ts on the tuning data
+ * only (faq.json, faq-dev.json, and faq-nearmiss.json: a gym's FAQs with near misses, written
+ * before this code was read); the held-out sets (faq-holdout*.json, faq-nearmiss-blind.json)
+ * measure it. First a logistic score of the features, fitted by maximum likelihood on each query's
+ * three best FAQs, right or wrong. `exact`, `synonym`, `typo` and `missed` (2026-11-26, issue 24.15) say
+ * what the blend alone hid: whether a match rests on the very words, on synonyms and likely typos
+ * ("i forgot my pasword"), and whether the question holds a word no part of the FAQ does ("can I
+ * bring my dog" against "Can I bring a guest?": a near miss however much else it shares).
  */
-const CALIBRATION = { blend: 7.96, margin: 5.65, bias: -3.87 };
+export const CALIBRATION = { bias: 0.02, blend: 1.16, margin: 4.85, missed: -1.6, unasked: -1.35 };
 
-export function calibrate(blend: number, margin: number): number {
-  if (blend <= 0) return 0;
-  return 1 / (1 + Math.exp(-(CALIBRATION.blend * blend + CALIBRATION.margin * margin + CALIBRATION.bias)));
+/**
+ * Then the score becomes a confidence through the accuracy observed at that score on the tuning
+ * data (isotonic regression of right-or-wrong on the score of each query's best FAQ, each block's
+ * accuracy smoothed as (right + 1) / (n + 2), interpolated between blocks): so a confidence of 0.8
+ * is right about 80% of the time there, and none says more than the data shows (a typo or a
+ * paraphrase is not certainty). Pairs of (score, confidence), ascending.
+ */
+export const RELIABILITY: readonly (readonly [number, number])[] = [
+  [0.056, 0.022],
+  [0.187, 0.23],
+  [0.344, 0.417],
+  [0.473, 0.591],
+  [0.641, 0.696],
+  [0.73, 0.696],
+  [0.797, 0.778],
+  [0.886, 0.867],
+  [0.965, 0.974],
+];
+
+/** The logistic score of a FAQ's features (the first step). */
+export function calibrationScore(f: Features): number {
+  const z =
+    CALIBRATION.bias +
+    CALIBRATION.blend * f.blend +
+    CALIBRATION.margin * f.margin +
+    CALIBRATION.missed * f.missed +
+    CALIBRATION.unasked * f.unasked;
+  return 1 / (1 + Math.exp(-z));
+}
+
+/** Piecewise-linear through RELIABILITY, flat past its ends. */
+export function reliability(score: number, table: readonly (readonly [number, number])[] = RELIABILITY): number {
+  const first = table[0] as readonly [number, number];
+  if (score <= first[0]) return first[1];
+  for (let i = 1; i < table.length; i++) {
+    const [x1, y1] = table[i] as readonly [number, number];
+    if (score <= x1) {
+      const [x0, y0] = table[i - 1] as readonly [number, number];
+      return x1 > x0 ? y0 + ((y1 - y0) * (score - x0)) / (x1 - x0) : y1;
+    }
+  }
+  return (table[table.length - 1] as readonly [number, number])[1];
+}
+
+export function calibrate(f: Features): number {
+  if (f.blend <= 0) return 0;
+  return reliability(calibrationScore(f));
 }

@@ -61,7 +61,7 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     name: "knowledge-base-search",
     path: "/api/v1/knowledge-bases/:id/search",
     summary: "Search a stored knowledge base (BM25 over its chunks)",
-    description: `Snippets of the knowledge base's documents that best match the query, with a 0-1 relevance score (see min_score); an empty list when nothing is relevant. filter_metadata keeps only documents whose metadata has the given values.`,
+    description: `Snippets of the knowledge base's documents that best match the query, with a 0-1 relevance score (see min_score); recall-first: the top_k best snippets sharing a meaningful word with the query (or close to it in meaning, with an embedding provider), an empty list when none does; min_score raises the floor. filter_metadata keeps only documents whose metadata has the given values.`,
     tags: TAGS,
     request: Type.Object({
       id: Type.String({ minLength: 1, description: "knowledge base id (path parameter)" }),
@@ -266,6 +266,10 @@ export function knowledgeFunctions(s: KnowledgeServices) {
         "the chatbot",
       ),
       passages: Internal(Type.Array(Passage), "passages retrieved from the knowledge bases"),
+      lexical_passages: Internal(
+        Type.Array(Passage),
+        "with vectors, the same search without them (the offline engine's fallback)",
+      ),
     }),
     result: ChatbotResult,
     cost: 2,
@@ -278,15 +282,21 @@ export function knowledgeFunctions(s: KnowledgeServices) {
       const vectors = await vectorHits(s.index, s.embedder, s.vectors, bases, query, ctx.signal);
       const kbIds = bases.map((b) => b.id);
       // The bot decides itself whether a passage answers (chatbot-answer.ts), so no floor here.
-      const hits = await s.index.search({ kbIds, query, topK: PASSAGES_PER_ANSWER, minScore: 0 }, vectors);
-      const passages = hits.map((h) => ({
-        document_id: h.document_id ?? "",
-        knowledge_base_id: h.knowledge_base_id ?? "",
-        title: h.title,
-        content: h.content,
-        score: h.score,
-      }));
-      return { ...req, chatbot: { name: bot.name, mode: bot.mode }, passages };
+      const asPassages = (hits: Snippet[]) =>
+        hits.map((h) => ({
+          document_id: h.document_id ?? "",
+          knowledge_base_id: h.knowledge_base_id ?? "",
+          title: h.title,
+          content: h.content,
+          score: h.score,
+        }));
+      const opts = { kbIds, query, topK: PASSAGES_PER_ANSWER, minScore: 0 };
+      const passages = asPassages(await s.index.search(opts, vectors));
+      // vectors may lift a rival passage and so narrow the best one's lead: the lexical passages
+      // keep the offline answer at least as good as with no embedding provider (issue 24.16)
+      // (always set here, so a client's own lexical_passages never reach the engine)
+      const lexical_passages = vectors ? asPassages(await s.index.search(opts)) : undefined;
+      return { ...req, chatbot: { name: bot.name, mode: bot.mode }, passages, lexical_passages };
     },
     prompt: chatbotPrompt,
     postprocess: groundSources,

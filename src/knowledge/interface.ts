@@ -87,7 +87,7 @@ export interface SearchOptions {
   query: string;
   topK: number;
   filter?: FilterMetadata;
-  /** hits scoring below this are left out; when absent DEFAULT_MIN_SCORE, or 0 with vectors (hybrid) */
+  /** hits scoring below this are left out; when absent DEFAULT_MIN_SCORE (0: recall-first) */
   minScore?: number;
 }
 

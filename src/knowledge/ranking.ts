@@ -9,12 +9,18 @@ import { specificity } from "./specificity";
 import { canonical, contentWords, expandWord, foldPhrases, stem, termKeys } from "./text";
 
 /**
- * The default relevance floor of lexical search. Chosen on help-center.json's queries and its
- * unanswerable list: the lowest round floor at which at most 15% of unanswerable queries get a
- * hit (0.25 let 27% through, 0.3 lets 13%). Hybrid search has no default floor yet: the vector
- * part's scale depends on the embedding model, and no real model has been measured.
+ * The default relevance floor: none. Search is recall-first (CONTRACT section 5): every chunk that
+ * shares a meaningful word with the query (or, in hybrid search, is close to it in meaning) may be
+ * returned, best first, and `min_score` raises the floor. Until 2026-11-26 lexical search left out
+ * hits under 0.3 by default, which hid answers whenever a query held a word the documents never
+ * use (an order number, a brand, a typo); deciding that nothing answers is faq-match's and the
+ * support chatbot's job (chatbot-answer.ts), on calibrated confidence. docs/knowledge.md has the
+ * figures with and without the old floor.
  */
-export const DEFAULT_MIN_SCORE = 0.3;
+export const DEFAULT_MIN_SCORE = 0;
+
+/** The floor lexical search applied by default until 2026-11-26: the eval still reports figures at it. */
+export const FORMER_MIN_SCORE = 0.3;
 
 /** A candidate chunk with its document's metadata and its BM25 (`rank`: negated, lower is better, 0 for vector-only hits). */
 export interface CandidateRow {
@@ -186,9 +192,15 @@ function similarity(query: Float32Array, blob: Uint8Array | null): number {
  * query a chunk covers (share of the query's words, synonyms included, that it contains) scaled
  * by its BM25 relative to the best hit, so a score means the same on a 3-document inline search
  * and a 10,000-chunk knowledge base. Re-ranking by it puts chunks that answer the whole question
- * above ones that repeat one of its words. With vectors (hybrid), the vector search's nearest
- * chunks join the candidates and the score blends the lexical score with the cosine similarity
- * (LEXICAL_WEIGHT), so a paraphrase or a misspelling BM25 cannot match still ranks.
+ * above ones that repeat one of its words.
+ *
+ * With vectors (hybrid), the vector search's nearest chunks join the candidates. A lexical match
+ * scores the larger of its lexical score and the blend of it with the cosine similarity
+ * (LEXICAL_WEIGHT), so vectors that agree raise it and vectors that disagree (or carry no meaning,
+ * like a test simulator's hashed words) never lower it; and lexical matches rank above the chunks
+ * found by vector alone, which fill the remaining places with (1 - LEXICAL_WEIGHT) x their
+ * similarity, and only when it is above 0. So a configured embedding provider never does worse
+ * than none: it can only add passages a paraphrase or a misspelling BM25 cannot match would miss.
  */
 export function rankCandidates(
   rows: CandidateRow[],
@@ -200,18 +212,23 @@ export function rankCandidates(
   const { coverageBase, known } = queryEvidence(weights);
   const queryKeys = new Set(termKeys(opts.query));
   const best = Math.max(1e-9, ...rows.map((r) => -r.rank));
-  const scored = rows.map((r) => {
+  const scored = rows.flatMap((r) => {
     const keys = storedKeys(r);
     let covered = 0;
     for (const k of queryKeys) if (keys.has(k)) covered++;
     const coverage = coverageBase > 0 ? Math.min(1, covered / coverageBase) : 0;
     const relative = Math.max(0, -r.rank) / best;
     const lexical = coverage * (0.5 + 0.5 * relative) * known;
-    const score = vectors ? LEXICAL_WEIGHT * lexical + (1 - LEXICAL_WEIGHT) * similarity(vectors.query, r.embedding) : lexical;
-    return { r, score, relative };
+    // a BM25 candidate shares a meaningful word with the query; a vector-only one (rank 0) does not
+    const matched = r.rank < 0;
+    if (!vectors) return [{ r, score: lexical, relative, matched }];
+    const cosine = similarity(vectors.query, r.embedding);
+    if (!matched && cosine <= 0) return [];
+    const blend = LEXICAL_WEIGHT * lexical + (1 - LEXICAL_WEIGHT) * cosine;
+    return [{ r, score: matched ? Math.max(lexical, blend) : blend, relative, matched }];
   });
-  scored.sort((a, b) => b.score - a.score || b.relative - a.relative);
-  const min = opts.minScore ?? (vectors ? 0 : DEFAULT_MIN_SCORE);
+  scored.sort((a, b) => Number(b.matched) - Number(a.matched) || b.score - a.score || b.relative - a.relative);
+  const min = opts.minScore ?? DEFAULT_MIN_SCORE;
   return scored
     .filter((s) => s.score >= min)
     .slice(0, opts.topK)

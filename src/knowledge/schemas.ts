@@ -55,7 +55,7 @@ export const Query = Type.String({ minLength: 1, maxLength: 2000, description: "
 export const MinScore = Type.Number({
   minimum: 0,
   maximum: 1,
-  description: `leave out snippets scoring below this. Default ${DEFAULT_MIN_SCORE} for lexical search (no embedding provider), 0 for hybrid search. The score is the share of the query a passage covers (each query word counts once; a word the searched documents never use counts up to twice, less for everyday words), times 0.5-1 for its BM25 rank relative to the best hit, times the square root of the share of the query's rarity-weighted words the documents contain at all; hybrid search blends it 0.8 : 0.2 with the cosine similarity of the embeddings`,
+  description: `leave out snippets scoring below this; default ${DEFAULT_MIN_SCORE}: search is recall-first, every snippet sharing a meaningful word with the query (or, with an embedding provider, close to it in meaning) may be returned, and an unknown word in the query lowers scores without hiding what the other words find. The score is the share of the query a passage covers (each query word counts once; a word the searched documents never use counts up to twice, less for everyday words), times 0.5-1 for its BM25 rank relative to the best hit, times the square root of the share of the query's rarity-weighted words the documents contain at all. Hybrid search raises a lexical match's score to its 0.8 : 0.2 blend with the cosine similarity of the embeddings when that is higher, never lowers it, and ranks lexical matches above snippets found by embedding alone (scored 0.2 x similarity)`,
 });
 export const TopK = Type.Integer({ minimum: 1, maximum: LIMITS.topK, default: 5, description: "number of snippets; default 5" });
 

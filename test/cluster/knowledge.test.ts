@@ -176,10 +176,12 @@ for (const [name, enabled, make] of backends) {
       expect((await index.bases.get(me, kb.id)).document_count).toBe(1);
       expect((await index.bases.row(me, kb.id)).revision).toBe(2);
       expect((await failure(() => index.bases.deleteDocument(me, kb.id, added[0]?.id as string))).message).toContain("document");
-      expect(await index.search({ kbIds: [kb.id], query: "refunds issued within thirty days", topK: 5 })).toEqual([]);
+      // recall-first: the other document may share a word ("days"); the deleted one never comes back
+      const after = await index.search({ kbIds: [kb.id], query: "refunds issued within thirty days", topK: 5 });
+      expect(after.map((h) => h.document_id)).not.toContain(added[0]?.id);
     });
 
-    test("search: best chunk first, only the given bases, metadata filters, the default floor", async () => {
+    test("search: best chunk first, only the given bases, metadata filters; no hit without a meaningful shared word", async () => {
       const { index, keys } = make();
       const me = (await keys.createAccount()).id;
       const kb = await index.bases.create(me, { name: "help" });
@@ -231,7 +233,9 @@ for (const [name, enabled, make] of backends) {
       expect(await index.chunkVectors(kb.id, 32)).toEqual([]);
 
       const base = await index.bases.row(me, kb.id);
-      const query = "refnuds isued";
+      // misspelt past BM25; the hashed vectors put it nearer the refunds chunk (cosine 0.18) than the
+      // other (-0.18). A chunk found by vector alone with no similarity (cosine <= 0) is left out.
+      const query = "refundss issuedd";
       const vectors = await vectorHits(index, hashed, new VectorCache(), [base], query);
       expect(vectors?.nearest).toHaveLength(2);
       const hits = await index.search({ kbIds: [kb.id], query, topK: 1 }, vectors);

@@ -117,6 +117,13 @@ describe("chat without a generative provider (offline engine)", () => {
       "who is the president of France",
       "what is the best pizza in Japan",
       "can you help me with my taxes",
+      // once search's default floor left these empty (test/knowledge/search.test.ts); search is
+      // recall-first now (issue 24.14), so declining them is the bot's decision, checked here
+      "bitcoin",
+      "do you take ethereum or dogecoin",
+      "what is the wifi password in the café",
+      "how do I update the firmware on my router",
+      "can you recommend a lasagne recipe",
     ];
     for (const message of offTopic) {
       const r = await alice.call("POST", `/api/v1/chatbots/${id}/chat`, { message });
@@ -137,8 +144,12 @@ describe("chat without a generative provider (offline engine)", () => {
     }
     const n = HELP_CENTER.queries.length;
     console.log(`offline support bot: answered ${answered}/${n}, cited the expected article ${cited}/${n}`);
-    expect(answered / n).toBeGreaterThanOrEqual(0.75);
+    // Since 2026-11-26 the bot answers only when the passage more likely answers than not
+    // (calibrated, chatbot-answer.ts): it answers fewer of these (40 of 55, was 47) and is wrong
+    // less often (2 answers from the wrong article, was 5); the answered floor went 0.75 -> 0.7.
+    expect(answered / n).toBeGreaterThanOrEqual(0.7);
     expect(cited / n).toBeGreaterThanOrEqual(0.65);
+    expect((answered - cited) / answered).toBeLessThanOrEqual(0.1);
   });
 
   test("an inactive or deleted knowledge base no longer grounds the bot", async () => {
