@@ -7,6 +7,7 @@ import p0003 from "../../drizzle/pg/0003_holds.sql" with { type: "text" };
 import p0004 from "../../drizzle/pg/0004_ledger_request_idx.sql" with { type: "text" };
 import p0005 from "../../drizzle/pg/0005_gateway_secrets.sql" with { type: "text" };
 import p0006 from "../../drizzle/pg/0006_idempotent_charges.sql" with { type: "text" };
+import p0007 from "../../drizzle/pg/0007_knowledge_bytes.sql" with { type: "text" };
 
 export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0000 },
@@ -16,4 +17,5 @@ export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0004_ledger_request_idx", sql: p0004 },
   { tag: "0005_gateway_secrets", sql: p0005 },
   { tag: "0006_idempotent_charges", sql: p0006 },
+  { tag: "0007_knowledge_bytes", sql: p0007 },
 ];

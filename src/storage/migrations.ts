@@ -14,6 +14,7 @@ import m0008 from "../../drizzle/0008_idempotency_request_ids.sql" with { type: 
 import m0009 from "../../drizzle/0009_gateway_secrets.sql" with { type: "text" };
 import m0010 from "../../drizzle/0010_idempotent_charges.sql" with { type: "text" };
 import m0011 from "../../drizzle/0011_knowledge_chunk_tokens.sql" with { type: "text" };
+import m0012 from "../../drizzle/0012_knowledge_bytes.sql" with { type: "text" };
 import { fillChunkTokens } from "../knowledge/fts-tokens";
 
 export interface Migration {
@@ -37,4 +38,5 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0010_idempotent_charges", sql: m0010 },
   // chunks indexed before: their token counts, from FTS5's
   { tag: "0011_knowledge_chunk_tokens", sql: m0011, after: (sqlite) => void fillChunkTokens(sqlite) },
+  { tag: "0012_knowledge_bytes", sql: m0012 },
 ];

@@ -60,19 +60,27 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
   expect(before.stored).toEqual(before.tokenized);
   expect(Math.max(...before.stored)).toBeGreaterThan(127);
 
-  // as a file written before 0011: no tokens column, the index on kb_id alone, no vocabulary table, the migration not applied
+  // as a file written before 0011: no tokens column, the index on kb_id alone, no vocabulary table,
+  // no document sizes (0012), the migrations not applied
   const db = new Database(dbPath);
+  const sizes = db.query("SELECT id, bytes FROM kb_documents ORDER BY id").all();
   db.exec(`DROP TABLE kb_chunks_vocab;
     DROP INDEX kb_chunks_kb_idx;
     ALTER TABLE kb_chunks DROP COLUMN tokens;
     CREATE INDEX kb_chunks_kb_idx ON kb_chunks (kb_id);
-    DELETE FROM _migrations WHERE tag = '0011_knowledge_chunk_tokens';`);
+    DROP INDEX kb_documents_bytes_idx;
+    ALTER TABLE kb_documents DROP COLUMN bytes;
+    DELETE FROM _migrations WHERE tag IN ('0011_knowledge_chunk_tokens', '0012_knowledge_bytes');`);
   db.close();
 
   gw = await gateway();
   try {
     const after = counts();
     expect(after.stored).toEqual(before.stored);
+    // 0012 measures the documents as an upload does (their UTF-8 bytes: content, title, metadata)
+    const measured = new Database(dbPath, { readonly: true });
+    expect(measured.query("SELECT id, bytes FROM kb_documents ORDER BY id").all()).toEqual(sizes);
+    measured.close();
     expect(await search()).toEqual(fresh);
   } finally {
     await gw.close();
