@@ -175,6 +175,7 @@ export class KnowledgeStore implements KnowledgeBases {
         for (const d of docs) this.db.delete(kbDocuments).where(eq(kbDocuments.id, d.id)).run();
         this.touch(kbId);
       })();
+      this.row(accountId, kbId); // the base deleted meanwhile (its documents went with it): 404
       throw err;
     }
     return docs.map((d) =>

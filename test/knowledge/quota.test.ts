@@ -222,4 +222,21 @@ describe("a large upload leaves the event loop free", () => {
     expect(waits.length).toBeGreaterThan(3);
     expect(Math.max(...waits), `health waits (ms): ${waits.map(Math.round).join(", ")}`).toBeLessThan(200);
   }, 60_000);
+  test("a base deleted while a large upload's chunks are written: the upload answers 404 (or 201 if it finished first), never a 500, and leaves nothing behind", async () => {
+    const c = await client(gw, 1000);
+    const kb = await newBase(c, "doomed");
+    const documents = Array.from({ length: 10 }, (_, k) => `document ${k} `.repeat(8000));
+    let done = false;
+    const upload = c.call("POST", `/api/v1/knowledge-bases/${kb}/documents`, { documents }).finally(() => {
+      done = true;
+    });
+    // the documents' rows are written first, their chunks after in slices: delete in between
+    while (!done && (await documentsIn(c, kb)) === 0) await Bun.sleep(2);
+    const del = await c.call("DELETE", `/api/v1/knowledge-bases/${kb}`);
+    expect(del.status, show(del)).toBe(200);
+    const r = await upload;
+    expect([201, 404], show(r)).toContain(r.status);
+    if (r.status === 404) expect(await c.balance()).toBe(1000); // refused: nothing charged
+    expect(await gw.deps.knowledge.search({ kbIds: [kb], query: "document", topK: 50, minScore: 0 })).toEqual([]);
+  }, 30_000);
 });
