@@ -74,7 +74,7 @@ async function planOf(deps: Pick<AppDeps, "keys">, accountId: string): Promise<s
   return (await deps.keys.getAccount(accountId))?.plan ?? "free";
 }
 
-function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger">, kbs: KnowledgeBases, embedder: Embedder | null) {
+function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger" | "metrics">, kbs: KnowledgeBases, embedder: Embedder | null) {
   const R = "knowledge-bases";
   return new Elysia({ name: "knowledge-bases" })
     .use(
@@ -137,6 +137,8 @@ function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger">, kbs: Knowledg
           ctx.params.id as string,
           docs,
         );
+        for (const { fn, amount } of upload.charges)
+          deps.metrics.inc("textai_credits_charged_total", "Credits charged", { function: fn }, amount);
         ctx.state.credits = upload.charged;
         ctx.state.creditsRemaining = upload.remaining;
         return ok(ctx.state, "documents added", { data: upload.added, count: upload.added.length }, 201);

@@ -42,6 +42,8 @@ export interface Upload {
   added: DocumentView[];
   /** credits charged, indexing and embedding together */
   charged: number;
+  /** each charge by its function name (knowledge-indexing, knowledge-embedding) */
+  charges: { fn: string; amount: number }[];
   /** the balance after the charges */
   remaining: number;
 }
@@ -104,9 +106,13 @@ export async function uploadDocuments(c: UploadCall, kbId: string, input: Docume
   // the documents are stored: the charges follow even if the client has gone meanwhile
   if (indexing) await ledger.settle(indexing, details(INDEXING_FN, "local"));
   if (embedding && c.embedder) await ledger.settle(embedding, details(EMBEDDING_FN, c.embedder.name));
-  const charged = (indexing?.amount ?? 0) + (embedding?.amount ?? 0);
+  const charges = [
+    { fn: INDEXING_FN, amount: indexing?.amount ?? 0 },
+    { fn: EMBEDDING_FN, amount: embedding?.amount ?? 0 },
+  ].filter((x) => x.amount > 0);
+  const charged = charges.reduce((n, x) => n + x.amount, 0);
   const last = embedding ?? indexing;
-  return { added, charged, remaining: last ? last.remaining : await ledger.balance(c.accountId) };
+  return { added, charged, charges, remaining: last ? last.remaining : await ledger.balance(c.accountId) };
 }
 
 const costOf = (config: Pick<Config, "costs">, fn: keyof typeof DEFAULT_UPLOAD_COSTS): number =>
