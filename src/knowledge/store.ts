@@ -135,7 +135,6 @@ export class KnowledgeStore implements KnowledgeBases {
     const docs = prepared.map((d) => ({ ...d, id: newId("doc") }));
     this.storage.sqlite
       .transaction(() => {
-        this.row(accountId, kbId);
         const have = this.counts(kbId);
         const newChunks = prepared.reduce((s, d) => s + d.chunks.length, 0);
         if (have.documents + prepared.length > LIMITS.documentsPerKnowledgeBase) {
