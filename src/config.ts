@@ -66,7 +66,14 @@ const FileConfigSchema = T.Object(
       T.Record(
         T.String(),
         T.Object(
-          { rate_limits: T.Optional(T.Record(T.String(), PositiveInt)), max_keys: T.Optional(PositiveInt) },
+          {
+            rate_limits: T.Optional(T.Record(T.String(), PositiveInt)),
+            max_keys: T.Optional(PositiveInt),
+            /** knowledge storage of one account, over all its bases (docs/quotas.md) */
+            knowledge_bytes: T.Optional(PositiveInt),
+            knowledge_documents: T.Optional(PositiveInt),
+            knowledge_bases: T.Optional(PositiveInt),
+          },
           { additionalProperties: false },
         ),
       ),
@@ -169,6 +176,8 @@ export interface Config {
   plans: Record<string, Record<string, number>>;
   /** active keys an account of each plan may hold (plans.NAME.max_keys); maxKeysFor() applies the default */
   maxKeys: Record<string, number>;
+  /** knowledge storage per plan as the file sets it (plans.NAME.knowledge_*); knowledgeQuotaFor() applies the defaults */
+  knowledgeQuotas: Record<string, Partial<KnowledgeQuota>>;
   cache: { enabled: boolean; ttlSeconds: number; maxEntries: number; maxBytes: number };
   limits: {
     maxBodyBytes: number;
@@ -318,6 +327,25 @@ export function listenAddress(raw: string, name: string): { host: string; port: 
   return { host: m[1] ?? (m[2] || "127.0.0.1"), port };
 }
 
+/** What one account may store in knowledge bases, over all its bases. */
+export interface KnowledgeQuota {
+  /** UTF-8 bytes of the documents' content, title and metadata */
+  bytes: number;
+  documents: number;
+  bases: number;
+}
+
+/** Defaults (2026-11-26): the free plan small, every other plan generous. */
+export const DEFAULT_KNOWLEDGE_QUOTA: { free: KnowledgeQuota; other: KnowledgeQuota } = {
+  free: { bytes: 25_000_000, documents: 1_000, bases: 10 },
+  other: { bytes: 1_000_000_000, documents: 100_000, bases: 100 },
+};
+
+export function knowledgeQuotaFor(config: Pick<Config, "knowledgeQuotas">, plan: string): KnowledgeQuota {
+  const base = plan === "free" ? DEFAULT_KNOWLEDGE_QUOTA.free : DEFAULT_KNOWLEDGE_QUOTA.other;
+  return { ...base, ...config.knowledgeQuotas[plan] };
+}
+
 export function parseConfigText(text: string, path: string): FileConfig {
   let raw: unknown;
   try {
@@ -389,9 +417,15 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
 
   const plans: Record<string, Record<string, number>> = {};
   const maxKeys: Record<string, number> = {};
+  const knowledgeQuotas: Record<string, Partial<KnowledgeQuota>> = {};
   for (const [plan, def] of Object.entries(file.plans ?? {})) {
     plans[plan] = { ...(def.rate_limits ?? {}) };
     if (def.max_keys !== undefined) maxKeys[plan] = def.max_keys;
+    const quota: Partial<KnowledgeQuota> = {};
+    if (def.knowledge_bytes !== undefined) quota.bytes = def.knowledge_bytes;
+    if (def.knowledge_documents !== undefined) quota.documents = def.knowledge_documents;
+    if (def.knowledge_bases !== undefined) quota.bases = def.knowledge_bases;
+    knowledgeQuotas[plan] = quota;
   }
 
   return {
@@ -414,6 +448,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     costs: file.costs ?? {},
     plans,
     maxKeys,
+    knowledgeQuotas,
     cache: {
       enabled: file.cache?.enabled ?? true,
       ttlSeconds: file.cache?.ttl_seconds ?? 3600,

@@ -19,7 +19,7 @@ export function ok(state: RequestState, message: string, result: unknown, status
     message,
     result,
     {
-      credits_deducted: 0,
+      credits_deducted: state.credits ?? 0,
       ...(state.creditsRemaining === undefined ? {} : { credits_remaining: state.creditsRemaining }),
       execution_time_ms: Math.round(performance.now() - state.startedPerf),
     },

@@ -4,7 +4,9 @@
  * that straddles a cut is still found whole in one of them.
  */
 import type { PreparedDocument } from "./interface";
+import { chunkTerms } from "./ranking";
 import type { DocumentInput } from "./schemas";
+import { mapInSlices } from "./slices";
 
 export interface ChunkOptions {
   /** target chunk length in characters */
@@ -48,15 +50,34 @@ function cutPoint(text: string, start: number, end: number): number {
   return end;
 }
 
+/** What a document counts against the account's knowledge_bytes quota: UTF-8 bytes of content, title and metadata. */
+export function documentBytes(d: { title: string | null; content: string; metadata: Record<string, unknown> }): number {
+  return Buffer.byteLength(d.content) + Buffer.byteLength(d.title ?? "") + Buffer.byteLength(JSON.stringify(d.metadata));
+}
+
+function prepareOne(d: DocumentInput): PreparedDocument {
+  const doc = typeof d === "string" ? { content: d } : d;
+  const prepared = { title: doc.title?.trim() || null, content: doc.content, metadata: doc.metadata ?? {} };
+  return { ...prepared, chunks: chunkText(doc.content), bytes: documentBytes(prepared) };
+}
+
 /** Documents as sent (texts or objects), trimmed and chunked for storage. */
 export function prepareDocuments(docs: DocumentInput[]): PreparedDocument[] {
-  return docs.map((d) => {
-    const doc = typeof d === "string" ? { content: d } : d;
-    return {
-      title: doc.title?.trim() || null,
-      content: doc.content,
-      metadata: doc.metadata ?? {},
-      chunks: chunkText(doc.content),
-    };
-  });
+  return docs.map(prepareOne);
+}
+
+/**
+ * prepareDocuments for an upload: chunked and each chunk's term keys computed in slices that
+ * leave the event loop free between them (slices.ts), so the store's write has only SQL left.
+ */
+export async function prepareDocumentsInSlices(docs: DocumentInput[]): Promise<PreparedDocument[]> {
+  const prepared = await mapInSlices(docs, prepareOne);
+  const pieces = prepared.flatMap((d) => d.chunks.map((chunk) => ({ d, chunk })));
+  const terms = await mapInSlices(pieces, ({ d, chunk }) => chunkTerms(d.title, chunk));
+  let at = 0;
+  for (const d of prepared) {
+    d.terms = terms.slice(at, at + d.chunks.length);
+    at += d.chunks.length;
+  }
+  return prepared;
 }

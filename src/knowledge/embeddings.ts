@@ -124,6 +124,10 @@ export class VectorCache {
   }
 }
 
+/** The texts an upload sends to the embedding provider: each chunk, after its document's title. */
+export const embeddingTexts = (docs: { chunks: string[]; title: string | null }[]): string[] =>
+  docs.flatMap((d) => d.chunks.map((c) => (d.title ? `${d.title}\n${c}` : c)));
+
 /** Adds chunk vectors to prepared documents; without an embedder, or when it fails, they stay BM25-only. */
 export async function attachVectors(
   embedder: Embedder | null,
@@ -131,7 +135,7 @@ export async function attachVectors(
   signal?: AbortSignal,
 ): Promise<void> {
   if (!embedder) return;
-  const texts = docs.flatMap((d) => d.chunks.map((c) => (d.title ? `${d.title}\n${c}` : c)));
+  const texts = embeddingTexts(docs);
   const vectors = await embedAll(embedder, texts, signal);
   if (!vectors) return;
   let at = 0;

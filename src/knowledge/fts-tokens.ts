@@ -5,6 +5,7 @@
  * stop words). An in-memory FTS5 table reads them back through fts5vocab, with their offsets.
  */
 import { Database } from "bun:sqlite";
+import { yieldToLoop } from "./slices";
 
 let db: Database | null = null;
 
@@ -31,12 +32,43 @@ const BATCH = 500;
 
 /** FTS5's tokens of each row, in order, per column. */
 export function tokenizeRows(rows: { kbId: string; title: string | null; content: string }[]): ChunkTokens[] {
+  const run = tokenizeBatches(rows, BATCH);
+  for (;;) {
+    const step = run.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Rows per slice of an upload's tokenizing: about 50 KB of text, a few milliseconds. */
+const SLICE_ROWS = 50;
+
+/** tokenizeRows for an upload, SLICE_ROWS at a time with the event loop free between them. */
+export async function tokenizeRowsInSlices(
+  rows: { kbId: string; title: string | null; content: string }[],
+): Promise<ChunkTokens[]> {
+  const run = tokenizeBatches(rows, SLICE_ROWS);
+  for (;;) {
+    const step = run.next();
+    if (step.done) return step.value;
+    await yieldToLoop();
+  }
+}
+
+/**
+ * Tokenizes `batchRows` rows at a time, pausing between batches; returns every row's tokens. Each
+ * batch leaves the shared table empty, so uploads tokenizing at once never see each other's rows.
+ */
+function* tokenizeBatches(
+  rows: { kbId: string; title: string | null; content: string }[],
+  batchRows: number,
+): Generator<void, ChunkTokens[], void> {
   const t = tokenizer();
   const insert = t.query("INSERT INTO t (rowid, kb_id, title, content) VALUES (?, ?, ?, ?)");
   const read = t.query<{ doc: number; col: string; term: string }, []>("SELECT doc, col, term FROM v ORDER BY doc, col, offset");
   const out: ChunkTokens[] = rows.map(() => ({ title: [], content: [], count: 0 }));
-  for (let at = 0; at < rows.length; at += BATCH) {
-    const batch = rows.slice(at, at + BATCH);
+  for (let at = 0; at < rows.length; at += batchRows) {
+    if (at > 0) yield;
+    const batch = rows.slice(at, at + batchRows);
     t.transaction(() => {
       batch.forEach((r, i) => {
         insert.run(at + i + 1, r.kbId, r.title, r.content);

@@ -33,12 +33,12 @@ export function pageOf(query: Record<string, string | undefined>): Page {
   return limitOffset(query, ListQuery.defaultLimit, ListQuery.maxLimit);
 }
 
-/** OpenAPI detail of a resource route (cost 0). */
-export function resourceDoc(summary: string, opts: { body?: TObject; description?: string } = {}) {
+/** OpenAPI detail of a resource route (cost 0 unless `cost` says otherwise). */
+export function resourceDoc(summary: string, opts: { body?: TObject; description?: string; cost?: string } = {}) {
   return {
     tags: ["Knowledge"],
     summary,
-    description: `${opts.description ?? summary}\n\nCost: 0 credits. Scoped to the calling account: another account's id answers 404 not_found.`,
+    description: `${opts.description ?? summary}\n\n${opts.cost ?? "Cost: 0 credits."} Scoped to the calling account: another account's id answers 404 not_found.`,
     ...(opts.body ? { requestBody: { required: true, content: { "application/json": { schema: opts.body } } } } : {}),
   };
 }

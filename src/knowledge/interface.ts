@@ -5,6 +5,7 @@
  * the embedded SQLite file (sqlite.ts, FTS5) and PostgreSQL (postgres.ts, tsvector), shared by
  * every node. Methods answer at once (SQLite) or later (PostgreSQL).
  */
+import type { KnowledgeQuota } from "../config";
 import type { MaybePromise } from "../maybe";
 import type { CHATBOT_MODES, FilterMetadata, KB_STATUSES, Snippet } from "./schemas";
 
@@ -78,8 +79,19 @@ export interface PreparedDocument {
   content: string;
   metadata: Record<string, unknown>;
   chunks: string[];
+  /** UTF-8 bytes of content, title and metadata (chunking.ts documentBytes): the quota's measure */
+  bytes: number;
+  /** each chunk's term keys (ranking.ts chunkTerms), when computed ahead of the write */
+  terms?: string[];
   /** one unit vector per chunk, when a provider embeds them */
   vectors?: Float32Array[];
+}
+
+/** What an account holds in its knowledge bases, counted over all of them. */
+export interface KnowledgeUsage {
+  bases: number;
+  documents: number;
+  bytes: number;
 }
 
 export interface SearchOptions {
@@ -104,7 +116,14 @@ export interface ChunkVector {
 }
 
 export interface KnowledgeBases {
-  create(accountId: string, input: { name: string; description?: string; status?: KbStatus }): MaybePromise<KnowledgeBaseView>;
+  /** 403 forbidden when the account already holds `maxBases` (its plan's knowledge_bases quota). */
+  create(
+    accountId: string,
+    input: { name: string; description?: string; status?: KbStatus },
+    maxBases?: number,
+  ): MaybePromise<KnowledgeBaseView>;
+  /** The account's bases, documents and bytes over all its bases. */
+  usage(accountId: string): MaybePromise<KnowledgeUsage>;
   /** The base's reference, or 404 when it does not exist or belongs to another account. */
   row(accountId: string, id: string): MaybePromise<KnowledgeBaseRef>;
   get(accountId: string, id: string): MaybePromise<KnowledgeBaseView>;
@@ -116,8 +135,17 @@ export interface KnowledgeBases {
   ): MaybePromise<KnowledgeBaseView>;
   /** Deletes the base with its documents, chunks and their index entries. */
   delete(accountId: string, id: string): MaybePromise<void>;
-  /** Stores and indexes documents (400 past the limits, all or none); the revision moves. */
-  addDocuments(accountId: string, kbId: string, prepared: PreparedDocument[]): MaybePromise<DocumentView[]>;
+  /**
+   * Stores and indexes documents (400 past a base's limits, 403 past the account's `quota`, all
+   * or none); the revision moves. The quota is checked and the documents' rows written in one
+   * transaction, so concurrent uploads cannot pass it together.
+   */
+  addDocuments(
+    accountId: string,
+    kbId: string,
+    prepared: PreparedDocument[],
+    quota?: Pick<KnowledgeQuota, "documents" | "bytes">,
+  ): MaybePromise<DocumentView[]>;
   listDocuments(accountId: string, kbId: string, page: Page): MaybePromise<Paged<DocumentView>>;
   deleteDocument(accountId: string, kbId: string, docId: string): MaybePromise<void>;
 }

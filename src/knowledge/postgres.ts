@@ -4,11 +4,12 @@
  * uploads under the base's row lock, so two nodes cannot pass a limit together.
  */
 import type { TransactionSQL } from "bun";
+import type { KnowledgeQuota } from "../config";
 import { GatewayError, invalidRequest } from "../errors";
 import { notFound } from "../http/respond";
 import { newId } from "../ids";
 import { type PgStorage, pgCall } from "../storage/postgres";
-import { tokenizeRows, tsvectorLiteral } from "./fts-tokens";
+import { tokenizeRowsInSlices, tsvectorLiteral } from "./fts-tokens";
 import type {
   ChatbotMode,
   Chatbots,
@@ -22,6 +23,7 @@ import type {
   KnowledgeBases,
   KnowledgeBaseView,
   KnowledgeIndex,
+  KnowledgeUsage,
   Page,
   Paged,
   PreparedDocument,
@@ -30,8 +32,10 @@ import type {
 } from "./interface";
 import { paged } from "./interface";
 import { MAX_CANDIDATES, searchPostgres } from "./pg-search";
+import { basesQuotaError, checkDocumentsQuota } from "./quota";
 import { chunkTerms } from "./ranking";
 import { LIMITS, type Snippet } from "./schemas";
+import { mapInSlices } from "./slices";
 
 const iso = (ms: unknown) => new Date(Number(ms)).toISOString();
 
@@ -45,13 +49,26 @@ async function withinLimit(
   table: "knowledge_bases" | "faq_collections" | "chatbots",
   limit: number,
   plural: string,
+  error = () => invalidRequest(`an account can hold at most ${limit} ${plural}; delete one first`, "name"),
 ): Promise<void> {
-  await tx`SELECT pg_advisory_xact_lock(hashtext(${`knowledge:${accountId}`}))`;
+  await lockAccount(tx, accountId);
   const [owned] = await tx.unsafe(`SELECT count(*)::int AS n FROM ${table} WHERE account_id = $1`, [accountId]);
-  if (Number(owned?.n ?? 0) >= limit) {
-    throw invalidRequest(`an account can hold at most ${limit} ${plural}; delete one first`, "name");
-  }
+  if (Number(owned?.n ?? 0) >= limit) throw error();
 }
+
+/** The account's knowledge lock, to the end of the transaction: creations and uploads pass its limits one at a time. */
+const lockAccount = (tx: TransactionSQL, accountId: string) =>
+  tx`SELECT pg_advisory_xact_lock(hashtext(${`knowledge:${accountId}`}))`;
+
+const USAGE = `SELECT (SELECT count(*)::int FROM knowledge_bases WHERE account_id = $1) AS bases,
+  count(d.kb_id)::int AS documents, coalesce(sum(d.bytes), 0)::bigint AS bytes
+  FROM kb_documents d WHERE d.kb_id IN (SELECT id FROM knowledge_bases WHERE account_id = $1)`;
+
+const usageOf = (r: { bases?: unknown; documents?: unknown; bytes?: unknown } | undefined): KnowledgeUsage => ({
+  bases: Number(r?.bases ?? 0),
+  documents: Number(r?.documents ?? 0),
+  bytes: Number(r?.bytes ?? 0),
+});
 
 type KbRow = {
   id: string;
@@ -109,11 +126,15 @@ const CHUNK_BATCH = 500;
 export class PostgresKnowledgeBases implements KnowledgeBases {
   constructor(private readonly pg: PgStorage) {}
 
-  create(accountId: string, input: { name: string; description?: string; status?: KbStatus }): Promise<KnowledgeBaseView> {
+  create(
+    accountId: string,
+    input: { name: string; description?: string; status?: KbStatus },
+    maxBases: number = LIMITS.knowledgeBasesPerAccount,
+  ): Promise<KnowledgeBaseView> {
     return pgCall(this.pg, async () => {
       const id = newId("kb");
       await this.pg.sql.begin(async (tx) => {
-        await withinLimit(tx, accountId, "knowledge_bases", LIMITS.knowledgeBasesPerAccount, "knowledge bases");
+        await withinLimit(tx, accountId, "knowledge_bases", maxBases, "knowledge bases", () => basesQuotaError(maxBases));
         await tx`
           INSERT INTO knowledge_bases (id, account_id, name, description, status)
           VALUES (${id}, ${accountId}, ${input.name}, ${input.description ?? null}, ${input.status ?? "active"})`;
@@ -183,12 +204,31 @@ export class PostgresKnowledgeBases implements KnowledgeBases {
     });
   }
 
-  addDocuments(accountId: string, kbId: string, prepared: PreparedDocument[]): Promise<DocumentView[]> {
-    // FTS5's tokens, outside the transaction: the CPU work holds no lock
+  usage(accountId: string): Promise<KnowledgeUsage> {
+    return pgCall(this.pg, async () => usageOf((await this.pg.sql.unsafe(USAGE, [accountId]))[0]));
+  }
+
+  async addDocuments(
+    accountId: string,
+    kbId: string,
+    prepared: PreparedDocument[],
+    quota?: Pick<KnowledgeQuota, "documents" | "bytes">,
+  ): Promise<DocumentView[]> {
+    // FTS5's tokens, the tsvectors and term keys, outside the transaction and in slices: the CPU
+    // work holds no lock and leaves the event loop free between slices
     const docs = prepared.map((d) => ({ ...d, id: newId("doc") }));
-    const tokens = tokenizeRows(docs.flatMap((d) => d.chunks.map((content) => ({ kbId, title: d.title, content }))));
+    const rows = docs.flatMap((d) =>
+      d.chunks.map((content, ord) => ({ doc: d, content, ord, vector: d.vectors?.[ord] ?? null })),
+    );
+    const tokens = await tokenizeRowsInSlices(rows.map((r) => ({ kbId, title: r.doc.title, content: r.content })));
+    const indexed = await mapInSlices(rows, (r, i) => {
+      const t = tokens[i] as Parameters<typeof tsvectorLiteral>[0];
+      return { count: t.count, tsv: tsvectorLiteral(t), terms: r.doc.terms?.[r.ord] ?? chunkTerms(r.doc.title, r.content) };
+    });
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
+        // the account's lock first (as base creation takes it), then the base's row: one order, no deadlock
+        if (quota) await lockAccount(tx, accountId);
         const [kb] = await tx`SELECT id FROM knowledge_bases WHERE id = ${kbId} AND account_id = ${accountId} FOR UPDATE`;
         if (!kb) throw notFound("knowledge base");
         const [have] = await tx`
@@ -209,31 +249,29 @@ export class PostgresKnowledgeBases implements KnowledgeBases {
           );
         }
         if (docs.some((d) => d.chunks.length === 0)) throw invalidRequest("a document has no text", "documents");
+        if (quota) checkDocumentsQuota(usageOf((await tx.unsafe(USAGE, [accountId]))[0]), docs, quota);
         const views: DocumentView[] = [];
         // one by one: each document's created_at follows the previous one, as on SQLite
         for (const d of docs) {
           const [row] = await tx`
-            INSERT INTO kb_documents (id, kb_id, title, content, metadata, chunk_count)
-            VALUES (${d.id}, ${kbId}, ${d.title}, ${d.content}, ${JSON.stringify(d.metadata)}::text::json, ${d.chunks.length})
+            INSERT INTO kb_documents (id, kb_id, title, content, metadata, chunk_count, bytes)
+            VALUES (${d.id}, ${kbId}, ${d.title}, ${d.content}, ${JSON.stringify(d.metadata)}::text::json, ${d.chunks.length}, ${d.bytes})
             RETURNING id, kb_id, title, content, metadata::text AS metadata, chunk_count, created_at`;
           views.push(documentView(row as DocRow));
         }
-        const rows = docs.flatMap((d) =>
-          d.chunks.map((content, ord) => ({ doc: d, content, ord, vector: d.vectors?.[ord] ?? null })),
-        );
         for (let at = 0; at < rows.length; at += CHUNK_BATCH) {
           const params: unknown[] = [];
           const values = rows.slice(at, at + CHUNK_BATCH).map((r, i) => {
-            const t = tokens[at + i] as Parameters<typeof tsvectorLiteral>[0];
+            const x = indexed[at + i] as (typeof indexed)[number];
             params.push(
               kbId,
               r.doc.id,
               r.ord,
               r.doc.title,
               r.content,
-              chunkTerms(r.doc.title, r.content),
-              t.count,
-              tsvectorLiteral(t),
+              x.terms,
+              x.count,
+              x.tsv,
               r.vector ? Buffer.from(r.vector.buffer, r.vector.byteOffset, r.vector.byteLength) : null,
             );
             const p = params.length - 9;

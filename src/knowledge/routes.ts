@@ -4,6 +4,7 @@
  */
 import { type TObject, Type } from "@sinclair/typebox";
 import { type DocumentDecoration, Elysia } from "elysia";
+import { knowledgeQuotaFor } from "../config";
 import type { AppDeps } from "../deps";
 import { invalidRequest } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
@@ -11,13 +12,13 @@ import type { FunctionPipeline } from "../functions/pipeline";
 import { ok } from "../http/respond";
 import { functionDoc } from "../http/routes/functions";
 import { stateOf } from "../http/state";
-import { prepareDocuments } from "./chunking";
 import { collectionRoutes } from "./collection-routes";
-import { attachVectors, type Embedder, pickEmbedder, VectorCache } from "./embeddings";
+import { type Embedder, pickEmbedder, VectorCache } from "./embeddings";
 import { knowledgeFunctions } from "./functions";
 import { type Deps, pageOf, resourceContext, resourceDoc, validBody } from "./http";
 import type { Chatbots, FaqCollections, KnowledgeBases } from "./interface";
 import { AddDocuments, CreateChatbot, CreateFaqCollection, CreateKnowledgeBase, UpdateKnowledgeBase } from "./schemas";
+import { uploadDocuments } from "./upload";
 
 type Params = Record<string, string>;
 type Query = Record<string, string | undefined>;
@@ -68,7 +69,12 @@ export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }):
   return app as unknown as Elysia;
 }
 
-function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeBases, embedder: Embedder | null) {
+/** The account's plan (its knowledge quota), as the account row holds it. */
+async function planOf(deps: Pick<AppDeps, "keys">, accountId: string): Promise<string> {
+  return (await deps.keys.getAccount(accountId))?.plan ?? "free";
+}
+
+function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger" | "metrics">, kbs: KnowledgeBases, embedder: Embedder | null) {
   const R = "knowledge-bases";
   return new Elysia({ name: "knowledge-bases" })
     .use(
@@ -85,7 +91,14 @@ function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeBases, embedder: Embedder
           get: "Get a knowledge base with its document and chunk counts",
           delete: "Delete a knowledge base with its documents and their index entries",
         },
-        store: kbs,
+        store: {
+          // the plan's knowledge_bases quota
+          create: async (accountId, body) =>
+            kbs.create(accountId, body, knowledgeQuotaFor(deps.config, await planOf(deps, accountId)).bases),
+          list: (accountId, page) => kbs.list(accountId, page),
+          get: (accountId, id) => kbs.get(accountId, id),
+          delete: (accountId, id) => kbs.delete(accountId, id),
+        },
       }),
     )
     .patch(
@@ -109,19 +122,34 @@ function knowledgeBaseRoutes(deps: Deps, kbs: KnowledgeBases, embedder: Embedder
           body.documents ??
           (body.content !== undefined ? [{ title: body.title, content: body.content, metadata: body.metadata }] : null);
         if (!docs) throw invalidRequest("documents is required (or content, for a single document)", "documents");
-        const kbId = ctx.params.id as string;
-        await kbs.row(ctx.auth.accountId, kbId); // 404 before any embedding work
-        const prepared = prepareDocuments(docs);
-        await attachVectors(embedder, prepared, request.signal);
-        const added = await kbs.addDocuments(ctx.auth.accountId, kbId, prepared);
-        return ok(ctx.state, "documents added", { data: added, count: added.length }, 201);
+        const upload = await uploadDocuments(
+          {
+            bases: kbs,
+            ledger: deps.ledger,
+            embedder,
+            config: deps.config,
+            accountId: ctx.auth.accountId,
+            plan: await planOf(deps, ctx.auth.accountId),
+            keyId: ctx.auth.keyId,
+            requestId: ctx.state.requestId,
+            signal: request.signal,
+          },
+          ctx.params.id as string,
+          docs,
+        );
+        for (const { fn, amount } of upload.charges)
+          deps.metrics.inc("textai_credits_charged_total", "Credits charged", { function: fn }, amount);
+        ctx.state.credits = upload.charged;
+        ctx.state.creditsRemaining = upload.remaining;
+        return ok(ctx.state, "documents added", { data: upload.added, count: upload.added.length }, 201);
       },
       {
         parse: "none",
         detail: resourceDoc("Add documents (texts or {title, content, metadata}); they are chunked and indexed", {
           body: AddDocuments,
           description:
-            "Send documents[] (1 to 100 texts or {title, content, metadata} objects, each up to 100,000 characters) or one document as {title, content, metadata}. A knowledge base holds up to 10,000 documents and 100,000 chunks.",
+            "Send documents[] (1 to 100 texts or {title, content, metadata} objects, each up to 100,000 characters) or one document as {title, content, metadata}. A knowledge base holds up to 10,000 documents and 100,000 chunks; the account's plan caps its documents and bytes over all its bases (403 forbidden past them).",
+          cost: "Cost: knowledge-indexing (default 1) per started 10,000 characters of content, plus knowledge-embedding (default 1) per started 10,000 characters sent to the embedding provider when hybrid search is on; held before any work (402 insufficient_credits, nothing stored), charged once stored.",
         }),
       },
     )

@@ -3,6 +3,7 @@
  * account is reported exactly like a missing one (404 not_found).
  */
 import { and, count, desc, eq, sql } from "drizzle-orm";
+import type { KnowledgeQuota } from "../config";
 import { invalidRequest } from "../errors";
 import { notFound } from "../http/respond";
 import { newId } from "../ids";
@@ -15,15 +16,21 @@ import {
   type KbStatus,
   type KnowledgeBases,
   type KnowledgeBaseView,
+  type KnowledgeUsage,
   type Page,
   type Paged,
   type PreparedDocument,
   paged,
 } from "./interface";
+import { basesQuotaError, checkDocumentsQuota } from "./quota";
+import { chunkTerms } from "./ranking";
 import { LIMITS } from "./schemas";
-import { chunkTerms } from "./search";
+import { yieldToLoop } from "./slices";
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** Chunks per write transaction of an upload: about 25 KB of text, a few milliseconds of FTS5 indexing. */
+const CHUNK_SLICE = 25;
 
 /** Knowledge bases in the embedded SQLite file; chunks indexed by FTS5 (drizzle/0002, 0004). */
 export class KnowledgeStore implements KnowledgeBases {
@@ -33,15 +40,14 @@ export class KnowledgeStore implements KnowledgeBases {
     return this.storage.db;
   }
 
-  create(accountId: string, input: { name: string; description?: string; status?: KbStatus }): KnowledgeBaseView {
+  create(
+    accountId: string,
+    input: { name: string; description?: string; status?: KbStatus },
+    maxBases = LIMITS.knowledgeBasesPerAccount,
+  ): KnowledgeBaseView {
     const owned =
       this.db.select({ n: count() }).from(knowledgeBases).where(eq(knowledgeBases.accountId, accountId)).get()?.n ?? 0;
-    if (owned >= LIMITS.knowledgeBasesPerAccount) {
-      throw invalidRequest(
-        `an account can hold at most ${LIMITS.knowledgeBasesPerAccount} knowledge bases; delete one first`,
-        "name",
-      );
-    }
+    if (owned >= maxBases) throw basesQuotaError(maxBases);
     const id = newId("kb");
     this.db
       .insert(knowledgeBases)
@@ -99,13 +105,34 @@ export class KnowledgeStore implements KnowledgeBases {
     this.db.delete(knowledgeBases).where(eq(knowledgeBases.id, id)).run();
   }
 
-  /** Stores and indexes documents (chunked by `prepareDocuments`, with vectors when hybrid search is on). */
-  addDocuments(accountId: string, kbId: string, prepared: PreparedDocument[]): DocumentView[] {
+  usage(accountId: string): KnowledgeUsage {
+    // kb_documents_bytes_idx covers both sums: the documents themselves are never read
+    const r = this.storage.sqlite
+      .query<{ bases: number; documents: number; bytes: number }, [string, string]>(
+        `SELECT (SELECT count(*) FROM knowledge_bases WHERE account_id = ?) AS bases, count(d.kb_id) AS documents,
+          coalesce(sum(d.bytes), 0) AS bytes
+          FROM kb_documents d WHERE d.kb_id IN (SELECT id FROM knowledge_bases WHERE account_id = ?)`,
+      )
+      .get(accountId, accountId);
+    return { bases: r?.bases ?? 0, documents: r?.documents ?? 0, bytes: r?.bytes ?? 0 };
+  }
+
+  /**
+   * Stores and indexes documents (chunked by `prepareDocuments`, with vectors when hybrid search
+   * is on). The limits and the quota are checked and the documents' rows written in one write
+   * transaction, so concurrent uploads cannot pass them together; the chunks then go in slices of
+   * their own transactions with the event loop free between them (FTS5 indexes about 100 ms of
+   * text a MB). Should a slice fail, the documents are deleted again: all or none.
+   */
+  async addDocuments(
+    accountId: string,
+    kbId: string,
+    prepared: PreparedDocument[],
+    quota?: Pick<KnowledgeQuota, "documents" | "bytes">,
+  ): Promise<DocumentView[]> {
     this.row(accountId, kbId);
-    const ids: string[] = [];
-    const addChunk = this.storage.sqlite.query(
-      "INSERT INTO kb_chunks (kb_id, document_id, ord, title, content, terms, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    );
+    if (prepared.some((d) => d.chunks.length === 0)) throw invalidRequest("a document has no text", "documents");
+    const docs = prepared.map((d) => ({ ...d, id: newId("doc") }));
     this.storage.sqlite
       .transaction(() => {
         const have = this.counts(kbId);
@@ -122,37 +149,63 @@ export class KnowledgeStore implements KnowledgeBases {
             "documents",
           );
         }
-        let firstChunk: number | undefined;
-        for (const d of prepared) {
-          if (d.chunks.length === 0) throw invalidRequest("a document has no text", "documents");
-          const id = newId("doc");
-          ids.push(id);
+        if (quota) checkDocumentsQuota(this.usage(accountId), prepared, quota);
+        for (const d of docs) {
           this.db
             .insert(kbDocuments)
             .values({
-              id,
+              id: d.id,
               kbId,
               title: d.title,
               content: d.content,
               metadata: JSON.stringify(d.metadata),
               chunkCount: d.chunks.length,
+              bytes: d.bytes,
             })
             .run();
-          // A prepared statement, not the query builder: a large upload inserts thousands of chunks.
-          for (const [ord, chunk] of d.chunks.entries()) {
-            const vector = d.vectors?.[ord];
-            const added = addChunk.run(kbId, id, ord, d.title, chunk, chunkTerms(d.title, chunk), vector ? toBlob(vector) : null);
-            firstChunk ??= Number(added.lastInsertRowid);
-          }
         }
-        // each chunk's token count, BM25's document length, as FTS5 counted it
-        if (firstChunk !== undefined) fillChunkTokens(this.storage.sqlite, firstChunk);
-        this.touch(kbId);
       })
       .immediate();
-    return ids.map((id) =>
-      this.documentView(this.db.select().from(kbDocuments).where(eq(kbDocuments.id, id)).get() as KbDocumentRow),
+    try {
+      await this.insertChunks(kbId, docs);
+    } catch (err) {
+      // the chunks already in go with their documents (cascade, and the FTS triggers)
+      this.storage.sqlite.transaction(() => {
+        for (const d of docs) this.db.delete(kbDocuments).where(eq(kbDocuments.id, d.id)).run();
+        this.touch(kbId);
+      })();
+      this.row(accountId, kbId); // the base deleted meanwhile (its documents went with it): 404
+      throw err;
+    }
+    return docs.map((d) =>
+      this.documentView(this.db.select().from(kbDocuments).where(eq(kbDocuments.id, d.id)).get() as KbDocumentRow),
     );
+  }
+
+  /** The documents' chunks, CHUNK_SLICE to a transaction, yielding to the event loop between them. */
+  private async insertChunks(kbId: string, docs: (PreparedDocument & { id: string })[]): Promise<void> {
+    // A prepared statement, not the query builder: a large upload inserts thousands of chunks.
+    const addChunk = this.storage.sqlite.query(
+      "INSERT INTO kb_chunks (kb_id, document_id, ord, title, content, terms, embedding) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    );
+    const rows = docs.flatMap((d) => d.chunks.map((chunk, ord) => ({ d, chunk, ord })));
+    for (let at = 0; at < rows.length; at += CHUNK_SLICE) {
+      if (at > 0) await yieldToLoop();
+      this.storage.sqlite
+        .transaction(() => {
+          let firstChunk: number | undefined;
+          for (const { d, chunk, ord } of rows.slice(at, at + CHUNK_SLICE)) {
+            const vector = d.vectors?.[ord];
+            const terms = d.terms?.[ord] ?? chunkTerms(d.title, chunk);
+            const added = addChunk.run(kbId, d.id, ord, d.title, chunk, terms, vector ? toBlob(vector) : null);
+            firstChunk ??= Number(added.lastInsertRowid);
+          }
+          // each chunk's token count, BM25's document length, as FTS5 counted it
+          if (firstChunk !== undefined) fillChunkTokens(this.storage.sqlite, firstChunk);
+          if (at + CHUNK_SLICE >= rows.length) this.touch(kbId);
+        })
+        .immediate();
+    }
   }
 
   listDocuments(accountId: string, kbId: string, page: Page): Paged<DocumentView> {

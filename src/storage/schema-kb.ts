@@ -42,8 +42,14 @@ export const kbDocuments = sqliteTable(
     metadata: text("metadata").notNull().default("{}"),
     chunkCount: integer("chunk_count").notNull().default(0),
     createdAt: integer("created_at").notNull().default(now),
+    /** UTF-8 bytes of content, title and metadata: what the account's knowledge_bytes quota counts */
+    bytes: integer("bytes").notNull().default(0),
   },
-  (t) => [index("kb_documents_kb_idx").on(t.kbId, t.createdAt)],
+  (t) => [
+    index("kb_documents_kb_idx").on(t.kbId, t.createdAt),
+    // covers an account's usage (count and bytes per base) without reading the documents
+    index("kb_documents_bytes_idx").on(t.kbId, t.bytes),
+  ],
 );
 
 /** Overlapping pieces of a document; the FTS5 table kb_chunks_fts indexes (kb_id, title, content) by rowid = id. */

@@ -216,8 +216,14 @@ export const kbDocuments = pgTable(
     metadata: json("metadata").notNull().default({}),
     chunkCount: integer("chunk_count").notNull().default(0),
     createdAt: ms("created_at").notNull().default(now),
+    /** UTF-8 bytes of content, title and metadata: what the account's knowledge_bytes quota counts */
+    bytes: integer("bytes").notNull().default(0),
   },
-  (t) => [index("kb_documents_kb_idx").on(t.kbId, t.createdAt)],
+  (t) => [
+    index("kb_documents_kb_idx").on(t.kbId, t.createdAt),
+    // covers an account's usage (count and bytes per base) without reading the documents
+    index("kb_documents_bytes_idx").on(t.kbId, t.bytes),
+  ],
 );
 
 /**

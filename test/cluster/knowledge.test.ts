@@ -138,6 +138,45 @@ for (const [name, enabled, make] of backends) {
       expect((await index.bases.list(me, { limit: 10, offset: 0 })).total).toBe(1);
     });
 
+    test("the account's quota: bases, documents and bytes over all its bases, 403 past them; two nodes racing for the last place pass it once", async () => {
+      const { index, other: node2, keys } = make();
+      const me = (await keys.createAccount()).id;
+      const a = await index.bases.create(me, { name: "A" }, 2);
+      const b = await node2.bases.create(me, { name: "B" }, 2);
+      const third = await failure(() => index.bases.create(me, { name: "C" }, 2));
+      expect(third).toMatchObject({ code: "forbidden", param: "name" });
+      expect(third.message).toContain("knowledge_bases quota");
+
+      const quota = { documents: 3, bytes: 1000 };
+      await index.bases.addDocuments(
+        me,
+        a.id,
+        prepareDocuments(["one", { title: "Two", content: "two", metadata: { k: "v" } }]),
+        quota,
+      );
+      // "one" (3 + 2 for {}), "Two"/"two" (3 + 3 + 9 for {"k":"v"})
+      expect(await node2.bases.usage(me)).toEqual({ bases: 2, documents: 2, bytes: 20 });
+      const tooBig = await failure(() => node2.bases.addDocuments(me, b.id, prepareDocuments(["x".repeat(979)]), quota));
+      expect(tooBig).toMatchObject({ code: "forbidden", param: "documents" });
+      expect(tooBig.message).toContain("knowledge_bytes quota");
+
+      // one place left: of uploads through both nodes at once, exactly one is stored
+      const racing = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) =>
+          (i % 2 ? index : node2).bases.addDocuments(me, i % 3 ? a.id : b.id, prepareDocuments([`racer ${i}`]), quota),
+        ),
+      );
+      expect(racing.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+      for (const r of racing) if (r.status === "rejected") expect((r.reason as GatewayError).code).toBe("forbidden");
+      expect((await index.bases.usage(me)).documents).toBe(3);
+      const over = await failure(() => index.bases.addDocuments(me, b.id, prepareDocuments(["more"]), quota));
+      expect(over.message).toContain("knowledge_documents quota");
+      // deleting frees its place
+      const docs = await index.bases.listDocuments(me, a.id, { limit: 10, offset: 0 });
+      await index.bases.deleteDocument(me, a.id, docs.data[0]?.id as string);
+      expect((await index.bases.addDocuments(me, b.id, prepareDocuments(["more"]), quota)).length).toBe(1);
+    });
+
     test("documents: added all or none, listed oldest first, deleted; counts and revision follow", async () => {
       const { index, keys } = make();
       const me = (await keys.createAccount()).id;

@@ -6,7 +6,8 @@
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { freshDatabase } from "../helpers/shared-servers";
 
-export const ROOMY_LIMITS = `[plans.free.rate_limits]\nstandard = 10000\nheavy = 10000\nbulk = 10000\n`;
+/** Room in the free plan's rate limits and knowledge quota (the quota has its own test: quota.test.ts). */
+export const ROOMY_LIMITS = `[plans.free]\nknowledge_documents = 1000000\nknowledge_bytes = 10000000000\n[plans.free.rate_limits]\nstandard = 10000\nheavy = 10000\nbulk = 10000\n`;
 
 /** The back-end these tests run on. */
 export const ON_POSTGRES = process.env.TEXTAI_TEST_KNOWLEDGE === "postgres";

@@ -26,7 +26,7 @@ const indexHits = async (kbId: string, word: string) =>
   (await gw.deps.knowledge.search({ kbIds: [kbId], query: word, topK: 50, minScore: 0 })).length;
 
 describe("knowledge base life cycle", () => {
-  test("create, list, get, update, add/list/delete documents, delete; all free", async () => {
+  test("create, list, get, update, add/list/delete documents, delete; free but for indexing (1 credit an upload of up to 10,000 characters)", async () => {
     const before = await alice.balance();
     const created = await alice.call("POST", "/api/v1/knowledge-bases", { name: "Help center", description: "public articles" });
     expect(created.status, show(created)).toBe(201);
@@ -68,6 +68,7 @@ describe("knowledge base life cycle", () => {
       ],
     });
     expect(added.status, show(added)).toBe(201);
+    expect(added.json.meta, show(added)).toMatchObject({ credits_deducted: 1, credits_remaining: before - 1 });
     const [plain, long] = added.json.data.result.data;
     expect(plain).toMatchObject({ title: null, chunk_count: 1, metadata: {} });
     expect(long.chunk_count).toBeGreaterThan(3); // long documents are split
@@ -76,6 +77,7 @@ describe("knowledge base life cycle", () => {
       content: "A single document body.",
     });
     expect(single.status, show(single)).toBe(201);
+    expect(single.json.meta.credits_deducted).toBe(1);
 
     const docs = await alice.call("GET", `/api/v1/knowledge-bases/${kb.id}/documents?limit=10`);
     expect(docs.json.data.result.total).toBe(3);
@@ -96,7 +98,7 @@ describe("knowledge base life cycle", () => {
     expect(await chunksOf(kb.id)).toBe(0);
     expect(await indexHits(kb.id, "quokkas")).toBe(0);
     expect((await alice.call("GET", `/api/v1/knowledge-bases/${kb.id}`)).status).toBe(404);
-    expect(await alice.balance()).toBe(before);
+    expect(await alice.balance()).toBe(before - 2);
   });
 });
 

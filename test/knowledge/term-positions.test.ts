@@ -51,11 +51,11 @@ test("instances read from the index equal the tokenizer's for every fixture quer
   const kb = index.bases.create(me, { name: "help" });
   // another account's copies of the same words, before, between and after this base's chunks in the index
   const theirs = index.bases.create(other, { name: "copy" });
-  index.bases.addDocuments(other, theirs.id, prepareDocuments(docs.map((d) => `${d.title}. ${d.content}`)));
-  index.bases.addDocuments(me, kb.id, prepareDocuments(docs.slice(0, 30)));
-  index.bases.addDocuments(other, theirs.id, prepareDocuments(docs.slice(10, 40)));
-  index.bases.addDocuments(me, kb.id, prepareDocuments(docs.slice(30)));
-  index.bases.addDocuments(other, theirs.id, prepareDocuments(docs));
+  await index.bases.addDocuments(other, theirs.id, prepareDocuments(docs.map((d) => `${d.title}. ${d.content}`)));
+  await index.bases.addDocuments(me, kb.id, prepareDocuments(docs.slice(0, 30)));
+  await index.bases.addDocuments(other, theirs.id, prepareDocuments(docs.slice(10, 40)));
+  await index.bases.addDocuments(me, kb.id, prepareDocuments(docs.slice(30)));
+  await index.bases.addDocuments(other, theirs.id, prepareDocuments(docs));
 
   const db = storage.sqlite;
   const chunks = searchedChunks(db, [kb.id]);
@@ -112,7 +112,7 @@ test("instances read from the index equal the tokenizer's for every fixture quer
   }
   // two bases searched together: their statistics pooled, the same whether read or counted
   const second = index.bases.create(me, { name: "more" });
-  index.bases.addDocuments(me, second.id, prepareDocuments(docs.slice(5, 25).map((d) => `${d.title}: ${d.content}`)));
+  await index.bases.addDocuments(me, second.id, prepareDocuments(docs.slice(5, 25).map((d) => `${d.title}: ${d.content}`)));
   let moved = 0;
   for (const query of HELP_CENTER.queries.slice(0, 20).map((q) => q.query)) {
     const opts = { kbIds: [kb.id, second.id], query, topK: 10 };

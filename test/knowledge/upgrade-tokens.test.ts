@@ -61,8 +61,9 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
   expect(Math.max(...before.stored)).toBeGreaterThan(127);
 
   // as a file written before 0011: no tokens column, the index on kb_id alone, no vocabulary table,
-  // and none of the later migrations either (ledger tokens, public ids), none of them applied
+  // and none of the later migrations either (ledger tokens, public ids, document sizes), none applied
   const db = new Database(dbPath);
+  const sizes = db.query("SELECT id, bytes FROM kb_documents ORDER BY id").all();
   db.exec(`DROP TABLE kb_chunks_vocab;
     DROP INDEX kb_chunks_kb_idx;
     ALTER TABLE kb_chunks DROP COLUMN tokens;
@@ -75,6 +76,8 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
     ALTER TABLE faq_entries DROP COLUMN public_id;
     DROP INDEX ledger_public_id_idx;
     ALTER TABLE ledger DROP COLUMN public_id;
+    DROP INDEX kb_documents_bytes_idx;
+    ALTER TABLE kb_documents DROP COLUMN bytes;
     DELETE FROM _migrations WHERE tag >= '0011';`);
   db.close();
 
@@ -82,6 +85,10 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
   try {
     const after = counts();
     expect(after.stored).toEqual(before.stored);
+    // 0012 measures the documents as an upload does (their UTF-8 bytes: content, title, metadata)
+    const measured = new Database(dbPath, { readonly: true });
+    expect(measured.query("SELECT id, bytes FROM kb_documents ORDER BY id").all()).toEqual(sizes);
+    measured.close();
     expect(await search()).toEqual(fresh);
   } finally {
     await gw.close();

@@ -27,7 +27,7 @@ async function baseWith(texts: string[]) {
   const kb = store.create("acc_1", { name: "b" });
   const prepared = prepareDocuments(texts);
   await attachVectors(embedder, prepared);
-  store.addDocuments("acc_1", kb.id, prepared);
+  await store.addDocuments("acc_1", kb.id, prepared);
   return store.row("acc_1", kb.id);
 }
 
@@ -51,7 +51,7 @@ describe("VectorCache", () => {
 
     const prepared = prepareDocuments(["refund refund refund"]);
     await attachVectors(embedder, prepared);
-    store.addDocuments("acc_1", a.id, prepared);
+    await store.addDocuments("acc_1", a.id, prepared);
     const stale = await near([0, 1, 0], [a]);
     expect(stale.map((h) => h.id)).not.toContain(chunkId("refund refund refund")); // same revision: cached vectors
     const fresh = (await cache.nearest(index, [store.row("acc_1", a.id)], Float32Array.from([0, 1, 0]), 3)).map((h) => h.id);
