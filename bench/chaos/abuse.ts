@@ -12,9 +12,14 @@
  *   model that takes 3 s, the provider's timeout 500 ms); tenant B's ordinary call to the same
  *   model right after is answered. Pass: B gets 200, not 502 circuit_open.
  *
- * A case is `{ name, run(ctx) }` returning `{ ok, line }`; a new kind of abuse (a dropped stream
- * and its charge, many keys of one account) is one more entry using the same gateway, simulator
- * and keys.
+ * - dropped streams: 20 tenants each open a /v1 chat stream, read a few chunks and hang up before
+ *   its end. Pass: every one of them is charged (once), for what it was sent.
+ * - many keys: an account on a plan of 5 keys and 6 calls a minute makes keys until refused, then
+ *   spreads 30 calls over all of them. Pass: the sixth key is refused, and no more than 6 calls
+ *   are admitted whatever key they carry.
+ *
+ * A case is `{ name, run(ctx) }` returning `{ ok, line }`; a new kind of abuse is one more entry
+ * using the same gateway, simulator and keys.
  */
 
 import { healthWhile, SCHEMA_SHAPES, schemaTakingFields } from "../../test/helpers/adversarial";
@@ -34,6 +39,7 @@ interface AbuseCase {
 }
 
 const HEALTH_LIMIT_MS = 500;
+const ADMIN_TOKEN = "abuse-chaos-operator-token-0123456789abcdef";
 /** every shape goes to every schema field this many times, so /health is probed many times meanwhile */
 const ROUNDS = 5;
 /** requests in flight at once: /health then measures what one request holds the thread for, not a queue */
@@ -116,17 +122,108 @@ const oneTenantsTimeouts: AbuseCase = {
   },
 };
 
-const CASES: AbuseCase[] = [schemaShapes, oneTenantsTimeouts];
+const droppedStreams: AbuseCase = {
+  name: "dropped streams",
+  async run({ g, home }) {
+    const tenants = Array.from({ length: 20 }, () => home.key(1000));
+    const results = await Promise.all(
+      tenants.map(async ({ key }) => {
+        const ac = new AbortController();
+        const res = await fetch(`${g.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "cache-control": "no-store" },
+          body: JSON.stringify({
+            model: "sim-model",
+            stream: true,
+            max_tokens: 400,
+            messages: [{ role: "user", content: "Tell me a long story about the sea. ".repeat(20) }],
+          }),
+          signal: ac.signal,
+        });
+        let frames = 0;
+        try {
+          const reader = res.body!.getReader();
+          while (frames < 3) {
+            const { done } = await reader.read();
+            if (done) break;
+            frames++;
+          }
+          ac.abort();
+        } catch {
+          // the abort itself
+        }
+        return { status: res.status, frames };
+      }),
+    );
+    // the charge is written once the gateway has seen the client leave
+    const deadline = Date.now() + 5000;
+    let charged = tenants.map((t) => home.charges(t.accountId).size);
+    while (charged.some((n) => n === 0) && Date.now() < deadline) {
+      await Bun.sleep(100);
+      charged = tenants.map((t) => home.charges(t.accountId).size);
+    }
+    const started = results.filter((r) => r.status === 200 && r.frames > 0).length;
+    const free = charged.filter((n) => n === 0).length;
+    const twice = charged.filter((n) => n > 1).length;
+    return {
+      ok: started === tenants.length && free === 0 && twice === 0,
+      line: `${started}/${tenants.length} streams read in part and dropped: charged ${tenants.length - free}, free ${free}, charged twice ${twice}`,
+    };
+  },
+};
+
+const manyKeys: AbuseCase = {
+  name: "many keys",
+  async run({ g }) {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" };
+    const post = (path: string, body: unknown) =>
+      fetch(g.url + path, { method: "POST", headers: admin, body: JSON.stringify(body) }).then(async (r) => ({
+        status: r.status,
+        json: (await r.json()) as { data?: { result?: { id?: string; key?: string } } },
+      }));
+    const account = (await post("/admin/v1/accounts", { name: "many keys", plan: "tight", credits: 1000 })).json.data?.result?.id;
+    const keys: string[] = [];
+    let refusedAt = 0;
+    for (let i = 1; i <= 8 && !refusedAt; i++) {
+      const r = await post("/admin/v1/keys", { label: `k${i}`, account_id: account });
+      if (r.status === 201 && r.json.data?.result?.key) keys.push(r.json.data.result.key);
+      else refusedAt = i;
+    }
+    const statuses = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        fetch(`${g.url}/api/v1/ai/sentiment-analysis`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": keys[i % keys.length] ?? "", "cache-control": "no-store" },
+          body: JSON.stringify({ text: `Lovely day number ${i}.` }),
+        }).then((r) => r.status),
+      ),
+    );
+    const admitted = statuses.filter((s) => s === 200).length;
+    const limited = statuses.filter((s) => s === 429).length;
+    return {
+      ok: keys.length === 5 && refusedAt === 6 && admitted <= 6 && admitted + limited === statuses.length,
+      line: `keys made ${keys.length} (refused at the ${refusedAt}th), 30 calls over them: admitted ${admitted} (limit 6), 429 ${limited}`,
+    };
+  },
+};
+
+const CASES: AbuseCase[] = [schemaShapes, oneTenantsTimeouts, droppedStreams, manyKeys];
 
 export async function run() {
   const sim = await startUpstream({ record: false });
   const home = chaosHome(
     "abuse",
-    `${simProvider({ url: `${sim.url}/v1`, model: "sim-model", extra: "timeout_ms = 500" })}
+    `${simProvider({ url: `${sim.url}/v1`, model: "sim-model", extra: 'timeout_ms = 500\nmodel_patterns = ["abuse-*"]' })}
 [breaker]
 failure_threshold = 2
 cooldown_ms = 60000
+
+[plans.tight]
+max_keys = 5
+[plans.tight.rate_limits]
+"sentiment-analysis" = 6
 `,
+    { TEXTAI_ADMIN_TOKEN: ADMIN_TOKEN },
   );
   const g = await spawnGateway(home.env);
   const lines: string[] = [];
