@@ -17,7 +17,7 @@ import { adminRoutes } from "./http/routes/admin";
 import { functionRoutes } from "./http/routes/functions";
 import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
-import { beginRequest, stateOf } from "./http/state";
+import { beginRequest, endTrace, stateOf } from "./http/state";
 import { logsAt } from "./log";
 
 // /docs must work offline: the bundle from the binary, and no web fonts, favicon request, telemetry,
@@ -76,9 +76,12 @@ function apiDocs(deps: AppDeps) {
 export function createApp(deps: AppDeps) {
   const pipeline = new FunctionPipeline(deps);
   const { logger, metrics } = deps;
+  const tracing = deps.tracing ?? null;
   let app = new Elysia({ name: "text-ai-gateway" })
     .onRequest(({ request, set }) => {
-      const { requestId } = beginRequest(request, newRequestId());
+      const state = beginRequest(request, newRequestId());
+      const { requestId } = state;
+      if (tracing) state.trace = tracing.begin(request.headers, state.startedPerf);
       // every answer carries it: the API's own answers from the request state (set here too, it would
       // cost each of them Elysia's header merge), those of plugins (/docs, /openapi.json), plain-text
       // ones (/metrics) and the dashboard from here
@@ -107,7 +110,7 @@ export function createApp(deps: AppDeps) {
       }
       return errorResponse(state, err);
     })
-    .onAfterResponse(({ request }) => {
+    .onAfterResponse(({ request, route }) => {
       const s = stateOf(request);
       const ms = performance.now() - s.startedPerf;
       const status = s.status ?? 200;
@@ -130,6 +133,7 @@ export function createApp(deps: AppDeps) {
           error_code: s.errorCode,
         });
       }
+      endTrace(s, request, route || undefined);
     })
     .use(apiDocs(deps))
     .use(opsRoutes(deps))
