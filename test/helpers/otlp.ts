@@ -34,7 +34,7 @@ export interface OtlpReceiver {
   bodies: string[];
   /** content types of the exports */
   contentTypes: string[];
-  /** waits (up to 10 s) until `pick` returns at least `count` spans, and returns them */
+  /** waits (up to 4 s) until `pick` returns at least `count` spans, and returns them */
   waitFor(pick: (spans: ReceivedSpan[]) => ReceivedSpan[], count: number): Promise<ReceivedSpan[]>;
   close(): Promise<void>;
 }
@@ -113,7 +113,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
     bodies,
     contentTypes,
     async waitFor(pick, count) {
-      const until = Date.now() + 10_000;
+      const until = Date.now() + 4_000;
       let got = pick(spans);
       while (got.length < count && Date.now() < until) {
         await Bun.sleep(20);
