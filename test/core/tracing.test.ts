@@ -133,9 +133,9 @@ describe("tracing with OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     // no traceparent came in: the gateway started the trace
     expect(root.parentSpanId).toBe("");
     const attempts = spans.filter((s) => s.kind === KIND.CLIENT).sort((a, b) => Number(a.startNs - b.startNs));
-    expect(attempts.map((a) => [a.name, a.attributes["textai.provider"], a.attributes["error.type"] ?? null])).toEqual([
+    expect(attempts.map((a) => [a.name, a.attributes["textai.provider"], a.attributes["error.type"] ?? "none"])).toEqual([
       ["chat model-a", "primary", "http_503"],
-      ["chat model-b", "backup", null],
+      ["chat model-b", "backup", "none"],
     ]);
     expect(attempts[0]!.status.code).toBe(STATUS_ERROR);
     expect(attempts[1]!.attributes["gen_ai.system"]).toBe("openai");
