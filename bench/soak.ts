@@ -145,7 +145,12 @@ function metric(body: string, name: string): number {
  * The engine phase: grammar-fix calls (2 at a time, varied texts) make the gateway load Harper, then
  * no request at all for ENGINE_IDLE_S while RSS is sampled.
  */
-async function enginePhase(url: string, key: string, pid: number): Promise<{ summary: string; problems: string[] }> {
+async function enginePhase(
+  url: string,
+  key: string,
+  pid: number,
+  admin: string,
+): Promise<{ summary: string; problems: string[] }> {
   const problems: string[] = [];
   const before = rssMb(pid);
   say(`\nengine phase: grammar-fix for ${ENGINE_S} s (loads the grammar engine), then ${ENGINE_IDLE_S} s idle`);
@@ -167,7 +172,7 @@ async function enginePhase(url: string, key: string, pid: number): Promise<{ sum
   const calls = Object.values(statuses).reduce((a, n) => a + n, 0);
   if (Object.keys(statuses).some((c) => c !== "200"))
     problems.push(`engine phase: grammar-fix answered ${JSON.stringify(statuses)}`);
-  const m = await (await fetch(`${url}/metrics`)).text();
+  const m = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${admin}` } })).text();
   const engineMb = Number(m.match(/^textai_engine_memory_bytes\{engine="grammar"\} (\S+)$/m)?.[1]) / 1048576;
   if (!(engineMb > 0)) problems.push("engine phase: /metrics reports no memory for the grammar engine");
   const idle: [number, number][] = [];
@@ -308,7 +313,7 @@ async function main(): Promise<number> {
     say(`warm-up ${WARMUP_S} s, then a full collection in the gateway; measured ${SECONDS - WARMUP_S} s`);
     say("   t(s)  RSS MB  cache entries  ratelimit buckets  WAL MB");
     while (running) {
-      const m = await (await fetch(`${url}/metrics`)).text();
+      const m = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${admin}` } })).text();
       const s: Sample = {
         t: Math.round((Date.now() - started) / 1000),
         rss_mb: rssMb(pid),
@@ -334,7 +339,7 @@ async function main(): Promise<number> {
     if (code !== 0) throw new Error(`load generator exited ${code}: ${(await errP).trim()}`);
     const result = JSON.parse((await outP).trim().split("\n").pop() as string) as LoadResult;
 
-    const engine = ENGINE_S > 0 ? await enginePhase(url, mainKey, pid) : undefined;
+    const engine = ENGINE_S > 0 ? await enginePhase(url, mainKey, pid, admin) : undefined;
 
     const probe = existsSync(probeFile)
       ? readFileSync(probeFile, "utf8")

@@ -8,10 +8,12 @@ import { requestOrigin } from "./dashboard/security";
 import type { AppDeps } from "./deps";
 import { clientClosed, GatewayError } from "./errors";
 import { FunctionPipeline } from "./functions/pipeline";
+import { payloadTooLarge } from "./http/body";
 import { newRequestId } from "./http/envelope";
 import { toGatewayError } from "./http/errors";
 import { openApiDocumentation } from "./http/openapi";
-import { errorResponse } from "./http/respond";
+import { isOpenAiPath, pathOf } from "./http/path";
+import { errorResponse, openAiErrorResponse } from "./http/respond";
 import { accountRoutes } from "./http/routes/account";
 import { adminRoutes } from "./http/routes/admin";
 import { functionRoutes } from "./http/routes/functions";
@@ -34,9 +36,8 @@ const scalarConfig: Partial<NonNullable<OpenApiOptions["scalar"]>> & { agent: { 
 };
 
 /** /api/... and /v1/...: routes whose every answer (envelope, error, stream) is built from the request state */
-function isApiPath(url: string): boolean {
-  const path = url.indexOf("/", url.indexOf("//") + 2);
-  return url.startsWith("/api/", path) || url.startsWith("/v1/", path);
+function isApiPath(path: string): boolean {
+  return path.startsWith("/api/") || path.startsWith("/v1/");
 }
 
 /** "/api/v1/knowledge-bases/:id" -> a RegExp matching its concrete paths */
@@ -77,6 +78,16 @@ export function createApp(deps: AppDeps) {
   const pipeline = new FunctionPipeline(deps);
   const { logger, metrics } = deps;
   const tracing = deps.tracing ?? null;
+  const { maxBodyBytes } = deps.config.limits;
+  /**
+   * Whether this answer ends its connection: while draining (decided when the answer is made, so a
+   * call in flight at the signal is told too, and clients reconnect elsewhere), and when the
+   * request's body was never read (a body sent to a route that takes none is not drained, however
+   * long it is).
+   */
+  const closesConnection = (request: Request): boolean =>
+    deps.lifecycle.draining ||
+    (!request.bodyUsed && (request.headers.has("transfer-encoding") || Number(request.headers.get("content-length")) > 0));
   let app = new Elysia({ name: "text-ai-gateway" })
     .onRequest(({ request, set }) => {
       const state = beginRequest(request, newRequestId());
@@ -85,16 +96,22 @@ export function createApp(deps: AppDeps) {
       // every answer carries it: the API's own answers from the request state (set here too, it would
       // cost each of them Elysia's header merge), those of plugins (/docs, /openapi.json), plain-text
       // ones (/metrics) and the dashboard from here
-      if (!isApiPath(request.url)) set.headers["x-request-id"] = requestId;
-      // draining: each connection closes after its current answer, so clients reconnect elsewhere
-      if (deps.lifecycle.draining) set.headers.connection = "close";
+      if (!isApiPath(pathOf(request.url))) set.headers["x-request-id"] = requestId;
+      // a declared body over the limit is refused before anything reads it, on every route (Bun's own
+      // limit is far above, so its bare 413 never answers instead)
+      const declared = request.headers.get("content-length");
+      if (declared !== null && Number(declared) > maxBodyBytes) throw payloadTooLarge(maxBodyBytes);
+    })
+    .mapResponse({ as: "global" }, ({ request, set }) => {
+      if (closesConnection(request)) set.headers.connection = "close";
     })
     .onError(({ request, code, error }) => {
       const state = stateOf(request);
+      const path = pathOf(request.url);
       // a client that went away is its own outcome (499), whatever broke because of it
       let err = request.signal.aborted ? clientClosed() : toGatewayError(code, error);
       if (code === "NOT_FOUND") {
-        const allow = routeMethods(new URL(request.url).pathname);
+        const allow = path ? routeMethods(path) : [];
         if (allow.length > 0)
           err = new GatewayError("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(" or ")}`, {
             headers: { Allow: allow.join(", ") },
@@ -108,7 +125,9 @@ export function createApp(deps: AppDeps) {
           stack: (error as Error)?.stack,
         });
       }
-      return errorResponse(state, err);
+      const res = isOpenAiPath(path) ? openAiErrorResponse(state, err) : errorResponse(state, err);
+      if (closesConnection(request)) res.headers.set("connection", "close");
+      return res;
     })
     .onAfterResponse(({ request, route }) => {
       const s = stateOf(request);
@@ -122,7 +141,7 @@ export function createApp(deps: AppDeps) {
         logger.log(level, "request", {
           request_id: s.requestId,
           method: request.method,
-          path: new URL(request.url).pathname,
+          path: pathOf(request.url),
           status,
           ms: Math.round(ms * 100) / 100,
           key_id: s.auth?.keyId,

@@ -57,6 +57,8 @@ const TokenPriceSchema = T.Object(
 const FileConfigSchema = T.Object(
   {
     welcome_credits: T.Optional(NonNegInt),
+    /** "host:port" of a second listener serving only /metrics, without the admin token */
+    metrics_listen: T.Optional(T.String({ minLength: 1 })),
     providers: T.Optional(T.Array(ProviderConfigSchema)),
     routes: T.Optional(T.Record(T.String(), T.Array(T.String()))),
     costs: T.Optional(T.Record(T.String(), NonNegInt)),
@@ -96,7 +98,11 @@ const FileConfigSchema = T.Object(
     hedge_after_ms: T.Optional(T.Record(T.String(), PositiveInt)),
     breaker: T.Optional(
       T.Object(
-        { failure_threshold: T.Optional(PositiveInt), cooldown_ms: T.Optional(PositiveInt) },
+        {
+          failure_threshold: T.Optional(PositiveInt),
+          cooldown_ms: T.Optional(PositiveInt),
+          long_output_tokens: T.Optional(PositiveInt),
+        },
         { additionalProperties: false },
       ),
     ),
@@ -149,6 +155,12 @@ export interface Config {
   /** how long a write waits for a lock held by another process before answering 503 */
   dbBusyTimeoutMs: number;
   adminToken: string | null;
+  /**
+   * TEXTAI_METRICS_LISTEN or `metrics_listen`: a second listener serving only GET /metrics to
+   * whoever reaches it (keep it on a private address); null: /metrics only on the main listener,
+   * for the admin token
+   */
+  metricsListen: { host: string; port: number } | null;
   welcomeCredits: number;
   logLevel: "debug" | "info" | "warn" | "error";
   providers: ProviderConfig[];
@@ -169,7 +181,8 @@ export interface Config {
     bodyTimeoutMs: number;
   };
   hedgeAfterMs: Record<string, number>;
-  breaker: { failureThreshold: number; cooldownMs: number };
+  /** longOutputTokens: a request asking for more output than this owns its timeouts (docs/fairness.md) */
+  breaker: { failureThreshold: number; cooldownMs: number; longOutputTokens: number };
   /**
    * SIGTERM: /ready answers 503 and the listener stays open for `drainGraceMs` (answers carry
    * Connection: close); then it closes, and calls in flight have until `drainDeadlineMs` after
@@ -254,6 +267,7 @@ const EnvSchema = T.Object({
   TEXTAI_REDIS_URL: EnvText,
   TEXTAI_DB_BUSY_TIMEOUT_MS: EnvInt(0),
   TEXTAI_ADMIN_TOKEN: EnvText,
+  TEXTAI_METRICS_LISTEN: EnvText,
   TEXTAI_WELCOME_CREDITS: EnvInt(0),
   TEXTAI_LOG_LEVEL: T.Optional(T.Union(LOG_LEVELS.map((l) => T.Literal(l)))),
   TEXTAI_DRAIN_GRACE_MS: EnvInt(0),
@@ -326,6 +340,15 @@ export function maxKeysFor(config: Pick<Config, "maxKeys">, plan: string): numbe
 
 const priceOf = (p: { input: number; output?: number } | undefined): TokenPrice | undefined =>
   p && { input: p.input, output: p.output ?? p.input };
+
+/** "host:port", "[v6]:port" or ":port" (host 127.0.0.1); the name says where it came from. */
+export function listenAddress(raw: string, name: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]*)):(\d{1,5})$/.exec(raw.trim());
+  const port = m ? Number(m[3]) : Number.NaN;
+  if (!m || port > 65535)
+    throw new ConfigError(`${name}: expected host:port (such as 127.0.0.1:9464 or [::1]:9464), got "${raw}"`);
+  return { host: m[1] ?? (m[2] || "127.0.0.1"), port };
+}
 
 export function parseConfigText(text: string, path: string): FileConfig {
   let raw: unknown;
@@ -411,6 +434,11 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     redisUrl: serverUrl(env, "TEXTAI_REDIS_URL", ["redis:", "rediss:"]),
     dbBusyTimeoutMs: env.TEXTAI_DB_BUSY_TIMEOUT_MS ?? 5000,
     adminToken: env.TEXTAI_ADMIN_TOKEN || null,
+    metricsListen: env.TEXTAI_METRICS_LISTEN
+      ? listenAddress(env.TEXTAI_METRICS_LISTEN, "TEXTAI_METRICS_LISTEN")
+      : file.metrics_listen
+        ? listenAddress(file.metrics_listen, "metrics_listen")
+        : null,
     welcomeCredits,
     logLevel,
     providers,
@@ -436,6 +464,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     breaker: {
       failureThreshold: file.breaker?.failure_threshold ?? 5,
       cooldownMs: file.breaker?.cooldown_ms ?? 30_000,
+      longOutputTokens: file.breaker?.long_output_tokens ?? 4096,
     },
     shutdown: drainSettings(env, file),
     tracing: tracingSettings(env),

@@ -2,8 +2,14 @@ import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { createApp } from "./app";
 import type { Config } from "./config";
 import type { AppDeps } from "./deps";
+import { GatewayError } from "./errors";
 import type { AnyFunctionDef } from "./functions/define";
 import { FUNCTIONS } from "./functions/registry";
+import { newRequestId } from "./http/envelope";
+import { pathOf } from "./http/path";
+import { errorResponse } from "./http/respond";
+import { METRICS_CONTENT_TYPE, operations } from "./http/routes/ops";
+import { beginRequest } from "./http/state";
 import { createLogger, type Logger } from "./log";
 import { Metrics } from "./metrics";
 import { buildProviders } from "./providers";
@@ -101,9 +107,42 @@ function isAlive(pid: number): boolean {
   }
 }
 
+const urlOf = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+/**
+ * The `metrics_listen` listener: GET /metrics to whoever reaches the address, without the admin
+ * token (so it belongs on a private interface); every other request is a 404 or 405 envelope.
+ */
+function serveMetrics(deps: AppDeps & { services: Services }, at: { host: string; port: number }) {
+  const { scrape } = operations(deps);
+  return Bun.serve({
+    hostname: at.host,
+    port: at.port,
+    reusePort: false,
+    development: false,
+    async fetch(request) {
+      const state = beginRequest(request, newRequestId());
+      if (pathOf(request.url) !== "/metrics")
+        return errorResponse(state, new GatewayError("not_found", "this listener serves only GET /metrics"));
+      if (request.method !== "GET" && request.method !== "HEAD")
+        return errorResponse(
+          state,
+          new GatewayError("method_not_allowed", `${request.method} is not allowed here; use GET`, { headers: { Allow: "GET" } }),
+        );
+      return new Response(await scrape(), { headers: { "content-type": METRICS_CONTENT_TYPE, ...state.headers } });
+    },
+    error() {
+      const state = beginRequest(new Request("http://metrics/"), newRequestId());
+      return errorResponse(state, new GatewayError("internal_error", "internal error"));
+    },
+  });
+}
+
 export interface RunningServer {
   url: string;
   port: number;
+  /** the `metrics_listen` listener's base URL, when one is configured */
+  metricsUrl?: string;
   deps: AppDeps & { services: Services };
   /** graceful drain: readiness goes 503, the listener stays open for the grace period, in-flight requests finish until the deadline, storage closes */
   stop(): Promise<void>;
@@ -116,8 +155,23 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
     app.listen({
       port: config.port,
       hostname: config.host,
-      maxRequestBodySize: config.limits.maxBodyBytes * 4 + 65536,
+      // the gateway's own limits answer oversized bodies (413 in the envelope, while reading): Bun's
+      // limit would answer a bare 413 before any of them, so it is set out of reach
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       idleTimeout: 120,
+      // never Bun's development error page (source lines, working directory) ...
+      development: false,
+      // ... and should the app's own error handling ever throw, still the envelope, without internals
+      error: (error: Error) => {
+        const state = beginRequest(new Request("http://gateway/"), newRequestId());
+        deps.logger.log("error", "unhandled error outside the app", {
+          request_id: state.requestId,
+          error_name: error?.name,
+          error_message: error?.message,
+          stack: error?.stack,
+        });
+        return errorResponse(state, new GatewayError("internal_error", "internal error"));
+      },
       // Elysia turns SO_REUSEPORT on by default: a second gateway on a taken port would start
       // silently and the two would answer in turn. A taken port must be an error.
       reusePort: false,
@@ -128,6 +182,18 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
     throw err;
   }
   const server = app.server!;
+  let metricsServer: ReturnType<typeof Bun.serve> | null = null;
+  if (config.metricsListen) {
+    try {
+      metricsServer = serveMetrics(deps, config.metricsListen);
+    } catch (err) {
+      void server.stop(true);
+      void deps.close();
+      if ((err as { code?: string }).code === "EADDRINUSE")
+        throw new PortInUse(config.metricsListen.host, config.metricsListen.port);
+      throw err;
+    }
+  }
   // with PostgreSQL the ledger is shared by design, and nodes on one machine may share the SQLite
   // file too (it then holds only per-node leftovers): no warning
   const releaseDb = config.databaseUrl ? () => {} : claimDatabase(config.dbPath, deps.logger);
@@ -154,12 +220,15 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
         deps.services.refuseCharges();
         await server.stop(true);
       }
+      await metricsServer?.stop(true);
       await deps.close();
       releaseDb();
     })();
     return stopping;
   };
-  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${server.port}`;
+  const url = urlOf(config.host, server.port!);
   deps.logger.log("info", "listening", { url, db: config.dbPath, providers: config.providers.map((p) => p.name).join(",") });
-  return { url, port: server.port!, deps, stop };
+  const metricsUrl = metricsServer ? urlOf(config.metricsListen!.host, metricsServer.port!) : undefined;
+  if (metricsUrl) deps.logger.log("info", "metrics listening", { url: `${metricsUrl}/metrics` });
+  return { url, port: server.port!, metricsUrl, deps, stop };
 }

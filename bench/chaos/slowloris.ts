@@ -15,7 +15,8 @@ const HEADER_LIMIT_MS = 15_000;
 const RUN_MS = 16_000;
 
 export async function run() {
-  const home = chaosHome("slowloris", `[limits]\nbody_timeout_ms = ${BODY_TIMEOUT_MS}\n`);
+  const admin = `chaos-admin-${crypto.randomUUID()}`;
+  const home = chaosHome("slowloris", `[limits]\nbody_timeout_ms = ${BODY_TIMEOUT_MS}\n`, { TEXTAI_ADMIN_TOKEN: admin });
   const g = await spawnGateway(home.env);
   try {
     await waitReady(g.url);
@@ -84,7 +85,7 @@ export async function run() {
     // A body sent at full speed that never ends cannot always read its 413: the gateway closes the
     // connection with unread bytes still arriving, and TCP then resets it, which may drop the answer
     // before the client reads it. What the gateway did is in its own count of 413 answers.
-    const metricsText = await (await fetch(`${g.url}/metrics`)).text();
+    const metricsText = await (await fetch(`${g.url}/metrics`, { headers: { authorization: `Bearer ${admin}` } })).text();
     const answered413 = [...metricsText.matchAll(/^textai_requests_total\{[^}]*status="413"[^}]*\} (\d+)/gm)].reduce(
       (n, m) => n + Number(m[1]),
       0,

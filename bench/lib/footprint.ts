@@ -160,7 +160,7 @@ async function memory(
       if (res.status !== 200) problems.push(`${path} answered ${res.status}: ${text.slice(0, 200)}`);
     }
     await Bun.sleep(2000);
-    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    const metrics = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${gw.adminToken}` } })).text();
     const rss = metricSeries(metrics, "textai_engine_memory_bytes");
     const secs = metricSeries(metrics, "textai_engine_load_seconds");
     const engines = [...rss].map(([labels, bytes]) => ({

@@ -24,6 +24,8 @@ export interface Gateway {
   dir: string;
   /** plaintext key per plan */
   keys: Record<string, string>;
+  /** the admin token it runs with: /metrics and the details of /ready are served to it */
+  adminToken: string;
   child: Child;
   stop(): Promise<void>;
 }
@@ -78,6 +80,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     TEXTAI_CONFIG: configPath,
     TEXTAI_LOG_LEVEL: "warn",
     TEXTAI_DRAIN_GRACE_MS: "0",
+    TEXTAI_ADMIN_TOKEN: `bench-admin-${crypto.randomUUID()}`,
     ...opts.env,
   };
   const keys: Record<string, string> = {};
@@ -117,6 +120,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     pid: child.pid,
     dir,
     keys,
+    adminToken: env.TEXTAI_ADMIN_TOKEN,
     child,
     async stop() {
       await child.stop();

@@ -4,8 +4,8 @@ import { safeEqual } from "../auth/keys";
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import type { FunctionPipeline } from "../functions/pipeline";
-import { readJsonBody } from "../http/body";
-import { MAX_OFFSET, pageQuery, queryInt } from "../http/paging";
+import { readBytes, readJsonBody } from "../http/body";
+import { limitOffset, queryInt } from "../http/query";
 import { ok } from "../http/respond";
 import { type RequestState, stateOf } from "../http/state";
 import { rateLimitHeaders } from "../ratelimit/limiter";
@@ -46,6 +46,8 @@ const LEDGER_PAGE = 25;
 const KEY_PAGE = 100;
 /** the rate-limit name of key creation: the plan's heavy class unless plans.NAME.rate_limits sets "key-create" */
 const KEY_CREATE = "key-create";
+/** the last page whose offset is still an exact integer */
+const MAX_LEDGER_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / LEDGER_PAGE);
 const SECURITY_HEADERS = {
   "content-security-policy":
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -120,9 +122,9 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
     const type = c.request.headers.get("content-type") ?? "";
     if (!type.startsWith("application/x-www-form-urlencoded"))
       throw new GatewayError("unsupported_media_type", "expected a form (application/x-www-form-urlencoded)");
-    const text = await c.request.text();
-    if (text.length > FORM_LIMIT) throw new GatewayError("payload_too_large", "form too large");
-    return new URLSearchParams(text);
+    // counted while it arrives: no account is needed to send a form, so none is read whole first
+    const bytes = await readBytes(c.request, FORM_LIMIT, config.limits.bodyTimeoutMs);
+    return new URLSearchParams(new TextDecoder().decode(bytes));
   };
   /** The hash a session token is stored under: an operator's is bound to the admin token (security.ts). */
   const storedHash = (token: string, kind: Session["kind"]) =>
@@ -332,7 +334,7 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       const c = ctxOf(request, server);
       const h = await holder(c);
       if (h instanceof Response) return h;
-      const offset = queryInt(query, "offset", 0, 0, MAX_OFFSET);
+      const offset = queryInt(query, "offset", { fallback: 0, min: 0, max: Number.MAX_SAFE_INTEGER });
       const list = await keys.list(h.accountId, { limit: KEY_PAGE + 1, offset });
       return page(
         c,
@@ -378,7 +380,20 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       const c = ctxOf(request, server);
       const h = await holder(c);
       if (h instanceof Response) return h;
-      const n = Math.max(1, Math.floor(Number(query.page) || 1));
+      let n: number;
+      try {
+        n = queryInt(query, "page", { fallback: 1, min: 1, max: MAX_LEDGER_PAGE });
+      } catch (err) {
+        // a page the pager never links to: the first page, with the reason above it
+        const text = err instanceof GatewayError ? err.message : "no such page";
+        const { rows, total } = await store().ledgerPage(h.accountId, LEDGER_PAGE, 0);
+        return page(
+          c,
+          400,
+          { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger", flash: { kind: "error", text } },
+          pages.ledgerPage(rows, 1, Math.max(1, Math.ceil(total / LEDGER_PAGE)), total),
+        );
+      }
       const { rows, total } = await store().ledgerPage(h.accountId, LEDGER_PAGE, (n - 1) * LEDGER_PAGE);
       const pageCount = Math.max(1, Math.ceil(total / LEDGER_PAGE));
       return page(
@@ -465,7 +480,7 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       async ({ request, server, query }) => {
         const c = ctxOf(request, server);
         const h = (await holder(c, true)) as { accountId: string };
-        const { limit, offset } = pageQuery(query, { defaultLimit: KEY_PAGE, maxLimit: 500 });
+        const { limit, offset } = limitOffset(query, KEY_PAGE, 500);
         const list = await keys.list(h.accountId, { limit: limit + 1, offset });
         return ok(c.state, "keys", { data: list.slice(0, limit), limit, offset, has_more: list.length > limit });
       },
@@ -502,8 +517,7 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       async ({ request, server, query }) => {
         const c = ctxOf(request, server);
         const h = (await holder(c, true)) as { accountId: string };
-        const limit = Math.min(Math.max(Math.floor(Number(query.limit) || LEDGER_PAGE), 1), 200);
-        const offset = Math.max(Math.floor(Number(query.offset) || 0), 0);
+        const { limit, offset } = limitOffset(query, LEDGER_PAGE, 200);
         return ok(c.state, "ledger", { ...(await store().ledgerPage(h.accountId, limit, offset)), limit, offset });
       },
       { detail: detail("The signed-in account's credit ledger, newest first (limit, offset)") },

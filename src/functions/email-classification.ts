@@ -26,6 +26,7 @@ import {
   Priority,
   Result,
   Subject,
+  schemaFields,
   Text,
 } from "./schemas";
 
@@ -81,6 +82,10 @@ export default defineFunction({
   cost: 1,
   rateClass: "standard",
   promptVersion: 1,
+  normalize: (req) => {
+    if (req.extract_schema) schemaFields(req.extract_schema, "extract_schema");
+    return req;
+  },
   resultSchemaFor: resultFor,
   prompt: (req) =>
     buildPrompt({

@@ -4,7 +4,7 @@ import { defaultExtraction, extractJson, type FieldSpec, parseSchemaSpec } from 
 import { defineFunction } from "./define";
 import { decline, noteNotFound } from "./offline-reach";
 import { buildPrompt } from "./prompt";
-import { CustomInstructions, Model, Result, Strings, Text } from "./schemas";
+import { CustomInstructions, MAX_SCHEMA_FIELDS, Model, Result, Strings, schemaFields, Text } from "./schemas";
 
 const request = Type.Object({
   text: Text("the text to extract data from"),
@@ -17,6 +17,7 @@ const request = Type.Object({
           description: "a JSON Schema as JSON text, or a comma-separated list of field names",
         }),
         Type.Record(Type.String(), Type.Unknown(), {
+          maxProperties: MAX_SCHEMA_FIELDS,
           description:
             'a JSON Schema object, or a map field name -> type ("string", "number", "date", "string[]"...) or description',
         }),
@@ -119,7 +120,7 @@ export default defineFunction({
   rateClass: "standard",
   promptVersion: 1,
   normalize: (req) => {
-    if (req.schema !== undefined && !parseSchemaSpec(req.schema)?.length)
+    if (req.schema !== undefined && !schemaFields(req.schema, "schema")?.length)
       throw invalidRequest(
         "schema must be a JSON Schema, a field name -> type map, or a comma-separated list of field names",
         "schema",

@@ -9,6 +9,7 @@ import { requestEdge } from "../http/edge";
 import { renderSuccess } from "../http/envelope";
 import { mark, type RequestState, serverTiming } from "../http/state";
 import type { IdempotencyStore, StoredResponse } from "../idempotency/interface";
+import { CpuBudgetExceeded, withCpuBudget } from "../local/budget";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import type { RouteCall, RouteOutcome } from "../providers/router";
@@ -44,6 +45,19 @@ interface Answer extends CachedAnswer {
   attempts: ProviderAttempt[];
 }
 
+/** Runs `work` under a CPU budget of `ms`; past it the request is a 413, before anything is held or charged. */
+function withinCpuBudget<T>(ms: number, fn: string, work: () => T): T {
+  try {
+    return withCpuBudget(ms, work);
+  } catch (err) {
+    if (!(err instanceof CpuBudgetExceeded)) throw err;
+    throw new GatewayError(
+      "payload_too_large",
+      `${fn}: reading this request needs more than the CPU budget of ${err.budgetMs} ms per call; send a smaller request`,
+    );
+  }
+}
+
 /**
  * The one pipeline every function runs through: read body, authenticate, rate-limit, validate,
  * idempotency, reserve credits, cache or single-flight or provider route, settle, envelope.
@@ -74,12 +88,16 @@ export class FunctionPipeline {
     if (params) Object.assign(body, params);
     const t = performance.now();
 
-    // strict: an unknown (misspelled) field is a 400, not silently ignored and charged; api_key may ride in the body
-    let req = validateAgainst<Record<string, unknown>>(def.request, body, config.limits.maxTextChars, {
-      strict: true,
-      ignore: ["api_key"],
+    // Reading the request is request-shaped work like the offline engine's (a caller's schema is
+    // parsed here): it runs under the same CPU budget, before credits are held.
+    let req = withinCpuBudget(config.limits.offlineCpuMs, def.name, () => {
+      // strict: an unknown (misspelled) field is a 400, not silently ignored and charged; api_key may ride in the body
+      const valid = validateAgainst<Record<string, unknown>>(def.request, body, config.limits.maxTextChars, {
+        strict: true,
+        ignore: ["api_key"],
+      });
+      return def.normalize ? def.normalize(valid) : valid;
     });
-    if (def.normalize) req = def.normalize(req);
     if (def.prepare)
       req = await def.prepare(req, {
         accountId: auth.accountId,

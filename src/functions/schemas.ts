@@ -4,6 +4,8 @@
  * provider's extra keys are cleaned off before the answer reaches a client.
  */
 import { type TLiteral, type TObject, type TProperties, type TSchema, type TString, type TUnion, Type } from "@sinclair/typebox";
+import { invalidRequest } from "../errors";
+import { type FieldSpec, parseSchemaSpec, SCHEMA_LIMITS, SchemaSpecTooLarge } from "../local/json-extract";
 
 // ---- request pieces ----
 
@@ -106,6 +108,25 @@ export const ExtractSchema = () =>
       },
     ),
   );
+
+/**
+ * The fields of a caller's schema (`param` is the request field holding it); null when it is no
+ * field specification. A schema past SCHEMA_LIMITS (too deep, too many fields, a name or a value
+ * too long) is a 400 naming the part that is, from a parse that stopped there: every function
+ * that takes a schema calls this from `normalize`, before credits are held and anything else runs.
+ */
+export function schemaFields(schema: unknown, param: string): FieldSpec[] | null {
+  try {
+    return parseSchemaSpec(schema);
+  } catch (err) {
+    if (!(err instanceof SchemaSpecTooLarge)) throw err;
+    const at = err.path ? `${param}.${err.path}` : param;
+    throw invalidRequest(`${at} ${err.message}`, at);
+  }
+}
+
+/** Fields a caller's schema may name at its top level (the rest of SCHEMA_LIMITS is checked by schemaFields). */
+export const MAX_SCHEMA_FIELDS = SCHEMA_LIMITS.fields;
 
 // ---- result pieces ----
 

@@ -5,7 +5,7 @@ import { parseSearchQuery } from "../local/query-parse";
 import { defineFunction } from "./define";
 import { decline } from "./offline-reach";
 import { buildPrompt } from "./prompt";
-import { Context, Enum, Result, Strings, Text } from "./schemas";
+import { Context, Enum, MAX_SCHEMA_FIELDS, Result, Strings, schemaFields, Text } from "./schemas";
 
 const request = Type.Object({
   query: Text("the search query as the user typed it"),
@@ -18,6 +18,7 @@ const request = Type.Object({
           description: "the filters as JSON text, or a comma-separated list of filter names",
         }),
         Type.Record(Type.String(), Type.Unknown(), {
+          maxProperties: MAX_SCHEMA_FIELDS,
           description: 'filters the catalogue supports: name -> allowed values (["shoes", "bags"]), a type, or a JSON Schema',
         }),
       ],
@@ -113,7 +114,7 @@ export default defineFunction({
   rateClass: "standard",
   promptVersion: 1,
   normalize: (req) => {
-    if (req.schema !== undefined && !specOf(req)?.length)
+    if (req.schema !== undefined && !schemaFields(req.schema, "schema")?.length)
       throw invalidRequest(
         "schema must be a filter name -> allowed values map, a JSON Schema, or a comma-separated list of filter names",
         "schema",

@@ -4,7 +4,7 @@ import { isKnownAudience, isSupportedFormat, isSupportedLength, summarize } from
 import { defineFunction } from "./define";
 import { decline, ignoreOption, noteNotFound } from "./offline-reach";
 import { buildPrompt, option } from "./prompt";
-import { CustomInstructions, ExtractSchema, extractedResult, Model, Result, Short, Strings, Text } from "./schemas";
+import { CustomInstructions, ExtractSchema, extractedResult, Model, Result, Short, Strings, schemaFields, Text } from "./schemas";
 
 const request = Type.Object({
   text: Text("the text to summarize"),
@@ -66,6 +66,10 @@ export default defineFunction({
   cost: 1,
   rateClass: "standard",
   promptVersion: 1,
+  normalize: (req) => {
+    if (req.extract_schema) schemaFields(req.extract_schema, "extract_schema");
+    return req;
+  },
   resultSchemaFor: resultFor,
   prompt: (req) =>
     buildPrompt({

@@ -14,43 +14,36 @@ export function isJsonContentType(value: string | null): boolean {
   return value !== null && JSON_TYPE.test(value);
 }
 
-/**
- * Reads a JSON object body. The size limit is enforced while reading (Content-Length first, then
- * a running count for chunked bodies), so an oversized body is never buffered whole.
- */
-export async function readJsonBody(request: Request, limits: BodyLimits): Promise<Record<string, unknown>> {
-  if (!isJsonContentType(request.headers.get("content-type"))) {
-    throw new GatewayError("unsupported_media_type", "POST bodies must be JSON: send Content-Type: application/json");
-  }
-  // the rest of an oversized body is not read: the connection closes after the answer
-  const tooLarge = () =>
-    new GatewayError("payload_too_large", `request body exceeds ${limits.maxBodyBytes} bytes`, {
-      headers: { connection: "close" },
-    });
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limits.maxBodyBytes) throw tooLarge();
+/** 413 for a body over `max` bytes; the rest of it is not read, so the connection closes after the answer. */
+export function payloadTooLarge(max: number): GatewayError {
+  return new GatewayError("payload_too_large", `request body exceeds ${max} bytes`, { headers: { connection: "close" } });
+}
 
+/**
+ * Reads a whole body of at most `max` bytes. The limit holds while reading (the declared
+ * Content-Length first, then a running count for chunked bodies), so an oversized body is never
+ * buffered whole; with `timeoutMs`, a body that has not all arrived by then is a 408.
+ */
+export async function readBytes(request: Request, max: number, timeoutMs?: number): Promise<Uint8Array> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > max) throw payloadTooLarge(max);
   let bytes: Uint8Array;
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    const reading =
-      declared !== null
-        ? request.arrayBuffer().then((b) => new Uint8Array(b))
-        : readLimited(request, limits.maxBodyBytes, tooLarge);
-    if (!limits.bodyTimeoutMs) bytes = await reading;
+    const reading = declared !== null ? request.arrayBuffer().then((b) => new Uint8Array(b)) : readLimited(request, max);
+    if (!timeoutMs) bytes = await reading;
     else {
       // a body trickling in (slowloris) or never ending: answered 408, and the connection closed
       reading.catch(() => {});
-      const ms = limits.bodyTimeoutMs;
       const late = new Promise<never>((_, reject) => {
         timer = setTimeout(
           () =>
             reject(
-              new GatewayError("request_timeout", `the request body did not arrive within ${ms} ms`, {
+              new GatewayError("request_timeout", `the request body did not arrive within ${timeoutMs} ms`, {
                 headers: { connection: "close" },
               }),
             ),
-          ms,
+          timeoutMs,
         );
       });
       bytes = await Promise.race([reading, late]);
@@ -63,7 +56,16 @@ export async function readJsonBody(request: Request, limits: BodyLimits): Promis
   } finally {
     clearTimeout(timer);
   }
-  if (bytes.byteLength > limits.maxBodyBytes) throw tooLarge();
+  if (bytes.byteLength > max) throw payloadTooLarge(max);
+  return bytes;
+}
+
+/** Reads a JSON object body, within the size limit and the body timeout (see readBytes). */
+export async function readJsonBody(request: Request, limits: BodyLimits): Promise<Record<string, unknown>> {
+  if (!isJsonContentType(request.headers.get("content-type"))) {
+    throw new GatewayError("unsupported_media_type", "POST bodies must be JSON: send Content-Type: application/json");
+  }
+  const bytes = await readBytes(request, limits.maxBodyBytes, limits.bodyTimeoutMs);
 
   let text: string;
   try {
@@ -88,7 +90,7 @@ export async function readJsonBody(request: Request, limits: BodyLimits): Promis
   return value as Record<string, unknown>;
 }
 
-async function readLimited(request: Request, max: number, tooLarge: () => GatewayError): Promise<Uint8Array> {
+async function readLimited(request: Request, max: number): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -99,7 +101,7 @@ async function readLimited(request: Request, max: number, tooLarge: () => Gatewa
     total += value.byteLength;
     if (total > max) {
       await reader.cancel().catch(() => {});
-      throw tooLarge();
+      throw payloadTooLarge(max);
     }
     chunks.push(value);
   }

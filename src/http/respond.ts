@@ -1,4 +1,4 @@
-import { GatewayError } from "../errors";
+import { errorType, GatewayError } from "../errors";
 import { errorBody, successBody } from "./envelope";
 import type { RequestState } from "./state";
 
@@ -38,6 +38,15 @@ export function errorResponse(state: RequestState, err: GatewayError): Response 
     errorBody(state.requestId, err, Math.round(performance.now() - state.startedPerf)),
     headers,
   );
+}
+
+/** An error in OpenAI's shape, `{"error": {message, type, param, code}}`: what every `/v1` route answers. */
+export function openAiErrorResponse(state: RequestState, err: GatewayError): Response {
+  state.errorCode = err.code;
+  const headers = { ...err.headers };
+  if (err.code === "rate_limited" && !state.headers["Retry-After"] && !headers["Retry-After"]) headers["Retry-After"] = "1";
+  const error = { message: err.message, type: errorType(err.code), param: err.param, code: err.code };
+  return jsonResponse(state, err.status, JSON.stringify({ error }), headers);
 }
 
 export function notFound(what = "resource"): GatewayError {

@@ -4,9 +4,9 @@
  */
 import type { Static, TObject } from "@sinclair/typebox";
 import type { AppDeps } from "../deps";
-import { invalidRequest } from "../errors";
 import { validateAgainst } from "../functions/validate";
 import { type AuthedContext, authedContext } from "../http/context";
+import { limitOffset } from "../http/query";
 import { stateOf } from "../http/state";
 import type { Page } from "./interface";
 import { ListQuery } from "./schemas";
@@ -28,19 +28,9 @@ export function validBody<S extends TObject>(deps: Deps, schema: S, ctx: AuthedC
   return validateAgainst<Static<S>>(schema, body, deps.config.limits.maxTextChars);
 }
 
-function intParam(raw: string | undefined, name: string, fallback: number, min: number, max: number): number {
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw invalidRequest(`${name} must be an integer from ${min} to ${max}`, name);
-  return n;
-}
-
 /** `?limit=&offset=`; limit defaults to 20, at most 100. */
 export function pageOf(query: Record<string, string | undefined>): Page {
-  return {
-    limit: intParam(query.limit, "limit", ListQuery.defaultLimit, 1, ListQuery.maxLimit),
-    offset: intParam(query.offset, "offset", 0, 0, Number.MAX_SAFE_INTEGER),
-  };
+  return limitOffset(query, ListQuery.defaultLimit, ListQuery.maxLimit);
 }
 
 /** OpenAPI detail of a resource route (cost 0). */

@@ -11,7 +11,7 @@
  *     value: every field, null when recognized-but-absent; found/missing/unresolved: field paths.
  *   defaultExtraction(text): grouped entities when no schema is given.
  */
-import { checkCpuBudget } from "./budget";
+import { checkCpuBudget, tickCpuBudget } from "./budget";
 import { chrono } from "./chrono";
 import { type Entity, type EntityType, extractEntities } from "./extract";
 
@@ -49,63 +49,188 @@ const SIMPLE_TYPES: Record<string, FieldType> = {
   object: "object",
 };
 
-function fromJsonSchema(name: string, s: Record<string, unknown>, required: boolean): FieldSpec {
-  const rawType = Array.isArray(s.type) ? s.type.find((t) => t !== "null") : s.type;
-  const format = typeof s.format === "string" ? s.format : undefined;
-  let type: FieldType = SIMPLE_TYPES[String(rawType ?? "string").toLowerCase()] ?? "string";
+/**
+ * Bounds on a caller's field specification (docs/fairness.md). A schema is request-shaped work
+ * like a text: past these it is refused before anything else runs, so its parsing, the result
+ * schema built from it and a prompt naming it stay small whatever was sent.
+ */
+export const SCHEMA_LIMITS = {
+  /** nesting: each object level, array level and `[]` suffix counts one */
+  depth: 8,
+  /** fields in all, nested ones and array items included */
+  fields: 200,
+  nameChars: 64,
+  /** allowed values of one field */
+  enumValues: 100,
+  /** allowed values of all fields together: each becomes a branch of the result schema */
+  enumValuesInAll: 1000,
+  /** a description or a type name */
+  textChars: 1000,
+  /** one allowed value */
+  valueChars: 200,
+} as const;
+
+/** A field specification past SCHEMA_LIMITS; `path` names the field ("" for the whole schema). */
+export class SchemaSpecTooLarge extends Error {
+  constructor(
+    message: string,
+    readonly path: string,
+  ) {
+    super(message);
+    this.name = "SchemaSpecTooLarge";
+  }
+}
+
+const tooDeep = (path: string) =>
+  new SchemaSpecTooLarge(`nests deeper than ${SCHEMA_LIMITS.depth} levels (objects, arrays and [] suffixes)`, path);
+
+/** The running count of one parse, so every limit is checked as the walk goes, never after it. */
+class SpecWalk {
+  private fields = 0;
+  private values = 0;
+
+  /** One more field at `depth` (1 for a top-level field); throws past a limit. */
+  enter(path: string, depth: number): void {
+    tickCpuBudget();
+    if (++this.fields > SCHEMA_LIMITS.fields)
+      throw new SchemaSpecTooLarge(`has more than ${SCHEMA_LIMITS.fields} fields (nested ones included)`, "");
+    if (depth > SCHEMA_LIMITS.depth) throw tooDeep(path);
+  }
+
+  name(parent: string, name: string): string {
+    const path = parent ? `${parent}.${shortName(name)}` : shortName(name);
+    if (name.length > SCHEMA_LIMITS.nameChars)
+      throw new SchemaSpecTooLarge(`has a name longer than ${SCHEMA_LIMITS.nameChars} characters`, path);
+    return path;
+  }
+
+  text(path: string, what: string, v: string): string {
+    if (v.length > SCHEMA_LIMITS.textChars)
+      throw new SchemaSpecTooLarge(`has a ${what} longer than ${SCHEMA_LIMITS.textChars} characters`, path);
+    return v;
+  }
+
+  allowedValues(path: string, v: unknown[]): string[] {
+    if (v.length > SCHEMA_LIMITS.enumValues)
+      throw new SchemaSpecTooLarge(`has more than ${SCHEMA_LIMITS.enumValues} allowed values`, path);
+    this.values += v.length;
+    if (this.values > SCHEMA_LIMITS.enumValuesInAll)
+      throw new SchemaSpecTooLarge(`has more than ${SCHEMA_LIMITS.enumValuesInAll} allowed values in all its fields`, "");
+    const out = v.filter((x): x is string => typeof x === "string");
+    for (const x of out)
+      if (x.length > SCHEMA_LIMITS.valueChars)
+        throw new SchemaSpecTooLarge(`has an allowed value longer than ${SCHEMA_LIMITS.valueChars} characters`, path);
+    return out;
+  }
+}
+
+/** A name as it appears in an error path: never the whole of a long one. */
+const shortName = (name: string) => (name.length > SCHEMA_LIMITS.nameChars ? `${name.slice(0, SCHEMA_LIMITS.nameChars)}…` : name);
+
+function fromJsonSchema(
+  name: string,
+  s: Record<string, unknown>,
+  required: boolean,
+  walk: SpecWalk,
+  path: string,
+  depth: number,
+): FieldSpec {
+  const rawType = Array.isArray(s.type) ? s.type.slice(0, 8).find((t) => t !== "null") : s.type;
+  const format = typeof s.format === "string" ? walk.text(path, "format", s.format) : undefined;
+  let type: FieldType = SIMPLE_TYPES[walk.text(path, "type", String(rawType ?? "string")).toLowerCase()] ?? "string";
   if (type === "string" && (format === "date" || format === "date-time")) type = "date";
   const spec: FieldSpec = {
     name,
     type,
     required,
     format,
-    description: typeof s.description === "string" ? s.description : undefined,
+    description: typeof s.description === "string" ? walk.text(path, "description", s.description) : undefined,
   };
-  if (Array.isArray(s.enum)) spec.enum = s.enum.filter((v): v is string => typeof v === "string");
+  if (Array.isArray(s.enum)) spec.enum = walk.allowedValues(path, s.enum);
   if (type === "array") {
     const items =
       s.items && typeof s.items === "object" && !Array.isArray(s.items)
         ? (s.items as Record<string, unknown>)
         : { type: "string" };
-    spec.items = fromJsonSchema(name, items, true);
+    walk.enter(`${path}[]`, depth + 1);
+    spec.items = fromJsonSchema(name, items, true, walk, `${path}[]`, depth + 1);
   }
   if (type === "object" && s.properties && typeof s.properties === "object")
-    spec.properties = propertiesOf(s as Record<string, unknown>);
+    spec.properties = propertiesOf(s as Record<string, unknown>, walk, path, depth + 1);
   if (!rawType && s.properties) {
     spec.type = "object";
-    spec.properties = propertiesOf(s);
+    spec.properties = propertiesOf(s, walk, path, depth + 1);
   }
   return spec;
 }
 
-function propertiesOf(s: Record<string, unknown>): FieldSpec[] {
-  const req = new Set(Array.isArray(s.required) ? s.required.map(String) : []);
-  return Object.entries(s.properties as Record<string, unknown>).map(([k, v]) => fieldOf(k, v, req.has(k)));
+function propertiesOf(s: Record<string, unknown>, walk: SpecWalk, parent: string, depth: number): FieldSpec[] {
+  const req = new Set(Array.isArray(s.required) ? s.required.slice(0, SCHEMA_LIMITS.fields).map(String) : []);
+  const out: FieldSpec[] = [];
+  for (const k in s.properties as Record<string, unknown>) {
+    const v = (s.properties as Record<string, unknown>)[k];
+    out.push(fieldOf(k, v, req.has(k), walk, walk.name(parent, k), depth));
+  }
+  return out;
 }
 
-function fieldOf(name: string, v: unknown, required: boolean): FieldSpec {
+/** Trailing "[]" suffixes of a type name ("string[][]": 2), counted in one pass from the end. */
+function arraySuffixes(t: string): { base: string; levels: number } {
+  let end = t.length;
+  let levels = 0;
+  for (;;) {
+    while (end > 0 && /\s/.test(t[end - 1] as string)) end--;
+    if (end < 2 || t[end - 1] !== "]" || t[end - 2] !== "[") break;
+    end -= 2;
+    levels++;
+  }
+  return { base: t.slice(0, end).trim(), levels };
+}
+
+function fieldOf(name: string, v: unknown, required: boolean, walk: SpecWalk, path: string, depth: number): FieldSpec {
+  walk.enter(path, depth);
   if (typeof v === "string") {
-    const t = v.trim().toLowerCase();
-    if (t.endsWith("[]")) return { name, type: "array", required, items: fieldOf(name, t.slice(0, -2), true) };
+    const t = walk.text(path, "type or description", v).trim().toLowerCase();
+    const { base, levels } = arraySuffixes(t);
+    if (levels > 0) {
+      if (depth + levels > SCHEMA_LIMITS.depth) throw tooDeep(path);
+      // innermost first: "string[][]" is an array of arrays of strings
+      const known = SIMPLE_TYPES[base];
+      let spec: FieldSpec = known
+        ? { name, type: known, required: true }
+        : { name, type: "string", required: true, description: base };
+      for (let i = 1; i <= levels; i++) {
+        if (i > 1) walk.enter(path, depth + levels - i + 1);
+        spec = { name, type: "array", required: i === levels ? required : true, items: spec };
+      }
+      return spec;
+    }
     const known = SIMPLE_TYPES[t];
     return known ? { name, type: known, required } : { name, type: "string", required, description: v };
   }
-  if (Array.isArray(v)) return { name, type: "string", required, enum: v.filter((x): x is string => typeof x === "string") };
-  if (v && typeof v === "object") return fromJsonSchema(name, v as Record<string, unknown>, required);
+  if (Array.isArray(v)) return { name, type: "string", required, enum: walk.allowedValues(path, v) };
+  if (v && typeof v === "object") return fromJsonSchema(name, v as Record<string, unknown>, required, walk, path, depth);
   return { name, type: "string", required };
 }
 
-/** Normalizes the shapes callers send as a schema into a field list. */
+/**
+ * Normalizes the shapes callers send as a schema into a field list; null when it is none of them.
+ * Throws SchemaSpecTooLarge past SCHEMA_LIMITS, after work proportional to the limits, not to
+ * what was sent.
+ */
 export function parseSchemaSpec(schema: unknown): FieldSpec[] | null {
+  const walk = new SpecWalk();
   if (typeof schema === "string") {
     const t = schema.trim();
     if (!t) return null;
     if (t.startsWith("{")) {
+      let parsed: unknown;
       try {
-        return parseSchemaSpec(JSON.parse(t));
+        parsed = JSON.parse(t);
       } catch {
         return null;
       }
+      return parseSchemaSpec(parsed);
     }
     // "name, email, phone number" or "name: string, total: number"
     const parts = t
@@ -115,13 +240,16 @@ export function parseSchemaSpec(schema: unknown): FieldSpec[] | null {
     if (!parts.length || parts.some((p) => p.length > 80)) return null;
     return parts.map((p) => {
       const [n, ty] = p.split(/(?<!\s)\s*:\s*/);
-      return fieldOf(n.replace(/\s+/g, "_").toLowerCase(), ty ?? "string", false);
+      const name = n.replace(/\s+/g, "_").toLowerCase();
+      return fieldOf(name, ty ?? "string", false, walk, walk.name("", name), 1);
     });
   }
   if (!schema || typeof schema !== "object" || Array.isArray(schema)) return null;
   const s = schema as Record<string, unknown>;
-  if (s.properties && typeof s.properties === "object") return propertiesOf(s);
-  return Object.entries(s).map(([k, v]) => fieldOf(k, v, false));
+  if (s.properties && typeof s.properties === "object") return propertiesOf(s, walk, "", 1);
+  const out: FieldSpec[] = [];
+  for (const k in s) out.push(fieldOf(k, s[k], false, walk, walk.name("", k), 1));
+  return out;
 }
 
 // ---- recognizing what a field wants ----
@@ -468,6 +596,7 @@ function narrow(value: string, kind: Kind | null, ref: Date): string {
 }
 
 function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
+  checkCpuBudget();
   if (f.type === "object" && f.properties?.length) {
     const obj: Record<string, unknown> = {};
     for (const p of f.properties) obj[p.name] = fill(p, ctx, `${path}.${p.name}`);
@@ -483,7 +612,10 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
   }
   if (f.enum?.length) {
     const lower = ctx.text.toLowerCase();
-    const hit = f.enum.find((e) => new RegExp(`\\b${escapeRe(e.toLowerCase())}\\b`).test(lower));
+    const hit = f.enum.find((e) => {
+      checkCpuBudget();
+      return new RegExp(`\\b${escapeRe(e.toLowerCase())}\\b`).test(lower);
+    });
     (hit ? ctx.out.found : ctx.out.missing).push(path);
     return hit ?? null;
   }

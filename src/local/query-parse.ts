@@ -8,7 +8,7 @@
  *   -> { keywords, searchText, filters: { price?, colors?, sizes?, brands?, rating?, condition?, ...facets },
  *        dateRange?, sort?, negations }
  */
-import { tickCpuBudget } from "./budget";
+import { checkCpuBudget, tickCpuBudget } from "./budget";
 import { parseDates } from "./dates";
 import { STOPWORDS } from "./keywords";
 
@@ -226,6 +226,8 @@ export function parseSearchQuery(
     for (const [facet, values] of Object.entries(opts.facets ?? {})) {
       const hits: string[] = [];
       for (const v of values) {
+        // a pattern is compiled per value: a caller's long list is the budget's to stop
+        checkCpuBudget();
         const m = new RegExp(`(?<![\\w-])${v.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}s?(?![\\w-])`).exec(lower);
         if (m) {
           hits.push(v);

@@ -12,7 +12,7 @@ export interface BreakerOptions {
 }
 
 /**
- * Circuit breaker for one provider. closed -> open after `failureThreshold` consecutive failures;
+ * Circuit breaker for one provider and model. closed -> open after `failureThreshold` consecutive failures;
  * open -> half_open once `cooldownMs` passed, where exactly one probe call is let through;
  * the probe's success closes it, its failure opens it again for another cool-down.
  *
@@ -25,6 +25,8 @@ export class CircuitBreaker {
   private failures = 0;
   private openedAt = 0;
   private probeInFlight = false;
+  /** when a call last succeeded (clock ms): the provider was alive then */
+  private lastSuccessAt = Number.NEGATIVE_INFINITY;
   private readonly now: () => number;
 
   constructor(private readonly opts: BreakerOptions) {
@@ -52,7 +54,13 @@ export class CircuitBreaker {
     return true;
   }
 
+  /** The breaker's clock: a call notes when it began, for timedOut. */
+  time(): number {
+    return this.now();
+  }
+
   success(): void {
+    this.lastSuccessAt = this.now();
     this.failures = 0;
     this.probeInFlight = false;
     this._state = "closed";
@@ -87,6 +95,16 @@ export class CircuitBreaker {
   release(): void {
     this.probeInFlight = false;
   }
+
+  /**
+   * A call that began at `startedAt` (this breaker's clock) timed out. When another call succeeded
+   * since then, the provider was answering meanwhile: the time went on this call's own work (a
+   * long generation), which says nothing about the provider's health, so it does not count.
+   */
+  timedOut(startedAt: number): void {
+    if (this.lastSuccessAt >= startedAt) this.release();
+    else this.failure();
+  }
 }
 
 /**
@@ -102,4 +120,81 @@ export function countsAgainstProvider(err: ProviderError): boolean {
   // A client error (400, 401, 404 model, 413, 422) is about this request or our configuration, not the provider's health.
   if (err.kind === "status") return err.status === 408 || err.status === 409 || err.status === 429 || (err.status ?? 500) >= 500;
   return true;
+}
+
+/** The output tokens a request asks for at most (max_tokens and its newer names), if it says. */
+export function askedOutputTokens(body: Record<string, unknown>): number | undefined {
+  let most: number | undefined;
+  for (const k of ["max_tokens", "max_completion_tokens", "max_output_tokens"]) {
+    const v = body[k];
+    if (typeof v === "number" && Number.isFinite(v)) most = Math.max(most ?? v, v);
+  }
+  return most;
+}
+
+export interface FailedCall {
+  /** when the call began, on its breaker's clock */
+  startedAt: number;
+  /** the output tokens the request asked for at most, when it said */
+  outputTokens?: number;
+}
+
+/** Models a provider keeps breakers for; past it the least recently used healthy one is forgotten. */
+const MAX_MODELS_PER_PROVIDER = 256;
+
+/**
+ * The circuit breakers of a router: one per provider and model, so a model that fails (or that
+ * one caller keeps busy) is skipped without taking its provider's other models along. Clients
+ * name models freely, so each provider keeps at most MAX_MODELS_PER_PROVIDER, forgetting the
+ * least recently used closed one first (a forgotten breaker starts closed, as on start-up).
+ */
+export class Breakers {
+  private readonly byProvider = new Map<string, Map<string, CircuitBreaker>>();
+
+  constructor(private readonly opts: BreakerOptions & { longOutputTokens: number }) {}
+
+  get(provider: string, model: string): CircuitBreaker {
+    let models = this.byProvider.get(provider);
+    if (!models) {
+      models = new Map();
+      this.byProvider.set(provider, models);
+    }
+    let b = models.get(model);
+    if (b) {
+      // most recently used last, for forgetting
+      models.delete(model);
+      models.set(model, b);
+      return b;
+    }
+    b = new CircuitBreaker(this.opts);
+    models.set(model, b);
+    if (models.size > MAX_MODELS_PER_PROVIDER) {
+      let forget: string | undefined;
+      for (const [m, x] of models)
+        if (x.state === "closed" && x.consecutiveFailures === 0) {
+          forget = m;
+          break;
+        }
+      models.delete(forget ?? (models.keys().next().value as string));
+    }
+    return b;
+  }
+
+  /** The breakers of a provider by model (those it has seen calls for). */
+  of(provider: string): ReadonlyMap<string, CircuitBreaker> {
+    return this.byProvider.get(provider) ?? new Map();
+  }
+
+  /**
+   * Reports a call that failed with `err`. It counts against the provider and model only when it
+   * says something about their health (countsAgainstProvider), and a timeout only when the request
+   * did not cause it: not when it asked for more than long_output_tokens of output (its own
+   * oversized ask), nor when the model answered another call while this one waited.
+   */
+  failed(b: CircuitBreaker, err: ProviderError, call: FailedCall): void {
+    if (!countsAgainstProvider(err)) b.release();
+    else if (err.kind !== "timeout") b.failure();
+    else if (call.outputTokens !== undefined && call.outputTokens > this.opts.longOutputTokens) b.release();
+    else b.timedOut(call.startedAt);
+  }
 }

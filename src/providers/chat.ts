@@ -1,6 +1,6 @@
 import { GatewayError, invalidRequest, type ProviderAttempt } from "../errors";
 import type { AttemptTrace, RequestTrace } from "../tracing/interface";
-import { type CircuitBreaker, countsAgainstProvider } from "./breaker";
+import { askedOutputTokens, type Breakers } from "./breaker";
 import { chatFromResponses, responseEventsFromChat, responseFromChat, untranslatable } from "./responses-via-chat";
 import { type Target, targetModel } from "./route-plan";
 import { remoteUrls } from "./shared-account";
@@ -51,7 +51,7 @@ export interface ProxyStreamOutcome {
 }
 
 export interface ProxyEnv {
-  breaker(name: string): CircuitBreaker;
+  breakers: Breakers;
   onOutcome?: (provider: string, fn: string, outcome: "ok" | "error", ms: number) => void;
 }
 
@@ -216,12 +216,13 @@ async function fallback<T>(
   try {
     for (let step = queue.shift(); step; step = queue.shift()) {
       const { target, model } = step;
-      const breaker = env.breaker(target.name);
+      const breaker = env.breakers.get(target.name, model);
       if (!breaker.tryAcquire()) {
         attempts.push({ provider: target.name, model, error: "circuit_open", ms: 0 });
         continue;
       }
       const started = performance.now();
+      const startedAt = breaker.time();
       const span = call.trace?.attempt({
         provider: target.name,
         type: target.provider.type,
@@ -250,8 +251,7 @@ async function fallback<T>(
         span?.end({ error: e.code });
         attempts.push({ provider: target.name, model, error: e.code, status: e.status, ms });
         ran++;
-        if (countsAgainstProvider(e)) breaker.failure();
-        else breaker.release();
+        env.breakers.failed(breaker, e, { startedAt, outputTokens: askedOutputTokens(call.body) });
         if (e.status === 429) {
           limited++;
           if (e.retryAfterMs !== undefined) {

@@ -2,7 +2,7 @@ import type { Config } from "../config";
 import { clientClosed, GatewayError, modelNotFound, type ProviderAttempt } from "../errors";
 import type { AttemptTrace, RequestTrace } from "../tracing/interface";
 import { type AttemptResult, attemptFunction, OfflineBudgetExceeded } from "./attempt";
-import { type BreakerState, CircuitBreaker, countsAgainstProvider } from "./breaker";
+import { type BreakerState, Breakers, type CircuitBreaker } from "./breaker";
 import {
   API_FN,
   capableTargets,
@@ -48,29 +48,40 @@ export type OutcomeHook = (provider: string, fn: string, outcome: "ok" | "error"
 type Settled = { i: number; ok: true; value: AttemptResult | null } | { i: number; ok: false; error: unknown };
 interface Running {
   target: Target;
+  breaker: CircuitBreaker;
+  /** on the breaker's clock */
+  startedAt: number;
   ctrl: AbortController;
   started: number;
   promise: Promise<Settled>;
   span?: AttemptTrace;
 }
 
+export interface ProviderStatus {
+  type: string;
+  /** the worst of its models' breakers */
+  state: BreakerState;
+  consecutiveFailures: number;
+  /** the models whose breaker is not closed or has failures counted */
+  models?: Record<string, { state: BreakerState; consecutiveFailures: number }>;
+}
+
 /**
  * Routes function calls over the configured providers: ordered fallback, one circuit breaker per
- * provider, optional hedging, overall deadline and client abort. Every provider error falls
+ * provider and model, optional hedging, overall deadline and client abort. Every provider error falls
  * through to the next provider (recorded in `attempts`): a misconfigured provider (401, 404 model)
  * must not sink a request another provider can serve.
  */
 export class ProviderRouter {
   onOutcome?: OutcomeHook;
-  private readonly breakers = new Map<string, CircuitBreaker>();
-  private readonly now?: () => number;
+  private readonly breakers: Breakers;
 
   constructor(
     private readonly config: Config,
     private readonly providers: Map<string, Provider>,
     opts: RouterOptions = {},
   ) {
-    this.now = opts.now;
+    this.breakers = new Breakers({ ...config.breaker, now: opts.now });
   }
 
   routeFor(def: RoutedFunction, preferProvider?: string): string[] {
@@ -90,11 +101,20 @@ export class ProviderRouter {
     return first ? { provider: first.name, model: targetModel(first, def.name) } : null;
   }
 
-  status(): Record<string, { type: string; state: BreakerState; consecutiveFailures: number }> {
-    const out: Record<string, { type: string; state: BreakerState; consecutiveFailures: number }> = {};
+  /** Each provider's breakers: the worst state of its models, and the models that are not healthy. */
+  status(): Record<string, ProviderStatus> {
+    const rank: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
+    const out: Record<string, ProviderStatus> = {};
     for (const [name, p] of this.providers) {
-      const b = this.breaker(name);
-      out[name] = { type: p.type, state: b.state, consecutiveFailures: b.consecutiveFailures };
+      const s: ProviderStatus = { type: p.type, state: "closed", consecutiveFailures: 0 };
+      for (const [model, b] of this.breakers.of(name)) {
+        const state = b.state;
+        if (rank[state] > rank[s.state]) s.state = state;
+        s.consecutiveFailures = Math.max(s.consecutiveFailures, b.consecutiveFailures);
+        if (state !== "closed" || b.consecutiveFailures > 0)
+          s.models = { ...s.models, [model]: { state, consecutiveFailures: b.consecutiveFailures } };
+      }
+      out[name] = s;
     }
     return out;
   }
@@ -140,7 +160,8 @@ export class ProviderRouter {
       while (next < targets.length) {
         const i = next++;
         const target = targets[i] as Target;
-        if (target.provider.type !== "local" && !this.breaker(target.name).tryAcquire()) {
+        const breaker = this.breakers.get(target.name, targetModel(target, def.name));
+        if (target.provider.type !== "local" && !breaker.tryAcquire()) {
           attempts.push({ provider: target.name, model: targetModel(target, def.name), error: "circuit_open", ms: 0 });
           continue;
         }
@@ -166,14 +187,14 @@ export class ProviderRouter {
           (value): Settled => ({ i, ok: true, value }),
           (error: unknown): Settled => ({ i, ok: false, error }),
         );
-        running.set(i, { target, ctrl, started: performance.now(), promise, span });
+        running.set(i, { target, breaker, startedAt: breaker.time(), ctrl, started: performance.now(), promise, span });
         return;
       }
     };
     const stopAll = (): void => {
       for (const r of running.values()) {
         r.ctrl.abort();
-        this.breaker(r.target.name).release();
+        r.breaker.release();
         r.span?.end({ error: "aborted" });
       }
       running.clear();
@@ -211,7 +232,7 @@ export class ProviderRouter {
       const r = running.get(got.i) as Running;
       running.delete(got.i);
       const ms = Math.round(performance.now() - r.started);
-      const breaker = this.breaker(r.target.name);
+      const breaker = r.breaker;
       if (got.ok && got.value) {
         r.span?.end({ model: got.value.model, usage: got.value.usage });
         breaker.success();
@@ -248,8 +269,8 @@ export class ProviderRouter {
           ms,
         });
         r.span?.end({ error: err.code });
-        if (countsAgainstProvider(err)) breaker.failure();
-        else breaker.release();
+        // a function's request asks for no output length of its own: its prompt and schema are the gateway's
+        this.breakers.failed(breaker, err, { startedAt: r.startedAt });
         if (err.status === 429 && err.retryAfterMs) breaker.pauseFor(err.retryAfterMs);
         this.onOutcome?.(r.target.name, def.name, "error", ms);
       }
@@ -299,20 +320,11 @@ export class ProviderRouter {
 
   /** An OpenAI-compatible call with the same breakers as the function endpoints. */
   proxy(call: ProxyCall, targets: Target[]): Promise<ProxyOutcome> {
-    return runProxy(call, targets, { breaker: (n) => this.breaker(n), onOutcome: this.onOutcome });
+    return runProxy(call, targets, { breakers: this.breakers, onOutcome: this.onOutcome });
   }
 
   proxyStream(call: ProxyCall, targets: Target[]): Promise<ProxyStreamOutcome> {
-    return runProxyStream(call, targets, { breaker: (n) => this.breaker(n), onOutcome: this.onOutcome });
-  }
-
-  private breaker(name: string): CircuitBreaker {
-    let b = this.breakers.get(name);
-    if (!b) {
-      b = new CircuitBreaker({ ...this.config.breaker, now: this.now });
-      this.breakers.set(name, b);
-    }
-    return b;
+    return runProxyStream(call, targets, { breakers: this.breakers, onOutcome: this.onOutcome });
   }
 }
 

@@ -256,7 +256,7 @@ for (const [name, enabled, make] of backends) {
       ]);
       const faqs = await index.faqs.faqs(me, c.id);
       expect(faqs.map((f) => f.id)).toEqual(c.faqs?.map((f) => f.id) ?? []);
-      expect(faqs.every((f) => Number.isInteger(f.id))).toBe(true);
+      expect(faqs.every((f) => /^faqe_[0-9a-f]{32}$/.test(String(f.id)))).toBe(true);
       const listed = await index.faqs.list(me, { limit: 10, offset: 0 });
       expect(listed.data).toEqual([{ id: c.id, name: "support", faq_count: 2, created_at: c.created_at }]);
       for (const run of [

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
 import { startUpstream, type Upstream } from "../helpers/upstream";
-import { admin, type Cluster, chat, clusterConfig, type Node, newKey, startCluster } from "./nodes";
+import { ADMIN, admin, type Cluster, chat, clusterConfig, type Node, newKey, startCluster } from "./nodes";
 import { TcpProxy } from "./tcp-proxy";
 
 const shared = await sharedServersUp("the outage tests of the cluster");
@@ -69,7 +69,7 @@ async function call(node: Node, key: string, method: string, path: string, body?
 }
 
 async function dependencyUp(node: Node, name: string): Promise<number> {
-  const text = await (await fetch(`${node.url}/metrics`)).text();
+  const text = await (await fetch(`${node.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
   const m = text.match(new RegExp(`^textai_dependency_up\\{dependency="${name}"\\} (\\d)`, "m"));
   return Number(m?.[1]);
 }

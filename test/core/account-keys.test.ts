@@ -121,6 +121,6 @@ max_keys = 5
     expect(listed.status).toBe(200);
     expect(listed.json.data.result).toMatchObject({ limit: 1, offset: 0, has_more: true });
     expect(listed.json.data.result.data).toHaveLength(1);
-    expect((await gw.get("/dashboard/api/keys?offset=99999999999", headers)).status).toBe(400);
+    expect((await gw.get("/dashboard/api/keys?offset=1e30", headers)).status).toBe(400);
   });
 });

@@ -116,10 +116,10 @@ describe("mock provider", () => {
 describe("operations", () => {
   test("health, ready, metrics, openapi and docs", async () => {
     expect((await gw.get("/health")).json.data.result.status).toBe("ok");
-    const ready = await gw.get("/ready");
+    const ready = await gw.get("/ready", admin);
     expect(ready.status).toBe(200);
     expect(ready.json.data.result.providers.mock).toBeDefined();
-    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    const metrics = await (await fetch(`${gw.url}/metrics`, { headers: admin })).text();
     expect(metrics).toContain('textai_requests_total{function="word-count",status="200"}');
     expect(metrics).toContain("textai_request_duration_seconds_bucket");
     expect(metrics).toContain("textai_cache_entries");
@@ -144,7 +144,7 @@ describe("operations", () => {
   });
 
   test("ready does not wait for the offline engine: it lists the parts loaded so far", async () => {
-    const ready = await gw.get("/ready");
+    const ready = await gw.get("/ready", admin);
     expect(ready.status).toBe(200);
     expect(ready.json.data.result).toMatchObject({ status: "ready", draining: false });
     expect(Array.isArray(ready.json.data.result.engines_loaded)).toBe(true);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { wordCount } from "../helpers/echo-function";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { KIND, startOtlpReceiver } from "../helpers/otlp";
+import { RawConnection } from "../helpers/raw-http";
 
 const ROOT = join(import.meta.dir, "../..");
 
@@ -109,6 +110,16 @@ describe("compiled binary", () => {
       expect(docsUi.status).toBe(200);
       expect((await docsUi.text()).length).toBeGreaterThan(1_000_000);
       expect((await fetch(`${url}/openapi.json`)).status).toBe(200);
+      // a request line the router cannot take apart: the envelope, never an error page with internals
+      const raw = new RawConnection(Number(new URL(url).port));
+      await raw.ready;
+      raw.write("CONNECT 127.0.0.1:22 HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+      const odd = await raw.next();
+      raw.destroy();
+      expect(odd?.status).toBe(404);
+      expect(odd?.headers["content-type"]).toBe("application/json");
+      expect(JSON.parse(odd?.body ?? "{}").request_id).toBe(odd?.headers["x-request-id"]);
+      expect(odd?.body).not.toContain(dir);
       // the engine parts that load on first use are inside the binary: the grammar WASM (a file)
       // and the language model (a module required by path)
       const post = (path: string, body: unknown) =>

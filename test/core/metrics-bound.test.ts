@@ -40,10 +40,10 @@ describe("the gateway's metrics", () => {
   test("are labelled per function and status, never per key or request", async () => {
     const { startGateway } = await import("../helpers/gateway");
     const { wordCount } = await import("../helpers/echo-function");
-    const gw = await startGateway({ functions: [wordCount] });
+    const gw = await startGateway({ functions: [wordCount], env: { TEXTAI_ADMIN_TOKEN: "bound-admin" } });
+    const scrape = async () => (await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer bound-admin" } })).text();
     try {
-      const seriesCount = async () =>
-        (await (await fetch(`${gw.url}/metrics`)).text()).split("\n").filter((l) => /^textai_/.test(l)).length;
+      const seriesCount = async () => (await scrape()).split("\n").filter((l) => /^textai_/.test(l)).length;
       const first = gw.newKey();
       expect((await gw.post("/api/v1/ai/word-count", { text: "a b" }, { "x-api-key": first.key })).status).toBe(200);
       await seriesCount(); // the scrape itself is a request (function "other"): its series exist from now on
@@ -55,7 +55,7 @@ describe("the gateway's metrics", () => {
         expect(r.status).toBe(200);
         requestIds.push(r.json.request_id);
       }
-      const text = await (await fetch(`${gw.url}/metrics`)).text();
+      const text = await scrape();
       expect(await seriesCount()).toBe(before);
       for (const k of [first, ...keys]) {
         expect(text).not.toContain(k.id);

@@ -20,7 +20,7 @@ import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
 const LEDGER_ID = /^led_[0-9a-f]{32}$/;
 const FAQ_ID = /^faqe_[0-9a-f]{32}$/;
 const PASSWORD = "a long enough password";
-const TOKEN = "public-ids-admin-token";
+const TOKEN = "public-ids-admin-token-0123456789abcdef";
 const show = (r: { status: number; json: unknown }) => `${r.status} ${JSON.stringify(r.json).slice(0, 600)}`;
 
 const dir = mkdtempSync(join(tmpdir(), "textai-public-ids-"));
@@ -142,10 +142,10 @@ function opaqueIdChecks(start: () => Promise<TestGateway>) {
 describe("SQLite", () => {
   const path = join(dir, "old.db");
   const db = new Database(path, { create: true, strict: true });
-  // the database as the version before 0012_public_ids left it
+  // the database as the version before 0013_public_ids left it
   migrateSqlite(
     db,
-    MIGRATIONS.filter((m) => m.tag < "0012"),
+    MIGRATIONS.filter((m) => m.tag < "0013"),
   );
   db.query("INSERT INTO accounts (id, plan, balance) VALUES (?, 'free', 48)").run(OLD.account);
   for (const row of OLD.ledger)
@@ -178,10 +178,10 @@ describe.skipIf(!shared)("PostgreSQL", () => {
     db = await freshDatabase();
     const sql = new SQL(db.url);
     try {
-      // the database as the version before 0007_public_ids left it
+      // the database as the version before 0008_public_ids left it
       await migratePg(
         sql,
-        PG_MIGRATIONS.filter((m) => m.tag < "0007"),
+        PG_MIGRATIONS.filter((m) => m.tag < "0008"),
       );
       await sql`INSERT INTO accounts (id, plan, balance) VALUES (${OLD.account}, 'free', 48)`;
       for (const [account, amount, kind, fn, reason, at] of OLD.ledger)

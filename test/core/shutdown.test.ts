@@ -90,6 +90,26 @@ describe("drain on SIGTERM", () => {
     rmSync(gw.dir, { recursive: true, force: true });
   });
 
+  test("the answer of a call in flight at the signal says Connection: close; its connection serves nothing more", async () => {
+    const gw = await startGateway({ functions: [wordCount], env: drainEnv(1500, 5000) });
+    const { key, accountId } = gw.newKey({ credits: 10 });
+    const kept = new RawConnection(gw.port);
+    await kept.ready;
+    kept.send("POST", "/api/v1/ai/word-count", { body: { text: "in flight", delay_ms: 600 }, headers: { "x-api-key": key } });
+    await Bun.sleep(150);
+    const stopping = gw.stop();
+    const res = await kept.next();
+    expect(res?.status, res?.body).toBe(200);
+    expect(res?.headers.connection).toBe("close");
+    // the client's next request on that connection is neither served nor charged
+    kept.send("POST", "/api/v1/ai/word-count", { body: { text: "one more" }, headers: { "x-api-key": key } });
+    expect(await kept.next(1000)).toBeNull();
+    expect(await kept.closed(1000)).toBe(true);
+    await stopping;
+    expect(charges(gw.dbPath, accountId)).toBe(1);
+    rmSync(gw.dir, { recursive: true, force: true });
+  });
+
   test("the deadline cuts off a client holding an unfinished body and a call still running; neither is charged", async () => {
     const gw = await startGateway({ functions: [wordCount], env: drainEnv(600, 2500) });
     const { key, accountId } = gw.newKey({ credits: 10 });

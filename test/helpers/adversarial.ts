@@ -1,3 +1,7 @@
+import { Kind, type TSchema } from "@sinclair/typebox";
+import type { AnyFunctionDef } from "../../src/functions/define";
+import { FUNCTIONS } from "../../src/functions/registry";
+
 /**
  * Texts shaped to make backtracking patterns or nested loops blow up (long runs of punctuation, of
  * one letter, of spaces, of emoji, nesting), for the linear-time tests and `bun run chaos`.
@@ -50,3 +54,60 @@ export const TEXT_FIELD: Record<string, string> = {
   "spam-detection": "text",
   "pii-redaction": "text",
 };
+
+/** A JSON Schema object nested `levels` deep ({type: object, properties: {a: ...}}): two JSON levels each. */
+const nestedSchema = (levels: number): unknown =>
+  levels === 0 ? { type: "string" } : { type: "object", properties: { a: nestedSchema(levels - 1) } };
+
+/**
+ * Caller schemas shaped to make a schema parser, or the result schema and prompt built from one,
+ * blow up (issue 25.1): each well under the 1 MiB body limit and within max_json_depth, so only
+ * the schema's own bounds stand in the way. Sent to every function field that takes a schema.
+ */
+export const SCHEMA_SHAPES: Record<string, () => unknown> = {
+  // 98 KB: peeling one "[]" at a time copied the string at each level (2 to 6 s, then a RangeError)
+  "[] suffixes": () => ({ email: `string${"[]".repeat(49_000)}` }),
+  "nested objects": () => ({ root: nestedSchema(14) }),
+  "nested arrays in JSON text": () => `{"a":${'{"type":"array","items":'.repeat(700)}{"type":"string"}${"}".repeat(700)}}`,
+  "many fields": () => Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`field_${i}`, "string"])),
+  "a long name": () => ({ [fill("n", 90_000)]: "string" }),
+  "many allowed values": () => ({ color: Array.from({ length: 5_000 }, (_, i) => `c${i}`) }),
+  "allowed values in every field": () =>
+    Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`f${i}`, Array.from({ length: 100 }, (_, j) => `v${j}`)])),
+  "long descriptions": () =>
+    Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`f${i}`, { type: "string", description: fill("d", 4000) }])),
+};
+
+/** Whether a request field takes free-form structure (a schema): somewhere in it a value of any shape. */
+function freeForm(s: unknown): boolean {
+  if (!s || typeof s !== "object") return false;
+  const kind = (s as TSchema)[Kind];
+  return kind === "Unknown" || kind === "Any" || Object.values(s).some(freeForm);
+}
+
+/** Every (function, request field) that takes a schema, read from the registry so a new one is covered too. */
+export function schemaTakingFields(): [AnyFunctionDef, string][] {
+  return FUNCTIONS.flatMap((def) =>
+    Object.entries(def.request.properties as Record<string, TSchema>)
+      .filter(([, s]) => freeForm(s))
+      .map(([field]): [AnyFunctionDef, string] => [def, field]),
+  );
+}
+
+/** The longest /health answer time while `work` runs, probing every 20 ms: how long one request held the thread. */
+export async function healthWhile<T>(url: string, work: Promise<T>): Promise<{ result: T; worstMs: number; probes: number }> {
+  let done = false;
+  const tracked = work.finally(() => {
+    done = true;
+  });
+  let worstMs = 0;
+  let probes = 0;
+  while (!done) {
+    const t = performance.now();
+    await fetch(`${url}/health`).then((r) => r.arrayBuffer());
+    worstMs = Math.max(worstMs, performance.now() - t);
+    probes++;
+    await Bun.sleep(20);
+  }
+  return { result: await tracked, worstMs, probes };
+}

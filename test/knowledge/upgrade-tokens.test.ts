@@ -60,13 +60,22 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
   expect(before.stored).toEqual(before.tokenized);
   expect(Math.max(...before.stored)).toBeGreaterThan(127);
 
-  // as a file written before 0011: no tokens column, the index on kb_id alone, no vocabulary table, the migration not applied
+  // as a file written before 0011: no tokens column, the index on kb_id alone, no vocabulary table,
+  // and none of the later migrations either (ledger tokens, public ids), none of them applied
   const db = new Database(dbPath);
   db.exec(`DROP TABLE kb_chunks_vocab;
     DROP INDEX kb_chunks_kb_idx;
     ALTER TABLE kb_chunks DROP COLUMN tokens;
     CREATE INDEX kb_chunks_kb_idx ON kb_chunks (kb_id);
-    DELETE FROM _migrations WHERE tag = '0011_knowledge_chunk_tokens';`);
+    ALTER TABLE ledger DROP COLUMN input_tokens;
+    ALTER TABLE ledger DROP COLUMN output_tokens;
+    ALTER TABLE usage_daily DROP COLUMN input_tokens;
+    ALTER TABLE usage_daily DROP COLUMN output_tokens;
+    DROP INDEX faq_entries_public_id_idx;
+    ALTER TABLE faq_entries DROP COLUMN public_id;
+    DROP INDEX ledger_public_id_idx;
+    ALTER TABLE ledger DROP COLUMN public_id;
+    DELETE FROM _migrations WHERE tag >= '0011';`);
   db.close();
 
   gw = await gateway();

@@ -20,10 +20,10 @@ default_max_output_tokens = 400
 "model-a" = { input = 1000, output = 2000 }
 "o1-pro" = { input = 150, output = 600 }
 "embed-*" = { input = 1000 }
-${providerToml("primary", url, "model-a", 'embedding_model = "embed-a"')}
+${providerToml("primary", url, "model-a", 'embedding_model = "embed-a"\nmodel_patterns = ["o1-*"]')}
 ${providerToml("backup", url, "model-unpriced")}
 `,
-  env: { TEXTAI_ADMIN_TOKEN: "pricing-test-operator-token" },
+  env: { TEXTAI_ADMIN_TOKEN: "pricing-test-operator-token-0123456789abcdef" },
 });
 
 interface Row {
@@ -149,7 +149,7 @@ describe("/v1 is priced per model and token (issue 25.3)", () => {
 describe("the dashboard's ledger shows a /v1 charge's tokens", () => {
   test("an account holder signs in and sees tokens in / out on the charge's row", async () => {
     const { gw } = ctx;
-    const admin = { authorization: "Bearer pricing-test-operator-token" };
+    const admin = { authorization: "Bearer pricing-test-operator-token-0123456789abcdef" };
     const acc = await gw.post(
       "/admin/v1/accounts",
       { email: "tokens@example.com", password: "a long password here", credits: 5000 },
@@ -316,12 +316,12 @@ describe.skipIf(!pgUp)("on PostgreSQL (TEXTAI_DATABASE_URL)", () => {
     const db = await freshDatabase();
     const sim = await startUpstream();
     const gw = await startGateway({
-      env: { TEXTAI_DATABASE_URL: db.url, TEXTAI_ADMIN_TOKEN: "pg-token" },
+      env: { TEXTAI_DATABASE_URL: db.url, TEXTAI_ADMIN_TOKEN: "pg-operator-token-for-pricing-0123456789abcdef" },
       configText: `[pricing.models]\n"model-a" = { input = 1000, output = 2000 }\n${providerToml("primary", `${sim.url}/v1`, "model-a")}`,
     });
     const pg = new SQL(db.url);
     try {
-      const admin = { authorization: "Bearer pg-token" };
+      const admin = { authorization: "Bearer pg-operator-token-for-pricing-0123456789abcdef" };
       const accountId = (await gw.post("/admin/v1/accounts", { credits: 5000 }, admin)).json.data.result.id as string;
       const key = (await gw.post("/admin/v1/keys", { label: "pg", account_id: accountId }, admin)).json.data.result.key as string;
       const ac = new AbortController();

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { CircuitBreaker } from "../../src/providers/breaker";
+import { askedOutputTokens, Breakers, CircuitBreaker } from "../../src/providers/breaker";
+import { ProviderError } from "../../src/providers/types";
 
 function setup(threshold = 3, cooldownMs = 1000) {
   let t = 0;
@@ -86,5 +87,68 @@ describe("CircuitBreaker", () => {
     expect(breaker.tryAcquire()).toBe(false);
     advance(1);
     expect(breaker.tryAcquire()).toBe(true);
+  });
+});
+
+describe("timeouts and the breakers of a router", () => {
+  const timeout = new ProviderError("timeout", "upstream timed out");
+  function breakers(threshold = 2) {
+    let t = 0;
+    const set = new Breakers({ failureThreshold: threshold, cooldownMs: 1000, longOutputTokens: 4096, now: () => t });
+    return { set, advance: (ms: number) => (t += ms) };
+  }
+
+  test("a timeout counts only when nothing succeeded since the call began", () => {
+    const { breaker, advance } = setup(1);
+    const startedAt = 5;
+    advance(10);
+    breaker.success();
+    breaker.timedOut(startedAt);
+    expect(breaker.state).toBe("closed");
+    advance(10);
+    breaker.timedOut(15);
+    expect(breaker.state).toBe("open");
+  });
+
+  test("one breaker per provider and model", () => {
+    const { set } = breakers(1);
+    set.failed(set.get("p", "slow"), new ProviderError("status", "upstream answered 503", 503), { startedAt: 0 });
+    expect(set.get("p", "slow").state).toBe("open");
+    expect(set.get("p", "fast").state).toBe("closed");
+    expect(set.get("q", "slow").state).toBe("closed");
+  });
+
+  test("a timeout of a call that asked for more than long_output_tokens is the caller's", () => {
+    const { set } = breakers(1);
+    set.failed(set.get("p", "m"), timeout, { startedAt: 0, outputTokens: 100_000 });
+    expect(set.get("p", "m").state).toBe("closed");
+    set.failed(set.get("p", "m"), timeout, { startedAt: 0, outputTokens: 4096 });
+    expect(set.get("p", "m").state).toBe("open");
+  });
+
+  test("errors that say nothing about the provider never count", () => {
+    const { set } = breakers(1);
+    for (const err of [
+      new ProviderError("invalid_output", "bad answer"),
+      new ProviderError("context_length", "too long", 400),
+      new ProviderError("status", "upstream answered 404", 404),
+    ])
+      set.failed(set.get("p", "m"), err, { startedAt: 0 });
+    expect(set.get("p", "m").consecutiveFailures).toBe(0);
+  });
+
+  test("clients naming endless models cannot grow the set past its bound, and unhealthy models are kept", () => {
+    const { set } = breakers(1);
+    set.failed(set.get("p", "broken"), new ProviderError("connection", "refused"), { startedAt: 0 });
+    for (let i = 0; i < 1000; i++) set.get("p", `model-${i}`);
+    expect(set.of("p").size).toBe(256);
+    expect(set.of("p").get("broken")?.state).toBe("open");
+  });
+
+  test("askedOutputTokens reads max_tokens and its newer names", () => {
+    expect(askedOutputTokens({})).toBeUndefined();
+    expect(askedOutputTokens({ max_tokens: 10 })).toBe(10);
+    expect(askedOutputTokens({ max_completion_tokens: 20, max_tokens: 10 })).toBe(20);
+    expect(askedOutputTokens({ max_output_tokens: 30 })).toBe(30);
   });
 });

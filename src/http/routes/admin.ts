@@ -1,14 +1,13 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { KeyLimitError, KeyStoreError } from "../../auth/interface";
-import { safeEqual } from "../../auth/keys";
-import { guessAdminToken, retryAfter } from "../../dashboard/guessing";
-import { emailProblem, hashPassword, type Peer, requestOrigin } from "../../dashboard/security";
+import { emailProblem, hashPassword, type Peer } from "../../dashboard/security";
 import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
+import { adminTokenOf } from "../admin-token";
 import { readJsonBody } from "../body";
-import { pageQuery } from "../paging";
+import { limitOffset } from "../query";
 import { ok } from "../respond";
 import { type RequestState, stateOf } from "../state";
 
@@ -42,17 +41,8 @@ export function adminRoutes(deps: AppDeps) {
     const state = stateOf(request);
     state.fn = "admin";
     if (!config.adminToken) throw new GatewayError("not_found", "no such route");
-    const presented = (request.headers.get("authorization") ?? "").replace(/^bearer\s+/i, "");
-    // no token at all is no guess
-    if (!presented) throw new GatewayError("forbidden", "admin token missing or wrong");
-    const peer = server?.requestIP(request)?.address ?? null;
-    const { client } = requestOrigin(request, peer, config.dashboard.trustedProxies);
-    const v = await guessAdminToken(deps.signIns, safeEqual(presented, config.adminToken), client);
-    if (!v.allowed)
-      throw new GatewayError("rate_limited", "too many wrong admin tokens from this address; try again later", {
-        headers: retryAfter(v),
-      });
-    if (!v.right) throw new GatewayError("forbidden", "admin token missing or wrong");
+    if ((await adminTokenOf(deps, request, server)) !== "right")
+      throw new GatewayError("forbidden", "admin token missing or wrong");
     return state;
   };
   const body = async <S extends Parameters<typeof validateAgainst>[0]>(request: Request, schema: S) =>
@@ -103,8 +93,7 @@ export function adminRoutes(deps: AppDeps) {
       "/admin/v1/accounts",
       async ({ request, server, query }) => {
         const state = await authorize(request, server);
-        const limit = Math.min(Math.max(Number(query.limit) || 50, 1), 500);
-        const offset = Math.max(Number(query.offset) || 0, 0);
+        const { limit, offset } = limitOffset(query, 50, 500);
         return ok(state, "accounts", { data: await keys.listAccounts(limit, offset), limit, offset });
       },
       { detail: detail("List accounts (limit, offset)") },
@@ -155,7 +144,7 @@ export function adminRoutes(deps: AppDeps) {
       "/admin/v1/keys",
       async ({ request, server, query }) => {
         const state = await authorize(request, server);
-        const { limit, offset } = pageQuery(query, { defaultLimit: 100, maxLimit: 500 });
+        const { limit, offset } = limitOffset(query, 100, 500);
         const list = await keys.list(query.account_id || undefined, { limit: limit + 1, offset });
         return ok(state, "keys", { data: list.slice(0, limit), limit, offset, has_more: list.length > limit });
       },

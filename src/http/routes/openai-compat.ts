@@ -1,6 +1,5 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { authenticate } from "../../auth/authenticate";
 import { canonicalJson, digest } from "../../cache/canonical";
 import { chargedAnswer } from "../../credits/charged-answer";
 import type { Reservation } from "../../credits/interface";
@@ -44,6 +43,15 @@ function errorAnswer(request: Request, state: RequestState, err: unknown): Respo
   const headers = { ...e.headers };
   if (e.code === "rate_limited" && !headers["Retry-After"] && !state.headers["Retry-After"]) headers["Retry-After"] = "1";
   return openAiError(state, e.status, { message: e.message, type: errorType(e.code), param: e.param, code: e.code }, headers);
+}
+
+/** A model id from the path; a broken percent-encoding is the client's error, not ours. */
+function decodedId(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw invalidRequest("the model id in the path is not valid percent-encoding", "model");
+  }
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -124,7 +132,7 @@ const Loose = (description: string) => T.Object({}, { additionalProperties: true
  * limits, cache and fallback of the function endpoints; GET /v1/models and /v1/models/{id}.
  */
 export function openAiCompatRoutes(deps: AppDeps) {
-  const { config, keys, ledger, cache, router, providers, metrics, logger } = deps;
+  const { config, ledger, cache, router, providers, metrics, logger } = deps;
 
   const forward = async (api: ProxyApi, request: Request, state: RequestState): Promise<Response> => {
     const fn = API_FN[api];
@@ -387,11 +395,12 @@ export function openAiCompatRoutes(deps: AppDeps) {
       },
     },
   });
-  const listing = async (request: Request, id?: string): Promise<Response> => {
+  const listing = async (request: Request, rawId?: string): Promise<Response> => {
     const state = stateOf(request);
-    state.fn = "models";
     try {
-      state.auth = await authenticate(keys, request.headers, null);
+      // the same edge as every authenticated route: authentication, then the key's rate limit
+      await requestEdge(deps, request, state, { fn: "models", rateClass: "standard", body: false });
+      const id = rawId === undefined ? undefined : decodedId(rawId);
       const body = id === undefined ? { object: "list", data: modelList() } : modelById(id);
       if (!body) throw modelNotFound(id ?? "");
       state.status = 200;
@@ -426,7 +435,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
     .get("/v1/models", ({ request }) => listing(request), {
       detail: { tags: ["Conversation"], summary: "Models of the configured providers, as provider/model and plain ids" },
     })
-    .get("/v1/models/*", ({ request, params }) => listing(request, decodeURIComponent(params["*"])), {
+    .get("/v1/models/*", ({ request, params }) => listing(request, params["*"]), {
       detail: { tags: ["Conversation"], summary: "One model" },
     });
 }

@@ -3,16 +3,33 @@
 
 import { Elysia } from "elysia";
 import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
+import type { Peer } from "../../dashboard/security";
 import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { loadedEngines } from "../../local/engines";
+import { adminTokenOf } from "../admin-token";
 import { errorResponse, ok } from "../respond";
 import { stateOf } from "../state";
 
 const startedAt = Date.now();
 
-export function opsRoutes(deps: AppDeps) {
-  const { metrics, cache, limiter, router, lifecycle, dependencies } = deps;
+export interface Operations {
+  /** asks each shared dependency whether it answers (and keeps the answer for textai_dependency_up) */
+  probe(): Promise<Record<string, "ok" | "unavailable">>;
+  /** the Prometheus text of every metric, dependencies probed first */
+  scrape(): Promise<string>;
+}
+
+const operationsOf = new WeakMap<AppDeps, Operations>();
+
+/**
+ * The gauges read at scrape time and the dependency probe, made once per gateway: the app's
+ * /metrics and /ready and the separate `metrics_listen` listener share them.
+ */
+export function operations(deps: AppDeps): Operations {
+  const made = operationsOf.get(deps);
+  if (made) return made;
+  const { metrics, cache, limiter, router, dependencies } = deps;
   metrics.gauge("textai_cache_entries", "Answers held in the cache", () => [[{}, cache.snapshot().entries]]);
   metrics.gauge("textai_cache_bytes", "Approximate bytes held by the answer cache", () => [[{}, cache.snapshot().bytes]]);
   metrics.gauge("textai_ratelimit_buckets", "Token buckets held in memory", () => [[{}, limiter.size()]]);
@@ -38,20 +55,27 @@ export function opsRoutes(deps: AppDeps) {
     }
     return out;
   };
-  metrics.gauge("textai_provider_circuit_open", "1 while a provider's circuit breaker is open or half-open", () =>
+  metrics.gauge("textai_provider_circuit_open", "1 while a breaker of the provider (one per model) is open or half-open", () =>
     Object.entries(router.status()).map(([provider, s]) => [{ provider }, s.state === "closed" ? 0 : 1]),
   );
   metrics.gauge("textai_process_resident_memory_bytes", "Resident memory of the gateway process", () => [
     [{}, process.memoryUsage.rss()],
   ]);
-  metrics.gauge("textai_heap_bytes", "JavaScript heap of the server thread: used, total, and external (buffers)", () => {
-    const m = process.memoryUsage();
-    return [
-      [{ kind: "used" }, m.heapUsed],
-      [{ kind: "total" }, m.heapTotal],
-      [{ kind: "external" }, m.external],
-    ];
-  });
+  // Bun's process.memoryUsage(): heapUsed is the collector's count of live bytes after its last
+  // collection, large objects included; heapTotal is only the bytes of its small-object blocks.
+  // The first can exceed the second, so neither is called "used" or "total" here.
+  metrics.gauge(
+    "textai_heap_bytes",
+    "JavaScript heap of the server thread: live_after_gc (bytes alive at the last collection, large objects included), block_capacity (bytes of the collector's small-object blocks, large objects not included, so it may be below live_after_gc), external (memory outside the heap held by JS objects, such as buffers)",
+    () => {
+      const m = process.memoryUsage();
+      return [
+        [{ kind: "live_after_gc" }, m.heapUsed],
+        [{ kind: "block_capacity" }, m.heapTotal],
+        [{ kind: "external" }, m.external],
+      ];
+    },
+  );
   metrics.gauge(
     "textai_engine_memory_bytes",
     "Growth of resident memory when an offline-engine part loaded (present once it has loaded)",
@@ -60,6 +84,29 @@ export function opsRoutes(deps: AppDeps) {
   metrics.gauge("textai_engine_load_seconds", "How long an offline-engine part took to load", () =>
     loadedEngines().map((e) => [{ engine: e.engine }, e.load_ms / 1000]),
   );
+  const ops: Operations = {
+    probe,
+    async scrape() {
+      await probe();
+      return metrics.render();
+    },
+  };
+  operationsOf.set(deps, ops);
+  return ops;
+}
+
+export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+export function opsRoutes(deps: AppDeps) {
+  const { config, router, lifecycle, dependencies } = deps;
+  const { probe, scrape } = operations(deps);
+  /**
+   * /metrics and the details of /ready tell the providers, their states and every tenant's
+   * traffic: on this listener, for the admin token only (the `metrics_listen` address serves
+   * /metrics to whoever reaches it)
+   */
+  const operator = async (request: Request, server: Peer): Promise<boolean> =>
+    (await adminTokenOf(deps, request, server)) === "right";
 
   return new Elysia({ name: "ops" })
     .get(
@@ -71,42 +118,57 @@ export function opsRoutes(deps: AppDeps) {
     )
     .get(
       "/ready",
-      async ({ request }) => {
+      async ({ request, server }) => {
         const state = stateOf(request);
         const status = await probe();
         const missing = dependencies.filter((d) => status[d.name] !== "ok");
         const blocking = missing.filter((d) => d.required);
-        const details = {
+        const details: Record<string, unknown> = {
           status: missing.length ? "degraded" : "ready",
           ...status,
           missing: missing.map((d) => d.name),
           draining: lifecycle.draining,
-          providers: router.status(),
-          // loaded on first use; a part not loaded yet makes its first call wait, not /ready fail
-          engines_loaded: loadedEngines().map((e) => e.engine),
         };
+        // readiness itself is for anyone (load balancers): a throttled token only loses the details
+        if (await operator(request, server).catch(() => false)) {
+          details.providers = router.status();
+          // loaded on first use; a part not loaded yet makes its first call wait, not /ready fail
+          details.engines_loaded = loadedEngines().map((e) => e.engine);
+        }
         if (lifecycle.draining || blocking.length) {
           const why = lifecycle.draining ? "shutting down" : `${blocking.map((d) => d.name).join(" and ")} unavailable`;
           return errorResponse(state, new GatewayError("service_unavailable", why, { headers: { "Retry-After": "1" } }));
         }
-        return ok(state, missing.length ? `ready, without ${details.missing.join(" and ")}` : "ready", details);
+        return ok(state, missing.length ? `ready, without ${missing.map((d) => d.name).join(" and ")}` : "ready", details);
       },
       {
         detail: {
           tags: ["Operations"],
           summary:
-            "Readiness: database reachable, not draining; provider breaker states and the offline-engine parts loaded so far",
+            "Readiness: database reachable, not draining; with the admin token also the provider breaker states and the offline-engine parts loaded so far",
         },
       },
     )
     .get(
       "/metrics",
-      async ({ request }) => {
-        stateOf(request).status = 200;
-        await probe();
-        return new Response(metrics.render(), { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+      async ({ request, server }) => {
+        const state = stateOf(request);
+        if (!config.adminToken)
+          throw new GatewayError(
+            "not_found",
+            "/metrics is served to the admin token (set TEXTAI_ADMIN_TOKEN) or on the metrics_listen address",
+          );
+        if (!(await operator(request, server))) throw new GatewayError("forbidden", "admin token missing or wrong");
+        state.status = 200;
+        return new Response(await scrape(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
       },
-      { detail: { tags: ["Operations"], summary: "Prometheus metrics" } },
+      {
+        detail: {
+          tags: ["Operations"],
+          summary: "Prometheus metrics, for the admin token (Authorization: Bearer); or open on the metrics_listen address",
+          security: [{ bearer: [] }],
+        },
+      },
     )
     .get(
       "/docs/assets/scalar.js",

@@ -1,0 +1,25 @@
+/**
+ * The path of a request's URL, without query or fragment, for the origin form (`/p`, which Bun
+ * hands over as `http://host/p`) and the absolute form (`http://other/p`) alike. A request line
+ * without a path (CONNECT's `host:port`) has none: "". Never throws, unlike `new URL()`.
+ */
+export function pathOf(url: string): string {
+  let start = 0;
+  if (url.charCodeAt(0) !== 47 /* / */) {
+    const scheme = url.indexOf("://");
+    if (scheme < 0) return "";
+    start = url.indexOf("/", scheme + 3);
+    if (start < 0) return "/";
+  }
+  let end = url.length;
+  for (const c of ["?", "#"]) {
+    const at = url.indexOf(c, start);
+    if (at >= 0 && at < end) end = at;
+  }
+  return url.slice(start, end);
+}
+
+/** The routes of OpenAI's API on `/v1` (`/v1/ai/...` is the gateway's own function family). */
+export function isOpenAiPath(path: string): boolean {
+  return (path === "/v1" || path.startsWith("/v1/")) && !path.startsWith("/v1/ai/");
+}
