@@ -36,7 +36,9 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { 
     metrics.observe("textai_provider_duration_seconds", "Provider call latency", { provider }, ms / 1000);
   };
   // required here, not imported: without the variable the OpenTelemetry packages are never loaded
-  const tracing = config.tracing ? (require("./tracing/otel") as typeof Otel).startTracing(config.tracing, logger) : null;
+  const tracing = config.tracing
+    ? (require("./tracing/otel") as typeof Otel).startTracing(config.tracing, logger, providers)
+    : null;
   return {
     config,
     ...serviceDeps(services),

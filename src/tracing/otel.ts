@@ -55,7 +55,7 @@ function genAiSystem(info: { provider: string; type: string }): string {
   return info.provider;
 }
 
-class Attempt implements AttemptTrace {
+class AttemptSpan implements AttemptTrace {
   readonly headers: Record<string, string> = {};
   private usage: TraceUsage | undefined;
   private done = false;
@@ -63,7 +63,7 @@ class Attempt implements AttemptTrace {
   constructor(
     private readonly span: Span,
     private readonly system: string,
-    private readonly owner: Request_,
+    private readonly owner: RequestSpans,
   ) {
     propagator.inject(trace.setSpan(ROOT_CONTEXT, span), this.headers, {
       set: (carrier, key, value) => {
@@ -98,7 +98,7 @@ class Attempt implements AttemptTrace {
   }
 }
 
-class Request_ implements RequestTrace {
+class RequestSpans implements RequestTrace {
   private readonly span: Span;
   private readonly ctx: Context;
   private readonly stages: { name: string; start: number; end: number }[] = [];
@@ -110,6 +110,7 @@ class Request_ implements RequestTrace {
 
   constructor(
     private readonly tracer: Tracer,
+    private readonly typeOf: (provider: string) => string,
     headers: Headers,
     startPerf: number,
   ) {
@@ -138,7 +139,7 @@ class Request_ implements RequestTrace {
       },
       this.ctx,
     );
-    return new Attempt(span, system, this);
+    return new AttemptSpan(span, system, this);
   }
 
   answered(system: string, usage: TraceUsage | undefined): void {
@@ -175,8 +176,8 @@ class Request_ implements RequestTrace {
     if (f.cached !== undefined) attrs["textai.cache"] = f.cached ? "HIT" : "MISS";
     if (f.provider) {
       attrs["textai.provider"] = f.provider;
-      // a cache hit made no attempt: the provider that answered first stands for the system
-      attrs["gen_ai.system"] = this.system ?? (f.provider === "local" ? "textai.offline" : f.provider);
+      // a cache hit made no attempt: the system of the provider whose answer was kept
+      attrs["gen_ai.system"] = this.system ?? genAiSystem({ provider: f.provider, type: this.typeOf(f.provider) });
     }
     const model = this.requestModel ?? f.model;
     if (model) attrs["gen_ai.request.model"] = model;
@@ -193,20 +194,21 @@ class Request_ implements RequestTrace {
   }
 }
 
-/** Export failures (collector down, refused) go to the gateway's log, at most once a minute each. */
+/** Export failures (collector down, refused) go to the gateway's log, at most once a minute. */
 function diagnostics(logger: Logger): DiagLogger {
-  const last = new Map<string, number>();
+  let last = 0;
   const say = (level: "warn" | "error") => (message: string) => {
     const now = Date.now();
-    if (now - (last.get(message) ?? 0) < 60_000) return;
-    last.set(message, now);
+    if (now - last < 60_000) return;
+    last = now;
     logger.log(level, "tracing: export problem", { detail: String(message).slice(0, 300) });
   };
   const quiet = () => {};
   return { error: say("error"), warn: say("warn"), info: quiet, debug: quiet, verbose: quiet };
 }
 
-export function startTracing(config: TracingConfig, logger: Logger): Tracing {
+/** `providers`: each configured provider's type by name, for gen_ai.system */
+export function startTracing(config: TracingConfig, logger: Logger, providers: ReadonlyMap<string, { type: string }>): Tracing {
   diag.setLogger(diagnostics(logger), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
   const exporter = new OTLPTraceExporter({ url: config.tracesUrl });
   const provider = new TracerProvider({
@@ -214,11 +216,12 @@ export function startTracing(config: TracingConfig, logger: Logger): Tracing {
     spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: config.scheduleDelayMs })],
   });
   const tracer = provider.getTracer("text-ai-gateway");
+  const typeOf = (name: string) => providers.get(name)?.type ?? "";
   // the host only: a URL may carry credentials
   logger.log("info", "tracing on", { otlp_host: new URL(config.tracesUrl).host, service: config.serviceName });
   return {
-    begin: (headers, startPerf) => new Request_(tracer, headers, startPerf),
+    begin: (headers, startPerf) => new RequestSpans(tracer, typeOf, headers, startPerf),
     // a collector that does not answer must not hold the shutdown up for the exporter's 10 s timeout
-    shutdown: () => Promise.race([provider.shutdown(), Bun.sleep(2000)]),
+    shutdown: () => Promise.race([provider.shutdown(), new Promise<void>((done) => setTimeout(done, 2000).unref())]),
   };
 }

@@ -158,7 +158,12 @@ describe("tracing with OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     expect(byName(spans, "cache lookup").length).toBe(1);
     expect(byName(spans, "charge").length).toBe(1);
     expect(byName(spans, "hold credits").length).toBe(0);
-    expect(server(spans).attributes).toMatchObject({ "textai.cache": "HIT", "textai.credits": hit.json.meta.credits_deducted });
+    expect(server(spans).attributes).toMatchObject({
+      "textai.cache": "HIT",
+      "textai.credits": hit.json.meta.credits_deducted,
+      "textai.provider": first.json.meta.provider,
+      "gen_ai.system": first.json.meta.provider,
+    });
     expect(sim.calls.requests.length).toBe(1);
   });
 
@@ -231,6 +236,25 @@ describe("tracing with OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     expect(root.parentSpanId).toBe("");
     expect(root.traceId).not.toBe("0".repeat(32));
     expect(parseTraceparent(sim.calls.requests[0]!.headers.traceparent).traceId).toBe(root.traceId);
+  });
+
+  test("a caller's trace marked not sampled is continued unrecorded: the provider gets its trace id, nothing is exported", async () => {
+    const traceId = hex(16);
+    const r = await gw.post(
+      "/api/v1/ai/sentiment-analysis",
+      { text: `Quietly ${MARKER}` },
+      {
+        "x-api-key": key,
+        traceparent: `00-${traceId}-${hex(8)}-00`,
+      },
+    );
+    expect(r.status).toBe(200);
+    const sent = parseTraceparent(sim.calls.requests[0]!.headers.traceparent);
+    expect({ traceId: sent.traceId, flags: sent.flags }).toEqual({ traceId, flags: "00" });
+    // a later request's trace is exported after it: the unsampled one would have been by then
+    const later = await gw.post("/api/v1/ai/sentiment-analysis", { text: `Loudly ${MARKER}` }, { "x-api-key": key });
+    await traceOfRequest(later.json.request_id);
+    expect(otlp.spans.filter((s) => s.traceId === traceId)).toEqual([]);
   });
 
   test("no export carries a body: the marker every request above sent appears in none", async () => {
