@@ -6,6 +6,7 @@
  * phrase stands before the run. Lower-case runs are read only after such a phrase, and only
  * when the first word is a known given name: "thanks for the help" names nobody.
  */
+import { isEnglishWord, isGazetteerName } from "./gazetteer";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
 import { introBefore } from "./names";
 import { entity, type PiiEntity } from "./types";
@@ -14,7 +15,7 @@ import { entity, type PiiEntity } from "./types";
 const CAPS_RUN = /(?<![\p{L}\p{N}])\p{Lu}{2,}(?:['’-]\p{Lu}+)?(?:[ \t]+\p{Lu}{2,}(?:['’-]\p{Lu}+)?)+(?![\p{L}\p{N}])/gu;
 // a lower-case word after a phrase that introduces a person (the phrase list is names.ts's)
 const LOWER_AFTER_CUE =
-  /(?:\b(?:name is|name:|this is|it'?s|its|i'?m|i am|thanks,?|thank you,?|regards,?|cheers,?|customer:|client:|for|to|by|from|dear|hi|hello|hey|call|contact|behalf of|neighbou?r|technician|colleague)[ \t]+)(?!(?:the|a|an|my|your|our|their|his|her|you|me|us|them|it|be|do|get|see|this|that|all|any|some|more|help|each)[ \t.,!?])(\p{Ll}[\p{Ll}\p{M}'’-]*(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]*){1,3})/giu;
+  /(?:\b(?:name is|name:|is|it'?s|its|i'?m|i am|thanks,?|thank you,?|regards,?|cheers,?|customer:|client:|for|to|by|from|dear|hi|hello|hey|call|contact|behalf of|neighbou?r|technician|colleague)[ \t]+)(?!(?:the|a|an|my|your|our|their|his|her|you|me|us|them|it|be|do|get|see|this|that|all|any|some|more|help|each)[ \t.,!?])(\p{Ll}[\p{Ll}\p{M}'’-]*(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]*){1,3})/giu;
 
 /** English words that end a lower-case name run ("felipe carvalho today", "ana souza and"). */
 const LOWER_STOP = new Set(
@@ -53,7 +54,8 @@ export function findCasedNames(text: string): PiiEntity[] {
     const run = m[1];
     const start = m.index + m[0].length - run.length;
     const words = run.split(/[ \t]+/);
-    if (!knownGiven(words[0])) continue;
+    // a given name of the English lists, or a gazetteer name followed by one or no English word
+    if (!knownGiven(words[0]) && !(isGazetteerName(words[0]) && words.length > 1 && !isEnglishWord(words[1]))) continue;
     let n = 1;
     while (n < words.length && !LOWER_STOP.has(words[n]) && (SURNAME_PARTICLES.has(words[n]) || words[n].length > 1)) n++;
     // a surname particle does not end a name ("ana de")
