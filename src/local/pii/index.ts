@@ -5,6 +5,7 @@
 
 import { checkCpuBudget } from "../budget";
 import { findAddresses } from "./address";
+import { extended, findWorldAddresses } from "./address-world";
 import { findDatesOfBirth } from "./dates";
 import { findNames } from "./names";
 import { findCasedNames } from "./names-cased";
@@ -26,7 +27,9 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer }[] = [
   { types: ["ip_address"], find: findIpAddresses },
   { types: ["phone_number"], find: findPhoneNumbers },
   { types: ["date_of_birth"], find: findDatesOfBirth },
-  { types: ["address"], find: findAddresses },
+  // the English and Romance patterns' streets take in the unit, postcode, town and country lines that follow
+  { types: ["address"], find: (text) => findAddresses(text).map((e) => extended(text, e.start, e.end, e.score)) },
+  { types: ["address"], find: findWorldAddresses },
   { types: ["name"], find: findNames },
   { types: ["name"], find: findCasedNames },
 ];
