@@ -352,8 +352,13 @@ function card(c: Ctx, split: boolean): string {
   const issuer = c.f.helpers.arrayElement(["visa", "mastercard", "amex", "discover"]);
   const raw = c.f.finance.creditCardNumber(issuer);
   const digits = raw.replace(/\D/g, "");
+  // Amex 4-6-5, 13-digit Visa 4-3-3-3, the rest in fours
   const groups =
-    digits.length === 15 ? [digits.slice(0, 4), digits.slice(4, 10), digits.slice(10)] : (digits.match(/.{1,4}/g) ?? []);
+    digits.length === 15
+      ? [digits.slice(0, 4), digits.slice(4, 10), digits.slice(10)]
+      : digits.length === 13
+        ? [digits.slice(0, 4), digits.slice(4, 7), digits.slice(7, 10), digits.slice(10)]
+        : (digits.match(/.{1,4}/g) ?? []);
   const style = c.f.number.int({ min: 0, max: 2 });
   if (split) {
     const cut = c.f.number.int({ min: 1, max: groups.length - 1 });

@@ -3,7 +3,7 @@
  * (UTF-16 code units, end exclusive): `text.slice(e.start, e.end) === e.text` always holds.
  */
 
-import { checkCpuBudget } from "../budget";
+import { checkCpuBudget, tickCpuBudget } from "../budget";
 import { findAddresses } from "./address";
 import { extended, findWorldAddresses } from "./address-world";
 import { findDatesOfBirth } from "./dates";
@@ -46,9 +46,37 @@ export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEn
     candidates.push(...r.find(text));
   }
   checkCpuBudget();
-  const resolved = resolveOverlaps(candidates);
+  const resolved = coverRepeats(text, resolveOverlaps(candidates));
   const wanted = opts.types;
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;
+}
+
+/** Kinds whose values are never left in a redacted text, wherever else they occur. */
+const STRUCTURED: ReadonlySet<PiiType> = new Set<PiiType>(["email", "ssn", "credit_card", "ip_address", "phone_number"]);
+
+/**
+ * Every other occurrence of a structured value that was found, whatever surrounds it: "card
+ * 4111 1111 1111 1111" is found, and the same digits glued to a word elsewhere ("ref4111 1111
+ * 1111 1111") must not survive redaction. An occurrence that overlaps an entity is left to it.
+ */
+function coverRepeats(text: string, entities: PiiEntity[]): PiiEntity[] {
+  const values = new Map<string, PiiEntity>();
+  for (const e of entities) if (STRUCTURED.has(e.type) && e.text.length >= 4 && !values.has(e.text)) values.set(e.text, e);
+  if (values.size === 0) return entities;
+  const added: PiiEntity[] = [];
+  const taken = new Set(entities.map((e) => e.start));
+  for (const [value, e] of values) {
+    for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + value.length)) {
+      tickCpuBudget();
+      if (taken.has(at)) continue;
+      added.push({ ...e, start: at, end: at + value.length });
+    }
+  }
+  if (added.length === 0) return entities;
+  // the repeats compete like any candidate: one overlapping an entity already kept loses to it
+  return resolveOverlaps([...entities.map((e) => ({ ...e, score: e.score + 1 })), ...added]).map((e) =>
+    e.score > 1 ? { ...e, score: e.score - 1 } : e,
+  );
 }
 
 export function redactPii(
