@@ -76,7 +76,7 @@ const STREET_PREPOSITION = new RegExp(
   `(?<![\\p{L}\\p{N}\\p{M}'’.-])(?:${PREPOSITIONS})[ \\t]+${CAP}(?:[ \\t]+${CAP})?[ \\t]+${NUM}`,
   "gu",
 );
-const STREET_COMPOUND = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}-])\\p{L}[\\p{L}\\p{M}-]{2,}(?:${COMPOUND})[ \\t]+${NUM}`, "giu");
+const STREET_COMPOUND = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}-])\\p{L}[\\p{L}\\p{M}-]{2,40}(?:${COMPOUND})[ \\t]+${NUM}`, "giu");
 /** a name and a house number, an address only right after a phrase that announces one */
 const NAME_NUMBER_AT = new RegExp(`${WORD}(?:[ \\t]+${WORD}){0,3}[ \\t]+${NUM}`, "uy");
 const ADDRESS_CUE =
@@ -100,8 +100,8 @@ const LOWER_TOWN = "\\p{Ll}[\\p{L}\\p{M}'’-]*(?:[ \\t]\\p{Ll}[\\p{L}\\p{M}'’
 /** postcodes in the formats of most countries: "1052", "10115", "62-650", "8002-892", "323 99", "1302 DP", "LV-4660", "AZ0137" */
 const POSTCODE = "(?:[A-Za-z]{2}-?)?\\d{2,6}(?:[- ]\\d{2,4})?(?:[ ]?[A-Z]{2}(?![\\p{L}]))?";
 const UK_CA = "[A-Z]{1,2}\\d[A-Z\\d]?[ ]?\\d[A-Z]{2}|[A-Z]\\d[A-Z][ ]?\\d[A-Z]\\d";
-const SEP = "(?:,[ \\t]*|[ \\t]*\\r?\\n[ \\t]*)";
-const POSTCODE_TOWN = new RegExp(`(?:${SEP}|[ \\t]+(?=\\d{4,5}[ \\t]+\\p{Lu}))(?:${POSTCODE})[ \\t]+(?:${TOWN})`, "uy");
+const SEP = "(?:,[ \\t]{0,8}|[ \\t]{0,8}\\r?\\n[ \\t]{0,8})";
+const POSTCODE_TOWN = new RegExp(`(?:${SEP}|[ \\t]{1,4}(?=\\d{4,5}[ \\t]+\\p{Lu}))(?:${POSTCODE})[ \\t]+(?:${TOWN})`, "uy");
 const POSTCODE_TOWN_LOWER = new RegExp(`${SEP}(?:${POSTCODE})[ \\t]+(?:${LOWER_TOWN})`, "uy");
 const TOWN_POSTCODE = new RegExp(
   `${SEP}${TOWN}(?:,?[ \\t]+[A-Z]{2}(?![\\p{L}]))?,?[ \\t]+(?:\\d{3}[ ]?\\d{3}|\\d{4,5}(?:-\\d{4})?|${UK_CA})(?![\\p{L}\\p{N}])`,
@@ -120,7 +120,7 @@ const UNIT_LABELLED = new RegExp(
   "giu",
 );
 /** "Apt 4B", "Suite 210" standing alone (at a line start or after punctuation), capitalised */
-const UNIT_ALONE = /(?<=(?:^|[\n:;(,])[ \t]*)(?:Apt\.?|Apartment|Suite|Ste\.)[ \t]?#?\d{1,5}[A-Z]?(?![\p{L}\p{N}])/gu;
+const UNIT_ALONE = /(?<=(?:^|[\n:;(,])[ \t]{0,4})(?:Apt\.?|Apartment|Suite|Ste\.)[ \t]?#?\d{1,5}[A-Z]?(?![\p{L}\p{N}])/gu;
 
 export function findWorldAddresses(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
@@ -206,8 +206,10 @@ function trimLeadingWords(start: number, match: string, streetWordLast = true): 
 }
 
 function isFunctionWord(w: string): boolean {
-  const bare = w.replace(/[.:]+$/, "");
-  return isStopword(bare) || (isEnglishWord(bare) && bare.length > 0);
+  let end = w.length;
+  while (end > 0 && (w.charCodeAt(end - 1) === 46 || w.charCodeAt(end - 1) === 58)) end--;
+  const bare = w.slice(0, end);
+  return bare.length > 0 && (isStopword(bare) || isEnglishWord(bare));
 }
 
 /** A lower-case street word ("place", "route", "via") needs a capitalised name: "place an order for 5" is no address. */

@@ -39,7 +39,7 @@ function gazetteerPair(words: string[]): boolean {
 }
 
 /** a lower-case name closing a line after a comma: "ship to ådalsvej 7, 0012 aalborg, carina andersson" */
-const LOWER_TAIL = /(?<=,[ \t]*)(\p{Ll}[\p{Ll}\p{M}'’-]*[ \t]\p{Ll}[\p{Ll}\p{M}'’-]*)(?=[ \t]*(?:\r?\n|$))/gu;
+const LOWER_TAIL = /(?<=,[ \t]{0,4})(\p{Ll}[\p{Ll}\p{M}'’-]{0,39}[ \t]\p{Ll}[\p{Ll}\p{M}'’-]{0,39})(?=[ \t]{0,4}(?:\r?\n|$))/gu;
 
 export function findCasedNames(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
