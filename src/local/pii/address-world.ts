@@ -96,7 +96,8 @@ const UNIT_AT = new RegExp(`(?:,[ \\t]*|[ \\t]+)${UNIT_PART}`, "uy");
 
 const TOWN_WORD = "\\p{Lu}[\\p{L}\\p{M}'’]*(?:-\\p{L}[\\p{L}\\p{M}'’]*){0,3}";
 const TOWN = `${TOWN_WORD}(?:[ \\t]+(?:(?:de|do|da|das|dos|del|della|di|am|an|im|nad|pod|la|le|les|sur|sous|en|y|i|e|upon|on)[ \\t]+)?${TOWN_WORD}){0,3}`;
-const LOWER_TOWN = "\\p{Ll}[\\p{L}\\p{M}'’-]*(?:[ \\t]\\p{Ll}[\\p{L}\\p{M}'’-]*)?";
+// a second lower-case word only when the line or clause ends after it ("6481 faxe ladeplads,"; not "lisboa desde março")
+const LOWER_TOWN = "\\p{Ll}[\\p{L}\\p{M}'’-]*(?:[ \\t]\\p{Ll}[\\p{L}\\p{M}'’-]*(?=[ \\t]{0,4}(?:[,.;!?\\r\\n]|$)))?";
 /** postcodes in the formats of most countries: "1052", "10115", "62-650", "8002-892", "323 99", "1302 DP", "LV-4660", "AZ0137" */
 const POSTCODE = "(?:[A-Za-z]{2}-?)?\\d{2,6}(?:[- ]\\d{2,4})?(?:[ ]?[A-Z]{2}(?![\\p{L}]))?";
 const UK_CA = "[A-Z]{1,2}\\d[A-Z\\d]?[ ]?\\d[A-Z]{2}|[A-Z]\\d[A-Z][ ]?\\d[A-Z]\\d";
@@ -215,6 +216,8 @@ function isFunctionWord(w: string): boolean {
 /** A lower-case street word ("place", "route", "via") needs a capitalised name: "place an order for 5" is no address. */
 function streetBeforeValid(match: string): boolean {
   const words = match.split(/[ \t]+/);
+  // "12 via email": the street word is the first word after a leading house number
+  if (/^\d/.test(words[0])) words.shift();
   const first = words[0];
   if (first.charCodeAt(0) >= 65 && first.charCodeAt(0) <= 90) return true;
   if (!isEnglishWord(first.replace(/\.$/, ""))) return true;

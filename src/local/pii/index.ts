@@ -60,22 +60,31 @@ const STRUCTURED: ReadonlySet<PiiType> = new Set<PiiType>(["email", "ssn", "cred
  * 1111 1111") must not survive redaction. An occurrence that overlaps an entity is left to it.
  */
 function coverRepeats(text: string, entities: PiiEntity[]): PiiEntity[] {
-  const values = new Map<string, PiiEntity>();
-  for (const e of entities) if (STRUCTURED.has(e.type) && e.text.length >= 4 && !values.has(e.text)) values.set(e.text, e);
-  if (values.size === 0) return entities;
-  const added: PiiEntity[] = [];
+  // values by their first four characters: one pass over the text finds every occurrence of all
+  // of them (an indexOf per value would cost the text's length once per value)
+  const byPrefix = new Map<string, PiiEntity[]>();
+  const seen = new Set<string>();
+  for (const e of entities) {
+    if (!STRUCTURED.has(e.type) || e.text.length < 4 || seen.has(e.text)) continue;
+    seen.add(e.text);
+    const key = e.text.slice(0, 4);
+    const list = byPrefix.get(key);
+    if (list) list.push(e);
+    else byPrefix.set(key, [e]);
+  }
+  if (byPrefix.size === 0) return entities;
   const taken = new Set(entities.map((e) => e.start));
-  for (const [value, e] of values) {
-    for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + value.length)) {
-      tickCpuBudget();
-      if (taken.has(at)) continue;
-      added.push({ ...e, start: at, end: at + value.length });
-    }
+  const added: PiiEntity[] = [];
+  for (let at = 0; at + 4 <= text.length; at++) {
+    tickCpuBudget();
+    const candidates = byPrefix.get(text.slice(at, at + 4));
+    if (!candidates || taken.has(at)) continue;
+    for (const e of candidates) if (text.startsWith(e.text, at)) added.push({ ...e, start: at, end: at + e.text.length });
   }
   if (added.length === 0) return entities;
-  // the repeats compete like any candidate: one overlapping an entity already kept loses to it
+  // the repeats compete like any candidate: one that overlaps an entity already kept loses to it
   return resolveOverlaps([...entities.map((e) => ({ ...e, score: e.score + 1 })), ...added]).map((e) =>
-    e.score > 1 ? { ...e, score: e.score - 1 } : e,
+    e.score > 1 ? { ...e, score: Math.round((e.score - 1) * 1000) / 1000 } : e,
   );
 }
 

@@ -21,21 +21,22 @@ const load = (file: string): Gold[] => readJsonl(join(import.meta.dir, "../../fi
 export const loadWorldTuning = (): Gold[] => load("pii-world.jsonl");
 export const loadWorldBlind = (): Gold[] => load("pii-world-blind.jsonl");
 
-/** Structured values left verbatim in the redacted texts: of the gold, and of what the engine found. */
-export function leaks(items: Gold[]): { gold: number; goldValues: number; found: number; examples: string[] } {
+/**
+ * Structured values left verbatim in the redacted texts: of the gold, emails, SSNs, cards and IPs
+ * (the issue's count, target 0) and phones apart; and of what the engine itself found (target 0).
+ */
+export function leaks(items: Gold[]): { gold: number; goldPhones: number; found: number; examples: string[] } {
   let gold = 0;
-  let goldValues = 0;
+  let goldPhones = 0;
   let found = 0;
   const examples: string[] = [];
   for (const item of items) {
     const { redacted_text, entities } = redactPii(item.text);
     for (const e of item.entities) {
-      if (!STRUCTURED.has(e.type)) continue;
-      goldValues++;
-      if (redacted_text.includes(e.text)) {
-        gold++;
-        examples.push(`gold ${e.type} "${e.text}" left in: ${redacted_text.replace(/\n/g, " ")}`);
-      }
+      if (!STRUCTURED.has(e.type) || !redacted_text.includes(e.text)) continue;
+      if (e.type === "phone_number") goldPhones++;
+      else gold++;
+      examples.push(`gold ${e.type} "${e.text}" left in: ${redacted_text.replace(/\n/g, " ")}`);
     }
     for (const e of entities) {
       if (STRUCTURED.has(e.type) && redacted_text.includes(e.text)) {
@@ -44,7 +45,7 @@ export function leaks(items: Gold[]): { gold: number; goldValues: number; found:
       }
     }
   }
-  return { gold, goldValues, found, examples };
+  return { gold, goldPhones, found, examples };
 }
 
 export function evaluateWorld(opts: { blind?: boolean } = {}): EvalReport {
@@ -67,8 +68,9 @@ export function evaluateWorld(opts: { blind?: boolean } = {}): EvalReport {
         value: Number(row("address")[3]),
         ...(held ? { target: WORLD_TARGETS.addressRecall } : {}),
       },
-      { name: `gold values leaked, ${split}`, value: leak.gold },
-      { name: `found values leaked, ${split}`, value: leak.found },
+      { name: `emails, SSNs, cards, IPs left verbatim, ${split}`, value: leak.gold },
+      { name: `phones left verbatim, ${split}`, value: leak.goldPhones },
+      { name: `found values left verbatim, ${split}`, value: leak.found },
     );
     for (const t of (r.table ?? []).slice(1)) if (t[1] !== "0") table.push([split, t[0], t[1], t[2], t[3], t[4]]);
     // the blind set's misses are never printed: reading them would be tuning on it
