@@ -62,7 +62,7 @@ const REVIEWED: Record<string, string> = {
     "pii address STREET_AFTER: starts only at a word start (the lookbehind), one to three words of at most 40 characters, then a fixed street word; measured linear (100 KB of 'Aaa utca 5 ', 'a.a.a…', 'Aa Aa …' under 70 ms)",
   "/\\p{L}[\\p{L}\\p{M}'’.-]{0,39}(?![\\p{L}\\p{M}'’.-])(?:[ \\t]+\\p{L}[\\p{L}\\p{M}'’.-]{0,39}(?![\\p{L}\\p{M}'’.-])){0,3}[ \\t]+\\d{1,4}(?:[ ]?[A-Za-z](?![\\p{L}\\p{N}]))?(?:[ ]?[/-][ ]?\\d{1,3}[A-Za-z]?)?(?![\\p{L}\\p{N}])/uy":
     "pii address NAME_NUMBER_AT: sticky, tried once right after each address cue, at most four words of at most 40 characters",
-  "/(?:,[ \\t]{0,8}|[ \\t]{0,8}\\r?\\n[ \\t]{0,8})(?:(?:[A-Za-z]{2}-?)?\\d{2,6}(?:[- ]\\d{2,4})?(?:[ ]?[A-Z]{2}(?![\\p{L}]))?)[ \\t]+(?:\\p{Ll}[\\p{L}\\p{M}'’-]*(?:[ \\t]\\p{Ll}[\\p{L}\\p{M}'’-]*)?)/uy":
+  "/(?:,[ \\t]{0,8}|[ \\t]{0,8}\\r?\\n[ \\t]{0,8})(?:(?:[A-Za-z]{2}-?)?\\d{2,6}(?:[- ]\\d{2,4})?(?:[ ]?[A-Z]{2}(?![\\p{L}]))?)[ \\t]+(?:\\p{Ll}[\\p{L}\\p{M}'’-]*(?:[ \\t]\\p{Ll}[\\p{L}\\p{M}'’-]*(?=[ \\t]{0,4}(?:[,.;!?\\r\\n]|$)))?)/uy":
     "pii address POSTCODE_TOWN_LOWER: sticky, tried once at the end of each street found, blanks bounded to 8",
 };
 

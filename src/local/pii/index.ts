@@ -60,14 +60,14 @@ const STRUCTURED: ReadonlySet<PiiType> = new Set<PiiType>(["email", "ssn", "cred
  * 1111 1111") must not survive redaction. An occurrence that overlaps an entity is left to it.
  */
 function coverRepeats(text: string, entities: PiiEntity[]): PiiEntity[] {
-  // values by their first four characters: one pass over the text finds every occurrence of all
+  // values by their first two characters: one pass over the text finds every occurrence of all
   // of them (an indexOf per value would cost the text's length once per value)
-  const byPrefix = new Map<string, PiiEntity[]>();
+  const byPrefix = new Map<number, PiiEntity[]>();
   const seen = new Set<string>();
   for (const e of entities) {
     if (!STRUCTURED.has(e.type) || e.text.length < 4 || seen.has(e.text)) continue;
     seen.add(e.text);
-    const key = e.text.slice(0, 4);
+    const key = e.text.charCodeAt(0) * 65536 + e.text.charCodeAt(1);
     const list = byPrefix.get(key);
     if (list) list.push(e);
     else byPrefix.set(key, [e]);
@@ -75,10 +75,14 @@ function coverRepeats(text: string, entities: PiiEntity[]): PiiEntity[] {
   if (byPrefix.size === 0) return entities;
   const taken = new Set(entities.map((e) => e.start));
   const added: PiiEntity[] = [];
+  let next = text.charCodeAt(0);
   for (let at = 0; at + 4 <= text.length; at++) {
+    const first = next;
+    next = text.charCodeAt(at + 1);
+    const candidates = byPrefix.get(first * 65536 + next);
+    if (!candidates) continue;
     tickCpuBudget();
-    const candidates = byPrefix.get(text.slice(at, at + 4));
-    if (!candidates || taken.has(at)) continue;
+    if (taken.has(at)) continue;
     for (const e of candidates) if (text.startsWith(e.text, at)) added.push({ ...e, start: at, end: at + e.text.length });
   }
   if (added.length === 0) return entities;
