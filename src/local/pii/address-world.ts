@@ -77,7 +77,10 @@ const STREET_PREPOSITION = new RegExp(
   "gu",
 );
 // the lookahead settles most words in one pass: only a word followed by a number is tried against the endings
-const STREET_COMPOUND = new RegExp(`(?<![\\p{L}\\p{N}\\p{M}-])\\p{L}(?=[\\p{L}\\p{M}-]{2,50}[ \\t]+\\d)[\\p{L}\\p{M}-]{2,40}(?:${COMPOUND})[ \\t]+${NUM}`, "giu");
+const STREET_COMPOUND = new RegExp(
+  `(?<![\\p{L}\\p{N}\\p{M}-])\\p{L}(?=[\\p{L}\\p{M}-]{2,50}[ \\t]+\\d)[\\p{L}\\p{M}-]{2,40}(?:${COMPOUND})[ \\t]+${NUM}`,
+  "giu",
+);
 /** a name and a house number, an address only right after a phrase that announces one */
 const NAME_NUMBER_AT = new RegExp(`${WORD}(?:[ \\t]+${WORD}){0,3}[ \\t]+${NUM}`, "uy");
 const ADDRESS_CUE =
