@@ -157,6 +157,8 @@ export class FunctionPipeline {
   /** The stored answer under this request's id, saying that nothing was charged this time. */
   private replay(stored: StoredResponse, state: RequestState, balance: number): Response {
     state.credits = 0;
+    state.replayed = true;
+    state.status = stored.status;
     let body = stored.body;
     try {
       const env = JSON.parse(stored.body) as { request_id?: string; meta?: Record<string, unknown> };
@@ -267,6 +269,7 @@ export class FunctionPipeline {
       { function: def.name },
     );
     state.provider = answer.provider;
+    state.model = answer.model;
     state.credits = r.amount;
     state.cached = cached;
     state.headers["X-Cache"] = cached ? "HIT" : "MISS";

@@ -13,6 +13,14 @@ export interface RequestState {
   /** the account's balance, for meta.credits_remaining of answers that charge nothing (account endpoints) */
   creditsRemaining?: number;
   cached?: boolean;
+  /** the model that answered (or was asked for), for the request log */
+  model?: string;
+  /** tokens of the call where known (the /v1 pass-through), for the request log */
+  tokens?: { input: number; output: number };
+  /** the answer was an Idempotency-Key replay */
+  replayed?: boolean;
+  /** a streamed answer: settles when the stream has ended (the request log waits for its outcome) */
+  streamEnded?: Promise<void>;
   status?: number;
   errorCode?: string;
   /** Server-Timing stages and their durations in ms, rendered once into the header */

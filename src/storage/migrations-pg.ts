@@ -9,6 +9,7 @@ import p0005 from "../../drizzle/pg/0005_gateway_secrets.sql" with { type: "text
 import p0006 from "../../drizzle/pg/0006_idempotent_charges.sql" with { type: "text" };
 import p0007 from "../../drizzle/pg/0007_ledger_tokens.sql" with { type: "text" };
 import p0008 from "../../drizzle/pg/0008_public_ids.sql" with { type: "text" };
+import p0009 from "../../drizzle/pg/0009_request_log.sql" with { type: "text" };
 
 export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0000 },
@@ -20,4 +21,5 @@ export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0006_idempotent_charges", sql: p0006 },
   { tag: "0007_ledger_tokens", sql: p0007 },
   { tag: "0008_public_ids", sql: p0008 },
+  { tag: "0009_request_log", sql: p0009 },
 ];

@@ -16,6 +16,7 @@ import m0010 from "../../drizzle/0010_idempotent_charges.sql" with { type: "text
 import m0011 from "../../drizzle/0011_knowledge_chunk_tokens.sql" with { type: "text" };
 import m0012 from "../../drizzle/0012_ledger_tokens.sql" with { type: "text" };
 import m0013 from "../../drizzle/0013_public_ids.sql" with { type: "text" };
+import m0014 from "../../drizzle/0014_request_log.sql" with { type: "text" };
 import { fillChunkTokens } from "../knowledge/fts-tokens";
 
 export interface Migration {
@@ -41,4 +42,5 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0011_knowledge_chunk_tokens", sql: m0011, after: (sqlite) => void fillChunkTokens(sqlite) },
   { tag: "0012_ledger_tokens", sql: m0012 },
   { tag: "0013_public_ids", sql: m0013 },
+  { tag: "0014_request_log", sql: m0014 },
 ];

@@ -132,6 +132,8 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const t = performance.now();
     const { api_key: _key, ...body } = raw;
     checkShape(api, body);
+    // the model asked for, until one answers (the request log)
+    if (typeof body.model === "string") state.model = body.model.slice(0, 200);
     checkParameterRanges(api, body);
     refuseSharedObjects(api, body);
     const targets = router.proxyTargets({ api, body });
@@ -177,6 +179,12 @@ export function openAiCompatRoutes(deps: AppDeps) {
         throw err;
       }
       state.provider = outcome.provider;
+      state.model = outcome.model;
+      // the request log records a stream once it has ended, with its outcome and charge
+      let streamDone = () => {};
+      state.streamEnded = new Promise<void>((resolve) => {
+        streamDone = resolve;
+      });
       const events = outcome.events[Symbol.asyncIterator]();
       // the client's signal is left out: a client that leaves early pays for what it was sent
       const { signal: _signal, ...rowDetails } = details(outcome.provider, false);
@@ -190,6 +198,8 @@ export function openAiCompatRoutes(deps: AppDeps) {
       const strip = api === "chat/completions" && !asksUsage(body);
       // The access log line was written when the stream began (status 200); how it ended is told here.
       const ended = (how: "completed" | "cut" | "client_closed") => {
+        if (how === "cut") state.status = 502;
+        streamDone();
         metrics.inc("textai_streams_total", "Streamed answers by function and how they ended", { function: fn, outcome: how });
         if (how !== "completed")
           logger.log(how === "cut" ? "warn" : "info", "stream ended early", {
@@ -209,6 +219,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
         try {
           await charge.charge();
           charged(reservation, outcome.provider, false);
+          state.tokens = charge.tokens().usage;
         } catch (err) {
           logger.log("error", "charge of an abandoned stream failed", {
             request_id: state.requestId,
@@ -237,6 +248,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
             if (!charge.open) return;
             await charge.charge();
             charged(reservation, outcome.provider, false);
+            state.tokens = charge.tokens().usage;
             ended("completed");
             if (api === "chat/completions") controller.enqueue(DONE);
             controller.close();
@@ -264,6 +276,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
             } catch {
               // the client is gone already
             }
+            streamDone();
           }
         },
         cancel: abandoned,
@@ -297,11 +310,16 @@ export function openAiCompatRoutes(deps: AppDeps) {
       cacheKey,
       details,
       insufficient,
-      priced: (answer) => priced.charge(answer.provider, answer.json),
+      priced: (answer) => {
+        const p = priced.charge(answer.provider, answer.json);
+        state.tokens = p.tokens;
+        return p;
+      },
       produce: () => router.proxy(call, priced.targets),
       fromCache: (hit) => ({ ...hit, attempts: [] }),
     });
     charged(reservation, answer.provider, cached);
+    state.model = answer.model;
     state.status = 200;
     mark(state, "total", state.startedPerf);
     return new Response(answer.json, {
