@@ -6,6 +6,7 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import type { RequestLogEntry as Entry } from "../../src/requestlog/interface";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
@@ -22,7 +23,7 @@ const H = (key: string, extra: Record<string, string> = {}) => ({ "x-api-key": k
 const admin = { authorization: `Bearer ${ADMIN}` };
 
 /** Polls until `pred` holds of the account's listing (at most 5 s: the contract's bound). */
-async function listUntil(path: string, key: string, pred: (data: any[]) => boolean): Promise<any[]> {
+async function listUntil(path: string, key: string, pred: (data: Entry[]) => boolean): Promise<Entry[]> {
   const until = Date.now() + 5000;
   for (;;) {
     const r = await gw.get(path, H(key));
@@ -89,7 +90,7 @@ describe("what is recorded", () => {
       ids.every((id) => d.some((e) => e.request_id === id)),
     );
     const by = new Map(data.map((e) => [e.request_id, e]));
-    const s = by.get(calls.sentiment);
+    const s = by.get(calls.sentiment) as Entry;
     expect(s).toMatchObject({
       account_id: a.accountId,
       key_id: a.id,
@@ -131,7 +132,7 @@ describe("what is recorded", () => {
     );
     expect(by.get(calls.cached)).toMatchObject({ cache: "HIT", status: 200 });
     expect(by.get(calls.bad)).toMatchObject({ status: 400, error_code: "invalid_request", credits: 0 });
-    const chat = by.get(calls.chat);
+    const chat = by.get(calls.chat) as Entry;
     expect(chat).toMatchObject({ function: "chat-completions", status: 200, provider: "sim", model: "model-a", cache: "MISS" });
     expect(chat.prompt_tokens).toBeGreaterThan(0);
     expect(chat.completion_tokens).toBeGreaterThan(0);
@@ -141,7 +142,7 @@ describe("what is recorded", () => {
     expect(times).toEqual([...times].sort((x, y) => y - x));
     // the 401 left no entry anywhere
     const all = await gw.get("/admin/v1/requests?limit=500", admin);
-    expect(all.json.data.result.data.every((e: any) => e.status !== 401)).toBe(true);
+    expect(all.json.data.result.data.every((e: Entry) => e.status !== 401)).toBe(true);
   });
 
   test("a body's marker appears in no entry, route or the table itself", async () => {
@@ -187,11 +188,11 @@ describe("filters and paging", () => {
     expect(fn.length).toBe(1);
     const s400 = (await gw.get("/api/v1/account/requests?status=400", H(a.key))).json.data.result.data;
     expect(s400.length).toBe(4); // the second key's three and the first key's one
-    expect(s400.every((e: any) => e.status === 400)).toBe(true);
+    expect(s400.every((e: Entry) => e.status === 400)).toBe(true);
     const s4xx = (await gw.get("/api/v1/account/requests?status=4xx", H(a.key))).json.data.result.data;
     // and the 404 of an unknown request id
-    expect(s4xx.some((e: any) => e.status === 404)).toBe(true);
-    expect(s4xx.every((e: any) => e.status >= 400 && e.status < 500)).toBe(true);
+    expect(s4xx.some((e: Entry) => e.status === 404)).toBe(true);
+    expect(s4xx.every((e: Entry) => e.status >= 400 && e.status < 500)).toBe(true);
     expect(s4xx.length).toBeGreaterThan(s400.length);
     // another account's key filters to nothing: an account sees only its own
     expect((await gw.get(`/api/v1/account/requests?key_id=${b.id}`, H(a.key))).json.data.result.data).toEqual([]);
@@ -210,7 +211,7 @@ describe("filters and paging", () => {
     expect(from.length).toBeGreaterThanOrEqual(all.length);
     const to = (await gw.get(`/api/v1/account/requests?limit=500&to=${encodeURIComponent(oldest.time)}`, H(a.key))).json.data
       .result.data;
-    expect(to.every((e: any) => Date.parse(e.time) < Date.parse(oldest.time))).toBe(true);
+    expect(to.every((e: Entry) => Date.parse(e.time) < Date.parse(oldest.time))).toBe(true);
   });
 
   test("cursor paging walks every entry once, newest first", async () => {
@@ -224,18 +225,18 @@ describe("filters and paging", () => {
       const r = await gw.get(`/api/v1/account/requests?${q}&limit=2${cursor ? `&cursor=${cursor}` : ""}`, H(a.key));
       expect(r.status, JSON.stringify(r.json)).toBe(200);
       expect(r.json.data.result.data.length).toBeLessThanOrEqual(2);
-      seen.push(...r.json.data.result.data.map((e: any) => e.request_id));
+      seen.push(...r.json.data.result.data.map((e: Entry) => e.request_id));
       cursor = r.json.data.result.next_cursor;
     }
-    expect(seen).toEqual(all.map((e: any) => e.request_id));
+    expect(seen).toEqual(all.map((e: Entry) => e.request_id));
   });
 
   test("admin: every account, account_id as a filter", async () => {
     const both = (await gw.get("/admin/v1/requests?limit=500", admin)).json.data.result.data;
-    expect(new Set(both.map((e: any) => e.account_id))).toEqual(new Set([a.accountId, b.accountId]));
+    expect(new Set(both.map((e: Entry) => e.account_id))).toEqual(new Set([a.accountId, b.accountId]));
     const onlyB = await gw.get(`/admin/v1/requests?account_id=${b.accountId}&function=sentiment-analysis`, admin);
     expect(onlyB.json.data.result.data.length).toBe(4);
-    expect(onlyB.json.data.result.data.every((e: any) => e.account_id === b.accountId)).toBe(true);
+    expect(onlyB.json.data.result.data.every((e: Entry) => e.account_id === b.accountId)).toBe(true);
     expect((await gw.get("/admin/v1/requests", { authorization: "Bearer wrong" })).status).toBe(403);
   });
 
@@ -275,7 +276,7 @@ test("retention: entries older than [log] retention_days are pruned at start", a
   const g2 = await startGateway({ env: { TEXTAI_DB: g.dbPath }, configText: "[log]\nretention_days = 2\n" });
   try {
     const until = Date.now() + 5000;
-    let data: any[] = [];
+    let data: Entry[] = [];
     while (Date.now() < until) {
       data = (await g2.get("/api/v1/account/requests?limit=500", H(k.key))).json.data.result.data;
       if (!data.some((e) => e.request_id.startsWith("req_old_"))) break;
