@@ -303,3 +303,35 @@ test("what is recorded just before shutdown is written by it", async () => {
   rmSync(g.dir, { recursive: true, force: true });
   expect(row).toEqual({ function: "sentiment-analysis", status: 200 });
 });
+
+describe("textai requests", () => {
+  const cli = async (args: string[]) => {
+    const p = Bun.spawn([process.execPath, "src/cli.ts", "requests", ...args], {
+      cwd: `${import.meta.dir}/../..`,
+      env: { ...process.env, TEXTAI_DB: gw.dbPath },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+    return { code: await p.exited, out, err };
+  };
+
+  test("prints the same entries as the admin route, filtered by account, function and time", async () => {
+    const api = (await gw.get(`/admin/v1/requests?account_id=${b.accountId}&function=sentiment-analysis&limit=500`, admin)).json
+      .data.result.data as Entry[];
+    expect(api.length).toBe(4);
+    const since = api[api.length - 1].time;
+    const r = await cli(["--account", b.accountId, "--function", "sentiment-analysis", "--since", since, "--json"]);
+    expect(r.code, r.err).toBe(0);
+    expect((JSON.parse(r.out) as Entry[]).map((e) => e.request_id)).toEqual(api.map((e) => e.request_id));
+    const later = await cli(["--account", b.accountId, "--since", new Date(Date.now() + 60_000).toISOString()]);
+    expect(later.out.trim()).toBe("No requests match.");
+    const table = await cli(["--account", b.accountId, "--function", "sentiment-analysis"]);
+    expect(table.out.split("\n")[0]).toMatch(/^time\s+request_id\s+account_id\s+key_id\s+function\s+status/);
+    for (const e of api) expect(table.out).toContain(e.request_id);
+    expect(table.out).not.toContain(MARKER);
+    const bad = await cli(["--since", "last tuesday"]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("--since");
+  });
+});
