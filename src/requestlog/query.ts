@@ -18,9 +18,11 @@ export function decodeCursor(raw: string): LogCursor {
   return { time: Number(m[1]), requestId: m[2] };
 }
 
-/** An instant from an ISO 8601 date or date-time (a date alone is midnight UTC). */
+/** An instant from an ISO 8601 date or date-time; without a zone it is UTC (a date alone: midnight UTC). */
 function instant(raw: string, param: string): number {
-  const t = raw.length <= 40 && /^\d{4}-\d{2}-\d{2}/.test(raw) ? Date.parse(raw) : Number.NaN;
+  // a date-time without a zone (what a browser's datetime-local field sends) is read as UTC, not the server's zone
+  const text = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(raw) ? `${raw}Z` : raw;
+  const t = raw.length <= 40 && /^\d{4}-\d{2}-\d{2}/.test(raw) ? Date.parse(text) : Number.NaN;
   if (!Number.isFinite(t)) throw bad(param, `${param} must be an ISO 8601 date or date-time, such as 2026-11-26T14:00:00Z`);
   return t;
 }
