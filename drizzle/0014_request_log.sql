@@ -22,5 +22,4 @@ CREATE TABLE `request_log` (
 CREATE INDEX `request_log_time_idx` ON `request_log` (`time`);--> statement-breakpoint
 CREATE INDEX `request_log_account_time_idx` ON `request_log` (`account_id`,`time`);--> statement-breakpoint
 CREATE INDEX `request_log_account_fn_time_idx` ON `request_log` (`account_id`,`function`,`time`);--> statement-breakpoint
-CREATE INDEX `request_log_account_status_time_idx` ON `request_log` (`account_id`,`status`,`time`);--> statement-breakpoint
 CREATE INDEX `request_log_key_time_idx` ON `request_log` (`key_id`,`time`);

@@ -1,4 +1,5 @@
 import type { AuthInfo } from "../auth/interface";
+import { newRequestId } from "./envelope";
 
 /** Per-request facts shared by the hooks, the pipeline, the error handler and the access log. */
 export interface RequestState {
@@ -44,7 +45,7 @@ export function beginRequest(request: Request, requestId: string): RequestState 
 
 /** The state `beginRequest` attached to this request (a fresh one if a hook ran before it). */
 export function stateOf(request: Request): RequestState {
-  return states.get(request) ?? beginRequest(request, `req_${crypto.randomUUID()}`);
+  return states.get(request) ?? beginRequest(request, newRequestId());
 }
 
 /** Records how long each stage took, for the Server-Timing header. */

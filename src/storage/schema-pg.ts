@@ -321,7 +321,6 @@ export const requestLog = pgTable(
     index("request_log_time_idx").on(t.time),
     index("request_log_account_time_idx").on(t.accountId, t.time),
     index("request_log_account_fn_time_idx").on(t.accountId, t.function, t.time),
-    index("request_log_account_status_time_idx").on(t.accountId, t.status, t.time),
     index("request_log_key_time_idx").on(t.keyId, t.time),
   ],
 );

@@ -228,7 +228,6 @@ export const requestLog = sqliteTable(
     index("request_log_time_idx").on(t.time),
     index("request_log_account_time_idx").on(t.accountId, t.time),
     index("request_log_account_fn_time_idx").on(t.accountId, t.function, t.time),
-    index("request_log_account_status_time_idx").on(t.accountId, t.status, t.time),
     index("request_log_key_time_idx").on(t.keyId, t.time),
   ],
 );
