@@ -628,9 +628,12 @@ for (const [name, enabled, make] of logStores) {
       await s.insert(rows.slice(25));
       await s.insert([logRecord(`${acc}x`, 7)]);
       const ids = (xs: { request_id: string }[]) => xs.map((x) => x.request_id);
-      const newestFirst = [...rows].sort((a, b) => b.time - a.time || (a.requestId < b.requestId ? 1 : -1)).map((r) => r.requestId);
+      const newestFirst = [...rows]
+        .sort((a, b) => b.time - a.time || (a.requestId < b.requestId ? 1 : -1))
+        .map((r) => r.requestId);
       expect(ids(await s.page({ accountId: acc, limit: 100 }))).toEqual(newestFirst);
-      const want = (pred: (r: RequestRecord) => boolean) => newestFirst.filter((id) => pred(rows.find((r) => r.requestId === id)!));
+      const want = (pred: (r: RequestRecord) => boolean) =>
+        newestFirst.filter((id) => pred(rows.find((r) => r.requestId === id)!));
       expect(ids(await s.page({ accountId: acc, function: "text-summarize", limit: 100 }))).toEqual(
         want((r) => r.function === "text-summarize"),
       );
