@@ -335,3 +335,38 @@ describe("textai requests", () => {
     expect(bad.err).toContain("--since");
   });
 });
+
+test("while the database cannot be written, entries wait in memory (the pending gauge says how many) and are written after", async () => {
+  const g = await startGateway({ env: { TEXTAI_DB_BUSY_TIMEOUT_MS: "20" } });
+  try {
+    const k = g.newKey({ credits: 10 });
+    // another process's write transaction holds the file's write lock; reads still work (WAL)
+    const other = new Database(g.dbPath);
+    other.run("PRAGMA busy_timeout = 5000");
+    other.run("BEGIN IMMEDIATE");
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await g.get("/api/v1/account/usage", H(k.key));
+      expect(r.status).toBe(200);
+      ids.push(r.json.request_id);
+    }
+    await Bun.sleep(1200); // two flushes fail
+    const metrics = await (await fetch(`${g.url}/metrics`)).text();
+    expect(Number(/^textai_request_log_pending (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(5);
+    expect(metrics).toMatch(/^textai_request_log_dropped 0$/m);
+    expect(g.logs.some((l) => l.includes("request log write failed"))).toBe(true);
+    other.run("COMMIT");
+    other.close();
+    const until = Date.now() + 5000;
+    let found: string[] = [];
+    while (Date.now() < until && found.length < 5) {
+      const db = new Database(g.dbPath, { readonly: true });
+      found = ids.filter((id) => db.query("SELECT 1 FROM request_log WHERE request_id = ?").get(id));
+      db.close();
+      if (found.length < 5) await Bun.sleep(100);
+    }
+    expect(found).toEqual(ids);
+  } finally {
+    await g.close();
+  }
+});
