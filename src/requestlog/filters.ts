@@ -28,7 +28,8 @@ export function whereOf(q: RequestLogQuery, ph: (i: number) => string): { where:
   if (q.to !== undefined) add((p) => `time < ${p()}`, q.to);
   if (q.cursor) {
     const { time, requestId } = q.cursor;
-    add((p) => `(time < ${p()} OR (time = ${p()} AND request_id < ${p()}))`, time, time, requestId);
+    // `time <= ?` on its own lets the index seek to the cursor instead of reading from the newest entry
+    add((p) => `time <= ${p()} AND (time < ${p()} OR (time = ${p()} AND request_id < ${p()}))`, time, time, time, requestId);
   }
   return { where: parts.length ? `WHERE ${parts.join(" AND ")}` : "", params };
 }
