@@ -19,8 +19,10 @@ import { adminRoutes } from "./http/routes/admin";
 import { functionRoutes } from "./http/routes/functions";
 import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
-import { beginRequest, endTrace, stateOf } from "./http/state";
+import { beginRequest, endTrace, type RequestState, stateOf } from "./http/state";
 import { logsAt } from "./log";
+import type { RequestRecord } from "./requestlog/interface";
+import type { RequestLog } from "./requestlog/recorder";
 
 // /docs must work offline: the bundle from the binary, and no web fonts, favicon request, telemetry,
 // AI agent, MCP or deploy toolbar that would reach Scalar's servers
@@ -72,6 +74,37 @@ function apiDocs(deps: AppDeps) {
         exclude: { paths: ["/docs/assets/scalar.js", /^\/dashboard(?!\/api\/)/, "/login"] },
       }),
     );
+}
+
+/**
+ * One request-log row for an authenticated request: an in-memory append, written in batches.
+ * A streamed answer is recorded when its stream has ended, with how it ended and what it cost.
+ */
+function recordRequest(log: RequestLog, request: Request, s: RequestState, ms: number): void {
+  const auth = s.auth;
+  if (!auth) return;
+  const row = (latencyMs: number): RequestRecord => ({
+    requestId: s.requestId,
+    time: s.startedAt,
+    accountId: auth.accountId,
+    keyId: auth.keyId,
+    method: request.method,
+    path: pathOf(request.url),
+    function: s.fn ?? null,
+    status: s.status ?? 200,
+    errorCode: s.errorCode ?? null,
+    provider: s.provider ?? null,
+    model: s.model ?? null,
+    latencyMs: Math.round(latencyMs),
+    credits: s.credits ?? 0,
+    cache: s.cached === undefined ? null : s.cached ? "HIT" : "MISS",
+    promptTokens: s.tokens?.input ?? null,
+    completionTokens: s.tokens?.output ?? null,
+    idempotentReplay: s.replayed === true,
+    guardrails: null,
+  });
+  if (s.streamEnded) void s.streamEnded.then(() => log.record(row(performance.now() - s.startedPerf)));
+  else log.record(row(ms));
 }
 
 export function createApp(deps: AppDeps) {
@@ -136,6 +169,7 @@ export function createApp(deps: AppDeps) {
       const fn = s.fn ?? "other";
       metrics.inc("textai_requests_total", "HTTP requests by function and status", { function: fn, status: String(status) });
       metrics.observe("textai_request_duration_seconds", "Request latency", { function: fn }, ms / 1000);
+      if (s.auth) recordRequest(deps.requestLog, request, s, ms);
       const level = status >= 500 ? "warn" : "info";
       if ((s.fn || status >= 400) && logsAt(logger, level)) {
         logger.log(level, "request", {

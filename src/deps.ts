@@ -15,6 +15,7 @@ import type { Metrics } from "./metrics";
 import type { ProviderRouter } from "./providers/router";
 import type { Provider } from "./providers/types";
 import type { RateLimiter } from "./ratelimit/interface";
+import type { RequestLog } from "./requestlog/recorder";
 import type { Storage } from "./storage/db";
 import type { SecretStore } from "./storage/secrets";
 import type { Tracing } from "./tracing/interface";
@@ -45,6 +46,8 @@ export interface ServiceDeps {
   knowledge: KnowledgeIndex;
   /** secrets the gateway makes for itself in the database (the key of hash-style PII redaction) */
   secrets: SecretStore;
+  /** the request log: metadata of every authenticated request, written in batches */
+  requestLog: RequestLog;
   dependencies: DependencyProbe[];
 }
 

@@ -175,6 +175,8 @@ export class FunctionPipeline {
   /** The stored answer under this request's id, saying that nothing was charged this time. */
   private replay(stored: StoredResponse, state: RequestState, balance: number): Response {
     state.credits = 0;
+    state.replayed = true;
+    state.status = stored.status;
     let body = stored.body;
     try {
       const env = JSON.parse(stored.body) as { request_id?: string; meta?: Record<string, unknown> };

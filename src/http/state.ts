@@ -1,5 +1,6 @@
 import type { AuthInfo } from "../auth/interface";
 import type { RequestTrace } from "../tracing/interface";
+import { newRequestId } from "./envelope";
 
 /** Per-request facts shared by the hooks, the pipeline, the error handler and the access log. */
 export interface RequestState {
@@ -10,12 +11,18 @@ export interface RequestState {
   auth?: AuthInfo;
   fn?: string;
   provider?: string;
-  /** the model that answered */
+  /** the model that answered (or was asked for): the trace and the request log */
   model?: string;
   credits?: number;
   /** the account's balance, for meta.credits_remaining of answers that charge nothing (account endpoints) */
   creditsRemaining?: number;
   cached?: boolean;
+  /** tokens of the call where known (the /v1 pass-through), for the request log */
+  tokens?: { input: number; output: number };
+  /** the answer was an Idempotency-Key replay */
+  replayed?: boolean;
+  /** a streamed answer: settles when the stream has ended (the request log waits for its outcome) */
+  streamEnded?: Promise<void>;
   status?: number;
   errorCode?: string;
   /** Server-Timing stages and their durations in ms, rendered once into the header */
@@ -41,7 +48,7 @@ export function beginRequest(request: Request, requestId: string): RequestState 
 
 /** The state `beginRequest` attached to this request (a fresh one if a hook ran before it). */
 export function stateOf(request: Request): RequestState {
-  return states.get(request) ?? beginRequest(request, `req_${crypto.randomUUID()}`);
+  return states.get(request) ?? beginRequest(request, newRequestId());
 }
 
 /** Records how long each stage took, for the Server-Timing header. */

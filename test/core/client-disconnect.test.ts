@@ -32,7 +32,8 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-const metrics = async () => (await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer disconnect-admin-0123456789abcdef0123456789" } })).text();
+const metrics = async () =>
+  (await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer disconnect-admin-0123456789abcdef0123456789" } })).text();
 const count = (text: string, re: RegExp) =>
   text
     .split("\n")

@@ -136,7 +136,9 @@ describe("when every provider failed, the status says why", () => {
     const line = fresh().find((l) => l.includes('"status":499'));
     expect(line).toContain('"fn":"chat-completions"');
     expect(fresh().some((l) => l.includes('"status":502'))).toBe(false);
-    const metrics = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer openai-errors-admin-0123456789abcdef0123456789" } })).text();
+    const metrics = await (
+      await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer openai-errors-admin-0123456789abcdef0123456789" } })
+    ).text();
     expect(metrics).toMatch(/textai_requests_total\{[^}]*function="chat-completions"[^}]*status="499"/);
     expect(sim.calls.requests[0]?.aborted).toBe(true);
   });

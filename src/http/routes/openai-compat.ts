@@ -140,6 +140,8 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const t = performance.now();
     const { api_key: _key, ...body } = raw;
     checkShape(api, body);
+    // the model asked for, until one answers (the request log)
+    if (typeof body.model === "string") state.model = body.model.slice(0, 200);
     checkParameterRanges(api, body);
     refuseSharedObjects(api, body);
     const targets = router.proxyTargets({ api, body });
@@ -189,6 +191,12 @@ export function openAiCompatRoutes(deps: AppDeps) {
         throw err;
       }
       state.provider = outcome.provider;
+      state.model = outcome.model;
+      // the request log records a stream once it has ended, with its outcome and charge
+      let streamDone = () => {};
+      state.streamEnded = new Promise<void>((resolve) => {
+        streamDone = resolve;
+      });
       const events = outcome.events[Symbol.asyncIterator]();
       // the client's signal is left out: a client that leaves early pays for what it was sent
       const { signal: _signal, ...rowDetails } = details(outcome.provider, false);
@@ -202,6 +210,8 @@ export function openAiCompatRoutes(deps: AppDeps) {
       const strip = api === "chat/completions" && !asksUsage(body);
       // The access log line was written when the stream began (status 200); how it ended is told here.
       const ended = (how: "completed" | "cut" | "client_closed") => {
+        if (how === "cut") state.status = 502;
+        streamDone();
         metrics.inc("textai_streams_total", "Streamed answers by function and how they ended", { function: fn, outcome: how });
         if (how !== "completed")
           logger.log(how === "cut" ? "warn" : "info", "stream ended early", {
@@ -223,6 +233,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
           await charge.charge();
           mark(state, "settle", t);
           charged(reservation, outcome.provider, outcome.model, false);
+          state.tokens = charge.tokens().usage;
         } catch (err) {
           logger.log("error", "charge of an abandoned stream failed", {
             request_id: state.requestId,
@@ -254,6 +265,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
             await charge.charge();
             mark(state, "settle", t);
             charged(reservation, outcome.provider, outcome.model, false);
+            state.tokens = charge.tokens().usage;
             ended("completed");
             endTrace(state, request);
             if (api === "chat/completions") controller.enqueue(DONE);
@@ -283,6 +295,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
             } catch {
               // the client is gone already
             }
+            streamDone();
           }
         },
         cancel: abandoned,
@@ -317,7 +330,11 @@ export function openAiCompatRoutes(deps: AppDeps) {
       cacheKey,
       details,
       insufficient,
-      priced: (answer) => priced.charge(answer.provider, answer.json),
+      priced: (answer) => {
+        const p = priced.charge(answer.provider, answer.json);
+        state.tokens = p.tokens;
+        return p;
+      },
       produce: () => router.proxy(call, priced.targets),
       fromCache: (hit) => ({ ...hit, attempts: [] }),
     });
