@@ -368,7 +368,8 @@ describe("textai requests", () => {
 });
 
 test("while the database cannot be written, entries wait in memory (the pending gauge says how many) and are written after", async () => {
-  const g = await startGateway({ env: { TEXTAI_DB_BUSY_TIMEOUT_MS: "20" } });
+  const admin = "request-log-operator-token-0123456789abcdef";
+  const g = await startGateway({ env: { TEXTAI_DB_BUSY_TIMEOUT_MS: "20", TEXTAI_ADMIN_TOKEN: admin } });
   try {
     const k = g.newKey({ credits: 10 });
     // another process's write transaction holds the file's write lock; reads still work (WAL)
@@ -382,7 +383,7 @@ test("while the database cannot be written, entries wait in memory (the pending 
       ids.push(r.json.request_id);
     }
     await Bun.sleep(1200); // two flushes fail
-    const metrics = await (await fetch(`${g.url}/metrics`)).text();
+    const metrics = await (await fetch(`${g.url}/metrics`, { headers: { authorization: `Bearer ${admin}` } })).text();
     expect(Number(/^textai_request_log_pending (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(5);
     expect(metrics).toMatch(/^textai_request_log_dropped 0$/m);
     expect(g.logs.some((l) => l.includes("request log write failed"))).toBe(true);
