@@ -29,7 +29,7 @@ import {
 } from "./ranking";
 import type { FilterMetadata, Snippet } from "./schemas";
 
-export { chunkTerms, DEFAULT_MIN_SCORE } from "./ranking";
+export { chunkTerms } from "./ranking";
 
 const quote = (s: string) => `"${s.replace(/"/g, "")}"`;
 

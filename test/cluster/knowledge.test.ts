@@ -18,7 +18,7 @@ import { prepareDocuments } from "../../src/knowledge/chunking";
 import { attachVectors, type Embedder, VectorCache, vectorHits } from "../../src/knowledge/embeddings";
 import type { KnowledgeIndex } from "../../src/knowledge/interface";
 import { PostgresKnowledgeIndex } from "../../src/knowledge/postgres";
-import { DEFAULT_MIN_SCORE } from "../../src/knowledge/ranking";
+import { DEFAULT_MIN_SCORE } from "../../src/knowledge/schemas";
 import { LIMITS, type Snippet } from "../../src/knowledge/schemas";
 import { SqliteKnowledgeIndex } from "../../src/knowledge/sqlite";
 import { hashEmbedding } from "../../src/providers/embedding";
