@@ -1,6 +1,6 @@
 import type { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
-import type { FunctionPipeline } from "./functions/pipeline";
+import type { FunctionPipeline } from "./http/pipeline";
 import { knowledgeRoutes } from "./knowledge/routes";
 
 /**

@@ -8,7 +8,7 @@ import { knowledgeQuotaFor } from "../config";
 import type { AppDeps } from "../deps";
 import { invalidRequest } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
-import type { FunctionPipeline } from "../functions/pipeline";
+import type { FunctionPipeline } from "../http/pipeline";
 import { ok } from "../http/respond";
 import { functionDoc } from "../http/routes/functions";
 import { stateOf } from "../http/state";
