@@ -1,8 +1,8 @@
 #!/usr/bin/env bun
 import { KeyStoreError } from "./auth/interface";
+import { emailProblem, hashPassword, passwordProblem } from "./auth/passwords";
 import { ConfigError, loadConfig } from "./config";
 import { SqliteCreditLedger } from "./credits/sqlite";
-import { emailProblem, hashPassword, passwordProblem } from "./dashboard/security";
 import { buildServices } from "./services";
 
 const USAGE = `textai — Text-AI Gateway

@@ -1,6 +1,7 @@
 import { Elysia } from "elysia";
 import { type AuthInfo, KeyLimitError, type KeyView } from "../auth/interface";
 import { safeEqual } from "../auth/keys";
+import { emailProblem, hashPassword, passwordProblem, verifyPassword, warmDummyHash } from "../auth/passwords";
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import { readBytes, readJsonBody } from "../http/body";
@@ -17,20 +18,15 @@ import type { DashboardStore, GuessVerdict, Session } from "./interface";
 import * as pages from "./pages";
 import {
   clearedCookie,
-  emailProblem,
-  hashPassword,
   hashToken,
   newSessionToken,
   operatorTokenHash,
   type Peer,
-  passwordProblem,
   readCookie,
   requestOrigin,
   SESSION_LIMITS,
   sameOrigin,
   sessionCookie,
-  verifyPassword,
-  warmDummyHash,
 } from "./security";
 import { GatewayStateSampler } from "./state";
 
