@@ -19,7 +19,7 @@ import { adminRoutes } from "./http/routes/admin";
 import { functionRoutes } from "./http/routes/functions";
 import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
-import { beginRequest, stateOf } from "./http/state";
+import { beginRequest, endTrace, stateOf } from "./http/state";
 import { logsAt } from "./log";
 
 // /docs must work offline: the bundle from the binary, and no web fonts, favicon request, telemetry,
@@ -77,6 +77,7 @@ function apiDocs(deps: AppDeps) {
 export function createApp(deps: AppDeps) {
   const pipeline = new FunctionPipeline(deps);
   const { logger, metrics } = deps;
+  const tracing = deps.tracing ?? null;
   const { maxBodyBytes } = deps.config.limits;
   /**
    * Whether this answer ends its connection: while draining (decided when the answer is made, so a
@@ -89,7 +90,9 @@ export function createApp(deps: AppDeps) {
     (!request.bodyUsed && (request.headers.has("transfer-encoding") || Number(request.headers.get("content-length")) > 0));
   let app = new Elysia({ name: "text-ai-gateway" })
     .onRequest(({ request, set }) => {
-      const { requestId } = beginRequest(request, newRequestId());
+      const state = beginRequest(request, newRequestId());
+      const { requestId } = state;
+      if (tracing) state.trace = tracing.begin(request.headers, state.startedPerf);
       // every answer carries it: the API's own answers from the request state (set here too, it would
       // cost each of them Elysia's header merge), those of plugins (/docs, /openapi.json), plain-text
       // ones (/metrics) and the dashboard from here
@@ -126,7 +129,7 @@ export function createApp(deps: AppDeps) {
       if (closesConnection(request)) res.headers.set("connection", "close");
       return res;
     })
-    .onAfterResponse(({ request }) => {
+    .onAfterResponse(({ request, route }) => {
       const s = stateOf(request);
       const ms = performance.now() - s.startedPerf;
       const status = s.status ?? 200;
@@ -149,6 +152,7 @@ export function createApp(deps: AppDeps) {
           error_code: s.errorCode,
         });
       }
+      endTrace(s, request, route || undefined);
     })
     .use(apiDocs(deps))
     .use(opsRoutes(deps))

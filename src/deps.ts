@@ -17,6 +17,7 @@ import type { Provider } from "./providers/types";
 import type { RateLimiter } from "./ratelimit/interface";
 import type { Storage } from "./storage/db";
 import type { SecretStore } from "./storage/secrets";
+import type { Tracing } from "./tracing/interface";
 
 /** A shared server the gateway depends on (database, Redis), as /ready and /metrics report it. */
 export interface DependencyProbe {
@@ -57,6 +58,8 @@ export interface AppDeps extends ServiceDeps {
   functions: AnyFunctionDef[];
   /** extra route plugins (resources) mounted after the core ones */
   plugins?: ((deps: AppDeps & { pipeline: FunctionPipeline }) => Elysia)[];
+  /** OpenTelemetry tracing when OTEL_EXPORTER_OTLP_ENDPOINT is set; absent: no span is made anywhere */
+  tracing?: Tracing | null;
   /** draining: flipped by graceful shutdown; /ready answers 503 from then on */
   lifecycle: { draining: boolean };
   /** closes every service (connections, timers); the last step of shutdown */

@@ -237,6 +237,7 @@ export class FunctionPipeline {
       preferProvider,
       signal: request.signal,
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
+      trace: state.trace,
     };
     const { answer, reservation, cached } = await chargedAnswer<Answer>({
       ledger,
@@ -285,6 +286,7 @@ export class FunctionPipeline {
       { function: def.name },
     );
     state.provider = answer.provider;
+    state.model = answer.model;
     state.credits = r.amount;
     state.cached = cached;
     state.headers["X-Cache"] = cached ? "HIT" : "MISS";

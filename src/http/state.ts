@@ -1,4 +1,5 @@
 import type { AuthInfo } from "../auth/interface";
+import type { RequestTrace } from "../tracing/interface";
 
 /** Per-request facts shared by the hooks, the pipeline, the error handler and the access log. */
 export interface RequestState {
@@ -9,6 +10,8 @@ export interface RequestState {
   auth?: AuthInfo;
   fn?: string;
   provider?: string;
+  /** the model that answered */
+  model?: string;
   credits?: number;
   /** the account's balance, for meta.credits_remaining of answers that charge nothing (account endpoints) */
   creditsRemaining?: number;
@@ -19,6 +22,8 @@ export interface RequestState {
   timings?: { name: string; ms: number }[];
   /** the answer as sent, kept for Idempotency-Key replays */
   responseBody?: string;
+  /** this request's trace, when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT) */
+  trace?: RequestTrace;
 }
 
 const states = new WeakMap<Request, RequestState>();
@@ -44,6 +49,7 @@ export function mark(state: RequestState, name: string, since: number): number {
   const now = performance.now();
   state.timings ??= [];
   state.timings.push({ name, ms: now - since });
+  state.trace?.stage(name, since, now);
   return now;
 }
 
@@ -52,4 +58,25 @@ export function serverTiming(state: RequestState): string {
   let out = "";
   for (const t of state.timings ?? []) out += `${out ? ", " : ""}${t.name};dur=${Math.round(t.ms * 1000) / 1000}`;
   return out;
+}
+
+/**
+ * Ends the request's trace, when tracing is on, with what the state knows (metadata only). The
+ * access-log hook calls it for every request, a stream once more when it ends.
+ */
+export function endTrace(state: RequestState, request: Request, route?: string): void {
+  if (!state.trace) return;
+  state.trace.end({
+    requestId: state.requestId,
+    method: request.method,
+    route,
+    path: new URL(request.url).pathname,
+    status: state.status ?? 200,
+    errorCode: state.errorCode,
+    fn: state.fn,
+    provider: state.provider,
+    model: state.model,
+    credits: state.credits,
+    cached: state.cached,
+  });
 }

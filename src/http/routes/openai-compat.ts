@@ -14,7 +14,7 @@ import { ProviderError, type ProxyApi, type UpstreamErrorBody } from "../../prov
 import { requestEdge } from "../edge";
 import { toGatewayError } from "../errors";
 import { checkParameterRanges } from "../openai-params";
-import { mark, type RequestState, serverTiming, stateOf } from "../state";
+import { endTrace, mark, type RequestState, serverTiming, stateOf } from "../state";
 
 export const CHAT_COMPLETIONS = API_FN["chat/completions"];
 
@@ -159,6 +159,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
       signal: request.signal,
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
       requestId: state.requestId,
+      trace: state.trace,
     };
     const details = (provider: string, cached: boolean) => ({
       keyId: auth.keyId,
@@ -168,14 +169,17 @@ export function openAiCompatRoutes(deps: AppDeps) {
       cached,
       signal: request.signal,
     });
-    const charged = (r: Reservation, provider: string, cached: boolean) => {
+    const charged = (r: Reservation, provider: string, model: string, cached: boolean) => {
       state.provider = provider;
+      state.model = model;
       state.credits = r.amount;
       state.cached = cached;
     };
 
     if (body.stream === true) {
+      const held = performance.now();
       const reservation = await ledger.reserve(auth.accountId, hold);
+      mark(state, "credits", held);
       if (!reservation) throw insufficient();
       let outcome: Awaited<ReturnType<typeof router.proxyStream>>;
       try {
@@ -215,8 +219,10 @@ export function openAiCompatRoutes(deps: AppDeps) {
         state.errorCode = "client_closed";
         const closing = Promise.resolve(events.return?.()).catch(() => {});
         try {
+          const t = performance.now();
           await charge.charge();
-          charged(reservation, outcome.provider, false);
+          mark(state, "settle", t);
+          charged(reservation, outcome.provider, outcome.model, false);
         } catch (err) {
           logger.log("error", "charge of an abandoned stream failed", {
             request_id: state.requestId,
@@ -225,6 +231,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
           });
         }
         ended("client_closed");
+        endTrace(state, request);
         await closing;
       };
       let lastSequence = -1;
@@ -243,9 +250,12 @@ export function openAiCompatRoutes(deps: AppDeps) {
               return;
             }
             if (!charge.open) return;
+            const t = performance.now();
             await charge.charge();
-            charged(reservation, outcome.provider, false);
+            mark(state, "settle", t);
+            charged(reservation, outcome.provider, outcome.model, false);
             ended("completed");
+            endTrace(state, request);
             if (api === "chat/completions") controller.enqueue(DONE);
             controller.close();
           } catch (err) {
@@ -266,6 +276,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
                   ),
             );
             state.errorCode = e.code;
+            endTrace(state, request);
             try {
               controller.enqueue(errorFrame(api, e.message, e.code, lastSequence + 1));
               controller.close();
@@ -277,6 +288,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
         cancel: abandoned,
       });
       state.status = 200;
+      state.trace?.streaming();
       return new Response(sse, {
         headers: {
           "content-type": "text/event-stream; charset=utf-8",
@@ -309,7 +321,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
       produce: () => router.proxy(call, priced.targets),
       fromCache: (hit) => ({ ...hit, attempts: [] }),
     });
-    charged(reservation, answer.provider, cached);
+    charged(reservation, answer.provider, answer.model, cached);
     state.status = 200;
     mark(state, "total", state.startedPerf);
     return new Response(answer.json, {
