@@ -6,7 +6,7 @@ import ts from "typescript";
 
 /**
  * Issue 21: the layer map of ARCHITECTURE.md holds. Every `import`, `import type`, `export … from`,
- * dynamic `import()` and `typeof import()` between the modules of src/ is read (TypeScript's own
+ * dynamic `import()`, `typeof import()` and `require()` between the modules of src/ is read (TypeScript's own
  * pre-processor, so comments and strings do not count), and
  *  - every module belongs to a layer of the fenced `layers` block in ARCHITECTURE.md (the doc is the
  *    rule: change the block and this test follows),
@@ -139,13 +139,14 @@ describe("the checker", () => {
       'import "./d";',
       'const e = await import("./e");',
       'type F = typeof import("./f");',
+      'const r = require("./r");',
       'import sql from "../../drizzle/0000_init.sql" with { type: "text" };',
       'import { t } from "typebox";',
       '// import { g } from "./g";',
       "const h = \"import { h } from './h'\";",
     ].join("\n");
     const exists = (p: string) => p.endsWith(".ts") && !p.endsWith("/h.ts") && !p.endsWith("/g.ts");
-    expect(importsOf("x/y.ts", source, exists)).toEqual(["x/a.ts", "x/b.ts", "c.ts", "x/d.ts", "x/e.ts", "x/f.ts"]);
+    expect(importsOf("x/y.ts", source, exists)).toEqual(["x/a.ts", "x/b.ts", "c.ts", "x/d.ts", "x/e.ts", "x/f.ts", "x/r.ts"]);
   });
 
   test("finds a circle through a type import and an import that runs up", () => {
