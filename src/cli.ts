@@ -1,8 +1,8 @@
 #!/usr/bin/env bun
 import { KeyStoreError } from "./auth/interface";
+import { emailProblem, hashPassword, passwordProblem } from "./auth/passwords";
 import { ConfigError, loadConfig } from "./config";
 import { SqliteCreditLedger } from "./credits/sqlite";
-import { emailProblem, hashPassword, passwordProblem } from "./dashboard/security";
 import { GatewayError } from "./errors";
 import { parseLogQuery } from "./requestlog/query";
 import { buildServices } from "./services";

@@ -6,7 +6,7 @@ import type { Config } from "./config";
 import type { CreditLedger } from "./credits/interface";
 import type { DashboardStore, SignInAttempts } from "./dashboard/interface";
 import type { AnyFunctionDef } from "./functions/define";
-import type { FunctionPipeline } from "./functions/pipeline";
+import type { FunctionPipeline } from "./http/pipeline";
 import type { IdempotencyStore } from "./idempotency/interface";
 import type { KnowledgeIndex } from "./knowledge/interface";
 import type { Logger } from "./log";

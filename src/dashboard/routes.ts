@@ -1,10 +1,11 @@
 import { Elysia } from "elysia";
 import { type AuthInfo, KeyLimitError, type KeyView } from "../auth/interface";
 import { safeEqual } from "../auth/keys";
+import { emailProblem, hashPassword, passwordProblem, verifyPassword, warmDummyHash } from "../auth/passwords";
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
-import type { FunctionPipeline } from "../functions/pipeline";
 import { readBytes, readJsonBody } from "../http/body";
+import type { FunctionPipeline } from "../http/pipeline";
 import { limitOffset, queryInt } from "../http/query";
 import { ok } from "../http/respond";
 import { type RequestState, stateOf } from "../http/state";
@@ -20,20 +21,15 @@ import type { DashboardStore, GuessVerdict, Session } from "./interface";
 import * as pages from "./pages";
 import {
   clearedCookie,
-  emailProblem,
-  hashPassword,
   hashToken,
   newSessionToken,
   operatorTokenHash,
   type Peer,
-  passwordProblem,
   readCookie,
   requestOrigin,
   SESSION_LIMITS,
   sameOrigin,
   sessionCookie,
-  verifyPassword,
-  warmDummyHash,
 } from "./security";
 import { GatewayStateSampler } from "./state";
 

@@ -18,7 +18,7 @@ import m0012 from "../../drizzle/0012_ledger_tokens.sql" with { type: "text" };
 import m0013 from "../../drizzle/0013_public_ids.sql" with { type: "text" };
 import m0014 from "../../drizzle/0014_knowledge_bytes.sql" with { type: "text" };
 import m0015 from "../../drizzle/0015_request_log.sql" with { type: "text" };
-import { fillChunkTokens } from "../knowledge/fts-tokens";
+import { fillChunkTokens } from "./fts5";
 
 export interface Migration {
   tag: string;

@@ -1,8 +1,9 @@
 import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps";
+import { notFound } from "../../errors";
 import { parseLogQuery, readPage } from "../../requestlog/query";
 import { authedContext } from "../context";
-import { notFound, ok } from "../respond";
+import { ok } from "../respond";
 import { stateOf } from "../state";
 
 export function accountRoutes(deps: AppDeps) {

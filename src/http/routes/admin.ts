@@ -1,7 +1,8 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { KeyLimitError, KeyStoreError } from "../../auth/interface";
-import { emailProblem, hashPassword, type Peer } from "../../dashboard/security";
+import { emailProblem, hashPassword } from "../../auth/passwords";
+import type { Peer } from "../../dashboard/security";
 import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";

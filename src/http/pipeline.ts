@@ -5,9 +5,9 @@ import type { Config } from "../config";
 import { chargedAnswer } from "../credits/charged-answer";
 import type { CreditLedger, Reservation } from "../credits/interface";
 import { GatewayError, type ProviderAttempt } from "../errors";
-import { requestEdge } from "../http/edge";
-import { renderSuccess } from "../http/envelope";
-import { mark, type RequestState, serverTiming } from "../http/state";
+import type { AnyFunctionDef } from "../functions/define";
+import { offlineNotes, withDeclineReason } from "../functions/offline-reach";
+import { validateAgainst } from "../functions/validate";
 import type { IdempotencyStore, StoredResponse } from "../idempotency/interface";
 import { CpuBudgetExceeded, withCpuBudget } from "../local/budget";
 import type { Logger } from "../log";
@@ -15,9 +15,9 @@ import type { Metrics } from "../metrics";
 import type { RouteCall, RouteOutcome } from "../providers/router";
 import type { RateLimiter } from "../ratelimit/interface";
 import type { SecretStore } from "../storage/secrets";
-import type { AnyFunctionDef } from "./define";
-import { offlineNotes, withDeclineReason } from "./offline-reach";
-import { validateAgainst } from "./validate";
+import { requestEdge } from "./edge";
+import { renderSuccess } from "./envelope";
+import { mark, type RequestState, serverTiming } from "./state";
 
 /** What the pipeline needs from the provider router. */
 export interface FunctionRouter {
