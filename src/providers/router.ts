@@ -37,6 +37,8 @@ export interface RouteOutcome {
   provider: string;
   model: string;
   attempts: ProviderAttempt[];
+  /** an in-process engine answered (the offline engine, whatever its configured name) */
+  inProcess: boolean;
 }
 
 export interface RouterOptions {
@@ -149,7 +151,8 @@ export class ProviderRouter {
       unexpected: "invalid_output",
       noneTried: () => noProvider(def, this.config.routes[def.name] !== undefined, true),
     });
-    return { result: value.result, provider: step.target.name, model: value.model, attempts };
+    const inProcess = step.target.provider.inProcess === true;
+    return { result: value.result, provider: step.target.name, model: value.model, attempts, inProcess };
   }
 
   /**
