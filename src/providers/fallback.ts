@@ -70,7 +70,8 @@ interface Running<T> {
   breaker: CircuitBreaker;
   /** on the breaker's clock */
   startedAt: number;
-  ctrl: AbortController;
+  /** aborts this attempt alone (a hedged call's losers) */
+  ctrl?: AbortController;
   started: number;
   promise: Promise<Settled<T>>;
   span?: AttemptTrace;
@@ -130,8 +131,9 @@ async function loop<T>(spec: FallbackSpec<T>, overall: AbortSignal, deadline: Ab
         continue;
       }
       const i = count++;
-      const ctrl = new AbortController();
-      const signal = AbortSignal.any([overall, ctrl.signal]);
+      // only a hedged call has losers to abort while the call goes on; otherwise the overall signal is the attempt's
+      const ctrl = spec.hedgeAfterMs ? new AbortController() : undefined;
+      const signal = ctrl ? AbortSignal.any([overall, ctrl.signal]) : overall;
       const span = spec.trace?.attempt({
         provider: target.name,
         type: target.provider.type,
@@ -149,7 +151,7 @@ async function loop<T>(spec: FallbackSpec<T>, overall: AbortSignal, deadline: Ab
   };
   const stopAll = (): void => {
     for (const r of running.values()) {
-      r.ctrl.abort();
+      r.ctrl?.abort();
       r.breaker.release();
       r.span?.end({ error: "aborted" });
     }
