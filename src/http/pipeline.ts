@@ -256,7 +256,7 @@ export class FunctionPipeline {
         const out = await router.run(call).catch((err: unknown) => {
           throw withDeclineReason(req, err);
         });
-        const notes = out.provider === "local" ? offlineNotes(req) : undefined;
+        const notes = out.inProcess ? offlineNotes(req) : undefined;
         return {
           json: JSON.stringify(out.result),
           provider: out.provider,
