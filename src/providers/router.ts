@@ -23,6 +23,8 @@ export interface RouteCall {
   model?: string;
   /** content-generation's provider field */
   preferProvider?: string;
+  /** the key policy's allowed models: targets whose model it refuses are left out of the route */
+  allowModel?: (model: string) => boolean;
   signal: AbortSignal;
   /** epoch ms */
   deadlineMs: number;
@@ -91,10 +93,19 @@ export class ProviderRouter {
   /** The first provider that would be tried and its model; stable while circuits open and close, so cache keys are too. */
   resolveModel(
     def: RoutedFunction,
-    call: { model?: string; preferProvider?: string },
+    call: { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean },
   ): { provider: string; model: string } | null {
-    const first = planTargets(this.routeFor(def, call.preferProvider), this.providers, call.model)[0];
+    const first = this.plan(def, call)[0];
     return first ? { provider: first.name, model: targetModel(first, def.name) } : null;
+  }
+
+  private plan(
+    def: RoutedFunction,
+    call: { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean },
+  ): Target[] {
+    const targets = planTargets(this.routeFor(def, call.preferProvider), this.providers, call.model);
+    const allow = call.allowModel;
+    return allow ? targets.filter((t) => allow(targetModel(t, def.name))) : targets;
   }
 
   /** Each provider's breakers: the worst state of its models, and the models that are not healthy. */
@@ -126,7 +137,7 @@ export class ProviderRouter {
   }
 
   async run(call: RouteCall): Promise<RouteOutcome> {
-    const targets = planTargets(this.routeFor(call.def, call.preferProvider), this.providers, call.model);
+    const targets = this.plan(call.def, call);
     if (targets.length === 0) throw noProvider(call.def, this.config.routes[call.def.name] !== undefined);
     if (call.signal.aborted) throw clientClosed(`${call.def.name}: the client closed the request`);
     const deadline = new AbortController();

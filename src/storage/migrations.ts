@@ -17,6 +17,7 @@ import m0011 from "../../drizzle/0011_knowledge_chunk_tokens.sql" with { type: "
 import m0012 from "../../drizzle/0012_ledger_tokens.sql" with { type: "text" };
 import m0013 from "../../drizzle/0013_public_ids.sql" with { type: "text" };
 import m0014 from "../../drizzle/0014_knowledge_bytes.sql" with { type: "text" };
+import m0015 from "../../drizzle/0015_key_policies.sql" with { type: "text" };
 import { fillChunkTokens } from "../knowledge/fts-tokens";
 
 export interface Migration {
@@ -43,4 +44,5 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0012_ledger_tokens", sql: m0012 },
   { tag: "0013_public_ids", sql: m0013 },
   { tag: "0014_knowledge_bytes", sql: m0014 },
+  { tag: "0015_key_policies", sql: m0015 },
 ];
