@@ -95,6 +95,9 @@ export function parsePolicyPatch(input: unknown, param = "policy"): PolicyPatch 
   return patch;
 }
 
+/** A patch that clears every field. */
+export const clearAll = (): PolicyPatch => Object.fromEntries(POLICY_FIELDS.map((f) => [f, null])) as PolicyPatch;
+
 /** The policy after a patch; undefined when no field is left set. */
 export function applyPolicyPatch(current: KeyPolicy | undefined, patch: PolicyPatch): KeyPolicy | undefined {
   const next: Record<string, unknown> = { ...(current ?? {}) };

@@ -1,0 +1,192 @@
+// Key policies (CONTRACT section 13, docs/key-policies.md) through a real server on one SQLite
+// file: what each field refuses, with which answer, that a refusal costs nothing and reaches no
+// provider, and the admin and account views of a key's policy.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../helpers/gateway";
+import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
+
+const TOKEN = "operator-token-for-key-policy-tests-0123456789";
+const admin = { authorization: `Bearer ${TOKEN}` };
+
+let sim: Upstream;
+let gw: TestGateway;
+beforeAll(async () => {
+  sim = await startUpstream();
+  gw = await startGateway({
+    env: { TEXTAI_ADMIN_TOKEN: TOKEN },
+    configText: `
+${simProvider({ url: `${sim.url}/v1`, name: "primary", model: "model-a" })}
+${simProvider({ url: `${sim.url}/v1`, name: "backup", model: "model-b" })}
+`,
+  });
+});
+afterAll(async () => {
+  await gw.close();
+  await sim.close();
+});
+
+/** a key made through the admin API with this policy, on a new account with `credits` */
+async function keyWith(policy: Record<string, unknown>, credits = 100) {
+  const acc = await gw.post("/admin/v1/accounts", { credits }, admin);
+  expect(acc.status, JSON.stringify(acc.json)).toBe(201);
+  const accountId = acc.json.data.result.id as string;
+  const made = await gw.post("/admin/v1/keys", { label: "narrow", account_id: accountId, policy }, admin);
+  expect(made.status, JSON.stringify(made.json)).toBe(201);
+  return { key: made.json.data.result.key as string, id: made.json.data.result.id as string, accountId };
+}
+
+async function patch(id: string, policy: unknown) {
+  const res = await fetch(`${gw.url}/admin/v1/keys/${id}`, {
+    method: "PATCH",
+    headers: { ...admin, "content-type": "application/json" },
+    body: JSON.stringify({ policy }),
+  });
+  return { status: res.status, json: (await res.json()) as Record<string, any> };
+}
+
+const sentiment = (key: string, text = "What a lovely day.") =>
+  gw.post("/api/v1/ai/sentiment-analysis", { text }, { "x-api-key": key, "cache-control": "no-cache" });
+const chat = (key: string, model: string, content = "hello") =>
+  gw.post("/v1/chat/completions", { model, messages: [{ role: "user", content }] }, { "x-api-key": key });
+const balance = (accountId: string) => gw.deps.ledger.balance(accountId) as number;
+
+describe("key policies", () => {
+  test("allowed_functions: another function is 403 naming what the key may call, free and unsent; account endpoints still answer", async () => {
+    const { key, accountId } = await keyWith({ allowed_functions: ["sentiment-analysis"] });
+    expect((await sentiment(key)).status).toBe(200);
+    const before = balance(accountId);
+    sim.reset();
+    const other = await gw.post("/api/v1/ai/text-summarize", { text: "One. Two. Three." }, { "x-api-key": key });
+    expect(other.status, JSON.stringify(other.json)).toBe(403);
+    expect(other.json.error.code).toBe("forbidden");
+    expect(other.json.error.message).toContain("sentiment-analysis");
+    const v1 = await chat(key, "model-a");
+    expect(v1.status).toBe(403);
+    expect(v1.json.error.message).toContain("chat-completions");
+    expect(sim.calls.count).toBe(0);
+    expect(balance(accountId)).toBe(before);
+    for (const path of ["/api/v1/account/usage", "/api/v1/account/usage-summary", "/api/v1/account/api-key/current"])
+      expect((await gw.get(path, { "x-api-key": key })).status).toBe(200);
+  });
+
+  test("allowed_models with *: /v1 asks for a model outside it (403 naming the allowed ones, no provider called); a function's route model is held to it too", async () => {
+    const { key, accountId } = await keyWith({ allowed_models: ["model-a*"] });
+    sim.reset();
+    const refused = await chat(key, "model-b");
+    expect(refused.status, JSON.stringify(refused.json)).toBe(403);
+    expect(refused.json.error.code).toBe("forbidden");
+    expect(refused.json.error.message).toContain("model-a*");
+    expect(refused.json.error.param).toBe("model");
+    expect(sim.calls.count).toBe(0);
+    expect(balance(accountId)).toBe(100);
+    const ok = await chat(key, "model-a");
+    expect(ok.status, JSON.stringify(ok.json)).toBe(200);
+    // a function's route (primary's model-a, then backup's model-b) keeps only the allowed models
+    const onlyB = await keyWith({ allowed_models: ["model-b"] });
+    const fn = await sentiment(onlyB.key);
+    expect(fn.status, JSON.stringify(fn.json)).toBe(200);
+    expect(fn.json.meta.provider).toBe("backup");
+    expect(fn.json.meta.model).toBe("model-b");
+    const none = await keyWith({ allowed_models: ["gpt-9*"] });
+    sim.reset();
+    const refusedFn = await sentiment(none.key);
+    expect(refusedFn.status, JSON.stringify(refusedFn.json)).toBe(403);
+    expect(refusedFn.json.error.message).toContain("gpt-9*");
+    expect(sim.calls.count).toBe(0);
+    expect(balance(none.accountId)).toBe(100);
+  });
+
+  test("rate_limit_per_minute: the key's own bucket refuses with 429 and headers describing it; the account's other key is not limited by it", async () => {
+    const { key, accountId } = await keyWith({ rate_limit_per_minute: 2 });
+    const first = await sentiment(key, "one");
+    expect(first.status).toBe(200);
+    expect(first.headers.get("ratelimit-limit")).toBe("2");
+    expect((await sentiment(key, "two")).status).toBe(200);
+    const before = balance(accountId);
+    const third = await sentiment(key, "three");
+    expect(third.status, JSON.stringify(third.json)).toBe(429);
+    expect(third.json.error.code).toBe("rate_limited");
+    expect(third.headers.get("ratelimit-limit")).toBe("2");
+    expect(third.headers.get("ratelimit-remaining")).toBe("0");
+    expect(Number(third.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(balance(accountId)).toBe(before);
+    // another function has its own bucket of 2
+    expect((await gw.post("/api/v1/ai/text-summarize", { text: "One. Two." }, { "x-api-key": key })).status).toBe(200);
+    const other = gw.newKey({ accountId });
+    const free = await sentiment(other.key, "four");
+    expect(free.status).toBe(200);
+    expect(free.headers.get("ratelimit-limit")).toBe("60");
+  });
+
+  test("monthly_credit_limit: 12 concurrent calls on a limit of 5 admit exactly 5; the rest are 402 key_budget_exceeded, uncharged; cache hits too", async () => {
+    const { key, id, accountId } = await keyWith({ monthly_credit_limit: 5 });
+    const texts = Array.from({ length: 12 }, (_, i) => `Call number ${i} is lovely.`);
+    const results = await Promise.all(texts.map((t) => sentiment(key, t)));
+    const codes = results.map((r) => r.status).sort();
+    expect(codes, results.map((r) => JSON.stringify(r.json.error ?? "")).join("\n")).toEqual([
+      ...Array(5).fill(200),
+      ...Array(7).fill(402),
+    ]);
+    for (const r of results.filter((r) => r.status === 402)) expect(r.json.error.code).toBe("key_budget_exceeded");
+    expect(balance(accountId)).toBe(95);
+    // an answer in the cache is charged like a fresh one, so refused the same way
+    const hit = await gw.post("/api/v1/ai/sentiment-analysis", { text: texts[0] }, { "x-api-key": key });
+    expect(hit.status).toBe(402);
+    expect(hit.json.error.code).toBe("key_budget_exceeded");
+    const view = await gw.get(`/admin/v1/keys/${id}`, admin);
+    expect(view.json.data.result.month_credits_used).toBe(5);
+    expect(view.json.data.result.policy.monthly_credit_limit).toBe(5);
+    const current = await gw.get("/api/v1/account/api-key/current", { "x-api-key": key });
+    expect(current.json.data.result.month_credits_used).toBe(5);
+    expect(current.json.data.result.policy.monthly_credit_limit).toBe(5);
+    // raised: the key spends again at once
+    expect((await patch(id, { monthly_credit_limit: 6 })).status).toBe(200);
+    expect((await sentiment(key, "one more")).status).toBe(200);
+    expect((await sentiment(key, "and another")).status).toBe(402);
+  });
+
+  test("expires_at: a key past it is 401 expired_api_key everywhere, from the very next request after the change", async () => {
+    const { key, id } = await keyWith({ expires_at: new Date(Date.now() + 3600_000).toISOString() });
+    expect((await sentiment(key)).status).toBe(200);
+    const changed = await patch(id, { expires_at: "2020-01-01T00:00:00Z" });
+    expect(changed.status, JSON.stringify(changed.json)).toBe(200);
+    expect(changed.json.data.result.policy.expires_at).toBe("2020-01-01T00:00:00.000Z");
+    const refused = await sentiment(key);
+    expect(refused.status).toBe(401);
+    expect(refused.json.error.code).toBe("expired_api_key");
+    expect((await gw.get("/api/v1/account/usage", { "x-api-key": key })).json.error.code).toBe("expired_api_key");
+    expect((await patch(id, { expires_at: null })).status).toBe(200);
+    expect((await sentiment(key)).status).toBe(200);
+  });
+
+  test("admin API: PATCH replaces the fields given and null clears one; GET shows the policy; bad policies are 400 naming the field", async () => {
+    const { key, id } = await keyWith({ allowed_functions: ["text-summarize"], rate_limit_per_minute: 30 });
+    expect((await sentiment(key)).status).toBe(403);
+    const changed = await patch(id, { allowed_functions: null, monthly_credit_limit: 50 });
+    expect(changed.json.data.result.policy).toEqual({
+      allowed_functions: null,
+      allowed_models: null,
+      rate_limit_per_minute: 30,
+      monthly_credit_limit: 50,
+      expires_at: null,
+    });
+    expect((await sentiment(key)).status).toBe(200);
+    for (const [bad, param] of [
+      [{ allowed_functions: [] }, "policy.allowed_functions"],
+      [{ rate_limit_per_minute: 0 }, "policy.rate_limit_per_minute"],
+      [{ monthly_credit_limit: -1 }, "policy.monthly_credit_limit"],
+      [{ expires_at: "soon" }, "policy.expires_at"],
+      [{ max_tokens: 5 }, "policy.max_tokens"],
+    ] as const) {
+      const res = await patch(id, bad);
+      expect(res.status, JSON.stringify(res.json)).toBe(400);
+      expect(res.json.error.param).toBe(param);
+    }
+    const made = await gw.post("/admin/v1/keys", { label: "x", policy: { rate_limit_per_minute: "fast" } }, admin);
+    expect(made.status).toBe(400);
+    expect((await patch("key_nobody", { rate_limit_per_minute: 1 })).status).toBe(404);
+    expect((await gw.get(`/admin/v1/keys/${id}`, admin)).json.data.result.policy.monthly_credit_limit).toBe(50);
+    // { policy: null } clears every field
+    expect((await patch(id, null)).json.data.result.policy.rate_limit_per_minute).toBeNull();
+  });
+});
