@@ -2,6 +2,7 @@
 // file: what each field refuses, with which answer, that a refusal costs nothing and reaches no
 // provider, and the admin and account views of a key's policy.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
@@ -189,5 +190,69 @@ describe("key policies", () => {
     expect((await gw.get(`/admin/v1/keys/${id}`, admin)).json.data.result.policy.monthly_credit_limit).toBe(50);
     // { policy: null } clears every field
     expect((await patch(id, null)).json.data.result.policy.rate_limit_per_minute).toBeNull();
+  });
+});
+
+const ROOT = join(import.meta.dir, "../..");
+function cli(...args: string[]) {
+  const p = Bun.spawnSync([process.execPath, join(ROOT, "src/cli.ts"), ...args], {
+    env: { ...process.env, TEXTAI_DB: gw.dbPath },
+    cwd: ROOT,
+  });
+  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+}
+
+/** polls until `check` holds (the server reads a change made by another process within its 1 s key cache) */
+async function within(ms: number, check: () => Promise<boolean>): Promise<number> {
+  const t0 = performance.now();
+  while (!(await check())) {
+    if (performance.now() - t0 > ms) throw new Error(`not within ${ms} ms`);
+    await Bun.sleep(20);
+  }
+  return performance.now() - t0;
+}
+
+describe("key policies from the CLI beside a running server", () => {
+  test("keys create with policy flags, keys update (an empty value clears), keys list shows the policy; bad flags exit 2", async () => {
+    const made = cli(
+      "keys",
+      "create",
+      "--label",
+      "cli",
+      "--credits",
+      "20",
+      "--functions",
+      "text-summarize",
+      "--rpm",
+      "9",
+      "--json",
+    );
+    expect(made.code, made.err).toBe(0);
+    const k = JSON.parse(made.out) as { id: string; key: string; policy: Record<string, unknown> };
+    expect(k.policy.allowed_functions).toEqual(["text-summarize"]);
+    expect(k.policy.rate_limit_per_minute).toBe(9);
+    expect((await sentiment(k.key)).status).toBe(403);
+
+    const updated = cli("keys", "update", k.id, "--functions", "", "--monthly-credits", "1", "--expires", "2099-01-01T00:00:00Z");
+    expect(updated.code, updated.err).toBe(0);
+    expect(updated.out).toContain("monthly-credits=1");
+    expect(updated.out).not.toContain("functions=");
+    // another process changed it: the server applies it within its key cache's second
+    const took = await within(1500, async () => (await sentiment(k.key, "after the update")).status === 200);
+    expect(took).toBeLessThan(1500);
+    const second = await sentiment(k.key, "over the monthly limit");
+    expect(second.status).toBe(402);
+    expect(second.json.error.code).toBe("key_budget_exceeded");
+
+    const list = cli("keys", "list");
+    expect(list.out).toContain("rpm=9 monthly-credits=1 expires=2099-01-01T00:00:00.000Z");
+    const listed = JSON.parse(cli("keys", "list", "--json").out) as { id: string; policy: Record<string, unknown> }[];
+    expect(listed.find((x) => x.id === k.id)?.policy.monthly_credit_limit).toBe(1);
+
+    const bad = cli("keys", "update", k.id, "--rpm", "lots");
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain("--rpm");
+    expect(cli("keys", "update", k.id).code).toBe(2);
+    expect(cli("keys", "update", "key_nobody", "--rpm", "3").code).toBe(1);
   });
 });
