@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 import { KeyStoreError } from "./auth/interface";
 import { withMonthSpend } from "./auth/key-detail";
-import { applyPolicyPatch, type PolicyPatch, type PolicyView, parsePolicyPatch } from "./auth/policy";
+import { applyPolicyPatch, type PolicyField, type PolicyPatch, policyPatchFromText, policySummary } from "./auth/policy";
 import { ConfigError, loadConfig } from "./config";
 import { SqliteCreditLedger } from "./credits/sqlite";
 import { emailProblem, hashPassword, passwordProblem } from "./dashboard/security";
@@ -59,48 +59,29 @@ const int = (flags: Record<string, string | true>, name: string, required = fals
   return n;
 };
 
+const POLICY_FLAGS = {
+  functions: "allowed_functions",
+  models: "allowed_models",
+  rpm: "rate_limit_per_minute",
+  "monthly-credits": "monthly_credit_limit",
+  expires: "expires_at",
+} as const;
+
 /** The key-policy flags given, as a policy patch (an empty value clears that field); see docs/key-policies.md. */
 function policyFlags(flags: Record<string, string | true>): PolicyPatch {
-  const raw: Record<string, unknown> = {};
-  const names = {
-    functions: "allowed_functions",
-    models: "allowed_models",
-    rpm: "rate_limit_per_minute",
-    "monthly-credits": "monthly_credit_limit",
-    expires: "expires_at",
-  } as const;
-  for (const [flag, field] of Object.entries(names)) {
-    if (!(flag in flags)) continue;
+  const fields: { [F in PolicyField]?: string } = {};
+  for (const [flag, field] of Object.entries(POLICY_FLAGS)) {
     const v = flags[flag];
-    if (v === true) throw new UsageError(`--${flag} needs a value (an empty one, --${flag}= , clears it)`);
-    if (v.trim() === "") raw[field] = null;
-    else if (flag === "functions" || flag === "models")
-      raw[field] = v
-        .split(",")
-        .map((x) => x.trim())
-        .filter(Boolean);
-    else if (flag === "rpm" || flag === "monthly-credits") raw[field] = /^\d+$/.test(v.trim()) ? Number(v) : v;
-    else raw[field] = v.trim();
+    if (v === true) throw new UsageError(`--${flag} needs a value (an empty one, --${flag}=, clears it)`);
+    if (v !== undefined) fields[field] = v;
   }
   try {
-    return parsePolicyPatch(raw);
+    return policyPatchFromText(fields);
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
-    const flag = Object.entries(names).find(([, f]) => err.param === `policy.${f}`)?.[0];
+    const flag = Object.entries(POLICY_FLAGS).find(([, f]) => err.param === `policy.${f}`)?.[0];
     throw new UsageError(flag ? `--${flag}: ${err.message.replace(/^policy\.\S+ /, "")}` : err.message);
   }
-}
-
-/** A policy in one short line for `keys list` ("-" for none). */
-function policySummary(p: PolicyView): string {
-  const parts = [
-    p.allowed_functions && `functions=${p.allowed_functions.join(",")}`,
-    p.allowed_models && `models=${p.allowed_models.join(",")}`,
-    p.rate_limit_per_minute !== null && `rpm=${p.rate_limit_per_minute}`,
-    p.monthly_credit_limit !== null && `monthly-credits=${p.monthly_credit_limit}`,
-    p.expires_at && `expires=${p.expires_at}`,
-  ].filter(Boolean);
-  return parts.length > 0 ? parts.join(" ") : "-";
 }
 
 function table(rows: Record<string, unknown>[], cols: string[]): string {

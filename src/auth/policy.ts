@@ -95,6 +95,40 @@ export function parsePolicyPatch(input: unknown, param = "policy"): PolicyPatch 
   return patch;
 }
 
+/**
+ * A patch from text fields (CLI flags, dashboard form), by policy field: absent (undefined)
+ * leaves a field, empty clears it, lists are comma-separated. Validated as parsePolicyPatch does.
+ */
+export function policyPatchFromText(fields: { [F in PolicyField]?: string }): PolicyPatch {
+  const raw: Record<string, unknown> = {};
+  for (const f of POLICY_FIELDS) {
+    const v = fields[f];
+    if (v === undefined) continue;
+    const t = v.trim();
+    if (t === "") raw[f] = null;
+    else if (f === "allowed_functions" || f === "allowed_models")
+      raw[f] = t
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean);
+    else if (f === "rate_limit_per_minute" || f === "monthly_credit_limit") raw[f] = /^\d+$/.test(t) ? Number(t) : t;
+    else raw[f] = t;
+  }
+  return parsePolicyPatch(raw);
+}
+
+/** A policy in one short line ("-" for none), as `keys list` and the dashboard show it. */
+export function policySummary(p: PolicyView): string {
+  const parts = [
+    p.allowed_functions && `functions=${p.allowed_functions.join(",")}`,
+    p.allowed_models && `models=${p.allowed_models.join(",")}`,
+    p.rate_limit_per_minute !== null && `rpm=${p.rate_limit_per_minute}`,
+    p.monthly_credit_limit !== null && `monthly-credits=${p.monthly_credit_limit}`,
+    p.expires_at && `expires=${p.expires_at}`,
+  ].filter(Boolean);
+  return parts.length > 0 ? parts.join(" ") : "-";
+}
+
 /** A patch that clears every field. */
 export const clearAll = (): PolicyPatch => Object.fromEntries(POLICY_FIELDS.map((f) => [f, null])) as PolicyPatch;
 
