@@ -7,20 +7,22 @@ import { dashboardRoutes } from "./dashboard/routes";
 import { requestOrigin } from "./dashboard/security";
 import type { AppDeps } from "./deps";
 import { clientClosed, GatewayError } from "./errors";
-import { FunctionPipeline } from "./functions/pipeline";
 import { payloadTooLarge } from "./http/body";
 import { newRequestId } from "./http/envelope";
 import { toGatewayError } from "./http/errors";
 import { openApiDocumentation } from "./http/openapi";
 import { isOpenAiPath, pathOf } from "./http/path";
+import { FunctionPipeline } from "./http/pipeline";
 import { errorResponse, openAiErrorResponse } from "./http/respond";
 import { accountRoutes } from "./http/routes/account";
 import { adminRoutes } from "./http/routes/admin";
 import { functionRoutes } from "./http/routes/functions";
 import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
-import { beginRequest, stateOf } from "./http/state";
+import { beginRequest, endTrace, type RequestState, stateOf } from "./http/state";
 import { logsAt } from "./log";
+import type { RequestRecord } from "./requestlog/interface";
+import type { RequestLog } from "./requestlog/recorder";
 
 // /docs must work offline: the bundle from the binary, and no web fonts, favicon request, telemetry,
 // AI agent, MCP or deploy toolbar that would reach Scalar's servers
@@ -74,9 +76,41 @@ function apiDocs(deps: AppDeps) {
     );
 }
 
+/**
+ * One request-log row for an authenticated request: an in-memory append, written in batches.
+ * A streamed answer is recorded when its stream has ended, with how it ended and what it cost.
+ */
+function recordRequest(log: RequestLog, request: Request, s: RequestState, ms: number): void {
+  const auth = s.auth;
+  if (!auth) return;
+  const row = (latencyMs: number): RequestRecord => ({
+    requestId: s.requestId,
+    time: s.startedAt,
+    accountId: auth.accountId,
+    keyId: auth.keyId,
+    method: request.method,
+    path: pathOf(request.url),
+    function: s.fn ?? null,
+    status: s.status ?? 200,
+    errorCode: s.errorCode ?? null,
+    provider: s.provider ?? null,
+    model: s.model ?? null,
+    latencyMs: Math.round(latencyMs),
+    credits: s.credits ?? 0,
+    cache: s.cached === undefined ? null : s.cached ? "HIT" : "MISS",
+    promptTokens: s.tokens?.input ?? null,
+    completionTokens: s.tokens?.output ?? null,
+    idempotentReplay: s.replayed === true,
+    guardrails: null,
+  });
+  if (s.streamEnded) void s.streamEnded.then(() => log.record(row(performance.now() - s.startedPerf)));
+  else log.record(row(ms));
+}
+
 export function createApp(deps: AppDeps) {
   const pipeline = new FunctionPipeline(deps);
   const { logger, metrics } = deps;
+  const tracing = deps.tracing ?? null;
   const { maxBodyBytes } = deps.config.limits;
   /**
    * Whether this answer ends its connection: while draining (decided when the answer is made, so a
@@ -89,7 +123,9 @@ export function createApp(deps: AppDeps) {
     (!request.bodyUsed && (request.headers.has("transfer-encoding") || Number(request.headers.get("content-length")) > 0));
   let app = new Elysia({ name: "text-ai-gateway" })
     .onRequest(({ request, set }) => {
-      const { requestId } = beginRequest(request, newRequestId());
+      const state = beginRequest(request, newRequestId());
+      const { requestId } = state;
+      if (tracing) state.trace = tracing.begin(request.headers, state.startedPerf);
       // every answer carries it: the API's own answers from the request state (set here too, it would
       // cost each of them Elysia's header merge), those of plugins (/docs, /openapi.json), plain-text
       // ones (/metrics) and the dashboard from here
@@ -126,13 +162,14 @@ export function createApp(deps: AppDeps) {
       if (closesConnection(request)) res.headers.set("connection", "close");
       return res;
     })
-    .onAfterResponse(({ request }) => {
+    .onAfterResponse(({ request, route }) => {
       const s = stateOf(request);
       const ms = performance.now() - s.startedPerf;
       const status = s.status ?? 200;
       const fn = s.fn ?? "other";
       metrics.inc("textai_requests_total", "HTTP requests by function and status", { function: fn, status: String(status) });
       metrics.observe("textai_request_duration_seconds", "Request latency", { function: fn }, ms / 1000);
+      if (s.auth) recordRequest(deps.requestLog, request, s, ms);
       const level = status >= 500 ? "warn" : "info";
       if ((s.fn || status >= 400) && logsAt(logger, level)) {
         logger.log(level, "request", {
@@ -149,6 +186,7 @@ export function createApp(deps: AppDeps) {
           error_code: s.errorCode,
         });
       }
+      endTrace(s, request, route || undefined);
     })
     .use(apiDocs(deps))
     .use(opsRoutes(deps))

@@ -1,11 +1,12 @@
 #!/usr/bin/env bun
 import { KeyStoreError } from "./auth/interface";
 import { withMonthSpend } from "./auth/key-detail";
+import { emailProblem, hashPassword, passwordProblem } from "./auth/passwords";
 import { applyPolicyPatch, type PolicyField, type PolicyPatch, policyPatchFromText, policySummary } from "./auth/policy";
 import { ConfigError, loadConfig } from "./config";
 import { SqliteCreditLedger } from "./credits/sqlite";
-import { emailProblem, hashPassword, passwordProblem } from "./dashboard/security";
 import { GatewayError } from "./errors";
+import { parseLogQuery } from "./requestlog/query";
 import { buildServices } from "./services";
 
 const USAGE = `textai — Text-AI Gateway
@@ -19,6 +20,7 @@ const USAGE = `textai — Text-AI Gateway
   textai credits grant --account ID --amount N [--reason TEXT]
   textai credits reconcile        (SQLite: set every balance to the sum of its ledger)
   textai usage --account ID [--json]
+  textai requests [--account ID] [--function F] [--since ISO] [--status S] [--key ID] [--limit N] [--json]
   textai accounts create --email EMAIL [--plan NAME] [--credits N] [--json]   (password on stdin)
   textai accounts set-login --account ID --email EMAIL                         (password on stdin)
 
@@ -267,6 +269,49 @@ export async function main(argv: string[]): Promise<number> {
             `\n${table(usage.by_function, ["function", "requests", "credits", "cached", "input_tokens", "output_tokens"])}`,
           );
       }
+      return 0;
+    }
+    if (cmd === "requests") {
+      let q: ReturnType<typeof parseLogQuery>;
+      try {
+        q = parseLogQuery(
+          {
+            account_id: str(flags, "account"),
+            function: str(flags, "function"),
+            from: str(flags, "since"),
+            status: str(flags, "status"),
+            key_id: str(flags, "key"),
+            limit: str(flags, "limit"),
+          },
+          { admin: true },
+        );
+      } catch (err) {
+        if (!(err instanceof GatewayError)) throw err;
+        const flag = { account_id: "account", from: "since", key_id: "key" }[err.param ?? ""] ?? err.param;
+        throw new UsageError(`--${flag}: ${err.message}`);
+      }
+      const entries = await services.requestLog.page(q);
+      if (json) console.log(JSON.stringify(entries));
+      else if (entries.length === 0) console.log("No requests match.");
+      else
+        console.log(
+          table(
+            entries.map((e) => ({ ...e, time: e.time.slice(0, 19).replace("T", " ") })) as unknown as Record<string, unknown>[],
+            [
+              "time",
+              "request_id",
+              "account_id",
+              "key_id",
+              "function",
+              "status",
+              "error_code",
+              "credits",
+              "latency_ms",
+              "provider",
+              "cache",
+            ],
+          ),
+        );
       return 0;
     }
     throw new UsageError(`unknown command: ${[cmd, sub].filter(Boolean).join(" ")}`);

@@ -123,6 +123,8 @@ const FileConfigSchema = T.Object(
         { additionalProperties: false },
       ),
     ),
+    /** the request log (CONTRACT section 13) */
+    log: T.Optional(T.Object({ retention_days: T.Optional(PositiveInt) }, { additionalProperties: false })),
     shutdown: T.Optional(
       T.Object(
         { drain_grace_ms: T.Optional(NonNegInt), drain_deadline_ms: T.Optional(PositiveInt) },
@@ -207,6 +209,19 @@ export interface Config {
   dashboard: { signup: boolean; signupCredits: number; trustedProxies: string[] };
   /** /v1 prices per model (docs/pricing.md) */
   pricing: PricingConfig;
+  /** the request log: entries are kept this many days (`[log] retention_days`, default 30) */
+  log: { retentionDays: number };
+  /** OTEL_EXPORTER_OTLP_ENDPOINT: traces exported over OTLP/HTTP (docs/tracing.md); null: no tracing, nothing loaded */
+  tracing: TracingConfig | null;
+}
+
+export interface TracingConfig {
+  /** the endpoint with /v1/traces appended, as the OpenTelemetry specification says */
+  tracesUrl: string;
+  /** OTEL_SERVICE_NAME, default "textai-gateway" */
+  serviceName: string;
+  /** OTEL_BSP_SCHEDULE_DELAY: ms between two exports of the batch processor, default 5000 */
+  scheduleDelayMs: number;
 }
 
 /** Credits per 1,000 input and output tokens. */
@@ -275,6 +290,9 @@ const EnvSchema = T.Object({
   OPENAI_BASE_URL: EnvText,
   GROQ_API_KEY: EnvText,
   GROQ_BASE_URL: EnvText,
+  OTEL_EXPORTER_OTLP_ENDPOINT: EnvText,
+  OTEL_SERVICE_NAME: EnvText,
+  OTEL_BSP_SCHEDULE_DELAY: EnvInt(0),
 });
 type Env = Static<typeof EnvSchema>;
 
@@ -296,6 +314,24 @@ function parseEnv(raw: Record<string, string | undefined>): Env {
     throw new ConfigError(`${name}: ${allowed}, got "${picked[name]}"`);
   }
   return env as Env;
+}
+
+function tracingSettings(env: Env): TracingConfig | null {
+  const raw = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  if (!raw) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`OTEL_EXPORTER_OTLP_ENDPOINT is not a URL, got "${raw}"`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new ConfigError("OTEL_EXPORTER_OTLP_ENDPOINT must start with http:// or https:// (OTLP over HTTP)");
+  return {
+    tracesUrl: `${raw.replace(/\/+$/, "")}/v1/traces`,
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || "textai-gateway",
+    scheduleDelayMs: env.OTEL_BSP_SCHEDULE_DELAY ?? 5000,
+  };
 }
 
 function drainSettings(env: Env, file: FileConfig): Config["shutdown"] {
@@ -470,6 +506,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       longOutputTokens: file.breaker?.long_output_tokens ?? 4096,
     },
     shutdown: drainSettings(env, file),
+    tracing: tracingSettings(env),
+    log: { retentionDays: file.log?.retention_days ?? 30 },
     pricing: {
       default: priceOf(file.pricing?.default) ?? { input: 1, output: 1 },
       models: Object.entries(file.pricing?.models ?? {}).map(([pattern, p]) => ({ pattern, price: priceOf(p) as TokenPrice })),

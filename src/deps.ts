@@ -6,7 +6,7 @@ import type { Config } from "./config";
 import type { CreditLedger } from "./credits/interface";
 import type { DashboardStore, SignInAttempts } from "./dashboard/interface";
 import type { AnyFunctionDef } from "./functions/define";
-import type { FunctionPipeline } from "./functions/pipeline";
+import type { FunctionPipeline } from "./http/pipeline";
 import type { IdempotencyStore } from "./idempotency/interface";
 import type { KnowledgeIndex } from "./knowledge/interface";
 import type { Logger } from "./log";
@@ -15,8 +15,10 @@ import type { Metrics } from "./metrics";
 import type { ProviderRouter } from "./providers/router";
 import type { Provider } from "./providers/types";
 import type { RateLimiter } from "./ratelimit/interface";
+import type { RequestLog } from "./requestlog/recorder";
 import type { Storage } from "./storage/db";
 import type { SecretStore } from "./storage/secrets";
+import type { Tracing } from "./tracing/interface";
 
 /** A shared server the gateway depends on (database, Redis), as /ready and /metrics report it. */
 export interface DependencyProbe {
@@ -44,6 +46,8 @@ export interface ServiceDeps {
   knowledge: KnowledgeIndex;
   /** secrets the gateway makes for itself in the database (the key of hash-style PII redaction) */
   secrets: SecretStore;
+  /** the request log: metadata of every authenticated request, written in batches */
+  requestLog: RequestLog;
   dependencies: DependencyProbe[];
 }
 
@@ -57,6 +61,8 @@ export interface AppDeps extends ServiceDeps {
   functions: AnyFunctionDef[];
   /** extra route plugins (resources) mounted after the core ones */
   plugins?: ((deps: AppDeps & { pipeline: FunctionPipeline }) => Elysia)[];
+  /** OpenTelemetry tracing when OTEL_EXPORTER_OTLP_ENDPOINT is set; absent: no span is made anywhere */
+  tracing?: Tracing | null;
   /** draining: flipped by graceful shutdown; /ready answers 503 from then on */
   lifecycle: { draining: boolean };
   /** closes every service (connections, timers); the last step of shutdown */

@@ -99,6 +99,11 @@ export class GatewayError extends Error {
 export const invalidRequest = (message: string, param: string | null = null) =>
   new GatewayError("invalid_request", message, { param });
 
+/** A resource the caller names that does not exist or is another account's (404 not_found). */
+export function notFound(what = "resource"): GatewayError {
+  return new GatewayError("not_found", `${what} not found`);
+}
+
 /** OpenAI's answer to a model it does not serve (404 model_not_found). */
 export const modelNotFound = (model: string) =>
   new GatewayError("model_not_found", `The model \`${model}\` does not exist or you do not have access to it.`, {

@@ -1,7 +1,7 @@
 import type { Elysia } from "elysia";
 import type { AppDeps } from "./deps";
-import type { FunctionPipeline } from "./functions/pipeline";
-import { knowledgeRoutes } from "./knowledge/routes";
+import type { FunctionPipeline } from "./http/pipeline";
+import { knowledgeRoutes } from "./http/routes/knowledge";
 
 /**
  * Route plugins for stored resources (knowledge bases, FAQ collections, chatbots), mounted after

@@ -16,6 +16,7 @@ import { buildProviders } from "./providers";
 import { ProviderRouter } from "./providers/router";
 import { resourcePlugins } from "./resources";
 import { buildServices, type Services, serviceDeps } from "./services";
+import type * as Otel from "./tracing/otel";
 
 export interface BuildOptions {
   functions?: AnyFunctionDef[];
@@ -34,11 +35,20 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { 
     metrics.inc("textai_provider_calls_total", "Provider calls by outcome", { provider, function: fn, outcome });
     metrics.observe("textai_provider_duration_seconds", "Provider call latency", { provider }, ms / 1000);
   };
+  // required here, not imported: without the variable the OpenTelemetry packages are never loaded
+  const tracing = config.tracing
+    ? (require("./tracing/otel") as typeof Otel).startTracing(config.tracing, logger, providers)
+    : null;
   return {
     config,
     ...serviceDeps(services),
     services,
-    close: () => services.close(),
+    // the spans still queued are exported before the storage closes
+    close: async () => {
+      await tracing?.shutdown().catch(() => {});
+      await services.close();
+    },
+    tracing,
     providers,
     router,
     metrics,

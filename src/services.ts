@@ -18,6 +18,8 @@ import type { Logger } from "./log";
 import type { RateLimiter } from "./ratelimit/interface";
 import { MemoryRateLimiter } from "./ratelimit/limiter";
 import type { RedisLink } from "./redis/link";
+import { RequestLog } from "./requestlog/recorder";
+import { SqliteRequestLogStore } from "./requestlog/sqlite";
 import { openStorage } from "./storage/db";
 import type { PgStorage } from "./storage/postgres";
 import { SqliteSecretStore } from "./storage/secrets";
@@ -31,6 +33,7 @@ const postgresParts = () => ({
   ...(require("./dashboard/postgres") as typeof import("./dashboard/postgres")),
   ...(require("./knowledge/postgres") as typeof import("./knowledge/postgres")),
   ...(require("./storage/secrets-pg") as typeof import("./storage/secrets-pg")),
+  ...(require("./requestlog/postgres") as typeof import("./requestlog/postgres")),
 });
 const redisParts = () => ({
   ...(require("./redis/link") as typeof import("./redis/link")),
@@ -51,7 +54,7 @@ export interface Services extends ServiceDeps {
   redis: RedisLink | null;
   /** resolves once the shared servers have been tried (a CLI verb waits for it; a server does not) */
   ready(): Promise<void>;
-  /** background work of a serving process (last-used flush, bucket sweep, ended-session sweep) */
+  /** background work of a serving process (last-used flush, bucket sweep, ended-session sweep, request-log writes and pruning) */
   start(): void;
   /** shutdown past its deadline: nothing more is charged */
   refuseCharges(): void;
@@ -61,8 +64,9 @@ export interface Services extends ServiceDeps {
 
 /** The services as the app sees them: interfaces only. */
 export function serviceDeps(s: Services): ServiceDeps {
-  const { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, knowledge, secrets, dependencies } = s;
-  return { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, knowledge, secrets, dependencies };
+  const { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, knowledge, secrets, requestLog, dependencies } =
+    s;
+  return { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, knowledge, secrets, requestLog, dependencies };
 }
 
 export interface ServiceOptions {
@@ -158,6 +162,10 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     }
   };
   const knowledge: KnowledgeIndex = pg && postgres ? new pg.PostgresKnowledgeIndex(postgres) : new SqliteKnowledgeIndex(storage);
+  const requestLog = new RequestLog(
+    pg && postgres ? new pg.PostgresRequestLogStore(postgres) : new SqliteRequestLogStore(storage.sqlite),
+    { retentionDays: config.log.retentionDays, logger: opts.logger, now: opts.now },
+  );
   return {
     storage,
     keys,
@@ -168,6 +176,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     dashboard,
     signIns,
     knowledge,
+    requestLog,
     secrets: pg && postgres ? new pg.PostgresSecretStore(postgres) : new SqliteSecretStore(storage.sqlite),
     dependencies: redis ? [database, { name: "redis", required: false, up: () => redis.ready() }] : [database],
     redis,
@@ -177,6 +186,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     },
     start() {
       keys.startBackgroundFlush();
+      requestLog.start();
       limiter.startSweeping();
       void sweepSessions();
       sessionSweep ??= setInterval(() => void sweepSessions(), SESSION_SWEEP_EVERY_MS);
@@ -188,6 +198,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
       if (sessionSweep) clearInterval(sessionSweep);
       await keys.stop();
       await ledger.flush();
+      await requestLog.stop();
       await redis?.close();
       await postgres?.close();
       storage.close();

@@ -25,10 +25,14 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 
 export const raw = (s: string): Html => new Html(s);
 
+/** A bar, as a link when it has one (to the requests it counts); the link spans the bar's whole column. */
+const barOf = (b: { label: string; href?: string }, rect: Html): Html =>
+  b.href ? html`<a href="${b.href}" aria-label="Requests of ${b.label}">${rect}</a>` : rect;
+
 /** A bar chart as inline SVG: no script, no library, readable by a screen reader through its table twin. */
 export function barChart(
   title: string,
-  bars: { label: string; value: number }[],
+  bars: { label: string; value: number; href?: string }[],
   opts: { width?: number; height?: number } = {},
 ): Html {
   const w = opts.width ?? 640;
@@ -44,7 +48,7 @@ export function barChart(
 <text x="${pad.l - 6}" y="${h - pad.b}" text-anchor="end" class="tick">0</text>
 ${bars.map(
   (b, i) =>
-    html`<rect x="${(pad.l + i * slot + slot * 0.15).toFixed(1)}" y="${y(b.value).toFixed(1)}" width="${Math.max(1, slot * 0.7).toFixed(1)}" height="${(h - pad.b - y(b.value)).toFixed(1)}" class="bar"><title>${b.label}: ${b.value}</title></rect>${
+    html`${barOf(b, html`<rect x="${(pad.l + i * slot + slot * 0.15).toFixed(1)}" y="${y(b.value).toFixed(1)}" width="${Math.max(1, slot * 0.7).toFixed(1)}" height="${(h - pad.b - y(b.value)).toFixed(1)}" class="bar"><title>${b.label}: ${b.value}</title></rect>`)}${
       i % every === 0
         ? html`<text x="${(pad.l + i * slot + slot / 2).toFixed(1)}" y="${h - 8}" text-anchor="middle" class="tick">${b.label}</text>`
         : ""

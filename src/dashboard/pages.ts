@@ -1,6 +1,7 @@
 import type { KeyView } from "../auth/interface";
 import { policySummary } from "../auth/policy";
 import type { UsageFigures } from "../credits/interface";
+import type { RequestLogEntry } from "../requestlog/interface";
 import { barChart, type Html, html, raw } from "./html";
 import type { AccountSummary, LedgerRow } from "./interface";
 
@@ -17,6 +18,7 @@ const NAV: [string, string][] = [
   ["/dashboard", "Overview"],
   ["/dashboard/keys", "Keys"],
   ["/dashboard/ledger", "Ledger"],
+  ["/dashboard/requests", "Requests"],
   ["/dashboard/playground", "Playground"],
   ["/dashboard/password", "Password"],
 ];
@@ -72,14 +74,18 @@ export function overviewPage(u: UsageFigures): Html {
 <h2>Credits used by day</h2>
 ${barChart(
   "Credits used by day this month",
-  days.map((d) => ({ label: d.day.slice(8), value: d.credits_used })),
+  days.map((d) => ({ label: d.day.slice(8), value: d.credits_used, href: requestsLink({ from: d.day, to: nextDay(d.day) }) })),
 )}
 <h2>By function</h2>
 ${
   u.by_function.length
     ? html`${barChart(
         "Requests by function this month",
-        u.by_function.map((f) => ({ label: f.function, value: f.requests })),
+        u.by_function.map((f) => ({
+          label: f.function,
+          value: f.requests,
+          href: requestsLink({ function: f.function, from: u.period.start.slice(0, 10) }),
+        })),
         { height: 160 },
       )}<div class="scroll"><table><caption>Usage by function, ${u.period.start.slice(0, 7)}</caption>
 <thead><tr><th scope="col">Function</th><th scope="col">Requests</th><th scope="col">Credits</th><th scope="col">Cached</th><th scope="col">Tokens in / out</th></tr></thead>
@@ -87,6 +93,95 @@ ${
     : html`<p>No calls yet this month.</p>`
 }`;
 }
+
+/** The Requests page with these filters. */
+export const requestsLink = (filters: Record<string, string>, path = "/dashboard/requests"): string => {
+  const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v !== "")).toString();
+  return q ? `${path}?${q}` : path;
+};
+const nextDay = (day: string) => new Date(Date.parse(day) + 86_400_000).toISOString().slice(0, 10);
+
+/** The filters of the Requests page, as the form and its links carry them. */
+export interface RequestFilters {
+  function: string;
+  status: string;
+  key_id: string;
+  from: string;
+  to: string;
+}
+
+const STATUS_CHOICES: [string, string][] = [
+  ["", "any"],
+  ["2xx", "2xx success"],
+  ["4xx", "4xx refused"],
+  ["5xx", "5xx failed"],
+  ["400", "400"],
+  ["401", "401"],
+  ["402", "402"],
+  ["403", "403"],
+  ["404", "404"],
+  ["429", "429"],
+  ["499", "499"],
+  ["502", "502"],
+  ["503", "503"],
+  ["504", "504"],
+];
+
+export function requestsPage(o: {
+  entries: RequestLogEntry[];
+  filters: RequestFilters;
+  keys: { id: string; label: string; masked_key: string }[];
+  functions: string[];
+  nextCursor: string | null;
+  firstPage: boolean;
+}): Html {
+  const f = o.filters;
+  const statusChoices = STATUS_CHOICES.some(([v]) => v === f.status) ? STATUS_CHOICES : [...STATUS_CHOICES, [f.status, f.status]];
+  const keyLabel = new Map(o.keys.map((k) => [k.id, k.label]));
+  return html`<form method="get" action="/dashboard/requests" class="card filters" role="search" aria-label="Filter requests">
+<div><label for="f-function">Function</label><input id="f-function" name="function" list="function-names" value="${f.function}" placeholder="any">
+<datalist id="function-names">${o.functions.map((n) => html`<option value="${n}">`)}</datalist></div>
+<div><label for="f-status">Status</label><select id="f-status" name="status">${statusChoices.map(
+    ([v, label]) => html`<option value="${v}"${v === f.status ? html` selected` : ""}>${label}</option>`,
+  )}</select></div>
+<div><label for="f-key">Key</label><select id="f-key" name="key_id"><option value="">any</option>${o.keys.map(
+    (k) => html`<option value="${k.id}"${k.id === f.key_id ? html` selected` : ""}>${k.label} (${k.masked_key})</option>`,
+  )}${f.key_id && !keyLabel.has(f.key_id) ? html`<option value="${f.key_id}" selected>${f.key_id}</option>` : ""}</select></div>
+<div><label for="f-from">From (UTC)</label><input id="f-from" name="from" type="datetime-local" value="${f.from}"></div>
+<div><label for="f-to">To (UTC)</label><input id="f-to" name="to" type="datetime-local" value="${f.to}"></div>
+<div class="actions"><button type="submit">Filter</button><a href="/dashboard/requests">Clear</a></div></form>
+<p class="row"><a id="csv" href="${requestsLink({ ...f }, "/dashboard/requests.csv")}" download>Download CSV of these requests</a></p>
+<div class="scroll"><table id="requests-table"><caption>Requests${o.firstPage ? ", newest first" : ", older"}${
+    o.entries.length ? "" : ": none match"
+  }</caption>
+<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Function</th><th scope="col">Status</th><th scope="col">Key</th><th scope="col">Credits</th><th scope="col">Latency</th><th scope="col">Provider</th><th scope="col">Cache</th></tr></thead>
+<tbody>${o.entries.map(
+    (
+      e,
+    ) => html`<tr data-request-id="${e.request_id}"><td><a href="/dashboard/requests/${encodeURIComponent(e.request_id)}" title="${e.request_id}" aria-label="Request ${e.request_id} at ${whenSeconds(e.time)}">${whenSeconds(e.time)}</a></td><td>${e.function ?? ""}</td>
+<td><span class="code ${statusClass(e.status)}">${e.status}</span>${e.error_code ? html` <small>${e.error_code}</small>` : ""}</td>
+<td>${keyLabel.get(e.key_id) ?? (e.key_id.startsWith("dashboard:") ? "playground" : e.key_id)}</td><td class="num">${e.credits}</td><td class="num">${e.latency_ms} ms</td><td>${e.provider ?? ""}</td><td>${e.cache ?? ""}</td></tr>`,
+  )}</tbody></table></div>
+<nav class="pager" aria-label="Request pages">${o.firstPage ? "" : html`<a href="${requestsLink({ ...f })}">Newest</a>`}
+${o.nextCursor ? html`<a href="${requestsLink({ ...f, cursor: o.nextCursor })}" rel="next">Older</a>` : ""}</nav>`;
+}
+
+export function requestDetailPage(e: RequestLogEntry, keyLabel: string | null): Html {
+  const row = (name: string, value: unknown) =>
+    html`<dt>${name}</dt><dd>${value === null || value === undefined ? "—" : String(value)}</dd>`;
+  return html`<p><a href="/dashboard/requests">← All requests</a></p>
+<dl class="card detail" data-testid="request-detail">
+${row("Request id", e.request_id)}${row("Time (UTC)", e.time)}${row("Method", e.method)}${row("Path", e.path)}
+${row("Function", e.function)}${row("Status", e.status)}${row("Error code", e.error_code)}
+${row("Key", keyLabel ? `${keyLabel} (${e.key_id})` : e.key_id)}${row("Provider", e.provider)}${row("Model", e.model)}
+${row("Latency", `${e.latency_ms} ms`)}${row("Credits", e.credits)}${row("Cache", e.cache)}
+${row("Prompt tokens", e.prompt_tokens)}${row("Completion tokens", e.completion_tokens)}
+${row("Idempotent replay", e.idempotent_replay ? "yes" : "no")}${row("Guardrails", e.guardrails ? JSON.stringify(e.guardrails) : null)}
+</dl><p>The gateway keeps the metadata of a request, never what was sent or answered.</p>`;
+}
+
+const statusClass = (status: number) => (status >= 500 ? "bad" : status >= 400 ? "warn" : "good");
+const whenSeconds = (iso: string) => iso.slice(0, 19).replace("T", " ");
 
 /** Every day of the month so far, the days without a ledger row as zero. */
 function daysOfMonth(u: UsageFigures): UsageFigures["by_day"] {

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { type AuthInfo, KeyLimitError, type KeyView } from "../auth/interface";
 import { keyDetail } from "../auth/key-detail";
 import { safeEqual } from "../auth/keys";
+import { emailProblem, hashPassword, passwordProblem, verifyPassword, warmDummyHash } from "../auth/passwords";
 import {
   type KeyPolicy,
   POLICY_FIELDS,
@@ -12,12 +13,15 @@ import {
 } from "../auth/policy";
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
-import type { FunctionPipeline } from "../functions/pipeline";
 import { readBytes, readJsonBody } from "../http/body";
+import type { FunctionPipeline } from "../http/pipeline";
 import { limitOffset, queryInt } from "../http/query";
 import { ok } from "../http/respond";
 import { type RequestState, stateOf } from "../http/state";
 import { rateLimitHeaders } from "../ratelimit/limiter";
+import { csvStream } from "../requestlog/csv";
+import type { RequestLogQuery } from "../requestlog/interface";
+import { decodeCursor, MAX_LIMIT, parseLogQuery, readPage } from "../requestlog/query";
 import appCss from "./assets/app.css" with { type: "text" };
 import appJs from "./assets/app.js" with { type: "text" };
 import { guessAdminToken, retryAfter } from "./guessing";
@@ -26,20 +30,15 @@ import type { DashboardStore, GuessVerdict, Session } from "./interface";
 import * as pages from "./pages";
 import {
   clearedCookie,
-  emailProblem,
-  hashPassword,
   hashToken,
   newSessionToken,
   operatorTokenHash,
   type Peer,
-  passwordProblem,
   readCookie,
   requestOrigin,
   SESSION_LIMITS,
   sameOrigin,
   sessionCookie,
-  verifyPassword,
-  warmDummyHash,
 } from "./security";
 import { GatewayStateSampler } from "./state";
 
@@ -52,6 +51,9 @@ interface Ctx {
 }
 const FORM_LIMIT = 64 * 1024;
 const LEDGER_PAGE = 25;
+const REQUEST_PAGE = 50;
+/** the rows a CSV download holds at most */
+const CSV_MAX_ROWS = 100_000;
 const KEY_PAGE = 100;
 /** the rate-limit name of key creation: the plan's heavy class unless plans.NAME.rate_limits sets "key-create" */
 const KEY_CREATE = "key-create";
@@ -276,6 +278,33 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       pages.keysPage(list.slice(0, KEY_PAGE), null, { offset: 0, size: KEY_PAGE, more: list.length > KEY_PAGE }),
     );
   };
+  /**
+   * The Requests page's filters from its query string, for the signed-in account; the times as a
+   * datetime-local field shows them (UTC). A filter it refuses: the 400 names it.
+   */
+  const requestFilters = (accountId: string, query: Record<string, string | undefined>) => {
+    const q: RequestLogQuery = {
+      ...parseLogQuery({ ...query, limit: undefined }, { admin: false }),
+      accountId,
+      limit: REQUEST_PAGE,
+    };
+    const local = (t: number | undefined) => {
+      if (t === undefined) return "";
+      const iso = new Date(t).toISOString();
+      return iso.endsWith(":00.000Z") ? iso.slice(0, 16) : iso.slice(0, 19);
+    };
+    const filters: pages.RequestFilters = {
+      function: q.function ?? "",
+      status: query.status ?? "",
+      key_id: q.keyId ?? "",
+      from: local(q.from),
+      to: local(q.to),
+    };
+    return { q, filters };
+  };
+  const functionNames = () => [
+    ...new Set([...deps.functions.map((f) => f.name), "chat-completions", "embeddings", "responses", "models", "account"]),
+  ];
   const revokeOwn = async (accountId: string | undefined, id: string) => {
     // the same path as DELETE /admin/v1/keys/:id: the key store drops it from its cache and broadcasts it
     if (!(await keys.revoke(id, accountId))) throw new GatewayError("not_found", "key not found");
@@ -459,6 +488,82 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         200,
         { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger" },
         pages.ledgerPage(rows, n, pageCount, total),
+      );
+    })
+    .get("/dashboard/requests", async ({ request, server, query }) => {
+      const c = ctxOf(request, server);
+      const h = await holder(c);
+      if (h instanceof Response) return h;
+      const o = { title: "Requests", who: who(h.email), active: "/dashboard/requests" };
+      const ownKeys = (await keys.list(h.accountId, { limit: 500, offset: 0 })) as KeyView[];
+      let parsed: ReturnType<typeof requestFilters>;
+      try {
+        parsed = requestFilters(h.accountId, query);
+      } catch (e) {
+        if (!(e instanceof GatewayError) || e.status !== 400) throw e;
+        const empty = { function: "", status: "", key_id: "", from: "", to: "" };
+        return page(
+          c,
+          400,
+          { ...o, flash: { kind: "error", text: e.message } },
+          pages.requestsPage({
+            entries: [],
+            filters: empty,
+            keys: ownKeys,
+            functions: functionNames(),
+            nextCursor: null,
+            firstPage: true,
+          }),
+        );
+      }
+      const { data, next_cursor } = await readPage((x) => deps.requestLog.page(x), parsed.q);
+      return page(
+        c,
+        200,
+        o,
+        pages.requestsPage({
+          entries: data,
+          filters: parsed.filters,
+          keys: ownKeys,
+          functions: functionNames(),
+          nextCursor: next_cursor,
+          firstPage: !parsed.q.cursor,
+        }),
+      );
+    })
+    .get("/dashboard/requests.csv", async ({ request, server, query }) => {
+      const c = ctxOf(request, server);
+      const h = await holder(c);
+      if (h instanceof Response) return h;
+      const { q } = requestFilters(h.accountId, { ...query, cursor: undefined });
+      const body = csvStream(
+        (cursor) =>
+          readPage((x) => deps.requestLog.page(x), { ...q, limit: MAX_LIMIT, cursor: cursor ? decodeCursor(cursor) : undefined }),
+        CSV_MAX_ROWS,
+      );
+      c.state.status = 200;
+      return new Response(body, {
+        headers: {
+          "content-type": "text/csv; charset=utf-8",
+          "content-disposition": `attachment; filename="requests-${new Date().toISOString().slice(0, 10)}.csv"`,
+          "cache-control": "no-store",
+          ...SECURITY_HEADERS,
+          ...c.state.headers,
+        },
+      });
+    })
+    .get("/dashboard/requests/:id", async ({ request, server, params }) => {
+      const c = ctxOf(request, server);
+      const h = await holder(c);
+      if (h instanceof Response) return h;
+      const entry = await deps.requestLog.get(params.id, h.accountId);
+      if (!entry) throw new GatewayError("not_found", "request not found");
+      const key = entry.key_id.startsWith("dashboard:") ? null : await keys.get(entry.key_id);
+      return page(
+        c,
+        200,
+        { title: "Request", who: who(h.email), active: "/dashboard/requests" },
+        pages.requestDetailPage(entry, key && key.account_id === h.accountId ? key.label : null),
       );
     })
     .get("/dashboard/password", async ({ request, server }) => {

@@ -22,8 +22,6 @@ export function sessionExpired(
   return now - s.lastSeenAt > l.idleMs || now - s.createdAt > l.lifetimeMs;
 }
 export const COOKIE = "textai_session";
-export const MIN_PASSWORD = 10;
-export const MAX_PASSWORD = 200;
 
 export const newSessionToken = (): string => randomBytes(32).toString("base64url");
 export const hashToken = (token: string): string => createHash("sha256").update(token).digest("hex");
@@ -33,35 +31,6 @@ export const hashToken = (token: string): string => createHash("sha256").update(
  */
 export const operatorTokenHash = (token: string, adminToken: string): string =>
   createHmac("sha256", adminToken).update(token).digest("hex");
-
-export function hashPassword(password: string): Promise<string> {
-  return Bun.password.hash(password, { algorithm: "argon2id" });
-}
-
-export function passwordProblem(password: string): string | null {
-  if (password.length < MIN_PASSWORD) return `the password must have at least ${MIN_PASSWORD} characters`;
-  if (password.length > MAX_PASSWORD) return `the password must have at most ${MAX_PASSWORD} characters`;
-  return null;
-}
-
-export function emailProblem(email: string): string | null {
-  return /^[^\s@]{1,64}@[^\s@]{1,190}$/.test(email) ? null : "the email address is not valid";
-}
-
-let dummy: Promise<string> | null = null;
-/** Hashes the stand-in password ahead of the first sign-in, so that one is not slower. */
-export function warmDummyHash(): void {
-  dummy ??= hashPassword(newSessionToken());
-}
-/**
- * Checks a password against a login's hash, or against a hash of a random password when there
- * is no such login, so an unknown email costs the same argon2id work as a wrong password.
- */
-export async function verifyPassword(password: string, hash: string | null): Promise<boolean> {
-  dummy ??= hashPassword(newSessionToken());
-  const ok = await Bun.password.verify(password, hash ?? (await dummy));
-  return hash !== null && ok;
-}
 
 export function readCookie(request: Request, name = COOKIE): string | null {
   const raw = request.headers.get("cookie");

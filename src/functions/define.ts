@@ -1,13 +1,6 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { ChatMessage } from "../providers/types";
-
-/**
- * Rate-limit class of a function; the plan table maps each class to requests per minute.
- * - "heavy": email-analyze and knowledge base search (free 10, pro 120)
- * - "bulk": ticket-reply and pii-redaction (600 on every plan)
- * - "standard": everything else (free 60, pro 300)
- */
-export type RateClass = "standard" | "heavy" | "bulk";
+import type { RateClass } from "../ratelimit/interface";
 
 /** What a function's local (offline) implementation gets besides the request. */
 export interface LocalContext {

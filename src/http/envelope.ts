@@ -13,8 +13,14 @@ export interface SuccessMeta {
   [extra: string]: unknown;
 }
 
+/**
+ * A request id: a UUIDv7 (time-ordered, random in its last 74 bits). Ids that grow with time are
+ * appended at the end of the indexes that hold them (the request log's key, the ledger's request
+ * index) instead of landing on a random page each, which made the request log's writes 3 times
+ * as costly with v4 ids (docs/request-log.md).
+ */
 export function newRequestId(): string {
-  return `req_${crypto.randomUUID()}`;
+  return `req_${Bun.randomUUIDv7()}`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { errorType, GatewayError } from "../errors";
+import { errorType, type GatewayError } from "../errors";
 import { errorBody, successBody } from "./envelope";
 import type { RequestState } from "./state";
 
@@ -47,8 +47,4 @@ export function openAiErrorResponse(state: RequestState, err: GatewayError): Res
   if (err.code === "rate_limited" && !state.headers["Retry-After"] && !headers["Retry-After"]) headers["Retry-After"] = "1";
   const error = { message: err.message, type: errorType(err.code), param: err.param, code: err.code };
   return jsonResponse(state, err.status, JSON.stringify({ error }), headers);
-}
-
-export function notFound(what = "resource"): GatewayError {
-  return new GatewayError("not_found", `${what} not found`);
 }

@@ -1,4 +1,6 @@
 import type { AuthInfo } from "../auth/interface";
+import type { RequestTrace } from "../tracing/interface";
+import { newRequestId } from "./envelope";
 
 /** Per-request facts shared by the hooks, the pipeline, the error handler and the access log. */
 export interface RequestState {
@@ -9,16 +11,26 @@ export interface RequestState {
   auth?: AuthInfo;
   fn?: string;
   provider?: string;
+  /** the model that answered (or was asked for): the trace and the request log */
+  model?: string;
   credits?: number;
   /** the account's balance, for meta.credits_remaining of answers that charge nothing (account endpoints) */
   creditsRemaining?: number;
   cached?: boolean;
+  /** tokens of the call where known (the /v1 pass-through), for the request log */
+  tokens?: { input: number; output: number };
+  /** the answer was an Idempotency-Key replay */
+  replayed?: boolean;
+  /** a streamed answer: settles when the stream has ended (the request log waits for its outcome) */
+  streamEnded?: Promise<void>;
   status?: number;
   errorCode?: string;
   /** Server-Timing stages and their durations in ms, rendered once into the header */
   timings?: { name: string; ms: number }[];
   /** the answer as sent, kept for Idempotency-Key replays */
   responseBody?: string;
+  /** this request's trace, when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT) */
+  trace?: RequestTrace;
 }
 
 const states = new WeakMap<Request, RequestState>();
@@ -36,7 +48,7 @@ export function beginRequest(request: Request, requestId: string): RequestState 
 
 /** The state `beginRequest` attached to this request (a fresh one if a hook ran before it). */
 export function stateOf(request: Request): RequestState {
-  return states.get(request) ?? beginRequest(request, `req_${crypto.randomUUID()}`);
+  return states.get(request) ?? beginRequest(request, newRequestId());
 }
 
 /** Records how long each stage took, for the Server-Timing header. */
@@ -44,6 +56,7 @@ export function mark(state: RequestState, name: string, since: number): number {
   const now = performance.now();
   state.timings ??= [];
   state.timings.push({ name, ms: now - since });
+  state.trace?.stage(name, since, now);
   return now;
 }
 
@@ -52,4 +65,25 @@ export function serverTiming(state: RequestState): string {
   let out = "";
   for (const t of state.timings ?? []) out += `${out ? ", " : ""}${t.name};dur=${Math.round(t.ms * 1000) / 1000}`;
   return out;
+}
+
+/**
+ * Ends the request's trace, when tracing is on, with what the state knows (metadata only). The
+ * access-log hook calls it for every request, a stream once more when it ends.
+ */
+export function endTrace(state: RequestState, request: Request, route?: string): void {
+  if (!state.trace) return;
+  state.trace.end({
+    requestId: state.requestId,
+    method: request.method,
+    route,
+    path: new URL(request.url).pathname,
+    status: state.status ?? 200,
+    errorCode: state.errorCode,
+    fn: state.fn,
+    provider: state.provider,
+    model: state.model,
+    credits: state.credits,
+    cached: state.cached,
+  });
 }

@@ -1,7 +1,6 @@
 /** Chatbots, scoped to one account; their knowledge bases must belong to the same account. */
 import { and, count, desc, eq } from "drizzle-orm";
-import { GatewayError, invalidRequest } from "../errors";
-import { notFound } from "../http/respond";
+import { GatewayError, invalidRequest, notFound } from "../errors";
 import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { type ChatbotRow, chatbots, knowledgeBases } from "../storage/schema-kb";

@@ -91,7 +91,10 @@ const stems = (text: string) => contentWords(foldPhrases(text)).map(stem);
  * internationally or abroad answers. Names of one word only, lower-cased ("germany", "canada";
  * not "united kingdom").
  */
-const COUNTRIES: ReadonlySet<string> = (() => {
+let countries: ReadonlySet<string> | null = null;
+/** built on first use: 676 region-name lookups, and no word list loaded at import */
+const COUNTRIES = (): ReadonlySet<string> => (countries ??= countryNames());
+function countryNames(): ReadonlySet<string> {
   const names = new Intl.DisplayNames(["en"], { type: "region" });
   const out = new Set<string>();
   for (let a = 65; a <= 90; a++) {
@@ -107,10 +110,11 @@ const COUNTRIES: ReadonlySet<string> = (() => {
     }
   }
   return out;
-})();
+}
 
-/** The key "international", "abroad", "overseas" and "worldwide" share (their synonym group's head). */
-const ABROAD = canonical(stem("international"));
+let abroad: string | null = null;
+/** The key "international", "abroad", "overseas" and "worldwide" share (their synonym group's head); stemming reads the word list, so not at import. */
+const ABROAD = (): string => (abroad ??= canonical(stem("international")));
 
 /**
  * How well one query word is found in a FAQ's question, and the question's key it matched: 1 as
@@ -135,7 +139,7 @@ const TYPO_MATCH = 0.8;
  * internationally?"). It counts for the FAQ's side of the overlap only.
  */
 function inAnswer(w: QueryWord, it: Prepared): boolean {
-  return it.answerKeys.has(w.key) || (COUNTRIES.has(w.surface) && (it.keys.has(ABROAD) || it.answerKeys.has(ABROAD)));
+  return it.answerKeys.has(w.key) || (COUNTRIES().has(w.surface) && (it.keys.has(ABROAD()) || it.answerKeys.has(ABROAD())));
 }
 
 export class FaqMatcher {

@@ -1,7 +1,6 @@
 /** FAQ collections in SQLite, scoped to one account (another account's id is a 404). Collections are immutable once created. */
 import { and, asc, count, desc, eq, sql } from "drizzle-orm";
-import { invalidRequest } from "../errors";
-import { notFound } from "../http/respond";
+import { invalidRequest, notFound } from "../errors";
 import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { publicIdSql } from "../storage/schema";

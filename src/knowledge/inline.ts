@@ -5,8 +5,8 @@
  */
 import { Database } from "bun:sqlite";
 import { migrate } from "../storage/db";
+import { fillChunkTokens } from "../storage/fts5";
 import { chunkText } from "./chunking";
-import { fillChunkTokens } from "./fts-tokens";
 import type { DocumentInput, FilterMetadata, Snippet } from "./schemas";
 import { chunkTerms, searchChunks } from "./search";
 

@@ -5,8 +5,7 @@
  */
 import type { TransactionSQL } from "bun";
 import type { KnowledgeQuota } from "../config";
-import { GatewayError, invalidRequest } from "../errors";
-import { notFound } from "../http/respond";
+import { GatewayError, invalidRequest, notFound } from "../errors";
 import { newId } from "../ids";
 import { type PgStorage, pgCall } from "../storage/postgres";
 import { tokenizeRowsInSlices, tsvectorLiteral } from "./fts-tokens";

@@ -3,7 +3,20 @@
  * A body over a limit is a 400 invalid_request whose `param` names the field.
  */
 import { type Static, Type } from "@sinclair/typebox";
-import { DEFAULT_MIN_SCORE } from "./search";
+
+/**
+ * The default relevance floor: none. Search is recall-first (CONTRACT section 5): every chunk that
+ * shares a meaningful word with the query (or, in hybrid search, is close to it in meaning) may be
+ * returned, best first, and `min_score` raises the floor. Until 2026-11-26 lexical search left out
+ * hits under 0.3 by default, which hid answers whenever a query held a word the documents never
+ * use (an order number, a brand, a typo); deciding that nothing answers is faq-match's and the
+ * support chatbot's job (chatbot-answer.ts), on calibrated confidence. docs/knowledge.md has the
+ * figures with and without the old floor.
+ */
+export const DEFAULT_MIN_SCORE = 0;
+
+/** The floor lexical search applied by default until 2026-11-26: the eval still reports figures at it. */
+export const FORMER_MIN_SCORE = 0.3;
 
 export const LIMITS = {
   knowledgeBasesPerAccount: 100,

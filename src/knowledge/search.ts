@@ -16,8 +16,9 @@
  * alike.
  */
 import type { Database, SQLQueryBindings } from "bun:sqlite";
+import { varints } from "../storage/fts5";
 import { averageLength, bm25Idf, bm25LengthFactor, bm25Term, positionWeight, type QueryTerms, queryTerms } from "./bm25";
-import { contentPosition, titlePosition, varints } from "./fts-tokens";
+import { contentPosition, titlePosition } from "./fts-tokens";
 import type { SearchOptions, VectorHits } from "./interface";
 import {
   type CandidateRow,
@@ -29,7 +30,7 @@ import {
 } from "./ranking";
 import type { FilterMetadata, Snippet } from "./schemas";
 
-export { chunkTerms, DEFAULT_MIN_SCORE } from "./ranking";
+export { chunkTerms } from "./ranking";
 
 const quote = (s: string) => `"${s.replace(/"/g, "")}"`;
 

@@ -4,13 +4,12 @@
  */
 import { and, count, desc, eq, sql } from "drizzle-orm";
 import type { KnowledgeQuota } from "../config";
-import { invalidRequest } from "../errors";
-import { notFound } from "../http/respond";
+import { invalidRequest, notFound } from "../errors";
 import { newId } from "../ids";
 import type { Storage } from "../storage/db";
+import { fillChunkTokens } from "../storage/fts5";
 import { type KbDocumentRow, type KnowledgeBaseRow, kbDocuments, knowledgeBases } from "../storage/schema-kb";
 import { toBlob } from "./embeddings";
-import { fillChunkTokens } from "./fts-tokens";
 import {
   type DocumentView,
   type KbStatus,

@@ -1,7 +1,8 @@
 import { GatewayError } from "../errors";
 import { CpuBudgetExceeded, checkCpuBudget, withCpuBudget } from "../local/budget";
+import type { TraceUsage } from "../tracing/interface";
 import { judge, judgeText, resultSchema, type Verdict } from "./answer";
-import { type ChatMessage, type Provider, ProviderError, type RoutedFunction } from "./types";
+import { type ChatMessage, type CompletionResult, type Provider, ProviderError, type RoutedFunction } from "./types";
 
 export interface AttemptInput {
   def: RoutedFunction;
@@ -13,11 +14,15 @@ export interface AttemptInput {
   signal: AbortSignal;
   /** CPU milliseconds the local engine may spend on this call (config limits.offline_cpu_ms) */
   cpuBudgetMs?: number;
+  /** sent with the provider call (the trace's traceparent) */
+  headers?: Record<string, string>;
 }
 
 export interface AttemptResult {
   result: unknown;
   model: string;
+  /** tokens the provider reported, both round-trips of a repair included */
+  usage?: TraceUsage;
 }
 
 export const LOCAL_MODEL = "local";
@@ -126,6 +131,9 @@ function warmUp(def: RoutedFunction, input: AttemptInput): void {
   runLocal({ ...input, cpuBudgetMs: undefined }, def.example.request).catch(() => {});
 }
 
+const usageOf = (r: CompletionResult): TraceUsage | undefined =>
+  r.usage && { input: r.usage.prompt_tokens, output: r.usage.completion_tokens };
+
 function userText(messages: ChatMessage[]): string {
   return messages
     .filter((m) => m.role === "user")
@@ -138,24 +146,24 @@ function userText(messages: ChatMessage[]): string {
  * style and negative prompt), the size is request.size; def.postprocess maps the provider's
  * ImageResult ({model, images}) to the function's result schema before validation.
  */
-async function attemptImage({ def, request, provider, model, signal }: AttemptInput): Promise<AttemptResult> {
+async function attemptImage({ def, request, provider, model, signal, headers }: AttemptInput): Promise<AttemptResult> {
   if (!provider.image) throw new ProviderError("unsupported", "provider cannot generate images");
   const fields = (request ?? {}) as Record<string, unknown>;
   const size = typeof fields.size === "string" && /^\d+x\d+$/.test(fields.size) ? fields.size : "1024x1024";
   const n = typeof fields.n === "number" ? fields.n : undefined;
-  const image = await provider.image({ prompt: userText(def.prompt(request)), size, model, n, signal });
+  const image = await provider.image({ prompt: userText(def.prompt(request)), size, model, n, signal, headers });
   const verdict = judge(def, request, resultSchema(def, request), image);
   if (!verdict.ok) throw new ProviderError("invalid_output", "image result does not match the function's result schema");
   return { result: verdict.value, model: image.model };
 }
 
-async function attemptText({ def, request, provider, model, signal }: AttemptInput): Promise<AttemptResult> {
+async function attemptText({ def, request, provider, model, signal, headers }: AttemptInput): Promise<AttemptResult> {
   const schema = resultSchema(def, request);
   const messages = def.prompt(request);
-  const base = { fn: def.name, model, signal, schema: { name: def.name, schema: schema as Record<string, unknown> } };
+  const base = { fn: def.name, model, signal, headers, schema: { name: def.name, schema: schema as Record<string, unknown> } };
   const first = await provider.complete({ ...base, messages });
   const verdict = judgeText(def, request, schema, first.text);
-  if (verdict.ok) return { result: verdict.value, model: first.model };
+  if (verdict.ok) return { result: verdict.value, model: first.model, usage: usageOf(first) };
 
   // One repair round-trip on the same provider: models usually fix what they are told is wrong.
   const repair: ChatMessage[] = [
@@ -168,6 +176,11 @@ async function attemptText({ def, request, provider, model, signal }: AttemptInp
   ];
   const second = await provider.complete({ ...base, messages: repair });
   const again = judgeText(def, request, schema, second.text);
-  if (again.ok) return { result: again.value, model: second.model };
+  if (again.ok) {
+    const a = usageOf(first);
+    const b = usageOf(second);
+    const usage = a && b ? { input: a.input + b.input, output: a.output + b.output } : (b ?? a);
+    return { result: again.value, model: second.model, usage };
+  }
   throw new ProviderError("invalid_output", "answer failed validation after one repair attempt");
 }

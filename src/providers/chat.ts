@@ -1,4 +1,5 @@
 import { GatewayError, invalidRequest, type ProviderAttempt } from "../errors";
+import type { AttemptTrace, RequestTrace } from "../tracing/interface";
 import { askedOutputTokens, type Breakers } from "./breaker";
 import { chatFromResponses, responseEventsFromChat, responseFromChat, untranslatable } from "./responses-via-chat";
 import { type Target, targetModel } from "./route-plan";
@@ -29,6 +30,8 @@ export interface ProxyCall {
   deadlineMs: number;
   /** names answers the gateway writes itself (providers without an OpenAI-style API) */
   requestId: string;
+  /** the request's trace: one span per provider attempt */
+  trace?: RequestTrace;
 }
 
 export interface ProxyOutcome {
@@ -197,10 +200,10 @@ async function fallback<T>(
   targets: Target[],
   call: ProxyCall,
   env: ProxyEnv,
-  tryOne: (t: Target, model: string, signal: AbortSignal) => Promise<T>,
-  /** a stream keeps using the signal after the first event; a plain answer is done with it */
+  tryOne: (t: Target, model: string, signal: AbortSignal, headers?: Record<string, string>) => Promise<T>,
+  /** a stream keeps using the signal after the first event; a plain answer is done with it (and its span, ended here) */
   keepSignal = false,
-): Promise<{ value: T; step: Step; attempts: ProviderAttempt[] }> {
+): Promise<{ value: T; step: Step; attempts: ProviderAttempt[]; span?: AttemptTrace }> {
   const attempts: ProviderAttempt[] = [];
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), Math.max(0, call.deadlineMs - Date.now()));
@@ -220,23 +223,32 @@ async function fallback<T>(
       }
       const started = performance.now();
       const startedAt = breaker.time();
+      const span = call.trace?.attempt({
+        provider: target.name,
+        type: target.provider.type,
+        model,
+        operation: call.api === "embeddings" ? "embeddings" : "chat",
+      });
       try {
-        const value = await tryOne(target, model, signal);
+        const value = await tryOne(target, model, signal, span?.headers);
         breaker.success();
         env.onOutcome?.(target.name, fn, "ok", Math.round(performance.now() - started));
         served = true;
-        return { value, step, attempts };
+        if (!keepSignal) span?.end({ answer: value });
+        return { value, step, attempts, span };
       } catch (err) {
         const ms = Math.round(performance.now() - started);
         if (signal.aborted) {
           breaker.release();
           const timedOut = deadline.signal.aborted && !call.signal.aborted;
+          span?.end({ error: timedOut ? "timeout" : "aborted" });
           attempts.push({ provider: target.name, model, error: timedOut ? "timeout" : "aborted", ms });
           if (timedOut)
             throw new GatewayError("provider_timeout", `${fn}: no provider answered before the deadline`, { attempts });
           throw new GatewayError("client_closed", `${fn}: the client closed the request`, { attempts });
         }
         const e = err instanceof ProviderError ? err : new ProviderError("connection", "provider failed unexpectedly");
+        span?.end({ error: e.code });
         attempts.push({ provider: target.name, model, error: e.code, status: e.status, ms });
         ran++;
         env.breakers.failed(breaker, e, { startedAt, outputTokens: askedOutputTokens(call.body) });
@@ -288,11 +300,17 @@ function plainMessages(body: Record<string, unknown>): ChatMessage[] {
   }));
 }
 
-function plainComplete(p: Provider, call: ProxyCall, model: string, signal: AbortSignal): Promise<CompletionResult> {
+function plainComplete(
+  p: Provider,
+  call: ProxyCall,
+  model: string,
+  signal: AbortSignal,
+  headers?: Record<string, string>,
+): Promise<CompletionResult> {
   const b = call.body;
   const maxTokens = (b.max_completion_tokens ?? b.max_tokens) as number | undefined;
   const temperature = b.temperature as number | undefined;
-  return p.complete({ fn: API_FN[call.api], messages: plainMessages(b), model, temperature, maxTokens, signal });
+  return p.complete({ fn: API_FN[call.api], messages: plainMessages(b), model, temperature, maxTokens, signal, headers });
 }
 
 function usageOf(r: CompletionResult) {
@@ -304,13 +322,14 @@ const now = () => Math.floor(Date.now() / 1000);
 
 export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv): Promise<ProxyOutcome> {
   const fn = API_FN[call.api];
-  const { value, step, attempts } = await fallback(fn, targets, call, env, async (t, model, signal) => {
+  const { value, step, attempts } = await fallback(fn, targets, call, env, async (t, model, signal, headers) => {
     if (viaChat(t.provider, call.api) && t.provider.proxy) {
-      const chat = await t.provider.proxy({ api: "chat/completions", body: chatFromResponses({ ...call.body, model }), signal });
+      const body = chatFromResponses({ ...call.body, model });
+      const chat = await t.provider.proxy({ api: "chat/completions", body, signal, headers });
       return responseFromChat(call.body, isObject(chat) ? chat : {}, call.requestId.slice(4));
     }
-    if (t.provider.proxy) return t.provider.proxy({ api: call.api, body: { ...call.body, model }, signal });
-    const r = await plainComplete(t.provider, call, model, signal);
+    if (t.provider.proxy) return t.provider.proxy({ api: call.api, body: { ...call.body, model }, signal, headers });
+    const r = await plainComplete(t.provider, call, model, signal, headers);
     return {
       id: `chatcmpl-${call.requestId.slice(4)}`,
       object: "chat.completion",
@@ -334,23 +353,23 @@ export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv
 /** Falls back only until the first event arrives: after that the client has seen output. */
 export async function runProxyStream(call: ProxyCall, targets: Target[], env: ProxyEnv): Promise<ProxyStreamOutcome> {
   const fn = API_FN[call.api];
-  const { value, step, attempts } = await fallback(
+  const { value, step, attempts, span } = await fallback(
     fn,
     targets,
     call,
     env,
-    async (t, model, signal) => {
+    async (t, model, signal, headers) => {
       const p = t.provider;
       const events =
         viaChat(p, call.api) && p.proxyStream
           ? responseEventsFromChat(
               call.body,
-              p.proxyStream({ api: "chat/completions", body: chatFromResponses({ ...call.body, model }), signal }),
+              p.proxyStream({ api: "chat/completions", body: chatFromResponses({ ...call.body, model }), signal, headers }),
               call.requestId.slice(4),
             )
           : p.proxyStream
-            ? p.proxyStream({ api: call.api, body: { ...call.body, model }, signal })
-            : plainStream(p, call, model, signal);
+            ? p.proxyStream({ api: call.api, body: { ...call.body, model }, signal, headers })
+            : plainStream(p, call, model, signal, headers);
       const it = events[Symbol.asyncIterator]();
       const first = await it.next();
       return { first, it };
@@ -358,12 +377,18 @@ export async function runProxyStream(call: ProxyCall, targets: Target[], env: Pr
     true,
   );
   const { first, it } = value;
-  return { events: resume(first, it), provider: step.target.name, model: step.model, attempts };
+  return { events: resume(first, it, span), provider: step.target.name, model: step.model, attempts };
 }
 
 /** The chunks of a chat completion written by the gateway for a provider without an OpenAI-style API. */
-async function* plainStream(p: Provider, call: ProxyCall, model: string, signal: AbortSignal): AsyncIterable<unknown> {
-  const r = await plainComplete(p, call, model, signal);
+async function* plainStream(
+  p: Provider,
+  call: ProxyCall,
+  model: string,
+  signal: AbortSignal,
+  headers?: Record<string, string>,
+): AsyncIterable<unknown> {
+  const r = await plainComplete(p, call, model, signal, headers);
   const head = { id: `chatcmpl-${call.requestId.slice(4)}`, object: "chat.completion.chunk", created: now(), model: r.model };
   const chunk = (delta: Record<string, unknown>, finish: string | null) => ({
     ...head,
@@ -376,16 +401,27 @@ async function* plainStream(p: Provider, call: ProxyCall, model: string, signal:
   if (isObject(options) && options.include_usage === true) yield { ...head, choices: [], usage: usageOf(r) };
 }
 
-async function* resume<E>(first: IteratorResult<E>, it: AsyncIterator<E>): AsyncIterable<E> {
+/** The stream after its first event; the attempt's span (when traced) ends with it. */
+async function* resume<E>(first: IteratorResult<E>, it: AsyncIterator<E>, span?: AttemptTrace): AsyncIterable<E> {
   let done = first.done === true;
   try {
-    if (!done) yield first.value;
+    if (!done) {
+      span?.event(first.value);
+      yield first.value;
+    }
     while (!done) {
       const n = await it.next();
       done = n.done === true;
-      if (!done) yield n.value;
+      if (!done) {
+        span?.event(n.value);
+        yield n.value;
+      }
     }
+  } catch (err) {
+    span?.end({ error: err instanceof ProviderError ? err.code : "connection" });
+    throw err;
   } finally {
+    span?.end(done ? {} : { error: "aborted" });
     // The consumer stopped early (client went away): closing the upstream iterator aborts its request.
     if (!done) await it.return?.();
   }

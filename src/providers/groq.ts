@@ -19,7 +19,7 @@ export function createGroqProvider(config: ProviderConfig, opts: AdapterOptions 
   });
   const binding: SdkBinding = {
     complete: (body, o) => sdk.chat.completions.create({ ...body, stream: false }, o),
-    post: (path, body, o) => sdk.post(`/openai/v1${path}`, { body, stream: o.stream, signal: o.signal }),
+    post: (path, body, o) => sdk.post(`/openai/v1${path}`, { body, stream: o.stream, signal: o.signal, headers: o.headers }),
     embed: async (texts, model, o) => {
       const res = await sdk.embeddings.create({ model, input: texts, encoding_format: "float" }, o);
       return [...res.data].sort((a, b) => a.index - b.index).map((d) => d.embedding as number[]);

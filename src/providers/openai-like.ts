@@ -38,6 +38,8 @@ export interface ChatCompletionLike {
 
 export interface RequestOpts {
   signal?: AbortSignal;
+  /** extra headers of this call (traceparent) */
+  headers?: Record<string, string>;
 }
 
 export interface SdkBinding {
@@ -214,7 +216,7 @@ export class OpenAILikeProvider implements Provider {
 
   async proxy(req: ProxyRequest): Promise<unknown> {
     try {
-      return await this.sdk.post(`/${req.api}`, req.body, { signal: req.signal, stream: false });
+      return await this.sdk.post(`/${req.api}`, req.body, { signal: req.signal, headers: req.headers, stream: false });
     } catch (err) {
       throw this.proxyError(err, req.signal);
     }
@@ -223,7 +225,11 @@ export class OpenAILikeProvider implements Provider {
   async *proxyStream(req: ProxyRequest): AsyncIterable<unknown> {
     let events: AsyncIterable<unknown>;
     try {
-      events = (await this.sdk.post(`/${req.api}`, req.body, { signal: req.signal, stream: true })) as AsyncIterable<unknown>;
+      events = (await this.sdk.post(`/${req.api}`, req.body, {
+        signal: req.signal,
+        headers: req.headers,
+        stream: true,
+      })) as AsyncIterable<unknown>;
     } catch (err) {
       throw this.proxyError(err, req.signal);
     }
@@ -309,7 +315,7 @@ export class OpenAILikeProvider implements Provider {
     structured: StructuredSchema | undefined,
     jsonSchema: boolean,
   ): Promise<ChatCompletionLike> {
-    return this.sdk.complete(this.body(req, structured, jsonSchema), { signal: req.signal });
+    return this.sdk.complete(this.body(req, structured, jsonSchema), { signal: req.signal, headers: req.headers });
   }
 
   private async generateImage(req: ImageRequest): Promise<ImageResult> {
@@ -319,7 +325,7 @@ export class OpenAILikeProvider implements Provider {
     try {
       // OpenAI answers 400 to any size outside a model's short list: send the nearest it accepts.
       const size = imageSizeFor(this.config.type, model, req.size);
-      const images = await bind({ prompt: req.prompt, size, model, n: req.n ?? 1 }, { signal: req.signal });
+      const images = await bind({ prompt: req.prompt, size, model, n: req.n ?? 1 }, { signal: req.signal, headers: req.headers });
       if (images.length === 0) throw new ProviderError("invalid_output", "upstream returned no image");
       return { model, images, size };
     } catch (err) {

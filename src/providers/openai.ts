@@ -31,7 +31,7 @@ export function createOpenAIProvider(config: ProviderConfig, opts: AdapterOption
   const sdk = client(config, opts);
   const binding: SdkBinding = {
     complete: (body, o) => sdk.chat.completions.create({ ...body, stream: false }, o),
-    post: (path, body, o) => sdk.post(path, { body, stream: o.stream, signal: o.signal }),
+    post: (path, body, o) => sdk.post(path, { body, stream: o.stream, signal: o.signal, headers: o.headers }),
     image: async (req, o) => {
       // gpt-image models always answer base64 and reject response_format; dall-e defaults to URLs.
       const extra = req.model.startsWith("dall-e") ? { response_format: "b64_json" as const } : {};

@@ -1,5 +1,6 @@
 import type { Config } from "../config";
 import { clientClosed, GatewayError, modelNotFound, type ProviderAttempt } from "../errors";
+import type { AttemptTrace, RequestTrace } from "../tracing/interface";
 import { type AttemptResult, attemptFunction, OfflineBudgetExceeded } from "./attempt";
 import { type BreakerState, Breakers, type CircuitBreaker } from "./breaker";
 import {
@@ -28,6 +29,8 @@ export interface RouteCall {
   signal: AbortSignal;
   /** epoch ms */
   deadlineMs: number;
+  /** the request's trace: one span per provider attempt */
+  trace?: RequestTrace;
 }
 
 export interface RouteOutcome {
@@ -53,6 +56,7 @@ interface Running {
   ctrl: AbortController;
   started: number;
   promise: Promise<Settled>;
+  span?: AttemptTrace;
 }
 
 export interface ProviderStatus {
@@ -174,6 +178,12 @@ export class ProviderRouter {
         }
         const ctrl = new AbortController();
         const signal = AbortSignal.any([overall, ctrl.signal]);
+        const span = call.trace?.attempt({
+          provider: target.name,
+          type: target.provider.type,
+          model: targetModel(target, def.name),
+          operation: def.kind === "image" ? "generate_content" : "chat",
+        });
         const input = {
           def,
           request: call.request,
@@ -182,12 +192,13 @@ export class ProviderRouter {
           model: target.model,
           signal,
           cpuBudgetMs: this.config.limits.offlineCpuMs,
+          headers: span?.headers,
         };
         const promise = attemptFunction(input).then(
           (value): Settled => ({ i, ok: true, value }),
           (error: unknown): Settled => ({ i, ok: false, error }),
         );
-        running.set(i, { target, breaker, startedAt: breaker.time(), ctrl, started: performance.now(), promise });
+        running.set(i, { target, breaker, startedAt: breaker.time(), ctrl, started: performance.now(), promise, span });
         return;
       }
     };
@@ -195,6 +206,7 @@ export class ProviderRouter {
       for (const r of running.values()) {
         r.ctrl.abort();
         r.breaker.release();
+        r.span?.end({ error: "aborted" });
       }
       running.clear();
     };
@@ -219,12 +231,9 @@ export class ProviderRouter {
         const timedOut = deadline.aborted && !call.signal.aborted;
         for (const r of running.values()) {
           const ms = Math.round(performance.now() - r.started);
-          attempts.push({
-            provider: r.target.name,
-            model: targetModel(r.target, def.name),
-            error: timedOut ? "timeout" : "aborted",
-            ms,
-          });
+          const error = timedOut ? "timeout" : "aborted";
+          attempts.push({ provider: r.target.name, model: targetModel(r.target, def.name), error, ms });
+          r.span?.end({ error });
         }
         stopAll();
         if (timedOut)
@@ -236,24 +245,28 @@ export class ProviderRouter {
       const ms = Math.round(performance.now() - r.started);
       const breaker = r.breaker;
       if (got.ok && got.value) {
+        r.span?.end({ model: got.value.model, usage: got.value.usage });
         breaker.success();
         this.onOutcome?.(r.target.name, def.name, "ok", ms);
         stopAll();
         return { result: got.value.result, provider: r.target.name, model: got.value.model, attempts };
       }
-      if (got.ok)
+      if (got.ok) {
         breaker.release(); // the local engine declined this request: no failure, just next
-      else {
+        r.span?.end({ error: "declined" });
+      } else {
         if (got.error instanceof OfflineBudgetExceeded && next < targets.length) {
           // the offline engine's CPU budget ran out: a model further along the route can still answer
           breaker.release();
           attempts.push({ provider: r.target.name, model: targetModel(r.target, def.name), error: "cpu_budget", ms });
+          r.span?.end({ error: "cpu_budget" });
           if (running.size === 0) startNext();
           continue;
         }
         if (got.error instanceof GatewayError) {
           // A local implementation's answer for the client (not_found, invalid_request): not a provider failure.
           breaker.release();
+          r.span?.end({ error: got.error.code });
           stopAll();
           throw got.error;
         }
@@ -266,6 +279,7 @@ export class ProviderRouter {
           status: err.status,
           ms,
         });
+        r.span?.end({ error: err.code });
         // a function's request asks for no output length of its own: its prompt and schema are the gateway's
         this.breakers.failed(breaker, err, { startedAt: r.startedAt });
         if (err.status === 429 && err.retryAfterMs) breaker.pauseFor(err.retryAfterMs);

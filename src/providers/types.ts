@@ -20,6 +20,8 @@ export interface CompletionRequest {
   temperature?: number;
   maxTokens?: number;
   signal?: AbortSignal;
+  /** extra HTTP headers for this call (the trace's traceparent) */
+  headers?: Record<string, string>;
 }
 
 export interface CompletionResult {
@@ -36,6 +38,8 @@ export interface ImageRequest {
   model?: string;
   n?: number;
   signal?: AbortSignal;
+  /** extra HTTP headers for this call (the trace's traceparent) */
+  headers?: Record<string, string>;
 }
 
 export interface ImageResult {
@@ -93,6 +97,8 @@ export interface ProxyRequest {
   /** the client's body with `model` set to this provider's model; every other field as sent */
   body: Record<string, unknown>;
   signal: AbortSignal;
+  /** extra HTTP headers for this call (the trace's traceparent) */
+  headers?: Record<string, string>;
 }
 
 export interface Provider {

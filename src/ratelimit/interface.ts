@@ -1,5 +1,12 @@
-import type { RateClass } from "../functions/define";
 import type { MaybePromise } from "../maybe";
+
+/**
+ * Rate-limit class of a function; the plan table maps each class to requests per minute.
+ * - "heavy": email-analyze and knowledge base search (free 10, pro 120)
+ * - "bulk": ticket-reply and pii-redaction (600 on every plan)
+ * - "standard": everything else (free 60, pro 300)
+ */
+export type RateClass = "standard" | "heavy" | "bulk";
 
 export interface RateDecision {
   allowed: boolean;

@@ -1,5 +1,4 @@
-import type { RateClass } from "../functions/define";
-import type { RateDecision, RateLimiter } from "./interface";
+import type { RateClass, RateDecision, RateLimiter } from "./interface";
 import { TokenBucket } from "./token-bucket";
 
 /** Requests per minute by plan and rate class (CONTRACT section 7). */

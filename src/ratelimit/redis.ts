@@ -1,6 +1,5 @@
-import type { RateClass } from "../functions/define";
 import type { RedisLink } from "../redis/link";
-import type { RateDecision, RateLimiter } from "./interface";
+import type { RateClass, RateDecision, RateLimiter } from "./interface";
 import { planLimit } from "./limiter";
 import { OutageShares } from "./outage";
 

@@ -114,7 +114,7 @@ export const creditHolds = pgTable(
     accountId: text("account_id").notNull(),
     amount: bigint("amount", { mode: "number" }).notNull(),
     expiresAt: ms("expires_at").notNull(),
-    /** the key of a hold taken under its monthly_credit_limit (credit_hold_key(), migration 0010) */
+    /** the key of a hold taken under its monthly_credit_limit (credit_hold_key(), migration 0011) */
     keyId: text("key_id"),
   },
   (t) => [index("credit_holds_account_idx").on(t.accountId, t.expiresAt), index("credit_holds_key_idx").on(t.keyId, t.expiresAt)],
@@ -304,4 +304,35 @@ export const chatbots = pgTable(
     createdAt: ms("created_at").notNull().default(now),
   },
   (t) => [index("chatbots_account_idx").on(t.accountId, t.createdAt)],
+);
+
+/** The request log (SQLite's request_log, the same columns), shared by every node. */
+export const requestLog = pgTable(
+  "request_log",
+  {
+    requestId: text("request_id").primaryKey(),
+    time: ms("time").notNull(),
+    accountId: text("account_id").notNull(),
+    keyId: text("key_id").notNull(),
+    method: text("method").notNull(),
+    path: text("path").notNull(),
+    function: text("function"),
+    status: integer("status").notNull(),
+    errorCode: text("error_code"),
+    provider: text("provider"),
+    model: text("model"),
+    latencyMs: integer("latency_ms").notNull(),
+    credits: bigint("credits", { mode: "number" }).notNull().default(0),
+    cache: text("cache"),
+    promptTokens: bigint("prompt_tokens", { mode: "number" }),
+    completionTokens: bigint("completion_tokens", { mode: "number" }),
+    idempotentReplay: boolean("idempotent_replay").notNull().default(false),
+    guardrails: jsonb("guardrails"),
+  },
+  (t) => [
+    index("request_log_time_idx").on(t.time),
+    index("request_log_account_time_idx").on(t.accountId, t.time),
+    index("request_log_account_fn_time_idx").on(t.accountId, t.function, t.time),
+    index("request_log_key_time_idx").on(t.keyId, t.time),
+  ],
 );

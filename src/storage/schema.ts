@@ -197,3 +197,41 @@ export const idempotentCharges = sqliteTable(
   },
   (t) => [index("idempotent_charges_created_idx").on(t.createdAt)],
 );
+
+/**
+ * The request log (CONTRACT section 13): one row per authenticated API request, metadata only,
+ * never a body. Written in batches off the request path (requestlog/recorder.ts), kept for
+ * `[log] retention_days`. The indexes serve the filters of the routes, newest first.
+ */
+export const requestLog = sqliteTable(
+  "request_log",
+  {
+    requestId: text("request_id").primaryKey(),
+    /** when the request arrived, ms since the epoch */
+    time: integer("time").notNull(),
+    accountId: text("account_id").notNull(),
+    keyId: text("key_id").notNull(),
+    method: text("method").notNull(),
+    path: text("path").notNull(),
+    function: text("function"),
+    status: integer("status").notNull(),
+    errorCode: text("error_code"),
+    provider: text("provider"),
+    model: text("model"),
+    latencyMs: integer("latency_ms").notNull(),
+    credits: integer("credits").notNull().default(0),
+    /** HIT, MISS, or null when the cache was not consulted */
+    cache: text("cache"),
+    promptTokens: integer("prompt_tokens"),
+    completionTokens: integer("completion_tokens"),
+    idempotentReplay: integer("idempotent_replay", { mode: "boolean" }).notNull().default(false),
+    /** counts per kind (JSON), null when no guardrail ran */
+    guardrails: text("guardrails"),
+  },
+  (t) => [
+    index("request_log_time_idx").on(t.time),
+    index("request_log_account_time_idx").on(t.accountId, t.time),
+    index("request_log_account_fn_time_idx").on(t.accountId, t.function, t.time),
+    index("request_log_key_time_idx").on(t.keyId, t.time),
+  ],
+);

@@ -28,6 +28,11 @@ import type { RateLimiter } from "../../src/ratelimit/interface";
 import { MemoryRateLimiter } from "../../src/ratelimit/limiter";
 import { RedisRateLimiter } from "../../src/ratelimit/redis";
 import { RedisLink } from "../../src/redis/link";
+import type { RequestLogStore, RequestRecord } from "../../src/requestlog/interface";
+import { PostgresRequestLogStore } from "../../src/requestlog/postgres";
+import { decodeCursor, readPage } from "../../src/requestlog/query";
+import { RequestLog } from "../../src/requestlog/recorder";
+import { SqliteRequestLogStore } from "../../src/requestlog/sqlite";
 import { openStorage, type Storage } from "../../src/storage/db";
 import { openPostgres, type PgStorage } from "../../src/storage/postgres";
 import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
@@ -635,6 +640,140 @@ for (const [name, enabled, make] of idempotency) {
       expect((await s.begin("acc", `${k}-f`, "h", "req-1")).state).toBe("new");
       await Bun.sleep(500);
       expect((await s.begin("acc", k, "h2", "req-1")).state).toBe("new");
+    });
+  });
+}
+
+const logRecord = (accountId: string, i: number, o: Partial<RequestRecord> = {}): RequestRecord => ({
+  requestId: `req_${accountId}_${String(i).padStart(3, "0")}`,
+  time: 1_790_000_000_000 + Math.floor(i / 3) * 1000, // three entries per instant: ties broken by request id
+  accountId,
+  keyId: i % 2 ? "key_odd" : "key_even",
+  method: "POST",
+  path: "/api/v1/ai/sentiment-analysis",
+  function: i % 4 === 0 ? "text-summarize" : "sentiment-analysis",
+  status: i % 5 === 0 ? 429 : 200,
+  errorCode: i % 5 === 0 ? "rate_limited" : null,
+  provider: "local",
+  model: "local",
+  latencyMs: 12,
+  credits: 1,
+  cache: i % 3 === 0 ? "HIT" : "MISS",
+  promptTokens: null,
+  completionTokens: null,
+  idempotentReplay: false,
+  guardrails: null,
+  ...o,
+});
+const logStores: [string, boolean, () => RequestLogStore][] = [
+  ["sqlite", true, () => new SqliteRequestLogStore(sqlite.sqlite)],
+  ["postgres", shared, () => new PostgresRequestLogStore(pg!)],
+];
+for (const [name, enabled, make] of logStores) {
+  describe.skipIf(!enabled)(`RequestLogStore contract: ${name}`, () => {
+    test("insert, every field back, duplicates kept once, get scoped by account", async () => {
+      const s = make();
+      const acc = `acc_${crypto.randomUUID().slice(0, 8)}`;
+      const full = logRecord(acc, 1, {
+        promptTokens: 12,
+        completionTokens: 34,
+        idempotentReplay: true,
+        guardrails: { pii: 2, injection: 1 },
+        cache: null,
+        function: null,
+      });
+      await s.insert([full, logRecord(acc, 2)]);
+      await s.insert([{ ...full, status: 500 }]);
+      const got = await s.get(full.requestId);
+      expect(got).toEqual({
+        request_id: full.requestId,
+        time: new Date(full.time).toISOString(),
+        account_id: acc,
+        key_id: "key_odd",
+        method: "POST",
+        path: "/api/v1/ai/sentiment-analysis",
+        function: null,
+        status: 200,
+        error_code: null,
+        provider: "local",
+        model: "local",
+        latency_ms: 12,
+        credits: 1,
+        cache: null,
+        prompt_tokens: 12,
+        completion_tokens: 34,
+        idempotent_replay: true,
+        guardrails: { pii: 2, injection: 1 },
+      });
+      expect(await s.get(full.requestId, acc)).not.toBeNull();
+      expect(await s.get(full.requestId, "acc_other")).toBeNull();
+      expect(await s.get("req_none")).toBeNull();
+    });
+
+    test("filters, newest first, and cursor pages that miss and repeat nothing", async () => {
+      const s = make();
+      const acc = `acc_${crypto.randomUUID().slice(0, 8)}`;
+      const rows = Array.from({ length: 40 }, (_, i) => logRecord(acc, i));
+      await s.insert(rows.slice(0, 25));
+      await s.insert(rows.slice(25));
+      await s.insert([logRecord(`${acc}x`, 7)]);
+      const ids = (xs: { request_id: string }[]) => xs.map((x) => x.request_id);
+      const newestFirst = [...rows]
+        .sort((a, b) => b.time - a.time || (a.requestId < b.requestId ? 1 : -1))
+        .map((r) => r.requestId);
+      expect(ids(await s.page({ accountId: acc, limit: 100 }))).toEqual(newestFirst);
+      const want = (pred: (r: RequestRecord) => boolean) =>
+        newestFirst.filter((id) => pred(rows.find((r) => r.requestId === id)!));
+      expect(ids(await s.page({ accountId: acc, function: "text-summarize", limit: 100 }))).toEqual(
+        want((r) => r.function === "text-summarize"),
+      );
+      expect(ids(await s.page({ accountId: acc, keyId: "key_odd", limit: 100 }))).toEqual(want((r) => r.keyId === "key_odd"));
+      expect(ids(await s.page({ accountId: acc, statusMin: 429, statusMax: 429, limit: 100 }))).toEqual(
+        want((r) => r.status === 429),
+      );
+      expect(ids(await s.page({ accountId: acc, statusMin: 200, statusMax: 299, limit: 100 }))).toEqual(
+        want((r) => r.status < 300),
+      );
+      const from = rows[9].time;
+      const to = rows[30].time;
+      expect(ids(await s.page({ accountId: acc, from, to, limit: 100 }))).toEqual(want((r) => r.time >= from && r.time < to));
+      // all accounts (the admin's view) holds the other account's entry too
+      expect((await s.page({ limit: 1000 })).some((e) => e.account_id === `${acc}x`)).toBe(true);
+      // pages of 7 through ties of time: every entry once, in order
+      const seen: string[] = [];
+      let q = { accountId: acc, limit: 7 } as Parameters<RequestLogStore["page"]>[0];
+      for (let n = 0; n < 20; n++) {
+        const page = await readPage(async (x) => s.page(x), q);
+        seen.push(...ids(page.data));
+        if (!page.next_cursor) break;
+        q = { ...q, cursor: decodeCursor(page.next_cursor) };
+      }
+      expect(seen).toEqual(newestFirst);
+    });
+
+    test("prune deletes only what is older, at most max at a time; the recorder writes in batches and on stop", async () => {
+      const s = make();
+      const acc = `acc_${crypto.randomUUID().slice(0, 8)}`;
+      await s.insert(Array.from({ length: 12 }, (_, i) => logRecord(acc, i, { time: 1000 + i })));
+      await s.insert([logRecord(acc, 99, { time: Date.now() })]);
+      expect(await s.prune(1005, 3)).toBe(3);
+      expect(await s.prune(1005, 100)).toBe(2);
+      expect(await s.prune(1005, 100)).toBe(0);
+      const left = await s.page({ accountId: acc, limit: 100 });
+      expect(left.length).toBe(8);
+      expect(left.every((e) => Date.parse(e.time) >= 1005)).toBe(true);
+      // the recorder: nothing is written until a flush; stop writes what is left; old entries pruned
+      const log = new RequestLog(s, { retentionDays: 1, batch: 4, flushEveryMs: 60_000 });
+      const acc2 = `${acc}r`;
+      for (let i = 0; i < 10; i++) log.record(logRecord(acc2, i, { time: Date.now() }));
+      expect(log.backlog).toBe(10);
+      expect((await s.page({ accountId: acc2, limit: 100 })).length).toBe(0);
+      await log.stop();
+      expect(log.backlog).toBe(0);
+      expect((await s.page({ accountId: acc2, limit: 100 })).length).toBe(10);
+      // past the retention (1 day): the 7 left above, and the earlier tests' entries, 4 at a time
+      expect(await new RequestLog(s, { retentionDays: 1, batch: 4 }).prune()).toBeGreaterThanOrEqual(7);
+      expect((await s.page({ accountId: acc, limit: 100 })).map((e) => e.request_id)).toEqual([logRecord(acc, 99).requestId]);
     });
   });
 }

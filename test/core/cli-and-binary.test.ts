@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { wordCount } from "../helpers/echo-function";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { KIND, startOtlpReceiver } from "../helpers/otlp";
 import { RawConnection } from "../helpers/raw-http";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -72,7 +73,7 @@ describe("CLI beside a running server", () => {
 });
 
 describe("compiled binary", () => {
-  test("dist/textai serve works from an empty directory (migrations, docs and engine parts embedded)", async () => {
+  test("dist/textai serve works from an empty directory (migrations, docs, engine parts and tracing embedded)", async () => {
     const build = Bun.spawnSync([process.execPath, "run", "build"], { cwd: ROOT });
     expect(build.exitCode).toBe(0);
     // the Portkey gateway is a dev dependency of the bench, never part of the binary
@@ -86,16 +87,21 @@ describe("compiled binary", () => {
     const created = Bun.spawnSync([bin, "keys", "create", "--label", "bin", "--json"], { cwd: dir, env });
     expect(created.exitCode).toBe(0);
     const key = JSON.parse(created.stdout.toString()).key as string;
-    const server = Bun.spawn([bin, "serve", "--port", "0"], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
-    try {
-      const reader = server.stdout.getReader();
+    const serve = (extra: Record<string, string> = {}) =>
+      Bun.spawn([bin, "serve", "--port", "0"], { cwd: dir, env: { ...env, ...extra }, stdout: "pipe", stderr: "pipe" });
+    const listening = async (p: ReturnType<typeof serve>) => {
+      const reader = p.stdout.getReader();
       let out = "";
       while (!/listening on (\S+)/.test(out)) {
         const { value, done } = await reader.read();
         if (done) break;
         out += new TextDecoder().decode(value);
       }
-      const url = out.match(/listening on (\S+)/)![1];
+      return out.match(/listening on (\S+)/)![1] as string;
+    };
+    const server = serve();
+    try {
+      const url = await listening(server);
       expect((await fetch(`${url}/health`)).status).toBe(200);
       const usage = await fetch(`${url}/api/v1/account/usage`, { headers: { "x-api-key": key } });
       expect(usage.status).toBe(200);
@@ -131,6 +137,22 @@ describe("compiled binary", () => {
         comment: "This product is really excellent, thank you so much!",
       });
       expect(((await comment.json()) as { data: { result: { language: string } } }).data.result.language).toBe("en");
+
+      // tracing's packages, loaded only when its variable is set, are inside the binary too
+      const otlp = await startOtlpReceiver();
+      const traced = serve({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: "20" });
+      try {
+        const tracedUrl = await listening(traced);
+        const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+        const health = await fetch(`${tracedUrl}/health`, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
+        expect(health.status).toBe(200);
+        const spans = await otlp.waitFor((all) => all.filter((s) => s.traceId === traceId), 1);
+        expect(spans.map((s) => [s.name, s.kind, s.parentSpanId])).toEqual([["GET /health", KIND.SERVER, "00f067aa0ba902b7"]]);
+      } finally {
+        traced.kill("SIGTERM");
+        expect(await traced.exited).toBe(0);
+        await otlp.close();
+      }
     } finally {
       server.kill("SIGTERM");
       expect(await server.exited).toBe(0);

@@ -25,14 +25,15 @@ let key: string;
 beforeAll(async () => {
   gw = await startGateway({
     functions: [wordCount, slowModel],
-    env: { TEXTAI_ADMIN_TOKEN: "disconnect-admin" },
+    env: { TEXTAI_ADMIN_TOKEN: "disconnect-admin-0123456789abcdef0123456789" },
     configText: `[[providers]]\nname = "mock"\ntype = "mock"\nlatency_ms = 1500\n\n[routes]\n"slow-model" = ["mock"]\n"chat-completions" = ["mock"]\n\n[breaker]\nfailure_threshold = 2\n`,
   });
   key = gw.newKey({ credits: 100 }).key;
 });
 afterAll(() => gw.close());
 
-const metrics = async () => (await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer disconnect-admin" } })).text();
+const metrics = async () =>
+  (await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer disconnect-admin-0123456789abcdef0123456789" } })).text();
 const count = (text: string, re: RegExp) =>
   text
     .split("\n")

@@ -12,10 +12,10 @@ const env = {
   TEXTAI_DB: join(dir, "lazy.db"),
   TEXTAI_LOG_LEVEL: "warn",
   TEXTAI_DRAIN_GRACE_MS: "0",
-  TEXTAI_ADMIN_TOKEN: "lazy-admin",
+  TEXTAI_ADMIN_TOKEN: "lazy-admin-0123456789abcdef0123456789",
 } as Record<string, string>;
 /** /metrics and the details of /ready are the operator's */
-const operator = { headers: { authorization: "Bearer lazy-admin" } };
+const operator = { headers: { authorization: "Bearer lazy-admin-0123456789abcdef0123456789" } };
 let server: Bun.Subprocess<"ignore", "pipe", "pipe">;
 let url = "";
 let key = "";

@@ -40,8 +40,12 @@ describe("the gateway's metrics", () => {
   test("are labelled per function and status, never per key or request", async () => {
     const { startGateway } = await import("../helpers/gateway");
     const { wordCount } = await import("../helpers/echo-function");
-    const gw = await startGateway({ functions: [wordCount], env: { TEXTAI_ADMIN_TOKEN: "bound-admin" } });
-    const scrape = async () => (await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer bound-admin" } })).text();
+    const gw = await startGateway({
+      functions: [wordCount],
+      env: { TEXTAI_ADMIN_TOKEN: "bound-admin-0123456789abcdef0123456789" },
+    });
+    const scrape = async () =>
+      (await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer bound-admin-0123456789abcdef0123456789" } })).text();
     try {
       const seriesCount = async () => (await scrape()).split("\n").filter((l) => /^textai_/.test(l)).length;
       const first = gw.newKey();

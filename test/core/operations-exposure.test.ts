@@ -5,7 +5,7 @@ import { PortInUse, startServer } from "../../src/server";
 import { wordCount } from "../helpers/echo-function";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 
-const ADMIN = "operations-admin-token";
+const ADMIN = "operations-admin-token-0123456789abcdef0123456789";
 const operator = { authorization: `Bearer ${ADMIN}` };
 const CONFIG = `metrics_listen = "127.0.0.1:0"\n\n[[providers]]\nname = "secret-upstream"\ntype = "mock"\n`;
 

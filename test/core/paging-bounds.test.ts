@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
 
-const TOKEN = "paging-admin-token";
+const TOKEN = "paging-admin-token-0123456789abcdef0123456789";
 const shared = await sharedServersUp("paging bounds on PostgreSQL");
 const TOO_BIG = ["1e30", "9223372036854775807", "1e19", "1e400", "-1", "1.5", "abc", "0x10", " 1"];
 

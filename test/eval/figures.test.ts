@@ -5,6 +5,7 @@ import { CALIBRATED } from "../../src/local/calibration";
 import { calibrationSets } from "./calibration-sets";
 import { CONFIDENT_TARGET, calibrationRows } from "./evaluators/calibration";
 import { evaluatePii, type Gold } from "./evaluators/pii";
+import { evaluateWorld, WORLD_TARGETS } from "./evaluators/pii-world";
 import { fitPlatt } from "./fit-calibration";
 import { readJsonl } from "./metrics";
 
@@ -49,4 +50,19 @@ test("names and street addresses on the held-out faker set: name F1 >= 0.85, add
   const addressRecall = Number(row("address")[3]);
   expect(nameF1, JSON.stringify(row("name"))).toBeGreaterThanOrEqual(0.85);
   expect(addressRecall, JSON.stringify(row("address"))).toBeGreaterThanOrEqual(0.7);
+});
+
+test("realistic multi-locale PII (issue 23): blind set meets the targets, tuning set holds its figures, no verbatim leaks", () => {
+  const report = evaluateWorld();
+  const metric = (name: string) => report.metrics.find((m) => m.name === name)?.value ?? Number.NaN;
+  // blind set (pii-world-blind.jsonl, never tuned on): the issue's targets; first and only run 0.852 / 0.792
+  expect(metric("name F1, blind")).toBeGreaterThanOrEqual(WORLD_TARGETS.nameF1);
+  expect(metric("address recall, blind")).toBeGreaterThanOrEqual(WORLD_TARGETS.addressRecall);
+  // tuning set: regression floors a little under the figures of 2026-11-26 (0.955 / 0.958)
+  expect(metric("name F1, tuning")).toBeGreaterThanOrEqual(0.93);
+  expect(metric("address recall, tuning")).toBeGreaterThanOrEqual(0.93);
+  for (const split of ["tuning", "blind"]) {
+    expect(metric(`emails, SSNs, cards, IPs left verbatim, ${split}`)).toBe(0);
+    expect(metric(`found values left verbatim, ${split}`)).toBe(0);
+  }
 });

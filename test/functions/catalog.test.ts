@@ -2,9 +2,10 @@ import { describe, expect, test } from "bun:test";
 import { Kind, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "../../src/errors";
-import type { AnyFunctionDef, RateClass } from "../../src/functions/define";
+import type { AnyFunctionDef } from "../../src/functions/define";
 import { FUNCTIONS, getFunction } from "../../src/functions/registry";
 import { validateAgainst } from "../../src/functions/validate";
+import type { RateClass } from "../../src/ratelimit/interface";
 
 const MAX_TEXT = 100_000;
 const clone = <T>(v: T): T => structuredClone(v);

@@ -48,6 +48,8 @@ export interface RecordedCall {
   stream: boolean;
   /** parsed JSON body (tests only: the simulator keeps what it was sent) */
   body: Record<string, unknown>;
+  /** request headers, names in lower case ({} when not recording) */
+  headers: Record<string, string>;
   fault?: Fault;
   /** the client went away before the answer was complete */
   aborted: boolean;
@@ -605,6 +607,7 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
         model: typeof body.model === "string" ? body.model : undefined,
         stream: body.stream === true,
         body: record ? body : {},
+        headers: record ? Object.fromEntries(req.headers) : {},
         aborted: false,
         status: 200,
       };

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { FORMER_MIN_SCORE } from "../../src/knowledge/ranking";
+import { FORMER_MIN_SCORE } from "../../src/knowledge/schemas";
 import {
   chatbotCalibration,
   chatbotReport,

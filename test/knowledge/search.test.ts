@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { FORMER_MIN_SCORE } from "../../src/knowledge/ranking";
+import { FORMER_MIN_SCORE } from "../../src/knowledge/schemas";
 import type { TestGateway } from "../helpers/gateway";
 import { HELP_CENTER, rankingFigures } from "./corpus";
 import { type Client, client, roomyGateway, show } from "./helpers";

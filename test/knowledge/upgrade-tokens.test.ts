@@ -61,7 +61,7 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
   expect(Math.max(...before.stored)).toBeGreaterThan(127);
 
   // as a file written before 0011: no tokens column, the index on kb_id alone, no vocabulary table,
-  // and none of the later migrations either (ledger tokens, public ids, document sizes), none applied
+  // and none of the later migrations either (ledger tokens, public ids, document sizes, the request log), none applied
   const db = new Database(dbPath);
   const sizes = db.query("SELECT id, bytes FROM kb_documents ORDER BY id").all();
   db.exec(`DROP TABLE kb_chunks_vocab;
@@ -78,6 +78,7 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
     ALTER TABLE ledger DROP COLUMN public_id;
     DROP INDEX kb_documents_bytes_idx;
     ALTER TABLE kb_documents DROP COLUMN bytes;
+    DROP TABLE request_log;
     DELETE FROM _migrations WHERE tag >= '0011';`);
   db.close();
 

@@ -218,6 +218,14 @@ test("100 KB adversarial inputs (digit runs, capital runs, dotted runs) stay lin
     "a.".repeat(50000),
     "ab:cd:ef:".repeat(11000),
     "12 Main Street ".repeat(7000),
+    // the local-address patterns of issue 23: street words, compounds, cues, dotted runs
+    "Aaa utca 5 ".repeat(9000),
+    "Rua ".repeat(25000),
+    "Aaaavej ".repeat(12000),
+    "address Aaa Aaa Aaa ".repeat(5000),
+    "Na Aaa ".repeat(14000),
+    "4111 1111\n".repeat(10000),
+    ", a a\n".repeat(16000),
   ]) {
     const t0 = performance.now();
     detectPii(text);

@@ -3,7 +3,7 @@ import OpenAI from "openai";
 import { openaiClient, providerToml, rawPost, useGateway } from "./setup";
 
 const ctx = useGateway({
-  env: { TEXTAI_ADMIN_TOKEN: "openai-errors-admin" },
+  env: { TEXTAI_ADMIN_TOKEN: "openai-errors-admin-0123456789abcdef0123456789" },
   configText: (url) => `
 [limits]
 request_timeout_ms = 1500
@@ -136,7 +136,9 @@ describe("when every provider failed, the status says why", () => {
     const line = fresh().find((l) => l.includes('"status":499'));
     expect(line).toContain('"fn":"chat-completions"');
     expect(fresh().some((l) => l.includes('"status":502'))).toBe(false);
-    const metrics = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer openai-errors-admin" } })).text();
+    const metrics = await (
+      await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer openai-errors-admin-0123456789abcdef0123456789" } })
+    ).text();
     expect(metrics).toMatch(/textai_requests_total\{[^}]*function="chat-completions"[^}]*status="499"/);
     expect(sim.calls.requests[0]?.aborted).toBe(true);
   });

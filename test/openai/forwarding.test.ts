@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { openaiClient, rawPost, sentBody, sseData, useGateway } from "./setup";
 
-const ctx = useGateway({ env: { TEXTAI_ADMIN_TOKEN: "forwarding-admin" } });
+const ctx = useGateway({ env: { TEXTAI_ADMIN_TOKEN: "forwarding-admin-0123456789abcdef0123456789" } });
 
 const weather = {
   type: "function",
@@ -265,7 +265,9 @@ describe("answers come back as the provider sent them", () => {
     expect(gw.deps.ledger.balance(accountId)).toBe(1);
     for (let i = 0; i < 40 && !gw.logs.some((l) => l.includes("stream ended early") && l.includes('"status":499')); i++)
       await Bun.sleep(50);
-    const metrics = await (await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer forwarding-admin" } })).text();
+    const metrics = await (
+      await fetch(`${gw.url}/metrics`, { headers: { authorization: "Bearer forwarding-admin-0123456789abcdef0123456789" } })
+    ).text();
     expect(metrics).toMatch(/textai_streams_total\{[^}]*outcome="client_closed"[^}]*\} 1/);
     // nothing of the abandoned stream's hold is left held
     expect(gw.deps.ledger.held(accountId)).toBe(0);

@@ -27,8 +27,8 @@ describe("the breaker judges the provider, not one caller", () => {
     closedPort = probe.port as number;
     probe.stop(true);
     gw = await startGateway({
-      configText: `${simProvider({ url: `${sim.url}/v1`, model: "sim-model", extra: "timeout_ms = 800" })}
-${simProvider({ url: `http://127.0.0.1:${closedPort}/v1`, name: "down", model: "down-model", extra: "timeout_ms = 800" })}
+      configText: `${simProvider({ url: `${sim.url}/v1`, model: "sim-model", extra: 'timeout_ms = 800\nmodel_patterns = ["*"]' })}
+${simProvider({ url: `http://127.0.0.1:${closedPort}/v1`, name: "down", model: "down-model", extra: 'timeout_ms = 800\nmodel_patterns = ["*"]' })}
 [routes]
 "chat-completions" = ["sim"]
 "sentiment-analysis" = ["sim"]

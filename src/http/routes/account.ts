@@ -1,6 +1,8 @@
 import { Elysia } from "elysia";
 import { keyDetail } from "../../auth/key-detail";
 import type { AppDeps } from "../../deps";
+import { notFound } from "../../errors";
+import { parseLogQuery, readPage } from "../../requestlog/query";
 import { authedContext } from "../context";
 import { ok } from "../respond";
 import { stateOf } from "../state";
@@ -62,5 +64,28 @@ export function accountRoutes(deps: AppDeps) {
         });
       },
       { detail: detail("Details of the key used for this request (never the secret)") },
+    )
+    .get(
+      "/api/v1/account/requests",
+      async ({ request, query }) => {
+        const { state, auth } = await guard(request);
+        const q = { ...parseLogQuery(query, { admin: false }), accountId: auth.accountId };
+        return ok(state, "requests", await readPage((x) => deps.requestLog.page(x), q));
+      },
+      {
+        detail: detail(
+          "The calling account's request log, newest first: metadata only, never a body (limit, cursor, function, status, key_id, from, to)",
+        ),
+      },
+    )
+    .get(
+      "/api/v1/account/requests/:request_id",
+      async ({ request, params }) => {
+        const { state, auth } = await guard(request);
+        const entry = await deps.requestLog.get(params.request_id, auth.accountId);
+        if (!entry) throw notFound("request");
+        return ok(state, "request", entry);
+      },
+      { detail: detail("One entry of the calling account's request log") },
     );
 }

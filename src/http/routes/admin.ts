@@ -2,11 +2,13 @@ import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { KeyLimitError, KeyStoreError } from "../../auth/interface";
 import { keyDetail, withMonthSpend } from "../../auth/key-detail";
+import { emailProblem, hashPassword } from "../../auth/passwords";
 import { applyPolicyPatch, clearAll, parsePolicyPatch } from "../../auth/policy";
-import { emailProblem, hashPassword, type Peer } from "../../dashboard/security";
+import type { Peer } from "../../dashboard/security";
 import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
+import { parseLogQuery, readPage } from "../../requestlog/query";
 import { adminTokenOf } from "../admin-token";
 import { readJsonBody } from "../body";
 import { limitOffset } from "../query";
@@ -206,5 +208,27 @@ export function adminRoutes(deps: AppDeps) {
         return ok(state, "key revoked", await keys.get(params.id));
       },
       { detail: detail("Revoke a key: it fails from the next request on") },
+    )
+    .get(
+      "/admin/v1/requests",
+      async ({ request, server, query }) => {
+        const state = await authorize(request, server);
+        return ok(state, "requests", await readPage((q) => deps.requestLog.page(q), parseLogQuery(query, { admin: true })));
+      },
+      {
+        detail: detail(
+          "The request log of every account, newest first: metadata only (limit, cursor, account_id, function, status, key_id, from, to)",
+        ),
+      },
+    )
+    .get(
+      "/admin/v1/requests/:request_id",
+      async ({ request, server, params }) => {
+        const state = await authorize(request, server);
+        const entry = await deps.requestLog.get(params.request_id);
+        if (!entry) throw new GatewayError("not_found", "request not found");
+        return ok(state, "request", entry);
+      },
+      { detail: detail("One entry of the request log") },
     );
 }

@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps";
 import { ERROR_STATUS } from "../../errors";
 import type { AnyFunctionDef } from "../../functions/define";
-import type { FunctionPipeline } from "../../functions/pipeline";
+import type { FunctionPipeline } from "../pipeline";
 import { envelopeSchema, errorEnvelopeSchema } from "../schemas";
 import { stateOf } from "../state";
 

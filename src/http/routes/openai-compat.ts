@@ -15,7 +15,7 @@ import { ProviderError, type ProxyApi, type UpstreamErrorBody } from "../../prov
 import { requestEdge } from "../edge";
 import { toGatewayError } from "../errors";
 import { checkParameterRanges } from "../openai-params";
-import { mark, type RequestState, serverTiming, stateOf } from "../state";
+import { endTrace, mark, type RequestState, serverTiming, stateOf } from "../state";
 
 export const CHAT_COMPLETIONS = API_FN["chat/completions"];
 
@@ -141,6 +141,8 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const t = performance.now();
     const { api_key: _key, ...body } = raw;
     checkShape(api, body);
+    // the model asked for, until one answers (the request log)
+    if (typeof body.model === "string") state.model = body.model.slice(0, 200);
     checkParameterRanges(api, body);
     refuseSharedObjects(api, body);
     // the key's allowed_models: the model asked for, then the models the route may pick
@@ -165,6 +167,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
       signal: request.signal,
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
       requestId: state.requestId,
+      trace: state.trace,
     };
     const details = (provider: string, cached: boolean) => ({
       keyId: auth.keyId,
@@ -174,14 +177,17 @@ export function openAiCompatRoutes(deps: AppDeps) {
       cached,
       signal: request.signal,
     });
-    const charged = (r: Reservation, provider: string, cached: boolean) => {
+    const charged = (r: Reservation, provider: string, model: string, cached: boolean) => {
       state.provider = provider;
+      state.model = model;
       state.credits = r.amount;
       state.cached = cached;
     };
 
     if (body.stream === true) {
+      const held = performance.now();
       const reservation = await ledger.reserve(auth.accountId, hold, keyBudget(auth));
+      mark(state, "credits", held);
       if (!reservation) throw insufficient();
       let outcome: Awaited<ReturnType<typeof router.proxyStream>>;
       try {
@@ -191,6 +197,12 @@ export function openAiCompatRoutes(deps: AppDeps) {
         throw err;
       }
       state.provider = outcome.provider;
+      state.model = outcome.model;
+      // the request log records a stream once it has ended, with its outcome and charge
+      let streamDone = () => {};
+      state.streamEnded = new Promise<void>((resolve) => {
+        streamDone = resolve;
+      });
       const events = outcome.events[Symbol.asyncIterator]();
       // the client's signal is left out: a client that leaves early pays for what it was sent
       const { signal: _signal, ...rowDetails } = details(outcome.provider, false);
@@ -204,6 +216,8 @@ export function openAiCompatRoutes(deps: AppDeps) {
       const strip = api === "chat/completions" && !asksUsage(body);
       // The access log line was written when the stream began (status 200); how it ended is told here.
       const ended = (how: "completed" | "cut" | "client_closed") => {
+        if (how === "cut") state.status = 502;
+        streamDone();
         metrics.inc("textai_streams_total", "Streamed answers by function and how they ended", { function: fn, outcome: how });
         if (how !== "completed")
           logger.log(how === "cut" ? "warn" : "info", "stream ended early", {
@@ -221,8 +235,11 @@ export function openAiCompatRoutes(deps: AppDeps) {
         state.errorCode = "client_closed";
         const closing = Promise.resolve(events.return?.()).catch(() => {});
         try {
+          const t = performance.now();
           await charge.charge();
-          charged(reservation, outcome.provider, false);
+          mark(state, "settle", t);
+          charged(reservation, outcome.provider, outcome.model, false);
+          state.tokens = charge.tokens().usage;
         } catch (err) {
           logger.log("error", "charge of an abandoned stream failed", {
             request_id: state.requestId,
@@ -231,6 +248,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
           });
         }
         ended("client_closed");
+        endTrace(state, request);
         await closing;
       };
       let lastSequence = -1;
@@ -249,9 +267,13 @@ export function openAiCompatRoutes(deps: AppDeps) {
               return;
             }
             if (!charge.open) return;
+            const t = performance.now();
             await charge.charge();
-            charged(reservation, outcome.provider, false);
+            mark(state, "settle", t);
+            charged(reservation, outcome.provider, outcome.model, false);
+            state.tokens = charge.tokens().usage;
             ended("completed");
+            endTrace(state, request);
             if (api === "chat/completions") controller.enqueue(DONE);
             controller.close();
           } catch (err) {
@@ -272,17 +294,20 @@ export function openAiCompatRoutes(deps: AppDeps) {
                   ),
             );
             state.errorCode = e.code;
+            endTrace(state, request);
             try {
               controller.enqueue(errorFrame(api, e.message, e.code, lastSequence + 1));
               controller.close();
             } catch {
               // the client is gone already
             }
+            streamDone();
           }
         },
         cancel: abandoned,
       });
       state.status = 200;
+      state.trace?.streaming();
       return new Response(sse, {
         headers: {
           "content-type": "text/event-stream; charset=utf-8",
@@ -312,11 +337,15 @@ export function openAiCompatRoutes(deps: AppDeps) {
       cacheKey,
       details,
       insufficient,
-      priced: (answer) => priced.charge(answer.provider, answer.json),
+      priced: (answer) => {
+        const p = priced.charge(answer.provider, answer.json);
+        state.tokens = p.tokens;
+        return p;
+      },
       produce: () => router.proxy(call, priced.targets),
       fromCache: (hit) => ({ ...hit, attempts: [] }),
     });
-    charged(reservation, answer.provider, cached);
+    charged(reservation, answer.provider, answer.model, cached);
     state.status = 200;
     mark(state, "total", state.startedPerf);
     return new Response(answer.json, {

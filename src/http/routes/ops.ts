@@ -33,6 +33,12 @@ export function operations(deps: AppDeps): Operations {
   metrics.gauge("textai_cache_entries", "Answers held in the cache", () => [[{}, cache.snapshot().entries]]);
   metrics.gauge("textai_cache_bytes", "Approximate bytes held by the answer cache", () => [[{}, cache.snapshot().bytes]]);
   metrics.gauge("textai_ratelimit_buckets", "Token buckets held in memory", () => [[{}, limiter.size()]]);
+  metrics.gauge("textai_request_log_pending", "Request-log entries recorded and not yet written", () => [
+    [{}, deps.requestLog.backlog],
+  ]);
+  metrics.gauge("textai_request_log_dropped", "Request-log entries dropped because the database could not take them", () => [
+    [{}, deps.requestLog.dropped],
+  ]);
   metrics.gauge("textai_idempotency_records", "Idempotency-Key records held (in flight and done, until they expire)", () => [
     [{}, deps.idempotency.size()],
   ]);

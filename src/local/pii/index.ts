@@ -3,8 +3,9 @@
  * (UTF-16 code units, end exclusive): `text.slice(e.start, e.end) === e.text` always holds.
  */
 
-import { checkCpuBudget } from "../budget";
+import { checkCpuBudget, tickCpuBudget } from "../budget";
 import { findAddresses } from "./address";
+import { extended, findWorldAddresses } from "./address-world";
 import { findDatesOfBirth } from "./dates";
 import { findNames } from "./names";
 import { findCasedNames } from "./names-cased";
@@ -26,7 +27,9 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer }[] = [
   { types: ["ip_address"], find: findIpAddresses },
   { types: ["phone_number"], find: findPhoneNumbers },
   { types: ["date_of_birth"], find: findDatesOfBirth },
-  { types: ["address"], find: findAddresses },
+  // the English and Romance patterns' streets take in the unit, postcode, town and country lines that follow
+  { types: ["address"], find: (text) => findAddresses(text).map((e) => extended(text, e.start, e.end, e.score)) },
+  { types: ["address"], find: findWorldAddresses },
   { types: ["name"], find: findNames },
   { types: ["name"], find: findCasedNames },
 ];
@@ -43,9 +46,50 @@ export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEn
     candidates.push(...r.find(text));
   }
   checkCpuBudget();
-  const resolved = resolveOverlaps(candidates);
+  const resolved = coverRepeats(text, resolveOverlaps(candidates));
   const wanted = opts.types;
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;
+}
+
+/** Kinds whose values are never left in a redacted text, wherever else they occur. */
+const STRUCTURED: ReadonlySet<PiiType> = new Set<PiiType>(["email", "ssn", "credit_card", "ip_address", "phone_number"]);
+
+/**
+ * Every other occurrence of a structured value that was found, whatever surrounds it: "card
+ * 4111 1111 1111 1111" is found, and the same digits glued to a word elsewhere ("ref4111 1111
+ * 1111 1111") must not survive redaction. An occurrence that overlaps an entity is left to it.
+ */
+function coverRepeats(text: string, entities: PiiEntity[]): PiiEntity[] {
+  // values by their first two characters: one pass over the text finds every occurrence of all
+  // of them (an indexOf per value would cost the text's length once per value)
+  const byPrefix = new Map<number, PiiEntity[]>();
+  const seen = new Set<string>();
+  for (const e of entities) {
+    if (!STRUCTURED.has(e.type) || e.text.length < 4 || seen.has(e.text)) continue;
+    seen.add(e.text);
+    const key = e.text.charCodeAt(0) * 65536 + e.text.charCodeAt(1);
+    const list = byPrefix.get(key);
+    if (list) list.push(e);
+    else byPrefix.set(key, [e]);
+  }
+  if (byPrefix.size === 0) return entities;
+  const taken = new Set(entities.map((e) => e.start));
+  const added: PiiEntity[] = [];
+  let next = text.charCodeAt(0);
+  for (let at = 0; at + 4 <= text.length; at++) {
+    const first = next;
+    next = text.charCodeAt(at + 1);
+    const candidates = byPrefix.get(first * 65536 + next);
+    if (!candidates) continue;
+    tickCpuBudget();
+    if (taken.has(at)) continue;
+    for (const e of candidates) if (text.startsWith(e.text, at)) added.push({ ...e, start: at, end: at + e.text.length });
+  }
+  if (added.length === 0) return entities;
+  // the repeats compete like any candidate: one that overlaps an entity already kept loses to it
+  return resolveOverlaps([...entities.map((e) => ({ ...e, score: e.score + 1 })), ...added]).map((e) =>
+    e.score > 1 ? { ...e, score: Math.round((e.score - 1) * 1000) / 1000 } : e,
+  );
 }
 
 export function redactPii(

@@ -6,6 +6,7 @@
  * phrase stands before the run. Lower-case runs are read only after such a phrase, and only
  * when the first word is a known given name: "thanks for the help" names nobody.
  */
+import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
 import { introBefore } from "./names";
 import { entity, type PiiEntity } from "./types";
@@ -14,7 +15,7 @@ import { entity, type PiiEntity } from "./types";
 const CAPS_RUN = /(?<![\p{L}\p{N}])\p{Lu}{2,}(?:['’-]\p{Lu}+)?(?:[ \t]+\p{Lu}{2,}(?:['’-]\p{Lu}+)?)+(?![\p{L}\p{N}])/gu;
 // a lower-case word after a phrase that introduces a person (the phrase list is names.ts's)
 const LOWER_AFTER_CUE =
-  /(?:\b(?:name is|name:|this is|it'?s|its|i'?m|i am|thanks,?|thank you,?|regards,?|cheers,?|customer:|client:|for|to|by|from|dear|hi|hello|hey|call|contact|behalf of|neighbou?r|technician|colleague)[ \t]+)(?!(?:the|a|an|my|your|our|their|his|her|you|me|us|them|it|be|do|get|see|this|that|all|any|some|more|help|each)[ \t.,!?])(\p{Ll}[\p{Ll}\p{M}'’-]*(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]*){1,3})/giu;
+  /(?:\b(?:name is|name:|is|it'?s|its|i'?m|i am|thanks,?|thank you,?|regards,?|cheers,?|customer:|client:|for|to|by|from|dear|hi|hello|hey|call|contact|behalf of|neighbou?r|technician|colleague)[ \t]+)(?!(?:the|a|an|my|your|our|their|his|her|you|me|us|them|it|its|it's|is|im|i'm|be|do|get|see|this|that|all|any|some|more|help|each|again|just|here)[ \t.,!?])(\p{Ll}[\p{Ll}\p{M}'’-]*(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]*){1,3})/giu;
 
 /** English words that end a lower-case name run ("felipe carvalho today", "ana souza and"). */
 const LOWER_STOP = new Set(
@@ -28,6 +29,17 @@ const knownGiven = (w: string): boolean => {
   const t = titleCase(w);
   return GIVEN_NAMES.has(t) && !AMBIGUOUS_NAMES.has(t) && !NOT_NAME_WORDS.has(t);
 };
+
+/** "şaiq rəhimov", "cezar tamas": neither word an everyday English or function word, one of them a known name. */
+function gazetteerPair(words: string[]): boolean {
+  if (words.length < 2) return false;
+  const [a, b] = words;
+  if (isEnglishWord(a) || isEnglishWord(b) || isStopword(a) || isStopword(b)) return false;
+  return isGazetteerName(a) || isGazetteerName(b);
+}
+
+/** a lower-case name closing a line after a comma: "ship to ådalsvej 7, 0012 aalborg, carina andersson" */
+const LOWER_TAIL = /(?<=,[ \t]{0,4})(\p{Ll}[\p{Ll}\p{M}'’-]{0,39}[ \t]\p{Ll}[\p{Ll}\p{M}'’-]{0,39})(?=[ \t]{0,4}(?:\r?\n|$))/gu;
 
 export function findCasedNames(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
@@ -53,7 +65,8 @@ export function findCasedNames(text: string): PiiEntity[] {
     const run = m[1];
     const start = m.index + m[0].length - run.length;
     const words = run.split(/[ \t]+/);
-    if (!knownGiven(words[0])) continue;
+    // a given name of the English lists, or two words that are no everyday words, one of them a gazetteer name
+    if (!knownGiven(words[0]) && !gazetteerPair(words)) continue;
     let n = 1;
     while (n < words.length && !LOWER_STOP.has(words[n]) && (SURNAME_PARTICLES.has(words[n]) || words[n].length > 1)) n++;
     // a surname particle does not end a name ("ana de")
@@ -68,6 +81,12 @@ export function findCasedNames(text: string): PiiEntity[] {
     }
     if (end - start < length) continue;
     out.push(entity("name", text, start, end, 0.75));
+  }
+  for (const m of text.matchAll(LOWER_TAIL)) {
+    const words = m[1].split(/[ \t]/);
+    // both words names: a closing "thanks a lot" or "see you" is no one
+    if (!words.every((w) => knownGiven(w) || (isGazetteerName(w) && !isStopword(w)))) continue;
+    out.push(entity("name", text, m.index, m.index + m[1].length, 0.7));
   }
   return out;
 }

@@ -11,6 +11,7 @@
  */
 import { tickCpuBudget } from "../budget";
 import { category, codePointAt, isSpace, LETTER, MARK } from "./chars";
+import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
 import { entity, type PiiEntity } from "./types";
 
@@ -29,10 +30,22 @@ const WEAK_INTRO =
  * characters ("heiße", "Señor") are left to the regex (see `wordBefore`).
  */
 const TITLE_WORDS = new Set(
-  "Mr Mrs Ms Miss Mx Dr Prof Professor Sir Dame Lady Lord Rev Fr Sra Sr Herr Frau Mme Mlle Monsieur Madame Officer Detective Judge Nurse Captain Capt Sgt Agent".split(
+  "Mr Mrs Ms Miss Mx Dr Prof Professor Sir Dame Lady Lord Rev Fr Sra Sr Herr Frau Mme Mlle Monsieur Madame Officer Detective Judge Nurse Captain Capt Sgt Agent Srta Pan Pani Sig Sra".split(
     " ",
   ),
 );
+/** Titles that start no name themselves ("Dear Sr. Vassallo": the name is "Vassallo"). */
+const NOT_NAME_TITLES = new Set("Sr Sra Srta Sig Pan Pani Mme Mlle Dott Ing Hr Fr Sen Sr".split(" "));
+
+/**
+ * Cues for a single capitalised word that the gazetteer knows ("I spoke to Garnier", "according
+ * to Brito", "leave it with Barros"): narrower than WEAK_INTRO, whose "from" and "for" precede
+ * places as often as people.
+ */
+const SINGLE_INTRO =
+  /(?:\b(?:thanks|thank you|thx|hi|hello|hey|dear|i'?m|i am|this is|it'?s|cc|attn|signed|told|ask|asked|(?:spoke|speak|speaking|talk|talked|talking|reach out|go|went|according|belongs|forwarded|escalating this|escalated|handed over) to|(?:spoke|speak|talk|talked|meeting|met|leave it|left it|check|checked) with)\s*[:,]?\s*)$/iu;
+/** Greetings and self-introductions: a single word after them is a name even when no list knows it ("Thanks Beyizçi!"). */
+const GREETING_INTRO = /(?:\b(?:thanks|thank you|thx|hi|hello|hey|dear|cheers|i'?m|i am|my name is)\s*[:,]?\s*)$/iu;
 const STRONG_WORDS = new Set("is named called dear signed attn patient customer employee person to name".split(" "));
 const STRONG_WORDS_BEFORE_COLON = new Set("name attn attention patient customer employee person".split(" "));
 const WEAK_WORDS = new Set(
@@ -179,13 +192,13 @@ export function findNames(text: string): PiiEntity[] {
       continue;
     }
     const firstWord = wordAt(text, i);
-    if (!isCapitalized(firstWord) || NOT_NAME_WORDS.has(firstWord)) {
+    if (!isCapitalized(firstWord) || NOT_NAME_WORDS.has(firstWord) || NOT_NAME_TITLES.has(firstWord)) {
       i++;
       continue;
     }
     const run = runFrom(text, count, i);
     const length = run - i;
-    const score = nameScore(text, starts[i], ends[run - 1], firstWord, length);
+    const score = nameScore(text, starts[i], ends[run - 1], firstWord, length, i, run);
     if (score > 0) {
       out.push(entity("name", text, starts[i], ends[run - 1], score));
       i = run;
@@ -213,7 +226,14 @@ function runFrom(text: string, count: number, i: number): number {
       j++;
       continue;
     }
-    if (!isCapitalized(w) || NOT_NAME_WORDS.has(w)) break;
+    // "Annabel I. Zuiderveld": a capital and a period is a middle initial, even the letter "I"
+    const isInitial =
+      ends[j] - starts[j] === 1 &&
+      text.charCodeAt(ends[j]) === 46 &&
+      text.charCodeAt(ends[j] + 1) === 32 &&
+      j + 1 < count &&
+      isCapitalized(wordAt(text, j + 1));
+    if (!isCapitalized(w) || (NOT_NAME_WORDS.has(w) && !isInitial)) break;
     j++;
     n++;
   }
@@ -222,18 +242,64 @@ function runFrom(text: string, count: number, i: number): number {
   return j;
 }
 
-function nameScore(text: string, start: number, end: number, firstWord: string, length: number): number {
+function nameScore(text: string, start: number, end: number, firstWord: string, length: number, i: number, run: number): number {
   const lo = Math.max(0, start - 30);
   if (titleBefore(text, lo, start)) return 0.93;
+  // capitalised everyday words ("Customer Success Lead", "New Year Sale") name nobody without a title
+  if (allEveryday(text, i, run)) return 0;
   if (strongIntroBefore(text, lo, start)) return 0.9;
   const known = GIVEN_NAMES.has(firstWord);
   const ambiguous = known && AMBIGUOUS_NAMES.has(firstWord);
   if (known && !ambiguous) return length >= 2 ? 0.9 : 0.8;
   // "from June", "in May": a lone month name is a month unless a title or "my name is" says otherwise
   if (known) return length >= 2 ? 0.75 : !MONTH_NAMES.has(firstWord) && weakIntroBefore(text, lo, start) ? 0.7 : 0;
-  if (length < 2 || firstWord.length <= 1) return 0;
-  if (weakIntroBefore(text, lo, start) || PERSON_VERB.test(text.slice(end, end + 20))) return 0.7;
+  if (firstWord.length <= 1 || isStopword(firstWord)) return 0;
+  const gazetteer = isGazetteerName(firstWord);
+  if (length >= 2) {
+    // no everyday English word, and a gazetteer name or a middle initial among the words
+    if (noEverydayWord(text, i, run) && (gazetteer || hasInitial(i, run) || anyKnownName(text, i + 1, run))) return 0.85;
+    if (weakIntroBefore(text, lo, start) || PERSON_VERB.test(text.slice(end, end + 20))) return 0.7;
+    return 0;
+  }
+  // one word: a surname or given name alone in running text needs a cue
+  const window = text.slice(lo, start);
+  const verbAfter = PERSON_VERB.test(text.slice(end, end + 20));
+  if (gazetteer && (verbAfter || SINGLE_INTRO.test(window))) return 0.75;
+  if (!isEnglishWord(firstWord) && (verbAfter || GREETING_INTRO.test(window))) return 0.7;
   return 0;
+}
+
+/** Every word of the run is an everyday English word that is no given name. */
+function allEveryday(text: string, i: number, run: number): boolean {
+  for (let k = i; k < run; k++) {
+    const w = wordAt(text, k);
+    if (GIVEN_NAMES.has(w) || !isEnglishWord(w)) return false;
+  }
+  return true;
+}
+
+/** No word of the run is an everyday English word (initials aside). */
+function noEverydayWord(text: string, i: number, run: number): boolean {
+  for (let k = i; k < run; k++) {
+    const w = wordAt(text, k);
+    if (w.length > 1 && isEnglishWord(w) && !GIVEN_NAMES.has(w)) return false;
+  }
+  return true;
+}
+
+/** A word from `i` on is a given name or a gazetteer name. */
+function anyKnownName(text: string, i: number, run: number): boolean {
+  for (let k = i; k < run; k++) {
+    const w = wordAt(text, k);
+    if (w.length > 1 && (GIVEN_NAMES.has(w) || isGazetteerName(w))) return true;
+  }
+  return false;
+}
+
+/** A word of one letter inside the run (a middle initial: "Magomed A. Aliev"). */
+function hasInitial(i: number, run: number): boolean {
+  for (let k = i + 1; k < run - 1; k++) if (ends[k] - starts[k] === 1) return true;
+  return false;
 }
 
 /**

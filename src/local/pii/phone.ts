@@ -7,9 +7,9 @@ import { isSpace } from "./chars";
 import { entity, type PiiEntity } from "./types";
 
 const CANDIDATE =
-  /(?<![\p{L}\p{N}+\-./:])(?:\+|00)?\(?\d[\d(). \u00A0-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
+  /(?<![\p{L}\p{N}+\-./]|[^\p{L}]:)(?:\+|00)?\(?\d[\d(). \u00A0-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
 const CONTEXT =
-  /\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\b[.:#]?\s*(?:(?:me|us|him|her|is|at|on|number|no\.?|me at)\s*){0,3}[:#]?\s*\(?$/i;
+  /\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\b[.:#]?\s*(?:(?:me|us|him|her|is|at|on|to|back|number|no\.?|me at)\s*){0,3}[:#]?\s*\(?$/i;
 const NANP = /^(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}$/;
 const DATE_SHAPE = /^(?:\d{1,2}[.\- ]\d{1,2}[.\- ](?:19|20)\d{2}|(?:19|20)\d{2}[.\- ]\d{1,2}[.\- ]\d{1,2})$/;
 // 3-2-4 with dashes is how SSNs are written, never phone numbers
@@ -84,5 +84,7 @@ function phoneScore(raw: string, text: string, start: number): number {
   // trunk prefix 0 with separators: UK "020 7946 0958", FR "01 23 45 67 89", DE "030 1234567"
   if (/^0[1-9]/.test(main) && groups >= 2 && digits >= 9 && digits <= 12) return 0.8 + (context() ? 0.05 : 0);
   if ((groups >= 2 || digits === 10) && context()) return 0.75;
+  // one run of digits ("call me back 0117133") only right after a word that says it is a number
+  if (groups === 1 && digits <= 12 && context()) return 0.7;
   return 0;
 }

@@ -44,8 +44,9 @@ export function findEmails(text: string): PiiEntity[] {
   return out;
 }
 
-// 13-19 digits in groups separated by single spaces or dashes ("4111 1111 1111 1111", "3782-822463-10005").
-const CARD = /(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])/g;
+// 13-19 digits in groups separated by single spaces or dashes ("4111 1111 1111 1111", "3782-822463-10005"),
+// or broken over two lines between groups ("4111 1111\n1111 1111")
+const CARD = /(?<![\d-])\d(?:(?:[ -]|[ \t]*\r?\n[ \t]*)?\d){12,18}(?![\d])/g;
 
 export function luhnValid(digits: string): boolean {
   let sum = 0;
@@ -84,12 +85,17 @@ export function findCreditCards(text: string): PiiEntity[] {
     const raw = m[0];
     let spaces = 0;
     let dashes = 0;
+    let lineBreaks = 0;
     let shortGroup = false;
     let group = 0;
     for (let i = 0; i < raw.length; i++) {
       const c = raw.charCodeAt(i);
-      if (c === 32 || c === 45) {
-        if (c === 32) spaces++;
+      if (c === 32 || c === 45 || c === 10 || c === 13 || c === 9) {
+        // a line break (with the blanks around it) is one separator, of the kind the other ones are
+        if (c === 10 || c === 13 || c === 9 || (c === 32 && (raw.charCodeAt(i + 1) === 10 || raw.charCodeAt(i - 1) === 10))) {
+          if (c !== 10) continue;
+          lineBreaks++;
+        } else if (c === 32) spaces++;
         else dashes++;
         if (group < 3) shortGroup = true;
         group = 0;
@@ -97,10 +103,11 @@ export function findCreditCards(text: string): PiiEntity[] {
     }
     if (group < 3) shortGroup = true;
     // mixed separators or ragged single-digit groups are phone or reference numbers, not cards
-    if (spaces > 0 && dashes > 0) continue;
-    const digits = spaces + dashes > 0 ? raw.replace(/\D/g, "") : raw;
+    if ((spaces > 0 && dashes > 0) || lineBreaks > 1) continue;
+    const separators = spaces + dashes + lineBreaks;
+    const digits = separators > 0 ? raw.replace(/\D/g, "") : raw;
     if (digits.length < 13 || !luhnValid(digits)) continue;
-    if (spaces + dashes > 0 && shortGroup) continue;
+    if (separators > 0 && shortGroup) continue;
     out.push(entity("credit_card", text, m.index, m.index + raw.length, knownIssuer(digits) ? 0.97 : 0.75));
   }
   return out;
@@ -130,9 +137,10 @@ export function findSsns(text: string): PiiEntity[] {
 
 const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
 const IPV4 = new RegExp(`(?<![\\d.])${OCTET}(?:\\.${OCTET}){3}(?:/\\d{1,2})?(?![\\d]|\\.\\d)`, "g");
-// candidates for IPv6: hex groups and colons, optionally ending in an embedded IPv4, with a zone
+// candidates for IPv6: hex groups and colons, optionally ending in an embedded IPv4, with a zone;
+// after a label such as "ip:" (a letter that is no hex digit, then a colon) too
 const IPV6 =
-  /(?<![\p{L}\p{N}:])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[\p{L}\p{N}]+)?(?![\p{L}\p{N}:]|\.\d)/gu;
+  /(?:(?<![\p{L}\p{N}:])|(?<=[g-zG-Z]:))(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[\p{L}\p{N}]+)?(?![\p{L}\p{N}:]|\.\d)/gu;
 
 export function ipv6Valid(candidate: string): boolean {
   const zone = candidate.indexOf("%");

@@ -22,7 +22,7 @@ import {
 } from "../../../src/knowledge/chatbot-answer";
 import { FaqMatcher } from "../../../src/knowledge/faq-match";
 import { searchInline } from "../../../src/knowledge/inline";
-import { DEFAULT_MIN_SCORE, FORMER_MIN_SCORE } from "../../../src/knowledge/ranking";
+import { DEFAULT_MIN_SCORE, FORMER_MIN_SCORE } from "../../../src/knowledge/schemas";
 import faqTuning from "../../fixtures/knowledge/faq.json";
 import faqDev from "../../fixtures/knowledge/faq-dev.json";
 import faqHoldout from "../../fixtures/knowledge/faq-holdout.json";

@@ -4,22 +4,28 @@
  */
 import { type TObject, Type } from "@sinclair/typebox";
 import { type DocumentDecoration, Elysia } from "elysia";
-import { keyBudget } from "../auth/policy";
-import { knowledgeQuotaFor } from "../config";
-import type { AppDeps } from "../deps";
-import { invalidRequest } from "../errors";
-import type { AnyFunctionDef } from "../functions/define";
-import type { FunctionPipeline } from "../functions/pipeline";
-import { ok } from "../http/respond";
-import { functionDoc } from "../http/routes/functions";
-import { stateOf } from "../http/state";
-import { collectionRoutes } from "./collection-routes";
-import { type Embedder, pickEmbedder, VectorCache } from "./embeddings";
-import { knowledgeFunctions } from "./functions";
-import { type Deps, pageOf, resourceContext, resourceDoc, validBody } from "./http";
-import type { Chatbots, FaqCollections, KnowledgeBases } from "./interface";
-import { AddDocuments, CreateChatbot, CreateFaqCollection, CreateKnowledgeBase, UpdateKnowledgeBase } from "./schemas";
-import { uploadDocuments } from "./upload";
+import { keyBudget } from "../../auth/policy";
+import { knowledgeQuotaFor } from "../../config";
+import type { AppDeps } from "../../deps";
+import { invalidRequest } from "../../errors";
+import type { AnyFunctionDef } from "../../functions/define";
+import { type Embedder, pickEmbedder, VectorCache } from "../../knowledge/embeddings";
+import { knowledgeFunctions } from "../../knowledge/functions";
+import type { Chatbots, FaqCollections, KnowledgeBases } from "../../knowledge/interface";
+import {
+  AddDocuments,
+  CreateChatbot,
+  CreateFaqCollection,
+  CreateKnowledgeBase,
+  UpdateKnowledgeBase,
+} from "../../knowledge/schemas";
+import { uploadDocuments } from "../../knowledge/upload";
+import type { FunctionPipeline } from "../pipeline";
+import { ok } from "../respond";
+import { stateOf } from "../state";
+import { functionDoc } from "./functions";
+import { collectionRoutes } from "./knowledge-collections";
+import { type Deps, pageOf, resourceContext, resourceDoc, validBody } from "./knowledge-resource";
 
 type Params = Record<string, string>;
 type Query = Record<string, string | undefined>;

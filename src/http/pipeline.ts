@@ -6,9 +6,9 @@ import type { Config } from "../config";
 import { chargedAnswer } from "../credits/charged-answer";
 import type { CreditLedger, Reservation } from "../credits/interface";
 import { GatewayError, type ProviderAttempt } from "../errors";
-import { requestEdge } from "../http/edge";
-import { renderSuccess } from "../http/envelope";
-import { mark, type RequestState, serverTiming } from "../http/state";
+import type { AnyFunctionDef } from "../functions/define";
+import { offlineNotes, withDeclineReason } from "../functions/offline-reach";
+import { validateAgainst } from "../functions/validate";
 import type { IdempotencyStore, StoredResponse } from "../idempotency/interface";
 import { CpuBudgetExceeded, withCpuBudget } from "../local/budget";
 import type { Logger } from "../log";
@@ -16,9 +16,9 @@ import type { Metrics } from "../metrics";
 import type { RouteCall, RouteOutcome } from "../providers/router";
 import type { RateLimiter } from "../ratelimit/interface";
 import type { SecretStore } from "../storage/secrets";
-import type { AnyFunctionDef } from "./define";
-import { offlineNotes, withDeclineReason } from "./offline-reach";
-import { validateAgainst } from "./validate";
+import { requestEdge } from "./edge";
+import { renderSuccess } from "./envelope";
+import { mark, type RequestState, serverTiming } from "./state";
 
 /** What the pipeline needs from the provider router. */
 export interface FunctionRouter {
@@ -176,6 +176,8 @@ export class FunctionPipeline {
   /** The stored answer under this request's id, saying that nothing was charged this time. */
   private replay(stored: StoredResponse, state: RequestState, balance: number): Response {
     state.credits = 0;
+    state.replayed = true;
+    state.status = stored.status;
     let body = stored.body;
     try {
       const env = JSON.parse(stored.body) as { request_id?: string; meta?: Record<string, unknown> };
@@ -244,6 +246,7 @@ export class FunctionPipeline {
       allowModel,
       signal: request.signal,
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
+      trace: state.trace,
     };
     const { answer, reservation, cached } = await chargedAnswer<Answer>({
       ledger,
@@ -293,6 +296,7 @@ export class FunctionPipeline {
       { function: def.name },
     );
     state.provider = answer.provider;
+    state.model = answer.model;
     state.credits = r.amount;
     state.cached = cached;
     state.headers["X-Cache"] = cached ? "HIT" : "MISS";

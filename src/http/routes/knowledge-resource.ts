@@ -3,13 +3,13 @@
  * "standard" call, validate the body against its TypeBox schema and read paging parameters.
  */
 import type { Static, TObject } from "@sinclair/typebox";
-import type { AppDeps } from "../deps";
-import { validateAgainst } from "../functions/validate";
-import { type AuthedContext, authedContext } from "../http/context";
-import { limitOffset } from "../http/query";
-import { stateOf } from "../http/state";
-import type { Page } from "./interface";
-import { ListQuery } from "./schemas";
+import type { AppDeps } from "../../deps";
+import { validateAgainst } from "../../functions/validate";
+import type { Page } from "../../knowledge/interface";
+import { ListQuery } from "../../knowledge/schemas";
+import { type AuthedContext, authedContext } from "../context";
+import { limitOffset } from "../query";
+import { stateOf } from "../state";
 
 export type Deps = Pick<AppDeps, "keys" | "config" | "limiter">;
 

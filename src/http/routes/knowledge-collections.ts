@@ -4,10 +4,10 @@
  */
 import type { Static, TObject } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { ok } from "../http/respond";
-import type { MaybePromise } from "../maybe";
-import { type Deps, pageOf, resourceContext, resourceDoc, validBody } from "./http";
-import type { Page, Paged } from "./interface";
+import type { Page, Paged } from "../../knowledge/interface";
+import type { MaybePromise } from "../../maybe";
+import { ok } from "../respond";
+import { type Deps, pageOf, resourceContext, resourceDoc, validBody } from "./knowledge-resource";
 
 export interface CollectionStore<S extends TObject, V> {
   create(accountId: string, body: Static<S>): MaybePromise<V>;

@@ -1,0 +1,25 @@
+CREATE TABLE "request_log" (
+	"request_id" text PRIMARY KEY NOT NULL,
+	"time" bigint NOT NULL,
+	"account_id" text NOT NULL,
+	"key_id" text NOT NULL,
+	"method" text NOT NULL,
+	"path" text NOT NULL,
+	"function" text,
+	"status" integer NOT NULL,
+	"error_code" text,
+	"provider" text,
+	"model" text,
+	"latency_ms" integer NOT NULL,
+	"credits" bigint DEFAULT 0 NOT NULL,
+	"cache" text,
+	"prompt_tokens" bigint,
+	"completion_tokens" bigint,
+	"idempotent_replay" boolean DEFAULT false NOT NULL,
+	"guardrails" jsonb
+);
+--> statement-breakpoint
+CREATE INDEX "request_log_time_idx" ON "request_log" USING btree ("time");--> statement-breakpoint
+CREATE INDEX "request_log_account_time_idx" ON "request_log" USING btree ("account_id","time");--> statement-breakpoint
+CREATE INDEX "request_log_account_fn_time_idx" ON "request_log" USING btree ("account_id","function","time");--> statement-breakpoint
+CREATE INDEX "request_log_key_time_idx" ON "request_log" USING btree ("key_id","time");

@@ -1,0 +1,258 @@
+/**
+ * Street addresses as written outside the English-speaking world (issue 23): the house number
+ * after the street, the street word of the local language before the name ("Rua", "ul.",
+ * "Intrarea", "Calle") or after it ("utca", "tér", "iela", "Sokak", "küçəsi", "gade"), or at the
+ * end of a compound ("Fuglsangsvej", "Jukkakuja", "Kennedybrücke"); a bare name and number after
+ * a phrase that announces an address ("Street:", "I live at", "moving into"); US military
+ * addresses (PSC / CMR / Unit, Box, APO / FPO / DPO). Each street found is then extended over
+ * what follows it: apartment and floor parts, a postcode and town (or town and postcode) on the
+ * same line or the next, and a country on the line after. Postcodes and apartment parts that
+ * stand on their own count after a label ("Postcode: 1052", "apt/suite: lgh 1212").
+ *
+ * Every pattern starts at a word start or a fixed word and has bounded repetition; the words
+ * between a street word and the number are at most four.
+ */
+import { isEnglishWord, isStopword } from "./gazetteer";
+import { entity, type PiiEntity } from "./types";
+
+// words are at most 40 characters: an attempt never scans a long run ("a.a.a.…") to its end
+const WORD = "\\p{L}[\\p{L}\\p{M}'’.-]{0,39}(?![\\p{L}\\p{M}'’.-])";
+const CAP = "\\p{Lu}[\\p{L}\\p{M}'’.-]{0,39}(?![\\p{L}\\p{M}'’.-])";
+/** house number: "5", "41b", "4/4", "12 A", "53c", "6-8" */
+const NUM = "\\d{1,4}(?:[ ]?[A-Za-z](?![\\p{L}\\p{N}]))?(?:[ ]?[/-][ ]?\\d{1,3}[A-Za-z]?)?(?![\\p{L}\\p{N}])";
+
+/** street words that follow the street's name (Hungarian, Baltic, Turkish, Azerbaijani, Nordic, Slavic, Germanic) */
+const AFTER = [
+  "utca u. út útja tér tere körút krt. sugárút sétány köz fasor liget határút főút rakpart dűlő lejtő sor udvar lakótelep",
+  "iela bulvāris gatve dambis prospekts laukums šoseja ceļš gatvė g. prospektas alėja",
+  "sokak sokağı sk. caddesi cad. cd. bulvarı blv. mahallesi mah. mh. yolu meydanı",
+  "küçəsi küç. prospekti pr. sahəsi şossesi döngəsi meydanı dalanı sh. pr-ti",
+  "vej gade allé plads stræde vænge torv gate vei veien vegen plass gata gatan väg vägen gränd gränden torg torget",
+  "katu tie kuja polku ulica ul. cesta trg put obala ulice náměstí nábřeží třída námestie nábrežie trieda",
+  "straße strasse str. gasse weg allee platz ring damm straat laan plein dijk kade gracht singel steeg",
+]
+  .join(" ")
+  .split(" ");
+
+/** street words that come before the street's name (Polish, Romanian, Portuguese, Spanish, Italian, French, Czech) */
+const BEFORE = [
+  "ul. ulica al. aleja os. osiedle pl. plac rynek droga wyb. wybrzeże ogród skwer rondo bulwar",
+  "strada str. bulevardul bd. bdul. calea intrarea aleea piața piata șoseaua soseaua splaiul drumul fundătura",
+  "rua r. avenida av. avda. travessa tv. praça largo estrada rodovia alameda quinta bairro caminho beco viela ladeira vila azinhaga calçada rotunda praceta",
+  "calle c/ plaza pza. paseo camino carretera ctra. ronda travesía glorieta prolongación calzada privada priv. callejón cerrada extrarradio urbanización polígono pasaje vía circuito andador periférico rambla",
+  "via viale piazza piazzale corso vicolo strada contrada borgo rotonda incrocio lungomare salita traversa vico piazzetta località",
+  "rue avenue boulevard bd place chemin allée impasse quai passage voie route cours square parvis sentier cité faubourg",
+]
+  .join(" ")
+  .split(" ");
+/** Czech and Slovak street names that are a preposition and a noun: "Na Kampě 3", "U Václava 2" (capitalised only) */
+const PREPOSITIONS = "Na|Pod|Nad|U|V|Za|Pri|Při|Před";
+
+/** endings of compound street names: Danish, Norwegian, Swedish, Finnish, German, Dutch */
+const COMPOUND =
+  "vej|gade|vænget|stræde|gata|gatan|gränd|gränden|vägen|väg|stigen|backen|allén|torget|veien|vegen|gate|stien|svinget|bakken|haugen|åsen|kroken|tunet|jordet|løkka|katu|tie|kuja|polku|raitti|kaari|väylä|rinne|ranta|straße|strasse|str\\.|weg|allee|platz|gasse|damm|steig|ufer|pfad|brücke|chaussee|graben|zeile|gracht|laan|straat|plein|dijk|kade|singel|plantsoen|steeg|dreef";
+
+const escapeRegex = (w: string) => w.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+const alternation = (words: string[]) =>
+  [...new Set(words)]
+    .sort((a, b) => b.length - a.length)
+    .map((w) => {
+      // either case for the first letter: "Rua" and "rua", "Utca" and "utca"
+      const first = w[0];
+      const upper = first.toUpperCase();
+      return upper === first ? escapeRegex(w) : `[${upper}${first}]${escapeRegex(w.slice(1))}`;
+    })
+    .join("|");
+
+const STREET_AFTER = new RegExp(
+  `(?<![\\p{L}\\p{N}\\p{M}'’.-])(?:${WORD}[ \\t]+){1,3}(?:${alternation(AFTER)})(?![\\p{L}\\p{M}]),?[ \\t]+(?:[Nn][or]\\.?[ \\t]?)?${NUM}`,
+  "gu",
+);
+const STREET_BEFORE = new RegExp(
+  `(?<![\\p{L}\\p{N}\\p{M}'’.-])(?:\\d{1,5}[A-Za-z]?,?[ \\t]+)?(?:${alternation(BEFORE)})(?![\\p{L}\\p{M}])[ \\t]+(?:${WORD}[ \\t]+){0,3}${WORD}(?:,?[ \\t]+(?:[Nn][or]\\.?[ \\t]?|n\\.?º[ \\t]?)?${NUM})?`,
+  "gu",
+);
+const STREET_PREPOSITION = new RegExp(
+  `(?<![\\p{L}\\p{N}\\p{M}'’.-])(?:${PREPOSITIONS})[ \\t]+${CAP}(?:[ \\t]+${CAP})?[ \\t]+${NUM}`,
+  "gu",
+);
+// the lookahead settles most words in one pass: only a word followed by a number is tried against the endings
+const STREET_COMPOUND = new RegExp(
+  `(?<![\\p{L}\\p{N}\\p{M}-])\\p{L}(?=[\\p{L}\\p{M}-]{2,50}[ \\t]+\\d)[\\p{L}\\p{M}-]{2,40}(?:${COMPOUND})[ \\t]+${NUM}`,
+  "giu",
+);
+/** a name and a house number, an address only right after a phrase that announces one */
+const NAME_NUMBER_AT = new RegExp(`${WORD}(?:[ \\t]+${WORD}){0,3}[ \\t]+${NUM}`, "uy");
+const ADDRESS_CUE =
+  /\b(?:address|addr|street|str|building|live at|lives at|living at|moving into|moved to|move to|ship(?:ped|ping)? to|deliver(?:ed|y)? to|send (?:it |this |them )?to|sent to|went to|go to|find|located at|line 1|reception)(?:[ \t]*[:,])?[ \t]*(?:\r?\n[ \t]*)?(?=\p{L})/giu;
+/** a line with a name and a number, and under it a line with a postcode and a town: "Kaštielska 5\n34 030 Martin" */
+const LINE_POSTAL = new RegExp(
+  `(?<=^|\\n)[ \\t]*${CAP}(?:[ \\t]+${WORD}){0,3}[ \\t]+${NUM}(?=[ \\t]*\\r?\\n[ \\t]*(?:[A-Z]{2}-?)?\\d{2,6}(?:[- ]\\d{2,4})?(?:[ ]?[A-Z]{2})?[ \\t]+\\p{Lu})`,
+  "gu",
+);
+const MILITARY =
+  /(?<![\p{L}\p{N}])(?:(?:PSC|CMR|Unit)[ \t]+\d{3,5}(?:,?[ \t]*(?:\r?\n[ \t]*)?Box[ \t]+\d{1,5})?|(?:USNS|USS)[ \t]+\p{Lu}[\p{L}-]*(?:[ \t]+\p{Lu}[\p{L}-]*)?),?[ \t]*(?:\r?\n[ \t]*)?(?:APO|FPO|DPO)[ \t]+A[AEP][ \t]+\d{5}(?!\d)/gu;
+
+const UNIT_WORD =
+  "Apt|Apto|Apartment|Appartement|Appartamento|Suite|Ste|Unit|Flat|Floor|Fl|Room|Rm|Top|Tür|Stiege|Stg|Whg|Wohnung|lgh|Lgh|Bloc|Bl|Sc|Ap|Et|Piso|piso|Dpto|Depto|Puerta|Pta|Andar|andar|Sala|sala|Casa|apto|apt|suite|flat|unit|m|lok|mieszk|#";
+const UNIT_PART = `(?:(?:${UNIT_WORD})(?![\\p{L}])\\.?[ \\t]?#?(?=[\\p{L}-]{0,5}\\d|[A-Z](?![\\p{L}]))[\\p{L}\\p{N}-]{1,6}|\\d{1,2}\\.?[ \\t]?(?:emelet|em\\.|tv\\.?|th\\.?|mf\\.?|st\\.?|sal|etg\\.?|étage|hoog|OG|Stock|piso|andar|floor)(?:[ \\t]+\\d{1,3}\\.?[ \\t]?(?:ajtó|a\\.)?)?|[IVX]{1,4}(?![\\p{L}\\p{N}])|(?:étage|hoog|OG|Stock|Bajo|Bajos|Entlo\\.?|Ático|Principal)(?![\\p{L}])(?:[ \\t][A-Z\\d](?![\\p{L}\\p{N}]))?)`;
+const UNIT_AT = new RegExp(`(?:,[ \\t]*|[ \\t]+)${UNIT_PART}`, "uy");
+
+const TOWN_WORD = "\\p{Lu}[\\p{L}\\p{M}'’]*(?:-\\p{L}[\\p{L}\\p{M}'’]*){0,3}";
+const TOWN = `${TOWN_WORD}(?:[ \\t]+(?:(?:de|do|da|das|dos|del|della|di|am|an|im|nad|pod|la|le|les|sur|sous|en|y|i|e|upon|on)[ \\t]+)?${TOWN_WORD}){0,3}`;
+// a second lower-case word only when the line or clause ends after it ("6481 faxe ladeplads,"; not "lisboa desde março")
+const LOWER_TOWN = "\\p{Ll}[\\p{L}\\p{M}'’-]*(?:[ \\t]\\p{Ll}[\\p{L}\\p{M}'’-]*(?=[ \\t]{0,4}(?:[,.;!?\\r\\n]|$)))?";
+/** postcodes in the formats of most countries: "1052", "10115", "62-650", "8002-892", "323 99", "1302 DP", "LV-4660", "AZ0137" */
+const POSTCODE = "(?:[A-Za-z]{2}-?)?\\d{2,6}(?:[- ]\\d{2,4})?(?:[ ]?[A-Z]{2}(?![\\p{L}]))?";
+const UK_CA = "[A-Z]{1,2}\\d[A-Z\\d]?[ ]?\\d[A-Z]{2}|[A-Z]\\d[A-Z][ ]?\\d[A-Z]\\d";
+const SEP = "(?:,[ \\t]{0,8}|[ \\t]{0,8}\\r?\\n[ \\t]{0,8})";
+const POSTCODE_TOWN = new RegExp(`(?:${SEP}|[ \\t]{1,4}(?=\\d{4,5}[ \\t]+\\p{Lu}))(?:${POSTCODE})[ \\t]+(?:${TOWN})`, "uy");
+const POSTCODE_TOWN_LOWER = new RegExp(`${SEP}(?:${POSTCODE})[ \\t]+(?:${LOWER_TOWN})`, "uy");
+const TOWN_POSTCODE = new RegExp(
+  `${SEP}${TOWN}(?:,?[ \\t]+[A-Z]{2}(?![\\p{L}]))?,?[ \\t]+(?:\\d{3}[ ]?\\d{3}|\\d{4,5}(?:-\\d{4})?|${UK_CA})(?![\\p{L}\\p{N}])`,
+  "uy",
+);
+
+/** Countries in English and in their own languages, for the line under a postcode and town. */
+const COUNTRIES =
+  "USA|United States|U\\.S\\.A\\.|United Kingdom|UK|England|Scotland|Wales|Ireland|Éire|Canada|Australia|New Zealand|India|Nigeria|Ghana|Kenya|South Africa|Germany|Deutschland|Austria|Österreich|Switzerland|Schweiz|Suisse|Svizzera|France|Belgium|Belgique|België|Netherlands|Nederland|Luxembourg|Spain|España|Portugal|Italy|Italia|Brazil|Brasil|Mexico|México|Argentina|Chile|Colombia|Peru|Perú|Denmark|Danmark|Norway|Norge|Sweden|Sverige|Finland|Suomi|Iceland|Ísland|Poland|Polska|Czech Republic|Czechia|Česko|Česká republika|Slovakia|Slovensko|Hungary|Magyarország|Romania|România|Moldova|Bulgaria|Croatia|Hrvatska|Serbia|Srbija|Slovenia|Slovenija|Bosnia and Herzegovina|Greece|Turkey|Türkiye|Azerbaijan|Azərbaycan|Georgia|Armenia|Ukraine|Russia|Estonia|Eesti|Latvia|Latvija|Lithuania|Lietuva|Belarus|Kazakhstan|Uzbekistan|Oʻzbekiston|Israel|Egypt|Morocco|Japan|China|Korea|Vietnam|Indonesia|Philippines|Singapore|Malaysia|Thailand";
+const COUNTRY_AT = new RegExp(`${SEP}(?:${COUNTRIES})(?![\\p{L}\\p{N}])`, "uy");
+
+const POSTCODE_LABELLED =
+  /\b(?:post\s?code|postal\s+code|zip(?:\s?code)?(?:\/postal\s+code)?|plz|cep|postnummer|postnr|kod\s+pocztowy|irányítószám|psč|código\s+postal|code\s+postal)\b[^\n\d]{0,15}?((?:[A-Za-z]{2}-?)?\d{3,6}(?:[- ]\d{2,4})?(?:[ ]?[A-Z]{2}(?![\p{L}]))?|[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z]{2}|[A-Z]\d[A-Z][ ]?\d[A-Z]\d)(?![\p{L}\p{N}])/giu;
+const UNIT_LABELLED = new RegExp(
+  `\\b(?:apt\\/suite|apartment|apt|suite|unit|flat|lgh|lägenhet|apto|piso|wohnung)\\b[ \\t]*[:#]?[ \\t]*(${UNIT_PART})`,
+  "giu",
+);
+/** "Apt 4B", "Suite 210" standing alone (at a line start or after punctuation), capitalised */
+const UNIT_ALONE = /(?<=(?:^|[\n:;(,])[ \t]{0,4})(?:Apt\.?|Apartment|Suite|Ste\.)[ \t]?#?\d{1,5}[A-Z]?(?![\p{L}\p{N}])/gu;
+
+export function findWorldAddresses(text: string): PiiEntity[] {
+  const out: PiiEntity[] = [];
+  const add = (start: number, end: number, score: number) => out.push(extended(text, start, end, score));
+  for (const m of text.matchAll(STREET_AFTER)) {
+    const start = trimLeadingWords(m.index, m[0]);
+    // the street word needs a name before it: "utca 5" alone is no address
+    if (start < 0) continue;
+    add(start, m.index + m[0].length, 0.87);
+  }
+  for (const m of text.matchAll(STREET_BEFORE)) {
+    if (!/\d/.test(m[0]) && !UNIT_AT.test(text.slice(m.index + m[0].length, m.index + m[0].length + 12))) {
+      UNIT_AT.lastIndex = 0;
+      continue;
+    }
+    UNIT_AT.lastIndex = 0;
+    if (!streetBeforeValid(m[0])) continue;
+    add(m.index, m.index + m[0].length, 0.87);
+  }
+  for (const m of text.matchAll(STREET_PREPOSITION)) add(m.index, m.index + m[0].length, 0.87);
+  for (const m of text.matchAll(STREET_COMPOUND)) {
+    // "aggregate 10", "delegate 5": an everyday word that ends like a street is not one
+    if (isEnglishWord(m[0].slice(0, m[0].search(/[ \t]/)))) continue;
+    add(m.index, m.index + m[0].length, 0.87);
+  }
+  for (const cue of text.matchAll(ADDRESS_CUE)) {
+    const at = cue.index + cue[0].length;
+    const end = stickyAt(NAME_NUMBER_AT, text, at);
+    if (end < 0) continue;
+    const start = trimLeadingWords(at, text.slice(at, end), false);
+    // "go to Felipe on 307 138 853": a lower-case word inside, or more digit groups after, make it no address
+    if (
+      start < 0 ||
+      /[ \t]\p{Ll}/u.test(text.slice(start, end).replace(PARTICLES, " ")) ||
+      /^[ .-]\d/.test(text.slice(end, end + 2))
+    )
+      continue;
+    add(start, end, 0.86);
+  }
+  for (const m of text.matchAll(LINE_POSTAL)) {
+    const start = m.index + m[0].length - m[0].trimStart().length;
+    if (trimLeadingWords(start, m[0].trimStart(), false) !== start) continue;
+    add(start, m.index + m[0].length, 0.87);
+  }
+  for (const m of text.matchAll(MILITARY)) out.push(entity("address", text, m.index, m.index + m[0].length, 0.9));
+  for (const re of [POSTCODE_LABELLED, UNIT_LABELLED]) {
+    for (const m of text.matchAll(re)) {
+      const value = m[1];
+      const start = m.index + m[0].length - value.length;
+      out.push(entity("address", text, start, start + value.length, 0.8));
+    }
+  }
+  for (const m of text.matchAll(UNIT_ALONE)) out.push(entity("address", text, m.index, m.index + m[0].length, 0.75));
+  return out;
+}
+
+const PARTICLES = /[ \t](?:de|do|da|das|dos|del|della|di|van|von|der|den|la|le|bəy|bey)(?=[ \t])/gu;
+
+/**
+ * The address at `start`..`end` with what follows it taken in (extend), scored higher when a
+ * postcode and town or a unit confirm it.
+ */
+export function extended(text: string, start: number, end: number, score: number): PiiEntity {
+  const first = text.charAt(start);
+  const lower = first !== first.toUpperCase();
+  const to = extend(text, end, lower);
+  return entity("address", text, start, to, to > end ? Math.max(score, 0.92) : score);
+}
+
+/**
+ * Start of the street once the words before its name that are everyday English or function
+ * words are dropped ("could not find Sīpeles dambis 847" starts at "Sīpeles"); -1 when no word
+ * of the name is left before the street word or the number.
+ */
+function trimLeadingWords(start: number, match: string, streetWordLast = true): number {
+  const words = [...match.matchAll(/[^ \t,]+/g)];
+  // the last word is the number; with a street word after the name, the one before it too
+  const named = words.length - (streetWordLast ? 2 : 1);
+  let k = 0;
+  while (k < named && isFunctionWord(words[k][0])) k++;
+  if (k >= named) return -1;
+  return start + (words[k].index ?? 0);
+}
+
+function isFunctionWord(w: string): boolean {
+  let end = w.length;
+  while (end > 0 && (w.charCodeAt(end - 1) === 46 || w.charCodeAt(end - 1) === 58)) end--;
+  const bare = w.slice(0, end);
+  return bare.length > 0 && (isStopword(bare) || isEnglishWord(bare));
+}
+
+/** A lower-case street word ("place", "route", "via") needs a capitalised name: "place an order for 5" is no address. */
+function streetBeforeValid(match: string): boolean {
+  const words = match.split(/[ \t]+/);
+  // "12 via email": the street word is the first word after a leading house number
+  if (/^\d/.test(words[0])) words.shift();
+  const first = words[0];
+  if (first.charCodeAt(0) >= 65 && first.charCodeAt(0) <= 90) return true;
+  if (!isEnglishWord(first.replace(/\.$/, ""))) return true;
+  // skip particles ("de", "da", "l'") to the first word of the name
+  for (let k = 1; k < words.length; k++) {
+    const w = words[k];
+    if (/^(?:de|del|des|du|di|da|do|dos|das|della|la|le|les|l'|d')$/.test(w)) continue;
+    return w.charAt(0) !== w.charAt(0).toLowerCase();
+  }
+  return false;
+}
+
+/** End of the address once unit parts, a postcode and town and a country line that follow `end` are taken in. */
+function extend(text: string, end: number, lower: boolean): number {
+  let at = end;
+  for (let k = 0; k < 2; k++) {
+    const next = stickyAt(UNIT_AT, text, at);
+    if (next < 0) break;
+    at = next;
+  }
+  let locality = stickyAt(POSTCODE_TOWN, text, at);
+  if (locality < 0 && lower) locality = stickyAt(POSTCODE_TOWN_LOWER, text, at);
+  if (locality < 0) locality = stickyAt(TOWN_POSTCODE, text, at);
+  if (locality < 0) return at;
+  at = locality;
+  const country = stickyAt(COUNTRY_AT, text, at);
+  return country < 0 ? at : country;
+}
+
+function stickyAt(re: RegExp, text: string, at: number): number {
+  re.lastIndex = at;
+  const m = re.exec(text);
+  return m ? at + m[0].length : -1;
+}

