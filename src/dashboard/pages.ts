@@ -234,7 +234,7 @@ ${keys.map(
     k,
   ) => html`<tr data-key-id="${k.id}"><td>${k.label}</td><td><code>${k.masked_key}</code></td><td><span class="status ${k.status}">${k.status}</span></td>
 <td data-value="${k.created_at}">${when(k.created_at)}</td><td data-value="${k.last_used_at ?? ""}">${k.last_used_at ? when(k.last_used_at) : "never"}</td>
-<td class="policy-summary">${policySummary(k.policy) === "-" ? "none" : policySummary(k.policy)}${
+<td class="policy-summary" data-value="${policySummary(k.policy)}" data-text="${policySummary(k.policy)}">${policySummary(k.policy) === "-" ? "none" : policySummary(k.policy)}${
     policy && k.status === "active" ? policyForm(k, policy.action(k), policy.narrowOnly) : ""
   }</td>
 <td>${
