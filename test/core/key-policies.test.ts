@@ -147,6 +147,42 @@ describe("key policies", () => {
     expect((await sentiment(key, "and another")).status).toBe(402);
   });
 
+  test("monthly_credit_limit holds a streamed /v1 call before the provider is called", async () => {
+    const { key, id } = await keyWith({ monthly_credit_limit: 1 });
+    const stream = (content: string) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify({ model: "model-a", stream: true, max_tokens: 100, messages: [{ role: "user", content }] }),
+      });
+    const first = await stream("first");
+    expect(first.status).toBe(200);
+    expect(await first.text()).toContain("[DONE]");
+    sim.reset();
+    const second = await stream("second");
+    expect(second.status).toBe(402);
+    expect(((await second.json()) as { error: { code: string } }).error.code).toBe("key_budget_exceeded");
+    expect(sim.calls.count).toBe(0);
+    expect((await gw.get(`/admin/v1/keys/${id}`, admin)).json.data.result.month_credits_used).toBe(1);
+  });
+
+  test("monthly_credit_limit holds documents uploaded to a knowledge base too: refused before anything is stored or charged", async () => {
+    const { key, accountId } = await keyWith({ monthly_credit_limit: 0 });
+    const h = { "x-api-key": key };
+    const kb = await gw.post("/api/v1/knowledge-bases", { name: "docs" }, h);
+    expect(kb.status, JSON.stringify(kb.json)).toBe(201);
+    const kbId = kb.json.data.result.id as string;
+    const up = await gw.post(
+      `/api/v1/knowledge-bases/${kbId}/documents`,
+      { documents: [{ title: "Returns", content: "Items can be returned within 30 days." }] },
+      h,
+    );
+    expect(up.status, JSON.stringify(up.json)).toBe(402);
+    expect(up.json.error.code).toBe("key_budget_exceeded");
+    expect(balance(accountId)).toBe(100);
+    expect((await gw.get(`/api/v1/knowledge-bases/${kbId}`, h)).json.data.result.document_count).toBe(0);
+  });
+
   test("expires_at: a key past it is 401 expired_api_key everywhere, from the very next request after the change", async () => {
     const { key, id } = await keyWith({ expires_at: new Date(Date.now() + 3600_000).toISOString() });
     expect((await sentiment(key)).status).toBe(200);
