@@ -197,7 +197,9 @@ export function checkFunction(p: KeyPolicy | undefined, fn: string): void {
 /** 403 unless the policy lets the key use `model` (`param`: where the request named it, if it did). */
 export function checkModel(p: KeyPolicy | undefined, model: string, param: string | null = "model"): void {
   const allowed = p?.allowed_models;
-  if (!allowed || allowed.some((pat) => modelPatternMatches(pat, model))) return;
+  // "provider/model" names the model after the provider; the route's own check sees the bare model
+  const bare = model.includes("/") ? model.slice(model.indexOf("/") + 1) : model;
+  if (!allowed || allowed.some((pat) => modelPatternMatches(pat, model) || modelPatternMatches(pat, bare))) return;
   throw new GatewayError("forbidden", `this key may not use the model ${model}; its allowed models: ${allowed.join(", ")}`, {
     param,
   });

@@ -83,6 +83,9 @@ describe("key policies", () => {
     expect(balance(accountId)).toBe(100);
     const ok = await chat(key, "model-a");
     expect(ok.status, JSON.stringify(ok.json)).toBe(200);
+    // "provider/model" is held to the model it names
+    expect((await chat(key, "primary/model-a")).status).toBe(200);
+    expect((await chat(key, "backup/model-b")).status).toBe(403);
     // a function's route (primary's model-a, then backup's model-b) keeps only the allowed models
     const onlyB = await keyWith({ allowed_models: ["model-b"] });
     const fn = await sentiment(onlyB.key);
