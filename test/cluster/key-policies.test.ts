@@ -86,4 +86,23 @@ describe.skipIf(!shared)("key policies on two nodes, one PostgreSQL, one Redis",
     expect(limited.length).toBe(8);
     for (const r of limited) expect(r.headers.get("ratelimit-limit")).toBe("4");
   });
+
+  test("keys update from the CLI on the cluster's PostgreSQL: both nodes apply it at once (the CLI broadcasts it)", async () => {
+    const [n1, n2] = cluster.nodes;
+    const { key, id } = await newKey(n1, 100);
+    for (const n of [n1, n2]) expect((await chat(n, key, "warm")).status).toBe(200);
+    const p = Bun.spawnSync([process.execPath, "src/cli.ts", "keys", "update", id, "--models", "model-b"], {
+      cwd: `${import.meta.dir}/../..`,
+      env: cluster.env,
+    });
+    expect(p.exitCode, p.stderr.toString()).toBe(0);
+    const t0 = performance.now();
+    for (const n of [n1, n2]) {
+      const r = await chat(n, key, "after the cli narrowed it", { "cache-control": "no-cache" });
+      expect(r.status, r.text).toBe(403);
+      expect(r.text).toContain("model-b");
+    }
+    // within the key cache's second even if the broadcast were lost; the broadcast makes it at once
+    expect(performance.now() - t0).toBeLessThan(1000);
+  });
 });
