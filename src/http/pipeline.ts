@@ -1,4 +1,5 @@
 import type { AuthInfo, KeyStore } from "../auth/interface";
+import { checkModel, keyBudget, modelFilter, noAllowedModel } from "../auth/policy";
 import { canonicalJson, digest } from "../cache/canonical";
 import type { CachedAnswer, ResponseCache } from "../cache/interface";
 import type { Config } from "../config";
@@ -24,7 +25,7 @@ export interface FunctionRouter {
   run(call: RouteCall): Promise<RouteOutcome>;
   resolveModel(
     def: AnyFunctionDef,
-    call: { model?: string; preferProvider?: string },
+    call: { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean },
   ): { provider: string; model: string } | null;
 }
 
@@ -211,7 +212,12 @@ export class FunctionPipeline {
     if (paidBy !== null) state.headers["Idempotent-Recovered"] = paidBy;
     const model = typeof req.model === "string" && req.model ? req.model : undefined;
     const preferProvider = def.name === "content-generation" && typeof req.provider === "string" ? req.provider : undefined;
-    const resolved = router.resolveModel(def, { model, preferProvider });
+    // the key's allowed_models: the model asked for, then the models the route may pick
+    if (model) checkModel(auth.policy, model);
+    const allowModel = modelFilter(auth.policy);
+    const resolved = router.resolveModel(def, { model, preferProvider, allowModel });
+    if (resolved === null && allowModel && router.resolveModel(def, { model, preferProvider }) !== null)
+      throw noAllowedModel(auth.policy, def.name);
 
     const cost = this.costOf(def);
     const insufficient = async () =>
@@ -237,6 +243,7 @@ export class FunctionPipeline {
       accountId: auth.accountId,
       model,
       preferProvider,
+      allowModel,
       signal: request.signal,
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
       trace: state.trace,
@@ -247,6 +254,7 @@ export class FunctionPipeline {
       mark: (stage, since) => mark(state, stage, since),
       accountId: auth.accountId,
       cost,
+      budget: keyBudget(auth),
       cacheKey: useCache
         ? digest(auth.accountId, def.name, def.promptVersion, resolved.provider, resolved.model, canonicalJson(req))
         : null,

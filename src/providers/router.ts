@@ -25,6 +25,8 @@ export interface RouteCall {
   model?: string;
   /** content-generation's provider field */
   preferProvider?: string;
+  /** the key policy's allowed models: targets whose model it refuses are left out of the route */
+  allowModel?: (model: string) => boolean;
   signal: AbortSignal;
   /** epoch ms */
   deadlineMs: number;
@@ -87,10 +89,19 @@ export class ProviderRouter {
   /** The first provider that would be tried and its model; stable while circuits open and close, so cache keys are too. */
   resolveModel(
     def: RoutedFunction,
-    call: { model?: string; preferProvider?: string },
+    call: { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean },
   ): { provider: string; model: string } | null {
-    const first = planTargets(this.routeFor(def, call.preferProvider), this.providers, call.model)[0];
+    const first = this.plan(def, call)[0];
     return first ? { provider: first.name, model: targetModel(first, def.name) } : null;
+  }
+
+  private plan(
+    def: RoutedFunction,
+    call: { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean },
+  ): Target[] {
+    const targets = planTargets(this.routeFor(def, call.preferProvider), this.providers, call.model);
+    const allow = call.allowModel;
+    return allow ? targets.filter((t) => allow(targetModel(t, def.name))) : targets;
   }
 
   /** Each provider's breakers: the worst state of its models, and the models that are not healthy. */
@@ -123,7 +134,7 @@ export class ProviderRouter {
 
   async run(call: RouteCall): Promise<RouteOutcome> {
     const { def } = call;
-    const targets = planTargets(this.routeFor(def, call.preferProvider), this.providers, call.model);
+    const targets = this.plan(def, call);
     if (targets.length === 0) throw noProvider(def, this.config.routes[def.name] !== undefined);
     if (call.signal.aborted) throw clientClosed(`${def.name}: the client closed the request`);
     const { value, step, attempts } = await fallback<AttemptResult>({
