@@ -61,7 +61,9 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
   expect(Math.max(...before.stored)).toBeGreaterThan(127);
 
   // as a file written before 0011: no tokens column, the index on kb_id alone, no vocabulary table,
-  // and none of the later migrations either (ledger tokens, public ids, document sizes, the request log), none applied
+  // and none of the later migrations either (ledger tokens, public ids, document sizes, the request
+  // log, key policies), none applied: a start that finds the newest migration missing applies every
+  // missing one, so a new migration must be rolled back here too
   const db = new Database(dbPath);
   const sizes = db.query("SELECT id, bytes FROM kb_documents ORDER BY id").all();
   db.exec(`DROP TABLE kb_chunks_vocab;
@@ -79,6 +81,8 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
     DROP INDEX kb_documents_bytes_idx;
     ALTER TABLE kb_documents DROP COLUMN bytes;
     DROP TABLE request_log;
+    DROP INDEX ledger_key_time_idx;
+    ALTER TABLE api_keys DROP COLUMN policy;
     DELETE FROM _migrations WHERE tag >= '0011';`);
   db.close();
 
