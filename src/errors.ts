@@ -18,6 +18,8 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_mismatch: 422,
+  /** a guardrail of the key's plan or policy refused the request (docs/guardrails.md) */
+  guardrail_blocked: 422,
   rate_limited: 429,
   internal_error: 500,
   provider_error: 502,
@@ -46,6 +48,7 @@ const ERROR_TYPE: Record<ErrorCode, string> = {
   payload_too_large: "invalid_request_error",
   unsupported_media_type: "invalid_request_error",
   idempotency_mismatch: "invalid_request_error",
+  guardrail_blocked: "invalid_request_error",
   rate_limited: "rate_limit_error",
   internal_error: "api_error",
   provider_error: "provider_error",

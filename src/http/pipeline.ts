@@ -12,11 +12,13 @@ import type { IdempotencyStore, StoredResponse } from "../idempotency/interface"
 import { CpuBudgetExceeded, withCpuBudget } from "../local/budget";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
+import { type GuardCounts, type RequestGuard, stringsOf } from "../providers/guardrails";
 import type { RouteCall, RouteOutcome } from "../providers/router";
 import type { RateLimiter } from "../ratelimit/interface";
 import type { SecretStore } from "../storage/secrets";
 import { requestEdge } from "./edge";
 import { renderSuccess } from "./envelope";
+import { countRedactions, guardFor, inspectOrRefuse, markGuarded } from "./guardrails";
 import { mark, type RequestState, serverTiming } from "./state";
 
 /** What the pipeline needs from the provider router. */
@@ -104,6 +106,9 @@ export class FunctionPipeline {
         signal: request.signal,
         secret: (name) => this.deps.secrets.get(name),
       });
+    // guardrails (docs/guardrails.md): a request carrying a blocked kind ends here, uncharged
+    const guard = guardFor(config, auth);
+    if (guard) inspectOrRefuse(guard, stringsOf(req), state, this.deps.metrics);
     mark(state, "validate", t);
 
     const idemKey = request.headers.get("idempotency-key");
@@ -115,7 +120,7 @@ export class FunctionPipeline {
     }
     let res: Response;
     try {
-      res = await this.execute(def, req, auth, request, state, paidBy, idemKey !== null);
+      res = await this.execute(def, req, auth, request, state, paidBy, idemKey !== null, guard);
     } catch (err) {
       // nothing was charged: the key is free for a retry at once
       if (idemKey !== null) await this.deps.idempotency.abandon(auth.accountId, idemKey);
@@ -206,6 +211,7 @@ export class FunctionPipeline {
     paidBy: string | null,
     /** the call carries an Idempotency-Key: its charge can be voided by a retry that takes the key over */
     idempotent = false,
+    guard: RequestGuard | null = null,
   ): Promise<Response> {
     const { config, ledger, cache, router } = this.deps;
     if (paidBy !== null) state.headers["Idempotent-Recovered"] = paidBy;
@@ -240,6 +246,7 @@ export class FunctionPipeline {
       signal: request.signal,
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
       trace: state.trace,
+      guard: guard ?? undefined,
     };
     const { answer, reservation, cached } = await chargedAnswer<Answer>({
       ledger,
@@ -248,7 +255,16 @@ export class FunctionPipeline {
       accountId: auth.accountId,
       cost,
       cacheKey: useCache
-        ? digest(auth.accountId, def.name, def.promptVersion, resolved.provider, resolved.model, canonicalJson(req))
+        ? digest(
+            auth.accountId,
+            def.name,
+            def.promptVersion,
+            resolved.provider,
+            resolved.model,
+            canonicalJson(req),
+            // a guarded answer is the answer of its guardrails (restored or not): never shared with other settings
+            ...(guard ? [JSON.stringify(guard.settings)] : []),
+          )
         : null,
       details: charge,
       insufficient,
@@ -256,13 +272,16 @@ export class FunctionPipeline {
         const out = await router.run(call).catch((err: unknown) => {
           throw withDeclineReason(req, err);
         });
-        const notes = out.provider === "local" ? offlineNotes(req) : undefined;
+        const offline = out.provider === "local" ? offlineNotes(req) : undefined;
+        // meta.guardrails: kept with the answer, so a cache hit of it says so too
+        const redacted = countRedactions(guard, this.deps.metrics);
+        const notes = offline || redacted ? { ...offline, ...(redacted ? { guardrails: { redacted } } : {}) } : undefined;
         return {
           json: JSON.stringify(out.result),
           provider: out.provider,
           model: out.model,
           attempts: out.attempts,
-          ...(notes ? { notes: { ...notes } } : {}),
+          ...(notes ? { notes } : {}),
         };
       },
       fromCache: (hit) => ({ ...hit, attempts: [] }),
@@ -292,6 +311,7 @@ export class FunctionPipeline {
     state.credits = r.amount;
     state.cached = cached;
     state.headers["X-Cache"] = cached ? "HIT" : "MISS";
+    markGuarded(state, (answer.notes?.guardrails as { redacted?: GuardCounts } | undefined)?.redacted);
     const body = renderSuccess(state.requestId, `${def.name} completed`, answer.json, {
       credits_deducted: r.amount,
       credits_remaining: r.remaining,

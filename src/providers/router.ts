@@ -12,6 +12,7 @@ import {
   runProxy,
   runProxyStream,
 } from "./chat";
+import type { RequestGuard } from "./guardrails";
 import { orderRoute, parseModel, planTargets, servesModel, type Target, targetModel } from "./route-plan";
 import { type Provider, ProviderError, type ProxyApi, type RoutedFunction } from "./types";
 
@@ -29,6 +30,8 @@ export interface RouteCall {
   deadlineMs: number;
   /** the request's trace: one span per provider attempt */
   trace?: RequestTrace;
+  /** the request's guardrails (docs/guardrails.md): what a provider outside the gateway is sent */
+  guard?: RequestGuard;
 }
 
 export interface RouteOutcome {
@@ -175,7 +178,7 @@ export class ProviderRouter {
         });
         const input = {
           def,
-          request: call.request,
+          request: guardedRequest(call, target.provider),
           accountId: call.accountId,
           provider: target.provider,
           model: target.model,
@@ -238,7 +241,12 @@ export class ProviderRouter {
         breaker.success();
         this.onOutcome?.(r.target.name, def.name, "ok", ms);
         stopAll();
-        return { result: got.value.result, provider: r.target.name, model: got.value.model, attempts };
+        return {
+          result: guardedResult(call, r.target.provider, got.value.result),
+          provider: r.target.name,
+          model: got.value.model,
+          attempts,
+        };
       }
       if (got.ok) {
         breaker.release(); // the local engine declined this request: no failure, just next
@@ -326,6 +334,20 @@ export class ProviderRouter {
   proxyStream(call: ProxyCall, targets: Target[]): Promise<ProxyStreamOutcome> {
     return runProxyStream(call, targets, { breakers: this.breakers, onOutcome: this.onOutcome });
   }
+}
+
+/**
+ * The guardrails' hook on an attempt: a provider outside the gateway gets the request redacted
+ * (the same redaction for every attempt), the offline engine (inside it) the request as sent; so
+ * a fallback to `local` sees the client's own text.
+ */
+function guardedRequest(call: RouteCall, provider: Provider): unknown {
+  return call.guard && provider.type !== "local" ? call.guard.forProvider(call.request) : call.request;
+}
+
+/** An outside provider's answer with the client's values back where it used a placeholder (restore_pii). */
+function guardedResult(call: RouteCall, provider: Provider, result: unknown): unknown {
+  return call.guard && provider.type !== "local" ? call.guard.restoreDeep(result) : result;
 }
 
 function summarize(attempts: ProviderAttempt[]): string {
