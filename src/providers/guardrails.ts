@@ -165,6 +165,12 @@ export class RequestGuard {
     return memo.sent;
   }
 
+  /** A /v1 body as a provider outside the gateway is sent it: the client's texts redacted (mapProxyTexts). */
+  forProxy(api: ProxyApi, body: Record<string, unknown>): Record<string, unknown> {
+    this.used = true;
+    return mapProxyTexts(api, body, (s) => this.redact(s));
+  }
+
   /** `text` with the values back where the provider used a placeholder (unchanged without restore_pii). */
   restore(text: string): string {
     if (!this.restores || this.byPlaceholder.size === 0 || !text.includes("[")) return text;
