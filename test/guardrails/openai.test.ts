@@ -98,6 +98,18 @@ describe("/v1/chat/completions", () => {
     expect(text).not.toContain("EMAIL_1");
     expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
   });
+  test("a cached answer is the restored one and still says it was guarded", async () => {
+    const req = { model: "model-a", temperature: 0, messages: [{ role: "user", content: `cache test: mail ${EMAIL}` }] };
+    sim.program([{ content: "ok [EMAIL_1]" }]);
+    const first = await rawPost(gw, "/v1/chat/completions", key, req);
+    const again = await rawPost(gw, "/v1/chat/completions", key, req);
+    expect(again.headers.get("x-cache")).toBe("HIT");
+    for (const r of [first, again]) {
+      expect(r.headers.get("x-textai-guardrails")).toBe("redacted=email:1");
+      const body = (await r.json()) as { choices: { message: { content: string } }[] };
+      expect(body.choices[0]?.message.content).toBe(`ok ${EMAIL}`);
+    }
+  });
 });
 
 describe("/v1/responses and /v1/embeddings", () => {
