@@ -77,11 +77,18 @@ export class GatewayError extends Error {
   readonly param: string | null;
   readonly headers: Record<string, string>;
   attempts?: ProviderAttempt[];
+  /** extra fields of the envelope's meta (meta.guardrails of a blocked request) */
+  readonly meta?: Record<string, unknown>;
 
   constructor(
     code: ErrorCode,
     message: string,
-    opts: { param?: string | null; headers?: Record<string, string>; attempts?: ProviderAttempt[] } = {},
+    opts: {
+      param?: string | null;
+      headers?: Record<string, string>;
+      attempts?: ProviderAttempt[];
+      meta?: Record<string, unknown>;
+    } = {},
   ) {
     super(message);
     this.name = "GatewayError";
@@ -90,6 +97,7 @@ export class GatewayError extends Error {
     this.param = opts.param ?? null;
     this.headers = opts.headers ?? {};
     this.attempts = opts.attempts;
+    this.meta = opts.meta;
   }
 }
 

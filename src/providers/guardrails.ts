@@ -236,7 +236,7 @@ export function guardrailBlocked(blocked: GuardCounts): GatewayError {
   return new GatewayError(
     "guardrail_blocked",
     `this request was refused by a guardrail of the key's plan: it contains ${kinds.join(", ")}`,
-    { headers: { "x-textai-guardrails": guardHeader("blocked", blocked) } },
+    { headers: { "x-textai-guardrails": guardHeader("blocked", blocked) }, meta: { guardrails: { blocked: { ...blocked } } } },
   );
 }
 

@@ -146,6 +146,7 @@ describe("block_pii and block_moderation", () => {
     expect(r.json.message).toContain("credit_card");
     expect(JSON.stringify(r.json)).not.toContain("4111");
     expect(r.json.meta.credits_deducted).toBe(0);
+    expect(r.json.meta.guardrails).toEqual({ blocked: { credit_card: 1 } });
     expect(r.headers.get("x-textai-guardrails")).toBe("blocked=credit_card:1");
     expect(sim.calls.requests.length).toBe(from);
     expect(await gw.deps.ledger.balance(k.accountId)).toBe(100);
