@@ -60,6 +60,12 @@ function withinCpuBudget<T>(ms: number, fn: string, work: () => T): T {
   }
 }
 
+/** The headers a stored answer keeps for its replays: the guardrails' (the rest is the request's own). */
+function guardHeaders(state: RequestState): Record<string, string> {
+  const g = state.headers["x-textai-guardrails"];
+  return g ? { "x-textai-guardrails": g } : {};
+}
+
 /**
  * The one pipeline every function runs through: read body, authenticate, rate-limit, validate,
  * idempotency, reserve credits, cache or single-flight or provider route, settle, envelope.
@@ -132,7 +138,8 @@ export class FunctionPipeline {
       await this.deps.idempotency.complete(auth.accountId, idemKey, {
         status: res.status,
         body: state.responseBody ?? "",
-        headers: {},
+        // a replay says what the guardrails did, as the answer did
+        headers: guardHeaders(state),
       });
     } catch (err) {
       // The call is charged and answered; only keeping its answer failed (database locked, Redis

@@ -92,6 +92,23 @@ describe("redact_pii and restore_pii on a function call", () => {
     expect(entry?.guardrails).toEqual({ "redacted.email": 2, "redacted.name": 1, "redacted.phone": 1 });
   });
 
+  test("an Idempotency-Key replay carries the restored answer and the header", async () => {
+    const k = gw.newKey({ plan: "guarded", credits: 100 });
+    sim.program([
+      { content: JSON.stringify({ translated_text: "Hola [NAME_1]", source_language: "en", target_language: "es" }) },
+    ]);
+    const body = { text: `Hello, my name is ${NAME}.`, target_language: "es" };
+    const first = await gw.post("/api/v1/ai/translation", body, H(k.key, { "idempotency-key": "guard-1" }));
+    const again = await gw.post("/api/v1/ai/translation", body, H(k.key, { "idempotency-key": "guard-1" }));
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    for (const r of [first, again]) {
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      expect(r.json.data.result.translated_text).toBe(`Hola ${NAME}`);
+      expect(r.headers.get("x-textai-guardrails")).toBe("redacted=name:1");
+      expect(r.json.meta.guardrails).toEqual({ redacted: { name: 1 } });
+    }
+  });
+
   test("without restore_pii the answer keeps the placeholders", async () => {
     const k = gw.newKey({ plan: "unrestored", credits: 100 });
     const from = sim.calls.requests.length;
@@ -152,6 +169,15 @@ describe("block_pii and block_moderation", () => {
     expect(await gw.deps.ledger.balance(k.accountId)).toBe(100);
     const metrics = await (await fetch(`${gw.url}/metrics`, { headers: admin })).text();
     expect(metrics).toContain('textai_guardrail_blocks_total{kind="credit_card"} 1');
+    const id = r.headers.get("x-request-id") as string;
+    let entry: Record<string, unknown> | undefined;
+    for (let i = 0; i < 50 && !entry; i++) {
+      const l = await gw.get(`/admin/v1/requests/${id}`, admin);
+      if (l.status === 200) entry = l.json.data.result;
+      else await Bun.sleep(100);
+    }
+    expect(entry).toMatchObject({ status: 422, error_code: "guardrail_blocked", credits: 0 });
+    expect(entry?.guardrails).toEqual({ "blocked.credit_card": 1 });
   });
 
   test("a request the moderation engine flags in a blocked category is refused the same way", async () => {
