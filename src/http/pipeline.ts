@@ -106,15 +106,17 @@ export class FunctionPipeline {
       });
       return def.normalize ? def.normalize(valid) : valid;
     });
+    // guardrails (docs/guardrails.md): a request carrying a blocked kind ends here, uncharged and
+    // before anything (a `prepare` that embeds a query included) sends it anywhere
+    const guard = guardFor(config, auth);
+    if (guard) inspectOrRefuse(guard, stringsOf(req), state, this.deps.metrics);
     if (def.prepare)
       req = await def.prepare(req, {
         accountId: auth.accountId,
         signal: request.signal,
         secret: (name) => this.deps.secrets.get(name),
+        outbound: guard ? (text) => guard.outbound(text) : undefined,
       });
-    // guardrails (docs/guardrails.md): a request carrying a blocked kind ends here, uncharged
-    const guard = guardFor(config, auth);
-    if (guard) inspectOrRefuse(guard, stringsOf(req), state, this.deps.metrics);
     mark(state, "validate", t);
 
     const idemKey = request.headers.get("idempotency-key");

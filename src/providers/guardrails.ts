@@ -165,6 +165,13 @@ export class RequestGuard {
     return memo.sent;
   }
 
+  /** One text the gateway itself sends to a provider outside it (an embedding query), redacted. */
+  outbound(text: string): string {
+    const sent = this.redact(text);
+    if (sent !== text) this.used = true;
+    return sent;
+  }
+
   /** A /v1 body as a provider outside the gateway is sent it: the client's texts redacted (mapProxyTexts). */
   forProxy(api: ProxyApi, body: Record<string, unknown>): Record<string, unknown> {
     this.used = true;

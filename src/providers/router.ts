@@ -185,6 +185,7 @@ export class ProviderRouter {
           signal,
           cpuBudgetMs: this.config.limits.offlineCpuMs,
           headers: span?.headers,
+          outbound: guardedOutbound(call),
         };
         const promise = attemptFunction(input).then(
           (value): Settled => ({ i, ok: true, value }),
@@ -343,6 +344,12 @@ export class ProviderRouter {
  */
 function guardedRequest(call: RouteCall, provider: Provider): unknown {
   return call.guard && provider.type !== "local" ? call.guard.forProvider(call.request) : call.request;
+}
+
+/** What the offline engine sends out itself (a knowledge search's query to embed) goes redacted too. */
+function guardedOutbound(call: RouteCall): ((text: string) => string) | undefined {
+  const guard = call.guard;
+  return guard ? (text) => guard.outbound(text) : undefined;
 }
 
 /** An outside provider's answer with the client's values back where it used a placeholder (restore_pii). */

@@ -137,7 +137,7 @@ export interface RoutedFunction {
   prompt: (request: any) => ChatMessage[];
   check?: (request: any, result: any) => string[];
   postprocess?: (request: any, result: any) => any;
-  local?: (request: any, ctx: { accountId: string; signal?: AbortSignal }) => unknown;
+  local?: (request: any, ctx: { accountId: string; signal?: AbortSignal; outbound?: (text: string) => string }) => unknown;
   /** a request the offline engine answers: run once, unbudgeted, before the function's first budgeted call */
   example?: { request: any };
   // biome-ignore-end lint/suspicious/noExplicitAny: each function declares its own request and result types
