@@ -169,7 +169,7 @@ export function createApp(deps: AppDeps) {
       const fn = s.fn ?? "other";
       metrics.inc("textai_requests_total", "HTTP requests by function and status", { function: fn, status: String(status) });
       metrics.observe("textai_request_duration_seconds", "Request latency", { function: fn }, ms / 1000);
-      if (s.auth) recordRequest(deps.requestLog, request, s, ms);
+      if (s.auth && deps.config.log.enabled) recordRequest(deps.requestLog, request, s, ms);
       const level = status >= 500 ? "warn" : "info";
       if ((s.fn || status >= 400) && logsAt(logger, level)) {
         logger.log(level, "request", {

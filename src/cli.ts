@@ -1,6 +1,8 @@
 #!/usr/bin/env bun
 import { KeyStoreError } from "./auth/interface";
+import { withMonthSpend } from "./auth/key-detail";
 import { emailProblem, hashPassword, passwordProblem } from "./auth/passwords";
+import { applyPolicyPatch, type PolicyField, type PolicyPatch, policyPatchFromText, policySummary } from "./auth/policy";
 import { ConfigError, loadConfig } from "./config";
 import { SqliteCreditLedger } from "./credits/sqlite";
 import { GatewayError } from "./errors";
@@ -10,8 +12,10 @@ import { buildServices } from "./services";
 const USAGE = `textai — Text-AI Gateway
 
   textai serve [--port N] [--host H]
-  textai keys create --label TEXT [--account ID] [--plan NAME] [--credits N] [--json]
+  textai keys create --label TEXT [--account ID] [--plan NAME] [--credits N] [POLICY] [--json]
+  textai keys update ID POLICY [--json]          (POLICY flags given replace those fields; an empty value clears one)
   textai keys list [--account ID] [--json]
+    POLICY: [--functions a,b] [--models m1,m2*] [--rpm N] [--monthly-credits N] [--expires ISO]
   textai keys revoke ID
   textai credits grant --account ID --amount N [--reason TEXT]
   textai credits reconcile        (SQLite: set every balance to the sum of its ledger)
@@ -56,6 +60,31 @@ const int = (flags: Record<string, string | true>, name: string, required = fals
   if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a whole number >= 0`);
   return n;
 };
+
+const POLICY_FLAGS = {
+  functions: "allowed_functions",
+  models: "allowed_models",
+  rpm: "rate_limit_per_minute",
+  "monthly-credits": "monthly_credit_limit",
+  expires: "expires_at",
+} as const;
+
+/** The key-policy flags given, as a policy patch (an empty value clears that field); see docs/key-policies.md. */
+function policyFlags(flags: Record<string, string | true>): PolicyPatch {
+  const fields: { [F in PolicyField]?: string } = {};
+  for (const [flag, field] of Object.entries(POLICY_FLAGS)) {
+    const v = flags[flag];
+    if (v === true) throw new UsageError(`--${flag} needs a value (an empty one, --${flag}=, clears it)`);
+    if (v !== undefined) fields[field] = v;
+  }
+  try {
+    return policyPatchFromText(fields);
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    const flag = Object.entries(POLICY_FLAGS).find(([, f]) => err.param === `policy.${f}`)?.[0];
+    throw new UsageError(flag ? `--${flag}: ${err.message.replace(/^policy\.\S+ /, "")}` : err.message);
+  }
+}
 
 function table(rows: Record<string, unknown>[], cols: string[]): string {
   const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? "").length)));
@@ -114,10 +143,13 @@ export async function main(argv: string[]): Promise<number> {
         accountId: str(flags, "account"),
         plan: str(flags, "plan"),
         credits: int(flags, "credits"),
+        policy: applyPolicyPatch(undefined, policyFlags(flags)),
       });
-      if (json) console.log(JSON.stringify(created));
+      const policy = (await keys.get(created.id))?.policy;
+      if (json) console.log(JSON.stringify(policy && policySummary(policy) !== "-" ? { ...created, policy } : created));
       else {
         console.log(`Created key ${created.id} for account ${created.account_id} (plan ${created.plan}).`);
+        if (policy && policySummary(policy) !== "-") console.log(`Policy: ${policySummary(policy)}`);
         console.log(`\n  ${created.key}\n\nStore it now: it is shown only once and cannot be recovered.`);
       }
       return 0;
@@ -127,16 +159,27 @@ export async function main(argv: string[]): Promise<number> {
       if (json) console.log(JSON.stringify(list));
       else
         console.log(
-          table(list as unknown as Record<string, unknown>[], [
-            "id",
-            "label",
-            "account_id",
-            "status",
-            "masked_key",
-            "created_at",
-            "last_used_at",
-          ]),
+          table(
+            list.map((k) => ({ ...k, policy: policySummary(k.policy) })),
+            ["id", "label", "account_id", "status", "masked_key", "created_at", "last_used_at", "policy"],
+          ),
         );
+      return 0;
+    }
+    if (cmd === "keys" && sub === "update") {
+      const id = positional[0];
+      if (!id) throw new UsageError("keys update needs a key id");
+      const patch = policyFlags(flags);
+      if (Object.keys(patch).length === 0)
+        throw new UsageError("keys update needs at least one of --functions, --models, --rpm, --monthly-credits, --expires");
+      const view = await keys.setPolicy(id, patch);
+      if (!view) {
+        console.error(`no key ${id}`);
+        return 1;
+      }
+      const detail = await withMonthSpend(ledger, view);
+      if (json) console.log(JSON.stringify(detail));
+      else console.log(`Updated ${id}: ${policySummary(view.policy)} (${detail.month_credits_used} credits spent this month)`);
       return 0;
     }
     if (cmd === "keys" && sub === "revoke") {

@@ -210,7 +210,9 @@ const FileConfigSchema = T.Object(
       ),
     ),
     /** the request log (CONTRACT section 13) */
-    log: T.Optional(T.Object({ retention_days: T.Optional(PositiveInt) }, { additionalProperties: false })),
+    log: T.Optional(
+      T.Object({ enabled: T.Optional(T.Boolean()), retention_days: T.Optional(PositiveInt) }, { additionalProperties: false }),
+    ),
     shutdown: T.Optional(
       T.Object(
         { drain_grace_ms: T.Optional(NonNegInt), drain_deadline_ms: T.Optional(PositiveInt) },
@@ -297,8 +299,8 @@ export interface Config {
   dashboard: { signup: boolean; signupCredits: number; trustedProxies: string[] };
   /** /v1 prices per model (docs/pricing.md) */
   pricing: PricingConfig;
-  /** the request log: entries are kept this many days (`[log] retention_days`, default 30) */
-  log: { retentionDays: number };
+  /** the request log: on unless `[log] enabled = false`; entries are kept `[log] retention_days` (default 30) */
+  log: { enabled: boolean; retentionDays: number };
   /** OTEL_EXPORTER_OTLP_ENDPOINT: traces exported over OTLP/HTTP (docs/tracing.md); null: no tracing, nothing loaded */
   tracing: TracingConfig | null;
 }
@@ -598,7 +600,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     },
     shutdown: drainSettings(env, file),
     tracing: tracingSettings(env),
-    log: { retentionDays: file.log?.retention_days ?? 30 },
+    log: { enabled: file.log?.enabled ?? true, retentionDays: file.log?.retention_days ?? 30 },
     pricing: {
       default: priceOf(file.pricing?.default) ?? { input: 1, output: 1 },
       models: Object.entries(file.pricing?.models ?? {}).map(([pattern, p]) => ({ pattern, price: priceOf(p) as TokenPrice })),

@@ -5,6 +5,10 @@ export const ERROR_STATUS = {
   missing_api_key: 401,
   invalid_api_key: 401,
   insufficient_credits: 402,
+  /** the key's policy expired (docs/key-policies.md) */
+  expired_api_key: 401,
+  /** the key's monthly_credit_limit is spent */
+  key_budget_exceeded: 402,
   /** a dashboard JSON route without a signed-in session */
   not_signed_in: 401,
   forbidden: 403,
@@ -38,6 +42,8 @@ const ERROR_TYPE: Record<ErrorCode, string> = {
   missing_api_key: "authentication_error",
   invalid_api_key: "authentication_error",
   insufficient_credits: "billing_error",
+  expired_api_key: "authentication_error",
+  key_budget_exceeded: "billing_error",
   not_signed_in: "authentication_error",
   forbidden: "permission_error",
   not_found: "not_found_error",

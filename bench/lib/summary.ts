@@ -5,7 +5,7 @@ export function notMeasuredReason(
   results: readonly { id: string; status: string; reason?: string }[],
   ids: readonly string[],
 ): string {
-  return ids
+  const why = ids
     .map((id) => {
       const r = results.find((x) => x.id === id);
       if (!r) return `${id} not run`;
@@ -14,4 +14,6 @@ export function notMeasuredReason(
     })
     .filter((s) => s !== null)
     .join("; ");
+  // every scenario ran: the point the target needs was not among the measured connections
+  return why || "the connection count it needs was not measured (--connections)";
 }

@@ -1,5 +1,6 @@
 import { GatewayError } from "../errors";
 import type { AuthInfo, KeyStore } from "./interface";
+import { expired } from "./policy";
 
 /** The presented key, by the contract's precedence: x-api-key, then Authorization: Bearer, then body api_key. */
 export function presentedKey(headers: Headers, body: Record<string, unknown> | null): string | null {
@@ -26,5 +27,7 @@ export async function authenticate(keys: KeyStore, headers: Headers, body: Recor
   }
   const info = await keys.authenticate(key);
   if (!info) throw new GatewayError("invalid_api_key", "the API key is not valid");
+  if (expired(info.policy))
+    throw new GatewayError("expired_api_key", `the API key expired at ${info.policy?.expires_at}; ask for a new one`);
   return info;
 }

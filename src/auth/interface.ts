@@ -1,10 +1,13 @@
 import type { MaybePromise } from "../maybe";
+import type { KeyPolicy, PolicyPatch, PolicyView } from "./policy";
 
 export interface AuthInfo {
   keyId: string;
   accountId: string;
   plan: string;
   label: string;
+  /** the key's policy, carried by the key cache (absent: none) */
+  policy?: KeyPolicy;
 }
 
 export interface KeyView {
@@ -18,6 +21,7 @@ export interface KeyView {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  policy: PolicyView;
 }
 
 export interface CreatedKey {
@@ -57,14 +61,31 @@ export interface KeyStore {
    * `maxKeys(its plan)` active keys (the store's option): one more is a KeyLimitError, checked
    * in the same transaction as the insert so concurrent creations cannot pass it.
    */
-  createKey(opts: { label: string; accountId?: string; plan?: string; credits?: number }): MaybePromise<CreatedKey>;
+  createKey(opts: {
+    label: string;
+    accountId?: string;
+    plan?: string;
+    credits?: number;
+    policy?: KeyPolicy;
+  }): MaybePromise<CreatedKey>;
+  /**
+   * Changes a key's policy (of `accountId` when given): the patch's fields replace the key's,
+   * null clears one. `check` sees the policy before and after, in the transaction, and may throw
+   * to refuse. The key is dropped from the cache and told to `onRevoke`, so every node reads the
+   * new policy at its next request. null when there is no such key.
+   */
+  setPolicy(
+    id: string,
+    patch: PolicyPatch,
+    opts?: { accountId?: string; check?: (before: KeyPolicy | undefined, after: KeyPolicy | undefined) => void },
+  ): MaybePromise<KeyView | null>;
   /** Resolves a presented key; null for unknown and revoked keys alike. */
   authenticate(presented: string): MaybePromise<AuthInfo | null>;
   /** Revokes a key (of `accountId` when given); false when there is no such key. */
   revoke(id: string, accountId?: string): MaybePromise<boolean>;
-  /** Drops a key hash from the key cache (a revocation made elsewhere). */
+  /** Drops a key hash from the key cache (a revocation or policy change made elsewhere). */
   forget(keyHash: string): void;
-  /** Called with the key hash after each revocation made through this store. */
+  /** Called with the key hash after each revocation or policy change made through this store. */
   onRevoke: ((keyHash: string) => void) | null;
   get(id: string): MaybePromise<KeyView | null>;
   /** Newest first; `page` bounds the rows read (every row without it). */

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { randomBase62 } from "../ids";
 import type { KeyView } from "./interface";
+import { policyFromColumn, policyView } from "./policy";
 
 export const KEY_PREFIX = "tai_live_";
 const SECRET_LENGTH = 43; // 43 base62 chars carry ~256 bits
@@ -44,6 +45,7 @@ export function keyView(
     createdAt: number;
     lastUsedAt: number | null;
     revokedAt: number | null;
+    policy: string | null;
   },
   pendingUse?: number,
 ): KeyView {
@@ -58,5 +60,6 @@ export function keyView(
     created_at: iso(r.createdAt)!,
     last_used_at: iso(Math.max(pendingUse ?? 0, r.lastUsedAt ?? 0) || null),
     revoked_at: iso(r.revokedAt),
+    policy: policyView(policyFromColumn(r.policy)),
   };
 }

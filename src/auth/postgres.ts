@@ -16,6 +16,7 @@ import {
 } from "./interface";
 import { KeyCache } from "./key-cache";
 import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
+import { applyPolicyPatch, type KeyPolicy, type PolicyPatch, policyFromColumn, policyToColumn } from "./policy";
 
 const accountRow = (a: typeof accounts.$inferSelect): AccountRow => ({
   id: a.id,
@@ -85,7 +86,13 @@ export class PostgresKeyStore implements KeyStore {
     );
   }
 
-  createKey(opts: { label: string; accountId?: string; plan?: string; credits?: number }): Promise<CreatedKey> {
+  createKey(opts: {
+    label: string;
+    accountId?: string;
+    plan?: string;
+    credits?: number;
+    policy?: KeyPolicy;
+  }): Promise<CreatedKey> {
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const key = generateApiKey();
@@ -112,8 +119,9 @@ export class PostgresKeyStore implements KeyStore {
           await tx`INSERT INTO accounts (id, plan, balance) VALUES (${accountId}, ${plan}, 0)`;
           if (credits > 0) await this.ledger.grantIn(tx, accountId, credits, "welcome", "welcome credits");
         }
-        await tx`INSERT INTO api_keys (id, account_id, label, plan, prefix, last4, key_hash)
-          VALUES (${id}, ${accountId}, ${opts.label}, ${plan}, ${KEY_PREFIX}, ${key.slice(-4)}, ${hashApiKey(key)})`;
+        await tx`INSERT INTO api_keys (id, account_id, label, plan, prefix, last4, key_hash, policy)
+          VALUES (${id}, ${accountId}, ${opts.label}, ${plan}, ${KEY_PREFIX}, ${key.slice(-4)}, ${hashApiKey(key)},
+            ${policyToColumn(opts.policy)})`;
         return { id, key, label: opts.label, account_id: accountId, plan, prefix: KEY_PREFIX };
       }),
     );
@@ -127,9 +135,13 @@ export class PostgresKeyStore implements KeyStore {
       return cached;
     }
     return pgCall(this.pg, async () => {
-      const [row] = await this.pg.sql`SELECT id, account_id, plan, label, status FROM api_keys WHERE key_hash = ${hash}`;
-      const info: AuthInfo | null =
-        row && row.status === "active" ? { keyId: row.id, accountId: row.account_id, plan: row.plan, label: row.label } : null;
+      const [row] = await this.pg.sql`SELECT id, account_id, plan, label, status, policy FROM api_keys WHERE key_hash = ${hash}`;
+      let info: AuthInfo | null = null;
+      if (row && row.status === "active") {
+        info = { keyId: row.id, accountId: row.account_id, plan: row.plan, label: row.label };
+        const policy = policyFromColumn(row.policy);
+        if (policy) info.policy = policy;
+      }
       this.cache.set(hash, info);
       if (info) this.lastUsed.set(info.keyId, Date.now());
       return info;
@@ -167,6 +179,29 @@ export class PostgresKeyStore implements KeyStore {
       this.cache.forget(row.key_hash);
       this.onRevoke?.(row.key_hash);
       return true;
+    });
+  }
+
+  setPolicy(
+    id: string,
+    patch: PolicyPatch,
+    opts: { accountId?: string; check?: (before: KeyPolicy | undefined, after: KeyPolicy | undefined) => void } = {},
+  ): Promise<KeyView | null> {
+    return pgCall(this.pg, async () => {
+      const row = await this.pg.sql.begin(async (tx) => {
+        const [r] = await tx`SELECT key_hash, account_id, policy FROM api_keys WHERE id = ${id} FOR UPDATE`;
+        if (!r || (opts.accountId && r.account_id !== opts.accountId)) return null;
+        const before = policyFromColumn(r.policy);
+        const after = applyPolicyPatch(before, patch);
+        opts.check?.(before, after);
+        await tx`UPDATE api_keys SET policy = ${policyToColumn(after)} WHERE id = ${id}`;
+        return r;
+      });
+      if (!row) return null;
+      this.cache.forget(row.key_hash);
+      this.onRevoke?.(row.key_hash);
+      const [updated] = await this.pg.db.select().from(apiKeys).where(eq(apiKeys.id, id));
+      return this.view(updated);
     });
   }
 

@@ -7,6 +7,7 @@ import type { AccountRow, AuthInfo, CreatedKey, KeyPage, KeyStore, KeyStoreOptio
 import { KeyLimitError, KeyStoreError } from "./interface";
 import { KeyCache } from "./key-cache";
 import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
+import { applyPolicyPatch, type KeyPolicy, type PolicyPatch, policyFromColumn, policyToColumn } from "./policy";
 
 /**
  * API keys and accounts in SQLite. Lookups are served from the key cache (entries live at most
@@ -60,7 +61,7 @@ export class SqliteKeyStore implements KeyStore {
     return this.storage.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, id)).get() !== undefined;
   }
 
-  createKey(opts: { label: string; accountId?: string; plan?: string; credits?: number }): CreatedKey {
+  createKey(opts: { label: string; accountId?: string; plan?: string; credits?: number; policy?: KeyPolicy }): CreatedKey {
     const key = generateApiKey();
     const id = newId("key");
     let accountId = opts.accountId;
@@ -93,6 +94,7 @@ export class SqliteKeyStore implements KeyStore {
           prefix: KEY_PREFIX,
           last4: key.slice(-4),
           keyHash: hashApiKey(key),
+          policy: policyToColumn(opts.policy),
         })
         .run();
     })();
@@ -106,8 +108,7 @@ export class SqliteKeyStore implements KeyStore {
     let info = this.cache.get(hash);
     if (info === undefined) {
       const row = this.storage.db.select().from(apiKeys).where(eq(apiKeys.keyHash, hash)).get();
-      info =
-        row && row.status === "active" ? { keyId: row.id, accountId: row.accountId, plan: row.plan, label: row.label } : null;
+      info = row && row.status === "active" ? authInfo(row) : null;
       this.cache.set(hash, info);
     }
     if (info) this.lastUsed.set(info.keyId, now);
@@ -141,6 +142,27 @@ export class SqliteKeyStore implements KeyStore {
     this.cache.forget(row.keyHash);
     this.onRevoke?.(row.keyHash);
     return true;
+  }
+
+  setPolicy(
+    id: string,
+    patch: PolicyPatch,
+    opts: { accountId?: string; check?: (before: KeyPolicy | undefined, after: KeyPolicy | undefined) => void } = {},
+  ): KeyView | null {
+    const row = this.storage.sqlite.transaction(() => {
+      const r = this.storage.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
+      if (!r || (opts.accountId && r.accountId !== opts.accountId)) return null;
+      const before = policyFromColumn(r.policy);
+      const after = applyPolicyPatch(before, patch);
+      opts.check?.(before, after);
+      const policy = policyToColumn(after);
+      this.storage.db.update(apiKeys).set({ policy }).where(eq(apiKeys.id, id)).run();
+      return { ...r, policy };
+    })();
+    if (!row) return null;
+    this.cache.forget(row.keyHash);
+    this.onRevoke?.(row.keyHash);
+    return this.view(row);
   }
 
   forget(keyHash: string): void {
@@ -182,6 +204,13 @@ export class SqliteKeyStore implements KeyStore {
     return keyView(r, this.lastUsed.get(r.id));
   }
 }
+
+const authInfo = (row: typeof apiKeys.$inferSelect): AuthInfo => {
+  const info: AuthInfo = { keyId: row.id, accountId: row.accountId, plan: row.plan, label: row.label };
+  const policy = policyFromColumn(row.policy);
+  if (policy) info.policy = policy;
+  return info;
+};
 
 const accountRow = (a: typeof accounts.$inferSelect): AccountRow => ({
   id: a.id,

@@ -1,5 +1,5 @@
 import type { CachedAnswer, ResponseCache } from "../cache/interface";
-import type { ChargeDetails, CreditLedger, Reservation } from "./interface";
+import type { ChargeDetails, CreditLedger, KeyBudget, Reservation } from "./interface";
 import type { TokenUsage } from "./pricing";
 
 export interface ChargedAnswerCall<A extends CachedAnswer> {
@@ -9,6 +9,8 @@ export interface ChargedAnswerCall<A extends CachedAnswer> {
   mark: (stage: "cache" | "credits" | "provider" | "settle", since: number) => number;
   accountId: string;
   cost: number;
+  /** the key's monthly_credit_limit: the hold, and a cache hit's charge, are within it too */
+  budget?: KeyBudget;
   /**
    * a call priced on its usage (/v1): what the answer costs, charged instead of `cost` (which is
    * then the hold, and the most it is charged), and its tokens for the ledger row
@@ -51,13 +53,17 @@ export async function chargedAnswer<A extends CachedAnswer>(
     const answer = c.fromCache(hit);
     const p = c.priced?.(answer);
     const cost = p ? Math.min(c.cost, p.credits) : c.cost;
-    const charged = await ledger.charge(c.accountId, cost, { ...c.details(hit.provider, true), tokens: p?.tokens });
+    const charged = await ledger.charge(c.accountId, cost, {
+      ...c.details(hit.provider, true),
+      tokens: p?.tokens,
+      keyLimit: c.budget?.limit,
+    });
     mark("credits", t);
     if (!charged) throw await c.insufficient();
     return { answer, reservation: charged, cached: true };
   }
 
-  const reservation = await ledger.reserve(c.accountId, c.cost);
+  const reservation = await ledger.reserve(c.accountId, c.cost, c.budget);
   t = mark("credits", t);
   if (!reservation) throw await c.insufficient();
   try {

@@ -1,7 +1,7 @@
 import { GatewayError } from "../errors";
 import type { MaybePromise } from "../maybe";
-import { Holds, shuttingDown } from "./holds";
-import type { ChargeDetails, MonthSummary, Reservation, UsageFigures } from "./interface";
+import { Holds, keyBudgetExceeded, shuttingDown } from "./holds";
+import type { ChargeDetails, KeyBudget, MonthSummary, Reservation, UsageFigures } from "./interface";
 
 /** A take-back that would leave less than zero, or less than calls in flight hold: 400, naming both. */
 export function takeBackRefused(amount: number, balance: number, held: number): GatewayError {
@@ -40,6 +40,8 @@ export const VOIDED = "voided" as const;
  */
 export abstract class GroupCommitLedger {
   protected holds = new Holds();
+  /** what this process's calls in flight hold per key with a monthly_credit_limit (SQLite) */
+  protected keyHolds = new Holds();
   protected queue: PendingCharge[] = [];
   private scheduled = false;
   private refusing = false;
@@ -49,10 +51,16 @@ export abstract class GroupCommitLedger {
   abstract balance(accountId: string): MaybePromise<number>;
   /** commits what is queued now */
   abstract flush(): MaybePromise<void>;
-  abstract reserve(accountId: string, amount: number): MaybePromise<Reservation | null>;
+  abstract reserve(accountId: string, amount: number, budget?: KeyBudget): MaybePromise<Reservation | null>;
+  abstract keySpent(keyId: string, now?: number): MaybePromise<number>;
   abstract grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null): MaybePromise<number>;
   abstract monthToDate(accountId: string, now?: Date): MaybePromise<UsageFigures>;
   abstract monthly(accountId: string, months?: number, now?: Date): MaybePromise<MonthSummary[]>;
+
+  /** Credits calls in flight hold on a key with a monthly limit (this process's; every node's where holds are rows). */
+  protected keyInFlight(keyId: string): MaybePromise<number> {
+    return this.keyHolds.held(keyId);
+  }
 
   /** Credits held by this process's calls in flight for the account. */
   held(accountId: string): number {
@@ -107,6 +115,7 @@ export abstract class GroupCommitLedger {
       r.remaining = balance;
     } finally {
       this.holds.give(r.accountId, amount);
+      if (r.keyId) this.keyHolds.give(r.keyId, amount);
       this.holdEnded(r, charged);
     }
   }
@@ -116,6 +125,7 @@ export abstract class GroupCommitLedger {
     if (r.done) return;
     r.done = true;
     this.holds.give(r.accountId, r.amount);
+    if (r.keyId) this.keyHolds.give(r.keyId, r.amount);
     this.holdEnded(r, false);
   }
 
@@ -132,7 +142,15 @@ export abstract class GroupCommitLedger {
   async charge(accountId: string, amount: number, details: ChargeDetails): Promise<Reservation | null> {
     if (amount <= 0) return { accountId, amount: 0, remaining: await this.balance(accountId), done: true };
     const balance = await this.enqueue(accountId, amount, details, true);
-    if (balance === null) return null;
+    if (balance === null) {
+      // refused by the key's limit or by the balance: the answer names the right one
+      const limit = details.keyLimit;
+      if (limit !== undefined) {
+        const used = (await this.keySpent(details.keyId)) + (await this.keyInFlight(details.keyId));
+        if (used + amount > limit) throw keyBudgetExceeded(limit, used, amount);
+      }
+      return null;
+    }
     if (balance === VOIDED) return { accountId, amount: 0, remaining: await this.balance(accountId), done: true, voided: true };
     return { accountId, amount, remaining: balance, done: true };
   }

@@ -1,6 +1,13 @@
 import { GatewayError } from "../errors";
 import type { Reservation } from "./interface";
 
+/** 402: the key's monthly_credit_limit does not cover the call (docs/key-policies.md). */
+export const keyBudgetExceeded = (limit: number, used: number, amount: number) =>
+  new GatewayError(
+    "key_budget_exceeded",
+    `this key's monthly credit limit of ${limit} is spent: ${used} used or held this month (UTC), the call needs ${amount}`,
+  );
+
 export const shuttingDown = () =>
   new GatewayError("service_unavailable", "the gateway is shutting down; nothing was charged, retry", {
     headers: { "Retry-After": "1" },

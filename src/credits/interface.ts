@@ -9,6 +9,8 @@ export interface Reservation {
    */
   remaining: number;
   done: boolean;
+  /** the key whose monthly_credit_limit the hold counts against (memory holds per key) */
+  keyId?: string;
   /** the hold's row where holds are shared (PostgreSQL); memory holds have none */
   holdId?: string;
   /**
@@ -36,6 +38,17 @@ export interface ChargeDetails {
   idempotent?: boolean;
   /** tokens of a /v1 call (the provider's report, else the gateway's estimate), kept on its ledger row */
   tokens?: { input: number; output: number };
+  /**
+   * the key's monthly_credit_limit, for a charge without a hold (a cache hit): refused with
+   * key_budget_exceeded when the key's month-to-date charges and holds leave less than it
+   */
+  keyLimit?: number;
+}
+
+/** A call held against its key's monthly_credit_limit as well as the account's balance. */
+export interface KeyBudget {
+  keyId: string;
+  limit: number;
 }
 
 /** How long the charge records of Idempotency-Key calls are kept: longer than the key's 24 h. */
@@ -101,8 +114,15 @@ export interface CreditLedger extends UsageReader {
   /**
    * Holds `amount` credits for a call about to run; null when the balance, less what calls in
    * flight already hold (this process's on SQLite, every node's on PostgreSQL), does not cover it.
+   * With a `budget`, also refused (key_budget_exceeded, thrown) when the key's month-to-date
+   * charges plus its calls in flight plus `amount` pass its limit: exact as the balance is.
    */
-  reserve(accountId: string, amount: number): MaybePromise<Reservation | null>;
+  reserve(accountId: string, amount: number, budget?: KeyBudget): MaybePromise<Reservation | null>;
+  /**
+   * Credits the key was charged since the first instant of the UTC month (its ledger rows), for
+   * its monthly_credit_limit.
+   */
+  keySpent(keyId: string, now?: number): MaybePromise<number>;
   /**
    * Charges a reservation, at most once: rejects with insufficient_credits if the balance no
    * longer covers it, or with the storage error if the commit failed. The hold is gone after.

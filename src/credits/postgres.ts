@@ -1,10 +1,13 @@
 import type { SQL } from "bun";
+import { monthStart } from "../auth/policy";
 import { clientClosed } from "../errors";
 import { databaseUnavailable, isPgUnavailable, type PgStorage, pgCall, schemaReady } from "../storage/postgres";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
+import { keyBudgetExceeded } from "./holds";
 import {
   type CreditLedger,
   IDEMPOTENT_CHARGES_KEPT_MS,
+  type KeyBudget,
   type MonthSummary,
   type Reservation,
   type UsageFigures,
@@ -18,6 +21,14 @@ const NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 /** what calls in flight on every node hold now on the account in parameter `account` */
 const liveHolds = (account: string) =>
   `(SELECT coalesce(sum(amount), 0) FROM credit_holds WHERE account_id = ${account} AND expires_at > ${NOW_MS})`;
+/**
+ * A charge without a hold (cache hit) of a key with a monthly_credit_limit ($14, null: none):
+ * its month's charges (since $15) and live holds leave room for it. Read under the hold lock
+ * and the account row's, like the floor.
+ */
+const withinKeyLimit = `($14::bigint IS NULL OR coalesce((SELECT -sum(amount) FROM ledger WHERE key_id = $4 AND kind = 'charge'
+    AND created_at >= $15::bigint), 0) + coalesce((SELECT sum(amount) FROM credit_holds WHERE key_id = $4
+    AND expires_at > ${NOW_MS}), 0) + $1 <= $14::bigint)`;
 /** A lease never longer than this: a killed node's holds stop counting within it. */
 const MAX_LEASE_MS = 10_000;
 
@@ -34,7 +45,7 @@ const chargeStatement = (floor: string, held: boolean, idempotent: boolean) => `
 ), `
     : ""
 }upd AS (
-  UPDATE accounts SET balance = balance - $1 WHERE id = $2 AND balance - $1 >= ${floor}${idempotent ? " AND EXISTS (SELECT 1 FROM claim)" : ""} RETURNING balance
+  UPDATE accounts SET balance = balance - $1 WHERE id = $2 AND balance - $1 >= ${floor}${idempotent ? " AND EXISTS (SELECT 1 FROM claim)" : ""}${held ? "" : ` AND ${withinKeyLimit}`} RETURNING balance
 ), row AS (
   INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at, input_tokens, output_tokens)
   SELECT $2, $4, -$1, 'charge', $5, $6, $7, $8, $9, $12::bigint, $13::bigint FROM upd
@@ -117,21 +128,43 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
    * Holds `amount` for a call about to run, in one round trip: null when the balance minus what
    * calls in flight hold on every node does not cover it.
    */
-  async reserve(accountId: string, amount: number): Promise<Reservation | null> {
+  async reserve(accountId: string, amount: number, budget?: KeyBudget): Promise<Reservation | null> {
     if (amount <= 0) return { accountId, amount: 0, remaining: await this.balance(accountId), done: false };
     await this.releasing.get(accountId);
     const holdId = crypto.randomUUID();
-    const [row] = await pgCall(
-      this.pg,
-      () =>
-        this.pg.sql`SELECT credit_hold(${holdId}::uuid, ${accountId}, ${amount}::bigint, ${this.leaseMs}::bigint) AS remaining`,
+    const [row] = await pgCall(this.pg, () =>
+      budget
+        ? this.pg.sql`SELECT remaining, key_used FROM credit_hold_key(${holdId}::uuid, ${accountId}, ${amount}::bigint,
+            ${this.leaseMs}::bigint, ${budget.keyId}, ${budget.limit}::bigint, ${monthStart()}::bigint)`
+        : this.pg.sql`SELECT credit_hold(${holdId}::uuid, ${accountId}, ${amount}::bigint, ${this.leaseMs}::bigint) AS remaining`,
     );
+    if (budget && row?.key_used !== null && row?.key_used !== undefined)
+      throw keyBudgetExceeded(budget.limit, Number(row.key_used), amount);
     if (row?.remaining === null || row?.remaining === undefined) return null;
     // what this node holds, for held(); admission was decided above
     this.holds.take(accountId, amount, Number.POSITIVE_INFINITY);
     this.live.set(holdId, performance.now());
     this.renewSoon();
-    return { accountId, amount, remaining: Number(row.remaining), done: false, holdId };
+    return { accountId, amount, remaining: Number(row.remaining), done: false, holdId, keyId: budget?.keyId };
+  }
+
+  protected override keyInFlight(keyId: string): Promise<number> {
+    return pgCall(this.pg, async () => {
+      const [row] = await this.pg.sql.unsafe(
+        `SELECT coalesce(sum(amount), 0)::float8 AS held FROM credit_holds WHERE key_id = $1 AND expires_at > ${NOW_MS}`,
+        [keyId],
+      );
+      return Number(row?.held ?? 0);
+    });
+  }
+
+  /** The key's charges this month (UTC); its holds are not counted here. */
+  keySpent(keyId: string, now = Date.now()): Promise<number> {
+    return pgCall(this.pg, async () => {
+      const [row] = await this.pg.sql`SELECT coalesce(-sum(amount), 0)::float8 AS used FROM ledger
+        WHERE key_id = ${keyId} AND kind = 'charge' AND created_at >= ${monthStart(now)}`;
+      return Number(row?.used ?? 0);
+    });
   }
 
   /**
@@ -236,12 +269,14 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
           ];
           const sql = d.idempotent ? (held ? CHARGE.heldIdempotent : CHARGE.spareIdempotent) : held ? CHARGE.held : CHARGE.spare;
           statements.push(
-            tx.unsafe(sql, held ? [...params, c.holdId] : params).then((rows: { balance: number | null; claimed: boolean }[]) => {
-              const row = rows[0];
-              if (!row) return null;
-              if (!row.claimed) return VOIDED;
-              return row.balance === null ? null : Number(row.balance);
-            }),
+            tx
+              .unsafe(sql, held ? [...params, c.holdId] : [...params, d.keyLimit ?? null, monthStart(at)])
+              .then((rows: { balance: number | null; claimed: boolean }[]) => {
+                const row = rows[0];
+                if (!row) return null;
+                if (!row.claimed) return VOIDED;
+                return row.balance === null ? null : Number(row.balance);
+              }),
           );
         }
         const [, charged] = await Promise.all([Promise.all(locks), Promise.all(statements)]);

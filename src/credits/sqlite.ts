@@ -1,11 +1,14 @@
 import type { Statement } from "bun:sqlite";
+import { monthStart } from "../auth/policy";
 import { clientClosed } from "../errors";
 import { isStorageUnavailable, type Storage } from "../storage/db";
 import { publicIdSql } from "../storage/schema";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
+import { keyBudgetExceeded } from "./holds";
 import {
   type CreditLedger,
   IDEMPOTENT_CHARGES_KEPT_MS,
+  type KeyBudget,
   type MonthSummary,
   type Reservation,
   type UsageFigures,
@@ -47,6 +50,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
   private unclaimStmt: Statement;
   private voidStmt: Statement;
   private sweepClaimsStmt: Statement;
+  private keySpentStmt: Statement<{ used: number }, [string, number]>;
   private claims = 0;
   constructor(private storage: Storage) {
     super();
@@ -78,14 +82,33 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
     this.voidStmt = q.prepare(
       "INSERT INTO idempotent_charges (request_id, account_id, state, created_at) SELECT value, ?2, 'void', ?3 FROM json_each(?1) WHERE true ON CONFLICT (request_id) DO NOTHING",
     );
+    this.keySpentStmt = q.prepare(
+      "SELECT coalesce(-sum(amount), 0) AS used FROM ledger WHERE key_id = ?1 AND created_at >= ?2 AND kind = 'charge'",
+    );
     this.sweepClaimsStmt = q.prepare(
       "DELETE FROM idempotent_charges WHERE rowid IN (SELECT rowid FROM idempotent_charges WHERE created_at < ?1 LIMIT 500)",
     );
   }
 
-  /** Holds `amount` credits for a call about to run; null when the balance does not cover it. */
-  reserve(accountId: string, amount: number): Reservation | null {
-    return this.hold(accountId, amount, this.balance(accountId));
+  /**
+   * Holds `amount` credits for a call about to run; null when the balance does not cover it. With
+   * a budget, the key's month-to-date charges plus this process's holds on it must leave room too
+   * (synchronous, so no other call of this process comes between the read and the hold).
+   */
+  reserve(accountId: string, amount: number, budget?: KeyBudget): Reservation | null {
+    if (!budget || amount <= 0) return this.hold(accountId, amount, this.balance(accountId));
+    const used = this.keySpent(budget.keyId) + this.keyHolds.held(budget.keyId);
+    if (used + amount > budget.limit) throw keyBudgetExceeded(budget.limit, used, amount);
+    const r = this.hold(accountId, amount, this.balance(accountId));
+    if (r) {
+      this.keyHolds.take(budget.keyId, amount, Number.POSITIVE_INFINITY);
+      r.keyId = budget.keyId;
+    }
+    return r;
+  }
+
+  keySpent(keyId: string, now = Date.now()): number {
+    return this.keySpentStmt.get(keyId, monthStart(now))?.used ?? 0;
   }
 
   /** Applies whatever is queued now, synchronously (shutdown, tests). */
@@ -133,6 +156,16 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
         }
         claimed = true;
         if (++this.claims % 256 === 0) this.sweepClaimsStmt.run(Date.now() - IDEMPOTENT_CHARGES_KEPT_MS);
+      }
+      // a charge without a hold under a key's monthly limit: within it, counting the batch so far
+      if (
+        c.spareHolds &&
+        d.keyLimit !== undefined &&
+        this.keySpent(d.keyId) + this.keyHolds.held(d.keyId) + c.amount > d.keyLimit
+      ) {
+        if (claimed) this.unclaimStmt.run(d.requestId);
+        c.out = { balance: null };
+        return;
       }
       const floor = c.spareHolds ? this.held(c.accountId) : 0;
       const row = this.chargeBalanceStmt.get(c.amount, c.accountId, floor);

@@ -1,4 +1,5 @@
 import type { KeyView } from "../auth/interface";
+import { policySummary } from "../auth/policy";
 import type { UsageFigures } from "../credits/interface";
 import type { RequestLogEntry } from "../requestlog/interface";
 import { barChart, type Html, html, raw } from "./html";
@@ -195,7 +196,30 @@ function daysOfMonth(u: UsageFigures): UsageFigures["by_day"] {
   return out;
 }
 
-export function keyTable(keys: KeyView[], revokeAction: (k: KeyView) => string): Html {
+/**
+ * A key's policy form: its fields as they are; an empty field clears that limit. `narrowOnly`: the
+ * account holder's form, which may only narrow (docs/key-policies.md).
+ */
+function policyForm(k: KeyView, action: string, narrowOnly: boolean): Html {
+  const p = k.policy;
+  const id = (name: string) => `${name}-${k.id}`;
+  const field = (name: string, label: string, value: string, attrs: Html = html``) =>
+    html`<label for="${id(name)}">${label}</label><input id="${id(name)}" name="${name}" value="${value}"${attrs}>`;
+  return html`<details class="policy"><summary>Edit policy</summary><form method="post" action="${action}" class="card" data-key-policy="${k.id}">
+${field("allowed_functions", "Allowed functions (comma-separated)", p.allowed_functions?.join(", ") ?? "", html` placeholder="any"`)}
+${field("allowed_models", "Allowed models (* matches anything)", p.allowed_models?.join(", ") ?? "", html` placeholder="any"`)}
+${field("rate_limit_per_minute", "Requests per minute per function", p.rate_limit_per_minute?.toString() ?? "", html` inputmode="numeric" placeholder="plan's limit"`)}
+${field("monthly_credit_limit", "Credits per month", p.monthly_credit_limit?.toString() ?? "", html` inputmode="numeric" placeholder="no limit"`)}
+${field("expires_at", "Expires at (ISO 8601, UTC)", p.expires_at ?? "", html` placeholder="never"`)}
+${narrowOnly ? html`<p class="hint">You can only narrow a key here; to widen or clear a limit, ask the operator.</p>` : ""}
+<button type="submit">Save policy</button></form></details>`;
+}
+
+export function keyTable(
+  keys: KeyView[],
+  revokeAction: (k: KeyView) => string,
+  policy?: { action: (k: KeyView) => string; narrowOnly: boolean },
+): Html {
   return html`<label for="key-filter">Filter keys</label><input id="key-filter" type="search" data-filter="keys-table" placeholder="label, key or status">
 <div class="scroll"><table id="keys-table" class="sortable"><caption>API keys</caption><thead><tr>
 <th scope="col" aria-sort="none"><button type="button" data-sort="0">Label</button></th>
@@ -203,12 +227,16 @@ export function keyTable(keys: KeyView[], revokeAction: (k: KeyView) => string):
 <th scope="col" aria-sort="none"><button type="button" data-sort="2">Status</button></th>
 <th scope="col" aria-sort="descending"><button type="button" data-sort="3">Created</button></th>
 <th scope="col" aria-sort="none"><button type="button" data-sort="4">Last used</button></th>
+<th scope="col" aria-sort="none"><button type="button" data-sort="5">Policy</button></th>
 <th scope="col"><span class="sr">Actions</span></th></tr></thead><tbody>
 ${keys.map(
   (
     k,
   ) => html`<tr data-key-id="${k.id}"><td>${k.label}</td><td><code>${k.masked_key}</code></td><td><span class="status ${k.status}">${k.status}</span></td>
 <td data-value="${k.created_at}">${when(k.created_at)}</td><td data-value="${k.last_used_at ?? ""}">${k.last_used_at ? when(k.last_used_at) : "never"}</td>
+<td class="policy-summary" data-value="${policySummary(k.policy)}" data-text="${policySummary(k.policy)}">${policySummary(k.policy) === "-" ? "none" : policySummary(k.policy)}${
+    policy && k.status === "active" ? policyForm(k, policy.action(k), policy.narrowOnly) : ""
+  }</td>
 <td>${
     k.status === "active"
       ? html`<form method="post" action="${revokeAction(k)}" data-confirm="Revoke the key “${k.label}” (${k.masked_key})? Every request with it will be refused."><button type="submit" class="danger" aria-label="Revoke" title="Revoke ${k.label}">Revoke</button></form>`
@@ -230,7 +258,10 @@ export function keysPage(
 <div id="new-key" class="card secret"${created ? "" : html` hidden`} role="status">${
     created ? newKeyBox(created.key, created.label) : ""
   }</div>
-${keyTable(keys, (k) => `/dashboard/keys/${encodeURIComponent(k.id)}/revoke`)}
+${keyTable(keys, (k) => `/dashboard/keys/${encodeURIComponent(k.id)}/revoke`, {
+  action: (k) => `/dashboard/keys/${encodeURIComponent(k.id)}/policy`,
+  narrowOnly: true,
+})}
 <nav class="pager" aria-label="Key pages">${offset > 0 ? html`<a href="/dashboard/keys?offset=${Math.max(0, offset - size)}" rel="prev">Newer</a>` : ""}
 ${more ? html`<a href="/dashboard/keys?offset=${offset + size}" rel="next">Older</a>` : ""}</nav>`;
 }
@@ -293,7 +324,10 @@ export function operatorAccountPage(a: AccountSummary, u: UsageFigures, keys: Ke
 <form method="post" action="/dashboard/operator/accounts/${encodeURIComponent(a.id)}/plan" class="card">
 <label for="plan">Plan</label><select id="plan" name="plan">${plans.map((p) => html`<option${p === a.plan ? html` selected` : ""}>${p}</option>`)}</select>
 <button type="submit">Change plan</button></form></div>
-<h2>Keys</h2>${keyTable(keys, (k) => `/dashboard/operator/keys/${encodeURIComponent(k.id)}/revoke`)}`;
+<h2>Keys</h2>${keyTable(keys, (k) => `/dashboard/operator/keys/${encodeURIComponent(k.id)}/revoke`, {
+    action: (k) => `/dashboard/operator/keys/${encodeURIComponent(k.id)}/policy`,
+    narrowOnly: false,
+  })}`;
 }
 
 export function playgroundPage(

@@ -1,7 +1,16 @@
 import { Elysia } from "elysia";
 import { type AuthInfo, KeyLimitError, type KeyView } from "../auth/interface";
+import { keyDetail } from "../auth/key-detail";
 import { safeEqual } from "../auth/keys";
 import { emailProblem, hashPassword, passwordProblem, verifyPassword, warmDummyHash } from "../auth/passwords";
+import {
+  type KeyPolicy,
+  POLICY_FIELDS,
+  type PolicyPatch,
+  parsePolicyPatch,
+  policyPatchFromText,
+  widenedField,
+} from "../auth/policy";
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import { readBytes, readJsonBody } from "../http/body";
@@ -238,6 +247,37 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
     if (!acc) throw new GatewayError("not_found", "account not found");
     return { keyId: `dashboard:${accountId}`, accountId, plan: acc.plan, label: "dashboard playground" };
   };
+  /** A policy form's fields as a patch: an empty field clears that limit. */
+  const policyFromForm = (form: URLSearchParams): PolicyPatch =>
+    policyPatchFromText(Object.fromEntries(POLICY_FIELDS.map((f) => [f, form.get(f) ?? undefined])));
+  /**
+   * An account holder's change to one of its keys' policies: it may only narrow it (a subset of
+   * the functions and models, lower limits, an earlier expiry); widening or clearing is the
+   * operator's. Takes effect like the admin API's (cache dropped, broadcast).
+   */
+  const narrowOwn = async (accountId: string, id: string, patch: PolicyPatch) => {
+    const narrowOnly = (before: KeyPolicy | undefined, after: KeyPolicy | undefined) => {
+      const f = widenedField(before, after);
+      if (f)
+        throw new GatewayError(
+          "forbidden",
+          `${f}: you can only narrow a key's policy here; to widen or clear it, ask the operator`,
+          { param: f },
+        );
+    };
+    const view = await keys.setPolicy(id, patch, { accountId, check: narrowOnly });
+    if (!view) throw new GatewayError("not_found", "key not found");
+    return view;
+  };
+  const keysPageFor = async (c: Ctx, h: { accountId: string; email: string }, status = 200, error?: string) => {
+    const list = await keys.list(h.accountId, { limit: KEY_PAGE + 1, offset: 0 });
+    return page(
+      c,
+      status,
+      { title: "Keys", who: who(h.email), active: "/dashboard/keys", flash: refused(error) },
+      pages.keysPage(list.slice(0, KEY_PAGE), null, { offset: 0, size: KEY_PAGE, more: list.length > KEY_PAGE }),
+    );
+  };
   /**
    * The Requests page's filters from its query string, for the signed-in account; the times as a
    * datetime-local field shows them (UTC). A filter it refuses: the 400 names it.
@@ -401,6 +441,24 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         const h = await holder(c);
         if (h instanceof Response) return h;
         await revokeOwn(h.accountId, params.id);
+        return redirect(c, "/dashboard/keys");
+      },
+      { parse: "none" },
+    )
+    .post(
+      "/dashboard/keys/:id/policy",
+      async ({ request, server, params }) => {
+        const c = ctxOf(request, server);
+        const form = await readForm(c);
+        const h = await holder(c);
+        if (h instanceof Response) return h;
+        try {
+          await narrowOwn(h.accountId, params.id, policyFromForm(form));
+        } catch (e) {
+          // refused: the keys page again, saying why (a browser without JavaScript sees a page)
+          if (e instanceof GatewayError && [400, 403, 404].includes(e.status)) return keysPageFor(c, h, e.status, e.message);
+          throw e;
+        }
         return redirect(c, "/dashboard/keys");
       },
       { parse: "none" },
@@ -617,6 +675,23 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       },
       { detail: detail("Revoke one of the signed-in account's keys: refused from the next request on") },
     )
+    .patch(
+      "/dashboard/api/keys/:id",
+      async ({ request, server, params }) => {
+        const c = ctxOf(request, server);
+        checkOrigin(c);
+        const h = (await holder(c, true)) as { accountId: string };
+        const b = await readJsonBody(request, config.limits);
+        await narrowOwn(h.accountId, params.id, parsePolicyPatch(b.policy));
+        return ok(c.state, "key policy updated", await keyDetail(keys, ledger, params.id));
+      },
+      {
+        parse: "none",
+        detail: detail(
+          "Narrow one of the signed-in account's keys: { policy: { … } } replaces the fields given; widening or clearing is refused (403)",
+        ),
+      },
+    )
     .get(
       "/dashboard/api/ledger",
       async ({ request, server, query }) => {
@@ -749,6 +824,22 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         await revokeOwn(undefined, params.id);
         return redirect(c, accountPath(key?.account_id ?? ""));
       },
+      { parse: "none" },
+    )
+    .post(
+      "/dashboard/operator/keys/:id/policy",
+      operatorPost<{ id: string }>(
+        async (form, params) => {
+          const view = await keys.setPolicy(params.id, policyFromForm(form));
+          if (!view) throw new GatewayError("not_found", "key not found");
+          return accountPath(view.account_id);
+        },
+        async (c, params, status, text) => {
+          const key = await keys.get(params.id);
+          if (!key) throw new GatewayError("not_found", "key not found");
+          return accountPage(c, key.account_id, status, text);
+        },
+      ),
       { parse: "none" },
     )
     .get(

@@ -1,5 +1,6 @@
 import { authenticate } from "../auth/authenticate";
 import type { AuthInfo, KeyStore } from "../auth/interface";
+import { checkFunction } from "../auth/policy";
 import type { Config } from "../config";
 import { GatewayError } from "../errors";
 import type { RateClass, RateLimiter } from "../ratelimit/interface";
@@ -17,9 +18,13 @@ export interface Edge {
 
 /**
  * The request edge every route family runs before its own logic, written once: read the JSON
- * body (when the route takes one), authenticate, and take one request from the account's bucket
- * for `fn`, which all its keys share (429 with Retry-After when empty). Marks the body, auth and
- * ratelimit stages.
+ * body (when the route takes one), authenticate (an expired key: 401), apply the key's policy
+ * (`fn` outside its allowed_functions: 403), take one request from the key's own bucket for `fn`
+ * when its policy sets rate_limit_per_minute, then from the account's bucket for `fn`, which all
+ * its keys share (429 with Retry-After when either is empty; the key's bucket first, so a call
+ * its own limit refuses takes nothing from the account's). The RateLimit-* headers describe the
+ * bucket that refused, else the one with fewer requests left. Marks the body, auth and ratelimit
+ * stages.
  */
 export async function requestEdge(
   deps: EdgeDeps,
@@ -36,13 +41,17 @@ export async function requestEdge(
   const auth = opts.auth ?? (await authenticate(deps.keys, request.headers, body));
   state.auth = auth;
   t = mark(state, "auth", t);
-  const d = await deps.limiter.check(auth.accountId, auth.plan, opts.fn, opts.rateClass);
+  checkFunction(auth.policy, opts.fn);
+  const keyLimit = auth.policy?.rate_limit_per_minute;
+  const own = keyLimit !== undefined ? await deps.limiter.checkKey(auth.keyId, opts.fn, keyLimit) : null;
+  const d = own && !own.allowed ? own : await deps.limiter.check(auth.accountId, auth.plan, opts.fn, opts.rateClass);
   mark(state, "ratelimit", t);
-  Object.assign(state.headers, rateLimitHeaders(d));
+  const shown = own && d.allowed && own.remaining < d.remaining ? own : d;
+  Object.assign(state.headers, rateLimitHeaders(shown));
   if (!d.allowed) {
     throw new GatewayError(
       "rate_limited",
-      `rate limit of ${d.limit} requests per minute for ${opts.fn} exceeded; retry in ${d.retryAfterSeconds}s`,
+      `${d === own ? "this key's own " : ""}rate limit of ${d.limit} requests per minute for ${opts.fn} exceeded; retry in ${d.retryAfterSeconds}s`,
     );
   }
   return { auth, body };

@@ -1,4 +1,5 @@
 import type { AuthInfo, KeyStore } from "../auth/interface";
+import { checkModel, keyBudget, modelFilter, noAllowedModel } from "../auth/policy";
 import { canonicalJson, digest } from "../cache/canonical";
 import type { CachedAnswer, ResponseCache } from "../cache/interface";
 import type { Config } from "../config";
@@ -26,7 +27,7 @@ export interface FunctionRouter {
   run(call: RouteCall): Promise<RouteOutcome>;
   resolveModel(
     def: AnyFunctionDef,
-    call: { model?: string; preferProvider?: string },
+    call: { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean },
   ): { provider: string; model: string } | null;
 }
 
@@ -226,7 +227,12 @@ export class FunctionPipeline {
     if (paidBy !== null) state.headers["Idempotent-Recovered"] = paidBy;
     const model = typeof req.model === "string" && req.model ? req.model : undefined;
     const preferProvider = def.name === "content-generation" && typeof req.provider === "string" ? req.provider : undefined;
-    const resolved = router.resolveModel(def, { model, preferProvider });
+    // the key's allowed_models: the model asked for, then the models the route may pick
+    if (model) checkModel(auth.policy, model);
+    const allowModel = modelFilter(auth.policy);
+    const resolved = router.resolveModel(def, { model, preferProvider, allowModel });
+    if (resolved === null && allowModel && router.resolveModel(def, { model, preferProvider }) !== null)
+      throw noAllowedModel(auth.policy, def.name);
 
     const cost = this.costOf(def);
     const insufficient = async () =>
@@ -252,6 +258,7 @@ export class FunctionPipeline {
       accountId: auth.accountId,
       model,
       preferProvider,
+      allowModel,
       signal: request.signal,
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
       trace: state.trace,
@@ -263,6 +270,7 @@ export class FunctionPipeline {
       mark: (stage, since) => mark(state, stage, since),
       accountId: auth.accountId,
       cost,
+      budget: keyBudget(auth),
       cacheKey: useCache
         ? digest(
             auth.accountId,
@@ -281,7 +289,7 @@ export class FunctionPipeline {
         const out = await router.run(call).catch((err: unknown) => {
           throw withDeclineReason(req, err);
         });
-        const offline = out.provider === "local" ? offlineNotes(req) : undefined;
+        const offline = out.inProcess ? offlineNotes(req) : undefined;
         // meta.guardrails: kept with the answer, so a cache hit of it says so too
         const redacted = countRedactions(guard, this.deps.metrics);
         const notes = offline || redacted ? { ...offline, ...(redacted ? { guardrails: { redacted } } : {}) } : undefined;

@@ -21,7 +21,7 @@ const BATCH = 64;
 export function pickEmbedder(providers: ReadonlyMap<string, Provider>): Embedder | null {
   for (const p of providers.values()) {
     const embed = p.embed?.bind(p);
-    if (p.type !== "local" && embed) return { name: p.name, embed };
+    if (embed) return { name: p.name, embed };
   }
   return null;
 }

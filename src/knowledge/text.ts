@@ -3,10 +3,8 @@
  * synonym table. The stemmer only has to map a word and its usual inflections to one key; FTS5's
  * porter tokenizer does the real stemming inside SQLite, and the two never compare keys with each other.
  */
-import { STOPWORDS, tokenize } from "../local/keywords";
+import { lowerWords, STOPWORDS } from "../local/keywords";
 import { wordRank } from "./specificity";
-
-export { tokenize };
 
 /**
  * Content words of a text: lower-cased tokens minus stop words, apostrophes and accents dropped
@@ -14,7 +12,7 @@ export { tokenize };
  * "Canadá" when it is scored).
  */
 export function contentWords(text: string): string[] {
-  return tokenize(text)
+  return lowerWords(text)
     .map((w) => w.replace(/'s$/, "").replace(/'/g, ""))
     .map((w) => (/[^a-z0-9]/.test(w) ? w.normalize("NFD").replace(/\p{M}/gu, "") : w))
     .filter((w) => w.length > 1 && !STOPWORDS.has(w));

@@ -8,7 +8,7 @@
  * `costs."knowledge-embedding"` of the text sent to the embedding provider.
  */
 import { type Config, knowledgeQuotaFor } from "../config";
-import type { ChargeDetails, CreditLedger, Reservation } from "../credits/interface";
+import type { ChargeDetails, CreditLedger, KeyBudget, Reservation } from "../credits/interface";
 import { GatewayError } from "../errors";
 import { prepareDocumentsInSlices } from "./chunking";
 import { attachVectors, type Embedder, embeddingTexts } from "./embeddings";
@@ -34,6 +34,8 @@ export interface UploadCall {
   /** the account's plan: its quota */
   plan: string;
   keyId: string;
+  /** the key's monthly_credit_limit, which the holds count against too */
+  budget?: KeyBudget;
   requestId: string;
   signal?: AbortSignal;
 }
@@ -65,7 +67,13 @@ export async function uploadDocuments(c: UploadCall, kbId: string, input: Docume
   };
   const hold = async (amount: number): Promise<Reservation | null> => {
     if (amount === 0) return null;
-    const r = await ledger.reserve(c.accountId, amount);
+    let r: Reservation | null;
+    try {
+      r = await ledger.reserve(c.accountId, amount, c.budget);
+    } catch (err) {
+      release();
+      throw err;
+    }
     if (!r) {
       release();
       const what = embeddingCost > 0 ? `indexing ${indexingCost} and embedding ${embeddingCost}` : `indexing ${indexingCost}`;

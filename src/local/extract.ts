@@ -27,19 +27,6 @@ export type EntityType =
   | "organization"
   | "id";
 
-export const ENTITY_TYPES: readonly EntityType[] = [
-  "email",
-  "phone",
-  "url",
-  "date",
-  "money",
-  "percentage",
-  "number",
-  "person",
-  "organization",
-  "id",
-];
-
 export interface Entity {
   type: EntityType;
   text: string;

@@ -13,7 +13,7 @@
 
 import { checkCpuBudget, tickCpuBudget } from "./budget";
 import { type Entity, type EntityType, extractEntities } from "./extract";
-import { tokenize } from "./keywords";
+import { lowerWords } from "./keywords";
 
 /** The built-in taxonomy (documented in the function description). */
 export const BUILTIN_INTENTS = [
@@ -253,7 +253,7 @@ function confidenceOf(best: number, second: number): number {
 
 function scoreCustom(text: string, labels: readonly string[], builtin: Map<BuiltinIntent, number>): Map<string, number> {
   const tokens = new Set(
-    tokenize(text).map((w) => {
+    lowerWords(text).map((w) => {
       tickCpuBudget();
       return stem(w);
     }),

@@ -4,7 +4,7 @@
  * Exported API (stable; other modules compose it):
  *   extractKeywords(text: string, n = 10): Keyword[]
  *     -> up to n keywords/keyphrases, best first: { keyword, score 0..1, count }
- *   tokenize(text: string): string[]          lower-cased word tokens
+ *   lowerWords(text: string): string[]          lower-cased word tokens
  *   STOPWORDS: ReadonlySet<string>            English function words
  *
  * Method: RAKE-style candidate phrases (runs of content words between stopwords and
@@ -62,7 +62,7 @@ const VERBS: ReadonlySet<string> = new Set(VERB_BASES.split(" ").flatMap(verbFor
 const WORD_RE = /[\p{L}\p{N}][\p{L}\p{N}'’_-]*/gu;
 
 /** Lower-cased word tokens (letters, digits, inner apostrophes and hyphens). */
-export function tokenize(text: string): string[] {
+export function lowerWords(text: string): string[] {
   const out: string[] = [];
   for (const m of text.toLowerCase().matchAll(WORD_RE)) {
     tickCpuBudget();
@@ -98,7 +98,7 @@ function candidatePhrases(text: string, language?: string): string[][] {
   for (const clause of text.split(CLAUSE_SPLIT)) {
     checkCpuBudget();
     let cur: string[] = [];
-    for (const tok of tokenize(clause)) {
+    for (const tok of lowerWords(clause)) {
       tickCpuBudget();
       const isContent = !STOPWORDS.has(tok) && !extra?.has(tok) && !VERBS.has(tok) && tok.length > 1 && !/^\d+$/.test(tok);
       if (isContent) {

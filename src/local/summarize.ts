@@ -13,7 +13,7 @@
  */
 
 import { checkCpuBudget, tickCpuBudget } from "./budget";
-import { STOPWORDS, tokenize } from "./keywords";
+import { lowerWords, STOPWORDS } from "./keywords";
 import { splitSentences, type TextSpan } from "./text";
 
 export type SummaryLength = "short" | "medium" | "long" | number | string;
@@ -162,7 +162,7 @@ export function summarize(text: string, opts: SummarizeOptions = {}): SummaryRes
   }
   const toks = sentences.map((s) => {
     checkCpuBudget();
-    return tokenize(s.text).filter((t) => !STOPWORDS.has(t) && t.length > 2);
+    return lowerWords(s.text).filter((t) => !STOPWORDS.has(t) && t.length > 2);
   });
   const freq = new Map<string, number>();
   let maxF = 1;

@@ -130,15 +130,6 @@ export function tokenize(text: string): string[] {
   return text.match(WORD) ?? [];
 }
 
-/** Word tokens with their offsets, for callers that need to map back into the text. */
-export function wordSpans(text: string): TextSpan[] {
-  const out: TextSpan[] = [];
-  for (const m of text.matchAll(WORD)) {
-    out.push({ text: m[0], start: m.index, end: m.index + m[0].length });
-  }
-  return out;
-}
-
 /** A score as answers report it: three decimals (0.35 x 0.8 reads 0.28, not 0.27999999999999997). */
 export function round3(x: number): number {
   return Math.round(x * 1000) / 1000;

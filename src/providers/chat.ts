@@ -1,6 +1,7 @@
 import { GatewayError, invalidRequest, type ProviderAttempt } from "../errors";
 import type { AttemptTrace, RequestTrace } from "../tracing/interface";
 import { askedOutputTokens, type Breakers } from "./breaker";
+import { fallback, type OutcomeHook } from "./fallback";
 import { chatFromResponses, responseEventsFromChat, responseFromChat, untranslatable } from "./responses-via-chat";
 import { type Target, targetModel } from "./route-plan";
 import { remoteUrls } from "./shared-account";
@@ -52,7 +53,7 @@ export interface ProxyStreamOutcome {
 
 export interface ProxyEnv {
   breakers: Breakers;
-  onOutcome?: (provider: string, fn: string, outcome: "ok" | "error", ms: number) => void;
+  onOutcome?: OutcomeHook;
 }
 
 /**
@@ -188,102 +189,45 @@ const CLIENT_STATUSES = new Set([400, 404, 413, 422]);
 const isClientError = (e: ProviderError) =>
   e.kind === "context_length" || (e.kind === "status" && CLIENT_STATUSES.has(e.status ?? 0));
 
-type Step = { target: Target; model: string };
-
 /**
- * The ordered fallback of the OpenAI-compatible endpoints: each target gets one try (breaker
- * permitting); the deadline and the client's signal end the whole loop. A client error ends it
- * too, unless a later provider lists the same model. Every provider rate-limited: 429.
+ * The fallback of the OpenAI-compatible endpoints (the one loop, fallback.ts): each target gets one
+ * try (breaker permitting); the deadline and the client's signal end the whole loop. A client error
+ * ends it too, unless a later provider lists the same model. Every provider rate-limited: 429.
  */
-async function fallback<T>(
-  fn: string,
+function proxyFallback<T>(
   targets: Target[],
   call: ProxyCall,
   env: ProxyEnv,
-  tryOne: (t: Target, model: string, signal: AbortSignal, headers?: Record<string, string>) => Promise<T>,
+  send: (t: Target, model: string, signal: AbortSignal, headers?: Record<string, string>) => Promise<T>,
   /** a stream keeps using the signal after the first event; a plain answer is done with it (and its span, ended here) */
   keepSignal = false,
-): Promise<{ value: T; step: Step; attempts: ProviderAttempt[]; span?: AttemptTrace }> {
-  const attempts: ProviderAttempt[] = [];
-  const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), Math.max(0, call.deadlineMs - Date.now()));
-  const signal = AbortSignal.any([call.signal, deadline.signal]);
-  let queue: Step[] = targets.map((target) => ({ target, model: targetModel(target, fn) }));
-  let ran = 0;
-  let limited = 0;
-  let retryAfterMs: number | undefined;
-  let served = false;
-  try {
-    for (let step = queue.shift(); step; step = queue.shift()) {
-      const { target, model } = step;
-      const breaker = env.breakers.get(target.name, model);
-      if (!breaker.tryAcquire()) {
-        attempts.push({ provider: target.name, model, error: "circuit_open", ms: 0 });
-        continue;
+) {
+  const fn = API_FN[call.api];
+  return fallback<T>({
+    fn,
+    operation: call.api === "embeddings" ? "embeddings" : "chat",
+    steps: targets.map((target) => ({ target, model: targetModel(target, fn) })),
+    signal: call.signal,
+    deadlineMs: call.deadlineMs,
+    trace: call.trace,
+    breakers: env.breakers,
+    onOutcome: env.onOutcome,
+    send: ({ step, signal, headers }) => send(step.target, step.model, signal, headers),
+    answered: (value) => (keepSignal ? undefined : { answer: value }),
+    keepSignal,
+    unexpected: "connection",
+    outputTokens: askedOutputTokens(call.body),
+    rateLimited: true,
+    afterFailure: (e, { target, model }, left, attempts) => {
+      if (!isClientError(e)) return left;
+      const same = left.filter((s) => s.target.provider.listModels?.().includes(model)).map((s) => ({ ...s, model }));
+      if (same.length === 0) {
+        const upstream = e.upstream ?? { message: e.message, type: "invalid_request_error", code: null, param: null };
+        throw new UpstreamClientError(e.status ?? 400, upstream, target.name, attempts);
       }
-      const started = performance.now();
-      const startedAt = breaker.time();
-      const span = call.trace?.attempt({
-        provider: target.name,
-        type: target.provider.type,
-        model,
-        operation: call.api === "embeddings" ? "embeddings" : "chat",
-      });
-      try {
-        const value = await tryOne(target, model, signal, span?.headers);
-        breaker.success();
-        env.onOutcome?.(target.name, fn, "ok", Math.round(performance.now() - started));
-        served = true;
-        if (!keepSignal) span?.end({ answer: value });
-        return { value, step, attempts, span };
-      } catch (err) {
-        const ms = Math.round(performance.now() - started);
-        if (signal.aborted) {
-          breaker.release();
-          const timedOut = deadline.signal.aborted && !call.signal.aborted;
-          span?.end({ error: timedOut ? "timeout" : "aborted" });
-          attempts.push({ provider: target.name, model, error: timedOut ? "timeout" : "aborted", ms });
-          if (timedOut)
-            throw new GatewayError("provider_timeout", `${fn}: no provider answered before the deadline`, { attempts });
-          throw new GatewayError("client_closed", `${fn}: the client closed the request`, { attempts });
-        }
-        const e = err instanceof ProviderError ? err : new ProviderError("connection", "provider failed unexpectedly");
-        span?.end({ error: e.code });
-        attempts.push({ provider: target.name, model, error: e.code, status: e.status, ms });
-        ran++;
-        env.breakers.failed(breaker, e, { startedAt, outputTokens: askedOutputTokens(call.body) });
-        if (e.status === 429) {
-          limited++;
-          if (e.retryAfterMs !== undefined) {
-            breaker.pauseFor(e.retryAfterMs);
-            retryAfterMs = Math.min(retryAfterMs ?? e.retryAfterMs, e.retryAfterMs);
-          }
-        }
-        env.onOutcome?.(target.name, fn, "error", ms);
-        if (isClientError(e)) {
-          queue = queue.filter((s) => s.target.provider.listModels?.().includes(model)).map((s) => ({ ...s, model }));
-          if (queue.length === 0) {
-            const upstream = e.upstream ?? { message: e.message, type: "invalid_request_error", code: null, param: null };
-            throw new UpstreamClientError(e.status ?? 400, upstream, target.name, attempts);
-          }
-        }
-      }
-    }
-  } finally {
-    clearTimeout(timer);
-    // Settles the composite signal so it does not stay reachable from the client's signal
-    // (a stream that is being served keeps it: its upstream request still runs on it).
-    if (!(keepSignal && served)) deadline.abort();
-  }
-  const list = attempts.map((a) => `${a.provider}: ${a.error}`).join(", ");
-  if (ran > 0 && limited === ran) {
-    const seconds = Math.max(1, Math.ceil((retryAfterMs ?? 1000) / 1000));
-    throw new GatewayError("rate_limited", `${fn}: every provider is rate-limited (${list})`, {
-      attempts,
-      headers: { "Retry-After": String(seconds) },
-    });
-  }
-  throw new GatewayError("provider_error", `${fn}: every provider failed (${list})`, { attempts });
+      return same;
+    },
+  });
 }
 
 /** Text messages for a provider without an OpenAI-style API (only plain requests reach one). */
@@ -321,8 +265,7 @@ function usageOf(r: CompletionResult) {
 const now = () => Math.floor(Date.now() / 1000);
 
 export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv): Promise<ProxyOutcome> {
-  const fn = API_FN[call.api];
-  const { value, step, attempts } = await fallback(fn, targets, call, env, async (t, model, signal, headers) => {
+  const { value, step, attempts } = await proxyFallback(targets, call, env, async (t, model, signal, headers) => {
     if (viaChat(t.provider, call.api) && t.provider.proxy) {
       const body = chatFromResponses({ ...call.body, model });
       const chat = await t.provider.proxy({ api: "chat/completions", body, signal, headers });
@@ -352,9 +295,7 @@ export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv
 
 /** Falls back only until the first event arrives: after that the client has seen output. */
 export async function runProxyStream(call: ProxyCall, targets: Target[], env: ProxyEnv): Promise<ProxyStreamOutcome> {
-  const fn = API_FN[call.api];
-  const { value, step, attempts, span } = await fallback(
-    fn,
+  const { value, step, attempts, span } = await proxyFallback(
     targets,
     call,
     env,

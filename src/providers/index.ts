@@ -1,27 +1,10 @@
 import type { Config, ProviderConfig } from "../config";
 import type * as GroqAdapter from "./groq";
+import { LocalProvider } from "./local";
 import { MockProvider } from "./mock";
 import type * as OpenAIAdapter from "./openai";
 import type { AdapterOptions } from "./openai";
-import { type CompletionResult, type Provider, ProviderError } from "./types";
-
-/**
- * The offline engine as a route entry. It has no generic completion: the router calls the
- * function's own `def.local` instead, so this object only gives the engine a name and a place in routes.
- */
-export class LocalProvider implements Provider {
-  readonly type = "local" as const;
-  constructor(readonly name: string) {}
-  modelFor(): string {
-    return "local";
-  }
-  complete(): Promise<CompletionResult> {
-    return Promise.reject(new ProviderError("unsupported", "the offline engine has no general chat completion"));
-  }
-  listModels(): string[] {
-    return ["local"];
-  }
-}
+import type { Provider } from "./types";
 
 // The SDKs (about 20 MB and 60 ms to load) are loaded only when a provider of their type is configured.
 export function buildProvider(config: ProviderConfig, opts: AdapterOptions = {}): Provider {
@@ -47,4 +30,5 @@ export function buildProviders(config: Config, opts: AdapterOptions = {}): Map<s
 }
 
 export type { ProxyCall, ProxyOutcome, ProxyStreamOutcome } from "./chat";
+export { LocalProvider } from "./local";
 export { ProviderRouter, type RouteCall, type RouteOutcome } from "./router";

@@ -9,14 +9,14 @@ export interface Target {
 
 /** Whether `provider` can serve `def` at all (what it answers for a given request is another matter). */
 export function canServeWith(provider: Provider, def: RoutedFunction): boolean {
-  if (provider.type === "local") return typeof def.local === "function";
+  if (provider.functions) return provider.functions.serves(def);
   if (def.kind === "image") return typeof provider.image === "function";
   return true;
 }
 
 /**
- * The ordered provider names for a function: the configured route, or local first for
- * preferLocal functions, then every other provider in config order, then local last; minus those
+ * The ordered provider names for a function: the configured route, or the in-process engine first for
+ * preferLocal functions, then every other provider in config order, then the in-process engine last; minus those
  * that cannot serve; `preferProvider` moved to the front when it is in the route (an operator's
  * route is policy, e.g. "pii-redaction stays local", so a request can reorder it but never extend it).
  */
@@ -30,8 +30,8 @@ export function orderRoute(
   if (configured) names = [...configured];
   else {
     const all = [...providers.values()];
-    const locals = all.filter((p) => p.type === "local").map((p) => p.name);
-    const remote = all.filter((p) => p.type !== "local").map((p) => p.name);
+    const locals = all.filter((p) => p.inProcess).map((p) => p.name);
+    const remote = all.filter((p) => !p.inProcess).map((p) => p.name);
     names = def.preferLocal ? [...locals, ...remote] : [...remote, ...locals];
   }
   names = [...new Set(names)].filter((n) => {
@@ -51,13 +51,13 @@ export function parseModel(model: string | undefined, providers: Map<string, Pro
   const slash = model.indexOf("/");
   if (slash > 0 && providers.has(model.slice(0, slash)))
     return { provider: model.slice(0, slash), model: model.slice(slash + 1) || undefined };
-  if (providers.get(model)?.type === "local") return { provider: model };
+  if (providers.get(model)?.functionsOnly) return { provider: model };
   return { model };
 }
 
 /**
  * Targets for a call. An explicit model applies to one provider only: the named one, else the
- * first that lists the model, else the first non-local one in the route; the others keep their
+ * first that lists the model, else the first one in the route that is not functions-only; the others keep their
  * own models, so a fallback never sends a model name to a provider that does not know it.
  */
 export function planTargets(route: string[], providers: Map<string, Provider>, model: string | undefined): Target[] {
@@ -74,12 +74,12 @@ export function planTargets(route: string[], providers: Map<string, Provider>, m
         const p = providers.get(n);
         return p !== undefined && servesModel(p, wanted);
       }) ??
-      route.find((n) => providers.get(n)?.type !== "local");
+      route.find((n) => providers.get(n)?.functionsOnly !== true);
     if (owner) order = [owner, ...route.filter((n) => n !== owner)];
   }
   return order.map((name) => {
     const provider = providers.get(name) as Provider;
-    const explicit = name === owner && provider.type !== "local" ? picked.model : undefined;
+    const explicit = name === owner && !provider.functionsOnly ? picked.model : undefined;
     return { name, provider, model: explicit };
   });
 }
@@ -102,5 +102,5 @@ export function servesModel(provider: Provider, model: string): boolean {
 
 /** The model a target will use. */
 export function targetModel(t: Target, fn: string): string {
-  return t.provider.type === "local" ? "local" : (t.model ?? t.provider.modelFor(fn));
+  return t.provider.functionsOnly ? t.provider.modelFor(fn) : (t.model ?? t.provider.modelFor(fn));
 }

@@ -1,8 +1,8 @@
 import type { Config } from "../config";
 import { clientClosed, GatewayError, modelNotFound, type ProviderAttempt } from "../errors";
-import type { AttemptTrace, RequestTrace } from "../tracing/interface";
-import { type AttemptResult, attemptFunction, OfflineBudgetExceeded } from "./attempt";
-import { type BreakerState, Breakers, type CircuitBreaker } from "./breaker";
+import type { RequestTrace } from "../tracing/interface";
+import { type AttemptResult, attemptFunction } from "./attempt";
+import { type BreakerState, Breakers } from "./breaker";
 import {
   API_FN,
   capableTargets,
@@ -12,9 +12,10 @@ import {
   runProxy,
   runProxyStream,
 } from "./chat";
+import { fallback, type OutcomeHook } from "./fallback";
 import type { RequestGuard } from "./guardrails";
 import { orderRoute, parseModel, planTargets, servesModel, type Target, targetModel } from "./route-plan";
-import { type Provider, ProviderError, type ProxyApi, type RoutedFunction } from "./types";
+import type { Provider, ProxyApi, RoutedFunction } from "./types";
 
 export interface RouteCall {
   def: RoutedFunction;
@@ -25,6 +26,8 @@ export interface RouteCall {
   model?: string;
   /** content-generation's provider field */
   preferProvider?: string;
+  /** the key policy's allowed models: targets whose model it refuses are left out of the route */
+  allowModel?: (model: string) => boolean;
   signal: AbortSignal;
   /** epoch ms */
   deadlineMs: number;
@@ -39,6 +42,8 @@ export interface RouteOutcome {
   provider: string;
   model: string;
   attempts: ProviderAttempt[];
+  /** an in-process engine answered (the offline engine, whatever its configured name) */
+  inProcess: boolean;
 }
 
 export interface RouterOptions {
@@ -46,19 +51,7 @@ export interface RouterOptions {
   now?: () => number;
 }
 
-export type OutcomeHook = (provider: string, fn: string, outcome: "ok" | "error", ms: number) => void;
-
-type Settled = { i: number; ok: true; value: AttemptResult | null } | { i: number; ok: false; error: unknown };
-interface Running {
-  target: Target;
-  breaker: CircuitBreaker;
-  /** on the breaker's clock */
-  startedAt: number;
-  ctrl: AbortController;
-  started: number;
-  promise: Promise<Settled>;
-  span?: AttemptTrace;
-}
+export type { OutcomeHook } from "./fallback";
 
 export interface ProviderStatus {
   type: string;
@@ -70,8 +63,9 @@ export interface ProviderStatus {
 }
 
 /**
- * Routes function calls over the configured providers: ordered fallback, one circuit breaker per
- * provider and model, optional hedging, overall deadline and client abort. Every provider error falls
+ * Routes function calls over the configured providers through the one fallback loop (fallback.ts,
+ * shared with the OpenAI-compatible endpoints): ordered fallback, one circuit breaker per provider
+ * and model, optional hedging, overall deadline and client abort. Every provider error falls
  * through to the next provider (recorded in `attempts`): a misconfigured provider (401, 404 model)
  * must not sink a request another provider can serve.
  */
@@ -98,10 +92,19 @@ export class ProviderRouter {
   /** The first provider that would be tried and its model; stable while circuits open and close, so cache keys are too. */
   resolveModel(
     def: RoutedFunction,
-    call: { model?: string; preferProvider?: string },
+    call: { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean },
   ): { provider: string; model: string } | null {
-    const first = planTargets(this.routeFor(def, call.preferProvider), this.providers, call.model)[0];
+    const first = this.plan(def, call)[0];
     return first ? { provider: first.name, model: targetModel(first, def.name) } : null;
+  }
+
+  private plan(
+    def: RoutedFunction,
+    call: { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean },
+  ): Target[] {
+    const targets = planTargets(this.routeFor(def, call.preferProvider), this.providers, call.model);
+    const allow = call.allowModel;
+    return allow ? targets.filter((t) => allow(targetModel(t, def.name))) : targets;
   }
 
   /** Each provider's breakers: the worst state of its models, and the models that are not healthy. */
@@ -126,167 +129,46 @@ export class ProviderRouter {
   models(): string[] {
     const ids: string[] = [];
     for (const p of this.providers.values()) {
-      if (p.type === "local") continue;
+      if (p.functionsOnly) continue;
       for (const m of p.listModels?.() ?? []) ids.push(`${p.name}/${m}`);
     }
     return ids;
   }
 
   async run(call: RouteCall): Promise<RouteOutcome> {
-    const targets = planTargets(this.routeFor(call.def, call.preferProvider), this.providers, call.model);
-    if (targets.length === 0) throw noProvider(call.def, this.config.routes[call.def.name] !== undefined);
-    if (call.signal.aborted) throw clientClosed(`${call.def.name}: the client closed the request`);
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), Math.max(0, call.deadlineMs - Date.now()));
-    try {
-      return await this.race(call, targets, AbortSignal.any([call.signal, deadline.signal]), deadline.signal);
-    } finally {
-      clearTimeout(timer);
-      // The call is over: aborting settles the composite signals and fires (so drops) their
-      // listeners; left pending they stay reachable from the client's signal and leak per request.
-      deadline.abort();
-    }
-  }
-
-  /**
-   * Tries targets in order. With hedge_after_ms for the function, a target that has not answered
-   * in time gets company from the next one; the first valid answer wins and the others are aborted.
-   */
-  private async race(call: RouteCall, targets: Target[], overall: AbortSignal, deadline: AbortSignal): Promise<RouteOutcome> {
     const { def } = call;
-    const attempts: ProviderAttempt[] = [];
-    const running = new Map<number, Running>();
-    const hedgeMs = this.config.hedgeAfterMs[def.name];
-    let next = 0;
-
-    const startNext = (): void => {
-      while (next < targets.length) {
-        const i = next++;
-        const target = targets[i] as Target;
-        const breaker = this.breakers.get(target.name, targetModel(target, def.name));
-        if (target.provider.type !== "local" && !breaker.tryAcquire()) {
-          attempts.push({ provider: target.name, model: targetModel(target, def.name), error: "circuit_open", ms: 0 });
-          continue;
-        }
-        const ctrl = new AbortController();
-        const signal = AbortSignal.any([overall, ctrl.signal]);
-        const span = call.trace?.attempt({
-          provider: target.name,
-          type: target.provider.type,
-          model: targetModel(target, def.name),
-          operation: def.kind === "image" ? "generate_content" : "chat",
-        });
-        const input = {
+    const targets = this.plan(def, call);
+    if (targets.length === 0) throw noProvider(def, this.config.routes[def.name] !== undefined);
+    if (call.signal.aborted) throw clientClosed(`${def.name}: the client closed the request`);
+    const { value, step, attempts } = await fallback<AttemptResult>({
+      fn: def.name,
+      operation: def.kind === "image" ? "generate_content" : "chat",
+      steps: targets.map((target) => ({ target, model: targetModel(target, def.name) })),
+      signal: call.signal,
+      deadlineMs: call.deadlineMs,
+      trace: call.trace,
+      breakers: this.breakers,
+      onOutcome: this.onOutcome,
+      hedgeAfterMs: this.config.hedgeAfterMs[def.name],
+      send: ({ step, signal, headers }) =>
+        attemptFunction({
           def,
-          request: guardedRequest(call, target.provider),
+          request: guardedRequest(call, step.target.provider),
           accountId: call.accountId,
-          provider: target.provider,
-          model: target.model,
+          provider: step.target.provider,
+          model: step.target.model,
           signal,
           cpuBudgetMs: this.config.limits.offlineCpuMs,
-          headers: span?.headers,
+          headers,
           outbound: guardedOutbound(call),
-        };
-        const promise = attemptFunction(input).then(
-          (value): Settled => ({ i, ok: true, value }),
-          (error: unknown): Settled => ({ i, ok: false, error }),
-        );
-        running.set(i, { target, breaker, startedAt: breaker.time(), ctrl, started: performance.now(), promise, span });
-        return;
-      }
-    };
-    const stopAll = (): void => {
-      for (const r of running.values()) {
-        r.ctrl.abort();
-        r.breaker.release();
-        r.span?.end({ error: "aborted" });
-      }
-      running.clear();
-    };
-    const abortedP = new Promise<"abort">((resolve) => {
-      if (overall.aborted) resolve("abort");
-      else overall.addEventListener("abort", () => resolve("abort"), { once: true });
+        }),
+      answered: (r) => ({ model: r.model, usage: r.usage }),
+      unexpected: "invalid_output",
+      noneTried: () => noProvider(def, this.config.routes[def.name] !== undefined, true),
     });
-
-    startNext();
-    while (running.size > 0) {
-      let hedgeTimer: ReturnType<typeof setTimeout> | undefined;
-      const waits: Promise<Settled | "abort" | "hedge">[] = [...[...running.values()].map((r) => r.promise), abortedP];
-      if (hedgeMs && next < targets.length)
-        waits.push(new Promise((resolve) => (hedgeTimer = setTimeout(() => resolve("hedge"), hedgeMs))));
-      const got = await Promise.race(waits);
-      clearTimeout(hedgeTimer);
-      if (got === "hedge") {
-        startNext();
-        continue;
-      }
-      if (got === "abort" || overall.aborted) {
-        const timedOut = deadline.aborted && !call.signal.aborted;
-        for (const r of running.values()) {
-          const ms = Math.round(performance.now() - r.started);
-          const error = timedOut ? "timeout" : "aborted";
-          attempts.push({ provider: r.target.name, model: targetModel(r.target, def.name), error, ms });
-          r.span?.end({ error });
-        }
-        stopAll();
-        if (timedOut)
-          throw new GatewayError("provider_timeout", `${def.name}: no provider answered before the deadline`, { attempts });
-        throw new GatewayError("client_closed", `${def.name}: the client closed the request`, { attempts });
-      }
-      const r = running.get(got.i) as Running;
-      running.delete(got.i);
-      const ms = Math.round(performance.now() - r.started);
-      const breaker = r.breaker;
-      if (got.ok && got.value) {
-        r.span?.end({ model: got.value.model, usage: got.value.usage });
-        breaker.success();
-        this.onOutcome?.(r.target.name, def.name, "ok", ms);
-        stopAll();
-        return {
-          result: guardedResult(call, r.target.provider, got.value.result),
-          provider: r.target.name,
-          model: got.value.model,
-          attempts,
-        };
-      }
-      if (got.ok) {
-        breaker.release(); // the local engine declined this request: no failure, just next
-        r.span?.end({ error: "declined" });
-      } else {
-        if (got.error instanceof OfflineBudgetExceeded && next < targets.length) {
-          // the offline engine's CPU budget ran out: a model further along the route can still answer
-          breaker.release();
-          attempts.push({ provider: r.target.name, model: targetModel(r.target, def.name), error: "cpu_budget", ms });
-          r.span?.end({ error: "cpu_budget" });
-          if (running.size === 0) startNext();
-          continue;
-        }
-        if (got.error instanceof GatewayError) {
-          // A local implementation's answer for the client (not_found, invalid_request): not a provider failure.
-          breaker.release();
-          r.span?.end({ error: got.error.code });
-          stopAll();
-          throw got.error;
-        }
-        const err =
-          got.error instanceof ProviderError ? got.error : new ProviderError("invalid_output", "provider failed unexpectedly");
-        attempts.push({
-          provider: r.target.name,
-          model: targetModel(r.target, def.name),
-          error: err.code,
-          status: err.status,
-          ms,
-        });
-        r.span?.end({ error: err.code });
-        // a function's request asks for no output length of its own: its prompt and schema are the gateway's
-        this.breakers.failed(breaker, err, { startedAt: r.startedAt });
-        if (err.status === 429 && err.retryAfterMs) breaker.pauseFor(err.retryAfterMs);
-        this.onOutcome?.(r.target.name, def.name, "error", ms);
-      }
-      if (running.size === 0) startNext();
-    }
-    if (attempts.length === 0) throw noProvider(def, this.config.routes[def.name] !== undefined, true);
-    throw new GatewayError("provider_error", `${def.name}: every provider failed (${summarize(attempts)})`, { attempts });
+    const inProcess = step.target.provider.inProcess === true;
+    const result = guardedResult(call, step.target.provider, value.result);
+    return { result, provider: step.target.name, model: value.model, attempts, inProcess };
   }
 
   /**
@@ -297,7 +179,7 @@ export class ProviderRouter {
   proxyRoute(api: ProxyApi): string[] {
     const route = (this.config.routes[API_FN[api]] ?? [...this.providers.keys()]).filter((n) => {
       const p = this.providers.get(n);
-      return p !== undefined && p.type !== "local";
+      return p !== undefined && !p.functionsOnly;
     });
     return [...new Set(route)];
   }
@@ -339,11 +221,11 @@ export class ProviderRouter {
 
 /**
  * The guardrails' hook on an attempt: a provider outside the gateway gets the request redacted
- * (the same redaction for every attempt), the offline engine (inside it) the request as sent; so
+ * (the same redaction for every attempt), the offline engine (in process) the request as sent; so
  * a fallback to `local` sees the client's own text.
  */
 function guardedRequest(call: RouteCall, provider: Provider): unknown {
-  return call.guard && provider.type !== "local" ? call.guard.forProvider(call.request) : call.request;
+  return call.guard && provider.inProcess !== true ? call.guard.forProvider(call.request) : call.request;
 }
 
 /** What the offline engine sends out itself (a knowledge search's query to embed) goes redacted too. */
@@ -354,11 +236,7 @@ function guardedOutbound(call: RouteCall): ((text: string) => string) | undefine
 
 /** An outside provider's answer with the client's values back where it used a placeholder (restore_pii). */
 function guardedResult(call: RouteCall, provider: Provider, result: unknown): unknown {
-  return call.guard && provider.type !== "local" ? call.guard.restoreDeep(result) : result;
-}
-
-function summarize(attempts: ProviderAttempt[]): string {
-  return attempts.map((a) => `${a.provider}: ${a.error}`).join(", ");
+  return call.guard && provider.inProcess !== true ? call.guard.restoreDeep(result) : result;
 }
 
 const CONFIGURE =

@@ -1,5 +1,6 @@
 import type { TSchema } from "@sinclair/typebox";
 import type { ProviderFeature, ProviderType } from "../config";
+import type { TraceUsage } from "../tracing/interface";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";
@@ -101,9 +102,59 @@ export interface ProxyRequest {
   headers?: Record<string, string>;
 }
 
+/** One try of a function call on one provider (see attemptFunction). */
+export interface AttemptInput {
+  def: RoutedFunction;
+  request: unknown;
+  accountId: string;
+  provider: Provider;
+  /** explicit model for this provider (from the request), else the provider's model for the function */
+  model?: string;
+  signal: AbortSignal;
+  /** CPU milliseconds an in-process engine may spend on this call (config limits.offline_cpu_ms) */
+  cpuBudgetMs?: number;
+  /** sent with the provider call (the trace's traceparent) */
+  headers?: Record<string, string>;
+  /** the guardrails' redaction of a text an in-process engine itself sends out (an embedding query) */
+  outbound?: (text: string) => string;
+}
+
+export interface AttemptResult {
+  result: unknown;
+  model: string;
+  /** tokens the provider reported, both round-trips of a repair included */
+  usage?: TraceUsage;
+}
+
+/** A provider that answers functions with their own implementations (the offline engine), not with a chat model. */
+export interface FunctionEngine {
+  /** whether it can serve `def` at all (what it answers for a given request is another matter) */
+  serves(def: RoutedFunction): boolean;
+  /** its answer; null when it declines this request (the route goes on, no failure counted) */
+  attempt(input: AttemptInput): Promise<AttemptResult | null>;
+}
+
+/**
+ * A configured provider. `type` names its adapter (config, status, traces); what the router and
+ * the routes do differently for a provider is decided by the capabilities below, never by `type`.
+ */
 export interface Provider {
   readonly name: string;
   readonly type: ProviderType;
+  /**
+   * Runs in the gateway's own process (the offline engine): no network to fail, so no circuit
+   * breaker; last in a default route (first for `preferLocal` functions); its attempt spans name
+   * the system "textai.offline".
+   */
+  readonly inProcess?: boolean;
+  /**
+   * Serves the gateway's functions only: nothing on the OpenAI-compatible API (its routes and
+   * GET /v1/models), and it has one model (`modelFor`): a model a request names is never sent to
+   * it, and its name given as a model selects it.
+   */
+  readonly functionsOnly?: boolean;
+  /** answers function calls itself (instead of `complete`/`image`) */
+  readonly functions?: FunctionEngine;
   /** what this provider's API serves beyond plain text chat; only providers with `proxy` have any */
   readonly features?: ReadonlySet<Feature>;
   /** forwards an OpenAI-style request unchanged and resolves the upstream's JSON answer */

@@ -34,6 +34,10 @@ export class MemoryRateLimiter implements RateLimiter {
     return this.checkLimit(accountId, fn, this.limitFor(plan, fn, rateClass));
   }
 
+  checkKey(keyId: string, fn: string, limit: number): RateDecision {
+    return this.checkLimit(`key:${keyId}`, fn, limit);
+  }
+
   /**
    * One request from the bucket of `limit` per minute for the account and function. When the
    * limit changes (keys of one account on different plans, a new config), the bucket keeps what

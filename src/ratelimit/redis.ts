@@ -79,9 +79,15 @@ export class RedisRateLimiter implements RateLimiter {
     return planLimit(this.plans, plan, fn, rateClass);
   }
 
-  async check(accountId: string, plan: string, fn: string, rateClass: RateClass): Promise<RateDecision> {
-    const limit = this.limitFor(plan, fn, rateClass);
-    const id = `textai:rl:${accountId}:${fn}`;
+  check(accountId: string, plan: string, fn: string, rateClass: RateClass): Promise<RateDecision> {
+    return this.take(`textai:rl:${accountId}:${fn}`, this.limitFor(plan, fn, rateClass));
+  }
+
+  checkKey(keyId: string, fn: string, limit: number): Promise<RateDecision> {
+    return this.take(`textai:rlk:${keyId}:${fn}`, limit);
+  }
+
+  private async take(id: string, limit: number): Promise<RateDecision> {
     if (this.link.up) {
       try {
         if (this.outage.active) await this.settle();

@@ -18,6 +18,7 @@ import m0012 from "../../drizzle/0012_ledger_tokens.sql" with { type: "text" };
 import m0013 from "../../drizzle/0013_public_ids.sql" with { type: "text" };
 import m0014 from "../../drizzle/0014_knowledge_bytes.sql" with { type: "text" };
 import m0015 from "../../drizzle/0015_request_log.sql" with { type: "text" };
+import m0016 from "../../drizzle/0016_key_policies.sql" with { type: "text" };
 import { fillChunkTokens } from "./fts5";
 
 export interface Migration {
@@ -45,4 +46,5 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0013_public_ids", sql: m0013 },
   { tag: "0014_knowledge_bytes", sql: m0014 },
   { tag: "0015_request_log", sql: m0015 },
+  { tag: "0016_key_policies", sql: m0016 },
 ];

@@ -62,6 +62,8 @@ export const apiKeys = pgTable(
     createdAt: ms("created_at").notNull().default(now),
     lastUsedAt: ms("last_used_at"),
     revokedAt: ms("revoked_at"),
+    /** the key's policy (docs/key-policies.md) as JSON, its unset fields left out; null: none */
+    policy: text("policy"),
   },
   (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_account_idx").on(t.accountId)],
 );
@@ -91,6 +93,8 @@ export const ledger = pgTable(
   (t) => [
     index("ledger_account_time_idx").on(t.accountId, t.createdAt),
     index("ledger_request_idx").on(t.requestId),
+    // a key's month-to-date spend, read against its monthly_credit_limit
+    index("ledger_key_time_idx").on(t.keyId, t.createdAt),
     uniqueIndex("ledger_public_id_idx").on(t.publicId),
   ],
 );
@@ -110,8 +114,10 @@ export const creditHolds = pgTable(
     accountId: text("account_id").notNull(),
     amount: bigint("amount", { mode: "number" }).notNull(),
     expiresAt: ms("expires_at").notNull(),
+    /** the key of a hold taken under its monthly_credit_limit (credit_hold_key(), migration 0011) */
+    keyId: text("key_id"),
   },
-  (t) => [index("credit_holds_account_idx").on(t.accountId, t.expiresAt)],
+  (t) => [index("credit_holds_account_idx").on(t.accountId, t.expiresAt), index("credit_holds_key_idx").on(t.keyId, t.expiresAt)],
 );
 
 export const usageDaily = pgTable(

@@ -40,6 +40,8 @@ export const apiKeys = sqliteTable(
     createdAt: integer("created_at").notNull().default(now),
     lastUsedAt: integer("last_used_at"),
     revokedAt: integer("revoked_at"),
+    /** the key's policy (docs/key-policies.md) as JSON, its unset fields left out; null: none */
+    policy: text("policy"),
   },
   (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_account_idx").on(t.accountId)],
 );
@@ -72,6 +74,8 @@ export const ledger = sqliteTable(
   (t) => [
     index("ledger_account_time_idx").on(t.accountId, t.createdAt),
     index("ledger_request_idx").on(t.requestId),
+    // a key's month-to-date spend, read against its monthly_credit_limit
+    index("ledger_key_time_idx").on(t.keyId, t.createdAt),
     uniqueIndex("ledger_public_id_idx").on(t.publicId),
   ],
 );

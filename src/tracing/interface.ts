@@ -35,6 +35,8 @@ export interface AttemptInfo {
   provider: string;
   /** its type (openai, groq, openai-compatible, local, mock) */
   type: string;
+  /** it runs in the gateway's process (the offline engine) */
+  inProcess?: boolean;
   /** the model sent to it */
   model: string;
   /** GenAI operation: chat, embeddings, generate_content */

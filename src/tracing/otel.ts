@@ -49,9 +49,9 @@ const STAGE_SPANS: Record<string, string> = {
 };
 
 /** gen_ai.system: the GenAI product; an OpenAI-compatible server is named as configured. */
-function genAiSystem(info: { provider: string; type: string }): string {
+function genAiSystem(info: { provider: string; type: string; inProcess?: boolean }): string {
   if (info.type === "openai" || info.type === "groq") return info.type;
-  if (info.type === "local") return "textai.offline";
+  if (info.inProcess) return "textai.offline";
   return info.provider;
 }
 
@@ -110,7 +110,7 @@ class RequestSpans implements RequestTrace {
 
   constructor(
     private readonly tracer: Tracer,
-    private readonly typeOf: (provider: string) => string,
+    private readonly kindOf: (provider: string) => { type: string; inProcess?: boolean },
     headers: Headers,
     startPerf: number,
   ) {
@@ -177,7 +177,7 @@ class RequestSpans implements RequestTrace {
     if (f.provider) {
       attrs["textai.provider"] = f.provider;
       // a cache hit made no attempt: the system of the provider whose answer was kept
-      attrs["gen_ai.system"] = this.system ?? genAiSystem({ provider: f.provider, type: this.typeOf(f.provider) });
+      attrs["gen_ai.system"] = this.system ?? genAiSystem({ provider: f.provider, ...this.kindOf(f.provider) });
     }
     const model = this.requestModel ?? f.model;
     if (model) attrs["gen_ai.request.model"] = model;
@@ -207,8 +207,12 @@ function diagnostics(logger: Logger): DiagLogger {
   return { error: say("error"), warn: say("warn"), info: quiet, debug: quiet, verbose: quiet };
 }
 
-/** `providers`: each configured provider's type by name, for gen_ai.system */
-export function startTracing(config: TracingConfig, logger: Logger, providers: ReadonlyMap<string, { type: string }>): Tracing {
+/** `providers`: each configured provider's type and whether it runs in process, by name, for gen_ai.system */
+export function startTracing(
+  config: TracingConfig,
+  logger: Logger,
+  providers: ReadonlyMap<string, { type: string; inProcess?: boolean }>,
+): Tracing {
   diag.setLogger(diagnostics(logger), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
   const exporter = new OTLPTraceExporter({ url: config.tracesUrl });
   const provider = new TracerProvider({
@@ -216,11 +220,14 @@ export function startTracing(config: TracingConfig, logger: Logger, providers: R
     spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: config.scheduleDelayMs })],
   });
   const tracer = provider.getTracer("text-ai-gateway");
-  const typeOf = (name: string) => providers.get(name)?.type ?? "";
+  const kindOf = (name: string) => {
+    const p = providers.get(name);
+    return { type: p?.type ?? "", inProcess: p?.inProcess };
+  };
   // the host only: a URL may carry credentials
   logger.log("info", "tracing on", { otlp_host: new URL(config.tracesUrl).host, service: config.serviceName });
   return {
-    begin: (headers, startPerf) => new RequestSpans(tracer, typeOf, headers, startPerf),
+    begin: (headers, startPerf) => new RequestSpans(tracer, kindOf, headers, startPerf),
     // a collector that does not answer must not hold the shutdown up for the exporter's 10 s timeout
     shutdown: () => Promise.race([provider.shutdown(), new Promise<void>((done) => setTimeout(done, 2000).unref())]),
   };

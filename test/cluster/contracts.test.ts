@@ -136,6 +136,57 @@ for (const [name, enabled, make] of stores) {
       await keys.stop();
     });
 
+    test("a key's policy: set at creation, carried by authenticate, patched (null clears), told to onRevoke, scoped by account", async () => {
+      const { keys } = make();
+      const acc = await keys.createAccount({ plan: "free" });
+      const k = await keys.createKey({
+        label: "narrow",
+        accountId: acc.id,
+        policy: { allowed_functions: ["sentiment-analysis"], monthly_credit_limit: 5 },
+      });
+      expect((await keys.authenticate(k.key))?.policy).toEqual({
+        allowed_functions: ["sentiment-analysis"],
+        monthly_credit_limit: 5,
+      });
+      expect((await keys.get(k.id))?.policy).toEqual({
+        allowed_functions: ["sentiment-analysis"],
+        allowed_models: null,
+        rate_limit_per_minute: null,
+        monthly_credit_limit: 5,
+        expires_at: null,
+      });
+      const told: string[] = [];
+      keys.onRevoke = (h) => told.push(h);
+      const view = await keys.setPolicy(k.id, { allowed_functions: null, rate_limit_per_minute: 3 });
+      expect(view?.policy.allowed_functions).toBeNull();
+      expect(view?.policy.rate_limit_per_minute).toBe(3);
+      expect(view?.policy.monthly_credit_limit).toBe(5);
+      expect(told).toEqual([hashApiKey(k.key)]);
+      // the cache was dropped: the very next lookup reads the new policy
+      expect((await keys.authenticate(k.key))?.policy).toEqual({ rate_limit_per_minute: 3, monthly_credit_limit: 5 });
+      expect(await keys.setPolicy(k.id, { rate_limit_per_minute: 1 }, { accountId: "acc_other" })).toBeNull();
+      expect(await keys.setPolicy("key_nobody", { rate_limit_per_minute: 1 })).toBeNull();
+      // a check that throws leaves the policy as it was
+      await expect(
+        Promise.resolve().then(() =>
+          keys.setPolicy(
+            k.id,
+            { monthly_credit_limit: null },
+            {
+              check: () => {
+                throw new Error("no widening");
+              },
+            },
+          ),
+        ),
+      ).rejects.toThrow("no widening");
+      expect((await keys.get(k.id))?.policy.monthly_credit_limit).toBe(5);
+      // clearing every field leaves no policy at all
+      await keys.setPolicy(k.id, { rate_limit_per_minute: null, monthly_credit_limit: null });
+      expect((await keys.authenticate(k.key))?.policy).toBeUndefined();
+      await keys.stop();
+    });
+
     test("an account's active keys stop at maxKeys(plan), also when made concurrently; list pages newest first", async () => {
       const { keys: plain, ledger } = make();
       const keys =
@@ -196,6 +247,45 @@ for (const [name, enabled, make] of stores) {
       ]);
       const months = await ledger.monthly(id);
       expect(months[0].credits_used).toBe(3);
+    });
+
+    test("a key's monthly_credit_limit: 30 concurrent holds and cache-hit charges on two keys admit exactly each key's limit", async () => {
+      const { keys, ledger, other } = make();
+      const { id } = await keys.createAccount({ credits: 1000 });
+      const budget = (keyId: string) => ({ keyId, limit: 7 });
+      const keyA = `key_a_${crypto.randomUUID()}`;
+      const keyB = `key_b_${crypto.randomUUID()}`;
+      const second = other?.ledger ?? ledger;
+      // key A: holds of 1 from two nodes (two ledgers on one database where there are two)
+      const nodeOf = (i: number) => (i % 2 ? second : ledger);
+      const tries = await Promise.allSettled(
+        Array.from({ length: 30 }, (_, i) => Promise.resolve().then(() => nodeOf(i).reserve(id, 1, budget(keyA)))),
+      );
+      const held = tries.flatMap((t, i) => (t.status === "fulfilled" && t.value ? [{ r: t.value, node: nodeOf(i) }] : []));
+      expect(held).toHaveLength(7);
+      for (const t of tries)
+        if (t.status === "rejected") expect(t.reason).toMatchObject({ code: "key_budget_exceeded", status: 402 });
+      // charged 4 of them, released 3: 3 more fit this month
+      await Promise.all(held.slice(0, 4).map(({ r, node }, i) => node.settle(r, { ...details(`req_k${i}`), keyId: keyA })));
+      for (const { r, node } of held.slice(4)) node.release(r);
+      expect(await ledger.keySpent(keyA)).toBe(4);
+      const again = await Promise.allSettled(
+        Array.from({ length: 10 }, () => Promise.resolve().then(() => second.reserve(id, 1, budget(keyA)))),
+      );
+      expect(again.filter((t) => t.status === "fulfilled" && t.value !== null)).toHaveLength(3);
+      for (const t of again) if (t.status === "fulfilled" && t.value) second.release(t.value);
+      // key B: cache-hit charges (no hold) from both nodes at once: exactly 7 charged
+      const hits = await Promise.allSettled(
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 ? second : ledger).charge(id, 1, { ...details(`req_h${i}`), keyId: keyB, keyLimit: 7 }),
+        ),
+      );
+      expect(hits.filter((t) => t.status === "fulfilled" && t.value !== null)).toHaveLength(7);
+      for (const t of hits) if (t.status === "rejected") expect(t.reason).toMatchObject({ code: "key_budget_exceeded" });
+      expect(await ledger.keySpent(keyB)).toBe(7);
+      // the account's balance paid for each charge once; the other key was never limited
+      expect(await ledger.balance(id)).toBe(1000 - 4 - 7);
+      expect(await ledger.keySpent("key_x")).toBeGreaterThanOrEqual(0);
     });
 
     test("a call priced on its usage: charged what it used, never more than it held, its tokens in the rollups", async () => {

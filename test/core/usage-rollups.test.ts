@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { valueNow } from "../../src/maybe";
 import { migrate } from "../../src/storage/db";
 import { MIGRATIONS } from "../../src/storage/migrations";
 import { wordCount } from "../helpers/echo-function";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { valueNow } from "../helpers/value-now";
 
 // A database written by the version before the rollups (migrations up to 0004), holding a million
 // ledger rows: the rollup migration backfills them, and every read after that stays O(1) in the

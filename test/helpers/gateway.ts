@@ -5,8 +5,8 @@ import { join } from "node:path";
 import { loadConfig } from "../../src/config";
 import type { AnyFunctionDef } from "../../src/functions/define";
 import { createLogger } from "../../src/log";
-import { valueNow } from "../../src/maybe";
 import { type RunningServer, startServer } from "../../src/server";
+import { valueNow } from "./value-now";
 
 export interface TestGateway extends RunningServer {
   dir: string;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { extractKeywords, tokenize } from "../../src/local/keywords";
+import { extractKeywords, lowerWords } from "../../src/local/keywords";
 import { evaluateKeywords, loadKeywordFixture } from "../eval/evaluators/keywords";
 import { expectTargetsMet, medianMs } from "./helpers";
 
@@ -23,7 +23,7 @@ describe("extractKeywords details", () => {
   });
 
   test("tokenize lower-cases and keeps inner apostrophes", () => {
-    expect(tokenize("Don’t STOP-now, it's 5pm")).toEqual(["don't", "stop-now", "it's", "5pm"]);
+    expect(lowerWords("Don’t STOP-now, it's 5pm")).toEqual(["don't", "stop-now", "it's", "5pm"]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { splitSentences, tokenize, wordSpans } from "../../src/local/text";
+import { splitSentences, tokenize } from "../../src/local/text";
 
 test("sentences split on terminators, keep abbreviations, decimals and initials, and carry offsets", () => {
   const text = "Mr. Smith paid $3.50 at 5 p.m. today. J. K. Rowling wrote it! Really?  Yes.\nNew line 東京です。次です";
@@ -21,6 +21,4 @@ test("empty text has no sentences", () => {
 
 test("tokens keep inner apostrophes and hyphens and non-ASCII letters", () => {
   expect(tokenize("Don't e-mail José, ok? 東京")).toEqual(["Don't", "e-mail", "José", "ok", "東京"]);
-  const text = "¡Hola, señor!";
-  for (const w of wordSpans(text)) expect(text.slice(w.start, w.end)).toBe(w.text);
 });

@@ -13,7 +13,7 @@ describe("local engine in the route", () => {
     const router = makeRouter({ providers: [{ name: "m", type: "mock" }] });
     expect(router.routeFor(def)).toEqual(["local", "m"]);
     const out = await router.run(call(def, input));
-    expect(out).toEqual({ result: localAnswer, provider: "local", model: "local", attempts: [] });
+    expect(out).toEqual({ result: localAnswer, provider: "local", model: "local", attempts: [], inProcess: true });
     expect(router.resolveModel(def, {})).toEqual({ provider: "local", model: "local" });
   });
 

@@ -402,3 +402,20 @@ test("while the database cannot be written, entries wait in memory (the pending 
     await g.close();
   }
 });
+
+test("[log] enabled = false records nothing (the bench measures the log's cost against it)", async () => {
+  const g = await startGateway({ configText: "[log]\nenabled = false\n" });
+  try {
+    const k = g.newKey({ credits: 10 });
+    expect((await g.get("/api/v1/account/usage", H(k.key))).status).toBe(200);
+    await Bun.sleep(1200);
+    const db = new Database(g.dbPath, { readonly: true });
+    try {
+      expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM request_log").get()?.n).toBe(0);
+    } finally {
+      db.close();
+    }
+  } finally {
+    await g.close();
+  }
+});

@@ -62,7 +62,9 @@ for (const input of document.querySelectorAll("input[data-filter]")) {
   const table = document.getElementById(input.getAttribute("data-filter"));
   input.addEventListener("input", () => {
     const q = input.value.trim().toLowerCase();
-    for (const tr of table.tBodies[0].rows) tr.hidden = q !== "" && !tr.textContent.toLowerCase().includes(q);
+    // a cell with data-text (one holding a form) is matched on that text, not on its form's labels
+    const text = (tr) => [...tr.cells].map((td) => td.getAttribute("data-text") ?? td.textContent).join(" ");
+    for (const tr of table.tBodies[0].rows) tr.hidden = q !== "" && !text(tr).toLowerCase().includes(q);
   });
 }
 

@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { keyDetail } from "../../auth/key-detail";
 import type { AppDeps } from "../../deps";
 import { notFound } from "../../errors";
 import { parseLogQuery, readPage } from "../../requestlog/query";
@@ -49,7 +50,8 @@ export function accountRoutes(deps: AppDeps) {
       "/api/v1/account/api-key/current",
       async ({ request }) => {
         const { state, auth } = await guard(request);
-        const view = await keys.get(auth.keyId);
+        // its policy and what it spent this month (UTC), as the admin API shows them
+        const view = await keyDetail(keys, ledger, auth.keyId);
         const limits = {
           heavy: limiter.limitFor(auth.plan, "", "heavy"),
           bulk: limiter.limitFor(auth.plan, "", "bulk"),

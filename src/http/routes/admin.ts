@@ -1,7 +1,9 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { KeyLimitError, KeyStoreError } from "../../auth/interface";
+import { keyDetail, withMonthSpend } from "../../auth/key-detail";
 import { emailProblem, hashPassword } from "../../auth/passwords";
+import { applyPolicyPatch, clearAll, parsePolicyPatch } from "../../auth/policy";
 import type { Peer } from "../../dashboard/security";
 import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
@@ -31,7 +33,10 @@ const CreateKey = T.Object({
   account_id: T.Optional(T.String()),
   plan: T.Optional(T.String({ minLength: 1, maxLength: 50 })),
   credits: T.Optional(T.Integer({ minimum: 0 })),
+  /** docs/key-policies.md: validated by parsePolicyPatch */
+  policy: T.Optional(T.Unknown()),
 });
+const UpdateKey = T.Object({ policy: T.Unknown() });
 
 /**
  * Admin API: only with TEXTAI_ADMIN_TOKEN set (else 404); a wrong token is 403, and counted as a
@@ -132,8 +137,21 @@ export function adminRoutes(deps: AppDeps) {
         const state = await authorize(request, server);
         const b = await body(request, CreateKey);
         try {
-          const created = await keys.createKey({ label: b.label, accountId: b.account_id, plan: b.plan, credits: b.credits });
-          return ok(state, "key created; the plaintext key is shown only in this response", created, 201);
+          const policy = applyPolicyPatch(undefined, parsePolicyPatch(b.policy));
+          const created = await keys.createKey({
+            label: b.label,
+            accountId: b.account_id,
+            plan: b.plan,
+            credits: b.credits,
+            policy,
+          });
+          const view = await keys.get(created.id);
+          return ok(
+            state,
+            "key created; the plaintext key is shown only in this response",
+            { ...created, policy: view?.policy },
+            201,
+          );
         } catch (err) {
           if (err instanceof KeyLimitError) throw new GatewayError("forbidden", err.message, { param: "account_id" });
           if (err instanceof KeyStoreError) throw new GatewayError("not_found", err.message, { param: "account_id" });
@@ -152,6 +170,34 @@ export function adminRoutes(deps: AppDeps) {
       },
       {
         detail: detail("List keys (masked), newest first, optionally for one account_id (limit, offset)"),
+      },
+    )
+    .get(
+      "/admin/v1/keys/:id",
+      async ({ request, server, params }) => {
+        const state = await authorize(request, server);
+        const key = await keyDetail(keys, ledger, params.id);
+        if (!key) throw new GatewayError("not_found", "key not found");
+        return ok(state, "key", key);
+      },
+      { detail: detail("One key (masked) with its policy and the credits it spent this month (UTC)") },
+    )
+    .patch(
+      "/admin/v1/keys/:id",
+      async ({ request, server, params }) => {
+        const state = await authorize(request, server);
+        const b = await body(request, UpdateKey);
+        // policy: null clears every field
+        const patch = b.policy === null ? clearAll() : parsePolicyPatch(b.policy);
+        const view = await keys.setPolicy(params.id, patch);
+        if (!view) throw new GatewayError("not_found", "key not found");
+        return ok(state, "key policy updated", await withMonthSpend(ledger, view));
+      },
+      {
+        parse: "none",
+        detail: detail(
+          "Change a key's policy: { policy: { … } } replaces the fields given, null clears one; every node applies it within one second",
+        ),
       },
     )
     .delete(

@@ -4,6 +4,7 @@
  */
 import { type TObject, Type } from "@sinclair/typebox";
 import { type DocumentDecoration, Elysia } from "elysia";
+import { keyBudget } from "../../auth/policy";
 import { knowledgeQuotaFor } from "../../config";
 import type { AppDeps } from "../../deps";
 import { invalidRequest } from "../../errors";
@@ -137,6 +138,7 @@ function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger" | "metrics">, k
             accountId: ctx.auth.accountId,
             plan: await planOf(deps, ctx.auth.accountId),
             keyId: ctx.auth.keyId,
+            budget: keyBudget(ctx.auth),
             requestId: ctx.state.requestId,
             signal: request.signal,
           },

@@ -1,5 +1,6 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { checkModel, keyBudget, modelFilter, noAllowedModel } from "../../auth/policy";
 import { canonicalJson, digest } from "../../cache/canonical";
 import { chargedAnswer } from "../../credits/charged-answer";
 import type { Reservation } from "../../credits/interface";
@@ -146,7 +147,12 @@ export function openAiCompatRoutes(deps: AppDeps) {
     if (typeof body.model === "string") state.model = body.model.slice(0, 200);
     checkParameterRanges(api, body);
     refuseSharedObjects(api, body);
-    const targets = router.proxyTargets({ api, body });
+    // the key's allowed_models: the model asked for, then the models the route may pick
+    if (typeof body.model === "string" && body.model) checkModel(auth.policy, body.model);
+    const planned = router.proxyTargets({ api, body });
+    const allowModel = modelFilter(auth.policy);
+    const targets = allowModel ? planned.filter((t) => allowModel(targetModel(t, fn))) : planned;
+    if (targets.length === 0 && planned.length > 0) throw noAllowedModel(auth.policy, fn);
     await refusePrivateUrls(remoteUrls(api, body));
     // guardrails (docs/guardrails.md): a blocked kind ends the request here, uncharged and sent nowhere
     const guard = guardFor(config, auth);
@@ -187,7 +193,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
 
     if (body.stream === true) {
       const held = performance.now();
-      const reservation = await ledger.reserve(auth.accountId, hold);
+      const reservation = await ledger.reserve(auth.accountId, hold, keyBudget(auth));
       mark(state, "credits", held);
       if (!reservation) throw insufficient();
       let outcome: Awaited<ReturnType<typeof router.proxyStream>>;
@@ -355,6 +361,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
       mark: (stage, since) => mark(state, stage, since),
       accountId: auth.accountId,
       cost: hold,
+      budget: keyBudget(auth),
       cacheKey,
       details,
       insufficient,

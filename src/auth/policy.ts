@@ -1,0 +1,256 @@
+import type { KeyBudget } from "../credits/interface";
+import { GatewayError, invalidRequest } from "../errors";
+
+/**
+ * What a key may do, narrower than its plan (CONTRACT section 13, docs/key-policies.md). Every
+ * field is optional; an unset one does not narrow anything.
+ */
+export interface KeyPolicy {
+  /** usage names (`sentiment-analysis`, `chat-completions`, …) */
+  allowed_functions?: string[];
+  /** model names; `*` matches any run of characters */
+  allowed_models?: string[];
+  rate_limit_per_minute?: number;
+  monthly_credit_limit?: number;
+  /** ISO 8601, normalized to UTC */
+  expires_at?: string;
+}
+
+export const POLICY_FIELDS = [
+  "allowed_functions",
+  "allowed_models",
+  "rate_limit_per_minute",
+  "monthly_credit_limit",
+  "expires_at",
+] as const;
+export type PolicyField = (typeof POLICY_FIELDS)[number];
+
+/** A change to a policy: a field set replaces it, a field null clears it, a field absent stays. */
+export type PolicyPatch = { [F in PolicyField]?: KeyPolicy[F] | null };
+
+/** Fields every policy answer shows, unset ones as null (the API's form). */
+export type PolicyView = { [F in PolicyField]: KeyPolicy[F] | null };
+
+/** Routes no allowed_functions list refuses: the account's own figures, and the model list. */
+export const ALWAYS_ALLOWED = new Set(["account", "models"]);
+
+const MAX_LIST = 200;
+const MAX_NAME = 200;
+
+function nameList(v: unknown, param: string): string[] {
+  if (!Array.isArray(v) || v.length === 0)
+    throw invalidRequest(`${param} must be a non-empty list of names (null clears it)`, param);
+  if (v.length > MAX_LIST) throw invalidRequest(`${param} holds at most ${MAX_LIST} names`, param);
+  const out: string[] = [];
+  for (const n of v) {
+    if (typeof n !== "string" || n.trim() === "" || n.length > MAX_NAME)
+      throw invalidRequest(`${param} must hold non-empty names of at most ${MAX_NAME} characters`, param);
+    if (!out.includes(n.trim())) out.push(n.trim());
+  }
+  return out;
+}
+
+function wholeNumber(v: unknown, param: string, min: number): number {
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < min || v > 1_000_000_000)
+    throw invalidRequest(`${param} must be a whole number from ${min} to 1000000000 (null clears it)`, param);
+  return v;
+}
+
+/** Validates a policy object from a request (`param` prefixes the field names in errors). */
+export function parsePolicyPatch(input: unknown, param = "policy"): PolicyPatch {
+  if (input === null || input === undefined) return {};
+  if (typeof input !== "object" || Array.isArray(input)) throw invalidRequest(`${param} must be an object`, param);
+  const raw = input as Record<string, unknown>;
+  for (const k of Object.keys(raw))
+    if (!(POLICY_FIELDS as readonly string[]).includes(k))
+      throw invalidRequest(`${param}.${k} is not a policy field (${POLICY_FIELDS.join(", ")})`, `${param}.${k}`);
+  const patch: PolicyPatch = {};
+  for (const f of POLICY_FIELDS) {
+    if (!(f in raw)) continue;
+    const v = raw[f];
+    const p = `${param}.${f}`;
+    if (v === null) {
+      patch[f] = null;
+      continue;
+    }
+    switch (f) {
+      case "allowed_functions":
+      case "allowed_models":
+        patch[f] = nameList(v, p);
+        break;
+      case "rate_limit_per_minute":
+        patch[f] = wholeNumber(v, p, 1);
+        break;
+      case "monthly_credit_limit":
+        patch[f] = wholeNumber(v, p, 0);
+        break;
+      case "expires_at": {
+        const t = typeof v === "string" && /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : Number.NaN;
+        if (Number.isNaN(t)) throw invalidRequest(`${p} must be an ISO 8601 time, e.g. 2027-01-31T00:00:00Z`, p);
+        patch[f] = new Date(t).toISOString();
+        break;
+      }
+    }
+  }
+  return patch;
+}
+
+/**
+ * A patch from text fields (CLI flags, dashboard form), by policy field: absent (undefined)
+ * leaves a field, empty clears it, lists are comma-separated. Validated as parsePolicyPatch does.
+ */
+export function policyPatchFromText(fields: { [F in PolicyField]?: string }): PolicyPatch {
+  const raw: Record<string, unknown> = {};
+  for (const f of POLICY_FIELDS) {
+    const v = fields[f];
+    if (v === undefined) continue;
+    const t = v.trim();
+    if (t === "") raw[f] = null;
+    else if (f === "allowed_functions" || f === "allowed_models")
+      raw[f] = t
+        .split(",")
+        .map((x) => x.trim())
+        .filter(Boolean);
+    else if (f === "rate_limit_per_minute" || f === "monthly_credit_limit") raw[f] = /^\d+$/.test(t) ? Number(t) : t;
+    else raw[f] = t;
+  }
+  return parsePolicyPatch(raw);
+}
+
+/** A policy in one short line ("-" for none), as `keys list` and the dashboard show it. */
+export function policySummary(p: PolicyView): string {
+  const parts = [
+    p.allowed_functions && `functions=${p.allowed_functions.join(",")}`,
+    p.allowed_models && `models=${p.allowed_models.join(",")}`,
+    p.rate_limit_per_minute !== null && `rpm=${p.rate_limit_per_minute}`,
+    p.monthly_credit_limit !== null && `monthly-credits=${p.monthly_credit_limit}`,
+    p.expires_at && `expires=${p.expires_at}`,
+  ].filter(Boolean);
+  return parts.length > 0 ? parts.join(" ") : "-";
+}
+
+/** A patch that clears every field. */
+export const clearAll = (): PolicyPatch => Object.fromEntries(POLICY_FIELDS.map((f) => [f, null])) as PolicyPatch;
+
+/** The policy after a patch; undefined when no field is left set. */
+export function applyPolicyPatch(current: KeyPolicy | undefined, patch: PolicyPatch): KeyPolicy | undefined {
+  const next: Record<string, unknown> = { ...(current ?? {}) };
+  for (const f of POLICY_FIELDS) {
+    if (!(f in patch)) continue;
+    const v = patch[f];
+    if (v === null || v === undefined) delete next[f];
+    else next[f] = v;
+  }
+  return Object.keys(next).length > 0 ? (next as KeyPolicy) : undefined;
+}
+
+/** The stored form (JSON text, null for none) and back. */
+export const policyToColumn = (p: KeyPolicy | undefined): string | null => (p ? JSON.stringify(p) : null);
+export function policyFromColumn(text: string | null): KeyPolicy | undefined {
+  if (!text) return undefined;
+  try {
+    const p = JSON.parse(text) as KeyPolicy;
+    return typeof p === "object" && p !== null && Object.keys(p).length > 0 ? p : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function policyView(p: KeyPolicy | undefined): PolicyView {
+  return {
+    allowed_functions: p?.allowed_functions ?? null,
+    allowed_models: p?.allowed_models ?? null,
+    rate_limit_per_minute: p?.rate_limit_per_minute ?? null,
+    monthly_credit_limit: p?.monthly_credit_limit ?? null,
+    expires_at: p?.expires_at ?? null,
+  };
+}
+
+/** `*` matches any run of characters; everything else literally, case-sensitive. */
+export function modelPatternMatches(pattern: string, model: string): boolean {
+  const parts = pattern.split("*");
+  if (parts.length === 1) return pattern === model;
+  const first = parts[0];
+  const last = parts[parts.length - 1];
+  if (!model.startsWith(first) || model.length < first.length + last.length || !model.endsWith(last)) return false;
+  let at = first.length;
+  const end = model.length - last.length;
+  for (const mid of parts.slice(1, -1)) {
+    const i = model.indexOf(mid, at);
+    if (i < 0 || i + mid.length > end) return false;
+    at = i + mid.length;
+  }
+  return true;
+}
+
+export function expired(p: KeyPolicy | undefined, now = Date.now()): boolean {
+  return p?.expires_at !== undefined && Date.parse(p.expires_at) <= now;
+}
+
+/** 403 unless the policy lets the key call `fn`. */
+export function checkFunction(p: KeyPolicy | undefined, fn: string): void {
+  const allowed = p?.allowed_functions;
+  if (!allowed || ALWAYS_ALLOWED.has(fn) || allowed.includes(fn)) return;
+  throw new GatewayError("forbidden", `this key may not call ${fn}; it may call: ${allowed.join(", ")}`);
+}
+
+/** 403 unless the policy lets the key use `model` (`param`: where the request named it, if it did). */
+export function checkModel(p: KeyPolicy | undefined, model: string, param: string | null = "model"): void {
+  const allowed = p?.allowed_models;
+  // "provider/model" names the model after the provider; the route's own check sees the bare model
+  const bare = model.includes("/") ? model.slice(model.indexOf("/") + 1) : model;
+  if (!allowed || allowed.some((pat) => modelPatternMatches(pat, model) || modelPatternMatches(pat, bare))) return;
+  throw new GatewayError("forbidden", `this key may not use the model ${model}; its allowed models: ${allowed.join(", ")}`, {
+    param,
+  });
+}
+
+/** The models a policy lets a route pick (undefined: any). */
+export function modelFilter(p: KeyPolicy | undefined): ((model: string) => boolean) | undefined {
+  const allowed = p?.allowed_models;
+  return allowed ? (model) => allowed.some((pat) => modelPatternMatches(pat, model)) : undefined;
+}
+
+/** 403 when the policy leaves a route none of the models it would pick (`any`: the route had some). */
+export function noAllowedModel(p: KeyPolicy | undefined, what: string): GatewayError {
+  return new GatewayError(
+    "forbidden",
+    `this key may not use any model that serves ${what}; its allowed models: ${(p?.allowed_models ?? []).join(", ")}`,
+  );
+}
+
+/**
+ * Whether `next` narrows `current` or keeps it (an account holder's change from the dashboard):
+ * no field cleared or widened. Returns the first field that widens, or null.
+ */
+export function widenedField(current: KeyPolicy | undefined, next: KeyPolicy | undefined): PolicyField | null {
+  const c = current ?? {};
+  const n = next ?? {};
+  if (c.allowed_functions && (!n.allowed_functions || n.allowed_functions.some((f) => !c.allowed_functions!.includes(f))))
+    return "allowed_functions";
+  // a pattern is within the old list if an old pattern matches it taken literally: every model it matches is matched
+  if (
+    c.allowed_models &&
+    (!n.allowed_models || n.allowed_models.some((m) => !c.allowed_models!.some((old) => modelPatternMatches(old, m))))
+  )
+    return "allowed_models";
+  if (c.rate_limit_per_minute !== undefined && (n.rate_limit_per_minute ?? Infinity) > c.rate_limit_per_minute)
+    return "rate_limit_per_minute";
+  if (c.monthly_credit_limit !== undefined && (n.monthly_credit_limit ?? Infinity) > c.monthly_credit_limit)
+    return "monthly_credit_limit";
+  if (c.expires_at !== undefined && (n.expires_at === undefined || Date.parse(n.expires_at) > Date.parse(c.expires_at)))
+    return "expires_at";
+  return null;
+}
+
+/** The first instant of the UTC month of `now` (ms): where a key's monthly spend starts. */
+export function monthStart(now = Date.now()): number {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+/** What a call of this key is held against besides the balance: its monthly_credit_limit, if any. */
+export function keyBudget(auth: { keyId: string; policy?: KeyPolicy }): KeyBudget | undefined {
+  const limit = auth.policy?.monthly_credit_limit;
+  return limit === undefined ? undefined : { keyId: auth.keyId, limit };
+}
