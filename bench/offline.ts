@@ -18,6 +18,7 @@ import { parseSearchQuery } from "../src/local/query-parse";
 import { analyzeSentiment } from "../src/local/sentiment";
 import { detectSpam } from "../src/local/spam";
 import { summarize } from "../src/local/summarize";
+import { RequestGuard } from "../src/providers/guardrails";
 import { ONE_KB_TEXT } from "../test/local/speed";
 
 const text = ONE_KB_TEXT.slice(0, 1024);
@@ -34,6 +35,18 @@ const tenKb = ONE_KB_TEXT.repeat(10).slice(0, 10_240);
 const t0 = performance.now();
 redactPii("warm-up: Zsófia Horváth");
 const gazetteerLoadMs = performance.now() - t0;
+/** A guarded /v1 chat request (docs/guardrails.md): inspect, redact every kind, restore an answer that echoes it. */
+function guarded(prompt: string): unknown {
+  const guard = new RequestGuard({
+    redactPii: ["email", "phone", "credit_card", "ssn", "ip_address", "name", "address", "date_of_birth"],
+    restorePii: true,
+    blockPii: [],
+    blockModeration: [],
+  });
+  guard.inspect([prompt]);
+  const sent = guard.forProxy("chat/completions", { messages: [{ role: "user", content: prompt }] });
+  return guard.restoreJson(JSON.stringify(sent));
+}
 const fields = parseSchemaSpec({ email: "string", phone: "string", amount: "number", date: "date" }) ?? [];
 
 async function median(fn: () => unknown, runs: number): Promise<number> {
@@ -53,6 +66,8 @@ const cases: [string, () => unknown, number][] = [
   ["pii redact, 1 KB multi-locale", () => redactPii(world1k), 1],
   ["pii redact, 10 KB multi-locale", () => redactPii(world10k), 10],
   ["pii redact, 10 KB", () => redactPii(tenKb), 10],
+  ["guardrails (inspect, redact, restore), 1 KB multi-locale", () => guarded(world1k), 1],
+  ["guardrails (inspect, redact, restore), 10 KB multi-locale", () => guarded(world10k), 10],
   ["language", () => detectLanguage(text), 1],
   ["sentiment (+aspects)", () => analyzeSentiment(text, { aspects: ["delivery", "battery"] }), 1],
   ["spam", () => detectSpam(text), 1],

@@ -75,7 +75,7 @@ interface Scenario {
   /** endpoint candidates, first that exists wins (functions are still being added) */
   candidates: Candidate[];
   /** which key to send: a plan's key, or a well-formed unknown key */
-  key?: "bench" | "tight" | "bad";
+  key?: "bench" | "tight" | "bad" | "guarded";
   cacheBypass?: boolean;
   expectStatus: number;
   sim: SimCheck;
@@ -114,6 +114,22 @@ const SCENARIOS: Scenario[] = [
     target: "gateway",
     candidates: [chatCandidate],
     key: "bench",
+    cacheBypass: true,
+    expectStatus: 200,
+    sim: "per-request",
+  },
+  {
+    id: "guarded",
+    title: "gateway /v1/chat/completions, no-cache, 1 KB prompt with PII, redact_pii on every kind + restore",
+    target: "gateway",
+    candidates: [
+      {
+        path: "/v1/chat/completions",
+        body: JSON.stringify({ ...JSON.parse(CHAT_BODY), messages: [{ role: "user", content: PII_TEXT }] }),
+        label: "POST /v1/chat/completions (guarded)",
+      },
+    ],
+    key: "guarded",
     cacheBypass: true,
     expectStatus: 200,
     sim: "per-request",
@@ -360,7 +376,7 @@ async function openTarget(sc: Scenario): Promise<OpenTarget> {
     return { url: fw.url, pid: fw.pid, headers: { ...base, authorization: "Bearer sk-bench" }, stop: () => fw.stop() };
   }
   if (sc.target === "cluster") return openCluster(sc, base);
-  const gw = await startGateway({ simUrl, keyPlans: ["bench", "tight"], extraToml: sc.extraToml });
+  const gw = await startGateway({ simUrl, keyPlans: ["bench", "tight", "guarded"], extraToml: sc.extraToml });
   const key = sc.key === "bad" ? `tai_live_${"B".repeat(40)}` : (gw.keys[sc.key ?? "bench"] as string);
   const headers: Record<string, string> = { ...base, "x-api-key": key };
   if (sc.cacheBypass) headers["cache-control"] = "no-cache";

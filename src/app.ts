@@ -101,7 +101,7 @@ function recordRequest(log: RequestLog, request: Request, s: RequestState, ms: n
     promptTokens: s.tokens?.input ?? null,
     completionTokens: s.tokens?.output ?? null,
     idempotentReplay: s.replayed === true,
-    guardrails: null,
+    guardrails: s.guardrails ?? null,
   });
   if (s.streamEnded) void s.streamEnded.then(() => log.record(row(performance.now() - s.startedPerf)));
   else log.record(row(ms));

@@ -54,6 +54,90 @@ const TokenPriceSchema = T.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The PII kinds a guardrail names (docs/guardrails.md): the offline recognizer's types, with its
+ * `phone_number` called `phone` (`phone_number` is taken as the same kind).
+ */
+export const GUARDRAIL_PII_KINDS = [
+  "email",
+  "phone",
+  "credit_card",
+  "ssn",
+  "ip_address",
+  "name",
+  "address",
+  "date_of_birth",
+] as const;
+export type GuardrailPiiKind = (typeof GUARDRAIL_PII_KINDS)[number];
+/** The offline moderation engine's categories (local/moderation.ts; a test holds the two lists equal). */
+export const GUARDRAIL_MODERATION_CATEGORIES = [
+  "toxicity",
+  "harassment",
+  "hate",
+  "sexual",
+  "violence",
+  "self_harm",
+  "spam",
+  "profanity",
+  "threat",
+  "insult",
+] as const;
+
+/** What a plan (or a key's policy) asks of the guardrails; every field may be left out. */
+export interface GuardrailSettings {
+  redactPii: GuardrailPiiKind[];
+  restorePii: boolean;
+  blockPii: GuardrailPiiKind[];
+  blockModeration: string[];
+}
+
+const GuardrailsSchema = T.Object(
+  {
+    redact_pii: T.Optional(T.Array(T.String())),
+    restore_pii: T.Optional(T.Boolean()),
+    block_pii: T.Optional(T.Array(T.String())),
+    block_moderation: T.Optional(T.Array(T.String())),
+  },
+  { additionalProperties: false },
+);
+
+/** A guardrails table as the file (or a key's policy) writes it, checked: an unknown kind is an error, not ignored. */
+export function parseGuardrails(
+  where: string,
+  raw: { redact_pii?: unknown; restore_pii?: unknown; block_pii?: unknown; block_moderation?: unknown },
+): GuardrailSettings {
+  const kinds = (field: string, v: unknown): GuardrailPiiKind[] => {
+    if (v === undefined) return [];
+    if (!Array.isArray(v)) throw new ConfigError(`${where}.${field}: expected a list of PII kinds`);
+    const out = new Set<GuardrailPiiKind>();
+    for (const k of v) {
+      const kind = k === "phone_number" ? "phone" : k;
+      if (!(GUARDRAIL_PII_KINDS as readonly unknown[]).includes(kind))
+        throw new ConfigError(`${where}.${field}: unknown PII kind "${String(k)}" (one of ${GUARDRAIL_PII_KINDS.join(", ")})`);
+      out.add(kind as GuardrailPiiKind);
+    }
+    return [...out];
+  };
+  const categories = (v: unknown): string[] => {
+    if (v === undefined) return [];
+    if (!Array.isArray(v)) throw new ConfigError(`${where}.block_moderation: expected a list of moderation categories`);
+    for (const c of v)
+      if (!(GUARDRAIL_MODERATION_CATEGORIES as readonly unknown[]).includes(c))
+        throw new ConfigError(
+          `${where}.block_moderation: unknown category "${String(c)}" (one of ${GUARDRAIL_MODERATION_CATEGORIES.join(", ")})`,
+        );
+    return [...new Set(v as string[])];
+  };
+  if (raw.restore_pii !== undefined && typeof raw.restore_pii !== "boolean")
+    throw new ConfigError(`${where}.restore_pii: expected true or false`);
+  return {
+    redactPii: kinds("redact_pii", raw.redact_pii),
+    restorePii: raw.restore_pii === true,
+    blockPii: kinds("block_pii", raw.block_pii),
+    blockModeration: categories(raw.block_moderation),
+  };
+}
+
 const FileConfigSchema = T.Object(
   {
     welcome_credits: T.Optional(NonNegInt),
@@ -73,6 +157,8 @@ const FileConfigSchema = T.Object(
             knowledge_bytes: T.Optional(PositiveInt),
             knowledge_documents: T.Optional(PositiveInt),
             knowledge_bases: T.Optional(PositiveInt),
+            /** CONTRACT section 14, docs/guardrails.md */
+            guardrails: T.Optional(GuardrailsSchema),
           },
           { additionalProperties: false },
         ),
@@ -182,6 +268,8 @@ export interface Config {
   maxKeys: Record<string, number>;
   /** knowledge storage per plan as the file sets it (plans.NAME.knowledge_*); knowledgeQuotaFor() applies the defaults */
   knowledgeQuotas: Record<string, Partial<KnowledgeQuota>>;
+  /** plans.NAME.guardrails, checked (docs/guardrails.md); a plan without the table has none */
+  guardrails: Record<string, GuardrailSettings>;
   cache: { enabled: boolean; ttlSeconds: number; maxEntries: number; maxBytes: number };
   limits: {
     maxBodyBytes: number;
@@ -456,6 +544,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   const plans: Record<string, Record<string, number>> = {};
   const maxKeys: Record<string, number> = {};
   const knowledgeQuotas: Record<string, Partial<KnowledgeQuota>> = {};
+  const guardrails: Record<string, GuardrailSettings> = {};
   for (const [plan, def] of Object.entries(file.plans ?? {})) {
     plans[plan] = { ...(def.rate_limits ?? {}) };
     if (def.max_keys !== undefined) maxKeys[plan] = def.max_keys;
@@ -464,6 +553,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     if (def.knowledge_documents !== undefined) quota.documents = def.knowledge_documents;
     if (def.knowledge_bases !== undefined) quota.bases = def.knowledge_bases;
     knowledgeQuotas[plan] = quota;
+    if (def.guardrails) guardrails[plan] = parseGuardrails(`plans.${plan}.guardrails`, def.guardrails);
   }
 
   return {
@@ -487,6 +577,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     plans,
     maxKeys,
     knowledgeQuotas,
+    guardrails,
     cache: {
       enabled: file.cache?.enabled ?? true,
       ttlSeconds: file.cache?.ttl_seconds ?? 3600,

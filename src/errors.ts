@@ -22,6 +22,8 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   idempotency_mismatch: 422,
+  /** a guardrail of the key's plan or policy refused the request (docs/guardrails.md) */
+  guardrail_blocked: 422,
   rate_limited: 429,
   internal_error: 500,
   provider_error: 502,
@@ -52,6 +54,7 @@ const ERROR_TYPE: Record<ErrorCode, string> = {
   payload_too_large: "invalid_request_error",
   unsupported_media_type: "invalid_request_error",
   idempotency_mismatch: "invalid_request_error",
+  guardrail_blocked: "invalid_request_error",
   rate_limited: "rate_limit_error",
   internal_error: "api_error",
   provider_error: "provider_error",
@@ -80,11 +83,18 @@ export class GatewayError extends Error {
   readonly param: string | null;
   readonly headers: Record<string, string>;
   attempts?: ProviderAttempt[];
+  /** extra fields of the envelope's meta (meta.guardrails of a blocked request) */
+  readonly meta?: Record<string, unknown>;
 
   constructor(
     code: ErrorCode,
     message: string,
-    opts: { param?: string | null; headers?: Record<string, string>; attempts?: ProviderAttempt[] } = {},
+    opts: {
+      param?: string | null;
+      headers?: Record<string, string>;
+      attempts?: ProviderAttempt[];
+      meta?: Record<string, unknown>;
+    } = {},
   ) {
     super(message);
     this.name = "GatewayError";
@@ -93,6 +103,7 @@ export class GatewayError extends Error {
     this.param = opts.param ?? null;
     this.headers = opts.headers ?? {};
     this.attempts = opts.attempts;
+    this.meta = opts.meta;
   }
 }
 

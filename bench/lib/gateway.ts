@@ -63,6 +63,16 @@ standard = 100000000
 heavy = 100000000
 bulk = 100000000
 
+# the guarded scenario: redaction of every kind on each request (docs/guardrails.md)
+[plans.guarded.rate_limits]
+standard = 100000000
+heavy = 100000000
+bulk = 100000000
+
+[plans.guarded.guardrails]
+redact_pii = ["email", "phone", "credit_card", "ssn", "ip_address", "name", "address", "date_of_birth"]
+restore_pii = true
+
 [plans.tight.rate_limits]
 standard = 1
 heavy = 1

@@ -9,6 +9,11 @@ export interface LocalContext {
   signal?: AbortSignal;
   /** a secret the gateway keeps in its database, made on first use (given to `prepare` only) */
   secret?: (name: string) => Promise<string>;
+  /**
+   * A text the implementation sends to a provider outside the gateway itself (a query to embed),
+   * as the request's guardrails let it go (docs/guardrails.md); absent: nothing is guarded.
+   */
+  outbound?: (text: string) => string;
 }
 
 /**

@@ -42,6 +42,7 @@ export function errorBody(requestId: string, err: GatewayError, executionMs?: nu
   const meta: Record<string, unknown> = { version: API_VERSION, timestamp: new Date().toISOString(), credits_deducted: 0 };
   if (executionMs !== undefined) meta.execution_time_ms = executionMs;
   if (err.attempts?.length) meta.attempts = err.attempts;
+  if (err.meta) Object.assign(meta, err.meta);
   return JSON.stringify({
     success: false,
     status: "error",

@@ -13,11 +13,13 @@ import type { IdempotencyStore, StoredResponse } from "../idempotency/interface"
 import { CpuBudgetExceeded, withCpuBudget } from "../local/budget";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
+import { type GuardCounts, type RequestGuard, stringsOf } from "../providers/guardrails";
 import type { RouteCall, RouteOutcome } from "../providers/router";
 import type { RateLimiter } from "../ratelimit/interface";
 import type { SecretStore } from "../storage/secrets";
 import { requestEdge } from "./edge";
 import { renderSuccess } from "./envelope";
+import { countRedactions, guardFor, inspectOrRefuse, markGuarded } from "./guardrails";
 import { mark, type RequestState, serverTiming } from "./state";
 
 /** What the pipeline needs from the provider router. */
@@ -57,6 +59,12 @@ function withinCpuBudget<T>(ms: number, fn: string, work: () => T): T {
       `${fn}: reading this request needs more than the CPU budget of ${err.budgetMs} ms per call; send a smaller request`,
     );
   }
+}
+
+/** The headers a stored answer keeps for its replays: the guardrails' (the rest is the request's own). */
+function guardHeaders(state: RequestState): Record<string, string> {
+  const g = state.headers["x-textai-guardrails"];
+  return g ? { "x-textai-guardrails": g } : {};
 }
 
 /**
@@ -99,11 +107,16 @@ export class FunctionPipeline {
       });
       return def.normalize ? def.normalize(valid) : valid;
     });
+    // guardrails (docs/guardrails.md): a request carrying a blocked kind ends here, uncharged and
+    // before anything (a `prepare` that embeds a query included) sends it anywhere
+    const guard = guardFor(config, auth);
+    if (guard) inspectOrRefuse(guard, stringsOf(req), state, this.deps.metrics);
     if (def.prepare)
       req = await def.prepare(req, {
         accountId: auth.accountId,
         signal: request.signal,
         secret: (name) => this.deps.secrets.get(name),
+        outbound: guard ? (text) => guard.outbound(text) : undefined,
       });
     mark(state, "validate", t);
 
@@ -116,7 +129,7 @@ export class FunctionPipeline {
     }
     let res: Response;
     try {
-      res = await this.execute(def, req, auth, request, state, paidBy, idemKey !== null);
+      res = await this.execute(def, req, auth, request, state, paidBy, idemKey !== null, guard);
     } catch (err) {
       // nothing was charged: the key is free for a retry at once
       if (idemKey !== null) await this.deps.idempotency.abandon(auth.accountId, idemKey);
@@ -128,7 +141,8 @@ export class FunctionPipeline {
       await this.deps.idempotency.complete(auth.accountId, idemKey, {
         status: res.status,
         body: state.responseBody ?? "",
-        headers: {},
+        // a replay says what the guardrails did, as the answer did
+        headers: guardHeaders(state),
       });
     } catch (err) {
       // The call is charged and answered; only keeping its answer failed (database locked, Redis
@@ -207,6 +221,7 @@ export class FunctionPipeline {
     paidBy: string | null,
     /** the call carries an Idempotency-Key: its charge can be voided by a retry that takes the key over */
     idempotent = false,
+    guard: RequestGuard | null = null,
   ): Promise<Response> {
     const { config, ledger, cache, router } = this.deps;
     if (paidBy !== null) state.headers["Idempotent-Recovered"] = paidBy;
@@ -247,6 +262,7 @@ export class FunctionPipeline {
       signal: request.signal,
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
       trace: state.trace,
+      guard: guard ?? undefined,
     };
     const { answer, reservation, cached } = await chargedAnswer<Answer>({
       ledger,
@@ -256,7 +272,16 @@ export class FunctionPipeline {
       cost,
       budget: keyBudget(auth),
       cacheKey: useCache
-        ? digest(auth.accountId, def.name, def.promptVersion, resolved.provider, resolved.model, canonicalJson(req))
+        ? digest(
+            auth.accountId,
+            def.name,
+            def.promptVersion,
+            resolved.provider,
+            resolved.model,
+            canonicalJson(req),
+            // a guarded answer is the answer of its guardrails (restored or not): never shared with other settings
+            ...(guard ? [JSON.stringify(guard.settings)] : []),
+          )
         : null,
       details: charge,
       insufficient,
@@ -264,13 +289,16 @@ export class FunctionPipeline {
         const out = await router.run(call).catch((err: unknown) => {
           throw withDeclineReason(req, err);
         });
-        const notes = out.inProcess ? offlineNotes(req) : undefined;
+        const offline = out.inProcess ? offlineNotes(req) : undefined;
+        // meta.guardrails: kept with the answer, so a cache hit of it says so too
+        const redacted = countRedactions(guard, this.deps.metrics);
+        const notes = offline || redacted ? { ...offline, ...(redacted ? { guardrails: { redacted } } : {}) } : undefined;
         return {
           json: JSON.stringify(out.result),
           provider: out.provider,
           model: out.model,
           attempts: out.attempts,
-          ...(notes ? { notes: { ...notes } } : {}),
+          ...(notes ? { notes } : {}),
         };
       },
       fromCache: (hit) => ({ ...hit, attempts: [] }),
@@ -300,6 +328,7 @@ export class FunctionPipeline {
     state.credits = r.amount;
     state.cached = cached;
     state.headers["X-Cache"] = cached ? "HIT" : "MISS";
+    markGuarded(state, (answer.notes?.guardrails as { redacted?: GuardCounts } | undefined)?.redacted);
     const body = renderSuccess(state.requestId, `${def.name} completed`, answer.json, {
       credits_deducted: r.amount,
       credits_remaining: r.remaining,

@@ -29,6 +29,8 @@ export interface RequestState {
   timings?: { name: string; ms: number }[];
   /** the answer as sent, kept for Idempotency-Key replays */
   responseBody?: string;
+  /** what the guardrails did, per kind ("redacted.email": 2, "blocked.credit_card": 1): the request log */
+  guardrails?: Record<string, number>;
   /** this request's trace, when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT) */
   trace?: RequestTrace;
 }

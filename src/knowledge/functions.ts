@@ -80,7 +80,8 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     prompt: (req) => searchPrompt(req.query, "(stored knowledge base: searched by the gateway)"),
     local: async (req, ctx) => {
       const base = await s.index.bases.row(ctx.accountId, req.id);
-      const hits = await vectorHits(s.index, s.embedder, s.vectors, [base], req.query, ctx.signal);
+      const query = ctx.outbound ? ctx.outbound(req.query) : req.query;
+      const hits = await vectorHits(s.index, s.embedder, s.vectors, [base], query, ctx.signal);
       return {
         results: await s.index.search(
           { kbIds: [req.id], query: req.query, topK: req.top_k ?? 5, filter: req.filter_metadata, minScore: req.min_score },
@@ -279,7 +280,14 @@ export function knowledgeFunctions(s: KnowledgeServices) {
       const bot = await s.index.chatbots.get(ctx.accountId, req.id);
       const bases = await s.index.chatbots.activeKnowledgeBases(ctx.accountId, bot.knowledge_base_ids);
       const query = retrievalQuery(req);
-      const vectors = await vectorHits(s.index, s.embedder, s.vectors, bases, query, ctx.signal);
+      const vectors = await vectorHits(
+        s.index,
+        s.embedder,
+        s.vectors,
+        bases,
+        ctx.outbound ? ctx.outbound(query) : query,
+        ctx.signal,
+      );
       const kbIds = bases.map((b) => b.id);
       // The bot decides itself whether a passage answers (chatbot-answer.ts), so no floor here.
       const asPassages = (hits: Snippet[]) =>

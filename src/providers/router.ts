@@ -13,6 +13,7 @@ import {
   runProxyStream,
 } from "./chat";
 import { fallback, type OutcomeHook } from "./fallback";
+import type { RequestGuard } from "./guardrails";
 import { orderRoute, parseModel, planTargets, servesModel, type Target, targetModel } from "./route-plan";
 import type { Provider, ProxyApi, RoutedFunction } from "./types";
 
@@ -32,6 +33,8 @@ export interface RouteCall {
   deadlineMs: number;
   /** the request's trace: one span per provider attempt */
   trace?: RequestTrace;
+  /** the request's guardrails (docs/guardrails.md): what a provider outside the gateway is sent */
+  guard?: RequestGuard;
 }
 
 export interface RouteOutcome {
@@ -150,20 +153,22 @@ export class ProviderRouter {
       send: ({ step, signal, headers }) =>
         attemptFunction({
           def,
-          request: call.request,
+          request: guardedRequest(call, step.target.provider),
           accountId: call.accountId,
           provider: step.target.provider,
           model: step.target.model,
           signal,
           cpuBudgetMs: this.config.limits.offlineCpuMs,
           headers,
+          outbound: guardedOutbound(call),
         }),
       answered: (r) => ({ model: r.model, usage: r.usage }),
       unexpected: "invalid_output",
       noneTried: () => noProvider(def, this.config.routes[def.name] !== undefined, true),
     });
     const inProcess = step.target.provider.inProcess === true;
-    return { result: value.result, provider: step.target.name, model: value.model, attempts, inProcess };
+    const result = guardedResult(call, step.target.provider, value.result);
+    return { result, provider: step.target.name, model: value.model, attempts, inProcess };
   }
 
   /**
@@ -212,6 +217,26 @@ export class ProviderRouter {
   proxyStream(call: ProxyCall, targets: Target[]): Promise<ProxyStreamOutcome> {
     return runProxyStream(call, targets, { breakers: this.breakers, onOutcome: this.onOutcome });
   }
+}
+
+/**
+ * The guardrails' hook on an attempt: a provider outside the gateway gets the request redacted
+ * (the same redaction for every attempt), the offline engine (in process) the request as sent; so
+ * a fallback to `local` sees the client's own text.
+ */
+function guardedRequest(call: RouteCall, provider: Provider): unknown {
+  return call.guard && provider.inProcess !== true ? call.guard.forProvider(call.request) : call.request;
+}
+
+/** What the offline engine sends out itself (a knowledge search's query to embed) goes redacted too. */
+function guardedOutbound(call: RouteCall): ((text: string) => string) | undefined {
+  const guard = call.guard;
+  return guard ? (text) => guard.outbound(text) : undefined;
+}
+
+/** An outside provider's answer with the client's values back where it used a placeholder (restore_pii). */
+function guardedResult(call: RouteCall, provider: Provider, result: unknown): unknown {
+  return call.guard && provider.inProcess !== true ? call.guard.restoreDeep(result) : result;
 }
 
 const CONFIGURE =

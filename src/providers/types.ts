@@ -115,6 +115,8 @@ export interface AttemptInput {
   cpuBudgetMs?: number;
   /** sent with the provider call (the trace's traceparent) */
   headers?: Record<string, string>;
+  /** the guardrails' redaction of a text an in-process engine itself sends out (an embedding query) */
+  outbound?: (text: string) => string;
 }
 
 export interface AttemptResult {
@@ -186,7 +188,7 @@ export interface RoutedFunction {
   prompt: (request: any) => ChatMessage[];
   check?: (request: any, result: any) => string[];
   postprocess?: (request: any, result: any) => any;
-  local?: (request: any, ctx: { accountId: string; signal?: AbortSignal }) => unknown;
+  local?: (request: any, ctx: { accountId: string; signal?: AbortSignal; outbound?: (text: string) => string }) => unknown;
   /** a request the offline engine answers: run once, unbudgeted, before the function's first budgeted call */
   example?: { request: any };
   // biome-ignore-end lint/suspicious/noExplicitAny: each function declares its own request and result types

@@ -29,10 +29,12 @@ export interface Fault {
   malformed?: boolean;
   /** answer 200 with JSON content that violates the requested schema */
   schemaInvalid?: boolean;
-  /** answer 200 with exactly this model content (chat completions): what a model would say */
+  /** answer 200 with exactly this model content (chat completions, the Responses API's text): what a model would say */
   content?: string;
   /** streaming: send a couple of chunks, then close the connection */
   streamCut?: boolean;
+  /** streaming: cut the text into pieces of this many characters (default: at whitespace) */
+  chunkChars?: number;
   /** with status: the error object's fields (default: a server_error without code) */
   errorType?: string;
   errorCode?: string;
@@ -250,7 +252,15 @@ function completion(model: string, body: Record<string, unknown>, answers: Answe
 }
 
 /** The SSE frames of a streamed answer: role, content or tool-call argument deltas, finish, usage chunk when asked. */
-function chunkFrames(model: string, body: Record<string, unknown>, answers: Answer[]): string[] {
+/** A streamed text's deltas: after each whitespace, or every `chars` characters (a word cut in two). */
+function pieces(text: string, chars?: number): string[] {
+  if (!chars) return text.split(/(?<=\s)/);
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += chars) out.push(text.slice(i, i + chars));
+  return out;
+}
+
+function chunkFrames(model: string, body: Record<string, unknown>, answers: Answer[], chunkChars?: number): string[] {
   const id = `chatcmpl-sim-${Math.random().toString(36).slice(2, 10)}`;
   const created = Math.floor(Date.now() / 1000);
   const withUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
@@ -273,7 +283,7 @@ function chunkFrames(model: string, body: Record<string, unknown>, answers: Answ
         for (const piece of [args.slice(0, half), args.slice(half)])
           if (piece) frames.push(delta({ tool_calls: [{ index: i, function: { arguments: piece } }] }));
       });
-    } else for (const piece of (a.content ?? "").split(/(?<=\s)/)) if (piece) frames.push(delta({ content: piece }));
+    } else for (const piece of pieces(a.content ?? "", chunkChars)) if (piece) frames.push(delta({ content: piece }));
     frames.push(delta({}, a.finish));
   });
   if (withUsage) frames.push(frame([], usageOf(body, answers)));
@@ -446,7 +456,12 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
         : { content: applyStop(n > 1 ? `${content} (${i + 1})` : content, body.stop), finish: "stop" },
     );
     if (rec.stream)
-      return sseStream(chunkFrames(model, body, answers), fault?.streamCut === true, signal, () => (rec.aborted = true));
+      return sseStream(
+        chunkFrames(model, body, answers, fault?.chunkChars),
+        fault?.streamCut === true,
+        signal,
+        () => (rec.aborted = true),
+      );
     return json(completion(model, body, answers));
   }
 
@@ -479,9 +494,11 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
       const text =
         format?.type === "json_schema" && format.schema
           ? JSON.stringify(synthesize(format.schema, seed))
-          : afterTool
-            ? `Tool said: ${String(last?.output ?? "")}`
-            : mockText(userText);
+          : fault?.content !== undefined
+            ? fault.content
+            : afterTool
+              ? `Tool said: ${String(last?.output ?? "")}`
+              : mockText(userText);
       item = {
         type: "message",
         id: `msg_sim_${rid}`,
@@ -546,7 +563,7 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
       event("response.output_item.added", { output_index: 0, item: { ...item, status: "in_progress", content: [] } });
       const part = { type: "output_text", text: "", annotations: [], logprobs: [] };
       event("response.content_part.added", { ...ids, content_index: 0, part });
-      for (const delta of text.split(/(?<=\s)/))
+      for (const delta of pieces(text, fault?.chunkChars))
         if (delta) event("response.output_text.delta", { ...ids, content_index: 0, delta, logprobs: [] });
       event("response.output_text.done", { ...ids, content_index: 0, text, logprobs: [] });
       event("response.content_part.done", { ...ids, content_index: 0, part: { ...part, text } });

@@ -8,12 +8,14 @@ import { pricedTargets } from "../../credits/pricing";
 import { StreamedCharge } from "../../credits/streamed-charge";
 import type { AppDeps } from "../../deps";
 import { errorType, GatewayError, invalidRequest, modelNotFound } from "../../errors";
-import { API_FN, type ProxyCall, UpstreamClientError } from "../../providers/chat";
+import { API_FN, type ProxyCall, type ProxyOutcome, UpstreamClientError } from "../../providers/chat";
+import { type GuardCounts, proxyTexts, StreamRestorer } from "../../providers/guardrails";
 import { servesModel, targetModel } from "../../providers/route-plan";
 import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../../providers/shared-account";
 import { ProviderError, type ProxyApi, type UpstreamErrorBody } from "../../providers/types";
 import { requestEdge } from "../edge";
 import { toGatewayError } from "../errors";
+import { countRedactions, guardFor, inspectOrRefuse, markGuarded } from "../guardrails";
 import { checkParameterRanges } from "../openai-params";
 import { endTrace, mark, type RequestState, serverTiming, stateOf } from "../state";
 
@@ -152,6 +154,9 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const targets = allowModel ? planned.filter((t) => allowModel(targetModel(t, fn))) : planned;
     if (targets.length === 0 && planned.length > 0) throw noAllowedModel(auth.policy, fn);
     await refusePrivateUrls(remoteUrls(api, body));
+    // guardrails (docs/guardrails.md): a blocked kind ends the request here, uncharged and sent nowhere
+    const guard = guardFor(config, auth);
+    if (guard) inspectOrRefuse(guard, proxyTexts(api, body), state, metrics);
     mark(state, "validate", t);
     // Priced per token (docs/pricing.md): the estimate is held before any provider is called.
     const priced = pricedTargets(config.pricing, api, body, targets);
@@ -161,9 +166,11 @@ export function openAiCompatRoutes(deps: AppDeps) {
         "insufficient_credits",
         `insufficient credits: a call of ${fn} holds up to ${hold} credit${hold === 1 ? "" : "s"} (about ${estimate.input} input and at most ${estimate.output} output tokens)`,
       );
+    // every /v1 provider is outside the gateway: what it is sent is redacted
+    const sent = guard ? guard.forProxy(api, body) : body;
     const call: ProxyCall = {
       api,
-      body: api === "chat/completions" && body.stream === true ? withStreamUsage(body) : body,
+      body: api === "chat/completions" && body.stream === true ? withStreamUsage(sent) : sent,
       signal: request.signal,
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
       requestId: state.requestId,
@@ -198,6 +205,10 @@ export function openAiCompatRoutes(deps: AppDeps) {
       }
       state.provider = outcome.provider;
       state.model = outcome.model;
+      markGuarded(state, countRedactions(guard, metrics));
+      const restorer = guard?.restores ? new StreamRestorer(guard, api) : null;
+      /** events to send before the next upstream one (a restorer may turn one event into two) */
+      const queued: unknown[] = [];
       // the request log records a stream once it has ended, with its outcome and charge
       let streamDone = () => {};
       state.streamEnded = new Promise<void>((resolve) => {
@@ -254,18 +265,25 @@ export function openAiCompatRoutes(deps: AppDeps) {
       let lastSequence = -1;
       const sse = new ReadableStream<Uint8Array>({
         async pull(controller) {
+          const send = (out: unknown) => {
+            const seq = isObject(out) ? out.sequence_number : undefined;
+            if (typeof seq === "number") lastSequence = seq;
+            controller.enqueue(frame(api, out));
+          };
           try {
+            if (queued.length > 0) return send(queued.shift());
             let next = await events.next();
             // an event the client did not ask for (the usage chunk) is skipped: pull must enqueue or close
             for (; !next.done; next = await events.next()) {
               charge.saw(next.value);
               const out = strip ? withoutUsage(next.value) : next.value;
               if (out === null) continue;
-              const seq = isObject(out) ? out.sequence_number : undefined;
-              if (typeof seq === "number") lastSequence = seq;
-              controller.enqueue(frame(api, out));
-              return;
+              // restore_pii: the client's values back, a placeholder cut between chunks included
+              queued.push(...(restorer ? restorer.push(out) : [out]));
+              if (queued.length > 0) return send(queued.shift());
             }
+            if (restorer) queued.push(...restorer.end());
+            if (queued.length > 0) return send(queued.shift());
             if (!charge.open) return;
             const t = performance.now();
             await charge.charge();
@@ -326,7 +344,17 @@ export function openAiCompatRoutes(deps: AppDeps) {
       !/no-cache|no-store/i.test(request.headers.get("cache-control") ?? "");
     // Every forwarded field and the provider and model it goes to: no two different requests share an answer.
     const cacheKey =
-      useCache && first ? digest(auth.accountId, fn, first.name, targetModel(first, fn), canonicalJson(body)) : null;
+      useCache && first
+        ? digest(
+            auth.accountId,
+            fn,
+            first.name,
+            targetModel(first, fn),
+            canonicalJson(body),
+            // a guarded answer is the answer of its guardrails (restored or not): never shared with other settings
+            ...(guard ? [JSON.stringify(guard.settings)] : []),
+          )
+        : null;
     const { answer, reservation, cached } = await chargedAnswer({
       ledger,
       cache,
@@ -342,10 +370,17 @@ export function openAiCompatRoutes(deps: AppDeps) {
         state.tokens = p.tokens;
         return p;
       },
-      produce: () => router.proxy(call, priced.targets),
+      produce: async (): Promise<ProxyOutcome & { notes?: Record<string, unknown> }> => {
+        const out = await router.proxy(call, priced.targets);
+        if (!guard) return out;
+        // kept with the answer, so a cache hit of it says what was redacted too
+        const redacted = countRedactions(guard, metrics);
+        return { ...out, json: guard.restoreJson(out.json), ...(redacted ? { notes: { guardrails: { redacted } } } : {}) };
+      },
       fromCache: (hit) => ({ ...hit, attempts: [] }),
     });
     charged(reservation, answer.provider, answer.model, cached);
+    markGuarded(state, (answer.notes?.guardrails as { redacted?: GuardCounts } | undefined)?.redacted);
     state.status = 200;
     mark(state, "total", state.startedPerf);
     return new Response(answer.json, {

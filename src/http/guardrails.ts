@@ -1,0 +1,59 @@
+import type { AuthInfo } from "../auth/interface";
+import type { Config } from "../config";
+import type { Metrics } from "../metrics";
+import {
+  type GuardCounts,
+  guardHeader,
+  guardrailBlocked,
+  type KeyGuardrails,
+  mergeGuardrails,
+  RequestGuard,
+} from "../providers/guardrails";
+import type { RequestState } from "./state";
+
+/**
+ * The guard of an authenticated request: its plan's guardrails (`[plans.NAME.guardrails]`) plus
+ * its key's (`keyPolicy`: the `guardrails` of the key's policy, same fields; it can only add
+ * protection). Null when neither guards anything.
+ */
+export function guardFor(config: Config, auth: AuthInfo, keyPolicy?: KeyGuardrails | null): RequestGuard | null {
+  const settings = mergeGuardrails(config.guardrails[auth.plan], keyPolicy);
+  return settings ? new RequestGuard(settings) : null;
+}
+
+/**
+ * Inspects the request's texts; a request that carries a blocked kind is refused here (422
+ * guardrail_blocked, before anything is held, charged or sent), counted in /metrics and the request log.
+ */
+export function inspectOrRefuse(guard: RequestGuard, texts: Iterable<string>, state: RequestState, metrics: Metrics): void {
+  const blocked = guard.inspect(texts);
+  if (!blocked) return;
+  for (const kind of Object.keys(blocked))
+    metrics.inc("textai_guardrail_blocks_total", "Requests refused by a guardrail, per kind that blocked them", { kind });
+  state.guardrails = prefixed("blocked", blocked);
+  throw guardrailBlocked(blocked);
+}
+
+/** A fresh answer's redactions: counted in /metrics (once per request that was redacted). */
+export function countRedactions(guard: RequestGuard | null, metrics: Metrics): GuardCounts | null {
+  const redacted = guard?.summary() ?? null;
+  if (!redacted) return null;
+  for (const [kind, n] of Object.entries(redacted))
+    metrics.inc(
+      "textai_guardrail_redactions_total",
+      "PII values replaced by a placeholder before a provider call, per kind",
+      { kind },
+      n,
+    );
+  return redacted;
+}
+
+/** An answer that passed through the guardrails says so: header, request log (counts, never values). */
+export function markGuarded(state: RequestState, redacted: GuardCounts | null | undefined): void {
+  if (!redacted || Object.keys(redacted).length === 0) return;
+  state.headers["x-textai-guardrails"] = guardHeader("redacted", redacted);
+  state.guardrails = prefixed("redacted", redacted);
+}
+
+const prefixed = (what: string, counts: GuardCounts): GuardCounts =>
+  Object.fromEntries(Object.entries(counts).map(([k, n]) => [`${what}.${k}`, n]));

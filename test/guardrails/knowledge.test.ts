@@ -1,0 +1,52 @@
+/**
+ * A knowledge search runs in the gateway but embeds its query with a provider outside it: under
+ * redact_pii the query goes out redacted (the simulator, as the embedding provider, records it).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../helpers/gateway";
+import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
+import { ALL_FEATURES } from "../openai/setup";
+
+const EMAIL = "maria.garcia@example.com";
+let gw: TestGateway;
+let sim: Upstream;
+
+beforeAll(async () => {
+  sim = await startUpstream();
+  gw = await startGateway({
+    configText: `${simProvider({
+      url: `${sim.url}/v1`,
+      name: "sim",
+      model: "model-a",
+      extra: `features = ${ALL_FEATURES}\nembedding_model = "embed-a"`,
+    })}
+[plans.guarded.guardrails]
+redact_pii = ["email"]
+`,
+  });
+});
+afterAll(async () => {
+  await gw.close();
+  await sim.close();
+});
+
+test("a knowledge search's query is embedded redacted; the search still answers", async () => {
+  const k = gw.newKey({ plan: "guarded", credits: 10_000 });
+  const H = { "x-api-key": k.key };
+  const kb = (await gw.post("/api/v1/knowledge-bases", { name: "help" }, H)).json.data.result.id as string;
+  const added = await gw.post(
+    `/api/v1/knowledge-bases/${kb}/documents`,
+    { documents: [{ title: "Refunds", content: "Refunds are paid within five days to the original card." }] },
+    H,
+  );
+  expect(added.status, JSON.stringify(added.json)).toBe(201);
+  const from = sim.calls.requests.length;
+  const r = await gw.post(`/api/v1/knowledge-bases/${kb}/search`, { query: `refund for ${EMAIL}` }, H);
+  expect(r.status, JSON.stringify(r.json)).toBe(200);
+  const embedded = sim.calls.requests.slice(from).filter((c) => c.path.endsWith("/embeddings"));
+  expect(embedded.length).toBe(1);
+  expect(JSON.stringify(embedded[0]?.body)).not.toContain(EMAIL);
+  expect(JSON.stringify(embedded[0]?.body)).toContain("[EMAIL_1]");
+  expect(r.headers.get("x-textai-guardrails")).toBe("redacted=email:1");
+  expect(r.json.data.result.results.length).toBeGreaterThan(0);
+});

@@ -1,0 +1,69 @@
+/** StreamRestorer as a unit: the pieces of a stream a simulator cannot easily cut (tool-call arguments, a text that ends mid-placeholder). */
+import { describe, expect, test } from "bun:test";
+import { RequestGuard, StreamRestorer } from "../../src/providers/guardrails";
+
+const EMAIL = "ann.lee@example.com";
+
+function guard(): RequestGuard {
+  const g = new RequestGuard({ redactPii: ["email"], restorePii: true, blockPii: [], blockModeration: [] });
+  g.inspect([`write to ${EMAIL}`]);
+  expect(g.redact(`write to ${EMAIL}`)).toBe("write to [EMAIL_1]");
+  return g;
+}
+const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+  id: "c",
+  object: "chat.completion.chunk",
+  choices: [{ index: 0, delta, finish_reason: finish }],
+});
+
+describe("StreamRestorer", () => {
+  test("tool-call arguments cut inside a placeholder are restored", () => {
+    const r = new StreamRestorer(guard(), "chat/completions");
+    const out = [
+      ...r.push(chunk({ tool_calls: [{ index: 0, function: { arguments: '{"to":"[EMA' } }] })),
+      ...r.push(chunk({ tool_calls: [{ index: 0, function: { arguments: 'IL_1]"}' } }] })),
+      ...r.push(chunk({}, "tool_calls")),
+      ...r.end(),
+    ] as ReturnType<typeof chunk>[];
+    const args = out
+      .flatMap((e) => (e.choices[0]?.delta.tool_calls as { function: { arguments: string } }[] | undefined) ?? [])
+      .map((t) => t.function.arguments)
+      .join("");
+    expect(args).toBe(`{"to":"${EMAIL}"}`);
+  });
+
+  test("what is held when the choice ends goes with its last chunk; a bracket that starts no placeholder is not held", () => {
+    const r = new StreamRestorer(guard(), "chat/completions");
+    const a = r.push(chunk({ content: "see [" })) as ReturnType<typeof chunk>[];
+    expect(a[0]?.choices[0]?.delta.content).toBe("see ");
+    const b = r.push(chunk({ content: "EM" }, "stop")) as ReturnType<typeof chunk>[];
+    expect(b[0]?.choices[0]?.delta.content).toBe("[EM");
+    expect(r.end()).toEqual([]);
+    const c = r.push(chunk({ content: "list [x] and [" })) as ReturnType<typeof chunk>[];
+    expect(c[0]?.choices[0]?.delta.content).toBe("list [x] and ");
+    const d = r.push(chunk({ content: "Q]" })) as ReturnType<typeof chunk>[];
+    expect(d[0]?.choices[0]?.delta.content).toBe("[Q]");
+  });
+
+  test("a stream that ends without a finishing chunk sends what is held", () => {
+    const r = new StreamRestorer(guard(), "chat/completions");
+    r.push(chunk({ content: "mail [EMAIL_" }));
+    const tail = r.end() as ReturnType<typeof chunk>[];
+    expect(tail[0]?.choices[0]?.delta.content).toBe("[EMAIL_");
+  });
+
+  test("without restore_pii nothing is changed", () => {
+    const g = new RequestGuard({ redactPii: ["email"], restorePii: false, blockPii: [], blockModeration: [] });
+    g.inspect([EMAIL]);
+    g.redact(EMAIL);
+    expect(g.restore("[EMAIL_1]")).toBe("[EMAIL_1]");
+  });
+
+  test("a placeholder the client wrote itself is never given out", () => {
+    const g = new RequestGuard({ redactPii: ["email"], restorePii: true, blockPii: [], blockModeration: [] });
+    const text = `the template says [EMAIL_1]; mine is ${EMAIL}`;
+    g.inspect([text]);
+    expect(g.redact(text)).toBe("the template says [EMAIL_1]; mine is [EMAIL_2]");
+    expect(g.restore("[EMAIL_1] / [EMAIL_2]")).toBe(`[EMAIL_1] / ${EMAIL}`);
+  });
+});
