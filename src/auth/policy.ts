@@ -1,5 +1,7 @@
+import { ConfigError, parseGuardrails } from "../config";
 import type { KeyBudget } from "../credits/interface";
 import { GatewayError, invalidRequest } from "../errors";
+import type { KeyGuardrails } from "../providers/guardrails";
 
 /**
  * What a key may do, narrower than its plan (CONTRACT section 13, docs/key-policies.md). Every
@@ -14,6 +16,8 @@ export interface KeyPolicy {
   monthly_credit_limit?: number;
   /** ISO 8601, normalized to UTC */
   expires_at?: string;
+  /** added to the plan's guardrails (CONTRACT section 14): a key can only add protection */
+  guardrails?: KeyGuardrails;
 }
 
 export const POLICY_FIELDS = [
@@ -22,6 +26,7 @@ export const POLICY_FIELDS = [
   "rate_limit_per_minute",
   "monthly_credit_limit",
   "expires_at",
+  "guardrails",
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
 
@@ -90,6 +95,9 @@ export function parsePolicyPatch(input: unknown, param = "policy"): PolicyPatch 
         patch[f] = new Date(t).toISOString();
         break;
       }
+      case "guardrails":
+        patch[f] = keyGuardrails(v, p);
+        break;
     }
   }
   return patch;
@@ -112,9 +120,42 @@ export function policyPatchFromText(fields: { [F in PolicyField]?: string }): Po
         .map((x) => x.trim())
         .filter(Boolean);
     else if (f === "rate_limit_per_minute" || f === "monthly_credit_limit") raw[f] = /^\d+$/.test(t) ? Number(t) : t;
+    else if (f === "guardrails") raw[f] = jsonOrText(t);
     else raw[f] = t;
   }
   return parsePolicyPatch(raw);
+}
+
+const jsonOrText = (t: string): unknown => {
+  try {
+    return JSON.parse(t);
+  } catch {
+    return t;
+  }
+};
+
+/** A key's guardrails as given (the plan table's fields), checked like the config file's; kept in the API's form. */
+function keyGuardrails(v: unknown, p: string): KeyGuardrails {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw invalidRequest(`${p} must be an object`, p);
+  const raw = v as Record<string, unknown>;
+  for (const k of Object.keys(raw))
+    if (!["redact_pii", "restore_pii", "block_pii", "block_moderation"].includes(k))
+      throw invalidRequest(
+        `${p}.${k} is not a guardrail field (redact_pii, restore_pii, block_pii, block_moderation)`,
+        `${p}.${k}`,
+      );
+  try {
+    const g = parseGuardrails(p, raw);
+    const out: KeyGuardrails = {};
+    if (g.redactPii.length) out.redact_pii = g.redactPii;
+    if (raw.restore_pii !== undefined) out.restore_pii = g.restorePii;
+    if (g.blockPii.length) out.block_pii = g.blockPii;
+    if (g.blockModeration.length) out.block_moderation = g.blockModeration;
+    return out;
+  } catch (err) {
+    if (err instanceof ConfigError) throw invalidRequest(err.message, p);
+    throw err;
+  }
 }
 
 /** A policy in one short line ("-" for none), as `keys list` and the dashboard show it. */
@@ -125,6 +166,7 @@ export function policySummary(p: PolicyView): string {
     p.rate_limit_per_minute !== null && `rpm=${p.rate_limit_per_minute}`,
     p.monthly_credit_limit !== null && `monthly-credits=${p.monthly_credit_limit}`,
     p.expires_at && `expires=${p.expires_at}`,
+    p.guardrails && `guardrails=${JSON.stringify(p.guardrails)}`,
   ].filter(Boolean);
   return parts.length > 0 ? parts.join(" ") : "-";
 }
@@ -163,6 +205,7 @@ export function policyView(p: KeyPolicy | undefined): PolicyView {
     rate_limit_per_minute: p?.rate_limit_per_minute ?? null,
     monthly_credit_limit: p?.monthly_credit_limit ?? null,
     expires_at: p?.expires_at ?? null,
+    guardrails: p?.guardrails ?? null,
   };
 }
 
@@ -240,6 +283,16 @@ export function widenedField(current: KeyPolicy | undefined, next: KeyPolicy | u
     return "monthly_credit_limit";
   if (c.expires_at !== undefined && (n.expires_at === undefined || Date.parse(n.expires_at) > Date.parse(c.expires_at)))
     return "expires_at";
+  // guardrails narrow a key by adding protection: dropping a guarded kind (or turning restore off) widens it
+  const lists = ["redact_pii", "block_pii", "block_moderation"] as const;
+  const cg = c.guardrails;
+  if (
+    cg &&
+    (!n.guardrails ||
+      lists.some((l) => (cg[l] ?? []).some((k) => !(n.guardrails?.[l] ?? []).includes(k))) ||
+      (cg.restore_pii === false && n.guardrails.restore_pii !== false))
+  )
+    return "guardrails";
   return null;
 }
 

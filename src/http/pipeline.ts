@@ -109,7 +109,7 @@ export class FunctionPipeline {
     });
     // guardrails (docs/guardrails.md): a request carrying a blocked kind ends here, uncharged and
     // before anything (a `prepare` that embeds a query included) sends it anywhere
-    const guard = guardFor(config, auth);
+    const guard = guardFor(config, auth, auth.policy?.guardrails);
     if (guard) inspectOrRefuse(guard, stringsOf(req), state, this.deps.metrics);
     if (def.prepare)
       req = await def.prepare(req, {

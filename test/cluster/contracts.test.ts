@@ -154,6 +154,7 @@ for (const [name, enabled, make] of stores) {
         rate_limit_per_minute: null,
         monthly_credit_limit: 5,
         expires_at: null,
+        guardrails: null,
       });
       const told: string[] = [];
       keys.onRevoke = (h) => told.push(h);

@@ -210,6 +210,7 @@ describe("key policies", () => {
       rate_limit_per_minute: 30,
       monthly_credit_limit: 50,
       expires_at: null,
+      guardrails: null,
     });
     expect((await sentiment(key)).status).toBe(200);
     for (const [bad, param] of [

@@ -75,3 +75,12 @@ describe("key policy rules", () => {
     expect(() => parsePolicyPatch([])).toThrow("must be an object");
   });
 });
+
+test("guardrails narrow a key by adding protection: dropping a guarded kind, or restore turned back on, widens it", () => {
+  const c = { guardrails: { redact_pii: ["email"], block_pii: ["ssn"], restore_pii: false } };
+  expect(widenedField(c, { guardrails: { redact_pii: ["email", "name"], block_pii: ["ssn"], restore_pii: false } })).toBeNull();
+  expect(widenedField(c, { guardrails: { redact_pii: [], block_pii: ["ssn"], restore_pii: false } })).toBe("guardrails");
+  expect(widenedField(c, { guardrails: { redact_pii: ["email"], block_pii: ["ssn"] } })).toBe("guardrails");
+  expect(widenedField(c, {})).toBe("guardrails");
+  expect(widenedField({}, c)).toBeNull();
+});

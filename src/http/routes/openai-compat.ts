@@ -155,7 +155,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
     if (targets.length === 0 && planned.length > 0) throw noAllowedModel(auth.policy, fn);
     await refusePrivateUrls(remoteUrls(api, body));
     // guardrails (docs/guardrails.md): a blocked kind ends the request here, uncharged and sent nowhere
-    const guard = guardFor(config, auth);
+    const guard = guardFor(config, auth, auth.policy?.guardrails);
     if (guard) inspectOrRefuse(guard, proxyTexts(api, body), state, metrics);
     mark(state, "validate", t);
     // Priced per token (docs/pricing.md): the estimate is held before any provider is called.
