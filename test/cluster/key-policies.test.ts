@@ -1,7 +1,7 @@
 /**
- * Key policies on two gateway processes sharing one PostgreSQL database and one Redis db
+ * Key policies on three gateway processes sharing one PostgreSQL database and one Redis db
  * (CONTRACT section 13): a change made on one node applies on the other within one second, and
- * a key's monthly credit limit and its own rate limit hold over both nodes together. Needs
+ * a key's monthly credit limit and its own rate limit hold over the nodes together. Needs
  * 127.0.0.1:5432 and :6379; skips loudly without them, fails under CI.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -20,7 +20,7 @@ beforeAll(async () => {
   sim = await startUpstream({ latencyMs: 20 });
   db = await freshDatabase();
   const redis = await freshRedis();
-  cluster = await startCluster({ n: 2, databaseUrl: db.url, redisUrl: redis.url, configText: clusterConfig(`${sim.url}/v1`) });
+  cluster = await startCluster({ n: 3, databaseUrl: db.url, redisUrl: redis.url, configText: clusterConfig(`${sim.url}/v1`) });
 }, 60_000);
 
 afterAll(async () => {
@@ -33,7 +33,7 @@ afterAll(async () => {
 const patch = (node: Node, id: string, policy: unknown) => admin(node, "PATCH", `/admin/v1/keys/${id}`, { policy });
 const code = (r: { text: string }) => (JSON.parse(r.text) as { error?: { code: string } }).error?.code;
 
-describe.skipIf(!shared)("key policies on two nodes, one PostgreSQL, one Redis", () => {
+describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis", () => {
   test("a policy changed on node 1 is applied by node 2 within one second (its key cache held the old one)", async () => {
     const [n1, n2] = cluster.nodes;
     const { key, id } = await newKey(n1, 100);
@@ -56,18 +56,18 @@ describe.skipIf(!shared)("key policies on two nodes, one PostgreSQL, one Redis",
     expect(r.text).toContain("sentiment-analysis");
   });
 
-  test("monthly_credit_limit of 10: 30 concurrent 1-credit calls over both nodes admit exactly 10, the rest 402 key_budget_exceeded before any provider call", async () => {
+  test("monthly_credit_limit of 10: 50 concurrent 1-credit calls over three nodes admit exactly 10, the rest 402 key_budget_exceeded before any provider call", async () => {
     const [n1, n2] = cluster.nodes;
     const { key, id, accountId } = await newKey(n1, 1000);
     expect((await patch(n1, id, { monthly_credit_limit: 10 })).status).toBe(200);
     sim.reset();
     const results = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => chat(i % 2 ? n2 : n1, key, `spend ${i}`, { "cache-control": "no-cache" })),
+      Array.from({ length: 50 }, (_, i) => chat(cluster.nodes[i % 3] as Node, key, `spend ${i}`, { "cache-control": "no-cache" })),
     );
     const ok = results.filter((r) => r.status === 200);
     const refused = results.filter((r) => r.status === 402);
     expect(ok.length, results.map((r) => `${r.status} ${r.text.slice(0, 200)}`).join("\n")).toBe(10);
-    expect(refused.length).toBe(20);
+    expect(refused.length).toBe(40);
     for (const r of refused) expect(code(r)).toBe("key_budget_exceeded");
     expect(sim.calls.count).toBe(10);
     const view = await admin(n2, "GET", `/admin/v1/keys/${id}`);
