@@ -119,6 +119,22 @@ const SCENARIOS: Scenario[] = [
     sim: "per-request",
   },
   {
+    id: "compat-1k",
+    title: "gateway /v1/chat/completions, no-cache, the same 1 KB prompt with PII, no guardrails",
+    target: "gateway",
+    candidates: [
+      {
+        path: "/v1/chat/completions",
+        body: JSON.stringify({ ...JSON.parse(CHAT_BODY), messages: [{ role: "user", content: PII_TEXT }] }),
+        label: "POST /v1/chat/completions (1 KB)",
+      },
+    ],
+    key: "bench",
+    cacheBypass: true,
+    expectStatus: 200,
+    sim: "per-request",
+  },
+  {
     id: "guarded",
     title: "gateway /v1/chat/completions, no-cache, 1 KB prompt with PII, redact_pii on every kind + restore",
     target: "gateway",
@@ -674,6 +690,29 @@ function targets(results: ScenarioResult[]): Target[] {
         "cluster (2 nodes, PG + Redis) vs single node, full path (peak req/s)",
         ">= 0.70x",
         whyNot("function", "cluster"),
+      ),
+    );
+  // guardrails: the same 1 KB prompt with redact_pii on every kind (and restore) against none
+  const plain1k = peak(by("compat-1k"));
+  const guarded = peak(by("guarded"));
+  if (plain1k && guarded) {
+    const share = guarded.rps / plain1k.rps;
+    out.push({
+      name: "guardrails: 1 KB prompt, redact_pii on every kind vs none (peak req/s)",
+      goal: ">= 60%",
+      measured: `${(100 * share).toFixed(0)}%`,
+      met: share >= 0.6,
+      detail:
+        share >= 0.6
+          ? `met by ${(100 * (share - 0.6)).toFixed(0)} points`
+          : `missed by ${(100 * (0.6 - share)).toFixed(0)} points`,
+    });
+  } else
+    out.push(
+      notMeasured(
+        "guardrails: 1 KB prompt, redact_pii on every kind vs none (peak req/s)",
+        ">= 60%",
+        whyNot("compat-1k", "guarded"),
       ),
     );
   // the request log's cost: gateway CPU per request with the log on and off, at 32 connections
