@@ -186,7 +186,7 @@ export class ProviderRouter {
 
   /**
    * Whether `model` ("model" or "provider/model") is served on `api`: some provider in its route
-   * names it or matches it with a pattern (docs/openai-compat.md). GET /v1/models says the same.
+   * names it or matches it with a pattern (docs/openai-compatible.md). GET /v1/models says the same.
    */
   servesModel(api: ProxyApi, model: string): boolean {
     const route = this.proxyRoute(api);

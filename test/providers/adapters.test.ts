@@ -185,7 +185,7 @@ describe("chat completions", () => {
     expect(JSON.parse(out.json).object).toBe("response");
     expect(sim2.calls.requests.at(-1)?.path).toBe("/openai/v1/responses");
     expect(sim2.calls.requests.at(-1)?.body).toEqual(body);
-    // a self-hosted catalog is closed: it serves the model it names (docs/openai-compat.md)
+    // a self-hosted catalog is closed: it serves the model it names (docs/openai-compatible.md)
     const compat = makeRouter({
       providers: [{ name: "o", type: "openai-compatible", base_url: `${sim.url}/v1`, default_model: "llama-x" }],
     });

@@ -403,7 +403,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
   /** The providers of the /v1 routes, in route order. */
   const proxyProviders = () => [...new Set(PROXY_APIS.flatMap((api) => router.proxyRoute(api)))];
 
-  /** The models the /v1 routes' providers name, as `provider/model` and as the plain id (docs/openai-compat.md). */
+  /** The models the /v1 routes' providers name, as `provider/model` and as the plain id (docs/openai-compatible.md). */
   const modelList = () => {
     const out: ReturnType<typeof modelEntry>[] = [];
     const plain = new Set<string>();
