@@ -1,0 +1,80 @@
+/**
+ * The request edge as one Elysia plugin: a route declares the credential it needs in its options
+ * and finds the request's state, caller and body in its context, already checked.
+ *
+ *   .get(path, ({ state, auth }) => …, { key: { fn: "account" } })        // an API key
+ *   .post(path, ({ state, payload }) => …, { key: { fn: R, rateClass } })  // + the JSON body
+ *   .get(path, ({ state }) => …, { admin: true })                           // the admin token
+ *
+ * `key` runs `requestEdge` (body for POST/PUT/PATCH unless `body` says otherwise, authentication,
+ * the key's policy, the key's then the account's rate limit); `admin` checks TEXTAI_ADMIN_TOKEN
+ * (404 when none is configured, 403 when missing or wrong, a wrong one counted as a guess). A
+ * refusal is thrown as a GatewayError, answered by the app's one error handler in the envelope.
+ * test/core/security-matrix.test.ts checks every registered route against its class.
+ */
+import { Elysia } from "elysia";
+import type { Peer } from "../dashboard/security";
+import type { AppDeps } from "../deps";
+import { GatewayError } from "../errors";
+import type { RateClass } from "../ratelimit/interface";
+import { adminTokenOf } from "./admin-token";
+import { requestEdge } from "./edge";
+import { stateOf } from "./state";
+
+export interface KeyEdge {
+  /** the rate-limit bucket, request-log and metrics name, e.g. "account", "knowledge-bases" */
+  fn: string;
+  /** "standard" unless given */
+  rateClass?: RateClass;
+  /** read the JSON body; by default for POST, PUT and PATCH */
+  body?: boolean;
+}
+
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
+
+export type EdgeDeps = Pick<AppDeps, "keys" | "limiter" | "config" | "signIns">;
+
+export type EdgeKind = "key" | "admin";
+/** the edge's resolvers, by the credential they check: how a registered route tells it runs the edge */
+const resolvers = new WeakMap<object, EdgeKind>();
+const tagged = <F extends object>(kind: EdgeKind, fn: F): F => {
+  resolvers.set(fn, kind);
+  return fn;
+};
+
+/** The credential a registered route's edge checks (from `app.routes[i].hooks`), null when it runs none. */
+export function edgeOf(hooks: unknown): EdgeKind | null {
+  const before = (hooks as { beforeHandle?: unknown } | undefined)?.beforeHandle;
+  for (const h of Array.isArray(before) ? before : before ? [before] : []) {
+    const kind = resolvers.get((h as { fn?: object }).fn ?? (h as object));
+    if (kind) return kind;
+  }
+  return null;
+}
+
+export function edgePlugin(deps: EdgeDeps) {
+  // no plugin name: each route family uses its own instance (an app per deps, several per test process)
+  return new Elysia().macro({
+    key: (opts: KeyEdge) => ({
+      resolve: tagged("key", async ({ request }: { request: Request }) => {
+        const state = stateOf(request);
+        const { auth, body } = await requestEdge(deps, request, state, {
+          fn: opts.fn,
+          rateClass: opts.rateClass ?? "standard",
+          body: opts.body ?? BODY_METHODS.has(request.method),
+        });
+        return { state, auth, payload: body };
+      }),
+    }),
+    admin: {
+      resolve: tagged("admin", async ({ request, server }: { request: Request; server: Peer }) => {
+        const state = stateOf(request);
+        state.fn = "admin";
+        if (!deps.config.adminToken) throw new GatewayError("not_found", "no such route");
+        if ((await adminTokenOf(deps, request, server)) !== "right")
+          throw new GatewayError("forbidden", "admin token missing or wrong");
+        return { state };
+      }),
+    },
+  });
+}
