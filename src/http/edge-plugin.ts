@@ -30,6 +30,13 @@ export interface KeyEdge {
   body?: boolean;
 }
 
+export interface AdminEdge {
+  /** the 404 message when no admin token is configured */
+  unset?: string;
+  /** the request's function name in logs and metrics: "admin" unless given; false leaves it unset */
+  fn?: string | false;
+}
+
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 
 export type EdgeDeps = Pick<AppDeps, "keys" | "limiter" | "config" | "signIns">;
@@ -66,15 +73,16 @@ export function edgePlugin(deps: EdgeDeps) {
         return { state, auth, payload: body };
       }),
     }),
-    admin: {
+    admin: (opts: true | AdminEdge) => ({
       resolve: tagged("admin", async ({ request, server }: { request: Request; server: Peer }) => {
+        const o: AdminEdge = opts === true ? {} : opts;
         const state = stateOf(request);
-        state.fn = "admin";
-        if (!deps.config.adminToken) throw new GatewayError("not_found", "no such route");
+        if (o.fn !== false) state.fn = o.fn ?? "admin";
+        if (!deps.config.adminToken) throw new GatewayError("not_found", o.unset ?? "no such route");
         if ((await adminTokenOf(deps, request, server)) !== "right")
           throw new GatewayError("forbidden", "admin token missing or wrong");
         return { state };
       }),
-    },
+    }),
   });
 }

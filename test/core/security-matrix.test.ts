@@ -37,10 +37,7 @@ const PUBLIC = new Set([
  * HTTP tests below all the same; this list only shrinks as route families move onto the plugin.
  */
 const NOT_YET_ON_THE_PLUGIN = (r: Route) =>
-  /^\/api\/v1\/(ai|knowledge-bases|chatbots)\b/.test(r.path) ||
-  r.path.startsWith("/v1/") ||
-  r.path.startsWith("/admin/v1/") ||
-  r.path === "/metrics";
+  /^\/api\/v1\/(ai|knowledge-bases|chatbots)\b/.test(r.path) || r.path.startsWith("/v1/");
 
 function classOf(r: Route): Class | null {
   const name = `${r.method} ${r.path}`;
