@@ -37,7 +37,9 @@ const PUBLIC = new Set([
  * HTTP tests below all the same; this list only shrinks as route families move onto the plugin.
  */
 const NOT_YET_ON_THE_PLUGIN = (r: Route) =>
-  /^\/api\/v1\/(ai|knowledge-bases|chatbots)\b/.test(r.path) || r.path.startsWith("/v1/");
+  // the OpenAI-compatible routes, and the function calls (the pipeline runs requestEdge)
+  r.path.startsWith("/v1/") ||
+  (r.method === "POST" && (/^\/api\/v1\/ai\/(?!faq-collections$)/.test(r.path) || /\/:id\/(search|chat)$/.test(r.path)));
 
 function classOf(r: Route): Class | null {
   const name = `${r.method} ${r.path}`;
