@@ -5,15 +5,20 @@
  *   .get(path, ({ state, auth }) => …, { key: { fn: "account" } })        // an API key
  *   .post(path, ({ state, payload }) => …, { key: { fn: R, rateClass } })  // + the JSON body
  *   .get(path, ({ state }) => …, { admin: true })                           // the admin token
+ *   .get(path, ({ c, holder }) => …, { session: true })                     // a dashboard session
+ *   .post(path, ({ c }) => …, { operator: { origin: true } })               // the operator's, same origin
  *
  * `key` runs `requestEdge` (body for POST/PUT/PATCH unless `body` says otherwise, authentication,
  * the key's policy, the key's then the account's rate limit); `admin` checks TEXTAI_ADMIN_TOKEN
- * (404 when none is configured, 403 when missing or wrong, a wrong one counted as a guess). A
+ * (404 when none is configured, 403 when missing or wrong, a wrong one counted as a guess);
+ * `session` and `operator` read the dashboard session (a page without one is redirected to its
+ * sign-in page, a JSON route answers 401 not_signed_in; `origin: true` refuses another Origin first). A
  * refusal is thrown as a GatewayError, answered by the app's one error handler in the envelope.
  * test/core/security-matrix.test.ts checks every registered route against its class.
  */
 import { Elysia } from "elysia";
 import type { Peer } from "../dashboard/security";
+import { checkOrigin, dashboardCtx, redirect, sessionOf } from "../dashboard/session";
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import type { RateClass } from "../ratelimit/interface";
@@ -39,9 +44,23 @@ export interface AdminEdge {
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 
-export type EdgeDeps = Pick<AppDeps, "keys" | "limiter" | "config" | "signIns">;
+export type EdgeDeps = Pick<AppDeps, "keys" | "limiter" | "config" | "signIns" | "dashboard">;
 
-export type EdgeKind = "key" | "admin";
+export type EdgeKind = "key" | "admin" | "session" | "operator";
+
+export interface SessionEdge {
+  /** a JSON route: no session is 401 not_signed_in (a page is redirected to its sign-in page) */
+  json?: boolean;
+  /** a state-changing route: another Origin is 403, checked before the session */
+  origin?: boolean;
+}
+
+/** An answer the edge gives instead of the route (a page's redirect to sign-in): the app's error handler sends it as is. */
+export class EdgeAnswer extends Error {
+  constructor(readonly response: Response) {
+    super("answered by the request edge");
+  }
+}
 /** the edge's resolvers, by the credential they check: how a registered route tells it runs the edge */
 const resolvers = new WeakMap<object, EdgeKind>();
 const tagged = <F extends object>(kind: EdgeKind, fn: F): F => {
@@ -82,6 +101,32 @@ export function edgePlugin(deps: EdgeDeps) {
         if ((await adminTokenOf(deps, request, server)) !== "right")
           throw new GatewayError("forbidden", "admin token missing or wrong");
         return { state };
+      }),
+    }),
+    session: (opts: true | SessionEdge) => ({
+      resolve: tagged("session", async ({ request, server }: { request: Request; server: Peer }) => {
+        const o: SessionEdge = opts === true ? {} : opts;
+        const c = dashboardCtx(deps, request, server);
+        if (o.origin) checkOrigin(c);
+        const s = await sessionOf(deps, request);
+        if (s?.kind === "account" && s.accountId) {
+          const login = await deps.dashboard.loginOf(s.accountId);
+          return { c, holder: { session: s, accountId: s.accountId, email: login?.email ?? s.accountId } };
+        }
+        if (o.json) throw new GatewayError("not_signed_in", "sign in to the dashboard first");
+        throw new EdgeAnswer(redirect(c, s?.kind === "operator" ? "/dashboard/operator" : "/dashboard/login"));
+      }),
+    }),
+    operator: (opts: true | SessionEdge) => ({
+      resolve: tagged("operator", async ({ request, server }: { request: Request; server: Peer }) => {
+        const o: SessionEdge = opts === true ? {} : opts;
+        const c = dashboardCtx(deps, request, server);
+        if (!deps.config.adminToken) throw new GatewayError("not_found", "no such route");
+        if (o.origin) checkOrigin(c);
+        const s = await sessionOf(deps, request);
+        if (s?.kind === "operator") return { c, operatorSession: s };
+        if (o.json) throw new GatewayError("not_signed_in", "sign in as the operator first");
+        throw new EdgeAnswer(redirect(c, "/dashboard/operator/login"));
       }),
     }),
   });

@@ -9,7 +9,7 @@ const TOKEN = "admin-token-for-the-security-matrix-0123456789";
 const admin = { authorization: `Bearer ${TOKEN}` };
 
 type Class = "public" | "key" | "admin" | "session" | "operator";
-type Route = { method: string; path: string; edge?: "key" | "admin" | null };
+type Route = { method: string; path: string; edge?: Class | null };
 
 /** Routes anyone may call: named one by one, so a new public route is a decision, never a default. */
 const PUBLIC = new Set([
@@ -33,7 +33,7 @@ const PUBLIC = new Set([
 ]);
 
 /**
- * Key and admin routes still calling the edge by hand (requestEdge / adminTokenOf): checked by the
+ * Authenticated routes still calling the edge by hand (requestEdge / adminTokenOf): checked by the
  * HTTP tests below all the same; this list only shrinks as route families move onto the plugin.
  */
 const NOT_YET_ON_THE_PLUGIN = (r: Route) =>
@@ -129,8 +129,8 @@ describe("security matrix: every registered route", () => {
     for (const c of ["public", "key", "admin", "session", "operator"] as const) expect(of(c).length).toBeGreaterThan(0);
   });
 
-  test("every key and admin route runs the edge plugin (src/http/edge-plugin.ts) for its credential", () => {
-    const off = (r: (typeof routes)[number]) => (r.cls === "key" || r.cls === "admin") && r.edge !== r.cls;
+  test("every authenticated route runs the edge plugin (src/http/edge-plugin.ts) for its credential", () => {
+    const off = (r: (typeof routes)[number]) => r.cls !== "public" && r.edge !== r.cls;
     const missing = routes.filter((r) => off(r) && !NOT_YET_ON_THE_PLUGIN(r)).map((r) => `${r.method} ${r.path}`);
     expect(missing).toEqual([]);
     // the list below is exact: a route moved onto the plugin leaves it

@@ -9,7 +9,7 @@ import type { Page } from "../../knowledge/interface";
 import { ListQuery } from "../../knowledge/schemas";
 import { limitOffset } from "../query";
 
-export type Deps = Pick<AppDeps, "keys" | "config" | "limiter" | "signIns">;
+export type Deps = Pick<AppDeps, "keys" | "config" | "limiter" | "signIns" | "dashboard">;
 
 /** The body validated against its TypeBox schema (api_key, which may ride in it, left out). */
 export function validBody<S extends TObject>(deps: Deps, schema: S, payload: Record<string, unknown>): Static<S> {
