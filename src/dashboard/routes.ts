@@ -14,7 +14,8 @@ import {
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import { readBytes, readJsonBody } from "../http/body";
-import { edgePlugin } from "../http/edge-plugin";
+import { requestEdge } from "../http/edge";
+import { edgePlugin, functionEdge } from "../http/edge-plugin";
 import type { FunctionPipeline } from "../http/pipeline";
 import { limitOffset, queryInt } from "../http/query";
 import { ok } from "../http/respond";
@@ -637,7 +638,10 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       async ({ c, holder: h, params }) => {
         const def = deps.functions.find((f) => f.name === params.fn);
         if (!def) throw new GatewayError("not_found", `no function ${params.fn}`);
-        return deps.pipeline.handle(def, c.request, c.state, undefined, await playgroundAuth(h.accountId));
+        // the signed-in account instead of a key; the body and the account's rate limit as for a key
+        const auth = await playgroundAuth(h.accountId);
+        const edge = await requestEdge(deps, c.request, c.state, { ...functionEdge(def), auth });
+        return deps.pipeline.handle(def, c.request, c.state, edge);
       },
       {
         session: { json: true, origin: true },

@@ -21,6 +21,7 @@ import type { Peer } from "../dashboard/security";
 import { checkOrigin, dashboardCtx, redirect, sessionOf } from "../dashboard/session";
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
+import type { AnyFunctionDef } from "../functions/define";
 import type { RateClass } from "../ratelimit/interface";
 import { adminTokenOf } from "./admin-token";
 import { requestEdge } from "./edge";
@@ -41,6 +42,13 @@ export interface AdminEdge {
   /** the request's function name in logs and metrics: "admin" unless given; false leaves it unset */
   fn?: string | false;
 }
+
+/** A function call's edge: its name and rate class, the body always read. */
+export const functionEdge = (def: Pick<AnyFunctionDef, "name" | "rateClass">): Required<KeyEdge> => ({
+  fn: def.name,
+  rateClass: def.rateClass,
+  body: true,
+});
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 

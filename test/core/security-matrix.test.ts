@@ -36,10 +36,7 @@ const PUBLIC = new Set([
  * Authenticated routes still calling the edge by hand (requestEdge / adminTokenOf): checked by the
  * HTTP tests below all the same; this list only shrinks as route families move onto the plugin.
  */
-const NOT_YET_ON_THE_PLUGIN = (r: Route) =>
-  // the OpenAI-compatible routes, and the function calls (the pipeline runs requestEdge)
-  r.path.startsWith("/v1/") ||
-  (r.method === "POST" && (/^\/api\/v1\/ai\/(?!faq-collections$)/.test(r.path) || /\/:id\/(search|chat)$/.test(r.path)));
+const NOT_YET_ON_THE_PLUGIN = (r: Route) => /^\/v1\/(chat\/completions|embeddings|responses|models|models\/\*)$/.test(r.path);
 
 function classOf(r: Route): Class | null {
   const name = `${r.method} ${r.path}`;

@@ -4,6 +4,7 @@
  */
 import { type TObject, Type } from "@sinclair/typebox";
 import { type DocumentDecoration, Elysia } from "elysia";
+import type { AuthInfo } from "../../auth/interface";
 import { keyBudget } from "../../auth/policy";
 import { knowledgeQuotaFor } from "../../config";
 import type { AppDeps } from "../../deps";
@@ -20,16 +21,18 @@ import {
   UpdateKnowledgeBase,
 } from "../../knowledge/schemas";
 import { uploadDocuments } from "../../knowledge/upload";
-import { edgePlugin } from "../edge-plugin";
+import { edgePlugin, functionEdge } from "../edge-plugin";
 import type { FunctionPipeline } from "../pipeline";
 import { ok } from "../respond";
-import { stateOf } from "../state";
+import type { RequestState } from "../state";
 import { functionDoc } from "./functions";
 import { collectionRoutes } from "./knowledge-collections";
 import { type Deps, pageOf, resourceDoc, validBody } from "./knowledge-resource";
 
 type Params = Record<string, string>;
 type Query = Record<string, string | undefined>;
+/** a function route's context, after the edge plugin */
+type Routed = { request: Request; params: Params; state: RequestState; auth: AuthInfo; payload: Record<string, unknown> };
 
 /** The function's OpenAPI detail, with the body clients send (no path or gateway-set fields). */
 function chargedDoc(
@@ -53,23 +56,31 @@ export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }):
   const { pipeline } = deps;
   const run =
     (def: AnyFunctionDef) =>
-    ({ request, params }: { request: Request; params: Params }) =>
-      pipeline.handle(def, request, stateOf(request), params);
+    ({ request, params, state, auth, payload }: Routed) =>
+      pipeline.handle(def, request, state, { auth, body: payload }, params);
 
   const app = new Elysia({ name: "knowledge" })
+    .use(edgePlugin(deps))
     .use(knowledgeBaseRoutes(deps, kbs, embedder))
     .use(faqRoutes(deps, faqs))
     .use(chatbotRoutes(deps, bots))
     .post("/api/v1/knowledge-bases/:id/search", run(fns.search), {
+      key: functionEdge(fns.search),
       parse: "none",
       detail: chargedDoc(pipeline, fns.search, ["id", "revision"]),
     })
     .post("/api/v1/ai/knowledge-bases", run(fns.inlineSearch), {
+      key: functionEdge(fns.inlineSearch),
       parse: "none",
       detail: chargedDoc(pipeline, fns.inlineSearch, [], "knowledge-base-search-inline"),
     })
-    .post("/api/v1/ai/faq-match", run(fns.faqMatch), { parse: "none", detail: chargedDoc(pipeline, fns.faqMatch, ["faqs"]) })
+    .post("/api/v1/ai/faq-match", run(fns.faqMatch), {
+      key: functionEdge(fns.faqMatch),
+      parse: "none",
+      detail: chargedDoc(pipeline, fns.faqMatch, ["faqs"]),
+    })
     .post("/api/v1/chatbots/:id/chat", run(fns.chat), {
+      key: functionEdge(fns.chat),
       parse: "none",
       detail: chargedDoc(pipeline, fns.chat, ["id", "chatbot", "passages"]),
     });

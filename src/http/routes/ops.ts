@@ -105,7 +105,7 @@ export function operations(deps: AppDeps): Operations {
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 export function opsRoutes(deps: AppDeps) {
-  const { config, router, lifecycle, dependencies } = deps;
+  const { router, lifecycle, dependencies } = deps;
   const { probe, scrape } = operations(deps);
   /**
    * /metrics and the details of /ready tell the providers, their states and every tenant's
