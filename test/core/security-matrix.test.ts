@@ -32,12 +32,6 @@ const PUBLIC = new Set([
   "POST /dashboard/operator/login",
 ]);
 
-/**
- * Authenticated routes still calling the edge by hand (requestEdge / adminTokenOf): checked by the
- * HTTP tests below all the same; this list only shrinks as route families move onto the plugin.
- */
-const NOT_YET_ON_THE_PLUGIN = (r: Route) => /^\/v1\/(chat\/completions|embeddings|responses|models|models\/\*)$/.test(r.path);
-
 function classOf(r: Route): Class | null {
   const name = `${r.method} ${r.path}`;
   if (PUBLIC.has(name)) return "public";
@@ -127,12 +121,8 @@ describe("security matrix: every registered route", () => {
   });
 
   test("every authenticated route runs the edge plugin (src/http/edge-plugin.ts) for its credential", () => {
-    const off = (r: (typeof routes)[number]) => r.cls !== "public" && r.edge !== r.cls;
-    const missing = routes.filter((r) => off(r) && !NOT_YET_ON_THE_PLUGIN(r)).map((r) => `${r.method} ${r.path}`);
-    expect(missing).toEqual([]);
-    // the list below is exact: a route moved onto the plugin leaves it
-    const moved = routes.filter((r) => NOT_YET_ON_THE_PLUGIN(r) && !off(r)).map((r) => `${r.method} ${r.path}`);
-    expect(moved).toEqual([]);
+    const off = routes.filter((r) => r.cls !== "public" && r.edge !== r.cls).map((r) => `${r.method} ${r.path}`);
+    expect(off).toEqual([]);
     // and no public route runs it
     expect(of("public").filter((r) => r.edge !== null)).toEqual([]);
   });
