@@ -4,6 +4,7 @@
 // here (a public one by name; the prefixes place /api, /v1, /admin and /dashboard routes).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { RawConnection } from "../helpers/raw-http";
 
 const TOKEN = "admin-token-for-the-security-matrix-0123456789";
 const admin = { authorization: `Bearer ${TOKEN}` };
@@ -235,5 +236,20 @@ describe("security matrix: every registered route", () => {
         expect(res.status, res.label).toBe(403);
       }
     }
+  });
+
+  test("a page the edge refuses with its body unread closes the connection (the body is never read as a next request)", async () => {
+    const c = new RawConnection(gw.port);
+    await c.ready;
+    const body = "label=x";
+    c.write(
+      `POST /dashboard/keys HTTP/1.1\r\nHost: ${new URL(gw.url).host}\r\nOrigin: ${origin}\r\n` +
+        `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    const res = await c.next(5000);
+    expect(res?.status).toBe(303);
+    expect(res?.headers.location).toBe("/dashboard/login");
+    expect(res?.headers.connection).toBe("close");
+    c.destroy();
   });
 });
