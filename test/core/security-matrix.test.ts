@@ -155,6 +155,24 @@ describe("security matrix: every registered route", () => {
     }
   });
 
+  test("key routes: an expired key is 401 expired_api_key; a key whose allowed_functions leave the route out is 403", async () => {
+    const expired = await createKey({ expires_at: "2001-01-01T00:00:00Z" });
+    const narrow = await createKey({ allowed_functions: ["no-such-function"] });
+    // docs/key-policies.md: no allowed_functions list refuses the account's own figures or the model list
+    const alwaysAllowed = (r: Route) => r.path.startsWith("/api/v1/account/") || r.path.startsWith("/v1/models");
+    for (const r of of("key")) {
+      const old = await call(r, { "x-api-key": expired.key });
+      expect(old.status, old.label).toBe(401);
+      expect(old.json.error?.code, old.label).toBe("expired_api_key");
+      const outside = await call(r, { "x-api-key": narrow.key });
+      if (alwaysAllowed(r)) expect([401, 403, 429], outside.label).not.toContain(outside.status);
+      else {
+        expect(outside.status, outside.label).toBe(403);
+        expect(outside.json.error?.code, outside.label).toBe("forbidden");
+      }
+    }
+  });
+
   test("key routes: over the key's limit is 429 rate_limited with Retry-After", async () => {
     // rate_limit_per_minute 1: a bucket per (key, route's function name); the first call takes the
     // one token (or finds it taken by a route of the same name), the second is refused
