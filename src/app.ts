@@ -8,6 +8,7 @@ import { requestOrigin } from "./dashboard/security";
 import type { AppDeps } from "./deps";
 import { clientClosed, GatewayError } from "./errors";
 import { payloadTooLarge } from "./http/body";
+import { EdgeAnswer } from "./http/edge-plugin";
 import { newRequestId } from "./http/envelope";
 import { toGatewayError } from "./http/errors";
 import { openApiDocumentation } from "./http/openapi";
@@ -139,6 +140,11 @@ export function createApp(deps: AppDeps) {
       if (closesConnection(request)) set.headers.connection = "close";
     })
     .onError(({ request, code, error }) => {
+      // the edge answered instead of the route (a dashboard page's redirect to sign-in), its body unread
+      if (error instanceof EdgeAnswer) {
+        if (closesConnection(request)) error.response.headers.set("connection", "close");
+        return error.response;
+      }
       const state = stateOf(request);
       const path = pathOf(request.url);
       // a client that went away is its own outcome (499), whatever broke because of it

@@ -5,6 +5,7 @@ import type { AppDeps } from "./deps";
 import { GatewayError } from "./errors";
 import type { AnyFunctionDef } from "./functions/define";
 import { FUNCTIONS } from "./functions/registry";
+import { type EdgeKind, edgeOf } from "./http/edge-plugin";
 import { newRequestId } from "./http/envelope";
 import { pathOf } from "./http/path";
 import { errorResponse } from "./http/respond";
@@ -146,6 +147,8 @@ export interface RunningServer {
   /** the `metrics_listen` listener's base URL, when one is configured */
   metricsUrl?: string;
   deps: AppDeps & { services: Services };
+  /** every route the app registered (method and path pattern): the security matrix walks them */
+  routes: { method: string; path: string; edge: EdgeKind | null }[];
   /** graceful drain: readiness goes 503, the listener stays open for the grace period, in-flight requests finish until the deadline, storage closes */
   stop(): Promise<void>;
 }
@@ -232,5 +235,6 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
   deps.logger.log("info", "listening", { url, db: config.dbPath, providers: config.providers.map((p) => p.name).join(",") });
   const metricsUrl = metricsServer ? urlOf(config.metricsListen!.host, metricsServer.port!) : undefined;
   if (metricsUrl) deps.logger.log("info", "metrics listening", { url: `${metricsUrl}/metrics` });
-  return { url, port: server.port!, metricsUrl, deps, stop };
+  const routes = app.routes.map((r) => ({ method: r.method.toUpperCase(), path: r.path, edge: edgeOf(r.hooks) }));
+  return { url, port: server.port!, metricsUrl, deps, routes, stop };
 }

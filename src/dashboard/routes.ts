@@ -14,10 +14,12 @@ import {
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import { readBytes, readJsonBody } from "../http/body";
+import { requestEdge } from "../http/edge";
+import { edgePlugin, functionEdge } from "../http/edge-plugin";
 import type { FunctionPipeline } from "../http/pipeline";
 import { limitOffset, queryInt } from "../http/query";
 import { ok } from "../http/respond";
-import { type RequestState, stateOf } from "../http/state";
+import { stateOf } from "../http/state";
 import { rateLimitHeaders } from "../ratelimit/limiter";
 import { csvStream } from "../requestlog/csv";
 import type { RequestLogQuery } from "../requestlog/interface";
@@ -28,27 +30,10 @@ import { guessAdminToken, retryAfter } from "./guessing";
 import type { Html } from "./html";
 import type { DashboardStore, GuessVerdict, Session } from "./interface";
 import * as pages from "./pages";
-import {
-  clearedCookie,
-  hashToken,
-  newSessionToken,
-  operatorTokenHash,
-  type Peer,
-  readCookie,
-  requestOrigin,
-  SESSION_LIMITS,
-  sameOrigin,
-  sessionCookie,
-} from "./security";
+import { clearedCookie, hashToken, newSessionToken, type Peer, readCookie, sessionCookie } from "./security";
+import { type Ctx, checkOrigin, dashboardCtx, redirect, sessionOf, storedHash } from "./session";
 import { GatewayStateSampler } from "./state";
 
-interface Ctx {
-  request: Request;
-  state: RequestState;
-  secure: boolean;
-  client: string;
-  origin: string;
-}
 const FORM_LIMIT = 64 * 1024;
 const LEDGER_PAGE = 25;
 const REQUEST_PAGE = 50;
@@ -98,12 +83,7 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       throw err;
     }
   };
-  const ctxOf = (request: Request, server: Peer): Ctx => {
-    const state = stateOf(request);
-    state.fn = "dashboard";
-    const peer = server?.requestIP(request)?.address ?? null;
-    return { request, state, ...requestOrigin(request, peer, config.dashboard.trustedProxies) };
-  };
+  const ctxOf = (request: Request, server: Peer): Ctx => dashboardCtx(deps, request, server);
   const page = (c: Ctx, status: number, o: pages.PageOpts, body: Html | string, headers: Record<string, string> = {}) => {
     c.state.status = status;
     const text = typeof body === "string" ? body : pages.layout({ operatorEnabled: !!config.adminToken, ...o }, body);
@@ -118,16 +98,6 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       },
     });
   };
-  const redirect = (c: Ctx, to: string, headers: Record<string, string> = {}) => {
-    c.state.status = 303;
-    return new Response(null, {
-      status: 303,
-      headers: { location: to, "cache-control": "no-store", ...c.state.headers, ...headers },
-    });
-  };
-  const checkOrigin = (c: Ctx) => {
-    if (!sameOrigin(c.request, c.origin)) throw new GatewayError("forbidden", "cross-origin request refused");
-  };
   const readForm = async (c: Ctx): Promise<URLSearchParams> => {
     checkOrigin(c);
     const type = c.request.headers.get("content-type") ?? "";
@@ -137,43 +107,11 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
     const bytes = await readBytes(c.request, FORM_LIMIT, config.limits.bodyTimeoutMs);
     return new URLSearchParams(new TextDecoder().decode(bytes));
   };
-  /** The hash a session token is stored under: an operator's is bound to the admin token (security.ts). */
-  const storedHash = (token: string, kind: Session["kind"]) =>
-    kind === "operator" && config.adminToken ? operatorTokenHash(token, config.adminToken) : hashToken(token);
-  const sessionOf = async (c: Ctx): Promise<Session | null> => {
-    const token = readCookie(c.request);
-    if (!token || token.length > 100) return null;
-    const now = Date.now();
-    const s = await store().touchSession(hashToken(token), now, SESSION_LIMITS);
-    if (s?.kind === "account") return s;
-    // an operator session stored under the plain hash was opened before sessions were bound to the token
-    if (s) await store().deleteSession(s.tokenHash);
-    if (!config.adminToken) return null;
-    const op = await store().touchSession(storedHash(token, "operator"), now, SESSION_LIMITS);
-    return op?.kind === "operator" ? op : null;
-  };
   const startSession = async (c: Ctx, s: Pick<Session, "accountId" | "kind">): Promise<string> => {
     const token = newSessionToken();
     const now = Date.now();
-    await store().createSession({ tokenHash: storedHash(token, s.kind), ...s, createdAt: now, lastSeenAt: now });
+    await store().createSession({ tokenHash: storedHash(deps, token, s.kind), ...s, createdAt: now, lastSeenAt: now });
     return sessionCookie(token, c.secure);
-  };
-  /** The signed-in account holder, or a redirect to the sign-in page (pages) / 401 (JSON). */
-  const holder = async (c: Ctx, json = false): Promise<{ session: Session; accountId: string; email: string } | Response> => {
-    const s = await sessionOf(c);
-    if (s?.kind === "account" && s.accountId) {
-      const login = await store().loginOf(s.accountId);
-      return { session: s, accountId: s.accountId, email: login?.email ?? s.accountId };
-    }
-    if (json) throw new GatewayError("not_signed_in", "sign in to the dashboard first");
-    return redirect(c, s?.kind === "operator" ? "/dashboard/operator" : "/dashboard/login");
-  };
-  const operator = async (c: Ctx, json = false): Promise<Session | Response> => {
-    if (!config.adminToken) throw new GatewayError("not_found", "no such route");
-    const s = await sessionOf(c);
-    if (s?.kind === "operator") return s;
-    if (json) throw new GatewayError("not_signed_in", "sign in as the operator first");
-    return redirect(c, "/dashboard/operator/login");
   };
   const who = (email: string) => ({ kind: "account" as const, name: email });
   const OPERATOR = { kind: "operator" as const, name: "operator" };
@@ -213,11 +151,8 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       act: (form: URLSearchParams, params: P) => Promise<string>,
       onRefused: (c: Ctx, params: P, status: number, text: string) => Promise<Response>,
     ) =>
-    async ({ request, server, params }: { request: Request; server: Peer; params: P }) => {
-      const c = ctxOf(request, server);
+    async ({ c, params }: { c: Ctx; params: P }) => {
       const form = await readForm(c);
-      const s = await operator(c);
-      if (s instanceof Response) return s;
       try {
         return redirect(c, await act(form, params));
       } catch (e) {
@@ -311,12 +246,13 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
   };
 
   const app = new Elysia({ name: "dashboard" })
+    .use(edgePlugin(deps))
     .get("/dashboard/assets/app.css", ({ request }) => new Response(appCss, { headers: assetHeaders(request, "text/css") }))
     .get("/dashboard/assets/app.js", ({ request }) => new Response(appJs, { headers: assetHeaders(request, "text/javascript") }))
     .get("/login", ({ request, server }) => redirect(ctxOf(request, server), "/dashboard/login"))
     .get("/dashboard/login", async ({ request, server }) => {
       const c = ctxOf(request, server);
-      const s = await sessionOf(c);
+      const s = await sessionOf(deps, request);
       if (s) return redirect(c, s.kind === "operator" ? "/dashboard/operator" : "/dashboard");
       return page(
         c,
@@ -352,7 +288,7 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         const token = readCookie(request);
         if (token) {
           await store().deleteSession(hashToken(token));
-          if (config.adminToken) await store().deleteSession(storedHash(token, "operator"));
+          if (config.adminToken) await store().deleteSession(storedHash(deps, token, "operator"));
         }
         return redirect(c, "/dashboard/login", { "set-cookie": clearedCookie(c.secure) });
       },
@@ -392,34 +328,33 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       },
       { parse: "none" },
     )
-    .get("/dashboard", async ({ request, server }) => {
-      const c = ctxOf(request, server);
-      const h = await holder(c);
-      if (h instanceof Response) return h;
-      const usage = await ledger.monthToDate(h.accountId);
-      return page(c, 200, { title: "Overview", who: who(h.email), active: "/dashboard" }, pages.overviewPage(usage));
-    })
-    .get("/dashboard/keys", async ({ request, server, query }) => {
-      const c = ctxOf(request, server);
-      const h = await holder(c);
-      if (h instanceof Response) return h;
-      const offset = queryInt(query, "offset", { fallback: 0, min: 0, max: Number.MAX_SAFE_INTEGER });
-      const list = await keys.list(h.accountId, { limit: KEY_PAGE + 1, offset });
-      return page(
-        c,
-        200,
-        { title: "Keys", who: who(h.email), active: "/dashboard/keys" },
-        pages.keysPage(list.slice(0, KEY_PAGE), null, { offset, size: KEY_PAGE, more: list.length > KEY_PAGE }),
-      );
-    })
+    .get(
+      "/dashboard",
+      async ({ c, holder: h }) => {
+        const usage = await ledger.monthToDate(h.accountId);
+        return page(c, 200, { title: "Overview", who: who(h.email), active: "/dashboard" }, pages.overviewPage(usage));
+      },
+      { session: true },
+    )
+    .get(
+      "/dashboard/keys",
+      async ({ c, holder: h, query }) => {
+        const offset = queryInt(query, "offset", { fallback: 0, min: 0, max: Number.MAX_SAFE_INTEGER });
+        const list = await keys.list(h.accountId, { limit: KEY_PAGE + 1, offset });
+        return page(
+          c,
+          200,
+          { title: "Keys", who: who(h.email), active: "/dashboard/keys" },
+          pages.keysPage(list.slice(0, KEY_PAGE), null, { offset, size: KEY_PAGE, more: list.length > KEY_PAGE }),
+        );
+      },
+      { session: true },
+    )
     .post(
       "/dashboard/keys",
-      async ({ request, server }) => {
+      async ({ c, holder: h }) => {
         // without JavaScript: the key is shown in this answer only (no-store), never again
-        const c = ctxOf(request, server);
         const form = await readForm(c);
-        const h = await holder(c);
-        if (h instanceof Response) return h;
         const label = (form.get("label") ?? "").trim();
         if (!label || label.length > 200) throw new GatewayError("invalid_request", "a label of 1 to 200 characters is required");
         const created = await createOwnKey(c, h.accountId, label);
@@ -431,27 +366,20 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
           pages.keysPage(list, { key: created.key, label }),
         );
       },
-      { parse: "none" },
+      { session: { origin: true }, parse: "none" },
     )
     .post(
       "/dashboard/keys/:id/revoke",
-      async ({ request, server, params }) => {
-        const c = ctxOf(request, server);
-        checkOrigin(c);
-        const h = await holder(c);
-        if (h instanceof Response) return h;
+      async ({ c, holder: h, params }) => {
         await revokeOwn(h.accountId, params.id);
         return redirect(c, "/dashboard/keys");
       },
-      { parse: "none" },
+      { session: { origin: true }, parse: "none" },
     )
     .post(
       "/dashboard/keys/:id/policy",
-      async ({ request, server, params }) => {
-        const c = ctxOf(request, server);
+      async ({ c, holder: h, params }) => {
         const form = await readForm(c);
-        const h = await holder(c);
-        if (h instanceof Response) return h;
         try {
           await narrowOwn(h.accountId, params.id, policyFromForm(form));
         } catch (e) {
@@ -461,124 +389,130 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         }
         return redirect(c, "/dashboard/keys");
       },
-      { parse: "none" },
+      { session: { origin: true }, parse: "none" },
     )
-    .get("/dashboard/ledger", async ({ request, server, query }) => {
-      const c = ctxOf(request, server);
-      const h = await holder(c);
-      if (h instanceof Response) return h;
-      let n: number;
-      try {
-        n = queryInt(query, "page", { fallback: 1, min: 1, max: MAX_LEDGER_PAGE });
-      } catch (err) {
-        // a page the pager never links to: the first page, with the reason above it
-        const text = err instanceof GatewayError ? err.message : "no such page";
-        const { rows, total } = await store().ledgerPage(h.accountId, LEDGER_PAGE, 0);
+    .get(
+      "/dashboard/ledger",
+      async ({ c, holder: h, query }) => {
+        let n: number;
+        try {
+          n = queryInt(query, "page", { fallback: 1, min: 1, max: MAX_LEDGER_PAGE });
+        } catch (err) {
+          // a page the pager never links to: the first page, with the reason above it
+          const text = err instanceof GatewayError ? err.message : "no such page";
+          const { rows, total } = await store().ledgerPage(h.accountId, LEDGER_PAGE, 0);
+          return page(
+            c,
+            400,
+            { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger", flash: { kind: "error", text } },
+            pages.ledgerPage(rows, 1, Math.max(1, Math.ceil(total / LEDGER_PAGE)), total),
+          );
+        }
+        const { rows, total } = await store().ledgerPage(h.accountId, LEDGER_PAGE, (n - 1) * LEDGER_PAGE);
+        const pageCount = Math.max(1, Math.ceil(total / LEDGER_PAGE));
         return page(
           c,
-          400,
-          { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger", flash: { kind: "error", text } },
-          pages.ledgerPage(rows, 1, Math.max(1, Math.ceil(total / LEDGER_PAGE)), total),
+          200,
+          { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger" },
+          pages.ledgerPage(rows, n, pageCount, total),
         );
-      }
-      const { rows, total } = await store().ledgerPage(h.accountId, LEDGER_PAGE, (n - 1) * LEDGER_PAGE);
-      const pageCount = Math.max(1, Math.ceil(total / LEDGER_PAGE));
-      return page(
-        c,
-        200,
-        { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger" },
-        pages.ledgerPage(rows, n, pageCount, total),
-      );
-    })
-    .get("/dashboard/requests", async ({ request, server, query }) => {
-      const c = ctxOf(request, server);
-      const h = await holder(c);
-      if (h instanceof Response) return h;
-      const o = { title: "Requests", who: who(h.email), active: "/dashboard/requests" };
-      const ownKeys = (await keys.list(h.accountId, { limit: 500, offset: 0 })) as KeyView[];
-      let parsed: ReturnType<typeof requestFilters>;
-      try {
-        parsed = requestFilters(h.accountId, query);
-      } catch (e) {
-        if (!(e instanceof GatewayError) || e.status !== 400) throw e;
-        const empty = { function: "", status: "", key_id: "", from: "", to: "" };
+      },
+      { session: true },
+    )
+    .get(
+      "/dashboard/requests",
+      async ({ c, holder: h, query }) => {
+        const o = { title: "Requests", who: who(h.email), active: "/dashboard/requests" };
+        const ownKeys = (await keys.list(h.accountId, { limit: 500, offset: 0 })) as KeyView[];
+        let parsed: ReturnType<typeof requestFilters>;
+        try {
+          parsed = requestFilters(h.accountId, query);
+        } catch (e) {
+          if (!(e instanceof GatewayError) || e.status !== 400) throw e;
+          const empty = { function: "", status: "", key_id: "", from: "", to: "" };
+          return page(
+            c,
+            400,
+            { ...o, flash: { kind: "error", text: e.message } },
+            pages.requestsPage({
+              entries: [],
+              filters: empty,
+              keys: ownKeys,
+              functions: functionNames(),
+              nextCursor: null,
+              firstPage: true,
+            }),
+          );
+        }
+        const { data, next_cursor } = await readPage((x) => deps.requestLog.page(x), parsed.q);
         return page(
           c,
-          400,
-          { ...o, flash: { kind: "error", text: e.message } },
+          200,
+          o,
           pages.requestsPage({
-            entries: [],
-            filters: empty,
+            entries: data,
+            filters: parsed.filters,
             keys: ownKeys,
             functions: functionNames(),
-            nextCursor: null,
-            firstPage: true,
+            nextCursor: next_cursor,
+            firstPage: !parsed.q.cursor,
           }),
         );
-      }
-      const { data, next_cursor } = await readPage((x) => deps.requestLog.page(x), parsed.q);
-      return page(
-        c,
-        200,
-        o,
-        pages.requestsPage({
-          entries: data,
-          filters: parsed.filters,
-          keys: ownKeys,
-          functions: functionNames(),
-          nextCursor: next_cursor,
-          firstPage: !parsed.q.cursor,
-        }),
-      );
-    })
-    .get("/dashboard/requests.csv", async ({ request, server, query }) => {
-      const c = ctxOf(request, server);
-      const h = await holder(c);
-      if (h instanceof Response) return h;
-      const { q } = requestFilters(h.accountId, { ...query, cursor: undefined });
-      const body = csvStream(
-        (cursor) =>
-          readPage((x) => deps.requestLog.page(x), { ...q, limit: MAX_LIMIT, cursor: cursor ? decodeCursor(cursor) : undefined }),
-        CSV_MAX_ROWS,
-      );
-      c.state.status = 200;
-      return new Response(body, {
-        headers: {
-          "content-type": "text/csv; charset=utf-8",
-          "content-disposition": `attachment; filename="requests-${new Date().toISOString().slice(0, 10)}.csv"`,
-          "cache-control": "no-store",
-          ...SECURITY_HEADERS,
-          ...c.state.headers,
-        },
-      });
-    })
-    .get("/dashboard/requests/:id", async ({ request, server, params }) => {
-      const c = ctxOf(request, server);
-      const h = await holder(c);
-      if (h instanceof Response) return h;
-      const entry = await deps.requestLog.get(params.id, h.accountId);
-      if (!entry) throw new GatewayError("not_found", "request not found");
-      const key = entry.key_id.startsWith("dashboard:") ? null : await keys.get(entry.key_id);
-      return page(
-        c,
-        200,
-        { title: "Request", who: who(h.email), active: "/dashboard/requests" },
-        pages.requestDetailPage(entry, key && key.account_id === h.accountId ? key.label : null),
-      );
-    })
-    .get("/dashboard/password", async ({ request, server }) => {
-      const c = ctxOf(request, server);
-      const h = await holder(c);
-      if (h instanceof Response) return h;
-      return page(c, 200, { title: "Change password", who: who(h.email), active: "/dashboard/password" }, pages.passwordPage());
-    })
+      },
+      { session: true },
+    )
+    .get(
+      "/dashboard/requests.csv",
+      async ({ c, holder: h, query }) => {
+        const { q } = requestFilters(h.accountId, { ...query, cursor: undefined });
+        const body = csvStream(
+          (cursor) =>
+            readPage((x) => deps.requestLog.page(x), {
+              ...q,
+              limit: MAX_LIMIT,
+              cursor: cursor ? decodeCursor(cursor) : undefined,
+            }),
+          CSV_MAX_ROWS,
+        );
+        c.state.status = 200;
+        return new Response(body, {
+          headers: {
+            "content-type": "text/csv; charset=utf-8",
+            "content-disposition": `attachment; filename="requests-${new Date().toISOString().slice(0, 10)}.csv"`,
+            "cache-control": "no-store",
+            ...SECURITY_HEADERS,
+            ...c.state.headers,
+          },
+        });
+      },
+      { session: true },
+    )
+    .get(
+      "/dashboard/requests/:id",
+      async ({ c, holder: h, params }) => {
+        const entry = await deps.requestLog.get(params.id, h.accountId);
+        if (!entry) throw new GatewayError("not_found", "request not found");
+        const key = entry.key_id.startsWith("dashboard:") ? null : await keys.get(entry.key_id);
+        return page(
+          c,
+          200,
+          { title: "Request", who: who(h.email), active: "/dashboard/requests" },
+          pages.requestDetailPage(entry, key && key.account_id === h.accountId ? key.label : null),
+        );
+      },
+      { session: true },
+    )
+    .get(
+      "/dashboard/password",
+      async ({ c, holder: h }) => {
+        return page(c, 200, { title: "Change password", who: who(h.email), active: "/dashboard/password" }, pages.passwordPage());
+      },
+      { session: true },
+    )
     .post(
       "/dashboard/password",
-      async ({ request, server }) => {
-        const c = ctxOf(request, server);
+      async ({ c, holder: h }) => {
         const form = await readForm(c);
-        const h = await holder(c);
-        if (h instanceof Response) return h;
         const o = { title: "Change password", who: who(h.email), active: "/dashboard/password" };
         const current = form.get("current") ?? "";
         const next = form.get("next") ?? "";
@@ -603,89 +537,88 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
           { "set-cookie": cookie },
         );
       },
-      { parse: "none" },
+      { session: { origin: true }, parse: "none" },
     )
-    .get("/dashboard/playground", async ({ request, server, query }) => {
-      const c = ctxOf(request, server);
-      const h = await holder(c);
-      if (h instanceof Response) return h;
-      const def = deps.functions.find((f) => f.name === query.fn) ?? deps.functions[0];
-      return page(
-        c,
-        200,
-        { title: "Playground", who: who(h.email), active: "/dashboard/playground" },
-        pages.playgroundPage(
-          deps.functions.map((f) => ({ name: f.name, path: f.path, summary: f.summary })),
-          {
-            name: def.name,
-            path: def.path,
-            summary: def.summary,
-            cost: deps.pipeline.costOf(def),
-            schema: def.request,
-            example: def.example.request,
-          },
-          c.origin,
-        ),
-      );
-    })
+    .get(
+      "/dashboard/playground",
+      async ({ c, holder: h, query }) => {
+        const def = deps.functions.find((f) => f.name === query.fn) ?? deps.functions[0];
+        return page(
+          c,
+          200,
+          { title: "Playground", who: who(h.email), active: "/dashboard/playground" },
+          pages.playgroundPage(
+            deps.functions.map((f) => ({ name: f.name, path: f.path, summary: f.summary })),
+            {
+              name: def.name,
+              path: def.path,
+              summary: def.summary,
+              cost: deps.pipeline.costOf(def),
+              schema: def.request,
+              example: def.example.request,
+            },
+            c.origin,
+          ),
+        );
+      },
+      { session: true },
+    )
     // JSON routes, called by app.js
     .get(
       "/dashboard/api/overview",
-      async ({ request, server }) => {
-        const c = ctxOf(request, server);
-        const h = (await holder(c, true)) as { accountId: string; email: string };
+      async ({ c, holder: h }) => {
         return ok(c.state, "overview", { email: h.email, usage: await ledger.monthToDate(h.accountId) });
       },
-      { detail: detail("The signed-in account: balance, plan and this month's usage by day and by function") },
+      {
+        session: { json: true },
+        detail: detail("The signed-in account: balance, plan and this month's usage by day and by function"),
+      },
     )
     .get(
       "/dashboard/api/keys",
-      async ({ request, server, query }) => {
-        const c = ctxOf(request, server);
-        const h = (await holder(c, true)) as { accountId: string };
+      async ({ c, holder: h, query }) => {
         const { limit, offset } = limitOffset(query, KEY_PAGE, 500);
         const list = await keys.list(h.accountId, { limit: limit + 1, offset });
         return ok(c.state, "keys", { data: list.slice(0, limit), limit, offset, has_more: list.length > limit });
       },
-      { detail: detail("The signed-in account's keys (masked), newest first (limit, offset)") },
+      { session: { json: true }, detail: detail("The signed-in account's keys (masked), newest first (limit, offset)") },
     )
     .post(
       "/dashboard/api/keys",
-      async ({ request, server }) => {
-        const c = ctxOf(request, server);
-        checkOrigin(c);
-        const h = (await holder(c, true)) as { accountId: string };
-        const b = await readJsonBody(request, config.limits);
+      async ({ c, holder: h }) => {
+        const b = await readJsonBody(c.request, config.limits);
         const label = typeof b.label === "string" ? b.label.trim() : "";
         if (!label || label.length > 200)
           throw new GatewayError("invalid_request", "a label of 1 to 200 characters is required", { param: "label" });
         const created = await createOwnKey(c, h.accountId, label);
         return ok(c.state, "key created; the plaintext key is shown only in this response", created, 201);
       },
-      { parse: "none", detail: detail("Create a key for the signed-in account; its plaintext appears in this response only") },
+      {
+        session: { json: true, origin: true },
+        parse: "none",
+        detail: detail("Create a key for the signed-in account; its plaintext appears in this response only"),
+      },
     )
     .delete(
       "/dashboard/api/keys/:id",
-      async ({ request, server, params }) => {
-        const c = ctxOf(request, server);
-        checkOrigin(c);
-        const h = (await holder(c, true)) as { accountId: string };
+      async ({ c, holder: h, params }) => {
         await revokeOwn(h.accountId, params.id);
         return ok(c.state, "key revoked", await keys.get(params.id));
       },
-      { detail: detail("Revoke one of the signed-in account's keys: refused from the next request on") },
+      {
+        session: { json: true, origin: true },
+        detail: detail("Revoke one of the signed-in account's keys: refused from the next request on"),
+      },
     )
     .patch(
       "/dashboard/api/keys/:id",
-      async ({ request, server, params }) => {
-        const c = ctxOf(request, server);
-        checkOrigin(c);
-        const h = (await holder(c, true)) as { accountId: string };
-        const b = await readJsonBody(request, config.limits);
+      async ({ c, holder: h, params }) => {
+        const b = await readJsonBody(c.request, config.limits);
         await narrowOwn(h.accountId, params.id, parsePolicyPatch(b.policy));
         return ok(c.state, "key policy updated", await keyDetail(keys, ledger, params.id));
       },
       {
+        session: { json: true, origin: true },
         parse: "none",
         detail: detail(
           "Narrow one of the signed-in account's keys: { policy: { … } } replaces the fields given; widening or clearing is refused (403)",
@@ -694,25 +627,24 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
     )
     .get(
       "/dashboard/api/ledger",
-      async ({ request, server, query }) => {
-        const c = ctxOf(request, server);
-        const h = (await holder(c, true)) as { accountId: string };
+      async ({ c, holder: h, query }) => {
         const { limit, offset } = limitOffset(query, LEDGER_PAGE, 200);
         return ok(c.state, "ledger", { ...(await store().ledgerPage(h.accountId, limit, offset)), limit, offset });
       },
-      { detail: detail("The signed-in account's credit ledger, newest first (limit, offset)") },
+      { session: { json: true }, detail: detail("The signed-in account's credit ledger, newest first (limit, offset)") },
     )
     .post(
       "/dashboard/api/playground/:fn",
-      async ({ request, server, params }) => {
-        const c = ctxOf(request, server);
-        checkOrigin(c);
-        const h = (await holder(c, true)) as { accountId: string };
+      async ({ c, holder: h, params }) => {
         const def = deps.functions.find((f) => f.name === params.fn);
         if (!def) throw new GatewayError("not_found", `no function ${params.fn}`);
-        return deps.pipeline.handle(def, request, c.state, undefined, await playgroundAuth(h.accountId));
+        // the signed-in account instead of a key; the body and the account's rate limit as for a key
+        const auth = await playgroundAuth(h.accountId);
+        const edge = await requestEdge(deps, c.request, c.state, { ...functionEdge(def), auth });
+        return deps.pipeline.handle(def, c.request, c.state, edge);
       },
       {
+        session: { json: true, origin: true },
         parse: "none",
         detail: detail("Run a function as the signed-in account, charged like an API call; answers the function's envelope"),
       },
@@ -747,12 +679,13 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
       },
       { parse: "none" },
     )
-    .get("/dashboard/operator", async ({ request, server, query }) => {
-      const c = ctxOf(request, server);
-      const s = await operator(c);
-      if (s instanceof Response) return s;
-      return consolePage(c, String(query.q ?? "").slice(0, 200));
-    })
+    .get(
+      "/dashboard/operator",
+      async ({ c, query }) => {
+        return consolePage(c, String(query.q ?? "").slice(0, 200));
+      },
+      { operator: true },
+    )
     .post(
       "/dashboard/operator/accounts",
       operatorPost<Record<string, never>>(
@@ -777,14 +710,15 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         },
         (c, _params, status, text) => consolePage(c, "", status, text),
       ),
-      { parse: "none" },
+      { operator: { origin: true }, parse: "none" },
     )
-    .get("/dashboard/operator/accounts/:id", async ({ request, server, params }) => {
-      const c = ctxOf(request, server);
-      const s = await operator(c);
-      if (s instanceof Response) return s;
-      return accountPage(c, params.id);
-    })
+    .get(
+      "/dashboard/operator/accounts/:id",
+      async ({ c, params }) => {
+        return accountPage(c, params.id);
+      },
+      { operator: true },
+    )
     .post(
       "/dashboard/operator/accounts/:id/credits",
       operatorPost<{ id: string }>(
@@ -798,7 +732,7 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         },
         (c, params, status, text) => accountPage(c, params.id, status, text),
       ),
-      { parse: "none" },
+      { operator: { origin: true }, parse: "none" },
     )
     .post(
       "/dashboard/operator/accounts/:id/plan",
@@ -811,20 +745,16 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
         },
         (c, params, status, text) => accountPage(c, params.id, status, text),
       ),
-      { parse: "none" },
+      { operator: { origin: true }, parse: "none" },
     )
     .post(
       "/dashboard/operator/keys/:id/revoke",
-      async ({ request, server, params }) => {
-        const c = ctxOf(request, server);
-        checkOrigin(c);
-        const s = await operator(c);
-        if (s instanceof Response) return s;
+      async ({ c, params }) => {
         const key = await keys.get(params.id);
         await revokeOwn(undefined, params.id);
         return redirect(c, accountPath(key?.account_id ?? ""));
       },
-      { parse: "none" },
+      { operator: { origin: true }, parse: "none" },
     )
     .post(
       "/dashboard/operator/keys/:id/policy",
@@ -840,16 +770,15 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
           return accountPage(c, key.account_id, status, text);
         },
       ),
-      { parse: "none" },
+      { operator: { origin: true }, parse: "none" },
     )
     .get(
       "/dashboard/api/operator/state",
-      async ({ request, server }) => {
-        const c = ctxOf(request, server);
-        await operator(c, true);
+      async ({ c }) => {
         return ok(c.state, "gateway state", sampler.read());
       },
       {
+        operator: { json: true },
         detail: detail(
           "Operator: providers and their breakers, cache hit rate, requests and errors per minute (the /metrics figures)",
         ),

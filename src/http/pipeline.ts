@@ -17,7 +17,7 @@ import { type GuardCounts, type RequestGuard, stringsOf } from "../providers/gua
 import type { RouteCall, RouteOutcome } from "../providers/router";
 import type { RateLimiter } from "../ratelimit/interface";
 import type { SecretStore } from "../storage/secrets";
-import { requestEdge } from "./edge";
+import type { Edge } from "./edge";
 import { renderSuccess } from "./envelope";
 import { countRedactions, guardFor, inspectOrRefuse, markGuarded } from "./guardrails";
 import { mark, type RequestState, serverTiming } from "./state";
@@ -78,22 +78,20 @@ export class FunctionPipeline {
     return this.deps.config.costs[def.name] ?? def.cost;
   }
 
-  /** `params` (path parameters such as a knowledge base id) are merged into the body before validation. */
-  /** `signedIn`: the dashboard playground's account, instead of a presented key. */
+  /**
+   * `edge`: what the request edge resolved (the edge plugin's `key: edgeFor(def)`, or the dashboard
+   * playground's requestEdge with its session's account); `params` (path parameters such as a
+   * knowledge base id) are merged into the body before validation.
+   */
   async handle(
     def: AnyFunctionDef,
     request: Request,
     state: RequestState,
+    edge: Edge,
     params?: Record<string, string>,
-    signedIn?: AuthInfo,
   ): Promise<Response> {
     const { config } = this.deps;
-    const { auth, body } = await requestEdge(this.deps, request, state, {
-      fn: def.name,
-      rateClass: def.rateClass,
-      body: true,
-      auth: signedIn,
-    });
+    const { auth, body } = edge;
     if (params) Object.assign(body, params);
     const t = performance.now();
 

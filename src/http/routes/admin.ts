@@ -4,16 +4,14 @@ import { KeyLimitError, KeyStoreError } from "../../auth/interface";
 import { keyDetail, withMonthSpend } from "../../auth/key-detail";
 import { emailProblem, hashPassword } from "../../auth/passwords";
 import { applyPolicyPatch, clearAll, parsePolicyPatch } from "../../auth/policy";
-import type { Peer } from "../../dashboard/security";
 import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
 import { parseLogQuery, readPage } from "../../requestlog/query";
-import { adminTokenOf } from "../admin-token";
 import { readJsonBody } from "../body";
+import { edgePlugin } from "../edge-plugin";
 import { limitOffset } from "../query";
 import { ok } from "../respond";
-import { type RequestState, stateOf } from "../state";
 
 const CreateAccount = T.Object({
   name: T.Optional(T.String({ maxLength: 200 })),
@@ -44,14 +42,6 @@ const UpdateKey = T.Object({ policy: T.Unknown() });
  */
 export function adminRoutes(deps: AppDeps) {
   const { config, keys, ledger } = deps;
-  const authorize = async (request: Request, server: Peer): Promise<RequestState> => {
-    const state = stateOf(request);
-    state.fn = "admin";
-    if (!config.adminToken) throw new GatewayError("not_found", "no such route");
-    if ((await adminTokenOf(deps, request, server)) !== "right")
-      throw new GatewayError("forbidden", "admin token missing or wrong");
-    return state;
-  };
   const body = async <S extends Parameters<typeof validateAgainst>[0]>(request: Request, schema: S) =>
     validateAgainst<import("@sinclair/typebox").Static<S>>(
       schema,
@@ -68,10 +58,11 @@ export function adminRoutes(deps: AppDeps) {
   const detail = (summary: string) => ({ tags: ["Admin"], summary, security: [{ bearer: [] }] });
 
   return new Elysia({ name: "admin" })
+    .use(edgePlugin(deps))
+    .guard({ admin: true })
     .post(
       "/admin/v1/accounts",
-      async ({ request, server }) => {
-        const state = await authorize(request, server);
+      async ({ state, request }) => {
         const b = await body(request, CreateAccount);
         const email = b.email?.trim().toLowerCase();
         if ((email === undefined) !== (b.password === undefined))
@@ -98,24 +89,18 @@ export function adminRoutes(deps: AppDeps) {
     )
     .get(
       "/admin/v1/accounts",
-      async ({ request, server, query }) => {
-        const state = await authorize(request, server);
+      async ({ state, query }) => {
         const { limit, offset } = limitOffset(query, 50, 500);
         return ok(state, "accounts", { data: await keys.listAccounts(limit, offset), limit, offset });
       },
       { detail: detail("List accounts (limit, offset)") },
     )
-    .get(
-      "/admin/v1/accounts/:id",
-      async ({ request, server, params }) => ok(await authorize(request, server), "account", await accountView(params.id)),
-      {
-        detail: detail("Account balance, plan and usage"),
-      },
-    )
+    .get("/admin/v1/accounts/:id", async ({ state, params }) => ok(state, "account", await accountView(params.id)), {
+      detail: detail("Account balance, plan and usage"),
+    })
     .post(
       "/admin/v1/accounts/:id/credits",
-      async ({ request, server, params }) => {
-        const state = await authorize(request, server);
+      async ({ state, request, params }) => {
         const b = await body(request, Grant);
         if (b.amount === 0) throw new GatewayError("invalid_request", "amount must not be 0", { param: "amount" });
         if (!(await keys.accountExists(params.id))) throw new GatewayError("not_found", "account not found");
@@ -133,8 +118,7 @@ export function adminRoutes(deps: AppDeps) {
     )
     .post(
       "/admin/v1/keys",
-      async ({ request, server }) => {
-        const state = await authorize(request, server);
+      async ({ state, request }) => {
         const b = await body(request, CreateKey);
         try {
           const policy = applyPolicyPatch(undefined, parsePolicyPatch(b.policy));
@@ -162,8 +146,7 @@ export function adminRoutes(deps: AppDeps) {
     )
     .get(
       "/admin/v1/keys",
-      async ({ request, server, query }) => {
-        const state = await authorize(request, server);
+      async ({ state, query }) => {
         const { limit, offset } = limitOffset(query, 100, 500);
         const list = await keys.list(query.account_id || undefined, { limit: limit + 1, offset });
         return ok(state, "keys", { data: list.slice(0, limit), limit, offset, has_more: list.length > limit });
@@ -174,8 +157,7 @@ export function adminRoutes(deps: AppDeps) {
     )
     .get(
       "/admin/v1/keys/:id",
-      async ({ request, server, params }) => {
-        const state = await authorize(request, server);
+      async ({ state, params }) => {
         const key = await keyDetail(keys, ledger, params.id);
         if (!key) throw new GatewayError("not_found", "key not found");
         return ok(state, "key", key);
@@ -184,8 +166,7 @@ export function adminRoutes(deps: AppDeps) {
     )
     .patch(
       "/admin/v1/keys/:id",
-      async ({ request, server, params }) => {
-        const state = await authorize(request, server);
+      async ({ state, request, params }) => {
         const b = await body(request, UpdateKey);
         // policy: null clears every field
         const patch = b.policy === null ? clearAll() : parsePolicyPatch(b.policy);
@@ -202,8 +183,7 @@ export function adminRoutes(deps: AppDeps) {
     )
     .delete(
       "/admin/v1/keys/:id",
-      async ({ request, server, params }) => {
-        const state = await authorize(request, server);
+      async ({ state, params }) => {
         if (!(await keys.revoke(params.id))) throw new GatewayError("not_found", "key not found");
         return ok(state, "key revoked", await keys.get(params.id));
       },
@@ -211,8 +191,7 @@ export function adminRoutes(deps: AppDeps) {
     )
     .get(
       "/admin/v1/requests",
-      async ({ request, server, query }) => {
-        const state = await authorize(request, server);
+      async ({ state, query }) => {
         return ok(state, "requests", await readPage((q) => deps.requestLog.page(q), parseLogQuery(query, { admin: true })));
       },
       {
@@ -223,8 +202,7 @@ export function adminRoutes(deps: AppDeps) {
     )
     .get(
       "/admin/v1/requests/:request_id",
-      async ({ request, server, params }) => {
-        const state = await authorize(request, server);
+      async ({ state, params }) => {
         const entry = await deps.requestLog.get(params.request_id);
         if (!entry) throw new GatewayError("not_found", "request not found");
         return ok(state, "request", entry);

@@ -2,9 +2,9 @@ import { Elysia } from "elysia";
 import type { AppDeps } from "../../deps";
 import { ERROR_STATUS } from "../../errors";
 import type { AnyFunctionDef } from "../../functions/define";
+import { edgePlugin, functionEdge } from "../edge-plugin";
 import type { FunctionPipeline } from "../pipeline";
 import { envelopeSchema, errorEnvelopeSchema } from "../schemas";
-import { stateOf } from "../state";
 
 const FUNCTION_ERRORS = [400, 401, 402, 413, 415, 422, 429, 502, 503, 504];
 
@@ -80,16 +80,22 @@ export function functionDoc(def: AnyFunctionDef, cost: number) {
 
 /** One POST route per function definition (and its aliases), all through the one pipeline. */
 export function functionRoutes(deps: AppDeps, pipeline: FunctionPipeline) {
-  const app = new Elysia({ name: "functions" });
+  const app = new Elysia({ name: "functions" }).use(edgePlugin(deps));
   for (const def of deps.functions) {
     const detail = functionDoc(def, pipeline.costOf(def));
     for (const path of [def.path, ...(def.aliases ?? [])]) {
-      app.post(path, ({ request, params }) => pipeline.handle(def, request, stateOf(request), params as Record<string, string>), {
-        parse: "none",
-        // an alias is served but not listed again: the operation's description names it
-        // biome-ignore lint/suspicious/noExplicitAny: OpenAPI operation object, passed through to the document
-        detail: (path === def.path ? detail : { hide: true }) as any,
-      });
+      app.post(
+        path,
+        ({ request, params, state, auth, payload }) =>
+          pipeline.handle(def, request, state, { auth, body: payload }, params as Record<string, string>),
+        {
+          key: functionEdge(def),
+          parse: "none",
+          // an alias is served but not listed again: the operation's description names it
+          // biome-ignore lint/suspicious/noExplicitAny: OpenAPI operation object, passed through to the document
+          detail: (path === def.path ? detail : { hide: true }) as any,
+        },
+      );
     }
   }
   return app;

@@ -6,8 +6,9 @@ import type { Static, TObject } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { Page, Paged } from "../../knowledge/interface";
 import type { MaybePromise } from "../../maybe";
+import { edgePlugin } from "../edge-plugin";
 import { ok } from "../respond";
-import { type Deps, pageOf, resourceContext, resourceDoc, validBody } from "./knowledge-resource";
+import { type Deps, pageOf, resourceDoc, validBody } from "./knowledge-resource";
 
 export interface CollectionStore<S extends TObject, V> {
   create(accountId: string, body: Static<S>): MaybePromise<V>;
@@ -34,37 +35,32 @@ type Query = Record<string, string | undefined>;
 export function collectionRoutes<S extends TObject, V>(deps: Deps, c: Collection<S, V>) {
   const R = c.resource;
   return new Elysia({ name: `${R}-collection` })
+    .use(edgePlugin(deps))
+    .guard({ key: { fn: R } })
     .post(
       c.path,
-      async ({ request }) => {
-        const ctx = await resourceContext(deps, R, request);
-        const body = validBody(deps, c.createSchema, ctx);
-        return ok(ctx.state, `${c.noun} created`, await c.store.create(ctx.auth.accountId, body), 201);
+      async ({ state, auth, payload }) => {
+        const body = validBody(deps, c.createSchema, payload);
+        return ok(state, `${c.noun} created`, await c.store.create(auth.accountId, body), 201);
       },
       { parse: "none", detail: resourceDoc(c.docs.create, { body: c.createSchema, description: c.docs.createDescription }) },
     )
     .get(
       c.path,
-      async ({ request, query }) => {
-        const ctx = await resourceContext(deps, R, request, {}, query as Query);
-        return ok(ctx.state, c.plural, await c.store.list(ctx.auth.accountId, pageOf(ctx.query)));
-      },
+      async ({ state, auth, query }) => ok(state, c.plural, await c.store.list(auth.accountId, pageOf(query as Query))),
       { detail: resourceDoc(`List ${c.plural} (newest first; ?limit= up to 100, default 20, &offset=)`) },
     )
     .get(
       `${c.path}/:id`,
-      async ({ request, params }) => {
-        const ctx = await resourceContext(deps, R, request, params as Params);
-        return ok(ctx.state, c.noun, await c.store.get(ctx.auth.accountId, ctx.params.id as string));
-      },
+      async ({ state, auth, params }) => ok(state, c.noun, await c.store.get(auth.accountId, (params as Params).id as string)),
       { detail: resourceDoc(c.docs.get) },
     )
     .delete(
       `${c.path}/:id`,
-      async ({ request, params }) => {
-        const ctx = await resourceContext(deps, R, request, params as Params);
-        await c.store.delete(ctx.auth.accountId, ctx.params.id as string);
-        return ok(ctx.state, `${c.noun} deleted`, { id: ctx.params.id, deleted: true });
+      async ({ state, auth, params }) => {
+        const { id } = params as Params;
+        await c.store.delete(auth.accountId, id as string);
+        return ok(state, `${c.noun} deleted`, { id, deleted: true });
       },
       { detail: resourceDoc(c.docs.delete) },
     );

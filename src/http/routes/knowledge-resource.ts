@@ -1,30 +1,19 @@
 /**
- * What every knowledge resource route does before its own logic: authenticate, rate-limit as a
- * "standard" call, validate the body against its TypeBox schema and read paging parameters.
+ * What knowledge resource routes share after the edge plugin (authentication, a "standard" rate
+ * limit under the resource's name): the body validated against its schema, paging, OpenAPI detail.
  */
 import type { Static, TObject } from "@sinclair/typebox";
 import type { AppDeps } from "../../deps";
 import { validateAgainst } from "../../functions/validate";
 import type { Page } from "../../knowledge/interface";
 import { ListQuery } from "../../knowledge/schemas";
-import { type AuthedContext, authedContext } from "../context";
 import { limitOffset } from "../query";
-import { stateOf } from "../state";
 
-export type Deps = Pick<AppDeps, "keys" | "config" | "limiter">;
+export type Deps = Pick<AppDeps, "keys" | "config" | "limiter" | "signIns" | "dashboard">;
 
-export async function resourceContext(
-  deps: Deps,
-  resource: string,
-  request: Request,
-  params: Record<string, string> = {},
-  query: Record<string, string | undefined> = {},
-): Promise<AuthedContext> {
-  return authedContext(deps, resource, request, stateOf(request), params, query);
-}
-
-export function validBody<S extends TObject>(deps: Deps, schema: S, ctx: AuthedContext): Static<S> {
-  const { api_key: _key, ...body } = ctx.body;
+/** The body validated against its TypeBox schema (api_key, which may ride in it, left out). */
+export function validBody<S extends TObject>(deps: Deps, schema: S, payload: Record<string, unknown>): Static<S> {
+  const { api_key: _key, ...body } = payload;
   return validateAgainst<Static<S>>(schema, body, deps.config.limits.maxTextChars);
 }
 

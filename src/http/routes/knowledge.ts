@@ -4,6 +4,7 @@
  */
 import { type TObject, Type } from "@sinclair/typebox";
 import { type DocumentDecoration, Elysia } from "elysia";
+import type { AuthInfo } from "../../auth/interface";
 import { keyBudget } from "../../auth/policy";
 import { knowledgeQuotaFor } from "../../config";
 import type { AppDeps } from "../../deps";
@@ -20,15 +21,18 @@ import {
   UpdateKnowledgeBase,
 } from "../../knowledge/schemas";
 import { uploadDocuments } from "../../knowledge/upload";
+import { edgePlugin, functionEdge } from "../edge-plugin";
 import type { FunctionPipeline } from "../pipeline";
 import { ok } from "../respond";
-import { stateOf } from "../state";
+import type { RequestState } from "../state";
 import { functionDoc } from "./functions";
 import { collectionRoutes } from "./knowledge-collections";
-import { type Deps, pageOf, resourceContext, resourceDoc, validBody } from "./knowledge-resource";
+import { type Deps, pageOf, resourceDoc, validBody } from "./knowledge-resource";
 
 type Params = Record<string, string>;
 type Query = Record<string, string | undefined>;
+/** a function route's context, after the edge plugin */
+type Routed = { request: Request; params: Params; state: RequestState; auth: AuthInfo; payload: Record<string, unknown> };
 
 /** The function's OpenAPI detail, with the body clients send (no path or gateway-set fields). */
 function chargedDoc(
@@ -52,23 +56,31 @@ export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }):
   const { pipeline } = deps;
   const run =
     (def: AnyFunctionDef) =>
-    ({ request, params }: { request: Request; params: Params }) =>
-      pipeline.handle(def, request, stateOf(request), params);
+    ({ request, params, state, auth, payload }: Routed) =>
+      pipeline.handle(def, request, state, { auth, body: payload }, params);
 
   const app = new Elysia({ name: "knowledge" })
+    .use(edgePlugin(deps))
     .use(knowledgeBaseRoutes(deps, kbs, embedder))
     .use(faqRoutes(deps, faqs))
     .use(chatbotRoutes(deps, bots))
     .post("/api/v1/knowledge-bases/:id/search", run(fns.search), {
+      key: functionEdge(fns.search),
       parse: "none",
       detail: chargedDoc(pipeline, fns.search, ["id", "revision"]),
     })
     .post("/api/v1/ai/knowledge-bases", run(fns.inlineSearch), {
+      key: functionEdge(fns.inlineSearch),
       parse: "none",
       detail: chargedDoc(pipeline, fns.inlineSearch, [], "knowledge-base-search-inline"),
     })
-    .post("/api/v1/ai/faq-match", run(fns.faqMatch), { parse: "none", detail: chargedDoc(pipeline, fns.faqMatch, ["faqs"]) })
+    .post("/api/v1/ai/faq-match", run(fns.faqMatch), {
+      key: functionEdge(fns.faqMatch),
+      parse: "none",
+      detail: chargedDoc(pipeline, fns.faqMatch, ["faqs"]),
+    })
     .post("/api/v1/chatbots/:id/chat", run(fns.chat), {
+      key: functionEdge(fns.chat),
       parse: "none",
       detail: chargedDoc(pipeline, fns.chat, ["id", "chatbot", "passages"]),
     });
@@ -84,6 +96,7 @@ async function planOf(deps: Pick<AppDeps, "keys">, accountId: string): Promise<s
 function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger" | "metrics">, kbs: KnowledgeBases, embedder: Embedder | null) {
   const R = "knowledge-bases";
   return new Elysia({ name: "knowledge-bases" })
+    .use(edgePlugin(deps))
     .use(
       collectionRoutes(deps, {
         resource: R,
@@ -110,21 +123,20 @@ function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger" | "metrics">, k
     )
     .patch(
       "/api/v1/knowledge-bases/:id",
-      async ({ request, params }) => {
-        const ctx = await resourceContext(deps, R, request, params as Params);
-        const body = validBody(deps, UpdateKnowledgeBase, ctx);
-        return ok(ctx.state, "knowledge base updated", await kbs.update(ctx.auth.accountId, ctx.params.id as string, body));
+      async ({ state, auth, payload, params }) => {
+        const body = validBody(deps, UpdateKnowledgeBase, payload);
+        return ok(state, "knowledge base updated", await kbs.update(auth.accountId, params.id, body));
       },
       {
+        key: { fn: R },
         parse: "none",
         detail: resourceDoc("Update a knowledge base's name, description or status", { body: UpdateKnowledgeBase }),
       },
     )
     .post(
       "/api/v1/knowledge-bases/:id/documents",
-      async ({ request, params }) => {
-        const ctx = await resourceContext(deps, R, request, params as Params);
-        const body = validBody(deps, AddDocuments, ctx);
+      async ({ request, state, auth, payload, params }) => {
+        const body = validBody(deps, AddDocuments, payload);
         const docs =
           body.documents ??
           (body.content !== undefined ? [{ title: body.title, content: body.content, metadata: body.metadata }] : null);
@@ -135,23 +147,24 @@ function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger" | "metrics">, k
             ledger: deps.ledger,
             embedder,
             config: deps.config,
-            accountId: ctx.auth.accountId,
-            plan: await planOf(deps, ctx.auth.accountId),
-            keyId: ctx.auth.keyId,
-            budget: keyBudget(ctx.auth),
-            requestId: ctx.state.requestId,
+            accountId: auth.accountId,
+            plan: await planOf(deps, auth.accountId),
+            keyId: auth.keyId,
+            budget: keyBudget(auth),
+            requestId: state.requestId,
             signal: request.signal,
           },
-          ctx.params.id as string,
+          params.id,
           docs,
         );
         for (const { fn, amount } of upload.charges)
           deps.metrics.inc("textai_credits_charged_total", "Credits charged", { function: fn }, amount);
-        ctx.state.credits = upload.charged;
-        ctx.state.creditsRemaining = upload.remaining;
-        return ok(ctx.state, "documents added", { data: upload.added, count: upload.added.length }, 201);
+        state.credits = upload.charged;
+        state.creditsRemaining = upload.remaining;
+        return ok(state, "documents added", { data: upload.added, count: upload.added.length }, 201);
       },
       {
+        key: { fn: R },
         parse: "none",
         detail: resourceDoc("Add documents (texts or {title, content, metadata}); they are chunked and indexed", {
           body: AddDocuments,
@@ -163,24 +176,17 @@ function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger" | "metrics">, k
     )
     .get(
       "/api/v1/knowledge-bases/:id/documents",
-      async ({ request, params, query }) => {
-        const ctx = await resourceContext(deps, R, request, params as Params, query as Query);
-        return ok(
-          ctx.state,
-          "documents",
-          await kbs.listDocuments(ctx.auth.accountId, ctx.params.id as string, pageOf(ctx.query)),
-        );
-      },
-      { detail: resourceDoc("List a knowledge base's documents (oldest first; ?limit=&offset=)") },
+      async ({ state, auth, params, query }) =>
+        ok(state, "documents", await kbs.listDocuments(auth.accountId, params.id, pageOf(query as Query))),
+      { key: { fn: R }, detail: resourceDoc("List a knowledge base's documents (oldest first; ?limit=&offset=)") },
     )
     .delete(
       "/api/v1/knowledge-bases/:id/documents/:doc_id",
-      async ({ request, params }) => {
-        const ctx = await resourceContext(deps, R, request, params as Params);
-        await kbs.deleteDocument(ctx.auth.accountId, ctx.params.id as string, ctx.params.doc_id as string);
-        return ok(ctx.state, "document deleted", { id: ctx.params.doc_id, deleted: true });
+      async ({ state, auth, params }) => {
+        await kbs.deleteDocument(auth.accountId, params.id, params.doc_id);
+        return ok(state, "document deleted", { id: params.doc_id, deleted: true });
       },
-      { detail: resourceDoc("Delete a document and its chunks from the index") },
+      { key: { fn: R }, detail: resourceDoc("Delete a document and its chunks from the index") },
     );
 }
 

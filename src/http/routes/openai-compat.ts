@@ -13,11 +13,12 @@ import { type GuardCounts, proxyTexts, StreamRestorer } from "../../providers/gu
 import { servesModel, targetModel } from "../../providers/route-plan";
 import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../../providers/shared-account";
 import { ProviderError, type ProxyApi, type UpstreamErrorBody } from "../../providers/types";
-import { requestEdge } from "../edge";
+import type { Edge } from "../edge";
+import { edgePlugin } from "../edge-plugin";
 import { toGatewayError } from "../errors";
 import { countRedactions, guardFor, inspectOrRefuse, markGuarded } from "../guardrails";
 import { checkParameterRanges } from "../openai-params";
-import { endTrace, mark, type RequestState, serverTiming, stateOf } from "../state";
+import { endTrace, mark, type RequestState, serverTiming } from "../state";
 
 export const CHAT_COMPLETIONS = API_FN["chat/completions"];
 
@@ -137,9 +138,9 @@ const Loose = (description: string) => T.Object({}, { additionalProperties: true
 export function openAiCompatRoutes(deps: AppDeps) {
   const { config, ledger, cache, router, providers, metrics, logger } = deps;
 
-  const forward = async (api: ProxyApi, request: Request, state: RequestState): Promise<Response> => {
+  const forward = async (api: ProxyApi, request: Request, state: RequestState, edge: Edge): Promise<Response> => {
     const fn = API_FN[api];
-    const { auth, body: raw } = await requestEdge(deps, request, state, { fn, rateClass: "standard", body: true });
+    const { auth, body: raw } = edge;
     const t = performance.now();
     const { api_key: _key, ...body } = raw;
     checkShape(api, body);
@@ -435,15 +436,22 @@ export function openAiCompatRoutes(deps: AppDeps) {
 
   const handler =
     (api: ProxyApi) =>
-    async ({ request }: { request: Request }) => {
-      const state = stateOf(request);
+    async ({
+      request,
+      state,
+      auth,
+      payload,
+    }: { request: Request; state: RequestState } & Pick<Edge, "auth"> & {
+        payload: Edge["body"];
+      }) => {
       try {
-        return await forward(api, request, state);
+        return await forward(api, request, state, { auth, body: payload });
       } catch (err) {
         return errorAnswer(request, state, err);
       }
     };
-  const post = (summary: string, description: string) => ({
+  const post = (api: ProxyApi, summary: string, description: string) => ({
+    key: { fn: API_FN[api], body: true },
     parse: "none" as const,
     detail: {
       tags: ["Conversation"],
@@ -454,11 +462,9 @@ export function openAiCompatRoutes(deps: AppDeps) {
       },
     },
   });
-  const listing = async (request: Request, rawId?: string): Promise<Response> => {
-    const state = stateOf(request);
+  // the same edge as every authenticated route (the edge plugin): authentication, then the key's rate limit
+  const listing = async (state: RequestState, request: Request, rawId?: string): Promise<Response> => {
     try {
-      // the same edge as every authenticated route: authentication, then the key's rate limit
-      await requestEdge(deps, request, state, { fn: "models", rateClass: "standard", body: false });
       const id = rawId === undefined ? undefined : decodedId(rawId);
       const body = id === undefined ? { object: "list", data: modelList() } : modelById(id);
       if (!body) throw modelNotFound(id ?? "");
@@ -469,11 +475,14 @@ export function openAiCompatRoutes(deps: AppDeps) {
     }
   };
 
+  const MODELS = { fn: "models", body: false };
   return new Elysia({ name: "openai-compat" })
+    .use(edgePlugin(deps))
     .post(
       "/v1/chat/completions",
       handler("chat/completions"),
       post(
+        "chat/completions",
         "OpenAI-compatible chat completions (plain and stream: true), forwarded as sent; priced per token (docs/pricing.md)",
         "An OpenAI Chat Completions request: every field is forwarded to the provider as sent",
       ),
@@ -481,20 +490,27 @@ export function openAiCompatRoutes(deps: AppDeps) {
     .post(
       "/v1/embeddings",
       handler("embeddings"),
-      post("OpenAI-compatible embeddings, forwarded as sent; priced per token (docs/pricing.md)", "An OpenAI Embeddings request"),
+      post(
+        "embeddings",
+        "OpenAI-compatible embeddings, forwarded as sent; priced per token (docs/pricing.md)",
+        "An OpenAI Embeddings request",
+      ),
     )
     .post(
       "/v1/responses",
       handler("responses"),
       post(
+        "responses",
         "OpenAI Responses API, passed through to providers that implement it; priced per token (docs/pricing.md)",
         "An OpenAI Responses request: forwarded as sent to a provider with the responses feature",
       ),
     )
-    .get("/v1/models", ({ request }) => listing(request), {
+    .get("/v1/models", ({ state, request }) => listing(state, request), {
+      key: MODELS,
       detail: { tags: ["Conversation"], summary: "Models of the configured providers, as provider/model and plain ids" },
     })
-    .get("/v1/models/*", ({ request, params }) => listing(request, params["*"]), {
+    .get("/v1/models/*", ({ state, request, params }) => listing(state, request, params["*"]), {
+      key: MODELS,
       detail: { tags: ["Conversation"], summary: "One model" },
     });
 }

@@ -8,6 +8,7 @@ import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { loadedEngines } from "../../local/engines";
 import { adminTokenOf } from "../admin-token";
+import { edgePlugin } from "../edge-plugin";
 import { errorResponse, ok } from "../respond";
 import { stateOf } from "../state";
 
@@ -104,7 +105,7 @@ export function operations(deps: AppDeps): Operations {
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 export function opsRoutes(deps: AppDeps) {
-  const { config, router, lifecycle, dependencies } = deps;
+  const { router, lifecycle, dependencies } = deps;
   const { probe, scrape } = operations(deps);
   /**
    * /metrics and the details of /ready tell the providers, their states and every tenant's
@@ -115,6 +116,7 @@ export function opsRoutes(deps: AppDeps) {
     (await adminTokenOf(deps, request, server)) === "right";
 
   return new Elysia({ name: "ops" })
+    .use(edgePlugin(deps))
     .get(
       "/health",
       ({ request }) => ok(stateOf(request), "ok", { status: "ok", uptime_s: Math.round((Date.now() - startedAt) / 1000) }),
@@ -157,18 +159,16 @@ export function opsRoutes(deps: AppDeps) {
     )
     .get(
       "/metrics",
-      async ({ request, server }) => {
-        const state = stateOf(request);
-        if (!config.adminToken)
-          throw new GatewayError(
-            "not_found",
-            "/metrics is served to the admin token (set TEXTAI_ADMIN_TOKEN) or on the metrics_listen address",
-          );
-        if (!(await operator(request, server))) throw new GatewayError("forbidden", "admin token missing or wrong");
+      async ({ state }) => {
         state.status = 200;
         return new Response(await scrape(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
       },
       {
+        admin: {
+          unset: "/metrics is served to the admin token (set TEXTAI_ADMIN_TOKEN) or on the metrics_listen address",
+          // a scrape is no function call: not logged per request
+          fn: false,
+        },
         detail: {
           tags: ["Operations"],
           summary: "Prometheus metrics, for the admin token (Authorization: Bearer); or open on the metrics_listen address",

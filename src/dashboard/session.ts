@@ -1,0 +1,63 @@
+/**
+ * Dashboard sessions as the request edge reads them (src/http/edge-plugin.ts): the request's
+ * context (origin, client address), its session, and the redirect a page answers without one.
+ */
+import type { Config } from "../config";
+import type { AppDeps } from "../deps";
+import { GatewayError } from "../errors";
+import { type RequestState, stateOf } from "../http/state";
+import type { Session } from "./interface";
+import { hashToken, operatorTokenHash, type Peer, readCookie, requestOrigin, SESSION_LIMITS, sameOrigin } from "./security";
+
+/** A dashboard request: its state, whether it came over HTTPS, the client address and its own origin. */
+export interface Ctx {
+  request: Request;
+  state: RequestState;
+  secure: boolean;
+  client: string;
+  origin: string;
+}
+
+export type SessionDeps = { config: Pick<Config, "adminToken" | "dashboard">; dashboard: AppDeps["dashboard"] };
+
+export function dashboardCtx(deps: SessionDeps, request: Request, server: Peer): Ctx {
+  const state = stateOf(request);
+  state.fn = "dashboard";
+  const peer = server?.requestIP(request)?.address ?? null;
+  return { request, state, ...requestOrigin(request, peer, deps.config.dashboard.trustedProxies) };
+}
+
+/** A state-changing request from another origin (a form posted by another site): 403. */
+export function checkOrigin(c: Ctx): void {
+  if (!sameOrigin(c.request, c.origin)) throw new GatewayError("forbidden", "cross-origin request refused");
+}
+
+/** The hash a session token is stored under: an operator's is bound to the admin token (security.ts). */
+export function storedHash(deps: SessionDeps, token: string, kind: Session["kind"]): string {
+  const { adminToken } = deps.config;
+  return kind === "operator" && adminToken ? operatorTokenHash(token, adminToken) : hashToken(token);
+}
+
+/** The session the request's cookie names, touched (its idle time starts again); null without one. */
+export async function sessionOf(deps: SessionDeps, request: Request): Promise<Session | null> {
+  const token = readCookie(request);
+  if (!token || token.length > 100) return null;
+  const now = Date.now();
+  const store = deps.dashboard;
+  const s = await store.touchSession(hashToken(token), now, SESSION_LIMITS);
+  if (s?.kind === "account") return s;
+  // an operator session stored under the plain hash was opened before sessions were bound to the token
+  if (s) await store.deleteSession(s.tokenHash);
+  if (!deps.config.adminToken) return null;
+  const op = await store.touchSession(storedHash(deps, token, "operator"), now, SESSION_LIMITS);
+  return op?.kind === "operator" ? op : null;
+}
+
+/** 303 to `to`, with the request's headers (x-request-id, …); never cached. */
+export function redirect(c: Ctx, to: string, headers: Record<string, string> = {}): Response {
+  c.state.status = 303;
+  return new Response(null, {
+    status: 303,
+    headers: { location: to, "cache-control": "no-store", ...c.state.headers, ...headers },
+  });
+}

@@ -1,0 +1,141 @@
+/**
+ * The request edge as one Elysia plugin: a route declares the credential it needs in its options
+ * and finds the request's state, caller and body in its context, already checked.
+ *
+ *   .get(path, ({ state, auth }) => …, { key: { fn: "account" } })        // an API key
+ *   .post(path, ({ state, payload }) => …, { key: { fn: R, rateClass } })  // + the JSON body
+ *   .get(path, ({ state }) => …, { admin: true })                           // the admin token
+ *   .get(path, ({ c, holder }) => …, { session: true })                     // a dashboard session
+ *   .post(path, ({ c }) => …, { operator: { origin: true } })               // the operator's, same origin
+ *
+ * `key` runs `requestEdge` (body for POST/PUT/PATCH unless `body` says otherwise, authentication,
+ * the key's policy, the key's then the account's rate limit); `admin` checks TEXTAI_ADMIN_TOKEN
+ * (404 when none is configured, 403 when missing or wrong, a wrong one counted as a guess);
+ * `session` and `operator` read the dashboard session (a page without one is redirected to its
+ * sign-in page, a JSON route answers 401 not_signed_in; `origin: true` refuses another Origin first). A
+ * refusal is thrown as a GatewayError, answered by the app's one error handler in the envelope.
+ * test/core/security-matrix.test.ts checks every registered route against its class.
+ */
+import { Elysia } from "elysia";
+import type { Peer } from "../dashboard/security";
+import { checkOrigin, dashboardCtx, redirect, sessionOf } from "../dashboard/session";
+import type { AppDeps } from "../deps";
+import { GatewayError } from "../errors";
+import type { AnyFunctionDef } from "../functions/define";
+import type { RateClass } from "../ratelimit/interface";
+import { adminTokenOf } from "./admin-token";
+import { requestEdge } from "./edge";
+import { stateOf } from "./state";
+
+export interface KeyEdge {
+  /** the rate-limit bucket, request-log and metrics name, e.g. "account", "knowledge-bases" */
+  fn: string;
+  /** "standard" unless given */
+  rateClass?: RateClass;
+  /** read the JSON body; by default for POST, PUT and PATCH */
+  body?: boolean;
+}
+
+export interface AdminEdge {
+  /** the 404 message when no admin token is configured */
+  unset?: string;
+  /** the request's function name in logs and metrics: "admin" unless given; false leaves it unset */
+  fn?: string | false;
+}
+
+/** A function call's edge: its name and rate class, the body always read. */
+export const functionEdge = (def: Pick<AnyFunctionDef, "name" | "rateClass">): Required<KeyEdge> => ({
+  fn: def.name,
+  rateClass: def.rateClass,
+  body: true,
+});
+
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
+
+export type EdgeDeps = Pick<AppDeps, "keys" | "limiter" | "config" | "signIns" | "dashboard">;
+
+export type EdgeKind = "key" | "admin" | "session" | "operator";
+
+export interface SessionEdge {
+  /** a JSON route: no session is 401 not_signed_in (a page is redirected to its sign-in page) */
+  json?: boolean;
+  /** a state-changing route: another Origin is 403, checked before the session */
+  origin?: boolean;
+}
+
+/** An answer the edge gives instead of the route (a page's redirect to sign-in): the app's error handler sends it as is. */
+export class EdgeAnswer extends Error {
+  constructor(readonly response: Response) {
+    super("answered by the request edge");
+  }
+}
+/** the edge's resolvers, by the credential they check: how a registered route tells it runs the edge */
+const resolvers = new WeakMap<object, EdgeKind>();
+const tagged = <F extends object>(kind: EdgeKind, fn: F): F => {
+  resolvers.set(fn, kind);
+  return fn;
+};
+
+/** The credential a registered route's edge checks (from `app.routes[i].hooks`), null when it runs none. */
+export function edgeOf(hooks: unknown): EdgeKind | null {
+  const before = (hooks as { beforeHandle?: unknown } | undefined)?.beforeHandle;
+  for (const h of Array.isArray(before) ? before : before ? [before] : []) {
+    const kind = resolvers.get((h as { fn?: object }).fn ?? (h as object));
+    if (kind) return kind;
+  }
+  return null;
+}
+
+export function edgePlugin(deps: EdgeDeps) {
+  // no plugin name: each route family uses its own instance (an app per deps, several per test process)
+  return new Elysia().macro({
+    key: (opts: KeyEdge) => ({
+      resolve: tagged("key", async ({ request }: { request: Request }) => {
+        const state = stateOf(request);
+        const { auth, body } = await requestEdge(deps, request, state, {
+          fn: opts.fn,
+          rateClass: opts.rateClass ?? "standard",
+          body: opts.body ?? BODY_METHODS.has(request.method),
+        });
+        return { state, auth, payload: body };
+      }),
+    }),
+    admin: (opts: true | AdminEdge) => ({
+      resolve: tagged("admin", async ({ request, server }: { request: Request; server: Peer }) => {
+        const o: AdminEdge = opts === true ? {} : opts;
+        const state = stateOf(request);
+        if (o.fn !== false) state.fn = o.fn ?? "admin";
+        if (!deps.config.adminToken) throw new GatewayError("not_found", o.unset ?? "no such route");
+        if ((await adminTokenOf(deps, request, server)) !== "right")
+          throw new GatewayError("forbidden", "admin token missing or wrong");
+        return { state };
+      }),
+    }),
+    session: (opts: true | SessionEdge) => ({
+      resolve: tagged("session", async ({ request, server }: { request: Request; server: Peer }) => {
+        const o: SessionEdge = opts === true ? {} : opts;
+        const c = dashboardCtx(deps, request, server);
+        if (o.origin) checkOrigin(c);
+        const s = await sessionOf(deps, request);
+        if (s?.kind === "account" && s.accountId) {
+          const login = await deps.dashboard.loginOf(s.accountId);
+          return { c, holder: { session: s, accountId: s.accountId, email: login?.email ?? s.accountId } };
+        }
+        if (o.json) throw new GatewayError("not_signed_in", "sign in to the dashboard first");
+        throw new EdgeAnswer(redirect(c, s?.kind === "operator" ? "/dashboard/operator" : "/dashboard/login"));
+      }),
+    }),
+    operator: (opts: true | SessionEdge) => ({
+      resolve: tagged("operator", async ({ request, server }: { request: Request; server: Peer }) => {
+        const o: SessionEdge = opts === true ? {} : opts;
+        const c = dashboardCtx(deps, request, server);
+        if (!deps.config.adminToken) throw new GatewayError("not_found", "no such route");
+        if (o.origin) checkOrigin(c);
+        const s = await sessionOf(deps, request);
+        if (s?.kind === "operator") return { c, operatorSession: s };
+        if (o.json) throw new GatewayError("not_signed_in", "sign in as the operator first");
+        throw new EdgeAnswer(redirect(c, "/dashboard/operator/login"));
+      }),
+    }),
+  });
+}

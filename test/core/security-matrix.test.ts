@@ -1,0 +1,273 @@
+// The security matrix (issue 21), as Unkey's API has one: every route the app registered is put in
+// one class by the credential it needs, and each class's contract statuses are checked on each of
+// its routes over real HTTP. A route in no class fails the first test: a new route declares itself
+// here (a public one by name; the prefixes place /api, /v1, /admin and /dashboard routes).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../helpers/gateway";
+import { RawConnection } from "../helpers/raw-http";
+
+const TOKEN = "admin-token-for-the-security-matrix-0123456789";
+const admin = { authorization: `Bearer ${TOKEN}` };
+
+type Class = "public" | "key" | "admin" | "session" | "operator";
+type Route = { method: string; path: string; edge?: Class | null };
+
+/** Routes anyone may call: named one by one, so a new public route is a decision, never a default. */
+const PUBLIC = new Set([
+  "GET /health",
+  "GET /ready",
+  "GET /docs",
+  "GET /docs/*",
+  "GET /docs/json",
+  "GET /docs/assets/scalar.js",
+  "GET /openapi.json",
+  "GET /login",
+  "GET /dashboard/assets/app.css",
+  "GET /dashboard/assets/app.js",
+  "GET /dashboard/login",
+  "POST /dashboard/login",
+  "POST /dashboard/logout",
+  "GET /dashboard/signup",
+  "POST /dashboard/signup",
+  "GET /dashboard/operator/login",
+  "POST /dashboard/operator/login",
+]);
+
+function classOf(r: Route): Class | null {
+  const name = `${r.method} ${r.path}`;
+  if (PUBLIC.has(name)) return "public";
+  if (r.path.startsWith("/api/v1/") || r.path.startsWith("/v1/")) return "key";
+  if (r.path.startsWith("/admin/v1/") || name === "GET /metrics") return "admin";
+  if (r.path.startsWith("/dashboard/operator") || r.path.startsWith("/dashboard/api/operator/")) return "operator";
+  if (r.path === "/dashboard" || r.path.startsWith("/dashboard/")) return "session";
+  return null;
+}
+
+let gw: TestGateway;
+let origin: string;
+let holderCookie: string;
+let operatorCookie: string;
+let routes: (Route & { cls: Class | null })[];
+
+/** a concrete URL path for a route pattern (path parameters and wildcards filled with "x") */
+const concrete = (path: string) => path.replace(/:[^/]+/g, "x").replace(/\*/g, "x");
+const hasBody = (method: string) => method === "POST" || method === "PUT" || method === "PATCH";
+
+async function call(r: Route, headers: Record<string, string> = {}, form = false) {
+  const res = await fetch(gw.url + concrete(r.path), {
+    method: r.method,
+    redirect: "manual",
+    headers: hasBody(r.method)
+      ? { "content-type": form ? "application/x-www-form-urlencoded" : "application/json", ...headers }
+      : headers,
+    body: hasBody(r.method) ? (form ? "" : "{}") : undefined,
+  });
+  const text = await res.text();
+  let json: { error?: { code?: string } } = {};
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: res.status, headers: res.headers, json, label: `${r.method} ${r.path}: ${res.status} ${text.slice(0, 200)}` };
+}
+
+/** a dashboard form route (HTML) rather than one of its JSON routes */
+const isForm = (r: Route) => !r.path.startsWith("/dashboard/api/");
+const of = (cls: Class) => routes.filter((r) => r.cls === cls);
+let clientNo = 0;
+/** a client address of its own (the gateway trusts 127.0.0.1 as a proxy), so guesses are counted per check */
+const freshClient = () => ({ "x-forwarded-for": `10.77.${Math.floor(++clientNo / 250)}.${clientNo % 250}` });
+
+async function createKey(policy?: Record<string, unknown>): Promise<{ key: string; id: string }> {
+  const res = await gw.post("/admin/v1/keys", { label: "matrix", credits: 100, ...(policy ? { policy } : {}) }, admin);
+  expect(res.status).toBe(201);
+  return { key: res.json.data.result.key, id: res.json.data.result.id };
+}
+
+beforeAll(async () => {
+  gw = await startGateway({
+    env: { TEXTAI_ADMIN_TOKEN: TOKEN, TEXTAI_TRUSTED_PROXIES: "127.0.0.1" },
+    configText: "[dashboard]\nsignup = true\n",
+  });
+  origin = new URL(gw.url).origin;
+  routes = gw.routes.map((r) => ({ ...r, cls: classOf(r) }));
+  const formPost = (path: string, body: Record<string, string>) =>
+    fetch(gw.url + path, {
+      method: "POST",
+      redirect: "manual",
+      headers: { origin, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(body),
+    });
+  const made = await gw.post(
+    "/admin/v1/accounts",
+    { email: "matrix@example.com", password: "a long enough password", credits: 50 },
+    admin,
+  );
+  expect(made.status).toBe(201);
+  const signedIn = await formPost("/dashboard/login", { email: "matrix@example.com", password: "a long enough password" });
+  expect(signedIn.status).toBe(303);
+  holderCookie = (signedIn.headers.get("set-cookie") ?? "").split(";")[0] as string;
+  const op = await formPost("/dashboard/operator/login", { token: TOKEN });
+  expect(op.status).toBe(303);
+  operatorCookie = (op.headers.get("set-cookie") ?? "").split(";")[0] as string;
+});
+afterAll(() => gw.close());
+
+describe("security matrix: every registered route", () => {
+  test("every route is in exactly one class (a new route must declare itself)", () => {
+    expect(routes.length).toBeGreaterThan(50);
+    const unclassified = routes.filter((r) => r.cls === null).map((r) => `${r.method} ${r.path}`);
+    expect(unclassified).toEqual([]);
+    // each class is present, so a prefix typo cannot empty one silently
+    for (const c of ["public", "key", "admin", "session", "operator"] as const) expect(of(c).length).toBeGreaterThan(0);
+  });
+
+  test("every authenticated route runs the edge plugin (src/http/edge-plugin.ts) for its credential", () => {
+    const off = routes.filter((r) => r.cls !== "public" && r.edge !== r.cls).map((r) => `${r.method} ${r.path}`);
+    expect(off).toEqual([]);
+    // and no public route runs it
+    expect(of("public").filter((r) => r.edge !== null)).toEqual([]);
+  });
+
+  test("public routes answer without any credential", async () => {
+    for (const r of of("public").filter((r) => r.method === "GET" && !r.path.includes("*"))) {
+      const res = await call(r);
+      expect(res.status, res.label).toBeLessThan(400);
+    }
+  });
+
+  test("key routes: no key, an unknown key and a revoked key are 401 in the route's error shape", async () => {
+    const revoked = await createKey();
+    const del = await fetch(`${gw.url}/admin/v1/keys/${revoked.id}`, { method: "DELETE", headers: admin });
+    expect(del.status).toBe(200);
+    for (const r of of("key")) {
+      const none = await call(r);
+      expect(none.status, none.label).toBe(401);
+      expect(none.json.error?.code, none.label).toBe("missing_api_key");
+      const unknown = await call(r, { "x-api-key": "tai_live_thisKeyWasNeverIssuedToAnyone00000000" });
+      expect(unknown.status, unknown.label).toBe(401);
+      expect(unknown.json.error?.code, unknown.label).toBe("invalid_api_key");
+      const gone = await call(r, { "x-api-key": revoked.key });
+      expect(gone.status, gone.label).toBe(401);
+      expect(gone.json.error?.code, gone.label).toBe("invalid_api_key");
+      // an admin token or a dashboard session is no API key
+      const other = await call(r, { ...admin, cookie: holderCookie });
+      expect(other.status, other.label).toBe(401);
+    }
+  });
+
+  test("key routes: an expired key is 401 expired_api_key; a key whose allowed_functions leave the route out is 403", async () => {
+    const expired = await createKey({ expires_at: "2001-01-01T00:00:00Z" });
+    const narrow = await createKey({ allowed_functions: ["no-such-function"] });
+    // docs/key-policies.md: no allowed_functions list refuses the account's own figures or the model list
+    const alwaysAllowed = (r: Route) => r.path.startsWith("/api/v1/account/") || r.path.startsWith("/v1/models");
+    for (const r of of("key")) {
+      const old = await call(r, { "x-api-key": expired.key });
+      expect(old.status, old.label).toBe(401);
+      expect(old.json.error?.code, old.label).toBe("expired_api_key");
+      const outside = await call(r, { "x-api-key": narrow.key });
+      if (alwaysAllowed(r)) expect([401, 403, 429], outside.label).not.toContain(outside.status);
+      else {
+        expect(outside.status, outside.label).toBe(403);
+        expect(outside.json.error?.code, outside.label).toBe("forbidden");
+      }
+    }
+  });
+
+  test("key routes: over the key's limit is 429 rate_limited with Retry-After", async () => {
+    // rate_limit_per_minute 1: a bucket per (key, route's function name); the first call takes the
+    // one token (or finds it taken by a route of the same name), the second is refused
+    const limited = await createKey({ rate_limit_per_minute: 1 });
+    for (const r of of("key")) {
+      await call(r, { "x-api-key": limited.key });
+      const over = await call(r, { "x-api-key": limited.key });
+      expect(over.status, over.label).toBe(429);
+      expect(over.json.error?.code, over.label).toBe("rate_limited");
+      expect(Number(over.headers.get("retry-after")), over.label).toBeGreaterThan(0);
+    }
+  });
+
+  test("admin routes: no token and a wrong token are 403; a wrong token counts as a guess", async () => {
+    for (const r of of("admin")) {
+      const none = await call(r, freshClient());
+      expect(none.status, none.label).toBe(403);
+      expect(none.json.error?.code, none.label).toBe("forbidden");
+      const client = freshClient();
+      const wrong = await call(r, { ...client, authorization: "Bearer not-the-admin-token-but-long-enough-000000" });
+      expect(wrong.status, wrong.label).toBe(403);
+      expect(wrong.json.error?.code, wrong.label).toBe("forbidden");
+      // an API key is no admin token
+      const key = await call(r, { ...freshClient(), "x-api-key": (await createKey()).key });
+      expect(key.status, key.label).toBe(403);
+      // past the guesses one address may make, even the right token is refused from it
+      for (let i = 0; i < 4; i++) await call(r, { ...client, authorization: `Bearer wrong-guess-${i}` });
+      const throttled = await call(r, { ...client, ...admin });
+      expect(throttled.status, throttled.label).toBe(429);
+      expect(Number(throttled.headers.get("retry-after")), throttled.label).toBeGreaterThan(0);
+      // and the right token from another address passes the edge
+      const right = await call(r, { ...freshClient(), ...admin });
+      expect([401, 403, 429], right.label).not.toContain(right.status);
+    }
+  });
+
+  test("session routes: no session is 303 to sign-in (pages) or 401 not_signed_in (JSON); a key or an admin token is no session", async () => {
+    for (const r of of("session")) {
+      for (const creds of [{} as Record<string, string>, { "x-api-key": (await createKey()).key }, admin]) {
+        const res = await call(r, { origin, ...creds }, isForm(r));
+        if (isForm(r)) {
+          expect(res.status, res.label).toBe(303);
+          expect(res.headers.get("location"), res.label).toBe("/dashboard/login");
+        } else {
+          expect(res.status, res.label).toBe(401);
+          expect(res.json.error?.code, res.label).toBe("not_signed_in");
+        }
+      }
+    }
+  });
+
+  test("operator routes: no session, an account holder's session or the admin token alone are refused", async () => {
+    for (const r of of("operator")) {
+      for (const creds of [{} as Record<string, string>, { cookie: holderCookie }, admin]) {
+        const res = await call(r, { origin, ...creds }, isForm(r));
+        if (isForm(r)) {
+          expect(res.status, res.label).toBe(303);
+          expect(res.headers.get("location"), res.label).toBe("/dashboard/operator/login");
+        } else {
+          expect(res.status, res.label).toBe(401);
+          expect(res.json.error?.code, res.label).toBe("not_signed_in");
+        }
+      }
+    }
+  });
+
+  test("every state-changing dashboard route refuses a wrong Origin with 403, signed in or not", async () => {
+    const changing = routes.filter(
+      (r) =>
+        (r.cls === "session" || r.cls === "operator" || r.cls === "public") &&
+        r.method !== "GET" &&
+        r.path.startsWith("/dashboard"),
+    );
+    expect(changing.length).toBeGreaterThan(5);
+    for (const r of changing) {
+      const cookie = r.cls === "operator" ? operatorCookie : holderCookie;
+      for (const o of [{ origin: "https://evil.example" }, { origin: "null" }]) {
+        const res = await call(r, { ...o, cookie }, isForm(r));
+        expect(res.status, res.label).toBe(403);
+      }
+    }
+  });
+
+  test("a page the edge refuses with its body unread closes the connection (the body is never read as a next request)", async () => {
+    const c = new RawConnection(gw.port);
+    await c.ready;
+    const body = "label=x";
+    c.write(
+      `POST /dashboard/keys HTTP/1.1\r\nHost: ${new URL(gw.url).host}\r\nOrigin: ${origin}\r\n` +
+        `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+    );
+    const res = await c.next(5000);
+    expect(res?.status).toBe(303);
+    expect(res?.headers.location).toBe("/dashboard/login");
+    expect(res?.headers.connection).toBe("close");
+    c.destroy();
+  });
+});
