@@ -62,7 +62,9 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
     expect((await patch(n1, id, { monthly_credit_limit: 10 })).status).toBe(200);
     sim.reset();
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => chat(cluster.nodes[i % 3] as Node, key, `spend ${i}`, { "cache-control": "no-cache" })),
+      Array.from({ length: 50 }, (_, i) =>
+        chat(cluster.nodes[i % 3] as Node, key, `spend ${i}`, { "cache-control": "no-cache" }),
+      ),
     );
     const ok = results.filter((r) => r.status === 200);
     const refused = results.filter((r) => r.status === 402);
