@@ -17,7 +17,10 @@ import type { RequestState } from "./state";
  * protection). Null when neither guards anything.
  */
 export function guardFor(config: Config, auth: AuthInfo, keyPolicy?: KeyGuardrails | null): RequestGuard | null {
-  const settings = mergeGuardrails(config.guardrails[auth.plan], keyPolicy);
+  const plan = config.guardrails[auth.plan];
+  // the usual request: nothing to guard, nothing to merge
+  if (!plan && !keyPolicy) return null;
+  const settings = mergeGuardrails(plan, keyPolicy);
   return settings ? new RequestGuard(settings) : null;
 }
 
