@@ -157,20 +157,31 @@ async function loop<T>(spec: FallbackSpec<T>, overall: AbortSignal, deadline: Ab
     }
     running.clear();
   };
-  const abortedP = new Promise<"abort">((resolve) => {
-    if (overall.aborted) resolve("abort");
-    else overall.addEventListener("abort", () => resolve("abort"), { once: true });
-  });
+  // made on first need: a listener on the composite signal is a real cost on every call
+  let abortedP: Promise<"abort"> | undefined;
+  const aborted = (): Promise<"abort"> =>
+    (abortedP ??= new Promise<"abort">((resolve) => {
+      if (overall.aborted) resolve("abort");
+      else overall.addEventListener("abort", () => resolve("abort"), { once: true });
+    }));
 
   try {
     startNext();
     while (running.size > 0) {
       let hedgeTimer: ReturnType<typeof setTimeout> | undefined;
-      const waits: Promise<Settled<T> | "abort" | "hedge">[] = [...[...running.values()].map((r) => r.promise), abortedP];
-      if (spec.hedgeAfterMs && queue.length > 0)
-        waits.push(new Promise((resolve) => (hedgeTimer = setTimeout(() => resolve("hedge"), spec.hedgeAfterMs))));
-      const got = await Promise.race(waits);
-      clearTimeout(hedgeTimer);
+      let got: Settled<T> | "abort" | "hedge";
+      const [only] = running.size === 1 ? running.values() : [];
+      if (only && !spec.hedgeAfterMs && !only.step.target.provider.inProcess) {
+        // one provider call out of the process, nothing to hedge: its request runs on `overall`, so
+        // the deadline and the client's leaving end it (fetch rejects), and no race is needed
+        got = await only.promise;
+      } else {
+        const waits: Promise<Settled<T> | "abort" | "hedge">[] = [...[...running.values()].map((r) => r.promise), aborted()];
+        if (spec.hedgeAfterMs && queue.length > 0)
+          waits.push(new Promise((resolve) => (hedgeTimer = setTimeout(() => resolve("hedge"), spec.hedgeAfterMs))));
+        got = await Promise.race(waits);
+        clearTimeout(hedgeTimer);
+      }
       if (got === "hedge") {
         startNext();
         continue;
