@@ -36,7 +36,12 @@ const patch = async (id: string, policy: unknown) =>
     method: "PATCH",
     headers: { ...admin, "content-type": "application/json" },
     body: JSON.stringify({ policy }),
-  }).then(async (r) => ({ status: r.status, json: (await r.json()) as Record<string, any> }));
+  }).then(async (r) => ({ status: r.status, json: (await r.json()) as PolicyAnswer }));
+
+interface PolicyAnswer {
+  data: { result: { policy: { guardrails: unknown } } };
+  error: { param: string; message: string };
+}
 
 const chat = (key: string, text: string) =>
   rawPost(gw, "/v1/chat/completions", key, { model: "model-a", messages: [{ role: "user", content: text }] });
