@@ -3,12 +3,8 @@ import type { RateClass, RateDecision, RateLimiter } from "./interface";
 import { planLimit } from "./limiter";
 import { OutageShares } from "./outage";
 
-/**
- * One token bucket per account and function, refilled continuously (limit per minute), read and
- * updated in one server-side script so that concurrent calls on any node never both take the
- * last token. The clock is Redis's own (TIME), so nodes' clocks need not agree.
- */
-const TAKE = `
+/** The bucket at Redis's clock (TIME): refilled by the time since it was last written, full when new. */
+const REFILL = `
 local cap = tonumber(ARGV[1])
 local rate = cap / 60000
 local t = redis.call('TIME')
@@ -21,13 +17,26 @@ if tokens == nil then
   ts = now
 end
 tokens = math.min(cap, tokens + math.max(0, now - ts) * rate)
+`;
+
+/** Writes the bucket back, expiring once it would be full again. */
+const STORE = `
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil((cap - tokens) / rate) + 1000)
+`;
+
+/**
+ * One token bucket per account and function, refilled continuously (limit per minute), read and
+ * updated in one server-side script so that concurrent calls on any node never both take the
+ * last token. The clock is Redis's own (TIME), so nodes' clocks need not agree.
+ */
+const TAKE = `${REFILL}
 local allowed = 0
 if tokens >= 1 then
   tokens = tokens - 1
   allowed = 1
 end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
-redis.call('PEXPIRE', KEYS[1], math.ceil((cap - tokens) / rate) + 1000)
+${STORE}
 return { allowed, tostring(tokens) }
 `;
 
@@ -35,22 +44,9 @@ return { allowed, tostring(tokens) }
  * Calls a node admitted on its own while Redis was down, taken from the bucket now that it is
  * back (never below empty), so they count against the limit here too.
  */
-const PAY = `
-local cap = tonumber(ARGV[1])
-local calls = tonumber(ARGV[2])
-local rate = cap / 60000
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
-local tokens = tonumber(b[1])
-local ts = tonumber(b[2])
-if tokens == nil then
-  tokens = cap
-  ts = now
-end
-tokens = math.max(0, math.min(cap, tokens + math.max(0, now - ts) * rate) - calls)
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
-redis.call('PEXPIRE', KEYS[1], math.ceil((cap - tokens) / rate) + 1000)
+const PAY = `${REFILL}
+tokens = math.max(0, tokens - tonumber(ARGV[2]))
+${STORE}
 return 1
 `;
 
