@@ -69,7 +69,7 @@ export const GUARDRAIL_PII_KINDS = [
   "date_of_birth",
 ] as const;
 export type GuardrailPiiKind = (typeof GUARDRAIL_PII_KINDS)[number];
-/** The offline moderation engine's categories (local/moderation.ts; a test holds the two lists equal). */
+/** The offline moderation engine's categories: local/moderation.ts scores exactly these. */
 export const GUARDRAIL_MODERATION_CATEGORIES = [
   "toxicity",
   "harassment",

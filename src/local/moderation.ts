@@ -11,34 +11,14 @@
  * Policy: a category at or above its remove threshold removes; any category at or above 0.4
  * sends to review; self-harm is always review (a person may need help; deleting hides them).
  */
+import { GUARDRAIL_MODERATION_CATEGORIES } from "../config";
 import { scoreAbuse } from "./abuse";
 import { combineSignals, spamSignals } from "./spam-signals";
 import { round3 } from "./text";
 
-export type ModerationCategory =
-  | "toxicity"
-  | "harassment"
-  | "hate"
-  | "sexual"
-  | "violence"
-  | "self_harm"
-  | "spam"
-  | "profanity"
-  | "threat"
-  | "insult";
-
-export const MODERATION_CATEGORIES: readonly ModerationCategory[] = [
-  "toxicity",
-  "harassment",
-  "hate",
-  "sexual",
-  "violence",
-  "self_harm",
-  "spam",
-  "profanity",
-  "threat",
-  "insult",
-];
+/** The categories, one list with the guardrails' `block_moderation` (config.ts owns it: the config is checked against it). */
+export const MODERATION_CATEGORIES = GUARDRAIL_MODERATION_CATEGORIES;
+export type ModerationCategory = (typeof MODERATION_CATEGORIES)[number];
 
 export type ModerationAction = "allow" | "review" | "remove";
 
