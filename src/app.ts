@@ -6,7 +6,7 @@ type OpenApiOptions = NonNullable<Parameters<typeof openapi>[0]>;
 import { dashboardRoutes } from "./dashboard/routes";
 import { requestOrigin } from "./dashboard/security";
 import type { AppDeps } from "./deps";
-import { clientClosed, GatewayError } from "./errors";
+import { clientClosed, GatewayError, invalidRequest } from "./errors";
 import { payloadTooLarge } from "./http/body";
 import { EdgeAnswer } from "./http/edge-plugin";
 import { newRequestId } from "./http/envelope";
@@ -151,7 +151,10 @@ export function createApp(deps: AppDeps) {
       let err = request.signal.aborted ? clientClosed() : toGatewayError(code, error);
       if (code === "NOT_FOUND") {
         const allow = path ? routeMethods(path) : [];
-        if (allow.length > 0)
+        // a known path the router still did not match for this very method: its percent-encoding is broken
+        if (allow.includes(request.method))
+          err = invalidRequest("the request path is not valid percent-encoding", null);
+        else if (allow.length > 0)
           err = new GatewayError("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(" or ")}`, {
             headers: { Allow: allow.join(", ") },
           });

@@ -138,6 +138,18 @@ describe("/v1/models through the request edge", () => {
     expect(body.error).toMatchObject({ code: "invalid_request", param: "model" });
     expect(gw.logs.join("\n")).not.toContain("unhandled error");
   });
+
+  test("whatever the Host header, a broken percent-encoding is never a 405 naming the very method it refuses", async () => {
+    for (const host of ["x", "evil.example:80"]) {
+      const c = new RawConnection(gw.port);
+      await c.ready;
+      c.write(`GET /v1/models/%E0%A4%A HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`);
+      const res = (await c.next(2000)) as RawResponse;
+      expect(res.status, `${host}: ${res.body}`).not.toBe(405);
+      expect([400, 401]).toContain(res.status);
+      expect(res.headers["x-request-id"]).toMatch(/^req_/);
+    }
+  });
 });
 
 describe("oversized bodies", () => {
