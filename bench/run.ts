@@ -26,6 +26,7 @@ import { benchHelp, parseBenchArgs } from "./lib/options";
 import { type Child, cpuMs, freePort, median, peakRssMb, pin, pinning, ROOT, spawnChild, waitFor } from "./lib/proc";
 import { notMeasuredReason } from "./lib/summary";
 import { renderSvg } from "./lib/svg";
+import { checkoutTree, type Tree } from "./lib/tree";
 import type { LoadResult, LoadSpec } from "./load";
 
 // ---------- options ----------
@@ -83,7 +84,14 @@ interface Scenario {
   prime?: boolean;
   /** extra TOML for this scenario's gateway */
   extraToml?: string;
+  /** run the gateway of this commit (bench/lib/tree.ts) instead of this checkout's */
+  tree?: string;
+  /** send traces to a local OTLP/HTTP sink (OTEL_EXPORTER_OTLP_ENDPOINT set) */
+  traced?: boolean;
 }
+
+/** the merge that brought tracing in (docs/tracing.md): the trace-before / trace-unset pair */
+const TRACING_MERGE = "ae93f6c";
 
 const chatCandidate: Candidate = { path: "/v1/chat/completions", body: CHAT_BODY, label: "POST /v1/chat/completions" };
 const fnCandidates: Candidate[] = [
@@ -160,6 +168,41 @@ const SCENARIOS: Scenario[] = [
     expectStatus: 200,
     sim: "per-request",
     extraToml: "[log]\nenabled = false\n",
+  },
+  // Tracing has no switch besides OTEL_EXPORTER_OTLP_ENDPOINT: what its hooks cost when it is unset is
+  // measured as the commit that merged it (ae93f6c) against its first parent, in the same run.
+  {
+    id: "trace-before",
+    title: "gateway /v1/chat/completions, no-cache, at ae93f6c^1 (the tree before tracing)",
+    target: "gateway",
+    candidates: [chatCandidate],
+    key: "bench",
+    cacheBypass: true,
+    expectStatus: 200,
+    sim: "per-request",
+    tree: `${TRACING_MERGE}^1`,
+  },
+  {
+    id: "trace-unset",
+    title: "gateway /v1/chat/completions, no-cache, at ae93f6c (tracing merged), OTEL_EXPORTER_OTLP_ENDPOINT unset",
+    target: "gateway",
+    candidates: [chatCandidate],
+    key: "bench",
+    cacheBypass: true,
+    expectStatus: 200,
+    sim: "per-request",
+    tree: TRACING_MERGE,
+  },
+  {
+    id: "compat-traced",
+    title: "gateway /v1/chat/completions, no-cache, tracing on (every request sampled, OTLP/HTTP to a local sink)",
+    target: "gateway",
+    candidates: [chatCandidate],
+    key: "bench",
+    cacheBypass: true,
+    expectStatus: 200,
+    sim: "per-request",
+    traced: true,
   },
   {
     id: "function",
@@ -360,6 +403,33 @@ async function startForwarder(): Promise<Child & { url: string }> {
   return listening(child, port, 15_000, `forwarder did not start (see ${logDir}/forwarder.log.err)`);
 }
 
+const trees = new Map<string, Tree>();
+/** one checkout per commit for the whole run, removed at its end */
+function treeOf(ref: string): Tree {
+  let t = trees.get(ref);
+  if (!t) {
+    t = checkoutTree(ref);
+    trees.set(ref, t);
+  }
+  return t;
+}
+
+let otlpSink: ReturnType<typeof Bun.serve> | undefined;
+let spansReceived = 0;
+/** an OTLP/HTTP receiver that only counts export requests and answers 200, in the bench's own process */
+function otlpSinkUrl(): string {
+  otlpSink ??= Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      await req.arrayBuffer();
+      spansReceived++;
+      return new Response("{}", { headers: { "content-type": "application/json" } });
+    },
+  });
+  return `http://127.0.0.1:${otlpSink.port}`;
+}
+
 interface OpenTarget {
   url: string;
   /** every node of a cluster target (load is spread over them); absent: just `url` */
@@ -392,7 +462,13 @@ async function openTarget(sc: Scenario): Promise<OpenTarget> {
     return { url: fw.url, pid: fw.pid, headers: { ...base, authorization: "Bearer sk-bench" }, stop: () => fw.stop() };
   }
   if (sc.target === "cluster") return openCluster(sc, base);
-  const gw = await startGateway({ simUrl, keyPlans: ["bench", "tight", "guarded"], extraToml: sc.extraToml });
+  const gw = await startGateway({
+    simUrl,
+    keyPlans: sc.tree ? ["bench"] : ["bench", "tight", "guarded"],
+    extraToml: sc.extraToml,
+    tree: sc.tree ? treeOf(sc.tree).dir : undefined,
+    env: sc.traced ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlpSinkUrl() } : undefined,
+  });
   const key = sc.key === "bad" ? `tai_live_${"B".repeat(40)}` : (gw.keys[sc.key ?? "bench"] as string);
   const headers: Record<string, string> = { ...base, "x-api-key": key };
   if (sc.cacheBypass) headers["cache-control"] = "no-cache";
@@ -731,6 +807,22 @@ function targets(results: ScenarioResult[]): Target[] {
     out.push(
       notMeasured("request log: added CPU per full-path request (32 connections)", "<= 3%", whyNot("compat", "compat-nolog")),
     );
+  // tracing unset: the merge that brought tracing against its parent; "nothing measurable" means a
+  // difference within what the same tree varies between its own repeats
+  const before = at(by("trace-before"), 32);
+  const unset = at(by("trace-unset"), 32);
+  const traceName = "tracing unset: added CPU per full-path request (ae93f6c vs its parent, 32 connections)";
+  if (before?.cpuUsPerReq && unset?.cpuUsPerReq) {
+    const extra = unset.cpuUsPerReq / before.cpuUsPerReq - 1;
+    const spread = Math.max(repeatSpread(before), repeatSpread(unset), 0.01);
+    out.push({
+      name: traceName,
+      goal: `within the repeats' own spread (${(100 * spread).toFixed(1)}%)`,
+      measured: `${(100 * extra).toFixed(1)}% (${unset.cpuUsPerReq.toFixed(0)} vs ${before.cpuUsPerReq.toFixed(0)} µs)`,
+      met: extra <= spread,
+      detail: extra <= spread ? "met: not measurable" : `missed by ${(100 * (extra - spread)).toFixed(1)} points`,
+    });
+  } else out.push(notMeasured(traceName, "not measurable", whyNot("trace-before", "trace-unset")));
   for (const [id, name, goal] of [
     ["cache", "cache hits (peak req/s)", 15_000],
     ["offline", "offline PII 1 KB (peak req/s)", 5_000],
@@ -752,6 +844,13 @@ function targets(results: ScenarioResult[]): Target[] {
     });
   }
   return out;
+}
+
+/** how far one point's repeats lie apart, CPU per request: (max - min) / median */
+function repeatSpread(p: Point): number {
+  const cpu = p.runs.map((r) => ((r.cpuMs ?? 0) * 1000) / Math.max(1, r.requests));
+  if (cpu.length < 2 || !p.cpuUsPerReq) return 0;
+  return (Math.max(...cpu) - Math.min(...cpu)) / p.cpuUsPerReq;
 }
 
 function table(results: ScenarioResult[]): string {
@@ -847,6 +946,11 @@ async function main(): Promise<number> {
       });
   } finally {
     await sim.stop();
+    for (const t of trees.values()) t.remove();
+    if (otlpSink) {
+      process.stderr.write(`otlp sink: ${spansReceived} export requests received\n`);
+      otlpSink.stop(true);
+    }
   }
   const date = new Date().toISOString().slice(0, 10);
   const report = {
