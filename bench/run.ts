@@ -281,6 +281,16 @@ const SCENARIOS: Scenario[] = [
   },
 ];
 
+/** a single-node gateway scenario that an older tree can run with the same config (--against) */
+function comparable(s: Scenario): boolean {
+  return s.target === "gateway" && !s.tree && !s.traced && !s.extraToml && s.key !== "guarded";
+}
+
+/** the same scenario on the gateway of commit `ref`, named `<id>@<ref>` */
+function againstTwin(s: Scenario, ref: string): Scenario {
+  return { ...s, id: `${s.id}@${ref}`, title: `${s.title}, at ${ref}`, tree: ref };
+}
+
 // ---------- options (bench/lib/options.ts) ----------
 
 /** Every name `--only` accepts: the throughput scenarios and the footprint parts. */
@@ -301,6 +311,7 @@ const {
   write: WRITE,
   starts: STARTS,
   memoryLoad: MEMORY_LOAD_S,
+  against: AGAINST,
 } = command.options;
 
 // ---------- results ----------
@@ -464,7 +475,7 @@ async function openTarget(sc: Scenario): Promise<OpenTarget> {
   if (sc.target === "cluster") return openCluster(sc, base);
   const gw = await startGateway({
     simUrl,
-    keyPlans: sc.tree ? ["bench"] : ["bench", "tight", "guarded"],
+    keyPlans: sc.tree ? ["bench", "tight"] : ["bench", "tight", "guarded"],
     extraToml: sc.extraToml,
     tree: sc.tree ? treeOf(sc.tree).dir : undefined,
     env: sc.traced ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlpSinkUrl() } : undefined,
@@ -823,6 +834,29 @@ function targets(results: ScenarioResult[]): Target[] {
       detail: extra <= spread ? "met: not measurable" : `missed by ${(100 * (extra - spread)).toFixed(1)} points`,
     });
   } else out.push(notMeasured(traceName, "not measurable", whyNot("trace-before", "trace-unset")));
+  // --against REF: each scenario no slower than the same one on REF's gateway: gateway CPU per
+  // request at 32 connections within 3 % (the robust figure on a shared machine; the gateway is
+  // pinned to one core), peak req/s shown beside it
+  for (const twin of results.filter((r) => r.id.includes("@"))) {
+    const [id, ref] = twin.id.split("@") as [string, string];
+    const name = `${id}: no slower than at ${ref} (gateway CPU µs/req at 32 connections)`;
+    const cpuNow = at(by(id), 32)?.cpuUsPerReq;
+    const cpuThen = at(twin, 32)?.cpuUsPerReq;
+    const now = peak(by(id));
+    const then = peak(twin);
+    if (!cpuNow || !cpuThen || !now || !then) {
+      out.push(notMeasured(name, "<= 1.03x", whyNot(id, twin.id)));
+      continue;
+    }
+    const ratio = cpuNow / cpuThen;
+    out.push({
+      name,
+      goal: "<= 1.03x",
+      measured: `${ratio.toFixed(2)}x (${cpuNow.toFixed(0)} vs ${cpuThen.toFixed(0)} µs; peak ${Math.round(now.rps)} vs ${Math.round(then.rps)} req/s)`,
+      met: ratio <= 1.03,
+      detail: ratio <= 1.03 ? "met" : `missed by ${(ratio - 1.03).toFixed(2)}x`,
+    });
+  }
   for (const [id, name, goal] of [
     ["cache", "cache hits (peak req/s)", 15_000],
     ["offline", "offline PII 1 KB (peak req/s)", 5_000],
@@ -923,7 +957,8 @@ async function main(): Promise<number> {
   try {
     await waitFor(simStatsUrl);
     const throughput = ONLY.length === 0 || SCENARIOS.some((s) => ONLY.includes(s.id));
-    const chosen = throughput ? SCENARIOS.filter((s) => ONLY.length === 0 || ONLY.includes(s.id) || s.id === "baseline") : [];
+    const picked = throughput ? SCENARIOS.filter((s) => ONLY.length === 0 || ONLY.includes(s.id) || s.id === "baseline") : [];
+    const chosen = AGAINST ? picked.flatMap((s) => (comparable(s) ? [s, againstTwin(s, AGAINST)] : [s])) : picked;
     process.stderr.write(
       `bench: ${chosen.length} scenarios x ${CONNECTIONS.join("/")} connections x ${REPEATS} repeats of ${DURATION}s (+${WARMUP}s warm-up each); ${pinning}\n`,
     );

@@ -9,6 +9,8 @@ export interface BenchOptions {
   write: boolean;
   starts: number;
   memoryLoad: number;
+  /** a commit whose gateway runs each chosen gateway scenario too, right after this tree's */
+  against?: string;
 }
 
 export type BenchCommand = { kind: "run"; options: BenchOptions } | { kind: "help" } | { kind: "error"; message: string };
@@ -24,7 +26,7 @@ export const BENCH_DEFAULTS: BenchOptions = {
   memoryLoad: 60,
 };
 
-type Kind = "seconds" | "count" | "list";
+type Kind = "seconds" | "count" | "list" | "ref";
 const VALUED: Record<string, { key: keyof BenchOptions; kind: Kind }> = {
   duration: { key: "duration", kind: "seconds" },
   warmup: { key: "warmup", kind: "seconds" },
@@ -33,6 +35,7 @@ const VALUED: Record<string, { key: keyof BenchOptions; kind: Kind }> = {
   only: { key: "only", kind: "list" },
   starts: { key: "starts", kind: "count" },
   "memory-load": { key: "memoryLoad", kind: "seconds" },
+  against: { key: "against", kind: "ref" },
 };
 
 export function benchHelp(ids: readonly string[]): string {
@@ -50,6 +53,8 @@ Options:
                        ${ids.join(", ")}
   --starts N           gateway starts timed for the start-up figure (default ${d.starts})
   --memory-load S      seconds of full-path load before the loaded memory figure (default ${d.memoryLoad})
+  --against REF        also run each single-node gateway scenario on the gateway of commit REF (a git
+                       worktree beside this one), right after this tree's, and report "no slower than REF"
   --no-write           print the tables, write nothing to bench/results
   -h, --help           print this and exit
 `;
@@ -86,7 +91,8 @@ export function parseBenchArgs(argv: readonly string[], ids: readonly string[]):
       if (!list.every((n) => Number.isInteger(n) && n >= 1))
         return error(`--connections ${raw}: expected whole numbers, 1 or more, comma-separated`);
       options.connections = list;
-    } else if (spec.key === "duration" && parsed === 0) return error("--duration 0: expected more than 0 seconds");
+    } else if (spec.key === "against") options.against = raw;
+    else if (spec.key === "duration" && parsed === 0) return error("--duration 0: expected more than 0 seconds");
     else (options as unknown as Record<string, number>)[spec.key] = parsed as number;
   }
   return { kind: "run", options };
@@ -96,10 +102,12 @@ const WANTS: Record<Kind, string> = {
   seconds: "expected a number of seconds, 0 or more",
   count: "expected a whole number, 1 or more",
   list: "expected a comma-separated list",
+  ref: "expected a commit (a hash, a branch or a tag)",
 };
 
 function parseValue(kind: Kind, raw: string): number | string | null {
   if (kind === "list") return raw;
+  if (kind === "ref") return /^[\w./^~-]+$/.test(raw) ? raw : null;
   if (!/^\d+(\.\d+)?$/.test(raw)) return null;
   const n = Number(raw);
   if (kind === "count") return Number.isInteger(n) && n >= 1 ? n : null;

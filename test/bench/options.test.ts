@@ -102,6 +102,8 @@ describe("parseBenchArgs", () => {
       only: ["compat", "portkey"],
       write: false,
     });
+    expect(run("--against", "9c55518")).toEqual({ ...BENCH_DEFAULTS, against: "9c55518" });
+    expect(refusal("--against", "x;rm")).toContain("expected a commit");
     expect(refusal("--only", "compat,bogus")).toContain("unknown name bogus");
     expect(refusal("--connections", "1,0")).toContain("--connections 1,0");
     expect(refusal("--duration", "0")).toContain("--duration 0");
