@@ -235,14 +235,21 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
     const listed = cli("keys", "list", "--account", k.account_id);
     expect(listed.code, listed.err).toBe(0);
     expect(listed.out).toContain("models=model-a rpm=3 monthly-credits=2 expires=2099-01-01T00:00:00.000Z");
-    const json = JSON.parse(cli("keys", "list", "--account", k.account_id, "--json").out) as { policy: Record<string, unknown> }[];
+    const json = JSON.parse(cli("keys", "list", "--account", k.account_id, "--json").out) as {
+      policy: Record<string, unknown>;
+    }[];
     expect(json[0]?.policy).toMatchObject({ allowed_models: ["model-a"], rate_limit_per_minute: 3, monthly_credit_limit: 2 });
   });
 
   test("an account holder narrows its own key in the dashboard of node 1; nodes 2 and 3 apply it within one second", async () => {
     const [n1] = cluster.nodes;
     const email = `holder-${crypto.randomUUID().slice(0, 8)}@example.com`;
-    const acc = await admin(n1, "POST", "/admin/v1/accounts", { plan: "pro", credits: 100, email, password: "a long enough password" });
+    const acc = await admin(n1, "POST", "/admin/v1/accounts", {
+      plan: "pro",
+      credits: 100,
+      email,
+      password: "a long enough password",
+    });
     expect(acc.status, JSON.stringify(acc.json)).toBe(201);
     const madeKey = await admin(n1, "POST", "/admin/v1/keys", { label: "dash", account_id: acc.result.id });
     const key = madeKey.result.key as string;
@@ -259,7 +266,13 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
     const login = await form("/dashboard/login", { email, password: "a long enough password" });
     expect(login.status).toBe(303);
     const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] as string;
-    const fields = { allowed_functions: "", allowed_models: "", rate_limit_per_minute: "", monthly_credit_limit: "", expires_at: "" };
+    const fields = {
+      allowed_functions: "",
+      allowed_models: "",
+      rate_limit_per_minute: "",
+      monthly_credit_limit: "",
+      expires_at: "",
+    };
     const narrowed = await form(`/dashboard/keys/${id}/policy`, { ...fields, allowed_functions: "sentiment-analysis" }, cookie);
     const t1 = performance.now();
     expect(narrowed.status, await narrowed.text()).toBe(303);
@@ -271,7 +284,9 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
         await Bun.sleep(5);
       }
     }
-    console.log(`dashboard narrowing: refused on nodes 2 and 3 ${(performance.now() - t1).toFixed(1)} ms after node 1 answered it`);
+    console.log(
+      `dashboard narrowing: refused on nodes 2 and 3 ${(performance.now() - t1).toFixed(1)} ms after node 1 answered it`,
+    );
     // widening is refused, also on PostgreSQL
     const widened = await form(`/dashboard/keys/${id}/policy`, fields, cookie);
     expect(widened.status).toBe(403);

@@ -9,10 +9,11 @@ import { SQL } from "bun";
 import type { RequestLogEntry } from "../../src/requestlog/interface";
 import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
 import { startUpstream, type Upstream } from "../helpers/upstream";
-import { ADMIN, type Cluster, chat, clusterConfig, newKey, startCluster } from "./nodes";
+import { ADMIN, admin, type Cluster, chat, clusterConfig, newKey, startCluster } from "./nodes";
 
 const shared = await sharedServersUp("the request log on PostgreSQL and Redis");
 const MARKER = `MARKER-${crypto.randomUUID()}`;
+const code = (r: { text: string }) => (JSON.parse(r.text) as { error?: { code: string } }).error?.code;
 
 let sim: Upstream;
 let db: Awaited<ReturnType<typeof freshDatabase>>;
@@ -121,6 +122,190 @@ describe.skipIf(!shared)("request log: two nodes, one PostgreSQL, one Redis", ()
       cursor = page.next_cursor;
     }
     expect(seen).toEqual(full.map((e) => e.request_id));
+  });
+
+  test("on PostgreSQL through the servers: the contract's fields, every filter, admin and CLI, the dashboard page and CSV; never a body", async () => {
+    const [n1, n2] = cluster.nodes;
+    const email = `log-${crypto.randomUUID().slice(0, 8)}@example.com`;
+    const acc = await admin(n1, "POST", "/admin/v1/accounts", {
+      plan: "pro",
+      credits: 1000,
+      email,
+      password: "a long enough password",
+    });
+    expect(acc.status, JSON.stringify(acc.json)).toBe(201);
+    const accountId = acc.result.id as string;
+    const mk = async (label: string) => {
+      const k = await admin(n1, "POST", "/admin/v1/keys", { label, account_id: accountId });
+      return { key: k.result.key as string, id: k.result.id as string };
+    };
+    const a = await mk("first");
+    const a2 = await mk("second");
+    const b = await newKey(n2, 1000);
+    const post = (url: string, path: string, key: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(url + path, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key, ...headers },
+        body: JSON.stringify(body),
+      });
+    const miss = await chat(n1, a.key, `cache me ${MARKER}`);
+    const hit = await chat(n2, a.key, `cache me ${MARKER}`);
+    expect(hit.headers.get("x-cache")).toBe("HIT");
+    const bad = await post(n2.url, "/api/v1/ai/sentiment-analysis", a.key, { txt: MARKER });
+    expect(bad.status).toBe(400);
+    const idem = { "idempotency-key": `idem-${MARKER}`, "cache-control": "no-cache" };
+    const body = { text: `The staff were lovely. ${MARKER}` };
+    const first = await post(n1.url, "/api/v1/ai/sentiment-analysis", a.key, body, idem);
+    expect(first.status).toBe(200);
+    const replay = await post(n2.url, "/api/v1/ai/sentiment-analysis", a.key, body, idem);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    for (let i = 0; i < 3; i++)
+      expect((await post(n1.url, "/api/v1/ai/sentiment-analysis", a2.key, { txt: `x${i}` })).status).toBe(400);
+    for (let i = 0; i < 2; i++) expect((await chat(n2, b.key, `other ${i}`)).status).toBe(200);
+    const id = (r: { headers: Headers }) => r.headers.get("x-request-id") as string;
+    const ids = { miss: id(miss), hit: id(hit), bad: id(bad), first: id(first), replay: id(replay) };
+
+    // readable on both nodes within 5 s
+    let entries: RequestLogEntry[] = [];
+    for (const n of [n1, n2]) {
+      const until = Date.now() + 5000;
+      for (;;) {
+        entries = (await list(n.url, a.key, "limit=500")).data;
+        if (Object.values(ids).every((x) => entries.some((e) => e.request_id === x)) && entries.length >= 8) break;
+        if (Date.now() > until) throw new Error(`not readable on ${n.url} within 5 s: ${JSON.stringify(entries)}`);
+        await Bun.sleep(100);
+      }
+    }
+    const by = new Map(entries.map((e) => [e.request_id, e]));
+    expect(Object.keys(by.get(ids.miss) as RequestLogEntry).sort()).toEqual(
+      "request_id time account_id key_id method path function status error_code provider model latency_ms credits cache prompt_tokens completion_tokens idempotent_replay guardrails"
+        .split(" ")
+        .sort(),
+    );
+    expect(by.get(ids.miss)).toMatchObject({
+      account_id: accountId,
+      key_id: a.id,
+      method: "POST",
+      path: "/v1/chat/completions",
+      cache: "MISS",
+      idempotent_replay: false,
+    });
+    expect(by.get(ids.hit)).toMatchObject({ cache: "HIT", status: 200, function: "chat-completions" });
+    expect((by.get(ids.hit) as RequestLogEntry).credits).toBeGreaterThan(0);
+    expect(by.get(ids.bad)).toMatchObject({ status: 400, error_code: "invalid_request", credits: 0, cache: null });
+    expect(by.get(ids.first)).toMatchObject({ status: 200, idempotent_replay: false, function: "sentiment-analysis" });
+    expect(by.get(ids.replay)).toMatchObject({ status: 200, idempotent_replay: true, credits: 0 });
+
+    // filters, on either node
+    const q = async (n: { url: string }, query: string) => (await list(n.url, a.key, query)).data;
+    const second = await q(n2, `key_id=${a2.id}`);
+    expect(second.map((e) => [e.key_id, e.status, e.error_code])).toEqual(Array(3).fill([a2.id, 400, "invalid_request"]));
+    expect((await q(n1, "function=chat-completions")).map((e) => e.request_id).sort()).toEqual([ids.miss, ids.hit].sort());
+    const s400 = await q(n2, "status=400");
+    expect(s400.map((e) => e.request_id).sort()).toEqual([ids.bad, ...second.map((e) => e.request_id)].sort());
+    const s2xx = await q(n1, "status=2xx&function=sentiment-analysis");
+    expect(s2xx.map((e) => e.request_id).sort()).toEqual([ids.first, ids.replay].sort());
+    expect(await q(n1, `key_id=${b.id}`)).toEqual([]);
+    expect(await q(n2, `from=${new Date(Date.now() + 3600_000).toISOString()}`)).toEqual([]);
+    expect(await q(n1, "to=2020-01-01")).toEqual([]);
+    const t = (by.get(ids.bad) as RequestLogEntry).time;
+    const from = await q(n1, `limit=500&function=sentiment-analysis&from=${encodeURIComponent(t)}`);
+    expect(from.every((e) => Date.parse(e.time) >= Date.parse(t))).toBe(true);
+    expect(from.map((e) => e.request_id)).toContain(ids.bad);
+    const to = await q(n2, `limit=500&to=${encodeURIComponent(t)}`);
+    expect(to.every((e) => Date.parse(e.time) < Date.parse(t))).toBe(true);
+    expect(to.map((e) => e.request_id).sort()).toEqual([ids.miss, ids.hit].sort());
+    // limit and the next page
+    const page1 = await list(n1.url, a.key, "function=sentiment-analysis&limit=2");
+    expect(page1.data.length).toBe(2);
+    expect(page1.next_cursor).not.toBeNull();
+
+    // admin: every account, account_id as a filter; the CLI prints the same
+    const adminList = async (query: string) => {
+      const r = await fetch(`${n2.url}/admin/v1/requests?${query}`, { headers: { authorization: `Bearer ${ADMIN}` } });
+      return ((await r.json()) as { data: { result: { data: RequestLogEntry[] } } }).data.result.data;
+    };
+    const everyone = new Set((await adminList("limit=500")).map((e) => e.account_id));
+    expect(everyone.has(accountId) && everyone.has(b.accountId)).toBe(true);
+    const onlyB = await adminList(`account_id=${b.accountId}&function=chat-completions`);
+    expect(onlyB.length).toBe(2);
+    expect(onlyB.every((e) => e.account_id === b.accountId)).toBe(true);
+    const cli = Bun.spawnSync(
+      [
+        process.execPath,
+        "src/cli.ts",
+        "requests",
+        "--account",
+        b.accountId,
+        "--function",
+        "chat-completions",
+        "--since",
+        onlyB[1]?.time as string,
+        "--json",
+      ],
+      { cwd: `${import.meta.dir}/../..`, env: cluster.env },
+    );
+    expect(cli.exitCode, cli.stderr.toString()).toBe(0);
+    expect((JSON.parse(cli.stdout.toString()) as RequestLogEntry[]).map((e) => e.request_id)).toEqual(
+      onlyB.map((e) => e.request_id),
+    );
+    const table = Bun.spawnSync([process.execPath, "src/cli.ts", "requests", "--account", accountId], {
+      cwd: `${import.meta.dir}/../..`,
+      env: cluster.env,
+    });
+    expect(table.stdout.toString()).toContain(ids.replay);
+    expect(table.stdout.toString()).not.toContain(MARKER);
+
+    // the dashboard of node 2: the page and the CSV of what is filtered, no body
+    const origin = new URL(n2.url).origin;
+    const login = await fetch(`${n2.url}/dashboard/login`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { origin, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ email, password: "a long enough password" }),
+    });
+    expect(login.status).toBe(303);
+    const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0] as string;
+    const html = await (await fetch(`${n2.url}/dashboard/requests?function=sentiment-analysis`, { headers: { cookie } })).text();
+    for (const x of [ids.bad, ids.first, ids.replay]) expect(html).toContain(x);
+    expect(html).not.toContain(ids.miss);
+    expect(html).not.toContain(MARKER);
+    const detail = await fetch(`${n2.url}/dashboard/requests/${ids.first}`, { headers: { cookie } });
+    expect(detail.status).toBe(200);
+    expect(await detail.text()).not.toContain(MARKER);
+    const csv = await fetch(`${n2.url}/dashboard/requests.csv?status=400`, { headers: { cookie } });
+    expect(csv.status).toBe(200);
+    const lines = (await csv.text()).trim().split("\r\n");
+    expect(lines[0]).toBe(
+      "request_id,time,account_id,key_id,method,path,function,status,error_code,provider,model,latency_ms,credits,cache,prompt_tokens,completion_tokens,idempotent_replay,guardrails",
+    );
+    expect(
+      lines
+        .slice(1)
+        .map((l) => l.split(",")[0])
+        .sort(),
+    ).toEqual(s400.map((e) => e.request_id).sort());
+    expect(lines.join("\n")).not.toContain(MARKER);
+
+    // one entry: the account's own only; bad filters name the parameter
+    const one = await fetch(`${n1.url}/api/v1/account/requests/${ids.bad}`, { headers: { "x-api-key": a2.key } });
+    expect(one.status).toBe(200);
+    const notMine = await fetch(`${n1.url}/api/v1/account/requests/${ids.bad}`, { headers: { "x-api-key": b.key } });
+    expect(notMine.status).toBe(404);
+    expect(code({ text: await notMine.text() })).toBe("not_found");
+    for (const [query, param] of [
+      ["limit=501", "limit"],
+      ["cursor=bm90IGEgY3Vyc29y", "cursor"],
+      ["status=teapot", "status"],
+      ["from=yesterday", "from"],
+      ["from=2026-02-01&to=2026-01-01", "to"],
+    ]) {
+      const r = await fetch(`${n2.url}/api/v1/account/requests?${query}`, { headers: { "x-api-key": a.key } });
+      expect(r.status, query).toBe(400);
+      expect(((await r.json()) as { error: { param: string } }).error.param, query).toBe(param);
+    }
+    const rows = await pg`SELECT * FROM request_log`;
+    expect(JSON.stringify(rows)).not.toContain(MARKER);
   });
 
   test("SIGTERM writes a node's last entries; a starting node prunes PostgreSQL past the retention", async () => {
