@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
 import { startUpstream, type Upstream } from "../helpers/upstream";
-import { admin, type Cluster, chat, clusterConfig, type Node, newKey, startCluster } from "./nodes";
+import { admin, balanceOn, type Cluster, chat, clusterConfig, type Node, newKey, startCluster } from "./nodes";
 
 const shared = await sharedServersUp("the key-policy cluster tests");
 
@@ -78,7 +78,7 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
     expect(JSON.stringify(acc.result)).toContain('"balance":990');
   });
 
-  test("rate_limit_per_minute of 4: 12 calls over both nodes admit exactly 4 (one bucket in Redis)", async () => {
+  test("rate_limit_per_minute of 4: 12 calls over both nodes admit exactly 4 (one bucket in Redis), the refused ones uncharged; another function has its own bucket", async () => {
     const [n1, n2] = cluster.nodes;
     const { key, id } = await newKey(n1, 100);
     expect((await patch(n2, id, { rate_limit_per_minute: 4 })).status).toBe(200);
@@ -92,6 +92,15 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
       expect(r.headers.get("ratelimit-remaining")).toBe("0");
       expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     }
+    // the four admitted calls are charged (1 credit each), the eight refused ones nothing
+    expect(await balanceOn(n2, key)).toBe(96);
+    const other = await fetch(`${n2.url}/api/v1/ai/sentiment-analysis`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key, "cache-control": "no-cache" },
+      body: JSON.stringify({ text: "A bucket of its own." }),
+    });
+    expect(other.status).toBe(200);
+    expect(other.headers.get("ratelimit-limit")).toBe("4");
   });
 
   test("allowed_functions and allowed_models, set at creation on node 1: 403 forbidden naming them on nodes 2 and 3, uncharged, no provider call; account endpoints answer, api-key/current shows the policy", async () => {
@@ -239,6 +248,14 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
       policy: Record<string, unknown>;
     }[];
     expect(json[0]?.policy).toMatchObject({ allowed_models: ["model-a"], rate_limit_per_minute: 3, monthly_credit_limit: 2 });
+    // an empty value clears a field: the monthly and per-minute limits gone, the key is admitted again
+    const cleared = cli("keys", "update", k.id, "--monthly-credits", "", "--rpm=");
+    expect(cleared.code, cleared.err).toBe(0);
+    const after = cli("keys", "list", "--account", k.account_id).out;
+    expect(after).toContain("models=model-a expires=2099-01-01T00:00:00.000Z");
+    expect(after).not.toContain("monthly-credits=");
+    const again = await chat(cluster.nodes[2] as Node, k.key, "cleared", { "cache-control": "no-cache" });
+    expect(again.status, again.text).toBe(200);
   });
 
   test("an account holder narrows its own key in the dashboard of node 1; nodes 2 and 3 apply it within one second", async () => {
@@ -287,6 +304,8 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
     console.log(
       `dashboard narrowing: refused on nodes 2 and 3 ${(performance.now() - t1).toFixed(1)} ms after node 1 answered it`,
     );
+    const listed = await (await fetch(`${n1.url}/dashboard/keys`, { headers: { cookie } })).text();
+    expect(listed).toContain("functions=sentiment-analysis");
     // widening is refused, also on PostgreSQL
     const widened = await form(`/dashboard/keys/${id}/policy`, fields, cookie);
     expect(widened.status).toBe(403);
