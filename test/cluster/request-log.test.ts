@@ -1,15 +1,18 @@
 /**
  * The request log on many nodes (CONTRACT section 13): two gateway processes on one PostgreSQL
  * database and one Redis db. An entry written on one node is readable on the other within 5
- * seconds; a stream is recorded once it has ended; a node's last entries are written on SIGTERM;
- * retention is pruned in PostgreSQL. Needs 127.0.0.1:5432 and :6379; skips loudly without them.
+ * seconds; a stream is recorded once it has ended; every field, filter and route (API, admin, CLI,
+ * dashboard page and CSV) answers from PostgreSQL; a node's last entries are written on SIGTERM;
+ * retention is pruned in PostgreSQL; a traced node exports to an OTLP receiver. A body's marker
+ * appears nowhere. Needs 127.0.0.1:5432 and :6379; skips loudly without them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
 import type { RequestLogEntry } from "../../src/requestlog/interface";
+import { KIND, startOtlpReceiver } from "../helpers/otlp";
 import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
 import { startUpstream, type Upstream } from "../helpers/upstream";
-import { ADMIN, admin, type Cluster, chat, clusterConfig, newKey, startCluster } from "./nodes";
+import { ADMIN, admin, type Cluster, chat, clusterConfig, type Node, newKey, startCluster } from "./nodes";
 
 const shared = await sharedServersUp("the request log on PostgreSQL and Redis");
 const MARKER = `MARKER-${crypto.randomUUID()}`;
@@ -308,11 +311,72 @@ describe.skipIf(!shared)("request log: two nodes, one PostgreSQL, one Redis", ()
     expect(JSON.stringify(rows)).not.toContain(MARKER);
   });
 
-  test("SIGTERM writes a node's last entries; a starting node prunes PostgreSQL past the retention", async () => {
+  test("an account's listing holds 50 entries unless limit says otherwise; a key's guardrails are counted in its entries", async () => {
+    const [n1, n2] = cluster.nodes;
+    const k = await newKey(n1, 1000);
+    for (let i = 0; i < 55; i++) {
+      const r = await fetch(`${(i % 2 ? n1 : n2).url}/api/v1/account/usage`, { headers: { "x-api-key": k.key } });
+      expect(r.status).toBe(200);
+    }
+    const until = Date.now() + 5000;
+    let all = (await list(n2.url, k.key, "limit=500")).data;
+    while (all.length < 56 && Date.now() < until) {
+      await Bun.sleep(100);
+      all = (await list(n2.url, k.key, "limit=500")).data;
+    }
+    expect(all.length).toBeGreaterThanOrEqual(56);
+    const page = await list(n1.url, k.key);
+    expect(page.data.length).toBe(50);
+    expect(page.next_cursor).not.toBeNull();
+
+    expect(
+      (await admin(n1, "PATCH", `/admin/v1/keys/${k.id}`, { policy: { guardrails: { redact_pii: ["email"] } } })).status,
+    ).toBe(200);
+    const guarded = await chat(n2, k.key, `Write to ${MARKER}@example.com please`, { "cache-control": "no-cache" });
+    expect(guarded.status, guarded.text).toBe(200);
+    const id = guarded.headers.get("x-request-id") as string;
+    const entry = (await within5s(n1.url, k.key, [id])).find((e) => e.request_id === id) as RequestLogEntry;
+    expect(entry.guardrails).toEqual({ "redacted.email": 1 });
+    expect(JSON.stringify(entry)).not.toContain(MARKER);
+  });
+
+  test("a node on PostgreSQL with OTEL_EXPORTER_OTLP_ENDPOINT exports each request's trace, continuing the caller's; no span holds a body", async () => {
+    const otlp = await startOtlpReceiver();
+    try {
+      const traced = await cluster.spawn({ OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_BSP_SCHEDULE_DELAY: "20" });
+      cluster.nodes.push(traced);
+      const k = await newKey(cluster.nodes[0] as Node, 1000);
+      const traceId = crypto.randomUUID().replaceAll("-", "");
+      sim.reset();
+      const r = await chat(traced, k.key, `traced ${MARKER}`, {
+        traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+        "cache-control": "no-cache",
+      });
+      expect(r.status, r.text).toBe(200);
+      const [root] = await otlp.waitFor((all) => all.filter((s) => s.traceId === traceId && s.kind === KIND.SERVER), 1);
+      expect(root?.parentSpanId).toBe("00f067aa0ba902b7");
+      expect(root?.attributes).toMatchObject({
+        "textai.request_id": r.headers.get("x-request-id"),
+        "textai.function": "chat-completions",
+        "gen_ai.request.model": "model-a",
+      });
+      expect(root?.attributes["textai.credits"]).toBeGreaterThan(0);
+      const spans = otlp.spans.filter((s) => s.traceId === traceId);
+      for (const name of ["authenticate", "cache lookup", "charge"]) expect(spans.map((s) => s.name)).toContain(name);
+      const attempt = spans.find((s) => s.kind === KIND.CLIENT);
+      expect(sim.calls.requests[0]?.headers.traceparent).toBe(`00-${traceId}-${attempt?.spanId}-01`);
+      for (const body of otlp.bodies) expect(body).not.toContain(MARKER);
+    } finally {
+      await otlp.close();
+    }
+  });
+
+  test("SIGTERM writes a node's last entries; a starting node prunes PostgreSQL past the retention (default 30 days)", async () => {
     const n2 = cluster.nodes[1];
     const k = await newKey(n2, 1000);
     await pg`INSERT INTO request_log (request_id, time, account_id, key_id, method, path, status, latency_ms)
-      VALUES ('req_ancient', ${Date.now() - 40 * 86_400_000}, ${k.accountId}, ${k.id}, 'POST', '/x', 200, 1)`;
+      VALUES ('req_ancient', ${Date.now() - 40 * 86_400_000}, ${k.accountId}, ${k.id}, 'POST', '/x', 200, 1),
+             ('req_29_days', ${Date.now() - 29 * 86_400_000}, ${k.accountId}, ${k.id}, 'POST', '/x', 200, 1)`;
     const r = await chat(n2, k.key, "last words");
     expect(r.status).toBe(200);
     n2.proc.kill("SIGTERM");
@@ -329,6 +393,8 @@ describe.skipIf(!shared)("request log: two nodes, one PostgreSQL, one Redis", ()
       if (left > 0) await Bun.sleep(100);
     }
     expect(left).toBe(0);
+    // the default retention is 30 days: a 29-day-old entry stays
+    expect((await pg`SELECT count(*)::int AS n FROM request_log WHERE request_id = 'req_29_days'`)[0].n).toBe(1);
     expect((await pg`SELECT count(*)::int AS n FROM request_log WHERE request_id = ${id}`)[0].n).toBe(1);
   });
 });

@@ -261,6 +261,20 @@ describe("filters and paging", () => {
     expect(seen).toEqual(all.map((e: Entry) => e.request_id));
   });
 
+  test("limit: 50 entries a page unless it says otherwise, at most 500", async () => {
+    const k = gw.newKey({ credits: 0 });
+    for (let i = 0; i < 55; i++) expect((await gw.get("/api/v1/account/usage", H(k.key))).status).toBe(200);
+    const all = await listUntil("/api/v1/account/requests?limit=500", k.key, (d) => d.length >= 56);
+    expect(all.length).toBeGreaterThanOrEqual(56);
+    const page = await gw.get("/api/v1/account/requests", H(k.key));
+    expect(page.json.data.result.data.length).toBe(50);
+    expect(page.json.data.result.limit).toBe(50);
+    expect(page.json.data.result.next_cursor).not.toBeNull();
+    const admin500 = await gw.get(`/admin/v1/requests?account_id=${k.accountId}&limit=500`, admin);
+    expect(admin500.json.data.result.data.length).toBeGreaterThanOrEqual(57);
+    expect((await gw.get("/admin/v1/requests?limit=501", admin)).json.error.param).toBe("limit");
+  });
+
   test("admin: every account, account_id as a filter", async () => {
     const both = (await gw.get("/admin/v1/requests?limit=500", admin)).json.data.result.data;
     const accounts = new Set(both.map((e: Entry) => e.account_id));
