@@ -127,6 +127,15 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
     expect(model.status, model.text).toBe(403);
     expect(code(model)).toBe("forbidden");
     expect(model.text).toContain("gpt-9*");
+    // a function names no model: the route's models are held to the list, and none is left
+    const fn2 = await fetch(`${n2.url}/api/v1/ai/sentiment-analysis`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key, "cache-control": "no-cache" },
+      body: JSON.stringify({ text: "Which model may answer?" }),
+    });
+    const fn2Text = await fn2.text();
+    expect(fn2.status, fn2Text).toBe(403);
+    expect(fn2Text).toContain("gpt-9*");
     expect(sim.calls.count).toBe(0);
     for (const n of [n2, n3]) {
       for (const path of ["/api/v1/account/usage", "/api/v1/account/usage-summary"]) {
@@ -258,7 +267,7 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
     expect(again.status, again.text).toBe(200);
   });
 
-  test("an account holder narrows its own key in the dashboard of node 1; nodes 2 and 3 apply it within one second", async () => {
+  test("an account holder narrows, then revokes, its own key in the dashboard of node 1; nodes 2 and 3 apply each within one second", async () => {
     const [n1] = cluster.nodes;
     const email = `holder-${crypto.randomUUID().slice(0, 8)}@example.com`;
     const acc = await admin(n1, "POST", "/admin/v1/accounts", {
@@ -312,6 +321,22 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
     expect((await admin(cluster.nodes[2] as Node, "GET", `/admin/v1/keys/${id}`)).result.policy).toMatchObject({
       allowed_functions: ["sentiment-analysis"],
     });
+    // revoked from the dashboard of node 1: nodes 2 and 3 refuse it within one second
+    for (const n of cluster.nodes.slice(1)) expect((await chat(n, key, "still known")).status).toBe(403);
+    const revoked = await form(`/dashboard/keys/${id}/revoke`, {}, cookie);
+    const t2 = performance.now();
+    expect(revoked.status).toBe(303);
+    for (const n of cluster.nodes.slice(1)) {
+      for (;;) {
+        const r = await chat(n, key, "after the dashboard revoked it");
+        if (r.status === 401) break;
+        if (performance.now() - t2 > 1000) throw new Error(`${n.url} still answers ${r.status}`);
+        await Bun.sleep(5);
+      }
+    }
+    console.log(
+      `dashboard revocation: refused on nodes 2 and 3 ${(performance.now() - t2).toFixed(1)} ms after node 1 answered it`,
+    );
   });
 
   test("keys update from the CLI on the cluster's PostgreSQL: both nodes apply it at once (the CLI broadcasts it)", async () => {
