@@ -101,6 +101,56 @@ describe("key policies", () => {
     expect(balance(none.accountId)).toBe(100);
   });
 
+  test("every /v1 route is held to the policy: embeddings and responses by allowed_models and allowed_functions, unsent and free", async () => {
+    const { key, id, accountId } = await keyWith({ allowed_models: ["model-a"] });
+    const v1 = (path: string, body: Record<string, unknown>) =>
+      gw.post(path, body, { "x-api-key": key, "cache-control": "no-cache" });
+    sim.reset();
+    for (const [path, body] of [
+      ["/v1/embeddings", { model: "model-b", input: "hello" }],
+      ["/v1/responses", { model: "model-b", input: "hello" }],
+    ] as const) {
+      const r = await v1(path, body);
+      expect(r.status, `${path} ${JSON.stringify(r.json)}`).toBe(403);
+      expect(r.json.error.code).toBe("forbidden");
+      expect(r.json.error.message).toContain("model-a");
+    }
+    expect(sim.calls.count).toBe(0);
+    expect(balance(accountId)).toBe(100);
+    expect((await v1("/v1/responses", { model: "model-a", input: "hello" })).status).toBe(200);
+    expect((await patch(id, { allowed_models: null, allowed_functions: ["embeddings"] })).status).toBe(200);
+    sim.reset();
+    const responses = await v1("/v1/responses", { model: "model-a", input: "hello" });
+    expect(responses.status, JSON.stringify(responses.json)).toBe(403);
+    expect(responses.json.error.message).toContain("embeddings");
+    expect(sim.calls.count).toBe(0);
+    // the model list is never refused by allowed_functions
+    expect((await gw.get("/v1/models", { "x-api-key": key })).status).toBe(200);
+  });
+
+  test("allowed_functions of knowledge-base-search: the key searches the account's knowledge bases (stored and inline) and may not change them", async () => {
+    const { key, accountId } = await keyWith({ allowed_functions: ["knowledge-base-search"] });
+    const full = gw.newKey({ accountId });
+    const kb = await gw.post("/api/v1/knowledge-bases", { name: "faq" }, { "x-api-key": full.key });
+    expect(kb.status, JSON.stringify(kb.json)).toBe(201);
+    const kbId = kb.json.data.result.id as string;
+    const docs = { documents: [{ title: "Returns", content: "Items can be returned within 30 days of delivery." }] };
+    expect((await gw.post(`/api/v1/knowledge-bases/${kbId}/documents`, docs, { "x-api-key": full.key })).status).toBe(201);
+    const h = { "x-api-key": key };
+    const found = await gw.post(`/api/v1/knowledge-bases/${kbId}/search`, { query: "returned within days" }, h);
+    expect(found.status, JSON.stringify(found.json)).toBe(200);
+    expect(found.json.data.result.results.length).toBeGreaterThan(0);
+    const inline = await gw.post("/api/v1/ai/knowledge-bases", { query: "returns", ...docs }, h);
+    expect(inline.status, JSON.stringify(inline.json)).toBe(200);
+    const before = balance(accountId);
+    const upload = await gw.post(`/api/v1/knowledge-bases/${kbId}/documents`, docs, h);
+    expect(upload.status, JSON.stringify(upload.json)).toBe(403);
+    expect(upload.json.error.code).toBe("forbidden");
+    expect(upload.json.error.message).toContain("knowledge-base-search");
+    expect((await gw.post("/api/v1/knowledge-bases", { name: "mine" }, h)).status).toBe(403);
+    expect(balance(accountId)).toBe(before);
+  });
+
   test("rate_limit_per_minute: the key's own bucket refuses with 429 and headers describing it; the account's other key is not limited by it", async () => {
     const { key, accountId } = await keyWith({ rate_limit_per_minute: 2 });
     const first = await sentiment(key, "one");
