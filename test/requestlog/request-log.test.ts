@@ -275,13 +275,27 @@ describe("filters and paging", () => {
     expect((await gw.get("/admin/v1/requests?limit=501", admin)).json.error.param).toBe("limit");
   });
 
-  test("admin: every account, account_id as a filter", async () => {
+  test("admin: every account, account_id as a filter, the other filters and the cursor too", async () => {
     const both = (await gw.get("/admin/v1/requests?limit=500", admin)).json.data.result.data;
     const accounts = new Set(both.map((e: Entry) => e.account_id));
     expect(accounts.has(a.accountId) && accounts.has(b.accountId)).toBe(true);
     const onlyB = await gw.get(`/admin/v1/requests?account_id=${b.accountId}&function=sentiment-analysis`, admin);
     expect(onlyB.json.data.result.data.length).toBe(4);
     expect(onlyB.json.data.result.data.every((e: Entry) => e.account_id === b.accountId)).toBe(true);
+    // the other filters and the cursor, as on the account's route
+    const get = async (q: string) => (await gw.get(`/admin/v1/requests?${q}`, admin)).json.data.result;
+    const byKey = await get(`key_id=${a2.id}&status=4xx`);
+    expect(byKey.data.map((e: Entry) => [e.key_id, e.status])).toEqual(Array(3).fill([a2.id, 400]));
+    expect((await get(`account_id=${b.accountId}&from=${new Date(Date.now() + 60_000).toISOString()}`)).data).toEqual([]);
+    expect((await get(`account_id=${b.accountId}&to=2020-01-01`)).data).toEqual([]);
+    const p1 = await get(`account_id=${b.accountId}&function=sentiment-analysis&limit=3`);
+    const p2 = await get(`account_id=${b.accountId}&function=sentiment-analysis&limit=3&cursor=${p1.next_cursor}`);
+    expect([...p1.data, ...p2.data].map((e: Entry) => e.request_id)).toEqual(
+      onlyB.json.data.result.data.map((e: Entry) => e.request_id),
+    );
+    expect(p2.next_cursor).toBeNull();
+    const bad = await gw.get("/admin/v1/requests?status=teapot", admin);
+    expect([bad.status, bad.json.error.param]).toEqual([400, "status"]);
     expect((await gw.get("/admin/v1/requests", { authorization: "Bearer wrong" })).status).toBe(403);
   });
 
