@@ -289,6 +289,17 @@ describe.skipIf(!shared)("request log: two nodes, one PostgreSQL, one Redis", ()
         .sort(),
     ).toEqual(s400.map((e) => e.request_id).sort());
     expect(lines.join("\n")).not.toContain(MARKER);
+    const csvOf = async (query: string) =>
+      (await (await fetch(`${n1.url}/dashboard/requests.csv?${query}`, { headers: { cookie } })).text()).trim().split("\r\n");
+    expect(
+      (await csvOf(`key_id=${a2.id}`))
+        .slice(1)
+        .map((l) => l.split(",")[0])
+        .sort(),
+    ).toEqual(second.map((e) => e.request_id).sort());
+    expect(await csvOf("to=2020-01-01")).toEqual([lines[0]]);
+    const badPage = await fetch(`${n1.url}/dashboard/requests?status=teapot`, { headers: { cookie } });
+    expect(badPage.status).toBe(400);
 
     // one entry: the account's own only; bad filters name the parameter
     const one = await fetch(`${n1.url}/api/v1/account/requests/${ids.bad}`, { headers: { "x-api-key": a2.key } });
