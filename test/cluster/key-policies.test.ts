@@ -103,6 +103,17 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
     expect(other.headers.get("ratelimit-limit")).toBe("4");
   });
 
+  test("rate_limit_per_minute never widens the plan: a key allowed 100 a minute on plan five is refused after 5 calls over the nodes", async () => {
+    const [n1, n2] = cluster.nodes;
+    const { key, id } = await newKey(n1, 100, "five");
+    expect((await patch(n1, id, { rate_limit_per_minute: 100 })).status).toBe(200);
+    const results = [];
+    for (let i = 0; i < 8; i++) results.push(await chat(i % 2 ? n2 : n1, key, `plan ${i}`, { "cache-control": "no-cache" }));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+    for (const r of results.slice(5)) expect(r.headers.get("ratelimit-limit")).toBe("5");
+    expect(await balanceOn(n2, key)).toBe(95);
+  });
+
   test("allowed_functions and allowed_models, set at creation on node 1: 403 forbidden naming them on nodes 2 and 3, uncharged, no provider call; account endpoints answer, api-key/current shows the policy", async () => {
     const [n1, n2, n3] = cluster.nodes;
     const acc = await admin(n1, "POST", "/admin/v1/accounts", { plan: "pro", credits: 100 });

@@ -18,6 +18,8 @@ beforeAll(async () => {
     configText: `
 ${simProvider({ url: `${sim.url}/v1`, name: "primary", model: "model-a" })}
 ${simProvider({ url: `${sim.url}/v1`, name: "backup", model: "model-b" })}
+[plans.three.rate_limits]
+"sentiment-analysis" = 3
 `,
   });
 });
@@ -27,8 +29,8 @@ afterAll(async () => {
 });
 
 /** a key made through the admin API with this policy, on a new account with `credits` */
-async function keyWith(policy: Record<string, unknown>, credits = 100) {
-  const acc = await gw.post("/admin/v1/accounts", { credits }, admin);
+async function keyWith(policy: Record<string, unknown>, credits = 100, plan?: string) {
+  const acc = await gw.post("/admin/v1/accounts", { credits, ...(plan ? { plan } : {}) }, admin);
   expect(acc.status, JSON.stringify(acc.json)).toBe(201);
   const accountId = acc.json.data.result.id as string;
   const made = await gw.post("/admin/v1/keys", { label: "narrow", account_id: accountId, policy }, admin);
@@ -171,6 +173,17 @@ describe("key policies", () => {
     const free = await sentiment(other.key, "four");
     expect(free.status).toBe(200);
     expect(free.headers.get("ratelimit-limit")).toBe("60");
+  });
+
+  test("rate_limit_per_minute never widens the plan: a key allowed 100 a minute on a plan of 3 is refused at the plan's limit, with its headers", async () => {
+    const { key, accountId } = await keyWith({ rate_limit_per_minute: 100 }, 100, "three");
+    for (let i = 0; i < 3; i++) expect((await sentiment(key, `plan call ${i}`)).status).toBe(200);
+    const before = balance(accountId);
+    const fourth = await sentiment(key, "plan call 3");
+    expect(fourth.status, JSON.stringify(fourth.json)).toBe(429);
+    expect(fourth.json.error.code).toBe("rate_limited");
+    expect(fourth.headers.get("ratelimit-limit")).toBe("3");
+    expect(balance(accountId)).toBe(before);
   });
 
   test("monthly_credit_limit: 12 concurrent calls on a limit of 5 admit exactly 5; the rest are 402 key_budget_exceeded, uncharged; cache hits too", async () => {
