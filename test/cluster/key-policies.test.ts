@@ -5,6 +5,7 @@
  * 127.0.0.1:5432 and :6379; skips loudly without them, fails under CI.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
 import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
 import { startUpstream, type Upstream } from "../helpers/upstream";
 import { admin, balanceOn, type Cluster, chat, clusterConfig, type Node, newKey, startCluster } from "./nodes";
@@ -76,6 +77,26 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
     expect(view.result.month_credits_used).toBe(10);
     const acc = await admin(n2, "GET", `/admin/v1/accounts/${accountId}`);
     expect(JSON.stringify(acc.result)).toContain('"balance":990');
+  });
+
+  test("monthly_credit_limit counts the calendar month (UTC) on PostgreSQL: what the key spent last month does not count", async () => {
+    const [n1, n2, n3] = cluster.nodes;
+    const { key, id } = await newKey(n1, 100);
+    expect((await patch(n1, id, { monthly_credit_limit: 2 })).status).toBe(200);
+    for (const n of [n1, n2]) expect((await chat(n, key, `spend on ${n.url}`, { "cache-control": "no-cache" })).status).toBe(200);
+    expect(code(await chat(n3, key, "over", { "cache-control": "no-cache" }))).toBe("key_budget_exceeded");
+    const now = new Date();
+    const lastMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) - 1;
+    const sql = new SQL(db.url);
+    try {
+      const moved = await sql`UPDATE ledger SET created_at = ${lastMonth} WHERE key_id = ${id} AND kind = 'charge' RETURNING 1`;
+      expect(moved.length).toBe(2);
+    } finally {
+      await sql.close();
+    }
+    expect((await admin(n2, "GET", `/admin/v1/keys/${id}`)).result.month_credits_used).toBe(0);
+    expect((await chat(n3, key, "a new month", { "cache-control": "no-cache" })).status).toBe(200);
+    expect((await admin(n1, "GET", `/admin/v1/keys/${id}`)).result.month_credits_used).toBe(1);
   });
 
   test("rate_limit_per_minute of 4: 12 calls over both nodes admit exactly 4 (one bucket in Redis), the refused ones uncharged; another function has its own bucket", async () => {

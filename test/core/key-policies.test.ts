@@ -1,6 +1,7 @@
 // Key policies (CONTRACT section 13, docs/key-policies.md) through a real server on one SQLite
 // file: what each field refuses, with which answer, that a refusal costs nothing and reaches no
 // provider, and the admin and account views of a key's policy.
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { startGateway, type TestGateway } from "../helpers/gateway";
@@ -211,6 +212,24 @@ describe("key policies", () => {
     expect((await patch(id, { monthly_credit_limit: 6 })).status).toBe(200);
     expect((await sentiment(key, "one more")).status).toBe(200);
     expect((await sentiment(key, "and another")).status).toBe(402);
+  });
+
+  test("monthly_credit_limit counts the calendar month (UTC): what the key spent last month does not count", async () => {
+    const { key, id } = await keyWith({ monthly_credit_limit: 2 });
+    expect((await sentiment(key, "first of the month")).status).toBe(200);
+    expect((await sentiment(key, "second of the month")).status).toBe(200);
+    expect((await sentiment(key, "over")).json.error.code).toBe("key_budget_exceeded");
+    // the two charges move to the last millisecond of the previous month
+    const now = new Date();
+    const lastMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) - 1;
+    const db = new Database(gw.dbPath);
+    db.run("PRAGMA busy_timeout = 5000");
+    const moved = db.run("UPDATE ledger SET created_at = ? WHERE key_id = ? AND kind = 'charge'", [lastMonth, id]);
+    db.close();
+    expect(moved.changes).toBe(2);
+    expect((await gw.get(`/admin/v1/keys/${id}`, admin)).json.data.result.month_credits_used).toBe(0);
+    expect((await sentiment(key, "a new month")).status).toBe(200);
+    expect((await gw.get("/api/v1/account/api-key/current", { "x-api-key": key })).json.data.result.month_credits_used).toBe(1);
   });
 
   test("monthly_credit_limit holds a streamed /v1 call before the provider is called", async () => {
