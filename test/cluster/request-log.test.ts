@@ -154,6 +154,7 @@ describe.skipIf(!shared)("request log: two nodes, one PostgreSQL, one Redis", ()
     const miss = await chat(n1, a.key, `cache me ${MARKER}`);
     const hit = await chat(n2, a.key, `cache me ${MARKER}`);
     expect(hit.headers.get("x-cache")).toBe("HIT");
+    await Bun.sleep(5); // the next entry's time is later than these two (the "to" check below)
     const bad = await post(n2.url, "/api/v1/ai/sentiment-analysis", a.key, { txt: MARKER });
     expect(bad.status).toBe(400);
     const idem = { "idempotency-key": `idem-${MARKER}`, "cache-control": "no-cache" };

@@ -389,6 +389,14 @@ describe("textai requests", () => {
     expect(table.out.split("\n")[0]).toMatch(/^time\s+request_id\s+account_id\s+key_id\s+function\s+status/);
     for (const e of api) expect(table.out).toContain(e.request_id);
     expect(table.out).not.toContain(MARKER);
+    // the documented extra flags: --status, --key, --limit
+    const narrow = await cli(["--key", a2.id, "--status", "4xx", "--limit", "2", "--json"]);
+    expect(narrow.code, narrow.err).toBe(0);
+    const two = JSON.parse(narrow.out) as Entry[];
+    expect(two.map((e) => [e.key_id, e.status])).toEqual([
+      [a2.id, 400],
+      [a2.id, 400],
+    ]);
     const bad = await cli(["--since", "last tuesday"]);
     expect(bad.code).toBe(2);
     expect(bad.err).toContain("--since");
