@@ -1,6 +1,7 @@
 // Key policies (CONTRACT section 13, docs/key-policies.md) through a real server on one SQLite
 // file: what each field refuses, with which answer, that a refusal costs nothing and reaches no
 // provider, and the admin and account views of a key's policy.
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { startGateway, type TestGateway } from "../helpers/gateway";
@@ -18,6 +19,8 @@ beforeAll(async () => {
     configText: `
 ${simProvider({ url: `${sim.url}/v1`, name: "primary", model: "model-a" })}
 ${simProvider({ url: `${sim.url}/v1`, name: "backup", model: "model-b" })}
+[plans.three.rate_limits]
+"sentiment-analysis" = 3
 `,
   });
 });
@@ -27,8 +30,8 @@ afterAll(async () => {
 });
 
 /** a key made through the admin API with this policy, on a new account with `credits` */
-async function keyWith(policy: Record<string, unknown>, credits = 100) {
-  const acc = await gw.post("/admin/v1/accounts", { credits }, admin);
+async function keyWith(policy: Record<string, unknown>, credits = 100, plan?: string) {
+  const acc = await gw.post("/admin/v1/accounts", { credits, ...(plan ? { plan } : {}) }, admin);
   expect(acc.status, JSON.stringify(acc.json)).toBe(201);
   const accountId = acc.json.data.result.id as string;
   const made = await gw.post("/admin/v1/keys", { label: "narrow", account_id: accountId, policy }, admin);
@@ -101,6 +104,56 @@ describe("key policies", () => {
     expect(balance(none.accountId)).toBe(100);
   });
 
+  test("every /v1 route is held to the policy: embeddings and responses by allowed_models and allowed_functions, unsent and free", async () => {
+    const { key, id, accountId } = await keyWith({ allowed_models: ["model-a"] });
+    const v1 = (path: string, body: Record<string, unknown>) =>
+      gw.post(path, body, { "x-api-key": key, "cache-control": "no-cache" });
+    sim.reset();
+    for (const [path, body] of [
+      ["/v1/embeddings", { model: "model-b", input: "hello" }],
+      ["/v1/responses", { model: "model-b", input: "hello" }],
+    ] as const) {
+      const r = await v1(path, body);
+      expect(r.status, `${path} ${JSON.stringify(r.json)}`).toBe(403);
+      expect(r.json.error.code).toBe("forbidden");
+      expect(r.json.error.message).toContain("model-a");
+    }
+    expect(sim.calls.count).toBe(0);
+    expect(balance(accountId)).toBe(100);
+    expect((await v1("/v1/responses", { model: "model-a", input: "hello" })).status).toBe(200);
+    expect((await patch(id, { allowed_models: null, allowed_functions: ["embeddings"] })).status).toBe(200);
+    sim.reset();
+    const responses = await v1("/v1/responses", { model: "model-a", input: "hello" });
+    expect(responses.status, JSON.stringify(responses.json)).toBe(403);
+    expect(responses.json.error.message).toContain("embeddings");
+    expect(sim.calls.count).toBe(0);
+    // the model list is never refused by allowed_functions
+    expect((await gw.get("/v1/models", { "x-api-key": key })).status).toBe(200);
+  });
+
+  test("allowed_functions of knowledge-base-search: the key searches the account's knowledge bases (stored and inline) and may not change them", async () => {
+    const { key, accountId } = await keyWith({ allowed_functions: ["knowledge-base-search"] });
+    const full = gw.newKey({ accountId });
+    const kb = await gw.post("/api/v1/knowledge-bases", { name: "faq" }, { "x-api-key": full.key });
+    expect(kb.status, JSON.stringify(kb.json)).toBe(201);
+    const kbId = kb.json.data.result.id as string;
+    const docs = { documents: [{ title: "Returns", content: "Items can be returned within 30 days of delivery." }] };
+    expect((await gw.post(`/api/v1/knowledge-bases/${kbId}/documents`, docs, { "x-api-key": full.key })).status).toBe(201);
+    const h = { "x-api-key": key };
+    const found = await gw.post(`/api/v1/knowledge-bases/${kbId}/search`, { query: "returned within days" }, h);
+    expect(found.status, JSON.stringify(found.json)).toBe(200);
+    expect(found.json.data.result.results.length).toBeGreaterThan(0);
+    const inline = await gw.post("/api/v1/ai/knowledge-bases", { query: "returns", ...docs }, h);
+    expect(inline.status, JSON.stringify(inline.json)).toBe(200);
+    const before = balance(accountId);
+    const upload = await gw.post(`/api/v1/knowledge-bases/${kbId}/documents`, docs, h);
+    expect(upload.status, JSON.stringify(upload.json)).toBe(403);
+    expect(upload.json.error.code).toBe("forbidden");
+    expect(upload.json.error.message).toContain("knowledge-base-search");
+    expect((await gw.post("/api/v1/knowledge-bases", { name: "mine" }, h)).status).toBe(403);
+    expect(balance(accountId)).toBe(before);
+  });
+
   test("rate_limit_per_minute: the key's own bucket refuses with 429 and headers describing it; the account's other key is not limited by it", async () => {
     const { key, accountId } = await keyWith({ rate_limit_per_minute: 2 });
     const first = await sentiment(key, "one");
@@ -121,6 +174,17 @@ describe("key policies", () => {
     const free = await sentiment(other.key, "four");
     expect(free.status).toBe(200);
     expect(free.headers.get("ratelimit-limit")).toBe("60");
+  });
+
+  test("rate_limit_per_minute never widens the plan: a key allowed 100 a minute on a plan of 3 is refused at the plan's limit, with its headers", async () => {
+    const { key, accountId } = await keyWith({ rate_limit_per_minute: 100 }, 100, "three");
+    for (let i = 0; i < 3; i++) expect((await sentiment(key, `plan call ${i}`)).status).toBe(200);
+    const before = balance(accountId);
+    const fourth = await sentiment(key, "plan call 3");
+    expect(fourth.status, JSON.stringify(fourth.json)).toBe(429);
+    expect(fourth.json.error.code).toBe("rate_limited");
+    expect(fourth.headers.get("ratelimit-limit")).toBe("3");
+    expect(balance(accountId)).toBe(before);
   });
 
   test("monthly_credit_limit: 12 concurrent calls on a limit of 5 admit exactly 5; the rest are 402 key_budget_exceeded, uncharged; cache hits too", async () => {
@@ -148,6 +212,24 @@ describe("key policies", () => {
     expect((await patch(id, { monthly_credit_limit: 6 })).status).toBe(200);
     expect((await sentiment(key, "one more")).status).toBe(200);
     expect((await sentiment(key, "and another")).status).toBe(402);
+  });
+
+  test("monthly_credit_limit counts the calendar month (UTC): what the key spent last month does not count", async () => {
+    const { key, id } = await keyWith({ monthly_credit_limit: 2 });
+    expect((await sentiment(key, "first of the month")).status).toBe(200);
+    expect((await sentiment(key, "second of the month")).status).toBe(200);
+    expect((await sentiment(key, "over")).json.error.code).toBe("key_budget_exceeded");
+    // the two charges move to the last millisecond of the previous month
+    const now = new Date();
+    const lastMonth = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) - 1;
+    const db = new Database(gw.dbPath);
+    db.run("PRAGMA busy_timeout = 5000");
+    const moved = db.run("UPDATE ledger SET created_at = ? WHERE key_id = ? AND kind = 'charge'", [lastMonth, id]);
+    db.close();
+    expect(moved.changes).toBe(2);
+    expect((await gw.get(`/admin/v1/keys/${id}`, admin)).json.data.result.month_credits_used).toBe(0);
+    expect((await sentiment(key, "a new month")).status).toBe(200);
+    expect((await gw.get("/api/v1/account/api-key/current", { "x-api-key": key })).json.data.result.month_credits_used).toBe(1);
   });
 
   test("monthly_credit_limit holds a streamed /v1 call before the provider is called", async () => {

@@ -261,13 +261,41 @@ describe("filters and paging", () => {
     expect(seen).toEqual(all.map((e: Entry) => e.request_id));
   });
 
-  test("admin: every account, account_id as a filter", async () => {
+  test("limit: 50 entries a page unless it says otherwise, at most 500", async () => {
+    const k = gw.newKey({ credits: 0 });
+    for (let i = 0; i < 55; i++) expect((await gw.get("/api/v1/account/usage", H(k.key))).status).toBe(200);
+    const all = await listUntil("/api/v1/account/requests?limit=500", k.key, (d) => d.length >= 56);
+    expect(all.length).toBeGreaterThanOrEqual(56);
+    const page = await gw.get("/api/v1/account/requests", H(k.key));
+    expect(page.json.data.result.data.length).toBe(50);
+    expect(page.json.data.result.limit).toBe(50);
+    expect(page.json.data.result.next_cursor).not.toBeNull();
+    const admin500 = await gw.get(`/admin/v1/requests?account_id=${k.accountId}&limit=500`, admin);
+    expect(admin500.json.data.result.data.length).toBeGreaterThanOrEqual(57);
+    expect((await gw.get("/admin/v1/requests?limit=501", admin)).json.error.param).toBe("limit");
+  });
+
+  test("admin: every account, account_id as a filter, the other filters and the cursor too", async () => {
     const both = (await gw.get("/admin/v1/requests?limit=500", admin)).json.data.result.data;
     const accounts = new Set(both.map((e: Entry) => e.account_id));
     expect(accounts.has(a.accountId) && accounts.has(b.accountId)).toBe(true);
     const onlyB = await gw.get(`/admin/v1/requests?account_id=${b.accountId}&function=sentiment-analysis`, admin);
     expect(onlyB.json.data.result.data.length).toBe(4);
     expect(onlyB.json.data.result.data.every((e: Entry) => e.account_id === b.accountId)).toBe(true);
+    // the other filters and the cursor, as on the account's route
+    const get = async (q: string) => (await gw.get(`/admin/v1/requests?${q}`, admin)).json.data.result;
+    const byKey = await get(`key_id=${a2.id}&status=4xx`);
+    expect(byKey.data.map((e: Entry) => [e.key_id, e.status])).toEqual(Array(3).fill([a2.id, 400]));
+    expect((await get(`account_id=${b.accountId}&from=${new Date(Date.now() + 60_000).toISOString()}`)).data).toEqual([]);
+    expect((await get(`account_id=${b.accountId}&to=2020-01-01`)).data).toEqual([]);
+    const p1 = await get(`account_id=${b.accountId}&function=sentiment-analysis&limit=3`);
+    const p2 = await get(`account_id=${b.accountId}&function=sentiment-analysis&limit=3&cursor=${p1.next_cursor}`);
+    expect([...p1.data, ...p2.data].map((e: Entry) => e.request_id)).toEqual(
+      onlyB.json.data.result.data.map((e: Entry) => e.request_id),
+    );
+    expect(p2.next_cursor).toBeNull();
+    const bad = await gw.get("/admin/v1/requests?status=teapot", admin);
+    expect([bad.status, bad.json.error.param]).toEqual([400, "status"]);
     expect((await gw.get("/admin/v1/requests", { authorization: "Bearer wrong" })).status).toBe(403);
   });
 
@@ -361,6 +389,14 @@ describe("textai requests", () => {
     expect(table.out.split("\n")[0]).toMatch(/^time\s+request_id\s+account_id\s+key_id\s+function\s+status/);
     for (const e of api) expect(table.out).toContain(e.request_id);
     expect(table.out).not.toContain(MARKER);
+    // the documented extra flags: --status, --key, --limit
+    const narrow = await cli(["--key", a2.id, "--status", "4xx", "--limit", "2", "--json"]);
+    expect(narrow.code, narrow.err).toBe(0);
+    const two = JSON.parse(narrow.out) as Entry[];
+    expect(two.map((e) => [e.key_id, e.status])).toEqual([
+      [a2.id, 400],
+      [a2.id, 400],
+    ]);
     const bad = await cli(["--since", "last tuesday"]);
     expect(bad.code).toBe(2);
     expect(bad.err).toContain("--since");
