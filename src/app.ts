@@ -152,8 +152,7 @@ export function createApp(deps: AppDeps) {
       if (code === "NOT_FOUND") {
         const allow = path ? routeMethods(path) : [];
         // a known path the router still did not match for this very method: its percent-encoding is broken
-        if (allow.includes(request.method))
-          err = invalidRequest("the request path is not valid percent-encoding", null);
+        if (allow.includes(request.method)) err = invalidRequest("the request path is not valid percent-encoding", null);
         else if (allow.length > 0)
           err = new GatewayError("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(" or ")}`, {
             headers: { Allow: allow.join(", ") },

@@ -178,24 +178,45 @@ export class RequestGuard {
     return mapProxyTexts(api, body, (s) => this.redact(s));
   }
 
-  /** `text` with the values back where the provider used a placeholder (unchanged without restore_pii). */
-  restore(text: string): string {
+  /**
+   * `text` with the values back where the provider used a placeholder (unchanged without
+   * restore_pii). `inJson`: the text is JSON (tool-call arguments), so a value is written as JSON
+   * string content (a multi-line address's newline as `\n`), keeping it valid.
+   */
+  restore(text: string, inJson = false): string {
     if (!this.restores || this.byPlaceholder.size === 0 || !text.includes("[")) return text;
-    return text.replace(PLACEHOLDER, (m) => this.byPlaceholder.get(m) ?? m);
+    return text.replace(PLACEHOLDER, (m) => {
+      const v = this.byPlaceholder.get(m);
+      return v === undefined ? m : inJson ? JSON.stringify(v).slice(1, -1) : v;
+    });
   }
 
+  /** Every string of `value` restored; a string that is itself JSON (tool-call arguments) stays valid JSON. */
   restoreDeep(value: unknown): unknown {
     if (!this.restores || this.byPlaceholder.size === 0) return value;
-    return mapStrings(value, (s) => this.restore(s));
+    return mapStrings(value, (s) => (isJsonText(s) ? this.restoreJson(s) : this.restore(s)));
   }
 
-  /** A serialized JSON answer with the values back (each written as JSON string content). */
+  /**
+   * A serialized JSON answer with the values back, each written as JSON string content. A value
+   * that JSON must escape (a newline, a quote) inside a string that is JSON itself (tool-call
+   * arguments) needs escaping twice: then the answer is parsed and restored string by string.
+   */
   restoreJson(json: string): string {
-    if (!this.restores || this.byPlaceholder.size === 0) return json;
-    return json.replace(PLACEHOLDER, (m) => {
-      const v = this.byPlaceholder.get(m);
-      return v === undefined ? m : JSON.stringify(v).slice(1, -1);
-    });
+    if (!this.restores || this.byPlaceholder.size === 0 || !json.includes("[")) return json;
+    let nested = false;
+    for (const m of json.matchAll(PLACEHOLDER)) {
+      const v = this.byPlaceholder.get(m[0]);
+      if (v !== undefined && JSON.stringify(v).length !== v.length + 2) nested = true;
+    }
+    if (nested) {
+      try {
+        return JSON.stringify(this.restoreDeep(JSON.parse(json)));
+      } catch {
+        // not JSON after all: restored as text below
+      }
+    }
+    return this.restore(json, true);
   }
 
   /** Whether `tail` (a "[" and what follows it at a chunk's end) may be the start of a placeholder given out. */
@@ -208,6 +229,28 @@ export class RequestGuard {
   summary(): GuardCounts | null {
     return this.used && Object.keys(this.redacted).length > 0 ? { ...this.redacted } : null;
   }
+}
+
+/** A string that is a JSON object or array (tool-call arguments, a tool's JSON result). */
+function isJsonText(s: string): boolean {
+  const first = s.trimStart()[0];
+  if (first !== "{" && first !== "[") return false;
+  try {
+    const v: unknown = JSON.parse(s);
+    return typeof v === "object" && v !== null;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A JSON text with `\u` escapes (Python's json.dumps writes every non-ASCII letter so: `Zo\u00eb`)
+ * written with the characters themselves, so the recognizer reads the names it holds; the same
+ * JSON value. Any other text as it is.
+ */
+function unescapedJson(s: string): string {
+  if (!s.includes("\\u") || !isJsonText(s)) return s;
+  return JSON.stringify(JSON.parse(s));
 }
 
 function mapStrings(value: unknown, fn: (s: string) => string): unknown {
@@ -273,27 +316,38 @@ function mapToolCalls(calls: unknown, fn: (s: string) => string): unknown {
  * API's `instructions` and `input` (text, message items, function-call outputs and arguments),
  * the embeddings' `input` strings. Everything else is left as sent.
  */
-export function mapProxyTexts(api: ProxyApi, body: Record<string, unknown>, fn: (s: string) => string): Record<string, unknown> {
+export function mapProxyTexts(api: ProxyApi, body: Record<string, unknown>, map: (s: string) => string): Record<string, unknown> {
+  const fn = (s: string) => map(unescapedJson(s));
+  // who the end user is: often an email (`user`, `safety_identifier`), the client's text all the same
+  const ids = (out: Record<string, unknown>) => {
+    for (const f of ["user", "safety_identifier"]) if (typeof body[f] === "string") out[f] = fn(body[f]);
+    return out;
+  };
   if (api === "chat/completions") {
     if (!Array.isArray(body.messages)) return body;
     const messages = body.messages.map((m) => {
       if (!isObject(m)) return m;
       const out: Record<string, unknown> = { ...m };
       if ("content" in m) out.content = mapContent(m.content, fn);
+      if (typeof m.name === "string") out.name = fn(m.name);
       if ("tool_calls" in m) out.tool_calls = mapToolCalls(m.tool_calls, fn);
       if (isObject(m.function_call) && typeof m.function_call.arguments === "string")
         out.function_call = { ...m.function_call, arguments: fn(m.function_call.arguments) };
       return out;
     });
-    return { ...body, messages };
+    const out = ids({ ...body, messages });
+    if (isObject(body.prediction) && "content" in body.prediction)
+      out.prediction = { ...body.prediction, content: mapContent(body.prediction.content, fn) };
+    return out;
   }
   if (api === "embeddings") {
     const input = body.input;
-    if (typeof input === "string") return { ...body, input: fn(input) };
-    if (Array.isArray(input)) return { ...body, input: input.map((x) => (typeof x === "string" ? fn(x) : x)) };
-    return body;
+    const out = ids({ ...body });
+    if (typeof input === "string") out.input = fn(input);
+    else if (Array.isArray(input)) out.input = input.map((x) => (typeof x === "string" ? fn(x) : x));
+    return out;
   }
-  const out: Record<string, unknown> = { ...body };
+  const out = ids({ ...body });
   if (typeof body.instructions === "string") out.instructions = fn(body.instructions);
   if (typeof body.input === "string") out.input = fn(body.input);
   else if (Array.isArray(body.input))
@@ -301,10 +355,19 @@ export function mapProxyTexts(api: ProxyApi, body: Record<string, unknown>, fn: 
       if (!isObject(item)) return item;
       const o: Record<string, unknown> = { ...item };
       if ("content" in item) o.content = mapContent(item.content, fn);
-      if (typeof item.output === "string") o.output = fn(item.output);
+      // a function's output: text, or parts (input_text)
+      if ("output" in item) o.output = mapContent(item.output, fn);
       if (typeof item.arguments === "string") o.arguments = fn(item.arguments);
       return o;
     });
+  // a stored prompt's variables: text, or an input_text part
+  if (isObject(body.prompt) && isObject(body.prompt.variables)) {
+    const variables: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(body.prompt.variables))
+      variables[k] =
+        typeof v === "string" || Array.isArray(v) ? mapContent(v, fn) : isObject(v) ? (mapContent([v], fn) as unknown[])[0] : v;
+    out.prompt = { ...body.prompt, variables };
+  }
   return out;
 }
 
@@ -365,8 +428,9 @@ export class StreamRestorer {
     return out;
   }
 
-  private feed(key: string, text: string): string {
-    const s = this.guard.restore((this.held.get(key) ?? "") + text);
+  /** `json`: the text is JSON being written (tool-call arguments): values go in as JSON string content. */
+  private feed(key: string, text: string, json = false): string {
+    const s = this.guard.restore((this.held.get(key) ?? "") + text, json);
     const tail = PARTIAL_AT_END.exec(s);
     if (tail && this.guard.mayContinue(tail[0])) {
       this.held.set(key, tail[0]);
@@ -395,7 +459,7 @@ export class StreamRestorer {
         delta.tool_calls = delta.tool_calls.map((tc) => {
           if (!isObject(tc) || !isObject(tc.function) || typeof tc.function.arguments !== "string") return tc;
           const t = typeof tc.index === "number" ? tc.index : 0;
-          return { ...tc, function: { ...tc.function, arguments: this.feed(`${c}:${t}`, tc.function.arguments) } };
+          return { ...tc, function: { ...tc.function, arguments: this.feed(`${c}:${t}`, tc.function.arguments, true) } };
         });
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         // the choice ends here: what it held goes with its last chunk
@@ -422,7 +486,8 @@ export class StreamRestorer {
     if (type.endsWith(".delta") && typeof event.delta === "string") {
       const key = `${type}@${where}`;
       this.templates.set(key, event);
-      return [{ ...event, delta: this.feed(key, event.delta) }];
+      // a function call's arguments are JSON; text is text
+      return [{ ...event, delta: this.feed(key, event.delta, type.includes("arguments")) }];
     }
     const out: unknown[] = [];
     if (type.endsWith(".done")) {
