@@ -56,6 +56,56 @@ const PARTIAL_AT_END = /\[[A-Z0-9_]*$/;
 
 export type GuardCounts = Record<string, number>;
 
+/**
+ * Characters that read as ASCII ones (CONTRACT section 14: the provider never receives the
+ * values): fullwidth forms (`４１１１`, `＠`, as Japanese and Chinese keyboards type them), other
+ * scripts' decimal digits (`٤١١١`, `𝟒`), Unicode dashes and spaces. The recognizer is given the
+ * text with these folded; what is replaced is the client's own text.
+ */
+const FOLDABLE = /[\u00a0\u2000-\u200a\u202f\u205f\u3000\u2010-\u2015\u2212\ufe58\ufe63\uff01-\uff5e]|(?![0-9])\p{Nd}/u;
+const DIGIT = /^\p{Nd}$/u;
+
+function foldChar(cp: number): string | null {
+  if (cp >= 0xff01 && cp <= 0xff5e) return String.fromCharCode(cp - 0xfee0);
+  if (cp === 0xa0 || (cp >= 0x2000 && cp <= 0x200a) || cp === 0x202f || cp === 0x205f || cp === 0x3000) return " ";
+  if ((cp >= 0x2010 && cp <= 0x2015) || cp === 0x2212 || cp === 0xfe58 || cp === 0xfe63) return "-";
+  if (cp < 0x80 || !DIGIT.test(String.fromCodePoint(cp))) return null;
+  // mathematical digits: five runs of ten in a row
+  if (cp >= 0x1d7ce && cp <= 0x1d7ff) return String((cp - 0x1d7ce) % 10);
+  // every other script's digits are a run of ten from its zero
+  let zero = cp;
+  while (zero > cp - 9 && DIGIT.test(String.fromCodePoint(zero - 1))) zero--;
+  return String(cp - zero);
+}
+
+/** The kinds of `types` in `text`, found in its folded reading; spans and values are `text`'s own. */
+function detect(text: string, types: PiiType[]): Found[] {
+  if (!FOLDABLE.test(text))
+    return detectPii(text, { types }).map((e) => ({ kind: FROM_PII[e.type], start: e.start, end: e.end, text: e.text }));
+  let view = "";
+  // at[i]: where the view's i-th code unit comes from in `text` (one past the end at the end)
+  const at: number[] = [];
+  for (let i = 0; i < text.length; ) {
+    const cp = text.codePointAt(i) as number;
+    const n = cp > 0xffff ? 2 : 1;
+    const folded = foldChar(cp);
+    if (folded === null) {
+      view += text.slice(i, i + n);
+      for (let j = 0; j < n; j++) at.push(i + j);
+    } else {
+      view += folded;
+      at.push(i);
+    }
+    i += n;
+  }
+  at.push(text.length);
+  return detectPii(view, { types }).map((e) => {
+    const start = at[e.start] as number;
+    const end = at[e.end] as number;
+    return { kind: FROM_PII[e.type], start, end, text: text.slice(start, end) };
+  });
+}
+
 interface Found {
   kind: GuardrailPiiKind;
   start: number;
@@ -97,12 +147,7 @@ export class RequestGuard {
       if (text.length === 0) continue;
       this.texts.push(text);
       if (types.length > 0 && !this.found.has(text)) {
-        const found = detectPii(text, { types }).map((e) => ({
-          kind: FROM_PII[e.type],
-          start: e.start,
-          end: e.end,
-          text: e.text,
-        }));
+        const found = detect(text, types);
         this.found.set(text, found);
         for (const f of found) if (blockPii.includes(f.kind)) blocked[f.kind] = (blocked[f.kind] ?? 0) + 1;
       }
@@ -119,8 +164,10 @@ export class RequestGuard {
     let found = this.found.get(text);
     if (!found) {
       // a text inspect did not see (it should not happen): found now, the same way
-      const types = this.settings.redactPii.map((k) => TO_PII[k]);
-      found = detectPii(text, { types }).map((e) => ({ kind: FROM_PII[e.type], start: e.start, end: e.end, text: e.text }));
+      found = detect(
+        text,
+        this.settings.redactPii.map((k) => TO_PII[k]),
+      );
       this.found.set(text, found);
     }
     let out = "";
