@@ -57,12 +57,16 @@ const PARTIAL_AT_END = /\[[A-Z0-9_]*$/;
 export type GuardCounts = Record<string, number>;
 
 /**
- * Characters that read as ASCII ones (CONTRACT section 14: the provider never receives the
- * values): fullwidth forms (`４１１１`, `＠`, as Japanese and Chinese keyboards type them), other
- * scripts' decimal digits (`٤١١١`, `𝟒`), Unicode dashes and spaces. The recognizer is given the
- * text with these folded; what is replaced is the client's own text.
+ * What reads as something else (CONTRACT section 14: the provider never receives the values):
+ * fullwidth forms (`４１１１`, `＠`, as Japanese and Chinese keyboards type them), other scripts'
+ * decimal digits (`٤١١١`, `𝟒`), Unicode dashes and spaces, and the escapes of JSON text
+ * (`Zo\u00eb \u0141ukasiewicz`, as Python's json.dumps writes every non-ASCII letter, and `\n`).
+ * The recognizer is given the text with these read; what is replaced is the client's own text.
  */
-const FOLDABLE = /[\u00a0\u2000-\u200a\u202f\u205f\u3000\u2010-\u2015\u2212\ufe58\ufe63\uff01-\uff5e]|(?![0-9])\p{Nd}/u;
+const FOLDABLE =
+  /[\u00a0\u2000-\u200a\u202f\u205f\u3000\u2010-\u2015\u2212\ufe58\ufe63\uff01-\uff5e]|(?![0-9])\p{Nd}|\\(?:u[0-9a-fA-F]{4}|[nrt])/u;
+const ESCAPE = /^\\(?:u([0-9a-fA-F]{4})|([nrt]))/;
+const ESCAPED: Record<string, string> = { n: "\n", r: "\r", t: "\t" };
 const DIGIT = /^\p{Nd}$/u;
 
 function foldChar(cp: number): string | null {
@@ -78,32 +82,45 @@ function foldChar(cp: number): string | null {
   return String(cp - zero);
 }
 
-/** The kinds of `types` in `text`, found in its folded reading; spans and values are `text`'s own. */
+/**
+ * The kinds of `types` in `text`, found in its folded reading. Spans are `text`'s own (what is
+ * replaced is what the client wrote); a value is the client's text with JSON escapes read, so
+ * `Zo\u00eb` in a tool's JSON and `Zoë` in a message are one value, restored as `Zoë`.
+ */
 function detect(text: string, types: PiiType[]): Found[] {
   if (!FOLDABLE.test(text))
     return detectPii(text, { types }).map((e) => ({ kind: FROM_PII[e.type], start: e.start, end: e.end, text: e.text }));
   let view = "";
-  // at[i]: where the view's i-th code unit comes from in `text` (one past the end at the end)
+  let decoded = "";
+  // for the view's i-th code unit: where it comes from in `text` and in `decoded` (one past the end at the end)
   const at: number[] = [];
+  const inDecoded: number[] = [];
   for (let i = 0; i < text.length; ) {
-    const cp = text.codePointAt(i) as number;
-    const n = cp > 0xffff ? 2 : 1;
-    const folded = foldChar(cp);
-    if (folded === null) {
-      view += text.slice(i, i + n);
-      for (let j = 0; j < n; j++) at.push(i + j);
-    } else {
-      view += folded;
-      at.push(i);
+    const esc = text.charCodeAt(i) === 0x5c ? ESCAPE.exec(text.slice(i, i + 6)) : null;
+    const original = esc
+      ? esc[1] !== undefined
+        ? String.fromCharCode(Number.parseInt(esc[1], 16))
+        : (ESCAPED[esc[2] as string] as string)
+      : text.slice(i, i + ((text.codePointAt(i) as number) > 0xffff ? 2 : 1));
+    const n = esc ? esc[0].length : original.length;
+    const folded = foldChar(original.codePointAt(0) as number);
+    const piece = folded ?? original;
+    for (let j = 0; j < piece.length; j++) {
+      at.push(folded === null && !esc ? i + j : i);
+      inDecoded.push(folded === null ? decoded.length + j : decoded.length);
     }
+    view += piece;
+    decoded += original;
     i += n;
   }
   at.push(text.length);
-  return detectPii(view, { types }).map((e) => {
-    const start = at[e.start] as number;
-    const end = at[e.end] as number;
-    return { kind: FROM_PII[e.type], start, end, text: text.slice(start, end) };
-  });
+  inDecoded.push(decoded.length);
+  return detectPii(view, { types }).map((e) => ({
+    kind: FROM_PII[e.type],
+    start: at[e.start] as number,
+    end: at[e.end] as number,
+    text: decoded.slice(inDecoded[e.start], inDecoded[e.end]),
+  }));
 }
 
 interface Found {
@@ -290,16 +307,6 @@ function isJsonText(s: string): boolean {
   }
 }
 
-/**
- * A JSON text with `\u` escapes (Python's json.dumps writes every non-ASCII letter so: `Zo\u00eb`)
- * written with the characters themselves, so the recognizer reads the names it holds; the same
- * JSON value. Any other text as it is.
- */
-function unescapedJson(s: string): string {
-  if (!s.includes("\\u") || !isJsonText(s)) return s;
-  return JSON.stringify(JSON.parse(s));
-}
-
 function mapStrings(value: unknown, fn: (s: string) => string): unknown {
   if (typeof value === "string") return fn(value);
   if (Array.isArray(value)) return value.map((v) => mapStrings(v, fn));
@@ -359,12 +366,13 @@ function mapToolCalls(calls: unknown, fn: (s: string) => string): unknown {
 
 /**
  * The body of a /v1 call with every text the client wrote passed through `fn`: chat messages
- * (content strings and text parts, tool results, earlier tool-call arguments), the Responses
- * API's `instructions` and `input` (text, message items, function-call outputs and arguments),
- * the embeddings' `input` strings. Everything else is left as sent.
+ * (content strings and text parts, a participant's `name`, tool results, earlier tool-call
+ * arguments) and `prediction`; the Responses API's `instructions`, `input` (text, message items,
+ * function-call outputs, text or parts, and arguments) and a stored prompt's variables; the
+ * embeddings' `input` strings; the end user's `user` and `safety_identifier` everywhere.
+ * Everything else is left as sent.
  */
-export function mapProxyTexts(api: ProxyApi, body: Record<string, unknown>, map: (s: string) => string): Record<string, unknown> {
-  const fn = (s: string) => map(unescapedJson(s));
+export function mapProxyTexts(api: ProxyApi, body: Record<string, unknown>, fn: (s: string) => string): Record<string, unknown> {
   // who the end user is: often an email (`user`, `safety_identifier`), the client's text all the same
   const ids = (out: Record<string, unknown>) => {
     for (const f of ["user", "safety_identifier"]) if (typeof body[f] === "string") out[f] = fn(body[f]);

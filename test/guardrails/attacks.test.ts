@@ -19,6 +19,9 @@ beforeAll(async () => {
   sim = await startUpstream();
   gw = await startGateway({
     configText: `${simProvider({ url: `${sim.url}/v1`, name: "sim", model: "model-a", extra: `features = ${ALL_FEATURES}` })}
+[routes]
+translation = ["sim"]
+
 [plans.guarded.guardrails]
 redact_pii = ["email", "phone", "credit_card", "ssn", "ip_address", "name", "address"]
 restore_pii = true
@@ -98,7 +101,8 @@ describe("redact_pii", () => {
     const c = client("guarded");
     const person = { customer: "Zoë Łukasiewicz", city: "Łódź", note: "prefers email" };
     const from = sim.calls.requests.length;
-    await c.chat.completions.create({
+    sim.program([{ content: "The customer is [NAME_1]." }]);
+    const answer = await c.chat.completions.create({
       model: "model-a",
       messages: [
         { role: "user", content: "Who is the customer of order 7?" },
@@ -120,8 +124,10 @@ describe("redact_pii", () => {
         { type: "function_call_output", call_id: "c1", output: pythonJson(person) },
       ],
     });
+    // the value as the JSON means it, one placeholder for both escaped forms
+    expect(answer.choices[0]?.message.content).toBe("The customer is Zoë Łukasiewicz.");
     const sent = sentSince(from);
-    for (const v of ["ukasiewicz", "u0141", "Zo\\\\u00eb"]) expect(sent).not.toContain(v);
+    for (const v of ["ukasiewicz", "Zo\\\\u00eb", "[NAME_2]"]) expect(sent).not.toContain(v);
     // the rest of the JSON is sent, as the same JSON value
     expect(sent).toContain("prefers email");
   });
@@ -136,6 +142,28 @@ describe("redact_pii", () => {
     });
     expect(sentSince(from)).toContain("Fill the template [EMAIL_1] with my address, [EMAIL_2].");
     expect(out.choices[0]?.message.content).toBe("Template [EMAIL_1], yours ann.lee@example.org, unknown [EMAIL_9].");
+  });
+});
+
+describe("a function call", () => {
+  test("a field holding Python-escaped JSON and lookalike digits: nothing reaches the provider; the result has the client's text back", async () => {
+    const { key } = gw.newKey({ plan: "guarded", credits: 100 });
+    const from = sim.calls.requests.length;
+    sim.program([
+      {
+        content: JSON.stringify({
+          translated_text: "Cliente [NAME_1], tarjeta [CREDIT_CARD_1]",
+          source_language: "en",
+          target_language: "es",
+        }),
+      },
+    ]);
+    const text = `Customer record ${pythonJson({ customer: "Zoë Łukasiewicz" })}, card ４１１１ １１１１ １１１１ １１１１`;
+    const r = await gw.post("/api/v1/ai/translation", { text, target_language: "es" }, { "x-api-key": key });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    const sent = sentSince(from);
+    for (const v of ["ukasiewicz", "u0141", "１１１１", "4111"]) expect(sent).not.toContain(v);
+    expect(r.json.data.result.translated_text).toBe("Cliente Zoë Łukasiewicz, tarjeta ４１１１ １１１１ １１１１ １１１１");
   });
 });
 
