@@ -443,6 +443,9 @@ export function proxyTexts(api: ProxyApi, body: Record<string, unknown>): string
  * chunks ("[EMA" + "IL_1]") is caught by holding back a chunk's end that may start one given out,
  * until the next chunk of the same text says; what is still held when the text ends is sent as it is.
  */
+/** The held-text key of a chat choice's deprecated `function_call` (beside tool calls' indexes). */
+const FUNCTION_CALL = "function_call";
+
 export class StreamRestorer {
   private readonly held = new Map<string, string>();
   /** per held text: a delta event like the one it came in (the Responses API), to send what is left in */
@@ -469,7 +472,11 @@ export class StreamRestorer {
       if (this.api === "chat/completions") {
         const [c, tool] = key.split(":");
         const delta =
-          tool === undefined ? { content: text } : { tool_calls: [{ index: Number(tool), function: { arguments: text } }] };
+          tool === undefined
+            ? { content: text }
+            : tool === FUNCTION_CALL
+              ? { function_call: { arguments: text } }
+              : { tool_calls: [{ index: Number(tool), function: { arguments: text } }] };
         out.push({
           ...(this.lastChunk ?? { object: "chat.completion.chunk" }),
           choices: [{ index: Number(c), delta, finish_reason: null }],
@@ -516,10 +523,21 @@ export class StreamRestorer {
           const t = typeof tc.index === "number" ? tc.index : 0;
           return { ...tc, function: { ...tc.function, arguments: this.feed(`${c}:${t}`, tc.function.arguments, true) } };
         });
+      // the deprecated `functions` API: one call, its arguments streamed the same way
+      if (isObject(delta.function_call) && typeof delta.function_call.arguments === "string")
+        delta.function_call = {
+          ...delta.function_call,
+          arguments: this.feed(`${c}:${FUNCTION_CALL}`, delta.function_call.arguments, true),
+        };
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         // the choice ends here: what it held goes with its last chunk
         const left = this.take(`${c}`);
         if (left) delta.content = `${typeof delta.content === "string" ? delta.content : ""}${left}`;
+        const call = this.take(`${c}:${FUNCTION_CALL}`);
+        if (call) {
+          const fc = isObject(delta.function_call) ? delta.function_call : {};
+          delta.function_call = { ...fc, arguments: `${typeof fc.arguments === "string" ? fc.arguments : ""}${call}` };
+        }
         for (const key of [...this.held.keys()])
           if (key.startsWith(`${c}:`)) {
             const args = this.take(key);
