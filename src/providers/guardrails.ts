@@ -368,7 +368,7 @@ function mapToolCalls(calls: unknown, fn: (s: string) => string): unknown {
  * The body of a /v1 call with every text the client wrote passed through `fn`: chat messages
  * (content strings and text parts, a participant's `name`, tool results, earlier tool-call
  * arguments) and `prediction`; the Responses API's `instructions`, `input` (text, message items,
- * function-call outputs, text or parts, and arguments) and a stored prompt's variables; the
+ * function-call outputs, text or parts, arguments, reasoning summaries) and a stored prompt's variables; the
  * embeddings' `input` strings; the end user's `user` and `safety_identifier` everywhere.
  * Everything else is left as sent.
  */
@@ -413,6 +413,8 @@ export function mapProxyTexts(api: ProxyApi, body: Record<string, unknown>, fn: 
       // a function's output: text, or parts (input_text)
       if ("output" in item) o.output = mapContent(item.output, fn);
       if (typeof item.arguments === "string") o.arguments = fn(item.arguments);
+      // an earlier reasoning item's summary may repeat what the client wrote
+      if (Array.isArray(item.summary)) o.summary = mapContent(item.summary, fn);
       return o;
     });
   // a stored prompt's variables: text, or an input_text part

@@ -224,12 +224,15 @@ describe("/v1/responses through the SDK", () => {
     noValues(from);
   });
 
-  test("input as items: messages with parts, an image, earlier function calls and their outputs (string and parts)", async () => {
+  test("input as items: messages with parts, an image, earlier function calls and their outputs (string and parts), a reasoning summary; a stored prompt's variables; the end user's ids", async () => {
     const { c } = client("guarded");
     const from = sim.calls.requests.length;
     await c.responses.create({
       model: "model-a",
+      safety_identifier: EMAIL,
+      prompt: { id: "pmpt_1", variables: { customer: NAME, card: { type: "input_text", text: CARD } } },
       input: [
+        { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: `The user ${NAME} wrote from ${IP}.` }] },
         { role: "developer", content: `Server ${IP}.` },
         {
           role: "user",
