@@ -19,8 +19,9 @@ beforeAll(async () => {
   sim = await startUpstream();
   gw = await startGateway({
     configText: `${simProvider({ url: `${sim.url}/v1`, name: "sim", model: "model-a", extra: `features = ${ALL_FEATURES}` })}
+${simProvider({ url: `${sim.url}/v1`, name: "sim2", model: "model-b" })}
 [routes]
-translation = ["sim"]
+translation = ["sim", "sim2"]
 
 [plans.guarded.guardrails]
 redact_pii = ["email", "phone", "credit_card", "ssn", "ip_address", "name", "address"]
@@ -164,6 +165,27 @@ describe("a function call", () => {
     const sent = sentSince(from);
     for (const v of ["ukasiewicz", "u0141", "１１１１", "4111"]) expect(sent).not.toContain(v);
     expect(r.json.data.result.translated_text).toBe("Cliente Zoë Łukasiewicz, tarjeta ４１１１ １１１１ １１１１ １１１１");
+  });
+});
+
+describe("fallback", () => {
+  test("every provider tried is sent the same redacted request; the values are counted once", async () => {
+    const { key } = gw.newKey({ plan: "guarded", credits: 100 });
+    const from = sim.calls.requests.length;
+    sim.program([{ status: 500 }]);
+    const r = await gw.post(
+      "/api/v1/ai/translation",
+      { text: "Write to ann.lee@example.org, or to ann.lee@example.org.", target_language: "es" },
+      { "x-api-key": key },
+    );
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    expect(r.json.meta.provider).toBe("sim2");
+    const sent = sim.calls.requests.slice(from);
+    expect(sent.map((c) => c.model)).toEqual(["model-a", "model-b"]);
+    const users = sent.map((c) => JSON.stringify((c.body.messages as unknown[]).slice(1)));
+    expect(users[0]).toBe(users[1] as string);
+    expect(users[0]).toContain("Write to [EMAIL_1], or to [EMAIL_1].");
+    expect(r.headers.get("x-textai-guardrails")).toBe("redacted=email:2");
   });
 });
 

@@ -189,6 +189,20 @@ describe("/v1/chat/completions through the SDK", () => {
     const all = JSON.stringify(entry) + after + gw.logs.join("\n");
     for (const v of [EMAIL, "4111 1111", "Garcia"]) expect(all).not.toContain(v);
   });
+
+  test("several choices streamed: each is restored on its own", async () => {
+    const { c } = client("guarded");
+    sim.program([{ content: "Dear [NAME_1] at [EMAIL_1]", chunkChars: 3 }]);
+    const stream = await c.chat.completions.create({
+      model: "model-a",
+      n: 2,
+      stream: true,
+      messages: [{ role: "user", content: `I am ${NAME}, mail ${EMAIL}` }],
+    });
+    const texts = ["", ""];
+    for await (const chunk of stream) for (const ch of chunk.choices) texts[ch.index] += ch.delta.content ?? "";
+    expect(texts).toEqual([`Dear ${NAME} at ${EMAIL} (1)`, `Dear ${NAME} at ${EMAIL} (2)`]);
+  });
 });
 
 describe("/v1/responses through the SDK", () => {
