@@ -59,18 +59,21 @@ export type GuardCounts = Record<string, number>;
 /**
  * What reads as something else (CONTRACT section 14: the provider never receives the values):
  * fullwidth forms (`４１１１`, `＠`, as Japanese and Chinese keyboards type them), other scripts'
- * decimal digits (`٤١١١`, `𝟒`), Unicode dashes and spaces, and the escapes of JSON text
+ * decimal digits (`٤١١١`, `𝟒`), Unicode dashes and spaces, invisible characters (a zero-width
+ * space inside a number), and the escapes of JSON text
  * (`Zo\u00eb \u0141ukasiewicz`, as Python's json.dumps writes every non-ASCII letter, and `\n`).
  * The recognizer is given the text with these read; what is replaced is the client's own text.
  */
 const FOLDABLE =
-  /[\u00a0\u2000-\u200a\u202f\u205f\u3000\u2010-\u2015\u2212\ufe58\ufe63\uff01-\uff5e]|(?![0-9])\p{Nd}|\\(?:u[0-9a-fA-F]{4}|[nrt])/u;
+  /[\u00a0\u00ad\u2000-\u200d\u202f\u205f\u2060\u3000\ufeff\u2010-\u2015\u2212\ufe58\ufe63\uff01-\uff5e]|(?![0-9])\p{Nd}|\\(?:u[0-9a-fA-F]{4}|[nrt])/u;
 const ESCAPE = /^\\(?:u([0-9a-fA-F]{4})|([nrt]))/;
 const ESCAPED: Record<string, string> = { n: "\n", r: "\r", t: "\t" };
 const DIGIT = /^\p{Nd}$/u;
 
 function foldChar(cp: number): string | null {
   if (cp >= 0xff01 && cp <= 0xff5e) return String.fromCharCode(cp - 0xfee0);
+  // invisible: zero-width space, joiners, word joiner, byte-order mark, soft hyphen
+  if ((cp >= 0x200b && cp <= 0x200d) || cp === 0x2060 || cp === 0xfeff || cp === 0xad) return "";
   if (cp === 0xa0 || (cp >= 0x2000 && cp <= 0x200a) || cp === 0x202f || cp === 0x205f || cp === 0x3000) return " ";
   if ((cp >= 0x2010 && cp <= 0x2015) || cp === 0x2212 || cp === 0xfe58 || cp === 0xfe63) return "-";
   if (cp < 0x80 || !DIGIT.test(String.fromCodePoint(cp))) return null;

@@ -70,7 +70,7 @@ describe("redact_pii", () => {
       expect(sent).not.toContain(v);
   });
 
-  test("lookalike digits and signs: fullwidth, Arabic-Indic, mathematical, Unicode dashes and no-break spaces; the answer gets the client's own characters back", async () => {
+  test("lookalike digits and signs: fullwidth, Arabic-Indic, mathematical, Unicode dashes, no-break and zero-width spaces; the answer gets the client's own characters back", async () => {
     const c = client("guarded");
     const values = [
       "２１９－０９－９９９９", // fullwidth SSN
@@ -80,21 +80,24 @@ describe("redact_pii", () => {
       "078‐05‐1120", // SSN with U+2010 hyphens
       "3782\u00a0822463\u00a010005", // Amex with no-break spaces
       "ｍａｒｉａ＠ｅｘａｍｐｌｅ．ｃｏｍ", // fullwidth email
+      "5105\u200b1051\u200b0510\u200b5100", // zero-width spaces between a card's groups
     ];
     const from = sim.calls.requests.length;
-    sim.program([{ content: "[SSN_1] [CREDIT_CARD_1] [CREDIT_CARD_2] [CREDIT_CARD_3] [SSN_2] [CREDIT_CARD_4] [EMAIL_1]" }]);
+    sim.program([
+      { content: "[SSN_1] [CREDIT_CARD_1] [CREDIT_CARD_2] [CREDIT_CARD_3] [SSN_2] [CREDIT_CARD_4] [EMAIL_1] [CREDIT_CARD_5]" },
+    ]);
     const out = await c.chat.completions.create({
       model: "model-a",
       messages: [
         {
           role: "user",
-          content: `ssn ${values[0]}, cards ${values.slice(1, 4).join(", ")}; ssn ${values[4]}; amex ${values[5]}; mail ${values[6]}`,
+          content: `ssn ${values[0]}, cards ${values.slice(1, 4).join(", ")}; ssn ${values[4]}; amex ${values[5]}; mail ${values[6]}; mc ${values[7]}`,
         },
       ],
     });
     const sent = sentSince(from);
     for (const v of values) expect(sent).not.toContain(v);
-    for (const v of ["219-09-9999", "4111", "5500", "078-05", "3782", "maria"]) expect(sent).not.toContain(v);
+    for (const v of ["219-09-9999", "4111", "5500", "078-05", "3782", "maria", "5105"]) expect(sent).not.toContain(v);
     expect(out.choices[0]?.message.content).toBe(values.join(" "));
   });
 
