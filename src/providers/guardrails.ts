@@ -448,6 +448,12 @@ export function proxyTexts(api: ProxyApi, body: Record<string, unknown>): string
  * chunks ("[EMA" + "IL_1]") is caught by holding back a chunk's end that may start one given out,
  * until the next chunk of the same text says; what is still held when the text ends is sent as it is.
  */
+/** A request that asks for JSON text: chat's `response_format`, the Responses API's `text.format`. */
+function asksJson(body: Record<string, unknown>): boolean {
+  const format = isObject(body.response_format) ? body.response_format : isObject(body.text) ? body.text.format : undefined;
+  return isObject(format) && (format.type === "json_object" || format.type === "json_schema");
+}
+
 /** The held-text key of a chat choice's deprecated `function_call` (beside tool calls' indexes). */
 const FUNCTION_CALL = "function_call";
 
@@ -457,10 +463,16 @@ export class StreamRestorer {
   private readonly templates = new Map<string, Record<string, unknown>>();
   private lastChunk: Record<string, unknown> | null = null;
 
+  /** the answer's text is JSON (the request asked for a JSON format): values go into it as JSON string content */
+  private readonly jsonText: boolean;
+
   constructor(
     private readonly guard: RequestGuard,
     private readonly api: ProxyApi,
-  ) {}
+    body: Record<string, unknown> = {},
+  ) {
+    this.jsonText = asksJson(body);
+  }
 
   /** The events to send for one upstream event (none, it, or what was held and it). */
   push(event: unknown): unknown[] {
@@ -521,7 +533,7 @@ export class StreamRestorer {
       if (!isObject(choice) || !isObject(choice.delta)) return choice;
       const c = typeof choice.index === "number" ? choice.index : 0;
       const delta: Record<string, unknown> = { ...choice.delta };
-      if (typeof delta.content === "string") delta.content = this.feed(`${c}`, delta.content);
+      if (typeof delta.content === "string") delta.content = this.feed(`${c}`, delta.content, this.jsonText);
       if (Array.isArray(delta.tool_calls))
         delta.tool_calls = delta.tool_calls.map((tc) => {
           if (!isObject(tc) || !isObject(tc.function) || typeof tc.function.arguments !== "string") return tc;
@@ -564,8 +576,8 @@ export class StreamRestorer {
     if (type.endsWith(".delta") && typeof event.delta === "string") {
       const key = `${type}@${where}`;
       this.templates.set(key, event);
-      // a function call's arguments are JSON; text is text
-      return [{ ...event, delta: this.feed(key, event.delta, type.includes("arguments")) }];
+      // a function call's arguments are JSON; text is text, unless a JSON format was asked for
+      return [{ ...event, delta: this.feed(key, event.delta, this.jsonText || type.includes("arguments")) }];
     }
     const out: unknown[] = [];
     if (type.endsWith(".done")) {

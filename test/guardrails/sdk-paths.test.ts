@@ -190,6 +190,29 @@ describe("/v1/chat/completions through the SDK", () => {
     for (const v of [EMAIL, "4111 1111", "Garcia"]) expect(all).not.toContain(v);
   });
 
+  test("a JSON-mode answer keeps valid JSON with a multi-line address restored into it, streamed and not", async () => {
+    const { c } = client("guarded");
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: "system", content: "Answer in JSON with the fields name and address." },
+      { role: "user", content: `I am ${NAME}; ship to:\n${ADDRESS}` },
+    ];
+    const answer = '{"name": "[NAME_1]", "address": "[ADDRESS_1]"}';
+    const from = sim.calls.requests.length;
+    sim.program([{ content: answer }, { content: answer, chunkChars: 5 }]);
+    const plain = await c.chat.completions.create({ model: "model-a", response_format: { type: "json_object" }, messages });
+    expect(JSON.parse(plain.choices[0]?.message.content ?? "")).toEqual({ name: NAME, address: ADDRESS });
+    const stream = await c.chat.completions.create({
+      model: "model-a",
+      response_format: { type: "json_object" },
+      messages,
+      stream: true,
+    });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+    expect(JSON.parse(text)).toEqual({ name: NAME, address: ADDRESS });
+    noValues(from);
+  });
+
   test("several choices streamed: each is restored on its own", async () => {
     const { c } = client("guarded");
     sim.program([{ content: "Dear [NAME_1] at [EMAIL_1]", chunkChars: 3 }]);
