@@ -371,7 +371,7 @@ function mapToolCalls(calls: unknown, fn: (s: string) => string): unknown {
  * The body of a /v1 call with every text the client wrote passed through `fn`: chat messages
  * (content strings and text parts, a participant's `name`, tool results, earlier tool-call
  * arguments) and `prediction`; the Responses API's `instructions`, `input` (text, message items,
- * function-call outputs, text or parts, arguments, reasoning summaries) and a stored prompt's variables; the
+ * function-call outputs, text or parts, arguments, custom tool inputs, reasoning summaries) and a stored prompt's variables; the
  * embeddings' `input` strings; the end user's `user` and `safety_identifier` everywhere.
  * Everything else is left as sent.
  */
@@ -416,6 +416,8 @@ export function mapProxyTexts(api: ProxyApi, body: Record<string, unknown>, fn: 
       // a function's output: text, or parts (input_text)
       if ("output" in item) o.output = mapContent(item.output, fn);
       if (typeof item.arguments === "string") o.arguments = fn(item.arguments);
+      // a custom tool's call: its input is free text
+      if (typeof item.input === "string") o.input = fn(item.input);
       // an earlier reasoning item's summary may repeat what the client wrote
       if (Array.isArray(item.summary)) o.summary = mapContent(item.summary, fn);
       return o;

@@ -282,6 +282,8 @@ describe("/v1/responses through the SDK", () => {
         { type: "function_call_output", call_id: "c1", output: `Found ${NAME}, SSN ${SSN}` },
         { type: "function_call", call_id: "c2", name: "lookup", arguments: JSON.stringify({ ssn: SSN }) },
         { type: "function_call_output", call_id: "c2", output: [{ type: "input_text", text: `Address:\n${ADDRESS}` }] },
+        { type: "custom_tool_call", call_id: "c3", name: "note", input: `Call ${PHONE} about card ${CARD}` },
+        { type: "custom_tool_call_output", call_id: "c3", output: `Noted for ${EMAIL}` },
       ],
     });
     const sent = noValues(from);
