@@ -132,7 +132,18 @@ describe("/v1/chat/completions through the SDK", () => {
     expect(sent).not.toContain("[EMAIL_2]");
     expect(sent).not.toContain("[SSN_2]");
     expect(JSON.parse(data.choices[0]?.message.content ?? "")).toEqual({ customer: NAME, mail: EMAIL, card: CARD });
-    expect(response.headers.get("x-textai-guardrails")).toMatch(/^redacted=address:1,credit_card:1,email:\d+,/);
+    const header = response.headers.get("x-textai-guardrails") as string;
+    expect(header).toMatch(/^redacted=address:1,credit_card:1,email:\d+,/);
+    // the request log has the header's counts, never a value
+    const entry = await logEntry(response.headers.get("x-request-id") as string);
+    const counts = Object.fromEntries(
+      header
+        .slice("redacted=".length)
+        .split(",")
+        .map((kv) => kv.split(":")),
+    );
+    expect(entry.guardrails).toEqual(Object.fromEntries(Object.entries(counts).map(([k, n]) => [`redacted.${k}`, Number(n)])));
+    for (const v of VALUES) expect(JSON.stringify(entry)).not.toContain(v);
   });
 
   test("a model's tool-call arguments with placeholders come back with the client's values, still valid JSON (a multi-line address too); streamed the same", async () => {
