@@ -445,11 +445,6 @@ export function proxyTexts(api: ProxyApi, body: Record<string, unknown>): string
 
 // ---- streamed answers ----
 
-/**
- * Puts the values back into a streamed /v1 answer, event by event. A placeholder cut between two
- * chunks ("[EMA" + "IL_1]") is caught by holding back a chunk's end that may start one given out,
- * until the next chunk of the same text says; what is still held when the text ends is sent as it is.
- */
 /** A request that asks for JSON text: chat's `response_format`, the Responses API's `text.format`. */
 function asksJson(body: Record<string, unknown>): boolean {
   const format = isObject(body.response_format) ? body.response_format : isObject(body.text) ? body.text.format : undefined;
@@ -459,6 +454,11 @@ function asksJson(body: Record<string, unknown>): boolean {
 /** The held-text key of a chat choice's deprecated `function_call` (beside tool calls' indexes). */
 const FUNCTION_CALL = "function_call";
 
+/**
+ * Puts the values back into a streamed /v1 answer, event by event. A placeholder cut between two
+ * chunks ("[EMA" + "IL_1]") is caught by holding back a chunk's end that may start one given out,
+ * until the next chunk of the same text says; what is still held when the text ends is sent as it is.
+ */
 export class StreamRestorer {
   private readonly held = new Map<string, string>();
   /** per held text: a delta event like the one it came in (the Responses API), to send what is left in */
