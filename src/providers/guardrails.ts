@@ -56,6 +56,76 @@ const PARTIAL_AT_END = /\[[A-Z0-9_]*$/;
 
 export type GuardCounts = Record<string, number>;
 
+/**
+ * What reads as something else (CONTRACT section 14: the provider never receives the values):
+ * fullwidth forms (`４１１１`, `＠`, as Japanese and Chinese keyboards type them), other scripts'
+ * decimal digits (`٤١١١`, `𝟒`), Unicode dashes and spaces, invisible characters (a zero-width
+ * space inside a number), and the escapes of JSON text
+ * (`Zo\u00eb \u0141ukasiewicz`, as Python's json.dumps writes every non-ASCII letter, and `\n`).
+ * The recognizer is given the text with these read; what is replaced is the client's own text.
+ */
+const FOLDABLE =
+  /[\u00a0\u00ad\u2000-\u200d\u202f\u205f\u2060\u3000\ufeff\u2010-\u2015\u2212\ufe58\ufe63\uff01-\uff5e]|(?![0-9])\p{Nd}|\\(?:u[0-9a-fA-F]{4}|[nrt])/u;
+const ESCAPE = /^\\(?:u([0-9a-fA-F]{4})|([nrt]))/;
+const ESCAPED: Record<string, string> = { n: "\n", r: "\r", t: "\t" };
+const DIGIT = /^\p{Nd}$/u;
+
+function foldChar(cp: number): string | null {
+  if (cp >= 0xff01 && cp <= 0xff5e) return String.fromCharCode(cp - 0xfee0);
+  // invisible: zero-width space, joiners, word joiner, byte-order mark, soft hyphen
+  if ((cp >= 0x200b && cp <= 0x200d) || cp === 0x2060 || cp === 0xfeff || cp === 0xad) return "";
+  if (cp === 0xa0 || (cp >= 0x2000 && cp <= 0x200a) || cp === 0x202f || cp === 0x205f || cp === 0x3000) return " ";
+  if ((cp >= 0x2010 && cp <= 0x2015) || cp === 0x2212 || cp === 0xfe58 || cp === 0xfe63) return "-";
+  if (cp < 0x80 || !DIGIT.test(String.fromCodePoint(cp))) return null;
+  // mathematical digits: five runs of ten in a row
+  if (cp >= 0x1d7ce && cp <= 0x1d7ff) return String((cp - 0x1d7ce) % 10);
+  // every other script's digits are a run of ten from its zero
+  let zero = cp;
+  while (zero > cp - 9 && DIGIT.test(String.fromCodePoint(zero - 1))) zero--;
+  return String(cp - zero);
+}
+
+/**
+ * The kinds of `types` in `text`, found in its folded reading. Spans are `text`'s own (what is
+ * replaced is what the client wrote); a value is the client's text with JSON escapes read, so
+ * `Zo\u00eb` in a tool's JSON and `Zoë` in a message are one value, restored as `Zoë`.
+ */
+function detect(text: string, types: PiiType[]): Found[] {
+  if (!FOLDABLE.test(text))
+    return detectPii(text, { types }).map((e) => ({ kind: FROM_PII[e.type], start: e.start, end: e.end, text: e.text }));
+  let view = "";
+  let decoded = "";
+  // for the view's i-th code unit: where it comes from in `text` and in `decoded` (one past the end at the end)
+  const at: number[] = [];
+  const inDecoded: number[] = [];
+  for (let i = 0; i < text.length; ) {
+    const esc = text.charCodeAt(i) === 0x5c ? ESCAPE.exec(text.slice(i, i + 6)) : null;
+    const original = esc
+      ? esc[1] !== undefined
+        ? String.fromCharCode(Number.parseInt(esc[1], 16))
+        : (ESCAPED[esc[2] as string] as string)
+      : text.slice(i, i + ((text.codePointAt(i) as number) > 0xffff ? 2 : 1));
+    const n = esc ? esc[0].length : original.length;
+    const folded = foldChar(original.codePointAt(0) as number);
+    const piece = folded ?? original;
+    for (let j = 0; j < piece.length; j++) {
+      at.push(folded === null && !esc ? i + j : i);
+      inDecoded.push(folded === null ? decoded.length + j : decoded.length);
+    }
+    view += piece;
+    decoded += original;
+    i += n;
+  }
+  at.push(text.length);
+  inDecoded.push(decoded.length);
+  return detectPii(view, { types }).map((e) => ({
+    kind: FROM_PII[e.type],
+    start: at[e.start] as number,
+    end: at[e.end] as number,
+    text: decoded.slice(inDecoded[e.start], inDecoded[e.end]),
+  }));
+}
+
 interface Found {
   kind: GuardrailPiiKind;
   start: number;
@@ -97,12 +167,7 @@ export class RequestGuard {
       if (text.length === 0) continue;
       this.texts.push(text);
       if (types.length > 0 && !this.found.has(text)) {
-        const found = detectPii(text, { types }).map((e) => ({
-          kind: FROM_PII[e.type],
-          start: e.start,
-          end: e.end,
-          text: e.text,
-        }));
+        const found = detect(text, types);
         this.found.set(text, found);
         for (const f of found) if (blockPii.includes(f.kind)) blocked[f.kind] = (blocked[f.kind] ?? 0) + 1;
       }
@@ -119,8 +184,10 @@ export class RequestGuard {
     let found = this.found.get(text);
     if (!found) {
       // a text inspect did not see (it should not happen): found now, the same way
-      const types = this.settings.redactPii.map((k) => TO_PII[k]);
-      found = detectPii(text, { types }).map((e) => ({ kind: FROM_PII[e.type], start: e.start, end: e.end, text: e.text }));
+      found = detect(
+        text,
+        this.settings.redactPii.map((k) => TO_PII[k]),
+      );
       this.found.set(text, found);
     }
     let out = "";
@@ -178,24 +245,45 @@ export class RequestGuard {
     return mapProxyTexts(api, body, (s) => this.redact(s));
   }
 
-  /** `text` with the values back where the provider used a placeholder (unchanged without restore_pii). */
-  restore(text: string): string {
+  /**
+   * `text` with the values back where the provider used a placeholder (unchanged without
+   * restore_pii). `inJson`: the text is JSON (tool-call arguments), so a value is written as JSON
+   * string content (a multi-line address's newline as `\n`), keeping it valid.
+   */
+  restore(text: string, inJson = false): string {
     if (!this.restores || this.byPlaceholder.size === 0 || !text.includes("[")) return text;
-    return text.replace(PLACEHOLDER, (m) => this.byPlaceholder.get(m) ?? m);
+    return text.replace(PLACEHOLDER, (m) => {
+      const v = this.byPlaceholder.get(m);
+      return v === undefined ? m : inJson ? JSON.stringify(v).slice(1, -1) : v;
+    });
   }
 
+  /** Every string of `value` restored; a string that is itself JSON (tool-call arguments) stays valid JSON. */
   restoreDeep(value: unknown): unknown {
     if (!this.restores || this.byPlaceholder.size === 0) return value;
-    return mapStrings(value, (s) => this.restore(s));
+    return mapStrings(value, (s) => (isJsonText(s) ? this.restoreJson(s) : this.restore(s)));
   }
 
-  /** A serialized JSON answer with the values back (each written as JSON string content). */
+  /**
+   * A serialized JSON answer with the values back, each written as JSON string content. A value
+   * that JSON must escape (a newline, a quote) inside a string that is JSON itself (tool-call
+   * arguments) needs escaping twice: then the answer is parsed and restored string by string.
+   */
   restoreJson(json: string): string {
-    if (!this.restores || this.byPlaceholder.size === 0) return json;
-    return json.replace(PLACEHOLDER, (m) => {
-      const v = this.byPlaceholder.get(m);
-      return v === undefined ? m : JSON.stringify(v).slice(1, -1);
-    });
+    if (!this.restores || this.byPlaceholder.size === 0 || !json.includes("[")) return json;
+    let nested = false;
+    for (const m of json.matchAll(PLACEHOLDER)) {
+      const v = this.byPlaceholder.get(m[0]);
+      if (v !== undefined && JSON.stringify(v).length !== v.length + 2) nested = true;
+    }
+    if (nested) {
+      try {
+        return JSON.stringify(this.restoreDeep(JSON.parse(json)));
+      } catch {
+        // not JSON after all: restored as text below
+      }
+    }
+    return this.restore(json, true);
   }
 
   /** Whether `tail` (a "[" and what follows it at a chunk's end) may be the start of a placeholder given out. */
@@ -207,6 +295,18 @@ export class RequestGuard {
   /** The header value and meta object for an answer: what was redacted (null: nothing). */
   summary(): GuardCounts | null {
     return this.used && Object.keys(this.redacted).length > 0 ? { ...this.redacted } : null;
+  }
+}
+
+/** A string that is a JSON object or array (tool-call arguments, a tool's JSON result). */
+function isJsonText(s: string): boolean {
+  const first = s.trimStart()[0];
+  if (first !== "{" && first !== "[") return false;
+  try {
+    const v: unknown = JSON.parse(s);
+    return typeof v === "object" && v !== null;
+  } catch {
+    return false;
   }
 }
 
@@ -269,31 +369,43 @@ function mapToolCalls(calls: unknown, fn: (s: string) => string): unknown {
 
 /**
  * The body of a /v1 call with every text the client wrote passed through `fn`: chat messages
- * (content strings and text parts, tool results, earlier tool-call arguments), the Responses
- * API's `instructions` and `input` (text, message items, function-call outputs and arguments),
- * the embeddings' `input` strings. Everything else is left as sent.
+ * (content strings and text parts, a participant's `name`, tool results, earlier tool-call
+ * arguments) and `prediction`; the Responses API's `instructions`, `input` (text, message items,
+ * function-call outputs, text or parts, arguments, custom tool inputs, reasoning summaries) and a stored prompt's variables; the
+ * embeddings' `input` strings; the end user's `user` and `safety_identifier` everywhere.
+ * Everything else is left as sent.
  */
 export function mapProxyTexts(api: ProxyApi, body: Record<string, unknown>, fn: (s: string) => string): Record<string, unknown> {
+  // who the end user is: often an email (`user`, `safety_identifier`), the client's text all the same
+  const ids = (out: Record<string, unknown>) => {
+    for (const f of ["user", "safety_identifier"]) if (typeof body[f] === "string") out[f] = fn(body[f]);
+    return out;
+  };
   if (api === "chat/completions") {
     if (!Array.isArray(body.messages)) return body;
     const messages = body.messages.map((m) => {
       if (!isObject(m)) return m;
       const out: Record<string, unknown> = { ...m };
       if ("content" in m) out.content = mapContent(m.content, fn);
+      if (typeof m.name === "string") out.name = fn(m.name);
       if ("tool_calls" in m) out.tool_calls = mapToolCalls(m.tool_calls, fn);
       if (isObject(m.function_call) && typeof m.function_call.arguments === "string")
         out.function_call = { ...m.function_call, arguments: fn(m.function_call.arguments) };
       return out;
     });
-    return { ...body, messages };
+    const out = ids({ ...body, messages });
+    if (isObject(body.prediction) && "content" in body.prediction)
+      out.prediction = { ...body.prediction, content: mapContent(body.prediction.content, fn) };
+    return out;
   }
   if (api === "embeddings") {
     const input = body.input;
-    if (typeof input === "string") return { ...body, input: fn(input) };
-    if (Array.isArray(input)) return { ...body, input: input.map((x) => (typeof x === "string" ? fn(x) : x)) };
-    return body;
+    const out = ids({ ...body });
+    if (typeof input === "string") out.input = fn(input);
+    else if (Array.isArray(input)) out.input = input.map((x) => (typeof x === "string" ? fn(x) : x));
+    return out;
   }
-  const out: Record<string, unknown> = { ...body };
+  const out = ids({ ...body });
   if (typeof body.instructions === "string") out.instructions = fn(body.instructions);
   if (typeof body.input === "string") out.input = fn(body.input);
   else if (Array.isArray(body.input))
@@ -301,10 +413,23 @@ export function mapProxyTexts(api: ProxyApi, body: Record<string, unknown>, fn: 
       if (!isObject(item)) return item;
       const o: Record<string, unknown> = { ...item };
       if ("content" in item) o.content = mapContent(item.content, fn);
-      if (typeof item.output === "string") o.output = fn(item.output);
+      // a function's output: text, or parts (input_text)
+      if ("output" in item) o.output = mapContent(item.output, fn);
       if (typeof item.arguments === "string") o.arguments = fn(item.arguments);
+      // a custom tool's call: its input is free text
+      if (typeof item.input === "string") o.input = fn(item.input);
+      // an earlier reasoning item's summary may repeat what the client wrote
+      if (Array.isArray(item.summary)) o.summary = mapContent(item.summary, fn);
       return o;
     });
+  // a stored prompt's variables: text, or an input_text part
+  if (isObject(body.prompt) && isObject(body.prompt.variables)) {
+    const variables: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(body.prompt.variables))
+      variables[k] =
+        typeof v === "string" || Array.isArray(v) ? mapContent(v, fn) : isObject(v) ? (mapContent([v], fn) as unknown[])[0] : v;
+    out.prompt = { ...body.prompt, variables };
+  }
   return out;
 }
 
@@ -320,6 +445,15 @@ export function proxyTexts(api: ProxyApi, body: Record<string, unknown>): string
 
 // ---- streamed answers ----
 
+/** A request that asks for JSON text: chat's `response_format`, the Responses API's `text.format`. */
+function asksJson(body: Record<string, unknown>): boolean {
+  const format = isObject(body.response_format) ? body.response_format : isObject(body.text) ? body.text.format : undefined;
+  return isObject(format) && (format.type === "json_object" || format.type === "json_schema");
+}
+
+/** The held-text key of a chat choice's deprecated `function_call` (beside tool calls' indexes). */
+const FUNCTION_CALL = "function_call";
+
 /**
  * Puts the values back into a streamed /v1 answer, event by event. A placeholder cut between two
  * chunks ("[EMA" + "IL_1]") is caught by holding back a chunk's end that may start one given out,
@@ -331,10 +465,16 @@ export class StreamRestorer {
   private readonly templates = new Map<string, Record<string, unknown>>();
   private lastChunk: Record<string, unknown> | null = null;
 
+  /** the answer's text is JSON (the request asked for a JSON format): values go into it as JSON string content */
+  private readonly jsonText: boolean;
+
   constructor(
     private readonly guard: RequestGuard,
     private readonly api: ProxyApi,
-  ) {}
+    body: Record<string, unknown> = {},
+  ) {
+    this.jsonText = asksJson(body);
+  }
 
   /** The events to send for one upstream event (none, it, or what was held and it). */
   push(event: unknown): unknown[] {
@@ -351,7 +491,11 @@ export class StreamRestorer {
       if (this.api === "chat/completions") {
         const [c, tool] = key.split(":");
         const delta =
-          tool === undefined ? { content: text } : { tool_calls: [{ index: Number(tool), function: { arguments: text } }] };
+          tool === undefined
+            ? { content: text }
+            : tool === FUNCTION_CALL
+              ? { function_call: { arguments: text } }
+              : { tool_calls: [{ index: Number(tool), function: { arguments: text } }] };
         out.push({
           ...(this.lastChunk ?? { object: "chat.completion.chunk" }),
           choices: [{ index: Number(c), delta, finish_reason: null }],
@@ -365,8 +509,9 @@ export class StreamRestorer {
     return out;
   }
 
-  private feed(key: string, text: string): string {
-    const s = this.guard.restore((this.held.get(key) ?? "") + text);
+  /** `json`: the text is JSON being written (tool-call arguments): values go in as JSON string content. */
+  private feed(key: string, text: string, json = false): string {
+    const s = this.guard.restore((this.held.get(key) ?? "") + text, json);
     const tail = PARTIAL_AT_END.exec(s);
     if (tail && this.guard.mayContinue(tail[0])) {
       this.held.set(key, tail[0]);
@@ -390,17 +535,28 @@ export class StreamRestorer {
       if (!isObject(choice) || !isObject(choice.delta)) return choice;
       const c = typeof choice.index === "number" ? choice.index : 0;
       const delta: Record<string, unknown> = { ...choice.delta };
-      if (typeof delta.content === "string") delta.content = this.feed(`${c}`, delta.content);
+      if (typeof delta.content === "string") delta.content = this.feed(`${c}`, delta.content, this.jsonText);
       if (Array.isArray(delta.tool_calls))
         delta.tool_calls = delta.tool_calls.map((tc) => {
           if (!isObject(tc) || !isObject(tc.function) || typeof tc.function.arguments !== "string") return tc;
           const t = typeof tc.index === "number" ? tc.index : 0;
-          return { ...tc, function: { ...tc.function, arguments: this.feed(`${c}:${t}`, tc.function.arguments) } };
+          return { ...tc, function: { ...tc.function, arguments: this.feed(`${c}:${t}`, tc.function.arguments, true) } };
         });
+      // the deprecated `functions` API: one call, its arguments streamed the same way
+      if (isObject(delta.function_call) && typeof delta.function_call.arguments === "string")
+        delta.function_call = {
+          ...delta.function_call,
+          arguments: this.feed(`${c}:${FUNCTION_CALL}`, delta.function_call.arguments, true),
+        };
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         // the choice ends here: what it held goes with its last chunk
         const left = this.take(`${c}`);
         if (left) delta.content = `${typeof delta.content === "string" ? delta.content : ""}${left}`;
+        const call = this.take(`${c}:${FUNCTION_CALL}`);
+        if (call) {
+          const fc = isObject(delta.function_call) ? delta.function_call : {};
+          delta.function_call = { ...fc, arguments: `${typeof fc.arguments === "string" ? fc.arguments : ""}${call}` };
+        }
         for (const key of [...this.held.keys()])
           if (key.startsWith(`${c}:`)) {
             const args = this.take(key);
@@ -422,7 +578,8 @@ export class StreamRestorer {
     if (type.endsWith(".delta") && typeof event.delta === "string") {
       const key = `${type}@${where}`;
       this.templates.set(key, event);
-      return [{ ...event, delta: this.feed(key, event.delta) }];
+      // a function call's arguments are JSON; text is text, unless a JSON format was asked for
+      return [{ ...event, delta: this.feed(key, event.delta, this.jsonText || type.includes("arguments")) }];
     }
     const out: unknown[] = [];
     if (type.endsWith(".done")) {

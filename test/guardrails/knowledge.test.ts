@@ -50,3 +50,33 @@ test("a knowledge search's query is embedded redacted; the search still answers"
   expect(r.headers.get("x-textai-guardrails")).toBe("redacted=email:1");
   expect(r.json.data.result.results.length).toBeGreaterThan(0);
 });
+
+test("a chatbot's retrieval query is embedded redacted, and its answer's call carries no value of the message or the conversation", async () => {
+  const k = gw.newKey({ plan: "guarded", credits: 10_000 });
+  const H = { "x-api-key": k.key };
+  const kb = (await gw.post("/api/v1/knowledge-bases", { name: "help" }, H)).json.data.result.id as string;
+  const docs = [{ title: "Refunds", content: "Refunds are paid within five days to the original card." }];
+  expect((await gw.post(`/api/v1/knowledge-bases/${kb}/documents`, { documents: docs }, H)).status).toBe(201);
+  const bot = await gw.post("/api/v1/chatbots", { name: "help", mode: "support", knowledge_base_ids: [kb] }, H);
+  expect(bot.status, JSON.stringify(bot.json)).toBe(201);
+  const from = sim.calls.requests.length;
+  const r = await gw.post(
+    `/api/v1/chatbots/${bot.json.data.result.id}/chat`,
+    {
+      message: `When is my refund paid? Write to ${EMAIL}.`,
+      conversation: [
+        { role: "user", content: "Hi, this is about a refund, my second address is lena.berg@example.org" },
+        { role: "assistant", content: "Sure, what would you like to know?" },
+      ],
+    },
+    H,
+  );
+  expect(r.status, JSON.stringify(r.json)).toBe(200);
+  const sent = sim.calls.requests.slice(from);
+  expect(sent.some((c) => c.path.endsWith("/embeddings"))).toBe(true);
+  const all = JSON.stringify(sent.map((c) => c.body));
+  expect(all).not.toContain(EMAIL);
+  expect(all).not.toContain("lena.berg");
+  expect(all).toContain("[EMAIL_1]");
+  expect(r.headers.get("x-textai-guardrails")).toMatch(/^redacted=email:\d+$/);
+});

@@ -32,6 +32,23 @@ describe("StreamRestorer", () => {
     expect(args).toBe(`{"to":"${EMAIL}"}`);
   });
 
+  test("the deprecated function_call's arguments are restored as JSON, cut inside a placeholder or not", () => {
+    const g = new RequestGuard({ redactPii: ["address"], restorePii: true, blockPii: [], blockModeration: [] });
+    const address = "12 Main Street\nSpringfield, IL 62704";
+    g.inspect([address]);
+    expect(g.redact(address)).toBe("[ADDRESS_1]");
+    const r = new StreamRestorer(g, "chat/completions");
+    const out = [
+      ...r.push(chunk({ function_call: { name: "ship", arguments: '{"to":"[ADD' } })),
+      ...r.push(chunk({ function_call: { arguments: 'RESS_1]"}' } })),
+      ...r.push(chunk({}, "function_call")),
+    ] as ReturnType<typeof chunk>[];
+    const args = out
+      .map((e) => (e.choices[0]?.delta.function_call as { arguments?: string } | undefined)?.arguments ?? "")
+      .join("");
+    expect(JSON.parse(args)).toEqual({ to: address });
+  });
+
   test("what is held when the choice ends goes with its last chunk; a bracket that starts no placeholder is not held", () => {
     const r = new StreamRestorer(guard(), "chat/completions");
     const a = r.push(chunk({ content: "see [" })) as ReturnType<typeof chunk>[];

@@ -207,7 +207,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
       state.provider = outcome.provider;
       state.model = outcome.model;
       markGuarded(state, countRedactions(guard, metrics));
-      const restorer = guard?.restores ? new StreamRestorer(guard, api) : null;
+      const restorer = guard?.restores ? new StreamRestorer(guard, api, body) : null;
       /** events to send before the next upstream one (a restorer may turn one event into two) */
       const queued: unknown[] = [];
       // the request log records a stream once it has ended, with its outcome and charge
