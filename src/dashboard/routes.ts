@@ -1,5 +1,5 @@
 import { Elysia } from "elysia";
-import { type AuthInfo, KeyLimitError, type KeyView } from "../auth/interface";
+import { KeyLimitError, type KeyView } from "../auth/interface";
 import { keyDetail } from "../auth/key-detail";
 import { safeEqual } from "../auth/keys";
 import { emailProblem, hashPassword, passwordProblem, verifyPassword, warmDummyHash } from "../auth/passwords";
@@ -14,7 +14,6 @@ import {
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import { readBytes, readJsonBody } from "../http/body";
-import { requestEdge } from "../http/edge";
 import { edgePlugin, functionEdge } from "../http/edge-plugin";
 import type { FunctionPipeline } from "../http/pipeline";
 import { limitOffset, queryInt } from "../http/query";
@@ -177,10 +176,11 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
     return page(c, 429, { ...o, flash: { kind: "error", text: `Too many ${what}. Try again in ${when}.` } }, body, retryAfter(v));
   };
   const signInForm = () => pages.signInPage({ signup: config.dashboard.signup, operatorEnabled: !!config.adminToken });
-  const playgroundAuth = async (accountId: string): Promise<AuthInfo> => {
-    const acc = await keys.getAccount(accountId);
-    if (!acc) throw new GatewayError("not_found", "account not found");
-    return { keyId: `dashboard:${accountId}`, accountId, plan: acc.plan, label: "dashboard playground" };
+  /** The function the playground runs: 404 for a name no function has. */
+  const functionNamed = (name: string | undefined) => {
+    const def = deps.functions.find((f) => f.name === name);
+    if (!def) throw new GatewayError("not_found", `no function ${name}`);
+    return def;
   };
   /** A policy form's fields as a patch: an empty field clears that limit. */
   const policyFromForm = (form: URLSearchParams): PolicyPatch =>
@@ -635,16 +635,11 @@ export function dashboardRoutes(deps: AppDeps & { pipeline: FunctionPipeline }) 
     )
     .post(
       "/dashboard/api/playground/:fn",
-      async ({ c, holder: h, params }) => {
-        const def = deps.functions.find((f) => f.name === params.fn);
-        if (!def) throw new GatewayError("not_found", `no function ${params.fn}`);
-        // the signed-in account instead of a key; the body and the account's rate limit as for a key
-        const auth = await playgroundAuth(h.accountId);
-        const edge = await requestEdge(deps, c.request, c.state, { ...functionEdge(def), auth });
-        return deps.pipeline.handle(def, c.request, c.state, edge);
-      },
+      ({ request, params, state, auth, payload }) =>
+        deps.pipeline.handle(functionNamed(params.fn), request, state, { auth, body: payload }),
       {
-        session: { json: true, origin: true },
+        // the signed-in account instead of a key; the body and the account's rate limit as for a key
+        sessionCall: { edge: (params: Record<string, string>) => functionEdge(functionNamed(params.fn)) },
         parse: "none",
         detail: detail("Run a function as the signed-in account, charged like an API call; answers the function's envelope"),
       },

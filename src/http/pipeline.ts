@@ -79,8 +79,8 @@ export class FunctionPipeline {
   }
 
   /**
-   * `edge`: what the request edge resolved (the edge plugin's `key: edgeFor(def)`, or the dashboard
-   * playground's requestEdge with its session's account); `params` (path parameters such as a
+   * `edge`: what the request edge resolved (the edge plugin's `key: functionEdge(def)`, or its
+   * `sessionCall` for the dashboard's playground, the session's account as the caller); `params` (path parameters such as a
    * knowledge base id) are merged into the body before validation.
    */
   async handle(
