@@ -3,7 +3,6 @@ import { Elysia } from "elysia";
 
 type OpenApiOptions = NonNullable<Parameters<typeof openapi>[0]>;
 
-import { dashboardRoutes } from "./dashboard/routes";
 import { requestOrigin } from "./dashboard/security";
 import type { AppDeps } from "./deps";
 import { clientClosed, GatewayError, invalidRequest } from "./errors";
@@ -17,6 +16,7 @@ import { FunctionPipeline } from "./http/pipeline";
 import { errorResponse, openAiErrorResponse } from "./http/respond";
 import { accountRoutes } from "./http/routes/account";
 import { adminRoutes } from "./http/routes/admin";
+import { dashboardRoutes } from "./http/routes/dashboard";
 import { functionRoutes } from "./http/routes/functions";
 import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
@@ -152,8 +152,7 @@ export function createApp(deps: AppDeps) {
       if (code === "NOT_FOUND") {
         const allow = path ? routeMethods(path) : [];
         // a known path the router still did not match for this very method: its percent-encoding is broken
-        if (allow.includes(request.method))
-          err = invalidRequest("the request path is not valid percent-encoding", null);
+        if (allow.includes(request.method)) err = invalidRequest("the request path is not valid percent-encoding", null);
         else if (allow.length > 0)
           err = new GatewayError("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(" or ")}`, {
             headers: { Allow: allow.join(", ") },
