@@ -61,7 +61,7 @@ if (import.meta.main && process.argv.includes("--constructed")) {
   });
   await import("../../src/functions/registry");
   await import("../../src/knowledge/functions");
-  await import("../../src/knowledge/search");
+  await import("../../src/knowledge/search-sqlite");
   await import("../../src/http/body");
   await import("../../src/local/pii/index");
   await import("../../src/local/grammar");
