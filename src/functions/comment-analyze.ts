@@ -4,7 +4,7 @@ import { moderate } from "../local/moderation";
 import { analyzeSentiment } from "../local/sentiment";
 import { detectSpam } from "../local/spam";
 import { defineFunction } from "./define";
-import { builtinIntent, gist, languageOf, offlineReadable } from "./local/signals";
+import { builtinIntent, gist, languageOf, offlineReadable } from "./offline/signals";
 import { noteLowConfidence } from "./offline-reach";
 import { buildPrompt, option } from "./prompt";
 import {

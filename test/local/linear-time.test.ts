@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { AnyFunctionDef } from "../../src/functions/define";
-import { messageBody } from "../../src/functions/local/contact-free";
+import { messageBody } from "../../src/functions/offline/contact-free";
 import { FUNCTIONS } from "../../src/functions/registry";
 import { FaqMatcher } from "../../src/knowledge/faq-match";
 import { searchInline } from "../../src/knowledge/inline";
