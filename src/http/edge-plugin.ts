@@ -22,8 +22,7 @@
  */
 import { Elysia } from "elysia";
 import type { AuthInfo } from "../auth/interface";
-import type { Peer } from "../dashboard/security";
-import { checkOrigin, dashboardCtx, redirect, sessionOf } from "../dashboard/session";
+import { checkOrigin, dashboardCtx, type RouteContext, redirect, sessionOf } from "../dashboard/session";
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
@@ -101,8 +100,9 @@ export function edgeOf(hooks: unknown): EdgeKind | null {
 
 export function edgePlugin(deps: EdgeDeps) {
   /** The signed-in account holder (a page without a session is redirected to sign-in, a JSON route answers 401). */
-  const holderOf = async (request: Request, server: Peer, o: SessionEdge) => {
-    const c = dashboardCtx(deps, request, server);
+  const holderOf = async (context: RouteContext, o: SessionEdge) => {
+    const c = dashboardCtx(deps, context);
+    const { request } = context;
     if (o.origin) checkOrigin(c);
     const s = await sessionOf(deps, request);
     if (s?.kind === "account" && s.accountId) {
@@ -121,8 +121,9 @@ export function edgePlugin(deps: EdgeDeps) {
   // no plugin name: each route family uses its own instance (an app per deps, several per test process)
   return new Elysia().macro({
     key: (opts: KeyEdge) => ({
-      resolve: tagged("key", async ({ request }: { request: Request }) => {
-        const state = stateOf(request);
+      resolve: tagged("key", async (context: RouteContext) => {
+        const { request } = context;
+        const state = stateOf(context);
         const { auth, body } = await requestEdge(deps, request, state, {
           fn: opts.fn,
           rateClass: opts.rateClass ?? "standard",
@@ -132,9 +133,10 @@ export function edgePlugin(deps: EdgeDeps) {
       }),
     }),
     admin: (opts: true | AdminEdge) => ({
-      resolve: tagged("admin", async ({ request, server }: { request: Request; server: Peer }) => {
+      resolve: tagged("admin", async (context: RouteContext) => {
+        const { request, server } = context;
         const o: AdminEdge = opts === true ? {} : opts;
-        const state = stateOf(request);
+        const state = stateOf(context);
         if (o.fn !== false) state.fn = o.fn ?? "admin";
         if (!deps.config.adminToken) throw new GatewayError("not_found", o.unset ?? "no such route");
         if ((await adminTokenOf(deps, request, server)) !== "right")
@@ -143,32 +145,29 @@ export function edgePlugin(deps: EdgeDeps) {
       }),
     }),
     session: (opts: true | SessionEdge) => ({
-      resolve: tagged("session", ({ request, server }: { request: Request; server: Peer }) =>
-        holderOf(request, server, opts === true ? {} : opts),
-      ),
+      resolve: tagged("session", (context: RouteContext) => holderOf(context, opts === true ? {} : opts)),
     }),
     sessionCall: (opts: SessionCallEdge) => ({
-      resolve: tagged(
-        "session",
-        async ({ request, server, params }: { request: Request; server: Peer; params: Record<string, string> }) => {
-          const { c, holder } = await holderOf(request, server, { json: true, origin: true });
-          const edge = opts.edge(params);
-          // the signed-in account instead of a key; the body and the account's rate limit as for a key
-          const caller = await accountCaller(holder.accountId);
-          const { auth, body } = await requestEdge(deps, request, c.state, {
-            fn: edge.fn,
-            rateClass: edge.rateClass ?? "standard",
-            body: edge.body ?? BODY_METHODS.has(request.method),
-            auth: caller,
-          });
-          return { c, holder, state: c.state, auth, payload: body };
-        },
-      ),
+      resolve: tagged("session", async (context: RouteContext & { params: Record<string, string> }) => {
+        const { request, params } = context;
+        const { c, holder } = await holderOf(context, { json: true, origin: true });
+        const edge = opts.edge(params);
+        // the signed-in account instead of a key; the body and the account's rate limit as for a key
+        const caller = await accountCaller(holder.accountId);
+        const { auth, body } = await requestEdge(deps, request, c.state, {
+          fn: edge.fn,
+          rateClass: edge.rateClass ?? "standard",
+          body: edge.body ?? BODY_METHODS.has(request.method),
+          auth: caller,
+        });
+        return { c, holder, state: c.state, auth, payload: body };
+      }),
     }),
     operator: (opts: true | SessionEdge) => ({
-      resolve: tagged("operator", async ({ request, server }: { request: Request; server: Peer }) => {
+      resolve: tagged("operator", async (context: RouteContext) => {
+        const { request } = context;
         const o: SessionEdge = opts === true ? {} : opts;
-        const c = dashboardCtx(deps, request, server);
+        const c = dashboardCtx(deps, context);
         if (!deps.config.adminToken) throw new GatewayError("not_found", "no such route");
         if (o.origin) checkOrigin(c);
         const s = await sessionOf(deps, request);

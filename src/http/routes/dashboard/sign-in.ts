@@ -7,8 +7,16 @@ import { Elysia } from "elysia";
 import { safeEqual } from "../../../auth/keys";
 import { emailProblem, hashPassword, passwordProblem, verifyPassword } from "../../../auth/passwords";
 import { guessAdminToken } from "../../../dashboard/guessing";
-import { clearedCookie, hashToken, type Peer, readCookie } from "../../../dashboard/security";
-import { type Ctx, checkOrigin, dashboardCtx, redirect, sessionOf, storedHash } from "../../../dashboard/session";
+import { clearedCookie, hashToken, readCookie } from "../../../dashboard/security";
+import {
+  type Ctx,
+  checkOrigin,
+  dashboardCtx,
+  type RouteContext,
+  redirect,
+  sessionOf,
+  storedHash,
+} from "../../../dashboard/session";
 import { GatewayError } from "../../../errors";
 import { stateOf } from "../../state";
 import appCss from "./assets/app.css" with { type: "text" };
@@ -24,7 +32,7 @@ export function signInRoutes(deps: DashboardDeps) {
   const { config, keys, logger } = deps;
   const limiter = deps.signIns;
   const store = deps.dashboard;
-  const ctxOf = (request: Request, server: Peer): Ctx => dashboardCtx(deps, request, server);
+  const ctxOf = (context: RouteContext): Ctx => dashboardCtx(deps, context);
   const signInForm = () => pages.signInPage({ signup: config.dashboard.signup, operatorEnabled: !!config.adminToken });
   const signInFailed = (c: Ctx, email: string) =>
     page(
@@ -36,19 +44,19 @@ export function signInRoutes(deps: DashboardDeps) {
     );
 
   const app = new Elysia({ name: "dashboard-sign-in" })
-    .get("/dashboard/assets/app.css", ({ request }) => new Response(appCss, { headers: assetHeaders(request, "text/css") }))
-    .get("/dashboard/assets/app.js", ({ request }) => new Response(appJs, { headers: assetHeaders(request, "text/javascript") }))
-    .get("/login", ({ request, server }) => redirect(ctxOf(request, server), "/dashboard/login"))
-    .get("/dashboard/login", async ({ request, server }) => {
-      const c = ctxOf(request, server);
-      const s = await sessionOf(deps, request);
+    .get("/dashboard/assets/app.css", (context) => new Response(appCss, { headers: assetHeaders(context, "text/css") }))
+    .get("/dashboard/assets/app.js", (context) => new Response(appJs, { headers: assetHeaders(context, "text/javascript") }))
+    .get("/login", (context) => redirect(ctxOf(context), "/dashboard/login"))
+    .get("/dashboard/login", async (context) => {
+      const c = ctxOf(context);
+      const s = await sessionOf(deps, c.request);
       if (s) return redirect(c, s.kind === "operator" ? "/dashboard/operator" : "/dashboard");
       return page(deps, c, 200, { title: "Sign in" }, signInForm());
     })
     .post(
       "/dashboard/login",
-      async ({ request, server }) => {
-        const c = ctxOf(request, server);
+      async (context) => {
+        const c = ctxOf(context);
         const form = await readForm(deps, c);
         const email = (form.get("email") ?? "").trim().toLowerCase().slice(0, 254);
         const password = form.get("password") ?? "";
@@ -66,10 +74,10 @@ export function signInRoutes(deps: DashboardDeps) {
     )
     .post(
       "/dashboard/logout",
-      async ({ request, server }) => {
-        const c = ctxOf(request, server);
+      async (context) => {
+        const c = ctxOf(context);
         checkOrigin(c);
-        const token = readCookie(request);
+        const token = readCookie(c.request);
         if (token) {
           await store.deleteSession(hashToken(token));
           if (config.adminToken) await store.deleteSession(storedHash(deps, token, "operator"));
@@ -78,15 +86,15 @@ export function signInRoutes(deps: DashboardDeps) {
       },
       { parse: "none" },
     )
-    .get("/dashboard/signup", ({ request, server }) => {
-      const c = ctxOf(request, server);
+    .get("/dashboard/signup", (context) => {
+      const c = ctxOf(context);
       if (!config.dashboard.signup) throw new GatewayError("not_found", "sign-up is not open");
       return page(deps, c, 200, { title: "Create an account" }, pages.signUpPage());
     })
     .post(
       "/dashboard/signup",
-      async ({ request, server }) => {
-        const c = ctxOf(request, server);
+      async (context) => {
+        const c = ctxOf(context);
         if (!config.dashboard.signup) throw new GatewayError("not_found", "sign-up is not open");
         const form = await readForm(deps, c);
         const email = (form.get("email") ?? "").trim().toLowerCase();
@@ -116,14 +124,14 @@ export function signInRoutes(deps: DashboardDeps) {
 
   if (!config.adminToken) return app;
   return app
-    .get("/dashboard/operator/login", async ({ request, server }) => {
-      const c = ctxOf(request, server);
+    .get("/dashboard/operator/login", async (context) => {
+      const c = ctxOf(context);
       return page(deps, c, 200, { title: "Operator sign-in" }, pages.operatorSignInPage());
     })
     .post(
       "/dashboard/operator/login",
-      async ({ request, server }) => {
-        const c = ctxOf(request, server);
+      async (context) => {
+        const c = ctxOf(context);
         const form = await readForm(deps, c);
         const o = { title: "Operator sign-in" };
         const token = form.get("token") ?? "";
@@ -146,11 +154,11 @@ export function signInRoutes(deps: DashboardDeps) {
     );
 }
 
-function assetHeaders(request: Request, type: string): Record<string, string> {
+function assetHeaders(context: object, type: string): Record<string, string> {
   return {
     "content-type": `${type}; charset=utf-8`,
     "cache-control": "public, max-age=3600",
     "x-content-type-options": "nosniff",
-    ...stateOf(request).headers,
+    ...stateOf(context).headers,
   };
 }
