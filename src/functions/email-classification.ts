@@ -1,5 +1,5 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
-import { calibrated } from "../local/calibration";
+import { calibrated } from "../offline-engine/calibration";
 import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import { extractFields } from "./offline/extract-fields";

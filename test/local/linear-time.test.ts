@@ -5,7 +5,7 @@ import { messageBody } from "../../src/functions/offline/contact-free";
 import { FUNCTIONS } from "../../src/functions/registry";
 import { FaqMatcher } from "../../src/knowledge/faq-match";
 import { searchInline } from "../../src/knowledge/inline";
-import { threadCpuMs } from "../../src/local/budget";
+import { threadCpuMs } from "../../src/offline-engine/budget";
 import { fill, PROSE, SHAPES, SIZE, TEXT_FIELD } from "../helpers/adversarial";
 
 /**

@@ -6,7 +6,7 @@ import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/brows
 import type { Peer } from "../../dashboard/security";
 import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
-import { loadedEngines } from "../../local/engines";
+import { loadedEngines } from "../../offline-engine/engines";
 import { adminTokenOf } from "../admin-token";
 import { edgePlugin } from "../edge-plugin";
 import { errorResponse, ok } from "../respond";
