@@ -5,19 +5,19 @@
  */
 
 import { readFileSync } from "node:fs";
-import { loadedEngines } from "../src/local/engines";
-import { extractEntities } from "../src/local/extract";
-import { fixGrammar, warmGrammar } from "../src/local/grammar";
-import { detectIntent } from "../src/local/intent";
-import { extractJson, parseSchemaSpec } from "../src/local/json-extract";
-import { extractKeywords } from "../src/local/keywords";
-import { detectLanguage } from "../src/local/language";
-import { moderate } from "../src/local/moderation";
-import { redactPii } from "../src/local/pii";
-import { parseSearchQuery } from "../src/local/query-parse";
-import { analyzeSentiment } from "../src/local/sentiment";
-import { detectSpam } from "../src/local/spam";
-import { summarize } from "../src/local/summarize";
+import { loadedEngines } from "../src/offline-engine/engines";
+import { extractEntities } from "../src/offline-engine/extract";
+import { fixGrammar, warmGrammar } from "../src/offline-engine/grammar";
+import { detectIntent } from "../src/offline-engine/intent";
+import { extractJson, parseSchemaSpec } from "../src/offline-engine/json-extract";
+import { extractKeywords } from "../src/offline-engine/keywords";
+import { detectLanguage } from "../src/offline-engine/language";
+import { moderate } from "../src/offline-engine/moderation";
+import { redactPii } from "../src/offline-engine/pii";
+import { parseSearchQuery } from "../src/offline-engine/query-parse";
+import { analyzeSentiment } from "../src/offline-engine/sentiment";
+import { detectSpam } from "../src/offline-engine/spam";
+import { summarize } from "../src/offline-engine/summarize";
 import { RequestGuard } from "../src/providers/guardrails";
 import { ONE_KB_TEXT } from "../test/local/speed";
 

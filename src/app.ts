@@ -3,7 +3,6 @@ import { Elysia } from "elysia";
 
 type OpenApiOptions = NonNullable<Parameters<typeof openapi>[0]>;
 
-import { dashboardRoutes } from "./dashboard/routes";
 import { requestOrigin } from "./dashboard/security";
 import type { AppDeps } from "./deps";
 import { clientClosed, GatewayError, invalidRequest } from "./errors";
@@ -17,6 +16,7 @@ import { FunctionPipeline } from "./http/pipeline";
 import { errorResponse, openAiErrorResponse } from "./http/respond";
 import { accountRoutes } from "./http/routes/account";
 import { adminRoutes } from "./http/routes/admin";
+import { dashboardRoutes } from "./http/routes/dashboard";
 import { functionRoutes } from "./http/routes/functions";
 import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
@@ -123,8 +123,9 @@ export function createApp(deps: AppDeps) {
     deps.lifecycle.draining ||
     (!request.bodyUsed && (request.headers.has("transfer-encoding") || Number(request.headers.get("content-length")) > 0));
   let app = new Elysia({ name: "text-ai-gateway" })
-    .onRequest(({ request, set }) => {
-      const state = beginRequest(request, newRequestId());
+    .onRequest((context) => {
+      const { request, set } = context;
+      const state = beginRequest(context, newRequestId());
       const { requestId } = state;
       if (tracing) state.trace = tracing.begin(request.headers, state.startedPerf);
       // every answer carries it: the API's own answers from the request state (set here too, it would
@@ -139,13 +140,14 @@ export function createApp(deps: AppDeps) {
     .mapResponse({ as: "global" }, ({ request, set }) => {
       if (closesConnection(request)) set.headers.connection = "close";
     })
-    .onError(({ request, code, error }) => {
+    .onError((context) => {
+      const { request, code, error } = context;
       // the edge answered instead of the route (a dashboard page's redirect to sign-in), its body unread
       if (error instanceof EdgeAnswer) {
         if (closesConnection(request)) error.response.headers.set("connection", "close");
         return error.response;
       }
-      const state = stateOf(request);
+      const state = stateOf(context);
       const path = pathOf(request.url);
       // a client that went away is its own outcome (499), whatever broke because of it
       let err = request.signal.aborted ? clientClosed() : toGatewayError(code, error);
@@ -170,8 +172,9 @@ export function createApp(deps: AppDeps) {
       if (closesConnection(request)) res.headers.set("connection", "close");
       return res;
     })
-    .onAfterResponse(({ request, route }) => {
-      const s = stateOf(request);
+    .onAfterResponse((context) => {
+      const { request, route } = context;
+      const s = stateOf(context);
       const ms = performance.now() - s.startedPerf;
       const status = s.status ?? 200;
       const fn = s.fn ?? "other";

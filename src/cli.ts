@@ -120,7 +120,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     console.log(`Text-AI Gateway listening on ${server.url}`);
     // Nothing heavy loads here: the offline engine's models load on the first call that needs them
-    // (src/local/engines.ts), so /ready answers 200 as soon as the listener is up.
+    // (src/offline-engine/engines.ts), so /ready answers 200 as soon as the listener is up.
     const shutdown = async () => {
       await server.stop();
       process.exit(0);

@@ -10,7 +10,7 @@ import { newRequestId } from "./http/envelope";
 import { pathOf } from "./http/path";
 import { errorResponse } from "./http/respond";
 import { METRICS_CONTENT_TYPE, operations } from "./http/routes/ops";
-import { beginRequest } from "./http/state";
+import { newRequestState } from "./http/state";
 import { createLogger, type Logger } from "./log";
 import { Metrics } from "./metrics";
 import { buildProviders } from "./providers";
@@ -124,7 +124,7 @@ function serveMetrics(deps: AppDeps & { services: Services }, at: { host: string
     reusePort: false,
     development: false,
     async fetch(request) {
-      const state = beginRequest(request, newRequestId());
+      const state = newRequestState(newRequestId());
       if (pathOf(request.url) !== "/metrics")
         return errorResponse(state, new GatewayError("not_found", "this listener serves only GET /metrics"));
       if (request.method !== "GET" && request.method !== "HEAD")
@@ -135,7 +135,7 @@ function serveMetrics(deps: AppDeps & { services: Services }, at: { host: string
       return new Response(await scrape(), { headers: { "content-type": METRICS_CONTENT_TYPE, ...state.headers } });
     },
     error() {
-      const state = beginRequest(new Request("http://metrics/"), newRequestId());
+      const state = newRequestState(newRequestId());
       return errorResponse(state, new GatewayError("internal_error", "internal error"));
     },
   });
@@ -168,7 +168,7 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
       development: false,
       // ... and should the app's own error handling ever throw, still the envelope, without internals
       error: (error: Error) => {
-        const state = beginRequest(new Request("http://gateway/"), newRequestId());
+        const state = newRequestState(newRequestId());
         deps.logger.log("error", "unhandled error outside the app", {
           request_id: state.requestId,
           error_name: error?.name,

@@ -20,8 +20,12 @@ export interface Ctx {
 
 export type SessionDeps = { config: Pick<Config, "adminToken" | "dashboard">; dashboard: AppDeps["dashboard"] };
 
-export function dashboardCtx(deps: SessionDeps, request: Request, server: Peer): Ctx {
-  const state = stateOf(request);
+/** A route's Elysia context, as far as the dashboard reads it. */
+export type RouteContext = { request: Request; server: Peer };
+
+export function dashboardCtx(deps: SessionDeps, context: RouteContext): Ctx {
+  const { request, server } = context;
+  const state = stateOf(context);
   state.fn = "dashboard";
   const peer = server?.requestIP(request)?.address ?? null;
   return { request, state, ...requestOrigin(request, peer, deps.config.dashboard.trustedProxies) };

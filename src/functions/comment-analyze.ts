@@ -1,10 +1,10 @@
 import { Type } from "@sinclair/typebox";
-import { extractKeywords } from "../local/keywords";
-import { moderate } from "../local/moderation";
-import { analyzeSentiment } from "../local/sentiment";
-import { detectSpam } from "../local/spam";
+import { extractKeywords } from "../offline-engine/keywords";
+import { moderate } from "../offline-engine/moderation";
+import { analyzeSentiment } from "../offline-engine/sentiment";
+import { detectSpam } from "../offline-engine/spam";
 import { defineFunction } from "./define";
-import { builtinIntent, gist, languageOf, offlineReadable } from "./local/signals";
+import { builtinIntent, gist, languageOf, offlineReadable } from "./offline/signals";
 import { noteLowConfidence } from "./offline-reach";
 import { buildPrompt, option } from "./prompt";
 import {

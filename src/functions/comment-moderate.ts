@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { calibrated } from "../local/calibration";
-import { detectLanguage } from "../local/language";
-import { MODERATION_CATEGORIES, moderate } from "../local/moderation";
+import { calibrated } from "../offline-engine/calibration";
+import { detectLanguage } from "../offline-engine/language";
+import { MODERATION_CATEGORIES, moderate } from "../offline-engine/moderation";
 import { defineFunction } from "./define";
 import { decline } from "./offline-reach";
 import { buildPrompt, option } from "./prompt";

@@ -13,7 +13,7 @@ import {
   priorityOf,
   withSubject,
   writerSentiment,
-} from "./local/signals";
+} from "./offline/signals";
 import { decline } from "./offline-reach";
 import { buildPrompt, pinTo } from "./prompt";
 import {

@@ -1,8 +1,8 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
-import { calibrated } from "../local/calibration";
+import { calibrated } from "../offline-engine/calibration";
 import { pinned } from "./constrain";
 import { defineFunction } from "./define";
-import { extractFields } from "./local/extract-fields";
+import { extractFields } from "./offline/extract-fields";
 import {
   builtinIntent,
   categoryOfIntent,
@@ -12,7 +12,7 @@ import {
   priorityOf,
   withSubject,
   writerSentiment,
-} from "./local/signals";
+} from "./offline/signals";
 import { decline } from "./offline-reach";
 import { buildPrompt, pinTo } from "./prompt";
 import {

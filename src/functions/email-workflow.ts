@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { pinned } from "./constrain";
 import { defineFunction } from "./define";
-import { actionName, emailAction } from "./local/routing";
+import { actionName, emailAction } from "./offline/routing";
 import {
   builtinIntent,
   categoryOfIntent,
@@ -13,7 +13,7 @@ import {
   priorityOf,
   withSubject,
   writerSentiment,
-} from "./local/signals";
+} from "./offline/signals";
 import { decline } from "./offline-reach";
 import { buildPrompt, pinTo } from "./prompt";
 import { AllowedList, CustomInstructions, Enum, oneOf, Priority, Result, Subject, Text, WRITER_SENTIMENTS } from "./schemas";

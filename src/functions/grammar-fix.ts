@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { fixGrammar, GRAMMAR_DIALECTS, parseDialect } from "../local/grammar";
+import { fixGrammar, GRAMMAR_DIALECTS, parseDialect } from "../offline-engine/grammar";
 import { defineFunction } from "./define";
 import { decline } from "./offline-reach";
 import { buildPrompt, option } from "./prompt";

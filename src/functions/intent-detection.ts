@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { calibrated } from "../local/calibration";
-import { BUILTIN_INTENTS, detectIntent } from "../local/intent";
+import { calibrated } from "../offline-engine/calibration";
+import { BUILTIN_INTENTS, detectIntent } from "../offline-engine/intent";
 import { canonical, outside } from "./constrain";
 import { defineFunction } from "./define";
 import { decline } from "./offline-reach";

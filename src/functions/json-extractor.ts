@@ -1,6 +1,6 @@
 import { type Static, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import { invalidRequest } from "../errors";
-import { defaultExtraction, extractJson, type FieldSpec, parseSchemaSpec } from "../local/json-extract";
+import { defaultExtraction, extractJson, type FieldSpec, parseSchemaSpec } from "../offline-engine/json-extract";
 import { defineFunction } from "./define";
 import { decline, noteNotFound } from "./offline-reach";
 import { buildPrompt } from "./prompt";

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { tickCpuBudget } from "../local/budget";
-import { accountHashKey, applyRedactions, PII_HASH_SECRET, PII_TYPES, type PiiType, redactPii } from "../local/pii";
+import { tickCpuBudget } from "../offline-engine/budget";
+import { accountHashKey, applyRedactions, PII_HASH_SECRET, PII_TYPES, type PiiType, redactPii } from "../offline-engine/pii";
 import { defineFunction } from "./define";
 import { buildPrompt } from "./prompt";
 import { Confidence, Enum, Model, Result, Text } from "./schemas";

@@ -1,10 +1,10 @@
 import { Type } from "@sinclair/typebox";
-import { detectIntent } from "../local/intent";
-import { extractKeywords } from "../local/keywords";
-import { analyzeSentiment } from "../local/sentiment";
+import { detectIntent } from "../offline-engine/intent";
+import { extractKeywords } from "../offline-engine/keywords";
+import { analyzeSentiment } from "../offline-engine/sentiment";
 import { defineFunction } from "./define";
-import { reviewAspects } from "./local/reviews";
-import { CUE_LANGUAGES, gist, languageOf, offlineReadable } from "./local/signals";
+import { reviewAspects } from "./offline/reviews";
+import { CUE_LANGUAGES, gist, languageOf, offlineReadable } from "./offline/signals";
 import { noteLowConfidence } from "./offline-reach";
 import { buildPrompt, option } from "./prompt";
 import { Context, Language, LanguageCode, Rating, Result, Sentiment, Strings, Text } from "./schemas";

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
-import { andList, countLine, countSentiments, overallSentiment, splitReviews, themesOf } from "./local/reviews";
-import { declineLanguage, offlineReadable } from "./local/signals";
+import { andList, countLine, countSentiments, overallSentiment, splitReviews, themesOf } from "./offline/reviews";
+import { declineLanguage, offlineReadable } from "./offline/signals";
 import { buildPrompt, reviewsRule, reviewsText } from "./prompt";
 import { Context, Result, Reviews, Sentiment, Strings } from "./schemas";
 

@@ -5,7 +5,7 @@
  */
 import { type TLiteral, type TObject, type TProperties, type TSchema, type TString, type TUnion, Type } from "@sinclair/typebox";
 import { invalidRequest } from "../errors";
-import { type FieldSpec, parseSchemaSpec, SCHEMA_LIMITS, SchemaSpecTooLarge } from "../local/json-extract";
+import { type FieldSpec, parseSchemaSpec, SCHEMA_LIMITS, SchemaSpecTooLarge } from "../offline-engine/json-extract";
 
 // ---- request pieces ----
 

@@ -1,7 +1,7 @@
 import { type Static, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import { invalidRequest } from "../errors";
-import { type FieldSpec, parseSchemaSpec } from "../local/json-extract";
-import { parseSearchQuery } from "../local/query-parse";
+import { type FieldSpec, parseSchemaSpec } from "../offline-engine/json-extract";
+import { parseSearchQuery } from "../offline-engine/query-parse";
 import { defineFunction } from "./define";
 import { decline } from "./offline-reach";
 import { buildPrompt } from "./prompt";

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { calibrated } from "../local/calibration";
-import { analyzeSentiment } from "../local/sentiment";
+import { calibrated } from "../offline-engine/calibration";
+import { analyzeSentiment } from "../offline-engine/sentiment";
 import { defineFunction } from "./define";
 import { buildPrompt } from "./prompt";
 import { Confidence, Model, Result, Sentiment, Text } from "./schemas";

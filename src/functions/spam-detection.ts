@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { calibrated } from "../local/calibration";
-import { PII_TYPES } from "../local/pii";
-import { detectSpam } from "../local/spam";
+import { calibrated } from "../offline-engine/calibration";
+import { PII_TYPES } from "../offline-engine/pii";
+import { detectSpam } from "../offline-engine/spam";
 import { defineFunction } from "./define";
 import { buildPrompt, option } from "./prompt";
 import { Confidence, Enum, Model, Result, Short, Strings, Text } from "./schemas";

@@ -1,6 +1,6 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
-import { extractJson, parseSchemaSpec } from "../local/json-extract";
-import { isKnownAudience, isSupportedFormat, isSupportedLength, summarize } from "../local/summarize";
+import { extractJson, parseSchemaSpec } from "../offline-engine/json-extract";
+import { isKnownAudience, isSupportedFormat, isSupportedLength, summarize } from "../offline-engine/summarize";
 import { defineFunction } from "./define";
 import { decline, ignoreOption, noteNotFound } from "./offline-reach";
 import { buildPrompt, option } from "./prompt";

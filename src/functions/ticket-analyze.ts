@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
-import { categoryOfIntent, entitiesOf, gist, languageOf, offlineReadable, reportsServerFailure } from "./local/signals";
-import { readTicket } from "./local/tickets";
+import { categoryOfIntent, entitiesOf, gist, languageOf, offlineReadable, reportsServerFailure } from "./offline/signals";
+import { readTicket } from "./offline/tickets";
 import { noteLowConfidence } from "./offline-reach";
 import { buildPrompt, option, ticketInputs } from "./prompt";
 import {

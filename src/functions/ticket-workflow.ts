@@ -1,9 +1,9 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { pinned } from "./constrain";
 import { defineFunction } from "./define";
-import { ticketAction } from "./local/routing";
-import { declineLanguage, departmentOfIntent, labelFor, offlineReadable } from "./local/signals";
-import { readTicket } from "./local/tickets";
+import { ticketAction } from "./offline/routing";
+import { declineLanguage, departmentOfIntent, labelFor, offlineReadable } from "./offline/signals";
+import { readTicket } from "./offline/tickets";
 import { decline } from "./offline-reach";
 import { buildPrompt, pinTo, ticketInputs } from "./prompt";
 import { AllowedList, Enum, oneOf, Priority, Result, Strings, Text, ticketContextFields } from "./schemas";

@@ -7,18 +7,22 @@
  *   .get(path, ({ state }) => …, { admin: true })                           // the admin token
  *   .get(path, ({ c, holder }) => …, { session: true })                     // a dashboard session
  *   .post(path, ({ c }) => …, { operator: { origin: true } })               // the operator's, same origin
+ *   .post(path, ({ state, auth, payload }) => …,                              // a call as the signed-in
+ *         { sessionCall: { edge: (p: Record<string, string>) => functionEdge(def) } }) // account (playground)
  *
  * `key` runs `requestEdge` (body for POST/PUT/PATCH unless `body` says otherwise, authentication,
  * the key's policy, the key's then the account's rate limit); `admin` checks TEXTAI_ADMIN_TOKEN
  * (404 when none is configured, 403 when missing or wrong, a wrong one counted as a guess);
  * `session` and `operator` read the dashboard session (a page without one is redirected to its
- * sign-in page, a JSON route answers 401 not_signed_in; `origin: true` refuses another Origin first). A
- * refusal is thrown as a GatewayError, answered by the app's one error handler in the envelope.
+ * sign-in page, a JSON route answers 401 not_signed_in; `origin: true` refuses another Origin first).
+ * `sessionCall` is a function call made as the signed-in account instead of with a key (the
+ * dashboard's playground): the session as a same-origin JSON route, then the key edge for the
+ * function its callback names, with the account as the caller. A refusal is thrown as a GatewayError, answered by the app's one error handler in the envelope.
  * test/core/security-matrix.test.ts checks every registered route against its class.
  */
 import { Elysia } from "elysia";
-import type { Peer } from "../dashboard/security";
-import { checkOrigin, dashboardCtx, redirect, sessionOf } from "../dashboard/session";
+import type { AuthInfo } from "../auth/interface";
+import { checkOrigin, dashboardCtx, type RouteContext, redirect, sessionOf } from "../dashboard/session";
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
@@ -63,6 +67,14 @@ export interface SessionEdge {
   origin?: boolean;
 }
 
+export interface SessionCallEdge {
+  /**
+   * the key edge of the function the route's path parameters name (it throws 404 for none); type
+   * its parameter (`p: Record<string, string>`), or Elysia loses the context this macro adds
+   */
+  edge: (params: Record<string, string>) => KeyEdge;
+}
+
 /** An answer the edge gives instead of the route (a page's redirect to sign-in): the app's error handler sends it as is. */
 export class EdgeAnswer extends Error {
   constructor(readonly response: Response) {
@@ -87,11 +99,31 @@ export function edgeOf(hooks: unknown): EdgeKind | null {
 }
 
 export function edgePlugin(deps: EdgeDeps) {
+  /** The signed-in account holder (a page without a session is redirected to sign-in, a JSON route answers 401). */
+  const holderOf = async (context: RouteContext, o: SessionEdge) => {
+    const c = dashboardCtx(deps, context);
+    const { request } = context;
+    if (o.origin) checkOrigin(c);
+    const s = await sessionOf(deps, request);
+    if (s?.kind === "account" && s.accountId) {
+      const login = await deps.dashboard.loginOf(s.accountId);
+      return { c, holder: { session: s, accountId: s.accountId, email: login?.email ?? s.accountId } };
+    }
+    if (o.json) throw new GatewayError("not_signed_in", "sign in to the dashboard first");
+    throw new EdgeAnswer(redirect(c, s?.kind === "operator" ? "/dashboard/operator" : "/dashboard/login"));
+  };
+  /** The caller of a call made in the dashboard: the signed-in account, as a key of its own would be. */
+  const accountCaller = async (accountId: string): Promise<AuthInfo> => {
+    const acc = await deps.keys.getAccount(accountId);
+    if (!acc) throw new GatewayError("not_found", "account not found");
+    return { keyId: `dashboard:${accountId}`, accountId, plan: acc.plan, label: "dashboard playground" };
+  };
   // no plugin name: each route family uses its own instance (an app per deps, several per test process)
   return new Elysia().macro({
     key: (opts: KeyEdge) => ({
-      resolve: tagged("key", async ({ request }: { request: Request }) => {
-        const state = stateOf(request);
+      resolve: tagged("key", async (context: RouteContext) => {
+        const { request } = context;
+        const state = stateOf(context);
         const { auth, body } = await requestEdge(deps, request, state, {
           fn: opts.fn,
           rateClass: opts.rateClass ?? "standard",
@@ -101,9 +133,10 @@ export function edgePlugin(deps: EdgeDeps) {
       }),
     }),
     admin: (opts: true | AdminEdge) => ({
-      resolve: tagged("admin", async ({ request, server }: { request: Request; server: Peer }) => {
+      resolve: tagged("admin", async (context: RouteContext) => {
+        const { request, server } = context;
         const o: AdminEdge = opts === true ? {} : opts;
-        const state = stateOf(request);
+        const state = stateOf(context);
         if (o.fn !== false) state.fn = o.fn ?? "admin";
         if (!deps.config.adminToken) throw new GatewayError("not_found", o.unset ?? "no such route");
         if ((await adminTokenOf(deps, request, server)) !== "right")
@@ -112,23 +145,29 @@ export function edgePlugin(deps: EdgeDeps) {
       }),
     }),
     session: (opts: true | SessionEdge) => ({
-      resolve: tagged("session", async ({ request, server }: { request: Request; server: Peer }) => {
-        const o: SessionEdge = opts === true ? {} : opts;
-        const c = dashboardCtx(deps, request, server);
-        if (o.origin) checkOrigin(c);
-        const s = await sessionOf(deps, request);
-        if (s?.kind === "account" && s.accountId) {
-          const login = await deps.dashboard.loginOf(s.accountId);
-          return { c, holder: { session: s, accountId: s.accountId, email: login?.email ?? s.accountId } };
-        }
-        if (o.json) throw new GatewayError("not_signed_in", "sign in to the dashboard first");
-        throw new EdgeAnswer(redirect(c, s?.kind === "operator" ? "/dashboard/operator" : "/dashboard/login"));
+      resolve: tagged("session", (context: RouteContext) => holderOf(context, opts === true ? {} : opts)),
+    }),
+    sessionCall: (opts: SessionCallEdge) => ({
+      resolve: tagged("session", async (context: RouteContext & { params: Record<string, string> }) => {
+        const { request, params } = context;
+        const { c, holder } = await holderOf(context, { json: true, origin: true });
+        const edge = opts.edge(params);
+        // the signed-in account instead of a key; the body and the account's rate limit as for a key
+        const caller = await accountCaller(holder.accountId);
+        const { auth, body } = await requestEdge(deps, request, c.state, {
+          fn: edge.fn,
+          rateClass: edge.rateClass ?? "standard",
+          body: edge.body ?? BODY_METHODS.has(request.method),
+          auth: caller,
+        });
+        return { c, holder, state: c.state, auth, payload: body };
       }),
     }),
     operator: (opts: true | SessionEdge) => ({
-      resolve: tagged("operator", async ({ request, server }: { request: Request; server: Peer }) => {
+      resolve: tagged("operator", async (context: RouteContext) => {
+        const { request } = context;
         const o: SessionEdge = opts === true ? {} : opts;
-        const c = dashboardCtx(deps, request, server);
+        const c = dashboardCtx(deps, context);
         if (!deps.config.adminToken) throw new GatewayError("not_found", "no such route");
         if (o.origin) checkOrigin(c);
         const s = await sessionOf(deps, request);

@@ -10,9 +10,9 @@ import type { AnyFunctionDef } from "../functions/define";
 import { offlineNotes, withDeclineReason } from "../functions/offline-reach";
 import { validateAgainst } from "../functions/validate";
 import type { IdempotencyStore, StoredResponse } from "../idempotency/interface";
-import { CpuBudgetExceeded, withCpuBudget } from "../local/budget";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
+import { CpuBudgetExceeded, withCpuBudget } from "../offline-engine/budget";
 import { type GuardCounts, type RequestGuard, stringsOf } from "../providers/guardrails";
 import type { RouteCall, RouteOutcome } from "../providers/router";
 import type { RateLimiter } from "../ratelimit/interface";
@@ -79,8 +79,8 @@ export class FunctionPipeline {
   }
 
   /**
-   * `edge`: what the request edge resolved (the edge plugin's `key: edgeFor(def)`, or the dashboard
-   * playground's requestEdge with its session's account); `params` (path parameters such as a
+   * `edge`: what the request edge resolved (the edge plugin's `key: functionEdge(def)`, or its
+   * `sessionCall` for the dashboard's playground, the session's account as the caller); `params` (path parameters such as a
    * knowledge base id) are merged into the body before validation.
    */
   async handle(

@@ -35,22 +35,30 @@ export interface RequestState {
   trace?: RequestTrace;
 }
 
-const states = new WeakMap<Request, RequestState>();
-
-export function beginRequest(request: Request, requestId: string): RequestState {
-  const state: RequestState = {
-    requestId,
-    startedAt: Date.now(),
-    startedPerf: performance.now(),
-    headers: { "x-request-id": requestId },
-  };
-  states.set(request, state);
-  return state;
+/**
+ * What holds a request's state: Elysia's context for the request, one object from `onRequest` to
+ * `onAfterResponse` (its hooks, the edge's resolvers, the route and the error handler all get it).
+ */
+export interface WithState {
+  state?: RequestState;
 }
 
-/** The state `beginRequest` attached to this request (a fresh one if a hook ran before it). */
-export function stateOf(request: Request): RequestState {
-  return states.get(request) ?? beginRequest(request, newRequestId());
+export function newRequestState(requestId: string): RequestState {
+  return { requestId, startedAt: Date.now(), startedPerf: performance.now(), headers: { "x-request-id": requestId } };
+}
+
+/** A request begins (the app's onRequest): its state, kept in its Elysia context. */
+export function beginRequest(context: object, requestId: string): RequestState {
+  const c = context as WithState;
+  c.state = newRequestState(requestId);
+  return c.state;
+}
+
+/** The state `beginRequest` put in this request's Elysia context (a fresh one if a hook ran before it). */
+export function stateOf(context: object): RequestState {
+  const c = context as WithState;
+  c.state ??= newRequestState(newRequestId());
+  return c.state;
 }
 
 /** Records how long each stage took, for the Server-Timing header. */

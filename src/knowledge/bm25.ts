@@ -1,6 +1,6 @@
 /**
  * BM25 as SQLite FTS5's bm25() computes it (k1 1.2, b 0.75, a title match counting double), written
- * once for both back-ends (search.ts on SQLite, pg-search.ts on PostgreSQL), and always from the
+ * once for both back-ends (search-sqlite.ts on SQLite, search-postgres.ts on PostgreSQL), and always from the
  * statistics of the searched knowledge bases: their chunk count, their chunks' average token count
  * and how many of their chunks hold each phrase. FTS5's own bm25() takes those from the whole
  * table, every tenant's chunks, so another account's documents would move scores and could be

@@ -4,7 +4,7 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { systemText } from "../functions/prompt";
-import { splitSentences } from "../local/text";
+import { splitSentences } from "../offline-engine/text";
 import type { ChatMessage } from "../providers/types";
 import { reliability } from "./faq-match";
 import type { ChatbotMode } from "./interface";

@@ -8,7 +8,7 @@ import { migrate } from "../storage/db";
 import { fillChunkTokens } from "../storage/fts5";
 import { chunkText } from "./chunking";
 import type { DocumentInput, FilterMetadata, Snippet } from "./schemas";
-import { chunkTerms, searchChunks } from "./search";
+import { chunkTerms, searchChunks } from "./search-sqlite";
 
 let template: Uint8Array | null = null;
 

@@ -1,6 +1,6 @@
 /**
- * The ranking both knowledge indexes share (SQLite's FTS5 in search.ts, PostgreSQL's tsvector in
- * pg-search.ts): each finds candidate chunks with their BM25 and counts how many chunks hold each
+ * The ranking both knowledge indexes share (SQLite's FTS5 in search-sqlite.ts, PostgreSQL's tsvector in
+ * search-postgres.ts): each finds candidate chunks with their BM25 and counts how many chunks hold each
  * query word; from there the score is computed here, so a query ranks alike on either back-end.
  */
 import type { SearchOptions, VectorHits } from "./interface";

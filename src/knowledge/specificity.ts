@@ -5,7 +5,7 @@
  * question about something the knowledge base never mentions from a paraphrase that merely uses
  * everyday words the documents do not.
  */
-import { lazyEngine } from "../local/engines";
+import { lazyEngine } from "../offline-engine/engines";
 
 /** The 3.6 MB word list is parsed on the first search, not at start-up. */
 const ranks = lazyEngine("word-frequencies", () => {

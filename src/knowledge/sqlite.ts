@@ -1,21 +1,24 @@
-/** The knowledge index in the embedded SQLite file (the default, and one node's alone). */
+/**
+ * The knowledge index in the embedded SQLite file (the default, and one node's alone). Each store is
+ * a file beside its PostgreSQL twin: bases-sqlite.ts, faqs-sqlite.ts, chatbots-sqlite.ts, search-sqlite.ts.
+ */
 import type { Storage } from "../storage/db";
-import { ChatbotStore } from "./chatbot-store";
-import { FaqStore } from "./faq-store";
+import { SqliteKnowledgeBases } from "./bases-sqlite";
+import { SqliteChatbots } from "./chatbots-sqlite";
+import { SqliteFaqCollections } from "./faqs-sqlite";
 import type { ChunkVector, KnowledgeIndex, SearchOptions, VectorHits } from "./interface";
 import type { Snippet } from "./schemas";
-import { searchChunks } from "./search";
-import { KnowledgeStore } from "./store";
+import { searchChunks } from "./search-sqlite";
 
 export class SqliteKnowledgeIndex implements KnowledgeIndex {
-  readonly bases: KnowledgeStore;
-  readonly faqs: FaqStore;
-  readonly chatbots: ChatbotStore;
+  readonly bases: SqliteKnowledgeBases;
+  readonly faqs: SqliteFaqCollections;
+  readonly chatbots: SqliteChatbots;
 
   constructor(private readonly storage: Storage) {
-    this.bases = new KnowledgeStore(storage);
-    this.faqs = new FaqStore(storage);
-    this.chatbots = new ChatbotStore(storage);
+    this.bases = new SqliteKnowledgeBases(storage);
+    this.faqs = new SqliteFaqCollections(storage);
+    this.chatbots = new SqliteChatbots(storage);
   }
 
   search(opts: SearchOptions, vectors?: VectorHits): Snippet[] {

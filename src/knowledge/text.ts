@@ -3,7 +3,7 @@
  * synonym table. The stemmer only has to map a word and its usual inflections to one key; FTS5's
  * porter tokenizer does the real stemming inside SQLite, and the two never compare keys with each other.
  */
-import { lowerWords, STOPWORDS } from "../local/keywords";
+import { lowerWords, STOPWORDS } from "../offline-engine/keywords";
 import { wordRank } from "./specificity";
 
 /**

@@ -1,7 +1,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import type { TypeCheck } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
-import { CpuBudgetExceeded } from "../local/budget";
+import { CpuBudgetExceeded } from "../offline-engine/budget";
 import { checkerFor, checkerForShape } from "../schema-check";
 import { ensureFormats } from "./formats";
 import type { RoutedFunction } from "./types";

@@ -9,8 +9,8 @@
 
 import { type GuardrailPiiKind, type GuardrailSettings, parseGuardrails } from "../config";
 import { GatewayError } from "../errors";
-import { moderate } from "../local/moderation";
-import { detectPii, type PiiType } from "../local/pii";
+import { moderate } from "../offline-engine/moderation";
+import { detectPii, type PiiType } from "../offline-engine/pii";
 import type { ProxyApi } from "./types";
 
 /** A key's guardrails as its policy stores them (the same fields as the plan's table). */

@@ -1,5 +1,5 @@
 import { GatewayError } from "../errors";
-import { CpuBudgetExceeded, checkCpuBudget, withCpuBudget } from "../local/budget";
+import { CpuBudgetExceeded, checkCpuBudget, withCpuBudget } from "../offline-engine/budget";
 import { judge, resultSchema, type Verdict } from "./answer";
 import {
   type AttemptInput,

@@ -86,7 +86,8 @@ async function createKey(policy?: Record<string, unknown>): Promise<{ key: strin
 beforeAll(async () => {
   gw = await startGateway({
     env: { TEXTAI_ADMIN_TOKEN: TOKEN, TEXTAI_TRUSTED_PROXIES: "127.0.0.1" },
-    configText: "[dashboard]\nsignup = true\n",
+    // the matrix's account holder is on a plan of its own: one playground call a minute
+    configText: '[dashboard]\nsignup = true\n[plans.matrix.rate_limits]\n"sentiment-analysis" = 1\n',
   });
   origin = new URL(gw.url).origin;
   routes = gw.routes.map((r) => ({ ...r, cls: classOf(r) }));
@@ -99,7 +100,7 @@ beforeAll(async () => {
     });
   const made = await gw.post(
     "/admin/v1/accounts",
-    { email: "matrix@example.com", password: "a long enough password", credits: 50 },
+    { email: "matrix@example.com", password: "a long enough password", credits: 50, plan: "matrix" },
     admin,
   );
   expect(made.status).toBe(201);
@@ -222,6 +223,42 @@ describe("security matrix: every registered route", () => {
         }
       }
     }
+  });
+
+  test("the playground runs the key edge through the session's account: its function, the account's limit, 429 with Retry-After", async () => {
+    // a call as the signed-in account: the session edge (a session route of the matrix, checked
+    // above like the others), then the key edge for the function its path names
+    const registered = routes.filter((r) => r.path.startsWith("/dashboard/api/playground/"));
+    expect(registered.map((r) => `${r.method} ${r.path} ${r.cls} ${r.edge}`)).toEqual([
+      "POST /dashboard/api/playground/:fn session session",
+    ]);
+    const play = async (fn: string, body: unknown, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${gw.url}/dashboard/api/playground/${fn}`, {
+        method: "POST",
+        headers: { origin, cookie: holderCookie, "content-type": "application/json", ...headers },
+        body: JSON.stringify(body),
+      });
+      const json = (await res.json()) as { success?: boolean; error?: { code?: string } };
+      return {
+        status: res.status,
+        headers: res.headers,
+        json,
+        label: `${fn}: ${res.status} ${JSON.stringify(json).slice(0, 200)}`,
+      };
+    };
+    const unknown = await play("no-such-function", { text: "x" });
+    expect(unknown.status, unknown.label).toBe(404);
+    // the body is read and validated as for a key (a key in it is no credential here)
+    const bad = await play("sentiment-analysis", "not an object");
+    expect(bad.status, bad.label).toBe(400);
+    expect(bad.json.error?.code, bad.label).toBe("invalid_request");
+    const first = await play("sentiment-analysis", { text: "What a lovely day.", api_key: "tai_live_notAKey" });
+    expect(first.status, first.label).toBe(200);
+    expect(first.json.success, first.label).toBe(true);
+    const over = await play("sentiment-analysis", { text: "What a lovely day." });
+    expect(over.status, over.label).toBe(429);
+    expect(over.json.error?.code, over.label).toBe("rate_limited");
+    expect(Number(over.headers.get("retry-after")), over.label).toBeGreaterThan(0);
   });
 
   test("operator routes: no session, an account holder's session or the admin token alone are refused", async () => {

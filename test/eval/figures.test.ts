@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { CALIBRATED } from "../../src/local/calibration";
+import { CALIBRATED } from "../../src/offline-engine/calibration";
 import { calibrationSets } from "./calibration-sets";
 import { CONFIDENT_TARGET, calibrationRows } from "./evaluators/calibration";
 import { evaluatePii, type Gold } from "./evaluators/pii";
@@ -26,10 +26,8 @@ test("confident answers (>= 0.8) are right at least 85 % of the time on every he
 });
 
 test("the committed calibration fits are what fit-calibration.ts gives on the tuning splits alone", async () => {
-  const committed = JSON.parse(readFileSync(join(import.meta.dir, "../../src/local/calibration.json"), "utf8")).fits as Record<
-    string,
-    { a: number; b: number; fitted_on: string }
-  >;
+  const committed = JSON.parse(readFileSync(join(import.meta.dir, "../../src/offline-engine/calibration.json"), "utf8"))
+    .fits as Record<string, { a: number; b: number; fitted_on: string }>;
   const sets = await calibrationSets();
   for (const [answer, fit] of Object.entries(committed)) {
     expect(CALIBRATED as readonly string[]).toContain(answer);

@@ -1,5 +1,5 @@
 /**
- * Fits src/local/calibration.json: for each analysis that reports a confidence, a Platt curve
+ * Fits src/offline-engine/calibration.json: for each analysis that reports a confidence, a Platt curve
  * (confidence = 1 / (1 + exp(-(a * raw + b)))) over the raw confidence of its answers on the
  * TUNING split only (calibration-sets.ts names the files); the held-out splits are never read
  * here. Targets are Platt's smoothed ones ((right + 1) / (n_right + 2), 1 / (n_wrong + 2)), so a
@@ -14,7 +14,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CALIBRATED, type CalibratedAnswer, type PlattFit } from "../../src/local/calibration";
+import { CALIBRATED, type CalibratedAnswer, type PlattFit } from "../../src/offline-engine/calibration";
 import { type Answer, calibrationSets } from "./calibration-sets";
 import { calibrationFigures } from "./metrics";
 
@@ -96,7 +96,7 @@ if (import.meta.main) {
     if (keep)
       fits[answer] = { a: Math.round(f.a * 1e4) / 1e4, b: Math.round(f.b * 1e4) / 1e4, fitted_on: files, items: answers.length };
   }
-  const file = join(import.meta.dir, "../../src/local/calibration.json");
+  const file = join(import.meta.dir, "../../src/offline-engine/calibration.json");
   writeFileSync(file, `${JSON.stringify({ produced_by: "test/eval/fit-calibration.ts", fits }, null, 2)}\n`);
   console.log(`wrote ${file}`);
 }

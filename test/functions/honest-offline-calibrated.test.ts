@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { calibrated } from "../../src/local/calibration";
-import { detectIntent } from "../../src/local/intent";
-import { moderate } from "../../src/local/moderation";
-import { analyzeSentiment } from "../../src/local/sentiment";
+import { calibrated } from "../../src/offline-engine/calibration";
+import { detectIntent } from "../../src/offline-engine/intent";
+import { moderate } from "../../src/offline-engine/moderation";
+import { analyzeSentiment } from "../../src/offline-engine/sentiment";
 import { offlineGatewayFor } from "../helpers/gateway";
 
 /**

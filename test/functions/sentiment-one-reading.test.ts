@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { analyzeSentiment } from "../../src/local/sentiment";
+import { analyzeSentiment } from "../../src/offline-engine/sentiment";
 import { loadSentimentFixture } from "../eval/evaluators/sentiment";
 import { offlineGatewayFor } from "../helpers/gateway";
 

@@ -7,7 +7,7 @@ import {
   loadConfig,
   parseGuardrails,
 } from "../../src/config";
-import { MODERATION_CATEGORIES } from "../../src/local/moderation";
+import { MODERATION_CATEGORIES } from "../../src/offline-engine/moderation";
 import { mergeGuardrails } from "../../src/providers/guardrails";
 
 const plan: GuardrailSettings = { redactPii: ["email"], restorePii: true, blockPii: ["ssn"], blockModeration: ["hate"] };

@@ -8,7 +8,7 @@
 import { Glob } from "bun";
 import * as ts from "typescript";
 
-export const AUDITED_DIRS = ["src/local", "src/functions", "src/knowledge", "src/http"];
+export const AUDITED_DIRS = ["src/offline-engine", "src/functions", "src/knowledge", "src/http"];
 
 export interface FoundRegex {
   where: string;
@@ -61,10 +61,10 @@ if (import.meta.main && process.argv.includes("--constructed")) {
   });
   await import("../../src/functions/registry");
   await import("../../src/knowledge/functions");
-  await import("../../src/knowledge/search");
+  await import("../../src/knowledge/search-sqlite");
   await import("../../src/http/body");
-  await import("../../src/local/pii/index");
-  await import("../../src/local/grammar");
+  await import("../../src/offline-engine/pii/index");
+  await import("../../src/offline-engine/grammar");
   globalThis.RegExp = Real;
   process.stdout.write(JSON.stringify([...seen.values()].filter((r) => r.where.startsWith("src/"))));
 }

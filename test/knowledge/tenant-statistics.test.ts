@@ -6,7 +6,7 @@
  */
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { searchBm25 } from "../../src/knowledge/search";
+import { searchBm25 } from "../../src/knowledge/search-sqlite";
 import fixture from "../fixtures/knowledge/help-center.json";
 import type { TestGateway } from "../helpers/gateway";
 import { HELP_CENTER } from "./corpus";

@@ -12,7 +12,7 @@ import { SqliteCreditLedger } from "../../src/credits/sqlite";
 import { bestByBm25, hitCounts, phraseFrequencies, queryTerms } from "../../src/knowledge/bm25";
 import { prepareDocuments } from "../../src/knowledge/chunking";
 import { parseTsvector, tokenizeRows, tsvectorLiteral } from "../../src/knowledge/fts-tokens";
-import { ftsQuery, type Instances, indexInstances, searchBm25, searchedChunks } from "../../src/knowledge/search";
+import { ftsQuery, type Instances, indexInstances, searchBm25, searchedChunks } from "../../src/knowledge/search-sqlite";
 import { SqliteKnowledgeIndex } from "../../src/knowledge/sqlite";
 import { openStorage } from "../../src/storage/db";
 import fixture from "../fixtures/knowledge/help-center.json";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { chunkText } from "../../src/knowledge/chunking";
 import { editDistance } from "../../src/knowledge/faq-match";
-import { ftsQuery } from "../../src/knowledge/search";
+import { ftsQuery } from "../../src/knowledge/search-sqlite";
 import { stem, termKeys } from "../../src/knowledge/text";
 
 describe("chunkText", () => {

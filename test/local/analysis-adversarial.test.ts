@@ -1,13 +1,13 @@
 import { describe, expect, test } from "bun:test";
-import { extractEntities } from "../../src/local/extract";
-import { fixGrammar } from "../../src/local/grammar";
-import { detectIntent } from "../../src/local/intent";
-import { extractJson, parseSchemaSpec } from "../../src/local/json-extract";
-import { extractKeywords } from "../../src/local/keywords";
-import { moderate } from "../../src/local/moderation";
-import { parseSearchQuery } from "../../src/local/query-parse";
-import { detectSpam } from "../../src/local/spam";
-import { summarize } from "../../src/local/summarize";
+import { extractEntities } from "../../src/offline-engine/extract";
+import { fixGrammar } from "../../src/offline-engine/grammar";
+import { detectIntent } from "../../src/offline-engine/intent";
+import { extractJson, parseSchemaSpec } from "../../src/offline-engine/json-extract";
+import { extractKeywords } from "../../src/offline-engine/keywords";
+import { moderate } from "../../src/offline-engine/moderation";
+import { parseSearchQuery } from "../../src/offline-engine/query-parse";
+import { detectSpam } from "../../src/offline-engine/spam";
+import { summarize } from "../../src/offline-engine/summarize";
 
 /**
  * Linear-time guards: 100 KB (the default max_text_chars) of shapes that make backtracking

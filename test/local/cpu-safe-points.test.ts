@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import piiRedaction from "../../src/functions/pii-redaction";
-import { safePointsPassed, withCpuBudget } from "../../src/local/budget";
-import { extractKeywords } from "../../src/local/keywords";
-import { detectPii } from "../../src/local/pii";
-import { analyzeSentiment } from "../../src/local/sentiment";
-import { valenceSum } from "../../src/local/sentiment/vader";
+import { safePointsPassed, withCpuBudget } from "../../src/offline-engine/budget";
+import { extractKeywords } from "../../src/offline-engine/keywords";
+import { detectPii } from "../../src/offline-engine/pii";
+import { analyzeSentiment } from "../../src/offline-engine/sentiment";
+import { valenceSum } from "../../src/offline-engine/sentiment/vader";
 import { judge, resultSchema } from "../../src/providers/answer";
 import { fill, SHAPES, SIZE } from "../helpers/adversarial";
 

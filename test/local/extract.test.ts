@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { extractEntities } from "../../src/local/extract";
+import { extractEntities } from "../../src/offline-engine/extract";
 import { evaluateEntities, loadEntityFixture, ENTITY_REFERENCE_DATE as REF } from "../eval/evaluators/entities";
 import { expectTargetsMet, medianMs } from "./helpers";
 

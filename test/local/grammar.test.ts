@@ -1,6 +1,13 @@
 import { beforeAll, describe, expect, test } from "bun:test";
-import { loadedEngines } from "../../src/local/engines";
-import { fixGrammar, GRAMMAR_IDLE_MS, parseDialect, setGrammarIdleMs, stopGrammar, warmGrammar } from "../../src/local/grammar";
+import { loadedEngines } from "../../src/offline-engine/engines";
+import {
+  fixGrammar,
+  GRAMMAR_IDLE_MS,
+  parseDialect,
+  setGrammarIdleMs,
+  stopGrammar,
+  warmGrammar,
+} from "../../src/offline-engine/grammar";
 import { evaluateGrammar, loadGrammarFixture } from "../eval/evaluators/grammar";
 import { expectTargetsMet } from "./helpers";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { BUILTIN_INTENTS, detectIntent, intentEntities } from "../../src/local/intent";
+import { BUILTIN_INTENTS, detectIntent, intentEntities } from "../../src/offline-engine/intent";
 import { evaluateIntent, INTENT_TARGETS, loadIntentFixture } from "../eval/evaluators/intent";
 import { expectTargetsMet, medianMs } from "./helpers";
 

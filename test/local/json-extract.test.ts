@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { defaultExtraction, extractJson, parseSchemaSpec } from "../../src/local/json-extract";
+import { defaultExtraction, extractJson, parseSchemaSpec } from "../../src/offline-engine/json-extract";
 import { evaluateJsonExtract, loadJsonExtractFixture, JSON_EXTRACT_REFERENCE_DATE as REF } from "../eval/evaluators/json-extract";
 import { expectTargetsMet, medianMs } from "./helpers";
 

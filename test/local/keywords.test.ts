@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { extractKeywords, lowerWords } from "../../src/local/keywords";
+import { extractKeywords, lowerWords } from "../../src/offline-engine/keywords";
 import { evaluateKeywords, loadKeywordFixture } from "../eval/evaluators/keywords";
 import { expectTargetsMet, medianMs } from "./helpers";
 

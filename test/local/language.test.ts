@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { detectLanguage } from "../../src/local/language";
+import { detectLanguage } from "../../src/offline-engine/language";
 import { evaluateLanguage, loadLanguageFixture } from "../eval/evaluators/language";
 import { medianMs, ONE_KB_TEXT } from "./speed";
 

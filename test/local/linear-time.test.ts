@@ -1,11 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { AnyFunctionDef } from "../../src/functions/define";
-import { messageBody } from "../../src/functions/local/contact-free";
+import { messageBody } from "../../src/functions/offline/contact-free";
 import { FUNCTIONS } from "../../src/functions/registry";
 import { FaqMatcher } from "../../src/knowledge/faq-match";
 import { searchInline } from "../../src/knowledge/inline";
-import { threadCpuMs } from "../../src/local/budget";
+import { threadCpuMs } from "../../src/offline-engine/budget";
 import { fill, PROSE, SHAPES, SIZE, TEXT_FIELD } from "../helpers/adversarial";
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { MODERATION_CATEGORIES, moderate } from "../../src/local/moderation";
+import { MODERATION_CATEGORIES, moderate } from "../../src/offline-engine/moderation";
 import { evaluateModeration, loadModerationFixture, MODERATION_TARGETS } from "../eval/evaluators/moderation";
 import { expectTargetsMet, medianMs } from "./helpers";
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createHash, createHmac } from "node:crypto";
 import piiRedaction from "../../src/functions/pii-redaction";
-import { detectPii, type PiiEntity, type PiiType, redactPii } from "../../src/local/pii";
+import { detectPii, type PiiEntity, type PiiType, redactPii } from "../../src/offline-engine/pii";
 import { evaluatePii, loadHandwrittenPii, loadPiiFixture, PII_TARGETS } from "../eval/evaluators/pii";
 import falseAlarms from "../eval/evaluators/pii-false-positives";
 import { medianMs, ONE_KB_TEXT } from "./speed";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseSearchQuery } from "../../src/local/query-parse";
+import { parseSearchQuery } from "../../src/offline-engine/query-parse";
 import { evaluateQueryParse, loadQueryFixture } from "../eval/evaluators/query-parse";
 import { expectTargetsMet, medianMs } from "./helpers";
 

@@ -3,7 +3,7 @@ import { check } from "recheck";
 import { constructedRegexes, type FoundRegex, regexLiterals } from "../helpers/regex-inventory";
 
 /**
- * ReDoS audit of every regular expression in the request path (src/local, src/functions,
+ * ReDoS audit of every regular expression in the request path (src/offline-engine, src/functions,
  * src/knowledge, src/http), literals and those built at load time, with recheck: each must be
  * safe (linear), or be listed in REVIEWED with the reason its input is bounded. recheck's verdicts
  * are kept in test/fixtures/regex-audit.json so the suite does not spend a minute re-proving

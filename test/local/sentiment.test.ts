@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import sentimentAnalysis from "../../src/functions/sentiment-analysis";
-import { analyzeSentiment } from "../../src/local/sentiment";
+import { analyzeSentiment } from "../../src/offline-engine/sentiment";
 import { evaluateSentiment, loadSentimentFixture } from "../eval/evaluators/sentiment";
 import { medianMs, ONE_KB_TEXT } from "./speed";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { detectSpam, SPAM_THRESHOLDS } from "../../src/local/spam";
+import { detectSpam, SPAM_THRESHOLDS } from "../../src/offline-engine/spam";
 import { evaluateSpam, loadSpamFixture } from "../eval/evaluators/spam";
 import { expectTargetsMet, medianMs } from "./helpers";
 

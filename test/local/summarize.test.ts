@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { isSupportedLength, summarize } from "../../src/local/summarize";
+import { isSupportedLength, summarize } from "../../src/offline-engine/summarize";
 import { evaluateSummaries, loadSummaryFixture, SUMMARY_TARGETS } from "../eval/evaluators/summarize";
 import { expectTargetsMet, medianMs } from "./helpers";
 

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { splitSentences, tokenize } from "../../src/local/text";
+import { splitSentences, tokenize } from "../../src/offline-engine/text";
 
 test("sentences split on terminators, keep abbreviations, decimals and initials, and carry offsets", () => {
   const text = "Mr. Smith paid $3.50 at 5 p.m. today. J. K. Rowling wrote it! Really?  Yes.\nNew line 東京です。次です";

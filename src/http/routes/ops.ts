@@ -6,7 +6,7 @@ import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/brows
 import type { Peer } from "../../dashboard/security";
 import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
-import { loadedEngines } from "../../local/engines";
+import { loadedEngines } from "../../offline-engine/engines";
 import { adminTokenOf } from "../admin-token";
 import { edgePlugin } from "../edge-plugin";
 import { errorResponse, ok } from "../respond";
@@ -119,15 +119,16 @@ export function opsRoutes(deps: AppDeps) {
     .use(edgePlugin(deps))
     .get(
       "/health",
-      ({ request }) => ok(stateOf(request), "ok", { status: "ok", uptime_s: Math.round((Date.now() - startedAt) / 1000) }),
+      (context) => ok(stateOf(context), "ok", { status: "ok", uptime_s: Math.round((Date.now() - startedAt) / 1000) }),
       {
         detail: { tags: ["Operations"], summary: "Liveness: the process answers" },
       },
     )
     .get(
       "/ready",
-      async ({ request, server }) => {
-        const state = stateOf(request);
+      async (context) => {
+        const { request, server } = context;
+        const state = stateOf(context);
         const status = await probe();
         const missing = dependencies.filter((d) => status[d.name] !== "ok");
         const blocking = missing.filter((d) => d.required);

@@ -2,9 +2,9 @@
  * Calibration of every analysis that reports a confidence (or whose answer stands on one): for
  * the tuning split and the held-out split, accuracy, expected calibration error over ten bins,
  * and how often answers with confidence >= 0.8 are right, through the committed fits of
- * src/local/calibration.json (fitted on the tuning splits only, see fit-calibration.ts).
+ * src/offline-engine/calibration.json (fitted on the tuning splits only, see fit-calibration.ts).
  */
-import { calibrated } from "../../../src/local/calibration";
+import { calibrated } from "../../../src/offline-engine/calibration";
 import { type Answer, type CalibrationSet, calibrationSets } from "../calibration-sets";
 import { calibrationFigures, fmt } from "../metrics";
 import type { EvalReport, Evaluator, Metric } from "../registry";

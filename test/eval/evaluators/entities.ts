@@ -4,7 +4,7 @@
  * the two bugs it showed, a date keeping "on" and an organization spanning a line break, were fixed).
  */
 import { join } from "node:path";
-import { type EntityType, extractEntities } from "../../../src/local/extract";
+import { type EntityType, extractEntities } from "../../../src/offline-engine/extract";
 import { type Counts, prf, readJsonl } from "../metrics";
 import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 

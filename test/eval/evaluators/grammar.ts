@@ -6,7 +6,7 @@
  * 10/12 faulty fixed exactly, 4/4 clean untouched; "accidently" became "accident's").
  */
 import { join } from "node:path";
-import { fixGrammar } from "../../../src/local/grammar";
+import { fixGrammar } from "../../../src/offline-engine/grammar";
 import { readJsonl } from "../metrics";
 import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 

@@ -4,7 +4,7 @@
  * was written afterwards and not tuned on (first run: 93.3%).
  */
 import { join } from "node:path";
-import { detectIntent } from "../../../src/local/intent";
+import { detectIntent } from "../../../src/offline-engine/intent";
 import { readJsonl } from "../metrics";
 import type { EvalReport, Evaluator } from "../registry";
 

@@ -5,7 +5,7 @@
  * fields; a name running into the next line and amounts for plain numeric fields were fixed).
  */
 import { join } from "node:path";
-import { extractJson, parseSchemaSpec } from "../../../src/local/json-extract";
+import { extractJson, parseSchemaSpec } from "../../../src/offline-engine/json-extract";
 import { readJsonl } from "../metrics";
 import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 

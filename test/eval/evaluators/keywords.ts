@@ -3,7 +3,7 @@
  * The texts were written before tuning; their misses led to verbs ending key phrases.
  */
 import { join } from "node:path";
-import { extractKeywords } from "../../../src/local/keywords";
+import { extractKeywords } from "../../../src/offline-engine/keywords";
 import { readJsonl } from "../metrics";
 import type { EvalReport, Evaluator } from "../registry";
 

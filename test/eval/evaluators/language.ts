@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { detectLanguage } from "../../../src/local/language";
+import { detectLanguage } from "../../../src/offline-engine/language";
 import { fmt, readJsonl } from "../metrics";
 import type { EvalReport, Evaluator } from "../registry";
 

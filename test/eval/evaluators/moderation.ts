@@ -4,7 +4,7 @@
  * the lexicon; moderation-holdout.jsonl was written afterwards and not tuned on (first run: 80%).
  */
 import { join } from "node:path";
-import { type ModerationAction, moderate } from "../../../src/local/moderation";
+import { type ModerationAction, moderate } from "../../../src/offline-engine/moderation";
 import { readJsonl } from "../metrics";
 import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 

@@ -2,7 +2,7 @@
  * PII false alarms on text that holds none: the language sets (Universal Declaration of Human
  * Rights sentences and everyday requests in 20 languages), written for another purpose.
  */
-import { detectPii } from "../../../src/local/pii";
+import { detectPii } from "../../../src/offline-engine/pii";
 import type { Evaluator } from "../registry";
 import { loadLanguageFixture } from "./language";
 

@@ -9,7 +9,7 @@
  * engine itself found that still appear there (the issue's target: none).
  */
 import { join } from "node:path";
-import { redactPii } from "../../../src/local/pii";
+import { redactPii } from "../../../src/offline-engine/pii";
 import { readJsonl } from "../metrics";
 import type { EvalReport, Evaluator, Metric } from "../registry";
 import { evaluatePii, type Gold } from "./pii";

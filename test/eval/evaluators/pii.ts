@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { detectPii, PII_TYPES, type PiiEntity, type PiiType } from "../../../src/local/pii";
+import { detectPii, PII_TYPES, type PiiEntity, type PiiType } from "../../../src/offline-engine/pii";
 import { type Counts, fmt, prf, readJsonl } from "../metrics";
 import type { EvalReport, Evaluator } from "../registry";
 

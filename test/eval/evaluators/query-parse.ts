@@ -5,7 +5,7 @@
  * run: 9/10; "last month" reads as the last 30 days, the label says the calendar month).
  */
 import { join } from "node:path";
-import { type ParsedQuery, parseSearchQuery } from "../../../src/local/query-parse";
+import { type ParsedQuery, parseSearchQuery } from "../../../src/offline-engine/query-parse";
 import { readJsonl } from "../metrics";
 import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 

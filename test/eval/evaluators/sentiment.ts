@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { analyzeSentiment, labelFor } from "../../../src/local/sentiment";
+import { analyzeSentiment, labelFor } from "../../../src/offline-engine/sentiment";
 import { type CalibrationFigures, calibrationFigures } from "../metrics";
 import type { EvalReport, Evaluator } from "../registry";
 

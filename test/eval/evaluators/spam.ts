@@ -4,7 +4,7 @@
  * not tuned on (first run: 90%, no false positive).
  */
 import { join } from "node:path";
-import { detectSpam } from "../../../src/local/spam";
+import { detectSpam } from "../../../src/offline-engine/spam";
 import { prf, readJsonl } from "../metrics";
 import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 

@@ -6,7 +6,7 @@
  * it: short 6/6, medium recall 6/9 (0.667, below the tuning-set target), so its floor is lower.
  */
 import { join } from "node:path";
-import { summarize } from "../../../src/local/summarize";
+import { summarize } from "../../../src/offline-engine/summarize";
 import { readJsonl } from "../metrics";
 import { type EvalReport, type Evaluator, tuningAndHeldOut } from "../registry";
 

@@ -10,11 +10,11 @@
 import { join } from "node:path";
 import type { AnyFunctionDef } from "../../../src/functions/define";
 import emailAnalyze from "../../../src/functions/email-analyze";
-import { builtinIntent, withSubject } from "../../../src/functions/local/signals";
+import { builtinIntent, withSubject } from "../../../src/functions/offline/signals";
 import reviewAnalyze from "../../../src/functions/review-analyze";
 import ticketAnalyze from "../../../src/functions/ticket-analyze";
-import { calibrated } from "../../../src/local/calibration";
-import { analyzeSentiment } from "../../../src/local/sentiment";
+import { calibrated } from "../../../src/offline-engine/calibration";
+import { analyzeSentiment } from "../../../src/offline-engine/sentiment";
 import { calibrationFigures, readJsonl } from "../metrics";
 import type { EvalReport, Evaluator, Metric } from "../registry";
 

@@ -5,10 +5,10 @@
  * Every answer is computed from the text; when a caller's list cannot be matched, the answer is
  * null, never a guess.
  */
-import { detectIntent, intentEntities } from "../../local/intent";
-import { detectLanguage } from "../../local/language";
-import { analyzeSentiment } from "../../local/sentiment";
-import { summarize } from "../../local/summarize";
+import { detectIntent, intentEntities } from "../../offline-engine/intent";
+import { detectLanguage } from "../../offline-engine/language";
+import { analyzeSentiment } from "../../offline-engine/sentiment";
+import { summarize } from "../../offline-engine/summarize";
 import { decline } from "../offline-reach";
 import type { PRIORITIES, WRITER_SENTIMENTS } from "../schemas";
 import { messageBody, withoutContactData } from "./contact-free";

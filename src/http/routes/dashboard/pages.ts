@@ -1,9 +1,9 @@
-import type { KeyView } from "../auth/interface";
-import { policySummary } from "../auth/policy";
-import type { UsageFigures } from "../credits/interface";
-import type { RequestLogEntry } from "../requestlog/interface";
+import type { KeyView } from "../../../auth/interface";
+import { policySummary } from "../../../auth/policy";
+import type { UsageFigures } from "../../../credits/interface";
+import type { AccountSummary, LedgerRow } from "../../../dashboard/interface";
+import type { RequestLogEntry } from "../../../requestlog/interface";
 import { barChart, type Html, html, raw } from "./html";
-import type { AccountSummary, LedgerRow } from "./interface";
 
 export interface PageOpts {
   title: string;

@@ -32,7 +32,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const CHUNK_SLICE = 25;
 
 /** Knowledge bases in the embedded SQLite file; chunks indexed by FTS5 (drizzle/0002, 0004). */
-export class KnowledgeStore implements KnowledgeBases {
+export class SqliteKnowledgeBases implements KnowledgeBases {
   constructor(private readonly storage: Storage) {}
 
   private get db() {

@@ -6,7 +6,7 @@
  * result schema says ("null when absent"), also list fields that found nothing and fields no
  * recognizer covers.
  */
-import { extractJson, parseSchemaSpec } from "../../local/json-extract";
+import { extractJson, parseSchemaSpec } from "../../offline-engine/json-extract";
 
 type FieldSpec = string | Record<string, unknown>;
 

@@ -8,7 +8,7 @@ import { type ChatbotMode, type Chatbots, type ChatbotView, type Page, type Page
 import { LIMITS } from "./schemas";
 
 /** Chatbots in SQLite. */
-export class ChatbotStore implements Chatbots {
+export class SqliteChatbots implements Chatbots {
   constructor(private readonly storage: Storage) {}
 
   private get db() {

@@ -4,9 +4,9 @@
  * from the sentiment engine's per-aspect scores.
  */
 
-import { checkCpuBudget, tickCpuBudget } from "../../local/budget";
-import { extractKeywords } from "../../local/keywords";
-import { analyzeSentiment, labelFor } from "../../local/sentiment";
+import { checkCpuBudget, tickCpuBudget } from "../../offline-engine/budget";
+import { extractKeywords } from "../../offline-engine/keywords";
+import { analyzeSentiment, labelFor } from "../../offline-engine/sentiment";
 import type { SENTIMENTS } from "../schemas";
 
 export type Sentiment = (typeof SENTIMENTS)[number];

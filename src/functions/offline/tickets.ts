@@ -1,5 +1,5 @@
 /** Offline reading of a support ticket shared by ticket-analyze and ticket-workflow. */
-import { extractKeywords } from "../../local/keywords";
+import { extractKeywords } from "../../offline-engine/keywords";
 import {
   builtinIntent,
   type Graded,

@@ -68,7 +68,7 @@ export const GRAMMAR_IDLE_MS = 10 * 60_000;
 // In the compiled binary the worker is an entry point of the build, found by its path from src/
 // (the bundler bakes each module's source path into import.meta.url, which is not in the binary).
 const WORKER_ENTRY = Bun.main.startsWith("/$bunfs/")
-  ? "./local/grammar-worker.ts"
+  ? "./offline-engine/grammar-worker.ts"
   : new URL("./grammar-worker.ts", import.meta.url).href;
 
 type Reply = { id: number; result?: GrammarResult; error?: string; budgetMs?: number };

@@ -3,7 +3,7 @@
  * message says and asks, and never repeats the sender's address, phone number or links (the
  * PII engine finds them, so they are found the same way redaction finds them).
  */
-import { detectPii } from "../../local/pii";
+import { detectPii } from "../../offline-engine/pii";
 
 /**
  * A closing ("Thanks,", "Best regards, Maria", "Cordialement") in any of the engine's seven

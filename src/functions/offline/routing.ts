@@ -3,7 +3,7 @@
  * from the message's intent, priority and spam signals, and mapped onto the caller's own action
  * names when they gave a list.
  */
-import { detectSpam } from "../../local/spam";
+import { detectSpam } from "../../offline-engine/spam";
 import type { Priority, WriterSentiment } from "./signals";
 
 export type Action = "escalate" | "archive" | "forward" | "reply";

@@ -13,7 +13,7 @@ import { type FaqCollections, type FaqCollectionView, type Page, type Paged, pag
 import { LIMITS } from "./schemas";
 
 /** FAQ collections in SQLite. */
-export class FaqStore implements FaqCollections {
+export class SqliteFaqCollections implements FaqCollections {
   constructor(private readonly storage: Storage) {}
 
   private get db() {

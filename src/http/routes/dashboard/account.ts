@@ -1,0 +1,341 @@
+/**
+ * The account holder's pages under /dashboard (a session of an account; forms from the same
+ * origin): the overview, keys and their policies, the credit ledger, the request log and its CSV,
+ * the password, and the playground's page (its calls are the JSON API's, api.ts).
+ */
+import { Elysia } from "elysia";
+import type { KeyView } from "../../../auth/interface";
+import { hashPassword, passwordProblem, verifyPassword } from "../../../auth/passwords";
+import type { Ctx } from "../../../dashboard/session";
+import { redirect } from "../../../dashboard/session";
+import { GatewayError } from "../../../errors";
+import { csvStream } from "../../../requestlog/csv";
+import type { RequestLogQuery } from "../../../requestlog/interface";
+import { decodeCursor, MAX_LIMIT, parseLogQuery, readPage } from "../../../requestlog/query";
+import { edgePlugin } from "../../edge-plugin";
+import { queryInt } from "../../query";
+import {
+  createOwnKey,
+  type DashboardDeps,
+  KEY_PAGE,
+  LEDGER_PAGE,
+  narrowOwnKey,
+  page,
+  policyFromForm,
+  readForm,
+  refused,
+  revokeKey,
+  SECURITY_HEADERS,
+  startSession,
+  tooMany,
+  who,
+} from "./common";
+import * as pages from "./pages";
+
+const REQUEST_PAGE = 50;
+/** the rows a CSV download holds at most */
+const CSV_MAX_ROWS = 100_000;
+/** the last page whose offset is still an exact integer */
+const MAX_LEDGER_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / LEDGER_PAGE);
+
+export function accountPages(deps: DashboardDeps) {
+  const { keys, ledger } = deps;
+  const limiter = deps.signIns;
+  const store = deps.dashboard;
+  const keysPageFor = async (c: Ctx, h: { accountId: string; email: string }, status = 200, error?: string) => {
+    const list = await keys.list(h.accountId, { limit: KEY_PAGE + 1, offset: 0 });
+    return page(
+      deps,
+      c,
+      status,
+      { title: "Keys", who: who(h.email), active: "/dashboard/keys", flash: refused(error) },
+      pages.keysPage(list.slice(0, KEY_PAGE), null, { offset: 0, size: KEY_PAGE, more: list.length > KEY_PAGE }),
+    );
+  };
+  /**
+   * The Requests page's filters from its query string, for the signed-in account; the times as a
+   * datetime-local field shows them (UTC). A filter it refuses: the 400 names it.
+   */
+  const requestFilters = (accountId: string, query: Record<string, string | undefined>) => {
+    const q: RequestLogQuery = {
+      ...parseLogQuery({ ...query, limit: undefined }, { admin: false }),
+      accountId,
+      limit: REQUEST_PAGE,
+    };
+    const local = (t: number | undefined) => {
+      if (t === undefined) return "";
+      const iso = new Date(t).toISOString();
+      return iso.endsWith(":00.000Z") ? iso.slice(0, 16) : iso.slice(0, 19);
+    };
+    const filters: pages.RequestFilters = {
+      function: q.function ?? "",
+      status: query.status ?? "",
+      key_id: q.keyId ?? "",
+      from: local(q.from),
+      to: local(q.to),
+    };
+    return { q, filters };
+  };
+  const functionNames = () => [
+    ...new Set([...deps.functions.map((f) => f.name), "chat-completions", "embeddings", "responses", "models", "account"]),
+  ];
+
+  return new Elysia({ name: "dashboard-account" })
+    .use(edgePlugin(deps))
+    .get(
+      "/dashboard",
+      async ({ c, holder: h }) => {
+        const usage = await ledger.monthToDate(h.accountId);
+        return page(deps, c, 200, { title: "Overview", who: who(h.email), active: "/dashboard" }, pages.overviewPage(usage));
+      },
+      { session: true },
+    )
+    .get(
+      "/dashboard/keys",
+      async ({ c, holder: h, query }) => {
+        const offset = queryInt(query, "offset", { fallback: 0, min: 0, max: Number.MAX_SAFE_INTEGER });
+        const list = await keys.list(h.accountId, { limit: KEY_PAGE + 1, offset });
+        return page(
+          deps,
+          c,
+          200,
+          { title: "Keys", who: who(h.email), active: "/dashboard/keys" },
+          pages.keysPage(list.slice(0, KEY_PAGE), null, { offset, size: KEY_PAGE, more: list.length > KEY_PAGE }),
+        );
+      },
+      { session: true },
+    )
+    .post(
+      "/dashboard/keys",
+      async ({ c, holder: h }) => {
+        // without JavaScript: the key is shown in this answer only (no-store), never again
+        const form = await readForm(deps, c);
+        const label = (form.get("label") ?? "").trim();
+        if (!label || label.length > 200) throw new GatewayError("invalid_request", "a label of 1 to 200 characters is required");
+        const created = await createOwnKey(deps, c, h.accountId, label);
+        const list = await keys.list(h.accountId, { limit: KEY_PAGE, offset: 0 });
+        return page(
+          deps,
+          c,
+          201,
+          { title: "Keys", who: who(h.email), active: "/dashboard/keys" },
+          pages.keysPage(list, { key: created.key, label }),
+        );
+      },
+      { session: { origin: true }, parse: "none" },
+    )
+    .post(
+      "/dashboard/keys/:id/revoke",
+      async ({ c, holder: h, params }) => {
+        await revokeKey(deps, h.accountId, params.id);
+        return redirect(c, "/dashboard/keys");
+      },
+      { session: { origin: true }, parse: "none" },
+    )
+    .post(
+      "/dashboard/keys/:id/policy",
+      async ({ c, holder: h, params }) => {
+        const form = await readForm(deps, c);
+        try {
+          await narrowOwnKey(deps, h.accountId, params.id, policyFromForm(form));
+        } catch (e) {
+          // refused: the keys page again, saying why (a browser without JavaScript sees a page)
+          if (e instanceof GatewayError && [400, 403, 404].includes(e.status)) return keysPageFor(c, h, e.status, e.message);
+          throw e;
+        }
+        return redirect(c, "/dashboard/keys");
+      },
+      { session: { origin: true }, parse: "none" },
+    )
+    .get(
+      "/dashboard/ledger",
+      async ({ c, holder: h, query }) => {
+        let n: number;
+        try {
+          n = queryInt(query, "page", { fallback: 1, min: 1, max: MAX_LEDGER_PAGE });
+        } catch (err) {
+          // a page the pager never links to: the first page, with the reason above it
+          const text = err instanceof GatewayError ? err.message : "no such page";
+          const { rows, total } = await store.ledgerPage(h.accountId, LEDGER_PAGE, 0);
+          return page(
+            deps,
+            c,
+            400,
+            { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger", flash: { kind: "error", text } },
+            pages.ledgerPage(rows, 1, Math.max(1, Math.ceil(total / LEDGER_PAGE)), total),
+          );
+        }
+        const { rows, total } = await store.ledgerPage(h.accountId, LEDGER_PAGE, (n - 1) * LEDGER_PAGE);
+        const pageCount = Math.max(1, Math.ceil(total / LEDGER_PAGE));
+        return page(
+          deps,
+          c,
+          200,
+          { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger" },
+          pages.ledgerPage(rows, n, pageCount, total),
+        );
+      },
+      { session: true },
+    )
+    .get(
+      "/dashboard/requests",
+      async ({ c, holder: h, query }) => {
+        const o = { title: "Requests", who: who(h.email), active: "/dashboard/requests" };
+        const ownKeys = (await keys.list(h.accountId, { limit: 500, offset: 0 })) as KeyView[];
+        let parsed: ReturnType<typeof requestFilters>;
+        try {
+          parsed = requestFilters(h.accountId, query);
+        } catch (e) {
+          if (!(e instanceof GatewayError) || e.status !== 400) throw e;
+          const empty = { function: "", status: "", key_id: "", from: "", to: "" };
+          return page(
+            deps,
+            c,
+            400,
+            { ...o, flash: { kind: "error", text: e.message } },
+            pages.requestsPage({
+              entries: [],
+              filters: empty,
+              keys: ownKeys,
+              functions: functionNames(),
+              nextCursor: null,
+              firstPage: true,
+            }),
+          );
+        }
+        const { data, next_cursor } = await readPage((x) => deps.requestLog.page(x), parsed.q);
+        return page(
+          deps,
+          c,
+          200,
+          o,
+          pages.requestsPage({
+            entries: data,
+            filters: parsed.filters,
+            keys: ownKeys,
+            functions: functionNames(),
+            nextCursor: next_cursor,
+            firstPage: !parsed.q.cursor,
+          }),
+        );
+      },
+      { session: true },
+    )
+    .get(
+      "/dashboard/requests.csv",
+      async ({ c, holder: h, query }) => {
+        const { q } = requestFilters(h.accountId, { ...query, cursor: undefined });
+        const body = csvStream(
+          (cursor) =>
+            readPage((x) => deps.requestLog.page(x), {
+              ...q,
+              limit: MAX_LIMIT,
+              cursor: cursor ? decodeCursor(cursor) : undefined,
+            }),
+          CSV_MAX_ROWS,
+        );
+        c.state.status = 200;
+        return new Response(body, {
+          headers: {
+            "content-type": "text/csv; charset=utf-8",
+            "content-disposition": `attachment; filename="requests-${new Date().toISOString().slice(0, 10)}.csv"`,
+            "cache-control": "no-store",
+            ...SECURITY_HEADERS,
+            ...c.state.headers,
+          },
+        });
+      },
+      { session: true },
+    )
+    .get(
+      "/dashboard/requests/:id",
+      async ({ c, holder: h, params }) => {
+        const entry = await deps.requestLog.get(params.id, h.accountId);
+        if (!entry) throw new GatewayError("not_found", "request not found");
+        const key = entry.key_id.startsWith("dashboard:") ? null : await keys.get(entry.key_id);
+        return page(
+          deps,
+          c,
+          200,
+          { title: "Request", who: who(h.email), active: "/dashboard/requests" },
+          pages.requestDetailPage(entry, key && key.account_id === h.accountId ? key.label : null),
+        );
+      },
+      { session: true },
+    )
+    .get(
+      "/dashboard/password",
+      async ({ c, holder: h }) => {
+        return page(
+          deps,
+          c,
+          200,
+          { title: "Change password", who: who(h.email), active: "/dashboard/password" },
+          pages.passwordPage(),
+        );
+      },
+      { session: true },
+    )
+    .post(
+      "/dashboard/password",
+      async ({ c, holder: h }) => {
+        const form = await readForm(deps, c);
+        const o = { title: "Change password", who: who(h.email), active: "/dashboard/password" };
+        const current = form.get("current") ?? "";
+        const next = form.get("next") ?? "";
+        const login = await store.loginOf(h.accountId);
+        // guesses here are their own target: sign-in failures at the email never block this form
+        const target = `password-change:${h.accountId}`;
+        const v = await limiter.attempt(target, c.client);
+        if (!v.allowed) return tooMany(deps, c, v, o, pages.passwordPage());
+        if (!login || !(await verifyPassword(current.slice(0, 200), login.passwordHash)))
+          return page(
+            deps,
+            c,
+            400,
+            { ...o, flash: { kind: "error", text: "The current password is wrong." } },
+            pages.passwordPage(),
+          );
+        await limiter.succeeded(target, c.client);
+        const problem = passwordProblem(next);
+        if (problem) return page(deps, c, 400, { ...o, flash: { kind: "error", text: problem } }, pages.passwordPage());
+        // ends every session of the account, this one included; this browser gets a new one
+        await store.setPassword(h.accountId, await hashPassword(next));
+        const cookie = await startSession(deps, c, { accountId: h.accountId, kind: "account" });
+        return page(
+          deps,
+          c,
+          200,
+          { ...o, flash: { kind: "ok", text: "Password changed. Every other session has ended." } },
+          pages.passwordPage(),
+          { "set-cookie": cookie },
+        );
+      },
+      { session: { origin: true }, parse: "none" },
+    )
+    .get(
+      "/dashboard/playground",
+      async ({ c, holder: h, query }) => {
+        const def = deps.functions.find((f) => f.name === query.fn) ?? deps.functions[0];
+        return page(
+          deps,
+          c,
+          200,
+          { title: "Playground", who: who(h.email), active: "/dashboard/playground" },
+          pages.playgroundPage(
+            deps.functions.map((f) => ({ name: f.name, path: f.path, summary: f.summary })),
+            {
+              name: def.name,
+              path: def.path,
+              summary: def.summary,
+              cost: deps.pipeline.costOf(def),
+              schema: def.request,
+              example: def.example.request,
+            },
+            c.origin,
+          ),
+        );
+      },
+      { session: true },
+    );
+}

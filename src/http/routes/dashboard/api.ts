@@ -1,0 +1,108 @@
+/**
+ * The dashboard's JSON routes under /dashboard/api, called by app.js as the signed-in account
+ * (a session; those that change something from the same origin): its overview, keys, ledger, and
+ * the playground's function calls, charged like an API call.
+ */
+import { Elysia } from "elysia";
+import { keyDetail } from "../../../auth/key-detail";
+import { parsePolicyPatch } from "../../../auth/policy";
+import { GatewayError } from "../../../errors";
+import { readJsonBody } from "../../body";
+import { edgePlugin, functionEdge } from "../../edge-plugin";
+import { limitOffset } from "../../query";
+import { ok } from "../../respond";
+import { createOwnKey, type DashboardDeps, detail, KEY_PAGE, LEDGER_PAGE, narrowOwnKey, revokeKey } from "./common";
+
+export function dashboardApi(deps: DashboardDeps) {
+  const { config, keys, ledger } = deps;
+  const store = deps.dashboard;
+  /** The function the playground runs: 404 for a name no function has. */
+  const functionNamed = (name: string | undefined) => {
+    const def = deps.functions.find((f) => f.name === name);
+    if (!def) throw new GatewayError("not_found", `no function ${name}`);
+    return def;
+  };
+
+  return new Elysia({ name: "dashboard-api" })
+    .use(edgePlugin(deps))
+    .get(
+      "/dashboard/api/overview",
+      async ({ c, holder: h }) => {
+        return ok(c.state, "overview", { email: h.email, usage: await ledger.monthToDate(h.accountId) });
+      },
+      {
+        session: { json: true },
+        detail: detail("The signed-in account: balance, plan and this month's usage by day and by function"),
+      },
+    )
+    .get(
+      "/dashboard/api/keys",
+      async ({ c, holder: h, query }) => {
+        const { limit, offset } = limitOffset(query, KEY_PAGE, 500);
+        const list = await keys.list(h.accountId, { limit: limit + 1, offset });
+        return ok(c.state, "keys", { data: list.slice(0, limit), limit, offset, has_more: list.length > limit });
+      },
+      { session: { json: true }, detail: detail("The signed-in account's keys (masked), newest first (limit, offset)") },
+    )
+    .post(
+      "/dashboard/api/keys",
+      async ({ c, holder: h }) => {
+        const b = await readJsonBody(c.request, config.limits);
+        const label = typeof b.label === "string" ? b.label.trim() : "";
+        if (!label || label.length > 200)
+          throw new GatewayError("invalid_request", "a label of 1 to 200 characters is required", { param: "label" });
+        const created = await createOwnKey(deps, c, h.accountId, label);
+        return ok(c.state, "key created; the plaintext key is shown only in this response", created, 201);
+      },
+      {
+        session: { json: true, origin: true },
+        parse: "none",
+        detail: detail("Create a key for the signed-in account; its plaintext appears in this response only"),
+      },
+    )
+    .delete(
+      "/dashboard/api/keys/:id",
+      async ({ c, holder: h, params }) => {
+        await revokeKey(deps, h.accountId, params.id);
+        return ok(c.state, "key revoked", await keys.get(params.id));
+      },
+      {
+        session: { json: true, origin: true },
+        detail: detail("Revoke one of the signed-in account's keys: refused from the next request on"),
+      },
+    )
+    .patch(
+      "/dashboard/api/keys/:id",
+      async ({ c, holder: h, params }) => {
+        const b = await readJsonBody(c.request, config.limits);
+        await narrowOwnKey(deps, h.accountId, params.id, parsePolicyPatch(b.policy));
+        return ok(c.state, "key policy updated", await keyDetail(keys, ledger, params.id));
+      },
+      {
+        session: { json: true, origin: true },
+        parse: "none",
+        detail: detail(
+          "Narrow one of the signed-in account's keys: { policy: { … } } replaces the fields given; widening or clearing is refused (403)",
+        ),
+      },
+    )
+    .get(
+      "/dashboard/api/ledger",
+      async ({ c, holder: h, query }) => {
+        const { limit, offset } = limitOffset(query, LEDGER_PAGE, 200);
+        return ok(c.state, "ledger", { ...(await store.ledgerPage(h.accountId, limit, offset)), limit, offset });
+      },
+      { session: { json: true }, detail: detail("The signed-in account's credit ledger, newest first (limit, offset)") },
+    )
+    .post(
+      "/dashboard/api/playground/:fn",
+      ({ request, params, state, auth, payload }) =>
+        deps.pipeline.handle(functionNamed(params.fn), request, state, { auth, body: payload }),
+      {
+        // the signed-in account instead of a key; the body and the account's rate limit as for a key
+        sessionCall: { edge: (params: Record<string, string>) => functionEdge(functionNamed(params.fn)) },
+        parse: "none",
+        detail: detail("Run a function as the signed-in account, charged like an API call; answers the function's envelope"),
+      },
+    );
+}

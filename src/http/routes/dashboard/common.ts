@@ -1,0 +1,151 @@
+/**
+ * What the dashboard's route plugins share: a page in the layout with the security headers, a form
+ * read within limits from the same origin, a new session's cookie, the 429 page of a refused
+ * guess, and the key changes an account holder (or the operator) makes.
+ */
+import { KeyLimitError } from "../../../auth/interface";
+import { type KeyPolicy, POLICY_FIELDS, type PolicyPatch, policyPatchFromText, widenedField } from "../../../auth/policy";
+import { retryAfter } from "../../../dashboard/guessing";
+import type { GuessVerdict, Session } from "../../../dashboard/interface";
+import { newSessionToken, sessionCookie } from "../../../dashboard/security";
+import { type Ctx, checkOrigin, storedHash } from "../../../dashboard/session";
+import type { AppDeps } from "../../../deps";
+import { GatewayError } from "../../../errors";
+import { rateLimitHeaders } from "../../../ratelimit/limiter";
+import { readBytes } from "../../body";
+import type { FunctionPipeline } from "../../pipeline";
+import type { Html } from "./html";
+import * as pages from "./pages";
+
+export type DashboardDeps = AppDeps & { pipeline: FunctionPipeline };
+
+const FORM_LIMIT = 64 * 1024;
+export const LEDGER_PAGE = 25;
+export const KEY_PAGE = 100;
+/** the rate-limit name of key creation: the plan's heavy class unless plans.NAME.rate_limits sets "key-create" */
+const KEY_CREATE = "key-create";
+export const SECURITY_HEADERS = {
+  "content-security-policy":
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "same-origin",
+  "x-frame-options": "DENY",
+};
+/** a dashboard JSON route's OpenAPI entry */
+export const detail = (summary: string) => ({ tags: ["Dashboard"], summary, security: [{ session: [] }] });
+
+export const who = (email: string) => ({ kind: "account" as const, name: email });
+export const OPERATOR = { kind: "operator" as const, name: "operator" };
+export const refused = (text: string | undefined) => (text ? { kind: "error" as const, text } : null);
+export const plans = (deps: Pick<AppDeps, "config">) => [...new Set(["free", ...Object.keys(deps.config.plans)])];
+
+/** An HTML page (in the layout unless given as a string), with the request's and the security headers. */
+export function page(
+  deps: Pick<AppDeps, "config">,
+  c: Ctx,
+  status: number,
+  o: pages.PageOpts,
+  body: Html | string,
+  headers: Record<string, string> = {},
+): Response {
+  c.state.status = status;
+  const text = typeof body === "string" ? body : pages.layout({ operatorEnabled: !!deps.config.adminToken, ...o }, body);
+  return new Response(text, {
+    status,
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      ...SECURITY_HEADERS,
+      ...c.state.headers,
+      ...headers,
+    },
+  });
+}
+
+/** A form post from the same origin, counted while it arrives (no account is needed to send one, so none is read whole first). */
+export async function readForm(deps: Pick<AppDeps, "config">, c: Ctx): Promise<URLSearchParams> {
+  checkOrigin(c);
+  const type = c.request.headers.get("content-type") ?? "";
+  if (!type.startsWith("application/x-www-form-urlencoded"))
+    throw new GatewayError("unsupported_media_type", "expected a form (application/x-www-form-urlencoded)");
+  const bytes = await readBytes(c.request, FORM_LIMIT, deps.config.limits.bodyTimeoutMs);
+  return new URLSearchParams(new TextDecoder().decode(bytes));
+}
+
+/** A new session for an account holder or the operator: the cookie that carries it. */
+export async function startSession(
+  deps: Pick<AppDeps, "config" | "dashboard">,
+  c: Ctx,
+  s: Pick<Session, "accountId" | "kind">,
+): Promise<string> {
+  const token = newSessionToken();
+  const now = Date.now();
+  await deps.dashboard.createSession({ tokenHash: storedHash(deps, token, s.kind), ...s, createdAt: now, lastSeenAt: now });
+  return sessionCookie(token, c.secure);
+}
+
+/** A refused guess (or sign-up): 429 with the wait, on the form's own page. */
+export function tooMany(
+  deps: Pick<AppDeps, "config">,
+  c: Ctx,
+  v: GuessVerdict,
+  o: pages.PageOpts,
+  body: Html,
+  what = "attempts",
+): Response {
+  const wait = Number(retryAfter(v)["Retry-After"]);
+  const when = wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`;
+  return page(
+    deps,
+    c,
+    429,
+    { ...o, flash: { kind: "error", text: `Too many ${what}. Try again in ${when}.` } },
+    body,
+    retryAfter(v),
+  );
+}
+
+/** A key for the signed-in account: limited per account like any call, within the plan's cap. */
+export async function createOwnKey(deps: Pick<AppDeps, "keys" | "limiter">, c: Ctx, accountId: string, label: string) {
+  const plan = (await deps.keys.getAccount(accountId))?.plan ?? "free";
+  const d = await deps.limiter.check(accountId, plan, KEY_CREATE, "heavy");
+  Object.assign(c.state.headers, rateLimitHeaders(d));
+  if (!d.allowed)
+    throw new GatewayError("rate_limited", `at most ${d.limit} keys can be made a minute; retry in ${d.retryAfterSeconds}s`);
+  try {
+    return await deps.keys.createKey({ label, accountId });
+  } catch (err) {
+    if (err instanceof KeyLimitError) throw new GatewayError("forbidden", err.message);
+    throw err;
+  }
+}
+
+/** A key revoked, by its account's holder (accountId) or the operator (undefined). */
+export async function revokeKey(deps: Pick<AppDeps, "keys">, accountId: string | undefined, id: string): Promise<void> {
+  // the same path as DELETE /admin/v1/keys/:id: the key store drops it from its cache and broadcasts it
+  if (!(await deps.keys.revoke(id, accountId))) throw new GatewayError("not_found", "key not found");
+}
+
+/** A policy form's fields as a patch: an empty field clears that limit. */
+export const policyFromForm = (form: URLSearchParams): PolicyPatch =>
+  policyPatchFromText(Object.fromEntries(POLICY_FIELDS.map((f) => [f, form.get(f) ?? undefined])));
+
+/**
+ * An account holder's change to one of its keys' policies: it may only narrow it (a subset of
+ * the functions and models, lower limits, an earlier expiry); widening or clearing is the
+ * operator's. Takes effect like the admin API's (cache dropped, broadcast).
+ */
+export async function narrowOwnKey(deps: Pick<AppDeps, "keys">, accountId: string, id: string, patch: PolicyPatch) {
+  const narrowOnly = (before: KeyPolicy | undefined, after: KeyPolicy | undefined) => {
+    const f = widenedField(before, after);
+    if (f)
+      throw new GatewayError(
+        "forbidden",
+        `${f}: you can only narrow a key's policy here; to widen or clear it, ask the operator`,
+        { param: f },
+      );
+  };
+  const view = await deps.keys.setPolicy(id, patch, { accountId, check: narrowOnly });
+  if (!view) throw new GatewayError("not_found", "key not found");
+  return view;
+}

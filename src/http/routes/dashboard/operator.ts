@@ -1,0 +1,178 @@
+/**
+ * The operator console under /dashboard/operator (the operator's session, opened with the admin
+ * token; forms from the same origin): accounts, their credits, plans and keys, and the gateway's
+ * state. Registered only when an admin token is configured.
+ */
+import { Elysia } from "elysia";
+import type { KeyView } from "../../../auth/interface";
+import { emailProblem, hashPassword, passwordProblem } from "../../../auth/passwords";
+import { type Ctx, redirect } from "../../../dashboard/session";
+import { GatewayError } from "../../../errors";
+import { edgePlugin } from "../../edge-plugin";
+import { ok } from "../../respond";
+import { type DashboardDeps, detail, OPERATOR, page, plans, policyFromForm, readForm, refused, revokeKey } from "./common";
+import { GatewayStateSampler } from "./gateway-state";
+import * as pages from "./pages";
+
+const accountPath = (id: string) => `/dashboard/operator/accounts/${encodeURIComponent(id)}`;
+
+export function operatorConsole(deps: DashboardDeps) {
+  const { keys, ledger } = deps;
+  const store = deps.dashboard;
+  const sampler = new GatewayStateSampler(deps);
+  /** The operator console's account list, with a refusal shown above it when there is one. */
+  const consolePage = async (c: Ctx, q: string, status = 200, error?: string) => {
+    const list = await store.searchAccounts(q, 200);
+    return page(
+      deps,
+      c,
+      status,
+      { title: "Operator console", who: OPERATOR, flash: refused(error) },
+      pages.operatorPage(list, q, plans(deps)),
+    );
+  };
+  /** One account in the operator console, with a refusal shown above it when there is one. */
+  const accountPage = async (c: Ctx, id: string, status = 200, error?: string) => {
+    const acc = await keys.getAccount(id);
+    if (!acc) throw new GatewayError("not_found", "account not found");
+    const login = await store.loginOf(acc.id);
+    const [usage, list] = await Promise.all([ledger.monthToDate(acc.id), keys.list(acc.id)]);
+    return page(
+      deps,
+      c,
+      status,
+      { title: `Account ${acc.name ?? acc.id}`, who: OPERATOR, flash: refused(error) },
+      pages.operatorAccountPage({ ...acc, email: login?.email ?? null }, usage, list as KeyView[], plans(deps)),
+    );
+  };
+  /**
+   * An operator form post, written once: the origin, the form and the operator's session are
+   * checked, `act` does the change and names the page to go to (303). A value it refuses (400) or
+   * an account that is gone (404) re-renders the form's page with the reason, so a browser without
+   * JavaScript sees a page, never a JSON envelope.
+   */
+  const operatorPost =
+    <P extends Record<string, string>>(
+      act: (form: URLSearchParams, params: P) => Promise<string>,
+      onRefused: (c: Ctx, params: P, status: number, text: string) => Promise<Response>,
+    ) =>
+    async ({ c, params }: { c: Ctx; params: P }) => {
+      const form = await readForm(deps, c);
+      try {
+        return redirect(c, await act(form, params));
+      } catch (e) {
+        if (!(e instanceof GatewayError) || (e.status !== 400 && e.status !== 404)) throw e;
+        return onRefused(c, params, e.status, e.message).catch(() => {
+          throw e;
+        });
+      }
+    };
+
+  return new Elysia({ name: "dashboard-operator" })
+    .use(edgePlugin(deps))
+    .get(
+      "/dashboard/operator",
+      async ({ c, query }) => {
+        return consolePage(c, String(query.q ?? "").slice(0, 200));
+      },
+      { operator: true },
+    )
+    .post(
+      "/dashboard/operator/accounts",
+      operatorPost<Record<string, never>>(
+        async (form) => {
+          const email = (form.get("email") ?? "").trim().toLowerCase();
+          const password = form.get("password") ?? "";
+          const name = (form.get("name") ?? "").trim().slice(0, 200) || email;
+          const plan = form.get("plan") || "free";
+          const creditsRaw = form.get("credits") ?? "";
+          const credits = creditsRaw === "" ? undefined : Number(creditsRaw);
+          const problem =
+            emailProblem(email) ??
+            passwordProblem(password) ??
+            (credits !== undefined && (!Number.isInteger(credits) || credits < 0)
+              ? "credits must be a whole number, 0 or more"
+              : null) ??
+            ((await store.loginByEmail(email)) ? "an account with this email already exists" : null);
+          if (problem) throw new GatewayError("invalid_request", problem);
+          const acc = await keys.createAccount({ name, plan, credits });
+          await store.setLogin(acc.id, email, await hashPassword(password));
+          return accountPath(acc.id);
+        },
+        (c, _params, status, text) => consolePage(c, "", status, text),
+      ),
+      { operator: { origin: true }, parse: "none" },
+    )
+    .get(
+      "/dashboard/operator/accounts/:id",
+      async ({ c, params }) => {
+        return accountPage(c, params.id);
+      },
+      { operator: true },
+    )
+    .post(
+      "/dashboard/operator/accounts/:id/credits",
+      operatorPost<{ id: string }>(
+        async (form, params) => {
+          const amount = Number(form.get("amount"));
+          if (!Number.isInteger(amount) || amount === 0 || Math.abs(amount) > 1_000_000_000)
+            throw new GatewayError("invalid_request", "amount must be a whole number other than 0", { param: "amount" });
+          if (!(await keys.accountExists(params.id))) throw new GatewayError("not_found", "account not found");
+          await ledger.grant(params.id, amount, "grant", (form.get("reason") ?? "").slice(0, 500) || "granted in the dashboard");
+          return accountPath(params.id);
+        },
+        (c, params, status, text) => accountPage(c, params.id, status, text),
+      ),
+      { operator: { origin: true }, parse: "none" },
+    )
+    .post(
+      "/dashboard/operator/accounts/:id/plan",
+      operatorPost<{ id: string }>(
+        async (form, params) => {
+          const plan = (form.get("plan") ?? "").trim();
+          if (!plan || plan.length > 50) throw new GatewayError("invalid_request", "plan: 1 to 50 characters", { param: "plan" });
+          if (!(await store.setPlan(params.id, plan))) throw new GatewayError("not_found", "account not found");
+          return accountPath(params.id);
+        },
+        (c, params, status, text) => accountPage(c, params.id, status, text),
+      ),
+      { operator: { origin: true }, parse: "none" },
+    )
+    .post(
+      "/dashboard/operator/keys/:id/revoke",
+      async ({ c, params }) => {
+        const key = await keys.get(params.id);
+        await revokeKey(deps, undefined, params.id);
+        return redirect(c, accountPath(key?.account_id ?? ""));
+      },
+      { operator: { origin: true }, parse: "none" },
+    )
+    .post(
+      "/dashboard/operator/keys/:id/policy",
+      operatorPost<{ id: string }>(
+        async (form, params) => {
+          const view = await keys.setPolicy(params.id, policyFromForm(form));
+          if (!view) throw new GatewayError("not_found", "key not found");
+          return accountPath(view.account_id);
+        },
+        async (c, params, status, text) => {
+          const key = await keys.get(params.id);
+          if (!key) throw new GatewayError("not_found", "key not found");
+          return accountPage(c, key.account_id, status, text);
+        },
+      ),
+      { operator: { origin: true }, parse: "none" },
+    )
+    .get(
+      "/dashboard/api/operator/state",
+      async ({ c }) => {
+        return ok(c.state, "gateway state", sampler.read());
+      },
+      {
+        operator: { json: true },
+        detail: detail(
+          "Operator: providers and their breakers, cache hit rate, requests and errors per minute (the /metrics figures)",
+        ),
+      },
+    );
+}

@@ -1,0 +1,164 @@
+/**
+ * The dashboard's public routes, the ones that open and close sessions: its assets, sign-in,
+ * sign-up and sign-out for account holders, and the operator's sign-in (when an admin token is
+ * configured). No credential is needed; each form checks its Origin and counts guesses.
+ */
+import { Elysia } from "elysia";
+import { safeEqual } from "../../../auth/keys";
+import { emailProblem, hashPassword, passwordProblem, verifyPassword } from "../../../auth/passwords";
+import { guessAdminToken } from "../../../dashboard/guessing";
+import { clearedCookie, hashToken, readCookie } from "../../../dashboard/security";
+import {
+  type Ctx,
+  checkOrigin,
+  dashboardCtx,
+  type RouteContext,
+  redirect,
+  sessionOf,
+  storedHash,
+} from "../../../dashboard/session";
+import { GatewayError } from "../../../errors";
+import { stateOf } from "../../state";
+import appCss from "./assets/app.css" with { type: "text" };
+import appJs from "./assets/app.js" with { type: "text" };
+import { type DashboardDeps, page, readForm, startSession, tooMany } from "./common";
+import * as pages from "./pages";
+
+/** The answer to every well-formed sign-up, whether the email was free or taken. */
+const SIGNED_UP =
+  "Thank you. If this email address had no account, it has one now: sign in with it and your password. If it had one, nothing has changed.";
+
+export function signInRoutes(deps: DashboardDeps) {
+  const { config, keys, logger } = deps;
+  const limiter = deps.signIns;
+  const store = deps.dashboard;
+  const ctxOf = (context: RouteContext): Ctx => dashboardCtx(deps, context);
+  const signInForm = () => pages.signInPage({ signup: config.dashboard.signup, operatorEnabled: !!config.adminToken });
+  const signInFailed = (c: Ctx, email: string) =>
+    page(
+      deps,
+      c,
+      401,
+      { title: "Sign in", flash: { kind: "error", text: "Wrong email or password." } },
+      pages.signInPage({ email, signup: config.dashboard.signup, operatorEnabled: !!config.adminToken }),
+    );
+
+  const app = new Elysia({ name: "dashboard-sign-in" })
+    .get("/dashboard/assets/app.css", (context) => new Response(appCss, { headers: assetHeaders(context, "text/css") }))
+    .get("/dashboard/assets/app.js", (context) => new Response(appJs, { headers: assetHeaders(context, "text/javascript") }))
+    .get("/login", (context) => redirect(ctxOf(context), "/dashboard/login"))
+    .get("/dashboard/login", async (context) => {
+      const c = ctxOf(context);
+      const s = await sessionOf(deps, c.request);
+      if (s) return redirect(c, s.kind === "operator" ? "/dashboard/operator" : "/dashboard");
+      return page(deps, c, 200, { title: "Sign in" }, signInForm());
+    })
+    .post(
+      "/dashboard/login",
+      async (context) => {
+        const c = ctxOf(context);
+        const form = await readForm(deps, c);
+        const email = (form.get("email") ?? "").trim().toLowerCase().slice(0, 254);
+        const password = form.get("password") ?? "";
+        const v = await limiter.attempt(email, c.client);
+        if (!v.allowed) return tooMany(deps, c, v, { title: "Sign in" }, signInForm(), "sign-in attempts");
+        const login = password.length <= 200 ? await store.loginByEmail(email) : null;
+        // the same argon2id work whether or not the email exists
+        const good = await verifyPassword(password.slice(0, 200), login?.passwordHash ?? null);
+        if (!good || !login) return signInFailed(c, email);
+        await limiter.succeeded(email, c.client);
+        const cookie = await startSession(deps, c, { accountId: login.accountId, kind: "account" });
+        return redirect(c, "/dashboard", { "set-cookie": cookie });
+      },
+      { parse: "none" },
+    )
+    .post(
+      "/dashboard/logout",
+      async (context) => {
+        const c = ctxOf(context);
+        checkOrigin(c);
+        const token = readCookie(c.request);
+        if (token) {
+          await store.deleteSession(hashToken(token));
+          if (config.adminToken) await store.deleteSession(storedHash(deps, token, "operator"));
+        }
+        return redirect(c, "/dashboard/login", { "set-cookie": clearedCookie(c.secure) });
+      },
+      { parse: "none" },
+    )
+    .get("/dashboard/signup", (context) => {
+      const c = ctxOf(context);
+      if (!config.dashboard.signup) throw new GatewayError("not_found", "sign-up is not open");
+      return page(deps, c, 200, { title: "Create an account" }, pages.signUpPage());
+    })
+    .post(
+      "/dashboard/signup",
+      async (context) => {
+        const c = ctxOf(context);
+        if (!config.dashboard.signup) throw new GatewayError("not_found", "sign-up is not open");
+        const form = await readForm(deps, c);
+        const email = (form.get("email") ?? "").trim().toLowerCase();
+        const password = form.get("password") ?? "";
+        const o = { title: "Create an account" };
+        const problem = emailProblem(email) ?? passwordProblem(password);
+        if (problem) return page(deps, c, 400, { ...o, flash: { kind: "error", text: problem } }, pages.signUpPage(email));
+        // every well-formed sign-up counts, whether it made an account or found the email taken
+        const v = await limiter.signUp(c.client);
+        if (!v.allowed) return tooMany(deps, c, v, o, pages.signUpPage(email), "sign-ups from this address");
+        // the same work and the same answer whether or not the email is taken (docs/security.md)
+        const hash = await hashPassword(password);
+        if (!(await store.loginByEmail(email))) {
+          const acc = await keys.createAccount({ name: email, credits: config.dashboard.signupCredits });
+          await store.setLogin(acc.id, email, hash);
+        }
+        return page(
+          deps,
+          c,
+          200,
+          { title: "Sign in", flash: { kind: "ok", text: SIGNED_UP } },
+          pages.signInPage({ email, signup: true, operatorEnabled: !!config.adminToken }),
+        );
+      },
+      { parse: "none" },
+    );
+
+  if (!config.adminToken) return app;
+  return app
+    .get("/dashboard/operator/login", async (context) => {
+      const c = ctxOf(context);
+      return page(deps, c, 200, { title: "Operator sign-in" }, pages.operatorSignInPage());
+    })
+    .post(
+      "/dashboard/operator/login",
+      async (context) => {
+        const c = ctxOf(context);
+        const form = await readForm(deps, c);
+        const o = { title: "Operator sign-in" };
+        const token = form.get("token") ?? "";
+        const v = await guessAdminToken(limiter, !!config.adminToken && safeEqual(token, config.adminToken), c.client);
+        if (!v.allowed) return tooMany(deps, c, v, o, pages.operatorSignInPage(), "sign-in attempts");
+        if (!v.right) {
+          logger.log("warn", "operator sign-in refused", { request_id: c.state.requestId, client: c.client });
+          return page(
+            deps,
+            c,
+            401,
+            { title: "Operator sign-in", flash: { kind: "error", text: "Wrong admin token." } },
+            pages.operatorSignInPage(),
+          );
+        }
+        const cookie = await startSession(deps, c, { accountId: null, kind: "operator" });
+        return redirect(c, "/dashboard/operator", { "set-cookie": cookie });
+      },
+      { parse: "none" },
+    );
+}
+
+function assetHeaders(context: object, type: string): Record<string, string> {
+  return {
+    "content-type": `${type}; charset=utf-8`,
+    "cache-control": "public, max-age=3600",
+    "x-content-type-options": "nosniff",
+    ...stateOf(context).headers,
+  };
+}
