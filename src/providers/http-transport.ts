@@ -72,6 +72,17 @@ const safeJson = (text: string): unknown => {
   }
 };
 
+/**
+ * The error object of an error answer, as the openai SDK takes it: the body's `error`, or the whole
+ * body when it has none (groq-sdk 1.6 always took the whole body, so its clients got the body as
+ * JSON for a message and no type, code or param: this transport serves Groq as OpenAI).
+ */
+function errorOf(json: unknown): unknown {
+  if (typeof json !== "object" || json === null) return undefined;
+  const error = (json as { error?: unknown }).error;
+  return error === null || error === undefined ? json : error;
+}
+
 const isAbortError = (err: unknown) =>
   typeof err === "object" && err !== null && ((err as Error).name === "AbortError" || (err as Error).name === "TimeoutError");
 
@@ -163,8 +174,8 @@ export class HttpTransport implements ProxyTransport {
       if (!response.ok) {
         // the body of an error, within the same timeout (the SDK reads it as text, then tries JSON)
         const text = await response.text().catch((e: unknown) => (e instanceof Error ? e.message : String(e)));
-        const json = safeJson(text) as { error?: unknown } | undefined;
-        throw new HttpStatusError(response.status, json?.error, json ? undefined : text, response.headers);
+        const json = safeJson(text);
+        throw new HttpStatusError(response.status, errorOf(json), json ? undefined : text, response.headers);
       }
       if (o.stream) {
         call.stopTimer();
