@@ -59,6 +59,7 @@ export function summarize(file: string, top: number): string {
   const fnSelf = new Map<string, number>();
   const fileSelf = new Map<string, number>();
   const owned = new Map<string, number>();
+  const ownedFn = new Map<string, number>();
   let total = 0;
   for (let i = 0; i < p.samples.length; i++) {
     const node = byId.get(p.samples[i] as number);
@@ -69,8 +70,10 @@ export function summarize(file: string, top: number): string {
     const fn = `${cf.functionName || "(anonymous)"} ${w}:${cf.lineNumber + 1}`;
     fnSelf.set(fn, (fnSelf.get(fn) ?? 0) + t);
     fileSelf.set(w || "(native)", (fileSelf.get(w || "(native)") ?? 0) + t);
-    const o = owner(node).replace(/ \(.*\)$/, "");
-    owned.set(o, (owned.get(o) ?? 0) + t);
+    const o = owner(node);
+    const file = o.replace(/ \(.*\)$/, "");
+    owned.set(file, (owned.get(file) ?? 0) + t);
+    ownedFn.set(o, (ownedFn.get(o) ?? 0) + t);
     total += t;
   }
   const rows = (m: Map<string, number>) =>
@@ -79,7 +82,7 @@ export function summarize(file: string, top: number): string {
       .slice(0, top)
       .map(([k, t]) => `${((100 * t) / total).toFixed(1).padStart(5)}%  ${k}`)
       .join("\n");
-  return `total ${(total / 1e6).toFixed(2)} s sampled\n-- by function (self)\n${rows(fnSelf)}\n-- by file (self)\n${rows(fileSelf)}\n-- by file, native work charged to its nearest caller with a file\n${rows(owned)}`;
+  return `total ${(total / 1e6).toFixed(2)} s sampled\n-- by function (self)\n${rows(fnSelf)}\n-- by file (self)\n${rows(fileSelf)}\n-- by file, native work charged to its nearest caller with a file\n${rows(owned)}\n-- by function, native work charged likewise\n${rows(ownedFn)}`;
 }
 
 if (values.summarize) {

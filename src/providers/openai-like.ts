@@ -221,15 +221,21 @@ export class OpenAILikeProvider implements Provider {
     return this.config.models?.[fn] ?? this.config.default_model ?? this.defaults.model;
   }
 
-  listModels(): string[] {
-    const embedding = this.config.embedding_model ?? this.defaults.embeddingModel;
-    return [
-      ...new Set([
-        this.config.default_model ?? this.defaults.model,
-        ...Object.values(this.config.models ?? {}),
-        ...(embedding ? [embedding] : []),
-      ]),
-    ];
+  /** built once (the config does not change): routing asks for it on every /v1 call */
+  private models?: readonly string[];
+
+  listModels(): readonly string[] {
+    if (!this.models) {
+      const embedding = this.config.embedding_model ?? this.defaults.embeddingModel;
+      this.models = [
+        ...new Set([
+          this.config.default_model ?? this.defaults.model,
+          ...Object.values(this.config.models ?? {}),
+          ...(embedding ? [embedding] : []),
+        ]),
+      ];
+    }
+    return this.models;
   }
 
   async proxy(req: ProxyRequest): Promise<unknown> {
