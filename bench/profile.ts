@@ -3,7 +3,11 @@
  * (pinned like the bench), autocannon on one path, then the profile summed by self time per
  * function and per file.
  *
- *   bun bench/profile.ts [--seconds 8] [--connections 32] [--path /v1/chat/completions] [--top 40] [--out DIR]
+ *   bun bench/profile.ts [--seconds 8] [--connections 32] [--function] [--top 40] [--out DIR]
+ *   bun bench/profile.ts --summarize FILE.cpuprofile
+ *
+ * Without --function the load is `/v1/chat/completions` with `Cache-Control: no-cache` (the bench's
+ * `compat`); with it, sentiment-analysis through the simulator, cache bypassed (`function`).
  */
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -19,6 +23,7 @@ const { values } = parseArgs({
     top: { type: "string", default: "40" },
     out: { type: "string", default: "/tmp/textai-profile" },
     summarize: { type: "string" },
+    function: { type: "boolean", default: false },
   },
 });
 
@@ -30,6 +35,8 @@ const CHAT_BODY = JSON.stringify({
   ],
   max_tokens: 64,
 });
+
+const FN_BODY = JSON.stringify({ text: "The delivery was late, but the support team was friendly and fixed it quickly." });
 
 interface ProfileNode {
   id: number;
@@ -105,10 +112,10 @@ try {
   const gw = await startGateway({ simUrl, bunFlags: ["--cpu-prof", `--cpu-prof-dir=${values.out}`] });
   try {
     const spec = {
-      url: `${gw.url}/v1/chat/completions`,
+      url: values.function ? `${gw.url}/api/v1/ai/sentiment-analysis` : `${gw.url}/v1/chat/completions`,
       method: "POST" as const,
       headers: { "content-type": "application/json", "x-api-key": gw.keys.bench as string, "cache-control": "no-cache" },
-      body: CHAT_BODY,
+      body: values.function ? FN_BODY : CHAT_BODY,
       connections: Number(values.connections),
     };
     await runLoad({ ...spec, duration: 1 });
