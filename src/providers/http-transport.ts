@@ -251,7 +251,8 @@ async function* sseEvents(response: Response, call: Call): AsyncGenerator<unknow
 /** SSE framing: lines split at CR, LF or CRLF; `event:` and `data:` fields; comments skipped; a blank line dispatches. */
 async function* sseMessages(response: Response): AsyncGenerator<Sse> {
   const body = response.body;
-  if (!body) return;
+  // as the SDK: a failure, not a stream that ended early
+  if (!body) throw new Error("Attempted to iterate over a response with no body");
   const decoder = new TextDecoder();
   let event: string | null = null;
   let data: string[] = [];

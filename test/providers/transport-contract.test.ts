@@ -321,6 +321,11 @@ const PARITY: { name: string; faults: Fault[]; kind?: Kind; stream?: boolean; ov
     faults: [{ raw: { body: '{"id":"x","object":"chat.completion","choices":[]}' } }],
     stream: true,
   },
+  {
+    name: "a stream answered with an empty body",
+    faults: [{ raw: { contentType: "text/event-stream", body: "" } }],
+    stream: true,
+  },
   { name: "a dropped connection", faults: [{ drop: true }] },
   { name: "a dropped stream", faults: [{ drop: true }], stream: true },
   { name: "a stream cut mid-way", faults: [{ streamCut: true }], stream: true },
