@@ -68,7 +68,7 @@ async function load(spec: LoadSpec): Promise<LoadResult> {
 }
 
 /** One gateway of `dir`, loaded for `seconds`: req/s and its CPU µs per request. */
-async function measure(dir: string, simUrl: string): Promise<{ rps: number; cpuUs: number }> {
+async function measure(dir: string, simUrl: string): Promise<{ rps: number; cpuUs: number; p50: number }> {
   const state = join(work, `state-${crypto.randomUUID()}`);
   mkdirSync(state);
   const env = {
@@ -106,7 +106,7 @@ async function measure(dir: string, simUrl: string): Promise<{ rps: number; cpuU
     const cpu = cpuMs(gw.pid) - before;
     const bad = Object.entries(r.statuses).filter(([s]) => s !== "200");
     if (bad.length > 0) throw new Error(`${dir}: statuses ${JSON.stringify(r.statuses)}`);
-    return { rps: r.rps, cpuUs: (cpu * 1000) / Math.max(1, r.requests) };
+    return { rps: r.rps, cpuUs: (cpu * 1000) / Math.max(1, r.requests), p50: r.p50 };
   } finally {
     await gw.stop();
     rmSync(state, { recursive: true, force: true });
@@ -123,20 +123,24 @@ const sim = spawnChild(
 try {
   const simUrl = `http://127.0.0.1:${simPort}`;
   await waitFor(`${simUrl}/v1/models`);
-  const runs: { rps: number; cpuUs: number }[][] = commits.map(() => []);
+  const runs: { rps: number; cpuUs: number; p50: number }[][] = commits.map(() => []);
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const [i, dir] of dirs.entries()) {
       const m = await measure(dir, simUrl);
       runs[i]?.push(m);
-      process.stderr.write(`round ${round + 1} ${commits[i]}: ${m.rps.toFixed(0)} req/s, ${m.cpuUs.toFixed(0)} µs/req\n`);
+      process.stderr.write(
+        `round ${round + 1} ${commits[i]}: ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(3)} ms, ${m.cpuUs.toFixed(0)} µs/req\n`,
+      );
     }
   }
-  console.log(`| commit | req/s @${values.connections} (median) | gateway CPU µs/req (median) | runs (µs/req) |`);
-  console.log("|---|--:|--:|---|");
+  console.log(
+    `| commit | req/s @${values.connections} (median) | p50 ms (median) | gateway CPU µs/req (median) | runs (µs/req) |`,
+  );
+  console.log("|---|--:|--:|--:|---|");
   for (const [i, c] of commits.entries()) {
     const r = runs[i] ?? [];
     console.log(
-      `| ${c} | ${median(r.map((x) => x.rps)).toFixed(0)} | ${median(r.map((x) => x.cpuUs)).toFixed(0)} | ${r.map((x) => x.cpuUs.toFixed(0)).join(", ")} |`,
+      `| ${c} | ${median(r.map((x) => x.rps)).toFixed(0)} | ${median(r.map((x) => x.p50)).toFixed(3)} | ${median(r.map((x) => x.cpuUs)).toFixed(0)} | ${r.map((x) => x.cpuUs.toFixed(0)).join(", ")} |`,
     );
   }
 } finally {
