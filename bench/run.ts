@@ -750,16 +750,22 @@ function targets(results: ScenarioResult[]): Target[] {
   } else out.push(notMeasured("full path vs bare forwarder (peak req/s)", ">= 50%", whyNot("compat", "forwarder")));
   const c1 = at(by("compat"), 1);
   const b1 = at(by("baseline"), 1);
+  // issue 26: at most 0.2 ms over straight to the simulator (it was 0.3)
+  const ADDED_P50_MS = 0.2;
+  const addedGoal = `<= ${ADDED_P50_MS.toFixed(3)} ms`;
   if (c1 && b1) {
     const added = c1.p50 - b1.p50;
     out.push({
       name: "full path added p50 at 1 connection",
-      goal: "<= 0.300 ms",
+      goal: addedGoal,
       measured: `${added.toFixed(3)} ms`,
-      met: added <= 0.3,
-      detail: added <= 0.3 ? `met with ${(0.3 - added).toFixed(3)} ms to spare` : `missed by ${(added - 0.3).toFixed(3)} ms`,
+      met: added <= ADDED_P50_MS,
+      detail:
+        added <= ADDED_P50_MS
+          ? `met with ${(ADDED_P50_MS - added).toFixed(3)} ms to spare`
+          : `missed by ${(added - ADDED_P50_MS).toFixed(3)} ms`,
     });
-  } else out.push(notMeasured("full path added p50 at 1 connection", "<= 0.300 ms", whyNot("compat", "baseline")));
+  } else out.push(notMeasured("full path added p50 at 1 connection", addedGoal, whyNot("compat", "baseline")));
   const single = peak(by("function"));
   const cluster = peak(by("cluster"));
   if (single && cluster) {

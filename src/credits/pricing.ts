@@ -143,8 +143,8 @@ export interface PricedCall {
   /** the estimate held: the prompt's size and the most output the call may ask for */
   estimate: TokenUsage;
   priceOf(provider: string): TokenPrice;
-  /** what an answer of `provider` (its JSON) costs, with its tokens */
-  charge(provider: string, json: string): { credits: number; tokens: TokenUsage };
+  /** what an answer of `provider` (its JSON, or the same already parsed) costs, with its tokens */
+  charge(provider: string, json: string, parsed?: { value: unknown }): { credits: number; tokens: TokenUsage };
 }
 
 /**
@@ -180,13 +180,15 @@ export function pricedTargets(p: PricingConfig, api: Api, body: Record<string, u
     hold,
     estimate,
     priceOf,
-    charge(provider, json) {
+    charge(provider, json, parsed) {
       let answer: unknown = null;
-      try {
-        answer = JSON.parse(json);
-      } catch {
-        // not JSON: no usage, the estimate
-      }
+      if (parsed) answer = parsed.value;
+      else
+        try {
+          answer = JSON.parse(json);
+        } catch {
+          // not JSON: no usage, the estimate
+        }
       const { usage } = answerUsage(api, body, answer);
       return { credits: creditsFor(priceOf(provider), usage), tokens: usage };
     },

@@ -49,9 +49,17 @@ export function inputsText(inputs: PromptSpec["inputs"]): string {
   );
 }
 
+/** Written once per result schema object (a function's is one object for its life), not per call. */
+const answerFormats = new WeakMap<TSchema, string>();
+
 /** "Answer with one JSON object" plus one line per field, enums spelled out (allowed lists included). */
 export function answerFormat(schema: TSchema): string {
-  return `Answer with one JSON object and nothing else. Fields:\n${describeFields(schema)}`;
+  let text = answerFormats.get(schema);
+  if (text === undefined) {
+    text = `Answer with one JSON object and nothing else. Fields:\n${describeFields(schema)}`;
+    answerFormats.set(schema, text);
+  }
+  return text;
 }
 
 export function describeFields(schema: TSchema, indent = ""): string {

@@ -82,11 +82,10 @@ export async function readJsonBody(request: Request, limits: BodyLimits): Promis
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new GatewayError("invalid_request", "request body must be a JSON object");
   }
-  if (depthExceeds(value, limits.maxJsonDepth)) {
+  // on the parsed keys: an escaped "\u0063onstructor" in the text is "constructor" once parsed
+  if (!checkedAndStripped(value, 1, limits.maxJsonDepth)) {
     throw new GatewayError("invalid_request", `request body nests deeper than ${limits.maxJsonDepth} levels`);
   }
-  // on the parsed keys: an escaped "\u0063onstructor" in the text is "constructor" once parsed
-  stripForbiddenKeys(value);
   return value as Record<string, unknown>;
 }
 
@@ -114,30 +113,25 @@ async function readLimited(request: Request, max: number): Promise<Uint8Array> {
   return out;
 }
 
-function depthExceeds(root: unknown, max: number): boolean {
-  const stack: [unknown, number][] = [[root, 1]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
-    if (d > max) return true;
-    if (v && typeof v === "object") {
-      for (const child of Array.isArray(v) ? v : Object.values(v)) {
-        if (child && typeof child === "object") stack.push([child, d + 1]);
-      }
-    }
-  }
-  return false;
-}
+const FORBIDDEN = ["__proto__", "constructor", "prototype"];
 
-/** JSON.parse makes "__proto__" an own data property; drop such keys so no later merge can pollute a prototype. */
-function stripForbiddenKeys(v: unknown): void {
-  if (!v || typeof v !== "object") return;
+/**
+ * One walk of a parsed body: false when it nests deeper than `max` levels (the forbidden keys'
+ * values counted too); otherwise every "__proto__", "constructor" and "prototype" key is gone
+ * (JSON.parse makes "__proto__" an own data property: none is left for a later merge to pollute a
+ * prototype with). Recursion is bounded by `max`.
+ */
+function checkedAndStripped(v: object, depth: number, max: number): boolean {
+  if (depth > max) return false;
   if (Array.isArray(v)) {
-    for (const c of v) stripForbiddenKeys(c);
-    return;
+    for (const c of v) if (c && typeof c === "object" && !checkedAndStripped(c, depth + 1, max)) return false;
+    return true;
   }
   const obj = v as Record<string, unknown>;
-  for (const k of ["__proto__", "constructor", "prototype"]) {
-    if (Object.hasOwn(obj, k)) delete obj[k];
+  for (const k in obj) {
+    const c = obj[k];
+    if (c && typeof c === "object" && !checkedAndStripped(c, depth + 1, max)) return false;
   }
-  for (const c of Object.values(obj)) stripForbiddenKeys(c);
+  for (const k of FORBIDDEN) if (Object.hasOwn(obj, k)) delete obj[k];
+  return true;
 }

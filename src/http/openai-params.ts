@@ -102,9 +102,14 @@ function checkChatExtras(body: Record<string, unknown>): void {
   for (const [token, v] of Object.entries(bias)) checkOne(`logit_bias.${token}`, integer(-100, 100), v);
 }
 
+const RULE_LIST = Object.fromEntries(Object.entries(RULES).map(([api, rules]) => [api, Object.entries(rules)])) as Record<
+  ProxyApi,
+  [string, Rule][]
+>;
+
 /** Throws OpenAI's 400 for the first parameter outside its documented range; null means "not set", as OpenAI reads it. */
 export function checkParameterRanges(api: ProxyApi, body: Record<string, unknown>): void {
-  for (const [name, rule] of Object.entries(RULES[api])) {
+  for (const [name, rule] of RULE_LIST[api]) {
     const v = body[name];
     if (v !== undefined && v !== null) checkOne(name, rule, v);
   }

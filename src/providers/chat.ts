@@ -38,6 +38,11 @@ export interface ProxyCall {
 export interface ProxyOutcome {
   /** the upstream's answer, serialized once (cacheable as is) */
   json: string;
+  /**
+   * `json` as the call parsed it (never cached: a hit has only `json`), so pricing reads its usage
+   * without parsing it again; dropped by whoever changes `json`
+   */
+  parsed?: { value: unknown };
   provider: string;
   model: string;
   attempts: ProviderAttempt[];
@@ -290,7 +295,7 @@ export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv
     };
   });
   const model = isObject(value) && typeof value.model === "string" ? value.model : step.model;
-  return { json: JSON.stringify(value), provider: step.target.name, model, attempts };
+  return { json: JSON.stringify(value), parsed: { value }, provider: step.target.name, model, attempts };
 }
 
 /** Falls back only until the first event arrives: after that the client has seen output. */

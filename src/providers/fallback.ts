@@ -95,24 +95,35 @@ function sendAttempt<T>(spec: FallbackSpec<T>, sending: Sending): Promise<T | nu
  * is the client's answer and ends it (the offline engine's CPU budget only when no step is left).
  */
 export async function fallback<T>(spec: FallbackSpec<T>): Promise<FallbackOutcome<T>> {
-  const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), Math.max(0, spec.deadlineMs - Date.now()));
-  const overall = AbortSignal.any([spec.signal, deadline.signal]);
+  // One controller and one timer per call: the deadline's timer or the client's leaving (one
+  // listener, removed when the call is over) aborts it; no composite signal to build or to settle.
+  const overall = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      overall.abort();
+    },
+    Math.max(0, spec.deadlineMs - Date.now()),
+  );
+  const client = spec.signal;
+  const onClientAbort = () => overall.abort();
+  if (client.aborted) overall.abort();
+  else client.addEventListener("abort", onClientAbort, { once: true });
   let served = false;
   try {
-    const out = await loop(spec, overall, deadline.signal);
+    const out = await loop(spec, overall.signal, () => timedOut && !client.aborted);
     served = true;
     return out;
   } finally {
     clearTimeout(timer);
-    // The call is over: aborting settles the composite signals and fires (so drops) their listeners;
-    // left pending they stay reachable from the client's signal and leak per request. A stream being
-    // served keeps its signal: its upstream request still runs on it.
-    if (!(spec.keepSignal && served)) deadline.abort();
+    // A stream being served keeps the client's listener: its upstream request still runs on the
+    // signal, and goes when the client does. Otherwise the call is over and nothing may keep it.
+    if (!(spec.keepSignal && served)) client.removeEventListener("abort", onClientAbort);
   }
 }
 
-async function loop<T>(spec: FallbackSpec<T>, overall: AbortSignal, deadline: AbortSignal): Promise<FallbackOutcome<T>> {
+async function loop<T>(spec: FallbackSpec<T>, overall: AbortSignal, timedOut: () => boolean): Promise<FallbackOutcome<T>> {
   const { fn } = spec;
   const attempts: ProviderAttempt[] = [];
   const running = new Map<number, Running<T>>();
@@ -187,8 +198,8 @@ async function loop<T>(spec: FallbackSpec<T>, overall: AbortSignal, deadline: Ab
         continue;
       }
       if (got === "abort" || overall.aborted) {
-        const timedOut = deadline.aborted && !spec.signal.aborted;
-        const error = timedOut ? "timeout" : "aborted";
+        const late = timedOut();
+        const error = late ? "timeout" : "aborted";
         for (const r of running.values()) {
           attempts.push({
             provider: r.step.target.name,
@@ -198,7 +209,7 @@ async function loop<T>(spec: FallbackSpec<T>, overall: AbortSignal, deadline: Ab
           });
           r.span?.end({ error });
         }
-        if (timedOut) throw new GatewayError("provider_timeout", `${fn}: no provider answered before the deadline`, { attempts });
+        if (late) throw new GatewayError("provider_timeout", `${fn}: no provider answered before the deadline`, { attempts });
         throw new GatewayError("client_closed", `${fn}: the client closed the request`, { attempts });
       }
       const r = running.get(got.i) as Running<T>;

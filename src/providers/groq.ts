@@ -1,6 +1,6 @@
 import Groq, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "groq-sdk";
 import type { ProviderConfig } from "../config";
-import type { AdapterOptions } from "./openai";
+import { type AdapterOptions, proxyTransport } from "./openai";
 import { DEFAULT_TIMEOUT_MS, OpenAILikeProvider, type SdkBinding } from "./openai-like";
 
 /** Groq's SDK adds /openai/v1 to this itself. */
@@ -8,10 +8,11 @@ const GROQ_BASE_URL = "https://api.groq.com";
 
 /** Type `groq`: the official groq-sdk. Groq generates no images; embeddings only with a configured model. */
 export function createGroqProvider(config: ProviderConfig, opts: AdapterOptions = {}): OpenAILikeProvider {
+  // Accept ".../openai/v1" too (what OpenAI-style clients are given): the SDK appends it itself.
+  const baseURL = (config.base_url ?? GROQ_BASE_URL).replace(/\/openai\/v1\/?$/, "");
   const sdk = new Groq({
     apiKey: config.api_key || "not-needed",
-    // Accept ".../openai/v1" too (what OpenAI-style clients are given): the SDK appends it itself.
-    baseURL: (config.base_url ?? GROQ_BASE_URL).replace(/\/openai\/v1\/?$/, ""),
+    baseURL,
     // The router owns retries and fallback.
     maxRetries: 0,
     timeout: config.timeout_ms ?? DEFAULT_TIMEOUT_MS,
@@ -26,5 +27,11 @@ export function createGroqProvider(config: ProviderConfig, opts: AdapterOptions 
     },
     errors: { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError },
   };
-  return new OpenAILikeProvider(config, binding, { model: "llama-3.3-70b-versatile", embeddingModel: config.embedding_model });
+  const transport = proxyTransport(config, `${baseURL.replace(/\/$/, "")}/openai/v1`, opts);
+  return new OpenAILikeProvider(
+    config,
+    binding,
+    { model: "llama-3.3-70b-versatile", embeddingModel: config.embedding_model },
+    transport,
+  );
 }

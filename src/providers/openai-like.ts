@@ -42,6 +42,19 @@ export interface RequestOpts {
   headers?: Record<string, string>;
 }
 
+/**
+ * What the pass-through (`proxy`, `proxyStream`) needs of a transport: the SDK binding's raw
+ * `post` is one, http-transport.ts's HttpTransport (Bun's fetch, no SDK) the other.
+ */
+export interface ProxyTransport {
+  /** "sdk" or "http" (status and tests) */
+  readonly kind: string;
+  /** POST `path` (relative to the API's base URL): the parsed answer, or with `stream: true` its parsed events */
+  post(path: string, body: Record<string, unknown>, opts: RequestOpts & { stream: boolean }): Promise<unknown>;
+  /** the classes of what `post` throws, for mapSdkError */
+  readonly errors: SdkErrorClasses;
+}
+
 export interface SdkBinding {
   complete(body: ChatBody, opts: RequestOpts): Promise<ChatCompletionLike>;
   image?(req: { prompt: string; size: string; model: string; n: number }, opts: RequestOpts): Promise<ImageResult["images"]>;
@@ -179,11 +192,16 @@ export class OpenAILikeProvider implements Provider {
   /** models whose server rejected json_schema; their later calls go straight to json_object */
   private readonly jsonSchemaUnsupported = new Set<string>();
 
+  /** what the pass-through goes through: the lean HTTP transport, or the SDK's own `post` */
+  readonly transport: ProxyTransport;
+
   constructor(
     private readonly config: ProviderConfig,
     private readonly sdk: SdkBinding,
     private readonly defaults: AdapterDefaults,
+    transport?: ProxyTransport,
   ) {
+    this.transport = transport ?? { kind: "sdk", post: sdk.post, errors: sdk.errors };
     this.name = config.name;
     this.type = config.type;
     this.features = defaultFeatures(config);
@@ -203,20 +221,26 @@ export class OpenAILikeProvider implements Provider {
     return this.config.models?.[fn] ?? this.config.default_model ?? this.defaults.model;
   }
 
-  listModels(): string[] {
-    const embedding = this.config.embedding_model ?? this.defaults.embeddingModel;
-    return [
-      ...new Set([
-        this.config.default_model ?? this.defaults.model,
-        ...Object.values(this.config.models ?? {}),
-        ...(embedding ? [embedding] : []),
-      ]),
-    ];
+  /** built once (the config does not change): routing asks for it on every /v1 call */
+  private models?: readonly string[];
+
+  listModels(): readonly string[] {
+    if (!this.models) {
+      const embedding = this.config.embedding_model ?? this.defaults.embeddingModel;
+      this.models = [
+        ...new Set([
+          this.config.default_model ?? this.defaults.model,
+          ...Object.values(this.config.models ?? {}),
+          ...(embedding ? [embedding] : []),
+        ]),
+      ];
+    }
+    return this.models;
   }
 
   async proxy(req: ProxyRequest): Promise<unknown> {
     try {
-      return await this.sdk.post(`/${req.api}`, req.body, { signal: req.signal, headers: req.headers, stream: false });
+      return await this.transport.post(`/${req.api}`, req.body, { signal: req.signal, headers: req.headers, stream: false });
     } catch (err) {
       throw this.proxyError(err, req.signal);
     }
@@ -225,7 +249,7 @@ export class OpenAILikeProvider implements Provider {
   async *proxyStream(req: ProxyRequest): AsyncIterable<unknown> {
     let events: AsyncIterable<unknown>;
     try {
-      events = (await this.sdk.post(`/${req.api}`, req.body, {
+      events = (await this.transport.post(`/${req.api}`, req.body, {
         signal: req.signal,
         headers: req.headers,
         stream: true,
@@ -248,7 +272,7 @@ export class OpenAILikeProvider implements Provider {
 
   /** An SDK error of the pass-through, its upstream message withheld unless this provider's messages pass (status, type, code stay). */
   private proxyError(err: unknown, signal: AbortSignal): ProviderError {
-    const e = mapSdkError(err, this.sdk.errors, signal);
+    const e = mapSdkError(err, this.transport.errors, signal);
     if (this.passMessages || !e.upstream) return e;
     const message =
       e.kind === "context_length"

@@ -1,12 +1,29 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import type { ProviderConfig } from "../config";
-import { DEFAULT_TIMEOUT_MS, imageFormat, OpenAILikeProvider, type SdkBinding } from "./openai-like";
+import { type FetchLike, HttpTransport } from "./http-transport";
+import { DEFAULT_TIMEOUT_MS, imageFormat, OpenAILikeProvider, type ProxyTransport, type SdkBinding } from "./openai-like";
 
-export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+export type { FetchLike } from "./http-transport";
 
 export interface AdapterOptions {
-  /** replaces the SDK's fetch (tests count or fail calls with it) */
+  /** replaces fetch for the SDK and the HTTP transport alike (tests count or fail calls with it) */
   fetch?: FetchLike;
+  /**
+   * what the `/v1` pass-through goes through: "http" (default), Bun's fetch straight to the API,
+   * or "sdk", the official SDK's raw `post`; function calls, images and embeddings always use the SDK
+   */
+  transport?: "http" | "sdk";
+}
+
+/** The lean transport for a provider whose API answers at `baseUrl`, or undefined for the SDK's own. */
+export function proxyTransport(config: ProviderConfig, baseUrl: string, opts: AdapterOptions): ProxyTransport | undefined {
+  if (opts.transport === "sdk") return undefined;
+  return new HttpTransport({
+    baseUrl,
+    apiKey: config.api_key || "not-needed",
+    timeoutMs: config.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+    fetch: opts.fetch,
+  });
 }
 
 const OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -48,5 +65,6 @@ export function createOpenAIProvider(config: ProviderConfig, opts: AdapterOption
   // Generic OpenAI-compatible servers rarely generate images; only offer it when a model is configured.
   const imageModel = config.type === "openai" ? "gpt-image-1" : config.models?.["image-generation"];
   const embeddingModel = config.type === "openai" ? "text-embedding-3-small" : config.embedding_model;
-  return new OpenAILikeProvider(config, binding, { model: "gpt-4o-mini", imageModel, embeddingModel });
+  const transport = proxyTransport(config, config.base_url ?? OPENAI_BASE_URL, opts);
+  return new OpenAILikeProvider(config, binding, { model: "gpt-4o-mini", imageModel, embeddingModel }, transport);
 }

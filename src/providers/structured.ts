@@ -120,7 +120,20 @@ function adapt(s: JsonSchema, w: Walk): JsonSchema {
   return out;
 }
 
+/** Adapted once per schema object (a function's result schema is one object for its life). */
+const adaptedSchemas = new WeakMap<JsonSchema, StructuredSchema>();
+
+/** The schema as strict structured output takes it; computed once per schema object, and shared: never change it. */
 export function toStructured(schema: JsonSchema): StructuredSchema {
+  let out = adaptedSchemas.get(schema);
+  if (!out) {
+    out = adaptStructured(schema);
+    adaptedSchemas.set(schema, out);
+  }
+  return out;
+}
+
+function adaptStructured(schema: JsonSchema): StructuredSchema {
   const w: Walk = { strict: true };
   const rootIsObject = schema.type === "object" || (schema.type === undefined && isObj(schema.properties));
   const source = rootIsObject ? schema : { type: "object", properties: { [WRAP_KEY]: schema }, required: [WRAP_KEY] };

@@ -166,7 +166,7 @@ export interface Provider {
   complete(req: CompletionRequest): Promise<CompletionResult>;
   image?(req: ImageRequest): Promise<ImageResult>;
   embed?(texts: string[], signal?: AbortSignal): Promise<number[][]>;
-  listModels?(): string[];
+  listModels?(): readonly string[];
   /** further model ids it serves on /v1, as patterns (`*`: any run of characters); see servesModel */
   readonly modelPatterns?: readonly string[];
 }

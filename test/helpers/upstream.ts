@@ -40,6 +40,11 @@ export interface Fault {
   errorCode?: string;
   param?: string;
   message?: string;
+  /**
+   * answer exactly these bytes (default status 200, content type application/json): a malformed
+   * body, a text error page, an empty answer, a stream with a broken or an error event
+   */
+  raw?: { status?: number; contentType?: string; body: string };
   /** how many calls this fault applies to (default 1) */
   times?: number;
 }
@@ -403,6 +408,10 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
       return { fault, early: new Response(null, { status: 499 }) };
     }
     if (fault?.drop) return { fault, early: dropped() };
+    if (fault?.raw) {
+      const { status = 200, contentType = "application/json", body } = fault.raw;
+      return { fault, early: new Response(body, { status, headers: { "content-type": contentType } }) };
+    }
     if (fault?.status) return { fault, early: errorBody(fault.status, fault) };
     return { fault };
   }

@@ -367,7 +367,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
       details,
       insufficient,
       priced: (answer) => {
-        const p = priced.charge(answer.provider, answer.json);
+        const p = priced.charge(answer.provider, answer.json, answer.parsed);
         state.tokens = p.tokens;
         return p;
       },
@@ -376,7 +376,12 @@ export function openAiCompatRoutes(deps: AppDeps) {
         if (!guard) return out;
         // kept with the answer, so a cache hit of it says what was redacted too
         const redacted = countRedactions(guard, metrics);
-        return { ...out, json: guard.restoreJson(out.json), ...(redacted ? { notes: { guardrails: { redacted } } } : {}) };
+        return {
+          ...out,
+          json: guard.restoreJson(out.json),
+          parsed: undefined,
+          ...(redacted ? { notes: { guardrails: { redacted } } } : {}),
+        };
       },
       fromCache: (hit) => ({ ...hit, attempts: [] }),
     });

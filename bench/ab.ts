@@ -1,0 +1,149 @@
+/**
+ * Same-run A/B of the gateway's full path across commits (issue 26: "what each step bought"): each
+ * commit's `src/` is extracted with `git archive` into a temporary tree that shares this
+ * checkout's node_modules; the gateways run one at a time, pinned to core 0 like `bun run bench`,
+ * against one simulator on core 1, in interleaved rounds (A B C, A B C, ...), and the table gives
+ * the median req/s and gateway CPU µs per request of each.
+ *
+ *   bun bench/ab.ts --commits 3edb462,HEAD [--rounds 3] [--seconds 4] [--connections 32] [--function]
+ */
+import { mkdirSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { benchConfig } from "./lib/gateway";
+import { cpuMs, freePort, median, pin, ROOT, runCapture, spawnChild, waitFor } from "./lib/proc";
+import type { LoadResult, LoadSpec } from "./load";
+
+const { values } = parseArgs({
+  options: {
+    commits: { type: "string" },
+    rounds: { type: "string", default: "3" },
+    seconds: { type: "string", default: "4" },
+    connections: { type: "string", default: "32" },
+    function: { type: "boolean", default: false },
+  },
+});
+if (!values.commits) {
+  console.error("usage: bun bench/ab.ts --commits A,B[,C...] [--rounds 3] [--seconds 4] [--connections 32] [--function]");
+  process.exit(2);
+}
+
+const CHAT_BODY = JSON.stringify({
+  model: "sim-model",
+  messages: [
+    { role: "system", content: "You are a helpful assistant." },
+    { role: "user", content: "Summarize in one sentence why latency matters for an API gateway." },
+  ],
+  max_tokens: 64,
+});
+const FN_BODY = JSON.stringify({ text: "The delivery was late, but the support team was friendly and fixed it quickly." });
+const path = values.function ? "/api/v1/ai/sentiment-analysis" : "/v1/chat/completions";
+const body = values.function ? FN_BODY : CHAT_BODY;
+
+const work = join(tmpdir(), `textai-ab-${process.pid}`);
+mkdirSync(work, { recursive: true });
+
+/** The commit's tree, extracted once; node_modules shared with this checkout. */
+async function tree(commit: string): Promise<string> {
+  const sha = (await runCapture(["git", "rev-parse", "--short", commit])).trim();
+  const dir = join(work, sha);
+  mkdirSync(dir, { recursive: true });
+  const tar = join(work, `${sha}.tar`);
+  await runCapture(["git", "archive", "--format=tar", "-o", tar, sha]);
+  await runCapture(["tar", "-xf", tar, "-C", dir]);
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+  return dir;
+}
+
+async function load(spec: LoadSpec): Promise<LoadResult> {
+  const proc = Bun.spawn([...pin(1), "bun", join(ROOT, "bench", "load.ts"), JSON.stringify(spec)], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`load generator exited ${code}: ${err.trim()}`);
+  return JSON.parse(out.trim().split("\n").pop() as string) as LoadResult;
+}
+
+/** One gateway of `dir`, loaded for `seconds`: req/s and its CPU µs per request. */
+async function measure(dir: string, simUrl: string): Promise<{ rps: number; cpuUs: number; p50: number }> {
+  const state = join(work, `state-${crypto.randomUUID()}`);
+  mkdirSync(state);
+  const env = {
+    TEXTAI_DB: join(state, "bench.db"),
+    TEXTAI_CONFIG: join(state, "config.toml"),
+    TEXTAI_LOG_LEVEL: "warn",
+    TEXTAI_DRAIN_GRACE_MS: "0",
+    TEXTAI_ADMIN_TOKEN: `bench-admin-${crypto.randomUUID()}`,
+  };
+  await Bun.write(env.TEXTAI_CONFIG, benchConfig(simUrl));
+  const cli = join(dir, "src", "cli.ts");
+  const key = JSON.parse(
+    await runCapture(["bun", cli, "keys", "create", "--label", "ab", "--credits", "100000000", "--plan", "bench", "--json"], env),
+  ).key as string;
+  const port = freePort();
+  const gw = spawnChild([...pin(0), "bun", cli, "serve", "--port", String(port)], {
+    env,
+    log: join(state, "gateway.log"),
+    cwd: dir,
+  });
+  try {
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor(`${url}/ready`, 60_000);
+    const spec: LoadSpec = {
+      url: url + path,
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key, "cache-control": "no-cache" },
+      body,
+      connections: Number(values.connections),
+      duration: 1,
+    };
+    await load(spec);
+    const before = cpuMs(gw.pid);
+    const r = await load({ ...spec, duration: Number(values.seconds) });
+    const cpu = cpuMs(gw.pid) - before;
+    const bad = Object.entries(r.statuses).filter(([s]) => s !== "200");
+    if (bad.length > 0) throw new Error(`${dir}: statuses ${JSON.stringify(r.statuses)}`);
+    return { rps: r.rps, cpuUs: (cpu * 1000) / Math.max(1, r.requests), p50: r.p50 };
+  } finally {
+    await gw.stop();
+    rmSync(state, { recursive: true, force: true });
+  }
+}
+
+const commits = values.commits.split(",");
+const dirs = await Promise.all(commits.map(tree));
+const simPort = freePort();
+const sim = spawnChild(
+  [...pin(1), "bun", join(ROOT, "bench", "sim.ts"), "--port", String(simPort), "--stats-port", String(freePort())],
+  { log: join(work, "sim.log") },
+);
+try {
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  await waitFor(`${simUrl}/v1/models`);
+  const runs: { rps: number; cpuUs: number; p50: number }[][] = commits.map(() => []);
+  for (let round = 0; round < Number(values.rounds); round++) {
+    for (const [i, dir] of dirs.entries()) {
+      const m = await measure(dir, simUrl);
+      runs[i]?.push(m);
+      process.stderr.write(
+        `round ${round + 1} ${commits[i]}: ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(3)} ms, ${m.cpuUs.toFixed(0)} µs/req\n`,
+      );
+    }
+  }
+  console.log(
+    `| commit | req/s @${values.connections} (median) | p50 ms (median) | gateway CPU µs/req (median) | runs (µs/req) |`,
+  );
+  console.log("|---|--:|--:|--:|---|");
+  for (const [i, c] of commits.entries()) {
+    const r = runs[i] ?? [];
+    console.log(
+      `| ${c} | ${median(r.map((x) => x.rps)).toFixed(0)} | ${median(r.map((x) => x.p50)).toFixed(3)} | ${median(r.map((x) => x.cpuUs)).toFixed(0)} | ${r.map((x) => x.cpuUs.toFixed(0)).join(", ")} |`,
+    );
+  }
+} finally {
+  await sim.stop();
+  rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,134 @@
+/**
+ * CPU profile of the gateway under load (issue 26): the simulator, the gateway under `bun --cpu-prof`
+ * (pinned like the bench), autocannon on one path, then the profile summed by self time per
+ * function and per file.
+ *
+ *   bun bench/profile.ts [--seconds 8] [--connections 32] [--function] [--top 40] [--out DIR]
+ *   bun bench/profile.ts --summarize FILE.cpuprofile
+ *
+ * Without --function the load is `/v1/chat/completions` with `Cache-Control: no-cache` (the bench's
+ * `compat`); with it, sentiment-analysis through the simulator, cache bypassed (`function`).
+ */
+import { mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { startGateway } from "./lib/gateway";
+import { freePort, pin, ROOT, spawnChild, waitFor } from "./lib/proc";
+import { runLoad } from "./load";
+
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "8" },
+    connections: { type: "string", default: "32" },
+    top: { type: "string", default: "40" },
+    out: { type: "string", default: "/tmp/textai-profile" },
+    summarize: { type: "string" },
+    function: { type: "boolean", default: false },
+  },
+});
+
+const CHAT_BODY = JSON.stringify({
+  model: "sim-model",
+  messages: [
+    { role: "system", content: "You are a helpful assistant." },
+    { role: "user", content: "Summarize in one sentence why latency matters for an API gateway." },
+  ],
+  max_tokens: 64,
+});
+
+const FN_BODY = JSON.stringify({ text: "The delivery was late, but the support team was friendly and fixed it quickly." });
+
+interface ProfileNode {
+  id: number;
+  children?: number[];
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+
+/** Self time per function and per file, in percent of the samples. */
+export function summarize(file: string, top: number): string {
+  const p = JSON.parse(require("node:fs").readFileSync(file, "utf8")) as {
+    nodes: ProfileNode[];
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const where = (n: ProfileNode) => n.callFrame.url.replace(ROOT, "").replace(/.*node_modules\//, "nm/");
+  /** the nearest frame with a file: native work (fetch, JSON, Headers) charged to the code that asked for it */
+  const owner = (n: ProfileNode): string => {
+    for (let cur: ProfileNode | undefined = n; cur; cur = byId.get(parent.get(cur.id) ?? -1)) {
+      const w = where(cur);
+      if (w && !w.startsWith("bun:") && !w.startsWith("node:")) return `${w} (${cur.callFrame.functionName || "anonymous"})`;
+    }
+    return "(event loop)";
+  };
+  const fnSelf = new Map<string, number>();
+  const fileSelf = new Map<string, number>();
+  const owned = new Map<string, number>();
+  const ownedFn = new Map<string, number>();
+  let total = 0;
+  for (let i = 0; i < p.samples.length; i++) {
+    const node = byId.get(p.samples[i] as number);
+    const t = p.timeDeltas[i] ?? 0;
+    if (!node) continue;
+    const cf = node.callFrame;
+    const w = where(node);
+    const fn = `${cf.functionName || "(anonymous)"} ${w}:${cf.lineNumber + 1}`;
+    fnSelf.set(fn, (fnSelf.get(fn) ?? 0) + t);
+    fileSelf.set(w || "(native)", (fileSelf.get(w || "(native)") ?? 0) + t);
+    const o = owner(node);
+    const file = o.replace(/ \(.*\)$/, "");
+    owned.set(file, (owned.get(file) ?? 0) + t);
+    ownedFn.set(o, (ownedFn.get(o) ?? 0) + t);
+    total += t;
+  }
+  const rows = (m: Map<string, number>) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, t]) => `${((100 * t) / total).toFixed(1).padStart(5)}%  ${k}`)
+      .join("\n");
+  return `total ${(total / 1e6).toFixed(2)} s sampled\n-- by function (self)\n${rows(fnSelf)}\n-- by file (self)\n${rows(fileSelf)}\n-- by file, native work charged to its nearest caller with a file\n${rows(owned)}\n-- by function, native work charged likewise\n${rows(ownedFn)}`;
+}
+
+if (values.summarize) {
+  console.log(summarize(values.summarize, Number(values.top)));
+  process.exit(0);
+}
+
+mkdirSync(values.out, { recursive: true });
+const simPort = freePort();
+const sim = spawnChild(
+  [...pin(1), "bun", join(ROOT, "bench", "sim.ts"), "--port", String(simPort), "--stats-port", String(freePort())],
+  {
+    log: join(values.out, "sim.log"),
+  },
+);
+try {
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  await waitFor(`${simUrl}/v1/models`);
+  const before = new Set(readdirSync(values.out));
+  const gw = await startGateway({ simUrl, bunFlags: ["--cpu-prof", `--cpu-prof-dir=${values.out}`] });
+  try {
+    const spec = {
+      url: values.function ? `${gw.url}/api/v1/ai/sentiment-analysis` : `${gw.url}/v1/chat/completions`,
+      method: "POST" as const,
+      headers: { "content-type": "application/json", "x-api-key": gw.keys.bench as string, "cache-control": "no-cache" },
+      body: values.function ? FN_BODY : CHAT_BODY,
+      connections: Number(values.connections),
+    };
+    await runLoad({ ...spec, duration: 1 });
+    const r = await runLoad({ ...spec, duration: Number(values.seconds) });
+    console.log(`load: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(3)} ms, statuses ${JSON.stringify(r.statuses)}`);
+  } finally {
+    await gw.stop();
+  }
+  const made = readdirSync(values.out).filter((f) => f.endsWith(".cpuprofile") && !before.has(f));
+  for (const f of made) {
+    console.log(`profile: ${join(values.out, f)}`);
+    console.log(summarize(join(values.out, f), Number(values.top)));
+  }
+} finally {
+  await sim.stop();
+}

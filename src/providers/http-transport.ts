@@ -1,0 +1,309 @@
+/**
+ * The lean transport of the `/v1` pass-through: a POST to an OpenAI-style HTTP API with Bun's
+ * `fetch` (kept-alive), its URL prefix and constant headers built once per provider. It behaves
+ * as the official SDKs' raw `post` does with `maxRetries: 0` (what the pass-through used before):
+ * the same timeout (until the answer's headers; a plain answer's body too), the caller's abort,
+ * no retries, errors of the same four kinds with the same fields and messages (so `mapSdkError`
+ * maps both alike), plain answers parsed by content type, streams read as server-sent events with
+ * the SDK's rules ([DONE], error events, malformed JSON). The contract suite
+ * (test/providers/transport-contract.test.ts) runs every case against both.
+ */
+import type { ProxyTransport, RequestOpts, SdkErrorClasses } from "./openai-like";
+
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** An answer outside 2xx (status and headers set), or an error event inside a stream (neither set): the SDKs' APIError. */
+export class HttpStatusError extends Error {
+  readonly code: string | null;
+  readonly param: string | null;
+  readonly type: string | null;
+  constructor(
+    readonly status: number | undefined,
+    /** the body's `error` (an object as OpenAI sends it, or whatever the server put there) */
+    readonly error: unknown,
+    message: string | undefined,
+    readonly headers: Headers | undefined,
+  ) {
+    super(statusMessage(status, error, message));
+    this.name = "HttpStatusError";
+    const fields = (typeof error === "object" && error !== null ? error : {}) as Record<string, unknown>;
+    this.code = (fields.code as string | null | undefined) ?? null;
+    this.param = (fields.param as string | null | undefined) ?? null;
+    this.type = (fields.type as string | null | undefined) ?? null;
+  }
+}
+export class HttpConnectionError extends Error {
+  override name = "HttpConnectionError";
+}
+export class HttpTimeoutError extends HttpConnectionError {
+  override name = "HttpTimeoutError";
+}
+export class HttpAbortError extends Error {
+  override name = "HttpAbortError";
+}
+
+export const HTTP_ERRORS: SdkErrorClasses = {
+  APIError: HttpStatusError,
+  APIConnectionError: HttpConnectionError,
+  APIConnectionTimeoutError: HttpTimeoutError,
+  APIUserAbortError: HttpAbortError,
+};
+
+/** The SDKs' APIError.makeMessage: "<status> <error.message>", else the error as JSON, else the body's text. */
+function statusMessage(status: number | undefined, error: unknown, message: string | undefined): string {
+  const e = error as { message?: unknown } | null | undefined;
+  const msg = e?.message
+    ? typeof e.message === "string"
+      ? e.message
+      : JSON.stringify(e.message)
+    : error
+      ? JSON.stringify(error)
+      : message;
+  if (status && msg) return `${status} ${msg}`;
+  if (status) return `${status} status code (no body)`;
+  return msg || "(no status code or body)";
+}
+
+const safeJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
+
+/**
+ * The error object of an error answer, as the openai SDK takes it: the body's `error`, or the whole
+ * body when it has none (groq-sdk 1.6 always took the whole body, so its clients got the body as
+ * JSON for a message and no type, code or param: this transport serves Groq as OpenAI).
+ */
+function errorOf(json: unknown): unknown {
+  if (typeof json !== "object" || json === null) return undefined;
+  const error = (json as { error?: unknown }).error;
+  return error === null || error === undefined ? json : error;
+}
+
+const isAbortError = (err: unknown) =>
+  typeof err === "object" && err !== null && ((err as Error).name === "AbortError" || (err as Error).name === "TimeoutError");
+
+export interface HttpTransportOptions {
+  /** the API's base URL; `path` is appended to it */
+  baseUrl: string;
+  /** Authorization: Bearer (a server without keys still gets the SDKs' placeholder) */
+  apiKey: string;
+  timeoutMs: number;
+  fetch?: FetchLike;
+}
+
+/**
+ * One in-flight call: its own AbortController, aborted by one timer (the provider's timeout) or by
+ * the caller's signal (one listener, removed when the call is done).
+ */
+class Call {
+  readonly ctrl = new AbortController();
+  timedOut = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly onAbort: (() => void) | undefined;
+
+  constructor(
+    private readonly signal: AbortSignal | undefined,
+    timeoutMs: number,
+  ) {
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      this.ctrl.abort();
+    }, timeoutMs);
+    if (signal) {
+      if (signal.aborted) this.ctrl.abort();
+      else {
+        this.onAbort = () => this.ctrl.abort();
+        signal.addEventListener("abort", this.onAbort, { once: true });
+      }
+    }
+  }
+
+  /** the timeout no longer applies (a stream's body has none) */
+  stopTimer(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  done(): void {
+    this.stopTimer();
+    if (this.onAbort) this.signal?.removeEventListener("abort", this.onAbort);
+  }
+
+  /** What a failure of fetch or of reading the body means: the caller left, the timeout, or the connection. */
+  failure(err: unknown): Error {
+    if (err instanceof HttpStatusError || err instanceof SyntaxError) return err;
+    if (this.signal?.aborted) return new HttpAbortError("Request was aborted.");
+    if (this.timedOut || isAbortError(err) || /timed? ?out/i.test(String(err))) return new HttpTimeoutError("Request timed out.");
+    return new HttpConnectionError("Connection error.");
+  }
+}
+
+export class HttpTransport implements ProxyTransport {
+  readonly kind = "http";
+  readonly errors = HTTP_ERRORS;
+  private readonly base: string;
+  private readonly headers: Record<string, string>;
+  private readonly fetch: FetchLike;
+
+  constructor(private readonly opts: HttpTransportOptions) {
+    this.base = opts.baseUrl.endsWith("/") ? opts.baseUrl.slice(0, -1) : opts.baseUrl;
+    this.headers = {
+      authorization: `Bearer ${opts.apiKey}`,
+      "content-type": "application/json",
+      accept: "application/json",
+      "user-agent": "textai-gateway",
+    };
+    this.fetch = opts.fetch ?? fetch;
+  }
+
+  async post(path: string, body: Record<string, unknown>, o: RequestOpts & { stream: boolean }): Promise<unknown> {
+    const call = new Call(o.signal, this.opts.timeoutMs);
+    let response: Response;
+    try {
+      const send = this.fetch;
+      response = await send(this.base + path, {
+        method: "POST",
+        headers: o.headers ? { ...this.headers, ...o.headers } : this.headers,
+        body: JSON.stringify(body),
+        signal: call.ctrl.signal,
+      });
+      if (!response.ok) {
+        // the body of an error, within the same timeout (the SDK reads it as text, then tries JSON)
+        const text = await response.text().catch((e: unknown) => (e instanceof Error ? e.message : String(e)));
+        const json = safeJson(text);
+        throw new HttpStatusError(response.status, errorOf(json), json ? undefined : text, response.headers);
+      }
+      if (o.stream) {
+        call.stopTimer();
+        return sseEvents(response, call);
+      }
+      return await parseAnswer(response);
+    } catch (err) {
+      call.done();
+      throw call.failure(err);
+    } finally {
+      if (!o.stream) call.done();
+    }
+  }
+}
+
+/** A plain answer as the SDKs parse it: JSON by content type (empty: undefined), else its text. */
+async function parseAnswer(response: Response): Promise<unknown> {
+  if (response.status === 204) return null;
+  const type = response.headers.get("content-type");
+  const media = type?.split(";")[0]?.trim().toLowerCase();
+  if (media?.includes("application/json") || media?.endsWith("+json")) {
+    if (response.headers.get("content-length") === "0") return undefined;
+    const text = await response.text();
+    return text ? JSON.parse(text) : undefined;
+  }
+  return response.text();
+}
+
+interface Sse {
+  event: string | null;
+  data: string;
+}
+
+/**
+ * The events of a server-sent stream, parsed, as the SDKs' Stream yields them: `[DONE]` ends it,
+ * an error event or a payload with `error` throws (no status), malformed JSON is a SyntaxError,
+ * the caller's abort ends it quietly; a consumer that stops early aborts the request.
+ */
+async function* sseEvents(response: Response, call: Call): AsyncGenerator<unknown> {
+  let done = false;
+  let sentinel = false;
+  try {
+    for await (const sse of sseMessages(response)) {
+      if (sse.data === "[DONE]") {
+        sentinel = true;
+        break;
+      }
+      let data: unknown;
+      try {
+        data = JSON.parse(sse.data);
+      } catch {
+        throw new SyntaxError("Error reading response: malformed server-sent event JSON.");
+      }
+      if (sse.event?.startsWith("thread.")) {
+        yield { event: sse.event, data };
+        continue;
+      }
+      const d = data as { error?: unknown } | null;
+      if (sse.event === "error") throw new HttpStatusError(undefined, d?.error ?? d, undefined, response.headers);
+      if (d?.error) throw new HttpStatusError(undefined, d.error, undefined, response.headers);
+      yield data;
+    }
+    done = true;
+  } catch (err) {
+    if (sentinel || (isAbortError(err) && !(err instanceof HttpStatusError)) || call.ctrl.signal.aborted) return;
+    throw err;
+  } finally {
+    if (!done && !sentinel) call.ctrl.abort();
+    call.done();
+  }
+}
+
+/** SSE framing: lines split at CR, LF or CRLF; `event:` and `data:` fields; comments skipped; a blank line dispatches. */
+async function* sseMessages(response: Response): AsyncGenerator<Sse> {
+  const body = response.body;
+  // as the SDK: a failure, not a stream that ended early
+  if (!body) throw new Error("Attempted to iterate over a response with no body");
+  const decoder = new TextDecoder();
+  let event: string | null = null;
+  let data: string[] = [];
+  let rest = "";
+  /** one line; an event when it is the blank line that ends one */
+  const line = (raw: string): Sse | null => {
+    if (raw === "") {
+      if (!event && data.length === 0) return null;
+      const out = { event, data: data.join("\n") };
+      event = null;
+      data = [];
+      return out;
+    }
+    if (raw.startsWith(":")) return null;
+    const colon = raw.indexOf(":");
+    const field = colon < 0 ? raw : raw.slice(0, colon);
+    let value = colon < 0 ? "" : raw.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "event") event = value;
+    else if (field === "data") data.push(value);
+    return null;
+  };
+  for await (const chunk of body) {
+    rest += decoder.decode(chunk as Uint8Array, { stream: true });
+    let start = 0;
+    for (;;) {
+      const lf = rest.indexOf("\n", start);
+      const cr = rest.indexOf("\r", start);
+      let end: number;
+      let next: number;
+      if (cr >= 0 && (lf < 0 || cr < lf)) {
+        // a CR at the end of what arrived may be the first half of a CRLF: wait for more
+        if (cr === rest.length - 1) break;
+        end = cr;
+        next = rest[cr + 1] === "\n" ? cr + 2 : cr + 1;
+      } else if (lf >= 0) {
+        end = lf;
+        next = lf + 1;
+      } else break;
+      const sse = line(rest.slice(start, end));
+      start = next;
+      if (sse) yield sse;
+    }
+    rest = rest.slice(start);
+  }
+  rest += decoder.decode();
+  for (const raw of rest.split(/\r\n|\r|\n/)) {
+    const sse = line(raw);
+    if (sse) yield sse;
+  }
+  // the SDK delivers an event the stream ended without its blank line
+  const last = line("");
+  if (last) yield last;
+}

@@ -1,0 +1,365 @@
+/**
+ * The contract of the `/v1` pass-through's two transports (docs/providers.md): the lean HTTP one
+ * (Bun's fetch, the default) and the official SDKs' raw `post`. Every case runs against each, on
+ * the upstream simulator and its failure modes; the parity cases also require both to end in the
+ * same ProviderError, field by field, so the lean transport is exactly what the SDK did.
+ */
+import { describe, expect, test } from "bun:test";
+import type { ProviderConfig } from "../../src/config";
+import { createGroqProvider } from "../../src/providers/groq";
+import { mockText } from "../../src/providers/mock";
+import { createOpenAIProvider } from "../../src/providers/openai";
+import type { OpenAILikeProvider } from "../../src/providers/openai-like";
+import { ProviderError, type ProxyApi } from "../../src/providers/types";
+import type { Fault, Upstream } from "../helpers/upstream";
+import { useUpstreams } from "./fixtures";
+
+let sim: Upstream;
+useUpstreams(1, ([first]) => {
+  sim = first as Upstream;
+});
+
+const TRANSPORTS = ["http", "sdk"] as const;
+type Transport = (typeof TRANSPORTS)[number];
+
+/** An OpenAI-type provider (its 4xx messages pass), a self-hosted one (withheld), or Groq (its own path). */
+type Kind = "openai" | "openai-compatible" | "groq";
+function provider(transport: Transport, kind: Kind = "openai", over: Partial<ProviderConfig> = {}): OpenAILikeProvider {
+  const config: ProviderConfig =
+    kind === "groq"
+      ? { name: "g", type: "groq", base_url: sim.url, api_key: "gsk_contract", ...over }
+      : { name: "p", type: kind, base_url: `${sim.url}/v1`, api_key: "sk-contract", default_model: "sim-model", ...over };
+  const p = kind === "groq" ? createGroqProvider(config, { transport }) : createOpenAIProvider(config, { transport });
+  expect(p.transport.kind).toBe(transport);
+  return p;
+}
+
+const chatBody = (extra: Record<string, unknown> = {}) => ({
+  model: "sim-model",
+  messages: [{ role: "user", content: "hello contract suite" }],
+  ...extra,
+});
+
+/** What a call ended in: its answer, or the ProviderError's every field. */
+async function settle(p: Promise<unknown>): Promise<{ ok: unknown } | { error: Record<string, unknown> }> {
+  try {
+    return { ok: await p };
+  } catch (e) {
+    if (!(e instanceof ProviderError)) throw e;
+    return {
+      error: { kind: e.kind, message: e.message, status: e.status, retryAfterMs: e.retryAfterMs, upstream: e.upstream },
+    };
+  }
+}
+
+async function drain(events: AsyncIterable<unknown>): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for await (const e of events) out.push(e);
+  return out;
+}
+
+const plain = (p: OpenAILikeProvider, body: Record<string, unknown>, api: ProxyApi = "chat/completions", signal?: AbortSignal) =>
+  settle(p.proxy({ api, body, signal: signal ?? new AbortController().signal }));
+const streamed = (
+  p: OpenAILikeProvider,
+  body: Record<string, unknown>,
+  api: ProxyApi = "chat/completions",
+  signal?: AbortSignal,
+) => settle(drain(p.proxyStream({ api, body: { ...body, stream: true }, signal: signal ?? new AbortController().signal })));
+
+describe.each(TRANSPORTS)("%s transport", (transport) => {
+  test("a plain chat answer comes back parsed, the body sent as given, with the key and the call's headers", async () => {
+    const p = provider(transport);
+    const body = chatBody({ temperature: 0, vendor_field: { x: 1 } });
+    const out = await plain(p, body);
+    if (!("ok" in out)) throw new Error(JSON.stringify(out));
+    const answer = out.ok as { object: string; choices: { message: { content: string } }[] };
+    expect(answer.object).toBe("chat.completion");
+    expect(answer.choices[0]?.message.content).toBe(mockText("hello contract suite"));
+    const rec = sim.calls.requests[0];
+    expect(rec?.path).toBe("/v1/chat/completions");
+    expect(rec?.body).toEqual(body);
+    expect(rec?.headers.authorization).toBe("Bearer sk-contract");
+    expect(rec?.headers["content-type"]).toContain("application/json");
+  });
+
+  test("the call's headers (traceparent) reach the upstream", async () => {
+    const p = provider(transport);
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    await p.proxy({ api: "chat/completions", body: chatBody(), signal: new AbortController().signal, headers: { traceparent } });
+    expect(sim.calls.requests[0]?.headers.traceparent).toBe(traceparent);
+  });
+
+  test("embeddings and the Responses API go to their paths; Groq's to /openai/v1", async () => {
+    const emb = (await provider(transport).proxy({
+      api: "embeddings",
+      body: { model: "sim-embed", input: ["a", "b"] },
+      signal: new AbortController().signal,
+    })) as { data: unknown[] };
+    expect(emb.data).toHaveLength(2);
+    const groq = provider(transport, "groq");
+    const resp = (await groq.proxy({
+      api: "responses",
+      body: { model: "llama-x", input: "hello groq" },
+      signal: new AbortController().signal,
+    })) as { object: string };
+    expect(resp.object).toBe("response");
+    expect(sim.calls.requests.map((r) => r.path)).toEqual(["/v1/embeddings", "/openai/v1/responses"]);
+    expect(sim.calls.requests[1]?.headers.authorization).toBe("Bearer gsk_contract");
+  });
+
+  test("a stream's events arrive parsed and in order; chat and Responses (named events)", async () => {
+    const chat = await streamed(provider(transport), chatBody({ stream_options: { include_usage: true } }));
+    if (!("ok" in chat)) throw new Error(JSON.stringify(chat));
+    const chunks = chat.ok as { choices: { delta: { content?: string }; finish_reason: string | null }[]; usage?: unknown }[];
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe(mockText("hello contract suite"));
+    expect(chunks.at(-1)?.usage).toBeDefined();
+    const resp = await streamed(provider(transport, "groq"), { model: "m", input: "hello events" }, "responses");
+    if (!("ok" in resp)) throw new Error(JSON.stringify(resp));
+    const types = (resp.ok as { type: string }[]).map((e) => e.type);
+    expect(types[0]).toBe("response.created");
+    expect(types.at(-1)).toBe("response.completed");
+  });
+
+  test("4xx with an OpenAI error body: status, type, code, param and message (an OpenAI-type provider passes it)", async () => {
+    sim.program([
+      {
+        status: 400,
+        errorType: "invalid_request_error",
+        errorCode: "bad_value",
+        param: "temperature",
+        message: "temperature is too hot",
+      },
+    ]);
+    const out = await plain(provider(transport), chatBody());
+    expect(out).toEqual({
+      error: {
+        kind: "status",
+        message: "upstream answered 400: 400 temperature is too hot",
+        status: 400,
+        retryAfterMs: undefined,
+        upstream: { message: "temperature is too hot", type: "invalid_request_error", code: "bad_value", param: "temperature" },
+      },
+    });
+    expect(sim.calls.count).toBe(1);
+  });
+
+  test("a self-hosted server's 4xx message is withheld; a param that is not a field path is dropped", async () => {
+    sim.program([{ status: 422, errorCode: "nope", param: "http://10.0.0.1/x", message: "see /srv/models/llama" }]);
+    const out = await plain(provider(transport, "openai-compatible"), chatBody());
+    expect(out).toEqual({
+      error: {
+        kind: "status",
+        message: 'provider "p" rejected the request (422 nope)',
+        status: 422,
+        retryAfterMs: undefined,
+        upstream: {
+          message: 'provider "p" rejected the request (422 nope)',
+          type: "invalid_request_error",
+          code: "nope",
+          param: null,
+        },
+      },
+    });
+  });
+
+  test("a context-length 400 is context_length", async () => {
+    sim.program([{ status: 400, contextLength: true }]);
+    const out = await plain(provider(transport), chatBody());
+    expect(out).toMatchObject({ error: { kind: "context_length", status: 400, upstream: { code: "context_length_exceeded" } } });
+  });
+
+  test("5xx, and 429 with Retry-After (in ms)", async () => {
+    sim.program([{ status: 503 }, { status: 429, retryAfter: 2 }]);
+    expect(await plain(provider(transport), chatBody())).toMatchObject({ error: { kind: "status", status: 503 } });
+    expect(await plain(provider(transport), chatBody())).toMatchObject({
+      error: { kind: "status", status: 429, retryAfterMs: 2000 },
+    });
+    expect(sim.calls.count).toBe(2);
+  });
+
+  test("the provider's timeout: before the answer, plain and streamed; no retry", async () => {
+    sim.program([{ delayMs: 1000 }, { delayMs: 1000 }]);
+    const p = provider(transport, "openai", { timeout_ms: 150 });
+    expect(await plain(p, chatBody())).toMatchObject({ error: { kind: "timeout" } });
+    expect(await streamed(p, chatBody())).toMatchObject({ error: { kind: "timeout" } });
+    await Bun.sleep(50);
+    expect(sim.calls.requests.map((r) => r.aborted)).toEqual([true, true]);
+  });
+
+  test("the caller's abort before the answer is aborted, and the upstream sees it", async () => {
+    sim.program([{ delayMs: 1000 }]);
+    const ctrl = new AbortController();
+    setTimeout(() => ctrl.abort(), 50);
+    expect(await plain(provider(transport), chatBody(), "chat/completions", ctrl.signal)).toMatchObject({
+      error: { kind: "aborted" },
+    });
+    await Bun.sleep(50);
+    expect(sim.calls.requests[0]?.aborted).toBe(true);
+  });
+
+  test("a signal aborted already: aborted, whatever the upstream would say", async () => {
+    const ctrl = new AbortController();
+    ctrl.abort();
+    expect(await plain(provider(transport), chatBody(), "chat/completions", ctrl.signal)).toMatchObject({
+      error: { kind: "aborted" },
+    });
+  });
+
+  test("the caller's abort mid-stream ends the events and the upstream request", async () => {
+    sim.program([{ chunkChars: 2 }]);
+    const ctrl = new AbortController();
+    const events = provider(transport).proxyStream({
+      api: "chat/completions",
+      body: chatBody({ stream: true }),
+      signal: ctrl.signal,
+    });
+    let seen = 0;
+    const out = await settle(
+      (async () => {
+        for await (const _ of events) if (++seen === 2) ctrl.abort();
+      })(),
+    );
+    expect(seen).toBeLessThan(6);
+    expect(out).toMatchObject({ error: { kind: expect.stringMatching(/^(aborted|connection)$/) } });
+    await Bun.sleep(50);
+    expect(sim.calls.requests[0]?.aborted).toBe(true);
+  });
+
+  test("a consumer that stops early aborts the upstream stream", async () => {
+    sim.program([{ chunkChars: 2 }]);
+    const events = provider(transport).proxyStream({
+      api: "chat/completions",
+      body: chatBody({ stream: true }),
+      signal: new AbortController().signal,
+    });
+    for await (const _ of events) break;
+    await Bun.sleep(50);
+    expect(sim.calls.requests[0]?.aborted).toBe(true);
+  });
+
+  test("a connection that drops, or is refused, is connection", async () => {
+    sim.program([{ drop: true }]);
+    expect(await plain(provider(transport), chatBody())).toMatchObject({ error: { kind: "connection" } });
+    const refused = provider(transport, "openai", { base_url: "http://127.0.0.1:9/v1" });
+    expect(await plain(refused, chatBody())).toMatchObject({ error: { kind: "connection" } });
+  });
+
+  test("a stream cut after its first events throws; one that ends without a finish is cut too", async () => {
+    sim.program([{ streamCut: true }]);
+    expect(await streamed(provider(transport), chatBody())).toMatchObject({ error: { kind: "connection" } });
+  });
+});
+
+/** Failure modes whose every field must be the same through both transports. */
+const PARITY: { name: string; faults: Fault[]; kind?: Kind; stream?: boolean; over?: Partial<ProviderConfig> }[] = [
+  { name: "400 with an OpenAI error", faults: [{ status: 400, errorCode: "c", param: "messages[0].content", message: "bad" }] },
+  { name: "404 model not found", faults: [{ status: 404, errorType: "invalid_request_error", errorCode: "model_not_found" }] },
+  { name: "413, withheld", faults: [{ status: 413, message: "too big for /srv" }], kind: "openai-compatible" },
+  { name: "context length", faults: [{ status: 400, contextLength: true }] },
+  { name: "context length, withheld", faults: [{ status: 400, contextLength: true }], kind: "openai-compatible" },
+  { name: "500", faults: [{ status: 500 }] },
+  { name: "429 Retry-After", faults: [{ status: 429, retryAfter: 3 }] },
+  { name: "429 Retry-After on a stream", faults: [{ status: 429, retryAfter: 1 }], stream: true },
+  { name: "groq: a dropped connection", faults: [{ drop: true }], kind: "groq" },
+  { name: "groq: 429 Retry-After", faults: [{ raw: { status: 429, body: "" } }], kind: "groq" },
+  {
+    name: "a 4xx whose body is not JSON",
+    faults: [{ raw: { status: 400, contentType: "text/html", body: "<h1>Bad Request</h1>" } }],
+  },
+  { name: "a 4xx with an empty body", faults: [{ raw: { status: 400, contentType: "text/plain", body: "" } }] },
+  { name: "a 502 whose error is a string", faults: [{ raw: { status: 502, body: '{"error":"upstream down"}' } }] },
+  { name: "a 400 whose JSON has no error", faults: [{ raw: { status: 400, body: '{"detail":"nope"}' } }] },
+  { name: "a 200 with malformed JSON", faults: [{ raw: { body: '{"id":"chatcmpl-1","choices":[' } }] },
+  { name: "a 200 that is not JSON", faults: [{ raw: { contentType: "text/plain", body: "hello" } }] },
+  { name: "a 200 with an empty JSON body", faults: [{ raw: { body: "" } }] },
+  {
+    name: "a stream with a malformed event",
+    faults: [
+      { raw: { contentType: "text/event-stream", body: 'data: {"choices":[{"delta":{"content":"a"}}]}\n\ndata: {broken\n\n' } },
+    ],
+    stream: true,
+  },
+  {
+    name: "a stream with an error payload",
+    faults: [
+      { raw: { contentType: "text/event-stream", body: 'data: {"error":{"message":"overloaded","type":"server_error"}}\n\n' } },
+    ],
+    stream: true,
+  },
+  {
+    name: "a stream with an error event",
+    faults: [{ raw: { contentType: "text/event-stream", body: 'event: error\ndata: {"message":"boom"}\n\n' } }],
+    stream: true,
+  },
+  {
+    name: "a stream that ends without a finish",
+    faults: [
+      {
+        raw: {
+          contentType: "text/event-stream",
+          body: ': comment\r\ndata: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}\r\n\r\n',
+        },
+      },
+    ],
+    stream: true,
+  },
+  {
+    name: "a stream in CRLF with comments, multi-line data and no blank line at the end",
+    faults: [
+      {
+        raw: {
+          contentType: "text/event-stream",
+          body: ': ping\r\n\r\ndata: {"choices":[{"index":0,\r\ndata: "delta":{"content":"x"},"finish_reason":null}]}\r\n\r\ndata: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}',
+        },
+      },
+    ],
+    stream: true,
+  },
+  {
+    name: "a stream answered with JSON instead of events",
+    faults: [{ raw: { body: '{"id":"x","object":"chat.completion","choices":[]}' } }],
+    stream: true,
+  },
+  {
+    name: "a stream answered with an empty body",
+    faults: [{ raw: { contentType: "text/event-stream", body: "" } }],
+    stream: true,
+  },
+  { name: "a dropped connection", faults: [{ drop: true }] },
+  { name: "a dropped stream", faults: [{ drop: true }], stream: true },
+  { name: "a stream cut mid-way", faults: [{ streamCut: true }], stream: true },
+];
+
+test("Groq's error object passes as OpenAI's through the HTTP transport (groq-sdk passed the whole body as the message)", async () => {
+  const fault: Fault = { status: 400, errorType: "invalid_request_error", errorCode: "bad", param: "messages", message: "nope" };
+  sim.program([fault, fault]);
+  const http = await plain(provider("http", "groq"), chatBody());
+  expect(http).toEqual({
+    error: {
+      kind: "status",
+      message: "upstream answered 400: 400 nope",
+      status: 400,
+      retryAfterMs: undefined,
+      upstream: { message: "nope", type: "invalid_request_error", code: "bad", param: "messages" },
+    },
+  });
+  const sdk = await plain(provider("sdk", "groq"), chatBody());
+  expect(sdk).toMatchObject({ error: { kind: "status", status: 400, upstream: { type: null, code: null, param: null } } });
+  expect((sdk as { error: { upstream: { message: string } } }).error.upstream.message).toStartWith('400 {"error":');
+});
+
+describe("both transports end each failure mode alike", () => {
+  for (const c of PARITY) {
+    test(c.name, async () => {
+      const outcomes: unknown[] = [];
+      for (const transport of TRANSPORTS) {
+        sim.program(c.faults);
+        const p = provider(transport, c.kind ?? "openai", c.over);
+        outcomes.push(await (c.stream ? streamed(p, chatBody()) : plain(p, chatBody())));
+      }
+      expect(outcomes[0]).toEqual(outcomes[1]);
+      expect(sim.calls.count).toBe(2);
+    });
+  }
+});
