@@ -1,6 +1,6 @@
 /**
  * A world-wide name gazetteer and a list of everyday English words, both loaded on first use
- * (src/local/engines.ts): the gateway that never redacts never pays for them.
+ * (src/offline-engine/engines.ts): the gateway that never redacts never pays for them.
  *
  * - Names: the `humannames` package (MIT, 1.7 MB list, about 197,000 given names and surnames
  *   of many languages, gathered from censuses and public profiles, written without diacritics). A word is
