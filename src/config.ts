@@ -361,7 +361,11 @@ function serverUrl(env: Env, name: "TEXTAI_DATABASE_URL" | "TEXTAI_REDIS_URL", s
  * Cluster, comma-separated (a cluster has only database 0).
  */
 function redisUrl(env: Env): string | null {
-  if (env.TEXTAI_REDIS_CLUSTER !== "true") return serverUrl(env, "TEXTAI_REDIS_URL", ["redis:", "rediss:"]);
+  if (env.TEXTAI_REDIS_CLUSTER !== "true") {
+    if (env.TEXTAI_REDIS_URL?.includes(","))
+      throw new ConfigError("TEXTAI_REDIS_URL lists several nodes: set TEXTAI_REDIS_CLUSTER=true for a Redis Cluster");
+    return serverUrl(env, "TEXTAI_REDIS_URL", ["redis:", "rediss:"]);
+  }
   const raw = env.TEXTAI_REDIS_URL?.trim();
   if (!raw) throw new ConfigError("TEXTAI_REDIS_CLUSTER=true needs TEXTAI_REDIS_URL: one or more seed nodes, comma-separated");
   for (const seed of raw.split(",")) {

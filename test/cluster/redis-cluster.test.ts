@@ -4,8 +4,9 @@
  * the cluster computes them, each account's keys on one node and accounts spread over all, a slot
  * moved under the link (ASK while it migrates, MOVED after), pub/sub across nodes.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
+import { loadConfig } from "../../src/config";
 import { slotOf } from "../../src/redis/cluster";
 import { RedisLink } from "../../src/redis/link";
 import { clusterMasters } from "../helpers/redis-cluster";
@@ -32,7 +33,6 @@ async function link(): Promise<RedisLink> {
   return l;
 }
 
-beforeAll(() => {});
 afterAll(async () => {
   for (const l of links) await l.close();
   for (const c of direct.values()) c.close();
@@ -135,5 +135,28 @@ describe.skipIf(!cluster)("the Redis link on a Redis Cluster", () => {
     await link();
     for (let i = 0; i < 100 && before.nodes() < 2; i++) await Bun.sleep(20);
     expect(before.nodes()).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe("TEXTAI_REDIS_CLUSTER", () => {
+  const load = (env: Record<string, string>) => {
+    const c = loadConfig(env, "");
+    return { url: c.redisUrl, cluster: c.redisCluster };
+  };
+  test("true: TEXTAI_REDIS_URL names one or more seed nodes, comma-separated, database 0 only", () => {
+    expect(load({ TEXTAI_REDIS_URL: "redis://a:7000,rediss://u:p@b:7001", TEXTAI_REDIS_CLUSTER: "true" })).toEqual({
+      url: "redis://a:7000,rediss://u:p@b:7001",
+      cluster: true,
+    });
+    expect(load({ TEXTAI_REDIS_URL: "redis://a:7000/0", TEXTAI_REDIS_CLUSTER: "true" }).cluster).toBe(true);
+    expect(() => load({ TEXTAI_REDIS_URL: "redis://a:7000/3", TEXTAI_REDIS_CLUSTER: "true" })).toThrow("only database 0");
+    expect(() => load({ TEXTAI_REDIS_URL: "redis://a:7000,http://b", TEXTAI_REDIS_CLUSTER: "true" })).toThrow("redis://");
+    expect(() => load({ TEXTAI_REDIS_CLUSTER: "true" })).toThrow("needs TEXTAI_REDIS_URL");
+    expect(() => load({ TEXTAI_REDIS_URL: "redis://a:1", TEXTAI_REDIS_CLUSTER: "yes" })).toThrow("TEXTAI_REDIS_CLUSTER");
+  });
+  test("unset or false: one Redis, as before; a list of nodes asks for the setting", () => {
+    expect(load({ TEXTAI_REDIS_URL: "redis://a:6379/2" })).toEqual({ url: "redis://a:6379/2", cluster: false });
+    expect(load({ TEXTAI_REDIS_URL: "redis://a:6379/2", TEXTAI_REDIS_CLUSTER: "false" }).cluster).toBe(false);
+    expect(() => load({ TEXTAI_REDIS_URL: "redis://a:7000,redis://b:7001" })).toThrow("set TEXTAI_REDIS_CLUSTER=true");
   });
 });
