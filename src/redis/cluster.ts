@@ -64,6 +64,7 @@ const SLOTS = 16384;
 export class RedisClusterConnection {
   private seeds: URL[];
   private clients = new Map<string, RedisClient>();
+  private dialing = new Map<string, Promise<RedisClient>>();
   private slots: (string | undefined)[] = new Array(SLOTS);
   private masters = new Set<string>();
   private sub: RedisClient | null = null;
@@ -108,9 +109,12 @@ export class RedisClusterConnection {
     return u.href;
   }
 
-  private async connectNode(addr: string): Promise<RedisClient> {
+  /** The client of a node, connected (one dial at a time per node: concurrent callers share it). */
+  private connectNode(addr: string): Promise<RedisClient> {
     const had = this.clients.get(addr);
-    if (had?.connected) return had;
+    if (had?.connected) return Promise.resolve(had);
+    let dial = this.dialing.get(addr);
+    if (dial) return dial;
     had?.close();
     const c = new RedisClient(this.urlOf(addr), CLIENT_OPTIONS);
     c.onclose = () => {
@@ -120,8 +124,12 @@ export class RedisClusterConnection {
       }
     };
     this.clients.set(addr, c);
-    await c.connect();
-    return c;
+    dial = c
+      .connect()
+      .then(() => c)
+      .finally(() => this.dialing.delete(addr));
+    this.dialing.set(addr, dial);
+    return dial;
   }
 
   /** Reads the slot map from the first node that answers: known masters first, then the seeds. */

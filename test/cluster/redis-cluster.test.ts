@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
 import { loadConfig } from "../../src/config";
 import { slotOf } from "../../src/redis/cluster";
-import { RedisLink } from "../../src/redis/link";
+import { RedisLink, RedisUnavailable } from "../../src/redis/link";
 import { clusterMasters } from "../helpers/redis-cluster";
 import { freshRedisCluster } from "../helpers/shared-servers";
 
@@ -128,6 +128,36 @@ describe.skipIf(!cluster)("the Redis link on a Redis Cluster", () => {
     for (let i = 0; i < 5; i++) a.publish("textai:test", `m${i}`);
     for (let i = 0; i < 100 && got.length < 5; i++) await Bun.sleep(10);
     expect(got).toEqual(["m0", "m1", "m2", "m3", "m4"]);
+  });
+
+  test("a master's connections cut: the link is down (commands refused at once, downSince set), then back within a second", async () => {
+    const l = await link();
+    const masters = await clusterMasters(cluster!.url);
+    const victim = masters[1];
+    const key = (() => {
+      for (let i = 0; ; i++) {
+        const k = l.accountKey(`acc_cut_${i}`, "rl", "f");
+        const s = slotOf(k);
+        if (victim.slots.some(([a, b]) => s >= a && s <= b)) return k;
+      }
+    })();
+    await l.send("SET", [key, "1"]);
+    const c = await client(victim.url);
+    await c.send("CLIENT", ["KILL", "TYPE", "normal", "SKIPME", "yes"]);
+    await c.send("CLIENT", ["KILL", "TYPE", "pubsub", "SKIPME", "yes"]);
+    for (let i = 0; i < 100 && l.up; i++) await Bun.sleep(5);
+    expect(l.up).toBe(false);
+    expect(l.downSince()).not.toBeNull();
+    await expect(l.send("GET", [key])).rejects.toBeInstanceOf(RedisUnavailable);
+    // reconnects within about a second (the refused command, or the link's timer, starts it)
+    let back = false;
+    for (let i = 0; i < 60 && !back; i++) {
+      await Bun.sleep(50);
+      back = l.up;
+    }
+    expect(back).toBe(true);
+    expect(l.downSince()).toBeNull();
+    expect(await l.send("GET", [key])).toBe("1");
   });
 
   test("heartbeats count the links alive, whichever node holds the key", async () => {
