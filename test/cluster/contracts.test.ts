@@ -802,6 +802,36 @@ for (const [name, enabled, make] of logStores) {
   });
 }
 
+// The cache's STORE of the versions before the per-account index: one index of every answer.
+const OLD_STORE = `
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], KEYS[1])
+return 1
+`;
+describe.skipIf(!shared)("one Redis: the names of earlier versions (a rolling upgrade shares them)", () => {
+  test("buckets, Idempotency-Key records and answers keep their names; an answer stored by an old node is a HIT on a new one", async () => {
+    const acc = `acc_${crypto.randomUUID()}`;
+    const limiter = new RedisRateLimiter(redis!, { free: { "fn-a": 5 } });
+    await limiter.check(acc, "free", "fn-a", "standard");
+    expect(await redis!.send("HGET", [`textai:rl:${acc}:fn-a`, "tokens"])).toBe("4");
+    const idem = new RedisIdempotencyStore(redis!, { ttlMs: 60_000, maxAnswerBytes: 100, leaseMs: 5000 });
+    await idem.begin(acc, "k-1", "h", "req_1");
+    const sha = new Bun.CryptoHasher("sha256").update("k-1").digest("hex");
+    expect(await redis!.send("HGET", [`textai:idem:${acc}:${sha}`, "status"])).toBe("in_flight");
+    // an old node's answer, indexed in the old global index
+    const cache = new RedisResponseCache(redis!, { ttlMs: 60_000, maxEntries: 10, maxEntryBytes: 1 << 16, lockMs: 5000 });
+    const value = JSON.stringify({ json: '{"old":1}', provider: "p", model: "m" });
+    await redis!.eval(OLD_STORE, [`textai:cache:${acc}:d1`, "textai:cache:index"], [value, "60000", String(Date.now())]);
+    expect((await cache.get(acc, "d1"))?.json).toBe('{"old":1}');
+    // a new node's answer, under the same name, readable by an old node's GET
+    await cache.produceOnce(acc, "d2", async () => answer('{"new":1}'), adopt);
+    expect(JSON.parse((await redis!.send<string>("GET", [`textai:cache:${acc}:d2`])) ?? "{}").json).toBe('{"new":1}');
+    expect(Number(await redis!.send("ZCARD", [`textai:cacheidx:${acc}`]))).toBe(1);
+    expect(Number(await redis!.send("PTTL", [`textai:cacheidx:${acc}`]))).toBeGreaterThan(0);
+    await redis!.send("DEL", ["textai:cache:index"]);
+  });
+});
+
 describe("PostgreSQL migrations", () => {
   test("every generated PostgreSQL migration is embedded", async () => {
     const { PG_MIGRATIONS } = await import("../../src/storage/migrations-pg");
