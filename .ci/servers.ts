@@ -3,8 +3,15 @@
  * (the same URLs as test/helpers/shared-servers.ts), waiting for them while they start. If one is
  * still down it tries to start the machine's service once, then reports again. It never fails the
  * run itself: under CI=true those tests fail with the reason, and this output says what was seen.
+ *
+ * It also starts a Redis Cluster of three local redis-server processes (daemons, so they outlive
+ * this script; `redis-cli --cluster create`, waited for until `cluster_state:ok`) and writes its
+ * seed nodes as `TEXTAI_TEST_REDIS_CLUSTER=...` to the file named by TEXTAI_CI_ENV_FILE, which
+ * .ci/run reads before the tests. If it cannot, the cluster tests start their own, or fail under CI.
  */
+import { appendFileSync } from "node:fs";
 import { RedisClient, SQL } from "bun";
+import { startRedisCluster } from "../test/helpers/redis-cluster";
 
 const PG = process.env.TEXTAI_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/test";
 const REDIS = process.env.TEXTAI_TEST_REDIS ?? "redis://127.0.0.1:6379";
@@ -68,4 +75,16 @@ for (const [name, service, check] of checks) {
   if (await waitFor(name, check, 20_000)) continue;
   tryStart(service);
   await waitFor(name, check, 30_000);
+}
+
+if (process.env.TEXTAI_TEST_REDIS_CLUSTER) console.log(`preflight: Redis Cluster given: ${process.env.TEXTAI_TEST_REDIS_CLUSTER}`);
+else {
+  const started = performance.now();
+  try {
+    const c = await startRedisCluster({ n: 3, daemonize: true, timeoutMs: 30_000 });
+    console.log(`preflight: Redis Cluster of three masters ok in ${(performance.now() - started).toFixed(0)} ms: ${c.seeds}`);
+    if (process.env.TEXTAI_CI_ENV_FILE) appendFileSync(process.env.TEXTAI_CI_ENV_FILE, `TEXTAI_TEST_REDIS_CLUSTER=${c.seeds}\n`);
+  } catch (e) {
+    console.log(`preflight: could not start a Redis Cluster: ${e instanceof Error ? e.message : e}`);
+  }
 }

@@ -249,6 +249,8 @@ export interface Config {
   databaseUrl: string | null;
   /** TEXTAI_REDIS_URL: limits, answer cache, idempotency records and revocations shared through Redis; null: per process */
   redisUrl: string | null;
+  /** TEXTAI_REDIS_CLUSTER=true: redisUrl names seed nodes of a Redis Cluster (comma-separated) */
+  redisCluster: boolean;
   /** how long a write waits for a lock held by another process before answering 503 */
   dbBusyTimeoutMs: number;
   adminToken: string | null;
@@ -355,6 +357,26 @@ function serverUrl(env: Env, name: "TEXTAI_DATABASE_URL" | "TEXTAI_REDIS_URL", s
 }
 
 /**
+ * TEXTAI_REDIS_URL: one URL, or with TEXTAI_REDIS_CLUSTER=true one or more seed nodes of a Redis
+ * Cluster, comma-separated (a cluster has only database 0).
+ */
+function redisUrl(env: Env): string | null {
+  if (env.TEXTAI_REDIS_CLUSTER !== "true") {
+    if (env.TEXTAI_REDIS_URL?.includes(","))
+      throw new ConfigError("TEXTAI_REDIS_URL lists several nodes: set TEXTAI_REDIS_CLUSTER=true for a Redis Cluster");
+    return serverUrl(env, "TEXTAI_REDIS_URL", ["redis:", "rediss:"]);
+  }
+  const raw = env.TEXTAI_REDIS_URL?.trim();
+  if (!raw) throw new ConfigError("TEXTAI_REDIS_CLUSTER=true needs TEXTAI_REDIS_URL: one or more seed nodes, comma-separated");
+  for (const seed of raw.split(",")) {
+    serverUrl({ TEXTAI_REDIS_URL: seed }, "TEXTAI_REDIS_URL", ["redis:", "rediss:"]);
+    const db = new URL(seed.trim()).pathname.replace(/^\//, "");
+    if (db !== "" && db !== "0") throw new ConfigError("TEXTAI_REDIS_URL: a Redis Cluster has only database 0");
+  }
+  return raw;
+}
+
+/**
  * The environment variables the gateway reads, in the same kind of closed schema as the file:
  * numbers are converted from their text and checked here, and a bad value names its variable.
  * An empty value counts as unset. (A provider's `api_key_env` names a variable of its own.)
@@ -368,6 +390,7 @@ const EnvSchema = T.Object({
   TEXTAI_DB: EnvText,
   TEXTAI_DATABASE_URL: EnvText,
   TEXTAI_REDIS_URL: EnvText,
+  TEXTAI_REDIS_CLUSTER: T.Optional(T.Union([T.Literal("true"), T.Literal("false")])),
   TEXTAI_DB_BUSY_TIMEOUT_MS: EnvInt(0),
   TEXTAI_ADMIN_TOKEN: EnvText,
   TEXTAI_METRICS_LISTEN: EnvText,
@@ -561,7 +584,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     host: env.HOST || "127.0.0.1",
     dbPath: env.TEXTAI_DB || "./data/textai.db",
     databaseUrl: serverUrl(env, "TEXTAI_DATABASE_URL", ["postgres:", "postgresql:"]),
-    redisUrl: serverUrl(env, "TEXTAI_REDIS_URL", ["redis:", "rediss:"]),
+    redisUrl: redisUrl(env),
+    redisCluster: env.TEXTAI_REDIS_CLUSTER === "true",
     dbBusyTimeoutMs: env.TEXTAI_DB_BUSY_TIMEOUT_MS ?? 5000,
     adminToken: env.TEXTAI_ADMIN_TOKEN || null,
     metricsListen: env.TEXTAI_METRICS_LISTEN

@@ -125,7 +125,8 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
   let idempotency: IdempotencyStore;
   let signIns: SignInAttempts;
   const rd = config.redisUrl ? redisParts() : null;
-  const redis: RedisLink | null = rd && config.redisUrl ? new rd.RedisLink(config.redisUrl, opts.logger) : null;
+  const redis: RedisLink | null =
+    rd && config.redisUrl ? new rd.RedisLink(config.redisUrl, opts.logger, { cluster: config.redisCluster }) : null;
   if (rd && redis) {
     limiter = new rd.RedisRateLimiter(redis, config.plans, opts.now);
     cache = new rd.RedisResponseCache(redis, {

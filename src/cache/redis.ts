@@ -1,7 +1,11 @@
 import type { RedisLink } from "../redis/link";
 import type { CachedAnswer, CacheStats, ResponseCache } from "./interface";
 
-/** Stores an answer, indexes it by time, and trims the index to the entry bound (oldest first). */
+/**
+ * Stores an answer and indexes it by time in its account's index (KEYS[2], which shares the
+ * answer's hash tag on a cluster), trimmed to the entry bound (oldest first). The index expires
+ * with the account's last answer.
+ */
 const STORE = `
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], KEYS[1])
@@ -13,24 +17,24 @@ if over > 0 then
   for i = 1, #old, 2 do redis.call('DEL', old[i]) end
   n = n - over
 end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return n
 `;
 
-const INDEX = "textai:cache:index";
 const POLL_MS = 20;
 
 /**
  * The answer cache shared by every node through Redis: an answer computed on one node is a HIT on
  * all (same account, same request). Entries are namespaced by account, expire after the TTL, and
- * are bounded in number (the oldest are dropped first) and each in size; Redis's own maxmemory
- * bounds the rest. Single-flight spans nodes: the first node to claim a request's lock calls the
+ * are bounded in number per account (each account's index: the oldest are dropped first; no
+ * index spans accounts, so a Redis Cluster can place each account's on its own node) and each in
+ * size; Redis's own maxmemory bounds the total. Single-flight spans nodes: the first node to claim a request's lock calls the
  * provider, the others wait for its answer (never longer than the lock, which the producer holds
  * for at most the request timeout) and produce themselves if it fails. While Redis is down every
  * lookup is a miss and single-flight is per node.
  */
 export class RedisResponseCache implements ResponseCache {
   private inflight = new Map<string, Promise<CachedAnswer>>();
-  private entries = 0;
   readonly stats = { hits: 0, misses: 0, evictions: 0 };
 
   constructor(
@@ -39,7 +43,7 @@ export class RedisResponseCache implements ResponseCache {
   ) {}
 
   private key(scope: string, key: string): string {
-    return `textai:cache:${scope}:${key}`;
+    return this.link.accountKey(scope, "cache", key);
   }
 
   async get(scope: string, key: string): Promise<CachedAnswer | null> {
@@ -59,16 +63,15 @@ export class RedisResponseCache implements ResponseCache {
     }
   }
 
-  private async store(k: string, answer: CachedAnswer): Promise<void> {
+  private async store(scope: string, k: string, answer: CachedAnswer): Promise<void> {
     const value = JSON.stringify({ json: answer.json, provider: answer.provider, model: answer.model, notes: answer.notes });
     if (value.length > this.opts.maxEntryBytes || !this.link.up) return;
     try {
-      const n = await this.link.eval<number>(
+      await this.link.eval<number>(
         STORE,
-        [k, INDEX],
+        [k, this.link.accountKey(scope, "cacheidx")],
         [value, String(this.opts.ttlMs), String(Date.now()), String(this.opts.maxEntries)],
       );
-      this.entries = Number(n);
     } catch {
       // not kept: the next identical request calls the provider again
     }
@@ -93,7 +96,7 @@ export class RedisResponseCache implements ResponseCache {
     answerOnly.catch(() => {});
     this.inflight.set(k, answerOnly);
     try {
-      resolveShared(await this.produceAcrossNodes(k, produce, adopt));
+      resolveShared(await this.produceAcrossNodes(scope, k, produce, adopt));
     } catch (err) {
       rejectShared(err);
     } finally {
@@ -103,6 +106,7 @@ export class RedisResponseCache implements ResponseCache {
   }
 
   private async produceAcrossNodes<T extends CachedAnswer>(
+    scope: string,
     k: string,
     produce: () => Promise<T>,
     adopt: (hit: CachedAnswer) => T,
@@ -127,7 +131,7 @@ export class RedisResponseCache implements ResponseCache {
     }
     try {
       const answer = await produce();
-      await this.store(k, answer);
+      await this.store(scope, k, answer);
       return { answer, shared: false };
     } finally {
       if (claimed && this.link.up)
@@ -138,7 +142,8 @@ export class RedisResponseCache implements ResponseCache {
   }
 
   snapshot(): CacheStats {
-    return { entries: this.entries, bytes: 0, ...this.stats };
+    // the entries are counted per account, in Redis: no node knows the total
+    return { entries: 0, bytes: 0, ...this.stats };
   }
 
   async clear(): Promise<void> {

@@ -71,7 +71,10 @@ export class RedisSignInLimiter implements SignInAttempts {
   private keys(target: string, client: string): string[] {
     const c = hashToken(client);
     const t = hashToken(target);
-    return [`textai:guess:c:${c}`, `textai:guess:ct:${c}:${t}`, `textai:guess:t:${t}`];
+    // one script reads an address's count over all targets and a target's over all addresses, so
+    // on a Redis Cluster all guess counts share one hash tag (one slot): sign-ins are few
+    const p = this.link.cluster ? "textai:{signin}:guess" : "textai:guess";
+    return [`${p}:c:${c}`, `${p}:ct:${c}:${t}`, `${p}:t:${t}`];
   }
 
   private async run(mode: "attempt" | "check", target: string, client: string): Promise<GuessVerdict> {

@@ -69,7 +69,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   ) {}
 
   private key(accountId: string, key: string): string {
-    return `textai:idem:${accountId}:${new Bun.CryptoHasher("sha256").update(key).digest("hex")}`;
+    return this.link.accountKey(accountId, "idem", new Bun.CryptoHasher("sha256").update(key).digest("hex"));
   }
 
   async begin(accountId: string, key: string, bodyHash: string, requestId: string): Promise<IdempotencyBegin> {

@@ -76,10 +76,11 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   check(accountId: string, plan: string, fn: string, rateClass: RateClass): Promise<RateDecision> {
-    return this.take(`textai:rl:${accountId}:${fn}`, this.limitFor(plan, fn, rateClass));
+    return this.take(this.link.accountKey(accountId, "rl", fn), this.limitFor(plan, fn, rateClass));
   }
 
   checkKey(keyId: string, fn: string, limit: number): Promise<RateDecision> {
+    // one key per script, placed by its whole name on a cluster: the same name in both modes
     return this.take(`textai:rlk:${keyId}:${fn}`, limit);
   }
 

@@ -1,12 +1,8 @@
 import { RedisClient } from "bun";
 import type { Logger } from "../log";
+import { RedisClusterConnection, RedisUnavailable } from "./cluster";
 
-export class RedisUnavailable extends Error {
-  constructor(message = "redis is unavailable") {
-    super(message);
-    this.name = "RedisUnavailable";
-  }
-}
+export { RedisUnavailable };
 
 type Listener = (message: string, channel: string) => void;
 
@@ -27,6 +23,10 @@ const CLIENT_OPTIONS = { autoReconnect: false, enableOfflineQueue: false, connec
  * caller can fall back instead of waiting. Every second a timer reconnects what is down (and
  * subscribes again), and refreshes this node's heartbeat, from which `nodes()` counts the nodes
  * alive: the last count seen is what the fallbacks divide limits by while Redis is down.
+ *
+ * With `cluster: true` the URL is one or more seed nodes of a Redis Cluster (comma-separated), and
+ * every command goes to the master of its key's slot (cluster.ts); `up` is then "every master
+ * connected". Keys a script touches together must share a hash tag (see `accountKey`).
  */
 export class RedisLink {
   private client: RedisClient | null = null;
@@ -41,12 +41,29 @@ export class RedisLink {
   private lostAt: number | null = null;
   private shas = new Map<string, string>();
   readonly nodeId = `${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
+  /** set in cluster mode: the slot map and a connection per master */
+  readonly cluster: RedisClusterConnection | null;
+  private warnedMoved = false;
 
   constructor(
     private url: string,
     private logger?: Logger,
-    private opts: { commandTimeoutMs?: number } = {},
-  ) {}
+    private opts: { commandTimeoutMs?: number; cluster?: boolean } = {},
+  ) {
+    this.cluster = opts.cluster
+      ? new RedisClusterConnection(url, opts.commandTimeoutMs ?? 1000, () => void this.ensure(), logger)
+      : null;
+  }
+
+  /**
+   * The key of an account's data of one kind. On one Redis it is `textai:<kind>:<account>[:<rest>]`,
+   * the names every version has used; on a Redis Cluster `textai:{acct:<account>}:<kind>[:<rest>]`,
+   * so that all of an account's keys hash to one slot (one node), and different accounts spread.
+   */
+  accountKey(accountId: string, kind: string, rest?: string): string {
+    const tail = rest === undefined ? "" : `:${rest}`;
+    return this.cluster ? `textai:{acct:${accountId}}:${kind}${tail}` : `textai:${kind}:${accountId}${tail}`;
+  }
 
   /** Connects (without waiting) and keeps reconnecting every second while it runs. */
   start(): void {
@@ -58,12 +75,12 @@ export class RedisLink {
   }
 
   get up(): boolean {
-    return this.client?.connected === true;
+    return this.cluster ? this.cluster.up : this.client?.connected === true;
   }
 
   /** When this node lost its connection to Redis (Date.now), or null: up, or never connected. */
   downSince(): number | null {
-    return this.up ? null : this.lostAt;
+    return this.up ? null : this.cluster ? this.cluster.lostAt : this.lostAt;
   }
 
   /** Nodes whose heartbeat Redis saw in the last 5 s (the last count known while Redis is down). */
@@ -77,10 +94,13 @@ export class RedisLink {
   }
 
   private ensure(): Promise<void> {
-    if (this.client?.connected && this.sub?.connected) return Promise.resolve();
+    if (this.cluster) {
+      if (this.cluster.settled) return Promise.resolve();
+    } else if (this.client?.connected && this.sub?.connected) return Promise.resolve();
     this.connecting ??= (async () => {
       try {
-        if (!this.client?.connected) {
+        if (this.cluster) await this.cluster.connect(this.listeners);
+        else if (!this.client?.connected) {
           this.client?.close();
           const c = new RedisClient(this.url, CLIENT_OPTIONS);
           c.onclose = () => {
@@ -90,7 +110,7 @@ export class RedisLink {
           this.client = c;
           this.lostAt = null;
         }
-        if (!this.sub?.connected) {
+        if (!this.cluster && !this.sub?.connected) {
           this.sub?.close();
           const s = new RedisClient(this.url, CLIENT_OPTIONS);
           await s.connect();
@@ -122,6 +142,7 @@ export class RedisLink {
 
   /** One command; rejects with RedisUnavailable at once while Redis is down. */
   async send<T = unknown>(command: string, args: string[]): Promise<T> {
+    if (this.cluster) return this.sendToCluster<T>(this.cluster, command, args);
     const c = this.client;
     if (!c?.connected) {
       void this.ensure();
@@ -142,9 +163,26 @@ export class RedisLink {
     } catch (err) {
       if (err instanceof RedisUnavailable) throw err;
       if (!c.connected) throw new RedisUnavailable((err as Error).message);
+      if (!this.warnedMoved && String((err as Error).message).startsWith("MOVED ")) {
+        this.warnedMoved = true;
+        this.logger?.log("error", "redis answered MOVED: it is a Redis Cluster; set TEXTAI_REDIS_CLUSTER=true", {});
+      }
       throw err;
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  private async sendToCluster<T>(cluster: RedisClusterConnection, command: string, args: string[]): Promise<T> {
+    if (!cluster.up) {
+      void this.ensure();
+      throw new RedisUnavailable();
+    }
+    try {
+      return await cluster.send<T>(command, args);
+    } catch (err) {
+      if (err instanceof RedisUnavailable) void this.ensure();
+      throw err;
     }
   }
 
@@ -165,7 +203,8 @@ export class RedisLink {
 
   subscribe(channel: string, listener: Listener): void {
     this.listeners.set(channel, listener);
-    if (this.sub?.connected) void this.sub.subscribe(channel, listener).catch(() => {});
+    if (this.cluster) this.cluster.subscribe(channel, listener);
+    else if (this.sub?.connected) void this.sub.subscribe(channel, listener).catch(() => {});
   }
 
   /** Publishes without making the caller wait; close() waits for what is still on its way. */
@@ -186,6 +225,7 @@ export class RedisLink {
     } catch {
       // gone already
     }
+    this.cluster?.close();
     this.client?.close();
     this.sub?.close();
     this.client = null;

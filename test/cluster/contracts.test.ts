@@ -35,15 +35,19 @@ import { RequestLog } from "../../src/requestlog/recorder";
 import { SqliteRequestLogStore } from "../../src/requestlog/sqlite";
 import { openStorage, type Storage } from "../../src/storage/db";
 import { openPostgres, type PgStorage } from "../../src/storage/postgres";
-import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
+import { freshDatabase, freshRedis, freshRedisCluster, sharedServersUp } from "../helpers/shared-servers";
 
 const shared = await sharedServersUp("service contracts on PostgreSQL and Redis");
+// the Redis implementations again on a Redis Cluster of three masters (test/helpers/redis-cluster.ts)
+const redisCluster = await freshRedisCluster("service contracts on a Redis Cluster");
+const onCluster = redisCluster !== null;
 const dir = mkdtempSync(join(tmpdir(), "textai-contracts-"));
 let sqlite: Storage;
 let pgDb: Awaited<ReturnType<typeof freshDatabase>> | null = null;
 let pg: PgStorage | null = null;
 let pg2: PgStorage | null = null;
 let redis: RedisLink | null = null;
+let clustered: RedisLink | null = null;
 
 beforeAll(async () => {
   sqlite = openStorage(join(dir, "contracts.db"));
@@ -57,7 +61,14 @@ beforeAll(async () => {
   redis.start();
   expect(await redis.ready()).toBe(true);
 });
+beforeAll(async () => {
+  if (!redisCluster) return;
+  clustered = new RedisLink(redisCluster.url, undefined, { cluster: true });
+  clustered.start();
+  expect(await clustered.ready()).toBe(true);
+});
 afterAll(async () => {
+  await clustered?.close();
   await redis?.close();
   await pg?.close();
   await pg2?.close();
@@ -528,6 +539,7 @@ for (const [name, enabled, make] of stores) {
 const limiters: [string, boolean, () => RateLimiter][] = [
   ["memory", true, () => new MemoryRateLimiter({ free: { "fn-a": 5 } })],
   ["redis", shared, () => new RedisRateLimiter(redis!, { free: { "fn-a": 5 } })],
+  ["redis cluster", onCluster, () => new RedisRateLimiter(clustered!, { free: { "fn-a": 5 } })],
 ];
 for (const [name, enabled, make] of limiters) {
   describe.skipIf(!enabled)(`RateLimiter contract: ${name}`, () => {
@@ -558,6 +570,11 @@ const caches: [string, boolean, (ttlMs: number, maxEntries: number) => ResponseC
     "redis",
     shared,
     (ttlMs, maxEntries) => new RedisResponseCache(redis!, { ttlMs, maxEntries, maxEntryBytes: 1 << 16, lockMs: 5000 }),
+  ],
+  [
+    "redis cluster",
+    onCluster,
+    (ttlMs, maxEntries) => new RedisResponseCache(clustered!, { ttlMs, maxEntries, maxEntryBytes: 1 << 16, lockMs: 5000 }),
   ],
 ];
 for (const [name, enabled, make] of caches) {
@@ -594,12 +611,18 @@ const idempotency: [string, boolean, (ttlMs: number) => IdempotencyStore][] = [
   ["memory", true, (ttlMs) => new MemoryIdempotencyStore({ ttlMs, maxEntries: 100, maxBytes: 1 << 20 })],
   ["sqlite", true, (ttlMs) => new SqliteIdempotencyStore(sqlite.sqlite, { ttlMs, maxAnswerBytes: 100, leaseMs: 5000 })],
   ["redis", shared, (ttlMs) => new RedisIdempotencyStore(redis!, { ttlMs, maxAnswerBytes: 100, leaseMs: 5000 })],
+  ["redis cluster", onCluster, (ttlMs) => new RedisIdempotencyStore(clustered!, { ttlMs, maxAnswerBytes: 100, leaseMs: 5000 })],
 ];
 // The record of a claim whose process died: memory records die with their process, so only the
 // stores a retry can outlive are held to this
 const takeovers: [string, boolean, (leaseMs: number) => IdempotencyStore][] = [
   ["sqlite", true, (leaseMs) => new SqliteIdempotencyStore(sqlite.sqlite, { ttlMs: 60_000, maxAnswerBytes: 100, leaseMs })],
   ["redis", shared, (leaseMs) => new RedisIdempotencyStore(redis!, { ttlMs: 60_000, maxAnswerBytes: 100, leaseMs })],
+  [
+    "redis cluster",
+    onCluster,
+    (leaseMs) => new RedisIdempotencyStore(clustered!, { ttlMs: 60_000, maxAnswerBytes: 100, leaseMs }),
+  ],
 ];
 for (const [name, enabled, make] of takeovers) {
   describe.skipIf(!enabled)(`IdempotencyStore takeover: ${name}`, () => {
@@ -778,6 +801,36 @@ for (const [name, enabled, make] of logStores) {
     });
   });
 }
+
+// The cache's STORE of the versions before the per-account index: one index of every answer.
+const OLD_STORE = `
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], KEYS[1])
+return 1
+`;
+describe.skipIf(!shared)("one Redis: the names of earlier versions (a rolling upgrade shares them)", () => {
+  test("buckets, Idempotency-Key records and answers keep their names; an answer stored by an old node is a HIT on a new one", async () => {
+    const acc = `acc_${crypto.randomUUID()}`;
+    const limiter = new RedisRateLimiter(redis!, { free: { "fn-a": 5 } });
+    await limiter.check(acc, "free", "fn-a", "standard");
+    expect(await redis!.send("HGET", [`textai:rl:${acc}:fn-a`, "tokens"])).toBe("4");
+    const idem = new RedisIdempotencyStore(redis!, { ttlMs: 60_000, maxAnswerBytes: 100, leaseMs: 5000 });
+    await idem.begin(acc, "k-1", "h", "req_1");
+    const sha = new Bun.CryptoHasher("sha256").update("k-1").digest("hex");
+    expect(await redis!.send("HGET", [`textai:idem:${acc}:${sha}`, "status"])).toBe("in_flight");
+    // an old node's answer, indexed in the old global index
+    const cache = new RedisResponseCache(redis!, { ttlMs: 60_000, maxEntries: 10, maxEntryBytes: 1 << 16, lockMs: 5000 });
+    const value = JSON.stringify({ json: '{"old":1}', provider: "p", model: "m" });
+    await redis!.eval(OLD_STORE, [`textai:cache:${acc}:d1`, "textai:cache:index"], [value, "60000", String(Date.now())]);
+    expect((await cache.get(acc, "d1"))?.json).toBe('{"old":1}');
+    // a new node's answer, under the same name, readable by an old node's GET
+    await cache.produceOnce(acc, "d2", async () => answer('{"new":1}'), adopt);
+    expect(JSON.parse((await redis!.send<string>("GET", [`textai:cache:${acc}:d2`])) ?? "{}").json).toBe('{"new":1}');
+    expect(Number(await redis!.send("ZCARD", [`textai:cacheidx:${acc}`]))).toBe(1);
+    expect(Number(await redis!.send("PTTL", [`textai:cacheidx:${acc}`]))).toBeGreaterThan(0);
+    await redis!.send("DEL", ["textai:cache:index"]);
+  });
+});
 
 describe("PostgreSQL migrations", () => {
   test("every generated PostgreSQL migration is embedded", async () => {

@@ -8,7 +8,7 @@ import { RedisSignInLimiter } from "../../src/dashboard/signin-redis";
 import { RedisLink } from "../../src/redis/link";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { requestFrom } from "../helpers/raw-http";
-import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
+import { freshDatabase, freshRedis, freshRedisCluster, sharedServersUp } from "../helpers/shared-servers";
 
 const TOKEN = "operator-token-for-shared-sign-in-tests";
 const LIMITS = {
@@ -108,6 +108,23 @@ if (shared) {
       async close() {
         for (const l of links) await l.close();
         await redis.flush();
+      },
+    };
+  });
+}
+
+// the same script on a Redis Cluster: its three keys share the `{signin}` hash tag
+const redisCluster = await freshRedisCluster("the shared sign-in limits on a Redis Cluster");
+if (redisCluster) {
+  contract("redis cluster", async () => {
+    const links = [0, 1].map(() => new RedisLink(redisCluster.url, undefined, { cluster: true }));
+    for (const l of links) expect(await l.ready()).toBe(true);
+    return {
+      a: new RedisSignInLimiter(links[0], LIMITS),
+      b: new RedisSignInLimiter(links[1], LIMITS),
+      async close() {
+        for (const l of links) await l.close();
+        await redisCluster.flush();
       },
     };
   });

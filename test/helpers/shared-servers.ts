@@ -107,3 +107,44 @@ export async function freshRedis(): Promise<{ url: string; db: number; flush(): 
   await flush();
   return { url, db, flush };
 }
+
+// One Redis Cluster for the whole test run: TEXTAI_TEST_REDIS_CLUSTER (CI starts one, .ci/servers.ts),
+// or three local redis-server processes started on first use and stopped when the run exits.
+const CLUSTER_KEY = Symbol.for("textai.test.redisCluster");
+type ClusterHolder = { [CLUSTER_KEY]?: Promise<string | Error> };
+
+function clusterSeeds(): Promise<string | Error> {
+  const holder = globalThis as ClusterHolder;
+  holder[CLUSTER_KEY] ??= (async () => {
+    const given = process.env.TEXTAI_TEST_REDIS_CLUSTER?.trim();
+    if (given) return given;
+    try {
+      const { startRedisCluster } = await import("./redis-cluster");
+      const c = await startRedisCluster({ n: 3 });
+      c.stopWhenGone(process.pid);
+      return c.seeds;
+    } catch (e) {
+      return e instanceof Error ? e : new Error(String(e));
+    }
+  })();
+  return holder[CLUSTER_KEY];
+}
+
+/**
+ * A Redis Cluster of three masters (its seed nodes, comma-separated, for TEXTAI_REDIS_URL with
+ * TEXTAI_REDIS_CLUSTER=true), emptied first; null (skipping loudly) when none can be had, except
+ * under CI=true, where that fails.
+ */
+export async function freshRedisCluster(what: string): Promise<{ url: string; flush(): Promise<void> } | null> {
+  const seeds = await clusterSeeds();
+  if (seeds instanceof Error) {
+    if (process.env.CI === "true")
+      throw new Error(`${what}: no Redis Cluster (${seeds.message}), and CI=true: failing instead of skipping`);
+    console.warn(`\n!!! SKIPPING ${what}: no Redis Cluster (${seeds.message}). CI runs them.\n`);
+    return null;
+  }
+  const { flushCluster } = await import("./redis-cluster");
+  const flush = () => flushCluster(seeds);
+  await flush();
+  return { url: seeds, flush };
+}
