@@ -75,6 +75,8 @@ export class RequestGuard {
   private readonly next: Partial<Record<GuardrailPiiKind, number>> = {};
   private readonly redactKinds: Set<GuardrailPiiKind>;
   private memo: { request: unknown; sent: unknown } | null = null;
+  /** whether a text of the request has a "[" (then placeholders it wrote itself are skipped) */
+  private bracketed: boolean | null = null;
 
   constructor(readonly settings: GuardrailSettings) {
     this.redactKinds = new Set(settings.redactPii);
@@ -96,6 +98,7 @@ export class RequestGuard {
     for (const text of texts) {
       if (text.length === 0) continue;
       this.texts.push(text);
+      this.bracketed = null;
       if (types.length > 0 && !this.found.has(text)) {
         const found = detectPii(text, { types }).map((e) => ({
           kind: FROM_PII[e.type],
@@ -141,8 +144,10 @@ export class RequestGuard {
     let n = this.next[f.kind] ?? 0;
     let placeholder: string;
     // a placeholder the client wrote itself is never given out: restoring would replace its text
+    // (a request with no "[" in its texts, the usual one, has none)
+    this.bracketed ??= this.texts.some((t) => t.includes("["));
     do placeholder = `[${label}_${++n}]`;
-    while (this.texts.some((t) => t.includes(placeholder)));
+    while (this.bracketed && this.texts.some((t) => t.includes(placeholder)));
     this.next[f.kind] = n;
     this.byValue.set(f.text, placeholder);
     this.byPlaceholder.set(placeholder, f.text);

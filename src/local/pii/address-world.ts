@@ -13,6 +13,7 @@
  * between a street word and the number are at most four.
  */
 import { isEnglishWord, isStopword } from "./gazetteer";
+import { gateEndings, gateWords, keywordFlags, STREET_ENDING, STREET_WORD_AFTER, STREET_WORD_BEFORE } from "./keywords";
 import { entity, type PiiEntity } from "./types";
 
 // words are at most 40 characters: an attempt never scans a long run ("a.a.a.…") to its end
@@ -51,6 +52,10 @@ const PREPOSITIONS = "Na|Pod|Nad|U|V|Za|Pri|Při|Před";
 /** endings of compound street names: Danish, Norwegian, Swedish, Finnish, German, Dutch */
 const COMPOUND =
   "vej|gade|vænget|stræde|gata|gatan|gränd|gränden|vägen|väg|stigen|backen|allén|torget|veien|vegen|gate|stien|svinget|bakken|haugen|åsen|kroken|tunet|jordet|løkka|katu|tie|kuja|polku|raitti|kaari|väylä|rinne|ranta|straße|strasse|str\\.|weg|allee|platz|gasse|damm|steig|ufer|pfad|brücke|chaussee|graben|zeile|gracht|laan|straat|plein|dijk|kade|singel|plantsoen|steeg|dreef";
+
+gateWords(STREET_WORD_AFTER, AFTER);
+gateWords(STREET_WORD_BEFORE, BEFORE);
+gateEndings(STREET_ENDING, COMPOUND.split("|"));
 
 const escapeRegex = (w: string) => w.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 const alternation = (words: string[]) =>
@@ -130,27 +135,32 @@ const UNIT_ALONE = /(?<=(?:^|[\n:;(,])[ \t]{0,4})(?:Apt\.?|Apartment|Suite|Ste\.
 export function findWorldAddresses(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   const add = (start: number, end: number, score: number) => out.push(extended(text, start, end, score));
-  for (const m of text.matchAll(STREET_AFTER)) {
-    const start = trimLeadingWords(m.index, m[0]);
-    // the street word needs a name before it: "utca 5" alone is no address
-    if (start < 0) continue;
-    add(start, m.index + m[0].length, 0.87);
-  }
-  for (const m of text.matchAll(STREET_BEFORE)) {
-    if (!/\d/.test(m[0]) && !UNIT_AT.test(text.slice(m.index + m[0].length, m.index + m[0].length + 12))) {
-      UNIT_AT.lastIndex = 0;
-      continue;
+  // the street patterns run only when a word of theirs occurs in the text (keywords.ts)
+  const gates = keywordFlags(text);
+  if (gates & STREET_WORD_AFTER)
+    for (const m of text.matchAll(STREET_AFTER)) {
+      const start = trimLeadingWords(m.index, m[0]);
+      // the street word needs a name before it: "utca 5" alone is no address
+      if (start < 0) continue;
+      add(start, m.index + m[0].length, 0.87);
     }
-    UNIT_AT.lastIndex = 0;
-    if (!streetBeforeValid(m[0])) continue;
-    add(m.index, m.index + m[0].length, 0.87);
-  }
+  if (gates & STREET_WORD_BEFORE)
+    for (const m of text.matchAll(STREET_BEFORE)) {
+      if (!/\d/.test(m[0]) && !UNIT_AT.test(text.slice(m.index + m[0].length, m.index + m[0].length + 12))) {
+        UNIT_AT.lastIndex = 0;
+        continue;
+      }
+      UNIT_AT.lastIndex = 0;
+      if (!streetBeforeValid(m[0])) continue;
+      add(m.index, m.index + m[0].length, 0.87);
+    }
   for (const m of text.matchAll(STREET_PREPOSITION)) add(m.index, m.index + m[0].length, 0.87);
-  for (const m of text.matchAll(STREET_COMPOUND)) {
-    // "aggregate 10", "delegate 5": an everyday word that ends like a street is not one
-    if (isEnglishWord(m[0].slice(0, m[0].search(/[ \t]/)))) continue;
-    add(m.index, m.index + m[0].length, 0.87);
-  }
+  if (gates & STREET_ENDING)
+    for (const m of text.matchAll(STREET_COMPOUND)) {
+      // "aggregate 10", "delegate 5": an everyday word that ends like a street is not one
+      if (isEnglishWord(m[0].slice(0, m[0].search(/[ \t]/)))) continue;
+      add(m.index, m.index + m[0].length, 0.87);
+    }
   for (const cue of text.matchAll(ADDRESS_CUE)) {
     const at = cue.index + cue[0].length;
     const end = stickyAt(NAME_NUMBER_AT, text, at);

@@ -51,6 +51,9 @@ export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEn
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;
 }
 
+/** Up to this many distinct values, each is looked for with indexOf. */
+const FEW_VALUES = 16;
+
 /** Kinds whose values are never left in a redacted text, wherever else they occur. */
 const STRUCTURED: ReadonlySet<PiiType> = new Set<PiiType>(["email", "ssn", "credit_card", "ip_address", "phone_number"]);
 
@@ -60,30 +63,46 @@ const STRUCTURED: ReadonlySet<PiiType> = new Set<PiiType>(["email", "ssn", "cred
  * 1111 1111") must not survive redaction. An occurrence that overlaps an entity is left to it.
  */
 function coverRepeats(text: string, entities: PiiEntity[]): PiiEntity[] {
-  // values by their first two characters: one pass over the text finds every occurrence of all
-  // of them (an indexOf per value would cost the text's length once per value)
-  const byPrefix = new Map<number, PiiEntity[]>();
+  const values: PiiEntity[] = [];
   const seen = new Set<string>();
   for (const e of entities) {
     if (!STRUCTURED.has(e.type) || e.text.length < 4 || seen.has(e.text)) continue;
     seen.add(e.text);
-    const key = e.text.charCodeAt(0) * 65536 + e.text.charCodeAt(1);
-    const list = byPrefix.get(key);
-    if (list) list.push(e);
-    else byPrefix.set(key, [e]);
+    values.push(e);
   }
-  if (byPrefix.size === 0) return entities;
+  if (values.length === 0) return entities;
   const taken = new Set(entities.map((e) => e.start));
   const added: PiiEntity[] = [];
-  let next = text.charCodeAt(0);
-  for (let at = 0; at + 4 <= text.length; at++) {
-    const first = next;
-    next = text.charCodeAt(at + 1);
-    const candidates = byPrefix.get(first * 65536 + next);
-    if (!candidates) continue;
-    tickCpuBudget();
-    if (taken.has(at)) continue;
-    for (const e of candidates) if (text.startsWith(e.text, at)) added.push({ ...e, start: at, end: at + e.text.length });
+  if (values.length <= FEW_VALUES) {
+    // a few values (the usual prompt): indexOf per value, each a fast scan of the text
+    for (const e of values) {
+      for (let at = text.indexOf(e.text); at >= 0; at = text.indexOf(e.text, at + 1)) {
+        tickCpuBudget();
+        if (!taken.has(at)) added.push({ ...e, start: at, end: at + e.text.length });
+      }
+    }
+    // in text order, as the scan below finds them
+    if (values.length > 1) added.sort((a, b) => a.start - b.start);
+  } else {
+    // many values: by their first two characters, one pass over the text finds every occurrence
+    // of all of them (an indexOf per value would cost the text's length once per value)
+    const byPrefix = new Map<number, PiiEntity[]>();
+    for (const e of values) {
+      const key = e.text.charCodeAt(0) * 65536 + e.text.charCodeAt(1);
+      const list = byPrefix.get(key);
+      if (list) list.push(e);
+      else byPrefix.set(key, [e]);
+    }
+    let next = text.charCodeAt(0);
+    for (let at = 0; at + 4 <= text.length; at++) {
+      const first = next;
+      next = text.charCodeAt(at + 1);
+      const candidates = byPrefix.get(first * 65536 + next);
+      if (!candidates) continue;
+      tickCpuBudget();
+      if (taken.has(at)) continue;
+      for (const e of candidates) if (text.startsWith(e.text, at)) added.push({ ...e, start: at, end: at + e.text.length });
+    }
   }
   if (added.length === 0) return entities;
   // the repeats compete like any candidate: one that overlaps an entity already kept loses to it

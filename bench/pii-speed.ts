@@ -1,0 +1,95 @@
+/**
+ * The guardrail's own cost, in process (issue 23): redact every kind + restore, as a guarded
+ * `/v1/chat/completions` request runs it (`RequestGuard`: inspect, forProxy, restoreJson of an
+ * answer that echoes the redacted prompt), on the load bench's 1 KB prompt (bench/run.ts
+ * `PII_TEXT`, scenarios `compat-1k` / `guarded`), the same text grown to 10 KB, and the
+ * multi-locale texts of the PII tuning set (1 KB, 10 KB). Also the recognizer alone per part.
+ *
+ * Each case: warm-up, then rounds of many calls; a round's CPU time (thread CPU, getrusage) per
+ * call; the median of the rounds is reported.
+ *   bun bench/pii-speed.ts            all cases
+ *   bun bench/pii-speed.ts --quick    the guardrail cases only
+ * Profile: bun --cpu-prof --cpu-prof-dir=/tmp/prof bench/pii-speed.ts --quick
+ */
+
+import { readFileSync } from "node:fs";
+import { detectPii } from "../src/local/pii";
+import { RequestGuard } from "../src/providers/guardrails";
+
+/** bench/run.ts's PII_TEXT, grown to `size` characters the same way. */
+function benchPrompt(size: number): string {
+  const parts = [
+    "Hello team, please contact Maria Keller at maria.keller@example.com or +1 (415) 555-0134 about the renewal.",
+    "Her billing address is 221B Baker Street, London NW1 6XE, and the card on file ends 4111 1111 1111 1111.",
+    "The customer portal login for the account is under the same email; the backup contact is John Smith, 020 7946 0958.",
+    "Our shipping partner confirmed the parcel for order 88213 was delivered on 12 March to the reception desk.",
+    "If anything is unclear, reply to this thread or write to support@northwind.example and mention ticket 55102.",
+    "IP of the last login was 192.168.14.27; the session was ended by the user after the password reset.",
+    "Thanks again for your patience while we sorted out the invoice discrepancy from the previous quarter.",
+    "Best regards, the Northwind accounts team.",
+  ];
+  let t = parts.join(" ");
+  while (t.length < size) t += ` ${parts[t.length % parts.length]}`;
+  return t.slice(0, size);
+}
+
+const world = readFileSync(new URL("../test/fixtures/eval/pii-world.jsonl", import.meta.url), "utf8")
+  .split("\n")
+  .filter(Boolean)
+  .map((l) => (JSON.parse(l) as { text: string }).text)
+  .join("\n\n");
+
+const ALL_KINDS = ["email", "phone", "credit_card", "ssn", "ip_address", "name", "address", "date_of_birth"] as const;
+
+/** A guarded /v1 chat request: inspect, redact every kind, restore an answer that echoes the redacted prompt. */
+function guarded(prompt: string): string {
+  const guard = new RequestGuard({ redactPii: [...ALL_KINDS], restorePii: true, blockPii: [], blockModeration: [] });
+  guard.inspect([prompt]);
+  const sent = guard.forProxy("chat/completions", { messages: [{ role: "user", content: prompt }] });
+  const content = (sent.messages as { content: string }[])[0].content;
+  const answer = JSON.stringify({ choices: [{ index: 0, message: { role: "assistant", content } }] });
+  return guard.restoreJson(answer);
+}
+
+const cpuUs = () => {
+  const u = process.threadCpuUsage();
+  return u.user + u.system;
+};
+
+/** Median over `rounds` of the CPU µs per call of a round of `calls` calls (after warm-up). */
+function measure(fn: () => unknown, calls: number, rounds: number): { median: number; min: number } {
+  for (let i = 0; i < calls; i++) fn();
+  const perCall: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    const t = cpuUs();
+    for (let i = 0; i < calls; i++) fn();
+    perCall.push((cpuUs() - t) / calls);
+  }
+  perCall.sort((a, b) => a - b);
+  return { median: perCall[Math.floor(perCall.length / 2)], min: perCall[0] };
+}
+
+const quick = process.argv.includes("--quick");
+const p1k = benchPrompt(1024);
+const p10k = benchPrompt(10_240);
+// the restore must give the prompt back: a check that the bench measures the real work
+if (JSON.parse(guarded(p1k)).choices[0].message.content !== p1k) throw new Error("restore did not give the prompt back");
+
+const t0 = performance.now();
+detectPii("warm-up: Zsófia Horváth");
+const loadMs = performance.now() - t0;
+
+const cases: [string, () => unknown, number][] = [
+  ["guardrail (redact + restore), bench 1 KB prompt", () => guarded(p1k), 400],
+  ["guardrail (redact + restore), bench prompt grown to 10 KB", () => guarded(p10k), 40],
+  ["guardrail (redact + restore), 1 KB multi-locale", () => guarded(world.slice(0, 1024)), 400],
+  ["guardrail (redact + restore), 10 KB multi-locale", () => guarded(world.slice(0, 10_240)), 40],
+];
+if (!quick) cases.push(["detectPii alone, bench 1 KB prompt", () => detectPii(p1k), 400]);
+
+console.log(`guardrail speed, CPU µs per call, median of 9 rounds (bun ${Bun.version}; gazetteer load ${loadMs.toFixed(0)} ms)`);
+const rows = cases.map(([name, fn, calls]) => {
+  const { median, min } = measure(fn, calls, 9);
+  return { case: name, "µs/call (median)": Math.round(median), "µs/call (best round)": Math.round(min) };
+});
+console.table(rows);
