@@ -3,7 +3,7 @@
  * AU), "<Name>straße 5, 10115 Berlin" (German and Nordic/Dutch compounds; Swedish "111 51"), "12 rue de la Paix,
  * 75002 Paris" / "Calle Mayor 5" (Romance street words), and post-office boxes.
  */
-import { gateEndings, gateWords, keywordFlags, STREET_ENDING, STREET_WORD_ROMANCE } from "./keywords";
+import { gateEndings, gateWords, keywordFlags, STREET_ENDING, STREET_SUFFIX_EN, STREET_WORD_ROMANCE } from "./keywords";
 import { entity, type PiiEntity } from "./types";
 
 const CAP = "\\p{Lu}[\\p{L}\\p{M}'’-]*";
@@ -49,6 +49,13 @@ const POSTCODE_AFTER_COMMA = /,\s*\d{4}/;
 const PO_BOX = new RegExp(`\\b[Pp]\\.?\\s?[Oo]\\.?\\s+[Bb]ox\\s+\\d{1,6}${LOCALITY}`, "gu");
 
 gateWords(STREET_WORD_ROMANCE, ROMANCE_LIST);
+// "Gardens?" and "Harbou?r" stand for both spellings
+gateWords(
+  STREET_SUFFIX_EN,
+  SUFFIX.slice(3, -1)
+    .split("|")
+    .flatMap((w) => (w.includes("?") ? [w.replace("?", ""), w.replace(/.\?/, "")] : [w])),
+);
 gateEndings(STREET_ENDING, GERMANIC_ENDINGS.replace(/\[S(s)\]/g, "$1").split("|"));
 
 export function findAddresses(text: string): PiiEntity[] {
@@ -56,7 +63,9 @@ export function findAddresses(text: string): PiiEntity[] {
   // the Germanic and Romance patterns run only when a street word of theirs occurs in the text (keywords.ts)
   const gates = keywordFlags(text);
   for (const re of [STREET_EN, STREET_GERMANIC, PO_BOX]) {
+    if (re === STREET_EN && (gates & STREET_SUFFIX_EN) === 0) continue;
     if (re === STREET_GERMANIC && (gates & STREET_ENDING) === 0) continue;
+    if (re === PO_BOX && !text.includes("box") && !text.includes("Box")) continue;
     for (const m of text.matchAll(re)) out.push(trimmed(text, m.index, m[0], 0.88));
   }
   // the postal pattern may start at any capitalised word: run it only where a postcode follows a comma

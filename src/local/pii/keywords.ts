@@ -23,6 +23,23 @@ export const STREET_WORD_AFTER = 1;
 export const STREET_WORD_BEFORE = 2;
 export const STREET_WORD_ROMANCE = 4;
 export const STREET_ENDING = 8;
+export const STREET_SUFFIX_EN = 16;
+export const STREET_PREPOSITION = 32;
+/** labels of patterns that start at an ASCII word boundary (`\b`, case-insensitive): see ASCII_BOUNDARY */
+export const POSTCODE_LABEL = 64;
+export const UNIT_LABEL = 128;
+/** the phrases before a lower-case name ("hey its felipe carvalho"): their places are kept too (cueStarts) */
+export const NAME_CUE = 256;
+/** two words in capitals side by side ("JARRED WALKER") */
+export const CAPS_PAIR = 512;
+
+/**
+ * Lists whose patterns start at `\b` in a case-insensitive Unicode pattern: `\b` is an ASCII word
+ * boundary there, so such a pattern may start inside a run of letters, right after a non-ASCII one
+ * ("éstreet"), and "ſ" and "K" (the Kelvin sign) count as ASCII letters. A word with any non-ASCII
+ * character therefore turns these lists on, whatever it is.
+ */
+const ASCII_BOUNDARY = POSTCODE_LABEL | UNIT_LABEL | NAME_CUE;
 
 /** Lower case of a UTF-16 unit for the hash (itself when its lower case is not one unit); 0: not computed yet. */
 const LOWER = new Uint16Array(0x10000);
@@ -92,12 +109,31 @@ export function gateEndings(flag: number, endings: Iterable<string>): void {
 
 let lastText: string | null = null;
 let lastFlags = 0;
+/** starts of the words of NAME_CUE in the last text, or null: a word with a non-ASCII character (see ASCII_BOUNDARY) */
+let lastCues: number[] | null = [];
 
 /** The flags of the keyword lists that occur in `text` (maybe: see above). */
 export function keywordFlags(text: string): number {
-  if (text === lastText) return lastFlags;
+  if (text !== lastText) scan(text);
+  return lastFlags;
+}
+
+/**
+ * Where a word of NAME_CUE starts in `text`, in order: a NAME_CUE pattern can only match there.
+ * Null when it may match elsewhere too (a word with a non-ASCII character): then scan the text.
+ */
+export function cueStarts(text: string): readonly number[] | null {
+  if (text !== lastText) scan(text);
+  return lastCues;
+}
+
+function scan(text: string): void {
   const n = text.length;
   let flags = 0;
+  const cues: number[] = [];
+  let ascii = true;
+  // the run of letters before the current one ended in capitals at this index (CAPS_PAIR), else -1
+  let capsEnd = -1;
   let i = 0;
   while (i < n) {
     tickCpuBudget();
@@ -117,22 +153,40 @@ export function keywordFlags(text: string): number {
     }
     const start = i;
     let h = FNV_OFFSET;
+    let wordAscii = true;
+    let capitals = true;
     while (i < n) {
       c = text.charCodeAt(i);
       if (c < 0x80) {
-        if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122))) break;
-        h = Math.imul(h ^ (c <= 90 ? c + 32 : c), FNV_PRIME);
+        if (c >= 65 && c <= 90) h = Math.imul(h ^ (c + 32), FNV_PRIME);
+        else if (c >= 97 && c <= 122) {
+          h = Math.imul(h ^ c, FNV_PRIME);
+          capitals = false;
+        } else break;
         i++;
       } else {
         const cp = codePointAt(text, i);
         if (category(cp) !== LETTER) break;
+        wordAscii = false;
         h = Math.imul(h ^ lower(c), FNV_PRIME);
         if (cp > 0xffff) h = Math.imul(h ^ text.charCodeAt(i + 1), FNV_PRIME);
         i += cp > 0xffff ? 2 : 1;
       }
     }
     const f = WORDS.get(h >>> 0);
-    if (f !== undefined) flags |= f;
+    if (f !== undefined) {
+      flags |= f;
+      if (f & NAME_CUE) cues.push(start);
+    }
+    if (!wordAscii) {
+      ascii = false;
+      flags |= ASCII_BOUNDARY;
+    }
+    // capitals (a non-ASCII word may be): two words of them with only blanks between
+    if (!wordAscii || capitals) {
+      if (capsEnd >= 0 && i - start >= 2 && onlyBlanks(text, capsEnd, start)) flags |= CAPS_PAIR;
+      capsEnd = i;
+    } else capsEnd = -1;
     // a number after the word (past one "." and spaces): look its endings up
     let k = i;
     if (k < n && text.charCodeAt(k) === 46) k++;
@@ -145,7 +199,17 @@ export function keywordFlags(text: string): number {
   }
   lastText = text;
   lastFlags = flags;
-  return flags;
+  lastCues = ascii ? cues : null;
+}
+
+/** Whether text[from, to) is one or more spaces and tabs. */
+function onlyBlanks(text: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  for (let k = from; k < to; k++) {
+    const c = text.charCodeAt(k);
+    if (c !== 32 && c !== 9) return false;
+  }
+  return true;
 }
 
 function endingFlags(text: string, start: number, end: number): number {
