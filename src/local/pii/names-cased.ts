@@ -90,7 +90,7 @@ export function findCasedNames(text: string): PiiEntity[] {
     let end = start;
     for (let k = 0, seen = 0; k < run.length && seen < n; k++) {
       end = start + k + 1;
-      if (k + 1 === run.length || /[ \t]/.test(run[k + 1])) seen++;
+      if (k + 1 === run.length || run.charCodeAt(k + 1) === 32 || run.charCodeAt(k + 1) === 9) seen++;
     }
     if (end - start < length) continue;
     out.push(entity("name", text, start, end, 0.75));
