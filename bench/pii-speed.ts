@@ -16,8 +16,8 @@
  */
 
 import { readFileSync } from "node:fs";
-import { detectPii } from "../src/local/pii";
 import { threadCpuMs } from "../src/local/budget";
+import { detectPii } from "../src/local/pii";
 import { RequestGuard } from "../src/providers/guardrails";
 
 /** bench/run.ts's PII_TEXT, grown to `size` characters the same way. */
@@ -108,7 +108,6 @@ const p1k = benchPrompt(1024);
 const p10k = benchPrompt(10_240);
 // the restore must give the prompt back: a check that the bench measures the real work
 if (JSON.parse(guarded(p1k)).choices[0].message.content !== p1k) throw new Error("restore did not give the prompt back");
-
 
 const cases: [string, () => unknown, number][] = [
   ["guardrail (redact + restore), bench 1 KB prompt", () => guarded(p1k), 400],
