@@ -7,6 +7,7 @@ import { checkCpuBudget, tickCpuBudget } from "../budget";
 import { findAddresses } from "./address";
 import { extended, findWorldAddresses } from "./address-world";
 import { findDatesOfBirth } from "./dates";
+import { forgetText } from "./keywords";
 import { findNames } from "./names";
 import { findCasedNames } from "./names-cased";
 import { findPhoneNumbers } from "./phone";
@@ -41,9 +42,13 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer }[] = [
  */
 export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEntity[] {
   const candidates: PiiEntity[] = [];
-  for (const r of RECOGNIZERS) {
-    checkCpuBudget();
-    candidates.push(...r.find(text));
+  try {
+    for (const r of RECOGNIZERS) {
+      checkCpuBudget();
+      candidates.push(...r.find(text));
+    }
+  } finally {
+    forgetText();
   }
   checkCpuBudget();
   const resolved = coverRepeats(text, resolveOverlaps(candidates));

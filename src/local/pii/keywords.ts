@@ -61,7 +61,7 @@ const FNV_PRIME = 0x01000193;
 
 /** hash of a word (lower case) -> the lists it belongs to */
 const WORDS = new Map<number, number>();
-/** hash of an ending, read backwards (lower case) -> the lists it belongs to; lengths of the endings */
+/** hash of an ending, read backwards (lower case) -> the lists it belongs to; the longest ending's length */
 const ENDINGS = new Map<number, number>();
 let longestEnding = 0;
 
@@ -125,6 +125,15 @@ export function keywordFlags(text: string): number {
 export function cueStarts(text: string): readonly number[] | null {
   if (text !== lastText) scan(text);
   return lastCues;
+}
+
+/**
+ * Forgets the last text (detectPii calls it when done): the next text is scanned even when it is
+ * the same, and no prompt stays referenced here.
+ */
+export function forgetText(): void {
+  lastText = null;
+  lastCues = [];
 }
 
 function scan(text: string): void {
@@ -218,8 +227,7 @@ function endingFlags(text: string, start: number, end: number): number {
   const from = Math.max(start, end - longestEnding);
   for (let i = end - 1; i >= from; i--) {
     h = Math.imul(h ^ lower(text.charCodeAt(i)), FNV_PRIME);
-    const f = ENDINGS.get(h >>> 0);
-    if (f !== undefined) flags |= f;
+    flags |= ENDINGS.get(h >>> 0) ?? 0;
   }
   return flags;
 }

@@ -120,6 +120,9 @@ function lowerAfterCue(text: string): Iterable<RegExpExecArray> {
   let end = 0;
   for (const at of starts) {
     if (at < end) continue;
+    // most places do not match: test first, which builds no match array
+    LOWER_AFTER_CUE_AT.lastIndex = at;
+    if (!LOWER_AFTER_CUE_AT.test(text)) continue;
     LOWER_AFTER_CUE_AT.lastIndex = at;
     const m = LOWER_AFTER_CUE_AT.exec(text);
     if (!m) continue;
