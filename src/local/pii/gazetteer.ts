@@ -118,9 +118,20 @@ export function fold(word: string): string {
     .replace(FOLDED, (c) => FOLD[c] ?? c);
 }
 
+/** hash(word.toLowerCase()), without the lower-case copy when the word is ASCII. */
+function hashLower(word: string): number {
+  let h = FNV_OFFSET;
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i);
+    if (c >= 0x80) return hash(word.toLowerCase());
+    h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), FNV_PRIME);
+  }
+  return h >>> 0;
+}
+
 /** Whether the word, lower-cased, is an everyday English word (not a proper name). */
 export function isEnglishWord(word: string): boolean {
-  return contains(lists().english, hash(word.toLowerCase()));
+  return contains(lists().english, hashLower(word));
 }
 
 /** Whether the word, lower-cased, is a function word (stop word) of one of 40 languages. */
@@ -131,6 +142,6 @@ export function isStopword(word: string): boolean {
 /** Whether the word is a given name or surname of the gazetteer that is not also an everyday English word. */
 export function isGazetteerName(word: string): boolean {
   const { english, names } = lists();
-  if (contains(english, hash(word.toLowerCase()))) return false;
+  if (contains(english, hashLower(word))) return false;
   return contains(names, hash(fold(word)));
 }

@@ -58,6 +58,8 @@ export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEn
 
 /** Up to this many distinct values, each is looked for with indexOf. */
 const FEW_VALUES = 16;
+/** coverRepeats' first characters of the values looked for (cleared after each call) */
+const FIRST_CHARS = new Uint8Array(0x10000);
 
 /** Kinds whose values are never left in a redacted text, wherever else they occur. */
 const STRUCTURED: ReadonlySet<PiiType> = new Set<PiiType>(["email", "ssn", "credit_card", "ip_address", "phone_number"]);
@@ -91,22 +93,27 @@ function coverRepeats(text: string, entities: PiiEntity[]): PiiEntity[] {
   } else {
     // many values: by their first two characters, one pass over the text finds every occurrence
     // of all of them (an indexOf per value would cost the text's length once per value)
+    // (FIRST_CHARS marks the values' first characters: most positions are passed over without a lookup)
     const byPrefix = new Map<number, PiiEntity[]>();
     for (const e of values) {
       const key = e.text.charCodeAt(0) * 65536 + e.text.charCodeAt(1);
+      FIRST_CHARS[e.text.charCodeAt(0)] = 1;
       const list = byPrefix.get(key);
       if (list) list.push(e);
       else byPrefix.set(key, [e]);
     }
-    let next = text.charCodeAt(0);
-    for (let at = 0; at + 4 <= text.length; at++) {
-      const first = next;
-      next = text.charCodeAt(at + 1);
-      const candidates = byPrefix.get(first * 65536 + next);
-      if (!candidates) continue;
-      tickCpuBudget();
-      if (taken.has(at)) continue;
-      for (const e of candidates) if (text.startsWith(e.text, at)) added.push({ ...e, start: at, end: at + e.text.length });
+    try {
+      for (let at = 0; at + 4 <= text.length; at++) {
+        const first = text.charCodeAt(at);
+        if (FIRST_CHARS[first] === 0) continue;
+        const candidates = byPrefix.get(first * 65536 + text.charCodeAt(at + 1));
+        if (!candidates) continue;
+        tickCpuBudget();
+        if (taken.has(at)) continue;
+        for (const e of candidates) if (text.startsWith(e.text, at)) added.push({ ...e, start: at, end: at + e.text.length });
+      }
+    } finally {
+      for (const e of values) FIRST_CHARS[e.text.charCodeAt(0)] = 0;
     }
   }
   if (added.length === 0) return entities;
