@@ -84,8 +84,25 @@ function hashForward(s: string, from: number, to: number): number {
   return h >>> 0;
 }
 
+/**
+ * Lists registered but not yet hashed: hashing them needs the Unicode character tests (chars.ts),
+ * whose tables a gateway that never redacts should not hold, so it waits for the first scan.
+ */
+const pending: (() => void)[] = [];
+
 /** Registers keywords (whole words) under `flag`. */
 export function gateWords(flag: number, words: Iterable<string>): void {
+  const list = [...words];
+  pending.push(() => addWords(flag, list));
+}
+
+/** Registers word endings under `flag`: gated on the words a number follows. */
+export function gateEndings(flag: number, endings: Iterable<string>): void {
+  const list = [...endings];
+  pending.push(() => addEndings(flag, list));
+}
+
+function addWords(flag: number, words: string[]): void {
   for (const w of words) {
     const run = letterRun(w);
     if (run.length === 0) continue;
@@ -94,8 +111,7 @@ export function gateWords(flag: number, words: Iterable<string>): void {
   }
 }
 
-/** Registers word endings under `flag`: gated on the words a number follows. */
-export function gateEndings(flag: number, endings: Iterable<string>): void {
+function addEndings(flag: number, endings: string[]): void {
   for (const e of endings) {
     const run = letterRun(e);
     if (run.length === 0) continue;
@@ -137,6 +153,7 @@ export function forgetText(): void {
 }
 
 function scan(text: string): void {
+  while (pending.length > 0) pending.pop()?.();
   const n = text.length;
   let flags = 0;
   const cues: number[] = [];
