@@ -10,15 +10,34 @@
  * work between two redactions, which evicts the recognizer's code and tables from the CPU caches:
  * "between other work" times single calls (thread CPU clock) with 8 MB of memory traffic and a
  * 100 KB JSON parse before each, the median of many: the closer figure for a server.
- *   bun bench/pii-speed.ts            all cases
- *   bun bench/pii-speed.ts --quick    the guardrail cases only
+ *   bun bench/pii-speed.ts                 all cases
+ *   bun bench/pii-speed.ts --quick         the guardrail cases only
+ *   bun bench/pii-speed.ts --against DIR   before/after: the same cases on another checkout of the
+ *     repository (its src/ and a node_modules: `git archive <commit> src | tar -x -C DIR`, then
+ *     `ln -s $PWD/node_modules DIR/`), rounds and calls alternating between the two in this one
+ *     process, so the load of a shared machine falls on both alike
  * Profile: bun --cpu-prof --cpu-prof-dir=/tmp/prof bench/pii-speed.ts --quick
  */
 
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { threadCpuMs } from "../src/local/budget";
 import { detectPii } from "../src/local/pii";
 import { RequestGuard } from "../src/providers/guardrails";
+
+interface Impl {
+  RequestGuard: typeof RequestGuard;
+  detectPii: typeof detectPii;
+}
+const here: Impl = { RequestGuard, detectPii };
+const againstAt = process.argv.indexOf("--against");
+const baseDir = againstAt >= 0 ? resolve(process.argv[againstAt + 1]) : null;
+const base: Impl | null = baseDir
+  ? {
+      RequestGuard: (await import(`${baseDir}/src/providers/guardrails.ts`)).RequestGuard,
+      detectPii: (await import(`${baseDir}/src/local/pii/index.ts`)).detectPii,
+    }
+  : null;
 
 /** bench/run.ts's PII_TEXT, grown to `size` characters the same way. */
 function benchPrompt(size: number): string {
@@ -46,8 +65,8 @@ const world = readFileSync(new URL("../test/fixtures/eval/pii-world.jsonl", impo
 const ALL_KINDS = ["email", "phone", "credit_card", "ssn", "ip_address", "name", "address", "date_of_birth"] as const;
 
 /** A guarded /v1 chat request: inspect, redact every kind, restore an answer that echoes the redacted prompt. */
-function guarded(prompt: string): string {
-  const guard = new RequestGuard({ redactPii: [...ALL_KINDS], restorePii: true, blockPii: [], blockModeration: [] });
+function guarded(prompt: string, impl: Impl = here): string {
+  const guard = new impl.RequestGuard({ redactPii: [...ALL_KINDS], restorePii: true, blockPii: [], blockModeration: [] });
   guard.inspect([prompt]);
   const sent = guard.forProxy("chat/completions", { messages: [{ role: "user", content: prompt }] });
   const content = (sent.messages as { content: string }[])[0].content;
@@ -104,26 +123,48 @@ const quick = process.argv.includes("--quick");
 const t0 = performance.now();
 detectPii("warm-up: Zsófia Horváth");
 const loadMs = performance.now() - t0;
+base?.detectPii("warm-up: Zsófia Horváth");
 const p1k = benchPrompt(1024);
 const p10k = benchPrompt(10_240);
+const w1k = world.slice(0, 1024);
+const w10k = world.slice(0, 10_240);
 // the restore must give the prompt back: a check that the bench measures the real work
-if (JSON.parse(guarded(p1k)).choices[0].message.content !== p1k) throw new Error("restore did not give the prompt back");
+for (const impl of base ? [here, base] : [here])
+  if (JSON.parse(guarded(p1k, impl)).choices[0].message.content !== p1k) throw new Error("restore did not give the prompt back");
 
-const cases: [string, () => unknown, number][] = [
-  ["guardrail (redact + restore), bench 1 KB prompt", () => guarded(p1k), 400],
-  ["guardrail (redact + restore), bench prompt grown to 10 KB", () => guarded(p10k), 40],
-  ["guardrail (redact + restore), 1 KB multi-locale", () => guarded(world.slice(0, 1024)), 400],
-  ["guardrail (redact + restore), 10 KB multi-locale", () => guarded(world.slice(0, 10_240)), 40],
+const cases: [string, (impl: Impl) => unknown, number][] = [
+  ["guardrail (redact + restore), bench 1 KB prompt", (impl) => guarded(p1k, impl), 400],
+  ["guardrail (redact + restore), bench prompt grown to 10 KB", (impl) => guarded(p10k, impl), 40],
+  ["guardrail (redact + restore), 1 KB multi-locale", (impl) => guarded(w1k, impl), 400],
+  ["guardrail (redact + restore), 10 KB multi-locale", (impl) => guarded(w10k, impl), 40],
 ];
-if (!quick) cases.push(["detectPii alone, bench 1 KB prompt", () => detectPii(p1k), 400]);
+if (!quick) cases.push(["detectPii alone, bench 1 KB prompt", (impl) => impl.detectPii(p1k), 400]);
 
-console.log(`guardrail speed, CPU µs per call (bun ${Bun.version}; gazetteer load ${loadMs.toFixed(0)} ms)`);
+console.log(
+  `guardrail speed, CPU µs per call (bun ${Bun.version}; gazetteer load ${loadMs.toFixed(0)} ms)${base ? `; before: ${baseDir}` : ""}`,
+);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rows = cases.map(([name, fn, calls]) => {
-  const { median } = measure(fn, calls, 9);
+  if (!base) {
+    return {
+      case: name,
+      "back to back (median of 9 rounds)": Math.round(measure(() => fn(here), calls, 9).median),
+      "between other work (median)": Math.round(measureCold(() => fn(here), Math.max(200, calls))),
+    };
+  }
+  // rounds alternate between the two trees, and so do the single calls between other work
+  const rounds: [number[], number[]] = [[], []];
+  const cold: [number[], number[]] = [[], []];
+  for (let r = 0; r < 15; r++)
+    for (const [k, impl] of [base, here].entries()) rounds[k].push(measure(() => fn(impl), calls, 1).median);
+  for (let r = 0; r < 40; r++)
+    for (const [k, impl] of [base, here].entries()) cold[k].push(measureCold(() => fn(impl), Math.max(10, calls / 20)));
   return {
     case: name,
-    "back to back (median of 9 rounds)": Math.round(median),
-    "between other work (median)": Math.round(measureCold(fn, Math.max(200, calls))),
+    "back to back, before": Math.round(median(rounds[0])),
+    after: Math.round(median(rounds[1])),
+    "between other work, before": Math.round(median(cold[0])),
+    "after ": Math.round(median(cold[1])),
   };
 });
 console.table(rows);
