@@ -15,7 +15,7 @@ import { lazyEngine } from "../engines";
 
 /**
  * The lists are kept as sorted 32-bit hashes (FNV-1a of the lower-cased, folded word), not as
- * strings: 197,000 names take 0.8 MB instead of tens. Two words share a hash with a chance of
+ * strings: 197,000 names take 0.8 MB instead of tens (and an index of 256 KB, see HashSet). Two words share a hash with a chance of
  * about 1 in 20,000 per lookup (the names' share of the 2^32 hashes), a false hit that only ever
  * adds evidence to a capitalised word that already needs a cue.
  */
