@@ -145,6 +145,8 @@ export class RequestGuard {
   private readonly next: Partial<Record<GuardrailPiiKind, number>> = {};
   private readonly redactKinds: Set<GuardrailPiiKind>;
   private memo: { request: unknown; sent: unknown } | null = null;
+  /** the placeholders the request's texts hold themselves (found once, when the first is given out) */
+  private written: Set<string> | null = null;
 
   constructor(readonly settings: GuardrailSettings) {
     this.redactKinds = new Set(settings.redactPii);
@@ -166,6 +168,7 @@ export class RequestGuard {
     for (const text of texts) {
       if (text.length === 0) continue;
       this.texts.push(text);
+      this.written = null;
       if (types.length > 0 && !this.found.has(text)) {
         const found = detect(text, types);
         this.found.set(text, found);
@@ -208,8 +211,9 @@ export class RequestGuard {
     let n = this.next[f.kind] ?? 0;
     let placeholder: string;
     // a placeholder the client wrote itself is never given out: restoring would replace its text
+    this.written ??= writtenPlaceholders(this.texts);
     do placeholder = `[${label}_${++n}]`;
-    while (this.texts.some((t) => t.includes(placeholder)));
+    while (this.written.has(placeholder));
     this.next[f.kind] = n;
     this.byValue.set(f.text, placeholder);
     this.byPlaceholder.set(placeholder, f.text);
@@ -308,6 +312,17 @@ function isJsonText(s: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Every placeholder-shaped text (`[EMAIL_1]`) in `texts`: one scan per text that has a "[", instead
+ * of a search of every text per placeholder given out. A placeholder holds no "[" or "]" inside, so
+ * the scan finds each occurrence of one.
+ */
+function writtenPlaceholders(texts: string[]): Set<string> {
+  const found = new Set<string>();
+  for (const t of texts) if (t.includes("[")) for (const m of t.matchAll(PLACEHOLDER)) found.add(m[0]);
+  return found;
 }
 
 function mapStrings(value: unknown, fn: (s: string) => string): unknown {

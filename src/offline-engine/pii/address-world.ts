@@ -13,6 +13,17 @@
  * between a street word and the number are at most four.
  */
 import { isEnglishWord, isStopword } from "./gazetteer";
+import {
+  gateEndings,
+  gateWords,
+  keywordFlags,
+  POSTCODE_LABEL,
+  STREET_ENDING,
+  STREET_PREPOSITION,
+  STREET_WORD_AFTER,
+  STREET_WORD_BEFORE,
+  UNIT_LABEL,
+} from "./keywords";
 import { entity, type PiiEntity } from "./types";
 
 // words are at most 40 characters: an attempt never scans a long run ("a.a.a.…") to its end
@@ -52,6 +63,11 @@ const PREPOSITIONS = "Na|Pod|Nad|U|V|Za|Pri|Při|Před";
 const COMPOUND =
   "vej|gade|vænget|stræde|gata|gatan|gränd|gränden|vägen|väg|stigen|backen|allén|torget|veien|vegen|gate|stien|svinget|bakken|haugen|åsen|kroken|tunet|jordet|løkka|katu|tie|kuja|polku|raitti|kaari|väylä|rinne|ranta|straße|strasse|str\\.|weg|allee|platz|gasse|damm|steig|ufer|pfad|brücke|chaussee|graben|zeile|gracht|laan|straat|plein|dijk|kade|singel|plantsoen|steeg|dreef";
 
+gateWords(STREET_WORD_AFTER, AFTER);
+gateWords(STREET_WORD_BEFORE, BEFORE);
+gateEndings(STREET_ENDING, COMPOUND.split("|"));
+gateWords(STREET_PREPOSITION, PREPOSITIONS.split("|"));
+
 const escapeRegex = (w: string) => w.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 const alternation = (words: string[]) =>
   [...new Set(words)]
@@ -72,7 +88,7 @@ const STREET_BEFORE = new RegExp(
   `(?<![\\p{L}\\p{N}\\p{M}'’.-])(?:\\d{1,5}[A-Za-z]?,?[ \\t]+)?(?:${alternation(BEFORE)})(?![\\p{L}\\p{M}])[ \\t]+(?:${WORD}[ \\t]+){0,3}${WORD}(?:,?[ \\t]+(?:[Nn][or]\\.?[ \\t]?|n\\.?º[ \\t]?)?${NUM})?`,
   "gu",
 );
-const STREET_PREPOSITION = new RegExp(
+const STREET_PREPOSITION_RE = new RegExp(
   `(?<![\\p{L}\\p{N}\\p{M}'’.-])(?:${PREPOSITIONS})[ \\t]+${CAP}(?:[ \\t]+${CAP})?[ \\t]+${NUM}`,
   "gu",
 );
@@ -85,10 +101,10 @@ const STREET_COMPOUND = new RegExp(
 const NAME_NUMBER_AT = new RegExp(`${WORD}(?:[ \\t]+${WORD}){0,3}[ \\t]+${NUM}`, "uy");
 const ADDRESS_CUE =
   /\b(?:address|addr|street|str|building|live at|lives at|living at|moving into|moved to|move to|ship(?:ped|ping)? to|deliver(?:ed|y)? to|send (?:it |this |them )?to|sent to|went to|go to|find|located at|line 1|reception)(?:[ \t]*[:,])?[ \t]*(?:\r?\n[ \t]*)?(?=\p{L})/giu;
-/** a line with a name and a number, and under it a line with a postcode and a town: "Kaštielska 5\n34 030 Martin" */
-const LINE_POSTAL = new RegExp(
+/** a line with a name and a number, and under it a line with a postcode and a town: "Kaštielska 5\n34 030 Martin" (tried at each line start) */
+const LINE_POSTAL_AT = new RegExp(
   `(?<=^|\\n)[ \\t]*${CAP}(?:[ \\t]+${WORD}){0,3}[ \\t]+${NUM}(?=[ \\t]*\\r?\\n[ \\t]*(?:[A-Z]{2}-?)?\\d{2,6}(?:[- ]\\d{2,4})?(?:[ ]?[A-Z]{2})?[ \\t]+\\p{Lu})`,
-  "gu",
+  "uy",
 );
 const MILITARY =
   /(?<![\p{L}\p{N}])(?:(?:PSC|CMR|Unit)[ \t]+\d{3,5}(?:,?[ \t]*(?:\r?\n[ \t]*)?Box[ \t]+\d{1,5})?|(?:USNS|USS)[ \t]+\p{Lu}[\p{L}-]*(?:[ \t]+\p{Lu}[\p{L}-]*)?),?[ \t]*(?:\r?\n[ \t]*)?(?:APO|FPO|DPO)[ \t]+A[AEP][ \t]+\d{5}(?!\d)/gu;
@@ -125,32 +141,42 @@ const UNIT_LABELLED = new RegExp(
   "giu",
 );
 /** "Apt 4B", "Suite 210" standing alone (at a line start or after punctuation), capitalised */
+gateWords(
+  POSTCODE_LABEL,
+  "post postcode postal zip zipcode plz cep postnummer postnr kod code irányítószám psč código".split(" "),
+);
+gateWords(UNIT_LABEL, "apt apartment suite unit flat lgh lägenhet apto piso wohnung ste".split(" "));
 const UNIT_ALONE = /(?<=(?:^|[\n:;(,])[ \t]{0,4})(?:Apt\.?|Apartment|Suite|Ste\.)[ \t]?#?\d{1,5}[A-Z]?(?![\p{L}\p{N}])/gu;
 
 export function findWorldAddresses(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   const add = (start: number, end: number, score: number) => out.push(extended(text, start, end, score));
-  for (const m of text.matchAll(STREET_AFTER)) {
-    const start = trimLeadingWords(m.index, m[0]);
-    // the street word needs a name before it: "utca 5" alone is no address
-    if (start < 0) continue;
-    add(start, m.index + m[0].length, 0.87);
-  }
-  for (const m of text.matchAll(STREET_BEFORE)) {
-    if (!/\d/.test(m[0]) && !UNIT_AT.test(text.slice(m.index + m[0].length, m.index + m[0].length + 12))) {
-      UNIT_AT.lastIndex = 0;
-      continue;
+  // the street patterns run only when a word of theirs occurs in the text (keywords.ts)
+  const gates = keywordFlags(text);
+  if (gates & STREET_WORD_AFTER)
+    for (const m of text.matchAll(STREET_AFTER)) {
+      const start = trimLeadingWords(m.index, m[0]);
+      // the street word needs a name before it: "utca 5" alone is no address
+      if (start < 0) continue;
+      add(start, m.index + m[0].length, 0.87);
     }
-    UNIT_AT.lastIndex = 0;
-    if (!streetBeforeValid(m[0])) continue;
-    add(m.index, m.index + m[0].length, 0.87);
-  }
-  for (const m of text.matchAll(STREET_PREPOSITION)) add(m.index, m.index + m[0].length, 0.87);
-  for (const m of text.matchAll(STREET_COMPOUND)) {
-    // "aggregate 10", "delegate 5": an everyday word that ends like a street is not one
-    if (isEnglishWord(m[0].slice(0, m[0].search(/[ \t]/)))) continue;
-    add(m.index, m.index + m[0].length, 0.87);
-  }
+  if (gates & STREET_WORD_BEFORE)
+    for (const m of text.matchAll(STREET_BEFORE)) {
+      if (!/\d/.test(m[0]) && !UNIT_AT.test(text.slice(m.index + m[0].length, m.index + m[0].length + 12))) {
+        UNIT_AT.lastIndex = 0;
+        continue;
+      }
+      UNIT_AT.lastIndex = 0;
+      if (!streetBeforeValid(m[0])) continue;
+      add(m.index, m.index + m[0].length, 0.87);
+    }
+  if (gates & STREET_PREPOSITION) for (const m of text.matchAll(STREET_PREPOSITION_RE)) add(m.index, m.index + m[0].length, 0.87);
+  if (gates & STREET_ENDING)
+    for (const m of text.matchAll(STREET_COMPOUND)) {
+      // "aggregate 10", "delegate 5": an everyday word that ends like a street is not one
+      if (isEnglishWord(m[0].slice(0, m[0].search(/[ \t]/)))) continue;
+      add(m.index, m.index + m[0].length, 0.87);
+    }
   for (const cue of text.matchAll(ADDRESS_CUE)) {
     const at = cue.index + cue[0].length;
     const end = stickyAt(NAME_NUMBER_AT, text, at);
@@ -165,20 +191,27 @@ export function findWorldAddresses(text: string): PiiEntity[] {
       continue;
     add(start, end, 0.86);
   }
-  for (const m of text.matchAll(LINE_POSTAL)) {
-    const start = m.index + m[0].length - m[0].trimStart().length;
+  // a line with a name and number above a line with a postcode: tried at each line start (a line below needed)
+  for (let line = text.includes("\n") ? 0 : -1; line >= 0; line = text.indexOf("\n", line) + 1 || -1) {
+    LINE_POSTAL_AT.lastIndex = line;
+    const m = LINE_POSTAL_AT.exec(text);
+    if (!m) continue;
+    const start = line + m[0].length - m[0].trimStart().length;
     if (trimLeadingWords(start, m[0].trimStart(), false) !== start) continue;
-    add(start, m.index + m[0].length, 0.87);
+    add(start, line + m[0].length, 0.87);
   }
-  for (const m of text.matchAll(MILITARY)) out.push(entity("address", text, m.index, m.index + m[0].length, 0.9));
+  if (text.includes("APO") || text.includes("FPO") || text.includes("DPO"))
+    for (const m of text.matchAll(MILITARY)) out.push(entity("address", text, m.index, m.index + m[0].length, 0.9));
   for (const re of [POSTCODE_LABELLED, UNIT_LABELLED]) {
+    if ((gates & (re === POSTCODE_LABELLED ? POSTCODE_LABEL : UNIT_LABEL)) === 0) continue;
     for (const m of text.matchAll(re)) {
       const value = m[1];
       const start = m.index + m[0].length - value.length;
       out.push(entity("address", text, start, start + value.length, 0.8));
     }
   }
-  for (const m of text.matchAll(UNIT_ALONE)) out.push(entity("address", text, m.index, m.index + m[0].length, 0.75));
+  if (gates & UNIT_LABEL)
+    for (const m of text.matchAll(UNIT_ALONE)) out.push(entity("address", text, m.index, m.index + m[0].length, 0.75));
   return out;
 }
 

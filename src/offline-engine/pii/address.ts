@@ -3,6 +3,7 @@
  * AU), "<Name>straße 5, 10115 Berlin" (German and Nordic/Dutch compounds; Swedish "111 51"), "12 rue de la Paix,
  * 75002 Paris" / "Calle Mayor 5" (Romance street words), and post-office boxes.
  */
+import { gateEndings, gateWords, keywordFlags, STREET_ENDING, STREET_SUFFIX_EN, STREET_WORD_ROMANCE } from "./keywords";
 import { entity, type PiiEntity } from "./types";
 
 const CAP = "\\p{Lu}[\\p{L}\\p{M}'’-]*";
@@ -19,16 +20,18 @@ const STREET_EN = new RegExp(
   `(?<![\\p{L}\\p{N}])\\d{1,6}[A-Za-z]?(?:-\\d{1,5})?\\s+(?:(?:[NSEW]|North|South|East|West|NE|NW|SE|SW)\\.?\\s+)?(?:(?:\\d{1,3}(?:st|nd|rd|th)|${CAP})\\s+){1,4}${SUFFIX}\\.?(?![\\p{L}])(?:\\s+(?:North|South|East|West|NE|NW|SE|SW|[NSEW])\\b\\.?)?${UNIT}${LOCALITY}`,
   "gu",
 );
+const GERMANIC_ENDINGS =
+  "[Ss]traße|[Ss]trasse|[Ss]tr\\.|weg|allee|platz|gasse|ring|damm|gracht|laan|straat|plein|dijk|kade|singel|plantsoen|steeg|vej|gade|gatan|gata|veien|vägen";
 const STREET_GERMANIC = new RegExp(
-  `(?<![\\p{L}-])\\p{Lu}[\\p{L}-]*(?:[Ss]traße|[Ss]trasse|[Ss]tr\\.|weg|allee|platz|gasse|ring|damm|gracht|laan|straat|plein|dijk|kade|singel|plantsoen|steeg|vej|gade|gatan|gata|veien|vägen)\\s+\\d{1,4}[a-z]?${UNIT}(?:,\\s*(?:\\d{4,5}|\\d{3}\\s\\d{2})\\s+${CAP}(?:\\s+${CAP})?)?`,
+  `(?<![\\p{L}-])\\p{Lu}[\\p{L}-]*(?:${GERMANIC_ENDINGS})\\s+\\d{1,4}[a-z]?${UNIT}(?:,\\s*(?:\\d{4,5}|\\d{3}\\s\\d{2})\\s+${CAP}(?:\\s+${CAP})?)?`,
   "gu",
 );
 // street words in either case ("rue", "Rue"); the rest of the pattern stays case-sensitive
-const ROMANCE_WORDS =
-  "rue avenue boulevard bd place chemin allée impasse quai passage voie calle avenida plaza paseo camino carretera ronda travesía carrer via viale piazza piazzale corso vicolo largo strada contrada borgo rua praça travessa"
-    .split(" ")
-    .map((w) => `[${w[0].toUpperCase()}${w[0]}]${w.slice(1)}`)
-    .join("|");
+const ROMANCE_LIST =
+  "rue avenue boulevard bd place chemin allée impasse quai passage voie calle avenida plaza paseo camino carretera ronda travesía carrer via viale piazza piazzale corso vicolo largo strada contrada borgo rua praça travessa".split(
+    " ",
+  );
+const ROMANCE_WORDS = ROMANCE_LIST.map((w) => `[${w[0].toUpperCase()}${w[0]}]${w.slice(1)}`).join("|");
 const STREET_ROMANCE = new RegExp(
   `(?<![\\p{L}])(?:\\d{1,4}(?:\\s?(?:bis|ter))?,?\\s+)?(?:${ROMANCE_WORDS})\\s+(?:(?:de|del|des|du|di|da|do|dos|das|della|la|le|les)\\s+|[ld]['’]\\s*)*${CAP}(?:\\s+(?:(?:de|del|la|di|da)\\s+)?${CAP}){0,3}(?:,?\\s+\\d{1,4}[a-z]?(?![\\p{N}]))?(?:,\\s*\\d{4,5}\\s+${CAP}(?:\\s+${CAP})?)?`,
   "gu",
@@ -45,18 +48,34 @@ const STREET_POSTAL = new RegExp(
 const POSTCODE_AFTER_COMMA = /,\s*\d{4}/;
 const PO_BOX = new RegExp(`\\b[Pp]\\.?\\s?[Oo]\\.?\\s+[Bb]ox\\s+\\d{1,6}${LOCALITY}`, "gu");
 
+gateWords(STREET_WORD_ROMANCE, ROMANCE_LIST);
+// "Gardens?" and "Harbou?r" stand for both spellings
+gateWords(
+  STREET_SUFFIX_EN,
+  SUFFIX.slice(3, -1)
+    .split("|")
+    .flatMap((w) => (w.includes("?") ? [w.replace("?", ""), w.replace(/.\?/, "")] : [w])),
+);
+gateEndings(STREET_ENDING, GERMANIC_ENDINGS.replace(/\[S(s)\]/g, "$1").split("|"));
+
 export function findAddresses(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
+  // the Germanic and Romance patterns run only when a street word of theirs occurs in the text (keywords.ts)
+  const gates = keywordFlags(text);
   for (const re of [STREET_EN, STREET_GERMANIC, PO_BOX]) {
+    if (re === STREET_EN && (gates & STREET_SUFFIX_EN) === 0) continue;
+    if (re === STREET_GERMANIC && (gates & STREET_ENDING) === 0) continue;
+    if (re === PO_BOX && !text.includes("box") && !text.includes("Box")) continue;
     for (const m of text.matchAll(re)) out.push(trimmed(text, m.index, m[0], 0.88));
   }
   // the postal pattern may start at any capitalised word: run it only where a postcode follows a comma
   if (POSTCODE_AFTER_COMMA.test(text)) for (const m of text.matchAll(STREET_POSTAL)) out.push(trimmed(text, m.index, m[0], 0.9));
-  for (const m of text.matchAll(STREET_ROMANCE)) {
-    // the Romance pattern needs a house number somewhere, else "via Email" would be an address
-    if (!/\d/.test(m[0])) continue;
-    out.push(trimmed(text, m.index, m[0], 0.85));
-  }
+  if (gates & STREET_WORD_ROMANCE)
+    for (const m of text.matchAll(STREET_ROMANCE)) {
+      // the Romance pattern needs a house number somewhere, else "via Email" would be an address
+      if (!/\d/.test(m[0])) continue;
+      out.push(trimmed(text, m.index, m[0], 0.85));
+    }
   return out;
 }
 

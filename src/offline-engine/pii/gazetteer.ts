@@ -15,7 +15,7 @@ import { lazyEngine } from "../engines";
 
 /**
  * The lists are kept as sorted 32-bit hashes (FNV-1a of the lower-cased, folded word), not as
- * strings: 197,000 names take 0.8 MB instead of tens. Two words share a hash with a chance of
+ * strings: 197,000 names take 0.8 MB instead of tens (and an index of 256 KB, see HashSet). Two words share a hash with a chance of
  * about 1 in 20,000 per lookup (the names' share of the 2^32 hashes), a false hit that only ever
  * adds evidence to a capitalised word that already needs a cue.
  */
@@ -55,7 +55,7 @@ const lists = lazyEngine("pii-name-gazetteer", () => {
   const stop = require("stopword") as Record<string, unknown>;
   const stopwords = new Set<string>();
   for (const lang of STOPWORD_LANGUAGES) for (const w of stop[lang] as string[]) stopwords.add(w.toLowerCase());
-  return { english, names: Uint32Array.from(hashes).sort(), stopwords };
+  return { english, names: indexed(Uint32Array.from(hashes).sort()), stopwords };
 });
 
 const STOPWORD_LANGUAGES =
@@ -73,21 +73,39 @@ function hash(word: string): number {
   return h >>> 0;
 }
 
-function hashSet(words: string[]): Uint32Array {
-  const out = new Uint32Array(words.length);
-  for (let i = 0; i < words.length; i++) out[i] = hash(words[i]);
-  return out.sort();
+/**
+ * Sorted hashes, and where each run of hashes with the same top 16 bits starts: a lookup reads the
+ * index and then a run of a few hashes, two cache lines, where a binary search over the whole list
+ * reads about eighteen. Between two requests a gateway's other work evicts the lists from the CPU
+ * caches, and each of those reads is then a trip to memory.
+ */
+interface HashSet {
+  sorted: Uint32Array;
+  /** index[t] .. index[t + 1]: the hashes whose top 16 bits are t */
+  index: Uint32Array;
 }
 
-function contains(set: Uint32Array, h: number): boolean {
-  let lo = 0;
-  let hi = set.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (set[mid] < h) lo = mid + 1;
-    else hi = mid;
+function indexed(sorted: Uint32Array): HashSet {
+  const index = new Uint32Array(0x10001);
+  for (let i = 0; i < sorted.length; i++) index[(sorted[i] >>> 16) + 1]++;
+  for (let t = 0; t < 0x10000; t++) index[t + 1] += index[t];
+  return { sorted, index };
+}
+
+function hashSet(words: string[]): HashSet {
+  const out = new Uint32Array(words.length);
+  for (let i = 0; i < words.length; i++) out[i] = hash(words[i]);
+  return indexed(out.sort());
+}
+
+function contains(set: HashSet, h: number): boolean {
+  const top = h >>> 16;
+  const { sorted } = set;
+  for (let i = set.index[top], end = set.index[top + 1]; i < end; i++) {
+    const v = sorted[i];
+    if (v >= h) return v === h;
   }
-  return lo < set.length && set[lo] === h;
+  return false;
 }
 
 /** Letters NFD does not take apart. */
@@ -118,9 +136,20 @@ export function fold(word: string): string {
     .replace(FOLDED, (c) => FOLD[c] ?? c);
 }
 
+/** hash(word.toLowerCase()), without the lower-case copy when the word is ASCII. */
+function hashLower(word: string): number {
+  let h = FNV_OFFSET;
+  for (let i = 0; i < word.length; i++) {
+    const c = word.charCodeAt(i);
+    if (c >= 0x80) return hash(word.toLowerCase());
+    h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), FNV_PRIME);
+  }
+  return h >>> 0;
+}
+
 /** Whether the word, lower-cased, is an everyday English word (not a proper name). */
 export function isEnglishWord(word: string): boolean {
-  return contains(lists().english, hash(word.toLowerCase()));
+  return contains(lists().english, hashLower(word));
 }
 
 /** Whether the word, lower-cased, is a function word (stop word) of one of 40 languages. */
@@ -131,6 +160,6 @@ export function isStopword(word: string): boolean {
 /** Whether the word is a given name or surname of the gazetteer that is not also an everyday English word. */
 export function isGazetteerName(word: string): boolean {
   const { english, names } = lists();
-  if (contains(english, hash(word.toLowerCase()))) return false;
+  if (contains(english, hashLower(word))) return false;
   return contains(names, hash(fold(word)));
 }

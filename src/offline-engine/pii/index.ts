@@ -7,6 +7,7 @@ import { checkCpuBudget, tickCpuBudget } from "../budget";
 import { findAddresses } from "./address";
 import { extended, findWorldAddresses } from "./address-world";
 import { findDatesOfBirth } from "./dates";
+import { forgetText } from "./keywords";
 import { findNames } from "./names";
 import { findCasedNames } from "./names-cased";
 import { findPhoneNumbers } from "./phone";
@@ -41,15 +42,24 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer }[] = [
  */
 export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEntity[] {
   const candidates: PiiEntity[] = [];
-  for (const r of RECOGNIZERS) {
-    checkCpuBudget();
-    candidates.push(...r.find(text));
+  try {
+    for (const r of RECOGNIZERS) {
+      checkCpuBudget();
+      candidates.push(...r.find(text));
+    }
+  } finally {
+    forgetText();
   }
   checkCpuBudget();
   const resolved = coverRepeats(text, resolveOverlaps(candidates));
   const wanted = opts.types;
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;
 }
+
+/** Up to this many distinct values, each is looked for with indexOf. */
+const FEW_VALUES = 16;
+/** coverRepeats' first characters of the values looked for (cleared after each call) */
+const FIRST_CHARS = new Uint8Array(0x10000);
 
 /** Kinds whose values are never left in a redacted text, wherever else they occur. */
 const STRUCTURED: ReadonlySet<PiiType> = new Set<PiiType>(["email", "ssn", "credit_card", "ip_address", "phone_number"]);
@@ -60,30 +70,51 @@ const STRUCTURED: ReadonlySet<PiiType> = new Set<PiiType>(["email", "ssn", "cred
  * 1111 1111") must not survive redaction. An occurrence that overlaps an entity is left to it.
  */
 function coverRepeats(text: string, entities: PiiEntity[]): PiiEntity[] {
-  // values by their first two characters: one pass over the text finds every occurrence of all
-  // of them (an indexOf per value would cost the text's length once per value)
-  const byPrefix = new Map<number, PiiEntity[]>();
+  const values: PiiEntity[] = [];
   const seen = new Set<string>();
   for (const e of entities) {
     if (!STRUCTURED.has(e.type) || e.text.length < 4 || seen.has(e.text)) continue;
     seen.add(e.text);
-    const key = e.text.charCodeAt(0) * 65536 + e.text.charCodeAt(1);
-    const list = byPrefix.get(key);
-    if (list) list.push(e);
-    else byPrefix.set(key, [e]);
+    values.push(e);
   }
-  if (byPrefix.size === 0) return entities;
+  if (values.length === 0) return entities;
   const taken = new Set(entities.map((e) => e.start));
   const added: PiiEntity[] = [];
-  let next = text.charCodeAt(0);
-  for (let at = 0; at + 4 <= text.length; at++) {
-    const first = next;
-    next = text.charCodeAt(at + 1);
-    const candidates = byPrefix.get(first * 65536 + next);
-    if (!candidates) continue;
-    tickCpuBudget();
-    if (taken.has(at)) continue;
-    for (const e of candidates) if (text.startsWith(e.text, at)) added.push({ ...e, start: at, end: at + e.text.length });
+  if (values.length <= FEW_VALUES) {
+    // a few values (the usual prompt): indexOf per value, each a fast scan of the text
+    for (const e of values) {
+      for (let at = text.indexOf(e.text); at >= 0; at = text.indexOf(e.text, at + 1)) {
+        tickCpuBudget();
+        if (!taken.has(at)) added.push({ ...e, start: at, end: at + e.text.length });
+      }
+    }
+    // in text order, as the scan below finds them
+    if (values.length > 1) added.sort((a, b) => a.start - b.start);
+  } else {
+    // many values: by their first two characters, one pass over the text finds every occurrence
+    // of all of them (an indexOf per value would cost the text's length once per value)
+    // (FIRST_CHARS marks the values' first characters: most positions are passed over without a lookup)
+    const byPrefix = new Map<number, PiiEntity[]>();
+    for (const e of values) {
+      const key = e.text.charCodeAt(0) * 65536 + e.text.charCodeAt(1);
+      FIRST_CHARS[e.text.charCodeAt(0)] = 1;
+      const list = byPrefix.get(key);
+      if (list) list.push(e);
+      else byPrefix.set(key, [e]);
+    }
+    try {
+      for (let at = 0; at + 4 <= text.length; at++) {
+        const first = text.charCodeAt(at);
+        if (FIRST_CHARS[first] === 0) continue;
+        const candidates = byPrefix.get(first * 65536 + text.charCodeAt(at + 1));
+        if (!candidates) continue;
+        tickCpuBudget();
+        if (taken.has(at)) continue;
+        for (const e of candidates) if (text.startsWith(e.text, at)) added.push({ ...e, start: at, end: at + e.text.length });
+      }
+    } finally {
+      for (const e of values) FIRST_CHARS[e.text.charCodeAt(0)] = 0;
+    }
   }
   if (added.length === 0) return entities;
   // the repeats compete like any candidate: one that overlaps an entity already kept loses to it

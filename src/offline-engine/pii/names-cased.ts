@@ -7,6 +7,7 @@
  * when the first word is a known given name: "thanks for the help" names nobody.
  */
 import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
+import { CAPS_PAIR, cueStarts, gateWords, keywordFlags, NAME_CUE } from "./keywords";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
 import { introBefore } from "./names";
 import { entity, type PiiEntity } from "./types";
@@ -16,6 +17,16 @@ const CAPS_RUN = /(?<![\p{L}\p{N}])\p{Lu}{2,}(?:['’-]\p{Lu}+)?(?:[ \t]+\p{Lu}{
 // a lower-case word after a phrase that introduces a person (the phrase list is names.ts's)
 const LOWER_AFTER_CUE =
   /(?:\b(?:name is|name:|is|it'?s|its|i'?m|i am|thanks,?|thank you,?|regards,?|cheers,?|customer:|client:|for|to|by|from|dear|hi|hello|hey|call|contact|behalf of|neighbou?r|technician|colleague)[ \t]+)(?!(?:the|a|an|my|your|our|their|his|her|you|me|us|them|it|its|it's|is|im|i'm|be|do|get|see|this|that|all|any|some|more|help|each|again|just|here)[ \t.,!?])(\p{Ll}[\p{Ll}\p{M}'’-]*(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]*){1,3})/giu;
+
+/** LOWER_AFTER_CUE tried at one place: where a word of its phrases starts (keywords.ts) */
+const LOWER_AFTER_CUE_AT = new RegExp(LOWER_AFTER_CUE.source, "iuy");
+// the first word of each phrase: "name is" and "name:" start at "name", "it's" at "it", "i'm" and "i am" at "i"
+gateWords(
+  NAME_CUE,
+  "name is it its i im thanks thank regards cheers customer client for to by from dear hi hello hey call contact behalf neighbour neighbor technician colleague".split(
+    " ",
+  ),
+);
 
 /** English words that end a lower-case name run ("felipe carvalho today", "ana souza and"). */
 const LOWER_STOP = new Set(
@@ -39,29 +50,31 @@ function gazetteerPair(words: string[]): boolean {
 }
 
 /** a lower-case name closing a line after a comma: "ship to ådalsvej 7, 0012 aalborg, carina andersson" */
-const LOWER_TAIL = /(?<=,[ \t]{0,4})(\p{Ll}[\p{Ll}\p{M}'’-]{0,39}[ \t]\p{Ll}[\p{Ll}\p{M}'’-]{0,39})(?=[ \t]{0,4}(?:\r?\n|$))/gu;
+const LOWER_TAIL_AT = /,[ \t]{0,4}(\p{Ll}[\p{Ll}\p{M}'’-]{0,39}[ \t]\p{Ll}[\p{Ll}\p{M}'’-]{0,39})(?=[ \t]{0,4}(?:\r?\n|$))/uy;
 
 export function findCasedNames(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
-  for (const m of text.matchAll(CAPS_RUN)) {
-    const words = [...m[0].matchAll(/[^ \t]+/g)].map((w) => ({ w: w[0], at: m.index + w.index }));
-    for (let i = 0; i < words.length - 1; i++) {
-      const first = words[i];
-      const intro = introBefore(text, first.at);
-      if (!knownGiven(first.w) && intro !== "strong") continue;
-      let j = i + 1;
-      while (j < words.length && j - i < 4) {
-        const t = titleCase(words[j].w);
-        if (NOT_NAME_WORDS.has(t) && !SURNAME_PARTICLES.has(words[j].w.toLowerCase())) break;
-        j++;
+  const gates = keywordFlags(text);
+  if (gates & CAPS_PAIR)
+    for (const m of text.matchAll(CAPS_RUN)) {
+      const words = [...m[0].matchAll(/[^ \t]+/g)].map((w) => ({ w: w[0], at: m.index + w.index }));
+      for (let i = 0; i < words.length - 1; i++) {
+        const first = words[i];
+        const intro = introBefore(text, first.at);
+        if (!knownGiven(first.w) && intro !== "strong") continue;
+        let j = i + 1;
+        while (j < words.length && j - i < 4) {
+          const t = titleCase(words[j].w);
+          if (NOT_NAME_WORDS.has(t) && !SURNAME_PARTICLES.has(words[j].w.toLowerCase())) break;
+          j++;
+        }
+        if (j - i < 2) continue;
+        const last = words[j - 1];
+        out.push(entity("name", text, first.at, last.at + last.w.length, intro ? 0.85 : 0.8));
+        i = j - 1;
       }
-      if (j - i < 2) continue;
-      const last = words[j - 1];
-      out.push(entity("name", text, first.at, last.at + last.w.length, intro ? 0.85 : 0.8));
-      i = j - 1;
     }
-  }
-  for (const m of text.matchAll(LOWER_AFTER_CUE)) {
+  for (const m of lowerAfterCue(text)) {
     const run = m[1];
     const start = m.index + m[0].length - run.length;
     const words = run.split(/[ \t]+/);
@@ -77,16 +90,44 @@ export function findCasedNames(text: string): PiiEntity[] {
     let end = start;
     for (let k = 0, seen = 0; k < run.length && seen < n; k++) {
       end = start + k + 1;
-      if (k + 1 === run.length || /[ \t]/.test(run[k + 1])) seen++;
+      if (k + 1 === run.length || run.charCodeAt(k + 1) === 32 || run.charCodeAt(k + 1) === 9) seen++;
     }
     if (end - start < length) continue;
     out.push(entity("name", text, start, end, 0.75));
   }
-  for (const m of text.matchAll(LOWER_TAIL)) {
+  // after each comma
+  for (let comma = text.indexOf(","); comma >= 0; comma = text.indexOf(",", comma + 1)) {
+    LOWER_TAIL_AT.lastIndex = comma;
+    const m = LOWER_TAIL_AT.exec(text);
+    if (!m) continue;
     const words = m[1].split(/[ \t]/);
     // both words names: a closing "thanks a lot" or "see you" is no one
     if (!words.every((w) => knownGiven(w) || (isGazetteerName(w) && !isStopword(w)))) continue;
-    out.push(entity("name", text, m.index, m.index + m[1].length, 0.7));
+    const start = comma + m[0].length - m[1].length;
+    out.push(entity("name", text, start, start + m[1].length, 0.7));
+  }
+  return out;
+}
+
+/**
+ * The matches of LOWER_AFTER_CUE, as a scan of the text finds them: tried only where a word of its
+ * phrases starts, when keywords.ts knows those places (the pattern can start nowhere else).
+ */
+function lowerAfterCue(text: string): Iterable<RegExpExecArray> {
+  const starts = cueStarts(text);
+  if (starts === null) return text.matchAll(LOWER_AFTER_CUE);
+  const out: RegExpExecArray[] = [];
+  let end = 0;
+  for (const at of starts) {
+    if (at < end) continue;
+    // most places do not match: test first, which builds no match array
+    LOWER_AFTER_CUE_AT.lastIndex = at;
+    if (!LOWER_AFTER_CUE_AT.test(text)) continue;
+    LOWER_AFTER_CUE_AT.lastIndex = at;
+    const m = LOWER_AFTER_CUE_AT.exec(text);
+    if (!m) continue;
+    out.push(m);
+    end = at + m[0].length;
   }
   return out;
 }

@@ -58,6 +58,18 @@ const WEAK_WORDS = new Set(
 const PERSON_VERB =
   /^\s+(?:said|says|told|asked|wrote|signed|replied|called|emailed|mentioned|confirmed|explained|agreed|joined|thinks|believes|will|who|and (?:her|his))\b/u;
 
+/** The last word of each phrase of SINGLE_INTRO and GREETING_INTRO ("i'm": "m", "thank you": "you"), lower case. */
+const SINGLE_WORDS = new Set(
+  "thanks you thx hi hello hey dear m im am is s its cc attn signed told ask asked to with".split(" "),
+);
+const GREETING_WORDS = new Set("thanks you thx hi hello hey dear cheers m im am is".split(" "));
+/** The first word of each alternative of PERSON_VERB (case as written: the pattern is case-sensitive). */
+const PERSON_VERB_WORDS = new Set(
+  "said says told asked wrote signed replied called emailed mentioned confirmed explained agreed joined thinks believes will who and".split(
+    " ",
+  ),
+);
+
 const MONTH_NAMES = new Set(["April", "May", "June", "July", "August"]);
 
 const APOSTROPHE = 0x27;
@@ -258,14 +270,18 @@ function nameScore(text: string, start: number, end: number, firstWord: string, 
   if (length >= 2) {
     // no everyday English word, and a gazetteer name or a middle initial among the words
     if (noEverydayWord(text, i, run) && (gazetteer || hasInitial(i, run) || anyKnownName(text, i + 1, run))) return 0.85;
-    if (weakIntroBefore(text, lo, start) || PERSON_VERB.test(text.slice(end, end + 20))) return 0.7;
+    if (weakIntroBefore(text, lo, start) || personVerbAfter(text, end)) return 0.7;
     return 0;
   }
   // one word: a surname or given name alone in running text needs a cue
-  const window = text.slice(lo, start);
-  const verbAfter = PERSON_VERB.test(text.slice(end, end + 20));
-  if (gazetteer && (verbAfter || SINGLE_INTRO.test(window))) return 0.75;
-  if (!isEnglishWord(firstWord) && (verbAfter || GREETING_INTRO.test(window))) return 0.7;
+  const verbAfter = personVerbAfter(text, end);
+  if (gazetteer && (verbAfter || (introEndsIn(SINGLE_WORDS, text, lo, start) && SINGLE_INTRO.test(text.slice(lo, start)))))
+    return 0.75;
+  if (
+    !isEnglishWord(firstWord) &&
+    (verbAfter || (introEndsIn(GREETING_WORDS, text, lo, start) && GREETING_INTRO.test(text.slice(lo, start))))
+  )
+    return 0.7;
   return 0;
 }
 
@@ -361,6 +377,30 @@ export function introBefore(text: string, start: number): "strong" | "weak" | nu
   const lo = Math.max(0, start - 30);
   if (titleBefore(text, lo, start) || strongIntroBefore(text, lo, start)) return "strong";
   return weakIntroBefore(text, lo, start) ? "weak" : null;
+}
+
+/**
+ * Whether a phrase ending in one of `words` may end before `start` (the regexes' tail: spaces, at
+ * most one ":" or ",", spaces); true too when a non-ASCII character leaves it to the regex.
+ */
+function introEndsIn(words: ReadonlySet<string>, text: string, lo: number, start: number): boolean {
+  let k = skipSpaceBack(text, lo, start);
+  if (k > lo && (text.charCodeAt(k - 1) === 58 || text.charCodeAt(k - 1) === 44)) k = skipSpaceBack(text, lo, k - 1);
+  const w = wordBefore(text, lo, k);
+  return w === null || words.has(w.toLowerCase());
+}
+
+/** PERSON_VERB on the 20 characters after `end`, run only when the word after the spaces may start it. */
+function personVerbAfter(text: string, end: number): boolean {
+  const limit = Math.min(text.length, end + 20);
+  let k = end;
+  while (k < limit && isSpace(text.charCodeAt(k))) k++;
+  if (k === end) return false;
+  let e = k;
+  while (e < limit && isAsciiLetter(text.charCodeAt(e))) e++;
+  // a non-ASCII letter right after: the regex decides
+  if (e < limit && text.charCodeAt(e) >= 0x80) return PERSON_VERB.test(text.slice(end, limit));
+  return PERSON_VERB_WORDS.has(text.slice(k, e)) && PERSON_VERB.test(text.slice(end, limit));
 }
 
 function weakIntroBefore(text: string, lo: number, start: number): boolean {

@@ -1,0 +1,100 @@
+/**
+ * Diagnostic, not a load bench: the gateway's CPU per /v1/chat/completions request with the bench's
+ * 1 KB PII prompt, unguarded (plan bench) against guarded (plan guarded: redact_pii on every kind +
+ * restore_pii), sent a few at a time in alternating blocks, CPU read from /proc for the gateway process.
+ *   bun bench/guard-ab.ts [--requests 2000] [--prof DIR]
+ */
+import { join } from "node:path";
+import { startGateway } from "./lib/gateway";
+import { cpuMs, freePort, ROOT, spawnChild, waitFor } from "./lib/proc";
+
+const arg = (name: string, dflt: string) => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : dflt;
+};
+const REQUESTS = Number(arg("--requests", "2000"));
+const PROF = arg("--prof", "");
+/** one plan only (bench or guarded), for a profile of that path alone */
+const ONLY = arg("--only", "");
+
+function benchPrompt(size: number): string {
+  const parts = [
+    "Hello team, please contact Maria Keller at maria.keller@example.com or +1 (415) 555-0134 about the renewal.",
+    "Her billing address is 221B Baker Street, London NW1 6XE, and the card on file ends 4111 1111 1111 1111.",
+    "The customer portal login for the account is under the same email; the backup contact is John Smith, 020 7946 0958.",
+    "Our shipping partner confirmed the parcel for order 88213 was delivered on 12 March to the reception desk.",
+    "If anything is unclear, reply to this thread or write to support@northwind.example and mention ticket 55102.",
+    "IP of the last login was 192.168.14.27; the session was ended by the user after the password reset.",
+    "Thanks again for your patience while we sorted out the invoice discrepancy from the previous quarter.",
+    "Best regards, the Northwind accounts team.",
+  ];
+  let t = parts.join(" ");
+  while (t.length < size) t += ` ${parts[t.length % parts.length]}`;
+  return t.slice(0, size);
+}
+
+const body = JSON.stringify({ model: "sim-model", messages: [{ role: "user", content: benchPrompt(1024) }], max_tokens: 64 });
+const simPort = freePort();
+const statsPort = freePort();
+const sim = spawnChild(["bun", join(ROOT, "bench", "sim.ts"), "--port", String(simPort), "--stats-port", String(statsPort)], {
+  log: "/tmp/guard-ab-sim.log",
+});
+await waitFor(`http://127.0.0.1:${statsPort}/stats`);
+const gw = await startGateway({
+  simUrl: `http://127.0.0.1:${simPort}`,
+  keyPlans: ["bench", "guarded"],
+  bunFlags: PROF ? ["--cpu-prof", `--cpu-prof-dir=${PROF}`] : [],
+});
+/** Server-Timing stages per plan (wall ms, as the gateway reports them) */
+const stages: Record<string, number[]> = {};
+try {
+  const send = async (plan: string, n: number) => {
+    const one = async () => {
+      const r = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${gw.keys[plan]}`, "content-type": "application/json", "cache-control": "no-cache" },
+        body,
+      });
+      if (r.status !== 200) throw new Error(`${plan}: ${r.status} ${await r.text()}`);
+      for (const part of (r.headers.get("server-timing") ?? "").split(", ")) {
+        const [stage, dur] = part.split(";dur=");
+        if (!dur) continue;
+        const key = `${plan} ${stage}`;
+        const list = stages[key] ?? [];
+        list.push(Number(dur));
+        stages[key] = list;
+      }
+      await r.arrayBuffer();
+    };
+    // four at a time
+    for (let i = 0; i < n; i += 4) await Promise.all([one(), one(), one(), one()]);
+  };
+  // --load-gazetteer: one guarded request first, so an unguarded-only run has the recognizer's tables loaded too
+  if (process.argv.includes("--load-gazetteer")) await send("guarded", 4);
+  if (ONLY !== "guarded") await send("bench", 400);
+  if (ONLY !== "bench") await send("guarded", 400);
+  const totals: Record<string, number> = { bench: 0, guarded: 0 };
+  const block = 200;
+  for (let b = 0; b < REQUESTS / block; b++) {
+    for (const plan of b % 2 ? ["guarded", "bench"] : ["bench", "guarded"]) {
+      if (ONLY && plan !== ONLY) continue;
+      const c0 = cpuMs(gw.pid);
+      await send(plan, block);
+      totals[plan] += cpuMs(gw.pid) - c0;
+    }
+  }
+  const perReq = (plan: string) => (totals[plan] * 1000) / REQUESTS;
+  console.log(
+    `gateway CPU µs/request over ${REQUESTS} each: unguarded ${perReq("bench").toFixed(0)}, guarded ${perReq("guarded").toFixed(0)}, added ${(perReq("guarded") - perReq("bench")).toFixed(0)}`,
+  );
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  console.log(
+    "Server-Timing medians (µs):",
+    Object.entries(stages)
+      .map(([k, xs]) => `${k} ${(med(xs) * 1000).toFixed(0)}`)
+      .join(", "),
+  );
+} finally {
+  await gw.stop();
+  await sim.stop();
+}

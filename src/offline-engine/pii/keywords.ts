@@ -1,0 +1,250 @@
+/**
+ * Keyword gates: one pass over a text's words tells which keyword lists occur in it, so a pattern
+ * that cannot match without one of its keywords is not run at all (most prompts carry no street
+ * word of any of the 30 languages the address patterns know).
+ *
+ * A gate is only ever a necessary condition, never a decision: when it says "maybe", the pattern
+ * runs as before, so what the recognizer finds is unchanged. It errs on the side of "maybe": words
+ * are compared in lower case (the patterns are case-sensitive after their first letter), and a
+ * word is looked up by a 32-bit hash (two words sharing a hash only let a pattern run).
+ *
+ * Words here are runs of letters (`\p{L}`): a keyword of a pattern that no letter may precede
+ * ("rue" after a non-letter) and no letter may follow is such a run. A keyword with punctuation
+ * ("u.", "c/", "pr-ti") is gated on its first run of letters ("u", "c", "pr").
+ *
+ * Endings ("…vej 7", "…straße 5") are gated on the words that a number follows (after spaces and
+ * at most one "."): those words' endings are looked up, not every word's.
+ */
+import { tickCpuBudget } from "../budget";
+import { category, codePointAt, isSpace, LETTER } from "./chars";
+
+/** The keyword lists, one bit each. */
+export const STREET_WORD_AFTER = 1;
+export const STREET_WORD_BEFORE = 2;
+export const STREET_WORD_ROMANCE = 4;
+export const STREET_ENDING = 8;
+export const STREET_SUFFIX_EN = 16;
+export const STREET_PREPOSITION = 32;
+/** labels of patterns that start at an ASCII word boundary (`\b`, case-insensitive): see ASCII_BOUNDARY */
+export const POSTCODE_LABEL = 64;
+export const UNIT_LABEL = 128;
+/** the phrases before a lower-case name ("hey its felipe carvalho"): their places are kept too (cueStarts) */
+export const NAME_CUE = 256;
+/** two words in capitals side by side ("JARRED WALKER") */
+export const CAPS_PAIR = 512;
+
+/**
+ * Lists whose patterns start at `\b` in a case-insensitive Unicode pattern: `\b` is an ASCII word
+ * boundary there, so such a pattern may start inside a run of letters, right after a non-ASCII one
+ * ("éstreet"), and "ſ" and "K" (the Kelvin sign) count as ASCII letters. A word with any non-ASCII
+ * character therefore turns these lists on, whatever it is.
+ */
+const ASCII_BOUNDARY = POSTCODE_LABEL | UNIT_LABEL | NAME_CUE;
+
+/** Lower case of a UTF-16 unit for the hash (itself when its lower case is not one unit); 0: not computed yet. */
+const LOWER = new Uint16Array(0x10000);
+
+function lower(c: number): number {
+  if (c < 0x80) return c >= 65 && c <= 90 ? c + 32 : c;
+  let l = LOWER[c];
+  if (l === 0) {
+    // ſ (long s) matches "s" in a case-insensitive pattern; toLowerCase keeps it
+    const s = c === 0x17f ? "s" : String.fromCharCode(c).toLowerCase();
+    l = s.length === 1 ? s.charCodeAt(0) : c;
+    LOWER[c] = l;
+  }
+  return l;
+}
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** hash of a word (lower case) -> the lists it belongs to */
+const WORDS = new Map<number, number>();
+/** hash of an ending, read backwards (lower case) -> the lists it belongs to; the longest ending's length */
+const ENDINGS = new Map<number, number>();
+let longestEnding = 0;
+
+/** The first run of letters of a keyword ("u." -> "u", "pr-ti" -> "pr"), as the text's words are cut. */
+function letterRun(word: string): string {
+  let i = 0;
+  while (i < word.length && category(codePointAt(word, i)) !== LETTER) i++;
+  let j = i;
+  while (j < word.length) {
+    const cp = codePointAt(word, j);
+    if (category(cp) !== LETTER) break;
+    j += cp > 0xffff ? 2 : 1;
+  }
+  return word.slice(i, j);
+}
+
+function hashForward(s: string, from: number, to: number): number {
+  let h = FNV_OFFSET;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ lower(s.charCodeAt(i)), FNV_PRIME);
+  return h >>> 0;
+}
+
+/**
+ * Lists registered but not yet hashed: hashing them needs the Unicode character tests (chars.ts),
+ * whose tables a gateway that never redacts should not hold, so it waits for the first scan.
+ */
+const pending: (() => void)[] = [];
+
+/** Registers keywords (whole words) under `flag`. */
+export function gateWords(flag: number, words: Iterable<string>): void {
+  const list = [...words];
+  pending.push(() => addWords(flag, list));
+}
+
+/** Registers word endings under `flag`: gated on the words a number follows. */
+export function gateEndings(flag: number, endings: Iterable<string>): void {
+  const list = [...endings];
+  pending.push(() => addEndings(flag, list));
+}
+
+function addWords(flag: number, words: string[]): void {
+  for (const w of words) {
+    const run = letterRun(w);
+    if (run.length === 0) continue;
+    const h = hashForward(run, 0, run.length);
+    WORDS.set(h, (WORDS.get(h) ?? 0) | flag);
+  }
+}
+
+function addEndings(flag: number, endings: string[]): void {
+  for (const e of endings) {
+    const run = letterRun(e);
+    if (run.length === 0) continue;
+    let h = FNV_OFFSET;
+    for (let i = run.length - 1; i >= 0; i--) h = Math.imul(h ^ lower(run.charCodeAt(i)), FNV_PRIME);
+    h >>>= 0;
+    ENDINGS.set(h, (ENDINGS.get(h) ?? 0) | flag);
+    longestEnding = Math.max(longestEnding, run.length);
+  }
+}
+
+let lastText: string | null = null;
+let lastFlags = 0;
+/** starts of the words of NAME_CUE in the last text, or null: a word with a non-ASCII character (see ASCII_BOUNDARY) */
+let lastCues: number[] | null = [];
+
+/** The flags of the keyword lists that occur in `text` (maybe: see above). */
+export function keywordFlags(text: string): number {
+  if (text !== lastText) scan(text);
+  return lastFlags;
+}
+
+/**
+ * Where a word of NAME_CUE starts in `text`, in order: a NAME_CUE pattern can only match there.
+ * Null when it may match elsewhere too (a word with a non-ASCII character): then scan the text.
+ */
+export function cueStarts(text: string): readonly number[] | null {
+  if (text !== lastText) scan(text);
+  return lastCues;
+}
+
+/**
+ * Forgets the last text (detectPii calls it when done): the next text is scanned even when it is
+ * the same, and no prompt stays referenced here.
+ */
+export function forgetText(): void {
+  lastText = null;
+  lastCues = [];
+}
+
+function scan(text: string): void {
+  while (pending.length > 0) pending.pop()?.();
+  const n = text.length;
+  let flags = 0;
+  const cues: number[] = [];
+  let ascii = true;
+  // the run of letters before the current one ended in capitals at this index (CAPS_PAIR), else -1
+  let capsEnd = -1;
+  let i = 0;
+  while (i < n) {
+    tickCpuBudget();
+    // skip to a letter
+    let c = text.charCodeAt(i);
+    if (c < 0x80) {
+      if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122))) {
+        i++;
+        continue;
+      }
+    } else {
+      const cp = codePointAt(text, i);
+      if (category(cp) !== LETTER) {
+        i += cp > 0xffff ? 2 : 1;
+        continue;
+      }
+    }
+    const start = i;
+    let h = FNV_OFFSET;
+    let wordAscii = true;
+    let capitals = true;
+    while (i < n) {
+      c = text.charCodeAt(i);
+      if (c < 0x80) {
+        if (c >= 65 && c <= 90) h = Math.imul(h ^ (c + 32), FNV_PRIME);
+        else if (c >= 97 && c <= 122) {
+          h = Math.imul(h ^ c, FNV_PRIME);
+          capitals = false;
+        } else break;
+        i++;
+      } else {
+        const cp = codePointAt(text, i);
+        if (category(cp) !== LETTER) break;
+        wordAscii = false;
+        h = Math.imul(h ^ lower(c), FNV_PRIME);
+        if (cp > 0xffff) h = Math.imul(h ^ text.charCodeAt(i + 1), FNV_PRIME);
+        i += cp > 0xffff ? 2 : 1;
+      }
+    }
+    const f = WORDS.get(h >>> 0);
+    if (f !== undefined) {
+      flags |= f;
+      if (f & NAME_CUE) cues.push(start);
+    }
+    if (!wordAscii) {
+      ascii = false;
+      flags |= ASCII_BOUNDARY;
+    }
+    // capitals (a non-ASCII word may be): two words of them with only blanks between
+    if (!wordAscii || capitals) {
+      if (capsEnd >= 0 && i - start >= 2 && onlyBlanks(text, capsEnd, start)) flags |= CAPS_PAIR;
+      capsEnd = i;
+    } else capsEnd = -1;
+    // a number after the word (past one "." and spaces): look its endings up
+    let k = i;
+    if (k < n && text.charCodeAt(k) === 46) k++;
+    const spaceFrom = k;
+    while (k < n && isSpace(text.charCodeAt(k))) k++;
+    if (k > spaceFrom && k < n) {
+      const d = text.charCodeAt(k);
+      if (d >= 48 && d <= 57) flags |= endingFlags(text, start, i);
+    }
+  }
+  lastText = text;
+  lastFlags = flags;
+  lastCues = ascii ? cues : null;
+}
+
+/** Whether text[from, to) is one or more spaces and tabs. */
+function onlyBlanks(text: string, from: number, to: number): boolean {
+  if (to <= from) return false;
+  for (let k = from; k < to; k++) {
+    const c = text.charCodeAt(k);
+    if (c !== 32 && c !== 9) return false;
+  }
+  return true;
+}
+
+function endingFlags(text: string, start: number, end: number): number {
+  let flags = 0;
+  let h = FNV_OFFSET;
+  const from = Math.max(start, end - longestEnding);
+  for (let i = end - 1; i >= from; i--) {
+    h = Math.imul(h ^ lower(text.charCodeAt(i)), FNV_PRIME);
+    flags |= ENDINGS.get(h >>> 0) ?? 0;
+  }
+  return flags;
+}
