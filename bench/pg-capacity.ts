@@ -1,0 +1,266 @@
+/**
+ * `bun bench/pg-capacity.ts`: what the credits layer asks of PostgreSQL, driven directly (no HTTP):
+ * transactions and statements per charged call at a given number of calls in flight on one node,
+ * and the calls per second one hot account sustains across several nodes.
+ *
+ *   bun bench/pg-capacity.ts [--duration 4] [--inflight 32] [--nodes 2] [--provider-ms 1] [--pool N]
+ *
+ * Each node is a PostgresCreditLedger on a pool of its own (in this process), in front of which
+ * sits a counting TCP proxy: it counts the server's ReadyForQuery messages, one per statement
+ * cycle (a simple query, or an extended query's Sync). Transactions are PostgreSQL's own count:
+ * the xact_commit delta of pg_stat_database for a fresh database (TEXTAI_BENCH_PG, default the
+ * loopback server), read once every connection to it has closed (a backend flushes its
+ * statistics when it exits); the one migration check each pool makes at start is subtracted.
+ *
+ * A call is what the gateway does for a no-cache charged answer: reserve (the hold), the provider
+ * (`--provider-ms`, a timer), settle (the charge).
+ *
+ * Scenarios:
+ *  - spread: one node, `--inflight` calls in flight, each worker on an account of its own;
+ *  - hot: `--nodes` nodes, `--inflight` calls in flight on each, all on one account.
+ *
+ * Never a timed test: machines are shared. Run it alone, and a few times.
+ */
+import { parseArgs } from "node:util";
+import { type Socket, SQL } from "bun";
+import { PostgresKeyStore } from "../src/auth/postgres";
+import { PostgresCreditLedger } from "../src/credits/postgres";
+import { openPostgres, type PgStorage } from "../src/storage/postgres";
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: "string", default: "4" },
+    inflight: { type: "string", default: "32" },
+    nodes: { type: "string", default: "2" },
+    "provider-ms": { type: "string", default: "1" },
+    pool: { type: "string" },
+    only: { type: "string", default: "spread,hot" },
+  },
+});
+const DURATION_MS = Number(args.duration) * 1000;
+const INFLIGHT = Number(args.inflight);
+const NODES = Number(args.nodes);
+const PROVIDER_MS = Number(args["provider-ms"]);
+const POOL = args.pool ? Number(args.pool) : undefined;
+const ONLY = new Set((args.only ?? "").split(","));
+
+const pgAdmin = process.env.TEXTAI_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/test";
+const adminUrl = new URL(pgAdmin);
+
+/** A TCP proxy to PostgreSQL counting the server's ReadyForQuery ('Z') messages. */
+function countingProxy(): { port: number; statements: () => number; stop: () => void } {
+  let z = 0;
+  type Side = { peer: Socket<Side> | null; early: Uint8Array[]; rest: Uint8Array | null; skip: number };
+  const scan = (s: Side, bytes: Uint8Array) => {
+    // backend messages: 1 type byte + int32 length (including itself); a message may span chunks
+    let buf = bytes;
+    if (s.rest) {
+      const joined = new Uint8Array(s.rest.length + bytes.length);
+      joined.set(s.rest);
+      joined.set(bytes, s.rest.length);
+      buf = joined;
+      s.rest = null;
+    }
+    let i = 0;
+    if (s.skip > 0) {
+      const n = Math.min(s.skip, buf.length);
+      s.skip -= n;
+      i = n;
+    }
+    while (i < buf.length) {
+      if (buf.length - i < 5) {
+        s.rest = buf.slice(i);
+        return;
+      }
+      const len = ((buf[i + 1] << 24) | (buf[i + 2] << 16) | (buf[i + 3] << 8) | buf[i + 4]) >>> 0;
+      if (buf[i] === 0x5a) z++;
+      const end = i + 1 + len;
+      if (end > buf.length) {
+        s.skip = end - buf.length;
+        return;
+      }
+      i = end;
+    }
+  };
+  const listener = Bun.listen<Side>({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open(client) {
+        client.data = { peer: null, early: [], rest: null, skip: 0 };
+        void Bun.connect<Side>({
+          hostname: adminUrl.hostname,
+          port: Number(adminUrl.port || 5432),
+          data: { peer: client, early: [], rest: null, skip: 0 },
+          socket: {
+            open(server) {
+              client.data.peer = server;
+              for (const b of client.data.early) server.write(b);
+              client.data.early = [];
+            },
+            data(server, bytes) {
+              scan(server.data, bytes);
+              client.write(bytes);
+            },
+            close() {
+              client.end();
+            },
+            error() {
+              client.end();
+            },
+          },
+        });
+      },
+      data(client, bytes) {
+        if (client.data.peer) client.data.peer.write(bytes);
+        else client.data.early.push(new Uint8Array(bytes));
+      },
+      close(client) {
+        client.data.peer?.end();
+      },
+      error(client) {
+        client.data.peer?.end();
+      },
+    },
+  });
+  return { port: listener.port, statements: () => z, stop: () => listener.stop(true) };
+}
+
+async function admin<T>(run: (sql: SQL) => Promise<T>): Promise<T> {
+  const sql = new SQL(pgAdmin, { max: 1, connectionTimeout: 2 });
+  try {
+    return await run(sql);
+  } finally {
+    await sql.close();
+  }
+}
+
+async function xactCommits(db: string): Promise<{ commits: number; rollbacks: number }> {
+  return admin(async (sql) => {
+    // every connection to the database gone: their backends have flushed their statistics
+    for (let i = 0; i < 100; i++) {
+      const [row] = await sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${db}`;
+      if (row.n === 0) break;
+      await Bun.sleep(20);
+    }
+    const [row] =
+      await sql`SELECT xact_commit::float8 AS commits, xact_rollback::float8 AS rollbacks FROM pg_stat_database WHERE datname = ${db}`;
+    return { commits: Number(row?.commits ?? 0), rollbacks: Number(row?.rollbacks ?? 0) };
+  });
+}
+
+interface Outcome {
+  scenario: string;
+  nodes: number;
+  inflight: number;
+  calls: number;
+  refused: number;
+  seconds: number;
+  transactions: number;
+  statements: number;
+}
+
+async function run(scenario: "spread" | "hot", nodes: number): Promise<Outcome> {
+  const db = `textai_pgcap_${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
+  await admin((sql) => sql.unsafe(`CREATE DATABASE ${db}`));
+  const url = new URL(pgAdmin);
+  url.pathname = `/${db}`;
+  try {
+    // accounts made on a pool closed before counting starts
+    const setup = openPostgres(url.toString(), { max: 2 });
+    await setup.migrated;
+    const setupLedger = new PostgresCreditLedger(setup);
+    const keys = new PostgresKeyStore(setup, setupLedger, { welcomeCredits: 0 });
+    const accounts: string[] = [];
+    const count = scenario === "hot" ? 1 : INFLIGHT;
+    for (let i = 0; i < count; i++) accounts.push((await keys.createAccount({ credits: 1_000_000_000 })).id);
+    await setup.close();
+    const before = await xactCommits(db);
+
+    const proxies = Array.from({ length: nodes }, () => countingProxy());
+    const pools: PgStorage[] = proxies.map((p) => {
+      const u = new URL(url);
+      u.hostname = "127.0.0.1";
+      u.port = String(p.port);
+      return openPostgres(u.toString(), POOL ? { max: POOL } : {});
+    });
+    await Promise.all(pools.map((p) => p.migrated));
+    const ledgers = pools.map((p) => new PostgresCreditLedger(p));
+    const statementsBefore = proxies.reduce((n, p) => n + p.statements(), 0);
+    let calls = 0;
+    let refused = 0;
+    const started = performance.now();
+    const stopAt = started + DURATION_MS;
+    let w = 0;
+    const workers = ledgers.flatMap((ledger) =>
+      Array.from({ length: INFLIGHT }, async () => {
+        const account = accounts[w++ % accounts.length];
+        let n = 0;
+        while (performance.now() < stopAt) {
+          const r = await ledger.reserve(account, 1);
+          if (!r) {
+            refused++;
+            continue;
+          }
+          if (PROVIDER_MS > 0) await Bun.sleep(PROVIDER_MS);
+          await ledger.settle(r, {
+            keyId: "key_bench",
+            fn: "word-count",
+            requestId: `req_${crypto.randomUUID()}`,
+            provider: "sim",
+            cached: false,
+          });
+          calls++;
+          n++;
+        }
+        return n;
+      }),
+    );
+    await Promise.all(workers);
+    const seconds = (performance.now() - started) / 1000;
+    for (const l of ledgers)
+      console.log(
+        `${scenario}: ${l.batchStats.transactions} batches, ${((l.batchStats.holds + l.batchStats.charges) / l.batchStats.transactions).toFixed(1)} operations and ${(l.batchStats.ms / l.batchStats.transactions).toFixed(2)} ms each`,
+      );
+    const statements = proxies.reduce((n, p) => n + p.statements(), 0) - statementsBefore;
+    await Promise.all(pools.map((p) => p.close()));
+    for (const p of proxies) p.stop();
+    const after = await xactCommits(db);
+    // each pool's start: one migration transaction
+    const transactions = after.commits + after.rollbacks - before.commits - before.rollbacks - nodes;
+    // exact: every call charged once, the balance moved by exactly that
+    const u = new SQL(url.toString(), { max: 1 });
+    const check = await (async () => {
+      try {
+        const [row] =
+          await u`SELECT count(*)::int AS n, coalesce(-sum(amount), 0)::float8 AS spent FROM ledger WHERE kind = 'charge'`;
+        const [holds] = await u`SELECT count(*)::int AS n FROM credit_holds`;
+        return { rows: row.n as number, spent: Number(row.spent), holds: holds.n as number };
+      } finally {
+        await u.close();
+      }
+    })();
+    if (check.rows !== calls || check.spent !== calls || check.holds !== 0)
+      throw new Error(
+        `${scenario}: ${calls} calls but ${check.rows} ledger rows, ${check.spent} spent, ${check.holds} holds left`,
+      );
+    return { scenario, nodes, inflight: INFLIGHT, calls, refused, seconds, transactions, statements };
+  } finally {
+    await admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`)).catch(() => {});
+  }
+}
+
+const rows: Outcome[] = [];
+if (ONLY.has("spread")) rows.push(await run("spread", 1));
+if (ONLY.has("hot")) rows.push(await run("hot", NODES));
+
+console.log(
+  `pg-capacity ${new Date().toISOString().slice(0, 10)}: ${DURATION_MS / 1000}s each, provider ${PROVIDER_MS} ms, pool ${POOL ?? "default"}`,
+);
+console.log("| scenario | nodes x in flight | calls/s | transactions per call | statements per call |");
+console.log("|---|--:|--:|--:|--:|");
+for (const r of rows)
+  console.log(
+    `| ${r.scenario} | ${r.nodes} x ${r.inflight} | ${Math.round(r.calls / r.seconds).toLocaleString("en")} | ${(r.transactions / r.calls).toFixed(3)} | ${(r.statements / r.calls).toFixed(2)} |`,
+  );
+process.exit(0);
