@@ -30,12 +30,17 @@
 -- deleted in this transaction, before any lock: rows of this node only, which no other
 -- transaction waits for; an Idempotency-Key charge records its request id first and debits
 -- only if that record is new), and a balance never goes below zero (a CHECK says so too).
+CREATE TYPE credit_batch_op AS (k text, i integer, a text, n bigint, h uuid, l bigint, key text, lim bigint,
+  since bigint, fn text, rid text, prov text, cached boolean, at bigint, day text, ti bigint, tout bigint, idem boolean);
+--> statement-breakpoint
 CREATE FUNCTION credit_batch(p_ops jsonb)
 RETURNS TABLE (op_index integer, remaining double precision, key_used double precision, claimed boolean)
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-  op record;
-  now_ms bigint := (extract(epoch from clock_timestamp()) * 1000)::bigint;
+  -- parsed once, in the order they are decided: account (bytes), its charges, then its holds
+  ops credit_batch_op[];
+  op credit_batch_op;
+  now_ms bigint;
   accs text[];
   lock_accs text[];
   row_accs text[];
@@ -46,7 +51,7 @@ DECLARE
   cur text := NULL;
   bal bigint;
   held bigint;
-  -- keys of the batch: key -> month-to-date charges plus live holds
+  -- keys with a monthly limit in the batch: key -> month-to-date charges plus live holds
   used_of jsonb;
   claimed_ids text[];
   spent bigint;
@@ -62,16 +67,19 @@ DECLARE
   new_keys text[] := '{}';
   new_exp bigint[] := '{}';
 BEGIN
-  -- first, before any lock: the holds given back, and those of the calls charged now (charged or
-  -- not, a charge ends its hold). Rows of this node's own holds: only a sweep (which skips them)
-  -- or a renewal (which skips them) of another transaction touches them.
-  DELETE FROM credit_holds WHERE id IN (
-    SELECT x.h FROM jsonb_to_recordset(p_ops) AS x(k text, h uuid) WHERE x.k IN ('r', 'c') AND x.h IS NOT NULL);
-  SELECT array_agg(DISTINCT x.a COLLATE "C" ORDER BY x.a COLLATE "C"),
-      array_agg(DISTINCT x.a COLLATE "C" ORDER BY x.a COLLATE "C") FILTER (WHERE x.k = 'h' OR x.h IS NULL),
+  SELECT array_agg(x ORDER BY x.a COLLATE "C", x.k, x.i),
+      array_agg(DISTINCT x.a COLLATE "C" ORDER BY x.a COLLATE "C") FILTER (WHERE x.k IN ('h', 'c')),
+      array_agg(DISTINCT x.a COLLATE "C" ORDER BY x.a COLLATE "C") FILTER (WHERE x.k = 'h' OR (x.k = 'c' AND x.h IS NULL)),
       array_agg(DISTINCT x.a COLLATE "C" ORDER BY x.a COLLATE "C") FILTER (WHERE x.k = 'c')
-    INTO accs, lock_accs, row_accs
-    FROM jsonb_to_recordset(p_ops) AS x(k text, a text, h uuid) WHERE x.k IN ('h', 'c');
+    INTO ops, accs, lock_accs, row_accs
+    FROM jsonb_populate_recordset(NULL::credit_batch_op, p_ops) AS x;
+  IF ops IS NULL THEN
+    RETURN;
+  END IF;
+  -- first, before any lock: the holds given back, and those of the calls charged now (charged or
+  -- not, a charge ends its hold). Rows of this node's own holds, which no other transaction waits
+  -- for (sweeps and renewals skip rows another transaction holds).
+  DELETE FROM credit_holds WHERE id IN (SELECT x.h FROM unnest(ops) AS x WHERE x.k IN ('r', 'c') AND x.h IS NOT NULL);
   IF accs IS NULL THEN
     RETURN;
   END IF;
@@ -89,30 +97,27 @@ BEGIN
     DELETE FROM credit_holds WHERE id IN (SELECT c.id FROM credit_holds c
       WHERE c.account_id = ANY(lock_accs) AND c.expires_at <= now_ms FOR UPDATE SKIP LOCKED);
   END IF;
-  WITH ins AS (
-    INSERT INTO idempotent_charges (request_id, account_id, state, created_at)
-      SELECT x.rid, x.a, 'charged', x.at FROM jsonb_to_recordset(p_ops) AS x(k text, a text, rid text, at bigint, idem boolean)
-      WHERE x.k = 'c' AND x.idem
-      ON CONFLICT (request_id) DO NOTHING RETURNING request_id)
-  SELECT coalesce(array_agg(ins.request_id), '{}') INTO claimed_ids FROM ins;
+  claimed_ids := '{}';
+  IF EXISTS (SELECT 1 FROM unnest(ops) AS x WHERE x.k = 'c' AND x.idem) THEN
+    WITH ins AS (
+      INSERT INTO idempotent_charges (request_id, account_id, state, created_at)
+        SELECT x.rid, x.a, 'charged', x.at FROM unnest(ops) AS x WHERE x.k = 'c' AND x.idem
+        ON CONFLICT (request_id) DO NOTHING RETURNING request_id)
+    SELECT coalesce(array_agg(ins.request_id), '{}') INTO claimed_ids FROM ins;
+  END IF;
   -- the one snapshot every decision below is made from
   SELECT array_agg(a.balance ORDER BY u.ord), array_agg(coalesce((SELECT sum(c.amount) FROM credit_holds c
-        WHERE c.account_id = u.id AND c.expires_at > now_ms), 0) ORDER BY u.ord),
-      (SELECT coalesce(jsonb_object_agg(q.key, q.used), '{}') FROM (
-        SELECT DISTINCT ON (x.key) x.key, coalesce((SELECT -sum(l.amount) FROM ledger l WHERE l.key_id = x.key
-            AND l.kind = 'charge' AND l.created_at >= x.since), 0)
-          + coalesce((SELECT sum(c.amount) FROM credit_holds c WHERE c.key_id = x.key AND c.expires_at > now_ms), 0) AS used
-        FROM jsonb_to_recordset(p_ops) AS x(k text, key text, lim bigint, since bigint, h uuid)
-        WHERE x.lim IS NOT NULL AND (x.k = 'h' OR x.h IS NULL)) q)
-    INTO bals, helds, used_of
+        WHERE c.account_id = u.id AND c.expires_at > now_ms), 0) ORDER BY u.ord)
+    INTO bals, helds
     FROM unnest(accs) WITH ORDINALITY AS u(id, ord) LEFT JOIN accounts a ON a.id = u.id;
+  SELECT coalesce(jsonb_object_agg(q.key, q.used), '{}') INTO used_of FROM (
+    SELECT DISTINCT ON (x.key) x.key, coalesce((SELECT -sum(l.amount) FROM ledger l WHERE l.key_id = x.key
+        AND l.kind = 'charge' AND l.created_at >= x.since), 0)
+      + coalesce((SELECT sum(c.amount) FROM credit_holds c WHERE c.key_id = x.key AND c.expires_at > now_ms), 0) AS used
+    FROM unnest(ops) AS x WHERE x.lim IS NOT NULL AND (x.k = 'h' OR (x.k = 'c' AND x.h IS NULL))) q;
 
-  FOR op IN
-    SELECT x.* FROM jsonb_to_recordset(p_ops) AS x(k text, i integer, a text, n bigint, h uuid, l bigint, key text,
-      lim bigint, idem boolean, rid text)
-    WHERE x.k IN ('h', 'c')
-    ORDER BY x.a COLLATE "C", x.k, x.i
-  LOOP
+  FOREACH op IN ARRAY ops LOOP
+    CONTINUE WHEN op.k = 'r';
     IF op.a IS DISTINCT FROM cur THEN
       IF cur IS NOT NULL THEN
         bals[pos] := bal;
@@ -125,7 +130,7 @@ BEGIN
     END IF;
     out_ix := out_ix || op.i;
     IF op.k = 'c' THEN
-      ok := NOT coalesce(op.idem, false) OR op.rid = ANY(claimed_ids);
+      ok := op.idem IS NOT TRUE OR op.rid = ANY(claimed_ids);
       out_claimed := out_claimed || ok;
       IF op.h IS NOT NULL THEN
         -- a held call: its hold (deleted above, so not in the snapshot) kept its credits
@@ -176,22 +181,17 @@ BEGIN
 
   IF cardinality(charged_ix) > 0 THEN
     UPDATE accounts a SET balance = a.balance - d.total FROM (
-      SELECT x.a, sum(x.n) AS total FROM jsonb_to_recordset(p_ops) AS x(k text, i integer, a text, n bigint)
-      WHERE x.k = 'c' AND x.i = ANY(charged_ix) GROUP BY x.a) d
+      SELECT x.a, sum(x.n) AS total FROM unnest(ops) AS x WHERE x.k = 'c' AND x.i = ANY(charged_ix) GROUP BY x.a) d
     WHERE a.id = d.a;
     INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at,
         input_tokens, output_tokens)
       SELECT x.a, x.key, -x.n, 'charge', x.fn, x.rid, x.prov, coalesce(x.cached, false), x.at, x.ti, x.tout
-      FROM jsonb_to_recordset(p_ops) AS x(k text, i integer, a text, n bigint, key text, fn text, rid text, prov text,
-        cached boolean, at bigint, ti bigint, tout bigint)
-      WHERE x.k = 'c' AND x.i = ANY(charged_ix) ORDER BY x.i;
+      FROM unnest(ops) AS x WHERE x.k = 'c' AND x.i = ANY(charged_ix) ORDER BY x.i;
     INSERT INTO usage_daily AS u (account_id, day, kind, function, provider, requests, credits, cached,
         input_tokens, output_tokens)
       SELECT x.a, x.day, 'charge', x.fn, coalesce(x.prov, ''), count(*), sum(x.n),
-        count(*) FILTER (WHERE coalesce(x.cached, false)), coalesce(sum(x.ti), 0), coalesce(sum(x.tout), 0)
-      FROM jsonb_to_recordset(p_ops) AS x(k text, i integer, a text, n bigint, fn text, prov text, cached boolean,
-        day text, ti bigint, tout bigint)
-      WHERE x.k = 'c' AND x.i = ANY(charged_ix)
+        count(*) FILTER (WHERE x.cached), coalesce(sum(x.ti), 0), coalesce(sum(x.tout), 0)
+      FROM unnest(ops) AS x WHERE x.k = 'c' AND x.i = ANY(charged_ix)
       GROUP BY x.a, x.day, x.fn, coalesce(x.prov, '')
       ON CONFLICT (account_id, day, kind, function, provider) DO UPDATE SET requests = u.requests + excluded.requests,
         credits = u.credits + excluded.credits, cached = u.cached + excluded.cached,
