@@ -158,6 +158,8 @@ interface Outcome {
   seconds: number;
   transactions: number;
   statements: number;
+  /** CPU this process (every node's JavaScript) used, in cores */
+  cpuShare: number;
 }
 
 async function run(scenario: "spread" | "hot", nodes: number): Promise<Outcome> {
@@ -189,6 +191,7 @@ async function run(scenario: "spread" | "hot", nodes: number): Promise<Outcome> 
     const statementsBefore = proxies.reduce((n, p) => n + p.statements(), 0);
     let calls = 0;
     let refused = 0;
+    const cpu0 = process.cpuUsage();
     const started = performance.now();
     const stopAt = started + DURATION_MS;
     let w = 0;
@@ -218,10 +221,16 @@ async function run(scenario: "spread" | "hot", nodes: number): Promise<Outcome> 
     );
     await Promise.all(workers);
     const seconds = (performance.now() - started) / 1000;
-    for (const l of ledgers)
-      console.log(
-        `${scenario}: ${l.batchStats.transactions} batches, ${((l.batchStats.holds + l.batchStats.charges) / l.batchStats.transactions).toFixed(1)} operations and ${(l.batchStats.ms / l.batchStats.transactions).toFixed(2)} ms each`,
-      );
+    const cpu = process.cpuUsage(cpu0);
+    const cpuShare = (cpu.user + cpu.system) / 1e6 / seconds;
+    for (const l of ledgers) {
+      // (absent from a tree before batching, which this script can be run against too)
+      const b = (l as { batchStats?: PostgresCreditLedger["batchStats"] }).batchStats;
+      if (b && b.transactions > 0)
+        console.log(
+          `${scenario}: ${b.transactions} batches of ${((b.holds + b.charges) / b.transactions).toFixed(1)} holds and charges, ${(b.ms / b.transactions).toFixed(2)} ms each`,
+        );
+    }
     const statements = proxies.reduce((n, p) => n + p.statements(), 0) - statementsBefore;
     await Promise.all(pools.map((p) => p.close()));
     for (const p of proxies) p.stop();
@@ -244,7 +253,7 @@ async function run(scenario: "spread" | "hot", nodes: number): Promise<Outcome> 
       throw new Error(
         `${scenario}: ${calls} calls but ${check.rows} ledger rows, ${check.spent} spent, ${check.holds} holds left`,
       );
-    return { scenario, nodes, inflight: INFLIGHT, calls, refused, seconds, transactions, statements };
+    return { scenario, nodes, inflight: INFLIGHT, calls, refused, seconds, transactions, statements, cpuShare };
   } finally {
     await admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`)).catch(() => {});
   }
@@ -257,10 +266,10 @@ if (ONLY.has("hot")) rows.push(await run("hot", NODES));
 console.log(
   `pg-capacity ${new Date().toISOString().slice(0, 10)}: ${DURATION_MS / 1000}s each, provider ${PROVIDER_MS} ms, pool ${POOL ?? "default"}`,
 );
-console.log("| scenario | nodes x in flight | calls/s | transactions per call | statements per call |");
-console.log("|---|--:|--:|--:|--:|");
+console.log("| scenario | nodes x in flight | calls/s | transactions per call | statements per call | bench CPU (cores) |");
+console.log("|---|--:|--:|--:|--:|--:|");
 for (const r of rows)
   console.log(
-    `| ${r.scenario} | ${r.nodes} x ${r.inflight} | ${Math.round(r.calls / r.seconds).toLocaleString("en")} | ${(r.transactions / r.calls).toFixed(3)} | ${(r.statements / r.calls).toFixed(2)} |`,
+    `| ${r.scenario} | ${r.nodes} x ${r.inflight} | ${Math.round(r.calls / r.seconds).toLocaleString("en")} | ${(r.transactions / r.calls).toFixed(3)} | ${(r.statements / r.calls).toFixed(2)} | ${r.cpuShare.toFixed(2)} |`,
   );
 process.exit(0);

@@ -53,7 +53,10 @@ DECLARE
   held bigint;
   -- keys with a monthly limit in the batch: key -> month-to-date charges plus live holds
   used_of jsonb;
-  claimed_ids text[];
+  claimed_ids text[] := '{}';
+  any_gone boolean;
+  any_idem boolean;
+  any_lim boolean;
   spent bigint;
   ok boolean;
   out_ix integer[] := '{}';
@@ -70,8 +73,11 @@ BEGIN
   SELECT array_agg(x ORDER BY x.a COLLATE "C", x.k, x.i),
       array_agg(DISTINCT x.a COLLATE "C" ORDER BY x.a COLLATE "C") FILTER (WHERE x.k IN ('h', 'c')),
       array_agg(DISTINCT x.a COLLATE "C" ORDER BY x.a COLLATE "C") FILTER (WHERE x.k = 'h' OR (x.k = 'c' AND x.h IS NULL)),
-      array_agg(DISTINCT x.a COLLATE "C" ORDER BY x.a COLLATE "C") FILTER (WHERE x.k = 'c')
-    INTO ops, accs, lock_accs, row_accs
+      array_agg(DISTINCT x.a COLLATE "C" ORDER BY x.a COLLATE "C") FILTER (WHERE x.k = 'c'),
+      coalesce(bool_or(x.k IN ('r', 'c') AND x.h IS NOT NULL), false),
+      coalesce(bool_or(x.k = 'c' AND x.idem), false),
+      coalesce(bool_or(x.lim IS NOT NULL AND (x.k = 'h' OR (x.k = 'c' AND x.h IS NULL))), false)
+    INTO ops, accs, lock_accs, row_accs, any_gone, any_idem, any_lim
     FROM jsonb_populate_recordset(NULL::credit_batch_op, p_ops) AS x;
   IF ops IS NULL THEN
     RETURN;
@@ -79,9 +85,20 @@ BEGIN
   -- first, before any lock: the holds given back, and those of the calls charged now (charged or
   -- not, a charge ends its hold). Rows of this node's own holds, which no other transaction waits
   -- for (sweeps and renewals skip rows another transaction holds).
-  DELETE FROM credit_holds WHERE id IN (SELECT x.h FROM unnest(ops) AS x WHERE x.k IN ('r', 'c') AND x.h IS NOT NULL);
+  IF any_gone THEN
+    DELETE FROM credit_holds WHERE id IN (SELECT x.h FROM unnest(ops) AS x WHERE x.k IN ('r', 'c') AND x.h IS NOT NULL);
+  END IF;
   IF accs IS NULL THEN
     RETURN;
+  END IF;
+  -- Idempotency-Key charges record their request ids (no account lock needed): one a retry's
+  -- takeover voided first is not applied; if that void is still in flight, this waits for it
+  IF any_idem THEN
+    WITH ins AS (
+      INSERT INTO idempotent_charges (request_id, account_id, state, created_at)
+        SELECT x.rid, x.a, 'charged', x.at FROM unnest(ops) AS x WHERE x.k = 'c' AND x.idem
+        ON CONFLICT (request_id) DO NOTHING RETURNING request_id)
+    SELECT coalesce(array_agg(ins.request_id), '{}') INTO claimed_ids FROM ins;
   END IF;
   IF lock_accs IS NOT NULL THEN
     FOREACH acc IN ARRAY lock_accs LOOP
@@ -97,24 +114,19 @@ BEGIN
     DELETE FROM credit_holds WHERE id IN (SELECT c.id FROM credit_holds c
       WHERE c.account_id = ANY(lock_accs) AND c.expires_at <= now_ms FOR UPDATE SKIP LOCKED);
   END IF;
-  claimed_ids := '{}';
-  IF EXISTS (SELECT 1 FROM unnest(ops) AS x WHERE x.k = 'c' AND x.idem) THEN
-    WITH ins AS (
-      INSERT INTO idempotent_charges (request_id, account_id, state, created_at)
-        SELECT x.rid, x.a, 'charged', x.at FROM unnest(ops) AS x WHERE x.k = 'c' AND x.idem
-        ON CONFLICT (request_id) DO NOTHING RETURNING request_id)
-    SELECT coalesce(array_agg(ins.request_id), '{}') INTO claimed_ids FROM ins;
-  END IF;
   -- the one snapshot every decision below is made from
   SELECT array_agg(a.balance ORDER BY u.ord), array_agg(coalesce((SELECT sum(c.amount) FROM credit_holds c
         WHERE c.account_id = u.id AND c.expires_at > now_ms), 0) ORDER BY u.ord)
     INTO bals, helds
     FROM unnest(accs) WITH ORDINALITY AS u(id, ord) LEFT JOIN accounts a ON a.id = u.id;
-  SELECT coalesce(jsonb_object_agg(q.key, q.used), '{}') INTO used_of FROM (
-    SELECT DISTINCT ON (x.key) x.key, coalesce((SELECT -sum(l.amount) FROM ledger l WHERE l.key_id = x.key
-        AND l.kind = 'charge' AND l.created_at >= x.since), 0)
-      + coalesce((SELECT sum(c.amount) FROM credit_holds c WHERE c.key_id = x.key AND c.expires_at > now_ms), 0) AS used
-    FROM unnest(ops) AS x WHERE x.lim IS NOT NULL AND (x.k = 'h' OR (x.k = 'c' AND x.h IS NULL))) q;
+  used_of := '{}';
+  IF any_lim THEN
+    SELECT coalesce(jsonb_object_agg(q.key, q.used), '{}') INTO used_of FROM (
+      SELECT DISTINCT ON (x.key) x.key, coalesce((SELECT -sum(l.amount) FROM ledger l WHERE l.key_id = x.key
+          AND l.kind = 'charge' AND l.created_at >= x.since), 0)
+        + coalesce((SELECT sum(c.amount) FROM credit_holds c WHERE c.key_id = x.key AND c.expires_at > now_ms), 0) AS used
+      FROM unnest(ops) AS x WHERE x.lim IS NOT NULL AND (x.k = 'h' OR (x.k = 'c' AND x.h IS NULL))) q;
+  END IF;
 
   FOREACH op IN ARRAY ops LOOP
     CONTINUE WHEN op.k = 'r';
