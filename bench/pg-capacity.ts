@@ -17,7 +17,12 @@
  *
  * Scenarios:
  *  - spread: one node, `--inflight` calls in flight, each worker on an account of its own;
- *  - hot: `--nodes` nodes, `--inflight` calls in flight on each, all on one account.
+ *  - hot: `--nodes` nodes, `--inflight` calls in flight on each, all on one account;
+ *  - primary: `--nodes` nodes, `--inflight` calls in flight on each, every worker on an account
+ *    of its own: what one PostgreSQL primary carries.
+ *
+ * PostgreSQL's CPU per call: the CPU time of the database's backends (/proc, so only with the
+ * server on this machine) over the calls, read before the pools close.
  *
  * Never a timed test: machines are shared. Run it alone, and a few times.
  */
@@ -34,7 +39,7 @@ const { values: args } = parseArgs({
     nodes: { type: "string", default: "2" },
     "provider-ms": { type: "string", default: "1" },
     pool: { type: "string" },
-    only: { type: "string", default: "spread,hot" },
+    only: { type: "string", default: "spread,hot,primary" },
   },
 });
 const DURATION_MS = Number(args.duration) * 1000;
@@ -160,9 +165,26 @@ interface Outcome {
   statements: number;
   /** CPU this process (every node's JavaScript) used, in cores */
   cpuShare: number;
+  /** CPU PostgreSQL's backends used (ms), null where not measurable */
+  pgCpuMs: number | null;
 }
 
-async function run(scenario: "spread" | "hot", nodes: number): Promise<Outcome> {
+/** CPU ms the backends serving `db` have used, or null where /proc does not show them (a remote server). */
+async function backendCpuMs(db: string): Promise<number | null> {
+  const pids = await admin((sql) => sql`SELECT pid FROM pg_stat_activity WHERE datname = ${db}`);
+  let ms = 0;
+  for (const { pid } of pids as { pid: number }[]) {
+    try {
+      const f = (await Bun.file(`/proc/${pid}/stat`).text()).split(") ")[1].split(" ");
+      ms += (Number(f[11]) + Number(f[12])) * 10;
+    } catch {
+      return null;
+    }
+  }
+  return ms;
+}
+
+async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promise<Outcome> {
   const db = `textai_pgcap_${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
   await admin((sql) => sql.unsafe(`CREATE DATABASE ${db}`));
   const url = new URL(pgAdmin);
@@ -174,7 +196,7 @@ async function run(scenario: "spread" | "hot", nodes: number): Promise<Outcome> 
     const setupLedger = new PostgresCreditLedger(setup);
     const keys = new PostgresKeyStore(setup, setupLedger, { welcomeCredits: 0 });
     const accounts: string[] = [];
-    const count = scenario === "hot" ? 1 : INFLIGHT;
+    const count = scenario === "hot" ? 1 : scenario === "primary" ? INFLIGHT * nodes : INFLIGHT;
     for (let i = 0; i < count; i++) accounts.push((await keys.createAccount({ credits: 1_000_000_000 })).id);
     await setup.close();
     const before = await xactCommits(db);
@@ -221,6 +243,7 @@ async function run(scenario: "spread" | "hot", nodes: number): Promise<Outcome> 
     );
     await Promise.all(workers);
     const seconds = (performance.now() - started) / 1000;
+    const pgCpuMs = await backendCpuMs(db);
     const cpu = process.cpuUsage(cpu0);
     const cpuShare = (cpu.user + cpu.system) / 1e6 / seconds;
     for (const l of ledgers) {
@@ -253,7 +276,7 @@ async function run(scenario: "spread" | "hot", nodes: number): Promise<Outcome> 
       throw new Error(
         `${scenario}: ${calls} calls but ${check.rows} ledger rows, ${check.spent} spent, ${check.holds} holds left`,
       );
-    return { scenario, nodes, inflight: INFLIGHT, calls, refused, seconds, transactions, statements, cpuShare };
+    return { scenario, nodes, inflight: INFLIGHT, calls, refused, seconds, transactions, statements, cpuShare, pgCpuMs };
   } finally {
     await admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`)).catch(() => {});
   }
@@ -262,14 +285,17 @@ async function run(scenario: "spread" | "hot", nodes: number): Promise<Outcome> 
 const rows: Outcome[] = [];
 if (ONLY.has("spread")) rows.push(await run("spread", 1));
 if (ONLY.has("hot")) rows.push(await run("hot", NODES));
+if (ONLY.has("primary")) rows.push(await run("primary", NODES));
 
 console.log(
   `pg-capacity ${new Date().toISOString().slice(0, 10)}: ${DURATION_MS / 1000}s each, provider ${PROVIDER_MS} ms, pool ${POOL ?? "default"}`,
 );
-console.log("| scenario | nodes x in flight | calls/s | transactions per call | statements per call | bench CPU (cores) |");
-console.log("|---|--:|--:|--:|--:|--:|");
+console.log(
+  "| scenario | nodes x in flight | calls/s | transactions per call | statements per call | PostgreSQL CPU µs per call | bench CPU (cores) |",
+);
+console.log("|---|--:|--:|--:|--:|--:|--:|");
 for (const r of rows)
   console.log(
-    `| ${r.scenario} | ${r.nodes} x ${r.inflight} | ${Math.round(r.calls / r.seconds).toLocaleString("en")} | ${(r.transactions / r.calls).toFixed(3)} | ${(r.statements / r.calls).toFixed(2)} | ${r.cpuShare.toFixed(2)} |`,
+    `| ${r.scenario} | ${r.nodes} x ${r.inflight} | ${Math.round(r.calls / r.seconds).toLocaleString("en")} | ${(r.transactions / r.calls).toFixed(3)} | ${(r.statements / r.calls).toFixed(2)} | ${r.pgCpuMs === null ? "n/a" : Math.round((r.pgCpuMs * 1000) / r.calls)} | ${r.cpuShare.toFixed(2)} |`,
   );
 process.exit(0);

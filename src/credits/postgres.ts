@@ -30,6 +30,8 @@ const MAX_LEASE_MS = 10_000;
  */
 const LOCK_HOLDS = `SELECT pg_advisory_xact_lock(${HOLD_LOCK}, hashtext($1))`;
 const LOCK_ACCOUNT = "SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE";
+/** SQLSTATE deadlock_detected */
+const DEADLOCK = "40P01";
 /** one batch of holds, charges and releases: one call of credit_batch() (migration 0012), one transaction */
 const BATCH = "SELECT op_index, remaining, key_used, claimed FROM credit_batch(($1::text)::jsonb)";
 
@@ -226,7 +228,17 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     try {
       await schemaReady(this.pg);
       const t0 = performance.now();
-      rows = await this.pg.sql.unsafe(BATCH, [JSON.stringify(ops)]);
+      const text = JSON.stringify(ops);
+      // a deadlock can only be with a node of a version that locks in another order (an upgrade
+      // in progress): PostgreSQL cancelled this batch whole, so it is sent again
+      for (let attempt = 1; ; attempt++) {
+        try {
+          rows = await this.pg.sql.unsafe(BATCH, [text]);
+          break;
+        } catch (err) {
+          if (attempt >= 3 || String((err as { errno?: string }).errno) !== DEADLOCK) throw err;
+        }
+      }
       this.batchStats.ms += performance.now() - t0;
     } catch (err) {
       const e = err instanceof GatewayError ? err : isPgUnavailable(err) ? databaseUnavailable() : err;
