@@ -4,6 +4,7 @@
  * and the calls per second one hot account sustains across several nodes.
  *
  *   bun bench/pg-capacity.ts [--duration 4] [--inflight 32] [--nodes 2] [--provider-ms 1] [--pool N]
+ *                            [--only spread,hot,primary] [--kind charged|hit|failed|refused]
  *
  * Each node is a PostgresCreditLedger on a pool of its own (in this process), in front of which
  * sits a counting TCP proxy: it counts the server's ReadyForQuery messages, one per statement
@@ -13,7 +14,9 @@
  * statistics when it exits), each pool's start (a few) included.
  *
  * A call is what the gateway does for a no-cache charged answer: reserve (the hold), the provider
- * (`--provider-ms`, a timer), settle (the charge).
+ * (`--provider-ms`, a timer), settle (the charge). `--kind` picks another request type: `hit` (a
+ * cached answer, charged without a hold), `failed` (held, then the provider fails: released),
+ * `refused` (an account with nothing left: the hold is refused).
  *
  * Scenarios:
  *  - spread: one node, `--inflight` calls in flight, each worker on an account of its own;
@@ -40,6 +43,7 @@ const { values: args } = parseArgs({
     "provider-ms": { type: "string", default: "1" },
     pool: { type: "string" },
     only: { type: "string", default: "spread,hot,primary" },
+    kind: { type: "string", default: "charged" },
   },
 });
 const DURATION_MS = Number(args.duration) * 1000;
@@ -48,6 +52,10 @@ const NODES = Number(args.nodes);
 const PROVIDER_MS = Number(args["provider-ms"]);
 const POOL = args.pool ? Number(args.pool) : undefined;
 const ONLY = new Set((args.only ?? "").split(","));
+const KINDS = ["charged", "hit", "failed", "refused"] as const;
+type Kind = (typeof KINDS)[number];
+const KIND = args.kind as Kind;
+if (!KINDS.includes(KIND)) throw new Error(`--kind: one of ${KINDS.join(", ")}`);
 
 const pgAdmin = process.env.TEXTAI_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/test";
 const adminUrl = new URL(pgAdmin);
@@ -197,7 +205,8 @@ async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promi
     const keys = new PostgresKeyStore(setup, setupLedger, { welcomeCredits: 0 });
     const accounts: string[] = [];
     const count = scenario === "hot" ? 1 : scenario === "primary" ? INFLIGHT * nodes : INFLIGHT;
-    for (let i = 0; i < count; i++) accounts.push((await keys.createAccount({ credits: 1_000_000_000 })).id);
+    const credits = KIND === "refused" ? 0 : 1_000_000_000;
+    for (let i = 0; i < count; i++) accounts.push((await keys.createAccount({ credits })).id);
     await setup.close();
     const before = await xactCommits(db);
 
@@ -221,20 +230,32 @@ async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promi
       Array.from({ length: INFLIGHT }, async () => {
         const account = accounts[w++ % accounts.length];
         let n = 0;
+        const details = (cached: boolean) => ({
+          keyId: "key_bench",
+          fn: "word-count",
+          requestId: `req_${crypto.randomUUID()}`,
+          provider: "sim",
+          cached,
+        });
         while (performance.now() < stopAt) {
+          if (KIND === "hit") {
+            // an answer in hand: charged without a hold
+            if (!(await ledger.charge(account, 1, details(true)))) throw new Error("a cache hit refused");
+            calls++;
+            n++;
+            continue;
+          }
           const r = await ledger.reserve(account, 1);
           if (!r) {
             refused++;
+            if (KIND !== "refused") continue;
+            calls++;
+            n++;
             continue;
           }
           if (PROVIDER_MS > 0) await Bun.sleep(PROVIDER_MS);
-          await ledger.settle(r, {
-            keyId: "key_bench",
-            fn: "word-count",
-            requestId: `req_${crypto.randomUUID()}`,
-            provider: "sim",
-            cached: false,
-          });
+          if (KIND === "failed") ledger.release(r);
+          else await ledger.settle(r, details(false));
           calls++;
           n++;
         }
@@ -242,6 +263,8 @@ async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promi
       }),
     );
     await Promise.all(workers);
+    // releases ride the next batch
+    await Promise.all(ledgers.map((l) => l.flush()));
     const seconds = (performance.now() - started) / 1000;
     const pgCpuMs = await backendCpuMs(db);
     const cpu = process.cpuUsage(cpu0);
@@ -272,7 +295,8 @@ async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promi
         await u.close();
       }
     })();
-    if (check.rows !== calls || check.spent !== calls || check.holds !== 0)
+    const charged = KIND === "charged" || KIND === "hit" ? calls : 0;
+    if (check.rows !== charged || check.spent !== charged || check.holds !== 0)
       throw new Error(
         `${scenario}: ${calls} calls but ${check.rows} ledger rows, ${check.spent} spent, ${check.holds} holds left`,
       );
@@ -288,7 +312,7 @@ if (ONLY.has("hot")) rows.push(await run("hot", NODES));
 if (ONLY.has("primary")) rows.push(await run("primary", NODES));
 
 console.log(
-  `pg-capacity ${new Date().toISOString().slice(0, 10)}: ${DURATION_MS / 1000}s each, provider ${PROVIDER_MS} ms, pool ${POOL ?? "default"}`,
+  `pg-capacity ${new Date().toISOString().slice(0, 10)}: ${KIND} calls, ${DURATION_MS / 1000}s each, provider ${PROVIDER_MS} ms, pool ${POOL ?? "default"}`,
 );
 console.log(
   "| scenario | nodes x in flight | calls/s | transactions per call | statements per call | PostgreSQL CPU µs per call | bench CPU (cores) |",
