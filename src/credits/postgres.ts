@@ -33,7 +33,14 @@ const LOCK_ACCOUNT = "SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE";
 /** SQLSTATE deadlock_detected */
 const DEADLOCK = "40P01";
 /** one batch of holds, charges and releases: one call of credit_batch() (migration 0012), one transaction */
-const BATCH = "SELECT op_index, remaining, key_used, claimed FROM credit_batch(($1::text)::jsonb)";
+const BATCH = "SELECT op_index, remaining, key_used, claimed FROM credit_batch";
+/** what credit_batch() answers for each hold and charge */
+interface BatchRow {
+  op_index: number;
+  remaining: number | null;
+  key_used: number | null;
+  claimed: boolean;
+}
 
 /** A hold waiting for the next batch. */
 interface PendingHold {
@@ -224,7 +231,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       else if (d.keyLimit !== undefined) Object.assign(op, { lim: d.keyLimit, since: monthStart(at) });
       ops.push(op);
     }
-    let rows: { op_index: number; remaining: number | null; key_used: number | null; claimed: boolean }[];
+    let rows: BatchRow[] = [];
     try {
       await schemaReady(this.pg);
       const t0 = performance.now();
@@ -233,7 +240,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       // in progress): PostgreSQL cancelled this batch whole, so it is sent again
       for (let attempt = 1; ; attempt++) {
         try {
-          rows = await this.pg.sql.unsafe(BATCH, [text]);
+          rows = await this.runBatch(text);
           break;
         } catch (err) {
           if (attempt >= 3 || String((err as { errno?: string }).errno) !== DEADLOCK) throw err;
@@ -263,6 +270,32 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     const claims = live.filter((c) => c.details.idempotent).length;
     if (claims > 0 && Math.floor((this.claims + claims) / 256) > Math.floor(this.claims / 256)) this.sweepClaims();
     this.claims += claims;
+  }
+
+  /**
+   * One batch in its own transaction, in two round trips: `BEGIN` and the call in one message,
+   * then `COMMIT`, sent only once the call has returned. A node killed before that (its batch
+   * waiting for a lock, say) leaves nothing committed: PostgreSQL rolls back a transaction whose
+   * client has gone, also behind a pooler. (One statement in autocommit would commit whenever it
+   * ran, client or not.) The operations travel as a string literal, escaped for an E'' string
+   * whatever standard_conforming_strings says.
+   */
+  private async runBatch(text: string): Promise<BatchRow[]> {
+    const literal = `E'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
+    const conn = await this.pg.sql.reserve();
+    let open = false;
+    try {
+      open = true;
+      const [, rows] = await conn.unsafe(`BEGIN; ${BATCH}(${literal}::jsonb)`);
+      await conn.unsafe("COMMIT");
+      open = false;
+      return rows as BatchRow[];
+    } catch (err) {
+      if (open) await conn.unsafe("ROLLBACK").catch(() => {});
+      throw err;
+    } finally {
+      conn.release();
+    }
   }
 
   /** Drops charge records of Idempotency-Key calls older than their keys can be (not awaited). */

@@ -196,7 +196,8 @@ describe.skipIf(!shared)("three nodes with a pool of 2 connections each", () => 
       n: 3,
       databaseUrl: db.url,
       redisUrl: redis.url,
-      configText: clusterConfig(`${sim.url}/v1`),
+      // the provider's failures here are on purpose: they must not open its circuit breaker
+      configText: `${clusterConfig(`${sim.url}/v1`)}\n[breaker]\nfailure_threshold = 1000\n`,
       env: { TEXTAI_DATABASE_POOL: "2" },
     });
     pg = new SQL(db.url, { max: 1 });
@@ -258,4 +259,49 @@ describe.skipIf(!shared)("three nodes with a pool of 2 connections each", () => 
     expect(holds.n).toBe(0);
     expect(peak).toBeLessThanOrEqual(3 * 2);
   }, 60_000);
+
+  test("kill -9 of a node whose charge waits for a lock: nothing is charged for the answer it never sent", async () => {
+    const { key, accountId } = await newKey(cluster.nodes[0], 10);
+    const victim = await cluster.spawn();
+    sim.reset();
+    sim.program([{ delayMs: 1000 }]);
+    const call = chat(victim, key, "never delivered", { "cache-control": "no-cache" }).then(
+      (r) => r.status,
+      () => "no answer",
+    );
+    // the call holds its credit, and is at the provider
+    for (let i = 0; i < 200; i++) {
+      const [h] = await pg`SELECT count(*)::int AS n FROM credit_holds WHERE account_id = ${accountId}`;
+      if (h.n === 1) break;
+      await Bun.sleep(10);
+    }
+    // the account's row is taken by another transaction: the node's charge batch waits for it
+    const other = new SQL(db.url, { max: 1 });
+    const conn = await other.reserve();
+    try {
+      await conn`BEGIN`;
+      await conn`SELECT 1 FROM accounts WHERE id = ${accountId} FOR UPDATE`;
+      let waiting = 0;
+      for (let i = 0; i < 300 && waiting === 0; i++) {
+        await Bun.sleep(10);
+        [{ n: waiting }] = await pg`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = ${db.name} AND wait_event_type = 'Lock' AND query LIKE '%credit_batch%'`;
+      }
+      expect(waiting).toBe(1);
+      victim.proc.kill(9);
+      await victim.proc.exited;
+      await Bun.sleep(200);
+      await conn`ROLLBACK`;
+    } finally {
+      conn.release();
+      await other.close();
+    }
+    expect(await call).toBe("no answer");
+    // the batch got its lock after its node had gone: it was never committed
+    await Bun.sleep(300);
+    const [rows] = await pg`SELECT count(*)::int AS n FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;
+    expect(rows.n).toBe(0);
+    const [acc] = await pg`SELECT balance::int AS balance FROM accounts WHERE id = ${accountId}`;
+    expect(acc.balance).toBe(10);
+  }, 30_000);
 });
