@@ -71,11 +71,11 @@ const RENEW = `UPDATE credit_holds SET expires_at = ${NOW_MS} + $2::bigint WHERE
  * one lease, and a release that could not reach the database costs no more than that.
  *
  * Batched per node: the holds, charges and releases asked for while a batch is in flight wait, and
- * go together as the next batch: ONE call of `credit_batch()` (migration 0012), so one round trip
- * and one transaction, which takes its locks account by account in one fixed order (so two nodes'
- * batches never wait on each other in a cycle) and answers each hold and charge in order. Each
- * caller's promise settles once that transaction has committed. If the database is unreachable
- * the batch fails with 503 service_unavailable: nothing was held or charged.
+ * go together as the next batch: ONE call of `credit_batch()` (migration 0012) in one transaction
+ * (two round trips, see runBatch), which takes its locks in one fixed order (so two nodes' batches
+ * never wait on each other in a cycle) and answers each hold and charge in order. Each caller's
+ * promise settles once that transaction has committed. If the database is unreachable the batch
+ * fails with 503 service_unavailable: nothing was held or charged.
  */
 export class PostgresCreditLedger extends GroupCommitLedger implements CreditLedger {
   private flushing: Promise<void> = Promise.resolve();
