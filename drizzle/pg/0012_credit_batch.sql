@@ -1,6 +1,7 @@
--- One node's batch of credit operations in ONE call, so in one transaction and one round trip:
--- the holds of calls about to run, the charges of calls answered, and the deletes of holds given
--- back. p_ops is a JSON array of operations, each an object:
+-- One node's batch of credit operations in ONE call, in one transaction: the holds of calls about
+-- to run, the charges of calls answered, and the deletes of holds given back. (The node sends
+-- BEGIN with the call, and COMMIT only once it has returned, so a node that dies meanwhile
+-- commits nothing.) p_ops is a JSON array of operations, each an object:
 --   release: {"k":"r","h":hold id}
 --   hold:    {"k":"h","i":index,"a":account,"n":amount,"h":hold id,"l":lease ms
 --             [,"key":key id,"lim":monthly limit,"since":first ms of the month]}
