@@ -72,7 +72,7 @@ const RENEW = `UPDATE credit_holds SET expires_at = ${NOW_MS} + $2::bigint WHERE
  *
  * Batched per node: the holds, charges and releases asked for while a batch is in flight wait, and
  * go together as the next batch: ONE call of `credit_batch()` (migration 0012) in one transaction
- * (two round trips, see runBatch), which takes its locks in one fixed order (so two nodes' batches
+ * (one round trip, two with charges: see runBatch), which takes its locks in one fixed order (so two nodes' batches
  * never wait on each other in a cycle) and answers each hold and charge in order. Each caller's
  * promise settles once that transaction has committed. If the database is unreachable the batch
  * fails with 503 service_unavailable: nothing was held or charged.
@@ -121,7 +121,8 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     return { accountId, amount, remaining: out.remaining, done: false, holdId, keyId: budget?.keyId };
   }
 
-  protected override keyInFlight(keyId: string): Promise<number> {
+  protected override async keyInFlight(keyId: string): Promise<number> {
+    await this.flush();
     return pgCall(this.pg, async () => {
       const [row] = await this.pg.sql.unsafe(
         `SELECT coalesce(sum(amount), 0)::float8 AS held FROM credit_holds WHERE key_id = $1 AND expires_at > ${NOW_MS}`,
@@ -131,8 +132,13 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     });
   }
 
-  /** The key's charges this month (UTC); its holds are not counted here. */
-  keySpent(keyId: string, now = Date.now()): Promise<number> {
+  /**
+   * The key's charges this month (UTC); its holds are not counted here. What this node asked for
+   * before (charges, releases, still queued for the next batch) is applied first, so a node reads
+   * its own writes, as it did when each went to the database at once.
+   */
+  async keySpent(keyId: string, now = Date.now()): Promise<number> {
+    await this.flush();
     return pgCall(this.pg, async () => {
       const [row] = await this.pg.sql`SELECT coalesce(-sum(amount), 0)::float8 AS used FROM ledger
         WHERE key_id = ${keyId} AND kind = 'charge' AND created_at >= ${monthStart(now)}`;
@@ -240,7 +246,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       // in progress): PostgreSQL cancelled this batch whole, so it is sent again
       for (let attempt = 1; ; attempt++) {
         try {
-          rows = await this.runBatch(text);
+          rows = await this.runBatch(text, live.length > 0);
           break;
         } catch (err) {
           if (attempt >= 3 || String((err as { errno?: string }).errno) !== DEADLOCK) throw err;
@@ -273,14 +279,17 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   }
 
   /**
-   * One batch in its own transaction, in two round trips: `BEGIN` and the call in one message,
-   * then `COMMIT`, sent only once the call has returned. A node killed before that (its batch
-   * waiting for a lock, say) leaves nothing committed: PostgreSQL rolls back a transaction whose
-   * client has gone, also behind a pooler. (One statement in autocommit would commit whenever it
-   * ran, client or not.) The operations travel as a string literal, escaped for an E'' string
-   * whatever standard_conforming_strings says.
+   * One batch in its own transaction. With charges, in two round trips: `BEGIN` and the call in one
+   * message, then `COMMIT`, sent only once the call has returned. A node killed before that (its
+   * batch waiting for a lock, say) leaves nothing committed: PostgreSQL rolls back a transaction
+   * whose client has gone, also behind a pooler. (One statement in autocommit would commit whenever
+   * it ran, client or not, and charge answers never delivered.) Holds and releases alone go as one
+   * statement in autocommit, one round trip: holds committed for a node that has died only count
+   * until their lease runs out, as when it dies just after. The operations travel as a string
+   * literal, escaped for an E'' string whatever standard_conforming_strings says.
    */
-  private async runBatch(text: string): Promise<BatchRow[]> {
+  private async runBatch(text: string, charges: boolean): Promise<BatchRow[]> {
+    if (!charges) return (await this.pg.sql.unsafe(`${BATCH}(($1::text)::jsonb)`, [text])) as BatchRow[];
     const literal = `E'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
     const conn = await this.pg.sql.reserve();
     let open = false;
