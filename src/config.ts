@@ -138,11 +138,16 @@ export function parseGuardrails(
   };
 }
 
+/** PostgreSQL connections per node unless configured: a node's credits need one at a time (docs/capacity.md) */
+export const DEFAULT_DATABASE_POOL = 4;
+
 const FileConfigSchema = T.Object(
   {
     welcome_credits: T.Optional(NonNegInt),
     /** "host:port" of a second listener serving only /metrics, without the admin token */
     metrics_listen: T.Optional(T.String({ minLength: 1 })),
+    /** connections this node opens to PostgreSQL (TEXTAI_DATABASE_URL) at most */
+    database_pool: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
     providers: T.Optional(T.Array(ProviderConfigSchema)),
     routes: T.Optional(T.Record(T.String(), T.Array(T.String()))),
     costs: T.Optional(T.Record(T.String(), NonNegInt)),
@@ -253,6 +258,11 @@ export interface Config {
   redisCluster: boolean;
   /** how long a write waits for a lock held by another process before answering 503 */
   dbBusyTimeoutMs: number;
+  /**
+   * TEXTAI_DATABASE_POOL or `database_pool`: connections this node opens to PostgreSQL at most
+   * (credits go in one batch at a time, so few are needed; docs/capacity.md)
+   */
+  databasePool: number;
   adminToken: string | null;
   /**
    * TEXTAI_METRICS_LISTEN or `metrics_listen`: a second listener serving only GET /metrics to
@@ -391,6 +401,7 @@ const EnvSchema = T.Object({
   TEXTAI_DATABASE_URL: EnvText,
   TEXTAI_REDIS_URL: EnvText,
   TEXTAI_REDIS_CLUSTER: T.Optional(T.Union([T.Literal("true"), T.Literal("false")])),
+  TEXTAI_DATABASE_POOL: EnvInt(1, 1000),
   TEXTAI_DB_BUSY_TIMEOUT_MS: EnvInt(0),
   TEXTAI_ADMIN_TOKEN: EnvText,
   TEXTAI_METRICS_LISTEN: EnvText,
@@ -587,6 +598,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     redisUrl: redisUrl(env),
     redisCluster: env.TEXTAI_REDIS_CLUSTER === "true",
     dbBusyTimeoutMs: env.TEXTAI_DB_BUSY_TIMEOUT_MS ?? 5000,
+    databasePool: env.TEXTAI_DATABASE_POOL ?? file.database_pool ?? DEFAULT_DATABASE_POOL,
     adminToken: env.TEXTAI_ADMIN_TOKEN || null,
     metricsListen: env.TEXTAI_METRICS_LISTEN
       ? listenAddress(env.TEXTAI_METRICS_LISTEN, "TEXTAI_METRICS_LISTEN")

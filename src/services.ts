@@ -87,6 +87,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
   const postgres =
     pg && config.databaseUrl
       ? pg.openPostgres(config.databaseUrl, {
+          max: config.databasePool,
           onError: (err) => opts.logger?.log("warn", "database unreachable: migrations wait", { error_message: err.message }),
         })
       : null;

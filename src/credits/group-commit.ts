@@ -176,12 +176,17 @@ export abstract class GroupCommitLedger {
     if (this.refusing) return Promise.reject(shuttingDown());
     return new Promise((done, fail) => {
       this.queue.push({ accountId, amount, details, spareHolds, holdId, done, fail });
-      if (this.scheduled) return;
-      this.scheduled = true;
-      setImmediate(() => {
-        this.scheduled = false;
-        void this.flush();
-      });
+      this.schedule();
+    });
+  }
+
+  /** Flushes at the next turn of the event loop, once for everything queued during this one. */
+  protected schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
     });
   }
 }

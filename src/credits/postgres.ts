@@ -1,6 +1,6 @@
 import type { SQL } from "bun";
 import { monthStart } from "../auth/policy";
-import { clientClosed } from "../errors";
+import { clientClosed, GatewayError } from "../errors";
 import { databaseUnavailable, isPgUnavailable, type PgStorage, pgCall, schemaReady } from "../storage/postgres";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
@@ -21,65 +21,37 @@ const NOW_MS = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 /** what calls in flight on every node hold now on the account in parameter `account` */
 const liveHolds = (account: string) =>
   `(SELECT coalesce(sum(amount), 0) FROM credit_holds WHERE account_id = ${account} AND expires_at > ${NOW_MS})`;
-/**
- * A charge without a hold (cache hit) of a key with a monthly_credit_limit ($14, null: none):
- * its month's charges (since $15) and live holds leave room for it. Read under the hold lock
- * and the account row's, like the floor.
- */
-const withinKeyLimit = `($14::bigint IS NULL OR coalesce((SELECT -sum(amount) FROM ledger WHERE key_id = $4 AND kind = 'charge'
-    AND created_at >= $15::bigint), 0) + coalesce((SELECT sum(amount) FROM credit_holds WHERE key_id = $4
-    AND expires_at > ${NOW_MS}), 0) + $1 <= $14::bigint)`;
 /** A lease never longer than this: a killed node's holds stop counting within it. */
 const MAX_LEASE_MS = 10_000;
 
 /**
- * One charge in one statement: the conditional debit, its ledger row and its day's rollup; a
- * held call's charge deletes its hold in the same statement, so the hold and the debit change
- * together for every snapshot.
- */
-const chargeStatement = (floor: string, held: boolean, idempotent: boolean) => `WITH ${
-  idempotent
-    ? `claim AS (
-  INSERT INTO idempotent_charges (request_id, account_id, state, created_at) VALUES ($6, $2, 'charged', $9)
-  ON CONFLICT (request_id) DO NOTHING RETURNING 1
-), `
-    : ""
-}upd AS (
-  UPDATE accounts SET balance = balance - $1 WHERE id = $2 AND balance - $1 >= ${floor}${idempotent ? " AND EXISTS (SELECT 1 FROM claim)" : ""}${held ? "" : ` AND ${withinKeyLimit}`} RETURNING balance
-), row AS (
-  INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at, input_tokens, output_tokens)
-  SELECT $2, $4, -$1, 'charge', $5, $6, $7, $8, $9, $12::bigint, $13::bigint FROM upd
-), roll AS (
-  INSERT INTO usage_daily (account_id, day, kind, function, provider, requests, credits, cached, input_tokens, output_tokens)
-  SELECT $2, $10, 'charge', $5, coalesce($7, ''), 1, $1, $11, coalesce($12::bigint, 0), coalesce($13::bigint, 0) FROM upd
-  ON CONFLICT (account_id, day, kind, function, provider) DO UPDATE SET requests = usage_daily.requests + 1,
-    credits = usage_daily.credits + excluded.credits, cached = usage_daily.cached + excluded.cached,
-    input_tokens = usage_daily.input_tokens + excluded.input_tokens, output_tokens = usage_daily.output_tokens + excluded.output_tokens
-)${held ? ", gone AS (DELETE FROM credit_holds WHERE id = $14::uuid)" : ""}
-${
-  idempotent
-    ? "SELECT (SELECT balance::float8 FROM upd) AS balance, EXISTS (SELECT 1 FROM claim) AS claimed"
-    : "SELECT balance::float8 AS balance, true AS claimed FROM upd"
-}`;
-/**
- * The charge statements: a held call (its own hold already kept its credits from everyone else)
- * or an answer in hand (a cache hit: must leave what every node's calls in flight hold), each
- * plain or for an Idempotency-Key call. The latter records the charge by request id first and
- * debits only if that record is new: a retry that took the key over may have voided the id. If a
- * retry's void is in flight, the insert waits for it (the primary key), and the other way round.
- */
-const CHARGE = {
-  held: chargeStatement("$3", true, false),
-  spare: chargeStatement(`greatest($3, ${liveHolds("$2")})`, false, false),
-  heldIdempotent: chargeStatement("$3", true, true),
-  spareIdempotent: chargeStatement(`greatest($3, ${liveHolds("$2")})`, false, true),
-};
-/**
- * Before a charge that must spare holds: the hold lock (no hold is taken meanwhile), then the
- * account row (a batch charging it has committed), so the next statement's snapshot is exact.
+ * A take-back that must spare holds: the hold lock (no hold is taken meanwhile), then the account
+ * row (a batch charging it has committed), so the next statement's snapshot is exact.
  */
 const LOCK_HOLDS = `SELECT pg_advisory_xact_lock(${HOLD_LOCK}, hashtext($1))`;
 const LOCK_ACCOUNT = "SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE";
+/** SQLSTATE deadlock_detected */
+const DEADLOCK = "40P01";
+/** one batch of holds, charges and releases: one call of credit_batch() (migration 0012), one transaction */
+const BATCH = "SELECT op_index, remaining, key_used, claimed FROM credit_batch";
+/** what credit_batch() answers for each hold and charge */
+interface BatchRow {
+  op_index: number;
+  remaining: number | null;
+  key_used: number | null;
+  claimed: boolean;
+}
+
+/** A hold waiting for the next batch. */
+interface PendingHold {
+  accountId: string;
+  amount: number;
+  budget?: KeyBudget;
+  holdId: string;
+  done: (out: { remaining: number | null; keyUsed: number | null }) => void;
+  fail: (e: unknown) => void;
+}
+
 /** pushes expiries forward; never waits for a row another transaction holds (a charge deleting it) */
 const RENEW = `UPDATE credit_holds SET expires_at = ${NOW_MS} + $2::bigint WHERE id IN (
   SELECT id FROM credit_holds WHERE id = ANY(string_to_array($1, ',')::uuid[]) AND expires_at > ${NOW_MS}
@@ -90,19 +62,20 @@ const RENEW = `UPDATE credit_holds SET expires_at = ${NOW_MS} + $2::bigint WHERE
  * updates (`balance - cost >= floor`), so it never goes below zero whichever node charges, and a
  * CHECK constraint says so too.
  *
- * Holds are rows too (`credit_holds`), shared by every node: `reserve` is one call of
- * `credit_hold()` (migration 0003), which admits a call only if the balance minus every live hold
- * covers it, under a per-account advisory lock, so no provider is called on credits another node
- * has promised. The charge deletes the hold in the statement that debits the balance; a failed
- * call's release deletes it (fire-and-forget). A hold lives for a lease (the request timeout, at
- * most 10 s) that this node renews every third of it while the call runs (a stream can outlive
- * the request timeout), so the holds of a node that died (`kill -9`) stop counting within one
- * lease, and a release that could not reach the database costs no more than that.
+ * Holds are rows too (`credit_holds`), shared by every node: a hold admits a call only if the
+ * balance minus every live hold covers it, under a per-account advisory lock, so no provider is
+ * called on credits another node has promised. The charge deletes the hold in the transaction that
+ * debits the balance; a failed call's release deletes it. A hold lives for a lease (the request
+ * timeout, at most 10 s) that this node renews every third of it while the call runs (a stream can
+ * outlive the request timeout), so the holds of a node that died (`kill -9`) stop counting within
+ * one lease, and a release that could not reach the database costs no more than that.
  *
- * Group commit as on SQLite: the charges of one event-loop turn go in ONE transaction, pipelined
- * on one connection, in account order (so two nodes' batches never wait on each other in a
- * cycle), and each caller's promise settles once that transaction has committed. If the database
- * is unreachable the batch fails with 503 service_unavailable and nothing was charged.
+ * Batched per node: the holds, charges and releases asked for while a batch is in flight wait, and
+ * go together as the next batch: ONE call of `credit_batch()` (migration 0012) in one transaction
+ * (one round trip, two with charges: see runBatch), which takes its locks in one fixed order (so two nodes' batches
+ * never wait on each other in a cycle) and answers each hold and charge in order. Each caller's
+ * promise settles once that transaction has committed. If the database is unreachable the batch
+ * fails with 503 service_unavailable: nothing was held or charged.
  */
 export class PostgresCreditLedger extends GroupCommitLedger implements CreditLedger {
   private flushing: Promise<void> = Promise.resolve();
@@ -113,8 +86,12 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   /** this node's holds in PostgreSQL: id -> when its expiry was last pushed (performance.now()) */
   private live = new Map<string, number>();
   private renewal: ReturnType<typeof setTimeout> | null = null;
-  /** per account, the deletes of this node's released holds not yet done */
-  private releasing = new Map<string, Promise<unknown>>();
+  /** holds waiting for the next batch */
+  private holdQueue: PendingHold[] = [];
+  /** this node's holds given back (released, or their charge failed), deleted by the next batch */
+  private releases: string[] = [];
+  /** batches (transactions) and the holds they took, for tests and the capacity bench */
+  readonly batchStats = { transactions: 0, holds: 0, charges: 0, releases: 0, ms: 0 };
 
   constructor(
     private pg: PgStorage,
@@ -125,30 +102,27 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   }
 
   /**
-   * Holds `amount` for a call about to run, in one round trip: null when the balance minus what
+   * Holds `amount` for a call about to run, with the next batch: null when the balance minus what
    * calls in flight hold on every node does not cover it.
    */
   async reserve(accountId: string, amount: number, budget?: KeyBudget): Promise<Reservation | null> {
     if (amount <= 0) return { accountId, amount: 0, remaining: await this.balance(accountId), done: false };
-    await this.releasing.get(accountId);
     const holdId = crypto.randomUUID();
-    const [row] = await pgCall(this.pg, () =>
-      budget
-        ? this.pg.sql`SELECT remaining, key_used FROM credit_hold_key(${holdId}::uuid, ${accountId}, ${amount}::bigint,
-            ${this.leaseMs}::bigint, ${budget.keyId}, ${budget.limit}::bigint, ${monthStart()}::bigint)`
-        : this.pg.sql`SELECT credit_hold(${holdId}::uuid, ${accountId}, ${amount}::bigint, ${this.leaseMs}::bigint) AS remaining`,
-    );
-    if (budget && row?.key_used !== null && row?.key_used !== undefined)
-      throw keyBudgetExceeded(budget.limit, Number(row.key_used), amount);
-    if (row?.remaining === null || row?.remaining === undefined) return null;
+    const out = await new Promise<{ remaining: number | null; keyUsed: number | null }>((done, fail) => {
+      this.holdQueue.push({ accountId, amount, budget, holdId, done, fail });
+      this.schedule();
+    });
+    if (budget && out.keyUsed !== null) throw keyBudgetExceeded(budget.limit, out.keyUsed, amount);
+    if (out.remaining === null) return null;
     // what this node holds, for held(); admission was decided above
     this.holds.take(accountId, amount, Number.POSITIVE_INFINITY);
     this.live.set(holdId, performance.now());
     this.renewSoon();
-    return { accountId, amount, remaining: Number(row.remaining), done: false, holdId, keyId: budget?.keyId };
+    return { accountId, amount, remaining: out.remaining, done: false, holdId, keyId: budget?.keyId };
   }
 
-  protected override keyInFlight(keyId: string): Promise<number> {
+  protected override async keyInFlight(keyId: string): Promise<number> {
+    await this.flush();
     return pgCall(this.pg, async () => {
       const [row] = await this.pg.sql.unsafe(
         `SELECT coalesce(sum(amount), 0)::float8 AS held FROM credit_holds WHERE key_id = $1 AND expires_at > ${NOW_MS}`,
@@ -158,8 +132,13 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     });
   }
 
-  /** The key's charges this month (UTC); its holds are not counted here. */
-  keySpent(keyId: string, now = Date.now()): Promise<number> {
+  /**
+   * The key's charges this month (UTC); its holds are not counted here. What this node asked for
+   * before (charges, releases, still queued for the next batch) is applied first, so a node reads
+   * its own writes, as it did when each went to the database at once.
+   */
+  async keySpent(keyId: string, now = Date.now()): Promise<number> {
+    await this.flush();
     return pgCall(this.pg, async () => {
       const [row] = await this.pg.sql`SELECT coalesce(-sum(amount), 0)::float8 AS used FROM ledger
         WHERE key_id = ${keyId} AND kind = 'charge' AND created_at >= ${monthStart(now)}`;
@@ -168,23 +147,17 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   }
 
   /**
-   * The charge deleted the hold with its debit; otherwise (refused, failed, released) it is
-   * deleted now, not awaited by the caller: if that fails, the hold runs out at its expiry, as
-   * nobody renews it. This node's next reserve on the account waits for the delete, so a call
-   * right after a failed one is never refused on the failed one's hold.
+   * The charge deleted the hold with its debit; otherwise (refused, failed, released) the next
+   * batch deletes it, before any hold of that batch is taken, so a call right after a failed one
+   * is never refused on the failed one's hold. If that batch fails, the hold runs out at its
+   * expiry, as nobody renews it.
    */
   protected override holdEnded(r: Reservation, charged: boolean): void {
     if (!r.holdId) return;
     this.live.delete(r.holdId);
     if (charged) return;
-    const deleted = this.pg.sql`DELETE FROM credit_holds WHERE id = ${r.holdId}::uuid`.then(
-      () => {},
-      () => {},
-    );
-    const pending: Promise<unknown> = Promise.all([this.releasing.get(r.accountId), deleted]).then(() => {
-      if (this.releasing.get(r.accountId) === pending) this.releasing.delete(r.accountId);
-    });
-    this.releasing.set(r.accountId, pending);
+    this.releases.push(r.holdId);
+    this.schedule();
   }
 
   /** Every third of a lease, pushes forward the expiry of this node's holds that are a third of a lease old. */
@@ -218,81 +191,120 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   }
 
   private async commit(): Promise<void> {
-    if (this.queue.length === 0) return;
+    if (this.queue.length === 0 && this.holdQueue.length === 0 && this.releases.length === 0) return;
     const batch = this.queue;
+    const holds = this.holdQueue;
+    const releases = this.releases;
     this.queue = [];
+    this.holdQueue = [];
+    this.releases = [];
     // a client gone before the commit is not charged
     const live: PendingCharge[] = [];
     for (const c of batch) {
       if (c.details.signal?.aborted) c.fail(clientClosed("the client went away before its answer: not charged"));
       else live.push(c);
     }
-    if (live.length === 0) return;
-    live.sort((a, b) => (a.accountId < b.accountId ? -1 : a.accountId > b.accountId ? 1 : 0));
-    // accounts with a charge that must spare holds: locked first in their group (lock order:
-    // account order, then hold lock before row lock, as everywhere)
-    const spares = (c: PendingCharge) => c.spareHolds || c.holdId === undefined;
-    const sparing = new Set(live.filter(spares).map((c) => c.accountId));
-    let results: (number | null | typeof VOIDED)[];
+    if (live.length === 0 && holds.length === 0 && releases.length === 0) return;
+    const since = monthStart();
+    const ops: Record<string, unknown>[] = [];
+    for (const h of releases) ops.push({ k: "r", h });
+    for (const [i, h] of holds.entries()) {
+      const op: Record<string, unknown> = { k: "h", i, a: h.accountId, n: h.amount, h: h.holdId, l: this.leaseMs };
+      if (h.budget) Object.assign(op, { key: h.budget.keyId, lim: h.budget.limit, since });
+      ops.push(op);
+    }
+    for (const [j, c] of live.entries()) {
+      const d = c.details;
+      const at = Date.now();
+      const op: Record<string, unknown> = {
+        k: "c",
+        i: holds.length + j,
+        a: c.accountId,
+        n: c.amount,
+        key: d.keyId,
+        fn: d.fn,
+        rid: d.requestId,
+        prov: d.provider,
+        cached: d.cached,
+        at,
+        day: dayOf(at),
+        ti: d.tokens?.input ?? null,
+        tout: d.tokens?.output ?? null,
+        idem: d.idempotent === true,
+      };
+      // a held call's charge removes its hold; one without (a cache hit) must spare every hold
+      if (!c.spareHolds && c.holdId !== undefined) op.h = c.holdId;
+      else if (d.keyLimit !== undefined) Object.assign(op, { lim: d.keyLimit, since: monthStart(at) });
+      ops.push(op);
+    }
+    let rows: BatchRow[] = [];
     try {
       await schemaReady(this.pg);
-      results = await this.pg.sql.begin(async (tx) => {
-        // queries start (in this order, pipelined on the transaction's connection) at then()
-        const locks: Promise<unknown>[] = [];
-        const statements: Promise<number | null | typeof VOIDED>[] = [];
-        let group: string | null = null;
-        for (const c of live) {
-          if (c.accountId !== group) {
-            group = c.accountId;
-            if (sparing.has(group)) {
-              locks.push(tx.unsafe(LOCK_HOLDS, [group]).then(() => null));
-              locks.push(tx.unsafe(LOCK_ACCOUNT, [group]).then(() => null));
-            }
-          }
-          const d = c.details;
-          const at = Date.now();
-          const held = !spares(c);
-          const params = [
-            c.amount,
-            c.accountId,
-            0,
-            d.keyId,
-            d.fn,
-            d.requestId,
-            d.provider,
-            d.cached,
-            at,
-            dayOf(at),
-            d.cached ? 1 : 0,
-            d.tokens?.input ?? null,
-            d.tokens?.output ?? null,
-          ];
-          const sql = d.idempotent ? (held ? CHARGE.heldIdempotent : CHARGE.spareIdempotent) : held ? CHARGE.held : CHARGE.spare;
-          statements.push(
-            tx
-              .unsafe(sql, held ? [...params, c.holdId] : [...params, d.keyLimit ?? null, monthStart(at)])
-              .then((rows: { balance: number | null; claimed: boolean }[]) => {
-                const row = rows[0];
-                if (!row) return null;
-                if (!row.claimed) return VOIDED;
-                return row.balance === null ? null : Number(row.balance);
-              }),
-          );
+      const t0 = performance.now();
+      const text = JSON.stringify(ops);
+      // a deadlock can only be with a node of a version that locks in another order (an upgrade
+      // in progress): PostgreSQL cancelled this batch whole, so it is sent again
+      for (let attempt = 1; ; attempt++) {
+        try {
+          rows = await this.runBatch(text, live.length > 0);
+          break;
+        } catch (err) {
+          if (attempt >= 3 || String((err as { errno?: string }).errno) !== DEADLOCK) throw err;
         }
-        const [, charged] = await Promise.all([Promise.all(locks), Promise.all(statements)]);
-        return charged;
-      });
+      }
+      this.batchStats.ms += performance.now() - t0;
     } catch (err) {
-      const e = isPgUnavailable(err) ? databaseUnavailable() : err;
+      const e = err instanceof GatewayError ? err : isPgUnavailable(err) ? databaseUnavailable() : err;
+      for (const h of holds) h.fail(e);
       for (const c of live) c.fail(e);
       return;
     }
     this.stats.batches++;
     this.stats.operations += live.length;
-    for (const [i, c] of live.entries()) c.done(results[i]);
+    this.batchStats.transactions++;
+    this.batchStats.holds += holds.length;
+    this.batchStats.charges += live.length;
+    this.batchStats.releases += releases.length;
+    const out = new Array<(typeof rows)[number] | undefined>(holds.length + live.length);
+    for (const r of rows) out[r.op_index] = r;
+    const num = (v: number | null | undefined) => (v === null || v === undefined ? null : Number(v));
+    for (const [i, h] of holds.entries()) h.done({ remaining: num(out[i]?.remaining), keyUsed: num(out[i]?.key_used) });
+    for (const [j, c] of live.entries()) {
+      const r = out[holds.length + j];
+      c.done(r && r.claimed === false ? VOIDED : num(r?.remaining));
+    }
     const claims = live.filter((c) => c.details.idempotent).length;
     if (claims > 0 && Math.floor((this.claims + claims) / 256) > Math.floor(this.claims / 256)) this.sweepClaims();
     this.claims += claims;
+  }
+
+  /**
+   * One batch in its own transaction. With charges, in two round trips: `BEGIN` and the call in one
+   * message, then `COMMIT`, sent only once the call has returned. A node killed before that (its
+   * batch waiting for a lock, say) leaves nothing committed: PostgreSQL rolls back a transaction
+   * whose client has gone, also behind a pooler. (One statement in autocommit would commit whenever
+   * it ran, client or not, and charge answers never delivered.) Holds and releases alone go as one
+   * statement in autocommit, one round trip: holds committed for a node that has died only count
+   * until their lease runs out, as when it dies just after. The operations travel as a string
+   * literal, escaped for an E'' string whatever standard_conforming_strings says.
+   */
+  private async runBatch(text: string, charges: boolean): Promise<BatchRow[]> {
+    if (!charges) return (await this.pg.sql.unsafe(`${BATCH}(($1::text)::jsonb)`, [text])) as BatchRow[];
+    const literal = `E'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
+    const conn = await this.pg.sql.reserve();
+    let open = false;
+    try {
+      open = true;
+      const [, rows] = await conn.unsafe(`BEGIN; ${BATCH}(${literal}::jsonb)`);
+      await conn.unsafe("COMMIT");
+      open = false;
+      return rows as BatchRow[];
+    } catch (err) {
+      if (open) await conn.unsafe("ROLLBACK").catch(() => {});
+      throw err;
+    } finally {
+      conn.release();
+    }
   }
 
   /** Drops charge records of Idempotency-Key calls older than their keys can be (not awaited). */

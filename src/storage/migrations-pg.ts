@@ -12,6 +12,7 @@ import p0008 from "../../drizzle/pg/0008_public_ids.sql" with { type: "text" };
 import p0009 from "../../drizzle/pg/0009_knowledge_bytes.sql" with { type: "text" };
 import p0010 from "../../drizzle/pg/0010_request_log.sql" with { type: "text" };
 import p0011 from "../../drizzle/pg/0011_key_policies.sql" with { type: "text" };
+import p0012 from "../../drizzle/pg/0012_credit_batch.sql" with { type: "text" };
 
 export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0000 },
@@ -26,4 +27,5 @@ export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0009_knowledge_bytes", sql: p0009 },
   { tag: "0010_request_log", sql: p0010 },
   { tag: "0011_key_policies", sql: p0011 },
+  { tag: "0012_credit_batch", sql: p0012 },
 ];

@@ -1,5 +1,6 @@
 import { SQL } from "bun";
 import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
+import { DEFAULT_DATABASE_POOL } from "../config";
 import { GatewayError } from "../errors";
 import { PG_MIGRATIONS } from "./migrations-pg";
 import * as schema from "./schema-pg";
@@ -23,10 +24,11 @@ const MIGRATION_LOCK = 7_263_011;
 /**
  * Opens the PostgreSQL pool (Bun's built-in client: no dependency, in the compiled binary, and it
  * pipelines queries on a connection) and migrates in the background, retrying every second while
- * the server is unreachable. Every store awaits `migrated` before its first query.
+ * the server is unreachable. Every store awaits `migrated` before its first query. `max`: the
+ * connections it opens at most (TEXTAI_DATABASE_POOL; a few: credits go in one batch at a time).
  */
 export function openPostgres(url: string, opts: { max?: number; onError?: (err: Error) => void } = {}): PgStorage {
-  const sql = new SQL(url, { max: opts.max ?? 10, connectionTimeout: 2, idleTimeout: 30, onclose: () => {} });
+  const sql = new SQL(url, { max: opts.max ?? DEFAULT_DATABASE_POOL, connectionTimeout: 2, idleTimeout: 30, onclose: () => {} });
   const db = drizzle({ client: sql, schema });
   const migrated = (async () => {
     for (;;) {

@@ -101,8 +101,8 @@ export const ledger = pgTable(
 
 /**
  * Credits held by calls in flight on any node: a call is admitted only if the balance minus every
- * live hold covers it (`credit_hold()`, in migration 0003, under a per-account advisory lock).
- * The charge deletes its hold in the statement that debits the balance. A hold stops counting at
+ * live hold covers it (`credit_batch()`, migration 0012, under a per-account advisory lock).
+ * The charge deletes its hold in the transaction that debits the balance. A hold stops counting at
  * `expires_at` (database clock, ms), which its node pushes forward while the call runs, so the
  * holds of a node killed mid-call free themselves. No foreign key: holds are short-lived and
  * taking one must not lock the account row that charges update.
@@ -114,7 +114,7 @@ export const creditHolds = pgTable(
     accountId: text("account_id").notNull(),
     amount: bigint("amount", { mode: "number" }).notNull(),
     expiresAt: ms("expires_at").notNull(),
-    /** the key of a hold taken under its monthly_credit_limit (credit_hold_key(), migration 0011) */
+    /** the key of a hold taken under its monthly_credit_limit (migration 0011; taken by credit_batch()) */
     keyId: text("key_id"),
   },
   (t) => [index("credit_holds_account_idx").on(t.accountId, t.expiresAt), index("credit_holds_key_idx").on(t.keyId, t.expiresAt)],
