@@ -44,6 +44,7 @@ const { values: args } = parseArgs({
     pool: { type: "string" },
     only: { type: "string", default: "spread,hot,primary" },
     kind: { type: "string", default: "charged" },
+    json: { type: "boolean", default: false },
   },
 });
 const DURATION_MS = Number(args.duration) * 1000;
@@ -310,6 +311,8 @@ const rows: Outcome[] = [];
 if (ONLY.has("spread")) rows.push(await run("spread", 1));
 if (ONLY.has("hot")) rows.push(await run("hot", NODES));
 if (ONLY.has("primary")) rows.push(await run("primary", NODES));
+// --json: one line for `bun run bench --only pg-capacity` (bench/run.ts), after the table
+const jsonLine = args.json ? `PGCAPACITY ${JSON.stringify(rows)}` : null;
 
 console.log(
   `pg-capacity ${new Date().toISOString().slice(0, 10)}: ${KIND} calls, ${DURATION_MS / 1000}s each, provider ${PROVIDER_MS} ms, pool ${POOL ?? "default"}`,
@@ -322,4 +325,5 @@ for (const r of rows)
   console.log(
     `| ${r.scenario} | ${r.nodes} x ${r.inflight} | ${Math.round(r.calls / r.seconds).toLocaleString("en")} | ${(r.transactions / r.calls).toFixed(3)} | ${(r.statements / r.calls).toFixed(2)} | ${r.pgCpuMs === null ? "n/a" : Math.round((r.pgCpuMs * 1000) / r.calls)} | ${r.cpuShare.toFixed(2)} |`,
   );
+if (jsonLine) console.log(jsonLine);
 process.exit(0);
