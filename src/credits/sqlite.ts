@@ -255,9 +255,14 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
         throw takeBackRefused(amount, acc.balance, this.held(accountId));
       }
       const at = Date.now();
-      q.query(
-        "INSERT INTO ledger (account_id, amount, kind, reason, created_at, public_id) VALUES (?, ?, ?, ?, ?, ?)",
-      ).run(accountId, amount, kind, reason, at, timeOrderedId("led", at));
+      q.query("INSERT INTO ledger (account_id, amount, kind, reason, created_at, public_id) VALUES (?, ?, ?, ?, ?, ?)").run(
+        accountId,
+        amount,
+        kind,
+        reason,
+        at,
+        timeOrderedId("led", at),
+      );
       this.rollupStmt.run(accountId, dayOf(at), "grant", "", "", amount, 0, 1, 0, 0);
       return updated.balance;
     })();
