@@ -3,14 +3,15 @@
  * (pinned like the bench), autocannon on one path, then the profile summed by self time per
  * function and per file.
  *
- *   bun bench/profile.ts [--seconds 8] [--connections 32] [--scenario compat] [--top 40] [--out DIR]
+ *   bun bench/profile.ts [--seconds 8] [--connections 32] [--scenario compat] [--top 40] [--out DIR] [--tree DIR]
  *   bun bench/profile.ts --summarize FILE.cpuprofile
  *
  * --scenario names the bench's scenario whose load to profile: `compat` (the default:
  * `/v1/chat/completions` with `Cache-Control: no-cache`), `function` (sentiment-analysis through
  * the simulator, cache bypassed; `--function` is its old name), `cache` (the same call, primed, then
  * cache hits), `reject401` (a key that does not exist) or `reject429` (a key of the plan `tight`,
- * over its limit after the first call).
+ * over its limit after the first call). --tree runs the gateway of another checkout (a directory
+ * holding a commit's tree, as bench/ab.ts makes them) instead of this one.
  */
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -28,6 +29,7 @@ const { values } = parseArgs({
     summarize: { type: "string" },
     function: { type: "boolean", default: false },
     scenario: { type: "string" },
+    tree: { type: "string" },
   },
 });
 const SCENARIOS = ["compat", "function", "cache", "reject401", "reject429"] as const;
@@ -121,6 +123,7 @@ try {
   const before = new Set(readdirSync(values.out));
   const gw = await startGateway({
     simUrl,
+    tree: values.tree,
     keyPlans: ["bench", "tight"],
     bunFlags: ["--cpu-prof", `--cpu-prof-dir=${values.out}`],
   });
