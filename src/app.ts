@@ -176,6 +176,9 @@ export function createApp(deps: AppDeps) {
       }
       const res = isOpenAiPath(path) ? openAiErrorResponse(state, err) : errorResponse(state, err);
       if (closesConnection(request)) res.headers.set("connection", "close");
+      // the answer carries its own status: left at the error's, Elysia's status would make it copy
+      // the answer into a new Response (headers and all) only to give it the status it already has
+      context.set.status = 200;
       return res;
     })
     .onAfterResponse((context) => {
