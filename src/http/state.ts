@@ -5,6 +5,8 @@ import { newRequestId } from "./envelope";
 /** Per-request facts shared by the hooks, the pipeline, the error handler and the access log. */
 export interface RequestState {
   requestId: string;
+  /** the request URL's path (`pathOf`), taken once by the app's onRequest */
+  path?: string;
   startedAt: number;
   startedPerf: number;
   headers: Record<string, string>;
