@@ -5,7 +5,12 @@
  * against one simulator on core 1, in interleaved rounds (A B C, A B C, ...), and the table gives
  * the median req/s and gateway CPU µs per request of each.
  *
- *   bun bench/ab.ts --commits 3edb462,HEAD [--rounds 3] [--seconds 4] [--connections 32] [--function]
+ *   bun bench/ab.ts --commits 3edb462,HEAD [--rounds 3] [--seconds 4] [--connections 32] [--scenario compat]
+ *
+ * --scenario: `compat` (the default, `/v1/chat/completions` with no-cache), `function`
+ * (sentiment-analysis through the simulator, no-cache; `--function` is its old name), `cache` (the
+ * same call primed, then cache hits), `reject401` (a key that does not exist), `reject429` (a key
+ * of the plan `tight`, over its limit). A commit named WORKTREE is this checkout as it is.
  */
 import { mkdirSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,10 +27,15 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "4" },
     connections: { type: "string", default: "32" },
     function: { type: "boolean", default: false },
+    scenario: { type: "string" },
   },
 });
-if (!values.commits) {
-  console.error("usage: bun bench/ab.ts --commits A,B[,C...] [--rounds 3] [--seconds 4] [--connections 32] [--function]");
+const SCENARIOS = ["compat", "function", "cache", "reject401", "reject429"] as const;
+const scenario = values.scenario ?? (values.function ? "function" : "compat");
+if (!values.commits || !(SCENARIOS as readonly string[]).includes(scenario)) {
+  console.error(
+    `usage: bun bench/ab.ts --commits A,B[,C...] [--rounds 3] [--seconds 4] [--connections 32] [--scenario ${SCENARIOS.join("|")}]`,
+  );
   process.exit(2);
 }
 
@@ -38,14 +48,16 @@ const CHAT_BODY = JSON.stringify({
   max_tokens: 64,
 });
 const FN_BODY = JSON.stringify({ text: "The delivery was late, but the support team was friendly and fixed it quickly." });
-const path = values.function ? "/api/v1/ai/sentiment-analysis" : "/v1/chat/completions";
-const body = values.function ? FN_BODY : CHAT_BODY;
+const path = scenario === "compat" ? "/v1/chat/completions" : "/api/v1/ai/sentiment-analysis";
+const body = scenario === "compat" ? CHAT_BODY : FN_BODY;
+const expected = scenario === "reject401" ? "401" : scenario === "reject429" ? "429" : "200";
 
 const work = join(tmpdir(), `textai-ab-${process.pid}`);
 mkdirSync(work, { recursive: true });
 
 /** The commit's tree, extracted once; node_modules shared with this checkout. */
 async function tree(commit: string): Promise<string> {
+  if (commit === "WORKTREE") return ROOT;
   const sha = (await runCapture(["git", "rev-parse", "--short", commit])).trim();
   const dir = join(work, sha);
   mkdirSync(dir, { recursive: true });
@@ -78,11 +90,13 @@ async function measure(dir: string, simUrl: string): Promise<{ rps: number; cpuU
     TEXTAI_DRAIN_GRACE_MS: "0",
     TEXTAI_ADMIN_TOKEN: `bench-admin-${crypto.randomUUID()}`,
   };
-  await Bun.write(env.TEXTAI_CONFIG, benchConfig(simUrl));
+  await Bun.write(env.TEXTAI_CONFIG, benchConfig(simUrl, "", false));
   const cli = join(dir, "src", "cli.ts");
-  const key = JSON.parse(
-    await runCapture(["bun", cli, "keys", "create", "--label", "ab", "--credits", "100000000", "--plan", "bench", "--json"], env),
+  const plan = scenario === "reject429" ? "tight" : "bench";
+  const created = JSON.parse(
+    await runCapture(["bun", cli, "keys", "create", "--label", "ab", "--credits", "100000000", "--plan", plan, "--json"], env),
   ).key as string;
+  const key = scenario === "reject401" ? `tai_live_${"B".repeat(40)}` : created;
   const port = freePort();
   const gw = spawnChild([...pin(0), "bun", cli, "serve", "--port", String(port)], {
     env,
@@ -95,16 +109,22 @@ async function measure(dir: string, simUrl: string): Promise<{ rps: number; cpuU
     const spec: LoadSpec = {
       url: url + path,
       method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": key, "cache-control": "no-cache" },
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": key,
+        ...(scenario === "compat" || scenario === "function" ? { "cache-control": "no-cache" } : {}),
+      },
       body,
       connections: Number(values.connections),
       duration: 1,
     };
+    if (scenario === "cache" || scenario === "reject429")
+      await (await fetch(spec.url, { method: "POST", headers: spec.headers, body: spec.body })).text();
     await load(spec);
     const before = cpuMs(gw.pid);
     const r = await load({ ...spec, duration: Number(values.seconds) });
     const cpu = cpuMs(gw.pid) - before;
-    const bad = Object.entries(r.statuses).filter(([s]) => s !== "200");
+    const bad = Object.entries(r.statuses).filter(([s]) => s !== expected);
     if (bad.length > 0) throw new Error(`${dir}: statuses ${JSON.stringify(r.statuses)}`);
     return { rps: r.rps, cpuUs: (cpu * 1000) / Math.max(1, r.requests), p50: r.p50 };
   } finally {

@@ -3,11 +3,15 @@
  * (pinned like the bench), autocannon on one path, then the profile summed by self time per
  * function and per file.
  *
- *   bun bench/profile.ts [--seconds 8] [--connections 32] [--function] [--top 40] [--out DIR]
+ *   bun bench/profile.ts [--seconds 8] [--connections 32] [--scenario compat] [--top 40] [--out DIR] [--tree DIR]
  *   bun bench/profile.ts --summarize FILE.cpuprofile
  *
- * Without --function the load is `/v1/chat/completions` with `Cache-Control: no-cache` (the bench's
- * `compat`); with it, sentiment-analysis through the simulator, cache bypassed (`function`).
+ * --scenario names the bench's scenario whose load to profile: `compat` (the default:
+ * `/v1/chat/completions` with `Cache-Control: no-cache`), `function` (sentiment-analysis through
+ * the simulator, cache bypassed; `--function` is its old name), `cache` (the same call, primed, then
+ * cache hits), `reject401` (a key that does not exist) or `reject429` (a key of the plan `tight`,
+ * over its limit after the first call). --tree runs the gateway of another checkout (a directory
+ * holding a commit's tree, as bench/ab.ts makes them) instead of this one.
  */
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -24,8 +28,16 @@ const { values } = parseArgs({
     out: { type: "string", default: "/tmp/textai-profile" },
     summarize: { type: "string" },
     function: { type: "boolean", default: false },
+    scenario: { type: "string" },
+    tree: { type: "string" },
   },
 });
+const SCENARIOS = ["compat", "function", "cache", "reject401", "reject429"] as const;
+const scenario = values.scenario ?? (values.function ? "function" : "compat");
+if (!(SCENARIOS as readonly string[]).includes(scenario)) {
+  console.error(`--scenario: one of ${SCENARIOS.join(", ")}`);
+  process.exit(2);
+}
 
 const CHAT_BODY = JSON.stringify({
   model: "sim-model",
@@ -109,15 +121,32 @@ try {
   const simUrl = `http://127.0.0.1:${simPort}`;
   await waitFor(`${simUrl}/v1/models`);
   const before = new Set(readdirSync(values.out));
-  const gw = await startGateway({ simUrl, bunFlags: ["--cpu-prof", `--cpu-prof-dir=${values.out}`] });
+  const gw = await startGateway({
+    simUrl,
+    tree: values.tree,
+    keyPlans: ["bench", "tight"],
+    bunFlags: ["--cpu-prof", `--cpu-prof-dir=${values.out}`],
+  });
   try {
+    const key =
+      scenario === "reject401"
+        ? `tai_live_${"B".repeat(40)}`
+        : scenario === "reject429"
+          ? (gw.keys.tight as string)
+          : (gw.keys.bench as string);
     const spec = {
-      url: values.function ? `${gw.url}/api/v1/ai/sentiment-analysis` : `${gw.url}/v1/chat/completions`,
+      url: scenario === "compat" ? `${gw.url}/v1/chat/completions` : `${gw.url}/api/v1/ai/sentiment-analysis`,
       method: "POST" as const,
-      headers: { "content-type": "application/json", "x-api-key": gw.keys.bench as string, "cache-control": "no-cache" },
-      body: values.function ? FN_BODY : CHAT_BODY,
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": key,
+        ...(scenario === "compat" || scenario === "function" ? { "cache-control": "no-cache" } : {}),
+      },
+      body: scenario === "compat" ? CHAT_BODY : FN_BODY,
       connections: Number(values.connections),
     };
+    if (scenario === "cache" || scenario === "reject429")
+      await (await fetch(spec.url, { method: "POST", headers: spec.headers, body: spec.body })).text();
     await runLoad({ ...spec, duration: 1 });
     const r = await runLoad({ ...spec, duration: Number(values.seconds) });
     console.log(`load: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(3)} ms, statuses ${JSON.stringify(r.statuses)}`);

@@ -26,9 +26,39 @@ function labelKey(l: Labels): string {
 export const MAX_LABEL_SETS = 2000;
 const OVERFLOW = labelKey({ overflow: "true" });
 
+const frozenKeys = new WeakMap<Labels, string>();
+
+/**
+ * Label sets a caller builds once and passes on every request (`Object.freeze`d, as `fixedLabels`
+ * makes them) have their key made once; any other is keyed afresh.
+ */
+function keyOf(l: Labels): string {
+  if (!Object.isFrozen(l)) return labelKey(l);
+  let k = frozenKeys.get(l);
+  if (k === undefined) {
+    k = labelKey(l);
+    frozenKeys.set(l, k);
+  }
+  return k;
+}
+
+/**
+ * What `make` builds for `id` (a label set, or an object of them, each frozen), once: kept in
+ * `cache`, at most MAX_LABEL_SETS of them (past that built afresh each time). For the label sets
+ * of every request, whose keys are then made once.
+ */
+export function fixedLabels<L extends object>(cache: Map<string, L>, id: string, make: () => L): L {
+  let l = cache.get(id);
+  if (l === undefined) {
+    l = Object.freeze(make());
+    if (cache.size < MAX_LABEL_SETS) cache.set(id, l);
+  }
+  return l;
+}
+
 /** The stored key for these labels, or the overflow key when the metric is full. */
 function seriesKey(values: Map<string, unknown>, labels: Labels): string {
-  const k = labelKey(labels);
+  const k = keyOf(labels);
   return values.has(k) || values.size < MAX_LABEL_SETS ? k : OVERFLOW;
 }
 

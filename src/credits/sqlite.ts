@@ -1,8 +1,8 @@
 import type { Statement } from "bun:sqlite";
 import { monthStart } from "../auth/policy";
 import { clientClosed } from "../errors";
+import { timeOrderedId } from "../ids";
 import { isStorageUnavailable, type Storage } from "../storage/db";
-import { publicIdSql } from "../storage/schema";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
 import {
@@ -14,8 +14,6 @@ import {
   type UsageFigures,
 } from "./interface";
 import { dayOf, monthlyFrom, monthToDateFrom, type UsageRow } from "./usage";
-
-const LEDGER_PUBLIC_ID = publicIdSql("led");
 
 /**
  * Credits. A call holds its cost before any provider is called and is charged when it succeeds:
@@ -59,7 +57,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
       "UPDATE accounts SET balance = balance - ?1 WHERE id = ?2 AND balance - ?1 >= ?3 RETURNING balance",
     );
     this.insertStmt = q.prepare(
-      `INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at, input_tokens, output_tokens, public_id) VALUES (?, ?, ?, 'charge', ?, ?, ?, ?, ?, ?, ?, ${LEDGER_PUBLIC_ID})`,
+      `INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at, input_tokens, output_tokens, public_id) VALUES (?, ?, ?, 'charge', ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.balanceStmt = q.prepare("SELECT balance, plan FROM accounts WHERE id = ?");
     this.rollupStmt = q.prepare(
@@ -175,6 +173,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
         return;
       }
       updated = true;
+      const at = Date.now();
       this.insertStmt.run(
         c.accountId,
         d.keyId,
@@ -183,9 +182,10 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
         d.requestId,
         d.provider,
         d.cached ? 1 : 0,
-        Date.now(),
+        at,
         d.tokens?.input ?? null,
         d.tokens?.output ?? null,
+        timeOrderedId("led", at),
       );
       c.out = { balance: row.balance };
     } catch (err) {
@@ -255,9 +255,14 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
         throw takeBackRefused(amount, acc.balance, this.held(accountId));
       }
       const at = Date.now();
-      q.query(
-        `INSERT INTO ledger (account_id, amount, kind, reason, created_at, public_id) VALUES (?, ?, ?, ?, ?, ${LEDGER_PUBLIC_ID})`,
-      ).run(accountId, amount, kind, reason, at);
+      q.query("INSERT INTO ledger (account_id, amount, kind, reason, created_at, public_id) VALUES (?, ?, ?, ?, ?, ?)").run(
+        accountId,
+        amount,
+        kind,
+        reason,
+        at,
+        timeOrderedId("led", at),
+      );
       this.rollupStmt.run(accountId, dayOf(at), "grant", "", "", amount, 0, 1, 0, 0);
       return updated.balance;
     })();

@@ -29,7 +29,8 @@ import type { AnyFunctionDef } from "../functions/define";
 import type { RateClass } from "../ratelimit/interface";
 import { adminTokenOf } from "./admin-token";
 import { requestEdge } from "./edge";
-import { stateOf } from "./state";
+import { newRequestId } from "./envelope";
+import { newRequestState, stateOf, type WithState } from "./state";
 
 export interface KeyEdge {
   /** the rate-limit bucket, request-log and metrics name, e.g. "account", "knowledge-bases" */
@@ -121,9 +122,11 @@ export function edgePlugin(deps: EdgeDeps) {
   // no plugin name: each route family uses its own instance (an app per deps, several per test process)
   return new Elysia().macro({
     key: (opts: KeyEdge) => ({
-      resolve: tagged("key", async (context: RouteContext) => {
+      // the context read by property, never passed to a function (the app's onRequest says why)
+      resolve: tagged("key", async (context: RouteContext & WithState) => {
         const { request } = context;
-        const state = stateOf(context);
+        const state = context.state ?? newRequestState(newRequestId());
+        context.state = state;
         const { auth, body } = await requestEdge(deps, request, state, {
           fn: opts.fn,
           rateClass: opts.rateClass ?? "standard",

@@ -11,11 +11,11 @@ export function pathOf(url: string): string {
     start = url.indexOf("/", scheme + 3);
     if (start < 0) return "/";
   }
-  let end = url.length;
-  for (const c of ["?", "#"]) {
-    const at = url.indexOf(c, start);
-    if (at >= 0 && at < end) end = at;
-  }
+  // on every request: no array or iterator for the two characters
+  let end = url.indexOf("?", start);
+  if (end < 0) end = url.length;
+  const hash = url.indexOf("#", start);
+  if (hash >= 0 && hash < end) end = hash;
   return url.slice(start, end);
 }
 

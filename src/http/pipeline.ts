@@ -11,7 +11,7 @@ import { offlineNotes, withDeclineReason } from "../functions/offline-reach";
 import { validateAgainst } from "../functions/validate";
 import type { IdempotencyStore, StoredResponse } from "../idempotency/interface";
 import type { Logger } from "../log";
-import type { Metrics } from "../metrics";
+import { fixedLabels, type Metrics } from "../metrics";
 import { CpuBudgetExceeded, withCpuBudget } from "../offline-engine/budget";
 import { type GuardCounts, type RequestGuard, stringsOf } from "../providers/guardrails";
 import type { RouteCall, RouteOutcome } from "../providers/router";
@@ -72,6 +72,8 @@ function guardHeaders(state: RequestState): Record<string, string> {
  * idempotency, reserve credits, cache or single-flight or provider route, settle, envelope.
  */
 export class FunctionPipeline {
+  /** each function's metric labels (metrics.ts fixedLabels) */
+  private fnLabels = new Map<string, Record<string, string>>();
   constructor(private deps: PipelineDeps) {}
 
   costOf(def: AnyFunctionDef): number {
@@ -315,11 +317,12 @@ export class FunctionPipeline {
 
   private respond(def: AnyFunctionDef, state: RequestState, r: Reservation, answer: Answer, cached: boolean): Response {
     const m = this.deps.metrics;
-    m.inc("textai_credits_charged_total", "Credits charged", { function: def.name }, r.amount);
+    const labels = fixedLabels(this.fnLabels, def.name, () => ({ function: def.name }));
+    m.inc("textai_credits_charged_total", "Credits charged", labels, r.amount);
     m.inc(
       cached ? "textai_cache_hits_total" : "textai_cache_misses_total",
       cached ? "Answers served from the cache" : "Answers not served from the cache",
-      { function: def.name },
+      labels,
     );
     state.provider = answer.provider;
     state.model = answer.model;

@@ -5,6 +5,8 @@ import { newRequestId } from "./envelope";
 /** Per-request facts shared by the hooks, the pipeline, the error handler and the access log. */
 export interface RequestState {
   requestId: string;
+  /** the request URL's path (`pathOf`), taken once by the app's onRequest */
+  path?: string;
   startedAt: number;
   startedPerf: number;
   headers: Record<string, string>;
@@ -47,14 +49,12 @@ export function newRequestState(requestId: string): RequestState {
   return { requestId, startedAt: Date.now(), startedPerf: performance.now(), headers: { "x-request-id": requestId } };
 }
 
-/** A request begins (the app's onRequest): its state, kept in its Elysia context. */
-export function beginRequest(context: object, requestId: string): RequestState {
-  const c = context as WithState;
-  c.state = newRequestState(requestId);
-  return c.state;
-}
-
-/** The state `beginRequest` put in this request's Elysia context (a fresh one if a hook ran before it). */
+/**
+ * The state the app's `onRequest` put in this request's Elysia context (a fresh one if a hook ran
+ * before it). For routes off the fast paths: a hook or resolver that passes its context to a
+ * function makes Elysia build the whole context (cookies, headers, query) for every request of the
+ * routes it runs on, so the app's hooks and the key edge read `context.state` in place instead.
+ */
 export function stateOf(context: object): RequestState {
   const c = context as WithState;
   c.state ??= newRequestState(newRequestId());
