@@ -2,17 +2,26 @@
  * Diagnostic, not a load bench: the gateway's CPU per /v1/chat/completions request with the bench's
  * 1 KB PII prompt, unguarded (plan bench) against guarded (plan guarded: redact_pii on every kind +
  * restore_pii), sent a few at a time in alternating blocks, CPU read from /proc for the gateway process.
- *   bun bench/guard-ab.ts [--requests 2000] [--prof DIR]
+ *   bun bench/guard-ab.ts [--requests 2000] [--warmup 400] [--prof DIR]
+ * Also the CPU per request of each of the gateway's threads (/proc/PID/task): the JavaScript thread
+ * ("bun"), the JIT compiler's ("JITWorker"), fetch's ("HTTP Client"), the allocator's and the
+ * collector's. JavaScriptCore compiles a function's optimized tiers only after thousands of calls,
+ * and a function called once per request (most of the recognizer's) gets there after thousands of
+ * requests: until then the compiler's thread costs the guarded path tens of µs per request more
+ * (--warmup 10000 to measure after it).
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startGateway } from "./lib/gateway";
-import { cpuMs, freePort, ROOT, spawnChild, waitFor } from "./lib/proc";
+import { CLK_TCK, cpuMs, freePort, ROOT, spawnChild, waitFor } from "./lib/proc";
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(name);
   return i >= 0 ? process.argv[i + 1] : dflt;
 };
 const REQUESTS = Number(arg("--requests", "2000"));
+/** requests of each plan sent before the timed blocks */
+const WARMUP = Number(arg("--warmup", "400"));
 const PROF = arg("--prof", "");
 /** one plan only (bench or guarded), for a profile of that path alone */
 const ONLY = arg("--only", "");
@@ -31,6 +40,23 @@ function benchPrompt(size: number): string {
   let t = parts.join(" ");
   while (t.length < size) t += ` ${parts[t.length % parts.length]}`;
   return t.slice(0, size);
+}
+
+/** CPU ms per thread of `pid` so far, by thread name (numbered names, "Heap Helper 3", summed) */
+function threadCpuMs(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
+    } catch {
+      continue; // the thread ended
+    }
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/\s*\d+$/, "");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    out[name] = (out[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  }
+  return out;
 }
 
 const body = JSON.stringify({ model: "sim-model", messages: [{ role: "user", content: benchPrompt(1024) }], max_tokens: 64 });
@@ -71,22 +97,34 @@ try {
   };
   // --load-gazetteer: one guarded request first, so an unguarded-only run has the recognizer's tables loaded too
   if (process.argv.includes("--load-gazetteer")) await send("guarded", 4);
-  if (ONLY !== "guarded") await send("bench", 400);
-  if (ONLY !== "bench") await send("guarded", 400);
+  if (ONLY !== "guarded") await send("bench", WARMUP);
+  if (ONLY !== "bench") await send("guarded", WARMUP);
   const totals: Record<string, number> = { bench: 0, guarded: 0 };
+  const threads: Record<string, Record<string, number>> = { bench: {}, guarded: {} };
   const block = 200;
   for (let b = 0; b < REQUESTS / block; b++) {
     for (const plan of b % 2 ? ["guarded", "bench"] : ["bench", "guarded"]) {
       if (ONLY && plan !== ONLY) continue;
       const c0 = cpuMs(gw.pid);
+      const t0 = threadCpuMs(gw.pid);
       await send(plan, block);
       totals[plan] += cpuMs(gw.pid) - c0;
+      const t1 = threadCpuMs(gw.pid);
+      for (const [name, ms] of Object.entries(t1)) threads[plan][name] = (threads[plan][name] ?? 0) + ms - (t0[name] ?? 0);
     }
   }
   const perReq = (plan: string) => (totals[plan] * 1000) / REQUESTS;
   console.log(
     `gateway CPU µs/request over ${REQUESTS} each: unguarded ${perReq("bench").toFixed(0)}, guarded ${perReq("guarded").toFixed(0)}, added ${(perReq("guarded") - perReq("bench")).toFixed(0)}`,
   );
+  for (const plan of ["bench", "guarded"]) {
+    if (ONLY && plan !== ONLY) continue;
+    const named = Object.entries(threads[plan])
+      .filter(([, ms]) => ms > 0)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, ms]) => `${name} ${((ms * 1000) / REQUESTS).toFixed(0)}`);
+    console.log(`per thread, µs/request, ${plan === "bench" ? "unguarded" : "guarded"}: ${named.join(", ")}`);
+  }
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   console.log(
     "Server-Timing medians (µs):",

@@ -13,7 +13,7 @@ export function pin(cpu: number): string[] {
   return HAS_TASKSET && navigator.hardwareConcurrency > 1 ? ["taskset", "-c", String(cpu)] : [];
 }
 
-const CLK_TCK = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
+export const CLK_TCK = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
 
 /** user + system CPU time of a process so far, in milliseconds (all its threads). */
 export function cpuMs(pid: number): number {

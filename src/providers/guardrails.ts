@@ -49,6 +49,8 @@ const TO_PII: Record<GuardrailPiiKind, PiiType> = {
   date_of_birth: "date_of_birth",
 };
 const FROM_PII = Object.fromEntries(Object.entries(TO_PII).map(([k, v]) => [v, k])) as Record<PiiType, GuardrailPiiKind>;
+/** A kind's placeholder label ("EMAIL" in `[EMAIL_1]`). */
+const LABEL = Object.fromEntries(Object.keys(TO_PII).map((k) => [k, k.toUpperCase()])) as Record<GuardrailPiiKind, string>;
 
 /** A placeholder as the gateway writes it, and the start of one cut at a chunk's end. */
 const PLACEHOLDER = /\[[A-Z_]+_\d+\]/g;
@@ -86,12 +88,25 @@ function foldChar(cp: number): string | null {
 }
 
 /**
+ * Whether FOLDABLE may match: only a non-ASCII character or a backslash can start a match, and
+ * most prompts are ASCII without one. A loop over the code units costs a fraction of the
+ * Unicode pattern's scan.
+ */
+function mayFold(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80 || c === 0x5c) return FOLDABLE.test(text);
+  }
+  return false;
+}
+
+/**
  * The kinds of `types` in `text`, found in its folded reading. Spans are `text`'s own (what is
  * replaced is what the client wrote); a value is the client's text with JSON escapes read, so
  * `Zo\u00eb` in a tool's JSON and `Zoë` in a message are one value, restored as `Zoë`.
  */
 function detect(text: string, types: PiiType[]): Found[] {
-  if (!FOLDABLE.test(text))
+  if (!mayFold(text))
     return detectPii(text, { types }).map((e) => ({ kind: FROM_PII[e.type], start: e.start, end: e.end, text: e.text }));
   let view = "";
   let decoded = "";
@@ -207,7 +222,7 @@ export class RequestGuard {
   private placeholderFor(f: Found): string {
     const known = this.byValue.get(f.text);
     if (known) return known;
-    const label = f.kind.toUpperCase();
+    const label = LABEL[f.kind];
     let n = this.next[f.kind] ?? 0;
     let placeholder: string;
     // a placeholder the client wrote itself is never given out: restoring would replace its text

@@ -4,7 +4,7 @@ import { checkModel, keyBudget, modelFilter, noAllowedModel } from "../../auth/p
 import { canonicalJson, digest } from "../../cache/canonical";
 import { chargedAnswer } from "../../credits/charged-answer";
 import type { Reservation } from "../../credits/interface";
-import { pricedTargets } from "../../credits/pricing";
+import { pricedTargets, reportedUsage } from "../../credits/pricing";
 import { StreamedCharge } from "../../credits/streamed-charge";
 import type { AppDeps } from "../../deps";
 import { errorType, GatewayError, invalidRequest, modelNotFound } from "../../errors";
@@ -376,10 +376,14 @@ export function openAiCompatRoutes(deps: AppDeps) {
         if (!guard) return out;
         // kept with the answer, so a cache hit of it says what was redacted too
         const redacted = countRedactions(guard, metrics);
+        const json = guard.restoreJson(out.json);
         return {
           ...out,
-          json: guard.restoreJson(out.json),
-          parsed: undefined,
+          json,
+          // pricing reads the answer's usage from its parse: kept when the restore left the answer as it
+          // was, or when the answer reports its usage (a restore changes text, never usage); else the
+          // restored answer is parsed again (its output tokens are estimated from the restored text)
+          parsed: json === out.json || (out.parsed && reportedUsage(out.parsed.value)) ? out.parsed : undefined,
           ...(redacted ? { notes: { guardrails: { redacted } } } : {}),
         };
       },

@@ -136,15 +136,21 @@ export function fold(word: string): string {
     .replace(FOLDED, (c) => FOLD[c] ?? c);
 }
 
-/** hash(word.toLowerCase()), without the lower-case copy when the word is ASCII. */
-function hashLower(word: string): number {
+/** hash(word.toLowerCase()) of an ASCII word, without the lower-case copy; -1 when the word is not ASCII. */
+function asciiHashLower(word: string): number {
   let h = FNV_OFFSET;
   for (let i = 0; i < word.length; i++) {
     const c = word.charCodeAt(i);
-    if (c >= 0x80) return hash(word.toLowerCase());
+    if (c >= 0x80) return -1;
     h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), FNV_PRIME);
   }
   return h >>> 0;
+}
+
+/** hash(word.toLowerCase()), without the lower-case copy when the word is ASCII. */
+function hashLower(word: string): number {
+  const h = asciiHashLower(word);
+  return h >= 0 ? h : hash(word.toLowerCase());
 }
 
 /** Whether the word, lower-cased, is an everyday English word (not a proper name). */
@@ -160,6 +166,8 @@ export function isStopword(word: string): boolean {
 /** Whether the word is a given name or surname of the gazetteer that is not also an everyday English word. */
 export function isGazetteerName(word: string): boolean {
   const { english, names } = lists();
-  if (contains(english, hashLower(word))) return false;
-  return contains(names, hash(fold(word)));
+  const ascii = asciiHashLower(word);
+  if (contains(english, ascii >= 0 ? ascii : hash(word.toLowerCase()))) return false;
+  // an ASCII word folds to its lower case (no marks, no letters to fold): the same hash
+  return contains(names, ascii >= 0 ? ascii : hash(fold(word)));
 }

@@ -20,13 +20,17 @@ export { accountHashKey, PII_HASH_SECRET } from "./keyed-hash";
 export { applyRedactions, type RedactionStyle } from "./redact";
 export { PII_TYPES, type PiiEntity, type PiiType } from "./types";
 
-/** Which entity types each recognizer can produce, so a `types` filter skips the others. */
-const RECOGNIZERS: { types: PiiType[]; find: Recognizer }[] = [
+/**
+ * Which entity types each recognizer can produce, so a `types` filter skips the others.
+ * `digits`: the ASCII digits a text needs for the recognizer to find anything (a card is 13 to 19
+ * of them, an SSN nine, a phone number's score needs seven); a text with fewer is not scanned.
+ */
+const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number }[] = [
   { types: ["email"], find: findEmails },
-  { types: ["credit_card"], find: findCreditCards },
-  { types: ["ssn"], find: findSsns },
+  { types: ["credit_card"], find: findCreditCards, digits: 13 },
+  { types: ["ssn"], find: findSsns, digits: 9 },
   { types: ["ip_address"], find: findIpAddresses },
-  { types: ["phone_number"], find: findPhoneNumbers },
+  { types: ["phone_number"], find: findPhoneNumbers, digits: 7 },
   { types: ["date_of_birth"], find: findDatesOfBirth },
   // the English and Romance patterns' streets take in the unit, postcode, town and country lines that follow
   { types: ["address"], find: (text) => findAddresses(text).map((e) => extended(text, e.start, e.end, e.score)) },
@@ -42,9 +46,11 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer }[] = [
  */
 export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEntity[] {
   const candidates: PiiEntity[] = [];
+  const digits = asciiDigits(text, 13);
   try {
     for (const r of RECOGNIZERS) {
       checkCpuBudget();
+      if (r.digits !== undefined && digits < r.digits) continue;
       candidates.push(...r.find(text));
     }
   } finally {
@@ -54,6 +60,16 @@ export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEn
   const resolved = coverRepeats(text, resolveOverlaps(candidates));
   const wanted = opts.types;
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;
+}
+
+/** How many of 0-9 `text` holds, counted up to `enough`. */
+function asciiDigits(text: string, enough: number): number {
+  let n = 0;
+  for (let i = 0; i < text.length && n < enough; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) n++;
+  }
+  return n;
 }
 
 /** Up to this many distinct values, each is looked for with indexOf. */
