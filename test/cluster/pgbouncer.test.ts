@@ -198,6 +198,8 @@ describe.skipIf(!shared)("three nodes behind PgBouncer 1.18 in transaction mode"
   });
 
   test("the three nodes shared the pooler's server connections: PostgreSQL never saw more than the pool", async () => {
+    // the next test opens a direct connection of its own
+    clearInterval(sampling);
     const pools = await bouncer.show("POOLS");
     const ours = pools.find((p) => p.database === "textai");
     expect(ours?.pool_mode).toBe("transaction");
@@ -210,4 +212,52 @@ describe.skipIf(!shared)("three nodes behind PgBouncer 1.18 in transaction mode"
     expect(peakBackends).toBeGreaterThan(0);
     expect(peakBackends).toBeLessThanOrEqual(POOL);
   });
+
+  test("kill -9 of a node whose charge waits for a lock: the pooler gives the transaction up, nothing is charged", async () => {
+    const { key, accountId } = await newKey(cluster.nodes[0], 10);
+    const victim = await cluster.spawn();
+    sim.reset();
+    sim.program([{ delayMs: 1000 }]);
+    const call = chat(victim, key, "never delivered", { "cache-control": "no-cache" }).then(
+      (r) => r.status,
+      () => "no answer",
+    );
+    // the call holds its credit, and is at the provider
+    for (let i = 0; i < 200; i++) {
+      const [h] = await pg`SELECT count(*)::int AS n FROM credit_holds WHERE account_id = ${accountId}`;
+      if (h.n === 1) break;
+      await Bun.sleep(10);
+    }
+    // the account's row is taken by a direct transaction: the node's charge batch (BEGIN and
+    // credit_batch() sent, COMMIT not yet) waits for it on one of the pooler's server connections
+    const other = new SQL(db.url, { max: 1 });
+    const conn = await other.reserve();
+    try {
+      await conn`BEGIN`;
+      await conn`SELECT 1 FROM accounts WHERE id = ${accountId} FOR UPDATE`;
+      let waiting = 0;
+      for (let i = 0; i < 300 && waiting === 0; i++) {
+        await Bun.sleep(10);
+        [{ n: waiting }] = await pg`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = ${db.name} AND wait_event_type = 'Lock' AND query LIKE '%credit_batch%'`;
+      }
+      expect(waiting).toBe(1);
+      victim.proc.kill(9);
+      await victim.proc.exited;
+      await Bun.sleep(200);
+      await conn`ROLLBACK`;
+    } finally {
+      conn.release();
+      await other.close();
+    }
+    expect(await call).toBe("no answer");
+    await Bun.sleep(300);
+    const [rows] = await pg`SELECT count(*)::int AS n FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;
+    expect(rows.n).toBe(0);
+    const [acc] = await pg`SELECT balance::int AS balance FROM accounts WHERE id = ${accountId}`;
+    expect(acc.balance).toBe(10);
+    // and the pool still serves the other nodes
+    const after = await chat(cluster.nodes[1], key, "after the kill", { "cache-control": "no-cache" });
+    expect(after.status, show(after)).toBe(200);
+  }, 30_000);
 });
