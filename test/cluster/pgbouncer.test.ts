@@ -54,6 +54,7 @@ beforeAll(async () => {
     redisUrl: redis.url,
     configText: clusterConfig(`${sim.url}/v1`),
     env: { TEXTAI_DATABASE_PREPARE: "false" },
+    viaPgbouncer: false,
   });
 }, 60_000);
 

@@ -60,6 +60,11 @@ pool_mode = transaction
 default_pool_size = ${opts.poolSize ?? 3}
 max_client_conn = 200
 server_reset_query =
+; while PostgreSQL is unreachable a query fails within a second or two (the nodes answer 503)
+; instead of waiting in pgbouncer's queue for 120 s, and a reconnect is tried every second
+query_wait_timeout = 2
+server_connect_timeout = 2
+server_login_retry = 1
 ignore_startup_parameters = extra_float_digits,options
 `,
     );
