@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
+import { openPostgres, type PgStorage } from "../../src/storage/postgres";
 
 /** Debian's pgbouncer (`apt-get install pgbouncer`; .ci/run installs it), or TEXTAI_TEST_PGBOUNCER. */
 export const PGBOUNCER_BIN = process.env.TEXTAI_TEST_PGBOUNCER ?? "/usr/sbin/pgbouncer";
@@ -125,4 +126,20 @@ async function freePort(): Promise<number> {
   const port = s.port;
   s.stop(true);
   return port;
+}
+
+/**
+ * Opens the stores' pools for a test database: straight to it, or with TEXTAI_TEST_VIA_PGBOUNCER=1
+ * through a pgbouncer of its own in transaction mode (6 server connections) with named prepared
+ * statements off, as docs/many-nodes.md#behind-pgbouncer says to run the nodes. The test's own
+ * checks keep their direct connections.
+ */
+export async function storesOn(url: string): Promise<{ open(opts?: { max?: number }): PgStorage; stop(): Promise<void> }> {
+  const bouncer = process.env.TEXTAI_TEST_VIA_PGBOUNCER === "1" ? await startPgbouncer(url, { poolSize: 6 }) : null;
+  return {
+    open: (opts = {}) => (bouncer ? openPostgres(bouncer.url, { ...opts, prepare: false }) : openPostgres(url, opts)),
+    stop: async () => {
+      await bouncer?.stop();
+    },
+  };
 }
