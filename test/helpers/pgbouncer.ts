@@ -73,6 +73,9 @@ ignore_startup_parameters = extra_float_digits,options
     chmodSync(join(dir, "userlist.txt"), 0o644);
     const args = [PGBOUNCER_BIN, ...(process.getuid?.() === 0 ? ["-u", "nobody"] : []), ini];
     const proc = Bun.spawn(args, { stdout: "pipe", stderr: "pipe" });
+    // never outlives the test run, even one that fails before its afterAll
+    const reap = () => proc.kill("SIGTERM");
+    process.once("exit", reap);
     let out = "";
     const drain = async (s: ReadableStream<Uint8Array>) => {
       const dec = new TextDecoder();
@@ -82,6 +85,7 @@ ignore_startup_parameters = extra_float_digits,options
     void drain(proc.stderr);
     const url = `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/${database}`;
     const stop = async () => {
+      process.off("exit", reap);
       proc.kill("SIGTERM");
       await proc.exited;
       rmSync(dir, { recursive: true, force: true });
