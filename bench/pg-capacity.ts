@@ -5,6 +5,7 @@
  *
  *   bun bench/pg-capacity.ts [--duration 4] [--inflight 32] [--nodes 2] [--provider-ms 1] [--pool N]
  *                            [--only spread,hot,primary] [--kind charged|hit|failed|refused]
+ *                            [--prepare false]
  *
  * Each node is a PostgresCreditLedger on a pool of its own (in this process), in front of which
  * sits a counting TCP proxy: it counts the server's ReadyForQuery messages, one per statement
@@ -45,6 +46,8 @@ const { values: args } = parseArgs({
     only: { type: "string", default: "spread,hot,primary" },
     kind: { type: "string", default: "charged" },
     json: { type: "boolean", default: false },
+    /** false: unnamed statements only, as behind PgBouncer in transaction mode (TEXTAI_DATABASE_PREPARE) */
+    prepare: { type: "string", default: "true" },
   },
 });
 const DURATION_MS = Number(args.duration) * 1000;
@@ -52,6 +55,7 @@ const INFLIGHT = Number(args.inflight);
 const NODES = Number(args.nodes);
 const PROVIDER_MS = Number(args["provider-ms"]);
 const POOL = args.pool ? Number(args.pool) : undefined;
+const PREPARE = args.prepare !== "false";
 const ONLY = new Set((args.only ?? "").split(","));
 const KINDS = ["charged", "hit", "failed", "refused"] as const;
 type Kind = (typeof KINDS)[number];
@@ -216,7 +220,7 @@ async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promi
       const u = new URL(url);
       u.hostname = "127.0.0.1";
       u.port = String(p.port);
-      return openPostgres(u.toString(), POOL ? { max: POOL } : {});
+      return openPostgres(u.toString(), { prepare: PREPARE, ...(POOL ? { max: POOL } : {}) });
     });
     await Promise.all(pools.map((p) => p.migrated));
     const ledgers = pools.map((p) => new PostgresCreditLedger(p));
@@ -315,7 +319,7 @@ if (ONLY.has("primary")) rows.push(await run("primary", NODES));
 const jsonLine = args.json ? `PGCAPACITY ${JSON.stringify(rows)}` : null;
 
 console.log(
-  `pg-capacity ${new Date().toISOString().slice(0, 10)}: ${KIND} calls, ${DURATION_MS / 1000}s each, provider ${PROVIDER_MS} ms, pool ${POOL ?? "default"}`,
+  `pg-capacity ${new Date().toISOString().slice(0, 10)}: ${KIND} calls, ${DURATION_MS / 1000}s each, provider ${PROVIDER_MS} ms, pool ${POOL ?? "default"}, prepare ${PREPARE}`,
 );
 console.log(
   "| scenario | nodes x in flight | calls/s | transactions per call | statements per call | PostgreSQL CPU µs per call | bench CPU (cores) |",

@@ -148,6 +148,8 @@ const FileConfigSchema = T.Object(
     metrics_listen: T.Optional(T.String({ minLength: 1 })),
     /** connections this node opens to PostgreSQL (TEXTAI_DATABASE_URL) at most */
     database_pool: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
+    /** false: no named prepared statements, for a pooler in transaction mode (PgBouncer before 1.21) */
+    database_prepare: T.Optional(T.Boolean()),
     providers: T.Optional(T.Array(ProviderConfigSchema)),
     routes: T.Optional(T.Record(T.String(), T.Array(T.String()))),
     costs: T.Optional(T.Record(T.String(), NonNegInt)),
@@ -263,6 +265,12 @@ export interface Config {
    * (credits go in one batch at a time, so few are needed; docs/capacity.md)
    */
   databasePool: number;
+  /**
+   * TEXTAI_DATABASE_PREPARE or `database_prepare`: false sends every query unnamed (no named
+   * prepared statements), as a pooler in transaction mode needs (PgBouncer before 1.21:
+   * docs/many-nodes.md#behind-pgbouncer); true (the default) lets the client prepare and reuse them
+   */
+  databasePrepare: boolean;
   adminToken: string | null;
   /**
    * TEXTAI_METRICS_LISTEN or `metrics_listen`: a second listener serving only GET /metrics to
@@ -402,6 +410,7 @@ const EnvSchema = T.Object({
   TEXTAI_REDIS_URL: EnvText,
   TEXTAI_REDIS_CLUSTER: T.Optional(T.Union([T.Literal("true"), T.Literal("false")])),
   TEXTAI_DATABASE_POOL: EnvInt(1, 1000),
+  TEXTAI_DATABASE_PREPARE: T.Optional(T.Union([T.Literal("true"), T.Literal("false")])),
   TEXTAI_DB_BUSY_TIMEOUT_MS: EnvInt(0),
   TEXTAI_ADMIN_TOKEN: EnvText,
   TEXTAI_METRICS_LISTEN: EnvText,
@@ -599,6 +608,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     redisCluster: env.TEXTAI_REDIS_CLUSTER === "true",
     dbBusyTimeoutMs: env.TEXTAI_DB_BUSY_TIMEOUT_MS ?? 5000,
     databasePool: env.TEXTAI_DATABASE_POOL ?? file.database_pool ?? DEFAULT_DATABASE_POOL,
+    databasePrepare: env.TEXTAI_DATABASE_PREPARE ? env.TEXTAI_DATABASE_PREPARE === "true" : (file.database_prepare ?? true),
     adminToken: env.TEXTAI_ADMIN_TOKEN || null,
     metricsListen: env.TEXTAI_METRICS_LISTEN
       ? listenAddress(env.TEXTAI_METRICS_LISTEN, "TEXTAI_METRICS_LISTEN")

@@ -88,6 +88,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     pg && config.databaseUrl
       ? pg.openPostgres(config.databaseUrl, {
           max: config.databasePool,
+          prepare: config.databasePrepare,
           onError: (err) => opts.logger?.log("warn", "database unreachable: migrations wait", { error_message: err.message }),
         })
       : null;

@@ -26,9 +26,24 @@ const MIGRATION_LOCK = 7_263_011;
  * pipelines queries on a connection) and migrates in the background, retrying every second while
  * the server is unreachable. Every store awaits `migrated` before its first query. `max`: the
  * connections it opens at most (TEXTAI_DATABASE_POOL; a few: credits go in one batch at a time).
+ * `prepare: false` (TEXTAI_DATABASE_PREPARE=false): every query goes unnamed, for a pooler in
+ * transaction mode, which hands each transaction whichever server connection is free, so a named
+ * statement prepared on one is missing (or already there) on the next. Nothing else here needs a
+ * session: every lock is transaction-level (`pg_advisory_xact_lock`), nothing is SET, LISTENed to
+ * or kept in a temp table, and migrations run in one transaction, so they run through the pooler
+ * too (docs/many-nodes.md#behind-pgbouncer).
  */
-export function openPostgres(url: string, opts: { max?: number; onError?: (err: Error) => void } = {}): PgStorage {
-  const sql = new SQL(url, { max: opts.max ?? DEFAULT_DATABASE_POOL, connectionTimeout: 2, idleTimeout: 30, onclose: () => {} });
+export function openPostgres(
+  url: string,
+  opts: { max?: number; prepare?: boolean; onError?: (err: Error) => void } = {},
+): PgStorage {
+  const sql = new SQL(url, {
+    max: opts.max ?? DEFAULT_DATABASE_POOL,
+    prepare: opts.prepare ?? true,
+    connectionTimeout: 2,
+    idleTimeout: 30,
+    onclose: () => {},
+  });
   const db = drizzle({ client: sql, schema });
   const migrated = (async () => {
     for (;;) {

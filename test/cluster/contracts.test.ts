@@ -35,6 +35,7 @@ import { RequestLog } from "../../src/requestlog/recorder";
 import { SqliteRequestLogStore } from "../../src/requestlog/sqlite";
 import { openStorage, type Storage } from "../../src/storage/db";
 import { openPostgres, type PgStorage } from "../../src/storage/postgres";
+import { storesOn } from "../helpers/pgbouncer";
 import { freshDatabase, freshRedis, freshRedisCluster, sharedServersUp } from "../helpers/shared-servers";
 
 const shared = await sharedServersUp("service contracts on PostgreSQL and Redis");
@@ -46,6 +47,8 @@ let sqlite: Storage;
 let pgDb: Awaited<ReturnType<typeof freshDatabase>> | null = null;
 let pg: PgStorage | null = null;
 let pg2: PgStorage | null = null;
+/** the stores' pools: straight to the test database, or through a pooler (TEXTAI_TEST_VIA_PGBOUNCER=1) */
+let pgPools: Awaited<ReturnType<typeof storesOn>> | null = null;
 let redis: RedisLink | null = null;
 let clustered: RedisLink | null = null;
 
@@ -53,8 +56,9 @@ beforeAll(async () => {
   sqlite = openStorage(join(dir, "contracts.db"));
   if (!shared) return;
   pgDb = await freshDatabase();
-  pg = openPostgres(pgDb.url);
-  pg2 = openPostgres(pgDb.url);
+  pgPools = await storesOn(pgDb.url);
+  pg = pgPools.open();
+  pg2 = pgPools.open();
   await Promise.all([pg.migrated, pg2.migrated]);
   const r = await freshRedis();
   redis = new RedisLink(r.url);
@@ -72,6 +76,7 @@ afterAll(async () => {
   await redis?.close();
   await pg?.close();
   await pg2?.close();
+  await pgPools?.stop();
   await pgDb?.drop();
   sqlite.close();
   rmSync(dir, { recursive: true, force: true });
@@ -500,7 +505,7 @@ for (const [name, enabled, make] of stores) {
       async () => {
         const { keys, ledger } = make();
         const { id } = await keys.createAccount({ credits: 3 });
-        const pg3 = openPostgres(pgDb!.url, { max: 2 });
+        const pg3 = (pgPools as NonNullable<typeof pgPools>).open({ max: 2 });
         await pg3.migrated;
         const dying = new PostgresCreditLedger(pg3, { requestTimeoutMs: 300 });
         expect(dying.leaseMs).toBe(300);

@@ -22,9 +22,10 @@ import { DEFAULT_MIN_SCORE, LIMITS, type Snippet } from "../../src/knowledge/sch
 import { SqliteKnowledgeIndex } from "../../src/knowledge/sqlite";
 import { hashEmbedding } from "../../src/providers/embedding";
 import { openStorage, type Storage } from "../../src/storage/db";
-import { openPostgres, type PgStorage } from "../../src/storage/postgres";
+import type { PgStorage } from "../../src/storage/postgres";
 import tuning from "../fixtures/knowledge/help-center.json";
 import holdout from "../fixtures/knowledge/help-center-holdout.json";
+import { storesOn } from "../helpers/pgbouncer";
 import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
 import { HELP_CENTER, rankingFigures } from "../knowledge/corpus";
 
@@ -33,6 +34,8 @@ const dir = mkdtempSync(join(tmpdir(), "textai-knowledge-contract-"));
 let sqlite: Storage;
 let pgDb: Awaited<ReturnType<typeof freshDatabase>> | null = null;
 let pg: PgStorage | null = null;
+/** the stores' pools: straight to the test database, or through a pooler (TEXTAI_TEST_VIA_PGBOUNCER=1) */
+let pgPools: Awaited<ReturnType<typeof storesOn>> | null = null;
 /** a second pool on the same database: another node */
 let pg2: PgStorage | null = null;
 
@@ -40,13 +43,15 @@ beforeAll(async () => {
   sqlite = openStorage(join(dir, "contract.db"));
   if (!shared) return;
   pgDb = await freshDatabase();
-  pg = openPostgres(pgDb.url);
-  pg2 = openPostgres(pgDb.url);
+  pgPools = await storesOn(pgDb.url);
+  pg = pgPools.open();
+  pg2 = pgPools.open();
   await Promise.all([pg.migrated, pg2.migrated]);
 });
 afterAll(async () => {
   await pg?.close();
   await pg2?.close();
+  await pgPools?.stop();
   await pgDb?.drop();
   sqlite.close();
   rmSync(dir, { recursive: true, force: true });

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { type Pgbouncer, startPgbouncer } from "../helpers/pgbouncer";
 import { simProvider } from "../helpers/upstream";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -72,7 +73,16 @@ export async function startCluster(opts: {
   redisUrl: string;
   configText: string;
   env?: Record<string, string>;
+  /** through a pgbouncer of its own; default: TEXTAI_TEST_VIA_PGBOUNCER=1 */
+  viaPgbouncer?: boolean;
 }): Promise<Cluster> {
+  // TEXTAI_TEST_VIA_PGBOUNCER=1: the nodes reach the database through a pgbouncer of their own in
+  // transaction mode (docs/many-nodes.md#behind-pgbouncer), to run a cluster test file behind it
+  let bouncer: Pgbouncer | null = null;
+  if (opts.viaPgbouncer ?? process.env.TEXTAI_TEST_VIA_PGBOUNCER === "1") {
+    bouncer = await startPgbouncer(opts.databaseUrl, { poolSize: 6 });
+    opts = { ...opts, databaseUrl: bouncer.url, env: { TEXTAI_DATABASE_PREPARE: "false", ...opts.env } };
+  }
   const dir = mkdtempSync(join(tmpdir(), "textai-cluster-"));
   const configPath = join(dir, "config.toml");
   await Bun.write(configPath, opts.configText);
@@ -109,6 +119,7 @@ export async function startCluster(opts: {
     async close() {
       for (const n of nodes) n.proc.kill("SIGTERM");
       await Promise.all(nodes.map((n) => n.proc.exited));
+      await bouncer?.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

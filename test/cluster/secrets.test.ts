@@ -3,23 +3,28 @@
  * get the same one, so hash-style PII tokens agree across nodes. Needs 127.0.0.1:5432.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { openPostgres, type PgStorage } from "../../src/storage/postgres";
+import type { PgStorage } from "../../src/storage/postgres";
 import { PostgresSecretStore } from "../../src/storage/secrets-pg";
+import { storesOn } from "../helpers/pgbouncer";
 import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
 
 const shared = await sharedServersUp("the PostgreSQL secret store tests");
 
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 const pools: PgStorage[] = [];
+/** straight to the test database, or through a pooler (TEXTAI_TEST_VIA_PGBOUNCER=1) */
+let pgPools: Awaited<ReturnType<typeof storesOn>> | null = null;
 
 beforeAll(async () => {
   if (!shared) return;
   db = await freshDatabase();
-  for (let i = 0; i < 3; i++) pools.push(openPostgres(db.url, { max: 2 }));
+  pgPools = await storesOn(db.url);
+  for (let i = 0; i < 3; i++) pools.push(pgPools.open({ max: 2 }));
 }, 30_000);
 
 afterAll(async () => {
   for (const p of pools) await p.close();
+  await pgPools?.stop();
   await db?.drop();
 });
 
