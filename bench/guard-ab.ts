@@ -14,6 +14,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startGateway } from "./lib/gateway";
 import { CLK_TCK, cpuMs, freePort, ROOT, spawnChild, waitFor } from "./lib/proc";
+import { piiPrompt } from "./lib/requests";
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(name);
@@ -25,22 +26,6 @@ const WARMUP = Number(arg("--warmup", "400"));
 const PROF = arg("--prof", "");
 /** one plan only (bench or guarded), for a profile of that path alone */
 const ONLY = arg("--only", "");
-
-function benchPrompt(size: number): string {
-  const parts = [
-    "Hello team, please contact Maria Keller at maria.keller@example.com or +1 (415) 555-0134 about the renewal.",
-    "Her billing address is 221B Baker Street, London NW1 6XE, and the card on file ends 4111 1111 1111 1111.",
-    "The customer portal login for the account is under the same email; the backup contact is John Smith, 020 7946 0958.",
-    "Our shipping partner confirmed the parcel for order 88213 was delivered on 12 March to the reception desk.",
-    "If anything is unclear, reply to this thread or write to support@northwind.example and mention ticket 55102.",
-    "IP of the last login was 192.168.14.27; the session was ended by the user after the password reset.",
-    "Thanks again for your patience while we sorted out the invoice discrepancy from the previous quarter.",
-    "Best regards, the Northwind accounts team.",
-  ];
-  let t = parts.join(" ");
-  while (t.length < size) t += ` ${parts[t.length % parts.length]}`;
-  return t.slice(0, size);
-}
 
 /** CPU ms per thread of `pid` so far, by thread name (numbered names, "Heap Helper 3", summed) */
 function threadCpuMs(pid: number): Record<string, number> {
@@ -59,7 +44,7 @@ function threadCpuMs(pid: number): Record<string, number> {
   return out;
 }
 
-const body = JSON.stringify({ model: "sim-model", messages: [{ role: "user", content: benchPrompt(1024) }], max_tokens: 64 });
+const body = JSON.stringify({ model: "sim-model", messages: [{ role: "user", content: piiPrompt(1024) }], max_tokens: 64 });
 const simPort = freePort();
 const statsPort = freePort();
 const sim = spawnChild(["bun", join(ROOT, "bench", "sim.ts"), "--port", String(simPort), "--stats-port", String(statsPort)], {

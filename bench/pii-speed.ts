@@ -1,8 +1,8 @@
 /**
  * The guardrail's own cost, in process (issue 23): redact every kind + restore, as a guarded
  * `/v1/chat/completions` request runs it (`RequestGuard`: inspect, forProxy, restoreJson of an
- * answer that echoes the redacted prompt), on the load bench's 1 KB prompt (bench/run.ts
- * `PII_TEXT`, scenarios `compat-1k` / `guarded`), the same text grown to 10 KB, and the
+ * answer that echoes the redacted prompt), on the load bench's 1 KB prompt (bench/lib/requests.ts
+ * `piiPrompt`, scenarios `compat-1k` / `guarded`), the same text grown to 10 KB, and the
  * multi-locale texts of the PII tuning set (1 KB, 10 KB). Also the recognizer alone per part.
  *
  * Each case: warm-up, then rounds of many calls; a round's CPU time (thread CPU, getrusage) per
@@ -24,6 +24,7 @@ import { resolve } from "node:path";
 import { threadCpuMs } from "../src/offline-engine/budget";
 import { detectPii } from "../src/offline-engine/pii";
 import { RequestGuard } from "../src/providers/guardrails";
+import { piiPrompt } from "./lib/requests";
 
 interface Impl {
   RequestGuard: typeof RequestGuard;
@@ -45,23 +46,6 @@ const base: Impl | null = baseDir
       ).detectPii,
     }
   : null;
-
-/** bench/run.ts's PII_TEXT, grown to `size` characters the same way. */
-function benchPrompt(size: number): string {
-  const parts = [
-    "Hello team, please contact Maria Keller at maria.keller@example.com or +1 (415) 555-0134 about the renewal.",
-    "Her billing address is 221B Baker Street, London NW1 6XE, and the card on file ends 4111 1111 1111 1111.",
-    "The customer portal login for the account is under the same email; the backup contact is John Smith, 020 7946 0958.",
-    "Our shipping partner confirmed the parcel for order 88213 was delivered on 12 March to the reception desk.",
-    "If anything is unclear, reply to this thread or write to support@northwind.example and mention ticket 55102.",
-    "IP of the last login was 192.168.14.27; the session was ended by the user after the password reset.",
-    "Thanks again for your patience while we sorted out the invoice discrepancy from the previous quarter.",
-    "Best regards, the Northwind accounts team.",
-  ];
-  let t = parts.join(" ");
-  while (t.length < size) t += ` ${parts[t.length % parts.length]}`;
-  return t.slice(0, size);
-}
 
 const world = readFileSync(new URL("../test/fixtures/eval/pii-world.jsonl", import.meta.url), "utf8")
   .split("\n")
@@ -131,8 +115,8 @@ const t0 = performance.now();
 detectPii("warm-up: Zsófia Horváth");
 const loadMs = performance.now() - t0;
 base?.detectPii("warm-up: Zsófia Horváth");
-const p1k = benchPrompt(1024);
-const p10k = benchPrompt(10_240);
+const p1k = piiPrompt(1024);
+const p10k = piiPrompt(10_240);
 const w1k = world.slice(0, 1024);
 const w10k = world.slice(0, 10_240);
 // the restore must give the prompt back: a check that the bench measures the real work

@@ -24,6 +24,7 @@ import { FOOTPRINT_IDS, type Footprint, footprintTable, footprintTargets, measur
 import { type Gateway, startGateway } from "./lib/gateway";
 import { benchHelp, parseBenchArgs } from "./lib/options";
 import { type Child, cpuMs, freePort, median, peakRssMb, pin, pinning, ROOT, spawnChild, waitFor } from "./lib/proc";
+import { piiPrompt } from "./lib/requests";
 import { notMeasuredReason } from "./lib/summary";
 import { renderSvg } from "./lib/svg";
 import { checkoutTree, type Tree } from "./lib/tree";
@@ -43,22 +44,8 @@ const CHAT_BODY = JSON.stringify({
   max_tokens: 64,
 });
 
-/** ~1 KB of text with PII for the offline redaction scenario. */
-const PII_TEXT = (() => {
-  const parts = [
-    "Hello team, please contact Maria Keller at maria.keller@example.com or +1 (415) 555-0134 about the renewal.",
-    "Her billing address is 221B Baker Street, London NW1 6XE, and the card on file ends 4111 1111 1111 1111.",
-    "The customer portal login for the account is under the same email; the backup contact is John Smith, 020 7946 0958.",
-    "Our shipping partner confirmed the parcel for order 88213 was delivered on 12 March to the reception desk.",
-    "If anything is unclear, reply to this thread or write to support@northwind.example and mention ticket 55102.",
-    "IP of the last login was 192.168.14.27; the session was ended by the user after the password reset.",
-    "Thanks again for your patience while we sorted out the invoice discrepancy from the previous quarter.",
-    "Best regards, the Northwind accounts team.",
-  ];
-  let t = parts.join(" ");
-  while (t.length < 1024) t += ` ${parts[t.length % parts.length]}`;
-  return t.slice(0, 1024);
-})();
+/** ~1 KB of text with PII for the offline redaction and guardrail scenarios. */
+const PII_TEXT = piiPrompt(1024);
 
 type SimCheck = "per-request" | "none";
 type TargetKind = "sim" | "gateway" | "portkey" | "cluster" | "forwarder";
