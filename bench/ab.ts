@@ -18,6 +18,14 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { benchConfig } from "./lib/gateway";
 import { cpuMs, freePort, median, pin, ROOT, runCapture, spawnChild, waitFor } from "./lib/proc";
+import {
+  type Candidate,
+  GATEWAY_REQUESTS,
+  GATEWAY_SCENARIOS,
+  type GatewayScenario,
+  requestHeaders,
+  UNKNOWN_KEY,
+} from "./lib/requests";
 import type { LoadResult, LoadSpec } from "./load";
 
 const { values } = parseArgs({
@@ -30,27 +38,18 @@ const { values } = parseArgs({
     scenario: { type: "string" },
   },
 });
-const SCENARIOS = ["compat", "function", "cache", "reject401", "reject429"] as const;
 const scenario = values.scenario ?? (values.function ? "function" : "compat");
-if (!values.commits || !(SCENARIOS as readonly string[]).includes(scenario)) {
+if (!values.commits || !(GATEWAY_SCENARIOS as readonly string[]).includes(scenario)) {
   console.error(
-    `usage: bun bench/ab.ts --commits A,B[,C...] [--rounds 3] [--seconds 4] [--connections 32] [--scenario ${SCENARIOS.join("|")}]`,
+    `usage: bun bench/ab.ts --commits A,B[,C...] [--rounds 3] [--seconds 4] [--connections 32] [--scenario ${GATEWAY_SCENARIOS.join("|")}]`,
   );
   process.exit(2);
 }
 
-const CHAT_BODY = JSON.stringify({
-  model: "sim-model",
-  messages: [
-    { role: "system", content: "You are a helpful assistant." },
-    { role: "user", content: "Summarize in one sentence why latency matters for an API gateway." },
-  ],
-  max_tokens: 64,
-});
-const FN_BODY = JSON.stringify({ text: "The delivery was late, but the support team was friendly and fixed it quickly." });
-const path = scenario === "compat" ? "/v1/chat/completions" : "/api/v1/ai/sentiment-analysis";
-const body = scenario === "compat" ? CHAT_BODY : FN_BODY;
-const expected = scenario === "reject401" ? "401" : scenario === "reject429" ? "429" : "200";
+/** what the scenario sends (the same request as bench/run.ts's scenario of that name) */
+const request = GATEWAY_REQUESTS[scenario as GatewayScenario];
+const { path, body } = request.candidates[0] as Candidate;
+const expected = String(request.expectStatus);
 
 const work = join(tmpdir(), `textai-ab-${process.pid}`);
 mkdirSync(work, { recursive: true });
@@ -92,11 +91,11 @@ async function measure(dir: string, simUrl: string): Promise<{ rps: number; cpuU
   };
   await Bun.write(env.TEXTAI_CONFIG, benchConfig(simUrl, "", false));
   const cli = join(dir, "src", "cli.ts");
-  const plan = scenario === "reject429" ? "tight" : "bench";
+  const plan = request.key === "tight" ? "tight" : "bench";
   const created = JSON.parse(
     await runCapture(["bun", cli, "keys", "create", "--label", "ab", "--credits", "100000000", "--plan", plan, "--json"], env),
   ).key as string;
-  const key = scenario === "reject401" ? `tai_live_${"B".repeat(40)}` : created;
+  const key = request.key === "bad" ? UNKNOWN_KEY : created;
   const port = freePort();
   const gw = spawnChild([...pin(0), "bun", cli, "serve", "--port", String(port)], {
     env,
@@ -109,17 +108,12 @@ async function measure(dir: string, simUrl: string): Promise<{ rps: number; cpuU
     const spec: LoadSpec = {
       url: url + path,
       method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-api-key": key,
-        ...(scenario === "compat" || scenario === "function" ? { "cache-control": "no-cache" } : {}),
-      },
+      headers: requestHeaders(request, key),
       body,
       connections: Number(values.connections),
       duration: 1,
     };
-    if (scenario === "cache" || scenario === "reject429")
-      await (await fetch(spec.url, { method: "POST", headers: spec.headers, body: spec.body })).text();
+    if (request.prime) await (await fetch(spec.url, { method: "POST", headers: spec.headers, body: spec.body })).text();
     await load(spec);
     const before = cpuMs(gw.pid);
     const r = await load({ ...spec, duration: Number(values.seconds) });

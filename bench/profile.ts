@@ -18,6 +18,14 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startGateway } from "./lib/gateway";
 import { freePort, pin, ROOT, spawnChild, waitFor } from "./lib/proc";
+import {
+  type Candidate,
+  GATEWAY_REQUESTS,
+  GATEWAY_SCENARIOS,
+  type GatewayScenario,
+  requestHeaders,
+  UNKNOWN_KEY,
+} from "./lib/requests";
 import { runLoad } from "./load";
 
 const { values } = parseArgs({
@@ -32,23 +40,15 @@ const { values } = parseArgs({
     tree: { type: "string" },
   },
 });
-const SCENARIOS = ["compat", "function", "cache", "reject401", "reject429"] as const;
 const scenario = values.scenario ?? (values.function ? "function" : "compat");
-if (!(SCENARIOS as readonly string[]).includes(scenario)) {
-  console.error(`--scenario: one of ${SCENARIOS.join(", ")}`);
+if (!(GATEWAY_SCENARIOS as readonly string[]).includes(scenario)) {
+  console.error(`--scenario: one of ${GATEWAY_SCENARIOS.join(", ")}`);
   process.exit(2);
 }
 
-const CHAT_BODY = JSON.stringify({
-  model: "sim-model",
-  messages: [
-    { role: "system", content: "You are a helpful assistant." },
-    { role: "user", content: "Summarize in one sentence why latency matters for an API gateway." },
-  ],
-  max_tokens: 64,
-});
-
-const FN_BODY = JSON.stringify({ text: "The delivery was late, but the support team was friendly and fixed it quickly." });
+/** what the scenario sends (the same request as bench/run.ts's scenario of that name) */
+const request = GATEWAY_REQUESTS[scenario as GatewayScenario];
+const { path, body } = request.candidates[0] as Candidate;
 
 interface ProfileNode {
   id: number;
@@ -128,25 +128,15 @@ try {
     bunFlags: ["--cpu-prof", `--cpu-prof-dir=${values.out}`],
   });
   try {
-    const key =
-      scenario === "reject401"
-        ? `tai_live_${"B".repeat(40)}`
-        : scenario === "reject429"
-          ? (gw.keys.tight as string)
-          : (gw.keys.bench as string);
+    const key = request.key === "bad" ? UNKNOWN_KEY : (gw.keys[request.key] as string);
     const spec = {
-      url: scenario === "compat" ? `${gw.url}/v1/chat/completions` : `${gw.url}/api/v1/ai/sentiment-analysis`,
+      url: gw.url + path,
       method: "POST" as const,
-      headers: {
-        "content-type": "application/json",
-        "x-api-key": key,
-        ...(scenario === "compat" || scenario === "function" ? { "cache-control": "no-cache" } : {}),
-      },
-      body: scenario === "compat" ? CHAT_BODY : FN_BODY,
+      headers: requestHeaders(request, key),
+      body,
       connections: Number(values.connections),
     };
-    if (scenario === "cache" || scenario === "reject429")
-      await (await fetch(spec.url, { method: "POST", headers: spec.headers, body: spec.body })).text();
+    if (request.prime) await (await fetch(spec.url, { method: "POST", headers: spec.headers, body: spec.body })).text();
     await runLoad({ ...spec, duration: 1 });
     const r = await runLoad({ ...spec, duration: Number(values.seconds) });
     console.log(`load: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(3)} ms, statuses ${JSON.stringify(r.statuses)}`);

@@ -24,7 +24,7 @@ import { FOOTPRINT_IDS, type Footprint, footprintTable, footprintTargets, measur
 import { type Gateway, startGateway } from "./lib/gateway";
 import { benchHelp, parseBenchArgs } from "./lib/options";
 import { type Child, cpuMs, freePort, median, peakRssMb, pin, pinning, ROOT, spawnChild, waitFor } from "./lib/proc";
-import { piiPrompt } from "./lib/requests";
+import { type Candidate, CHAT_BODY, chatCandidate, fnCandidates, GATEWAY_REQUESTS, piiPrompt, UNKNOWN_KEY } from "./lib/requests";
 import { notMeasuredReason } from "./lib/summary";
 import { renderSvg } from "./lib/svg";
 import { checkoutTree, type Tree } from "./lib/tree";
@@ -34,27 +34,11 @@ import type { LoadResult, LoadSpec } from "./load";
 
 // ---------- scenarios ----------
 
-/** The one chat request every chat target receives (scenarios baseline, compat, portkey). */
-const CHAT_BODY = JSON.stringify({
-  model: "sim-model",
-  messages: [
-    { role: "system", content: "You are a helpful assistant." },
-    { role: "user", content: "Summarize in one sentence why latency matters for an API gateway." },
-  ],
-  max_tokens: 64,
-});
-
 /** ~1 KB of text with PII for the offline redaction and guardrail scenarios. */
 const PII_TEXT = piiPrompt(1024);
 
 type SimCheck = "per-request" | "none";
 type TargetKind = "sim" | "gateway" | "portkey" | "cluster" | "forwarder";
-
-interface Candidate {
-  path: string;
-  body: string;
-  label: string;
-}
 
 interface Scenario {
   id: string;
@@ -80,20 +64,6 @@ interface Scenario {
 /** the merge that brought tracing in (docs/tracing.md): the trace-before / trace-unset pair */
 const TRACING_MERGE = "ae93f6c";
 
-const chatCandidate: Candidate = { path: "/v1/chat/completions", body: CHAT_BODY, label: "POST /v1/chat/completions" };
-const fnCandidates: Candidate[] = [
-  {
-    path: "/api/v1/ai/sentiment-analysis",
-    body: JSON.stringify({ text: "The delivery was late, but the support team was friendly and fixed it quickly." }),
-    label: "sentiment-analysis",
-  },
-  {
-    path: "/api/v1/ai/comment-analyze",
-    body: JSON.stringify({ comment: "The delivery was late, but the support team was friendly and fixed it quickly." }),
-    label: "comment-analyze",
-  },
-];
-
 const SCENARIOS: Scenario[] = [
   {
     id: "baseline",
@@ -107,10 +77,7 @@ const SCENARIOS: Scenario[] = [
     id: "compat",
     title: "gateway /v1/chat/completions, no-cache",
     target: "gateway",
-    candidates: [chatCandidate],
-    key: "bench",
-    cacheBypass: true,
-    expectStatus: 200,
+    ...GATEWAY_REQUESTS.compat,
     sim: "per-request",
   },
   {
@@ -195,10 +162,7 @@ const SCENARIOS: Scenario[] = [
     id: "function",
     title: "gateway function via simulator, no-cache",
     target: "gateway",
-    candidates: fnCandidates,
-    key: "bench",
-    cacheBypass: true,
-    expectStatus: 200,
+    ...GATEWAY_REQUESTS.function,
     sim: "per-request",
   },
   {
@@ -215,11 +179,8 @@ const SCENARIOS: Scenario[] = [
     id: "cache",
     title: "gateway function, cache hits",
     target: "gateway",
-    candidates: fnCandidates,
-    key: "bench",
-    expectStatus: 200,
+    ...GATEWAY_REQUESTS.cache,
     sim: "none",
-    prime: true,
   },
   {
     id: "offline",
@@ -251,20 +212,15 @@ const SCENARIOS: Scenario[] = [
     id: "reject401",
     title: "gateway rejection: bad key (401)",
     target: "gateway",
-    candidates: fnCandidates,
-    key: "bad",
-    expectStatus: 401,
+    ...GATEWAY_REQUESTS.reject401,
     sim: "none",
   },
   {
     id: "reject429",
     title: "gateway rejection: over rate limit (429)",
     target: "gateway",
-    candidates: fnCandidates,
-    key: "tight",
-    expectStatus: 429,
+    ...GATEWAY_REQUESTS.reject429,
     sim: "none",
-    prime: true,
   },
 ];
 
@@ -527,7 +483,7 @@ async function openTarget(sc: Scenario): Promise<OpenTarget> {
     tree: sc.tree ? treeOf(sc.tree).dir : undefined,
     env: sc.traced ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlpSinkUrl() } : undefined,
   });
-  const key = sc.key === "bad" ? `tai_live_${"B".repeat(40)}` : (gw.keys[sc.key ?? "bench"] as string);
+  const key = sc.key === "bad" ? UNKNOWN_KEY : (gw.keys[sc.key ?? "bench"] as string);
   const headers: Record<string, string> = { ...base, "x-api-key": key };
   if (sc.cacheBypass) headers["cache-control"] = "no-cache";
   return { url: gw.url, pid: gw.pid, headers, gateway: gw, stop: () => gw.stop() };

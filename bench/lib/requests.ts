@@ -22,3 +22,65 @@ export function piiPrompt(size: number): string {
   while (t.length < size) t += ` ${parts[t.length % parts.length]}`;
   return t.slice(0, size);
 }
+
+/** One endpoint a scenario may load: its path, the JSON body sent, and its name in the output. */
+export interface Candidate {
+  path: string;
+  body: string;
+  label: string;
+}
+
+/** The one chat request every chat target receives (bench/run.ts's baseline, compat, portkey, ...). */
+export const CHAT_BODY = JSON.stringify({
+  model: "sim-model",
+  messages: [
+    { role: "system", content: "You are a helpful assistant." },
+    { role: "user", content: "Summarize in one sentence why latency matters for an API gateway." },
+  ],
+  max_tokens: 64,
+});
+
+const FN_TEXT = "The delivery was late, but the support team was friendly and fixed it quickly.";
+
+export const chatCandidate: Candidate = { path: "/v1/chat/completions", body: CHAT_BODY, label: "POST /v1/chat/completions" };
+
+/** The function call through the simulator: bench/run.ts takes the first that exists, ab.ts and profile.ts the first. */
+export const fnCandidates: Candidate[] = [
+  { path: "/api/v1/ai/sentiment-analysis", body: JSON.stringify({ text: FN_TEXT }), label: "sentiment-analysis" },
+  { path: "/api/v1/ai/comment-analyze", body: JSON.stringify({ comment: FN_TEXT }), label: "comment-analyze" },
+];
+
+/** A well-formed key that does not exist (answered 401). */
+export const UNKNOWN_KEY = `tai_live_${"B".repeat(40)}`;
+
+/** The single-gateway scenarios bench/run.ts, bench/ab.ts and bench/profile.ts all run. */
+export const GATEWAY_SCENARIOS = ["compat", "function", "cache", "reject401", "reject429"] as const;
+export type GatewayScenario = (typeof GATEWAY_SCENARIOS)[number];
+
+export interface GatewayRequest {
+  /** endpoint candidates, first that exists wins */
+  candidates: Candidate[];
+  /** which key to send: a plan's key, or a well-formed unknown key ("bad") */
+  key: "bench" | "tight" | "bad";
+  /** send `Cache-Control: no-cache` */
+  cacheBypass?: boolean;
+  expectStatus: number;
+  /** send one request before measuring (fills the cache, spends the one allowed request) */
+  prime?: boolean;
+}
+
+/** What each of GATEWAY_SCENARIOS sends and expects back. */
+export const GATEWAY_REQUESTS: Record<GatewayScenario, GatewayRequest> = {
+  compat: { candidates: [chatCandidate], key: "bench", cacheBypass: true, expectStatus: 200 },
+  function: { candidates: fnCandidates, key: "bench", cacheBypass: true, expectStatus: 200 },
+  cache: { candidates: fnCandidates, key: "bench", expectStatus: 200, prime: true },
+  reject401: { candidates: fnCandidates, key: "bad", expectStatus: 401 },
+  reject429: { candidates: fnCandidates, key: "tight", expectStatus: 429, prime: true },
+};
+
+/** The headers of a scenario's request with `key` (content-type, the key, no-cache when it bypasses the cache). */
+export function requestHeaders(req: GatewayRequest, key: string): Record<string, string> {
+  const headers: Record<string, string> = { "content-type": "application/json", "x-api-key": key };
+  if (req.cacheBypass) headers["cache-control"] = "no-cache";
+  return headers;
+}
