@@ -1,9 +1,9 @@
 /**
  * Same-run A/B of the gateway's full path across commits (issue 26: "what each step bought"): each
- * commit's `src/` is extracted with `git archive` into a temporary tree that shares this
- * checkout's node_modules; the gateways run one at a time, pinned to core 0 like `bun run bench`,
- * against one simulator on core 1, in interleaved rounds (A B C, A B C, ...), and the table gives
- * the median req/s and gateway CPU µs per request of each.
+ * commit is checked out beside this one (bench/lib/tree.ts: a detached `git worktree` in a temp
+ * dir that shares this checkout's node_modules); the gateways run one at a time, pinned to core 0
+ * like `bun run bench`, against one simulator on core 1, in interleaved rounds (A B C, A B C, ...),
+ * and the table gives the median req/s and gateway CPU µs per request of each.
  *
  *   bun bench/ab.ts --commits 3edb462,HEAD [--rounds 3] [--seconds 4] [--connections 32] [--scenario compat]
  *
@@ -12,12 +12,12 @@
  * same call primed, then cache hits), `reject401` (a key that does not exist), `reject429` (a key
  * of the plan `tight`, over its limit). A commit named WORKTREE is this checkout as it is.
  */
-import { mkdirSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { benchConfig } from "./lib/gateway";
-import { cpuMs, freePort, median, pin, ROOT, runCapture, spawnChild, waitFor } from "./lib/proc";
+import { type Child, cpuMs, freePort, median, pin, ROOT, runCapture, spawnChild, waitFor } from "./lib/proc";
 import {
   type Candidate,
   GATEWAY_REQUESTS,
@@ -26,6 +26,7 @@ import {
   requestHeaders,
   UNKNOWN_KEY,
 } from "./lib/requests";
+import { checkoutTree, type Tree } from "./lib/tree";
 import type { LoadResult, LoadSpec } from "./load";
 
 const { values } = parseArgs({
@@ -53,19 +54,6 @@ const expected = String(request.expectStatus);
 
 const work = join(tmpdir(), `textai-ab-${process.pid}`);
 mkdirSync(work, { recursive: true });
-
-/** The commit's tree, extracted once; node_modules shared with this checkout. */
-async function tree(commit: string): Promise<string> {
-  if (commit === "WORKTREE") return ROOT;
-  const sha = (await runCapture(["git", "rev-parse", "--short", commit])).trim();
-  const dir = join(work, sha);
-  mkdirSync(dir, { recursive: true });
-  const tar = join(work, `${sha}.tar`);
-  await runCapture(["git", "archive", "--format=tar", "-o", tar, sha]);
-  await runCapture(["tar", "-xf", tar, "-C", dir]);
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
-  return dir;
-}
 
 async function load(spec: LoadSpec): Promise<LoadResult> {
   const proc = Bun.spawn([...pin(1), "bun", join(ROOT, "bench", "load.ts"), JSON.stringify(spec)], {
@@ -128,13 +116,17 @@ async function measure(dir: string, simUrl: string): Promise<{ rps: number; cpuU
 }
 
 const commits = values.commits.split(",");
-const dirs = await Promise.all(commits.map(tree));
-const simPort = freePort();
-const sim = spawnChild(
-  [...pin(1), "bun", join(ROOT, "bench", "sim.ts"), "--port", String(simPort), "--stats-port", String(freePort())],
-  { log: join(work, "sim.log") },
-);
+/** each commit's checkout; WORKTREE is this checkout as it is */
+const trees: (Tree | null)[] = [];
+let sim: Child | undefined;
 try {
+  for (const c of commits) trees.push(c === "WORKTREE" ? null : checkoutTree(c));
+  const dirs = trees.map((t) => t?.dir ?? ROOT);
+  const simPort = freePort();
+  sim = spawnChild(
+    [...pin(1), "bun", join(ROOT, "bench", "sim.ts"), "--port", String(simPort), "--stats-port", String(freePort())],
+    { log: join(work, "sim.log") },
+  );
   const simUrl = `http://127.0.0.1:${simPort}`;
   await waitFor(`${simUrl}/v1/models`);
   const runs: { rps: number; cpuUs: number; p50: number }[][] = commits.map(() => []);
@@ -158,6 +150,7 @@ try {
     );
   }
 } finally {
-  await sim.stop();
+  await sim?.stop();
+  for (const t of trees) t?.remove();
   rmSync(work, { recursive: true, force: true });
 }

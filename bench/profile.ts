@@ -11,7 +11,7 @@
  * the simulator, cache bypassed; `--function` is its old name), `cache` (the same call, primed, then
  * cache hits), `reject401` (a key that does not exist) or `reject429` (a key of the plan `tight`,
  * over its limit after the first call). --tree runs the gateway of another checkout (a directory
- * holding a commit's tree, as bench/ab.ts makes them) instead of this one.
+ * holding a commit's tree, as bench/lib/tree.ts checks them out) instead of this one.
  */
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";

@@ -1,9 +1,10 @@
 /**
  * Another commit of this repository checked out beside it, for A/B scenarios that compare two trees
  * in one run (the cost of a change that has no switch, such as tracing's hooks when tracing is unset).
- * The checkout is a detached `git worktree` in a temp dir that uses this checkout's node_modules.
+ * The checkout is a detached `git worktree` in a temp dir that uses this checkout's node_modules;
+ * `remove()` takes the worktree and its temp dir away.
  */
-import { existsSync, mkdtempSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "./proc";
@@ -22,7 +23,8 @@ function git(args: string[]): string {
 
 export function checkoutTree(ref: string): Tree {
   const commit = git(["rev-parse", "--verify", `${ref}^{commit}`]);
-  const dir = join(mkdtempSync(join(tmpdir(), "textai-tree-")), commit.slice(0, 7));
+  const parent = mkdtempSync(join(tmpdir(), "textai-tree-"));
+  const dir = join(parent, commit.slice(0, 7));
   git(["worktree", "add", "--detach", "--quiet", dir, commit]);
   if (!existsSync(join(dir, "node_modules"))) symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
   return {
@@ -34,6 +36,7 @@ export function checkoutTree(ref: string): Tree {
       } catch {
         // already gone
       }
+      rmSync(parent, { recursive: true, force: true });
     },
   };
 }
