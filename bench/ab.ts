@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { benchConfig } from "./lib/gateway";
-import { type Child, cpuMs, freePort, median, pin, ROOT, runCapture, spawnChild, waitFor } from "./lib/proc";
+import { type Child, cpuMs, freePort, loadPinned, median, pin, ROOT, runCapture, spawnChild, waitFor } from "./lib/proc";
 import {
   type Candidate,
   GATEWAY_REQUESTS,
@@ -27,7 +27,7 @@ import {
   UNKNOWN_KEY,
 } from "./lib/requests";
 import { checkoutTree, type Tree } from "./lib/tree";
-import type { LoadResult, LoadSpec } from "./load";
+import type { LoadSpec } from "./load";
 
 const { values } = parseArgs({
   options: {
@@ -54,17 +54,6 @@ const expected = String(request.expectStatus);
 
 const work = join(tmpdir(), `textai-ab-${process.pid}`);
 mkdirSync(work, { recursive: true });
-
-async function load(spec: LoadSpec): Promise<LoadResult> {
-  const proc = Bun.spawn([...pin(1), "bun", join(ROOT, "bench", "load.ts"), JSON.stringify(spec)], {
-    cwd: ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  if (code !== 0) throw new Error(`load generator exited ${code}: ${err.trim()}`);
-  return JSON.parse(out.trim().split("\n").pop() as string) as LoadResult;
-}
 
 /** One gateway of `dir`, loaded for `seconds`: req/s and its CPU µs per request. */
 async function measure(dir: string, simUrl: string): Promise<{ rps: number; cpuUs: number; p50: number }> {
@@ -102,9 +91,9 @@ async function measure(dir: string, simUrl: string): Promise<{ rps: number; cpuU
       duration: 1,
     };
     if (request.prime) await (await fetch(spec.url, { method: "POST", headers: spec.headers, body: spec.body })).text();
-    await load(spec);
+    await loadPinned(spec);
     const before = cpuMs(gw.pid);
-    const r = await load({ ...spec, duration: Number(values.seconds) });
+    const r = await loadPinned({ ...spec, duration: Number(values.seconds) });
     const cpu = cpuMs(gw.pid) - before;
     const bad = Object.entries(r.statuses).filter(([s]) => s !== expected);
     if (bad.length > 0) throw new Error(`${dir}: statuses ${JSON.stringify(r.statuses)}`);

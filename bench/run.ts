@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { FOOTPRINT_IDS, type Footprint, footprintTable, footprintTargets, measureFootprint } from "./lib/footprint";
 import { type Gateway, startGateway } from "./lib/gateway";
 import { benchHelp, parseBenchArgs } from "./lib/options";
-import { type Child, cpuMs, freePort, median, peakRssMb, pin, pinning, ROOT, spawnChild, waitFor } from "./lib/proc";
+import { type Child, cpuMs, freePort, loadPinned, median, peakRssMb, pin, pinning, ROOT, spawnChild, waitFor } from "./lib/proc";
 import { type Candidate, CHAT_BODY, chatCandidate, fnCandidates, GATEWAY_REQUESTS, piiPrompt, UNKNOWN_KEY } from "./lib/requests";
 import { notMeasuredReason } from "./lib/summary";
 import { renderSvg } from "./lib/svg";
@@ -364,17 +364,6 @@ async function settledSimCalls(): Promise<number> {
   return last;
 }
 
-async function load(spec: LoadSpec): Promise<LoadResult> {
-  const proc = Bun.spawn([...pin(1), "bun", join(ROOT, "bench", "load.ts"), JSON.stringify(spec)], {
-    cwd: ROOT,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  if (code !== 0) throw new Error(`load generator exited ${code}: ${err.trim()}`);
-  return JSON.parse(out.trim().split("\n").pop() as string) as LoadResult;
-}
-
 async function startPortkey(): Promise<Child & { url: string }> {
   const port = freePort();
   const entry = join(ROOT, "node_modules", "@portkey-ai", "gateway", "build", "start-server.js");
@@ -550,9 +539,9 @@ const perNode = (connections: number, nodes: number) => (nodes <= 1 ? connection
 
 /** One load run spread over several nodes (connections split evenly), as one result. */
 async function loadOver(urls: string[], path: string, spec: LoadSpec): Promise<LoadResult> {
-  if (urls.length <= 1) return load(spec);
+  if (urls.length <= 1) return loadPinned(spec);
   const per = perNode(spec.connections, urls.length);
-  const parts = await Promise.all(urls.map((u) => load({ ...spec, url: u + path, connections: per })));
+  const parts = await Promise.all(urls.map((u) => loadPinned({ ...spec, url: u + path, connections: per })));
   const statuses: Record<string, number> = {};
   for (const p of parts) for (const [code, n] of Object.entries(p.statuses)) statuses[code] = (statuses[code] ?? 0) + n;
   const sum = (k: "requests" | "rps" | "errors" | "timeouts" | "resets") => parts.reduce((a, p) => a + (p[k] as number), 0);
@@ -957,7 +946,7 @@ async function main(): Promise<number> {
         simUrl,
         starts: STARTS,
         loadSeconds: MEMORY_LOAD_S,
-        load,
+        load: loadPinned,
         chatBody: CHAT_BODY,
         log: (line) => process.stderr.write(`${line}\n`),
       });

@@ -1,5 +1,7 @@
 /** Process helpers for the benchmarks: CPU pinning, /proc readings, child processes, ports. */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { LoadResult, LoadSpec } from "../load";
 
 export const ROOT = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
 
@@ -97,3 +99,15 @@ export const median = (xs: number[]): number => {
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
 };
+
+/** One load run of bench/load.ts in its own process pinned to CPU 1 (beside the simulator, away from the gateway). */
+export async function loadPinned(spec: LoadSpec): Promise<LoadResult> {
+  const proc = Bun.spawn([...pin(1), "bun", join(ROOT, "bench", "load.ts"), JSON.stringify(spec)], {
+    cwd: ROOT,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) throw new Error(`load generator exited ${code}: ${err.trim()}`);
+  return JSON.parse(out.trim().split("\n").pop() as string) as LoadResult;
+}
