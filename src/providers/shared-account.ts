@@ -66,33 +66,31 @@ export interface RemoteUrl {
 
 const remote = (v: unknown): v is string => typeof v === "string" && /^https?:/i.test(v);
 
+/** Each object part of each item's `content` list in `list` (messages, input items), with its field path. */
+function eachPart(list: unknown, name: string, visit: (part: Record<string, unknown>, param: string) => void): void {
+  (Array.isArray(list) ? list : []).forEach((item, i) => {
+    const parts = isObject(item) && Array.isArray(item.content) ? item.content : [];
+    parts.forEach((p, j) => {
+      if (isObject(p)) visit(p, `${name}[${i}].content[${j}]`);
+    });
+  });
+}
+
 /** Every http(s) URL in the request that the provider would fetch (images, files, audio). */
 export function remoteUrls(api: ProxyApi, body: Record<string, unknown>): RemoteUrl[] {
   const found: RemoteUrl[] = [];
-  if (api === "chat/completions") {
-    const messages = Array.isArray(body.messages) ? body.messages : [];
-    messages.forEach((m, i) => {
-      const parts = isObject(m) && Array.isArray(m.content) ? m.content : [];
-      parts.forEach((p, j) => {
-        if (!isObject(p)) return;
-        const url = isObject(p.image_url) ? p.image_url.url : undefined;
-        if (remote(url)) found.push({ url, param: `messages[${i}].content[${j}]` });
-      });
+  if (api === "chat/completions")
+    eachPart(body.messages, "messages", (p, param) => {
+      const url = isObject(p.image_url) ? p.image_url.url : undefined;
+      if (remote(url)) found.push({ url, param });
     });
-  }
-  if (api === "responses") {
-    const input = Array.isArray(body.input) ? body.input : [];
-    input.forEach((item, i) => {
-      const parts = isObject(item) && Array.isArray(item.content) ? item.content : [];
-      parts.forEach((p, j) => {
-        if (!isObject(p)) return;
-        for (const f of ["image_url", "file_url"]) {
-          const url = p[f];
-          if (remote(url)) found.push({ url, param: `input[${i}].content[${j}].${f}` });
-        }
-      });
+  if (api === "responses")
+    eachPart(body.input, "input", (p, param) => {
+      for (const f of ["image_url", "file_url"]) {
+        const url = p[f];
+        if (remote(url)) found.push({ url, param: `${param}.${f}` });
+      }
     });
-  }
   return found;
 }
 
