@@ -1,7 +1,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { invalidRequest } from "../errors";
-import type { ProxyApi } from "./types";
+import { isObject, type ProxyApi } from "./types";
 
 /**
  * Every tenant's `/v1` call reaches the upstream through the operator's one account, so what the
@@ -10,7 +10,6 @@ import type { ProxyApi } from "./types";
  * inside the operator's network (docs/shared-upstream.md).
  */
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const SHARED =
   "the upstream account is shared by every tenant of this gateway, so objects stored in it cannot be used through it; send the content itself";
 
