@@ -41,6 +41,15 @@ export interface AccountRow {
   created_at: string;
 }
 
+/** What `createKey` is given: the key's label, and its account (or the new account's plan and credits). */
+export interface NewKeyOptions {
+  label: string;
+  accountId?: string;
+  plan?: string;
+  credits?: number;
+  policy?: KeyPolicy;
+}
+
 /**
  * Accounts and API keys: creation, the lookup of a presented key on every request, revocation.
  * Implementations: SQLite (one file) and PostgreSQL (many nodes). Lookups go through a key cache
@@ -61,13 +70,7 @@ export interface KeyStore {
    * `maxKeys(its plan)` active keys (the store's option): one more is a KeyLimitError, checked
    * in the same transaction as the insert so concurrent creations cannot pass it.
    */
-  createKey(opts: {
-    label: string;
-    accountId?: string;
-    plan?: string;
-    credits?: number;
-    policy?: KeyPolicy;
-  }): MaybePromise<CreatedKey>;
+  createKey(opts: NewKeyOptions): MaybePromise<CreatedKey>;
   /**
    * Changes a key's policy (of `accountId` when given): the patch's fields replace the key's,
    * null clears one. `check` sees the policy before and after, in the transaction, and may throw

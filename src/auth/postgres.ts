@@ -13,6 +13,7 @@ import {
   KeyStoreError,
   type KeyStoreOptions,
   type KeyView,
+  type NewKeyOptions,
 } from "./interface";
 import { KeyCache } from "./key-cache";
 import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
@@ -86,13 +87,7 @@ export class PostgresKeyStore implements KeyStore {
     );
   }
 
-  createKey(opts: {
-    label: string;
-    accountId?: string;
-    plan?: string;
-    credits?: number;
-    policy?: KeyPolicy;
-  }): Promise<CreatedKey> {
+  createKey(opts: NewKeyOptions): Promise<CreatedKey> {
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const key = generateApiKey();

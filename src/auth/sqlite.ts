@@ -3,7 +3,7 @@ import type { SqliteCreditLedger } from "../credits/sqlite";
 import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { accounts, apiKeys } from "../storage/schema";
-import type { AccountRow, AuthInfo, CreatedKey, KeyPage, KeyStore, KeyStoreOptions, KeyView } from "./interface";
+import type { AccountRow, AuthInfo, CreatedKey, KeyPage, KeyStore, KeyStoreOptions, KeyView, NewKeyOptions } from "./interface";
 import { KeyLimitError, KeyStoreError } from "./interface";
 import { KeyCache } from "./key-cache";
 import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
@@ -61,7 +61,7 @@ export class SqliteKeyStore implements KeyStore {
     return this.storage.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, id)).get() !== undefined;
   }
 
-  createKey(opts: { label: string; accountId?: string; plan?: string; credits?: number; policy?: KeyPolicy }): CreatedKey {
+  createKey(opts: NewKeyOptions): CreatedKey {
     const key = generateApiKey();
     const id = newId("key");
     let accountId = opts.accountId;

@@ -1,6 +1,7 @@
 import type { PricingConfig, TokenPrice } from "../config";
 import { invalidRequest } from "../errors";
 import { type Target, targetModel } from "../providers/route-plan";
+import { isObject } from "../providers/types";
 
 /**
  * Prices of the OpenAI-compatible endpoints (docs/pricing.md): credits per 1,000 input and output
@@ -18,7 +19,6 @@ export interface TokenUsage {
 export const CHARS_PER_TOKEN = 4;
 export const tokensOfChars = (chars: number): number => Math.ceil(chars / CHARS_PER_TOKEN);
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const count = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.ceil(v) : null);
 const positiveInt = (v: unknown): number | null => (typeof v === "number" && Number.isInteger(v) && v > 0 ? v : null);
 

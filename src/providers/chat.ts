@@ -9,6 +9,7 @@ import {
   type ChatMessage,
   type CompletionResult,
   type Feature,
+  isObject,
   type Provider,
   ProviderError,
   type ProxyApi,
@@ -83,7 +84,6 @@ interface Need {
   param: string;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const TOOL_FIELDS = ["tools", "tool_choice", "parallel_tool_calls", "functions", "function_call"];
 const PART_FEATURE: Record<string, Feature> = { image_url: "images", input_audio: "audio", file: "files" };
 

@@ -11,7 +11,7 @@ import { type GuardrailPiiKind, type GuardrailSettings, parseGuardrails } from "
 import { GatewayError } from "../errors";
 import { moderate } from "../offline-engine/moderation";
 import { detectPii, type PiiType } from "../offline-engine/pii";
-import type { ProxyApi } from "./types";
+import { isObject, type ProxyApi } from "./types";
 
 /** A key's guardrails as its policy stores them (the same fields as the plan's table). */
 export interface KeyGuardrails {
@@ -378,8 +378,6 @@ export function guardrailBlocked(blocked: GuardCounts): GatewayError {
 }
 
 // ---- the /v1 bodies: which fields are the client's text ----
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Text content: a string, or parts whose `text` is text (`text`, `input_text`, `output_text`). */
 function mapContent(content: unknown, fn: (s: string) => string): unknown {

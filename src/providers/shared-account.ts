@@ -1,7 +1,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { invalidRequest } from "../errors";
-import type { ProxyApi } from "./types";
+import { isObject, type ProxyApi } from "./types";
 
 /**
  * Every tenant's `/v1` call reaches the upstream through the operator's one account, so what the
@@ -10,7 +10,6 @@ import type { ProxyApi } from "./types";
  * inside the operator's network (docs/shared-upstream.md).
  */
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const SHARED =
   "the upstream account is shared by every tenant of this gateway, so objects stored in it cannot be used through it; send the content itself";
 
@@ -66,33 +65,31 @@ export interface RemoteUrl {
 
 const remote = (v: unknown): v is string => typeof v === "string" && /^https?:/i.test(v);
 
+/** Each object part of each item's `content` list in `list` (messages, input items), with its field path. */
+function eachPart(list: unknown, name: string, visit: (part: Record<string, unknown>, param: string) => void): void {
+  (Array.isArray(list) ? list : []).forEach((item, i) => {
+    const parts = isObject(item) && Array.isArray(item.content) ? item.content : [];
+    parts.forEach((p, j) => {
+      if (isObject(p)) visit(p, `${name}[${i}].content[${j}]`);
+    });
+  });
+}
+
 /** Every http(s) URL in the request that the provider would fetch (images, files, audio). */
 export function remoteUrls(api: ProxyApi, body: Record<string, unknown>): RemoteUrl[] {
   const found: RemoteUrl[] = [];
-  if (api === "chat/completions") {
-    const messages = Array.isArray(body.messages) ? body.messages : [];
-    messages.forEach((m, i) => {
-      const parts = isObject(m) && Array.isArray(m.content) ? m.content : [];
-      parts.forEach((p, j) => {
-        if (!isObject(p)) return;
-        const url = isObject(p.image_url) ? p.image_url.url : undefined;
-        if (remote(url)) found.push({ url, param: `messages[${i}].content[${j}]` });
-      });
+  if (api === "chat/completions")
+    eachPart(body.messages, "messages", (p, param) => {
+      const url = isObject(p.image_url) ? p.image_url.url : undefined;
+      if (remote(url)) found.push({ url, param });
     });
-  }
-  if (api === "responses") {
-    const input = Array.isArray(body.input) ? body.input : [];
-    input.forEach((item, i) => {
-      const parts = isObject(item) && Array.isArray(item.content) ? item.content : [];
-      parts.forEach((p, j) => {
-        if (!isObject(p)) return;
-        for (const f of ["image_url", "file_url"]) {
-          const url = p[f];
-          if (remote(url)) found.push({ url, param: `input[${i}].content[${j}].${f}` });
-        }
-      });
+  if (api === "responses")
+    eachPart(body.input, "input", (p, param) => {
+      for (const f of ["image_url", "file_url"]) {
+        const url = p[f];
+        if (remote(url)) found.push({ url, param: `${param}.${f}` });
+      }
     });
-  }
   return found;
 }
 

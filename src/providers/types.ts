@@ -90,6 +90,9 @@ export class ProviderError extends Error {
 /** The OpenAI-style APIs the gateway forwards as they are (the OpenAI-compatible endpoints). */
 export type ProxyApi = "chat/completions" | "embeddings" | "responses";
 
+/** A JSON object: neither null nor an array. */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
 /** Optional features of a request that not every provider serves (config key `features`). */
 export type Feature = ProviderFeature;
 

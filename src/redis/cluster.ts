@@ -51,7 +51,19 @@ export class RedisUnavailable extends Error {
 }
 
 type Listener = (message: string, channel: string) => void;
-const CLIENT_OPTIONS = { autoReconnect: false, enableOfflineQueue: false, connectionTimeout: 1000 };
+/** Every connection's options (link.ts and here): no queue or reconnection of Bun's own, the link's timer reconnects. */
+export const CLIENT_OPTIONS = { autoReconnect: false, enableOfflineQueue: false, connectionTimeout: 1000 };
+
+/** One command on one connection; RedisUnavailable when it has no answer within `timeoutMs`. */
+export function timedSend<T>(c: RedisClient, command: string, args: string[], timeoutMs: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    c.send(command, args),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RedisUnavailable(`redis did not answer ${command} within ${timeoutMs} ms`)), timeoutMs);
+    }),
+  ]).finally(() => clearTimeout(timer)) as Promise<T>;
+}
 const SLOTS = 16384;
 
 /**
@@ -205,19 +217,6 @@ export class RedisClusterConnection {
     if (this.sub?.connected) void this.sub.subscribe(channel, listener).catch(() => {});
   }
 
-  private timed<T>(c: RedisClient, command: string, args: string[]): Promise<T> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    return Promise.race([
-      c.send(command, args),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new RedisUnavailable(`redis did not answer ${command} within ${this.timeoutMs} ms`)),
-          this.timeoutMs,
-        );
-      }),
-    ]).finally(() => clearTimeout(timer)) as Promise<T>;
-  }
-
   /** One command, sent to the master of its key's slot, following MOVED and ASK (at most 5 hops). */
   async send<T>(command: string, args: string[]): Promise<T> {
     const keys = keysOf(command, args);
@@ -242,7 +241,7 @@ export class RedisClusterConnection {
       try {
         // queued right before the command on the same connection: ASKING applies to the next command only
         if (asking) void c.send("ASKING", []).catch(() => {});
-        return await this.timed<T>(c, command, args);
+        return await timedSend<T>(c, command, args, this.timeoutMs);
       } catch (err) {
         if (err instanceof RedisUnavailable) throw err;
         if (!c.connected) throw new RedisUnavailable((err as Error).message);

@@ -1,6 +1,6 @@
 import { RedisClient } from "bun";
 import type { Logger } from "../log";
-import { RedisClusterConnection, RedisUnavailable } from "./cluster";
+import { CLIENT_OPTIONS, RedisClusterConnection, RedisUnavailable, timedSend } from "./cluster";
 
 export { RedisUnavailable };
 
@@ -14,8 +14,6 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - 5000)
 redis.call('PEXPIRE', KEYS[1], 60000)
 return redis.call('ZCARD', KEYS[1])
 `;
-
-const CLIENT_OPTIONS = { autoReconnect: false, enableOfflineQueue: false, connectionTimeout: 1000 };
 
 /**
  * The gateway's connection to Redis: one client for commands, one for subscriptions. Commands fail
@@ -148,18 +146,8 @@ export class RedisLink {
       void this.ensure();
       throw new RedisUnavailable();
     }
-    const timeoutMs = this.opts.commandTimeoutMs ?? 1000;
-    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      return (await Promise.race([
-        c.send(command, args),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () => reject(new RedisUnavailable(`redis did not answer ${command} within ${timeoutMs} ms`)),
-            timeoutMs,
-          );
-        }),
-      ])) as T;
+      return await timedSend<T>(c, command, args, this.opts.commandTimeoutMs ?? 1000);
     } catch (err) {
       if (err instanceof RedisUnavailable) throw err;
       if (!c.connected) throw new RedisUnavailable((err as Error).message);
@@ -168,8 +156,6 @@ export class RedisLink {
         this.logger?.log("error", "redis answered MOVED: it is a Redis Cluster; set TEXTAI_REDIS_CLUSTER=true", {});
       }
       throw err;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

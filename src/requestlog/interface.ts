@@ -88,27 +88,22 @@ export interface RequestLogStore {
   prune(before: number, max: number): MaybePromise<number>;
 }
 
-/** The row shape both stores read (snake_case columns). */
-export interface LogRow {
-  request_id: string;
+/**
+ * The row shape both stores read (snake_case columns): the entry's fields, but as the drivers
+ * hand back those that differ (bigint and numeric as text, booleans as 0/1, JSON as text).
+ */
+export type LogRow = Omit<
+  RequestLogEntry,
+  "time" | "credits" | "cache" | "prompt_tokens" | "completion_tokens" | "idempotent_replay" | "guardrails"
+> & {
   time: number | string;
-  account_id: string;
-  key_id: string;
-  method: string;
-  path: string;
-  function: string | null;
-  status: number;
-  error_code: string | null;
-  provider: string | null;
-  model: string | null;
-  latency_ms: number;
   credits: number | string;
   cache: string | null;
   prompt_tokens: number | string | null;
   completion_tokens: number | string | null;
   idempotent_replay: number | boolean;
   guardrails: string | GuardrailCounts | null;
-}
+};
 
 const numOrNull = (v: number | string | null) => (v === null ? null : Number(v));
 
@@ -135,47 +130,43 @@ export function entryOf(r: LogRow): RequestLogEntry {
   };
 }
 
-/** The columns in insert order, and a record's values in that order. */
-export const COLUMNS = [
-  "request_id",
-  "time",
-  "account_id",
-  "key_id",
-  "method",
-  "path",
-  "function",
-  "status",
-  "error_code",
-  "provider",
-  "model",
-  "latency_ms",
-  "credits",
-  "cache",
-  "prompt_tokens",
-  "completion_tokens",
-  "idempotent_replay",
-  "guardrails",
-] as const;
+/** The entry of a row read by request id, or null when there is none or it is not `accountId`'s. */
+export function entryIfOwn(r: LogRow | null | undefined, accountId: string | undefined): RequestLogEntry | null {
+  return r && (accountId === undefined || r.account_id === accountId) ? entryOf(r) : null;
+}
 
+/**
+ * The columns in insert order, each with the record's field it is written from: the one list
+ * `COLUMNS` (stores, CSV) and `valuesOf` follow. Every entry field is a column (checked here).
+ */
+const FIELD_OF = {
+  request_id: "requestId",
+  time: "time",
+  account_id: "accountId",
+  key_id: "keyId",
+  method: "method",
+  path: "path",
+  function: "function",
+  status: "status",
+  error_code: "errorCode",
+  provider: "provider",
+  model: "model",
+  latency_ms: "latencyMs",
+  credits: "credits",
+  cache: "cache",
+  prompt_tokens: "promptTokens",
+  completion_tokens: "completionTokens",
+  idempotent_replay: "idempotentReplay",
+  guardrails: "guardrails",
+} as const satisfies Record<keyof RequestLogEntry, keyof RequestRecord>;
+
+type Column = keyof typeof FIELD_OF;
+
+export const COLUMNS = Object.keys(FIELD_OF) as Column[];
+
+const FIELDS = COLUMNS.map((c) => FIELD_OF[c]);
+
+/** A record's values in the order of `COLUMNS` (the guardrail counts as JSON text). */
 export function valuesOf(r: RequestRecord): (string | number | boolean | null)[] {
-  return [
-    r.requestId,
-    r.time,
-    r.accountId,
-    r.keyId,
-    r.method,
-    r.path,
-    r.function,
-    r.status,
-    r.errorCode,
-    r.provider,
-    r.model,
-    r.latencyMs,
-    r.credits,
-    r.cache,
-    r.promptTokens,
-    r.completionTokens,
-    r.idempotentReplay,
-    r.guardrails === null ? null : JSON.stringify(r.guardrails),
-  ];
+  return FIELDS.map((f) => (f === "guardrails" ? (r.guardrails === null ? null : JSON.stringify(r.guardrails)) : r[f]));
 }

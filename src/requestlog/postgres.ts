@@ -2,6 +2,7 @@ import { type PgStorage, pgCall } from "../storage/postgres";
 import { ORDER, whereOf } from "./filters";
 import {
   COLUMNS,
+  entryIfOwn,
   entryOf,
   type LogRow,
   type RequestLogEntry,
@@ -10,6 +11,9 @@ import {
   type RequestRecord,
   valuesOf,
 } from "./interface";
+
+/** Each column's placeholder suffix: the guardrail counts arrive as JSON text. */
+const CASTS = COLUMNS.map((c) => (c === "guardrails" ? "::jsonb" : ""));
 
 /** The request log in PostgreSQL (drizzle/pg 0009), written by every node. */
 export class PostgresRequestLogStore implements RequestLogStore {
@@ -23,7 +27,7 @@ export class PostgresRequestLogStore implements RequestLogStore {
       const vals = valuesOf(r);
       const start = params.length;
       params.push(...vals);
-      return `(${vals.map((_, i) => `$${start + i + 1}${COLUMNS[i] === "guardrails" ? "::jsonb" : ""}`).join(", ")})`;
+      return `(${vals.map((_, i) => `$${start + i + 1}${CASTS[i]}`).join(", ")})`;
     });
     return pgCall(this.pg, async () => {
       await this.pg.sql.unsafe(
@@ -47,7 +51,7 @@ export class PostgresRequestLogStore implements RequestLogStore {
   get(requestId: string, accountId?: string): Promise<RequestLogEntry | null> {
     return pgCall(this.pg, async () => {
       const [r] = (await this.pg.sql`SELECT * FROM request_log WHERE request_id = ${requestId}`) as LogRow[];
-      return r && (accountId === undefined || r.account_id === accountId) ? entryOf(r) : null;
+      return entryIfOwn(r, accountId);
     });
   }
 

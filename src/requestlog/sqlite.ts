@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import { ORDER, whereOf } from "./filters";
 import {
   COLUMNS,
+  entryIfOwn,
   entryOf,
   type LogRow,
   type RequestLogEntry,
@@ -49,7 +50,7 @@ export class SqliteRequestLogStore implements RequestLogStore {
 
   get(requestId: string, accountId?: string): RequestLogEntry | null {
     const r = this.sqlite.query("SELECT * FROM request_log WHERE request_id = ?").get(requestId) as LogRow | null;
-    return r && (accountId === undefined || r.account_id === accountId) ? entryOf(r) : null;
+    return entryIfOwn(r, accountId);
   }
 
   prune(before: number, max: number): number {

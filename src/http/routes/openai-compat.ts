@@ -12,7 +12,7 @@ import { API_FN, type ProxyCall, type ProxyOutcome, UpstreamClientError } from "
 import { type GuardCounts, proxyTexts, StreamRestorer } from "../../providers/guardrails";
 import { servesModel, targetModel } from "../../providers/route-plan";
 import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../../providers/shared-account";
-import { ProviderError, type ProxyApi, type UpstreamErrorBody } from "../../providers/types";
+import { isObject, ProviderError, type ProxyApi, type UpstreamErrorBody } from "../../providers/types";
 import type { Edge } from "../edge";
 import { edgePlugin } from "../edge-plugin";
 import { toGatewayError } from "../errors";
@@ -57,8 +57,6 @@ function decodedId(raw: string): string {
     throw invalidRequest("the model id in the path is not valid percent-encoding", "model");
   }
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Only what routing and billing need; everything else is the provider's to judge. */
 function checkShape(api: ProxyApi, body: Record<string, unknown>): void {
