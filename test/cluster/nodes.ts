@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Subprocess } from "bun";
+import { SQL, type Subprocess } from "bun";
 import { type Pgbouncer, startPgbouncer } from "../helpers/pgbouncer";
+import type { Upstream } from "../helpers/upstream";
 import { simProvider } from "../helpers/upstream";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -159,4 +160,56 @@ export async function balanceOn(node: Node, key: string): Promise<number> {
   const res = await fetch(`${node.url}/api/v1/account/usage-summary`, { headers: { "x-api-key": key } });
   const json = (await res.json()) as { data: { result: { balance: number } } };
   return json.data.result.balance;
+}
+
+/**
+ * kill -9 of a new node while its charge batch waits for a lock: a call on the node (the simulator
+ * answering after 1 s) holds its credit; a direct transaction takes the account's row, so the
+ * node's batch (BEGIN and credit_batch() sent, COMMIT not yet) waits for it; the node is killed,
+ * then the row is given back. Returns how many credit_batch() calls were seen waiting on a lock
+ * before the kill (1, or the kill proved nothing), and what the caller got ("no answer" when its connection dropped). `pg` is a
+ * direct connection to `db`.
+ */
+export async function killWhileChargeWaits(opts: {
+  cluster: Cluster;
+  sim: Upstream;
+  pg: SQL;
+  db: { url: string; name: string };
+  key: string;
+  accountId: string;
+}): Promise<{ waiting: number; answer: number | string }> {
+  const { cluster, sim, pg, key, accountId } = opts;
+  const victim = await cluster.spawn();
+  sim.reset();
+  sim.program([{ delayMs: 1000 }]);
+  const call = chat(victim, key, "never delivered", { "cache-control": "no-cache" }).then(
+    (r) => r.status,
+    () => "no answer",
+  );
+  // the call holds its credit, and is at the provider
+  for (let i = 0; i < 200; i++) {
+    const [h] = await pg`SELECT count(*)::int AS n FROM credit_holds WHERE account_id = ${accountId}`;
+    if (h.n === 1) break;
+    await Bun.sleep(10);
+  }
+  const other = new SQL(opts.db.url, { max: 1 });
+  const conn = await other.reserve();
+  let waiting = 0;
+  try {
+    await conn`BEGIN`;
+    await conn`SELECT 1 FROM accounts WHERE id = ${accountId} FOR UPDATE`;
+    for (let i = 0; i < 300 && waiting === 0; i++) {
+      await Bun.sleep(10);
+      [{ n: waiting }] = await pg`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = ${opts.db.name} AND wait_event_type = 'Lock' AND query LIKE '%credit_batch%'`;
+    }
+    victim.proc.kill(9);
+    await victim.proc.exited;
+    await Bun.sleep(200);
+    await conn`ROLLBACK`;
+  } finally {
+    conn.release();
+    await other.close();
+  }
+  return { waiting, answer: await call };
 }
