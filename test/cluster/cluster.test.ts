@@ -4,37 +4,28 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { SQL } from "bun";
+import type { SQL } from "bun";
 import { RedisLink } from "../../src/redis/link";
-import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
-import { startUpstream, type Upstream } from "../helpers/upstream";
+import { sharedServersUp } from "../helpers/shared-servers";
+import type { Upstream } from "../helpers/upstream";
 import { HELP_CENTER } from "../knowledge/corpus";
-import { admin, balanceOn, type Cluster, chat, clusterConfig, newKey, startCluster } from "./nodes";
+import { admin, balanceOn, type Cluster, chat, clusterConfig, newKey, startSimCluster } from "./nodes";
 
 const shared = await sharedServersUp("the three-node cluster tests");
 
 let sim: Upstream;
-let db: Awaited<ReturnType<typeof freshDatabase>>;
 let pg: SQL;
 let cluster: Cluster;
 let redisUrl: string;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   if (!shared) return;
-  sim = await startUpstream({ latencyMs: 30 });
-  db = await freshDatabase();
-  const redis = await freshRedis();
-  redisUrl = redis.url;
-  cluster = await startCluster({ n: 3, databaseUrl: db.url, redisUrl: redis.url, configText: clusterConfig(`${sim.url}/v1`) });
-  pg = new SQL(db.url);
+  ({ sim, pg, cluster, redisUrl, close } = await startSimCluster({ n: 3, latencyMs: 30 }));
 }, 60_000);
 
 afterAll(async () => {
-  if (!shared) return;
-  await cluster?.close();
-  await pg?.close();
-  await db?.drop();
-  await sim?.close();
+  await close?.();
 }, 30_000);
 
 const show = (r: { status: number; text: string }) => `${r.status} ${r.text.slice(0, 300)}`;

@@ -11,9 +11,9 @@ import { PostgresKeyStore } from "../../src/auth/postgres";
 import type { ChargeDetails, Reservation } from "../../src/credits/interface";
 import { PostgresCreditLedger } from "../../src/credits/postgres";
 import { openPostgres } from "../../src/storage/postgres";
-import { freshDatabase, freshRedis, PG_ADMIN_URL, sharedServersUp } from "../helpers/shared-servers";
-import { startUpstream, type Upstream } from "../helpers/upstream";
-import { balanceOn, type Cluster, chat, clusterConfig, killWhileChargeWaits, newKey, startCluster } from "./nodes";
+import { freshDatabase, PG_ADMIN_URL, sharedServersUp } from "../helpers/shared-servers";
+import type { Upstream } from "../helpers/upstream";
+import { balanceOn, type Cluster, chat, killWhileChargeWaits, newKey, startSimCluster } from "./nodes";
 
 const shared = await sharedServersUp("the credit batch tests");
 
@@ -186,29 +186,22 @@ describe.skipIf(!shared)("three nodes with a pool of 2 connections each", () => 
   let db: Awaited<ReturnType<typeof freshDatabase>>;
   let cluster: Cluster;
   let pg: SQL;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     if (!shared) return;
-    sim = await startUpstream({ latencyMs: 20 });
-    db = await freshDatabase();
-    const redis = await freshRedis();
-    cluster = await startCluster({
+    ({ sim, db, cluster, pg, close } = await startSimCluster({
       n: 3,
-      databaseUrl: db.url,
-      redisUrl: redis.url,
+      latencyMs: 20,
       // the provider's failures here are on purpose: they must not open its circuit breaker
-      configText: `${clusterConfig(`${sim.url}/v1`)}\n[breaker]\nfailure_threshold = 1000\n`,
+      configExtra: "\n[breaker]\nfailure_threshold = 1000\n",
       env: { TEXTAI_DATABASE_POOL: "2" },
-    });
-    pg = new SQL(db.url, { max: 1 });
+      pgMax: 1,
+    }));
   }, 60_000);
 
   afterAll(async () => {
-    if (!shared) return;
-    await cluster?.close();
-    await pg?.close();
-    await db?.drop();
-    await sim?.close();
+    await close?.();
   }, 30_000);
 
   test("150 concurrent calls on 100 credits, 30 failing at the provider: each answer charged once, no credit lost, at most 2 connections a node", async () => {

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL, type Subprocess } from "bun";
 import { type Pgbouncer, startPgbouncer } from "../helpers/pgbouncer";
-import type { Upstream } from "../helpers/upstream";
-import { simProvider } from "../helpers/upstream";
+import { freshDatabase, freshRedis } from "../helpers/shared-servers";
+import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 const ROOT = join(import.meta.dir, "../..");
 export const ADMIN = "admin-token-for-cluster-tests-0123456789";
@@ -122,6 +122,51 @@ export async function startCluster(opts: {
       await Promise.all(nodes.map((n) => n.proc.exited));
       await bouncer?.stop();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * What most cluster test files start: the upstream simulator (answering after `latencyMs`), a fresh
+ * PostgreSQL database and Redis db, `n` nodes on them with clusterConfig (and `configExtra` after
+ * it), and a direct connection `pg` to the database (of `pgMax` connections). `close` ends them all.
+ */
+export async function startSimCluster(opts: {
+  n: number;
+  latencyMs?: number;
+  configExtra?: string;
+  env?: Record<string, string>;
+  pgMax?: number;
+}): Promise<{
+  sim: Upstream;
+  db: Awaited<ReturnType<typeof freshDatabase>>;
+  redisUrl: string;
+  cluster: Cluster;
+  pg: SQL;
+  close(): Promise<void>;
+}> {
+  const sim = await startUpstream({ latencyMs: opts.latencyMs });
+  const db = await freshDatabase();
+  const redis = await freshRedis();
+  const cluster = await startCluster({
+    n: opts.n,
+    databaseUrl: db.url,
+    redisUrl: redis.url,
+    configText: `${clusterConfig(`${sim.url}/v1`)}${opts.configExtra ?? ""}`,
+    env: opts.env,
+  });
+  const pg = opts.pgMax ? new SQL(db.url, { max: opts.pgMax }) : new SQL(db.url);
+  return {
+    sim,
+    db,
+    redisUrl: redis.url,
+    cluster,
+    pg,
+    async close() {
+      await cluster.close();
+      await pg.close();
+      await db.drop();
+      await sim.close();
     },
   };
 }
