@@ -9,7 +9,7 @@ import { RedisLink } from "../../src/redis/link";
 import { sharedServersUp } from "../helpers/shared-servers";
 import type { Upstream } from "../helpers/upstream";
 import { HELP_CENTER } from "../knowledge/corpus";
-import { admin, balanceOn, type Cluster, chat, clusterConfig, newKey, startSimCluster } from "./nodes";
+import { admin, balanceOn, type Cluster, chat, clusterConfig, keyCall, newKey, startSimCluster } from "./nodes";
 
 const shared = await sharedServersUp("the three-node cluster tests");
 
@@ -351,16 +351,7 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
   test("a knowledge base made on node 1 is searched on node 2; a chatbot and an FAQ collection answer on other nodes", async () => {
     const [n1, n2, n3] = cluster.nodes;
     const { key } = await newKey(n1, 100);
-    const call = async (node: typeof n1, method: string, path: string, body?: unknown) => {
-      const res = await fetch(node.url + path, {
-        method,
-        headers: { "x-api-key": key, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      // biome-ignore lint/suspicious/noExplicitAny: the test walks the envelope; assertions check its shape
-      return { status: res.status, text, result: (JSON.parse(text) as any).data?.result };
-    };
+    const call = (node: typeof n1, method: string, path: string, body?: unknown) => keyCall(node, key, method, path, body);
     const docs = HELP_CENTER.documents.slice(0, 20);
     const kb = await call(n1, "POST", "/api/v1/knowledge-bases", { name: "help" });
     expect(kb.status, show(kb)).toBe(201);

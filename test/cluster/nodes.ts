@@ -181,6 +181,18 @@ export async function admin(node: Node, method: string, path: string, body?: unk
   return { status: res.status, result: json.data?.result ?? {}, json };
 }
 
+/** A call on `node` with a key (x-api-key); `result` is the answer's data.result. */
+export async function keyCall(node: Node, key: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(node.url + path, {
+    method,
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  // biome-ignore lint/suspicious/noExplicitAny: the tests walk the envelope; their assertions check its shape
+  return { status: res.status, text, result: (JSON.parse(text) as any).data?.result };
+}
+
 /** A key on a new account with `credits` (no welcome credits) and `plan`. */
 export async function newKey(node: Node, credits: number, plan = "pro") {
   const acc = await admin(node, "POST", "/admin/v1/accounts", { plan, credits });

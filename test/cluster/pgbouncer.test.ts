@@ -15,7 +15,17 @@ import { type Pgbouncer, pgbouncerAvailable, startPgbouncer } from "../helpers/p
 import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
 import { startUpstream, type Upstream } from "../helpers/upstream";
 import { HELP_CENTER } from "../knowledge/corpus";
-import { admin, balanceOn, type Cluster, chat, clusterConfig, killWhileChargeWaits, newKey, startCluster } from "./nodes";
+import {
+  admin,
+  balanceOn,
+  type Cluster,
+  chat,
+  clusterConfig,
+  keyCall,
+  killWhileChargeWaits,
+  newKey,
+  startCluster,
+} from "./nodes";
 
 const shared = (await sharedServersUp("the PgBouncer cluster tests")) && pgbouncerAvailable("the PgBouncer cluster tests");
 
@@ -169,16 +179,7 @@ describe.skipIf(!shared)("three nodes behind PgBouncer 1.18 in transaction mode"
   test("a knowledge base made on node 1 is searched on nodes 2 and 3 alike", async () => {
     const [n1, n2, n3] = cluster.nodes;
     const { key } = await newKey(n1, 1000);
-    const call = async (node: typeof n1, method: string, path: string, body?: unknown) => {
-      const res = await fetch(node.url + path, {
-        method,
-        headers: { "x-api-key": key, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      // biome-ignore lint/suspicious/noExplicitAny: the test walks the envelope; assertions check its shape
-      return { status: res.status, text, result: (JSON.parse(text) as any).data?.result };
-    };
+    const call = (node: typeof n1, method: string, path: string, body?: unknown) => keyCall(node, key, method, path, body);
     const docs = HELP_CENTER.documents.slice(0, 10);
     const kb = await call(n1, "POST", "/api/v1/knowledge-bases", { name: "help" });
     expect(kb.status, show(kb)).toBe(201);
