@@ -4,37 +4,28 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { SQL } from "bun";
+import type { SQL } from "bun";
 import { RedisLink } from "../../src/redis/link";
-import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
-import { startUpstream, type Upstream } from "../helpers/upstream";
+import { sharedServersUp } from "../helpers/shared-servers";
+import type { Upstream } from "../helpers/upstream";
 import { HELP_CENTER } from "../knowledge/corpus";
-import { admin, balanceOn, type Cluster, chat, clusterConfig, newKey, startCluster } from "./nodes";
+import { admin, balanceOn, type Cluster, chat, clusterConfig, keyCall, newKey, startSimCluster } from "./nodes";
 
 const shared = await sharedServersUp("the three-node cluster tests");
 
 let sim: Upstream;
-let db: Awaited<ReturnType<typeof freshDatabase>>;
 let pg: SQL;
 let cluster: Cluster;
 let redisUrl: string;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   if (!shared) return;
-  sim = await startUpstream({ latencyMs: 30 });
-  db = await freshDatabase();
-  const redis = await freshRedis();
-  redisUrl = redis.url;
-  cluster = await startCluster({ n: 3, databaseUrl: db.url, redisUrl: redis.url, configText: clusterConfig(`${sim.url}/v1`) });
-  pg = new SQL(db.url);
+  ({ sim, pg, cluster, redisUrl, close } = await startSimCluster({ n: 3, latencyMs: 30 }));
 }, 60_000);
 
 afterAll(async () => {
-  if (!shared) return;
-  await cluster?.close();
-  await pg?.close();
-  await db?.drop();
-  await sim?.close();
+  await close?.();
 }, 30_000);
 
 const show = (r: { status: number; text: string }) => `${r.status} ${r.text.slice(0, 300)}`;
@@ -360,16 +351,7 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
   test("a knowledge base made on node 1 is searched on node 2; a chatbot and an FAQ collection answer on other nodes", async () => {
     const [n1, n2, n3] = cluster.nodes;
     const { key } = await newKey(n1, 100);
-    const call = async (node: typeof n1, method: string, path: string, body?: unknown) => {
-      const res = await fetch(node.url + path, {
-        method,
-        headers: { "x-api-key": key, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      // biome-ignore lint/suspicious/noExplicitAny: the test walks the envelope; assertions check its shape
-      return { status: res.status, text, result: (JSON.parse(text) as any).data?.result };
-    };
+    const call = (node: typeof n1, method: string, path: string, body?: unknown) => keyCall(node, key, method, path, body);
     const docs = HELP_CENTER.documents.slice(0, 20);
     const kb = await call(n1, "POST", "/api/v1/knowledge-bases", { name: "help" });
     expect(kb.status, show(kb)).toBe(201);

@@ -11,9 +11,9 @@ import { PostgresKeyStore } from "../../src/auth/postgres";
 import type { ChargeDetails, Reservation } from "../../src/credits/interface";
 import { PostgresCreditLedger } from "../../src/credits/postgres";
 import { openPostgres } from "../../src/storage/postgres";
-import { freshDatabase, freshRedis, PG_ADMIN_URL, sharedServersUp } from "../helpers/shared-servers";
-import { startUpstream, type Upstream } from "../helpers/upstream";
-import { balanceOn, type Cluster, chat, clusterConfig, newKey, startCluster } from "./nodes";
+import { freshDatabase, PG_ADMIN_URL, sharedServersUp } from "../helpers/shared-servers";
+import type { Upstream } from "../helpers/upstream";
+import { balanceOn, type Cluster, chat, killWhileChargeWaits, newKey, startSimCluster } from "./nodes";
 
 const shared = await sharedServersUp("the credit batch tests");
 
@@ -186,29 +186,22 @@ describe.skipIf(!shared)("three nodes with a pool of 2 connections each", () => 
   let db: Awaited<ReturnType<typeof freshDatabase>>;
   let cluster: Cluster;
   let pg: SQL;
+  let close: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     if (!shared) return;
-    sim = await startUpstream({ latencyMs: 20 });
-    db = await freshDatabase();
-    const redis = await freshRedis();
-    cluster = await startCluster({
+    ({ sim, db, cluster, pg, close } = await startSimCluster({
       n: 3,
-      databaseUrl: db.url,
-      redisUrl: redis.url,
+      latencyMs: 20,
       // the provider's failures here are on purpose: they must not open its circuit breaker
-      configText: `${clusterConfig(`${sim.url}/v1`)}\n[breaker]\nfailure_threshold = 1000\n`,
+      configExtra: "\n[breaker]\nfailure_threshold = 1000\n",
       env: { TEXTAI_DATABASE_POOL: "2" },
-    });
-    pg = new SQL(db.url, { max: 1 });
+      pgMax: 1,
+    }));
   }, 60_000);
 
   afterAll(async () => {
-    if (!shared) return;
-    await cluster?.close();
-    await pg?.close();
-    await db?.drop();
-    await sim?.close();
+    await close?.();
   }, 30_000);
 
   test("150 concurrent calls on 100 credits, 30 failing at the provider: each answer charged once, no credit lost, at most 2 connections a node", async () => {
@@ -262,41 +255,9 @@ describe.skipIf(!shared)("three nodes with a pool of 2 connections each", () => 
 
   test("kill -9 of a node whose charge waits for a lock: nothing is charged for the answer it never sent", async () => {
     const { key, accountId } = await newKey(cluster.nodes[0], 10);
-    const victim = await cluster.spawn();
-    sim.reset();
-    sim.program([{ delayMs: 1000 }]);
-    const call = chat(victim, key, "never delivered", { "cache-control": "no-cache" }).then(
-      (r) => r.status,
-      () => "no answer",
-    );
-    // the call holds its credit, and is at the provider
-    for (let i = 0; i < 200; i++) {
-      const [h] = await pg`SELECT count(*)::int AS n FROM credit_holds WHERE account_id = ${accountId}`;
-      if (h.n === 1) break;
-      await Bun.sleep(10);
-    }
-    // the account's row is taken by another transaction: the node's charge batch waits for it
-    const other = new SQL(db.url, { max: 1 });
-    const conn = await other.reserve();
-    try {
-      await conn`BEGIN`;
-      await conn`SELECT 1 FROM accounts WHERE id = ${accountId} FOR UPDATE`;
-      let waiting = 0;
-      for (let i = 0; i < 300 && waiting === 0; i++) {
-        await Bun.sleep(10);
-        [{ n: waiting }] = await pg`SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = ${db.name} AND wait_event_type = 'Lock' AND query LIKE '%credit_batch%'`;
-      }
-      expect(waiting).toBe(1);
-      victim.proc.kill(9);
-      await victim.proc.exited;
-      await Bun.sleep(200);
-      await conn`ROLLBACK`;
-    } finally {
-      conn.release();
-      await other.close();
-    }
-    expect(await call).toBe("no answer");
+    const { waiting, answer } = await killWhileChargeWaits({ cluster, sim, pg, db, key, accountId });
+    expect(waiting).toBe(1);
+    expect(answer).toBe("no answer");
     // the batch got its lock after its node had gone: it was never committed
     await Bun.sleep(300);
     const [rows] = await pg`SELECT count(*)::int AS n FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;

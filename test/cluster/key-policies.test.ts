@@ -6,29 +6,24 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
-import { startUpstream, type Upstream } from "../helpers/upstream";
-import { admin, balanceOn, type Cluster, chat, clusterConfig, type Node, newKey, startCluster } from "./nodes";
+import { type freshDatabase, sharedServersUp } from "../helpers/shared-servers";
+import type { Upstream } from "../helpers/upstream";
+import { admin, balanceOn, type Cluster, chat, type Node, newKey, startSimCluster } from "./nodes";
 
 const shared = await sharedServersUp("the key-policy cluster tests");
 
 let sim: Upstream;
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 let cluster: Cluster;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   if (!shared) return;
-  sim = await startUpstream({ latencyMs: 20 });
-  db = await freshDatabase();
-  const redis = await freshRedis();
-  cluster = await startCluster({ n: 3, databaseUrl: db.url, redisUrl: redis.url, configText: clusterConfig(`${sim.url}/v1`) });
+  ({ sim, db, cluster, close } = await startSimCluster({ n: 3, latencyMs: 20 }));
 }, 60_000);
 
 afterAll(async () => {
-  if (!shared) return;
-  await cluster?.close();
-  await db?.drop();
-  await sim?.close();
+  await close?.();
 }, 30_000);
 
 const patch = (node: Node, id: string, policy: unknown) => admin(node, "PATCH", `/admin/v1/keys/${id}`, { policy });

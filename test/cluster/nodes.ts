@@ -1,9 +1,10 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Subprocess } from "bun";
+import { SQL, type Subprocess } from "bun";
 import { type Pgbouncer, startPgbouncer } from "../helpers/pgbouncer";
-import { simProvider } from "../helpers/upstream";
+import { freshDatabase, freshRedis } from "../helpers/shared-servers";
+import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 const ROOT = join(import.meta.dir, "../..");
 export const ADMIN = "admin-token-for-cluster-tests-0123456789";
@@ -125,6 +126,51 @@ export async function startCluster(opts: {
   };
 }
 
+/**
+ * What most cluster test files start: the upstream simulator (answering after `latencyMs`), a fresh
+ * PostgreSQL database and Redis db, `n` nodes on them with clusterConfig (and `configExtra` after
+ * it), and a direct connection `pg` to the database (of `pgMax` connections). `close` ends them all.
+ */
+export async function startSimCluster(opts: {
+  n: number;
+  latencyMs?: number;
+  configExtra?: string;
+  env?: Record<string, string>;
+  pgMax?: number;
+}): Promise<{
+  sim: Upstream;
+  db: Awaited<ReturnType<typeof freshDatabase>>;
+  redisUrl: string;
+  cluster: Cluster;
+  pg: SQL;
+  close(): Promise<void>;
+}> {
+  const sim = await startUpstream({ latencyMs: opts.latencyMs });
+  const db = await freshDatabase();
+  const redis = await freshRedis();
+  const cluster = await startCluster({
+    n: opts.n,
+    databaseUrl: db.url,
+    redisUrl: redis.url,
+    configText: `${clusterConfig(`${sim.url}/v1`)}${opts.configExtra ?? ""}`,
+    env: opts.env,
+  });
+  const pg = opts.pgMax ? new SQL(db.url, { max: opts.pgMax }) : new SQL(db.url);
+  return {
+    sim,
+    db,
+    redisUrl: redis.url,
+    cluster,
+    pg,
+    async close() {
+      await cluster.close();
+      await pg.close();
+      await db.drop();
+      await sim.close();
+    },
+  };
+}
+
 export async function admin(node: Node, method: string, path: string, body?: unknown) {
   const res = await fetch(node.url + path, {
     method,
@@ -133,6 +179,18 @@ export async function admin(node: Node, method: string, path: string, body?: unk
   });
   const json = (await res.json()) as { data?: { result?: Record<string, unknown> } };
   return { status: res.status, result: json.data?.result ?? {}, json };
+}
+
+/** A call on `node` with a key (x-api-key); `result` is the answer's data.result. */
+export async function keyCall(node: Node, key: string, method: string, path: string, body?: unknown) {
+  const res = await fetch(node.url + path, {
+    method,
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  // biome-ignore lint/suspicious/noExplicitAny: the tests walk the envelope; their assertions check its shape
+  return { status: res.status, text, result: (JSON.parse(text) as any).data?.result };
 }
 
 /** A key on a new account with `credits` (no welcome credits) and `plan`. */
@@ -159,4 +217,56 @@ export async function balanceOn(node: Node, key: string): Promise<number> {
   const res = await fetch(`${node.url}/api/v1/account/usage-summary`, { headers: { "x-api-key": key } });
   const json = (await res.json()) as { data: { result: { balance: number } } };
   return json.data.result.balance;
+}
+
+/**
+ * kill -9 of a new node while its charge batch waits for a lock: a call on the node (the simulator
+ * answering after 1 s) holds its credit; a direct transaction takes the account's row, so the
+ * node's batch (BEGIN and credit_batch() sent, COMMIT not yet) waits for it; the node is killed,
+ * then the row is given back. Returns how many credit_batch() calls were seen waiting on a lock
+ * before the kill (1, or the kill proved nothing), and what the caller got ("no answer" when its connection dropped). `pg` is a
+ * direct connection to `db`.
+ */
+export async function killWhileChargeWaits(opts: {
+  cluster: Cluster;
+  sim: Upstream;
+  pg: SQL;
+  db: { url: string; name: string };
+  key: string;
+  accountId: string;
+}): Promise<{ waiting: number; answer: number | string }> {
+  const { cluster, sim, pg, key, accountId } = opts;
+  const victim = await cluster.spawn();
+  sim.reset();
+  sim.program([{ delayMs: 1000 }]);
+  const call = chat(victim, key, "never delivered", { "cache-control": "no-cache" }).then(
+    (r) => r.status,
+    () => "no answer",
+  );
+  // the call holds its credit, and is at the provider
+  for (let i = 0; i < 200; i++) {
+    const [h] = await pg`SELECT count(*)::int AS n FROM credit_holds WHERE account_id = ${accountId}`;
+    if (h.n === 1) break;
+    await Bun.sleep(10);
+  }
+  const other = new SQL(opts.db.url, { max: 1 });
+  const conn = await other.reserve();
+  let waiting = 0;
+  try {
+    await conn`BEGIN`;
+    await conn`SELECT 1 FROM accounts WHERE id = ${accountId} FOR UPDATE`;
+    for (let i = 0; i < 300 && waiting === 0; i++) {
+      await Bun.sleep(10);
+      [{ n: waiting }] = await pg`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = ${opts.db.name} AND wait_event_type = 'Lock' AND query LIKE '%credit_batch%'`;
+    }
+    victim.proc.kill(9);
+    await victim.proc.exited;
+    await Bun.sleep(200);
+    await conn`ROLLBACK`;
+  } finally {
+    conn.release();
+    await other.close();
+  }
+  return { waiting, answer: await call };
 }

@@ -15,7 +15,17 @@ import { type Pgbouncer, pgbouncerAvailable, startPgbouncer } from "../helpers/p
 import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
 import { startUpstream, type Upstream } from "../helpers/upstream";
 import { HELP_CENTER } from "../knowledge/corpus";
-import { admin, balanceOn, type Cluster, chat, clusterConfig, newKey, startCluster } from "./nodes";
+import {
+  admin,
+  balanceOn,
+  type Cluster,
+  chat,
+  clusterConfig,
+  keyCall,
+  killWhileChargeWaits,
+  newKey,
+  startCluster,
+} from "./nodes";
 
 const shared = (await sharedServersUp("the PgBouncer cluster tests")) && pgbouncerAvailable("the PgBouncer cluster tests");
 
@@ -169,16 +179,7 @@ describe.skipIf(!shared)("three nodes behind PgBouncer 1.18 in transaction mode"
   test("a knowledge base made on node 1 is searched on nodes 2 and 3 alike", async () => {
     const [n1, n2, n3] = cluster.nodes;
     const { key } = await newKey(n1, 1000);
-    const call = async (node: typeof n1, method: string, path: string, body?: unknown) => {
-      const res = await fetch(node.url + path, {
-        method,
-        headers: { "x-api-key": key, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      // biome-ignore lint/suspicious/noExplicitAny: the test walks the envelope; assertions check its shape
-      return { status: res.status, text, result: (JSON.parse(text) as any).data?.result };
-    };
+    const call = (node: typeof n1, method: string, path: string, body?: unknown) => keyCall(node, key, method, path, body);
     const docs = HELP_CENTER.documents.slice(0, 10);
     const kb = await call(n1, "POST", "/api/v1/knowledge-bases", { name: "help" });
     expect(kb.status, show(kb)).toBe(201);
@@ -216,42 +217,10 @@ describe.skipIf(!shared)("three nodes behind PgBouncer 1.18 in transaction mode"
 
   test("kill -9 of a node whose charge waits for a lock: the pooler gives the transaction up, nothing is charged", async () => {
     const { key, accountId } = await newKey(cluster.nodes[0], 10);
-    const victim = await cluster.spawn();
-    sim.reset();
-    sim.program([{ delayMs: 1000 }]);
-    const call = chat(victim, key, "never delivered", { "cache-control": "no-cache" }).then(
-      (r) => r.status,
-      () => "no answer",
-    );
-    // the call holds its credit, and is at the provider
-    for (let i = 0; i < 200; i++) {
-      const [h] = await pg`SELECT count(*)::int AS n FROM credit_holds WHERE account_id = ${accountId}`;
-      if (h.n === 1) break;
-      await Bun.sleep(10);
-    }
-    // the account's row is taken by a direct transaction: the node's charge batch (BEGIN and
-    // credit_batch() sent, COMMIT not yet) waits for it on one of the pooler's server connections
-    const other = new SQL(db.url, { max: 1 });
-    const conn = await other.reserve();
-    try {
-      await conn`BEGIN`;
-      await conn`SELECT 1 FROM accounts WHERE id = ${accountId} FOR UPDATE`;
-      let waiting = 0;
-      for (let i = 0; i < 300 && waiting === 0; i++) {
-        await Bun.sleep(10);
-        [{ n: waiting }] = await pg`SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE datname = ${db.name} AND wait_event_type = 'Lock' AND query LIKE '%credit_batch%'`;
-      }
-      expect(waiting).toBe(1);
-      victim.proc.kill(9);
-      await victim.proc.exited;
-      await Bun.sleep(200);
-      await conn`ROLLBACK`;
-    } finally {
-      conn.release();
-      await other.close();
-    }
-    expect(await call).toBe("no answer");
+    // the node's charge batch waits for the account's row on one of the pooler's server connections
+    const { waiting, answer } = await killWhileChargeWaits({ cluster, sim, pg, db, key, accountId });
+    expect(waiting).toBe(1);
+    expect(answer).toBe("no answer");
     await Bun.sleep(300);
     const [rows] = await pg`SELECT count(*)::int AS n FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;
     expect(rows.n).toBe(0);

@@ -7,36 +7,28 @@
  * appears nowhere. Needs 127.0.0.1:5432 and :6379; skips loudly without them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SQL } from "bun";
+import type { SQL } from "bun";
 import type { RequestLogEntry } from "../../src/requestlog/interface";
 import { KIND, startOtlpReceiver } from "../helpers/otlp";
-import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
-import { startUpstream, type Upstream } from "../helpers/upstream";
-import { ADMIN, admin, type Cluster, chat, clusterConfig, type Node, newKey, startCluster } from "./nodes";
+import { sharedServersUp } from "../helpers/shared-servers";
+import type { Upstream } from "../helpers/upstream";
+import { ADMIN, admin, type Cluster, chat, type Node, newKey, startSimCluster } from "./nodes";
 
 const shared = await sharedServersUp("the request log on PostgreSQL and Redis");
 const MARKER = `MARKER-${crypto.randomUUID()}`;
 const code = (r: { text: string }) => (JSON.parse(r.text) as { error?: { code: string } }).error?.code;
 
 let sim: Upstream;
-let db: Awaited<ReturnType<typeof freshDatabase>>;
 let pg: SQL;
 let cluster: Cluster;
+let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   if (!shared) return;
-  sim = await startUpstream();
-  db = await freshDatabase();
-  const redis = await freshRedis();
-  cluster = await startCluster({ n: 2, databaseUrl: db.url, redisUrl: redis.url, configText: clusterConfig(`${sim.url}/v1`) });
-  pg = new SQL(db.url);
+  ({ sim, pg, cluster, close } = await startSimCluster({ n: 2 }));
 }, 60_000);
 afterAll(async () => {
-  if (!shared) return;
-  await cluster?.close();
-  await pg?.close();
-  await db?.drop();
-  await sim?.close();
+  await close?.();
 }, 30_000);
 
 async function list(url: string, key: string, query = ""): Promise<{ data: RequestLogEntry[]; next_cursor: string | null }> {

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cli, type SpawnedGateway, spawnGateway } from "../helpers/spawned";
+import { startLongChatStream } from "../helpers/streams";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 // A streamed answer whose client left is charged like any other call: one ledger row and the
@@ -44,25 +45,8 @@ function read(account: string) {
 
 /** Starts a stream of a long answer and reads its first content chunks; the caller ends it. */
 async function startStream(gw: SpawnedGateway, key: string, ac: AbortController) {
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: "POST",
-    signal: ac.signal,
-    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-    body: JSON.stringify({
-      model: "model-a",
-      stream: true,
-      max_tokens: 400,
-      messages: [{ role: "user", content: Array.from({ length: 150 }, (_, i) => `word${i}`).join(" ") }],
-    }),
-  });
-  expect(res.status).toBe(200);
-  const reader = res.body?.getReader() as ReadableStreamDefaultReader<Uint8Array>;
-  let seen = "";
-  while ((seen.match(/"content"/g) ?? []).length < 4) {
-    const r = await reader.read();
-    if (r.done) break;
-    seen += new TextDecoder().decode(r.value);
-  }
+  const { status, reader } = await startLongChatStream(gw.url, key, ac);
+  expect(status).toBe(200);
   return reader;
 }
 

@@ -4,9 +4,10 @@
  * protection; an account holder cannot remove it again from the dashboard.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../helpers/gateway";
-import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
-import { ALL_FEATURES, rawPost } from "../openai/setup";
+import type { TestGateway } from "../helpers/gateway";
+import type { Upstream } from "../helpers/upstream";
+import { rawPost } from "../openai/setup";
+import { guardedGateway } from "./setup";
 
 const ADMIN = "guardrail-key-policy-operator-token-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
@@ -17,14 +18,12 @@ let gw: TestGateway;
 let sim: Upstream;
 
 beforeAll(async () => {
-  sim = await startUpstream();
-  gw = await startGateway({
-    env: { TEXTAI_ADMIN_TOKEN: ADMIN },
-    configText: `${simProvider({ url: `${sim.url}/v1`, name: "sim", model: "model-a", extra: `features = ${ALL_FEATURES}` })}
-[plans.free.guardrails]
+  ({ gw, sim } = await guardedGateway(
+    `[plans.free.guardrails]
 block_pii = ["ssn"]
 `,
-  });
+    { TEXTAI_ADMIN_TOKEN: ADMIN },
+  ));
 });
 afterAll(async () => {
   await gw.close();

@@ -3,27 +3,20 @@
  * redact_pii the query goes out redacted (the simulator, as the embedding provider, records it).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../helpers/gateway";
-import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
-import { ALL_FEATURES } from "../openai/setup";
+import type { TestGateway } from "../helpers/gateway";
+import type { Upstream } from "../helpers/upstream";
+import { guardedGateway } from "./setup";
 
 const EMAIL = "maria.garcia@example.com";
 let gw: TestGateway;
 let sim: Upstream;
 
 beforeAll(async () => {
-  sim = await startUpstream();
-  gw = await startGateway({
-    configText: `${simProvider({
-      url: `${sim.url}/v1`,
-      name: "sim",
-      model: "model-a",
-      extra: `features = ${ALL_FEATURES}\nembedding_model = "embed-a"`,
-    })}
-[plans.guarded.guardrails]
+  ({ gw, sim } = await guardedGateway(
+    `[plans.guarded.guardrails]
 redact_pii = ["email"]
 `,
-  });
+  ));
 });
 afterAll(async () => {
   await gw.close();

@@ -5,9 +5,10 @@
  * placeholder cut between chunks too), carry the client's values back.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../helpers/gateway";
-import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
-import { ALL_FEATURES, rawPost, sseData } from "../openai/setup";
+import type { TestGateway } from "../helpers/gateway";
+import type { Upstream } from "../helpers/upstream";
+import { rawPost, sseData } from "../openai/setup";
+import { guardedGateway } from "./setup";
 
 const EMAIL = "maria.garcia@example.com";
 const PHONE = "+1 415 555 0132";
@@ -20,22 +21,15 @@ let key: string;
 let blockKey: string;
 
 beforeAll(async () => {
-  sim = await startUpstream();
-  gw = await startGateway({
-    configText: `${simProvider({
-      url: `${sim.url}/v1`,
-      name: "sim",
-      model: "model-a",
-      extra: `features = ${ALL_FEATURES}\nembedding_model = "embed-a"`,
-    })}
-[plans.guarded.guardrails]
+  ({ gw, sim } = await guardedGateway(
+    `[plans.guarded.guardrails]
 redact_pii = ["email", "phone", "credit_card", "ssn", "ip_address", "name", "address"]
 restore_pii = true
 
 [plans.blocking.guardrails]
 block_pii = ["ssn"]
 `,
-  });
+  ));
   key = gw.newKey({ plan: "guarded", credits: 100_000 }).key;
   blockKey = gw.newKey({ plan: "blocking", credits: 100_000 }).key;
 });

@@ -8,9 +8,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type OpenAI from "openai";
 import type { APIError } from "openai";
-import { startGateway, type TestGateway } from "../helpers/gateway";
-import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
-import { ALL_FEATURES, openaiClient } from "../openai/setup";
+import type { TestGateway } from "../helpers/gateway";
+import type { Upstream } from "../helpers/upstream";
+import { openaiClient } from "../openai/setup";
+import { guardedGateway } from "./setup";
 
 const ADMIN = "guardrails-sdk-paths-operator-token-0123456789";
 const admin = { authorization: `Bearer ${ADMIN}` };
@@ -29,16 +30,8 @@ let gw: TestGateway;
 let sim: Upstream;
 
 beforeAll(async () => {
-  sim = await startUpstream();
-  gw = await startGateway({
-    env: { TEXTAI_ADMIN_TOKEN: ADMIN },
-    configText: `${simProvider({
-      url: `${sim.url}/v1`,
-      name: "sim",
-      model: "model-a",
-      extra: `features = ${ALL_FEATURES}\nembedding_model = "embed-a"`,
-    })}
-[plans.guarded.guardrails]
+  ({ gw, sim } = await guardedGateway(
+    `[plans.guarded.guardrails]
 redact_pii = ["email", "phone", "credit_card", "ssn", "ip_address", "name", "address"]
 restore_pii = true
 
@@ -46,7 +39,8 @@ restore_pii = true
 block_pii = ["ssn"]
 block_moderation = ["threat"]
 `,
-  });
+    { TEXTAI_ADMIN_TOKEN: ADMIN },
+  ));
 });
 afterAll(async () => {
   await gw.close();

@@ -5,6 +5,7 @@ import OpenAI from "openai";
 import { loadConfig } from "../../src/config";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
+import { startLongChatStream } from "../helpers/streams";
 import { startUpstream } from "../helpers/upstream";
 import { openaiClient, providerToml, rawPost, sseData, useGateway } from "./setup";
 
@@ -325,24 +326,7 @@ describe.skipIf(!pgUp)("on PostgreSQL (TEXTAI_DATABASE_URL)", () => {
       const accountId = (await gw.post("/admin/v1/accounts", { credits: 5000 }, admin)).json.data.result.id as string;
       const key = (await gw.post("/admin/v1/keys", { label: "pg", account_id: accountId }, admin)).json.data.result.key as string;
       const ac = new AbortController();
-      const res = await fetch(`${gw.url}/v1/chat/completions`, {
-        method: "POST",
-        signal: ac.signal,
-        headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-        body: JSON.stringify({
-          model: "model-a",
-          stream: true,
-          max_tokens: 400,
-          messages: [{ role: "user", content: words(150) }],
-        }),
-      });
-      const reader = res.body?.getReader() as ReadableStreamDefaultReader<Uint8Array>;
-      let seen = "";
-      while ((seen.match(/"content"/g) ?? []).length < 4) {
-        const r = await reader.read();
-        if (r.done) break;
-        seen += new TextDecoder().decode(r.value);
-      }
+      await startLongChatStream(gw.url, key, ac);
       ac.abort();
       const rowsOf = () =>
         pg`SELECT amount::int AS amount, input_tokens::int AS input, output_tokens::int AS output FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;
