@@ -1,5 +1,5 @@
 import type { AuthInfo } from "../auth/interface";
-import type { Config, GuardrailSettings } from "../config";
+import type { Config } from "../config";
 import type { Metrics } from "../metrics";
 import {
   type GuardCounts,
@@ -20,31 +20,8 @@ export function guardFor(config: Config, auth: AuthInfo, keyPolicy?: KeyGuardrai
   const plan = config.guardrails[auth.plan];
   // the usual request: nothing to guard, nothing to merge
   if (!plan && !keyPolicy) return null;
-  const settings = mergedOnce(plan, keyPolicy ?? null);
+  const settings = mergeGuardrails(plan, keyPolicy);
   return settings ? new RequestGuard(settings) : null;
-}
-
-/** Stands for an absent plan table or key policy as a WeakMap key. */
-const NONE = {};
-/**
- * The merged settings per (key's guardrails, plan's guardrails) objects: merged at the first
- * request, not at each. The key cache hands back the same policy object until the key changes,
- * and a reloaded config brings new plan objects, so a changed input never meets an old answer.
- * The settings are only read (RequestGuard), so requests share them.
- */
-const merged = new WeakMap<object, WeakMap<object, GuardrailSettings | null>>();
-
-function mergedOnce(plan: GuardrailSettings | undefined, key: KeyGuardrails | null): GuardrailSettings | null {
-  let byPlan = merged.get(key ?? NONE);
-  if (!byPlan) {
-    byPlan = new WeakMap();
-    merged.set(key ?? NONE, byPlan);
-  }
-  const known = byPlan.get(plan ?? NONE);
-  if (known !== undefined) return known;
-  const settings = mergeGuardrails(plan, key);
-  byPlan.set(plan ?? NONE, settings);
-  return settings;
 }
 
 /**
