@@ -239,11 +239,18 @@ export class OpenAILikeProvider implements Provider {
   }
 
   async proxy(req: ProxyRequest): Promise<unknown> {
+    let answer: unknown;
     try {
-      return await this.transport.post(`/${req.api}`, req.body, { signal: req.signal, headers: req.headers, stream: false });
+      answer = await this.transport.post(`/${req.api}`, req.body, { signal: req.signal, headers: req.headers, stream: false });
     } catch (err) {
       throw this.proxyError(err, req.signal);
     }
+    // Both transports give a 200 that is not JSON as its text, and an empty one as undefined (as the
+    // SDKs do). Every /v1 answer is a JSON object: anything else is a broken server or a proxy's page
+    // in front of it, never an answer to pass on (and charge for).
+    if (typeof answer !== "object" || answer === null || Array.isArray(answer))
+      throw new ProviderError("connection", "upstream sent a malformed response");
+    return answer;
   }
 
   async *proxyStream(req: ProxyRequest): AsyncIterable<unknown> {

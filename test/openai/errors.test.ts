@@ -16,6 +16,36 @@ ${providerToml("third", url, "model-shared")}
 
 const ask = (content: string) => [{ role: "user" as const, content }];
 
+// first in the file: with the later 5xx test, its failed attempts stay below a breaker's threshold (5)
+describe("an upstream 200 that is no answer", () => {
+  test("a 200 that is not a JSON object (a proxy's HTML page, an empty body) is a failed attempt: fallback, or 502 uncharged", async () => {
+    const { sim, gw } = ctx;
+    const { key, accountId } = gw.newKey({ credits: 10 });
+    const page = { raw: { contentType: "text/html", body: "<html>nginx error /srv/app</html>" } };
+    for (const fault of [page, { raw: { body: "" } }]) {
+      sim.reset();
+      sim.program([{ ...fault, times: 3 }]);
+      const res = await rawPost(gw, "/v1/chat/completions", key, { messages: ask(`broken ${sim.calls.count}`) });
+      const text = await res.text();
+      expect(res.status).toBe(502);
+      expect(res.headers.get("x-request-id")).toMatch(/^req_/);
+      expect((JSON.parse(text) as { error: { code: string } }).error.code).toBe("provider_error");
+      expect(text).not.toContain("/srv");
+      expect(sim.calls.count).toBe(3);
+    }
+    expect(gw.deps.ledger.balance(accountId)).toBe(10);
+    // the next provider answers when the first one sent a page
+    sim.reset();
+    sim.program([page]);
+    const { data, response } = await openaiClient(gw, key)
+      .chat.completions.create({ model: "model-a", messages: ask("page then answer") })
+      .withResponse();
+    expect(typeof data).toBe("object");
+    expect(data.choices[0]?.message.content).toBeString();
+    expect(response.headers.get("x-textai-provider")).toBe("backup");
+  });
+});
+
 describe("a provider's client error comes back as it was, without fallback or cool-down", () => {
   test("400 with type, code and param: BadRequestError; the next provider is not tried", async () => {
     const { sim, gw } = ctx;
