@@ -356,7 +356,9 @@ export class OpenAILikeProvider implements Provider {
       throw new ProviderError("connection", "upstream sent a malformed response");
     const choice = response.choices[0];
     let text = choice?.message?.content ?? "";
-    if (req.schema && structured) text = restore(text, req.schema.schema, structured);
+    // an answer without a null anywhere has none to remove: restoring it would parse and write it again unchanged
+    if (req.schema && structured && (structured.wrapKey || text.includes("null")))
+      text = restore(text, req.schema.schema, structured);
     return {
       text,
       model: response.model || model,
