@@ -324,7 +324,7 @@ export class OpenAILikeProvider implements Provider {
   private bodyText(req: CompletionRequest, structured: StructuredSchema | undefined, jsonSchema: boolean): string {
     if (!(req.schema && structured && jsonSchema))
       return JSON.stringify({ ...this.body(req, structured, jsonSchema), stream: false });
-    let text = `{"model":${JSON.stringify(req.model ?? this.modelFor(req.fn))},"messages":${JSON.stringify(req.messages)}`;
+    let text = `{"model":${JSON.stringify(req.model ?? this.modelFor(req.fn))},"messages":${messagesJson(req.messages)}`;
     if (req.temperature !== undefined) text += `,"temperature":${JSON.stringify(req.temperature)}`;
     if (req.maxTokens !== undefined) text += `,"max_tokens":${JSON.stringify(req.maxTokens)}`;
     return `${text},"response_format":${jsonSchemaFormat(structured, req.schema.name)},"stream":false}`;
@@ -433,6 +433,27 @@ function jsonSchemaFormat(structured: StructuredSchema, name: string): string {
     byName.set(name, text);
   }
   return text;
+}
+
+/** The JSON of messages shared from call to call (a function's system message, frozen: see functions/prompt.ts). */
+const sharedMessageJson = new WeakMap<ChatMessage, string>();
+
+/** JSON.stringify(messages), a shared message's part written once. */
+function messagesJson(messages: ChatMessage[]): string {
+  let out = "[";
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i] as ChatMessage;
+    let json: string | undefined;
+    if (Object.isFrozen(m)) {
+      json = sharedMessageJson.get(m);
+      if (json === undefined) {
+        json = JSON.stringify(m);
+        sharedMessageJson.set(m, json);
+      }
+    } else json = JSON.stringify(m);
+    out += i === 0 ? json : `,${json}`;
+  }
+  return `${out}]`;
 }
 
 /** json_schema names allow [a-zA-Z0-9_-]{1,64}; function names are close but not guaranteed. */

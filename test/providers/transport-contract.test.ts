@@ -8,6 +8,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { ProviderConfig } from "../../src/config";
+import type { AnyFunctionDef } from "../../src/functions/define";
+import sentiment from "../../src/functions/sentiment-analysis";
 import { attemptFunction } from "../../src/providers/attempt";
 import { createGroqProvider } from "../../src/providers/groq";
 import { mockText } from "../../src/providers/mock";
@@ -380,8 +382,12 @@ const fnCall = (over: Partial<CompletionRequest> = {}): CompletionRequest => ({
   ...over,
 });
 const completed = (p: OpenAILikeProvider, over: Partial<CompletionRequest> = {}) => settle(p.complete(fnCall(over)));
-const attempted = (p: OpenAILikeProvider, signal = new AbortController().signal) =>
-  settle(attemptFunction({ def: tiny, request: { text: "a fine day" }, accountId: "acct_contract", provider: p, signal }));
+const attempted = (
+  p: OpenAILikeProvider,
+  signal = new AbortController().signal,
+  def: AnyFunctionDef = tiny,
+  request: unknown = { text: "a fine day" },
+) => settle(attemptFunction({ def, request, accountId: "acct_contract", provider: p, signal }));
 
 describe.each(TRANSPORTS)("%s transport, function calls", (transport) => {
   test("the body: model, messages, options and the adapted schema as json_schema; the answer parsed and its nulls removed", async () => {
@@ -445,7 +451,7 @@ describe.each(TRANSPORTS)("%s transport, function calls", (transport) => {
 });
 
 /** Failure modes of a function call whose every field must be the same through both transports. */
-const FN_PARITY: { name: string; faults: Fault[]; kind?: Kind; attempt?: boolean }[] = [
+const FN_PARITY: { name: string; faults: Fault[]; kind?: Kind; attempt?: boolean; sentiment?: unknown }[] = [
   ...PARITY.filter((c) => !c.stream).map((c) => ({ name: c.name, faults: c.faults, kind: c.kind })),
   { name: "an answer", faults: [] },
   { name: "an answer, Groq", faults: [], kind: "groq" },
@@ -456,6 +462,14 @@ const FN_PARITY: { name: string; faults: Fault[]; kind?: Kind; attempt?: boolean
   { name: "an attempt invalid twice", faults: [{ malformed: true }, { schemaInvalid: true }], attempt: true },
   { name: "an attempt on a 500", faults: [{ status: 500 }], attempt: true },
   { name: "an attempt whose repair is refused", faults: [{ malformed: true }, { status: 429, retryAfter: 1 }], attempt: true },
+  // a catalog function: its shared system message (written once, its JSON kept) and the caller's aspects
+  { name: "sentiment-analysis", faults: [], attempt: true, sentiment: { text: "Great screen. Poor battery." } },
+  {
+    name: "sentiment-analysis with aspects, repaired",
+    faults: [{ schemaInvalid: true }],
+    attempt: true,
+    sentiment: { text: "Great screen. Poor battery.", aspects: ["screen", "battery"] },
+  },
 ];
 
 describe("both transports end each function call alike, and send the same body", () => {
@@ -467,7 +481,12 @@ describe("both transports end each function call alike, and send the same body",
         sim.reset();
         sim.program(c.faults);
         const p = provider(transport, c.kind ?? "openai");
-        outcomes.push(await (c.attempt ? attempted(p) : completed(p, { temperature: 0 })));
+        const run = c.sentiment
+          ? attempted(p, undefined, sentiment, c.sentiment)
+          : c.attempt
+            ? attempted(p)
+            : completed(p, { temperature: 0 });
+        outcomes.push(await run);
         bodies.push(sim.calls.requests.map((r) => ({ path: r.path, body: r.body })));
       }
       expect(outcomes[0]).toEqual(outcomes[1]);
