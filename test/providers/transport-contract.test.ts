@@ -417,17 +417,23 @@ describe.each(TRANSPORTS)("%s transport, function calls", (transport) => {
     );
   });
 
-  test("a server without json_schema: one 400, then json_object with the schema in the prompt, remembered per model", async () => {
-    sim.configure({ rejectJsonSchema: true });
-    const p = provider(transport, "openai-compatible");
-    expect(await completed(p)).toMatchObject({ ok: { model: "sim-model" } });
-    expect(await completed(p)).toMatchObject({ ok: { model: "sim-model" } });
-    const formats = sim.calls.requests.map((r) => (r.body.response_format as { type: string }).type);
-    expect(formats).toEqual(["json_schema", "json_object", "json_object"]);
-    const messages = sim.calls.requests[1]?.body.messages as { role: string; content: string }[];
-    expect(messages[0]?.content).toContain("matching this JSON Schema");
-    expect(p.supportsJsonSchema("sim-model")).toBe(false);
-  });
+  test.each([
+    ["openai-compatible", "sim-model"],
+    ["groq", "llama-3.3-70b-versatile"],
+  ] as const)(
+    "a server without json_schema (%s): one 400, then json_object with the schema in the prompt, remembered per model",
+    async (kind, model) => {
+      sim.configure({ rejectJsonSchema: true });
+      const p = provider(transport, kind);
+      expect(await completed(p)).toMatchObject({ ok: { model } });
+      expect(await completed(p)).toMatchObject({ ok: { model } });
+      const formats = sim.calls.requests.map((r) => (r.body.response_format as { type: string }).type);
+      expect(formats).toEqual(["json_schema", "json_object", "json_object"]);
+      const messages = sim.calls.requests[1]?.body.messages as { role: string; content: string }[];
+      expect(messages[0]?.content).toContain("matching this JSON Schema");
+      expect(p.supportsJsonSchema(model)).toBe(false);
+    },
+  );
 
   test("a function attempt: a valid answer passes; an invalid one is repaired once; two are invalid_output", async () => {
     const p = provider(transport);
