@@ -149,7 +149,7 @@ export async function startSimCluster(opts: {
 }> {
   const sim = await startUpstream({ latencyMs: opts.latencyMs });
   const db = await freshDatabase();
-  const redis = await nodesRedis("the nodes' Redis Cluster");
+  const redis = await nodesRedis("the cluster tests' nodes on a Redis Cluster");
   const cluster = await startCluster({
     n: opts.n,
     databaseUrl: db.url,

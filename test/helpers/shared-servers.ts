@@ -168,7 +168,7 @@ export const isClusterUrl = (url: string) => url.includes(",");
  */
 export async function nodesRedis(what: string): Promise<{ url: string; env: Record<string, string>; flush(): Promise<void> }> {
   if (ON_REDIS_CLUSTER) {
-    const c = await freshRedisCluster(what);
+    const c = await freshRedisCluster(`${what} (on one Redis instead)`);
     if (c) return { url: c.url, env: redisEnv(c.url), flush: c.flush };
   }
   const r = await freshRedis();
