@@ -130,8 +130,9 @@ export async function startCluster(opts: {
 
 /**
  * What most cluster test files start: the upstream simulator (answering after `latencyMs`), a fresh
- * PostgreSQL database and Redis db (the Redis Cluster with TEXTAI_TEST_ON_REDIS_CLUSTER=1), `n` nodes on them with clusterConfig (and `configExtra` after
- * it), and a direct connection `pg` to the database (of `pgMax` connections). `close` ends them all.
+ * PostgreSQL database and Redis db (the Redis Cluster with TEXTAI_TEST_ON_REDIS_CLUSTER=1), `n`
+ * nodes on them with clusterConfig (and `configExtra` after it), and a direct connection `pg` to
+ * the database (of `pgMax` connections). `close` ends them all.
  */
 export async function startSimCluster(opts: {
   n: number;
