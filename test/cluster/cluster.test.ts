@@ -87,10 +87,16 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     const victim = await cluster.spawn({ TEXTAI_CONFIG: config });
     sim.reset();
     sim.program([{ delayMs: 30_000, times: 10 }]);
+    const early: string[] = [];
     const inFlight = Array.from({ length: 10 }, (_, i) =>
-      chat(victim, key, `in flight ${i}`, { "cache-control": "no-cache" }).catch(() => null),
+      chat(victim, key, `in flight ${i}`, { "cache-control": "no-cache" }).then(
+        (r) => early.push(show(r)),
+        () => null,
+      ),
     );
-    while (sim.calls.count < 10) await Bun.sleep(10);
+    // all ten at the provider (a call answered before the kill says why it is not)
+    for (let i = 0; i < 1000 && sim.calls.count < 10; i++) await Bun.sleep(10);
+    expect(sim.calls.count, early.join("\n")).toBe(10);
     const [held] =
       await pg`SELECT count(*)::int AS n, sum(amount)::int AS amount FROM credit_holds WHERE account_id = ${accountId}`;
     expect(held).toEqual({ n: 10, amount: 10 });
