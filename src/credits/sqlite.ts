@@ -58,6 +58,9 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
   private keySpentStmt: Statement<{ used: number }, [string, number]>;
   private dataVersionStmt: Statement<{ data_version: number }>;
   private claims = 0;
+  /** the UTC day of the rollups, made again once the clock passes `dayEnds` */
+  private day = "";
+  private dayEnds = 0;
   /** committed balances as this connection last read or wrote them (see the class comment) */
   private committed = new Map<string, number>();
   private dataVersion = -1;
@@ -168,7 +171,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
       // IMMEDIATE: take the write lock up front, so a locked database fails the batch at once
       this.storage.sqlite
         .transaction(() => {
-          const day = dayOf(Date.now());
+          const day = this.today();
           for (const c of batch) this.apply(c);
           this.addRollups(batch, day);
         })
@@ -253,12 +256,42 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
     }
   }
 
+  /** The UTC day (YYYY-MM-DD) of now, made once a day. */
+  private today(): string {
+    const now = Date.now();
+    if (now >= this.dayEnds || now < this.dayEnds - 86_400_000) {
+      this.day = dayOf(now);
+      this.dayEnds = (Math.floor(now / 86_400_000) + 1) * 86_400_000;
+    }
+    return this.day;
+  }
+
   /**
    * The day's usage rollups of the batch's charges that went through, one upsert per account,
    * function and provider instead of one per charge (under load a batch holds tens of charges of
    * the same few keys). Inside the batch's transaction: rollups and ledger commit together.
    */
   private addRollups(batch: PendingCharge[], day: string): void {
+    if (batch.length === 1) {
+      // one charge (a quiet gateway, one connection): its own upsert, without the grouping
+      const c = batch[0] as PendingCharge;
+      if (c.out && !("error" in c.out) && typeof c.out.balance === "number") {
+        const d = c.details;
+        this.rollupStmt.run(
+          c.accountId,
+          day,
+          "charge",
+          d.fn,
+          d.provider ?? "",
+          c.amount,
+          d.cached ? 1 : 0,
+          1,
+          d.tokens?.input ?? 0,
+          d.tokens?.output ?? 0,
+        );
+      }
+      return;
+    }
     const sums = new Map<
       string,
       { c: PendingCharge; requests: number; credits: number; cached: number; input: number; output: number }
