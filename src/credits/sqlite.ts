@@ -16,7 +16,7 @@ import {
 import { dayOf, monthlyFrom, monthToDateFrom, type UsageRow } from "./usage";
 
 /** balances kept in memory at most; past it they are dropped and read again */
-const MAX_KEPT_BALANCES = 100_000;
+const MAX_KEPT_BALANCES = 20_000;
 
 /**
  * Credits. A call holds its cost before any provider is called and is charged when it succeeds:
