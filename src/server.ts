@@ -12,7 +12,7 @@ import { errorResponse } from "./http/respond";
 import { METRICS_CONTENT_TYPE, operations } from "./http/routes/ops";
 import { newRequestState } from "./http/state";
 import { createLogger, type Logger } from "./log";
-import { Metrics } from "./metrics";
+import { fixedLabels, Metrics } from "./metrics";
 import { buildProviders } from "./providers";
 import { ProviderRouter } from "./providers/router";
 import { resourcePlugins } from "./resources";
@@ -32,9 +32,15 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { 
   const metrics = new Metrics();
   const providers = buildProviders(config);
   const router = new ProviderRouter(config, providers);
+  // the label sets of every provider call, built and keyed once (metrics.ts fixedLabels)
+  const outcomeLabels = new Map<string, { byOutcome: Record<string, string>; byProvider: Record<string, string> }>();
   router.onOutcome = (provider, fn, outcome, ms) => {
-    metrics.inc("textai_provider_calls_total", "Provider calls by outcome", { provider, function: fn, outcome });
-    metrics.observe("textai_provider_duration_seconds", "Provider call latency", { provider }, ms / 1000);
+    const labels = fixedLabels(outcomeLabels, `${provider}\u0000${fn}\u0000${outcome}`, () => ({
+      byOutcome: Object.freeze({ provider, function: fn, outcome }),
+      byProvider: Object.freeze({ provider }),
+    }));
+    metrics.inc("textai_provider_calls_total", "Provider calls by outcome", labels.byOutcome);
+    metrics.observe("textai_provider_duration_seconds", "Provider call latency", labels.byProvider, ms / 1000);
   };
   // required here, not imported: without the variable the OpenTelemetry packages are never loaded
   const tracing = config.tracing

@@ -126,6 +126,11 @@ function withoutUsage(event: unknown): unknown {
   return Array.isArray(rest.choices) && rest.choices.length === 0 ? null : rest;
 }
 
+function withoutApiKey(raw: Record<string, unknown>): Record<string, unknown> {
+  const { api_key: _key, ...body } = raw;
+  return body;
+}
+
 const Loose = (description: string) => T.Object({}, { additionalProperties: true, description });
 
 /**
@@ -140,7 +145,8 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const fn = API_FN[api];
     const { auth, body: raw } = edge;
     const t = performance.now();
-    const { api_key: _key, ...body } = raw;
+    // a key sent in the body is not forwarded; the usual body, without one, is used as parsed (no copy)
+    const body = "api_key" in raw ? withoutApiKey(raw) : raw;
     checkShape(api, body);
     // the model asked for, until one answers (the request log)
     if (typeof body.model === "string") state.model = body.model.slice(0, 200);
