@@ -576,7 +576,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   if (!names.has("local")) providers.push({ name: "local", type: "local" });
   for (const [fn, route] of Object.entries(file.routes ?? {})) {
     for (const name of route) {
-      if (!providers.some((p) => p.name === name)) throw new ConfigError(`routes.${fn}: unknown provider "${name}"`);
+      if (!providers.some((p) => p.name === name))
+        throw new ConfigError(`routes.${fn}: unknown provider "${name}" (one of ${providers.map((p) => p.name).join(", ")})`);
     }
   }
 

@@ -10,6 +10,7 @@ import { newRequestId } from "./http/envelope";
 import { pathOf } from "./http/path";
 import { errorResponse } from "./http/respond";
 import { METRICS_CONTENT_TYPE, operations } from "./http/routes/ops";
+import { checkFunctionTables } from "./http/routes/usage-names";
 import { newRequestState } from "./http/state";
 import { createLogger, type Logger } from "./log";
 import { Metrics } from "./metrics";
@@ -27,6 +28,8 @@ export interface BuildOptions {
 
 /** Wires every part from one Config. Tests and `textai serve` both start here. */
 export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { services: Services } {
+  const functions = opts.functions ?? FUNCTIONS;
+  checkFunctionTables(config, functions);
   const logger = opts.logger ?? createLogger(config.logLevel);
   const services = buildServices(config, { logger, now: opts.now });
   const metrics = new Metrics();
@@ -54,7 +57,7 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { 
     router,
     metrics,
     logger,
-    functions: opts.functions ?? FUNCTIONS,
+    functions,
     plugins: resourcePlugins,
     lifecycle: { draining: false },
   };
