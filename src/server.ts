@@ -1,6 +1,6 @@
 import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { createApp } from "./app";
-import type { Config } from "./config";
+import { type Config, storeForLog, urlForLog } from "./config";
 import type { AppDeps } from "./deps";
 import { GatewayError } from "./errors";
 import type { AnyFunctionDef } from "./functions/define";
@@ -235,7 +235,12 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
     return stopping;
   };
   const url = urlOf(config.host, server.port!);
-  deps.logger.log("info", "listening", { url, db: config.dbPath, providers: config.providers.map((p) => p.name).join(",") });
+  deps.logger.log("info", "listening", {
+    url,
+    db: storeForLog(config),
+    ...(config.redisUrl ? { redis: urlForLog(config.redisUrl) } : {}),
+    providers: config.providers.map((p) => p.name).join(","),
+  });
   const metricsUrl = metricsServer ? urlOf(config.metricsListen!.host, metricsServer.port!) : undefined;
   if (metricsUrl) deps.logger.log("info", "metrics listening", { url: `${metricsUrl}/metrics` });
   const routes = app.routes.map((r) => ({ method: r.method.toUpperCase(), path: r.path, edge: edgeOf(r.hooks) }));
