@@ -45,14 +45,15 @@ export async function readBytes(request: Request, max: number, timeoutMs?: numbe
 /**
  * The body timeouts of all reads in flight, on shared timers: a read joins the bucket of reads whose
  * deadline falls in the same `slack` window, and one timer per bucket ends what is still unread
- * then (between `timeoutMs` and `timeoutMs + slack` after the read began). Under load thousands of
+ * then (between `timeoutMs` and `timeoutMs + slack` after the read began; slack: a sixteenth of
+ * the timeout, 10 to 100 ms). Under load thousands of
  * reads share a timer instead of each setting and clearing its own.
  */
 class Deadlines {
   private readonly buckets = new Map<number, Set<() => void>>();
 
   within<T>(reading: Promise<T>, timeoutMs: number): Promise<T> {
-    const slack = Math.min(250, Math.max(10, timeoutMs >> 3));
+    const slack = Math.min(100, Math.max(10, timeoutMs >> 4));
     const at = Math.ceil((Date.now() + timeoutMs) / slack) * slack;
     let bucket = this.buckets.get(at);
     if (!bucket) {
