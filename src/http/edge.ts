@@ -5,7 +5,7 @@ import type { Config } from "../config";
 import { GatewayError } from "../errors";
 import type { RateClass, RateLimiter } from "../ratelimit/interface";
 import { rateLimitHeaders } from "../ratelimit/limiter";
-import { readJsonBody } from "./body";
+import { readJson } from "./body";
 import { brokenPath, decodablePath, pathOf } from "./path";
 import { mark, type RequestState } from "./state";
 
@@ -35,7 +35,8 @@ export async function requestEdge(
 ): Promise<Edge> {
   state.fn = opts.fn;
   let t = performance.now();
-  const body = opts.body ? await readJsonBody(request, deps.config.limits) : {};
+  let body: Record<string, unknown> = {};
+  if (opts.body) ({ body, sent: state.sentBody } = await readJson(request, deps.config.limits));
   t = mark(state, "body", t);
   // a dashboard session is its own credential: a key in the body is dropped all the same
   if (opts.auth) delete body.api_key;

@@ -1,5 +1,6 @@
 import type { AuthInfo } from "../auth/interface";
 import type { RequestTrace } from "../tracing/interface";
+import type { SentBody } from "./body";
 import { newRequestId } from "./envelope";
 
 /** Per-request facts shared by the hooks, the pipeline, the error handler and the access log. */
@@ -11,6 +12,8 @@ export interface RequestState {
   startedPerf: number;
   headers: Record<string, string>;
   auth?: AuthInfo;
+  /** the JSON body's text as sent, when the edge read one and removed nothing from it (body.ts's sentBytes) */
+  sentBody?: SentBody;
   fn?: string;
   provider?: string;
   /** the model that answered (or was asked for): the trace and the request log */

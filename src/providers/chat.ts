@@ -13,6 +13,7 @@ import {
   type Provider,
   ProviderError,
   type ProxyApi,
+  type ProxyRequest,
   type UpstreamErrorBody,
 } from "./types";
 
@@ -27,6 +28,11 @@ export interface ProxyCall {
   api: ProxyApi;
   /** the client's body without `api_key`: forwarded as sent, except `model` */
   body: Record<string, unknown>;
+  /**
+   * The client's bytes of `body`, when `body` is the parse of them unchanged (no key removed, no
+   * field added, no redaction): sent as they are to a provider that keeps `model` as it is.
+   */
+  sentText?: () => string | undefined;
   signal: AbortSignal;
   /** epoch ms; for streams it bounds the time to the first event */
   deadlineMs: number;
@@ -276,7 +282,7 @@ export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv
       const chat = await t.provider.proxy({ api: "chat/completions", body, signal, headers });
       return responseFromChat(call.body, isObject(chat) ? chat : {}, call.requestId.slice(4));
     }
-    if (t.provider.proxy) return t.provider.proxy({ api: call.api, body: { ...call.body, model }, signal, headers });
+    if (t.provider.proxy) return t.provider.proxy(sameModel(call, model, signal, headers));
     const r = await plainComplete(t.provider, call, model, signal, headers);
     return {
       id: `chatcmpl-${call.requestId.slice(4)}`,
@@ -298,6 +304,12 @@ export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv
   return { json: JSON.stringify(value), parsed: { value }, provider: step.target.name, model, attempts };
 }
 
+/** The request to a provider: the client's body with `model` set to the provider's, and its bytes as sent when that changes nothing. */
+function sameModel(call: ProxyCall, model: string, signal: AbortSignal, headers?: Record<string, string>): ProxyRequest {
+  const text = model === call.body.model ? call.sentText?.() : undefined;
+  return { api: call.api, body: text ? call.body : { ...call.body, model }, text, signal, headers };
+}
+
 /** Falls back only until the first event arrives: after that the client has seen output. */
 export async function runProxyStream(call: ProxyCall, targets: Target[], env: ProxyEnv): Promise<ProxyStreamOutcome> {
   const { value, step, attempts, span } = await proxyFallback(
@@ -314,7 +326,7 @@ export async function runProxyStream(call: ProxyCall, targets: Target[], env: Pr
               call.requestId.slice(4),
             )
           : p.proxyStream
-            ? p.proxyStream({ api: call.api, body: { ...call.body, model }, signal, headers })
+            ? p.proxyStream(sameModel(call, model, signal, headers))
             : plainStream(p, call, model, signal, headers);
       const it = events[Symbol.asyncIterator]();
       const first = await it.next();

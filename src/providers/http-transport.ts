@@ -165,8 +165,8 @@ export class HttpTransport implements ProxyTransport {
     return this.send(path, JSON.stringify(body), o);
   }
 
-  postText(path: string, body: string, o: RequestOpts): Promise<unknown> {
-    return this.send(path, body, { ...o, stream: false });
+  postText(path: string, body: string, o: RequestOpts & { stream?: boolean }): Promise<unknown> {
+    return this.send(path, body, o.stream === undefined ? { ...o, stream: false } : (o as RequestOpts & { stream: boolean }));
   }
 
   private async send(path: string, body: string, o: RequestOpts & { stream: boolean }): Promise<unknown> {

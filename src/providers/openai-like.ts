@@ -54,9 +54,10 @@ export interface ProxyTransport {
   /**
    * The same POST with the body already serialised, for a plain answer: the function path sends
    * its constant parts (the response_format) as text built once. Only the HTTP transport has it;
-   * a provider whose transport has it sends function calls through it too, not through the SDK.
+   * a provider whose transport has it sends function calls through it too, not through the SDK,
+   * and the pass-through's bodies that go out as the client sent them (ProxyRequest.text).
    */
-  postText?(path: string, body: string, opts: RequestOpts): Promise<unknown>;
+  postText?(path: string, body: string, opts: RequestOpts & { stream?: boolean }): Promise<unknown>;
   /** the classes of what `post` throws, for mapSdkError */
   readonly errors: SdkErrorClasses;
 }
@@ -247,7 +248,11 @@ export class OpenAILikeProvider implements Provider {
   async proxy(req: ProxyRequest): Promise<unknown> {
     let answer: unknown;
     try {
-      answer = await this.transport.post(`/${req.api}`, req.body, { signal: req.signal, headers: req.headers, stream: false });
+      const opts = { signal: req.signal, headers: req.headers, stream: false };
+      const postText = req.text === undefined ? undefined : this.transport.postText;
+      answer = postText
+        ? await postText.call(this.transport, `/${req.api}`, req.text as string, opts)
+        : await this.transport.post(`/${req.api}`, req.body, opts);
     } catch (err) {
       throw this.proxyError(err, req.signal);
     }
@@ -262,11 +267,11 @@ export class OpenAILikeProvider implements Provider {
   async *proxyStream(req: ProxyRequest): AsyncIterable<unknown> {
     let events: AsyncIterable<unknown>;
     try {
-      events = (await this.transport.post(`/${req.api}`, req.body, {
-        signal: req.signal,
-        headers: req.headers,
-        stream: true,
-      })) as AsyncIterable<unknown>;
+      const opts = { signal: req.signal, headers: req.headers, stream: true };
+      const postText = req.text === undefined ? undefined : this.transport.postText;
+      events = (await (postText
+        ? postText.call(this.transport, `/${req.api}`, req.text as string, opts)
+        : this.transport.post(`/${req.api}`, req.body, opts))) as AsyncIterable<unknown>;
     } catch (err) {
       throw this.proxyError(err, req.signal);
     }

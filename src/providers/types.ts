@@ -100,6 +100,11 @@ export interface ProxyRequest {
   api: ProxyApi;
   /** the client's body with `model` set to this provider's model; every other field as sent */
   body: Record<string, unknown>;
+  /**
+   * `body` as the client sent it, when it is exactly `body` (nothing removed, added or changed,
+   * `model` included): a transport that can send text sends these bytes instead of serialising `body`
+   */
+  text?: string;
   signal: AbortSignal;
   /** extra HTTP headers for this call (the trace's traceparent) */
   headers?: Record<string, string>;

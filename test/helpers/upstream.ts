@@ -55,6 +55,8 @@ export interface RecordedCall {
   stream: boolean;
   /** parsed JSON body (tests only: the simulator keeps what it was sent) */
   body: Record<string, unknown>;
+  /** the body's bytes as they arrived, as text ("" when not recording) */
+  raw: string;
   /** request headers, names in lower case ({} when not recording) */
   headers: Record<string, string>;
   fault?: Fault;
@@ -622,8 +624,10 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
         return new Response(Buffer.from(PNG_B64, "base64"), { headers: { "content-type": "image/png" } });
       if (req.method !== "POST") return json({ error: { message: "not found" } }, 404);
       let body: Record<string, unknown>;
+      let raw = "";
       try {
-        body = (await req.json()) as Record<string, unknown>;
+        raw = await req.text();
+        body = JSON.parse(raw) as Record<string, unknown>;
       } catch {
         return json({ error: { message: "invalid JSON body", type: "invalid_request_error" } }, 400);
       }
@@ -633,6 +637,7 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
         model: typeof body.model === "string" ? body.model : undefined,
         stream: body.stream === true,
         body: record ? body : {},
+        raw: record ? raw : "",
         headers: record ? Object.fromEntries(req.headers) : {},
         aborted: false,
         status: 200,

@@ -121,6 +121,84 @@ describe("requests are forwarded as sent", () => {
   });
 });
 
+describe("a body the gateway does not change goes out as the client's bytes; a changed one as its new JSON", () => {
+  const ADMIN = "forwarding-admin-0123456789abcdef0123456789";
+  /** A body the gateway's own JSON.stringify would write differently: spaces, key order, 1.0, 1e2, \u escapes, a newline. */
+  const odd = (model: string, extra = "") =>
+    `{ "messages" : [ { "role":"user", "content":"caf\\u00e9 \\n \\"quoted\\" \\\\" } ],\n  "temperature": 1.0, "max_tokens": 1e2, "model":"${model}"${extra} }`;
+  const post = (key: string, text: string) =>
+    fetch(`${ctx.gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "cache-control": "no-cache" },
+      body: text,
+    });
+  const received = () => ctx.sim.calls.requests.at(-1)?.raw ?? "";
+
+  test("unchanged, plain and streamed with include_usage: the upstream receives exactly the bytes sent", async () => {
+    const { sim, gw } = ctx;
+    const { key } = gw.newKey({ credits: 10 });
+    sim.reset();
+    const plain = odd("model-a");
+    const res = await post(key, plain);
+    expect(res.status, await res.text()).toBe(200);
+    expect(received()).toBe(plain);
+    // the gateway itself would have written it otherwise: the test can tell the two apart
+    expect(JSON.stringify(JSON.parse(plain))).not.toBe(plain);
+
+    const streamed = odd("model-a", `, "stream": true, "stream_options": {"include_usage": true}`);
+    const s = await post(key, streamed);
+    expect(s.status).toBe(200);
+    expect(await s.text()).toContain("data: [DONE]");
+    expect(received()).toBe(streamed);
+  });
+
+  test("changed: the model mapped, include_usage added, api_key removed, a duplicate key, guardrails: the new body as JSON", async () => {
+    const { sim, gw } = ctx;
+    const k = gw.newKey({ credits: 10 });
+    sim.reset();
+    const cases: [string, (sent: Record<string, unknown>) => void][] = [
+      // provider/model: the provider gets its own name
+      [odd("primary/model-a"), (b) => expect(b.model).toBe("model-a")],
+      // a charged stream asks for its usage chunk
+      [odd("model-a", `, "stream": true`), (b) => expect(b.stream_options).toEqual({ include_usage: true })],
+      // a key in the body is not forwarded
+      [odd("model-a", `, "api_key": "${k.key}"`), (b) => expect(b.api_key).toBeUndefined()],
+      // JSON.parse keeps the last of two keys; another parser might keep the first: the gateway's reading goes
+      [
+        `{"model":"model-b","messages":[{"role":"user","content":"hi"}],"model":"model-a"}`,
+        (b) => expect(b.model).toBe("model-a"),
+      ],
+      [
+        `{"model":"model-a","messages":[{"role":"user","content":"hi","content":"there"}]}`,
+        (b) => expect(b.messages).toEqual([{ role: "user", content: "there" }]),
+      ],
+    ];
+    for (const [text, check] of cases) {
+      const res = await post(k.key, text);
+      expect(res.status, await res.text()).toBe(200);
+      const raw = received();
+      expect(raw).not.toBe(text);
+      const sent = JSON.parse(raw) as Record<string, unknown>;
+      expect(raw).toBe(JSON.stringify(sent));
+      check(sent);
+    }
+
+    // guardrails: what is sent is redacted
+    const patched = await fetch(`${gw.url}/admin/v1/keys/${k.id}`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN}` },
+      body: JSON.stringify({ policy: { guardrails: { redact_pii: ["email"] } } }),
+    });
+    expect(patched.status, await patched.text()).toBe(200);
+    const guarded = `{ "model": "model-a", "messages": [ {"role":"user","content":"write to ann.lee@example.com"} ] }`;
+    const res = await post(k.key, guarded);
+    expect(res.status, await res.text()).toBe(200);
+    expect(received()).not.toContain("ann.lee@example.com");
+    const messages = (JSON.parse(received()) as { messages: { content: string }[] }).messages;
+    expect(messages[0]?.content).not.toContain("example.com");
+  });
+});
+
 describe("answers come back as the provider sent them", () => {
   test("tool_calls, finish_reason, logprobs, n choices, usage details, system_fingerprint, id, created, model", async () => {
     const { sim, gw } = ctx;

@@ -13,6 +13,7 @@ import { type GuardCounts, proxyTexts, StreamRestorer } from "../../providers/gu
 import { servesModel, targetModel } from "../../providers/route-plan";
 import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../../providers/shared-account";
 import { isObject, ProviderError, type ProxyApi, type UpstreamErrorBody } from "../../providers/types";
+import { type SentBody, sentBytes } from "../body";
 import type { Edge } from "../edge";
 import { edgePlugin } from "../edge-plugin";
 import { toGatewayError } from "../errors";
@@ -164,9 +165,12 @@ export function openAiCompatRoutes(deps: AppDeps) {
       );
     // every /v1 provider is outside the gateway: what it is sent is redacted
     const sent = guard ? guard.forProxy(api, body) : body;
+    const forwarded = api === "chat/completions" && body.stream === true ? withStreamUsage(sent) : sent;
     const call: ProxyCall = {
       api,
-      body: api === "chat/completions" && body.stream === true ? withStreamUsage(sent) : sent,
+      body: forwarded,
+      // the body parsed once and serialised only if changed: unchanged, the client's own bytes go
+      sentText: forwarded === raw && !guard && state.sentBody ? () => sentBytes(state.sentBody as SentBody) : undefined,
       signal: request.signal,
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
       requestId: state.requestId,
