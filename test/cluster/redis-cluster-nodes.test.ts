@@ -149,7 +149,9 @@ describe.skipIf(!redisCluster)("two nodes, one PostgreSQL, a Redis Cluster of th
     }
     // a key's own bucket (its policy's rate_limit_per_minute) is in its account's slot too
     const own = await newKey(cluster.nodes[0], 100);
-    expect((await admin(cluster.nodes[0], "PATCH", `/admin/v1/keys/${own.id}`, { policy: { rate_limit_per_minute: 50 } })).status).toBe(200);
+    expect(
+      (await admin(cluster.nodes[0], "PATCH", `/admin/v1/keys/${own.id}`, { policy: { rate_limit_per_minute: 50 } })).status,
+    ).toBe(200);
     await Bun.sleep(1100);
     const r = await chat(cluster.nodes[1], own.key, "a key with a limit of its own", { "cache-control": "no-cache" });
     expect(r.status, show(r)).toBe(200);

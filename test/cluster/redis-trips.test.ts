@@ -97,7 +97,9 @@ describe.skipIf(!shared)("a function call's round trips to Redis", () => {
 
   test("a key with its own limit: both buckets in the one trip; a refusal by either is 429 with nothing claimed", async () => {
     const { key, id } = await newKey(cluster.nodes[0], 100);
-    expect((await admin(cluster.nodes[0], "PATCH", `/admin/v1/keys/${id}`, { policy: { rate_limit_per_minute: 2 } })).status).toBe(200);
+    expect(
+      (await admin(cluster.nodes[0], "PATCH", `/admin/v1/keys/${id}`, { policy: { rate_limit_per_minute: 2 } })).status,
+    ).toBe(200);
     // the key cache holds a policy for up to a second
     await Bun.sleep(1100);
     const idem = (n: number) => ({ "cache-control": "no-cache", "idempotency-key": `own-${n}` });
@@ -139,5 +141,44 @@ describe.skipIf(!shared)("a function call's round trips to Redis", () => {
     expect(r.status, show(r)).toBe(200);
     // 60 a minute for a standard function on plan five: three invalid calls and this one taken
     expect(Number(r.headers.get("ratelimit-remaining"))).toBe(56);
+  });
+});
+
+describe.skipIf(!shared)("a Redis that stops answering", () => {
+  test("the link's watchdog closes the connection after the command timeout: the command fails as unavailable, and the link reconnects", async () => {
+    const { RedisLink, RedisUnavailable } = await import("../../src/redis/link");
+    const redis = await freshRedis();
+    const proxy = new RespCounter(Number(new URL(REDIS_BASE_URL).port || 6379)).up();
+    const link = new RedisLink(`redis://127.0.0.1:${proxy.port}/${redis.db}`, undefined, { commandTimeoutMs: 300 });
+    try {
+      link.start();
+      expect(await link.ready()).toBe(true);
+      expect(await link.send("SET", ["hang:a", "1"])).toBe("OK");
+      proxy.proxy.stalled = true;
+      const t0 = performance.now();
+      const err = await link.send("GET", ["hang:a"]).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      const ms = performance.now() - t0;
+      expect(err).toBeInstanceOf(RedisUnavailable);
+      // the timeout, plus at most a quarter of it for the watchdog's tick (and some slack for a busy machine)
+      expect(ms).toBeGreaterThanOrEqual(290);
+      expect(ms).toBeLessThan(1500);
+      proxy.proxy.stalled = false;
+      let back = false;
+      for (let i = 0; i < 60 && !back; i++) {
+        await Bun.sleep(100);
+        back = await link.send("GET", ["hang:a"]).then(
+          (v) => v === "1",
+          () => false,
+        );
+      }
+      expect(back).toBe(true);
+    } finally {
+      await link.close();
+      proxy.down();
+      await redis.flush();
+    }
   });
 });
