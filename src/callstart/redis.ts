@@ -64,7 +64,8 @@ export class RedisCallStarter implements CallStarter {
     let reply: StartReply;
     try {
       if (!this.link.up) throw new Error("redis is down");
-      await this.limiter.ready();
+      const settling = this.limiter.ready();
+      if (settling) await settling;
       reply = await this.link.eval<StartReply>(
         START,
         [

@@ -54,58 +54,15 @@ type Listener = (message: string, channel: string) => void;
 /** Every connection's options (link.ts and here): no queue or reconnection of Bun's own, the link's timer reconnects. */
 export const CLIENT_OPTIONS = { autoReconnect: false, enableOfflineQueue: false, connectionTimeout: 1000 };
 
-/** Commands in flight on a connection, and when it last answered (or was first asked, while idle). */
-interface Watch {
-  pending: number;
-  since: number;
-}
-const watches = new WeakMap<RedisClient, Watch>();
-
-/**
- * One command on one connection, watched: no timer or race per command (they cost more than the
- * command's own client work); `hung` tells a connection that has left commands unanswered past
- * the timeout, which the caller's watchdog then closes, failing them all as unavailable.
- */
-export async function watchedSend<T>(c: RedisClient, command: string, args: string[]): Promise<T> {
-  let w = watches.get(c);
-  if (!w) {
-    w = { pending: 0, since: 0 };
-    watches.set(c, w);
-  }
-  if (w.pending++ === 0) w.since = Date.now();
-  try {
-    return (await c.send(command, args)) as T;
-  } finally {
-    w.pending--;
-    w.since = Date.now();
-  }
-}
-
-/** The connection has commands in flight and has answered none for more than `timeoutMs`. */
-export function hung(c: RedisClient, timeoutMs: number, now = Date.now()): boolean {
-  const w = watches.get(c);
-  return w !== undefined && w.pending > 0 && now - w.since > timeoutMs;
-}
-
-/** A timer closing a connection that stops answering: what it left in flight fails as unavailable. */
-export function watchdog(
-  timeoutMs: number,
-  clients: () => Iterable<RedisClient | null>,
-  logger?: Logger,
-): ReturnType<typeof setInterval> {
-  const t = setInterval(
-    () => {
-      const now = Date.now();
-      for (const c of clients())
-        if (c?.connected && hung(c, timeoutMs, now)) {
-          logger?.log("warn", "redis did not answer in time: connection closed", { timeout_ms: timeoutMs });
-          c.close();
-        }
-    },
-    Math.max(10, timeoutMs / 4),
-  );
-  t.unref?.();
-  return t;
+/** One command on one connection; RedisUnavailable when it has no answer within `timeoutMs`. */
+export function timedSend<T>(c: RedisClient, command: string, args: string[], timeoutMs: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    c.send(command, args),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new RedisUnavailable(`redis did not answer ${command} within ${timeoutMs} ms`)), timeoutMs);
+    }),
+  ]).finally(() => clearTimeout(timer)) as Promise<T>;
 }
 const SLOTS = 16384;
 
@@ -284,7 +241,7 @@ export class RedisClusterConnection {
       try {
         // queued right before the command on the same connection: ASKING applies to the next command only
         if (asking) void c.send("ASKING", []).catch(() => {});
-        return await watchedSend<T>(c, command, args);
+        return await timedSend<T>(c, command, args, this.timeoutMs);
       } catch (err) {
         if (err instanceof RedisUnavailable) throw err;
         if (!c.connected) throw new RedisUnavailable((err as Error).message);
@@ -318,11 +275,6 @@ export class RedisClusterConnection {
         throw err;
       }
     }
-  }
-
-  /** every connection, for the link's watchdog */
-  connections(): Iterable<RedisClient> {
-    return this.clients.values();
   }
 
   /** The masters' addresses and the slot of each key, for tests and diagnostics. */

@@ -1,6 +1,6 @@
 import { RedisClient } from "bun";
 import type { Logger } from "../log";
-import { CLIENT_OPTIONS, RedisClusterConnection, RedisUnavailable, watchdog, watchedSend } from "./cluster";
+import { CLIENT_OPTIONS, RedisClusterConnection, RedisUnavailable, timedSend } from "./cluster";
 
 export { RedisUnavailable };
 
@@ -17,9 +17,8 @@ return redis.call('ZCARD', KEYS[1])
 
 /**
  * The gateway's connection to Redis: one client for commands, one for subscriptions. Commands fail
- * at once while Redis is down (no offline queue), and if it hangs (a connection that answers
- * nothing for `commandTimeoutMs` is closed by a watchdog, within a quarter of that more, failing
- * what it had in flight), so a caller can fall back instead of waiting. Every second a timer reconnects what is down (and
+ * at once while Redis is down (no offline queue), and after `commandTimeoutMs` if it hangs, so a
+ * caller can fall back instead of waiting. Every second a timer reconnects what is down (and
  * subscribes again), and refreshes this node's heartbeat, from which `nodes()` counts the nodes
  * alive: the last count seen is what the fallbacks divide limits by while Redis is down.
  *
@@ -33,7 +32,6 @@ export class RedisLink {
   private listeners = new Map<string, Listener>();
   private connecting: Promise<void> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
-  private watch: ReturnType<typeof setInterval> | null = null;
   private wasUp = false;
   private pending = new Set<Promise<unknown>>();
   private nodeCount = 1;
@@ -72,12 +70,6 @@ export class RedisLink {
     void this.ensure().then(() => this.heartbeat());
     this.timer ??= setInterval(() => void this.ensure().then(() => this.heartbeat()), 1000);
     this.timer.unref?.();
-    const cluster = this.cluster;
-    this.watch ??= watchdog(
-      this.opts.commandTimeoutMs ?? 1000,
-      () => (cluster ? cluster.connections() : [this.client]),
-      this.logger,
-    );
   }
 
   get up(): boolean {
@@ -155,7 +147,7 @@ export class RedisLink {
       throw new RedisUnavailable();
     }
     try {
-      return await watchedSend<T>(c, command, args);
+      return await timedSend<T>(c, command, args, this.opts.commandTimeoutMs ?? 1000);
     } catch (err) {
       if (err instanceof RedisUnavailable) throw err;
       if (!c.connected) throw new RedisUnavailable((err as Error).message);
@@ -212,9 +204,7 @@ export class RedisLink {
 
   async close(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    if (this.watch) clearInterval(this.watch);
     this.timer = null;
-    this.watch = null;
     await Promise.all([...this.pending]);
     try {
       if (this.up) await this.send("ZREM", ["textai:nodes", this.nodeId]);

@@ -48,8 +48,6 @@ export class TcpProxy {
     private tap?: (conn: number, toServer: boolean, bytes: Uint8Array) => void,
   ) {}
   private conns = 0;
-  /** true: what clients send is swallowed (a server that hangs, connections kept open) */
-  stalled = false;
 
   up(): this {
     if (this.listener) return this;
@@ -91,7 +89,6 @@ export class TcpProxy {
           });
         },
         data: (client, bytes) => {
-          if (this.stalled) return;
           this.tap?.(client.data.conn ?? 0, true, bytes);
           const server = client.data.peer;
           if (server) send(server, new Uint8Array(bytes));
