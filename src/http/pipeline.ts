@@ -109,6 +109,12 @@ export class FunctionPipeline {
   ): Promise<Response> {
     const deferred = state.limitDeferred;
     if (!deferred) return this.run(def, request, state, edge, params);
+    if (!this.deps.callStarter) {
+      // no first trip to take it in (an app built without Redis): taken now, as the edge would have
+      state.limitDeferred = undefined;
+      await takeLimit(this.deps, edge.auth, state, deferred.fn, deferred.rateClass);
+      return this.run(def, request, state, edge, params);
+    }
     try {
       return await this.run(def, request, state, edge, params);
     } catch (err) {
