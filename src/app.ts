@@ -5,13 +5,13 @@ type OpenApiOptions = NonNullable<Parameters<typeof openapi>[0]>;
 
 import { requestOrigin } from "./dashboard/security";
 import type { AppDeps } from "./deps";
-import { clientClosed, GatewayError, invalidRequest } from "./errors";
+import { clientClosed, GatewayError } from "./errors";
 import { payloadTooLarge } from "./http/body";
 import { EdgeAnswer } from "./http/edge-plugin";
 import { newRequestId } from "./http/envelope";
 import { toGatewayError } from "./http/errors";
 import { openApiDocumentation } from "./http/openapi";
-import { isOpenAiPath, pathOf } from "./http/path";
+import { brokenPath, decodablePath, isOpenAiPath, pathOf } from "./http/path";
 import { FunctionPipeline } from "./http/pipeline";
 import { errorResponse, openAiErrorResponse } from "./http/respond";
 import { accountRoutes } from "./http/routes/account";
@@ -163,8 +163,9 @@ export function createApp(deps: AppDeps) {
       let err = request.signal.aborted ? clientClosed() : toGatewayError(code, error);
       if (code === "NOT_FOUND") {
         const allow = path ? routeMethods(path) : [];
-        // a known path the router still did not match for this very method: its percent-encoding is broken
-        if (allow.includes(request.method)) err = invalidRequest("the request path is not valid percent-encoding", null);
+        // a path that does not decode is the client's error wherever it points (CONTRACT section 4: 400
+        // invalid_request), as is a known path the router still did not match for this very method
+        if (allow.includes(request.method) || !decodablePath(path)) err = brokenPath();
         else if (allow.length > 0)
           err = new GatewayError("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(" or ")}`, {
             headers: { Allow: allow.join(", ") },

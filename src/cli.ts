@@ -6,6 +6,8 @@ import { applyPolicyPatch, type PolicyField, type PolicyPatch, policyPatchFromTe
 import { ConfigError, loadConfig } from "./config";
 import { SqliteCreditLedger } from "./credits/sqlite";
 import { GatewayError } from "./errors";
+import { FUNCTIONS } from "./functions/registry";
+import { usageNames } from "./http/routes/usage-names";
 import { parseLogQuery } from "./requestlog/query";
 import { buildServices } from "./services";
 
@@ -78,7 +80,7 @@ function policyFlags(flags: Record<string, string | true>): PolicyPatch {
     if (v !== undefined) fields[field] = v;
   }
   try {
-    return policyPatchFromText(fields);
+    return policyPatchFromText(fields, usageNames(FUNCTIONS));
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
     const flag = Object.entries(POLICY_FLAGS).find(([, f]) => err.param === `policy.${f}`)?.[0];

@@ -375,6 +375,31 @@ function serverUrl(env: Env, name: "TEXTAI_DATABASE_URL" | "TEXTAI_REDIS_URL", s
 }
 
 /**
+ * A server URL as logs may show it: scheme, user, host, port and path, never a password (in the
+ * URL or in its query, such as `?password=`); a comma-separated list (Redis Cluster seeds) each so.
+ */
+export function urlForLog(raw: string): string {
+  return raw
+    .split(",")
+    .map((one) => {
+      try {
+        const u = new URL(one.trim());
+        u.password = "";
+        u.search = "";
+        u.hash = "";
+        return u.toString();
+      } catch {
+        return "(not a URL)";
+      }
+    })
+    .join(",");
+}
+
+/** Where this node keeps its data, for the start-up log: the PostgreSQL URL (no password) or the SQLite file. */
+export const storeForLog = (config: Pick<Config, "databaseUrl" | "dbPath">): string =>
+  config.databaseUrl ? urlForLog(config.databaseUrl) : config.dbPath;
+
+/**
  * TEXTAI_REDIS_URL: one URL, or with TEXTAI_REDIS_CLUSTER=true one or more seed nodes of a Redis
  * Cluster, comma-separated (a cluster has only database 0).
  */
@@ -576,7 +601,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   if (!names.has("local")) providers.push({ name: "local", type: "local" });
   for (const [fn, route] of Object.entries(file.routes ?? {})) {
     for (const name of route) {
-      if (!providers.some((p) => p.name === name)) throw new ConfigError(`routes.${fn}: unknown provider "${name}"`);
+      if (!providers.some((p) => p.name === name))
+        throw new ConfigError(`routes.${fn}: unknown provider "${name}" (one of ${providers.map((p) => p.name).join(", ")})`);
     }
   }
 

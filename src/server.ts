@@ -1,6 +1,6 @@
 import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { createApp } from "./app";
-import type { Config } from "./config";
+import { type Config, storeForLog, urlForLog } from "./config";
 import type { AppDeps } from "./deps";
 import { GatewayError } from "./errors";
 import type { AnyFunctionDef } from "./functions/define";
@@ -10,9 +10,10 @@ import { newRequestId } from "./http/envelope";
 import { pathOf } from "./http/path";
 import { errorResponse } from "./http/respond";
 import { METRICS_CONTENT_TYPE, operations } from "./http/routes/ops";
+import { checkFunctionTables } from "./http/routes/usage-names";
 import { newRequestState } from "./http/state";
 import { createLogger, type Logger } from "./log";
-import { Metrics } from "./metrics";
+import { fixedLabels, Metrics } from "./metrics";
 import { buildProviders } from "./providers";
 import { ProviderRouter } from "./providers/router";
 import { resourcePlugins } from "./resources";
@@ -27,14 +28,22 @@ export interface BuildOptions {
 
 /** Wires every part from one Config. Tests and `textai serve` both start here. */
 export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { services: Services } {
+  const functions = opts.functions ?? FUNCTIONS;
+  checkFunctionTables(config, functions);
   const logger = opts.logger ?? createLogger(config.logLevel);
   const services = buildServices(config, { logger, now: opts.now });
   const metrics = new Metrics();
   const providers = buildProviders(config);
   const router = new ProviderRouter(config, providers);
+  // the label sets of every provider call, built and keyed once (metrics.ts fixedLabels)
+  const outcomeLabels = new Map<string, { byOutcome: Record<string, string>; byProvider: Record<string, string> }>();
   router.onOutcome = (provider, fn, outcome, ms) => {
-    metrics.inc("textai_provider_calls_total", "Provider calls by outcome", { provider, function: fn, outcome });
-    metrics.observe("textai_provider_duration_seconds", "Provider call latency", { provider }, ms / 1000);
+    const labels = fixedLabels(outcomeLabels, `${provider}\u0000${fn}\u0000${outcome}`, () => ({
+      byOutcome: Object.freeze({ provider, function: fn, outcome }),
+      byProvider: Object.freeze({ provider }),
+    }));
+    metrics.inc("textai_provider_calls_total", "Provider calls by outcome", labels.byOutcome);
+    metrics.observe("textai_provider_duration_seconds", "Provider call latency", labels.byProvider, ms / 1000);
   };
   // required here, not imported: without the variable the OpenTelemetry packages are never loaded
   const tracing = config.tracing
@@ -54,7 +63,7 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { 
     router,
     metrics,
     logger,
-    functions: opts.functions ?? FUNCTIONS,
+    functions,
     plugins: resourcePlugins,
     lifecycle: { draining: false },
   };
@@ -232,7 +241,12 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
     return stopping;
   };
   const url = urlOf(config.host, server.port!);
-  deps.logger.log("info", "listening", { url, db: config.dbPath, providers: config.providers.map((p) => p.name).join(",") });
+  deps.logger.log("info", "listening", {
+    url,
+    db: storeForLog(config),
+    ...(config.redisUrl ? { redis: urlForLog(config.redisUrl) } : {}),
+    providers: config.providers.map((p) => p.name).join(","),
+  });
   const metricsUrl = metricsServer ? urlOf(config.metricsListen!.host, metricsServer.port!) : undefined;
   if (metricsUrl) deps.logger.log("info", "metrics listening", { url: `${metricsUrl}/metrics` });
   const routes = app.routes.map((r) => ({ method: r.method.toUpperCase(), path: r.path, edge: edgeOf(r.hooks) }));

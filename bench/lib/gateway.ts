@@ -35,7 +35,7 @@ export interface Gateway {
 /** Functions the bench routes to the offline engine: the footprint measurement loads its parts through them. */
 export const LOCAL_ROUTED = ["pii-redaction", "grammar-fix", "email-analyze"];
 
-/** Functions the bench routes to the simulator; routes for functions that do not exist are harmless. */
+/** Functions the bench routes to the simulator (each must exist: start-up refuses a route for an unknown function). */
 export const SIM_ROUTED = [
   "sentiment-analysis",
   "translation",

@@ -61,8 +61,23 @@ function wholeNumber(v: unknown, param: string, min: number): number {
   return v;
 }
 
-/** Validates a policy object from a request (`param` prefixes the field names in errors). */
-export function parsePolicyPatch(input: unknown, param = "policy"): PolicyPatch {
+/** The names `allowed_functions` may hold: the gateway's usage names (http/routes/usage-names.ts). */
+export type KnownFunctions = ReadonlySet<string>;
+
+/** A typo would lock the key out of the function meant: an unknown name is refused, named. */
+function functionList(v: unknown, param: string, known: KnownFunctions): string[] {
+  const names = nameList(v, param);
+  const unknown = names.find((n) => !known.has(n));
+  if (unknown !== undefined)
+    throw invalidRequest(`${param} names an unknown function "${unknown}"; known: ${[...known].sort().join(", ")}`, param);
+  return names;
+}
+
+/**
+ * Validates a policy object from a request (`param` prefixes the field names in errors);
+ * `known`: the function names `allowed_functions` may hold.
+ */
+export function parsePolicyPatch(input: unknown, known: KnownFunctions, param = "policy"): PolicyPatch {
   if (input === null || input === undefined) return {};
   if (typeof input !== "object" || Array.isArray(input)) throw invalidRequest(`${param} must be an object`, param);
   const raw = input as Record<string, unknown>;
@@ -80,6 +95,8 @@ export function parsePolicyPatch(input: unknown, param = "policy"): PolicyPatch 
     }
     switch (f) {
       case "allowed_functions":
+        patch[f] = functionList(v, p, known);
+        break;
       case "allowed_models":
         patch[f] = nameList(v, p);
         break;
@@ -107,7 +124,7 @@ export function parsePolicyPatch(input: unknown, param = "policy"): PolicyPatch 
  * A patch from text fields (CLI flags, dashboard form), by policy field: absent (undefined)
  * leaves a field, empty clears it, lists are comma-separated. Validated as parsePolicyPatch does.
  */
-export function policyPatchFromText(fields: { [F in PolicyField]?: string }): PolicyPatch {
+export function policyPatchFromText(fields: { [F in PolicyField]?: string }, known: KnownFunctions): PolicyPatch {
   const raw: Record<string, unknown> = {};
   for (const f of POLICY_FIELDS) {
     const v = fields[f];
@@ -123,7 +140,7 @@ export function policyPatchFromText(fields: { [F in PolicyField]?: string }): Po
     else if (f === "guardrails") raw[f] = jsonOrText(t);
     else raw[f] = t;
   }
-  return parsePolicyPatch(raw);
+  return parsePolicyPatch(raw, known);
 }
 
 const jsonOrText = (t: string): unknown => {

@@ -61,6 +61,8 @@ export class RedisCallStarter implements CallStarter {
     const accountBucket = this.limiter.accountBucket(req.accountId, req.fn);
     const keyBucket = req.keyLimit !== undefined ? this.limiter.keyBucket(req.accountId, req.keyId, req.fn) : accountBucket;
     const idem = req.idempotency;
+    // in a node's first moments Redis is not down but not reached yet: wait for the first attempt
+    if (!this.link.up) await this.link.whenStarted();
     let reply: StartReply;
     try {
       if (!this.link.up) throw new Error("redis is down");

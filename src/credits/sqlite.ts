@@ -15,15 +15,22 @@ import {
 } from "./interface";
 import { dayOf, monthlyFrom, monthToDateFrom, type UsageRow } from "./usage";
 
+/** balances kept in memory at most; past it they are dropped and read again */
+const MAX_KEPT_BALANCES = 20_000;
+
 /**
  * Credits. A call holds its cost before any provider is called and is charged when it succeeds:
  * one ledger row and one conditional `UPDATE … WHERE balance >= …`, plus the day's usage rollup
  * (`usage_daily`, one upsert per account, function and provider of a batch), in the same
  * transaction, so usage reads never scan the ledger.
  *
- * Holds live in memory: `reserve` reads the committed balance and admits the call only if the
- * balance minus what this process's calls in flight already hold covers it, so no provider is
- * ever called on credits that are promised to another call. A failed call releases its hold and
+ * Holds live in memory: `reserve` admits the call only if the committed balance minus what this
+ * process's calls in flight already hold covers it, so no provider is ever called on credits that
+ * are promised to another call. The committed balance is kept in memory too (`committed`): set by
+ * each read, charge and grant of this connection, and dropped as a whole when another connection
+ * (a CLI verb, another process) has committed anything since (`PRAGMA data_version`, checked once
+ * per turn of the event loop); a call it would refuse is checked against the file before it is
+ * refused. A failed call releases its hold and
  * writes nothing; a crash loses only holds, never a charge. The charge itself is conditional, so
  * the balance never goes below zero, even if another process spends from the same account at
  * the same moment (that call is then refused with insufficient_credits after all).
@@ -49,7 +56,16 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
   private voidStmt: Statement;
   private sweepClaimsStmt: Statement;
   private keySpentStmt: Statement<{ used: number }, [string, number]>;
+  private dataVersionStmt: Statement<{ data_version: number }>;
   private claims = 0;
+  /** the UTC day of the rollups, made again once the clock passes `dayEnds` */
+  private day = "";
+  private dayEnds = 0;
+  /** committed balances as this connection last read or wrote them (see the class comment) */
+  private committed = new Map<string, number>();
+  private dataVersion = -1;
+  /** data_version was read during this turn of the event loop */
+  private versionRead = false;
   constructor(private storage: Storage) {
     super();
     const q = storage.sqlite;
@@ -60,6 +76,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
       `INSERT INTO ledger (account_id, key_id, amount, kind, function, request_id, provider, cached, created_at, input_tokens, output_tokens, public_id) VALUES (?, ?, ?, 'charge', ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.balanceStmt = q.prepare("SELECT balance, plan FROM accounts WHERE id = ?");
+    this.dataVersionStmt = q.prepare("PRAGMA data_version");
     this.rollupStmt = q.prepare(
       "INSERT INTO usage_daily (account_id, day, kind, function, provider, requests, credits, cached, input_tokens, output_tokens) VALUES (?1, ?2, ?3, ?4, ?5, ?8, ?6, ?7, ?9, ?10) ON CONFLICT (account_id, day, kind, function, provider) DO UPDATE SET requests = requests + excluded.requests, credits = credits + excluded.credits, cached = cached + excluded.cached, input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens",
     );
@@ -94,15 +111,51 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
    * (synchronous, so no other call of this process comes between the read and the hold).
    */
   reserve(accountId: string, amount: number, budget?: KeyBudget): Reservation | null {
-    if (!budget || amount <= 0) return this.hold(accountId, amount, this.balance(accountId));
+    if (!budget || amount <= 0) return this.holdFromCommitted(accountId, amount);
     const used = this.keySpent(budget.keyId) + this.keyHolds.held(budget.keyId);
     if (used + amount > budget.limit) throw keyBudgetExceeded(budget.limit, used, amount);
-    const r = this.hold(accountId, amount, this.balance(accountId));
+    const r = this.holdFromCommitted(accountId, amount);
     if (r) {
       this.keyHolds.take(budget.keyId, amount, Number.POSITIVE_INFINITY);
       r.keyId = budget.keyId;
     }
     return r;
+  }
+
+  /**
+   * A hold against the balance kept in memory; one it would refuse is tried once more against the
+   * file, so a stale balance never refuses a call the committed one covers.
+   */
+  private holdFromCommitted(accountId: string, amount: number): Reservation | null {
+    if (amount <= 0) return this.hold(accountId, amount, this.balance(accountId));
+    this.forgetIfChangedElsewhere();
+    const known = this.committed.get(accountId);
+    if (known === undefined) return this.hold(accountId, amount, this.balance(accountId));
+    return this.hold(accountId, amount, known) ?? this.hold(accountId, amount, this.balance(accountId));
+  }
+
+  /** Drops the balances kept in memory if another connection has committed since the last look (once per turn). */
+  private forgetIfChangedElsewhere(): void {
+    if (this.versionRead) return;
+    this.versionRead = true;
+    setImmediate(() => {
+      this.versionRead = false;
+    });
+    const v = this.dataVersionStmt.get()?.data_version ?? -1;
+    if (v !== this.dataVersion) {
+      this.committed.clear();
+      this.dataVersion = v;
+    }
+  }
+
+  /** Keeps `balance` as the account's committed balance, unless inside a transaction that may still roll back. */
+  private remember(accountId: string, balance: number): void {
+    if (this.storage.sqlite.inTransaction) {
+      this.committed.delete(accountId);
+      return;
+    }
+    if (this.committed.size >= MAX_KEPT_BALANCES) this.committed.clear();
+    this.committed.set(accountId, balance);
   }
 
   keySpent(keyId: string, now = Date.now()): number {
@@ -118,7 +171,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
       // IMMEDIATE: take the write lock up front, so a locked database fails the batch at once
       this.storage.sqlite
         .transaction(() => {
-          const day = dayOf(Date.now());
+          const day = this.today();
           for (const c of batch) this.apply(c);
           this.addRollups(batch, day);
         })
@@ -133,7 +186,11 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
       const out = c.out;
       if (!out) c.fail(new Error("charge was not applied"));
       else if ("error" in out) c.fail(out.error);
-      else c.done(out.balance);
+      else {
+        // in batch order: an account's last charge leaves what its transaction committed
+        if (typeof out.balance === "number") this.remember(c.accountId, out.balance);
+        c.done(out.balance);
+      }
     }
   }
 
@@ -199,12 +256,42 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
     }
   }
 
+  /** The UTC day (YYYY-MM-DD) of now, made once a day. */
+  private today(): string {
+    const now = Date.now();
+    if (now >= this.dayEnds || now < this.dayEnds - 86_400_000) {
+      this.day = dayOf(now);
+      this.dayEnds = (Math.floor(now / 86_400_000) + 1) * 86_400_000;
+    }
+    return this.day;
+  }
+
   /**
    * The day's usage rollups of the batch's charges that went through, one upsert per account,
    * function and provider instead of one per charge (under load a batch holds tens of charges of
    * the same few keys). Inside the batch's transaction: rollups and ledger commit together.
    */
   private addRollups(batch: PendingCharge[], day: string): void {
+    if (batch.length === 1) {
+      // one charge (a quiet gateway, one connection): its own upsert, without the grouping
+      const c = batch[0] as PendingCharge;
+      if (c.out && !("error" in c.out) && typeof c.out.balance === "number") {
+        const d = c.details;
+        this.rollupStmt.run(
+          c.accountId,
+          day,
+          "charge",
+          d.fn,
+          d.provider ?? "",
+          c.amount,
+          d.cached ? 1 : 0,
+          1,
+          d.tokens?.input ?? 0,
+          d.tokens?.output ?? 0,
+        );
+      }
+      return;
+    }
     const sums = new Map<
       string,
       { c: PendingCharge; requests: number; credits: number; cached: number; input: number; output: number }
@@ -242,7 +329,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
    */
   grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null): number {
     const q = this.storage.sqlite;
-    return q.transaction(() => {
+    const balance = q.transaction(() => {
       const floor = amount < 0 ? this.held(accountId) : Number.MIN_SAFE_INTEGER;
       const updated = q
         .query<{ balance: number }, [number, string, number]>(
@@ -266,10 +353,16 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
       this.rollupStmt.run(accountId, dayOf(at), "grant", "", "", amount, 0, 1, 0, 0);
       return updated.balance;
     })();
+    this.remember(accountId, balance);
+    return balance;
   }
 
+  /** The committed balance, read from the file. */
   balance(accountId: string): number {
-    return this.balanceStmt.get(accountId)?.balance ?? 0;
+    const row = this.balanceStmt.get(accountId);
+    if (!row) return 0;
+    this.remember(accountId, row.balance);
+    return row.balance;
   }
 
   /** Voids the ids not charged, then finds a charged one, in one transaction: a charge commits either before (found) or never. */
@@ -285,6 +378,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
 
   /** Balance := sum of the ledger, for every account (a database edited by hand, or by an older version that kept reservations on disk). */
   reconcile(): number {
+    this.committed.clear();
     return this.storage.sqlite
       .query(
         "UPDATE accounts SET balance = (SELECT coalesce(sum(amount), 0) FROM ledger WHERE ledger.account_id = accounts.id) WHERE balance != (SELECT coalesce(sum(amount), 0) FROM ledger WHERE ledger.account_id = accounts.id)",

@@ -30,6 +30,7 @@ import type { RateClass } from "../ratelimit/interface";
 import { adminTokenOf } from "./admin-token";
 import { requestEdge } from "./edge";
 import { newRequestId } from "./envelope";
+import { brokenPath, decodablePath, pathOf } from "./path";
 import { newRequestState, stateOf, type WithState } from "./state";
 
 export interface KeyEdge {
@@ -97,6 +98,11 @@ const tagged = <F extends object>(kind: EdgeKind, fn: F): F => {
   return fn;
 };
 
+/** After the credential (401 and 403 first, as on every route): a path that does not decode is 400. */
+function checkPath(request: Request): void {
+  if (!decodablePath(pathOf(request.url))) throw brokenPath();
+}
+
 /** The credential a registered route's edge checks (from `app.routes[i].hooks`), null when it runs none. */
 export function edgeOf(hooks: unknown): EdgeKind | null {
   const before = (hooks as { beforeHandle?: unknown } | undefined)?.beforeHandle;
@@ -115,6 +121,7 @@ export function edgePlugin(deps: EdgeDeps) {
     if (o.origin) checkOrigin(c);
     const s = await sessionOf(deps, request);
     if (s?.kind === "account" && s.accountId) {
+      checkPath(request);
       const login = await deps.dashboard.loginOf(s.accountId);
       return { c, holder: { session: s, accountId: s.accountId, email: login?.email ?? s.accountId } };
     }
@@ -153,6 +160,7 @@ export function edgePlugin(deps: EdgeDeps) {
         if (!deps.config.adminToken) throw new GatewayError("not_found", o.unset ?? "no such route");
         if ((await adminTokenOf(deps, request, server)) !== "right")
           throw new GatewayError("forbidden", "admin token missing or wrong");
+        checkPath(request);
         return { state };
       }),
     }),
@@ -184,7 +192,10 @@ export function edgePlugin(deps: EdgeDeps) {
         if (!deps.config.adminToken) throw new GatewayError("not_found", "no such route");
         if (o.origin) checkOrigin(c);
         const s = await sessionOf(deps, request);
-        if (s?.kind === "operator") return { c, operatorSession: s };
+        if (s?.kind === "operator") {
+          checkPath(request);
+          return { c, operatorSession: s };
+        }
         if (o.json) throw new GatewayError("not_signed_in", "sign in as the operator first");
         throw new EdgeAnswer(redirect(c, "/dashboard/operator/login"));
       }),

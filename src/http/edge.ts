@@ -6,6 +6,7 @@ import { GatewayError } from "../errors";
 import type { RateClass, RateDecision, RateLimiter } from "../ratelimit/interface";
 import { rateLimitHeaders } from "../ratelimit/limiter";
 import { readJsonBody } from "./body";
+import { brokenPath, decodablePath, pathOf } from "./path";
 import { mark, type RequestState } from "./state";
 
 export type EdgeDeps = { keys: KeyStore; limiter: RateLimiter; config: Pick<Config, "limits"> };
@@ -41,6 +42,8 @@ export async function requestEdge(
   const auth = opts.auth ?? (await authenticate(deps.keys, request.headers, body));
   state.auth = auth;
   t = mark(state, "auth", t);
+  // the credential first (401 wins, as on every route), then the path its parameters come from
+  if (!decodablePath(state.path ?? pathOf(request.url))) throw brokenPath();
   checkFunction(auth.policy, opts.fn);
   if (opts.deferLimit) {
     // the function pipeline takes it in the call's first trip to Redis (or with takeLimit, if the

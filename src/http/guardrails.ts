@@ -1,6 +1,6 @@
 import type { AuthInfo } from "../auth/interface";
 import type { Config } from "../config";
-import type { Metrics } from "../metrics";
+import { fixedLabels, type Metrics } from "../metrics";
 import {
   type GuardCounts,
   guardHeader,
@@ -41,15 +41,19 @@ export function inspectOrRefuse(guard: RequestGuard, texts: Iterable<string>, st
 export function countRedactions(guard: RequestGuard | null, metrics: Metrics): GuardCounts | null {
   const redacted = guard?.summary() ?? null;
   if (!redacted) return null;
-  for (const [kind, n] of Object.entries(redacted))
+  for (const kind in redacted)
     metrics.inc(
       "textai_guardrail_redactions_total",
       "PII values replaced by a placeholder before a provider call, per kind",
-      { kind },
-      n,
+      kindLabels(kind),
+      redacted[kind],
     );
   return redacted;
 }
+
+/** `{ kind }`, frozen and kept per kind (a few PII kinds): metrics makes its series key once. */
+const KIND_LABELS = new Map<string, Readonly<{ kind: string }>>();
+const kindLabels = (kind: string) => fixedLabels(KIND_LABELS, kind, () => ({ kind }));
 
 /** An answer that passed through the guardrails says so: header, request log (counts, never values). */
 export function markGuarded(state: RequestState, redacted: GuardCounts | null | undefined): void {
@@ -58,5 +62,8 @@ export function markGuarded(state: RequestState, redacted: GuardCounts | null | 
   state.guardrails = prefixed("redacted", redacted);
 }
 
-const prefixed = (what: string, counts: GuardCounts): GuardCounts =>
-  Object.fromEntries(Object.entries(counts).map(([k, n]) => [`${what}.${k}`, n]));
+function prefixed(what: string, counts: GuardCounts): GuardCounts {
+  const out: GuardCounts = {};
+  for (const k in counts) out[`${what}.${k}`] = counts[k];
+  return out;
+}

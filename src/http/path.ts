@@ -1,3 +1,5 @@
+import { invalidRequest } from "../errors";
+
 /**
  * The path of a request's URL, without query or fragment, for the origin form (`/p`, which Bun
  * hands over as `http://host/p`) and the absolute form (`http://other/p`) alike. A request line
@@ -17,6 +19,20 @@ export function pathOf(url: string): string {
   const hash = url.indexOf("#", start);
   if (hash >= 0 && hash < end) end = hash;
   return url.slice(start, end);
+}
+
+/** The answer to a path whose percent-encoding does not decode (`%zz`, a cut or invalid UTF-8 sequence). */
+export const brokenPath = () => invalidRequest("the request path is not valid percent-encoding", null);
+
+/** Whether `path`'s percent-encoding decodes; a path without `%` costs one scan. */
+export function decodablePath(path: string): boolean {
+  if (!path.includes("%")) return true;
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The routes of OpenAI's API on `/v1` (`/v1/ai/...` is the gateway's own function family). */

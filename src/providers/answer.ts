@@ -46,9 +46,12 @@ export function judge(
   // entities of a big offline answer (15 ms) to change nothing. The offline engine's own answers
   // count maps keyed by anything (counts per type) as closed too: their keys come from our code.
   const checker = checkerOf(schema, def.result);
-  if (!(closedAllTheWay(schema, opts.ownAnswer === true) && checker.Check(v))) v = Value.Clean(schema, v);
-  const problems = schemaProblems(checker, v);
-  if (problems.length) return { ok: false, problems };
+  const passed = closedAllTheWay(schema, opts.ownAnswer === true) && checker.Check(v);
+  if (!passed) {
+    v = Value.Clean(schema, v);
+    const problems = schemaProblems(checker, v);
+    if (problems.length) return { ok: false, problems };
+  }
   const semantic = def.check?.(request, v) ?? [];
   return semantic.length ? { ok: false, problems: semantic.slice(0, MAX_PROBLEMS) } : { ok: true, value: v };
 }

@@ -25,6 +25,8 @@ export class CircuitBreaker {
   private failures = 0;
   private openedAt = 0;
   private probeInFlight = false;
+  /** until when (clock ms) the provider asked to be left alone (429 with Retry-After); failures opened it otherwise */
+  private pausedUntil = Number.NEGATIVE_INFINITY;
   /** when a call last succeeded (clock ms): the provider was alive then */
   private lastSuccessAt = Number.NEGATIVE_INFINITY;
   private readonly now: () => number;
@@ -61,6 +63,7 @@ export class CircuitBreaker {
 
   success(): void {
     this.lastSuccessAt = this.now();
+    this.pausedUntil = Number.NEGATIVE_INFINITY;
     this.failures = 0;
     this.probeInFlight = false;
     this._state = "closed";
@@ -73,6 +76,7 @@ export class CircuitBreaker {
     if (wasProbe || this._state === "half_open" || this.failures >= this.opts.failureThreshold) {
       this._state = "open";
       this.openedAt = this.now();
+      this.pausedUntil = Number.NEGATIVE_INFINITY;
     }
   }
 
@@ -89,6 +93,17 @@ export class CircuitBreaker {
     if (this._state === "open" && this.openedAt + this.opts.cooldownMs >= until) return;
     this._state = "open";
     this.openedAt = until - this.opts.cooldownMs;
+    this.pausedUntil = until;
+  }
+
+  /**
+   * While the circuit is open because the provider asked for a pause (pauseFor), the ms of it left;
+   * 0 otherwise (closed, half-open, or opened by failures): a skipped call then tells the client
+   * to come back later (429), as the call that got the pause did, rather than that the provider failed.
+   */
+  pauseLeftMs(): number {
+    if (this.state !== "open") return 0;
+    return Math.max(0, this.pausedUntil - this.now());
   }
 
   /** The call ended without telling anything about the provider's health. */

@@ -138,7 +138,14 @@ async function loop<T>(spec: FallbackSpec<T>, overall: AbortSignal, timedOut: ()
       const { target, model } = step;
       const breaker = spec.breakers.get(target.name, model);
       if (!target.provider.inProcess && !breaker.tryAcquire()) {
-        attempts.push({ provider: target.name, model, error: "circuit_open", ms: 0 });
+        const pause = breaker.pauseLeftMs();
+        if (pause > 0) {
+          // the provider's own 429 still holds: counted as that answer again, with the Retry-After left
+          attempts.push({ provider: target.name, model, error: "paused", status: 429, ms: 0 });
+          ran++;
+          limited++;
+          retryAfterMs = Math.min(retryAfterMs ?? pause, pause);
+        } else attempts.push({ provider: target.name, model, error: "circuit_open", ms: 0 });
         continue;
       }
       const i = count++;

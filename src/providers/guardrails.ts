@@ -26,6 +26,8 @@ export interface KeyGuardrails {
  * lists are added to the plan's, and its `restore_pii`, when set, wins. Null when nothing is guarded.
  */
 export function mergeGuardrails(plan: GuardrailSettings | undefined, key?: KeyGuardrails | null): GuardrailSettings | null {
+  // the usual guarded request: the plan's settings as they are (parseGuardrails left no duplicates), read-only
+  if (!key) return plan && plan.redactPii.length + plan.blockPii.length + plan.blockModeration.length > 0 ? plan : null;
   const own = key ? parseGuardrails("policy.guardrails", key) : undefined;
   const union = <T>(a: T[] = [], b: T[] = []) => [...new Set([...a, ...b])];
   const merged: GuardrailSettings = {

@@ -5,8 +5,9 @@
  * the same timeout (until the answer's headers; a plain answer's body too), the caller's abort,
  * no retries, errors of the same four kinds with the same fields and messages (so `mapSdkError`
  * maps both alike), plain answers parsed by content type, streams read as server-sent events with
- * the SDK's rules ([DONE], error events, malformed JSON). The contract suite
- * (test/providers/transport-contract.test.ts) runs every case against both.
+ * the SDK's rules ([DONE], error events, malformed JSON). Function calls (chat completions with a
+ * response_format) go through it too (`postText`), as the SDK's `chat.completions.create` sent
+ * them. The contract suite (test/providers/transport-contract.test.ts) runs every case against both.
  */
 import type { ProxyTransport, RequestOpts, SdkErrorClasses } from "./openai-like";
 
@@ -160,7 +161,15 @@ export class HttpTransport implements ProxyTransport {
     this.fetch = opts.fetch ?? fetch;
   }
 
-  async post(path: string, body: Record<string, unknown>, o: RequestOpts & { stream: boolean }): Promise<unknown> {
+  post(path: string, body: Record<string, unknown>, o: RequestOpts & { stream: boolean }): Promise<unknown> {
+    return this.send(path, JSON.stringify(body), o);
+  }
+
+  postText(path: string, body: string, o: RequestOpts): Promise<unknown> {
+    return this.send(path, body, { ...o, stream: false });
+  }
+
+  private async send(path: string, body: string, o: RequestOpts & { stream: boolean }): Promise<unknown> {
     const call = new Call(o.signal, this.opts.timeoutMs);
     let response: Response;
     try {
@@ -168,7 +177,7 @@ export class HttpTransport implements ProxyTransport {
       response = await send(this.base + path, {
         method: "POST",
         headers: o.headers ? { ...this.headers, ...o.headers } : this.headers,
-        body: JSON.stringify(body),
+        body,
         signal: call.ctrl.signal,
       });
       if (!response.ok) {

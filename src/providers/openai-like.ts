@@ -32,7 +32,7 @@ export interface ChatBody {
 
 export interface ChatCompletionLike {
   model: string;
-  choices: { message: { content: string | null }; finish_reason: string | null }[];
+  choices: { message?: { content: string | null }; finish_reason: string | null }[];
   usage?: { prompt_tokens: number; completion_tokens: number } | null;
 }
 
@@ -51,6 +51,12 @@ export interface ProxyTransport {
   readonly kind: string;
   /** POST `path` (relative to the API's base URL): the parsed answer, or with `stream: true` its parsed events */
   post(path: string, body: Record<string, unknown>, opts: RequestOpts & { stream: boolean }): Promise<unknown>;
+  /**
+   * The same POST with the body already serialised, for a plain answer: the function path sends
+   * its constant parts (the response_format) as text built once. Only the HTTP transport has it;
+   * a provider whose transport has it sends function calls through it too, not through the SDK.
+   */
+  postText?(path: string, body: string, opts: RequestOpts): Promise<unknown>;
   /** the classes of what `post` throws, for mapSdkError */
   readonly errors: SdkErrorClasses;
 }
@@ -310,27 +316,49 @@ export class OpenAILikeProvider implements Provider {
     return body;
   }
 
+  /**
+   * The body the SDK's `chat.completions.create` sent (`body()` and `stream: false`) as JSON text,
+   * the same keys in the same order; a json_schema response_format (most of a function call's body
+   * that is not the prompt) is serialised once per function schema and name, not per call.
+   */
+  private bodyText(req: CompletionRequest, structured: StructuredSchema | undefined, jsonSchema: boolean): string {
+    if (!(req.schema && structured && jsonSchema))
+      return JSON.stringify({ ...this.body(req, structured, jsonSchema), stream: false });
+    let text = `{"model":${JSON.stringify(req.model ?? this.modelFor(req.fn))},"messages":${messagesJson(req.messages)}`;
+    if (req.temperature !== undefined) text += `,"temperature":${JSON.stringify(req.temperature)}`;
+    if (req.maxTokens !== undefined) text += `,"max_tokens":${JSON.stringify(req.maxTokens)}`;
+    return `${text},"response_format":${jsonSchemaFormat(structured, req.schema.name)},"stream":false}`;
+  }
+
   async complete(req: CompletionRequest): Promise<CompletionResult> {
     const structured = req.schema ? toStructured(req.schema.schema) : undefined;
     const model = req.model ?? this.modelFor(req.fn);
     const jsonSchema = this.supportsJsonSchema(model);
-    let response: ChatCompletionLike;
+    const errors = this.transport.postText ? this.transport.errors : this.sdk.errors;
+    let answer: unknown;
     try {
-      response = await this.call(req, structured, jsonSchema);
+      answer = await this.call(req, structured, jsonSchema);
     } catch (err) {
-      const mapped = mapSdkError(err, this.sdk.errors, req.signal);
+      const mapped = mapSdkError(err, errors, req.signal);
       if (!structured || !jsonSchema || !rejectsJsonSchema(mapped)) throw mapped;
       // Remembered per provider and model: many OpenAI-compatible servers (and some Groq models) only know json_object.
       this.jsonSchemaUnsupported.add(model);
       try {
-        response = await this.call(req, structured, false);
+        answer = await this.call(req, structured, false);
       } catch (retryErr) {
-        throw mapSdkError(retryErr, this.sdk.errors, req.signal);
+        throw mapSdkError(retryErr, errors, req.signal);
       }
     }
+    // Both transports give a 200 that is not JSON as its text, an empty one as undefined: a broken
+    // server or a proxy's page in front of it (as the pass-through says), never a model's answer.
+    const response = answer as ChatCompletionLike | null | undefined;
+    if (typeof response !== "object" || response === null || !Array.isArray(response.choices))
+      throw new ProviderError("connection", "upstream sent a malformed response");
     const choice = response.choices[0];
-    let text = choice?.message.content ?? "";
-    if (req.schema && structured) text = restore(text, req.schema.schema, structured);
+    let text = choice?.message?.content ?? "";
+    // an answer without a null anywhere has none to remove: restoring it would parse and write it again unchanged
+    if (req.schema && structured && (structured.wrapKey || text.includes("null")))
+      text = restore(text, req.schema.schema, structured);
     return {
       text,
       model: response.model || model,
@@ -341,12 +369,12 @@ export class OpenAILikeProvider implements Provider {
     };
   }
 
-  private call(
-    req: CompletionRequest,
-    structured: StructuredSchema | undefined,
-    jsonSchema: boolean,
-  ): Promise<ChatCompletionLike> {
-    return this.sdk.complete(this.body(req, structured, jsonSchema), { signal: req.signal, headers: req.headers });
+  /** One chat completion: through the lean transport when this provider has it, else through the SDK. */
+  private call(req: CompletionRequest, structured: StructuredSchema | undefined, jsonSchema: boolean): Promise<unknown> {
+    const opts = { signal: req.signal, headers: req.headers };
+    const postText = this.transport.postText;
+    if (postText) return postText.call(this.transport, "/chat/completions", this.bodyText(req, structured, jsonSchema), opts);
+    return this.sdk.complete(this.body(req, structured, jsonSchema), opts);
   }
 
   private async generateImage(req: ImageRequest): Promise<ImageResult> {
@@ -384,6 +412,48 @@ function endsStream(api: ProxyRequest["api"], event: unknown): boolean {
   }
   const choices = (event as { choices?: unknown }).choices;
   return Array.isArray(choices) && choices.some((c) => typeof c === "object" && c !== null && c.finish_reason);
+}
+
+/** `response_format` of json_schema as JSON text, per adapted schema (one per function schema) and name. */
+const formatTexts = new WeakMap<StructuredSchema, Map<string, string>>();
+
+function jsonSchemaFormat(structured: StructuredSchema, name: string): string {
+  let byName = formatTexts.get(structured);
+  if (!byName) {
+    byName = new Map();
+    formatTexts.set(structured, byName);
+  }
+  let text = byName.get(name);
+  if (text === undefined) {
+    const format: ResponseFormat = {
+      type: "json_schema",
+      json_schema: { name: safeName(name), strict: structured.strict, schema: structured.schema },
+    };
+    text = JSON.stringify(format);
+    byName.set(name, text);
+  }
+  return text;
+}
+
+/** The JSON of messages shared from call to call (a function's system message, frozen: see functions/prompt.ts). */
+const sharedMessageJson = new WeakMap<ChatMessage, string>();
+
+/** JSON.stringify(messages), a shared message's part written once. */
+function messagesJson(messages: ChatMessage[]): string {
+  let out = "[";
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i] as ChatMessage;
+    let json: string | undefined;
+    if (Object.isFrozen(m)) {
+      json = sharedMessageJson.get(m);
+      if (json === undefined) {
+        json = JSON.stringify(m);
+        sharedMessageJson.set(m, json);
+      }
+    } else json = JSON.stringify(m);
+    out += i === 0 ? json : `,${json}`;
+  }
+  return `${out}]`;
 }
 
 /** json_schema names allow [a-zA-Z0-9_-]{1,64}; function names are close but not guaranteed. */

@@ -9,8 +9,9 @@ export interface AdapterOptions {
   /** replaces fetch for the SDK and the HTTP transport alike (tests count or fail calls with it) */
   fetch?: FetchLike;
   /**
-   * what the `/v1` pass-through goes through: "http" (default), Bun's fetch straight to the API,
-   * or "sdk", the official SDK's raw `post`; function calls, images and embeddings always use the SDK
+   * what the `/v1` pass-through and function calls (chat completions) go through: "http"
+   * (default), Bun's fetch straight to the API, or "sdk", the official SDK; images and embeddings
+   * always use the SDK
    */
   transport?: "http" | "sdk";
 }

@@ -119,6 +119,8 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   private async take(id: string, limit: number): Promise<RateDecision> {
+    // in a node's first moments Redis is not down but not reached yet: wait for the first attempt
+    if (!this.link.up) await this.link.whenStarted();
     if (this.link.up) {
       try {
         if (this.outage.active) await this.settle();

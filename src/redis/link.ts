@@ -42,6 +42,13 @@ export class RedisLink {
   /** set in cluster mode: the slot map and a connection per master */
   readonly cluster: RedisClusterConnection | null;
   private warnedMoved = false;
+  /**
+   * The first connection attempt, while it is under way (start() makes it; a Redis Cluster's takes
+   * a slot map and a connection per master). Until it ends Redis is not down but not reached yet:
+   * a call's first Redis work waits for it (see `whenStarted`) rather than falling back as if in
+   * an outage, which would refuse a rate-limited call with 429 in a node's first moments.
+   */
+  private starting: Promise<void> | null = null;
 
   constructor(
     private url: string,
@@ -67,7 +74,14 @@ export class RedisLink {
   start(): void {
     // the first heartbeat at once: a node that counted only itself would take the whole limit if
     // Redis went away in its first second
-    void this.ensure().then(() => this.heartbeat());
+    const first = this.ensure();
+    if (!this.timer) {
+      this.starting = first;
+      void first.finally(() => {
+        if (this.starting === first) this.starting = null;
+      });
+    }
+    void first.then(() => this.heartbeat());
     this.timer ??= setInterval(() => void this.ensure().then(() => this.heartbeat()), 1000);
     this.timer.unref?.();
   }
@@ -84,6 +98,11 @@ export class RedisLink {
   /** Nodes whose heartbeat Redis saw in the last 5 s (the last count known while Redis is down). */
   nodes(): number {
     return this.nodeCount;
+  }
+
+  /** Settles when the first connection attempt has ended (at once after it: null). */
+  whenStarted(): Promise<void> | null {
+    return this.starting;
   }
 
   async ready(): Promise<boolean> {
@@ -138,8 +157,9 @@ export class RedisLink {
     }
   }
 
-  /** One command; rejects with RedisUnavailable at once while Redis is down. */
+  /** One command; rejects with RedisUnavailable at once while Redis is down (after the first connection attempt). */
   async send<T = unknown>(command: string, args: string[]): Promise<T> {
+    if (this.starting && !this.up) await this.starting;
     if (this.cluster) return this.sendToCluster<T>(this.cluster, command, args);
     const c = this.client;
     if (!c?.connected) {

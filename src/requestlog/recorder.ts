@@ -1,4 +1,5 @@
 import type { Logger } from "../log";
+import { Backlog } from "./backlog";
 import type { RequestLogEntry, RequestLogQuery, RequestLogStore, RequestRecord } from "./interface";
 
 export interface RequestLogOptions {
@@ -25,7 +26,7 @@ const DAY_MS = 86_400_000;
  * `stop` writes what is left. Reads go to the store (this node's pending rows written first).
  */
 export class RequestLog {
-  private pending: RequestRecord[] = [];
+  private readonly pending: Backlog<RequestRecord>;
   private flushing: Promise<void> | null = null;
   private flushTimer: ReturnType<typeof setInterval> | null = null;
   private pruneTimer: ReturnType<typeof setInterval> | null = null;
@@ -36,7 +37,6 @@ export class RequestLog {
   private readonly flushEveryMs: number;
   private readonly pruneEveryMs: number;
   private readonly batch: number;
-  private readonly maxPending: number;
   private readonly now: () => number;
 
   constructor(
@@ -46,17 +46,13 @@ export class RequestLog {
     this.flushEveryMs = opts.flushEveryMs ?? 500;
     this.pruneEveryMs = opts.pruneEveryMs ?? 10 * 60_000;
     this.batch = opts.batch ?? 500;
-    this.maxPending = opts.maxPending ?? 100_000;
+    this.pending = new Backlog(opts.maxPending ?? 100_000);
     this.now = opts.now ?? Date.now;
   }
 
   record(r: RequestRecord): void {
     if (this.stopped) return;
-    if (this.pending.length >= this.maxPending) {
-      this.pending.shift();
-      this.dropped++;
-    }
-    this.pending.push(r);
+    this.dropped += this.pending.push(r);
   }
 
   /** rows recorded and not yet written */
@@ -74,17 +70,12 @@ export class RequestLog {
 
   private async writePending(): Promise<void> {
     while (this.pending.length > 0) {
-      const rows = this.pending.splice(0, this.batch);
+      const rows = this.pending.take(this.batch);
       try {
         await this.store.insert(rows);
       } catch (err) {
         // the database is down or busy: the rows wait (bounded by maxPending) for the next flush
-        this.pending.unshift(...rows);
-        if (this.pending.length > this.maxPending) {
-          const over = this.pending.length - this.maxPending;
-          this.pending.splice(0, over);
-          this.dropped += over;
-        }
+        this.dropped += this.pending.putBack(rows);
         this.opts.logger?.log("warn", "request log write failed; retrying", {
           rows: rows.length,
           error_message: (err as Error).message,

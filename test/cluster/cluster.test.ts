@@ -5,8 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { SQL } from "bun";
-import { RedisLink } from "../../src/redis/link";
-import { sharedServersUp } from "../helpers/shared-servers";
+import { redisLinkTo, sharedServersUp } from "../helpers/shared-servers";
 import type { Upstream } from "../helpers/upstream";
 import { HELP_CENTER } from "../knowledge/corpus";
 import { admin, balanceOn, type Cluster, chat, clusterConfig, keyCall, newKey, startSimCluster } from "./nodes";
@@ -88,10 +87,16 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     const victim = await cluster.spawn({ TEXTAI_CONFIG: config });
     sim.reset();
     sim.program([{ delayMs: 30_000, times: 10 }]);
+    const early: string[] = [];
     const inFlight = Array.from({ length: 10 }, (_, i) =>
-      chat(victim, key, `in flight ${i}`, { "cache-control": "no-cache" }).catch(() => null),
+      chat(victim, key, `in flight ${i}`, { "cache-control": "no-cache" }).then(
+        (r) => early.push(show(r)),
+        () => null,
+      ),
     );
-    while (sim.calls.count < 10) await Bun.sleep(10);
+    // all ten at the provider (a call answered before the kill says why it is not)
+    for (let i = 0; i < 1000 && sim.calls.count < 10; i++) await Bun.sleep(10);
+    expect(sim.calls.count, early.join("\n")).toBe(10);
     const [held] =
       await pg`SELECT count(*)::int AS n, sum(amount)::int AS amount FROM credit_holds WHERE account_id = ${accountId}`;
     expect(held).toEqual({ n: 10, amount: 10 });
@@ -198,10 +203,9 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     // The state a kill -9 in that window leaves, built deterministically: the charge is in the
     // ledger under the call's request id; the record is in flight, its lease (the only thing
     // another host can go by) run out, no answer kept.
-    const link = new RedisLink(redisUrl);
-    link.start();
+    const link = redisLinkTo(redisUrl);
     expect(await link.ready()).toBe(true);
-    const record = `textai:idem:${accountId}:${new Bun.CryptoHasher("sha256").update("window-7").digest("hex")}`;
+    const record = link.accountKey(accountId, "idem", new Bun.CryptoHasher("sha256").update("window-7").digest("hex"));
     const rids = await link.eval<string>(
       "redis.call('HDEL', KEYS[1], 'status_code', 'body', 'headers'); redis.call('HSET', KEYS[1], 'status', 'in_flight', 'lease', '0'); return redis.call('HGET', KEYS[1], 'rids')",
       [record],
@@ -242,10 +246,9 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     while (sim.calls.count < 1) await Bun.sleep(10);
     // The state a stall past the lease leaves (a process or disk frozen for longer than the request
     // timeout + 5 s), built deterministically: the record's lease has ended while the call runs on.
-    const link = new RedisLink(redisUrl);
-    link.start();
+    const link = redisLinkTo(redisUrl);
     expect(await link.ready()).toBe(true);
-    const record = `textai:idem:${accountId}:${new Bun.CryptoHasher("sha256").update("overrun-9").digest("hex")}`;
+    const record = link.accountKey(accountId, "idem", new Bun.CryptoHasher("sha256").update("overrun-9").digest("hex"));
     const rids = await link.eval<string>(
       "redis.call('HSET', KEYS[1], 'lease', '0'); return redis.call('HGET', KEYS[1], 'rids')",
       [record],

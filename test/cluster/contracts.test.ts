@@ -35,7 +35,7 @@ import { decodeCursor, readPage } from "../../src/requestlog/query";
 import { RequestLog } from "../../src/requestlog/recorder";
 import { SqliteRequestLogStore } from "../../src/requestlog/sqlite";
 import { openStorage, type Storage } from "../../src/storage/db";
-import { openPostgres, type PgStorage } from "../../src/storage/postgres";
+import type { PgStorage } from "../../src/storage/postgres";
 import { storesOn } from "../helpers/pgbouncer";
 import { freshDatabase, freshRedis, freshRedisCluster, sharedServersUp } from "../helpers/shared-servers";
 
@@ -904,7 +904,8 @@ describe("PostgreSQL migrations", () => {
 
   test.skipIf(!shared)("five nodes starting at once on an empty database migrate it once", async () => {
     const db = await freshDatabase();
-    const pools = Array.from({ length: 5 }, () => openPostgres(db.url, { max: 2 }));
+    const via = await storesOn(db.url);
+    const pools = Array.from({ length: 5 }, () => via.open({ max: 2 }));
     try {
       await Promise.all(pools.map((p) => p.migrated));
       const rows = await pools[0].sql`SELECT tag FROM _migrations`;
@@ -912,6 +913,7 @@ describe("PostgreSQL migrations", () => {
       expect(rows.map((r: { tag: string }) => r.tag)).toEqual(PG_MIGRATIONS.map((m) => m.tag));
     } finally {
       await Promise.all(pools.map((p) => p.close()));
+      await via.stop();
       await db.drop();
     }
   });

@@ -11,6 +11,7 @@ import { PostgresKeyStore } from "../../src/auth/postgres";
 import type { ChargeDetails, Reservation } from "../../src/credits/interface";
 import { PostgresCreditLedger } from "../../src/credits/postgres";
 import { openPostgres } from "../../src/storage/postgres";
+import { storesOn } from "../helpers/pgbouncer";
 import { freshDatabase, PG_ADMIN_URL, sharedServersUp } from "../helpers/shared-servers";
 import type { Upstream } from "../helpers/upstream";
 import { balanceOn, type Cluster, chat, killWhileChargeWaits, newKey, startSimCluster } from "./nodes";
@@ -54,7 +55,9 @@ describe.skipIf(!shared)("credit batches on PostgreSQL", () => {
       await setup.close();
       const before = await transactionsOf(db.name);
 
-      const pools = [openPostgres(db.url, { max: 2 }), openPostgres(db.url, { max: 2 })];
+      // the nodes' pools: straight to the database, or through a pooler (TEXTAI_TEST_VIA_PGBOUNCER=1)
+      const via = await storesOn(db.url);
+      const pools = [via.open({ max: 2 }), via.open({ max: 2 })];
       await Promise.all(pools.map((p) => p.migrated));
       const nodes = pools.map((p) => new PostgresCreditLedger(p));
       const nodeOf = (i: number) => nodes[i % 2];
@@ -85,6 +88,7 @@ describe.skipIf(!shared)("credit batches on PostgreSQL", () => {
 
       const batches = nodes.reduce((n, l) => n + l.stats.batches, 0);
       await Promise.all(pools.map((p) => p.close()));
+      await via.stop();
       // counted from outside, each pool's start (a few) included
       const transactions = (await transactionsOf(db.name)) - before;
       console.log(
@@ -116,7 +120,8 @@ describe.skipIf(!shared)("credit batches on PostgreSQL", () => {
 
   test("a batch mixes accounts, cache-hit charges, key limits and Idempotency-Key charges, each decided as if alone", async () => {
     const db = await freshDatabase();
-    const pg = openPostgres(db.url, { max: 2 });
+    const via = await storesOn(db.url);
+    const pg = via.open({ max: 2 });
     try {
       await pg.migrated;
       const ledger = new PostgresCreditLedger(pg);
@@ -176,6 +181,7 @@ describe.skipIf(!shared)("credit batches on PostgreSQL", () => {
       expect(ids.map((r: { request_id: string }) => r.request_id)).toEqual(["req_held", "req_hit", "req_hit_b"]);
     } finally {
       await pg.close();
+      await via.stop();
       await db.drop();
     }
   });

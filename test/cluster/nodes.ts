@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL, type Subprocess } from "bun";
-import { type Pgbouncer, startPgbouncer } from "../helpers/pgbouncer";
-import { freshDatabase, freshRedis } from "../helpers/shared-servers";
+import { type Pgbouncer, startPgbouncer, viaPgbouncer } from "../helpers/pgbouncer";
+import { freshDatabase, nodesRedis, redisEnv } from "../helpers/shared-servers";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -66,7 +66,8 @@ async function listening(proc: Subprocess<"ignore", "pipe", "pipe">, logs: strin
 
 /**
  * N gateway processes (`bun src/cli.ts serve`, each on a port of its own and a SQLite file of its
- * own) on one PostgreSQL database and one Redis db, as an operator would run them.
+ * own) on one PostgreSQL database and one Redis db (or a Redis Cluster: `redisUrl` lists its seeds),
+ * as an operator would run them.
  */
 export async function startCluster(opts: {
   n: number;
@@ -80,7 +81,7 @@ export async function startCluster(opts: {
   // TEXTAI_TEST_VIA_PGBOUNCER=1: the nodes reach the database through a pgbouncer of their own in
   // transaction mode (docs/many-nodes.md#behind-pgbouncer), to run a cluster test file behind it
   let bouncer: Pgbouncer | null = null;
-  if (opts.viaPgbouncer ?? process.env.TEXTAI_TEST_VIA_PGBOUNCER === "1") {
+  if (opts.viaPgbouncer ?? viaPgbouncer()) {
     bouncer = await startPgbouncer(opts.databaseUrl, { poolSize: 6 });
     opts = { ...opts, databaseUrl: bouncer.url, env: { TEXTAI_DATABASE_PREPARE: "false", ...opts.env } };
   }
@@ -90,7 +91,8 @@ export async function startCluster(opts: {
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     TEXTAI_DATABASE_URL: opts.databaseUrl,
-    TEXTAI_REDIS_URL: opts.redisUrl,
+    // a Redis Cluster's seeds (comma-separated) come with TEXTAI_REDIS_CLUSTER=true
+    ...redisEnv(opts.redisUrl),
     TEXTAI_CONFIG: configPath,
     TEXTAI_ADMIN_TOKEN: ADMIN,
     TEXTAI_LOG_LEVEL: "warn",
@@ -128,8 +130,9 @@ export async function startCluster(opts: {
 
 /**
  * What most cluster test files start: the upstream simulator (answering after `latencyMs`), a fresh
- * PostgreSQL database and Redis db, `n` nodes on them with clusterConfig (and `configExtra` after
- * it), and a direct connection `pg` to the database (of `pgMax` connections). `close` ends them all.
+ * PostgreSQL database and Redis db (the Redis Cluster with TEXTAI_TEST_ON_REDIS_CLUSTER=1), `n`
+ * nodes on them with clusterConfig (and `configExtra` after it), and a direct connection `pg` to
+ * the database (of `pgMax` connections). `close` ends them all.
  */
 export async function startSimCluster(opts: {
   n: number;
@@ -147,7 +150,7 @@ export async function startSimCluster(opts: {
 }> {
   const sim = await startUpstream({ latencyMs: opts.latencyMs });
   const db = await freshDatabase();
-  const redis = await freshRedis();
+  const redis = await nodesRedis("the cluster tests' nodes on a Redis Cluster");
   const cluster = await startCluster({
     n: opts.n,
     databaseUrl: db.url,

@@ -12,7 +12,7 @@ import { SQL } from "bun";
 import { loadConfig } from "../../src/config";
 import { PG_MIGRATIONS } from "../../src/storage/migrations-pg";
 import { type Pgbouncer, pgbouncerAvailable, startPgbouncer } from "../helpers/pgbouncer";
-import { freshDatabase, freshRedis, sharedServersUp } from "../helpers/shared-servers";
+import { freshDatabase, nodesRedis, sharedServersUp } from "../helpers/shared-servers";
 import { startUpstream, type Upstream } from "../helpers/upstream";
 import { HELP_CENTER } from "../knowledge/corpus";
 import {
@@ -47,7 +47,7 @@ beforeAll(async () => {
   sim = await startUpstream({ latencyMs: 20 });
   db = await freshDatabase();
   bouncer = await startPgbouncer(db.url, { poolSize: POOL });
-  const redis = await freshRedis();
+  const redis = await nodesRedis("the PgBouncer cluster tests on a Redis Cluster");
   pg = new SQL(db.url, { max: 1 });
   sampling = setInterval(() => {
     pg`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${db.name} AND pid <> pg_backend_pid()`.then(

@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { RedisClient } from "bun";
 import { loadConfig } from "../../src/config";
+import { RedisRateLimiter } from "../../src/ratelimit/redis";
 import { slotOf } from "../../src/redis/cluster";
 import { RedisLink, RedisUnavailable } from "../../src/redis/link";
 import { clusterMasters } from "../helpers/redis-cluster";
@@ -167,6 +168,22 @@ describe.skipIf(!cluster)("the Redis link on a Redis Cluster", () => {
     await link();
     for (let i = 0; i < 100 && before.nodes() < 2; i++) await Bun.sleep(20);
     expect(before.nodes()).toBeGreaterThanOrEqual(2);
+  });
+
+  test("a node's first calls, while its link is still reaching the cluster, are counted in Redis, not refused as in an outage", async () => {
+    // before: the limiter took the link for down and fell back to an outage share that starts
+    // empty, so the first rate-limited calls of a freshly started node were refused with 429
+    const l = new RedisLink(cluster!.url, undefined, { cluster: true });
+    links.push(l);
+    l.start();
+    expect(l.up).toBe(false);
+    const limiter = new RedisRateLimiter(l, { free: { "fn-a": 60 } });
+    const acc = `acc_${crypto.randomUUID()}`;
+    const decisions = await Promise.all([1, 2, 3].map(() => limiter.check(acc, "free", "fn-a", "standard")));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true]);
+    expect(decisions.map((d) => d.remaining).sort()).toEqual([57, 58, 59]);
+    expect(limiter.stats.fallbacks).toBe(0);
+    expect(l.whenStarted()).toBeNull();
   });
 });
 

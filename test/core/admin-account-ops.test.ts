@@ -1,6 +1,8 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Type as T } from "@sinclair/typebox";
 import { ConfigError, loadConfig } from "../../src/config";
 import { defineFunction } from "../../src/functions/define";
@@ -199,6 +201,44 @@ describe("configuration", () => {
     expect(() => loadConfig({ TEXTAI_CONFIG: "x.json" }, '{"limits":{"max_body_bytes":"big"}}')).toThrow(
       /limits\.max_body_bytes/,
     );
+  });
+
+  test("a typo in [costs] or [routes] stops `textai serve` naming the table, the key and the known names; known names start", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "textai-config-"));
+    const serve = async (toml: string) => {
+      writeFileSync(join(dir, "config.toml"), toml);
+      const p = Bun.spawn([process.execPath, join(import.meta.dir, "../../src/cli.ts"), "serve", "--port", "0"], {
+        env: { ...process.env, TEXTAI_CONFIG: join(dir, "config.toml"), TEXTAI_DB: join(dir, "t.db") },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const exited = await Promise.race([p.exited, Bun.sleep(15_000).then(() => null)]);
+      if (exited === null) p.kill();
+      return { code: exited, err: await new Response(p.stderr).text() };
+    };
+    try {
+      const cost = await serve('[costs]\n"content-generaton" = 3\n');
+      expect(cost.code, cost.err).toBe(2);
+      expect(cost.err).toContain("error: costs.content-generaton: unknown function (one of ");
+      expect(cost.err).toContain("content-generation, ");
+      expect(cost.err).toContain("knowledge-indexing");
+      const route = await serve('[routes]\n"sentimnt-analysis" = ["local"]\n');
+      expect(route.code, route.err).toBe(2);
+      expect(route.err).toMatch(/routes\.sentimnt-analysis: unknown function \(one of .*sentiment-analysis.*chat-completions/);
+      const provider = await serve('[routes]\n"sentiment-analysis" = ["locl"]\n');
+      expect(provider.code, provider.err).toBe(2);
+      expect(provider.err).toContain('routes.sentiment-analysis: unknown provider "locl" (one of local)');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // every kind of name the tables hold starts: functions, knowledge functions and uploads, /v1 routes
+    const ok = await startGateway({
+      configText:
+        '[routes]\n"sentiment-analysis" = ["local"]\n"chat-completions" = ["local"]\n"chatbot-chat" = ["local"]\n' +
+        '[costs]\n"text-summarize" = 3\n"knowledge-indexing" = 2\n"faq-match" = 1\n',
+    });
+    expect((await ok.get("/ready")).status).toBe(200);
+    await ok.close();
   });
 
   test("environment providers are enabled by their keys", () => {

@@ -5,6 +5,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 const TOKEN = "operator-token-for-key-policy-tests-0123456789";
@@ -301,6 +302,7 @@ describe("key policies", () => {
       [{ monthly_credit_limit: -1 }, "policy.monthly_credit_limit"],
       [{ expires_at: "soon" }, "policy.expires_at"],
       [{ max_tokens: 5 }, "policy.max_tokens"],
+      [{ allowed_functions: ["text-summarize", "sentimnt-analysis"] }, "policy.allowed_functions"],
     ] as const) {
       const res = await patch(id, bad);
       expect(res.status, JSON.stringify(res.json)).toBe(400);
@@ -333,6 +335,55 @@ async function within(ms: number, check: () => Promise<boolean>): Promise<number
   }
   return performance.now() - t0;
 }
+
+describe("allowed_functions holds usage names only", () => {
+  test("an unknown name (a typo) is 400 naming it and the known names, on create and on change; the policy stays as it was", async () => {
+    const made = await gw.post("/admin/v1/keys", { label: "typo", policy: { allowed_functions: ["sentimnt-analysis"] } }, admin);
+    expect(made.status, JSON.stringify(made.json)).toBe(400);
+    expect(made.json.error).toMatchObject({ code: "invalid_request", param: "policy.allowed_functions" });
+    expect(made.json.error.message).toContain('unknown function "sentimnt-analysis"');
+    expect(made.json.error.message).toContain("sentiment-analysis");
+    const { key, id } = await keyWith({ allowed_functions: ["sentiment-analysis", "chat-completions"] });
+    const changed = await patch(id, { allowed_functions: ["sentiment-analysis", "chat-completion"] });
+    expect(changed.status, JSON.stringify(changed.json)).toBe(400);
+    expect(changed.json.error.message).toContain('"chat-completion"');
+    expect((await gw.get(`/admin/v1/keys/${id}`, admin)).json.data.result.policy.allowed_functions).toEqual([
+      "sentiment-analysis",
+      "chat-completions",
+    ]);
+    expect((await sentiment(key)).status).toBe(200);
+  });
+});
+
+const pgUp = await sharedServersUp("key policy validation on PostgreSQL");
+describe.skipIf(!pgUp)("allowed_functions on PostgreSQL", () => {
+  test("an unknown name is 400 naming it on create and change; the stored policy stays as it was", async () => {
+    const db = await freshDatabase();
+    const pg = await startGateway({ env: { TEXTAI_ADMIN_TOKEN: TOKEN, TEXTAI_DATABASE_URL: db.url } });
+    try {
+      for (let i = 0; i < 100 && (await pg.get("/ready")).status !== 200; i++) await Bun.sleep(100);
+      const typo = await pg.post("/admin/v1/keys", { label: "t", policy: { allowed_functions: ["review-sumary"] } }, admin);
+      expect(typo.status, JSON.stringify(typo.json)).toBe(400);
+      expect(typo.json.error.message).toContain('unknown function "review-sumary"');
+      const made = await pg.post("/admin/v1/keys", { label: "t", policy: { allowed_functions: ["review-summary"] } }, admin);
+      expect(made.status, JSON.stringify(made.json)).toBe(201);
+      const id = made.json.data.result.id as string;
+      const res = await fetch(`${pg.url}/admin/v1/keys/${id}`, {
+        method: "PATCH",
+        headers: { ...admin, "content-type": "application/json" },
+        body: JSON.stringify({ policy: { allowed_functions: ["responses", "embedding"] } }),
+      });
+      const body = (await res.json()) as { error: { param: string; message: string } };
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(body.error.param).toBe("policy.allowed_functions");
+      expect(body.error.message).toContain('"embedding"');
+      expect((await pg.get(`/admin/v1/keys/${id}`, admin)).json.data.result.policy.allowed_functions).toEqual(["review-summary"]);
+    } finally {
+      await pg.close();
+      await db.drop();
+    }
+  });
+});
 
 describe("key policies from the CLI beside a running server", () => {
   test("keys create with policy flags, keys update (an empty value clears), keys list shows the policy; bad flags exit 2", async () => {
@@ -371,6 +422,10 @@ describe("key policies from the CLI beside a running server", () => {
     const listed = JSON.parse(cli("keys", "list", "--json").out) as { id: string; policy: Record<string, unknown> }[];
     expect(listed.find((x) => x.id === k.id)?.policy.monthly_credit_limit).toBe(1);
 
+    const typo = cli("keys", "update", k.id, "--functions", "text-sumarize");
+    expect(typo.code).toBe(2);
+    expect(typo.err).toContain('--functions: names an unknown function "text-sumarize"');
+    expect(typo.err).toContain("text-summarize");
     const bad = cli("keys", "update", k.id, "--rpm", "lots");
     expect(bad.code).toBe(2);
     expect(bad.err).toContain("--rpm");

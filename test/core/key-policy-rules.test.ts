@@ -57,22 +57,24 @@ describe("key policy rules", () => {
   });
 
   test("patches: fields given replace, null clears, none left is no policy; text fields as the CLI and forms send them", () => {
+    const known = new Set(["a", "b"]);
     const p = applyPolicyPatch(
       undefined,
-      parsePolicyPatch({ rate_limit_per_minute: 3, expires_at: "2030-01-01T01:00:00+01:00" }),
+      parsePolicyPatch({ rate_limit_per_minute: 3, expires_at: "2030-01-01T01:00:00+01:00" }, known),
     );
     expect(p).toEqual({ rate_limit_per_minute: 3, expires_at: "2030-01-01T00:00:00.000Z" });
     expect(applyPolicyPatch(p, { rate_limit_per_minute: null, expires_at: null })).toBeUndefined();
     expect(
-      policyPatchFromText({ allowed_functions: " a, b ,, a", monthly_credit_limit: "7", rate_limit_per_minute: "" }),
+      policyPatchFromText({ allowed_functions: " a, b ,, a", monthly_credit_limit: "7", rate_limit_per_minute: "" }, known),
     ).toEqual({
       allowed_functions: ["a", "b"],
       monthly_credit_limit: 7,
       rate_limit_per_minute: null,
     });
-    expect(() => policyPatchFromText({ rate_limit_per_minute: "1.5" })).toThrow("whole number");
-    expect(() => parsePolicyPatch({ allowed_models: [""] })).toThrow("non-empty");
-    expect(() => parsePolicyPatch([])).toThrow("must be an object");
+    expect(() => policyPatchFromText({ rate_limit_per_minute: "1.5" }, known)).toThrow("whole number");
+    expect(() => parsePolicyPatch({ allowed_models: [""] }, known)).toThrow("non-empty");
+    expect(() => parsePolicyPatch([], known)).toThrow("must be an object");
+    expect(() => policyPatchFromText({ allowed_functions: "a, c" }, known)).toThrow('unknown function "c"; known: a, b');
   });
 });
 

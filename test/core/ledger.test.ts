@@ -30,6 +30,22 @@ const details = (requestId: string): ChargeDetails => ({
   provider: "local",
   cached: false,
 });
+/** counts the ledger's balance reads from the file (its prepared statement) until `stop` */
+function spyReads() {
+  const stmt = (ledger as unknown as { balanceStmt: { get: (...a: unknown[]) => unknown } }).balanceStmt;
+  const get = stmt.get.bind(stmt);
+  let count = 0;
+  stmt.get = (...args: unknown[]) => {
+    count++;
+    return get(...args);
+  };
+  return {
+    count: () => count,
+    stop: () => {
+      stmt.get = get;
+    },
+  };
+}
 const ledgerSum = (id: string) =>
   (storage.sqlite.query("SELECT coalesce(sum(amount), 0) AS s FROM ledger WHERE account_id = ?").get(id) as { s: number }).s;
 
@@ -81,6 +97,49 @@ describe("credit ledger: holds in memory, charges group-committed", () => {
     expect(err.code).toBe("insufficient_credits");
     expect(ledger.held(a)).toBe(0);
     expect(ledger.balance(a)).toBe(2);
+  });
+
+  test("holds are checked against the balance in memory, and see what another process committed", async () => {
+    const a = account(10);
+    const other = openStorage(path);
+    const elsewhere = new SqliteCreditLedger(other);
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+    try {
+      await ledger.settle(ledger.reserve(a, 4)!, details("req_mem_1"));
+      // the balance this process keeps (6) is not read from the file for the next hold
+      const reads = spyReads();
+      const r = ledger.reserve(a, 1)!;
+      expect(reads.count()).toBe(0);
+      ledger.release(r);
+      reads.stop();
+      // another process (the CLI) grants: the next hold may use what it granted
+      elsewhere.grant(a, 10, "grant", "elsewhere");
+      await nextTurn();
+      const big = ledger.reserve(a, 15);
+      expect(big?.remaining).toBe(1);
+      ledger.release(big!);
+      // another process takes back: the next turn's hold no longer counts on those credits
+      elsewhere.grant(a, -12, "grant", "take back");
+      await nextTurn();
+      expect(ledger.reserve(a, 5)).toBeNull();
+      const fits = ledger.reserve(a, 4)!;
+      await ledger.settle(fits, details("req_mem_2"));
+      expect(fits.remaining).toBe(0);
+      expect(ledger.balance(a)).toBe(0);
+      expect(ledgerSum(a)).toBe(0);
+    } finally {
+      other.close();
+    }
+  });
+
+  test("a hold the balance in memory would refuse is checked against the file first", () => {
+    const a = account(2);
+    ledger.release(ledger.reserve(a, 1)!); // the balance (2) is now kept in memory
+    // changed on this very connection behind the ledger's back (no data_version change)
+    storage.sqlite.query("UPDATE accounts SET balance = 9 WHERE id = ?").run(a);
+    const r = ledger.reserve(a, 8);
+    expect(r?.remaining).toBe(1);
+    ledger.release(r!);
   });
 
   test("a statement that fails inside a batch fails only its own charge", async () => {

@@ -134,9 +134,39 @@ describe("/v1/models through the request edge", () => {
     expect(anonymous.status).toBe(401);
     const res = await fetch(`${gw.url}/v1/models/%E0%A4%A`, { headers: { authorization: `Bearer ${key}` } });
     expect(res.status).toBe(400);
-    const body = (await res.json()) as { error: { code: string; param: string } };
-    expect(body.error).toMatchObject({ code: "invalid_request", param: "model" });
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error).toMatchObject({ code: "invalid_request", message: "the request path is not valid percent-encoding" });
     expect(gw.logs.join("\n")).not.toContain("unhandled error");
+  });
+
+  test("a path that does not decode is 400 invalid_request on every prefix: OpenAI's shape on /v1, the envelope elsewhere", async () => {
+    const h = { "x-api-key": key, "content-type": "application/json" };
+    for (const path of [
+      "/v1/chat%zzcompletions",
+      "/v1/chat/completions%zz",
+      "/v1/models%E0%A4",
+      "/api/v1/ai/word%zzcount",
+      "/api/v1/knowledge-bases/%zz",
+      "/health%zz",
+      "/dashboard%zz",
+      "/nowhere/%",
+    ])
+      for (const method of ["GET", "POST"]) {
+        const res = await fetch(gw.url + path, { method, headers: h, body: method === "POST" ? "{}" : undefined });
+        const text = await res.text();
+        const label = `${method} ${path}: ${res.status} ${text.slice(0, 200)}`;
+        expect(res.status, label).toBe(400);
+        expect(res.headers.get("x-request-id"), label).toMatch(/^req_/);
+        const body = JSON.parse(text);
+        const error = { code: "invalid_request", message: "the request path is not valid percent-encoding", param: null };
+        if (path.startsWith("/v1/")) expect(body, label).toEqual({ error: { ...error, type: "invalid_request_error" } });
+        else expect(body, label).toMatchObject({ success: false, code: 400, error });
+      }
+    // a route with a credential answers 401 first, as it does to any request without one
+    expect((await fetch(`${gw.url}/api/v1/knowledge-bases/%zz`)).status).toBe(401);
+    // what decodes is routed as ever: an encoded slash is no route, an encoded letter neither
+    for (const path of ["/v1/chat%2Fcompletions", "/api/v1/ai/word-coun%74"])
+      expect((await fetch(gw.url + path, { method: "POST", headers: h, body: "{}" })).status, path).toBe(404);
   });
 
   test("whatever the Host header, a broken percent-encoding is never a 405 naming the very method it refuses", async () => {

@@ -3,6 +3,7 @@
 // its routes over real HTTP. A route in no class fails the first test: a new route declares itself
 // here (a public one by name; the prefixes place /api, /v1, /admin and /dashboard routes).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { usageNames } from "../../src/http/routes/usage-names";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { RawConnection } from "../helpers/raw-http";
 
@@ -158,9 +159,11 @@ describe("security matrix: every registered route", () => {
 
   test("key routes: an expired key is 401 expired_api_key; a key whose allowed_functions leave the route out is 403", async () => {
     const expired = await createKey({ expires_at: "2001-01-01T00:00:00Z" });
-    const narrow = await createKey({ allowed_functions: ["no-such-function"] });
+    // `account` only: a name allowed_functions accepts that leaves out every route it can leave out
+    const narrow = await createKey({ allowed_functions: ["account"] });
     // docs/key-policies.md: no allowed_functions list refuses the account's own figures or the model list
     const alwaysAllowed = (r: Route) => r.path.startsWith("/api/v1/account/") || r.path.startsWith("/v1/models");
+    const refusedAs = new Set<string>();
     for (const r of of("key")) {
       const old = await call(r, { "x-api-key": expired.key });
       expect(old.status, old.label).toBe(401);
@@ -170,8 +173,16 @@ describe("security matrix: every registered route", () => {
       else {
         expect(outside.status, outside.label).toBe(403);
         expect(outside.json.error?.code, outside.label).toBe("forbidden");
+        const fn = /this key may not call (\S+?);/.exec(outside.label)?.[1];
+        expect(fn, outside.label).toBeDefined();
+        refusedAs.add(fn as string);
       }
     }
+    // every name a route is refused (and limited, and logged) under is one allowed_functions accepts
+    const known = usageNames(gw.deps.functions);
+    expect([...refusedAs].filter((f) => !known.has(f))).toEqual([]);
+    expect(refusedAs).toContain("chatbots");
+    expect((await createKey({ allowed_functions: [...refusedAs] })).key).toStartWith("tai_");
   });
 
   test("key routes: over the key's limit is 429 rate_limited with Retry-After", async () => {

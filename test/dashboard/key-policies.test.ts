@@ -112,4 +112,31 @@ describe("key policies in the dashboard", () => {
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain("ISO 8601");
   });
+
+  test("an unknown function name (a typo) is 400 naming it, from the holder's form, its JSON route and the operator's form; nothing changes", async () => {
+    const { accountId, cookie } = await holder("typo@example.com");
+    const k = gw.newKey({ accountId });
+    const mine = await form(`/dashboard/keys/${k.id}/policy`, fields({ allowed_functions: "sentimnt-analysis" }), cookie);
+    const page = await mine.text();
+    expect(mine.status, page).toBe(400);
+    expect(page).toContain("unknown function &quot;sentimnt-analysis&quot;");
+    expect(page).toContain("sentiment-analysis");
+    const json = await fetch(`${gw.url}/dashboard/api/keys/${k.id}`, {
+      method: "PATCH",
+      headers: { origin, cookie, "content-type": "application/json" },
+      body: JSON.stringify({ policy: { allowed_functions: ["text-summarize", "chat-complete"] } }),
+    });
+    const body = (await json.json()) as { error: { code: string; param: string; message: string } };
+    expect(json.status, JSON.stringify(body)).toBe(400);
+    expect(body.error).toMatchObject({ code: "invalid_request", param: "policy.allowed_functions" });
+    expect(body.error.message).toContain('unknown function "chat-complete"');
+
+    const signedIn = await form("/dashboard/operator/login", { token: TOKEN });
+    const op = (signedIn.headers.get("set-cookie") ?? "").split(";")[0];
+    const bad = await form(`/dashboard/operator/keys/${k.id}/policy`, fields({ allowed_functions: "embedings" }), op);
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("unknown function &quot;embedings&quot;");
+    expect(await policyOf(k.id)).toMatchObject({ allowed_functions: null });
+    expect((await sentiment(k.key)).status).toBe(200);
+  });
 });

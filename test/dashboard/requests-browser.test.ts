@@ -174,6 +174,45 @@ describe.skipIf(skipBrowser)("Requests page in headless Chromium", () => {
     expect(text).not.toContain(MARKER);
   }, 60_000);
 
+  test("the filter form lines up: on each row the labels share a top, the fields a top and a height, the button the fields' bottom", async () => {
+    await page.goto(`${gw.url}/dashboard/requests`);
+    await page.getByRole("heading", { name: "Requests", level: 1 }).waitFor(WAIT);
+    for (const width of [1280, 1000, 700]) {
+      await page.setViewportSize({ width, height: 900 });
+      const boxes = await page.locator("form.filters").evaluate((form) => {
+        type Boxed = { getBoundingClientRect(): { top: number; bottom: number; height: number } };
+        const box = (el: Boxed | null) => {
+          const r = (el as Boxed).getBoundingClientRect();
+          return { top: Math.round(r.top), bottom: Math.round(r.bottom), height: Math.round(r.height) };
+        };
+        return {
+          fields: ["function", "status", "key", "from", "to"].map((f) => ({
+            label: box(form.querySelector(`label[for="f-${f}"]`)),
+            field: box(form.querySelector(`#f-${f}`)),
+          })),
+          button: box(form.querySelector("button[type=submit]")),
+        };
+      });
+      // a row: the fields whose boxes overlap vertically (the grid's wrapping decides how many)
+      const rows: (typeof boxes.fields)[] = [];
+      for (const f of [...boxes.fields].sort((x, y) => x.field.top - y.field.top)) {
+        const row = rows.at(-1);
+        if (row && f.field.top < Math.max(...row.map((r) => r.field.bottom))) row.push(f);
+        else rows.push([f]);
+      }
+      const label = `${width}px: ${JSON.stringify(boxes)}`;
+      for (const row of rows) {
+        expect(new Set(row.map((f) => f.label.top)).size, label).toBe(1);
+        expect(new Set(row.map((f) => f.field.top)).size, label).toBe(1);
+        expect(new Set(row.map((f) => f.field.height)).size, label).toBe(1);
+      }
+      // the button sits on the last fields' row, or a row of its own: either way its bottom is a field's bottom
+      const lastRow = rows[rows.length - 1];
+      if (boxes.button.top < lastRow[0].field.bottom) expect(boxes.button.bottom, label).toBe(lastRow[0].field.bottom);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }, 60_000);
+
   test("screenshot of the Requests page; nothing fetched elsewhere, no script errors", async () => {
     await page.goto(`${gw.url}/dashboard/requests`);
     await page.getByRole("heading", { name: "Requests", level: 1 }).waitFor(WAIT);

@@ -1,6 +1,7 @@
 /**
  * The DashboardStore contract, run against SQLite and PostgreSQL (the latter needs the shared
- * servers of test/helpers/shared-servers.ts: it skips loudly without them, except under CI=true).
+ * servers of test/helpers/shared-servers.ts: it skips loudly without them, except under CI=true;
+ * through a pgbouncer in transaction mode with TEXTAI_TEST_VIA_PGBOUNCER=1).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { KeyStore } from "../../src/auth/interface";
@@ -12,7 +13,8 @@ import type { DashboardStore, SessionLimits } from "../../src/dashboard/interfac
 import { PostgresDashboardStore } from "../../src/dashboard/postgres";
 import { SqliteDashboardStore } from "../../src/dashboard/sqlite";
 import { openStorage, type Storage } from "../../src/storage/db";
-import { openPostgres, type PgStorage } from "../../src/storage/postgres";
+import type { PgStorage } from "../../src/storage/postgres";
+import { storesOn } from "../helpers/pgbouncer";
 import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
 
 /** `ms` of idle time for both kinds, a lifetime long enough not to matter */
@@ -25,16 +27,19 @@ const shared = await sharedServersUp("the dashboard store contract on PostgreSQL
 let sqlite: Storage;
 let pgDb: Awaited<ReturnType<typeof freshDatabase>> | null = null;
 let pg: PgStorage | null = null;
+let pgPools: Awaited<ReturnType<typeof storesOn>> | null = null;
 
 beforeAll(async () => {
   sqlite = openStorage(":memory:");
   if (!shared) return;
   pgDb = await freshDatabase();
-  pg = openPostgres(pgDb.url);
+  pgPools = await storesOn(pgDb.url);
+  pg = pgPools.open();
   await pg.migrated;
 });
 afterAll(async () => {
   await pg?.close();
+  await pgPools?.stop();
   await pgDb?.drop();
   sqlite.close();
 });

@@ -18,6 +18,18 @@ export function pgbouncerAvailable(what: string): boolean {
   return false;
 }
 
+/**
+ * TEXTAI_TEST_VIA_PGBOUNCER=1 (CI's second pass, .ci/run): the gateways and stores of the tests of
+ * many nodes reach PostgreSQL through a pgbouncer of their own. Without the binary they go straight
+ * to it, saying so loudly, except under CI=true, where that fails.
+ */
+export function viaPgbouncer(): boolean {
+  return (
+    process.env.TEXTAI_TEST_VIA_PGBOUNCER === "1" &&
+    pgbouncerAvailable("PostgreSQL behind PgBouncer (TEXTAI_TEST_VIA_PGBOUNCER=1)")
+  );
+}
+
 export interface Pgbouncer {
   /** postgres:// URL of `database` through the pooler */
   url: string;
@@ -139,11 +151,22 @@ async function freePort(): Promise<number> {
  * checks keep their direct connections.
  */
 export async function storesOn(url: string): Promise<{ open(opts?: { max?: number }): PgStorage; stop(): Promise<void> }> {
-  const bouncer = process.env.TEXTAI_TEST_VIA_PGBOUNCER === "1" ? await startPgbouncer(url, { poolSize: 6 }) : null;
+  const bouncer = viaPgbouncer() ? await startPgbouncer(url, { poolSize: 6 }) : null;
   return {
     open: (opts = {}) => (bouncer ? openPostgres(bouncer.url, { ...opts, prepare: false }) : openPostgres(url, opts)),
     stop: async () => {
       await bouncer?.stop();
     },
   };
+}
+
+/**
+ * What a gateway needs to reach a test database: TEXTAI_DATABASE_URL straight to it, or with
+ * TEXTAI_TEST_VIA_PGBOUNCER=1 through a pgbouncer of its own in transaction mode (6 server
+ * connections) with TEXTAI_DATABASE_PREPARE=false. `stop` ends the pooler (after the gateway).
+ */
+export async function databaseEnv(url: string): Promise<{ env: Record<string, string>; stop(): Promise<void> }> {
+  if (!viaPgbouncer()) return { env: { TEXTAI_DATABASE_URL: url }, stop: async () => {} };
+  const bouncer = await startPgbouncer(url, { poolSize: 6 });
+  return { env: { TEXTAI_DATABASE_URL: bouncer.url, TEXTAI_DATABASE_PREPARE: "false" }, stop: () => bouncer.stop() };
 }

@@ -18,8 +18,8 @@ export interface LocalRedisCluster {
   /** stops the processes and removes their directory */
   stop(): void;
   /**
-   * Stops the cluster once process `pid` has exited, from a small shell of its own: `bun test`
-   * runs no exit handler, and a run that crashes leaves no server behind either.
+   * Stops the cluster once process `pid` has exited, from a small detached shell of its own:
+   * `bun test` runs no exit handler, and a run that crashes leaves no server behind either.
    */
   stopWhenGone(pid: number): void;
 }
@@ -135,9 +135,12 @@ export async function startRedisCluster(
   }
   const stopWhenGone = (pid: number) => {
     const pids = procs.map((p) => p.pid).join(" ");
-    const script = `while kill -0 ${pid} 2>/dev/null; do sleep 1; done; kill ${pids} 2>/dev/null; sleep 1; kill -9 ${pids} 2>/dev/null; rm -rf '${dir}'`;
-    const w = Bun.spawn(["sh", "-c", script], { stdin: "ignore", stdout: "ignore", stderr: "ignore" });
-    w.unref();
+    const shutdown = ports.map((p) => `'${CLI}' -p ${p} shutdown nosave`).join("; ");
+    const kill = pids ? `kill ${pids}; sleep 1; kill -9 ${pids};` : "";
+    const script = `while kill -0 ${pid} 2>/dev/null; do sleep 1; done; ${shutdown}; ${kill} rm -rf '${dir}'`;
+    // detached (the shell that starts it exits at once): `bun test` kills the processes a test run
+    // spawned when a test times out, and this watcher must outlive that to stop daemonized servers
+    Bun.spawnSync(["sh", "-c", `(${script}) </dev/null >/dev/null 2>&1 &`], { stdout: "ignore", stderr: "ignore" });
   };
   return { seeds: ports.map((p) => `redis://127.0.0.1:${p}`).join(","), ports, dir, stop, stopWhenGone };
 }

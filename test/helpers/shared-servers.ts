@@ -1,4 +1,5 @@
 import { RedisClient, SQL } from "bun";
+import { RedisLink } from "../../src/redis/link";
 
 /**
  * PostgreSQL and Redis for the tests of many nodes: 127.0.0.1:5432 (trust auth, user postgres,
@@ -120,7 +121,9 @@ function clusterSeeds(): Promise<string | Error> {
     if (given) return given;
     try {
       const { startRedisCluster } = await import("./redis-cluster");
-      const c = await startRedisCluster({ n: 3 });
+      // daemons, like CI's: `bun test` kills the processes it spawned when a test times out, and
+      // the cluster must outlive that for the files after it
+      const c = await startRedisCluster({ n: 3, daemonize: true });
       c.stopWhenGone(process.pid);
       return c.seeds;
     } catch (e) {
@@ -147,4 +150,39 @@ export async function freshRedisCluster(what: string): Promise<{ url: string; fl
   const flush = () => flushCluster(seeds);
   await flush();
   return { url: seeds, flush };
+}
+
+/**
+ * TEXTAI_TEST_ON_REDIS_CLUSTER=1 (CI's second pass, .ci/run): the Redis that a test's gateway nodes
+ * share is the Redis Cluster of freshRedisCluster instead of a logical db of the one Redis.
+ */
+export const ON_REDIS_CLUSTER = process.env.TEXTAI_TEST_ON_REDIS_CLUSTER === "1";
+
+/** A Redis URL naming several seed nodes is a Redis Cluster's (the config refuses it otherwise). */
+export const isClusterUrl = (url: string) => url.includes(",");
+
+/**
+ * The Redis a test's nodes share, emptied first: a logical db of the one Redis (freshRedis), or
+ * with TEXTAI_TEST_ON_REDIS_CLUSTER=1 the Redis Cluster (its seeds, comma-separated). `env` is
+ * what a node needs to use it.
+ */
+export async function nodesRedis(what: string): Promise<{ url: string; env: Record<string, string>; flush(): Promise<void> }> {
+  if (ON_REDIS_CLUSTER) {
+    const c = await freshRedisCluster(`${what} (on one Redis instead)`);
+    if (c) return { url: c.url, env: redisEnv(c.url), flush: c.flush };
+  }
+  const r = await freshRedis();
+  return { url: r.url, env: redisEnv(r.url), flush: r.flush };
+}
+
+/** TEXTAI_REDIS_URL for `url`, with TEXTAI_REDIS_CLUSTER=true when it names a cluster's seeds. */
+export function redisEnv(url: string): Record<string, string> {
+  return isClusterUrl(url) ? { TEXTAI_REDIS_URL: url, TEXTAI_REDIS_CLUSTER: "true" } : { TEXTAI_REDIS_URL: url };
+}
+
+/** A started RedisLink on `url` (one Redis, or a cluster's seeds), as a node would have. */
+export function redisLinkTo(url: string): RedisLink {
+  const link = new RedisLink(url, undefined, { cluster: isClusterUrl(url) });
+  link.start();
+  return link;
 }

@@ -1,9 +1,11 @@
 /**
  * Shared set-up of the knowledge tests: a gateway with room in the rate limits, and JSON calls with
  * a key. TEXTAI_TEST_KNOWLEDGE=postgres runs the same files against PostgreSQL (a fresh database
- * per gateway, dropped at close; needs 127.0.0.1:5432, see test/helpers/shared-servers.ts).
+ * per gateway, dropped at close; needs 127.0.0.1:5432, see test/helpers/shared-servers.ts), through
+ * a pgbouncer of its own with TEXTAI_TEST_VIA_PGBOUNCER=1.
  */
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { databaseEnv } from "../helpers/pgbouncer";
 import { freshDatabase } from "../helpers/shared-servers";
 
 /** Room in the free plan's rate limits and knowledge quota (the quota has its own test: quota.test.ts). */
@@ -16,12 +18,14 @@ export async function roomyGateway(extraConfig = "", env: Record<string, string>
   const configText = `${extraConfig}\n${ROOMY_LIMITS}`;
   if (!ON_POSTGRES) return startGateway({ configText, env });
   const db = await freshDatabase();
-  const gw = await startGateway({ configText, env: { ...env, TEXTAI_DATABASE_URL: db.url } });
+  const pg = await databaseEnv(db.url);
+  const gw = await startGateway({ configText, env: { ...env, ...pg.env } });
   await gw.deps.services.ready();
   return {
     ...gw,
     async close() {
       await gw.close();
+      await pg.stop();
       await db.drop();
     },
   };

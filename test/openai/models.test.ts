@@ -11,7 +11,7 @@ const ctx = useGateway({
 "chat-completions" = ["selfhosted", "catalog"]
 embeddings = ["selfhosted"]
 responses = ["selfhosted", "catalog"]
-sentiment-analysis = ["other"]
+"chatbot-chat" = ["other"]
 
 ${providerToml("selfhosted", url, "model-a", 'embedding_model = "embed-a"\nmodels = { "translation" = "model-x" }')}
 ${providerToml("catalog", url, "model-c", 'model_patterns = ["vendor-*"]')}

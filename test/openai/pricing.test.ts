@@ -4,6 +4,7 @@ import { SQL } from "bun";
 import OpenAI from "openai";
 import { loadConfig } from "../../src/config";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { databaseEnv } from "../helpers/pgbouncer";
 import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
 import { startLongChatStream } from "../helpers/streams";
 import { startUpstream } from "../helpers/upstream";
@@ -315,9 +316,10 @@ const pgUp = await sharedServersUp("/v1 stream charges on PostgreSQL");
 describe.skipIf(!pgUp)("on PostgreSQL (TEXTAI_DATABASE_URL)", () => {
   test("a client that leaves a stream is charged for what it was sent, once, with its tokens; no hold is left", async () => {
     const db = await freshDatabase();
+    const dbEnv = await databaseEnv(db.url);
     const sim = await startUpstream();
     const gw = await startGateway({
-      env: { TEXTAI_DATABASE_URL: db.url, TEXTAI_ADMIN_TOKEN: "pg-operator-token-for-pricing-0123456789abcdef" },
+      env: { ...dbEnv.env, TEXTAI_ADMIN_TOKEN: "pg-operator-token-for-pricing-0123456789abcdef" },
       configText: `[pricing.models]\n"model-a" = { input = 1000, output = 2000 }\n${providerToml("primary", `${sim.url}/v1`, "model-a")}`,
     });
     const pg = new SQL(db.url);
@@ -348,6 +350,7 @@ describe.skipIf(!pgUp)("on PostgreSQL (TEXTAI_DATABASE_URL)", () => {
     } finally {
       await pg.close();
       await gw.close();
+      await dbEnv.stop();
       await sim.close();
       await db.drop();
     }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from "bun:test";
 import OpenAI from "openai";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { nodesRedis, ON_REDIS_CLUSTER } from "../helpers/shared-servers";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 export const ALL_FEATURES = `["tools", "images", "audio", "files", "structured_output", "responses", "embeddings"]`;
@@ -9,15 +10,20 @@ export const ALL_FEATURES = `["tools", "images", "audio", "files", "structured_o
 export const providerToml = (name: string, url: string, model: string, extra = "") =>
   `\n${simProvider({ url, name, model, extra: `features = ${ALL_FEATURES}\n${extra}` })}`;
 
-/** Two providers on one simulator (primary: model-a; backup: model-b and model-a) with every feature, unless `configText` says otherwise. */
+/**
+ * Two providers on one simulator (primary: model-a; backup: model-b and model-a) with every feature, unless `configText` says otherwise.
+ * With TEXTAI_TEST_ON_REDIS_CLUSTER=1 (CI's second pass) the gateway keeps its rate limits, answer
+ * cache and Idempotency-Key records on the Redis Cluster (its keys and credits stay in SQLite).
+ */
 export function useGateway(opts: { configText?: (simUrl: string) => string; env?: Record<string, string> } = {}) {
   const ctx = {} as { sim: Upstream; gw: TestGateway };
   beforeAll(async () => {
     ctx.sim = await startUpstream();
     const url = `${ctx.sim.url}/v1`;
+    const redis = ON_REDIS_CLUSTER ? await nodesRedis("the OpenAI-client tests on a Redis Cluster") : null;
     ctx.gw = await startGateway({
       functions: [],
-      env: opts.env,
+      env: { ...redis?.env, ...opts.env },
       configText:
         opts.configText?.(url) ??
         `

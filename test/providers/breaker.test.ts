@@ -88,6 +88,27 @@ describe("CircuitBreaker", () => {
     advance(1);
     expect(breaker.tryAcquire()).toBe(true);
   });
+
+  test("pauseLeftMs: the pause the provider asked for, left; 0 for a circuit opened by failures, half-open or closed", () => {
+    const { breaker, advance } = setup(2, 1000);
+    expect(breaker.pauseLeftMs()).toBe(0);
+    breaker.pauseFor(400);
+    advance(150);
+    expect(breaker.pauseLeftMs()).toBe(250);
+    advance(250);
+    expect(breaker.pauseLeftMs()).toBe(0); // half-open: the probe decides
+    expect(breaker.tryAcquire()).toBe(true);
+    breaker.failure(); // the probe failed: open by failure, not by the provider's pause
+    expect(breaker.state).toBe("open");
+    expect(breaker.pauseLeftMs()).toBe(0);
+    advance(1000);
+    expect(breaker.tryAcquire()).toBe(true);
+    breaker.success();
+    breaker.failure();
+    breaker.failure(); // the threshold: open for a cool-down
+    breaker.pauseFor(200); // shorter than the cool-down: the failures' opening stands
+    expect(breaker.pauseLeftMs()).toBe(0);
+  });
 });
 
 describe("timeouts and the breakers of a router", () => {

@@ -190,7 +190,7 @@ describe("circuit breaker", () => {
     a.program([{ status: 429, retryAfter: 2 }]);
     await router.run(call(tiny, input));
     const paused = await router.run(call(tiny, input));
-    expect(paused.attempts).toMatchObject([{ provider: "a", error: "circuit_open" }]);
+    expect(paused.attempts).toMatchObject([{ provider: "a", error: "paused", status: 429 }]);
     now += 2000;
     const back = await router.run(call(tiny, input));
     expect(back.provider).toBe("a");

@@ -1,18 +1,24 @@
 /**
- * The contract of the `/v1` pass-through's two transports (docs/providers.md): the lean HTTP one
- * (Bun's fetch, the default) and the official SDKs' raw `post`. Every case runs against each, on
+ * The contract of the two transports of an OpenAI-style provider (docs/providers.md): the lean
+ * HTTP one (Bun's fetch, the default) and the official SDKs (their raw `post` for the `/v1`
+ * pass-through, `chat.completions.create` for function calls). Every case runs against each, on
  * the upstream simulator and its failure modes; the parity cases also require both to end in the
- * same ProviderError, field by field, so the lean transport is exactly what the SDK did.
+ * same ProviderError, field by field (and function calls to send the same body and give the same
+ * answer), so the lean transport is exactly what the SDK did.
  */
 import { describe, expect, test } from "bun:test";
 import type { ProviderConfig } from "../../src/config";
+import type { AnyFunctionDef } from "../../src/functions/define";
+import sentiment from "../../src/functions/sentiment-analysis";
+import { attemptFunction } from "../../src/providers/attempt";
 import { createGroqProvider } from "../../src/providers/groq";
 import { mockText } from "../../src/providers/mock";
 import { createOpenAIProvider } from "../../src/providers/openai";
 import type { OpenAILikeProvider } from "../../src/providers/openai-like";
-import { ProviderError, type ProxyApi } from "../../src/providers/types";
+import { toStructured } from "../../src/providers/structured";
+import { type CompletionRequest, ProviderError, type ProxyApi } from "../../src/providers/types";
 import type { Fault, Upstream } from "../helpers/upstream";
-import { useUpstreams } from "./fixtures";
+import { TinyResult, tiny, useUpstreams } from "./fixtures";
 
 let sim: Upstream;
 useUpstreams(1, ([first]) => {
@@ -360,6 +366,137 @@ describe("both transports end each failure mode alike", () => {
       }
       expect(outcomes[0]).toEqual(outcomes[1]);
       expect(sim.calls.count).toBe(2);
+    });
+  }
+});
+
+// ---- function calls: a chat completion with a response_format, then the function's own checks ----
+
+const fnCall = (over: Partial<CompletionRequest> = {}): CompletionRequest => ({
+  fn: "tiny",
+  messages: [
+    { role: "system", content: "Classify the sentiment." },
+    { role: "user", content: "a fine day" },
+  ],
+  schema: { name: "tiny", schema: TinyResult },
+  ...over,
+});
+const completed = (p: OpenAILikeProvider, over: Partial<CompletionRequest> = {}) => settle(p.complete(fnCall(over)));
+const attempted = (
+  p: OpenAILikeProvider,
+  signal = new AbortController().signal,
+  def: AnyFunctionDef = tiny,
+  request: unknown = { text: "a fine day" },
+) => settle(attemptFunction({ def, request, accountId: "acct_contract", provider: p, signal }));
+
+describe.each(TRANSPORTS)("%s transport, function calls", (transport) => {
+  test("the body: model, messages, options and the adapted schema as json_schema; the answer parsed and its nulls removed", async () => {
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    sim.program([{ content: '{"label":"positive","score":0.5,"keywords":["fine"],"note":null}' }]);
+    const out = await completed(provider(transport), { temperature: 0.2, maxTokens: 300, headers: { traceparent } });
+    if (!("ok" in out)) throw new Error(JSON.stringify(out));
+    const result = out.ok as { text: string; model: string; usage?: unknown; finishReason?: string };
+    expect(JSON.parse(result.text)).toEqual({ label: "positive", score: 0.5, keywords: ["fine"] });
+    expect(result.model).toBe("sim-model");
+    expect(result.usage).toBeDefined();
+    expect(result.finishReason).toBe("stop");
+    const rec = sim.calls.requests[0];
+    expect(rec?.path).toBe("/v1/chat/completions");
+    expect(rec?.headers.authorization).toBe("Bearer sk-contract");
+    expect(rec?.headers.traceparent).toBe(traceparent);
+    const structured = toStructured(TinyResult);
+    expect(JSON.stringify(rec?.body)).toBe(
+      JSON.stringify({
+        model: "sim-model",
+        messages: fnCall().messages,
+        temperature: 0.2,
+        max_tokens: 300,
+        response_format: { type: "json_schema", json_schema: { name: "tiny", strict: true, schema: structured.schema } },
+        stream: false,
+      }),
+    );
+  });
+
+  test.each([
+    ["openai-compatible", "sim-model"],
+    ["groq", "llama-3.3-70b-versatile"],
+  ] as const)(
+    "a server without json_schema (%s): one 400, then json_object with the schema in the prompt, remembered per model",
+    async (kind, model) => {
+      sim.configure({ rejectJsonSchema: true });
+      const p = provider(transport, kind);
+      expect(await completed(p)).toMatchObject({ ok: { model } });
+      expect(await completed(p)).toMatchObject({ ok: { model } });
+      const formats = sim.calls.requests.map((r) => (r.body.response_format as { type: string }).type);
+      expect(formats).toEqual(["json_schema", "json_object", "json_object"]);
+      const messages = sim.calls.requests[1]?.body.messages as { role: string; content: string }[];
+      expect(messages[0]?.content).toContain("matching this JSON Schema");
+      expect(p.supportsJsonSchema(model)).toBe(false);
+    },
+  );
+
+  test("a function attempt: a valid answer passes; an invalid one is repaired once; two are invalid_output", async () => {
+    const p = provider(transport);
+    expect(await attempted(p)).toMatchObject({ ok: { model: "sim-model", result: { label: expect.any(String) } } });
+    sim.program([{ schemaInvalid: true }]);
+    expect(await attempted(p)).toMatchObject({ ok: { model: "sim-model" } });
+    sim.program([{ schemaInvalid: true }, { malformed: true }]);
+    expect(await attempted(p)).toMatchObject({ error: { kind: "invalid_output" } });
+    expect(sim.calls.count).toBe(5);
+  });
+
+  test("the provider's timeout, the caller's abort: the upstream sees both; no retry", async () => {
+    sim.program([{ delayMs: 1000 }, { delayMs: 1000 }]);
+    expect(await completed(provider(transport, "openai", { timeout_ms: 150 }))).toMatchObject({ error: { kind: "timeout" } });
+    const ctrl = new AbortController();
+    setTimeout(() => ctrl.abort(), 50);
+    expect(await completed(provider(transport), { signal: ctrl.signal })).toMatchObject({ error: { kind: "aborted" } });
+    await Bun.sleep(50);
+    expect(sim.calls.requests.map((r) => r.aborted)).toEqual([true, true]);
+  });
+});
+
+/** Failure modes of a function call whose every field must be the same through both transports. */
+const FN_PARITY: { name: string; faults: Fault[]; kind?: Kind; attempt?: boolean; sentiment?: unknown }[] = [
+  ...PARITY.filter((c) => !c.stream).map((c) => ({ name: c.name, faults: c.faults, kind: c.kind })),
+  { name: "an answer", faults: [] },
+  { name: "an answer, Groq", faults: [], kind: "groq" },
+  { name: "a 200 whose choices are not a list", faults: [{ raw: { body: '{"id":"x","choices":{}}' } }] },
+  { name: "a choice without a message", faults: [{ raw: { body: '{"id":"x","model":"m","choices":[{}]}' } }] },
+  { name: "an attempt answered", faults: [], attempt: true },
+  { name: "an attempt repaired", faults: [{ schemaInvalid: true }], attempt: true },
+  { name: "an attempt invalid twice", faults: [{ malformed: true }, { schemaInvalid: true }], attempt: true },
+  { name: "an attempt on a 500", faults: [{ status: 500 }], attempt: true },
+  { name: "an attempt whose repair is refused", faults: [{ malformed: true }, { status: 429, retryAfter: 1 }], attempt: true },
+  // a catalog function: its shared system message (written once, its JSON kept) and the caller's aspects
+  { name: "sentiment-analysis", faults: [], attempt: true, sentiment: { text: "Great screen. Poor battery." } },
+  {
+    name: "sentiment-analysis with aspects, repaired",
+    faults: [{ schemaInvalid: true }],
+    attempt: true,
+    sentiment: { text: "Great screen. Poor battery.", aspects: ["screen", "battery"] },
+  },
+];
+
+describe("both transports end each function call alike, and send the same body", () => {
+  for (const c of FN_PARITY) {
+    test(c.name, async () => {
+      const outcomes: unknown[] = [];
+      const bodies: unknown[] = [];
+      for (const transport of TRANSPORTS) {
+        sim.reset();
+        sim.program(c.faults);
+        const p = provider(transport, c.kind ?? "openai");
+        const run = c.sentiment
+          ? attempted(p, undefined, sentiment, c.sentiment)
+          : c.attempt
+            ? attempted(p)
+            : completed(p, { temperature: 0 });
+        outcomes.push(await run);
+        bodies.push(sim.calls.requests.map((r) => ({ path: r.path, body: r.body })));
+      }
+      expect(outcomes[0]).toEqual(outcomes[1]);
+      expect(bodies[0]).toEqual(bodies[1]);
     });
   }
 });

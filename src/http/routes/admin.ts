@@ -12,6 +12,7 @@ import { readJsonBody } from "../body";
 import { edgePlugin } from "../edge-plugin";
 import { limitOffset } from "../query";
 import { ok } from "../respond";
+import { usageNames } from "./usage-names";
 
 const CreateAccount = T.Object({
   name: T.Optional(T.String({ maxLength: 200 })),
@@ -42,6 +43,7 @@ const UpdateKey = T.Object({ policy: T.Unknown() });
  */
 export function adminRoutes(deps: AppDeps) {
   const { config, keys, ledger } = deps;
+  const known = usageNames(deps.functions);
   const body = async <S extends Parameters<typeof validateAgainst>[0]>(request: Request, schema: S) =>
     validateAgainst<import("@sinclair/typebox").Static<S>>(
       schema,
@@ -121,7 +123,7 @@ export function adminRoutes(deps: AppDeps) {
       async ({ state, request }) => {
         const b = await body(request, CreateKey);
         try {
-          const policy = applyPolicyPatch(undefined, parsePolicyPatch(b.policy));
+          const policy = applyPolicyPatch(undefined, parsePolicyPatch(b.policy, known));
           const created = await keys.createKey({
             label: b.label,
             accountId: b.account_id,
@@ -169,7 +171,7 @@ export function adminRoutes(deps: AppDeps) {
       async ({ state, request, params }) => {
         const b = await body(request, UpdateKey);
         // policy: null clears every field
-        const patch = b.policy === null ? clearAll() : parsePolicyPatch(b.policy);
+        const patch = b.policy === null ? clearAll() : parsePolicyPatch(b.policy, known);
         const view = await keys.setPolicy(params.id, patch);
         if (!view) throw new GatewayError("not_found", "key not found");
         return ok(state, "key policy updated", await withMonthSpend(ledger, view));

@@ -49,15 +49,6 @@ function errorAnswer(request: Request, state: RequestState, err: unknown): Respo
   return openAiError(state, e.status, { message: e.message, type: errorType(e.code), param: e.param, code: e.code }, headers);
 }
 
-/** A model id from the path; a broken percent-encoding is the client's error, not ours. */
-function decodedId(raw: string): string {
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    throw invalidRequest("the model id in the path is not valid percent-encoding", "model");
-  }
-}
-
 /** Only what routing and billing need; everything else is the provider's to judge. */
 function checkShape(api: ProxyApi, body: Record<string, unknown>): void {
   if (body.model !== undefined && typeof body.model !== "string") throw invalidRequest("model must be a string", "model");
@@ -126,6 +117,11 @@ function withoutUsage(event: unknown): unknown {
   return Array.isArray(rest.choices) && rest.choices.length === 0 ? null : rest;
 }
 
+function withoutApiKey(raw: Record<string, unknown>): Record<string, unknown> {
+  const { api_key: _key, ...body } = raw;
+  return body;
+}
+
 const Loose = (description: string) => T.Object({}, { additionalProperties: true, description });
 
 /**
@@ -140,7 +136,8 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const fn = API_FN[api];
     const { auth, body: raw } = edge;
     const t = performance.now();
-    const { api_key: _key, ...body } = raw;
+    // a key sent in the body is not forwarded; the usual body, without one, is used as parsed (no copy)
+    const body = "api_key" in raw ? withoutApiKey(raw) : raw;
     checkShape(api, body);
     // the model asked for, until one answers (the request log)
     if (typeof body.model === "string") state.model = body.model.slice(0, 200);
@@ -472,7 +469,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
   // the same edge as every authenticated route (the edge plugin): authentication, then the key's rate limit
   const listing = async (state: RequestState, request: Request, rawId?: string): Promise<Response> => {
     try {
-      const id = rawId === undefined ? undefined : decodedId(rawId);
+      const id = rawId === undefined ? undefined : decodeURIComponent(rawId); // the edge refused a path that does not decode;
       const body = id === undefined ? { object: "list", data: modelList() } : modelById(id);
       if (!body) throw modelNotFound(id ?? "");
       state.status = 200;

@@ -137,7 +137,7 @@ export function accountPages(deps: DashboardDeps) {
       async ({ c, holder: h, params }) => {
         const form = await readForm(deps, c);
         try {
-          await narrowOwnKey(deps, h.accountId, params.id, policyFromForm(form));
+          await narrowOwnKey(deps, h.accountId, params.id, policyFromForm(deps, form));
         } catch (e) {
           // refused: the keys page again, saying why (a browser without JavaScript sees a page)
           if (e instanceof GatewayError && [400, 403, 404].includes(e.status)) return keysPageFor(c, h, e.status, e.message);

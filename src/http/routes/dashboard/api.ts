@@ -11,10 +11,12 @@ import { readJsonBody } from "../../body";
 import { edgePlugin, functionEdge } from "../../edge-plugin";
 import { limitOffset } from "../../query";
 import { ok } from "../../respond";
+import { usageNames } from "../usage-names";
 import { createOwnKey, type DashboardDeps, detail, KEY_PAGE, LEDGER_PAGE, narrowOwnKey, revokeKey } from "./common";
 
 export function dashboardApi(deps: DashboardDeps) {
   const { config, keys, ledger } = deps;
+  const known = usageNames(deps.functions);
   const store = deps.dashboard;
   /** The function the playground runs: 404 for a name no function has. */
   const functionNamed = (name: string | undefined) => {
@@ -75,7 +77,7 @@ export function dashboardApi(deps: DashboardDeps) {
       "/dashboard/api/keys/:id",
       async ({ c, holder: h, params }) => {
         const b = await readJsonBody(c.request, config.limits);
-        await narrowOwnKey(deps, h.accountId, params.id, parsePolicyPatch(b.policy));
+        await narrowOwnKey(deps, h.accountId, params.id, parsePolicyPatch(b.policy, known));
         return ok(c.state, "key policy updated", await keyDetail(keys, ledger, params.id));
       },
       {

@@ -14,6 +14,7 @@ import { GatewayError } from "../../../errors";
 import { rateLimitHeaders } from "../../../ratelimit/limiter";
 import { readBytes } from "../../body";
 import type { FunctionPipeline } from "../../pipeline";
+import { usageNames } from "../usage-names";
 import type { Html } from "./html";
 import * as pages from "./pages";
 
@@ -127,8 +128,8 @@ export async function revokeKey(deps: Pick<AppDeps, "keys">, accountId: string |
 }
 
 /** A policy form's fields as a patch: an empty field clears that limit. */
-export const policyFromForm = (form: URLSearchParams): PolicyPatch =>
-  policyPatchFromText(Object.fromEntries(POLICY_FIELDS.map((f) => [f, form.get(f) ?? undefined])));
+export const policyFromForm = (deps: Pick<AppDeps, "functions">, form: URLSearchParams): PolicyPatch =>
+  policyPatchFromText(Object.fromEntries(POLICY_FIELDS.map((f) => [f, form.get(f) ?? undefined])), usageNames(deps.functions));
 
 /**
  * An account holder's change to one of its keys' policies: it may only narrow it (a subset of

@@ -151,7 +151,7 @@ export function operatorConsole(deps: DashboardDeps) {
       "/dashboard/operator/keys/:id/policy",
       operatorPost<{ id: string }>(
         async (form, params) => {
-          const view = await keys.setPolicy(params.id, policyFromForm(form));
+          const view = await keys.setPolicy(params.id, policyFromForm(deps, form));
           if (!view) throw new GatewayError("not_found", "key not found");
           return accountPath(view.account_id);
         },
