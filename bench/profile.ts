@@ -10,12 +10,14 @@
  * `/v1/chat/completions` with `Cache-Control: no-cache`), `function` (sentiment-analysis through
  * the simulator, cache bypassed; `--function` is its old name), `cache` (the same call, primed, then
  * cache hits), `reject401` (a key that does not exist) or `reject429` (a key of the plan `tight`,
- * over its limit after the first call). --tree runs the gateway of another checkout (a directory
+ * over its limit after the first call) or `cluster` (the function call on two nodes on PostgreSQL
+ * and Redis, both profiled, with Redis commands and PostgreSQL transactions per call). --tree runs the gateway of another checkout (a directory
  * holding a commit's tree, as bench/lib/tree.ts checks them out) instead of this one.
  */
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { startClusterNodes } from "./lib/cluster";
 import { startGateway } from "./lib/gateway";
 import { freePort, pin, ROOT, spawnChild, waitFor } from "./lib/proc";
 import {
@@ -41,13 +43,13 @@ const { values } = parseArgs({
   },
 });
 const scenario = values.scenario ?? (values.function ? "function" : "compat");
-if (!(GATEWAY_SCENARIOS as readonly string[]).includes(scenario)) {
-  console.error(`--scenario: one of ${GATEWAY_SCENARIOS.join(", ")}`);
+if (scenario !== "cluster" && !(GATEWAY_SCENARIOS as readonly string[]).includes(scenario)) {
+  console.error(`--scenario: one of ${GATEWAY_SCENARIOS.join(", ")}, cluster`);
   process.exit(2);
 }
 
 /** what the scenario sends (the same request as bench/run.ts's scenario of that name) */
-const request = GATEWAY_REQUESTS[scenario as GatewayScenario];
+const request = GATEWAY_REQUESTS[scenario === "cluster" ? "function" : (scenario as GatewayScenario)];
 const { path, body } = request.candidates[0] as Candidate;
 
 interface ProfileNode {
@@ -109,6 +111,80 @@ if (values.summarize) {
   process.exit(0);
 }
 
+/** Redis commands by name since the last CONFIG RESETSTAT (INFO commandstats) */
+async function redisCommands(redis: import("bun").RedisClient): Promise<Record<string, number>> {
+  const info = String(await redis.send("INFO", ["commandstats"]));
+  const out: Record<string, number> = {};
+  for (const m of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) out[m[1] as string] = Number(m[2]);
+  return out;
+}
+
+/**
+ * The `cluster` scenario: two nodes on PostgreSQL + Redis (bench/lib/cluster.ts), both under
+ * --cpu-prof, the load split over them; and what a call asks of the shared servers, counted from
+ * outside: Redis commands (INFO commandstats, the whole server: run it alone) and PostgreSQL
+ * transactions (pg_stat_database of the run's database) per answered call.
+ */
+async function profileCluster(simUrl: string): Promise<void> {
+  const { RedisClient, SQL } = await import("bun");
+  const cluster = await startClusterNodes({
+    simUrl,
+    tree: values.tree,
+    bunFlags: ["--cpu-prof", `--cpu-prof-dir=${values.out}`],
+  });
+  const redisUrl = process.env.TEXTAI_BENCH_REDIS_CLUSTER
+    ? null
+    : (process.env.TEXTAI_BENCH_REDIS ?? "redis://127.0.0.1:6379/14");
+  const redis = redisUrl ? new RedisClient(redisUrl, { autoReconnect: false }) : null;
+  const pg = new SQL(process.env.TEXTAI_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/test", { max: 1 });
+  const xacts = async () => {
+    const [row] =
+      await pg`SELECT (xact_commit + xact_rollback)::float8 AS n FROM pg_stat_database WHERE datname = ${cluster.database}`;
+    return Number(row?.n ?? 0);
+  };
+  try {
+    const fn = GATEWAY_REQUESTS.function;
+    const { path: p, body: b } = fn.candidates[0] as Candidate;
+    const load = (seconds: number) =>
+      Promise.all(
+        cluster.nodes.map((n) =>
+          runLoad({
+            url: n.url + p,
+            method: "POST",
+            headers: requestHeaders(fn, cluster.nodes[0].keys.bench as string),
+            body: b,
+            connections: Math.max(1, Math.round(Number(values.connections) / cluster.nodes.length)),
+            duration: seconds,
+          }),
+        ),
+      );
+    await load(1);
+    await redis?.send("CONFIG", ["RESETSTAT"]);
+    const x0 = await xacts();
+    const rs = await load(Number(values.seconds));
+    const calls = rs.reduce((a, r) => a + r.requests, 0);
+    const x1 = await xacts();
+    const statuses: Record<string, number> = {};
+    for (const r of rs) for (const [c, k] of Object.entries(r.statuses)) statuses[c] = (statuses[c] ?? 0) + k;
+    console.log(
+      `load: ${rs.reduce((a, r) => a + r.rps, 0).toFixed(0)} req/s over ${cluster.nodes.length} nodes, statuses ${JSON.stringify(statuses)}`,
+    );
+    if (redis) {
+      const cmds = await redisCommands(redis);
+      const per = Object.entries(cmds)
+        .filter(([c]) => c !== "info" && c !== "config|resetstat")
+        .map(([c, k]) => `${c} ${(k / calls).toFixed(3)}`)
+        .join(", ");
+      console.log(`redis commands per call: ${per}`);
+    }
+    console.log(`postgres transactions per call: ${((x1 - x0) / calls).toFixed(3)} (stats lag up to 0.5 s)`);
+  } finally {
+    redis?.close();
+    await pg.close();
+    await cluster.stop();
+  }
+}
+
 mkdirSync(values.out, { recursive: true });
 const simPort = freePort();
 const sim = spawnChild(
@@ -121,27 +197,30 @@ try {
   const simUrl = `http://127.0.0.1:${simPort}`;
   await waitFor(`${simUrl}/v1/models`);
   const before = new Set(readdirSync(values.out));
-  const gw = await startGateway({
-    simUrl,
-    tree: values.tree,
-    keyPlans: ["bench", "tight"],
-    bunFlags: ["--cpu-prof", `--cpu-prof-dir=${values.out}`],
-  });
-  try {
-    const key = request.key === "bad" ? UNKNOWN_KEY : (gw.keys[request.key] as string);
-    const spec = {
-      url: gw.url + path,
-      method: "POST" as const,
-      headers: requestHeaders(request, key),
-      body,
-      connections: Number(values.connections),
-    };
-    if (request.prime) await (await fetch(spec.url, { method: "POST", headers: spec.headers, body: spec.body })).text();
-    await runLoad({ ...spec, duration: 1 });
-    const r = await runLoad({ ...spec, duration: Number(values.seconds) });
-    console.log(`load: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(3)} ms, statuses ${JSON.stringify(r.statuses)}`);
-  } finally {
-    await gw.stop();
+  if (scenario === "cluster") await profileCluster(simUrl);
+  else {
+    const gw = await startGateway({
+      simUrl,
+      tree: values.tree,
+      keyPlans: ["bench", "tight"],
+      bunFlags: ["--cpu-prof", `--cpu-prof-dir=${values.out}`],
+    });
+    try {
+      const key = request.key === "bad" ? UNKNOWN_KEY : (gw.keys[request.key] as string);
+      const spec = {
+        url: gw.url + path,
+        method: "POST" as const,
+        headers: requestHeaders(request, key),
+        body,
+        connections: Number(values.connections),
+      };
+      if (request.prime) await (await fetch(spec.url, { method: "POST", headers: spec.headers, body: spec.body })).text();
+      await runLoad({ ...spec, duration: 1 });
+      const r = await runLoad({ ...spec, duration: Number(values.seconds) });
+      console.log(`load: ${r.rps.toFixed(0)} req/s, p50 ${r.p50.toFixed(3)} ms, statuses ${JSON.stringify(r.statuses)}`);
+    } finally {
+      await gw.stop();
+    }
   }
   const made = readdirSync(values.out).filter((f) => f.endsWith(".cpuprofile") && !before.has(f));
   for (const f of made) {

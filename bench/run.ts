@@ -20,6 +20,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startClusterNodes } from "./lib/cluster";
 import { FOOTPRINT_IDS, type Footprint, footprintTable, footprintTargets, measureFootprint } from "./lib/footprint";
 import { type Gateway, startGateway } from "./lib/gateway";
 import { benchHelp, parseBenchArgs } from "./lib/options";
@@ -479,44 +480,13 @@ async function openTarget(sc: Scenario): Promise<OpenTarget> {
 }
 
 /**
- * Two gateway nodes on a fresh PostgreSQL database and a flushed Redis db (TEXTAI_BENCH_PG,
- * TEXTAI_BENCH_REDIS; default the loopback servers), both pinned to the single node's CPU, so the
- * ratio to the single-node "function" scenario is the cost of the shared servers per request.
+ * Two gateway nodes on a fresh PostgreSQL database and a flushed Redis db (bench/lib/cluster.ts),
+ * both pinned to the single node's CPU, so the ratio to the single-node "function" scenario is the
+ * cost of the shared servers per request.
  */
 async function openCluster(sc: Scenario, base: Record<string, string>): Promise<OpenTarget> {
-  const { SQL, RedisClient } = await import("bun");
-  const pgAdmin = process.env.TEXTAI_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/test";
-  const redisUrl = process.env.TEXTAI_BENCH_REDIS ?? "redis://127.0.0.1:6379/14";
-  const name = `textai_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
-  const admin = new SQL(pgAdmin, { connectionTimeout: 2 });
-  try {
-    await admin.unsafe(`CREATE DATABASE ${name}`);
-  } catch (e) {
-    throw new Error(`PostgreSQL unreachable at ${pgAdmin}: ${(e as Error).message}`);
-  } finally {
-    await admin.close();
-  }
-  const redis = new RedisClient(redisUrl, { autoReconnect: false, connectionTimeout: 2000 });
-  await redis.connect();
-  await redis.send("FLUSHDB", []);
-  redis.close();
-  const dbUrl = new URL(pgAdmin);
-  dbUrl.pathname = `/${name}`;
-  const env = { TEXTAI_DATABASE_URL: dbUrl.toString(), TEXTAI_REDIS_URL: redisUrl };
-  const nodes: Gateway[] = [];
-  const drop = async () => {
-    const a = new SQL(pgAdmin);
-    await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-    await a.close();
-  };
-  try {
-    nodes.push(await startGateway({ simUrl, keyPlans: ["bench"], env }));
-    nodes.push(await startGateway({ simUrl, keyPlans: ["bench"], env }));
-  } catch (e) {
-    for (const n of nodes) await n.stop();
-    await drop();
-    throw e;
-  }
+  const cluster = await startClusterNodes({ simUrl, keyPlans: ["bench"] });
+  const { nodes } = cluster;
   const headers: Record<string, string> = { ...base, "x-api-key": nodes[0].keys.bench as string };
   if (sc.cacheBypass) headers["cache-control"] = "no-cache";
   return {
@@ -524,10 +494,7 @@ async function openCluster(sc: Scenario, base: Record<string, string>): Promise<
     urls: nodes.map((n) => n.url),
     pids: nodes.map((n) => n.pid),
     headers,
-    async stop() {
-      for (const n of nodes) await n.stop();
-      await drop();
-    },
+    stop: () => cluster.stop(),
   };
 }
 

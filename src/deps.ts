@@ -2,6 +2,7 @@
 import type { Elysia } from "elysia";
 import type { KeyStore } from "./auth/interface";
 import type { ResponseCache } from "./cache/interface";
+import type { CallStarter } from "./callstart/interface";
 import type { Config } from "./config";
 import type { CreditLedger } from "./credits/interface";
 import type { DashboardStore, SignInAttempts } from "./dashboard/interface";
@@ -38,6 +39,8 @@ export interface ServiceDeps {
   limiter: RateLimiter;
   cache: ResponseCache;
   idempotency: IdempotencyStore;
+  /** a function call's first trip (limits, Idempotency-Key, cache) as one, when they are in Redis; null on a single node */
+  callStarter?: CallStarter | null;
   /** logins and sessions of the dashboard, beside the accounts */
   dashboard: DashboardStore;
   /** failed dashboard sign-ins, counted for the whole cluster when Redis is configured */

@@ -2,6 +2,7 @@ import type { KeyStore } from "./auth/interface";
 import { SqliteKeyStore } from "./auth/sqlite";
 import type { ResponseCache } from "./cache/interface";
 import { MemoryResponseCache } from "./cache/memory";
+import type { CallStarter } from "./callstart/interface";
 import { type Config, maxKeysFor } from "./config";
 import type { CreditLedger } from "./credits/interface";
 import { SqliteCreditLedger } from "./credits/sqlite";
@@ -40,6 +41,7 @@ const redisParts = () => ({
   ...(require("./ratelimit/redis") as typeof import("./ratelimit/redis")),
   ...(require("./cache/redis") as typeof import("./cache/redis")),
   ...(require("./idempotency/redis") as typeof import("./idempotency/redis")),
+  ...(require("./callstart/redis") as typeof import("./callstart/redis")),
   ...(require("./dashboard/signin-redis") as typeof import("./dashboard/signin-redis")),
 });
 
@@ -64,9 +66,36 @@ export interface Services extends ServiceDeps {
 
 /** The services as the app sees them: interfaces only. */
 export function serviceDeps(s: Services): ServiceDeps {
-  const { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, knowledge, secrets, requestLog, dependencies } =
-    s;
-  return { storage, keys, ledger, limiter, cache, idempotency, dashboard, signIns, knowledge, secrets, requestLog, dependencies };
+  const {
+    storage,
+    keys,
+    ledger,
+    limiter,
+    cache,
+    idempotency,
+    callStarter,
+    dashboard,
+    signIns,
+    knowledge,
+    secrets,
+    requestLog,
+    dependencies,
+  } = s;
+  return {
+    storage,
+    keys,
+    ledger,
+    limiter,
+    cache,
+    idempotency,
+    callStarter,
+    dashboard,
+    signIns,
+    knowledge,
+    secrets,
+    requestLog,
+    dependencies,
+  };
 }
 
 export interface ServiceOptions {
@@ -125,20 +154,25 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
   let limiter: RateLimiter;
   let cache: ResponseCache;
   let idempotency: IdempotencyStore;
+  let callStarter: CallStarter | null = null;
   let signIns: SignInAttempts;
   const rd = config.redisUrl ? redisParts() : null;
   const redis: RedisLink | null =
     rd && config.redisUrl ? new rd.RedisLink(config.redisUrl, opts.logger, { cluster: config.redisCluster }) : null;
   if (rd && redis) {
-    limiter = new rd.RedisRateLimiter(redis, config.plans, opts.now);
-    cache = new rd.RedisResponseCache(redis, {
+    const redisLimiter = new rd.RedisRateLimiter(redis, config.plans, opts.now);
+    const redisCache = new rd.RedisResponseCache(redis, {
       ttlMs: config.cache.ttlSeconds * 1000,
       maxEntries: config.cache.maxEntries,
       maxEntryBytes: 1 << 20,
       // a producer that died holds its lock this long at most; the waiting nodes then call the provider
       lockMs: Math.min(config.limits.requestTimeoutMs, 15_000),
     });
-    idempotency = new rd.RedisIdempotencyStore(redis, idempotencyOptions);
+    const redisIdempotency = new rd.RedisIdempotencyStore(redis, idempotencyOptions);
+    limiter = redisLimiter;
+    cache = redisCache;
+    idempotency = redisIdempotency;
+    callStarter = new rd.RedisCallStarter(redis, redisLimiter, redisIdempotency, redisCache);
     signIns = new rd.RedisSignInLimiter(redis, SIGN_IN_LIMITS, opts.now);
     // a revocation anywhere drops the key from every node's key cache at once
     keys.onRevoke = (hash) => redis.publish(REVOKED, hash);
@@ -176,6 +210,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     limiter,
     cache,
     idempotency,
+    callStarter,
     dashboard,
     signIns,
     knowledge,

@@ -4,9 +4,11 @@ import type { CachedAnswer, CacheStats, ResponseCache } from "./interface";
 /**
  * Stores an answer and indexes it by time in its account's index (KEYS[2], which shares the
  * answer's hash tag on a cluster), trimmed to the entry bound (oldest first). The index expires
- * with the account's last answer.
+ * with the account's last answer. In the same trip, frees the producer's single-flight lock
+ * (KEYS[3]) if it still holds it (ARGV[5], its owner token; empty: it holds none).
  */
 const STORE = `
+if ARGV[5] ~= '' and redis.call('GET', KEYS[3]) == ARGV[5] then redis.call('DEL', KEYS[3]) end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], KEYS[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', tonumber(ARGV[3]) - tonumber(ARGV[2]))
@@ -20,6 +22,9 @@ end
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 return n
 `;
+
+/** frees a single-flight lock if the caller still holds it */
+const UNLOCK = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 
 const POLL_MS = 20;
 
@@ -42,12 +47,17 @@ export class RedisResponseCache implements ResponseCache {
     private opts: { ttlMs: number; maxEntries: number; maxEntryBytes: number; lockMs: number },
   ) {}
 
-  private key(scope: string, key: string): string {
+  /** The Redis key of an account's answer to a request (`key`: the request's digest). */
+  entryKey(scope: string, key: string): string {
     return this.link.accountKey(scope, "cache", key);
   }
 
   async get(scope: string, key: string): Promise<CachedAnswer | null> {
-    const hit = await this.read(this.key(scope, key));
+    return this.counted(await this.read(this.entryKey(scope, key)));
+  }
+
+  /** A lookup's answer, counted as a hit or a miss (a GET made elsewhere: the call's first trip). */
+  counted(hit: CachedAnswer | null): CachedAnswer | null {
     if (hit) this.stats.hits++;
     else this.stats.misses++;
     return hit;
@@ -63,17 +73,20 @@ export class RedisResponseCache implements ResponseCache {
     }
   }
 
-  private async store(scope: string, k: string, answer: CachedAnswer): Promise<void> {
+  /** Keeps an answer; true when its store also freed the lock `owner` held (one trip for both). */
+  private async store(scope: string, k: string, answer: CachedAnswer, owner: string | null): Promise<boolean> {
     const value = JSON.stringify({ json: answer.json, provider: answer.provider, model: answer.model, notes: answer.notes });
-    if (value.length > this.opts.maxEntryBytes || !this.link.up) return;
+    if (value.length > this.opts.maxEntryBytes || !this.link.up) return false;
     try {
       await this.link.eval<number>(
         STORE,
-        [k, this.link.accountKey(scope, "cacheidx")],
-        [value, String(this.opts.ttlMs), String(Date.now()), String(this.opts.maxEntries)],
+        [k, this.link.accountKey(scope, "cacheidx"), `${k}:lock`],
+        [value, String(this.opts.ttlMs), String(Date.now()), String(this.opts.maxEntries), owner ?? ""],
       );
+      return owner !== null;
     } catch {
       // not kept: the next identical request calls the provider again
+      return false;
     }
   }
 
@@ -83,7 +96,7 @@ export class RedisResponseCache implements ResponseCache {
     produce: () => Promise<T>,
     adopt: (hit: CachedAnswer) => T,
   ): Promise<{ answer: T; shared: boolean }> {
-    const k = this.key(scope, cacheKey);
+    const k = this.entryKey(scope, cacheKey);
     const local = this.inflight.get(k) as Promise<T> | undefined;
     if (local) return { answer: await local, shared: true };
     let resolveShared!: (v: { answer: T; shared: boolean }) => void;
@@ -129,15 +142,13 @@ export class RedisResponseCache implements ResponseCache {
         claimed = true;
       }
     }
+    let unlocked = false;
     try {
       const answer = await produce();
-      await this.store(scope, k, answer);
+      unlocked = await this.store(scope, k, answer, claimed ? owner : null);
       return { answer, shared: false };
     } finally {
-      if (claimed && this.link.up)
-        void this.link
-          .eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", [lock], [owner])
-          .catch(() => {});
+      if (claimed && !unlocked && this.link.up) void this.link.eval(UNLOCK, [lock], [owner]).catch(() => {});
     }
   }
 

@@ -18,6 +18,8 @@ export interface ChargedAnswerCall<A extends CachedAnswer> {
   priced?: (answer: A) => { credits: number; tokens: TokenUsage };
   /** null when the cache is bypassed */
   cacheKey: string | null;
+  /** the cache's answer when the call already looked it up (in its first trip to Redis) */
+  lookedUp?: { hit: CachedAnswer | null };
   details: (provider: string, cached: boolean) => ChargeDetails;
   insufficient: () => Error | Promise<Error>;
   /** calls the provider(s); shared by concurrent identical requests when the cache is on */
@@ -41,7 +43,7 @@ export async function chargedAnswer<A extends CachedAnswer>(
 ): Promise<{ answer: A; reservation: Reservation; cached: boolean }> {
   const { ledger, cache, mark } = c;
   let t = performance.now();
-  const hit = c.cacheKey !== null ? await cache.get(c.accountId, c.cacheKey) : null;
+  const hit = c.lookedUp ? c.lookedUp.hit : c.cacheKey !== null ? await cache.get(c.accountId, c.cacheKey) : null;
   t = mark("cache", t);
   if (c.paid) {
     const answer = hit ? c.fromCache(hit) : await c.produce();

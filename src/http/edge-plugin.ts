@@ -40,6 +40,11 @@ export interface KeyEdge {
   rateClass?: RateClass;
   /** read the JSON body; by default for POST, PUT and PATCH */
   body?: boolean;
+  /**
+   * a function call the pipeline runs: with Redis (`callStarter`), the rate limit is left to the
+   * call's first trip (http/pipeline.ts), taken with its Idempotency-Key claim and cache lookup
+   */
+  deferLimit?: boolean;
 }
 
 export interface AdminEdge {
@@ -50,15 +55,18 @@ export interface AdminEdge {
 }
 
 /** A function call's edge: its name and rate class, the body always read. */
-export const functionEdge = (def: Pick<AnyFunctionDef, "name" | "rateClass">): Required<KeyEdge> => ({
+export const functionEdge = (def: Pick<AnyFunctionDef, "name" | "rateClass" | "prepare">): Required<KeyEdge> => ({
   fn: def.name,
   rateClass: def.rateClass,
   body: true,
+  // a function that prepares its request (embeds a query) sends it out before its first trip: limited here
+  deferLimit: def.prepare === undefined,
 });
 
 const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
 
-export type EdgeDeps = Pick<AppDeps, "keys" | "limiter" | "config" | "signIns" | "dashboard">;
+export type EdgeDeps = Pick<AppDeps, "keys" | "limiter" | "config" | "signIns" | "dashboard"> &
+  Partial<Pick<AppDeps, "callStarter">>;
 
 export type EdgeKind = "key" | "admin" | "session" | "operator";
 
@@ -138,6 +146,7 @@ export function edgePlugin(deps: EdgeDeps) {
           fn: opts.fn,
           rateClass: opts.rateClass ?? "standard",
           body: opts.body ?? BODY_METHODS.has(request.method),
+          deferLimit: opts.deferLimit === true && deps.callStarter != null,
         });
         return { state, auth, payload: body };
       }),
@@ -170,6 +179,7 @@ export function edgePlugin(deps: EdgeDeps) {
           rateClass: edge.rateClass ?? "standard",
           body: edge.body ?? BODY_METHODS.has(request.method),
           auth: caller,
+          deferLimit: edge.deferLimit === true && deps.callStarter != null,
         });
         return { c, holder, state: c.state, auth, payload: body };
       }),

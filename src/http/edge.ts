@@ -3,7 +3,7 @@ import type { AuthInfo, KeyStore } from "../auth/interface";
 import { checkFunction } from "../auth/policy";
 import type { Config } from "../config";
 import { GatewayError } from "../errors";
-import type { RateClass, RateLimiter } from "../ratelimit/interface";
+import type { RateClass, RateDecision, RateLimiter } from "../ratelimit/interface";
 import { rateLimitHeaders } from "../ratelimit/limiter";
 import { readJson } from "./body";
 import { brokenPath, decodablePath, pathOf } from "./path";
@@ -31,7 +31,7 @@ export async function requestEdge(
   deps: EdgeDeps,
   request: Request,
   state: RequestState,
-  opts: { fn: string; rateClass: RateClass; body: boolean; auth?: AuthInfo },
+  opts: { fn: string; rateClass: RateClass; body: boolean; auth?: AuthInfo; deferLimit?: boolean },
 ): Promise<Edge> {
   state.fn = opts.fn;
   let t = performance.now();
@@ -46,17 +46,43 @@ export async function requestEdge(
   // the credential first (401 wins, as on every route), then the path its parameters come from
   if (!decodablePath(state.path ?? pathOf(request.url))) throw brokenPath();
   checkFunction(auth.policy, opts.fn);
+  if (opts.deferLimit) {
+    // the function pipeline takes it in the call's first trip to Redis (or with takeLimit, if the
+    // call ends before that trip), so that a refused call is refused exactly as here
+    state.limitDeferred = { fn: opts.fn, rateClass: opts.rateClass };
+    return { auth, body };
+  }
+  await takeLimit(deps, auth, state, opts.fn, opts.rateClass, t);
+  return { auth, body };
+}
+
+/** One request from the key's own bucket for `fn` (if its policy sets one), then from the account's. */
+export async function takeLimit(
+  deps: Pick<EdgeDeps, "limiter">,
+  auth: AuthInfo,
+  state: RequestState,
+  fn: string,
+  rateClass: RateClass,
+  since = performance.now(),
+): Promise<void> {
   const keyLimit = auth.policy?.rate_limit_per_minute;
-  const own = keyLimit !== undefined ? await deps.limiter.checkKey(auth.keyId, opts.fn, keyLimit) : null;
-  const d = own && !own.allowed ? own : await deps.limiter.check(auth.accountId, auth.plan, opts.fn, opts.rateClass);
-  mark(state, "ratelimit", t);
+  const own = keyLimit !== undefined ? await deps.limiter.checkKey(auth.accountId, auth.keyId, fn, keyLimit) : null;
+  const d = own && !own.allowed ? own : await deps.limiter.check(auth.accountId, auth.plan, fn, rateClass);
+  mark(state, "ratelimit", since);
+  applyLimit(state, fn, own, d);
+}
+
+/**
+ * The RateLimit-* headers of the bucket that refused, else of the one with fewer requests left;
+ * 429 when `d` (the key's own bucket when it refused, else the account's) refused.
+ */
+export function applyLimit(state: RequestState, fn: string, own: RateDecision | null, d: RateDecision): void {
   const shown = own && d.allowed && own.remaining < d.remaining ? own : d;
   Object.assign(state.headers, rateLimitHeaders(shown));
   if (!d.allowed) {
     throw new GatewayError(
       "rate_limited",
-      `${d === own ? "this key's own " : ""}rate limit of ${d.limit} requests per minute for ${opts.fn} exceeded; retry in ${d.retryAfterSeconds}s`,
+      `${d === own ? "this key's own " : ""}rate limit of ${d.limit} requests per minute for ${fn} exceeded; retry in ${d.retryAfterSeconds}s`,
     );
   }
-  return { auth, body };
 }

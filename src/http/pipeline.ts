@@ -2,6 +2,7 @@ import type { AuthInfo, KeyStore } from "../auth/interface";
 import { checkModel, keyBudget, modelFilter, noAllowedModel } from "../auth/policy";
 import { canonicalJson, digest } from "../cache/canonical";
 import type { CachedAnswer, ResponseCache } from "../cache/interface";
+import type { CallStarter } from "../callstart/interface";
 import type { Config } from "../config";
 import { chargedAnswer } from "../credits/charged-answer";
 import type { CreditLedger, Reservation } from "../credits/interface";
@@ -9,15 +10,15 @@ import { GatewayError, type ProviderAttempt } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
 import { offlineNotes, withDeclineReason } from "../functions/offline-reach";
 import { validateAgainst } from "../functions/validate";
-import type { IdempotencyStore, StoredResponse } from "../idempotency/interface";
+import type { IdempotencyBegin, IdempotencyStore, StoredResponse } from "../idempotency/interface";
 import type { Logger } from "../log";
 import { fixedLabels, type Metrics } from "../metrics";
 import { CpuBudgetExceeded, withCpuBudget } from "../offline-engine/budget";
 import { type GuardCounts, type RequestGuard, stringsOf } from "../providers/guardrails";
 import type { RouteCall, RouteOutcome } from "../providers/router";
-import type { RateLimiter } from "../ratelimit/interface";
+import type { RateDecision, RateLimiter } from "../ratelimit/interface";
 import type { SecretStore } from "../storage/secrets";
-import type { Edge } from "./edge";
+import { applyLimit, type Edge, takeLimit } from "./edge";
 import { renderSuccess } from "./envelope";
 import { countRedactions, guardFor, inspectOrRefuse, markGuarded } from "./guardrails";
 import { mark, type RequestState, serverTiming } from "./state";
@@ -38,6 +39,8 @@ export interface PipelineDeps {
   limiter: RateLimiter;
   cache: ResponseCache;
   idempotency: IdempotencyStore;
+  /** with Redis: the call's limit, Idempotency-Key claim and cache lookup in one trip */
+  callStarter?: CallStarter | null;
   router: FunctionRouter;
   metrics: Metrics;
   secrets: SecretStore;
@@ -46,6 +49,18 @@ export interface PipelineDeps {
 
 interface Answer extends CachedAnswer {
   attempts: ProviderAttempt[];
+}
+
+/** Where a call goes (FunctionPipeline.route). */
+interface Route {
+  model?: string;
+  preferProvider?: string;
+  allowModel?: (model: string) => boolean;
+  guard: RequestGuard | null;
+  /** null: the cache is bypassed */
+  cacheKey: string | null;
+  /** the key policy refuses the call's model: thrown where the call meets it (after its Idempotency-Key) */
+  refusal?: unknown;
 }
 
 /** Runs `work` under a CPU budget of `ms`; past it the request is a 413, before anything is held or charged. */
@@ -92,6 +107,34 @@ export class FunctionPipeline {
     edge: Edge,
     params?: Record<string, string>,
   ): Promise<Response> {
+    const deferred = state.limitDeferred;
+    if (!deferred) return this.run(def, request, state, edge, params);
+    if (!this.deps.callStarter) {
+      // no first trip to take it in (an app built without Redis): taken now, as the edge would have
+      state.limitDeferred = undefined;
+      await takeLimit(this.deps, edge.auth, state, deferred.fn, deferred.rateClass);
+      return this.run(def, request, state, edge, params);
+    }
+    try {
+      return await this.run(def, request, state, edge, params);
+    } catch (err) {
+      // refused before its first trip (invalid, guarded, a model its key may not use): the limit is
+      // taken now, and an empty bucket answers 429 first, as when the edge took it
+      if (state.limitDeferred) {
+        state.limitDeferred = undefined;
+        await takeLimit(this.deps, edge.auth, state, deferred.fn, deferred.rateClass);
+      }
+      throw err;
+    }
+  }
+
+  private async run(
+    def: AnyFunctionDef,
+    request: Request,
+    state: RequestState,
+    edge: Edge,
+    params?: Record<string, string>,
+  ): Promise<Response> {
     const { config } = this.deps;
     const { auth, body } = edge;
     if (params) Object.assign(body, params);
@@ -121,15 +164,21 @@ export class FunctionPipeline {
     mark(state, "validate", t);
 
     const idemKey = request.headers.get("idempotency-key");
+    if (idemKey !== null && (idemKey.length === 0 || idemKey.length > 255))
+      throw new GatewayError("invalid_request", "Idempotency-Key must be 1 to 255 characters", { param: "Idempotency-Key" });
+    const route = this.route(def, req, auth, request, guard);
+    const bodyHash = idemKey !== null ? digest(def.name, canonicalJson(req)) : "";
+    let first: { begun?: IdempotencyBegin; lookedUp?: { hit: CachedAnswer | null } } = {};
+    if (state.limitDeferred && this.deps.callStarter) first = await this.firstTrip(state, auth, idemKey, bodyHash, route);
     let paidBy: string | null = null;
     if (idemKey !== null) {
-      const begun = await this.beginIdempotent(auth, idemKey, def.name, req, state);
+      const begun = await this.beginIdempotent(auth, idemKey, bodyHash, state, first.begun);
       if (begun instanceof Response) return begun;
       paidBy = begun;
     }
     let res: Response;
     try {
-      res = await this.execute(def, req, auth, request, state, paidBy, idemKey !== null, guard);
+      res = await this.execute(def, req, auth, request, state, route, paidBy, idemKey !== null, first.lookedUp);
     } catch (err) {
       // nothing was charged: the key is free for a retry at once
       if (idemKey !== null) await this.deps.idempotency.abandon(auth.accountId, idemKey);
@@ -156,16 +205,47 @@ export class FunctionPipeline {
     return res;
   }
 
+  /**
+   * The call's first trip to Redis (callstart/): the limit the edge left to it, then the
+   * Idempotency-Key's claim and the cache lookup, in one round trip; a refusal is thrown as the
+   * edge throws it.
+   */
+  private async firstTrip(
+    state: RequestState,
+    auth: AuthInfo,
+    idemKey: string | null,
+    bodyHash: string,
+    route: Route,
+  ): Promise<{ begun?: IdempotencyBegin; lookedUp?: { hit: CachedAnswer | null } }> {
+    const { fn, rateClass } = state.limitDeferred as NonNullable<RequestState["limitDeferred"]>;
+    const t = performance.now();
+    // taken by this trip, whatever it answers (a refusal of its Idempotency-Key included)
+    state.limitDeferred = undefined;
+    const start = await (this.deps.callStarter as CallStarter).start({
+      accountId: auth.accountId,
+      keyId: auth.keyId,
+      fn,
+      limit: this.deps.limiter.limitFor(auth.plan, fn, rateClass),
+      keyLimit: auth.policy?.rate_limit_per_minute,
+      idempotency: idemKey !== null ? { key: idemKey, bodyHash, requestId: state.requestId } : undefined,
+      // a call its key's policy refuses looks nothing up
+      cacheKey: route.refusal === undefined ? route.cacheKey : null,
+    });
+    mark(state, "ratelimit", t);
+    const own = start.own;
+    applyLimit(state, fn, own, own && !own.allowed ? own : (start.account as RateDecision));
+    return { begun: start.idempotency, lookedUp: start.hit !== undefined ? { hit: start.hit } : undefined };
+  }
+
   private async beginIdempotent(
     auth: AuthInfo,
     key: string,
-    fn: string,
-    req: unknown,
+    bodyHash: string,
     state: RequestState,
+    /** the claim made by the call's first trip, if it made one */
+    claimed?: IdempotencyBegin,
   ): Promise<Response | string | null> {
-    if (key.length === 0 || key.length > 255)
-      throw new GatewayError("invalid_request", "Idempotency-Key must be 1 to 255 characters", { param: "Idempotency-Key" });
-    const begun = await this.deps.idempotency.begin(auth.accountId, key, digest(fn, canonicalJson(req)), state.requestId);
+    const begun = claimed ?? (await this.deps.idempotency.begin(auth.accountId, key, bodyHash, state.requestId));
     if (begun.state === "mismatch")
       throw new GatewayError("idempotency_mismatch", "this Idempotency-Key was already used with a different request body");
     if (begun.state === "in_flight")
@@ -211,28 +291,64 @@ export class FunctionPipeline {
     });
   }
 
+  /**
+   * Where the call goes and its cache key, worked out before any trip (nothing here waits); the
+   * key policy's refusal of its model is kept to be thrown where the call would meet it.
+   */
+  private route(
+    def: AnyFunctionDef,
+    req: Record<string, unknown>,
+    auth: AuthInfo,
+    request: Request,
+    guard: RequestGuard | null,
+  ): Route {
+    const { config, router } = this.deps;
+    const model = typeof req.model === "string" && req.model ? req.model : undefined;
+    const preferProvider = def.name === "content-generation" && typeof req.provider === "string" ? req.provider : undefined;
+    const allowModel = modelFilter(auth.policy);
+    const out: Route = { model, preferProvider, allowModel, guard, cacheKey: null };
+    try {
+      // the key's allowed_models: the model asked for, then the models the route may pick
+      if (model) checkModel(auth.policy, model);
+      const resolved = router.resolveModel(def, { model, preferProvider, allowModel });
+      if (resolved === null && allowModel && router.resolveModel(def, { model, preferProvider }) !== null)
+        throw noAllowedModel(auth.policy, def.name);
+      const cacheControl = request.headers.get("cache-control") ?? "";
+      if (config.cache.enabled && resolved !== null && !/no-cache|no-store/i.test(cacheControl))
+        out.cacheKey = digest(
+          auth.accountId,
+          def.name,
+          def.promptVersion,
+          resolved.provider,
+          resolved.model,
+          canonicalJson(req),
+          // a guarded answer is the answer of its guardrails (restored or not): never shared with other settings
+          ...(guard ? [JSON.stringify(guard.settings)] : []),
+        );
+    } catch (err) {
+      out.refusal = err;
+    }
+    return out;
+  }
+
   private async execute(
     def: AnyFunctionDef,
     req: Record<string, unknown>,
     auth: AuthInfo,
     request: Request,
     state: RequestState,
+    route: Route,
     /** the earlier request of this Idempotency-Key whose charge already paid for this answer */
     paidBy: string | null,
     /** the call carries an Idempotency-Key: its charge can be voided by a retry that takes the key over */
     idempotent = false,
-    guard: RequestGuard | null = null,
+    /** the cache's answer, looked up in the call's first trip */
+    lookedUp?: { hit: CachedAnswer | null },
   ): Promise<Response> {
     const { config, ledger, cache, router } = this.deps;
     if (paidBy !== null) state.headers["Idempotent-Recovered"] = paidBy;
-    const model = typeof req.model === "string" && req.model ? req.model : undefined;
-    const preferProvider = def.name === "content-generation" && typeof req.provider === "string" ? req.provider : undefined;
-    // the key's allowed_models: the model asked for, then the models the route may pick
-    if (model) checkModel(auth.policy, model);
-    const allowModel = modelFilter(auth.policy);
-    const resolved = router.resolveModel(def, { model, preferProvider, allowModel });
-    if (resolved === null && allowModel && router.resolveModel(def, { model, preferProvider }) !== null)
-      throw noAllowedModel(auth.policy, def.name);
+    if (route.refusal !== undefined) throw route.refusal;
+    const { model, preferProvider, allowModel, guard } = route;
 
     const cost = this.costOf(def);
     const insufficient = async () =>
@@ -250,8 +366,6 @@ export class FunctionPipeline {
       idempotent,
     });
 
-    const cacheControl = request.headers.get("cache-control") ?? "";
-    const useCache = config.cache.enabled && resolved !== null && !/no-cache|no-store/i.test(cacheControl);
     const call: RouteCall = {
       def,
       request: req,
@@ -271,18 +385,8 @@ export class FunctionPipeline {
       accountId: auth.accountId,
       cost,
       budget: keyBudget(auth),
-      cacheKey: useCache
-        ? digest(
-            auth.accountId,
-            def.name,
-            def.promptVersion,
-            resolved.provider,
-            resolved.model,
-            canonicalJson(req),
-            // a guarded answer is the answer of its guardrails (restored or not): never shared with other settings
-            ...(guard ? [JSON.stringify(guard.settings)] : []),
-          )
-        : null,
+      cacheKey: route.cacheKey,
+      lookedUp,
       details: charge,
       insufficient,
       produce: async () => {

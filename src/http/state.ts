@@ -1,4 +1,5 @@
 import type { AuthInfo } from "../auth/interface";
+import type { RateClass } from "../ratelimit/interface";
 import type { RequestTrace } from "../tracing/interface";
 import type { SentBody } from "./body";
 import { newRequestId } from "./envelope";
@@ -38,6 +39,11 @@ export interface RequestState {
   guardrails?: Record<string, number>;
   /** this request's trace, when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT) */
   trace?: RequestTrace;
+  /**
+   * the rate limit the edge left to the function pipeline (http/edge.ts `deferLimit`), which takes
+   * it in the call's first trip to Redis; cleared once taken
+   */
+  limitDeferred?: { fn: string; rateClass: RateClass };
 }
 
 /**

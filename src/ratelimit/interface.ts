@@ -29,7 +29,7 @@ export interface RateLimiter {
    * One request from a key's own bucket of `limit` per minute for `fn` (its policy's
    * rate_limit_per_minute), separate from the account's buckets.
    */
-  checkKey(keyId: string, fn: string, limit: number): MaybePromise<RateDecision>;
+  checkKey(accountId: string, keyId: string, fn: string, limit: number): MaybePromise<RateDecision>;
   /** requests per minute for this plan and function (or rate class) */
   limitFor(plan: string, fn: string, rateClass: RateClass): number;
   /** buckets held, for metrics and the soak */

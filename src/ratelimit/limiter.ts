@@ -34,7 +34,7 @@ export class MemoryRateLimiter implements RateLimiter {
     return this.checkLimit(accountId, fn, this.limitFor(plan, fn, rateClass));
   }
 
-  checkKey(keyId: string, fn: string, limit: number): RateDecision {
+  checkKey(_accountId: string, keyId: string, fn: string, limit: number): RateDecision {
     return this.checkLimit(`key:${keyId}`, fn, limit);
   }
 

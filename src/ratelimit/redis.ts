@@ -3,52 +3,69 @@ import type { RateClass, RateDecision, RateLimiter } from "./interface";
 import { planLimit } from "./limiter";
 import { OutageShares } from "./outage";
 
-/** The bucket at Redis's clock (TIME): refilled by the time since it was last written, full when new. */
-const REFILL = `
-local cap = tonumber(ARGV[1])
-local rate = cap / 60000
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local b = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
-local tokens = tonumber(b[1])
-local ts = tonumber(b[2])
-if tokens == nil then
-  tokens = cap
-  ts = now
-end
-tokens = math.min(cap, tokens + math.max(0, now - ts) * rate)
-`;
-
-/** Writes the bucket back, expiring once it would be full again. */
-const STORE = `
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
-redis.call('PEXPIRE', KEYS[1], math.ceil((cap - tokens) / rate) + 1000)
-`;
-
 /**
  * One token bucket per account and function, refilled continuously (limit per minute), read and
  * updated in one server-side script so that concurrent calls on any node never both take the
- * last token. The clock is Redis's own (TIME), so nodes' clocks need not agree.
+ * last token. The clock is Redis's own (TIME), so nodes' clocks need not agree. `take` is a Lua
+ * function other scripts include (the call's first trip, callstart/redis.ts): `{ allowed, tokens }`
+ * for one request from the bucket `key` of `cap` per minute; `pay` takes `n` calls a node admitted
+ * on its own while Redis was down (never below empty), so they count against the limit here too.
+ * A bucket is written back expiring once it would be full again.
  */
-const TAKE = `${REFILL}
-local allowed = 0
-if tokens >= 1 then
-  tokens = tokens - 1
-  allowed = 1
+export const BUCKET_LUA = `
+local function bucket(key, cap)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local b = redis.call('HMGET', key, 'tokens', 'ts')
+  local tokens = tonumber(b[1])
+  local ts = tonumber(b[2])
+  if tokens == nil then
+    tokens = cap
+    ts = now
+  end
+  return math.min(cap, tokens + math.max(0, now - ts) * cap / 60000), now
 end
-${STORE}
-return { allowed, tostring(tokens) }
+local function store(key, cap, tokens, now)
+  redis.call('HSET', key, 'tokens', tostring(tokens), 'ts', tostring(now))
+  redis.call('PEXPIRE', key, math.ceil((cap - tokens) / (cap / 60000)) + 1000)
+end
+local function take(key, cap)
+  local tokens, now = bucket(key, cap)
+  local allowed = 0
+  if tokens >= 1 then
+    tokens = tokens - 1
+    allowed = 1
+  end
+  store(key, cap, tokens, now)
+  return { allowed, tostring(tokens) }
+end
+local function pay(key, cap, n)
+  local tokens, now = bucket(key, cap)
+  store(key, cap, math.max(0, tokens - n), now)
+  return 1
+end
 `;
 
-/**
- * Calls a node admitted on its own while Redis was down, taken from the bucket now that it is
- * back (never below empty), so they count against the limit here too.
- */
-const PAY = `${REFILL}
-tokens = math.max(0, tokens - tonumber(ARGV[2]))
-${STORE}
-return 1
+const TAKE = `${BUCKET_LUA}
+return take(KEYS[1], tonumber(ARGV[1]))
 `;
+
+const PAY = `${BUCKET_LUA}
+return pay(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
+`;
+
+/** A bucket's state as the Lua `take` answers it, as the decision the edge applies. */
+export function bucketDecision(limit: number, [allowed, left]: [number, string]): RateDecision {
+  const tokens = Number(left);
+  const perMs = limit / 60_000;
+  return {
+    allowed: allowed === 1,
+    limit,
+    remaining: Math.floor(tokens),
+    resetSeconds: Math.ceil((limit - tokens) / perMs / 1000),
+    retryAfterSeconds: allowed === 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)),
+  };
+}
 
 /**
  * Rate limits shared by every node through Redis. While Redis is unreachable each node falls back
@@ -76,12 +93,29 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   check(accountId: string, plan: string, fn: string, rateClass: RateClass): Promise<RateDecision> {
-    return this.take(this.link.accountKey(accountId, "rl", fn), this.limitFor(plan, fn, rateClass));
+    return this.take(this.accountBucket(accountId, fn), this.limitFor(plan, fn, rateClass));
   }
 
-  checkKey(keyId: string, fn: string, limit: number): Promise<RateDecision> {
-    // one key per script, placed by its whole name on a cluster: the same name in both modes
-    return this.take(`textai:rlk:${keyId}:${fn}`, limit);
+  checkKey(accountId: string, keyId: string, fn: string, limit: number): Promise<RateDecision> {
+    return this.take(this.keyBucket(accountId, keyId, fn), limit);
+  }
+
+  /** The Redis key of an account's bucket for `fn`. */
+  accountBucket(accountId: string, fn: string): string {
+    return this.link.accountKey(accountId, "rl", fn);
+  }
+
+  /**
+   * The Redis key of a key's own bucket for `fn`: in its account's hash tag on a Redis Cluster (so
+   * the call's first trip touches one slot); on one Redis the name every version has used.
+   */
+  keyBucket(accountId: string, keyId: string, fn: string): string {
+    return this.link.cluster ? this.link.accountKey(accountId, "rlk", `${keyId}:${fn}`) : `textai:rlk:${keyId}:${fn}`;
+  }
+
+  /** Before a bucket is read in Redis: what this node admitted on its own in an outage is paid first. */
+  ready(): Promise<void> | null {
+    return this.outage.active ? this.settle() : null;
   }
 
   private async take(id: string, limit: number): Promise<RateDecision> {
@@ -90,20 +124,16 @@ export class RedisRateLimiter implements RateLimiter {
     if (this.link.up) {
       try {
         if (this.outage.active) await this.settle();
-        const [allowed, left] = await this.link.eval<[number, string]>(TAKE, [id], [String(limit)]);
-        const tokens = Number(left);
-        const perMs = limit / 60_000;
-        return {
-          allowed: allowed === 1,
-          limit,
-          remaining: Math.floor(tokens),
-          resetSeconds: Math.ceil((limit - tokens) / perMs / 1000),
-          retryAfterSeconds: allowed === 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / perMs / 1000)),
-        };
+        return bucketDecision(limit, await this.link.eval<[number, string]>(TAKE, [id], [String(limit)]));
       } catch {
         // unreachable mid-call: this node's share of the limit instead
       }
     }
+    return this.fallback(id, limit);
+  }
+
+  /** This node's share of the limit of bucket `id`, while Redis is unreachable. */
+  fallback(id: string, limit: number): RateDecision {
     this.stats.fallbacks++;
     return this.outage.take(id, limit, limit / this.link.nodes(), this.link.downSince());
   }

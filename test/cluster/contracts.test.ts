@@ -17,6 +17,7 @@ import { SqliteKeyStore } from "../../src/auth/sqlite";
 import type { CachedAnswer, ResponseCache } from "../../src/cache/interface";
 import { MemoryResponseCache } from "../../src/cache/memory";
 import { RedisResponseCache } from "../../src/cache/redis";
+import { RedisCallStarter } from "../../src/callstart/redis";
 import type { ChargeDetails, CreditLedger, Reservation } from "../../src/credits/interface";
 import { PostgresCreditLedger } from "../../src/credits/postgres";
 import { SqliteCreditLedger } from "../../src/credits/sqlite";
@@ -563,6 +564,59 @@ for (const [name, enabled, make] of limiters) {
       expect(b.allowed).toBe(true);
       expect(b.limit).toBe(60);
       expect(b.remaining).toBe(59);
+    });
+  });
+}
+
+const starters: [string, boolean, () => RedisLink][] = [
+  ["redis", shared, () => redis!],
+  ["redis cluster", onCluster, () => clustered!],
+];
+for (const [name, enabled, linkOf] of starters) {
+  describe.skipIf(!enabled)(`CallStarter (a function call's first trip): ${name}`, () => {
+    test("limits, then the Idempotency-Key claim, then the cache lookup, in one script; nothing after a refusal", async () => {
+      const link = linkOf();
+      const limiter = new RedisRateLimiter(link, {});
+      const idem = new RedisIdempotencyStore(link, { ttlMs: 60_000, maxAnswerBytes: 1 << 16, leaseMs: 5000 });
+      const cache = new RedisResponseCache(link, { ttlMs: 60_000, maxEntries: 10, maxEntryBytes: 1 << 16, lockMs: 5000 });
+      const starter = new RedisCallStarter(link, limiter, idem, cache);
+      const acct = `acc_${crypto.randomUUID()}`;
+      const base = { accountId: acct, keyId: "key_1", fn: "fn-a", limit: 3, cacheKey: null };
+      // a cache hit, looked up with the limit
+      await cache.produceOnce(acct, "ck", async () => answer('{"x":1}'), adopt);
+      const hit = await starter.start({ ...base, cacheKey: "ck" });
+      expect(hit.account?.allowed).toBe(true);
+      expect(hit.account?.remaining).toBe(2);
+      expect(hit.own).toBeNull();
+      expect(hit.hit?.json).toBe('{"x":1}');
+      // an Idempotency-Key: claimed, then in flight for the next call, then replayed once kept
+      const claim = { key: "order-1", bodyHash: "h1", requestId: "req_1" };
+      expect((await starter.start({ ...base, idempotency: claim, cacheKey: "none" })).idempotency).toEqual({ state: "new" });
+      const again = await starter.start({ ...base, idempotency: { ...claim, requestId: "req_2" }, cacheKey: "ck" });
+      expect(again.idempotency).toEqual({ state: "in_flight" });
+      // the cache is not looked up for a call its key refuses
+      expect(again.hit).toBeUndefined();
+      // the account's 3 are spent: refused, nothing claimed or looked up
+      const refused = await starter.start({
+        ...base,
+        idempotency: { key: "order-2", bodyHash: "h", requestId: "req_3" },
+        cacheKey: "ck",
+      });
+      expect(refused.account?.allowed).toBe(false);
+      expect(refused.idempotency).toBeUndefined();
+      expect(refused.hit).toBeUndefined();
+      expect((await idem.begin(acct, "order-2", "h", "req_4")).state).toBe("new");
+      // a key's own bucket first: its refusal leaves the account's untouched
+      const other = `acc_${crypto.randomUUID()}`;
+      const own = { ...base, accountId: other, keyLimit: 1 };
+      const first = await starter.start(own);
+      expect([first.own?.allowed, first.own?.limit, first.account?.remaining]).toEqual([true, 1, 2]);
+      const second = await starter.start(own);
+      expect(second.own?.allowed).toBe(false);
+      expect(second.account).toBeNull();
+      expect((await starter.start({ ...base, accountId: other })).account?.remaining).toBe(1);
+      // the same buckets the limiter alone uses
+      expect((await limiter.checkKey(other, "key_1", "fn-a", 1)).allowed).toBe(false);
     });
   });
 }

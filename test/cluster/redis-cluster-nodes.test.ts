@@ -147,10 +147,21 @@ describe.skipIf(!redisCluster)("two nodes, one PostgreSQL, a Redis Cluster of th
       for (const other of masters.filter((o) => o !== m))
         expect(Number(await other.client.send("CLUSTER", ["COUNTKEYSINSLOT", String(slot)]))).toBe(0);
     }
-    // nothing global: no key outside an account's tag but the node heartbeats and per-key buckets
+    // a key's own bucket (its policy's rate_limit_per_minute) is in its account's slot too
+    const own = await newKey(cluster.nodes[0], 100);
+    expect(
+      (await admin(cluster.nodes[0], "PATCH", `/admin/v1/keys/${own.id}`, { policy: { rate_limit_per_minute: 50 } })).status,
+    ).toBe(200);
+    await Bun.sleep(1100);
+    const r = await chat(cluster.nodes[1], own.key, "a key with a limit of its own", { "cache-control": "no-cache" });
+    expect(r.status, show(r)).toBe(200);
+    const ownSlot = slotOf(`{acct:${own.accountId}}`);
+    const inSlot = (await masterOf(ownSlot).client.send("CLUSTER", ["GETKEYSINSLOT", String(ownSlot), "100"])) as string[];
+    expect(inSlot.filter((k) => k.startsWith(`textai:{acct:${own.accountId}}:rlk:${own.id}:`)).length, inSlot.join(", ")).toBe(1);
+    // nothing global: no key outside an account's tag but the node heartbeats
     const all: string[] = [];
     for (const m of masters) all.push(...((await m.client.send("KEYS", ["textai:*"])) as string[]));
-    expect(all.filter((k) => !k.startsWith("textai:{acct:") && k !== "textai:nodes" && !k.startsWith("textai:rlk:"))).toEqual([]);
+    expect(all.filter((k) => !k.startsWith("textai:{acct:") && k !== "textai:nodes")).toEqual([]);
     console.log(
       `keys on a Redis Cluster: ${all.length} keys over ${masters.length} masters (${masters.map((m) => all.filter((k) => m === masterOf(slotOf(k))).length).join(" / ")})`,
     );

@@ -4,6 +4,8 @@ interface Pipe {
   peer: Socket<Pipe> | null;
   /** bytes waiting for the peer to connect or to drain */
   queue: Uint8Array[];
+  /** the client connection's number, for the tap */
+  conn?: number;
 }
 
 function send(to: Socket<Pipe>, bytes: Uint8Array): void {
@@ -37,7 +39,15 @@ export class TcpProxy {
   private sockets = new Set<Socket<Pipe>>();
   port = 0;
 
-  constructor(private targetPort: number) {}
+  /**
+   * `tap`, when given, sees every chunk passing through: `toServer` from the client, or back, and
+   * `conn` a number per client connection (a counting proxy: test/cluster/resp-counter.ts).
+   */
+  constructor(
+    private targetPort: number,
+    private tap?: (conn: number, toServer: boolean, bytes: Uint8Array) => void,
+  ) {}
+  private conns = 0;
 
   up(): this {
     if (this.listener) return this;
@@ -46,7 +56,8 @@ export class TcpProxy {
       port: this.port,
       socket: {
         open: (client) => {
-          client.data = { peer: null, queue: [] };
+          const conn = ++this.conns;
+          client.data = { peer: null, queue: [], conn };
           this.sockets.add(client);
           Bun.connect<Pipe>({
             hostname: "127.0.0.1",
@@ -60,7 +71,10 @@ export class TcpProxy {
                 client.data.queue = [];
                 for (const b of early) send(server, b);
               },
-              data: (_server, bytes) => send(client, new Uint8Array(bytes)),
+              data: (_server, bytes) => {
+                this.tap?.(conn, false, bytes);
+                send(client, new Uint8Array(bytes));
+              },
               drain: (server) => drain(server),
               close: (server) => {
                 this.sockets.delete(server);
@@ -75,6 +89,7 @@ export class TcpProxy {
           });
         },
         data: (client, bytes) => {
+          this.tap?.(client.data.conn ?? 0, true, bytes);
           const server = client.data.peer;
           if (server) send(server, new Uint8Array(bytes));
           else client.data.queue.push(new Uint8Array(bytes));

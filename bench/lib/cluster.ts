@@ -1,0 +1,69 @@
+/** Two (or more) gateway nodes on a fresh PostgreSQL database and a flushed Redis db: the bench's `cluster` target. */
+import { type Gateway, type GatewayOptions, startGateway } from "./gateway";
+
+export interface ClusterNodes {
+  nodes: Gateway[];
+  /** the database's name (dropped by stop()) */
+  database: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * `n` gateway nodes on a fresh PostgreSQL database and a flushed Redis db (TEXTAI_BENCH_PG,
+ * TEXTAI_BENCH_REDIS; default the loopback servers), each started with `opts` (pinned like the
+ * single node unless `opts.cpu` says otherwise). TEXTAI_BENCH_REDIS_CLUSTER (seed URLs) runs them
+ * on a Redis Cluster instead.
+ */
+export async function startClusterNodes(
+  opts: Omit<GatewayOptions, "env"> & { n?: number; env?: Record<string, string> },
+): Promise<ClusterNodes> {
+  const { SQL, RedisClient } = await import("bun");
+  const pgAdmin = process.env.TEXTAI_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/test";
+  const redisCluster = process.env.TEXTAI_BENCH_REDIS_CLUSTER;
+  const redisUrl = redisCluster ?? process.env.TEXTAI_BENCH_REDIS ?? "redis://127.0.0.1:6379/14";
+  const name = `textai_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
+  const admin = new SQL(pgAdmin, { connectionTimeout: 2 });
+  try {
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+  } catch (e) {
+    throw new Error(`PostgreSQL unreachable at ${pgAdmin}: ${(e as Error).message}`);
+  } finally {
+    await admin.close();
+  }
+  if (!redisCluster) {
+    const redis = new RedisClient(redisUrl, { autoReconnect: false, connectionTimeout: 2000 });
+    await redis.connect();
+    await redis.send("FLUSHDB", []);
+    redis.close();
+  }
+  const dbUrl = new URL(pgAdmin);
+  dbUrl.pathname = `/${name}`;
+  const env: Record<string, string> = {
+    TEXTAI_DATABASE_URL: dbUrl.toString(),
+    TEXTAI_REDIS_URL: redisUrl,
+    ...(redisCluster ? { TEXTAI_REDIS_CLUSTER: "true" } : {}),
+    ...opts.env,
+  };
+  const nodes: Gateway[] = [];
+  const drop = async () => {
+    const a = new SQL(pgAdmin);
+    await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+    await a.close();
+  };
+  try {
+    for (let i = 0; i < (opts.n ?? 2); i++)
+      nodes.push(await startGateway({ ...opts, keyPlans: opts.keyPlans ?? ["bench"], env }));
+  } catch (e) {
+    for (const n of nodes) await n.stop();
+    await drop();
+    throw e;
+  }
+  return {
+    nodes,
+    database: name,
+    async stop() {
+      for (const n of nodes) await n.stop();
+      await drop();
+    },
+  };
+}
