@@ -336,11 +336,6 @@ function isJsonText(s: string): boolean {
 }
 
 /**
- * Every placeholder-shaped text (`[EMAIL_1]`) in `texts`: one scan per text that has a "[", instead
- * of a search of every text per placeholder given out. A placeholder holds no "[" or "]" inside, so
- * the scan finds each occurrence of one.
- */
-/**
  * Whether JSON.stringify writes `s` as other than itself in quotes: it holds a quote, a backslash,
  * a control character or a lone surrogate (most values hold none: no string is built to find out).
  */
@@ -357,6 +352,11 @@ function jsonEscapes(s: string): boolean {
   return false;
 }
 
+/**
+ * Every placeholder-shaped text (`[EMAIL_1]`) in `texts`: one scan per text that has a "[", instead
+ * of a search of every text per placeholder given out. A placeholder holds no "[" or "]" inside, so
+ * the scan finds each occurrence of one.
+ */
 function writtenPlaceholders(texts: string[]): Set<string> {
   const found = new Set<string>();
   for (const t of texts) if (t.includes("[")) for (const m of t.matchAll(PLACEHOLDER)) found.add(m[0]);
