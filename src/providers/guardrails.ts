@@ -275,7 +275,7 @@ export class RequestGuard {
     if (!this.restores || this.byPlaceholder.size === 0 || !text.includes("[")) return text;
     return text.replace(PLACEHOLDER, (m) => {
       const v = this.byPlaceholder.get(m);
-      return v === undefined ? m : inJson ? JSON.stringify(v).slice(1, -1) : v;
+      return v === undefined ? m : inJson && jsonEscapes(v) ? JSON.stringify(v).slice(1, -1) : v;
     });
   }
 
@@ -292,19 +292,23 @@ export class RequestGuard {
    */
   restoreJson(json: string): string {
     if (!this.restores || this.byPlaceholder.size === 0 || !json.includes("[")) return json;
+    // restored as text in one pass, which also tells whether a value needed escaping
     let nested = false;
-    for (const m of json.matchAll(PLACEHOLDER)) {
-      const v = this.byPlaceholder.get(m[0]);
-      if (v !== undefined && JSON.stringify(v).length !== v.length + 2) nested = true;
-    }
+    const restored = json.replace(PLACEHOLDER, (m) => {
+      const v = this.byPlaceholder.get(m);
+      if (v === undefined) return m;
+      if (!jsonEscapes(v)) return v;
+      nested = true;
+      return JSON.stringify(v).slice(1, -1);
+    });
     if (nested) {
       try {
         return JSON.stringify(this.restoreDeep(JSON.parse(json)));
       } catch {
-        // not JSON after all: restored as text below
+        // not JSON after all: restored as text
       }
     }
-    return this.restore(json, true);
+    return restored;
   }
 
   /** Whether `tail` (a "[" and what follows it at a chunk's end) may be the start of a placeholder given out. */
@@ -329,6 +333,23 @@ function isJsonText(s: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether JSON.stringify writes `s` as other than itself in quotes: it holds a quote, a backslash,
+ * a control character or a lone surrogate (most values hold none: no string is built to find out).
+ */
+function jsonEscapes(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c) return true;
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const d = s.charCodeAt(i + 1);
+      if (c >= 0xdc00 || !(d >= 0xdc00 && d <= 0xdfff)) return true;
+      i++;
+    }
+  }
+  return false;
 }
 
 /**

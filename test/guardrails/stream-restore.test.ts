@@ -84,3 +84,33 @@ describe("StreamRestorer", () => {
     expect(g.restore("[EMAIL_1] / [EMAIL_2]")).toBe(`[EMAIL_1] / ${EMAIL}`);
   });
 });
+
+describe("RequestGuard.restoreJson", () => {
+  const text = `ship to Kaštielska 5\n34 030 Martin, mail ${EMAIL}`;
+  const address = "Kaštielska 5\n34 030 Martin";
+  function twoValues(): RequestGuard {
+    const g = new RequestGuard({ redactPii: ["address", "email"], restorePii: true, blockPii: [], blockModeration: [] });
+    g.inspect([text]);
+    expect(g.redact(text)).toBe("ship to [ADDRESS_1], mail [EMAIL_1]");
+    return g;
+  }
+
+  test("a value JSON must escape (a newline) and one it need not are both written back as valid JSON", () => {
+    const answer = JSON.stringify({ choices: [{ message: { content: "To [ADDRESS_1], cc [EMAIL_1] and [EMAIL_9]." } }] });
+    const back = JSON.parse(twoValues().restoreJson(answer));
+    expect(back.choices[0].message.content).toBe(`To ${address}, cc ${EMAIL} and [EMAIL_9].`);
+  });
+
+  test("inside a string that is JSON itself (tool-call arguments) the value is escaped twice", () => {
+    const args = JSON.stringify({ to: "[ADDRESS_1]", cc: "[EMAIL_1]" });
+    const answer = JSON.stringify({ choices: [{ message: { tool_calls: [{ function: { arguments: args } }] } }] });
+    const back = JSON.parse(twoValues().restoreJson(answer));
+    expect(JSON.parse(back.choices[0].message.tool_calls[0].function.arguments)).toEqual({ to: address, cc: EMAIL });
+  });
+
+  test("an answer that is not JSON is restored as text", () => {
+    expect(twoValues().restoreJson("not json: [EMAIL_1] [ADDRESS_1]")).toBe(
+      `not json: ${EMAIL} ${JSON.stringify(address).slice(1, -1)}`,
+    );
+  });
+});
