@@ -203,7 +203,7 @@ describe("configuration", () => {
     );
   });
 
-  test("a typo in [costs] or [routes] stops `textai serve` naming the table, the key and the known names; known names start", async () => {
+  test("a typo in [costs], [routes], a plan's rate_limits or [hedge_after_ms] stops `textai serve` naming the table, the key and the known names; known names start", async () => {
     const dir = mkdtempSync(join(tmpdir(), "textai-config-"));
     const serve = async (toml: string) => {
       writeFileSync(join(dir, "config.toml"), toml);
@@ -228,6 +228,12 @@ describe("configuration", () => {
       const provider = await serve('[routes]\n"sentiment-analysis" = ["locl"]\n');
       expect(provider.code, provider.err).toBe(2);
       expect(provider.err).toContain('routes.sentiment-analysis: unknown provider "locl" (one of local)');
+      const limit = await serve('[plans.free.rate_limits]\n"sentiment-analysys" = 5\n');
+      expect(limit.code, limit.err).toBe(2);
+      expect(limit.err).toMatch(/plans\.free\.rate_limits\.sentiment-analysys: unknown function \(one of .*key-create.*heavy, bulk, standard\)/);
+      const hedge = await serve('[hedge_after_ms]\n"sentiment" = 200\n');
+      expect(hedge.code, hedge.err).toBe(2);
+      expect(hedge.err).toContain("error: hedge_after_ms.sentiment: unknown function (one of ");
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -235,7 +241,9 @@ describe("configuration", () => {
     const ok = await startGateway({
       configText:
         '[routes]\n"sentiment-analysis" = ["local"]\n"chat-completions" = ["local"]\n"chatbot-chat" = ["local"]\n' +
-        '[costs]\n"text-summarize" = 3\n"knowledge-indexing" = 2\n"faq-match" = 1\n',
+        '[costs]\n"text-summarize" = 3\n"knowledge-indexing" = 2\n"faq-match" = 1\n' +
+        '[hedge_after_ms]\n"sentiment-analysis" = 300\n' +
+        '[plans.free.rate_limits]\n"sentiment-analysis" = 5\n"chat-completions" = 5\n"key-create" = 2\naccount = 9\n"chatbots" = 3\nheavy = 4\n',
     });
     expect((await ok.get("/ready")).status).toBe(200);
     await ok.close();

@@ -4,10 +4,14 @@ import { ConfigError } from "../../config";
 import type { AnyFunctionDef } from "../../functions/define";
 import { DEFAULT_UPLOAD_COSTS } from "../../knowledge/upload";
 import { API_FN } from "../../providers/chat";
+import { DEFAULT_PLAN_LIMITS } from "../../ratelimit/limiter";
 
 /** The knowledge routes' charged functions (knowledge/functions.ts) and their resources (http/routes/knowledge.ts). */
 const KNOWLEDGE_FUNCTIONS = ["knowledge-base-search", "faq-match", "chatbot-chat"];
 const KNOWLEDGE_RESOURCES = ["knowledge-bases", "faq-collections", "chatbots"];
+
+/** The rate-limit name of key creation (dashboard and account API): a plan's `rate_limits` may set it. */
+export const KEY_CREATE_LIMIT = "key-create";
 
 type Functions = readonly Pick<AnyFunctionDef, "name">[];
 const functionNames = (functions: Functions) => [...functions.map((f) => f.name), ...KNOWLEDGE_FUNCTIONS];
@@ -22,15 +26,24 @@ export function usageNames(functions: Functions): ReadonlySet<string> {
 }
 
 /**
- * A typo in `[routes]` or `[costs]` would be ignored silently (the default route or price would
- * apply): start-up refuses it, naming the table, the key and the names it may hold.
+ * A typo in `[routes]`, `[costs]`, a plan's `rate_limits` or `[hedge_after_ms]` would be ignored
+ * silently (the default route, price, limit or none would apply): start-up refuses it, naming the
+ * table, the key and the names it may hold.
  */
-export function checkFunctionTables(config: Pick<Config, "routes" | "costs">, functions: Functions): void {
-  const tables = {
-    routes: [...functionNames(functions), ...Object.values(API_FN)],
-    costs: [...functionNames(functions), ...Object.keys(DEFAULT_UPLOAD_COSTS)],
-  };
-  for (const [table, known] of Object.entries(tables))
-    for (const fn of Object.keys(config[table as keyof typeof tables]))
+export function checkFunctionTables(
+  config: Pick<Config, "routes" | "costs" | "plans" | "hedgeAfterMs">,
+  functions: Functions,
+): void {
+  const routed = [...functionNames(functions), ...Object.values(API_FN)];
+  const tables: [string, Record<string, unknown>, string[]][] = [
+    ["routes", config.routes, routed],
+    ["costs", config.costs, [...functionNames(functions), ...Object.keys(DEFAULT_UPLOAD_COSTS)]],
+    ["hedge_after_ms", config.hedgeAfterMs, routed],
+  ];
+  // a plan's limit is per usage name (what a call is limited under) or per rate class
+  const limited = [...usageNames(functions), KEY_CREATE_LIMIT, ...Object.keys(DEFAULT_PLAN_LIMITS.free)];
+  for (const [plan, limits] of Object.entries(config.plans)) tables.push([`plans.${plan}.rate_limits`, limits, limited]);
+  for (const [table, entries, known] of tables)
+    for (const fn of Object.keys(entries))
       if (!known.includes(fn)) throw new ConfigError(`${table}.${fn}: unknown function (one of ${known.join(", ")})`);
 }

@@ -14,7 +14,7 @@ import { GatewayError } from "../../../errors";
 import { rateLimitHeaders } from "../../../ratelimit/limiter";
 import { readBytes } from "../../body";
 import type { FunctionPipeline } from "../../pipeline";
-import { usageNames } from "../usage-names";
+import { KEY_CREATE_LIMIT, usageNames } from "../usage-names";
 import type { Html } from "./html";
 import * as pages from "./pages";
 
@@ -24,7 +24,7 @@ const FORM_LIMIT = 64 * 1024;
 export const LEDGER_PAGE = 25;
 export const KEY_PAGE = 100;
 /** the rate-limit name of key creation: the plan's heavy class unless plans.NAME.rate_limits sets "key-create" */
-const KEY_CREATE = "key-create";
+const KEY_CREATE = KEY_CREATE_LIMIT;
 export const SECURITY_HEADERS = {
   "content-security-policy":
     "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
