@@ -230,7 +230,9 @@ describe("configuration", () => {
       expect(provider.err).toContain('routes.sentiment-analysis: unknown provider "locl" (one of local)');
       const limit = await serve('[plans.free.rate_limits]\n"sentiment-analysys" = 5\n');
       expect(limit.code, limit.err).toBe(2);
-      expect(limit.err).toMatch(/plans\.free\.rate_limits\.sentiment-analysys: unknown function \(one of .*key-create.*heavy, bulk, standard\)/);
+      expect(limit.err).toMatch(
+        /plans\.free\.rate_limits\.sentiment-analysys: unknown function \(one of .*key-create.*heavy, bulk, standard\)/,
+      );
       const hedge = await serve('[hedge_after_ms]\n"sentiment" = 200\n');
       expect(hedge.code, hedge.err).toBe(2);
       expect(hedge.err).toContain("error: hedge_after_ms.sentiment: unknown function (one of ");
