@@ -107,14 +107,9 @@ export class FunctionPipeline {
     edge: Edge,
     params?: Record<string, string>,
   ): Promise<Response> {
+    // the edge leaves the limit here only when the app has a first trip to take it in (deps.callStarter)
     const deferred = state.limitDeferred;
     if (!deferred) return this.run(def, request, state, edge, params);
-    if (!this.deps.callStarter) {
-      // no first trip to take it in (an app built without Redis): taken now, as the edge would have
-      state.limitDeferred = undefined;
-      await takeLimit(this.deps, edge.auth, state, deferred.fn, deferred.rateClass);
-      return this.run(def, request, state, edge, params);
-    }
     try {
       return await this.run(def, request, state, edge, params);
     } catch (err) {
@@ -169,7 +164,7 @@ export class FunctionPipeline {
     const route = this.route(def, req, auth, request, guard);
     const bodyHash = idemKey !== null ? digest(def.name, canonicalJson(req)) : "";
     let first: { begun?: IdempotencyBegin; lookedUp?: { hit: CachedAnswer | null } } = {};
-    if (state.limitDeferred && this.deps.callStarter) first = await this.firstTrip(state, auth, idemKey, bodyHash, route);
+    if (state.limitDeferred) first = await this.firstTrip(state, auth, idemKey, bodyHash, route);
     let paidBy: string | null = null;
     if (idemKey !== null) {
       const begun = await this.beginIdempotent(auth, idemKey, bodyHash, state, first.begun);
