@@ -1,3 +1,4 @@
+import { expect } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -220,6 +221,14 @@ export async function balanceOn(node: Node, key: string): Promise<number> {
   const res = await fetch(`${node.url}/api/v1/account/usage-summary`, { headers: { "x-api-key": key } });
   const json = (await res.json()) as { data: { result: { balance: number } } };
   return json.data.result.balance;
+}
+
+/** The account's ledger holds no charge and its balance is still `balance`: what a killed node's call must leave. */
+export async function expectNothingCharged(pg: SQL, accountId: string, balance: number): Promise<void> {
+  const [rows] = await pg`SELECT count(*)::int AS n FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;
+  expect(rows.n).toBe(0);
+  const [acc] = await pg`SELECT balance::int AS balance FROM accounts WHERE id = ${accountId}`;
+  expect(acc.balance).toBe(balance);
 }
 
 /**
