@@ -44,7 +44,7 @@ const INSERT = `INSERT INTO request_log (${COLUMNS.join(", ")}) SELECT * FROM un
   (c, i) => `$${i + 1}::${PG_TYPES[c]}[]`,
 ).join(", ")}) ON CONFLICT (request_id) DO NOTHING`;
 
-/** The request log in PostgreSQL (drizzle/pg 0009), written by every node. */
+/** The request log in PostgreSQL (drizzle/pg 0010), written by every node. */
 export class PostgresRequestLogStore implements RequestLogStore {
   constructor(private pg: PgStorage) {}
 
