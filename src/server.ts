@@ -160,10 +160,9 @@ const QUIET_MAX_MS = 500;
  * Holds every request that arrives from now on (it is neither run nor answered) until `release()`,
  * and resolves once none has arrived for QUIET_MS, or at `until` (a Date.now() time).
  *
- * Why: the listener's close resets the connections the kernel has accepted that the server has not
- * taken yet (its accept queue), and Bun's `stop()` closes a connection whose request it has not read
- * yet as idle. A client told `Connection: close` reconnects at once, so while answers go out the
- * listener never closes without that race. Held, no client is sent an answer, none reconnects, and
+ * Why: Linux resets the connections a closing listener has not taken yet (its accept queue), and a
+ * client told `Connection: close` reconnects at once, so while answers go out there are nearly
+ * always some (bench/README.md, "the `drain` chaos experiment no longer flaky"). Held, no client is sent an answer, none reconnects, and
  * what is already on its way arrives and is held too; after the listener has closed, the held
  * requests run as usual (answered with `Connection: close`). While holding, every request goes
  * through `fetch` (the app's own router) instead of Bun's route table.
