@@ -1,4 +1,5 @@
 import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import type { Server } from "bun";
 import { createApp } from "./app";
 import { type Config, storeForLog, urlForLog } from "./config";
 import type { AppDeps } from "./deps";
@@ -150,6 +151,59 @@ function serveMetrics(deps: AppDeps & { services: Services }, at: { host: string
   });
 }
 
+/** after the drain's grace, the listener closes once no request has arrived for this long ... */
+const QUIET_MS = 50;
+/** ... or this long after the grace at the latest (and at the drain deadline) */
+const QUIET_MAX_MS = 500;
+
+/**
+ * Holds every request that arrives from now on (it is neither run nor answered) until `release()`,
+ * and resolves once none has arrived for QUIET_MS, or at `until` (a Date.now() time).
+ *
+ * Why: Linux resets the connections a closing listener has not taken yet (its accept queue), and a
+ * client told `Connection: close` reconnects at once, so while answers go out there are nearly
+ * always some (bench/README.md, "the `drain` chaos experiment no longer flaky"). Held, no client is sent an answer, none reconnects, and
+ * what is already on its way arrives and is held too; after the listener has closed, the held
+ * requests run as usual (answered with `Connection: close`). While holding, every request goes
+ * through `fetch` (the app's own router) instead of Bun's route table.
+ */
+async function quiesce(
+  server: Server<unknown>,
+  fetch: (request: Request) => Response | Promise<Response>,
+  until: number,
+): Promise<{ count: number; release(): void }> {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let count = 0;
+  let last = performance.now();
+  server.reload({
+    routes: {},
+    fetch: async (request) => {
+      count++;
+      last = performance.now();
+      await gate;
+      return fetch(request);
+    },
+  });
+  for (;;) {
+    const wait = Math.min(last + QUIET_MS - performance.now(), until - Date.now());
+    if (wait > 0) {
+      await Bun.sleep(wait);
+      continue;
+    }
+    if (Date.now() >= until) break;
+    // quiet, unless this process was too busy to read what came meanwhile: two turns of the event
+    // loop (the connection accepted, then its request read) before the listener closes
+    const seen = count;
+    await Bun.sleep(0);
+    await Bun.sleep(0);
+    if (count === seen) break;
+  }
+  return { count, release };
+}
+
 export interface RunningServer {
   url: string;
   port: number;
@@ -222,9 +276,16 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
       deps.lifecycle.draining = true;
       deps.logger.log("info", "draining", { grace_ms: drainGraceMs, deadline_ms: drainDeadlineMs });
       await Bun.sleep(drainGraceMs);
-      // 2. the listener closes, idle connections with it; calls in flight run on
+      // 2. the listener closes, idle connections with it; calls in flight run on. First the requests
+      //    still coming are held until none has come for a moment (see quiesce), so that no client
+      //    is reconnecting, its connection left in the kernel's queue and reset, as the listener closes
+      const held =
+        drainGraceMs > 0 ? await quiesce(server, app.fetch, Math.min(t0 + drainDeadlineMs, Date.now() + QUIET_MAX_MS)) : null;
+      const closing = server.stop(false);
+      held?.release();
+      if (held) deps.logger.log("info", "listener closed", { held: held.count, after_grace_ms: Date.now() - t0 - drainGraceMs });
       const finished = await Promise.race([
-        server.stop(false).then(() => true),
+        closing.then(() => true),
         Bun.sleep(Math.max(0, t0 + drainDeadlineMs - Date.now())).then(() => false),
       ]);
       // 3. the deadline: whatever is left (slow calls, clients holding unfinished bodies) is cut

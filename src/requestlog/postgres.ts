@@ -12,28 +12,49 @@ import {
   valuesOf,
 } from "./interface";
 
-/** Each column's placeholder suffix: the guardrail counts arrive as JSON text. */
-const CASTS = COLUMNS.map((c) => (c === "guardrails" ? "::jsonb" : ""));
+/** Each column's PostgreSQL type (drizzle/pg 0010): the type of its array parameter. */
+const PG_TYPES: Record<(typeof COLUMNS)[number], string> = {
+  request_id: "text",
+  time: "int8",
+  account_id: "text",
+  key_id: "text",
+  method: "text",
+  path: "text",
+  function: "text",
+  status: "int4",
+  error_code: "text",
+  provider: "text",
+  model: "text",
+  latency_ms: "int4",
+  credits: "int8",
+  cache: "text",
+  prompt_tokens: "int8",
+  completion_tokens: "int8",
+  idempotent_replay: "bool",
+  // the guardrail counts arrive as JSON text
+  guardrails: "jsonb",
+};
 
-/** The request log in PostgreSQL (drizzle/pg 0009), written by every node. */
+/**
+ * One statement for every batch, whatever its size: each column's values as one array parameter,
+ * unnested into rows. (A VALUES list would be a new statement text, prepared and kept by each
+ * connection, for each batch size.)
+ */
+const INSERT = `INSERT INTO request_log (${COLUMNS.join(", ")}) SELECT * FROM unnest(${COLUMNS.map(
+  (c, i) => `$${i + 1}::${PG_TYPES[c]}[]`,
+).join(", ")}) ON CONFLICT (request_id) DO NOTHING`;
+
+/** The request log in PostgreSQL (drizzle/pg 0010), written by every node. */
 export class PostgresRequestLogStore implements RequestLogStore {
   constructor(private pg: PgStorage) {}
 
   insert(rows: RequestRecord[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
-    // one statement per batch: a multi-row VALUES list, at most 18 * 500 parameters
-    const params: (string | number | boolean | null)[] = [];
-    const tuples = rows.map((r) => {
-      const vals = valuesOf(r);
-      const start = params.length;
-      params.push(...vals);
-      return `(${vals.map((_, i) => `$${start + i + 1}${CASTS[i]}`).join(", ")})`;
-    });
+    const values = rows.map(valuesOf);
+    const { sql } = this.pg;
+    const params = COLUMNS.map((_, c) => sql.array(values.map((v) => v[c])));
     return pgCall(this.pg, async () => {
-      await this.pg.sql.unsafe(
-        `INSERT INTO request_log (${COLUMNS.join(", ")}) VALUES ${tuples.join(", ")} ON CONFLICT (request_id) DO NOTHING`,
-        params,
-      );
+      await sql.unsafe(INSERT, params);
     });
   }
 

@@ -110,6 +110,42 @@ describe("drain on SIGTERM", () => {
     rmSync(gw.dir, { recursive: true, force: true });
   });
 
+  test("a request arriving as the grace ends is held and answered with Connection: close, not reset; then the listener closes", async () => {
+    const gw = await startGateway({ functions: [wordCount], env: drainEnv(600, 5000) });
+    const { key, accountId } = gw.newKey({ credits: 10 });
+    // a kept-alive connection, idle since before the signal
+    const kept = new RawConnection(gw.port);
+    await kept.ready;
+    kept.send("GET", "/health");
+    expect((await kept.next())?.status).toBe(200);
+
+    const t0 = performance.now();
+    const stopping = gw.stop();
+    // just past the grace (the server's timer, set after t0, has fired by then): on the kept-alive
+    // connection and on a new one
+    await Bun.sleep(610);
+    kept.send("POST", "/api/v1/ai/word-count", { body: { text: "just in time" }, headers: { "x-api-key": key } });
+    const fresh = new RawConnection(gw.port);
+    await fresh.ready;
+    if (fresh.state === "open")
+      fresh.send("POST", "/api/v1/ai/word-count", { body: { text: "a new connection" }, headers: { "x-api-key": key } });
+    for (const conn of [kept, fresh]) {
+      const res = await conn.next(3000);
+      expect(res?.status, res?.body).toBe(200);
+      expect(res?.headers.connection).toBe("close");
+      expect(await conn.closed(2000)).toBe(true);
+    }
+    // nothing more arrives: the listener closes
+    await Bun.sleep(Math.max(0, 1000 - (performance.now() - t0)));
+    const late = new RawConnection(gw.port);
+    await late.ready;
+    expect(late.state).toBe("refused");
+    await stopping;
+    expect(gw.logs.some((l) => l.includes('"listener closed"') && l.includes('"held":2'))).toBe(true);
+    expect(charges(gw.dbPath, accountId)).toBe(2);
+    rmSync(gw.dir, { recursive: true, force: true });
+  });
+
   test("the deadline cuts off a client holding an unfinished body and a call still running; neither is charged", async () => {
     const gw = await startGateway({ functions: [wordCount], env: drainEnv(600, 2500) });
     const { key, accountId } = gw.newKey({ credits: 10 });
