@@ -32,6 +32,8 @@ export const UNIT_LABEL = 128;
 export const NAME_CUE = 256;
 /** two words in capitals side by side ("JARRED WALKER") */
 export const CAPS_PAIR = 512;
+/** a word that starts like a phrase announcing an address ("address", "ship to"): see gatePrefixes */
+export const ADDRESS_CUE_PREFIX = 1024;
 
 /**
  * Lists whose patterns start at `\b` in a case-insensitive Unicode pattern: `\b` is an ASCII word
@@ -39,7 +41,7 @@ export const CAPS_PAIR = 512;
  * ("éstreet"), and "ſ" and "K" (the Kelvin sign) count as ASCII letters. A word with any non-ASCII
  * character therefore turns these lists on, whatever it is.
  */
-const ASCII_BOUNDARY = POSTCODE_LABEL | UNIT_LABEL | NAME_CUE;
+const ASCII_BOUNDARY = POSTCODE_LABEL | UNIT_LABEL | NAME_CUE | ADDRESS_CUE_PREFIX;
 
 /** Lower case of a UTF-16 unit for the hash (itself when its lower case is not one unit); 0: not computed yet. */
 const LOWER = new Uint16Array(0x10000);
@@ -96,6 +98,27 @@ export function gateWords(flag: number, words: Iterable<string>): void {
   pending.push(() => addWords(flag, list));
 }
 
+/**
+ * Registers word beginnings under `flag`: the first three characters (ASCII, lower case) of
+ * the phrases of a pattern that may start inside a word ("find" matches in "findings"), a
+ * two-letter word with the space after it ("go "). The starts of such words are kept too
+ * (prefixStarts). Checked on ASCII words only: a word with any other character turns the flag
+ * on (see ASCII_BOUNDARY) and leaves the starts to a scan of the text.
+ */
+export function gatePrefixes(flag: number, prefixes: Iterable<string>): void {
+  for (const p of prefixes) {
+    if (!/^[a-z]{2}[a-z ]$/.test(p)) throw new Error(`gatePrefixes: "${p}" is not three ASCII characters`);
+    const code = (p.charCodeAt(0) << 14) | (p.charCodeAt(1) << 7) | p.charCodeAt(2);
+    PREFIXES.set(code, (PREFIXES.get(code) ?? 0) | flag);
+    PREFIX_PAIRS[code >> 7] = 1;
+  }
+}
+
+/** the first three characters of a word, packed (lower case) -> the lists whose prefixes they are */
+const PREFIXES = new Map<number, number>();
+/** 1 where two first characters (packed) begin a prefix: most words skip the lookup */
+const PREFIX_PAIRS = new Uint8Array(128 * 128);
+
 /** Registers word endings under `flag`: gated on the words a number follows. */
 export function gateEndings(flag: number, endings: Iterable<string>): void {
   const list = [...endings];
@@ -127,6 +150,8 @@ let lastText: string | null = null;
 let lastFlags = 0;
 /** starts of the words of NAME_CUE in the last text, or null: a word with a non-ASCII character (see ASCII_BOUNDARY) */
 let lastCues: number[] | null = [];
+/** starts of the words with a prefix of ADDRESS_CUE_PREFIX in the last text, or null (as lastCues) */
+let lastPrefixCues: number[] | null = [];
 
 /** The flags of the keyword lists that occur in `text` (maybe: see above). */
 export function keywordFlags(text: string): number {
@@ -144,12 +169,22 @@ export function cueStarts(text: string): readonly number[] | null {
 }
 
 /**
+ * Where a word with a prefix of ADDRESS_CUE_PREFIX starts in `text`, in order (gatePrefixes);
+ * null when the text has a word with a non-ASCII character.
+ */
+export function prefixStarts(text: string): readonly number[] | null {
+  if (text !== lastText) scan(text);
+  return lastPrefixCues;
+}
+
+/**
  * Forgets the last text (detectPii calls it when done): the next text is scanned even when it is
  * the same, and no prompt stays referenced here.
  */
 export function forgetText(): void {
   lastText = null;
   lastCues = [];
+  lastPrefixCues = [];
 }
 
 function scan(text: string): void {
@@ -157,6 +192,7 @@ function scan(text: string): void {
   const n = text.length;
   let flags = 0;
   const cues: number[] = [];
+  const prefixCues: number[] = [];
   let ascii = true;
   // the run of letters before the current one ended in capitals at this index (CAPS_PAIR), else -1
   let capsEnd = -1;
@@ -207,6 +243,17 @@ function scan(text: string): void {
     if (!wordAscii) {
       ascii = false;
       flags |= ASCII_BOUNDARY;
+    } else if (i - start >= 2) {
+      // ASCII letters: lower case is | 32 (the third character may be a space: "go ")
+      const pair = ((text.charCodeAt(start) | 32) << 7) | (text.charCodeAt(start + 1) | 32);
+      if (PREFIX_PAIRS[pair] === 1) {
+        const third = start + 2 < n ? text.charCodeAt(start + 2) : 0;
+        const p = third < 128 ? PREFIXES.get((pair << 7) | (third >= 65 && third <= 90 ? third + 32 : third)) : undefined;
+        if (p !== undefined) {
+          flags |= p;
+          prefixCues.push(start);
+        }
+      }
     }
     // capitals (a non-ASCII word may be): two words of them with only blanks between
     if (!wordAscii || capitals) {
@@ -226,6 +273,7 @@ function scan(text: string): void {
   lastText = text;
   lastFlags = flags;
   lastCues = ascii ? cues : null;
+  lastPrefixCues = ascii ? prefixCues : null;
 }
 
 /** Whether text[from, to) is one or more spaces and tabs. */

@@ -119,7 +119,7 @@ function lowerAfterCue(text: string): Iterable<RegExpExecArray> {
   const out: RegExpExecArray[] = [];
   let end = 0;
   for (const at of starts) {
-    if (at < end) continue;
+    if (at < end || !mayFollowCue(text, at)) continue;
     // most places do not match: test first, which builds no match array
     LOWER_AFTER_CUE_AT.lastIndex = at;
     if (!LOWER_AFTER_CUE_AT.test(text)) continue;
@@ -130,4 +130,77 @@ function lowerAfterCue(text: string): Iterable<RegExpExecArray> {
     end = at + m[0].length;
   }
   return out;
+}
+
+/**
+ * For the first word of each phrase of LOWER_AFTER_CUE (lower case), where the blanks after the
+ * phrase may start, counted from the end of that word: bit k for k characters on ("name is": 3,
+ * "name:": 1; "thank you,": 4 or 5; "i'm": 2, "i am": 3).
+ */
+const CUE_TAIL = new Map<string, number>([
+  ...("is its im for to by from dear hi hello hey call contact technician colleague neighbour neighbor"
+    .split(" ")
+    .map((w) => [w, 1] as [string, number])),
+  ["name", (1 << 1) | (1 << 3)],
+  ["it", 1 << 2],
+  ["i", (1 << 2) | (1 << 3)],
+  ["thanks", 1 | (1 << 1)],
+  ["regards", 1 | (1 << 1)],
+  ["cheers", 1 | (1 << 1)],
+  ["thank", (1 << 4) | (1 << 5)],
+  ["customer", 1 << 1],
+  ["client", 1 << 1],
+  ["behalf", 1 << 3],
+]);
+/** the words of LOWER_AFTER_CUE's negative lookahead: the word after the phrase is none of them */
+const CUE_STOP = new Set(
+  "the a an my your our their his her you me us them it its it's is im i'm be do get see this that all any some more help each again just here".split(
+    " ",
+  ),
+);
+
+const isAsciiLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+const isBlank = (c: number) => c === 32 || c === 9;
+
+/**
+ * Whether LOWER_AFTER_CUE may match at `at`, the start of an ASCII word of its phrases (a
+ * necessary condition, so a place where it cannot is not tried): after one of the phrases that
+ * word starts and the blanks after it, a word that is not one of the lookahead's, then blanks
+ * and a letter. Characters outside ASCII count as letters.
+ */
+function mayFollowCue(text: string, at: number): boolean {
+  const n = text.length;
+  let e = at;
+  while (e < n && isAsciiLetter(text.charCodeAt(e))) e++;
+  const word = text.slice(at, e);
+  const tails = CUE_TAIL.get(word) ?? CUE_TAIL.get(word.toLowerCase());
+  // a word the table does not know (another word of the same hash): the pattern decides
+  if (tails === undefined) return true;
+  for (let k = 0; k < 6; k++) {
+    if ((tails & (1 << k)) === 0 || e + k >= n || !isBlank(text.charCodeAt(e + k))) continue;
+    let p = e + k;
+    while (p < n && isBlank(text.charCodeAt(p))) p++;
+    if (p < n && nameWordsAt(text, p)) return true;
+  }
+  return false;
+}
+
+/** At `p`: a word that is none of CUE_STOP, then blanks and a letter (LOWER_AFTER_CUE after its phrase). */
+function nameWordsAt(text: string, p: number): boolean {
+  const n = text.length;
+  const first = text.charCodeAt(p);
+  if (!isAsciiLetter(first) && first < 0x80) return false;
+  // the lookahead's words are letters and "'", and a blank or ".,!?" follows them
+  let r = p;
+  while (r < n && (isAsciiLetter(text.charCodeAt(r)) || text.charCodeAt(r) === 39)) r++;
+  if (r > p && r < n && " \t.,!?".includes(text.charAt(r)) && CUE_STOP.has(text.slice(p, r).toLowerCase())) return false;
+  // the word: letters, marks, "'", "’" and "-"; then blanks and a letter
+  let q = p + 1;
+  for (; q < n; q++) {
+    const c = text.charCodeAt(q);
+    if (!(isAsciiLetter(c) || c === 39 || c === 45 || c >= 0x80)) break;
+  }
+  if (q >= n || !isBlank(text.charCodeAt(q))) return false;
+  while (q < n && isBlank(text.charCodeAt(q))) q++;
+  return q < n && (isAsciiLetter(text.charCodeAt(q)) || text.charCodeAt(q) >= 0x80);
 }
