@@ -132,68 +132,80 @@ function lowerAfterCue(text: string): Iterable<RegExpExecArray> {
   return out;
 }
 
-/**
- * For the first word of each phrase of LOWER_AFTER_CUE (lower case), where the blanks after the
- * phrase may start, counted from the end of that word: bit k for k characters on ("name is": 3,
- * "name:": 1; "thank you,": 4 or 5; "i'm": 2, "i am": 3).
- */
-const CUE_TAIL = new Map<string, number>([
-  ...("is its im for to by from dear hi hello hey call contact technician colleague neighbour neighbor"
+/** the words of LOWER_AFTER_CUE's negative lookahead, by the hash of their lower case (hashLower) */
+const CUE_STOP = new Map<number, string>(
+  "the a an my your our their his her you me us them it its it's is im i'm be do get see this that all any some more help each again just here"
     .split(" ")
-    .map((w) => [w, 1] as [string, number])),
-  ["name", (1 << 1) | (1 << 3)],
-  ["it", 1 << 2],
-  ["i", (1 << 2) | (1 << 3)],
-  ["thanks", 1 | (1 << 1)],
-  ["regards", 1 | (1 << 1)],
-  ["cheers", 1 | (1 << 1)],
-  ["thank", (1 << 4) | (1 << 5)],
-  ["customer", 1 << 1],
-  ["client", 1 << 1],
-  ["behalf", 1 << 3],
-]);
-/** the words of LOWER_AFTER_CUE's negative lookahead: the word after the phrase is none of them */
-const CUE_STOP = new Set(
-  "the a an my your our their his her you me us them it its it's is im i'm be do get see this that all any some more help each again just here".split(
-    " ",
-  ),
+    .map((w) => [hashLower(w, 0, w.length), w]),
 );
+
+/** FNV-1a of text[from, to) with ASCII capitals in lower case */
+function hashLower(text: string, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), 0x01000193);
+  }
+  return h >>> 0;
+}
 
 const isAsciiLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 const isBlank = (c: number) => c === 32 || c === 9;
 
 /**
  * Whether LOWER_AFTER_CUE may match at `at`, the start of an ASCII word of its phrases (a
- * necessary condition, so a place where it cannot is not tried): after one of the phrases that
- * word starts and the blanks after it, a word that is not one of the lookahead's, then blanks
- * and a letter. Characters outside ASCII count as letters.
+ * necessary condition, so that most places are not tried): one of the phrases that may start
+ * with that word, the blanks after it, a word that is none of the lookahead's, then blanks and a
+ * letter. Where the phrase ends is read from the characters after the word, looser than the
+ * phrases (so never stricter): right after the word ("for"); after a "," or ":" ("thanks,",
+ * "name:"); after "'" and a letter ("it's", "i'm"); after a word of two letters when the word is
+ * "name", "i" or "behalf" ("name is", "i am", "behalf of"), of three when it is "thank" ("thank
+ * you", "thank you,"). Characters outside ASCII count as letters. No string is made.
  */
 function mayFollowCue(text: string, at: number): boolean {
   const n = text.length;
   let e = at;
   while (e < n && isAsciiLetter(text.charCodeAt(e))) e++;
-  const word = text.slice(at, e);
-  const tails = CUE_TAIL.get(word) ?? CUE_TAIL.get(word.toLowerCase());
-  // a word the table does not know (another word of the same hash): the pattern decides
-  if (tails === undefined) return true;
-  for (let k = 0; k < 6; k++) {
-    if ((tails & (1 << k)) === 0 || e + k >= n || !isBlank(text.charCodeAt(e + k))) continue;
-    let p = e + k;
-    while (p < n && isBlank(text.charCodeAt(p))) p++;
-    if (p < n && nameWordsAt(text, p)) return true;
+  if (e >= n) return false;
+  const length = e - at;
+  const first = text.charCodeAt(at) | 32;
+  const c = text.charCodeAt(e);
+  if (isBlank(c)) {
+    if (nameWordsAfter(text, e)) return true;
+    // "name is", "i am", "behalf of"
+    if ((length === 1 || (length === 4 && first === 0x6e) || (length === 6 && first === 0x62)) && isBlank(text.charCodeAt(e + 3)))
+      return nameWordsAfter(text, e + 3);
+    // "thank you", "thank you,"
+    if (length === 5 && first === 0x74)
+      return (
+        (isBlank(text.charCodeAt(e + 4)) && nameWordsAfter(text, e + 4)) ||
+        (isBlank(text.charCodeAt(e + 5)) && nameWordsAfter(text, e + 5))
+      );
+    return false;
   }
+  if (c === 44 || c === 58) return isBlank(text.charCodeAt(e + 1)) && nameWordsAfter(text, e + 1);
+  if (c === 39) return isBlank(text.charCodeAt(e + 2)) && nameWordsAfter(text, e + 2);
   return false;
 }
 
-/** At `p`: a word that is none of CUE_STOP, then blanks and a letter (LOWER_AFTER_CUE after its phrase). */
-function nameWordsAt(text: string, p: number): boolean {
+/** After the blanks at `blank`: a word that is none of CUE_STOP, then blanks and a letter (LOWER_AFTER_CUE after its phrase). */
+function nameWordsAfter(text: string, blank: number): boolean {
   const n = text.length;
+  let p = blank;
+  while (p < n && isBlank(text.charCodeAt(p))) p++;
+  if (p >= n) return false;
   const first = text.charCodeAt(p);
   if (!isAsciiLetter(first) && first < 0x80) return false;
-  // the lookahead's words are letters and "'", and a blank or ".,!?" follows them
+  // the lookahead's words are letters and "'", followed by a blank or ".,!?"
   let r = p;
   while (r < n && (isAsciiLetter(text.charCodeAt(r)) || text.charCodeAt(r) === 39)) r++;
-  if (r > p && r < n && " \t.,!?".includes(text.charAt(r)) && CUE_STOP.has(text.slice(p, r).toLowerCase())) return false;
+  if (r < n && r - p <= 5) {
+    const d = text.charCodeAt(r);
+    if (isBlank(d) || d === 46 || d === 44 || d === 33 || d === 63) {
+      const stop = CUE_STOP.get(hashLower(text, p, r));
+      if (stop !== undefined && sameLower(text, p, r, stop)) return false;
+    }
+  }
   // the word: letters, marks, "'", "’" and "-"; then blanks and a letter
   let q = p + 1;
   for (; q < n; q++) {
@@ -203,4 +215,14 @@ function nameWordsAt(text: string, p: number): boolean {
   if (q >= n || !isBlank(text.charCodeAt(q))) return false;
   while (q < n && isBlank(text.charCodeAt(q))) q++;
   return q < n && (isAsciiLetter(text.charCodeAt(q)) || text.charCodeAt(q) >= 0x80);
+}
+
+/** text[from, to) in lower case (ASCII capitals) is `word` */
+function sameLower(text: string, from: number, to: number, word: string): boolean {
+  if (to - from !== word.length) return false;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if ((c >= 65 && c <= 90 ? c + 32 : c) !== word.charCodeAt(i - from)) return false;
+  }
+  return true;
 }
