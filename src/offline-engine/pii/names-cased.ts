@@ -52,6 +52,9 @@ function gazetteerPair(words: string[]): boolean {
 /** a lower-case name closing a line after a comma: "ship to ådalsvej 7, 0012 aalborg, carina andersson" */
 const LOWER_TAIL_AT = /,[ \t]{0,4}(\p{Ll}[\p{Ll}\p{M}'’-]{0,39}[ \t]\p{Ll}[\p{Ll}\p{M}'’-]{0,39})(?=[ \t]{0,4}(?:\r?\n|$))/uy;
 
+/** LOWER_TAIL_AT's longest match and its lookahead: ",", 4 blanks, two words of 40 and a blank, 4 blanks, "\r" */
+const LOWER_TAIL_LONGEST = 1 + 4 + 40 + 1 + 40 + 4 + 1;
+
 export function findCasedNames(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   const gates = keywordFlags(text);
@@ -96,7 +99,15 @@ export function findCasedNames(text: string): PiiEntity[] {
     out.push(entity("name", text, start, end, 0.75));
   }
   // after each comma
+  // (the match ends a line: a comma further than LOWER_TAIL_AT's longest match from the next line
+  // break or the text's end is not tried)
+  let lineEnd = -1;
   for (let comma = text.indexOf(","); comma >= 0; comma = text.indexOf(",", comma + 1)) {
+    if (lineEnd < comma) {
+      lineEnd = text.indexOf("\n", comma);
+      if (lineEnd < 0) lineEnd = text.length;
+    }
+    if (lineEnd - comma > LOWER_TAIL_LONGEST) continue;
     LOWER_TAIL_AT.lastIndex = comma;
     const m = LOWER_TAIL_AT.exec(text);
     if (!m) continue;
