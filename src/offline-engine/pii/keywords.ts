@@ -63,6 +63,8 @@ const FNV_PRIME = 0x01000193;
 
 /** hash of a word (lower case) -> the lists it belongs to */
 const WORDS = new Map<number, number>();
+/** 1 where the low 16 bits of a hash in WORDS are these (a word whose bits are not is in no list) */
+const WORD_LOW_BITS = new Uint8Array(0x10000);
 /** hash of an ending, read backwards (lower case) -> the lists it belongs to; the longest ending's length */
 const ENDINGS = new Map<number, number>();
 let longestEnding = 0;
@@ -131,6 +133,7 @@ function addWords(flag: number, words: string[]): void {
     if (run.length === 0) continue;
     const h = hashForward(run, 0, run.length);
     WORDS.set(h, (WORDS.get(h) ?? 0) | flag);
+    WORD_LOW_BITS[h & 0xffff] = 1;
   }
 }
 
@@ -235,7 +238,8 @@ function scan(text: string): void {
         i += cp > 0xffff ? 2 : 1;
       }
     }
-    const f = WORDS.get(h >>> 0);
+    // most words are no keyword: their hash's low bits settle it without the map
+    const f = WORD_LOW_BITS[h & 0xffff] === 0 ? undefined : WORDS.get(h >>> 0);
     if (f !== undefined) {
       flags |= f;
       if (f & NAME_CUE) cues.push(start);

@@ -15,6 +15,48 @@ import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
 import { entity, type PiiEntity } from "./types";
 
+/**
+ * A set of ASCII words, looked up by a range of a text (in lower case, or as written) without
+ * making a string of it: by hash, then compared.
+ */
+class WordSet {
+  private readonly byHash = new Map<number, string[]>();
+  constructor(
+    words: string,
+    private readonly lower: boolean,
+  ) {
+    for (const w of words.split(" ")) {
+      const h = this.hash(w, 0, w.length);
+      const same = this.byHash.get(h);
+      if (same) same.push(w);
+      else this.byHash.set(h, [w]);
+    }
+  }
+
+  private hash(text: string, from: number, to: number): number {
+    let h = 0x811c9dc5;
+    for (let i = from; i < to; i++) h = Math.imul(h ^ this.unit(text.charCodeAt(i)), 0x01000193);
+    return h >>> 0;
+  }
+
+  private unit(c: number): number {
+    return this.lower && c >= 65 && c <= 90 ? c + 32 : c;
+  }
+
+  /** Whether text[from, to) (in lower case when the set is) is one of the words. */
+  hasAt(text: string, from: number, to: number): boolean {
+    const same = this.byHash.get(this.hash(text, from, to));
+    if (same === undefined) return false;
+    for (const w of same) {
+      if (w.length !== to - from) continue;
+      let i = 0;
+      while (i < w.length && this.unit(text.charCodeAt(from + i)) === w.charCodeAt(i)) i++;
+      if (i === w.length) return true;
+    }
+    return false;
+  }
+}
+
 const TITLE =
   /(?:^|[^\p{L}])(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Sir|Dame|Lady|Lord|Rev|Fr|Sra|Sr|Herr|Frau|Mme|Mlle|Monsieur|Madame|Señor|Señora|Officer|Detective|Judge|Nurse|Captain|Capt|Sgt|Agent)\.?\s+$/u;
 /** phrases after which a capitalised run is a name even when no given-name list knows it */
@@ -29,10 +71,9 @@ const WEAK_INTRO =
  * the trailing spaces and punctuation the regex allows, is one of these; phrases with other
  * characters ("heiße", "Señor") are left to the regex (see `wordBefore`).
  */
-const TITLE_WORDS = new Set(
-  "Mr Mrs Ms Miss Mx Dr Prof Professor Sir Dame Lady Lord Rev Fr Sra Sr Herr Frau Mme Mlle Monsieur Madame Officer Detective Judge Nurse Captain Capt Sgt Agent Srta Pan Pani Sig Sra".split(
-    " ",
-  ),
+const TITLE_WORDS = new WordSet(
+  "Mr Mrs Ms Miss Mx Dr Prof Professor Sir Dame Lady Lord Rev Fr Sra Sr Herr Frau Mme Mlle Monsieur Madame Officer Detective Judge Nurse Captain Capt Sgt Agent Srta Pan Pani Sig Sra",
+  false,
 );
 /** Titles that start no name themselves ("Dear Sr. Vassallo": the name is "Vassallo"). */
 const NOT_NAME_TITLES = new Set("Sr Sra Srta Sig Pan Pani Mme Mlle Dott Ing Hr Fr Sen Sr".split(" "));
@@ -46,12 +87,12 @@ const SINGLE_INTRO =
   /(?:\b(?:thanks|thank you|thx|hi|hello|hey|dear|i'?m|i am|this is|it'?s|cc|attn|signed|told|ask|asked|(?:spoke|speak|speaking|talk|talked|talking|reach out|go|went|according|belongs|forwarded|escalating this|escalated|handed over) to|(?:spoke|speak|talk|talked|meeting|met|leave it|left it|check|checked) with)\s*[:,]?\s*)$/iu;
 /** Greetings and self-introductions: a single word after them is a name even when no list knows it ("Thanks Beyizçi!"). */
 const GREETING_INTRO = /(?:\b(?:thanks|thank you|thx|hi|hello|hey|dear|cheers|i'?m|i am|my name is)\s*[:,]?\s*)$/iu;
-const STRONG_WORDS = new Set("is named called dear signed attn patient customer employee person to name".split(" "));
-const STRONG_WORDS_BEFORE_COLON = new Set("name attn attention patient customer employee person".split(" "));
-const WEAK_WORDS = new Set(
-  "m im am s its is hi hello hey thanks you regards best cheers sincerely contact for to of with reach from by cc met told email call and neighbour neighbor technician colleague suis appelle llamo soy chiamo sono".split(
-    " ",
-  ),
+const STRONG_WORDS = new WordSet("is named called dear signed attn patient customer employee person to name", true);
+const STRONG_WORDS_BEFORE_COLON = new WordSet("name attn attention patient customer employee person", true);
+const ATTN = new WordSet("attn", true);
+const WEAK_WORDS = new WordSet(
+  "m im am s its is hi hello hey thanks you regards best cheers sincerely contact for to of with reach from by cc met told email call and neighbour neighbor technician colleague suis appelle llamo soy chiamo sono",
+  true,
 );
 
 /** verbs that follow a person far more often than a place or product ("Olumide Bakare signed") */
@@ -59,15 +100,12 @@ const PERSON_VERB =
   /^\s+(?:said|says|told|asked|wrote|signed|replied|called|emailed|mentioned|confirmed|explained|agreed|joined|thinks|believes|will|who|and (?:her|his))\b/u;
 
 /** The last word of each phrase of SINGLE_INTRO and GREETING_INTRO ("i'm": "m", "thank you": "you"), lower case. */
-const SINGLE_WORDS = new Set(
-  "thanks you thx hi hello hey dear m im am is s its cc attn signed told ask asked to with".split(" "),
-);
-const GREETING_WORDS = new Set("thanks you thx hi hello hey dear cheers m im am is".split(" "));
+const SINGLE_WORDS = new WordSet("thanks you thx hi hello hey dear m im am is s its cc attn signed told ask asked to with", true);
+const GREETING_WORDS = new WordSet("thanks you thx hi hello hey dear cheers m im am is", true);
 /** The first word of each alternative of PERSON_VERB (case as written: the pattern is case-sensitive). */
-const PERSON_VERB_WORDS = new Set(
-  "said says told asked wrote signed replied called emailed mentioned confirmed explained agreed joined thinks believes will who and".split(
-    " ",
-  ),
+const PERSON_VERB_WORDS = new WordSet(
+  "said says told asked wrote signed replied called emailed mentioned confirmed explained agreed joined thinks believes will who and",
+  false,
 );
 
 const MONTH_NAMES = new Set(["April", "May", "June", "July", "August"]);
@@ -319,18 +357,19 @@ function hasInitial(i: number, run: number): boolean {
 }
 
 /**
- * The ASCII word ending at `end` (not before `lo`), or null when a non-ASCII character ends it
- * or comes just before it: then only the regex can tell (case folding, "ñ", "ß").
+ * Start of the ASCII word ending at `end` (not before `lo`; `end` when there is none), or -1 when
+ * a non-ASCII character ends it or comes just before it: then only the regex can tell (case
+ * folding, "ñ", "ß").
  */
-function wordBefore(text: string, lo: number, end: number): string | null {
+function wordBefore(text: string, lo: number, end: number): number {
   let k = end;
   while (k > lo) {
     const c = text.charCodeAt(k - 1);
     if (isAsciiLetter(c)) k--;
-    else if (c >= 0x80) return null;
+    else if (c >= 0x80) return -1;
     else break;
   }
-  return text.slice(k, end);
+  return k;
 }
 
 /** Start of the run of `\s` ending at `end`, not before `lo`. */
@@ -348,26 +387,26 @@ function titleBefore(text: string, lo: number, start: number): boolean {
   if (k === start) return false;
   if (k > lo && text.charCodeAt(k - 1) === 46) k--;
   const w = wordBefore(text, lo, k);
-  return (w === null || TITLE_WORDS.has(w)) && TITLE.test(text.slice(lo, start));
+  return (w < 0 || TITLE_WORDS.hasAt(text, w, k)) && TITLE.test(text.slice(lo, start));
 }
 
 function strongIntroBefore(text: string, lo: number, start: number): boolean {
   let k = skipSpaceBack(text, lo, start);
   if (k === lo) return false;
   const last = text.charCodeAt(k - 1);
-  let w: string | null;
+  let w: number;
   if (last === 58) {
     // "name:", "Attn.:", "name :"
     k = skipSpaceBack(text, lo, k - 1);
     if (k > lo && text.charCodeAt(k - 1) === 46) k--;
     w = wordBefore(text, lo, k);
-    if (w !== null && !STRONG_WORDS_BEFORE_COLON.has(w.toLowerCase())) return false;
+    if (w >= 0 && !STRONG_WORDS_BEFORE_COLON.hasAt(text, w, k)) return false;
   } else if (last === 46) {
     w = wordBefore(text, lo, k - 1);
-    if (w !== null && w.toLowerCase() !== "attn") return false;
+    if (w >= 0 && !ATTN.hasAt(text, w, k - 1)) return false;
   } else {
     w = wordBefore(text, lo, k);
-    if (w !== null && !STRONG_WORDS.has(w.toLowerCase())) return false;
+    if (w >= 0 && !STRONG_WORDS.hasAt(text, w, k)) return false;
   }
   return STRONG_INTRO.test(text.slice(lo, start));
 }
@@ -383,11 +422,11 @@ export function introBefore(text: string, start: number): "strong" | "weak" | nu
  * Whether a phrase ending in one of `words` may end before `start` (the regexes' tail: spaces, at
  * most one ":" or ",", spaces); true too when a non-ASCII character leaves it to the regex.
  */
-function introEndsIn(words: ReadonlySet<string>, text: string, lo: number, start: number): boolean {
+function introEndsIn(words: WordSet, text: string, lo: number, start: number): boolean {
   let k = skipSpaceBack(text, lo, start);
   if (k > lo && (text.charCodeAt(k - 1) === 58 || text.charCodeAt(k - 1) === 44)) k = skipSpaceBack(text, lo, k - 1);
   const w = wordBefore(text, lo, k);
-  return w === null || words.has(w.toLowerCase());
+  return w < 0 || words.hasAt(text, w, k);
 }
 
 /** PERSON_VERB on the 20 characters after `end`, run only when the word after the spaces may start it. */
@@ -400,7 +439,7 @@ function personVerbAfter(text: string, end: number): boolean {
   while (e < limit && isAsciiLetter(text.charCodeAt(e))) e++;
   // a non-ASCII letter right after: the regex decides
   if (e < limit && text.charCodeAt(e) >= 0x80) return PERSON_VERB.test(text.slice(end, limit));
-  return PERSON_VERB_WORDS.has(text.slice(k, e)) && PERSON_VERB.test(text.slice(end, limit));
+  return PERSON_VERB_WORDS.hasAt(text, k, e) && PERSON_VERB.test(text.slice(end, limit));
 }
 
 function weakIntroBefore(text: string, lo: number, start: number): boolean {
@@ -415,6 +454,6 @@ function weakIntroBefore(text: string, lo: number, start: number): boolean {
   }
   if (punctuation > 1) return false;
   const w = wordBefore(text, lo, k);
-  if (w !== null && !WEAK_WORDS.has(w.toLowerCase())) return false;
+  if (w >= 0 && !WEAK_WORDS.hasAt(text, w, k)) return false;
   return WEAK_INTRO.test(text.slice(lo, start));
 }
