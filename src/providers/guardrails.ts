@@ -108,16 +108,14 @@ function foldChar(cp: number): string | null {
 
 /**
  * Whether FOLDABLE may match: only a non-ASCII character or a backslash can start a match, and
- * most prompts are ASCII without one. A loop over the code units costs a fraction of the
- * Unicode pattern's scan.
+ * most prompts are ASCII without one. A scan for such a code unit costs a fraction of the
+ * Unicode pattern's.
  */
 function mayFold(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x80 || c === 0x5c) return FOLDABLE.test(text);
-  }
-  return false;
+  return NOT_PLAIN.test(text) && FOLDABLE.test(text);
 }
+/** a code unit outside ASCII, or a backslash (a scan by this class, not Unicode-aware, costs less than a loop) */
+const NOT_PLAIN = /[\x80-\uffff\\]/;
 
 /**
  * The kinds of `types` in `text`, found in its folded reading. Spans are `text`'s own (what is
