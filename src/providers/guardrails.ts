@@ -60,7 +60,11 @@ const LABEL = Object.fromEntries(Object.keys(TO_PII).map((k) => [k, k.toUpperCas
  */
 function placeholderString(kind: GuardrailPiiKind, n: number): string {
   if (n > PLACEHOLDERS_KEPT) return `[${LABEL[kind]}_${n}]`;
-  const made = (PLACEHOLDERS[kind] ??= []);
+  let made = PLACEHOLDERS[kind];
+  if (made === undefined) {
+    made = [];
+    PLACEHOLDERS[kind] = made;
+  }
   let p = made[n];
   if (p === undefined) {
     p = `[${LABEL[kind]}_${n}]`;

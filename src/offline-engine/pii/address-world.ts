@@ -107,7 +107,7 @@ const ADDRESS_CUE =
 /** ADDRESS_CUE tried at one place: where a word starts with the beginning of one of its phrases (keywords.ts) */
 const ADDRESS_CUE_AT = new RegExp(ADDRESS_CUE.source, "iuy");
 // the first three characters of each phrase ("str" stands for "street" too; "go to" is "go ")
-gatePrefixes(ADDRESS_CUE_PREFIX, ["add", "str", "bui", "liv", "mov", "shi", "del", "sen", "wen", "go ", "fin", "loc", "lin", "rec"]);
+gatePrefixes(ADDRESS_CUE_PREFIX, [..."add str bui liv mov shi del sen wen fin loc lin rec".split(" "), "go "]);
 /** a line with a name and a number, and under it a line with a postcode and a town: "Kaštielska 5\n34 030 Martin" (tried at each line start) */
 const LINE_POSTAL_AT = new RegExp(
   `(?<=^|\\n)[ \\t]*${CAP}(?:[ \\t]+${WORD}){0,3}[ \\t]+${NUM}(?=[ \\t]*\\r?\\n[ \\t]*(?:[A-Z]{2}-?)?\\d{2,6}(?:[- ]\\d{2,4})?(?:[ ]?[A-Z]{2})?[ \\t]+\\p{Lu})`,
