@@ -16,7 +16,7 @@
  * at most one "."): those words' endings are looked up, not every word's.
  */
 import { tickCpuBudget } from "../budget";
-import { category, codePointAt, isSpace, LETTER } from "./chars";
+import { category, codePointAt, isSpace, LETTER, MARK } from "./chars";
 
 /** The keyword lists, one bit each. */
 export const STREET_WORD_AFTER = 1;
@@ -188,6 +188,43 @@ export function forgetText(): void {
   lastText = null;
   lastCues = [];
   lastPrefixCues = [];
+  // the token arrays of a long text: let them go
+  if (tokenStarts.length > 4096) tokenStarts.length = tokenEnds.length = 0;
+}
+
+/**
+ * The name scanner's words (names.ts), found by the same pass: a letter, then letters, marks,
+ * "'", "’" and "-", less a trailing "'s" or trailing "'", "’" and "-". Such a word is one or more
+ * of this pass's words (runs of letters) with those characters between them. Their starts and
+ * ends (exclusive) are in tokenStarts and tokenEnds, valid until the next text; returns how many.
+ */
+export function nameTokens(text: string): number {
+  if (text !== lastText) scan(text);
+  return tokenCount;
+}
+export const tokenStarts: number[] = [];
+export const tokenEnds: number[] = [];
+let tokenCount = 0;
+
+const APOSTROPHE = 0x27;
+const RIGHT_QUOTE = 0x2019;
+const HYPHEN = 0x2d;
+
+/** Adds the name token text[start, end), less its trailing "'s", or trailing "'", "’" and "-". */
+function addToken(text: string, start: number, end: number): void {
+  const last = text.charCodeAt(end - 1);
+  const beforeLast = text.charCodeAt(end - 2);
+  if (last === 0x73 && end - start >= 2 && (beforeLast === APOSTROPHE || beforeLast === RIGHT_QUOTE)) end -= 2;
+  else {
+    while (end > start) {
+      const c = text.charCodeAt(end - 1);
+      if (c !== APOSTROPHE && c !== RIGHT_QUOTE && c !== HYPHEN) break;
+      end--;
+    }
+  }
+  tokenStarts[tokenCount] = start;
+  tokenEnds[tokenCount] = end;
+  tokenCount++;
 }
 
 function scan(text: string): void {
@@ -199,6 +236,10 @@ function scan(text: string): void {
   let ascii = true;
   // the run of letters before the current one ended in capitals at this index (CAPS_PAIR), else -1
   let capsEnd = -1;
+  // the name token being read (nameTokens): its start (-1: none) and where it may go on
+  let tokenStart = -1;
+  let tokenEnd = 0;
+  tokenCount = 0;
   let i = 0;
   while (i < n) {
     tickCpuBudget();
@@ -206,17 +247,38 @@ function scan(text: string): void {
     let c = text.charCodeAt(i);
     if (c < 0x80) {
       if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122))) {
+        // "'" and "-" right after a token's letters go on with it; anything else ends it
+        if (tokenStart >= 0) {
+          if (i === tokenEnd && (c === APOSTROPHE || c === HYPHEN)) tokenEnd = i + 1;
+          else {
+            addToken(text, tokenStart, tokenEnd);
+            tokenStart = -1;
+          }
+        }
         i++;
         continue;
       }
     } else {
       const cp = codePointAt(text, i);
-      if (category(cp) !== LETTER) {
-        i += cp > 0xffff ? 2 : 1;
+      const kind = category(cp);
+      if (kind !== LETTER) {
+        const width = cp > 0xffff ? 2 : 1;
+        // so do "’" and marks
+        if (tokenStart >= 0) {
+          if (i === tokenEnd && (cp === RIGHT_QUOTE || kind === MARK)) tokenEnd = i + width;
+          else {
+            addToken(text, tokenStart, tokenEnd);
+            tokenStart = -1;
+          }
+        }
+        i += width;
         continue;
       }
     }
     const start = i;
+    // a word right after a token's letters and marks goes on with it
+    if (tokenStart >= 0 && start !== tokenEnd) addToken(text, tokenStart, tokenEnd);
+    if (tokenStart < 0 || start !== tokenEnd) tokenStart = start;
     let h = FNV_OFFSET;
     let wordAscii = true;
     let capitals = true;
@@ -238,6 +300,7 @@ function scan(text: string): void {
         i += cp > 0xffff ? 2 : 1;
       }
     }
+    tokenEnd = i;
     // most words are no keyword: their hash's low bits settle it without the map
     const f = WORD_LOW_BITS[h & 0xffff] === 0 ? undefined : WORDS.get(h >>> 0);
     if (f !== undefined) {
@@ -274,6 +337,7 @@ function scan(text: string): void {
       if (d >= 48 && d <= 57) flags |= endingFlags(text, start, i);
     }
   }
+  if (tokenStart >= 0) addToken(text, tokenStart, tokenEnd);
   lastText = text;
   lastFlags = flags;
   lastCues = ascii ? cues : null;

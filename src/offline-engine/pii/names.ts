@@ -10,8 +10,9 @@
  * the last word of one of their phrases (a set lookup). The regexes stay the definition.
  */
 import { tickCpuBudget } from "../budget";
-import { category, codePointAt, isSpace, LETTER, MARK } from "./chars";
+import { isSpace } from "./chars";
 import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
+import { nameTokens, tokenEnds, tokenStarts } from "./keywords";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
 import { entity, type PiiEntity } from "./types";
 
@@ -112,7 +113,6 @@ const MONTH_NAMES = new Set(["April", "May", "June", "July", "August"]);
 
 const APOSTROPHE = 0x27;
 const RIGHT_QUOTE = 0x2019;
-const HYPHEN = 0x2d;
 
 function isAsciiLetter(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
@@ -120,11 +120,12 @@ function isAsciiLetter(c: number): boolean {
 
 /**
  * Words of the text: starts and ends ("Sarah's" is "Sarah"; a trailing hyphen or apostrophe is
- * punctuation), and each word as a string once it is needed (`wordAt`). Module-level arrays
- * reused by each call (calls are synchronous), so a text costs no token objects.
+ * punctuation), found by the keyword pass over the text (keywords.ts `nameTokens`: letters, then
+ * letters, marks, "'", "’" and "-"), and each word as a string once it is needed (`wordAt`).
+ * Module-level arrays reused by each call (calls are synchronous), so a text costs no token objects.
  */
-const starts: number[] = [];
-const ends: number[] = [];
+const starts = tokenStarts;
+const ends = tokenEnds;
 const words: (string | null)[] = [];
 
 function wordAt(text: string, k: number): string {
@@ -136,56 +137,9 @@ function wordAt(text: string, k: number): string {
   return w;
 }
 
-/** ASCII part of the word pattern: 1 letters (start or continue a word), 2 "'" and "-" (continue one) */
-const ASCII_WORD = new Uint8Array(128);
-for (let c = 65; c <= 90; c++) ASCII_WORD[c] = ASCII_WORD[c + 32] = 1;
-ASCII_WORD[APOSTROPHE] = ASCII_WORD[HYPHEN] = 2;
-
 function tokenize(text: string): number {
-  const n = text.length;
-  let count = 0;
-  let i = 0;
-  while (i < n) {
-    tickCpuBudget();
-    const first = text.charCodeAt(i);
-    const start = i;
-    if (first < 0x80) {
-      i++;
-      if (ASCII_WORD[first] !== 1) continue;
-    } else {
-      const cp = codePointAt(text, i);
-      i += cp > 0xffff ? 2 : 1;
-      if (category(cp) !== LETTER) continue;
-    }
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c < 0x80) {
-        if (ASCII_WORD[c] === 0) break;
-        i++;
-      } else if (c === RIGHT_QUOTE) i++;
-      else {
-        // letters and marks continue a word
-        const next = codePointAt(text, i);
-        if ((category(next) & (LETTER | MARK)) === 0) break;
-        i += next > 0xffff ? 2 : 1;
-      }
-    }
-    let end = i;
-    const last = text.charCodeAt(end - 1);
-    const beforeLast = text.charCodeAt(end - 2);
-    if (last === 0x73 && end - start >= 2 && (beforeLast === APOSTROPHE || beforeLast === RIGHT_QUOTE)) end -= 2;
-    else {
-      while (end > start) {
-        const c = text.charCodeAt(end - 1);
-        if (c !== APOSTROPHE && c !== RIGHT_QUOTE && c !== HYPHEN) break;
-        end--;
-      }
-    }
-    starts[count] = start;
-    ends[count] = end;
-    words[count] = null;
-    count++;
-  }
+  const count = nameTokens(text);
+  for (let k = 0; k < count; k++) words[k] = null;
   return count;
 }
 
@@ -255,7 +209,7 @@ export function findNames(text: string): PiiEntity[] {
     } else i++;
   }
   // the word arrays keep the last text alive: let a long one go
-  if (count > 4096) starts.length = ends.length = words.length = 0;
+  if (count > 4096) words.length = 0;
   return out;
 }
 
