@@ -54,6 +54,27 @@ const FROM_PII = Object.fromEntries(Object.entries(TO_PII).map(([k, v]) => [v, k
 /** A kind's placeholder label ("EMAIL" in `[EMAIL_1]`). */
 const LABEL = Object.fromEntries(Object.keys(TO_PII).map((k) => [k, k.toUpperCase()])) as Record<GuardrailPiiKind, string>;
 
+/**
+ * `[LABEL_n]`, the n-th placeholder of a kind: the first ones are made once per process and
+ * reused (their hash is kept with them, where a fresh string would be built and hashed per value).
+ */
+function placeholderString(kind: GuardrailPiiKind, n: number): string {
+  if (n > PLACEHOLDERS_KEPT) return `[${LABEL[kind]}_${n}]`;
+  let made = PLACEHOLDERS[kind];
+  if (made === undefined) {
+    made = [];
+    PLACEHOLDERS[kind] = made;
+  }
+  let p = made[n];
+  if (p === undefined) {
+    p = `[${LABEL[kind]}_${n}]`;
+    made[n] = p;
+  }
+  return p;
+}
+const PLACEHOLDERS_KEPT = 64;
+const PLACEHOLDERS: Partial<Record<GuardrailPiiKind, string[]>> = {};
+
 /** A placeholder as the gateway writes it, and the start of one cut at a chunk's end. */
 const PLACEHOLDER = /\[[A-Z_]+_\d+\]/g;
 const PARTIAL_AT_END = /\[[A-Z0-9_]*$/;
@@ -91,16 +112,14 @@ function foldChar(cp: number): string | null {
 
 /**
  * Whether FOLDABLE may match: only a non-ASCII character or a backslash can start a match, and
- * most prompts are ASCII without one. A loop over the code units costs a fraction of the
- * Unicode pattern's scan.
+ * most prompts are ASCII without one. A scan for such a code unit costs a fraction of the
+ * Unicode pattern's.
  */
 function mayFold(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x80 || c === 0x5c) return FOLDABLE.test(text);
-  }
-  return false;
+  return NOT_PLAIN.test(text) && FOLDABLE.test(text);
 }
+/** a code unit outside ASCII, or a backslash (a scan by this class, not Unicode-aware, costs less than a loop) */
+const NOT_PLAIN = /[\x80-\uffff\\]/;
 
 /**
  * The kinds of `types` in `text`, found in its folded reading. Spans are `text`'s own (what is
@@ -224,13 +243,12 @@ export class RequestGuard {
   private placeholderFor(f: Found): string {
     const known = this.byValue.get(f.text);
     if (known) return known;
-    const label = LABEL[f.kind];
     let n = this.next[f.kind] ?? 0;
     let placeholder: string;
     // a placeholder the client wrote itself is never given out: restoring would replace its text
     this.written ??= writtenPlaceholders(this.texts);
-    do placeholder = `[${label}_${++n}]`;
-    while (this.written.has(placeholder));
+    do placeholder = placeholderString(f.kind, ++n);
+    while (this.written.size > 0 && this.written.has(placeholder));
     this.next[f.kind] = n;
     this.byValue.set(f.text, placeholder);
     this.byPlaceholder.set(placeholder, f.text);

@@ -14,10 +14,13 @@
  */
 import { isEnglishWord, isStopword } from "./gazetteer";
 import {
+  ADDRESS_CUE_PREFIX,
   gateEndings,
+  gatePrefixes,
   gateWords,
   keywordFlags,
   POSTCODE_LABEL,
+  prefixStarts,
   STREET_ENDING,
   STREET_PREPOSITION,
   STREET_WORD_AFTER,
@@ -101,6 +104,10 @@ const STREET_COMPOUND = new RegExp(
 const NAME_NUMBER_AT = new RegExp(`${WORD}(?:[ \\t]+${WORD}){0,3}[ \\t]+${NUM}`, "uy");
 const ADDRESS_CUE =
   /\b(?:address|addr|street|str|building|live at|lives at|living at|moving into|moved to|move to|ship(?:ped|ping)? to|deliver(?:ed|y)? to|send (?:it |this |them )?to|sent to|went to|go to|find|located at|line 1|reception)(?:[ \t]*[:,])?[ \t]*(?:\r?\n[ \t]*)?(?=\p{L})/giu;
+/** ADDRESS_CUE tried at one place: where a word starts with the beginning of one of its phrases (keywords.ts) */
+const ADDRESS_CUE_AT = new RegExp(ADDRESS_CUE.source, "iuy");
+// the first three characters of each phrase ("str" stands for "street" too; "go to" is "go ")
+gatePrefixes(ADDRESS_CUE_PREFIX, [..."add str bui liv mov shi del sen wen fin loc lin rec".split(" "), "go "]);
 /** a line with a name and a number, and under it a line with a postcode and a town: "Kaštielska 5\n34 030 Martin" (tried at each line start) */
 const LINE_POSTAL_AT = new RegExp(
   `(?<=^|\\n)[ \\t]*${CAP}(?:[ \\t]+${WORD}){0,3}[ \\t]+${NUM}(?=[ \\t]*\\r?\\n[ \\t]*(?:[A-Z]{2}-?)?\\d{2,6}(?:[- ]\\d{2,4})?(?:[ ]?[A-Z]{2})?[ \\t]+\\p{Lu})`,
@@ -177,8 +184,7 @@ export function findWorldAddresses(text: string): PiiEntity[] {
       if (isEnglishWord(m[0].slice(0, m[0].search(/[ \t]/)))) continue;
       add(m.index, m.index + m[0].length, 0.87);
     }
-  for (const cue of text.matchAll(ADDRESS_CUE)) {
-    const at = cue.index + cue[0].length;
+  for (const at of addressCues(text, gates)) {
     const end = stickyAt(NAME_NUMBER_AT, text, at);
     if (end < 0) continue;
     const start = trimLeadingWords(at, text.slice(at, end), false);
@@ -215,6 +221,29 @@ export function findWorldAddresses(text: string): PiiEntity[] {
   return out;
 }
 
+/**
+ * Where each match of ADDRESS_CUE ends, in text order, as a scan of the text finds them: tried only
+ * where a word starts with the beginning of one of its phrases, when keywords.ts knows those places.
+ */
+function addressCues(text: string, gates: number): number[] {
+  const ends: number[] = [];
+  const starts = prefixStarts(text);
+  if (starts === null) {
+    for (const m of text.matchAll(ADDRESS_CUE)) ends.push(m.index + m[0].length);
+    return ends;
+  }
+  if ((gates & ADDRESS_CUE_PREFIX) === 0) return ends;
+  let end = 0;
+  for (const at of starts) {
+    if (at < end) continue;
+    const next = stickyAt(ADDRESS_CUE_AT, text, at);
+    if (next < 0) continue;
+    ends.push(next);
+    end = next;
+  }
+  return ends;
+}
+
 const PARTICLES = /[ \t](?:de|do|da|das|dos|del|della|di|van|von|der|den|la|le|bəy|bey)(?=[ \t])/gu;
 
 /**
@@ -234,14 +263,29 @@ export function extended(text: string, start: number, end: number, score: number
  * of the name is left before the street word or the number.
  */
 function trimLeadingWords(start: number, match: string, streetWordLast = true): number {
-  const words = [...match.matchAll(/[^ \t,]+/g)];
+  // the words are the runs of characters other than blanks and commas
+  const n = match.length;
+  let count = 0;
+  for (let i = 0; i < n; ) {
+    while (i < n && isWordGap(match.charCodeAt(i))) i++;
+    if (i === n) break;
+    count++;
+    while (i < n && !isWordGap(match.charCodeAt(i))) i++;
+  }
   // the last word is the number; with a street word after the name, the one before it too
-  const named = words.length - (streetWordLast ? 2 : 1);
+  const named = count - (streetWordLast ? 2 : 1);
   let k = 0;
-  while (k < named && isFunctionWord(words[k][0])) k++;
-  if (k >= named) return -1;
-  return start + (words[k].index ?? 0);
+  for (let i = 0; k < named; k++) {
+    while (isWordGap(match.charCodeAt(i))) i++;
+    const from = i;
+    while (i < n && !isWordGap(match.charCodeAt(i))) i++;
+    if (!isFunctionWord(match.slice(from, i))) return start + from;
+  }
+  return -1;
 }
+
+/** a blank or a comma: what separates the words of trimLeadingWords */
+const isWordGap = (c: number) => c === 32 || c === 9 || c === 44;
 
 function isFunctionWord(w: string): boolean {
   let end = w.length;

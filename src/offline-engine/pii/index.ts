@@ -87,21 +87,23 @@ const STRUCTURED: ReadonlySet<PiiType> = new Set<PiiType>(["email", "ssn", "cred
  */
 function coverRepeats(text: string, entities: PiiEntity[]): PiiEntity[] {
   const values: PiiEntity[] = [];
-  const seen = new Set<string>();
+  // distinct texts: compared one by one while they are few, by a set once they are many
+  let seen: Set<string> | null = null;
   for (const e of entities) {
-    if (!STRUCTURED.has(e.type) || e.text.length < 4 || seen.has(e.text)) continue;
-    seen.add(e.text);
+    if (!STRUCTURED.has(e.type) || e.text.length < 4) continue;
+    if (seen ? seen.has(e.text) : values.some((v) => v.text === e.text)) continue;
     values.push(e);
+    if (seen) seen.add(e.text);
+    else if (values.length > FEW_VALUES) seen = new Set(values.map((v) => v.text));
   }
   if (values.length === 0) return entities;
-  const taken = new Set(entities.map((e) => e.start));
   const added: PiiEntity[] = [];
   if (values.length <= FEW_VALUES) {
     // a few values (the usual prompt): indexOf per value, each a fast scan of the text
     for (const e of values) {
       for (let at = text.indexOf(e.text); at >= 0; at = text.indexOf(e.text, at + 1)) {
         tickCpuBudget();
-        if (!taken.has(at)) added.push({ ...e, start: at, end: at + e.text.length });
+        if (!startsAt(entities, at)) added.push({ ...e, start: at, end: at + e.text.length });
       }
     }
     // in text order, as the scan below finds them
@@ -125,7 +127,7 @@ function coverRepeats(text: string, entities: PiiEntity[]): PiiEntity[] {
         const candidates = byPrefix.get(first * 65536 + text.charCodeAt(at + 1));
         if (!candidates) continue;
         tickCpuBudget();
-        if (taken.has(at)) continue;
+        if (startsAt(entities, at)) continue;
         for (const e of candidates) if (text.startsWith(e.text, at)) added.push({ ...e, start: at, end: at + e.text.length });
       }
     } finally {
@@ -137,6 +139,18 @@ function coverRepeats(text: string, entities: PiiEntity[]): PiiEntity[] {
   return resolveOverlaps([...entities.map((e) => ({ ...e, score: e.score + 1 })), ...added]).map((e) =>
     e.score > 1 ? { ...e, score: Math.round((e.score - 1) * 1000) / 1000 } : e,
   );
+}
+
+/** Whether an entity of `entities` (in text order, as resolveOverlaps keeps them) starts at `at`: binary search. */
+function startsAt(entities: PiiEntity[], at: number): boolean {
+  let lo = 0;
+  let hi = entities.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (entities[mid].start < at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < entities.length && entities[lo].start === at;
 }
 
 export function redactPii(

@@ -16,7 +16,7 @@
  * at most one "."): those words' endings are looked up, not every word's.
  */
 import { tickCpuBudget } from "../budget";
-import { category, codePointAt, isSpace, LETTER } from "./chars";
+import { category, codePointAt, isSpace, LETTER, MARK } from "./chars";
 
 /** The keyword lists, one bit each. */
 export const STREET_WORD_AFTER = 1;
@@ -32,6 +32,8 @@ export const UNIT_LABEL = 128;
 export const NAME_CUE = 256;
 /** two words in capitals side by side ("JARRED WALKER") */
 export const CAPS_PAIR = 512;
+/** a word that starts like a phrase announcing an address ("address", "ship to"): see gatePrefixes */
+export const ADDRESS_CUE_PREFIX = 1024;
 
 /**
  * Lists whose patterns start at `\b` in a case-insensitive Unicode pattern: `\b` is an ASCII word
@@ -39,7 +41,7 @@ export const CAPS_PAIR = 512;
  * ("éstreet"), and "ſ" and "K" (the Kelvin sign) count as ASCII letters. A word with any non-ASCII
  * character therefore turns these lists on, whatever it is.
  */
-const ASCII_BOUNDARY = POSTCODE_LABEL | UNIT_LABEL | NAME_CUE;
+const ASCII_BOUNDARY = POSTCODE_LABEL | UNIT_LABEL | NAME_CUE | ADDRESS_CUE_PREFIX;
 
 /** Lower case of a UTF-16 unit for the hash (itself when its lower case is not one unit); 0: not computed yet. */
 const LOWER = new Uint16Array(0x10000);
@@ -61,6 +63,8 @@ const FNV_PRIME = 0x01000193;
 
 /** hash of a word (lower case) -> the lists it belongs to */
 const WORDS = new Map<number, number>();
+/** 1 where the low 16 bits of a hash in WORDS are these (a word whose bits are not is in no list) */
+const WORD_LOW_BITS = new Uint8Array(0x10000);
 /** hash of an ending, read backwards (lower case) -> the lists it belongs to; the longest ending's length */
 const ENDINGS = new Map<number, number>();
 let longestEnding = 0;
@@ -96,6 +100,27 @@ export function gateWords(flag: number, words: Iterable<string>): void {
   pending.push(() => addWords(flag, list));
 }
 
+/**
+ * Registers word beginnings under `flag`: the first three characters (ASCII, lower case) of
+ * the phrases of a pattern that may start inside a word ("find" matches in "findings"), a
+ * two-letter word with the space after it ("go "). The starts of such words are kept too
+ * (prefixStarts). Checked on ASCII words only: a word with any other character turns the flag
+ * on (see ASCII_BOUNDARY) and leaves the starts to a scan of the text.
+ */
+export function gatePrefixes(flag: number, prefixes: Iterable<string>): void {
+  for (const p of prefixes) {
+    if (!/^[a-z]{2}[a-z ]$/.test(p)) throw new Error(`gatePrefixes: "${p}" is not three ASCII characters`);
+    const code = (p.charCodeAt(0) << 14) | (p.charCodeAt(1) << 7) | p.charCodeAt(2);
+    PREFIXES.set(code, (PREFIXES.get(code) ?? 0) | flag);
+    PREFIX_PAIRS[code >> 7] = 1;
+  }
+}
+
+/** the first three characters of a word, packed (lower case) -> the lists whose prefixes they are */
+const PREFIXES = new Map<number, number>();
+/** 1 where two first characters (packed) begin a prefix: most words skip the lookup */
+const PREFIX_PAIRS = new Uint8Array(128 * 128);
+
 /** Registers word endings under `flag`: gated on the words a number follows. */
 export function gateEndings(flag: number, endings: Iterable<string>): void {
   const list = [...endings];
@@ -108,6 +133,7 @@ function addWords(flag: number, words: string[]): void {
     if (run.length === 0) continue;
     const h = hashForward(run, 0, run.length);
     WORDS.set(h, (WORDS.get(h) ?? 0) | flag);
+    WORD_LOW_BITS[h & 0xffff] = 1;
   }
 }
 
@@ -127,6 +153,8 @@ let lastText: string | null = null;
 let lastFlags = 0;
 /** starts of the words of NAME_CUE in the last text, or null: a word with a non-ASCII character (see ASCII_BOUNDARY) */
 let lastCues: number[] | null = [];
+/** starts of the words with a prefix of ADDRESS_CUE_PREFIX in the last text, or null (as lastCues) */
+let lastPrefixCues: number[] | null = [];
 
 /** The flags of the keyword lists that occur in `text` (maybe: see above). */
 export function keywordFlags(text: string): number {
@@ -144,12 +172,59 @@ export function cueStarts(text: string): readonly number[] | null {
 }
 
 /**
+ * Where a word with a prefix of ADDRESS_CUE_PREFIX starts in `text`, in order (gatePrefixes);
+ * null when the text has a word with a non-ASCII character.
+ */
+export function prefixStarts(text: string): readonly number[] | null {
+  if (text !== lastText) scan(text);
+  return lastPrefixCues;
+}
+
+/**
  * Forgets the last text (detectPii calls it when done): the next text is scanned even when it is
  * the same, and no prompt stays referenced here.
  */
 export function forgetText(): void {
   lastText = null;
   lastCues = [];
+  lastPrefixCues = [];
+  // the token arrays of a long text: let them go
+  if (tokenStarts.length > 4096) tokenStarts.length = tokenEnds.length = 0;
+}
+
+/**
+ * The name scanner's words (names.ts), found by the same pass: a letter, then letters, marks,
+ * "'", "’" and "-", less a trailing "'s" or trailing "'", "’" and "-". Such a word is one or more
+ * of this pass's words (runs of letters) with those characters between them. Their starts and
+ * ends (exclusive) are in tokenStarts and tokenEnds, valid until the next text; returns how many.
+ */
+export function nameTokens(text: string): number {
+  if (text !== lastText) scan(text);
+  return tokenCount;
+}
+export const tokenStarts: number[] = [];
+export const tokenEnds: number[] = [];
+let tokenCount = 0;
+
+const APOSTROPHE = 0x27;
+const RIGHT_QUOTE = 0x2019;
+const HYPHEN = 0x2d;
+
+/** Adds the name token text[start, end), less its trailing "'s", or trailing "'", "’" and "-". */
+function addToken(text: string, start: number, end: number): void {
+  const last = text.charCodeAt(end - 1);
+  const beforeLast = text.charCodeAt(end - 2);
+  if (last === 0x73 && end - start >= 2 && (beforeLast === APOSTROPHE || beforeLast === RIGHT_QUOTE)) end -= 2;
+  else {
+    while (end > start) {
+      const c = text.charCodeAt(end - 1);
+      if (c !== APOSTROPHE && c !== RIGHT_QUOTE && c !== HYPHEN) break;
+      end--;
+    }
+  }
+  tokenStarts[tokenCount] = start;
+  tokenEnds[tokenCount] = end;
+  tokenCount++;
 }
 
 function scan(text: string): void {
@@ -157,9 +232,14 @@ function scan(text: string): void {
   const n = text.length;
   let flags = 0;
   const cues: number[] = [];
+  const prefixCues: number[] = [];
   let ascii = true;
   // the run of letters before the current one ended in capitals at this index (CAPS_PAIR), else -1
   let capsEnd = -1;
+  // the name token being read (nameTokens): its start (-1: none) and where it may go on
+  let tokenStart = -1;
+  let tokenEnd = 0;
+  tokenCount = 0;
   let i = 0;
   while (i < n) {
     tickCpuBudget();
@@ -167,17 +247,38 @@ function scan(text: string): void {
     let c = text.charCodeAt(i);
     if (c < 0x80) {
       if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122))) {
+        // "'" and "-" right after a token's letters go on with it; anything else ends it
+        if (tokenStart >= 0) {
+          if (i === tokenEnd && (c === APOSTROPHE || c === HYPHEN)) tokenEnd = i + 1;
+          else {
+            addToken(text, tokenStart, tokenEnd);
+            tokenStart = -1;
+          }
+        }
         i++;
         continue;
       }
     } else {
       const cp = codePointAt(text, i);
-      if (category(cp) !== LETTER) {
-        i += cp > 0xffff ? 2 : 1;
+      const kind = category(cp);
+      if (kind !== LETTER) {
+        const width = cp > 0xffff ? 2 : 1;
+        // so do "’" and marks
+        if (tokenStart >= 0) {
+          if (i === tokenEnd && (cp === RIGHT_QUOTE || kind === MARK)) tokenEnd = i + width;
+          else {
+            addToken(text, tokenStart, tokenEnd);
+            tokenStart = -1;
+          }
+        }
+        i += width;
         continue;
       }
     }
     const start = i;
+    // a word right after a token's letters and marks goes on with it
+    if (tokenStart >= 0 && start !== tokenEnd) addToken(text, tokenStart, tokenEnd);
+    if (tokenStart < 0 || start !== tokenEnd) tokenStart = start;
     let h = FNV_OFFSET;
     let wordAscii = true;
     let capitals = true;
@@ -199,7 +300,9 @@ function scan(text: string): void {
         i += cp > 0xffff ? 2 : 1;
       }
     }
-    const f = WORDS.get(h >>> 0);
+    tokenEnd = i;
+    // most words are no keyword: their hash's low bits settle it without the map
+    const f = WORD_LOW_BITS[h & 0xffff] === 0 ? undefined : WORDS.get(h >>> 0);
     if (f !== undefined) {
       flags |= f;
       if (f & NAME_CUE) cues.push(start);
@@ -207,6 +310,17 @@ function scan(text: string): void {
     if (!wordAscii) {
       ascii = false;
       flags |= ASCII_BOUNDARY;
+    } else if (i - start >= 2) {
+      // ASCII letters: lower case is | 32 (the third character may be a space: "go ")
+      const pair = ((text.charCodeAt(start) | 32) << 7) | (text.charCodeAt(start + 1) | 32);
+      if (PREFIX_PAIRS[pair] === 1) {
+        const third = start + 2 < n ? text.charCodeAt(start + 2) : 0;
+        const p = third < 128 ? PREFIXES.get((pair << 7) | (third >= 65 && third <= 90 ? third + 32 : third)) : undefined;
+        if (p !== undefined) {
+          flags |= p;
+          prefixCues.push(start);
+        }
+      }
     }
     // capitals (a non-ASCII word may be): two words of them with only blanks between
     if (!wordAscii || capitals) {
@@ -223,9 +337,11 @@ function scan(text: string): void {
       if (d >= 48 && d <= 57) flags |= endingFlags(text, start, i);
     }
   }
+  if (tokenStart >= 0) addToken(text, tokenStart, tokenEnd);
   lastText = text;
   lastFlags = flags;
   lastCues = ascii ? cues : null;
+  lastPrefixCues = ascii ? prefixCues : null;
 }
 
 /** Whether text[from, to) is one or more spaces and tabs. */

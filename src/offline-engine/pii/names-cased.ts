@@ -52,6 +52,9 @@ function gazetteerPair(words: string[]): boolean {
 /** a lower-case name closing a line after a comma: "ship to ådalsvej 7, 0012 aalborg, carina andersson" */
 const LOWER_TAIL_AT = /,[ \t]{0,4}(\p{Ll}[\p{Ll}\p{M}'’-]{0,39}[ \t]\p{Ll}[\p{Ll}\p{M}'’-]{0,39})(?=[ \t]{0,4}(?:\r?\n|$))/uy;
 
+/** LOWER_TAIL_AT's longest match and its lookahead: ",", 4 blanks, two words of 40 and a blank, 4 blanks, "\r" */
+const LOWER_TAIL_LONGEST = 1 + 4 + 40 + 1 + 40 + 4 + 1;
+
 export function findCasedNames(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   const gates = keywordFlags(text);
@@ -96,7 +99,15 @@ export function findCasedNames(text: string): PiiEntity[] {
     out.push(entity("name", text, start, end, 0.75));
   }
   // after each comma
+  // (the match ends a line: a comma further than LOWER_TAIL_AT's longest match from the next line
+  // break or the text's end is not tried)
+  let lineEnd = -1;
   for (let comma = text.indexOf(","); comma >= 0; comma = text.indexOf(",", comma + 1)) {
+    if (lineEnd < comma) {
+      lineEnd = text.indexOf("\n", comma);
+      if (lineEnd < 0) lineEnd = text.length;
+    }
+    if (lineEnd - comma > LOWER_TAIL_LONGEST) continue;
     LOWER_TAIL_AT.lastIndex = comma;
     const m = LOWER_TAIL_AT.exec(text);
     if (!m) continue;
@@ -119,7 +130,7 @@ function lowerAfterCue(text: string): Iterable<RegExpExecArray> {
   const out: RegExpExecArray[] = [];
   let end = 0;
   for (const at of starts) {
-    if (at < end) continue;
+    if (at < end || !mayFollowCue(text, at)) continue;
     // most places do not match: test first, which builds no match array
     LOWER_AFTER_CUE_AT.lastIndex = at;
     if (!LOWER_AFTER_CUE_AT.test(text)) continue;
@@ -130,4 +141,99 @@ function lowerAfterCue(text: string): Iterable<RegExpExecArray> {
     end = at + m[0].length;
   }
   return out;
+}
+
+/** the words of LOWER_AFTER_CUE's negative lookahead, by the hash of their lower case (hashLower) */
+const CUE_STOP = new Map<number, string>(
+  "the a an my your our their his her you me us them it its it's is im i'm be do get see this that all any some more help each again just here"
+    .split(" ")
+    .map((w) => [hashLower(w, 0, w.length), w]),
+);
+
+/** FNV-1a of text[from, to) with ASCII capitals in lower case */
+function hashLower(text: string, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), 0x01000193);
+  }
+  return h >>> 0;
+}
+
+const isAsciiLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+const isBlank = (c: number) => c === 32 || c === 9;
+
+/**
+ * Whether LOWER_AFTER_CUE may match at `at`, the start of an ASCII word of its phrases (a
+ * necessary condition, so that most places are not tried): one of the phrases that may start
+ * with that word, the blanks after it, a word that is none of the lookahead's, then blanks and a
+ * letter. Where the phrase ends is read from the characters after the word, looser than the
+ * phrases (so never stricter): right after the word ("for"); after a "," or ":" ("thanks,",
+ * "name:"); after "'" and a letter ("it's", "i'm"); after a word of two letters when the word is
+ * "name", "i" or "behalf" ("name is", "i am", "behalf of"), of three when it is "thank" ("thank
+ * you", "thank you,"). Characters outside ASCII count as letters. No string is made.
+ */
+function mayFollowCue(text: string, at: number): boolean {
+  const n = text.length;
+  let e = at;
+  while (e < n && isAsciiLetter(text.charCodeAt(e))) e++;
+  if (e >= n) return false;
+  const length = e - at;
+  const first = text.charCodeAt(at) | 32;
+  const c = text.charCodeAt(e);
+  if (isBlank(c)) {
+    if (nameWordsAfter(text, e)) return true;
+    // "name is", "i am", "behalf of"
+    if ((length === 1 || (length === 4 && first === 0x6e) || (length === 6 && first === 0x62)) && isBlank(text.charCodeAt(e + 3)))
+      return nameWordsAfter(text, e + 3);
+    // "thank you", "thank you,"
+    if (length === 5 && first === 0x74)
+      return (
+        (isBlank(text.charCodeAt(e + 4)) && nameWordsAfter(text, e + 4)) ||
+        (isBlank(text.charCodeAt(e + 5)) && nameWordsAfter(text, e + 5))
+      );
+    return false;
+  }
+  if (c === 44 || c === 58) return isBlank(text.charCodeAt(e + 1)) && nameWordsAfter(text, e + 1);
+  if (c === 39) return isBlank(text.charCodeAt(e + 2)) && nameWordsAfter(text, e + 2);
+  return false;
+}
+
+/** After the blanks at `blank`: a word that is none of CUE_STOP, then blanks and a letter (LOWER_AFTER_CUE after its phrase). */
+function nameWordsAfter(text: string, blank: number): boolean {
+  const n = text.length;
+  let p = blank;
+  while (p < n && isBlank(text.charCodeAt(p))) p++;
+  if (p >= n) return false;
+  const first = text.charCodeAt(p);
+  if (!isAsciiLetter(first) && first < 0x80) return false;
+  // the lookahead's words are letters and "'", followed by a blank or ".,!?"
+  let r = p;
+  while (r < n && (isAsciiLetter(text.charCodeAt(r)) || text.charCodeAt(r) === 39)) r++;
+  if (r < n && r - p <= 5) {
+    const d = text.charCodeAt(r);
+    if (isBlank(d) || d === 46 || d === 44 || d === 33 || d === 63) {
+      const stop = CUE_STOP.get(hashLower(text, p, r));
+      if (stop !== undefined && sameLower(text, p, r, stop)) return false;
+    }
+  }
+  // the word: letters, marks, "'", "’" and "-"; then blanks and a letter
+  let q = p + 1;
+  for (; q < n; q++) {
+    const c = text.charCodeAt(q);
+    if (!(isAsciiLetter(c) || c === 39 || c === 45 || c >= 0x80)) break;
+  }
+  if (q >= n || !isBlank(text.charCodeAt(q))) return false;
+  while (q < n && isBlank(text.charCodeAt(q))) q++;
+  return q < n && (isAsciiLetter(text.charCodeAt(q)) || text.charCodeAt(q) >= 0x80);
+}
+
+/** text[from, to) in lower case (ASCII capitals) is `word` */
+function sameLower(text: string, from: number, to: number, word: string): boolean {
+  if (to - from !== word.length) return false;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if ((c >= 65 && c <= 90 ? c + 32 : c) !== word.charCodeAt(i - from)) return false;
+  }
+  return true;
 }

@@ -10,10 +10,53 @@
  * the last word of one of their phrases (a set lookup). The regexes stay the definition.
  */
 import { tickCpuBudget } from "../budget";
-import { category, codePointAt, isSpace, LETTER, MARK } from "./chars";
+import { isSpace } from "./chars";
 import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
+import { nameTokens, tokenEnds, tokenStarts } from "./keywords";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
 import { entity, type PiiEntity } from "./types";
+
+/**
+ * A set of ASCII words, looked up by a range of a text (in lower case, or as written) without
+ * making a string of it: by hash, then compared.
+ */
+class WordSet {
+  private readonly byHash = new Map<number, string[]>();
+  constructor(
+    words: string,
+    private readonly lower: boolean,
+  ) {
+    for (const w of words.split(" ")) {
+      const h = this.hash(w, 0, w.length);
+      const same = this.byHash.get(h);
+      if (same) same.push(w);
+      else this.byHash.set(h, [w]);
+    }
+  }
+
+  private hash(text: string, from: number, to: number): number {
+    let h = 0x811c9dc5;
+    for (let i = from; i < to; i++) h = Math.imul(h ^ this.unit(text.charCodeAt(i)), 0x01000193);
+    return h >>> 0;
+  }
+
+  private unit(c: number): number {
+    return this.lower && c >= 65 && c <= 90 ? c + 32 : c;
+  }
+
+  /** Whether text[from, to) (in lower case when the set is) is one of the words. */
+  hasAt(text: string, from: number, to: number): boolean {
+    const same = this.byHash.get(this.hash(text, from, to));
+    if (same === undefined) return false;
+    for (const w of same) {
+      if (w.length !== to - from) continue;
+      let i = 0;
+      while (i < w.length && this.unit(text.charCodeAt(from + i)) === w.charCodeAt(i)) i++;
+      if (i === w.length) return true;
+    }
+    return false;
+  }
+}
 
 const TITLE =
   /(?:^|[^\p{L}])(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Professor|Sir|Dame|Lady|Lord|Rev|Fr|Sra|Sr|Herr|Frau|Mme|Mlle|Monsieur|Madame|Señor|Señora|Officer|Detective|Judge|Nurse|Captain|Capt|Sgt|Agent)\.?\s+$/u;
@@ -29,10 +72,9 @@ const WEAK_INTRO =
  * the trailing spaces and punctuation the regex allows, is one of these; phrases with other
  * characters ("heiße", "Señor") are left to the regex (see `wordBefore`).
  */
-const TITLE_WORDS = new Set(
-  "Mr Mrs Ms Miss Mx Dr Prof Professor Sir Dame Lady Lord Rev Fr Sra Sr Herr Frau Mme Mlle Monsieur Madame Officer Detective Judge Nurse Captain Capt Sgt Agent Srta Pan Pani Sig Sra".split(
-    " ",
-  ),
+const TITLE_WORDS = new WordSet(
+  "Mr Mrs Ms Miss Mx Dr Prof Professor Sir Dame Lady Lord Rev Fr Sra Sr Herr Frau Mme Mlle Monsieur Madame Officer Detective Judge Nurse Captain Capt Sgt Agent Srta Pan Pani Sig Sra",
+  false,
 );
 /** Titles that start no name themselves ("Dear Sr. Vassallo": the name is "Vassallo"). */
 const NOT_NAME_TITLES = new Set("Sr Sra Srta Sig Pan Pani Mme Mlle Dott Ing Hr Fr Sen Sr".split(" "));
@@ -46,12 +88,12 @@ const SINGLE_INTRO =
   /(?:\b(?:thanks|thank you|thx|hi|hello|hey|dear|i'?m|i am|this is|it'?s|cc|attn|signed|told|ask|asked|(?:spoke|speak|speaking|talk|talked|talking|reach out|go|went|according|belongs|forwarded|escalating this|escalated|handed over) to|(?:spoke|speak|talk|talked|meeting|met|leave it|left it|check|checked) with)\s*[:,]?\s*)$/iu;
 /** Greetings and self-introductions: a single word after them is a name even when no list knows it ("Thanks Beyizçi!"). */
 const GREETING_INTRO = /(?:\b(?:thanks|thank you|thx|hi|hello|hey|dear|cheers|i'?m|i am|my name is)\s*[:,]?\s*)$/iu;
-const STRONG_WORDS = new Set("is named called dear signed attn patient customer employee person to name".split(" "));
-const STRONG_WORDS_BEFORE_COLON = new Set("name attn attention patient customer employee person".split(" "));
-const WEAK_WORDS = new Set(
-  "m im am s its is hi hello hey thanks you regards best cheers sincerely contact for to of with reach from by cc met told email call and neighbour neighbor technician colleague suis appelle llamo soy chiamo sono".split(
-    " ",
-  ),
+const STRONG_WORDS = new WordSet("is named called dear signed attn patient customer employee person to name", true);
+const STRONG_WORDS_BEFORE_COLON = new WordSet("name attn attention patient customer employee person", true);
+const ATTN = new WordSet("attn", true);
+const WEAK_WORDS = new WordSet(
+  "m im am s its is hi hello hey thanks you regards best cheers sincerely contact for to of with reach from by cc met told email call and neighbour neighbor technician colleague suis appelle llamo soy chiamo sono",
+  true,
 );
 
 /** verbs that follow a person far more often than a place or product ("Olumide Bakare signed") */
@@ -59,22 +101,18 @@ const PERSON_VERB =
   /^\s+(?:said|says|told|asked|wrote|signed|replied|called|emailed|mentioned|confirmed|explained|agreed|joined|thinks|believes|will|who|and (?:her|his))\b/u;
 
 /** The last word of each phrase of SINGLE_INTRO and GREETING_INTRO ("i'm": "m", "thank you": "you"), lower case. */
-const SINGLE_WORDS = new Set(
-  "thanks you thx hi hello hey dear m im am is s its cc attn signed told ask asked to with".split(" "),
-);
-const GREETING_WORDS = new Set("thanks you thx hi hello hey dear cheers m im am is".split(" "));
+const SINGLE_WORDS = new WordSet("thanks you thx hi hello hey dear m im am is s its cc attn signed told ask asked to with", true);
+const GREETING_WORDS = new WordSet("thanks you thx hi hello hey dear cheers m im am is", true);
 /** The first word of each alternative of PERSON_VERB (case as written: the pattern is case-sensitive). */
-const PERSON_VERB_WORDS = new Set(
-  "said says told asked wrote signed replied called emailed mentioned confirmed explained agreed joined thinks believes will who and".split(
-    " ",
-  ),
+const PERSON_VERB_WORDS = new WordSet(
+  "said says told asked wrote signed replied called emailed mentioned confirmed explained agreed joined thinks believes will who and",
+  false,
 );
 
 const MONTH_NAMES = new Set(["April", "May", "June", "July", "August"]);
 
 const APOSTROPHE = 0x27;
 const RIGHT_QUOTE = 0x2019;
-const HYPHEN = 0x2d;
 
 function isAsciiLetter(c: number): boolean {
   return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
@@ -82,11 +120,12 @@ function isAsciiLetter(c: number): boolean {
 
 /**
  * Words of the text: starts and ends ("Sarah's" is "Sarah"; a trailing hyphen or apostrophe is
- * punctuation), and each word as a string once it is needed (`wordAt`). Module-level arrays
- * reused by each call (calls are synchronous), so a text costs no token objects.
+ * punctuation), found by the keyword pass over the text (keywords.ts `nameTokens`: letters, then
+ * letters, marks, "'", "’" and "-"), and each word as a string once it is needed (`wordAt`).
+ * Module-level arrays reused by each call (calls are synchronous), so a text costs no token objects.
  */
-const starts: number[] = [];
-const ends: number[] = [];
+const starts = tokenStarts;
+const ends = tokenEnds;
 const words: (string | null)[] = [];
 
 function wordAt(text: string, k: number): string {
@@ -98,56 +137,9 @@ function wordAt(text: string, k: number): string {
   return w;
 }
 
-/** ASCII part of the word pattern: 1 letters (start or continue a word), 2 "'" and "-" (continue one) */
-const ASCII_WORD = new Uint8Array(128);
-for (let c = 65; c <= 90; c++) ASCII_WORD[c] = ASCII_WORD[c + 32] = 1;
-ASCII_WORD[APOSTROPHE] = ASCII_WORD[HYPHEN] = 2;
-
 function tokenize(text: string): number {
-  const n = text.length;
-  let count = 0;
-  let i = 0;
-  while (i < n) {
-    tickCpuBudget();
-    const first = text.charCodeAt(i);
-    const start = i;
-    if (first < 0x80) {
-      i++;
-      if (ASCII_WORD[first] !== 1) continue;
-    } else {
-      const cp = codePointAt(text, i);
-      i += cp > 0xffff ? 2 : 1;
-      if (category(cp) !== LETTER) continue;
-    }
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c < 0x80) {
-        if (ASCII_WORD[c] === 0) break;
-        i++;
-      } else if (c === RIGHT_QUOTE) i++;
-      else {
-        // letters and marks continue a word
-        const next = codePointAt(text, i);
-        if ((category(next) & (LETTER | MARK)) === 0) break;
-        i += next > 0xffff ? 2 : 1;
-      }
-    }
-    let end = i;
-    const last = text.charCodeAt(end - 1);
-    const beforeLast = text.charCodeAt(end - 2);
-    if (last === 0x73 && end - start >= 2 && (beforeLast === APOSTROPHE || beforeLast === RIGHT_QUOTE)) end -= 2;
-    else {
-      while (end > start) {
-        const c = text.charCodeAt(end - 1);
-        if (c !== APOSTROPHE && c !== RIGHT_QUOTE && c !== HYPHEN) break;
-        end--;
-      }
-    }
-    starts[count] = start;
-    ends[count] = end;
-    words[count] = null;
-    count++;
-  }
+  const count = nameTokens(text);
+  for (let k = 0; k < count; k++) words[k] = null;
   return count;
 }
 
@@ -217,7 +209,7 @@ export function findNames(text: string): PiiEntity[] {
     } else i++;
   }
   // the word arrays keep the last text alive: let a long one go
-  if (count > 4096) starts.length = ends.length = words.length = 0;
+  if (count > 4096) words.length = 0;
   return out;
 }
 
@@ -319,18 +311,19 @@ function hasInitial(i: number, run: number): boolean {
 }
 
 /**
- * The ASCII word ending at `end` (not before `lo`), or null when a non-ASCII character ends it
- * or comes just before it: then only the regex can tell (case folding, "ñ", "ß").
+ * Start of the ASCII word ending at `end` (not before `lo`; `end` when there is none), or -1 when
+ * a non-ASCII character ends it or comes just before it: then only the regex can tell (case
+ * folding, "ñ", "ß").
  */
-function wordBefore(text: string, lo: number, end: number): string | null {
+function wordBefore(text: string, lo: number, end: number): number {
   let k = end;
   while (k > lo) {
     const c = text.charCodeAt(k - 1);
     if (isAsciiLetter(c)) k--;
-    else if (c >= 0x80) return null;
+    else if (c >= 0x80) return -1;
     else break;
   }
-  return text.slice(k, end);
+  return k;
 }
 
 /** Start of the run of `\s` ending at `end`, not before `lo`. */
@@ -348,26 +341,26 @@ function titleBefore(text: string, lo: number, start: number): boolean {
   if (k === start) return false;
   if (k > lo && text.charCodeAt(k - 1) === 46) k--;
   const w = wordBefore(text, lo, k);
-  return (w === null || TITLE_WORDS.has(w)) && TITLE.test(text.slice(lo, start));
+  return (w < 0 || TITLE_WORDS.hasAt(text, w, k)) && TITLE.test(text.slice(lo, start));
 }
 
 function strongIntroBefore(text: string, lo: number, start: number): boolean {
   let k = skipSpaceBack(text, lo, start);
   if (k === lo) return false;
   const last = text.charCodeAt(k - 1);
-  let w: string | null;
+  let w: number;
   if (last === 58) {
     // "name:", "Attn.:", "name :"
     k = skipSpaceBack(text, lo, k - 1);
     if (k > lo && text.charCodeAt(k - 1) === 46) k--;
     w = wordBefore(text, lo, k);
-    if (w !== null && !STRONG_WORDS_BEFORE_COLON.has(w.toLowerCase())) return false;
+    if (w >= 0 && !STRONG_WORDS_BEFORE_COLON.hasAt(text, w, k)) return false;
   } else if (last === 46) {
     w = wordBefore(text, lo, k - 1);
-    if (w !== null && w.toLowerCase() !== "attn") return false;
+    if (w >= 0 && !ATTN.hasAt(text, w, k - 1)) return false;
   } else {
     w = wordBefore(text, lo, k);
-    if (w !== null && !STRONG_WORDS.has(w.toLowerCase())) return false;
+    if (w >= 0 && !STRONG_WORDS.hasAt(text, w, k)) return false;
   }
   return STRONG_INTRO.test(text.slice(lo, start));
 }
@@ -383,11 +376,11 @@ export function introBefore(text: string, start: number): "strong" | "weak" | nu
  * Whether a phrase ending in one of `words` may end before `start` (the regexes' tail: spaces, at
  * most one ":" or ",", spaces); true too when a non-ASCII character leaves it to the regex.
  */
-function introEndsIn(words: ReadonlySet<string>, text: string, lo: number, start: number): boolean {
+function introEndsIn(words: WordSet, text: string, lo: number, start: number): boolean {
   let k = skipSpaceBack(text, lo, start);
   if (k > lo && (text.charCodeAt(k - 1) === 58 || text.charCodeAt(k - 1) === 44)) k = skipSpaceBack(text, lo, k - 1);
   const w = wordBefore(text, lo, k);
-  return w === null || words.has(w.toLowerCase());
+  return w < 0 || words.hasAt(text, w, k);
 }
 
 /** PERSON_VERB on the 20 characters after `end`, run only when the word after the spaces may start it. */
@@ -400,7 +393,7 @@ function personVerbAfter(text: string, end: number): boolean {
   while (e < limit && isAsciiLetter(text.charCodeAt(e))) e++;
   // a non-ASCII letter right after: the regex decides
   if (e < limit && text.charCodeAt(e) >= 0x80) return PERSON_VERB.test(text.slice(end, limit));
-  return PERSON_VERB_WORDS.has(text.slice(k, e)) && PERSON_VERB.test(text.slice(end, limit));
+  return PERSON_VERB_WORDS.hasAt(text, k, e) && PERSON_VERB.test(text.slice(end, limit));
 }
 
 function weakIntroBefore(text: string, lo: number, start: number): boolean {
@@ -415,6 +408,6 @@ function weakIntroBefore(text: string, lo: number, start: number): boolean {
   }
   if (punctuation > 1) return false;
   const w = wordBefore(text, lo, k);
-  if (w !== null && !WEAK_WORDS.has(w.toLowerCase())) return false;
+  if (w >= 0 && !WEAK_WORDS.hasAt(text, w, k)) return false;
   return WEAK_INTRO.test(text.slice(lo, start));
 }
