@@ -9,11 +9,20 @@ import {
   type RequestLogQuery,
   type RequestLogStore,
   type RequestRecord,
-  valuesOf,
+  rowOf,
 } from "./interface";
 
-/** Each column's placeholder suffix: the guardrail counts arrive as JSON text. */
-const CASTS = COLUMNS.map((c) => (c === "guardrails" ? "::jsonb" : ""));
+/**
+ * One statement for any number of rows: the rows travel as one JSON parameter, so the statement's
+ * text (and its prepared plan) is the same for every batch, and the node builds one string instead
+ * of a placeholder and a parameter per column of each row.
+ */
+const INSERT = `INSERT INTO request_log (${COLUMNS.join(", ")})
+  SELECT ${COLUMNS.join(", ")} FROM json_populate_recordset(null::request_log, ($1::text)::json)
+  ON CONFLICT (request_id) DO NOTHING`;
+
+/** JSON escapes of lone surrogates (PostgreSQL refuses them in JSON; a text parameter took them as U+FFFD) */
+const LONE_SURROGATE = /\\ud[89a-f]/;
 
 /** The request log in PostgreSQL (drizzle/pg 0009), written by every node. */
 export class PostgresRequestLogStore implements RequestLogStore {
@@ -21,19 +30,11 @@ export class PostgresRequestLogStore implements RequestLogStore {
 
   insert(rows: RequestRecord[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
-    // one statement per batch: a multi-row VALUES list, at most 18 * 500 parameters
-    const params: (string | number | boolean | null)[] = [];
-    const tuples = rows.map((r) => {
-      const vals = valuesOf(r);
-      const start = params.length;
-      params.push(...vals);
-      return `(${vals.map((_, i) => `$${start + i + 1}${CASTS[i]}`).join(", ")})`;
-    });
+    let text = JSON.stringify(rows.map(rowOf));
+    if (LONE_SURROGATE.test(text))
+      text = JSON.stringify(rows.map(rowOf), (_, v) => (typeof v === "string" ? v.toWellFormed() : v));
     return pgCall(this.pg, async () => {
-      await this.pg.sql.unsafe(
-        `INSERT INTO request_log (${COLUMNS.join(", ")}) VALUES ${tuples.join(", ")} ON CONFLICT (request_id) DO NOTHING`,
-        params,
-      );
+      await this.pg.sql.unsafe(INSERT, [text]);
     });
   }
 
