@@ -12,7 +12,10 @@
  *   - `sqlite x1 @node`: one SQLite node held to what one `pg x2` node served in that round
  *     (autocannon overallRate): the same load per node.
  *
- *   flock /tmp/bench.lock bun bench/cluster-cpu.ts [--rounds 2] [--seconds 5]
+ *   flock /tmp/bench.lock bun bench/cluster-cpu.ts [--rounds 2] [--seconds 5] [--against REF]
+ *
+ * --against REF: instead, `pg x2` and `sqlite x1` of commit REF (a tree beside this one,
+ * bench/lib/tree.ts) and of this checkout, alternating in each round: what a change bought.
  *
  * CPU per call: the nodes' user + system time (/proc, summed) over the calls answered.
  */
@@ -22,10 +25,15 @@ import { startClusterNodes } from "./lib/cluster";
 import { type Gateway, startGateway } from "./lib/gateway";
 import { CLK_TCK, freePort, loadPinned, median, pin, ROOT, spawnChild, waitFor } from "./lib/proc";
 import { type Candidate, GATEWAY_REQUESTS, requestHeaders } from "./lib/requests";
+import { checkoutTree, type Tree } from "./lib/tree";
 import type { LoadResult } from "./load";
 
 const { values } = parseArgs({
-  options: { rounds: { type: "string", default: "2" }, seconds: { type: "string", default: "5" } },
+  options: {
+    rounds: { type: "string", default: "2" },
+    seconds: { type: "string", default: "5" },
+    against: { type: "string" },
+  },
 });
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
@@ -86,46 +94,79 @@ const sim = spawnChild(
     log: "/tmp/textai-cluster-cpu-sim.log",
   },
 );
-const NAMES = ["pg x2", "pg x1", "sqlite x1", "sqlite x2", "sqlite x1 @node"] as const;
-const rows = new Map<string, Row[]>(NAMES.map((n) => [n, []]));
+/** one setup: its nodes started, measured, stopped */
+interface Variant {
+  name: string;
+  run(simUrl: string, perNode: number): Promise<Row>;
+}
+const onPg =
+  (n: number, tree?: Tree): Variant["run"] =>
+  async (simUrl) => {
+    const cluster = await startClusterNodes({ simUrl, keyPlans: ["bench"], n, tree: tree?.dir });
+    try {
+      return await measure(cluster.nodes);
+    } finally {
+      await cluster.stop();
+    }
+  };
+const onSqlite =
+  (n: number, tree?: Tree, atNodeRate = false): Variant["run"] =>
+  async (simUrl, perNode) => {
+    const nodes: Gateway[] = [];
+    try {
+      for (let i = 0; i < n; i++) nodes.push(await startGateway({ simUrl, keyPlans: ["bench"], tree: tree?.dir }));
+      return await measure(nodes, atNodeRate ? perNode : undefined);
+    } finally {
+      for (const g of nodes) await g.stop();
+    }
+  };
+const ref = values.against ? checkoutTree(values.against) : null;
+const variants: Variant[] = ref
+  ? [
+      { name: `pg x2 @${values.against}`, run: onPg(2, ref) },
+      { name: "pg x2", run: onPg(2) },
+      { name: `sqlite x1 @${values.against}`, run: onSqlite(1, ref) },
+      { name: "sqlite x1", run: onSqlite(1) },
+    ]
+  : [
+      { name: "pg x2", run: onPg(2) },
+      { name: "pg x1", run: onPg(1) },
+      { name: "sqlite x1", run: onSqlite(1) },
+      { name: "sqlite x2", run: onSqlite(2) },
+      { name: "sqlite x1 @node", run: onSqlite(1, undefined, true) },
+    ];
+const rows = new Map<string, Row[]>(variants.map((v) => [v.name, []]));
 try {
   const simUrl = `http://127.0.0.1:${simPort}`;
   await waitFor(`${simUrl}/v1/models`);
   for (let round = 1; round <= rounds; round++) {
     let perNode = 0;
-    for (const n of [2, 1]) {
-      const cluster = await startClusterNodes({ simUrl, keyPlans: ["bench"], n });
-      try {
-        const r = await measure(cluster.nodes);
-        rows.get(`pg x${n}`)?.push(r);
-        if (n === 2) perNode = r.rps / 2;
-      } finally {
-        await cluster.stop();
-      }
-    }
-    for (const n of [1, 2]) {
-      const nodes: Gateway[] = [];
-      try {
-        for (let i = 0; i < n; i++) nodes.push(await startGateway({ simUrl, keyPlans: ["bench"] }));
-        rows.get(`sqlite x${n}`)?.push(await measure(nodes));
-        if (n === 1) rows.get("sqlite x1 @node")?.push(await measure(nodes, perNode));
-      } finally {
-        for (const g of nodes) await g.stop();
-      }
+    for (const v of variants) {
+      const r = await v.run(simUrl, perNode);
+      rows.get(v.name)?.push(r);
+      if (v.name === "pg x2") perNode = r.rps / 2;
     }
     console.log(`round ${round}:`);
     for (const [k, v] of rows) {
       const r = v[v.length - 1];
       if (r)
         console.log(
-          `  ${k.padEnd(16)} ${r.rps.toFixed(0).padStart(6)} req/s  ${r.cpuUs.toFixed(0).padStart(5)} µs/call (system ${r.sysUs.toFixed(0)})  p50 ${r.p50.toFixed(2)} ms`,
+          `  ${k.padEnd(20)} ${r.rps.toFixed(0).padStart(6)} req/s  ${r.cpuUs.toFixed(0).padStart(5)} µs/call (system ${r.sysUs.toFixed(0)})  p50 ${r.p50.toFixed(2)} ms`,
         );
     }
   }
   const med = (k: string) => median(rows.get(k)?.map((r) => r.cpuUs) ?? []);
   const base = med("sqlite x1");
-  console.log(`median over ${rounds} rounds, µs/call and sqlite x1's as a ratio to it:`);
-  for (const k of NAMES) console.log(`  ${k.padEnd(16)} ${med(k).toFixed(0).padStart(5)}  ${(base / med(k)).toFixed(2)}x`);
+  console.log(`median over ${rounds} rounds: µs/call, and sqlite x1's (this checkout's) as a ratio to it:`);
+  for (const v of variants)
+    console.log(`  ${v.name.padEnd(20)} ${med(v.name).toFixed(0).padStart(5)}  ${(base / med(v.name)).toFixed(2)}x`);
+  if (ref) {
+    const then = med(`sqlite x1 @${values.against}`) / med(`pg x2 @${values.against}`);
+    console.log(
+      `  two nodes vs one, each tree against its own single node: ${values.against} ${then.toFixed(2)}x, this checkout ${(base / med("pg x2")).toFixed(2)}x`,
+    );
+  }
 } finally {
   await sim.stop();
+  ref?.remove();
 }
