@@ -10,7 +10,9 @@
  *   - `sqlite x1`: one SQLite node, as the bench runs `function`;
  *   - `sqlite x2`: two SQLite nodes (each its own file): two nodes on one core, no shared servers;
  *   - `sqlite x1 @node`: one SQLite node held to what one `pg x2` node served in that round
- *     (autocannon overallRate): the same load per node.
+ *     (autocannon overallRate): the same calls/s per node, though not the same idleness, as
+ *     autocannon sends such load in bursts (its p50 is several ms), so the node still serves many
+ *     requests per wake-up, where a cluster node's calls come back one by one from PostgreSQL.
  *
  *   flock /tmp/bench.lock bun bench/cluster-cpu.ts [--rounds 2] [--seconds 5] [--against REF]
  *
