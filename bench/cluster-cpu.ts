@@ -17,7 +17,8 @@
  *   flock /tmp/bench.lock bun bench/cluster-cpu.ts [--rounds 2] [--seconds 5] [--against REF]
  *
  * --against REF: instead, `pg x2` and `sqlite x1` of commit REF (a tree beside this one,
- * bench/lib/tree.ts) and of this checkout, alternating in each round: what a change bought.
+ * bench/lib/tree.ts) and of this checkout, alternating in each round (REF first in odd rounds,
+ * this checkout first in even ones): what a change bought.
  *
  * CPU per call: the nodes' user + system time (/proc, summed) over the calls answered.
  */
@@ -143,7 +144,9 @@ try {
   await waitFor(`${simUrl}/v1/models`);
   for (let round = 1; round <= rounds; round++) {
     let perNode = 0;
-    for (const v of variants) {
+    // --against: the two trees' runs swap places every other round (no order favours one)
+    const order = ref && round % 2 === 0 ? [variants[1], variants[0], variants[3], variants[2]] : variants;
+    for (const v of order as Variant[]) {
       const r = await v.run(simUrl, perNode);
       rows.get(v.name)?.push(r);
       if (v.name === "pg x2") perNode = r.rps / 2;
