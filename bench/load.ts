@@ -17,6 +17,8 @@ export interface LoadSpec {
   /** soak: each request picks one request of the mix and one key (sent as x-api-key) at random */
   mix?: { path: string; body: string }[];
   keys?: string[];
+  /** requests per second over all connections (autocannon's overallRate); absent: as fast as answered */
+  rate?: number;
 }
 
 export interface LoadResult {
@@ -58,6 +60,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
       connections: spec.connections,
       duration: spec.duration,
       timeout: 10,
+      ...(spec.rate ? { overallRate: spec.rate } : {}),
       requests: varied
         ? [
             {

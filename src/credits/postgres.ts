@@ -208,14 +208,29 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     const since = monthStart();
     const ops: Record<string, unknown>[] = [];
     for (const h of releases) ops.push({ k: "r", h });
-    for (const [i, h] of holds.entries()) {
-      const op: Record<string, unknown> = { k: "h", i, a: h.accountId, n: h.amount, h: h.holdId, l: this.leaseMs };
-      if (h.budget) Object.assign(op, { key: h.budget.keyId, lim: h.budget.limit, since });
-      ops.push(op);
+    for (let i = 0; i < holds.length; i++) {
+      const h = holds[i] as PendingHold;
+      ops.push(
+        h.budget
+          ? {
+              k: "h",
+              i,
+              a: h.accountId,
+              n: h.amount,
+              h: h.holdId,
+              l: this.leaseMs,
+              key: h.budget.keyId,
+              lim: h.budget.limit,
+              since,
+            }
+          : { k: "h", i, a: h.accountId, n: h.amount, h: h.holdId, l: this.leaseMs },
+      );
     }
-    for (const [j, c] of live.entries()) {
+    const at = Date.now();
+    const day = dayOf(at);
+    for (let j = 0; j < live.length; j++) {
+      const c = live[j] as PendingCharge;
       const d = c.details;
-      const at = Date.now();
       const op: Record<string, unknown> = {
         k: "c",
         i: holds.length + j,
@@ -227,14 +242,17 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
         prov: d.provider,
         cached: d.cached,
         at,
-        day: dayOf(at),
+        day,
         ti: d.tokens?.input ?? null,
         tout: d.tokens?.output ?? null,
         idem: d.idempotent === true,
       };
       // a held call's charge removes its hold; one without (a cache hit) must spare every hold
       if (!c.spareHolds && c.holdId !== undefined) op.h = c.holdId;
-      else if (d.keyLimit !== undefined) Object.assign(op, { lim: d.keyLimit, since: monthStart(at) });
+      else if (d.keyLimit !== undefined) {
+        op.lim = d.keyLimit;
+        op.since = monthStart(at);
+      }
       ops.push(op);
     }
     let rows: BatchRow[] = [];

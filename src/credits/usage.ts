@@ -14,9 +14,16 @@ export interface UsageRow {
   output_tokens: number;
 }
 
+const DAY_MS = 86_400_000;
+/** the last day asked for: every charge of a batch (and most batches of a day) ask for the same one */
+let lastDay = { from: Number.NaN, day: "" };
+
 /** The UTC day of an instant, as the rollups key it: YYYY-MM-DD. */
 export function dayOf(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
+  if (ms >= lastDay.from && ms < lastDay.from + DAY_MS) return lastDay.day;
+  const day = new Date(ms).toISOString().slice(0, 10);
+  lastDay = { from: Math.floor(ms / DAY_MS) * DAY_MS, day };
+  return day;
 }
 
 /** Month-to-date usage from the month's rollup rows (oldest day first). */

@@ -166,6 +166,30 @@ export const COLUMNS = Object.keys(FIELD_OF) as Column[];
 
 const FIELDS = COLUMNS.map((c) => FIELD_OF[c]);
 
+/** A record keyed by column (the guardrail counts as an object): one row of `json_populate_recordset`. */
+export function rowOf(r: RequestRecord): Record<Column, unknown> {
+  return {
+    request_id: r.requestId,
+    time: r.time,
+    account_id: r.accountId,
+    key_id: r.keyId,
+    method: r.method,
+    path: r.path,
+    function: r.function,
+    status: r.status,
+    error_code: r.errorCode,
+    provider: r.provider,
+    model: r.model,
+    latency_ms: r.latencyMs,
+    credits: r.credits,
+    cache: r.cache,
+    prompt_tokens: r.promptTokens,
+    completion_tokens: r.completionTokens,
+    idempotent_replay: r.idempotentReplay,
+    guardrails: r.guardrails,
+  };
+}
+
 /** A record's values in the order of `COLUMNS` (the guardrail counts as JSON text). */
 export function valuesOf(r: RequestRecord): (string | number | boolean | null)[] {
   return FIELDS.map((f) => (f === "guardrails" ? (r.guardrails === null ? null : JSON.stringify(r.guardrails)) : r[f]));

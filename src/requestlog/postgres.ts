@@ -9,40 +9,20 @@ import {
   type RequestLogQuery,
   type RequestLogStore,
   type RequestRecord,
-  valuesOf,
+  rowOf,
 } from "./interface";
 
-/** Each column's PostgreSQL type (drizzle/pg 0010): the type of its array parameter. */
-const PG_TYPES: Record<(typeof COLUMNS)[number], string> = {
-  request_id: "text",
-  time: "int8",
-  account_id: "text",
-  key_id: "text",
-  method: "text",
-  path: "text",
-  function: "text",
-  status: "int4",
-  error_code: "text",
-  provider: "text",
-  model: "text",
-  latency_ms: "int4",
-  credits: "int8",
-  cache: "text",
-  prompt_tokens: "int8",
-  completion_tokens: "int8",
-  idempotent_replay: "bool",
-  // the guardrail counts arrive as JSON text
-  guardrails: "jsonb",
-};
-
 /**
- * One statement for every batch, whatever its size: each column's values as one array parameter,
- * unnested into rows. (A VALUES list would be a new statement text, prepared and kept by each
- * connection, for each batch size.)
+ * One statement for any number of rows: the rows travel as one JSON parameter, so the statement's
+ * text (and its prepared plan) is the same for every batch, and the node builds one string instead
+ * of a placeholder and a parameter per column of each row.
  */
-const INSERT = `INSERT INTO request_log (${COLUMNS.join(", ")}) SELECT * FROM unnest(${COLUMNS.map(
-  (c, i) => `$${i + 1}::${PG_TYPES[c]}[]`,
-).join(", ")}) ON CONFLICT (request_id) DO NOTHING`;
+const INSERT = `INSERT INTO request_log (${COLUMNS.join(", ")})
+  SELECT ${COLUMNS.join(", ")} FROM json_populate_recordset(null::request_log, ($1::text)::json)
+  ON CONFLICT (request_id) DO NOTHING`;
+
+/** JSON escapes of lone surrogates (PostgreSQL refuses them in JSON; a text parameter took them as U+FFFD) */
+const LONE_SURROGATE = /\\ud[89a-f]/;
 
 /** The request log in PostgreSQL (drizzle/pg 0010), written by every node. */
 export class PostgresRequestLogStore implements RequestLogStore {
@@ -50,11 +30,11 @@ export class PostgresRequestLogStore implements RequestLogStore {
 
   insert(rows: RequestRecord[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
-    const values = rows.map(valuesOf);
-    const { sql } = this.pg;
-    const params = COLUMNS.map((_, c) => sql.array(values.map((v) => v[c])));
+    let text = JSON.stringify(rows.map(rowOf));
+    if (LONE_SURROGATE.test(text))
+      text = JSON.stringify(rows.map(rowOf), (_, v) => (typeof v === "string" ? v.toWellFormed() : v));
     return pgCall(this.pg, async () => {
-      await sql.unsafe(INSERT, params);
+      await this.pg.sql.unsafe(INSERT, [text]);
     });
   }
 
