@@ -307,6 +307,7 @@ if (command.kind !== "run") {
 const {
   duration: DURATION,
   warmup: WARMUP,
+  warmStart: WARM_START,
   repeats: REPEATS,
   connections: CONNECTIONS,
   only: ONLY,
@@ -590,6 +591,17 @@ async function runScenario(sc: Scenario): Promise<ScenarioResult> {
       return { ...res, status: "skipped", reason: `endpoint missing (${sc.candidates.map((c) => c.path).join(", ")})` };
     res.endpoint = endpoint.label;
     if (sc.prime) await (await fetch(t.url + endpoint.path, { method: "POST", headers: t.headers, body: endpoint.body })).text();
+    // a fresh process first runs at its JIT's lower tiers: warm it once before its first point, so
+    // the points compare steady states (the per-run warm-up then only settles the connections)
+    if (WARM_START > 0)
+      await loadOver(t.urls ?? [t.url], endpoint.path, {
+        url: t.url + endpoint.path,
+        method: "POST",
+        headers: t.headers,
+        body: endpoint.body,
+        connections: Math.max(...CONNECTIONS),
+        duration: WARM_START,
+      });
     const started = Date.now();
     for (const connections of CONNECTIONS) {
       const spec: LoadSpec = {
@@ -897,7 +909,7 @@ async function main(): Promise<number> {
     const picked = throughput ? SCENARIOS.filter((s) => ONLY.length === 0 || ONLY.includes(s.id) || s.id === "baseline") : [];
     const chosen = AGAINST ? picked.flatMap((s) => (comparable(s) ? [s, againstTwin(s, AGAINST)] : [s])) : picked;
     process.stderr.write(
-      `bench: ${chosen.length} scenarios x ${CONNECTIONS.join("/")} connections x ${REPEATS} repeats of ${DURATION}s (+${WARMUP}s warm-up each); ${pinning}\n`,
+      `bench: ${chosen.length} scenarios x ${CONNECTIONS.join("/")} connections x ${REPEATS} repeats of ${DURATION}s (+${WARMUP}s warm-up each, ${WARM_START}s on each fresh process first); ${pinning}\n`,
     );
     for (const sc of chosen) {
       process.stderr.write(`${sc.id}: ${sc.title}\n`);
@@ -933,6 +945,7 @@ async function main(): Promise<number> {
     settings: {
       duration_s: DURATION,
       warmup_s: WARMUP,
+      warm_start_s: WARM_START,
       repeats: REPEATS,
       connections: CONNECTIONS,
       statistic: "median of repeats",

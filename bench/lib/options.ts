@@ -3,6 +3,8 @@
 export interface BenchOptions {
   duration: number;
   warmup: number;
+  /** seconds of load on each fresh process before its first point (its JIT compiles the hot path) */
+  warmStart: number;
   repeats: number;
   connections: number[];
   only: string[];
@@ -18,6 +20,7 @@ export type BenchCommand = { kind: "run"; options: BenchOptions } | { kind: "hel
 export const BENCH_DEFAULTS: BenchOptions = {
   duration: 3,
   warmup: 1,
+  warmStart: 8,
   repeats: 3,
   connections: [1, 32, 128],
   only: [],
@@ -30,6 +33,7 @@ type Kind = "seconds" | "count" | "list" | "ref";
 const VALUED: Record<string, { key: keyof BenchOptions; kind: Kind }> = {
   duration: { key: "duration", kind: "seconds" },
   warmup: { key: "warmup", kind: "seconds" },
+  "warm-start": { key: "warmStart", kind: "seconds" },
   repeats: { key: "repeats", kind: "count" },
   connections: { key: "connections", kind: "list" },
   only: { key: "only", kind: "list" },
@@ -47,6 +51,8 @@ Measures the gateway against the upstream simulator and writes bench/results/<da
 Options:
   --duration S         seconds measured per point (default ${d.duration})
   --warmup S           seconds of warm-up before each measured run (default ${d.warmup})
+  --warm-start S       seconds of load on each freshly started process (gateway, forwarder, Portkey,
+                       simulator alone) before its first point, at the most connections (default ${d.warmStart})
   --repeats N          measured runs per point, the median is reported (default ${d.repeats}, at least 1)
   --connections LIST   concurrent connections, comma-separated (default ${d.connections.join(",")})
   --only LIST          run only these, comma-separated (baseline always runs with throughput scenarios):
