@@ -18,7 +18,7 @@ const insertOf = (rows: number) =>
 /** rows per multi-row INSERT (18 values each, far below SQLite's limit of bound values) */
 const CHUNK = 32;
 
-/** The request log in the embedded SQLite file (migration 0014). */
+/** The request log in the embedded SQLite file (migration 0015, its indexes 0017). */
 export class SqliteRequestLogStore implements RequestLogStore {
   private insertMany: (rows: RequestRecord[]) => void;
 
