@@ -50,8 +50,16 @@ const VARIANTS: Record<string, string[]> = {
     "CREATE INDEX request_log_account_time_idx ON request_log (account_id, time)",
   ],
 };
-const SETUP: Record<string, string[]> = { old: statements(m0015), new: statements(m0015), bare: statements(m0015) };
-SETUP.bare = [...statements(m0015), ...statements(m0017)];
+const SETUP: Record<string, string[]> = {
+  old: statements(m0015),
+  new: statements(m0015),
+  bare: [...statements(m0015), ...statements(m0017)],
+  norowid: [
+    (statements(m0015)[0] as string).replace(/\)\s*$/, ") WITHOUT ROWID"),
+    ...statements(m0017).filter((s) => s.includes("CREATE")),
+  ],
+};
+VARIANTS.norowid = [];
 
 const DAY = 86_400_000;
 const END = Date.parse("2026-11-26T00:00:00Z");
