@@ -78,6 +78,11 @@ export interface RequestLogQuery {
  * PostgreSQL (many nodes, requestlog/postgres.ts); `RequestLog` (recorder.ts) batches writes to it.
  */
 export interface RequestLogStore {
+  /**
+   * Rows this store takes in one `insert` when the recorder has more waiting (SQLite: one
+   * transaction); unset: the recorder's `batch`.
+   */
+  readonly writeBatch?: number;
   /** Adds the rows; one already there (same request id) is kept as it was. */
   insert(rows: RequestRecord[]): MaybePromise<void>;
   /** Entries matching `q`, newest first (time, then request id, descending), at most `q.limit`. */
