@@ -78,6 +78,11 @@ export interface RequestLogQuery {
  * PostgreSQL (many nodes, requestlog/postgres.ts); `RequestLog` (recorder.ts) batches writes to it.
  */
 export interface RequestLogStore {
+  /**
+   * Rows this store takes in one `insert` when the recorder has more waiting (SQLite: one
+   * transaction); unset: the recorder's `batch`.
+   */
+  readonly writeBatch?: number;
   /** Adds the rows; one already there (same request id) is kept as it was. */
   insert(rows: RequestRecord[]): MaybePromise<void>;
   /** Entries matching `q`, newest first (time, then request id, descending), at most `q.limit`. */
@@ -193,4 +198,31 @@ export function rowOf(r: RequestRecord): Record<Column, unknown> {
 /** A record's values in the order of `COLUMNS` (the guardrail counts as JSON text). */
 export function valuesOf(r: RequestRecord): (string | number | boolean | null)[] {
   return FIELDS.map((f) => (f === "guardrails" ? (r.guardrails === null ? null : JSON.stringify(r.guardrails)) : r[f]));
+}
+
+/**
+ * `valuesOf(r)` written into `out` from `at` (a statement's bound values, an array kept for
+ * every batch): what the SQLite store binds for each row it writes, without an array of its own
+ * and a copy of it per row. Field by field in the order of `COLUMNS` (checked by a test against
+ * `valuesOf`); booleans as 0/1, as SQLite stores them.
+ */
+export function writeValues(r: RequestRecord, out: (string | number | null)[], at: number): void {
+  out[at] = r.requestId;
+  out[at + 1] = r.time;
+  out[at + 2] = r.accountId;
+  out[at + 3] = r.keyId;
+  out[at + 4] = r.method;
+  out[at + 5] = r.path;
+  out[at + 6] = r.function;
+  out[at + 7] = r.status;
+  out[at + 8] = r.errorCode;
+  out[at + 9] = r.provider;
+  out[at + 10] = r.model;
+  out[at + 11] = r.latencyMs;
+  out[at + 12] = r.credits;
+  out[at + 13] = r.cache;
+  out[at + 14] = r.promptTokens;
+  out[at + 15] = r.completionTokens;
+  out[at + 16] = r.idempotentReplay ? 1 : 0;
+  out[at + 17] = r.guardrails === null ? null : JSON.stringify(r.guardrails);
 }

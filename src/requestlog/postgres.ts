@@ -24,7 +24,7 @@ const INSERT = `INSERT INTO request_log (${COLUMNS.join(", ")})
 /** JSON escapes of lone surrogates (PostgreSQL refuses them in JSON; a text parameter took them as U+FFFD) */
 const LONE_SURROGATE = /\\ud[89a-f]/;
 
-/** The request log in PostgreSQL (drizzle/pg 0010), written by every node. */
+/** The request log in PostgreSQL (drizzle/pg 0010, its indexes 0013), written by every node. */
 export class PostgresRequestLogStore implements RequestLogStore {
   constructor(private pg: PgStorage) {}
 

@@ -9,7 +9,7 @@ export interface RequestLogOptions {
   flushEveryMs?: number;
   /** how often entries past the retention are pruned */
   pruneEveryMs?: number;
-  /** rows per INSERT and per prune step */
+  /** rows per prune step, and per write unless the store says how many it takes (`writeBatch`) */
   batch?: number;
   /** rows held while the database cannot be written; past it the oldest are dropped (and counted) */
   maxPending?: number;
@@ -37,6 +37,7 @@ export class RequestLog {
   private readonly flushEveryMs: number;
   private readonly pruneEveryMs: number;
   private readonly batch: number;
+  private readonly writeBatch: number;
   private readonly now: () => number;
 
   constructor(
@@ -46,6 +47,7 @@ export class RequestLog {
     this.flushEveryMs = opts.flushEveryMs ?? 500;
     this.pruneEveryMs = opts.pruneEveryMs ?? 10 * 60_000;
     this.batch = opts.batch ?? 500;
+    this.writeBatch = opts.batch ?? store.writeBatch ?? this.batch;
     this.pending = new Backlog(opts.maxPending ?? 100_000);
     this.now = opts.now ?? Date.now;
   }
@@ -70,7 +72,7 @@ export class RequestLog {
 
   private async writePending(): Promise<void> {
     while (this.pending.length > 0) {
-      const rows = this.pending.take(this.batch);
+      const rows = this.pending.take(this.writeBatch);
       try {
         await this.store.insert(rows);
       } catch (err) {

@@ -85,3 +85,26 @@ test("on a real SQLite file: while it cannot be written, at most maxPending rows
   expect(written).toEqual(Array.from({ length: 10 }, (_, k) => row(k + 5).requestId));
   storage.close();
 });
+
+test("a flush writes SQLite's rows 5,000 to an insert (one transaction each), or `batch` when the recorder is given one", async () => {
+  /** the real store, counting the rows each insert was handed */
+  class CountingStore extends SqliteRequestLogStore {
+    inserts: number[] = [];
+    override insert(rows: RequestRecord[]): void {
+      this.inserts.push(rows.length);
+      super.insert(rows);
+    }
+  }
+  const storage = openStorage(join(dir, "batches.db"));
+  const store = new CountingStore(storage.sqlite);
+  const log = new RequestLog(store, { retentionDays: 30 });
+  for (let i = 0; i < 6001; i++) log.record({ ...row(i), requestId: `req_batch_${i}` });
+  await log.flush();
+  expect(store.inserts).toEqual([5000, 1001]);
+  const given = new RequestLog(store, { retentionDays: 30, batch: 400 });
+  for (let i = 0; i < 1000; i++) given.record({ ...row(i), requestId: `req_given_${i}` });
+  await given.flush();
+  expect(store.inserts.slice(2)).toEqual([400, 400, 200]);
+  expect(storage.sqlite.query<{ n: number }, []>("SELECT count(*) AS n FROM request_log").get()?.n).toBe(7001);
+  storage.close();
+});
