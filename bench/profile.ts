@@ -10,7 +10,8 @@
  * `/v1/chat/completions` with `Cache-Control: no-cache`), `function` (sentiment-analysis through
  * the simulator, cache bypassed; `--function` is its old name), `cache` (the same call, primed, then
  * cache hits), `reject401` (a key that does not exist) or `reject429` (a key of the plan `tight`,
- * over its limit after the first call) or `cluster` (the function call on two nodes on PostgreSQL
+ * over its limit after the first call), `compat-1k` and `guarded` (the 1 KB prompt with PII, without
+ * and with the guardrails' redaction of every kind) or `cluster` (the function call on two nodes on PostgreSQL
  * and Redis, both profiled, with Redis commands and PostgreSQL transactions per call). --tree runs the gateway of another checkout (a directory
  * holding a commit's tree, as bench/lib/tree.ts checks them out) instead of this one.
  */
@@ -22,9 +23,12 @@ import { startGateway } from "./lib/gateway";
 import { freePort, pin, ROOT, spawnChild, waitFor } from "./lib/proc";
 import {
   type Candidate,
+  CHAT_BODY,
   GATEWAY_REQUESTS,
   GATEWAY_SCENARIOS,
+  type GatewayRequest,
   type GatewayScenario,
+  piiPrompt,
   requestHeaders,
   UNKNOWN_KEY,
 } from "./lib/requests";
@@ -43,13 +47,25 @@ const { values } = parseArgs({
   },
 });
 const scenario = values.scenario ?? (values.function ? "function" : "compat");
-if (scenario !== "cluster" && !(GATEWAY_SCENARIOS as readonly string[]).includes(scenario)) {
-  console.error(`--scenario: one of ${GATEWAY_SCENARIOS.join(", ")}, cluster`);
+
+/** bench/run.ts's `compat-1k` and `guarded`: the 1 KB prompt with PII, without and with redaction of every kind */
+const piiChat: Candidate = {
+  path: "/v1/chat/completions",
+  body: JSON.stringify({ ...JSON.parse(CHAT_BODY), messages: [{ role: "user", content: piiPrompt(1024) }] }),
+  label: "POST /v1/chat/completions (1 KB with PII)",
+};
+const PROFILE_ONLY: Record<string, GatewayRequest> = {
+  "compat-1k": { candidates: [piiChat], key: "bench", cacheBypass: true, expectStatus: 200 },
+  guarded: { candidates: [piiChat], key: "guarded", cacheBypass: true, expectStatus: 200 },
+};
+const NAMES = [...GATEWAY_SCENARIOS, ...Object.keys(PROFILE_ONLY), "cluster"];
+if (!NAMES.includes(scenario)) {
+  console.error(`--scenario: one of ${NAMES.join(", ")}`);
   process.exit(2);
 }
 
 /** what the scenario sends (the same request as bench/run.ts's scenario of that name) */
-const request = GATEWAY_REQUESTS[scenario === "cluster" ? "function" : (scenario as GatewayScenario)];
+const request = PROFILE_ONLY[scenario] ?? GATEWAY_REQUESTS[scenario === "cluster" ? "function" : (scenario as GatewayScenario)];
 const { path, body } = request.candidates[0] as Candidate;
 
 interface ProfileNode {
@@ -202,7 +218,7 @@ try {
     const gw = await startGateway({
       simUrl,
       tree: values.tree,
-      keyPlans: ["bench", "tight"],
+      keyPlans: scenario === "guarded" ? ["bench", "tight", "guarded"] : ["bench", "tight"],
       bunFlags: ["--cpu-prof", `--cpu-prof-dir=${values.out}`],
     });
     try {

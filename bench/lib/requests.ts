@@ -61,7 +61,7 @@ export interface GatewayRequest {
   /** endpoint candidates, first that exists wins */
   candidates: Candidate[];
   /** which key to send: a plan's key, or a well-formed unknown key ("bad") */
-  key: "bench" | "tight" | "bad";
+  key: "bench" | "tight" | "bad" | "guarded";
   /** send `Cache-Control: no-cache` */
   cacheBypass?: boolean;
   expectStatus: number;

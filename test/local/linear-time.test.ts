@@ -25,6 +25,23 @@ async function cpuMs(run: () => unknown): Promise<number> {
   return threadCpuMs() - start;
 }
 
+/** The bar: 10 times what prose costs (the median of three runs, after one that warms up) plus 300 ms. */
+async function barOf(prose: () => unknown): Promise<number> {
+  await prose();
+  const runs = [await cpuMs(prose), await cpuMs(prose), await cpuMs(prose)].sort((a, b) => a - b);
+  return 10 * (runs[1] as number) + 300;
+}
+
+/**
+ * What one run costs; over `limit`, it runs once more and the lower counts. A collection or a
+ * compile on a busy machine lands in one run; a blow-up (seconds, where prose takes milliseconds)
+ * is over the bar both times.
+ */
+async function costOf(run: () => unknown, limit: number): Promise<number> {
+  const ms = await cpuMs(run);
+  return ms <= limit ? ms : Math.min(ms, await cpuMs(run));
+}
+
 const offline = FUNCTIONS.filter((d) => d.local && d.name !== "grammar-fix");
 
 test("every offline function except grammar-fix is covered here", () => {
@@ -36,14 +53,12 @@ describe.each(offline.map((d) => [d.name, d] as const))("%s on 100 KB adversaria
   const call = (text: string) => async () => def.local?.({ ...def.example.request, [field]: text }, { accountId: "acc_test" });
   let limit = 0;
   test("ordinary prose sets the bar", async () => {
-    const text = fill(PROSE, sizeOf(def));
-    await call(text)(); // warm-up: lazy tables, JIT
-    limit = 10 * (await cpuMs(call(text))) + 300;
+    limit = await barOf(call(fill(PROSE, sizeOf(def)))); // its first run loads lazy tables and warms the JIT
   }, 60_000);
   test.each(Object.entries(SHAPES))(
     "%s",
     async (_shape, make) => {
-      const ms = await cpuMs(call(make(sizeOf(def))));
+      const ms = await costOf(call(make(sizeOf(def))), limit);
       expect({ cpuMs: Math.round(ms), within: ms <= limit }).toEqual({ cpuMs: Math.round(ms), within: true });
     },
     60_000,
@@ -54,11 +69,10 @@ describe("inline knowledge-base search on a 100 KB document", () => {
   const search = (content: string) => () => searchInline([{ content }], "how long does delivery take?", 5);
   let limit = 0;
   test("ordinary prose sets the bar", async () => {
-    await search(fill(PROSE))();
-    limit = 10 * (await cpuMs(search(fill(PROSE)))) + 300;
+    limit = await barOf(search(fill(PROSE)));
   });
   test.each(Object.entries(SHAPES))("%s", async (_shape, make) => {
-    const ms = await cpuMs(search(make(SIZE)));
+    const ms = await costOf(search(make(SIZE)), limit);
     expect({ cpuMs: Math.round(ms), within: ms <= limit }).toEqual({ cpuMs: Math.round(ms), within: true });
   });
 });
@@ -72,11 +86,10 @@ describe("FAQ match on 2,000-character adversarial queries (the longest a query 
   const matcher = new FaqMatcher(faqs);
   let limit = 0;
   test("ordinary prose sets the bar", async () => {
-    matcher.match(fill(PROSE, 2000));
-    limit = 10 * (await cpuMs(() => matcher.match(fill(PROSE, 2000)))) + 300;
+    limit = await barOf(() => matcher.match(fill(PROSE, 2000)));
   });
   test.each(Object.entries(SHAPES))("%s", async (_shape, make) => {
-    const ms = await cpuMs(() => matcher.match(make(2000)));
+    const ms = await costOf(() => matcher.match(make(2000)), limit);
     expect({ cpuMs: Math.round(ms), within: ms <= limit }).toEqual({ cpuMs: Math.round(ms), within: true });
   });
 });
@@ -86,8 +99,7 @@ describe("search-query-parse on 20,000-character runs of connectors between filt
     FUNCTIONS.find((d) => d.name === "search-query-parse")?.local?.({ query }, { accountId: "acc_test" });
   let limit = 0;
   test("ordinary prose sets the bar", async () => {
-    await parse(fill(PROSE, 20_000))();
-    limit = 10 * (await cpuMs(parse(fill(PROSE, 20_000)))) + 300;
+    limit = await barOf(parse(fill(PROSE, 20_000)));
   });
   // each connector once looked back over every removed part before it: quadratic
   test.each([
@@ -95,7 +107,7 @@ describe("search-query-parse on 20,000-character runs of connectors between filt
     ["a filter before connectors", `red ${"or ".repeat(6_600)}`],
     ["filters joined by connectors", "red or blue and ".repeat(1_250)],
   ])("%s", async (_shape, query) => {
-    const ms = await cpuMs(parse(query));
+    const ms = await costOf(parse(query), limit);
     expect({ cpuMs: Math.round(ms), within: ms <= limit }).toEqual({ cpuMs: Math.round(ms), within: true });
   });
 });
@@ -104,11 +116,10 @@ describe("the message body of 100 KB adversarial emails (headers, greeting and s
   const body = (text: string) => () => messageBody(text);
   let limit = 0;
   test("ordinary prose sets the bar", async () => {
-    await body(fill(PROSE))();
-    limit = 10 * (await cpuMs(body(fill(PROSE)))) + 300;
+    limit = await barOf(body(fill(PROSE)));
   });
   test.each(Object.entries(SHAPES))("%s", async (_shape, make) => {
-    const ms = await cpuMs(body(make(SIZE)));
+    const ms = await costOf(body(make(SIZE)), limit);
     expect({ cpuMs: Math.round(ms), within: ms <= limit }).toEqual({ cpuMs: Math.round(ms), within: true });
   });
 });
