@@ -16,14 +16,49 @@ export interface ChaosResult {
 }
 
 const dir = join(import.meta.dir, "chaos");
-const only = (() => {
-  const i = process.argv.indexOf("--only");
-  return i >= 0 ? (process.argv[i + 1] ?? "").split(",").filter(Boolean) : [];
-})();
-const files = readdirSync(dir)
+const names = readdirSync(dir)
   .filter((f) => f.endsWith(".ts"))
-  .sort()
-  .filter((f) => only.length === 0 || only.includes(f.replace(/\.ts$/, "")));
+  .map((f) => f.replace(/\.ts$/, ""))
+  .sort();
+
+const USAGE = `Usage: bun run chaos [options]   (bun bench/chaos.ts [options])
+
+Runs the reliability experiments of bench/chaos/ against real gateway processes and writes
+bench/results/<date>-chaos.txt; exits 1 if any fails.
+
+Options:
+  --only LIST   run only these, comma-separated: ${names.join(", ")}
+  --no-write    print the lines, write no transcript
+  -h, --help    print this and exit
+`;
+
+/** The command line, strictly: --help and mistakes answer before any experiment starts. */
+function parseArgs(argv: string[]): { only: string[]; write: boolean } {
+  const refuse = (why: string): never => {
+    process.stderr.write(`chaos: ${why}\n\n${USAGE}`);
+    process.exit(2);
+  };
+  let only: string[] = [];
+  let write = true;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "-h" || arg === "--help") {
+      process.stdout.write(USAGE);
+      process.exit(0);
+    } else if (arg === "--no-write") write = false;
+    else if (arg === "--only" || arg.startsWith("--only=")) {
+      const raw = arg === "--only" ? argv[++i] : arg.slice("--only=".length);
+      const list = (raw ?? "").split(",").filter(Boolean);
+      const bad = list.filter((n) => !names.includes(n));
+      if (!list.length || bad.length) refuse(`--only ${raw ?? ""}: unknown experiment ${bad.join(", ") || '""'}`);
+      only = list;
+    } else refuse(`unknown option "${arg}"`);
+  }
+  return { only, write };
+}
+
+const args = parseArgs(process.argv.slice(2));
+const files = names.filter((n) => args.only.length === 0 || args.only.includes(n)).map((n) => `${n}.ts`);
 
 const started = Date.now();
 const lines: string[] = [`# bun run chaos, ${new Date().toISOString()}, bun ${Bun.version}`];
@@ -45,7 +80,7 @@ for (const f of files) {
   say(`${r.ok ? "PASS" : "FAIL"}  ${r.name.padEnd(12)} ${r.line}  (${((performance.now() - t) / 1000).toFixed(1)} s)`);
 }
 say(`${files.length - failed}/${files.length} experiments passed in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-if (!process.argv.includes("--no-write")) {
+if (args.write) {
   const out = join(import.meta.dir, "results");
   mkdirSync(out, { recursive: true });
   writeFileSync(join(out, `${new Date().toISOString().slice(0, 10)}-chaos.txt`), `${lines.join("\n")}\n`);

@@ -50,7 +50,16 @@ describe("bench/run.ts on the command line", () => {
       code: 0,
       started: false,
     });
-    for (const option of ["--duration", "--warmup", "--warm-start", "--repeats", "--connections", "--only", "--no-write", "--help"])
+    for (const option of [
+      "--duration",
+      "--warmup",
+      "--warm-start",
+      "--repeats",
+      "--connections",
+      "--only",
+      "--no-write",
+      "--help",
+    ])
       expect(r.stdout).toContain(option);
   });
 
