@@ -210,21 +210,13 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     for (const h of releases) ops.push({ k: "r", h });
     for (let i = 0; i < holds.length; i++) {
       const h = holds[i] as PendingHold;
-      ops.push(
-        h.budget
-          ? {
-              k: "h",
-              i,
-              a: h.accountId,
-              n: h.amount,
-              h: h.holdId,
-              l: this.leaseMs,
-              key: h.budget.keyId,
-              lim: h.budget.limit,
-              since,
-            }
-          : { k: "h", i, a: h.accountId, n: h.amount, h: h.holdId, l: this.leaseMs },
-      );
+      const op: Record<string, unknown> = { k: "h", i, a: h.accountId, n: h.amount, h: h.holdId, l: this.leaseMs };
+      if (h.budget) {
+        op.key = h.budget.keyId;
+        op.lim = h.budget.limit;
+        op.since = since;
+      }
+      ops.push(op);
     }
     const at = Date.now();
     const day = dayOf(at);

@@ -142,7 +142,9 @@ export function entryIfOwn(r: LogRow | null | undefined, accountId: string | und
 
 /**
  * The columns in insert order, each with the record's field it is written from: the one list
- * `COLUMNS` (stores, CSV) and `valuesOf` follow. Every entry field is a column (checked here).
+ * `COLUMNS` (stores, CSV) follows, and `rowOf` and `writeValues` spell out (for speed; a test holds
+ * them to each other and the stores' tests to what reads back). Every entry field is a column
+ * (checked here).
  */
 const FIELD_OF = {
   request_id: "requestId",
@@ -169,8 +171,6 @@ type Column = keyof typeof FIELD_OF;
 
 export const COLUMNS = Object.keys(FIELD_OF) as Column[];
 
-const FIELDS = COLUMNS.map((c) => FIELD_OF[c]);
-
 /** A record keyed by column (the guardrail counts as an object): one row of `json_populate_recordset`. */
 export function rowOf(r: RequestRecord): Record<Column, unknown> {
   return {
@@ -195,16 +195,11 @@ export function rowOf(r: RequestRecord): Record<Column, unknown> {
   };
 }
 
-/** A record's values in the order of `COLUMNS` (the guardrail counts as JSON text). */
-export function valuesOf(r: RequestRecord): (string | number | boolean | null)[] {
-  return FIELDS.map((f) => (f === "guardrails" ? (r.guardrails === null ? null : JSON.stringify(r.guardrails)) : r[f]));
-}
-
 /**
- * `valuesOf(r)` written into `out` from `at` (a statement's bound values, an array kept for
+ * A record's values in the order of `COLUMNS` (the guardrail counts as JSON text) written into `out` from `at` (a statement's bound values, an array kept for
  * every batch): what the SQLite store binds for each row it writes, without an array of its own
  * and a copy of it per row. Field by field in the order of `COLUMNS` (checked by a test against
- * `valuesOf`); booleans as 0/1, as SQLite stores them.
+ * `rowOf`); booleans as 0/1, as SQLite stores them.
  */
 export function writeValues(r: RequestRecord, out: (string | number | null)[], at: number): void {
   out[at] = r.requestId;

@@ -1,15 +1,27 @@
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
-import { COLUMNS, type RequestRecord, valuesOf, writeValues } from "../../src/requestlog/interface";
+import { COLUMNS, type RequestRecord, rowOf, writeValues } from "../../src/requestlog/interface";
 import { SqliteRequestLogStore } from "../../src/requestlog/sqlite";
 import { migrate } from "../../src/storage/db";
+import { entryWritten } from "../helpers/request-log";
 
 /**
- * The SQLite store writes each row's values in place (`writeValues`) instead of through
- * `valuesOf`: both must give every column the same value, in the order of COLUMNS, whatever
- * fields are set, and a row must read back as it was written, in a statement of one row and in
- * one of 32.
+ * The SQLite store writes each row's values in place (`writeValues`); the PostgreSQL store sends
+ * each row keyed by column (`rowOf`). Both must give every column the same value, in the order of
+ * COLUMNS, whatever fields are set, and a row must read back as it was written, in a statement of
+ * one row and in one of 32.
  */
+
+/** A record's values in the order of COLUMNS, as `rowOf` keys them (the guardrail counts as JSON text). */
+function valuesOf(r: RequestRecord): (string | number | boolean | null)[] {
+  const row = rowOf(r);
+  return COLUMNS.map((c) => (c === "guardrails" ? (r.guardrails === null ? null : JSON.stringify(r.guardrails)) : row[c])) as (
+    | string
+    | number
+    | boolean
+    | null
+  )[];
+}
 const full: RequestRecord = {
   requestId: "req_full",
   time: 1_795_000_000_123,
@@ -70,26 +82,7 @@ test("rows read back as written, one a statement and 32 a statement", () => {
   store.insert(rows);
   for (const r of rows) {
     const e = store.get(r.requestId);
-    expect(e).toEqual({
-      request_id: r.requestId,
-      time: new Date(r.time).toISOString(),
-      account_id: r.accountId,
-      key_id: r.keyId,
-      method: r.method,
-      path: r.path,
-      function: r.function,
-      status: r.status,
-      error_code: r.errorCode,
-      provider: r.provider,
-      model: r.model,
-      latency_ms: r.latencyMs,
-      credits: r.credits,
-      cache: r.cache,
-      prompt_tokens: r.promptTokens,
-      completion_tokens: r.completionTokens,
-      idempotent_replay: r.idempotentReplay,
-      guardrails: r.guardrails,
-    });
+    expect(e).toEqual(entryWritten(r));
   }
   db.close();
 });
