@@ -10,10 +10,9 @@
  * requests: until then the compiler's thread costs the guarded path tens of µs per request more
  * (--warmup 10000 to measure after it).
  */
-import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startGateway } from "./lib/gateway";
-import { CLK_TCK, cpuMs, freePort, ROOT, spawnChild, waitFor } from "./lib/proc";
+import { cpuMs, freePort, ROOT, spawnChild, threadCpuMs, waitFor } from "./lib/proc";
 import { piiPrompt } from "./lib/requests";
 
 const arg = (name: string, dflt: string) => {
@@ -26,23 +25,6 @@ const WARMUP = Number(arg("--warmup", "400"));
 const PROF = arg("--prof", "");
 /** one plan only (bench or guarded), for a profile of that path alone */
 const ONLY = arg("--only", "");
-
-/** CPU ms per thread of `pid` so far, by thread name (numbered names, "Heap Helper 3", summed) */
-function threadCpuMs(pid: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
-    } catch {
-      continue; // the thread ended
-    }
-    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/\s*\d+$/, "");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    out[name] = (out[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
-  }
-  return out;
-}
 
 const body = JSON.stringify({ model: "sim-model", messages: [{ role: "user", content: piiPrompt(1024) }], max_tokens: 64 });
 const simPort = freePort();

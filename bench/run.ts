@@ -24,7 +24,20 @@ import { startClusterNodes } from "./lib/cluster";
 import { FOOTPRINT_IDS, type Footprint, footprintTable, footprintTargets, measureFootprint } from "./lib/footprint";
 import { type Gateway, startGateway } from "./lib/gateway";
 import { benchHelp, parseBenchArgs } from "./lib/options";
-import { type Child, cpuMs, freePort, loadPinned, median, peakRssMb, pin, pinning, ROOT, spawnChild, waitFor } from "./lib/proc";
+import {
+  type Child,
+  cpuMs,
+  freePort,
+  jitCpuMs,
+  loadPinned,
+  median,
+  peakRssMb,
+  pin,
+  pinning,
+  ROOT,
+  spawnChild,
+  waitFor,
+} from "./lib/proc";
 import { type Candidate, CHAT_BODY, chatCandidate, fnCandidates, GATEWAY_REQUESTS, piiPrompt, UNKNOWN_KEY } from "./lib/requests";
 import { notMeasuredReason } from "./lib/summary";
 import { renderSvg } from "./lib/svg";
@@ -60,6 +73,13 @@ interface Scenario {
   tree?: string;
   /** send traces to a local OTLP/HTTP sink (OTEL_EXPORTER_OTLP_ENDPOINT set) */
   traced?: boolean;
+  /**
+   * also load the same request with this plan's key on the same gateway process, run for run in
+   * turn with the scenario's own (the order alternating): a ratio between the two is then free of
+   * what differs from one process to the next (its JIT's choices, its memory layout) and of the
+   * machine's drift between two scenarios
+   */
+  paired?: "bench";
 }
 
 /** the merge that brought tracing in (docs/tracing.md): the trace-before / trace-unset pair */
@@ -109,6 +129,7 @@ const SCENARIOS: Scenario[] = [
       },
     ],
     key: "guarded",
+    paired: "bench",
     cacheBypass: true,
     expectStatus: 200,
     sim: "per-request",
@@ -308,6 +329,7 @@ const {
   duration: DURATION,
   warmup: WARMUP,
   warmStart: WARM_START,
+  jitSettle: JIT_SETTLE,
   repeats: REPEATS,
   connections: CONNECTIONS,
   only: ONLY,
@@ -340,6 +362,10 @@ interface ScenarioResult {
   reason?: string;
   points: Point[];
   peakRssMb?: number;
+  /** seconds of load after the warm start until the JIT compiler was quiet (--jit-settle) */
+  jitSettleS?: number;
+  /** the same request with the paired plan's key (Scenario.paired), on the same process, run for run in turn */
+  paired?: { key: string; points: Point[] };
 }
 
 // ---------- plumbing ----------
@@ -577,6 +603,36 @@ function checkRun(
   return problems;
 }
 
+/** The JIT compiler's share of a core, at most, for a 2 s slice of load to count as settled (--jit-settle). */
+const JIT_QUIET = 0.01;
+const JIT_SLICE_S = 2;
+
+/**
+ * After the warm start, more of the same load in 2 s slices until a slice in which the JIT compiler
+ * threads of every process under test used under 1 % of a core, or --jit-settle seconds passed.
+ * The processes are pinned to one core: compiles still running steal the measured path's time, and
+ * a path half as fast reaches its functions' top tier half as soon. Returns the seconds spent
+ * (undefined: not a Bun process, or --jit-settle 0).
+ */
+async function settleJit(t: OpenTarget, path: string, spec: LoadSpec): Promise<number | undefined> {
+  const pids = t.pids ?? (t.pid ? [t.pid] : []);
+  const jit = () =>
+    pids.reduce<number | null>((sum, pid) => {
+      const ms = jitCpuMs(pid);
+      return sum === null || ms === null ? null : sum + ms;
+    }, 0);
+  if (JIT_SETTLE <= 0 || pids.length === 0 || jit() === null) return undefined;
+  let spent = 0;
+  while (spent < JIT_SETTLE) {
+    const before = jit() as number;
+    await loadOver(t.urls ?? [t.url], path, { ...spec, duration: JIT_SLICE_S });
+    spent += JIT_SLICE_S;
+    const used = ((jit() as number) - before) / (JIT_SLICE_S * 1000 * pids.length);
+    if (used < JIT_QUIET) break;
+  }
+  return spent;
+}
+
 async function runScenario(sc: Scenario): Promise<ScenarioResult> {
   const res: ScenarioResult = { id: sc.id, title: sc.title, status: "ok", points: [] };
   let t: OpenTarget;
@@ -593,55 +649,78 @@ async function runScenario(sc: Scenario): Promise<ScenarioResult> {
     if (sc.prime) await (await fetch(t.url + endpoint.path, { method: "POST", headers: t.headers, body: endpoint.body })).text();
     // a fresh process first runs at its JIT's lower tiers: warm it once before its first point, so
     // the points compare steady states (the per-run warm-up then only settles the connections)
-    if (WARM_START > 0)
-      await loadOver(t.urls ?? [t.url], endpoint.path, {
-        url: t.url + endpoint.path,
-        method: "POST",
-        headers: t.headers,
-        body: endpoint.body,
-        connections: Math.max(...CONNECTIONS),
-        duration: WARM_START,
-      });
-    const started = Date.now();
-    for (const connections of CONNECTIONS) {
-      const spec: LoadSpec = {
-        url: t.url + endpoint.path,
-        method: "POST",
-        headers: t.headers,
-        body: endpoint.body,
-        connections,
-        duration: DURATION,
-      };
-      const point: Point = { connections, runs: [], rps: 0, p50: 0, p90: 0, p99: 0, ok: true, problems: [] };
-      for (let i = 0; i < REPEATS; i++) {
-        const simBefore = await settledSimCalls();
-        const warm = await loadOver(t.urls ?? [t.url], endpoint.path, { ...spec, duration: WARMUP });
-        const cpuBefore = cpuOf(t);
-        const r = await loadOver(t.urls ?? [t.url], endpoint.path, spec);
-        const cpuAfter = cpuOf(t);
-        const simDelta = (await settledSimCalls()) - simBefore;
-        // requests cut off at the end of a run are bounded by the connections really open: split
-        // over nodes, one connection becomes one per node
-        const nodes = t.urls?.length ?? 1;
-        const open = perNode(connections, nodes) * nodes;
-        point.problems.push(...checkRun(sc, r, warm, simDelta, open, (Date.now() - started) / 1000));
-        point.runs.push({ ...r, cpuMs: t.pid || t.pids ? cpuAfter - cpuBefore : undefined, simCalls: simDelta });
-      }
-      point.rps = median(point.runs.map((r) => r.rps));
-      point.p50 = median(point.runs.map((r) => r.p50));
-      point.p90 = median(point.runs.map((r) => r.p90));
-      point.p99 = median(point.runs.map((r) => r.p99));
-      if (t.pid || t.pids) point.cpuUsPerReq = median(point.runs.map((r) => ((r.cpuMs ?? 0) * 1000) / Math.max(1, r.requests)));
-      point.ok = point.problems.length === 0;
-      res.points.push(point);
+    // the lanes loaded run for run in turn: the scenario's own, and its paired key's (Scenario.paired)
+    const lanes = [
+      t.headers,
+      ...(sc.paired && t.gateway ? [{ ...t.headers, "x-api-key": t.gateway.keys[sc.paired] as string }] : []),
+    ];
+    const warmSpec = (headers: Record<string, string>): LoadSpec => ({
+      url: t.url + endpoint.path,
+      method: "POST",
+      headers,
+      body: endpoint.body,
+      connections: Math.max(...CONNECTIONS),
+      duration: WARM_START,
+    });
+    if (WARM_START > 0) for (const headers of lanes) await loadOver(t.urls ?? [t.url], endpoint.path, warmSpec(headers));
+    for (const headers of lanes) {
+      const settled = await settleJit(t, endpoint.path, warmSpec(headers));
+      if (settled === undefined) continue;
+      res.jitSettleS = (res.jitSettleS ?? 0) + settled;
       process.stderr.write(
-        `  ${sc.id} c=${connections}: ${Math.round(point.rps)} req/s p50 ${point.p50.toFixed(3)} ms p99 ${point.p99.toFixed(3)} ms${point.ok ? "" : ` FAILED: ${point.problems[0]}`}\n`,
+        `  ${sc.id}${headers === t.headers ? "" : ` (paired: ${sc.paired})`}: JIT ${settled < JIT_SETTLE ? "quiet" : "still compiling"} after ${WARM_START} + ${settled} s of load\n`,
       );
     }
+    const started = Date.now();
+    const pairedPoints: Point[] = [];
+    for (const connections of CONNECTIONS) {
+      const points = lanes.map((): Point => ({ connections, runs: [], rps: 0, p50: 0, p90: 0, p99: 0, ok: true, problems: [] }));
+      for (let i = 0; i < REPEATS; i++) {
+        // paired lanes: the order alternates, so neither always runs right after the other
+        const order = i % 2 === 0 ? lanes.map((_, k) => k) : lanes.map((_, k) => lanes.length - 1 - k);
+        for (const k of order) {
+          const spec: LoadSpec = {
+            url: t.url + endpoint.path,
+            method: "POST",
+            headers: lanes[k] as Record<string, string>,
+            body: endpoint.body,
+            connections,
+            duration: DURATION,
+          };
+          const point = points[k] as Point;
+          const simBefore = await settledSimCalls();
+          const warm = await loadOver(t.urls ?? [t.url], endpoint.path, { ...spec, duration: WARMUP });
+          const cpuBefore = cpuOf(t);
+          const r = await loadOver(t.urls ?? [t.url], endpoint.path, spec);
+          const cpuAfter = cpuOf(t);
+          const simDelta = (await settledSimCalls()) - simBefore;
+          // requests cut off at the end of a run are bounded by the connections really open: split
+          // over nodes, one connection becomes one per node
+          const nodes = t.urls?.length ?? 1;
+          const open = perNode(connections, nodes) * nodes;
+          point.problems.push(...checkRun(sc, r, warm, simDelta, open, (Date.now() - started) / 1000));
+          point.runs.push({ ...r, cpuMs: t.pid || t.pids ? cpuAfter - cpuBefore : undefined, simCalls: simDelta });
+        }
+      }
+      for (const [k, point] of points.entries()) {
+        point.rps = median(point.runs.map((r) => r.rps));
+        point.p50 = median(point.runs.map((r) => r.p50));
+        point.p90 = median(point.runs.map((r) => r.p90));
+        point.p99 = median(point.runs.map((r) => r.p99));
+        if (t.pid || t.pids) point.cpuUsPerReq = median(point.runs.map((r) => ((r.cpuMs ?? 0) * 1000) / Math.max(1, r.requests)));
+        point.ok = point.problems.length === 0;
+        (k === 0 ? res.points : pairedPoints).push(point);
+        process.stderr.write(
+          `  ${sc.id}${k === 0 ? "" : ` (paired: ${sc.paired})`} c=${connections}: ${Math.round(point.rps)} req/s p50 ${point.p50.toFixed(3)} ms p99 ${point.p99.toFixed(3)} ms${point.ok ? "" : ` FAILED: ${point.problems[0]}`}\n`,
+        );
+      }
+    }
+    if (sc.paired && pairedPoints.length) res.paired = { key: sc.paired, points: pairedPoints };
     if (t.pid) res.peakRssMb = peakRssMb(t.pid);
-    if (res.points.some((p) => !p.ok)) {
+    const all = [...res.points, ...pairedPoints];
+    if (all.some((p) => !p.ok)) {
       res.status = "failed";
-      res.reason = [...new Set(res.points.flatMap((p) => p.problems))].slice(0, 3).join("; ");
+      res.reason = [...new Set(all.flatMap((p) => p.problems))].slice(0, 3).join("; ");
     }
     return res;
   } catch (e) {
@@ -767,12 +846,21 @@ function targets(results: ScenarioResult[]): Target[] {
     out.push(atLeast(fnName, ">= 6x", `${ratio.toFixed(2)}x`, ratio, 6, times));
   } else out.push(notMeasured(fnName, ">= 6x", whyNot("function", "portkey")));
   // guardrails: the same 1 KB prompt with redact_pii on every kind (and restore) against none
-  const plain1k = peak(by("compat-1k"));
-  const guarded = peak(by("guarded"));
-  const guardName = "guardrails: 1 KB prompt, redact_pii on every kind vs none (peak req/s)";
+  // on one gateway process, the guarded key's runs in turn with the bench key's (Scenario.paired);
+  // a run without the pairing compares the compat-1k scenario's own process
+  const guardedRun = by("guarded");
+  const pairedLane =
+    guardedRun?.status === "ok" && guardedRun.paired ? { ...guardedRun, points: guardedRun.paired.points } : undefined;
+  const plain1k = peak(pairedLane ?? by("compat-1k"));
+  const guarded = peak(guardedRun);
+  const guardName = "guardrails: 1 KB prompt, redact_pii on every kind vs none, one process (peak req/s)";
   if (plain1k && guarded) {
     const share = guarded.rps / plain1k.rps;
-    out.push(atLeast(guardName, ">= 60%", `${(100 * share).toFixed(0)}%`, share, 0.6, points(0)));
+    const cpu =
+      guarded.cpuUsPerReq && plain1k.cpuUsPerReq
+        ? `; by CPU ${((100 * plain1k.cpuUsPerReq) / guarded.cpuUsPerReq).toFixed(0)}% (${guarded.cpuUsPerReq.toFixed(0)} vs ${plain1k.cpuUsPerReq.toFixed(0)} µs)`
+        : "";
+    out.push(atLeast(guardName, ">= 60%", `${(100 * share).toFixed(0)}%${cpu}`, share, 0.6, points(0)));
   } else out.push(notMeasured(guardName, ">= 60%", whyNot("compat-1k", "guarded")));
   // the request log's cost: gateway CPU per request with the log on and off, at 32 connections
   const logOn = at(by("compat"), 32);
@@ -859,24 +947,29 @@ function table(results: ScenarioResult[]): string {
       rows.push([r.id, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", `${r.status}: ${r.reason ?? ""}`]);
       continue;
     }
-    for (const p of r.points) {
-      const b = at(base, p.connections);
-      const k = at(pk, p.connections);
-      rows.push([
-        r.id,
-        String(p.connections),
-        p.ok ? fmt(p.rps) : "FAILED",
-        p.ok ? fmt(p.p50, 3) : "-",
-        p.ok ? fmt(p.p90, 3) : "-",
-        p.ok ? fmt(p.p99, 3) : "-",
-        p.ok && b ? fmt(p.p50 - b.p50, 3) : "-",
-        p.ok && b ? fmt(p.rps / b.rps, 2) : "-",
-        p.ok && k ? fmt(p.rps / k.rps, 2) : "-",
-        fmt(p.cpuUsPerReq, 0),
-        fmt(r.peakRssMb, 0),
-        p.ok ? "ok" : `failed: ${p.problems[0]}`,
-      ]);
-    }
+    const lanes: [string, Point[]][] = [
+      [r.id, r.points],
+      ...(r.paired ? [[`${r.id}, ${r.paired.key} key`, r.paired.points] as [string, Point[]]] : []),
+    ];
+    for (const [label, lane] of lanes)
+      for (const p of lane) {
+        const b = at(base, p.connections);
+        const k = at(pk, p.connections);
+        rows.push([
+          label,
+          String(p.connections),
+          p.ok ? fmt(p.rps) : "FAILED",
+          p.ok ? fmt(p.p50, 3) : "-",
+          p.ok ? fmt(p.p90, 3) : "-",
+          p.ok ? fmt(p.p99, 3) : "-",
+          p.ok && b ? fmt(p.p50 - b.p50, 3) : "-",
+          p.ok && b ? fmt(p.rps / b.rps, 2) : "-",
+          p.ok && k ? fmt(p.rps / k.rps, 2) : "-",
+          fmt(p.cpuUsPerReq, 0),
+          fmt(r.peakRssMb, 0),
+          p.ok ? "ok" : `failed: ${p.problems[0]}`,
+        ]);
+      }
   }
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? "").length))) ?? [];
   return rows
@@ -909,7 +1002,7 @@ async function main(): Promise<number> {
     const picked = throughput ? SCENARIOS.filter((s) => ONLY.length === 0 || ONLY.includes(s.id) || s.id === "baseline") : [];
     const chosen = AGAINST ? picked.flatMap((s) => (comparable(s) ? [s, againstTwin(s, AGAINST)] : [s])) : picked;
     process.stderr.write(
-      `bench: ${chosen.length} scenarios x ${CONNECTIONS.join("/")} connections x ${REPEATS} repeats of ${DURATION}s (+${WARMUP}s warm-up each, ${WARM_START}s on each fresh process first); ${pinning}\n`,
+      `bench: ${chosen.length} scenarios x ${CONNECTIONS.join("/")} connections x ${REPEATS} repeats of ${DURATION}s (+${WARMUP}s warm-up each, ${WARM_START}s on each fresh process first, then up to ${JIT_SETTLE}s until its JIT is quiet); ${pinning}\n`,
     );
     for (const sc of chosen) {
       process.stderr.write(`${sc.id}: ${sc.title}\n`);
@@ -946,6 +1039,7 @@ async function main(): Promise<number> {
       duration_s: DURATION,
       warmup_s: WARMUP,
       warm_start_s: WARM_START,
+      jit_settle_s: JIT_SETTLE,
       repeats: REPEATS,
       connections: CONNECTIONS,
       statistic: "median of repeats",

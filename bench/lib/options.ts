@@ -5,6 +5,11 @@ export interface BenchOptions {
   warmup: number;
   /** seconds of load on each fresh process before its first point (its JIT compiles the hot path) */
   warmStart: number;
+  /**
+   * at most this many seconds of more load after the warm start, until the JIT compiler's threads
+   * of the process under test are quiet (Bun only: JavaScriptCore's "JITWorker"); 0: the warm start alone
+   */
+  jitSettle: number;
   repeats: number;
   connections: number[];
   only: string[];
@@ -21,6 +26,7 @@ export const BENCH_DEFAULTS: BenchOptions = {
   duration: 3,
   warmup: 1,
   warmStart: 8,
+  jitSettle: 40,
   repeats: 3,
   connections: [1, 32, 128],
   only: [],
@@ -34,6 +40,7 @@ const VALUED: Record<string, { key: keyof BenchOptions; kind: Kind }> = {
   duration: { key: "duration", kind: "seconds" },
   warmup: { key: "warmup", kind: "seconds" },
   "warm-start": { key: "warmStart", kind: "seconds" },
+  "jit-settle": { key: "jitSettle", kind: "seconds" },
   repeats: { key: "repeats", kind: "count" },
   connections: { key: "connections", kind: "list" },
   only: { key: "only", kind: "list" },
@@ -53,6 +60,10 @@ Options:
   --warmup S           seconds of warm-up before each measured run (default ${d.warmup})
   --warm-start S       seconds of load on each freshly started process (gateway, forwarder, Portkey,
                        simulator alone) before its first point, at the most connections (default ${d.warmStart})
+  --jit-settle S       then, on a Bun process, at most S more seconds of that load, in 2 s slices, until
+                       a slice in which its JIT compiler threads used under 1 % of a core (default ${d.jitSettle};
+                       0: the warm start alone). JavaScriptCore compiles a function's top tier only after
+                       thousands of calls: a path that runs at half the rate gets there later.
   --repeats N          measured runs per point, the median is reported (default ${d.repeats}, at least 1)
   --connections LIST   concurrent connections, comma-separated (default ${d.connections.join(",")})
   --only LIST          run only these, comma-separated (baseline always runs with throughput scenarios):

@@ -1,5 +1,5 @@
 /** Process helpers for the benchmarks: CPU pinning, /proc readings, child processes, ports. */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LoadResult, LoadSpec } from "../load";
 
@@ -23,6 +23,29 @@ export function cpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // after "pid (comm) ": state is field 3, utime field 14, stime field 15
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/** CPU ms per thread of `pid` so far, by thread name (numbered names, "Heap Helper 3", summed) */
+export function threadCpuMs(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8");
+    } catch {
+      continue; // the thread ended
+    }
+    const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/\s*\d+$/, "");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    out[name] = (out[name] ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+  }
+  return out;
+}
+
+/** CPU ms of JavaScriptCore's JIT compiler threads ("JITWorker") of `pid` so far; null: it has none (not Bun). */
+export function jitCpuMs(pid: number): number | null {
+  const threads = threadCpuMs(pid);
+  return "JITWorker" in threads ? (threads.JITWorker as number) : null;
 }
 
 function statusKb(pid: number, name: string): number {
