@@ -125,7 +125,16 @@ export function createApp(deps: AppDeps) {
   const closesConnection = (request: Request): boolean =>
     deps.lifecycle.draining ||
     (!request.bodyUsed && (request.headers.has("transfer-encoding") || Number(request.headers.get("content-length")) > 0));
-  let app = new Elysia({ name: "text-ai-gateway" })
+  let app = new Elysia({
+    name: "text-ai-gateway",
+    // Elysia cuts the path out of `request.url` from its 12th character on, assuming an origin of at
+    // least "http://a.bc" (its issue #748): behind a shorter Host (`x`, `gw`, `api`: a Docker or
+    // Kubernetes service name) a route its own router serves was missed and answered 400 (brokenPath
+    // below). Those are the wildcard routes (/v1/models/*) and, while a drain holds requests, every
+    // route (server.ts, quiesce). Cut from the 8th, just past "http://": the gateway serves plain
+    // HTTP only (TLS ends at a proxy), and nothing is added per request but those four characters.
+    handler: { standardHostname: false },
+  })
     // The app's hooks and the edge read and write the state as `context.state`, never passing the
     // context itself to a function: Elysia (sucrose) reads each hook's source, and a context passed
     // whole makes every route build all of it for each request (cookies parsed, headers copied into

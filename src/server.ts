@@ -165,7 +165,9 @@ const QUIET_MAX_MS = 500;
  * always some (bench/README.md, "the `drain` chaos experiment no longer flaky"). Held, no client is sent an answer, none reconnects, and
  * what is already on its way arrives and is held too; after the listener has closed, the held
  * requests run as usual (answered with `Connection: close`). While holding, every request goes
- * through `fetch` (the app's own router) instead of Bun's route table.
+ * through `fetch` (the app's own router) instead of Bun's route table: the request itself, so that
+ * `server.requestIP` still tells its client (the guessing limits count by it), and the app's router
+ * finds its route behind any Host header (createApp's `standardHostname`).
  */
 async function quiesce(
   server: Server<unknown>,

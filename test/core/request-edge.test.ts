@@ -169,6 +169,20 @@ describe("/v1/models through the request edge", () => {
       expect((await fetch(gw.url + path, { method: "POST", headers: h, body: "{}" })).status, path).toBe(404);
   });
 
+  // /v1/models/* is a wildcard route, which Bun's route table leaves to Elysia's own router; that
+  // router once assumed a host of at least four characters and missed the route behind a shorter one
+  test("GET /v1/models/{id} is routed whatever the Host header, short service names included", async () => {
+    for (const host of ["x", "gw", "api", "x:1", "gw:8080"]) {
+      const c = new RawConnection(gw.port);
+      await c.ready;
+      c.send("GET", "/v1/models/nope", { headers: { host, authorization: `Bearer ${key}`, connection: "close" } });
+      const res = (await c.next(2000)) as RawResponse;
+      expect(res.status, `${host}: ${res.body}`).toBe(404);
+      expect(JSON.parse(res.body).error.code, host).toBe("model_not_found");
+      c.destroy();
+    }
+  });
+
   test("whatever the Host header, a broken percent-encoding is never a 405 naming the very method it refuses", async () => {
     for (const host of ["x", "evil.example:80"]) {
       const c = new RawConnection(gw.port);

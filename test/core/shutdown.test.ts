@@ -146,6 +146,73 @@ describe("drain on SIGTERM", () => {
     rmSync(gw.dir, { recursive: true, force: true });
   });
 
+  // While holding, requests go through Elysia's own router instead of Bun's route table, and that
+  // router once cut the path out of the URL assuming a host of at least four characters: behind a
+  // short Host (a Docker or Kubernetes service name) a held call was answered 400, not served.
+  test("a held request is answered as usual whatever its Host header, short service names included", async () => {
+    const gw = await startGateway({ functions: [wordCount], env: drainEnv(600, 5000) });
+    const { key, accountId } = gw.newKey({ credits: 10 });
+    const hosts = ["x", "gw", "api", "x:1", "gw:8080"];
+    // connected before the signal, so that every request is sent at once into the hold
+    const calls = hosts.map(() => new RawConnection(gw.port));
+    const health = hosts.map(() => new RawConnection(gw.port));
+    await Promise.all([...calls, ...health].map((c) => c.ready));
+    const stopping = gw.stop();
+    await Bun.sleep(610);
+    hosts.forEach((host, i) => {
+      calls[i].send("POST", "/api/v1/ai/word-count", {
+        body: { text: `held behind ${host}` },
+        headers: { host, "x-api-key": key },
+      });
+      health[i].send("GET", "/health", { headers: { host } });
+    });
+    for (const [i, host] of hosts.entries()) {
+      const call = await calls[i].next(3000);
+      expect(call?.status, `${host}: ${call?.body}`).toBe(200);
+      expect(JSON.parse(call?.body ?? "{}").data.result).toEqual({ words: 3 });
+      expect(call?.headers.connection).toBe("close");
+      const ok = await health[i].next(3000);
+      expect(ok?.status, `${host}: ${ok?.body}`).toBe(200);
+      expect(ok?.headers.connection).toBe("close");
+    }
+    await stopping;
+    // they were held (not answered by the route table before the hold began)
+    expect(gw.logs.some((l) => l.includes('"listener closed"') && l.includes(`"held":${hosts.length * 2}`))).toBe(true);
+    expect(charges(gw.dbPath, accountId)).toBe(hosts.length);
+    rmSync(gw.dir, { recursive: true, force: true });
+  });
+
+  test("a held request is still counted against its own client address (the admin token's guessing limit)", async () => {
+    const token = "operator-token-for-drain-tests-0123456789";
+    const gw = await startGateway({ env: { ...drainEnv(600, 5000), TEXTAI_ADMIN_TOKEN: token } });
+    const adminCall = (c: RawConnection, host: string, bearer: string) =>
+      c.send("GET", "/admin/v1/accounts?limit=1", { headers: { host, authorization: `Bearer ${bearer}` } });
+    // five wrong tokens from 127.0.0.7: its right one is refused from then on
+    for (let i = 0; i < 5; i++) {
+      const c = new RawConnection(gw.port, "127.0.0.1", "127.0.0.7");
+      await c.ready;
+      adminCall(c, "127.0.0.1", `wrong-${i}`);
+      expect((await c.next(2000))?.status).toBe(403);
+      c.destroy();
+    }
+    const guesser = new RawConnection(gw.port, "127.0.0.1", "127.0.0.7");
+    const operator = new RawConnection(gw.port, "127.0.0.1", "127.0.0.8");
+    await Promise.all([guesser.ready, operator.ready]);
+    const stopping = gw.stop();
+    await Bun.sleep(610);
+    adminCall(guesser, "x", token);
+    adminCall(operator, "x", token);
+    const refused = await guesser.next(3000);
+    expect(refused?.status, refused?.body).toBe(429);
+    expect(refused?.headers.connection).toBe("close");
+    const served = await operator.next(3000);
+    expect(served?.status, served?.body).toBe(200);
+    expect(served?.headers.connection).toBe("close");
+    await stopping;
+    expect(gw.logs.some((l) => l.includes('"listener closed"') && l.includes('"held":2'))).toBe(true);
+    rmSync(gw.dir, { recursive: true, force: true });
+  });
+
   test("the deadline cuts off a client holding an unfinished body and a call still running; neither is charged", async () => {
     const gw = await startGateway({ functions: [wordCount], env: drainEnv(600, 2500) });
     const { key, accountId } = gw.newKey({ credits: 10 });
