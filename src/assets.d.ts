@@ -9,6 +9,10 @@ declare module "*/standalone.js" {
   const path: string;
   export default path;
 }
+declare module "*/vader_lexicon.txt" {
+  const path: string;
+  export default path;
+}
 declare module "*/humannames/list.txt" {
   const path: string;
   export default path;

@@ -4,7 +4,8 @@
  * weight to the second half, ALL-CAPS emphasis, "!" and "?" amplification. Returns raw sums so a
  * caller can add sentence scores together before normalising.
  */
-import lexiconText from "vader-sentiment/vader_lexicon.txt" with { type: "text" };
+import { readFileSync } from "node:fs";
+import LEXICON_FILE from "../../../node_modules/vader-sentiment/vader_lexicon.txt" with { type: "file" };
 import { tickCpuBudget } from "../budget";
 import { lazyEngine } from "../engines";
 import { CONTRAST_WORDS, MULTILINGUAL_NEGATIONS, MULTILINGUAL_VALENCE } from "./multilingual";
@@ -15,9 +16,13 @@ const B_DECR = -0.293;
 const C_INCR = 0.733;
 const N_SCALAR = -0.74;
 
+/**
+ * The lexicon is read from its file on the first sentiment call: imported as text, its 427 KB
+ * string sat in memory from start-up on (about 5 MB of resident memory), in every gateway.
+ */
 function loadLexicon(): Map<string, number> {
   const map = new Map<string, number>();
-  for (const line of lexiconText.split("\n")) {
+  for (const line of readFileSync(LEXICON_FILE, "utf8").split("\n")) {
     const tab = line.indexOf("\t");
     if (tab <= 0) continue;
     const second = line.indexOf("\t", tab + 1);
