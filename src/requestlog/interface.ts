@@ -196,10 +196,11 @@ export function rowOf(r: RequestRecord): Record<Column, unknown> {
 }
 
 /**
- * A record's values in the order of `COLUMNS` (the guardrail counts as JSON text) written into `out` from `at` (a statement's bound values, an array kept for
- * every batch): what the SQLite store binds for each row it writes, without an array of its own
- * and a copy of it per row. Field by field in the order of `COLUMNS` (checked by a test against
- * `rowOf`); booleans as 0/1, as SQLite stores them.
+ * A record's values in the order of `COLUMNS` (the guardrail counts as JSON text), written into
+ * `out` from `at` (a statement's bound values, an array kept for every batch): what the SQLite
+ * store binds for each row it writes, without an array of its own and a copy of it per row.
+ * Field by field in the order of `COLUMNS` (checked by a test against `rowOf`); booleans as 0/1,
+ * as SQLite stores them.
  */
 export function writeValues(r: RequestRecord, out: (string | number | null)[], at: number): void {
   out[at] = r.requestId;
