@@ -54,14 +54,27 @@ type Listener = (message: string, channel: string) => void;
 /** Every connection's options (link.ts and here): no queue or reconnection of Bun's own, the link's timer reconnects. */
 export const CLIENT_OPTIONS = { autoReconnect: false, enableOfflineQueue: false, connectionTimeout: 1000 };
 
-/** One command on one connection; RedisUnavailable when it has no answer within `timeoutMs`. */
+/**
+ * One command on one connection; RedisUnavailable when it has no answer within `timeoutMs`.
+ *
+ * The time counted is time this thread could have heard the answer. When the timer fires late,
+ * this thread was busy (a first call loading an engine, a long synchronous step): the command may
+ * have been written only when that step ended (Bun writes at the end of the tick), or its answer
+ * may wait in the socket unread (the event loop runs due timers before it reads sockets). So a
+ * late timer gives Redis as long again as the stall (at most `timeoutMs`), and even an on-time one
+ * lets the loop read its sockets once more (a 0 ms timer; `setImmediate` runs before that read).
+ * A node then never takes its own stall for a Redis outage, which would put its calls on the
+ * outage share of the limit: 429 on a plan far from its limit.
+ */
 export function timedSend<T>(c: RedisClient, command: string, args: string[], timeoutMs: number): Promise<T> {
   // one promise settled by whichever comes first (no race, no finally: fewer promises per command)
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new RedisUnavailable(`redis did not answer ${command} within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
+    const sentAt = performance.now();
+    const late = () => reject(new RedisUnavailable(`redis did not answer ${command} within ${timeoutMs} ms`));
+    const timer = setTimeout(() => {
+      const stalled = performance.now() - sentAt - timeoutMs;
+      setTimeout(late, stalled > 2 ? Math.min(stalled, timeoutMs) : 0);
+    }, timeoutMs);
     c.send(command, args).then(
       (v) => {
         clearTimeout(timer);
