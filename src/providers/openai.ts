@@ -1,6 +1,7 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import type { ProviderConfig } from "../config";
 import { type FetchLike, HttpTransport } from "./http-transport";
+import { sharedHttp1Pool, usesHttp1 } from "./http1";
 import { DEFAULT_TIMEOUT_MS, imageFormat, OpenAILikeProvider, type ProxyTransport, type SdkBinding } from "./openai-like";
 
 export type { FetchLike } from "./http-transport";
@@ -23,7 +24,8 @@ export function proxyTransport(config: ProviderConfig, baseUrl: string, opts: Ad
     baseUrl,
     apiKey: config.api_key || "not-needed",
     timeoutMs: config.timeout_ms ?? DEFAULT_TIMEOUT_MS,
-    fetch: opts.fetch,
+    // a plain-http upstream: the HTTP/1.1 client on the event loop (http1.ts); else Bun's fetch
+    fetch: opts.fetch ?? (usesHttp1(baseUrl) ? sharedHttp1Pool().fetch : undefined),
   });
 }
 

@@ -25,7 +25,12 @@ useUpstreams(1, ([first]) => {
   sim = first as Upstream;
 });
 
-const TRANSPORTS = ["http", "sdk"] as const;
+/**
+ * "http" on the simulator's plain-http URL is the HTTP/1.1 client on the event loop
+ * (src/providers/http1.ts); "http-fetch" is the same transport on Bun's fetch, as for an https://
+ * upstream (or with an HTTP proxy set).
+ */
+const TRANSPORTS = ["http", "http-fetch", "sdk"] as const;
 type Transport = (typeof TRANSPORTS)[number];
 
 /** An OpenAI-type provider (its 4xx messages pass), a self-hosted one (withheld), or Groq (its own path). */
@@ -35,8 +40,9 @@ function provider(transport: Transport, kind: Kind = "openai", over: Partial<Pro
     kind === "groq"
       ? { name: "g", type: "groq", base_url: sim.url, api_key: "gsk_contract", ...over }
       : { name: "p", type: kind, base_url: `${sim.url}/v1`, api_key: "sk-contract", default_model: "sim-model", ...over };
-  const p = kind === "groq" ? createGroqProvider(config, { transport }) : createOpenAIProvider(config, { transport });
-  expect(p.transport.kind).toBe(transport);
+  const opts = transport === "http-fetch" ? { transport: "http" as const, fetch } : { transport };
+  const p = kind === "groq" ? createGroqProvider(config, opts) : createOpenAIProvider(config, opts);
+  expect(p.transport.kind).toBe(opts.transport);
   return p;
 }
 
@@ -364,8 +370,9 @@ describe("both transports end each failure mode alike", () => {
         const p = provider(transport, c.kind ?? "openai", c.over);
         outcomes.push(await (c.stream ? streamed(p, chatBody()) : plain(p, chatBody())));
       }
-      expect(outcomes[0]).toEqual(outcomes[1]);
-      expect(sim.calls.count).toBe(2);
+      expect(outcomes[0]).toEqual(outcomes[2]);
+      expect(outcomes[1]).toEqual(outcomes[2]);
+      expect(sim.calls.count).toBe(3);
     });
   }
 });
@@ -495,8 +502,10 @@ describe("both transports end each function call alike, and send the same body",
         outcomes.push(await run);
         bodies.push(sim.calls.requests.map((r) => ({ path: r.path, body: r.body })));
       }
-      expect(outcomes[0]).toEqual(outcomes[1]);
-      expect(bodies[0]).toEqual(bodies[1]);
+      expect(outcomes[0]).toEqual(outcomes[2]);
+      expect(outcomes[1]).toEqual(outcomes[2]);
+      expect(bodies[0]).toEqual(bodies[2]);
+      expect(bodies[1]).toEqual(bodies[2]);
     });
   }
 });

@@ -1,0 +1,543 @@
+/**
+ * A small HTTP/1.1 client on the JavaScript thread, for `http://` upstreams (a self-hosted
+ * OpenAI-compatible server, a sidecar, the simulator): the lean transport's `fetch` for them
+ * (issue 26). Bun's `fetch` runs its requests on a separate HTTP client thread, and each call
+ * crosses threads twice; over `Bun.connect` the request is written and the answer read on the
+ * event loop itself: in one measurement (bench/README.md, 2026-11-27) the hop took half the CPU
+ * and 30 µs less at one request at a time.
+ *
+ * What it does, and what it leaves to `fetch` (the transport picks it only where it applies):
+ * - POST with a string body and headers; the answer as a standard `Response`. A body with a
+ *   Content-Length is read whole before the Response is given (within the transport's timeout, as
+ *   a plain answer's body is anyway); a chunked or close-delimited body (a stream) is given as it
+ *   arrives, through a ReadableStream.
+ * - Kept-alive connections per origin, reused one request at a time; a connection idle for
+ *   `idleMs` (4 s, under the usual servers' keep-alive timeouts) is closed rather than reused, so
+ *   a request is not written onto a connection the server is closing. A request is never sent
+ *   twice: a connection that fails is the call's error (the router's fallback decides what next).
+ * - `accept-encoding: identity`: answers come uncompressed; one compressed anyway (gzip, deflate,
+ *   br) is decoded when read whole, and refused as a stream.
+ * - The caller's AbortSignal closes the connection and rejects with an AbortError, as fetch does.
+ * - No TLS, proxies or redirects: `https://` upstreams, and every upstream when an HTTP proxy is
+ *   set in the environment, keep Bun's fetch (see `usesHttp1`).
+ */
+import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
+import type { Socket } from "bun";
+import type { FetchLike } from "./http-transport";
+
+const CRLF2 = Buffer.from("\r\n\r\n");
+const MAX_HEAD = 64 * 1024;
+/** idle connections kept per origin */
+const MAX_IDLE = 256;
+const textEncoder = new TextEncoder();
+
+/**
+ * Whether calls to `baseUrl` go through this client: plain http, no HTTP proxy in the environment,
+ * and not turned off (`TEXTAI_UPSTREAM_CLIENT=fetch`).
+ */
+export function usesHttp1(baseUrl: string, env: Record<string, string | undefined> = process.env): boolean {
+  if (!baseUrl.startsWith("http://") || env.TEXTAI_UPSTREAM_CLIENT === "fetch") return false;
+  return !(env.HTTP_PROXY || env.http_proxy || env.ALL_PROXY || env.all_proxy);
+}
+
+let shared: Http1Pool | null = null;
+/** The process's pool, made on first use. */
+export function sharedHttp1Pool(): Http1Pool {
+  shared ??= new Http1Pool();
+  return shared;
+}
+
+interface Head {
+  status: number;
+  statusText: string;
+  headers: Headers;
+  /** the body's length, when the answer says so */
+  length: number | null;
+  chunked: boolean;
+  /** the connection may carry another request after this answer */
+  keepAlive: boolean;
+  encoding: string | null;
+}
+
+/** What the connection is reading now. */
+type Reader =
+  | { kind: "idle" }
+  | { kind: "head"; call: PendingCall }
+  | { kind: "whole"; call: PendingCall; head: Head; parts: Uint8Array[]; have: number }
+  | { kind: "stream"; head: Head; ctrl: ReadableStreamDefaultController<Uint8Array>; chunk: ChunkState | null; done: () => void };
+
+interface PendingCall {
+  resolve: (r: Response) => void;
+  reject: (e: unknown) => void;
+  signal?: AbortSignal;
+}
+
+/** Where a chunked body's parser is: in a chunk (bytes left), or between chunks. */
+interface ChunkState {
+  left: number;
+  /** bytes of a chunk-size line (or of the CRLF after a chunk) kept until the line ends */
+  line: string;
+  afterChunk: boolean;
+  trailers: boolean;
+}
+
+class Connection {
+  socket: Socket<Connection> | null = null;
+  private buf: Uint8Array | null = null;
+  reader: Reader = { kind: "idle" };
+  closed = false;
+  idleSince = 0;
+  /** answers read on this connection */
+  uses = 0;
+  onClose: (() => void) | null = null;
+
+  /** bytes of the request the socket did not take yet (Bun's sockets do not buffer writes) */
+  private unsent: Uint8Array | null = null;
+
+  write(bytes: Uint8Array): void {
+    if (this.unsent) {
+      this.unsent = concat(this.unsent, bytes);
+      return;
+    }
+    const n = (this.socket as Socket<Connection>).write(bytes);
+    if (n < bytes.length) this.unsent = bytes.subarray(Math.max(0, n));
+  }
+
+  drain(): void {
+    const rest = this.unsent;
+    if (!rest || !this.socket) return;
+    this.unsent = null;
+    this.write(rest);
+  }
+
+  data(chunk: Uint8Array): void {
+    this.buf = this.buf && this.buf.length > 0 ? concat(this.buf, chunk) : chunk;
+    this.pump();
+  }
+
+  /** Reads what the buffer holds for the current reader; loops while it advances. */
+  private pump(): void {
+    for (;;) {
+      const buf = this.buf;
+      if (!buf || buf.length === 0) return;
+      const r = this.reader;
+      if (r.kind === "idle") {
+        // bytes nobody asked for: the connection is not reusable
+        this.destroy();
+        return;
+      }
+      if (r.kind === "head") {
+        const end = indexOfCrlf2(buf);
+        if (end < 0) {
+          if (buf.length > MAX_HEAD) this.fail(new Error("upstream answer head too large"));
+          return;
+        }
+        let head: Head;
+        try {
+          head = parseHead(Buffer.from(buf.buffer, buf.byteOffset, end).toString("latin1"));
+        } catch (e) {
+          this.fail(e);
+          return;
+        }
+        this.buf = buf.subarray(end + 4);
+        // 1xx: an interim answer, the real one follows
+        if (head.status < 200) continue;
+        this.begin(r.call, head);
+        continue;
+      }
+      if (r.kind === "whole") {
+        const need = (r.head.length ?? 0) - r.have;
+        const take = Math.min(need, buf.length);
+        r.parts.push(buf.subarray(0, take));
+        r.have += take;
+        this.buf = buf.subarray(take);
+        if (r.have === r.head.length) this.finishWhole(r);
+        continue;
+      }
+      // a stream
+      if (r.chunk) {
+        if (!this.readChunked(r)) return;
+        continue;
+      }
+      // close-delimited
+      r.ctrl.enqueue(buf.slice());
+      this.buf = null;
+      return;
+    }
+  }
+
+  /** The head of an answer is in: read its body whole, or give it as a stream. */
+  private begin(call: PendingCall, head: Head): void {
+    const noBody = head.status === 204 || head.status === 304 || head.length === 0;
+    if (noBody) {
+      this.reader = { kind: "idle" };
+      this.release(head.keepAlive);
+      // as fetch gives it: no body for a null-body status, else an empty one
+      const empty = head.status === 204 || head.status === 304 ? null : new Uint8Array(0);
+      call.resolve(new Response(empty, { status: head.status, statusText: head.statusText, headers: head.headers }));
+      return;
+    }
+    if (head.length !== null && !head.chunked) {
+      this.reader = { kind: "whole", call, head, parts: [], have: 0 };
+      return;
+    }
+    if (head.encoding) {
+      this.fail(new Error(`upstream sent a ${head.encoding}-encoded stream; only identity is asked for`));
+      return;
+    }
+    // a chunked or close-delimited body: given as it arrives
+    let settled = false;
+    const self = this;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        start(ctrl) {
+          self.reader = {
+            kind: "stream",
+            head,
+            ctrl,
+            chunk: head.chunked ? { left: 0, line: "", afterChunk: false, trailers: false } : null,
+            done: () => {
+              settled = true;
+            },
+          };
+        },
+        cancel() {
+          // the reader stopped early: the rest of the body is not read, the connection goes
+          if (!settled) self.destroy();
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    call.resolve(new Response(body, { status: head.status, statusText: head.statusText, headers: head.headers }));
+  }
+
+  /** Advances a chunked body; false when the buffer is used up. */
+  private readChunked(r: Extract<Reader, { kind: "stream" }>): boolean {
+    const st = r.chunk as ChunkState;
+    let buf = this.buf as Uint8Array;
+    if (st.left > 0) {
+      const take = Math.min(st.left, buf.length);
+      r.ctrl.enqueue(buf.slice(0, take));
+      st.left -= take;
+      this.buf = buf.subarray(take);
+      if (st.left === 0) st.afterChunk = true;
+      return this.buf.length > 0;
+    }
+    // a line: the CRLF after a chunk, a chunk-size line, or a trailer line
+    const nl = buf.indexOf(10);
+    if (nl < 0) {
+      if (st.line.length + buf.length > 4096) {
+        this.streamFailed(r, new Error("malformed chunked encoding"));
+        return false;
+      }
+      st.line += Buffer.from(buf.buffer, buf.byteOffset, buf.length).toString("latin1");
+      this.buf = null;
+      return false;
+    }
+    const line = (st.line + Buffer.from(buf.buffer, buf.byteOffset, nl).toString("latin1")).replace(/\r$/, "");
+    st.line = "";
+    buf = buf.subarray(nl + 1);
+    this.buf = buf;
+    if (st.afterChunk) {
+      st.afterChunk = false;
+      if (line !== "") {
+        this.streamFailed(r, new Error("malformed chunked encoding"));
+        return false;
+      }
+      return true;
+    }
+    if (st.trailers) {
+      if (line === "") this.endStream(r);
+      return true;
+    }
+    const size = Number.parseInt(line.split(";")[0] as string, 16);
+    if (!Number.isFinite(size) || size < 0 || !/^[0-9a-fA-F]+\s*(;.*)?$/.test(line)) {
+      this.streamFailed(r, new Error("malformed chunked encoding"));
+      return false;
+    }
+    if (size === 0) st.trailers = true;
+    else st.left = size;
+    return true;
+  }
+
+  private finishWhole(r: Extract<Reader, { kind: "whole" }>): void {
+    this.reader = { kind: "idle" };
+    let body: Uint8Array = r.parts.length === 1 ? (r.parts[0] as Uint8Array).slice() : concatAll(r.parts, r.have);
+    const head = r.head;
+    try {
+      if (head.encoding) {
+        body = decode(body, head.encoding);
+        head.headers.delete("content-encoding");
+        head.headers.delete("content-length");
+      }
+    } catch (e) {
+      this.release(head.keepAlive);
+      r.call.reject(e);
+      return;
+    }
+    this.release(head.keepAlive);
+    r.call.resolve(new Response(body, { status: head.status, statusText: head.statusText, headers: head.headers }));
+  }
+
+  private endStream(r: Extract<Reader, { kind: "stream" }>): void {
+    r.done();
+    this.reader = { kind: "idle" };
+    this.release(r.head.keepAlive);
+    r.ctrl.close();
+  }
+
+  private streamFailed(r: Extract<Reader, { kind: "stream" }>, err: Error): void {
+    r.done();
+    this.reader = { kind: "idle" };
+    r.ctrl.error(err);
+    this.destroy();
+  }
+
+  /** After a whole answer: back to the pool, or closed. */
+  private release(keepAlive: boolean): void {
+    this.uses++;
+    if (!keepAlive || (this.buf && this.buf.length > 0)) {
+      this.destroy();
+      return;
+    }
+    this.idleSince = performance.now();
+    this.onRelease?.(this);
+  }
+
+  onRelease: ((c: Connection) => void) | null = null;
+
+  /** The connection failed or closed: whatever it was reading fails (a close-delimited body ends). */
+  fail(err: unknown): void {
+    const r = this.reader;
+    this.reader = { kind: "idle" };
+    if (r.kind === "head" || r.kind === "whole") r.call.reject(err);
+    else if (r.kind === "stream") {
+      r.done();
+      if (r.head.length === null && !r.chunk && !(err instanceof AbortedError)) r.ctrl.close();
+      else r.ctrl.error(err);
+    }
+    this.destroy();
+  }
+
+  closedByPeer(): void {
+    if (this.closed) return;
+    this.fail(new Error("upstream closed the connection"));
+  }
+
+  destroy(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.socket?.terminate();
+    this.socket = null;
+    this.onClose?.();
+  }
+}
+
+class AbortedError extends Error {
+  override name = "AbortError";
+  constructor(reason?: unknown) {
+    super(reason instanceof Error ? reason.message : "This operation was aborted");
+  }
+}
+
+/** Kept-alive connections to the origins of plain-http upstreams. */
+export class Http1Pool {
+  private idle = new Map<string, Connection[]>();
+  /** connections opened, and requests sent on a reused one (tests) */
+  readonly stats = { opened: 0, reused: 0 };
+
+  constructor(private readonly opts: { idleMs?: number } = {}) {}
+
+  readonly fetch: FetchLike = (input, init) => this.request(String(input), init ?? {});
+
+  private async request(url: string, init: RequestInit): Promise<Response> {
+    const u = new URL(url);
+    if (u.protocol !== "http:") return fetch(url, init);
+    const signal = init.signal ?? undefined;
+    if (signal?.aborted) throw new AbortedError(signal.reason);
+    const text = init.body ?? null;
+    if (text !== null && typeof text !== "string") throw new TypeError("http1: only string bodies");
+    const message = textEncoder.encode(
+      requestHead(init.method ?? "GET", u, init.headers, text === null ? null : Buffer.byteLength(text)) + (text ?? ""),
+    );
+    const origin = u.host;
+    const conn = this.take(origin) ?? (await this.open(u));
+    if (signal?.aborted) {
+      conn.destroy();
+      throw new AbortedError(signal.reason);
+    }
+    return new Promise<Response>((resolve, reject) => {
+      const call: PendingCall = { resolve, reject, signal };
+      conn.reader = { kind: "head", call };
+      let onAbort: (() => void) | null = null;
+      if (signal) {
+        onAbort = () => conn.fail(new AbortedError(signal.reason));
+        signal.addEventListener("abort", onAbort, { once: true });
+        // the listener stays for a stream's life: an abort mid-stream closes it
+        const off = () => signal.removeEventListener("abort", onAbort as () => void);
+        conn.onClose = off;
+        const prev = conn.onRelease;
+        conn.onRelease = (c) => {
+          off();
+          c.onRelease = prev;
+          prev?.(c);
+        };
+      }
+      conn.write(message);
+    });
+  }
+
+  private take(origin: string): Connection | null {
+    const list = this.idle.get(origin);
+    const idleMs = this.opts.idleMs ?? 4000;
+    const now = performance.now();
+    while (list && list.length > 0) {
+      const c = list.pop() as Connection;
+      if (c.closed) continue;
+      if (now - c.idleSince > idleMs) {
+        c.destroy();
+        continue;
+      }
+      this.stats.reused++;
+      return c;
+    }
+    return null;
+  }
+
+  private async open(u: URL): Promise<Connection> {
+    const conn = new Connection();
+    const origin = u.host;
+    conn.onRelease = (c) => {
+      c.onClose = null;
+      let list = this.idle.get(origin);
+      if (!list) {
+        list = [];
+        this.idle.set(origin, list);
+      }
+      if (list.length >= MAX_IDLE) c.destroy();
+      else list.push(c);
+    };
+    try {
+      conn.socket = await Bun.connect<Connection>({
+        hostname: u.hostname.startsWith("[") ? u.hostname.slice(1, -1) : u.hostname,
+        port: Number(u.port || 80),
+        data: conn,
+        socket: {
+          data: (s, chunk) => s.data.data(chunk),
+          close: (s) => s.data.closedByPeer(),
+          error: (s, err) => s.data.fail(err),
+          end: (s) => s.data.closedByPeer(),
+          drain: (s) => s.data.drain(),
+        },
+      });
+    } catch (e) {
+      throw new Error(`upstream connection failed: ${(e as Error).message}`);
+    }
+    this.stats.opened++;
+    return conn;
+  }
+
+  /** Closes every idle connection. */
+  close(): void {
+    for (const list of this.idle.values()) for (const c of list) c.destroy();
+    this.idle.clear();
+  }
+}
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const BAD_VALUE = /[\r\n\0]/;
+
+function requestHead(method: string, u: URL, headers: RequestInit["headers"], length: number | null): string {
+  let head = `${method} ${u.pathname}${u.search} HTTP/1.1\r\nhost: ${u.host}\r\n`;
+  let hasAccept = false;
+  const add = (name: string, value: string) => {
+    if (!TOKEN.test(name) || BAD_VALUE.test(value)) throw new TypeError(`http1: invalid header ${JSON.stringify(name)}`);
+    const lower = name.toLowerCase();
+    if (lower === "host" || lower === "content-length" || lower === "connection" || lower === "transfer-encoding") return;
+    if (lower === "accept-encoding") hasAccept = true;
+    head += `${name}: ${value}\r\n`;
+  };
+  if (headers instanceof Headers)
+    headers.forEach((v, k) => {
+      add(k, v);
+    });
+  else if (Array.isArray(headers)) for (const [k, v] of headers) add(k as string, v as string);
+  else if (headers) for (const k in headers) add(k, (headers as Record<string, string>)[k] as string);
+  if (!hasAccept) head += "accept-encoding: identity\r\n";
+  if (length !== null) head += `content-length: ${length}\r\n`;
+  return `${head}\r\n`;
+}
+
+function parseHead(text: string): Head {
+  const lines = text.split("\r\n");
+  const status = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/.exec(lines[0] as string);
+  if (!status) throw new Error("malformed upstream answer");
+  const headers = new Headers();
+  let length: number | null = null;
+  let chunked = false;
+  let keepAlive = status[1] === "1";
+  let encoding: string | null = null;
+  for (let i = 1; i < lines.length; i++) {
+    const line = lines[i] as string;
+    const colon = line.indexOf(":");
+    if (colon <= 0) throw new Error("malformed upstream answer header");
+    const name = line.slice(0, colon).trim().toLowerCase();
+    const value = line.slice(colon + 1).trim();
+    headers.append(name, value);
+    if (name === "content-length") {
+      const n = Number(value);
+      if (!/^\d+$/.test(value) || (length !== null && length !== n)) throw new Error("malformed upstream content-length");
+      length = n;
+    } else if (name === "transfer-encoding") {
+      if (
+        value
+          .toLowerCase()
+          .split(",")
+          .map((s) => s.trim())
+          .includes("chunked")
+      )
+        chunked = true;
+      else throw new Error(`upstream transfer-encoding ${value} is not supported`);
+    } else if (name === "connection") {
+      const v = value.toLowerCase();
+      if (v.includes("close")) keepAlive = false;
+      else if (v.includes("keep-alive")) keepAlive = true;
+    } else if (name === "content-encoding") {
+      const v = value.toLowerCase();
+      if (v !== "identity") encoding = v;
+    }
+  }
+  if (chunked) length = null;
+  const code = Number(status[2]);
+  // a body that runs to the close (any but an interim, 204 or 304 answer): the connection ends with it
+  if (length === null && !chunked && code >= 200 && code !== 204 && code !== 304) keepAlive = false;
+  return { status: code, statusText: status[3] ?? "", headers, length, chunked, keepAlive, encoding };
+}
+
+function decode(body: Uint8Array, encoding: string): Uint8Array {
+  if (encoding === "gzip" || encoding === "x-gzip") return gunzipSync(body);
+  if (encoding === "deflate") return inflateSync(body);
+  if (encoding === "br") return brotliDecompressSync(body);
+  throw new Error(`upstream content-encoding ${encoding} is not supported`);
+}
+
+function indexOfCrlf2(buf: Uint8Array): number {
+  return Buffer.from(buf.buffer, buf.byteOffset, buf.length).indexOf(CRLF2);
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}
+
+function concatAll(parts: Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
