@@ -351,7 +351,7 @@ export class Http1Pool {
   readonly fetch: FetchLike = (input, init) => this.request(String(input), init ?? {});
 
   private async request(url: string, init: RequestInit): Promise<Response> {
-    const u = new URL(url);
+    const u = targetOf(url);
     if (u.protocol !== "http:") return fetch(url, init);
     const signal = init.signal ?? undefined;
     if (signal?.aborted) throw new AbortedError(signal.reason);
@@ -404,7 +404,7 @@ export class Http1Pool {
     return null;
   }
 
-  private async open(u: URL): Promise<Connection> {
+  private async open(u: Target): Promise<Connection> {
     const conn = new Connection();
     const origin = u.host;
     conn.onRelease = (c) => {
@@ -419,8 +419,8 @@ export class Http1Pool {
     };
     try {
       conn.socket = await Bun.connect<Connection>({
-        hostname: u.hostname.startsWith("[") ? u.hostname.slice(1, -1) : u.hostname,
-        port: Number(u.port || 80),
+        hostname: u.hostname,
+        port: u.port,
         data: conn,
         socket: {
           data: (s, chunk) => s.data.data(chunk),
@@ -447,15 +447,59 @@ export class Http1Pool {
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const BAD_VALUE = /[\r\n\0]/;
 
-function requestHead(method: string, u: URL, headers: RequestInit["headers"], length: number | null): string {
-  let head = `${method} ${u.pathname}${u.search} HTTP/1.1\r\nhost: ${u.host}\r\n`;
+/** A request's target as this client needs it, parsed once per URL (the transport's URLs are few). */
+interface Target {
+  protocol: string;
+  host: string;
+  hostname: string;
+  port: number;
+  /** the request line's method-less start: "<path?query> HTTP/1.1\r\nhost: <host>\r\n" */
+  line: string;
+}
+const targets = new Map<string, Target>();
+
+function targetOf(url: string): Target {
+  let t = targets.get(url);
+  if (!t) {
+    const u = new URL(url);
+    t = {
+      protocol: u.protocol,
+      host: u.host,
+      hostname: u.hostname.startsWith("[") ? u.hostname.slice(1, -1) : u.hostname,
+      port: Number(u.port || 80),
+      line: `${u.pathname}${u.search} HTTP/1.1\r\nhost: ${u.host}\r\n`,
+    };
+    if (targets.size >= 1024) targets.clear();
+    targets.set(url, t);
+  }
+  return t;
+}
+
+/**
+ * Header lines of a headers object the caller passes again and again (a provider's constant set),
+ * checked once: a headers object given to this client must not change afterwards (the transport's
+ * never do).
+ */
+const headerLines = new WeakMap<object, string>();
+
+function requestHead(method: string, t: Target, headers: RequestInit["headers"], length: number | null): string {
+  let lines = headers && typeof headers === "object" ? headerLines.get(headers) : "";
+  if (lines === undefined) {
+    lines = linesOf(headers);
+    headerLines.set(headers as object, lines);
+  }
+  return `${method} ${t.line}${lines}${length !== null ? `content-length: ${length}\r\n` : ""}\r\n`;
+}
+
+function linesOf(headers: RequestInit["headers"]): string {
+  let out = "";
   let hasAccept = false;
   const add = (name: string, value: string) => {
     if (!TOKEN.test(name) || BAD_VALUE.test(value)) throw new TypeError(`http1: invalid header ${JSON.stringify(name)}`);
     const lower = name.toLowerCase();
     if (lower === "host" || lower === "content-length" || lower === "connection" || lower === "transfer-encoding") return;
     if (lower === "accept-encoding") hasAccept = true;
-    head += `${name}: ${value}\r\n`;
+    out += `${name}: ${value}\r\n`;
   };
   if (headers instanceof Headers)
     headers.forEach((v, k) => {
@@ -463,9 +507,7 @@ function requestHead(method: string, u: URL, headers: RequestInit["headers"], le
     });
   else if (Array.isArray(headers)) for (const [k, v] of headers) add(k as string, v as string);
   else if (headers) for (const k in headers) add(k, (headers as Record<string, string>)[k] as string);
-  if (!hasAccept) head += "accept-encoding: identity\r\n";
-  if (length !== null) head += `content-length: ${length}\r\n`;
-  return `${head}\r\n`;
+  return hasAccept ? out : `${out}accept-encoding: identity\r\n`;
 }
 
 function parseHead(text: string): Head {
