@@ -89,7 +89,16 @@ class Connection {
   idleSince = 0;
   /** answers read on this connection */
   uses = 0;
-  onClose: (() => void) | null = null;
+  /** the pool's: told when this connection is free for another request, and when it is gone */
+  owner: { idle(c: Connection): void; gone(c: Connection): void } | null = null;
+  /** the current call's clean-up (its abort listener), run when the connection is released or gone */
+  callDone: (() => void) | null = null;
+
+  private endCall(): void {
+    const f = this.callDone;
+    this.callDone = null;
+    f?.();
+  }
 
   /** bytes of the request the socket did not take yet (Bun's sockets do not buffer writes) */
   private unsent: Uint8Array | null = null;
@@ -301,10 +310,9 @@ class Connection {
       return;
     }
     this.idleSince = performance.now();
-    this.onRelease?.(this);
+    this.endCall();
+    this.owner?.idle(this);
   }
-
-  onRelease: ((c: Connection) => void) | null = null;
 
   /** The connection failed or closed: whatever it was reading fails (a close-delimited body ends). */
   fail(err: unknown): void {
@@ -329,7 +337,8 @@ class Connection {
     this.closed = true;
     this.socket?.terminate();
     this.socket = null;
-    this.onClose?.();
+    this.endCall();
+    this.owner?.gone(this);
   }
 }
 
@@ -340,13 +349,32 @@ class AbortedError extends Error {
   }
 }
 
-/** Kept-alive connections to the origins of plain-http upstreams. */
-export class Http1Pool {
-  private idle = new Map<string, Connection[]>();
-  /** connections opened, and requests sent on a reused one (tests) */
-  readonly stats = { opened: 0, reused: 0 };
+/** A request waiting for a connection to its origin, all of them busy. */
+interface Waiter {
+  resolve: (c: Connection) => void;
+  reject: (e: unknown) => void;
+}
 
-  constructor(private readonly opts: { idleMs?: number } = {}) {}
+/** One origin's connections. */
+interface Origin {
+  target: Target;
+  idle: Connection[];
+  /** connections open or opening, idle ones included */
+  open: number;
+  waiters: Waiter[];
+}
+
+/**
+ * Kept-alive connections to the origins of plain-http upstreams: at most `maxConnections` per
+ * origin (256, as Bun's fetch allows in flight); a request beyond waits for one to be free, within
+ * its own timeout and abort.
+ */
+export class Http1Pool {
+  private origins = new Map<string, Origin>();
+  /** connections opened, and requests sent on a reused one (tests) */
+  readonly stats = { opened: 0, reused: 0, waited: 0 };
+
+  constructor(private readonly opts: { idleMs?: number; maxConnections?: number } = {}) {}
 
   readonly fetch: FetchLike = (input, init) => this.request(String(input), init ?? {});
 
@@ -360,40 +388,39 @@ export class Http1Pool {
     const message = textEncoder.encode(
       requestHead(init.method ?? "GET", u, init.headers, text === null ? null : Buffer.byteLength(text)) + (text ?? ""),
     );
-    const origin = u.host;
-    const conn = this.take(origin) ?? (await this.open(u));
+    const conn = await this.acquire(u, signal);
     if (signal?.aborted) {
       conn.destroy();
       throw new AbortedError(signal.reason);
     }
     return new Promise<Response>((resolve, reject) => {
-      const call: PendingCall = { resolve, reject, signal };
-      conn.reader = { kind: "head", call };
-      let onAbort: (() => void) | null = null;
+      conn.reader = { kind: "head", call: { resolve, reject, signal } };
       if (signal) {
-        onAbort = () => conn.fail(new AbortedError(signal.reason));
-        signal.addEventListener("abort", onAbort, { once: true });
         // the listener stays for a stream's life: an abort mid-stream closes it
-        const off = () => signal.removeEventListener("abort", onAbort as () => void);
-        conn.onClose = off;
-        const prev = conn.onRelease;
-        conn.onRelease = (c) => {
-          off();
-          c.onRelease = prev;
-          prev?.(c);
-        };
+        const onAbort = () => conn.fail(new AbortedError(signal.reason));
+        signal.addEventListener("abort", onAbort, { once: true });
+        conn.callDone = () => signal.removeEventListener("abort", onAbort);
       }
       conn.write(message);
     });
   }
 
-  private take(origin: string): Connection | null {
-    const list = this.idle.get(origin);
+  private originOf(u: Target): Origin {
+    let o = this.origins.get(u.host);
+    if (!o) {
+      o = { target: u, idle: [], open: 0, waiters: [] };
+      this.origins.set(u.host, o);
+    }
+    return o;
+  }
+
+  /** An idle connection, a new one, or the next one freed when `maxConnections` are busy. */
+  private acquire(u: Target, signal: AbortSignal | undefined): Promise<Connection> | Connection {
+    const o = this.originOf(u);
     const idleMs = this.opts.idleMs ?? 4000;
     const now = performance.now();
-    while (list && list.length > 0) {
-      const c = list.pop() as Connection;
-      if (c.closed) continue;
+    while (o.idle.length > 0) {
+      const c = o.idle.pop() as Connection;
       if (now - c.idleSince > idleMs) {
         c.destroy();
         continue;
@@ -401,26 +428,55 @@ export class Http1Pool {
       this.stats.reused++;
       return c;
     }
-    return null;
+    if (o.open < (this.opts.maxConnections ?? 256)) return this.open(o);
+    this.stats.waited++;
+    return new Promise<Connection>((resolve, reject) => {
+      const w: Waiter = { resolve, reject };
+      if (signal) {
+        const onAbort = () => {
+          const i = o.waiters.indexOf(w);
+          if (i >= 0) o.waiters.splice(i, 1);
+          reject(new AbortedError(signal.reason));
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        w.resolve = (c) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(c);
+        };
+        w.reject = (e) => {
+          signal.removeEventListener("abort", onAbort);
+          reject(e);
+        };
+      }
+      o.waiters.push(w);
+    });
   }
 
-  private async open(u: Target): Promise<Connection> {
+  private async open(o: Origin): Promise<Connection> {
     const conn = new Connection();
-    const origin = u.host;
-    conn.onRelease = (c) => {
-      c.onClose = null;
-      let list = this.idle.get(origin);
-      if (!list) {
-        list = [];
-        this.idle.set(origin, list);
-      }
-      if (list.length >= MAX_IDLE) c.destroy();
-      else list.push(c);
+    o.open++;
+    conn.owner = {
+      idle: (c) => {
+        const next = o.waiters.shift();
+        if (next) {
+          this.stats.reused++;
+          next.resolve(c);
+        } else if (o.idle.length >= MAX_IDLE) c.destroy();
+        else o.idle.push(c);
+      },
+      gone: (c) => {
+        o.open--;
+        const i = o.idle.indexOf(c);
+        if (i >= 0) o.idle.splice(i, 1);
+        // a place is free: the next waiting request gets a connection of its own
+        const next = o.waiters.shift();
+        if (next) this.open(o).then(next.resolve, next.reject);
+      },
     };
     try {
       conn.socket = await Bun.connect<Connection>({
-        hostname: u.hostname,
-        port: u.port,
+        hostname: o.target.hostname,
+        port: o.target.port,
         data: conn,
         socket: {
           data: (s, chunk) => s.data.data(chunk),
@@ -431,6 +487,7 @@ export class Http1Pool {
         },
       });
     } catch (e) {
+      conn.destroy();
       throw new Error(`upstream connection failed: ${(e as Error).message}`);
     }
     this.stats.opened++;
@@ -439,8 +496,7 @@ export class Http1Pool {
 
   /** Closes every idle connection. */
   close(): void {
-    for (const list of this.idle.values()) for (const c of list) c.destroy();
-    this.idle.clear();
+    for (const o of this.origins.values()) for (const c of [...o.idle]) c.destroy();
   }
 }
 

@@ -57,7 +57,7 @@ function server(handle: Handler): { url: string; seen: Seen } {
   return { url: `http://127.0.0.1:${s.port}`, seen };
 }
 
-function pool(opts?: { idleMs?: number }): Http1Pool {
+function pool(opts?: { idleMs?: number; maxConnections?: number }): Http1Pool {
   const p = new Http1Pool(opts);
   pools.push(p);
   return p;
@@ -102,7 +102,7 @@ describe("the HTTP/1.1 client of plain-http upstreams", () => {
     const p = pool();
     for (let i = 0; i < 3; i++) expect(await (await post(p, s.url)).text()).toBe(body);
     expect(s.seen.connections).toBe(1);
-    expect(p.stats).toEqual({ opened: 1, reused: 2 });
+    expect(p.stats).toEqual({ opened: 1, reused: 2, waited: 0 });
   });
 
   test("reads a chunked body whose sizes, data and CRLFs arrive byte by byte, with extensions and trailers", async () => {
@@ -306,6 +306,43 @@ describe("the HTTP/1.1 client of plain-http upstreams", () => {
     const badChunk = server((_req, sock) => sock.write("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n"));
     const bc = await post(pool(), badChunk.url);
     expect(String(await bc.text().catch((e) => e))).toContain("malformed chunked");
+  });
+
+  test("at most maxConnections per origin: the requests beyond wait for a free one, and an abort takes one out of the queue", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const s = server((_req, sock) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        sock.write(json("{}"));
+      }, 10);
+    });
+    const p = pool({ maxConnections: 3 });
+    const ctrl = new AbortController();
+    const all = Array.from({ length: 12 }, (_, i) =>
+      post(p, s.url, "{}", i === 11 ? { signal: ctrl.signal } : {}).then(
+        (r) => r.status,
+        (e: Error) => e.name,
+      ),
+    );
+    ctrl.abort();
+    expect(await Promise.all(all)).toEqual([...Array(11).fill(200), "AbortError"]);
+    expect(most).toBe(3);
+    expect(s.seen.connections).toBe(3);
+    expect(s.seen.requests.length).toBe(11);
+    expect(p.stats.waited).toBe(9);
+
+    // a connection the server closes frees its place for the next waiting request
+    const closing = server((_req, sock) => {
+      sock.write(json("{}", "connection: close\r\n"));
+      sock.end();
+    });
+    const q = pool({ maxConnections: 2 });
+    const five = await Promise.all(Array.from({ length: 5 }, () => post(q, closing.url).then((r) => r.status)));
+    expect(five).toEqual(Array(5).fill(200));
+    expect(closing.seen.connections).toBe(5);
   });
 
   test("a header name or value that would split the request is refused before anything is sent", async () => {
