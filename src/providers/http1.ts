@@ -305,7 +305,8 @@ class Connection {
   /** After a whole answer: back to the pool, or closed. */
   private release(keepAlive: boolean): void {
     this.uses++;
-    if (!keepAlive || (this.buf && this.buf.length > 0)) {
+    // an answer before the whole request went out (a 413 at the head, say) leaves the connection mid-request
+    if (!keepAlive || (this.buf && this.buf.length > 0) || this.unsent) {
       this.destroy();
       return;
     }

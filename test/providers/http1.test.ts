@@ -229,6 +229,37 @@ describe("the HTTP/1.1 client of plain-http upstreams", () => {
     expect(closing.seen.connections).toBe(3);
   });
 
+  test("an answer that comes before the request was written whole (a 413 at the head) does not leave the connection for reuse", async () => {
+    let connections = 0;
+    const early = Bun.listen<{ answered: boolean; got: number }>({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        open(sock) {
+          connections++;
+          sock.data = { answered: false, got: 0 };
+        },
+        data(sock, chunk) {
+          sock.data.got += chunk.length;
+          // answers at the head, and reads nothing more of this request's body
+          if (!sock.data.answered) {
+            sock.data.answered = true;
+            sock.write('HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{"too":"b"}');
+            sock.pause();
+          }
+        },
+      },
+    });
+    servers.push(early as unknown as TCPSocketListener<{ buf: string }>);
+    const p = pool();
+    const url = `http://127.0.0.1:${early.port}`;
+    const first = await post(p, url, JSON.stringify({ text: "q".repeat(16 * 1024 * 1024) }));
+    expect(first.status).toBe(413);
+    const second = await post(p, url, "{}");
+    expect(second.status).toBe(413);
+    expect(connections).toBe(2);
+  });
+
   test("connection: close in the answer closes the connection after it", async () => {
     const s = server((_req, sock) => sock.write(json("{}", "connection: close\r\n")));
     const p = pool();
