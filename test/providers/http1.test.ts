@@ -244,7 +244,9 @@ describe("the HTTP/1.1 client of plain-http upstreams", () => {
           // answers at the head, and reads nothing more of this request's body
           if (!sock.data.answered) {
             sock.data.answered = true;
-            sock.write('HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{"too":"b"}');
+            sock.write(
+              'HTTP/1.1 413 Payload Too Large\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\r\n{"too":"b"}',
+            );
             sock.pause();
           }
         },
