@@ -71,9 +71,10 @@ export function timedSend<T>(c: RedisClient, command: string, args: string[], ti
   return new Promise<T>((resolve, reject) => {
     const sentAt = performance.now();
     const late = () => reject(new RedisUnavailable(`redis did not answer ${command} within ${timeoutMs} ms`));
-    const timer = setTimeout(() => {
+    // the timer of the moment: the first, then the grace it leaves (cleared by the answer either way)
+    let timer = setTimeout(() => {
       const stalled = performance.now() - sentAt - timeoutMs;
-      setTimeout(late, stalled > 2 ? Math.min(stalled, timeoutMs) : 0);
+      timer = setTimeout(late, stalled > 2 ? Math.min(stalled, timeoutMs) : 0);
     }, timeoutMs);
     c.send(command, args).then(
       (v) => {
