@@ -427,6 +427,7 @@ export class Http1Pool {
         continue;
       }
       this.stats.reused++;
+      c.socket?.ref();
       return c;
     }
     if (o.open < (this.opts.maxConnections ?? 256)) return this.open(o);
@@ -463,7 +464,11 @@ export class Http1Pool {
           this.stats.reused++;
           next.resolve(c);
         } else if (o.idle.length >= MAX_IDLE) c.destroy();
-        else o.idle.push(c);
+        else {
+          // an idle connection does not keep the process alive (a CLI command ends when its work does)
+          c.socket?.unref();
+          o.idle.push(c);
+        }
       },
       gone: (c) => {
         o.open--;

@@ -390,6 +390,22 @@ describe("the HTTP/1.1 client of plain-http upstreams", () => {
     expect(s.seen.requests.length).toBe(0);
   });
 
+  test("an idle kept-alive connection does not keep the process alive", async () => {
+    const s = server((_req, sock) => sock.write(json("{}")));
+    const script = `
+      import { Http1Pool } from ${JSON.stringify(`${import.meta.dir}/../../src/providers/http1.ts`)};
+      const p = new Http1Pool();
+      for (let i = 0; i < 2; i++) await (await p.fetch("${s.url}/v1/x", { method: "POST", body: "{}" })).text();
+      console.log("done", p.stats.reused);
+    `;
+    const child = Bun.spawn(["bun", "-e", script], { stdout: "pipe", stderr: "pipe" });
+    const timer = setTimeout(() => child.kill(), 5000);
+    const code = await child.exited;
+    clearTimeout(timer);
+    expect(await new Response(child.stdout).text()).toBe("done 1\n");
+    expect(code).toBe(0);
+  });
+
   test("is used for plain http only, never behind an HTTP proxy, and can be turned off", () => {
     expect(usesHttp1("http://127.0.0.1:8000/v1", {})).toBe(true);
     expect(usesHttp1("https://api.openai.com/v1", {})).toBe(false);
