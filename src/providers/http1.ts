@@ -105,7 +105,7 @@ class Connection {
 
   write(bytes: Uint8Array): void {
     if (this.unsent) {
-      this.unsent = concat(this.unsent, bytes);
+      this.unsent = Buffer.concat([this.unsent, bytes]);
       return;
     }
     const n = (this.socket as Socket<Connection>).write(bytes);
@@ -120,7 +120,7 @@ class Connection {
   }
 
   data(chunk: Uint8Array): void {
-    this.buf = this.buf && this.buf.length > 0 ? concat(this.buf, chunk) : chunk;
+    this.buf = this.buf && this.buf.length > 0 ? Buffer.concat([this.buf, chunk]) : chunk;
     this.pump();
   }
 
@@ -271,7 +271,7 @@ class Connection {
 
   private finishWhole(r: Extract<Reader, { kind: "whole" }>): void {
     this.reader = { kind: "idle" };
-    let body: Uint8Array = r.parts.length === 1 ? (r.parts[0] as Uint8Array).slice() : concatAll(r.parts, r.have);
+    let body: Uint8Array = r.parts.length === 1 ? (r.parts[0] as Uint8Array).slice() : Buffer.concat(r.parts, r.have);
     const head = r.head;
     try {
       if (head.encoding) {
@@ -627,21 +627,4 @@ function decode(body: Uint8Array, encoding: string): Uint8Array {
 
 function indexOfCrlf2(buf: Uint8Array): number {
   return Buffer.from(buf.buffer, buf.byteOffset, buf.length).indexOf(CRLF2);
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
-}
-
-function concatAll(parts: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
