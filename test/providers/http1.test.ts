@@ -223,7 +223,7 @@ describe("the HTTP/1.1 client of plain-http upstreams", () => {
     const q = pool();
     for (let i = 0; i < 3; i++) {
       expect((await post(q, closing.url)).status).toBe(200);
-      await Bun.sleep(30);
+      await Bun.sleep(100);
     }
     expect(closing.seen.requests.length).toBe(3);
     expect(closing.seen.connections).toBe(3);
