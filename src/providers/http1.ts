@@ -27,8 +27,6 @@ import type { FetchLike } from "./http-transport";
 
 const CRLF2 = Buffer.from("\r\n\r\n");
 const MAX_HEAD = 64 * 1024;
-/** idle connections kept per origin */
-const MAX_IDLE = 256;
 const textEncoder = new TextEncoder();
 
 /**
@@ -64,12 +62,11 @@ type Reader =
   | { kind: "idle" }
   | { kind: "head"; call: PendingCall }
   | { kind: "whole"; call: PendingCall; head: Head; parts: Uint8Array[]; have: number }
-  | { kind: "stream"; head: Head; ctrl: ReadableStreamDefaultController<Uint8Array>; chunk: ChunkState | null; done: () => void };
+  | { kind: "stream"; head: Head; ctrl: ReadableStreamDefaultController<Uint8Array>; chunk: ChunkState | null };
 
 interface PendingCall {
   resolve: (r: Response) => void;
   reject: (e: unknown) => void;
-  signal?: AbortSignal;
 }
 
 /** Where a chunked body's parser is: in a chunk (bytes left), or between chunks. */
@@ -87,8 +84,6 @@ class Connection {
   reader: Reader = { kind: "idle" };
   closed = false;
   idleSince = 0;
-  /** answers read on this connection */
-  uses = 0;
   /** the pool's: told when this connection is free for another request, and when it is gone */
   owner: { idle(c: Connection): void; gone(c: Connection): void } | null = null;
   /** the current call's clean-up (its abort listener), run when the connection is released or gone */
@@ -182,8 +177,7 @@ class Connection {
       this.reader = { kind: "idle" };
       this.release(head.keepAlive);
       // as fetch gives it: no body for a null-body status, else an empty one
-      const empty = head.status === 204 || head.status === 304 ? null : new Uint8Array(0);
-      call.resolve(new Response(empty, { status: head.status, statusText: head.statusText, headers: head.headers }));
+      call.resolve(responseOf(head, head.status === 204 || head.status === 304 ? null : new Uint8Array(0)));
       return;
     }
     if (head.length !== null && !head.chunked) {
@@ -195,29 +189,24 @@ class Connection {
       return;
     }
     // a chunked or close-delimited body: given as it arrives
-    let settled = false;
+    let mine: Reader | null = null;
     const self = this;
     const body = new ReadableStream<Uint8Array>(
       {
         start(ctrl) {
-          self.reader = {
-            kind: "stream",
-            head,
-            ctrl,
-            chunk: head.chunked ? { left: 0, line: "", afterChunk: false, trailers: false } : null,
-            done: () => {
-              settled = true;
-            },
-          };
+          const chunk = head.chunked ? { left: 0, line: "", afterChunk: false, trailers: false } : null;
+          mine = { kind: "stream", head, ctrl, chunk };
+          self.reader = mine;
         },
         cancel() {
-          // the reader stopped early: the rest of the body is not read, the connection goes
-          if (!settled) self.destroy();
+          // the reader stopped early: the rest of this body is not read, so the connection goes
+          // (unless it has finished this body already, and may be serving another request)
+          if (self.reader === mine) self.destroy();
         },
       },
       { highWaterMark: 0 },
     );
-    call.resolve(new Response(body, { status: head.status, statusText: head.statusText, headers: head.headers }));
+    call.resolve(responseOf(head, body));
   }
 
   /** Advances a chunked body; false when the buffer is used up. */
@@ -285,18 +274,16 @@ class Connection {
       return;
     }
     this.release(head.keepAlive);
-    r.call.resolve(new Response(body, { status: head.status, statusText: head.statusText, headers: head.headers }));
+    r.call.resolve(responseOf(head, body));
   }
 
   private endStream(r: Extract<Reader, { kind: "stream" }>): void {
-    r.done();
     this.reader = { kind: "idle" };
     this.release(r.head.keepAlive);
     r.ctrl.close();
   }
 
   private streamFailed(r: Extract<Reader, { kind: "stream" }>, err: Error): void {
-    r.done();
     this.reader = { kind: "idle" };
     r.ctrl.error(err);
     this.destroy();
@@ -304,7 +291,6 @@ class Connection {
 
   /** After a whole answer: back to the pool, or closed. */
   private release(keepAlive: boolean): void {
-    this.uses++;
     // an answer before the whole request went out (a 413 at the head, say) leaves the connection mid-request
     if (!keepAlive || (this.buf && this.buf.length > 0) || this.unsent) {
       this.destroy();
@@ -320,9 +306,9 @@ class Connection {
     const r = this.reader;
     this.reader = { kind: "idle" };
     if (r.kind === "head" || r.kind === "whole") r.call.reject(err);
+    // a close-delimited body ends with the connection (unless the caller aborted it)
     else if (r.kind === "stream") {
-      r.done();
-      if (r.head.length === null && !r.chunk && !(err instanceof AbortedError)) r.ctrl.close();
+      if (!r.chunk && !(err instanceof AbortedError)) r.ctrl.close();
       else r.ctrl.error(err);
     }
     this.destroy();
@@ -395,7 +381,7 @@ export class Http1Pool {
       throw new AbortedError(signal.reason);
     }
     return new Promise<Response>((resolve, reject) => {
-      conn.reader = { kind: "head", call: { resolve, reject, signal } };
+      conn.reader = { kind: "head", call: { resolve, reject } };
       if (signal) {
         // the listener stays for a stream's life: an abort mid-stream closes it
         const onAbort = () => conn.fail(new AbortedError(signal.reason));
@@ -463,8 +449,7 @@ export class Http1Pool {
         if (next) {
           this.stats.reused++;
           next.resolve(c);
-        } else if (o.idle.length >= MAX_IDLE) c.destroy();
-        else {
+        } else {
           // an idle connection does not keep the process alive (a CLI command ends when its work does)
           c.socket?.unref();
           o.idle.push(c);
@@ -570,6 +555,11 @@ function linesOf(headers: RequestInit["headers"]): string {
   else if (Array.isArray(headers)) for (const [k, v] of headers) add(k as string, v as string);
   else if (headers) for (const k in headers) add(k, (headers as Record<string, string>)[k] as string);
   return hasAccept ? out : `${out}accept-encoding: identity\r\n`;
+}
+
+/** The answer as fetch gives it. */
+function responseOf(head: Head, body: Uint8Array | ReadableStream<Uint8Array> | null): Response {
+  return new Response(body, { status: head.status, statusText: head.statusText, headers: head.headers });
 }
 
 function parseHead(text: string): Head {
