@@ -353,8 +353,8 @@ interface Origin {
 
 /**
  * Kept-alive connections to the origins of plain-http upstreams: at most `maxConnections` per
- * origin (256, as Bun's fetch allows in flight); a request beyond waits for one to be free, within
- * its own timeout and abort.
+ * origin (256 by default, a bound on the sockets one upstream can be asked to hold); a request
+ * beyond waits for one to be free, within its own timeout and abort.
  */
 export class Http1Pool {
   private origins = new Map<string, Origin>();
