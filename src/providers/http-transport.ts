@@ -10,6 +10,20 @@
  * them. The contract suite (test/providers/transport-contract.test.ts) runs every case against both.
  */
 import type { ProxyTransport, RequestOpts, SdkErrorClasses } from "./openai-like";
+import { ProviderError } from "./types";
+
+/**
+ * The most the gateway reads of one upstream answer: a plain answer's body, an error's body, one
+ * server-sent event of a stream (64 MiB; a stream as a whole has no bound, its events are relayed
+ * as they come). More is a failure of kind `connection`, not memory held until the timeout.
+ */
+export const MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
+
+/** An upstream answer over `max` bytes (the failure the router falls back from, as a broken connection). */
+export function answerTooLarge(max: number): ProviderError {
+  const size = max % 1048576 === 0 ? `${max / 1048576} MiB` : `${max} bytes`;
+  return new ProviderError("connection", `upstream answer larger than ${size}, not read`);
+}
 
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -94,6 +108,8 @@ export interface HttpTransportOptions {
   apiKey: string;
   timeoutMs: number;
   fetch?: FetchLike;
+  /** the most read of one answer (MAX_UPSTREAM_BODY; tests set less) */
+  maxBodyBytes?: number;
 }
 
 /**
@@ -136,7 +152,7 @@ class Call {
 
   /** What a failure of fetch or of reading the body means: the caller left, the timeout, or the connection. */
   failure(err: unknown): Error {
-    if (err instanceof HttpStatusError || err instanceof SyntaxError) return err;
+    if (err instanceof HttpStatusError || err instanceof SyntaxError || err instanceof ProviderError) return err;
     if (this.signal?.aborted) return new HttpAbortError("Request was aborted.");
     if (this.timedOut || isAbortError(err) || /timed? ?out/i.test(String(err))) return new HttpTimeoutError("Request timed out.");
     return new HttpConnectionError("Connection error.");
@@ -149,8 +165,10 @@ export class HttpTransport implements ProxyTransport {
   private readonly base: string;
   private readonly headers: Record<string, string>;
   private readonly fetch: FetchLike;
+  private readonly max: number;
 
   constructor(private readonly opts: HttpTransportOptions) {
+    this.max = opts.maxBodyBytes ?? MAX_UPSTREAM_BODY;
     this.base = opts.baseUrl.endsWith("/") ? opts.baseUrl.slice(0, -1) : opts.baseUrl;
     this.headers = {
       authorization: `Bearer ${opts.apiKey}`,
@@ -182,15 +200,15 @@ export class HttpTransport implements ProxyTransport {
       });
       if (!response.ok) {
         // the body of an error, within the same timeout (the SDK reads it as text, then tries JSON)
-        const text = await response.text().catch((e: unknown) => (e instanceof Error ? e.message : String(e)));
+        const text = await readText(response, this.max).catch((e: unknown) => (e instanceof Error ? e.message : String(e)));
         const json = safeJson(text);
         throw new HttpStatusError(response.status, errorOf(json), json ? undefined : text, response.headers);
       }
       if (o.stream) {
         call.stopTimer();
-        return sseEvents(response, call);
+        return sseEvents(response, call, this.max);
       }
-      return await parseAnswer(response);
+      return await parseAnswer(response, this.max);
     } catch (err) {
       call.done();
       throw call.failure(err);
@@ -201,16 +219,48 @@ export class HttpTransport implements ProxyTransport {
 }
 
 /** A plain answer as the SDKs parse it: JSON by content type (empty: undefined), else its text. */
-async function parseAnswer(response: Response): Promise<unknown> {
+async function parseAnswer(response: Response, max: number): Promise<unknown> {
   if (response.status === 204) return null;
   const type = response.headers.get("content-type");
   const media = type?.split(";")[0]?.trim().toLowerCase();
   if (media?.includes("application/json") || media?.endsWith("+json")) {
     if (response.headers.get("content-length") === "0") return undefined;
-    const text = await response.text();
+    const text = await readText(response, max);
     return text ? JSON.parse(text) : undefined;
   }
-  return response.text();
+  return readText(response, max);
+}
+
+/**
+ * A body as text (UTF-8, as `text()` reads it), refused past `max` bytes: at once when its
+ * Content-Length says so, else as soon as that many have arrived (a chunked body, or one that
+ * fetch decompresses: its Content-Length counts the compressed bytes).
+ */
+async function readText(response: Response, max: number): Promise<string> {
+  const length = response.headers.get("content-length");
+  if (length !== null && !response.headers.has("content-encoding")) {
+    if (Number(length) > max) {
+      await response.body?.cancel().catch(() => {});
+      throw answerTooLarge(max);
+    }
+    return response.text();
+  }
+  const body = response.body;
+  if (!body) return "";
+  const reader = body.getReader();
+  const parts: Uint8Array[] = [];
+  let have = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    have += value.length;
+    if (have > max) {
+      await reader.cancel().catch(() => {});
+      throw answerTooLarge(max);
+    }
+    parts.push(value);
+  }
+  return new TextDecoder().decode(Buffer.concat(parts, have));
 }
 
 interface Sse {
@@ -223,11 +273,11 @@ interface Sse {
  * an error event or a payload with `error` throws (no status), malformed JSON is a SyntaxError,
  * the caller's abort ends it quietly; a consumer that stops early aborts the request.
  */
-async function* sseEvents(response: Response, call: Call): AsyncGenerator<unknown> {
+async function* sseEvents(response: Response, call: Call, max: number): AsyncGenerator<unknown> {
   let done = false;
   let sentinel = false;
   try {
-    for await (const sse of sseMessages(response)) {
+    for await (const sse of sseMessages(response, max)) {
       if (sse.data === "[DONE]") {
         sentinel = true;
         break;
@@ -257,14 +307,19 @@ async function* sseEvents(response: Response, call: Call): AsyncGenerator<unknow
   }
 }
 
-/** SSE framing: lines split at CR, LF or CRLF; `event:` and `data:` fields; comments skipped; a blank line dispatches. */
-async function* sseMessages(response: Response): AsyncGenerator<Sse> {
+/**
+ * SSE framing: lines split at CR, LF or CRLF; `event:` and `data:` fields; comments skipped; a
+ * blank line dispatches. One event (or line) over `max` characters ends the stream as too large.
+ */
+async function* sseMessages(response: Response, max: number): AsyncGenerator<Sse> {
   const body = response.body;
   // as the SDK: a failure, not a stream that ended early
   if (!body) throw new Error("Attempted to iterate over a response with no body");
   const decoder = new TextDecoder();
   let event: string | null = null;
   let data: string[] = [];
+  /** characters of the event being read (its data lines so far) */
+  let size = 0;
   let rest = "";
   /** one line; an event when it is the blank line that ends one */
   const line = (raw: string): Sse | null => {
@@ -273,6 +328,7 @@ async function* sseMessages(response: Response): AsyncGenerator<Sse> {
       const out = { event, data: data.join("\n") };
       event = null;
       data = [];
+      size = 0;
       return out;
     }
     if (raw.startsWith(":")) return null;
@@ -281,7 +337,11 @@ async function* sseMessages(response: Response): AsyncGenerator<Sse> {
     let value = colon < 0 ? "" : raw.slice(colon + 1);
     if (value.startsWith(" ")) value = value.slice(1);
     if (field === "event") event = value;
-    else if (field === "data") data.push(value);
+    else if (field === "data") {
+      size += value.length;
+      if (size > max) throw answerTooLarge(max);
+      data.push(value);
+    }
     return null;
   };
   for await (const chunk of body) {
@@ -306,6 +366,7 @@ async function* sseMessages(response: Response): AsyncGenerator<Sse> {
       if (sse) yield sse;
     }
     rest = rest.slice(start);
+    if (rest.length > max) throw answerTooLarge(max);
   }
   rest += decoder.decode();
   for (const raw of rest.split(/\r\n|\r|\n/)) {

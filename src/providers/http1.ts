@@ -17,13 +17,15 @@
  *   twice: a connection that fails is the call's error (the router's fallback decides what next).
  * - `accept-encoding: identity`: answers come uncompressed; one compressed anyway (gzip, deflate,
  *   br) is decoded when read whole, and refused as a stream.
+ * - A body read whole is at most `maxBodyBytes` (MAX_UPSTREAM_BODY), decoded too: a longer
+ *   Content-Length fails the call at the head, before its body is read (the connection is closed).
  * - The caller's AbortSignal closes the connection and rejects with an AbortError, as fetch does.
  * - No TLS, proxies or redirects: `https://` upstreams, and every upstream when an HTTP proxy is
  *   set in the environment, keep Bun's fetch (see `usesHttp1`).
  */
 import { brotliDecompressSync, gunzipSync, inflateSync } from "node:zlib";
 import type { Socket } from "bun";
-import type { FetchLike } from "./http-transport";
+import { answerTooLarge, type FetchLike, MAX_UPSTREAM_BODY } from "./http-transport";
 
 const CRLF2 = Buffer.from("\r\n\r\n");
 const MAX_HEAD = 64 * 1024;
@@ -79,6 +81,7 @@ interface ChunkState {
 }
 
 class Connection {
+  constructor(private readonly maxBody: number) {}
   socket: Socket<Connection> | null = null;
   private buf: Uint8Array | null = null;
   reader: Reader = { kind: "idle" };
@@ -181,6 +184,10 @@ class Connection {
       return;
     }
     if (head.length !== null && !head.chunked) {
+      if (head.length > this.maxBody) {
+        this.fail(answerTooLarge(this.maxBody));
+        return;
+      }
       this.reader = { kind: "whole", call, head, parts: [], have: 0 };
       return;
     }
@@ -264,13 +271,13 @@ class Connection {
     const head = r.head;
     try {
       if (head.encoding) {
-        body = decode(body, head.encoding);
+        body = decode(body, head.encoding, this.maxBody);
         head.headers.delete("content-encoding");
         head.headers.delete("content-length");
       }
     } catch (e) {
       this.release(head.keepAlive);
-      r.call.reject(e);
+      r.call.reject(e instanceof RangeError ? answerTooLarge(this.maxBody) : e);
       return;
     }
     this.release(head.keepAlive);
@@ -361,7 +368,7 @@ export class Http1Pool {
   /** connections opened, and requests sent on a reused one (tests) */
   readonly stats = { opened: 0, reused: 0, waited: 0 };
 
-  constructor(private readonly opts: { idleMs?: number; maxConnections?: number } = {}) {}
+  constructor(private readonly opts: { idleMs?: number; maxConnections?: number; maxBodyBytes?: number } = {}) {}
 
   readonly fetch: FetchLike = (input, init) => this.request(String(input), init ?? {});
 
@@ -441,7 +448,7 @@ export class Http1Pool {
   }
 
   private async open(o: Origin): Promise<Connection> {
-    const conn = new Connection();
+    const conn = new Connection(this.opts.maxBodyBytes ?? MAX_UPSTREAM_BODY);
     o.open++;
     conn.owner = {
       idle: (c) => {
@@ -608,10 +615,12 @@ function parseHead(text: string): Head {
   return { status: code, statusText: status[3] ?? "", headers, length, chunked, keepAlive, encoding };
 }
 
-function decode(body: Uint8Array, encoding: string): Uint8Array {
-  if (encoding === "gzip" || encoding === "x-gzip") return gunzipSync(body);
-  if (encoding === "deflate") return inflateSync(body);
-  if (encoding === "br") return brotliDecompressSync(body);
+/** A compressed body decoded, to at most `max` bytes (more: a RangeError). */
+function decode(body: Uint8Array, encoding: string, max: number): Uint8Array {
+  const opts = { maxOutputLength: max };
+  if (encoding === "gzip" || encoding === "x-gzip") return gunzipSync(body, opts);
+  if (encoding === "deflate") return inflateSync(body, opts);
+  if (encoding === "br") return brotliDecompressSync(body, opts);
   throw new Error(`upstream content-encoding ${encoding} is not supported`);
 }
 

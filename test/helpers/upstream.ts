@@ -45,6 +45,8 @@ export interface Fault {
    * body, a text error page, an empty answer, a stream with a broken or an error event
    */
   raw?: { status?: number; contentType?: string; body: string };
+  /** answer 200 with a JSON body that never ends (chunked, 1 MiB a piece, until the reader leaves); `sent` counts its bytes */
+  endless?: { sent: number };
   /** how many calls this fault applies to (default 1) */
   times?: number;
 }
@@ -410,6 +412,19 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
       return { fault, early: new Response(null, { status: 499 }) };
     }
     if (fault?.drop) return { fault, early: dropped() };
+    if (fault?.endless) {
+      const tally = fault.endless;
+      const piece = new TextEncoder().encode(" ".repeat(1024 * 1024));
+      const body = new ReadableStream<Uint8Array>({
+        start: (ctrl) => ctrl.enqueue(new TextEncoder().encode('{"id":"')),
+        pull: async (ctrl) => {
+          await Bun.sleep(0);
+          tally.sent += piece.length;
+          ctrl.enqueue(piece);
+        },
+      });
+      return { fault, early: new Response(body, { headers: { "content-type": "application/json" } }) };
+    }
     if (fault?.raw) {
       const { status = 200, contentType = "application/json", body } = fault.raw;
       return { fault, early: new Response(body, { status, headers: { "content-type": contentType } }) };
