@@ -14,6 +14,7 @@ import p0010 from "../../drizzle/pg/0010_request_log.sql" with { type: "text" };
 import p0011 from "../../drizzle/pg/0011_key_policies.sql" with { type: "text" };
 import p0012 from "../../drizzle/pg/0012_credit_batch.sql" with { type: "text" };
 import p0013 from "../../drizzle/pg/0013_request_log_indexes.sql" with { type: "text" };
+import p0014 from "../../drizzle/pg/0014_credit_holds_index_scans.sql" with { type: "text" };
 
 export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0000 },
@@ -30,4 +31,5 @@ export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0011_key_policies", sql: p0011 },
   { tag: "0012_credit_batch", sql: p0012 },
   { tag: "0013_request_log_indexes", sql: p0013 },
+  { tag: "0014_credit_holds_index_scans", sql: p0014 },
 ];
