@@ -1,3 +1,4 @@
+import { readAtMost } from "../bytes";
 import { clientClosed, GatewayError } from "../errors";
 
 export interface BodyLimits {
@@ -29,7 +30,10 @@ export async function readBytes(request: Request, max: number, timeoutMs?: numbe
   if (declared !== null && Number(declared) > max) throw payloadTooLarge(max);
   let bytes: Uint8Array;
   try {
-    const reading = declared !== null ? request.arrayBuffer().then((b) => new Uint8Array(b)) : readLimited(request, max);
+    const reading =
+      declared !== null
+        ? request.arrayBuffer().then((b) => new Uint8Array(b))
+        : readAtMost(request.body, max, () => payloadTooLarge(max));
     // a body trickling in (slowloris) or never ending: answered 408, and the connection closed
     bytes = timeoutMs ? await bodyDeadlines.within(reading, timeoutMs) : await reading;
   } catch (err) {
@@ -131,30 +135,6 @@ export async function readJson(
   // kept for forwarding as sent (sentBytes); a body with a key to remove never is
   const sent = walk.stripped || "api_key" in value ? undefined : { text, strings: walk.strings };
   return { body: value as Record<string, unknown>, sent };
-}
-
-async function readLimited(request: Request, max: number): Promise<Uint8Array> {
-  if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel().catch(() => {});
-      throw payloadTooLarge(max);
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 const FORBIDDEN = ["__proto__", "constructor", "prototype"];

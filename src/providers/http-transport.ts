@@ -9,6 +9,7 @@
  * response_format) go through it too (`postText`), as the SDK's `chat.completions.create` sent
  * them. The contract suite (test/providers/transport-contract.test.ts) runs every case against both.
  */
+import { readAtMost } from "../bytes";
 import type { ProxyTransport, RequestOpts, SdkErrorClasses } from "./openai-like";
 import { ProviderError } from "./types";
 
@@ -245,22 +246,7 @@ async function readText(response: Response, max: number): Promise<string> {
     }
     return response.text();
   }
-  const body = response.body;
-  if (!body) return "";
-  const reader = body.getReader();
-  const parts: Uint8Array[] = [];
-  let have = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    have += value.length;
-    if (have > max) {
-      await reader.cancel().catch(() => {});
-      throw answerTooLarge(max);
-    }
-    parts.push(value);
-  }
-  return new TextDecoder().decode(Buffer.concat(parts, have));
+  return new TextDecoder().decode(await readAtMost(response.body, max, () => answerTooLarge(max)));
 }
 
 interface Sse {
