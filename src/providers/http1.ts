@@ -12,8 +12,9 @@
  *   a plain answer's body is anyway); a chunked or close-delimited body (a stream) is given as it
  *   arrives, through a ReadableStream.
  * - Kept-alive connections per origin, reused one request at a time; a connection idle for
- *   `idleMs` (4 s, under the usual servers' keep-alive timeouts) is closed rather than reused, so
- *   a request is not written onto a connection the server is closing. A request is never sent
+ *   `idleMs` (4 s, under the usual servers' keep-alive timeouts), or for a second less than the
+ *   server's own `Keep-Alive: timeout=N`, is closed rather than reused, so a request is not
+ *   written onto a connection the server is closing. A request is never sent
  *   twice: a connection that fails is the call's error (the router's fallback decides what next).
  * - `accept-encoding: identity`: answers come uncompressed; one compressed anyway (gzip, deflate,
  *   br) is decoded when read whole, and refused as a stream.
@@ -57,6 +58,8 @@ interface Head {
   /** the connection may carry another request after this answer */
   keepAlive: boolean;
   encoding: string | null;
+  /** the server's `Keep-Alive: timeout=N`, in ms, when it says */
+  keepAliveMs: number | null;
 }
 
 /** What the connection is reading now. */
@@ -87,6 +90,12 @@ class Connection {
   reader: Reader = { kind: "idle" };
   closed = false;
   idleSince = 0;
+  /**
+   * How long this connection may sit idle and still be reused, by the server's word: a second
+   * less than its last answer's `Keep-Alive: timeout` (as undici does), so a request is not written
+   * as the server closes; no bound of its own when the server says nothing.
+   */
+  serverIdleMs = Number.POSITIVE_INFINITY;
   /** the pool's: told when this connection is free for another request, and when it is gone */
   owner: { idle(c: Connection): void; gone(c: Connection): void } | null = null;
   /** the current call's clean-up (its abort listener), run when the connection is released or gone */
@@ -175,6 +184,7 @@ class Connection {
 
   /** The head of an answer is in: read its body whole, or give it as a stream. */
   private begin(call: PendingCall, head: Head): void {
+    if (head.keepAliveMs !== null) this.serverIdleMs = Math.max(0, head.keepAliveMs - 1000);
     const noBody = head.status === 204 || head.status === 304 || head.length === 0;
     if (noBody) {
       this.reader = { kind: "idle" };
@@ -415,7 +425,7 @@ export class Http1Pool {
     const now = performance.now();
     while (o.idle.length > 0) {
       const c = o.idle.pop() as Connection;
-      if (now - c.idleSince > idleMs) {
+      if (now - c.idleSince > Math.min(idleMs, c.serverIdleMs)) {
         c.destroy();
         continue;
       }
@@ -578,6 +588,7 @@ function parseHead(text: string): Head {
   let chunked = false;
   let keepAlive = status[1] === "1";
   let encoding: string | null = null;
+  let keepAliveMs: number | null = null;
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i] as string;
     const colon = line.indexOf(":");
@@ -606,13 +617,16 @@ function parseHead(text: string): Head {
     } else if (name === "content-encoding") {
       const v = value.toLowerCase();
       if (v !== "identity") encoding = v;
+    } else if (name === "keep-alive") {
+      const t = /(?:^|[,;\s])timeout\s*=\s*(\d+)/i.exec(value);
+      if (t) keepAliveMs = Number(t[1]) * 1000;
     }
   }
   if (chunked) length = null;
   const code = Number(status[2]);
   // a body that runs to the close (any but an interim, 204 or 304 answer): the connection ends with it
   if (length === null && !chunked && code >= 200 && code !== 204 && code !== 304) keepAlive = false;
-  return { status: code, statusText: status[3] ?? "", headers, length, chunked, keepAlive, encoding };
+  return { status: code, statusText: status[3] ?? "", headers, length, chunked, keepAlive, encoding, keepAliveMs };
 }
 
 /** A compressed body decoded, to at most `max` bytes (more: a RangeError). */

@@ -229,6 +229,31 @@ describe("the HTTP/1.1 client of plain-http upstreams", () => {
     expect(closing.seen.connections).toBe(3);
   });
 
+  test("a server's Keep-Alive: timeout=N bounds the reuse to a second less; without it, the pool's own idle time", async () => {
+    // timeout=2: reused within 1 s of idleness, not after
+    const says = server((_req, sock) => sock.write(json("{}", "keep-alive: timeout=2, max=100\r\n")));
+    const p = pool();
+    await post(p, says.url);
+    await Bun.sleep(300);
+    await post(p, says.url);
+    expect(says.seen.connections).toBe(1);
+    await Bun.sleep(1_200);
+    await post(p, says.url);
+    expect(says.seen.connections).toBe(2);
+    // timeout=1: never reused after any idle time worth the name
+    const brief = server((_req, sock) => sock.write(json("{}", "Keep-Alive: timeout=1\r\n")));
+    await post(p, brief.url);
+    await Bun.sleep(20);
+    await post(p, brief.url);
+    expect(brief.seen.connections).toBe(2);
+    // silent: the pool's 4 s
+    const silent = server((_req, sock) => sock.write(json("{}")));
+    await post(p, silent.url);
+    await Bun.sleep(1_200);
+    await post(p, silent.url);
+    expect(silent.seen.connections).toBe(1);
+  });
+
   test("an answer that comes before the request was written whole (a 413 at the head) does not leave the connection for reuse", async () => {
     let connections = 0;
     const early = Bun.listen<{ answered: boolean; got: number }>({
