@@ -306,7 +306,6 @@ async function* sseMessages(response: Response, max: number): AsyncGenerator<Sse
   let data: string[] = [];
   /** characters of the event being read (its data lines so far) */
   let size = 0;
-  let rest = "";
   /** one line; an event when it is the blank line that ends one */
   const line = (raw: string): Sse | null => {
     if (raw === "") {
@@ -330,32 +329,57 @@ async function* sseMessages(response: Response, max: number): AsyncGenerator<Sse
     }
     return null;
   };
+  // A line not yet ended is kept as the pieces that arrived, joined once it ends: each chunk is
+  // scanned once, so a long line costs its length, not its length times the chunks it came in.
+  let pending: string[] = [];
+  let pendingLength = 0;
+  /** the last chunk ended in CR: an LF first in the next is that CRLF's */
+  let afterCr = false;
   for await (const chunk of body) {
-    rest += decoder.decode(chunk as Uint8Array, { stream: true });
+    const text = decoder.decode(chunk as Uint8Array, { stream: true });
+    if (text.length === 0) continue;
     let start = 0;
-    for (;;) {
-      const lf = rest.indexOf("\n", start);
-      const cr = rest.indexOf("\r", start);
+    if (afterCr) {
+      afterCr = false;
+      if (text.charCodeAt(0) === 10) start = 1;
+    }
+    let cr = text.indexOf("\r", start);
+    let lf = text.indexOf("\n", start);
+    while (cr >= 0 || lf >= 0) {
       let end: number;
       let next: number;
       if (cr >= 0 && (lf < 0 || cr < lf)) {
-        // a CR at the end of what arrived may be the first half of a CRLF: wait for more
-        if (cr === rest.length - 1) break;
         end = cr;
-        next = rest[cr + 1] === "\n" ? cr + 2 : cr + 1;
-      } else if (lf >= 0) {
+        if (cr === text.length - 1) {
+          next = cr + 1;
+          afterCr = true;
+        } else next = text.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
+      } else {
         end = lf;
         next = lf + 1;
-      } else break;
-      const sse = line(rest.slice(start, end));
+      }
+      let raw = text.slice(start, end);
+      if (pending.length > 0) {
+        pending.push(raw);
+        raw = pending.join("");
+        pending = [];
+        pendingLength = 0;
+      }
       start = next;
+      if (cr >= 0 && cr < start) cr = text.indexOf("\r", start);
+      if (lf >= 0 && lf < start) lf = text.indexOf("\n", start);
+      const sse = line(raw);
       if (sse) yield sse;
     }
-    rest = rest.slice(start);
-    if (rest.length > max) throw answerTooLarge(max);
+    if (start < text.length) {
+      pending.push(start === 0 ? text : text.slice(start));
+      pendingLength += text.length - start;
+      if (pendingLength > max) throw answerTooLarge(max);
+    }
   }
-  rest += decoder.decode();
-  for (const raw of rest.split(/\r\n|\r|\n/)) {
+  let tail = decoder.decode();
+  if (afterCr && tail.charCodeAt(0) === 10) tail = tail.slice(1);
+  for (const raw of (pending.join("") + tail).split(/\r\n|\r|\n/)) {
     const sse = line(raw);
     if (sse) yield sse;
   }

@@ -166,3 +166,49 @@ describe.each(Object.keys(CLIENTS) as (keyof typeof CLIENTS)[])("%s", (client) =
     expect((err as ProviderError).message).toBe("upstream answer larger than 65536 bytes, not read");
   });
 });
+
+describe("server-sent events split anywhere", () => {
+  // CRLF, CR and LF endings, a comment, an event name, data over two lines, a multi-byte character
+  const events = [
+    'data: {"n":1}\r\n\r\n',
+    ": a comment\r",
+    'event: thread.run\rdata: {"n":2,"s":"é"}\r\r',
+    'data: {"n":3,\ndata: "two":"lines"}\n\n',
+    'data: {"n":4}\r\n\r\n',
+    "data: [DONE]\n\n",
+  ].join("");
+  const bytes = new TextEncoder().encode(events);
+
+  /** the events the transport reads when the body arrives in these chunks */
+  async function read(chunks: Uint8Array[]): Promise<unknown[]> {
+    const fake: typeof fetch = (async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(ctrl) {
+            for (const c of chunks) ctrl.enqueue(c);
+            ctrl.close();
+          },
+        }),
+        { headers: { "content-type": "text/event-stream" } },
+      )) as unknown as typeof fetch;
+    const t = new HttpTransport({ baseUrl: "http://upstream.invalid", apiKey: "k", timeoutMs: 10_000, fetch: fake });
+    const out: unknown[] = [];
+    for await (const e of (await t.post("/chat/completions", CHAT, { stream: true })) as AsyncIterable<unknown>) out.push(e);
+    return out;
+  }
+
+  test("the same events whatever the chunks: every split in two and three, an empty chunk between CR and LF", async () => {
+    const whole = await read([bytes]);
+    expect(whole).toEqual([{ n: 1 }, { event: "thread.run", data: { n: 2, s: "é" } }, { n: 3, two: "lines" }, { n: 4 }]);
+    for (let i = 1; i < bytes.length; i++) {
+      expect(await read([bytes.subarray(0, i), bytes.subarray(i)]), `split at ${i}`).toEqual(whole);
+      for (let j = i + 1; j < bytes.length; j += 7)
+        expect(
+          await read([bytes.subarray(0, i), new Uint8Array(0), bytes.subarray(i, j), bytes.subarray(j)]),
+          `${i}, ${j}`,
+        ).toEqual(whole);
+    }
+    // one byte at a time
+    expect(await read(Array.from(bytes, (b) => Uint8Array.of(b)))).toEqual(whole);
+  });
+});
