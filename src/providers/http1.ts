@@ -10,7 +10,8 @@
  * - POST with a string body and headers; the answer as a standard `Response`. A body with a
  *   Content-Length is read whole before the Response is given (within the transport's timeout, as
  *   a plain answer's body is anyway); a chunked or close-delimited body (a stream) is given as it
- *   arrives, through a ReadableStream.
+ *   arrives, through a ReadableStream, and the socket is not read while 1 MiB of it waits for
+ *   the stream's reader (backpressure: a fast upstream and a slow client do not fill memory).
  * - Kept-alive connections per origin, reused one request at a time; a connection idle for
  *   `idleMs` (4 s, under the usual servers' keep-alive timeouts), or for a second less than the
  *   server's own `Keep-Alive: timeout=N`, is closed rather than reused, so a request is not
@@ -30,6 +31,8 @@ import { answerTooLarge, type FetchLike, MAX_UPSTREAM_BODY } from "./http-transp
 
 const CRLF2 = Buffer.from("\r\n\r\n");
 const MAX_HEAD = 64 * 1024;
+/** bytes of a stream queued for its reader beyond which the socket is no longer read */
+const STREAM_QUEUE = 1024 * 1024;
 const textEncoder = new TextEncoder();
 
 /**
@@ -96,6 +99,8 @@ class Connection {
    * as the server closes; no bound of its own when the server says nothing.
    */
   serverIdleMs = Number.POSITIVE_INFINITY;
+  /** the socket is not being read: a stream's reader is behind (backpressure) */
+  private paused = false;
   /** the pool's: told when this connection is free for another request, and when it is gone */
   owner: { idle(c: Connection): void; gone(c: Connection): void } | null = null;
   /** the current call's clean-up (its abort listener), run when the connection is released or gone */
@@ -177,6 +182,7 @@ class Connection {
       }
       // close-delimited
       r.ctrl.enqueue(buf.slice());
+      this.holdBack(r.ctrl);
       this.buf = null;
       return;
     }
@@ -215,13 +221,17 @@ class Connection {
           mine = { kind: "stream", head, ctrl, chunk };
           self.reader = mine;
         },
+        pull() {
+          // the reader caught up: read the socket again
+          if (self.reader === mine) self.goOn();
+        },
         cancel() {
           // the reader stopped early: the rest of this body is not read, so the connection goes
           // (unless it has finished this body already, and may be serving another request)
           if (self.reader === mine) self.destroy();
         },
       },
-      { highWaterMark: 0 },
+      new ByteLengthQueuingStrategy({ highWaterMark: STREAM_QUEUE }),
     );
     call.resolve(responseOf(head, body));
   }
@@ -233,6 +243,7 @@ class Connection {
     if (st.left > 0) {
       const take = Math.min(st.left, buf.length);
       r.ctrl.enqueue(buf.slice(0, take));
+      this.holdBack(r.ctrl);
       st.left -= take;
       this.buf = buf.subarray(take);
       if (st.left === 0) st.afterChunk = true;
@@ -294,6 +305,25 @@ class Connection {
     r.call.resolve(responseOf(head, body));
   }
 
+  /**
+   * Backpressure: once a stream's queue holds STREAM_QUEUE bytes its reader has not taken, the
+   * socket is paused (the server sees a full TCP window, not a client buffering without end);
+   * the stream's pull resumes it. Bytes already received are still parsed.
+   */
+  private holdBack(ctrl: ReadableStreamDefaultController<Uint8Array>): void {
+    if (!this.paused && (ctrl.desiredSize ?? 1) <= 0) {
+      this.paused = true;
+      this.socket?.pause();
+    }
+  }
+
+  private goOn(): void {
+    if (this.paused) {
+      this.paused = false;
+      this.socket?.resume();
+    }
+  }
+
   private endStream(r: Extract<Reader, { kind: "stream" }>): void {
     this.reader = { kind: "idle" };
     this.release(r.head.keepAlive);
@@ -308,6 +338,8 @@ class Connection {
 
   /** After a whole answer: back to the pool, or closed. */
   private release(keepAlive: boolean): void {
+    // a stream that ended while its reader was behind: the next answer on this connection is read
+    this.goOn();
     // an answer before the whole request went out (a 413 at the head, say) leaves the connection mid-request
     if (!keepAlive || (this.buf && this.buf.length > 0) || this.unsent) {
       this.destroy();

@@ -254,6 +254,76 @@ describe("the HTTP/1.1 client of plain-http upstreams", () => {
     expect(silent.seen.connections).toBe(1);
   });
 
+  test("backpressure: a stream's unread bytes stop the socket's reading at about 1 MiB; reading resumes it; the connection is reused after", async () => {
+    const piece = "x".repeat(64 * 1024);
+    const frame = `${piece.length.toString(16)}\r\n${piece}\r\n`;
+    // the server writes as fast as TCP takes it, counting what it got out; `finite` ends after 64 frames (4 MiB)
+    let sent = 0;
+    const writing = new Set<Socket<{ buf: string }>>();
+    const pump = (sock: Socket<{ buf: string }>, frames: number) => {
+      writing.add(sock);
+      let left = frames;
+      let pending = "";
+      const go = () => {
+        while (writing.has(sock)) {
+          if (pending === "") {
+            if (left === 0) {
+              writing.delete(sock);
+              sock.write("0\r\n\r\n");
+              return;
+            }
+            pending = frame;
+            left--;
+          }
+          const n = Math.max(0, sock.write(pending));
+          sent += n;
+          pending = pending.slice(n);
+          // TCP took what it could: try again shortly
+          if (pending !== "") return void setTimeout(go, 1);
+        }
+      };
+      go();
+    };
+    const s = server((req, sock) => {
+      sock.write("HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n");
+      pump(sock, req.includes('"finite"') ? 64 : -1);
+    });
+    const p = pool();
+    const res = await post(p, s.url, '{"endless":true}');
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    await Bun.sleep(300);
+    const stalled = sent;
+    await Bun.sleep(300);
+    // nothing read for 600 ms: the server could only fill the TCP buffers, then nothing more
+    expect(sent - stalled).toBeLessThan(1024 * 1024);
+    expect(stalled).toBeLessThan(32 * 1024 * 1024);
+    // reading again takes the queue and lets the server go on
+    let got = 0;
+    while (got < 40 * 1024 * 1024) got += ((await reader.read()).value as Uint8Array).length;
+    expect(sent).toBeGreaterThan(stalled);
+    await reader.cancel();
+    for (const w of writing) writing.delete(w);
+
+    // a finite stream read slowly (its socket paused on the way) leaves its connection readable for the next request
+    const finite = await post(p, s.url, '{"finite":true}');
+    const r2 = (finite.body as ReadableStream<Uint8Array>).getReader();
+    let total = 0;
+    for (;;) {
+      const { done, value } = await r2.read();
+      if (done) break;
+      total += value.length;
+      if (total < 2 * 1024 * 1024) await Bun.sleep(20);
+    }
+    expect(total).toBe(64 * piece.length);
+    const reusedBefore = p.stats.reused;
+    const again = await post(p, s.url, '{"finite":true}');
+    expect(p.stats.reused).toBe(reusedBefore + 1);
+    let again_total = 0;
+    for await (const c of again.body as ReadableStream<Uint8Array>) again_total += c.length;
+    expect(again_total).toBe(64 * piece.length);
+  });
+
   test("an answer that comes before the request was written whole (a 413 at the head) does not leave the connection for reuse", async () => {
     let connections = 0;
     const early = Bun.listen<{ answered: boolean; got: number }>({
