@@ -92,9 +92,31 @@ export async function freshDatabase(): Promise<{ url: string; name: string; drop
   };
 }
 
-/** A Redis logical db of its own (1..15, picked at random), flushed first. */
+/**
+ * A db from 1 to 15, picked at random among those where no gateway node has beaten its heart in the
+ * last 5 s (`textai:nodes`). A node still running on a db, left by another run or by hand, would
+ * count in the nodes' shares of a limit and change what the tests see.
+ */
+async function unusedRedisDb(): Promise<number> {
+  const dbs = Array.from({ length: 15 }, (_, i) => i + 1).sort(() => Math.random() - 0.5);
+  const base = REDIS_BASE_URL.replace(/\/\d*$/, "");
+  for (const db of dbs) {
+    const r = new RedisClient(`${base}/${db}`, { autoReconnect: false });
+    try {
+      await r.connect();
+      const [secs] = (await r.send("TIME", [])) as string[];
+      const live = Number(await r.send("ZCOUNT", ["textai:nodes", String(Number(secs) * 1000 - 5000), "+inf"]));
+      if (live === 0) return db;
+    } finally {
+      r.close();
+    }
+  }
+  throw new Error("every Redis db from 1 to 15 has gateway nodes running on it: stop them");
+}
+
+/** A Redis logical db of its own (1..15, picked at random among those no running node uses), flushed first. */
 export async function freshRedis(): Promise<{ url: string; db: number; flush(): Promise<void> }> {
-  const db = 1 + Math.floor(Math.random() * 15);
+  const db = await unusedRedisDb();
   const url = `${REDIS_BASE_URL.replace(/\/\d*$/, "")}/${db}`;
   const flush = async () => {
     const r = new RedisClient(url, { autoReconnect: false });
