@@ -80,6 +80,9 @@ function statusMessage(status: number | undefined, error: unknown, message: stri
   return msg || "(no status code or body)";
 }
 
+/** UTF-8, as `Response.text()` decodes (a decode without `stream` keeps no state between calls) */
+const utf8 = new TextDecoder();
+
 const safeJson = (text: string): unknown => {
   try {
     return JSON.parse(text);
@@ -224,12 +227,13 @@ async function parseAnswer(response: Response, max: number): Promise<unknown> {
   if (response.status === 204) return null;
   const type = response.headers.get("content-type");
   const media = type?.split(";")[0]?.trim().toLowerCase();
+  const length = response.headers.get("content-length");
   if (media?.includes("application/json") || media?.endsWith("+json")) {
-    if (response.headers.get("content-length") === "0") return undefined;
-    const text = await readText(response, max);
+    if (length === "0") return undefined;
+    const text = await readText(response, max, length);
     return text ? JSON.parse(text) : undefined;
   }
-  return readText(response, max);
+  return readText(response, max, length);
 }
 
 /**
@@ -237,8 +241,7 @@ async function parseAnswer(response: Response, max: number): Promise<unknown> {
  * Content-Length says so, else as soon as that many have arrived (a chunked body, or one that
  * fetch decompresses: its Content-Length counts the compressed bytes).
  */
-async function readText(response: Response, max: number): Promise<string> {
-  const length = response.headers.get("content-length");
+async function readText(response: Response, max: number, length = response.headers.get("content-length")): Promise<string> {
   if (length !== null && !response.headers.has("content-encoding")) {
     if (Number(length) > max) {
       await response.body?.cancel().catch(() => {});
@@ -246,7 +249,7 @@ async function readText(response: Response, max: number): Promise<string> {
     }
     return response.text();
   }
-  return new TextDecoder().decode(await readAtMost(response.body, max, () => answerTooLarge(max)));
+  return utf8.decode(await readAtMost(response.body, max, () => answerTooLarge(max)));
 }
 
 interface Sse {

@@ -181,8 +181,7 @@ class Connection {
         continue;
       }
       // close-delimited
-      r.ctrl.enqueue(buf.slice());
-      this.holdBack(r.ctrl);
+      this.give(r, buf.slice());
       this.buf = null;
       return;
     }
@@ -242,8 +241,7 @@ class Connection {
     let buf = this.buf as Uint8Array;
     if (st.left > 0) {
       const take = Math.min(st.left, buf.length);
-      r.ctrl.enqueue(buf.slice(0, take));
-      this.holdBack(r.ctrl);
+      this.give(r, buf.slice(0, take));
       st.left -= take;
       this.buf = buf.subarray(take);
       if (st.left === 0) st.afterChunk = true;
@@ -306,12 +304,13 @@ class Connection {
   }
 
   /**
-   * Backpressure: once a stream's queue holds STREAM_QUEUE bytes its reader has not taken, the
-   * socket is paused (the server sees a full TCP window, not a client buffering without end);
-   * the stream's pull resumes it. Bytes already received are still parsed.
+   * Bytes of a stream for its reader. Backpressure: once its queue holds STREAM_QUEUE bytes the
+   * reader has not taken, the socket is paused (the server sees a full TCP window, not a client
+   * buffering without end); the stream's pull resumes it. Bytes already received are still parsed.
    */
-  private holdBack(ctrl: ReadableStreamDefaultController<Uint8Array>): void {
-    if (!this.paused && (ctrl.desiredSize ?? 1) <= 0) {
+  private give(r: Extract<Reader, { kind: "stream" }>, bytes: Uint8Array): void {
+    r.ctrl.enqueue(bytes);
+    if (!this.paused && (r.ctrl.desiredSize ?? 1) <= 0) {
       this.paused = true;
       this.socket?.pause();
     }
