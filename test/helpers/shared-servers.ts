@@ -93,42 +93,31 @@ export async function freshDatabase(): Promise<{ url: string; name: string; drop
 }
 
 /**
- * A db from 1 to 15, picked at random among those where no gateway node has beaten its heart in the
- * last 5 s (`textai:nodes`). A node still running on a db, left by another run or by hand, would
- * count in the nodes' shares of a limit and change what the tests see.
+ * A Redis logical db of its own, flushed first: one of 1..15 at random, among those where no
+ * gateway node has beaten its heart in the last 5 s (`textai:nodes`). A node still running on a db,
+ * left by another run or by hand, would count in the nodes' shares of a limit and change what the
+ * tests see. One connection looks at a db drawn and, unused, flushes it.
  */
-async function unusedRedisDb(): Promise<number> {
-  const dbs = Array.from({ length: 15 }, (_, i) => i + 1).sort(() => Math.random() - 0.5);
+export async function freshRedis(): Promise<{ url: string; db: number; flush(): Promise<void> }> {
   const base = REDIS_BASE_URL.replace(/\/\d*$/, "");
-  for (const db of dbs) {
+  const flushDb = async (db: number, unused: boolean) => {
     const r = new RedisClient(`${base}/${db}`, { autoReconnect: false });
     try {
       await r.connect();
-      const [secs] = (await r.send("TIME", [])) as string[];
-      const live = Number(await r.send("ZCOUNT", ["textai:nodes", String(Number(secs) * 1000 - 5000), "+inf"]));
-      if (live === 0) return db;
-    } finally {
-      r.close();
-    }
-  }
-  throw new Error("every Redis db from 1 to 15 has gateway nodes running on it: stop them");
-}
-
-/** A Redis logical db of its own (1..15, picked at random among those no running node uses), flushed first. */
-export async function freshRedis(): Promise<{ url: string; db: number; flush(): Promise<void> }> {
-  const db = await unusedRedisDb();
-  const url = `${REDIS_BASE_URL.replace(/\/\d*$/, "")}/${db}`;
-  const flush = async () => {
-    const r = new RedisClient(url, { autoReconnect: false });
-    try {
-      await r.connect();
+      if (unused) {
+        const [secs] = (await r.send("TIME", [])) as string[];
+        const live = Number(await r.send("ZCOUNT", ["textai:nodes", String(Number(secs) * 1000 - 5000), "+inf"]));
+        if (live > 0) return false;
+      }
       await r.send("FLUSHDB", []);
+      return true;
     } finally {
       r.close();
     }
   };
-  await flush();
-  return { url, db, flush };
+  for (const db of Array.from({ length: 15 }, (_, i) => i + 1).sort(() => Math.random() - 0.5))
+    if (await flushDb(db, true)) return { url: `${base}/${db}`, db, flush: () => flushDb(db, false).then(() => {}) };
+  throw new Error("every Redis db from 1 to 15 has gateway nodes running on it: stop them");
 }
 
 // One Redis Cluster for the whole test run: TEXTAI_TEST_REDIS_CLUSTER (CI starts one, .ci/servers.ts),
