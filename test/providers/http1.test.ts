@@ -303,7 +303,7 @@ describe("the HTTP/1.1 client of plain-http upstreams", () => {
     while (got < 40 * 1024 * 1024) got += ((await reader.read()).value as Uint8Array).length;
     expect(sent).toBeGreaterThan(stalled);
     await reader.cancel();
-    for (const w of writing) writing.delete(w);
+    writing.clear();
 
     // a finite stream read slowly (its socket paused on the way) leaves its connection readable for the next request
     const finite = await post(p, s.url, '{"finite":true}');
@@ -319,9 +319,9 @@ describe("the HTTP/1.1 client of plain-http upstreams", () => {
     const reusedBefore = p.stats.reused;
     const again = await post(p, s.url, '{"finite":true}');
     expect(p.stats.reused).toBe(reusedBefore + 1);
-    let again_total = 0;
-    for await (const c of again.body as ReadableStream<Uint8Array>) again_total += c.length;
-    expect(again_total).toBe(64 * piece.length);
+    let againTotal = 0;
+    for await (const c of again.body as ReadableStream<Uint8Array>) againTotal += c.length;
+    expect(againTotal).toBe(64 * piece.length);
   });
 
   test("an answer that comes before the request was written whole (a 413 at the head) does not leave the connection for reuse", async () => {
