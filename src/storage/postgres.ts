@@ -13,7 +13,7 @@ export interface PgStorage {
   /** resolves once the schema is migrated (rejects only on a broken migration, never for an outage) */
   migrated: Promise<void>;
   isMigrated(): boolean;
-  /** true while the last query reached the server */
+  /** true once the schema is migrated, while a query reaches the server */
   up(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -70,6 +70,8 @@ export function openPostgres(
     migrated,
     isMigrated: () => done,
     async up() {
+      // not before the schema is migrated: a node answers /ready 200 only once it can serve
+      if (!done) return false;
       try {
         await sql`SELECT 1`;
         return true;
