@@ -21,7 +21,7 @@ import {
   type Tracer,
   trace,
 } from "@opentelemetry/api";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { hrTime, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
@@ -31,6 +31,14 @@ import type { Logger } from "../log";
 import type { AttemptEnd, AttemptInfo, AttemptTrace, RequestFacts, RequestTrace, TraceUsage, Tracing } from "./interface";
 
 const propagator = new W3CTraceContextPropagator();
+
+/**
+ * Every time given to a span, on one clock: the performance clock from the process's time origin.
+ * A plain number is turned into wall time by an offset the SDK takes per span from Date.now()
+ * (whole milliseconds), so two spans' times could disagree by up to a millisecond and a child
+ * end after its parent.
+ */
+const at = (perf: number = performance.now()) => hrTime(perf);
 
 const headerGetter: TextMapGetter<Headers> = {
   get: (h, key) => h.get(key) ?? undefined,
@@ -94,7 +102,7 @@ class AttemptSpan implements AttemptTrace {
       this.span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error });
     } else this.owner.answered(this.system, usage ?? undefined);
     this.span.setAttributes(attrs);
-    this.span.end();
+    this.span.end(at());
   }
 }
 
@@ -115,7 +123,7 @@ class RequestSpans implements RequestTrace {
     startPerf: number,
   ) {
     const parent = propagator.extract(ROOT_CONTEXT, headers, headerGetter);
-    this.span = tracer.startSpan("request", { kind: SpanKind.SERVER, startTime: startPerf }, parent);
+    this.span = tracer.startSpan("request", { kind: SpanKind.SERVER, startTime: at(startPerf) }, parent);
     this.ctx = trace.setSpan(parent, this.span);
   }
 
@@ -130,6 +138,7 @@ class RequestSpans implements RequestTrace {
       `${info.operation} ${info.model}`,
       {
         kind: SpanKind.CLIENT,
+        startTime: at(),
         attributes: {
           "gen_ai.operation.name": info.operation,
           "gen_ai.system": system,
@@ -159,7 +168,7 @@ class RequestSpans implements RequestTrace {
     for (const s of this.stages) {
       const name = s.name === "credits" ? (settled ? "hold credits" : "charge") : STAGE_SPANS[s.name];
       if (!name) continue;
-      this.tracer.startSpan(name, { startTime: s.start, attributes: { "textai.stage": s.name } }, this.ctx).end(s.end);
+      this.tracer.startSpan(name, { startTime: at(s.start), attributes: { "textai.stage": s.name } }, this.ctx).end(at(s.end));
     }
     const span = this.span;
     const route = this.route;
@@ -190,9 +199,7 @@ class RequestSpans implements RequestTrace {
     span.setAttributes(attrs);
     // a server span is in error for 5xx only (the client's mistakes are not the server's)
     if (f.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: f.errorCode });
-    // ended on the performance clock, as it began: a span begun at a given time and ended without
-    // one takes Date.now() (whole milliseconds), which put its end up to 1 ms before its children's
-    span.end(performance.now());
+    span.end(at());
   }
 }
 

@@ -109,6 +109,8 @@ describe("tracing with OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     expect(attempts.length).toBe(1);
     const attempt = attempts[0]!;
     expect(attempt.parentSpanId).toBe(root.spanId);
+    expect(attempt.startNs).toBeGreaterThanOrEqual(root.startNs);
+    expect(attempt.endNs).toBeLessThanOrEqual(root.endNs);
     expect(attempt.name).toBe("chat model-a");
     expect(attempt.attributes).toMatchObject({
       "gen_ai.operation.name": "chat",
@@ -121,6 +123,33 @@ describe("tracing with OTEL_EXPORTER_OTLP_ENDPOINT", () => {
     expect(sim.calls.requests.length).toBe(1);
     const sent = parseTraceparent(sim.calls.requests[0]!.headers.traceparent);
     expect(sent).toEqual({ traceId, parentId: attempt.spanId, flags: "01" });
+  });
+
+  test("every span lies within its request's span, call after call (all times on one clock, to the nanosecond)", async () => {
+    // the SDK turns a plain millisecond time into wall time by an offset it takes per span from
+    // Date.now(), so spans' times could disagree by up to 1 ms: a charge ended after its request
+    const traceIds: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const traceId = hex(16);
+      traceIds.push(traceId);
+      const r = await gw.post(
+        "/api/v1/ai/sentiment-analysis",
+        { text: `call ${i} ${crypto.randomUUID()} ${MARKER}` },
+        { "x-api-key": key, traceparent: `00-${traceId}-${hex(8)}-01` },
+      );
+      expect(r.status).toBe(200);
+    }
+    const outside: string[] = [];
+    for (const traceId of traceIds) {
+      const spans = await traceOf(traceId);
+      const root = server(spans);
+      for (const s of spans) {
+        if (s === root) continue;
+        if (s.startNs < root.startNs || s.endNs > root.endNs || s.endNs < s.startNs)
+          outside.push(`${s.name}: ${s.startNs - root.startNs}..${s.endNs - root.endNs} ns`);
+      }
+    }
+    expect(outside).toEqual([]);
   });
 
   test("each provider attempt is a span of its own: the failed one in error, and each call carried its own span as parent", async () => {
