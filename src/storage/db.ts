@@ -39,7 +39,16 @@ export function openStorage(path: string, opts: { busyTimeoutMs?: number } = {})
       } catch {
         // a read-only or locked database still closes
       }
-      sqlite.close();
+      // close(true) closes the connection now (sqlite3_close), so that the last connection to
+      // close folds the WAL into the file and removes it: a stopped gateway leaves one file, whole
+      // to copy. Plain close() (sqlite3_close_v2) left the connection open until the statements it
+      // had cached were collected, so the WAL stayed beside the file after every stop.
+      try {
+        sqlite.close(true);
+      } catch {
+        // a statement still in use: closed once it is collected, as before
+        sqlite.close();
+      }
     },
   };
 }

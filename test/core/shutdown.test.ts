@@ -1,11 +1,12 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { wordCount } from "../helpers/echo-function";
 import { startGateway } from "../helpers/gateway";
 import { RawConnection } from "../helpers/raw-http";
 
-test("graceful stop: in-flight requests finish and are charged, the database closes cleanly", async () => {
+test("graceful stop: in-flight requests finish and are charged, the database closes cleanly into one file", async () => {
   const gw = await startGateway({ functions: [wordCount] });
   const { key, accountId } = gw.newKey({ credits: 10 });
   const inFlight = gw.post("/api/v1/ai/word-count", { text: "finish me please", delay_ms: 400 }, { "x-api-key": key });
@@ -16,7 +17,12 @@ test("graceful stop: in-flight requests finish and are charged, the database clo
   expect(res.status).toBe(200);
   expect(res.json.data.result).toEqual({ words: 3 });
   expect(await fetch(`${gw.url}/health`).catch(() => null)).toBeNull();
-  const db = new Database(gw.dbPath, { readonly: true });
+  // one file left, whole: the WAL was folded in and removed (an operator may copy the file alone)
+  expect(readdirSync(gw.dir).filter((f) => f.startsWith("textai.db"))).toEqual(["textai.db"]);
+  const copy = join(gw.dir, "copy", "textai.db");
+  mkdirSync(dirname(copy));
+  copyFileSync(gw.dbPath, copy);
+  const db = new Database(copy, { readonly: true });
   const row = db.query("SELECT balance FROM accounts WHERE id = ?").get(accountId) as { balance: number };
   const charges = db.query("SELECT count(*) AS n FROM ledger WHERE account_id = ? AND kind = 'charge'").get(accountId) as {
     n: number;
