@@ -60,7 +60,7 @@ export function parseModel(model: string | undefined, providers: Map<string, Pro
  * first that lists the model, else the first one in the route that is not functions-only; the others keep their
  * own models, so a fallback never sends a model name to a provider that does not know it.
  */
-export function planTargets(route: string[], providers: Map<string, Provider>, model: string | undefined): Target[] {
+export function planTargets(route: readonly string[], providers: Map<string, Provider>, model: string | undefined): Target[] {
   const picked = parseModel(model, providers);
   let order = route;
   let owner = picked.provider;

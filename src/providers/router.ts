@@ -72,6 +72,7 @@ export interface ProviderStatus {
 export class ProviderRouter {
   onOutcome?: OutcomeHook;
   private readonly breakers: Breakers;
+  private readonly proxyRoutes = new Map<ProxyApi, readonly string[]>();
 
   constructor(
     private readonly config: Config,
@@ -175,13 +176,22 @@ export class ProviderRouter {
    * The targets of an OpenAI-compatible call (never the offline engine): the configured route of
    * its function or every provider, minus those that cannot serve the request as sent.
    */
-  /** The providers an OpenAI-compatible API may use: its configured route, else every remote provider. */
-  proxyRoute(api: ProxyApi): string[] {
-    const route = (this.config.routes[API_FN[api]] ?? [...this.providers.keys()]).filter((n) => {
-      const p = this.providers.get(n);
-      return p !== undefined && !p.functionsOnly;
-    });
-    return [...new Set(route)];
+  /**
+   * The providers an OpenAI-compatible API may use: its configured route, else every remote
+   * provider. Made once per API (configuration and providers are fixed for the router's life);
+   * callers only read it.
+   */
+  proxyRoute(api: ProxyApi): readonly string[] {
+    let route = this.proxyRoutes.get(api);
+    if (!route) {
+      const named = (this.config.routes[API_FN[api]] ?? [...this.providers.keys()]).filter((n) => {
+        const p = this.providers.get(n);
+        return p !== undefined && !p.functionsOnly;
+      });
+      route = [...new Set(named)];
+      this.proxyRoutes.set(api, route);
+    }
+    return route;
   }
 
   /**
