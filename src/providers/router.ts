@@ -173,10 +173,6 @@ export class ProviderRouter {
   }
 
   /**
-   * The targets of an OpenAI-compatible call (never the offline engine): the configured route of
-   * its function or every provider, minus those that cannot serve the request as sent.
-   */
-  /**
    * The providers an OpenAI-compatible API may use: its configured route, else every remote
    * provider. Made once per API (configuration and providers are fixed for the router's life);
    * callers only read it.
@@ -212,6 +208,10 @@ export class ProviderRouter {
     });
   }
 
+  /**
+   * The targets of an OpenAI-compatible call (never the offline engine): the configured route of
+   * its function or every provider, minus those that cannot serve the request as sent.
+   */
   proxyTargets(call: Pick<ProxyCall, "api" | "body">): Target[] {
     const model = typeof call.body.model === "string" ? call.body.model : undefined;
     // "" asks for the providers' own models, as before this check
