@@ -258,6 +258,8 @@ export interface Config {
   redisUrl: string | null;
   /** TEXTAI_REDIS_CLUSTER=true: redisUrl names seed nodes of a Redis Cluster (comma-separated) */
   redisCluster: boolean;
+  /** TEXTAI_REDIS_PREFIX: the first part of every Redis key and channel name (default `textai`) */
+  redisPrefix: string;
   /** how long a write waits for a lock held by another process before answering 503 */
   dbBusyTimeoutMs: number;
   /**
@@ -434,6 +436,7 @@ const EnvSchema = T.Object({
   TEXTAI_DATABASE_URL: EnvText,
   TEXTAI_REDIS_URL: EnvText,
   TEXTAI_REDIS_CLUSTER: T.Optional(T.Union([T.Literal("true"), T.Literal("false")])),
+  TEXTAI_REDIS_PREFIX: T.Optional(T.String({ pattern: "^[A-Za-z0-9_.-]{1,64}$" })),
   TEXTAI_DATABASE_POOL: EnvInt(1, 1000),
   TEXTAI_DATABASE_PREPARE: T.Optional(T.Union([T.Literal("true"), T.Literal("false")])),
   TEXTAI_DB_BUSY_TIMEOUT_MS: EnvInt(0),
@@ -632,6 +635,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     databaseUrl: serverUrl(env, "TEXTAI_DATABASE_URL", ["postgres:", "postgresql:"]),
     redisUrl: redisUrl(env),
     redisCluster: env.TEXTAI_REDIS_CLUSTER === "true",
+    redisPrefix: env.TEXTAI_REDIS_PREFIX || "textai",
     dbBusyTimeoutMs: env.TEXTAI_DB_BUSY_TIMEOUT_MS ?? 5000,
     databasePool: env.TEXTAI_DATABASE_POOL ?? file.database_pool ?? DEFAULT_DATABASE_POOL,
     databasePrepare: env.TEXTAI_DATABASE_PREPARE ? env.TEXTAI_DATABASE_PREPARE === "true" : (file.database_prepare ?? true),

@@ -45,8 +45,8 @@ const redisParts = () => ({
   ...(require("./dashboard/signin-redis") as typeof import("./dashboard/signin-redis")),
 });
 
-/** The Redis channel on which revoked key hashes are broadcast. */
-const REVOKED = "textai:revoked";
+/** The Redis channel (after the prefix) on which revoked key hashes are broadcast. */
+const REVOKED = "revoked";
 
 /** Every stateful service of the gateway, as configuration picks them. */
 export interface Services extends ServiceDeps {
@@ -158,7 +158,9 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
   let signIns: SignInAttempts;
   const rd = config.redisUrl ? redisParts() : null;
   const redis: RedisLink | null =
-    rd && config.redisUrl ? new rd.RedisLink(config.redisUrl, opts.logger, { cluster: config.redisCluster }) : null;
+    rd && config.redisUrl
+      ? new rd.RedisLink(config.redisUrl, opts.logger, { cluster: config.redisCluster, prefix: config.redisPrefix })
+      : null;
   if (rd && redis) {
     const redisLimiter = new rd.RedisRateLimiter(redis, config.plans, opts.now);
     const redisCache = new rd.RedisResponseCache(redis, {
@@ -175,8 +177,8 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     callStarter = new rd.RedisCallStarter(redis, redisLimiter, redisIdempotency, redisCache);
     signIns = new rd.RedisSignInLimiter(redis, SIGN_IN_LIMITS, opts.now);
     // a revocation anywhere drops the key from every node's key cache at once
-    keys.onRevoke = (hash) => redis.publish(REVOKED, hash);
-    redis.subscribe(REVOKED, (hash) => keys.forget(hash));
+    keys.onRevoke = (hash) => redis.publish(redis.key(REVOKED), hash);
+    redis.subscribe(redis.key(REVOKED), (hash) => keys.forget(hash));
     redis.start();
   } else {
     limiter = new MemoryRateLimiter(config.plans, opts.now);

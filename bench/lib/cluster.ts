@@ -1,4 +1,4 @@
-/** Two (or more) gateway nodes on a fresh PostgreSQL database and a flushed Redis db: the bench's `cluster` target. */
+/** Two (or more) gateway nodes on a fresh PostgreSQL database and Redis keys of their own: the bench's `cluster` target. */
 import { type Gateway, type GatewayOptions, startGateway } from "./gateway";
 
 export interface ClusterNodes {
@@ -9,8 +9,9 @@ export interface ClusterNodes {
 }
 
 /**
- * `n` gateway nodes on a fresh PostgreSQL database and a flushed Redis db (TEXTAI_BENCH_PG,
- * TEXTAI_BENCH_REDIS; default the loopback servers), each started with `opts` (pinned like the
+ * `n` gateway nodes on a fresh PostgreSQL database and a Redis key prefix of the run's own
+ * (TEXTAI_REDIS_PREFIX; the keys are deleted by stop(), and nothing else in the Redis is touched)
+ * (TEXTAI_BENCH_PG, TEXTAI_BENCH_REDIS; default the loopback servers), each started with `opts` (pinned like the
  * single node unless `opts.cpu` says otherwise). TEXTAI_BENCH_REDIS_CLUSTER (seed URLs) runs them
  * on a Redis Cluster instead.
  */
@@ -30,17 +31,31 @@ export async function startClusterNodes(
   } finally {
     await admin.close();
   }
-  if (!redisCluster) {
+  const prefix = `textai-bench-${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
+  // the run's keys (those under its prefix), on one Redis; a Redis Cluster's expire on their own
+  const deleteKeys = async () => {
+    if (redisCluster) return;
     const redis = new RedisClient(redisUrl, { autoReconnect: false, connectionTimeout: 2000 });
-    await redis.connect();
-    await redis.send("FLUSHDB", []);
-    redis.close();
-  }
+    try {
+      await redis.connect();
+      let cursor = "0";
+      do {
+        const [next, keys] = (await redis.send("SCAN", [cursor, "MATCH", `${prefix}:*`, "COUNT", "1000"])) as [string, string[]];
+        cursor = next;
+        for (const k of keys) await redis.send("UNLINK", [k]);
+      } while (cursor !== "0");
+    } catch {
+      // the bench's result stands; its keys expire
+    } finally {
+      redis.close();
+    }
+  };
   const dbUrl = new URL(pgAdmin);
   dbUrl.pathname = `/${name}`;
   const env: Record<string, string> = {
     TEXTAI_DATABASE_URL: dbUrl.toString(),
     TEXTAI_REDIS_URL: redisUrl,
+    TEXTAI_REDIS_PREFIX: prefix,
     ...(redisCluster ? { TEXTAI_REDIS_CLUSTER: "true" } : {}),
     ...opts.env,
   };
@@ -49,6 +64,7 @@ export async function startClusterNodes(
     const a = new SQL(pgAdmin);
     await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
     await a.close();
+    await deleteKeys();
   };
   try {
     for (let i = 0; i < (opts.n ?? 2); i++)

@@ -73,7 +73,7 @@ export class RedisSignInLimiter implements SignInAttempts {
     const t = hashToken(target);
     // one script reads an address's count over all targets and a target's over all addresses, so
     // on a Redis Cluster all guess counts share one hash tag (one slot): sign-ins are few
-    const p = this.link.cluster ? "textai:{signin}:guess" : "textai:guess";
+    const p = this.link.key(this.link.cluster ? "{signin}:guess" : "guess");
     return [`${p}:c:${c}`, `${p}:ct:${c}:${t}`, `${p}:t:${t}`];
   }
 
@@ -125,7 +125,7 @@ export class RedisSignInLimiter implements SignInAttempts {
         const l = this.limits;
         const r = await this.link.eval(
           SIGN_UP,
-          [`textai:signup:c:${hashToken(client)}`],
+          [this.link.key(`signup:c:${hashToken(client)}`)],
           [String(l.signUpWindowMs), String(l.signUpsPerClient)],
         );
         return verdict(r);

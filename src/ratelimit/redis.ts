@@ -110,7 +110,7 @@ export class RedisRateLimiter implements RateLimiter {
    * the call's first trip touches one slot); on one Redis the name every version has used.
    */
   keyBucket(accountId: string, keyId: string, fn: string): string {
-    return this.link.cluster ? this.link.accountKey(accountId, "rlk", `${keyId}:${fn}`) : `textai:rlk:${keyId}:${fn}`;
+    return this.link.cluster ? this.link.accountKey(accountId, "rlk", `${keyId}:${fn}`) : this.link.key(`rlk:${keyId}:${fn}`);
   }
 
   /** Before a bucket is read in Redis: what this node admitted on its own in an outage is paid first. */

@@ -4,6 +4,9 @@ import { CLIENT_OPTIONS, RedisClusterConnection, RedisUnavailable, timedSend } f
 
 export { RedisUnavailable };
 
+/** The key prefix of every version before `TEXTAI_REDIS_PREFIX` existed, and its default. */
+export const DEFAULT_REDIS_PREFIX = "textai";
+
 type Listener = (message: string, channel: string) => void;
 
 const HEARTBEAT = `
@@ -49,25 +52,39 @@ export class RedisLink {
    * an outage, which would refuse a rate-limited call with 429 in a node's first moments.
    */
   private starting: Promise<void> | null = null;
+  /**
+   * The first part of every key and channel name this node uses (`TEXTAI_REDIS_PREFIX`, default
+   * `textai`): gateways (or test runs) with different prefixes share one Redis db without touching
+   * each other's data.
+   */
+  readonly prefix: string;
 
   constructor(
     private url: string,
     private logger?: Logger,
-    private opts: { commandTimeoutMs?: number; cluster?: boolean } = {},
+    private opts: { commandTimeoutMs?: number; cluster?: boolean; prefix?: string } = {},
   ) {
+    this.prefix = opts.prefix ?? DEFAULT_REDIS_PREFIX;
     this.cluster = opts.cluster
       ? new RedisClusterConnection(url, opts.commandTimeoutMs ?? 1000, () => void this.ensure(), logger)
       : null;
   }
 
   /**
-   * The key of an account's data of one kind. On one Redis it is `textai:<kind>:<account>[:<rest>]`,
-   * the names every version has used; on a Redis Cluster `textai:{acct:<account>}:<kind>[:<rest>]`,
+   * The key of an account's data of one kind. On one Redis it is `<prefix>:<kind>:<account>[:<rest>]`,
+   * the names every version has used (prefix `textai`); on a Redis Cluster
+   * `<prefix>:{acct:<account>}:<kind>[:<rest>]`,
    * so that all of an account's keys hash to one slot (one node), and different accounts spread.
    */
   accountKey(accountId: string, kind: string, rest?: string): string {
     const tail = rest === undefined ? "" : `:${rest}`;
-    return this.cluster ? `textai:{acct:${accountId}}:${kind}${tail}` : `textai:${kind}:${accountId}${tail}`;
+    const p = this.prefix;
+    return this.cluster ? `${p}:{acct:${accountId}}:${kind}${tail}` : `${p}:${kind}:${accountId}${tail}`;
+  }
+
+  /** The name of a key (or channel) of this gateway's that belongs to no account: `<prefix>:<name>`. */
+  key(name: string): string {
+    return `${this.prefix}:${name}`;
   }
 
   /** Connects (without waiting) and keeps reconnecting every second while it runs. */
@@ -150,7 +167,7 @@ export class RedisLink {
     if (!this.up) return;
     try {
       // on Redis's clock, so nodes whose clocks disagree still count each other
-      const n = await this.eval<number>(HEARTBEAT, ["textai:nodes"], [this.nodeId]);
+      const n = await this.eval<number>(HEARTBEAT, [this.key("nodes")], [this.nodeId]);
       this.nodeCount = Math.max(1, Number(n));
     } catch {
       // down: the last count stays
@@ -227,7 +244,7 @@ export class RedisLink {
     this.timer = null;
     await Promise.all([...this.pending]);
     try {
-      if (this.up) await this.send("ZREM", ["textai:nodes", this.nodeId]);
+      if (this.up) await this.send("ZREM", [this.key("nodes"), this.nodeId]);
     } catch {
       // gone already
     }

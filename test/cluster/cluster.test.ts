@@ -16,11 +16,12 @@ let sim: Upstream;
 let pg: SQL;
 let cluster: Cluster;
 let redisUrl: string;
+let redisPrefix: string;
 let close: (() => Promise<void>) | undefined;
 
 beforeAll(async () => {
   if (!shared) return;
-  ({ sim, pg, cluster, redisUrl, close } = await startSimCluster({ n: 3, latencyMs: 30 }));
+  ({ sim, pg, cluster, redisUrl, redisPrefix, close } = await startSimCluster({ n: 3, latencyMs: 30 }));
 }, 60_000);
 
 afterAll(async () => {
@@ -203,7 +204,7 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     // The state a kill -9 in that window leaves, built deterministically: the charge is in the
     // ledger under the call's request id; the record is in flight, its lease (the only thing
     // another host can go by) run out, no answer kept.
-    const link = redisLinkTo(redisUrl);
+    const link = redisLinkTo(redisUrl, redisPrefix);
     expect(await link.ready()).toBe(true);
     const record = link.accountKey(accountId, "idem", new Bun.CryptoHasher("sha256").update("window-7").digest("hex"));
     const rids = await link.eval<string>(
@@ -246,7 +247,7 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     while (sim.calls.count < 1) await Bun.sleep(10);
     // The state a stall past the lease leaves (a process or disk frozen for longer than the request
     // timeout + 5 s), built deterministically: the record's lease has ended while the call runs on.
-    const link = redisLinkTo(redisUrl);
+    const link = redisLinkTo(redisUrl, redisPrefix);
     expect(await link.ready()).toBe(true);
     const record = link.accountKey(accountId, "idem", new Bun.CryptoHasher("sha256").update("overrun-9").digest("hex"));
     const rids = await link.eval<string>(

@@ -28,7 +28,7 @@ import { SqliteIdempotencyStore } from "../../src/idempotency/sqlite";
 import type { RateLimiter } from "../../src/ratelimit/interface";
 import { MemoryRateLimiter } from "../../src/ratelimit/limiter";
 import { RedisRateLimiter } from "../../src/ratelimit/redis";
-import { RedisLink } from "../../src/redis/link";
+import { DEFAULT_REDIS_PREFIX, RedisLink } from "../../src/redis/link";
 import type { RequestLogStore, RequestRecord } from "../../src/requestlog/interface";
 import { PostgresRequestLogStore } from "../../src/requestlog/postgres";
 import { decodeCursor, readPage } from "../../src/requestlog/query";
@@ -51,6 +51,8 @@ let pg2: PgStorage | null = null;
 /** the stores' pools: straight to the test database, or through a pooler (TEXTAI_TEST_VIA_PGBOUNCER=1) */
 let pgPools: Awaited<ReturnType<typeof storesOn>> | null = null;
 let redis: RedisLink | null = null;
+let redisKeys: Awaited<ReturnType<typeof freshRedis>> | null = null;
+
 let clustered: RedisLink | null = null;
 
 beforeAll(async () => {
@@ -61,20 +63,22 @@ beforeAll(async () => {
   pg = pgPools.open();
   pg2 = pgPools.open();
   await Promise.all([pg.migrated, pg2.migrated]);
-  const r = await freshRedis();
-  redis = new RedisLink(r.url);
+  redisKeys = await freshRedis();
+  redis = new RedisLink(redisKeys.url, undefined, { prefix: redisKeys.prefix });
   redis.start();
   expect(await redis.ready()).toBe(true);
 });
 beforeAll(async () => {
   if (!redisCluster) return;
-  clustered = new RedisLink(redisCluster.url, undefined, { cluster: true });
+  clustered = new RedisLink(redisCluster.url, undefined, { cluster: true, prefix: redisCluster.prefix });
   clustered.start();
   expect(await clustered.ready()).toBe(true);
 });
 afterAll(async () => {
   await clustered?.close();
   await redis?.close();
+  await redisKeys?.flush();
+  await redisCluster?.flush();
   await pg?.close();
   await pg2?.close();
   await pgPools?.stop();
@@ -867,27 +871,41 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], KEYS[1])
 return 1
 `;
+test("Redis names under the default prefix are those of every version before TEXTAI_REDIS_PREFIX", () => {
+  const one = new RedisLink("redis://127.0.0.1:1");
+  expect(one.prefix).toBe(DEFAULT_REDIS_PREFIX);
+  expect(DEFAULT_REDIS_PREFIX).toBe("textai");
+  expect(one.accountKey("acc_1", "rl", "fn-a")).toBe("textai:rl:acc_1:fn-a");
+  expect(one.key("nodes")).toBe("textai:nodes");
+  expect(new RedisLink("redis://127.0.0.1:1", undefined, { prefix: "p-1" }).accountKey("acc_1", "cache", "d")).toBe(
+    "p-1:cache:acc_1:d",
+  );
+});
+
+// (the test's link has a prefix of its own, `p` below; under the default prefix, `textai`, the
+// names are those of every version, as the test above shows)
 describe.skipIf(!shared)("one Redis: the names of earlier versions (a rolling upgrade shares them)", () => {
   test("buckets, Idempotency-Key records and answers keep their names; an answer stored by an old node is a HIT on a new one", async () => {
     const acc = `acc_${crypto.randomUUID()}`;
+    const p = redis!.prefix;
     const limiter = new RedisRateLimiter(redis!, { free: { "fn-a": 5 } });
     await limiter.check(acc, "free", "fn-a", "standard");
-    expect(await redis!.send("HGET", [`textai:rl:${acc}:fn-a`, "tokens"])).toBe("4");
+    expect(await redis!.send("HGET", [`${p}:rl:${acc}:fn-a`, "tokens"])).toBe("4");
     const idem = new RedisIdempotencyStore(redis!, { ttlMs: 60_000, maxAnswerBytes: 100, leaseMs: 5000 });
     await idem.begin(acc, "k-1", "h", "req_1");
     const sha = new Bun.CryptoHasher("sha256").update("k-1").digest("hex");
-    expect(await redis!.send("HGET", [`textai:idem:${acc}:${sha}`, "status"])).toBe("in_flight");
+    expect(await redis!.send("HGET", [`${p}:idem:${acc}:${sha}`, "status"])).toBe("in_flight");
     // an old node's answer, indexed in the old global index
     const cache = new RedisResponseCache(redis!, { ttlMs: 60_000, maxEntries: 10, maxEntryBytes: 1 << 16, lockMs: 5000 });
     const value = JSON.stringify({ json: '{"old":1}', provider: "p", model: "m" });
-    await redis!.eval(OLD_STORE, [`textai:cache:${acc}:d1`, "textai:cache:index"], [value, "60000", String(Date.now())]);
+    await redis!.eval(OLD_STORE, [`${p}:cache:${acc}:d1`, `${p}:cache:index`], [value, "60000", String(Date.now())]);
     expect((await cache.get(acc, "d1"))?.json).toBe('{"old":1}');
     // a new node's answer, under the same name, readable by an old node's GET
     await cache.produceOnce(acc, "d2", async () => answer('{"new":1}'), adopt);
-    expect(JSON.parse((await redis!.send<string>("GET", [`textai:cache:${acc}:d2`])) ?? "{}").json).toBe('{"new":1}');
-    expect(Number(await redis!.send("ZCARD", [`textai:cacheidx:${acc}`]))).toBe(1);
-    expect(Number(await redis!.send("PTTL", [`textai:cacheidx:${acc}`]))).toBeGreaterThan(0);
-    await redis!.send("DEL", ["textai:cache:index"]);
+    expect(JSON.parse((await redis!.send<string>("GET", [`${p}:cache:${acc}:d2`])) ?? "{}").json).toBe('{"new":1}');
+    expect(Number(await redis!.send("ZCARD", [`${p}:cacheidx:${acc}`]))).toBe(1);
+    expect(Number(await redis!.send("PTTL", [`${p}:cacheidx:${acc}`]))).toBeGreaterThan(0);
+    await redis!.send("DEL", [`${p}:cache:index`]);
   });
 });
 

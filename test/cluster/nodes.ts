@@ -67,13 +67,14 @@ async function listening(proc: Subprocess<"ignore", "pipe", "pipe">, logs: strin
 
 /**
  * N gateway processes (`bun src/cli.ts serve`, each on a port of its own and a SQLite file of its
- * own) on one PostgreSQL database and one Redis db (or a Redis Cluster: `redisUrl` lists its seeds),
- * as an operator would run them.
+ * own) on one PostgreSQL database and one Redis (or a Redis Cluster: `redisUrl` lists its seeds),
+ * their keys under `redisPrefix`, as an operator would run them.
  */
 export async function startCluster(opts: {
   n: number;
   databaseUrl: string;
   redisUrl: string;
+  redisPrefix: string;
   configText: string;
   env?: Record<string, string>;
   /** through a pgbouncer of its own; default: TEXTAI_TEST_VIA_PGBOUNCER=1 */
@@ -93,7 +94,7 @@ export async function startCluster(opts: {
     ...(process.env as Record<string, string>),
     TEXTAI_DATABASE_URL: opts.databaseUrl,
     // a Redis Cluster's seeds (comma-separated) come with TEXTAI_REDIS_CLUSTER=true
-    ...redisEnv(opts.redisUrl),
+    ...redisEnv(opts.redisUrl, opts.redisPrefix),
     TEXTAI_CONFIG: configPath,
     TEXTAI_ADMIN_TOKEN: ADMIN,
     TEXTAI_LOG_LEVEL: "warn",
@@ -145,6 +146,8 @@ export async function startSimCluster(opts: {
   sim: Upstream;
   db: Awaited<ReturnType<typeof freshDatabase>>;
   redisUrl: string;
+  /** the prefix of every Redis key the nodes use (TEXTAI_REDIS_PREFIX): the test's own */
+  redisPrefix: string;
   cluster: Cluster;
   pg: SQL;
   close(): Promise<void>;
@@ -156,6 +159,7 @@ export async function startSimCluster(opts: {
     n: opts.n,
     databaseUrl: db.url,
     redisUrl: redis.url,
+    redisPrefix: redis.prefix,
     configText: `${clusterConfig(`${sim.url}/v1`)}${opts.configExtra ?? ""}`,
     env: opts.env,
   });
@@ -164,12 +168,14 @@ export async function startSimCluster(opts: {
     sim,
     db,
     redisUrl: redis.url,
+    redisPrefix: redis.prefix,
     cluster,
     pg,
     async close() {
       await cluster.close();
       await pg.close();
       await db.drop();
+      await redis.flush();
       await sim.close();
     },
   };

@@ -13,6 +13,7 @@ const shared = await sharedServersUp("the outage tests of the cluster");
 let sim: Upstream;
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 let cluster: Cluster;
+let redis: Awaited<ReturnType<typeof freshRedis>>;
 const pgProxy = new TcpProxy(5432);
 const redisProxy = new TcpProxy(6379);
 
@@ -20,7 +21,7 @@ beforeAll(async () => {
   if (!shared) return;
   sim = await startUpstream({ latencyMs: 5 });
   db = await freshDatabase();
-  const redis = await freshRedis();
+  redis = await freshRedis();
   pgProxy.up();
   redisProxy.up();
   const dbUrl = new URL(db.url);
@@ -29,6 +30,7 @@ beforeAll(async () => {
     n: 3,
     databaseUrl: dbUrl.toString(),
     redisUrl: `redis://127.0.0.1:${redisProxy.port}/${redis.db}`,
+    redisPrefix: redis.prefix,
     configText: clusterConfig(`${sim.url}/v1`),
   });
   // every node's heartbeat has been seen: each knows there are three
@@ -43,6 +45,7 @@ afterAll(async () => {
   pgProxy.down();
   redisProxy.down();
   await db?.drop();
+  await redis?.flush();
   await sim?.close();
 }, 30_000);
 

@@ -39,6 +39,7 @@ let bouncer: Pgbouncer;
 /** a direct connection (not through the pooler), for checking what the nodes wrote */
 let pg: SQL;
 let cluster: Cluster;
+let redis: Awaited<ReturnType<typeof nodesRedis>>;
 /** the most backends PostgreSQL had on the database at once, other than `pg`'s, sampled while the tests run */
 let peakBackends = 0;
 let sampling: ReturnType<typeof setInterval> | undefined;
@@ -48,7 +49,7 @@ beforeAll(async () => {
   sim = await startUpstream({ latencyMs: 20 });
   db = await freshDatabase();
   bouncer = await startPgbouncer(db.url, { poolSize: POOL });
-  const redis = await nodesRedis("the PgBouncer cluster tests on a Redis Cluster");
+  redis = await nodesRedis("the PgBouncer cluster tests on a Redis Cluster");
   pg = new SQL(db.url, { max: 1 });
   sampling = setInterval(() => {
     pg`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${db.name} AND pid <> pg_backend_pid()`.then(
@@ -63,6 +64,7 @@ beforeAll(async () => {
     n: 3,
     databaseUrl: bouncer.url,
     redisUrl: redis.url,
+    redisPrefix: redis.prefix,
     configText: clusterConfig(`${sim.url}/v1`),
     env: { TEXTAI_DATABASE_PREPARE: "false" },
     viaPgbouncer: false,
@@ -76,6 +78,7 @@ afterAll(async () => {
   await bouncer?.stop();
   await pg?.close();
   await db?.drop();
+  await redis?.flush();
   await sim?.close();
 }, 30_000);
 

@@ -25,7 +25,14 @@ test.skipIf(!shared)(
     const held = await lock.reserve();
     // the lock every node takes to migrate (src/storage/postgres.ts MIGRATION_LOCK)
     await held.unsafe("BEGIN; SELECT pg_advisory_xact_lock(7263011)");
-    cluster = await startCluster({ n: 1, databaseUrl: db.url, redisUrl: redis.url, configText: "", viaPgbouncer: false });
+    cluster = await startCluster({
+      n: 1,
+      databaseUrl: db.url,
+      redisUrl: redis.url,
+      redisPrefix: redis.prefix,
+      configText: "",
+      viaPgbouncer: false,
+    });
     const node = cluster.nodes[0]!;
     const ready = async () => {
       const res = await fetch(`${node.url}/ready`);

@@ -28,6 +28,7 @@ beforeAll(async () => {
     n: 2,
     databaseUrl: db.url,
     redisUrl: redisCluster.url,
+    redisPrefix: redisCluster.prefix,
     configText: clusterConfig(`${sim.url}/v1`),
     env: { TEXTAI_REDIS_CLUSTER: "true" },
   });
@@ -45,6 +46,7 @@ afterAll(async () => {
   for (const m of masters) m.client.close();
   await cluster?.close();
   await db?.drop();
+  await redisCluster?.flush();
   await sim?.close();
 }, 30_000);
 
@@ -135,10 +137,10 @@ describe.skipIf(!redisCluster)("two nodes, one PostgreSQL, a Redis Cluster of th
       const slot = slotOf(`{acct:${accountId}}`);
       const m = masterOf(slot);
       expect(m.url).toBe(url);
-      expect(Number(await m.client.send("CLUSTER", ["KEYSLOT", `textai:{acct:${accountId}}:rl:x`]))).toBe(slot);
+      expect(Number(await m.client.send("CLUSTER", ["KEYSLOT", `${redisCluster!.prefix}:{acct:${accountId}}:rl:x`]))).toBe(slot);
       // the limit's bucket, the answer and the account's cache index, all in the account's slot
       const keys = (await m.client.send("CLUSTER", ["GETKEYSINSLOT", String(slot), "100"])) as string[];
-      const mine = keys.filter((k) => k.startsWith(`textai:{acct:${accountId}}:`));
+      const mine = keys.filter((k) => k.startsWith(`${redisCluster!.prefix}:{acct:${accountId}}:`));
       expect(mine.some((k) => k.includes(":rl:"))).toBe(true);
       expect(mine.some((k) => k.endsWith(":cacheidx"))).toBe(true);
       expect(mine.some((k) => k.includes(":cache:"))).toBe(true);
@@ -157,11 +159,16 @@ describe.skipIf(!redisCluster)("two nodes, one PostgreSQL, a Redis Cluster of th
     expect(r.status, show(r)).toBe(200);
     const ownSlot = slotOf(`{acct:${own.accountId}}`);
     const inSlot = (await masterOf(ownSlot).client.send("CLUSTER", ["GETKEYSINSLOT", String(ownSlot), "100"])) as string[];
-    expect(inSlot.filter((k) => k.startsWith(`textai:{acct:${own.accountId}}:rlk:${own.id}:`)).length, inSlot.join(", ")).toBe(1);
-    // nothing global: no key outside an account's tag but the node heartbeats
+    expect(
+      inSlot.filter((k) => k.startsWith(`${redisCluster!.prefix}:{acct:${own.accountId}}:rlk:${own.id}:`)).length,
+      inSlot.join(", "),
+    ).toBe(1);
+    // nothing global: no key outside an account's tag but the node heartbeats (this test's keys:
+    // those under its prefix)
+    const p = redisCluster!.prefix;
     const all: string[] = [];
-    for (const m of masters) all.push(...((await m.client.send("KEYS", ["textai:*"])) as string[]));
-    expect(all.filter((k) => !k.startsWith("textai:{acct:") && k !== "textai:nodes")).toEqual([]);
+    for (const m of masters) all.push(...((await m.client.send("KEYS", [`${p}:*`])) as string[]));
+    expect(all.filter((k) => !k.startsWith(`${p}:{acct:`) && k !== `${p}:nodes`)).toEqual([]);
     console.log(
       `keys on a Redis Cluster: ${all.length} keys over ${masters.length} masters (${masters.map((m) => all.filter((k) => m === masterOf(slotOf(k))).length).join(" / ")})`,
     );

@@ -27,7 +27,7 @@ async function client(url: string): Promise<RedisClient> {
   return c;
 }
 async function link(): Promise<RedisLink> {
-  const l = new RedisLink(cluster!.url, undefined, { cluster: true });
+  const l = new RedisLink(cluster!.url, undefined, { cluster: true, prefix: cluster!.prefix });
   links.push(l);
   l.start();
   expect(await l.ready()).toBe(true);
@@ -37,6 +37,7 @@ async function link(): Promise<RedisLink> {
 afterAll(async () => {
   for (const l of links) await l.close();
   for (const c of direct.values()) c.close();
+  await cluster?.flush();
 });
 
 describe.skipIf(!cluster)("the Redis link on a Redis Cluster", () => {
@@ -126,9 +127,9 @@ describe.skipIf(!cluster)("the Redis link on a Redis Cluster", () => {
   test("a message published through one link reaches a subscriber on another, whichever nodes they hold", async () => {
     const [a, b] = [await link(), await link()];
     const got: string[] = [];
-    b.subscribe("textai:test", (m) => got.push(m));
+    b.subscribe(b.key("test"), (m) => got.push(m));
     await Bun.sleep(50);
-    for (let i = 0; i < 5; i++) a.publish("textai:test", `m${i}`);
+    for (let i = 0; i < 5; i++) a.publish(a.key("test"), `m${i}`);
     for (let i = 0; i < 100 && got.length < 5; i++) await Bun.sleep(10);
     expect(got).toEqual(["m0", "m1", "m2", "m3", "m4"]);
   });
@@ -173,7 +174,7 @@ describe.skipIf(!cluster)("the Redis link on a Redis Cluster", () => {
   test("a node's first calls, while its link is still reaching the cluster, are counted in Redis, not refused as in an outage", async () => {
     // before: the limiter took the link for down and fell back to an outage share that starts
     // empty, so the first rate-limited calls of a freshly started node were refused with 429
-    const l = new RedisLink(cluster!.url, undefined, { cluster: true });
+    const l = new RedisLink(cluster!.url, undefined, { cluster: true, prefix: cluster!.prefix });
     links.push(l);
     l.start();
     expect(l.up).toBe(false);

@@ -8,14 +8,16 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { RedisRateLimiter } from "../../src/ratelimit/redis";
 import { RedisLink } from "../../src/redis/link";
-import { freshRedis, freshRedisCluster, sharedServersUp } from "../helpers/shared-servers";
+import { freshRedis, freshRedisCluster, sharedServersUp, type TestRedis } from "../helpers/shared-servers";
 
 const shared = await sharedServersUp("a node's own stall is not a Redis outage");
 const cluster = await freshRedisCluster("a node's own stall is not a Redis outage, on a Redis Cluster");
 
 const links: RedisLink[] = [];
+const used: TestRedis[] = [];
 afterAll(async () => {
   for (const l of links) await l.close();
+  for (const r of used) await r.flush();
 });
 
 /** Keeps this thread busy for `ms`, as a synchronous step of a request would. */
@@ -24,15 +26,17 @@ function stall(ms: number): void {
   while (performance.now() < end);
 }
 
-const setups: [string, boolean, () => Promise<string>][] = [
-  ["one Redis", shared, async () => (await freshRedis()).url],
-  ["a Redis Cluster", cluster !== null, async () => cluster!.url],
+const setups: [string, boolean, () => Promise<TestRedis>][] = [
+  ["one Redis", shared, () => freshRedis()],
+  ["a Redis Cluster", cluster !== null, async () => cluster!],
 ];
 
 for (const [name, available, url] of setups) {
   describe.skipIf(!available)(`on ${name}`, () => {
     async function link(): Promise<RedisLink> {
-      const l = new RedisLink(await url(), undefined, { commandTimeoutMs: 100, cluster: name !== "one Redis" });
+      const r = await url();
+      used.push(r);
+      const l = new RedisLink(r.url, undefined, { commandTimeoutMs: 100, cluster: name !== "one Redis", prefix: r.prefix });
       links.push(l);
       l.start();
       expect(await l.ready()).toBe(true);
@@ -41,7 +45,7 @@ for (const [name, available, url] of setups) {
 
     test("answers that arrived while the thread was stalled past the timeout are taken", async () => {
       const l = await link();
-      const sent = Array.from({ length: 10 }, (_, i) => l.send<number>("INCR", [`textai:{acct:stall}:n${i}`]));
+      const sent = Array.from({ length: 10 }, (_, i) => l.send<number>("INCR", [l.key(`{acct:stall}:n${i}`)]));
       stall(250);
       expect(await Promise.all(sent)).toEqual(Array(10).fill(1));
       expect(l.up).toBe(true);
@@ -61,7 +65,7 @@ for (const [name, available, url] of setups) {
 
     test("a Redis that does not answer still times out", async () => {
       const l = await link();
-      const key = "textai:{acct:stall}:busy";
+      const key = l.key("{acct:stall}:busy");
       // a script that keeps the key's Redis busy for 1.5 s: the INCR behind it waits that long (the
       // timeout, 100 ms, and its grace after a late timer, at most 100 more, end long before)
       const busy = l

@@ -17,17 +17,19 @@ let sim: Upstream;
 let db: Awaited<ReturnType<typeof freshDatabase>>;
 let cluster: Cluster;
 let counter: RespCounter;
+let redis: Awaited<ReturnType<typeof freshRedis>>;
 
 beforeAll(async () => {
   if (!shared) return;
   sim = await startUpstream({ latencyMs: 1 });
   db = await freshDatabase();
-  const redis = await freshRedis();
+  redis = await freshRedis();
   counter = new RespCounter(Number(new URL(REDIS_BASE_URL).port || 6379)).up();
   cluster = await startCluster({
     n: 1,
     databaseUrl: db.url,
     redisUrl: `redis://127.0.0.1:${counter.port}/${redis.db}`,
+    redisPrefix: redis.prefix,
     configText: clusterConfig(`${sim.url}/v1`),
   });
 }, 60_000);
@@ -37,6 +39,7 @@ afterAll(async () => {
   await cluster?.close();
   counter?.down();
   await db?.drop();
+  await redis?.flush();
   await sim?.close();
 }, 30_000);
 

@@ -37,9 +37,9 @@ export class RespCounter {
     this.proxy.down();
   }
 
-  /** Commands and trips since the last reset, leaving out the nodes' heartbeats (keys `textai:nodes`). */
+  /** Commands and trips since the last reset, leaving out the nodes' heartbeats (keys `<prefix>:nodes`). */
   since(mark = 0): { commands: SentCommand[]; trips: number } {
-    const commands = this.commands.slice(mark).filter((c) => !c.args.includes("textai:nodes"));
+    const commands = this.commands.slice(mark).filter((c) => !c.args.some((a) => a.endsWith(":nodes")));
     return { commands, trips: new Set(commands.map((c) => `${c.conn}:${c.trip}`)).size };
   }
 

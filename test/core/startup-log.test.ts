@@ -39,33 +39,38 @@ describe("the start-up log", () => {
     }
   });
 
-  test.skipIf(!up)("on PostgreSQL and Redis: their URLs without the password, and no SQLite file", async () => {
-    const pg = await freshDatabase();
-    const redis = await freshRedis();
-    const withPassword = new URL(pg.url);
-    withPassword.password = "pg-secret-pw";
-    withPassword.search = "?sslmode=disable&password=pg-query-pw";
-    const gw = await spawnGateway({
-      TEXTAI_DB: join(dir, "unused.db"),
-      TEXTAI_DATABASE_URL: withPassword.toString(),
-      TEXTAI_REDIS_URL: redis.url,
-      TEXTAI_LOG_LEVEL: "info",
-    });
-    try {
-      const line = await listeningLine(gw.stderr);
-      expect(line.db).toBe(`postgres://postgres@${withPassword.host}/${pg.name}`);
-      expect(line.redis).toBe(redis.url);
-      const all = gw.stderr();
-      expect(all).not.toContain("pg-secret-pw");
-      expect(all).not.toContain("pg-query-pw");
-      expect(all).not.toContain("textai.db");
-      expect(all).not.toContain("unused.db");
-    } finally {
-      gw.proc.kill();
-      await gw.exited;
-      await pg.drop();
-    }
-  });
+  test.skipIf(!up)(
+    "on PostgreSQL and Redis: their URLs without the password, and no SQLite file",
+    async () => {
+      const pg = await freshDatabase();
+      const redis = await freshRedis();
+      const withPassword = new URL(pg.url);
+      withPassword.password = "pg-secret-pw";
+      withPassword.search = "?sslmode=disable&password=pg-query-pw";
+      const gw = await spawnGateway({
+        TEXTAI_DB: join(dir, "unused.db"),
+        TEXTAI_DATABASE_URL: withPassword.toString(),
+        ...redis.env,
+        TEXTAI_LOG_LEVEL: "info",
+      });
+      try {
+        const line = await listeningLine(gw.stderr);
+        expect(line.db).toBe(`postgres://postgres@${withPassword.host}/${pg.name}`);
+        expect(line.redis).toBe(redis.url);
+        const all = gw.stderr();
+        expect(all).not.toContain("pg-secret-pw");
+        expect(all).not.toContain("pg-query-pw");
+        expect(all).not.toContain("textai.db");
+        expect(all).not.toContain("unused.db");
+      } finally {
+        gw.proc.kill();
+        await gw.exited;
+        await pg.drop();
+        await redis.flush();
+      }
+    },
+    30_000,
+  ); // a process of its own that migrates a fresh PostgreSQL database: seconds on a loaded machine
 });
 
 test("a URL for the log drops the password wherever it is written; Redis Cluster seeds each", () => {

@@ -100,7 +100,7 @@ const shared = await sharedServersUp("the shared sign-in limits on Redis");
 if (shared) {
   contract("redis", async () => {
     const redis = await freshRedis();
-    const links = [new RedisLink(redis.url), new RedisLink(redis.url)];
+    const links = [0, 1].map(() => new RedisLink(redis.url, undefined, { prefix: redis.prefix }));
     for (const l of links) expect(await l.ready()).toBe(true);
     return {
       a: new RedisSignInLimiter(links[0], LIMITS),
@@ -117,7 +117,7 @@ if (shared) {
 const redisCluster = await freshRedisCluster("the shared sign-in limits on a Redis Cluster");
 if (redisCluster) {
   contract("redis cluster", async () => {
-    const links = [0, 1].map(() => new RedisLink(redisCluster.url, undefined, { cluster: true }));
+    const links = [0, 1].map(() => new RedisLink(redisCluster.url, undefined, { cluster: true, prefix: redisCluster.prefix }));
     for (const l of links) expect(await l.ready()).toBe(true);
     return {
       a: new RedisSignInLimiter(links[0], LIMITS),
@@ -139,7 +139,7 @@ describe.skipIf(!shared)("two nodes on PostgreSQL and Redis", () => {
     const redis = await freshRedis();
     drop = db.drop;
     flush = redis.flush;
-    const env = { TEXTAI_ADMIN_TOKEN: TOKEN, TEXTAI_DATABASE_URL: db.url, TEXTAI_REDIS_URL: redis.url };
+    const env = { TEXTAI_ADMIN_TOKEN: TOKEN, TEXTAI_DATABASE_URL: db.url, ...redis.env };
     nodes = [await startGateway({ env }), await startGateway({ env })];
   });
   afterAll(async () => {

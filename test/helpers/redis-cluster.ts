@@ -162,16 +162,3 @@ export async function clusterMasters(seeds: string): Promise<{ url: string; slot
     r.close();
   }
 }
-
-/** FLUSHALL on every master: what a test file does where a single Redis would take a fresh logical db. */
-export async function flushCluster(seeds: string): Promise<void> {
-  for (const { url } of await clusterMasters(seeds)) {
-    const r = new RedisClient(url, { autoReconnect: false, connectionTimeout: 2000 });
-    try {
-      await r.connect();
-      await r.send("FLUSHALL", []);
-    } finally {
-      r.close();
-    }
-  }
-}

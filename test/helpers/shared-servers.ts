@@ -92,32 +92,47 @@ export async function freshDatabase(): Promise<{ url: string; name: string; drop
   };
 }
 
+/** A prefix of Redis key and channel names no other test (or gateway) uses: `TEXTAI_REDIS_PREFIX`. */
+export const freshRedisPrefix = (): string => `textai-test-${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+
+/** Deletes the keys whose names start with `<prefix>:` on the Redis at `url` (SCAN; never a command that empties a db). */
+async function deletePrefixed(url: string, prefix: string): Promise<void> {
+  const r = new RedisClient(url, { autoReconnect: false, connectionTimeout: 2000 });
+  try {
+    await r.connect();
+    let cursor = "0";
+    do {
+      const [next, keys] = (await r.send("SCAN", [cursor, "MATCH", `${prefix}:*`, "COUNT", "1000"])) as [string, string[]];
+      cursor = next;
+      if (keys.length > 0) await Promise.all(keys.map((k) => r.send("UNLINK", [k])));
+    } while (cursor !== "0");
+  } finally {
+    r.close();
+  }
+}
+
+/** The Redis (one server, or a cluster's seeds) and key prefix that a test's gateway nodes share. */
+export interface TestRedis {
+  /** the URL (one Redis) or the seeds, comma-separated (a Redis Cluster) */
+  url: string;
+  /** every key and channel the test's nodes use starts with `<prefix>:` (TEXTAI_REDIS_PREFIX) */
+  prefix: string;
+  /** what a node needs to use it: TEXTAI_REDIS_URL, TEXTAI_REDIS_PREFIX (and TEXTAI_REDIS_CLUSTER) */
+  env: Record<string, string>;
+  /** deletes this test's keys (those under its prefix), and nobody else's */
+  flush(): Promise<void>;
+}
+
 /**
- * A Redis logical db of its own, flushed first: one of 1..15 at random, among those where no
- * gateway node has beaten its heart in the last 5 s (`textai:nodes`). A node still running on a db,
- * left by another run or by hand, would count in the nodes' shares of a limit and change what the
- * tests see. One connection looks at a db drawn and, unused, flushes it.
+ * The Redis at TEXTAI_TEST_REDIS (its db, 0 unless the URL names one), with a key prefix of this
+ * test's own: the test's nodes (and links) use only keys under it, and `flush()` deletes only them.
+ * A test never empties a db (another user's data may be in it) and never reads keys it did not make.
  */
-export async function freshRedis(): Promise<{ url: string; db: number; flush(): Promise<void> }> {
-  const base = REDIS_BASE_URL.replace(/\/\d*$/, "");
-  const flushDb = async (db: number, unused: boolean) => {
-    const r = new RedisClient(`${base}/${db}`, { autoReconnect: false });
-    try {
-      await r.connect();
-      if (unused) {
-        const [secs] = (await r.send("TIME", [])) as string[];
-        const live = Number(await r.send("ZCOUNT", ["textai:nodes", String(Number(secs) * 1000 - 5000), "+inf"]));
-        if (live > 0) return false;
-      }
-      await r.send("FLUSHDB", []);
-      return true;
-    } finally {
-      r.close();
-    }
-  };
-  for (const db of Array.from({ length: 15 }, (_, i) => i + 1).sort(() => Math.random() - 0.5))
-    if (await flushDb(db, true)) return { url: `${base}/${db}`, db, flush: () => flushDb(db, false).then(() => {}) };
-  throw new Error("every Redis db from 1 to 15 has gateway nodes running on it: stop them");
+export async function freshRedis(): Promise<TestRedis & { db: number }> {
+  const url = REDIS_BASE_URL;
+  const db = Number(new URL(url).pathname.replace(/^\//, "") || "0");
+  const prefix = freshRedisPrefix();
+  return { url, db, prefix, env: redisEnv(url, prefix), flush: () => deletePrefixed(url, prefix) };
 }
 
 // One Redis Cluster for the whole test run: TEXTAI_TEST_REDIS_CLUSTER (CI starts one, .ci/servers.ts),
@@ -146,10 +161,10 @@ function clusterSeeds(): Promise<string | Error> {
 
 /**
  * A Redis Cluster of three masters (its seed nodes, comma-separated, for TEXTAI_REDIS_URL with
- * TEXTAI_REDIS_CLUSTER=true), emptied first; null (skipping loudly) when none can be had, except
- * under CI=true, where that fails.
+ * TEXTAI_REDIS_CLUSTER=true) and a key prefix of this test's own (as freshRedis); null (skipping
+ * loudly) when none can be had, except under CI=true, where that fails.
  */
-export async function freshRedisCluster(what: string): Promise<{ url: string; flush(): Promise<void> } | null> {
+export async function freshRedisCluster(what: string): Promise<TestRedis | null> {
   const seeds = await clusterSeeds();
   if (seeds instanceof Error) {
     if (process.env.CI === "true")
@@ -157,10 +172,12 @@ export async function freshRedisCluster(what: string): Promise<{ url: string; fl
     console.warn(`\n!!! SKIPPING ${what}: no Redis Cluster (${seeds.message}). CI runs them.\n`);
     return null;
   }
-  const { flushCluster } = await import("./redis-cluster");
-  const flush = () => flushCluster(seeds);
-  await flush();
-  return { url: seeds, flush };
+  const { clusterMasters } = await import("./redis-cluster");
+  const prefix = freshRedisPrefix();
+  const flush = async () => {
+    for (const { url } of await clusterMasters(seeds)) await deletePrefixed(url, prefix);
+  };
+  return { url: seeds, prefix, env: redisEnv(seeds, prefix), flush };
 }
 
 /**
@@ -173,27 +190,27 @@ export const ON_REDIS_CLUSTER = process.env.TEXTAI_TEST_ON_REDIS_CLUSTER === "1"
 export const isClusterUrl = (url: string) => url.includes(",");
 
 /**
- * The Redis a test's nodes share, emptied first: a logical db of the one Redis (freshRedis), or
- * with TEXTAI_TEST_ON_REDIS_CLUSTER=1 the Redis Cluster (its seeds, comma-separated). `env` is
- * what a node needs to use it.
+ * The Redis a test's nodes share, with a key prefix of the test's own: the one Redis (freshRedis),
+ * or with TEXTAI_TEST_ON_REDIS_CLUSTER=1 the Redis Cluster (its seeds, comma-separated).
  */
-export async function nodesRedis(what: string): Promise<{ url: string; env: Record<string, string>; flush(): Promise<void> }> {
+export async function nodesRedis(what: string): Promise<TestRedis> {
   if (ON_REDIS_CLUSTER) {
     const c = await freshRedisCluster(`${what} (on one Redis instead)`);
-    if (c) return { url: c.url, env: redisEnv(c.url), flush: c.flush };
+    if (c) return c;
   }
-  const r = await freshRedis();
-  return { url: r.url, env: redisEnv(r.url), flush: r.flush };
+  return freshRedis();
 }
 
-/** TEXTAI_REDIS_URL for `url`, with TEXTAI_REDIS_CLUSTER=true when it names a cluster's seeds. */
-export function redisEnv(url: string): Record<string, string> {
-  return isClusterUrl(url) ? { TEXTAI_REDIS_URL: url, TEXTAI_REDIS_CLUSTER: "true" } : { TEXTAI_REDIS_URL: url };
+/** TEXTAI_REDIS_URL and TEXTAI_REDIS_PREFIX, with TEXTAI_REDIS_CLUSTER=true when `url` names a cluster's seeds. */
+export function redisEnv(url: string, prefix: string): Record<string, string> {
+  const env: Record<string, string> = { TEXTAI_REDIS_URL: url, TEXTAI_REDIS_PREFIX: prefix };
+  if (isClusterUrl(url)) env.TEXTAI_REDIS_CLUSTER = "true";
+  return env;
 }
 
-/** A started RedisLink on `url` (one Redis, or a cluster's seeds), as a node would have. */
-export function redisLinkTo(url: string): RedisLink {
-  const link = new RedisLink(url, undefined, { cluster: isClusterUrl(url) });
+/** A started RedisLink on `url` (one Redis, or a cluster's seeds) with key prefix `prefix`, as a node would have. */
+export function redisLinkTo(url: string, prefix: string): RedisLink {
+  const link = new RedisLink(url, undefined, { cluster: isClusterUrl(url), prefix });
   link.start();
   return link;
 }

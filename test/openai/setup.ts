@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from "bun:test";
 import OpenAI from "openai";
 import { startGateway, type TestGateway } from "../helpers/gateway";
-import { nodesRedis, ON_REDIS_CLUSTER } from "../helpers/shared-servers";
+import { nodesRedis, ON_REDIS_CLUSTER, type TestRedis } from "../helpers/shared-servers";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 export const ALL_FEATURES = `["tools", "images", "audio", "files", "structured_output", "responses", "embeddings"]`;
@@ -16,11 +16,12 @@ export const providerToml = (name: string, url: string, model: string, extra = "
  * cache and Idempotency-Key records on the Redis Cluster (its keys and credits stay in SQLite).
  */
 export function useGateway(opts: { configText?: (simUrl: string) => string; env?: Record<string, string> } = {}) {
-  const ctx = {} as { sim: Upstream; gw: TestGateway };
+  const ctx = {} as { sim: Upstream; gw: TestGateway; redis: TestRedis | null };
   beforeAll(async () => {
     ctx.sim = await startUpstream();
     const url = `${ctx.sim.url}/v1`;
     const redis = ON_REDIS_CLUSTER ? await nodesRedis("the OpenAI-client tests on a Redis Cluster") : null;
+    ctx.redis = redis;
     ctx.gw = await startGateway({
       functions: [],
       env: { ...redis?.env, ...opts.env },
@@ -36,6 +37,7 @@ ${providerToml("backup", url, "model-b", 'embedding_model = "embed-b"\n# lists m
   afterAll(async () => {
     await ctx.gw.close();
     await ctx.sim.close();
+    await ctx.redis?.flush();
   });
   return ctx;
 }
