@@ -28,6 +28,8 @@ export interface DependencyProbe {
   up(): MaybePromise<boolean>;
   /** true: /ready answers 503 while it is down (the database); false: the node degrades (Redis) */
   required: boolean;
+  /** its failed commands so far, by reason (Redis: see redis/link.ts RedisErrorReason) */
+  errors?(): ReadonlyMap<string, number>;
 }
 
 /** The stateful services (see services.ts), by interface only. */

@@ -69,7 +69,7 @@ export class Metrics {
     string,
     { help: string; values: Map<string, { buckets: number[]; sum: number; count: number }> }
   >();
-  private gauges = new Map<string, { help: string; read: () => [Labels, number][] }>();
+  private gauges = new Map<string, { help: string; read: () => [Labels, number][]; type: "gauge" | "counter" }>();
 
   inc(name: string, help: string, labels: Labels = {}, by = 1): void {
     let c = this.counters.get(name);
@@ -105,8 +105,9 @@ export class Metrics {
     return sum;
   }
 
-  gauge(name: string, help: string, read: () => [Labels, number][]): void {
-    this.gauges.set(name, { help, read });
+  /** A value read when /metrics is rendered; `type` "counter" for a total kept elsewhere (it only grows). */
+  gauge(name: string, help: string, read: () => [Labels, number][], type: "gauge" | "counter" = "gauge"): void {
+    this.gauges.set(name, { help, read, type });
   }
 
   render(): string {
@@ -125,7 +126,7 @@ export class Metrics {
       }
     }
     for (const [name, g] of this.gauges) {
-      out.push(`# HELP ${name} ${g.help}`, `# TYPE ${name} gauge`);
+      out.push(`# HELP ${name} ${g.help}`, `# TYPE ${name} ${g.type}`);
       for (const [l, v] of g.read()) {
         const k = labelKey(l);
         out.push(`${name}${k ? `{${k}}` : ""} ${v}`);

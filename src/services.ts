@@ -218,7 +218,9 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     knowledge,
     requestLog,
     secrets: pg && postgres ? new pg.PostgresSecretStore(postgres) : new SqliteSecretStore(storage.sqlite),
-    dependencies: redis ? [database, { name: "redis", required: false, up: () => redis.ready() }] : [database],
+    dependencies: redis
+      ? [database, { name: "redis", required: false, up: () => redis.ready(), errors: () => redis.errors }]
+      : [database],
     redis,
     postgres,
     async ready() {

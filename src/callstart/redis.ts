@@ -1,8 +1,8 @@
 import type { CachedAnswer } from "../cache/interface";
 import type { RedisResponseCache } from "../cache/redis";
 import { BEGIN_LUA, beginResult, idempotencyUnavailable, type RedisIdempotencyStore } from "../idempotency/redis";
-import { BUCKET_LUA, bucketDecision, type RedisRateLimiter } from "../ratelimit/redis";
-import type { RedisLink } from "../redis/link";
+import { BUCKET_LUA, bucketDecision, type RedisRateLimiter, unreadable } from "../ratelimit/redis";
+import { isRedisOutage, type RedisLink } from "../redis/link";
 import type { CallStart, CallStarter, CallStartRequest } from "./interface";
 
 /**
@@ -84,7 +84,9 @@ export class RedisCallStarter implements CallStarter {
           req.cacheKey !== null ? "1" : "",
         ],
       );
-    } catch {
+    } catch (err) {
+      // Redis answered with an error (out of memory, busy...): not an outage, refused as unavailable
+      if (this.link.up && !isRedisOutage(err)) return { own: null, account: unreadable(req.limit) };
       // unreachable (or lost mid-call): each part as its service does without Redis
       return this.without(req, accountBucket, keyBucket);
     }

@@ -4,7 +4,7 @@ import { checkFunction } from "../auth/policy";
 import type { Config } from "../config";
 import { GatewayError } from "../errors";
 import type { RateClass, RateDecision, RateLimiter } from "../ratelimit/interface";
-import { rateLimitHeaders } from "../ratelimit/limiter";
+import { limitRefusal, rateLimitHeaders } from "../ratelimit/limiter";
 import { readJson } from "./body";
 import { brokenPath, decodablePath, pathOf } from "./path";
 import { mark, type RequestState } from "./state";
@@ -79,10 +79,10 @@ export async function takeLimit(
 export function applyLimit(state: RequestState, fn: string, own: RateDecision | null, d: RateDecision): void {
   const shown = own && d.allowed && own.remaining < d.remaining ? own : d;
   Object.assign(state.headers, rateLimitHeaders(shown));
-  if (!d.allowed) {
-    throw new GatewayError(
-      "rate_limited",
+  if (!d.allowed)
+    throw limitRefusal(
+      d,
+      fn,
       `${d === own ? "this key's own " : ""}rate limit of ${d.limit} requests per minute for ${fn} exceeded; retry in ${d.retryAfterSeconds}s`,
     );
-  }
 }

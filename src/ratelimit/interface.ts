@@ -16,6 +16,12 @@ export interface RateDecision {
   resetSeconds: number;
   /** seconds until the next request may pass (429 only) */
   retryAfterSeconds: number;
+  /**
+   * Refused not because the client exceeded the limit but because the shared limit could not be
+   * read (Redis unreachable, or answering with an error): the edge answers 503
+   * service_unavailable with Retry-After, never a 429 that blames the client (CONTRACT section 11).
+   */
+  unavailable?: true;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { GatewayError } from "../errors";
 import type { RateClass, RateDecision, RateLimiter } from "./interface";
 import { TokenBucket } from "./token-bucket";
 
@@ -99,6 +100,22 @@ export function rateLimitHeaders(d: RateDecision): Record<string, string> {
     "X-RateLimit-Remaining": String(d.remaining),
     "X-RateLimit-Reset": String(d.resetSeconds),
   };
-  if (!d.allowed) h["Retry-After"] = String(d.retryAfterSeconds);
+  if (!d.allowed) h["Retry-After"] = String(Math.max(1, d.retryAfterSeconds));
   return h;
+}
+
+/**
+ * The error of a refused decision: 429 `rate_limited` with `exceeded` when the client exceeded the
+ * limit; 503 `service_unavailable` when the limit could not be read (`d.unavailable`: Redis
+ * unreachable or failing), which never blames the client. Both carry Retry-After.
+ */
+export function limitRefusal(d: RateDecision, what: string, exceeded: string): GatewayError {
+  const retry = String(Math.max(1, d.retryAfterSeconds));
+  if (d.unavailable)
+    return new GatewayError(
+      "service_unavailable",
+      `the shared rate limit of ${what} cannot be read (Redis is unreachable or failing); nothing was charged, retry in ${retry}s`,
+      { headers: { "Retry-After": retry } },
+    );
+  return new GatewayError("rate_limited", exceeded, { headers: { "Retry-After": retry } });
 }

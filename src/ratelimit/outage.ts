@@ -54,7 +54,7 @@ export class OutageShares {
       const second = this.advance(s, now);
       s.admitted[second % WINDOW] = (s.admitted[second % WINDOW] ?? 0) + 1;
     }
-    return {
+    const decision: RateDecision = {
       allowed,
       limit: Math.floor(share),
       remaining: Math.floor(s.bucket.tokens),
@@ -62,6 +62,11 @@ export class OutageShares {
       // a share below one call never admits one: the outage decides, the minute is a guess
       retryAfterSeconds: allowed ? 0 : share < 1 ? 60 : Math.max(1, Math.ceil(s.bucket.msUntilToken(now) / 1000)),
     };
+    // Only when this node alone has admitted the whole limit in the last minute does the client
+    // certainly exceed it (429); short of that, the refusal is the outage's (the share is a
+    // fraction of the limit, and starts empty), and the client is told so (503), not blamed.
+    if (!allowed && this.recent(s, now) < limit) decision.unavailable = true;
+    return decision;
   }
 
   /** Moves the ring to the current second (clearing the seconds it passes); returns it. */

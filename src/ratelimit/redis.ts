@@ -1,4 +1,4 @@
-import type { RedisLink } from "../redis/link";
+import { isRedisOutage, type RedisLink } from "../redis/link";
 import type { RateClass, RateDecision, RateLimiter } from "./interface";
 import { planLimit } from "./limiter";
 import { OutageShares } from "./outage";
@@ -67,6 +67,11 @@ export function bucketDecision(limit: number, [allowed, left]: [number, string])
   };
 }
 
+/** The decision when Redis answered the bucket's script with an error: refused as unavailable (503), for a second. */
+export function unreadable(limit: number): RateDecision {
+  return { allowed: false, limit, remaining: 0, resetSeconds: 1, retryAfterSeconds: 1, unavailable: true };
+}
+
 /**
  * Rate limits shared by every node through Redis. While Redis is unreachable each node falls back
  * to its own share of each limit (see OutageShares): limit/N (N: the nodes alive when Redis was
@@ -125,8 +130,11 @@ export class RedisRateLimiter implements RateLimiter {
       try {
         if (this.outage.active) await this.settle();
         return bucketDecision(limit, await this.link.eval<[number, string]>(TAKE, [id], [String(limit)]));
-      } catch {
-        // unreachable mid-call: this node's share of the limit instead
+      } catch (err) {
+        // Redis answered with an error (out of memory, busy, read-only...): no outage, so no
+        // share of the limit either; the call is refused as unavailable. Unreachable mid-call:
+        // this node's share of the limit instead.
+        if (!isRedisOutage(err)) return unreadable(limit);
       }
     }
     return this.fallback(id, limit);

@@ -7,6 +7,28 @@ export { RedisUnavailable };
 /** The key prefix of every version before `TEXTAI_REDIS_PREFIX` existed, and its default. */
 export const DEFAULT_REDIS_PREFIX = "textai";
 
+/**
+ * Why a command to Redis (or a connection attempt) failed, as `/metrics` counts it
+ * (textai_redis_errors_total): `connection` (not connected, lost, or a connection attempt failed:
+ * an outage, where the services fall back), `timeout` (no answer within
+ * the command timeout: treated as an outage too), `noscript` (a script not yet loaded on that
+ * server: loaded and run again at once, not a failure of the call), or the error reply's first
+ * word (`busy`, `oom`, `loading`, `readonly`, `err`, ...): Redis answered but refused, which is
+ * no outage, and the services refuse the call honestly (503) instead of falling back.
+ */
+export type RedisErrorReason = string;
+
+/** The reason of a failed command (see RedisErrorReason). */
+export function redisErrorReason(err: unknown): RedisErrorReason {
+  if (err instanceof RedisUnavailable) return /did not answer/.test(err.message) ? "timeout" : "connection";
+  const msg = String((err as Error)?.message ?? err);
+  const word = /^([A-Z]{2,16})\b/.exec(msg)?.[1];
+  return word ? word.toLowerCase() : "other";
+}
+
+/** True for a failure that means Redis cannot be reached (the services fall back to their outage behaviour). */
+export const isRedisOutage = (err: unknown): boolean => err instanceof RedisUnavailable;
+
 type Listener = (message: string, channel: string) => void;
 
 const HEARTBEAT = `
@@ -41,6 +63,8 @@ export class RedisLink {
   /** when the command connection was lost (Date.now), null while it is up or before it ever was */
   private lostAt: number | null = null;
   private shas = new Map<string, string>();
+  /** failed commands by reason (see RedisErrorReason), for /metrics */
+  readonly errors = new Map<RedisErrorReason, number>();
   readonly nodeId = `${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
   /** set in cluster mode: the slot map and a connection per master */
   readonly cluster: RedisClusterConnection | null;
@@ -154,6 +178,8 @@ export class RedisLink {
         if (!this.wasUp) this.logger?.log("info", "redis connected", {});
         this.wasUp = true;
       } catch (err) {
+        // a failed connection attempt (one a second while Redis is down) counts as `connection`
+        this.count(new RedisUnavailable((err as Error).message));
         if (this.wasUp) this.logger?.log("warn", "redis unavailable: degrading", { error_message: (err as Error).message });
         this.wasUp = false;
       } finally {
@@ -174,8 +200,20 @@ export class RedisLink {
     }
   }
 
-  /** One command; rejects with RedisUnavailable at once while Redis is down (after the first connection attempt). */
+  /**
+   * One command; rejects with RedisUnavailable at once while Redis is down (after the first
+   * connection attempt), or with Redis's error reply. Each failure is counted by its reason.
+   */
   async send<T = unknown>(command: string, args: string[]): Promise<T> {
+    try {
+      return await this.sendOnce<T>(command, args);
+    } catch (err) {
+      this.count(err);
+      throw err;
+    }
+  }
+
+  private async sendOnce<T>(command: string, args: string[]): Promise<T> {
     if (this.starting && !this.up) await this.starting;
     if (this.cluster) return this.sendToCluster<T>(this.cluster, command, args);
     const c = this.client;
@@ -219,9 +257,18 @@ export class RedisLink {
     try {
       return await this.send<T>("EVALSHA", [sha, String(keys.length), ...keys, ...args]);
     } catch (err) {
+      // a server that has not seen the script (a restart, a new node, a flush of its scripts):
+      // counted as `noscript`, loaded by running it whole, and no failure of the call
       if (!String((err as Error).message).includes("NOSCRIPT")) throw err;
       return this.send<T>("EVAL", [script, String(keys.length), ...keys, ...args]);
     }
+  }
+
+  /** Counts a failed command by its reason (the reasons are Redis's error words, a handful: past 32 they share `other`). */
+  private count(err: unknown): void {
+    const reason = redisErrorReason(err);
+    const r = this.errors.has(reason) || this.errors.size < 32 ? reason : "other";
+    this.errors.set(r, (this.errors.get(r) ?? 0) + 1);
   }
 
   subscribe(channel: string, listener: Listener): void {

@@ -162,3 +162,34 @@ export async function clusterMasters(seeds: string): Promise<{ url: string; slot
     r.close();
   }
 }
+
+/**
+ * One local `redis-server` of the test's own (no persistence) on a free port, with `args` after
+ * the defaults (e.g. `--maxmemory 1`): for what a test may not do to the shared Redis, such as
+ * making it refuse writes or forget its scripts. `stop()` ends it.
+ */
+export async function startLocalRedis(args: string[] = []): Promise<{ url: string; port: number; stop(): void }> {
+  const [port] = await freePorts(1);
+  const proc = Bun.spawn([SERVER, "--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", ...args], {
+    stdout: "ignore",
+    stderr: "ignore",
+  });
+  const url = `redis://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    const r = new RedisClient(url, { autoReconnect: false, connectionTimeout: 500 });
+    try {
+      await r.connect();
+      await r.send("PING", []);
+      r.close();
+      break;
+    } catch (e) {
+      r.close();
+      if (i > 100) {
+        proc.kill(9);
+        throw new Error(`redis-server on port ${port} did not start: ${(e as Error).message}`);
+      }
+      await Bun.sleep(50);
+    }
+  }
+  return { url, port, stop: () => proc.kill(9) };
+}

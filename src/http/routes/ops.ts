@@ -48,6 +48,16 @@ export function operations(deps: AppDeps): Operations {
   metrics.gauge("textai_dependency_up", "1 while a shared dependency (database, redis) answers, 0 while it does not", () =>
     [...seen].map(([dependency, up]) => [{ dependency }, up ? 1 : 0]),
   );
+  for (const d of dependencies) {
+    const errors = d.errors;
+    if (errors)
+      metrics.gauge(
+        `textai_${d.name}_errors_total`,
+        `Failed ${d.name} commands by reason: connection and timeout (an outage: the node falls back), noscript (a script loaded again, the call goes on), or the error word ${d.name} answered (the call is refused 503)`,
+        () => [...errors()].map(([reason, n]) => [{ reason }, n]),
+        "counter",
+      );
+  }
   const probe = async (): Promise<Record<string, "ok" | "unavailable">> => {
     const out: Record<string, "ok" | "unavailable"> = {};
     for (const d of dependencies) {

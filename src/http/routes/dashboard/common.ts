@@ -11,7 +11,7 @@ import { newSessionToken, sessionCookie } from "../../../dashboard/security";
 import { type Ctx, checkOrigin, storedHash } from "../../../dashboard/session";
 import type { AppDeps } from "../../../deps";
 import { GatewayError } from "../../../errors";
-import { rateLimitHeaders } from "../../../ratelimit/limiter";
+import { limitRefusal, rateLimitHeaders } from "../../../ratelimit/limiter";
 import { readBytes } from "../../body";
 import type { FunctionPipeline } from "../../pipeline";
 import { KEY_CREATE_LIMIT, usageNames } from "../usage-names";
@@ -112,7 +112,7 @@ export async function createOwnKey(deps: Pick<AppDeps, "keys" | "limiter">, c: C
   const d = await deps.limiter.check(accountId, plan, KEY_CREATE, "heavy");
   Object.assign(c.state.headers, rateLimitHeaders(d));
   if (!d.allowed)
-    throw new GatewayError("rate_limited", `at most ${d.limit} keys can be made a minute; retry in ${d.retryAfterSeconds}s`);
+    throw limitRefusal(d, "key creation", `at most ${d.limit} keys can be made a minute; retry in ${d.retryAfterSeconds}s`);
   try {
     return await deps.keys.createKey({ label, accountId });
   } catch (err) {
