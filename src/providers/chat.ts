@@ -95,9 +95,10 @@ const PART_FEATURE: Record<string, Feature> = { image_url: "images", input_audio
 
 /** The optional features a request needs, each with the first field that needs it. */
 export function requiredFeatures(api: ProxyApi, body: Record<string, unknown>): Need[] {
-  if (api === "embeddings") return [{ feature: "embeddings", param: "model" }];
+  // anything the provider could fetch, anywhere in the body (shared-account.ts)
   const url = remoteUrls(api, body)[0];
   const fetches: Need[] = url ? [{ feature: "remote_urls", param: url.param }] : [];
+  if (api === "embeddings") return [{ feature: "embeddings", param: "model" }, ...fetches];
   if (api === "responses") return [{ feature: "responses", param: "input" }, ...fetches];
   const needs: Need[] = [...fetches];
   const add = (feature: Feature, param: string) => {
@@ -147,6 +148,9 @@ const viaChat = (p: Provider, api: ProxyApi) => api === "responses" && p.proxy !
 /** What `provider` lacks to serve this request as sent ("tools", "n", ...), or null when it can. */
 function lacks(provider: Provider, api: ProxyApi, body: Record<string, unknown>, needs: Need[]): Need | null {
   if (viaChat(provider, api)) {
+    // what the Responses body asks to fetch, whatever its translation keeps
+    const fetch = needs.find((n) => n.feature === "remote_urls");
+    if (fetch && !provider.features?.has("remote_urls")) return fetch;
     const field = untranslatable(body);
     if (field) return { feature: "responses", param: field };
     const chatNeeds = requiredFeatures("chat/completions", chatFromResponses(body));
@@ -190,8 +194,12 @@ export function capableTargets(api: ProxyApi, body: Record<string, unknown>, tar
     }
   }
   if (ok.length === 0) {
-    const what = api === "chat/completions" ? `"${param}"` : `the ${fn} API`;
-    throw invalidRequest(`no provider in the route can serve ${what}; tried ${skipped.join(", ")}`, param);
+    const fetches = needs.some((n) => n.feature === "remote_urls" && n.param === param);
+    const what = api === "chat/completions" || fetches ? `"${param}"` : `the ${fn} API`;
+    const why = fetches
+      ? ": it is a URL or media part the provider would fetch, and only data: URLs go to a provider without remote_urls"
+      : "";
+    throw invalidRequest(`no provider in the route can serve ${what}${why}; tried ${skipped.join(", ")}`, param);
   }
   return ok;
 }

@@ -25,6 +25,8 @@ export function createGroqProvider(config: ProviderConfig, opts: AdapterOptions 
       const res = await sdk.embeddings.create({ model, input: texts, encoding_format: "float" }, o);
       return [...res.data].sort((a, b) => a.index - b.index).map((d) => d.embedding as number[]);
     },
+    retrieveModel: (id, o) => sdk.models.retrieve(id, o),
+    listModelIds: async (o) => (await sdk.models.list(o)).data.map((m) => m.id),
     errors: { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError },
   };
   const transport = proxyTransport(config, `${baseURL.replace(/\/$/, "")}/openai/v1`, opts);

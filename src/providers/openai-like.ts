@@ -1,5 +1,6 @@
 import type { ProviderConfig, ProviderFeature, ProviderType } from "../config";
 import { imageSizeFor } from "./image-sizes";
+import { ModelLookup } from "./model-lookup";
 import { fromStructured, type StructuredSchema, schemaInstruction, toStructured } from "./structured";
 import {
   type ChatMessage,
@@ -68,6 +69,10 @@ export interface SdkBinding {
   embed?(texts: string[], model: string, opts: RequestOpts): Promise<number[][]>;
   /** the SDK's raw POST (path relative to the base URL): the body goes out as given, the answer comes back parsed */
   post(path: string, body: Record<string, unknown>, opts: RequestOpts & { stream: boolean }): Promise<unknown>;
+  /** the SDK's `models.retrieve` (`GET /models/{id}`): resolves when the model exists */
+  retrieveModel?(id: string, opts: RequestOpts): Promise<unknown>;
+  /** the ids of the SDK's `models.list` (`GET /models`) */
+  listModelIds?(opts: RequestOpts): Promise<string[]>;
   /** the SDK's error classes, for mapping its errors to ProviderError */
   errors: SdkErrorClasses;
 }
@@ -133,6 +138,8 @@ export function mapSdkError(err: unknown, classes: SdkErrorClasses, signal?: Abo
   // (never the error's class or message: they name the gateway's internals, and clients see this text)
   return new ProviderError("connection", "upstream connection failed");
 }
+
+const notFound = (e: ProviderError) => e.kind === "status" && e.status === 404;
 
 /** A request field path ("messages[0].content"): what a `param` names, never a host or a file */
 const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_.[\]-]{0,99}$/;
@@ -216,6 +223,44 @@ export class OpenAILikeProvider implements Provider {
     this.passMessages = config.pass_upstream_messages ?? openCatalog(config.type);
     if (sdk.image && defaults.imageModel) this.image = (req) => this.generateImage(req);
     if (sdk.embed && defaults.embeddingModel) this.embed = (texts, signal) => this.embedTexts(texts, signal);
+  }
+
+  /** the provider's own answer to whether it serves a model, asked once per id and kept (model-lookup.ts) */
+  private readonly lookup = new ModelLookup({
+    retrieve: async (id, signal) => {
+      if (!this.sdk.retrieveModel) return false;
+      try {
+        await this.sdk.retrieveModel(id, { signal });
+        return true;
+      } catch (err) {
+        if (notFound(mapSdkError(err, this.sdk.errors, signal))) return false;
+        throw this.lookupError(err, signal);
+      }
+    },
+    list: async (signal) => {
+      if (!this.sdk.listModelIds) return null;
+      try {
+        return await this.sdk.listModelIds({ signal });
+      } catch (err) {
+        if (notFound(mapSdkError(err, this.sdk.errors, signal))) return null;
+        throw this.lookupError(err, signal);
+      }
+    },
+  });
+
+  /** Whether the provider itself serves `model` (a catalog of its own: GET /v1/models/{id}); rejects when it cannot be asked. */
+  knowsModel(model: string): Promise<boolean> {
+    return this.lookup.known(model);
+  }
+
+  /** the provider's failure to answer a model lookup, without its upstream message (it may name hosts) */
+  private lookupError(err: unknown, signal: AbortSignal): ProviderError {
+    const e = mapSdkError(err, this.sdk.errors, signal);
+    return new ProviderError(
+      e.kind,
+      `provider "${this.name}" could not say which models it serves (${e.status ?? e.kind})`,
+      e.status,
+    );
   }
 
   supportsJsonSchema(model: string): boolean {

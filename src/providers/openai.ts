@@ -63,6 +63,8 @@ export function createOpenAIProvider(config: ProviderConfig, opts: AdapterOption
       const res = await sdk.embeddings.create({ model, input: texts, encoding_format: "float" }, o);
       return [...res.data].sort((a, b) => a.index - b.index).map((d) => d.embedding);
     },
+    retrieveModel: (id, o) => sdk.models.retrieve(id, o),
+    listModelIds: async (o) => (await sdk.models.list(o)).data.map((m) => m.id),
     errors: { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError },
   };
   // Generic OpenAI-compatible servers rarely generate images; only offer it when a model is configured.

@@ -17,6 +17,9 @@ import type { RequestGuard } from "./guardrails";
 import { orderRoute, parseModel, planTargets, servesModel, type Target, targetModel } from "./route-plan";
 import type { Provider, ProxyApi, RoutedFunction } from "./types";
 
+/** the longest model id a provider is asked about */
+const MAX_MODEL_ID = 256;
+
 export interface RouteCall {
   def: RoutedFunction;
   /** validated and normalized request */
@@ -206,6 +209,42 @@ export class ProviderRouter {
       const p = this.providers.get(n);
       return p !== undefined && servesModel(p, wanted);
     });
+  }
+
+  /**
+   * The provider of the `/v1` routes that serves `model` ("model" or "provider/model"), for
+   * GET /v1/models/{id}: one that names it; else one whose pattern matches it and whose own catalog
+   * has it (asked of the provider, kept a while: model-lookup.ts), or that cannot be asked (mock).
+   * Undefined when none does; a provider error when none confirms it and one could not be asked.
+   */
+  async modelOwner(model: string): Promise<string | undefined> {
+    const route = [...new Set((Object.keys(API_FN) as ProxyApi[]).flatMap((api) => this.proxyRoute(api)))];
+    const picked = parseModel(model, this.providers);
+    const names = picked.provider !== undefined ? route.filter((n) => n === picked.provider) : route;
+    const wanted = picked.model;
+    // "provider/" (or a functions-only provider's name) asks for the provider's own models
+    if (wanted === undefined) return names[0];
+    const serving = names.filter((n) => {
+      const p = this.providers.get(n);
+      return p !== undefined && servesModel(p, wanted);
+    });
+    const named = serving.find((n) => this.providers.get(n)?.listModels?.().includes(wanted));
+    if (named) return named;
+    let failure: unknown;
+    for (const n of serving) {
+      const p = this.providers.get(n) as Provider;
+      if (!p.knowsModel) return n;
+      // an id no catalog could have is not sent to one (OpenAI's ids are short)
+      if (wanted.length > MAX_MODEL_ID || wanted === "." || wanted === "..") continue;
+      try {
+        if (await p.knowsModel(wanted)) return n;
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+    if (failure !== undefined)
+      throw new GatewayError("provider_error", failure instanceof Error ? failure.message : "the provider could not be asked");
+    return undefined;
   }
 
   /**

@@ -27,11 +27,17 @@ export function refuseSharedObjects(api: ProxyApi, body: Record<string, unknown>
       if (!isObject(item)) return;
       if (item.type === "item_reference")
         throw invalidRequest(`input[${i}]: item references are not served: ${SHARED}`, `input[${i}]`);
-      const parts = Array.isArray(item.content) ? item.content : [];
-      parts.forEach((p, j) => {
-        if (isObject(p) && typeof p.file_id === "string")
-          throw invalidRequest(`input[${i}].content[${j}].file_id is not served: ${SHARED}`, `input[${i}].content[${j}].file_id`);
-      });
+      // message content and tool outputs (a function_call_output's parts) alike
+      for (const field of ["content", "output"]) {
+        const parts = Array.isArray(item[field]) ? (item[field] as unknown[]) : [];
+        parts.forEach((p, j) => {
+          if (isObject(p) && typeof p.file_id === "string")
+            throw invalidRequest(
+              `input[${i}].${field}[${j}].file_id is not served: ${SHARED}`,
+              `input[${i}].${field}[${j}].file_id`,
+            );
+        });
+      }
     });
   }
   if (api === "chat/completions") {
@@ -57,40 +63,136 @@ export function refuseSharedObjects(api: ProxyApi, body: Record<string, unknown>
   });
 }
 
-/** A URL the client asks the provider to fetch, with the field that holds it. */
+/**
+ * What the provider could fetch, with the field that holds it (`param`): a URL string (`url`), or
+ * a content part of a type not known to carry none (no `url`).
+ */
 export interface RemoteUrl {
-  url: string;
+  url?: string;
   param: string;
 }
 
-const remote = (v: unknown): v is string => typeof v === "string" && /^https?:/i.test(v);
+/**
+ * Keys whose strings are text the model reads, never a fetch instruction: a message's `content`,
+ * a part's `text` or `refusal`, a tool call's `arguments`, a tool's `output` or `description`,
+ * Responses' `input` and `instructions`, embeddings' `input`, `stop`. A URL there is text ("see
+ * https://..."); strings directly in an array under one of them are text too.
+ */
+const TEXT_KEYS = new Set(["text", "content", "input", "instructions", "arguments", "output", "refusal", "description", "stop"]);
+/** Subtrees never fetched from: stored key-values, and JSON Schemas (where only `$ref` can name something to load). */
+const SCHEMA_KEYS = new Set(["parameters", "schema"]);
+const REF_KEYS = new Set(["$ref", "$dynamicRef", "$recursiveRef"]);
+/** identifiers of a schema's dialect or itself: validators name them, never load them */
+const ID_KEYS = new Set(["$schema", "$id"]);
+/** Where content parts sit: the items of these arrays (and an object `output`, as a computer screenshot). */
+const PART_KEYS = new Set(["content", "output"]);
+/**
+ * Part types known to carry nothing the provider fetches but what a URL string in them says (which
+ * the walk finds) or inline data: any other type (`video_url`, `audio_url`, a part without a type)
+ * may name media in a form of its own, so it goes only to a provider with `remote_urls`.
+ */
+export const URL_FREE_PARTS = new Set([
+  "text",
+  "image_url",
+  "input_audio",
+  "file",
+  "refusal",
+  "input_text",
+  "input_image",
+  "input_file",
+  "output_text",
+  "summary_text",
+  "reasoning_text",
+  "computer_screenshot",
+]);
 
-/** Each object part of each item's `content` list in `list` (messages, input items), with its field path. */
-function eachPart(list: unknown, name: string, visit: (part: Record<string, unknown>, param: string) => void): void {
-  (Array.isArray(list) ? list : []).forEach((item, i) => {
-    const parts = isObject(item) && Array.isArray(item.content) ? item.content : [];
-    parts.forEach((p, j) => {
-      if (isObject(p)) visit(p, `${name}[${i}].content[${j}]`);
-    });
-  });
+/** Schemes that parse with an authority even without `//` (WHATWG's special schemes: `http:host` is `http://host/`). */
+const SPECIAL = new Set(["http", "https", "ws", "wss", "ftp", "file"]);
+const SCHEME = /^([a-z][a-z0-9+.-]*):([/\\]{2})?/i;
+/** what URL parsers drop anywhere: tab and newlines */
+const DROPPED = /[\t\n\r]/g;
+/** and at either end: C0 controls and spaces (any Unicode space, to be safe) */
+const blank = (ch: string) => ch <= " " || /\s/.test(ch);
+
+function asParsed(value: string): string {
+  const v = value.replace(DROPPED, "");
+  let start = 0;
+  let end = v.length;
+  while (start < end && blank(v[start] as string)) start++;
+  while (end > start && blank(v[end - 1] as string)) end--;
+  return v.slice(start, end);
 }
 
-/** Every http(s) URL in the request that the provider would fetch (images, files, audio). */
-export function remoteUrls(api: ProxyApi, body: Record<string, unknown>): RemoteUrl[] {
-  const found: RemoteUrl[] = [];
-  if (api === "chat/completions")
-    eachPart(body.messages, "messages", (p, param) => {
-      const url = isObject(p.image_url) ? p.image_url.url : undefined;
-      if (remote(url)) found.push({ url, param });
-    });
-  if (api === "responses")
-    eachPart(body.input, "input", (p, param) => {
-      for (const f of ["image_url", "file_url"]) {
-        const url = p[f];
-        if (remote(url)) found.push({ url, param: `${param}.${f}` });
+/**
+ * The URL a string is, as a fetcher would read it, or null: after dropping what URL parsers drop,
+ * a scheme followed by `//` (any scheme: `gopher://`, `s3://`), or a special scheme (`http:`,
+ * `file:`, ...) with or without it. `data:` URLs are inline content, not a fetch.
+ */
+export function fetchedUrl(value: string): string | null {
+  // cheap refusal first: nearly every string has no ':' early on
+  const colon = value.indexOf(":");
+  if (colon < 0) return null;
+  const v = asParsed(value);
+  const m = SCHEME.exec(v);
+  if (!m) return null;
+  const scheme = (m[1] as string).toLowerCase();
+  if (scheme === "data") return null;
+  return m[2] !== undefined || SPECIAL.has(scheme) ? v : null;
+}
+
+/**
+ * Every value in the request that the provider could fetch, by one walk of the whole body: each
+ * string that is a URL (fetchedUrl) outside text (TEXT_KEYS), stored metadata and JSON Schemas
+ * (but a schema's `$ref`), and each content part whose type is not in URL_FREE_PARTS. Each comes
+ * with the path of its field ("messages[0].content[1].image_url.url"). docs/shared-upstream.md.
+ */
+export function remoteUrls(_api: ProxyApi, body: Record<string, unknown>): RemoteUrl[] {
+  const cached = found.get(body);
+  if (cached) return cached;
+  const out: RemoteUrl[] = [];
+  walk(body, "", "", false, out);
+  found.set(body, out);
+  return out;
+}
+
+/** each body is walked once, however many times routing and the URL check ask */
+const found = new WeakMap<object, RemoteUrl[]>();
+
+function walk(value: unknown, path: string, key: string, inSchema: boolean, out: RemoteUrl[]): void {
+  if (typeof value === "string") {
+    if (ID_KEYS.has(key) || (inSchema ? !REF_KEYS.has(key) : TEXT_KEYS.has(key))) return;
+    const url = fetchedUrl(value);
+    if (url !== null) out.push({ url, param: path });
+    return;
+  }
+  if (typeof value !== "object" || value === null) return;
+  if (Array.isArray(value)) {
+    const parts = !inSchema && PART_KEYS.has(key);
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      const at = `${path}[${i}]`;
+      // strings right in a text array (embeddings input, stop sequences) are text
+      if (typeof item === "string") walk(item, at, TEXT_KEYS.has(key) ? key : "", inSchema, out);
+      else {
+        walk(item, at, "", inSchema, out);
+        if (parts) part(item, at, out);
       }
-    });
-  return found;
+    }
+    return;
+  }
+  for (const k in value) {
+    if (!inSchema && k === "metadata") continue;
+    const child = (value as Record<string, unknown>)[k];
+    walk(child, path ? `${path}.${k}` : k, k, inSchema || SCHEMA_KEYS.has(k), out);
+  }
+  if (!inSchema && key === "output") part(value, path, out);
+}
+
+/** A content part of a type not known to be URL-free (or with none) is something the provider could fetch. */
+function part(value: unknown, path: string, out: RemoteUrl[]): void {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return;
+  const type = (value as Record<string, unknown>).type;
+  if (typeof type !== "string" || !URL_FREE_PARTS.has(type)) out.push({ param: `${path}.type` });
 }
 
 /** Loopback, private, link-local, carrier-grade NAT, unspecified, multicast and reserved ranges (IPv4 and IPv6). */
@@ -143,12 +245,17 @@ function ipv6Groups(ip: string): number[] {
  */
 export async function refusePrivateUrls(urls: RemoteUrl[]): Promise<void> {
   for (const { url, param } of urls) {
-    let host: string;
+    if (url === undefined) continue;
+    let parsed: URL;
     try {
-      host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+      parsed = new URL(url);
     } catch {
       throw invalidRequest(`${param} is not a valid URL`, param);
     }
+    // file:, ftp:, gopher:, s3:, ...: no provider is sent one to fetch
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+      throw invalidRequest(`${param}: only http(s) and data: URLs are forwarded, not ${parsed.protocol}`, param);
+    const host = parsed.hostname.replace(/^\[|\]$/g, "");
     const addresses = isIP(host)
       ? [host]
       : await lookup(host, { all: true, verbatim: true }).then(

@@ -175,6 +175,11 @@ export interface Provider {
   image?(req: ImageRequest): Promise<ImageResult>;
   embed?(texts: string[], signal?: AbortSignal): Promise<number[][]>;
   listModels?(): readonly string[];
+  /**
+   * Whether the provider's own catalog has `model` (asked of it, kept a while: model-lookup.ts);
+   * rejects when it cannot be asked. Providers without it are taken at their patterns' word.
+   */
+  knowsModel?(model: string): Promise<boolean>;
   /** further model ids it serves on /v1, as patterns (`*`: any run of characters); see servesModel */
   readonly modelPatterns?: readonly string[];
 }

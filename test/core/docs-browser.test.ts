@@ -80,16 +80,17 @@ describe.skipIf(skip)("GET /docs in headless Chromium", () => {
     await page.getByText("Cost: 1 credit(s) per successful call").first().waitFor(WAIT);
   }, 60_000);
 
-  test("the curl sample carries the gateway's own host, and the /v1/ai/intent alias is listed once", async () => {
+  test("the curl sample carries the gateway's own host, and the /v1/ai/intent alias is its own operation, listed once", async () => {
     // on the sentiment-analysis operation opened above
     const sample = page.getByText(`${gw.url}${sentimentAnalysis.path}`).first();
     await sample.waitFor(WAIT);
     await sample.scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(process.env.TEXTAI_SCREENSHOT_DIR ?? gw.dir, "docs-curl.png") });
-    // the sidebar lists each operation by its summary: the intent function once, not once more for its alias
+    // the sidebar lists each operation by its summary: the intent function once, and its alias once as its own operation
     const sidebar = page.locator("nav, aside").filter({ hasText: sentimentAnalysis.summary }).first();
     await sidebar.waitFor(WAIT);
     expect(await sidebar.getByText(intentDetection.summary, { exact: true }).count()).toBe(1);
+    expect(await sidebar.getByText("intent: intent-detection at /v1/ai/intent", { exact: true }).count()).toBe(1);
   }, 60_000);
 
   test("works offline: no request leaves the gateway's origin, nothing fails, no console errors", () => {

@@ -181,12 +181,24 @@ describe("OpenAPI", () => {
       expect(op.responses["200"].content["application/json"].schema.properties.data).toBeDefined();
       expect(op.responses["400"]).toBeDefined();
       expect(op.responses["429"]).toBeDefined();
-      // an alias is served (tested above) but listed once, under its function, which names it
+      // an alias (served: tested above) is its own operation with the function's schemas and its own operationId
       for (const alias of def.aliases ?? []) {
-        expect(doc.paths[alias], `${alias} listed a second time`).toBeUndefined();
+        const own = doc.paths[alias]?.post;
+        expect(own, `${alias} missing from OpenAPI`).toBeDefined();
+        expect(own.operationId).toBe(alias.slice(alias.lastIndexOf("/") + 1));
+        expect(own.operationId).not.toBe(op.operationId);
+        expect(own.requestBody).toEqual(op.requestBody);
+        expect(own.responses).toEqual(op.responses);
         expect(op.description).toContain(`POST ${alias}`);
       }
     }
+    // POST /v1/ai/intent, the spec's own endpoint, is listed as an operation a client generator reads
+    expect(doc.paths["/v1/ai/intent"]?.post?.operationId).toBe("intent");
+    // every operation has its own operationId (a generator names a method by it)
+    const ids = Object.values(doc.paths as Record<string, Record<string, { operationId?: string }>>)
+      .flatMap((ops) => Object.values(ops).map((o) => o.operationId))
+      .filter((id): id is string => typeof id === "string");
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
     for (const path of [
       "/api/v1/account/usage",
       "/api/v1/account/usage-summary",

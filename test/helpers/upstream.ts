@@ -75,14 +75,18 @@ export interface SimOptions {
   rejectJsonSchema?: boolean;
   /** standalone/bench mode: keep no call records */
   record?: boolean;
-  /** model ids for GET /v1/models */
+  /** model ids for GET /v1/models and GET /v1/models/{id} */
   models?: string[];
+  /** false: no GET /v1/models/{id} route (as vLLM), only the list */
+  modelById?: boolean;
 }
 
 export interface Upstream {
   url: string;
   port: number;
   calls: { count: number; requests: RecordedCall[] };
+  /** the paths of the GET /v1/models... calls since the last reset (not in `calls`) */
+  lookups: string[];
   /** queue faults for the next calls (for calls to `model` only, when given) */
   program(faults: Fault[], opts?: { model?: string }): void;
   configure(opts: Pick<SimOptions, "latencyMs" | "rejectJsonSchema">): void;
@@ -387,6 +391,7 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
   let rejectJsonSchema = opts.rejectJsonSchema ?? false;
   const record = opts.record ?? true;
   const calls = { count: 0, requests: [] as RecordedCall[] };
+  const lookups: string[] = [];
   // Faults per model scope; "" is the queue for any model.
   const queues = new Map<string, Fault[]>();
   const answerCache = new Map<string, string>();
@@ -631,9 +636,15 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
       const url = new URL(req.url);
       // Groq's SDK talks to /openai/v1/..., everyone else to /v1/...
       const path = url.pathname.replace(/^\/openai\/v1\//, "/v1/");
-      if (req.method === "GET" && path === "/v1/models") {
-        const ids = opts.models ?? ["sim-model", "sim-model-2"];
+      const ids = opts.models ?? ["sim-model", "sim-model-2"];
+      if (req.method === "GET" && path.startsWith("/v1/models")) lookups.push(path);
+      if (req.method === "GET" && path === "/v1/models")
         return json({ object: "list", data: ids.map((id) => ({ id, object: "model", created: 0, owned_by: "simulator" })) });
+      if (req.method === "GET" && path.startsWith("/v1/models/") && opts.modelById !== false) {
+        const id = decodeURIComponent(path.slice("/v1/models/".length));
+        if (ids.includes(id)) return json({ id, object: "model", created: 0, owned_by: "simulator" });
+        const message = `The model \`${id}\` does not exist or you do not have access to it.`;
+        return json({ error: { message, type: "invalid_request_error", param: null, code: "model_not_found" } }, 404);
       }
       if (req.method === "GET" && path.startsWith("/files/"))
         return new Response(Buffer.from(PNG_B64, "base64"), { headers: { "content-type": "image/png" } });
@@ -675,6 +686,7 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
     url: `http://127.0.0.1:${port}`,
     port,
     calls,
+    lookups,
     program(faults, scope) {
       const key = scope?.model ?? "";
       queues.set(key, [...(queues.get(key) ?? []), ...faults.map((f) => ({ ...f }))]);
@@ -685,6 +697,7 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
     },
     reset() {
       queues.clear();
+      lookups.length = 0;
       calls.count = 0;
       calls.requests.length = 0;
       latencyMs = opts.latencyMs ?? 0;

@@ -4,8 +4,9 @@ import { violations } from "./openapi-schemas";
 import { openaiClient, providerToml, rawPost, useGateway } from "./setup";
 
 // selfhosted: a closed catalog (its named models); catalog: an open one through a pattern;
-// other: a provider outside every /v1 route.
+// other: a provider outside every /v1 route. The simulator's own catalog (GET /v1/models/{id}) has vendor-77.
 const ctx = useGateway({
+  sim: { models: ["vendor-77"] },
   configText: (url) => `
 [routes]
 "chat-completions" = ["selfhosted", "catalog"]
@@ -54,7 +55,7 @@ describe("/v1 models: one rule for what is listed, retrieved and forwarded", () 
     expect(gw.deps.ledger.balance(accountId)).toBe(10);
   });
 
-  test("GET /v1/models/{id} answers 200 exactly when a chat asking for that model is forwarded", async () => {
+  test("GET /v1/models/{id} answers 200 exactly when a chat asking for that model is forwarded (and, through a pattern, the provider has it)", async () => {
     const { sim, gw } = ctx;
     const { key } = gw.newKey({ credits: 50 });
     const ids = [
@@ -85,6 +86,8 @@ describe("/v1 models: one rule for what is listed, retrieved and forwarded", () 
     expect(seen["other/model-o"]?.forwarded).toBe(false);
     const vendor = await retrieveStatus(gw, key, "vendor-77");
     expect(vendor.body).toMatchObject({ id: "vendor-77", object: "model", owned_by: "catalog" });
+    // matched by the pattern but not in the provider's own catalog: forwarded (its 404 is passed on), retrieved as 404
+    expect((await retrieveStatus(gw, key, "vendor-78")).status).toBe(404);
   });
 
   test("the list names the models of the /v1 routes' providers, each with a real created time", async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll } from "bun:test";
 import OpenAI from "openai";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { nodesRedis, ON_REDIS_CLUSTER, type TestRedis } from "../helpers/shared-servers";
-import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
+import { type SimOptions, simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 export const ALL_FEATURES = `["tools", "images", "audio", "files", "structured_output", "responses", "embeddings"]`;
 
@@ -15,10 +15,12 @@ export const providerToml = (name: string, url: string, model: string, extra = "
  * With TEXTAI_TEST_ON_REDIS_CLUSTER=1 (CI's second pass) the gateway keeps its rate limits, answer
  * cache and Idempotency-Key records on the Redis Cluster (its keys and credits stay in SQLite).
  */
-export function useGateway(opts: { configText?: (simUrl: string) => string; env?: Record<string, string> } = {}) {
+export function useGateway(
+  opts: { configText?: (simUrl: string) => string; env?: Record<string, string>; sim?: SimOptions } = {},
+) {
   const ctx = {} as { sim: Upstream; gw: TestGateway; redis: TestRedis | null };
   beforeAll(async () => {
-    ctx.sim = await startUpstream();
+    ctx.sim = await startUpstream(opts.sim);
     const url = `${ctx.sim.url}/v1`;
     const redis = ON_REDIS_CLUSTER ? await nodesRedis("the OpenAI-client tests on a Redis Cluster") : null;
     ctx.redis = redis;

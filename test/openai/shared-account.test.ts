@@ -101,7 +101,7 @@ features = ["tools", "images", "structured_output", "responses", "remote_urls"]
     const res = await rawPost(gw, "/v1/chat/completions", key, image("https://example.com/cat.png"));
     const got = (await res.json()) as { error: { message: string; param: string } };
     expect(res.status).toBe(400);
-    expect(got.error.param).toBe("messages[0].content[1]");
+    expect(got.error.param).toBe("messages[0].content[1].image_url.url");
     expect(got.error.message).toContain("selfhosted (no remote_urls support)");
     expect(sim.calls.count).toBe(0);
     expect(gw.deps.ledger.balance(accountId)).toBe(10);

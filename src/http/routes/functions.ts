@@ -52,7 +52,7 @@ export function functionDoc(def: AnyFunctionDef, cost: number) {
     summary: def.summary,
     description: `${def.description ?? def.summary}\n\nCost: ${cost} credit(s) per successful call. Rate-limit class: ${def.rateClass}.${
       def.aliases?.length
-        ? `\n\nAlso served at ${def.aliases.map((a) => `POST ${a}`).join(", ")} (an alias, the same function).`
+        ? `\n\nAlso served at ${def.aliases.map((a) => `POST ${a}`).join(", ")} (the same function, listed as its own operation).`
         : ""
     }`,
     operationId: def.name,
@@ -78,6 +78,20 @@ export function functionDoc(def: AnyFunctionDef, cost: number) {
   };
 }
 
+/**
+ * An alias's own operation (client generators read operations, not descriptions): the function's
+ * schemas and answers, its own `operationId` (the alias's last path segment, e.g. `intent`) and summary.
+ */
+export function aliasDoc(def: AnyFunctionDef, detail: ReturnType<typeof functionDoc>, path: string) {
+  const name = path.slice(path.lastIndexOf("/") + 1);
+  return {
+    ...detail,
+    operationId: name,
+    summary: `${name}: ${def.name} at ${path}`,
+    description: `The ${def.name} function (POST ${def.path}) at its short path: the same request, answer, cost and limits.\n\n${detail.description}`,
+  };
+}
+
 /** One POST route per function definition (and its aliases), all through the one pipeline. */
 export function functionRoutes(deps: AppDeps, pipeline: FunctionPipeline) {
   const app = new Elysia({ name: "functions" }).use(edgePlugin(deps));
@@ -91,9 +105,9 @@ export function functionRoutes(deps: AppDeps, pipeline: FunctionPipeline) {
         {
           key: functionEdge(def),
           parse: "none",
-          // an alias is served but not listed again: the operation's description names it
+          // an alias is its own operation, with the function's schemas
           // biome-ignore lint/suspicious/noExplicitAny: OpenAPI operation object, passed through to the document
-          detail: (path === def.path ? detail : { hide: true }) as any,
+          detail: (path === def.path ? detail : aliasDoc(def, detail, path)) as any,
         },
       );
     }

@@ -10,7 +10,7 @@ import type { AppDeps } from "../../deps";
 import { errorType, GatewayError, invalidRequest, modelNotFound } from "../../errors";
 import { API_FN, type ProxyCall, type ProxyOutcome, UpstreamClientError } from "../../providers/chat";
 import { type GuardCounts, proxyTexts, StreamRestorer } from "../../providers/guardrails";
-import { servesModel, targetModel } from "../../providers/route-plan";
+import { targetModel } from "../../providers/route-plan";
 import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../../providers/shared-account";
 import { isObject, ProviderError, type ProxyApi, type UpstreamErrorBody } from "../../providers/types";
 import { type SentBody, sentBytes } from "../body";
@@ -426,20 +426,13 @@ export function openAiCompatRoutes(deps: AppDeps) {
     return out;
   };
 
-  /** One model: listed, or served through a provider's pattern (the same rule a request's `model` meets). */
-  const modelById = (id: string) => {
+  /** One model: listed, or matched by a provider's pattern and in that provider's own catalog (router.modelOwner). */
+  const modelById = async (id: string) => {
     const listed = modelList().find((m) => m.id === id);
     if (listed) return listed;
     if (!PROXY_APIS.some((api) => router.servesModel(api, id))) return undefined;
-    const slash = id.indexOf("/");
-    const owner =
-      slash > 0 && providers.has(id.slice(0, slash))
-        ? id.slice(0, slash)
-        : proxyProviders().find((n) => {
-            const p = providers.get(n);
-            return p !== undefined && servesModel(p, id);
-          });
-    return modelEntry(id, owner ?? "gateway");
+    const owner = await router.modelOwner(id);
+    return owner === undefined ? undefined : modelEntry(id, owner);
   };
 
   const handler =
@@ -474,7 +467,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
   const listing = async (state: RequestState, request: Request, rawId?: string): Promise<Response> => {
     try {
       const id = rawId === undefined ? undefined : decodeURIComponent(rawId); // the edge refused a path that does not decode;
-      const body = id === undefined ? { object: "list", data: modelList() } : modelById(id);
+      const body = id === undefined ? { object: "list", data: modelList() } : await modelById(id);
       if (!body) throw modelNotFound(id ?? "");
       state.status = 200;
       return new Response(JSON.stringify(body), { headers: { "content-type": "application/json", ...state.headers } });
