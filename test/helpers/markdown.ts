@@ -127,7 +127,7 @@ function codeSpans(prose: string): { spans: CodeSpan[]; plain: string } {
     }
     if (closing === undefined) continue;
     const end = runs[closing]!.index;
-    let content = prose.slice(from, end).replace(/\n/g, " ");
+    let content = prose.slice(from, end).replace(/\n\s*/g, " ");
     if (/^ .*[^ ].* $/.test(content)) content = content.slice(1, -1);
     spans.push({ text: content, line: lineAt(opening.index) });
     for (let k = opening.index; k < end + ticks; k++) if (out[k] !== "\n") out[k] = " ";
@@ -203,4 +203,154 @@ export function anchorsOf(doc: ParsedDoc): Set<string> {
     anchors.add(m[2] ?? m[3]!);
   }
   return anchors;
+}
+
+/** The shell languages of fenced blocks whose every line is a command ("console": only lines after a "$ " prompt). */
+export const SHELL_LANGS = new Set(["sh", "bash", "shell", "zsh", "console", "shell-session"]);
+
+export interface ShellLine {
+  /** one logical command line: continuation lines joined, the comment cut off */
+  text: string;
+  /** 1-based line in the document where it starts */
+  line: number;
+}
+
+/** Cuts a trailing comment (a # at a word start, outside quotes) off a shell line. */
+function withoutComment(line: string): string {
+  let quote: string | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quote) {
+      if (c === "\\" && quote === '"') i++;
+      else if (c === quote) quote = undefined;
+      continue;
+    }
+    if (c === "\\") i++;
+    else if (c === "'" || c === '"') quote = c;
+    else if (c === "#" && (i === 0 || /\s/.test(line[i - 1]!))) return line.slice(0, i).trimEnd();
+  }
+  return line.trimEnd();
+}
+
+/**
+ * The command lines of a shell block: a line ending in "\" continues on the next; a heredoc's body
+ * (<<EOF … EOF) is data, not commands; blank lines and comments are left out. In a "console" block
+ * only the lines after a "$ " prompt are commands.
+ */
+export function shellLines(fence: Fence): ShellLine[] {
+  const out: ShellLine[] = [];
+  let pending: ShellLine | undefined;
+  let heredoc: string | undefined;
+  fence.lines.forEach((raw, i) => {
+    const line = fence.line + 1 + i;
+    if (heredoc !== undefined) {
+      if (raw.trim() === heredoc) heredoc = undefined;
+      return;
+    }
+    let text = raw;
+    if (!pending && (fence.lang === "console" || fence.lang === "shell-session")) {
+      const prompt = /^\s*\$ (.*)$/.exec(raw);
+      if (!prompt) return;
+      text = prompt[1]!;
+    }
+    const continues = /\\$/.test(text) && !/^\s*#/.test(text);
+    const part = continues ? text.slice(0, -1) : withoutComment(text);
+    if (pending) pending.text = `${pending.text.trimEnd()} ${part.trim()}`;
+    else pending = { text: part.trim(), line };
+    if (continues) return;
+    const done = pending;
+    pending = undefined;
+    const marker = /<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\1/.exec(done.text);
+    if (marker) heredoc = marker[2];
+    if (done.text) out.push(done);
+  });
+  if (pending?.text) out.push(pending);
+  return out;
+}
+
+/** The index just past the ")" that closes the "(" at `open`, quotes inside skipped. */
+function closingParen(text: string, open: number): number {
+  let depth = 0;
+  let quote: string | undefined;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i]!;
+    if (quote) {
+      if (c === "\\" && quote === '"') i++;
+      else if (c === quote) quote = undefined;
+      continue;
+    }
+    if (c === "\\") i++;
+    else if (c === "'" || c === '"') quote = c;
+    else if (c === "(") depth++;
+    else if (c === ")" && --depth === 0) return i + 1;
+  }
+  return text.length;
+}
+
+/**
+ * The simple commands of a command line: split at |, ||, &&, ;, & and subshell parentheses
+ * (outside quotes; the & of a redirection such as 2>&1 is not a separator), and the commands
+ * inside each $( … ) and ` … ` substitution, in or out of double quotes.
+ */
+export function simpleCommands(line: string): string[] {
+  const out: string[] = [];
+  const inner: string[] = [];
+  let current = "";
+  const flush = () => {
+    if (current.trim()) out.push(current.trim());
+    current = "";
+  };
+  let quote: string | undefined;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quote === "'") {
+      current += c;
+      if (c === "'") quote = undefined;
+      continue;
+    }
+    if (c === "\\") {
+      current += line.slice(i, i + 2);
+      i++;
+      continue;
+    }
+    if (c === "$" && line[i + 1] === "(" && line[i + 2] !== "(") {
+      const end = closingParen(line, i + 1);
+      inner.push(line.slice(i + 2, end - 1));
+      current += "$(…)";
+      i = end - 1;
+      continue;
+    }
+    if (c === "`") {
+      const end = line.indexOf("`", i + 1);
+      inner.push(line.slice(i + 1, end === -1 ? line.length : end));
+      current += "`…`";
+      i = end === -1 ? line.length : end;
+      continue;
+    }
+    if (quote === '"') {
+      current += c;
+      if (c === '"') quote = undefined;
+      continue;
+    }
+    if (c === "'" || c === '"') {
+      quote = c;
+      current += c;
+      continue;
+    }
+    const redirection = c === "&" && (line[i - 1] === ">" || line[i - 1] === "<" || line[i + 1] === ">");
+    if (!redirection && (c === "|" || c === "&" || c === ";" || c === "(" || c === ")")) {
+      flush();
+      continue;
+    }
+    current += c;
+  }
+  flush();
+  return [...out, ...inner.flatMap(simpleCommands)];
+}
+
+/** Shell words of a simple command (quotes removed; good enough to name the executable and its first arguments). */
+export function words(command: string): string[] {
+  return (command.match(/(?:[^\s'"]+|'[^']*'|"(?:[^"\\]|\\.)*")+/g) ?? []).map((w) =>
+    w.replace(/'([^']*)'|"((?:[^"\\]|\\.)*)"/g, (_, a, b) => a ?? b),
+  );
 }
