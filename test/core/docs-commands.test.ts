@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { docFiles, type Fence, parseDoc, SHELL_LANGS, shellLines, simpleCommands, words } from "../helpers/markdown";
+import { docFiles, notesOf, parseDoc, SHELL_LANGS, shellLines, simpleCommands, words } from "../helpers/markdown";
 
 /**
  * Issue 36: every command the docs show runs as written on the README's machine, one with only
@@ -75,21 +75,6 @@ export function problemOf(command: string, strict: boolean, needs: ReadonlySet<s
     return `runs \`${exe}\`, which ${FRESH} does not have: ${FIXES[exe]}`;
   if (!strict || POSIX.has(exe) || FROM_NPM.has(exe) || exe === "apt-get" || needs.has(exe)) return undefined;
   return `runs \`${exe}\`, which ${FRESH} does not have: use ${PINNED}, node, npm, curl or dist/textai, or name it in a \`<!-- test: needs ${exe} -->\` comment above the block`;
-}
-
-/** What a block's HTML comment asks: `test: runs`, `test: needs a, b` (several joined by ";"). */
-export function notesOf(fence: Fence): { runs: boolean; needs: Set<string> } {
-  const needs = new Set<string>();
-  let runs = false;
-  const note = fence.note?.replace(/^test:\s*/, "") ?? "";
-  if (fence.note?.startsWith("test:")) {
-    for (const part of note.split(";").map((p) => p.trim())) {
-      if (part === "runs") runs = true;
-      const need = /^needs\s+(.*)$/.exec(part);
-      if (need) for (const name of need[1]!.split(/[\s,]+/)) if (name) needs.add(name);
-    }
-  }
-  return { runs, needs };
 }
 
 export interface Finding {

@@ -354,3 +354,18 @@ export function words(command: string): string[] {
     w.replace(/'([^']*)'|"((?:[^"\\]|\\.)*)"/g, (_, a, b) => a ?? b),
   );
 }
+
+/** What a block's HTML comment asks: `test: runs`, `test: needs a, b` (several joined by ";"). */
+export function notesOf(fence: Fence): { runs: boolean; needs: Set<string> } {
+  const needs = new Set<string>();
+  let runs = false;
+  const note = fence.note?.replace(/^test:\s*/, "") ?? "";
+  if (fence.note?.startsWith("test:")) {
+    for (const part of note.split(";").map((p) => p.trim())) {
+      if (part === "runs") runs = true;
+      const need = /^needs\s+(.*)$/.exec(part);
+      if (need) for (const name of need[1]!.split(/[\s,]+/)) if (name) needs.add(name);
+    }
+  }
+  return { runs, needs };
+}
