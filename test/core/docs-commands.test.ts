@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { docFiles, notesOf, parseDoc, SHELL_LANGS, shellLines, simpleCommands, words } from "../helpers/markdown";
+import { docFiles, notesOf, parseDoc, ROOT, SHELL_LANGS, shellLines, simpleCommands, words } from "../helpers/markdown";
 
 /**
  * Issue 36: every command the docs show runs as written on the README's machine, one with only
@@ -127,6 +127,20 @@ describe("commands in the docs", () => {
       "34 npx bun run build | runs Bun as `npx bun`",
       "37 bun run eval | runs `bun`",
     ]);
+  });
+
+  test("the postinstalls the install blocks are those docs/cli.md explains, as many as the README says", () => {
+    const listed = Bun.spawnSync([process.execPath, "pm", "untrusted"], { cwd: ROOT, stderr: "pipe" });
+    const blocked = [...listed.stdout.toString().matchAll(/^\.\/node_modules\/(?:.*\/node_modules\/)?(\S+) @/gm)].map(
+      (m) => m[1]!,
+    );
+    expect(blocked.length).toBeGreaterThan(0);
+    const quoted = `"Blocked ${blocked.length} postinstalls"`;
+    expect(parseDoc("README.md").text).toContain(quoted);
+    const cli = parseDoc("docs/cli.md").text;
+    const section = cli.slice(cli.indexOf("\n## The install"));
+    expect(section).toContain(quoted);
+    for (const name of new Set(blocked)) expect(section).toContain(`\`${name}\``);
   });
 
   for (const file of docFiles()) {
