@@ -46,6 +46,14 @@ exit 127`,
 });
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
+/** A port nothing listens on now (a block that serves listens on PORT, so blocks never share one). */
+function freePort(): number {
+  const probe = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = Number(probe.url.port);
+  probe.stop(true);
+  return port;
+}
+
 let runs = 0;
 /** Runs one block in a fresh copy of the tree; the failure, if any, as "file:line: …" plus the output. */
 async function runBlock({ file, fence }: Block): Promise<{ failure?: string; tree: string }> {
@@ -54,17 +62,19 @@ async function runBlock({ file, fence }: Block): Promise<{ failure?: string; tre
   for (const entry of readdirSync(ROOT)) {
     if (!["data", "dist", ".git"].includes(entry)) symlinkSync(join(ROOT, entry), join(tree, entry));
   }
-  // the ERR trap turns the script's line back into the doc's: block line k is script line k + 3
+  // the ERR trap turns the script's line back into the doc's: block line k is script line k + 4
+  // background jobs the block leaves (a server) are stopped, and waited for, when it ends
   const header = [
     "set -eo pipefail",
-    `trap 'status=$?; echo "docs test: ${file}:$((LINENO + ${fence.line - 3})) failed (exit $status)" >&2' ERR`,
+    "trap 'kill $(jobs -p) 2>/dev/null || true; wait' EXIT",
+    `trap 'status=$?; echo "docs test: ${file}:$((LINENO + ${fence.line - 4})) failed (exit $status)" >&2' ERR`,
     "",
   ];
   const path = join(scratch, `block-${runs}.sh`);
   writeFileSync(path, `${[...header, ...fence.lines].join("\n")}\n`);
   const proc = Bun.spawn(["bash", path], {
     cwd: tree,
-    env: { PATH: `${bin}:${process.env.PATH}`, HOME: process.env.HOME ?? tree },
+    env: { PATH: `${bin}:${process.env.PATH}`, HOME: process.env.HOME ?? tree, PORT: String(freePort()) },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -98,14 +108,20 @@ describe("doc blocks marked test: runs", () => {
     expect(failure).toContain("'bun' is not on a machine with only Node.js and npm");
   });
 
-  for (const block of blocks) {
+  // every block starts at once (each in its own tree, on its own port); each test awaits its own
+  let started: Promise<{ failure?: string; tree: string }>[] = [];
+  beforeAll(() => {
+    started = blocks.map(runBlock);
+  });
+
+  blocks.forEach((block, i) => {
     test(`${block.file}:${block.fence.line} runs as written`, async () => {
-      const { failure, tree } = await runBlock(block);
+      const { failure, tree } = await started[i]!;
       expect(failure).toBeUndefined();
       // the block's database, if it made one, is the scratch copy's
       if (block.fence.lines.some((line) => line.includes("src/cli.ts keys create"))) {
         expect(existsSync(join(tree, "data/textai.db"))).toBe(true);
       }
     }, 60_000);
-  }
+  });
 });
