@@ -23,14 +23,27 @@ const POSIX = new Set(
   (
     ". : [ alias awk basename bash cat cd chmod command cp cut date dirname echo env exec exit export false find " +
     "grep head id kill ln ls mkdir mktemp mv nohup printf pwd read rm rmdir sed seq set sh shift sleep sort source " +
-    "tail tar tee test time touch tr trap true type uname uniq unset wait wc xargs"
+    "tail tar tee test time timeout touch tr trap true type uname uniq unset wait wc xargs"
   ).split(" "),
 );
 const FROM_NPM = new Set(["node", "npm", "npx", "curl", "dist/textai", "./dist/textai"]);
 /** Words that start a shell construct rather than name a program. */
 const KEYWORDS = new Set(["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "esac"]);
-/** Programs that only run another, whose first argument is then the one to check. */
-const WRAPPERS = new Set(["env", "exec", "nohup", "command", "time", "xargs"]);
+/** Programs that run another: how many arguments (after their options) come before its name. */
+const WRAPPERS = new Map([
+  ["env", 0],
+  ["exec", 0],
+  ["nohup", 0],
+  ["command", 0],
+  ["time", 0],
+  ["xargs", 0],
+  ["nice", 0],
+  ["timeout", 1],
+  ["flock", 1],
+  ["taskset", 1],
+]);
+/** Options of a wrapper that take the next word as their value. */
+const VALUED = new Set(["nice -n", "timeout -s", "timeout -k", "flock -w", "xargs -n", "xargs -I", "env -u"]);
 
 /** The verbs of src/cli.ts: in prose, `textai` followed by one of them is a command (else it may be a name). */
 const CLI_VERBS = new Set(["serve", "keys", "credits", "usage", "requests", "accounts", "help", "--help", "-h"]);
@@ -55,9 +68,11 @@ export function problemOf(command: string, strict: boolean, needs: ReadonlySet<s
       if (w[1] !== "apt-get") return strict ? `runs \`sudo ${w[1] ?? ""}\`: only \`sudo apt-get\` is expected` : undefined;
       return undefined;
     }
-    if (w[0] && WRAPPERS.has(w[0]) && w.length > 1) {
+    const wrapper = w[0];
+    if (wrapper && WRAPPERS.has(wrapper) && w.length > 1) {
       w = w.slice(1);
-      while (w[0]?.startsWith("-")) w = w.slice(1);
+      while (w[0]?.startsWith("-")) w = w.slice(VALUED.has(`${wrapper} ${w[0]}`) ? 2 : 1);
+      w = w.slice(WRAPPERS.get(wrapper));
       continue;
     }
     break;
@@ -125,6 +140,8 @@ describe("commands in the docs", () => {
       "33 TEXTAI_TIMED_TESTS=1 bun test | runs `bun`",
       "33 bun x.ts | runs `bun`",
       "34 npx bun run build | runs Bun as `npx bun`",
+      "34 flock /tmp/bench.lock bun run chaos | runs `bun`",
+      "34 timeout -s KILL 5 textai serve | runs `textai`",
       "37 bun run eval | runs `bun`",
     ]);
   });
