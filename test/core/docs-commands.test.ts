@@ -3,7 +3,7 @@ import { docFiles, notesOf, parseDoc, ROOT, SHELL_LANGS, shellLines, simpleComma
 
 /**
  * Issue 36: every command the docs show runs as written on the README's machine, one with only
- * Node.js and npm. Read from README.md, ARCHITECTURE.md, docs/*.md and bench/README.md:
+ * Node.js and npm. Read from the docs (docFiles: README.md, ARCHITECTURE.md, docs/*.md, …):
  *  - every command of a ```sh / ```bash / ```shell / ```console block (continuation lines joined,
  *    comments and heredoc bodies left out, each part of a pipe, list or $( ) substitution on its
  *    own, VAR=value prefixes skipped) must start with an executable such a machine has: `npx -y

@@ -4,7 +4,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { anchorsOf, docFiles, githubSlug, linksOf, parseDoc, ROOT } from "../helpers/markdown";
 
 /**
- * Issue 36: every relative link of README.md, ARCHITECTURE.md, docs/*.md and bench/README.md leads
+ * Issue 36: every relative link of the docs (docFiles: README.md, ARCHITECTURE.md, docs/*.md, …) leads
  * somewhere. A path must name a file or folder of the tree; an anchor on a Markdown file must be one
  * of its headings' anchors, computed as GitHub computes them (or an explicit <a id>/<a name>); a
  * line anchor (#L10, #L10-L20) on another file must fall within it. Links with a scheme (https:,

@@ -4,15 +4,18 @@ import { Glob } from "bun";
 
 /**
  * What the docs tests read of the project's Markdown (issue 36): the files a reader follows
- * (README.md, ARCHITECTURE.md, docs/*.md, bench/README.md), their fenced blocks, inline code spans,
- * links and heading anchors, each with the line it starts on, so a failure names file:line.
+ * (docFiles below), their fenced blocks, inline code spans, links and heading anchors, each with
+ * the line it starts on, so a failure names file:line.
  */
 export const ROOT = resolve(import.meta.dir, "../..");
 
-/** The documents, relative to the root: README.md, ARCHITECTURE.md, docs/*.md, bench/README.md. */
+/**
+ * The documents, relative to the root: README.md, ARCHITECTURE.md, docs/*.md, bench/README.md, and
+ * test/eval/README.md (where the docs send a reader for the evaluation's data sets).
+ */
 export function docFiles(): string[] {
   const docs = [...new Glob("docs/*.md").scanSync({ cwd: ROOT })].sort();
-  return ["README.md", "ARCHITECTURE.md", ...docs, "bench/README.md"];
+  return ["README.md", "ARCHITECTURE.md", ...docs, "bench/README.md", "test/eval/README.md"];
 }
 
 export interface Fence {
