@@ -72,19 +72,26 @@ async function runBlock({ file, fence }: Block): Promise<{ failure?: string; tre
   ];
   const path = join(scratch, `block-${runs}.sh`);
   writeFileSync(path, `${[...header, ...fence.lines].join("\n")}\n`);
+  // its own process group, so a block that hangs is stopped whole, with whatever it started
   const proc = Bun.spawn(["bash", path], {
+    detached: true,
     cwd: tree,
     env: { PATH: `${bin}:${process.env.PATH}`, HOME: process.env.HOME ?? tree, PORT: String(freePort()) },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
   });
-  const timer = setTimeout(() => proc.kill(), 45_000);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    process.kill(-proc.pid, "SIGKILL");
+  }, 45_000);
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(timer);
-  if (code === 0) return { tree };
+  if (code === 0 && !timedOut) return { tree };
   const where = /docs test: (\S+:\d+) failed/.exec(err)?.[1] ?? `${file}:${fence.line}`;
-  return { tree, failure: `${where}: the block marked "test: runs" failed (exit ${code})\n${out}${err}`.trim() };
+  const how = timedOut ? "did not finish within 45 s" : `failed (exit ${code})`;
+  return { tree, failure: `${where}: the block marked "test: runs" ${how}\n${out}${err}`.trim() };
 }
 
 describe("doc blocks marked test: runs", () => {
