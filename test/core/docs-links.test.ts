@@ -59,6 +59,30 @@ function brokenLinks(file: string): string[] {
   return problems;
 }
 
+/**
+ * A page#anchor written as text, not as a link ("see docs/capacity.md#tested-configurations", in
+ * prose, code or a comment of a block): when it names a Markdown file of the tree (from the
+ * document's folder or the root), the anchor must be one of its headings'.
+ */
+function brokenMentions(file: string): string[] {
+  const doc = parseDoc(file);
+  const problems: string[] = [];
+  const lines = doc.text.split("\n");
+  lines.forEach((text, i) => {
+    for (const m of text.matchAll(/(?<![\w./-]|\]\()([\w./-]+\.md)#([\w-]+)/g)) {
+      const [, path, anchor] = m;
+      const candidates = [resolve(ROOT, dirname(file), path!), resolve(ROOT, path!)];
+      const target = candidates.find((c) => c.startsWith(ROOT) && existsSync(c) && statSync(c).isFile());
+      if (!target) continue;
+      const shown = relative(ROOT, target);
+      if (!anchorsOf(parseDoc(shown)).has(anchor!)) {
+        problems.push(`${file}:${i + 1}: "${path}#${anchor}" (as text): ${shown} has no heading with anchor #${anchor}`);
+      }
+    }
+  });
+  return problems;
+}
+
 describe("links in the docs", () => {
   test("GitHub's anchors: punctuation dropped, spaces each a hyphen, code and emphasis kept as text", () => {
     expect(githubSlug("Offline engine")).toBe("offline-engine");
@@ -69,7 +93,7 @@ describe("links in the docs", () => {
     expect(githubSlug("Über _emphasis_")).toBe("über-emphasis");
   });
 
-  test("a repeated heading gets -1, -2; an explicit <a id> counts; links in code do not", () => {
+  test("a repeated heading gets -1, -2; an explicit <a id> counts; links in code do not, a page#anchor as text does", () => {
     const doc = parseDoc("test/fixtures/docs/links.md");
     expect([...anchorsOf(doc)]).toEqual(["top", "notes", "notes-1", "notes-2", "by-hand"]);
     const lines = readFileSync(join(ROOT, "package.json"), "utf8").split("\n").length;
@@ -78,11 +102,15 @@ describe("links in the docs", () => {
       'test/fixtures/docs/links.md:10: link "../../../docs/nowhere.md" names docs/nowhere.md, which does not exist',
       `test/fixtures/docs/links.md:11: link "../../../package.json#L99999": package.json has ${lines} lines`,
     ]);
+    expect(brokenMentions("test/fixtures/docs/links.md")).toEqual([
+      'test/fixtures/docs/links.md:12: "links.md#nothing-here" (as text): test/fixtures/docs/links.md has no heading with anchor #nothing-here',
+      'test/fixtures/docs/links.md:12: "../../../README.md#no-such-part" (as text): README.md has no heading with anchor #no-such-part',
+    ]);
   });
 
   for (const file of docFiles()) {
     test(`${file}: every relative link and anchor resolves`, () => {
-      expect(brokenLinks(file)).toEqual([]);
+      expect([...brokenLinks(file), ...brokenMentions(file)]).toEqual([]);
     });
   }
 });
