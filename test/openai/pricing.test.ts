@@ -292,6 +292,8 @@ describe("the [pricing] table", () => {
       models: [],
       refuseUnpriced: false,
       defaultMaxOutputTokens: 1000,
+      imageTokens: 2000,
+      audioTokens: 2000,
     });
     // output defaults to the input price; patterns keep their config order (the first match wins)
     expect(
