@@ -1,6 +1,6 @@
 import { ConfigError, parseGuardrails } from "../config";
-import type { KeyBudget } from "../credits/interface";
 import { credits } from "../credits/amount";
+import type { KeyBudget } from "../credits/interface";
 import { GatewayError, invalidRequest } from "../errors";
 import type { KeyGuardrails } from "../providers/guardrails";
 

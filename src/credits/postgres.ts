@@ -2,8 +2,8 @@ import type { SQL } from "bun";
 import { monthStart } from "../auth/policy";
 import { clientClosed, GatewayError } from "../errors";
 import { databaseUnavailable, isPgUnavailable, type PgStorage, pgCall, schemaReady } from "../storage/postgres";
-import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { credits } from "./amount";
+import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
 import {
   type CreditLedger,

@@ -1,4 +1,4 @@
-import type { PricingConfig, TokenPrice } from "../config";
+import { MAX_OUTPUT_TOKENS, type PricingConfig, type TokenPrice } from "../config";
 import { invalidRequest } from "../errors";
 import { type Target, targetModel } from "../providers/route-plan";
 import { isObject } from "../providers/types";
@@ -131,7 +131,7 @@ const utf8Bytes = (v: unknown): number =>
 export function maxOutputTokens(api: Api, body: Record<string, unknown>, price: TokenPrice, defaultMax: number): number {
   if (api === "embeddings") return 0;
   const within = (cap: number | null) =>
-    Math.min(cap ?? price.maxOutputTokens ?? defaultMax, price.maxOutputTokens ?? Number.MAX_SAFE_INTEGER);
+    Math.min(cap ?? price.maxOutputTokens ?? defaultMax, price.maxOutputTokens ?? MAX_OUTPUT_TOKENS);
   if (api === "responses") return within(positiveInt(body.max_output_tokens));
   const cap = within(positiveInt(body.max_completion_tokens) ?? positiveInt(body.max_tokens));
   const predicted = isObject(body.prediction) ? utf8Bytes(body.prediction.content) : 0;
@@ -156,8 +156,7 @@ export function perCallFees(api: Api, body: Record<string, unknown>): { name: st
   if (Array.isArray(body.tools))
     body.tools.forEach((t, i) => {
       const type = isObject(t) ? t.type : undefined;
-      if (type !== undefined && !(typeof type === "string" && TOKEN_ONLY_TOOLS.has(type)))
-        add(String(type), `tools[${i}].type`);
+      if (type !== undefined && !(typeof type === "string" && TOKEN_ONLY_TOOLS.has(type))) add(String(type), `tools[${i}].type`);
     });
   if (body.web_search_options !== undefined && body.web_search_options !== null) add("web_search", "web_search_options");
   if (Array.isArray(body.modalities) && body.modalities.includes("audio")) add("audio_output", "modalities");

@@ -3,8 +3,8 @@ import { monthStart } from "../auth/policy";
 import { clientClosed } from "../errors";
 import { timeOrderedId } from "../ids";
 import { isStorageUnavailable, type Storage } from "../storage/db";
-import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { credits } from "./amount";
+import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
 import {
   type CreditLedger,
@@ -113,8 +113,8 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
    */
   reserve(accountId: string, amount: number, budget?: KeyBudget): Reservation | null {
     credits(amount, "a hold");
-    if (!budget || amount <= 0) return this.holdFromCommitted(accountId, amount);
-    const limit = credits(budget.limit, "a key's monthly_credit_limit");
+    const limit = budget && credits(budget.limit, "a key's monthly_credit_limit");
+    if (!budget || limit === undefined || amount <= 0) return this.holdFromCommitted(accountId, amount);
     const used = credits(this.keySpent(budget.keyId) + this.keyHolds.held(budget.keyId), "a key's month-to-date use");
     if (used + amount > limit) throw keyBudgetExceeded(limit, used, amount);
     const r = this.holdFromCommitted(accountId, amount);
