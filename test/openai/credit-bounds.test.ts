@@ -129,10 +129,18 @@ describe("work billed outside tokens is priced per call or refused (issue 35.10)
     ["/v1/chat/completions", { messages: [{ role: "user", content: "news?" }], web_search_options: {} }, "web_search_options"],
     [
       "/v1/chat/completions",
-      { messages: [{ role: "user", content: "say hi" }], modalities: ["text", "audio"], audio: { voice: "alloy", format: "wav" } },
+      {
+        messages: [{ role: "user", content: "say hi" }],
+        modalities: ["text", "audio"],
+        audio: { voice: "alloy", format: "wav" },
+      },
       "modalities",
     ],
-    ["/v1/chat/completions", { messages: [{ role: "user", content: "say hi" }], audio: { voice: "alloy", format: "wav" } }, "audio"],
+    [
+      "/v1/chat/completions",
+      { messages: [{ role: "user", content: "say hi" }], audio: { voice: "alloy", format: "wav" } },
+      "audio",
+    ],
   ];
 
   test("unpriced: 400 naming the field, no provider called, nothing charged", async () => {
@@ -165,7 +173,12 @@ describe("work billed outside tokens is priced per call or refused (issue 35.10)
       ],
       [
         "/v1/chat/completions",
-        { messages: [{ role: "user", content: "say hi" }], max_tokens: 100, modalities: ["text", "audio"], audio: { voice: "alloy" } },
+        {
+          messages: [{ role: "user", content: "say hi" }],
+          max_tokens: 100,
+          modalities: ["text", "audio"],
+          audio: { voice: "alloy" },
+        },
         3,
       ],
     ];
