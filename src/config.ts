@@ -48,9 +48,37 @@ const ProviderConfigSchema = T.Object(
   { additionalProperties: false },
 );
 
-/** Credits per 1,000 tokens (fractions allowed: a call's total is rounded up to whole credits). */
+/**
+ * The most output tokens a /v1 call may ask for per choice (max_tokens, max_completion_tokens,
+ * max_output_tokens), whatever the model: with n <= 128 choices and prices <= MAX_TOKEN_PRICE, every
+ * hold is a safe integer (docs/pricing.md, "Bounds").
+ */
+export const MAX_OUTPUT_TOKENS = 1_000_000;
+/** The dearest price per 1,000 tokens `[pricing]` takes. */
+export const MAX_TOKEN_PRICE = 1_000_000;
+/** The dearest per-call fee `[pricing]` takes, and the most tokens an image or audio part may be held at. */
+export const MAX_CALL_PRICE = 1_000_000_000;
+export const MAX_MEDIA_TOKENS = 10_000_000;
+
+const MediaTokens = T.Integer({ minimum: 0, maximum: MAX_MEDIA_TOKENS });
+
+/**
+ * Credits per 1,000 tokens (fractions allowed: a call's total is rounded up to whole credits), and
+ * what bounds a call's hold on the model (docs/pricing.md).
+ */
 const TokenPriceSchema = T.Object(
-  { input: T.Number({ minimum: 0 }), output: T.Optional(T.Number({ minimum: 0 })) },
+  {
+    input: T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE }),
+    output: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
+    /** the most output tokens the model writes per choice: held when the request sets no cap */
+    max_output_tokens: T.Optional(T.Integer({ minimum: 1, maximum: MAX_OUTPUT_TOKENS })),
+    /** input tokens held per image part (default: [pricing] image_tokens) */
+    image_tokens: T.Optional(MediaTokens),
+    /** input tokens held per audio part sent by reference (default: [pricing] audio_tokens) */
+    audio_tokens: T.Optional(MediaTokens),
+    /** credits per call that enables a built-in tool or audio output, by name (web_search, audio_output...) */
+    per_call: T.Optional(T.Record(T.String({ minLength: 1 }), T.Number({ minimum: 0, maximum: MAX_CALL_PRICE }))),
+  },
   { additionalProperties: false },
 );
 
@@ -236,7 +264,11 @@ const FileConfigSchema = T.Object(
           /** refuse /v1 calls to models no entry of `models` matches, instead of charging `default` */
           refuse_unpriced: T.Optional(T.Boolean()),
           /** output tokens held per choice when a request sets no max_tokens / max_completion_tokens / max_output_tokens */
-          default_max_output_tokens: T.Optional(PositiveInt),
+          default_max_output_tokens: T.Optional(T.Integer({ minimum: 1, maximum: MAX_OUTPUT_TOKENS })),
+          /** input tokens held per image part, for models whose entry does not say */
+          image_tokens: T.Optional(MediaTokens),
+          /** input tokens held per audio part sent by reference, for models whose entry does not say */
+          audio_tokens: T.Optional(MediaTokens),
         },
         { additionalProperties: false },
       ),
@@ -336,10 +368,18 @@ export interface TracingConfig {
   scheduleDelayMs: number;
 }
 
-/** Credits per 1,000 input and output tokens. */
+/** Credits per 1,000 input and output tokens, and the model's bounds and per-call fees (docs/pricing.md). */
 export interface TokenPrice {
   input: number;
   output: number;
+  /** the most output tokens per choice the model writes (held when the request sets no cap) */
+  maxOutputTokens?: number;
+  /** input tokens held per image part */
+  imageTokens?: number;
+  /** input tokens held per audio part sent by reference */
+  audioTokens?: number;
+  /** credits per call that enables a built-in tool or audio output, by name */
+  perCall?: Record<string, number>;
 }
 
 export interface PricingConfig {
@@ -348,6 +388,9 @@ export interface PricingConfig {
   models: { pattern: string; price: TokenPrice }[];
   refuseUnpriced: boolean;
   defaultMaxOutputTokens: number;
+  /** input tokens held per image part / audio part by reference, for models whose entry does not say */
+  imageTokens: number;
+  audioTokens: number;
 }
 
 /** The shortest admin token accepted: it is a bearer secret, guessed from any address. */
@@ -512,8 +555,26 @@ export function maxKeysFor(config: Pick<Config, "maxKeys">, plan: string): numbe
   return config.maxKeys[plan] ?? DEFAULT_MAX_KEYS;
 }
 
-const priceOf = (p: { input: number; output?: number } | undefined): TokenPrice | undefined =>
-  p && { input: p.input, output: p.output ?? p.input };
+const priceOf = (
+  p:
+    | {
+        input: number;
+        output?: number;
+        max_output_tokens?: number;
+        image_tokens?: number;
+        audio_tokens?: number;
+        per_call?: Record<string, number>;
+      }
+    | undefined,
+): TokenPrice | undefined =>
+  p && {
+    input: p.input,
+    output: p.output ?? p.input,
+    ...(p.max_output_tokens !== undefined ? { maxOutputTokens: p.max_output_tokens } : {}),
+    ...(p.image_tokens !== undefined ? { imageTokens: p.image_tokens } : {}),
+    ...(p.audio_tokens !== undefined ? { audioTokens: p.audio_tokens } : {}),
+    ...(p.per_call !== undefined ? { perCall: p.per_call } : {}),
+  };
 
 /** "host:port", "[v6]:port" or ":port" (host 127.0.0.1); the name says where it came from. */
 export function listenAddress(raw: string, name: string): { host: string; port: number } {
@@ -682,6 +743,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       models: Object.entries(file.pricing?.models ?? {}).map(([pattern, p]) => ({ pattern, price: priceOf(p) as TokenPrice })),
       refuseUnpriced: file.pricing?.refuse_unpriced ?? false,
       defaultMaxOutputTokens: file.pricing?.default_max_output_tokens ?? 1000,
+      imageTokens: file.pricing?.image_tokens ?? 2000,
+      audioTokens: file.pricing?.audio_tokens ?? 2000,
     },
     dashboard: {
       signup: file.dashboard?.signup ?? false,

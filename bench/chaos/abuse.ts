@@ -18,6 +18,12 @@
  *   spreads 30 calls over all of them. Pass: the sixth key is refused, and no more than 6 calls
  *   are admitted whatever key they carry.
  *
+ * - non-finite hold (issue 35.2): an account with balance 0 opens /v1 streams with caps of 1e308
+ *   (times n = 128), 2^53 and a Responses max_output_tokens of 1e308, to a model whose output price
+ *   is 0 (so cap x price was Infinity x 0 = NaN, which every comparison admitted), while /health is
+ *   probed. Pass: every answer a 400/402 envelope, no stream frame delivered, no provider called,
+ *   nothing charged, /health never slower than 500 ms.
+ *
  * A case is `{ name, run(ctx) }` returning `{ ok, line }`; a new kind of abuse is one more entry
  * using the same gateway, simulator and keys.
  */
@@ -207,7 +213,46 @@ const manyKeys: AbuseCase = {
   },
 };
 
-const CASES: AbuseCase[] = [schemaShapes, oneTenantsTimeouts, droppedStreams, manyKeys];
+const nonFiniteHold: AbuseCase = {
+  name: "non-finite hold",
+  async run({ g, home, sim }) {
+    const { key, accountId } = home.key(0);
+    const model = "abuse-free-output";
+    const messages = [{ role: "user", content: "Tell me everything you know." }];
+    const sends: [path: string, body: Record<string, unknown>][] = [
+      ["/v1/chat/completions", { model, stream: true, n: 128, max_tokens: 1e308, messages }],
+      ["/v1/chat/completions", { model, stream: true, max_completion_tokens: 2 ** 53, messages }],
+      [
+        "/v1/chat/completions",
+        { model, stream: true, n: 128, max_tokens: 1e308, messages, stream_options: { include_usage: true } },
+      ],
+      ["/v1/responses", { model, stream: true, max_output_tokens: 1e308, input: "Tell me everything you know." }],
+    ];
+    const before = sim.calls.count;
+    const { result, worstMs } = await healthWhile(
+      g.url,
+      Promise.all(
+        sends.map(([path, body]) =>
+          fetch(g.url + path, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+            body: JSON.stringify(body),
+          }).then(async (r) => ({ status: r.status, text: await r.text() })),
+        ),
+      ),
+    );
+    const wrong = result.filter((r) => (r.status !== 400 && r.status !== 402) || r.text.includes("data:"));
+    const delivered = result.filter((r) => r.text.includes("data:")).length;
+    const called = sim.calls.count - before;
+    const charged = home.charges(accountId).size;
+    return {
+      ok: wrong.length === 0 && called === 0 && charged === 0 && worstMs < HEALTH_LIMIT_MS,
+      line: `${sends.length} streams with caps of 1e308 / 2^53 to a model whose output is free, from a 0-credit account: answered ${result.map((r) => r.status).join(",")}, streams delivered ${delivered}, provider calls ${called}, charged ${charged}; /health max ${worstMs.toFixed(0)} ms`,
+    };
+  },
+};
+
+const CASES: AbuseCase[] = [schemaShapes, oneTenantsTimeouts, droppedStreams, manyKeys, nonFiniteHold];
 
 export async function run() {
   const sim = await startUpstream({ record: false });
@@ -222,6 +267,9 @@ cooldown_ms = 60000
 max_keys = 5
 [plans.tight.rate_limits]
 "sentiment-analysis" = 6
+
+[pricing.models]
+"abuse-free-output" = { input = 1, output = 0 }
 `,
     { TEXTAI_ADMIN_TOKEN: ADMIN_TOKEN },
   );

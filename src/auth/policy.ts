@@ -1,4 +1,5 @@
 import { ConfigError, parseGuardrails } from "../config";
+import { credits } from "../credits/amount";
 import type { KeyBudget } from "../credits/interface";
 import { GatewayError, invalidRequest } from "../errors";
 import type { KeyGuardrails } from "../providers/guardrails";
@@ -322,5 +323,6 @@ export function monthStart(now = Date.now()): number {
 /** What a call of this key is held against besides the balance: its monthly_credit_limit, if any. */
 export function keyBudget(auth: { keyId: string; policy?: KeyPolicy }): KeyBudget | undefined {
   const limit = auth.policy?.monthly_credit_limit;
-  return limit === undefined ? undefined : { keyId: auth.keyId, limit };
+  // a limit that is not credits (amount.ts) is refused here, before a comparison could admit past it
+  return limit === undefined ? undefined : { keyId: auth.keyId, limit: credits(limit, "a key's monthly_credit_limit") };
 }

@@ -1,5 +1,6 @@
 import { GatewayError } from "../errors";
 import type { MaybePromise } from "../maybe";
+import { credits } from "./amount";
 import { Holds, keyBudgetExceeded, shuttingDown } from "./holds";
 import type { ChargeDetails, KeyBudget, MonthSummary, Reservation, UsageFigures } from "./interface";
 
@@ -69,6 +70,7 @@ export abstract class GroupCommitLedger {
 
   /** A reservation of `amount` out of the committed `balance`, or null when what is left does not cover it. */
   protected hold(accountId: string, amount: number, balance: number): Reservation | null {
+    credits(amount, "a hold");
     if (amount <= 0) return { accountId, amount: 0, remaining: balance, done: false };
     return this.holds.take(accountId, amount, balance);
   }
@@ -81,10 +83,10 @@ export abstract class GroupCommitLedger {
    */
   async settle(r: Reservation, details: ChargeDetails, actual?: number): Promise<void> {
     if (r.done) return;
-    const amount = r.amount;
+    const amount = credits(r.amount, "a hold");
     if (actual !== undefined) {
       // priced on usage: at most what was held; nothing to charge gives the hold back
-      const charge = Math.max(0, Math.min(amount, Math.ceil(actual)));
+      const charge = Math.min(amount, credits(actual, "a charge"));
       if (charge === 0 && amount > 0) {
         this.release(r);
         r.amount = 0;
@@ -140,6 +142,8 @@ export abstract class GroupCommitLedger {
    * balance, less what calls in flight hold, does not cover it.
    */
   async charge(accountId: string, amount: number, details: ChargeDetails): Promise<Reservation | null> {
+    credits(amount, "a charge");
+    if (details.keyLimit !== undefined) credits(details.keyLimit, "a key's monthly_credit_limit");
     if (amount <= 0) return { accountId, amount: 0, remaining: await this.balance(accountId), done: true };
     const balance = await this.enqueue(accountId, amount, details, true);
     if (balance === null) {

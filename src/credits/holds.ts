@@ -1,4 +1,5 @@
 import { GatewayError } from "../errors";
+import { credits } from "./amount";
 import type { Reservation } from "./interface";
 
 /** 402: the key's monthly_credit_limit does not cover the call (docs/key-policies.md). */
@@ -26,12 +27,22 @@ export class Holds {
     return this.holds.get(accountId) ?? 0;
   }
 
-  /** A reservation of `amount` out of `balance`, or null when what is left does not cover it. */
+  /**
+   * A reservation of `amount` out of `balance`, or null when what is left does not cover it. Both
+   * are credits (amount.ts), checked before the comparison: a NaN would admit anything.
+   */
   take(accountId: string, amount: number, balance: number): Reservation | null {
+    credits(amount, "a hold");
+    credits(balance, "a balance");
     const held = this.held(accountId);
     if (balance - held < amount) return null;
     this.holds.set(accountId, held + amount);
     return { accountId, amount, remaining: balance - held - amount, done: false };
+  }
+
+  /** Counts `amount` as held without a balance to take it from (admission was decided elsewhere). */
+  add(accountId: string, amount: number): void {
+    this.holds.set(accountId, this.held(accountId) + credits(amount, "a hold"));
   }
 
   give(accountId: string, amount: number): void {

@@ -2,6 +2,7 @@ import type { SQL } from "bun";
 import { monthStart } from "../auth/policy";
 import { clientClosed, GatewayError } from "../errors";
 import { databaseUnavailable, isPgUnavailable, type PgStorage, pgCall, schemaReady } from "../storage/postgres";
+import { credits } from "./amount";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
 import {
@@ -106,6 +107,8 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
    * calls in flight hold on every node does not cover it.
    */
   async reserve(accountId: string, amount: number, budget?: KeyBudget): Promise<Reservation | null> {
+    credits(amount, "a hold");
+    if (budget) credits(budget.limit, "a key's monthly_credit_limit");
     if (amount <= 0) return { accountId, amount: 0, remaining: await this.balance(accountId), done: false };
     const holdId = crypto.randomUUID();
     const out = await new Promise<{ remaining: number | null; keyUsed: number | null }>((done, fail) => {
@@ -115,7 +118,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     if (budget && out.keyUsed !== null) throw keyBudgetExceeded(budget.limit, out.keyUsed, amount);
     if (out.remaining === null) return null;
     // what this node holds, for held(); admission was decided above
-    this.holds.take(accountId, amount, Number.POSITIVE_INFINITY);
+    this.holds.add(accountId, amount);
     this.live.set(holdId, performance.now());
     this.renewSoon();
     return { accountId, amount, remaining: out.remaining, done: false, holdId, keyId: budget?.keyId };

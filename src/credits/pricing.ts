@@ -1,13 +1,16 @@
-import type { PricingConfig, TokenPrice } from "../config";
+import { MAX_OUTPUT_TOKENS, type PricingConfig, type TokenPrice } from "../config";
 import { invalidRequest } from "../errors";
 import { type Target, targetModel } from "../providers/route-plan";
 import { isObject } from "../providers/types";
+import { creditsUp } from "./amount";
 
 /**
  * Prices of the OpenAI-compatible endpoints (docs/pricing.md): credits per 1,000 input and output
- * tokens per model, a call's total rounded up to whole credits. Before the call the gateway holds
- * an estimate (the prompt's size plus every choice's output cap); after it, it charges the
- * provider's reported usage, never more than it held.
+ * tokens per model, plus a fee per call for the work a provider bills outside tokens (built-in
+ * tools, audio output), a call's total rounded up to whole credits. Before the call the gateway
+ * holds an upper bound of what it can cost (every forwarded byte, every image and audio part at
+ * the model's maximum, every choice's output cap); after it, it charges the provider's reported
+ * usage, never more than it held.
  */
 
 export interface TokenUsage {
@@ -51,29 +54,114 @@ export function priceFor(p: PricingConfig, provider: string, model: string): Tok
   return listedPrice(p, provider, model) ?? (p.refuseUnpriced ? null : p.default);
 }
 
-/** Whole credits for `usage` at `price`, rounded up (1,234 tokens at 1 credit per 1,000 cost 2). */
+/**
+ * Whole credits for `usage` at `price`, rounded up (1,234 tokens at 1 credit per 1,000 cost 2);
+ * throws (500, amount.ts) rather than answer an amount that is not credits.
+ */
 export function creditsFor(price: TokenPrice, usage: TokenUsage): number {
-  const exact = (usage.input * price.input + usage.output * price.output) / 1000;
-  return exact <= 0 ? 0 : Math.ceil(exact - 1e-9);
+  return creditsUp((usage.input * price.input + usage.output * price.output) / 1000, "the price of a call");
 }
 
 type Api = "chat/completions" | "responses" | "embeddings";
 
-/** The prompt's size in tokens, estimated from the characters of what the model reads. */
-export function promptTokens(api: Api, body: Record<string, unknown>): number {
-  const read =
-    api === "chat/completions" ? [body.messages, body.tools, body.functions] : [body.input, body.instructions, body.tools];
-  let chars = 0;
-  for (const part of read) if (part !== undefined) chars += typeof part === "string" ? part.length : JSON.stringify(part).length;
-  return tokensOfChars(chars);
+/** Tokens a provider may add around what it is sent (chat template, tool preamble): a constant per call. */
+export const PROMPT_OVERHEAD_TOKENS = 256;
+
+/** Parts read as images (by `type`; without one, the vLLM short form `{"image_url": ...}`). */
+const IMAGE_PARTS = new Set(["image_url", "input_image", "image"]);
+/** Parts read as audio. */
+const AUDIO_PARTS = new Set(["input_audio", "audio_url", "audio"]);
+
+/** What a forwarded body holds besides text: its image and audio parts, and the bytes of the images sent inline. */
+export interface Media {
+  images: number;
+  audio: number;
+  /** bytes of inline images (`data:` URLs): held at the model's image tokens instead of their size */
+  inlineImageBytes: number;
 }
 
-/** The most output the call may ask for: every choice's cap (the request's, else the configured default). */
-export function maxOutputTokens(api: Api, body: Record<string, unknown>, defaultMax: number): number {
+const dataUrlLength = (v: unknown): number => {
+  const url = typeof v === "string" ? v : isObject(v) && typeof v.url === "string" ? v.url : null;
+  return url?.trimStart().startsWith("data:") ? url.length : 0;
+};
+
+/** One walk of the parsed body (nothing serialised): every image and audio part, wherever it sits. */
+export function mediaOf(v: unknown, out: Media = { images: 0, audio: 0, inlineImageBytes: 0 }): Media {
+  if (Array.isArray(v)) {
+    for (const c of v) if (c !== null && typeof c === "object") mediaOf(c, out);
+    return out;
+  }
+  if (!isObject(v)) return out;
+  const type = v.type;
+  if (typeof type === "string" ? IMAGE_PARTS.has(type) : "image_url" in v) {
+    out.images++;
+    out.inlineImageBytes += dataUrlLength(v.image_url);
+  } else if (typeof type === "string" && AUDIO_PARTS.has(type)) out.audio++;
+  for (const k in v) {
+    const c = v[k];
+    if (c !== null && typeof c === "object") mediaOf(c, out);
+  }
+  return out;
+}
+
+/**
+ * The most input tokens a call of `bytes` forwarded bytes can be counted: every byte at most one
+ * token (byte-level BPE and byte-fallback tokenizers never make more tokens than the UTF-8 bytes of
+ * a text, and JSON takes at least as many bytes as the UTF-8 of the text it carries), plus the
+ * provider's template, plus each image and audio part at the model's maximum (docs/pricing.md).
+ */
+export function inputBound(bytes: number, media: Media, price: TokenPrice, p: PricingConfig): number {
+  return (
+    Math.max(0, bytes - media.inlineImageBytes) +
+    PROMPT_OVERHEAD_TOKENS +
+    media.images * (price.imageTokens ?? p.imageTokens) +
+    media.audio * (price.audioTokens ?? p.audioTokens)
+  );
+}
+
+const utf8Bytes = (v: unknown): number =>
+  v === undefined || v === null ? 0 : Buffer.byteLength(typeof v === "string" ? v : JSON.stringify(v));
+
+/**
+ * The most output a call may be counted, choices times each choice's cap: the request's cap, else
+ * the model's `max_output_tokens`, else `default_max_output_tokens`; never above the model's
+ * `max_output_tokens`. A Chat Completions `prediction` adds its size (rejected prediction tokens
+ * are billed as output).
+ */
+export function maxOutputTokens(api: Api, body: Record<string, unknown>, price: TokenPrice, defaultMax: number): number {
   if (api === "embeddings") return 0;
-  if (api === "responses") return positiveInt(body.max_output_tokens) ?? defaultMax;
-  const cap = positiveInt(body.max_completion_tokens) ?? positiveInt(body.max_tokens) ?? defaultMax;
-  return cap * (positiveInt(body.n) ?? 1);
+  const within = (cap: number | null) =>
+    Math.min(cap ?? price.maxOutputTokens ?? defaultMax, price.maxOutputTokens ?? MAX_OUTPUT_TOKENS);
+  if (api === "responses") return within(positiveInt(body.max_output_tokens));
+  const cap = within(positiveInt(body.max_completion_tokens) ?? positiveInt(body.max_tokens));
+  const predicted = isObject(body.prediction) ? utf8Bytes(body.prediction.content) : 0;
+  return (cap + predicted) * (positiveInt(body.n) ?? 1);
+}
+
+/** Tool types that cost tokens only; any other type is work a provider bills per call (docs/pricing.md). */
+const TOKEN_ONLY_TOOLS = new Set(["function", "custom"]);
+
+/**
+ * The per-call fees a request asks for: every tool that is not a function (web_search,
+ * image_generation, code_interpreter, file_search, ...: named by its `type`), Chat Completions'
+ * `web_search_options` (web_search), and audio output (`modalities` with "audio", or `audio`:
+ * audio_output). Each with the field that asks for it, for the 400 when it has no price.
+ */
+export function perCallFees(api: Api, body: Record<string, unknown>): { name: string; param: string }[] {
+  const out: { name: string; param: string }[] = [];
+  if (api === "embeddings") return out;
+  const add = (name: string, param: string) => {
+    if (!out.some((f) => f.name === name)) out.push({ name, param });
+  };
+  if (Array.isArray(body.tools))
+    body.tools.forEach((t, i) => {
+      const type = isObject(t) ? t.type : undefined;
+      if (type !== undefined && !(typeof type === "string" && TOKEN_ONLY_TOOLS.has(type))) add(String(type), `tools[${i}].type`);
+    });
+  if (body.web_search_options !== undefined && body.web_search_options !== null) add("web_search", "web_search_options");
+  if (Array.isArray(body.modalities) && body.modalities.includes("audio")) add("audio_output", "modalities");
+  else if (body.audio !== undefined && body.audio !== null) add("audio_output", "audio");
+  return out;
 }
 
 /**
@@ -126,33 +214,48 @@ export function deliveredChars(event: unknown): number {
 }
 
 /** The usage of a whole answer: the provider's report, else an estimate from the prompt and the answer's output. */
-export function answerUsage(api: Api, body: Record<string, unknown>, answer: unknown): { usage: TokenUsage; reported: boolean } {
+export function answerUsage(api: Api, promptTokens: number, answer: unknown): { usage: TokenUsage; reported: boolean } {
   const reported = reportedUsage(answer);
   if (reported) return { usage: reported, reported: true };
   const out = isObject(answer) ? (answer.choices ?? answer.output) : undefined;
   const output = api === "embeddings" || out === undefined ? 0 : tokensOfChars(JSON.stringify(out).length);
-  return { usage: { input: promptTokens(api, body), output }, reported: false };
+  return { usage: { input: promptTokens, output }, reported: false };
 }
 
 /** What a /v1 call holds and how its answer is charged, for the targets that have a price. */
 export interface PricedCall {
   /** the targets with a price, in route order */
   targets: Target[];
-  /** whole credits held before the call: the estimate at the dearest target's price */
+  /** whole credits held before the call: the upper bound at the dearest target */
   hold: number;
-  /** the estimate held: the prompt's size and the most output the call may ask for */
+  /** the bound held (at the dearest target): the most input and output tokens the call can be counted */
   estimate: TokenUsage;
+  /** the prompt's estimated tokens (about 4 bytes a token of what is forwarded): charged when a provider reports no usage */
+  promptTokens: number;
   priceOf(provider: string): TokenPrice;
-  /** what an answer of `provider` (its JSON, or the same already parsed) costs, with its tokens */
-  charge(provider: string, json: string, parsed?: { value: unknown }): { credits: number; tokens: TokenUsage };
+  /** credits of the per-call fees (built-in tools, audio output) at `provider`'s model */
+  feesOf(provider: string): number;
+  /**
+   * what an answer of `provider` (its JSON, or the same already parsed) costs, with its tokens;
+   * `reported`: on the provider's reported usage (else on the estimate)
+   */
+  charge(provider: string, json: string, parsed?: { value: unknown }): { credits: number; tokens: TokenUsage; reported: boolean };
 }
 
 /**
  * Prices a /v1 call before it runs: each target at its model's price (the model the gateway
  * sends it); without a price and with `refuse_unpriced`, a target is dropped, and a call left
- * with none is refused (400, nothing charged, no provider called).
+ * with none is refused (400, nothing charged, no provider called). So is a call that asks for
+ * work billed per call (a built-in tool, audio output) its model has no fee for, naming the field.
+ * `forwarded` is the body that goes to the provider and `bytes` its size as sent.
  */
-export function pricedTargets(p: PricingConfig, api: Api, body: Record<string, unknown>, targets: Target[]): PricedCall {
+export function pricedTargets(
+  p: PricingConfig,
+  api: Api,
+  forwarded: Record<string, unknown>,
+  bytes: number,
+  targets: Target[],
+): PricedCall {
   const fn = api === "chat/completions" ? "chat-completions" : api;
   const prices = new Map<string, TokenPrice>();
   const kept: Target[] = [];
@@ -170,16 +273,46 @@ export function pricedTargets(p: PricingConfig, api: Api, body: Record<string, u
     } else if (t.model !== undefined) throw refuse(model); // the model the request asked for
   }
   const first = targets[0];
-  if (kept.length === 0) throw refuse(first ? targetModel(first, fn) : String(body.model ?? ""));
-  const estimate = { input: promptTokens(api, body), output: maxOutputTokens(api, body, p.defaultMaxOutputTokens) };
+  if (kept.length === 0) throw refuse(first ? targetModel(first, fn) : String(forwarded.model ?? ""));
+  const fees = perCallFees(api, forwarded);
+  const media = mediaOf(forwarded);
+  const feeOf = new Map<string, number>();
   let hold = 0;
-  for (const price of prices.values()) hold = Math.max(hold, creditsFor(price, estimate));
+  let estimate: TokenUsage = { input: 0, output: 0 };
+  for (const t of kept) {
+    const price = prices.get(t.name) as TokenPrice;
+    let fee = 0;
+    for (const f of fees) {
+      const each = price.perCall?.[f.name];
+      if (each === undefined)
+        throw invalidRequest(
+          `${f.param}: "${f.name}" is work the provider bills per call, and model "${targetModel(t, fn)}" has no per-call price for it on this gateway (pricing: per_call.${f.name}); nothing was charged`,
+          f.param,
+        );
+      fee += each;
+    }
+    feeOf.set(t.name, creditsUp(fee, "a per-call fee"));
+    const bound = {
+      input: inputBound(bytes, media, price, p),
+      output: maxOutputTokens(api, forwarded, price, p.defaultMaxOutputTokens),
+    };
+    const credits = creditsFor(price, bound) + (feeOf.get(t.name) ?? 0);
+    if (credits >= hold) {
+      hold = credits;
+      estimate = bound;
+    }
+  }
+  hold = creditsUp(hold, "a hold");
+  const promptTokens = tokensOfChars(bytes);
   const priceOf = (provider: string) => prices.get(provider) ?? p.default;
+  const feesOf = (provider: string) => feeOf.get(provider) ?? 0;
   return {
     targets: kept,
     hold,
     estimate,
+    promptTokens,
     priceOf,
+    feesOf,
     charge(provider, json, parsed) {
       let answer: unknown = null;
       if (parsed) answer = parsed.value;
@@ -189,8 +322,8 @@ export function pricedTargets(p: PricingConfig, api: Api, body: Record<string, u
         } catch {
           // not JSON: no usage, the estimate
         }
-      const { usage } = answerUsage(api, body, answer);
-      return { credits: creditsFor(priceOf(provider), usage), tokens: usage };
+      const { usage, reported } = answerUsage(api, promptTokens, answer);
+      return { credits: creditsFor(priceOf(provider), usage) + feesOf(provider), tokens: usage, reported };
     },
   };
 }

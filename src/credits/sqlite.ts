@@ -3,6 +3,7 @@ import { monthStart } from "../auth/policy";
 import { clientClosed } from "../errors";
 import { timeOrderedId } from "../ids";
 import { isStorageUnavailable, type Storage } from "../storage/db";
+import { credits } from "./amount";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
 import {
@@ -111,12 +112,14 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
    * (synchronous, so no other call of this process comes between the read and the hold).
    */
   reserve(accountId: string, amount: number, budget?: KeyBudget): Reservation | null {
-    if (!budget || amount <= 0) return this.holdFromCommitted(accountId, amount);
-    const used = this.keySpent(budget.keyId) + this.keyHolds.held(budget.keyId);
-    if (used + amount > budget.limit) throw keyBudgetExceeded(budget.limit, used, amount);
+    credits(amount, "a hold");
+    const limit = budget && credits(budget.limit, "a key's monthly_credit_limit");
+    if (!budget || limit === undefined || amount <= 0) return this.holdFromCommitted(accountId, amount);
+    const used = credits(this.keySpent(budget.keyId) + this.keyHolds.held(budget.keyId), "a key's month-to-date use");
+    if (used + amount > limit) throw keyBudgetExceeded(limit, used, amount);
     const r = this.holdFromCommitted(accountId, amount);
     if (r) {
-      this.keyHolds.take(budget.keyId, amount, Number.POSITIVE_INFINITY);
+      this.keyHolds.add(budget.keyId, amount);
       r.keyId = budget.keyId;
     }
     return r;

@@ -8,6 +8,10 @@ export interface StreamedChargeCall {
   reservation: Reservation;
   /** the price of the model that is answering */
   price: TokenPrice;
+  /** its per-call fees (built-in tools, audio output), charged with the tokens */
+  fees?: number;
+  /** told when the provider's reported usage costs more than the hold (the hold is charged) */
+  overHold?: (credits: number) => void;
   /** the prompt's estimated size, used when the provider reports no usage */
   promptTokens: number;
   /** the ledger row's details; never the client's signal (a client that left is charged all the same) */
@@ -55,9 +59,11 @@ export class StreamedCharge {
     if (this.settled) return this.settled;
     if (this.phase === "released") return Promise.resolve({ ...this.c.reservation, amount: 0 });
     this.phase = "charging";
-    const { usage } = this.tokens();
+    const { usage, reported } = this.tokens();
     const r = this.c.reservation;
-    this.settled = this.c.ledger.settle(r, { ...this.c.details, tokens: usage }, creditsFor(this.c.price, usage)).then(
+    const credits = creditsFor(this.c.price, usage) + (this.c.fees ?? 0);
+    if (reported && credits > r.amount) this.c.overHold?.(credits);
+    this.settled = this.c.ledger.settle(r, { ...this.c.details, tokens: usage }, credits).then(
       () => {
         this.phase = "charged";
         return r;

@@ -101,12 +101,12 @@ export async function readJsonBody(request: Request, limits: BodyLimits): Promis
 
 /**
  * The same, with the body's text as the client sent it (`sent`) when nothing was removed from
- * its parse (no forbidden key, no `api_key`): see sentBytes.
+ * its parse (no forbidden key, no `api_key`): see sentBytes; and its size in bytes (`bytes`).
  */
 export async function readJson(
   request: Request,
   limits: BodyLimits,
-): Promise<{ body: Record<string, unknown>; sent: SentBody | undefined }> {
+): Promise<{ body: Record<string, unknown>; sent: SentBody | undefined; bytes: number }> {
   if (!isJsonContentType(request.headers.get("content-type"))) {
     throw new GatewayError("unsupported_media_type", "POST bodies must be JSON: send Content-Type: application/json");
   }
@@ -134,7 +134,7 @@ export async function readJson(
   }
   // kept for forwarding as sent (sentBytes); a body with a key to remove never is
   const sent = walk.stripped || "api_key" in value ? undefined : { text, strings: walk.strings };
-  return { body: value as Record<string, unknown>, sent };
+  return { body: value as Record<string, unknown>, sent, bytes: bytes.byteLength };
 }
 
 const FORBIDDEN = ["__proto__", "constructor", "prototype"];

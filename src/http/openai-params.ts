@@ -2,8 +2,11 @@
  * The ranges OpenAI documents for the parameters of the /v1 APIs the gateway serves (OpenAI's API
  * reference and its OpenAPI document, read 2026-11-26). A value outside them is the 400 OpenAI
  * itself answers, naming the parameter, before any provider is called: a provider that accepts
- * `temperature: 7` would otherwise answer something OpenAI never would.
+ * `temperature: 7` would otherwise answer something OpenAI never would. The output caps have the
+ * gateway's own ceiling too (config.ts MAX_OUTPUT_TOKENS: no model writes more), so a call's hold is
+ * always a finite number of credits (docs/pricing.md).
  */
+import { MAX_OUTPUT_TOKENS } from "../config";
 import { invalidRequest } from "../errors";
 import type { ProxyApi } from "../providers/types";
 
@@ -25,8 +28,8 @@ const RULES: Record<ProxyApi, Record<string, Rule>> = {
     frequency_penalty: decimal(-2, 2),
     logprobs: boolean,
     top_logprobs: integer(0, 20),
-    max_tokens: integer(1),
-    max_completion_tokens: integer(1),
+    max_tokens: integer(1, MAX_OUTPUT_TOKENS),
+    max_completion_tokens: integer(1, MAX_OUTPUT_TOKENS),
     seed: integer(),
     parallel_tool_calls: boolean,
     store: boolean,
@@ -35,7 +38,7 @@ const RULES: Record<ProxyApi, Record<string, Rule>> = {
     temperature: decimal(0, 2),
     top_p: decimal(0, 1),
     top_logprobs: integer(0, 20),
-    max_output_tokens: integer(16),
+    max_output_tokens: integer(16, MAX_OUTPUT_TOKENS),
     max_tool_calls: integer(1),
     parallel_tool_calls: boolean,
     store: boolean,

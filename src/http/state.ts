@@ -15,6 +15,8 @@ export interface RequestState {
   auth?: AuthInfo;
   /** the JSON body's text as sent, when the edge read one and removed nothing from it (body.ts's sentBytes) */
   sentBody?: SentBody;
+  /** the JSON body's size in bytes as it arrived (what the /v1 hold is bounded by: docs/pricing.md) */
+  bodyBytes?: number;
   fn?: string;
   provider?: string;
   /** the model that answered (or was asked for): the trace and the request log */

@@ -79,6 +79,13 @@ export interface SimOptions {
   models?: string[];
   /** false: no GET /v1/models/{id} route (as vLLM), only the list */
   modelById?: boolean;
+  /**
+   * "estimate" (default): prompt usage about 4 characters a token of the messages or input;
+   * "tokens": the request's real count, as a provider bills it (see requestTokens)
+   */
+  usage?: "estimate" | "tokens";
+  /** with usage "tokens": tokens an image part costs (default 1445: gpt-4o's most, high detail) */
+  imageTokens?: number;
 }
 
 export interface Upstream {
@@ -89,7 +96,7 @@ export interface Upstream {
   lookups: string[];
   /** queue faults for the next calls (for calls to `model` only, when given) */
   program(faults: Fault[], opts?: { model?: string }): void;
-  configure(opts: Pick<SimOptions, "latencyMs" | "rejectJsonSchema">): void;
+  configure(opts: Pick<SimOptions, "latencyMs" | "rejectJsonSchema" | "usage" | "imageTokens">): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -213,9 +220,64 @@ interface Answer {
 
 const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 
-function usageOf(body: Record<string, unknown>, answers: Answer[]) {
-  const prompt = tokens(JSON.stringify(body.messages ?? body.input ?? ""));
-  const completion = answers.reduce((n, a) => n + tokens(a.content ?? JSON.stringify(a.toolCalls ?? "")), 0);
+/** o200k_base (gpt-4o's encoding), loaded on first use (a few seconds). */
+let o200k: Promise<{ encode(text: string): number[] }> | null = null;
+const tokenizer = () => {
+  o200k ??= (async () => {
+    const { Tiktoken } = await import("js-tiktoken/lite");
+    const ranks = (await import("js-tiktoken/ranks/o200k_base")).default;
+    return new Tiktoken(ranks);
+  })();
+  return o200k;
+};
+
+const IMAGE_PARTS = new Set(["image_url", "input_image", "image"]);
+
+/**
+ * What a provider bills a request's prompt, counted independently of the gateway: every string of
+ * the body (keys and values, every field) through a real tokenizer (o200k_base, in pieces of 16
+ * characters: js-tiktoken is quadratic on a long run without spaces, and pieces only ever count more),
+ * every number one token (embeddings' token ids), every object and array one token of template,
+ * every image part `imageTokens` (its data: URL not read as text), plus 16 for the chat template.
+ */
+export async function requestTokens(body: unknown, imageTokens: number): Promise<number> {
+  const enc = await tokenizer();
+  const text = (s: string) => {
+    let n = 0;
+    for (let i = 0; i < s.length; i += 16) n += enc.encode(s.slice(i, i + 16)).length;
+    return n;
+  };
+  const walk = (v: unknown): number => {
+    if (typeof v === "string") return text(v);
+    if (typeof v === "number" || typeof v === "boolean") return 1;
+    if (Array.isArray(v)) return v.reduce((n: number, c) => n + walk(c), 1);
+    if (v === null || typeof v !== "object") return 0;
+    const o = v as Record<string, unknown>;
+    let n = 1;
+    if (typeof o.type === "string" ? IMAGE_PARTS.has(o.type) : "image_url" in o) n += imageTokens;
+    for (const [k, c] of Object.entries(o)) {
+      const url = typeof c === "string" ? c : c && typeof c === "object" ? (c as { url?: unknown }).url : undefined;
+      if (k === "image_url" && typeof url === "string" && url.startsWith("data:")) continue;
+      n += text(k) + walk(c);
+    }
+    return n;
+  };
+  return 16 + walk(body);
+}
+
+/**
+ * The output cap a request sets (max_completion_tokens, max_tokens, max_output_tokens), per choice:
+ * in "tokens" usage mode the simulator bills no more than it, as a provider stops there.
+ */
+function outputCap(body: Record<string, unknown>): number {
+  const cap = body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens;
+  return typeof cap === "number" && cap > 0 ? cap : Number.POSITIVE_INFINITY;
+}
+
+function usageOf(body: Record<string, unknown>, answers: Answer[], counted?: number) {
+  const prompt = counted ?? tokens(JSON.stringify(body.messages ?? body.input ?? ""));
+  const cap = counted === undefined ? Number.POSITIVE_INFINITY : outputCap(body);
+  const completion = answers.reduce((n, a) => n + Math.min(cap, tokens(a.content ?? JSON.stringify(a.toolCalls ?? ""))), 0);
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
@@ -240,7 +302,7 @@ function logprobsOf(content: string | null) {
   };
 }
 
-function completion(model: string, body: Record<string, unknown>, answers: Answer[]) {
+function completion(model: string, body: Record<string, unknown>, answers: Answer[], counted?: number) {
   return {
     id: `chatcmpl-sim-${Math.random().toString(36).slice(2, 10)}`,
     object: "chat.completion",
@@ -260,7 +322,7 @@ function completion(model: string, body: Record<string, unknown>, answers: Answe
       finish_reason: a.finish,
       logprobs: body.logprobs === true ? logprobsOf(a.content) : null,
     })),
-    usage: usageOf(body, answers),
+    usage: usageOf(body, answers, counted),
   };
 }
 
@@ -273,7 +335,13 @@ function pieces(text: string, chars?: number): string[] {
   return out;
 }
 
-function chunkFrames(model: string, body: Record<string, unknown>, answers: Answer[], chunkChars?: number): string[] {
+function chunkFrames(
+  model: string,
+  body: Record<string, unknown>,
+  answers: Answer[],
+  chunkChars?: number,
+  counted?: number,
+): string[] {
   const id = `chatcmpl-sim-${Math.random().toString(36).slice(2, 10)}`;
   const created = Math.floor(Date.now() / 1000);
   const withUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true;
@@ -299,7 +367,7 @@ function chunkFrames(model: string, body: Record<string, unknown>, answers: Answ
     } else for (const piece of pieces(a.content ?? "", chunkChars)) if (piece) frames.push(delta({ content: piece }));
     frames.push(delta({}, a.finish));
   });
-  if (withUsage) frames.push(frame([], usageOf(body, answers)));
+  if (withUsage) frames.push(frame([], usageOf(body, answers, counted)));
   frames.push("data: [DONE]\n\n");
   return frames;
 }
@@ -389,6 +457,10 @@ function encodeBase64Floats(v: number[]): string {
 export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
   let latencyMs = opts.latencyMs ?? 0;
   let rejectJsonSchema = opts.rejectJsonSchema ?? false;
+  let usageMode = opts.usage ?? "estimate";
+  let imageTokens = opts.imageTokens ?? 1445;
+  /** the prompt's billed tokens in "tokens" mode; undefined: the estimate */
+  const counted = async (body: unknown) => (usageMode === "tokens" ? await requestTokens(body, imageTokens) : undefined);
   const record = opts.record ?? true;
   const calls = { count: 0, requests: [] as RecordedCall[] };
   const lookups: string[] = [];
@@ -486,14 +558,15 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
         ? { content: null, toolCalls, finish: "tool_calls" }
         : { content: applyStop(n > 1 ? `${content} (${i + 1})` : content, body.stop), finish: "stop" },
     );
+    const prompt = await counted(body);
     if (rec.stream)
       return sseStream(
-        chunkFrames(model, body, answers, fault?.chunkChars),
+        chunkFrames(model, body, answers, fault?.chunkChars, prompt),
         fault?.streamCut === true,
         signal,
         () => (rec.aborted = true),
       );
-    return json(completion(model, body, answers));
+    return json(completion(model, body, answers, prompt));
   }
 
   /** The Responses API: text, a function_call of one of its tools, or JSON for text.format json_schema; streamed as named events. */
@@ -538,8 +611,12 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
         content: [{ type: "output_text", text, annotations: [], logprobs: [] }],
       };
     }
-    const outTokens = tokens(JSON.stringify(item));
-    const inTokens = tokens(seed);
+    const inCounted = await counted(body);
+    const inTokens = inCounted ?? tokens(seed);
+    const outTokens = Math.min(
+      inCounted === undefined ? Number.POSITIVE_INFINITY : outputCap(body),
+      tokens(JSON.stringify(item)),
+    );
     const response = (status: string, output: unknown[]) => ({
       id: `resp_sim_${rid}`,
       object: "response",
@@ -620,11 +697,12 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
       const v = hashEmbedding(text, 64);
       return { object: "embedding", index, embedding: base64 ? encodeBase64Floats(v) : v };
     });
+    const prompt = (await counted(body.input)) ?? input.length;
     return json({
       object: "list",
       data,
       model: body.model ?? "sim-embed",
-      usage: { prompt_tokens: input.length, total_tokens: input.length },
+      usage: { prompt_tokens: prompt, total_tokens: prompt },
     });
   }
 
@@ -694,6 +772,8 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
     configure(o) {
       if (o.latencyMs !== undefined) latencyMs = o.latencyMs;
       if (o.rejectJsonSchema !== undefined) rejectJsonSchema = o.rejectJsonSchema;
+      if (o.usage !== undefined) usageMode = o.usage;
+      if (o.imageTokens !== undefined) imageTokens = o.imageTokens;
     },
     reset() {
       queues.clear();
@@ -702,6 +782,8 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
       calls.requests.length = 0;
       latencyMs = opts.latencyMs ?? 0;
       rejectJsonSchema = opts.rejectJsonSchema ?? false;
+      usageMode = opts.usage ?? "estimate";
+      imageTokens = opts.imageTokens ?? 1445;
     },
     async close() {
       await server.stop(true);

@@ -101,18 +101,22 @@ describe("/v1 is priced per model and token (issue 25.3)", () => {
     const { sim, gw } = ctx;
     const { key, accountId } = gw.newKey({ credits: 1000 });
     sim.reset();
-    const res = await rawPost(gw, "/v1/chat/completions", key, {
+    const request = {
       model: "o1-pro",
       n: 128,
       max_completion_tokens: 100000,
       messages: [{ role: "user", content: "hello" }],
-    });
+    };
+    const res = await rawPost(gw, "/v1/chat/completions", key, request);
     expect(res.status).toBe(402);
     const body = (await res.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe("insufficient_credits");
-    // 128 × 100,000 output tokens at 600 credits per 1,000, plus the prompt's few tokens, rounded up
+    // 128 × 100,000 output tokens at 600 credits per 1,000, plus the prompt's bound (a token per
+    // byte sent, plus 256 for the provider's template) at 150, rounded up
     expect(body.error.message).toContain("at most 12800000 output tokens");
-    expect(Number(/holds up to (\d+) credits/.exec(body.error.message)?.[1])).toBe(7_680_002);
+    const input = JSON.stringify(request).length + 256;
+    expect(body.error.message).toContain(`at most ${input} input`);
+    expect(Number(/holds up to (\d+) credits/.exec(body.error.message)?.[1])).toBe(7_680_000 + Math.ceil((input * 150) / 1000));
     expect(sim.calls.count).toBe(0);
     expect(gw.deps.ledger.balance(accountId)).toBe(1000);
     expect(charges(gw, accountId)).toEqual([]);
@@ -292,6 +296,8 @@ describe("the [pricing] table", () => {
       models: [],
       refuseUnpriced: false,
       defaultMaxOutputTokens: 1000,
+      imageTokens: 2000,
+      audioTokens: 2000,
     });
     // output defaults to the input price; patterns keep their config order (the first match wins)
     expect(

@@ -99,6 +99,9 @@ function errorFrame(api: ProxyApi, message: string, code: string, sequenceNumber
   return enc.encode(`data: ${JSON.stringify({ error: { message, type: "api_error", param: null, code } })}\n\n`);
 }
 
+/** Bytes `withStreamUsage` may add to a body: `,"stream_options":{"include_usage":true}` and then some. */
+const STREAM_USAGE_BYTES = 64;
+
 /** Whether the client asked for the usage chunk of a chat stream. */
 const asksUsage = (body: Record<string, unknown>) => isObject(body.stream_options) && body.stream_options.include_usage === true;
 
@@ -155,17 +158,31 @@ export function openAiCompatRoutes(deps: AppDeps) {
     const guard = guardFor(config, auth, auth.policy?.guardrails);
     if (guard) inspectOrRefuse(guard, proxyTexts(api, body), state, metrics);
     mark(state, "validate", t);
-    // Priced per token (docs/pricing.md): the estimate is held before any provider is called.
-    const priced = pricedTargets(config.pricing, api, body, targets);
+    // every /v1 provider is outside the gateway: what it is sent is redacted
+    const sent = guard ? guard.forProxy(api, body) : body;
+    const forwarded = api === "chat/completions" && body.stream === true ? withStreamUsage(sent) : sent;
+    // Priced per token (docs/pricing.md): an upper bound of what the call can cost, from every
+    // byte forwarded, is held before any provider is called. The body's size as it arrived bounds
+    // the forwarded one (less a key; plus include_usage), unless the guardrails rewrote it.
+    const bytes =
+      sent === body && state.bodyBytes !== undefined
+        ? state.bodyBytes + (forwarded === sent ? 0 : STREAM_USAGE_BYTES)
+        : Buffer.byteLength(JSON.stringify(forwarded));
+    const priced = pricedTargets(config.pricing, api, forwarded, bytes, targets);
     const { hold, estimate } = priced;
     const insufficient = () =>
       new GatewayError(
         "insufficient_credits",
-        `insufficient credits: a call of ${fn} holds up to ${hold} credit${hold === 1 ? "" : "s"} (about ${estimate.input} input and at most ${estimate.output} output tokens)`,
+        `insufficient credits: a call of ${fn} holds up to ${hold} credit${hold === 1 ? "" : "s"} (at most ${estimate.input} input and at most ${estimate.output} output tokens)`,
       );
-    // every /v1 provider is outside the gateway: what it is sent is redacted
-    const sent = guard ? guard.forProxy(api, body) : body;
-    const forwarded = api === "chat/completions" && body.stream === true ? withStreamUsage(sent) : sent;
+    /** A reported usage that costs more than the hold: charged the hold, logged (never the body) and counted. */
+    const overHold = (provider: string, credits: number) => {
+      metrics.inc("textai_usage_over_hold_total", "/v1 calls whose reported usage cost more than their hold", {
+        function: fn,
+        provider,
+      });
+      logger.log("warn", "reported usage above the hold", { request_id: state.requestId, fn, provider, held: hold, credits });
+    };
     const call: ProxyCall = {
       api,
       body: forwarded,
@@ -221,7 +238,9 @@ export function openAiCompatRoutes(deps: AppDeps) {
         ledger,
         reservation,
         price: priced.priceOf(outcome.provider),
-        promptTokens: estimate.input,
+        fees: priced.feesOf(outcome.provider),
+        overHold: (credits) => overHold(outcome.provider, credits),
+        promptTokens: priced.promptTokens,
         details: rowDetails,
       });
       const strip = api === "chat/completions" && !asksUsage(body);
@@ -368,6 +387,7 @@ export function openAiCompatRoutes(deps: AppDeps) {
       priced: (answer) => {
         const p = priced.charge(answer.provider, answer.json, answer.parsed);
         state.tokens = p.tokens;
+        if (p.reported && p.credits > hold) overHold(answer.provider, p.credits);
         return p;
       },
       produce: async (): Promise<ProxyOutcome & { notes?: Record<string, unknown> }> => {

@@ -1,0 +1,38 @@
+import { GatewayError } from "../errors";
+
+/**
+ * Credits are whole, finite, non-negative numbers no larger than Number.MAX_SAFE_INTEGER: a hold,
+ * a charge, a balance and a key's monthly limit alike. Every ledger entry point passes its amounts
+ * through `credits` before comparing anything, because every comparison with NaN is false: a
+ * `balance - held < amount` with a NaN amount admits the call, whatever the balance.
+ *
+ * The gateway's own bounds (token caps, prices, per-call fees: docs/pricing.md) keep every amount
+ * it computes far below the ceiling; an amount that is not credits anyway is a gateway fault,
+ * answered 500 before anything is held, charged or sent to a provider.
+ */
+export type Credits = number;
+
+/** Whether `v` is a credit amount: a safe integer >= 0 (finite, not NaN). */
+export function isCredits(v: unknown): v is Credits {
+  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+}
+
+/** A 500 naming what was not credits; nothing was held or charged. */
+export function notCredits(what: string, v: unknown): GatewayError {
+  return new GatewayError(
+    "internal_error",
+    `${what} is not a whole number of credits (${String(v)}): refused before anything was held or charged`,
+  );
+}
+
+/** `v` when it is a credit amount; throws (500) otherwise, before any comparison can read it. */
+export function credits(v: unknown, what: string): Credits {
+  if (isCredits(v)) return v;
+  throw notCredits(what, v);
+}
+
+/** Whole credits for an exact (fractional) amount, rounded up; throws when it is not finite and >= 0. */
+export function creditsUp(exact: number, what: string): Credits {
+  if (!(exact >= 0) || !Number.isFinite(exact)) throw notCredits(what, exact);
+  return credits(Math.max(0, Math.ceil(exact - 1e-9)), what);
+}
