@@ -40,21 +40,32 @@ ${o.flash ? html`<p class="flash ${o.flash.kind}" role="${o.flash.kind === "erro
 ${body}</main></body></html>`}`;
 }
 
-export function signInPage(opts: { error?: string; email?: string; signup: boolean; operatorEnabled: boolean }): Html {
+/** How an account is made on this gateway, for the sign-in page: open sign-up, or the operator. */
+const CLI_CREATE = "npx -y bun@1.4.5 src/cli.ts accounts create --email EMAIL";
+
+export function signInPage(opts: { email?: string; signup: boolean; operatorEnabled: boolean }): Html {
+  const links = [
+    opts.signup ? html`<a href="/dashboard/signup">Create an account</a>` : null,
+    opts.operatorEnabled ? html`<a href="/dashboard/operator/login">Operator sign-in</a>` : null,
+  ].filter((l) => l !== null);
   return html`<form method="post" action="/dashboard/login" class="card narrow">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${opts.email ?? ""}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button></form>
-<p class="links">${opts.signup ? html`<a href="/dashboard/signup">Create an account</a> · ` : ""}${
-    opts.operatorEnabled ? html`<a href="/dashboard/operator/login">Operator sign-in</a>` : ""
-  }</p>`;
+<p class="hint" id="how-accounts">${
+    opts.signup
+      ? "No account yet? Anyone may create one on this gateway."
+      : html`No account yet? Accounts on this gateway are made by its operator: ask them for one. (Operator: <code>${CLI_CREATE}</code> with the password on standard input, the operator console, or <code>POST /admin/v1/accounts</code>.)`
+  }</p>
+${links.length ? html`<p class="links">${links.map((l, i) => (i ? html` · ${l}` : l))}</p>` : ""}`;
 }
 
 export function signUpPage(email = ""): Html {
   return html`<form method="post" action="/dashboard/signup" class="card narrow">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required>
-<button type="submit">Create account</button></form>`;
+<button type="submit">Create account</button></form>
+<p class="hint">You are signed in as soon as the account is made. <a href="/dashboard/login">Sign in</a> instead if you have one.</p>`;
 }
 
 export function operatorSignInPage(): Html {
