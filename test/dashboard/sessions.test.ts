@@ -229,9 +229,9 @@ describe("operator view, sign-up, CLI", () => {
         headers: { origin: new URL(open.url).origin, "content-type": "application/x-www-form-urlencoded" },
         body: new URLSearchParams({ email: "eve@example.com", password: "eve's long password" }),
       });
-      // the same answer as for a taken email: the new account signs in like any other
-      expect(res.status).toBe(200);
-      expect(res.headers.get("set-cookie")).toBeNull();
+      // the new account is signed in at once, and its password signs in like any other
+      expect([res.status, res.headers.get("location")]).toEqual([303, "/dashboard"]);
+      expect(res.headers.get("set-cookie")).toStartWith("textai_session=");
       const { cookie, status } = await signIn(open, "eve@example.com", "eve's long password");
       expect(status).toBe(303);
       const overview = await fetch(`${open.url}/dashboard/api/overview`, { headers: { cookie } });

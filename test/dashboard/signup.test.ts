@@ -1,6 +1,9 @@
-// Open sign-up (docs/security.md): every sign-up counts per client address, a taken email gets the
-// same answer as a free one, and `[dashboard] signup_credits` sets what a new account receives.
+// Open sign-up (docs/security.md): every sign-up counts per client address; a new account is signed
+// in and sent to its overview (Post/Redirect/Get), a taken email to the sign-in page with nothing
+// changed; `[dashboard] signup_credits` sets what a new account receives. The sign-in page says how
+// accounts are made on the gateway.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
 import { SIGN_IN_LIMITS } from "../../src/dashboard/guessing";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { type RawResponse, requestFrom } from "../helpers/raw-http";
@@ -26,7 +29,7 @@ test("every sign-up from an address counts, the successful ones included: the si
   const from = "127.0.8.1";
   for (let i = 0; i < SIGN_IN_LIMITS.signUpsPerClient; i++) {
     const r = await signUp(from, `farm${i}@example.com`, "a long enough password");
-    expect(r?.status, show(r)).toBe(200);
+    expect(r?.status, show(r)).toBe(303);
   }
   const refused = await signUp(from, "farm-extra@example.com", "a long enough password");
   expect(refused?.status, show(refused)).toBe(429);
@@ -36,27 +39,96 @@ test("every sign-up from an address counts, the successful ones included: the si
   expect((await gw.deps.dashboard.loginByEmail("farm-extra@example.com")) === null).toBe(true);
   expect(await balanceOf(gw, "farm0@example.com", "a long enough password")).toBe(100);
   // another address is not affected
-  expect((await signUp("127.0.8.2", "other@example.com", "a long enough password"))?.status).toBe(200);
+  expect((await signUp("127.0.8.2", "other@example.com", "a long enough password"))?.status).toBe(303);
 }, 30_000);
 
-test("a taken email and a free one get the same answer: nobody learns who has an account", async () => {
-  expect((await signUp("127.0.8.3", "taken@example.com", "the owner's password"))?.status).toBe(200);
-  const taken = await signUp("127.0.8.4", "taken@example.com", "a stranger's password");
-  const free = await signUp("127.0.8.5", "free@example.com", "a stranger's password");
-  expect(taken?.status, show(taken)).toBe(200);
-  expect(free?.status).toBe(200);
-  const strip = (r: RawResponse | null) => (r?.body ?? "").replace(/value="[^"]*"/g, "");
-  expect(strip(taken)).toBe(strip(free));
-  expect(strip(taken)).not.toContain("Choose another email");
+test("a new account is signed in and redirected to its overview; a reload of that address repeats no sign-up", async () => {
+  const r = await signUp("127.0.8.3", "Fresh@Example.com", "fresh's long password");
+  expect(r?.status, show(r)).toBe(303);
+  expect(r?.headers.location).toBe("/dashboard");
+  expect(r?.body).toBe("");
+  const setCookie = r?.headers["set-cookie"] ?? "";
+  expect(setCookie).toMatch(/^textai_session=[^;]+; Path=\/dashboard; HttpOnly; SameSite=Strict/);
+  const cookie = setCookie.split(";")[0];
+  // the redirect's target, as the browser follows it (a GET: what a reload repeats)
+  for (let i = 0; i < 2; i++) {
+    const overview = await fetch(`${gw.url}/dashboard`, { headers: { cookie }, redirect: "manual" });
+    expect(overview.status).toBe(200);
+    const text = await overview.text();
+    expect(text).toContain("<h1>Overview</h1>");
+    expect(text).toContain("fresh@example.com");
+  }
+  expect((await gw.get("/dashboard/api/overview", { cookie })).json.data.result.usage.balance).toBe(100);
+  expect((await gw.deps.dashboard.searchAccounts("fresh@example.com", 10)).length).toBe(1);
+}, 30_000);
+
+test("a taken email: redirected to sign in, not signed in, the account unchanged", async () => {
+  expect((await signUp("127.0.8.4", "taken@example.com", "the owner's password"))?.status).toBe(303);
+  const taken = await signUp("127.0.8.5", "taken@example.com", "a stranger's password");
+  expect(taken?.status, show(taken)).toBe(303);
+  expect(taken?.headers.location).toBe("/dashboard/login?signup=taken");
   expect(taken?.headers["set-cookie"]).toBeUndefined();
-  expect(free?.headers["set-cookie"]).toBeUndefined();
-  // the owner's password still signs in; the stranger's opened nothing
+  const page = await fetch(`${gw.url}/dashboard/login?signup=taken`);
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain("This email address already has an account, and nothing about it has changed");
+  // the owner's password still signs in; the stranger's opened nothing; still one account
   expect(await balanceOf(gw, "taken@example.com", "the owner's password")).toBe(100);
   const stranger = await requestFrom(gw.url, "127.0.8.6", "POST", "/dashboard/login", {
     form: { email: "taken@example.com", password: "a stranger's password" },
   });
   expect(stranger?.status).toBe(401);
+  expect((await gw.deps.dashboard.searchAccounts("taken@example.com", 10)).length).toBe(1);
 }, 30_000);
+
+/** The sign-in page's text of `selector`, tags dropped and spaces folded; null when it is not there. */
+async function loginText(g: TestGateway, selector: "links" | "how-accounts"): Promise<string | null> {
+  const page = await (await fetch(`${g.url}/dashboard/login`)).text();
+  const m =
+    selector === "links" ? /<p class="links">(.*?)<\/p>/s.exec(page) : /<p class="hint" id="how-accounts">(.*?)<\/p>/s.exec(page);
+  return m
+    ? m[1]
+        .replace(/<[^>]+>/g, "")
+        .replace(/\s+/g, " ")
+        .trim()
+    : null;
+}
+
+test("the sign-in page says how accounts are made, and its links have a separator only between two", async () => {
+  // open sign-up, no admin token: one link, no stray separator
+  expect(await loginText(gw, "links")).toBe("Create an account");
+  expect(await loginText(gw, "how-accounts")).toContain("Anyone may create one");
+  const admin = "operator-token-for-signup-page-tests-0123";
+  const both = await startGateway({ configText: "[dashboard]\nsignup = true\n", env: { TEXTAI_ADMIN_TOKEN: admin } });
+  const operatorOnly = await startGateway({ env: { TEXTAI_ADMIN_TOKEN: admin } });
+  const neither = await startGateway();
+  try {
+    expect(await loginText(both, "links")).toBe("Create an account · Operator sign-in");
+    expect(await loginText(operatorOnly, "links")).toBe("Operator sign-in");
+    expect(await loginText(neither, "links")).toBeNull();
+    for (const [i, g] of [operatorOnly, neither].entries()) {
+      const how = (await loginText(g, "how-accounts")) ?? "";
+      expect(how).toContain("made by its operator");
+      // the command it names makes an account that signs in, as written (npx -y bun@1.4.5 is the bun running this test)
+      const command = /npx -y bun@1\.4\.5 (\S+) (.*) with the password/.exec(how);
+      expect(command, how).not.toBeNull();
+      const [, script, args] = command as RegExpExecArray;
+      const email = `made-by-cli-${i}@example.com`;
+      const run = Bun.spawnSync([process.execPath, script, ...args.replace("EMAIL", email).split(" ")], {
+        cwd: join(import.meta.dir, "../.."),
+        env: { ...process.env, TEXTAI_DB: g.dbPath },
+        stdin: new TextEncoder().encode("the cli's long password\n"),
+      });
+      expect(run.exitCode, run.stderr.toString()).toBe(0);
+      expect(await balanceOf(g, email, "the cli's long password")).toBe(100);
+    }
+    // ?signup=taken says nothing where sign-up is closed
+    expect(await (await fetch(`${neither.url}/dashboard/login?signup=taken`)).text()).not.toContain("already has an account");
+  } finally {
+    await both.close();
+    await operatorOnly.close();
+    await neither.close();
+  }
+}, 60_000);
 
 test("a malformed sign-up is refused with the reason and counts nothing", async () => {
   const from = "127.0.8.7";
@@ -65,7 +137,7 @@ test("a malformed sign-up is refused with the reason and counts nothing", async 
     expect(r?.status).toBe(400);
     expect(r?.body).toContain("at least 10 characters");
   }
-  expect((await signUp(from, "short@example.com", "long enough now"))?.status).toBe(200);
+  expect((await signUp(from, "short@example.com", "long enough now"))?.status).toBe(303);
 });
 
 test("[dashboard] signup_credits = 0: sign-up makes accounts without credits; operator-made accounts keep the welcome credits", async () => {
@@ -75,7 +147,7 @@ test("[dashboard] signup_credits = 0: sign-up makes accounts without credits; op
     env: { TEXTAI_ADMIN_TOKEN: admin },
   });
   try {
-    expect((await signUp("127.0.8.8", "zero@example.com", "zero's long password", g))?.status).toBe(200);
+    expect((await signUp("127.0.8.8", "zero@example.com", "zero's long password", g))?.status).toBe(303);
     expect(await balanceOf(g, "zero@example.com", "zero's long password")).toBe(0);
     const made = await g.post(
       "/admin/v1/accounts",

@@ -40,21 +40,32 @@ ${o.flash ? html`<p class="flash ${o.flash.kind}" role="${o.flash.kind === "erro
 ${body}</main></body></html>`}`;
 }
 
-export function signInPage(opts: { error?: string; email?: string; signup: boolean; operatorEnabled: boolean }): Html {
+/** How an account is made on this gateway, for the sign-in page: open sign-up, or the operator. */
+const CLI_CREATE = "npx -y bun@1.4.5 src/cli.ts accounts create --email EMAIL";
+
+export function signInPage(opts: { email?: string; signup: boolean; operatorEnabled: boolean }): Html {
+  const links = [
+    opts.signup ? html`<a href="/dashboard/signup">Create an account</a>` : null,
+    opts.operatorEnabled ? html`<a href="/dashboard/operator/login">Operator sign-in</a>` : null,
+  ].filter((l) => l !== null);
   return html`<form method="post" action="/dashboard/login" class="card narrow">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${opts.email ?? ""}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button></form>
-<p class="links">${opts.signup ? html`<a href="/dashboard/signup">Create an account</a> · ` : ""}${
-    opts.operatorEnabled ? html`<a href="/dashboard/operator/login">Operator sign-in</a>` : ""
-  }</p>`;
+<p class="hint" id="how-accounts">${
+    opts.signup
+      ? "No account yet? Anyone may create one on this gateway."
+      : html`No account yet? Accounts on this gateway are made by its operator: ask them for one. (Operator: <code>${CLI_CREATE}</code> with the password on standard input, the operator console, or <code>POST /admin/v1/accounts</code>.)`
+  }</p>
+${links.length ? html`<p class="links">${links.map((l, i) => (i ? html` · ${l}` : l))}</p>` : ""}`;
 }
 
 export function signUpPage(email = ""): Html {
   return html`<form method="post" action="/dashboard/signup" class="card narrow">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required>
-<button type="submit">Create account</button></form>`;
+<button type="submit">Create account</button></form>
+<p class="hint">You are signed in as soon as the account is made. <a href="/dashboard/login">Sign in</a> instead if you have one.</p>`;
 }
 
 export function operatorSignInPage(): Html {
@@ -87,12 +98,63 @@ ${
           href: requestsLink({ function: f.function, from: u.period.start.slice(0, 10) }),
         })),
         { height: 160 },
-      )}<div class="scroll"><table><caption>Usage by function, ${u.period.start.slice(0, 7)}</caption>
-<thead><tr><th scope="col">Function</th><th scope="col">Requests</th><th scope="col">Credits</th><th scope="col">Cached</th><th scope="col">Tokens in / out</th></tr></thead>
-<tbody>${u.by_function.map((f) => html`<tr><td>${f.function}</td><td>${f.requests}</td><td>${f.credits}</td><td>${f.cached}</td><td>${f.input_tokens || f.output_tokens ? `${f.input_tokens} / ${f.output_tokens}` : ""}</td></tr>`)}</tbody></table></div>`
+      )}${dataTable({
+        caption: `Usage by function, ${u.period.start.slice(0, 7)}`,
+        rows: u.by_function,
+        columns: [
+          { head: "Function", cell: (f) => f.function },
+          { head: "Requests", num: true, cell: (f) => f.requests },
+          { head: "Credits", num: true, cell: (f) => f.credits },
+          { head: "Cached", num: true, cell: (f) => f.cached },
+          {
+            head: "Tokens in / out",
+            num: true,
+            cell: (f) => (f.input_tokens || f.output_tokens ? `${f.input_tokens} / ${f.output_tokens}` : ""),
+            shown: (f) => !!(f.input_tokens || f.output_tokens),
+          },
+        ],
+      })}`
     : html`<p>No calls yet this month.</p>`
 }`;
 }
+
+/**
+ * A table column: its header and cell; `num` right-aligns it and keeps it on one line. A column
+ * with `shown` is one whose rows may all be empty (no tokens for an account that only calls
+ * functions, no provider for the offline engine): it is left out unless some row has a value.
+ */
+export interface Column<T> {
+  head: string;
+  cell: (row: T) => Html | string | number;
+  num?: boolean;
+  /** the cell's class (besides `num`): `nw` keeps it on one line, `any` lets it break anywhere */
+  cls?: string;
+  shown?: (row: T) => boolean;
+}
+
+/**
+ * A table in its scroll container: the columns some row fills, each cell's content free to wrap
+ * (long values truncate through `truncated`, with the full value in `title`). The container
+ * scrolls only when the table cannot be narrower than the window (400 px); app.js makes it
+ * focusable and named then, and app.css shades the edge that has more.
+ */
+export function dataTable<T>(o: {
+  caption: string | Html;
+  rows: T[];
+  columns: Column<T>[];
+  id?: string;
+  rowAttrs?: (row: T) => Html;
+}): Html {
+  const cols = o.columns.filter((c) => !c.shown || o.rows.some(c.shown));
+  const cls = (c: Column<T>) => [c.num ? "num" : "", c.cls ?? ""].filter(Boolean).join(" ");
+  const td = (c: Column<T>, r: T) => (cls(c) ? html`<td class="${cls(c)}">${c.cell(r)}</td>` : html`<td>${c.cell(r)}</td>`);
+  return html`<div class="scroll"><table${o.id ? html` id="${o.id}"` : ""}><caption>${o.caption}</caption>
+<thead><tr>${cols.map((c) => html`<th scope="col"${c.num ? html` class="num"` : ""}>${c.head}</th>`)}</tr></thead>
+<tbody>${o.rows.map((r) => html`<tr${o.rowAttrs ? o.rowAttrs(r) : ""}>${cols.map((c) => td(c, r))}</tr>\n`)}</tbody></table></div>`;
+}
+
+/** A value shown on one line, cut with an ellipsis past its room; the full value in its title (a tooltip). */
+export const truncated = (text: string): Html => html`<span class="trunc" title="${text}">${text}</span>`;
 
 /** The Requests page with these filters. */
 export const requestsLink = (filters: Record<string, string>, path = "/dashboard/requests"): string => {
@@ -151,17 +213,34 @@ export function requestsPage(o: {
 <div><label for="f-to">To (UTC)</label><input id="f-to" name="to" type="datetime-local" value="${f.to}"></div>
 <div class="actions"><button type="submit">Filter</button><a href="/dashboard/requests">Clear</a></div></form>
 <p class="row"><a id="csv" href="${requestsLink({ ...f }, "/dashboard/requests.csv")}" download>Download CSV of these requests</a></p>
-<div class="scroll"><table id="requests-table"><caption>Requests${o.firstPage ? ", newest first" : ", older"}${
-    o.entries.length ? "" : ": none match"
-  }</caption>
-<thead><tr><th scope="col">Time (UTC)</th><th scope="col">Function</th><th scope="col">Status</th><th scope="col">Key</th><th scope="col">Credits</th><th scope="col">Latency</th><th scope="col">Provider</th><th scope="col">Cache</th></tr></thead>
-<tbody>${o.entries.map(
-    (
-      e,
-    ) => html`<tr data-request-id="${e.request_id}"><td><a href="/dashboard/requests/${encodeURIComponent(e.request_id)}" title="${e.request_id}" aria-label="Request ${e.request_id} at ${whenSeconds(e.time)}">${whenSeconds(e.time)}</a></td><td>${e.function ?? ""}</td>
-<td><span class="code ${statusClass(e.status)}">${e.status}</span>${e.error_code ? html` <small>${e.error_code}</small>` : ""}</td>
-<td>${keyLabel.get(e.key_id) ?? (e.key_id.startsWith("dashboard:") ? "playground" : e.key_id)}</td><td class="num">${e.credits}</td><td class="num">${e.latency_ms} ms</td><td>${e.provider ?? ""}</td><td>${e.cache ?? ""}</td></tr>`,
-  )}</tbody></table></div>
+${dataTable({
+  id: "requests-table",
+  caption: `Requests${o.firstPage ? ", newest first" : ", older"}${o.entries.length ? "" : ": none match"}`,
+  rows: o.entries,
+  rowAttrs: (e) => html` data-request-id="${e.request_id}"`,
+  columns: [
+    {
+      head: "Time (UTC)",
+      cls: "nw",
+      cell: (e) =>
+        html`<a href="/dashboard/requests/${encodeURIComponent(e.request_id)}" title="${e.request_id}" aria-label="Request ${e.request_id} at ${whenSeconds(e.time)}">${whenSeconds(e.time)}</a>`,
+    },
+    { head: "Function", cell: (e) => e.function ?? "" },
+    {
+      head: "Status",
+      cell: (e) =>
+        html`<span class="code ${statusClass(e.status)}">${e.status}</span>${e.error_code ? html` <small>${e.error_code}</small>` : ""}`,
+    },
+    {
+      head: "Key",
+      cell: (e) => truncated(keyLabel.get(e.key_id) ?? (e.key_id.startsWith("dashboard:") ? "playground" : e.key_id)),
+    },
+    { head: "Credits", num: true, cell: (e) => e.credits },
+    { head: "Latency", num: true, cell: (e) => `${e.latency_ms} ms` },
+    { head: "Provider", cell: (e) => e.provider ?? "", shown: (e) => !!e.provider },
+    { head: "Cache", cell: (e) => e.cache ?? "", shown: (e) => !!e.cache },
+  ],
+})}
 <nav class="pager" aria-label="Request pages">${o.firstPage ? "" : html`<a href="${requestsLink({ ...f })}">Newest</a>`}
 ${o.nextCursor ? html`<a href="${requestsLink({ ...f, cursor: o.nextCursor })}" rel="next">Older</a>` : ""}</nav>`;
 }
@@ -232,9 +311,9 @@ export function keyTable(
 ${keys.map(
   (
     k,
-  ) => html`<tr data-key-id="${k.id}"><td>${k.label}</td><td><code>${k.masked_key}</code></td><td><span class="status ${k.status}">${k.status}</span></td>
-<td data-value="${k.created_at}">${when(k.created_at)}</td><td data-value="${k.last_used_at ?? ""}">${k.last_used_at ? when(k.last_used_at) : "never"}</td>
-<td class="policy-summary" data-value="${policySummary(k.policy)}" data-text="${policySummary(k.policy)}">${policySummary(k.policy) === "-" ? "none" : policySummary(k.policy)}${
+  ) => html`<tr data-key-id="${k.id}"><td>${k.label}</td><td class="nw"><code>${k.masked_key}</code></td><td><span class="status ${k.status}">${k.status}</span></td>
+<td class="nw" data-value="${k.created_at}">${when(k.created_at)}</td><td class="nw" data-value="${k.last_used_at ?? ""}">${k.last_used_at ? when(k.last_used_at) : "never"}</td>
+<td class="policy-summary any" data-value="${policySummary(k.policy)}" data-text="${policySummary(k.policy)}">${policySummary(k.policy) === "-" ? "none" : policySummary(k.policy)}${
     policy && k.status === "active" ? policyForm(k, policy.action(k), policy.narrowOnly) : ""
   }</td>
 <td>${
@@ -272,14 +351,36 @@ export function newKeyBox(key: string, label: string): Html {
 }
 
 export function ledgerPage(rows: LedgerRow[], page: number, pages: number, total: number): Html {
-  return html`<div class="scroll"><table><caption>Credit ledger (${total} entries), page ${page} of ${pages}</caption>
-<thead><tr><th scope="col">When</th><th scope="col">Kind</th><th scope="col">Amount</th><th scope="col">Function or reason</th><th scope="col">Tokens in / out</th><th scope="col">Request</th></tr></thead>
-<tbody>${rows.map(
-    (
-      r,
-    ) => html`<tr><td>${when(r.created_at)}</td><td>${r.kind}</td><td class="num ${r.amount < 0 ? "neg" : "pos"}">${r.amount > 0 ? "+" : ""}${r.amount}</td>
-<td>${r.function ?? r.reason ?? ""}</td><td class="num">${r.input_tokens === null ? "" : `${r.input_tokens} / ${r.output_tokens ?? 0}`}</td><td><code>${r.request_id ?? ""}</code></td></tr>`,
-  )}</tbody></table></div>
+  return html`${dataTable({
+    caption: `Credit ledger (${total} entries), page ${page} of ${pages}`,
+    rows,
+    columns: [
+      { head: "When", cls: "nw", cell: (r) => when(r.created_at) },
+      { head: "Kind", cell: (r) => r.kind },
+      {
+        head: "Amount",
+        num: true,
+        cell: (r) => html`<span class="${r.amount < 0 ? "neg" : "pos"}">${r.amount > 0 ? "+" : ""}${r.amount}</span>`,
+      },
+      { head: "Function or reason", cell: (r) => r.function ?? r.reason ?? "" },
+      {
+        head: "Tokens in / out",
+        num: true,
+        cell: (r) => (r.input_tokens === null ? "" : `${r.input_tokens} / ${r.output_tokens ?? 0}`),
+        shown: (r) => r.input_tokens !== null,
+      },
+      {
+        head: "Request",
+        cls: "nw",
+        // the whole id on a desktop, cut on a phone (in full in its title), linked to the request's details
+        cell: (r) =>
+          r.request_id
+            ? html`<a class="trunc" href="/dashboard/requests/${encodeURIComponent(r.request_id)}" title="${r.request_id}"><code>${r.request_id}</code></a>`
+            : "",
+        shown: (r) => !!r.request_id,
+      },
+    ],
+  })}
 <nav class="pager" aria-label="Ledger pages">${page > 1 ? html`<a href="/dashboard/ledger?page=${page - 1}" rel="prev">Newer</a>` : ""}
 ${page < pages ? html`<a href="/dashboard/ledger?page=${page + 1}" rel="next">Older</a>` : ""}</nav>`;
 }
@@ -296,11 +397,20 @@ export function operatorPage(accounts: AccountSummary[], q: string, plans: strin
   return html`<section><h2>Gateway</h2><div id="gateway-state" data-src="/dashboard/api/operator/state"><p>Loading the gateway's state…</p></div></section>
 <section><h2>Accounts</h2>
 <form method="get" action="/dashboard/operator" class="row" role="search"><label for="q">Search accounts</label><input id="q" name="q" type="search" value="${q}"><button type="submit">Search</button></form>
-<div class="scroll"><table><caption>${accounts.length} account(s)</caption><thead><tr><th scope="col">Account</th><th scope="col">Email</th><th scope="col">Plan</th><th scope="col">Balance</th><th scope="col">Created</th></tr></thead>
-<tbody>${accounts.map(
-    (a) =>
-      html`<tr><td><a href="/dashboard/operator/accounts/${encodeURIComponent(a.id)}">${a.name ?? a.id}</a></td><td>${a.email ?? "no login"}</td><td>${a.plan}</td><td class="num">${a.balance}</td><td>${when(a.created_at)}</td></tr>`,
-  )}</tbody></table></div></section>
+${dataTable({
+  caption: `${accounts.length} account(s)`,
+  rows: accounts,
+  columns: [
+    {
+      head: "Account",
+      cell: (a) => html`<a href="/dashboard/operator/accounts/${encodeURIComponent(a.id)}">${a.name ?? a.id}</a>`,
+    },
+    { head: "Email", cls: "any", cell: (a) => a.email ?? "no login" },
+    { head: "Plan", cell: (a) => a.plan },
+    { head: "Balance", num: true, cell: (a) => a.balance },
+    { head: "Created", cls: "nw", cell: (a) => when(a.created_at) },
+  ],
+})}</section>
 <section><h2>Create an account</h2>
 <form method="post" action="/dashboard/operator/accounts" class="card">
 <label for="new-email">Email</label><input id="new-email" name="email" type="email" autocomplete="off" required>

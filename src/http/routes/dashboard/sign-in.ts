@@ -24,24 +24,19 @@ import appJs from "./assets/app.js" with { type: "text" };
 import { type DashboardDeps, page, readForm, startSession, tooMany } from "./common";
 import * as pages from "./pages";
 
-/** The answer to every well-formed sign-up, whether the email was free or taken. */
-const SIGNED_UP =
-  "Thank you. If this email address had no account, it has one now: sign in with it and your password. If it had one, nothing has changed.";
+/** The sign-in page after a sign-up whose email already had an account (`?signup=taken`). */
+const TAKEN =
+  "This email address already has an account, and nothing about it has changed: sign in with its password. A forgotten password is reset by the gateway's operator.";
 
 export function signInRoutes(deps: DashboardDeps) {
   const { config, keys, logger } = deps;
   const limiter = deps.signIns;
   const store = deps.dashboard;
   const ctxOf = (context: RouteContext): Ctx => dashboardCtx(deps, context);
-  const signInForm = () => pages.signInPage({ signup: config.dashboard.signup, operatorEnabled: !!config.adminToken });
+  const signInForm = (email?: string) =>
+    pages.signInPage({ email, signup: config.dashboard.signup, operatorEnabled: !!config.adminToken });
   const signInFailed = (c: Ctx, email: string) =>
-    page(
-      deps,
-      c,
-      401,
-      { title: "Sign in", flash: { kind: "error", text: "Wrong email or password." } },
-      pages.signInPage({ email, signup: config.dashboard.signup, operatorEnabled: !!config.adminToken }),
-    );
+    page(deps, c, 401, { title: "Sign in", flash: { kind: "error", text: "Wrong email or password." } }, signInForm(email));
 
   const app = new Elysia({ name: "dashboard-sign-in" })
     .get("/dashboard/assets/app.css", (context) => new Response(appCss, { headers: assetHeaders(context, "text/css") }))
@@ -51,7 +46,8 @@ export function signInRoutes(deps: DashboardDeps) {
       const c = ctxOf(context);
       const s = await sessionOf(deps, c.request);
       if (s) return redirect(c, s.kind === "operator" ? "/dashboard/operator" : "/dashboard");
-      return page(deps, c, 200, { title: "Sign in" }, signInForm());
+      const taken = config.dashboard.signup && (context.query as Record<string, string | undefined>).signup === "taken";
+      return page(deps, c, 200, { title: "Sign in", flash: taken ? { kind: "ok", text: TAKEN } : null }, signInForm());
     })
     .post(
       "/dashboard/login",
@@ -105,19 +101,14 @@ export function signInRoutes(deps: DashboardDeps) {
         // every well-formed sign-up counts, whether it made an account or found the email taken
         const v = await limiter.signUp(c.client);
         if (!v.allowed) return tooMany(deps, c, v, o, pages.signUpPage(email), "sign-ups from this address");
-        // the same work and the same answer whether or not the email is taken (docs/security.md)
+        // Post/Redirect/Get: a new account is signed in and sent to its overview, a taken email to
+        // the sign-in page; either way a reload repeats a GET, never the sign-up (docs/security.md)
         const hash = await hashPassword(password);
-        if (!(await store.loginByEmail(email))) {
-          const acc = await keys.createAccount({ name: email, credits: config.dashboard.signupCredits });
-          await store.setLogin(acc.id, email, hash);
-        }
-        return page(
-          deps,
-          c,
-          200,
-          { title: "Sign in", flash: { kind: "ok", text: SIGNED_UP } },
-          pages.signInPage({ email, signup: true, operatorEnabled: !!config.adminToken }),
-        );
+        if (await store.loginByEmail(email)) return redirect(c, "/dashboard/login?signup=taken");
+        const acc = await keys.createAccount({ name: email, credits: config.dashboard.signupCredits });
+        await store.setLogin(acc.id, email, hash);
+        const cookie = await startSession(deps, c, { accountId: acc.id, kind: "account" });
+        return redirect(c, "/dashboard", { "set-cookie": cookie });
       },
       { parse: "none" },
     );

@@ -118,6 +118,23 @@ function refreshKeys() {
     });
 }
 
+// a table box that scrolls sideways (a narrow window) says so: focusable, so the arrow keys scroll
+// it, named by its caption, and marked for the stylesheet's "scroll sideways" hint
+function markScrollers() {
+  for (const box of document.querySelectorAll(".scroll")) {
+    const scrolls = box.scrollWidth > box.clientWidth + 1;
+    if (scrolls === box.hasAttribute("data-scrolls")) continue;
+    if (scrolls) {
+      box.setAttribute("data-scrolls", "");
+      box.setAttribute("tabindex", "0");
+      box.setAttribute("role", "region");
+      box.setAttribute("aria-label", box.querySelector("caption")?.textContent || "Table");
+    } else for (const a of ["data-scrolls", "tabindex", "role", "aria-label"]) box.removeAttribute(a);
+  }
+}
+markScrollers();
+window.addEventListener("resize", markScrollers);
+
 // the operator's live gateway state
 const stateBox = document.getElementById("gateway-state");
 if (stateBox) {
@@ -180,6 +197,7 @@ if (stateBox) {
       table.append(body);
       wrap.append(table);
       stateBox.replaceChildren(figures, wrap);
+      markScrollers();
     });
   render();
   setInterval(render, 10000);
