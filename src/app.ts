@@ -6,7 +6,7 @@ type OpenApiOptions = NonNullable<Parameters<typeof openapi>[0]>;
 import { requestOrigin } from "./dashboard/security";
 import type { AppDeps } from "./deps";
 import { clientClosed, GatewayError } from "./errors";
-import { payloadTooLarge } from "./http/body";
+import { payloadTooLarge, watchBody } from "./http/body";
 import { EdgeAnswer } from "./http/edge-plugin";
 import { newRequestId } from "./http/envelope";
 import { toGatewayError } from "./http/errors";
@@ -154,6 +154,8 @@ export function createApp(deps: AppDeps) {
       // limit is far above, so its bare 413 never answers instead)
       const declared = request.headers.get("content-length");
       if (declared !== null && Number(declared) > maxBodyBytes) throw payloadTooLarge(maxBodyBytes);
+      // a body still arriving when the drain's grace ends is not waited for (server.ts)
+      if (request.method !== "GET" && request.method !== "HEAD") watchBody(request, deps.lifecycle.bodyReads);
     })
     .mapResponse({ as: "global" }, ({ request, set }) => {
       if (closesConnection(request)) set.headers.connection = "close";
