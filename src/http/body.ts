@@ -1,5 +1,6 @@
 import { readAtMost } from "../bytes";
 import { clientClosed, GatewayError } from "../errors";
+import { leaveUnread } from "./linger";
 
 export interface BodyLimits {
   maxBodyBytes: number;
@@ -15,7 +16,10 @@ export function isJsonContentType(value: string | null): boolean {
   return value !== null && JSON_TYPE.test(value);
 }
 
-/** 413 for a body over `max` bytes; the rest of it is not read, so the connection closes after the answer. */
+/**
+ * 413 for a body over `max` bytes; the connection closes after the answer, the rest of the body read
+ * and dropped meanwhile (within bounds: http/linger.ts), so that the client gets the answer.
+ */
 export function payloadTooLarge(max: number): GatewayError {
   return new GatewayError("payload_too_large", `request body exceeds ${max} bytes`, { headers: { connection: "close" } });
 }
@@ -33,7 +37,12 @@ export async function readBytes(request: Request, max: number, timeoutMs?: numbe
     let reading =
       declared !== null
         ? request.arrayBuffer().then((b) => new Uint8Array(b))
-        : readAtMost(request.body, max, () => payloadTooLarge(max));
+        : readAtMost(
+            request.body,
+            max,
+            () => payloadTooLarge(max),
+            (reader) => leaveUnread(request, reader),
+          );
     // a body still arriving when its server's drain grace ends is not waited for (server.ts)
     const reads = bodyReadsOf.get(request);
     if (reads) reading = reads.track(reading);
