@@ -217,7 +217,7 @@ export interface RunningServer {
   deps: AppDeps & { services: Services };
   /** every route the app registered (method and path pattern): the security matrix walks them */
   routes: { method: string; path: string; edge: EdgeKind | null }[];
-  /** graceful drain: readiness goes 503, the listener stays open for the grace period, in-flight requests finish until the deadline, storage closes */
+  /** graceful drain: readiness goes 503, the listener stays open for the grace period (or until nothing is in flight), in-flight requests finish until the deadline, storage closes */
   stop(): Promise<void>;
 }
 
