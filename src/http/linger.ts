@@ -58,7 +58,9 @@ export function closingAnswer(request: Request, response: Response): Response {
     start(controller) {
       void (async () => {
         try {
-          controller.enqueue(new Uint8Array(await answer.arrayBuffer()));
+          const bytes = new Uint8Array(await answer.arrayBuffer());
+          // (an empty chunk would read as the end of a chunked body)
+          if (bytes.byteLength > 0) controller.enqueue(bytes);
         } catch {
           // the answer had no readable body
         }
