@@ -284,6 +284,7 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
       deps.lifecycle.draining = true;
       deps.logger.log("info", "draining", { grace_ms: drainGraceMs, deadline_ms: drainDeadlineMs });
       while (inFlight() > 0 && Date.now() < t0 + drainGraceMs) await Bun.sleep(POLL_MS);
+      const graceEnded = Date.now();
       // 2. a body still arriving now is not waited for: its request is answered 503 (Connection: close)
       const cut = deps.lifecycle.bodyReads.cutAll();
       if (cut > 0) deps.logger.log("info", "unfinished request bodies cut at the end of the grace", { requests: cut });
@@ -297,7 +298,12 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
         closed = true;
       });
       held?.release();
-      if (held) deps.logger.log("info", "listener closed", { held: held.count, after_grace_ms: Date.now() - t0 - drainGraceMs });
+      if (held)
+        deps.logger.log("info", "listener closed", {
+          held: held.count,
+          grace_ms: graceEnded - t0,
+          after_grace_ms: Date.now() - graceEnded,
+        });
       // 4. the calls in flight finish (until the deadline). Then the connections left hold no request
       //    (a request's headers half sent, a kept-alive one): closed at once, not at their idle timeout
       while (!closed && inFlight() > 0 && Date.now() < t0 + drainDeadlineMs) await Bun.sleep(POLL_MS);
