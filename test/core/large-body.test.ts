@@ -55,11 +55,19 @@ describe("an answer before the whole body reaches the client (Node's http client
   }, 60_000);
 
   test("the dropped bytes are not kept: the server's memory does not grow with them", async () => {
+    // warmed up first (the route's first call loads and compiles what it needs)
+    expect((await upload("/api/v1/ai/word-count", 2_000_000, "chunked", [`x-api-key=${key}`])).status).toBe(413);
+    // what JavaScript holds (its heap and the array buffers outside it): the process's RSS says
+    // little, the allocator keeps what it once took
+    const held = () => {
+      const m = process.memoryUsage();
+      return m.heapUsed + m.arrayBuffers;
+    };
     Bun.gc(true);
-    const before = process.memoryUsage().rss;
+    const before = held();
     let peak = before;
     const sampler = setInterval(() => {
-      peak = Math.max(peak, process.memoryUsage().rss);
+      peak = Math.max(peak, held());
     }, 5);
     try {
       const res = await upload("/api/v1/ai/word-count", 60_000_000, "chunked", [`x-api-key=${key}`]);
@@ -67,8 +75,9 @@ describe("an answer before the whole body reaches the client (Node's http client
     } finally {
       clearInterval(sampler);
     }
-    // 60 MB went through; what stayed at any moment is a few pieces of it
-    expect(peak - before).toBeLessThan(30_000_000);
+    // 60 MB went through; what was held at any moment is a few pieces of it: about 1 MB here, where
+    // keeping the pieces held 35 to 60 MB
+    expect(peak - before).toBeLessThan(20_000_000);
   }, 60_000);
 
   test("the gateway still serves on new connections", async () => {
