@@ -6,10 +6,11 @@ type OpenApiOptions = NonNullable<Parameters<typeof openapi>[0]>;
 import { requestOrigin } from "./dashboard/security";
 import type { AppDeps } from "./deps";
 import { clientClosed, GatewayError } from "./errors";
-import { payloadTooLarge } from "./http/body";
+import { payloadTooLarge, watchBody } from "./http/body";
 import { EdgeAnswer } from "./http/edge-plugin";
 import { newRequestId } from "./http/envelope";
 import { toGatewayError } from "./http/errors";
+import { bodyMayFollow, closingAnswer } from "./http/linger";
 import { openApiDocumentation } from "./http/openapi";
 import { brokenPath, decodablePath, isOpenAiPath, pathOf } from "./http/path";
 import { FunctionPipeline } from "./http/pipeline";
@@ -154,17 +155,19 @@ export function createApp(deps: AppDeps) {
       // limit is far above, so its bare 413 never answers instead)
       const declared = request.headers.get("content-length");
       if (declared !== null && Number(declared) > maxBodyBytes) throw payloadTooLarge(maxBodyBytes);
+      // a body still arriving when the drain's grace ends is not waited for (server.ts)
+      if (request.method !== "GET" && request.method !== "HEAD") watchBody(request, deps.lifecycle.bodyReads);
     })
-    .mapResponse({ as: "global" }, ({ request, set }) => {
-      if (closesConnection(request)) set.headers.connection = "close";
+    .mapResponse({ as: "global" }, ({ request, set, responseValue }) => {
+      if (!closesConnection(request)) return;
+      set.headers.connection = "close";
+      // the client may still be sending the body: the answer lingers while the rest is dropped (http/linger.ts)
+      if (responseValue instanceof Response && bodyMayFollow(request)) return closingAnswer(request, responseValue);
     })
     .onError((context) => {
       const { request, code, error } = context;
       // the edge answered instead of the route (a dashboard page's redirect to sign-in), its body unread
-      if (error instanceof EdgeAnswer) {
-        if (closesConnection(request)) error.response.headers.set("connection", "close");
-        return error.response;
-      }
+      if (error instanceof EdgeAnswer) return closesConnection(request) ? closingAnswer(request, error.response) : error.response;
       const state = (context as WithState).state ?? newRequestState(newRequestId());
       (context as WithState).state = state;
       const path = state.path ?? pathOf(request.url);
@@ -189,11 +192,12 @@ export function createApp(deps: AppDeps) {
         });
       }
       const res = isOpenAiPath(path) ? openAiErrorResponse(state, err) : errorResponse(state, err);
-      if (closesConnection(request)) res.headers.set("connection", "close");
       // the answer carries its own status: left at the error's, Elysia's status would make it copy
       // the answer into a new Response (headers and all) only to give it the status it already has
       context.set.status = 200;
-      return res;
+      // the last answer of its connection: when the client may still be sending the body (a 413, a
+      // 401 to a body nobody read), it lingers while the rest is dropped (http/linger.ts)
+      return closesConnection(request) || res.headers.get("connection") === "close" ? closingAnswer(request, res) : res;
     })
     .onAfterResponse((context) => {
       const { request, route } = context;

@@ -339,9 +339,9 @@ export interface Config {
   /** longOutputTokens: a request asking for more output than this owns its timeouts (docs/fairness.md) */
   breaker: { failureThreshold: number; cooldownMs: number; longOutputTokens: number };
   /**
-   * SIGTERM: /ready answers 503 and the listener stays open for `drainGraceMs` (answers carry
-   * Connection: close); then it closes, and calls in flight have until `drainDeadlineMs` after
-   * the signal before what is left is cut off.
+   * SIGTERM: /ready answers 503 and the listener stays open for `drainGraceMs`, or until nothing
+   * is in flight (answers carry Connection: close); then it closes, and calls in flight have until
+   * `drainDeadlineMs` after the signal before what is left is cut off (server.ts).
    */
   shutdown: { drainGraceMs: number; drainDeadlineMs: number };
   /**

@@ -7,6 +7,7 @@ import type { Config } from "./config";
 import type { CreditLedger } from "./credits/interface";
 import type { DashboardStore, SignInAttempts } from "./dashboard/interface";
 import type { AnyFunctionDef } from "./functions/define";
+import type { BodyReads } from "./http/body";
 import type { FunctionPipeline } from "./http/pipeline";
 import type { IdempotencyStore } from "./idempotency/interface";
 import type { KnowledgeIndex } from "./knowledge/interface";
@@ -68,8 +69,11 @@ export interface AppDeps extends ServiceDeps {
   plugins?: ((deps: AppDeps & { pipeline: FunctionPipeline }) => Elysia)[];
   /** OpenTelemetry tracing when OTEL_EXPORTER_OTLP_ENDPOINT is set; absent: no span is made anywhere */
   tracing?: Tracing | null;
-  /** draining: flipped by graceful shutdown; /ready answers 503 from then on */
-  lifecycle: { draining: boolean };
+  /**
+   * draining: flipped by graceful shutdown; /ready answers 503 from then on. bodyReads: the request
+   * bodies being read, cut when the drain's grace ends (server.ts)
+   */
+  lifecycle: { draining: boolean; bodyReads: BodyReads };
   /** closes every service (connections, timers); the last step of shutdown */
   close(): Promise<void>;
 }

@@ -6,6 +6,7 @@ import type { AppDeps } from "./deps";
 import { GatewayError } from "./errors";
 import type { AnyFunctionDef } from "./functions/define";
 import { FUNCTIONS } from "./functions/registry";
+import { BodyReads } from "./http/body";
 import { type EdgeKind, edgeOf } from "./http/edge-plugin";
 import { newRequestId } from "./http/envelope";
 import { pathOf } from "./http/path";
@@ -66,7 +67,7 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { 
     logger,
     functions,
     plugins: resourcePlugins,
-    lifecycle: { draining: false },
+    lifecycle: { draining: false, bodyReads: new BodyReads() },
   };
 }
 
@@ -151,6 +152,8 @@ function serveMetrics(deps: AppDeps & { services: Services }, at: { host: string
   });
 }
 
+/** how often the drain looks whether anything is still in flight */
+const POLL_MS = 10;
 /** after the drain's grace, the listener closes once no request has arrived for this long ... */
 const QUIET_MS = 50;
 /** ... or this long after the grace at the latest (and at the drain deadline) */
@@ -214,7 +217,7 @@ export interface RunningServer {
   deps: AppDeps & { services: Services };
   /** every route the app registered (method and path pattern): the security matrix walks them */
   routes: { method: string; path: string; edge: EdgeKind | null }[];
-  /** graceful drain: readiness goes 503, the listener stays open for the grace period, in-flight requests finish until the deadline, storage closes */
+  /** graceful drain: readiness goes 503, the listener stays open for the grace period (or until nothing is in flight), in-flight requests finish until the deadline, storage closes */
   stop(): Promise<void>;
 }
 
@@ -270,33 +273,47 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
   deps.services.start();
   let stopping: Promise<void> | null = null;
   const { drainGraceMs, drainDeadlineMs } = config.shutdown;
+  /** requests in flight: being read, run or answered, streamed answers included (held ones too) */
+  const inFlight = () => server.pendingRequests + server.pendingWebSockets;
   const stop = () => {
     stopping ??= (async () => {
       // 1. /ready answers 503 and every answer says Connection: close, while the listener stays
-      //    open for the grace period, so load balancers notice before connections are refused
+      //    open for the grace period, so load balancers notice before connections are refused; the
+      //    grace ends early once nothing is in flight (an idle stop is instant)
       const t0 = Date.now();
       deps.lifecycle.draining = true;
       deps.logger.log("info", "draining", { grace_ms: drainGraceMs, deadline_ms: drainDeadlineMs });
-      await Bun.sleep(drainGraceMs);
-      // 2. the listener closes, idle connections with it; calls in flight run on. First the requests
+      while (inFlight() > 0 && Date.now() < t0 + drainGraceMs) await Bun.sleep(POLL_MS);
+      const graceEnded = Date.now();
+      // 2. a body still arriving now is not waited for: its request is answered 503 (Connection: close)
+      const cut = deps.lifecycle.bodyReads.cutAll();
+      if (cut > 0) deps.logger.log("info", "unfinished request bodies cut at the end of the grace", { requests: cut });
+      // 3. the listener closes, idle connections with it; calls in flight run on. First the requests
       //    still coming are held until none has come for a moment (see quiesce), so that no client
       //    is reconnecting, its connection left in the kernel's queue and reset, as the listener closes
       const held =
         drainGraceMs > 0 ? await quiesce(server, app.fetch, Math.min(t0 + drainDeadlineMs, Date.now() + QUIET_MAX_MS)) : null;
-      const closing = server.stop(false);
+      let closed = false;
+      void server.stop(false).then(() => {
+        closed = true;
+      });
       held?.release();
-      if (held) deps.logger.log("info", "listener closed", { held: held.count, after_grace_ms: Date.now() - t0 - drainGraceMs });
-      const finished = await Promise.race([
-        closing.then(() => true),
-        Bun.sleep(Math.max(0, t0 + drainDeadlineMs - Date.now())).then(() => false),
-      ]);
-      // 3. the deadline: whatever is left (slow calls, clients holding unfinished bodies) is cut
-      //    off, and a call whose answer can no longer be sent is not charged
-      if (!finished) {
+      if (held)
+        deps.logger.log("info", "listener closed", {
+          held: held.count,
+          grace_ms: graceEnded - t0,
+          after_grace_ms: Date.now() - graceEnded,
+        });
+      // 4. the calls in flight finish (until the deadline). Then the connections left hold no request
+      //    (a request's headers half sent, a kept-alive one): closed at once, not at their idle timeout
+      while (!closed && inFlight() > 0 && Date.now() < t0 + drainDeadlineMs) await Bun.sleep(POLL_MS);
+      if (!closed && inFlight() > 0) {
+        // the deadline: whatever is left (slow calls, answers still streaming) is cut off, and a
+        // call whose answer can no longer be sent is not charged
         deps.logger.log("warn", "drain deadline passed: closing the connections left", { requests: server.pendingRequests });
         deps.services.refuseCharges();
-        await server.stop(true);
       }
+      if (!closed) await server.stop(true);
       await metricsServer?.stop(true);
       await deps.close();
       releaseDb();

@@ -1,5 +1,6 @@
 import { readAtMost } from "../bytes";
 import { clientClosed, GatewayError } from "../errors";
+import { leaveUnread } from "./linger";
 
 export interface BodyLimits {
   maxBodyBytes: number;
@@ -15,7 +16,10 @@ export function isJsonContentType(value: string | null): boolean {
   return value !== null && JSON_TYPE.test(value);
 }
 
-/** 413 for a body over `max` bytes; the rest of it is not read, so the connection closes after the answer. */
+/**
+ * 413 for a body over `max` bytes; the connection closes after the answer, the rest of the body read
+ * and dropped meanwhile (within bounds: http/linger.ts), so that the client gets the answer.
+ */
 export function payloadTooLarge(max: number): GatewayError {
   return new GatewayError("payload_too_large", `request body exceeds ${max} bytes`, { headers: { connection: "close" } });
 }
@@ -30,10 +34,18 @@ export async function readBytes(request: Request, max: number, timeoutMs?: numbe
   if (declared !== null && Number(declared) > max) throw payloadTooLarge(max);
   let bytes: Uint8Array;
   try {
-    const reading =
+    let reading =
       declared !== null
         ? request.arrayBuffer().then((b) => new Uint8Array(b))
-        : readAtMost(request.body, max, () => payloadTooLarge(max));
+        : readAtMost(
+            request.body,
+            max,
+            () => payloadTooLarge(max),
+            (reader) => leaveUnread(request, reader),
+          );
+    // a body still arriving when its server's drain grace ends is not waited for (server.ts)
+    const reads = bodyReadsOf.get(request);
+    if (reads) reading = reads.track(reading);
     // a body trickling in (slowloris) or never ending: answered 408, and the connection closed
     bytes = timeoutMs ? await bodyDeadlines.within(reading, timeoutMs) : await reading;
   } catch (err) {
@@ -93,6 +105,62 @@ class Deadlines {
   }
 }
 const bodyDeadlines = new Deadlines();
+
+/**
+ * The body reads in flight on one server. When its drain's grace ends (server.ts), the bodies still
+ * arriving are not waited for: each read ends with a 503 `service_unavailable` (Connection: close),
+ * so that a client stalling halfway through its upload does not keep the process up until the
+ * drain's deadline; a read that begins later (a request held over the end of the grace) has
+ * CUT_LATE_MS for its body.
+ */
+export class BodyReads {
+  private readonly cuts = new Set<() => void>();
+  private cutAt: number | null = null;
+
+  track<T>(reading: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const cut = () => reject(shuttingDown());
+      this.cuts.add(cut);
+      const timer = this.cutAt === null ? null : setTimeout(cut, CUT_LATE_MS);
+      reading.then(
+        (v) => {
+          this.cuts.delete(cut);
+          if (timer) clearTimeout(timer);
+          resolve(v);
+        },
+        (err: unknown) => {
+          this.cuts.delete(cut);
+          if (timer) clearTimeout(timer);
+          reject(err);
+        },
+      );
+    });
+  }
+
+  /** Ends every read in flight with a 503; returns how many there were. */
+  cutAll(): number {
+    this.cutAt = Date.now();
+    const n = this.cuts.size;
+    for (const cut of this.cuts) cut();
+    this.cuts.clear();
+    return n;
+  }
+}
+
+/** how long a body read that begins after the drain's grace ended may take */
+const CUT_LATE_MS = 1000;
+
+const shuttingDown = () =>
+  new GatewayError("service_unavailable", "the gateway is shutting down and the request body had not all arrived", {
+    headers: { connection: "close", "retry-after": "1" },
+  });
+
+const bodyReadsOf = new WeakMap<Request, BodyReads>();
+
+/** Notes `request` as one of the server whose body reads `reads` tracks (app.ts, for requests that may carry a body). */
+export function watchBody(request: Request, reads: BodyReads): void {
+  bodyReadsOf.set(request, reads);
+}
 
 /** Reads a JSON object body, within the size limit and the body timeout (see readBytes). */
 export async function readJsonBody(request: Request, limits: BodyLimits): Promise<Record<string, unknown>> {

@@ -24,7 +24,12 @@ async function exchange(
   await c.ready;
   c.write(head);
   let sent = 0;
+  // the client sends until its answer begins to arrive (an answer given before the whole body has
+  // come lingers, reading the rest, until the client stops: its last chunk comes after that)
   let answered = false;
+  c.socket.once("data", () => {
+    answered = true;
+  });
   const feeding = (async () => {
     while (!answered && c.state === "open" && sent < maxChunks) {
       c.write(chunk);

@@ -47,6 +47,17 @@ const charges = (dbPath: string, accountId: string) => {
   }
 };
 
+/**
+ * A call of `ms` in flight from now on, on an account of its own: the drain stays in its grace
+ * until it ends (an idle drain ends at once).
+ */
+async function busyFor(gw: Awaited<ReturnType<typeof startGateway>>, ms: number) {
+  const { key } = gw.newKey({ credits: 1 });
+  const call = gw.post("/api/v1/ai/word-count", { text: "keeps the drain busy", delay_ms: ms }, { "x-api-key": key });
+  await Bun.sleep(50);
+  return { done: call };
+}
+
 describe("drain on SIGTERM", () => {
   test("/ready is 503 at once, the listener stays open for the grace with Connection: close, in-flight calls finish", async () => {
     const gw = await startGateway({ functions: [wordCount], env: drainEnv(1500, 5000) });
@@ -124,6 +135,7 @@ describe("drain on SIGTERM", () => {
     await kept.ready;
     kept.send("GET", "/health");
     expect((await kept.next())?.status).toBe(200);
+    const busy = await busyFor(gw, 1500);
 
     const t0 = performance.now();
     const stopping = gw.stop();
@@ -147,6 +159,7 @@ describe("drain on SIGTERM", () => {
     await late.ready;
     expect(late.state).toBe("refused");
     await stopping;
+    expect((await busy.done).status).toBe(200);
     expect(gw.logs.some((l) => l.includes('"listener closed"') && l.includes('"held":2'))).toBe(true);
     expect(charges(gw.dbPath, accountId)).toBe(2);
     rmSync(gw.dir, { recursive: true, force: true });
@@ -163,6 +176,7 @@ describe("drain on SIGTERM", () => {
     const calls = hosts.map(() => new RawConnection(gw.port));
     const health = hosts.map(() => new RawConnection(gw.port));
     await Promise.all([...calls, ...health].map((c) => c.ready));
+    const busy = await busyFor(gw, 1500);
     const stopping = gw.stop();
     await Bun.sleep(610);
     hosts.forEach((host, i) => {
@@ -182,6 +196,7 @@ describe("drain on SIGTERM", () => {
       expect(ok?.headers.connection).toBe("close");
     }
     await stopping;
+    expect((await busy.done).status).toBe(200);
     // they were held (not answered by the route table before the hold began)
     expect(gw.logs.some((l) => l.includes('"listener closed"') && l.includes(`"held":${hosts.length * 2}`))).toBe(true);
     expect(charges(gw.dbPath, accountId)).toBe(hosts.length);
@@ -190,7 +205,7 @@ describe("drain on SIGTERM", () => {
 
   test("a held request is still counted against its own client address (the admin token's guessing limit)", async () => {
     const token = "operator-token-for-drain-tests-0123456789";
-    const gw = await startGateway({ env: { ...drainEnv(600, 5000), TEXTAI_ADMIN_TOKEN: token } });
+    const gw = await startGateway({ functions: [wordCount], env: { ...drainEnv(600, 5000), TEXTAI_ADMIN_TOKEN: token } });
     const adminCall = (c: RawConnection, host: string, bearer: string) =>
       c.send("GET", "/admin/v1/accounts?limit=1", { headers: { host, authorization: `Bearer ${bearer}` } });
     // five wrong tokens from 127.0.0.7: its right one is refused from then on
@@ -204,6 +219,7 @@ describe("drain on SIGTERM", () => {
     const guesser = new RawConnection(gw.port, "127.0.0.1", "127.0.0.7");
     const operator = new RawConnection(gw.port, "127.0.0.1", "127.0.0.8");
     await Promise.all([guesser.ready, operator.ready]);
+    const busy = await busyFor(gw, 1500);
     const stopping = gw.stop();
     await Bun.sleep(610);
     adminCall(guesser, "x", token);
@@ -215,6 +231,7 @@ describe("drain on SIGTERM", () => {
     expect(served?.status, served?.body).toBe(200);
     expect(served?.headers.connection).toBe("close");
     await stopping;
+    expect((await busy.done).status).toBe(200);
     expect(gw.logs.some((l) => l.includes('"listener closed"') && l.includes('"held":2'))).toBe(true);
     rmSync(gw.dir, { recursive: true, force: true });
   });

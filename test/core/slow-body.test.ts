@@ -40,7 +40,7 @@ test("a body trickling in, or never ending, is answered 408 within limits.body_t
   }
 });
 
-test("a chunked body that never stops is answered 413 at the size limit and its connection closed", async () => {
+test("a chunked body that never stops is answered 413 at the size limit, while it is still being sent, and its connection closed", async () => {
   const { key } = gw.newKey({ credits: 5 });
   const c = new RawConnection(gw.port);
   await c.ready;
@@ -48,15 +48,23 @@ test("a chunked body that never stops is answered 413 at the size limit and its 
     `POST /api/v1/ai/word-count HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-api-key: ${key}\r\ntransfer-encoding: chunked\r\n\r\n`,
   );
   const chunk = `10000\r\n${"a".repeat(0x10000)}\r\n`;
+  // the client sends on until the answer begins to arrive
+  let answered = false;
+  c.socket.once("data", () => {
+    answered = true;
+  });
   let sent = 0;
-  while (c.state === "open" && sent < 64) {
+  while (c.state === "open" && sent < 64 && !answered) {
     c.write(chunk);
     sent++;
     await Bun.sleep(5);
   }
   const res = await c.next(3000);
   expect(res?.status, res?.body).toBe(413);
-  expect(await c.closed(3000)).toBe(true);
-  // it stopped reading at about the 1 MiB limit, not at the end of what was sent
+  expect(JSON.parse(res?.body ?? "{}").error.code).toBe("payload_too_large");
+  expect(res?.headers.connection).toBe("close");
+  // the answer came at about the 1 MiB limit, not at the end of what the client meant to send
   expect(sent).toBeLessThan(64);
+  // the rest is read and dropped for a while (the lingering close), then the connection ends
+  expect(await c.closed(3000)).toBe(true);
 });

@@ -8,8 +8,8 @@ export interface RawResponse {
 
 /**
  * One HTTP/1.1 connection driven by hand (node:net): keep-alive, pipelining and unfinished bodies
- * exactly as written, which fetch() cannot do. Responses are parsed as they arrive (Content-Length
- * bodies only, which is what the gateway sends).
+ * exactly as written, which fetch() cannot do. Responses are parsed as they arrive: Content-Length
+ * bodies, and chunked ones (streamed answers, lingering ones) once their last chunk has come.
  */
 export class RawConnection {
   readonly socket: Socket;
@@ -107,12 +107,37 @@ export class RawConnection {
         const i = line.indexOf(":");
         headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
       }
+      if (headers["transfer-encoding"] === "chunked") {
+        const chunked = dechunk(this.buf.subarray(end + 4));
+        if (!chunked) return;
+        this.buf = this.buf.subarray(end + 4 + chunked.length);
+        this.parsed.push({ status, headers, body: chunked.body.toString("utf8") });
+        continue;
+      }
       const len = Number(headers["content-length"] ?? 0);
       if (this.buf.length < end + 4 + len) return;
       const body = this.buf.subarray(end + 4, end + 4 + len).toString("utf8");
       this.buf = this.buf.subarray(end + 4 + len);
       this.parsed.push({ status, headers, body });
     }
+  }
+}
+
+/** A whole chunked body at the start of `buf` (no trailers): its bytes and how many bytes of `buf` it took; null if it is not all there yet. */
+function dechunk(buf: Buffer): { body: Buffer; length: number } | null {
+  const parts: Buffer[] = [];
+  let at = 0;
+  for (;;) {
+    const eol = buf.indexOf("\r\n", at);
+    if (eol < 0) return null;
+    const size = Number.parseInt(buf.subarray(at, eol).toString("latin1"), 16);
+    if (size === 0) {
+      if (buf.length < eol + 4) return null;
+      return { body: Buffer.concat(parts), length: eol + 4 };
+    }
+    if (buf.length < eol + 2 + size + 2) return null;
+    parts.push(buf.subarray(eol + 2, eol + 2 + size));
+    at = eol + 2 + size + 2;
   }
 }
 
