@@ -122,7 +122,8 @@ describe("/v1/models through the request edge", () => {
     expect(first.status).toBe(200);
     expect(first.headers.get("ratelimit-limit")).toBe("2");
     expect(first.headers.get("x-request-id")).toMatch(/^req_/);
-    expect((await fetch(`${gw.url}/v1/models/nope`, { headers: h })).status).toBe(404);
+    // no provider on this gateway: a model is 503 no_provider, and counts toward the limit as any answer
+    expect((await fetch(`${gw.url}/v1/models/nope`, { headers: h })).status).toBe(503);
     const third = await fetch(`${gw.url}/v1/models`, { headers: h });
     expect(third.status).toBe(429);
     expect(Number(third.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
@@ -177,8 +178,9 @@ describe("/v1/models through the request edge", () => {
       await c.ready;
       c.send("GET", "/v1/models/nope", { headers: { host, authorization: `Bearer ${key}`, connection: "close" } });
       const res = (await c.next(2000)) as RawResponse;
-      expect(res.status, `${host}: ${res.body}`).toBe(404);
-      expect(JSON.parse(res.body).error.code, host).toBe("model_not_found");
+      // routed: this gateway has no provider, so the route answers 503 no_provider (an unrouted path is a 404 not_found)
+      expect(res.status, `${host}: ${res.body}`).toBe(503);
+      expect(JSON.parse(res.body).error.code, host).toBe("no_provider");
       c.destroy();
     }
   });
