@@ -40,7 +40,14 @@ describe("/v1 on a gateway with no provider: 503 no_provider saying what to conf
       expect(err.status).toBe(503);
       expect(err.code).toBe("no_provider");
       expect(err.message).toContain("none is configured");
-      for (const what of ["OPENAI_API_KEY", "GROQ_API_KEY", "[[providers]]", "openai-compatible", "TEXTAI_CONFIG", "docs/providers.md"])
+      for (const what of [
+        "OPENAI_API_KEY",
+        "GROQ_API_KEY",
+        "[[providers]]",
+        "openai-compatible",
+        "TEXTAI_CONFIG",
+        "docs/providers.md",
+      ])
         expect(err.message).toContain(what);
     }
     expect(gw.deps.ledger.balance(accountId)).toBe(10);
