@@ -10,6 +10,7 @@ import { FUNCTIONS } from "./functions/registry";
 import { usageNames } from "./http/routes/usage-names";
 import { parseLogQuery } from "./requestlog/query";
 import { buildServices } from "./services";
+import { VERSION } from "./version";
 
 const USAGE = `textai — Text-AI Gateway
 
@@ -120,7 +121,9 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`textai serve: ${err.message}`);
       return 1;
     }
-    console.log(`Text-AI Gateway listening on ${server.url}`);
+    console.log(`Text-AI Gateway ${VERSION} listening on ${server.url}`);
+    // where a newcomer goes next (the same links as the landing page at /)
+    console.log(`  API docs ${server.url}/docs · dashboard ${server.url}/dashboard · health ${server.url}/health`);
     // Nothing heavy loads here: the offline engine's models load on the first call that needs them
     // (src/offline-engine/engines.ts), so /ready answers 200 as soon as the listener is up.
     const shutdown = async () => {
