@@ -31,6 +31,22 @@ Configuration comes from environment variables (PORT, HOST, TEXTAI_DB, TEXTAI_CO
 
 class UsageError extends Error {}
 
+/**
+ * What follows a usage error: the usage lines of the verb typed (`keys create`, else every `keys`
+ * line; with the POLICY line when they take one) and where the whole help is, never the whole help.
+ */
+export function usageHint(argv: string[]): string {
+  const [cmd, sub] = argv;
+  const lines = USAGE.split("\n");
+  const verb = (words: string) => lines.filter((l) => l.startsWith(`  textai ${words} `) || l === `  textai ${words}`);
+  let own = cmd && sub && !sub.startsWith("-") ? verb(`${cmd} ${sub}`) : [];
+  if (own.length === 0 && cmd) own = verb(cmd);
+  const policy = lines.find((l) => l.trimStart().startsWith("POLICY:"));
+  if (policy && own.some((l) => l.includes("POLICY"))) own.push(policy);
+  const usage = own.length ? `usage:\n${own.map((l) => l.replace(/\s+\(/, "   (")).join("\n")}\n` : "";
+  return `${usage}run \`textai --help\` for every command`;
+}
+
 function parseFlags(args: string[]): { positional: string[]; flags: Record<string, string | true> } {
   const positional: string[] = [];
   const flags: Record<string, string | true> = {};
@@ -341,7 +357,7 @@ if (import.meta.main) {
     (err) => {
       if (err instanceof UsageError || err instanceof ConfigError || err instanceof KeyStoreError) {
         console.error(`error: ${err.message}`);
-        if (err instanceof UsageError) console.error(`\n${USAGE}`);
+        if (err instanceof UsageError) console.error(usageHint(process.argv.slice(2)));
         process.exit(2);
       }
       console.error(`error: ${(err as Error).message}`);
