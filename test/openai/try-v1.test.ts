@@ -98,4 +98,18 @@ describe("docs/openai-compatible.md: a first /v1 call through the simulator, as 
     }
     expect(rows).toContainEqual(expect.objectContaining({ function: "chat-completions", provider: "sim", status: 200 }));
   }, 60_000);
+
+  test("the Node.js version the docs name for the SDK examples is the openai package's own engines field", async () => {
+    const pkg = (await Bun.file(join(ROOT, "node_modules/openai/package.json")).json()) as {
+      version: string;
+      engines: { node: string };
+    };
+    const doc = await Bun.file(DOC).text();
+    expect(doc).toContain(`"engines": {"node": "${pkg.engines.node}"}`);
+    const major = /^>=(\d+)/.exec(pkg.engines.node)?.[1];
+    expect(major, pkg.engines.node).toBeString();
+    expect(doc).toContain(`run the examples with Node.js ${major}`);
+    expect(doc).toContain(`Node.js ${major}+`);
+    expect(doc).toContain(`the lockfile has ${pkg.version}`);
+  });
 });
