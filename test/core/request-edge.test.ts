@@ -58,7 +58,6 @@ describe("odd request lines", () => {
       ["CONNECT example.com:443 HTTP/1.1", 404, "not_found"],
       ["CONNECT /health HTTP/1.1", 405, "method_not_allowed"],
       ["GET http://example.com/nowhere HTTP/1.1", 404, "not_found"],
-      ["GET http://example.com HTTP/1.1", 404, "not_found"],
       ["PROPFIND /health HTTP/1.1", 405, "method_not_allowed"],
       ["TRACE /api/v1/account/usage HTTP/1.1", 405, "method_not_allowed"],
       ["OPTIONS /health HTTP/1.1", 405, "method_not_allowed"],
@@ -68,11 +67,13 @@ describe("odd request lines", () => {
       expectEnvelope(res, status, code);
       c.destroy();
     }
-    // the absolute form of a known path is that route
-    const { res, c } = await exchange(`GET http://example.com/health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`);
-    expect(res?.status).toBe(200);
-    expect(JSON.parse(res?.body ?? "{}").request_id).toBe(res?.headers["x-request-id"]);
-    c.destroy();
+    // the absolute form of a known path is that route (no path at all is "/", the landing page)
+    for (const target of ["http://example.com/health", "http://example.com"]) {
+      const { res, c } = await exchange(`GET ${target} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`);
+      expect(res?.status, target).toBe(200);
+      expect(JSON.parse(res?.body ?? "{}").request_id).toBe(res?.headers["x-request-id"]);
+      c.destroy();
+    }
     // and nothing about it reached the log as a crash
     expect(gw.logs.join("\n")).not.toContain("unhandled error");
   });
