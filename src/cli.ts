@@ -10,6 +10,7 @@ import { FUNCTIONS } from "./functions/registry";
 import { usageNames } from "./http/routes/usage-names";
 import { parseLogQuery } from "./requestlog/query";
 import { buildServices } from "./services";
+import { VERSION } from "./version";
 
 const USAGE = `textai — Text-AI Gateway
 
@@ -29,6 +30,22 @@ const USAGE = `textai — Text-AI Gateway
 Configuration comes from environment variables (PORT, HOST, TEXTAI_DB, TEXTAI_CONFIG, ...); see docs/configuration.md.`;
 
 class UsageError extends Error {}
+
+/**
+ * What follows a usage error: the usage lines of the verb typed (`keys create`, else every `keys`
+ * line; with the POLICY line when they take one) and where the whole help is, never the whole help.
+ */
+export function usageHint(argv: string[]): string {
+  const [cmd, sub] = argv;
+  const lines = USAGE.split("\n");
+  const verb = (words: string) => lines.filter((l) => l.startsWith(`  textai ${words} `) || l === `  textai ${words}`);
+  let own = cmd && sub && !sub.startsWith("-") ? verb(`${cmd} ${sub}`) : [];
+  if (own.length === 0 && cmd) own = verb(cmd);
+  const policy = lines.find((l) => l.trimStart().startsWith("POLICY:"));
+  if (policy && own.some((l) => l.includes("POLICY"))) own.push(policy);
+  const usage = own.length ? `usage:\n${own.map((l) => l.replace(/\s+\(/, "   (")).join("\n")}\n` : "";
+  return `${usage}run \`textai --help\` for every command`;
+}
 
 function parseFlags(args: string[]): { positional: string[]; flags: Record<string, string | true> } {
   const positional: string[] = [];
@@ -120,7 +137,9 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`textai serve: ${err.message}`);
       return 1;
     }
-    console.log(`Text-AI Gateway listening on ${server.url}`);
+    console.log(`Text-AI Gateway ${VERSION} listening on ${server.url}`);
+    // where a newcomer goes next (the same links as the landing page at /)
+    console.log(`  API docs ${server.url}/docs · dashboard ${server.url}/dashboard · health ${server.url}/health`);
     // Nothing heavy loads here: the offline engine's models load on the first call that needs them
     // (src/offline-engine/engines.ts), so /ready answers 200 as soon as the listener is up.
     const shutdown = async () => {
@@ -338,7 +357,7 @@ if (import.meta.main) {
     (err) => {
       if (err instanceof UsageError || err instanceof ConfigError || err instanceof KeyStoreError) {
         console.error(`error: ${err.message}`);
-        if (err instanceof UsageError) console.error(`\n${USAGE}`);
+        if (err instanceof UsageError) console.error(usageHint(process.argv.slice(2)));
         process.exit(2);
       }
       console.error(`error: ${(err as Error).message}`);

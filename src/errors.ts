@@ -115,11 +115,8 @@ export function notFound(what = "resource"): GatewayError {
   return new GatewayError("not_found", `${what} not found`);
 }
 
-/** OpenAI's answer to a model it does not serve (404 model_not_found). */
-export const modelNotFound = (model: string) =>
-  new GatewayError("model_not_found", `The model \`${model}\` does not exist or you do not have access to it.`, {
-    param: "model",
-  });
+/** OpenAI's code for a model it does not serve (404 model_not_found), with the gateway's message saying what to do. */
+export const modelNotFound = (message: string) => new GatewayError("model_not_found", message, { param: "model" });
 
 /** The client closed its connection (mid-body, or while its call ran): nobody is left to answer. */
 export function clientClosed(what = "the client closed the request"): GatewayError {

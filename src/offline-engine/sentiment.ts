@@ -50,35 +50,61 @@ export function analyzeSentiment(text: string, opts: { aspects?: string[] } = {}
   let reading = readSentences(spans, (s) => s.text);
   let score = round3(normalize(reading.total));
   const ev = evidenceOf(spans.map((s) => s.text));
-  const mixed =
-    (reading.strongestPos >= MIXED_STRENGTH && -reading.strongestNeg >= MIXED_STRENGTH && Math.abs(score) < 0.5) ||
-    (ev.praise >= MIXED_STRENGTH && ev.criticism >= MIXED_STRENGTH && Math.abs(score) < CLAUSE_MIXED_LIMIT);
-  let label: SentimentLabel = mixed ? "mixed" : labelFor(score);
+  let ironic = false;
   let sarcasmOnly = false;
   if (ev.sarcasm && score > 0) {
     // Praise in a sarcasm cue ("oh great", "amazing, it lasts all morning") is not praise: what
     // the rest says decides, and a cue beside any criticism is at least mixed. The cues are read
     // out of the sentences they sit in, so the sentences and the whole tell the same story.
     const blanked = withoutSarcasm(text) ?? text;
-    const ironic = readSentences(spans, (s) => blanked.slice(s.start, s.end));
-    const rest = normalize(ironic.total);
+    const reread = readSentences(spans, (s) => blanked.slice(s.start, s.end));
+    const rest = normalize(reread.total);
     if (rest < NEUTRAL_BAND) {
-      reading = ironic;
+      reading = reread;
       score = round3(rest);
+      ironic = true;
       // nothing but the cue praises: sincere or ironic, the words cannot tell
       sarcasmOnly = rest > -NEUTRAL_BAND;
-      label = sarcasmOnly ? "neutral" : "negative";
-    } else if (ev.criticism >= 0.2) label = "mixed";
+    }
   }
+  const label = labelOf({ score, strongestPos: reading.strongestPos, strongestNeg: reading.strongestNeg, ev, ironic });
+  // Each sentence is labelled by the same rule, as a text of that one sentence in this reading would
+  // be (its own clauses, its score): a one-sentence text's label and its sentence's are one and the same.
+  const sentences = reading.sentences.map((s, i) => {
+    const own = evidenceOf([spans[i]?.text ?? s.text]);
+    return { ...s, label: labelOf({ score: s.score, strongestPos: s.score, strongestNeg: s.score, ev: own, ironic }) };
+  });
   return {
     label,
     score,
     confidence: round3(
       sarcasmOnly ? SARCASM_ONLY_CONFIDENCE : confidenceFor(label, score, reading.strongestPos, reading.strongestNeg, ev),
     ),
-    sentences: reading.sentences,
+    sentences,
     aspects: (opts.aspects ?? []).map((aspect) => aspectSentiment(reading.scored, aspect)),
   };
+}
+
+/**
+ * The one labelling rule, for a whole text and for each of its sentences: "mixed" when clearly
+ * positive and clearly negative sentences meet, or clauses that praise and criticise, unless one
+ * side clearly wins; a sarcasm cue beside criticism is at least mixed; read ironically (the cues
+ * blanked), what the rest says; else the score's band.
+ */
+function labelOf(r: {
+  score: number;
+  strongestPos: number;
+  strongestNeg: number;
+  ev: Evidence;
+  ironic: boolean;
+}): SentimentLabel {
+  if (r.ironic) return labelFor(r.score);
+  const { score, ev } = r;
+  const mixed =
+    (r.strongestPos >= MIXED_STRENGTH && -r.strongestNeg >= MIXED_STRENGTH && Math.abs(score) < 0.5) ||
+    (ev.praise >= MIXED_STRENGTH && ev.criticism >= MIXED_STRENGTH && Math.abs(score) < CLAUSE_MIXED_LIMIT) ||
+    (ev.sarcasm && score > 0 && ev.criticism >= 0.2);
+  return mixed ? "mixed" : labelFor(score);
 }
 
 /** One reading of a text, sentence by sentence: the whole is the sum of its sentences' valence. */

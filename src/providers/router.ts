@@ -253,9 +253,46 @@ export class ProviderRouter {
    */
   proxyTargets(call: Pick<ProxyCall, "api" | "body">): Target[] {
     const model = typeof call.body.model === "string" ? call.body.model : undefined;
+    // no provider at all: what to configure, whatever the model (never a 404 that blames the model)
+    if (this.proxyRoute(call.api).length === 0) throw this.proxyNoProvider([call.api]);
     // "" asks for the providers' own models, as before this check
-    if (model && !this.servesModel(call.api, model)) throw modelNotFound(model);
+    if (model && !this.servesModel(call.api, model)) throw this.unservedModel(model, [call.api]);
     return capableTargets(call.api, call.body, planTargets(this.proxyRoute(call.api), this.providers, model));
+  }
+
+  /**
+   * Why `model` is served on none of `apis` (every /v1 answer for a model goes through here): no
+   * provider in any of their routes is `503 no_provider` saying what to configure; else `404
+   * model_not_found` naming GET /v1/models, the models served, and `model_patterns` for the
+   * self-hosted providers of the route (docs/openai-compatible.md#which-models-are-served).
+   */
+  unservedModel(model: string, apis: readonly ProxyApi[]): GatewayError {
+    const route = [...new Set(apis.flatMap((api) => this.proxyRoute(api)))];
+    if (route.length === 0) return this.proxyNoProvider(apis);
+    const id = model.length > 200 ? `${model.slice(0, 200)}...` : model;
+    const served = [...new Set(route.flatMap((n) => this.providers.get(n)?.listModels?.() ?? []))];
+    const shown = served.slice(0, 5).map((m) => `\`${m}\``);
+    const selfHosted = route.filter((n) => SELF_HOSTED.has(this.providers.get(n)?.type ?? ""));
+    const patterns =
+      selfHosted.length > 0
+        ? `, or, to forward it to ${selfHosted.join(" or ")} (a self-hosted provider serves only the models its config entry names), add a \`model_patterns\` that matches it to that [[providers]] entry (e.g. model_patterns = ["${id}"], or ["*"] for any id)`
+        : " (a provider forwards only the ids its `model_patterns` match)";
+    const list = shown.length ? `: ${shown.join(", ")}${served.length > shown.length ? ", ..." : ""}` : "";
+    return modelNotFound(
+      `The model \`${id}\` is not served by this gateway's /v1 providers (${route.join(", ")}): ask for one they serve (GET /v1/models lists them${list})${patterns}; see ${MODELS_DOC}.`,
+    );
+  }
+
+  /** No provider in the routes of `apis`: 503 no_provider, saying what to set. */
+  proxyNoProvider(apis: readonly ProxyApi[]): GatewayError {
+    const fns = apis.map((api) => API_FN[api]);
+    const routed = fns.filter((fn) => this.config.routes[fn] !== undefined);
+    const where = apis.length === 1 ? `/v1/${apis[0]}` : "/v1";
+    const message =
+      routed.length > 0
+        ? `no provider in routes."${routed[0]}" can serve ${where} (the offline engine serves no /v1 route): add one to that route (${CONFIGURE}); see ${PROVIDERS_DOC}`
+        : `${where} needs an AI provider and none is configured: ${CONFIGURE}, then restart the gateway; see ${PROVIDERS_DOC}`;
+    return new GatewayError("no_provider", message);
   }
 
   /** An OpenAI-compatible call with the same breakers as the function endpoints. */
@@ -290,6 +327,10 @@ function guardedResult(call: RouteCall, provider: Provider, result: unknown): un
 
 const CONFIGURE =
   "set OPENAI_API_KEY or GROQ_API_KEY, or add a [[providers]] entry (e.g. an openai-compatible base_url such as Ollama) to the TEXTAI_CONFIG file";
+const PROVIDERS_DOC = "docs/providers.md";
+const MODELS_DOC = "docs/openai-compatible.md#which-models-are-served";
+/** Provider types whose catalog is the operator's: they serve only the models the config file names, unless `model_patterns` opens them. */
+const SELF_HOSTED = new Set(["openai-compatible", "mock"]);
 
 export function noProvider(def: RoutedFunction, routed: boolean, localDeclined = false): GatewayError {
   let message: string;

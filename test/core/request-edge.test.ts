@@ -63,7 +63,6 @@ describe("odd request lines", () => {
       ["CONNECT example.com:443 HTTP/1.1", 404, "not_found"],
       ["CONNECT /health HTTP/1.1", 405, "method_not_allowed"],
       ["GET http://example.com/nowhere HTTP/1.1", 404, "not_found"],
-      ["GET http://example.com HTTP/1.1", 404, "not_found"],
       ["PROPFIND /health HTTP/1.1", 405, "method_not_allowed"],
       ["TRACE /api/v1/account/usage HTTP/1.1", 405, "method_not_allowed"],
       ["OPTIONS /health HTTP/1.1", 405, "method_not_allowed"],
@@ -73,11 +72,13 @@ describe("odd request lines", () => {
       expectEnvelope(res, status, code);
       c.destroy();
     }
-    // the absolute form of a known path is that route
-    const { res, c } = await exchange(`GET http://example.com/health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`);
-    expect(res?.status).toBe(200);
-    expect(JSON.parse(res?.body ?? "{}").request_id).toBe(res?.headers["x-request-id"]);
-    c.destroy();
+    // the absolute form of a known path is that route (no path at all is "/", the landing page)
+    for (const target of ["http://example.com/health", "http://example.com"]) {
+      const { res, c } = await exchange(`GET ${target} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n`);
+      expect(res?.status, target).toBe(200);
+      expect(JSON.parse(res?.body ?? "{}").request_id).toBe(res?.headers["x-request-id"]);
+      c.destroy();
+    }
     // and nothing about it reached the log as a crash
     expect(gw.logs.join("\n")).not.toContain("unhandled error");
   });
@@ -127,7 +128,8 @@ describe("/v1/models through the request edge", () => {
     expect(first.status).toBe(200);
     expect(first.headers.get("ratelimit-limit")).toBe("2");
     expect(first.headers.get("x-request-id")).toMatch(/^req_/);
-    expect((await fetch(`${gw.url}/v1/models/nope`, { headers: h })).status).toBe(404);
+    // no provider on this gateway: a model is 503 no_provider, and counts toward the limit as any answer
+    expect((await fetch(`${gw.url}/v1/models/nope`, { headers: h })).status).toBe(503);
     const third = await fetch(`${gw.url}/v1/models`, { headers: h });
     expect(third.status).toBe(429);
     expect(Number(third.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
@@ -182,8 +184,9 @@ describe("/v1/models through the request edge", () => {
       await c.ready;
       c.send("GET", "/v1/models/nope", { headers: { host, authorization: `Bearer ${key}`, connection: "close" } });
       const res = (await c.next(2000)) as RawResponse;
-      expect(res.status, `${host}: ${res.body}`).toBe(404);
-      expect(JSON.parse(res.body).error.code, host).toBe("model_not_found");
+      // routed: this gateway has no provider, so the route answers 503 no_provider (an unrouted path is a 404 not_found)
+      expect(res.status, `${host}: ${res.body}`).toBe(503);
+      expect(JSON.parse(res.body).error.code, host).toBe("no_provider");
       c.destroy();
     }
   });

@@ -15,6 +15,8 @@ type Route = { method: string; path: string; edge?: Class | null };
 
 /** Routes anyone may call: named one by one, so a new public route is a decision, never a default. */
 const PUBLIC = new Set([
+  // the landing page: the version and links, nothing of any account (test/core/landing.test.ts)
+  "GET /",
   "GET /health",
   "GET /ready",
   "GET /docs",

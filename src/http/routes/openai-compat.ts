@@ -7,7 +7,7 @@ import type { Reservation } from "../../credits/interface";
 import { pricedTargets, reportedUsage } from "../../credits/pricing";
 import { StreamedCharge } from "../../credits/streamed-charge";
 import type { AppDeps } from "../../deps";
-import { errorType, GatewayError, invalidRequest, modelNotFound } from "../../errors";
+import { errorType, GatewayError, invalidRequest } from "../../errors";
 import { API_FN, type ProxyCall, type ProxyOutcome, UpstreamClientError } from "../../providers/chat";
 import { type GuardCounts, proxyTexts, StreamRestorer } from "../../providers/guardrails";
 import { targetModel } from "../../providers/route-plan";
@@ -488,7 +488,8 @@ export function openAiCompatRoutes(deps: AppDeps) {
     try {
       const id = rawId === undefined ? undefined : decodeURIComponent(rawId); // the edge refused a path that does not decode;
       const body = id === undefined ? { object: "list", data: modelList() } : await modelById(id);
-      if (!body) throw modelNotFound(id ?? "");
+      // no provider at all: 503 saying what to configure; else 404 naming GET /v1/models and model_patterns
+      if (!body) throw router.unservedModel(id ?? "", PROXY_APIS);
       state.status = 200;
       return new Response(JSON.stringify(body), { headers: { "content-type": "application/json", ...state.headers } });
     } catch (err) {

@@ -7,10 +7,13 @@ import type { Peer } from "../../dashboard/security";
 import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { loadedEngines } from "../../offline-engine/engines";
+import { VERSION } from "../../version";
 import { adminTokenOf } from "../admin-token";
 import { edgePlugin } from "../edge-plugin";
 import { errorResponse, ok } from "../respond";
-import { stateOf } from "../state";
+import { type RequestState, stateOf } from "../state";
+import { SECURITY_HEADERS } from "./dashboard/common";
+import { escapeHtml } from "./dashboard/html";
 
 const startedAt = Date.now();
 
@@ -114,6 +117,66 @@ export function operations(deps: AppDeps): Operations {
 
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
+/** What `/` points at, in the order shown (the start-up banner names the first ones too). */
+export const LANDING_LINKS = [
+  { path: "/docs", what: "API reference (OpenAPI, try the endpoints)" },
+  { path: "/dashboard", what: "dashboard: keys, usage, requests, playground" },
+  { path: "/health", what: "liveness" },
+  { path: "/ready", what: "readiness" },
+  { path: "/openapi.json", what: "the OpenAPI document" },
+] as const;
+
+/**
+ * The q-value of a media type in an Accept header: its own entry, else its type's wildcard
+ * (`text/` then a star), else the any-type wildcard (RFC 9110 12.5.1, most specific first); 0 when none matches.
+ */
+function acceptQ(accept: string, type: string): number {
+  const [major] = type.split("/");
+  let best: { rank: number; q: number } | null = null;
+  for (const part of accept.split(",")) {
+    const [range = "", ...params] = part.trim().toLowerCase().split(";");
+    const rank = range === type ? 3 : range === `${major}/*` ? 2 : range === "*/*" ? 1 : 0;
+    if (rank === 0 || (best && best.rank >= rank)) continue;
+    const qParam = params.map((p) => p.trim()).find((p) => p.startsWith("q="));
+    const q = qParam ? Number(qParam.slice(2)) : 1;
+    best = { rank, q: Number.isFinite(q) ? q : 0 };
+  }
+  return best?.q ?? 0;
+}
+
+/** `/`: HTML when the client prefers text/html over application/json (a browser), else the JSON envelope. */
+function landing(state: RequestState, request: Request): Response {
+  const accept = request.headers.get("accept") ?? "";
+  const links = Object.fromEntries(LANDING_LINKS.map((l) => [l.path.replace(/^\/|\.json$/g, ""), l.path]));
+  if (acceptQ(accept, "text/html") <= acceptQ(accept, "application/json")) {
+    const res = ok(state, `Text-AI Gateway ${VERSION}`, { name: "Text-AI Gateway", version: VERSION, links });
+    res.headers.set("vary", "Accept");
+    return res;
+  }
+  state.status = 200;
+  const items = LANDING_LINKS.map((l) => `<li><a href="${l.path}">${l.path}</a>: ${escapeHtml(l.what)}</li>`).join("\n");
+  const page = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Text-AI Gateway</title><link rel="stylesheet" href="/dashboard/assets/app.css"></head>
+<body><main>
+<h1>Text-AI Gateway</h1>
+<p>Version ${escapeHtml(VERSION)}. An HTTP + JSON gateway for AI text functions (<code>/api/v1/ai/&lt;function&gt;</code>) and the OpenAI-compatible <code>/v1</code> API.</p>
+<ul>
+${items}
+</ul>
+</main></body></html>
+`;
+  return new Response(page, {
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      vary: "Accept",
+      ...SECURITY_HEADERS,
+      ...state.headers,
+    },
+  });
+}
+
 export function opsRoutes(deps: AppDeps) {
   const { router, lifecycle, dependencies } = deps;
   const { probe, scrape } = operations(deps);
@@ -127,6 +190,13 @@ export function opsRoutes(deps: AppDeps) {
 
   return new Elysia({ name: "ops" })
     .use(edgePlugin(deps))
+    .get("/", (context) => landing(stateOf(context), context.request), {
+      detail: {
+        tags: ["Operations"],
+        summary:
+          "Landing: the version and links to /docs, /dashboard and /health; HTML for a browser (Accept prefers text/html), else JSON",
+      },
+    })
     .get(
       "/health",
       (context) => ok(stateOf(context), "ok", { status: "ok", uptime_s: Math.round((Date.now() - startedAt) / 1000) }),

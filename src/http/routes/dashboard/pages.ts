@@ -74,12 +74,18 @@ export function operatorSignInPage(): Html {
 <button type="submit">Sign in</button></form>`;
 }
 
+/**
+ * What the month's call count is (the ledger's charges): the Requests page lists every request,
+ * refused and failed ones too, so the count says which it counts wherever it is shown.
+ */
+const CHARGED_CALLS = "answered and charged, cache hits included";
+
 export function overviewPage(u: UsageFigures): Html {
   const days = daysOfMonth(u);
   return html`<section class="figures" aria-label="This month">
 <div class="figure"><span class="name">Balance</span><span class="value" data-testid="balance">${u.balance}</span><span class="unit">credits</span></div>
 <div class="figure"><span class="name">Plan</span><span class="value" data-testid="plan">${u.plan}</span></div>
-<div class="figure"><span class="name">Requests this month</span><span class="value" data-testid="requests">${u.requests}</span></div>
+<div class="figure"><span class="name">Charged calls this month</span><span class="value" data-testid="requests">${u.requests}</span><span class="unit">${CHARGED_CALLS}; <a href="${requestsLink({ from: u.period.start.slice(0, 10) })}">every request</a></span></div>
 <div class="figure"><span class="name">Credits used this month</span><span class="value" data-testid="credits-used">${u.credits_used}</span></div>
 </section>
 <h2>Credits used by day</h2>
@@ -426,7 +432,7 @@ export function operatorAccountPage(a: AccountSummary, u: UsageFigures, keys: Ke
 <section class="figures" aria-label="Account"><div class="figure"><span class="name">Email</span><span class="value small">${a.email ?? "no login"}</span></div>
 <div class="figure"><span class="name">Balance</span><span class="value" data-testid="balance">${a.balance}</span></div>
 <div class="figure"><span class="name">Plan</span><span class="value">${a.plan}</span></div>
-<div class="figure"><span class="name">Requests this month</span><span class="value">${u.requests}</span></div></section>
+<div class="figure"><span class="name">Charged calls this month</span><span class="value">${u.requests}</span><span class="unit">${CHARGED_CALLS}</span></div></section>
 <div class="grid2"><form method="post" action="/dashboard/operator/accounts/${encodeURIComponent(a.id)}/credits" class="card">
 <label for="amount">Credits to grant</label><input id="amount" name="amount" type="number" step="1" required>
 <label for="reason">Reason</label><input id="reason" name="reason" maxlength="500">

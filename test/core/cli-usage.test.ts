@@ -1,0 +1,58 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const CLI = join(import.meta.dir, "../../src/cli.ts");
+const dir = mkdtempSync(join(tmpdir(), "textai-cli-usage-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[]) {
+  const r = Bun.spawnSync(["bun", CLI, ...args], { env: { ...process.env, TEXTAI_DB: join(dir, "t.db") }, stdin: "ignore" });
+  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
+}
+
+/** lines of the full help that belong to other verbs: none of them may follow a usage error */
+const FOREIGN = ["textai credits reconcile", "textai accounts set-login", "Configuration comes from"];
+
+describe("a CLI usage error: the error, the verb's usage and a pointer to --help, never the whole help", () => {
+  test("a missing flag names the flag, shows that verb's usage line (with its POLICY flags) and --help", () => {
+    const r = run(["keys", "create"]);
+    expect(r.code).toBe(2);
+    const lines = r.err.trimEnd().split("\n");
+    expect(lines[0]).toBe("error: --label is required");
+    expect(r.err).toContain("  textai keys create --label TEXT");
+    expect(r.err).toContain("POLICY: [--functions a,b]");
+    expect(lines.at(-1)).toBe("run `textai --help` for every command");
+    expect(r.err).not.toContain("textai keys list");
+    for (const line of FOREIGN) expect(r.err).not.toContain(line);
+    expect(lines.length).toBeLessThanOrEqual(5);
+  }, 15_000);
+
+  test("each verb gets its own usage line; an unknown verb of a command gets that command's lines; an unknown command only the pointer", () => {
+    const cases: [string[], string, string][] = [
+      [["credits", "grant", "--account", "acc_x"], "error: --amount is required", "  textai credits grant --account ID"],
+      [["usage"], "error: --account is required", "  textai usage --account ID"],
+      [["serve", "--port", "abc"], "error: --port must be a whole number >= 0", "  textai serve [--port N]"],
+      [["keys", "bogus"], "error: unknown command: keys bogus", "  textai keys revoke ID"],
+    ];
+    for (const [args, error, usage] of cases) {
+      const r = run(args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.err.split("\n")[0], args.join(" ")).toBe(error);
+      expect(r.err, args.join(" ")).toContain(usage);
+      expect(r.err.trimEnd(), args.join(" ")).toEndWith("run `textai --help` for every command");
+      for (const line of FOREIGN) expect(r.err, args.join(" ")).not.toContain(line);
+    }
+    const unknown = run(["frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toBe("error: unknown command: frobnicate\nrun `textai --help` for every command\n");
+    // a process per case, about a second each on a busy machine
+  }, 30_000);
+
+  test("--help still prints every command, on standard output, exit 0", () => {
+    const r = run(["--help"]);
+    expect(r.code).toBe(0);
+    for (const line of FOREIGN) expect(r.out).toContain(line);
+  }, 15_000);
+});
