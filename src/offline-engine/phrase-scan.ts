@@ -89,3 +89,26 @@ export function findWordAt(text: string, word: string, from: number, isBoundary:
   }
   return -1;
 }
+
+/**
+ * Whether `name` matches the glob `pattern` as a whole: `*` stands for any run of characters,
+ * everything else for itself (an operator's model pattern such as "gpt-4o*", tried on the model a
+ * caller names). The parts between stars are found leftmost in order, which is exact for a glob
+ * with no other wildcard and costs at most the name's length times the pattern's.
+ */
+export function globMatch(pattern: string, name: string): boolean {
+  const parts = pattern.split("*");
+  if (parts.length === 1) return pattern === name;
+  const first = parts[0] as string;
+  const last = parts[parts.length - 1] as string;
+  if (first.length + last.length > name.length || !name.startsWith(first) || !name.endsWith(last)) return false;
+  let at = first.length;
+  const end = name.length - last.length;
+  for (let i = 1; i < parts.length - 1; i++) {
+    const part = parts[i] as string;
+    const found = name.indexOf(part, at);
+    if (found < 0 || found + part.length > end) return false;
+    at = found + part.length;
+  }
+  return true;
+}
