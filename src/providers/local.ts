@@ -46,7 +46,7 @@ async function attemptLocal(input: AttemptInput): Promise<AttemptResult | null> 
     if (seasoned.has(def.name)) throw budgetExceeded(def, err);
     seasoned.add(def.name);
     // the second run is another stretch of the thread: what waited behind the first runs in between
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await new Promise<void>((resolve) => setTimeout(resolve, 0));
     try {
       answered = await runLocal(input, input.request);
     } catch (again) {
