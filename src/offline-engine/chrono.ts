@@ -9,5 +9,12 @@ import type * as ChronoEn from "chrono-node/en";
 import { requireInSteps, slicedEngine } from "./engines";
 
 export const chrono = slicedEngine("dates", function* () {
-  return (yield* requireInSteps(require.resolve("chrono-node/en"))) as typeof ChronoEn;
+  let entry: string | null = null;
+  try {
+    entry = require.resolve("chrono-node/en");
+  } catch {
+    // inside a compiled binary: the require below loads it in one step
+  }
+  if (entry) yield* requireInSteps(entry);
+  return require("chrono-node/en") as typeof ChronoEn;
 });

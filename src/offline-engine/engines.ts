@@ -125,11 +125,12 @@ const REQUIRE_CALL = /\brequire\("([^"]+)"\)/g;
 /**
  * Requires the CommonJS module at `file` (a resolved path) and the modules it requires, one module a
  * step, those it needs first: a package of many small modules (the date parser's 51) then loads
- * in slices, where one `require` of its entry evaluates them all in one piece. Where the files
- * cannot be read (inside a compiled binary, where modules are bundled), the entry is required in
- * one step.
+ * in slices, where one `require` of its entry evaluates them all in one piece. The caller then
+ * requires the entry by its name (a literal, so a compiled binary bundles it): already loaded, that
+ * costs nothing. Where the files cannot be read (inside a compiled binary, where modules are
+ * bundled), nothing is required here, and the caller's require loads it all in one step.
  */
-export function* requireInSteps(file: string): Generator<void, unknown, void> {
+export function* requireInSteps(file: string): Generator<void, void, void> {
   const order: string[] = [];
   try {
     const seen = new Set<string>();
@@ -155,7 +156,6 @@ export function* requireInSteps(file: string): Generator<void, unknown, void> {
     require(f);
     yield;
   }
-  return require(file);
 }
 
 let warming: Promise<void> | null = null;
