@@ -583,6 +583,7 @@ function pick(text: string, f: FieldSpec, cands: readonly Entity[], used: Set<En
     for (const cue of cues) {
       for (let i = lower.indexOf(cue.slice(0, 5)); i >= 0; i = lower.indexOf(cue.slice(0, 5), i + 1)) {
         for (const e of free) {
+          tickCpuBudget();
           // after the cue ("total: $5") or right before it ("340 new customers")
           const d = e.start >= i ? e.start - i : i - e.end <= 2 ? (i - e.end) * 2 : Number.POSITIVE_INFINITY;
           if (d < 80 && d < bestD) {
@@ -675,6 +676,7 @@ function partyAfterCue(text: string, role: PartyRole, cands: readonly Entity[]):
     if (r !== role) continue;
     re.lastIndex = 0;
     for (let m = re.exec(text); m; m = re.exec(text)) {
+      checkCpuBudget();
       const at = m.index + m[0].length;
       // a recognized person or organization starting there
       const e = cands.find((c) => c.start >= at && c.start <= at + 2);
