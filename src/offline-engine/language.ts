@@ -28,7 +28,11 @@ export function* readNgrams(
   const head = text.slice(0, at);
   const type = /type:'([^']*)'/.exec(head)?.[1] ?? "";
   const languages: Record<number, string> = {};
-  for (const m of head.matchAll(/(\d+):'([a-z]+)'/g)) languages[Number(m[1])] = m[2] as string;
+  const list = head.slice(head.indexOf("languages:{") + "languages:{".length);
+  for (const entry of list.slice(0, list.indexOf("}")).split(",")) {
+    const [index, code] = entry.split(":");
+    if (index && code) languages[Number(index)] = code.replaceAll("'", "");
+  }
   const ngrams: Record<string, Record<number, number>> = {};
   let i = at + "ngrams:{".length;
   for (let n = 0; text.charCodeAt(i) !== 0x7d; n++) {
