@@ -45,13 +45,22 @@ function isApiPath(path: string): boolean {
   return path.startsWith("/api/") || path.startsWith("/v1/");
 }
 
-/** "/api/v1/knowledge-bases/:id" -> a RegExp matching its concrete paths */
-function pathPattern(path: string): RegExp {
-  const escaped = path
-    .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
-    .replace(/:[^/]+/g, "[^/]+")
-    .replace(/\*/g, ".*");
-  return new RegExp(`^${escaped}/?$`);
+/**
+ * Whether a concrete path is one of a route's: "/api/v1/knowledge-bases/:id" takes any one
+ * segment for ":id", a "*" segment takes the rest, a trailing "/" is optional. Compared segment by
+ * segment, not with a regex built from the route (the path is the caller's).
+ */
+function routePathMatches(route: string, path: string): boolean {
+  const want = route.split("/");
+  const got = (path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path).split("/");
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i] as string;
+    if (w === "*") return true;
+    const g = got[i];
+    if (g === undefined) return false;
+    if (w.startsWith(":") ? g === "" : w !== g) return false;
+  }
+  return got.length === want.length;
 }
 
 /**
@@ -240,11 +249,8 @@ export function createApp(deps: AppDeps) {
     .use(dashboardRoutes({ ...deps, pipeline }));
   for (const plugin of deps.plugins ?? []) app = app.use(plugin({ ...deps, pipeline }));
   // the methods each path pattern answers, for 405 + Allow when a known path gets another method
-  let patterns: { method: string; path: RegExp }[] | null = null;
-  const routeMethods = (pathname: string): string[] => {
-    patterns ??= app.routes.map((r) => ({ method: r.method.toUpperCase(), path: pathPattern(r.path) }));
-    return [...new Set(patterns.filter((p) => p.path.test(pathname)).map((p) => p.method))].sort();
-  };
+  const routeMethods = (pathname: string): string[] =>
+    [...new Set(app.routes.filter((r) => routePathMatches(r.path, pathname)).map((r) => r.method.toUpperCase()))].sort();
   return app;
 }
 

@@ -29,3 +29,11 @@ declare module "*/assets/app.js" {
   const text: string;
   export default text;
 }
+declare module "*/eld/src/ngrams/medium.js" {
+  const path: string;
+  export default path;
+}
+declare module "*/stopword/dist/stopword.cjs.js" {
+  const path: string;
+  export default path;
+}

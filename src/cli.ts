@@ -8,6 +8,7 @@ import { SqliteCreditLedger } from "./credits/sqlite";
 import { GatewayError } from "./errors";
 import { FUNCTIONS } from "./functions/registry";
 import { usageNames } from "./http/routes/usage-names";
+import { warmOfflineFunctions } from "./providers/local";
 import { parseLogQuery } from "./requestlog/query";
 import { buildServices } from "./services";
 import { VERSION } from "./version";
@@ -140,8 +141,11 @@ export async function main(argv: string[]): Promise<number> {
     console.log(`Text-AI Gateway ${VERSION} listening on ${server.url}`);
     // where a newcomer goes next (the same links as the landing page at /)
     console.log(`  API docs ${server.url}/docs · dashboard ${server.url}/dashboard · health ${server.url}/health`);
-    // Nothing heavy loads here: the offline engine's models load on the first call that needs them
-    // (src/offline-engine/engines.ts), so /ready answers 200 as soon as the listener is up.
+    // Nothing heavy loads before the listener is up, so /ready answers 200 at once; the offline
+    // engine's parts then load in the background, in slices that leave the event loop free between
+    // them (src/offline-engine/engines.ts), and an offline call that comes first waits for them;
+    // then each offline function runs once on its example (src/providers/local.ts)
+    void warmOfflineFunctions(FUNCTIONS);
     const shutdown = async () => {
       await server.stop();
       process.exit(0);

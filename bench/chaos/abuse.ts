@@ -23,12 +23,17 @@
  *   is 0 (so cap x price was Infinity x 0 = NaN, which every comparison admitted), while /health is
  *   probed. Pass: every answer a 400/402 envelope, no stream frame delivered, no provider called,
  *   nothing charged, /health never slower than 500 ms.
+ * - field-name freeze (issue 35.1): six json-extractor calls at once whose schema names one field
+ *   with 24 words joined by "_", on a text of 82 of them (on d793a1c each held the thread 1.1 s,
+ *   the six /health 6.9 s), while /health is polled every 10 ms. Pass: every answer a 200 or 413,
+ *   and no poll waited behind more than 100 ms of the gateway's main-thread CPU (the worst wall
+ *   wait is reported too: on a shared machine it also counts the time the gateway was descheduled).
  *
  * A case is `{ name, run(ctx) }` returning `{ ok, line }`; a new kind of abuse is one more entry
  * using the same gateway, simulator and keys.
  */
 
-import { healthWhile, SCHEMA_SHAPES, schemaTakingFields } from "../../test/helpers/adversarial";
+import { FIELD_NAME_FREEZE, healthLag, healthWhile, SCHEMA_SHAPES, schemaTakingFields } from "../../test/helpers/adversarial";
 import { type SpawnedGateway, spawnGateway } from "../../test/helpers/spawned";
 import { simProvider, startUpstream, type Upstream } from "../../test/helpers/upstream";
 import { type ChaosHome, chaosHome, waitReady } from "../lib/chaos";
@@ -252,7 +257,31 @@ const nonFiniteHold: AbuseCase = {
   },
 };
 
-const CASES: AbuseCase[] = [schemaShapes, oneTenantsTimeouts, droppedStreams, manyKeys, nonFiniteHold];
+/** The bar of issue 35: no /health poll waits behind more than this of the gateway's event loop (plus one /proc tick). */
+const HOLD_MS = 100;
+
+const fieldNameFreeze: AbuseCase = {
+  name: "field-name freeze",
+  async run({ g, home }) {
+    const { key } = home.key(1000);
+    const send = () =>
+      fetch(`${g.url}/api/v1/ai/json-extractor`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": key, "cache-control": "no-store" },
+        body: JSON.stringify(FIELD_NAME_FREEZE),
+      }).then((r) => r.status);
+    const { result, worstMs, worstCpuMs, probes } = await healthLag(g.url, Promise.all(Array.from({ length: 6 }, send)), {
+      pid: g.proc.pid,
+    });
+    const wrong = result.filter((s) => s !== 200 && s !== 413);
+    return {
+      ok: wrong.length === 0 && worstCpuMs <= HOLD_MS + 10,
+      line: `6 at once: ${result.join(" ")}; /health worst wait ${worstMs.toFixed(0)} ms, behind ${worstCpuMs} ms of the gateway's thread (bar ${HOLD_MS}) over ${probes} probes`,
+    };
+  },
+};
+
+const CASES: AbuseCase[] = [schemaShapes, oneTenantsTimeouts, droppedStreams, manyKeys, nonFiniteHold, fieldNameFreeze];
 
 export async function run() {
   const sim = await startUpstream({ record: false });

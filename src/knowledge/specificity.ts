@@ -5,13 +5,13 @@
  * question about something the knowledge base never mentions from a paraphrase that merely uses
  * everyday words the documents do not.
  */
-import { lazyEngine } from "../offline-engine/engines";
-import { forEachSubtlexWord } from "../offline-engine/subtlex";
+import { slicedEngine } from "../offline-engine/engines";
+import { eachSubtlexWord } from "../offline-engine/subtlex";
 
 /** The 3.6 MB word list is read on the first search, not at start-up. */
-const ranks = lazyEngine("word-frequencies", () => {
+const ranks = slicedEngine("word-frequencies", function* () {
   const map = new Map<string, number>();
-  forEachSubtlexWord((w, rank) => {
+  yield* eachSubtlexWord((w, rank) => {
     const k = w.toLowerCase();
     if (!map.has(k)) map.set(k, rank);
   });

@@ -8,7 +8,17 @@
  * caused, which /metrics reports per engine. The figure is the RSS before and after the load, so
  * allocations of requests served meanwhile (an asynchronous load) can blur it a little.
  * A synchronous load's CPU time is not charged to the offline CPU budget of the call that triggers it.
+ *
+ * A large synchronous part is written as a generator (`slicedEngine`): each `yield` is a point where
+ * its load may pause. `warmEngines()` loads every such part in slices of about SLICE_MS, letting
+ * the event loop answer whatever is waiting between two slices, so no load holds the thread for
+ * long (the language model's took 0.7 to 1.1 s in one piece, issue 35.14). `textai serve` starts
+ * it once the listener is up, and the offline engine's calls wait for it (an await, not a hold)
+ * before their first run; a part asked for synchronously before its warm-up is done (a guardrail's
+ * first PII scan) finishes the same load at once, from where the slices had got to.
  */
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { outsideCpuBudget } from "./budget";
 
 export interface EngineLoad {
@@ -46,6 +56,123 @@ export function lazyEngine<T>(engine: string, load: () => T): () => T {
     record(engine, t0, rss0);
     return value;
   };
+}
+
+/** Wall milliseconds one slice of a background load may take before it lets the event loop run. */
+export const SLICE_MS = 5;
+
+const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** The sliced parts, in the order they were declared: warmEngines() loads them in that order. */
+const warmers: { engine: string; warm: () => Promise<void> }[] = [];
+
+/**
+ * A synchronous part whose load is a generator that yields between small steps: loaded in slices
+ * by warmEngines(), or at once by the first call of the returned getter that comes before.
+ */
+export function slicedEngine<T>(engine: string, load: () => Generator<void, T, void>): () => T {
+  let value: T | undefined;
+  let ready = false;
+  let running: Generator<void, T, void> | null = null;
+  let t0 = 0;
+  let rss0 = 0;
+  const started = () => {
+    if (!running) {
+      t0 = performance.now();
+      rss0 = process.memoryUsage.rss();
+      running = load();
+    }
+    return running;
+  };
+  const step = (g: Generator<void, T, void>): boolean => {
+    let r: IteratorResult<void, T>;
+    try {
+      r = g.next();
+    } catch (err) {
+      running = null;
+      throw err;
+    }
+    if (!r.done) return false;
+    value = r.value;
+    ready = true;
+    running = null;
+    record(engine, t0, rss0);
+    return true;
+  };
+  warmers.push({
+    engine,
+    async warm() {
+      while (!ready) {
+        const g = started();
+        const until = performance.now() + SLICE_MS;
+        while (!step(g) && performance.now() < until) {}
+        if (!ready) await pause();
+      }
+    },
+  });
+  return () => {
+    if (ready) return value as T;
+    return outsideCpuBudget(() => {
+      const g = started();
+      while (!step(g)) {}
+      return value as T;
+    });
+  };
+}
+
+const REQUIRE_CALL = /\brequire\("([^"]+)"\)/g;
+
+/**
+ * Requires the CommonJS module at `file` (a resolved path) and the modules it requires, one module a
+ * step, those it needs first: a package of many small modules (the date parser's 51) then loads
+ * in slices, where one `require` of its entry evaluates them all in one piece. The caller then
+ * requires the entry by its name (a literal, so a compiled binary bundles it): already loaded, that
+ * costs nothing. Where the files cannot be read (inside a compiled binary, where modules are
+ * bundled), nothing is required here, and the caller's require loads it all in one step.
+ */
+export function* requireInSteps(file: string): Generator<void, void, void> {
+  const order: string[] = [];
+  try {
+    const seen = new Set<string>();
+    const visit = (f: string): void => {
+      if (seen.has(f)) return;
+      seen.add(f);
+      for (const m of readFileSync(f, "utf8").matchAll(REQUIRE_CALL)) {
+        const spec = m[1] as string;
+        let dep: string;
+        if (spec.startsWith(".")) {
+          const base = resolve(dirname(f), spec);
+          dep = existsSync(`${base}.js`) ? `${base}.js` : existsSync(`${base}/index.js`) ? `${base}/index.js` : base;
+        } else dep = require.resolve(spec, { paths: [dirname(f)] });
+        if (dep.endsWith(".js") && existsSync(dep)) visit(dep);
+      }
+      order.push(f);
+    };
+    visit(file);
+  } catch {
+    order.length = 0;
+  }
+  for (const f of order) {
+    require(f);
+    yield;
+  }
+}
+
+let warming: Promise<void> | null = null;
+
+/**
+ * Loads every sliced part not loaded yet, one after the other, in slices of about SLICE_MS; the
+ * same promise for every caller. A part whose load fails is left to its first use (which then
+ * fails the way it always did), and the others still load.
+ */
+export function warmEngines(): Promise<void> {
+  warming ??= (async () => {
+    for (const w of warmers) {
+      await pause();
+      await w.warm().catch(() => {});
+    }
+  })();
+  return warming;
 }
 
 export interface AsyncEngine<T> {

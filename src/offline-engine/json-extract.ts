@@ -14,6 +14,7 @@
 import { checkCpuBudget, tickCpuBudget } from "./budget";
 import { chrono } from "./chrono";
 import { type Entity, type EntityType, extractEntities } from "./extract";
+import { asciiWordAt, findWordAt, foldAscii, foldedSameLength, isAsciiAlnum, isAsciiWord, isSpace } from "./phrase-scan";
 
 export type FieldType = "string" | "number" | "integer" | "boolean" | "date" | "array" | "object";
 
@@ -307,33 +308,181 @@ function kindOf(f: FieldSpec): Kind | null {
 }
 
 // ---- "Label: value" lines ----
+//
+// Both readers below scan the text for the field's words instead of compiling them into a regular
+// expression (phrase-scan.ts): a caller names the fields, and a pattern built from a caller's words
+// can backtrack exponentially (issue 35.1). Each start position costs at most the field name's
+// length, and every step is a CPU safe point.
 
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** A value as read: trimmed, without a trailing "." or "," (an ellipsis or "e.g.," kept); null when blank. */
+const cleanValue = (v: string) => v.trim().replace(/(?<![.,])[.,]+$/, "") || null;
 
+const ID_TAILS = ["#", "no.", "no", "number", "num", "id"];
+const isLabelSeparator = (c: number) => c === 95 || c === 45 || isSpace(c);
+const wordCharAt = (text: string, i: number) => isAsciiWord(text.charCodeAt(i));
+const isValueEnd = (c: number) => c === 10 || c === 59 || c === 124; // \n ; |
+
+/** The end of the field's words at `at` ("order id", "order_id", "OrderID"), or -1 when they are not there. */
+function labelEnd(text: string, at: number, ws: readonly string[]): number {
+  let i = at;
+  for (let k = 0; k < ws.length; k++) {
+    if (k > 0) while (i < text.length && isLabelSeparator(text.charCodeAt(i))) i++;
+    if (!asciiWordAt(text, i, ws[k] as string)) return -1;
+    i += (ws[k] as string).length;
+  }
+  return i;
+}
+
+const skipSpaces = (text: string, i: number) => {
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  return i;
+};
+
+/**
+ * After a label ending at `i`: an optional "#", "no.", "number", "num" or "id", then ":" or "=",
+ * then the value to the end of its line (or a ";" or "|"). undefined when no value is set there;
+ * null when one is, but blank.
+ */
+function valueAfterLabel(text: string, i: number): string | null | undefined {
+  const tails = [...ID_TAILS.map((t) => ({ t, at: skipSpaces(text, i) })), { t: "", at: i }];
+  for (const { t, at } of tails) {
+    if (t && !asciiWordAt(text, at, t)) continue;
+    const colon = skipSpaces(text, at + t.length);
+    const c = text.charCodeAt(colon);
+    if (c !== 58 && c !== 61) continue; // : =
+    const from = skipSpaces(text, colon + 1);
+    let end = from;
+    while (end < text.length && !isValueEnd(text.charCodeAt(end))) {
+      tickCpuBudget();
+      end++;
+    }
+    if (end > from) return cleanValue(text.slice(from, end));
+    // nothing but blanks after the colon: set, but blank, when a blank other than a line break came first
+    for (let j = colon + 1; j < from; j++) if (text.charCodeAt(j) !== 10) return null;
+  }
+  return undefined;
+}
+
+/** "Order ID: 5531", "order_no = 5531": the value on the line labelled with the field's words. */
 function labelValue(text: string, f: FieldSpec): string | null {
-  const ws = words(f.name).filter((w) => w !== "id" || words(f.name).length === 1);
+  const all = words(f.name);
+  const ws = all.filter((w) => w !== "id" || all.length === 1);
   if (!ws.length) return null;
-  const label = ws.map(escapeRe).join("[\\s_-]*");
-  const idTail = String.raw`(?:\s*(?:#|no\.?|number|num|id))?`;
-  const re = new RegExp(String.raw`(?:^|[\n;|,]|\b)${label}${idTail}\s*[:=]\s*([^\n;|]+)`, "i");
-  const m = re.exec(text);
-  if (!m) return null;
-  const v = m[1].trim().replace(/(?<![.,])[.,]+$/, "");
-  return v || null;
+  const first = (ws[0] as string).charCodeAt(0);
+  for (let at = 0; at < text.length; at++) {
+    tickCpuBudget();
+    if (foldAscii(text.charCodeAt(at)) !== first || (at > 0 && isAsciiWord(text.charCodeAt(at - 1)))) continue;
+    const end = labelEnd(text, at, ws);
+    if (end < 0) continue;
+    const v = valueAfterLabel(text, end);
+    if (v !== undefined) return v;
+  }
+  return null;
+}
+
+const COPULAS = ["is", "was", "are", "were", "will be"];
+/** Words of `[\w'-]` after the field's words and before the verb: "the reason for the delay given by them was …" */
+const isPhraseWordChar = (c: number) => isAsciiWord(c) || c === 39 || c === 45;
+
+/**
+ * What follows the field's last word, which ends at `i`: the rest of that word, at most four
+ * more words, "is", "was", "are", "were" or "will be", then the value (at most 120 characters, to
+ * the clause end). undefined when that is not what follows; null when the value is blank.
+ */
+function valueAfterPhrase(text: string, i: number): string | null | undefined {
+  while (i < text.length && isAsciiWord(text.charCodeAt(i))) i++;
+  for (let extra = 0; extra <= 4; extra++) {
+    const gap = skipSpaces(text, i);
+    if (gap === i) return undefined;
+    for (const verb of COPULAS) {
+      const after = gap + verb.length;
+      if (!asciiWordAt(text, gap, verb) || after >= text.length || !isSpace(text.charCodeAt(after))) continue;
+      const from = skipSpaces(text, after);
+      let end = from;
+      while (end < text.length && end - from < 120 && !isClauseEnd(text.charCodeAt(end))) end++;
+      if (end > from) return cleanValue(text.slice(from, end));
+      // blanks only: a value all the same (blank), else the verb was one more word ("… is was …")
+      if (after + 1 < from) return null;
+      break;
+    }
+    let w = gap;
+    while (w < text.length && isPhraseWordChar(text.charCodeAt(w))) {
+      tickCpuBudget();
+      w++;
+    }
+    if (w === gap) return undefined;
+    i = w;
+  }
+  return undefined;
+}
+const isClauseEnd = (c: number) => c === 10 || c === 46 || c === 59 || c === 33 || c === 63; // \n . ; ! ?
+
+/** The words of a text: runs of ASCII letters and digits, and whether only blanks, "_" or "-" join each to the next. */
+interface Tokens {
+  start: number[];
+  end: number[];
+  joined: boolean[];
+}
+
+function tokensOf(text: string): Tokens {
+  const t: Tokens = { start: [], end: [], joined: [] };
+  let i = 0;
+  while (i < text.length) {
+    tickCpuBudget();
+    if (!isAsciiAlnum(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const s = i;
+    while (i < text.length && isAsciiAlnum(text.charCodeAt(i))) i++;
+    const e = i;
+    while (i < text.length && isLabelSeparator(text.charCodeAt(i))) i++;
+    t.start.push(s);
+    t.end.push(e);
+    t.joined.push(i > e && (i === text.length || isAsciiAlnum(text.charCodeAt(i))));
+  }
+  return t;
 }
 
 /**
  * A string field said in a sentence rather than on a label line: "the reason for the delay was
  * a customs hold", "Project codename is Bluebird" -> the words after the verb, to the clause end.
+ * The field's words appear in order, each joined to the next by blanks, "_" or "-" with at most two
+ * other words between; the last may go on ("deliver" -> "delivery"). The first place in the text
+ * where they do and a verb follows wins; where they appear at a word but lead nowhere is
+ * remembered, so each (word of the text, word of the field) is tried once.
  */
-function phraseValue(text: string, f: FieldSpec): string | null {
-  const ws = words(f.name).filter((w) => !GENERIC.has(w) || words(f.name).length === 1);
+function phraseValue(text: string, f: FieldSpec, tokens: () => Tokens): string | null {
+  const all = words(f.name);
+  const ws = all.filter((w) => !GENERIC.has(w) || all.length === 1);
   if (!ws.length) return null;
-  const label = ws.map(escapeRe).join("[\\s_-]+(?:\\w+[\\s_-]+){0,2}?");
-  const re = new RegExp(String.raw`\b${label}\w*(?:\s+[\w'-]+){0,4}?\s+(?:is|was|are|were|will be)\s+([^\n.;!?]{1,120})`, "i");
-  const m = re.exec(text);
-  const v = m?.[1].trim().replace(/(?<![.,])[.,]+$/, "");
-  return v || null;
+  const t = tokens();
+  const n = t.start.length;
+  const last = ws.length - 1;
+  const dead = new Uint8Array(n * ws.length);
+  const tokenIs = (i: number, w: string, prefix: boolean) =>
+    (prefix ? t.end[i]! - t.start[i]! >= w.length : t.end[i]! - t.start[i]! === w.length) && asciiWordAt(text, t.start[i]!, w);
+  // the value when field word k is text word i and the rest follows, else undefined (and remembered)
+  const from = (i: number, k: number): string | null | undefined => {
+    tickCpuBudget();
+    if (dead[i * ws.length + k]) return undefined;
+    let v: string | null | undefined;
+    if (k === last) v = tokenIs(i, ws[k]!, true) ? valueAfterPhrase(text, t.start[i]! + ws[k]!.length) : undefined;
+    else if (tokenIs(i, ws[k]!, false))
+      for (let j = i + 1; j <= i + 3 && j < n && t.joined[j - 1]; j++) {
+        v = from(j, k + 1);
+        if (v !== undefined) break;
+      }
+    if (v === undefined) dead[i * ws.length + k] = 1;
+    return v;
+  };
+  for (let i = 0; i < n; i++) {
+    // a text word starting right after "_" is inside a longer \w run, not a word start
+    if (t.start[i]! > 0 && text.charCodeAt(t.start[i]! - 1) === 95) continue;
+    const v = from(i, 0);
+    if (v !== undefined) return v;
+  }
+  return null;
 }
 
 // ---- coercion ----
@@ -434,6 +583,7 @@ function pick(text: string, f: FieldSpec, cands: readonly Entity[], used: Set<En
     for (const cue of cues) {
       for (let i = lower.indexOf(cue.slice(0, 5)); i >= 0; i = lower.indexOf(cue.slice(0, 5), i + 1)) {
         for (const e of free) {
+          tickCpuBudget();
           // after the cue ("total: $5") or right before it ("340 new customers")
           const d = e.start >= i ? e.start - i : i - e.end <= 2 ? (i - e.end) * 2 : Number.POSITIVE_INFINITY;
           if (d < 80 && d < bestD) {
@@ -526,6 +676,7 @@ function partyAfterCue(text: string, role: PartyRole, cands: readonly Entity[]):
     if (r !== role) continue;
     re.lastIndex = 0;
     for (let m = re.exec(text); m; m = re.exec(text)) {
+      checkCpuBudget();
       const at = m.index + m[0].length;
       // a recognized person or organization starting there
       const e = cands.find((c) => c.start >= at && c.start <= at + 2);
@@ -574,6 +725,10 @@ interface Ctx {
   used: Set<Entity>;
   ref: Date;
   out: ExtractionResult;
+  /** the text's words, split once when a field is first looked for in a sentence */
+  tokens: () => Tokens;
+  /** the text in lower case, offsets kept */
+  lower: () => string;
 }
 
 /**
@@ -611,10 +766,10 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
     }
   }
   if (f.enum?.length) {
-    const lower = ctx.text.toLowerCase();
+    const lower = ctx.lower();
     const hit = f.enum.find((e) => {
       checkCpuBudget();
-      return new RegExp(`\\b${escapeRe(e.toLowerCase())}\\b`).test(lower);
+      return findWordAt(lower, e.toLowerCase(), 0, wordCharAt) >= 0;
     });
     (hit ? ctx.out.found : ctx.out.missing).push(path);
     return hit ?? null;
@@ -625,7 +780,7 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
   if (!kind) {
     // a plain string field: "<field words> is/was/: value" in the text, else honestly not found
     if (f.type === "string") {
-      const v = phraseValue(ctx.text, f);
+      const v = phraseValue(ctx.text, f, ctx.tokens);
       (v !== null ? ctx.out.found : ctx.out.missing).push(path);
       return v;
     }
@@ -681,7 +836,7 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
     ctx.out.found.push(path);
     return v;
   }
-  const said = f.type === "string" ? phraseValue(ctx.text, f) : null;
+  const said = f.type === "string" ? phraseValue(ctx.text, f, ctx.tokens) : null;
   (said !== null ? ctx.out.found : ctx.out.missing).push(path);
   return said;
 }
@@ -697,7 +852,18 @@ export function extractJson(text: string, fields: readonly FieldSpec[], opts: { 
     else byType.set(e.type, [e]);
   }
   const out: ExtractionResult = { value: {}, found: [], missing: [], unresolved: [] };
-  const ctx: Ctx = { text, entities, byType, used: new Set(), ref: opts.referenceDate ?? new Date(), out };
+  let tokens: Tokens | undefined;
+  let lower: string | undefined;
+  const ctx: Ctx = {
+    text,
+    entities,
+    byType,
+    used: new Set(),
+    ref: opts.referenceDate ?? new Date(),
+    out,
+    tokens: () => (tokens ??= tokensOf(text)),
+    lower: () => (lower ??= foldedSameLength(text)),
+  };
   for (const f of fields) {
     checkCpuBudget();
     out.value[f.name] = fill(f, ctx, f.name);

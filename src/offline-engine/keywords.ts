@@ -13,7 +13,8 @@
  */
 
 import { checkCpuBudget, tickCpuBudget } from "./budget";
-import { lazyEngine } from "./engines";
+import { slicedEngine } from "./engines";
+import { readStopwordLists } from "./stopwords";
 
 export interface Keyword {
   keyword: string;
@@ -79,8 +80,7 @@ const CLAUSE_SPLIT = /[.,;:!?()[\]{}"“”\n\r\t|/\\<>]+|\s[-–—]\s/;
  * Dutch), from the `stopword` package (MIT; lists after Ranks NL and stopwords-iso), loaded on the
  * first keyword extraction in one of them: "das Zelt ist" is no key phrase.
  */
-const OTHER_STOPWORDS = lazyEngine("keyword-stopwords", () => {
-  const lists = require("stopword") as Record<string, string[]>;
+const OTHER_STOPWORDS = slicedEngine("keyword-stopwords", function* () {
   const codes: [string, string][] = [
     ["de", "deu"],
     ["fr", "fra"],
@@ -89,6 +89,7 @@ const OTHER_STOPWORDS = lazyEngine("keyword-stopwords", () => {
     ["pt", "por"],
     ["nl", "nld"],
   ];
+  const lists = yield* readStopwordLists(codes.map(([, list]) => list));
   return new Map(codes.map(([code, list]) => [code, new Set((lists[list] ?? []).map((w) => w.toLowerCase()))]));
 });
 

@@ -11,6 +11,7 @@
 import { checkCpuBudget, tickCpuBudget } from "./budget";
 import { parseDates } from "./dates";
 import { STOPWORDS } from "./keywords";
+import { isAsciiWord } from "./phrase-scan";
 
 export interface PriceRange {
   min?: number;
@@ -45,6 +46,7 @@ const COLORS =
 // A short list of widely searched consumer brands; callers with their own catalogue pass facets.
 const BRANDS =
   "nike|adidas|puma|reebok|new balance|asics|converse|vans|under armour|skechers|apple|samsung|sony|lg|dell|hp|lenovo|asus|acer|microsoft|google|xiaomi|huawei|oneplus|canon|nikon|bose|jbl|philips|panasonic|dyson|ikea|lego|levi's|levis|zara|h&m|uniqlo|gucci|prada|north face|the north face|patagonia|columbia|timberland|dr martens|ray-ban|casio|seiko|rolex|garmin|fitbit|logitech|razer|nintendo|playstation|xbox|toyota|honda|ford|bmw|tesla|kitchenaid|le creuset|nespresso|delonghi|bosch|makita|dewalt|anker|kindle|amazon basics|hermes|chanel|dior";
+const BRANDS_RE = new RegExp(`(?<![\\w-])(?:${BRANDS.replace(/\$/g, "\\$")})(?![\\w-])`, "g");
 const SIZE_WORDS =
   "xxs|xs|s|m|l|xl|xxl|xxxl|2xl|3xl|small|medium|large|extra large|x-large|petite|plus size|king|queen|twin|full";
 
@@ -117,6 +119,28 @@ function overlaps(spans: Span[], s: number, e: number): boolean {
 function isoDay(d: Date): string {
   const p = (x: number) => String(x).padStart(2, "0");
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+}
+
+const wordOrHyphenAt = (text: string, i: number) => {
+  const c = text.charCodeAt(i);
+  return c === 45 || isAsciiWord(c);
+};
+
+/**
+ * The first mention of a caller's facet value (lower case) in the query: the value, or its plural
+ * with an "s", not inside a longer word. A scan, never a regex built from the value (phrase-scan.ts).
+ */
+function facetValueAt(lower: string, value: string): { start: number; end: number } | null {
+  if (!value) return null;
+  for (let i = lower.indexOf(value); i >= 0; i = lower.indexOf(value, i + 1)) {
+    tickCpuBudget();
+    if (i > 0 && wordOrHyphenAt(lower, i - 1)) continue;
+    const end = i + value.length;
+    const plural = lower.charCodeAt(end) === 115 ? end + 1 : -1; // s
+    if (plural > 0 && (plural >= lower.length || !wordOrHyphenAt(lower, plural))) return { start: i, end: plural };
+    if (end >= lower.length || !wordOrHyphenAt(lower, end)) return { start: i, end };
+  }
+  return null;
 }
 
 /** Structured reading of a free-text search query. */
@@ -216,7 +240,7 @@ export function parseSearchQuery(
     }
     if (colors.length) filters.colors = [...new Set(colors)];
     const brands: string[] = [];
-    for (const m of lower.matchAll(new RegExp(`(?<![\\w-])(?:${BRANDS.replace(/\$/g, "\\$")})(?![\\w-])`, "g"))) {
+    for (const m of lower.matchAll(BRANDS_RE)) {
       const at = m.index ?? 0;
       if (overlaps(consumed, at, at + m[0].length)) continue;
       brands.push(query.slice(at, at + m[0].length));
@@ -226,12 +250,12 @@ export function parseSearchQuery(
     for (const [facet, values] of Object.entries(opts.facets ?? {})) {
       const hits: string[] = [];
       for (const v of values) {
-        // a pattern is compiled per value: a caller's long list is the budget's to stop
+        // each value is a scan of the query: a caller's long list is the budget's to stop
         checkCpuBudget();
-        const m = new RegExp(`(?<![\\w-])${v.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}s?(?![\\w-])`).exec(lower);
+        const m = facetValueAt(lower, v.toLowerCase());
         if (m) {
           hits.push(v);
-          take(m.index, m.index + m[0].length);
+          take(m.start, m.end);
         }
       }
       if (hits.length) filters[facet] = hits.length === 1 ? hits[0] : hits;

@@ -5,6 +5,7 @@
  */
 
 import { checkCpuBudget, tickCpuBudget } from "./budget";
+import { foldedSameLength, isLetterOrNumberAt, isSpace } from "./phrase-scan";
 import { type Evidence, evidenceOf, withoutSarcasm } from "./sentiment/evidence";
 import { normalize, valenceSum } from "./sentiment/vader";
 import { round3, splitSentences, type TextSpan } from "./text";
@@ -189,17 +190,16 @@ function aspectSentiment(sentences: ScoredSentence[], aspect: string): AspectSen
   let sum = 0;
   for (const sentence of sentences) {
     checkCpuBudget();
-    pattern.lastIndex = 0;
-    for (let m = pattern.exec(sentence.text); m !== null; m = pattern.exec(sentence.text)) {
-      tickCpuBudget();
+    const folded = foldedSameLength(sentence.text);
+    for (const m of mentionsOf(folded, pattern)) {
       mentions++;
-      const clause = clauseAt(sentence, m.index);
+      const clause = clauseAt(sentence, m.start);
       clause.scores ??= new Map();
       let score = clause.scores.get(term);
       if (score === undefined) {
         // the aspect's own words are what is judged, not a judgement: "support" (VADER: +1.7) in
         // "support was useless", "value" in "the value is poor"
-        const text = sentence.text.slice(clause.start, clause.end).replace(new RegExp(pattern.source, "giu"), " ");
+        const text = withoutMentions(sentence.text, folded, clause, pattern);
         score = normalize(valenceSum(text).sum);
         clause.scores.set(term, score);
       }
@@ -211,14 +211,78 @@ function aspectSentiment(sentences: ScoredSentence[], aspect: string): AspectSen
   return { aspect, label: labelFor(score), score, mentions };
 }
 
-function aspectPattern(term: string): RegExp {
-  const escaped = term
-    .toLowerCase()
-    .replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-    .replace(/\s+/g, "\\s+");
-  // plural and possessive forms count as mentions: battery -> batteries, battery's
-  const stem = escaped.endsWith("y") ? `${escaped.slice(0, -1)}(?:y|ies)` : `${escaped}(?:e?s)?`;
-  return new RegExp(`(?<![\\p{L}\\p{N}])${stem}(?:'s|’s)?(?![\\p{L}\\p{N}])`, "giu");
+/**
+ * An aspect as it is looked for: its words in lower case, any blanks between them; the last may
+ * be plural ("battery" -> "batteries") or possessive ("battery's"). Found by scanning, never by a
+ * regex built from the words (the aspects are the caller's; phrase-scan.ts).
+ */
+interface AspectTerm {
+  words: string[];
+  /** endings the last word may take, in the order tried */
+  endings: string[];
+  /** the last word without the "y" that "ies" replaces */
+  stem: string;
+}
+
+function aspectPattern(term: string): AspectTerm {
+  const words = term.toLowerCase().split(/\s+/).filter(Boolean);
+  const last = words[words.length - 1] ?? "";
+  return last.endsWith("y")
+    ? { words, stem: last.slice(0, -1), endings: ["y", "ies"] }
+    : { words, stem: last, endings: ["es", "s", ""] };
+}
+
+const POSSESSIVES = ["'s", "’s", ""];
+
+/** The end of the aspect when it starts at `at` in `text` (folded), else -1. */
+function mentionEnd(text: string, at: number, t: AspectTerm): number {
+  if (at > 0 && isLetterOrNumberAt(text, at - 1)) return -1;
+  let i = at;
+  for (let k = 0; k < t.words.length - 1; k++) {
+    const w = t.words[k] as string;
+    if (!text.startsWith(w, i)) return -1;
+    i += w.length;
+    const blank = i;
+    while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+    if (i === blank) return -1;
+  }
+  if (!text.startsWith(t.stem, i)) return -1;
+  i += t.stem.length;
+  for (const ending of t.endings) {
+    if (!text.startsWith(ending, i)) continue;
+    for (const p of POSSESSIVES) {
+      const end = i + ending.length + p.length;
+      if (text.startsWith(p, i + ending.length) && (end >= text.length || !isLetterOrNumberAt(text, end))) return end;
+    }
+  }
+  return -1;
+}
+
+/** The aspect's mentions in `text` (folded), left to right, not overlapping. */
+function* mentionsOf(text: string, t: AspectTerm): Generator<{ start: number; end: number }> {
+  if (!t.words.length) return;
+  // where a mention can start: its first word, or the last word's stem when it is the only one
+  const key = (t.words.length > 1 ? t.words[0] : t.stem) as string;
+  const next = (from: number) => (key ? text.indexOf(key, from) : from < text.length ? from : -1);
+  for (let i = next(0); i >= 0; i = next(i + 1)) {
+    tickCpuBudget();
+    const end = mentionEnd(text, i, t);
+    if (end < 0) continue;
+    yield { start: i, end };
+    i = end - 1;
+  }
+}
+
+/** The clause's text with the aspect's own mentions blanked out. */
+function withoutMentions(text: string, folded: string, clause: Clause, t: AspectTerm): string {
+  const part = folded.slice(clause.start, clause.end);
+  let out = "";
+  let at = 0;
+  for (const m of mentionsOf(part, t)) {
+    out += `${text.slice(clause.start + at, clause.start + m.start)} `;
+    at = m.end;
+  }
+  return out + text.slice(clause.start + at, clause.end);
 }
 
 /** The clause of `sentence` holding offset `at`; clauses are computed once per sentence. */

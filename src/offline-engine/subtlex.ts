@@ -16,9 +16,10 @@ const KEY = '"word"';
 /**
  * Calls `each` with every word of the list and its rank (1: the most frequent), in rank order. The
  * words are cut out of the text by indexOf (no match object per entry); one holding an escape is
- * read by JSON.parse.
+ * read by JSON.parse. A generator: it yields every 1,024 words, where a sliced load (engines.ts)
+ * may pause.
  */
-export function forEachSubtlexWord(each: (word: string, rank: number) => void): void {
+export function* eachSubtlexWord(each: (word: string, rank: number) => void): Generator<void, void, void> {
   const text = readFileSync(listFile as unknown as string, "utf8");
   let rank = 0;
   for (let at = text.indexOf(KEY); at >= 0; at = text.indexOf(KEY, at)) {
@@ -33,5 +34,6 @@ export function forEachSubtlexWord(each: (word: string, rank: number) => void): 
     const raw = text.slice(open + 1, close);
     each(raw.includes("\\") ? (JSON.parse(`"${raw}"`) as string) : raw, ++rank);
     at = close + 1;
+    if ((rank & 1023) === 0) yield;
   }
 }

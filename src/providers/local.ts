@@ -1,5 +1,6 @@
 import { GatewayError } from "../errors";
 import { CpuBudgetExceeded, checkCpuBudget, withCpuBudget } from "../offline-engine/budget";
+import { warmEngines } from "../offline-engine/engines";
 import { judge, resultSchema, type Verdict } from "./answer";
 import {
   type AttemptInput,
@@ -28,6 +29,8 @@ const seasoned = new Set<string>();
 async function attemptLocal(input: AttemptInput): Promise<AttemptResult | null> {
   const { def, cpuBudgetMs } = input;
   if (!def.local) return null;
+  // the engine's parts load in slices that leave the event loop free; a call before they are in waits here
+  await warmEngines();
   if (cpuBudgetMs !== undefined && !warmed.has(def.name)) {
     warmed.add(def.name);
     warmUp(def, input);
@@ -42,6 +45,8 @@ async function attemptLocal(input: AttemptInput): Promise<AttemptResult | null> 
     // a call refused then is run once more, so it is answered when an identical later call would be.
     if (seasoned.has(def.name)) throw budgetExceeded(def, err);
     seasoned.add(def.name);
+    // the second run is another stretch of the thread: what waited behind the first runs in between
+    await new Promise<void>((resolve) => setTimeout(resolve, 0));
     try {
       answered = await runLocal(input, input.request);
     } catch (again) {
@@ -71,7 +76,13 @@ const budgetExceeded = (def: RoutedFunction, err: CpuBudgetExceeded) =>
  * other requests' too: its answer is judged after (verdict null).
  */
 async function runLocal(
-  { def, accountId, signal, cpuBudgetMs, outbound }: AttemptInput,
+  {
+    def,
+    accountId,
+    signal,
+    cpuBudgetMs,
+    outbound,
+  }: Pick<AttemptInput, "def" | "accountId" | "signal" | "cpuBudgetMs" | "outbound">,
   request: unknown,
 ): Promise<{ out: unknown; verdict: Verdict | null }> {
   const local = def.local as NonNullable<RoutedFunction["local"]>;
@@ -103,6 +114,25 @@ function warmUp(def: RoutedFunction, input: AttemptInput): void {
   if (!def.example) return;
   // runs its synchronous part now; a warm-up that fails changes nothing: the call runs as it would have
   runLocal({ ...input, cpuBudgetMs: undefined }, def.example.request).catch(() => {});
+}
+
+/**
+ * What warmUp does on a function's first call, done before any call comes: once the engine's parts
+ * are in (warmEngines), each function's offline implementation runs on its own example, one
+ * function a turn of the event loop (20 to 80 ms each on a busy machine the first time, then a few).
+ * `textai serve` starts it once the listener is up. An asynchronous implementation (the grammar
+ * worker) holds no thread here and loads a part the gateway pays for only when asked: it is left.
+ */
+export async function warmOfflineFunctions(defs: readonly RoutedFunction[]): Promise<void> {
+  await warmEngines();
+  for (const def of defs) {
+    if (!def.local || !def.example || def.local.constructor.name === "AsyncFunction") continue;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (warmed.has(def.name)) continue;
+    warmed.add(def.name);
+    // a warm-up that fails changes nothing: the first call runs as it would have
+    await runLocal({ def, accountId: "", signal: new AbortController().signal }, def.example.request).catch(() => {});
+  }
 }
 
 /** The offline engine's answers: each function's own `def.local`, under the call's CPU budget. */

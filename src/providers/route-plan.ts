@@ -1,3 +1,4 @@
+import { globMatch } from "../offline-engine/phrase-scan";
 import type { Provider, RoutedFunction } from "./types";
 
 /** One provider to try, and the model the request asked of it (undefined: the provider's own choice). */
@@ -84,20 +85,10 @@ export function planTargets(route: readonly string[], providers: Map<string, Pro
   });
 }
 
-const patternCache = new Map<string, RegExp>();
-function patternRegex(pattern: string): RegExp {
-  let re = patternCache.get(pattern);
-  if (!re) {
-    re = new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*")}$`);
-    if (patternCache.size < 1000) patternCache.set(pattern, re);
-  }
-  return re;
-}
-
 /** Whether `provider` serves `model`: one it names (default, per function, embeddings) or one its patterns match. */
 export function servesModel(provider: Provider, model: string): boolean {
   if (provider.listModels?.().includes(model)) return true;
-  return (provider.modelPatterns ?? []).some((p) => patternRegex(p).test(model));
+  return (provider.modelPatterns ?? []).some((p) => globMatch(p, model));
 }
 
 /** The model a target will use. */

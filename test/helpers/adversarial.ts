@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { Kind, type TSchema } from "@sinclair/typebox";
 import type { AnyFunctionDef } from "../../src/functions/define";
 import { FUNCTIONS } from "../../src/functions/registry";
@@ -111,3 +112,65 @@ export async function healthWhile<T>(url: string, work: Promise<T>): Promise<{ r
   }
   return { result: await tracked, worstMs, probes };
 }
+
+/** CPU milliseconds a process's main thread (its event loop) has run so far, from /proc (Linux; 10 ms steps). */
+export function mainThreadCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime, fields 14 and 15, in clock ticks (100 a second)
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
+/**
+ * /health polled every `everyMs` while `work` runs, each poll sent when due without waiting for the
+ * one before, so a held event loop keeps every poll sent meanwhile waiting. For each poll: how long
+ * it waited (wall, from the moment it was due) and how much CPU the gateway's main thread (`pid`)
+ * ran meanwhile. A poll waits while that thread runs something else: the CPU is the hold, and unlike
+ * the wait it does not grow when a busy machine deschedules the gateway or this process.
+ */
+export async function healthLag<T>(
+  url: string,
+  work: Promise<T>,
+  opts: { everyMs?: number; pid?: number } = {},
+): Promise<{ result: T; worstMs: number; worstCpuMs: number; probes: number }> {
+  const everyMs = opts.everyMs ?? 10;
+  const cpu = opts.pid === undefined ? () => 0 : () => mainThreadCpuMs(opts.pid as number);
+  let done = false;
+  const tracked = work.finally(() => {
+    done = true;
+  });
+  const waits: Promise<{ ms: number; cpuMs: number }>[] = [];
+  const start = performance.now();
+  for (let k = 0; !done; k++) {
+    const due = start + k * everyMs;
+    const ahead = due - performance.now();
+    if (ahead > 0) await Bun.sleep(ahead);
+    if (done) break;
+    const cpu0 = cpu();
+    waits.push(
+      fetch(`${url}/health`)
+        .then((r) => r.arrayBuffer())
+        .then(() => ({ ms: performance.now() - due, cpuMs: cpu() - cpu0 })),
+    );
+  }
+  const all = await Promise.all(waits);
+  return {
+    result: await tracked,
+    worstMs: Math.max(0, ...all.map((w) => w.ms)),
+    worstCpuMs: Math.max(0, ...all.map((w) => w.cpuMs)),
+    probes: all.length,
+  };
+}
+
+/** The request field's maxLength (a text shaped for a function is cut to what it accepts), else SIZE. */
+export function textLimit(def: AnyFunctionDef, field: string): number {
+  const s = (def.request.properties as Record<string, TSchema>)[field] as { maxLength?: number } | undefined;
+  return Math.min(SIZE, s?.maxLength ?? SIZE);
+}
+
+/** The json-extractor request of issue 35.1: one field named by 24 words, a text of 82 of them; 1.1 s of held thread on d793a1c. */
+export const FIELD_NAME_FREEZE = {
+  text: Array.from({ length: 82 }, () => "a").join(" "),
+  schema: { [Array.from({ length: 24 }, () => "a").join("_")]: "string" },
+  model: "local",
+};

@@ -42,3 +42,15 @@ test("accuracy on single sentences in 20 of the most spoken languages is at leas
 test.skipIf(!process.env.TEXTAI_TIMED_TESTS)("a 1 KB text is identified in well under 1 ms at the median", () => {
   expect(medianMs(() => detectLanguage(ONE_KB_TEXT))).toBeLessThan(1);
 });
+
+// The language model and the stop words are read from their packages' files in slices (engines.ts), not
+// required: the table read must be the one the package's module holds. A process of its own, so
+// the packages are required before anything imports their files as files.
+test("the sliced reads of the eld n-gram table and the stopword lists equal what the packages' modules hold", () => {
+  const r = Bun.spawnSync([process.execPath, new URL("../fixtures/engines/read-as-packages.ts", import.meta.url).pathname]);
+  expect(r.exitCode).toBe(0);
+  const out = JSON.parse(r.stdout.toString()) as { ngrams: number; lists: number; differ: string[] };
+  expect(out.ngrams).toBeGreaterThan(100_000);
+  expect(out.lists).toBeGreaterThan(50);
+  expect(out.differ).toEqual([]);
+}, 60_000);

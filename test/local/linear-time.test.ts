@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { AnyFunctionDef } from "../../src/functions/define";
 import { messageBody } from "../../src/functions/offline/contact-free";
@@ -25,7 +25,10 @@ async function cpuMs(run: () => unknown): Promise<number> {
   return threadCpuMs() - start;
 }
 
-/** The bar: 10 times what prose costs (the median of three runs, after one that warms up) plus 300 ms. */
+/**
+ * The bar: 10 times what prose costs (the median of three runs, after one that warms up) plus 300 ms.
+ * Each block sets it in its beforeAll, so every test asserts, and any one of them runs alone (-t).
+ */
 async function barOf(prose: () => unknown): Promise<number> {
   await prose();
   const runs = [await cpuMs(prose), await cpuMs(prose), await cpuMs(prose)].sort((a, b) => a - b);
@@ -52,8 +55,9 @@ describe.each(offline.map((d) => [d.name, d] as const))("%s on 100 KB adversaria
   const field = TEXT_FIELD[def.name] as string;
   const call = (text: string) => async () => def.local?.({ ...def.example.request, [field]: text }, { accountId: "acc_test" });
   let limit = 0;
-  test("ordinary prose sets the bar", async () => {
-    limit = await barOf(call(fill(PROSE, sizeOf(def)))); // its first run loads lazy tables and warms the JIT
+  // ordinary prose sets the bar; its first run loads lazy tables and warms the JIT
+  beforeAll(async () => {
+    limit = await barOf(call(fill(PROSE, sizeOf(def))));
   }, 60_000);
   test.each(Object.entries(SHAPES))(
     "%s",
@@ -68,7 +72,7 @@ describe.each(offline.map((d) => [d.name, d] as const))("%s on 100 KB adversaria
 describe("inline knowledge-base search on a 100 KB document", () => {
   const search = (content: string) => () => searchInline([{ content }], "how long does delivery take?", 5);
   let limit = 0;
-  test("ordinary prose sets the bar", async () => {
+  beforeAll(async () => {
     limit = await barOf(search(fill(PROSE)));
   });
   test.each(Object.entries(SHAPES))("%s", async (_shape, make) => {
@@ -85,7 +89,7 @@ describe("FAQ match on 2,000-character adversarial queries (the longest a query 
   ).faqs.map((f, i) => ({ id: String(i + 1), ...f }));
   const matcher = new FaqMatcher(faqs);
   let limit = 0;
-  test("ordinary prose sets the bar", async () => {
+  beforeAll(async () => {
     limit = await barOf(() => matcher.match(fill(PROSE, 2000)));
   });
   test.each(Object.entries(SHAPES))("%s", async (_shape, make) => {
@@ -98,7 +102,7 @@ describe("search-query-parse on 20,000-character runs of connectors between filt
   const parse = (query: string) => () =>
     FUNCTIONS.find((d) => d.name === "search-query-parse")?.local?.({ query }, { accountId: "acc_test" });
   let limit = 0;
-  test("ordinary prose sets the bar", async () => {
+  beforeAll(async () => {
     limit = await barOf(parse(fill(PROSE, 20_000)));
   });
   // each connector once looked back over every removed part before it: quadratic
@@ -115,7 +119,7 @@ describe("search-query-parse on 20,000-character runs of connectors between filt
 describe("the message body of 100 KB adversarial emails (headers, greeting and sign-off cut)", () => {
   const body = (text: string) => () => messageBody(text);
   let limit = 0;
-  test("ordinary prose sets the bar", async () => {
+  beforeAll(async () => {
     limit = await barOf(body(fill(PROSE)));
   });
   test.each(Object.entries(SHAPES))("%s", async (_shape, make) => {

@@ -13,8 +13,9 @@
  */
 import { readFileSync } from "node:fs";
 import NAMES_FILE from "../../../node_modules/humannames/list.txt" with { type: "file" };
-import { lazyEngine } from "../engines";
-import { forEachSubtlexWord } from "../subtlex";
+import { slicedEngine } from "../engines";
+import { readStopwordLists } from "../stopwords";
+import { eachSubtlexWord } from "../subtlex";
 
 /**
  * The lists are kept as sorted 32-bit hashes (FNV-1a of the lower-cased, folded word), not as
@@ -22,9 +23,9 @@ import { forEachSubtlexWord } from "../subtlex";
  * about 1 in 20,000 per lookup (the names' share of the 2^32 hashes), a false hit that only ever
  * adds evidence to a capitalised word that already needs a cue.
  */
-const lists = lazyEngine("pii-name-gazetteer", () => {
+const lists = slicedEngine("pii-name-gazetteer", function* () {
   const englishHashes: number[] = [];
-  forEachSubtlexWord((word) => {
+  yield* eachSubtlexWord((word) => {
     if (word === word.toLowerCase()) englishHashes.push(hash(word));
   });
   const english = indexed(Uint32Array.from(englishHashes).sort());
@@ -32,11 +33,13 @@ const lists = lazyEngine("pii-name-gazetteer", () => {
   // fly, so its 197,000 names never become strings. Read as a file: required as a text module it
   // took about 40 MB of resident memory from source (6.7 MB read), for a string used once. (Once a
   // process has imported it as a file, `require("humannames/list.txt")` there answers with the path.)
+  yield;
   const text = readFileSync(NAMES_FILE, "latin1");
   const hashes: number[] = [];
   let h = FNV_OFFSET;
   let length = 0;
   for (let i = 0; i <= text.length; i++) {
+    if ((i & 16383) === 0) yield;
     const c = i < text.length ? text.charCodeAt(i) : 10;
     if (c === 10) {
       if (length >= 2 && !contains(english, h >>> 0)) hashes.push(h >>> 0);
@@ -48,10 +51,13 @@ const lists = lazyEngine("pii-name-gazetteer", () => {
     }
   }
   // function words of 40 languages in Latin script ("Alle", "Meine", "Quyền"): they start no name
-  const stop = require("stopword") as Record<string, unknown>;
+  const stop = yield* readStopwordLists(STOPWORD_LANGUAGES);
   const stopwords = new Set<string>();
   for (const lang of STOPWORD_LANGUAGES) for (const w of stop[lang] as string[]) stopwords.add(w.toLowerCase());
-  return { english, names: indexed(Uint32Array.from(hashes).sort()), stopwords };
+  yield;
+  const sorted = Uint32Array.from(hashes).sort();
+  yield;
+  return { english, names: indexed(sorted), stopwords };
 });
 
 const STOPWORD_LANGUAGES =

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import LEXICON_FILE from "../../../node_modules/vader-sentiment/vader_lexicon.txt" with { type: "file" };
 import { tickCpuBudget } from "../budget";
-import { lazyEngine } from "../engines";
+import { slicedEngine } from "../engines";
 import { CONTRAST_WORDS, MULTILINGUAL_NEGATIONS, MULTILINGUAL_VALENCE } from "./multilingual";
 import { DOMAIN_VALENCE, EMOJI_VALENCE } from "./supplement";
 
@@ -20,9 +20,11 @@ const N_SCALAR = -0.74;
  * The lexicon is read from its file on the first sentiment call: imported as text, its 427 KB
  * string sat in memory from start-up on (about 5 MB of resident memory), in every gateway.
  */
-function loadLexicon(): Map<string, number> {
+function* loadLexicon(): Generator<void, Map<string, number>, void> {
   const map = new Map<string, number>();
+  let n = 0;
   for (const line of readFileSync(LEXICON_FILE, "utf8").split("\n")) {
+    if ((++n & 511) === 0) yield;
     const tab = line.indexOf("\t");
     if (tab <= 0) continue;
     const second = line.indexOf("\t", tab + 1);
@@ -36,7 +38,7 @@ function loadLexicon(): Map<string, number> {
 }
 
 // 7,500 words: parsed by the first sentiment call
-const lexicon = lazyEngine("sentiment-lexicon", loadLexicon);
+const lexicon = slicedEngine("sentiment-lexicon", loadLexicon);
 
 const NEGATIONS = new Set(
   (
