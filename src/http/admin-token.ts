@@ -7,8 +7,8 @@ import { GatewayError } from "../errors";
 
 /**
  * The admin token a request presents (`Authorization: Bearer …`), judged as a guess: a wrong one
- * counts against the client's address like a wrong operator sign-in (docs/security.md), and past
- * the limit even the right one is refused from that address (429 with Retry-After). "none" when
+ * counts against the client's address like a wrong operator sign-in (docs/security.md), is slowed,
+ * and past the limit is refused (429 with Retry-After); the right one is never refused. "none" when
  * no token is presented or none is configured: no guess, nothing counted.
  */
 export async function adminTokenOf(
