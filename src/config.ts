@@ -211,6 +211,7 @@ const FileConfigSchema = T.Object(
         {
           signup: T.Optional(T.Boolean()),
           signup_credits: T.Optional(NonNegInt),
+          ipv6_prefix: T.Optional(T.Integer({ minimum: 1, maximum: 128 })),
           trusted_proxies: T.Optional(T.Array(T.String({ minLength: 1 }))),
         },
         { additionalProperties: false },
@@ -311,12 +312,13 @@ export interface Config {
    */
   shutdown: { drainGraceMs: number; drainDeadlineMs: number };
   /**
-   * signup: open sign-up on /dashboard/signup, each new account receiving `signupCredits` (default:
-   * the welcome credits; 0 stops sign-up from being a credit faucet). trustedProxies: peer
+   * signup: open sign-up on /dashboard/signup, each new account receiving `signupCredits` (default
+   * 0, so open sign-up is no credit faucet; not the welcome credits). ipv6PrefixBits: an IPv6 client
+   * is counted (guesses, sign-ups) as its network of this many bits (default 64). trustedProxies: peer
    * addresses whose X-Forwarded-Proto and X-Forwarded-For are believed (TEXTAI_TRUSTED_PROXIES,
    * comma-separated, or `[dashboard] trusted_proxies`).
    */
-  dashboard: { signup: boolean; signupCredits: number; trustedProxies: string[] };
+  dashboard: { signup: boolean; signupCredits: number; ipv6PrefixBits: number; trustedProxies: string[] };
   /** /v1 prices per model (docs/pricing.md) */
   pricing: PricingConfig;
   /** the request log: on unless `[log] enabled = false`; entries are kept `[log] retention_days` (default 30) */
@@ -681,7 +683,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     },
     dashboard: {
       signup: file.dashboard?.signup ?? false,
-      signupCredits: file.dashboard?.signup_credits ?? welcomeCredits,
+      signupCredits: file.dashboard?.signup_credits ?? 0,
+      ipv6PrefixBits: file.dashboard?.ipv6_prefix ?? 64,
       trustedProxies: env.TEXTAI_TRUSTED_PROXIES
         ? env.TEXTAI_TRUSTED_PROXIES.split(",")
             .map((s) => s.trim())

@@ -21,7 +21,7 @@ export async function adminTokenOf(
   const presented = (request.headers.get("authorization") ?? "").replace(/^bearer\s+/i, "");
   if (!presented) return "none";
   const peer = server?.requestIP(request)?.address ?? null;
-  const { client } = requestOrigin(request, peer, dashboard.trustedProxies);
+  const { client } = requestOrigin(request, peer, dashboard.trustedProxies, dashboard.ipv6PrefixBits);
   const v = await guessAdminToken(deps.signIns, safeEqual(presented, adminToken), client);
   if (!v.allowed)
     throw new GatewayError("rate_limited", "too many wrong admin tokens from this address; try again later", {
