@@ -164,6 +164,8 @@ const FileConfigSchema = T.Object(
             knowledge_bytes: T.Optional(PositiveInt),
             knowledge_documents: T.Optional(PositiveInt),
             knowledge_bases: T.Optional(PositiveInt),
+            knowledge_faq_collections: T.Optional(PositiveInt),
+            knowledge_chatbots: T.Optional(PositiveInt),
             /** CONTRACT section 14, docs/guardrails.md */
             guardrails: T.Optional(GuardrailsSchema),
           },
@@ -525,16 +527,18 @@ export function listenAddress(raw: string, name: string): { host: string; port: 
 
 /** What one account may store in knowledge bases, over all its bases. */
 export interface KnowledgeQuota {
-  /** UTF-8 bytes of the documents' content, title and metadata */
+  /** UTF-8 bytes of the documents' content, title and metadata, and of the FAQ collections' questions and answers */
   bytes: number;
   documents: number;
   bases: number;
+  faqCollections: number;
+  chatbots: number;
 }
 
 /** Defaults (2026-11-26): the free plan small, every other plan generous. */
 export const DEFAULT_KNOWLEDGE_QUOTA: { free: KnowledgeQuota; other: KnowledgeQuota } = {
-  free: { bytes: 25_000_000, documents: 1_000, bases: 10 },
-  other: { bytes: 1_000_000_000, documents: 100_000, bases: 100 },
+  free: { bytes: 25_000_000, documents: 1_000, bases: 10, faqCollections: 10, chatbots: 10 },
+  other: { bytes: 1_000_000_000, documents: 100_000, bases: 100, faqCollections: 100, chatbots: 100 },
 };
 
 export function knowledgeQuotaFor(config: Pick<Config, "knowledgeQuotas">, plan: string): KnowledgeQuota {
@@ -623,6 +627,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     if (def.knowledge_bytes !== undefined) quota.bytes = def.knowledge_bytes;
     if (def.knowledge_documents !== undefined) quota.documents = def.knowledge_documents;
     if (def.knowledge_bases !== undefined) quota.bases = def.knowledge_bases;
+    if (def.knowledge_faq_collections !== undefined) quota.faqCollections = def.knowledge_faq_collections;
+    if (def.knowledge_chatbots !== undefined) quota.chatbots = def.knowledge_chatbots;
     knowledgeQuotas[plan] = quota;
     if (def.guardrails) guardrails[plan] = parseGuardrails(`plans.${plan}.guardrails`, def.guardrails);
   }

@@ -2,6 +2,7 @@ import { ALWAYS_ALLOWED } from "../../auth/policy";
 import type { Config } from "../../config";
 import { ConfigError } from "../../config";
 import type { AnyFunctionDef } from "../../functions/define";
+import { DEFAULT_STORAGE_COSTS } from "../../knowledge/storage-charge";
 import { DEFAULT_UPLOAD_COSTS } from "../../knowledge/upload";
 import { API_FN } from "../../providers/chat";
 import { DEFAULT_PLAN_LIMITS } from "../../ratelimit/limiter";
@@ -37,7 +38,11 @@ export function checkFunctionTables(
   const routed = [...functionNames(functions), ...Object.values(API_FN)];
   const tables: [string, Record<string, unknown>, string[]][] = [
     ["routes", config.routes, routed],
-    ["costs", config.costs, [...functionNames(functions), ...Object.keys(DEFAULT_UPLOAD_COSTS)]],
+    [
+      "costs",
+      config.costs,
+      [...functionNames(functions), ...Object.keys(DEFAULT_UPLOAD_COSTS), ...Object.keys(DEFAULT_STORAGE_COSTS)],
+    ],
     ["hedge_after_ms", config.hedgeAfterMs, routed],
   ];
   // a plan's limit is per usage name (what a call is limited under) or per rate class
