@@ -183,6 +183,7 @@ export class ProviderRouter {
           cpuBudgetMs: this.config.limits.offlineCpuMs,
           headers,
           outbound: guardedOutbound(call),
+          allowModel: call.allowModel,
         }),
       answered: (r) => ({ model: r.model, usage: r.usage }),
       unexpected: "invalid_output",

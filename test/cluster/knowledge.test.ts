@@ -101,7 +101,7 @@ async function failure(run: () => unknown): Promise<GatewayError> {
 }
 
 /** Hashed character trigrams (the mock provider's embeddings): deterministic, no network. */
-const hashed: Embedder = { name: "hashed", embed: async (texts) => texts.map((t) => hashEmbedding(t)) };
+const hashed: Embedder = { name: "hashed", model: "hashed-trigrams", embed: async (texts) => texts.map((t) => hashEmbedding(t)) };
 
 for (const [name, enabled, make] of backends) {
   describe.skipIf(!enabled)(`KnowledgeIndex contract: ${name}`, () => {

@@ -5,12 +5,12 @@
 import { type TObject, Type } from "@sinclair/typebox";
 import { type DocumentDecoration, Elysia } from "elysia";
 import type { AuthInfo } from "../../auth/interface";
-import { keyBudget } from "../../auth/policy";
+import { keyBudget, modelFilter } from "../../auth/policy";
 import { knowledgeQuotaFor } from "../../config";
 import type { AppDeps } from "../../deps";
 import { invalidRequest } from "../../errors";
 import type { AnyFunctionDef } from "../../functions/define";
-import { type Embedder, pickEmbedder, VectorCache } from "../../knowledge/embeddings";
+import { type Embedder, embedderFor, pickEmbedder, VectorCache } from "../../knowledge/embeddings";
 import { knowledgeFunctions } from "../../knowledge/functions";
 import type { Chatbots, FaqCollections, KnowledgeBases } from "../../knowledge/interface";
 import {
@@ -153,7 +153,8 @@ function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger" | "metrics">, k
           {
             bases: kbs,
             ledger: deps.ledger,
-            embedder,
+            // the key's allowed_models bind the embeddings too: a model it may not use is not called or charged
+            embedder: embedderFor(embedder, modelFilter(auth.policy)),
             config: deps.config,
             accountId: auth.accountId,
             plan: await planOf(deps, auth.accountId),
