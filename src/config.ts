@@ -168,6 +168,18 @@ const FileConfigSchema = T.Object(
             knowledge_chatbots: T.Optional(PositiveInt),
             /** CONTRACT section 14, docs/guardrails.md */
             guardrails: T.Optional(GuardrailsSchema),
+            /** the ceiling every key, the playground and every internal call of the plan's accounts run under (docs/key-policies.md) */
+            policy: T.Optional(
+              T.Object(
+                {
+                  allowed_functions: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1, maxItems: 200 })),
+                  allowed_models: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1, maxItems: 200 })),
+                  rate_limit_per_minute: T.Optional(PositiveInt),
+                  monthly_credit_limit: T.Optional(NonNegInt),
+                },
+                { additionalProperties: false },
+              ),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -293,6 +305,8 @@ export interface Config {
   knowledgeQuotas: Record<string, Partial<KnowledgeQuota>>;
   /** plans.NAME.guardrails, checked (docs/guardrails.md); a plan without the table has none */
   guardrails: Record<string, GuardrailSettings>;
+  /** plans.NAME.policy: the operator's ceiling for the plan's accounts; a key's own policy only narrows it */
+  planPolicies: Record<string, PlanPolicy>;
   cache: { enabled: boolean; ttlSeconds: number; maxEntries: number; maxBytes: number };
   limits: {
     maxBodyBytes: number;
@@ -526,6 +540,14 @@ export function listenAddress(raw: string, name: string): { host: string; port: 
 }
 
 /** What one account may store in knowledge bases, over all its bases. */
+/** A plan's policy ceiling (the fields of a key policy an operator may set for every key of the plan's accounts). */
+export interface PlanPolicy {
+  allowed_functions?: string[];
+  allowed_models?: string[];
+  rate_limit_per_minute?: number;
+  monthly_credit_limit?: number;
+}
+
 export interface KnowledgeQuota {
   /** UTF-8 bytes of the documents' content, title and metadata, and of the FAQ collections' questions and answers */
   bytes: number;
@@ -618,6 +640,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
 
   const plans: Record<string, Record<string, number>> = {};
   const maxKeys: Record<string, number> = {};
+  const planPolicies: Record<string, PlanPolicy> = {};
   const knowledgeQuotas: Record<string, Partial<KnowledgeQuota>> = {};
   const guardrails: Record<string, GuardrailSettings> = {};
   for (const [plan, def] of Object.entries(file.plans ?? {})) {
@@ -631,6 +654,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     if (def.knowledge_chatbots !== undefined) quota.chatbots = def.knowledge_chatbots;
     knowledgeQuotas[plan] = quota;
     if (def.guardrails) guardrails[plan] = parseGuardrails(`plans.${plan}.guardrails`, def.guardrails);
+    if (def.policy) planPolicies[plan] = def.policy;
   }
 
   return {
@@ -658,6 +682,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     maxKeys,
     knowledgeQuotas,
     guardrails,
+    planPolicies,
     cache: {
       enabled: file.cache?.enabled ?? true,
       ttlSeconds: file.cache?.ttl_seconds ?? 3600,

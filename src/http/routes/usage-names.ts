@@ -32,7 +32,7 @@ export function usageNames(functions: Functions): ReadonlySet<string> {
  * table, the key and the names it may hold.
  */
 export function checkFunctionTables(
-  config: Pick<Config, "routes" | "costs" | "plans" | "hedgeAfterMs">,
+  config: Pick<Config, "routes" | "costs" | "plans" | "hedgeAfterMs" | "planPolicies">,
   functions: Functions,
 ): void {
   const routed = [...functionNames(functions), ...Object.values(API_FN)];
@@ -51,4 +51,10 @@ export function checkFunctionTables(
   for (const [table, entries, known] of tables)
     for (const fn of Object.keys(entries))
       if (!known.includes(fn)) throw new ConfigError(`${table}.${fn}: unknown function (one of ${known.join(", ")})`);
+  // a plan's policy ceiling names usage names too: a typo would lock every key of the plan out
+  const names = [...usageNames(functions)];
+  for (const [plan, p] of Object.entries(config.planPolicies))
+    for (const fn of p.allowed_functions ?? [])
+      if (!names.includes(fn))
+        throw new ConfigError(`plans.${plan}.policy.allowed_functions: unknown function ${fn} (one of ${names.join(", ")})`);
 }
