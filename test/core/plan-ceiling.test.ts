@@ -5,6 +5,7 @@
  * embeddings). A key can only narrow it. Through a real server, against the upstream simulator.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { underCeiling } from "../../src/auth/policy";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
@@ -119,4 +120,28 @@ test("a typo in a plan's allowed_functions stops the start, naming it", async ()
     (e: Error) => e,
   );
   expect(err?.message).toContain("plans.x.policy.allowed_functions: unknown function sentiment-analysys");
+});
+
+test("underCeiling: the lists both allow, the lower numbers, the key's other fields kept", () => {
+  const ceiling = { allowed_functions: ["a", "b"], allowed_models: ["gpt-4o*", "local"], rate_limit_per_minute: 10 };
+  expect(underCeiling(ceiling, undefined)).toEqual(ceiling);
+  expect(
+    underCeiling(ceiling, {
+      allowed_functions: ["b", "c"],
+      allowed_models: ["gpt-4o-mini", "claude-*", "*"],
+      rate_limit_per_minute: 20,
+      monthly_credit_limit: 5,
+      expires_at: "2030-01-01T00:00:00.000Z",
+    }),
+  ).toEqual({
+    allowed_functions: ["b"],
+    // gpt-4o-mini is inside gpt-4o*; "*" contains both of the ceiling's; claude-* is in neither
+    allowed_models: ["gpt-4o-mini", "gpt-4o*", "local"],
+    rate_limit_per_minute: 10,
+    monthly_credit_limit: 5,
+    expires_at: "2030-01-01T00:00:00.000Z",
+  });
+  // nothing in common: no model at all
+  expect(underCeiling({ allowed_models: ["local"] }, { allowed_models: ["gpt-*"] })?.allowed_models).toEqual([]);
+  expect(underCeiling(undefined, { rate_limit_per_minute: 3 })).toEqual({ rate_limit_per_minute: 3 });
 });
