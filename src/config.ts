@@ -192,8 +192,22 @@ const FileConfigSchema = T.Object(
             knowledge_bytes: T.Optional(PositiveInt),
             knowledge_documents: T.Optional(PositiveInt),
             knowledge_bases: T.Optional(PositiveInt),
+            knowledge_faq_collections: T.Optional(PositiveInt),
+            knowledge_chatbots: T.Optional(PositiveInt),
             /** CONTRACT section 14, docs/guardrails.md */
             guardrails: T.Optional(GuardrailsSchema),
+            /** the ceiling every key, the playground and every internal call of the plan's accounts run under (docs/key-policies.md) */
+            policy: T.Optional(
+              T.Object(
+                {
+                  allowed_functions: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1, maxItems: 200 })),
+                  allowed_models: T.Optional(T.Array(T.String({ minLength: 1 }), { minItems: 1, maxItems: 200 })),
+                  rate_limit_per_minute: T.Optional(PositiveInt),
+                  monthly_credit_limit: T.Optional(NonNegInt),
+                },
+                { additionalProperties: false },
+              ),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -239,6 +253,7 @@ const FileConfigSchema = T.Object(
         {
           signup: T.Optional(T.Boolean()),
           signup_credits: T.Optional(NonNegInt),
+          ipv6_prefix: T.Optional(T.Integer({ minimum: 1, maximum: 128 })),
           trusted_proxies: T.Optional(T.Array(T.String({ minLength: 1 }))),
         },
         { additionalProperties: false },
@@ -324,6 +339,8 @@ export interface Config {
   knowledgeQuotas: Record<string, Partial<KnowledgeQuota>>;
   /** plans.NAME.guardrails, checked (docs/guardrails.md); a plan without the table has none */
   guardrails: Record<string, GuardrailSettings>;
+  /** plans.NAME.policy: the operator's ceiling for the plan's accounts; a key's own policy only narrows it */
+  planPolicies: Record<string, PlanPolicy>;
   cache: { enabled: boolean; ttlSeconds: number; maxEntries: number; maxBytes: number };
   limits: {
     maxBodyBytes: number;
@@ -345,12 +362,13 @@ export interface Config {
    */
   shutdown: { drainGraceMs: number; drainDeadlineMs: number };
   /**
-   * signup: open sign-up on /dashboard/signup, each new account receiving `signupCredits` (default:
-   * the welcome credits; 0 stops sign-up from being a credit faucet). trustedProxies: peer
+   * signup: open sign-up on /dashboard/signup, each new account receiving `signupCredits` (default
+   * 0, so open sign-up is no credit faucet; not the welcome credits). ipv6PrefixBits: an IPv6 client
+   * is counted (guesses, sign-ups) as its network of this many bits (default 64). trustedProxies: peer
    * addresses whose X-Forwarded-Proto and X-Forwarded-For are believed (TEXTAI_TRUSTED_PROXIES,
    * comma-separated, or `[dashboard] trusted_proxies`).
    */
-  dashboard: { signup: boolean; signupCredits: number; trustedProxies: string[] };
+  dashboard: { signup: boolean; signupCredits: number; ipv6PrefixBits: number; trustedProxies: string[] };
   /** /v1 prices per model (docs/pricing.md) */
   pricing: PricingConfig;
   /** the request log: on unless `[log] enabled = false`; entries are kept `[log] retention_days` (default 30) */
@@ -586,17 +604,27 @@ export function listenAddress(raw: string, name: string): { host: string; port: 
 }
 
 /** What one account may store in knowledge bases, over all its bases. */
+/** A plan's policy ceiling (the fields of a key policy an operator may set for every key of the plan's accounts). */
+export interface PlanPolicy {
+  allowed_functions?: string[];
+  allowed_models?: string[];
+  rate_limit_per_minute?: number;
+  monthly_credit_limit?: number;
+}
+
 export interface KnowledgeQuota {
-  /** UTF-8 bytes of the documents' content, title and metadata */
+  /** UTF-8 bytes of the documents' content, title and metadata, and of the FAQ collections' questions and answers */
   bytes: number;
   documents: number;
   bases: number;
+  faqCollections: number;
+  chatbots: number;
 }
 
 /** Defaults (2026-11-26): the free plan small, every other plan generous. */
 export const DEFAULT_KNOWLEDGE_QUOTA: { free: KnowledgeQuota; other: KnowledgeQuota } = {
-  free: { bytes: 25_000_000, documents: 1_000, bases: 10 },
-  other: { bytes: 1_000_000_000, documents: 100_000, bases: 100 },
+  free: { bytes: 25_000_000, documents: 1_000, bases: 10, faqCollections: 10, chatbots: 10 },
+  other: { bytes: 1_000_000_000, documents: 100_000, bases: 100, faqCollections: 100, chatbots: 100 },
 };
 
 export function knowledgeQuotaFor(config: Pick<Config, "knowledgeQuotas">, plan: string): KnowledgeQuota {
@@ -676,6 +704,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
 
   const plans: Record<string, Record<string, number>> = {};
   const maxKeys: Record<string, number> = {};
+  const planPolicies: Record<string, PlanPolicy> = {};
   const knowledgeQuotas: Record<string, Partial<KnowledgeQuota>> = {};
   const guardrails: Record<string, GuardrailSettings> = {};
   for (const [plan, def] of Object.entries(file.plans ?? {})) {
@@ -685,8 +714,11 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     if (def.knowledge_bytes !== undefined) quota.bytes = def.knowledge_bytes;
     if (def.knowledge_documents !== undefined) quota.documents = def.knowledge_documents;
     if (def.knowledge_bases !== undefined) quota.bases = def.knowledge_bases;
+    if (def.knowledge_faq_collections !== undefined) quota.faqCollections = def.knowledge_faq_collections;
+    if (def.knowledge_chatbots !== undefined) quota.chatbots = def.knowledge_chatbots;
     knowledgeQuotas[plan] = quota;
     if (def.guardrails) guardrails[plan] = parseGuardrails(`plans.${plan}.guardrails`, def.guardrails);
+    if (def.policy) planPolicies[plan] = def.policy;
   }
 
   return {
@@ -715,6 +747,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     maxKeys,
     knowledgeQuotas,
     guardrails,
+    planPolicies,
     cache: {
       enabled: file.cache?.enabled ?? true,
       ttlSeconds: file.cache?.ttl_seconds ?? 3600,
@@ -748,7 +781,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     },
     dashboard: {
       signup: file.dashboard?.signup ?? false,
-      signupCredits: file.dashboard?.signup_credits ?? welcomeCredits,
+      signupCredits: file.dashboard?.signup_credits ?? 0,
+      ipv6PrefixBits: file.dashboard?.ipv6_prefix ?? 64,
       trustedProxies: env.TEXTAI_TRUSTED_PROXIES
         ? env.TEXTAI_TRUSTED_PROXIES.split(",")
             .map((s) => s.trim())

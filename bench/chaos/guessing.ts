@@ -2,9 +2,9 @@
  * Guessing from many addresses (docs/security.md): one gateway process, and strangers on 127.0.x.y
  * loopback source addresses (real client addresses, no proxy header) guessing the admin token at the
  * operator sign-in and the admin API, and an account holder's password. Neither the operator nor the
- * holder is locked out (the right secret from an address that has not failed gets in), every
- * guessing address is stopped at its own limit, and 300 wrong bearer tokens from one address are
- * answered 429 after the fifth. No 5xx, nothing hangs; bounded to about 30 seconds.
+ * holder is locked out (the right password from an address that has not failed gets in; the right
+ * admin token from any address), every guessing address is stopped at its own limit, and 60 wrong
+ * bearer tokens from one address are answered 429 after the fifth, each slowed. No 5xx, nothing hangs; bounded to about 30 seconds.
  */
 import { requestFrom } from "../../test/helpers/raw-http";
 import { spawnGateway } from "../../test/helpers/spawned";
@@ -59,12 +59,12 @@ export async function run() {
     // the operator, from an address that has not guessed, at both doors
     const operatorApi = await admin(address(3, 0), ADMIN);
     const operatorConsole = await operatorSignIn(address(3, 1), ADMIN);
-    // a guesser that brings the right token is refused like its guesses (it learns nothing)
+    // a guesser (or a scraper behind its NAT) that brings the right token is let in: only wrong ones are refused
     const guesserWithToken = await admin(address(2, 0), ADMIN);
 
-    // 2. one address, 300 wrong bearer tokens in a row
+    // 2. one address, 60 wrong bearer tokens in a row (each answer waits WRONG_ADMIN_TOKEN_DELAY_MS)
     const burst: number[] = [];
-    for (let k = 0; k < 300 && Date.now() < deadline; k++) burst.push(await admin(address(4, 0), `burst-${k}`));
+    for (let k = 0; k < 60 && Date.now() < deadline; k++) burst.push(await admin(address(4, 0), `burst-${k}`));
     const burst403 = burst.filter((s) => s === 403).length;
     const burst429 = burst.filter((s) => s === 429).length;
 
@@ -77,19 +77,19 @@ export async function run() {
     const ok =
       operatorApi === 200 &&
       operatorConsole === 303 &&
-      guesserWithToken === 429 &&
+      guesserWithToken === 200 &&
       everyGuesserStopped &&
       guessesLetThrough <= GUESSERS * 5 &&
       burst403 <= 5 &&
       burst429 === burst.length - burst403 &&
-      burst.length === 300 &&
+      burst.length === 60 &&
       pw.every((s) => s === 401) &&
       holder === 303 &&
       guesserRetry === 429 &&
       fives === 0;
     return {
       name: "guessing",
-      line: `${GUESSERS} addresses x 6 admin-token guesses: ${guessesLetThrough} answered 401/403, every address stopped (429) ${everyGuesserStopped}; operator from a fresh address: API ${operatorApi}, console ${operatorConsole}; a guesser with the right token ${guesserWithToken}; 300 wrong bearer tokens from one address: ${burst403} x 403, ${burst429} x 429; ${PASSWORD_GUESSERS} addresses at one password: holder signs in ${holder}, a guesser retrying ${guesserRetry}; 5xx or no answer ${fives}`,
+      line: `${GUESSERS} addresses x 6 admin-token guesses: ${guessesLetThrough} answered 401/403, every address stopped (429) ${everyGuesserStopped}; operator from a fresh address: API ${operatorApi}, console ${operatorConsole}; a guesser with the right token ${guesserWithToken}; 60 wrong bearer tokens from one address: ${burst403} x 403, ${burst429} x 429; ${PASSWORD_GUESSERS} addresses at one password: holder signs in ${holder}, a guesser retrying ${guesserRetry}; 5xx or no answer ${fives}`,
       ok,
     };
   } finally {

@@ -266,6 +266,47 @@ export function checkModel(p: KeyPolicy | undefined, model: string, param: strin
   });
 }
 
+/**
+ * A key's policy under its plan's ceiling (`plans.NAME.policy`, set by the operator): the policy a
+ * call runs under, so a key (or the playground, which has none) can only narrow the ceiling.
+ * Functions: those both allow. Models: the key's patterns the ceiling contains, and the ceiling's
+ * patterns the key's contain (a pattern contains another when it matches it taken literally, as in
+ * widenedField), so a call must pass both lists; none left refuses every model. Rate limit and
+ * monthly credits: the lower. The key's other fields (expiry, guardrails) stay as they are.
+ */
+export function underCeiling(ceiling: CeilingPolicy | undefined, p: KeyPolicy | undefined): KeyPolicy | undefined {
+  if (!ceiling) return p;
+  const out: KeyPolicy = { ...p };
+  const c = ceiling;
+  if (c.allowed_functions)
+    out.allowed_functions = p?.allowed_functions
+      ? p.allowed_functions.filter((f) => c.allowed_functions!.includes(f))
+      : [...c.allowed_functions];
+  if (c.allowed_models) {
+    const key = p?.allowed_models;
+    out.allowed_models = key
+      ? [
+          ...new Set([
+            ...key.filter((m) => c.allowed_models!.some((cm) => modelPatternMatches(cm, m))),
+            ...c.allowed_models.filter((cm) => key.some((m) => modelPatternMatches(m, cm))),
+          ]),
+        ]
+      : [...c.allowed_models];
+  }
+  const lower = (a: number | undefined, b: number | undefined) => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
+  const rpm = lower(c.rate_limit_per_minute, p?.rate_limit_per_minute);
+  if (rpm !== undefined) out.rate_limit_per_minute = rpm;
+  const monthly = lower(c.monthly_credit_limit, p?.monthly_credit_limit);
+  if (monthly !== undefined) out.monthly_credit_limit = monthly;
+  return out;
+}
+
+/** The fields of a policy a plan's ceiling may set (config's PlanPolicy). */
+export type CeilingPolicy = Pick<
+  KeyPolicy,
+  "allowed_functions" | "allowed_models" | "rate_limit_per_minute" | "monthly_credit_limit"
+>;
+
 /** The models a policy lets a route pick (undefined: any). */
 export function modelFilter(p: KeyPolicy | undefined): ((model: string) => boolean) | undefined {
   const allowed = p?.allowed_models;

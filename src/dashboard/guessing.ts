@@ -133,19 +133,26 @@ export class SignInLimiter implements SignInAttempts {
 /** The target under which guesses at the admin token are counted, from the API and the console alike. */
 export const ADMIN_TARGET = "operator";
 
+/** How long every wrong admin token waits before its answer (a 403, a 401 form or a 429): guessing is slowed, never the right token. */
+export const WRONG_ADMIN_TOKEN_DELAY_MS = 250;
+
 /**
- * The admin token's check, written once for the admin API and the operator sign-in. The token is
- * compared first (in constant time, so a wrong one costs no more than a right one): a wrong one is
- * counted as a guess; the right one counts nothing, so busy automation never trips the limit, but
- * it is refused too while the client is (a refused client learns nothing from its guesses).
+ * The admin token's check, written once for the admin API, /metrics and the operator sign-in. The
+ * token is compared first (in constant time, so a wrong one costs no more than a right one). The
+ * right one is let through always: it counts nothing and is never refused, so a scraper or an
+ * operator behind the same NAT or proxy as a guesser keeps working (a 32-character random token
+ * cannot be guessed in any number of tries the limits allow anyway). A wrong one is counted as a
+ * guess, throttled (429 past the limits) and slowed: its answer waits `WRONG_ADMIN_TOKEN_DELAY_MS`.
  */
 export async function guessAdminToken(
   limiter: SignInAttempts,
   right: boolean,
   client: string,
 ): Promise<GuessVerdict & { right: boolean }> {
-  const v = right ? await limiter.check(ADMIN_TARGET, client) : await limiter.attempt(ADMIN_TARGET, client);
-  return { ...v, right: right && v.allowed };
+  if (right) return { ...ALLOWED, right: true };
+  const v = await limiter.attempt(ADMIN_TARGET, client);
+  await Bun.sleep(WRONG_ADMIN_TOKEN_DELAY_MS);
+  return { ...v, right: false };
 }
 
 /** Retry-After, in whole seconds, for a refused guess. */

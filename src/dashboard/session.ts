@@ -28,7 +28,11 @@ export function dashboardCtx(deps: SessionDeps, context: RouteContext): Ctx {
   const state = stateOf(context);
   state.fn = "dashboard";
   const peer = server?.requestIP(request)?.address ?? null;
-  return { request, state, ...requestOrigin(request, peer, deps.config.dashboard.trustedProxies) };
+  return {
+    request,
+    state,
+    ...requestOrigin(request, peer, deps.config.dashboard.trustedProxies, deps.config.dashboard.ipv6PrefixBits),
+  };
 }
 
 /** A state-changing request from another origin (a form posted by another site): 403. */

@@ -14,6 +14,11 @@ export interface LocalContext {
    * as the request's guardrails let it go (docs/guardrails.md); absent: nothing is guarded.
    */
   outbound?: (text: string) => string;
+  /**
+   * The caller's key policy (allowed_models): every provider call the implementation makes itself
+   * (a query to embed) runs under it (knowledge/embeddings.ts embedderFor); absent: any model.
+   */
+  allowModel?: (model: string) => boolean;
 }
 
 /**

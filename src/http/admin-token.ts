@@ -7,8 +7,8 @@ import { GatewayError } from "../errors";
 
 /**
  * The admin token a request presents (`Authorization: Bearer …`), judged as a guess: a wrong one
- * counts against the client's address like a wrong operator sign-in (docs/security.md), and past
- * the limit even the right one is refused from that address (429 with Retry-After). "none" when
+ * counts against the client's address like a wrong operator sign-in (docs/security.md), is slowed,
+ * and past the limit is refused (429 with Retry-After); the right one is never refused. "none" when
  * no token is presented or none is configured: no guess, nothing counted.
  */
 export async function adminTokenOf(
@@ -21,7 +21,7 @@ export async function adminTokenOf(
   const presented = (request.headers.get("authorization") ?? "").replace(/^bearer\s+/i, "");
   if (!presented) return "none";
   const peer = server?.requestIP(request)?.address ?? null;
-  const { client } = requestOrigin(request, peer, dashboard.trustedProxies);
+  const { client } = requestOrigin(request, peer, dashboard.trustedProxies, dashboard.ipv6PrefixBits);
   const v = await guessAdminToken(deps.signIns, safeEqual(presented, adminToken), client);
   if (!v.allowed)
     throw new GatewayError("rate_limited", "too many wrong admin tokens from this address; try again later", {

@@ -1,6 +1,6 @@
 import { authenticate } from "../auth/authenticate";
 import type { AuthInfo, KeyStore } from "../auth/interface";
-import { checkFunction } from "../auth/policy";
+import { checkFunction, underCeiling } from "../auth/policy";
 import type { Config } from "../config";
 import { GatewayError } from "../errors";
 import type { RateClass, RateDecision, RateLimiter } from "../ratelimit/interface";
@@ -9,7 +9,7 @@ import { readJson } from "./body";
 import { brokenPath, decodablePath, pathOf } from "./path";
 import { mark, type RequestState } from "./state";
 
-export type EdgeDeps = { keys: KeyStore; limiter: RateLimiter; config: Pick<Config, "limits"> };
+export type EdgeDeps = { keys: KeyStore; limiter: RateLimiter; config: Pick<Config, "limits" | "planPolicies"> };
 
 export interface Edge {
   auth: AuthInfo;
@@ -40,7 +40,11 @@ export async function requestEdge(
   t = mark(state, "body", t);
   // a dashboard session is its own credential: a key in the body is dropped all the same
   if (opts.auth) delete body.api_key;
-  const auth = opts.auth ?? (await authenticate(deps.keys, request.headers, body));
+  const caller = opts.auth ?? (await authenticate(deps.keys, request.headers, body));
+  // the plan's ceiling (the operator's), which the key's own policy only narrows: every check
+  // below and every provider call the route makes for the caller runs under it
+  const ceiling = deps.config.planPolicies[caller.plan];
+  const auth = ceiling ? { ...caller, policy: underCeiling(ceiling, caller.policy) } : caller;
   state.auth = auth;
   t = mark(state, "auth", t);
   // the credential first (401 wins, as on every route), then the path its parameters come from

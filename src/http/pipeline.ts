@@ -155,6 +155,7 @@ export class FunctionPipeline {
         signal: request.signal,
         secret: (name) => this.deps.secrets.get(name),
         outbound: guard ? (text) => guard.outbound(text) : undefined,
+        allowModel: modelFilter(auth.policy),
       });
     mark(state, "validate", t);
 

@@ -28,14 +28,21 @@ import { mapInSlices } from "./slices";
 
 const iso = (ms: unknown) => new Date(Number(ms)).toISOString();
 
-const USAGE = `SELECT (SELECT count(*)::int FROM knowledge_bases WHERE account_id = $1) AS bases,
-  count(d.kb_id)::int AS documents, coalesce(sum(d.bytes), 0)::bigint AS bytes
+/** What the account stores (its quota's figures), one query: documents, FAQ collections (their questions' and answers' UTF-8 bytes), chatbots. */
+export const USAGE = `SELECT (SELECT count(*)::int FROM knowledge_bases WHERE account_id = $1) AS bases,
+  count(d.kb_id)::int AS documents, coalesce(sum(d.bytes), 0)::bigint AS bytes,
+  (SELECT count(*)::int FROM faq_collections WHERE account_id = $1) AS faqs,
+  (SELECT coalesce(sum(octet_length(e.question) + octet_length(e.answer)), 0)::bigint FROM faq_entries e
+    WHERE e.collection_id IN (SELECT id FROM faq_collections WHERE account_id = $1)) AS faq_bytes,
+  (SELECT count(*)::int FROM chatbots WHERE account_id = $1) AS chatbots
   FROM kb_documents d WHERE d.kb_id IN (SELECT id FROM knowledge_bases WHERE account_id = $1)`;
 
-const usageOf = (r: { bases?: unknown; documents?: unknown; bytes?: unknown } | undefined): KnowledgeUsage => ({
+export const usageOf = (r: Record<string, unknown> | undefined): KnowledgeUsage => ({
   bases: Number(r?.bases ?? 0),
   documents: Number(r?.documents ?? 0),
-  bytes: Number(r?.bytes ?? 0),
+  bytes: Number(r?.bytes ?? 0) + Number(r?.faq_bytes ?? 0),
+  faqCollections: Number(r?.faqs ?? 0),
+  chatbots: Number(r?.chatbots ?? 0),
 });
 
 type KbRow = {

@@ -105,15 +105,7 @@ export class SqliteKnowledgeBases implements KnowledgeBases {
   }
 
   usage(accountId: string): KnowledgeUsage {
-    // kb_documents_bytes_idx covers both sums: the documents themselves are never read
-    const r = this.storage.sqlite
-      .query<{ bases: number; documents: number; bytes: number }, [string, string]>(
-        `SELECT (SELECT count(*) FROM knowledge_bases WHERE account_id = ?) AS bases, count(d.kb_id) AS documents,
-          coalesce(sum(d.bytes), 0) AS bytes
-          FROM kb_documents d WHERE d.kb_id IN (SELECT id FROM knowledge_bases WHERE account_id = ?)`,
-      )
-      .get(accountId, accountId);
-    return { bases: r?.bases ?? 0, documents: r?.documents ?? 0, bytes: r?.bytes ?? 0 };
+    return sqliteKnowledgeUsage(this.storage, accountId);
   }
 
   /**
@@ -282,4 +274,30 @@ export class SqliteKnowledgeBases implements KnowledgeBases {
       created_at: iso(r.createdAt),
     };
   }
+}
+
+/**
+ * What the account stores (its quota's figures), one query. kb_documents_bytes_idx covers the
+ * documents' sums (the documents themselves are never read); the FAQs' bytes are their questions'
+ * and answers' UTF-8 lengths.
+ */
+export function sqliteKnowledgeUsage(storage: Storage, accountId: string): KnowledgeUsage {
+  const r = storage.sqlite
+    .query<{ bases: number; documents: number; bytes: number; faqs: number; faq_bytes: number; chatbots: number }, [string]>(
+      `SELECT (SELECT count(*) FROM knowledge_bases WHERE account_id = ?1) AS bases, count(d.kb_id) AS documents,
+        coalesce(sum(d.bytes), 0) AS bytes,
+        (SELECT count(*) FROM faq_collections WHERE account_id = ?1) AS faqs,
+        (SELECT coalesce(sum(length(CAST(e.question AS BLOB)) + length(CAST(e.answer AS BLOB))), 0) FROM faq_entries e
+          WHERE e.collection_id IN (SELECT id FROM faq_collections WHERE account_id = ?1)) AS faq_bytes,
+        (SELECT count(*) FROM chatbots WHERE account_id = ?1) AS chatbots
+        FROM kb_documents d WHERE d.kb_id IN (SELECT id FROM knowledge_bases WHERE account_id = ?1)`,
+    )
+    .get(accountId);
+  return {
+    bases: r?.bases ?? 0,
+    documents: r?.documents ?? 0,
+    bytes: (r?.bytes ?? 0) + (r?.faq_bytes ?? 0),
+    faqCollections: r?.faqs ?? 0,
+    chatbots: r?.chatbots ?? 0,
+  };
 }

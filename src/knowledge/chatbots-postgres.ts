@@ -1,10 +1,14 @@
 /** Chatbots in PostgreSQL, scoped to one account; their knowledge bases must belong to the same account (chatbots-sqlite.ts). */
+
+import type { KnowledgeQuota } from "../config";
 import { GatewayError, notFound } from "../errors";
 import { newId } from "../ids";
 import { type PgStorage, pgCall } from "../storage/postgres";
+import { USAGE, usageOf } from "./bases-postgres";
 import type { ChatbotMode, Chatbots, ChatbotView, Page, Paged } from "./interface";
 import { paged } from "./interface";
-import { withinLimit } from "./limits-postgres";
+import { lockAccount } from "./limits-postgres";
+import { checkChatbotsQuota } from "./quota";
 import { LIMITS } from "./schemas";
 
 const iso = (ms: unknown) => new Date(Number(ms)).toISOString();
@@ -21,7 +25,11 @@ const botView = (r: BotRow): ChatbotView => ({
 export class PostgresChatbots implements Chatbots {
   constructor(private readonly pg: PgStorage) {}
 
-  create(accountId: string, input: { name: string; mode: ChatbotMode; knowledge_base_ids?: string[] }): Promise<ChatbotView> {
+  create(
+    accountId: string,
+    input: { name: string; mode: ChatbotMode; knowledge_base_ids?: string[] },
+    quota: Pick<KnowledgeQuota, "chatbots"> = { chatbots: LIMITS.chatbotsPerAccount },
+  ): Promise<ChatbotView> {
     const kbIds = input.knowledge_base_ids ?? [];
     return pgCall(this.pg, async () => {
       const id = newId("bot");
@@ -38,7 +46,8 @@ export class PostgresChatbots implements Chatbots {
             param: `knowledge_base_ids[${missing}]`,
           });
         }
-        await withinLimit(tx, accountId, "chatbots", LIMITS.chatbotsPerAccount, "chatbots");
+        await lockAccount(tx, accountId);
+        checkChatbotsQuota(usageOf((await tx.unsafe(USAGE, [accountId]))[0]), quota);
         await tx`
           INSERT INTO chatbots (id, account_id, name, mode, knowledge_base_ids)
           VALUES (${id}, ${accountId}, ${input.name}, ${input.mode}, ${JSON.stringify(kbIds)}::text::jsonb)`;

@@ -1,10 +1,13 @@
 /** Chatbots, scoped to one account; their knowledge bases must belong to the same account. */
 import { and, count, desc, eq } from "drizzle-orm";
-import { GatewayError, invalidRequest, notFound } from "../errors";
+import type { KnowledgeQuota } from "../config";
+import { GatewayError, notFound } from "../errors";
 import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { type ChatbotRow, chatbots, knowledgeBases } from "../storage/schema-kb";
+import { sqliteKnowledgeUsage } from "./bases-sqlite";
 import { type ChatbotMode, type Chatbots, type ChatbotView, type Page, type Paged, paged } from "./interface";
+import { checkChatbotsQuota } from "./quota";
 import { LIMITS } from "./schemas";
 
 /** Chatbots in SQLite. */
@@ -15,7 +18,11 @@ export class SqliteChatbots implements Chatbots {
     return this.storage.db;
   }
 
-  create(accountId: string, input: { name: string; mode: ChatbotMode; knowledge_base_ids?: string[] }): ChatbotView {
+  create(
+    accountId: string,
+    input: { name: string; mode: ChatbotMode; knowledge_base_ids?: string[] },
+    quota: Pick<KnowledgeQuota, "chatbots"> = { chatbots: LIMITS.chatbotsPerAccount },
+  ): ChatbotView {
     const kbIds = input.knowledge_base_ids ?? [];
     kbIds.forEach((kbId, i) => {
       const mine = this.db
@@ -26,9 +33,7 @@ export class SqliteChatbots implements Chatbots {
       // Same answer for another account's id and a missing one: ids of others must not be probeable.
       if (!mine) throw new GatewayError("not_found", `knowledge base ${kbId} not found`, { param: `knowledge_base_ids[${i}]` });
     });
-    const owned = this.db.select({ n: count() }).from(chatbots).where(eq(chatbots.accountId, accountId)).get()?.n ?? 0;
-    if (owned >= LIMITS.chatbotsPerAccount)
-      throw invalidRequest(`an account can hold at most ${LIMITS.chatbotsPerAccount} chatbots; delete one first`, "name");
+    checkChatbotsQuota(sqliteKnowledgeUsage(this.storage, accountId), quota);
     const id = newId("bot");
     this.db
       .insert(chatbots)

@@ -11,6 +11,8 @@ import type { KnowledgeIndex } from "./interface";
 export interface Embedder {
   /** provider name, for logs */
   name: string;
+  /** the model it embeds with, which a key's allowed_models must allow (embedderFor) */
+  model: string;
   embed(texts: string[], signal?: AbortSignal): Promise<number[][]>;
 }
 
@@ -21,9 +23,20 @@ const BATCH = 64;
 export function pickEmbedder(providers: ReadonlyMap<string, Provider>): Embedder | null {
   for (const p of providers.values()) {
     const embed = p.embed?.bind(p);
-    if (embed) return { name: p.name, embed };
+    if (embed) return { name: p.name, model: p.modelFor("embeddings"), embed };
   }
   return null;
+}
+
+/**
+ * The embedder a call may use under its key's policy (`allowModel`, from allowed_models): the
+ * embedder when the policy allows its model (as `model` or `provider/model`), else null, and the
+ * call then indexes or searches by keywords alone, calling and charging no embedding. Every
+ * embedding the gateway makes for a caller (uploads, searches, chatbots) goes through this.
+ */
+export function embedderFor(embedder: Embedder | null, allowModel?: (model: string) => boolean): Embedder | null {
+  if (!embedder || !allowModel) return embedder;
+  return allowModel(embedder.model) || allowModel(`${embedder.name}/${embedder.model}`) ? embedder : null;
 }
 
 function unit(v: number[]): Float32Array {

@@ -1,10 +1,14 @@
 /** FAQ collections in PostgreSQL, scoped to one account (another account's id is a 404), as faqs-sqlite.ts. */
+
+import type { KnowledgeQuota } from "../config";
 import { notFound } from "../errors";
 import { newId } from "../ids";
 import { type PgStorage, pgCall } from "../storage/postgres";
+import { USAGE, usageOf } from "./bases-postgres";
 import type { FaqCollections, FaqCollectionView, Page, Paged } from "./interface";
 import { paged } from "./interface";
-import { withinLimit } from "./limits-postgres";
+import { lockAccount } from "./limits-postgres";
+import { checkFaqQuota, faqBytes } from "./quota";
 import { LIMITS } from "./schemas";
 
 const iso = (ms: unknown) => new Date(Number(ms)).toISOString();
@@ -20,11 +24,20 @@ const faqView = (r: FaqRow, n: number): FaqCollectionView => ({
 export class PostgresFaqCollections implements FaqCollections {
   constructor(private readonly pg: PgStorage) {}
 
-  create(accountId: string, input: { name: string; faqs: { question: string; answer: string }[] }): Promise<FaqCollectionView> {
+  create(
+    accountId: string,
+    input: { name: string; faqs: { question: string; answer: string }[] },
+    quota: Pick<KnowledgeQuota, "faqCollections" | "bytes"> = {
+      faqCollections: LIMITS.faqCollectionsPerAccount,
+      bytes: Infinity,
+    },
+  ): Promise<FaqCollectionView> {
     return pgCall(this.pg, async () => {
       const id = newId("faq");
       await this.pg.sql.begin(async (tx) => {
-        await withinLimit(tx, accountId, "faq_collections", LIMITS.faqCollectionsPerAccount, "FAQ collections");
+        // under the account's knowledge lock: nodes racing for the last place pass it once
+        await lockAccount(tx, accountId);
+        checkFaqQuota(usageOf((await tx.unsafe(USAGE, [accountId]))[0]), faqBytes(input.faqs), quota);
         await tx`INSERT INTO faq_collections (id, account_id, name) VALUES (${id}, ${accountId}, ${input.name})`;
         await tx`
           INSERT INTO faq_entries (collection_id, ord, question, answer)

@@ -1,6 +1,7 @@
 /** FAQ collections in SQLite, scoped to one account (another account's id is a 404). Collections are immutable once created. */
 import { and, asc, count, desc, eq, sql } from "drizzle-orm";
-import { invalidRequest, notFound } from "../errors";
+import type { KnowledgeQuota } from "../config";
+import { notFound } from "../errors";
 import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { publicIdSql } from "../storage/schema";
@@ -8,8 +9,10 @@ import { type FaqCollectionRow, faqCollections, faqEntries } from "../storage/sc
 
 const FAQ_PUBLIC_ID = publicIdSql("faqe");
 
+import { sqliteKnowledgeUsage } from "./bases-sqlite";
 import type { Faq } from "./faq-match";
 import { type FaqCollections, type FaqCollectionView, type Page, type Paged, paged } from "./interface";
+import { checkFaqQuota, faqBytes } from "./quota";
 import { LIMITS } from "./schemas";
 
 /** FAQ collections in SQLite. */
@@ -20,17 +23,18 @@ export class SqliteFaqCollections implements FaqCollections {
     return this.storage.db;
   }
 
-  create(accountId: string, input: { name: string; faqs: { question: string; answer: string }[] }): FaqCollectionView {
-    const owned =
-      this.db.select({ n: count() }).from(faqCollections).where(eq(faqCollections.accountId, accountId)).get()?.n ?? 0;
-    if (owned >= LIMITS.faqCollectionsPerAccount) {
-      throw invalidRequest(
-        `an account can hold at most ${LIMITS.faqCollectionsPerAccount} FAQ collections; delete one first`,
-        "name",
-      );
-    }
+  create(
+    accountId: string,
+    input: { name: string; faqs: { question: string; answer: string }[] },
+    quota: Pick<KnowledgeQuota, "faqCollections" | "bytes"> = {
+      faqCollections: LIMITS.faqCollectionsPerAccount,
+      bytes: Infinity,
+    },
+  ): FaqCollectionView {
     const id = newId("faq");
     this.storage.sqlite.transaction(() => {
+      // the quota, checked in the transaction that writes
+      checkFaqQuota(sqliteKnowledgeUsage(this.storage, accountId), faqBytes(input.faqs), quota);
       this.db.insert(faqCollections).values({ id, accountId, name: input.name }).run();
       input.faqs.forEach((f, ord) => {
         this.db

@@ -16,7 +16,7 @@ import {
   Passage,
   retrievalQuery,
 } from "./chatbot-answer";
-import { type Embedder, type VectorCache, vectorHits } from "./embeddings";
+import { type Embedder, embedderFor, type VectorCache, vectorHits } from "./embeddings";
 import { DEFAULT_MIN_CONFIDENCE, DEFAULT_TOP_N, FaqMatcher } from "./faq-match";
 import { searchInline } from "./inline";
 import type { KnowledgeIndex } from "./interface";
@@ -81,7 +81,7 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     local: async (req, ctx) => {
       const base = await s.index.bases.row(ctx.accountId, req.id);
       const query = ctx.outbound ? ctx.outbound(req.query) : req.query;
-      const hits = await vectorHits(s.index, s.embedder, s.vectors, [base], query, ctx.signal);
+      const hits = await vectorHits(s.index, embedderFor(s.embedder, ctx.allowModel), s.vectors, [base], query, ctx.signal);
       return {
         results: await s.index.search(
           { kbIds: [req.id], query: req.query, topK: req.top_k ?? 5, filter: req.filter_metadata, minScore: req.min_score },
@@ -282,7 +282,7 @@ export function knowledgeFunctions(s: KnowledgeServices) {
       const query = retrievalQuery(req);
       const vectors = await vectorHits(
         s.index,
-        s.embedder,
+        embedderFor(s.embedder, ctx.allowModel),
         s.vectors,
         bases,
         ctx.outbound ? ctx.outbound(query) : query,

@@ -87,11 +87,14 @@ export interface PreparedDocument {
   vectors?: Float32Array[];
 }
 
-/** What an account holds in its knowledge bases, counted over all of them. */
+/** What an account stores, counted over all its knowledge bases, FAQ collections and chatbots (docs/quotas.md). */
 export interface KnowledgeUsage {
   bases: number;
   documents: number;
+  /** UTF-8 bytes of its documents (content, title, metadata) and of its FAQ collections' questions and answers */
   bytes: number;
+  faqCollections: number;
+  chatbots: number;
 }
 
 export interface SearchOptions {
@@ -152,9 +155,14 @@ export interface KnowledgeBases {
 
 /** FAQ collections: immutable once created. */
 export interface FaqCollections {
+  /**
+   * 403 forbidden past the account's plan quota (its FAQ collections, or the bytes it stores with
+   * this collection's questions and answers), checked in the transaction that writes.
+   */
   create(
     accountId: string,
     input: { name: string; faqs: { question: string; answer: string }[] },
+    quota?: Pick<KnowledgeQuota, "faqCollections" | "bytes">,
   ): MaybePromise<FaqCollectionView>;
   /** The collection's FAQs in their order (404 when not the account's). */
   faqs(accountId: string, id: string): MaybePromise<{ id: string; question: string; answer: string }[]>;
@@ -165,7 +173,12 @@ export interface FaqCollections {
 
 /** Chatbots; their knowledge bases must belong to the same account. */
 export interface Chatbots {
-  create(accountId: string, input: { name: string; mode: ChatbotMode; knowledge_base_ids?: string[] }): MaybePromise<ChatbotView>;
+  /** 403 forbidden past the account's plan quota of chatbots, checked in the transaction that writes. */
+  create(
+    accountId: string,
+    input: { name: string; mode: ChatbotMode; knowledge_base_ids?: string[] },
+    quota?: Pick<KnowledgeQuota, "chatbots">,
+  ): MaybePromise<ChatbotView>;
   get(accountId: string, id: string): MaybePromise<ChatbotView>;
   list(accountId: string, page: Page): MaybePromise<Paged<ChatbotView>>;
   delete(accountId: string, id: string): MaybePromise<void>;

@@ -45,6 +45,11 @@ export class CircuitBreaker {
     return this.failures;
   }
 
+  /** True once a call through it has succeeded (since start): the model is real and was served. */
+  get everSucceeded(): boolean {
+    return this.lastSuccessAt !== Number.NEGATIVE_INFINITY;
+  }
+
   /** True when a call may go ahead now; in half_open only the first caller gets true. */
   tryAcquire(): boolean {
     const state = this.state;

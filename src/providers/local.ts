@@ -76,20 +76,14 @@ const budgetExceeded = (def: RoutedFunction, err: CpuBudgetExceeded) =>
  * other requests' too: its answer is judged after (verdict null).
  */
 async function runLocal(
-  {
-    def,
-    accountId,
-    signal,
-    cpuBudgetMs,
-    outbound,
-  }: Pick<AttemptInput, "def" | "accountId" | "signal" | "cpuBudgetMs" | "outbound">,
+  { def, accountId, signal, cpuBudgetMs, outbound, allowModel }: AttemptInput,
   request: unknown,
 ): Promise<{ out: unknown; verdict: Verdict | null }> {
   const local = def.local as NonNullable<RoutedFunction["local"]>;
   let out: unknown = null;
   let verdict: Verdict | null = null;
   const answer = (): undefined | Promise<void> => {
-    const o = local(request, { accountId, signal, outbound });
+    const o = local(request, { accountId, signal, outbound, allowModel });
     if (o instanceof Promise)
       return o.then((v) => {
         out = v;

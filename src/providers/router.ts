@@ -58,9 +58,18 @@ export type { OutcomeHook } from "./fallback";
 
 export interface ProviderStatus {
   type: string;
-  /** the worst of its models' breakers */
+  /**
+   * The provider's health, not one model's (docs/providers.md, "Breakers"): the worst breaker of
+   * its vouched models, those it is configured with (default_model, models, embedding_model) and
+   * those that have answered a call since start. A model only clients name, that never answered,
+   * counts only while no vouched model has been tried: then the provider is open when every model
+   * tried is (the best of their states). So one tenant naming a junk model the upstream fails
+   * opens that model's breaker alone, and never the provider's alarm while its real models serve.
+   */
   state: BreakerState;
   consecutiveFailures: number;
+  /** how many of its models' breakers are open or half-open (vouched or not) */
+  modelsOpen: number;
   /** the models whose breaker is not closed or has failures counted */
   models?: Record<string, { state: BreakerState; consecutiveFailures: number }>;
 }
@@ -111,19 +120,31 @@ export class ProviderRouter {
     return allow ? targets.filter((t) => allow(targetModel(t, def.name))) : targets;
   }
 
-  /** Each provider's breakers: the worst state of its models, and the models that are not healthy. */
+  /** Each provider's health (ProviderStatus.state), and its models that are not healthy. */
   status(): Record<string, ProviderStatus> {
     const rank: Record<BreakerState, number> = { closed: 0, half_open: 1, open: 2 };
     const out: Record<string, ProviderStatus> = {};
     for (const [name, p] of this.providers) {
-      const s: ProviderStatus = { type: p.type, state: "closed", consecutiveFailures: 0 };
+      const s: ProviderStatus = { type: p.type, state: "closed", consecutiveFailures: 0, modelsOpen: 0 };
+      const configured = new Set(p.listModels?.() ?? []);
+      let vouched: BreakerState | null = null;
+      let unvouched: BreakerState | null = null;
+      let unvouchedFailures = 0;
       for (const [model, b] of this.breakers.of(name)) {
         const state = b.state;
-        if (rank[state] > rank[s.state]) s.state = state;
-        s.consecutiveFailures = Math.max(s.consecutiveFailures, b.consecutiveFailures);
+        if (state !== "closed") s.modelsOpen++;
+        if (configured.has(model) || b.everSucceeded) {
+          if (vouched === null || rank[state] > rank[vouched]) vouched = state;
+          s.consecutiveFailures = Math.max(s.consecutiveFailures, b.consecutiveFailures);
+        } else {
+          if (unvouched === null || rank[state] < rank[unvouched]) unvouched = state;
+          unvouchedFailures = Math.max(unvouchedFailures, b.consecutiveFailures);
+        }
         if (state !== "closed" || b.consecutiveFailures > 0)
           s.models = { ...s.models, [model]: { state, consecutiveFailures: b.consecutiveFailures } };
       }
+      s.state = vouched ?? unvouched ?? "closed";
+      if (vouched === null) s.consecutiveFailures = unvouchedFailures;
       out[name] = s;
     }
     return out;
@@ -165,6 +186,7 @@ export class ProviderRouter {
           cpuBudgetMs: this.config.limits.offlineCpuMs,
           headers,
           outbound: guardedOutbound(call),
+          allowModel: call.allowModel,
         }),
       answered: (r) => ({ model: r.model, usage: r.usage }),
       unexpected: "invalid_output",

@@ -125,6 +125,8 @@ export interface AttemptInput {
   headers?: Record<string, string>;
   /** the guardrails' redaction of a text an in-process engine itself sends out (an embedding query) */
   outbound?: (text: string) => string;
+  /** the caller's key policy: the models an in-process engine's own provider calls (embeddings) may use */
+  allowModel?: (model: string) => boolean;
 }
 
 export interface AttemptResult {
@@ -201,7 +203,15 @@ export interface RoutedFunction {
   prompt: (request: any) => ChatMessage[];
   check?: (request: any, result: any) => string[];
   postprocess?: (request: any, result: any) => any;
-  local?: (request: any, ctx: { accountId: string; signal?: AbortSignal; outbound?: (text: string) => string }) => unknown;
+  local?: (
+    request: any,
+    ctx: {
+      accountId: string;
+      signal?: AbortSignal;
+      outbound?: (text: string) => string;
+      allowModel?: (model: string) => boolean;
+    },
+  ) => unknown;
   /** a request the offline engine answers: run once, unbudgeted, before the function's first budgeted call */
   example?: { request: any };
   // biome-ignore-end lint/suspicious/noExplicitAny: each function declares its own request and result types

@@ -1,15 +1,43 @@
 import { COLUMNS, type RequestLogEntry } from "./interface";
 
 /**
- * One CSV cell (RFC 4180): quoted when it holds a comma, quote or line break. A cell that a
- * spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a leading apostrophe:
- * `model` and `path` come from what clients sent.
+ * What a spreadsheet runs as a formula when it starts a cell (OWASP's CSV injection list: =, +, -,
+ * @, tab, CR), with their fullwidth and small forms, which some spreadsheets fold to the ASCII ones.
+ */
+const FORMULA_TRIGGERS = new Set(["=", "+", "-", "@", "\t", "\r", "＝", "＋", "－", "＠", "﹦", "﹢", "﹣", "﹫", "−"]);
+/** Where a spreadsheet may split a cell into two (the separator it was told, or guessed): a new cell starts after each. */
+const SEPARATORS = new Set([",", ";", "|", "\t", "\r", "\n", "，", "；", "｜"]);
+/** Skipped at the start of a cell when looking for a trigger (a spreadsheet may trim or unquote them). */
+const LEADING = new Set([" ", '"', "'", "\u00a0", "\u3000"]);
+
+/**
+ * A text made safe to open in a spreadsheet: an apostrophe goes before every formula trigger that
+ * could start a cell, that is at the start of the text or after a separator the cell might be split
+ * on (`;=1` opened with `;` as the separator), spaces and quotes between them skipped. One linear
+ * pass, no regex.
+ */
+export function neutraliseFormula(s: string): string {
+  let out = "";
+  let cellStart = true;
+  for (const ch of s) {
+    if (cellStart && FORMULA_TRIGGERS.has(ch)) out += "'";
+    out += ch;
+    cellStart = SEPARATORS.has(ch) || (cellStart && LEADING.has(ch));
+  }
+  return out;
+}
+
+/**
+ * One CSV cell (RFC 4180), the one writer of every CSV the gateway exports: a text (or an object's
+ * JSON) is neutralised (`neutraliseFormula`: `model` and `path` come from what clients sent), then
+ * quoted when it holds a comma, semicolon, tab, quote or line break, so a spreadsheet splitting on
+ * any of them keeps it one cell. Numbers and booleans are the gateway's own and are written as they are.
  */
 export function csvCell(v: unknown): string {
   if (v === null || v === undefined) return "";
   let s = typeof v === "object" ? JSON.stringify(v) : String(v);
-  if (typeof v === "string" && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  if (typeof v === "string" || typeof v === "object") s = neutraliseFormula(s);
+  return /[",;\t\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 export const CSV_HEADER = `${COLUMNS.join(",")}\r\n`;

@@ -103,8 +103,10 @@ export async function migrate(sql: SQL, migrations = PG_MIGRATIONS): Promise<voi
  * True for errors that mean "the database cannot be reached now" (refused, closed, timed out,
  * shutting down), as opposed to an error in a query.
  */
-export function isPgUnavailable(err: unknown): boolean {
-  const e = err as { code?: string; errno?: string; message?: string } | null;
+export function isPgUnavailable(err: unknown, depth = 0): boolean {
+  const e = err as { code?: string; errno?: string; message?: string; cause?: unknown } | null;
+  // drizzle wraps the driver's error ("Failed query: ..."), the outage is its cause
+  if (e?.cause && depth < 3 && isPgUnavailable(e.cause, depth + 1)) return true;
   const code = String(e?.code ?? "");
   const errno = String(e?.errno ?? "");
   if (/CONNECTION|TIMEOUT|ECONN|EPIPE|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT/i.test(code)) return true;

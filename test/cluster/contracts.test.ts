@@ -305,9 +305,24 @@ for (const [name, enabled, make] of stores) {
       expect(hits.filter((t) => t.status === "fulfilled" && t.value !== null)).toHaveLength(7);
       for (const t of hits) if (t.status === "rejected") expect(t.reason).toMatchObject({ code: "key_budget_exceeded" });
       expect(await ledger.keySpent(keyB)).toBe(7);
-      // the account's balance paid for each charge once; the other key was never limited
+      // the account's balance paid for each charge once
       expect(await ledger.balance(id)).toBe(1000 - 4 - 7);
-      expect(await ledger.keySpent("key_x")).toBeGreaterThanOrEqual(0);
+      // a third key of the same account, with no limit, is not held to A's and B's: 12 holds and
+      // 12 cache-hit charges from both nodes, past their 7, all go through
+      const keyC = `key_c_${crypto.randomUUID()}`;
+      const free = await Promise.allSettled([
+        ...Array.from({ length: 12 }, (_, i) => Promise.resolve().then(() => nodeOf(i).reserve(id, 1))),
+        ...Array.from({ length: 12 }, (_, i) =>
+          Promise.resolve().then(() => nodeOf(i).charge(id, 1, { ...details(`req_c${i}`), keyId: keyC })),
+        ),
+      ]);
+      expect(free.map((t) => (t.status === "fulfilled" && t.value !== null ? "ok" : "refused"))).toEqual(Array(24).fill("ok"));
+      const freeHolds = free
+        .slice(0, 12)
+        .flatMap((t, i) => (t.status === "fulfilled" && t.value ? [{ r: t.value, node: nodeOf(i) }] : []));
+      await Promise.all(freeHolds.map(({ r, node }, i) => node.settle(r, { ...details(`req_cs${i}`), keyId: keyC })));
+      expect(await ledger.keySpent(keyC)).toBe(24);
+      expect(await ledger.balance(id)).toBe(1000 - 4 - 7 - 24);
     });
 
     test("a call priced on its usage: charged what it used, never more than it held, its tokens in the rollups", async () => {

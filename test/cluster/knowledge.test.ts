@@ -101,7 +101,7 @@ async function failure(run: () => unknown): Promise<GatewayError> {
 }
 
 /** Hashed character trigrams (the mock provider's embeddings): deterministic, no network. */
-const hashed: Embedder = { name: "hashed", embed: async (texts) => texts.map((t) => hashEmbedding(t)) };
+const hashed: Embedder = { name: "hashed", model: "hashed-trigrams", embed: async (texts) => texts.map((t) => hashEmbedding(t)) };
 
 for (const [name, enabled, make] of backends) {
   describe.skipIf(!enabled)(`KnowledgeIndex contract: ${name}`, () => {
@@ -159,7 +159,7 @@ for (const [name, enabled, make] of backends) {
         quota,
       );
       // "one" (3 + 2 for {}), "Two"/"two" (3 + 3 + 9 for {"k":"v"})
-      expect(await node2.bases.usage(me)).toEqual({ bases: 2, documents: 2, bytes: 20 });
+      expect(await node2.bases.usage(me)).toEqual({ bases: 2, documents: 2, bytes: 20, faqCollections: 0, chatbots: 0 });
       const tooBig = await failure(() => node2.bases.addDocuments(me, b.id, prepareDocuments(["x".repeat(979)]), quota));
       expect(tooBig).toMatchObject({ code: "forbidden", param: "documents" });
       expect(tooBig.message).toContain("knowledge_bytes quota");

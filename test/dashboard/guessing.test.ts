@@ -2,7 +2,7 @@
 // admin token are counted per client address and per target, from real loopback source addresses
 // (127.0.0.x), so strangers cannot lock anyone out and the admin API is throttled like the console.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { SIGN_IN_LIMITS, SignInLimiter } from "../../src/dashboard/guessing";
+import { SIGN_IN_LIMITS, SignInLimiter, WRONG_ADMIN_TOKEN_DELAY_MS } from "../../src/dashboard/guessing";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { type RawResponse, requestFrom } from "../helpers/raw-http";
 
@@ -109,27 +109,62 @@ describe("the admin API counts wrong tokens per client address, like the operato
   });
   afterEach(() => own.close());
 
-  test("wrong bearer tokens: 403 five times, then 429 with Retry-After, the right token included; other addresses unaffected", async () => {
+  test("wrong bearer tokens: 403 five times, then 429 with Retry-After; other addresses unaffected", async () => {
     const guesser = freshAddress();
     const statuses: number[] = [];
-    for (let i = 0; i < 30; i++) statuses.push((await adminCall(guesser, `wrong-admin-token-${i}`, own))?.status ?? 0);
+    for (let i = 0; i < 12; i++) statuses.push((await adminCall(guesser, `wrong-admin-token-${i}`, own))?.status ?? 0);
     expect(statuses.slice(0, 5)).toEqual([403, 403, 403, 403, 403]);
     expect(new Set(statuses.slice(5))).toEqual(new Set([429]));
-    const refused = await adminCall(guesser, TOKEN, own);
+    const refused = await adminCall(guesser, "wrong-admin-token-again", own);
     expect(refused?.status, show(refused)).toBe(429);
     expect(JSON.parse(refused?.body ?? "{}").error.code).toBe("rate_limited");
     expect(Number(refused?.headers["retry-after"])).toBeGreaterThan(0);
     // the operator, elsewhere, goes on: at the API and at the console
     expect((await adminCall(freshAddress(), TOKEN, own))?.status).toBe(200);
     expect((await operatorSignIn(freshAddress(), TOKEN, own))?.status).toBe(303);
+  }, 30_000);
+
+  test("the right token is never refused: from an address that guessed wrong 11 times, the admin API, /metrics and the operator sign-in all let it in", async () => {
+    // a scraper or operator behind the same NAT or proxy as a guesser
+    const shared = freshAddress();
+    for (let i = 0; i < 8; i++) await adminCall(shared, `wrong-admin-token-${i}`, own);
+    for (let i = 0; i < 3; i++) await operatorSignIn(shared, `wrong-${i}`, own);
+    expect((await adminCall(shared, "still-wrong", own))?.status).toBe(429);
+    const api = await adminCall(shared, TOKEN, own);
+    expect(api?.status, show(api)).toBe(200);
+    const metrics = await requestFrom(own.url, shared, "GET", "/metrics", { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(metrics?.status, show(metrics)).toBe(200);
+    expect(metrics?.body).toContain("textai_");
+    const console = await operatorSignIn(shared, TOKEN, own);
+    expect(console?.status, show(console)).toBe(303);
+    expect(console?.headers["set-cookie"]).toStartWith("textai_session=");
+  }, 30_000);
+
+  test("wrong tokens are slowed, the right one is not", async () => {
+    const from = freshAddress();
+    let t = performance.now();
+    expect((await adminCall(from, "wrong-and-slow", own))?.status).toBe(403);
+    const wrongMs = performance.now() - t;
+    expect(wrongMs).toBeGreaterThanOrEqual(WRONG_ADMIN_TOKEN_DELAY_MS - 5);
+    t = performance.now();
+    expect((await operatorSignIn(from, "wrong-and-slow", own))?.status).toBe(401);
+    expect(performance.now() - t).toBeGreaterThanOrEqual(WRONG_ADMIN_TOKEN_DELAY_MS - 5);
+    // the right token answers without the delay (best of three, so a busy machine does not decide it)
+    const right: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      t = performance.now();
+      expect((await adminCall(from, TOKEN, own))?.status).toBe(200);
+      right.push(performance.now() - t);
+    }
+    expect(Math.min(...right)).toBeLessThan(WRONG_ADMIN_TOKEN_DELAY_MS);
   });
 
-  test("the API and the console share one count per address: three wrong there and two here refuse the next anywhere", async () => {
+  test("the API and the console share one count per address: three wrong there and two here refuse the next wrong one anywhere", async () => {
     const guesser = freshAddress();
     for (let i = 0; i < 3; i++) expect((await adminCall(guesser, `wrong-${i}`, own))?.status).toBe(403);
     for (let i = 0; i < 2; i++) expect((await operatorSignIn(guesser, `wrong-${i}`, own))?.status).toBe(401);
-    expect((await operatorSignIn(guesser, TOKEN, own))?.status).toBe(429);
-    expect((await adminCall(guesser, TOKEN, own))?.status).toBe(429);
+    expect((await operatorSignIn(guesser, "wrong-5", own))?.status).toBe(429);
+    expect((await adminCall(guesser, "wrong-6", own))?.status).toBe(429);
   });
 
   test("the right token is never counted: 60 concurrent calls from one address all answer 200", async () => {

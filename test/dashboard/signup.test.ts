@@ -35,9 +35,9 @@ test("every sign-up from an address counts, the successful ones included: the si
   expect(refused?.status, show(refused)).toBe(429);
   expect(Number(refused?.headers["retry-after"])).toBeGreaterThan(3600);
   expect(refused?.body).toContain("Too many sign-ups from this address");
-  // nothing was made by the refused one; the five were, each with the welcome credits
+  // nothing was made by the refused one; the five were, each with no credits (signup_credits defaults to 0)
   expect((await gw.deps.dashboard.loginByEmail("farm-extra@example.com")) === null).toBe(true);
-  expect(await balanceOf(gw, "farm0@example.com", "a long enough password")).toBe(100);
+  expect(await balanceOf(gw, "farm0@example.com", "a long enough password")).toBe(0);
   // another address is not affected
   expect((await signUp("127.0.8.2", "other@example.com", "a long enough password"))?.status).toBe(303);
 }, 30_000);
@@ -58,7 +58,8 @@ test("a new account is signed in and redirected to its overview; a reload of tha
     expect(text).toContain("<h1>Overview</h1>");
     expect(text).toContain("fresh@example.com");
   }
-  expect((await gw.get("/dashboard/api/overview", { cookie })).json.data.result.usage.balance).toBe(100);
+  // signup_credits defaults to 0 (open sign-up is no credit faucet)
+  expect((await gw.get("/dashboard/api/overview", { cookie })).json.data.result.usage.balance).toBe(0);
   expect((await gw.deps.dashboard.searchAccounts("fresh@example.com", 10)).length).toBe(1);
 }, 30_000);
 
@@ -72,7 +73,7 @@ test("a taken email: redirected to sign in, not signed in, the account unchanged
   expect(page.status).toBe(200);
   expect(await page.text()).toContain("This email address already has an account, and nothing about it has changed");
   // the owner's password still signs in; the stranger's opened nothing; still one account
-  expect(await balanceOf(gw, "taken@example.com", "the owner's password")).toBe(100);
+  expect(await balanceOf(gw, "taken@example.com", "the owner's password")).toBe(0);
   const stranger = await requestFrom(gw.url, "127.0.8.6", "POST", "/dashboard/login", {
     form: { email: "taken@example.com", password: "a stranger's password" },
   });
@@ -140,12 +141,13 @@ test("a malformed sign-up is refused with the reason and counts nothing", async 
   expect((await signUp(from, "short@example.com", "long enough now"))?.status).toBe(303);
 });
 
-test("[dashboard] signup_credits = 0: sign-up makes accounts without credits; operator-made accounts keep the welcome credits", async () => {
+test("open sign-up is no credit faucet: without signup_credits a signed-up account gets 0, operator-made accounts keep the welcome credits; signup_credits = 25 gives 25", async () => {
   const admin = "operator-token-for-signup-tests-0123456789";
   const g = await startGateway({
-    configText: "[dashboard]\nsignup = true\nsignup_credits = 0\n",
+    configText: "welcome_credits = 100\n[dashboard]\nsignup = true\n",
     env: { TEXTAI_ADMIN_TOKEN: admin },
   });
+  const given = await startGateway({ configText: "[dashboard]\nsignup = true\nsignup_credits = 25\n" });
   try {
     expect((await signUp("127.0.8.8", "zero@example.com", "zero's long password", g))?.status).toBe(303);
     expect(await balanceOf(g, "zero@example.com", "zero's long password")).toBe(0);
@@ -155,7 +157,10 @@ test("[dashboard] signup_credits = 0: sign-up makes accounts without credits; op
       { authorization: `Bearer ${admin}` },
     );
     expect(made.json.data.result.balance).toBe(100);
+    expect((await signUp("127.0.8.9", "some@example.com", "some long password", given))?.status).toBe(200);
+    expect(await balanceOf(given, "some@example.com", "some long password")).toBe(25);
   } finally {
     await g.close();
+    await given.close();
   }
 }, 30_000);

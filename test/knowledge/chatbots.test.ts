@@ -26,7 +26,7 @@ async function newBot(c: Client, body: Record<string, unknown>): Promise<string>
 }
 
 describe("chatbot resources", () => {
-  test("create, list, get, delete; free of charge", async () => {
+  test("create, list, get, delete; creating costs chatbot-storage (1), the rest nothing", async () => {
     const before = await alice.balance();
     const id = await newBot(alice, { name: "Helper", mode: "support", knowledge_base_ids: [kbId] });
     expect((await alice.call("GET", `/api/v1/chatbots/${id}`)).json.data.result).toMatchObject({
@@ -39,7 +39,7 @@ describe("chatbot resources", () => {
     expect(list.json.data.result).toMatchObject({ total: 1, has_more: false });
     expect((await alice.call("DELETE", `/api/v1/chatbots/${id}`)).status).toBe(200);
     expect((await alice.call("GET", `/api/v1/chatbots/${id}`)).status).toBe(404);
-    expect(await alice.balance()).toBe(before);
+    expect(await alice.balance()).toBe(before - 1);
   });
 
   test("name and a known mode are required; knowledge bases must be the account's own", async () => {

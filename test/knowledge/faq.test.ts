@@ -25,13 +25,14 @@ const match = (c: Client, body: Record<string, unknown>) =>
   c.call("POST", "/api/v1/ai/faq-match", { collection_id: collectionId, ...body });
 
 describe("FAQ collections", () => {
-  test("create, list, get, delete; free of charge", async () => {
+  test("create, list, get, delete; creating costs faq-storage (1 per started 10,000 characters), the rest nothing", async () => {
     const before = await alice.balance();
     const created = await alice.call("POST", "/api/v1/ai/faq-collections", {
       name: "Tiny",
       faqs: [{ question: "Q?", answer: "A." }],
     });
     expect(created.json.data.result).toMatchObject({ name: "Tiny", faq_count: 1, faqs: [{ question: "Q?", answer: "A." }] });
+    expect(created.json.meta.credits_deducted).toBe(1);
     const id = created.json.data.result.id;
     const list = await alice.call("GET", "/api/v1/ai/faq-collections");
     expect(list.json.data.result.total).toBe(2);
@@ -43,7 +44,7 @@ describe("FAQ collections", () => {
     expect((await alice.call("DELETE", `/api/v1/ai/faq-collections/${id}`)).status).toBe(200);
     expect((await alice.call("GET", `/api/v1/ai/faq-collections/${id}`)).status).toBe(404);
     expect((await match(alice, { collection_id: id, query: "Q?" })).status).toBe(404);
-    expect(await alice.balance()).toBe(before);
+    expect(await alice.balance()).toBe(before - 1);
   });
 
   test("name and faqs[] of {question, answer} are required", async () => {

@@ -20,6 +20,7 @@ const store = index.bases;
 /** Three-dimensional "topics": a text's vector is its count of each topic word. */
 const embedder: Embedder = {
   name: "topics",
+  model: "topic-counts",
   embed: async (texts) => texts.map((t) => ["ship", "refund", "password"].map((w) => t.split(w).length - 1)),
 };
 
@@ -60,7 +61,7 @@ describe("VectorCache", () => {
 
   test("an embedder that fails leaves documents without vectors (search stays BM25)", async () => {
     const prepared = prepareDocuments(["anything"]);
-    await attachVectors({ name: "down", embed: () => Promise.reject(new Error("503")) }, prepared);
+    await attachVectors({ name: "down", model: "down-embed", embed: () => Promise.reject(new Error("503")) }, prepared);
     expect(prepared[0]?.vectors).toBeUndefined();
   });
 });

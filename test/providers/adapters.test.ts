@@ -270,7 +270,7 @@ describe("SDK wiring", () => {
       ],
     });
     expect(Object.keys(router.status())).toEqual(["g", "m", "local"]);
-    expect(router.status().local).toEqual({ type: "local", state: "closed", consecutiveFailures: 0 });
+    expect(router.status().local).toEqual({ type: "local", state: "closed", consecutiveFailures: 0, modelsOpen: 0 });
     expect(router.models()).toEqual(["g/llama-3.3-70b-versatile", "m/mock-1"]);
   });
 });

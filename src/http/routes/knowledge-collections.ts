@@ -4,14 +4,17 @@
  */
 import type { Static, TObject } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import type { AuthInfo } from "../../auth/interface";
 import type { Page, Paged } from "../../knowledge/interface";
 import type { MaybePromise } from "../../maybe";
 import { edgePlugin } from "../edge-plugin";
 import { ok } from "../respond";
+import type { RequestState } from "../state";
 import { type Deps, pageOf, resourceDoc, validBody } from "./knowledge-resource";
 
 export interface CollectionStore<S extends TObject, V> {
-  create(accountId: string, body: Static<S>): MaybePromise<V>;
+  /** `call`: the calling key and the request's state, for the quota and the price of what is stored */
+  create(accountId: string, body: Static<S>, call: { auth: AuthInfo; state: RequestState }): MaybePromise<V>;
   list(accountId: string, page: Page): MaybePromise<Paged<V>>;
   get(accountId: string, id: string): MaybePromise<V>;
   delete(accountId: string, id: string): MaybePromise<void>;
@@ -25,7 +28,7 @@ export interface Collection<S extends TObject, V> {
   noun: string;
   plural: string;
   createSchema: S;
-  docs: { create: string; createDescription?: string; get: string; delete: string };
+  docs: { create: string; createDescription?: string; createCost?: string; get: string; delete: string };
   store: CollectionStore<S, V>;
 }
 
@@ -41,9 +44,16 @@ export function collectionRoutes<S extends TObject, V>(deps: Deps, c: Collection
       c.path,
       async ({ state, auth, payload }) => {
         const body = validBody(deps, c.createSchema, payload);
-        return ok(state, `${c.noun} created`, await c.store.create(auth.accountId, body), 201);
+        return ok(state, `${c.noun} created`, await c.store.create(auth.accountId, body, { auth, state }), 201);
       },
-      { parse: "none", detail: resourceDoc(c.docs.create, { body: c.createSchema, description: c.docs.createDescription }) },
+      {
+        parse: "none",
+        detail: resourceDoc(c.docs.create, {
+          body: c.createSchema,
+          description: c.docs.createDescription,
+          cost: c.docs.createCost,
+        }),
+      },
     )
     .get(
       c.path,

@@ -5,12 +5,12 @@
 import { type TObject, Type } from "@sinclair/typebox";
 import { type DocumentDecoration, Elysia } from "elysia";
 import type { AuthInfo } from "../../auth/interface";
-import { keyBudget } from "../../auth/policy";
+import { keyBudget, modelFilter } from "../../auth/policy";
 import { knowledgeQuotaFor } from "../../config";
 import type { AppDeps } from "../../deps";
 import { invalidRequest } from "../../errors";
 import type { AnyFunctionDef } from "../../functions/define";
-import { type Embedder, pickEmbedder, VectorCache } from "../../knowledge/embeddings";
+import { type Embedder, embedderFor, pickEmbedder, VectorCache } from "../../knowledge/embeddings";
 import { knowledgeFunctions } from "../../knowledge/functions";
 import type { Chatbots, FaqCollections, KnowledgeBases } from "../../knowledge/interface";
 import {
@@ -20,6 +20,14 @@ import {
   CreateKnowledgeBase,
   UpdateKnowledgeBase,
 } from "../../knowledge/schemas";
+import {
+  CHATBOT_STORAGE_FN,
+  chargedStore,
+  FAQ_STORAGE_FN,
+  faqStoragePrice,
+  type StorageCall,
+  storageCostOf,
+} from "../../knowledge/storage-charge";
 import { uploadDocuments } from "../../knowledge/upload";
 import { edgePlugin, functionEdge } from "../edge-plugin";
 import type { FunctionPipeline } from "../pipeline";
@@ -145,7 +153,8 @@ function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger" | "metrics">, k
           {
             bases: kbs,
             ledger: deps.ledger,
-            embedder,
+            // the key's allowed_models bind the embeddings too: a model it may not use is not called or charged
+            embedder: embedderFor(embedder, modelFilter(auth.policy)),
             config: deps.config,
             accountId: auth.accountId,
             plan: await planOf(deps, auth.accountId),
@@ -190,7 +199,27 @@ function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger" | "metrics">, k
     );
 }
 
-const faqRoutes = (deps: Deps, faqs: FaqCollections) =>
+type StoreDeps = Deps & Pick<AppDeps, "ledger" | "metrics">;
+
+/** What storing needs of a call: its ledger, key, budget and request (storage-charge.ts). */
+const storageCall = (deps: StoreDeps, auth: AuthInfo, state: RequestState): StorageCall => ({
+  ledger: deps.ledger,
+  config: deps.config,
+  accountId: auth.accountId,
+  keyId: auth.keyId,
+  budget: keyBudget(auth),
+  requestId: state.requestId,
+});
+
+/** Notes a storage charge on the answer (meta.credits_deducted, the balance) and in the metrics. */
+function noteCharge<V>(deps: StoreDeps, state: RequestState, fn: string, r: { view: V; charged: number; remaining: number }): V {
+  if (r.charged > 0) deps.metrics.inc("textai_credits_charged_total", "Credits charged", { function: fn }, r.charged);
+  state.credits = r.charged;
+  state.creditsRemaining = r.remaining;
+  return r.view;
+}
+
+const faqRoutes = (deps: StoreDeps, faqs: FaqCollections) =>
   collectionRoutes(deps, {
     resource: "faq-collections",
     path: "/api/v1/ai/faq-collections",
@@ -199,13 +228,27 @@ const faqRoutes = (deps: Deps, faqs: FaqCollections) =>
     createSchema: CreateFaqCollection,
     docs: {
       create: "Create a FAQ collection (name, faqs[] of {question, answer}; up to 1,000)",
+      createCost:
+        "Cost: faq-storage (default 1) per started 10,000 characters of questions and answers; held before it is stored (402 insufficient_credits, nothing stored), charged once stored. The plan's knowledge_faq_collections and knowledge_bytes quotas apply (403 forbidden past them).",
       get: "Get a FAQ collection with its FAQs",
       delete: "Delete a FAQ collection",
     },
-    store: faqs,
+    store: {
+      create: async (accountId, body, { auth, state }) => {
+        const quota = knowledgeQuotaFor(deps.config, await planOf(deps, accountId));
+        const price = faqStoragePrice(deps.config, body.faqs);
+        const r = await chargedStore(storageCall(deps, auth, state), FAQ_STORAGE_FN, price, "this FAQ collection", () =>
+          faqs.create(accountId, body, quota),
+        );
+        return noteCharge(deps, state, FAQ_STORAGE_FN, r);
+      },
+      list: (accountId, page) => faqs.list(accountId, page),
+      get: (accountId, id) => faqs.get(accountId, id),
+      delete: (accountId, id) => faqs.delete(accountId, id),
+    },
   });
 
-const chatbotRoutes = (deps: Deps, bots: Chatbots) =>
+const chatbotRoutes = (deps: StoreDeps, bots: Chatbots) =>
   collectionRoutes(deps, {
     resource: "chatbots",
     path: "/api/v1/chatbots",
@@ -214,8 +257,22 @@ const chatbotRoutes = (deps: Deps, bots: Chatbots) =>
     createSchema: CreateChatbot,
     docs: {
       create: "Create a chatbot (mode support or assistant; knowledge_base_ids of the account)",
+      createCost:
+        "Cost: chatbot-storage (default 1) per chatbot; held before it is stored (402 insufficient_credits, nothing stored), charged once stored. The plan's knowledge_chatbots quota applies (403 forbidden past it).",
       get: "Get a chatbot",
       delete: "Delete a chatbot",
     },
-    store: bots,
+    store: {
+      create: async (accountId, body, { auth, state }) => {
+        const quota = knowledgeQuotaFor(deps.config, await planOf(deps, accountId));
+        const price = storageCostOf(deps.config, CHATBOT_STORAGE_FN);
+        const r = await chargedStore(storageCall(deps, auth, state), CHATBOT_STORAGE_FN, price, "a chatbot", () =>
+          bots.create(accountId, body, quota),
+        );
+        return noteCharge(deps, state, CHATBOT_STORAGE_FN, r);
+      },
+      list: (accountId, page) => bots.list(accountId, page),
+      get: (accountId, id) => bots.get(accountId, id),
+      delete: (accountId, id) => bots.delete(accountId, id),
+    },
   });

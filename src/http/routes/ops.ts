@@ -75,8 +75,15 @@ export function operations(deps: AppDeps): Operations {
     }
     return out;
   };
-  metrics.gauge("textai_provider_circuit_open", "1 while a breaker of the provider (one per model) is open or half-open", () =>
-    Object.entries(router.status()).map(([provider, s]) => [{ provider }, s.state === "closed" ? 0 : 1]),
+  metrics.gauge(
+    "textai_provider_circuit_open",
+    "1 while the provider is unhealthy: a breaker of a model it is configured with or that has answered is open or half-open (or, before any such model was tried, every model tried is)",
+    () => Object.entries(router.status()).map(([provider, s]) => [{ provider }, s.state === "closed" ? 0 : 1]),
+  );
+  metrics.gauge(
+    "textai_provider_models_circuit_open",
+    "How many of the provider's per-model breakers are open or half-open, client-named models included (the models are listed in /ready's details)",
+    () => Object.entries(router.status()).map(([provider, s]) => [{ provider }, s.modelsOpen]),
   );
   metrics.gauge("textai_process_resident_memory_bytes", "Resident memory of the gateway process", () => [
     [{}, process.memoryUsage.rss()],

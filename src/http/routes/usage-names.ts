@@ -2,6 +2,7 @@ import { ALWAYS_ALLOWED } from "../../auth/policy";
 import type { Config } from "../../config";
 import { ConfigError } from "../../config";
 import type { AnyFunctionDef } from "../../functions/define";
+import { DEFAULT_STORAGE_COSTS } from "../../knowledge/storage-charge";
 import { DEFAULT_UPLOAD_COSTS } from "../../knowledge/upload";
 import { API_FN } from "../../providers/chat";
 import { DEFAULT_PLAN_LIMITS } from "../../ratelimit/limiter";
@@ -31,13 +32,17 @@ export function usageNames(functions: Functions): ReadonlySet<string> {
  * table, the key and the names it may hold.
  */
 export function checkFunctionTables(
-  config: Pick<Config, "routes" | "costs" | "plans" | "hedgeAfterMs">,
+  config: Pick<Config, "routes" | "costs" | "plans" | "hedgeAfterMs" | "planPolicies">,
   functions: Functions,
 ): void {
   const routed = [...functionNames(functions), ...Object.values(API_FN)];
   const tables: [string, Record<string, unknown>, string[]][] = [
     ["routes", config.routes, routed],
-    ["costs", config.costs, [...functionNames(functions), ...Object.keys(DEFAULT_UPLOAD_COSTS)]],
+    [
+      "costs",
+      config.costs,
+      [...functionNames(functions), ...Object.keys(DEFAULT_UPLOAD_COSTS), ...Object.keys(DEFAULT_STORAGE_COSTS)],
+    ],
     ["hedge_after_ms", config.hedgeAfterMs, routed],
   ];
   // a plan's limit is per usage name (what a call is limited under) or per rate class
@@ -46,4 +51,10 @@ export function checkFunctionTables(
   for (const [table, entries, known] of tables)
     for (const fn of Object.keys(entries))
       if (!known.includes(fn)) throw new ConfigError(`${table}.${fn}: unknown function (one of ${known.join(", ")})`);
+  // a plan's policy ceiling names usage names too: a typo would lock every key of the plan out
+  const names = [...usageNames(functions)];
+  for (const [plan, p] of Object.entries(config.planPolicies))
+    for (const fn of p.allowed_functions ?? [])
+      if (!names.includes(fn))
+        throw new ConfigError(`plans.${plan}.policy.allowed_functions: unknown function ${fn} (one of ${names.join(", ")})`);
 }
