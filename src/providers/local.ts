@@ -76,7 +76,14 @@ const budgetExceeded = (def: RoutedFunction, err: CpuBudgetExceeded) =>
  * other requests' too: its answer is judged after (verdict null).
  */
 async function runLocal(
-  { def, accountId, signal, cpuBudgetMs, outbound, allowModel }: AttemptInput,
+  {
+    def,
+    accountId,
+    signal,
+    cpuBudgetMs,
+    outbound,
+    allowModel,
+  }: Pick<AttemptInput, "def" | "accountId" | "signal" | "cpuBudgetMs" | "outbound" | "allowModel">,
   request: unknown,
 ): Promise<{ out: unknown; verdict: Verdict | null }> {
   const local = def.local as NonNullable<RoutedFunction["local"]>;

@@ -28,7 +28,8 @@ test("no test, bench or CI script empties a Redis db (FLUSHDB, FLUSHALL)", () =>
     readFileSync(f, "utf8")
       .split("\n")
       .forEach((line, i) => {
-        if (/["'`]FLUSH(DB|ALL)["'`]|\bflush(db|all)\s*\(/i.test(line)) offenders.push(`${f.slice(ROOT.length + 1)}:${i + 1}: ${line.trim()}`);
+        if (/["'`]FLUSH(DB|ALL)["'`]|\bflush(db|all)\s*\(/i.test(line))
+          offenders.push(`${f.slice(ROOT.length + 1)}:${i + 1}: ${line.trim()}`);
       });
   }
   expect(offenders).toEqual([]);
