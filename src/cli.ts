@@ -15,6 +15,7 @@ import { VERSION } from "./version";
 
 const USAGE = `textai — Text-AI Gateway
 
+  textai version                  (also --version: prints the version)
   textai serve [--port N] [--host H]
   textai keys create --label TEXT [--account ID] [--plan NAME] [--credits N] [POLICY] [--json]
   textai keys update ID POLICY [--json]          (POLICY flags given replace those fields; an empty value clears one)
@@ -121,6 +122,10 @@ export async function main(argv: string[]): Promise<number> {
   if (!cmd || cmd === "help" || cmd === "--help" || cmd === "-h") {
     console.log(USAGE);
     return cmd ? 0 : 1;
+  }
+  if (cmd === "version" || cmd === "--version" || cmd === "-v") {
+    console.log(`Text-AI Gateway ${VERSION}`);
+    return 0;
   }
   const config = loadConfig(process.env);
   if (cmd === "serve") {

@@ -8,7 +8,10 @@ const dir = mkdtempSync(join(tmpdir(), "textai-cli-usage-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function run(args: string[]) {
-  const r = Bun.spawnSync(["bun", CLI, ...args], { env: { ...process.env, TEXTAI_DB: join(dir, "t.db") }, stdin: "ignore" });
+  const r = Bun.spawnSync([process.execPath, CLI, ...args], {
+    env: { ...process.env, TEXTAI_DB: join(dir, "t.db") },
+    stdin: "ignore",
+  });
   return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
 }
 
@@ -54,5 +57,13 @@ describe("a CLI usage error: the error, the verb's usage and a pointer to --help
     const r = run(["--help"]);
     expect(r.code).toBe(0);
     for (const line of FOREIGN) expect(r.out).toContain(line);
+  }, 15_000);
+
+  test("version, --version and -v print the version, exit 0", () => {
+    const { version } = require("../../package.json") as { version: string };
+    for (const v of ["version", "--version", "-v"]) {
+      const r = run([v]);
+      expect([r.code, r.out.trim()]).toEqual([0, `Text-AI Gateway ${version}`]);
+    }
   }, 15_000);
 });
