@@ -314,6 +314,10 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
         deps.services.refuseCharges();
       }
       if (!closed) await server.stop(true);
+      // an answer just sent has its after-response work (the request log's record, metrics) still
+      // to run: Elysia runs it a turn after the response; one poll's wait lets it in before storage
+      // closes, so a call answered just before the stop is in the log it flushes
+      await Bun.sleep(POLL_MS);
       await metricsServer?.stop(true);
       await deps.close();
       releaseDb();
