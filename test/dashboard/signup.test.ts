@@ -157,7 +157,7 @@ test("open sign-up is no credit faucet: without signup_credits a signed-up accou
       { authorization: `Bearer ${admin}` },
     );
     expect(made.json.data.result.balance).toBe(100);
-    expect((await signUp("127.0.8.9", "some@example.com", "some long password", given))?.status).toBe(200);
+    expect((await signUp("127.0.8.9", "some@example.com", "some long password", given))?.status).toBe(303);
     expect(await balanceOf(given, "some@example.com", "some long password")).toBe(25);
   } finally {
     await g.close();
