@@ -299,32 +299,41 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     let failed = 0;
     let stop = false;
     let n = 0;
+    // calls sent to the victim and not yet answered: at the kill, the most it can have charged unseen
+    let onVictim = 0;
     const worker = async (w: number) => {
       while (!stop) {
         const node = targets[(w + n++) % 3];
+        if (node === victim) onVictim++;
         try {
           const r = await chat(node, key, `load ${w} ${n}`, { "cache-control": "no-cache" });
           if (r.status === 200) ok++;
           else failed++;
         } catch {
           failed++; // the killed node's connections
+        } finally {
+          if (node === victim) onVictim--;
         }
       }
     };
     const workers = Array.from({ length: 12 }, (_, w) => worker(w));
     await Bun.sleep(1500);
+    const inFlightAtKill = onVictim;
     victim.proc.kill(9);
     await Bun.sleep(1000);
     stop = true;
     await Promise.all(workers);
     await Bun.sleep(200);
     const [row] = await pg`SELECT count(*)::int AS n FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;
-    console.log(`kill -9 mid-load: ${ok} answers received (200), ${failed} failed, ${row.n} charges in the ledger`);
+    console.log(
+      `kill -9 mid-load: ${ok} answers received (200), ${failed} failed, ${row.n} charges in the ledger; ${inFlightAtKill} calls in flight on the killed node`,
+    );
     expect(ok).toBeGreaterThan(20);
     // never an answer uncharged; charged unseen only for a call on the killed node caught between
-    // its commit and its answer's delivery (CONTRACT 11): at most the calls it had in flight (4)
+    // its commit and its answer's delivery (CONTRACT 11): at most the calls it had in flight when
+    // killed (12 workers over 3 nodes: about 4, but the rotation does not keep it at 4 exactly)
     expect(row.n).toBeGreaterThanOrEqual(ok);
-    expect(row.n - ok).toBeLessThanOrEqual(4);
+    expect(row.n - ok).toBeLessThanOrEqual(inFlightAtKill);
   }, 30_000);
 
   test("every CLI verb works against the cluster's PostgreSQL with the same variables", async () => {
