@@ -5,7 +5,7 @@
  * like `bun run bench`, against one simulator on core 1, in interleaved rounds (A B C, A B C, ...),
  * and the table gives the median req/s and gateway CPU µs per request of each.
  *
- *   bun bench/ab.ts --commits 3edb462,HEAD [--rounds 3] [--seconds 4] [--connections 32] [--scenario compat]
+ *   bun bench/ab.ts --commits 3edb462,HEAD [--rounds 3] [--seconds 4] [--connections 32] [--scenario compat] [--settle S]
  *
  * --scenario: `compat` (the default, `/v1/chat/completions` with no-cache), `function`
  * (sentiment-analysis through the simulator, no-cache; `--function` is its old name), `cache` (the
@@ -37,12 +37,13 @@ const { values } = parseArgs({
     connections: { type: "string", default: "32" },
     function: { type: "boolean", default: false },
     scenario: { type: "string" },
+    settle: { type: "string", default: "0" },
   },
 });
 const scenario = values.scenario ?? (values.function ? "function" : "compat");
 if (!values.commits || !(GATEWAY_SCENARIOS as readonly string[]).includes(scenario)) {
   console.error(
-    `usage: bun bench/ab.ts --commits A,B[,C...] [--rounds 3] [--seconds 4] [--connections 32] [--scenario ${GATEWAY_SCENARIOS.join("|")}]`,
+    `usage: bun bench/ab.ts --commits A,B[,C...] [--rounds 3] [--seconds 4] [--connections 32] [--scenario ${GATEWAY_SCENARIOS.join("|")}] [--settle S]`,
   );
   process.exit(2);
 }
@@ -82,6 +83,9 @@ async function measure(dir: string, simUrl: string): Promise<{ rps: number; cpuU
   try {
     const url = `http://127.0.0.1:${port}`;
     await waitFor(`${url}/ready`, 60_000);
+    // --settle S: idle seconds before the load, so what a process does once after start (the
+    // offline engine's background warm-up) is not measured as the path's cost
+    if (Number(values.settle) > 0) await Bun.sleep(Number(values.settle) * 1000);
     const spec: LoadSpec = {
       url: url + path,
       method: "POST",
