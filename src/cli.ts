@@ -146,11 +146,20 @@ export async function main(argv: string[]): Promise<number> {
     console.log(`Text-AI Gateway ${VERSION} listening on ${server.url}`);
     // where a newcomer goes next (the same links as the landing page at /)
     console.log(`  API docs ${server.url}/docs · dashboard ${server.url}/dashboard · health ${server.url}/health`);
-    // Nothing heavy loads before the listener is up, so /ready answers 200 at once; the offline
-    // engine's parts then load in the background, in slices that leave the event loop free between
-    // them (src/offline-engine/engines.ts), and an offline call that comes first waits for them;
-    // then each offline function runs once on its example (src/providers/local.ts)
-    void warmOfflineFunctions(FUNCTIONS);
+    // Nothing heavy loads before the listener is up, so /ready answers 200 at once. When the offline
+    // engine comes first on every function's route (no provider configured for functions: it serves
+    // them all), its parts then load in the background, in slices that leave the event loop free
+    // between them (src/offline-engine/engines.ts), and each function runs once on its example
+    // (src/providers/local.ts). Otherwise nothing loads until the first offline call, which starts
+    // the same sliced load and waits for it (an await, not a hold): the parts take 80 to 130 MB of
+    // heap, and a gateway that mostly forwards would pay for them in every garbage collection
+    // (/v1 CPU per call about 1.2x to 1.7x with them loaded, 2026-12-05; docs/offline-engine.md).
+    const offlineNames = new Set(config.providers.filter((p) => p.type === "local").map((p) => p.name));
+    const allOffline = FUNCTIONS.every((def) => {
+      const first = server.deps.router.routeFor(def)[0];
+      return first === undefined || offlineNames.has(first);
+    });
+    if (allOffline) void warmOfflineFunctions(FUNCTIONS);
     const shutdown = async () => {
       await server.stop();
       process.exit(0);

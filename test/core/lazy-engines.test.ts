@@ -131,3 +131,58 @@ describe("offline engine parts load after the listener is up, the grammar engine
     expect(ready.data.result.engines_loaded).toContain("grammar");
   }, 30_000);
 });
+
+describe("a gateway that routes functions to a provider first: the offline engine is only its fallback", () => {
+  test("nothing of the engine loads at start; the first offline call loads it (in slices, waiting) and is answered", async () => {
+    const own = mkdtempSync(join(tmpdir(), "textai-lazy-fallback-"));
+    const config = join(own, "config.toml");
+    // a provider nobody listens on, first on the routes; the offline engine after it
+    await Bun.write(
+      config,
+      '[[providers]]\nname = "remote"\ntype = "openai-compatible"\nbase_url = "http://127.0.0.1:9/v1"\ndefault_model = "m"\n',
+    );
+    const e = { ...env, TEXTAI_DB: join(own, "t.db"), TEXTAI_CONFIG: config };
+    const created = Bun.spawnSync([process.execPath, "src/cli.ts", "keys", "create", "--label", "fb", "--json"], {
+      cwd: ROOT,
+      env: e,
+    });
+    const k = JSON.parse(created.stdout.toString()).key as string;
+    const proc = Bun.spawn([process.execPath, "src/cli.ts", "serve", "--port", "0"], {
+      cwd: ROOT,
+      env: e,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      const reader = proc.stdout.getReader();
+      let out = "";
+      while (!/listening on (\S+)/.test(out)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`server exited: ${out}`);
+        out += new TextDecoder().decode(value);
+      }
+      reader.releaseLock();
+      const at = (out.match(/listening on (\S+)/) as RegExpMatchArray)[1];
+      const loaded = async () =>
+        ((await (await fetch(`${at}/ready`, operator)).json()) as { data: { result: { engines_loaded: string[] } } }).data.result
+          .engines_loaded;
+      // a gateway that serves offline by default has begun loading well within this
+      await Bun.sleep(3000);
+      expect(await loaded()).toEqual([]);
+      // the provider is down: the call falls back to the offline engine, which loads and answers
+      const r = await fetch(`${at}/api/v1/ai/sentiment-analysis`, {
+        method: "POST",
+        headers: { "x-api-key": k, "content-type": "application/json" },
+        body: JSON.stringify({ text: "What a lovely, helpful answer." }),
+      });
+      const text = await r.text();
+      expect(r.status, text).toBe(200);
+      expect((JSON.parse(text) as { meta: { provider: string } }).meta.provider).toBe("local");
+      expect(await loaded()).toContain("sentiment-lexicon");
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+      rmSync(own, { recursive: true, force: true });
+    }
+  }, 40_000);
+});
