@@ -154,10 +154,9 @@ export async function main(argv: string[]): Promise<number> {
     // the same sliced load and waits for it (an await, not a hold): the parts take 80 to 130 MB of
     // heap, and a gateway that mostly forwards would pay for them in every garbage collection
     // (/v1 CPU per call about 1.2x to 1.7x with them loaded, 2026-12-05; docs/offline-engine.md).
-    const offlineNames = new Set(config.providers.filter((p) => p.type === "local").map((p) => p.name));
     const allOffline = FUNCTIONS.every((def) => {
       const first = server.deps.router.routeFor(def)[0];
-      return first === undefined || offlineNames.has(first);
+      return first === undefined || server.deps.providers.get(first)?.inProcess === true;
     });
     if (allOffline) void warmOfflineFunctions(FUNCTIONS);
     const shutdown = async () => {
