@@ -64,13 +64,15 @@ beforeAll(async () => {
   pg2 = pgPools.open();
   await Promise.all([pg.migrated, pg2.migrated]);
   redisKeys = await freshRedis();
-  redis = new RedisLink(redisKeys.url, undefined, { prefix: redisKeys.prefix });
+  // the contracts are about what the stores do, not about timeouts (redis-stall.test.ts is): a
+  // command timeout well past a loaded machine's stalls (CI once saw one of about 1 s fail a case)
+  redis = new RedisLink(redisKeys.url, undefined, { prefix: redisKeys.prefix, commandTimeoutMs: 5000 });
   redis.start();
   expect(await redis.ready()).toBe(true);
 });
 beforeAll(async () => {
   if (!redisCluster) return;
-  clustered = new RedisLink(redisCluster.url, undefined, { cluster: true, prefix: redisCluster.prefix });
+  clustered = new RedisLink(redisCluster.url, undefined, { cluster: true, prefix: redisCluster.prefix, commandTimeoutMs: 5000 });
   clustered.start();
   expect(await clustered.ready()).toBe(true);
 });
