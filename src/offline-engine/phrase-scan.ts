@@ -13,6 +13,7 @@
  *   foldedSameLength(text)                     text.toLowerCase() when that keeps every offset
  */
 import { tickCpuBudget } from "./budget";
+import { isSpace } from "./pii/chars";
 
 /** ASCII letters and digits, and `_`: what `\w` matches without the `u` flag. */
 export const isAsciiWord = (c: number): boolean =>
@@ -21,22 +22,8 @@ export const isAsciiWord = (c: number): boolean =>
 /** ASCII letters and digits. */
 export const isAsciiAlnum = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
 
-/** What `\s` matches. */
-export function isSpace(c: number): boolean {
-  return (
-    c === 32 ||
-    (c >= 9 && c <= 13) ||
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000 ||
-    c === 0xfeff
-  );
-}
+// JavaScript's `\s`, as the PII scanner reads it (one definition: pii/chars.ts)
+export { isSpace };
 
 /** Letters and numbers in any script (`[\p{L}\p{N}]`), by code point. */
 const LETTER_OR_NUMBER = /[\p{L}\p{N}]/u;
