@@ -82,6 +82,8 @@ export async function freshDatabase(): Promise<{ url: string; name: string; drop
     url: url.toString(),
     name,
     async drop() {
+      // only ever the database made above: a name of this helper's own shape
+      if (!/^textai_test_[0-9a-f]{12}$/.test(name)) throw new Error(`not a test database of ours: ${name}`);
       const a = new SQL(PG_ADMIN_URL);
       try {
         await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
