@@ -7,10 +7,14 @@
  *
  *   bun bench/ab.ts --commits 3edb462,HEAD [--rounds 3] [--seconds 4] [--connections 32] [--scenario compat] [--settle S]
  *
- * --scenario: `compat` (the default, `/v1/chat/completions` with no-cache), `function`
- * (sentiment-analysis through the simulator, no-cache; `--function` is its old name), `cache` (the
- * same call primed, then cache hits), `reject401` (a key that does not exist), `reject429` (a key
- * of the plan `tight`, over its limit). A commit named WORKTREE is this checkout as it is.
+ * --scenario: one of bench/lib/requests.ts's GATEWAY_SCENARIOS, a comma list of them, or `all`:
+ * `compat` (the default, `/v1/chat/completions` with no-cache), `compat-1k` (the 1 KB prompt with
+ * PII), `stream` (stream: true), `function` (sentiment-analysis through the simulator, no-cache;
+ * `--function` is its old name), `cache` (the same call primed, then cache hits), `offline`
+ * (pii-redaction of 1 KB by the offline engine), `reject401` (a key that does not exist),
+ * `reject429` (a key of the plan `tight`, over its limit). Each scenario is its own interleaved
+ * series with its own table; the last column is each commit's CPU per request over the first
+ * commit's (issue 37: at most 1.03x on every scenario). A commit named WORKTREE is this checkout as it is.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -40,24 +44,28 @@ const { values } = parseArgs({
     settle: { type: "string", default: "0" },
   },
 });
-const scenario = values.scenario ?? (values.function ? "function" : "compat");
-if (!values.commits || !(GATEWAY_SCENARIOS as readonly string[]).includes(scenario)) {
+const asked = values.scenario ?? (values.function ? "function" : "compat");
+const scenarios = (asked === "all" ? [...GATEWAY_SCENARIOS] : asked.split(",")) as GatewayScenario[];
+if (!values.commits || !scenarios.every((s) => (GATEWAY_SCENARIOS as readonly string[]).includes(s))) {
   console.error(
-    `usage: bun bench/ab.ts --commits A,B[,C...] [--rounds 3] [--seconds 4] [--connections 32] [--scenario ${GATEWAY_SCENARIOS.join("|")}] [--settle S]`,
+    `usage: bun bench/ab.ts --commits A,B[,C...] [--rounds 3] [--seconds 4] [--connections 32] [--scenario ${GATEWAY_SCENARIOS.join("|")}[,...]|all] [--settle S]`,
   );
   process.exit(2);
 }
 
-/** what the scenario sends (the same request as bench/run.ts's scenario of that name) */
-const request = GATEWAY_REQUESTS[scenario as GatewayScenario];
-const { path, body } = request.candidates[0] as Candidate;
-const expected = String(request.expectStatus);
-
 const work = join(tmpdir(), `textai-ab-${process.pid}`);
 mkdirSync(work, { recursive: true });
 
-/** One gateway of `dir`, loaded for `seconds`: req/s and its CPU µs per request. */
-async function measure(dir: string, simUrl: string): Promise<{ rps: number; cpuUs: number; p50: number }> {
+/** One gateway of `dir`, loaded with `scenario`'s request for `seconds`: req/s and its CPU µs per request. */
+async function measure(
+  dir: string,
+  simUrl: string,
+  scenario: GatewayScenario,
+): Promise<{ rps: number; cpuUs: number; p50: number }> {
+  // what the scenario sends (the same request as bench/run.ts's scenario of that name)
+  const request = GATEWAY_REQUESTS[scenario];
+  const { path, body } = request.candidates[0] as Candidate;
+  const expected = String(request.expectStatus);
   const state = join(work, `state-${crypto.randomUUID()}`);
   mkdirSync(state);
   const env = {
@@ -122,25 +130,30 @@ try {
   );
   const simUrl = `http://127.0.0.1:${simPort}`;
   await waitFor(`${simUrl}/v1/models`);
-  const runs: { rps: number; cpuUs: number; p50: number }[][] = commits.map(() => []);
-  for (let round = 0; round < Number(values.rounds); round++) {
-    for (const [i, dir] of dirs.entries()) {
-      const m = await measure(dir, simUrl);
-      runs[i]?.push(m);
-      process.stderr.write(
-        `round ${round + 1} ${commits[i]}: ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(3)} ms, ${m.cpuUs.toFixed(0)} µs/req\n`,
+  for (const scenario of scenarios) {
+    const runs: { rps: number; cpuUs: number; p50: number }[][] = commits.map(() => []);
+    for (let round = 0; round < Number(values.rounds); round++) {
+      for (const [i, dir] of dirs.entries()) {
+        const m = await measure(dir, simUrl, scenario);
+        runs[i]?.push(m);
+        process.stderr.write(
+          `${scenario} round ${round + 1} ${commits[i]}: ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(3)} ms, ${m.cpuUs.toFixed(0)} µs/req\n`,
+        );
+      }
+    }
+    const first = median((runs[0] ?? []).map((x) => x.cpuUs));
+    console.log(`\n${scenario}\n`);
+    console.log(
+      `| commit | req/s @${values.connections} (median) | p50 ms (median) | gateway CPU µs/req (median) | runs (µs/req) | CPU x ${commits[0]} |`,
+    );
+    console.log("|---|--:|--:|--:|---|--:|");
+    for (const [i, c] of commits.entries()) {
+      const r = runs[i] ?? [];
+      const cpu = median(r.map((x) => x.cpuUs));
+      console.log(
+        `| ${c} | ${median(r.map((x) => x.rps)).toFixed(0)} | ${median(r.map((x) => x.p50)).toFixed(3)} | ${cpu.toFixed(0)} | ${r.map((x) => x.cpuUs.toFixed(0)).join(", ")} | ${(cpu / first).toFixed(3)} |`,
       );
     }
-  }
-  console.log(
-    `| commit | req/s @${values.connections} (median) | p50 ms (median) | gateway CPU µs/req (median) | runs (µs/req) |`,
-  );
-  console.log("|---|--:|--:|--:|---|");
-  for (const [i, c] of commits.entries()) {
-    const r = runs[i] ?? [];
-    console.log(
-      `| ${c} | ${median(r.map((x) => x.rps)).toFixed(0)} | ${median(r.map((x) => x.p50)).toFixed(3)} | ${median(r.map((x) => x.cpuUs)).toFixed(0)} | ${r.map((x) => x.cpuUs.toFixed(0)).join(", ")} |`,
-    );
   }
 } finally {
   await sim?.stop();

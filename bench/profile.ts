@@ -23,12 +23,11 @@ import { startGateway } from "./lib/gateway";
 import { freePort, pin, ROOT, spawnChild, waitFor } from "./lib/proc";
 import {
   type Candidate,
-  CHAT_BODY,
   GATEWAY_REQUESTS,
   GATEWAY_SCENARIOS,
   type GatewayRequest,
   type GatewayScenario,
-  piiPrompt,
+  piiChatCandidate,
   requestHeaders,
   UNKNOWN_KEY,
 } from "./lib/requests";
@@ -48,15 +47,9 @@ const { values } = parseArgs({
 });
 const scenario = values.scenario ?? (values.function ? "function" : "compat");
 
-/** bench/run.ts's `compat-1k` and `guarded`: the 1 KB prompt with PII, without and with redaction of every kind */
-const piiChat: Candidate = {
-  path: "/v1/chat/completions",
-  body: JSON.stringify({ ...JSON.parse(CHAT_BODY), messages: [{ role: "user", content: piiPrompt(1024) }] }),
-  label: "POST /v1/chat/completions (1 KB with PII)",
-};
+/** bench/run.ts's `guarded`: the 1 KB prompt with PII, redacted on every kind */
 const PROFILE_ONLY: Record<string, GatewayRequest> = {
-  "compat-1k": { candidates: [piiChat], key: "bench", cacheBypass: true, expectStatus: 200 },
-  guarded: { candidates: [piiChat], key: "guarded", cacheBypass: true, expectStatus: 200 },
+  guarded: { candidates: [piiChatCandidate], key: "guarded", cacheBypass: true, expectStatus: 200 },
 };
 const NAMES = [...GATEWAY_SCENARIOS, ...Object.keys(PROFILE_ONLY), "cluster"];
 if (!NAMES.includes(scenario)) {

@@ -38,7 +38,15 @@ import {
   spawnChild,
   waitFor,
 } from "./lib/proc";
-import { type Candidate, CHAT_BODY, chatCandidate, fnCandidates, GATEWAY_REQUESTS, piiPrompt, UNKNOWN_KEY } from "./lib/requests";
+import {
+  type Candidate,
+  CHAT_BODY,
+  chatCandidate,
+  fnCandidates,
+  GATEWAY_REQUESTS,
+  piiChatCandidate,
+  UNKNOWN_KEY,
+} from "./lib/requests";
 import { notMeasuredReason } from "./lib/summary";
 import { renderSvg } from "./lib/svg";
 import { checkoutTree, type Tree } from "./lib/tree";
@@ -47,9 +55,6 @@ import type { LoadResult, LoadSpec } from "./load";
 // ---------- options ----------
 
 // ---------- scenarios ----------
-
-/** ~1 KB of text with PII for the offline redaction and guardrail scenarios. */
-const PII_TEXT = piiPrompt(1024);
 
 type SimCheck = "per-request" | "none";
 type TargetKind = "sim" | "gateway" | "portkey" | "cluster" | "forwarder";
@@ -105,29 +110,21 @@ const SCENARIOS: Scenario[] = [
     id: "compat-1k",
     title: "gateway /v1/chat/completions, no-cache, the same 1 KB prompt with PII, no guardrails",
     target: "gateway",
-    candidates: [
-      {
-        path: "/v1/chat/completions",
-        body: JSON.stringify({ ...JSON.parse(CHAT_BODY), messages: [{ role: "user", content: PII_TEXT }] }),
-        label: "POST /v1/chat/completions (1 KB)",
-      },
-    ],
-    key: "bench",
-    cacheBypass: true,
-    expectStatus: 200,
+    ...GATEWAY_REQUESTS["compat-1k"],
+    sim: "per-request",
+  },
+  {
+    id: "stream",
+    title: "gateway /v1/chat/completions, stream: true, no-cache",
+    target: "gateway",
+    ...GATEWAY_REQUESTS.stream,
     sim: "per-request",
   },
   {
     id: "guarded",
     title: "gateway /v1/chat/completions, no-cache, 1 KB prompt with PII, redact_pii on every kind + restore",
     target: "gateway",
-    candidates: [
-      {
-        path: "/v1/chat/completions",
-        body: JSON.stringify({ ...JSON.parse(CHAT_BODY), messages: [{ role: "user", content: PII_TEXT }] }),
-        label: "POST /v1/chat/completions (guarded)",
-      },
-    ],
+    candidates: [piiChatCandidate],
     key: "guarded",
     paired: "bench",
     cacheBypass: true,
@@ -208,10 +205,7 @@ const SCENARIOS: Scenario[] = [
     id: "offline",
     title: "gateway pii-redaction 1 KB, local",
     target: "gateway",
-    candidates: [{ path: "/api/v1/ai/pii-redaction", body: JSON.stringify({ text: PII_TEXT }), label: "pii-redaction" }],
-    key: "bench",
-    cacheBypass: true,
-    expectStatus: 200,
+    ...GATEWAY_REQUESTS.offline,
     sim: "none",
   },
   {

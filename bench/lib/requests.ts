@@ -50,11 +50,41 @@ export const fnCandidates: Candidate[] = [
   { path: "/api/v1/ai/comment-analyze", body: JSON.stringify({ comment: FN_TEXT }), label: "comment-analyze" },
 ];
 
+/** The 1 KB prompt with PII as a chat request (`compat-1k`, and `guarded` with redaction of every kind). */
+export const piiChatCandidate: Candidate = {
+  path: "/v1/chat/completions",
+  body: JSON.stringify({ ...JSON.parse(CHAT_BODY), messages: [{ role: "user", content: piiPrompt(1024) }] }),
+  label: "POST /v1/chat/completions (1 KB with PII)",
+};
+
+/** The chat request streamed (server-sent events to the end, charged on the usage chunk). */
+export const streamCandidate: Candidate = {
+  path: "/v1/chat/completions",
+  body: JSON.stringify({ ...JSON.parse(CHAT_BODY), stream: true }),
+  label: "POST /v1/chat/completions (stream)",
+};
+
+/** PII redaction of the 1 KB prompt by the offline engine (no provider). */
+export const offlineCandidate: Candidate = {
+  path: "/api/v1/ai/pii-redaction",
+  body: JSON.stringify({ text: piiPrompt(1024) }),
+  label: "pii-redaction",
+};
+
 /** A well-formed key that does not exist (answered 401). */
 export const UNKNOWN_KEY = `tai_live_${"B".repeat(40)}`;
 
 /** The single-gateway scenarios bench/run.ts, bench/ab.ts and bench/profile.ts all run. */
-export const GATEWAY_SCENARIOS = ["compat", "function", "cache", "reject401", "reject429"] as const;
+export const GATEWAY_SCENARIOS = [
+  "compat",
+  "compat-1k",
+  "stream",
+  "function",
+  "cache",
+  "offline",
+  "reject401",
+  "reject429",
+] as const;
 export type GatewayScenario = (typeof GATEWAY_SCENARIOS)[number];
 
 export interface GatewayRequest {
@@ -72,8 +102,11 @@ export interface GatewayRequest {
 /** What each of GATEWAY_SCENARIOS sends and expects back. */
 export const GATEWAY_REQUESTS: Record<GatewayScenario, GatewayRequest> = {
   compat: { candidates: [chatCandidate], key: "bench", cacheBypass: true, expectStatus: 200 },
+  "compat-1k": { candidates: [piiChatCandidate], key: "bench", cacheBypass: true, expectStatus: 200 },
+  stream: { candidates: [streamCandidate], key: "bench", cacheBypass: true, expectStatus: 200 },
   function: { candidates: fnCandidates, key: "bench", cacheBypass: true, expectStatus: 200 },
   cache: { candidates: fnCandidates, key: "bench", expectStatus: 200, prime: true },
+  offline: { candidates: [offlineCandidate], key: "bench", cacheBypass: true, expectStatus: 200 },
   reject401: { candidates: fnCandidates, key: "bad", expectStatus: 401 },
   reject429: { candidates: fnCandidates, key: "tight", expectStatus: 429, prime: true },
 };
