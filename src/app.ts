@@ -19,6 +19,7 @@ import { accountRoutes } from "./http/routes/account";
 import { adminRoutes } from "./http/routes/admin";
 import { dashboardRoutes } from "./http/routes/dashboard";
 import { functionRoutes } from "./http/routes/functions";
+import { knowledgeRoutes } from "./http/routes/knowledge";
 import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
 import { endTrace, newRequestState, type RequestState, type WithState } from "./http/state";
@@ -135,7 +136,7 @@ export function createApp(deps: AppDeps) {
   const closesConnection = (request: Request): boolean =>
     deps.lifecycle.draining ||
     (!request.bodyUsed && (request.headers.has("transfer-encoding") || Number(request.headers.get("content-length")) > 0));
-  let app = new Elysia({
+  const app = new Elysia({
     name: "text-ai-gateway",
     // Elysia cuts the path out of `request.url` from its 12th character on, assuming an origin of at
     // least "http://a.bc" (its issue #748): behind a shorter Host (`x`, `gw`, `api`: a Docker or
@@ -246,8 +247,8 @@ export function createApp(deps: AppDeps) {
     .use(accountRoutes(deps))
     .use(adminRoutes(deps))
     .use(openAiCompatRoutes(deps))
-    .use(dashboardRoutes({ ...deps, pipeline }));
-  for (const plugin of deps.plugins ?? []) app = app.use(plugin({ ...deps, pipeline }));
+    .use(dashboardRoutes({ ...deps, pipeline }))
+    .use(knowledgeRoutes({ ...deps, pipeline }));
   // the methods each path pattern answers, for 405 + Allow when a known path gets another method
   const routeMethods = (pathname: string): string[] =>
     [...new Set(app.routes.filter((r) => routePathMatches(r.path, pathname)).map((r) => r.method.toUpperCase()))].sort();

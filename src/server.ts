@@ -18,7 +18,6 @@ import { createLogger, type Logger } from "./log";
 import { fixedLabels, Metrics } from "./metrics";
 import { buildProviders } from "./providers";
 import { ProviderRouter } from "./providers/router";
-import { resourcePlugins } from "./resources";
 import { buildServices, type Services, serviceDeps } from "./services";
 import type * as Otel from "./tracing/otel";
 
@@ -66,7 +65,6 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { 
     metrics,
     logger,
     functions,
-    plugins: resourcePlugins,
     lifecycle: { draining: false, bodyReads: new BodyReads() },
   };
 }

@@ -22,7 +22,6 @@
  */
 import { Elysia } from "elysia";
 import type { AuthInfo } from "../auth/interface";
-import { checkOrigin, dashboardCtx, type RouteContext, redirect, sessionOf } from "../dashboard/session";
 import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
@@ -31,6 +30,7 @@ import { adminTokenOf } from "./admin-token";
 import { requestEdge } from "./edge";
 import { newRequestId } from "./envelope";
 import { brokenPath, decodablePath, pathOf } from "./path";
+import { checkOrigin, dashboardCtx, type RouteContext, redirect, sessionOf } from "./session";
 import { newRequestState, stateOf, type WithState } from "./state";
 
 export interface KeyEdge {

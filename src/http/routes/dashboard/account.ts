@@ -6,14 +6,14 @@
 import { Elysia } from "elysia";
 import type { KeyView } from "../../../auth/interface";
 import { hashPassword, passwordProblem, verifyPassword } from "../../../auth/passwords";
-import type { Ctx } from "../../../dashboard/session";
-import { redirect } from "../../../dashboard/session";
 import { GatewayError } from "../../../errors";
 import { csvStream } from "../../../requestlog/csv";
 import type { RequestLogQuery } from "../../../requestlog/interface";
 import { decodeCursor, MAX_LIMIT, parseLogQuery, readPage } from "../../../requestlog/query";
 import { edgePlugin } from "../../edge-plugin";
 import { queryInt } from "../../query";
+import type { Ctx } from "../../session";
+import { redirect } from "../../session";
 import {
   createOwnKey,
   type DashboardDeps,

@@ -6,10 +6,10 @@
 import { Elysia } from "elysia";
 import type { KeyView } from "../../../auth/interface";
 import { emailProblem, hashPassword, passwordProblem } from "../../../auth/passwords";
-import { type Ctx, redirect } from "../../../dashboard/session";
 import { GatewayError } from "../../../errors";
 import { edgePlugin } from "../../edge-plugin";
 import { ok } from "../../respond";
+import { type Ctx, redirect } from "../../session";
 import { type DashboardDeps, detail, OPERATOR, page, plans, policyFromForm, readForm, refused, revokeKey } from "./common";
 import { GatewayStateSampler } from "./gateway-state";
 import * as pages from "./pages";
