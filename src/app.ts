@@ -4,9 +4,9 @@ import { Elysia } from "elysia";
 type OpenApiOptions = NonNullable<Parameters<typeof openapi>[0]>;
 
 import { requestOrigin } from "./dashboard/security";
-import type { AppDeps } from "./deps";
 import { clientClosed, GatewayError } from "./errors";
 import { payloadTooLarge, watchBody } from "./http/body";
+import type { AppDeps } from "./http/deps";
 import { EdgeAnswer } from "./http/edge-plugin";
 import { newRequestId } from "./http/envelope";
 import { toGatewayError } from "./http/errors";

@@ -10,7 +10,7 @@ import { SIGN_IN_LIMITS, SignInLimiter } from "./dashboard/guessing";
 import type { SignInAttempts } from "./dashboard/interface";
 import { SESSION_LIMITS, SESSION_SWEEP_EVERY_MS } from "./dashboard/security";
 import { SqliteDashboardStore } from "./dashboard/sqlite";
-import type { DependencyProbe, ServiceDeps } from "./deps";
+import type { DependencyProbe, ServiceDeps } from "./http/deps";
 import type { IdempotencyStore } from "./idempotency/interface";
 import { SqliteIdempotencyStore } from "./idempotency/sqlite";
 import type { KnowledgeIndex } from "./knowledge/interface";

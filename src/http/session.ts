@@ -13,8 +13,8 @@ import {
   SESSION_LIMITS,
   sameOrigin,
 } from "../dashboard/security";
-import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
+import type { AppDeps } from "./deps";
 import { type RequestState, stateOf } from "./state";
 
 /** A dashboard request: its state, whether it came over HTTPS, the client address and its own origin. */

@@ -7,7 +7,6 @@ import { type DocumentDecoration, Elysia } from "elysia";
 import type { AuthInfo } from "../../auth/interface";
 import { keyBudget, modelFilter } from "../../auth/policy";
 import { knowledgeQuotaFor } from "../../config";
-import type { AppDeps } from "../../deps";
 import { invalidRequest } from "../../errors";
 import type { AnyFunctionDef } from "../../functions/define";
 import { type Embedder, embedderFor, pickEmbedder, VectorCache } from "../../knowledge/embeddings";
@@ -29,6 +28,7 @@ import {
   storageCostOf,
 } from "../../knowledge/storage-charge";
 import { uploadDocuments } from "../../knowledge/upload";
+import type { AppDeps } from "../deps";
 import { edgePlugin, functionEdge } from "../edge-plugin";
 import type { FunctionPipeline } from "../pipeline";
 import { ok } from "../respond";
