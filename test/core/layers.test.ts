@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { Glob } from "bun";
 import ts from "typescript";
@@ -281,5 +281,39 @@ describe("src/ keeps the layers of ARCHITECTURE.md", () => {
       }
     }
     expect(up.sort()).toEqual([]);
+  });
+});
+
+/** Whether a map's text names `entry` (a file, or a folder ending in "/") as a word of its own. */
+function names(text: string, entry: string): boolean {
+  const escaped = entry.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(?:^|[\\s,;(])${escaped}`, "m").test(text);
+}
+
+describe("ARCHITECTURE.md's Layout names every part", () => {
+  const doc = readFileSync(join(ROOT, "ARCHITECTURE.md"), "utf8");
+  const block = /## Layout\n\n```\n([\s\S]*?)```/.exec(doc)?.[1] ?? "";
+  const srcPart = block.slice(block.indexOf("src/"), block.indexOf("\ntest/"));
+  const testPart = block.slice(block.indexOf("\ntest/"), block.indexOf("\ndrizzle/"));
+  const entries = (dir: string, foldersOnly: boolean) =>
+    readdirSync(dir, { withFileTypes: true })
+      .filter((e) => (e.isDirectory() ? true : !foldersOnly && e.name.endsWith(".ts")))
+      .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))
+      .sort();
+
+  test("the checker: a name counts as a word of its own", () => {
+    expect(names("  ids.ts       random ids; bytes.ts a read", "bytes.ts")).toBe(true);
+    expect(names("  dialog.ts    a dialog", "log.ts")).toBe(false);
+    expect(names("  http/edge.ts the edge", "http/")).toBe(true);
+  });
+
+  test("every folder and file at the top of src/", () => {
+    expect(srcPart.length).toBeGreaterThan(0);
+    expect(entries(SRC, false).filter((e) => !names(srcPart, e))).toEqual([]);
+  });
+
+  test("every folder of test/", () => {
+    expect(testPart.length).toBeGreaterThan(0);
+    expect(entries(join(ROOT, "test"), true).filter((e) => !names(testPart, e))).toEqual([]);
   });
 });
