@@ -39,6 +39,11 @@ const UpdateKey = T.Object({ policy: T.Unknown() });
 
 const detail = (summary: string) => ({ tags: ["Admin"], summary, security: [{ bearer: [] }] });
 
+/** A family of admin routes, every one behind the admin edge (the operator's token; 404 without one). */
+function adminFamily(deps: AppDeps, name: string) {
+  return new Elysia({ name }).use(edgePlugin(deps)).guard({ admin: true });
+}
+
 /** An admin route's JSON body, read within the limits and validated strictly against its schema. */
 function adminBody(config: AppDeps["config"]) {
   return async <S extends Parameters<typeof validateAgainst>[0]>(request: Request, schema: S) =>
@@ -60,9 +65,7 @@ function adminAccounts(deps: AppDeps) {
     if (!acc) throw new GatewayError("not_found", "account not found");
     return { ...acc, usage: await ledger.monthToDate(acc.id) };
   };
-  return new Elysia({ name: "admin-accounts" })
-    .use(edgePlugin(deps))
-    .guard({ admin: true })
+  return adminFamily(deps, "admin-accounts")
     .post(
       "/admin/v1/accounts",
       async ({ state, request }) => {
@@ -126,9 +129,7 @@ function adminKeys(deps: AppDeps) {
   const { keys, ledger } = deps;
   const known = usageNames(deps.functions);
   const body = adminBody(deps.config);
-  return new Elysia({ name: "admin-keys" })
-    .use(edgePlugin(deps))
-    .guard({ admin: true })
+  return adminFamily(deps, "admin-keys")
     .post(
       "/admin/v1/keys",
       async ({ state, request }) => {
@@ -206,9 +207,7 @@ function adminKeys(deps: AppDeps) {
 
 /** The request log of every account. */
 function adminRequests(deps: AppDeps) {
-  return new Elysia({ name: "admin-requests" })
-    .use(edgePlugin(deps))
-    .guard({ admin: true })
+  return adminFamily(deps, "admin-requests")
     .get(
       "/admin/v1/requests",
       async ({ state, query }) => {
