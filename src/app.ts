@@ -1,12 +1,12 @@
 import { openapi } from "@elysiajs/openapi";
-import { Elysia } from "elysia";
+import { type Context, Elysia, type ErrorHandler, type PreContext } from "elysia";
 
 type OpenApiOptions = NonNullable<Parameters<typeof openapi>[0]>;
 
 import { requestOrigin } from "./dashboard/security";
-import type { AppDeps } from "./deps";
 import { clientClosed, GatewayError } from "./errors";
 import { payloadTooLarge, watchBody } from "./http/body";
+import type { AppDeps } from "./http/deps";
 import { EdgeAnswer } from "./http/edge-plugin";
 import { newRequestId } from "./http/envelope";
 import { toGatewayError } from "./http/errors";
@@ -19,6 +19,7 @@ import { accountRoutes } from "./http/routes/account";
 import { adminRoutes } from "./http/routes/admin";
 import { dashboardRoutes } from "./http/routes/dashboard";
 import { functionRoutes } from "./http/routes/functions";
+import { knowledgeRoutes } from "./http/routes/knowledge";
 import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
 import { endTrace, newRequestState, type RequestState, type WithState } from "./http/state";
@@ -119,23 +120,134 @@ function recordRequest(log: RequestLog, request: Request, s: RequestState, ms: n
   else log.record(row(ms));
 }
 
-export function createApp(deps: AppDeps) {
-  const pipeline = new FunctionPipeline(deps);
-  const { logger, metrics } = deps;
-  const tracing = deps.tracing ?? null;
-  const { maxBodyBytes } = deps.config.limits;
-  /** each request's metric labels, by function and status: their keys made once (metrics.ts) */
-  const requestLabels = new Map<string, { byStatus: Record<string, string>; byFunction: Record<string, string> }>();
-  /**
-   * Whether this answer ends its connection: while draining (decided when the answer is made, so a
-   * call in flight at the signal is told too, and clients reconnect elsewhere), and when the
-   * request's body was never read (a body sent to a route that takes none is not drained, however
-   * long it is).
-   */
-  const closesConnection = (request: Request): boolean =>
+/**
+ * Whether this answer ends its connection: while draining (decided when the answer is made, so a
+ * call in flight at the signal is told too, and clients reconnect elsewhere), and when the
+ * request's body was never read (a body sent to a route that takes none is not drained, however
+ * long it is).
+ */
+function connectionCloser(deps: AppDeps): (request: Request) => boolean {
+  return (request: Request): boolean =>
     deps.lifecycle.draining ||
     (!request.bodyUsed && (request.headers.has("transfer-encoding") || Number(request.headers.get("content-length")) > 0));
-  let app = new Elysia({
+}
+
+/**
+ * The app's `onRequest`: a request's state, its trace and request id, and the body limit.
+ * The app's hooks and the edge read and write the state as `context.state`, never passing the
+ * context itself to a function: Elysia (sucrose) reads each hook's source, and a context passed
+ * whole makes every route build all of it for each request (cookies parsed, headers copied into
+ * an object, the query parsed): about 4 µs a request on the fast paths (bench/README.md).
+ */
+function requestStart(deps: AppDeps) {
+  const tracing = deps.tracing ?? null;
+  const { maxBodyBytes } = deps.config.limits;
+  return (context: PreContext) => {
+    const { request, set } = context;
+    const state = newRequestState(newRequestId());
+    (context as WithState).state = state;
+    const { requestId } = state;
+    if (tracing) state.trace = tracing.begin(request.headers, state.startedPerf);
+    // every answer carries it: the API's own answers from the request state (set here too, it would
+    // cost each of them Elysia's header merge), those of plugins (/docs, /openapi.json), plain-text
+    // ones (/metrics) and the dashboard from here
+    state.path = pathOf(request.url);
+    if (!isApiPath(state.path)) set.headers["x-request-id"] = requestId;
+    // a declared body over the limit is refused before anything reads it, on every route (Bun's own
+    // limit is far above, so its bare 413 never answers instead)
+    const declared = request.headers.get("content-length");
+    if (declared !== null && Number(declared) > maxBodyBytes) throw payloadTooLarge(maxBodyBytes);
+    // a body still arriving when the drain's grace ends is not waited for (server.ts)
+    if (request.method !== "GET" && request.method !== "HEAD") watchBody(request, deps.lifecycle.bodyReads);
+  };
+}
+
+/**
+ * The app's one error handler: every refusal and failure answered in the envelope (OpenAI's shape
+ * under /v1), a known path with another method as 405 + Allow.
+ */
+function errorAnswer(deps: AppDeps, closesConnection: (request: Request) => boolean, routeMethods: (path: string) => string[]) {
+  const { logger } = deps;
+  return (context: Parameters<ErrorHandler>[0]) => {
+    const { request, code, error } = context;
+    // the edge answered instead of the route (a dashboard page's redirect to sign-in), its body unread
+    if (error instanceof EdgeAnswer) return closesConnection(request) ? closingAnswer(request, error.response) : error.response;
+    const state = (context as WithState).state ?? newRequestState(newRequestId());
+    (context as WithState).state = state;
+    const path = state.path ?? pathOf(request.url);
+    // a client that went away is its own outcome (499), whatever broke because of it
+    let err = request.signal.aborted ? clientClosed() : toGatewayError(code, error);
+    if (code === "NOT_FOUND") {
+      const allow = path ? routeMethods(path) : [];
+      // a path that does not decode is the client's error wherever it points (CONTRACT section 4: 400
+      // invalid_request), as is a known path the router still did not match for this very method
+      if (allow.includes(request.method) || !decodablePath(path)) err = brokenPath();
+      else if (allow.length > 0)
+        err = new GatewayError("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(" or ")}`, {
+          headers: { Allow: allow.join(", ") },
+        });
+    }
+    if (err.code === "internal_error") {
+      logger.log("error", "unhandled error", {
+        request_id: state.requestId,
+        error_name: (error as Error)?.name,
+        error_message: (error as Error)?.message,
+        stack: (error as Error)?.stack,
+      });
+    }
+    const res = isOpenAiPath(path) ? openAiErrorResponse(state, err) : errorResponse(state, err);
+    // the answer carries its own status: left at the error's, Elysia's status would make it copy
+    // the answer into a new Response (headers and all) only to give it the status it already has
+    context.set.status = 200;
+    // the last answer of its connection: when the client may still be sending the body (a 413, a
+    // 401 to a body nobody read), it lingers while the rest is dropped (http/linger.ts)
+    return closesConnection(request) || res.headers.get("connection") === "close" ? closingAnswer(request, res) : res;
+  };
+}
+
+/** The app's `onAfterResponse`: the request's metrics, its request-log row, its log line, the end of its trace. */
+function requestEnd(deps: AppDeps) {
+  const { logger, metrics } = deps;
+  /** each request's metric labels, by function and status: their keys made once (metrics.ts) */
+  const requestLabels = new Map<string, { byStatus: Record<string, string>; byFunction: Record<string, string> }>();
+  return (context: Context) => {
+    const { request, route } = context;
+    const s = (context as WithState).state ?? newRequestState(newRequestId());
+    (context as WithState).state = s;
+    const ms = performance.now() - s.startedPerf;
+    const status = s.status ?? 200;
+    const fn = s.fn ?? "other";
+    const labels = fixedLabels(requestLabels, `${fn}\u0000${status}`, () => ({
+      byStatus: Object.freeze({ function: fn, status: String(status) }),
+      byFunction: Object.freeze({ function: fn }),
+    }));
+    metrics.inc("textai_requests_total", "HTTP requests by function and status", labels.byStatus);
+    metrics.observe("textai_request_duration_seconds", "Request latency", labels.byFunction, ms / 1000);
+    if (s.auth && deps.config.log.enabled) recordRequest(deps.requestLog, request, s, ms);
+    const level = status >= 500 ? "warn" : "info";
+    if ((s.fn || status >= 400) && logsAt(logger, level)) {
+      logger.log(level, "request", {
+        request_id: s.requestId,
+        method: request.method,
+        path: s.path ?? pathOf(request.url),
+        status,
+        ms: Math.round(ms * 100) / 100,
+        key_id: s.auth?.keyId,
+        fn: s.fn,
+        provider: s.provider,
+        credits: s.credits,
+        cached: s.cached,
+        error_code: s.errorCode,
+      });
+    }
+    endTrace(s, request, route || undefined);
+  };
+}
+
+export function createApp(deps: AppDeps) {
+  const pipeline = new FunctionPipeline(deps);
+  const closesConnection = connectionCloser(deps);
+  const app = new Elysia({
     name: "text-ai-gateway",
     // Elysia cuts the path out of `request.url` from its 12th character on, assuming an origin of at
     // least "http://a.bc" (its issue #748): behind a shorter Host (`x`, `gw`, `api`: a Docker or
@@ -145,109 +257,23 @@ export function createApp(deps: AppDeps) {
     // HTTP only (TLS ends at a proxy), and nothing is added per request but those four characters.
     handler: { standardHostname: false },
   })
-    // The app's hooks and the edge read and write the state as `context.state`, never passing the
-    // context itself to a function: Elysia (sucrose) reads each hook's source, and a context passed
-    // whole makes every route build all of it for each request (cookies parsed, headers copied into
-    // an object, the query parsed): about 4 µs a request on the fast paths (bench/README.md).
-    .onRequest((context) => {
-      const { request, set } = context;
-      const state = newRequestState(newRequestId());
-      (context as WithState).state = state;
-      const { requestId } = state;
-      if (tracing) state.trace = tracing.begin(request.headers, state.startedPerf);
-      // every answer carries it: the API's own answers from the request state (set here too, it would
-      // cost each of them Elysia's header merge), those of plugins (/docs, /openapi.json), plain-text
-      // ones (/metrics) and the dashboard from here
-      state.path = pathOf(request.url);
-      if (!isApiPath(state.path)) set.headers["x-request-id"] = requestId;
-      // a declared body over the limit is refused before anything reads it, on every route (Bun's own
-      // limit is far above, so its bare 413 never answers instead)
-      const declared = request.headers.get("content-length");
-      if (declared !== null && Number(declared) > maxBodyBytes) throw payloadTooLarge(maxBodyBytes);
-      // a body still arriving when the drain's grace ends is not waited for (server.ts)
-      if (request.method !== "GET" && request.method !== "HEAD") watchBody(request, deps.lifecycle.bodyReads);
-    })
+    .onRequest(requestStart(deps))
     .mapResponse({ as: "global" }, ({ request, set, responseValue }) => {
       if (!closesConnection(request)) return;
       set.headers.connection = "close";
       // the client may still be sending the body: the answer lingers while the rest is dropped (http/linger.ts)
       if (responseValue instanceof Response && bodyMayFollow(request)) return closingAnswer(request, responseValue);
     })
-    .onError((context) => {
-      const { request, code, error } = context;
-      // the edge answered instead of the route (a dashboard page's redirect to sign-in), its body unread
-      if (error instanceof EdgeAnswer) return closesConnection(request) ? closingAnswer(request, error.response) : error.response;
-      const state = (context as WithState).state ?? newRequestState(newRequestId());
-      (context as WithState).state = state;
-      const path = state.path ?? pathOf(request.url);
-      // a client that went away is its own outcome (499), whatever broke because of it
-      let err = request.signal.aborted ? clientClosed() : toGatewayError(code, error);
-      if (code === "NOT_FOUND") {
-        const allow = path ? routeMethods(path) : [];
-        // a path that does not decode is the client's error wherever it points (CONTRACT section 4: 400
-        // invalid_request), as is a known path the router still did not match for this very method
-        if (allow.includes(request.method) || !decodablePath(path)) err = brokenPath();
-        else if (allow.length > 0)
-          err = new GatewayError("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(" or ")}`, {
-            headers: { Allow: allow.join(", ") },
-          });
-      }
-      if (err.code === "internal_error") {
-        logger.log("error", "unhandled error", {
-          request_id: state.requestId,
-          error_name: (error as Error)?.name,
-          error_message: (error as Error)?.message,
-          stack: (error as Error)?.stack,
-        });
-      }
-      const res = isOpenAiPath(path) ? openAiErrorResponse(state, err) : errorResponse(state, err);
-      // the answer carries its own status: left at the error's, Elysia's status would make it copy
-      // the answer into a new Response (headers and all) only to give it the status it already has
-      context.set.status = 200;
-      // the last answer of its connection: when the client may still be sending the body (a 413, a
-      // 401 to a body nobody read), it lingers while the rest is dropped (http/linger.ts)
-      return closesConnection(request) || res.headers.get("connection") === "close" ? closingAnswer(request, res) : res;
-    })
-    .onAfterResponse((context) => {
-      const { request, route } = context;
-      const s = (context as WithState).state ?? newRequestState(newRequestId());
-      (context as WithState).state = s;
-      const ms = performance.now() - s.startedPerf;
-      const status = s.status ?? 200;
-      const fn = s.fn ?? "other";
-      const labels = fixedLabels(requestLabels, `${fn}\u0000${status}`, () => ({
-        byStatus: Object.freeze({ function: fn, status: String(status) }),
-        byFunction: Object.freeze({ function: fn }),
-      }));
-      metrics.inc("textai_requests_total", "HTTP requests by function and status", labels.byStatus);
-      metrics.observe("textai_request_duration_seconds", "Request latency", labels.byFunction, ms / 1000);
-      if (s.auth && deps.config.log.enabled) recordRequest(deps.requestLog, request, s, ms);
-      const level = status >= 500 ? "warn" : "info";
-      if ((s.fn || status >= 400) && logsAt(logger, level)) {
-        logger.log(level, "request", {
-          request_id: s.requestId,
-          method: request.method,
-          path: s.path ?? pathOf(request.url),
-          status,
-          ms: Math.round(ms * 100) / 100,
-          key_id: s.auth?.keyId,
-          fn: s.fn,
-          provider: s.provider,
-          credits: s.credits,
-          cached: s.cached,
-          error_code: s.errorCode,
-        });
-      }
-      endTrace(s, request, route || undefined);
-    })
+    .onError(errorAnswer(deps, closesConnection, (path) => routeMethods(path)))
+    .onAfterResponse(requestEnd(deps))
     .use(apiDocs(deps))
     .use(opsRoutes(deps))
     .use(functionRoutes(deps, pipeline))
     .use(accountRoutes(deps))
     .use(adminRoutes(deps))
     .use(openAiCompatRoutes(deps))
-    .use(dashboardRoutes({ ...deps, pipeline }));
-  for (const plugin of deps.plugins ?? []) app = app.use(plugin({ ...deps, pipeline }));
+    .use(dashboardRoutes({ ...deps, pipeline }))
+    .use(knowledgeRoutes({ ...deps, pipeline }));
   // the methods each path pattern answers, for 405 + Allow when a known path gets another method
   const routeMethods = (pathname: string): string[] =>
     [...new Set(app.routes.filter((r) => routePathMatches(r.path, pathname)).map((r) => r.method.toUpperCase()))].sort();

@@ -3,14 +3,14 @@ import { KeyStoreError } from "./auth/interface";
 import { withMonthSpend } from "./auth/key-detail";
 import { emailProblem, hashPassword, passwordProblem } from "./auth/passwords";
 import { applyPolicyPatch, type PolicyField, type PolicyPatch, policyPatchFromText, policySummary } from "./auth/policy";
-import { ConfigError, loadConfig } from "./config";
+import { type Config, ConfigError, loadConfig } from "./config";
 import { SqliteCreditLedger } from "./credits/sqlite";
 import { GatewayError } from "./errors";
 import { FUNCTIONS } from "./functions/registry";
 import { usageNames } from "./http/routes/usage-names";
 import { warmOfflineFunctions } from "./providers/local";
 import { parseLogQuery } from "./requestlog/query";
-import { buildServices } from "./services";
+import { buildServices, type Services } from "./services";
 import { VERSION } from "./version";
 
 const USAGE = `textai — Text-AI Gateway
@@ -117,6 +117,292 @@ function table(rows: Record<string, unknown>[], cols: string[]): string {
   return [line(cols), ...rows.map((r) => line(cols.map((c) => String(r[c] ?? ""))))].join("\n");
 }
 
+type Flags = Record<string, string | true>;
+
+/** What a verb is given: the services, its sub-verb, its positional arguments and flags. */
+interface VerbInput {
+  services: Services;
+  sub: string | undefined;
+  positional: string[];
+  flags: Flags;
+  json: boolean;
+}
+
+type Verb = (input: VerbInput) => Promise<number>;
+
+/** `serve`: the gateway on its port until SIGTERM or SIGINT; -1 (the process keeps running). */
+async function serveVerb(argv: string[], config: Config): Promise<number> {
+  const { flags } = parseFlags(argv.slice(1));
+  const port = int(flags, "port");
+  if (port !== undefined) config.port = port;
+  const host = str(flags, "host");
+  if (host) config.host = host;
+  const { PortInUse, startServer } = await import("./server");
+  let server: ReturnType<typeof startServer>;
+  try {
+    server = startServer(config);
+  } catch (err) {
+    if (!(err instanceof PortInUse)) throw err;
+    console.error(`textai serve: ${err.message}`);
+    return 1;
+  }
+  console.log(`Text-AI Gateway ${VERSION} listening on ${server.url}`);
+  // where a newcomer goes next (the same links as the landing page at /)
+  console.log(`  API docs ${server.url}/docs · dashboard ${server.url}/dashboard · health ${server.url}/health`);
+  // Nothing heavy loads before the listener is up, so /ready answers 200 at once. When the offline
+  // engine comes first on every function's route (no provider configured for functions: it serves
+  // them all), its parts then load in the background, in slices that leave the event loop free
+  // between them (src/offline-engine/engines.ts), and each function runs once on its example
+  // (src/providers/local.ts). Otherwise nothing loads until the first offline call, which starts
+  // the same sliced load and waits for it (an await, not a hold): the parts take 80 to 130 MB of
+  // heap, and a gateway that mostly forwards would pay for them in every garbage collection
+  // (/v1 CPU per call about 1.2x to 1.7x with them loaded, 2026-12-05; docs/offline-engine.md).
+  const allOffline = FUNCTIONS.every((def) => {
+    const first = server.deps.router.routeFor(def)[0];
+    return first === undefined || server.deps.providers.get(first)?.inProcess === true;
+  });
+  if (allOffline) void warmOfflineFunctions(FUNCTIONS);
+  const shutdown = async () => {
+    await server.stop();
+    process.exit(0);
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
+  return -1;
+}
+
+/** `keys create`: a key (its plaintext printed once), with a policy when flags give one. */
+async function keysCreate({ flags, json, services }: VerbInput): Promise<number> {
+  const { keys } = services;
+  const created = await keys.createKey({
+    label: str(flags, "label", true)!,
+    accountId: str(flags, "account"),
+    plan: str(flags, "plan"),
+    credits: int(flags, "credits"),
+    policy: applyPolicyPatch(undefined, policyFlags(flags)),
+  });
+  const policy = (await keys.get(created.id))?.policy;
+  if (json) console.log(JSON.stringify(policy && policySummary(policy) !== "-" ? { ...created, policy } : created));
+  else {
+    console.log(`Created key ${created.id} for account ${created.account_id} (plan ${created.plan}).`);
+    if (policy && policySummary(policy) !== "-") console.log(`Policy: ${policySummary(policy)}`);
+    console.log(`\n  ${created.key}\n\nStore it now: it is shown only once and cannot be recovered.`);
+  }
+  return 0;
+}
+
+/** `keys list`: every key (masked), or one account's. */
+async function keysList({ flags, json, services }: VerbInput): Promise<number> {
+  const { keys } = services;
+  const list = await keys.list(str(flags, "account"));
+  if (json) console.log(JSON.stringify(list));
+  else
+    console.log(
+      table(
+        list.map((k) => ({ ...k, policy: policySummary(k.policy) })),
+        ["id", "label", "account_id", "status", "masked_key", "created_at", "last_used_at", "policy"],
+      ),
+    );
+  return 0;
+}
+
+/** `keys update ID`: the policy fields the flags give. */
+async function keysUpdate({ positional, flags, json, services }: VerbInput): Promise<number> {
+  const { keys, ledger } = services;
+  const id = positional[0];
+  if (!id) throw new UsageError("keys update needs a key id");
+  const patch = policyFlags(flags);
+  if (Object.keys(patch).length === 0)
+    throw new UsageError("keys update needs at least one of --functions, --models, --rpm, --monthly-credits, --expires");
+  const view = await keys.setPolicy(id, patch);
+  if (!view) {
+    console.error(`no key ${id}`);
+    return 1;
+  }
+  const detail = await withMonthSpend(ledger, view);
+  if (json) console.log(JSON.stringify(detail));
+  else console.log(`Updated ${id}: ${policySummary(view.policy)} (${detail.month_credits_used} credits spent this month)`);
+  return 0;
+}
+
+/** `keys revoke ID`. */
+async function keysRevoke({ positional, services }: VerbInput): Promise<number> {
+  const { keys } = services;
+  const id = positional[0];
+  if (!id) throw new UsageError("keys revoke needs a key id");
+  if (!(await keys.revoke(id))) {
+    console.error(`no key ${id}`);
+    return 1;
+  }
+  console.log(`Revoked ${id}.`);
+  return 0;
+}
+
+/** `accounts create` and `accounts set-login`: an account that signs in to the dashboard (password on stdin). */
+async function accountLogin({ services, sub, flags, json }: VerbInput): Promise<number> {
+  const { keys } = services;
+  const store = services.dashboard;
+  const email = str(flags, "email", true)!.trim().toLowerCase();
+  const problem = emailProblem(email);
+  if (problem) throw new UsageError(problem);
+  const password = await readPassword();
+  const weak = passwordProblem(password);
+  if (weak) throw new UsageError(weak);
+  if (await store.loginByEmail(email)) {
+    const existing = await store.loginByEmail(email);
+    if (sub === "create" || existing?.accountId !== str(flags, "account")) {
+      console.error(`the email ${email} already signs in to another account`);
+      return 1;
+    }
+  }
+  let accountId: string;
+  if (sub === "create") {
+    const acc = await keys.createAccount({ name: email, plan: str(flags, "plan"), credits: int(flags, "credits") });
+    accountId = acc.id;
+  } else {
+    accountId = str(flags, "account", true)!;
+    if (!(await keys.accountExists(accountId))) {
+      console.error(`no account ${accountId}`);
+      return 1;
+    }
+  }
+  await store.setLogin(accountId, email, await hashPassword(password));
+  const acc = await keys.getAccount(accountId);
+  if (json) console.log(JSON.stringify({ account_id: accountId, email, plan: acc?.plan, balance: acc?.balance }));
+  else
+    console.log(
+      sub === "create"
+        ? `Created account ${accountId} (plan ${acc?.plan}, balance ${acc?.balance}); it signs in as ${email}.`
+        : `Account ${accountId} now signs in as ${email}; its earlier sessions have ended.`,
+    );
+  return 0;
+}
+
+/** `credits grant`: credits for an account (a ledger entry). */
+async function creditsGrant({ flags, services }: VerbInput): Promise<number> {
+  const { keys, ledger } = services;
+  const account = str(flags, "account", true)!;
+  const amount = int(flags, "amount", true)!;
+  if (amount < 1) throw new UsageError("--amount must be at least 1");
+  if (!(await keys.accountExists(account))) {
+    console.error(`no account ${account}`);
+    return 1;
+  }
+  const balance = await ledger.grant(account, amount, "grant", str(flags, "reason") ?? "granted with the CLI");
+  console.log(`Granted ${amount} credits to ${account}; balance ${balance}.`);
+  return 0;
+}
+
+/** `credits reconcile` (SQLite): every balance set to the sum of its ledger. */
+async function creditsReconcile({ services }: VerbInput): Promise<number> {
+  const { ledger } = services;
+  if (!(ledger instanceof SqliteCreditLedger)) {
+    // PostgreSQL changes a balance and writes its ledger row in one transaction: they cannot drift
+    console.error("credits reconcile is for a SQLite database; on PostgreSQL balances and ledger change together");
+    return 1;
+  }
+  const changed = ledger.reconcile();
+  console.log(`Reconciled balances with the ledger: ${changed} account${changed === 1 ? "" : "s"} corrected.`);
+  return 0;
+}
+
+/** `usage`: an account's balance and this month's use. */
+async function usageVerb({ flags, json, services }: VerbInput): Promise<number> {
+  const { keys, ledger } = services;
+  const account = str(flags, "account", true)!;
+  if (!(await keys.accountExists(account))) {
+    console.error(`no account ${account}`);
+    return 1;
+  }
+  const usage = await ledger.monthToDate(account);
+  if (json) console.log(JSON.stringify(usage));
+  else {
+    console.log(`Account ${account} (plan ${usage.plan}): balance ${usage.balance}`);
+    console.log(
+      `This month: ${usage.requests} requests, ${usage.credits_used} credits used, ${usage.credits_granted} granted, ${usage.cached_requests} cached`,
+    );
+    if (usage.by_function.length)
+      console.log(
+        `\n${table(usage.by_function, ["function", "requests", "credits", "cached", "input_tokens", "output_tokens"])}`,
+      );
+  }
+  return 0;
+}
+
+/** `requests`: the request log, filtered by the flags. */
+async function requestsVerb({ services, flags, json }: VerbInput): Promise<number> {
+  let q: ReturnType<typeof parseLogQuery>;
+  try {
+    q = parseLogQuery(
+      {
+        account_id: str(flags, "account"),
+        function: str(flags, "function"),
+        from: str(flags, "since"),
+        status: str(flags, "status"),
+        key_id: str(flags, "key"),
+        limit: str(flags, "limit"),
+      },
+      { admin: true },
+    );
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    const flag = { account_id: "account", from: "since", key_id: "key" }[err.param ?? ""] ?? err.param;
+    throw new UsageError(`--${flag}: ${err.message}`);
+  }
+  const entries = await services.requestLog.page(q);
+  if (json) console.log(JSON.stringify(entries));
+  else if (entries.length === 0) console.log("No requests match.");
+  else
+    console.log(
+      table(entries.map((e) => ({ ...e, time: e.time.slice(0, 19).replace("T", " ") })) as unknown as Record<string, unknown>[], [
+        "time",
+        "request_id",
+        "account_id",
+        "key_id",
+        "function",
+        "status",
+        "error_code",
+        "credits",
+        "latency_ms",
+        "provider",
+        "cache",
+      ]),
+    );
+  return 0;
+}
+
+/** The commands that take a sub-verb (`keys create`): their flags follow the sub-verb. */
+const SUB_VERBS = new Map<string, Map<string, Verb>>([
+  [
+    "keys",
+    new Map([
+      ["create", keysCreate],
+      ["list", keysList],
+      ["update", keysUpdate],
+      ["revoke", keysRevoke],
+    ]),
+  ],
+  [
+    "accounts",
+    new Map([
+      ["create", accountLogin],
+      ["set-login", accountLogin],
+    ]),
+  ],
+  [
+    "credits",
+    new Map([
+      ["grant", creditsGrant],
+      ["reconcile", creditsReconcile],
+    ]),
+  ],
+]);
+/** The commands that take none (`usage`): their flags follow the command. */
+const VERBS = new Map<string, Verb>([
+  ["usage", usageVerb],
+  ["requests", requestsVerb],
+]);
+
 export async function main(argv: string[]): Promise<number> {
   const [cmd, sub, ...rest] = argv;
   if (!cmd || cmd === "help" || cmd === "--help" || cmd === "-h") {
@@ -128,231 +414,16 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const config = loadConfig(process.env);
-  if (cmd === "serve") {
-    const { flags } = parseFlags(argv.slice(1));
-    const port = int(flags, "port");
-    if (port !== undefined) config.port = port;
-    const host = str(flags, "host");
-    if (host) config.host = host;
-    const { PortInUse, startServer } = await import("./server");
-    let server: ReturnType<typeof startServer>;
-    try {
-      server = startServer(config);
-    } catch (err) {
-      if (!(err instanceof PortInUse)) throw err;
-      console.error(`textai serve: ${err.message}`);
-      return 1;
-    }
-    console.log(`Text-AI Gateway ${VERSION} listening on ${server.url}`);
-    // where a newcomer goes next (the same links as the landing page at /)
-    console.log(`  API docs ${server.url}/docs · dashboard ${server.url}/dashboard · health ${server.url}/health`);
-    // Nothing heavy loads before the listener is up, so /ready answers 200 at once. When the offline
-    // engine comes first on every function's route (no provider configured for functions: it serves
-    // them all), its parts then load in the background, in slices that leave the event loop free
-    // between them (src/offline-engine/engines.ts), and each function runs once on its example
-    // (src/providers/local.ts). Otherwise nothing loads until the first offline call, which starts
-    // the same sliced load and waits for it (an await, not a hold): the parts take 80 to 130 MB of
-    // heap, and a gateway that mostly forwards would pay for them in every garbage collection
-    // (/v1 CPU per call about 1.2x to 1.7x with them loaded, 2026-12-05; docs/offline-engine.md).
-    const allOffline = FUNCTIONS.every((def) => {
-      const first = server.deps.router.routeFor(def)[0];
-      return first === undefined || server.deps.providers.get(first)?.inProcess === true;
-    });
-    if (allOffline) void warmOfflineFunctions(FUNCTIONS);
-    const shutdown = async () => {
-      await server.stop();
-      process.exit(0);
-    };
-    process.on("SIGTERM", shutdown);
-    process.on("SIGINT", shutdown);
-    return -1;
-  }
+  if (cmd === "serve") return serveVerb(argv, config);
 
   const services = buildServices(config);
-  const { keys, ledger } = services;
   try {
     await services.ready();
-    // keys and credits take a sub-verb; serve and usage take their flags right after the command
-    const { positional, flags } = parseFlags(cmd === "keys" || cmd === "credits" || cmd === "accounts" ? rest : argv.slice(1));
-    const json = flags.json === true;
-    if (cmd === "keys" && sub === "create") {
-      const created = await keys.createKey({
-        label: str(flags, "label", true)!,
-        accountId: str(flags, "account"),
-        plan: str(flags, "plan"),
-        credits: int(flags, "credits"),
-        policy: applyPolicyPatch(undefined, policyFlags(flags)),
-      });
-      const policy = (await keys.get(created.id))?.policy;
-      if (json) console.log(JSON.stringify(policy && policySummary(policy) !== "-" ? { ...created, policy } : created));
-      else {
-        console.log(`Created key ${created.id} for account ${created.account_id} (plan ${created.plan}).`);
-        if (policy && policySummary(policy) !== "-") console.log(`Policy: ${policySummary(policy)}`);
-        console.log(`\n  ${created.key}\n\nStore it now: it is shown only once and cannot be recovered.`);
-      }
-      return 0;
-    }
-    if (cmd === "keys" && sub === "list") {
-      const list = await keys.list(str(flags, "account"));
-      if (json) console.log(JSON.stringify(list));
-      else
-        console.log(
-          table(
-            list.map((k) => ({ ...k, policy: policySummary(k.policy) })),
-            ["id", "label", "account_id", "status", "masked_key", "created_at", "last_used_at", "policy"],
-          ),
-        );
-      return 0;
-    }
-    if (cmd === "keys" && sub === "update") {
-      const id = positional[0];
-      if (!id) throw new UsageError("keys update needs a key id");
-      const patch = policyFlags(flags);
-      if (Object.keys(patch).length === 0)
-        throw new UsageError("keys update needs at least one of --functions, --models, --rpm, --monthly-credits, --expires");
-      const view = await keys.setPolicy(id, patch);
-      if (!view) {
-        console.error(`no key ${id}`);
-        return 1;
-      }
-      const detail = await withMonthSpend(ledger, view);
-      if (json) console.log(JSON.stringify(detail));
-      else console.log(`Updated ${id}: ${policySummary(view.policy)} (${detail.month_credits_used} credits spent this month)`);
-      return 0;
-    }
-    if (cmd === "keys" && sub === "revoke") {
-      const id = positional[0];
-      if (!id) throw new UsageError("keys revoke needs a key id");
-      if (!(await keys.revoke(id))) {
-        console.error(`no key ${id}`);
-        return 1;
-      }
-      console.log(`Revoked ${id}.`);
-      return 0;
-    }
-    if (cmd === "accounts" && (sub === "create" || sub === "set-login")) {
-      const store = services.dashboard;
-      const email = str(flags, "email", true)!.trim().toLowerCase();
-      const problem = emailProblem(email);
-      if (problem) throw new UsageError(problem);
-      const password = await readPassword();
-      const weak = passwordProblem(password);
-      if (weak) throw new UsageError(weak);
-      if (await store.loginByEmail(email)) {
-        const existing = await store.loginByEmail(email);
-        if (sub === "create" || existing?.accountId !== str(flags, "account")) {
-          console.error(`the email ${email} already signs in to another account`);
-          return 1;
-        }
-      }
-      let accountId: string;
-      if (sub === "create") {
-        const acc = await keys.createAccount({ name: email, plan: str(flags, "plan"), credits: int(flags, "credits") });
-        accountId = acc.id;
-      } else {
-        accountId = str(flags, "account", true)!;
-        if (!(await keys.accountExists(accountId))) {
-          console.error(`no account ${accountId}`);
-          return 1;
-        }
-      }
-      await store.setLogin(accountId, email, await hashPassword(password));
-      const acc = await keys.getAccount(accountId);
-      if (json) console.log(JSON.stringify({ account_id: accountId, email, plan: acc?.plan, balance: acc?.balance }));
-      else
-        console.log(
-          sub === "create"
-            ? `Created account ${accountId} (plan ${acc?.plan}, balance ${acc?.balance}); it signs in as ${email}.`
-            : `Account ${accountId} now signs in as ${email}; its earlier sessions have ended.`,
-        );
-      return 0;
-    }
-    if (cmd === "credits" && sub === "grant") {
-      const account = str(flags, "account", true)!;
-      const amount = int(flags, "amount", true)!;
-      if (amount < 1) throw new UsageError("--amount must be at least 1");
-      if (!(await keys.accountExists(account))) {
-        console.error(`no account ${account}`);
-        return 1;
-      }
-      const balance = await ledger.grant(account, amount, "grant", str(flags, "reason") ?? "granted with the CLI");
-      console.log(`Granted ${amount} credits to ${account}; balance ${balance}.`);
-      return 0;
-    }
-    if (cmd === "credits" && sub === "reconcile") {
-      if (!(ledger instanceof SqliteCreditLedger)) {
-        // PostgreSQL changes a balance and writes its ledger row in one transaction: they cannot drift
-        console.error("credits reconcile is for a SQLite database; on PostgreSQL balances and ledger change together");
-        return 1;
-      }
-      const changed = ledger.reconcile();
-      console.log(`Reconciled balances with the ledger: ${changed} account${changed === 1 ? "" : "s"} corrected.`);
-      return 0;
-    }
-    if (cmd === "usage") {
-      const account = str(flags, "account", true)!;
-      if (!(await keys.accountExists(account))) {
-        console.error(`no account ${account}`);
-        return 1;
-      }
-      const usage = await ledger.monthToDate(account);
-      if (json) console.log(JSON.stringify(usage));
-      else {
-        console.log(`Account ${account} (plan ${usage.plan}): balance ${usage.balance}`);
-        console.log(
-          `This month: ${usage.requests} requests, ${usage.credits_used} credits used, ${usage.credits_granted} granted, ${usage.cached_requests} cached`,
-        );
-        if (usage.by_function.length)
-          console.log(
-            `\n${table(usage.by_function, ["function", "requests", "credits", "cached", "input_tokens", "output_tokens"])}`,
-          );
-      }
-      return 0;
-    }
-    if (cmd === "requests") {
-      let q: ReturnType<typeof parseLogQuery>;
-      try {
-        q = parseLogQuery(
-          {
-            account_id: str(flags, "account"),
-            function: str(flags, "function"),
-            from: str(flags, "since"),
-            status: str(flags, "status"),
-            key_id: str(flags, "key"),
-            limit: str(flags, "limit"),
-          },
-          { admin: true },
-        );
-      } catch (err) {
-        if (!(err instanceof GatewayError)) throw err;
-        const flag = { account_id: "account", from: "since", key_id: "key" }[err.param ?? ""] ?? err.param;
-        throw new UsageError(`--${flag}: ${err.message}`);
-      }
-      const entries = await services.requestLog.page(q);
-      if (json) console.log(JSON.stringify(entries));
-      else if (entries.length === 0) console.log("No requests match.");
-      else
-        console.log(
-          table(
-            entries.map((e) => ({ ...e, time: e.time.slice(0, 19).replace("T", " ") })) as unknown as Record<string, unknown>[],
-            [
-              "time",
-              "request_id",
-              "account_id",
-              "key_id",
-              "function",
-              "status",
-              "error_code",
-              "credits",
-              "latency_ms",
-              "provider",
-              "cache",
-            ],
-          ),
-        );
-      return 0;
-    }
-    throw new UsageError(`unknown command: ${[cmd, sub].filter(Boolean).join(" ")}`);
+    const verbs = SUB_VERBS.get(cmd);
+    const { positional, flags } = parseFlags(verbs ? rest : argv.slice(1));
+    const verb = verbs ? verbs.get(sub ?? "") : VERBS.get(cmd);
+    if (!verb) throw new UsageError(`unknown command: ${[cmd, sub].filter(Boolean).join(" ")}`);
+    return await verb({ services, sub, positional, flags, json: flags.json === true });
   } finally {
     await services.close();
   }

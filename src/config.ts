@@ -647,21 +647,46 @@ export function parseConfigText(text: string, path: string): FileConfig {
   return raw as FileConfig;
 }
 
+/** The config file's [plans]: each plan's rate limits, key count, knowledge quota, guardrails and policy ceiling. */
+function planSettings(file: FileConfig): Pick<Config, "plans" | "maxKeys" | "knowledgeQuotas" | "guardrails" | "planPolicies"> {
+  const plans: Record<string, Record<string, number>> = {};
+  const maxKeys: Record<string, number> = {};
+  const planPolicies: Record<string, PlanPolicy> = {};
+  const knowledgeQuotas: Record<string, Partial<KnowledgeQuota>> = {};
+  const guardrails: Record<string, GuardrailSettings> = {};
+  for (const [plan, def] of Object.entries(file.plans ?? {})) {
+    plans[plan] = { ...(def.rate_limits ?? {}) };
+    if (def.max_keys !== undefined) maxKeys[plan] = def.max_keys;
+    const quota: Partial<KnowledgeQuota> = {};
+    if (def.knowledge_bytes !== undefined) quota.bytes = def.knowledge_bytes;
+    if (def.knowledge_documents !== undefined) quota.documents = def.knowledge_documents;
+    if (def.knowledge_bases !== undefined) quota.bases = def.knowledge_bases;
+    if (def.knowledge_faq_collections !== undefined) quota.faqCollections = def.knowledge_faq_collections;
+    if (def.knowledge_chatbots !== undefined) quota.chatbots = def.knowledge_chatbots;
+    knowledgeQuotas[plan] = quota;
+    if (def.guardrails) guardrails[plan] = parseGuardrails(`plans.${plan}.guardrails`, def.guardrails);
+    if (def.policy) planPolicies[plan] = def.policy;
+  }
+  return { plans, maxKeys, knowledgeQuotas, guardrails, planPolicies };
+}
+
+/** The config file TEXTAI_CONFIG names (or the text given for it), parsed and validated; none: empty. */
+function readConfigFile(path: string | undefined, fileText: string | undefined): FileConfig {
+  if (fileText !== undefined) return parseConfigText(fileText, path ?? "config.toml");
+  if (!path) return {};
+  let text: string;
+  try {
+    text = require("node:fs").readFileSync(path, "utf8");
+  } catch {
+    throw new ConfigError(`TEXTAI_CONFIG: cannot read "${path}"`);
+  }
+  return parseConfigText(text, path);
+}
+
 /** Builds the one validated Config from environment variables and the optional config file. Throws ConfigError naming the bad key. */
 export function loadConfig(rawEnv: Record<string, string | undefined> = process.env, fileText?: string): Config {
   const env = parseEnv(rawEnv);
-  let file: FileConfig = {};
-  const path = env.TEXTAI_CONFIG;
-  if (fileText !== undefined) file = parseConfigText(fileText, path ?? "config.toml");
-  else if (path) {
-    let text: string;
-    try {
-      text = require("node:fs").readFileSync(path, "utf8");
-    } catch {
-      throw new ConfigError(`TEXTAI_CONFIG: cannot read "${path}"`);
-    }
-    file = parseConfigText(text, path);
-  }
+  const file = readConfigFile(env.TEXTAI_CONFIG, fileText);
 
   const logLevel = env.TEXTAI_LOG_LEVEL ?? "info";
   const welcomeCredits = env.TEXTAI_WELCOME_CREDITS ?? file.welcome_credits ?? 100;
@@ -702,24 +727,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     if (file.costs?.[fn] !== undefined)
       throw new ConfigError(`costs.${fn}: /v1 calls are priced per token, set their prices in [pricing] (docs/pricing.md)`);
 
-  const plans: Record<string, Record<string, number>> = {};
-  const maxKeys: Record<string, number> = {};
-  const planPolicies: Record<string, PlanPolicy> = {};
-  const knowledgeQuotas: Record<string, Partial<KnowledgeQuota>> = {};
-  const guardrails: Record<string, GuardrailSettings> = {};
-  for (const [plan, def] of Object.entries(file.plans ?? {})) {
-    plans[plan] = { ...(def.rate_limits ?? {}) };
-    if (def.max_keys !== undefined) maxKeys[plan] = def.max_keys;
-    const quota: Partial<KnowledgeQuota> = {};
-    if (def.knowledge_bytes !== undefined) quota.bytes = def.knowledge_bytes;
-    if (def.knowledge_documents !== undefined) quota.documents = def.knowledge_documents;
-    if (def.knowledge_bases !== undefined) quota.bases = def.knowledge_bases;
-    if (def.knowledge_faq_collections !== undefined) quota.faqCollections = def.knowledge_faq_collections;
-    if (def.knowledge_chatbots !== undefined) quota.chatbots = def.knowledge_chatbots;
-    knowledgeQuotas[plan] = quota;
-    if (def.guardrails) guardrails[plan] = parseGuardrails(`plans.${plan}.guardrails`, def.guardrails);
-    if (def.policy) planPolicies[plan] = def.policy;
-  }
+  const { plans, maxKeys, knowledgeQuotas, guardrails, planPolicies } = planSettings(file);
 
   return {
     port: env.PORT ?? 8080,

@@ -2,11 +2,11 @@ import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import type { Server } from "bun";
 import { createApp } from "./app";
 import { type Config, storeForLog, urlForLog } from "./config";
-import type { AppDeps } from "./deps";
 import { GatewayError } from "./errors";
 import type { AnyFunctionDef } from "./functions/define";
 import { FUNCTIONS } from "./functions/registry";
 import { BodyReads } from "./http/body";
+import type { AppDeps } from "./http/deps";
 import { type EdgeKind, edgeOf } from "./http/edge-plugin";
 import { newRequestId } from "./http/envelope";
 import { pathOf } from "./http/path";
@@ -18,7 +18,6 @@ import { createLogger, type Logger } from "./log";
 import { fixedLabels, Metrics } from "./metrics";
 import { buildProviders } from "./providers";
 import { ProviderRouter } from "./providers/router";
-import { resourcePlugins } from "./resources";
 import { buildServices, type Services, serviceDeps } from "./services";
 import type * as Otel from "./tracing/otel";
 
@@ -66,7 +65,6 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { 
     metrics,
     logger,
     functions,
-    plugins: resourcePlugins,
     lifecycle: { draining: false, bodyReads: new BodyReads() },
   };
 }

@@ -10,7 +10,7 @@ import { SIGN_IN_LIMITS, SignInLimiter } from "./dashboard/guessing";
 import type { SignInAttempts } from "./dashboard/interface";
 import { SESSION_LIMITS, SESSION_SWEEP_EVERY_MS } from "./dashboard/security";
 import { SqliteDashboardStore } from "./dashboard/sqlite";
-import type { DependencyProbe, ServiceDeps } from "./deps";
+import type { DependencyProbe, ServiceDeps } from "./http/deps";
 import type { IdempotencyStore } from "./idempotency/interface";
 import { SqliteIdempotencyStore } from "./idempotency/sqlite";
 import type { KnowledgeIndex } from "./knowledge/interface";
@@ -21,7 +21,7 @@ import { MemoryRateLimiter } from "./ratelimit/limiter";
 import type { RedisLink } from "./redis/link";
 import { RequestLog } from "./requestlog/recorder";
 import { SqliteRequestLogStore } from "./requestlog/sqlite";
-import { openStorage } from "./storage/db";
+import { openStorage, type Storage } from "./storage/db";
 import type { PgStorage } from "./storage/postgres";
 import { SqliteSecretStore } from "./storage/secrets";
 
@@ -50,6 +50,8 @@ const REVOKED = "revoked";
 
 /** Every stateful service of the gateway, as configuration picks them. */
 export interface Services extends ServiceDeps {
+  /** the same services, interfaces only: what the app is given (serviceDeps) */
+  interfaces: ServiceDeps;
   /** the PostgreSQL pool, when TEXTAI_DATABASE_URL is set */
   postgres: PgStorage | null;
   /** the Redis connection, when TEXTAI_REDIS_URL is set */
@@ -66,41 +68,105 @@ export interface Services extends ServiceDeps {
 
 /** The services as the app sees them: interfaces only. */
 export function serviceDeps(s: Services): ServiceDeps {
-  const {
-    storage,
-    keys,
-    ledger,
-    limiter,
-    cache,
-    idempotency,
-    callStarter,
-    dashboard,
-    signIns,
-    knowledge,
-    secrets,
-    requestLog,
-    dependencies,
-  } = s;
-  return {
-    storage,
-    keys,
-    ledger,
-    limiter,
-    cache,
-    idempotency,
-    callStarter,
-    dashboard,
-    signIns,
-    knowledge,
-    secrets,
-    requestLog,
-    dependencies,
-  };
+  return s.interfaces;
 }
 
 export interface ServiceOptions {
   logger?: Logger;
   now?: () => number;
+}
+
+type Postgres = { pg: ReturnType<typeof postgresParts>; postgres: PgStorage } | null;
+
+/** The account stores (keys, ledger) and the database probe: PostgreSQL when configured, else the SQLite file. */
+function accountStores(
+  config: Config,
+  storage: Storage,
+  db: Postgres,
+): { keys: KeyStore; ledger: CreditLedger; database: DependencyProbe } {
+  const keyStoreOptions = { welcomeCredits: config.welcomeCredits, maxKeys: (plan: string) => maxKeysFor(config, plan) };
+  if (db) {
+    const { pg, postgres } = db;
+    const ledger = new pg.PostgresCreditLedger(postgres, { requestTimeoutMs: config.limits.requestTimeoutMs });
+    const keys = new pg.PostgresKeyStore(postgres, ledger, keyStoreOptions);
+    return { keys, ledger, database: { name: "database", required: true, up: () => postgres.up() } };
+  }
+  const ledger = new SqliteCreditLedger(storage);
+  // Balances are kept with each charge; only a file that this open has just migrated (written by
+  // an older version) is reconciled with its ledger, whichever process opens it first (a server
+  // or a CLI verb). It scans the whole ledger (seconds for a million rows), so it is not done on
+  // every start: `textai credits reconcile` does it on demand.
+  if (storage.migrated > 0) ledger.reconcile();
+  const keys = new SqliteKeyStore(storage, ledger, keyStoreOptions);
+  const database = {
+    name: "database",
+    required: true,
+    up: () => {
+      storage.sqlite.query("SELECT 1").get();
+      return true;
+    },
+  };
+  return { keys, ledger, database };
+}
+
+type CallServices = Pick<ServiceDeps, "limiter" | "cache" | "idempotency" | "signIns"> & { callStarter: CallStarter | null };
+
+/** Limits, the answer cache, Idempotency-Key records and sign-in counts: in Redis when configured, else in memory and SQLite. */
+function callServices(
+  config: Config,
+  storage: Storage,
+  keys: KeyStore,
+  redis: RedisLink | null,
+  opts: ServiceOptions,
+): CallServices {
+  const idempotencyOptions = {
+    ttlMs: 24 * 3600_000,
+    maxAnswerBytes: 1 << 20,
+    // a call cannot run past its deadline: after that its record no longer blocks a retry
+    leaseMs: config.limits.requestTimeoutMs + 5000,
+  };
+  if (!redis) {
+    return {
+      limiter: new MemoryRateLimiter(config.plans, opts.now),
+      cache: new MemoryResponseCache(
+        { ttlMs: config.cache.ttlSeconds * 1000, maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes },
+        opts.now,
+      ),
+      idempotency: new SqliteIdempotencyStore(storage.sqlite, idempotencyOptions),
+      callStarter: null,
+      signIns: new SignInLimiter(SIGN_IN_LIMITS, opts.now),
+    };
+  }
+  const rd = redisParts();
+  const limiter = new rd.RedisRateLimiter(redis, config.plans, opts.now);
+  const cache = new rd.RedisResponseCache(redis, {
+    ttlMs: config.cache.ttlSeconds * 1000,
+    maxEntries: config.cache.maxEntries,
+    maxEntryBytes: 1 << 20,
+    // a producer that died holds its lock this long at most; the waiting nodes then call the provider
+    lockMs: Math.min(config.limits.requestTimeoutMs, 15_000),
+  });
+  const idempotency = new rd.RedisIdempotencyStore(redis, idempotencyOptions);
+  const callStarter = new rd.RedisCallStarter(redis, limiter, idempotency, cache);
+  const signIns = new rd.RedisSignInLimiter(redis, SIGN_IN_LIMITS, opts.now);
+  // a revocation anywhere drops the key from every node's key cache at once
+  keys.onRevoke = (hash) => redis.publish(redis.key(REVOKED), hash);
+  redis.subscribe(redis.key(REVOKED), (hash) => keys.forget(hash));
+  redis.start();
+  return { limiter, cache, idempotency, callStarter, signIns };
+}
+
+/** Deletes ended dashboard sessions; a failure (the database down) is logged and the next sweep tries again. */
+function sessionSweeper(dashboard: ServiceDeps["dashboard"], logger: Logger | undefined): () => Promise<void> {
+  return async () => {
+    try {
+      const n = await dashboard.sweepSessions(Date.now(), SESSION_LIMITS);
+      if (n > 0) logger?.log("debug", "ended dashboard sessions deleted", { sessions: n });
+    } catch (err) {
+      // the database is down: the next sweep tries again
+      logger?.log("warn", "session sweep failed", { error_message: (err as Error).message });
+    }
+  };
 }
 
 /**
@@ -109,9 +175,6 @@ export interface ServiceOptions {
  */
 export function buildServices(config: Config, opts: ServiceOptions = {}): Services {
   const storage = openStorage(config.dbPath, { busyTimeoutMs: config.dbBusyTimeoutMs });
-  let ledger: CreditLedger;
-  let keys: KeyStore;
-  let database: DependencyProbe;
   const pg = config.databaseUrl ? postgresParts() : null;
   const postgres =
     pg && config.databaseUrl
@@ -121,110 +184,40 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
           onError: (err) => opts.logger?.log("warn", "database unreachable: migrations wait", { error_message: err.message }),
         })
       : null;
-  const keyStoreOptions = { welcomeCredits: config.welcomeCredits, maxKeys: (plan: string) => maxKeysFor(config, plan) };
-  if (pg && postgres) {
-    const pgLedger = new pg.PostgresCreditLedger(postgres, { requestTimeoutMs: config.limits.requestTimeoutMs });
-    ledger = pgLedger;
-    keys = new pg.PostgresKeyStore(postgres, pgLedger, keyStoreOptions);
-    database = { name: "database", required: true, up: () => postgres.up() };
-  } else {
-    const sqliteLedger = new SqliteCreditLedger(storage);
-    // Balances are kept with each charge; only a file that this open has just migrated (written by
-    // an older version) is reconciled with its ledger, whichever process opens it first (a server
-    // or a CLI verb). It scans the whole ledger (seconds for a million rows), so it is not done on
-    // every start: `textai credits reconcile` does it on demand.
-    if (storage.migrated > 0) sqliteLedger.reconcile();
-    ledger = sqliteLedger;
-    keys = new SqliteKeyStore(storage, sqliteLedger, keyStoreOptions);
-    database = {
-      name: "database",
-      required: true,
-      up: () => {
-        storage.sqlite.query("SELECT 1").get();
-        return true;
-      },
-    };
-  }
-  const idempotencyOptions = {
-    ttlMs: 24 * 3600_000,
-    maxAnswerBytes: 1 << 20,
-    // a call cannot run past its deadline: after that its record no longer blocks a retry
-    leaseMs: config.limits.requestTimeoutMs + 5000,
-  };
-  let limiter: RateLimiter;
-  let cache: ResponseCache;
-  let idempotency: IdempotencyStore;
-  let callStarter: CallStarter | null = null;
-  let signIns: SignInAttempts;
-  const rd = config.redisUrl ? redisParts() : null;
-  const redis: RedisLink | null =
-    rd && config.redisUrl
-      ? new rd.RedisLink(config.redisUrl, opts.logger, { cluster: config.redisCluster, prefix: config.redisPrefix })
-      : null;
-  if (rd && redis) {
-    const redisLimiter = new rd.RedisRateLimiter(redis, config.plans, opts.now);
-    const redisCache = new rd.RedisResponseCache(redis, {
-      ttlMs: config.cache.ttlSeconds * 1000,
-      maxEntries: config.cache.maxEntries,
-      maxEntryBytes: 1 << 20,
-      // a producer that died holds its lock this long at most; the waiting nodes then call the provider
-      lockMs: Math.min(config.limits.requestTimeoutMs, 15_000),
-    });
-    const redisIdempotency = new rd.RedisIdempotencyStore(redis, idempotencyOptions);
-    limiter = redisLimiter;
-    cache = redisCache;
-    idempotency = redisIdempotency;
-    callStarter = new rd.RedisCallStarter(redis, redisLimiter, redisIdempotency, redisCache);
-    signIns = new rd.RedisSignInLimiter(redis, SIGN_IN_LIMITS, opts.now);
-    // a revocation anywhere drops the key from every node's key cache at once
-    keys.onRevoke = (hash) => redis.publish(redis.key(REVOKED), hash);
-    redis.subscribe(redis.key(REVOKED), (hash) => keys.forget(hash));
-    redis.start();
-  } else {
-    limiter = new MemoryRateLimiter(config.plans, opts.now);
-    cache = new MemoryResponseCache(
-      { ttlMs: config.cache.ttlSeconds * 1000, maxEntries: config.cache.maxEntries, maxBytes: config.cache.maxBytes },
-      opts.now,
-    );
-    idempotency = new SqliteIdempotencyStore(storage.sqlite, idempotencyOptions);
-    signIns = new SignInLimiter(SIGN_IN_LIMITS, opts.now);
-  }
-  const dashboard = pg && postgres ? new pg.PostgresDashboardStore(postgres) : new SqliteDashboardStore(storage.sqlite);
-  let sessionSweep: ReturnType<typeof setInterval> | null = null;
-  const sweepSessions = async () => {
-    try {
-      const n = await dashboard.sweepSessions(Date.now(), SESSION_LIMITS);
-      if (n > 0) opts.logger?.log("debug", "ended dashboard sessions deleted", { sessions: n });
-    } catch (err) {
-      // the database is down: the next sweep tries again
-      opts.logger?.log("warn", "session sweep failed", { error_message: (err as Error).message });
-    }
-  };
-  const knowledge: KnowledgeIndex = pg && postgres ? new pg.PostgresKnowledgeIndex(postgres) : new SqliteKnowledgeIndex(storage);
-  const requestLog = new RequestLog(
-    pg && postgres ? new pg.PostgresRequestLogStore(postgres) : new SqliteRequestLogStore(storage.sqlite),
-    { retentionDays: config.log.retentionDays, logger: opts.logger, now: opts.now },
-  );
-  return {
+  const db: Postgres = pg && postgres ? { pg, postgres } : null;
+  const { keys, ledger, database } = accountStores(config, storage, db);
+  const redis: RedisLink | null = config.redisUrl
+    ? new (redisParts().RedisLink)(config.redisUrl, opts.logger, { cluster: config.redisCluster, prefix: config.redisPrefix })
+    : null;
+  const calls = callServices(config, storage, keys, redis, opts);
+  const dashboard = db ? new db.pg.PostgresDashboardStore(db.postgres) : new SqliteDashboardStore(storage.sqlite);
+  const interfaces: ServiceDeps = {
     storage,
     keys,
     ledger,
-    limiter,
-    cache,
-    idempotency,
-    callStarter,
+    ...calls,
     dashboard,
-    signIns,
-    knowledge,
-    requestLog,
-    secrets: pg && postgres ? new pg.PostgresSecretStore(postgres) : new SqliteSecretStore(storage.sqlite),
+    knowledge: db ? new db.pg.PostgresKnowledgeIndex(db.postgres) : new SqliteKnowledgeIndex(storage),
+    requestLog: new RequestLog(db ? new db.pg.PostgresRequestLogStore(db.postgres) : new SqliteRequestLogStore(storage.sqlite), {
+      retentionDays: config.log.retentionDays,
+      logger: opts.logger,
+      now: opts.now,
+    }),
+    secrets: db ? new db.pg.PostgresSecretStore(db.postgres) : new SqliteSecretStore(storage.sqlite),
     dependencies: redis
       ? [database, { name: "redis", required: false, up: () => redis.ready(), errors: () => redis.errors }]
       : [database],
+  };
+  const { limiter, requestLog } = interfaces;
+  const sweepSessions = sessionSweeper(dashboard, opts.logger);
+  let sessionSweep: ReturnType<typeof setInterval> | null = null;
+  return {
+    ...interfaces,
+    interfaces,
     redis,
     postgres,
     async ready() {
-      await Promise.all([redis?.ready(), pg && postgres && pg.schemaReady(postgres, 10_000)]);
+      await Promise.all([redis?.ready(), db && pg?.schemaReady(db.postgres, 10_000)]);
     },
     start() {
       keys.startBackgroundFlush();

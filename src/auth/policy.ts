@@ -355,12 +355,6 @@ export function widenedField(current: KeyPolicy | undefined, next: KeyPolicy | u
   return null;
 }
 
-/** The first instant of the UTC month of `now` (ms): where a key's monthly spend starts. */
-export function monthStart(now = Date.now()): number {
-  const d = new Date(now);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-}
-
 /** What a call of this key is held against besides the balance: its monthly_credit_limit, if any. */
 export function keyBudget(auth: { keyId: string; policy?: KeyPolicy }): KeyBudget | undefined {
   const limit = auth.policy?.monthly_credit_limit;

@@ -1,5 +1,4 @@
 import type { SQL } from "bun";
-import { monthStart } from "../auth/policy";
 import { clientClosed, GatewayError } from "../errors";
 import { databaseUnavailable, isPgUnavailable, type PgStorage, pgCall, schemaReady } from "../storage/postgres";
 import { credits } from "./amount";
@@ -13,7 +12,7 @@ import {
   type Reservation,
   type UsageFigures,
 } from "./interface";
-import { dayOf, monthlyFrom, monthToDateFrom, type UsageRow } from "./usage";
+import { dayOf, monthlyFrom, monthStart, monthToDateFrom, type UsageRow } from "./usage";
 
 /** Key space (first half of a two-int advisory key) of the per-account lock under which holds are taken. */
 const HOLD_LOCK = 7_263_012;

@@ -1,5 +1,4 @@
 import type { Statement } from "bun:sqlite";
-import { monthStart } from "../auth/policy";
 import { clientClosed } from "../errors";
 import { timeOrderedId } from "../ids";
 import { isStorageUnavailable, type Storage } from "../storage/db";
@@ -14,7 +13,7 @@ import {
   type Reservation,
   type UsageFigures,
 } from "./interface";
-import { dayOf, monthlyFrom, monthToDateFrom, type UsageRow } from "./usage";
+import { dayOf, monthlyFrom, monthStart, monthToDateFrom, type UsageRow } from "./usage";
 
 /** balances kept in memory at most; past it they are dropped and read again */
 const MAX_KEPT_BALANCES = 20_000;

@@ -14,6 +14,12 @@ export interface UsageRow {
   output_tokens: number;
 }
 
+/** The first instant of the UTC month of `now` (ms): where a key's monthly spend starts. */
+export function monthStart(now = Date.now()): number {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
 const DAY_MS = 86_400_000;
 /** the last day asked for: every charge of a batch (and most batches of a day) ask for the same one */
 let lastDay = { from: Number.NaN, day: "" };

@@ -22,15 +22,15 @@
  */
 import { Elysia } from "elysia";
 import type { AuthInfo } from "../auth/interface";
-import { checkOrigin, dashboardCtx, type RouteContext, redirect, sessionOf } from "../dashboard/session";
-import type { AppDeps } from "../deps";
 import { GatewayError } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
 import type { RateClass } from "../ratelimit/interface";
 import { adminTokenOf } from "./admin-token";
+import type { AppDeps } from "./deps";
 import { requestEdge } from "./edge";
 import { newRequestId } from "./envelope";
 import { brokenPath, decodablePath, pathOf } from "./path";
+import { checkOrigin, dashboardCtx, type RouteContext, redirect, sessionOf } from "./session";
 import { newRequestState, stateOf, type WithState } from "./state";
 
 export interface KeyEdge {

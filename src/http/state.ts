@@ -1,6 +1,6 @@
 import type { AuthInfo } from "../auth/interface";
 import type { RateClass } from "../ratelimit/interface";
-import type { RequestTrace } from "../tracing/interface";
+import type { RequestTrace } from "../trace";
 import type { SentBody } from "./body";
 import { newRequestId } from "./envelope";
 

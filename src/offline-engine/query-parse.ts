@@ -143,16 +143,22 @@ function facetValueAt(lower: string, value: string): { start: number; end: numbe
   return null;
 }
 
-/** Structured reading of a free-text search query. */
-export function parseSearchQuery(
-  query: string,
-  opts: { facets?: Record<string, string[]>; referenceDate?: Date } = {},
-): ParsedQuery {
-  const consumed: Span[] = [];
-  const take = (s: number, e: number) => consumed.push([s, e]);
-  const filters: ParsedQuery["filters"] = {};
-  const lower = query.toLowerCase();
+/** A query being read: what is parsed out of it so far (spans of the query) and the filters found. */
+interface Reading {
+  query: string;
+  lower: string;
+  consumed: Span[];
+  filters: ParsedQuery["filters"];
+}
 
+/** Marks a span of the query as parsed out. */
+function take(r: Reading, s: number, e: number): void {
+  r.consumed.push([s, e]);
+}
+
+/** Prices: "under $100", "between 5 and 10 euros" (a bare "5-10" needs a currency or a price word). */
+function readPrices(r: Reading): void {
+  const { query, consumed, filters } = r;
   for (const [re, make] of PRICE_RULES) {
     const m = re.exec(query);
     if (!m || overlaps(consumed, m.index, m.index + m[0].length)) continue;
@@ -166,148 +172,187 @@ export function parseSearchQuery(
     const cur = g[0] ?? g[3] ?? g[4] ?? g[7];
     if (cur) range.currency = CURRENCY_OF[cur.toLowerCase()] ?? CURRENCY_OF[cur];
     filters.price = { ...filters.price, ...range };
-    take(m.index, m.index + m[0].length);
+    take(r, m.index, m.index + m[0].length);
   }
+}
 
-  let sort: ParsedQuery["sort"];
+/** The first sort phrase ("newest first", "sort by price"), with the words around it that belong to it. */
+function readSort(r: Reading): ParsedQuery["sort"] {
+  const { query } = r;
   for (const [re, field, order] of SORTS) {
     const m = re.exec(query);
     if (!m) continue;
-    take(m.index, m.index + m[0].length);
+    take(r, m.index, m.index + m[0].length);
     // "sort by" / "first" around the phrase belong to it
     const after = /^\s*(?:first|on top)\b/i.exec(query.slice(m.index + m[0].length));
-    if (after) take(m.index + m[0].length, m.index + m[0].length + after[0].length);
+    if (after) take(r, m.index + m[0].length, m.index + m[0].length + after[0].length);
     const before = /\b(?:sort(?:ed)? by|order(?:ed)? by|show)\s*$/i.exec(query.slice(0, m.index));
-    if (before) take(before.index, m.index);
-    sort = { field, order, text: m[0] };
-    break;
+    if (before) take(r, before.index, m.index);
+    return { field, order, text: m[0] };
   }
-  return build(sort);
+  return undefined;
+}
 
-  function build(sort: ParsedQuery["sort"]): ParsedQuery {
-    const rating =
-      /\b(\d(?:\.\d)?)\s*(?:\+\s*stars?|stars?\s*(?:and up|& up|or more|or higher|\+)?|\+)|\brated\s+(\d(?:\.\d)?)\s*\+?(?:\s*stars?)?/i.exec(
-        query,
-      );
-    if (rating && !overlaps(consumed, rating.index, rating.index + rating[0].length)) {
-      filters.min_rating = Number(rating[1] ?? rating[2]);
-      take(rating.index, rating.index + rating[0].length);
-    }
-    const negations: string[] = [];
-    for (const m of query.matchAll(NEGATION)) {
-      const at = m.index ?? 0;
-      const term = m[1].toLowerCase();
-      if (overlaps(consumed, at, at + m[0].length) || STOPWORDS.has(term)) continue;
-      negations.push(term);
-      take(at, at + m[0].length);
-    }
-    const flags: [RegExp, keyof ParsedQuery["filters"], unknown][] = [
-      [/\bfree (?:shipping|delivery)\b/i, "free_shipping", true],
-      [/\bin stock\b|\bavailable now\b/i, "in_stock", true],
-      [/\bon sale\b|\bdiscounted\b|\bclearance\b/i, "on_sale", true],
-      [/\b(?:brand[- ]new|new condition)\b/i, "condition", "new"],
-      [/\b(?:used|second[- ]hand|pre[- ]owned)\b/i, "condition", "used"],
-      [/\brefurbished\b|\brenewed\b/i, "condition", "refurbished"],
-      [/\bnear me\b|\bnearby\b|\bclose to me\b/i, "near_me", true],
-      [/\bopen now\b|\bopen (?:late|24 hours|24\/7)\b/i, "open_now", true],
-    ];
-    for (const [re, key, value] of flags) {
-      const m = re.exec(query);
-      if (m && !overlaps(consumed, m.index, m.index + m[0].length)) {
-        filters[key] = value;
-        take(m.index, m.index + m[0].length);
-      }
-    }
-    const sizes: string[] = [];
-    for (const m of query.matchAll(
-      new RegExp(
-        String.raw`\bsize[sd]?\s*:?\s*(\d{1,2}(?:\.5)?|${SIZE_WORDS})\b|\b(xxs|xs|xl|xxl|xxxl|2xl|3xl|extra large|plus size|king size|queen size)\b|\b(\d{2})\s?(?:inch(?:es)?|"|in(?=\s*(?:$|[,.;)]|(?:tvs?|screen|monitor|display|laptop|television)\b)))(?!\w)`,
-        "gi",
-      ),
-    )) {
-      const at = m.index ?? 0;
-      if (overlaps(consumed, at, at + m[0].length)) continue;
-      sizes.push((m[1] ?? m[2] ?? `${m[3]} inch`).toUpperCase().replace(/ SIZE$/, ""));
-      take(at, at + m[0].length);
-    }
-    if (sizes.length) filters.sizes = [...new Set(sizes)];
-    const colors: string[] = [];
-    for (const m of lower.matchAll(new RegExp(`\\b(?:${COLORS})\\b`, "g"))) {
-      const at = m.index ?? 0;
-      if (overlaps(consumed, at, at + m[0].length)) continue;
-      colors.push(m[0] === "grey" ? "gray" : m[0]);
-      take(at, at + m[0].length);
-    }
-    if (colors.length) filters.colors = [...new Set(colors)];
-    const brands: string[] = [];
-    for (const m of lower.matchAll(BRANDS_RE)) {
-      const at = m.index ?? 0;
-      if (overlaps(consumed, at, at + m[0].length)) continue;
-      brands.push(query.slice(at, at + m[0].length));
-      take(at, at + m[0].length);
-    }
-    if (brands.length) filters.brands = brands;
-    for (const [facet, values] of Object.entries(opts.facets ?? {})) {
-      const hits: string[] = [];
-      for (const v of values) {
-        // each value is a scan of the query: a caller's long list is the budget's to stop
-        checkCpuBudget();
-        const m = facetValueAt(lower, v.toLowerCase());
-        if (m) {
-          hits.push(v);
-          take(m.start, m.end);
-        }
-      }
-      if (hits.length) filters[facet] = hits.length === 1 ? hits[0] : hits;
-    }
-    let dateRange: ParsedQuery["dateRange"];
-    const ref = opts.referenceDate ?? new Date();
-    for (const r of parseDates(query, ref)) {
-      // "for 8 years" is a duration or an age, not a date filter
-      if (
-        overlaps(consumed, r.index, r.index + r.text.length) ||
-        /^(?:\d+|now|right now)$/i.test(r.text.trim()) ||
-        /^for\b/i.test(r.text)
-      )
-        continue;
-      dateRange = { start: isoDay(r.start.date()), ...(r.end ? { end: isoDay(r.end.date()) } : {}), text: r.text };
-      // "last week" / "since March": chrono gives a point; a range ends today
-      if (
-        !r.end &&
-        /\b(?:since|after|from|last|past|this)\b/i.test(query.slice(Math.max(0, r.index - 8), r.index + r.text.length))
-      )
-        dateRange.end = isoDay(ref);
-      take(r.index, r.index + r.text.length);
-      const lead = /\b(?:since|after|before|from|in|on|during)\s*$/i.exec(query.slice(0, r.index));
-      if (lead) take(lead.index, r.index);
-      break;
-    }
-    const used = new Uint8Array(query.length);
-    for (const [a, b] of consumed) used.fill(1, a, b);
-    // a connector between two parsed-out filters, or before (after) nothing but parsed-out filters,
-    // joins nothing that is left ("tv [samsung] or [lg] [under 600] with [free delivery]"): it goes with them
-    if (consumed.length > 0) dropLooseConnectors(query, used);
-    let rest = "";
-    for (let i = 0; i < query.length; i++) rest += used[i] ? " " : query[i];
-    const searchText = rest.replace(/[,;]+/g, " ").replace(/\s+/g, " ").trim();
-    const keywords = searchText
-      .toLowerCase()
-      .split(/[^\p{L}\p{N}'&+-]+/u)
-      .filter(
-        (w) =>
-          w &&
-          !STOPWORDS.has(w) &&
-          !/^(?:for|with|and|or|show|find|me|sort|by|cheap|best|good|looking|search|buy|want|need|some)$/.test(w),
-      );
-    return {
-      keywords: [...new Set(keywords)],
-      searchText,
-      filters,
-      ...(dateRange ? { dateRange } : {}),
-      ...(sort ? { sort } : {}),
-      negations,
-    };
+/** A minimum rating ("4+ stars", "rated 4.5"), and the negated terms ("without laces"). */
+function readRatingAndNegations(r: Reading): string[] {
+  const { query, consumed, filters } = r;
+  const rating =
+    /\b(\d(?:\.\d)?)\s*(?:\+\s*stars?|stars?\s*(?:and up|& up|or more|or higher|\+)?|\+)|\brated\s+(\d(?:\.\d)?)\s*\+?(?:\s*stars?)?/i.exec(
+      query,
+    );
+  if (rating && !overlaps(consumed, rating.index, rating.index + rating[0].length)) {
+    filters.min_rating = Number(rating[1] ?? rating[2]);
+    take(r, rating.index, rating.index + rating[0].length);
   }
+  const negations: string[] = [];
+  for (const m of query.matchAll(NEGATION)) {
+    const at = m.index ?? 0;
+    const term = m[1].toLowerCase();
+    if (overlaps(consumed, at, at + m[0].length) || STOPWORDS.has(term)) continue;
+    negations.push(term);
+    take(r, at, at + m[0].length);
+  }
+  return negations;
+}
+
+/** Yes-or-no filters and the condition: a phrase each ("free shipping", "in stock", "refurbished"). */
+const FLAGS: [RegExp, keyof ParsedQuery["filters"], unknown][] = [
+  [/\bfree (?:shipping|delivery)\b/i, "free_shipping", true],
+  [/\bin stock\b|\bavailable now\b/i, "in_stock", true],
+  [/\bon sale\b|\bdiscounted\b|\bclearance\b/i, "on_sale", true],
+  [/\b(?:brand[- ]new|new condition)\b/i, "condition", "new"],
+  [/\b(?:used|second[- ]hand|pre[- ]owned)\b/i, "condition", "used"],
+  [/\brefurbished\b|\brenewed\b/i, "condition", "refurbished"],
+  [/\bnear me\b|\bnearby\b|\bclose to me\b/i, "near_me", true],
+  [/\bopen now\b|\bopen (?:late|24 hours|24\/7)\b/i, "open_now", true],
+];
+
+/** Every match of `re` in `text` that is not parsed out yet, as `value` gives it; each match is then parsed out. */
+function takeAll(r: Reading, text: string, re: RegExp, value: (m: RegExpMatchArray, at: number) => string): string[] {
+  const found: string[] = [];
+  for (const m of text.matchAll(re)) {
+    const at = m.index ?? 0;
+    if (overlaps(r.consumed, at, at + m[0].length)) continue;
+    found.push(value(m, at));
+    take(r, at, at + m[0].length);
+  }
+  return found;
+}
+
+/** The flags, sizes, colors and brands the query names. */
+function readAttributes(r: Reading): void {
+  const { query, lower, consumed, filters } = r;
+  for (const [re, key, value] of FLAGS) {
+    const m = re.exec(query);
+    if (m && !overlaps(consumed, m.index, m.index + m[0].length)) {
+      filters[key] = value;
+      take(r, m.index, m.index + m[0].length);
+    }
+  }
+  const sizes = takeAll(
+    r,
+    query,
+    new RegExp(
+      String.raw`\bsize[sd]?\s*:?\s*(\d{1,2}(?:\.5)?|${SIZE_WORDS})\b|\b(xxs|xs|xl|xxl|xxxl|2xl|3xl|extra large|plus size|king size|queen size)\b|\b(\d{2})\s?(?:inch(?:es)?|"|in(?=\s*(?:$|[,.;)]|(?:tvs?|screen|monitor|display|laptop|television)\b)))(?!\w)`,
+      "gi",
+    ),
+    (m) => (m[1] ?? m[2] ?? `${m[3]} inch`).toUpperCase().replace(/ SIZE$/, ""),
+  );
+  if (sizes.length) filters.sizes = [...new Set(sizes)];
+  const colors = takeAll(r, lower, new RegExp(`\\b(?:${COLORS})\\b`, "g"), (m) => (m[0] === "grey" ? "gray" : m[0]));
+  if (colors.length) filters.colors = [...new Set(colors)];
+  const brands = takeAll(r, lower, BRANDS_RE, (m, at) => query.slice(at, at + m[0].length));
+  if (brands.length) filters.brands = brands;
+}
+
+/** The caller's facets: each value the query names lands in filters[facet]. */
+function readFacets(r: Reading, facets: Record<string, string[]>): void {
+  for (const [facet, values] of Object.entries(facets)) {
+    const hits: string[] = [];
+    for (const v of values) {
+      // each value is a scan of the query: a caller's long list is the budget's to stop
+      checkCpuBudget();
+      const m = facetValueAt(r.lower, v.toLowerCase());
+      if (m) {
+        hits.push(v);
+        take(r, m.start, m.end);
+      }
+    }
+    if (hits.length) r.filters[facet] = hits.length === 1 ? hits[0] : hits;
+  }
+}
+
+/** The first date or date range not parsed out yet ("since March", "last week": a range that ends today). */
+function readDateRange(r: Reading, ref: Date): ParsedQuery["dateRange"] {
+  const { query, consumed } = r;
+  for (const d of parseDates(query, ref)) {
+    // "for 8 years" is a duration or an age, not a date filter
+    if (
+      overlaps(consumed, d.index, d.index + d.text.length) ||
+      /^(?:\d+|now|right now)$/i.test(d.text.trim()) ||
+      /^for\b/i.test(d.text)
+    )
+      continue;
+    const dateRange: NonNullable<ParsedQuery["dateRange"]> = {
+      start: isoDay(d.start.date()),
+      ...(d.end ? { end: isoDay(d.end.date()) } : {}),
+      text: d.text,
+    };
+    // "last week" / "since March": chrono gives a point; a range ends today
+    if (!d.end && /\b(?:since|after|from|last|past|this)\b/i.test(query.slice(Math.max(0, d.index - 8), d.index + d.text.length)))
+      dateRange.end = isoDay(ref);
+    take(r, d.index, d.index + d.text.length);
+    const lead = /\b(?:since|after|before|from|in|on|during)\s*$/i.exec(query.slice(0, d.index));
+    if (lead) take(r, lead.index, d.index);
+    return dateRange;
+  }
+  return undefined;
+}
+
+/** What is left of the query once everything parsed out is removed: its text and its keywords. */
+function leftover(r: Reading): { searchText: string; keywords: string[] } {
+  const { query, consumed } = r;
+  const used = new Uint8Array(query.length);
+  for (const [a, b] of consumed) used.fill(1, a, b);
+  // a connector between two parsed-out filters, or before (after) nothing but parsed-out filters,
+  // joins nothing that is left ("tv [samsung] or [lg] [under 600] with [free delivery]"): it goes with them
+  if (consumed.length > 0) dropLooseConnectors(query, used);
+  let rest = "";
+  for (let i = 0; i < query.length; i++) rest += used[i] ? " " : query[i];
+  const searchText = rest.replace(/[,;]+/g, " ").replace(/\s+/g, " ").trim();
+  const keywords = searchText
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}'&+-]+/u)
+    .filter(
+      (w) =>
+        w &&
+        !STOPWORDS.has(w) &&
+        !/^(?:for|with|and|or|show|find|me|sort|by|cheap|best|good|looking|search|buy|want|need|some)$/.test(w),
+    );
+  return { searchText, keywords };
+}
+
+/** Structured reading of a free-text search query: each part read in turn, a part once read taken out of the query. */
+export function parseSearchQuery(
+  query: string,
+  opts: { facets?: Record<string, string[]>; referenceDate?: Date } = {},
+): ParsedQuery {
+  const r: Reading = { query, lower: query.toLowerCase(), consumed: [], filters: {} };
+  readPrices(r);
+  const sort = readSort(r);
+  const negations = readRatingAndNegations(r);
+  readAttributes(r);
+  readFacets(r, opts.facets ?? {});
+  const dateRange = readDateRange(r, opts.referenceDate ?? new Date());
+  const { searchText, keywords } = leftover(r);
+  return {
+    keywords: [...new Set(keywords)],
+    searchText,
+    filters: r.filters,
+    ...(dateRange ? { dateRange } : {}),
+    ...(sort ? { sort } : {}),
+    negations,
+  };
 }
 
 const CONNECTOR = /^(?:or|and|with|in|for|from|of|at|by|&)$/i;

@@ -1,4 +1,4 @@
-import type { TraceUsage } from "../tracing/interface";
+import type { TraceUsage } from "../trace";
 import { judge, judgeText, resultSchema } from "./answer";
 import { type AttemptInput, type AttemptResult, type ChatMessage, type CompletionResult, ProviderError } from "./types";
 

@@ -1,5 +1,5 @@
 import { GatewayError, invalidRequest, type ProviderAttempt } from "../errors";
-import type { AttemptTrace, RequestTrace } from "../tracing/interface";
+import type { AttemptTrace, RequestTrace } from "../trace";
 import { askedOutputTokens, type Breakers } from "./breaker";
 import { fallback, type OutcomeHook } from "./fallback";
 import { chatFromResponses, responseEventsFromChat, responseFromChat, untranslatable } from "./responses-via-chat";

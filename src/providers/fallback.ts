@@ -1,5 +1,5 @@
 import { GatewayError, type ProviderAttempt } from "../errors";
-import type { AttemptEnd, AttemptTrace, RequestTrace } from "../tracing/interface";
+import type { AttemptEnd, AttemptTrace, RequestTrace } from "../trace";
 import type { Breakers, CircuitBreaker } from "./breaker";
 import { OfflineBudgetExceeded } from "./local";
 import type { Target } from "./route-plan";

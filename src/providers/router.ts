@@ -1,6 +1,6 @@
 import type { Config } from "../config";
 import { clientClosed, GatewayError, modelNotFound, type ProviderAttempt } from "../errors";
-import type { RequestTrace } from "../tracing/interface";
+import type { RequestTrace } from "../trace";
 import { type AttemptResult, attemptFunction } from "./attempt";
 import { type BreakerState, Breakers } from "./breaker";
 import {

@@ -1,6 +1,6 @@
 import type { TSchema } from "@sinclair/typebox";
 import type { ProviderFeature, ProviderType } from "../config";
-import type { TraceUsage } from "../tracing/interface";
+import type { TraceUsage } from "../trace";
 
 export interface ChatMessage {
   role: "system" | "user" | "assistant";

@@ -28,7 +28,7 @@ import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { TracingConfig } from "../config";
 import { reportedUsage } from "../credits/pricing";
 import type { Logger } from "../log";
-import type { AttemptEnd, AttemptInfo, AttemptTrace, RequestFacts, RequestTrace, TraceUsage, Tracing } from "./interface";
+import type { AttemptEnd, AttemptInfo, AttemptTrace, RequestFacts, RequestTrace, TraceUsage, Tracing } from "../trace";
 
 const propagator = new W3CTraceContextPropagator();
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { Glob } from "bun";
 import ts from "typescript";
@@ -12,6 +12,9 @@ import ts from "typescript";
  *    rule: change the block and this test follows),
  *  - no import runs from a lower layer to a higher one,
  *  - no import circle exists (Tarjan's strongly connected components over the module graph).
+ * Issue 37: folders are the layers. The block names folders (and the files at the top of src/, which sit in
+ * no folder), never a file inside a folder, and the same two checks hold with every module collapsed
+ * to its folder: no circle and no upward import between folders.
  */
 const ROOT = resolve(import.meta.dir, "../..");
 const SRC = join(ROOT, "src");
@@ -54,6 +57,38 @@ function layerOf(layers: Layer[], file: string): Layer | undefined {
     }
   }
   return best?.layer;
+}
+
+/** Entries that name a file inside a folder: an override of that folder's layer. */
+function overrides(layers: Layer[]): string[] {
+  return layers.flatMap((l) => l.entries).filter((e) => !e.endsWith("/") && e.includes("/"));
+}
+
+/**
+ * The folder a module counts in: the longest folder entry of the map that holds it (so `http/routes/…`
+ * is `http/routes/`, `functions/offline/…` is `functions/`); a file at the top of src/ is itself.
+ */
+function folderOf(layers: Layer[], file: string): string {
+  let best = file;
+  for (const entry of layers.flatMap((l) => l.entries)) {
+    if (entry.endsWith("/") && file.startsWith(entry) && (best === file || entry.length > best.length)) best = entry;
+  }
+  return best;
+}
+
+/** The module graph with every module collapsed to its folder (imports within one folder left out). */
+function folderGraph(layers: Layer[], graph: Map<string, string[]>): Map<string, string[]> {
+  const out = new Map<string, Set<string>>();
+  for (const [from, targets] of graph) {
+    const a = folderOf(layers, from);
+    const set = out.get(a) ?? new Set<string>();
+    out.set(a, set);
+    for (const to of targets) {
+      const b = folderOf(layers, to);
+      if (b !== a) set.add(b);
+    }
+  }
+  return new Map([...out].map(([k, v]) => [k, [...v].sort()]));
 }
 
 /** The modules of src/ a source imports (relative specifiers resolved; packages and non-TS files left out). */
@@ -163,6 +198,42 @@ describe("the checker", () => {
   });
 });
 
+describe("the folder checker", () => {
+  const { layers } = parseLayers("```layers\nlow top.ts a/ b/\nhigh c/ c/sub/ d/\n```");
+
+  test("names a file inside a folder as an override, and a top-level file or a folder not", () => {
+    expect(overrides(parseLayers("```layers\nlow top.ts a/ a/sub/\nhigh b/ a/high.ts\n```").layers)).toEqual(["a/high.ts"]);
+    expect(overrides(layers)).toEqual([]);
+  });
+
+  test("collapses a module to the longest folder entry holding it, a top-level file to itself", () => {
+    expect(folderOf(layers, "a/x/y.ts")).toBe("a/");
+    expect(folderOf(layers, "c/sub/z.ts")).toBe("c/sub/");
+    expect(folderOf(layers, "c/z.ts")).toBe("c/");
+    expect(folderOf(layers, "top.ts")).toBe("top.ts");
+  });
+
+  test("finds a circle between folders that no two modules form", () => {
+    const graph = new Map([
+      ["a/one.ts", ["b/one.ts"]],
+      ["b/one.ts", []],
+      ["b/two.ts", ["a/two.ts"]],
+      ["a/two.ts", ["top.ts"]],
+      ["c/sub/z.ts", ["c/z.ts"]],
+      ["c/z.ts", ["d/w.ts"]],
+      ["d/w.ts", ["c/sub/z.ts"]],
+      ["top.ts", []],
+    ]);
+    expect(circles(graph)).toEqual([["c/sub/z.ts", "c/z.ts", "d/w.ts"]]);
+    const folders = folderGraph(layers, graph);
+    expect(folders.get("a/")).toEqual(["b/", "top.ts"]);
+    expect(circles(folders)).toEqual([
+      ["a/", "b/"],
+      ["c/", "c/sub/", "d/"],
+    ]);
+  });
+});
+
 describe("src/ keeps the layers of ARCHITECTURE.md", () => {
   const { layers, exceptions } = parseLayers(readFileSync(join(ROOT, "ARCHITECTURE.md"), "utf8"));
   const full = sourceGraph();
@@ -189,5 +260,60 @@ describe("src/ keeps the layers of ARCHITECTURE.md", () => {
 
   test("no import circle, type imports included", () => {
     expect(circles(graph)).toEqual([]);
+  });
+
+  test("the layer map names folders and top-level files only: no file inside a folder (an override)", () => {
+    expect(overrides(layers)).toEqual([]);
+  });
+
+  test("no import circle between folders", () => {
+    expect(circles(folderGraph(layers, graph))).toEqual([]);
+  });
+
+  test("no import runs from a lower layer to a higher one between folders", () => {
+    const folders = folderGraph(layers, graph);
+    const up: string[] = [];
+    for (const [from, targets] of folders) {
+      const a = layerOf(layers, from);
+      for (const to of targets) {
+        const b = layerOf(layers, to);
+        if (a && b && b.rank > a.rank) up.push(`${from} (${a.name}) -> ${to} (${b.name})`);
+      }
+    }
+    expect(up.sort()).toEqual([]);
+  });
+});
+
+/** Whether a map's text names `entry` (a file, or a folder ending in "/") as a word of its own. */
+function names(text: string, entry: string): boolean {
+  const escaped = entry.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(?:^|[\\s,;(])${escaped}`, "m").test(text);
+}
+
+describe("ARCHITECTURE.md's Layout names every part", () => {
+  const doc = readFileSync(join(ROOT, "ARCHITECTURE.md"), "utf8");
+  const block = /## Layout\n\n```\n([\s\S]*?)```/.exec(doc)?.[1] ?? "";
+  const srcPart = block.slice(block.indexOf("src/"), block.indexOf("\ntest/"));
+  const testPart = block.slice(block.indexOf("\ntest/"), block.indexOf("\ndrizzle/"));
+  const entries = (dir: string, foldersOnly: boolean) =>
+    readdirSync(dir, { withFileTypes: true })
+      .filter((e) => (e.isDirectory() ? true : !foldersOnly && e.name.endsWith(".ts")))
+      .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))
+      .sort();
+
+  test("the checker: a name counts as a word of its own", () => {
+    expect(names("  ids.ts       random ids; bytes.ts a read", "bytes.ts")).toBe(true);
+    expect(names("  dialog.ts    a dialog", "log.ts")).toBe(false);
+    expect(names("  http/edge.ts the edge", "http/")).toBe(true);
+  });
+
+  test("every folder and file at the top of src/", () => {
+    expect(srcPart.length).toBeGreaterThan(0);
+    expect(entries(SRC, false).filter((e) => !names(srcPart, e))).toEqual([]);
+  });
+
+  test("every folder of test/", () => {
+    expect(testPart.length).toBeGreaterThan(0);
+    expect(entries(join(ROOT, "test"), true).filter((e) => !names(testPart, e))).toEqual([]);
   });
 });

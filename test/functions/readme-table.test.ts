@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { documentedFunctions, functionsTable, TABLE_END, TABLE_START, withTable } from "../../src/functions/readme-table";
+import { documentedFunctions, functionsTable, TABLE_END, TABLE_START, withTable } from "../../scripts/readme-table";
 import { FUNCTIONS, getFunction } from "../../src/functions/registry";
 
 const API_DOC = new URL("../../docs/api.md", import.meta.url).pathname;

@@ -1,8 +1,8 @@
 import { Elysia } from "elysia";
 import { keyDetail } from "../../auth/key-detail";
-import type { AppDeps } from "../../deps";
 import { notFound } from "../../errors";
 import { parseLogQuery, readPage } from "../../requestlog/query";
+import type { AppDeps } from "../deps";
 import { edgePlugin } from "../edge-plugin";
 import { ok } from "../respond";
 

@@ -4,11 +4,11 @@ import { KeyLimitError, KeyStoreError } from "../../auth/interface";
 import { keyDetail, withMonthSpend } from "../../auth/key-detail";
 import { emailProblem, hashPassword } from "../../auth/passwords";
 import { applyPolicyPatch, clearAll, parsePolicyPatch } from "../../auth/policy";
-import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
 import { parseLogQuery, readPage } from "../../requestlog/query";
 import { readJsonBody } from "../body";
+import type { AppDeps } from "../deps";
 import { edgePlugin } from "../edge-plugin";
 import { limitOffset } from "../query";
 import { ok } from "../respond";
@@ -37,14 +37,16 @@ const CreateKey = T.Object({
 });
 const UpdateKey = T.Object({ policy: T.Unknown() });
 
-/**
- * Admin API: only with TEXTAI_ADMIN_TOKEN set (else 404); a wrong token is 403, and counted as a
- * guess from the client address like a wrong token at the operator sign-in (429 past the limit).
- */
-export function adminRoutes(deps: AppDeps) {
-  const { config, keys, ledger } = deps;
-  const known = usageNames(deps.functions);
-  const body = async <S extends Parameters<typeof validateAgainst>[0]>(request: Request, schema: S) =>
+const detail = (summary: string) => ({ tags: ["Admin"], summary, security: [{ bearer: [] }] });
+
+/** A family of admin routes, every one behind the admin edge (the operator's token; 404 without one). */
+function adminFamily(deps: AppDeps, name: string) {
+  return new Elysia({ name }).use(edgePlugin(deps)).guard({ admin: true });
+}
+
+/** An admin route's JSON body, read within the limits and validated strictly against its schema. */
+function adminBody(config: AppDeps["config"]) {
+  return async <S extends Parameters<typeof validateAgainst>[0]>(request: Request, schema: S) =>
     validateAgainst<import("@sinclair/typebox").Static<S>>(
       schema,
       await readJsonBody(request, config.limits),
@@ -52,16 +54,18 @@ export function adminRoutes(deps: AppDeps) {
       // a misspelled field (say "credit") must not create a key or account without it, silently
       { strict: true },
     );
+}
+
+/** Accounts: create (with a dashboard login when asked), list, read, grant or take back credits. */
+function adminAccounts(deps: AppDeps) {
+  const { keys, ledger } = deps;
+  const body = adminBody(deps.config);
   const accountView = async (id: string) => {
     const acc = await keys.getAccount(id);
     if (!acc) throw new GatewayError("not_found", "account not found");
     return { ...acc, usage: await ledger.monthToDate(acc.id) };
   };
-  const detail = (summary: string) => ({ tags: ["Admin"], summary, security: [{ bearer: [] }] });
-
-  return new Elysia({ name: "admin" })
-    .use(edgePlugin(deps))
-    .guard({ admin: true })
+  return adminFamily(deps, "admin-accounts")
     .post(
       "/admin/v1/accounts",
       async ({ state, request }) => {
@@ -117,7 +121,15 @@ export function adminRoutes(deps: AppDeps) {
         parse: "none",
         detail: detail("Grant credits (a ledger entry); a negative amount takes credits back, never below a zero balance"),
       },
-    )
+    );
+}
+
+/** Keys: create, list, read, change a policy, revoke. */
+function adminKeys(deps: AppDeps) {
+  const { keys, ledger } = deps;
+  const known = usageNames(deps.functions);
+  const body = adminBody(deps.config);
+  return adminFamily(deps, "admin-keys")
     .post(
       "/admin/v1/keys",
       async ({ state, request }) => {
@@ -190,7 +202,12 @@ export function adminRoutes(deps: AppDeps) {
         return ok(state, "key revoked", await keys.get(params.id));
       },
       { detail: detail("Revoke a key: it fails from the next request on") },
-    )
+    );
+}
+
+/** The request log of every account. */
+function adminRequests(deps: AppDeps) {
+  return adminFamily(deps, "admin-requests")
     .get(
       "/admin/v1/requests",
       async ({ state, query }) => {
@@ -211,4 +228,12 @@ export function adminRoutes(deps: AppDeps) {
       },
       { detail: detail("One entry of the request log") },
     );
+}
+
+/**
+ * Admin API: only with TEXTAI_ADMIN_TOKEN set (else 404); a wrong token is 403, and counted as a
+ * guess from the client address like a wrong token at the operator sign-in (429 past the limit).
+ */
+export function adminRoutes(deps: AppDeps) {
+  return new Elysia({ name: "admin" }).use(adminAccounts(deps)).use(adminKeys(deps)).use(adminRequests(deps));
 }

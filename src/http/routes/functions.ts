@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
-import type { AppDeps } from "../../deps";
 import { ERROR_STATUS } from "../../errors";
 import type { AnyFunctionDef } from "../../functions/define";
+import type { AppDeps } from "../deps";
 import { edgePlugin, functionEdge } from "../edge-plugin";
 import type { FunctionPipeline } from "../pipeline";
 import { envelopeSchema, errorEnvelopeSchema } from "../schemas";

@@ -3,10 +3,10 @@
  * limit under the resource's name): the body validated against its schema, paging, OpenAPI detail.
  */
 import type { Static, TObject } from "@sinclair/typebox";
-import type { AppDeps } from "../../deps";
 import { validateAgainst } from "../../functions/validate";
 import type { Page } from "../../knowledge/interface";
 import { ListQuery } from "../../knowledge/schemas";
+import type { AppDeps } from "../deps";
 import { limitOffset } from "../query";
 
 export type Deps = Pick<AppDeps, "keys" | "config" | "limiter" | "signIns" | "dashboard">;

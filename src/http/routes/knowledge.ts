@@ -7,7 +7,6 @@ import { type DocumentDecoration, Elysia } from "elysia";
 import type { AuthInfo } from "../../auth/interface";
 import { keyBudget, modelFilter } from "../../auth/policy";
 import { knowledgeQuotaFor } from "../../config";
-import type { AppDeps } from "../../deps";
 import { invalidRequest } from "../../errors";
 import type { AnyFunctionDef } from "../../functions/define";
 import { type Embedder, embedderFor, pickEmbedder, VectorCache } from "../../knowledge/embeddings";
@@ -29,6 +28,7 @@ import {
   storageCostOf,
 } from "../../knowledge/storage-charge";
 import { uploadDocuments } from "../../knowledge/upload";
+import type { AppDeps } from "../deps";
 import { edgePlugin, functionEdge } from "../edge-plugin";
 import type { FunctionPipeline } from "../pipeline";
 import { ok } from "../respond";
@@ -56,7 +56,7 @@ function chargedDoc(
   return { ...doc, operationId, requestBody: { required: true, content } } as DocumentDecoration;
 }
 
-/** The plugin registered in src/resources.ts. */
+/** The knowledge resources (bases, FAQ collections, chatbots) and their functions, mounted last by app.ts. */
 export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }): Elysia {
   const { bases: kbs, faqs, chatbots: bots } = deps.knowledge;
   const embedder = pickEmbedder(deps.providers);
@@ -92,7 +92,7 @@ export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }):
       parse: "none",
       detail: chargedDoc(pipeline, fns.chat, ["id", "chatbot", "passages"]),
     });
-  // resourcePlugins holds plain Elysia instances; the route-level types matter to no caller.
+  // app.ts mounts it last; its route-level types matter to no caller (and would only weigh on the App type).
   return app as unknown as Elysia;
 }
 

@@ -4,11 +4,11 @@
 import { Elysia } from "elysia";
 import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 import type { Peer } from "../../dashboard/security";
-import type { AppDeps } from "../../deps";
 import { GatewayError } from "../../errors";
 import { loadedEngines } from "../../offline-engine/engines";
 import { VERSION } from "../../version";
 import { adminTokenOf } from "../admin-token";
+import type { AppDeps } from "../deps";
 import { edgePlugin } from "../edge-plugin";
 import { errorResponse, ok } from "../respond";
 import { type RequestState, stateOf } from "../state";

@@ -6,14 +6,14 @@
 import { Elysia } from "elysia";
 import type { KeyView } from "../../../auth/interface";
 import { hashPassword, passwordProblem, verifyPassword } from "../../../auth/passwords";
-import type { Ctx } from "../../../dashboard/session";
-import { redirect } from "../../../dashboard/session";
 import { GatewayError } from "../../../errors";
 import { csvStream } from "../../../requestlog/csv";
 import type { RequestLogQuery } from "../../../requestlog/interface";
 import { decodeCursor, MAX_LIMIT, parseLogQuery, readPage } from "../../../requestlog/query";
 import { edgePlugin } from "../../edge-plugin";
 import { queryInt } from "../../query";
+import type { Ctx } from "../../session";
+import { redirect } from "../../session";
 import {
   createOwnKey,
   type DashboardDeps,
@@ -38,49 +38,52 @@ const CSV_MAX_ROWS = 100_000;
 /** the last page whose offset is still an exact integer */
 const MAX_LEDGER_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / LEDGER_PAGE);
 
-export function accountPages(deps: DashboardDeps) {
-  const { keys, ledger } = deps;
-  const limiter = deps.signIns;
-  const store = deps.dashboard;
-  const keysPageFor = async (c: Ctx, h: { accountId: string; email: string }, status = 200, error?: string) => {
-    const list = await keys.list(h.accountId, { limit: KEY_PAGE + 1, offset: 0 });
-    return page(
-      deps,
-      c,
-      status,
-      { title: "Keys", who: who(h.email), active: "/dashboard/keys", flash: refused(error) },
-      pages.keysPage(list.slice(0, KEY_PAGE), null, { offset: 0, size: KEY_PAGE, more: list.length > KEY_PAGE }),
-    );
-  };
-  /**
-   * The Requests page's filters from its query string, for the signed-in account; the times as a
-   * datetime-local field shows them (UTC). A filter it refuses: the 400 names it.
-   */
-  const requestFilters = (accountId: string, query: Record<string, string | undefined>) => {
-    const q: RequestLogQuery = {
-      ...parseLogQuery({ ...query, limit: undefined }, { admin: false }),
-      accountId,
-      limit: REQUEST_PAGE,
-    };
-    const local = (t: number | undefined) => {
-      if (t === undefined) return "";
-      const iso = new Date(t).toISOString();
-      return iso.endsWith(":00.000Z") ? iso.slice(0, 16) : iso.slice(0, 19);
-    };
-    const filters: pages.RequestFilters = {
-      function: q.function ?? "",
-      status: query.status ?? "",
-      key_id: q.keyId ?? "",
-      from: local(q.from),
-      to: local(q.to),
-    };
-    return { q, filters };
-  };
-  const functionNames = () => [
-    ...new Set([...deps.functions.map((f) => f.name), "chat-completions", "embeddings", "responses", "models", "account"]),
-  ];
+/** The keys page with the first page of keys, at a status, with a refusal above it when one is given. */
+async function keysPageFor(deps: DashboardDeps, c: Ctx, h: { accountId: string; email: string }, status = 200, error?: string) {
+  const list = await deps.keys.list(h.accountId, { limit: KEY_PAGE + 1, offset: 0 });
+  return page(
+    deps,
+    c,
+    status,
+    { title: "Keys", who: who(h.email), active: "/dashboard/keys", flash: refused(error) },
+    pages.keysPage(list.slice(0, KEY_PAGE), null, { offset: 0, size: KEY_PAGE, more: list.length > KEY_PAGE }),
+  );
+}
 
-  return new Elysia({ name: "dashboard-account" })
+/**
+ * The Requests page's filters from its query string, for the signed-in account; the times as a
+ * datetime-local field shows them (UTC). A filter it refuses: the 400 names it.
+ */
+function requestFilters(accountId: string, query: Record<string, string | undefined>) {
+  const q: RequestLogQuery = {
+    ...parseLogQuery({ ...query, limit: undefined }, { admin: false }),
+    accountId,
+    limit: REQUEST_PAGE,
+  };
+  const local = (t: number | undefined) => {
+    if (t === undefined) return "";
+    const iso = new Date(t).toISOString();
+    return iso.endsWith(":00.000Z") ? iso.slice(0, 16) : iso.slice(0, 19);
+  };
+  const filters: pages.RequestFilters = {
+    function: q.function ?? "",
+    status: query.status ?? "",
+    key_id: q.keyId ?? "",
+    from: local(q.from),
+    to: local(q.to),
+  };
+  return { q, filters };
+}
+
+/** The function names the Requests page's filter offers: the gateway's functions and its other routes. */
+function functionNames(deps: DashboardDeps): string[] {
+  return [...new Set([...deps.functions.map((f) => f.name), "chat-completions", "embeddings", "responses", "models", "account"])];
+}
+
+/** The overview and the keys: a new key (shown once), a revocation, a key's policy. */
+function keyPages(deps: DashboardDeps) {
+  const { keys, ledger } = deps;
+  return new Elysia({ name: "dashboard-account-keys" })
     .use(edgePlugin(deps))
     .get(
       "/dashboard",
@@ -140,43 +143,56 @@ export function accountPages(deps: DashboardDeps) {
           await narrowOwnKey(deps, h.accountId, params.id, policyFromForm(deps, form));
         } catch (e) {
           // refused: the keys page again, saying why (a browser without JavaScript sees a page)
-          if (e instanceof GatewayError && [400, 403, 404].includes(e.status)) return keysPageFor(c, h, e.status, e.message);
+          if (e instanceof GatewayError && [400, 403, 404].includes(e.status))
+            return keysPageFor(deps, c, h, e.status, e.message);
           throw e;
         }
         return redirect(c, "/dashboard/keys");
       },
       { session: { origin: true }, parse: "none" },
-    )
-    .get(
-      "/dashboard/ledger",
-      async ({ c, holder: h, query }) => {
-        let n: number;
-        try {
-          n = queryInt(query, "page", { fallback: 1, min: 1, max: MAX_LEDGER_PAGE });
-        } catch (err) {
-          // a page the pager never links to: the first page, with the reason above it
-          const text = err instanceof GatewayError ? err.message : "no such page";
-          const { rows, total } = await store.ledgerPage(h.accountId, LEDGER_PAGE, 0);
-          return page(
-            deps,
-            c,
-            400,
-            { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger", flash: { kind: "error", text } },
-            pages.ledgerPage(rows, 1, Math.max(1, Math.ceil(total / LEDGER_PAGE)), total),
-          );
-        }
-        const { rows, total } = await store.ledgerPage(h.accountId, LEDGER_PAGE, (n - 1) * LEDGER_PAGE);
-        const pageCount = Math.max(1, Math.ceil(total / LEDGER_PAGE));
+    );
+}
+
+/** The credit ledger, a page at a time. */
+function ledgerPages(deps: DashboardDeps) {
+  const store = deps.dashboard;
+  return new Elysia({ name: "dashboard-account-ledger" }).use(edgePlugin(deps)).get(
+    "/dashboard/ledger",
+    async ({ c, holder: h, query }) => {
+      let n: number;
+      try {
+        n = queryInt(query, "page", { fallback: 1, min: 1, max: MAX_LEDGER_PAGE });
+      } catch (err) {
+        // a page the pager never links to: the first page, with the reason above it
+        const text = err instanceof GatewayError ? err.message : "no such page";
+        const { rows, total } = await store.ledgerPage(h.accountId, LEDGER_PAGE, 0);
         return page(
           deps,
           c,
-          200,
-          { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger" },
-          pages.ledgerPage(rows, n, pageCount, total),
+          400,
+          { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger", flash: { kind: "error", text } },
+          pages.ledgerPage(rows, 1, Math.max(1, Math.ceil(total / LEDGER_PAGE)), total),
         );
-      },
-      { session: true },
-    )
+      }
+      const { rows, total } = await store.ledgerPage(h.accountId, LEDGER_PAGE, (n - 1) * LEDGER_PAGE);
+      const pageCount = Math.max(1, Math.ceil(total / LEDGER_PAGE));
+      return page(
+        deps,
+        c,
+        200,
+        { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger" },
+        pages.ledgerPage(rows, n, pageCount, total),
+      );
+    },
+    { session: true },
+  );
+}
+
+/** The request log: its filtered pages, its CSV download, one request. */
+function requestPages(deps: DashboardDeps) {
+  const { keys } = deps;
+  return new Elysia({ name: "dashboard-account-requests" })
+    .use(edgePlugin(deps))
     .get(
       "/dashboard/requests",
       async ({ c, holder: h, query }) => {
@@ -197,7 +213,7 @@ export function accountPages(deps: DashboardDeps) {
               entries: [],
               filters: empty,
               keys: ownKeys,
-              functions: functionNames(),
+              functions: functionNames(deps),
               nextCursor: null,
               firstPage: true,
             }),
@@ -213,7 +229,7 @@ export function accountPages(deps: DashboardDeps) {
             entries: data,
             filters: parsed.filters,
             keys: ownKeys,
-            functions: functionNames(),
+            functions: functionNames(deps),
             nextCursor: next_cursor,
             firstPage: !parsed.q.cursor,
           }),
@@ -262,7 +278,15 @@ export function accountPages(deps: DashboardDeps) {
         );
       },
       { session: true },
-    )
+    );
+}
+
+/** The password form and its change (guesses limited; every other session ended). */
+function passwordPages(deps: DashboardDeps) {
+  const limiter = deps.signIns;
+  const store = deps.dashboard;
+  return new Elysia({ name: "dashboard-account-password" })
+    .use(edgePlugin(deps))
     .get(
       "/dashboard/password",
       async ({ c, holder: h }) => {
@@ -312,30 +336,43 @@ export function accountPages(deps: DashboardDeps) {
         );
       },
       { session: { origin: true }, parse: "none" },
-    )
-    .get(
-      "/dashboard/playground",
-      async ({ c, holder: h, query }) => {
-        const def = deps.functions.find((f) => f.name === query.fn) ?? deps.functions[0];
-        return page(
-          deps,
-          c,
-          200,
-          { title: "Playground", who: who(h.email), active: "/dashboard/playground" },
-          pages.playgroundPage(
-            deps.functions.map((f) => ({ name: f.name, path: f.path, summary: f.summary })),
-            {
-              name: def.name,
-              path: def.path,
-              summary: def.summary,
-              cost: deps.pipeline.costOf(def),
-              schema: def.request,
-              example: def.example.request,
-            },
-            c.origin,
-          ),
-        );
-      },
-      { session: true },
     );
+}
+
+/** The playground's page (its calls are the JSON API's, api.ts). */
+function playgroundPage(deps: DashboardDeps) {
+  return new Elysia({ name: "dashboard-account-playground" }).use(edgePlugin(deps)).get(
+    "/dashboard/playground",
+    async ({ c, holder: h, query }) => {
+      const def = deps.functions.find((f) => f.name === query.fn) ?? deps.functions[0];
+      return page(
+        deps,
+        c,
+        200,
+        { title: "Playground", who: who(h.email), active: "/dashboard/playground" },
+        pages.playgroundPage(
+          deps.functions.map((f) => ({ name: f.name, path: f.path, summary: f.summary })),
+          {
+            name: def.name,
+            path: def.path,
+            summary: def.summary,
+            cost: deps.pipeline.costOf(def),
+            schema: def.request,
+            example: def.example.request,
+          },
+          c.origin,
+        ),
+      );
+    },
+    { session: true },
+  );
+}
+
+export function accountPages(deps: DashboardDeps) {
+  return new Elysia({ name: "dashboard-account" })
+    .use(keyPages(deps))
+    .use(ledgerPages(deps))
+    .use(requestPages(deps))
+    .use(passwordPages(deps))
+    .use(playgroundPage(deps));
 }

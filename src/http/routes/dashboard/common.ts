@@ -8,12 +8,12 @@ import { type KeyPolicy, POLICY_FIELDS, type PolicyPatch, policyPatchFromText, w
 import { retryAfter } from "../../../dashboard/guessing";
 import type { GuessVerdict, Session } from "../../../dashboard/interface";
 import { newSessionToken, sessionCookie } from "../../../dashboard/security";
-import { type Ctx, checkOrigin, storedHash } from "../../../dashboard/session";
-import type { AppDeps } from "../../../deps";
 import { GatewayError } from "../../../errors";
 import { limitRefusal, rateLimitHeaders } from "../../../ratelimit/limiter";
 import { readBytes } from "../../body";
+import type { AppDeps } from "../../deps";
 import type { FunctionPipeline } from "../../pipeline";
+import { type Ctx, checkOrigin, storedHash } from "../../session";
 import { KEY_CREATE_LIMIT, usageNames } from "../usage-names";
 import type { Html } from "./html";
 import * as pages from "./pages";

@@ -1,4 +1,4 @@
-import type { AppDeps } from "../../../deps";
+import type { AppDeps } from "../../deps";
 
 interface Sample {
   at: number;

@@ -6,20 +6,23 @@
 import { Elysia } from "elysia";
 import type { KeyView } from "../../../auth/interface";
 import { emailProblem, hashPassword, passwordProblem } from "../../../auth/passwords";
-import { type Ctx, redirect } from "../../../dashboard/session";
 import { GatewayError } from "../../../errors";
 import { edgePlugin } from "../../edge-plugin";
 import { ok } from "../../respond";
+import { type Ctx, redirect } from "../../session";
 import { type DashboardDeps, detail, OPERATOR, page, plans, policyFromForm, readForm, refused, revokeKey } from "./common";
 import { GatewayStateSampler } from "./gateway-state";
 import * as pages from "./pages";
 
 const accountPath = (id: string) => `/dashboard/operator/accounts/${encodeURIComponent(id)}`;
 
-export function operatorConsole(deps: DashboardDeps) {
+/**
+ * What the console's routes share: its two pages, each with a refusal shown above it when there is
+ * one, and its form posts.
+ */
+function consoleViews(deps: DashboardDeps) {
   const { keys, ledger } = deps;
   const store = deps.dashboard;
-  const sampler = new GatewayStateSampler(deps);
   /** The operator console's account list, with a refusal shown above it when there is one. */
   const consolePage = async (c: Ctx, q: string, status = 200, error?: string) => {
     const list = await store.searchAccounts(q, 200);
@@ -67,8 +70,16 @@ export function operatorConsole(deps: DashboardDeps) {
         });
       }
     };
+  return { consolePage, accountPage, operatorPost };
+}
 
-  return new Elysia({ name: "dashboard-operator" })
+type ConsoleViews = ReturnType<typeof consoleViews>;
+
+/** The account list and one account: a new account, a grant of credits, a plan. */
+function accountConsole(deps: DashboardDeps, { consolePage, accountPage, operatorPost }: ConsoleViews) {
+  const { keys, ledger } = deps;
+  const store = deps.dashboard;
+  return new Elysia({ name: "dashboard-operator-accounts" })
     .use(edgePlugin(deps))
     .get(
       "/dashboard/operator",
@@ -137,7 +148,15 @@ export function operatorConsole(deps: DashboardDeps) {
         (c, params, status, text) => accountPage(c, params.id, status, text),
       ),
       { operator: { origin: true }, parse: "none" },
-    )
+    );
+}
+
+/** A key's revocation and policy, and the gateway's state (the console's figures). */
+function keyConsole(deps: DashboardDeps, { accountPage, operatorPost }: ConsoleViews) {
+  const { keys } = deps;
+  const sampler = new GatewayStateSampler(deps);
+  return new Elysia({ name: "dashboard-operator-keys" })
+    .use(edgePlugin(deps))
     .post(
       "/dashboard/operator/keys/:id/revoke",
       async ({ c, params }) => {
@@ -175,4 +194,9 @@ export function operatorConsole(deps: DashboardDeps) {
         ),
       },
     );
+}
+
+export function operatorConsole(deps: DashboardDeps) {
+  const views = consoleViews(deps);
+  return new Elysia({ name: "dashboard-operator" }).use(accountConsole(deps, views)).use(keyConsole(deps, views));
 }

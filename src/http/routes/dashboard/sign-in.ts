@@ -8,16 +8,8 @@ import { safeEqual } from "../../../auth/keys";
 import { emailProblem, hashPassword, passwordProblem, verifyPassword } from "../../../auth/passwords";
 import { guessAdminToken } from "../../../dashboard/guessing";
 import { clearedCookie, hashToken, readCookie } from "../../../dashboard/security";
-import {
-  type Ctx,
-  checkOrigin,
-  dashboardCtx,
-  type RouteContext,
-  redirect,
-  sessionOf,
-  storedHash,
-} from "../../../dashboard/session";
 import { GatewayError } from "../../../errors";
+import { type Ctx, checkOrigin, dashboardCtx, type RouteContext, redirect, sessionOf, storedHash } from "../../session";
 import { stateOf } from "../../state";
 import appCss from "./assets/app.css" with { type: "text" };
 import appJs from "./assets/app.js" with { type: "text" };

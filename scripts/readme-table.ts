@@ -2,9 +2,10 @@
  * The function table of docs/api.md, generated from the registry so it cannot drift from the code.
  * `bun run docs:table` rewrites the section between the markers; a test fails when it is stale.
  */
-import { type KnowledgeServices, knowledgeFunctions } from "../knowledge/functions";
-import type { AnyFunctionDef } from "./define";
-import { FUNCTIONS } from "./registry";
+
+import type { AnyFunctionDef } from "../src/functions/define";
+import { FUNCTIONS } from "../src/functions/registry";
+import { type KnowledgeServices, knowledgeFunctions } from "../src/knowledge/functions";
 
 export const TABLE_START = "<!-- functions:start -->";
 export const TABLE_END = "<!-- functions:end -->";
@@ -72,7 +73,7 @@ export function withTable(readme: string, table: string = functionsTable()): str
 }
 
 if (import.meta.main) {
-  const path = new URL("../../docs/api.md", import.meta.url).pathname;
+  const path = new URL("../docs/api.md", import.meta.url).pathname;
   if (!process.argv.includes("--write")) {
     process.stdout.write(`${functionsTable()}\n`);
   } else {

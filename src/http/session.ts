@@ -3,11 +3,19 @@
  * context (origin, client address), its session, and the redirect a page answers without one.
  */
 import type { Config } from "../config";
-import type { AppDeps } from "../deps";
+import type { Session } from "../dashboard/interface";
+import {
+  hashToken,
+  operatorTokenHash,
+  type Peer,
+  readCookie,
+  requestOrigin,
+  SESSION_LIMITS,
+  sameOrigin,
+} from "../dashboard/security";
 import { GatewayError } from "../errors";
-import { type RequestState, stateOf } from "../http/state";
-import type { Session } from "./interface";
-import { hashToken, operatorTokenHash, type Peer, readCookie, requestOrigin, SESSION_LIMITS, sameOrigin } from "./security";
+import type { AppDeps } from "./deps";
+import { type RequestState, stateOf } from "./state";
 
 /** A dashboard request: its state, whether it came over HTTPS, the client address and its own origin. */
 export interface Ctx {

@@ -1,26 +1,24 @@
 // Types only: what the app, its routes and the pipeline are given. Nothing here runs.
-import type { Elysia } from "elysia";
-import type { KeyStore } from "./auth/interface";
-import type { ResponseCache } from "./cache/interface";
-import type { CallStarter } from "./callstart/interface";
-import type { Config } from "./config";
-import type { CreditLedger } from "./credits/interface";
-import type { DashboardStore, SignInAttempts } from "./dashboard/interface";
-import type { AnyFunctionDef } from "./functions/define";
-import type { BodyReads } from "./http/body";
-import type { FunctionPipeline } from "./http/pipeline";
-import type { IdempotencyStore } from "./idempotency/interface";
-import type { KnowledgeIndex } from "./knowledge/interface";
-import type { Logger } from "./log";
-import type { MaybePromise } from "./maybe";
-import type { Metrics } from "./metrics";
-import type { ProviderRouter } from "./providers/router";
-import type { Provider } from "./providers/types";
-import type { RateLimiter } from "./ratelimit/interface";
-import type { RequestLog } from "./requestlog/recorder";
-import type { Storage } from "./storage/db";
-import type { SecretStore } from "./storage/secrets";
-import type { Tracing } from "./tracing/interface";
+import type { KeyStore } from "../auth/interface";
+import type { ResponseCache } from "../cache/interface";
+import type { CallStarter } from "../callstart/interface";
+import type { Config } from "../config";
+import type { CreditLedger } from "../credits/interface";
+import type { DashboardStore, SignInAttempts } from "../dashboard/interface";
+import type { AnyFunctionDef } from "../functions/define";
+import type { IdempotencyStore } from "../idempotency/interface";
+import type { KnowledgeIndex } from "../knowledge/interface";
+import type { Logger } from "../log";
+import type { MaybePromise } from "../maybe";
+import type { Metrics } from "../metrics";
+import type { ProviderRouter } from "../providers/router";
+import type { Provider } from "../providers/types";
+import type { RateLimiter } from "../ratelimit/interface";
+import type { RequestLog } from "../requestlog/recorder";
+import type { Storage } from "../storage/db";
+import type { SecretStore } from "../storage/secrets";
+import type { Tracing } from "../trace";
+import type { BodyReads } from "./body";
 
 /** A shared server the gateway depends on (database, Redis), as /ready and /metrics report it. */
 export interface DependencyProbe {
@@ -65,8 +63,6 @@ export interface AppDeps extends ServiceDeps {
   metrics: Metrics;
   logger: Logger;
   functions: AnyFunctionDef[];
-  /** extra route plugins (resources) mounted after the core ones */
-  plugins?: ((deps: AppDeps & { pipeline: FunctionPipeline }) => Elysia)[];
   /** OpenTelemetry tracing when OTEL_EXPORTER_OTLP_ENDPOINT is set; absent: no span is made anywhere */
   tracing?: Tracing | null;
   /**
