@@ -3,7 +3,6 @@ import { invalidRequest } from "../errors";
 import { defaultExtraction, extractJson, type FieldSpec, parseSchemaSpec } from "../offline-engine/json-extract";
 import { defineFunction } from "./define";
 import { decline, noteNotFound } from "./offline-reach";
-import { buildPrompt } from "./prompt";
 import { CustomInstructions, MAX_SCHEMA_FIELDS, Model, Result, Strings, schemaFields, Text } from "./schemas";
 
 const request = Type.Object({
@@ -109,16 +108,12 @@ function fieldsOf(req: Req): FieldSpec[] | null {
 
 export default defineFunction({
   name: "json-extractor",
-  path: "/api/v1/ai/json-extractor",
   summary: "Extract structured JSON from text: the fields of a given schema, or every entity by kind",
   description:
     'With `schema` (e.g. {"invoice_number": "string", "total": "number", "due_date": "date"} or a JSON Schema) the result is an object with exactly those fields, null when the text does not give one.',
   tags: ["extraction"],
   request,
   result,
-  cost: 1,
-  rateClass: "standard",
-  promptVersion: 1,
   normalize: (req) => {
     if (req.schema !== undefined && !schemaFields(req.schema, "schema")?.length)
       throw invalidRequest(
@@ -131,10 +126,10 @@ export default defineFunction({
     const fields = fieldsOf(req);
     return fields ? objectOf(fields, "the fields of the caller's schema; null when the text does not give them") : result;
   },
-  prompt: (req) => {
+  role: "You extract structured data from text, exactly as it is written there.",
+  brief: (req) => {
     const fields = fieldsOf(req);
-    return buildPrompt({
-      role: "You extract structured data from text, exactly as it is written there.",
+    return {
       rules: [
         fields
           ? "Fill every field of the schema; use null (or an empty list) when the text does not give it. Never invent values."
@@ -144,7 +139,7 @@ export default defineFunction({
       instructions: req.custom_instructions,
       inputs: [["text", req.text]],
       result: fields ? objectOf(fields) : result,
-    });
+    };
   },
   local: (req) => {
     // free-form instructions are beyond pattern extraction

@@ -141,6 +141,21 @@ export function present<T>(items: Maybe<T>[]): T[] {
 
 export const bullets = (items: string[]) => items.map((x) => `- ${x}`).join("\n");
 
+// ---- the language rules ----
+
+/**
+ * The language a written answer is in: the one the caller asks for (`language`), else the
+ * input's own: "Write the reply in German." or "Write in the language of the review.".
+ */
+export function languageRule(input: string, language?: string, answer = "reply"): string {
+  return language ? `Write the ${answer} in ${language}.` : `Write in the language of the ${input}.`;
+}
+
+/** The language the caller says the input is written in, as a rule; nothing when it is to be detected. */
+export function writtenIn(input: string, language: string | undefined): string | undefined {
+  return option(`The ${input} is written in`, language);
+}
+
 /** "label: value" when the value is given, so an option is one line in a rule list. */
 export function option(label: string, value: string | number | boolean | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : `${label}: ${value}`;

@@ -26,6 +26,19 @@ export const Model = () =>
 
 export const Language = (description: string) => Type.Optional(Short(description, 64));
 
+/** The language the input is written in (prompt.ts writtenIn). */
+export const InputLanguage = (input: string) => Language(`language of the ${input}; detected when absent`);
+
+/** The language to answer in (prompt.ts languageRule). */
+export const ReplyLanguage = (input: string) => Language(`language to reply in; default: the ${input}'s language`);
+
+export const Tone = (examples: string, what = "tone of the reply") => Type.Optional(Short(`${what}, e.g. ${examples}`, 100));
+
+/** Where a comment was posted; a reply or a verdict matches the platform's norms. */
+export const Platform = (examples: string) => Type.Optional(Short(`where it was posted: ${examples}`, 64));
+
+export const BusinessName = () => Type.Optional(Short("the business replying"));
+
 /** RFC 5322 caps a header line at 998 characters, so no real subject is longer. */
 export const Subject = () => Type.Optional(Short("subject line of the message", 998));
 
