@@ -19,6 +19,7 @@ import {
   AllowedList,
   Confidence,
   CustomInstructions,
+  checkSchemaParam,
   ExtractSchema,
   extractedResult,
   Model,
@@ -26,7 +27,6 @@ import {
   Priority,
   Result,
   Subject,
-  schemaFields,
   Text,
 } from "./schemas";
 
@@ -78,10 +78,7 @@ export default defineFunction({
   tags: ["email"],
   request,
   result,
-  normalize: (req) => {
-    if (req.extract_schema) schemaFields(req.extract_schema, "extract_schema");
-    return req;
-  },
+  normalize: checkSchemaParam<Req>("extract_schema"),
   resultSchemaFor: resultFor,
   role: "You classify incoming emails.",
   brief: (req) => ({

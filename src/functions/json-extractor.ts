@@ -1,9 +1,8 @@
 import { type Static, type TProperties, type TSchema, Type } from "@sinclair/typebox";
-import { invalidRequest } from "../errors";
 import { defaultExtraction, extractJson, type FieldSpec, parseSchemaSpec } from "../offline-engine/json-extract";
 import { defineFunction } from "./define";
 import { decline, noteNotFound } from "./offline-reach";
-import { CustomInstructions, MAX_SCHEMA_FIELDS, Model, Result, Strings, schemaFields, Text } from "./schemas";
+import { CustomInstructions, checkSchemaParam, MAX_SCHEMA_FIELDS, Model, Result, Strings, Text } from "./schemas";
 
 const request = Type.Object({
   text: Text("the text to extract data from"),
@@ -114,14 +113,7 @@ export default defineFunction({
   tags: ["extraction"],
   request,
   result,
-  normalize: (req) => {
-    if (req.schema !== undefined && !schemaFields(req.schema, "schema")?.length)
-      throw invalidRequest(
-        "schema must be a JSON Schema, a field name -> type map, or a comma-separated list of field names",
-        "schema",
-      );
-    return req;
-  },
+  normalize: checkSchemaParam<Req>("schema", "a JSON Schema, a field name -> type map, or a comma-separated list of field names"),
   resultSchemaFor: (req) => {
     const fields = fieldsOf(req);
     return fields ? objectOf(fields, "the fields of the caller's schema; null when the text does not give them") : result;

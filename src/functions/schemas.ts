@@ -138,6 +138,19 @@ export function schemaFields(schema: unknown, param: string): FieldSpec[] | null
   }
 }
 
+/**
+ * A `normalize` that checks the caller's schema in `param` (schemaFields) before anything else runs;
+ * with `shapes`, a schema that names no field is a 400 saying what it must be.
+ */
+export function checkSchemaParam<R extends object>(param: keyof R & string, shapes?: string): (req: R) => R {
+  return (req) => {
+    const schema: unknown = req[param];
+    if (schema === undefined) return req;
+    if (!schemaFields(schema, param)?.length && shapes !== undefined) throw invalidRequest(`${param} must be ${shapes}`, param);
+    return req;
+  };
+}
+
 /** Fields a caller's schema may name at its top level (the rest of SCHEMA_LIMITS is checked by schemaFields). */
 export const MAX_SCHEMA_FIELDS = SCHEMA_LIMITS.fields;
 

@@ -1,10 +1,9 @@
 import { type Static, type TProperties, type TSchema, Type } from "@sinclair/typebox";
-import { invalidRequest } from "../errors";
 import { type FieldSpec, parseSchemaSpec } from "../offline-engine/json-extract";
 import { parseSearchQuery } from "../offline-engine/query-parse";
 import { defineFunction } from "./define";
 import { decline } from "./offline-reach";
-import { Context, Enum, MAX_SCHEMA_FIELDS, Result, Strings, schemaFields, Text } from "./schemas";
+import { Context, checkSchemaParam, Enum, MAX_SCHEMA_FIELDS, Result, Strings, Text } from "./schemas";
 
 const request = Type.Object({
   query: Text("the search query as the user typed it"),
@@ -108,14 +107,10 @@ export default defineFunction({
   tags: ["extraction"],
   request,
   result,
-  normalize: (req) => {
-    if (req.schema !== undefined && !schemaFields(req.schema, "schema")?.length)
-      throw invalidRequest(
-        "schema must be a filter name -> allowed values map, a JSON Schema, or a comma-separated list of filter names",
-        "schema",
-      );
-    return req;
-  },
+  normalize: checkSchemaParam<Req>(
+    "schema",
+    "a filter name -> allowed values map, a JSON Schema, or a comma-separated list of filter names",
+  ),
   resultSchemaFor: (req) => {
     const spec = specOf(req);
     return spec ? Result(fields(filtersFor(spec)), DESCRIPTION) : result;

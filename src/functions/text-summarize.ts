@@ -4,7 +4,17 @@ import { isKnownAudience, isSupportedFormat, isSupportedLength, summarize } from
 import { defineFunction } from "./define";
 import { decline, ignoreOption, noteNotFound } from "./offline-reach";
 import { option } from "./prompt";
-import { CustomInstructions, ExtractSchema, extractedResult, Model, Result, Short, Strings, schemaFields, Text } from "./schemas";
+import {
+  CustomInstructions,
+  checkSchemaParam,
+  ExtractSchema,
+  extractedResult,
+  Model,
+  Result,
+  Short,
+  Strings,
+  Text,
+} from "./schemas";
 
 const request = Type.Object({
   text: Text("the text to summarize"),
@@ -61,10 +71,7 @@ export default defineFunction({
   summary: "Summarize a text at a chosen length and format, for an audience, optionally extracting fields",
   request,
   result,
-  normalize: (req) => {
-    if (req.extract_schema) schemaFields(req.extract_schema, "extract_schema");
-    return req;
-  },
+  normalize: checkSchemaParam<Req>("extract_schema"),
   resultSchemaFor: resultFor,
   role: "You summarize texts faithfully: no facts that are not in the text.",
   brief: (req) => ({
