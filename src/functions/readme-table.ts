@@ -2,9 +2,9 @@
  * The function table of docs/api.md, generated from the registry so it cannot drift from the code.
  * `bun run docs:table` rewrites the section between the markers; a test fails when it is stale.
  */
-import { type KnowledgeServices, knowledgeFunctions } from "../knowledge/functions";
+import type { KnowledgeServices } from "../knowledge/embeddings";
 import type { AnyFunctionDef } from "./define";
-import { FUNCTIONS } from "./registry";
+import { FUNCTIONS, knowledgeFunctions } from "./registry";
 
 export const TABLE_START = "<!-- functions:start -->";
 export const TABLE_END = "<!-- functions:end -->";

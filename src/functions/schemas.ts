@@ -154,6 +154,15 @@ export function checkSchemaParam<R extends object>(param: keyof R & string, shap
 /** Fields a caller's schema may name at its top level (the rest of SCHEMA_LIMITS is checked by schemaFields). */
 export const MAX_SCHEMA_FIELDS = SCHEMA_LIMITS.fields;
 
+/**
+ * A field `prepare` sets from stored resources (a knowledge base's revision, a chatbot's passages);
+ * a client sending it is overwritten, so it can never steer the answer.
+ */
+export function Internal<S extends TSchema>(schema: S, what: string) {
+  const described: S = { ...schema, description: `set by the gateway (${what}); ignored when sent` };
+  return Type.Optional(described);
+}
+
 // ---- result pieces ----
 
 /** An object result: closed, so a provider's extra keys are removed or rejected. */

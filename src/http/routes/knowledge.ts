@@ -10,8 +10,8 @@ import { knowledgeQuotaFor } from "../../config";
 import type { AppDeps } from "../../deps";
 import { invalidRequest } from "../../errors";
 import type { AnyFunctionDef } from "../../functions/define";
+import { knowledgeFunctions } from "../../functions/registry";
 import { type Embedder, embedderFor, pickEmbedder, VectorCache } from "../../knowledge/embeddings";
-import { knowledgeFunctions } from "../../knowledge/functions";
 import type { Chatbots, FaqCollections, KnowledgeBases } from "../../knowledge/interface";
 import {
   AddDocuments,

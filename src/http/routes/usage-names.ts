@@ -7,7 +7,7 @@ import { DEFAULT_UPLOAD_COSTS } from "../../knowledge/upload";
 import { API_FN } from "../../providers/chat";
 import { DEFAULT_PLAN_LIMITS } from "../../ratelimit/limiter";
 
-/** The knowledge routes' charged functions (knowledge/functions.ts) and their resources (http/routes/knowledge.ts). */
+/** The knowledge routes' charged functions (functions/registry.ts knowledgeFunctions) and their resources (http/routes/knowledge.ts). */
 const KNOWLEDGE_FUNCTIONS = ["knowledge-base-search", "faq-match", "chatbot-chat"];
 const KNOWLEDGE_RESOURCES = ["knowledge-bases", "faq-collections", "chatbots"];
 
