@@ -1,7 +1,8 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { ChatMessage } from "../providers/types";
 import type { RateClass } from "../ratelimit/interface";
-import { buildPrompt, type PromptSpec } from "./prompt";
+import { type Lists, pinned } from "./constrain";
+import { buildPrompt, type PromptSpec, pinTo } from "./prompt";
 
 /** What a function's local (offline) implementation gets besides the request. */
 export interface LocalContext {
@@ -89,9 +90,15 @@ type PromptOf<Req extends TObject> =
       role: string;
       /** the rest of the prompt for one request */
       brief: (req: Static<Req>) => Brief;
+      /**
+       * Result fields pinned to the caller's lists (`{ category: req.allowed_categories }`): each is a
+       * rule ahead of the brief's (prompt.ts pinTo), and the answer is held to it (constrain.ts pinned:
+       * spelling drift mapped to the caller's spelling, a value outside the list a problem to repair).
+       */
+      pins?: (req: Static<Req>) => Lists;
       prompt?: never;
     }
-  | { prompt: (req: Static<Req>) => ChatMessage[]; role?: never; brief?: never };
+  | { prompt: (req: Static<Req>) => ChatMessage[]; role?: never; brief?: never; pins?: never };
 
 /** What the gateway assumes when a definition does not say otherwise. */
 export const FUNCTION_DEFAULTS = {
@@ -116,7 +123,8 @@ export type FunctionSpec<Req extends TObject, Res extends TSchema> = Omit<
 
 /** A definition from its file's own fields, the defaults filled in and the prompt built. */
 export function defineFunction<Req extends TObject, Res extends TSchema>(spec: FunctionSpec<Req, Res>): FunctionDef<Req, Res> {
-  const { role, brief, prompt, ...own } = spec;
+  const { role, brief, pins, prompt, ...own } = spec;
+  if (pins && (own.postprocess || own.check)) throw new Error(`${spec.name}: pins makes postprocess and check`);
   return {
     path: FUNCTION_DEFAULTS.pathOf(spec.name),
     tags: [...FUNCTION_DEFAULTS.tags],
@@ -124,19 +132,23 @@ export function defineFunction<Req extends TObject, Res extends TSchema>(spec: F
     rateClass: FUNCTION_DEFAULTS.rateClass,
     promptVersion: FUNCTION_DEFAULTS.promptVersion,
     ...own,
-    prompt: prompt ?? briefPrompt(role, brief, spec),
+    ...(pins && (pinned<Static<Req>, Static<Res> & object>(pins) as Pick<FunctionDef<Req, Res>, "postprocess" | "check">)),
+    prompt: prompt ?? briefPrompt(role, brief, pins, spec),
   };
 }
 
 function briefPrompt<Req extends TObject>(
   role: string,
   brief: (req: Static<Req>) => Brief,
+  pins: ((req: Static<Req>) => Lists) | undefined,
   def: Pick<FunctionDef<Req>, "result" | "resultSchemaFor">,
 ): (req: Static<Req>) => ChatMessage[] {
   const { result, resultSchemaFor } = def;
   return (req) => {
     const parts = brief(req);
-    return buildPrompt({ role, ...parts, result: parts.result ?? resultSchemaFor?.(req) ?? result });
+    const pinRules = pins ? Object.entries(pins(req)).map(([field, allowed]) => pinTo(field, allowed)) : [];
+    const rules = pins ? [...pinRules, ...(parts.rules ?? [])] : parts.rules;
+    return buildPrompt({ role, ...parts, rules, result: parts.result ?? resultSchemaFor?.(req) ?? result });
   };
 }
 

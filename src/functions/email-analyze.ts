@@ -1,5 +1,4 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import {
   builtinIntent,
@@ -15,7 +14,7 @@ import {
   writerSentiment,
 } from "./offline/signals";
 import { decline } from "./offline-reach";
-import { pinTo } from "./prompt";
+import { emailInputs } from "./prompt";
 import {
   AllowedList,
   CustomInstructions,
@@ -63,22 +62,17 @@ export default defineFunction({
   cost: 2,
   rateClass: "heavy",
   resultSchemaFor: resultFor,
+  pins: (req) => ({ category: req.allowed_categories, intent: req.allowed_intents }),
   role: "You analyze incoming emails for a support and sales inbox.",
   brief: (req) => ({
     rules: [
-      pinTo("category", req.allowed_categories),
-      pinTo("intent", req.allowed_intents),
       "priority: critical for outages, security or legal threats; high for blocked customers, payment failures or angry senders; low for newsletters and FYIs.",
       "entities: only values written in the email (names, order numbers, amounts, dates, products), keyed by a short snake_case name.",
       "summary and entities are written in the email's language.",
     ],
     instructions: req.custom_instructions,
-    inputs: [
-      ["subject", req.subject],
-      ["email", req.email_content],
-    ],
+    inputs: emailInputs(req),
   }),
-  ...pinned<Req, Static<typeof result>>((req) => ({ category: req.allowed_categories, intent: req.allowed_intents })),
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
     if (!offlineReadable(text)) return foreignEmail(req, text);

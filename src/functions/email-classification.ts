@@ -1,6 +1,5 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
 import { calibrated } from "../offline-engine/calibration";
-import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import { extractFields } from "./offline/extract-fields";
 import {
@@ -14,7 +13,7 @@ import {
   writerSentiment,
 } from "./offline/signals";
 import { decline } from "./offline-reach";
-import { pinTo } from "./prompt";
+import { emailInputs } from "./prompt";
 import {
   AllowedList,
   Confidence,
@@ -80,10 +79,10 @@ export default defineFunction({
   result,
   normalize: checkSchemaParam<Req>("extract_schema"),
   resultSchemaFor: resultFor,
+  pins: (req) => ({ category: req.allowed_categories }),
   role: "You classify incoming emails.",
   brief: (req) => ({
     rules: [
-      pinTo("category", req.allowed_categories),
       "confidence: how sure you are of the category, from 0 to 1.",
       req.detect_urgency &&
         "Rate urgency: critical for outages, security or legal threats; high when the sender is blocked or a deadline is near.",
@@ -91,12 +90,8 @@ export default defineFunction({
         `Extract these fields into "extracted", with null for anything the email does not state: ${JSON.stringify(req.extract_schema)}`,
     ],
     instructions: req.custom_instructions,
-    inputs: [
-      ["subject", req.subject],
-      ["email", req.email_content],
-    ],
+    inputs: emailInputs(req),
   }),
-  ...pinned<Req, Static<typeof result>>((req) => ({ category: req.allowed_categories })),
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
     if (!offlineReadable(text)) return declineLanguage(req, text);

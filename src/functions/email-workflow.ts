@@ -1,5 +1,4 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import { actionName, emailAction } from "./offline/routing";
 import {
@@ -15,7 +14,7 @@ import {
   writerSentiment,
 } from "./offline/signals";
 import { decline } from "./offline-reach";
-import { pinTo } from "./prompt";
+import { emailInputs } from "./prompt";
 import { AllowedList, CustomInstructions, Enum, oneOf, Priority, Result, Subject, Text, WRITER_SENTIMENTS } from "./schemas";
 
 const request = Type.Object({
@@ -64,23 +63,18 @@ export default defineFunction({
   result,
   cost: 2,
   resultSchemaFor: resultFor,
+  pins: (req) => ({ action: req.allowed_actions, department: req.allowed_departments }),
   role: "You triage incoming emails: you decide which team handles each one and what happens next.",
   brief: (req) => ({
     rules: [
-      pinTo("action", req.allowed_actions),
-      pinTo("department", req.allowed_departments),
       "Escalate legal threats, security incidents and outages; archive newsletters and automated notices.",
       req.workflow_first
         ? "Return only the routing decision: action, department, priority and reason."
         : "Also give the email's category, the sender's sentiment and a short summary.",
     ],
     instructions: req.custom_instructions,
-    inputs: [
-      ["subject", req.subject],
-      ["email", req.email_content],
-    ],
+    inputs: emailInputs(req),
   }),
-  ...pinned<Req, Static<typeof result>>((req) => ({ action: req.allowed_actions, department: req.allowed_departments })),
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
     if (!offlineReadable(text)) return declineLanguage(req, text);

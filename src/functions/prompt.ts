@@ -176,7 +176,7 @@ export function threadText(messages: Static<typeof PreviousMessage>[] | undefine
 }
 
 /** A rule that pins a field to the caller's list, or nothing when there is no list. */
-export function pinTo(field: string, allowed: string[] | undefined): string | undefined {
+export function pinTo(field: string, allowed: readonly string[] | undefined): string | undefined {
   if (!allowed || allowed.length === 0) return undefined;
   return `${field} must be exactly one of: ${allowed.map((v) => JSON.stringify(v)).join(", ")}.`;
 }
@@ -190,6 +190,14 @@ export function reviewsRule(reviews: string | string[]): string {
 
 export function reviewsText(reviews: string | string[]): string {
   return Array.isArray(reviews) ? numbered(reviews) : reviews;
+}
+
+/** The inputs every email function sends: the subject, then the email. */
+export function emailInputs(req: { subject?: string; email_content: string }): PromptSpec["inputs"] {
+  return [
+    ["subject", req.subject],
+    ["email", req.email_content],
+  ];
 }
 
 interface TicketLike {

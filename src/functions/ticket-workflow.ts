@@ -1,11 +1,10 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import { ticketAction } from "./offline/routing";
 import { declineLanguage, departmentOfIntent, labelFor, offlineReadable } from "./offline/signals";
 import { readTicket } from "./offline/tickets";
 import { decline } from "./offline-reach";
-import { pinTo, ticketInputs } from "./prompt";
+import { ticketInputs } from "./prompt";
 import { AllowedList, Enum, oneOf, Priority, Result, Strings, Text, ticketContextFields } from "./schemas";
 
 const request = Type.Object({
@@ -39,17 +38,16 @@ export default defineFunction({
   result,
   cost: 2,
   resultSchemaFor: resultFor,
+  pins: (req) => ({ department: req.available_departments }),
   role: "You route customer support tickets to the right team and decide the next step.",
   brief: (req) => ({
     rules: [
-      pinTo("department", req.available_departments),
       "request_information when the ticket lacks what the team needs; close only for resolved or empty tickets.",
       "escalate outages, security incidents, data loss, legal threats and customers about to leave.",
       "Take previous messages into account: repeated contacts raise priority.",
     ],
     inputs: ticketInputs(req, req.ticket),
   }),
-  ...pinned<Req, Static<typeof result>>((req) => ({ department: req.available_departments })),
   local: (req) => {
     if (!offlineReadable(req.ticket)) return declineLanguage(req, req.ticket);
     const t = readTicket(req);
