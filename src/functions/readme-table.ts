@@ -2,9 +2,8 @@
  * The function table of docs/api.md, generated from the registry so it cannot drift from the code.
  * `bun run docs:table` rewrites the section between the markers; a test fails when it is stale.
  */
-import type { KnowledgeServices } from "../knowledge/embeddings";
 import type { AnyFunctionDef } from "./define";
-import { FUNCTIONS, knowledgeFunctions } from "./registry";
+import { FUNCTIONS, KNOWLEDGE_FUNCTIONS } from "./registry";
 
 export const TABLE_START = "<!-- functions:start -->";
 export const TABLE_END = "<!-- functions:end -->";
@@ -13,22 +12,9 @@ const TEXT_PROVIDERS = "openai / groq / openai-compatible / mock";
 /** groq has no image API; the mock answers with a tiny PNG. */
 const IMAGE_PROVIDERS = "openai / openai-compatible / mock";
 
-/**
- * Knowledge functions are built around their stores and registered by the knowledge routes. A
- * table row reads only their static fields, so stores that refuse every use are enough here.
- */
-const NO_STORES = new Proxy(
-  {},
-  {
-    get() {
-      throw new Error("knowledge stores are not available while rendering the README table");
-    },
-  },
-) as KnowledgeServices;
-
 /** Every function an API user can call: the registry's, then the knowledge ones. */
 export function documentedFunctions(): AnyFunctionDef[] {
-  return [...FUNCTIONS, ...Object.values(knowledgeFunctions(NO_STORES))];
+  return [...FUNCTIONS, ...KNOWLEDGE_FUNCTIONS];
 }
 
 function providersOf(def: AnyFunctionDef): string {

@@ -84,3 +84,17 @@ export function knowledgeFunctions(s: KnowledgeServices) {
     chat: chatbotChat(s),
   } satisfies Record<string, AnyFunctionDef>;
 }
+
+/**
+ * The knowledge functions as definitions only (names, schemas, costs: for the docs table and the
+ * usage names), built around stores that refuse every use; the app builds its own with its services.
+ */
+export const KNOWLEDGE_FUNCTIONS: AnyFunctionDef[] = Object.values(
+  knowledgeFunctions(
+    new Proxy({} as KnowledgeServices, {
+      get() {
+        throw new Error("knowledge services are not available to a definition read outside the app");
+      },
+    }),
+  ),
+);
