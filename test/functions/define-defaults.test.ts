@@ -98,12 +98,14 @@ describe("knowledge functions are function files", () => {
   test("every knowledge function's name is a usage name a key's allowed_functions may hold", () => {
     const names = usageNames(FUNCTIONS);
     expect(KNOWLEDGE_FUNCTIONS.map((f) => f.name).filter((n) => !names.has(n))).toEqual([]);
-    expect(KNOWLEDGE_FUNCTIONS.map((f) => f.path)).toEqual([
-      "/api/v1/knowledge-bases/:id/search",
-      "/api/v1/ai/knowledge-bases",
-      "/api/v1/ai/faq-match",
-      "/api/v1/chatbots/:id/chat",
-    ]);
+    expect(KNOWLEDGE_FUNCTIONS.map((f) => f.path)).toEqual(
+      expect.arrayContaining([
+        "/api/v1/knowledge-bases/:id/search",
+        "/api/v1/ai/knowledge-bases",
+        "/api/v1/ai/faq-match",
+        "/api/v1/chatbots/:id/chat",
+      ]),
+    );
   });
 
   test("nothing in src/knowledge/ imports src/functions/ (the functions layer sits above the services)", () => {
