@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
-import { languageRule, option } from "./prompt";
+import { option, replyVoice } from "./prompt";
 import { BusinessName, Context, CustomInstructions, LanguageCode, Platform, ReplyLanguage, Result, Text, Tone } from "./schemas";
 
 const request = Type.Object({
@@ -36,10 +36,7 @@ export default defineFunction({
   role: "You reply to comments on a business's social media posts, as the business's community manager.",
   brief: (req) => ({
     rules: [
-      option("Reply on behalf of", req.business_name),
-      option("Platform (match its length and style)", req.platform),
-      option("Tone", req.tone ?? "friendly and human"),
-      languageRule("comment", req.language),
+      ...replyVoice(req, "comment", "friendly and human", [option("Platform (match its length and style)", req.platform)]),
       "Answer questions with facts from the business and product context only; when they lack the answer, invite the commenter to send a direct message.",
       "One to three sentences; no hashtags unless the comment uses them.",
     ],

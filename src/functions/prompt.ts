@@ -151,6 +151,24 @@ export function languageRule(input: string, language?: string, answer = "reply")
   return language ? `Write the ${answer} in ${language}.` : `Write in the language of the ${input}.`;
 }
 
+/**
+ * How a reply written for a business sounds, in the order every reply function states it: on whose
+ * behalf, the function's own options, the tone (the caller's, else `tone`), then the language rule.
+ */
+export function replyVoice(
+  req: { business_name?: string; tone?: string; language?: string },
+  input: string,
+  tone: string,
+  own: Maybe<string>[] = [],
+): Maybe<string>[] {
+  return [
+    option("Reply on behalf of", req.business_name),
+    ...own,
+    option("Tone", req.tone ?? tone),
+    languageRule(input, req.language),
+  ];
+}
+
 /** The language the caller says the input is written in, as a rule; nothing when it is to be detected. */
 export function writtenIn(input: string, language: string | undefined): string | undefined {
   return option(`The ${input} is written in`, language);

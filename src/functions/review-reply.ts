@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
-import { languageRule, option } from "./prompt";
+import { option, replyVoice } from "./prompt";
 import { BusinessName, CustomInstructions, LanguageCode, Rating, ReplyLanguage, Result, Short, Text, Tone } from "./schemas";
 
 const request = Type.Object({
@@ -31,11 +31,10 @@ export default defineFunction({
   role: "You write public replies to customer reviews on behalf of the business.",
   brief: (req) => ({
     rules: [
-      option("Reply on behalf of", req.business_name),
-      option("Greet the reviewer as", req.customer_name),
-      option("The reviewer's star rating", req.rating),
-      option("Tone", req.tone ?? "warm and professional"),
-      languageRule("review", req.language),
+      ...replyVoice(req, "review", "warm and professional", [
+        option("Greet the reviewer as", req.customer_name),
+        option("The reviewer's star rating", req.rating),
+      ]),
       "Thank the reviewer, answer the points they raise, and for criticism apologise once and offer a way to follow up privately.",
       "Never argue, never reveal private customer data, never promise refunds or compensation the instructions do not allow.",
       "Keep it short: two to five sentences.",

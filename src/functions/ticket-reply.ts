@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { invalidRequest } from "../errors";
 import { defineFunction } from "./define";
-import { factsText, languageRule, option, ticketInputs } from "./prompt";
+import { factsText, option, replyVoice, ticketInputs } from "./prompt";
 import {
   BusinessName,
   CustomInstructions,
@@ -59,11 +59,10 @@ export default defineFunction({
   role: "You are a customer support agent replying to a ticket.",
   brief: (req) => ({
     rules: [
-      option("Reply on behalf of", req.business_name),
-      option("Greet the customer as", req.customer_name),
-      option("Sign off as", req.agent_name),
-      option("Tone", req.tone ?? "empathetic"),
-      languageRule("ticket", req.language),
+      ...replyVoice(req, "ticket", "empathetic", [
+        option("Greet the customer as", req.customer_name),
+        option("Sign off as", req.agent_name),
+      ]),
       req.knowledge_base?.length
         ? "Ground every statement in <knowledge_base>; when it does not cover the question, say you are checking with the team instead of guessing."
         : "Do not invent policies, prices, dates or promises.",
