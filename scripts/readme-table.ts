@@ -4,8 +4,7 @@
  */
 
 import type { AnyFunctionDef } from "../src/functions/define";
-import { FUNCTIONS } from "../src/functions/registry";
-import { type KnowledgeServices, knowledgeFunctions } from "../src/knowledge/functions";
+import { FUNCTIONS, KNOWLEDGE_FUNCTIONS } from "../src/functions/registry";
 
 export const TABLE_START = "<!-- functions:start -->";
 export const TABLE_END = "<!-- functions:end -->";
@@ -14,22 +13,9 @@ const TEXT_PROVIDERS = "openai / groq / openai-compatible / mock";
 /** groq has no image API; the mock answers with a tiny PNG. */
 const IMAGE_PROVIDERS = "openai / openai-compatible / mock";
 
-/**
- * Knowledge functions are built around their stores and registered by the knowledge routes. A
- * table row reads only their static fields, so stores that refuse every use are enough here.
- */
-const NO_STORES = new Proxy(
-  {},
-  {
-    get() {
-      throw new Error("knowledge stores are not available while rendering the README table");
-    },
-  },
-) as KnowledgeServices;
-
 /** Every function an API user can call: the registry's, then the knowledge ones. */
 export function documentedFunctions(): AnyFunctionDef[] {
-  return [...FUNCTIONS, ...Object.values(knowledgeFunctions(NO_STORES))];
+  return [...FUNCTIONS, ...KNOWLEDGE_FUNCTIONS];
 }
 
 function providersOf(def: AnyFunctionDef): string {

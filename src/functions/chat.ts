@@ -59,14 +59,10 @@ function prompt(raw: Req): ChatMessage[] {
 
 export default defineFunction({
   name: "chat",
-  path: "/api/v1/ai/chat",
   summary: "Chat completion: the assistant's reply to a conversation",
   tags: ["conversation"],
   request,
   result,
-  cost: 1,
-  rateClass: "standard",
-  promptVersion: 1,
   normalize,
   prompt,
   example: {

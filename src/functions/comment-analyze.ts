@@ -6,25 +6,25 @@ import { detectSpam } from "../offline-engine/spam";
 import { defineFunction } from "./define";
 import { builtinIntent, gist, languageOf, offlineReadable } from "./offline/signals";
 import { noteLowConfidence } from "./offline-reach";
-import { buildPrompt, option } from "./prompt";
+import { option, writtenIn } from "./prompt";
 import {
   Context,
   Enum,
-  Language,
+  InputLanguage,
   LanguageCode,
+  Platform,
   type PRIORITIES,
   Priority as PriorityField,
   Result,
   Sentiment,
-  Short,
   Strings,
   Text,
 } from "./schemas";
 
 const request = Type.Object({
   comment: Text("the comment text"),
-  language: Language("language of the comment; detected when absent"),
-  platform: Type.Optional(Short("where it was posted: instagram, facebook, youtube, x, tiktok...", 64)),
+  language: InputLanguage("comment"),
+  platform: Platform("instagram, facebook, youtube, x, tiktok..."),
   post_context: Context("the post the comment answers"),
   business_context: Context("who the business is and what it sells"),
   author_context: Context("what is known about the commenter: customer, follower, first comment..."),
@@ -86,31 +86,25 @@ const result = Result(
 
 export default defineFunction({
   name: "comment-analyze",
-  path: "/api/v1/ai/comment-analyze",
   summary: "Analyze a social media comment: sentiment, intent, spam and toxicity, and whether to respond",
   tags: ["comments"],
   request,
   result,
-  cost: 1,
-  rateClass: "standard",
-  promptVersion: 1,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You analyze comments left on a business's social media posts.",
-      rules: [
-        option("Platform", req.platform),
-        option("The comment is written in", req.language),
-        "Read the comment in the light of the post, the business and the author when they are given.",
-        "priority is high for complaints, support requests and purchase interest that wait for an answer, and for toxic comments to hide.",
-      ],
-      inputs: [
-        ["business_context", req.business_context],
-        ["post", req.post_context],
-        ["author", req.author_context],
-        ["comment", req.comment],
-      ],
-      result,
-    }),
+  role: "You analyze comments left on a business's social media posts.",
+  brief: (req) => ({
+    rules: [
+      option("Platform", req.platform),
+      writtenIn("comment", req.language),
+      "Read the comment in the light of the post, the business and the author when they are given.",
+      "priority is high for complaints, support requests and purchase interest that wait for an answer, and for toxic comments to hide.",
+    ],
+    inputs: [
+      ["business_context", req.business_context],
+      ["post", req.post_context],
+      ["author", req.author_context],
+      ["comment", req.comment],
+    ],
+  }),
   local: (req) => {
     // other languages: no English intent cues (a question mark still asks), moderation's word lists
     // are English-centric; the fields that are guesses are named in meta.low_confidence
@@ -139,7 +133,6 @@ export default defineFunction({
       summary: gist(req.comment, 1),
     };
   },
-  preferLocal: false,
   example: {
     request: {
       comment: "Do you ship these to Canada? Love the colours!",

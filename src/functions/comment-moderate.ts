@@ -4,16 +4,16 @@ import { detectLanguage } from "../offline-engine/language";
 import { MODERATION_CATEGORIES, moderate } from "../offline-engine/moderation";
 import { defineFunction } from "./define";
 import { decline } from "./offline-reach";
-import { buildPrompt, option } from "./prompt";
-import { Confidence, Context, Enum, Language, Result, Short, Strings, Text } from "./schemas";
+import { option, writtenIn } from "./prompt";
+import { Confidence, Context, Enum, InputLanguage, Platform, Result, Strings, Text } from "./schemas";
 
 /** a category scoring at least this is flagged */
 const FLAG_AT = 0.4;
 
 const request = Type.Object({
   comment: Text("the comment to moderate"),
-  language: Language("language of the comment; detected when absent"),
-  platform: Type.Optional(Short("where it was posted: instagram, youtube, forum, kids app, linkedin...", 64)),
+  language: InputLanguage("comment"),
+  platform: Platform("instagram, youtube, forum, kids app, linkedin..."),
   context: Context("the community, its rules or the post the comment answers"),
 });
 type Req = Static<typeof request>;
@@ -55,31 +55,25 @@ function isEnglish(req: Req): boolean {
 
 export default defineFunction({
   name: "comment-moderate",
-  path: "/api/v1/ai/comment-moderate",
   summary: "Moderate a comment: harm categories with scores and an allow / review / remove decision",
   tags: ["comments", "safety"],
   request,
   result,
-  cost: 1,
-  rateClass: "standard",
-  promptVersion: 1,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You moderate comments for an online community.",
-      rules: [
-        option("Platform", req.platform),
-        option("The comment is written in", req.language),
-        `categories: score each of ${MODERATION_CATEGORIES.join(", ")} from 0 to 1.`,
-        "action: remove threats, hate, targeted harassment, sexual content where it does not belong and clear spam; review borderline cases; allow the rest. Criticism of a product or business is allowed.",
-        "Self-harm content is never removed silently: choose review so a person can reach out.",
-        "Judge by the community's norms when the context gives them.",
-      ],
-      inputs: [
-        ["context", req.context],
-        ["comment", req.comment],
-      ],
-      result,
-    }),
+  role: "You moderate comments for an online community.",
+  brief: (req) => ({
+    rules: [
+      option("Platform", req.platform),
+      writtenIn("comment", req.language),
+      `categories: score each of ${MODERATION_CATEGORIES.join(", ")} from 0 to 1.`,
+      "action: remove threats, hate, targeted harassment, sexual content where it does not belong and clear spam; review borderline cases; allow the rest. Criticism of a product or business is allowed.",
+      "Self-harm content is never removed silently: choose review so a person can reach out.",
+      "Judge by the community's norms when the context gives them.",
+    ],
+    inputs: [
+      ["context", req.context],
+      ["comment", req.comment],
+    ],
+  }),
   // flagged and flagged_categories follow from the action and the scores: derived, never trusted.
   postprocess: (_req, res) => ({
     ...res,

@@ -1,17 +1,17 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
-import { buildPrompt, option } from "./prompt";
-import { Context, CustomInstructions, Language, LanguageCode, Result, Short, Text } from "./schemas";
+import { option, replyVoice } from "./prompt";
+import { BusinessName, Context, CustomInstructions, LanguageCode, Platform, ReplyLanguage, Result, Text, Tone } from "./schemas";
 
 const request = Type.Object({
   comment: Text("the comment to answer"),
-  business_name: Type.Optional(Short("the business replying")),
+  business_name: BusinessName(),
   business_context: Context("who the business is, what it sells, its policies"),
   post_context: Context("the post the comment answers"),
   product_context: Context("the product the comment is about"),
-  platform: Type.Optional(Short("where it was posted: instagram, facebook, youtube, x, tiktok...", 64)),
-  tone: Type.Optional(Short("tone of the reply, e.g. playful, professional", 100)),
-  language: Language("language to reply in; default: the comment's language"),
+  platform: Platform("instagram, facebook, youtube, x, tiktok..."),
+  tone: Tone("playful, professional"),
+  language: ReplyLanguage("comment"),
   instructions: CustomInstructions(),
 });
 
@@ -28,34 +28,26 @@ const result = Result(
 
 export default defineFunction({
   name: "comment-reply",
-  path: "/api/v1/ai/comment-reply",
   summary: "Write a reply to a social media comment",
   tags: ["comments"],
   request,
   result,
   cost: 2,
-  rateClass: "standard",
-  promptVersion: 1,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You reply to comments on a business's social media posts, as the business's community manager.",
-      rules: [
-        option("Reply on behalf of", req.business_name),
-        option("Platform (match its length and style)", req.platform),
-        option("Tone", req.tone ?? "friendly and human"),
-        req.language ? `Write the reply in ${req.language}.` : "Write in the language of the comment.",
-        "Answer questions with facts from the business and product context only; when they lack the answer, invite the commenter to send a direct message.",
-        "One to three sentences; no hashtags unless the comment uses them.",
-      ],
-      instructions: req.instructions,
-      inputs: [
-        ["business_context", req.business_context],
-        ["product", req.product_context],
-        ["post", req.post_context],
-        ["comment", req.comment],
-      ],
-      result,
-    }),
+  role: "You reply to comments on a business's social media posts, as the business's community manager.",
+  brief: (req) => ({
+    rules: [
+      ...replyVoice(req, "comment", "friendly and human", [option("Platform (match its length and style)", req.platform)]),
+      "Answer questions with facts from the business and product context only; when they lack the answer, invite the commenter to send a direct message.",
+      "One to three sentences; no hashtags unless the comment uses them.",
+    ],
+    instructions: req.instructions,
+    inputs: [
+      ["business_context", req.business_context],
+      ["product", req.product_context],
+      ["post", req.post_context],
+      ["comment", req.comment],
+    ],
+  }),
   example: {
     request: {
       comment: "Do you ship these to Canada?",

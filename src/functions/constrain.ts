@@ -19,7 +19,7 @@ export function outside(field: string, value: string | undefined, allowed: reado
 
 const squash = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, "");
 
-type Lists = Record<string, readonly string[] | undefined>;
+export type Lists = Record<string, readonly string[] | undefined>;
 
 /**
  * postprocess and check for result fields pinned to lists in the request, e.g.

@@ -1,11 +1,11 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
-import { buildPrompt, option } from "./prompt";
-import { Model, Result, Short, Text } from "./schemas";
+import { option } from "./prompt";
+import { Model, Result, Short, Text, Tone } from "./schemas";
 
 const request = Type.Object({
   prompt: Text("what to write: topic, purpose, key points"),
-  tone: Type.Optional(Short("tone, e.g. persuasive, playful, formal", 100)),
+  tone: Tone("persuasive, playful, formal", "tone"),
   format: Type.Optional(
     Short("what kind of text: blog_post, product_description, social_post, email, ad_copy, markdown...", 100),
   ),
@@ -31,27 +31,22 @@ const result = Result(
 
 export default defineFunction({
   name: "content-generation",
-  path: "/api/v1/ai/content-generation",
   summary: "Generate marketing or editorial text from a brief",
   tags: ["generation"],
   request,
   result,
   cost: 2,
-  rateClass: "standard",
-  promptVersion: 1,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You are a professional copywriter.",
-      rules: [
-        option("Format", req.format),
-        option("Tone", req.tone),
-        option("Audience", req.audience),
-        "Follow the brief; do not invent statistics, quotes, prices or customer names.",
-        "Write in the language of the brief unless it asks for another.",
-      ],
-      inputs: [["brief", req.prompt]],
-      result,
-    }),
+  role: "You are a professional copywriter.",
+  brief: (req) => ({
+    rules: [
+      option("Format", req.format),
+      option("Tone", req.tone),
+      option("Audience", req.audience),
+      "Follow the brief; do not invent statistics, quotes, prices or customer names.",
+      "Write in the language of the brief unless it asks for another.",
+    ],
+    inputs: [["brief", req.prompt]],
+  }),
   example: {
     request: {
       prompt: "Announce our new recycled-material running shoe, the Stride Eco, available from May 1.",

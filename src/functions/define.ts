@@ -1,6 +1,8 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { ChatMessage } from "../providers/types";
 import type { RateClass } from "../ratelimit/interface";
+import { type Lists, pinned } from "./constrain";
+import { buildPrompt, type PromptSpec, pinTo } from "./prompt";
 
 /** What a function's local (offline) implementation gets besides the request. */
 export interface LocalContext {
@@ -75,9 +77,79 @@ export interface FunctionDef<Req extends TObject = TObject, Res extends TSchema 
   example: { request: Static<Req>; result: Static<Res> };
 }
 
-/** Identity helper that keeps the request/result types of a definition. */
-export function defineFunction<Req extends TObject, Res extends TSchema>(def: FunctionDef<Req, Res>): FunctionDef<Req, Res> {
-  return def;
+/** What buildPrompt lays out besides the role: rules, the caller's instructions, the inputs. */
+export interface Brief extends Omit<PromptSpec, "role" | "result"> {
+  /** the answer format; default: the request's result schema (`resultSchemaFor`, else `result`) */
+  result?: TSchema;
+}
+
+/** A function's prompt: `role` and `brief` laid out by buildPrompt (prompt.ts), or `prompt` written out. */
+type PromptOf<Req extends TObject> =
+  | {
+      /** who the model is and what it does, in one or two sentences */
+      role: string;
+      /** the rest of the prompt for one request */
+      brief: (req: Static<Req>) => Brief;
+      /**
+       * Result fields pinned to the caller's lists (`{ category: req.allowed_categories }`): each is a
+       * rule ahead of the brief's (prompt.ts pinTo), and the answer is held to it (constrain.ts pinned:
+       * spelling drift mapped to the caller's spelling, a value outside the list a problem to repair).
+       */
+      pins?: (req: Static<Req>) => Lists;
+      prompt?: never;
+    }
+  | { prompt: (req: Static<Req>) => ChatMessage[]; role?: never; brief?: never; pins?: never };
+
+/** What the gateway assumes when a definition does not say otherwise. */
+export const FUNCTION_DEFAULTS = {
+  /** `/api/v1/ai/<name>` */
+  pathOf: (name: string) => `/api/v1/ai/${name}`,
+  tags: ["text"],
+  cost: 1,
+  rateClass: "standard",
+  promptVersion: 1,
+} as const satisfies Partial<Record<keyof FunctionDef, unknown>> & { pathOf: (name: string) => string };
+
+/**
+ * What a function file states: its own fields only. path, tags, cost, rateClass and promptVersion
+ * default to FUNCTION_DEFAULTS; the prompt is a role and a brief (or a `prompt` written out).
+ */
+export type FunctionSpec<Req extends TObject, Res extends TSchema> = Omit<
+  FunctionDef<Req, Res>,
+  "path" | "tags" | "cost" | "rateClass" | "promptVersion" | "prompt"
+> &
+  Partial<Pick<FunctionDef<Req, Res>, "path" | "tags" | "cost" | "rateClass" | "promptVersion">> &
+  PromptOf<Req>;
+
+/** A definition from its file's own fields, the defaults filled in and the prompt built. */
+export function defineFunction<Req extends TObject, Res extends TSchema>(spec: FunctionSpec<Req, Res>): FunctionDef<Req, Res> {
+  const { role, brief, pins, prompt, ...own } = spec;
+  if (pins && (own.postprocess || own.check)) throw new Error(`${spec.name}: pins makes postprocess and check`);
+  return {
+    path: FUNCTION_DEFAULTS.pathOf(spec.name),
+    tags: [...FUNCTION_DEFAULTS.tags],
+    cost: FUNCTION_DEFAULTS.cost,
+    rateClass: FUNCTION_DEFAULTS.rateClass,
+    promptVersion: FUNCTION_DEFAULTS.promptVersion,
+    ...own,
+    ...(pins && (pinned<Static<Req>, Static<Res> & object>(pins) as Pick<FunctionDef<Req, Res>, "postprocess" | "check">)),
+    prompt: prompt ?? briefPrompt(role, brief, pins, spec),
+  };
+}
+
+function briefPrompt<Req extends TObject>(
+  role: string,
+  brief: (req: Static<Req>) => Brief,
+  pins: ((req: Static<Req>) => Lists) | undefined,
+  def: Pick<FunctionDef<Req>, "result" | "resultSchemaFor">,
+): (req: Static<Req>) => ChatMessage[] {
+  const { result, resultSchemaFor } = def;
+  return (req) => {
+    const parts = brief(req);
+    const pinRules = pins ? Object.entries(pins(req)).map(([field, allowed]) => pinTo(field, allowed)) : [];
+    const rules = pins ? [...pinRules, ...(parts.rules ?? [])] : parts.rules;
+    return buildPrompt({ role, ...parts, rules, result: parts.result ?? resultSchemaFor?.(req) ?? result });
+  };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the registry holds definitions of every request/result type

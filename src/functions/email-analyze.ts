@@ -1,5 +1,4 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import {
   builtinIntent,
@@ -15,7 +14,7 @@ import {
   writerSentiment,
 } from "./offline/signals";
 import { decline } from "./offline-reach";
-import { buildPrompt, pinTo } from "./prompt";
+import { emailInputs } from "./prompt";
 import {
   AllowedList,
   CustomInstructions,
@@ -56,33 +55,24 @@ const result = resultFor({});
 
 export default defineFunction({
   name: "email-analyze",
-  path: "/api/v1/ai/email-analyze",
   summary: "Analyze an email: category, intent, priority, sentiment, language, entities and summary",
   tags: ["email"],
   request,
   result,
   cost: 2,
   rateClass: "heavy",
-  promptVersion: 1,
   resultSchemaFor: resultFor,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You analyze incoming emails for a support and sales inbox.",
-      rules: [
-        pinTo("category", req.allowed_categories),
-        pinTo("intent", req.allowed_intents),
-        "priority: critical for outages, security or legal threats; high for blocked customers, payment failures or angry senders; low for newsletters and FYIs.",
-        "entities: only values written in the email (names, order numbers, amounts, dates, products), keyed by a short snake_case name.",
-        "summary and entities are written in the email's language.",
-      ],
-      instructions: req.custom_instructions,
-      inputs: [
-        ["subject", req.subject],
-        ["email", req.email_content],
-      ],
-      result: resultFor(req),
-    }),
-  ...pinned<Req, Static<typeof result>>((req) => ({ category: req.allowed_categories, intent: req.allowed_intents })),
+  pins: (req) => ({ category: req.allowed_categories, intent: req.allowed_intents }),
+  role: "You analyze incoming emails for a support and sales inbox.",
+  brief: (req) => ({
+    rules: [
+      "priority: critical for outages, security or legal threats; high for blocked customers, payment failures or angry senders; low for newsletters and FYIs.",
+      "entities: only values written in the email (names, order numbers, amounts, dates, products), keyed by a short snake_case name.",
+      "summary and entities are written in the email's language.",
+    ],
+    instructions: req.custom_instructions,
+    inputs: emailInputs(req),
+  }),
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
     if (!offlineReadable(text)) return foreignEmail(req, text);
@@ -102,7 +92,6 @@ export default defineFunction({
       summary: gist(req.email_content, 2),
     };
   },
-  preferLocal: false,
   example: {
     request: {
       email_content:

@@ -1,6 +1,5 @@
 import { type Static, type TProperties, Type } from "@sinclair/typebox";
 import { calibrated } from "../offline-engine/calibration";
-import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import { extractFields } from "./offline/extract-fields";
 import {
@@ -14,11 +13,12 @@ import {
   writerSentiment,
 } from "./offline/signals";
 import { decline } from "./offline-reach";
-import { buildPrompt, pinTo } from "./prompt";
+import { emailInputs } from "./prompt";
 import {
   AllowedList,
   Confidence,
   CustomInstructions,
+  checkSchemaParam,
   ExtractSchema,
   extractedResult,
   Model,
@@ -26,7 +26,6 @@ import {
   Priority,
   Result,
   Subject,
-  schemaFields,
   Text,
 } from "./schemas";
 
@@ -74,38 +73,25 @@ function resultFor(req: Req) {
 
 export default defineFunction({
   name: "email-classification",
-  path: "/api/v1/ai/email-classification",
   summary: "Classify an email into a category, optionally rating urgency and extracting fields",
   tags: ["email"],
   request,
   result,
-  cost: 1,
-  rateClass: "standard",
-  promptVersion: 1,
-  normalize: (req) => {
-    if (req.extract_schema) schemaFields(req.extract_schema, "extract_schema");
-    return req;
-  },
+  normalize: checkSchemaParam<Req>("extract_schema"),
   resultSchemaFor: resultFor,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You classify incoming emails.",
-      rules: [
-        pinTo("category", req.allowed_categories),
-        "confidence: how sure you are of the category, from 0 to 1.",
-        req.detect_urgency &&
-          "Rate urgency: critical for outages, security or legal threats; high when the sender is blocked or a deadline is near.",
-        req.extract_schema &&
-          `Extract these fields into "extracted", with null for anything the email does not state: ${JSON.stringify(req.extract_schema)}`,
-      ],
-      instructions: req.custom_instructions,
-      inputs: [
-        ["subject", req.subject],
-        ["email", req.email_content],
-      ],
-      result: resultFor(req),
-    }),
-  ...pinned<Req, Static<typeof result>>((req) => ({ category: req.allowed_categories })),
+  pins: (req) => ({ category: req.allowed_categories }),
+  role: "You classify incoming emails.",
+  brief: (req) => ({
+    rules: [
+      "confidence: how sure you are of the category, from 0 to 1.",
+      req.detect_urgency &&
+        "Rate urgency: critical for outages, security or legal threats; high when the sender is blocked or a deadline is near.",
+      req.extract_schema &&
+        `Extract these fields into "extracted", with null for anything the email does not state: ${JSON.stringify(req.extract_schema)}`,
+    ],
+    instructions: req.custom_instructions,
+    inputs: emailInputs(req),
+  }),
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
     if (!offlineReadable(text)) return declineLanguage(req, text);
@@ -123,7 +109,6 @@ export default defineFunction({
       out.extracted = extractFields(req.email_content, req.extract_schema);
     return out;
   },
-  preferLocal: false,
   example: {
     request: {
       email_content: "Hi, please cancel my subscription (account 88213) before the renewal on 2026-12-01.",

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
-import { buildPrompt, bullets, factsText, option } from "./prompt";
-import { Context, KnowledgeBase, Model, Result, Short, Text } from "./schemas";
+import { bullets, factsText, languageRule, option } from "./prompt";
+import { Context, KnowledgeBase, Model, Result, Short, Text, Tone } from "./schemas";
 
 const request = Type.Object({
   email_text: Text("the email to answer"),
@@ -9,7 +9,7 @@ const request = Type.Object({
   rules: Type.Optional(
     Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), { maxItems: 50, description: "rules the reply must follow" }),
   ),
-  tone: Type.Optional(Short("tone of the reply, e.g. friendly, formal, apologetic", 100)),
+  tone: Tone("friendly, formal, apologetic"),
   sender_name: Type.Optional(Short("who signs the reply")),
   recipient_name: Type.Optional(Short("who the reply is addressed to")),
   context: Context("background for the reply: the business, the customer, the case"),
@@ -26,34 +26,29 @@ const result = Result(
 
 export default defineFunction({
   name: "email-reply",
-  path: "/api/v1/ai/email-reply",
   summary: "Draft a reply to an email",
   tags: ["email"],
   request,
   result,
   cost: 2,
-  rateClass: "standard",
-  promptVersion: 1,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You write replies to emails on behalf of the recipient of the email.",
-      rules: [
-        "Answer every question and request in the email; do not invent facts, prices, dates or promises.",
-        req.knowledge_base?.length &&
-          "Use the facts in <knowledge_base> where they apply and never contradict them; when they do not answer a question, say the team will follow up.",
-        option("Tone", req.tone ?? "professional and friendly"),
-        option("Address the reply to", req.recipient_name),
-        option("Sign the reply as", req.sender_name),
-        req.rules?.length && `The reply must follow these rules:\n${bullets(req.rules)}`,
-        "Write in the language of the email.",
-      ],
-      inputs: [
-        ["context", req.context],
-        ["knowledge_base", factsText(req.knowledge_base)],
-        ["email", req.email_text],
-      ],
-      result,
-    }),
+  role: "You write replies to emails on behalf of the recipient of the email.",
+  brief: (req) => ({
+    rules: [
+      "Answer every question and request in the email; do not invent facts, prices, dates or promises.",
+      req.knowledge_base?.length &&
+        "Use the facts in <knowledge_base> where they apply and never contradict them; when they do not answer a question, say the team will follow up.",
+      option("Tone", req.tone ?? "professional and friendly"),
+      option("Address the reply to", req.recipient_name),
+      option("Sign the reply as", req.sender_name),
+      req.rules?.length && `The reply must follow these rules:\n${bullets(req.rules)}`,
+      languageRule("email"),
+    ],
+    inputs: [
+      ["context", req.context],
+      ["knowledge_base", factsText(req.knowledge_base)],
+      ["email", req.email_text],
+    ],
+  }),
   example: {
     request: {
       email_text: "Hi, I ordered a blue jacket last week (order #4471) but it hasn't arrived. Can you check? Thanks, Maria",

@@ -1,5 +1,4 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import { actionName, emailAction } from "./offline/routing";
 import {
@@ -15,7 +14,7 @@ import {
   writerSentiment,
 } from "./offline/signals";
 import { decline } from "./offline-reach";
-import { buildPrompt, pinTo } from "./prompt";
+import { emailInputs } from "./prompt";
 import { AllowedList, CustomInstructions, Enum, oneOf, Priority, Result, Subject, Text, WRITER_SENTIMENTS } from "./schemas";
 
 const request = Type.Object({
@@ -58,34 +57,24 @@ function resultFor(req: Req): TSchema {
 
 export default defineFunction({
   name: "email-workflow",
-  path: "/api/v1/ai/email-workflow",
   summary: "Decide what to do with an email: action, department and priority",
   tags: ["email"],
   request,
   result,
   cost: 2,
-  rateClass: "standard",
-  promptVersion: 1,
   resultSchemaFor: resultFor,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You triage incoming emails: you decide which team handles each one and what happens next.",
-      rules: [
-        pinTo("action", req.allowed_actions),
-        pinTo("department", req.allowed_departments),
-        "Escalate legal threats, security incidents and outages; archive newsletters and automated notices.",
-        req.workflow_first
-          ? "Return only the routing decision: action, department, priority and reason."
-          : "Also give the email's category, the sender's sentiment and a short summary.",
-      ],
-      instructions: req.custom_instructions,
-      inputs: [
-        ["subject", req.subject],
-        ["email", req.email_content],
-      ],
-      result: resultFor(req),
-    }),
-  ...pinned<Req, Static<typeof result>>((req) => ({ action: req.allowed_actions, department: req.allowed_departments })),
+  pins: (req) => ({ action: req.allowed_actions, department: req.allowed_departments }),
+  role: "You triage incoming emails: you decide which team handles each one and what happens next.",
+  brief: (req) => ({
+    rules: [
+      "Escalate legal threats, security incidents and outages; archive newsletters and automated notices.",
+      req.workflow_first
+        ? "Return only the routing decision: action, department, priority and reason."
+        : "Also give the email's category, the sender's sentiment and a short summary.",
+    ],
+    instructions: req.custom_instructions,
+    inputs: emailInputs(req),
+  }),
   local: (req) => {
     const text = withSubject(req.email_content, req.subject);
     if (!offlineReadable(text)) return declineLanguage(req, text);
@@ -102,7 +91,6 @@ export default defineFunction({
     if (req.workflow_first) return decisionOnly;
     return { ...decisionOnly, category: categoryOfIntent(intent), sentiment, summary: gist(req.email_content, 2) };
   },
-  preferLocal: false,
   example: {
     request: {
       email_content: "Our whole team has been locked out of the dashboard since this morning. We have a client demo at 3pm!",

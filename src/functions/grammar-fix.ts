@@ -2,7 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { fixGrammar, GRAMMAR_DIALECTS, parseDialect } from "../offline-engine/grammar";
 import { defineFunction } from "./define";
 import { decline } from "./offline-reach";
-import { buildPrompt, option } from "./prompt";
+import { option } from "./prompt";
 import { Model, Result, Short, Text } from "./schemas";
 
 const request = Type.Object({
@@ -54,30 +54,23 @@ function kindName(kind: string): string {
 
 export default defineFunction({
   name: "grammar-fix",
-  path: "/api/v1/ai/grammar-fix",
   summary: "Correct grammar, spelling and punctuation in a dialect of English, optionally explaining each change",
-  tags: ["text"],
   request,
   result,
-  cost: 1,
-  rateClass: "standard",
-  promptVersion: 1,
   resultSchemaFor: (req: Req) => Result(fields(Boolean(req.return_explanations)), DESCRIPTION),
-  prompt: (req) =>
-    buildPrompt({
-      role: "You are a careful copy editor. You correct grammar, spelling and punctuation and change nothing else.",
-      rules: [
-        `Use ${parseDialect(req.dialect) ?? req.dialect ?? "american"} English spelling and usage.`,
-        req.tone && !KEEP_TONE.test(req.tone)
-          ? option("Adjust the wording to this tone while keeping the meaning", req.tone)
-          : "Keep the author's words, tone and meaning; do not rephrase correct text.",
-        "corrections: every change, in order, with the original text, the corrected text and its start and end string index in the original.",
-        req.return_explanations ? "explanation: for every correction, a short reason a learner understands." : undefined,
-        "changes_count: the number of corrections.",
-      ],
-      inputs: [["text", req.text]],
-      result: Result(fields(Boolean(req.return_explanations)), DESCRIPTION),
-    }),
+  role: "You are a careful copy editor. You correct grammar, spelling and punctuation and change nothing else.",
+  brief: (req) => ({
+    rules: [
+      `Use ${parseDialect(req.dialect) ?? req.dialect ?? "american"} English spelling and usage.`,
+      req.tone && !KEEP_TONE.test(req.tone)
+        ? option("Adjust the wording to this tone while keeping the meaning", req.tone)
+        : "Keep the author's words, tone and meaning; do not rephrase correct text.",
+      "corrections: every change, in order, with the original text, the corrected text and its start and end string index in the original.",
+      req.return_explanations ? "explanation: for every correction, a short reason a learner understands." : undefined,
+      "changes_count: the number of corrections.",
+    ],
+    inputs: [["text", req.text]],
+  }),
   // Models are poor at character offsets: re-anchor each correction on its original text (the
   // nearest occurrence to the offsets given) and drop corrections whose original is not in the text.
   // Without a tone rewrite, corrected_text is derived from the corrections so the two always agree.

@@ -104,7 +104,6 @@ function postprocess(req: Req, res: Res): Res {
 
 export default defineFunction({
   name: "image-generation",
-  path: "/api/v1/ai/image-generation",
   summary: "Generate an image from a text description",
   description:
     "The prompt is one user message: the text sent to the provider's image API, with the style and exclusions folded in.",
@@ -113,8 +112,6 @@ export default defineFunction({
   request,
   result,
   cost: 5,
-  rateClass: "standard",
-  promptVersion: 1,
   normalize,
   postprocess,
   prompt: (req) => [{ role: "user", content: imagePrompt(req) }],

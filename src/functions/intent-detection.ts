@@ -4,7 +4,7 @@ import { BUILTIN_INTENTS, detectIntent } from "../offline-engine/intent";
 import { canonical, outside } from "./constrain";
 import { defineFunction } from "./define";
 import { decline } from "./offline-reach";
-import { buildPrompt, pinTo } from "./prompt";
+import { pinTo } from "./prompt";
 import { AllowedList, Confidence, Entities, Model, oneOf, Result, Text } from "./schemas";
 
 const request = Type.Object({
@@ -40,36 +40,30 @@ const result = Result(fields({}), DESCRIPTION);
 
 export default defineFunction({
   name: "intent-detection",
-  path: "/api/v1/ai/intent-detection",
   aliases: ["/v1/ai/intent"],
   summary: "Detect the intent of a text, with confidence and the entities it names",
   description: `Without intent_types, intents come from the built-in taxonomy: ${BUILTIN_INTENTS.join(", ")}.`,
-  tags: ["text"],
   request,
   result,
-  cost: 1,
-  rateClass: "standard",
-  promptVersion: 1,
   resultSchemaFor: (req) => Result(fields(req), DESCRIPTION),
-  prompt: (req) =>
-    buildPrompt({
-      role: "You detect the intent behind a message: what the writer wants to achieve.",
-      rules: [
-        pinTo("intent", req.intent_types) ??
-          `intent: one of ${BUILTIN_INTENTS.join(", ")}, or a short snake_case label when none fits.`,
-        "confidence: how sure you are of the intent, from 0 to 1.",
-        req.intent_entities && Object.keys(req.intent_entities).length
-          ? `entities: fill exactly these keys when the text names them, leave a key out when it does not: ${Object.entries(
-              req.intent_entities,
-            )
-              .map(([k, v]) => `${k} (${v})`)
-              .join("; ")}.`
-          : "entities: the named things the text mentions (order_id, product, date, amount, person...), name -> value as written.",
-        "alternatives: up to 3 other plausible intents with their confidence.",
-      ],
-      inputs: [["text", req.text]],
-      result,
-    }),
+  role: "You detect the intent behind a message: what the writer wants to achieve.",
+  brief: (req) => ({
+    rules: [
+      pinTo("intent", req.intent_types) ??
+        `intent: one of ${BUILTIN_INTENTS.join(", ")}, or a short snake_case label when none fits.`,
+      "confidence: how sure you are of the intent, from 0 to 1.",
+      req.intent_entities && Object.keys(req.intent_entities).length
+        ? `entities: fill exactly these keys when the text names them, leave a key out when it does not: ${Object.entries(
+            req.intent_entities,
+          )
+            .map(([k, v]) => `${k} (${v})`)
+            .join("; ")}.`
+        : "entities: the named things the text mentions (order_id, product, date, amount, person...), name -> value as written.",
+      "alternatives: up to 3 other plausible intents with their confidence.",
+    ],
+    inputs: [["text", req.text]],
+    result,
+  }),
   postprocess: (req, res) => ({ ...res, intent: canonical(res.intent, req.intent_types) }),
   check: (req, res) => {
     const problems = outside("intent", res.intent, req.intent_types);

@@ -1,10 +1,8 @@
 import { type Static, type TProperties, type TSchema, Type } from "@sinclair/typebox";
-import { invalidRequest } from "../errors";
 import { defaultExtraction, extractJson, type FieldSpec, parseSchemaSpec } from "../offline-engine/json-extract";
 import { defineFunction } from "./define";
 import { decline, noteNotFound } from "./offline-reach";
-import { buildPrompt } from "./prompt";
-import { CustomInstructions, MAX_SCHEMA_FIELDS, Model, Result, Strings, schemaFields, Text } from "./schemas";
+import { CustomInstructions, checkSchemaParam, MAX_SCHEMA_FIELDS, Model, Result, Strings, Text } from "./schemas";
 
 const request = Type.Object({
   text: Text("the text to extract data from"),
@@ -109,32 +107,21 @@ function fieldsOf(req: Req): FieldSpec[] | null {
 
 export default defineFunction({
   name: "json-extractor",
-  path: "/api/v1/ai/json-extractor",
   summary: "Extract structured JSON from text: the fields of a given schema, or every entity by kind",
   description:
     'With `schema` (e.g. {"invoice_number": "string", "total": "number", "due_date": "date"} or a JSON Schema) the result is an object with exactly those fields, null when the text does not give one.',
   tags: ["extraction"],
   request,
   result,
-  cost: 1,
-  rateClass: "standard",
-  promptVersion: 1,
-  normalize: (req) => {
-    if (req.schema !== undefined && !schemaFields(req.schema, "schema")?.length)
-      throw invalidRequest(
-        "schema must be a JSON Schema, a field name -> type map, or a comma-separated list of field names",
-        "schema",
-      );
-    return req;
-  },
+  normalize: checkSchemaParam<Req>("schema", "a JSON Schema, a field name -> type map, or a comma-separated list of field names"),
   resultSchemaFor: (req) => {
     const fields = fieldsOf(req);
     return fields ? objectOf(fields, "the fields of the caller's schema; null when the text does not give them") : result;
   },
-  prompt: (req) => {
+  role: "You extract structured data from text, exactly as it is written there.",
+  brief: (req) => {
     const fields = fieldsOf(req);
-    return buildPrompt({
-      role: "You extract structured data from text, exactly as it is written there.",
+    return {
       rules: [
         fields
           ? "Fill every field of the schema; use null (or an empty list) when the text does not give it. Never invent values."
@@ -144,7 +131,7 @@ export default defineFunction({
       instructions: req.custom_instructions,
       inputs: [["text", req.text]],
       result: fields ? objectOf(fields) : result,
-    });
+    };
   },
   local: (req) => {
     // free-form instructions are beyond pattern extraction

@@ -2,7 +2,6 @@ import { type Static, Type } from "@sinclair/typebox";
 import { tickCpuBudget } from "../offline-engine/budget";
 import { accountHashKey, applyRedactions, PII_HASH_SECRET, PII_TYPES, type PiiType, redactPii } from "../offline-engine/pii";
 import { defineFunction } from "./define";
-import { buildPrompt } from "./prompt";
 import { Confidence, Enum, Model, Result, Text } from "./schemas";
 
 /** Request names (the spec's plural forms) -> entity types of results. */
@@ -193,33 +192,29 @@ function leakedValues(redacted: string, values: readonly string[]): Set<string> 
 
 export default defineFunction({
   name: "pii-redaction",
-  path: "/api/v1/ai/pii-redaction",
   summary: "Find and redact personal data: names, emails, phone numbers, SSNs, cards, IPs, birth dates, addresses",
   description:
     "Offsets in entities are JavaScript string indices (UTF-16 code units) into the original text. Overlapping detections are resolved to one entity per span.",
   tags: ["safety"],
   request,
   result,
-  cost: 1,
   rateClass: "bulk",
   promptVersion: 2,
   resultSchemaFor: resultFor,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You find personal data (PII) in text and redact it without changing anything else.",
-      rules: [
-        `Redact only these kinds: ${selectedTypes(req).join(", ")}. Leave all other text exactly as it is.`,
-        "Phone numbers in any international or national format; SSNs only when valid (area not 000, 666 or 900-999; group not 00; serial not 0000); card numbers only when they pass the Luhn check; IPv4 and IPv6; dates only when they are a date of birth; full street addresses.",
-        styleRule(req.redaction_style),
-        "When two detections overlap, keep one entity for the span.",
-        req.return_entities || req.redaction_style === "hash"
-          ? "entities: each redacted entity with its type, its exact original text, start and end as JavaScript string indices (UTF-16 code units) into the original text, and a score from 0 to 1."
-          : "Do not list entities.",
-        "counts: the number of redacted entities per type; redaction_count: their total.",
-      ],
-      inputs: [["text", req.text]],
-      result: resultFor(req),
-    }),
+  role: "You find personal data (PII) in text and redact it without changing anything else.",
+  brief: (req) => ({
+    rules: [
+      `Redact only these kinds: ${selectedTypes(req).join(", ")}. Leave all other text exactly as it is.`,
+      "Phone numbers in any international or national format; SSNs only when valid (area not 000, 666 or 900-999; group not 00; serial not 0000); card numbers only when they pass the Luhn check; IPv4 and IPv6; dates only when they are a date of birth; full street addresses.",
+      styleRule(req.redaction_style),
+      "When two detections overlap, keep one entity for the span.",
+      req.return_entities || req.redaction_style === "hash"
+        ? "entities: each redacted entity with its type, its exact original text, start and end as JavaScript string indices (UTF-16 code units) into the original text, and a score from 0 to 1."
+        : "Do not list entities.",
+      "counts: the number of redacted entities per type; redaction_count: their total.",
+    ],
+    inputs: [["text", req.text]],
+  }),
   postprocess: (req, res) => {
     if (req.redaction_style === "hash") {
       // whatever the model wrote in place of the values, the tokens are the gateway's keyed hashes

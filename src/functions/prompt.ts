@@ -141,6 +141,39 @@ export function present<T>(items: Maybe<T>[]): T[] {
 
 export const bullets = (items: string[]) => items.map((x) => `- ${x}`).join("\n");
 
+// ---- the language rules ----
+
+/**
+ * The language a written answer is in: the one the caller asks for (`language`), else the
+ * input's own: "Write the reply in German." or "Write in the language of the review.".
+ */
+export function languageRule(input: string, language?: string, answer = "reply"): string {
+  return language ? `Write the ${answer} in ${language}.` : `Write in the language of the ${input}.`;
+}
+
+/**
+ * How a reply written for a business sounds, in the order every reply function states it: on whose
+ * behalf, the function's own options, the tone (the caller's, else `tone`), then the language rule.
+ */
+export function replyVoice(
+  req: { business_name?: string; tone?: string; language?: string },
+  input: string,
+  tone: string,
+  own: Maybe<string>[] = [],
+): Maybe<string>[] {
+  return [
+    option("Reply on behalf of", req.business_name),
+    ...own,
+    option("Tone", req.tone ?? tone),
+    languageRule(input, req.language),
+  ];
+}
+
+/** The language the caller says the input is written in, as a rule; nothing when it is to be detected. */
+export function writtenIn(input: string, language: string | undefined): string | undefined {
+  return option(`The ${input} is written in`, language);
+}
+
 /** "label: value" when the value is given, so an option is one line in a rule list. */
 export function option(label: string, value: string | number | boolean | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : `${label}: ${value}`;
@@ -161,7 +194,7 @@ export function threadText(messages: Static<typeof PreviousMessage>[] | undefine
 }
 
 /** A rule that pins a field to the caller's list, or nothing when there is no list. */
-export function pinTo(field: string, allowed: string[] | undefined): string | undefined {
+export function pinTo(field: string, allowed: readonly string[] | undefined): string | undefined {
   if (!allowed || allowed.length === 0) return undefined;
   return `${field} must be exactly one of: ${allowed.map((v) => JSON.stringify(v)).join(", ")}.`;
 }
@@ -175,6 +208,14 @@ export function reviewsRule(reviews: string | string[]): string {
 
 export function reviewsText(reviews: string | string[]): string {
   return Array.isArray(reviews) ? numbered(reviews) : reviews;
+}
+
+/** The inputs every email function sends: the subject, then the email. */
+export function emailInputs(req: { subject?: string; email_content: string }): PromptSpec["inputs"] {
+  return [
+    ["subject", req.subject],
+    ["email", req.email_content],
+  ];
 }
 
 interface TicketLike {

@@ -6,13 +6,13 @@ import { defineFunction } from "./define";
 import { reviewAspects } from "./offline/reviews";
 import { CUE_LANGUAGES, gist, languageOf, offlineReadable } from "./offline/signals";
 import { noteLowConfidence } from "./offline-reach";
-import { buildPrompt, option } from "./prompt";
-import { Context, Language, LanguageCode, Rating, Result, Sentiment, Strings, Text } from "./schemas";
+import { option, writtenIn } from "./prompt";
+import { Context, InputLanguage, LanguageCode, Rating, Result, Sentiment, Strings, Text } from "./schemas";
 
 const request = Type.Object({
   review: Text("the review text"),
   rating: Rating(),
-  language: Language("language of the review; detected when absent"),
+  language: InputLanguage("review"),
   context: Context("what was reviewed: the business, product or stay"),
 });
 
@@ -41,30 +41,24 @@ const result = Result(
 
 export default defineFunction({
   name: "review-analyze",
-  path: "/api/v1/ai/review-analyze",
   summary: "Analyze a customer review: sentiment, aspects, keywords and whether it needs a response",
   tags: ["reviews"],
   request,
   result,
-  cost: 1,
-  rateClass: "standard",
-  promptVersion: 1,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You analyze customer reviews for a business.",
-      rules: [
-        option("The reviewer's star rating", req.rating),
-        req.rating !== undefined && "When the text and the rating disagree, the text decides the sentiment.",
-        option("The review is written in", req.language),
-        "mixed: clear praise and clear criticism in the same review.",
-        "aspects and keywords are taken from the review, never invented.",
-      ],
-      inputs: [
-        ["context", req.context],
-        ["review", req.review],
-      ],
-      result,
-    }),
+  role: "You analyze customer reviews for a business.",
+  brief: (req) => ({
+    rules: [
+      option("The reviewer's star rating", req.rating),
+      req.rating !== undefined && "When the text and the rating disagree, the text decides the sentiment.",
+      writtenIn("review", req.language),
+      "mixed: clear praise and clear criticism in the same review.",
+      "aspects and keywords are taken from the review, never invented.",
+    ],
+    inputs: [
+      ["context", req.context],
+      ["review", req.review],
+    ],
+  }),
   local: (req) => {
     // other languages: sentiment from the review lexicon of seven languages (at most 0.6 confident),
     // no English intent cues, and the fields that are guesses named in meta.low_confidence
@@ -100,7 +94,6 @@ export default defineFunction({
         aspects.some((a) => a.sentiment === "negative"),
     };
   },
-  preferLocal: false,
   example: {
     request: {
       review: "Great food and friendly staff, but we waited 40 minutes for a table.",

@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
 import { andList, countLine, countSentiments, overallSentiment, splitReviews, themesOf } from "./offline/reviews";
 import { declineLanguage, offlineReadable } from "./offline/signals";
-import { buildPrompt, reviewsRule, reviewsText } from "./prompt";
+import { reviewsRule, reviewsText } from "./prompt";
 import { Context, Result, Reviews, Sentiment, Strings } from "./schemas";
 
 const request = Type.Object({
@@ -35,29 +35,24 @@ const result = Result(
 
 export default defineFunction({
   name: "review-insights",
-  path: "/api/v1/ai/review-insights",
   summary: "Find themes, strengths, weaknesses and recommended actions in a set of reviews",
   tags: ["reviews"],
   request,
   result,
   cost: 2,
-  rateClass: "standard",
-  promptVersion: 1,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You are a customer-experience analyst who turns reviews into actions for a business.",
-      rules: [
-        reviewsRule(req.reviews),
-        "themes come from what reviewers actually say; mentions counts reviews, not words.",
-        "recommendations are concrete steps the business can take, each tied to a weakness or theme.",
-        req.context && "Use the context to make the recommendations specific to this business.",
-      ],
-      inputs: [
-        ["context", req.context],
-        ["reviews", reviewsText(req.reviews)],
-      ],
-      result,
-    }),
+  role: "You are a customer-experience analyst who turns reviews into actions for a business.",
+  brief: (req) => ({
+    rules: [
+      reviewsRule(req.reviews),
+      "themes come from what reviewers actually say; mentions counts reviews, not words.",
+      "recommendations are concrete steps the business can take, each tied to a weakness or theme.",
+      req.context && "Use the context to make the recommendations specific to this business.",
+    ],
+    inputs: [
+      ["context", req.context],
+      ["reviews", reviewsText(req.reviews)],
+    ],
+  }),
   local: (req) => {
     const reviews = splitReviews(req.reviews);
     if (reviews.length === 0) return null;
@@ -95,7 +90,6 @@ export default defineFunction({
       recommendations: recommendations.slice(0, 10),
     };
   },
-  preferLocal: false,
   example: {
     request: {
       reviews:

@@ -1,15 +1,15 @@
 import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
-import { buildPrompt, option } from "./prompt";
-import { CustomInstructions, Language, LanguageCode, Rating, Result, Short, Text } from "./schemas";
+import { option, replyVoice } from "./prompt";
+import { BusinessName, CustomInstructions, LanguageCode, Rating, ReplyLanguage, Result, Short, Text, Tone } from "./schemas";
 
 const request = Type.Object({
   review: Text("the review to answer"),
   rating: Rating(),
-  business_name: Type.Optional(Short("the business replying")),
+  business_name: BusinessName(),
   customer_name: Type.Optional(Short("the reviewer's name, for the greeting")),
-  tone: Type.Optional(Short("tone of the reply, e.g. warm, formal, apologetic", 100)),
-  language: Language("language to reply in; default: the review's language"),
+  tone: Tone("warm, formal, apologetic"),
+  language: ReplyLanguage("review"),
   instructions: CustomInstructions(),
 });
 
@@ -23,31 +23,25 @@ const result = Result(
 
 export default defineFunction({
   name: "review-reply",
-  path: "/api/v1/ai/review-reply",
   summary: "Write a public reply to a customer review",
   tags: ["reviews"],
   request,
   result,
   cost: 2,
-  rateClass: "standard",
-  promptVersion: 1,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You write public replies to customer reviews on behalf of the business.",
-      rules: [
-        option("Reply on behalf of", req.business_name),
+  role: "You write public replies to customer reviews on behalf of the business.",
+  brief: (req) => ({
+    rules: [
+      ...replyVoice(req, "review", "warm and professional", [
         option("Greet the reviewer as", req.customer_name),
         option("The reviewer's star rating", req.rating),
-        option("Tone", req.tone ?? "warm and professional"),
-        req.language ? `Write the reply in ${req.language}.` : "Write in the language of the review.",
-        "Thank the reviewer, answer the points they raise, and for criticism apologise once and offer a way to follow up privately.",
-        "Never argue, never reveal private customer data, never promise refunds or compensation the instructions do not allow.",
-        "Keep it short: two to five sentences.",
-      ],
-      instructions: req.instructions,
-      inputs: [["review", req.review]],
-      result,
-    }),
+      ]),
+      "Thank the reviewer, answer the points they raise, and for criticism apologise once and offer a way to follow up privately.",
+      "Never argue, never reveal private customer data, never promise refunds or compensation the instructions do not allow.",
+      "Keep it short: two to five sentences.",
+    ],
+    instructions: req.instructions,
+    inputs: [["review", req.review]],
+  }),
   example: {
     request: {
       review: "Lovely stay, but the wifi kept dropping.",

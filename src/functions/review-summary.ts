@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { defineFunction } from "./define";
 import { andList, countLine, countSentiments, overallSentiment, splitReviews, themesOf } from "./offline/reviews";
 import { declineLanguage, offlineReadable } from "./offline/signals";
-import { buildPrompt, reviewsRule, reviewsText } from "./prompt";
+import { reviewsRule, reviewsText } from "./prompt";
 import { Result, Reviews, Sentiment, Strings } from "./schemas";
 
 const request = Type.Object({ reviews: Reviews() });
@@ -31,25 +31,20 @@ const result = Result(
 
 export default defineFunction({
   name: "review-summary",
-  path: "/api/v1/ai/review-summary",
   summary: "Summarize a set of reviews: overall sentiment, counts, highlights and complaints",
   tags: ["reviews"],
   request,
   result,
   cost: 2,
-  rateClass: "standard",
-  promptVersion: 1,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You summarize customer reviews for the business that received them.",
-      rules: [
-        reviewsRule(req.reviews),
-        "Every review counts once in sentiment_counts, and the counts add up to review_count.",
-        "highlights and complaints are points several reviewers make; say nothing the reviews do not.",
-      ],
-      inputs: [["reviews", reviewsText(req.reviews)]],
-      result,
-    }),
+  role: "You summarize customer reviews for the business that received them.",
+  brief: (req) => ({
+    rules: [
+      reviewsRule(req.reviews),
+      "Every review counts once in sentiment_counts, and the counts add up to review_count.",
+      "highlights and complaints are points several reviewers make; say nothing the reviews do not.",
+    ],
+    inputs: [["reviews", reviewsText(req.reviews)]],
+  }),
   local: (req) => {
     const reviews = splitReviews(req.reviews);
     if (reviews.length === 0) return null;
@@ -80,7 +75,6 @@ export default defineFunction({
       complaints,
     };
   },
-  preferLocal: false,
   example: {
     request: {
       reviews: ["Fast delivery and great quality.", "The shoes fell apart after a month.", "Good value, delivery was quick."],

@@ -26,6 +26,19 @@ export const Model = () =>
 
 export const Language = (description: string) => Type.Optional(Short(description, 64));
 
+/** The language the input is written in (prompt.ts writtenIn). */
+export const InputLanguage = (input: string) => Language(`language of the ${input}; detected when absent`);
+
+/** The language to answer in (prompt.ts languageRule). */
+export const ReplyLanguage = (input: string) => Language(`language to reply in; default: the ${input}'s language`);
+
+export const Tone = (examples: string, what = "tone of the reply") => Type.Optional(Short(`${what}, e.g. ${examples}`, 100));
+
+/** Where a comment was posted; a reply or a verdict matches the platform's norms. */
+export const Platform = (examples: string) => Type.Optional(Short(`where it was posted: ${examples}`, 64));
+
+export const BusinessName = () => Type.Optional(Short("the business replying"));
+
 /** RFC 5322 caps a header line at 998 characters, so no real subject is longer. */
 export const Subject = () => Type.Optional(Short("subject line of the message", 998));
 
@@ -125,8 +138,30 @@ export function schemaFields(schema: unknown, param: string): FieldSpec[] | null
   }
 }
 
+/**
+ * A `normalize` that checks the caller's schema in `param` (schemaFields) before anything else runs;
+ * with `shapes`, a schema that names no field is a 400 saying what it must be.
+ */
+export function checkSchemaParam<R extends object>(param: keyof R & string, shapes?: string): (req: R) => R {
+  return (req) => {
+    const schema: unknown = req[param];
+    if (schema === undefined) return req;
+    if (!schemaFields(schema, param)?.length && shapes !== undefined) throw invalidRequest(`${param} must be ${shapes}`, param);
+    return req;
+  };
+}
+
 /** Fields a caller's schema may name at its top level (the rest of SCHEMA_LIMITS is checked by schemaFields). */
 export const MAX_SCHEMA_FIELDS = SCHEMA_LIMITS.fields;
+
+/**
+ * A field `prepare` sets from stored resources (a knowledge base's revision, a chatbot's passages);
+ * a client sending it is overwritten, so it can never steer the answer.
+ */
+export function Internal<S extends TSchema>(schema: S, what: string) {
+  const described: S = { ...schema, description: `set by the gateway (${what}); ignored when sent` };
+  return Type.Optional(described);
+}
 
 // ---- result pieces ----
 

@@ -1,11 +1,9 @@
 import { type Static, type TProperties, type TSchema, Type } from "@sinclair/typebox";
-import { invalidRequest } from "../errors";
 import { type FieldSpec, parseSchemaSpec } from "../offline-engine/json-extract";
 import { parseSearchQuery } from "../offline-engine/query-parse";
 import { defineFunction } from "./define";
 import { decline } from "./offline-reach";
-import { buildPrompt } from "./prompt";
-import { Context, Enum, MAX_SCHEMA_FIELDS, Result, Strings, schemaFields, Text } from "./schemas";
+import { Context, checkSchemaParam, Enum, MAX_SCHEMA_FIELDS, Result, Strings, Text } from "./schemas";
 
 const request = Type.Object({
   query: Text("the search query as the user typed it"),
@@ -105,30 +103,22 @@ const specOf = (req: Req) => (req.schema === undefined ? null : parseSchemaSpec(
 
 export default defineFunction({
   name: "search-query-parse",
-  path: "/api/v1/ai/search-query-parse",
   summary: "Parse a search query into keywords, filters (price, colors, sizes, brands...), a date range, a sort and negations",
   tags: ["extraction"],
   request,
   result,
-  cost: 1,
-  rateClass: "standard",
-  promptVersion: 1,
-  normalize: (req) => {
-    if (req.schema !== undefined && !schemaFields(req.schema, "schema")?.length)
-      throw invalidRequest(
-        "schema must be a filter name -> allowed values map, a JSON Schema, or a comma-separated list of filter names",
-        "schema",
-      );
-    return req;
-  },
+  normalize: checkSchemaParam<Req>(
+    "schema",
+    "a filter name -> allowed values map, a JSON Schema, or a comma-separated list of filter names",
+  ),
   resultSchemaFor: (req) => {
     const spec = specOf(req);
     return spec ? Result(fields(filtersFor(spec)), DESCRIPTION) : result;
   },
-  prompt: (req) => {
+  role: "You turn what a user typed into a search box into a structured query for a search engine.",
+  brief: (req) => {
     const spec = specOf(req);
-    return buildPrompt({
-      role: "You turn what a user typed into a search box into a structured query for a search engine.",
+    return {
       rules: [
         spec
           ? `filters: use these filters where the query asks for them (allowed values only where a list is given): ${JSON.stringify(req.schema)}; also price, colors, sizes, brands, min_rating, condition when asked.`
@@ -142,7 +132,7 @@ export default defineFunction({
         ["query", req.query],
       ],
       result: spec ? Result(fields(filtersFor(spec)), DESCRIPTION) : result,
-    });
+    };
   },
   check: (_req, res) => {
     const p = (res.filters as { price?: { min?: number; max?: number } }).price;

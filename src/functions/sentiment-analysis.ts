@@ -2,7 +2,6 @@ import { type Static, Type } from "@sinclair/typebox";
 import { calibrated } from "../offline-engine/calibration";
 import { analyzeSentiment } from "../offline-engine/sentiment";
 import { defineFunction } from "./define";
-import { buildPrompt } from "./prompt";
 import { Confidence, Model, Result, Sentiment, Text } from "./schemas";
 
 const request = Type.Object({
@@ -64,29 +63,22 @@ function agreeing(label: string, score: number): number {
 
 export default defineFunction({
   name: "sentiment-analysis",
-  path: "/api/v1/ai/sentiment-analysis",
   summary: "Sentiment of a text: overall label and score, per sentence, and per requested aspect",
-  tags: ["text"],
   request,
   result,
-  cost: 1,
-  rateClass: "standard",
-  promptVersion: 1,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You analyze the sentiment of texts such as reviews, comments, messages and posts.",
-      rules: [
-        "label: positive, negative or neutral; mixed when the text holds clearly positive and clearly negative opinions.",
-        "score: from -1 (most negative) to 1 (most positive), 0 for neutral; confidence from 0 to 1.",
-        "Handle negation (not good = negative), intensifiers (very, extremely), sarcasm and emoji.",
-        "sentences: every sentence of the text in order, each with its own label and score.",
-        req.aspects && req.aspects.length > 0
-          ? `aspects: exactly these, in this order: ${req.aspects.map((a) => JSON.stringify(a)).join(", ")}. For each, the sentiment the text expresses about it and how often it is mentioned; neutral, score 0 and mentions 0 when it is not mentioned.`
-          : "aspects: an empty list.",
-      ],
-      inputs: [["text", req.text]],
-      result,
-    }),
+  role: "You analyze the sentiment of texts such as reviews, comments, messages and posts.",
+  brief: (req) => ({
+    rules: [
+      "label: positive, negative or neutral; mixed when the text holds clearly positive and clearly negative opinions.",
+      "score: from -1 (most negative) to 1 (most positive), 0 for neutral; confidence from 0 to 1.",
+      "Handle negation (not good = negative), intensifiers (very, extremely), sarcasm and emoji.",
+      "sentences: every sentence of the text in order, each with its own label and score.",
+      req.aspects && req.aspects.length > 0
+        ? `aspects: exactly these, in this order: ${req.aspects.map((a) => JSON.stringify(a)).join(", ")}. For each, the sentiment the text expresses about it and how often it is mentioned; neutral, score 0 and mentions 0 when it is not mentioned.`
+        : "aspects: an empty list.",
+    ],
+    inputs: [["text", req.text]],
+  }),
   // Keeps a provider's answer coherent for clients: the aspects asked for, in order, and a score
   // whose sign agrees with the label (the label is the primary answer).
   postprocess: (req, res) => {

@@ -3,7 +3,7 @@ import { calibrated } from "../offline-engine/calibration";
 import { PII_TYPES } from "../offline-engine/pii";
 import { detectSpam } from "../offline-engine/spam";
 import { defineFunction } from "./define";
-import { buildPrompt, option } from "./prompt";
+import { option } from "./prompt";
 import { Confidence, Enum, Model, Result, Short, Strings, Text } from "./schemas";
 
 const STRICTNESS = ["low", "medium", "high"] as const;
@@ -85,37 +85,31 @@ function resultFor(req: Req) {
 
 export default defineFunction({
   name: "spam-detection",
-  path: "/api/v1/ai/spam-detection",
   summary: "Score a text for spam, with the signals that fired; optionally toxicity, PII and a sanitized copy",
   tags: ["safety"],
   request,
   result,
-  cost: 1,
-  rateClass: "standard",
-  promptVersion: 1,
   resultSchemaFor: resultFor,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You detect spam: scams, phishing, unsolicited promotion, link farming and bot text.",
-      rules: [
-        option("The text is a", req.content_type),
-        `Strictness ${req.strictness ?? "medium"}: ${
-          req.strictness === "high"
-            ? "flag anything promotional or unsolicited"
-            : req.strictness === "low"
-              ? "flag only clear spam and scams"
-              : "flag spam a careful moderator would remove"
-        }; label suspicious when it is borderline.`,
-        "signals: each piece of evidence with a weight from 0 to 1; spam_score combines them.",
-        req.detect_toxicity && "toxicity: rate insults, harassment, threats, hate and profanity.",
-        req.detect_pii &&
-          `pii: every piece of personal data (${PII_TYPES.join(", ")}) with its exact text and string offsets into the text.`,
-        req.return_sanitized &&
-          "sanitized_text: the text with spam links replaced by [link removed], profanity masked with asterisks and personal data replaced by [TYPE].",
-      ],
-      inputs: [["text", req.text]],
-      result: resultFor(req),
-    }),
+  role: "You detect spam: scams, phishing, unsolicited promotion, link farming and bot text.",
+  brief: (req) => ({
+    rules: [
+      option("The text is a", req.content_type),
+      `Strictness ${req.strictness ?? "medium"}: ${
+        req.strictness === "high"
+          ? "flag anything promotional or unsolicited"
+          : req.strictness === "low"
+            ? "flag only clear spam and scams"
+            : "flag spam a careful moderator would remove"
+      }; label suspicious when it is borderline.`,
+      "signals: each piece of evidence with a weight from 0 to 1; spam_score combines them.",
+      req.detect_toxicity && "toxicity: rate insults, harassment, threats, hate and profanity.",
+      req.detect_pii &&
+        `pii: every piece of personal data (${PII_TYPES.join(", ")}) with its exact text and string offsets into the text.`,
+      req.return_sanitized &&
+        "sanitized_text: the text with spam links replaced by [link removed], profanity masked with asterisks and personal data replaced by [TYPE].",
+    ],
+    inputs: [["text", req.text]],
+  }),
   check: (req, res) => {
     const problems: string[] = [];
     if (res.is_spam !== (res.label === "spam")) problems.push("is_spam disagrees with label");

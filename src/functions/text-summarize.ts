@@ -3,8 +3,18 @@ import { extractJson, parseSchemaSpec } from "../offline-engine/json-extract";
 import { isKnownAudience, isSupportedFormat, isSupportedLength, summarize } from "../offline-engine/summarize";
 import { defineFunction } from "./define";
 import { decline, ignoreOption, noteNotFound } from "./offline-reach";
-import { buildPrompt, option } from "./prompt";
-import { CustomInstructions, ExtractSchema, extractedResult, Model, Result, Short, Strings, schemaFields, Text } from "./schemas";
+import { option } from "./prompt";
+import {
+  CustomInstructions,
+  checkSchemaParam,
+  ExtractSchema,
+  extractedResult,
+  Model,
+  Result,
+  Short,
+  Strings,
+  Text,
+} from "./schemas";
 
 const request = Type.Object({
   text: Text("the text to summarize"),
@@ -58,40 +68,30 @@ const countWords = (s: string) => (s.match(/[\p{L}\p{N}]+/gu) ?? []).length;
 
 export default defineFunction({
   name: "text-summarize",
-  path: "/api/v1/ai/text-summarize",
   summary: "Summarize a text at a chosen length and format, for an audience, optionally extracting fields",
-  tags: ["text"],
   request,
   result,
-  cost: 1,
-  rateClass: "standard",
-  promptVersion: 1,
-  normalize: (req) => {
-    if (req.extract_schema) schemaFields(req.extract_schema, "extract_schema");
-    return req;
-  },
+  normalize: checkSchemaParam<Req>("extract_schema"),
   resultSchemaFor: resultFor,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You summarize texts faithfully: no facts that are not in the text.",
-      rules: [
-        lengthRule(req.length),
-        option("Format of summary", req.format ?? "paragraph"),
-        req.format &&
-          /bullet|numbered|key/i.test(req.format) &&
-          "Put one point per line, starting with '- ' (or '1. ' for numbered).",
-        req.format && /tl;?dr/i.test(req.format) && "Start the summary with 'TL;DR: '.",
-        req.target_audience && `Write for this audience: ${req.target_audience}. Choose what matters to them and words they use.`,
-        "key_points: the main points, one sentence each.",
-        "word_count: the number of words in summary.",
-        req.extract_schema &&
-          Object.keys(req.extract_schema).length > 0 &&
-          `extracted: fill these fields from the text, null when it does not say: ${JSON.stringify(req.extract_schema)}.`,
-      ],
-      instructions: req.custom_instructions,
-      inputs: [["text", req.text]],
-      result: resultFor(req),
-    }),
+  role: "You summarize texts faithfully: no facts that are not in the text.",
+  brief: (req) => ({
+    rules: [
+      lengthRule(req.length),
+      option("Format of summary", req.format ?? "paragraph"),
+      req.format &&
+        /bullet|numbered|key/i.test(req.format) &&
+        "Put one point per line, starting with '- ' (or '1. ' for numbered).",
+      req.format && /tl;?dr/i.test(req.format) && "Start the summary with 'TL;DR: '.",
+      req.target_audience && `Write for this audience: ${req.target_audience}. Choose what matters to them and words they use.`,
+      "key_points: the main points, one sentence each.",
+      "word_count: the number of words in summary.",
+      req.extract_schema &&
+        Object.keys(req.extract_schema).length > 0 &&
+        `extracted: fill these fields from the text, null when it does not say: ${JSON.stringify(req.extract_schema)}.`,
+    ],
+    instructions: req.custom_instructions,
+    inputs: [["text", req.text]],
+  }),
   postprocess: (_req, res) => ({ ...res, word_count: countWords(res.summary) }),
   check: (req, res) => {
     const problems: string[] = [];

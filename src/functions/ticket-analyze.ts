@@ -3,11 +3,11 @@ import { defineFunction } from "./define";
 import { categoryOfIntent, entitiesOf, gist, languageOf, offlineReadable, reportsServerFailure } from "./offline/signals";
 import { readTicket } from "./offline/tickets";
 import { noteLowConfidence } from "./offline-reach";
-import { buildPrompt, option, ticketInputs } from "./prompt";
+import { ticketInputs, writtenIn } from "./prompt";
 import {
   Entities,
   Enum,
-  Language,
+  InputLanguage,
   LanguageCode,
   Priority,
   Result,
@@ -19,7 +19,7 @@ import {
 
 const request = Type.Object({
   ticket: Text("the ticket text"),
-  language: Language("language of the ticket; detected when absent"),
+  language: InputLanguage("ticket"),
   ...ticketContextFields(),
 });
 
@@ -42,26 +42,21 @@ const result = Result(
 
 export default defineFunction({
   name: "ticket-analyze",
-  path: "/api/v1/ai/ticket-analyze",
   summary: "Analyze a support ticket: category, intent, priority, sentiment, entities and escalation",
   tags: ["tickets"],
   request,
   result,
   cost: 2,
-  rateClass: "standard",
-  promptVersion: 1,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You triage customer support tickets.",
-      rules: [
-        option("The ticket is written in", req.language),
-        "Read the previous messages and the customer, product and business context when given: a repeated problem or a long wait raises priority.",
-        "priority: critical for outages, security incidents and data loss; high when the customer is blocked or threatens to leave.",
-        "entities: only values written in the ticket (order numbers, error codes, product names, amounts), keyed by a short snake_case name.",
-      ],
-      inputs: ticketInputs(req, req.ticket),
-      result,
-    }),
+  role: "You triage customer support tickets.",
+  brief: (req) => ({
+    rules: [
+      writtenIn("ticket", req.language),
+      "Read the previous messages and the customer, product and business context when given: a repeated problem or a long wait raises priority.",
+      "priority: critical for outages, security incidents and data loss; high when the customer is blocked or threatens to leave.",
+      "entities: only values written in the ticket (order numbers, error codes, product names, amounts), keyed by a short snake_case name.",
+    ],
+    inputs: ticketInputs(req, req.ticket),
+  }),
   local: (req) => {
     const t = readTicket(req);
     let intent = t.intent;
@@ -83,7 +78,6 @@ export default defineFunction({
       escalate: t.escalate,
     };
   },
-  preferLocal: false,
   example: {
     request: {
       ticket: "The export button returns error E-503 every time since yesterday's update. This is the third time I'm writing!",

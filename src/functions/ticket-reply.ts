@@ -1,8 +1,17 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { invalidRequest } from "../errors";
 import { defineFunction } from "./define";
-import { buildPrompt, factsText, option, ticketInputs } from "./prompt";
-import { CustomInstructions, Enum, KnowledgeBase, Language, Result, Short, ticketContextFields } from "./schemas";
+import { factsText, option, replyVoice, ticketInputs } from "./prompt";
+import {
+  BusinessName,
+  CustomInstructions,
+  Enum,
+  KnowledgeBase,
+  ReplyLanguage,
+  Result,
+  Short,
+  ticketContextFields,
+} from "./schemas";
 
 export const TICKET_TONES = ["empathetic", "technical", "friendly", "concise"] as const;
 
@@ -12,9 +21,9 @@ const request = Type.Object({
   knowledge_base: KnowledgeBase(),
   agent_name: Type.Optional(Short("name for the closing sign-off")),
   customer_name: Type.Optional(Short("the customer's name, for the greeting")),
-  business_name: Type.Optional(Short("the business replying")),
+  business_name: BusinessName(),
   tone: Type.Optional(Enum(TICKET_TONES, "tone of the reply")),
-  language: Language("language to reply in; default: the ticket's language"),
+  language: ReplyLanguage("ticket"),
   instructions: CustomInstructions(),
   ...ticketContextFields(),
 });
@@ -40,34 +49,29 @@ function normalize(req: Req): Req {
 
 export default defineFunction({
   name: "ticket-reply",
-  path: "/api/v1/ai/ticket-reply",
   summary: "Write a reply to a support ticket, grounded in the given knowledge base",
   tags: ["tickets"],
   request,
   result,
   cost: 2,
   rateClass: "bulk",
-  promptVersion: 1,
   normalize,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You are a customer support agent replying to a ticket.",
-      rules: [
-        option("Reply on behalf of", req.business_name),
+  role: "You are a customer support agent replying to a ticket.",
+  brief: (req) => ({
+    rules: [
+      ...replyVoice(req, "ticket", "empathetic", [
         option("Greet the customer as", req.customer_name),
         option("Sign off as", req.agent_name),
-        option("Tone", req.tone ?? "empathetic"),
-        req.language ? `Write the reply in ${req.language}.` : "Write in the language of the ticket.",
-        req.knowledge_base?.length
-          ? "Ground every statement in <knowledge_base>; when it does not cover the question, say you are checking with the team instead of guessing."
-          : "Do not invent policies, prices, dates or promises.",
-        "Take the previous messages into account: do not repeat what was already said or asked.",
-        "Give clear next steps.",
-      ],
-      instructions: req.instructions,
-      inputs: [["knowledge_base", factsText(req.knowledge_base)], ...ticketInputs(req, req.ticket ?? req.ticket_body ?? "")],
-      result,
-    }),
+      ]),
+      req.knowledge_base?.length
+        ? "Ground every statement in <knowledge_base>; when it does not cover the question, say you are checking with the team instead of guessing."
+        : "Do not invent policies, prices, dates or promises.",
+      "Take the previous messages into account: do not repeat what was already said or asked.",
+      "Give clear next steps.",
+    ],
+    instructions: req.instructions,
+    inputs: [["knowledge_base", factsText(req.knowledge_base)], ...ticketInputs(req, req.ticket ?? req.ticket_body ?? "")],
+  }),
   example: {
     request: {
       ticket: "I was charged twice for my March subscription. Can I get one refunded?",

@@ -1,11 +1,10 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { pinned } from "./constrain";
 import { defineFunction } from "./define";
 import { ticketAction } from "./offline/routing";
 import { declineLanguage, departmentOfIntent, labelFor, offlineReadable } from "./offline/signals";
 import { readTicket } from "./offline/tickets";
 import { decline } from "./offline-reach";
-import { buildPrompt, pinTo, ticketInputs } from "./prompt";
+import { ticketInputs } from "./prompt";
 import { AllowedList, Enum, oneOf, Priority, Result, Strings, Text, ticketContextFields } from "./schemas";
 
 const request = Type.Object({
@@ -33,28 +32,22 @@ const result = resultFor({});
 
 export default defineFunction({
   name: "ticket-workflow",
-  path: "/api/v1/ai/ticket-workflow",
   summary: "Route a support ticket: department, priority, next action and escalation",
   tags: ["tickets"],
   request,
   result,
   cost: 2,
-  rateClass: "standard",
-  promptVersion: 1,
   resultSchemaFor: resultFor,
-  prompt: (req) =>
-    buildPrompt({
-      role: "You route customer support tickets to the right team and decide the next step.",
-      rules: [
-        pinTo("department", req.available_departments),
-        "request_information when the ticket lacks what the team needs; close only for resolved or empty tickets.",
-        "escalate outages, security incidents, data loss, legal threats and customers about to leave.",
-        "Take previous messages into account: repeated contacts raise priority.",
-      ],
-      inputs: ticketInputs(req, req.ticket),
-      result: resultFor(req),
-    }),
-  ...pinned<Req, Static<typeof result>>((req) => ({ department: req.available_departments })),
+  pins: (req) => ({ department: req.available_departments }),
+  role: "You route customer support tickets to the right team and decide the next step.",
+  brief: (req) => ({
+    rules: [
+      "request_information when the ticket lacks what the team needs; close only for resolved or empty tickets.",
+      "escalate outages, security incidents, data loss, legal threats and customers about to leave.",
+      "Take previous messages into account: repeated contacts raise priority.",
+    ],
+    inputs: ticketInputs(req, req.ticket),
+  }),
   local: (req) => {
     if (!offlineReadable(req.ticket)) return declineLanguage(req, req.ticket);
     const t = readTicket(req);
@@ -71,7 +64,6 @@ export default defineFunction({
       reason: `${department} handles it; next: ${next.action.replace("_", " ")} because ${next.why}; priority ${t.priority.level} because ${t.priority.why}.`,
     };
   },
-  preferLocal: false,
   example: {
     request: {
       ticket: "Our API calls return 500 errors since 9am and our checkout is down.",

@@ -175,3 +175,11 @@ export async function vectorHits(
 
 /** Vector candidates per query, fused with BM25's. */
 const NEAREST = 50;
+
+/** What the functions that read stored resources are built with (functions/registry.ts knowledgeFunctions). */
+export interface KnowledgeServices {
+  index: KnowledgeIndex;
+  /** hybrid search: null when no provider embeds */
+  embedder: Embedder | null;
+  vectors: VectorCache;
+}

@@ -10,7 +10,7 @@ import { type Static, Type } from "@sinclair/typebox";
  * returned, best first, and `min_score` raises the floor. Until 2026-11-26 lexical search left out
  * hits under 0.3 by default, which hid answers whenever a query held a word the documents never
  * use (an order number, a brand, a typo); deciding that nothing answers is faq-match's and the
- * support chatbot's job (chatbot-answer.ts), on calibrated confidence. docs/knowledge.md has the
+ * support chatbot's job (functions/chatbot-answer.ts), on calibrated confidence. docs/knowledge.md has the
  * figures with and without the old floor.
  */
 export const DEFAULT_MIN_SCORE = 0;

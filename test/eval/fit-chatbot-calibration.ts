@@ -1,5 +1,5 @@
 /**
- * Fits the offline support chatbot's grounding confidence (src/knowledge/chatbot-answer.ts:
+ * Fits the offline support chatbot's grounding confidence (src/functions/chatbot-answer.ts:
  * GROUNDING, a logistic score of the best passage's features, and GROUNDING_RELIABILITY, the
  * accuracy observed at each score) on the help-center tuning and dev sets only
  * (test/fixtures/knowledge/help-center.json, help-center-dev.json): each question's passages as
@@ -14,7 +14,7 @@ import {
   groundingFeatures,
   groundingScore,
   PASSAGES_PER_ANSWER,
-} from "../../src/knowledge/chatbot-answer";
+} from "../../src/functions/chatbot-answer";
 import { searchInline } from "../../src/knowledge/inline";
 import helpCenter from "../fixtures/knowledge/help-center.json";
 import helpDev from "../fixtures/knowledge/help-center-dev.json";

@@ -168,7 +168,7 @@ if (import.meta.main && process.argv.includes("--constructed")) {
     },
   });
   await import("../../src/functions/registry");
-  await import("../../src/knowledge/functions");
+  await import("../../src/functions/chatbot-chat");
   await import("../../src/knowledge/search-sqlite");
   await import("../../src/http/body");
   await import("../../src/offline-engine/pii/index");

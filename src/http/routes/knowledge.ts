@@ -9,8 +9,8 @@ import { keyBudget, modelFilter } from "../../auth/policy";
 import { knowledgeQuotaFor } from "../../config";
 import { invalidRequest } from "../../errors";
 import type { AnyFunctionDef } from "../../functions/define";
+import { knowledgeFunctions } from "../../functions/registry";
 import { type Embedder, embedderFor, pickEmbedder, VectorCache } from "../../knowledge/embeddings";
-import { knowledgeFunctions } from "../../knowledge/functions";
 import type { Chatbots, FaqCollections, KnowledgeBases } from "../../knowledge/interface";
 import {
   AddDocuments,

@@ -2,20 +2,21 @@ import { ALWAYS_ALLOWED } from "../../auth/policy";
 import type { Config } from "../../config";
 import { ConfigError } from "../../config";
 import type { AnyFunctionDef } from "../../functions/define";
+import { KNOWLEDGE_FUNCTIONS } from "../../functions/registry";
 import { DEFAULT_STORAGE_COSTS } from "../../knowledge/storage-charge";
 import { DEFAULT_UPLOAD_COSTS } from "../../knowledge/upload";
 import { API_FN } from "../../providers/chat";
 import { DEFAULT_PLAN_LIMITS } from "../../ratelimit/limiter";
 
-/** The knowledge routes' charged functions (knowledge/functions.ts) and their resources (http/routes/knowledge.ts). */
-const KNOWLEDGE_FUNCTIONS = ["knowledge-base-search", "faq-match", "chatbot-chat"];
+/** The knowledge routes' charged functions (functions/registry.ts) and their resources (http/routes/knowledge.ts). */
+const KNOWLEDGE_FUNCTION_NAMES = [...new Set(KNOWLEDGE_FUNCTIONS.map((f) => f.name))];
 const KNOWLEDGE_RESOURCES = ["knowledge-bases", "faq-collections", "chatbots"];
 
 /** The rate-limit name of key creation (dashboard and account API): a plan's `rate_limits` may set it. */
 export const KEY_CREATE_LIMIT = "key-create";
 
 type Functions = readonly Pick<AnyFunctionDef, "name">[];
-const functionNames = (functions: Functions) => [...functions.map((f) => f.name), ...KNOWLEDGE_FUNCTIONS];
+const functionNames = (functions: Functions) => [...functions.map((f) => f.name), ...KNOWLEDGE_FUNCTION_NAMES];
 
 /**
  * Every usage name a key's `allowed_functions` may hold (CONTRACT section 13): the names its calls

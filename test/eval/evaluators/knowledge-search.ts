@@ -19,7 +19,7 @@ import {
   localChatAnswer,
   MIN_GROUNDING_CONFIDENCE,
   PASSAGES_PER_ANSWER,
-} from "../../../src/knowledge/chatbot-answer";
+} from "../../../src/functions/chatbot-answer";
 import { FaqMatcher } from "../../../src/knowledge/faq-match";
 import { searchInline } from "../../../src/knowledge/inline";
 import { DEFAULT_MIN_SCORE, FORMER_MIN_SCORE } from "../../../src/knowledge/schemas";

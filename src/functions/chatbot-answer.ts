@@ -3,12 +3,12 @@
  * the prompt that holds a model to them, and the offline engine's extractive answer.
  */
 import { type Static, Type } from "@sinclair/typebox";
-import { systemText } from "../functions/prompt";
+import { reliability } from "../knowledge/faq-match";
+import type { ChatbotMode } from "../knowledge/interface";
+import { termKeys } from "../knowledge/text";
 import { splitSentences } from "../offline-engine/text";
 import type { ChatMessage } from "../providers/types";
-import { reliability } from "./faq-match";
-import type { ChatbotMode } from "./interface";
-import { termKeys } from "./text";
+import { systemText } from "./prompt";
 
 export const Passage = Type.Object({
   document_id: Type.String(),
