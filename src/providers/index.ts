@@ -1,8 +1,7 @@
 import type { Config, ProviderConfig } from "../config";
-import { LocalProvider } from "./local";
 import { OpenAILikeProvider } from "./openai-like";
 import type { Provider } from "./types";
-import { checkProviderEntries, vendorOfEntry } from "./vendors";
+import { checkProviderEntries, vendorOfEntry, vendors } from "./vendors";
 import type { AdapterOptions } from "./vendors/descriptor";
 
 /** The provider of one config entry, built by its type's descriptor (vendors/). */
@@ -21,14 +20,15 @@ export function buildOpenAILikeProvider(config: ProviderConfig, opts: AdapterOpt
 }
 
 /**
- * One provider per configured entry, in config order (the default route order); `local` is always
- * there. Entries of an unknown type, or without a base URL their type requires, are a ConfigError.
+ * One provider per configured entry, in config order (the default route order); a type that is
+ * `always` there (the offline engine, `local`) has an entry named after it even when the config
+ * names none. Entries of an unknown type, or without a base URL their type requires, are a ConfigError.
  */
 export function buildProviders(config: Config, opts: AdapterOptions = {}): Map<string, Provider> {
   checkProviderEntries(config.providers);
   const map = new Map<string, Provider>();
   for (const p of config.providers) map.set(p.name, buildProvider(p, opts));
-  if (!map.has("local")) map.set("local", new LocalProvider("local"));
+  for (const v of vendors()) if (v.always && !map.has(v.type)) map.set(v.type, v.build({ name: v.type, type: v.type }, opts));
   return map;
 }
 

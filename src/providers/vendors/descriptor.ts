@@ -26,6 +26,12 @@ export interface VendorDescriptor {
    * vendor-branches test checks that it reads exactly these
    */
   readonly env?: { readonly apiKey: string; readonly baseUrl: string };
+  /**
+   * Every gateway has an entry of this type named after it, configured or not (the offline engine:
+   * config.ts adds it, being below providers/, and buildProviders does for a config built without
+   * config.ts; the vendor-branches test checks the two agree)
+   */
+  readonly always?: boolean;
   /** models when the entry names none: for functions, for image generation, for embeddings */
   readonly models: { readonly function: string; readonly image?: string; readonly embedding?: string };
   /**
