@@ -14,8 +14,8 @@ import { vendors } from "../../src/providers/vendors";
  *    the day it is added): caught in every position that compares, whatever the construct:
  *    `==`/`===`/`!=`/`!==`, a `case` label, the argument or receiver of `includes`, `has`,
  *    `indexOf`, `lastIndexOf`, `startsWith`, `endsWith`, the left of `in`, an element of an array
- *    literal (`[...].includes(t)`, `new Set([...])`), an object literal keyed by two or more type
- *    names (a table by type), and a constant holding a type name used in any of those positions;
+ *    literal (`[...].includes(t)`, `new Set([...])`), an object literal keyed by type names only,
+ *    two or more (a table by type), and a constant holding a type name used in any of those positions;
  *  - by importing its descriptor or adapter: only the registry (vendors/index.ts) and vendor
  *    folders may import a vendor folder.
  * Reading a descriptor through the registry (`vendorOf(p.type)?.catalog`) is the way, and is not a branch.
@@ -101,7 +101,9 @@ export function vendorNamesCompared(
         const name = p.name && (ts.isIdentifier(p.name) || ts.isStringLiteralLike(p.name)) ? p.name.text : undefined;
         return name && types.has(name) ? [{ p, name }] : [];
       });
-      if (keyed.length >= 2) for (const { p, name } of keyed) hit(p, name, "a table by type");
+      // keyed by type names only (a function's `local` and `example` beside its other fields are not a table)
+      if (keyed.length >= 2 && keyed.length === n.properties.length)
+        for (const { p, name } of keyed) hit(p, name, "a table by type");
     }
     ts.forEachChild(n, visit);
   };
@@ -200,7 +202,7 @@ describe("providers are data: no vendor branch outside its folder", () => {
       "if (t === ACME) x();",
       'if ("acme" in table) x();',
       "const byType = { acme: 1, zeta: 2 };",
-      'const fine = { acme: 1 }; const name = "zeta"; call("acme"); // "acme" === t',
+      'const fine = { acme: 1, zeta: 2, prompt: 3 }; const name = "zeta"; call("acme"); // "acme" === t',
     ].join("\n");
     const hits = vendorNamesCompared("x.ts", source, types, new Map([["ACME", "acme"]])).map((h) => `${h.line} ${h.how}`);
     expect(hits).toEqual([
