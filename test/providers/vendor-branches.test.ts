@@ -220,6 +220,16 @@ describe("providers are data: no vendor branch outside its folder", () => {
   });
 });
 
+describe("docs/providers.md agrees with the registry", () => {
+  test("its table has a row for every type, naming its default model", () => {
+    const doc = readFileSync(resolve(SRC, "../docs/providers.md"), "utf8");
+    for (const v of vendors()) {
+      const row = doc.split("\n").find((l) => l.startsWith(`| \`${v.type}\` |`));
+      expect(row ?? `no row for ${v.type}`).toContain(`\`${v.models.function}\``);
+    }
+  });
+});
+
 describe("what config.ts knows of vendors agrees with the registry", () => {
   test("the providers every gateway has are the `always` types, named after them", () => {
     const always = vendors().filter((v) => v.always);
