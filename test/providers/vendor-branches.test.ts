@@ -173,6 +173,7 @@ const TYPES = vendors().map((v) => v.type);
 
 describe("providers are data: no vendor branch outside its folder", () => {
   test("every registered type has its folder, whose index.ts is its descriptor", async () => {
+    expect(new Set(TYPES).size).toBe(TYPES.length);
     for (const v of vendors()) {
       const index = join(SRC, folderOf(v.type), "index.ts");
       expect(existsSync(index)).toBe(true);
