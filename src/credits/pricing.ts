@@ -2,6 +2,7 @@ import { MAX_OUTPUT_TOKENS, type PricingConfig, type TokenPrice } from "../confi
 import { invalidRequest } from "../errors";
 import { type Target, targetModel } from "../providers/route-plan";
 import { isObject } from "../providers/types";
+import { reportedUsage, type TokenUsage } from "../providers/usage";
 import { creditsUp } from "./amount";
 
 /**
@@ -13,16 +14,14 @@ import { creditsUp } from "./amount";
  * usage, never more than it held.
  */
 
-export interface TokenUsage {
-  input: number;
-  output: number;
-}
+// What a provider reported is read in providers/usage.ts (where each vendor's descriptor says it
+// puts it); re-exported for the callers that price with it.
+export { reportedUsage, type TokenUsage } from "../providers/usage";
 
 /** The estimate of a token count from a length in characters (about four characters a token). */
 export const CHARS_PER_TOKEN = 4;
 export const tokensOfChars = (chars: number): number => Math.ceil(chars / CHARS_PER_TOKEN);
 
-const count = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.ceil(v) : null);
 const positiveInt = (v: unknown): number | null => (typeof v === "number" && Number.isInteger(v) && v > 0 ? v : null);
 
 const globs = new Map<string, RegExp>();
@@ -162,27 +161,6 @@ export function perCallFees(api: Api, body: Record<string, unknown>): { name: st
   if (Array.isArray(body.modalities) && body.modalities.includes("audio")) add("audio_output", "modalities");
   else if (body.audio !== undefined && body.audio !== null) add("audio_output", "audio");
   return out;
-}
-
-/**
- * The usage a provider reported in an answer or a stream event: Chat Completions and Embeddings
- * (`usage.prompt_tokens`, `completion_tokens`), Responses (`usage.input_tokens`, `output_tokens`,
- * also inside a stream's `response.completed` event), Groq's `x_groq.usage`. Null when there is none.
- */
-export function reportedUsage(value: unknown): TokenUsage | null {
-  if (!isObject(value)) return null;
-  const u = isObject(value.usage)
-    ? value.usage
-    : isObject(value.response) && isObject(value.response.usage)
-      ? value.response.usage
-      : isObject(value.x_groq) && isObject(value.x_groq.usage) // Groq's last stream chunk
-        ? value.x_groq.usage
-        : null;
-  if (!u) return null;
-  const input = count(u.prompt_tokens) ?? count(u.input_tokens);
-  const output = count(u.completion_tokens) ?? count(u.output_tokens) ?? 0;
-  if (input === null) return null;
-  return { input, output };
 }
 
 /**

@@ -16,6 +16,10 @@ import {
   type ProxyRequest,
   type UpstreamErrorBody,
 } from "./types";
+import { setupAdvice } from "./vendors";
+
+/** the environment variables that enable a provider, for the "no provider" message */
+const SETUP_KEYS = setupAdvice().keys;
 
 /** Function name of each OpenAI-compatible API in routes, costs, rate limits, models and metrics. */
 export const API_FN: Record<ProxyApi, string> = {
@@ -178,7 +182,7 @@ export function capableTargets(api: ProxyApi, body: Record<string, unknown>, tar
   if (targets.length === 0) {
     throw new GatewayError(
       "no_provider",
-      `${fn} needs an AI provider: set OPENAI_API_KEY or GROQ_API_KEY, or add a [[providers]] entry to the TEXTAI_CONFIG file`,
+      `${fn} needs an AI provider: set ${SETUP_KEYS}, or add a [[providers]] entry to the TEXTAI_CONFIG file`,
     );
   }
   const needs = requiredFeatures(api, body);

@@ -123,18 +123,32 @@ export async function fallback<T>(spec: FallbackSpec<T>): Promise<FallbackOutcom
   }
 }
 
-async function loop<T>(spec: FallbackSpec<T>, overall: AbortSignal, timedOut: () => boolean): Promise<FallbackOutcome<T>> {
-  const { fn } = spec;
-  const attempts: ProviderAttempt[] = [];
-  const running = new Map<number, Running<T>>();
-  let queue = [...spec.steps];
-  let count = 0;
-  let ran = 0;
-  let limited = 0;
-  let retryAfterMs: number | undefined;
+/** One fallback call's state: the steps left, the attempts made and the ones running. */
+class FallbackRun<T> {
+  readonly attempts: ProviderAttempt[] = [];
+  readonly running = new Map<number, Running<T>>();
+  private queue: Step[];
+  private count = 0;
+  /** answers from providers (a 429 pause counts as one), and how many of them were 429s */
+  private ran = 0;
+  private limited = 0;
+  /** the shortest Retry-After of those 429s */
+  private retryAfterMs: number | undefined;
+  /** made on first need: a listener on the composite signal is a real cost on every call */
+  private abortedP: Promise<"abort"> | undefined;
 
-  const startNext = (): void => {
-    for (let step = queue.shift(); step; step = queue.shift()) {
+  constructor(
+    private readonly spec: FallbackSpec<T>,
+    private readonly overall: AbortSignal,
+    private readonly timedOut: () => boolean,
+  ) {
+    this.queue = [...spec.steps];
+  }
+
+  /** Starts the next step its breaker permits (in-process engines have none); a step refused is recorded and skipped. */
+  startNext(): void {
+    const { spec, attempts } = this;
+    for (let step = this.queue.shift(); step; step = this.queue.shift()) {
       const { target, model } = step;
       const breaker = spec.breakers.get(target.name, model);
       if (!target.provider.inProcess && !breaker.tryAcquire()) {
@@ -142,16 +156,15 @@ async function loop<T>(spec: FallbackSpec<T>, overall: AbortSignal, timedOut: ()
         if (pause > 0) {
           // the provider's own 429 still holds: counted as that answer again, with the Retry-After left
           attempts.push({ provider: target.name, model, error: "paused", status: 429, ms: 0 });
-          ran++;
-          limited++;
-          retryAfterMs = Math.min(retryAfterMs ?? pause, pause);
+          this.ran++;
+          this.rateLimitedFor(pause);
         } else attempts.push({ provider: target.name, model, error: "circuit_open", ms: 0 });
         continue;
       }
-      const i = count++;
+      const i = this.count++;
       // only a hedged call has losers to abort while the call goes on; otherwise the overall signal is the attempt's
       const ctrl = spec.hedgeAfterMs ? new AbortController() : undefined;
-      const signal = ctrl ? AbortSignal.any([overall, ctrl.signal]) : overall;
+      const signal = ctrl ? AbortSignal.any([this.overall, ctrl.signal]) : this.overall;
       const span = spec.trace?.attempt({
         provider: target.name,
         type: target.provider.type,
@@ -163,117 +176,158 @@ async function loop<T>(spec: FallbackSpec<T>, overall: AbortSignal, timedOut: ()
         (value): Settled<T> => ({ i, ok: true, value }),
         (error: unknown): Settled<T> => ({ i, ok: false, error }),
       );
-      running.set(i, { step, breaker, startedAt: breaker.time(), ctrl, started: performance.now(), promise, span });
+      this.running.set(i, { step, breaker, startedAt: breaker.time(), ctrl, started: performance.now(), promise, span });
       return;
     }
-  };
-  const stopAll = (): void => {
-    for (const r of running.values()) {
+  }
+
+  /** A 429 (or the pause one left): counted for "every provider is rate-limited", its Retry-After kept if shorter. */
+  private rateLimitedFor(retryAfterMs: number | undefined): void {
+    this.limited++;
+    if (retryAfterMs !== undefined) this.retryAfterMs = Math.min(this.retryAfterMs ?? retryAfterMs, retryAfterMs);
+  }
+
+  /** Ends every attempt still running (the call is over: answered, failed or aborted). */
+  stopAll(): void {
+    for (const r of this.running.values()) {
       r.ctrl?.abort();
       r.breaker.release();
       r.span?.end({ error: "aborted" });
     }
-    running.clear();
-  };
-  // made on first need: a listener on the composite signal is a real cost on every call
-  let abortedP: Promise<"abort"> | undefined;
-  const aborted = (): Promise<"abort"> =>
-    (abortedP ??= new Promise<"abort">((resolve) => {
+    this.running.clear();
+  }
+
+  private aborted(): Promise<"abort"> {
+    const overall = this.overall;
+    this.abortedP ??= new Promise<"abort">((resolve) => {
       if (overall.aborted) resolve("abort");
       else overall.addEventListener("abort", () => resolve("abort"), { once: true });
-    }));
+    });
+    return this.abortedP;
+  }
 
+  /** What happens next: a running attempt settles, the call is aborted (deadline, client), or it is time to hedge. */
+  next(): Promise<Settled<T> | "abort" | "hedge"> {
+    const [only] = this.running.size === 1 ? this.running.values() : [];
+    // one provider call out of the process, nothing to hedge: its request runs on `overall`, so
+    // the deadline and the client's leaving end it (fetch rejects), and no race is needed
+    if (only && !this.spec.hedgeAfterMs && !only.step.target.provider.inProcess) return only.promise;
+    return this.race();
+  }
+
+  /** The first of: an attempt settling, the call's abort, the hedge timer (while a step is left to add). */
+  private async race(): Promise<Settled<T> | "abort" | "hedge"> {
+    const { spec, running } = this;
+    let hedgeTimer: ReturnType<typeof setTimeout> | undefined;
+    const waits: Promise<Settled<T> | "abort" | "hedge">[] = [...[...running.values()].map((r) => r.promise), this.aborted()];
+    if (spec.hedgeAfterMs && this.queue.length > 0)
+      waits.push(new Promise((resolve) => (hedgeTimer = setTimeout(() => resolve("hedge"), spec.hedgeAfterMs))));
+    const got = await Promise.race(waits);
+    clearTimeout(hedgeTimer);
+    return got;
+  }
+
+  /** The deadline or the client ended the call: each attempt still running recorded, and the client's error. */
+  abortError(): GatewayError {
+    const { attempts, spec } = this;
+    const late = this.timedOut();
+    const error = late ? "timeout" : "aborted";
+    for (const r of this.running.values()) {
+      attempts.push({ provider: r.step.target.name, model: r.step.model, error, ms: Math.round(performance.now() - r.started) });
+      r.span?.end({ error });
+    }
+    if (late) return new GatewayError("provider_timeout", `${spec.fn}: no provider answered before the deadline`, { attempts });
+    return new GatewayError("client_closed", `${spec.fn}: the client closed the request`, { attempts });
+  }
+
+  /**
+   * One attempt settled: an answer ends the call (its outcome); a decline, the offline engine's
+   * CPU budget with steps left, or a provider failure is recorded and the route goes on
+   * (undefined); a GatewayError is the client's answer and is thrown.
+   */
+  settled(got: Settled<T>): FallbackOutcome<T> | undefined {
+    const { spec, attempts } = this;
+    const r = this.running.get(got.i) as Running<T>;
+    this.running.delete(got.i);
+    const { step, breaker, span } = r;
+    const { target, model } = step;
+    const ms = Math.round(performance.now() - r.started);
+    if (got.ok && got.value !== null) {
+      const end = spec.answered(got.value);
+      if (end) span?.end(end);
+      breaker.success();
+      spec.onOutcome?.(target.name, spec.fn, "ok", ms);
+      return { value: got.value, step, attempts, span };
+    }
+    if (got.ok) {
+      breaker.release(); // declined this request: no failure, just next
+      span?.end({ error: "declined" });
+    } else if (got.error instanceof OfflineBudgetExceeded && this.queue.length > 0) {
+      // the offline engine's CPU budget ran out: a model further along the route can still answer
+      breaker.release();
+      attempts.push({ provider: target.name, model, error: "cpu_budget", ms });
+      span?.end({ error: "cpu_budget" });
+    } else if (got.error instanceof GatewayError) {
+      // a function implementation's answer for the client (not_found, invalid_request): not a provider failure
+      breaker.release();
+      span?.end({ error: got.error.code });
+      throw got.error;
+    } else this.failed(got.error, r, ms);
+    return undefined;
+  }
+
+  /** A provider failure: recorded, counted by its breaker (a 429 pauses it), and the steps left are the spec's to choose. */
+  private failed(error: unknown, r: Running<T>, ms: number): void {
+    const { spec, attempts } = this;
+    const { step, breaker, span } = r;
+    const { target, model } = step;
+    const e = error instanceof ProviderError ? error : new ProviderError(spec.unexpected, "provider failed unexpectedly");
+    span?.end({ error: e.code });
+    attempts.push({ provider: target.name, model, error: e.code, status: e.status, ms });
+    this.ran++;
+    spec.breakers.failed(breaker, e, { startedAt: r.startedAt, outputTokens: spec.outputTokens });
+    if (e.status === 429) {
+      if (e.retryAfterMs !== undefined) breaker.pauseFor(e.retryAfterMs);
+      this.rateLimitedFor(e.retryAfterMs);
+    }
+    spec.onOutcome?.(target.name, spec.fn, "error", ms);
+    if (spec.afterFailure) this.queue = spec.afterFailure(e, step, this.queue, attempts);
+  }
+
+  /** No step left and none answered: nothing tried, every provider rate-limited, or every provider failed. */
+  exhausted(): GatewayError {
+    const { spec, attempts } = this;
+    if (attempts.length === 0 && spec.noneTried) return spec.noneTried();
+    const list = attempts.map((a) => `${a.provider}: ${a.error}`).join(", ");
+    if (spec.rateLimited && this.ran > 0 && this.limited === this.ran) {
+      const seconds = Math.max(1, Math.ceil((this.retryAfterMs ?? 1000) / 1000));
+      return new GatewayError("rate_limited", `${spec.fn}: every provider is rate-limited (${list})`, {
+        attempts,
+        headers: { "Retry-After": String(seconds) },
+      });
+    }
+    return new GatewayError("provider_error", `${spec.fn}: every provider failed (${list})`, { attempts });
+  }
+}
+
+/** The steps in turn (hedged when the spec says so) until one answers; see `fallback`. */
+async function loop<T>(spec: FallbackSpec<T>, overall: AbortSignal, timedOut: () => boolean): Promise<FallbackOutcome<T>> {
+  const run = new FallbackRun(spec, overall, timedOut);
   try {
-    startNext();
-    while (running.size > 0) {
-      let hedgeTimer: ReturnType<typeof setTimeout> | undefined;
-      let got: Settled<T> | "abort" | "hedge";
-      const [only] = running.size === 1 ? running.values() : [];
-      if (only && !spec.hedgeAfterMs && !only.step.target.provider.inProcess) {
-        // one provider call out of the process, nothing to hedge: its request runs on `overall`, so
-        // the deadline and the client's leaving end it (fetch rejects), and no race is needed
-        got = await only.promise;
-      } else {
-        const waits: Promise<Settled<T> | "abort" | "hedge">[] = [...[...running.values()].map((r) => r.promise), aborted()];
-        if (spec.hedgeAfterMs && queue.length > 0)
-          waits.push(new Promise((resolve) => (hedgeTimer = setTimeout(() => resolve("hedge"), spec.hedgeAfterMs))));
-        got = await Promise.race(waits);
-        clearTimeout(hedgeTimer);
-      }
+    run.startNext();
+    while (run.running.size > 0) {
+      const got = await run.next();
       if (got === "hedge") {
-        startNext();
+        run.startNext();
         continue;
       }
-      if (got === "abort" || overall.aborted) {
-        const late = timedOut();
-        const error = late ? "timeout" : "aborted";
-        for (const r of running.values()) {
-          attempts.push({
-            provider: r.step.target.name,
-            model: r.step.model,
-            error,
-            ms: Math.round(performance.now() - r.started),
-          });
-          r.span?.end({ error });
-        }
-        if (late) throw new GatewayError("provider_timeout", `${fn}: no provider answered before the deadline`, { attempts });
-        throw new GatewayError("client_closed", `${fn}: the client closed the request`, { attempts });
-      }
-      const r = running.get(got.i) as Running<T>;
-      running.delete(got.i);
-      const { step, breaker, span } = r;
-      const { target, model } = step;
-      const ms = Math.round(performance.now() - r.started);
-      if (got.ok && got.value !== null) {
-        const end = spec.answered(got.value);
-        if (end) span?.end(end);
-        breaker.success();
-        spec.onOutcome?.(target.name, fn, "ok", ms);
-        return { value: got.value, step, attempts, span };
-      }
-      if (got.ok) {
-        breaker.release(); // declined this request: no failure, just next
-        span?.end({ error: "declined" });
-      } else if (got.error instanceof OfflineBudgetExceeded && queue.length > 0) {
-        // the offline engine's CPU budget ran out: a model further along the route can still answer
-        breaker.release();
-        attempts.push({ provider: target.name, model, error: "cpu_budget", ms });
-        span?.end({ error: "cpu_budget" });
-      } else if (got.error instanceof GatewayError) {
-        // a function implementation's answer for the client (not_found, invalid_request): not a provider failure
-        breaker.release();
-        span?.end({ error: got.error.code });
-        throw got.error;
-      } else {
-        const e =
-          got.error instanceof ProviderError ? got.error : new ProviderError(spec.unexpected, "provider failed unexpectedly");
-        span?.end({ error: e.code });
-        attempts.push({ provider: target.name, model, error: e.code, status: e.status, ms });
-        ran++;
-        spec.breakers.failed(breaker, e, { startedAt: r.startedAt, outputTokens: spec.outputTokens });
-        if (e.status === 429) {
-          limited++;
-          if (e.retryAfterMs !== undefined) {
-            breaker.pauseFor(e.retryAfterMs);
-            retryAfterMs = Math.min(retryAfterMs ?? e.retryAfterMs, e.retryAfterMs);
-          }
-        }
-        spec.onOutcome?.(target.name, fn, "error", ms);
-        if (spec.afterFailure) queue = spec.afterFailure(e, step, queue, attempts);
-      }
-      if (running.size === 0) startNext();
+      if (got === "abort" || overall.aborted) throw run.abortError();
+      const outcome = run.settled(got);
+      if (outcome) return outcome;
+      if (run.running.size === 0) run.startNext();
     }
   } finally {
-    stopAll();
+    run.stopAll();
   }
-  if (attempts.length === 0 && spec.noneTried) throw spec.noneTried();
-  const list = attempts.map((a) => `${a.provider}: ${a.error}`).join(", ");
-  if (spec.rateLimited && ran > 0 && limited === ran) {
-    const seconds = Math.max(1, Math.ceil((retryAfterMs ?? 1000) / 1000));
-    throw new GatewayError("rate_limited", `${fn}: every provider is rate-limited (${list})`, {
-      attempts,
-      headers: { "Retry-After": String(seconds) },
-    });
-  }
-  throw new GatewayError("provider_error", `${fn}: every provider failed (${list})`, { attempts });
+  throw run.exhausted();
 }

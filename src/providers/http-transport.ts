@@ -11,7 +11,7 @@
  */
 import { readAtMost } from "../bytes";
 import type { ProxyTransport, RequestOpts, SdkErrorClasses } from "./openai-like";
-import { ProviderError } from "./types";
+import { type FetchLike, ProviderError } from "./types";
 
 /**
  * The most the gateway reads of one upstream answer: a plain answer's body, an error's body, one
@@ -26,7 +26,7 @@ export function answerTooLarge(max: number): ProviderError {
   return new ProviderError("connection", `upstream answer larger than ${size}, not read`);
 }
 
-export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+export type { FetchLike } from "./types";
 
 /** An answer outside 2xx (status and headers set), or an error event inside a stream (neither set): the SDKs' APIError. */
 export class HttpStatusError extends Error {
@@ -110,6 +110,8 @@ export interface HttpTransportOptions {
   baseUrl: string;
   /** Authorization: Bearer (a server without keys still gets the SDKs' placeholder) */
   apiKey: string;
+  /** the headers that carry the key instead, for a vendor with another scheme (its descriptor's `authHeaders`) */
+  authHeaders?: Record<string, string>;
   timeoutMs: number;
   fetch?: FetchLike;
   /** the most read of one answer (MAX_UPSTREAM_BODY; tests set less) */
@@ -175,7 +177,7 @@ export class HttpTransport implements ProxyTransport {
     this.max = opts.maxBodyBytes ?? MAX_UPSTREAM_BODY;
     this.base = opts.baseUrl.endsWith("/") ? opts.baseUrl.slice(0, -1) : opts.baseUrl;
     this.headers = {
-      authorization: `Bearer ${opts.apiKey}`,
+      ...(opts.authHeaders ?? { authorization: `Bearer ${opts.apiKey}` }),
       "content-type": "application/json",
       accept: "application/json",
       "user-agent": "textai-gateway",

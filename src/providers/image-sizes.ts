@@ -1,10 +1,8 @@
-import type { ProviderType } from "../config";
-
 /**
  * The sizes OpenAI's image API accepts, per model family (first matching prefix wins). Any other
  * size is a 400 from the API, so the gateway sends the accepted size nearest to the one asked for.
  */
-const GPT_IMAGE_SIZES: readonly string[] = ["1024x1024", "1536x1024", "1024x1536"];
+export const GPT_IMAGE_SIZES: readonly string[] = ["1024x1024", "1536x1024", "1024x1536"];
 const OPENAI_IMAGE_SIZES: readonly { prefix: string; sizes: readonly string[] }[] = [
   { prefix: "dall-e-2", sizes: ["256x256", "512x512", "1024x1024"] },
   { prefix: "dall-e-3", sizes: ["1024x1024", "1792x1024", "1024x1792"] },
@@ -12,14 +10,13 @@ const OPENAI_IMAGE_SIZES: readonly { prefix: string; sizes: readonly string[] }[
 ];
 
 /**
- * The sizes a provider accepts for `model`, or undefined when any size goes (an
- * openai-compatible server with a model that is not one of OpenAI's: it may take any size).
+ * The sizes a provider accepts for `model`: a known family's, else `otherModels`, the vendor's own
+ * rule (its descriptor's `imageSizes`: OpenAI's API takes the gpt-image sizes for another model),
+ * or undefined when any size goes (a self-hosted server with a model that is not one of OpenAI's).
  */
-export function acceptedImageSizes(type: ProviderType, model: string): readonly string[] | undefined {
+export function acceptedImageSizes(otherModels: readonly string[] | undefined, model: string): readonly string[] | undefined {
   const known = OPENAI_IMAGE_SIZES.find((f) => model.toLowerCase().startsWith(f.prefix));
-  if (known) return known.sizes;
-  // another model on type openai: the gpt-image sizes (the default image model's; square is safe everywhere)
-  return type === "openai" ? GPT_IMAGE_SIZES : undefined;
+  return known ? known.sizes : otherModels;
 }
 
 function sides(size: string): [number, number] {
@@ -51,8 +48,8 @@ export function nearestImageSize(size: string, accepted: readonly string[]): str
 }
 
 /** The size to send: `size` itself when the provider takes any size or accepts it, else the nearest accepted one. */
-export function imageSizeFor(type: ProviderType, model: string, size: string): string {
-  const accepted = acceptedImageSizes(type, model);
+export function imageSizeFor(otherModels: readonly string[] | undefined, model: string, size: string): string {
+  const accepted = acceptedImageSizes(otherModels, model);
   if (!accepted || accepted.includes(size)) return size;
   return nearestImageSize(size, accepted);
 }

@@ -1,31 +1,34 @@
 import type { Config, ProviderConfig } from "../config";
-import type * as GroqAdapter from "./groq";
-import { LocalProvider } from "./local";
-import { MockProvider } from "./mock";
-import type * as OpenAIAdapter from "./openai";
-import type { AdapterOptions } from "./openai";
+import { OpenAILikeProvider } from "./openai-like";
 import type { Provider } from "./types";
+import { checkProviderEntries, vendorOfEntry, vendors } from "./vendors";
+import type { AdapterOptions } from "./vendors/descriptor";
 
-// The SDKs (about 20 MB and 60 ms to load) are loaded only when a provider of their type is configured.
+/** The provider of one config entry, built by its type's descriptor (vendors/). */
 export function buildProvider(config: ProviderConfig, opts: AdapterOptions = {}): Provider {
-  switch (config.type) {
-    case "openai":
-    case "openai-compatible":
-      return (require("./openai") as typeof OpenAIAdapter).createOpenAIProvider(config, opts);
-    case "groq":
-      return (require("./groq") as typeof GroqAdapter).createGroqProvider(config, opts);
-    case "mock":
-      return new MockProvider(config);
-    case "local":
-      return new LocalProvider(config.name);
-  }
+  return vendorOfEntry(config).build(config, opts);
 }
 
-/** One provider per configured entry, in config order (the default route order); `local` is always there. */
+/**
+ * An entry of a type whose API is OpenAI's shape (openai, openai-compatible, groq: their
+ * descriptors build an OpenAILikeProvider), as that class: the adapter tests take it apart.
+ */
+export function buildOpenAILikeProvider(config: ProviderConfig, opts: AdapterOptions = {}): OpenAILikeProvider {
+  const p = buildProvider(config, opts);
+  if (!(p instanceof OpenAILikeProvider)) throw new TypeError(`provider type "${config.type}" is not OpenAI-shaped`);
+  return p;
+}
+
+/**
+ * One provider per configured entry, in config order (the default route order); a type that is
+ * `always` there (the offline engine, `local`) has an entry named after it even when the config
+ * names none. Entries of an unknown type, or without a base URL their type requires, are a ConfigError.
+ */
 export function buildProviders(config: Config, opts: AdapterOptions = {}): Map<string, Provider> {
+  checkProviderEntries(config.providers);
   const map = new Map<string, Provider>();
   for (const p of config.providers) map.set(p.name, buildProvider(p, opts));
-  if (!map.has("local")) map.set("local", new LocalProvider("local"));
+  for (const v of vendors()) if (v.always && !map.has(v.type)) map.set(v.type, v.build({ name: v.type, type: v.type }, opts));
   return map;
 }
 

@@ -1,4 +1,4 @@
-import type { ProviderConfig, ProviderFeature, ProviderType } from "../config";
+import type { ProviderConfig, ProviderFeature } from "../config";
 import { imageSizeFor } from "./image-sizes";
 import { ModelLookup } from "./model-lookup";
 import { fromStructured, type StructuredSchema, schemaInstruction, toStructured } from "./structured";
@@ -14,10 +14,12 @@ import {
   type ProxyRequest,
   type UpstreamErrorBody,
 } from "./types";
+import type { VendorDescriptor } from "./vendors/descriptor";
 
 /**
  * The part of an OpenAI-style SDK (openai, groq-sdk: both generated from the same template) that
- * the gateway uses, so one adapter serves both. openai.ts and groq.ts bind the real clients to it.
+ * the gateway uses, so one adapter serves both. vendors/openai/sdk.ts and vendors/groq/sdk.ts bind
+ * the real clients to it; what differs by vendor comes from its descriptor (vendors/descriptor.ts).
  */
 export type ResponseFormat =
   | { type: "json_schema"; json_schema: { name: string; strict: boolean; schema: JsonSchema } }
@@ -93,7 +95,7 @@ export interface SdkErrorClasses {
   APIUserAbortError: ErrorClass<Error>;
 }
 
-export interface AdapterDefaults {
+interface AdapterDefaults {
   model: string;
   imageModel?: string;
   embeddingModel?: string;
@@ -157,27 +159,15 @@ function upstreamError(err: ApiErrorLike): UpstreamErrorBody {
   };
 }
 
-/**
- * OpenAI's and Groq's catalogs are theirs (they answer an unknown model with their own 404
- * model_not_found, and their messages are written for clients); a self-hosted server's are the operator's.
- */
-const openCatalog = (type: ProviderType) => type === "openai" || type === "groq";
-
-/** Features of each provider type's API when the config names none. */
-export function defaultFeatures(config: ProviderConfig): ReadonlySet<ProviderFeature> {
+/** Features of an entry's API when the config names none: its vendor's (descriptor `features`). */
+export function defaultFeatures(config: ProviderConfig, vendor: VendorDescriptor): ReadonlySet<ProviderFeature> {
   if (config.features) return new Set(config.features);
+  const features = new Set<ProviderFeature>(vendor.features?.always ?? []);
   // a vendor's own cloud fetches URLs outside the operator's network; a self-hosted server would not
-  const vendorHost = (host: string) => !config.base_url || hostOf(config.base_url) === host;
-  if (config.type === "openai") {
-    const all: ProviderFeature[] = ["tools", "images", "audio", "files", "structured_output", "responses", "embeddings"];
-    return new Set(vendorHost("api.openai.com") ? [...all, "remote_urls"] : all);
-  }
-  const features: ProviderFeature[] = ["tools", "images", "structured_output"];
-  if (config.type === "groq" && vendorHost("api.groq.com")) features.push("remote_urls");
-  // Groq serves the Responses API at /openai/v1/responses (console.groq.com/docs/openai).
-  if (config.type === "groq") features.push("responses");
-  if (config.embedding_model) features.push("embeddings");
-  return new Set(features);
+  const own = vendor.features?.ownHost;
+  if (own && (!config.base_url || hostOf(config.base_url) === own)) features.add("remote_urls");
+  if (config.embedding_model) features.add("embeddings");
+  return features;
 }
 
 function hostOf(url: string): string | null {
@@ -196,7 +186,7 @@ function rejectsJsonSchema(err: ProviderError): boolean {
 /** Provider over an OpenAI-style API: structured output with json_object fallback, images, embeddings, and the raw pass-through of the OpenAI-compatible endpoints. */
 export class OpenAILikeProvider implements Provider {
   readonly name: string;
-  readonly type: ProviderType;
+  readonly type: string;
   readonly image?: (req: ImageRequest) => Promise<ImageResult>;
   readonly embed?: (texts: string[], signal?: AbortSignal) => Promise<number[][]>;
   readonly features: ReadonlySet<ProviderFeature>;
@@ -208,19 +198,31 @@ export class OpenAILikeProvider implements Provider {
 
   /** what the pass-through goes through: the lean HTTP transport, or the SDK's own `post` */
   readonly transport: ProxyTransport;
+  /** its models when the entry names none: the vendor's, else the entry's image and embedding models */
+  private readonly defaults: AdapterDefaults;
 
   constructor(
     private readonly config: ProviderConfig,
     private readonly sdk: SdkBinding,
-    private readonly defaults: AdapterDefaults,
+    private readonly vendor: VendorDescriptor,
     transport?: ProxyTransport,
   ) {
     this.transport = transport ?? { kind: "sdk", post: sdk.post, errors: sdk.errors };
     this.name = config.name;
     this.type = config.type;
-    this.features = defaultFeatures(config);
-    this.modelPatterns = config.model_patterns ?? (openCatalog(config.type) ? ["*"] : []);
-    this.passMessages = config.pass_upstream_messages ?? openCatalog(config.type);
+    this.features = defaultFeatures(config, vendor);
+    // a vendor's catalog is its own (it answers an unknown model with its own 404 model_not_found, and
+    // its messages are written for clients); a self-hosted server's is the operator's
+    const vendorCatalog = vendor.catalog === "vendor";
+    this.modelPatterns = config.model_patterns ?? (vendorCatalog ? ["*"] : []);
+    this.passMessages = config.pass_upstream_messages ?? vendorCatalog;
+    // a server without a default image model generates images only when the entry names one
+    const defaults: AdapterDefaults = {
+      model: vendor.models.function,
+      imageModel: vendor.models.image ?? config.models?.["image-generation"],
+      embeddingModel: vendor.models.embedding ?? config.embedding_model,
+    };
+    this.defaults = defaults;
     if (sdk.image && defaults.imageModel) this.image = (req) => this.generateImage(req);
     if (sdk.embed && defaults.embeddingModel) this.embed = (texts, signal) => this.embedTexts(texts, signal);
   }
@@ -433,7 +435,7 @@ export class OpenAILikeProvider implements Provider {
     if (!bind) throw new ProviderError("unsupported", "images are not supported by this provider");
     try {
       // OpenAI answers 400 to any size outside a model's short list: send the nearest it accepts.
-      const size = imageSizeFor(this.config.type, model, req.size);
+      const size = imageSizeFor(this.vendor.imageSizes, model, req.size);
       const images = await bind({ prompt: req.prompt, size, model, n: req.n ?? 1 }, { signal: req.signal, headers: req.headers });
       if (images.length === 0) throw new ProviderError("invalid_output", "upstream returned no image");
       return { model, images, size };

@@ -16,6 +16,7 @@ import { fallback, type OutcomeHook } from "./fallback";
 import type { RequestGuard } from "./guardrails";
 import { orderRoute, parseModel, planTargets, servesModel, type Target, targetModel } from "./route-plan";
 import type { Provider, ProxyApi, RoutedFunction } from "./types";
+import { setupAdvice, vendorOf } from "./vendors";
 
 /** the longest model id a provider is asked about */
 const MAX_MODEL_ID = 256;
@@ -294,10 +295,10 @@ export class ProviderRouter {
     const id = model.length > 200 ? `${model.slice(0, 200)}...` : model;
     const served = [...new Set(route.flatMap((n) => this.providers.get(n)?.listModels?.() ?? []))];
     const shown = served.slice(0, 5).map((m) => `\`${m}\``);
-    const selfHosted = route.filter((n) => SELF_HOSTED.has(this.providers.get(n)?.type ?? ""));
+    const own = route.filter((n) => selfHosted(this.providers.get(n)));
     const patterns =
-      selfHosted.length > 0
-        ? `, or, to forward it to ${selfHosted.join(" or ")} (a self-hosted provider serves only the models its config entry names), add a \`model_patterns\` that matches it to that [[providers]] entry (e.g. model_patterns = ["${id}"], or ["*"] for any id)`
+      own.length > 0
+        ? `, or, to forward it to ${own.join(" or ")} (a self-hosted provider serves only the models its config entry names), add a \`model_patterns\` that matches it to that [[providers]] entry (e.g. model_patterns = ["${id}"], or ["*"] for any id)`
         : " (a provider forwards only the ids its `model_patterns` match)";
     const list = shown.length ? `: ${shown.join(", ")}${served.length > shown.length ? ", ..." : ""}` : "";
     return modelNotFound(
@@ -347,17 +348,17 @@ function guardedResult(call: RouteCall, provider: Provider, result: unknown): un
   return call.guard && provider.inProcess !== true ? call.guard.restoreDeep(result) : result;
 }
 
-const CONFIGURE =
-  "set OPENAI_API_KEY or GROQ_API_KEY, or add a [[providers]] entry (e.g. an openai-compatible base_url such as Ollama) to the TEXTAI_CONFIG file";
+const SETUP = setupAdvice();
+const CONFIGURE = `set ${SETUP.keys}, or add a [[providers]] entry${SETUP.hint ? ` (e.g. ${SETUP.hint})` : ""} to the TEXTAI_CONFIG file`;
 const PROVIDERS_DOC = "docs/providers.md";
 const MODELS_DOC = "docs/openai-compatible.md#which-models-are-served";
-/** Provider types whose catalog is the operator's: they serve only the models the config file names, unless `model_patterns` opens them. */
-const SELF_HOSTED = new Set(["openai-compatible", "mock"]);
+/** Whether a provider's catalog is the operator's: it serves only the models the config file names, unless `model_patterns` opens it. */
+const selfHosted = (p: Provider | undefined) => p !== undefined && vendorOf(p.type)?.catalog === "operator";
 
 export function noProvider(def: RoutedFunction, routed: boolean, localDeclined = false): GatewayError {
   let message: string;
   if (def.kind === "image")
-    message = `${def.name} needs a provider that generates images: set OPENAI_API_KEY or add a [[providers]] entry of type "openai" to the TEXTAI_CONFIG file`;
+    message = `${def.name} needs a provider that generates images: set ${SETUP.imageKeys} or add a [[providers]] entry of type ${SETUP.imageTypes} to the TEXTAI_CONFIG file`;
   else if (routed)
     message = `no provider in routes."${def.name}" can serve ${def.name}: add one that can (${CONFIGURE}) to that route`;
   else if (localDeclined)

@@ -1,5 +1,5 @@
 import type { TSchema } from "@sinclair/typebox";
-import type { ProviderFeature, ProviderType } from "../config";
+import type { ProviderFeature } from "../config";
 import type { TraceUsage } from "../trace";
 
 export interface ChatMessage {
@@ -144,13 +144,18 @@ export interface FunctionEngine {
   attempt(input: AttemptInput): Promise<AttemptResult | null>;
 }
 
+/** What replaces `fetch` for a transport or an SDK (tests count or fail calls with it). */
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
 /**
- * A configured provider. `type` names its adapter (config, status, traces); what the router and
- * the routes do differently for a provider is decided by the capabilities below, never by `type`.
+ * A configured provider. `type` names its vendor (config, status, traces); what the router and
+ * the routes do differently for a provider is decided by the capabilities below or read from its
+ * vendor's descriptor (vendors/), never by comparing `type`.
  */
 export interface Provider {
   readonly name: string;
-  readonly type: ProviderType;
+  /** its vendor type (config `type`): the registry's key to its descriptor (vendors/index.ts `vendorOf`) */
+  readonly type: string;
   /**
    * Runs in the gateway's own process (the offline engine): no network to fail, so no circuit
    * breaker; last in a default route (first for `preferLocal` functions); its attempt spans name

@@ -26,8 +26,9 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { TracingConfig } from "../config";
-import { reportedUsage } from "../credits/pricing";
 import type { Logger } from "../log";
+import { reportedUsage } from "../providers/usage";
+import { vendorOf } from "../providers/vendors";
 import type { AttemptEnd, AttemptInfo, AttemptTrace, RequestFacts, RequestTrace, TraceUsage, Tracing } from "../trace";
 
 const propagator = new W3CTraceContextPropagator();
@@ -56,11 +57,12 @@ const STAGE_SPANS: Record<string, string> = {
   settle: "charge",
 };
 
-/** gen_ai.system: the GenAI product; an OpenAI-compatible server is named as configured. */
-function genAiSystem(info: { provider: string; type: string; inProcess?: boolean }): string {
-  if (info.type === "openai" || info.type === "groq") return info.type;
-  if (info.inProcess) return "textai.offline";
-  return info.provider;
+/**
+ * gen_ai.system: the GenAI product, as its vendor's descriptor names it (openai, groq; the offline
+ * engine textai.offline); a self-hosted server is named as configured.
+ */
+function genAiSystem(info: { provider: string; type: string }): string {
+  return vendorOf(info.type)?.genAiSystem ?? info.provider;
 }
 
 class AttemptSpan implements AttemptTrace {

@@ -9,10 +9,10 @@
  * Standalone: bun test/helpers/upstream.ts --port 9000 [--latency-ms N]
  */
 import { hashEmbedding } from "../../src/providers/embedding";
-import { mockText } from "../../src/providers/mock";
 import { schemaFromInstruction } from "../../src/providers/structured";
 import { synthesize } from "../../src/providers/synthesize";
 import type { JsonSchema } from "../../src/providers/types";
+import { mockText } from "../../src/providers/vendors/mock/provider";
 
 export interface Fault {
   /** answer this HTTP status with an OpenAI-style error body */

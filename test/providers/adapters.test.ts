@@ -1,11 +1,13 @@
 import { describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import type { ProxyCall } from "../../src/providers/chat";
-import { createGroqProvider } from "../../src/providers/groq";
-import { mockText } from "../../src/providers/mock";
-import { createOpenAIProvider } from "../../src/providers/openai";
+import {
+  buildOpenAILikeProvider as createGroqProvider,
+  buildOpenAILikeProvider as createOpenAIProvider,
+} from "../../src/providers/index";
 import type { ProviderRouter } from "../../src/providers/router";
 import { ProviderError } from "../../src/providers/types";
+import { mockText } from "../../src/providers/vendors/mock/provider";
 import type { Upstream } from "../helpers/upstream";
 import { call, makeRouter, rejection, TinyResult, tiny, tinyImage, useUpstreams } from "./fixtures";
 

@@ -11,12 +11,14 @@ import type { ProviderConfig } from "../../src/config";
 import type { AnyFunctionDef } from "../../src/functions/define";
 import sentiment from "../../src/functions/sentiment-analysis";
 import { attemptFunction } from "../../src/providers/attempt";
-import { createGroqProvider } from "../../src/providers/groq";
-import { mockText } from "../../src/providers/mock";
-import { createOpenAIProvider } from "../../src/providers/openai";
+import {
+  buildOpenAILikeProvider as createGroqProvider,
+  buildOpenAILikeProvider as createOpenAIProvider,
+} from "../../src/providers/index";
 import type { OpenAILikeProvider } from "../../src/providers/openai-like";
 import { toStructured } from "../../src/providers/structured";
 import { type CompletionRequest, ProviderError, type ProxyApi } from "../../src/providers/types";
+import { mockText } from "../../src/providers/vendors/mock/provider";
 import type { Fault, Upstream } from "../helpers/upstream";
 import { TinyResult, tiny, useUpstreams } from "./fixtures";
 

@@ -1,13 +1,15 @@
-import type { ProviderConfig } from "../config";
-import { sleep } from "./abort";
-import { hashEmbedding } from "./embedding";
-import { synthesize } from "./synthesize";
-import type { CompletionRequest, CompletionResult, ImageRequest, ImageResult, Provider } from "./types";
+import type { ProviderConfig } from "../../../config";
+import { sleep } from "../../abort";
+import { hashEmbedding } from "../../embedding";
+import { synthesize } from "../../synthesize";
+import type { CompletionRequest, CompletionResult, ImageRequest, ImageResult, Provider } from "../../types";
 
 /** 1x1 transparent PNG: the smallest valid image a client can decode. */
 const TINY_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
 
-const DEFAULT_MODEL = "mock-1";
+/** its model when the entry names none (the descriptor's `models.function`) */
+export const MOCK_MODEL = "mock-1";
+export const MOCK_IMAGE_MODEL = "mock-image-1";
 
 function lastUserText(req: CompletionRequest): string {
   for (let i = req.messages.length - 1; i >= 0; i--) {
@@ -35,18 +37,19 @@ export function mockText(input: string): string {
  */
 export class MockProvider implements Provider {
   readonly name: string;
-  readonly type = "mock" as const;
+  readonly type: string;
   readonly modelPatterns: readonly string[];
   private readonly latencyMs: number;
 
   constructor(private readonly config: ProviderConfig) {
     this.name = config.name;
+    this.type = config.type;
     this.latencyMs = config.latency_ms ?? 0;
     this.modelPatterns = config.model_patterns ?? [];
   }
 
   modelFor(fn: string): string {
-    return this.config.models?.[fn] ?? this.config.default_model ?? DEFAULT_MODEL;
+    return this.config.models?.[fn] ?? this.config.default_model ?? MOCK_MODEL;
   }
 
   async complete(req: CompletionRequest): Promise<CompletionResult> {
@@ -68,7 +71,7 @@ export class MockProvider implements Provider {
     await sleep(this.latencyMs, req.signal);
     const n = req.n ?? 1;
     return {
-      model: req.model ?? "mock-image-1",
+      model: req.model ?? MOCK_IMAGE_MODEL,
       images: Array.from({ length: n }, () => ({ b64_json: TINY_PNG, format: "png" as const })),
     };
   }
@@ -79,7 +82,7 @@ export class MockProvider implements Provider {
   }
 
   listModels(): string[] {
-    return [...new Set([this.config.default_model ?? DEFAULT_MODEL, ...Object.values(this.config.models ?? {})])];
+    return [...new Set([this.config.default_model ?? MOCK_MODEL, ...Object.values(this.config.models ?? {})])];
   }
 }
 

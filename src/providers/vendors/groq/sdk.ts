@@ -1,15 +1,13 @@
 import Groq, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "groq-sdk";
-import type { ProviderConfig } from "../config";
-import { type AdapterOptions, proxyTransport } from "./openai";
-import { DEFAULT_TIMEOUT_MS, OpenAILikeProvider, type SdkBinding } from "./openai-like";
-
-/** Groq's SDK adds /openai/v1 to this itself. */
-const GROQ_BASE_URL = "https://api.groq.com";
+import type { ProviderConfig } from "../../../config";
+import { DEFAULT_TIMEOUT_MS, OpenAILikeProvider, type SdkBinding } from "../../openai-like";
+import { type AdapterOptions, baseUrlOf, type VendorDescriptor } from "../descriptor";
+import { proxyTransport } from "../transport";
 
 /** Type `groq`: the official groq-sdk. Groq generates no images; embeddings only with a configured model. */
-export function createGroqProvider(config: ProviderConfig, opts: AdapterOptions = {}): OpenAILikeProvider {
+export function groqSdkProvider(config: ProviderConfig, opts: AdapterOptions, vendor: VendorDescriptor): OpenAILikeProvider {
   // Accept ".../openai/v1" too (what OpenAI-style clients are given): the SDK appends it itself.
-  const baseURL = (config.base_url ?? GROQ_BASE_URL).replace(/\/openai\/v1\/?$/, "");
+  const baseURL = baseUrlOf(config, vendor).replace(/\/openai\/v1\/?$/, "");
   const sdk = new Groq({
     apiKey: config.api_key || "not-needed",
     baseURL,
@@ -29,11 +27,6 @@ export function createGroqProvider(config: ProviderConfig, opts: AdapterOptions 
     listModelIds: async (o) => (await sdk.models.list(o)).data.map((m) => m.id),
     errors: { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError },
   };
-  const transport = proxyTransport(config, `${baseURL.replace(/\/$/, "")}/openai/v1`, opts);
-  return new OpenAILikeProvider(
-    config,
-    binding,
-    { model: "llama-3.3-70b-versatile", embeddingModel: config.embedding_model },
-    transport,
-  );
+  const transport = proxyTransport(config, vendor, `${baseURL.replace(/\/$/, "")}/openai/v1`, opts);
+  return new OpenAILikeProvider(config, binding, vendor, transport);
 }
