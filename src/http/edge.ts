@@ -35,7 +35,10 @@ export async function requestEdge(
   state.fn = opts.fn;
   let t = performance.now();
   let body: Record<string, unknown> = {};
-  if (opts.body) ({ body, sent: state.sentBody, bytes: state.bodyBytes } = await readJson(request, deps.config.limits));
+  if (opts.body) {
+    ({ body, sent: state.sentBody, bytes: state.bodyBytes } = await readJson(request, deps.config.limits));
+    state.parsedBody = body;
+  }
   t = mark(state, "body", t);
   // a dashboard session is its own credential: a key in the body is dropped all the same
   if (opts.auth) delete body.api_key;

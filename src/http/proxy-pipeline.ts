@@ -124,11 +124,14 @@ export class ProxyPipeline {
     // every /v1 provider is outside the gateway: what it is sent is redacted
     const sent = guard ? guard.forProxy(api, body) : body;
     const forwarded = api === "chat/completions" && body.stream === true ? withStreamUsage(sent) : sent;
+    // what the client sent describes this body only if it is the one the edge parsed (a route
+    // that translates another API's body hands over a body of its own)
+    const asSent = raw === state.parsedBody;
     // Priced per token (docs/pricing.md): an upper bound of what the call can cost, from every
     // byte forwarded, is held before any provider is called. The body's size as it arrived bounds
     // the forwarded one (less a key; plus include_usage), unless the guardrails rewrote it.
     const bytes =
-      sent === body && state.bodyBytes !== undefined
+      asSent && sent === body && state.bodyBytes !== undefined
         ? state.bodyBytes + (forwarded === sent ? 0 : STREAM_USAGE_BYTES)
         : Buffer.byteLength(JSON.stringify(forwarded));
     const priced = pricedTargets(config.pricing, api, forwarded, bytes, targets);
@@ -136,7 +139,7 @@ export class ProxyPipeline {
       api,
       body: forwarded,
       // the body parsed once and serialised only if changed: unchanged, the client's own bytes go
-      sentText: forwarded === raw && !guard && state.sentBody ? () => sentBytes(state.sentBody as SentBody) : undefined,
+      sentText: asSent && forwarded === raw && !guard && state.sentBody ? () => sentBytes(state.sentBody as SentBody) : undefined,
       signal: request.signal,
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
       requestId: state.requestId,
