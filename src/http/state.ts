@@ -47,8 +47,8 @@ export interface RequestState {
   /** this request's trace, when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT) */
   trace?: RequestTrace;
   /**
-   * the rate limit the edge left to the function pipeline (http/edge.ts `deferLimit`), which takes
-   * it in the call's first trip to Redis; cleared once taken
+   * the rate limit the edge left to the call's first trip to Redis (http/admission.ts, which alone
+   * sets, takes and clears it: `deferLimit`, `firstTrip`, `limitOnRefusal`)
    */
   limitDeferred?: { fn: string; rateClass: RateClass };
 }
