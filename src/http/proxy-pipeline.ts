@@ -8,9 +8,10 @@
  * (http/admission.ts, credits/charged-answer.ts), as for a function. Refusals are thrown: the
  * app's one error handler answers them in OpenAI's shape.
  */
-import { keyBudget } from "../auth/policy";
+import { type KeyPolicy, keyBudget } from "../auth/policy";
 import { canonicalJson } from "../cache/canonical";
-import { chargedAnswer, chargedStream } from "../credits/charged-answer";
+import { type ChargedAnswerCall, chargedAnswer, chargedStream } from "../credits/charged-answer";
+import type { Reservation } from "../credits/interface";
 import { type PricedCall, pricedTargets, reportedUsage } from "../credits/pricing";
 import type { AppDeps } from "../deps";
 import { GatewayError, invalidRequest } from "../errors";
@@ -90,26 +91,37 @@ interface Admitted {
 export class ProxyPipeline {
   constructor(private deps: ProxyDeps) {}
 
+  /**
+   * Validation and the admission stage (nothing is held or sent before they pass), then the answer:
+   * plain (cached when it may be) or streamed.
+   */
   async handle(api: ProxyApi, request: Request, state: RequestState, edge: Edge): Promise<Response> {
-    const a = await this.admit(api, request, state, edge);
-    return a.body.stream === true ? this.stream(a, request, state, edge) : this.plain(a, request, state, edge);
-  }
-
-  /** Validation and the admission stage, then the hold's bound: nothing is held or sent yet. */
-  private async admit(api: ProxyApi, request: Request, state: RequestState, edge: Edge): Promise<Admitted> {
-    const { config, router } = this.deps;
-    const fn = API_FN[api];
-    const { auth, body: raw } = edge;
     const t = performance.now();
+    const { auth, body: raw } = edge;
     // a key sent in the body is not forwarded; the usual body, without one, is used as parsed (no copy)
     const body = "api_key" in raw ? withoutApiKey(raw) : raw;
+    const targets = this.admit(api, body, auth.policy, state);
+    const urls = remoteUrls(api, body);
+    if (urls.length > 0) await refusePrivateUrls(urls);
+    const guard = admitGuarded(this.deps, auth, state, (b) => proxyTexts(api, b), body);
+    mark(state, "validate", t);
+    const a = this.price(api, raw, body, targets, guard, request, state);
+    if (body.stream === true) return this.stream(a, request, state, edge);
+    const done = await chargedAnswer(this.plainCall(a, request, state, edge));
+    return this.plainAnswer(state, done);
+  }
+
+  /** The body's shape and parameters, then the key's model policy: the targets the call may go to. */
+  private admit(api: ProxyApi, body: Record<string, unknown>, policy: KeyPolicy | undefined, state: RequestState): Target[] {
+    const { router } = this.deps;
+    const fn = API_FN[api];
     checkShape(api, body);
     // the model asked for, until one answers (the request log)
     if (typeof body.model === "string") state.model = body.model.slice(0, 200);
     checkParameterRanges(api, body);
     refuseSharedObjects(api, body);
-    const targets = admitModels(
-      auth.policy,
+    return admitModels(
+      policy,
       fn,
       typeof body.model === "string" ? body.model : undefined,
       (allow) => {
@@ -118,9 +130,19 @@ export class ProxyPipeline {
       },
       noTargets,
     );
-    await refusePrivateUrls(remoteUrls(api, body));
-    const guard = admitGuarded(this.deps, auth, state, (b) => proxyTexts(api, b), body);
-    mark(state, "validate", t);
+  }
+
+  /** What is forwarded (redacted by the guardrails) and the hold's bound: nothing is held or sent yet. */
+  private price(
+    api: ProxyApi,
+    raw: Record<string, unknown>,
+    body: Record<string, unknown>,
+    targets: Target[],
+    guard: RequestGuard | null,
+    request: Request,
+    state: RequestState,
+  ): Admitted {
+    const { config } = this.deps;
     // every /v1 provider is outside the gateway: what it is sent is redacted
     const sent = guard ? guard.forProxy(api, body) : body;
     const forwarded = api === "chat/completions" && body.stream === true ? withStreamUsage(sent) : sent;
@@ -145,7 +167,7 @@ export class ProxyPipeline {
       requestId: state.requestId,
       trace: state.trace,
     };
-    return { api, fn, body, guard, priced, call };
+    return { api, fn: API_FN[api], body, guard, priced, call };
   }
 
   private insufficient({ fn, priced: { hold, estimate } }: Admitted): GatewayError {
@@ -200,8 +222,13 @@ export class ProxyPipeline {
     return streamAnswer({ ...a, request, state, outcome, reservation, charge, metrics, logger });
   }
 
-  /** A plain answer: cached when it may be (the admission stage's key), held and charged by `chargedAnswer`. */
-  private async plain(a: Admitted, request: Request, state: RequestState, { auth }: Edge): Promise<Response> {
+  /** A plain answer's call of `chargedAnswer`: cached when it may be (the admission stage's key), held, produced, charged. */
+  private plainCall(
+    a: Admitted,
+    request: Request,
+    state: RequestState,
+    { auth }: Edge,
+  ): ChargedAnswerCall<ProxyOutcome & { notes?: Record<string, unknown> }> {
     const { ledger, cache, router, metrics } = this.deps;
     const { fn, body, guard, priced } = a;
     const first = priced.targets[0];
@@ -210,7 +237,7 @@ export class ProxyPipeline {
       first !== undefined && cacheWanted(this.deps.config, request, cacheable(a.api, body))
         ? cacheKeyOf(guard, auth.accountId, fn, first.name, targetModel(first, fn), canonicalJson(body))
         : null;
-    const { answer, reservation, cached } = await chargedAnswer({
+    return {
       ledger,
       cache,
       mark: (stage, since) => mark(state, stage, since),
@@ -233,7 +260,7 @@ export class ProxyPipeline {
         if (p.reported && p.credits > priced.hold) this.overHold(a, state, answer.provider, p.credits);
         return p;
       },
-      produce: async (): Promise<ProxyOutcome & { notes?: Record<string, unknown> }> => {
+      produce: async () => {
         const out = await router.proxy(a.call, priced.targets);
         if (!guard) return out;
         // kept with the answer, so a cache hit of it says what was redacted too
@@ -250,7 +277,17 @@ export class ProxyPipeline {
         };
       },
       fromCache: (hit) => ({ ...hit, attempts: [] }),
-    });
+    };
+  }
+
+  private plainAnswer(
+    state: RequestState,
+    {
+      answer,
+      reservation,
+      cached,
+    }: { answer: ProxyOutcome & { notes?: Record<string, unknown> }; reservation: Reservation; cached: boolean },
+  ): Response {
     noteCharge(state, reservation, answer.provider, answer.model, cached);
     markGuarded(state, (answer.notes?.guardrails as { redacted?: GuardCounts } | undefined)?.redacted);
     state.status = 200;
