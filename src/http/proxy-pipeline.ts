@@ -76,6 +76,12 @@ function withoutApiKey(raw: Record<string, unknown>): Record<string, unknown> {
 }
 
 const noTargets = (targets: Target[]) => targets.length === 0;
+/** The texts the guardrails inspect, per API (made once, not per request). */
+const TEXTS: Record<ProxyApi, (body: Record<string, unknown>) => string[]> = {
+  "chat/completions": (body) => proxyTexts("chat/completions", body),
+  embeddings: (body) => proxyTexts("embeddings", body),
+  responses: (body) => proxyTexts("responses", body),
+};
 
 /** A call admitted and priced: what both answers (plain, streamed) go on with. */
 interface Admitted {
@@ -103,7 +109,7 @@ export class ProxyPipeline {
     const targets = this.admit(api, body, auth.policy, state);
     const urls = remoteUrls(api, body);
     if (urls.length > 0) await refusePrivateUrls(urls);
-    const guard = admitGuarded(this.deps, auth, state, (b) => proxyTexts(api, b), body);
+    const guard = admitGuarded(this.deps, auth, state, TEXTS[api], body);
     mark(state, "validate", t);
     const a = this.price(api, raw, body, targets, guard, request, state);
     if (body.stream === true) return this.stream(a, request, state, edge);
