@@ -12,6 +12,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
+import { readJson } from "../../src/http/body";
+import { ProxyPipeline } from "../../src/http/proxy-pipeline";
+import { newRequestState } from "../../src/http/state";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { freshRedis, sharedServersUp, type TestRedis } from "../helpers/shared-servers";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
@@ -210,6 +213,46 @@ block_pii = ["credit_card"]
 
 backend("embedded services", async () => null);
 backend("Redis", async () => ((await sharedServersUp("the admission parity test on Redis")) ? freshRedis() : null));
+
+describe("an inbound API's route hands the proxy pipeline a body of its own", () => {
+  let sim: Upstream;
+  let gw: TestGateway;
+  beforeAll(async () => {
+    sim = await startUpstream();
+    gw = await startGateway({ configText: simProvider({ url: `${sim.url}/v1`, name: "sim", model: "model-a" }) });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await sim?.close();
+  });
+
+  test("the translated body goes upstream, never the client's own bytes of another shape", async () => {
+    const k = gw.newKey({ credits: 100 });
+    // another vendor's body (Anthropic's Messages: the system prompt beside the messages), read as the edge reads it
+    const theirs = { model: "model-a", system: "Be brief.", max_tokens: 20, messages: [{ role: "user", content: "Hello" }] };
+    const request = new Request(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(theirs),
+    });
+    const state = newRequestState("req_parity_inbound");
+    const read = await readJson(request, gw.deps.config.limits);
+    state.sentBody = read.sent;
+    state.bodyBytes = read.bytes;
+    state.parsedBody = read.body;
+    const ours = {
+      model: "model-a",
+      max_tokens: 20,
+      messages: [{ role: "system", content: "Be brief." }, ...(read.body.messages as unknown[])],
+    };
+    const auth = { keyId: k.id, accountId: k.accountId, plan: "free", label: "parity" };
+    const from = sim.calls.requests.length;
+    const res = await new ProxyPipeline(gw.deps).handle("chat/completions", request, state, { auth, body: ours });
+    expect(res.status).toBe(200);
+    expect(sim.calls.requests.slice(from).map((r) => r.body)).toEqual([ours]);
+    expect(100 - Number(await gw.deps.ledger.balance(k.accountId))).toBe(Number(res.headers.get("x-textai-credits-deducted")));
+  });
+});
 
 describe("one admission stage in the source", () => {
   const src = (f: string) => readFileSync(join(ROOT, "src", f), "utf8");
