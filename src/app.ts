@@ -14,7 +14,7 @@ import { bodyMayFollow, closingAnswer } from "./http/linger";
 import { openApiDocumentation } from "./http/openapi";
 import { brokenPath, decodablePath, isOpenAiPath, pathOf } from "./http/path";
 import { FunctionPipeline } from "./http/pipeline";
-import { errorResponse, openAiErrorResponse } from "./http/respond";
+import { errorResponse, upstreamErrorResponse } from "./http/respond";
 import { accountRoutes } from "./http/routes/account";
 import { adminRoutes } from "./http/routes/admin";
 import { dashboardRoutes } from "./http/routes/dashboard";
@@ -23,8 +23,9 @@ import { knowledgeRoutes } from "./http/routes/knowledge";
 import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
 import { endTrace, newRequestState, type RequestState, type WithState } from "./http/state";
-import { logsAt } from "./log";
+import { type Logger, logsAt } from "./log";
 import { fixedLabels } from "./metrics";
+import { UpstreamClientError } from "./providers/chat";
 import type { RequestRecord } from "./requestlog/interface";
 import type { RequestLog } from "./requestlog/recorder";
 
@@ -121,6 +122,45 @@ function recordRequest(log: RequestLog, request: Request, s: RequestState, ms: n
 }
 
 /**
+ * The app's one answer to whatever a route or hook threw, by route: in the envelope, or in OpenAI's
+ * shape under `/v1` (a provider's own 4xx to a `/v1` call passed through as it was). A client that
+ * went away is its own outcome (499), whatever broke because of it; a path no route has is 404,
+ * or 405 with Allow when a route has it for another method.
+ */
+function refusal(
+  request: Request,
+  code: string | number,
+  error: unknown,
+  state: RequestState,
+  logger: Logger,
+  routeMethods: (path: string) => string[],
+): Response {
+  const path = state.path ?? pathOf(request.url);
+  const gone = request.signal.aborted;
+  if (!gone && error instanceof UpstreamClientError) return upstreamErrorResponse(state, error);
+  let err = gone ? clientClosed() : toGatewayError(code, error);
+  if (code === "NOT_FOUND") {
+    const allow = path ? routeMethods(path) : [];
+    // a path that does not decode is the client's error wherever it points (CONTRACT section 4: 400
+    // invalid_request), as is a known path the router still did not match for this very method
+    if (allow.includes(request.method) || !decodablePath(path)) err = brokenPath();
+    else if (allow.length > 0)
+      err = new GatewayError("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(" or ")}`, {
+        headers: { Allow: allow.join(", ") },
+      });
+  }
+  if (err.code === "internal_error") {
+    logger.log("error", "unhandled error", {
+      request_id: state.requestId,
+      error_name: (error as Error)?.name,
+      error_message: (error as Error)?.message,
+      stack: (error as Error)?.stack,
+    });
+  }
+  return errorResponse(state, err, isOpenAiPath(path));
+}
+
+/**
  * Whether this answer ends its connection: while draining (decided when the answer is made, so a
  * call in flight at the signal is told too, and clients reconnect elsewhere), and when the
  * request's body was never read (a body sent to a route that takes none is not drained, however
@@ -174,28 +214,7 @@ function errorAnswer(deps: AppDeps, closesConnection: (request: Request) => bool
     if (error instanceof EdgeAnswer) return closesConnection(request) ? closingAnswer(request, error.response) : error.response;
     const state = (context as WithState).state ?? newRequestState(newRequestId());
     (context as WithState).state = state;
-    const path = state.path ?? pathOf(request.url);
-    // a client that went away is its own outcome (499), whatever broke because of it
-    let err = request.signal.aborted ? clientClosed() : toGatewayError(code, error);
-    if (code === "NOT_FOUND") {
-      const allow = path ? routeMethods(path) : [];
-      // a path that does not decode is the client's error wherever it points (CONTRACT section 4: 400
-      // invalid_request), as is a known path the router still did not match for this very method
-      if (allow.includes(request.method) || !decodablePath(path)) err = brokenPath();
-      else if (allow.length > 0)
-        err = new GatewayError("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(" or ")}`, {
-          headers: { Allow: allow.join(", ") },
-        });
-    }
-    if (err.code === "internal_error") {
-      logger.log("error", "unhandled error", {
-        request_id: state.requestId,
-        error_name: (error as Error)?.name,
-        error_message: (error as Error)?.message,
-        stack: (error as Error)?.stack,
-      });
-    }
-    const res = isOpenAiPath(path) ? openAiErrorResponse(state, err) : errorResponse(state, err);
+    const res = refusal(request, code, error, state, logger, routeMethods);
     // the answer carries its own status: left at the error's, Elysia's status would make it copy
     // the answer into a new Response (headers and all) only to give it the status it already has
     context.set.status = 200;

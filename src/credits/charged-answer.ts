@@ -1,6 +1,7 @@
 import type { CachedAnswer, ResponseCache } from "../cache/interface";
 import type { ChargeDetails, CreditLedger, KeyBudget, Reservation } from "./interface";
 import type { TokenUsage } from "./pricing";
+import { StreamedCharge, type StreamedChargeCall } from "./streamed-charge";
 
 export interface ChargedAnswerCall<A extends CachedAnswer> {
   ledger: CreditLedger;
@@ -33,7 +34,7 @@ export interface ChargedAnswerCall<A extends CachedAnswer> {
 }
 
 /**
- * The one credits-and-cache flow of every charged answer (function endpoints, chat completions):
+ * The one credits-and-cache flow of every charged plain answer (function endpoints, /v1):
  * a cache hit is held and charged in one step; otherwise the cost is held, the answer produced
  * (single-flight when cached), then charged, and the hold released if anything fails. Marks the
  * cache, credits, provider and settle stages for Server-Timing.
@@ -85,4 +86,42 @@ export async function chargedAnswer<A extends CachedAnswer>(
     ledger.release(reservation);
     throw err;
   }
+}
+
+export interface ChargedStreamCall<S> {
+  ledger: CreditLedger;
+  mark: (stage: "credits", since: number) => number;
+  accountId: string;
+  /** the hold: the most the stream can be charged */
+  cost: number;
+  budget?: KeyBudget;
+  insufficient: () => Error | Promise<Error>;
+  /** opens the stream (the provider's first event); the hold goes back if it fails */
+  produce: () => Promise<S>;
+  /** how the opened stream is charged (its price, fees, prompt estimate, ledger row) */
+  pricing: (stream: S) => Omit<StreamedChargeCall, "ledger" | "reservation">;
+}
+
+/**
+ * The same lifecycle for a streamed answer (/v1 with `stream: true`): the cost is held, the
+ * stream opened (the hold released if that fails), and its charge handed back as a
+ * `StreamedCharge`, which charges what was delivered once the stream ends or its client leaves,
+ * or releases the hold when the provider cuts it. Never cached.
+ */
+export async function chargedStream<S>(
+  c: ChargedStreamCall<S>,
+): Promise<{ stream: S; reservation: Reservation; charge: StreamedCharge }> {
+  const { ledger } = c;
+  const held = performance.now();
+  const reservation = await ledger.reserve(c.accountId, c.cost, c.budget);
+  c.mark("credits", held);
+  if (!reservation) throw await c.insufficient();
+  let stream: S;
+  try {
+    stream = await c.produce();
+  } catch (err) {
+    ledger.release(reservation);
+    throw err;
+  }
+  return { stream, reservation, charge: new StreamedCharge({ ledger, reservation, ...c.pricing(stream) }) };
 }

@@ -42,7 +42,7 @@ export interface KeyEdge {
   body?: boolean;
   /**
    * a function call the pipeline runs: with Redis (`callStarter`), the rate limit is left to the
-   * call's first trip (http/pipeline.ts), taken with its Idempotency-Key claim and cache lookup
+   * call's first trip (http/admission.ts `firstTrip`), taken with its Idempotency-Key claim and cache lookup
    */
   deferLimit?: boolean;
 }

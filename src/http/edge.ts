@@ -2,9 +2,8 @@ import { authenticate } from "../auth/authenticate";
 import type { AuthInfo, KeyStore } from "../auth/interface";
 import { checkFunction, underCeiling } from "../auth/policy";
 import type { Config } from "../config";
-import { GatewayError } from "../errors";
-import type { RateClass, RateDecision, RateLimiter } from "../ratelimit/interface";
-import { limitRefusal, rateLimitHeaders } from "../ratelimit/limiter";
+import type { RateClass, RateLimiter } from "../ratelimit/interface";
+import { deferLimit, takeLimit } from "./admission";
 import { readJson } from "./body";
 import { brokenPath, decodablePath, pathOf } from "./path";
 import { mark, type RequestState } from "./state";
@@ -36,7 +35,10 @@ export async function requestEdge(
   state.fn = opts.fn;
   let t = performance.now();
   let body: Record<string, unknown> = {};
-  if (opts.body) ({ body, sent: state.sentBody, bytes: state.bodyBytes } = await readJson(request, deps.config.limits));
+  if (opts.body) {
+    ({ body, sent: state.sentBody, bytes: state.bodyBytes } = await readJson(request, deps.config.limits));
+    state.parsedBody = body;
+  }
   t = mark(state, "body", t);
   // a dashboard session is its own credential: a key in the body is dropped all the same
   if (opts.auth) delete body.api_key;
@@ -51,42 +53,10 @@ export async function requestEdge(
   if (!decodablePath(state.path ?? pathOf(request.url))) throw brokenPath();
   checkFunction(auth.policy, opts.fn);
   if (opts.deferLimit) {
-    // the function pipeline takes it in the call's first trip to Redis (or with takeLimit, if the
-    // call ends before that trip), so that a refused call is refused exactly as here
-    state.limitDeferred = { fn: opts.fn, rateClass: opts.rateClass };
+    // the function pipeline takes it in the call's first trip to Redis (http/admission.ts)
+    deferLimit(state, opts.fn, opts.rateClass);
     return { auth, body };
   }
   await takeLimit(deps, auth, state, opts.fn, opts.rateClass, t);
   return { auth, body };
-}
-
-/** One request from the key's own bucket for `fn` (if its policy sets one), then from the account's. */
-export async function takeLimit(
-  deps: Pick<EdgeDeps, "limiter">,
-  auth: AuthInfo,
-  state: RequestState,
-  fn: string,
-  rateClass: RateClass,
-  since = performance.now(),
-): Promise<void> {
-  const keyLimit = auth.policy?.rate_limit_per_minute;
-  const own = keyLimit !== undefined ? await deps.limiter.checkKey(auth.accountId, auth.keyId, fn, keyLimit) : null;
-  const d = own && !own.allowed ? own : await deps.limiter.check(auth.accountId, auth.plan, fn, rateClass);
-  mark(state, "ratelimit", since);
-  applyLimit(state, fn, own, d);
-}
-
-/**
- * The RateLimit-* headers of the bucket that refused, else of the one with fewer requests left;
- * 429 when `d` (the key's own bucket when it refused, else the account's) refused.
- */
-export function applyLimit(state: RequestState, fn: string, own: RateDecision | null, d: RateDecision): void {
-  const shown = own && d.allowed && own.remaining < d.remaining ? own : d;
-  Object.assign(state.headers, rateLimitHeaders(shown));
-  if (!d.allowed)
-    throw limitRefusal(
-      d,
-      fn,
-      `${d === own ? "this key's own " : ""}rate limit of ${d.limit} requests per minute for ${fn} exceeded; retry in ${d.retryAfterSeconds}s`,
-    );
 }

@@ -1,8 +1,7 @@
-import type { AuthInfo, KeyStore } from "../auth/interface";
-import { checkModel, keyBudget, modelFilter, noAllowedModel } from "../auth/policy";
+import type { AuthInfo } from "../auth/interface";
+import { keyBudget, modelFilter } from "../auth/policy";
 import { canonicalJson, digest } from "../cache/canonical";
 import type { CachedAnswer, ResponseCache } from "../cache/interface";
-import type { CallStarter } from "../callstart/interface";
 import type { Config } from "../config";
 import { chargedAnswer } from "../credits/charged-answer";
 import type { CreditLedger, Reservation } from "../credits/interface";
@@ -16,11 +15,20 @@ import { fixedLabels, type Metrics } from "../metrics";
 import { CpuBudgetExceeded, withCpuBudget } from "../offline-engine/budget";
 import { type GuardCounts, type RequestGuard, stringsOf } from "../providers/guardrails";
 import type { RouteCall, RouteOutcome } from "../providers/router";
-import type { RateDecision, RateLimiter } from "../ratelimit/interface";
 import type { SecretStore } from "../storage/secrets";
-import { applyLimit, type Edge, takeLimit } from "./edge";
+import {
+  admitGuarded,
+  admitModels,
+  cacheKeyOf,
+  cacheWanted,
+  type FirstTrip,
+  firstTrip,
+  type LimitDeps,
+  limitOnRefusal,
+} from "./admission";
+import type { Edge } from "./edge";
 import { renderSuccess } from "./envelope";
-import { countRedactions, guardFor, inspectOrRefuse, markGuarded } from "./guardrails";
+import { countRedactions, markGuarded } from "./guardrails";
 import { mark, type RequestState, serverTiming } from "./state";
 
 /** What the pipeline needs from the provider router. */
@@ -32,15 +40,12 @@ export interface FunctionRouter {
   ): { provider: string; model: string } | null;
 }
 
-export interface PipelineDeps {
+/** The services the pipeline asks; the limiter and the first trip are the admission stage's (`LimitDeps`). */
+export interface PipelineDeps extends LimitDeps {
   config: Config;
-  keys: KeyStore;
   ledger: CreditLedger;
-  limiter: RateLimiter;
   cache: ResponseCache;
   idempotency: IdempotencyStore;
-  /** with Redis: the call's limit, Idempotency-Key claim and cache lookup in one trip */
-  callStarter?: CallStarter | null;
   router: FunctionRouter;
   metrics: Metrics;
   secrets: SecretStore;
@@ -62,6 +67,10 @@ interface Route {
   /** the key policy refuses the call's model: thrown where the call meets it (after its Idempotency-Key) */
   refusal?: unknown;
 }
+
+/** What a call finds when the edge took its limit: no first trip. */
+const NO_TRIP: FirstTrip = Object.freeze({});
+const isNull = (x: unknown) => x === null;
 
 /** Runs `work` under a CPU budget of `ms`; past it the request is a 413, before anything is held or charged. */
 function withinCpuBudget<T>(ms: number, fn: string, work: () => T): T {
@@ -100,39 +109,21 @@ export class FunctionPipeline {
    * `sessionCall` for the dashboard's playground, the session's account as the caller); `params` (path parameters such as a
    * knowledge base id) are merged into the body before validation.
    */
-  async handle(
-    def: AnyFunctionDef,
-    request: Request,
-    state: RequestState,
-    edge: Edge,
-    params?: Record<string, string>,
-  ): Promise<Response> {
+  async handle(def: AnyFunctionDef, request: Request, state: RequestState, edge: Edge, params?: Record<string, string>) {
+    if (params) Object.assign(edge.body, params);
     // the edge leaves the limit here only when the app has a first trip to take it in (deps.callStarter)
-    const deferred = state.limitDeferred;
-    if (!deferred) return this.run(def, request, state, edge, params);
+    if (!state.limitDeferred) return this.run(def, request, state, edge);
     try {
-      return await this.run(def, request, state, edge, params);
+      return await this.run(def, request, state, edge);
     } catch (err) {
-      // refused before its first trip (invalid, guarded, a model its key may not use): the limit is
-      // taken now, and an empty bucket answers 429 first, as when the edge took it
-      if (state.limitDeferred) {
-        state.limitDeferred = undefined;
-        await takeLimit(this.deps, edge.auth, state, deferred.fn, deferred.rateClass);
-      }
+      await limitOnRefusal(this.deps, edge.auth, state);
       throw err;
     }
   }
 
-  private async run(
-    def: AnyFunctionDef,
-    request: Request,
-    state: RequestState,
-    edge: Edge,
-    params?: Record<string, string>,
-  ): Promise<Response> {
+  private async run(def: AnyFunctionDef, request: Request, state: RequestState, edge: Edge): Promise<Response> {
     const { config } = this.deps;
     const { auth, body } = edge;
-    if (params) Object.assign(body, params);
     const t = performance.now();
 
     // Reading the request is request-shaped work like the offline engine's (a caller's schema is
@@ -147,8 +138,7 @@ export class FunctionPipeline {
     });
     // guardrails (docs/guardrails.md): a request carrying a blocked kind ends here, uncharged and
     // before anything (a `prepare` that embeds a query included) sends it anywhere
-    const guard = guardFor(config, auth, auth.policy?.guardrails);
-    if (guard) inspectOrRefuse(guard, stringsOf(req), state, this.deps.metrics);
+    const guard = admitGuarded(this.deps, auth, state, stringsOf, req);
     if (def.prepare)
       req = await def.prepare(req, {
         accountId: auth.accountId,
@@ -164,8 +154,10 @@ export class FunctionPipeline {
       throw new GatewayError("invalid_request", "Idempotency-Key must be 1 to 255 characters", { param: "Idempotency-Key" });
     const route = this.route(def, req, auth, request, guard);
     const bodyHash = idemKey !== null ? digest(def.name, canonicalJson(req)) : "";
-    let first: { begun?: IdempotencyBegin; lookedUp?: { hit: CachedAnswer | null } } = {};
-    if (state.limitDeferred) first = await this.firstTrip(state, auth, idemKey, bodyHash, route);
+    // a call its key's policy refuses looks nothing up
+    const first = state.limitDeferred
+      ? await firstTrip(this.deps, state, auth, idemKey, bodyHash, route.refusal === undefined ? route.cacheKey : null)
+      : NO_TRIP;
     let paidBy: string | null = null;
     if (idemKey !== null) {
       const begun = await this.beginIdempotent(auth, idemKey, bodyHash, state, first.begun);
@@ -199,38 +191,6 @@ export class FunctionPipeline {
       });
     }
     return res;
-  }
-
-  /**
-   * The call's first trip to Redis (callstart/): the limit the edge left to it, then the
-   * Idempotency-Key's claim and the cache lookup, in one round trip; a refusal is thrown as the
-   * edge throws it.
-   */
-  private async firstTrip(
-    state: RequestState,
-    auth: AuthInfo,
-    idemKey: string | null,
-    bodyHash: string,
-    route: Route,
-  ): Promise<{ begun?: IdempotencyBegin; lookedUp?: { hit: CachedAnswer | null } }> {
-    const { fn, rateClass } = state.limitDeferred as NonNullable<RequestState["limitDeferred"]>;
-    const t = performance.now();
-    // taken by this trip, whatever it answers (a refusal of its Idempotency-Key included)
-    state.limitDeferred = undefined;
-    const start = await (this.deps.callStarter as CallStarter).start({
-      accountId: auth.accountId,
-      keyId: auth.keyId,
-      fn,
-      limit: this.deps.limiter.limitFor(auth.plan, fn, rateClass),
-      keyLimit: auth.policy?.rate_limit_per_minute,
-      idempotency: idemKey !== null ? { key: idemKey, bodyHash, requestId: state.requestId } : undefined,
-      // a call its key's policy refuses looks nothing up
-      cacheKey: route.refusal === undefined ? route.cacheKey : null,
-    });
-    mark(state, "ratelimit", t);
-    const own = start.own;
-    applyLimit(state, fn, own, own && !own.allowed ? own : (start.account as RateDecision));
-    return { begun: start.idempotency, lookedUp: start.hit !== undefined ? { hit: start.hit } : undefined };
   }
 
   private async beginIdempotent(
@@ -301,25 +261,24 @@ export class FunctionPipeline {
     const { config, router } = this.deps;
     const model = typeof req.model === "string" && req.model ? req.model : undefined;
     const preferProvider = def.name === "content-generation" && typeof req.provider === "string" ? req.provider : undefined;
-    const allowModel = modelFilter(auth.policy);
-    const out: Route = { model, preferProvider, allowModel, guard, cacheKey: null };
+    const out: Route = { model, preferProvider, allowModel: modelFilter(auth.policy), guard, cacheKey: null };
     try {
-      // the key's allowed_models: the model asked for, then the models the route may pick
-      if (model) checkModel(auth.policy, model);
-      const resolved = router.resolveModel(def, { model, preferProvider, allowModel });
-      if (resolved === null && allowModel && router.resolveModel(def, { model, preferProvider }) !== null)
-        throw noAllowedModel(auth.policy, def.name);
-      const cacheControl = request.headers.get("cache-control") ?? "";
-      if (config.cache.enabled && resolved !== null && !/no-cache|no-store/i.test(cacheControl))
-        out.cacheKey = digest(
+      const resolved = admitModels(
+        auth.policy,
+        def.name,
+        model,
+        (allowModel) => router.resolveModel(def, { model, preferProvider, allowModel }),
+        isNull,
+      );
+      if (resolved !== null && cacheWanted(config, request, true))
+        out.cacheKey = cacheKeyOf(
+          guard,
           auth.accountId,
           def.name,
           def.promptVersion,
           resolved.provider,
           resolved.model,
           canonicalJson(req),
-          // a guarded answer is the answer of its guardrails (restored or not): never shared with other settings
-          ...(guard ? [JSON.stringify(guard.settings)] : []),
         );
     } catch (err) {
       out.refusal = err;

@@ -1,4 +1,5 @@
 import { errorType, type GatewayError } from "../errors";
+import type { UpstreamClientError } from "../providers/chat";
 import { errorBody, successBody } from "./envelope";
 import type { RequestState } from "./state";
 
@@ -28,23 +29,25 @@ export function ok(state: RequestState, message: string, result: unknown, status
   return jsonResponse(state, status, body);
 }
 
-export function errorResponse(state: RequestState, err: GatewayError): Response {
+/**
+ * The one rendering of a refusal: in the envelope, or in OpenAI's shape
+ * (`{"error": {message, type, param, code}}`, what every `/v1` route answers, so OpenAI SDK clients
+ * raise the exception class of the status). A 429 always says when to retry (`Retry-After`, 1 s
+ * unless the error or the request's limit headers say otherwise).
+ */
+export function errorResponse(state: RequestState, err: GatewayError, openAi = false): Response {
   state.errorCode = err.code;
   const headers = { ...err.headers };
   if (err.code === "rate_limited" && !state.headers["Retry-After"] && !headers["Retry-After"]) headers["Retry-After"] = "1";
-  return jsonResponse(
-    state,
-    err.status,
-    errorBody(state.requestId, err, Math.round(performance.now() - state.startedPerf)),
-    headers,
-  );
+  const body = openAi
+    ? JSON.stringify({ error: { message: err.message, type: errorType(err.code), param: err.param, code: err.code } })
+    : errorBody(state.requestId, err, Math.round(performance.now() - state.startedPerf));
+  return jsonResponse(state, err.status, body, headers);
 }
 
-/** An error in OpenAI's shape, `{"error": {message, type, param, code}}`: what every `/v1` route answers. */
-export function openAiErrorResponse(state: RequestState, err: GatewayError): Response {
-  state.errorCode = err.code;
-  const headers = { ...err.headers };
-  if (err.code === "rate_limited" && !state.headers["Retry-After"] && !headers["Retry-After"]) headers["Retry-After"] = "1";
-  const error = { message: err.message, type: errorType(err.code), param: err.param, code: err.code };
-  return jsonResponse(state, err.status, JSON.stringify({ error }), headers);
+/** A provider's own 4xx to a `/v1` call (the client's error, not the gateway's): its body passed through as it was. */
+export function upstreamErrorResponse(state: RequestState, err: UpstreamClientError): Response {
+  state.provider = err.provider;
+  state.errorCode = err.error.code ?? undefined;
+  return jsonResponse(state, err.status, JSON.stringify({ error: err.error }));
 }

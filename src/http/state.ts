@@ -17,6 +17,11 @@ export interface RequestState {
   sentBody?: SentBody;
   /** the JSON body's size in bytes as it arrived (what the /v1 hold is bounded by: docs/pricing.md) */
   bodyBytes?: number;
+  /**
+   * the JSON body the edge parsed, which `sentBody` and `bodyBytes` describe: a body a route made
+   * of it (a translated one) is forwarded as the gateway serialises it, and sized anew
+   */
+  parsedBody?: Record<string, unknown>;
   fn?: string;
   provider?: string;
   /** the model that answered (or was asked for): the trace and the request log */
@@ -42,8 +47,8 @@ export interface RequestState {
   /** this request's trace, when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT) */
   trace?: RequestTrace;
   /**
-   * the rate limit the edge left to the function pipeline (http/edge.ts `deferLimit`), which takes
-   * it in the call's first trip to Redis; cleared once taken
+   * the rate limit the edge left to the call's first trip to Redis (http/admission.ts, which alone
+   * sets, takes and clears it: `deferLimit`, `firstTrip`, `limitOnRefusal`)
    */
   limitDeferred?: { fn: string; rateClass: RateClass };
 }

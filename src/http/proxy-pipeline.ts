@@ -1,0 +1,313 @@
+/**
+ * The pipeline of the OpenAI-compatible routes (`/v1/chat/completions`, `/v1/embeddings`,
+ * `/v1/responses`), beside the function pipeline (http/pipeline.ts): the client's body is
+ * forwarded to the provider as sent, only `model` resolved (docs/openai-compatible.md). Its own
+ * steps are the shape checks, the parameter ranges, the shared-object and private-URL refusals,
+ * the per-token pricing (docs/pricing.md) and the stream's usage chunk; the key's model policy,
+ * the guardrails, the cache decision, the hold and the charge are the admission stage's
+ * (http/admission.ts, credits/charged-answer.ts), as for a function. Refusals are thrown: the
+ * app's one error handler answers them in OpenAI's shape.
+ */
+import { type KeyPolicy, keyBudget } from "../auth/policy";
+import { canonicalJson } from "../cache/canonical";
+import { type ChargedAnswerCall, chargedAnswer, chargedStream } from "../credits/charged-answer";
+import type { Reservation } from "../credits/interface";
+import { type PricedCall, pricedTargets, reportedUsage } from "../credits/pricing";
+import { GatewayError, invalidRequest } from "../errors";
+import { API_FN, type ProxyCall, type ProxyOutcome } from "../providers/chat";
+import { type GuardCounts, proxyTexts, type RequestGuard } from "../providers/guardrails";
+import { type Target, targetModel } from "../providers/route-plan";
+import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../providers/shared-account";
+import { isObject, type ProxyApi } from "../providers/types";
+import { admitGuarded, admitModels, cacheKeyOf, cacheWanted } from "./admission";
+import { type SentBody, sentBytes } from "./body";
+import type { AppDeps } from "./deps";
+import type { Edge } from "./edge";
+import { countRedactions, markGuarded } from "./guardrails";
+import { checkParameterRanges } from "./openai-params";
+import { asksUsage, noteCharge, streamAnswer } from "./proxy-stream";
+import { mark, type RequestState, serverTiming } from "./state";
+
+export type ProxyDeps = Pick<AppDeps, "config" | "ledger" | "cache" | "router" | "metrics" | "logger">;
+
+/** Only what routing and billing need; everything else is the provider's to judge. */
+function checkShape(api: ProxyApi, body: Record<string, unknown>): void {
+  if (body.model !== undefined && typeof body.model !== "string") throw invalidRequest("model must be a string", "model");
+  if (body.stream !== undefined && typeof body.stream !== "boolean") throw invalidRequest("stream must be a boolean", "stream");
+  if (api === "chat/completions") {
+    const m = body.messages;
+    if (!Array.isArray(m) || m.length === 0) throw invalidRequest("messages must be a non-empty array", "messages");
+    const bad = m.findIndex((x) => !isObject(x) || typeof x.role !== "string");
+    if (bad >= 0) throw invalidRequest(`messages[${bad}] must be an object with a role`, `messages[${bad}]`);
+  }
+  if (api === "embeddings" && body.input === undefined) throw invalidRequest("input is required", "input");
+  if (api === "embeddings" && body.stream !== undefined) throw invalidRequest("embeddings do not stream", "stream");
+}
+
+/**
+ * What the cache may answer (docs/openai-compatible.md): never a stream, never n > 1,
+ * never a sample asked for explicitly (temperature > 0 or top_p < 1) without a seed, never the
+ * stateful Responses API.
+ */
+function cacheable(api: ProxyApi, body: Record<string, unknown>): boolean {
+  if (api === "responses" || body.stream === true) return false;
+  if (api === "embeddings") return true;
+  if (typeof body.n === "number" && body.n > 1) return false;
+  const sampled =
+    (typeof body.temperature === "number" && body.temperature > 0) || (typeof body.top_p === "number" && body.top_p < 1);
+  return !sampled || body.seed !== undefined;
+}
+
+/** Bytes `withStreamUsage` may add to a body: `,"stream_options":{"include_usage":true}` and then some. */
+const STREAM_USAGE_BYTES = 64;
+
+/**
+ * A chat stream always asks the upstream for its usage chunk: the call is charged on it
+ * (docs/pricing.md). A client that did not ask for it does not get it (proxy-stream.ts).
+ */
+function withStreamUsage(body: Record<string, unknown>): Record<string, unknown> {
+  if (asksUsage(body)) return body;
+  return { ...body, stream_options: { ...(isObject(body.stream_options) ? body.stream_options : {}), include_usage: true } };
+}
+
+function withoutApiKey(raw: Record<string, unknown>): Record<string, unknown> {
+  const { api_key: _key, ...body } = raw;
+  return body;
+}
+
+const noTargets = (targets: Target[]) => targets.length === 0;
+/** The texts the guardrails inspect, per API (made once, not per request). */
+const TEXTS: Record<ProxyApi, (body: Record<string, unknown>) => string[]> = {
+  "chat/completions": (body) => proxyTexts("chat/completions", body),
+  embeddings: (body) => proxyTexts("embeddings", body),
+  responses: (body) => proxyTexts("responses", body),
+};
+
+/** A call admitted and priced: what both answers (plain, streamed) go on with. */
+interface Admitted {
+  api: ProxyApi;
+  fn: string;
+  /** the client's body, without api_key */
+  body: Record<string, unknown>;
+  guard: RequestGuard | null;
+  priced: PricedCall;
+  call: ProxyCall;
+}
+
+export class ProxyPipeline {
+  constructor(private deps: ProxyDeps) {}
+
+  /**
+   * Validation and the admission stage (nothing is held or sent before they pass), then the answer:
+   * plain (cached when it may be) or streamed.
+   */
+  async handle(api: ProxyApi, request: Request, state: RequestState, edge: Edge): Promise<Response> {
+    const t = performance.now();
+    const { auth, body: raw } = edge;
+    // a key sent in the body is not forwarded; the usual body, without one, is used as parsed (no copy)
+    const body = "api_key" in raw ? withoutApiKey(raw) : raw;
+    const targets = this.admit(api, body, auth.policy, state);
+    const urls = remoteUrls(api, body);
+    if (urls.length > 0) await refusePrivateUrls(urls);
+    const guard = admitGuarded(this.deps, auth, state, TEXTS[api], body);
+    mark(state, "validate", t);
+    const a = this.price(api, raw, body, targets, guard, request, state);
+    if (body.stream === true) return this.stream(a, request, state, edge);
+    const done = await chargedAnswer(this.plainCall(a, request, state, edge));
+    return this.plainAnswer(state, done);
+  }
+
+  /** The body's shape and parameters, then the key's model policy: the targets the call may go to. */
+  private admit(api: ProxyApi, body: Record<string, unknown>, policy: KeyPolicy | undefined, state: RequestState): Target[] {
+    const { router } = this.deps;
+    const fn = API_FN[api];
+    checkShape(api, body);
+    // the model asked for, until one answers (the request log)
+    if (typeof body.model === "string") state.model = body.model.slice(0, 200);
+    checkParameterRanges(api, body);
+    refuseSharedObjects(api, body);
+    return admitModels(
+      policy,
+      fn,
+      typeof body.model === "string" ? body.model : undefined,
+      (allow) => {
+        const planned = router.proxyTargets({ api, body });
+        return allow ? planned.filter((t) => allow(targetModel(t, fn))) : planned;
+      },
+      noTargets,
+    );
+  }
+
+  /** What is forwarded (redacted by the guardrails) and the hold's bound: nothing is held or sent yet. */
+  private price(
+    api: ProxyApi,
+    raw: Record<string, unknown>,
+    body: Record<string, unknown>,
+    targets: Target[],
+    guard: RequestGuard | null,
+    request: Request,
+    state: RequestState,
+  ): Admitted {
+    const { config } = this.deps;
+    // every /v1 provider is outside the gateway: what it is sent is redacted
+    const sent = guard ? guard.forProxy(api, body) : body;
+    const forwarded = api === "chat/completions" && body.stream === true ? withStreamUsage(sent) : sent;
+    // what the client sent describes this body only if it is the one the edge parsed (a route
+    // that translates another API's body hands over a body of its own)
+    const asSent = raw === state.parsedBody;
+    // Priced per token (docs/pricing.md): an upper bound of what the call can cost, from every
+    // byte forwarded, is held before any provider is called. The body's size as it arrived bounds
+    // the forwarded one (less a key; plus include_usage), unless the guardrails rewrote it.
+    const bytes =
+      asSent && sent === body && state.bodyBytes !== undefined
+        ? state.bodyBytes + (forwarded === sent ? 0 : STREAM_USAGE_BYTES)
+        : Buffer.byteLength(JSON.stringify(forwarded));
+    const priced = pricedTargets(config.pricing, api, forwarded, bytes, targets);
+    const call: ProxyCall = {
+      api,
+      body: forwarded,
+      // the body parsed once and serialised only if changed: unchanged, the client's own bytes go
+      sentText: asSent && forwarded === raw && !guard && state.sentBody ? () => sentBytes(state.sentBody as SentBody) : undefined,
+      signal: request.signal,
+      deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
+      requestId: state.requestId,
+      trace: state.trace,
+    };
+    return { api, fn: API_FN[api], body, guard, priced, call };
+  }
+
+  private insufficient({ fn, priced: { hold, estimate } }: Admitted): GatewayError {
+    return new GatewayError(
+      "insufficient_credits",
+      `insufficient credits: a call of ${fn} holds up to ${hold} credit${hold === 1 ? "" : "s"} (at most ${estimate.input} input and at most ${estimate.output} output tokens)`,
+    );
+  }
+
+  /** A reported usage that costs more than the hold: charged the hold, logged (never the body) and counted. */
+  private overHold(a: Admitted, state: RequestState, provider: string, credits: number): void {
+    const { fn } = a;
+    this.deps.metrics.inc("textai_usage_over_hold_total", "/v1 calls whose reported usage cost more than their hold", {
+      function: fn,
+      provider,
+    });
+    this.deps.logger.log("warn", "reported usage above the hold", {
+      request_id: state.requestId,
+      fn,
+      provider,
+      held: a.priced.hold,
+      credits,
+    });
+  }
+
+  /** Held, opened, then charged on what was delivered (credits/charged-answer.ts `chargedStream`); never cached. */
+  private async stream(a: Admitted, request: Request, state: RequestState, { auth }: Edge): Promise<Response> {
+    const { ledger, router, metrics, logger } = this.deps;
+    const { priced } = a;
+    const {
+      stream: outcome,
+      reservation,
+      charge,
+    } = await chargedStream({
+      ledger,
+      mark: (stage, since) => mark(state, stage, since),
+      accountId: auth.accountId,
+      cost: priced.hold,
+      budget: keyBudget(auth),
+      insufficient: () => this.insufficient(a),
+      produce: () => router.proxyStream(a.call, priced.targets),
+      pricing: (outcome) => ({
+        price: priced.priceOf(outcome.provider),
+        fees: priced.feesOf(outcome.provider),
+        overHold: (credits) => this.overHold(a, state, outcome.provider, credits),
+        promptTokens: priced.promptTokens,
+        // the client's signal is left out: a client that leaves early pays for what it was sent
+        details: { keyId: auth.keyId, fn: a.fn, requestId: state.requestId, provider: outcome.provider, cached: false },
+      }),
+    });
+    markGuarded(state, countRedactions(a.guard, metrics));
+    return streamAnswer({ ...a, request, state, outcome, reservation, charge, metrics, logger });
+  }
+
+  /** A plain answer's call of `chargedAnswer`: cached when it may be (the admission stage's key), held, produced, charged. */
+  private plainCall(
+    a: Admitted,
+    request: Request,
+    state: RequestState,
+    { auth }: Edge,
+  ): ChargedAnswerCall<ProxyOutcome & { notes?: Record<string, unknown> }> {
+    const { ledger, cache, router, metrics } = this.deps;
+    const { fn, body, guard, priced } = a;
+    const first = priced.targets[0];
+    // Every forwarded field and the provider and model it goes to: no two different requests share an answer.
+    const cacheKey =
+      first !== undefined && cacheWanted(this.deps.config, request, cacheable(a.api, body))
+        ? cacheKeyOf(guard, auth.accountId, fn, first.name, targetModel(first, fn), canonicalJson(body))
+        : null;
+    return {
+      ledger,
+      cache,
+      mark: (stage, since) => mark(state, stage, since),
+      accountId: auth.accountId,
+      cost: priced.hold,
+      budget: keyBudget(auth),
+      cacheKey,
+      details: (provider, cached) => ({
+        keyId: auth.keyId,
+        fn,
+        requestId: state.requestId,
+        provider,
+        cached,
+        signal: request.signal,
+      }),
+      insufficient: () => this.insufficient(a),
+      priced: (answer) => {
+        const p = priced.charge(answer.provider, answer.json, answer.parsed);
+        state.tokens = p.tokens;
+        if (p.reported && p.credits > priced.hold) this.overHold(a, state, answer.provider, p.credits);
+        return p;
+      },
+      produce: async () => {
+        const out = await router.proxy(a.call, priced.targets);
+        if (!guard) return out;
+        // kept with the answer, so a cache hit of it says what was redacted too
+        const redacted = countRedactions(guard, metrics);
+        const json = guard.restoreJson(out.json);
+        return {
+          ...out,
+          json,
+          // pricing reads the answer's usage from its parse: kept when the restore left the answer as it
+          // was, or when the answer reports its usage (a restore changes text, never usage); else the
+          // restored answer is parsed again (its output tokens are estimated from the restored text)
+          parsed: json === out.json || (out.parsed && reportedUsage(out.parsed.value)) ? out.parsed : undefined,
+          ...(redacted ? { notes: { guardrails: { redacted } } } : {}),
+        };
+      },
+      fromCache: (hit) => ({ ...hit, attempts: [] }),
+    };
+  }
+
+  private plainAnswer(
+    state: RequestState,
+    {
+      answer,
+      reservation,
+      cached,
+    }: { answer: ProxyOutcome & { notes?: Record<string, unknown> }; reservation: Reservation; cached: boolean },
+  ): Response {
+    noteCharge(state, reservation, answer.provider, answer.model, cached);
+    markGuarded(state, (answer.notes?.guardrails as { redacted?: GuardCounts } | undefined)?.redacted);
+    state.status = 200;
+    mark(state, "total", state.startedPerf);
+    return new Response(answer.json, {
+      headers: {
+        "content-type": "application/json",
+        "X-Cache": cached ? "HIT" : "MISS",
+        "x-textai-provider": answer.provider,
+        "x-textai-credits-deducted": String(reservation.amount),
+        "x-textai-credits-remaining": String(reservation.remaining),
+        "Server-Timing": serverTiming(state),
+        ...state.headers,
+      },
+    });
+  }
+}

@@ -1,0 +1,228 @@
+/**
+ * A streamed `/v1` answer as Server-Sent Events (http/proxy-pipeline.ts opens it with
+ * `chargedStream`): the upstream's events relayed one frame each, the usage chunk a client did not
+ * ask for dropped, PII placeholders restored, and the charge (`StreamedCharge`) settled once the
+ * stream has ended, or its client has left; a stream cut after its first byte ends with an error
+ * event, never a fake `[DONE]`.
+ */
+import type { Reservation } from "../credits/interface";
+import type { StreamedCharge } from "../credits/streamed-charge";
+import { GatewayError } from "../errors";
+import type { Logger } from "../log";
+import type { Metrics } from "../metrics";
+import type { ProxyStreamOutcome } from "../providers/chat";
+import { type RequestGuard, StreamRestorer } from "../providers/guardrails";
+import { isObject, ProviderError, type ProxyApi } from "../providers/types";
+import { toGatewayError } from "./errors";
+import { endTrace, mark, type RequestState } from "./state";
+
+const enc = new TextEncoder();
+const DONE = enc.encode("data: [DONE]\n\n");
+
+/** One SSE frame per upstream event; the Responses API names its events. */
+function frame(api: ProxyApi, event: unknown): Uint8Array {
+  const type = api === "responses" && isObject(event) && typeof event.type === "string" ? event.type : null;
+  return enc.encode(`${type ? `event: ${type}\n` : ""}data: ${JSON.stringify(event)}\n\n`);
+}
+
+/**
+ * The error event that ends a stream cut after its first byte (never followed by [DONE]); a
+ * Responses stream numbers it after the last event sent (ResponseErrorEvent requires it).
+ */
+function errorFrame(api: ProxyApi, message: string, code: string, sequenceNumber: number): Uint8Array {
+  if (api === "responses") {
+    const event = { type: "error", code, message, param: null, sequence_number: sequenceNumber };
+    return enc.encode(`event: error\ndata: ${JSON.stringify(event)}\n\n`);
+  }
+  return enc.encode(`data: ${JSON.stringify({ error: { message, type: "api_error", param: null, code } })}\n\n`);
+}
+
+/** Whether the client asked for the usage chunk of a chat stream. */
+export const asksUsage = (body: Record<string, unknown>) =>
+  isObject(body.stream_options) && body.stream_options.include_usage === true;
+
+/** A chat chunk as the client asked for it without usage: no `usage` field, no usage-only chunk (null: drop it). */
+function withoutUsage(event: unknown): unknown {
+  if (!isObject(event) || !("usage" in event)) return event;
+  const { usage: _usage, ...rest } = event;
+  return Array.isArray(rest.choices) && rest.choices.length === 0 ? null : rest;
+}
+
+/** What a charged answer tells the request log and the access log: who answered, what it cost. */
+export function noteCharge(state: RequestState, r: Reservation, provider: string, model: string, cached: boolean): void {
+  state.provider = provider;
+  state.model = model;
+  state.credits = r.amount;
+  state.cached = cached;
+}
+
+export interface StreamAnswer {
+  api: ProxyApi;
+  fn: string;
+  /** the client's body (without api_key): what it asked for (usage chunk), what a restore reads */
+  body: Record<string, unknown>;
+  guard: RequestGuard | null;
+  request: Request;
+  state: RequestState;
+  outcome: ProxyStreamOutcome;
+  reservation: Reservation;
+  charge: StreamedCharge;
+  metrics: Metrics;
+  logger: Logger;
+}
+
+type How = "completed" | "cut" | "client_closed";
+
+/** The relay of one stream: pulled by the client's reads, cancelled when it leaves. */
+class Relay {
+  /** events to send before the next upstream one (a restorer may turn one event into two) */
+  private queued: unknown[] = [];
+  private lastSequence = -1;
+  private readonly events: AsyncIterator<unknown>;
+  private readonly restorer: StreamRestorer | null;
+  /** a chat stream whose client did not ask for the usage chunk (the gateway did, to charge it) */
+  private readonly strip: boolean;
+  private streamDone = () => {};
+
+  constructor(private c: StreamAnswer) {
+    this.events = c.outcome.events[Symbol.asyncIterator]();
+    this.restorer = c.guard?.restores ? new StreamRestorer(c.guard, c.api, c.body) : null;
+    this.strip = c.api === "chat/completions" && !asksUsage(c.body);
+    // the request log records a stream once it has ended, with its outcome and charge
+    c.state.streamEnded = new Promise<void>((resolve) => {
+      this.streamDone = resolve;
+    });
+  }
+
+  /** The access log line was written when the stream began (status 200); how it ended is told here. */
+  private ended(how: How): void {
+    const { state, fn } = this.c;
+    if (how === "cut") state.status = 502;
+    this.streamDone();
+    this.c.metrics.inc("textai_streams_total", "Streamed answers by function and how they ended", { function: fn, outcome: how });
+    if (how !== "completed")
+      this.c.logger.log(how === "cut" ? "warn" : "info", "stream ended early", {
+        request_id: state.requestId,
+        fn,
+        provider: this.c.outcome.provider,
+        status: how === "cut" ? 502 : 499,
+        credits: how === "client_closed" ? this.c.reservation.amount : 0,
+      });
+  }
+
+  /** Charges what was delivered (once), and records it. */
+  private async settle(): Promise<void> {
+    const { state, charge, outcome } = this.c;
+    const t = performance.now();
+    await charge.charge();
+    mark(state, "settle", t);
+    noteCharge(state, this.c.reservation, outcome.provider, outcome.model, false);
+    state.tokens = charge.tokens().usage;
+  }
+
+  /** The client left before the end: the upstream is closed, what it was sent is charged. */
+  async abandoned(): Promise<void> {
+    const { state, charge } = this.c;
+    if (!charge.open) return;
+    state.status = 499;
+    state.errorCode = "client_closed";
+    const closing = Promise.resolve(this.events.return?.()).catch(() => {});
+    try {
+      await this.settle();
+    } catch (err) {
+      this.c.logger.log("error", "charge of an abandoned stream failed", {
+        request_id: state.requestId,
+        fn: this.c.fn,
+        error: (err as Error).message,
+      });
+    }
+    this.ended("client_closed");
+    endTrace(state, this.c.request);
+    await closing;
+  }
+
+  private send(controller: ReadableStreamDefaultController<Uint8Array>, out: unknown): void {
+    const seq = isObject(out) ? out.sequence_number : undefined;
+    if (typeof seq === "number") this.lastSequence = seq;
+    controller.enqueue(frame(this.c.api, out));
+  }
+
+  async pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    const { queued, restorer, events, c } = this;
+    try {
+      if (queued.length > 0) return this.send(controller, queued.shift());
+      let next = await events.next();
+      // an event the client did not ask for (the usage chunk) is skipped: pull must enqueue or close
+      for (; !next.done; next = await events.next()) {
+        c.charge.saw(next.value);
+        const out = this.strip ? withoutUsage(next.value) : next.value;
+        if (out === null) continue;
+        // restore_pii: the client's values back, a placeholder cut between chunks included
+        queued.push(...(restorer ? restorer.push(out) : [out]));
+        if (queued.length > 0) return this.send(controller, queued.shift());
+      }
+      if (restorer) queued.push(...restorer.end());
+      if (queued.length > 0) return this.send(controller, queued.shift());
+      if (!c.charge.open) return;
+      await this.settle();
+      this.ended("completed");
+      endTrace(c.state, c.request);
+      if (c.api === "chat/completions") controller.enqueue(DONE);
+      controller.close();
+    } catch (err) {
+      // the client left (Bun aborts its signal, which aborts the upstream): charged for what it was sent
+      if (c.request.signal.aborted) return this.abandoned();
+      this.cut(controller, err);
+    }
+  }
+
+  /** The charge failed, or the stream was cut after the first byte: an error event, never a fake [DONE]. */
+  private cut(controller: ReadableStreamDefaultController<Uint8Array>, err: unknown): void {
+    const { c } = this;
+    if (c.charge.open) {
+      c.charge.release();
+      this.ended("cut");
+    }
+    const e = toGatewayError(
+      "UNKNOWN",
+      err instanceof GatewayError
+        ? err
+        : new GatewayError("provider_error", `upstream stream failed${err instanceof ProviderError ? ` (${err.code})` : ""}`),
+    );
+    c.state.errorCode = e.code;
+    endTrace(c.state, c.request);
+    try {
+      controller.enqueue(errorFrame(c.api, e.message, e.code, this.lastSequence + 1));
+      controller.close();
+    } catch {
+      // the client is gone already
+    }
+    this.streamDone();
+  }
+}
+
+/** The stream's answer: status 200 and its headers now, its events as the client reads them. */
+export function streamAnswer(c: StreamAnswer): Response {
+  const { state, outcome } = c;
+  noteStreamStart(state, outcome);
+  const relay = new Relay(c);
+  const sse = new ReadableStream<Uint8Array>({
+    pull: (controller) => relay.pull(controller),
+    cancel: () => relay.abandoned(),
+  });
+  state.status = 200;
+  state.trace?.streaming();
+  return new Response(sse, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      "x-textai-provider": outcome.provider,
+      ...state.headers,
+    },
+  });
+}
+
+function noteStreamStart(state: RequestState, outcome: ProxyStreamOutcome): void {
+  state.provider = outcome.provider;
+  state.model = outcome.model;
+}
