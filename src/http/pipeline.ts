@@ -13,7 +13,8 @@ import type { IdempotencyBegin, IdempotencyStore, StoredResponse } from "../idem
 import type { Logger } from "../log";
 import { fixedLabels, type Metrics } from "../metrics";
 import { CpuBudgetExceeded, withCpuBudget } from "../offline-engine/budget";
-import { type GuardCounts, type RequestGuard, stringsOf } from "../providers/guardrails";
+import { textsOf } from "../providers/guard-walk";
+import type { GuardCounts, RequestGuard } from "../providers/guardrails";
 import type { RouteCall, RouteOutcome } from "../providers/router";
 import type { SecretStore } from "../storage/secrets";
 import {
@@ -138,7 +139,7 @@ export class FunctionPipeline {
     });
     // guardrails (docs/guardrails.md): a request carrying a blocked kind ends here, uncharged and
     // before anything (a `prepare` that embeds a query included) sends it anywhere
-    const guard = admitGuarded(this.deps, auth, state, stringsOf, req);
+    const guard = admitGuarded(this.deps, auth, state, textsOf, req);
     if (def.prepare)
       req = await def.prepare(req, {
         accountId: auth.accountId,

@@ -15,7 +15,8 @@ import type { Reservation } from "../credits/interface";
 import { type PricedCall, pricedTargets, reportedUsage } from "../credits/pricing";
 import { GatewayError, invalidRequest } from "../errors";
 import { API_FN, type ProxyCall, type ProxyOutcome } from "../providers/chat";
-import { type GuardCounts, proxyTexts, type RequestGuard } from "../providers/guardrails";
+import { textsOf } from "../providers/guard-walk";
+import type { GuardCounts, RequestGuard } from "../providers/guardrails";
 import { type Target, targetModel } from "../providers/route-plan";
 import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../providers/shared-account";
 import { isObject, type ProxyApi } from "../providers/types";
@@ -76,12 +77,6 @@ function withoutApiKey(raw: Record<string, unknown>): Record<string, unknown> {
 }
 
 const noTargets = (targets: Target[]) => targets.length === 0;
-/** The texts the guardrails inspect, per API (made once, not per request). */
-const TEXTS: Record<ProxyApi, (body: Record<string, unknown>) => string[]> = {
-  "chat/completions": (body) => proxyTexts("chat/completions", body),
-  embeddings: (body) => proxyTexts("embeddings", body),
-  responses: (body) => proxyTexts("responses", body),
-};
 
 /** A call admitted and priced: what both answers (plain, streamed) go on with. */
 interface Admitted {
@@ -109,7 +104,7 @@ export class ProxyPipeline {
     const targets = this.admit(api, body, auth.policy, state);
     const urls = remoteUrls(api, body);
     if (urls.length > 0) await refusePrivateUrls(urls);
-    const guard = admitGuarded(this.deps, auth, state, TEXTS[api], body);
+    const guard = admitGuarded(this.deps, auth, state, textsOf, body);
     mark(state, "validate", t);
     const a = this.price(api, raw, body, targets, guard, request, state);
     if (body.stream === true) return this.stream(a, request, state, edge);

@@ -11,6 +11,7 @@ import { type GuardrailPiiKind, type GuardrailSettings, parseGuardrails } from "
 import { GatewayError } from "../errors";
 import { moderate } from "../offline-engine/moderation";
 import { detectPii, type PiiType } from "../offline-engine/pii";
+import { mapJson } from "./guard-walk";
 import { isObject, type ProxyApi } from "./types";
 
 /** A key's guardrails as its policy stores them (the same fields as the plan's table). */
@@ -82,83 +83,43 @@ const PARTIAL_AT_END = /\[[A-Z0-9_]*$/;
 export type GuardCounts = Record<string, number>;
 
 /**
- * What reads as something else (CONTRACT section 14: the provider never receives the values):
- * fullwidth forms (`４１１１`, `＠`, as Japanese and Chinese keyboards type them), other scripts'
- * decimal digits (`٤١١١`, `𝟒`), Unicode dashes and spaces, invisible characters (a zero-width
- * space inside a number), and the escapes of JSON text
- * (`Zo\u00eb \u0141ukasiewicz`, as Python's json.dumps writes every non-ASCII letter, and `\n`).
- * The recognizer is given the text with these read; what is replaced is the client's own text.
+ * The escapes of JSON text (`Zo\u00eb \u0141ukasiewicz`, as Python's json.dumps writes every
+ * non-ASCII letter, and `\n`) in a string that is JSON itself (tool-call arguments): read before
+ * recognising. What reads as something else in any script (fullwidth digits, `﹫`, dashes, thin
+ * spaces, zero-width characters) is the recognizer's own input stage (offline-engine/pii/fold.ts).
  */
-const FOLDABLE =
-  /[\u00a0\u00ad\u2000-\u200d\u202f\u205f\u2060\u3000\ufeff\u2010-\u2015\u2212\ufe58\ufe63\uff01-\uff5e]|(?![0-9])\p{Nd}|\\(?:u[0-9a-fA-F]{4}|[nrt])/u;
 const ESCAPE = /^\\(?:u([0-9a-fA-F]{4})|([nrt]))/;
 const ESCAPED: Record<string, string> = { n: "\n", r: "\r", t: "\t" };
-const DIGIT = /^\p{Nd}$/u;
-
-function foldChar(cp: number): string | null {
-  if (cp >= 0xff01 && cp <= 0xff5e) return String.fromCharCode(cp - 0xfee0);
-  // invisible: zero-width space, joiners, word joiner, byte-order mark, soft hyphen
-  if ((cp >= 0x200b && cp <= 0x200d) || cp === 0x2060 || cp === 0xfeff || cp === 0xad) return "";
-  if (cp === 0xa0 || (cp >= 0x2000 && cp <= 0x200a) || cp === 0x202f || cp === 0x205f || cp === 0x3000) return " ";
-  if ((cp >= 0x2010 && cp <= 0x2015) || cp === 0x2212 || cp === 0xfe58 || cp === 0xfe63) return "-";
-  if (cp < 0x80 || !DIGIT.test(String.fromCodePoint(cp))) return null;
-  // mathematical digits: five runs of ten in a row
-  if (cp >= 0x1d7ce && cp <= 0x1d7ff) return String((cp - 0x1d7ce) % 10);
-  // every other script's digits are a run of ten from its zero
-  let zero = cp;
-  while (zero > cp - 9 && DIGIT.test(String.fromCodePoint(zero - 1))) zero--;
-  return String(cp - zero);
-}
 
 /**
- * Whether FOLDABLE may match: only a non-ASCII character or a backslash can start a match, and
- * most prompts are ASCII without one. A scan for such a code unit costs a fraction of the
- * Unicode pattern's.
- */
-function mayFold(text: string): boolean {
-  return NOT_PLAIN.test(text) && FOLDABLE.test(text);
-}
-/** a code unit outside ASCII, or a backslash (a scan by this class, not Unicode-aware, costs less than a loop) */
-const NOT_PLAIN = /[\x80-\uffff\\]/;
-
-/**
- * The kinds of `types` in `text`, found in its folded reading. Spans are `text`'s own (what is
- * replaced is what the client wrote); a value is the client's text with JSON escapes read, so
- * `Zo\u00eb` in a tool's JSON and `Zoë` in a message are one value, restored as `Zoë`.
+ * The kinds of `types` in `text`. Spans are `text`'s own (what is replaced is what the client
+ * wrote); a value is the client's text with JSON escapes read, so `Zo\u00eb` in a tool's JSON and
+ * `Zoë` in a message are one value, restored as `Zoë`.
  */
 function detect(text: string, types: PiiType[]): Found[] {
-  if (!mayFold(text))
+  if (!text.includes("\\"))
     return detectPii(text, { types }).map((e) => ({ kind: FROM_PII[e.type], start: e.start, end: e.end, text: e.text }));
-  let view = "";
   let decoded = "";
-  // for the view's i-th code unit: where it comes from in `text` and in `decoded` (one past the end at the end)
+  // for decoded's i-th code unit: where it comes from in `text` (one past the end at the end)
   const at: number[] = [];
-  const inDecoded: number[] = [];
   for (let i = 0; i < text.length; ) {
     const esc = text.charCodeAt(i) === 0x5c ? ESCAPE.exec(text.slice(i, i + 6)) : null;
-    const original = esc
-      ? esc[1] !== undefined
-        ? String.fromCharCode(Number.parseInt(esc[1], 16))
-        : (ESCAPED[esc[2] as string] as string)
-      : text.slice(i, i + ((text.codePointAt(i) as number) > 0xffff ? 2 : 1));
-    const n = esc ? esc[0].length : original.length;
-    const folded = foldChar(original.codePointAt(0) as number);
-    const piece = folded ?? original;
-    for (let j = 0; j < piece.length; j++) {
-      at.push(folded === null && !esc ? i + j : i);
-      inDecoded.push(folded === null ? decoded.length + j : decoded.length);
+    if (esc) {
+      decoded += esc[1] !== undefined ? String.fromCharCode(Number.parseInt(esc[1], 16)) : (ESCAPED[esc[2] as string] as string);
+      at.push(i);
+      i += esc[0].length;
+    } else {
+      decoded += text[i];
+      at.push(i);
+      i++;
     }
-    view += piece;
-    decoded += original;
-    i += n;
   }
   at.push(text.length);
-  inDecoded.push(decoded.length);
-  return detectPii(view, { types }).map((e) => ({
+  return detectPii(decoded, { types }).map((e) => ({
     kind: FROM_PII[e.type],
     start: at[e.start] as number,
     end: at[e.end] as number,
-    text: decoded.slice(inDecoded[e.start], inDecoded[e.end]),
+    text: e.text,
   }));
 }
 
@@ -167,6 +128,24 @@ interface Found {
   start: number;
   end: number;
   text: string;
+}
+
+/**
+ * Identifier-shaped texts (the API's own field names, which the walk reads as every key, and enum
+ * values) in which a guard of these settings found nothing, kept per settings object (a plan's,
+ * shared by its requests): read once per process, not once per request. Only such short
+ * identifiers are kept, never free text, and a bounded number of them.
+ */
+const CLEAN = new WeakMap<GuardrailSettings, Set<string>>();
+const CLEAN_KEPT = 2048;
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/;
+function cleanOf(settings: GuardrailSettings): Set<string> {
+  let clean = CLEAN.get(settings);
+  if (!clean) {
+    clean = new Set();
+    CLEAN.set(settings, clean);
+  }
+  return clean;
 }
 
 export class RequestGuard {
@@ -201,25 +180,31 @@ export class RequestGuard {
     const kinds = [...new Set([...this.settings.redactPii, ...blockPii])];
     const types = kinds.map((k) => TO_PII[k]);
     const blocked: GuardCounts = {};
+    const clean = cleanOf(this.settings);
     for (const text of texts) {
-      if (text.length === 0) continue;
+      if (text.length === 0 || clean.has(text)) continue;
       this.texts.push(text);
       this.written = null;
+      let flagged = 0;
       if (types.length > 0 && !this.found.has(text)) {
         const found = detect(text, types);
         this.found.set(text, found);
+        flagged += found.length;
         for (const f of found) if (blockPii.includes(f.kind)) blocked[f.kind] = (blocked[f.kind] ?? 0) + 1;
       }
       if (blockModeration.length > 0) {
-        for (const c of moderate(text).flaggedCategories) if (blockModeration.includes(c)) blocked[c] = (blocked[c] ?? 0) + 1;
+        const categories = moderate(text).flaggedCategories;
+        flagged += categories.length;
+        for (const c of categories) if (blockModeration.includes(c)) blocked[c] = (blocked[c] ?? 0) + 1;
       }
+      if (flagged === 0 && clean.size < CLEAN_KEPT && IDENTIFIER.test(text)) clean.add(text);
     }
     return Object.keys(blocked).length > 0 ? blocked : null;
   }
 
   /** `text` with the kinds to redact replaced by their placeholders. */
   redact(text: string): string {
-    if (this.redactKinds.size === 0 || text.length === 0) return text;
+    if (this.redactKinds.size === 0 || text.length === 0 || cleanOf(this.settings).has(text)) return text;
     let found = this.found.get(text);
     if (!found) {
       // a text inspect did not see (it should not happen): found now, the same way
@@ -255,9 +240,9 @@ export class RequestGuard {
     return placeholder;
   }
 
-  /** Every string of `value` (objects and arrays walked, keys left alone) redacted. */
+  /** Every string value and object key of `value` redacted (the walk of guard-walk.ts: all but the skip list). */
   redactDeep(value: unknown): unknown {
-    return mapStrings(value, (s) => this.redact(s));
+    return mapJson(value, (s) => this.redact(s));
   }
 
   /**
@@ -278,10 +263,13 @@ export class RequestGuard {
     return sent;
   }
 
-  /** A /v1 body as a provider outside the gateway is sent it: the client's texts redacted (mapProxyTexts). */
-  forProxy(api: ProxyApi, body: Record<string, unknown>): Record<string, unknown> {
+  /**
+   * A /v1 body as a provider outside the gateway is sent it: every string value and object key
+   * redacted but the skip list's (guard-walk.ts), whatever the API; the body itself when nothing was.
+   */
+  forProxy(_api: ProxyApi, body: Record<string, unknown>): Record<string, unknown> {
     this.used = true;
-    return mapProxyTexts(api, body, (s) => this.redact(s));
+    return this.redactDeep(body) as Record<string, unknown>;
   }
 
   /**
@@ -297,10 +285,10 @@ export class RequestGuard {
     });
   }
 
-  /** Every string of `value` restored; a string that is itself JSON (tool-call arguments) stays valid JSON. */
+  /** Every string and key of `value` restored (the same walk); a string that is itself JSON (tool-call arguments) stays valid JSON. */
   restoreDeep(value: unknown): unknown {
     if (!this.restores || this.byPlaceholder.size === 0) return value;
-    return mapStrings(value, (s) => (isJsonText(s) ? this.restoreJson(s) : this.restore(s)));
+    return mapJson(value, (s) => (isJsonText(s) ? this.restoreJson(s) : this.restore(s)));
   }
 
   /**
@@ -377,28 +365,14 @@ function jsonEscapes(s: string): boolean {
  */
 function writtenPlaceholders(texts: string[]): Set<string> {
   const found = new Set<string>();
-  for (const t of texts) if (t.includes("[")) for (const m of t.matchAll(PLACEHOLDER)) found.add(m[0]);
+  for (const t of texts) if (t.includes("[") && !ALONE.test(t)) for (const m of t.matchAll(PLACEHOLDER)) found.add(m[0]);
   return found;
 }
-
-function mapStrings(value: unknown, fn: (s: string) => string): unknown {
-  if (typeof value === "string") return fn(value);
-  if (Array.isArray(value)) return value.map((v) => mapStrings(v, fn));
-  if (typeof value === "object" && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = mapStrings(v, fn);
-    return out;
-  }
-  return value;
-}
-
-/** Every string of a function request: what a guard inspects. */
-export function stringsOf(value: unknown, into: string[] = []): string[] {
-  if (typeof value === "string") into.push(value);
-  else if (Array.isArray(value)) for (const v of value) stringsOf(v, into);
-  else if (typeof value === "object" && value !== null) for (const v of Object.values(value)) stringsOf(v, into);
-  return into;
-}
+/**
+ * A string that is one placeholder and nothing else (a tool schema's `const`, an enum value) names
+ * the gateway's own placeholder as a slot to fill, not text of the client's: it is not "written".
+ */
+const ALONE = /^\[[A-Z_]+_\d+\]$/;
 
 /** "redacted=email:1,name:2" (or blocked=...), kinds in a stable order. */
 export function guardHeader(what: "redacted" | "blocked", counts: GuardCounts): string {
@@ -416,100 +390,6 @@ export function guardrailBlocked(blocked: GuardCounts): GatewayError {
     `this request was refused by a guardrail of the key's plan: it contains ${kinds.join(", ")}`,
     { headers: { "x-textai-guardrails": guardHeader("blocked", blocked) }, meta: { guardrails: { blocked: { ...blocked } } } },
   );
-}
-
-// ---- the /v1 bodies: which fields are the client's text ----
-
-/** Text content: a string, or parts whose `text` is text (`text`, `input_text`, `output_text`). */
-function mapContent(content: unknown, fn: (s: string) => string): unknown {
-  if (typeof content === "string") return fn(content);
-  if (!Array.isArray(content)) return content;
-  return content.map((p) => (isObject(p) && typeof p.text === "string" ? { ...p, text: fn(p.text) } : p));
-}
-
-function mapToolCalls(calls: unknown, fn: (s: string) => string): unknown {
-  if (!Array.isArray(calls)) return calls;
-  return calls.map((c) =>
-    isObject(c) && isObject(c.function) && typeof c.function.arguments === "string"
-      ? { ...c, function: { ...c.function, arguments: fn(c.function.arguments) } }
-      : c,
-  );
-}
-
-/**
- * The body of a /v1 call with every text the client wrote passed through `fn`: chat messages
- * (content strings and text parts, a participant's `name`, tool results, earlier tool-call
- * arguments) and `prediction`; the Responses API's `instructions`, `input` (text, message items,
- * function-call outputs, text or parts, arguments, custom tool inputs, reasoning summaries) and a stored prompt's variables; the
- * embeddings' `input` strings; the end user's `user` and `safety_identifier` everywhere.
- * Everything else is left as sent.
- */
-export function mapProxyTexts(api: ProxyApi, body: Record<string, unknown>, fn: (s: string) => string): Record<string, unknown> {
-  // who the end user is: often an email (`user`, `safety_identifier`), the client's text all the same
-  const ids = (out: Record<string, unknown>) => {
-    for (const f of ["user", "safety_identifier"]) if (typeof body[f] === "string") out[f] = fn(body[f]);
-    return out;
-  };
-  if (api === "chat/completions") {
-    if (!Array.isArray(body.messages)) return body;
-    const messages = body.messages.map((m) => {
-      if (!isObject(m)) return m;
-      const out: Record<string, unknown> = { ...m };
-      if ("content" in m) out.content = mapContent(m.content, fn);
-      if (typeof m.name === "string") out.name = fn(m.name);
-      if ("tool_calls" in m) out.tool_calls = mapToolCalls(m.tool_calls, fn);
-      if (isObject(m.function_call) && typeof m.function_call.arguments === "string")
-        out.function_call = { ...m.function_call, arguments: fn(m.function_call.arguments) };
-      return out;
-    });
-    const out = ids({ ...body, messages });
-    if (isObject(body.prediction) && "content" in body.prediction)
-      out.prediction = { ...body.prediction, content: mapContent(body.prediction.content, fn) };
-    return out;
-  }
-  if (api === "embeddings") {
-    const input = body.input;
-    const out = ids({ ...body });
-    if (typeof input === "string") out.input = fn(input);
-    else if (Array.isArray(input)) out.input = input.map((x) => (typeof x === "string" ? fn(x) : x));
-    return out;
-  }
-  const out = ids({ ...body });
-  if (typeof body.instructions === "string") out.instructions = fn(body.instructions);
-  if (typeof body.input === "string") out.input = fn(body.input);
-  else if (Array.isArray(body.input))
-    out.input = body.input.map((item) => {
-      if (!isObject(item)) return item;
-      const o: Record<string, unknown> = { ...item };
-      if ("content" in item) o.content = mapContent(item.content, fn);
-      // a function's output: text, or parts (input_text)
-      if ("output" in item) o.output = mapContent(item.output, fn);
-      if (typeof item.arguments === "string") o.arguments = fn(item.arguments);
-      // a custom tool's call: its input is free text
-      if (typeof item.input === "string") o.input = fn(item.input);
-      // an earlier reasoning item's summary may repeat what the client wrote
-      if (Array.isArray(item.summary)) o.summary = mapContent(item.summary, fn);
-      return o;
-    });
-  // a stored prompt's variables: text, or an input_text part
-  if (isObject(body.prompt) && isObject(body.prompt.variables)) {
-    const variables: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(body.prompt.variables))
-      variables[k] =
-        typeof v === "string" || Array.isArray(v) ? mapContent(v, fn) : isObject(v) ? (mapContent([v], fn) as unknown[])[0] : v;
-    out.prompt = { ...body.prompt, variables };
-  }
-  return out;
-}
-
-/** The client's texts of a /v1 body (what a guard inspects). */
-export function proxyTexts(api: ProxyApi, body: Record<string, unknown>): string[] {
-  const texts: string[] = [];
-  mapProxyTexts(api, body, (s) => {
-    texts.push(s);
-    return s;
-  });
-  return texts;
 }
 
 // ---- streamed answers ----

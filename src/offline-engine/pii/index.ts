@@ -7,6 +7,7 @@ import { checkCpuBudget, tickCpuBudget } from "../budget";
 import { findAddresses } from "./address";
 import { extended, findWorldAddresses } from "./address-world";
 import { findDatesOfBirth } from "./dates";
+import { fold } from "./fold";
 import { forgetText } from "./keywords";
 import { findNames } from "./names";
 import { findCasedNames } from "./names-cased";
@@ -45,6 +46,19 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number }[] = [
  * phone number because phone numbers alone were asked for.
  */
 export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEntity[] {
+  // the recognizers read the text folded (fold.ts); spans are mapped back onto the text as written
+  const folded = fold(text);
+  if (folded === null) return detectRead(text, opts.types);
+  const { at } = folded;
+  return detectRead(folded.view, opts.types).map((e) => {
+    const start = at[e.start] as number;
+    const end = at[e.end] as number;
+    return { ...e, start, end, text: text.slice(start, end) };
+  });
+}
+
+/** detectPii on the text as the recognizers read it. */
+function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
   const candidates: PiiEntity[] = [];
   const digits = asciiDigits(text, 13);
   try {
@@ -58,7 +72,6 @@ export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEn
   }
   checkCpuBudget();
   const resolved = coverRepeats(text, resolveOverlaps(candidates));
-  const wanted = opts.types;
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;
 }
 

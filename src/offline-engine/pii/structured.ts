@@ -44,9 +44,14 @@ export function findEmails(text: string): PiiEntity[] {
   return out;
 }
 
-// 13-19 digits in groups separated by single spaces or dashes ("4111 1111 1111 1111", "3782-822463-10005"),
-// or broken over two lines between groups ("4111 1111\n1111 1111")
-const CARD = /(?<![\d-])\d(?:(?:[ -]|[ \t]*\r?\n[ \t]*)?\d){12,18}(?![\d])/g;
+/**
+ * What a person reads through between two groups of digits (a card's, an SSN's): blanks (one,
+ * or two as in "4111  1111" of two thin spaces folded), a dash, "/", "_" or "," with blanks around
+ * it, or a line break with blanks around it.
+ */
+const GROUP_SEPARATOR = String.raw`(?:[ \t]*(?:\r?\n|[-/_,])[ \t]*|[ \t]{1,2})`;
+// 13-19 digits, in groups split by GROUP_SEPARATOR ("4111 1111 1111 1111", "3782-822463-10005", "4111/1111/1111/1111")
+const CARD = new RegExp(String.raw`(?<![\d-])\d(?:${GROUP_SEPARATOR}?\d){12,18}(?![\d])`, "g");
 
 export function luhnValid(digits: string): boolean {
   let sum = 0;
@@ -81,33 +86,37 @@ function knownIssuer(d: string): boolean {
 export function findCreditCards(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   for (const m of text.matchAll(CARD)) {
-    // the match is digits with single spaces or dashes between them
     const raw = m[0];
-    let spaces = 0;
-    let dashes = 0;
+    // the groups of digits and what separates them, each separator reduced to its kind: its
+    // punctuation, a line break, or " " for blanks alone
+    const groups: number[] = [];
+    const kinds = new Set<string>();
     let lineBreaks = 0;
-    let shortGroup = false;
     let group = 0;
+    let sep = "";
     for (let i = 0; i < raw.length; i++) {
       const c = raw.charCodeAt(i);
-      if (c === 32 || c === 45 || c === 10 || c === 13 || c === 9) {
-        // a line break (with the blanks around it) is one separator, of the kind the other ones are
-        if (c === 10 || c === 13 || c === 9 || (c === 32 && (raw.charCodeAt(i + 1) === 10 || raw.charCodeAt(i - 1) === 10))) {
-          if (c !== 10) continue;
-          lineBreaks++;
-        } else if (c === 32) spaces++;
-        else dashes++;
-        if (group < 3) shortGroup = true;
-        group = 0;
-      } else group++;
+      if (c >= 48 && c <= 57) {
+        if (sep !== "") {
+          groups.push(group);
+          if (sep.includes("\n")) lineBreaks++;
+          else kinds.add(sep.trim() === "" ? " " : sep.trim());
+          group = 0;
+          sep = "";
+        }
+        group++;
+      } else sep += raw[i];
     }
-    if (group < 3) shortGroup = true;
-    // mixed separators or ragged single-digit groups are phone or reference numbers, not cards
-    if ((spaces > 0 && dashes > 0) || lineBreaks > 1) continue;
-    const separators = spaces + dashes + lineBreaks;
-    const digits = separators > 0 ? raw.replace(/\D/g, "") : raw;
+    groups.push(group);
+    // mixed separators, or line breaks among other separators more than once: phone or reference numbers, not cards
+    if (kinds.size > 1 || (lineBreaks > 1 && kinds.size > 0)) continue;
+    const digits = groups.length > 1 ? raw.replace(/\D/g, "") : raw;
     if (digits.length < 13 || !luhnValid(digits)) continue;
-    if (separators > 0 && shortGroup) continue;
+    // ragged groups are phone or reference numbers: a card's groups are of three digits or more, and
+    // read through "/", "_" or ",", of four or more (a number's thousands are groups of three)
+    // (a card written group per line too)
+    const least = kinds.has("/") || kinds.has("_") || kinds.has(",") || lineBreaks > 1 ? 4 : 3;
+    if (groups.length > 1 && groups.some((g) => g < least)) continue;
     out.push(entity("credit_card", text, m.index, m.index + raw.length, knownIssuer(digits) ? 0.97 : 0.75));
   }
   return out;
@@ -122,8 +131,17 @@ export function ssnValid(area: string, group: string, serial: string): boolean {
   return a !== 0 && a !== 666 && a < 900 && group !== "00" && serial !== "0000";
 }
 
+/** An SSN spelled digit by digit: nine digits each apart by a blank, the groups perhaps by a dash. */
+const SSN_SPELLED = /(?<![\d-])(\d (?:\d )\d)(?: ?- ?| )(\d \d)(?: ?- ?| )(\d(?: \d){3})(?![\d-]| \d)/g;
+
 export function findSsns(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
+  for (const m of text.matchAll(SSN_SPELLED)) {
+    const [area, group, serial] = [m[1], m[2], m[3]].map((g) => g.replace(/ /g, ""));
+    if (!ssnValid(area, group, serial)) continue;
+    const context = SSN_CONTEXT.test(text.slice(Math.max(0, m.index - 40), m.index));
+    out.push(entity("ssn", text, m.index, m.index + m[0].length, context ? 0.97 : 0.85));
+  }
   for (const m of text.matchAll(SSN)) {
     if (!ssnValid(m[1], m[3], m[4])) continue;
     const context = SSN_CONTEXT.test(text.slice(Math.max(0, m.index - 40), m.index));

@@ -1,0 +1,105 @@
+/**
+ * The recognizers' input stage: text read as a person reads it (docs/guardrails.md, "Folding").
+ * Compatibility forms become what they stand for (NFKC: fullwidth `４１１１` and `＠`, small `﹫`,
+ * superscript `¹²³` and circled `①` digits, mathematical `𝟒`), as do the ideographic full stop
+ * `。`, dash variants (`‐`, `−`, the long-vowel mark `ー` typed between groups) and space variants
+ * (no-break, thin, ideographic); other scripts' decimal digits (`٤١١١`) become ASCII ones;
+ * invisible characters (zero-width space and joiners, word joiner, byte-order mark, soft hyphen)
+ * and combining diacritical marks are dropped. The recognizers read the folded view; `at` maps
+ * each of its code units back to the original text, so spans land on what the client wrote.
+ *
+ * Fast path: a text with no code unit above 0x7F (most prompts) has nothing to fold; `fold`
+ * answers null after one native scan (a RegExp test, which builds no match) and allocates nothing.
+ */
+
+import { category, codePointAt, MARK } from "./chars";
+
+export interface Folded {
+  /** the text as the recognizers read it */
+  view: string;
+  /** for each code unit of `view`: its offset in the original text; `at[view.length]` is the text's length */
+  at: number[];
+}
+
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/** The folded view of `text` with its map back, or null when folding changes nothing (always for ASCII). */
+export function fold(text: string): Folded | null {
+  if (!NON_ASCII.test(text)) return null;
+  let view = "";
+  const at: number[] = [];
+  let changed = false;
+  for (let i = 0; i < text.length; ) {
+    const cp = codePointAt(text, i);
+    const width = cp > 0xffff ? 2 : 1;
+    const piece = cp < 0x80 ? null : foldCodePoint(cp);
+    if (piece === null) {
+      view += width === 1 ? text[i] : text.slice(i, i + 2);
+      at.push(i);
+      if (width === 2) at.push(i);
+    } else {
+      changed = true;
+      view += piece;
+      for (let j = 0; j < piece.length; j++) at.push(i);
+    }
+    i += width;
+  }
+  if (!changed) return null;
+  at.push(text.length);
+  return { view, at };
+}
+
+/** What each non-ASCII code point reads as (null: itself), found once per code point. */
+const FOLDED = new Map<number, string | null>();
+
+function foldCodePoint(cp: number): string | null {
+  let f = FOLDED.get(cp);
+  if (f === undefined) {
+    f = readAs(cp);
+    FOLDED.set(cp, f);
+  }
+  return f;
+}
+
+const DIGIT = /^\p{Nd}$/u;
+/** what NFKC may turn a code point into and still be kept: letters, digits and marks, or one character */
+const WORDLIKE = /^[\p{L}\p{N}\p{M}]+$/u;
+
+function readAs(cp: number): string | null {
+  // invisible: zero-width space, joiners, word joiner, byte-order mark, soft hyphen, Mongolian vowel separator
+  if ((cp >= 0x200b && cp <= 0x200d) || cp === 0x2060 || cp === 0xfeff || cp === 0xad || cp === 0x180e) return "";
+  // combining diacritical marks (a letter's accents written apart, or stacked on a digit or "@")
+  if (
+    (cp >= 0x300 && cp <= 0x36f) ||
+    (cp >= 0x1ab0 && cp <= 0x1aff) ||
+    (cp >= 0x1dc0 && cp <= 0x1dff) ||
+    (cp >= 0x20d0 && cp <= 0x20ff) ||
+    (cp >= 0xfe20 && cp <= 0xfe2f)
+  )
+    return "";
+  // dashes, minus, the long-vowel mark (ー, ｰ) typed between groups of digits
+  if ((cp >= 0x2010 && cp <= 0x2015) || cp === 0x2212 || cp === 0xfe58 || cp === 0xfe63 || cp === 0xff0d) return "-";
+  if (cp === 0x30fc || cp === 0xff70 || cp === 0x2e3a || cp === 0x2e3b) return "-";
+  // the ideographic full stop (。, ｡) as the dot of an address
+  if (cp === 0x3002 || cp === 0xff61) return ".";
+  if (cp === 0x2028 || cp === 0x2029) return "\n";
+  const ch = String.fromCodePoint(cp);
+  if (DIGIT.test(ch)) return asciiDigit(cp);
+  const nfkc = ch.normalize("NFKC");
+  if (nfkc === ch) return null;
+  // an expansion into punctuation (… as "...", ½ as "1⁄2") is left alone: it is not how the text reads
+  if (nfkc.length > 1 && !WORDLIKE.test(nfkc) && [...nfkc].length > 1) return null;
+  // what NFKC left a mark on (a compatibility form with an accent) is folded once more
+  return [...nfkc]
+    .map((c) => (category(c.codePointAt(0) as number) === MARK ? (readAs(c.codePointAt(0) as number) ?? c) : c))
+    .join("");
+}
+
+/** A decimal digit of any script as its ASCII digit: every script's digits are a run of ten from its zero. */
+function asciiDigit(cp: number): string {
+  const nfkc = String.fromCodePoint(cp).normalize("NFKC");
+  if (nfkc.length === 1 && nfkc >= "0" && nfkc <= "9") return nfkc;
+  let zero = cp;
+  while (zero > cp - 9 && DIGIT.test(String.fromCodePoint(zero - 1))) zero--;
+  return String(cp - zero);
+}

@@ -1,0 +1,107 @@
+/**
+ * What the guardrails read of a JSON body (CONTRACT section 14, docs/guardrails.md): everything.
+ * Every string value and every object key of the body that will be forwarded is the client's text,
+ * whatever the field, so a field a vendor adds to its API tomorrow is inspected, redacted and
+ * refused on without a code change. Only the fields on SKIP below are passed over: fields that
+ * carry no free text (the model's name, roles, types, ids, enumerations) or base64 payloads.
+ * The same walk puts the values back into an answer.
+ */
+
+/**
+ * The skip list: string values (or arrays of strings) under these field names are not text. A
+ * name alone applies wherever the field sits; `parent.name` only inside an object held under
+ * `parent` (an array's elements count as held under the array's own key). Object keys are never
+ * skipped, and a skipped field's objects and arrays of objects are walked all the same.
+ */
+export const SKIP: readonly string[] = [
+  // what the request is addressed to and how it is shaped
+  "model",
+  "role",
+  "type",
+  "object",
+  // ids the API or the client's tools gave out (`id`, `call_id`, `tool_call_id`, `previous_response_id`...)
+  "id",
+  "*_id",
+  // enumerations
+  "status",
+  "detail",
+  "modalities",
+  "include",
+  "reasoning_effort",
+  "service_tier",
+  "verbosity",
+  "encoding_format",
+  "truncation",
+  "tool_choice",
+  "finish_reason",
+  "reasoning.effort",
+  "reasoning.summary",
+  "audio.voice",
+  "audio.format",
+  "input_audio.format",
+  // base64 payloads: a file, a recording
+  "file_data",
+  "input_audio.data",
+];
+
+const BY_NAME = new Set(SKIP.filter((s) => !s.includes(".") && !s.startsWith("*")));
+const BY_POSITION = new Set(SKIP.filter((s) => s.includes(".")));
+const SUFFIXES = SKIP.filter((s) => s.startsWith("*")).map((s) => s.slice(1));
+
+/** Whether a string under `key` (in an object held under `parent`) is on the skip list. */
+export function skipped(parent: string, key: string): boolean {
+  if (BY_NAME.has(key)) return true;
+  if (BY_POSITION.size > 0 && BY_POSITION.has(`${parent}.${key}`)) return true;
+  for (const s of SUFFIXES) if (key.endsWith(s)) return true;
+  return false;
+}
+
+/** A base64 `data:` URL (an image or a file inline): a payload, not text. */
+function isDataUrl(s: string): boolean {
+  return s.startsWith("data:") && s.includes(";base64,", 5);
+}
+
+/**
+ * `value` with every string value and object key not on the skip list passed through `fn`. A
+ * subtree `fn` leaves unchanged is returned as it is (no copy): a body with nothing to redact is
+ * the client's own object.
+ */
+export function mapJson(value: unknown, fn: (s: string) => string, parent = "", key = ""): unknown {
+  if (typeof value === "string") return skipped(parent, key) || isDataUrl(value) ? value : fn(value);
+  if (Array.isArray(value)) {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const v = value[i];
+      const m = mapJson(v, fn, parent, key);
+      if (m !== v && out === null) out = value.slice(0, i);
+      if (out !== null) out.push(m);
+    }
+    return out ?? value;
+  }
+  if (typeof value !== "object" || value === null) return value;
+  let out: Record<string, unknown> | null = null;
+  const entries = Object.entries(value);
+  for (let i = 0; i < entries.length; i++) {
+    const [k, v] = entries[i] as [string, unknown];
+    const mk = fn(k);
+    const mv = mapJson(v, fn, key, k);
+    if ((mk !== k || mv !== v) && out === null) {
+      out = {};
+      for (let j = 0; j < i; j++) {
+        const [pk, pv] = entries[j] as [string, unknown];
+        out[pk] = pv;
+      }
+    }
+    if (out !== null) out[mk] = mv;
+  }
+  return out ?? value;
+}
+
+/** Every string value and object key of `value` that the guardrails read (mapJson's walk). */
+export function textsOf(value: unknown, into: string[] = []): string[] {
+  mapJson(value, (s) => {
+    into.push(s);
+    return s;
+  });
+  return into;
+}
