@@ -45,13 +45,18 @@ export const SKIP: readonly string[] = [
 ];
 
 const BY_NAME = new Set(SKIP.filter((s) => !s.includes(".") && !s.startsWith("*")));
-const BY_POSITION = new Set(SKIP.filter((s) => s.includes(".")));
+/** `parent.field` entries: field -> parents (looked up without building a string per value) */
+const BY_POSITION = new Map<string, Set<string>>();
+for (const s of SKIP.filter((s) => s.includes("."))) {
+  const [parent, field] = s.split(".") as [string, string];
+  BY_POSITION.set(field, (BY_POSITION.get(field) ?? new Set()).add(parent));
+}
 const SUFFIXES = SKIP.filter((s) => s.startsWith("*")).map((s) => s.slice(1));
 
 /** Whether a string under `key` (in an object held under `parent`) is on the skip list. */
 export function skipped(parent: string, key: string): boolean {
   if (BY_NAME.has(key)) return true;
-  if (BY_POSITION.size > 0 && BY_POSITION.has(`${parent}.${key}`)) return true;
+  if (BY_POSITION.get(key)?.has(parent)) return true;
   for (const s of SUFFIXES) if (key.endsWith(s)) return true;
   return false;
 }
