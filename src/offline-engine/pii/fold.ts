@@ -86,6 +86,8 @@ function readAs(cp: number): string | null {
   // the ideographic full stop (。, ｡) as the dot of an address
   if (cp === 0x3002 || cp === 0xff61) return ".";
   if (cp === 0x2028 || cp === 0x2029) return "\n";
+  // the ordinal indicators stay: the address patterns read "nº 12" and "2º andar" as written
+  if (cp === 0xaa || cp === 0xba) return null;
   const ch = String.fromCodePoint(cp);
   if (DIGIT.test(ch)) return asciiDigit(cp);
   const nfkc = ch.normalize("NFKC");
