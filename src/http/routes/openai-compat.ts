@@ -1,8 +1,8 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import type { AppDeps } from "../deps";
 import { API_FN } from "../../providers/chat";
 import type { ProxyApi } from "../../providers/types";
+import type { AppDeps } from "../deps";
 import type { Edge } from "../edge";
 import { edgePlugin } from "../edge-plugin";
 import { ProxyPipeline } from "../proxy-pipeline";
