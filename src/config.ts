@@ -736,14 +736,14 @@ function modelGroups(file: FileConfig, names: Set<string>): ModelGroupConfig[] {
   const seen = new Set<string>();
   for (const [i, g] of (file.models ?? []).entries()) {
     const at = `models[${i}] ("${g.name}")`;
-    if (names.has(g.name) || g.name === "local")
+    if (names.has(g.name))
       throw new ConfigError(`${at}.name: a model group may not be named as a provider ("${g.name}")`);
     if (seen.has(g.name)) throw new ConfigError(`${at}.name: duplicate model group "${g.name}"`);
     seen.add(g.name);
     const ids = new Set<string>();
     const deployments = g.deployments.map((d, j): DeploymentConfig => {
       const where = `${at}.deployments[${j}]`;
-      if (!names.has(d.provider) && d.provider !== "local")
+      if (!names.has(d.provider))
         throw new ConfigError(`${where}.provider: unknown provider "${d.provider}" (one of ${[...names].join(", ")})`);
       const weight = d.weight ?? 1;
       if (!(weight > 0) || !Number.isFinite(weight))
@@ -752,7 +752,18 @@ function modelGroups(file: FileConfig, names: Set<string>): ModelGroupConfig[] {
       if (ids.has(id)) throw new ConfigError(`${where}: duplicate deployment ${d.provider}/${d.model} in the group`);
       ids.add(id);
       const { rpm, tpm, max_context_tokens: maxContextTokens } = d;
-      return { id, group: g.name, provider: d.provider, model: d.model, weight, rpm, tpm, maxContextTokens, tags: d.tags ?? {}, priority: d.priority ?? 0 };
+      return {
+        id,
+        group: g.name,
+        provider: d.provider,
+        model: d.model,
+        weight,
+        rpm,
+        tpm,
+        maxContextTokens,
+        tags: d.tags ?? {},
+        priority: d.priority ?? 0,
+      };
     });
     groups.push({ name: g.name, strategy: g.strategy ?? "ordered", fallbacks: g.fallbacks ?? [], deployments });
   }
@@ -815,7 +826,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     if (p.api_key_env && !p.api_key) p.api_key = rawEnv[p.api_key_env];
   }
   if (!names.has("local")) providers.push({ name: "local", type: "local" });
-  const models = modelGroups(file, names);
+  const models = modelGroups(file, new Set(providers.map((p) => p.name)));
   for (const [fn, route] of Object.entries(file.routes ?? {})) {
     for (const name of route) {
       if (!providers.some((p) => p.name === name) && !models.some((g) => g.name === name))

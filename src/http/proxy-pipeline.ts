@@ -249,7 +249,14 @@ export class ProxyPipeline {
     // Every forwarded field and the provider and model it goes to: no two different requests share an answer.
     const cacheKey =
       first !== undefined && cacheWanted(this.deps.config, request, cacheable(a.api, body))
-        ? cacheKeyOf(guard, auth.accountId, fn, first.deployment?.group ?? first.name, routedModel(first, fn), canonicalJson(body))
+        ? cacheKeyOf(
+            guard,
+            auth.accountId,
+            fn,
+            first.deployment?.group ?? first.name,
+            routedModel(first, fn),
+            canonicalJson(body),
+          )
         : null;
     return {
       ledger,

@@ -209,10 +209,21 @@ export class ProviderRouter {
 
   async run(call: RouteCall): Promise<RouteOutcome> {
     const { def } = call;
-    let targets = this.plan(def, call);
+    const targets = this.plan(def, call);
     const groups = this.groups;
-    const need = groups && targets.some((t) => t.deployment) ? functionNeed(call.request) : undefined;
-    if (groups && need) targets = await groups.order(targets, need);
+    if (!groups || !targets.some((t) => t.deployment)) return this.runTargets(call, targets);
+    // a model group's call: its deployments in the strategy's order, each attempt gated (groups/groups.ts)
+    const need = functionNeed(call.request);
+    const ordered = await groups.order(targets, need);
+    try {
+      return await this.runTargets(call, ordered, groups, need);
+    } finally {
+      groups.settle(ordered);
+    }
+  }
+
+  private async runTargets(call: RouteCall, targets: Target[], groups?: ModelGroups, need?: GroupNeed): Promise<RouteOutcome> {
+    const { def } = call;
     if (targets.length === 0) throw noProvider(def, this.config.routes[def.name] !== undefined);
     if (call.signal.aborted) throw clientClosed(`${def.name}: the client closed the request`);
     const { value, step, attempts } = await fallback<AttemptResult>({
@@ -241,8 +252,7 @@ export class ProviderRouter {
       gate: groups && need ? (step, go) => groups.gate(step, need.input + need.output, go) : undefined,
       answered: (r) => ({ model: r.model, usage: r.usage }),
       unexpected: "invalid_output",
-      noneTried: () =>
-        need ? groupsBusy(def.name) : noProvider(def, this.config.routes[def.name] !== undefined, true),
+      noneTried: () => (need ? groupsBusy(def.name) : noProvider(def, this.config.routes[def.name] !== undefined, true)),
     });
     const inProcess = step.target.provider.inProcess === true;
     const result = guardedResult(call, step.target.provider, value.result);
@@ -376,7 +386,8 @@ export class ProviderRouter {
 
   /** An OpenAI-compatible call with the same breakers as the function endpoints. */
   proxy(call: ProxyCall, targets: Target[]): Promise<ProxyOutcome> {
-    if (this.groups && call.need && targets.some((t) => t.deployment)) return this.groupProxy(this.groups, call, call.need, targets);
+    if (this.groups && call.need && targets.some((t) => t.deployment))
+      return this.groupProxy(this.groups, call, call.need, targets);
     return runProxy(call, targets, { breakers: this.breakers, onOutcome: this.onOutcome });
   }
 
@@ -389,7 +400,11 @@ export class ProviderRouter {
   /** A /v1 call to a model group: its deployments in the strategy's order, each attempt gated (groups/groups.ts). */
   private async groupProxy(groups: ModelGroups, call: ProxyCall, need: GroupNeed, targets: Target[]): Promise<ProxyOutcome> {
     const ordered = await groups.order(targets, need);
-    return runProxy(call, ordered, this.groupEnv(groups, call, need));
+    try {
+      return await runProxy(call, ordered, this.groupEnv(groups, call, need));
+    } finally {
+      groups.settle(ordered);
+    }
   }
 
   private async groupProxyStream(
@@ -399,7 +414,11 @@ export class ProviderRouter {
     targets: Target[],
   ): Promise<ProxyStreamOutcome> {
     const ordered = await groups.order(targets, need);
-    return runProxyStream(call, ordered, this.groupEnv(groups, call, need));
+    try {
+      return await runProxyStream(call, ordered, this.groupEnv(groups, call, need));
+    } finally {
+      groups.settle(ordered);
+    }
   }
 
   private groupEnv(groups: ModelGroups, call: ProxyCall, need: GroupNeed): ProxyEnv {

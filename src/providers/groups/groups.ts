@@ -30,6 +30,16 @@ export class ModelGroups {
   private readonly byName = new Map<string, ModelGroupConfig>();
   /** each group's deployments and its fallbacks' in trial order of groups, untagged (made once) */
   private readonly chains = new Map<string, DeploymentConfig[]>();
+  /**
+   * This node's calls per deployment, counted synchronously: `chosen` from the moment a call ranks
+   * it first (so the next call, ranked before this one's acquire has answered, sees it) until it
+   * is released; `admitted` once the state's acquire has counted it. least-busy reads the state's
+   * in-flight count (every node's) with this node's own part replaced by `chosen`: exact on one node.
+   */
+  private readonly chosen = new Map<string, number>();
+  private readonly admitted = new Map<string, number>();
+  /** targets ranked first whose attempt has not started yet (counted in `chosen`) */
+  private readonly reserved = new WeakSet<Target>();
 
   constructor(
     groups: readonly ModelGroupConfig[],
@@ -88,9 +98,13 @@ export class ModelGroups {
    * `need`'s tokens; targets that are no deployment keep their place.
    */
   async order(targets: readonly Target[], need: GroupNeed): Promise<Target[]> {
-    const fits = targets.filter((t) => t.deployment?.maxContextTokens === undefined || t.deployment.maxContextTokens >= need.input + need.output);
+    const tokens = need.input + need.output;
+    const fits = targets.filter((t) => t.deployment?.maxContextTokens === undefined || t.deployment.maxContextTokens >= tokens);
     const ids = fits.flatMap((t) => (t.deployment ? [t.deployment.id] : []));
-    const usage = ids.length > 0 && this.needsUsage(fits) ? await this.state.usage(ids) : EMPTY;
+    const mine = new Map(ids.map((id) => [id, this.admitted.get(id) ?? 0]));
+    const seen = ids.length > 0 && this.needsUsage(fits) ? await this.state.usage(ids) : EMPTY;
+    // the state's view with this node's part as it is now (calls chosen since it was read included)
+    const usage = seen === EMPTY ? seen : this.withOwn(seen, mine);
     const out: Target[] = [];
     let i = 0;
     while (i < fits.length) {
@@ -106,7 +120,28 @@ export class ModelGroups {
       out.push(...this.byStrategy(group, fits.slice(i, j), usage, need));
       i = j;
     }
+    const first = out[0];
+    if (first?.deployment) {
+      bump(this.chosen, first.deployment.id, 1);
+      this.reserved.add(first);
+    }
     return out;
+  }
+
+  /** `seen` with each deployment's in-flight count: other nodes' (as read) plus this node's chosen now. */
+  private withOwn(seen: Map<string, DeploymentUsage>, mine: Map<string, number>): Map<string, DeploymentUsage> {
+    const out = new Map<string, DeploymentUsage>();
+    for (const [id, u] of seen) {
+      const others = Math.max(0, u.inFlight - (mine.get(id) ?? 0));
+      out.set(id, { ...u, inFlight: others + (this.chosen.get(id) ?? 0) });
+    }
+    return out;
+  }
+
+  /** The call is over: a target ranked first that was never tried (its breaker open, the call ended) is let go. */
+  settle(targets: readonly Target[]): void {
+    const first = targets[0];
+    if (first?.deployment && this.reserved.delete(first)) bump(this.chosen, first.deployment.id, -1);
   }
 
   private needsUsage(targets: readonly Target[]): boolean {
@@ -139,25 +174,43 @@ export class ModelGroups {
    */
   async gate<T>(step: Step, tokens: number, go: () => Promise<T | null>): Promise<T | null> {
     const d = step.target.deployment as DeploymentConfig;
-    if (!(await this.state.acquire(d.id, d, tokens))) return null;
-    const started = performance.now();
+    if (!this.reserved.delete(step.target)) bump(this.chosen, d.id, 1);
+    let admitted = false;
     try {
-      const value = await go();
-      this.state.release(d.id, { ttfbMs: performance.now() - started, tokensEstimated: tokens });
-      return value;
-    } catch (err) {
-      this.state.release(d.id, { tokensEstimated: tokens });
-      if (err instanceof ProviderError && err.status === 429)
-        await this.state.coolDown(d.id, err.retryAfterMs ?? DEFAULT_COOL_DOWN_MS).catch(() => undefined);
-      throw err;
+      admitted = await this.state.acquire(d.id, d, tokens);
+      if (!admitted) return null;
+      bump(this.admitted, d.id, 1);
+      const started = performance.now();
+      try {
+        const value = await go();
+        this.state.release(d.id, { ttfbMs: performance.now() - started, tokensEstimated: tokens });
+        return value;
+      } catch (err) {
+        this.state.release(d.id, { tokensEstimated: tokens });
+        if (err instanceof ProviderError && err.status === 429)
+          await this.state.coolDown(d.id, err.retryAfterMs ?? DEFAULT_COOL_DOWN_MS).catch(() => undefined);
+        throw err;
+      }
+    } finally {
+      bump(this.chosen, d.id, -1);
+      if (admitted) bump(this.admitted, d.id, -1);
     }
   }
 }
 
 const EMPTY = new Map<string, DeploymentUsage>();
 
+function bump(counts: Map<string, number>, id: string, by: number): void {
+  const n = (counts.get(id) ?? 0) + by;
+  if (n > 0) counts.set(id, n);
+  else counts.delete(id);
+}
+
 function byPriority(ds: readonly DeploymentConfig[]): DeploymentConfig[] {
-  return ds.map((d, i) => ({ d, i })).sort((a, b) => a.d.priority - b.d.priority || a.i - b.i).map((x) => x.d);
+  return ds
+    .map((d, i) => ({ d, i }))
+    .sort((a, b) => a.d.priority - b.d.priority || a.i - b.i)
+    .map((x) => x.d);
 }
 
 /**
