@@ -736,8 +736,7 @@ function modelGroups(file: FileConfig, names: Set<string>): ModelGroupConfig[] {
   const seen = new Set<string>();
   for (const [i, g] of (file.models ?? []).entries()) {
     const at = `models[${i}] ("${g.name}")`;
-    if (names.has(g.name))
-      throw new ConfigError(`${at}.name: a model group may not be named as a provider ("${g.name}")`);
+    if (names.has(g.name)) throw new ConfigError(`${at}.name: a model group may not be named as a provider ("${g.name}")`);
     if (seen.has(g.name)) throw new ConfigError(`${at}.name: duplicate model group "${g.name}"`);
     seen.add(g.name);
     const ids = new Set<string>();
@@ -831,7 +830,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     for (const name of route) {
       if (!providers.some((p) => p.name === name) && !models.some((g) => g.name === name))
         throw new ConfigError(
-          `routes.${fn}: unknown provider or model group "${name}" (one of ${[...providers.map((p) => p.name), ...models.map((g) => g.name)].join(", ")})`,
+          `routes.${fn}: unknown provider "${name}" (one of ${[...providers.map((p) => p.name), ...models.map((g) => g.name)].join(", ")})`,
         );
     }
   }
