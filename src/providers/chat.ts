@@ -76,8 +76,8 @@ export interface ProxyStreamOutcome {
 export interface ProxyEnv {
   breakers: Breakers;
   onOutcome?: OutcomeHook;
-  /** a model group's gate around each attempt on a deployment (groups/groups.ts) */
-  gate?: <T>(step: Step, go: () => Promise<T | null>) => Promise<T | null>;
+  /** a model group's gate around each attempt on a deployment (groups/groups.ts); a stream's is given its end (`lastingStream`) */
+  gate?: <T>(step: Step, go: () => Promise<T | null>, lasting?: (value: T, end: () => void) => T) => Promise<T | null>;
   /** every deployment refused before any was tried */
   noneTried?: () => GatewayError;
 }
@@ -240,7 +240,10 @@ function proxyFallback<T>(
   send: (t: Target, model: string, signal: AbortSignal, headers?: Record<string, string>) => Promise<T>,
   /** a stream keeps using the signal after the first event; a plain answer is done with it (and its span, ended here) */
   keepSignal = false,
+  /** a stream's answer outlives its attempt: a model group's gate releases the deployment when it ends */
+  lasting?: (value: T, end: () => void) => T,
 ) {
+  const gate = env.gate;
   const fn = API_FN[call.api];
   return fallback<T>({
     fn,
@@ -252,7 +255,7 @@ function proxyFallback<T>(
     breakers: env.breakers,
     onOutcome: env.onOutcome,
     send: ({ step, signal, headers }) => send(step.target, step.model, signal, headers),
-    gate: env.gate,
+    gate: gate && ((step, go) => gate(step, go, lasting)),
     noneTried: env.noneTried,
     answered: (value) => (keepSignal ? undefined : { answer: value }),
     keepSignal,
@@ -377,10 +380,49 @@ export async function runProxyStream(call: ProxyCall, targets: Target[], env: Pr
       return { first, it };
     },
     true,
+    (value, end) => lastingStream(value, end, call.signal),
   );
   const { first, it } = value;
   const deployment = deploymentOf(step);
   return { events: resume(first, it, span), provider: step.target.name, model: step.model, attempts, deployment };
+}
+
+/**
+ * A stream's start whose events call `end` once, when they have ended, failed or been closed, or
+ * the client has left (a model group's deployment is in flight until then).
+ */
+function lastingStream<E>(
+  value: { first: IteratorResult<E>; it: AsyncIterator<E> },
+  end: () => void,
+  signal: AbortSignal,
+): { first: IteratorResult<E>; it: AsyncIterator<E> } {
+  if (value.first.done) {
+    end();
+    return value;
+  }
+  const { it } = value;
+  const over = () => {
+    signal.removeEventListener("abort", over);
+    end();
+  };
+  signal.addEventListener("abort", over, { once: true });
+  const wrapped: AsyncIterator<E> = {
+    next: async () => {
+      try {
+        const n = await it.next();
+        if (n.done) over();
+        return n;
+      } catch (err) {
+        over();
+        throw err;
+      }
+    },
+    return: async (v?: unknown) => {
+      over();
+      return it.return ? it.return(v) : { done: true, value: v as E };
+    },
+  };
+  return { first: value.first, it: wrapped };
 }
 
 /** The chunks of a chat completion written by the gateway for a provider without an OpenAI-style API. */

@@ -426,7 +426,7 @@ export class ProviderRouter {
     return {
       breakers: this.breakers,
       onOutcome: this.onOutcome,
-      gate: (step, go) => groups.gate(step, tokens, go),
+      gate: (step, go, lasting) => groups.gate(step, tokens, go, lasting),
       noneTried: () => groupsBusy(API_FN[call.api]),
     };
   }

@@ -71,6 +71,10 @@ ${deployment("a", "cheap-split")}
 ${deployment("a", "pricey-split")}
 
 [[models]]
+name = "streamy"
+${deployment("a", "st-a")}
+
+[[models]]
 name = "limited"
 ${deployment("a", "rl-a")}
 ${deployment("b", "rl-b")}
@@ -238,6 +242,32 @@ describe("model groups", () => {
     expect(r.headers.get("x-textai-deployment")).toBe("a/cheap-split");
     // a few tokens at 1 credit per 1,000: 1 credit (at the other model's price it would be thousands)
     expect(Number(r.headers.get("x-textai-credits-deducted"))).toBe(1);
+  });
+
+  test("a stream holds its deployment in flight until it has ended, read whole or left by its client", async () => {
+    const id = "streamy/a/st-a";
+    const inFlight = async () => (await gw.deps.deploymentState.usage([id])).get(id)?.inFlight;
+    const open = () =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "streamy", stream: true, messages: [{ role: "user", content: "Hello" }] }),
+      });
+    a.program([{ content: "word ".repeat(20), chunkChars: 5 }], { model: "st-a" });
+    const whole = await open();
+    expect(whole.headers.get("x-textai-deployment")).toBe("a/st-a");
+    await whole.text();
+    for (let i = 0; i < 50 && (await inFlight()) !== 0; i++) await Bun.sleep(10);
+    expect(await inFlight()).toBe(0);
+    a.program([{ content: "word ".repeat(20_000), chunkChars: 5 }], { model: "st-a" });
+    const left = await open();
+    const reader = (left.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    // its first events are out, its last not yet: still in flight (released at the first byte, it would be 0)
+    expect(await inFlight()).toBe(1);
+    await reader.cancel();
+    for (let i = 0; i < 100 && (await inFlight()) !== 0; i++) await Bun.sleep(10);
+    expect(await inFlight()).toBe(0);
   });
 
   test("residency: a key tagged eu never reaches a non-eu deployment, even when every eu deployment fails", async () => {

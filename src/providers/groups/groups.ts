@@ -169,34 +169,48 @@ export class ModelGroups {
   /**
    * An attempt on a deployment, gated by its state: refused by `acquire` (at its rpm/tpm, or
    * cooling down), the target declines (null: the loop goes on to the next, no failure); else the
-   * call runs and is released with its time to first byte; a 429 cools the deployment down for
-   * its Retry-After (default 10 s) before the loop moves on.
+   * call runs and is released with its time to first byte, when it answers or fails, or, for an
+   * answer that lasts (a stream: `lasting` wraps it), when that ends. A 429 cools the deployment
+   * down for its Retry-After (default 10 s) before the loop moves on.
    */
-  async gate<T>(step: Step, tokens: number, go: () => Promise<T | null>): Promise<T | null> {
+  async gate<T>(step: Step, tokens: number, go: () => Promise<T | null>, lasting?: Lasting<T>): Promise<T | null> {
     const d = step.target.deployment as DeploymentConfig;
     if (!this.reserved.delete(step.target)) bump(this.chosen, d.id, 1);
     let admitted = false;
     try {
       admitted = await this.state.acquire(d.id, d, tokens);
-      if (!admitted) return null;
-      bump(this.admitted, d.id, 1);
-      const started = performance.now();
-      try {
-        const value = await go();
-        this.state.release(d.id, { ttfbMs: performance.now() - started, tokensEstimated: tokens });
-        return value;
-      } catch (err) {
-        this.state.release(d.id, { tokensEstimated: tokens });
-        if (err instanceof ProviderError && err.status === 429)
-          await this.state.coolDown(d.id, err.retryAfterMs ?? DEFAULT_COOL_DOWN_MS).catch(() => undefined);
-        throw err;
-      }
     } finally {
-      bump(this.chosen, d.id, -1);
-      if (admitted) bump(this.admitted, d.id, -1);
+      if (!admitted) bump(this.chosen, d.id, -1);
     }
+    if (!admitted) return null;
+    bump(this.admitted, d.id, 1);
+    let ended = false;
+    const end = (ttfbMs?: number) => {
+      if (ended) return;
+      ended = true;
+      bump(this.chosen, d.id, -1);
+      bump(this.admitted, d.id, -1);
+      this.state.release(d.id, { ttfbMs, tokensEstimated: tokens });
+    };
+    const started = performance.now();
+    let value: T | null;
+    try {
+      value = await go();
+    } catch (err) {
+      end();
+      if (err instanceof ProviderError && err.status === 429)
+        await this.state.coolDown(d.id, err.retryAfterMs ?? DEFAULT_COOL_DOWN_MS).catch(() => undefined);
+      throw err;
+    }
+    const ttfbMs = performance.now() - started;
+    if (value !== null && lasting) return lasting(value, () => end(ttfbMs));
+    end(ttfbMs);
+    return value;
   }
 }
+
+/** Wraps an answer that outlives its attempt (a stream) so that `end` runs once when it is over. */
+export type Lasting<T> = (value: T, end: () => void) => T;
 
 const EMPTY = new Map<string, DeploymentUsage>();
 
