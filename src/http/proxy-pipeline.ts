@@ -313,12 +313,13 @@ export class ProxyPipeline {
     markGuarded(state, (answer.notes?.guardrails as { redacted?: GuardCounts } | undefined)?.redacted);
     state.status = 200;
     mark(state, "total", state.startedPerf);
+    // a model group's deployment (docs/routing.md); nothing is added to a plain route's answer
+    if (answer.deployment) state.headers["x-textai-deployment"] = answer.deployment;
     return new Response(answer.json, {
       headers: {
         "content-type": "application/json",
         "X-Cache": cached ? "HIT" : "MISS",
         "x-textai-provider": answer.provider,
-        ...(answer.deployment ? { "x-textai-deployment": answer.deployment } : {}),
         "x-textai-credits-deducted": String(reservation.amount),
         "x-textai-credits-remaining": String(reservation.remaining),
         "Server-Timing": serverTiming(state),

@@ -380,7 +380,7 @@ export async function runProxyStream(call: ProxyCall, targets: Target[], env: Pr
       return { first, it };
     },
     true,
-    (value, end) => lastingStream(value, end, call.signal),
+    env.gate && ((value, end) => lastingStream(value, end, call.signal)),
   );
   const { first, it } = value;
   const deployment = deploymentOf(step);
