@@ -14,7 +14,7 @@ import {
   runProxyStream,
 } from "./chat";
 import { fallback, type OutcomeHook } from "./fallback";
-import { type GroupNeed, ModelGroups, type Tags } from "./groups/groups";
+import { type GateHow, type GroupNeed, ModelGroups, type Tags } from "./groups/groups";
 import type { DeploymentState } from "./groups/state";
 import type { RequestGuard } from "./guardrails";
 import {
@@ -249,7 +249,7 @@ export class ProviderRouter {
           outbound: guardedOutbound(call),
           allowModel: call.allowModel,
         }),
-      gate: groups && need ? (step, go) => groups.gate(step, need.input + need.output, go) : undefined,
+      gate: groups && need ? (step, go) => groups.gate(step, need.input + need.output, go, FUNCTION_USED) : undefined,
       answered: (r) => ({ model: r.model, usage: r.usage }),
       unexpected: "invalid_output",
       noneTried: () => (need ? groupsBusy(def.name) : noProvider(def, this.config.routes[def.name] !== undefined, true)),
@@ -426,7 +426,7 @@ export class ProviderRouter {
     return {
       breakers: this.breakers,
       onOutcome: this.onOutcome,
-      gate: (step, go, lasting) => groups.gate(step, tokens, go, lasting),
+      gate: (step, go, how) => groups.gate(step, tokens, go, how),
       noneTried: () => groupsBusy(API_FN[call.api]),
     };
   }
@@ -439,6 +439,9 @@ export class ProviderRouter {
 function functionNeed(request: unknown): GroupNeed {
   return { input: Buffer.byteLength(JSON.stringify(request) ?? "") + 256, output: 0 };
 }
+
+/** The tokens a function's answer reports (a model group's tpm window is corrected to them). */
+const FUNCTION_USED: GateHow<AttemptResult> = { used: (r) => (r.usage ? r.usage.input + r.usage.output : undefined) };
 
 /** Every deployment of the call's groups refused it before any was tried (at its rpm/tpm, or cooling down): 429. */
 function groupsBusy(fn: string): GatewayError {

@@ -75,6 +75,10 @@ name = "streamy"
 ${deployment("a", "st-a")}
 
 [[models]]
+name = "metered"
+${deployment("b", "tpm-b", "tpm = 100000")}
+
+[[models]]
 name = "limited"
 ${deployment("a", "rl-a")}
 ${deployment("b", "rl-b")}
@@ -268,6 +272,18 @@ describe("model groups", () => {
     await reader.cancel();
     for (let i = 0; i < 100 && (await inFlight()) !== 0; i++) await Bun.sleep(10);
     expect(await inFlight()).toBe(0);
+  });
+
+  test("a deployment's tpm window counts the tokens an answer reports, not the hold's upper bound", async () => {
+    const id = "metered/b/tpm-b";
+    expect((await chat("metered")).status).toBe(200);
+    const u = (await gw.deps.deploymentState.usage([id])).get(id);
+    const reported = b.calls.requests.filter((r) => r.model === "tpm-b").length;
+    expect(reported).toBe(1);
+    expect(u?.rpmUsed).toBe(1);
+    // the bound held is over 1,000 tokens (the default output cap alone is 1,000); "Hello there" uses a few
+    expect(u?.tpmUsed ?? 0).toBeGreaterThan(0);
+    expect(u?.tpmUsed ?? 0).toBeLessThan(100);
   });
 
   test("residency: a key tagged eu never reaches a non-eu deployment, even when every eu deployment fails", async () => {

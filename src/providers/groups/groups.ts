@@ -173,7 +173,7 @@ export class ModelGroups {
    * answer that lasts (a stream: `lasting` wraps it), when that ends. A 429 cools the deployment
    * down for its Retry-After (default 10 s) before the loop moves on.
    */
-  async gate<T>(step: Step, tokens: number, go: () => Promise<T | null>, lasting?: Lasting<T>): Promise<T | null> {
+  async gate<T>(step: Step, tokens: number, go: () => Promise<T | null>, how: GateHow<T> = {}): Promise<T | null> {
     const d = step.target.deployment as DeploymentConfig;
     if (!this.reserved.delete(step.target)) bump(this.chosen, d.id, 1);
     let admitted = false;
@@ -185,12 +185,12 @@ export class ModelGroups {
     if (!admitted) return null;
     bump(this.admitted, d.id, 1);
     let ended = false;
-    const end = (ttfbMs?: number) => {
+    const end = (ttfbMs?: number, tokensUsed?: number) => {
       if (ended) return;
       ended = true;
       bump(this.chosen, d.id, -1);
       bump(this.admitted, d.id, -1);
-      this.state.release(d.id, { ttfbMs, tokensEstimated: tokens });
+      this.state.release(d.id, { ttfbMs, tokensEstimated: tokens, tokensUsed });
     };
     const started = performance.now();
     let value: T | null;
@@ -203,14 +203,20 @@ export class ModelGroups {
       throw err;
     }
     const ttfbMs = performance.now() - started;
-    if (value !== null && lasting) return lasting(value, () => end(ttfbMs));
-    end(ttfbMs);
+    if (value !== null && how.lasting) return how.lasting(value, () => end(ttfbMs));
+    // the tokens it really used correct the deployment's tpm window (the estimate was an upper bound)
+    end(ttfbMs, value !== null && how.used ? how.used(value) : undefined);
     return value;
   }
 }
 
-/** Wraps an answer that outlives its attempt (a stream) so that `end` runs once when it is over. */
-export type Lasting<T> = (value: T, end: () => void) => T;
+/** What the gate knows of an attempt's answer. */
+export interface GateHow<T> {
+  /** wraps an answer that outlives its attempt (a stream) so that `end` runs once when it is over */
+  lasting?: (value: T, end: () => void) => T;
+  /** the tokens an answer reports it used (input and output), when it does */
+  used?: (value: T) => number | undefined;
+}
 
 const EMPTY = new Map<string, DeploymentUsage>();
 
