@@ -125,7 +125,14 @@ export class ProviderRouter {
   }
 
   routeFor(def: RoutedFunction, preferProvider?: string): string[] {
-    return orderRoute(def, this.providers, this.config.routes[def.name], preferProvider);
+    const configured = this.config.routes[def.name];
+    const groups = this.groups;
+    // a model group in the route stands for its deployments' providers (docs/routing.md)
+    const route =
+      groups && configured?.some((n) => groups.has(n))
+        ? configured.flatMap((n) => (groups.has(n) ? groups.providersOf(n) : [n]))
+        : configured;
+    return orderRoute(def, this.providers, route, preferProvider);
   }
 
   canServe(def: RoutedFunction): boolean {

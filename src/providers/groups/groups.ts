@@ -67,6 +67,11 @@ export class ModelGroups {
     return this.byName.get(name);
   }
 
+  /** The providers of the group's deployments and its fallbacks', in trial order of groups, each once. */
+  providersOf(name: string): string[] {
+    return [...new Set((this.chains.get(name) ?? []).map((d) => d.provider))];
+  }
+
   /** The group's deployments, then each fallback group's (breadth first, each group once). */
   private chainOf(name: string): DeploymentConfig[] {
     const order: string[] = [name];
