@@ -332,6 +332,17 @@ describe("model groups", () => {
     expect(countOf(a, "ctx-small")).toBe(small);
   });
 
+  test("context window: a prompt over every deployment's window is a 400 naming the largest, nothing sent, nothing charged", async () => {
+    const k = gw.newKey({ credits: 10_000_000, plan: "bulk" });
+    const sent = a.calls.count + b.calls.count;
+    const r = await chat("windows", "word ".repeat(50_000), k.key);
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe("invalid_request");
+    expect(r.body.error.message).toContain("(the largest: 200000)");
+    expect(a.calls.count + b.calls.count).toBe(sent);
+    expect(Number(await gw.deps.ledger.balance(k.accountId))).toBe(10_000_000);
+  });
+
   test("context window: a context-length error from a deployment moves to the next that is larger", async () => {
     a.program([{ status: 400, contextLength: true }], { model: "ctx-small" });
     const r = await chat("windows", "short but too long for it");

@@ -6,7 +6,7 @@
  * every attempt on a deployment: acquired before it, released after it, cooled down by a 429.
  */
 import type { DeploymentConfig, ModelGroupConfig, PricingConfig, TokenPrice } from "../../config";
-import { invalidRequest } from "../../errors";
+import { type GatewayError, invalidRequest } from "../../errors";
 import { globMatch } from "../../offline-engine/phrase-scan";
 import type { Step } from "../fallback";
 import type { Target } from "../route-plan";
@@ -105,6 +105,7 @@ export class ModelGroups {
   async order(targets: readonly Target[], need: GroupNeed): Promise<Target[]> {
     const tokens = need.input + need.output;
     const fits = targets.filter((t) => t.deployment?.maxContextTokens === undefined || t.deployment.maxContextTokens >= tokens);
+    if (fits.length === 0 && targets.length > 0) throw tooLarge(targets, tokens);
     const ids = fits.flatMap((t) => (t.deployment ? [t.deployment.id] : []));
     const mine = new Map(ids.map((id) => [id, this.admitted.get(id) ?? 0]));
     const seen = ids.length > 0 && this.needsUsage(fits) ? await this.state.usage(ids) : EMPTY;
@@ -255,6 +256,16 @@ function restrict(chain: DeploymentConfig[], tags: Tags, group: string): Deploym
     out = kept;
   }
   return out;
+}
+
+/** Every deployment's context window is below the call's upper-bound estimate: 400, nothing sent. */
+function tooLarge(targets: readonly Target[], tokens: number): GatewayError {
+  const largest = Math.max(...targets.map((t) => t.deployment?.maxContextTokens ?? 0));
+  const group = targets[0]?.deployment?.group ?? "";
+  return invalidRequest(
+    `this request may take up to ${tokens} tokens (its upper-bound estimate, output included), above the context window of every deployment of model group "${group}" (the largest: ${largest}); nothing was sent`,
+    "messages",
+  );
 }
 
 /** The targets of one priority in `strategy`'s order. */
