@@ -11,6 +11,7 @@ import { MemoryDeploymentState } from "../../src/deployments/memory";
 import { RedisDeploymentState } from "../../src/deployments/redis";
 import { RedisLink } from "../../src/redis/link";
 import { freshRedis, freshRedisCluster, isClusterUrl, sharedServersUp } from "../helpers/shared-servers";
+import { TcpProxy } from "./tcp-proxy";
 
 const WINDOW = 1500;
 const LEASE = 600;
@@ -168,3 +169,45 @@ for (const [name, make, available] of implementations) {
     });
   });
 }
+
+describe.skipIf(!shared)("deployment state while Redis is unreachable (CONTRACT section 11)", () => {
+  test("a node admits exactly or under: unlimited deployments on, limited ones nothing in the outage's first window then their share, cool-downs kept; paid into Redis when it is back", async () => {
+    const r = await freshRedis();
+    cleanups.push(r.flush);
+    const proxy = new TcpProxy(Number(new URL(r.url).port || 6379)).up();
+    cleanups.push(async () => proxy.down());
+    const link = new RedisLink(`redis://127.0.0.1:${proxy.port}`, undefined, { prefix: r.prefix, commandTimeoutMs: 2000 });
+    link.start();
+    expect(await link.ready()).toBe(true);
+    const a = new RedisDeploymentState(link, { windowMs: WINDOW, leaseMs: LEASE, refreshMs: 100 });
+    a.start();
+    cleanups.push(async () => {
+      await a.close();
+      await link.close();
+    });
+    const [limited, free, cooling] = [fresh(), fresh(), fresh()];
+    expect(await a.acquire(limited, { rpm: 4 }, 1)).toBe(true);
+    a.release(limited, { tokensEstimated: 1 });
+    await a.coolDown(cooling, 60_000);
+    proxy.down();
+    for (let i = 0; i < 100 && link.up; i++) await Bun.sleep(20);
+    expect(link.up).toBe(false);
+    expect(await a.acquire(free, {}, 1)).toBe(true);
+    expect(await a.acquire(cooling, {}, 1)).toBe(false);
+    // the shared window may have been full when Redis went away: nothing on a limited deployment for one window
+    expect(await a.acquire(limited, { rpm: 4 }, 1)).toBe(false);
+    await Bun.sleep(WINDOW + 100);
+    const admitted = [];
+    for (let i = 0; i < 6; i++) admitted.push(await a.acquire(limited, { rpm: 4 }, 1));
+    // one node alive: its share is the whole rpm
+    expect(admitted.filter(Boolean).length).toBe(4);
+    proxy.up();
+    for (let i = 0; i < 150 && !link.up; i++) await Bun.sleep(20);
+    expect(link.up).toBe(true);
+    // the next acquire in Redis first pays what the node admitted on its own
+    expect(await a.acquire(free, {}, 1)).toBe(true);
+    const b = (await redisNodes(r.url, r.prefix)).b as DeploymentStateService;
+    expect(await b.acquire(limited, { rpm: 4 }, 1)).toBe(false);
+    expect((await b.usage([limited])).get(limited)?.rpmUsed).toBe(4);
+  });
+});
