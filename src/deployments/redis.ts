@@ -1,5 +1,6 @@
 import type { Logger } from "../log";
 import { isRedisOutage, type RedisLink } from "../redis/link";
+import { DeploymentBook } from "./counts";
 import {
   type DeploymentCallEnd,
   type DeploymentLimits,
@@ -26,7 +27,6 @@ export interface RedisDeploymentOptions {
 
 /** One deployment as this node knows it. */
 interface Known {
-  limits: DeploymentLimits | undefined;
   /** the last state read from Redis (by acquire or the refresh), as usage() shows it */
   view: DeploymentUsage;
   /** calls this node admitted in Redis and has not released: their ids renew their leases */
@@ -58,7 +58,7 @@ const EMPTY: DeploymentUsage = { inFlight: 0, rpmUsed: 0, tpmUsed: 0, coolingUnt
  * admitted that cannot be counted. A refusal is only `false`: the group router moves on, and when
  * no deployment admits, its answer is its own (never a 429 blaming the client).
  */
-export class RedisDeploymentState implements DeploymentStateService {
+export class RedisDeploymentState extends DeploymentBook implements DeploymentStateService {
   private known = new Map<string, Known>();
   private readonly windowMs: number;
   private readonly slotMs: number;
@@ -76,6 +76,7 @@ export class RedisDeploymentState implements DeploymentStateService {
     private link: RedisLink,
     private opts: RedisDeploymentOptions = {},
   ) {
+    super();
     this.windowMs = opts.windowMs ?? WINDOW_MS;
     this.slotMs = this.windowMs / 60;
     this.leaseMs = opts.leaseMs ?? 15_000;
@@ -92,15 +93,20 @@ export class RedisDeploymentState implements DeploymentStateService {
   private entry(id: string): Known {
     let k = this.known.get(id);
     if (!k) {
-      k = { limits: undefined, view: { ...EMPTY }, open: new OpenCalls(), local: null };
+      k = { view: { ...EMPTY }, open: new OpenCalls(), local: null };
       this.known.set(id, k);
+      this.book(id);
     }
     return k;
   }
 
   async acquire(id: string, limits: DeploymentLimits, tokens: number): Promise<boolean> {
+    return this.counted(id, limits, await this.admit(id, limits, tokens));
+  }
+
+  private async admit(id: string, limits: DeploymentLimits, tokens: number): Promise<boolean> {
     const k = this.entry(id);
-    k.limits = limits;
+    this.book(id).limits = limits;
     if (!this.link.up) await this.link.whenStarted();
     if (this.link.up) {
       try {
@@ -113,7 +119,7 @@ export class RedisDeploymentState implements DeploymentStateService {
           String(this.slotMs),
           String(this.leaseMs),
         ]);
-        k.view = this.read(k, state);
+        k.view = this.read(id, k, state);
         if (ok === 1) k.open.add({ slot, tokens, callId });
         return ok === 1;
       } catch (err) {
@@ -207,6 +213,7 @@ export class RedisDeploymentState implements DeploymentStateService {
 
   async coolDown(id: string, ms: number): Promise<void> {
     const k = this.entry(id);
+    this.book(id).coolDowns++;
     const until = this.now() + ms;
     k.view.coolingUntil = Math.max(k.view.coolingUntil, until);
     if (k.local) k.local.coolingUntil = Math.max(k.local.coolingUntil, until);
@@ -236,17 +243,17 @@ export class RedisDeploymentState implements DeploymentStateService {
     const k = this.entry(id);
     try {
       const state = await this.link.eval<StateReply>(USAGE, this.keys(id), [String(this.windowMs), String(this.slotMs)]);
-      k.view = this.read(k, state);
+      k.view = this.read(id, k, state);
     } catch {
       // down: the last view stays
     }
   }
 
   /** The state a script answered, as usage() shows it (the rpm log's count when the deployment has an rpm). */
-  private read(k: Known, [logged, calls, tokens, inFlight, coolMs, latency]: StateReply): DeploymentUsage {
+  private read(id: string, k: Known, [logged, calls, tokens, inFlight, coolMs, latency]: StateReply): DeploymentUsage {
     return {
       inFlight: Number(inFlight),
-      rpmUsed: Number(k.limits?.rpm === undefined ? calls : logged),
+      rpmUsed: Number(this.limitsOf(id)?.rpm === undefined ? calls : logged),
       tpmUsed: Number(tokens),
       coolingUntil: Number(coolMs) > 0 ? this.now() + Number(coolMs) : 0,
       latencyMs: latency === "" || latency === null ? k.view.latencyMs : Number(latency),
@@ -261,14 +268,6 @@ export class RedisDeploymentState implements DeploymentStateService {
       if (calls.length === 0) continue;
       await this.link.eval(RENEW, this.keys(id), [String(this.leaseMs), ...calls]).catch(() => {});
     }
-  }
-
-  ids(): string[] {
-    return [...this.known.keys()];
-  }
-
-  limitsOf(id: string): DeploymentLimits | undefined {
-    return this.known.get(id)?.limits;
   }
 
   start(): void {
