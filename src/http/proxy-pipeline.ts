@@ -15,11 +15,12 @@ import type { Reservation } from "../credits/interface";
 import { type PricedCall, pricedTargets, reportedUsage } from "../credits/pricing";
 import { GatewayError, invalidRequest } from "../errors";
 import { API_FN, type ProxyCall, type ProxyOutcome } from "../providers/chat";
+import type { Tags } from "../providers/groups/groups";
 import { type GuardCounts, proxyTexts, type RequestGuard } from "../providers/guardrails";
-import { type Target, targetModel } from "../providers/route-plan";
+import { routedModel, type Target, targetModel } from "../providers/route-plan";
 import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../providers/shared-account";
 import { isObject, type ProxyApi } from "../providers/types";
-import { admitGuarded, admitModels, cacheKeyOf, cacheWanted } from "./admission";
+import { admitGuarded, admitModels, admitTags, cacheKeyOf, cacheWanted } from "./admission";
 import { type SentBody, sentBytes } from "./body";
 import type { AppDeps } from "./deps";
 import type { Edge } from "./edge";
@@ -106,7 +107,7 @@ export class ProxyPipeline {
     const { auth, body: raw } = edge;
     // a key sent in the body is not forwarded; the usual body, without one, is used as parsed (no copy)
     const body = "api_key" in raw ? withoutApiKey(raw) : raw;
-    const targets = this.admit(api, body, auth.policy, state);
+    const targets = this.admit(api, body, auth.policy, state, admitTags(auth));
     const urls = remoteUrls(api, body);
     if (urls.length > 0) await refusePrivateUrls(urls);
     const guard = admitGuarded(this.deps, auth, state, TEXTS[api], body);
@@ -118,7 +119,13 @@ export class ProxyPipeline {
   }
 
   /** The body's shape and parameters, then the key's model policy: the targets the call may go to. */
-  private admit(api: ProxyApi, body: Record<string, unknown>, policy: KeyPolicy | undefined, state: RequestState): Target[] {
+  private admit(
+    api: ProxyApi,
+    body: Record<string, unknown>,
+    policy: KeyPolicy | undefined,
+    state: RequestState,
+    tags: Tags | undefined,
+  ): Target[] {
     const { router } = this.deps;
     const fn = API_FN[api];
     checkShape(api, body);
@@ -131,8 +138,8 @@ export class ProxyPipeline {
       fn,
       typeof body.model === "string" ? body.model : undefined,
       (allow) => {
-        const planned = router.proxyTargets({ api, body });
-        return allow ? planned.filter((t) => allow(targetModel(t, fn))) : planned;
+        const planned = router.proxyTargets({ api, body }, tags);
+        return allow ? planned.filter((t) => allow(routedModel(t, fn))) : planned;
       },
       noTargets,
     );
@@ -172,6 +179,7 @@ export class ProxyPipeline {
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
       requestId: state.requestId,
       trace: state.trace,
+      need: priced.estimate,
     };
     return { api, fn: API_FN[api], body, guard, priced, call };
   }
@@ -241,7 +249,14 @@ export class ProxyPipeline {
     // Every forwarded field and the provider and model it goes to: no two different requests share an answer.
     const cacheKey =
       first !== undefined && cacheWanted(this.deps.config, request, cacheable(a.api, body))
-        ? cacheKeyOf(guard, auth.accountId, fn, first.name, targetModel(first, fn), canonicalJson(body))
+        ? cacheKeyOf(
+            guard,
+            auth.accountId,
+            fn,
+            first.deployment?.group ?? first.name,
+            routedModel(first, fn),
+            canonicalJson(body),
+          )
         : null;
     return {
       ledger,
@@ -303,6 +318,7 @@ export class ProxyPipeline {
         "content-type": "application/json",
         "X-Cache": cached ? "HIT" : "MISS",
         "x-textai-provider": answer.provider,
+        ...(answer.deployment ? { "x-textai-deployment": answer.deployment } : {}),
         "x-textai-credits-deducted": String(reservation.amount),
         "x-textai-credits-remaining": String(reservation.remaining),
         "Server-Timing": serverTiming(state),

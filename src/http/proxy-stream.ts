@@ -217,6 +217,7 @@ export function streamAnswer(c: StreamAnswer): Response {
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache",
       "x-textai-provider": outcome.provider,
+      ...(outcome.deployment ? { "x-textai-deployment": outcome.deployment } : {}),
       ...state.headers,
     },
   });

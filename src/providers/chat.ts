@@ -1,7 +1,8 @@
 import { GatewayError, invalidRequest, type ProviderAttempt } from "../errors";
 import type { AttemptTrace, RequestTrace } from "../trace";
 import { askedOutputTokens, type Breakers } from "./breaker";
-import { fallback, type OutcomeHook } from "./fallback";
+import { fallback, type OutcomeHook, type Step } from "./fallback";
+import type { GroupNeed } from "./groups/groups";
 import { chatFromResponses, responseEventsFromChat, responseFromChat, untranslatable } from "./responses-via-chat";
 import { type Target, targetModel } from "./route-plan";
 import { remoteUrls } from "./shared-account";
@@ -44,6 +45,8 @@ export interface ProxyCall {
   requestId: string;
   /** the request's trace: one span per provider attempt */
   trace?: RequestTrace;
+  /** the hold's upper-bound tokens: a model group's context windows and strategies read them */
+  need?: GroupNeed;
 }
 
 export interface ProxyOutcome {
@@ -57,6 +60,8 @@ export interface ProxyOutcome {
   provider: string;
   model: string;
   attempts: ProviderAttempt[];
+  /** `provider/model` of the model group's deployment that answered (docs/routing.md) */
+  deployment?: string;
 }
 
 export interface ProxyStreamOutcome {
@@ -65,12 +70,23 @@ export interface ProxyStreamOutcome {
   provider: string;
   model: string;
   attempts: ProviderAttempt[];
+  deployment?: string;
 }
 
 export interface ProxyEnv {
   breakers: Breakers;
   onOutcome?: OutcomeHook;
+  /** a model group's gate around each attempt on a deployment (groups/groups.ts) */
+  gate?: <T>(step: Step, go: () => Promise<T | null>) => Promise<T | null>;
+  /** every deployment refused before any was tried */
+  noneTried?: () => GatewayError;
 }
+
+/** `provider/model` of a deployment target, undefined for a provider named directly. */
+const deploymentOf = (step: Step): string | undefined => {
+  const d = step.target.deployment;
+  return d ? `${d.provider}/${d.model}` : undefined;
+};
 
 /**
  * A provider's answer to a client error (400, 404, 413, 422): it goes back to the client with its
@@ -236,6 +252,8 @@ function proxyFallback<T>(
     breakers: env.breakers,
     onOutcome: env.onOutcome,
     send: ({ step, signal, headers }) => send(step.target, step.model, signal, headers),
+    gate: env.gate,
+    noneTried: env.noneTried,
     answered: (value) => (keepSignal ? undefined : { answer: value }),
     keepSignal,
     unexpected: "connection",
@@ -243,6 +261,11 @@ function proxyFallback<T>(
     rateLimited: true,
     afterFailure: (e, { target, model }, left, attempts) => {
       if (!isClientError(e)) return left;
+      // a deployment's context window was too small: on to the next that is larger (docs/routing.md)
+      if (e.kind === "context_length" && target.deployment) {
+        const larger = biggerWindows(left, target.deployment.maxContextTokens);
+        if (larger.length > 0) return larger;
+      }
       const same = left.filter((s) => s.target.provider.listModels?.().includes(model)).map((s) => ({ ...s, model }));
       if (same.length === 0) {
         const upstream = e.upstream ?? { message: e.message, type: "invalid_request_error", code: null, param: null };
@@ -250,6 +273,14 @@ function proxyFallback<T>(
       }
       return same;
     },
+  });
+}
+
+/** The deployments left whose context window is unknown or larger than `than` (unknown: all of them). */
+function biggerWindows(left: Step[], than: number | undefined): Step[] {
+  return left.filter((s) => {
+    const max = s.target.deployment?.maxContextTokens;
+    return s.target.deployment !== undefined && (than === undefined || max === undefined || max > than);
   });
 }
 
@@ -313,7 +344,8 @@ export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv
     };
   });
   const model = isObject(value) && typeof value.model === "string" ? value.model : step.model;
-  return { json: JSON.stringify(value), parsed: { value }, provider: step.target.name, model, attempts };
+  const deployment = deploymentOf(step);
+  return { json: JSON.stringify(value), parsed: { value }, provider: step.target.name, model, attempts, deployment };
 }
 
 /** The request to a provider: the client's body with `model` set to the provider's, and its bytes as sent when that changes nothing. */
@@ -347,7 +379,8 @@ export async function runProxyStream(call: ProxyCall, targets: Target[], env: Pr
     true,
   );
   const { first, it } = value;
-  return { events: resume(first, it, span), provider: step.target.name, model: step.model, attempts };
+  const deployment = deploymentOf(step);
+  return { events: resume(first, it, span), provider: step.target.name, model: step.model, attempts, deployment };
 }
 
 /** The chunks of a chat completion written by the gateway for a provider without an OpenAI-style API. */
