@@ -45,6 +45,7 @@ const redisParts = () => ({
   ...(require("./idempotency/redis") as typeof import("./idempotency/redis")),
   ...(require("./callstart/redis") as typeof import("./callstart/redis")),
   ...(require("./dashboard/signin-redis") as typeof import("./dashboard/signin-redis")),
+  ...(require("./deployments/redis") as typeof import("./deployments/redis")),
 });
 
 /** The Redis channel (after the prefix) on which revoked key hashes are broadcast. */
@@ -154,7 +155,7 @@ function callServices(
   const idempotency = new rd.RedisIdempotencyStore(redis, idempotencyOptions);
   const callStarter = new rd.RedisCallStarter(redis, limiter, idempotency, cache);
   const signIns = new rd.RedisSignInLimiter(redis, SIGN_IN_LIMITS, opts.now);
-  const deploymentState: DeploymentStateService = new MemoryDeploymentState(opts.now);
+  const deploymentState: DeploymentStateService = new rd.RedisDeploymentState(redis, { logger: opts.logger });
   // a revocation anywhere drops the key from every node's key cache at once
   keys.onRevoke = (hash) => redis.publish(redis.key(REVOKED), hash);
   redis.subscribe(redis.key(REVOKED), (hash) => keys.forget(hash));

@@ -1,6 +1,8 @@
 import type { DeploymentLimits, DeploymentState, DeploymentUsage } from "../providers/groups/state";
+import type { DeploymentCounts } from "./counts";
 
 export type { DeploymentCallEnd, DeploymentLimits, DeploymentState, DeploymentUsage } from "../providers/groups/state";
+export type { DeploymentCounts } from "./counts";
 
 /** The window every deployment limit counts over: the last 60 s, sliding (CONTRACT section 16). */
 export const WINDOW_MS = 60_000;
@@ -24,6 +26,8 @@ export interface DeploymentStateService extends DeploymentState {
   ids(): string[];
   /** the limits `acquire` was last given for `id` (undefined: never acquired) */
   limitsOf(id: string): DeploymentLimits | undefined;
+  /** what this node did with `id` since it started (calls, refusals, cool-downs), for /metrics */
+  counts(id: string): DeploymentCounts | undefined;
   /** background work (the shared state's refresh of its node-local view and its in-flight leases) */
   start(): void;
   close(): Promise<void>;

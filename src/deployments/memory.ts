@@ -1,3 +1,4 @@
+import { DeploymentBook } from "./counts";
 import {
   type DeploymentCallEnd,
   type DeploymentLimits,
@@ -15,7 +16,6 @@ export interface LocalDeployment {
   inFlight: number;
   coolingUntil: number;
   latencyMs: number | null;
-  limits: DeploymentLimits | undefined;
 }
 
 export function newLocalDeployment(windowMs: number): LocalDeployment {
@@ -25,7 +25,6 @@ export function newLocalDeployment(windowMs: number): LocalDeployment {
     inFlight: 0,
     coolingUntil: 0,
     latencyMs: null,
-    limits: undefined,
   };
 }
 
@@ -45,27 +44,29 @@ export function admitLocal(d: LocalDeployment, now: number, limits: DeploymentLi
  * ten answers carry about 90 % of it). Memory: one entry per id (ids come from the config) of fixed
  * size, whatever the traffic.
  */
-export class MemoryDeploymentState implements DeploymentStateService {
+export class MemoryDeploymentState extends DeploymentBook implements DeploymentStateService {
   private deployments = new Map<string, LocalDeployment>();
 
   constructor(
     private now: () => number = Date.now,
     private windowMs = WINDOW_MS,
-  ) {}
+  ) {
+    super();
+  }
 
   private get(id: string): LocalDeployment {
     let d = this.deployments.get(id);
     if (!d) {
       d = newLocalDeployment(this.windowMs);
       this.deployments.set(id, d);
+      this.book(id);
     }
     return d;
   }
 
   acquire(id: string, limits: DeploymentLimits, tokens: number): Promise<boolean> {
     const d = this.get(id);
-    d.limits = limits;
-    return Promise.resolve(admitLocal(d, this.now(), limits, tokens));
+    return Promise.resolve(this.counted(id, limits, admitLocal(d, this.now(), limits, tokens)));
   }
 
   release(id: string, end: DeploymentCallEnd): void {
@@ -80,6 +81,7 @@ export class MemoryDeploymentState implements DeploymentStateService {
 
   coolDown(id: string, ms: number): Promise<void> {
     const d = this.get(id);
+    this.book(id).coolDowns++;
     d.coolingUntil = Math.max(d.coolingUntil, this.now() + ms);
     return Promise.resolve();
   }
@@ -89,14 +91,6 @@ export class MemoryDeploymentState implements DeploymentStateService {
     const out = new Map<string, DeploymentUsage>();
     for (const id of ids) out.set(id, localUsage(this.get(id), now));
     return Promise.resolve(out);
-  }
-
-  ids(): string[] {
-    return [...this.deployments.keys()];
-  }
-
-  limitsOf(id: string): DeploymentLimits | undefined {
-    return this.deployments.get(id)?.limits;
   }
 
   start(): void {}
