@@ -88,6 +88,7 @@ const POLICY_FLAGS = {
   rpm: "rate_limit_per_minute",
   "monthly-credits": "monthly_credit_limit",
   expires: "expires_at",
+  tags: "tags",
 } as const;
 
 /** The key-policy flags given, as a policy patch (an empty value clears that field); see docs/key-policies.md. */

@@ -5,6 +5,59 @@ import { parse as parseToml } from "smol-toml";
 const PositiveInt = T.Integer({ minimum: 1 });
 const NonNegInt = T.Integer({ minimum: 0 });
 
+/** How a model group picks its deployment (CONTRACT section 16, docs/routing.md). */
+export const GROUP_STRATEGIES = ["ordered", "weighted", "least-busy", "latency", "headroom", "cost"] as const;
+export type GroupStrategy = (typeof GROUP_STRATEGIES)[number];
+
+const DeploymentSchema = T.Object(
+  {
+    provider: T.String({ minLength: 1 }),
+    model: T.String({ minLength: 1 }),
+    weight: T.Optional(T.Number()),
+    rpm: T.Optional(PositiveInt),
+    tpm: T.Optional(PositiveInt),
+    max_context_tokens: T.Optional(PositiveInt),
+    tags: T.Optional(T.Record(T.String({ minLength: 1 }), T.String())),
+    priority: T.Optional(T.Integer()),
+  },
+  { additionalProperties: false },
+);
+
+const ModelGroupSchema = T.Object(
+  {
+    name: T.String({ minLength: 1 }),
+    strategy: T.Optional(T.Union(GROUP_STRATEGIES.map((s) => T.Literal(s)))),
+    fallbacks: T.Optional(T.Array(T.String({ minLength: 1 }))),
+    deployments: T.Array(DeploymentSchema, { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+/** One deployment of a model group: a provider, its upstream model and its limits. */
+export interface DeploymentConfig {
+  /** `group/provider/model`: its id in the deployment state, /metrics and logs */
+  id: string;
+  group: string;
+  provider: string;
+  model: string;
+  weight: number;
+  rpm?: number;
+  tpm?: number;
+  maxContextTokens?: number;
+  tags: Record<string, string>;
+  /** lower first: a strategy orders the deployments of one priority before the next's */
+  priority: number;
+}
+
+/** A public model name over deployments (`[[models]]`). */
+export interface ModelGroupConfig {
+  name: string;
+  strategy: GroupStrategy;
+  /** other groups, tried in turn after this one's deployments */
+  fallbacks: string[];
+  deployments: DeploymentConfig[];
+}
+
 /** What an OpenAI-style provider serves beyond plain text chat (docs/openai-compatible.md). */
 export const PROVIDER_FEATURES = [
   "tools",
@@ -179,6 +232,8 @@ const FileConfigSchema = T.Object(
     database_prepare: T.Optional(T.Boolean()),
     providers: T.Optional(T.Array(ProviderConfigSchema)),
     routes: T.Optional(T.Record(T.String(), T.Array(T.String()))),
+    /** model groups: a public model name over deployments (CONTRACT section 16, docs/routing.md) */
+    models: T.Optional(T.Array(ModelGroupSchema)),
     costs: T.Optional(T.Record(T.String(), NonNegInt)),
     plans: T.Optional(
       T.Record(
@@ -330,6 +385,8 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error";
   providers: ProviderConfig[];
   routes: Record<string, string[]>;
+  /** `[[models]]`: model groups, validated (docs/routing.md); empty when none */
+  models: ModelGroupConfig[];
   costs: Record<string, number>;
   plans: Record<string, Record<string, number>>;
   /** active keys an account of each plan may hold (plans.NAME.max_keys); maxKeysFor() applies the default */
@@ -669,6 +726,61 @@ function planSettings(file: FileConfig): Pick<Config, "plans" | "maxKeys" | "kno
   return { plans, maxKeys, knowledgeQuotas, guardrails, planPolicies };
 }
 
+/**
+ * The config file's `[[models]]`, checked against the providers (`names`, the local engine's
+ * included): a deployment names a provider, its weight is above 0, a group's name is no
+ * provider's and no other group's, its fallbacks are groups and run in no circle.
+ */
+function modelGroups(file: FileConfig, names: Set<string>): ModelGroupConfig[] {
+  const groups: ModelGroupConfig[] = [];
+  const seen = new Set<string>();
+  for (const [i, g] of (file.models ?? []).entries()) {
+    const at = `models[${i}] ("${g.name}")`;
+    if (names.has(g.name)) throw new ConfigError(`${at}.name: a model group may not be named as a provider ("${g.name}")`);
+    if (seen.has(g.name)) throw new ConfigError(`${at}.name: duplicate model group "${g.name}"`);
+    seen.add(g.name);
+    const ids = new Set<string>();
+    const deployments = g.deployments.map((d, j): DeploymentConfig => {
+      const where = `${at}.deployments[${j}]`;
+      if (!names.has(d.provider))
+        throw new ConfigError(`${where}.provider: unknown provider "${d.provider}" (one of ${[...names].join(", ")})`);
+      const weight = d.weight ?? 1;
+      if (!(weight > 0) || !Number.isFinite(weight))
+        throw new ConfigError(`${where}.weight: must be a number above 0, got ${d.weight}`);
+      const id = `${g.name}/${d.provider}/${d.model}`;
+      if (ids.has(id)) throw new ConfigError(`${where}: duplicate deployment ${d.provider}/${d.model} in the group`);
+      ids.add(id);
+      const { rpm, tpm, max_context_tokens: maxContextTokens } = d;
+      return {
+        id,
+        group: g.name,
+        provider: d.provider,
+        model: d.model,
+        weight,
+        rpm,
+        tpm,
+        maxContextTokens,
+        tags: d.tags ?? {},
+        priority: d.priority ?? 0,
+      };
+    });
+    groups.push({ name: g.name, strategy: g.strategy ?? "ordered", fallbacks: g.fallbacks ?? [], deployments });
+  }
+  const byName = new Map(groups.map((g) => [g.name, g]));
+  for (const [i, g] of groups.entries())
+    for (const f of g.fallbacks)
+      if (!byName.has(f)) throw new ConfigError(`models[${i}] ("${g.name}").fallbacks: unknown model group "${f}"`);
+  for (const g of groups) fallbackCycle(g.name, byName, []);
+  return groups;
+}
+
+/** Throws when the fallbacks from `name` lead back to a group already on `path`. */
+function fallbackCycle(name: string, byName: Map<string, ModelGroupConfig>, path: string[]): void {
+  if (path.includes(name))
+    throw new ConfigError(`models: the fallbacks run in a circle (${[...path.slice(path.indexOf(name)), name].join(" -> ")})`);
+  for (const f of byName.get(name)?.fallbacks ?? []) fallbackCycle(f, byName, [...path, name]);
+}
+
 /** The config file TEXTAI_CONFIG names (or the text given for it), parsed and validated; none: empty. */
 function readConfigFile(path: string | undefined, fileText: string | undefined): FileConfig {
   if (fileText !== undefined) return parseConfigText(fileText, path ?? "config.toml");
@@ -713,10 +825,13 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     if (p.api_key_env && !p.api_key) p.api_key = rawEnv[p.api_key_env];
   }
   if (!names.has("local")) providers.push({ name: "local", type: "local" });
+  const models = modelGroups(file, new Set(providers.map((p) => p.name)));
   for (const [fn, route] of Object.entries(file.routes ?? {})) {
     for (const name of route) {
-      if (!providers.some((p) => p.name === name))
-        throw new ConfigError(`routes.${fn}: unknown provider "${name}" (one of ${providers.map((p) => p.name).join(", ")})`);
+      if (!providers.some((p) => p.name === name) && !models.some((g) => g.name === name))
+        throw new ConfigError(
+          `routes.${fn}: unknown provider "${name}" (one of ${[...providers.map((p) => p.name), ...models.map((g) => g.name)].join(", ")})`,
+        );
     }
   }
 
@@ -747,6 +862,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     logLevel,
     providers,
     routes: file.routes ?? {},
+    models,
     costs: file.costs ?? {},
     plans,
     maxKeys,

@@ -35,7 +35,7 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { 
   const services = buildServices(config, { logger, now: opts.now });
   const metrics = new Metrics();
   const providers = buildProviders(config);
-  const router = new ProviderRouter(config, providers);
+  const router = new ProviderRouter(config, providers, { deploymentState: services.deploymentState });
   // the label sets of every provider call, built and keyed once (metrics.ts fixedLabels)
   const outcomeLabels = new Map<string, { byOutcome: Record<string, string>; byProvider: Record<string, string> }>();
   router.onOutcome = (provider, fn, outcome, ms) => {

@@ -10,6 +10,8 @@ import { SIGN_IN_LIMITS, SignInLimiter } from "./dashboard/guessing";
 import type { SignInAttempts } from "./dashboard/interface";
 import { SESSION_LIMITS, SESSION_SWEEP_EVERY_MS } from "./dashboard/security";
 import { SqliteDashboardStore } from "./dashboard/sqlite";
+import type { DeploymentStateService } from "./deployments/interface";
+import { MemoryDeploymentState } from "./deployments/memory";
 import type { DependencyProbe, ServiceDeps } from "./http/deps";
 import type { IdempotencyStore } from "./idempotency/interface";
 import { SqliteIdempotencyStore } from "./idempotency/sqlite";
@@ -43,6 +45,7 @@ const redisParts = () => ({
   ...(require("./idempotency/redis") as typeof import("./idempotency/redis")),
   ...(require("./callstart/redis") as typeof import("./callstart/redis")),
   ...(require("./dashboard/signin-redis") as typeof import("./dashboard/signin-redis")),
+  ...(require("./deployments/redis") as typeof import("./deployments/redis")),
 });
 
 /** The Redis channel (after the prefix) on which revoked key hashes are broadcast. */
@@ -109,7 +112,9 @@ function accountStores(
   return { keys, ledger, database };
 }
 
-type CallServices = Pick<ServiceDeps, "limiter" | "cache" | "idempotency" | "signIns"> & { callStarter: CallStarter | null };
+type CallServices = Pick<ServiceDeps, "limiter" | "cache" | "idempotency" | "signIns" | "deploymentState"> & {
+  callStarter: CallStarter | null;
+};
 
 /** Limits, the answer cache, Idempotency-Key records and sign-in counts: in Redis when configured, else in memory and SQLite. */
 function callServices(
@@ -135,6 +140,7 @@ function callServices(
       idempotency: new SqliteIdempotencyStore(storage.sqlite, idempotencyOptions),
       callStarter: null,
       signIns: new SignInLimiter(SIGN_IN_LIMITS, opts.now),
+      deploymentState: new MemoryDeploymentState(opts.now),
     };
   }
   const rd = redisParts();
@@ -149,11 +155,12 @@ function callServices(
   const idempotency = new rd.RedisIdempotencyStore(redis, idempotencyOptions);
   const callStarter = new rd.RedisCallStarter(redis, limiter, idempotency, cache);
   const signIns = new rd.RedisSignInLimiter(redis, SIGN_IN_LIMITS, opts.now);
+  const deploymentState: DeploymentStateService = new rd.RedisDeploymentState(redis, { logger: opts.logger });
   // a revocation anywhere drops the key from every node's key cache at once
   keys.onRevoke = (hash) => redis.publish(redis.key(REVOKED), hash);
   redis.subscribe(redis.key(REVOKED), (hash) => keys.forget(hash));
   redis.start();
-  return { limiter, cache, idempotency, callStarter, signIns };
+  return { limiter, cache, idempotency, callStarter, signIns, deploymentState };
 }
 
 /** Deletes ended dashboard sessions; a failure (the database down) is logged and the next sweep tries again. */
@@ -208,7 +215,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
       ? [database, { name: "redis", required: false, up: () => redis.ready(), errors: () => redis.errors }]
       : [database],
   };
-  const { limiter, requestLog } = interfaces;
+  const { limiter, requestLog, deploymentState } = interfaces;
   const sweepSessions = sessionSweeper(dashboard, opts.logger);
   let sessionSweep: ReturnType<typeof setInterval> | null = null;
   return {
@@ -223,6 +230,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
       keys.startBackgroundFlush();
       requestLog.start();
       limiter.startSweeping();
+      deploymentState.start();
       void sweepSessions();
       sessionSweep ??= setInterval(() => void sweepSessions(), SESSION_SWEEP_EVERY_MS);
       sessionSweep.unref?.();
@@ -230,6 +238,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     refuseCharges: () => ledger.refuseCharges(),
     async close() {
       limiter.stop();
+      await deploymentState.close();
       if (sessionSweep) clearInterval(sessionSweep);
       await keys.stop();
       await ledger.flush();

@@ -19,6 +19,8 @@ export interface KeyPolicy {
   expires_at?: string;
   /** added to the plan's guardrails (CONTRACT section 14): a key can only add protection */
   guardrails?: KeyGuardrails;
+  /** residency and routing tags (`{ "region": "eu" }`): a model group's deployments are restricted by them (docs/routing.md) */
+  tags?: Record<string, string>;
 }
 
 export const POLICY_FIELDS = [
@@ -28,6 +30,7 @@ export const POLICY_FIELDS = [
   "monthly_credit_limit",
   "expires_at",
   "guardrails",
+  "tags",
 ] as const;
 export type PolicyField = (typeof POLICY_FIELDS)[number];
 
@@ -116,6 +119,9 @@ export function parsePolicyPatch(input: unknown, known: KnownFunctions, param = 
       case "guardrails":
         patch[f] = keyGuardrails(v, p);
         break;
+      case "tags":
+        patch[f] = tagMap(v, p);
+        break;
     }
   }
   return patch;
@@ -139,9 +145,34 @@ export function policyPatchFromText(fields: { [F in PolicyField]?: string }, kno
         .filter(Boolean);
     else if (f === "rate_limit_per_minute" || f === "monthly_credit_limit") raw[f] = /^\d+$/.test(t) ? Number(t) : t;
     else if (f === "guardrails") raw[f] = jsonOrText(t);
+    else if (f === "tags") raw[f] = tagsFromText(t);
     else raw[f] = t;
   }
   return parsePolicyPatch(raw, known);
+}
+
+/** `region=eu,tier=gold` (or a JSON object) as a tag map; anything else is left for tagMap to refuse. */
+function tagsFromText(t: string): unknown {
+  if (t.startsWith("{")) return jsonOrText(t);
+  const out: Record<string, string> = {};
+  for (const pair of t.split(",")) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) return t;
+    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+/** Tags: an object of at most 20 string values, names and values of at most 100 characters. */
+function tagMap(v: unknown, p: string): Record<string, string> {
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw invalidRequest(`${p} must be an object of string values, e.g. {"region": "eu"} (null clears it)`, p);
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (entries.length === 0 || entries.length > 20) throw invalidRequest(`${p} must hold from 1 to 20 tags`, p);
+  for (const [k, val] of entries)
+    if (k.trim() === "" || k.length > 100 || typeof val !== "string" || val.length > 100)
+      throw invalidRequest(`${p}.${k} must be a string of at most 100 characters`, `${p}.${k}`);
+  return Object.fromEntries(entries) as Record<string, string>;
 }
 
 const jsonOrText = (t: string): unknown => {
@@ -185,6 +216,10 @@ export function policySummary(p: PolicyView): string {
     p.monthly_credit_limit !== null && `monthly-credits=${p.monthly_credit_limit}`,
     p.expires_at && `expires=${p.expires_at}`,
     p.guardrails && `guardrails=${JSON.stringify(p.guardrails)}`,
+    p.tags &&
+      `tags=${Object.entries(p.tags)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(",")}`,
   ].filter(Boolean);
   return parts.length > 0 ? parts.join(" ") : "-";
 }
@@ -224,6 +259,7 @@ export function policyView(p: KeyPolicy | undefined): PolicyView {
     monthly_credit_limit: p?.monthly_credit_limit ?? null,
     expires_at: p?.expires_at ?? null,
     guardrails: p?.guardrails ?? null,
+    tags: p?.tags ?? null,
   };
 }
 
@@ -352,6 +388,8 @@ export function widenedField(current: KeyPolicy | undefined, next: KeyPolicy | u
       (cg.restore_pii === false && n.guardrails.restore_pii !== false))
   )
     return "guardrails";
+  // tags keep a key's calls where its data may go: dropping or changing one widens it
+  if (c.tags && Object.entries(c.tags).some(([k, v]) => n.tags?.[k] !== v)) return "tags";
   return null;
 }
 

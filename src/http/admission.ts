@@ -12,6 +12,7 @@ import type { CallStart, CallStarter } from "../callstart/interface";
 import type { Config } from "../config";
 import type { IdempotencyBegin } from "../idempotency/interface";
 import type { Metrics } from "../metrics";
+import type { Tags } from "../providers/groups/groups";
 import type { RequestGuard } from "../providers/guardrails";
 import type { RateClass, RateDecision, RateLimiter } from "../ratelimit/interface";
 import { limitRefusal, rateLimitHeaders } from "../ratelimit/limiter";
@@ -55,6 +56,12 @@ export function admitGuarded<S>(
   if (guard) inspectOrRefuse(guard, texts(subject), state, deps.metrics);
   return guard;
 }
+
+/**
+ * The caller's tags, which restrict a model group's deployments (docs/routing.md, residency): the
+ * key's policy `tags`; undefined when it has none (no cost on the call).
+ */
+export const admitTags = (auth: AuthInfo): Tags | undefined => auth.policy?.tags;
 
 const NO_CACHE = /no-cache|no-store/i;
 

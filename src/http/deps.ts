@@ -5,6 +5,7 @@ import type { CallStarter } from "../callstart/interface";
 import type { Config } from "../config";
 import type { CreditLedger } from "../credits/interface";
 import type { DashboardStore, SignInAttempts } from "../dashboard/interface";
+import type { DeploymentStateService } from "../deployments/interface";
 import type { AnyFunctionDef } from "../functions/define";
 import type { IdempotencyStore } from "../idempotency/interface";
 import type { KnowledgeIndex } from "../knowledge/interface";
@@ -52,6 +53,8 @@ export interface ServiceDeps {
   secrets: SecretStore;
   /** the request log: metadata of every authenticated request, written in batches */
   requestLog: RequestLog;
+  /** model-group deployments' windows, in-flight counts, cool-downs and latency: in Redis when configured (exact across nodes), else in memory */
+  deploymentState: DeploymentStateService;
   dependencies: DependencyProbe[];
 }
 

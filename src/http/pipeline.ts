@@ -13,6 +13,7 @@ import type { IdempotencyBegin, IdempotencyStore, StoredResponse } from "../idem
 import type { Logger } from "../log";
 import { fixedLabels, type Metrics } from "../metrics";
 import { CpuBudgetExceeded, withCpuBudget } from "../offline-engine/budget";
+import type { Tags } from "../providers/groups/groups";
 import { textsOf } from "../providers/guard-walk";
 import type { GuardCounts, RequestGuard } from "../providers/guardrails";
 import type { RouteCall, RouteOutcome } from "../providers/router";
@@ -20,6 +21,7 @@ import type { SecretStore } from "../storage/secrets";
 import {
   admitGuarded,
   admitModels,
+  admitTags,
   cacheKeyOf,
   cacheWanted,
   type FirstTrip,
@@ -37,7 +39,7 @@ export interface FunctionRouter {
   run(call: RouteCall): Promise<RouteOutcome>;
   resolveModel(
     def: AnyFunctionDef,
-    call: { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean },
+    call: { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean; tags?: Tags },
   ): { provider: string; model: string } | null;
 }
 
@@ -63,6 +65,8 @@ interface Route {
   preferProvider?: string;
   allowModel?: (model: string) => boolean;
   guard: RequestGuard | null;
+  /** the caller's tags (residency): a model group's deployments are restricted by them */
+  tags?: Tags;
   /** null: the cache is bypassed */
   cacheKey: string | null;
   /** the key policy refuses the call's model: thrown where the call meets it (after its Idempotency-Key) */
@@ -262,13 +266,14 @@ export class FunctionPipeline {
     const { config, router } = this.deps;
     const model = typeof req.model === "string" && req.model ? req.model : undefined;
     const preferProvider = def.name === "content-generation" && typeof req.provider === "string" ? req.provider : undefined;
-    const out: Route = { model, preferProvider, allowModel: modelFilter(auth.policy), guard, cacheKey: null };
+    const tags = admitTags(auth);
+    const out: Route = { model, preferProvider, allowModel: modelFilter(auth.policy), guard, tags, cacheKey: null };
     try {
       const resolved = admitModels(
         auth.policy,
         def.name,
         model,
-        (allowModel) => router.resolveModel(def, { model, preferProvider, allowModel }),
+        (allowModel) => router.resolveModel(def, { model, preferProvider, allowModel, tags }),
         isNull,
       );
       if (resolved !== null && cacheWanted(config, request, true))
@@ -304,7 +309,7 @@ export class FunctionPipeline {
     const { config, ledger, cache, router } = this.deps;
     if (paidBy !== null) state.headers["Idempotent-Recovered"] = paidBy;
     if (route.refusal !== undefined) throw route.refusal;
-    const { model, preferProvider, allowModel, guard } = route;
+    const { model, preferProvider, allowModel, guard, tags } = route;
 
     const cost = this.costOf(def);
     const insufficient = async () =>
@@ -333,6 +338,7 @@ export class FunctionPipeline {
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
       trace: state.trace,
       guard: guard ?? undefined,
+      tags,
     };
     const { answer, reservation, cached } = await chargedAnswer<Answer>({
       ledger,
@@ -349,6 +355,7 @@ export class FunctionPipeline {
         const out = await router.run(call).catch((err: unknown) => {
           throw withDeclineReason(req, err);
         });
+        if (out.deployment) state.headers["x-textai-deployment"] = out.deployment;
         const offline = out.inProcess ? offlineNotes(req) : undefined;
         // meta.guardrails: kept with the answer, so a cache hit of it says so too
         const redacted = countRedactions(guard, this.deps.metrics);

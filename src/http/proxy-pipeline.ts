@@ -15,12 +15,13 @@ import type { Reservation } from "../credits/interface";
 import { type PricedCall, pricedTargets, reportedUsage } from "../credits/pricing";
 import { GatewayError, invalidRequest } from "../errors";
 import { API_FN, type ProxyCall, type ProxyOutcome } from "../providers/chat";
+import type { Tags } from "../providers/groups/groups";
 import { textsOf } from "../providers/guard-walk";
 import type { GuardCounts, RequestGuard } from "../providers/guardrails";
-import { type Target, targetModel } from "../providers/route-plan";
+import { routedModel, type Target, targetModel } from "../providers/route-plan";
 import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../providers/shared-account";
 import { isObject, type ProxyApi } from "../providers/types";
-import { admitGuarded, admitModels, cacheKeyOf, cacheWanted } from "./admission";
+import { admitGuarded, admitModels, admitTags, cacheKeyOf, cacheWanted } from "./admission";
 import { type SentBody, sentBytes } from "./body";
 import type { AppDeps } from "./deps";
 import type { Edge } from "./edge";
@@ -101,7 +102,7 @@ export class ProxyPipeline {
     const { auth, body: raw } = edge;
     // a key sent in the body is not forwarded; the usual body, without one, is used as parsed (no copy)
     const body = "api_key" in raw ? withoutApiKey(raw) : raw;
-    const targets = this.admit(api, body, auth.policy, state);
+    const targets = this.admit(api, body, auth.policy, state, admitTags(auth));
     const urls = remoteUrls(api, body);
     if (urls.length > 0) await refusePrivateUrls(urls);
     const guard = admitGuarded(this.deps, auth, state, textsOf, body);
@@ -113,7 +114,13 @@ export class ProxyPipeline {
   }
 
   /** The body's shape and parameters, then the key's model policy: the targets the call may go to. */
-  private admit(api: ProxyApi, body: Record<string, unknown>, policy: KeyPolicy | undefined, state: RequestState): Target[] {
+  private admit(
+    api: ProxyApi,
+    body: Record<string, unknown>,
+    policy: KeyPolicy | undefined,
+    state: RequestState,
+    tags: Tags | undefined,
+  ): Target[] {
     const { router } = this.deps;
     const fn = API_FN[api];
     checkShape(api, body);
@@ -126,8 +133,8 @@ export class ProxyPipeline {
       fn,
       typeof body.model === "string" ? body.model : undefined,
       (allow) => {
-        const planned = router.proxyTargets({ api, body });
-        return allow ? planned.filter((t) => allow(targetModel(t, fn))) : planned;
+        const planned = router.proxyTargets({ api, body }, tags);
+        return allow ? planned.filter((t) => allow(routedModel(t, fn))) : planned;
       },
       noTargets,
     );
@@ -167,6 +174,7 @@ export class ProxyPipeline {
       deadlineMs: state.startedAt + config.limits.requestTimeoutMs,
       requestId: state.requestId,
       trace: state.trace,
+      need: priced.estimate,
     };
     return { api, fn: API_FN[api], body, guard, priced, call };
   }
@@ -211,8 +219,8 @@ export class ProxyPipeline {
       insufficient: () => this.insufficient(a),
       produce: () => router.proxyStream(a.call, priced.targets),
       pricing: (outcome) => ({
-        price: priced.priceOf(outcome.provider),
-        fees: priced.feesOf(outcome.provider),
+        price: priced.priceOf(outcome.provider, outcome.deployment),
+        fees: priced.feesOf(outcome.provider, outcome.deployment),
         overHold: (credits) => this.overHold(a, state, outcome.provider, credits),
         promptTokens: priced.promptTokens,
         // the client's signal is left out: a client that leaves early pays for what it was sent
@@ -236,7 +244,14 @@ export class ProxyPipeline {
     // Every forwarded field and the provider and model it goes to: no two different requests share an answer.
     const cacheKey =
       first !== undefined && cacheWanted(this.deps.config, request, cacheable(a.api, body))
-        ? cacheKeyOf(guard, auth.accountId, fn, first.name, targetModel(first, fn), canonicalJson(body))
+        ? cacheKeyOf(
+            guard,
+            auth.accountId,
+            fn,
+            first.deployment?.group ?? first.name,
+            routedModel(first, fn),
+            canonicalJson(body),
+          )
         : null;
     return {
       ledger,
@@ -256,7 +271,7 @@ export class ProxyPipeline {
       }),
       insufficient: () => this.insufficient(a),
       priced: (answer) => {
-        const p = priced.charge(answer.provider, answer.json, answer.parsed);
+        const p = priced.charge(answer.provider, answer.json, answer.parsed, answer.deployment);
         state.tokens = p.tokens;
         if (p.reported && p.credits > priced.hold) this.overHold(a, state, answer.provider, p.credits);
         return p;
@@ -293,6 +308,8 @@ export class ProxyPipeline {
     markGuarded(state, (answer.notes?.guardrails as { redacted?: GuardCounts } | undefined)?.redacted);
     state.status = 200;
     mark(state, "total", state.startedPerf);
+    // a model group's deployment (docs/routing.md); nothing is added to a plain route's answer
+    if (answer.deployment) state.headers["x-textai-deployment"] = answer.deployment;
     return new Response(answer.json, {
       headers: {
         "content-type": "application/json",

@@ -212,6 +212,7 @@ export function streamAnswer(c: StreamAnswer): Response {
   });
   state.status = 200;
   state.trace?.streaming();
+  if (outcome.deployment) state.headers["x-textai-deployment"] = outcome.deployment;
   return new Response(sse, {
     headers: {
       "content-type": "text/event-stream; charset=utf-8",

@@ -1,7 +1,8 @@
 import { GatewayError, invalidRequest, type ProviderAttempt } from "../errors";
 import type { AttemptTrace, RequestTrace } from "../trace";
 import { askedOutputTokens, type Breakers } from "./breaker";
-import { fallback, type OutcomeHook } from "./fallback";
+import { fallback, type OutcomeHook, type Step } from "./fallback";
+import type { GateHow, GroupNeed } from "./groups/groups";
 import { chatFromResponses, responseEventsFromChat, responseFromChat, untranslatable } from "./responses-via-chat";
 import { type Target, targetModel } from "./route-plan";
 import { remoteUrls } from "./shared-account";
@@ -16,6 +17,7 @@ import {
   type ProxyRequest,
   type UpstreamErrorBody,
 } from "./types";
+import { reportedUsage } from "./usage";
 import { setupAdvice } from "./vendors";
 
 /** the environment variables that enable a provider, for the "no provider" message */
@@ -44,6 +46,8 @@ export interface ProxyCall {
   requestId: string;
   /** the request's trace: one span per provider attempt */
   trace?: RequestTrace;
+  /** the hold's upper-bound tokens: a model group's context windows and strategies read them */
+  need?: GroupNeed;
 }
 
 export interface ProxyOutcome {
@@ -57,6 +61,8 @@ export interface ProxyOutcome {
   provider: string;
   model: string;
   attempts: ProviderAttempt[];
+  /** `provider/model` of the model group's deployment that answered (docs/routing.md) */
+  deployment?: string;
 }
 
 export interface ProxyStreamOutcome {
@@ -65,12 +71,23 @@ export interface ProxyStreamOutcome {
   provider: string;
   model: string;
   attempts: ProviderAttempt[];
+  deployment?: string;
 }
 
 export interface ProxyEnv {
   breakers: Breakers;
   onOutcome?: OutcomeHook;
+  /** a model group's gate around each attempt on a deployment (groups/groups.ts): a stream's end, an answer's usage */
+  gate?: <T>(step: Step, go: () => Promise<T | null>, how?: GateHow<T>) => Promise<T | null>;
+  /** every deployment refused before any was tried */
+  noneTried?: () => GatewayError;
 }
+
+/** `provider/model` of a deployment target, undefined for a provider named directly. */
+const deploymentOf = (step: Step): string | undefined => {
+  const d = step.target.deployment;
+  return d ? `${d.provider}/${d.model}` : undefined;
+};
 
 /**
  * A provider's answer to a client error (400, 404, 413, 422): it goes back to the client with its
@@ -224,7 +241,10 @@ function proxyFallback<T>(
   send: (t: Target, model: string, signal: AbortSignal, headers?: Record<string, string>) => Promise<T>,
   /** a stream keeps using the signal after the first event; a plain answer is done with it (and its span, ended here) */
   keepSignal = false,
+  /** what a model group's gate reads of the answer: a stream's end, a plain answer's usage */
+  how?: GateHow<T>,
 ) {
+  const gate = env.gate;
   const fn = API_FN[call.api];
   return fallback<T>({
     fn,
@@ -236,6 +256,8 @@ function proxyFallback<T>(
     breakers: env.breakers,
     onOutcome: env.onOutcome,
     send: ({ step, signal, headers }) => send(step.target, step.model, signal, headers),
+    gate: gate && ((step, go) => gate(step, go, how)),
+    noneTried: env.noneTried,
     answered: (value) => (keepSignal ? undefined : { answer: value }),
     keepSignal,
     unexpected: "connection",
@@ -243,6 +265,11 @@ function proxyFallback<T>(
     rateLimited: true,
     afterFailure: (e, { target, model }, left, attempts) => {
       if (!isClientError(e)) return left;
+      // a deployment's context window was too small: on to the next that is larger (docs/routing.md)
+      if (e.kind === "context_length" && target.deployment) {
+        const larger = biggerWindows(left, target.deployment.maxContextTokens);
+        if (larger.length > 0) return larger;
+      }
       const same = left.filter((s) => s.target.provider.listModels?.().includes(model)).map((s) => ({ ...s, model }));
       if (same.length === 0) {
         const upstream = e.upstream ?? { message: e.message, type: "invalid_request_error", code: null, param: null };
@@ -250,6 +277,14 @@ function proxyFallback<T>(
       }
       return same;
     },
+  });
+}
+
+/** The deployments left whose context window is unknown or larger than `than` (unknown: all of them). */
+function biggerWindows(left: Step[], than: number | undefined): Step[] {
+  return left.filter((s) => {
+    const max = s.target.deployment?.maxContextTokens;
+    return s.target.deployment !== undefined && (than === undefined || max === undefined || max > than);
   });
 }
 
@@ -288,32 +323,40 @@ function usageOf(r: CompletionResult) {
 const now = () => Math.floor(Date.now() / 1000);
 
 export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv): Promise<ProxyOutcome> {
-  const { value, step, attempts } = await proxyFallback(targets, call, env, async (t, model, signal, headers) => {
-    if (viaChat(t.provider, call.api) && t.provider.proxy) {
-      const body = chatFromResponses({ ...call.body, model });
-      const chat = await t.provider.proxy({ api: "chat/completions", body, signal, headers });
-      return responseFromChat(call.body, isObject(chat) ? chat : {}, call.requestId.slice(4));
-    }
-    if (t.provider.proxy) return t.provider.proxy(sameModel(call, model, signal, headers));
-    const r = await plainComplete(t.provider, call, model, signal, headers);
-    return {
-      id: `chatcmpl-${call.requestId.slice(4)}`,
-      object: "chat.completion",
-      created: now(),
-      model: r.model,
-      choices: [
-        {
-          index: 0,
-          message: { role: "assistant", content: r.text, refusal: null },
-          finish_reason: r.finishReason ?? "stop",
-          logprobs: null,
-        },
-      ],
-      usage: usageOf(r),
-    };
-  });
+  const { value, step, attempts } = await proxyFallback(
+    targets,
+    call,
+    env,
+    async (t, model, signal, headers) => {
+      if (viaChat(t.provider, call.api) && t.provider.proxy) {
+        const body = chatFromResponses({ ...call.body, model });
+        const chat = await t.provider.proxy({ api: "chat/completions", body, signal, headers });
+        return responseFromChat(call.body, isObject(chat) ? chat : {}, call.requestId.slice(4));
+      }
+      if (t.provider.proxy) return t.provider.proxy(sameModel(call, model, signal, headers));
+      const r = await plainComplete(t.provider, call, model, signal, headers);
+      return {
+        id: `chatcmpl-${call.requestId.slice(4)}`,
+        object: "chat.completion",
+        created: now(),
+        model: r.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: r.text, refusal: null },
+            finish_reason: r.finishReason ?? "stop",
+            logprobs: null,
+          },
+        ],
+        usage: usageOf(r),
+      };
+    },
+    false,
+    env.gate && PLAIN_USED,
+  );
   const model = isObject(value) && typeof value.model === "string" ? value.model : step.model;
-  return { json: JSON.stringify(value), parsed: { value }, provider: step.target.name, model, attempts };
+  const deployment = deploymentOf(step);
+  return { json: JSON.stringify(value), parsed: { value }, provider: step.target.name, model, attempts, deployment };
 }
 
 /** The request to a provider: the client's body with `model` set to the provider's, and its bytes as sent when that changes nothing. */
@@ -345,9 +388,57 @@ export async function runProxyStream(call: ProxyCall, targets: Target[], env: Pr
       return { first, it };
     },
     true,
+    env.gate && { lasting: (value, end) => lastingStream(value, end, call.signal) },
   );
   const { first, it } = value;
-  return { events: resume(first, it, span), provider: step.target.name, model: step.model, attempts };
+  const deployment = deploymentOf(step);
+  return { events: resume(first, it, span), provider: step.target.name, model: step.model, attempts, deployment };
+}
+
+/** The tokens a plain answer reports (a model group's tpm window is corrected to them). */
+const PLAIN_USED: GateHow<unknown> = {
+  used: (value) => {
+    const u = reportedUsage(value);
+    return u ? u.input + u.output : undefined;
+  },
+};
+
+/**
+ * A stream's start whose events call `end` once, when they have ended, failed or been closed, or
+ * the client has left (a model group's deployment is in flight until then).
+ */
+function lastingStream<E>(
+  value: { first: IteratorResult<E>; it: AsyncIterator<E> },
+  end: () => void,
+  signal: AbortSignal,
+): { first: IteratorResult<E>; it: AsyncIterator<E> } {
+  if (value.first.done) {
+    end();
+    return value;
+  }
+  const { it } = value;
+  const over = () => {
+    signal.removeEventListener("abort", over);
+    end();
+  };
+  signal.addEventListener("abort", over, { once: true });
+  const wrapped: AsyncIterator<E> = {
+    next: async () => {
+      try {
+        const n = await it.next();
+        if (n.done) over();
+        return n;
+      } catch (err) {
+        over();
+        throw err;
+      }
+    },
+    return: async (v?: unknown) => {
+      over();
+      return it.return ? it.return(v) : { done: true, value: v as E };
+    },
+  };
+  return { first: value.first, it: wrapped };
 }
 
 /** The chunks of a chat completion written by the gateway for a provider without an OpenAI-style API. */

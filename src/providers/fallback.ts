@@ -40,6 +40,8 @@ export interface FallbackSpec<T> {
   hedgeAfterMs?: number;
   /** the provider call; null: the provider declines this request (no failure, the route goes on) */
   send(sending: Sending): Promise<T | null>;
+  /** a model group's gate around an attempt on one of its deployments (groups/groups.ts `gate`) */
+  gate?: (step: Step, go: () => Promise<T | null>) => Promise<T | null>;
   /** what the attempt's span ends with on an answer; undefined: the span stays open (a stream ends it) */
   answered(value: T): AttemptEnd | undefined;
   /** a stream keeps using the signal after the first event; a plain answer is done with it */
@@ -83,6 +85,7 @@ interface Running<T> {
  * the process). A guard on what providers are sent belongs here.
  */
 function sendAttempt<T>(spec: FallbackSpec<T>, sending: Sending): Promise<T | null> {
+  if (spec.gate && sending.step.target.deployment) return spec.gate(sending.step, () => spec.send(sending));
   return spec.send(sending);
 }
 

@@ -1,3 +1,4 @@
+import type { DeploymentConfig } from "../config";
 import { globMatch } from "../offline-engine/phrase-scan";
 import type { Provider, RoutedFunction } from "./types";
 
@@ -6,6 +7,8 @@ export interface Target {
   name: string;
   provider: Provider;
   model?: string;
+  /** a model group's deployment this target is (docs/routing.md); absent for a provider named directly */
+  deployment?: DeploymentConfig;
 }
 
 /** Whether `provider` can serve `def` at all (what it answers for a given request is another matter). */
@@ -94,4 +97,9 @@ export function servesModel(provider: Provider, model: string): boolean {
 /** The model a target will use. */
 export function targetModel(t: Target, fn: string): string {
   return t.provider.functionsOnly ? t.provider.modelFor(fn) : (t.model ?? t.provider.modelFor(fn));
+}
+
+/** The model a key's allowed_models judges a target by: its model group's name, else the model it will use. */
+export function routedModel(t: Target, fn: string): string {
+  return t.deployment ? t.deployment.group : targetModel(t, fn);
 }

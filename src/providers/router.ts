@@ -7,14 +7,26 @@ import {
   API_FN,
   capableTargets,
   type ProxyCall,
+  type ProxyEnv,
   type ProxyOutcome,
   type ProxyStreamOutcome,
   runProxy,
   runProxyStream,
 } from "./chat";
 import { fallback, type OutcomeHook } from "./fallback";
+import { type GateHow, type GroupNeed, ModelGroups, type Tags } from "./groups/groups";
+import type { DeploymentState } from "./groups/state";
 import type { RequestGuard } from "./guardrails";
-import { orderRoute, parseModel, planTargets, servesModel, type Target, targetModel } from "./route-plan";
+import {
+  canServeWith,
+  orderRoute,
+  parseModel,
+  planTargets,
+  routedModel,
+  servesModel,
+  type Target,
+  targetModel,
+} from "./route-plan";
 import type { Provider, ProxyApi, RoutedFunction } from "./types";
 import { setupAdvice, vendorOf } from "./vendors";
 
@@ -39,7 +51,12 @@ export interface RouteCall {
   trace?: RequestTrace;
   /** the request's guardrails (docs/guardrails.md): what a provider outside the gateway is sent */
   guard?: RequestGuard;
+  /** the caller's tags (a key's over its account's): a model group's deployments are restricted by them */
+  tags?: Tags;
 }
+
+/** What routing reads of a call (the first provider, the cache key, the run). */
+type PlanCall = { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean; tags?: Tags };
 
 export interface RouteOutcome {
   result: unknown;
@@ -48,11 +65,15 @@ export interface RouteOutcome {
   attempts: ProviderAttempt[];
   /** an in-process engine answered (the offline engine, whatever its configured name) */
   inProcess: boolean;
+  /** `provider/model` of the model group's deployment that answered (docs/routing.md) */
+  deployment?: string;
 }
 
 export interface RouterOptions {
   /** clock for the circuit breakers (tests move it) */
   now?: () => number;
+  /** the deployments' state of the model groups (`[[models]]`); required when some are configured */
+  deploymentState?: DeploymentState;
 }
 
 export type { OutcomeHook } from "./fallback";
@@ -86,6 +107,8 @@ export class ProviderRouter {
   onOutcome?: OutcomeHook;
   private readonly breakers: Breakers;
   private readonly proxyRoutes = new Map<ProxyApi, readonly string[]>();
+  /** the model groups (docs/routing.md); null when none is configured (no cost on the other calls) */
+  readonly groups: ModelGroups | null;
 
   constructor(
     private readonly config: Config,
@@ -93,10 +116,23 @@ export class ProviderRouter {
     opts: RouterOptions = {},
   ) {
     this.breakers = new Breakers({ ...config.breaker, now: opts.now });
+    const models = config.models ?? [];
+    if (models.length === 0) this.groups = null;
+    else {
+      if (!opts.deploymentState) throw new Error("model groups ([[models]]) need a deployment state");
+      this.groups = new ModelGroups(models, providers, opts.deploymentState, config.pricing);
+    }
   }
 
   routeFor(def: RoutedFunction, preferProvider?: string): string[] {
-    return orderRoute(def, this.providers, this.config.routes[def.name], preferProvider);
+    const configured = this.config.routes[def.name];
+    const groups = this.groups;
+    // a model group in the route stands for its deployments' providers (docs/routing.md)
+    const route =
+      groups && configured?.some((n) => groups.has(n))
+        ? configured.flatMap((n) => (groups.has(n) ? groups.providersOf(n) : [n]))
+        : configured;
+    return orderRoute(def, this.providers, route, preferProvider);
   }
 
   canServe(def: RoutedFunction): boolean {
@@ -104,21 +140,38 @@ export class ProviderRouter {
   }
 
   /** The first provider that would be tried and its model; stable while circuits open and close, so cache keys are too. */
-  resolveModel(
-    def: RoutedFunction,
-    call: { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean },
-  ): { provider: string; model: string } | null {
+  resolveModel(def: RoutedFunction, call: PlanCall): { provider: string; model: string } | null {
     const first = this.plan(def, call)[0];
-    return first ? { provider: first.name, model: targetModel(first, def.name) } : null;
+    if (!first) return null;
+    // a group's answer is the group's (the deployment that serves it changes call to call)
+    if (first.deployment) return { provider: first.deployment.group, model: first.deployment.group };
+    return { provider: first.name, model: targetModel(first, def.name) };
   }
 
-  private plan(
-    def: RoutedFunction,
-    call: { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean },
-  ): Target[] {
-    const targets = planTargets(this.routeFor(def, call.preferProvider), this.providers, call.model);
+  private plan(def: RoutedFunction, call: PlanCall): Target[] {
+    const targets = this.groups ? this.groupPlan(this.groups, def, call) : undefined;
+    const planned = targets ?? planTargets(this.routeFor(def, call.preferProvider), this.providers, call.model);
     const allow = call.allowModel;
-    return allow ? targets.filter((t) => allow(targetModel(t, def.name))) : targets;
+    return allow ? planned.filter((t) => allow(routedModel(t, def.name))) : planned;
+  }
+
+  /**
+   * The targets of a function call that names a model group (its `model`, or an entry of its
+   * configured route): the group's deployments that can serve it, the route's providers in their
+   * place; undefined when no group is involved.
+   */
+  private groupPlan(groups: ModelGroups, def: RoutedFunction, call: PlanCall): Target[] | undefined {
+    const serves = (t: Target) => canServeWith(t.provider, def);
+    if (call.model && groups.has(call.model)) return groups.targets(call.model, call.tags).filter(serves);
+    const route = this.config.routes[def.name];
+    if (call.model || !route?.some((n) => groups.has(n))) return undefined;
+    return route
+      .flatMap((n): Target[] => {
+        if (groups.has(n)) return groups.targets(n, call.tags);
+        const provider = this.providers.get(n);
+        return provider ? [{ name: n, provider }] : [];
+      })
+      .filter(serves);
   }
 
   /** Each provider's health (ProviderStatus.state), and its models that are not healthy. */
@@ -151,9 +204,9 @@ export class ProviderRouter {
     return out;
   }
 
-  /** "provider/model" ids of the remote providers' known models, for GET /v1/models. */
+  /** The model groups' names, then "provider/model" ids of the remote providers' known models, for GET /v1/models. */
   models(): string[] {
-    const ids: string[] = [];
+    const ids: string[] = this.groups?.names() ?? [];
     for (const p of this.providers.values()) {
       if (p.functionsOnly) continue;
       for (const m of p.listModels?.() ?? []) ids.push(`${p.name}/${m}`);
@@ -164,6 +217,20 @@ export class ProviderRouter {
   async run(call: RouteCall): Promise<RouteOutcome> {
     const { def } = call;
     const targets = this.plan(def, call);
+    const groups = this.groups;
+    if (!groups || !targets.some((t) => t.deployment)) return this.runTargets(call, targets);
+    // a model group's call: its deployments in the strategy's order, each attempt gated (groups/groups.ts)
+    const need = functionNeed(call.request);
+    const ordered = await groups.order(targets, need);
+    try {
+      return await this.runTargets(call, ordered, groups, need);
+    } finally {
+      groups.settle(ordered);
+    }
+  }
+
+  private async runTargets(call: RouteCall, targets: Target[], groups?: ModelGroups, need?: GroupNeed): Promise<RouteOutcome> {
+    const { def } = call;
     if (targets.length === 0) throw noProvider(def, this.config.routes[def.name] !== undefined);
     if (call.signal.aborted) throw clientClosed(`${def.name}: the client closed the request`);
     const { value, step, attempts } = await fallback<AttemptResult>({
@@ -189,13 +256,16 @@ export class ProviderRouter {
           outbound: guardedOutbound(call),
           allowModel: call.allowModel,
         }),
+      gate: groups && need ? (step, go) => groups.gate(step, need.input + need.output, go, FUNCTION_USED) : undefined,
       answered: (r) => ({ model: r.model, usage: r.usage }),
       unexpected: "invalid_output",
-      noneTried: () => noProvider(def, this.config.routes[def.name] !== undefined, true),
+      noneTried: () => (need ? groupsBusy(def.name) : noProvider(def, this.config.routes[def.name] !== undefined, true)),
     });
     const inProcess = step.target.provider.inProcess === true;
     const result = guardedResult(call, step.target.provider, value.result);
-    return { result, provider: step.target.name, model: value.model, attempts, inProcess };
+    const d = step.target.deployment;
+    const deployment = d ? `${d.provider}/${d.model}` : undefined;
+    return { result, provider: step.target.name, model: value.model, attempts, inProcess, deployment };
   }
 
   /**
@@ -221,6 +291,7 @@ export class ProviderRouter {
    * names it or matches it with a pattern (docs/openai-compatible.md). GET /v1/models says the same.
    */
   servesModel(api: ProxyApi, model: string): boolean {
+    if (this.groups?.has(model)) return true;
     const route = this.proxyRoute(api);
     const picked = parseModel(model, this.providers);
     if (picked.provider !== undefined) {
@@ -241,6 +312,7 @@ export class ProviderRouter {
    * Undefined when none does; a provider error when none confirms it and one could not be asked.
    */
   async modelOwner(model: string): Promise<string | undefined> {
+    if (this.groups?.has(model)) return model;
     const route = [...new Set((Object.keys(API_FN) as ProxyApi[]).flatMap((api) => this.proxyRoute(api)))];
     const picked = parseModel(model, this.providers);
     const names = picked.provider !== undefined ? route.filter((n) => n === picked.provider) : route;
@@ -274,8 +346,9 @@ export class ProviderRouter {
    * The targets of an OpenAI-compatible call (never the offline engine): the configured route of
    * its function or every provider, minus those that cannot serve the request as sent.
    */
-  proxyTargets(call: Pick<ProxyCall, "api" | "body">): Target[] {
+  proxyTargets(call: Pick<ProxyCall, "api" | "body">, tags?: Tags): Target[] {
     const model = typeof call.body.model === "string" ? call.body.model : undefined;
+    if (model && this.groups?.has(model)) return capableTargets(call.api, call.body, this.groups.targets(model, tags));
     // no provider at all: what to configure, whatever the model (never a 404 that blames the model)
     if (this.proxyRoute(call.api).length === 0) throw this.proxyNoProvider([call.api]);
     // "" asks for the providers' own models, as before this check
@@ -320,12 +393,70 @@ export class ProviderRouter {
 
   /** An OpenAI-compatible call with the same breakers as the function endpoints. */
   proxy(call: ProxyCall, targets: Target[]): Promise<ProxyOutcome> {
+    if (this.groups && call.need && targets.some((t) => t.deployment))
+      return this.groupProxy(this.groups, call, call.need, targets);
     return runProxy(call, targets, { breakers: this.breakers, onOutcome: this.onOutcome });
   }
 
   proxyStream(call: ProxyCall, targets: Target[]): Promise<ProxyStreamOutcome> {
+    if (this.groups && call.need && targets.some((t) => t.deployment))
+      return this.groupProxyStream(this.groups, call, call.need, targets);
     return runProxyStream(call, targets, { breakers: this.breakers, onOutcome: this.onOutcome });
   }
+
+  /** A /v1 call to a model group: its deployments in the strategy's order, each attempt gated (groups/groups.ts). */
+  private async groupProxy(groups: ModelGroups, call: ProxyCall, need: GroupNeed, targets: Target[]): Promise<ProxyOutcome> {
+    const ordered = await groups.order(targets, need);
+    try {
+      return await runProxy(call, ordered, this.groupEnv(groups, call, need));
+    } finally {
+      groups.settle(ordered);
+    }
+  }
+
+  private async groupProxyStream(
+    groups: ModelGroups,
+    call: ProxyCall,
+    need: GroupNeed,
+    targets: Target[],
+  ): Promise<ProxyStreamOutcome> {
+    const ordered = await groups.order(targets, need);
+    try {
+      return await runProxyStream(call, ordered, this.groupEnv(groups, call, need));
+    } finally {
+      groups.settle(ordered);
+    }
+  }
+
+  private groupEnv(groups: ModelGroups, call: ProxyCall, need: GroupNeed): ProxyEnv {
+    const tokens = need.input + need.output;
+    return {
+      breakers: this.breakers,
+      onOutcome: this.onOutcome,
+      gate: (step, go, how) => groups.gate(step, tokens, go, how),
+      noneTried: () => groupsBusy(API_FN[call.api]),
+    };
+  }
+}
+
+/**
+ * A function call's upper-bound tokens for a model group's choice: every byte of its request at
+ * most one token, plus the template (as /v1 holds it, docs/pricing.md); its output is the function's.
+ */
+function functionNeed(request: unknown): GroupNeed {
+  return { input: Buffer.byteLength(JSON.stringify(request) ?? "") + 256, output: 0 };
+}
+
+/** The tokens a function's answer reports (a model group's tpm window is corrected to them). */
+const FUNCTION_USED: GateHow<AttemptResult> = { used: (r) => (r.usage ? r.usage.input + r.usage.output : undefined) };
+
+/** Every deployment of the call's groups refused it before any was tried (at its rpm/tpm, or cooling down): 429. */
+function groupsBusy(fn: string): GatewayError {
+  return new GatewayError(
+    "rate_limited",
+    `${fn}: every deployment of the model group is at its rpm/tpm limit or cooling down after a 429; retry shortly`,
+    { headers: { "Retry-After": "1" } },
+  );
 }
 
 /**

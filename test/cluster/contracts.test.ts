@@ -178,6 +178,7 @@ for (const [name, enabled, make] of stores) {
         monthly_credit_limit: 5,
         expires_at: null,
         guardrails: null,
+        tags: null,
       });
       const told: string[] = [];
       keys.onRevoke = (h) => told.push(h);

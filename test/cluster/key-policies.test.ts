@@ -228,6 +228,7 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
       monthly_credit_limit: null,
       expires_at: null,
       guardrails: null,
+      tags: null,
     });
     const view = await admin(n1, "GET", `/admin/v1/keys/${id}`);
     expect(view.result.policy).toEqual(patched.result.policy);

@@ -294,6 +294,7 @@ describe("key policies", () => {
       monthly_credit_limit: 50,
       expires_at: null,
       guardrails: null,
+      tags: null,
     });
     expect((await sentiment(key)).status).toBe(200);
     for (const [bad, param] of [

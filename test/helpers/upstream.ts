@@ -65,6 +65,8 @@ export interface RecordedCall {
   /** the client went away before the answer was complete */
   aborted: boolean;
   status: number;
+  /** when the call arrived (Date.now()) */
+  at: number;
 }
 
 export interface SimOptions {
@@ -745,6 +747,7 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
         headers: record ? Object.fromEntries(req.headers) : {},
         aborted: false,
         status: 200,
+        at: Date.now(),
       };
       if (record) calls.requests.push(rec);
       req.signal.addEventListener("abort", () => (rec.aborted = true), { once: true });

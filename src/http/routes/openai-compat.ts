@@ -32,8 +32,9 @@ export function openAiCompatRoutes(deps: AppDeps) {
 
   /** The models the /v1 routes' providers name, as `provider/model` and as the plain id (docs/openai-compatible.md). */
   const modelList = () => {
-    const out: ReturnType<typeof modelEntry>[] = [];
-    const plain = new Set<string>();
+    // the model groups first (docs/routing.md): a public name, whatever deployment serves it
+    const out: ReturnType<typeof modelEntry>[] = (router.groups?.names() ?? []).map((g) => modelEntry(g, "textai"));
+    const plain = new Set<string>(router.groups?.names());
     for (const name of proxyProviders()) {
       for (const m of providers.get(name)?.listModels?.() ?? []) {
         out.push(modelEntry(`${name}/${m}`, name));

@@ -4,6 +4,7 @@
 import { Elysia } from "elysia";
 import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "file" };
 import type { Peer } from "../../dashboard/security";
+import { deploymentMetrics } from "../../deployments/metrics";
 import { GatewayError } from "../../errors";
 import { loadedEngines } from "../../offline-engine/engines";
 import { VERSION } from "../../version";
@@ -111,10 +112,11 @@ export function operations(deps: AppDeps): Operations {
   metrics.gauge("textai_engine_load_seconds", "How long an offline-engine part took to load", () =>
     loadedEngines().map((e) => [{ engine: e.engine }, e.load_ms / 1000]),
   );
+  const readDeployments = deploymentMetrics(metrics, deps.deploymentState);
   const ops: Operations = {
     probe,
     async scrape() {
-      await probe();
+      await Promise.all([probe(), readDeployments()]);
       return metrics.render();
     },
   };

@@ -60,3 +60,55 @@ export class GatewayStateSampler {
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+
+/** One deployment as the operator console shows it. */
+export interface DeploymentRow {
+  /** `provider/model` (the id without its group) */
+  name: string;
+  in_flight: number;
+  rpm_used: number;
+  rpm_limit: number | null;
+  tpm_used: number;
+  tpm_limit: number | null;
+  /** seconds left of its cool-down; 0 when it is not cooling down */
+  cooling_s: number;
+  /** EWMA of its time to first byte; null until it has answered */
+  latency_ms: number | null;
+  /** calls this node admitted to it */
+  calls: number;
+}
+
+/**
+ * Each model group's deployments and their state, for the operator console: every deployment id the
+ * state knows (`group/provider/model`: one that has been called, cooled down or looked at by a
+ * strategy), grouped by group, in first-seen order.
+ */
+export async function deploymentGroups(
+  state: AppDeps["deploymentState"],
+  now = Date.now(),
+): Promise<{ name: string; deployments: DeploymentRow[] }[]> {
+  const ids = state.ids();
+  if (ids.length === 0) return [];
+  const usage = await state.usage(ids);
+  const groups = new Map<string, DeploymentRow[]>();
+  for (const id of ids) {
+    const u = usage.get(id);
+    if (!u) continue;
+    const cut = id.indexOf("/");
+    const group = cut < 0 ? id : id.slice(0, cut);
+    const limits = state.limitsOf(id);
+    const row: DeploymentRow = {
+      name: cut < 0 ? id : id.slice(cut + 1),
+      in_flight: u.inFlight,
+      rpm_used: u.rpmUsed,
+      rpm_limit: limits?.rpm ?? null,
+      tpm_used: u.tpmUsed,
+      tpm_limit: limits?.tpm ?? null,
+      cooling_s: u.coolingUntil > now ? Math.ceil((u.coolingUntil - now) / 1000) : 0,
+      latency_ms: u.latencyMs === null ? null : Math.round(u.latencyMs),
+      calls: state.counts(id)?.calls ?? 0,
+    };
+    groups.set(group, [...(groups.get(group) ?? []), row]);
+  }
+  return [...groups].map(([name, deployments]) => ({ name, deployments }));
+}

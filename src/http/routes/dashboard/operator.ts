@@ -11,7 +11,7 @@ import { edgePlugin } from "../../edge-plugin";
 import { ok } from "../../respond";
 import { type Ctx, redirect } from "../../session";
 import { type DashboardDeps, detail, OPERATOR, page, plans, policyFromForm, readForm, refused, revokeKey } from "./common";
-import { GatewayStateSampler } from "./gateway-state";
+import { deploymentGroups, GatewayStateSampler } from "./gateway-state";
 import * as pages from "./pages";
 
 const accountPath = (id: string) => `/dashboard/operator/accounts/${encodeURIComponent(id)}`;
@@ -185,12 +185,12 @@ function keyConsole(deps: DashboardDeps, { accountPage, operatorPost }: ConsoleV
     .get(
       "/dashboard/api/operator/state",
       async ({ c }) => {
-        return ok(c.state, "gateway state", sampler.read());
+        return ok(c.state, "gateway state", { ...sampler.read(), groups: await deploymentGroups(deps.deploymentState) });
       },
       {
         operator: { json: true },
         detail: detail(
-          "Operator: providers and their breakers, cache hit rate, requests and errors per minute (the /metrics figures)",
+          "Operator: providers and their breakers, model groups' deployments and their state (in flight, rpm/tpm used, cool-down, latency), cache hit rate, requests and errors per minute (the /metrics figures)",
         ),
       },
     );

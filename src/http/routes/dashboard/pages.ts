@@ -281,6 +281,14 @@ function daysOfMonth(u: UsageFigures): UsageFigures["by_day"] {
   return out;
 }
 
+/** A key's tags as the form shows and reads them: `region=eu, tier=gold`. */
+const tagsText = (tags: Record<string, string> | null | undefined): string =>
+  tags
+    ? Object.entries(tags)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(", ")
+    : "";
+
 /**
  * A key's policy form: its fields as they are; an empty field clears that limit. `narrowOnly`: the
  * account holder's form, which may only narrow (docs/key-policies.md).
@@ -296,6 +304,7 @@ ${field("allowed_models", "Allowed models (* matches anything)", p.allowed_model
 ${field("rate_limit_per_minute", "Requests per minute per function", p.rate_limit_per_minute?.toString() ?? "", html` inputmode="numeric" placeholder="plan's limit"`)}
 ${field("monthly_credit_limit", "Credits per month", p.monthly_credit_limit?.toString() ?? "", html` inputmode="numeric" placeholder="no limit"`)}
 ${field("expires_at", "Expires at (ISO 8601, UTC)", p.expires_at ?? "", html` placeholder="never"`)}
+${field("tags", "Tags (name=value, comma-separated: model groups' residency)", tagsText(p.tags), html` placeholder="none"`)}
 ${narrowOnly ? html`<p class="hint">You can only narrow a key here; to widen or clear a limit, ask the operator.</p>` : ""}
 <button type="submit">Save policy</button></form></details>`;
 }

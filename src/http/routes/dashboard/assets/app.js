@@ -135,6 +135,30 @@ function markScrollers() {
 markScrollers();
 window.addEventListener("resize", markScrollers);
 
+// a table of the operator's gateway state: caption, column heads, rows of cell texts
+const stateTable = (el, caption, heads, rows) => {
+  const wrap = el("div");
+  wrap.className = "scroll";
+  const table = el("table");
+  table.append(el("caption", caption), el("thead"));
+  const head = el("tr");
+  for (const h of heads) {
+    const th = el("th", h);
+    th.scope = "col";
+    head.append(th);
+  }
+  table.tHead.append(head);
+  const body = el("tbody");
+  for (const r of rows) {
+    const tr = el("tr");
+    for (const v of r) tr.append(el("td", String(v)));
+    body.append(tr);
+  }
+  table.append(body);
+  wrap.append(table);
+  return wrap;
+};
+
 // the operator's live gateway state
 const stateBox = document.getElementById("gateway-state");
 if (stateBox) {
@@ -165,38 +189,34 @@ if (stateBox) {
         f.append(n, v);
         figures.append(f);
       }
-      const wrap = el("div");
-      wrap.className = "scroll";
-      const table = el("table");
-      table.append(
-        el(
-          "caption",
-          `Providers (breaker opens after ${s.breaker.failure_threshold} failures, cool-down ${s.breaker.cooldown_ms / 1000} s)`,
-        ),
-      );
-      const head = el("tr");
-      for (const h of ["Provider", "Type", "Breaker", "Consecutive failures"]) {
-        const th = el("th", h);
-        th.scope = "col";
-        head.append(th);
-      }
-      table.append(el("thead"));
-      table.tHead.append(head);
-      const body = el("tbody");
-      for (const p of s.providers) {
-        const tr = el("tr");
-        for (const v of [
+      const wrap = stateTable(
+        el,
+        `Providers (breaker opens after ${s.breaker.failure_threshold} failures, cool-down ${s.breaker.cooldown_ms / 1000} s)`,
+        ["Provider", "Type", "Breaker", "Consecutive failures"],
+        s.providers.map((p) => [
           p.name,
           p.type,
           p.breaker === "closed" ? "closed (healthy)" : `${p.breaker} (cooling down)`,
           p.consecutive_failures,
-        ])
-          tr.append(el("td", String(v)));
-        body.append(tr);
-      }
-      table.append(body);
-      wrap.append(table);
-      stateBox.replaceChildren(figures, wrap);
+        ]),
+      );
+      const groups = (s.groups || []).map((g) =>
+        stateTable(
+          el,
+          `Model group ${g.name}: its deployments`,
+          ["Deployment", "In flight", "Calls in 60 s", "Tokens in 60 s", "Cool-down", "Latency (TTFB)", "Calls from this node"],
+          g.deployments.map((d) => [
+            d.name,
+            d.in_flight,
+            d.rpm_limit === null ? d.rpm_used : `${d.rpm_used} of ${d.rpm_limit}`,
+            d.tpm_limit === null ? d.tpm_used : `${d.tpm_used} of ${d.tpm_limit}`,
+            d.cooling_s > 0 ? `cooling down, ${d.cooling_s} s left` : "no",
+            d.latency_ms === null ? "no answer yet" : `${d.latency_ms} ms`,
+            d.calls,
+          ]),
+        ),
+      );
+      stateBox.replaceChildren(figures, wrap, ...groups);
       markScrollers();
     });
   render();

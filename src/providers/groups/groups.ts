@@ -1,0 +1,330 @@
+/**
+ * Model groups (CONTRACT section 16, docs/routing.md): a public model name over deployments. This
+ * module turns a group (and its fallback groups) into the targets of the one fallback loop
+ * (providers/fallback.ts), filtered by the caller's tags, orders them by each group's strategy and
+ * the deployments' state (state.ts), skips those whose context window is too small, and gates
+ * every attempt on a deployment: acquired before it, released after it, cooled down by a 429.
+ */
+import type { DeploymentConfig, ModelGroupConfig, PricingConfig, TokenPrice } from "../../config";
+import { type GatewayError, invalidRequest } from "../../errors";
+import { globMatch } from "../../offline-engine/phrase-scan";
+import type { Step } from "../fallback";
+import type { Target } from "../route-plan";
+import type { Provider } from "../types";
+import { ProviderError } from "../types";
+import type { DeploymentState, DeploymentUsage } from "./state";
+
+/** A 429 without Retry-After cools its deployment this long (CONTRACT section 16). */
+export const DEFAULT_COOL_DOWN_MS = 10_000;
+
+/** What a request brings to the choice: its upper-bound token estimate (the hold's), input and output. */
+export interface GroupNeed {
+  input: number;
+  output: number;
+}
+
+/** The caller's tags (a key's over its account's), e.g. `{ region: "eu" }`. */
+export type Tags = Readonly<Record<string, string>>;
+
+export class ModelGroups {
+  private readonly byName = new Map<string, ModelGroupConfig>();
+  /** each group's deployments and its fallbacks' in trial order of groups, untagged (made once) */
+  private readonly chains = new Map<string, DeploymentConfig[]>();
+  /**
+   * This node's calls per deployment, counted synchronously: `chosen` from the moment a call ranks
+   * it first (so the next call, ranked before this one's acquire has answered, sees it) until it
+   * is released; `admitted` once the state's acquire has counted it. least-busy reads the state's
+   * in-flight count (every node's) with this node's own part replaced by `chosen`: exact on one node.
+   */
+  private readonly chosen = new Map<string, number>();
+  private readonly admitted = new Map<string, number>();
+  /** targets ranked first whose attempt has not started yet (counted in `chosen`) */
+  private readonly reserved = new WeakSet<Target>();
+
+  constructor(
+    groups: readonly ModelGroupConfig[],
+    private readonly providers: Map<string, Provider>,
+    private readonly state: DeploymentState,
+    private readonly pricing: PricingConfig,
+  ) {
+    for (const g of groups) this.byName.set(g.name, g);
+    for (const g of groups) this.chains.set(g.name, this.chainOf(g.name));
+  }
+
+  get size(): number {
+    return this.byName.size;
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  names(): string[] {
+    return [...this.byName.keys()];
+  }
+
+  group(name: string): ModelGroupConfig | undefined {
+    return this.byName.get(name);
+  }
+
+  /** The providers of the group's deployments and its fallbacks', in trial order of groups, each once. */
+  providersOf(name: string): string[] {
+    return [...new Set((this.chains.get(name) ?? []).map((d) => d.provider))];
+  }
+
+  /** The group's deployments, then each fallback group's (breadth first, each group once). */
+  private chainOf(name: string): DeploymentConfig[] {
+    const order: string[] = [name];
+    for (let i = 0; i < order.length; i++)
+      for (const f of this.byName.get(order[i] as string)?.fallbacks ?? []) if (!order.includes(f)) order.push(f);
+    return order.flatMap((g) => byPriority(this.byName.get(g)?.deployments ?? []));
+  }
+
+  /**
+   * The targets of a call naming group `name`, in config order (the strategy orders them at the
+   * call, `order`): its deployments and its fallbacks', minus those a tag of the caller excludes.
+   * A tag some deployment carries restricts the call to deployments with the same value; none
+   * left: 400 invalid_request naming the tag, nothing sent.
+   */
+  targets(name: string, tags: Tags | undefined): Target[] {
+    const chain = this.chains.get(name) ?? [];
+    const allowed = tags ? restrict(chain, tags, name) : chain;
+    const out: Target[] = [];
+    for (const d of allowed) {
+      const provider = this.providers.get(d.provider);
+      if (provider) out.push({ name: d.provider, provider, model: d.model, deployment: d });
+    }
+    return out;
+  }
+
+  /**
+   * The targets ordered for this call: each run of one group's deployments by that group's
+   * strategy (the state's usage read once), minus the deployments whose context window is below
+   * `need`'s tokens; targets that are no deployment keep their place.
+   */
+  async order(targets: readonly Target[], need: GroupNeed): Promise<Target[]> {
+    const tokens = need.input + need.output;
+    const fits = targets.filter((t) => t.deployment?.maxContextTokens === undefined || t.deployment.maxContextTokens >= tokens);
+    if (fits.length === 0 && targets.length > 0) throw tooLarge(targets, tokens);
+    const ids = fits.flatMap((t) => (t.deployment ? [t.deployment.id] : []));
+    const mine = new Map(ids.map((id) => [id, this.admitted.get(id) ?? 0]));
+    const seen = ids.length > 0 && this.needsUsage(fits) ? await this.state.usage(ids) : EMPTY;
+    // the state's view with this node's part as it is now (calls chosen since it was read included)
+    const usage = seen === EMPTY ? seen : this.withOwn(seen, mine);
+    const out: Target[] = [];
+    let i = 0;
+    while (i < fits.length) {
+      const t = fits[i] as Target;
+      const group = t.deployment?.group;
+      if (group === undefined) {
+        out.push(t);
+        i++;
+        continue;
+      }
+      let j = i;
+      while (j < fits.length && fits[j]?.deployment?.group === group) j++;
+      out.push(...this.byStrategy(group, fits.slice(i, j), usage, need));
+      i = j;
+    }
+    const first = out[0];
+    if (first?.deployment) {
+      bump(this.chosen, first.deployment.id, 1);
+      this.reserved.add(first);
+    }
+    return out;
+  }
+
+  /** `seen` with each deployment's in-flight count: other nodes' (as read) plus this node's chosen now. */
+  private withOwn(seen: Map<string, DeploymentUsage>, mine: Map<string, number>): Map<string, DeploymentUsage> {
+    const out = new Map<string, DeploymentUsage>();
+    for (const [id, u] of seen) {
+      const others = Math.max(0, u.inFlight - (mine.get(id) ?? 0));
+      out.set(id, { ...u, inFlight: others + (this.chosen.get(id) ?? 0) });
+    }
+    return out;
+  }
+
+  /** The call is over: a target ranked first that was never tried (its breaker open, the call ended) is let go. */
+  settle(targets: readonly Target[]): void {
+    const first = targets[0];
+    if (first?.deployment && this.reserved.delete(first)) bump(this.chosen, first.deployment.id, -1);
+  }
+
+  private needsUsage(targets: readonly Target[]): boolean {
+    return targets.some((t) => {
+      const s = t.deployment && this.byName.get(t.deployment.group)?.strategy;
+      return s === "least-busy" || s === "latency" || s === "headroom";
+    });
+  }
+
+  /** One group's deployments (one priority after the other, lowest first) in its strategy's order. */
+  private byStrategy(group: string, run: Target[], usage: Map<string, DeploymentUsage>, need: GroupNeed): Target[] {
+    const strategy = this.byName.get(group)?.strategy ?? "ordered";
+    if (strategy === "ordered") return run;
+    const out: Target[] = [];
+    for (let i = 0; i < run.length; ) {
+      const priority = run[i]?.deployment?.priority;
+      let j = i;
+      while (j < run.length && run[j]?.deployment?.priority === priority) j++;
+      out.push(...rank(strategy, run.slice(i, j), usage, need, this.pricing));
+      i = j;
+    }
+    return out;
+  }
+
+  /**
+   * An attempt on a deployment, gated by its state: refused by `acquire` (at its rpm/tpm, or
+   * cooling down), the target declines (null: the loop goes on to the next, no failure); else the
+   * call runs and is released with its time to first byte, when it answers or fails, or, for an
+   * answer that lasts (a stream: `lasting` wraps it), when that ends. A 429 cools the deployment
+   * down for its Retry-After (default 10 s) before the loop moves on.
+   */
+  async gate<T>(step: Step, tokens: number, go: () => Promise<T | null>, how: GateHow<T> = {}): Promise<T | null> {
+    const d = step.target.deployment as DeploymentConfig;
+    if (!this.reserved.delete(step.target)) bump(this.chosen, d.id, 1);
+    let admitted = false;
+    try {
+      admitted = await this.state.acquire(d.id, d, tokens);
+    } finally {
+      if (!admitted) bump(this.chosen, d.id, -1);
+    }
+    if (!admitted) return null;
+    bump(this.admitted, d.id, 1);
+    let ended = false;
+    const end = (ttfbMs?: number, tokensUsed?: number) => {
+      if (ended) return;
+      ended = true;
+      bump(this.chosen, d.id, -1);
+      bump(this.admitted, d.id, -1);
+      this.state.release(d.id, { ttfbMs, tokensEstimated: tokens, tokensUsed });
+    };
+    const started = performance.now();
+    let value: T | null;
+    try {
+      value = await go();
+    } catch (err) {
+      end();
+      if (err instanceof ProviderError && err.status === 429)
+        await this.state.coolDown(d.id, err.retryAfterMs ?? DEFAULT_COOL_DOWN_MS).catch(() => undefined);
+      throw err;
+    }
+    const ttfbMs = performance.now() - started;
+    if (value !== null && how.lasting) return how.lasting(value, () => end(ttfbMs));
+    // the tokens it really used correct the deployment's tpm window (the estimate was an upper bound)
+    end(ttfbMs, value !== null && how.used ? how.used(value) : undefined);
+    return value;
+  }
+}
+
+/** What the gate knows of an attempt's answer. */
+export interface GateHow<T> {
+  /** wraps an answer that outlives its attempt (a stream) so that `end` runs once when it is over */
+  lasting?: (value: T, end: () => void) => T;
+  /** the tokens an answer reports it used (input and output), when it does */
+  used?: (value: T) => number | undefined;
+}
+
+const EMPTY = new Map<string, DeploymentUsage>();
+
+function bump(counts: Map<string, number>, id: string, by: number): void {
+  const n = (counts.get(id) ?? 0) + by;
+  if (n > 0) counts.set(id, n);
+  else counts.delete(id);
+}
+
+function byPriority(ds: readonly DeploymentConfig[]): DeploymentConfig[] {
+  return ds
+    .map((d, i) => ({ d, i }))
+    .sort((a, b) => a.d.priority - b.d.priority || a.i - b.i)
+    .map((x) => x.d);
+}
+
+/**
+ * The deployments a caller's tags allow: for each tag of the caller that some deployment of the
+ * chain carries, only those with the same value. None left: 400 naming the tag.
+ */
+function restrict(chain: DeploymentConfig[], tags: Tags, group: string): DeploymentConfig[] {
+  let out = chain;
+  for (const [key, value] of Object.entries(tags)) {
+    if (!chain.some((d) => key in d.tags)) continue;
+    const kept = out.filter((d) => d.tags[key] === value);
+    if (kept.length === 0)
+      throw invalidRequest(
+        `no deployment of model group "${group}" (or its fallbacks) has the tag ${key}="${value}" this key requires; nothing was sent`,
+        "model",
+      );
+    out = kept;
+  }
+  return out;
+}
+
+/** Every deployment's context window is below the call's upper-bound estimate: 400, nothing sent. */
+function tooLarge(targets: readonly Target[], tokens: number): GatewayError {
+  const largest = Math.max(...targets.map((t) => t.deployment?.maxContextTokens ?? 0));
+  const group = targets[0]?.deployment?.group ?? "";
+  return invalidRequest(
+    `this request may take up to ${tokens} tokens (its upper-bound estimate, output included), above the context window of every deployment of model group "${group}" (the largest: ${largest}); nothing was sent`,
+    "messages",
+  );
+}
+
+/** The targets of one priority in `strategy`'s order. */
+function rank(
+  strategy: ModelGroupConfig["strategy"],
+  run: Target[],
+  usage: Map<string, DeploymentUsage>,
+  need: GroupNeed,
+  pricing: PricingConfig,
+): Target[] {
+  if (run.length < 2) return run;
+  const dep = (t: Target) => t.deployment as DeploymentConfig;
+  const use = (t: Target) => usage.get(dep(t).id);
+  switch (strategy) {
+    case "weighted":
+      // weighted order without replacement (Efraimidis-Spirakis): the first is chosen in proportion to its weight
+      return sortBy(run, (t) => -(Math.random() ** (1 / dep(t).weight)));
+    case "least-busy":
+      // fewest in flight; ties broken at random so equal deployments share the load
+      return sortBy(run, (t) => (use(t)?.inFlight ?? 0) + Math.random() * 0.5);
+    case "latency":
+      // untried first (each gets measured), then the lowest moving average of time to first byte
+      return sortBy(run, (t) => use(t)?.latencyMs ?? Number.NEGATIVE_INFINITY);
+    case "headroom":
+      return sortBy(run, (t) => -headroom(dep(t), use(t), need.input + need.output));
+    case "cost":
+      return sortBy(run, (t) => costOf(pricing, dep(t), need));
+    default:
+      return run;
+  }
+}
+
+/** Stable sort by an ascending key computed once per target. */
+function sortBy(run: Target[], key: (t: Target) => number): Target[] {
+  return run
+    .map((t, i) => ({ t, i, k: key(t) }))
+    .sort((a, b) => a.k - b.k || a.i - b.i)
+    .map((x) => x.t);
+}
+
+/**
+ * Calls a deployment can still take in this window: the fewer of its rpm left and its tpm left
+ * in calls of `tokens`; a deployment without limits has all the room there is (Infinity).
+ */
+export function headroom(d: DeploymentConfig, u: DeploymentUsage | undefined, tokens: number): number {
+  const rpm = d.rpm !== undefined ? d.rpm - (u?.rpmUsed ?? 0) : Number.POSITIVE_INFINITY;
+  const tpm = d.tpm !== undefined ? (d.tpm - (u?.tpmUsed ?? 0)) / Math.max(1, tokens) : Number.POSITIVE_INFINITY;
+  return Math.max(0, Math.min(rpm, tpm));
+}
+
+/**
+ * What a call costs on a deployment by `[pricing]`, as credits/pricing.ts prices it: the first
+ * entry matching its model or provider/model, else the default (with refuse_unpriced, an unpriced
+ * one is last), at the request's upper-bound input and output tokens.
+ */
+export function costOf(pricing: PricingConfig, d: DeploymentConfig, need: GroupNeed): number {
+  const qualified = `${d.provider}/${d.model}`;
+  const listed = pricing.models.find((m) => globMatch(m.pattern, d.model) || globMatch(m.pattern, qualified))?.price;
+  const price: TokenPrice | null = listed ?? (pricing.refuseUnpriced ? null : pricing.default);
+  if (!price) return Number.POSITIVE_INFINITY;
+  return need.input * price.input + need.output * price.output;
+}
