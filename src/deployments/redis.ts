@@ -70,6 +70,8 @@ export class RedisDeploymentState extends DeploymentBook implements DeploymentSt
   private refreshTimer: ReturnType<typeof setInterval> | null = null;
   private renewTimer: ReturnType<typeof setInterval> | null = null;
   private seq = 0;
+  /** when Redis last answered a script of this state with an error (not an outage), 0 if never */
+  private erroredAt = 0;
   readonly stats = { fallbacks: 0, errors: 0 };
 
   constructor(
@@ -126,6 +128,7 @@ export class RedisDeploymentState extends DeploymentBook implements DeploymentSt
         // Redis answered with an error: nothing can be counted, so nothing is admitted
         if (!isRedisOutage(err)) {
           this.stats.errors++;
+          this.erroredAt = this.now();
           return false;
         }
       }
@@ -180,6 +183,11 @@ export class RedisDeploymentState extends DeploymentBook implements DeploymentSt
       this.settling = null;
     });
     return this.settling;
+  }
+
+  /** Redis is unreachable, this node is on its own share, or Redis refused a script in the last second. */
+  unreachable(): boolean {
+    return !this.link.up || this.outageSince !== null || this.now() - this.erroredAt < 1000;
   }
 
   release(id: string, end: DeploymentCallEnd): void {
