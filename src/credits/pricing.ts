@@ -210,15 +210,24 @@ export interface PricedCall {
   estimate: TokenUsage;
   /** the prompt's estimated tokens (about 4 bytes a token of what is forwarded): charged when a provider reports no usage */
   promptTokens: number;
-  priceOf(provider: string): TokenPrice;
+  /** `provider`'s price; `deployment` (a model group's `provider/model`) tells apart two models of one provider */
+  priceOf(provider: string, deployment?: string): TokenPrice;
   /** credits of the per-call fees (built-in tools, audio output) at `provider`'s model */
-  feesOf(provider: string): number;
+  feesOf(provider: string, deployment?: string): number;
   /**
    * what an answer of `provider` (its JSON, or the same already parsed) costs, with its tokens;
    * `reported`: on the provider's reported usage (else on the estimate)
    */
-  charge(provider: string, json: string, parsed?: { value: unknown }): { credits: number; tokens: TokenUsage; reported: boolean };
+  charge(
+    provider: string,
+    json: string,
+    parsed?: { value: unknown },
+    deployment?: string,
+  ): { credits: number; tokens: TokenUsage; reported: boolean };
 }
+
+/** Where a target's price is kept: its provider's name, and for a model group's deployment its `provider/model` too. */
+const priceKey = (t: Target): string => (t.deployment ? `${t.name}/${t.deployment.model}` : t.name);
 
 /**
  * Prices a /v1 call before it runs: each target at its model's price (the model the gateway
@@ -246,7 +255,8 @@ export function pricedTargets(
     const model = targetModel(t, fn);
     const price = priceFor(p, t.name, model);
     if (price) {
-      prices.set(t.name, price);
+      if (!prices.has(t.name)) prices.set(t.name, price);
+      if (t.deployment) prices.set(priceKey(t), price);
       kept.push(t);
     } else if (t.model !== undefined) throw refuse(model); // the model the request asked for
   }
@@ -258,7 +268,7 @@ export function pricedTargets(
   let hold = 0;
   let estimate: TokenUsage = { input: 0, output: 0 };
   for (const t of kept) {
-    const price = prices.get(t.name) as TokenPrice;
+    const price = prices.get(priceKey(t)) as TokenPrice;
     let fee = 0;
     for (const f of fees) {
       const each = price.perCall?.[f.name];
@@ -269,12 +279,14 @@ export function pricedTargets(
         );
       fee += each;
     }
-    feeOf.set(t.name, creditsUp(fee, "a per-call fee"));
+    const feeCredits = creditsUp(fee, "a per-call fee");
+    if (!feeOf.has(t.name)) feeOf.set(t.name, feeCredits);
+    if (t.deployment) feeOf.set(priceKey(t), feeCredits);
     const bound = {
       input: inputBound(bytes, media, price, p),
       output: maxOutputTokens(api, forwarded, price, p.defaultMaxOutputTokens),
     };
-    const credits = creditsFor(price, bound) + (feeOf.get(t.name) ?? 0);
+    const credits = creditsFor(price, bound) + (feeOf.get(priceKey(t)) ?? 0);
     if (credits >= hold) {
       hold = credits;
       estimate = bound;
@@ -282,8 +294,10 @@ export function pricedTargets(
   }
   hold = creditsUp(hold, "a hold");
   const promptTokens = tokensOfChars(bytes);
-  const priceOf = (provider: string) => prices.get(provider) ?? p.default;
-  const feesOf = (provider: string) => feeOf.get(provider) ?? 0;
+  const priceOf = (provider: string, deployment?: string) =>
+    (deployment !== undefined ? prices.get(deployment) : undefined) ?? prices.get(provider) ?? p.default;
+  const feesOf = (provider: string, deployment?: string) =>
+    (deployment !== undefined ? feeOf.get(deployment) : undefined) ?? feeOf.get(provider) ?? 0;
   return {
     targets: kept,
     hold,
@@ -291,7 +305,7 @@ export function pricedTargets(
     promptTokens,
     priceOf,
     feesOf,
-    charge(provider, json, parsed) {
+    charge(provider, json, parsed, deployment) {
       let answer: unknown = null;
       if (parsed) answer = parsed.value;
       else
@@ -301,7 +315,11 @@ export function pricedTargets(
           // not JSON: no usage, the estimate
         }
       const { usage, reported } = answerUsage(api, promptTokens, answer);
-      return { credits: creditsFor(priceOf(provider), usage) + feesOf(provider), tokens: usage, reported };
+      return {
+        credits: creditsFor(priceOf(provider, deployment), usage) + feesOf(provider, deployment),
+        tokens: usage,
+        reported,
+      };
     },
   };
 }

@@ -224,8 +224,8 @@ export class ProxyPipeline {
       insufficient: () => this.insufficient(a),
       produce: () => router.proxyStream(a.call, priced.targets),
       pricing: (outcome) => ({
-        price: priced.priceOf(outcome.provider),
-        fees: priced.feesOf(outcome.provider),
+        price: priced.priceOf(outcome.provider, outcome.deployment),
+        fees: priced.feesOf(outcome.provider, outcome.deployment),
         overHold: (credits) => this.overHold(a, state, outcome.provider, credits),
         promptTokens: priced.promptTokens,
         // the client's signal is left out: a client that leaves early pays for what it was sent
@@ -276,7 +276,7 @@ export class ProxyPipeline {
       }),
       insufficient: () => this.insufficient(a),
       priced: (answer) => {
-        const p = priced.charge(answer.provider, answer.json, answer.parsed);
+        const p = priced.charge(answer.provider, answer.json, answer.parsed, answer.deployment);
         state.tokens = p.tokens;
         if (p.reported && p.credits > priced.hold) this.overHold(a, state, answer.provider, p.credits);
         return p;
@@ -313,12 +313,13 @@ export class ProxyPipeline {
     markGuarded(state, (answer.notes?.guardrails as { redacted?: GuardCounts } | undefined)?.redacted);
     state.status = 200;
     mark(state, "total", state.startedPerf);
+    // a model group's deployment (docs/routing.md); nothing is added to a plain route's answer
+    if (answer.deployment) state.headers["x-textai-deployment"] = answer.deployment;
     return new Response(answer.json, {
       headers: {
         "content-type": "application/json",
         "X-Cache": cached ? "HIT" : "MISS",
         "x-textai-provider": answer.provider,
-        ...(answer.deployment ? { "x-textai-deployment": answer.deployment } : {}),
         "x-textai-credits-deducted": String(reservation.amount),
         "x-textai-credits-remaining": String(reservation.remaining),
         "Server-Timing": serverTiming(state),

@@ -212,12 +212,12 @@ export function streamAnswer(c: StreamAnswer): Response {
   });
   state.status = 200;
   state.trace?.streaming();
+  if (outcome.deployment) state.headers["x-textai-deployment"] = outcome.deployment;
   return new Response(sse, {
     headers: {
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache",
       "x-textai-provider": outcome.provider,
-      ...(outcome.deployment ? { "x-textai-deployment": outcome.deployment } : {}),
       ...state.headers,
     },
   });

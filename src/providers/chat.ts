@@ -2,7 +2,7 @@ import { GatewayError, invalidRequest, type ProviderAttempt } from "../errors";
 import type { AttemptTrace, RequestTrace } from "../trace";
 import { askedOutputTokens, type Breakers } from "./breaker";
 import { fallback, type OutcomeHook, type Step } from "./fallback";
-import type { GroupNeed } from "./groups/groups";
+import type { GateHow, GroupNeed } from "./groups/groups";
 import { chatFromResponses, responseEventsFromChat, responseFromChat, untranslatable } from "./responses-via-chat";
 import { type Target, targetModel } from "./route-plan";
 import { remoteUrls } from "./shared-account";
@@ -17,6 +17,7 @@ import {
   type ProxyRequest,
   type UpstreamErrorBody,
 } from "./types";
+import { reportedUsage } from "./usage";
 import { setupAdvice } from "./vendors";
 
 /** the environment variables that enable a provider, for the "no provider" message */
@@ -76,8 +77,8 @@ export interface ProxyStreamOutcome {
 export interface ProxyEnv {
   breakers: Breakers;
   onOutcome?: OutcomeHook;
-  /** a model group's gate around each attempt on a deployment (groups/groups.ts) */
-  gate?: <T>(step: Step, go: () => Promise<T | null>) => Promise<T | null>;
+  /** a model group's gate around each attempt on a deployment (groups/groups.ts): a stream's end, an answer's usage */
+  gate?: <T>(step: Step, go: () => Promise<T | null>, how?: GateHow<T>) => Promise<T | null>;
   /** every deployment refused before any was tried */
   noneTried?: () => GatewayError;
 }
@@ -240,7 +241,10 @@ function proxyFallback<T>(
   send: (t: Target, model: string, signal: AbortSignal, headers?: Record<string, string>) => Promise<T>,
   /** a stream keeps using the signal after the first event; a plain answer is done with it (and its span, ended here) */
   keepSignal = false,
+  /** what a model group's gate reads of the answer: a stream's end, a plain answer's usage */
+  how?: GateHow<T>,
 ) {
+  const gate = env.gate;
   const fn = API_FN[call.api];
   return fallback<T>({
     fn,
@@ -252,7 +256,7 @@ function proxyFallback<T>(
     breakers: env.breakers,
     onOutcome: env.onOutcome,
     send: ({ step, signal, headers }) => send(step.target, step.model, signal, headers),
-    gate: env.gate,
+    gate: gate && ((step, go) => gate(step, go, how)),
     noneTried: env.noneTried,
     answered: (value) => (keepSignal ? undefined : { answer: value }),
     keepSignal,
@@ -319,30 +323,37 @@ function usageOf(r: CompletionResult) {
 const now = () => Math.floor(Date.now() / 1000);
 
 export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv): Promise<ProxyOutcome> {
-  const { value, step, attempts } = await proxyFallback(targets, call, env, async (t, model, signal, headers) => {
-    if (viaChat(t.provider, call.api) && t.provider.proxy) {
-      const body = chatFromResponses({ ...call.body, model });
-      const chat = await t.provider.proxy({ api: "chat/completions", body, signal, headers });
-      return responseFromChat(call.body, isObject(chat) ? chat : {}, call.requestId.slice(4));
-    }
-    if (t.provider.proxy) return t.provider.proxy(sameModel(call, model, signal, headers));
-    const r = await plainComplete(t.provider, call, model, signal, headers);
-    return {
-      id: `chatcmpl-${call.requestId.slice(4)}`,
-      object: "chat.completion",
-      created: now(),
-      model: r.model,
-      choices: [
-        {
-          index: 0,
-          message: { role: "assistant", content: r.text, refusal: null },
-          finish_reason: r.finishReason ?? "stop",
-          logprobs: null,
-        },
-      ],
-      usage: usageOf(r),
-    };
-  });
+  const { value, step, attempts } = await proxyFallback(
+    targets,
+    call,
+    env,
+    async (t, model, signal, headers) => {
+      if (viaChat(t.provider, call.api) && t.provider.proxy) {
+        const body = chatFromResponses({ ...call.body, model });
+        const chat = await t.provider.proxy({ api: "chat/completions", body, signal, headers });
+        return responseFromChat(call.body, isObject(chat) ? chat : {}, call.requestId.slice(4));
+      }
+      if (t.provider.proxy) return t.provider.proxy(sameModel(call, model, signal, headers));
+      const r = await plainComplete(t.provider, call, model, signal, headers);
+      return {
+        id: `chatcmpl-${call.requestId.slice(4)}`,
+        object: "chat.completion",
+        created: now(),
+        model: r.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: r.text, refusal: null },
+            finish_reason: r.finishReason ?? "stop",
+            logprobs: null,
+          },
+        ],
+        usage: usageOf(r),
+      };
+    },
+    false,
+    env.gate && PLAIN_USED,
+  );
   const model = isObject(value) && typeof value.model === "string" ? value.model : step.model;
   const deployment = deploymentOf(step);
   return { json: JSON.stringify(value), parsed: { value }, provider: step.target.name, model, attempts, deployment };
@@ -377,10 +388,57 @@ export async function runProxyStream(call: ProxyCall, targets: Target[], env: Pr
       return { first, it };
     },
     true,
+    env.gate && { lasting: (value, end) => lastingStream(value, end, call.signal) },
   );
   const { first, it } = value;
   const deployment = deploymentOf(step);
   return { events: resume(first, it, span), provider: step.target.name, model: step.model, attempts, deployment };
+}
+
+/** The tokens a plain answer reports (a model group's tpm window is corrected to them). */
+const PLAIN_USED: GateHow<unknown> = {
+  used: (value) => {
+    const u = reportedUsage(value);
+    return u ? u.input + u.output : undefined;
+  },
+};
+
+/**
+ * A stream's start whose events call `end` once, when they have ended, failed or been closed, or
+ * the client has left (a model group's deployment is in flight until then).
+ */
+function lastingStream<E>(
+  value: { first: IteratorResult<E>; it: AsyncIterator<E> },
+  end: () => void,
+  signal: AbortSignal,
+): { first: IteratorResult<E>; it: AsyncIterator<E> } {
+  if (value.first.done) {
+    end();
+    return value;
+  }
+  const { it } = value;
+  const over = () => {
+    signal.removeEventListener("abort", over);
+    end();
+  };
+  signal.addEventListener("abort", over, { once: true });
+  const wrapped: AsyncIterator<E> = {
+    next: async () => {
+      try {
+        const n = await it.next();
+        if (n.done) over();
+        return n;
+      } catch (err) {
+        over();
+        throw err;
+      }
+    },
+    return: async (v?: unknown) => {
+      over();
+      return it.return ? it.return(v) : { done: true, value: v as E };
+    },
+  };
+  return { first: value.first, it: wrapped };
 }
 
 /** The chunks of a chat completion written by the gateway for a provider without an OpenAI-style API. */

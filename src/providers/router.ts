@@ -14,7 +14,7 @@ import {
   runProxyStream,
 } from "./chat";
 import { fallback, type OutcomeHook } from "./fallback";
-import { type GroupNeed, ModelGroups, type Tags } from "./groups/groups";
+import { type GateHow, type GroupNeed, ModelGroups, type Tags } from "./groups/groups";
 import type { DeploymentState } from "./groups/state";
 import type { RequestGuard } from "./guardrails";
 import {
@@ -128,7 +128,14 @@ export class ProviderRouter {
   }
 
   routeFor(def: RoutedFunction, preferProvider?: string): string[] {
-    return orderRoute(def, this.providers, this.config.routes[def.name], preferProvider);
+    const configured = this.config.routes[def.name];
+    const groups = this.groups;
+    // a model group in the route stands for its deployments' providers (docs/routing.md)
+    const route =
+      groups && configured?.some((n) => groups.has(n))
+        ? configured.flatMap((n) => (groups.has(n) ? groups.providersOf(n) : [n]))
+        : configured;
+    return orderRoute(def, this.providers, route, preferProvider);
   }
 
   canServe(def: RoutedFunction): boolean {
@@ -252,7 +259,7 @@ export class ProviderRouter {
           outbound: guardedOutbound(call),
           allowModel: call.allowModel,
         }),
-      gate: groups && need ? (step, go) => groups.gate(step, need.input + need.output, go) : undefined,
+      gate: groups && need ? (step, go) => groups.gate(step, need.input + need.output, go, FUNCTION_USED) : undefined,
       answered: (r) => ({ model: r.model, usage: r.usage }),
       unexpected: "invalid_output",
       noneTried: () =>
@@ -430,7 +437,7 @@ export class ProviderRouter {
     return {
       breakers: this.breakers,
       onOutcome: this.onOutcome,
-      gate: (step, go) => groups.gate(step, tokens, go),
+      gate: (step, go, how) => groups.gate(step, tokens, go, how),
       noneTried: () => groupsBusy(API_FN[call.api], this.deploymentState),
     };
   }
@@ -443,6 +450,9 @@ export class ProviderRouter {
 function functionNeed(request: unknown): GroupNeed {
   return { input: Buffer.byteLength(JSON.stringify(request) ?? "") + 256, output: 0 };
 }
+
+/** The tokens a function's answer reports (a model group's tpm window is corrected to them). */
+const FUNCTION_USED: GateHow<AttemptResult> = { used: (r) => (r.usage ? r.usage.input + r.usage.output : undefined) };
 
 /**
  * Every deployment of the call's groups refused it before any was tried (at its rpm/tpm, or cooling

@@ -4,6 +4,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "../../src/config";
+import { MemoryDeploymentState } from "../../src/deployments/memory";
+import { getFunction } from "../../src/functions/registry";
+import { buildProviders } from "../../src/providers/index";
+import { ProviderRouter } from "../../src/providers/router";
 
 const PROVIDERS = `
 [[providers]]
@@ -83,5 +87,20 @@ translation = ["chat", "us"]
     expect(refused(`${group("chat")}\n[routes]\ntranslation = ["nothing"]\n`)).toContain(
       'routes.translation: unknown provider "nothing" (one of eu, us, local, chat)',
     );
+  });
+
+  test("a route naming a group stands for its deployments' providers (a function can be served; the first provider tried)", () => {
+    const c =
+      load(`${group("chat", 'fallbacks = ["spare"]')}\n${group("spare", "", '[[models.deployments]]\nprovider = "us"\nmodel = "n"\n')}
+[routes]
+translation = ["chat", "local"]
+`);
+    const router = new ProviderRouter(c, buildProviders(c), { deploymentState: new MemoryDeploymentState() });
+    const def = getFunction("translation");
+    if (!def) throw new Error("no translation function");
+    expect(router.routeFor(def)).toEqual(["eu", "us"]);
+    expect(router.canServe(def)).toBe(true);
+    expect(router.resolveModel(def, {})).toEqual({ provider: "chat", model: "chat" });
+    expect(() => new ProviderRouter(c, buildProviders(c))).toThrow("need a deployment state");
   });
 });

@@ -13,6 +13,10 @@ const ADMIN = "model-groups-admin-token-0123456789abcdef01";
 const deployment = (provider: string, model: string, extra = "") =>
   `[[models.deployments]]\nprovider = "${provider}"\nmodel = "${model}"\n${extra}\n`;
 
+/** A group over the three simulators: models `${prefix}-a`, `-b`, `-c`. */
+const overThree = (name: string, strategy: string, prefix: string, extras = ["", "", ""]) =>
+  `[[models]]\nname = "${name}"\nstrategy = "${strategy}"\n${["a", "b", "c"].map((p, i) => deployment(p, `${prefix}-${p}`, extras[i])).join("\n")}`;
+
 const CONFIG = (a: Upstream, b: Upstream, c: Upstream) => `
 ${simProvider({ url: `${a.url}/v1`, name: "a", model: "a-default" })}
 ${simProvider({ url: `${b.url}/v1`, name: "b", model: "b-default" })}
@@ -27,27 +31,11 @@ translation = 10000000
 [pricing.models]
 "dear-*" = { input = 5, output = 5 }
 "cheap-*" = { input = 1, output = 1 }
+"pricey-*" = { input = 1000, output = 1000 }
 
-[[models]]
-name = "weighted"
-strategy = "weighted"
-${deployment("a", "w-a", "weight = 1")}
-${deployment("b", "w-b", "weight = 2")}
-${deployment("c", "w-c", "weight = 7")}
-
-[[models]]
-name = "busy"
-strategy = "least-busy"
-${deployment("a", "lb-a")}
-${deployment("b", "lb-b")}
-${deployment("c", "lb-c")}
-
-[[models]]
-name = "fast"
-strategy = "latency"
-${deployment("a", "lat-a")}
-${deployment("b", "lat-b")}
-${deployment("c", "lat-c")}
+${overThree("weighted", "weighted", "w", ["weight = 1", "weight = 2", "weight = 7"])}
+${overThree("busy", "least-busy", "lb")}
+${overThree("fast", "latency", "lat")}
 
 [[models]]
 name = "room"
@@ -76,6 +64,19 @@ ${deployment("c", "us-c", 'tags = { region = "us" }')}
 name = "windows"
 ${deployment("a", "ctx-small", "max_context_tokens = 4000")}
 ${deployment("b", "ctx-large", "max_context_tokens = 200000")}
+
+[[models]]
+name = "split"
+${deployment("a", "cheap-split")}
+${deployment("a", "pricey-split")}
+
+[[models]]
+name = "streamy"
+${deployment("a", "st-a")}
+
+[[models]]
+name = "metered"
+${deployment("b", "tpm-b", "tpm = 100000")}
 
 [[models]]
 name = "limited"
@@ -147,29 +148,38 @@ describe("model groups", () => {
     expect(Math.abs((shares[2] as number) - 70)).toBeLessThanOrEqual(2);
   }, 120_000);
 
-  test("least-busy: 64 concurrent calls, one deployment slow, each in-flight count within 1 of the others' mean", async () => {
+  test("least-busy: 64 concurrent calls, one deployment slow, in-flight counts within 1 of each other", async () => {
     a.configure({ latencyMs: 150 });
     b.configure({ latencyMs: 10 });
     c.configure({ latencyMs: 10 });
     const ids = ["busy/a/lb-a", "busy/b/lb-b", "busy/c/lb-c"];
     let running = true;
+    /** the widest spread seen with one call between answer and next request, and with all 64 in flight */
     let worst = 0;
+    let worstFull = 0;
     let samples = 0;
+    let full = 0;
     const sampler = (async () => {
       await Bun.sleep(300);
       while (running) {
         const u = await gw.deps.deploymentState.usage(ids);
         const inFlight = ids.map((id) => u.get(id)?.inFlight ?? 0);
         // a call between its answer and the client's next one is in flight nowhere: counted at 63 or 64
-        if (inFlight.reduce((x, y) => x + y, 0) >= 63) {
-          worst = Math.max(worst, Math.max(...inFlight) - Math.min(...inFlight));
+        const total = inFlight.reduce((x, y) => x + y, 0);
+        const spread = Math.max(...inFlight) - Math.min(...inFlight);
+        if (total >= 63) {
+          worst = Math.max(worst, spread);
           samples++;
         }
-        await Bun.sleep(7);
+        if (total === 64) {
+          worstFull = Math.max(worstFull, spread);
+          full++;
+        }
+        await Bun.sleep(3);
       }
     })();
     try {
-      await load(1_500, 64, async () => {
+      await load(4_000, 64, async () => {
         expect((await chat("busy")).status).toBe(200);
       });
     } finally {
@@ -180,6 +190,8 @@ describe("model groups", () => {
       c.configure({ latencyMs: 0 });
     }
     expect(samples).toBeGreaterThan(10);
+    expect(full).toBeGreaterThan(0);
+    expect(worstFull).toBeLessThanOrEqual(1);
     expect(worst).toBeLessThanOrEqual(2);
     // the slow deployment took fewer calls than the fast ones
     expect(countOf(a, "lb-a")).toBeLessThan(countOf(b, "lb-b"));
@@ -222,6 +234,56 @@ describe("model groups", () => {
   test("cost: the cheapest deployment by [pricing] that serves what the request needs", async () => {
     for (let i = 0; i < 5; i++) expect((await chat("thrifty")).deployment).toBe("b/cheap-b");
     expect(countOf(a, "dear-a")).toBe(0);
+  });
+
+  test("two models of one provider in a group: each answer is charged at its own model's price", async () => {
+    const r = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "split", messages: [{ role: "user", content: "Hello" }] }),
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("x-textai-deployment")).toBe("a/cheap-split");
+    // a few tokens at 1 credit per 1,000: 1 credit (at the other model's price it would be thousands)
+    expect(Number(r.headers.get("x-textai-credits-deducted"))).toBe(1);
+  });
+
+  test("a stream holds its deployment in flight until it has ended, read whole or left by its client", async () => {
+    const id = "streamy/a/st-a";
+    const inFlight = async () => (await gw.deps.deploymentState.usage([id])).get(id)?.inFlight;
+    const open = () =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "streamy", stream: true, messages: [{ role: "user", content: "Hello" }] }),
+      });
+    a.program([{ content: "word ".repeat(20), chunkChars: 5 }], { model: "st-a" });
+    const whole = await open();
+    expect(whole.headers.get("x-textai-deployment")).toBe("a/st-a");
+    await whole.text();
+    for (let i = 0; i < 50 && (await inFlight()) !== 0; i++) await Bun.sleep(10);
+    expect(await inFlight()).toBe(0);
+    a.program([{ content: "word ".repeat(20_000), chunkChars: 5 }], { model: "st-a" });
+    const left = await open();
+    const reader = (left.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    // its first events are out, its last not yet: still in flight (released at the first byte, it would be 0)
+    expect(await inFlight()).toBe(1);
+    await reader.cancel();
+    for (let i = 0; i < 100 && (await inFlight()) !== 0; i++) await Bun.sleep(10);
+    expect(await inFlight()).toBe(0);
+  });
+
+  test("a deployment's tpm window counts the tokens an answer reports, not the hold's upper bound", async () => {
+    const id = "metered/b/tpm-b";
+    expect((await chat("metered")).status).toBe(200);
+    const u = (await gw.deps.deploymentState.usage([id])).get(id);
+    const reported = b.calls.requests.filter((r) => r.model === "tpm-b").length;
+    expect(reported).toBe(1);
+    expect(u?.rpmUsed).toBe(1);
+    // the bound held is over 1,000 tokens (the default output cap alone is 1,000); "Hello there" uses a few
+    expect(u?.tpmUsed ?? 0).toBeGreaterThan(0);
+    expect(u?.tpmUsed ?? 0).toBeLessThan(100);
   });
 
   test("residency: a key tagged eu never reaches a non-eu deployment, even when every eu deployment fails", async () => {
@@ -268,6 +330,17 @@ describe("model groups", () => {
     expect(big.status).toBe(200);
     expect(big.deployment).toBe("b/ctx-large");
     expect(countOf(a, "ctx-small")).toBe(small);
+  });
+
+  test("context window: a prompt over every deployment's window is a 400 naming the largest, nothing sent, nothing charged", async () => {
+    const k = gw.newKey({ credits: 10_000_000, plan: "bulk" });
+    const sent = a.calls.count + b.calls.count;
+    const r = await chat("windows", "word ".repeat(50_000), k.key);
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe("invalid_request");
+    expect(r.body.error.message).toContain("(the largest: 200000)");
+    expect(a.calls.count + b.calls.count).toBe(sent);
+    expect(Number(await gw.deps.ledger.balance(k.accountId))).toBe(10_000_000);
   });
 
   test("context window: a context-length error from a deployment moves to the next that is larger", async () => {

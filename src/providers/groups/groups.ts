@@ -6,7 +6,7 @@
  * every attempt on a deployment: acquired before it, released after it, cooled down by a 429.
  */
 import type { DeploymentConfig, ModelGroupConfig, PricingConfig, TokenPrice } from "../../config";
-import { invalidRequest } from "../../errors";
+import { type GatewayError, invalidRequest } from "../../errors";
 import { globMatch } from "../../offline-engine/phrase-scan";
 import type { Step } from "../fallback";
 import type { Target } from "../route-plan";
@@ -67,6 +67,11 @@ export class ModelGroups {
     return this.byName.get(name);
   }
 
+  /** The providers of the group's deployments and its fallbacks', in trial order of groups, each once. */
+  providersOf(name: string): string[] {
+    return [...new Set((this.chains.get(name) ?? []).map((d) => d.provider))];
+  }
+
   /** The group's deployments, then each fallback group's (breadth first, each group once). */
   private chainOf(name: string): DeploymentConfig[] {
     const order: string[] = [name];
@@ -100,6 +105,7 @@ export class ModelGroups {
   async order(targets: readonly Target[], need: GroupNeed): Promise<Target[]> {
     const tokens = need.input + need.output;
     const fits = targets.filter((t) => t.deployment?.maxContextTokens === undefined || t.deployment.maxContextTokens >= tokens);
+    if (fits.length === 0 && targets.length > 0) throw tooLarge(targets, tokens);
     const ids = fits.flatMap((t) => (t.deployment ? [t.deployment.id] : []));
     const mine = new Map(ids.map((id) => [id, this.admitted.get(id) ?? 0]));
     const seen = ids.length > 0 && this.needsUsage(fits) ? await this.state.usage(ids) : EMPTY;
@@ -169,33 +175,53 @@ export class ModelGroups {
   /**
    * An attempt on a deployment, gated by its state: refused by `acquire` (at its rpm/tpm, or
    * cooling down), the target declines (null: the loop goes on to the next, no failure); else the
-   * call runs and is released with its time to first byte; a 429 cools the deployment down for
-   * its Retry-After (default 10 s) before the loop moves on.
+   * call runs and is released with its time to first byte, when it answers or fails, or, for an
+   * answer that lasts (a stream: `lasting` wraps it), when that ends. A 429 cools the deployment
+   * down for its Retry-After (default 10 s) before the loop moves on.
    */
-  async gate<T>(step: Step, tokens: number, go: () => Promise<T | null>): Promise<T | null> {
+  async gate<T>(step: Step, tokens: number, go: () => Promise<T | null>, how: GateHow<T> = {}): Promise<T | null> {
     const d = step.target.deployment as DeploymentConfig;
     if (!this.reserved.delete(step.target)) bump(this.chosen, d.id, 1);
     let admitted = false;
     try {
       admitted = await this.state.acquire(d.id, d, tokens);
-      if (!admitted) return null;
-      bump(this.admitted, d.id, 1);
-      const started = performance.now();
-      try {
-        const value = await go();
-        this.state.release(d.id, { ttfbMs: performance.now() - started, tokensEstimated: tokens });
-        return value;
-      } catch (err) {
-        this.state.release(d.id, { tokensEstimated: tokens });
-        if (err instanceof ProviderError && err.status === 429)
-          await this.state.coolDown(d.id, err.retryAfterMs ?? DEFAULT_COOL_DOWN_MS).catch(() => undefined);
-        throw err;
-      }
     } finally {
-      bump(this.chosen, d.id, -1);
-      if (admitted) bump(this.admitted, d.id, -1);
+      if (!admitted) bump(this.chosen, d.id, -1);
     }
+    if (!admitted) return null;
+    bump(this.admitted, d.id, 1);
+    let ended = false;
+    const end = (ttfbMs?: number, tokensUsed?: number) => {
+      if (ended) return;
+      ended = true;
+      bump(this.chosen, d.id, -1);
+      bump(this.admitted, d.id, -1);
+      this.state.release(d.id, { ttfbMs, tokensEstimated: tokens, tokensUsed });
+    };
+    const started = performance.now();
+    let value: T | null;
+    try {
+      value = await go();
+    } catch (err) {
+      end();
+      if (err instanceof ProviderError && err.status === 429)
+        await this.state.coolDown(d.id, err.retryAfterMs ?? DEFAULT_COOL_DOWN_MS).catch(() => undefined);
+      throw err;
+    }
+    const ttfbMs = performance.now() - started;
+    if (value !== null && how.lasting) return how.lasting(value, () => end(ttfbMs));
+    // the tokens it really used correct the deployment's tpm window (the estimate was an upper bound)
+    end(ttfbMs, value !== null && how.used ? how.used(value) : undefined);
+    return value;
   }
+}
+
+/** What the gate knows of an attempt's answer. */
+export interface GateHow<T> {
+  /** wraps an answer that outlives its attempt (a stream) so that `end` runs once when it is over */
+  lasting?: (value: T, end: () => void) => T;
+  /** the tokens an answer reports it used (input and output), when it does */
+  used?: (value: T) => number | undefined;
 }
 
 const EMPTY = new Map<string, DeploymentUsage>();
@@ -230,6 +256,16 @@ function restrict(chain: DeploymentConfig[], tags: Tags, group: string): Deploym
     out = kept;
   }
   return out;
+}
+
+/** Every deployment's context window is below the call's upper-bound estimate: 400, nothing sent. */
+function tooLarge(targets: readonly Target[], tokens: number): GatewayError {
+  const largest = Math.max(...targets.map((t) => t.deployment?.maxContextTokens ?? 0));
+  const group = targets[0]?.deployment?.group ?? "";
+  return invalidRequest(
+    `this request may take up to ${tokens} tokens (its upper-bound estimate, output included), above the context window of every deployment of model group "${group}" (the largest: ${largest}); nothing was sent`,
+    "messages",
+  );
 }
 
 /** The targets of one priority in `strategy`'s order. */
