@@ -1,3 +1,4 @@
+import type { DeploymentConfig } from "../config";
 import { MAX_LABEL_SETS, type Metrics } from "../metrics";
 import { type DeploymentStateService, type DeploymentUsage, remaining } from "./interface";
 
@@ -8,11 +9,19 @@ type Series = [Record<string, string>, number][];
  * deployment's id only (config-derived: `group/provider/model`, never a caller's text; at most
  * MAX_LABEL_SETS of them). Counters (calls, refusals, cool-downs) are this node's; the gauges (in
  * flight, latency, cooling, remaining rpm/tpm) are the state's usage() (shared across nodes with
- * Redis), read by the returned function before each scrape.
+ * Redis), read by the returned function before each scrape. Every configured deployment has its
+ * series from the start, called or not.
  */
-export function deploymentMetrics(metrics: Metrics, state: DeploymentStateService): () => Promise<void> {
+export function deploymentMetrics(
+  metrics: Metrics,
+  state: DeploymentStateService,
+  configured: readonly DeploymentConfig[] = [],
+): () => Promise<void> {
   let snapshot = new Map<string, DeploymentUsage>();
-  const ids = () => state.ids().slice(0, MAX_LABEL_SETS);
+  const byId = new Map(configured.map((d) => [d.id, d]));
+  // every configured deployment, called or not, then any other id the state knows
+  const ids = () => [...new Set([...byId.keys(), ...state.ids()])].slice(0, MAX_LABEL_SETS);
+  const limitsOf = (id: string) => byId.get(id) ?? state.limitsOf(id);
   const each = (read: (id: string, u: DeploymentUsage) => number | null): (() => Series) => {
     return () => {
       const out: Series = [];
@@ -55,12 +64,12 @@ export function deploymentMetrics(metrics: Metrics, state: DeploymentStateServic
   metrics.gauge(
     "textai_deployment_remaining_rpm",
     "Calls a deployment may still take in the current 60 s window (deployments with an rpm only)",
-    each((id, u) => remaining(state.limitsOf(id), u).rpm),
+    each((id, u) => remaining(limitsOf(id), u).rpm),
   );
   metrics.gauge(
     "textai_deployment_remaining_tpm",
     "Tokens a deployment may still take in the current 60 s window (deployments with a tpm only)",
-    each((id, u) => remaining(state.limitsOf(id), u).tpm),
+    each((id, u) => remaining(limitsOf(id), u).tpm),
   );
   return async () => {
     const list = ids();

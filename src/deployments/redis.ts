@@ -33,7 +33,12 @@ interface Known {
   open: OpenCalls;
   /** this node's own share while Redis is unreachable */
   local: LocalDeployment | null;
+  /** when usage() last asked for it: the background refresh reads only what was asked lately */
+  askedAt: number;
 }
+
+/** A deployment no usage() asked for in this long is no longer refreshed in the background (read again when asked). */
+const ASKED_LATELY_MS = 10_000;
 
 const EMPTY: DeploymentUsage = { inFlight: 0, rpmUsed: 0, tpmUsed: 0, coolingUntil: 0, latencyMs: null };
 
@@ -47,7 +52,9 @@ const EMPTY: DeploymentUsage = { inFlight: 0, rpmUsed: 0, tpmUsed: 0, coolingUnt
  *
  * usage() answers from a node-local view, refreshed from Redis in the background every 250 ms and
  * by every acquire's answer: at most `refreshMs` (plus a round trip) stale, and no round trip on the
- * strategies' path (an id seen for the first time is read at once).
+ * strategies' path. Only deployments usage() asked for in the last 10 s are refreshed (those of
+ * least-busy, latency and headroom groups, and /metrics' scrapes): one script each, 4 a second; an
+ * id not asked for lately is read at once when it is.
  *
  * Redis unreachable (CONTRACT section 11): the node admits on its own share, exact or under: a
  * deployment with no rpm/tpm is admitted unless a cool-down known here holds; one with limits gets
@@ -70,6 +77,8 @@ export class RedisDeploymentState extends DeploymentBook implements DeploymentSt
   private refreshTimer: ReturnType<typeof setInterval> | null = null;
   private renewTimer: ReturnType<typeof setInterval> | null = null;
   private seq = 0;
+  /** when Redis last answered a script of this state with an error (not an outage), 0 if never */
+  private erroredAt = 0;
   readonly stats = { fallbacks: 0, errors: 0 };
 
   constructor(
@@ -93,7 +102,7 @@ export class RedisDeploymentState extends DeploymentBook implements DeploymentSt
   private entry(id: string): Known {
     let k = this.known.get(id);
     if (!k) {
-      k = { view: { ...EMPTY }, open: new OpenCalls(), local: null };
+      k = { view: { ...EMPTY }, open: new OpenCalls(), local: null, askedAt: 0 };
       this.known.set(id, k);
       this.book(id);
     }
@@ -126,6 +135,7 @@ export class RedisDeploymentState extends DeploymentBook implements DeploymentSt
         // Redis answered with an error: nothing can be counted, so nothing is admitted
         if (!isRedisOutage(err)) {
           this.stats.errors++;
+          this.erroredAt = this.now();
           return false;
         }
       }
@@ -182,6 +192,11 @@ export class RedisDeploymentState extends DeploymentBook implements DeploymentSt
     return this.settling;
   }
 
+  /** Redis is unreachable, this node is on its own share, or Redis refused a script in the last second. */
+  unreachable(): boolean {
+    return !this.link.up || this.outageSince !== null || this.now() - this.erroredAt < 1000;
+  }
+
   release(id: string, end: DeploymentCallEnd): void {
     const k = this.known.get(id);
     if (!k) return;
@@ -226,10 +241,11 @@ export class RedisDeploymentState extends DeploymentBook implements DeploymentSt
   }
 
   async usage(ids: readonly string[]): Promise<Map<string, DeploymentUsage>> {
-    const fresh = ids.filter((id) => !this.known.has(id));
-    for (const id of fresh) this.entry(id);
-    if (fresh.length > 0) await Promise.all(fresh.map((id) => this.refreshOne(id)));
     const now = this.now();
+    // read at once: an id never seen, or not asked for lately (so not kept fresh in the background)
+    const stale = ids.filter((id) => now - (this.known.get(id)?.askedAt ?? 0) > ASKED_LATELY_MS);
+    for (const id of ids) this.entry(id).askedAt = now;
+    if (stale.length > 0) await Promise.all(stale.map((id) => this.refreshOne(id)));
     const out = new Map<string, DeploymentUsage>();
     for (const id of ids) {
       const k = this.entry(id);
@@ -272,7 +288,9 @@ export class RedisDeploymentState extends DeploymentBook implements DeploymentSt
 
   start(): void {
     this.refreshTimer ??= setInterval(() => {
-      if (this.link.up) for (const id of this.known.keys()) void this.refreshOne(id);
+      if (!this.link.up) return;
+      const now = this.now();
+      for (const [id, k] of this.known) if (now - k.askedAt <= ASKED_LATELY_MS) void this.refreshOne(id);
     }, this.refreshMs);
     this.refreshTimer.unref?.();
     this.renewTimer ??= setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / 3)));

@@ -109,6 +109,8 @@ export class ProviderRouter {
   private readonly proxyRoutes = new Map<ProxyApi, readonly string[]>();
   /** the model groups (docs/routing.md); null when none is configured (no cost on the other calls) */
   readonly groups: ModelGroups | null;
+  /** the groups' deployment state: asked, when every deployment refused a call, whether it was reachable */
+  private readonly deploymentState: DeploymentState | undefined;
 
   constructor(
     private readonly config: Config,
@@ -116,6 +118,7 @@ export class ProviderRouter {
     opts: RouterOptions = {},
   ) {
     this.breakers = new Breakers({ ...config.breaker, now: opts.now });
+    this.deploymentState = opts.deploymentState;
     const models = config.models ?? [];
     if (models.length === 0) this.groups = null;
     else {
@@ -259,7 +262,8 @@ export class ProviderRouter {
       gate: groups && need ? (step, go) => groups.gate(step, need.input + need.output, go, FUNCTION_USED) : undefined,
       answered: (r) => ({ model: r.model, usage: r.usage }),
       unexpected: "invalid_output",
-      noneTried: () => (need ? groupsBusy(def.name) : noProvider(def, this.config.routes[def.name] !== undefined, true)),
+      noneTried: () =>
+        need ? groupsBusy(def.name, this.deploymentState) : noProvider(def, this.config.routes[def.name] !== undefined, true),
     });
     const inProcess = step.target.provider.inProcess === true;
     const result = guardedResult(call, step.target.provider, value.result);
@@ -434,7 +438,7 @@ export class ProviderRouter {
       breakers: this.breakers,
       onOutcome: this.onOutcome,
       gate: (step, go, how) => groups.gate(step, tokens, go, how),
-      noneTried: () => groupsBusy(API_FN[call.api]),
+      noneTried: () => groupsBusy(API_FN[call.api], this.deploymentState),
     };
   }
 }
@@ -450,8 +454,18 @@ function functionNeed(request: unknown): GroupNeed {
 /** The tokens a function's answer reports (a model group's tpm window is corrected to them). */
 const FUNCTION_USED: GateHow<AttemptResult> = { used: (r) => (r.usage ? r.usage.input + r.usage.output : undefined) };
 
-/** Every deployment of the call's groups refused it before any was tried (at its rpm/tpm, or cooling down): 429. */
-function groupsBusy(fn: string): GatewayError {
+/**
+ * Every deployment of the call's groups refused it before any was tried (at its rpm/tpm, or cooling
+ * down): 429; but 503 while the shared deployment state is unreachable (the refusal may be the
+ * outage's, CONTRACT section 11).
+ */
+function groupsBusy(fn: string, state: DeploymentState | undefined): GatewayError {
+  if (state?.unreachable?.())
+    return new GatewayError(
+      "service_unavailable",
+      `${fn}: the model group's shared deployment state (Redis) cannot be reached; retry shortly`,
+      { headers: { "Retry-After": "1" } },
+    );
   return new GatewayError(
     "rate_limited",
     `${fn}: every deployment of the model group is at its rpm/tpm limit or cooling down after a 429; retry shortly`,

@@ -192,6 +192,7 @@ describe.skipIf(!shared)("deployment state while Redis is unreachable (CONTRACT 
     proxy.down();
     for (let i = 0; i < 100 && link.up; i++) await Bun.sleep(20);
     expect(link.up).toBe(false);
+    expect(a.unreachable()).toBe(true);
     expect(await a.acquire(free, {}, 1)).toBe(true);
     expect(await a.acquire(cooling, {}, 1)).toBe(false);
     // the shared window may have been full when Redis went away: nothing on a limited deployment for one window
@@ -206,6 +207,7 @@ describe.skipIf(!shared)("deployment state while Redis is unreachable (CONTRACT 
     expect(link.up).toBe(true);
     // the next acquire in Redis first pays what the node admitted on its own
     expect(await a.acquire(free, {}, 1)).toBe(true);
+    expect(a.unreachable()).toBe(false);
     const b = (await redisNodes(r.url, r.prefix)).b as DeploymentStateService;
     expect(await b.acquire(limited, { rpm: 4 }, 1)).toBe(false);
     expect((await b.usage([limited])).get(limited)?.rpmUsed).toBe(4);

@@ -2,7 +2,7 @@
  * Issue 39: the operator console shows each model group's deployments and their state (in flight,
  * calls and tokens in the window against their limits, cool-down, latency), and /metrics has them
  * per deployment, labelled by the deployment's id only. The state is filled through the service the
- * group router uses (deps.deploymentState). TEXTAI_SCREENSHOTS=1 writes docs/screenshots/deployments.png.
+ * group router uses (deps.deploymentState); a configured deployment never called shows too. TEXTAI_SCREENSHOTS=1 writes docs/screenshots/deployments.png.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync } from "node:fs";
@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { simProvider } from "../helpers/upstream";
 import { skipBrowser } from "./browser-suite";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -22,12 +23,23 @@ const SHOTS =
 const EU = "chat-fast/azure-eu/gpt-4o-mini";
 const ORG2 = "chat-fast/openai-org2/gpt-4o-mini";
 const LARGE = "chat-large/anthropic/claude-sonnet";
+/** a configured deployment no call has reached: shown (and on /metrics) from the start */
+const IDLE = "chat-fast/idle/never-called";
+const CONFIG = `${simProvider({ url: "http://127.0.0.1:9/v1", name: "idle", model: "never-called" })}
+[[models]]
+name = "chat-fast"
+strategy = "ordered"
+[[models.deployments]]
+provider = "idle"
+model = "never-called"
+rpm = 60
+`;
 
 describe("model-group deployments seen from outside", () => {
   let gw: TestGateway;
 
   beforeAll(async () => {
-    gw = await startGateway({ env: { TEXTAI_ADMIN_TOKEN: ADMIN } });
+    gw = await startGateway({ env: { TEXTAI_ADMIN_TOKEN: ADMIN }, configText: CONFIG });
     const state = gw.deps.deploymentState;
     for (let i = 0; i < 3; i++) expect(await state.acquire(EU, { rpm: 600, tpm: 200_000 }, 1000)).toBe(true);
     state.release(EU, { tokensEstimated: 1000, tokensUsed: 400, ttfbMs: 120 });
@@ -62,6 +74,8 @@ describe("model-group deployments seen from outside", () => {
     // no limit, no remaining
     expect(value("textai_deployment_remaining_rpm", LARGE)).toBeUndefined();
     expect(text).toContain("# TYPE textai_deployment_calls_total counter");
+    expect(value("textai_deployment_calls_total", IDLE)).toBe(0);
+    expect(value("textai_deployment_remaining_rpm", IDLE)).toBe(60);
   });
 
   describe.skipIf(skipBrowser)("operator console in headless Chromium", () => {
@@ -102,6 +116,12 @@ describe("model-group deployments seen from outside", () => {
       expect(org2.slice(0, 3)).toEqual(["openai-org2/gpt-4o-mini", "1", "1 of 1"]);
       expect(org2[4]).toMatch(/^cooling down, (29|30) s left$/);
       expect(org2[5]).toBe("no answer yet");
+      expect(
+        await fast
+          .getByRole("row", { name: /idle\/never-called/ })
+          .getByRole("cell")
+          .allTextContents(),
+      ).toEqual(["idle/never-called", "0", "0 of 60", "0", "no", "no answer yet", "0"]);
       const large = page.getByRole("table", { name: "Model group chat-large: its deployments" });
       expect(
         await large

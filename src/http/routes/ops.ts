@@ -112,7 +112,11 @@ export function operations(deps: AppDeps): Operations {
   metrics.gauge("textai_engine_load_seconds", "How long an offline-engine part took to load", () =>
     loadedEngines().map((e) => [{ engine: e.engine }, e.load_ms / 1000]),
   );
-  const readDeployments = deploymentMetrics(metrics, deps.deploymentState);
+  const readDeployments = deploymentMetrics(
+    metrics,
+    deps.deploymentState,
+    deps.config.models.flatMap((g) => g.deployments),
+  );
   const ops: Operations = {
     probe,
     async scrape() {

@@ -51,4 +51,11 @@ export interface DeploymentState {
   coolDown(id: string, ms: number): Promise<void>;
   /** What is known of each id (may be a node-local view of the shared state, refreshed in the background). */
   usage(ids: readonly string[]): Promise<Map<string, DeploymentUsage>>;
+  /**
+   * True while the shared state cannot be reached or answers with errors (Redis): a refusal may
+   * then be the outage's rather than a deployment's limit, so a call every deployment refused is
+   * answered 503 service_unavailable, never a 429 that blames the client (CONTRACT section 11).
+   * Absent (or false) on one node's memory.
+   */
+  unreachable?(): boolean;
 }

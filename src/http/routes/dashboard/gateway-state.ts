@@ -1,3 +1,5 @@
+import type { ModelGroupConfig } from "../../../config";
+import type { DeploymentUsage } from "../../../deployments/interface";
 import type { AppDeps } from "../../deps";
 
 interface Sample {
@@ -79,36 +81,49 @@ export interface DeploymentRow {
 }
 
 /**
- * Each model group's deployments and their state, for the operator console: every deployment id the
- * state knows (`group/provider/model`: one that has been called, cooled down or looked at by a
- * strategy), grouped by group, in first-seen order.
+ * Each model group's deployments and their state, for the operator console: the configured groups
+ * and deployments (`[[models]]`) in config order, then any other id the state knows
+ * (`group/provider/model`), grouped by its group.
  */
 export async function deploymentGroups(
   state: AppDeps["deploymentState"],
+  configured: readonly ModelGroupConfig[],
   now = Date.now(),
 ): Promise<{ name: string; deployments: DeploymentRow[] }[]> {
-  const ids = state.ids();
+  const groups = new Map<string, { id: string; rpm?: number; tpm?: number }[]>();
+  for (const g of configured) groups.set(g.name, [...g.deployments]);
+  const known = new Set(configured.flatMap((g) => g.deployments.map((d) => d.id)));
+  for (const id of state.ids()) {
+    if (known.has(id)) continue;
+    const group = id.slice(0, Math.max(0, id.indexOf("/"))) || id;
+    groups.set(group, [...(groups.get(group) ?? []), { id, ...state.limitsOf(id) }]);
+  }
+  const ids = [...groups.values()].flatMap((ds) => ds.map((d) => d.id));
   if (ids.length === 0) return [];
   const usage = await state.usage(ids);
-  const groups = new Map<string, DeploymentRow[]>();
-  for (const id of ids) {
-    const u = usage.get(id);
-    if (!u) continue;
-    const cut = id.indexOf("/");
-    const group = cut < 0 ? id : id.slice(0, cut);
-    const limits = state.limitsOf(id);
-    const row: DeploymentRow = {
-      name: cut < 0 ? id : id.slice(cut + 1),
-      in_flight: u.inFlight,
-      rpm_used: u.rpmUsed,
-      rpm_limit: limits?.rpm ?? null,
-      tpm_used: u.tpmUsed,
-      tpm_limit: limits?.tpm ?? null,
-      cooling_s: u.coolingUntil > now ? Math.ceil((u.coolingUntil - now) / 1000) : 0,
-      latency_ms: u.latencyMs === null ? null : Math.round(u.latencyMs),
-      calls: state.counts(id)?.calls ?? 0,
-    };
-    groups.set(group, [...(groups.get(group) ?? []), row]);
-  }
-  return [...groups].map(([name, deployments]) => ({ name, deployments }));
+  return [...groups].map(([name, ds]) => ({
+    name,
+    deployments: ds.map((d) => row(d, usage.get(d.id), state.counts(d.id)?.calls ?? 0, name, now)),
+  }));
+}
+
+function row(
+  d: { id: string; rpm?: number; tpm?: number },
+  u: DeploymentUsage | undefined,
+  calls: number,
+  group: string,
+  now: number,
+): DeploymentRow {
+  const cooling = u?.coolingUntil ?? 0;
+  return {
+    name: d.id.startsWith(`${group}/`) ? d.id.slice(group.length + 1) : d.id,
+    in_flight: u?.inFlight ?? 0,
+    rpm_used: u?.rpmUsed ?? 0,
+    rpm_limit: d.rpm ?? null,
+    tpm_used: u?.tpmUsed ?? 0,
+    tpm_limit: d.tpm ?? null,
+    cooling_s: cooling > now ? Math.ceil((cooling - now) / 1000) : 0,
+    latency_ms: u?.latencyMs == null ? null : Math.round(u.latencyMs),
+    calls,
+  };
 }

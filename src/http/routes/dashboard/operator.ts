@@ -185,7 +185,10 @@ function keyConsole(deps: DashboardDeps, { accountPage, operatorPost }: ConsoleV
     .get(
       "/dashboard/api/operator/state",
       async ({ c }) => {
-        return ok(c.state, "gateway state", { ...sampler.read(), groups: await deploymentGroups(deps.deploymentState) });
+        return ok(c.state, "gateway state", {
+          ...sampler.read(),
+          groups: await deploymentGroups(deps.deploymentState, deps.config.models),
+        });
       },
       {
         operator: { json: true },
