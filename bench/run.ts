@@ -177,6 +177,44 @@ const SCENARIOS: Scenario[] = [
     sim: "per-request",
     traced: true,
   },
+  // issue 39: a /v1 call naming a model group of three weighted deployments (1, 2, 7) on the simulator,
+  // against `compat` (the same call naming a provider's model) in the same run
+  {
+    id: "group",
+    title: "gateway /v1/chat/completions naming a weighted group of three deployments, no-cache",
+    target: "gateway",
+    candidates: [
+      {
+        ...chatCandidate,
+        body: JSON.stringify({ ...JSON.parse(CHAT_BODY), model: "bench-group" }),
+        label: "POST /v1/chat/completions (group)",
+      },
+    ],
+    key: "bench",
+    cacheBypass: true,
+    expectStatus: 200,
+    sim: "per-request",
+    extraToml: `
+[[models]]
+name = "bench-group"
+strategy = "weighted"
+
+[[models.deployments]]
+provider = "sim"
+model = "sim-a"
+weight = 1
+
+[[models.deployments]]
+provider = "sim"
+model = "sim-b"
+weight = 2
+
+[[models.deployments]]
+provider = "sim"
+model = "sim-c"
+weight = 7
+`,
+  },
   {
     id: "function",
     title: "gateway function via simulator, no-cache",
@@ -832,6 +870,16 @@ function targets(results: ScenarioResult[]): Target[] {
     const measured = `${ratio.toFixed(2)}x (${cluster.cpuUsPerReq.toFixed(0)} vs ${single.cpuUsPerReq.toFixed(0)} µs; peak ${Math.round(pc?.rps ?? 0)} vs ${Math.round(ps?.rps ?? 0)} req/s)`;
     out.push(atLeast(clusterName, ">= 0.80x", measured, ratio, 0.8, times));
   } else out.push(notMeasured(clusterName, ">= 0.80x", whyNot("function", "cluster")));
+  // issue 39: a weighted group of three deployments costs at most 1.05x CPU per request of `compat`
+  const groupName = "group (weighted, 3 deployments) vs compat (gateway CPU µs/req at 32 connections)";
+  const g32 = at(by("group"), 32)?.cpuUsPerReq;
+  const c32 = at(by("compat"), 32)?.cpuUsPerReq;
+  if (g32 && c32) {
+    const ratio = g32 / c32;
+    out.push(
+      atMost(groupName, "<= 1.05x", `${ratio.toFixed(2)}x (${g32.toFixed(0)} vs ${c32.toFixed(0)} µs)`, ratio, 1.05, times),
+    );
+  } else out.push(notMeasured(groupName, "<= 1.05x", whyNot("group", "compat")));
   // issue 26: the function path through a provider at least 6x Portkey
   const fnPeak = peak(by("function"));
   const fnName = "function path through a provider vs Portkey (peak req/s)";
