@@ -32,7 +32,19 @@ const LOAD_MS = 65_000;
 /** A call's arrival at the simulator trails its admission in Redis by its trip through the gateway: this much leeway, at most. */
 const TRIP_MS = 250;
 
-describe("model groups across three nodes", () => {
+/**
+ * CI's second pass (behind PgBouncer, on a Redis Cluster: .ci/run) leaves this 66 s test out: the
+ * first pass runs it on PostgreSQL + Redis, and the second runs the deployment state's own contract
+ * (deployments-contract.test.ts) on the Redis Cluster, which is what differs there. Kept within CI's
+ * 15 minutes.
+ */
+const SECOND_PASS = process.env.TEXTAI_TEST_VIA_PGBOUNCER === "1" && process.env.TEXTAI_TEST_ON_REDIS_CLUSTER === "1";
+if (SECOND_PASS)
+  console.warn(
+    "SKIP model-groups-nodes.test.ts in CI's second pass: run in the first (PostgreSQL + Redis); deployments-contract.test.ts covers the Redis Cluster",
+  );
+
+describe.skipIf(SECOND_PASS)("model groups across three nodes", () => {
   let env: Awaited<ReturnType<typeof startSimCluster>>;
   let key: string;
 
