@@ -78,6 +78,28 @@ export function admitTags(auth: AuthInfo): Tags | undefined {
   return { ...account, ...own };
 }
 
+/** The request header a `[[model_routes]]` rule's `when_header` reads (docs/routing.md). */
+export const ROUTE_HEADER = "x-textai-route";
+
+/**
+ * Conditional routing (`[[model_routes]]`, docs/routing.md): the model group the first matching
+ * rule for the requested `model` picks (its `when_header` equal to the request's `x-textai-route`
+ * header, every tag of its `when_tags` among the caller's `tags`), else the model as asked. The
+ * caller's tags still restrict the group picked (residency), and its key's allowed_models must
+ * allow it; no rules configured: the model as asked, at no cost.
+ */
+export function admitRoute(config: Config, request: Request, model: string, tags: Tags | undefined): string {
+  if (config.modelRoutes.length === 0) return model;
+  const header = request.headers.get(ROUTE_HEADER)?.trim();
+  for (const r of config.modelRoutes) {
+    if (r.model !== model) continue;
+    if (r.whenHeader !== undefined && r.whenHeader !== header) continue;
+    if (r.whenTags && !Object.entries(r.whenTags).every(([k, v]) => tags?.[k] === v)) continue;
+    return r.group;
+  }
+  return model;
+}
+
 const NO_CACHE = /no-cache|no-store/i;
 
 /**

@@ -21,6 +21,7 @@ import type { SecretStore } from "../storage/secrets";
 import {
   admitGuarded,
   admitModels,
+  admitRoute,
   admitTags,
   cacheKeyOf,
   cacheWanted,
@@ -264,15 +265,17 @@ export class FunctionPipeline {
     guard: RequestGuard | null,
   ): Route {
     const { config, router } = this.deps;
-    const model = typeof req.model === "string" && req.model ? req.model : undefined;
+    const asked = typeof req.model === "string" && req.model ? req.model : undefined;
     const preferProvider = def.name === "content-generation" && typeof req.provider === "string" ? req.provider : undefined;
     const tags = admitTags(auth);
+    // a conditional route's group in place of the model asked for (docs/routing.md)
+    const model = asked === undefined ? undefined : admitRoute(config, request, asked, tags);
     const out: Route = { model, preferProvider, allowModel: modelFilter(auth.policy), guard, tags, cacheKey: null };
     try {
       const resolved = admitModels(
         auth.policy,
         def.name,
-        model,
+        asked,
         (allowModel) => router.resolveModel(def, { model, preferProvider, allowModel, tags }),
         isNull,
       );
