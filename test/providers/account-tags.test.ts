@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { groupToml } from "../helpers/groups-toml";
 import { freshDatabase, freshRedis, sharedServersUp, type TestRedis } from "../helpers/shared-servers";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
@@ -29,18 +30,10 @@ const config = () => `${simProvider({ url: `${eu.url}/v1`, name: "sim-eu", model
 ${simProvider({ url: `${us.url}/v1`, name: "sim-us", model: "us-default" })}
 [cache]
 enabled = false
-
-[[models]]
-name = "acct"
-[[models.deployments]]
-provider = "sim-us"
-model = "acct-us"
-tags = { region = "us" }
-[[models.deployments]]
-provider = "sim-eu"
-model = "acct-eu"
-tags = { region = "eu" }
-`;
+${groupToml("acct", [
+  { provider: "sim-us", model: "acct-us", tags: { region: "us" } },
+  { provider: "sim-eu", model: "acct-eu", tags: { region: "eu" } },
+])}`;
 
 async function send(gw: TestGateway, method: string, path: string, body?: unknown) {
   const r = await fetch(gw.url + path, {

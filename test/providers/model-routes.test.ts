@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "../../src/config";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { groupToml } from "../helpers/groups-toml";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
 const ADMIN = "model-routes-admin-token-0123456789abcdef01";
@@ -20,31 +21,14 @@ let gw: TestGateway;
 const providers = () => `${simProvider({ url: `${a.url}/v1`, name: "sim-a", model: "a-default" })}
 ${simProvider({ url: `${b.url}/v1`, name: "sim-b", model: "b-default" })}`;
 
-const groups = `
-[[models]]
-name = "rt"
-[[models.deployments]]
-provider = "sim-a"
-model = "rt-default"
-tags = { region = "eu" }
-
-[[models]]
-name = "rt-batch"
-[[models.deployments]]
-provider = "sim-b"
-model = "batch-us"
-tags = { region = "us" }
-[[models.deployments]]
-provider = "sim-a"
-model = "batch-eu"
-tags = { region = "eu" }
-
-[[models]]
-name = "rt-gold"
-[[models.deployments]]
-provider = "sim-a"
-model = "gold"
-`;
+const groups = [
+  groupToml("rt", [{ provider: "sim-a", model: "rt-default", tags: { region: "eu" } }]),
+  groupToml("rt-batch", [
+    { provider: "sim-b", model: "batch-us", tags: { region: "us" } },
+    { provider: "sim-a", model: "batch-eu", tags: { region: "eu" } },
+  ]),
+  groupToml("rt-gold", [{ provider: "sim-a", model: "gold" }]),
+].join("\n");
 
 const rules = `
 [[model_routes]]
