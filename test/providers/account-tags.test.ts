@@ -7,6 +7,7 @@
  * with upstream simulators recording every call.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { groupToml } from "../helpers/groups-toml";
 import { freshDatabase, freshRedis, sharedServersUp, type TestRedis } from "../helpers/shared-servers";
@@ -134,6 +135,28 @@ describe("account tags on SQLite", () => {
     await gw?.close();
   });
   cases(() => [gw]);
+
+  test("the CLI: accounts tags --account ID --tags region=eu sets them (the server reads them within its key cache's second), --tags= clears them", async () => {
+    const k = gw.newKey({ credits: 100 });
+    const cli = (...args: string[]) => {
+      const env = { ...process.env, TEXTAI_DB: gw.dbPath, TEXTAI_CONFIG: "" } as Record<string, string>;
+      const p = Bun.spawnSync([process.execPath, join(import.meta.dir, "../../src/cli.ts"), "accounts", "tags", ...args], {
+        env,
+      });
+      return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+    };
+    const set = cli("--account", k.accountId, "--tags", "region=eu", "--json");
+    expect(set.code, set.err).toBe(0);
+    expect(JSON.parse(set.out).tags).toEqual({ region: "eu" });
+    const t0 = performance.now();
+    while ((await chat(gw, k.key)).deployment !== "sim-eu/acct-eu") expect(performance.now() - t0).toBeLessThan(1500);
+    expect(cli("--account", k.accountId, "--tags=").code).toBe(0);
+    expect((await send(gw, "GET", `/admin/v1/accounts/${k.accountId}`)).json.data.result.tags).toBeNull();
+    const bad = cli("--account", k.accountId, "--tags", "region");
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toContain("--tags");
+    expect(cli("--account", "acc_nope", "--tags", "region=eu").code).toBe(1);
+  });
 });
 
 const shared = await sharedServersUp("the account-tags tests on PostgreSQL + Redis");
