@@ -267,11 +267,14 @@ export class FunctionPipeline {
     const { config, router } = this.deps;
     const asked = typeof req.model === "string" && req.model ? req.model : undefined;
     const preferProvider = def.name === "content-generation" && typeof req.provider === "string" ? req.provider : undefined;
-    const tags = admitTags(auth);
-    // a conditional route's group in place of the model asked for (docs/routing.md)
-    const model = asked === undefined ? undefined : admitRoute(config, request, asked, tags);
-    const out: Route = { model, preferProvider, allowModel: modelFilter(auth.policy), guard, tags, cacheKey: null };
+    const out: Route = { model: asked, preferProvider, allowModel: modelFilter(auth.policy), guard, cacheKey: null };
     try {
+      // the caller's tags (a key contradicting its account is refused), then a conditional route's
+      // group in place of the model asked for (docs/routing.md)
+      const tags = admitTags(auth);
+      const model = asked === undefined ? undefined : admitRoute(config, request, asked, tags);
+      out.tags = tags;
+      out.model = model;
       const resolved = admitModels(
         auth.policy,
         def.name,

@@ -122,6 +122,10 @@ function cases(nodes: () => TestGateway[]) {
     expect(refused.error?.code).toBe("invalid_request");
     expect(refused.error?.message).toContain('region="us"');
     expect(refused.error?.message).toContain('region="eu"');
+    // a function naming the group: the same refusal
+    const fn = await last().post("/api/v1/ai/chat", { message: "Hello", model: "acct" }, { "x-api-key": contradicting });
+    expect({ status: fn.status, code: fn.json.error?.code }).toEqual({ status: 400, code: "invalid_request" });
+    expect(fn.json.error?.message).toContain('region="us"');
     expect(eu.calls.count + us.calls.count).toBe(before);
   });
 }
