@@ -2,7 +2,14 @@
 import { KeyStoreError } from "./auth/interface";
 import { withMonthSpend } from "./auth/key-detail";
 import { emailProblem, hashPassword, passwordProblem } from "./auth/passwords";
-import { applyPolicyPatch, type PolicyField, type PolicyPatch, policyPatchFromText, policySummary } from "./auth/policy";
+import {
+  applyPolicyPatch,
+  type PolicyField,
+  type PolicyPatch,
+  parseAccountTags,
+  policyPatchFromText,
+  policySummary,
+} from "./auth/policy";
 import { type Config, ConfigError, loadConfig } from "./config";
 import { SqliteCreditLedger } from "./credits/sqlite";
 import { GatewayError } from "./errors";
@@ -28,6 +35,7 @@ const USAGE = `textai — Text-AI Gateway
   textai requests [--account ID] [--function F] [--since ISO] [--status S] [--key ID] [--limit N] [--json]
   textai accounts create --email EMAIL [--plan NAME] [--credits N] [--json]   (password on stdin)
   textai accounts set-login --account ID --email EMAIL                         (password on stdin)
+  textai accounts tags --account ID --tags region=eu[,tier=gold] [--json]      (--tags= clears them)
 
 Configuration comes from environment variables (PORT, HOST, TEXTAI_DB, TEXTAI_CONFIG, ...); see docs/configuration.md.`;
 
@@ -279,6 +287,29 @@ async function accountLogin({ services, sub, flags, json }: VerbInput): Promise<
   return 0;
 }
 
+/** `accounts tags`: an account's residency and routing tags (docs/routing.md); `--tags=` clears them. */
+async function accountTags({ services, flags, json }: VerbInput): Promise<number> {
+  const account = str(flags, "account", true)!;
+  const raw = flags.tags;
+  if (raw === undefined || raw === true)
+    throw new UsageError("--tags needs a value, e.g. --tags region=eu,tier=gold (an empty one, --tags=, clears them)");
+  let tags: Record<string, string> | null;
+  try {
+    tags = parseAccountTags(raw);
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    throw new UsageError(`--tags: ${err.message}`);
+  }
+  const acc = await services.keys.setAccountTags(account, tags);
+  if (!acc) {
+    console.error(`no account ${account}`);
+    return 1;
+  }
+  if (json) console.log(JSON.stringify(acc));
+  else console.log(`Account ${account} tags: ${acc.tags ? JSON.stringify(acc.tags) : "none"}`);
+  return 0;
+}
+
 /** `credits grant`: credits for an account (a ledger entry). */
 async function creditsGrant({ flags, services }: VerbInput): Promise<number> {
   const { keys, ledger } = services;
@@ -388,6 +419,7 @@ const SUB_VERBS = new Map<string, Map<string, Verb>>([
     new Map([
       ["create", accountLogin],
       ["set-login", accountLogin],
+      ["tags", accountTags],
     ]),
   ],
   [

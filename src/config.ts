@@ -33,6 +33,28 @@ const ModelGroupSchema = T.Object(
   { additionalProperties: false },
 );
 
+const ModelRouteSchema = T.Object(
+  {
+    model: T.String({ minLength: 1 }),
+    when_header: T.Optional(T.String({ minLength: 1, maxLength: 100 })),
+    when_tags: T.Optional(T.Record(T.String({ minLength: 1 }), T.String())),
+    group: T.String({ minLength: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * A conditional route (`[[model_routes]]`, docs/routing.md): a request for `model` whose
+ * `x-textai-route` header is `whenHeader` and whose caller carries every tag of `whenTags` (the
+ * conditions given) goes to model group `group` instead. The first rule that matches wins.
+ */
+export interface ModelRouteConfig {
+  model: string;
+  whenHeader?: string;
+  whenTags?: Record<string, string>;
+  group: string;
+}
+
 /** One deployment of a model group: a provider, its upstream model and its limits. */
 export interface DeploymentConfig {
   /** `group/provider/model`: its id in the deployment state, /metrics and logs */
@@ -234,6 +256,8 @@ const FileConfigSchema = T.Object(
     routes: T.Optional(T.Record(T.String(), T.Array(T.String()))),
     /** model groups: a public model name over deployments (CONTRACT section 16, docs/routing.md) */
     models: T.Optional(T.Array(ModelGroupSchema)),
+    /** conditional routing: a request header or the caller's tags pick a model group (docs/routing.md) */
+    model_routes: T.Optional(T.Array(ModelRouteSchema)),
     costs: T.Optional(T.Record(T.String(), NonNegInt)),
     plans: T.Optional(
       T.Record(
@@ -387,6 +411,8 @@ export interface Config {
   routes: Record<string, string[]>;
   /** `[[models]]`: model groups, validated (docs/routing.md); empty when none */
   models: ModelGroupConfig[];
+  /** `[[model_routes]]`: conditional routes to model groups, in config order (docs/routing.md); empty when none */
+  modelRoutes: ModelRouteConfig[];
   costs: Record<string, number>;
   plans: Record<string, Record<string, number>>;
   /** active keys an account of each plan may hold (plans.NAME.max_keys); maxKeysFor() applies the default */
@@ -774,6 +800,27 @@ function modelGroups(file: FileConfig, names: Set<string>): ModelGroupConfig[] {
   return groups;
 }
 
+/**
+ * The config file's `[[model_routes]]`, checked against the groups: each names a model group
+ * other than its `model`, and has a condition (`when_header`, `when_tags` or both).
+ */
+function modelRoutes(file: FileConfig, groups: ModelGroupConfig[]): ModelRouteConfig[] {
+  return (file.model_routes ?? []).map((r, i): ModelRouteConfig => {
+    const at = `model_routes[${i}]`;
+    if (!groups.some((g) => g.name === r.group))
+      throw new ConfigError(
+        `${at}.group: unknown model group "${r.group}" (one of ${groups.map((g) => g.name).join(", ") || "none: add [[models]]"})`,
+      );
+    if (r.group === r.model) throw new ConfigError(`${at}.group: routes "${r.model}" to itself`);
+    if (r.when_header === undefined && (r.when_tags === undefined || Object.keys(r.when_tags).length === 0))
+      throw new ConfigError(`${at}: needs a condition, when_header (the x-textai-route header's value) or when_tags`);
+    const out: ModelRouteConfig = { model: r.model, group: r.group };
+    if (r.when_header !== undefined) out.whenHeader = r.when_header;
+    if (r.when_tags !== undefined) out.whenTags = r.when_tags;
+    return out;
+  });
+}
+
 /** Throws when the fallbacks from `name` lead back to a group already on `path`. */
 function fallbackCycle(name: string, byName: Map<string, ModelGroupConfig>, path: string[]): void {
   if (path.includes(name))
@@ -826,6 +873,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   }
   if (!names.has("local")) providers.push({ name: "local", type: "local" });
   const models = modelGroups(file, new Set(providers.map((p) => p.name)));
+  const routesToGroups = modelRoutes(file, models);
   for (const [fn, route] of Object.entries(file.routes ?? {})) {
     for (const name of route) {
       if (!providers.some((p) => p.name === name) && !models.some((g) => g.name === name))
@@ -863,6 +911,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     providers,
     routes: file.routes ?? {},
     models,
+    modelRoutes: routesToGroups,
     costs: file.costs ?? {},
     plans,
     maxKeys,

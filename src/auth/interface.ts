@@ -8,6 +8,8 @@ export interface AuthInfo {
   label: string;
   /** the key's policy, carried by the key cache (absent: none) */
   policy?: KeyPolicy;
+  /** its account's tags, carried by the key cache (absent: none); the key's policy tags add to them */
+  accountTags?: Readonly<Record<string, string>>;
 }
 
 export interface KeyView {
@@ -39,6 +41,8 @@ export interface AccountRow {
   plan: string;
   balance: number;
   created_at: string;
+  /** residency and routing tags, which its keys' tags add to (docs/routing.md); null: none */
+  tags: Record<string, string> | null;
 }
 
 /** What `createKey` is given: the key's label, and its account (or the new account's plan and credits). */
@@ -61,10 +65,17 @@ export interface KeyStore {
     name?: string;
     plan?: string;
     credits?: number;
+    tags?: Record<string, string> | null;
   }): MaybePromise<{ id: string; plan: string; balance: number }>;
   accountExists(id: string): MaybePromise<boolean>;
   getAccount(id: string): MaybePromise<AccountRow | null>;
   listAccounts(limit: number, offset: number): MaybePromise<AccountRow[]>;
+  /**
+   * Replaces an account's tags (null clears them). Every key of the account is dropped from the
+   * cache and told to `onRevoke`, as a policy change is, so every node reads the new tags at its
+   * next request. null when there is no such account.
+   */
+  setAccountTags(id: string, tags: Record<string, string> | null): MaybePromise<AccountRow | null>;
   /**
    * A new key, on a new account unless `accountId` is given. An existing account holds at most
    * `maxKeys(its plan)` active keys (the store's option): one more is a KeyLimitError, checked

@@ -163,6 +163,20 @@ function tagsFromText(t: string): unknown {
   return out;
 }
 
+/**
+ * An account's `tags` as given to the admin API or the CLI (an object, or `region=eu,tier=gold`
+ * text): validated as a key policy's tags are; null (or empty text) clears them.
+ */
+export function parseAccountTags(v: unknown): Record<string, string> | null {
+  if (v === null || (typeof v === "string" && v.trim() === "")) return null;
+  return tagMap(typeof v === "string" ? tagsFromText(v.trim()) : v, "tags");
+}
+
+/** An account's tags column (JSON text) as a tag map; undefined for none. */
+export function tagsFromColumn(col: string | null): Record<string, string> | undefined {
+  return col ? (JSON.parse(col) as Record<string, string>) : undefined;
+}
+
 /** Tags: an object of at most 20 string values, names and values of at most 100 characters. */
 function tagMap(v: unknown, p: string): Record<string, string> {
   if (typeof v !== "object" || v === null || Array.isArray(v))

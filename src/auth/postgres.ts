@@ -17,7 +17,7 @@ import {
 } from "./interface";
 import { KeyCache } from "./key-cache";
 import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
-import { applyPolicyPatch, type KeyPolicy, type PolicyPatch, policyFromColumn, policyToColumn } from "./policy";
+import { applyPolicyPatch, type KeyPolicy, type PolicyPatch, policyFromColumn, policyToColumn, tagsFromColumn } from "./policy";
 
 const accountRow = (a: typeof accounts.$inferSelect): AccountRow => ({
   id: a.id,
@@ -25,6 +25,7 @@ const accountRow = (a: typeof accounts.$inferSelect): AccountRow => ({
   plan: a.plan,
   balance: Number(a.balance),
   created_at: new Date(Number(a.createdAt)).toISOString(),
+  tags: tagsFromColumn(a.tags) ?? null,
 });
 
 /**
@@ -57,13 +58,14 @@ export class PostgresKeyStore implements KeyStore {
     await this.flushLastUsed();
   }
 
-  createAccount(opts: { name?: string; plan?: string; credits?: number } = {}) {
+  createAccount(opts: { name?: string; plan?: string; credits?: number; tags?: Record<string, string> | null } = {}) {
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const id = newId("acc");
         const plan = opts.plan ?? "free";
         const credits = opts.credits ?? this.opts.welcomeCredits;
-        await tx`INSERT INTO accounts (id, name, plan, balance) VALUES (${id}, ${opts.name ?? null}, ${plan}, 0)`;
+        const tags = opts.tags ? JSON.stringify(opts.tags) : null;
+        await tx`INSERT INTO accounts (id, name, plan, balance, tags) VALUES (${id}, ${opts.name ?? null}, ${plan}, 0, ${tags})`;
         if (credits > 0) await this.ledger.grantIn(tx, id, credits, "welcome", "welcome credits");
         return { id, plan, balance: credits };
       }),
@@ -130,12 +132,15 @@ export class PostgresKeyStore implements KeyStore {
       return cached;
     }
     return pgCall(this.pg, async () => {
-      const [row] = await this.pg.sql`SELECT id, account_id, plan, label, status, policy FROM api_keys WHERE key_hash = ${hash}`;
+      const [row] = await this.pg.sql`SELECT k.id, k.account_id, k.plan, k.label, k.status, k.policy, a.tags AS account_tags
+        FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ${hash}`;
       let info: AuthInfo | null = null;
       if (row && row.status === "active") {
         info = { keyId: row.id, accountId: row.account_id, plan: row.plan, label: row.label };
         const policy = policyFromColumn(row.policy);
         if (policy) info.policy = policy;
+        const tags = tagsFromColumn(row.account_tags);
+        if (tags) info.accountTags = tags;
       }
       this.cache.set(hash, info);
       if (info) this.lastUsed.set(info.keyId, Date.now());
@@ -202,6 +207,23 @@ export class PostgresKeyStore implements KeyStore {
 
   forget(keyHash: string): void {
     this.cache.forget(keyHash);
+  }
+
+  setAccountTags(id: string, tags: Record<string, string> | null): Promise<AccountRow | null> {
+    return pgCall(this.pg, async () => {
+      const [updated] = await this.pg.db
+        .update(accounts)
+        .set({ tags: tags ? JSON.stringify(tags) : null })
+        .where(eq(accounts.id, id))
+        .returning();
+      if (!updated) return null;
+      const hashes = await this.pg.db.select({ h: apiKeys.keyHash }).from(apiKeys).where(eq(apiKeys.accountId, id));
+      for (const { h } of hashes) {
+        this.cache.forget(h);
+        this.onRevoke?.(h);
+      }
+      return accountRow(updated);
+    });
   }
 
   get(id: string): Promise<KeyView | null> {

@@ -7,7 +7,7 @@ import type { AccountRow, AuthInfo, CreatedKey, KeyPage, KeyStore, KeyStoreOptio
 import { KeyLimitError, KeyStoreError } from "./interface";
 import { KeyCache } from "./key-cache";
 import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
-import { applyPolicyPatch, type KeyPolicy, type PolicyPatch, policyFromColumn, policyToColumn } from "./policy";
+import { applyPolicyPatch, type KeyPolicy, type PolicyPatch, policyFromColumn, policyToColumn, tagsFromColumn } from "./policy";
 
 /**
  * API keys and accounts in SQLite. Lookups are served from the key cache (entries live at most
@@ -43,14 +43,18 @@ export class SqliteKeyStore implements KeyStore {
     this.flushLastUsed();
   }
 
-  createAccount(opts: { name?: string; plan?: string; credits?: number } = {}): { id: string; plan: string; balance: number } {
+  createAccount(opts: { name?: string; plan?: string; credits?: number; tags?: Record<string, string> | null } = {}): {
+    id: string;
+    plan: string;
+    balance: number;
+  } {
     const id = newId("acc");
     const plan = opts.plan ?? "free";
     const credits = opts.credits ?? this.opts.welcomeCredits;
     this.storage.sqlite.transaction(() => {
       this.storage.db
         .insert(accounts)
-        .values({ id, name: opts.name ?? null, plan, balance: 0 })
+        .values({ id, name: opts.name ?? null, plan, balance: 0, tags: opts.tags ? JSON.stringify(opts.tags) : null })
         .run();
       if (credits > 0) this.ledger.grant(id, credits, "welcome", "welcome credits");
     })();
@@ -107,8 +111,13 @@ export class SqliteKeyStore implements KeyStore {
     const now = this.now();
     let info = this.cache.get(hash);
     if (info === undefined) {
-      const row = this.storage.db.select().from(apiKeys).where(eq(apiKeys.keyHash, hash)).get();
-      info = row && row.status === "active" ? authInfo(row) : null;
+      const row = this.storage.db
+        .select({ key: apiKeys, accountTags: accounts.tags })
+        .from(apiKeys)
+        .innerJoin(accounts, eq(accounts.id, apiKeys.accountId))
+        .where(eq(apiKeys.keyHash, hash))
+        .get();
+      info = row && row.key.status === "active" ? authInfo(row.key, row.accountTags) : null;
       this.cache.set(hash, info);
     }
     if (info) this.lastUsed.set(info.keyId, now);
@@ -169,6 +178,22 @@ export class SqliteKeyStore implements KeyStore {
     this.cache.forget(keyHash);
   }
 
+  setAccountTags(id: string, tags: Record<string, string> | null): AccountRow | null {
+    const updated = this.storage.db
+      .update(accounts)
+      .set({ tags: tags ? JSON.stringify(tags) : null })
+      .where(eq(accounts.id, id))
+      .returning()
+      .get();
+    if (!updated) return null;
+    const hashes = this.storage.db.select({ h: apiKeys.keyHash }).from(apiKeys).where(eq(apiKeys.accountId, id)).all();
+    for (const { h } of hashes) {
+      this.cache.forget(h);
+      this.onRevoke?.(h);
+    }
+    return accountRow(updated);
+  }
+
   getAccount(id: string): AccountRow | null {
     const acc = this.storage.db.select().from(accounts).where(eq(accounts.id, id)).get();
     return acc ? accountRow(acc) : null;
@@ -205,10 +230,12 @@ export class SqliteKeyStore implements KeyStore {
   }
 }
 
-const authInfo = (row: typeof apiKeys.$inferSelect): AuthInfo => {
+const authInfo = (row: typeof apiKeys.$inferSelect, accountTags: string | null): AuthInfo => {
   const info: AuthInfo = { keyId: row.id, accountId: row.accountId, plan: row.plan, label: row.label };
   const policy = policyFromColumn(row.policy);
   if (policy) info.policy = policy;
+  const tags = tagsFromColumn(accountTags);
+  if (tags) info.accountTags = tags;
   return info;
 };
 
@@ -218,4 +245,5 @@ const accountRow = (a: typeof accounts.$inferSelect): AccountRow => ({
   plan: a.plan,
   balance: a.balance,
   created_at: new Date(a.createdAt).toISOString(),
+  tags: tagsFromColumn(a.tags) ?? null,
 });

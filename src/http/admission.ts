@@ -10,6 +10,7 @@ import { digest } from "../cache/canonical";
 import type { CachedAnswer } from "../cache/interface";
 import type { CallStart, CallStarter } from "../callstart/interface";
 import type { Config } from "../config";
+import { invalidRequest } from "../errors";
 import type { IdempotencyBegin } from "../idempotency/interface";
 import type { Metrics } from "../metrics";
 import type { Tags } from "../providers/groups/groups";
@@ -58,10 +59,46 @@ export function admitGuarded<S>(
 }
 
 /**
- * The caller's tags, which restrict a model group's deployments (docs/routing.md, residency): the
- * key's policy `tags`; undefined when it has none (no cost on the call).
+ * The caller's tags, which restrict a model group's deployments (docs/routing.md, residency): its
+ * account's tags, to which the key's policy `tags` add; undefined when there are none (no cost on
+ * the call). A key only narrows: a tag its account also carries with another value would need a
+ * deployment carrying both, so the call is refused (400 naming the tag), nothing sent.
  */
-export const admitTags = (auth: AuthInfo): Tags | undefined => auth.policy?.tags;
+export function admitTags(auth: AuthInfo): Tags | undefined {
+  const own = auth.policy?.tags;
+  const account = auth.accountTags;
+  if (!account) return own;
+  if (!own) return account;
+  for (const [k, v] of Object.entries(own))
+    if (k in account && account[k] !== v)
+      throw invalidRequest(
+        `this key's tag ${k}="${v}" contradicts its account's ${k}="${account[k]}": a key's tags add to its account's and may only narrow them; nothing was sent`,
+        "tags",
+      );
+  return { ...account, ...own };
+}
+
+/** The request header a `[[model_routes]]` rule's `when_header` reads (docs/routing.md). */
+export const ROUTE_HEADER = "x-textai-route";
+
+/**
+ * Conditional routing (`[[model_routes]]`, docs/routing.md): the model group the first matching
+ * rule for the requested `model` picks (its `when_header` equal to the request's `x-textai-route`
+ * header, every tag of its `when_tags` among the caller's `tags`), else the model as asked. The
+ * caller's tags still restrict the group picked (residency), and its key's allowed_models must
+ * allow it; no rules configured: the model as asked, at no cost.
+ */
+export function admitRoute(config: Config, request: Request, model: string, tags: Tags | undefined): string {
+  if (config.modelRoutes.length === 0) return model;
+  const header = request.headers.get(ROUTE_HEADER)?.trim();
+  for (const r of config.modelRoutes) {
+    if (r.model !== model) continue;
+    if (r.whenHeader !== undefined && r.whenHeader !== header) continue;
+    if (r.whenTags && !Object.entries(r.whenTags).every(([k, v]) => tags?.[k] === v)) continue;
+    return r.group;
+  }
+  return model;
+}
 
 const NO_CACHE = /no-cache|no-store/i;
 

@@ -21,6 +21,7 @@ import type { SecretStore } from "../storage/secrets";
 import {
   admitGuarded,
   admitModels,
+  admitRoute,
   admitTags,
   cacheKeyOf,
   cacheWanted,
@@ -264,15 +265,20 @@ export class FunctionPipeline {
     guard: RequestGuard | null,
   ): Route {
     const { config, router } = this.deps;
-    const model = typeof req.model === "string" && req.model ? req.model : undefined;
+    const asked = typeof req.model === "string" && req.model ? req.model : undefined;
     const preferProvider = def.name === "content-generation" && typeof req.provider === "string" ? req.provider : undefined;
-    const tags = admitTags(auth);
-    const out: Route = { model, preferProvider, allowModel: modelFilter(auth.policy), guard, tags, cacheKey: null };
+    const out: Route = { model: asked, preferProvider, allowModel: modelFilter(auth.policy), guard, cacheKey: null };
     try {
+      // the caller's tags (a key contradicting its account is refused), then a conditional route's
+      // group in place of the model asked for (docs/routing.md)
+      const tags = admitTags(auth);
+      const model = asked === undefined ? undefined : admitRoute(config, request, asked, tags);
+      out.tags = tags;
+      out.model = model;
       const resolved = admitModels(
         auth.policy,
         def.name,
-        model,
+        asked,
         (allowModel) => router.resolveModel(def, { model, preferProvider, allowModel, tags }),
         isNull,
       );

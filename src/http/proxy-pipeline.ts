@@ -21,7 +21,7 @@ import type { GuardCounts, RequestGuard } from "../providers/guardrails";
 import { routedModel, type Target, targetModel } from "../providers/route-plan";
 import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../providers/shared-account";
 import { isObject, type ProxyApi } from "../providers/types";
-import { admitGuarded, admitModels, admitTags, cacheKeyOf, cacheWanted } from "./admission";
+import { admitGuarded, admitModels, admitRoute, admitTags, cacheKeyOf, cacheWanted } from "./admission";
 import { type SentBody, sentBytes } from "./body";
 import type { AppDeps } from "./deps";
 import type { Edge } from "./edge";
@@ -102,7 +102,7 @@ export class ProxyPipeline {
     const { auth, body: raw } = edge;
     // a key sent in the body is not forwarded; the usual body, without one, is used as parsed (no copy)
     const body = "api_key" in raw ? withoutApiKey(raw) : raw;
-    const targets = this.admit(api, body, auth.policy, state, admitTags(auth));
+    const targets = this.admit(api, body, auth.policy, state, admitTags(auth), request);
     const urls = remoteUrls(api, body);
     if (urls.length > 0) await refusePrivateUrls(urls);
     const guard = admitGuarded(this.deps, auth, state, textsOf, body);
@@ -120,20 +120,23 @@ export class ProxyPipeline {
     policy: KeyPolicy | undefined,
     state: RequestState,
     tags: Tags | undefined,
+    request: Request,
   ): Target[] {
-    const { router } = this.deps;
+    const { router, config } = this.deps;
     const fn = API_FN[api];
     checkShape(api, body);
     // the model asked for, until one answers (the request log)
     if (typeof body.model === "string") state.model = body.model.slice(0, 200);
     checkParameterRanges(api, body);
     refuseSharedObjects(api, body);
+    const asked = typeof body.model === "string" ? body.model : undefined;
+    const routed = asked === undefined ? undefined : admitRoute(config, request, asked, tags);
     return admitModels(
       policy,
       fn,
-      typeof body.model === "string" ? body.model : undefined,
+      asked,
       (allow) => {
-        const planned = router.proxyTargets({ api, body }, tags);
+        const planned = router.proxyTargets({ api, body }, tags, routed);
         return allow ? planned.filter((t) => allow(routedModel(t, fn))) : planned;
       },
       noTargets,

@@ -350,8 +350,9 @@ export class ProviderRouter {
    * The targets of an OpenAI-compatible call (never the offline engine): the configured route of
    * its function or every provider, minus those that cannot serve the request as sent.
    */
-  proxyTargets(call: Pick<ProxyCall, "api" | "body">, tags?: Tags): Target[] {
-    const model = typeof call.body.model === "string" ? call.body.model : undefined;
+  proxyTargets(call: Pick<ProxyCall, "api" | "body">, tags?: Tags, routed?: string): Target[] {
+    // `routed`: the model group a conditional route picked for the body's model (docs/routing.md)
+    const model = routed ?? (typeof call.body.model === "string" ? call.body.model : undefined);
     if (model && this.groups?.has(model)) return capableTargets(call.api, call.body, this.groups.targets(model, tags));
     // no provider at all: what to configure, whatever the model (never a 404 that blames the model)
     if (this.proxyRoute(call.api).length === 0) throw this.proxyNoProvider([call.api]);

@@ -15,6 +15,7 @@ import p0011 from "../../drizzle/pg/0011_key_policies.sql" with { type: "text" }
 import p0012 from "../../drizzle/pg/0012_credit_batch.sql" with { type: "text" };
 import p0013 from "../../drizzle/pg/0013_request_log_indexes.sql" with { type: "text" };
 import p0014 from "../../drizzle/pg/0014_credit_holds_index_scans.sql" with { type: "text" };
+import p0015 from "../../drizzle/pg/0015_account_tags.sql" with { type: "text" };
 
 export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0000 },
@@ -32,4 +33,5 @@ export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0012_credit_batch", sql: p0012 },
   { tag: "0013_request_log_indexes", sql: p0013 },
   { tag: "0014_credit_holds_index_scans", sql: p0014 },
+  { tag: "0015_account_tags", sql: p0015 },
 ];

@@ -20,6 +20,7 @@ import m0014 from "../../drizzle/0014_knowledge_bytes.sql" with { type: "text" }
 import m0015 from "../../drizzle/0015_request_log.sql" with { type: "text" };
 import m0016 from "../../drizzle/0016_key_policies.sql" with { type: "text" };
 import m0017 from "../../drizzle/0017_request_log_indexes.sql" with { type: "text" };
+import m0018 from "../../drizzle/0018_account_tags.sql" with { type: "text" };
 import { fillChunkTokens } from "./fts5";
 
 export interface Migration {
@@ -49,4 +50,5 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0015_request_log", sql: m0015 },
   { tag: "0016_key_policies", sql: m0016 },
   { tag: "0017_request_log_indexes", sql: m0017 },
+  { tag: "0018_account_tags", sql: m0018 },
 ];

@@ -39,6 +39,8 @@ export const accounts = pgTable(
     /** spendable credits; moves only together with a ledger row, never below zero */
     balance: bigint("balance", { mode: "number" }).notNull().default(0),
     createdAt: ms("created_at").notNull().default(now),
+    /** residency and routing tags as JSON (`{"region":"eu"}`), which its keys' tags add to (docs/routing.md); null: none */
+    tags: text("tags"),
   },
   (t) => [check("accounts_balance_not_negative", sql`${t.balance} >= 0`)],
 );

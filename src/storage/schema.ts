@@ -18,6 +18,8 @@ export const accounts = sqliteTable("accounts", {
   /** spendable credits; moves only together with a ledger row (or a transient reservation) */
   balance: integer("balance").notNull().default(0),
   createdAt: integer("created_at").notNull().default(now),
+  /** residency and routing tags as JSON (`{"region":"eu"}`), which its keys' tags add to (docs/routing.md); null: none */
+  tags: text("tags"),
 });
 
 export const apiKeys = sqliteTable(

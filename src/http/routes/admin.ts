@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { KeyLimitError, KeyStoreError } from "../../auth/interface";
 import { keyDetail, withMonthSpend } from "../../auth/key-detail";
 import { emailProblem, hashPassword } from "../../auth/passwords";
-import { applyPolicyPatch, clearAll, parsePolicyPatch } from "../../auth/policy";
+import { applyPolicyPatch, clearAll, parseAccountTags, parsePolicyPatch } from "../../auth/policy";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
 import { parseLogQuery, readPage } from "../../requestlog/query";
@@ -21,7 +21,10 @@ const CreateAccount = T.Object({
   /** with password: the account signs in to the dashboard with this email */
   email: T.Optional(T.String({ minLength: 3, maxLength: 254 })),
   password: T.Optional(T.String({ minLength: 10, maxLength: 200 })),
+  /** residency and routing tags (docs/routing.md): validated by parseAccountTags */
+  tags: T.Optional(T.Unknown()),
 });
+const UpdateAccount = T.Object({ tags: T.Unknown() });
 const Grant = T.Object({
   /** negative: takes credits back, never below a zero balance */
   amount: T.Integer({ minimum: -1_000_000_000, maximum: 1_000_000_000 }),
@@ -81,7 +84,8 @@ function adminAccounts(deps: AppDeps) {
           if (await deps.dashboard.loginByEmail(email))
             throw new GatewayError("conflict", "an account with this email already exists", { param: "email" });
         }
-        const acc = await keys.createAccount({ name: b.name ?? email, plan: b.plan, credits: b.credits });
+        const tags = b.tags === undefined ? null : parseAccountTags(b.tags);
+        const acc = await keys.createAccount({ name: b.name ?? email, plan: b.plan, credits: b.credits, tags });
         if (email !== undefined && b.password !== undefined)
           await deps.dashboard.setLogin(acc.id, email, await hashPassword(b.password));
         return ok(state, "account created", { ...(await accountView(acc.id)), email: email ?? null }, 201);
@@ -102,8 +106,23 @@ function adminAccounts(deps: AppDeps) {
       { detail: detail("List accounts (limit, offset)") },
     )
     .get("/admin/v1/accounts/:id", async ({ state, params }) => ok(state, "account", await accountView(params.id)), {
-      detail: detail("Account balance, plan and usage"),
+      detail: detail("Account balance, plan, tags and usage"),
     })
+    .patch(
+      "/admin/v1/accounts/:id",
+      async ({ state, request, params }) => {
+        const b = await body(request, UpdateAccount);
+        if (!(await keys.setAccountTags(params.id, parseAccountTags(b.tags))))
+          throw new GatewayError("not_found", "account not found");
+        return ok(state, "account updated", await accountView(params.id));
+      },
+      {
+        parse: "none",
+        detail: detail(
+          "Change an account's tags (null clears them); every key of the account carries them from its next request, on every node",
+        ),
+      },
+    )
     .post(
       "/admin/v1/accounts/:id/credits",
       async ({ state, request, params }) => {
