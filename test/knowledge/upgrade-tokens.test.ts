@@ -83,6 +83,7 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
     DROP TABLE request_log;
     DROP INDEX ledger_key_time_idx;
     ALTER TABLE api_keys DROP COLUMN policy;
+    ALTER TABLE accounts DROP COLUMN tags;
     DELETE FROM _migrations WHERE tag >= '0011';`);
   db.close();
 
