@@ -20,6 +20,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { groupToml } from "../test/helpers/groups-toml";
 import { startClusterNodes } from "./lib/cluster";
 import { FOOTPRINT_IDS, type Footprint, footprintTable, footprintTargets, measureFootprint } from "./lib/footprint";
 import { type Gateway, startGateway } from "./lib/gateway";
@@ -194,26 +195,15 @@ const SCENARIOS: Scenario[] = [
     cacheBypass: true,
     expectStatus: 200,
     sim: "per-request",
-    extraToml: `
-[[models]]
-name = "bench-group"
-strategy = "weighted"
-
-[[models.deployments]]
-provider = "sim"
-model = "sim-a"
-weight = 1
-
-[[models.deployments]]
-provider = "sim"
-model = "sim-b"
-weight = 2
-
-[[models.deployments]]
-provider = "sim"
-model = "sim-c"
-weight = 7
-`,
+    extraToml: groupToml(
+      "bench-group",
+      [
+        { provider: "sim", model: "sim-a", weight: 1 },
+        { provider: "sim", model: "sim-b", weight: 2 },
+        { provider: "sim", model: "sim-c", weight: 7 },
+      ],
+      "weighted",
+    ),
   },
   {
     id: "function",

@@ -10,23 +10,28 @@
  * Every prompt differs: no answer comes from the cache.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { groupToml } from "../helpers/groups-toml";
 import type { RecordedCall } from "../helpers/upstream";
 import { type Node, newKey, startSimCluster } from "./nodes";
 
-const deployment = (model: string, extra = "") => `[[models.deployments]]\nprovider = "sim"\nmodel = "${model}"\n${extra}\n`;
-const GROUPS = `
-[[models]]
-name = "capped"
-strategy = "ordered"
-${deployment("capped-a", "rpm = 60")}
-${deployment("capped-b")}
-
-[[models]]
-name = "cooled"
-strategy = "ordered"
-${deployment("cool-a")}
-${deployment("cool-b")}
-`;
+const GROUPS = [
+  groupToml(
+    "capped",
+    [
+      { provider: "sim", model: "capped-a", rpm: 60 },
+      { provider: "sim", model: "capped-b" },
+    ],
+    "ordered",
+  ),
+  groupToml(
+    "cooled",
+    [
+      { provider: "sim", model: "cool-a" },
+      { provider: "sim", model: "cool-b" },
+    ],
+    "ordered",
+  ),
+].join("\n");
 /** Offered load on the capped group: 300 calls a minute, for this long. */
 const LOAD_MS = 65_000;
 /** A call's arrival at the simulator trails its admission in Redis by its trip through the gateway: this much leeway, at most. */

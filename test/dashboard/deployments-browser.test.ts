@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium } from "playwright-core";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { groupToml } from "../helpers/groups-toml";
 import { simProvider } from "../helpers/upstream";
 import { skipBrowser } from "./browser-suite";
 
@@ -26,14 +27,7 @@ const LARGE = "chat-large/anthropic/claude-sonnet";
 /** a configured deployment no call has reached: shown (and on /metrics) from the start */
 const IDLE = "chat-fast/idle/never-called";
 const CONFIG = `${simProvider({ url: "http://127.0.0.1:9/v1", name: "idle", model: "never-called" })}
-[[models]]
-name = "chat-fast"
-strategy = "ordered"
-[[models.deployments]]
-provider = "idle"
-model = "never-called"
-rpm = 60
-`;
+${groupToml("chat-fast", [{ provider: "idle", model: "never-called", rpm: 60 }], "ordered")}`;
 
 describe("model-group deployments seen from outside", () => {
   let gw: TestGateway;
