@@ -230,7 +230,8 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
       keys.startBackgroundFlush();
       requestLog.start();
       limiter.startSweeping();
-      deploymentState.start();
+      // its background refresh and lease renewal serve model groups only: none configured, no timers
+      if ((config.models ?? []).length > 0) deploymentState.start();
       void sweepSessions();
       sessionSweep ??= setInterval(() => void sweepSessions(), SESSION_SWEEP_EVERY_MS);
       sessionSweep.unref?.();
