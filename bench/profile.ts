@@ -11,7 +11,7 @@
  * the simulator, cache bypassed; `--function` is its old name), `cache` (the same call, primed, then
  * cache hits), `reject401` (a key that does not exist) or `reject429` (a key of the plan `tight`,
  * over its limit after the first call), `compat-1k` and `guarded` (the 1 KB prompt with PII, without
- * and with the guardrails' redaction of every kind) or `cluster` (the function call on two nodes on PostgreSQL
+ * and with the guardrails' redaction of every kind), `group` (`compat` naming a weighted model group) or `cluster` (the function call on two nodes on PostgreSQL
  * and Redis, both profiled, with Redis commands and PostgreSQL transactions per call). --tree runs the gateway of another checkout (a directory
  * holding a commit's tree, as bench/lib/tree.ts checks them out) instead of this one.
  */
@@ -27,6 +27,8 @@ import {
   GATEWAY_SCENARIOS,
   type GatewayRequest,
   type GatewayScenario,
+  GROUP_TOML,
+  groupChatCandidate,
   piiChatCandidate,
   requestHeaders,
   UNKNOWN_KEY,
@@ -47,9 +49,13 @@ const { values } = parseArgs({
 });
 const scenario = values.scenario ?? (values.function ? "function" : "compat");
 
-/** bench/run.ts's `guarded`: the 1 KB prompt with PII, redacted on every kind */
+/**
+ * bench/run.ts's `guarded` (the 1 KB prompt with PII, redacted on every kind) and `group` (the
+ * `compat` call naming a weighted group of three deployments: GROUP_TOML)
+ */
 const PROFILE_ONLY: Record<string, GatewayRequest> = {
   guarded: { candidates: [piiChatCandidate], key: "guarded", cacheBypass: true, expectStatus: 200 },
+  group: { candidates: [groupChatCandidate], key: "bench", cacheBypass: true, expectStatus: 200 },
 };
 const NAMES = [...GATEWAY_SCENARIOS, ...Object.keys(PROFILE_ONLY), "cluster"];
 if (!NAMES.includes(scenario)) {
@@ -212,6 +218,7 @@ try {
       simUrl,
       tree: values.tree,
       keyPlans: scenario === "guarded" ? ["bench", "tight", "guarded"] : ["bench", "tight"],
+      extraToml: scenario === "group" ? GROUP_TOML : undefined,
       bunFlags: ["--cpu-prof", `--cpu-prof-dir=${values.out}`],
     });
     try {

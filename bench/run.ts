@@ -20,7 +20,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { groupToml } from "../test/helpers/groups-toml";
 import { startClusterNodes } from "./lib/cluster";
 import { FOOTPRINT_IDS, type Footprint, footprintTable, footprintTargets, measureFootprint } from "./lib/footprint";
 import { type Gateway, startGateway } from "./lib/gateway";
@@ -45,6 +44,8 @@ import {
   chatCandidate,
   fnCandidates,
   GATEWAY_REQUESTS,
+  GROUP_TOML,
+  groupChatCandidate,
   piiChatCandidate,
   UNKNOWN_KEY,
 } from "./lib/requests";
@@ -184,26 +185,12 @@ const SCENARIOS: Scenario[] = [
     id: "group",
     title: "gateway /v1/chat/completions naming a weighted group of three deployments, no-cache",
     target: "gateway",
-    candidates: [
-      {
-        ...chatCandidate,
-        body: JSON.stringify({ ...JSON.parse(CHAT_BODY), model: "bench-group" }),
-        label: "POST /v1/chat/completions (group)",
-      },
-    ],
+    candidates: [groupChatCandidate],
     key: "bench",
     cacheBypass: true,
     expectStatus: 200,
     sim: "per-request",
-    extraToml: groupToml(
-      "bench-group",
-      [
-        { provider: "sim", model: "sim-a", weight: 1 },
-        { provider: "sim", model: "sim-b", weight: 2 },
-        { provider: "sim", model: "sim-c", weight: 7 },
-      ],
-      "weighted",
-    ),
+    extraToml: GROUP_TOML,
   },
   {
     id: "function",

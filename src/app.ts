@@ -134,10 +134,15 @@ function refusal(
   state: RequestState,
   logger: Logger,
   routeMethods: (path: string) => string[],
+  /** the answer ends its connection (closesConnection); so does an error that says so itself (a 413) */
+  closes: boolean,
 ): Response {
   const path = state.path ?? pathOf(request.url);
   const gone = request.signal.aborted;
-  if (!gone && error instanceof UpstreamClientError) return upstreamErrorResponse(state, error);
+  if (!gone && error instanceof UpstreamClientError) {
+    const res = upstreamErrorResponse(state, error);
+    return closes ? closingAnswer(request, res) : res;
+  }
   let err = gone ? clientClosed() : toGatewayError(code, error);
   if (code === "NOT_FOUND") {
     const allow = path ? routeMethods(path) : [];
@@ -157,7 +162,10 @@ function refusal(
       stack: (error as Error)?.stack,
     });
   }
-  return errorResponse(state, err, isOpenAiPath(path));
+  const res = errorResponse(state, err, isOpenAiPath(path));
+  // the last answer of its connection: when the client may still be sending the body (a 413, a
+  // 401 to a body nobody read), it lingers while the rest is dropped (http/linger.ts)
+  return closes || err.headers.connection === "close" ? closingAnswer(request, res) : res;
 }
 
 /**
@@ -214,13 +222,10 @@ function errorAnswer(deps: AppDeps, closesConnection: (request: Request) => bool
     if (error instanceof EdgeAnswer) return closesConnection(request) ? closingAnswer(request, error.response) : error.response;
     const state = (context as WithState).state ?? newRequestState(newRequestId());
     (context as WithState).state = state;
-    const res = refusal(request, code, error, state, logger, routeMethods);
     // the answer carries its own status: left at the error's, Elysia's status would make it copy
     // the answer into a new Response (headers and all) only to give it the status it already has
     context.set.status = 200;
-    // the last answer of its connection: when the client may still be sending the body (a 413, a
-    // 401 to a body nobody read), it lingers while the rest is dropped (http/linger.ts)
-    return closesConnection(request) || res.headers.get("connection") === "close" ? closingAnswer(request, res) : res;
+    return refusal(request, code, error, state, logger, routeMethods, closesConnection(request));
   };
 }
 

@@ -1,3 +1,5 @@
+import { groupToml } from "../../test/helpers/groups-toml";
+
 /**
  * The bench's requests, defined once for every bench script.
  */
@@ -43,6 +45,24 @@ export const CHAT_BODY = JSON.stringify({
 const FN_TEXT = "The delivery was late, but the support team was friendly and fixed it quickly.";
 
 export const chatCandidate: Candidate = { path: "/v1/chat/completions", body: CHAT_BODY, label: "POST /v1/chat/completions" };
+
+/** issue 39: the `compat` call naming a model group (GROUP_TOML) instead of a provider's model */
+export const groupChatCandidate: Candidate = {
+  ...chatCandidate,
+  body: JSON.stringify({ ...JSON.parse(CHAT_BODY), model: "bench-group" }),
+  label: "POST /v1/chat/completions (group)",
+};
+
+/** the group `groupChatCandidate` names: three weighted deployments (1, 2, 7) on the simulator */
+export const GROUP_TOML = groupToml(
+  "bench-group",
+  [
+    { provider: "sim", model: "sim-a", weight: 1 },
+    { provider: "sim", model: "sim-b", weight: 2 },
+    { provider: "sim", model: "sim-c", weight: 7 },
+  ],
+  "weighted",
+);
 
 /** The function call through the simulator: bench/run.ts takes the first that exists, ab.ts and profile.ts the first. */
 export const fnCandidates: Candidate[] = [

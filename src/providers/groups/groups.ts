@@ -40,6 +40,8 @@ export class ModelGroups {
   private readonly admitted = new Map<string, number>();
   /** targets ranked first whose attempt has not started yet (counted in `chosen`) */
   private readonly reserved = new WeakSet<Target>();
+  /** the groups whose strategy reads the deployments' state (USAGE_STRATEGIES) */
+  private readonly readsUsage = new Set<string>();
 
   constructor(
     groups: readonly ModelGroupConfig[],
@@ -49,6 +51,7 @@ export class ModelGroups {
   ) {
     for (const g of groups) this.byName.set(g.name, g);
     for (const g of groups) this.chains.set(g.name, this.chainOf(g.name));
+    for (const g of groups) if (USAGE_STRATEGIES.has(g.strategy)) this.readsUsage.add(g.name);
   }
 
   get size(): number {
@@ -104,13 +107,19 @@ export class ModelGroups {
    */
   async order(targets: readonly Target[], need: GroupNeed): Promise<Target[]> {
     const tokens = need.input + need.output;
-    const fits = targets.filter((t) => t.deployment?.maxContextTokens === undefined || t.deployment.maxContextTokens >= tokens);
-    if (fits.length === 0 && targets.length > 0) throw tooLarge(targets, tokens);
-    const ids = fits.flatMap((t) => (t.deployment ? [t.deployment.id] : []));
-    const mine = new Map(ids.map((id) => [id, this.admitted.get(id) ?? 0]));
-    const seen = ids.length > 0 && this.needsUsage(fits) ? await this.state.usage(ids) : EMPTY;
-    // the state's view with this node's part as it is now (calls chosen since it was read included)
-    const usage = seen === EMPTY ? seen : this.withOwn(seen, mine);
+    let fits = targets;
+    if (targets.some((t) => (t.deployment?.maxContextTokens ?? Number.POSITIVE_INFINITY) < tokens)) {
+      fits = targets.filter((t) => (t.deployment?.maxContextTokens ?? Number.POSITIVE_INFINITY) >= tokens);
+      if (fits.length === 0) throw tooLarge(targets, tokens);
+    }
+    // the state is asked only when a strategy reads it (least-busy, latency, headroom)
+    let usage = EMPTY;
+    if (fits.some((t) => t.deployment !== undefined && this.readsUsage.has(t.deployment.group))) {
+      const ids = fits.flatMap((t) => (t.deployment ? [t.deployment.id] : []));
+      const mine = new Map(ids.map((id) => [id, this.admitted.get(id) ?? 0]));
+      // the state's view with this node's part as it is now (calls chosen since it was read included)
+      usage = this.withOwn(await this.state.usage(ids), mine);
+    }
     const out: Target[] = [];
     let i = 0;
     while (i < fits.length) {
@@ -121,9 +130,9 @@ export class ModelGroups {
         i++;
         continue;
       }
-      let j = i;
+      let j = i + 1;
       while (j < fits.length && fits[j]?.deployment?.group === group) j++;
-      out.push(...this.byStrategy(group, fits.slice(i, j), usage, need));
+      this.byStrategy(group, fits, i, j, usage, need, out);
       i = j;
     }
     const first = out[0];
@@ -150,26 +159,25 @@ export class ModelGroups {
     if (first?.deployment && this.reserved.delete(first)) bump(this.chosen, first.deployment.id, -1);
   }
 
-  private needsUsage(targets: readonly Target[]): boolean {
-    return targets.some((t) => {
-      const s = t.deployment && this.byName.get(t.deployment.group)?.strategy;
-      return s === "least-busy" || s === "latency" || s === "headroom";
-    });
-  }
-
-  /** One group's deployments (one priority after the other, lowest first) in its strategy's order. */
-  private byStrategy(group: string, run: Target[], usage: Map<string, DeploymentUsage>, need: GroupNeed): Target[] {
+  /** One group's deployments, `run[from..to)` (one priority after the other, lowest first), in its strategy's order, onto `out`. */
+  private byStrategy(
+    group: string,
+    run: readonly Target[],
+    from: number,
+    to: number,
+    usage: Map<string, DeploymentUsage>,
+    need: GroupNeed,
+    out: Target[],
+  ): void {
     const strategy = this.byName.get(group)?.strategy ?? "ordered";
-    if (strategy === "ordered") return run;
-    const out: Target[] = [];
-    for (let i = 0; i < run.length; ) {
+    for (let i = from; i < to; ) {
       const priority = run[i]?.deployment?.priority;
-      let j = i;
-      while (j < run.length && run[j]?.deployment?.priority === priority) j++;
-      out.push(...rank(strategy, run.slice(i, j), usage, need, this.pricing));
+      let j = i + 1;
+      while (j < to && run[j]?.deployment?.priority === priority) j++;
+      if (strategy === "ordered" || j - i < 2) for (let k = i; k < j; k++) out.push(run[k] as Target);
+      else rank(strategy, run, i, j, usage, need, this.pricing, out);
       i = j;
     }
-    return out;
   }
 
   /**
@@ -226,6 +234,9 @@ export interface GateHow<T> {
 
 const EMPTY = new Map<string, DeploymentUsage>();
 
+/** The strategies that order by the deployments' state (in flight, latency, the window's use). */
+const USAGE_STRATEGIES = new Set<ModelGroupConfig["strategy"]>(["least-busy", "latency", "headroom"]);
+
 function bump(counts: Map<string, number>, id: string, by: number): void {
   const n = (counts.get(id) ?? 0) + by;
   if (n > 0) counts.set(id, n);
@@ -268,42 +279,57 @@ function tooLarge(targets: readonly Target[], tokens: number): GatewayError {
   );
 }
 
-/** The targets of one priority in `strategy`'s order. */
+/** The targets `run[from..to)` (two or more, one priority) in `strategy`'s order, onto `out`. */
 function rank(
   strategy: ModelGroupConfig["strategy"],
-  run: Target[],
+  run: readonly Target[],
+  from: number,
+  to: number,
   usage: Map<string, DeploymentUsage>,
   need: GroupNeed,
   pricing: PricingConfig,
-): Target[] {
-  if (run.length < 2) return run;
+  out: Target[],
+): void {
   const dep = (t: Target) => t.deployment as DeploymentConfig;
   const use = (t: Target) => usage.get(dep(t).id);
   switch (strategy) {
     case "weighted":
       // weighted order without replacement (Efraimidis-Spirakis): the first is chosen in proportion to its weight
-      return sortBy(run, (t) => -(Math.random() ** (1 / dep(t).weight)));
+      return sortOnto(out, run, from, to, (t) => -(Math.random() ** (1 / dep(t).weight)));
     case "least-busy":
       // fewest in flight; ties broken at random so equal deployments share the load
-      return sortBy(run, (t) => (use(t)?.inFlight ?? 0) + Math.random() * 0.5);
+      return sortOnto(out, run, from, to, (t) => (use(t)?.inFlight ?? 0) + Math.random() * 0.5);
     case "latency":
       // untried first (each gets measured), then the lowest moving average of time to first byte
-      return sortBy(run, (t) => use(t)?.latencyMs ?? Number.NEGATIVE_INFINITY);
+      return sortOnto(out, run, from, to, (t) => use(t)?.latencyMs ?? Number.NEGATIVE_INFINITY);
     case "headroom":
-      return sortBy(run, (t) => -headroom(dep(t), use(t), need.input + need.output));
+      return sortOnto(out, run, from, to, (t) => -headroom(dep(t), use(t), need.input + need.output));
     case "cost":
-      return sortBy(run, (t) => costOf(pricing, dep(t), need));
+      return sortOnto(out, run, from, to, (t) => costOf(pricing, dep(t), need));
     default:
-      return run;
+      for (let k = from; k < to; k++) out.push(run[k] as Target);
   }
 }
 
-/** Stable sort by an ascending key computed once per target. */
-function sortBy(run: Target[], key: (t: Target) => number): Target[] {
-  return run
-    .map((t, i) => ({ t, i, k: key(t) }))
-    .sort((a, b) => a.k - b.k || a.i - b.i)
-    .map((x) => x.t);
+/**
+ * `run[from..to)` appended to `out` by an ascending key computed once per target, stably (an
+ * insertion sort in place: a group has a handful of deployments, and this runs on every call).
+ */
+function sortOnto(out: Target[], run: readonly Target[], from: number, to: number, key: (t: Target) => number): void {
+  const base = out.length;
+  const keys: number[] = [];
+  for (let k = from; k < to; k++) {
+    const t = run[k] as Target;
+    const v = key(t);
+    let j = out.length - 1;
+    while (j >= base && (keys[j - base] as number) > v) {
+      out[j + 1] = out[j] as Target;
+      keys[j + 1 - base] = keys[j - base] as number;
+      j--;
+    }
+    out[j + 1] = t;
+    keys[j + 1 - base] = v;
+  }
 }
 
 /**
