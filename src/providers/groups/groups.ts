@@ -169,13 +169,13 @@ export class ModelGroups {
     need: GroupNeed,
     out: Target[],
   ): void {
-    const strategy = this.byName.get(group)?.strategy ?? "ordered";
+    const key = rankKey(this.byName.get(group)?.strategy ?? "ordered", usage, need, this.pricing);
     for (let i = from; i < to; ) {
       const priority = run[i]?.deployment?.priority;
       let j = i + 1;
       while (j < to && run[j]?.deployment?.priority === priority) j++;
-      if (strategy === "ordered" || j - i < 2) for (let k = i; k < j; k++) out.push(run[k] as Target);
-      else rank(strategy, run, i, j, usage, need, this.pricing, out);
+      if (key === null || j - i < 2) for (let k = i; k < j; k++) out.push(run[k] as Target);
+      else sortOnto(out, run, i, j, key);
       i = j;
     }
   }
@@ -279,35 +279,31 @@ function tooLarge(targets: readonly Target[], tokens: number): GatewayError {
   );
 }
 
-/** The targets `run[from..to)` (two or more, one priority) in `strategy`'s order, onto `out`. */
-function rank(
+/** The key a strategy orders one priority's deployments by, ascending (null: config order). */
+function rankKey(
   strategy: ModelGroupConfig["strategy"],
-  run: readonly Target[],
-  from: number,
-  to: number,
   usage: Map<string, DeploymentUsage>,
   need: GroupNeed,
   pricing: PricingConfig,
-  out: Target[],
-): void {
+): ((t: Target) => number) | null {
   const dep = (t: Target) => t.deployment as DeploymentConfig;
   const use = (t: Target) => usage.get(dep(t).id);
   switch (strategy) {
     case "weighted":
       // weighted order without replacement (Efraimidis-Spirakis): the first is chosen in proportion to its weight
-      return sortOnto(out, run, from, to, (t) => -(Math.random() ** (1 / dep(t).weight)));
+      return (t) => -(Math.random() ** (1 / dep(t).weight));
     case "least-busy":
       // fewest in flight; ties broken at random so equal deployments share the load
-      return sortOnto(out, run, from, to, (t) => (use(t)?.inFlight ?? 0) + Math.random() * 0.5);
+      return (t) => (use(t)?.inFlight ?? 0) + Math.random() * 0.5;
     case "latency":
       // untried first (each gets measured), then the lowest moving average of time to first byte
-      return sortOnto(out, run, from, to, (t) => use(t)?.latencyMs ?? Number.NEGATIVE_INFINITY);
+      return (t) => use(t)?.latencyMs ?? Number.NEGATIVE_INFINITY;
     case "headroom":
-      return sortOnto(out, run, from, to, (t) => -headroom(dep(t), use(t), need.input + need.output));
+      return (t) => -headroom(dep(t), use(t), need.input + need.output);
     case "cost":
-      return sortOnto(out, run, from, to, (t) => costOf(pricing, dep(t), need));
+      return (t) => costOf(pricing, dep(t), need);
     default:
-      for (let k = from; k < to; k++) out.push(run[k] as Target);
+      return null;
   }
 }
 
