@@ -197,14 +197,18 @@ describe("the official SDK against the simulator", () => {
   });
 
   test("API version 2026-10-21 refuses temperature (the version the adapter does not send)", async () => {
+    // the SDK's types no longer have it either
+    const body = {
+      model: MODEL,
+      max_tokens: 50,
+      temperature: 0.5,
+      messages: [{ role: "user", content: "hi" }],
+    } as unknown as Anthropic.MessageCreateParamsNonStreaming;
     const err = await client()
-      .messages.create({ model: MODEL, max_tokens: 50, temperature: 0.5, messages: [{ role: "user", content: "hi" }] })
+      .messages.create(body)
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
-    const ok = await client().messages.create(
-      { model: MODEL, max_tokens: 50, temperature: 0.5, messages: [{ role: "user", content: "hi" }] },
-      { headers: { "anthropic-version": "2023-06-01" } },
-    );
+    const ok = await client().messages.create(body, { headers: { "anthropic-version": "2023-06-01" } });
     expect(ok.stop_reason).toBe("end_turn");
   });
 
