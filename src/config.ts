@@ -144,6 +144,10 @@ const TokenPriceSchema = T.Object(
   {
     input: T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE }),
     output: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
+    /** input tokens read from the provider's prompt cache (default: the input price) */
+    cached_input: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
+    /** input tokens written to the provider's prompt cache (default: the input price) */
+    cache_write: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
     /** the most output tokens the model writes per choice: held when the request sets no cap */
     max_output_tokens: T.Optional(T.Integer({ minimum: 1, maximum: MAX_OUTPUT_TOKENS })),
     /** input tokens held per image part (default: [pricing] image_tokens) */
@@ -472,6 +476,9 @@ export interface TracingConfig {
 export interface TokenPrice {
   input: number;
   output: number;
+  /** input tokens read from the prompt cache, written to it (absent: the input price) */
+  cachedInput?: number;
+  cacheWrite?: number;
   /** the most output tokens per choice the model writes (held when the request sets no cap) */
   maxOutputTokens?: number;
   /** input tokens held per image part */
@@ -662,6 +669,8 @@ const priceOf = (
     | {
         input: number;
         output?: number;
+        cached_input?: number;
+        cache_write?: number;
         max_output_tokens?: number;
         image_tokens?: number;
         audio_tokens?: number;
@@ -672,6 +681,8 @@ const priceOf = (
   p && {
     input: p.input,
     output: p.output ?? p.input,
+    ...(p.cached_input !== undefined ? { cachedInput: p.cached_input } : {}),
+    ...(p.cache_write !== undefined ? { cacheWrite: p.cache_write } : {}),
     ...(p.max_output_tokens !== undefined ? { maxOutputTokens: p.max_output_tokens } : {}),
     ...(p.image_tokens !== undefined ? { imageTokens: p.image_tokens } : {}),
     ...(p.audio_tokens !== undefined ? { audioTokens: p.audio_tokens } : {}),
