@@ -8,13 +8,14 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import type { ProviderConfig } from "../../src/config";
 import { attemptFunction } from "../../src/providers/attempt";
+import { type ProxyCall, UpstreamClientError } from "../../src/providers/chat";
 import { buildOpenAILikeProvider, buildProvider } from "../../src/providers/index";
 import { type Provider, ProviderError, type ProxyRequest } from "../../src/providers/types";
 import { mockText } from "../../src/providers/vendors/mock/provider";
 import { type AnthropicUpstream, startAnthropicUpstream } from "../helpers/anthropic-upstream";
 import type { Upstream } from "../helpers/upstream";
 import { FAILURE_MODES } from "./failure-modes";
-import { tiny, useUpstreams } from "./fixtures";
+import { makeRouter, tiny, useUpstreams } from "./fixtures";
 
 let openaiSim: Upstream;
 useUpstreams(1, ([first]) => {
@@ -211,4 +212,65 @@ describe("function calls end alike through both transports, and as openai's", ()
       expect(kindOf(outcomes[0])).toEqual(kindOf(expected));
     });
   }
+});
+
+/** The router's fallback over anthropic, as adapters.test.ts runs it over openai and groq. */
+describe("the router over anthropic", () => {
+  const router = () =>
+    makeRouter({
+      providers: [
+        { name: "c", type: "anthropic", base_url: sim.url, api_key: "sk-ant" },
+        { name: "o", type: "openai", base_url: `${openaiSim.url}/v1` },
+      ],
+    });
+  const call = (stream = false): ProxyCall => ({
+    api: "chat/completions",
+    body: { model: "claude-sim-1", messages: [{ role: "user", content: "hello router" }], ...(stream ? { stream: true } : {}) },
+    signal: new AbortController().signal,
+    deadlineMs: Date.now() + 5000,
+    requestId: "req_test",
+  });
+  const text = async (events: AsyncIterable<unknown>) => {
+    let out = "";
+    for await (const e of events as AsyncIterable<{ choices: { delta: { content?: string } }[] }>)
+      out += e.choices[0]?.delta.content ?? "";
+    return out;
+  };
+
+  test("plain: a 529 falls back to the next provider", async () => {
+    sim.program([{ status: 529 }]);
+    const r = router();
+    const out = await r.proxy(call(), r.proxyTargets(call()));
+    expect(out.provider).toBe("o");
+    expect(out.attempts).toMatchObject([{ provider: "c", error: "http_529", status: 529 }]);
+  });
+
+  test("streamed: falls back before the first event, not after", async () => {
+    sim.program([{ status: 529 }]);
+    const r = router();
+    const first = await r.proxyStream(call(true), r.proxyTargets(call(true)));
+    expect(first.provider).toBe("o");
+    expect(await text(first.events)).toBe(mockText("hello router"));
+    sim.program([{ streamCut: true }]);
+    const cut = await r.proxyStream(call(true), r.proxyTargets(call(true)));
+    expect(cut.provider).toBe("c");
+    expect(await settle(text(cut.events))).toMatchObject({ error: { kind: "connection" } });
+    expect(openaiSim.calls.count).toBe(1);
+  });
+
+  test("a 400 from anthropic is the client's, passed on without trying the next provider", async () => {
+    sim.program([{ status: 400, message: "messages: bad" }]);
+    const r = router();
+    const err = await r.proxy(call(), r.proxyTargets(call())).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UpstreamClientError);
+    expect((err as UpstreamClientError).error).toMatchObject({ message: "messages: bad", type: "invalid_request_error" });
+    expect(openaiSim.calls.count).toBe(0);
+  });
+
+  test("a 401 from anthropic is never the client's: the next provider answers", async () => {
+    sim.program([{ status: 401 }]);
+    const r = router();
+    const out = await r.proxy(call(), r.proxyTargets(call()));
+    expect(out.provider).toBe("o");
+  });
 });
