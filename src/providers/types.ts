@@ -199,6 +199,8 @@ export interface Provider {
   messages?(req: MessagesRequest): Promise<unknown>;
   /** the same with `stream: true`: Anthropic's events, parsed; a stream cut before message_stop throws ProviderError */
   messagesStream?(req: MessagesRequest): AsyncIterable<unknown>;
+  /** Anthropic's `POST /v1/messages/count_tokens`, the request passed as sent: `{ input_tokens }` */
+  countTokens?(req: MessagesRequest): Promise<unknown>;
   /** model that serves `fn` when the request names none */
   modelFor(fn: string): string;
   complete(req: CompletionRequest): Promise<CompletionResult>;

@@ -401,6 +401,11 @@ describe("the Messages API passed through (for the inbound /v1/messages)", () =>
       events.push(e as Answer);
     expect(events[0]?.type).toBe("message_start");
     expect(events.at(-1)?.type).toBe("message_stop");
+    const counted = (await p.countTokens?.({
+      body: { model: "claude-sim-1", messages: body.messages },
+      signal: signal(),
+    })) as Answer;
+    expect(counted.input_tokens).toBeGreaterThan(0);
     sim.program([{ streamCut: true }]);
     const cut = (async () => {
       for await (const _ of p.messagesStream?.({ body: { ...body, stream: true }, signal: signal() }) ?? []) {

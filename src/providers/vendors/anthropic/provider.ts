@@ -147,6 +147,18 @@ export class AnthropicProvider implements Provider {
     }
   }
 
+  async countTokens(req: MessagesRequest): Promise<unknown> {
+    let answer: unknown;
+    try {
+      answer = await this.send("/messages/count_tokens", req.text ?? req.body, req, false);
+    } catch (err) {
+      throw this.error(err, req.signal);
+    }
+    if (!isObject(answer) || typeof answer.input_tokens !== "number")
+      throw new ProviderError("connection", "upstream sent a malformed response");
+    return answer;
+  }
+
   async *messagesStream(req: MessagesRequest): AsyncIterable<unknown> {
     let stopped = false;
     try {
