@@ -16,7 +16,7 @@
  * `top_p` and `top_k` are refused, as that version removed them), `request-id` on every answer, `retry-after` on a 429 or 529 when programmed; errors as
  * `{"type":"error","error":{"type","message"},"request_id"}`. It checks what the API checks that a
  * translation can get wrong: `max_tokens` required, roles only user and assistant (a system prompt
- * is the top-level `system`), every `tool_use` answered by a `tool_result` in the next user turn,
+ * is the top-level `system`), no empty turn or text block but a final assistant one, every `tool_use` answered by a `tool_result` in the next user turn,
  * image sources (base64 with a supported media type, or a url). It answers with text, a `tool_use`
  * block (the tool `tool_choice` forces, else the first tool unless the last turn returned a tool
  * result), a `thinking` block first when `thinking` is enabled, stop sequences and `max_tokens`
@@ -120,6 +120,9 @@ function invalid(body: Json, version: string): string | null {
   for (const [i, m] of body.messages.entries()) {
     if (!isObject(m) || (m.role !== "user" && m.role !== "assistant"))
       return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    const final = i === body.messages.length - 1 && m.role === "assistant";
+    if (!final && (blocks(m.content).length === 0 || blocks(m.content).some((b) => b.type === "text" && b.text === "")))
+      return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
     for (const [j, b] of blocks(m.content).entries()) {
       if (b.type === "image") {
         const s = isObject(b.source) ? b.source : {};
@@ -241,7 +244,8 @@ export async function startAnthropicUpstream(opts: { port?: number; models?: str
   function message(body: Json, fault: AnthropicFault | undefined): Json {
     const messages = body.messages as Json[];
     const result = lastResult(messages);
-    const tool = fault?.malformed ? undefined : toolToCall(body, result !== undefined);
+    // a fault's text answers even where a tool is forced (what a broken model or proxy might send)
+    const tool = fault?.malformed || fault?.content !== undefined ? undefined : toolToCall(body, result !== undefined);
     const seed = JSON.stringify(messages);
     const content: Json[] = [];
     if (isObject(body.thinking) && body.thinking.type === "enabled")

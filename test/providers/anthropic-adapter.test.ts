@@ -415,3 +415,32 @@ describe("the Messages API passed through (for the inbound /v1/messages)", () =>
     expect(await rejection(cut)).toBeInstanceOf(ProviderError);
   });
 });
+
+describe("turns Anthropic would refuse", () => {
+  test("an empty assistant turn is left out, its neighbours merged (a function's repair of an empty answer, a chat history)", async () => {
+    const p = claude();
+    sim.program([{ content: "" }]);
+    // the first answer is empty text: the repair's turns are user, (empty assistant left out), user
+    const out = await attemptFunction({ def: tiny, request: { text: "good" }, accountId: "a", provider: p, signal: signal() });
+    expect(Value.Check(TinyResult, out?.result)).toBe(true);
+    const repair = sent(1).messages as { role: string }[];
+    expect(repair.map((m) => m.role)).toEqual(["user"]);
+    await chat(p, {
+      model: "m",
+      messages: [
+        { role: "user", content: "a" },
+        { role: "assistant", content: "" },
+        { role: "user", content: "b" },
+      ],
+    });
+    expect(sent(2).messages).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "a" },
+          { type: "text", text: "b" },
+        ],
+      },
+    ]);
+  });
+});

@@ -131,6 +131,19 @@ describe("the official SDK against the simulator", () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.BadRequestError);
     expect((err as InstanceType<typeof Anthropic.BadRequestError>).message).toContain("tool_result");
+    // an empty turn is refused too
+    const empty = await c.messages
+      .create({
+        model: MODEL,
+        max_tokens: 50,
+        messages: [
+          { role: "user", content: "hi" },
+          { role: "assistant", content: "" },
+          { role: "user", content: "again" },
+        ],
+      })
+      .catch((e: unknown) => e);
+    expect(empty).toBeInstanceOf(Anthropic.BadRequestError);
   });
 
   test("an image (base64), thinking, stop sequences and prompt caching", async () => {

@@ -33,6 +33,21 @@ function toolSchema(schema: JsonSchema): { schema: JsonSchema; wrapped: boolean 
 const toolName = (name: string) => name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64) || "result";
 
 /**
+ * A function call's messages as turns: system messages go to `system`, an empty one (a repair of
+ * an empty answer) is left out, and consecutive turns of one role are merged, as Anthropic wants.
+ */
+function turns(messages: CompletionRequest["messages"]): { role: string; content: string }[] {
+  const out: { role: string; content: string }[] = [];
+  for (const m of messages) {
+    if (m.role === "system" || m.content === "") continue;
+    const last = out[out.length - 1];
+    if (last?.role === m.role) last.content += `\n\n${m.content}`;
+    else out.push({ role: m.role, content: m.content });
+  }
+  return out;
+}
+
+/**
  * Type `anthropic`: Anthropic's Messages API over plain HTTP (vendors/transport.ts), the key in
  * `x-api-key`. Function calls ask for their structured answer by forced tool use; the `/v1`
  * chat completions are translated both ways (translate.ts, stream.ts); `/v1/responses` reaches it
@@ -181,7 +196,7 @@ export class AnthropicProvider implements Provider {
       model,
       max_tokens: req.maxTokens ?? DEFAULT_MAX_TOKENS,
       ...(system.length > 0 ? { system: system.join("\n\n") } : {}),
-      messages: req.messages.filter((m) => m.role !== "system").map((m) => ({ role: m.role, content: m.content })),
+      messages: turns(req.messages),
     };
     if (req.temperature !== undefined) body.temperature = req.temperature;
     const tool = req.schema ? { name: toolName(req.schema.name), ...toolSchema(req.schema.schema) } : undefined;

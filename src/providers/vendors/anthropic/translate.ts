@@ -161,6 +161,8 @@ function conversation(messages: Json[]): { system: Json[]; messages: Json[] } {
       system.push(...contentBlocks(m.content));
       continue;
     }
+    // an empty turn (an assistant's "" answer) is one Anthropic refuses: its neighbours merge instead
+    if (turn.blocks.length === 0) continue;
     const last = turns[turns.length - 1];
     if (last && last.role === turn.role) last.content.push(...turn.blocks);
     else turns.push({ role: turn.role, content: turn.blocks });
