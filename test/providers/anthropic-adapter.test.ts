@@ -8,10 +8,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import type { ProviderConfig } from "../../src/config";
+import { creditsFor } from "../../src/credits/pricing";
 import { attemptFunction } from "../../src/providers/attempt";
 import { capableTargets } from "../../src/providers/chat";
 import { buildProvider } from "../../src/providers/index";
 import { type Provider, ProviderError, type ProxyRequest } from "../../src/providers/types";
+import { reportedUsage, type TokenUsage } from "../../src/providers/usage";
 import { mockText } from "../../src/providers/vendors/mock/provider";
 import { type AnthropicUpstream, startAnthropicUpstream } from "../helpers/anthropic-upstream";
 import { rejection, TinyResult, tiny } from "./fixtures";
@@ -442,5 +444,30 @@ describe("turns Anthropic would refuse", () => {
         ],
       },
     ]);
+  });
+});
+
+describe("the usage pricing reads", () => {
+  test("a Messages API usage: its cache reads and writes added to the input, each priced at its own price", () => {
+    const usage = reportedUsage({
+      type: "message",
+      usage: { input_tokens: 10, cache_read_input_tokens: 1000, cache_creation_input_tokens: 200, output_tokens: 5 },
+    });
+    expect(usage).toEqual({ input: 1210, output: 5, cachedInput: 1000, cacheWrite: 200 });
+    const price = { input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 };
+    // (10 × 3 + 1000 × 0.3 + 200 × 3.75 + 5 × 15) / 1000 = 1.155, rounded up
+    expect(creditsFor(price, usage as TokenUsage)).toBe(2);
+    // without cache prices every input token is input
+    expect(creditsFor({ input: 1000, output: 0 }, usage as TokenUsage)).toBe(1210);
+    expect(creditsFor({ input: 1000, output: 0, cachedInput: 100 }, usage as TokenUsage)).toBe(10 + 100 + 200);
+    // OpenAI's details (a chat answer translated, or OpenAI's own)
+    expect(
+      reportedUsage({ usage: { prompt_tokens: 50, completion_tokens: 1, prompt_tokens_details: { cached_tokens: 40 } } }),
+    ).toEqual({
+      input: 50,
+      output: 1,
+      cachedInput: 40,
+      cacheWrite: 0,
+    });
   });
 });
