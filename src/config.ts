@@ -144,6 +144,10 @@ const TokenPriceSchema = T.Object(
   {
     input: T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE }),
     output: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
+    /** input tokens read from the provider's prompt cache (default: the input price) */
+    cached_input: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
+    /** input tokens written to the provider's prompt cache (default: the input price) */
+    cache_write: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
     /** the most output tokens the model writes per choice: held when the request sets no cap */
     max_output_tokens: T.Optional(T.Integer({ minimum: 1, maximum: MAX_OUTPUT_TOKENS })),
     /** input tokens held per image part (default: [pricing] image_tokens) */
@@ -472,6 +476,9 @@ export interface TracingConfig {
 export interface TokenPrice {
   input: number;
   output: number;
+  /** input tokens read from the prompt cache, written to it (absent: the input price) */
+  cachedInput?: number;
+  cacheWrite?: number;
   /** the most output tokens per choice the model writes (held when the request sets no cap) */
   maxOutputTokens?: number;
   /** input tokens held per image part */
@@ -594,6 +601,8 @@ const EnvSchema = T.Object({
   OPENAI_BASE_URL: EnvText,
   GROQ_API_KEY: EnvText,
   GROQ_BASE_URL: EnvText,
+  ANTHROPIC_API_KEY: EnvText,
+  ANTHROPIC_BASE_URL: EnvText,
   OTEL_EXPORTER_OTLP_ENDPOINT: EnvText,
   OTEL_SERVICE_NAME: EnvText,
   OTEL_BSP_SCHEDULE_DELAY: EnvInt(0),
@@ -660,6 +669,8 @@ const priceOf = (
     | {
         input: number;
         output?: number;
+        cached_input?: number;
+        cache_write?: number;
         max_output_tokens?: number;
         image_tokens?: number;
         audio_tokens?: number;
@@ -670,6 +681,8 @@ const priceOf = (
   p && {
     input: p.input,
     output: p.output ?? p.input,
+    ...(p.cached_input !== undefined ? { cachedInput: p.cached_input } : {}),
+    ...(p.cache_write !== undefined ? { cacheWrite: p.cache_write } : {}),
     ...(p.max_output_tokens !== undefined ? { maxOutputTokens: p.max_output_tokens } : {}),
     ...(p.image_tokens !== undefined ? { imageTokens: p.image_tokens } : {}),
     ...(p.audio_tokens !== undefined ? { audioTokens: p.audio_tokens } : {}),
@@ -854,7 +867,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     );
 
   const providers: ProviderConfig[] = [...(file.providers ?? [])];
-  const upsertEnvProvider = (name: "openai" | "groq", key: string | undefined, baseUrl: string | undefined) => {
+  const upsertEnvProvider = (name: "openai" | "groq" | "anthropic", key: string | undefined, baseUrl: string | undefined) => {
     if (!key && !baseUrl) return;
     const existing = providers.find((p) => p.name === name);
     if (existing) {
@@ -864,6 +877,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   };
   upsertEnvProvider("openai", env.OPENAI_API_KEY, env.OPENAI_BASE_URL);
   upsertEnvProvider("groq", env.GROQ_API_KEY, env.GROQ_BASE_URL);
+  upsertEnvProvider("anthropic", env.ANTHROPIC_API_KEY, env.ANTHROPIC_BASE_URL);
 
   const names = new Set<string>();
   for (const [i, p] of providers.entries()) {

@@ -54,11 +54,27 @@ export function priceFor(p: PricingConfig, provider: string, model: string): Tok
 }
 
 /**
- * Whole credits for `usage` at `price`, rounded up (1,234 tokens at 1 credit per 1,000 cost 2);
+ * Whole credits for `usage` at `price`, rounded up (1,234 tokens at 1 credit per 1,000 cost 2),
+ * the input read from or written to a prompt cache at its own price when the model has one;
  * throws (500, amount.ts) rather than answer an amount that is not credits.
  */
 export function creditsFor(price: TokenPrice, usage: TokenUsage): number {
-  return creditsUp((usage.input * price.input + usage.output * price.output) / 1000, "the price of a call");
+  const cached = Math.min(usage.cachedInput ?? 0, usage.input);
+  const written = Math.min(usage.cacheWrite ?? 0, usage.input - cached);
+  const input =
+    (usage.input - cached - written) * price.input +
+    cached * (price.cachedInput ?? price.input) +
+    written * (price.cacheWrite ?? price.input);
+  return creditsUp((input + usage.output * price.output) / 1000, "the price of a call");
+}
+
+/** A bound's input at the dearest input price the model has (a cache write may cost more than input). */
+function dearestInput(price: TokenPrice, bound: TokenUsage): TokenUsage {
+  const write = price.cacheWrite ?? price.input;
+  const read = price.cachedInput ?? price.input;
+  if (write > price.input && write >= read) return { ...bound, cacheWrite: bound.input };
+  if (read > price.input) return { ...bound, cachedInput: bound.input };
+  return bound;
 }
 
 type Api = "chat/completions" | "responses" | "embeddings";
@@ -286,7 +302,7 @@ export function pricedTargets(
       input: inputBound(bytes, media, price, p),
       output: maxOutputTokens(api, forwarded, price, p.defaultMaxOutputTokens),
     };
-    const credits = creditsFor(price, bound) + (feeOf.get(priceKey(t)) ?? 0);
+    const credits = creditsFor(price, dearestInput(price, bound)) + (feeOf.get(priceKey(t)) ?? 0);
     if (credits >= hold) {
       hold = credits;
       estimate = bound;

@@ -166,6 +166,12 @@ const PLAIN_ROLES = new Set(["system", "developer", "user", "assistant"]);
 /** A Responses call this provider answers through Chat Completions (it has no Responses API of its own). */
 const viaChat = (p: Provider, api: ProxyApi) => api === "responses" && p.proxy !== undefined && !p.features?.has("responses");
 
+/** The field a translating provider's API cannot express (its `unservable`), as what it lacks. */
+function untranslated(provider: Provider, api: ProxyApi, body: Record<string, unknown>): Need | null {
+  const param = provider.unservable?.(api, body);
+  return param ? { feature: "tools", param } : null;
+}
+
 /** What `provider` lacks to serve this request as sent ("tools", "n", ...), or null when it can. */
 function lacks(provider: Provider, api: ProxyApi, body: Record<string, unknown>, needs: Need[]): Need | null {
   if (viaChat(provider, api)) {
@@ -174,10 +180,11 @@ function lacks(provider: Provider, api: ProxyApi, body: Record<string, unknown>,
     if (fetch && !provider.features?.has("remote_urls")) return fetch;
     const field = untranslatable(body);
     if (field) return { feature: "responses", param: field };
-    const chatNeeds = requiredFeatures("chat/completions", chatFromResponses(body));
-    return chatNeeds.find((n) => !provider.features?.has(n.feature)) ?? null;
+    const chat = chatFromResponses(body);
+    const chatNeeds = requiredFeatures("chat/completions", chat);
+    return chatNeeds.find((n) => !provider.features?.has(n.feature)) ?? untranslated(provider, "chat/completions", chat);
   }
-  if (provider.proxy) return needs.find((n) => !provider.features?.has(n.feature)) ?? null;
+  if (provider.proxy) return needs.find((n) => !provider.features?.has(n.feature)) ?? untranslated(provider, api, body);
   if (api !== "chat/completions" || needs[0]) return needs[0] ?? null;
   for (const key of Object.keys(body)) {
     if (!PLAIN_FIELDS.has(key) && body[key] !== undefined && !(key === "n" && body.n === 1))

@@ -110,6 +110,19 @@ export interface ProxyRequest {
   headers?: Record<string, string>;
 }
 
+/**
+ * An Anthropic Messages API request (the inbound `/v1/messages`), for a provider that speaks that
+ * API itself: `body` goes as sent, `model` included.
+ */
+export interface MessagesRequest {
+  body: Record<string, unknown>;
+  /** `body`'s bytes as the client sent them, when unchanged: sent instead of serialising `body` */
+  text?: string;
+  signal: AbortSignal;
+  /** extra HTTP headers for this call (the trace's traceparent) */
+  headers?: Record<string, string>;
+}
+
 /** One try of a function call on one provider (see attemptFunction). */
 export interface AttemptInput {
   def: RoutedFunction;
@@ -176,6 +189,18 @@ export interface Provider {
   proxy?(req: ProxyRequest): Promise<unknown>;
   /** the same with `stream: true`: the upstream's events, parsed; a cut stream throws ProviderError */
   proxyStream?(req: ProxyRequest): AsyncIterable<unknown>;
+  /**
+   * For a provider whose `proxy` translates: the first field of an OpenAI-style body its API cannot
+   * express (it would be lost in translation), or null. The route skips the provider for that
+   * request, as for a feature it lacks (chat.ts `capableTargets`).
+   */
+  unservable?(api: ProxyApi, body: Record<string, unknown>): string | null;
+  /** Anthropic's Messages API, the request passed as sent: the upstream's JSON answer */
+  messages?(req: MessagesRequest): Promise<unknown>;
+  /** the same with `stream: true`: Anthropic's events, parsed; a stream cut before message_stop throws ProviderError */
+  messagesStream?(req: MessagesRequest): AsyncIterable<unknown>;
+  /** Anthropic's `POST /v1/messages/count_tokens`, the request passed as sent: `{ input_tokens }` */
+  countTokens?(req: MessagesRequest): Promise<unknown>;
   /** model that serves `fn` when the request names none */
   modelFor(fn: string): string;
   complete(req: CompletionRequest): Promise<CompletionResult>;

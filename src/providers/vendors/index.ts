@@ -1,4 +1,5 @@
 import { ConfigError, type ProviderConfig } from "../../config";
+import { anthropic } from "./anthropic";
 import type { VendorDescriptor } from "./descriptor";
 import { groq } from "./groq";
 import { local } from "./local";
@@ -11,7 +12,7 @@ import { openaiCompatible } from "./openai-compatible";
  * (ARCHITECTURE.md, "Where to add ... a provider vendor"). The order is the docs' and the setup
  * messages' (OPENAI_API_KEY before GROQ_API_KEY).
  */
-const DESCRIPTORS: readonly VendorDescriptor[] = [openai, groq, openaiCompatible, local, mock];
+const DESCRIPTORS: readonly VendorDescriptor[] = [openai, groq, anthropic, openaiCompatible, local, mock];
 
 const BY_TYPE = new Map(DESCRIPTORS.map((v) => [v.type, v]));
 
