@@ -43,6 +43,7 @@ export class MessagesStreamWire implements StreamWire {
       content: [],
       stop_reason: null,
       stop_sequence: null,
+      stop_details: null,
       usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
     };
     out.push({ type: "message_start", message }, { type: "ping" });
@@ -62,7 +63,7 @@ export class MessagesStreamWire implements StreamWire {
   }
 
   private text(out: Json[], text: string): void {
-    if (this.open?.kind !== "text") this.openBlock(out, { kind: "text" }, { type: "text", text: "" });
+    if (this.open?.kind !== "text") this.openBlock(out, { kind: "text" }, { type: "text", text: "", citations: null });
     out.push({ type: "content_block_delta", index: this.index, delta: { type: "text_delta", text } });
   }
 
@@ -111,7 +112,7 @@ export class MessagesStreamWire implements StreamWire {
     out.push(
       {
         type: "message_delta",
-        delta: { stop_reason: stopReason(this.finish, this.stopSequence), stop_sequence: this.stopSequence },
+        delta: { stop_reason: stopReason(this.finish, this.stopSequence), stop_sequence: this.stopSequence, stop_details: null },
         usage,
       },
       { type: "message_stop" },

@@ -30,6 +30,7 @@ const CARRIED = new Set([
   "tools",
   "tool_choice",
   "thinking",
+  "cache_control",
 ]);
 
 /** Why a field has no equivalent in an OpenAI-shaped API, for the refusal's message. */
@@ -307,7 +308,7 @@ export function messageFromChat(
   const msg = isObject(choice.message) ? choice.message : {};
   const content: Json[] = [];
   const text = typeof msg.content === "string" ? msg.content : typeof msg.refusal === "string" ? msg.refusal : "";
-  if (text !== "") content.push({ type: "text", text });
+  if (text !== "") content.push({ type: "text", text, citations: null });
   for (const call of Array.isArray(msg.tool_calls) ? msg.tool_calls : []) {
     if (!isObject(call) || !isObject(call.function)) continue;
     const id = typeof call.id === "string" ? call.id : `toolu_${content.length}`;
@@ -322,6 +323,7 @@ export function messageFromChat(
     content,
     stop_reason: stopReason(choice.finish_reason, stopSequence),
     stop_sequence: stopSequence,
+    stop_details: null,
     usage: messagesUsage(c.usage, ctx.charged),
   };
 }

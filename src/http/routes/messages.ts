@@ -33,7 +33,8 @@ export function messagesRoutes(deps: AppDeps) {
     const ctx = { id: messageId(state.requestId), model: chat.model as string, stopSequences: payload.stop_sequences };
     const inbound: Inbound = {
       fn: MESSAGES_FN,
-      answer: (out, charged) => JSON.stringify(messageFromChat(out.parsed?.value ?? JSON.parse(out.json), { ...ctx, charged })),
+      // the restored text is in `json` only (`parsed` may be the parse from before the guardrails' restore)
+      answer: (out, charged) => JSON.stringify(messageFromChat(JSON.parse(out.json), { ...ctx, charged })),
       wire: () => new MessagesStreamWire(ctx),
     };
     return proxy.handle("chat/completions", request, state, { auth, body: chat }, inbound);
