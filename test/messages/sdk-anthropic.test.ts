@@ -469,6 +469,26 @@ describe("/v1/messages errors in Anthropic's shape", () => {
     expect(rows.length).toBe(1);
   });
 
+  test("a provider's own 400 keeps its status, in Anthropic's shape", async () => {
+    const { gw, sim } = ctx;
+    const { key, accountId } = gw.newKey({ credits: 1000 });
+    sim.reset();
+    sim.program([
+      { status: 400, message: "messages: this conversation is too long for the model", errorType: "invalid_request_error" },
+    ]);
+    const err = await client(key)
+      .messages.create({ model: "model-a", max_tokens: 10, messages: [{ role: "user", content: "x" }] })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(err.error).toEqual({
+      type: "error",
+      // the provider's own words only with pass_upstream_messages (docs/openai-compatible.md), as on /v1
+      error: { type: "invalid_request_error", message: 'provider "sim" rejected the request (400)' },
+    });
+    expect(err.headers.get("request-id")).toStartWith("req_");
+    expect(gw.deps.ledger.balance(accountId)).toBe(1000);
+  });
+
   test("5xx: a provider's failure is api_error; a stream cut after its first byte ends with an error event", async () => {
     const { gw, sim } = ctx;
     const { key, accountId } = gw.newKey({ credits: 100_000 });
@@ -533,6 +553,14 @@ describe("/v1/messages under the guardrails (a plan that redacts emails and rest
     sim.program([{ content: "Sent to [EMAIL_1] just now." }]);
     const plain = await client(key).messages.create(request("Go"));
     expect(plain.content as unknown).toEqual([{ type: "text", text: "Sent to [EMAIL_1] just now.", citations: null }]);
-    expect(JSON.stringify(sentBody(sim, 0))).toContain(EMAIL);
+    // a turn's tool results go first, as tool messages right after the calls, then its text
+    expect((sentBody(sim, 0).messages as { role: string; content: unknown }[]).map((m) => [m.role, m.content])).toEqual([
+      ["system", `The customer is ${EMAIL}.`],
+      ["user", `Write to ${EMAIL}`],
+      ["assistant", null],
+      ["tool", `found ${EMAIL}`],
+      ["user", "Go"],
+    ]);
+    expect(sentBody(sim, 0).tool_choice).toBe("none");
   });
 });
