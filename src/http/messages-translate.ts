@@ -173,7 +173,7 @@ function chatTools(tools: unknown): Json[] {
 }
 
 /** `tool_choice`: auto, any (required), tool (that function), none; disable_parallel_tool_use as parallel_tool_calls: false. */
-function chatToolChoice(choice: unknown, out: Json): void {
+function chatToolChoice(choice: unknown, out: Json, tools: boolean): void {
   if (!isObject(choice)) throw refuse("tool_choice", "must be an object with a type");
   if (choice.type === "auto") out.tool_choice = "auto";
   else if (choice.type === "any") out.tool_choice = "required";
@@ -182,8 +182,7 @@ function chatToolChoice(choice: unknown, out: Json): void {
     if (typeof choice.name !== "string") throw refuse("tool_choice.name", "must name the tool");
     out.tool_choice = { type: "function", function: { name: choice.name } };
   } else throw refuse("tool_choice.type", 'must be "auto", "any", "tool" or "none"');
-  if (choice.disable_parallel_tool_use === true && choice.type !== "none" && out.tools !== undefined)
-    out.parallel_tool_calls = false;
+  if (choice.disable_parallel_tool_use === true && choice.type !== "none" && tools) out.parallel_tool_calls = false;
 }
 
 /** The sampling and stop fields, checked against Anthropic's ranges. */
@@ -232,7 +231,12 @@ export function chatFromMessages(body: Json, count = false): Json {
     const tools = chatTools(body.tools);
     if (tools.length > 0) out.tools = tools;
   }
-  if (body.tool_choice !== undefined) chatToolChoice(body.tool_choice, out);
+  if (body.tool_choice !== undefined) {
+    const choice: Json = {};
+    chatToolChoice(body.tool_choice, choice, out.tools !== undefined);
+    // Chat Completions refuses a tool_choice without tools, which Anthropic's API takes
+    if (out.tools !== undefined) Object.assign(out, choice);
+  }
   return out;
 }
 

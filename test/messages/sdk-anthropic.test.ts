@@ -291,13 +291,14 @@ describe("/v1/messages through the Anthropic SDK, translated to an OpenAI-shaped
     expect(use?.type === "tool_use" && typeof (use.input as { city?: unknown }).city).toBe("string");
   });
 
-  test("images: a base64 source as a data: URL, a url source as the URL", async () => {
+  test("images: a base64 source as a data: URL, a url source as the URL; a tool_choice without tools is dropped", async () => {
     const { gw, sim } = ctx;
     const { key } = gw.newKey({ credits: 100_000 });
     sim.reset();
     const answer = await client(key).messages.create({
       model: "model-a",
       max_tokens: 50,
+      tool_choice: { type: "auto" },
       messages: [
         {
           role: "user",
@@ -316,6 +317,7 @@ describe("/v1/messages through the Anthropic SDK, translated to an OpenAI-shaped
       { type: "image_url", image_url: { url: "https://93.184.215.14/cat.png" } },
       { type: "text", text: "What is this?" },
     ]);
+    expect(sentBody(sim, 0).tool_choice).toBeUndefined();
   });
 
   test("countTokens: the hold's input bound, no provider called, nothing charged; an image counts its tokens", async () => {
