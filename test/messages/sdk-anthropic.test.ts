@@ -320,6 +320,68 @@ describe("/v1/messages through the Anthropic SDK, translated to an OpenAI-shaped
     expect(sentBody(sim, 0).tool_choice).toBeUndefined();
   });
 
+  test("finish reasons, the stop sequence a provider names, cached tokens and a refusal, as Anthropic's fields", async () => {
+    const { gw, sim } = ctx;
+    const { key } = gw.newKey({ credits: 100_000 });
+    const chat = (choice: Record<string, unknown>, usage: Record<string, unknown>) => ({
+      raw: {
+        body: JSON.stringify({
+          id: "chatcmpl-raw",
+          object: "chat.completion",
+          created: 1,
+          model: "model-a",
+          choices: [{ index: 0, logprobs: null, ...choice }],
+          usage,
+        }),
+      },
+    });
+    const usage = { prompt_tokens: 100, completion_tokens: 7, total_tokens: 107, prompt_tokens_details: { cached_tokens: 40 } };
+    sim.reset();
+    sim.program([
+      chat({ message: { role: "assistant", content: "cut sh" }, finish_reason: "length" }, usage),
+      chat({ message: { role: "assistant", content: "up to here" }, finish_reason: "stop", stop_reason: "END" }, usage),
+      chat(
+        { message: { role: "assistant", content: null, refusal: "I can't help with that." }, finish_reason: "content_filter" },
+        usage,
+      ),
+      chat(
+        {
+          message: {
+            role: "assistant",
+            content: null,
+            tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: "[1,2]" } }],
+          },
+          finish_reason: "tool_calls",
+        },
+        usage,
+      ),
+    ]);
+    const ask = (text: string) =>
+      client(key).messages.create({
+        model: "model-a",
+        max_tokens: 5,
+        stop_sequences: ["END"],
+        tools: [WEATHER],
+        messages: [{ role: "user", content: text }],
+      });
+    const length = await ask("one");
+    expect([length.stop_reason, length.stop_sequence]).toEqual(["max_tokens", null]);
+    expect(length.usage).toMatchObject({
+      input_tokens: 60,
+      cache_read_input_tokens: 40,
+      cache_creation_input_tokens: 0,
+      output_tokens: 7,
+    });
+    const stopped = await ask("two");
+    expect([stopped.stop_reason, stopped.stop_sequence]).toEqual(["stop_sequence", "END"]);
+    const refused = await ask("three");
+    expect(refused.stop_reason).toBe("refusal");
+    expect(refused.content as unknown).toEqual([{ type: "text", text: "I can't help with that.", citations: null }]);
+    const odd = await ask("four");
+    expect(odd.stop_reason).toBe("tool_use");
+    expect(odd.content).toMatchObject([{ type: "tool_use", id: "call_1", name: "get_weather", input: { arguments: [1, 2] } }]);
+  });
+
   test("countTokens: the hold's input bound, no provider called, nothing charged; an image counts its tokens", async () => {
     const { gw, sim } = ctx;
     const { key, accountId } = gw.newKey({ credits: 1000 });
