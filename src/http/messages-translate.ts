@@ -198,6 +198,7 @@ function sampling(body: Json, out: Json): void {
   if (body.stop_sequences !== undefined) {
     const s = body.stop_sequences;
     if (!Array.isArray(s) || s.some((x) => typeof x !== "string")) throw refuse("stop_sequences", "must be an array of strings");
+    if (s.length > 4) throw refuse("stop_sequences", "at most 4 are carried (Chat Completions takes 4 stop sequences)");
     if (s.length > 0) out.stop = s;
   }
 }

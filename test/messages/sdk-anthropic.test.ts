@@ -463,6 +463,15 @@ describe("/v1/messages errors in Anthropic's shape", () => {
         {
           model: "model-a",
           max_tokens: 10,
+          stop_sequences: ["a", "b", "c", "d", "e"],
+          messages: [{ role: "user", content: "x" }],
+        },
+        "stop_sequences",
+      ],
+      [
+        {
+          model: "model-a",
+          max_tokens: 10,
           tools: [{ type: "web_search_20250305", name: "web_search" }],
           messages: [{ role: "user", content: "x" }],
         },
