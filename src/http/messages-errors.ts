@@ -17,8 +17,9 @@ export type MessagesErrorType =
 
 /**
  * Each gateway code as Anthropic's type; the status stays the gateway's (Anthropic's SDKs pick
- * the exception class by status). Anthropic answers "other 4XX status codes" with
- * invalid_request_error, so 402, 405, 408, 409, 413, 415, 422 and 499 are that.
+ * the exception class by status). Anthropic answers the client errors it has no type of its own
+ * for with invalid_request_error, and so does the gateway (credits, methods, sizes, media types,
+ * guardrails, a client gone).
  */
 const MESSAGES_ERROR_TYPE: Record<ErrorCode, MessagesErrorType> = {
   invalid_json: "invalid_request_error",

@@ -28,7 +28,8 @@ export class MessagesStreamWire implements StreamWire {
   private usage: unknown;
   private model: string;
 
-  constructor(private readonly ctx: { id: string; model: string; stopSequences: unknown }) {
+  /** `promptTokens`: the gateway's estimate of the input, what message_start says before the provider's count comes at the end */
+  constructor(private readonly ctx: { id: string; model: string; stopSequences: unknown; promptTokens: number }) {
     this.model = ctx.model;
   }
 
@@ -44,7 +45,12 @@ export class MessagesStreamWire implements StreamWire {
       stop_reason: null,
       stop_sequence: null,
       stop_details: null,
-      usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: {
+        input_tokens: this.ctx.promptTokens,
+        output_tokens: 0,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+      },
     };
     out.push({ type: "message_start", message }, { type: "ping" });
   }

@@ -89,8 +89,8 @@ export interface Inbound {
   fn: string;
   /** the client's answer from the chat one (`tokens`: what it was charged on, when known) */
   answer(chat: ProxyOutcome, tokens: { input: number; output: number } | undefined): string;
-  /** its stream's framing, one per stream */
-  wire(): StreamWire;
+  /** its stream's framing, one per stream (`promptTokens`: the prompt's estimate, before the provider reports its count) */
+  wire(promptTokens: number): StreamWire;
 }
 
 /** A call admitted and priced: what both answers (plain, streamed) go on with. */
@@ -255,7 +255,17 @@ export class ProxyPipeline {
       }),
     });
     markGuarded(state, countRedactions(a.guard, metrics));
-    return streamAnswer({ ...a, request, state, outcome, reservation, charge, metrics, logger, wire: a.inbound?.wire() });
+    return streamAnswer({
+      ...a,
+      request,
+      state,
+      outcome,
+      reservation,
+      charge,
+      metrics,
+      logger,
+      wire: a.inbound?.wire(priced.promptTokens),
+    });
   }
 
   /** A plain answer's call of `chargedAnswer`: cached when it may be (the admission stage's key), held, produced, charged. */

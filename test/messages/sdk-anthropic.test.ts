@@ -175,13 +175,19 @@ describe("/v1/messages through the Anthropic SDK, translated to an OpenAI-shaped
       messages: [{ role: "user", content: "Count to five" }],
     });
     const types: string[] = [];
-    stream.on("streamEvent", (e) => types.push(e.type));
+    let started = 0;
+    stream.on("streamEvent", (e) => {
+      types.push(e.type);
+      if (e.type === "message_start") started = e.message.usage.input_tokens;
+    });
     const message = await stream.finalMessage();
     expect(message.content as unknown).toEqual([{ type: "text", text: "One two three four five.", citations: null }]);
     expect(message.stop_reason).toBe("end_turn");
     expect(message.usage.input_tokens).toBeGreaterThan(0);
     expect(message.usage.output_tokens).toBeGreaterThan(0);
     expect(types[0]).toBe("message_start");
+    // message_start has the gateway's estimate; message_delta the provider's count, which finalMessage() keeps
+    expect(started).toBeGreaterThan(0);
     expect(types.slice(-3)).toEqual(["content_block_stop", "message_delta", "message_stop"]);
     expect(types.filter((t) => t === "content_block_delta").length).toBeGreaterThan(3);
     expect(types.filter((t) => t === "content_block_start")).toEqual(["content_block_start"]);

@@ -35,7 +35,7 @@ export function messagesRoutes(deps: AppDeps) {
       fn: MESSAGES_FN,
       // the restored text is in `json` only (`parsed` may be the parse from before the guardrails' restore)
       answer: (out, charged) => JSON.stringify(messageFromChat(JSON.parse(out.json), { ...ctx, charged })),
-      wire: () => new MessagesStreamWire(ctx),
+      wire: (promptTokens) => new MessagesStreamWire({ ...ctx, promptTokens }),
     };
     return proxy.handle("chat/completions", request, state, { auth, body: chat }, inbound);
   };
