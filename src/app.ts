@@ -12,7 +12,7 @@ import { newRequestId } from "./http/envelope";
 import { toGatewayError } from "./http/errors";
 import { bodyMayFollow, closingAnswer } from "./http/linger";
 import { openApiDocumentation } from "./http/openapi";
-import { brokenPath, decodablePath, isOpenAiPath, pathOf } from "./http/path";
+import { brokenPath, decodablePath, errorWireOf, pathOf } from "./http/path";
 import { FunctionPipeline } from "./http/pipeline";
 import { errorResponse, upstreamErrorResponse } from "./http/respond";
 import { accountRoutes } from "./http/routes/account";
@@ -20,6 +20,7 @@ import { adminRoutes } from "./http/routes/admin";
 import { dashboardRoutes } from "./http/routes/dashboard";
 import { functionRoutes } from "./http/routes/functions";
 import { knowledgeRoutes } from "./http/routes/knowledge";
+import { messagesRoutes } from "./http/routes/messages";
 import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
 import { endTrace, newRequestState, type RequestState, type WithState } from "./http/state";
@@ -139,8 +140,9 @@ function refusal(
 ): Response {
   const path = state.path ?? pathOf(request.url);
   const gone = request.signal.aborted;
+  const wire = errorWireOf(path);
   if (!gone && error instanceof UpstreamClientError) {
-    const res = upstreamErrorResponse(state, error);
+    const res = upstreamErrorResponse(state, error, wire);
     return closes ? closingAnswer(request, res) : res;
   }
   let err = gone ? clientClosed() : toGatewayError(code, error);
@@ -162,7 +164,7 @@ function refusal(
       stack: (error as Error)?.stack,
     });
   }
-  const res = errorResponse(state, err, isOpenAiPath(path));
+  const res = errorResponse(state, err, wire);
   // the last answer of its connection: when the client may still be sending the body (a 413, a
   // 401 to a body nobody read), it lingers while the rest is dropped (http/linger.ts)
   return closes || err.headers.connection === "close" ? closingAnswer(request, res) : res;
@@ -296,6 +298,7 @@ export function createApp(deps: AppDeps) {
     .use(accountRoutes(deps))
     .use(adminRoutes(deps))
     .use(openAiCompatRoutes(deps))
+    .use(messagesRoutes(deps))
     .use(dashboardRoutes({ ...deps, pipeline }))
     .use(knowledgeRoutes({ ...deps, pipeline }));
   // the methods each path pattern answers, for 405 + Allow when a known path gets another method

@@ -1,4 +1,5 @@
 import { invalidRequest } from "../errors";
+import type { ErrorWire } from "./respond";
 
 /**
  * The path of a request's URL, without query or fragment, for the origin form (`/p`, which Bun
@@ -38,4 +39,15 @@ export function decodablePath(path: string): boolean {
 /** The routes of OpenAI's API on `/v1` (`/v1/ai/...` is the gateway's own function family). */
 export function isOpenAiPath(path: string): boolean {
   return (path === "/v1" || path.startsWith("/v1/")) && !path.startsWith("/v1/ai/");
+}
+
+/** The Anthropic Messages API's routes (`/v1/messages`, `/v1/messages/count_tokens`): their refusals are Anthropic's. */
+export function isMessagesPath(path: string): boolean {
+  return path === "/v1/messages" || path.startsWith("/v1/messages/");
+}
+
+/** How a path's refusals are written (http/respond.ts `errorResponse`). */
+export function errorWireOf(path: string): ErrorWire {
+  if (isMessagesPath(path)) return "messages";
+  return isOpenAiPath(path) ? "v1" : "envelope";
 }

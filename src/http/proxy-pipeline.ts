@@ -27,7 +27,7 @@ import type { AppDeps } from "./deps";
 import type { Edge } from "./edge";
 import { countRedactions, markGuarded } from "./guardrails";
 import { checkParameterRanges } from "./openai-params";
-import { asksUsage, noteCharge, streamAnswer } from "./proxy-stream";
+import { asksUsage, noteCharge, type StreamWire, streamAnswer } from "./proxy-stream";
 import { mark, type RequestState, serverTiming } from "./state";
 
 export type ProxyDeps = Pick<AppDeps, "config" | "ledger" | "cache" | "router" | "metrics" | "logger">;
@@ -79,6 +79,20 @@ function withoutApiKey(raw: Record<string, unknown>): Record<string, unknown> {
 
 const noTargets = (targets: Target[]) => targets.length === 0;
 
+/**
+ * A route that translated another API's body into the body of `api` (the inbound Messages API,
+ * http/routes/messages.ts): the name its calls are charged and counted under, its answer made of
+ * the chat answer (restored, priced), and its stream's framing. Everything else is the pipeline's.
+ */
+export interface Inbound {
+  /** its usage name (the edge's `fn`): charges, the cache, stream metrics */
+  fn: string;
+  /** the client's answer from the chat one (`tokens`: what it was charged on, when known) */
+  answer(chat: ProxyOutcome, tokens: { input: number; output: number } | undefined): string;
+  /** its stream's framing, one per stream (`promptTokens`: the prompt's estimate, before the provider reports its count) */
+  wire(promptTokens: number): StreamWire;
+}
+
 /** A call admitted and priced: what both answers (plain, streamed) go on with. */
 interface Admitted {
   api: ProxyApi;
@@ -88,6 +102,7 @@ interface Admitted {
   guard: RequestGuard | null;
   priced: PricedCall;
   call: ProxyCall;
+  inbound?: Inbound;
 }
 
 export class ProxyPipeline {
@@ -97,7 +112,7 @@ export class ProxyPipeline {
    * Validation and the admission stage (nothing is held or sent before they pass), then the answer:
    * plain (cached when it may be) or streamed.
    */
-  async handle(api: ProxyApi, request: Request, state: RequestState, edge: Edge): Promise<Response> {
+  async handle(api: ProxyApi, request: Request, state: RequestState, edge: Edge, inbound?: Inbound): Promise<Response> {
     const t = performance.now();
     const { auth, body: raw } = edge;
     // a key sent in the body is not forwarded; the usual body, without one, is used as parsed (no copy)
@@ -107,10 +122,19 @@ export class ProxyPipeline {
     if (urls.length > 0) await refusePrivateUrls(urls);
     const guard = admitGuarded(this.deps, auth, state, textsOf, body);
     mark(state, "validate", t);
-    const a = this.price(api, raw, body, targets, guard, request, state);
+    const a = { ...this.price(api, raw, body, targets, guard, request, state), ...(inbound ? { fn: inbound.fn, inbound } : {}) };
     if (body.stream === true) return this.stream(a, request, state, edge);
     const done = await chargedAnswer(this.plainCall(a, request, state, edge));
-    return this.plainAnswer(state, done);
+    return this.plainAnswer(state, done, inbound);
+  }
+
+  /**
+   * The input tokens a call of this body is held for (the hold's bound: docs/pricing.md), after
+   * the same checks and model policy as the call; nothing is held, sent or charged.
+   */
+  inputBound(api: ProxyApi, request: Request, state: RequestState, { auth, body }: Edge): number {
+    const targets = this.admit(api, body, auth.policy, state, admitTags(auth), request);
+    return this.price(api, body, body, targets, null, request, state).priced.estimate.input;
   }
 
   /** The body's shape and parameters, then the key's model policy: the targets the call may go to. */
@@ -231,7 +255,17 @@ export class ProxyPipeline {
       }),
     });
     markGuarded(state, countRedactions(a.guard, metrics));
-    return streamAnswer({ ...a, request, state, outcome, reservation, charge, metrics, logger });
+    return streamAnswer({
+      ...a,
+      request,
+      state,
+      outcome,
+      reservation,
+      charge,
+      metrics,
+      logger,
+      wire: a.inbound?.wire(priced.promptTokens),
+    });
   }
 
   /** A plain answer's call of `chargedAnswer`: cached when it may be (the admission stage's key), held, produced, charged. */
@@ -306,6 +340,7 @@ export class ProxyPipeline {
       reservation,
       cached,
     }: { answer: ProxyOutcome & { notes?: Record<string, unknown> }; reservation: Reservation; cached: boolean },
+    inbound?: Inbound,
   ): Response {
     noteCharge(state, reservation, answer.provider, answer.model, cached);
     markGuarded(state, (answer.notes?.guardrails as { redacted?: GuardCounts } | undefined)?.redacted);
@@ -313,7 +348,7 @@ export class ProxyPipeline {
     mark(state, "total", state.startedPerf);
     // a model group's deployment (docs/routing.md); nothing is added to a plain route's answer
     if (answer.deployment) state.headers["x-textai-deployment"] = answer.deployment;
-    return new Response(answer.json, {
+    return new Response(inbound ? inbound.answer(answer, state.tokens) : answer.json, {
       headers: {
         "content-type": "application/json",
         "X-Cache": cached ? "HIT" : "MISS",

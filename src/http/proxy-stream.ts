@@ -3,11 +3,12 @@
  * `chargedStream`): the upstream's events relayed one frame each, the usage chunk a client did not
  * ask for dropped, PII placeholders restored, and the charge (`StreamedCharge`) settled once the
  * stream has ended, or its client has left; a stream cut after its first byte ends with an error
- * event, never a fake `[DONE]`.
+ * event, never a fake `[DONE]`. A route that translated another API's body into a chat one frames
+ * the chunks its own way (a `StreamWire`: http/messages-stream.ts).
  */
 import type { Reservation } from "../credits/interface";
 import type { StreamedCharge } from "../credits/streamed-charge";
-import { GatewayError } from "../errors";
+import { type ErrorCode, GatewayError } from "../errors";
 import type { Logger } from "../log";
 import type { Metrics } from "../metrics";
 import type { ProxyStreamOutcome } from "../providers/chat";
@@ -35,6 +36,21 @@ function errorFrame(api: ProxyApi, message: string, code: string, sequenceNumber
     return enc.encode(`event: error\ndata: ${JSON.stringify(event)}\n\n`);
   }
   return enc.encode(`data: ${JSON.stringify({ error: { message, type: "api_error", param: null, code } })}\n\n`);
+}
+
+/**
+ * Another API's framing of a chat stream (the inbound Messages API's): what the client is sent for
+ * each upstream chunk, once restored, at the end (after the charge, so its usage is the charged
+ * one) and when the stream is cut. The usage chunk is always handed to it; no `[DONE]` follows.
+ */
+export interface StreamWire {
+  /** the client's events for one upstream chunk: none, one or several */
+  events(chunk: unknown): unknown[];
+  /** the events that end a completed stream, given the tokens it was charged on */
+  end(charged: { input: number; output: number }): unknown[];
+  frame(event: unknown): Uint8Array;
+  /** the event that ends a stream cut after its first byte */
+  error(message: string, code: ErrorCode): Uint8Array;
 }
 
 /** Whether the client asked for the usage chunk of a chat stream. */
@@ -69,6 +85,8 @@ export interface StreamAnswer {
   charge: StreamedCharge;
   metrics: Metrics;
   logger: Logger;
+  /** another API's framing of the chunks (a route that translated its body); OpenAI's when absent */
+  wire?: StreamWire;
 }
 
 type How = "completed" | "cut" | "client_closed";
@@ -83,11 +101,13 @@ class Relay {
   /** a chat stream whose client did not ask for the usage chunk (the gateway did, to charge it) */
   private readonly strip: boolean;
   private streamDone = () => {};
+  private readonly wire: StreamWire | null;
 
   constructor(private c: StreamAnswer) {
     this.events = c.outcome.events[Symbol.asyncIterator]();
     this.restorer = c.guard?.restores ? new StreamRestorer(c.guard, c.api, c.body) : null;
-    this.strip = c.api === "chat/completions" && !asksUsage(c.body);
+    this.wire = c.wire ?? null;
+    this.strip = c.api === "chat/completions" && !asksUsage(c.body) && !this.wire;
     // the request log records a stream once it has ended, with its outcome and charge
     c.state.streamEnded = new Promise<void>((resolve) => {
       this.streamDone = resolve;
@@ -144,7 +164,13 @@ class Relay {
   private send(controller: ReadableStreamDefaultController<Uint8Array>, out: unknown): void {
     const seq = isObject(out) ? out.sequence_number : undefined;
     if (typeof seq === "number") this.lastSequence = seq;
-    controller.enqueue(frame(this.c.api, out));
+    controller.enqueue(this.wire ? this.wire.frame(out) : frame(this.c.api, out));
+  }
+
+  /** What the client is sent for upstream events (restored): as they are, or in the wire's framing. */
+  private toClient(events: unknown[]): unknown[] {
+    const { wire } = this;
+    return wire ? events.flatMap((e) => wire.events(e)) : events;
   }
 
   async pull(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
@@ -158,16 +184,17 @@ class Relay {
         const out = this.strip ? withoutUsage(next.value) : next.value;
         if (out === null) continue;
         // restore_pii: the client's values back, a placeholder cut between chunks included
-        queued.push(...(restorer ? restorer.push(out) : [out]));
+        queued.push(...this.toClient(restorer ? restorer.push(out) : [out]));
         if (queued.length > 0) return this.send(controller, queued.shift());
       }
-      if (restorer) queued.push(...restorer.end());
+      if (restorer) queued.push(...this.toClient(restorer.end()));
       if (queued.length > 0) return this.send(controller, queued.shift());
       if (!c.charge.open) return;
       await this.settle();
       this.ended("completed");
       endTrace(c.state, c.request);
-      if (c.api === "chat/completions") controller.enqueue(DONE);
+      if (this.wire) for (const e of this.wire.end(c.charge.tokens().usage)) this.send(controller, e);
+      else if (c.api === "chat/completions") controller.enqueue(DONE);
       controller.close();
     } catch (err) {
       // the client left (Bun aborts its signal, which aborts the upstream): charged for what it was sent
@@ -192,7 +219,9 @@ class Relay {
     c.state.errorCode = e.code;
     endTrace(c.state, c.request);
     try {
-      controller.enqueue(errorFrame(c.api, e.message, e.code, this.lastSequence + 1));
+      controller.enqueue(
+        this.wire ? this.wire.error(e.message, e.code) : errorFrame(c.api, e.message, e.code, this.lastSequence + 1),
+      );
       controller.close();
     } catch {
       // the client is gone already

@@ -1,6 +1,7 @@
 import { errorType, type GatewayError } from "../errors";
 import type { UpstreamClientError } from "../providers/chat";
 import { errorBody, successBody } from "./envelope";
+import { messagesErrorBody, messagesErrorType, messagesErrorTypeOfStatus } from "./messages-errors";
 import type { RequestState } from "./state";
 
 export function jsonResponse(
@@ -30,24 +31,42 @@ export function ok(state: RequestState, message: string, result: unknown, status
 }
 
 /**
- * The one rendering of a refusal: in the envelope, or in OpenAI's shape
- * (`{"error": {message, type, param, code}}`, what every `/v1` route answers, so OpenAI SDK clients
- * raise the exception class of the status). A 429 always says when to retry (`Retry-After`, 1 s
- * unless the error or the request's limit headers say otherwise).
+ * How a path's refusals are written (http/path.ts `errorWireOf`): the envelope; OpenAI's shape
+ * under `/v1` ("v1"); Anthropic's on the Messages API's paths ("messages", http/messages-errors.ts).
  */
-export function errorResponse(state: RequestState, err: GatewayError, openAi = false): Response {
+export type ErrorWire = "envelope" | "v1" | "messages";
+
+/**
+ * The one rendering of a refusal: in the envelope, in OpenAI's shape
+ * (`{"error": {message, type, param, code}}`, what every `/v1` route answers, so OpenAI SDK clients
+ * raise the exception class of the status), or in Anthropic's on `/v1/messages` (with its
+ * `request-id` header). A 429 always says when to retry (`Retry-After`, 1 s unless the error or
+ * the request's limit headers say otherwise).
+ */
+export function errorResponse(state: RequestState, err: GatewayError, wire: ErrorWire = "envelope"): Response {
   state.errorCode = err.code;
   const headers = { ...err.headers };
   if (err.code === "rate_limited" && !state.headers["Retry-After"] && !headers["Retry-After"]) headers["Retry-After"] = "1";
-  const body = openAi
-    ? JSON.stringify({ error: { message: err.message, type: errorType(err.code), param: err.param, code: err.code } })
-    : errorBody(state.requestId, err, Math.round(performance.now() - state.startedPerf));
+  let body: string;
+  if (wire === "v1")
+    body = JSON.stringify({ error: { message: err.message, type: errorType(err.code), param: err.param, code: err.code } });
+  else if (wire === "messages") {
+    body = messagesErrorBody(messagesErrorType(err.code), err.message);
+    headers["request-id"] = state.requestId;
+  } else body = errorBody(state.requestId, err, Math.round(performance.now() - state.startedPerf));
   return jsonResponse(state, err.status, body, headers);
 }
 
-/** A provider's own 4xx to a `/v1` call (the client's error, not the gateway's): its body passed through as it was. */
-export function upstreamErrorResponse(state: RequestState, err: UpstreamClientError): Response {
+/**
+ * A provider's own 4xx to a `/v1` call (the client's error, not the gateway's): its body passed
+ * through as it was, or its message in Anthropic's shape on `/v1/messages`.
+ */
+export function upstreamErrorResponse(state: RequestState, err: UpstreamClientError, wire: ErrorWire = "v1"): Response {
   state.provider = err.provider;
   state.errorCode = err.error.code ?? undefined;
+  if (wire === "messages")
+    return jsonResponse(state, err.status, messagesErrorBody(messagesErrorTypeOfStatus(err.status), err.error.message), {
+      "request-id": state.requestId,
+    });
   return jsonResponse(state, err.status, JSON.stringify({ error: err.error }));
 }

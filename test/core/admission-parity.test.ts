@@ -3,16 +3,19 @@
  * pipeline (http/proxy-pipeline.ts) share one admission stage (http/admission.ts) and one charge
  * lifecycle (credits/charged-answer.ts). The same cases run through a function endpoint
  * (POST /api/v1/ai/translation, routed to the upstream simulator) and through
- * /v1/chat/completions, plain and streamed (the official OpenAI SDK), on a real server on a real
- * port, and must end the same way: key policy, guardrails, cache, the key's own rate limit, the
+ * /v1/chat/completions, plain and streamed (the official OpenAI SDK), and through /v1/messages
+ * (Anthropic's SDK: its body translated to a chat one), on a real server on a real port, and must end the same way: key policy, guardrails, cache, the key's own rate limit, the
  * charge. Run on the embedded services (the edge takes the limit) and, when the shared servers
  * are up, with Redis (a function call takes it in its first trip).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
+import type { ErrorCode } from "../../src/errors";
 import { readJson } from "../../src/http/body";
+import { messagesErrorType } from "../../src/http/messages-errors";
 import { ProxyPipeline } from "../../src/http/proxy-pipeline";
 import { newRequestState } from "../../src/http/state";
 import { startGateway, type TestGateway } from "../helpers/gateway";
@@ -23,8 +26,14 @@ const ADMIN = "admission-parity-admin-token-0123456789abcdef";
 const CARD = "4111 1111 1111 1111";
 const ROOT = join(import.meta.dir, "../..");
 
-type Path = "function" | "chat" | "stream";
-const PATHS: Path[] = ["function", "chat", "stream"];
+type Path = "function" | "chat" | "stream" | "messages";
+const PATHS: Path[] = ["function", "chat", "stream", "messages"];
+
+/** A refusal as `path` tells it: the gateway's code, or on /v1/messages (Anthropic's shape, which has no code) the code's Anthropic type. */
+const want = (path: Path, status: number, code: ErrorCode) => ({
+  status,
+  code: path === "messages" ? messagesErrorType(code) : code,
+});
 
 /** What a call ended as, the same way whatever the path: status, error code, cache, Retry-After. */
 interface Outcome {
@@ -83,6 +92,7 @@ block_pii = ["credit_card"]
           deducted: r.status === 200 ? Number(r.json.meta.credits_deducted) : null,
         };
       }
+      if (path === "messages") return messagesCall(key, text, headers);
       const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0, defaultHeaders: headers });
       const messages = [{ role: "user" as const, content: text }];
       try {
@@ -115,6 +125,33 @@ block_pii = ["credit_card"]
       }
     }
 
+    /** One call of `text` through /v1/messages with Anthropic's SDK. */
+    async function messagesCall(key: string, text: string, headers: Record<string, string>): Promise<Outcome> {
+      const client = new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0, defaultHeaders: headers });
+      try {
+        const { response } = await client.messages
+          .create({ model: "model-a", max_tokens: 200, messages: [{ role: "user", content: text }] })
+          .withResponse();
+        return {
+          status: response.status,
+          code: null,
+          cache: response.headers.get("x-cache"),
+          retryAfter: response.headers.get("retry-after"),
+          deducted: Number(response.headers.get("x-textai-credits-deducted")),
+        };
+      } catch (e) {
+        if (!(e instanceof Anthropic.APIError)) throw e;
+        const body = e.error as { error?: { type?: string } } | undefined;
+        return {
+          status: e.status ?? 0,
+          code: body?.error?.type ?? null,
+          cache: null,
+          retryAfter: e.headers?.get("retry-after") ?? null,
+          deducted: null,
+        };
+      }
+    }
+
     const balance = async (accountId: string) => Number(await gw.deps.ledger.balance(accountId));
     /** the part of an outcome every path shares (a stream has no X-Cache and no credit header) */
     const refused = (o: Outcome) => ({ status: o.status, code: o.code });
@@ -126,8 +163,8 @@ block_pii = ["credit_card"]
         const fns = gw.newKey({ credits: 100 });
         await policy(fns.id, { allowed_functions: ["sentiment-analysis"] });
         const sent = sim.calls.count;
-        expect(refused(await call(path, models.key, "Hello there")), path).toEqual({ status: 403, code: "forbidden" });
-        expect(refused(await call(path, fns.key, "Hello there")), path).toEqual({ status: 403, code: "forbidden" });
+        expect(refused(await call(path, models.key, "Hello there")), path).toEqual(want(path, 403, "forbidden"));
+        expect(refused(await call(path, fns.key, "Hello there")), path).toEqual(want(path, 403, "forbidden"));
         expect(sim.calls.count, path).toBe(sent);
         expect(await balance(models.accountId), path).toBe(100);
         expect(await balance(fns.accountId), path).toBe(100);
@@ -138,17 +175,16 @@ block_pii = ["credit_card"]
       for (const path of PATHS) {
         const k = gw.newKey({ credits: 100, plan: "blocking" });
         const sent = sim.calls.count;
-        expect(refused(await call(path, k.key, `Charge my card ${CARD} please`)), path).toEqual({
-          status: 422,
-          code: "guardrail_blocked",
-        });
+        expect(refused(await call(path, k.key, `Charge my card ${CARD} please`)), path).toEqual(
+          want(path, 422, "guardrail_blocked"),
+        );
         expect(sim.calls.count, path).toBe(sent);
         expect(await balance(k.accountId), path).toBe(100);
       }
     });
 
     test("cache: the repeat is a HIT on both plain paths, Cache-Control: no-cache bypasses it; a stream never is", async () => {
-      for (const path of ["function", "chat"] as const) {
+      for (const path of ["function", "chat", "messages"] as const) {
         const k = gw.newKey({ credits: 100 });
         const text = `Cache me through ${path} ${crypto.randomUUID()}`;
         const sent = sim.calls.count;
@@ -176,7 +212,7 @@ block_pii = ["credit_card"]
         const before = await balance(k.accountId);
         const sent = sim.calls.count;
         const limited = await call(path, k.key, "One too many");
-        expect(refused(limited), path).toEqual({ status: 429, code: "rate_limited" });
+        expect(refused(limited), path).toEqual(want(path, 429, "rate_limited"));
         expect(Number(limited.retryAfter), path).toBeGreaterThanOrEqual(1);
         expect(sim.calls.count, path).toBe(sent);
         expect(await balance(k.accountId), path).toBe(before);
@@ -201,10 +237,7 @@ block_pii = ["credit_card"]
 
         const broke = gw.newKey({ credits: 0 });
         const sent = sim.calls.count;
-        expect(refused(await call(path, broke.key, "No credits left")), path).toEqual({
-          status: 402,
-          code: "insufficient_credits",
-        });
+        expect(refused(await call(path, broke.key, "No credits left")), path).toEqual(want(path, 402, "insufficient_credits"));
         expect(sim.calls.count, path).toBe(sent);
       }
     });
@@ -256,20 +289,25 @@ describe("an inbound API's route hands the proxy pipeline a body of its own", ()
 
 describe("one admission stage in the source", () => {
   const src = (f: string) => readFileSync(join(ROOT, "src", f), "utf8");
-  test("the /v1 route file is routing only: no policy, guardrail, cache, credit or error rendering of its own", () => {
-    const route = src("http/routes/openai-compat.ts");
-    expect(route.split("\n").length).toBeLessThanOrEqual(150);
-    for (const own of [
-      "checkModel",
-      "modelFilter",
-      "guardFor",
-      "inspectOrRefuse",
-      "digest(",
-      "reserve(",
-      "openAiError",
-      "new Response(JSON.stringify({ error",
-    ])
-      expect(route).not.toContain(own);
+  test("the /v1 route files are routing only: no policy, guardrail, cache, credit or error rendering of their own", () => {
+    for (const file of ["http/routes/openai-compat.ts", "http/routes/messages.ts"]) {
+      const route = src(file);
+      expect(route.split("\n").length, file).toBeLessThanOrEqual(150);
+      for (const own of [
+        "checkModel",
+        "modelFilter",
+        "guardFor",
+        "inspectOrRefuse",
+        "digest(",
+        "reserve(",
+        "openAiError",
+        "new Response(JSON.stringify({ error",
+        "admitGuarded",
+        "ledger",
+        "errorResponse",
+      ])
+        expect(route, file).not.toContain(own);
+    }
   });
   test("both pipelines take the key policy, guardrails and cache key from http/admission.ts, and only it decides the limit", () => {
     for (const f of ["http/pipeline.ts", "http/proxy-pipeline.ts"]) {

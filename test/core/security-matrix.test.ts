@@ -3,6 +3,8 @@
 // its routes over real HTTP. A route in no class fails the first test: a new route declares itself
 // here (a public one by name; the prefixes place /api, /v1, /admin and /dashboard routes).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { ErrorCode } from "../../src/errors";
+import { messagesErrorType } from "../../src/http/messages-errors";
 import { usageNames } from "../../src/http/routes/usage-names";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { RawConnection } from "../helpers/raw-http";
@@ -66,11 +68,21 @@ async function call(r: Route, headers: Record<string, string> = {}, form = false
     body: hasBody(r.method) ? (form ? "" : "{}") : undefined,
   });
   const text = await res.text();
-  let json: { error?: { code?: string } } = {};
+  let json: { type?: string; error?: { code?: string; type?: string } } = {};
   try {
     json = JSON.parse(text);
   } catch {}
   return { status: res.status, headers: res.headers, json, label: `${r.method} ${r.path}: ${res.status} ${text.slice(0, 200)}` };
+}
+
+/**
+ * The refusal's code: `error.code` in the envelope and OpenAI's shape; in Anthropic's (the
+ * Messages API's routes, which name no code) the code's Anthropic type, with its request-id header.
+ */
+function expectCode(res: Awaited<ReturnType<typeof call>>, code: ErrorCode): void {
+  if (res.json.type !== "error") return void expect(res.json.error?.code, res.label).toBe(code);
+  expect(res.json.error?.type, res.label).toBe(messagesErrorType(code));
+  expect(res.headers.get("request-id"), res.label).toStartWith("req_");
 }
 
 /** a dashboard form route (HTML) rather than one of its JSON routes */
@@ -146,13 +158,13 @@ describe("security matrix: every registered route", () => {
     for (const r of of("key")) {
       const none = await call(r);
       expect(none.status, none.label).toBe(401);
-      expect(none.json.error?.code, none.label).toBe("missing_api_key");
+      expectCode(none, "missing_api_key");
       const unknown = await call(r, { "x-api-key": "tai_live_thisKeyWasNeverIssuedToAnyone00000000" });
       expect(unknown.status, unknown.label).toBe(401);
-      expect(unknown.json.error?.code, unknown.label).toBe("invalid_api_key");
+      expectCode(unknown, "invalid_api_key");
       const gone = await call(r, { "x-api-key": revoked.key });
       expect(gone.status, gone.label).toBe(401);
-      expect(gone.json.error?.code, gone.label).toBe("invalid_api_key");
+      expectCode(gone, "invalid_api_key");
       // an admin token or a dashboard session is no API key
       const other = await call(r, { ...admin, cookie: holderCookie });
       expect(other.status, other.label).toBe(401);
@@ -169,12 +181,12 @@ describe("security matrix: every registered route", () => {
     for (const r of of("key")) {
       const old = await call(r, { "x-api-key": expired.key });
       expect(old.status, old.label).toBe(401);
-      expect(old.json.error?.code, old.label).toBe("expired_api_key");
+      expectCode(old, "expired_api_key");
       const outside = await call(r, { "x-api-key": narrow.key });
       if (alwaysAllowed(r)) expect([401, 403, 429], outside.label).not.toContain(outside.status);
       else {
         expect(outside.status, outside.label).toBe(403);
-        expect(outside.json.error?.code, outside.label).toBe("forbidden");
+        expectCode(outside, "forbidden");
         const fn = /this key may not call (\S+?);/.exec(outside.label)?.[1];
         expect(fn, outside.label).toBeDefined();
         refusedAs.add(fn as string);
@@ -195,7 +207,7 @@ describe("security matrix: every registered route", () => {
       await call(r, { "x-api-key": limited.key });
       const over = await call(r, { "x-api-key": limited.key });
       expect(over.status, over.label).toBe(429);
-      expect(over.json.error?.code, over.label).toBe("rate_limited");
+      expectCode(over, "rate_limited");
       expect(Number(over.headers.get("retry-after")), over.label).toBeGreaterThan(0);
     }
   });
@@ -206,11 +218,11 @@ describe("security matrix: every registered route", () => {
       of("admin").map(async (r) => {
         const none = await call(r, freshClient());
         expect(none.status, none.label).toBe(403);
-        expect(none.json.error?.code, none.label).toBe("forbidden");
+        expectCode(none, "forbidden");
         const client = freshClient();
         const wrong = await call(r, { ...client, authorization: "Bearer not-the-admin-token-but-long-enough-000000" });
         expect(wrong.status, wrong.label).toBe(403);
-        expect(wrong.json.error?.code, wrong.label).toBe("forbidden");
+        expectCode(wrong, "forbidden");
         // an API key is no admin token
         const key = await call(r, { ...freshClient(), "x-api-key": (await createKey()).key });
         expect(key.status, key.label).toBe(403);
@@ -237,7 +249,7 @@ describe("security matrix: every registered route", () => {
           expect(res.headers.get("location"), res.label).toBe("/dashboard/login");
         } else {
           expect(res.status, res.label).toBe(401);
-          expect(res.json.error?.code, res.label).toBe("not_signed_in");
+          expectCode(res, "not_signed_in");
         }
       }
     }
@@ -269,13 +281,13 @@ describe("security matrix: every registered route", () => {
     // the body is read and validated as for a key (a key in it is no credential here)
     const bad = await play("sentiment-analysis", "not an object");
     expect(bad.status, bad.label).toBe(400);
-    expect(bad.json.error?.code, bad.label).toBe("invalid_request");
+    expectCode(bad, "invalid_request");
     const first = await play("sentiment-analysis", { text: "What a lovely day.", api_key: "tai_live_notAKey" });
     expect(first.status, first.label).toBe(200);
     expect(first.json.success, first.label).toBe(true);
     const over = await play("sentiment-analysis", { text: "What a lovely day." });
     expect(over.status, over.label).toBe(429);
-    expect(over.json.error?.code, over.label).toBe("rate_limited");
+    expectCode(over, "rate_limited");
     expect(Number(over.headers.get("retry-after")), over.label).toBeGreaterThan(0);
   });
 
@@ -288,7 +300,7 @@ describe("security matrix: every registered route", () => {
           expect(res.headers.get("location"), res.label).toBe("/dashboard/operator/login");
         } else {
           expect(res.status, res.label).toBe(401);
-          expect(res.json.error?.code, res.label).toBe("not_signed_in");
+          expectCode(res, "not_signed_in");
         }
       }
     }

@@ -7,6 +7,7 @@ import { DEFAULT_STORAGE_COSTS } from "../../knowledge/storage-charge";
 import { DEFAULT_UPLOAD_COSTS } from "../../knowledge/upload";
 import { API_FN } from "../../providers/chat";
 import { DEFAULT_PLAN_LIMITS } from "../../ratelimit/limiter";
+import { MESSAGES_FN } from "../messages-translate";
 
 /** The knowledge routes' charged functions (functions/registry.ts) and their resources (http/routes/knowledge.ts). */
 const KNOWLEDGE_FUNCTION_NAMES = [...new Set(KNOWLEDGE_FUNCTIONS.map((f) => f.name))];
@@ -24,7 +25,7 @@ const functionNames = (functions: Functions) => [...functions.map((f) => f.name)
  * when one is refused under a name not listed here.
  */
 export function usageNames(functions: Functions): ReadonlySet<string> {
-  return new Set([...functionNames(functions), ...Object.values(API_FN), ...KNOWLEDGE_RESOURCES, ...ALWAYS_ALLOWED]);
+  return new Set([...functionNames(functions), ...Object.values(API_FN), MESSAGES_FN, ...KNOWLEDGE_RESOURCES, ...ALWAYS_ALLOWED]);
 }
 
 /**

@@ -11,6 +11,7 @@ import { csvStream } from "../../../requestlog/csv";
 import type { RequestLogQuery } from "../../../requestlog/interface";
 import { decodeCursor, MAX_LIMIT, parseLogQuery, readPage } from "../../../requestlog/query";
 import { edgePlugin } from "../../edge-plugin";
+import { MESSAGES_FN } from "../../messages-translate";
 import { queryInt } from "../../query";
 import type { Ctx } from "../../session";
 import { redirect } from "../../session";
@@ -77,7 +78,17 @@ function requestFilters(accountId: string, query: Record<string, string | undefi
 
 /** The function names the Requests page's filter offers: the gateway's functions and its other routes. */
 function functionNames(deps: DashboardDeps): string[] {
-  return [...new Set([...deps.functions.map((f) => f.name), "chat-completions", "embeddings", "responses", "models", "account"])];
+  return [
+    ...new Set([
+      ...deps.functions.map((f) => f.name),
+      "chat-completions",
+      "embeddings",
+      "responses",
+      MESSAGES_FN,
+      "models",
+      "account",
+    ]),
+  ];
 }
 
 /** The overview and the keys: a new key (shown once), a revocation, a key's policy. */

@@ -1,0 +1,66 @@
+/**
+ * The Anthropic Messages API's error shape (`/v1/messages`, docs/messages.md):
+ * `{"type":"error","error":{"type":…,"message":…}}` with a `request-id` header, every code of the
+ * gateway's closed set (errors.ts) mapped to one of Anthropic's error types in one table.
+ */
+import type { ErrorCode } from "../errors";
+
+/** The error types of Anthropic's API a `/v1/messages` answer uses (CONTRACT section 15). */
+export type MessagesErrorType =
+  | "invalid_request_error"
+  | "authentication_error"
+  | "permission_error"
+  | "not_found_error"
+  | "rate_limit_error"
+  | "api_error"
+  | "overloaded_error";
+
+/**
+ * Each gateway code as Anthropic's type; the status stays the gateway's (Anthropic's SDKs pick
+ * the exception class by status). Anthropic answers the client errors it has no type of its own
+ * for with invalid_request_error, and so does the gateway (credits, methods, sizes, media types,
+ * guardrails, a client gone).
+ */
+const MESSAGES_ERROR_TYPE: Record<ErrorCode, MessagesErrorType> = {
+  invalid_json: "invalid_request_error",
+  invalid_request: "invalid_request_error",
+  missing_api_key: "authentication_error",
+  invalid_api_key: "authentication_error",
+  insufficient_credits: "invalid_request_error",
+  expired_api_key: "authentication_error",
+  key_budget_exceeded: "invalid_request_error",
+  not_signed_in: "authentication_error",
+  forbidden: "permission_error",
+  not_found: "not_found_error",
+  model_not_found: "not_found_error",
+  method_not_allowed: "invalid_request_error",
+  conflict: "invalid_request_error",
+  request_timeout: "invalid_request_error",
+  payload_too_large: "invalid_request_error",
+  unsupported_media_type: "invalid_request_error",
+  idempotency_mismatch: "invalid_request_error",
+  guardrail_blocked: "invalid_request_error",
+  rate_limited: "rate_limit_error",
+  internal_error: "api_error",
+  provider_error: "api_error",
+  no_provider: "overloaded_error",
+  service_unavailable: "overloaded_error",
+  provider_timeout: "api_error",
+  client_closed: "invalid_request_error",
+};
+
+export const messagesErrorType = (code: ErrorCode): MessagesErrorType => MESSAGES_ERROR_TYPE[code];
+
+/** Anthropic's type for a status that came from elsewhere (a provider's own 4xx passed on). */
+export function messagesErrorTypeOfStatus(status: number): MessagesErrorType {
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "not_found_error";
+  if (status === 429) return "rate_limit_error";
+  if (status === 503 || status === 529) return "overloaded_error";
+  return status >= 500 ? "api_error" : "invalid_request_error";
+}
+
+export function messagesErrorBody(type: MessagesErrorType, message: string): string {
+  return JSON.stringify({ type: "error", error: { type, message } });
+}
