@@ -174,10 +174,20 @@ function lacks(provider: Provider, api: ProxyApi, body: Record<string, unknown>,
     if (fetch && !provider.features?.has("remote_urls")) return fetch;
     const field = untranslatable(body);
     if (field) return { feature: "responses", param: field };
-    const chatNeeds = requiredFeatures("chat/completions", chatFromResponses(body));
-    return chatNeeds.find((n) => !provider.features?.has(n.feature)) ?? null;
+    const chat = chatFromResponses(body);
+    const chatNeeds = requiredFeatures("chat/completions", chat);
+    const lacking = chatNeeds.find((n) => !provider.features?.has(n.feature));
+    if (lacking) return lacking;
+    const unsaid = provider.untranslatable?.("chat/completions", chat);
+    return unsaid ? { feature: "responses", param: unsaid } : null;
   }
-  if (provider.proxy) return needs.find((n) => !provider.features?.has(n.feature)) ?? null;
+  if (provider.proxy) {
+    const lacking = needs.find((n) => !provider.features?.has(n.feature));
+    if (lacking) return lacking;
+    // a field a translating provider cannot say to its API (never dropped on the way)
+    const unsaid = provider.untranslatable?.(api, body);
+    return unsaid ? { feature: "tools", param: unsaid } : null;
+  }
   if (api !== "chat/completions" || needs[0]) return needs[0] ?? null;
   for (const key of Object.keys(body)) {
     if (!PLAIN_FIELDS.has(key) && body[key] !== undefined && !(key === "n" && body.n === 1))

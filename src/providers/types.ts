@@ -57,7 +57,9 @@ export type ProviderErrorKind =
   | "invalid_output"
   | "context_length"
   | "aborted"
-  | "unsupported";
+  | "unsupported"
+  /** the provider's own content filter refused the request or withheld its answer (422 content_filtered when no provider answers) */
+  | "content_filter";
 
 /** The error object an OpenAI-style upstream answered with, returned to OpenAI-compatible clients as is. */
 export interface UpstreamErrorBody {
@@ -174,6 +176,12 @@ export interface Provider {
   readonly features?: ReadonlySet<Feature>;
   /** forwards an OpenAI-style request unchanged and resolves the upstream's JSON answer */
   proxy?(req: ProxyRequest): Promise<unknown>;
+  /**
+   * A provider that translates `/v1` requests to another API: the first field of `body` it has no
+   * translation for (its path, as `param` names it), or null; the routes skip it for such a
+   * request, so no field is dropped on the way (absent: it forwards every field as sent)
+   */
+  untranslatable?(api: ProxyApi, body: Record<string, unknown>): string | null;
   /** the same with `stream: true`: the upstream's events, parsed; a cut stream throws ProviderError */
   proxyStream?(req: ProxyRequest): AsyncIterable<unknown>;
   /** model that serves `fn` when the request names none */

@@ -388,7 +388,7 @@ export async function startGeminiUpstream(opts: { port?: number } = {}): Promise
 
   const responseId = () => `sim-${callId()}`;
 
-  function candidateJson(c: Candidate, index: number, parts = c.parts, finish: string | undefined = c.finishReason) {
+  function candidateJson(c: Candidate, index: number, parts = c.parts, finish: string | null = c.finishReason) {
     const blocked = WITHHELD.has(c.finishReason);
     return {
       content: { role: "model", parts },
@@ -424,11 +424,11 @@ export async function startGeminiUpstream(opts: { port?: number } = {}): Promise
       if (text === undefined) {
         // a function call comes whole, in one chunk; a withheld answer has only its finishReason
         if (c.parts.length > 0)
-          chunks.push({ candidates: [candidateJson(c, index, c.parts, undefined)], usageMetadata: promptOnly, ...head });
+          chunks.push({ candidates: [candidateJson(c, index, c.parts, null)], usageMetadata: promptOnly, ...head });
       } else
         for (const piece of pieces.slice(0, -1))
           chunks.push({
-            candidates: [candidateJson(c, index, [{ text: piece }], undefined)],
+            candidates: [candidateJson(c, index, [{ text: piece }], null)],
             usageMetadata: promptOnly,
             ...head,
           });

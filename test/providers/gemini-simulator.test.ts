@@ -59,6 +59,7 @@ describe("@google/genai against the simulator", () => {
     expect(chunks.length).toBeGreaterThan(2);
     expect(chunks.map((c) => c.text ?? "").join("")).toBe(mockText("one two three four five six"));
     expect(chunks.at(-1)?.candidates?.[0]?.finishReason).toBe(FinishReason.STOP);
+    expect(chunks.slice(0, -1).every((c) => c.candidates?.[0]?.finishReason === undefined)).toBe(true);
     expect(chunks.at(-1)?.usageMetadata?.candidatesTokenCount).toBeGreaterThan(0);
     expect(sim.calls.requests[0]?.path).toBe("/v1/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
   });

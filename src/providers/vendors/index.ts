@@ -1,5 +1,6 @@
 import { ConfigError, type ProviderConfig } from "../../config";
 import type { VendorDescriptor } from "./descriptor";
+import { gemini } from "./gemini";
 import { groq } from "./groq";
 import { local } from "./local";
 import { mock } from "./mock";
@@ -9,9 +10,9 @@ import { openaiCompatible } from "./openai-compatible";
 /**
  * The provider vendor types the gateway knows: one line per type, its descriptor in its own folder
  * (ARCHITECTURE.md, "Where to add ... a provider vendor"). The order is the docs' and the setup
- * messages' (OPENAI_API_KEY before GROQ_API_KEY).
+ * messages' (OPENAI_API_KEY before GROQ_API_KEY before GEMINI_API_KEY).
  */
-const DESCRIPTORS: readonly VendorDescriptor[] = [openai, groq, openaiCompatible, local, mock];
+const DESCRIPTORS: readonly VendorDescriptor[] = [openai, groq, openaiCompatible, gemini, local, mock];
 
 const BY_TYPE = new Map(DESCRIPTORS.map((v) => [v.type, v]));
 
