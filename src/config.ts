@@ -152,6 +152,10 @@ const TokenPriceSchema = T.Object(
     audio_tokens: T.Optional(MediaTokens),
     /** credits per call that enables a built-in tool or audio output, by name (web_search, audio_output...) */
     per_call: T.Optional(T.Record(T.String({ minLength: 1 }), T.Number({ minimum: 0, maximum: MAX_CALL_PRICE }))),
+    /** credits per 1,000 of the input tokens the provider read from its cache (default: the input price) */
+    cached_input: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
+    /** credits per 1,000 of the output tokens that were reasoning or thinking (default: the output price) */
+    reasoning: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
   },
   { additionalProperties: false },
 );
@@ -480,6 +484,8 @@ export interface TokenPrice {
   audioTokens?: number;
   /** credits per call that enables a built-in tool or audio output, by name */
   perCall?: Record<string, number>;
+  /** credits per 1,000 tokens of a kind priced apart (providers/usage.ts USAGE_KINDS: cached_input, reasoning); absent: as input or output */
+  kinds?: Record<string, number>;
 }
 
 export interface PricingConfig {
@@ -666,17 +672,25 @@ const priceOf = (
         image_tokens?: number;
         audio_tokens?: number;
         per_call?: Record<string, number>;
+        cached_input?: number;
+        reasoning?: number;
       }
     | undefined,
-): TokenPrice | undefined =>
-  p && {
+): TokenPrice | undefined => {
+  if (!p) return undefined;
+  const kinds: Record<string, number> = {};
+  if (p.cached_input !== undefined) kinds.cached_input = p.cached_input;
+  if (p.reasoning !== undefined) kinds.reasoning = p.reasoning;
+  return {
     input: p.input,
     output: p.output ?? p.input,
     ...(p.max_output_tokens !== undefined ? { maxOutputTokens: p.max_output_tokens } : {}),
     ...(p.image_tokens !== undefined ? { imageTokens: p.image_tokens } : {}),
     ...(p.audio_tokens !== undefined ? { audioTokens: p.audio_tokens } : {}),
     ...(p.per_call !== undefined ? { perCall: p.per_call } : {}),
+    ...(Object.keys(kinds).length ? { kinds } : {}),
   };
+};
 
 /** "host:port", "[v6]:port" or ":port" (host 127.0.0.1); the name says where it came from. */
 export function listenAddress(raw: string, name: string): { host: string; port: number } {

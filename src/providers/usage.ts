@@ -1,10 +1,41 @@
 import { isObject } from "./types";
 import { vendors } from "./vendors";
 
-/** Tokens a provider reported for a call: input (prompt) and output (completion). */
+/**
+ * The kinds of tokens priced apart from plain input and output (CONTRACT section 15: cached
+ * input, reasoning or thinking), each a part of the input or of the output a provider reports,
+ * and where OpenAI's usage objects say how many (Chat Completions', then Responses'). A vendor
+ * whose answers the gateway translates writes its own counts there (vendors/gemini: usageMetadata's
+ * cachedContentTokenCount and thoughtsTokenCount). `[pricing]` prices each by its name
+ * (credits/pricing.ts `creditsFor`); a kind without a price is charged as the input or output it
+ * is part of. The one place a kind is added.
+ */
+export const USAGE_KINDS = {
+  cached_input: {
+    partOf: "input",
+    at: [
+      ["prompt_tokens_details", "cached_tokens"],
+      ["input_tokens_details", "cached_tokens"],
+    ],
+  },
+  reasoning: {
+    partOf: "output",
+    at: [
+      ["completion_tokens_details", "reasoning_tokens"],
+      ["output_tokens_details", "reasoning_tokens"],
+    ],
+  },
+} as const satisfies Record<string, { partOf: "input" | "output"; at: readonly (readonly [string, string])[] }>;
+
+export type UsageKind = keyof typeof USAGE_KINDS;
+const KINDS = Object.entries(USAGE_KINDS) as [UsageKind, (typeof USAGE_KINDS)[UsageKind]][];
+
+/** Tokens a provider reported for a call: input (prompt) and output (completion), and the parts of them of a kind priced apart. */
 export interface TokenUsage {
   input: number;
   output: number;
+  /** how many of `input` or `output` were of each kind (USAGE_KINDS); absent: none reported */
+  kinds?: Partial<Record<UsageKind, number>>;
 }
 
 const count = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.ceil(v) : null);
@@ -36,5 +67,16 @@ export function reportedUsage(value: unknown): TokenUsage | null {
   const input = count(u.prompt_tokens) ?? count(u.input_tokens);
   const output = count(u.completion_tokens) ?? count(u.output_tokens) ?? 0;
   if (input === null) return null;
-  return { input, output };
+  let kinds: TokenUsage["kinds"];
+  for (const [kind, { at }] of KINDS) {
+    for (const [object, field] of at) {
+      const details = u[object];
+      const n = isObject(details) ? count(details[field]) : null;
+      if (n) {
+        kinds = { ...kinds, [kind]: n };
+        break;
+      }
+    }
+  }
+  return kinds ? { input, output, kinds } : { input, output };
 }
