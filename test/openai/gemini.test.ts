@@ -227,11 +227,32 @@ describe("/v1/embeddings and /v1/responses through gemini", () => {
     expect(sim.calls.requests[0]?.path).toBe("/v1beta/models/gemini-embedding-001:batchEmbedContents");
   });
 
-  test("the Responses API: answered through generateContent", async () => {
+  test("the Responses API: answered through generateContent, plain and streamed", async () => {
     const { key } = gw.newKey({ credits: 100_000 });
-    const r = await openaiClient(gw, key).responses.create({ model: "gemini-2.5-flash", input: "hello responses api" });
+    const client = openaiClient(gw, key);
+    const r = await client.responses.create({ model: "gemini-2.5-flash", input: "hello responses api" });
     expect(r.output_text).toBe(mockText("hello responses api"));
     expect(sim.calls.requests[0]?.path).toBe("/v1beta/models/gemini-2.5-flash:generateContent");
+    const events: string[] = [];
+    let text = "";
+    for await (const e of await client.responses.create({
+      model: "gemini-2.5-flash",
+      input: "stream the responses",
+      stream: true,
+    })) {
+      events.push(e.type);
+      if (e.type === "response.output_text.delta") text += e.delta;
+    }
+    expect(text).toBe(mockText("stream the responses"));
+    expect(events.at(-1)).toBe("response.completed");
+    expect(sim.calls.requests[1]?.path).toBe("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
+  });
+
+  test("GET /v1/models lists the provider's configured models", async () => {
+    const { key } = gw.newKey({ credits: 10 });
+    const ids = (await openaiClient(gw, key).models.list()).data.map((m) => m.id);
+    expect(ids).toContain("gem/gemini-2.5-flash");
+    expect(ids).toContain("gem/gemini-embedding-001");
   });
 });
 

@@ -344,6 +344,8 @@ describe("/v1/chat/completions translated", () => {
     expect(u("chat/completions", { model: "m", messages: msg, logprobs: true })).toBe("logprobs");
     expect(u("chat/completions", { model: "m", messages: msg, logit_bias: { 1: 2 } })).toBe("logit_bias");
     expect(u("chat/completions", { model: "m", messages: msg, tools: [{ type: "web_search" }] })).toBe("tools[0].type");
+    const allowed = { type: "allowed_tools", allowed_tools: { mode: "auto", tools: [] } };
+    expect(u("chat/completions", { model: "m", messages: msg, tools: [], tool_choice: allowed })).toBe("tool_choice");
     const remote = [{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }];
     expect(u("chat/completions", { model: "m", messages: remote })).toBe("messages[0].content[0].image_url");
     expect(u("embeddings", { model: "e", input: [[1, 2, 3]] })).toBe("input");

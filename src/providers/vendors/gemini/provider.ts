@@ -195,7 +195,7 @@ export class GeminiProvider implements Provider {
         throw new ProviderError("connection", "upstream sent a malformed response");
       for (const e of embeddings) {
         const values = isObject(e) && Array.isArray(e.values) ? e.values : null;
-        if (!values || !values.every((x) => typeof x === "number"))
+        if (!values?.every((x) => typeof x === "number"))
           throw new ProviderError("connection", "upstream sent a malformed response");
         out.push(values as number[]);
       }

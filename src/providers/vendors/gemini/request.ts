@@ -61,6 +61,13 @@ export function untranslatableChat(body: Record<string, unknown>): string | null
   }
   if (Array.isArray(body.tools))
     for (const [i, t] of body.tools.entries()) if (!isObject(t) || t.type !== "function") return `tools[${i}].type`;
+  // a named function, or a mode: Gemini's allowedFunctionNames says nothing else (allowed_tools, custom tools)
+  const choice = body.tool_choice;
+  if (choice !== undefined && !(typeof choice === "string" && ["none", "auto", "required"].includes(choice)))
+    if (
+      !(isObject(choice) && choice.type === "function" && isObject(choice.function) && typeof choice.function.name === "string")
+    )
+      return "tool_choice";
   const rf = body.response_format;
   if (isObject(rf) && rf.type !== "text" && rf.type !== "json_object" && rf.type !== "json_schema") return "response_format.type";
   const messages = Array.isArray(body.messages) ? body.messages : [];
