@@ -20,7 +20,7 @@ import { hashEmbedding } from "../../src/providers/embedding";
 import { synthesize } from "../../src/providers/synthesize";
 import type { JsonSchema } from "../../src/providers/types";
 import { mockText } from "../../src/providers/vendors/mock/provider";
-import type { Fault as OpenAiFault, RecordedCall } from "./upstream";
+import { applyStop, FaultQueue, faultAnswer, type Fault as OpenAiFault, type RecordedCall, sseStream } from "./upstream";
 
 export interface GeminiFault extends OpenAiFault {
   /** with status 429: a google.rpc.RetryInfo detail with this retryDelay ("2s", "0.5s") */
@@ -103,31 +103,6 @@ function faultError(f: GeminiFault): Response {
         ? "The model is overloaded. Please try again later."
         : `simulated upstream error ${status}`);
   return googleError(status, message, details, headers);
-}
-
-function dropped(): Response {
-  return new Response(
-    new ReadableStream({
-      start(c) {
-        c.error(undefined);
-      },
-    }),
-  );
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const t = setTimeout(() => resolve(true), ms);
-    signal.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(t);
-        resolve(false);
-      },
-      { once: true },
-    );
-  });
 }
 
 type Part = Record<string, unknown>;
@@ -251,16 +226,6 @@ const textOfParts = (parts: Part[] | undefined) => (parts ?? []).map((p) => (typ
 
 const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 
-function applyStop(text: string, stop: unknown): string {
-  const list = Array.isArray(stop) ? stop.filter((s): s is string => typeof s === "string" && s !== "") : [];
-  let end = text.length;
-  for (const s of list) {
-    const at = text.indexOf(s);
-    if (at >= 0 && at < end) end = at;
-  }
-  return text.slice(0, end);
-}
-
 interface Candidate {
   parts: Part[];
   finishReason: string;
@@ -282,47 +247,12 @@ export async function startGeminiUpstream(opts: { port?: number } = {}): Promise
   let apiKey: string | undefined;
   let latencyMs = 0;
   const calls = { count: 0, requests: [] as RecordedCall[] };
-  const queues = new Map<string, GeminiFault[]>();
-
-  const nextFault = (model: string | undefined): GeminiFault | undefined => {
-    const scoped = model !== undefined ? queues.get(model) : undefined;
-    const queue = scoped?.length ? scoped : queues.get("");
-    const head = queue?.[0];
-    if (!queue || !head) return undefined;
-    const left = (head.times ?? 1) - 1;
-    if (left <= 0) queue.shift();
-    else queue[0] = { ...head, times: left };
-    return head;
-  };
+  const faults = new FaultQueue<GeminiFault>();
 
   async function applyFault(rec: RecordedCall, signal: AbortSignal): Promise<{ fault?: GeminiFault; early?: Response }> {
-    const fault = nextFault(rec.model);
+    const fault = faults.next(rec.model);
     rec.fault = fault;
-    const delay = latencyMs + (fault?.delayMs ?? 0);
-    if (delay > 0 && !(await sleep(delay, signal))) {
-      rec.aborted = true;
-      return { fault, early: new Response(null, { status: 499 }) };
-    }
-    if (fault?.drop) return { fault, early: dropped() };
-    if (fault?.raw) {
-      const { status = 200, contentType = "application/json", body } = fault.raw;
-      return { fault, early: new Response(body, { status, headers: { "content-type": contentType } }) };
-    }
-    if (fault?.endless) {
-      const tally = fault.endless;
-      const piece = new TextEncoder().encode(" ".repeat(1024 * 1024));
-      const body = new ReadableStream<Uint8Array>({
-        start: (ctrl) => ctrl.enqueue(new TextEncoder().encode('{"candidates":"')),
-        pull: async (ctrl) => {
-          await Bun.sleep(0);
-          tally.sent += piece.length;
-          ctrl.enqueue(piece);
-        },
-      });
-      return { fault, early: new Response(body, { headers: { "content-type": "application/json" } }) };
-    }
-    if (fault?.status) return { fault, early: faultError(fault) };
-    return { fault };
+    return { fault, early: await faultAnswer(fault, rec, signal, latencyMs, faultError) };
   }
 
   /** The candidates of one request: a function call, JSON for a response schema, or text. */
@@ -411,7 +341,7 @@ export async function startGeminiUpstream(opts: { port?: number } = {}): Promise
         ...head,
       };
       if (!rec.stream) return json(blocked);
-      return sseStream([blocked], false, signal, () => (rec.aborted = true), sse);
+      return chunkStream([blocked], false, signal, () => (rec.aborted = true), sse);
     }
     const cands = answer(body, fault);
     const u = usage(body, cands, fault);
@@ -441,7 +371,7 @@ export async function startGeminiUpstream(opts: { port?: number } = {}): Promise
         ...head,
       });
     });
-    return sseStream(chunks, fault?.streamCut === true, signal, () => (rec.aborted = true), sse);
+    return chunkStream(chunks, fault?.streamCut === true, signal, () => (rec.aborted = true), sse);
   }
 
   async function embed(model: string, body: Record<string, unknown>, rec: RecordedCall, signal: AbortSignal, batch: boolean) {
@@ -539,16 +469,15 @@ export async function startGeminiUpstream(opts: { port?: number } = {}): Promise
     url: `http://127.0.0.1:${port}`,
     port,
     calls,
-    program(faults, scope) {
-      const key = scope?.model ?? "";
-      queues.set(key, [...(queues.get(key) ?? []), ...faults.map((f) => ({ ...f }))]);
+    program(list, scope) {
+      faults.program(list, scope?.model);
     },
     configure(o) {
       if ("apiKey" in o) apiKey = o.apiKey;
       if (o.latencyMs !== undefined) latencyMs = o.latencyMs;
     },
     reset() {
-      queues.clear();
+      faults.clear();
       calls.count = 0;
       calls.requests.length = 0;
       apiKey = undefined;
@@ -570,42 +499,11 @@ function chop(text: string, chars: number): string[] {
  * `alt=sse`: each response a `data:` event ended by CRLF CRLF (as the API frames them), closed
  * after the last with no end marker; without it, a JSON array of the responses.
  */
-function sseStream(chunks: unknown[], cut: boolean, signal: AbortSignal, onAbort: () => void, sse: boolean): Response {
-  const enc = new TextEncoder();
+function chunkStream(chunks: unknown[], cut: boolean, signal: AbortSignal, onAbort: () => void, sse: boolean): Response {
   const frames = sse
     ? chunks.map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`)
     : chunks.map((c, i) => `${i === 0 ? "[" : ",\r\n"}${JSON.stringify(c)}${i === chunks.length - 1 ? "]" : ""}`);
-  let i = 0;
-  return new Response(
-    new ReadableStream({
-      async pull(c) {
-        if (signal.aborted) {
-          onAbort();
-          c.close();
-          return;
-        }
-        if (cut && i >= 2) {
-          c.error(undefined);
-          return;
-        }
-        const f = frames[i++];
-        if (f === undefined) {
-          c.close();
-          return;
-        }
-        c.enqueue(enc.encode(f));
-        if (i === frames.length) {
-          c.close();
-          return;
-        }
-        await Bun.sleep(2);
-      },
-      cancel() {
-        onAbort();
-      },
-    }),
-    { headers: { "content-type": sse ? "text/event-stream" : "application/json" } },
-  );
+  return sseStream(frames, cut, signal, onAbort, sse ? "text/event-stream" : "application/json");
 }
 
 /** A `[[providers]]` entry of type `gemini` for the simulator at `url`. */
