@@ -11,7 +11,7 @@ import OpenAI from "openai";
 import { mockText } from "../../src/providers/vendors/mock/provider";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { type GeminiUpstream, geminiProvider, startGeminiUpstream } from "../helpers/gemini-upstream";
-import { openaiClient, rawPost } from "./setup";
+import { openaiClient, rawPost, sseData } from "./setup";
 
 let sim: GeminiUpstream;
 let gw: TestGateway;
@@ -31,6 +31,10 @@ default_max_output_tokens = 400
 "gemini-*" = { input = ${PRICES.input}, output = ${PRICES.output}, cached_input = ${PRICES.cached}, reasoning = ${PRICES.reasoning} }
 
 ${geminiProvider({ url: sim.url, name: "gem", model: "gemini-2.5-flash" })}
+
+[plans.guarded.guardrails]
+redact_pii = ["email", "name"]
+restore_pii = true
 `,
   });
 });
@@ -327,5 +331,35 @@ describe("Gemini's failures as the gateway's errors", () => {
     expect(long).toBeInstanceOf(OpenAI.BadRequestError);
     expect((long as InstanceType<typeof OpenAI.APIError>).code).toBe("context_length_exceeded");
     expect((long as InstanceType<typeof OpenAI.APIError>).param).toBe("messages");
+  });
+});
+
+describe("guardrails through gemini: redacted before the translation, restored after it", () => {
+  const EMAIL = "maria.garcia@example.com";
+  const NAME = "Maria Garcia";
+
+  test("plain and streamed (placeholders cut between Gemini's chunks): Gemini never sees the values, the client gets them back", async () => {
+    const { key } = gw.newKey({ plan: "guarded", credits: 100_000 });
+    const answer = "Reply sent to [EMAIL_1] for [NAME_1].";
+    sim.program([{ content: answer }, { content: answer, chunkChars: 3 }]);
+    const body = {
+      model: "gemini-2.5-flash",
+      messages: [
+        { role: "system", content: `The customer is ${NAME}.` },
+        { role: "user", content: `Write to ${EMAIL} please.` },
+      ],
+    };
+    const plain = await rawPost(gw, "/v1/chat/completions", key, body);
+    expect(plain.status).toBe(200);
+    const restored = `Reply sent to ${EMAIL} for ${NAME}.`;
+    expect(((await plain.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBe(restored);
+    const streamed = await rawPost(gw, "/v1/chat/completions", key, { ...body, stream: true });
+    const chunks = sseData(await streamed.text()) as { choices: { delta: { content?: string } }[] }[];
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe(restored);
+    const sent = JSON.stringify(sim.calls.requests.map((r) => r.body));
+    expect(sent).not.toContain(EMAIL);
+    expect(sent).not.toContain("Garcia");
+    expect(sent).toContain("[EMAIL_1]");
+    expect(sim.calls.requests[0]?.body.systemInstruction).toEqual({ parts: [{ text: "The customer is [NAME_1]." }] });
   });
 });
