@@ -343,6 +343,8 @@ describe("/v1/chat/completions translated", () => {
     ).toBeNull();
     expect(u("chat/completions", { model: "m", messages: msg, logprobs: true })).toBe("logprobs");
     expect(u("chat/completions", { model: "m", messages: msg, logit_bias: { 1: 2 } })).toBe("logit_bias");
+    expect(u("chat/completions", { model: "m", messages: msg, reasoning_effort: "high" })).toBeNull();
+    expect(u("chat/completions", { model: "m", messages: msg, reasoning_effort: "xhigh" })).toBe("reasoning_effort");
     expect(u("chat/completions", { model: "m", messages: msg, tools: [{ type: "web_search" }] })).toBe("tools[0].type");
     const allowed = { type: "allowed_tools", allowed_tools: { mode: "auto", tools: [] } };
     expect(u("chat/completions", { model: "m", messages: msg, tools: [], tool_choice: allowed })).toBe("tool_choice");
@@ -428,6 +430,11 @@ describe("errors", () => {
     });
     expect(await ask(gemini({ timeout_ms: 100 }))).toMatchObject({ kind: "timeout" });
     expect(await ask(gemini())).toMatchObject({ kind: "connection" });
+    sim.program([{ status: 400, message: "Invalid value at 'generation_config.temperature'" }]);
+    expect(await ask(gemini({ pass_upstream_messages: false }))).toMatchObject({
+      status: 400,
+      upstream: { message: 'provider "gem" rejected the request (400 invalid_argument)' },
+    });
   });
 });
 

@@ -93,7 +93,7 @@ export class GeminiProvider implements Provider {
     try {
       return await this.http.post(path, body, { signal: req.signal, headers: req.headers, stream });
     } catch (err) {
-      throw geminiError(err, this.name, req.signal);
+      throw this.error(err, req.signal);
     }
   }
 
@@ -147,8 +147,16 @@ export class GeminiProvider implements Provider {
     try {
       yield* chatChunksOf(events, model, this.name, includeUsage);
     } catch (err) {
-      throw geminiError(err, this.name, req.signal);
+      throw this.error(err, req.signal);
     }
+  }
+
+  /** A failure as a ProviderError; Google's 4xx message withheld when the entry says so (`pass_upstream_messages = false`). */
+  private error(err: unknown, signal?: AbortSignal): ProviderError {
+    const e = geminiError(err, this.name, signal);
+    if (this.config.pass_upstream_messages !== false || !e.upstream || e.kind !== "status") return e;
+    const message = `provider "${this.name}" rejected the request (${e.status ?? "error"}${e.upstream.code ? ` ${e.upstream.code}` : ""})`;
+    return new ProviderError(e.kind, message, e.status, e.retryAfterMs, { ...e.upstream, message });
   }
 
   /** The routes skip this provider for such a request (Provider.untranslatable); a caller that did not is refused, never served with a field dropped. */

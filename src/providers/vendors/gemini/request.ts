@@ -48,6 +48,9 @@ const TRANSLATED = new Set([
   "reasoning_effort",
 ]);
 
+/** reasoning_effort as a thinking budget, as Google's OpenAI compatibility maps it */
+const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576 };
+
 const ROLES = new Set(["system", "developer", "user", "assistant", "tool", "function"]);
 const PARTS = new Set(["text", "image_url", "input_audio", "file"]);
 
@@ -68,6 +71,7 @@ export function untranslatableChat(body: Record<string, unknown>): string | null
       !(isObject(choice) && choice.type === "function" && isObject(choice.function) && typeof choice.function.name === "string")
     )
       return "tool_choice";
+  if (body.reasoning_effort !== undefined && !(String(body.reasoning_effort) in THINKING_BUDGET)) return "reasoning_effort";
   const rf = body.response_format;
   if (isObject(rf) && rf.type !== "text" && rf.type !== "json_object" && rf.type !== "json_schema") return "response_format.type";
   const messages = Array.isArray(body.messages) ? body.messages : [];
@@ -235,9 +239,6 @@ function toolsOf(body: Record<string, unknown>): Record<string, unknown> {
   if (config) out.toolConfig = { functionCallingConfig: config };
   return out;
 }
-
-/** reasoning_effort as a thinking budget, as Google's OpenAI compatibility maps it */
-const THINKING_BUDGET: Record<string, number> = { none: 0, minimal: 1024, low: 1024, medium: 8192, high: 24576 };
 
 function generationConfig(body: Record<string, unknown>): Record<string, unknown> {
   const g: Record<string, unknown> = {};
