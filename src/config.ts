@@ -144,10 +144,6 @@ const TokenPriceSchema = T.Object(
   {
     input: T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE }),
     output: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
-    /** input tokens read from the provider's prompt cache (default: the input price) */
-    cached_input: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
-    /** input tokens written to the provider's prompt cache (default: the input price) */
-    cache_write: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
     /** the most output tokens the model writes per choice: held when the request sets no cap */
     max_output_tokens: T.Optional(T.Integer({ minimum: 1, maximum: MAX_OUTPUT_TOKENS })),
     /** input tokens held per image part (default: [pricing] image_tokens) */
@@ -156,6 +152,12 @@ const TokenPriceSchema = T.Object(
     audio_tokens: T.Optional(MediaTokens),
     /** credits per call that enables a built-in tool or audio output, by name (web_search, audio_output...) */
     per_call: T.Optional(T.Record(T.String({ minLength: 1 }), T.Number({ minimum: 0, maximum: MAX_CALL_PRICE }))),
+    /** credits per 1,000 of the input tokens the provider read from its prompt cache (default: the input price) */
+    cached_input: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
+    /** credits per 1,000 of the input tokens the provider wrote to its prompt cache (default: the input price) */
+    cache_write: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
+    /** credits per 1,000 of the output tokens that were reasoning or thinking (default: the output price) */
+    reasoning: T.Optional(T.Number({ minimum: 0, maximum: MAX_TOKEN_PRICE })),
   },
   { additionalProperties: false },
 );
@@ -476,9 +478,6 @@ export interface TracingConfig {
 export interface TokenPrice {
   input: number;
   output: number;
-  /** input tokens read from the prompt cache, written to it (absent: the input price) */
-  cachedInput?: number;
-  cacheWrite?: number;
   /** the most output tokens per choice the model writes (held when the request sets no cap) */
   maxOutputTokens?: number;
   /** input tokens held per image part */
@@ -487,6 +486,8 @@ export interface TokenPrice {
   audioTokens?: number;
   /** credits per call that enables a built-in tool or audio output, by name */
   perCall?: Record<string, number>;
+  /** credits per 1,000 tokens of a kind priced apart (providers/usage.ts USAGE_KINDS: cached_input, cache_write, reasoning); absent: as input or output */
+  kinds?: Record<string, number>;
 }
 
 export interface PricingConfig {
@@ -603,6 +604,8 @@ const EnvSchema = T.Object({
   GROQ_BASE_URL: EnvText,
   ANTHROPIC_API_KEY: EnvText,
   ANTHROPIC_BASE_URL: EnvText,
+  GEMINI_API_KEY: EnvText,
+  GEMINI_BASE_URL: EnvText,
   OTEL_EXPORTER_OTLP_ENDPOINT: EnvText,
   OTEL_SERVICE_NAME: EnvText,
   OTEL_BSP_SCHEDULE_DELAY: EnvInt(0),
@@ -669,25 +672,31 @@ const priceOf = (
     | {
         input: number;
         output?: number;
-        cached_input?: number;
-        cache_write?: number;
         max_output_tokens?: number;
         image_tokens?: number;
         audio_tokens?: number;
         per_call?: Record<string, number>;
+        cached_input?: number;
+        cache_write?: number;
+        reasoning?: number;
       }
     | undefined,
-): TokenPrice | undefined =>
-  p && {
+): TokenPrice | undefined => {
+  if (!p) return undefined;
+  const kinds: Record<string, number> = {};
+  if (p.cached_input !== undefined) kinds.cached_input = p.cached_input;
+  if (p.cache_write !== undefined) kinds.cache_write = p.cache_write;
+  if (p.reasoning !== undefined) kinds.reasoning = p.reasoning;
+  return {
     input: p.input,
     output: p.output ?? p.input,
-    ...(p.cached_input !== undefined ? { cachedInput: p.cached_input } : {}),
-    ...(p.cache_write !== undefined ? { cacheWrite: p.cache_write } : {}),
     ...(p.max_output_tokens !== undefined ? { maxOutputTokens: p.max_output_tokens } : {}),
     ...(p.image_tokens !== undefined ? { imageTokens: p.image_tokens } : {}),
     ...(p.audio_tokens !== undefined ? { audioTokens: p.audio_tokens } : {}),
     ...(p.per_call !== undefined ? { perCall: p.per_call } : {}),
+    ...(Object.keys(kinds).length ? { kinds } : {}),
   };
+};
 
 /** "host:port", "[v6]:port" or ":port" (host 127.0.0.1); the name says where it came from. */
 export function listenAddress(raw: string, name: string): { host: string; port: number } {
@@ -867,7 +876,11 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     );
 
   const providers: ProviderConfig[] = [...(file.providers ?? [])];
-  const upsertEnvProvider = (name: "openai" | "groq" | "anthropic", key: string | undefined, baseUrl: string | undefined) => {
+  const upsertEnvProvider = (
+    name: "openai" | "groq" | "anthropic" | "gemini",
+    key: string | undefined,
+    baseUrl: string | undefined,
+  ) => {
     if (!key && !baseUrl) return;
     const existing = providers.find((p) => p.name === name);
     if (existing) {
@@ -878,6 +891,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   upsertEnvProvider("openai", env.OPENAI_API_KEY, env.OPENAI_BASE_URL);
   upsertEnvProvider("groq", env.GROQ_API_KEY, env.GROQ_BASE_URL);
   upsertEnvProvider("anthropic", env.ANTHROPIC_API_KEY, env.ANTHROPIC_BASE_URL);
+  upsertEnvProvider("gemini", env.GEMINI_API_KEY, env.GEMINI_BASE_URL);
 
   const names = new Set<string>();
   for (const [i, p] of providers.entries()) {

@@ -2,7 +2,7 @@ import { MAX_OUTPUT_TOKENS, type PricingConfig, type TokenPrice } from "../confi
 import { invalidRequest } from "../errors";
 import { type Target, targetModel } from "../providers/route-plan";
 import { isObject } from "../providers/types";
-import { reportedUsage, type TokenUsage } from "../providers/usage";
+import { reportedUsage, type TokenUsage, USAGE_KINDS, type UsageKind } from "../providers/usage";
 import { creditsUp } from "./amount";
 
 /**
@@ -55,26 +55,39 @@ export function priceFor(p: PricingConfig, provider: string, model: string): Tok
 
 /**
  * Whole credits for `usage` at `price`, rounded up (1,234 tokens at 1 credit per 1,000 cost 2),
- * the input read from or written to a prompt cache at its own price when the model has one;
+ * the tokens of each kind priced apart (a prompt cache's reads and writes, reasoning) at their own price;
  * throws (500, amount.ts) rather than answer an amount that is not credits.
  */
 export function creditsFor(price: TokenPrice, usage: TokenUsage): number {
-  const cached = Math.min(usage.cachedInput ?? 0, usage.input);
-  const written = Math.min(usage.cacheWrite ?? 0, usage.input - cached);
-  const input =
-    (usage.input - cached - written) * price.input +
-    cached * (price.cachedInput ?? price.input) +
-    written * (price.cacheWrite ?? price.input);
-  return creditsUp((input + usage.output * price.output) / 1000, "the price of a call");
+  let input = usage.input;
+  let output = usage.output;
+  let apart = 0;
+  // the tokens of a kind priced apart (cached input, reasoning), each out of the input or output it is part of
+  if (usage.kinds && price.kinds)
+    for (const [kind, n] of Object.entries(usage.kinds) as [UsageKind, number][]) {
+      const each = price.kinds[kind];
+      if (each === undefined || !n) continue;
+      if (USAGE_KINDS[kind].partOf === "input") {
+        const part = Math.min(n, input);
+        input -= part;
+        apart += part * each;
+      } else {
+        const part = Math.min(n, output);
+        output -= part;
+        apart += part * each;
+      }
+    }
+  return creditsUp((input * price.input + output * price.output + apart) / 1000, "the price of a call");
 }
 
-/** A bound's input at the dearest input price the model has (a cache write may cost more than input). */
-function dearestInput(price: TokenPrice, bound: TokenUsage): TokenUsage {
-  const write = price.cacheWrite ?? price.input;
-  const read = price.cachedInput ?? price.input;
-  if (write > price.input && write >= read) return { ...bound, cacheWrite: bound.input };
-  if (read > price.input) return { ...bound, cachedInput: bound.input };
-  return bound;
+/** `price` with each kind priced apart at most its input or output price: what an upper bound of input and output tokens is held at. */
+export function boundPrice(price: TokenPrice): TokenPrice {
+  if (!price.kinds) return price;
+  let { input, output } = price;
+  for (const [kind, each] of Object.entries(price.kinds))
+    if (USAGE_KINDS[kind as UsageKind]?.partOf === "input") input = Math.max(input, each);
+    else if (USAGE_KINDS[kind as UsageKind]?.partOf === "output") output = Math.max(output, each);
+  return { ...price, input, output };
 }
 
 type Api = "chat/completions" | "responses" | "embeddings";
@@ -302,7 +315,7 @@ export function pricedTargets(
       input: inputBound(bytes, media, price, p),
       output: maxOutputTokens(api, forwarded, price, p.defaultMaxOutputTokens),
     };
-    const credits = creditsFor(price, dearestInput(price, bound)) + (feeOf.get(priceKey(t)) ?? 0);
+    const credits = creditsFor(boundPrice(price), bound) + (feeOf.get(priceKey(t)) ?? 0);
     if (credits >= hold) {
       hold = credits;
       estimate = bound;

@@ -40,6 +40,7 @@ const MESSAGES_ERROR_TYPE: Record<ErrorCode, MessagesErrorType> = {
   unsupported_media_type: "invalid_request_error",
   idempotency_mismatch: "invalid_request_error",
   guardrail_blocked: "invalid_request_error",
+  content_filtered: "invalid_request_error",
   rate_limited: "rate_limit_error",
   internal_error: "api_error",
   provider_error: "api_error",

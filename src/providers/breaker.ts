@@ -136,6 +136,8 @@ export class CircuitBreaker {
  */
 export function countsAgainstProvider(err: ProviderError): boolean {
   if (err.kind === "context_length" || err.kind === "aborted" || err.kind === "unsupported") return false;
+  // a content filter's verdict is about this request's text
+  if (err.kind === "content_filter") return false;
   if (err.kind === "invalid_output") return false;
   // A client error (400, 401, 404 model, 413, 422) is about this request or our configuration, not the provider's health.
   if (err.kind === "status") return err.status === 408 || err.status === 409 || err.status === 429 || (err.status ?? 500) >= 500;

@@ -166,10 +166,13 @@ const PLAIN_ROLES = new Set(["system", "developer", "user", "assistant"]);
 /** A Responses call this provider answers through Chat Completions (it has no Responses API of its own). */
 const viaChat = (p: Provider, api: ProxyApi) => api === "responses" && p.proxy !== undefined && !p.features?.has("responses");
 
-/** The field a translating provider's API cannot express (its `unservable`), as what it lacks. */
-function untranslated(provider: Provider, api: ProxyApi, body: Record<string, unknown>): Need | null {
-  const param = provider.unservable?.(api, body);
-  return param ? { feature: "tools", param } : null;
+/**
+ * The field a translating provider's API cannot express (its `untranslatable`), as what it lacks:
+ * such a provider is skipped, the field never dropped on the way.
+ */
+function untranslated(provider: Provider, api: ProxyApi, body: Record<string, unknown>, as: Feature): Need | null {
+  const param = provider.untranslatable?.(api, body);
+  return param ? { feature: as, param } : null;
 }
 
 /** What `provider` lacks to serve this request as sent ("tools", "n", ...), or null when it can. */
@@ -182,9 +185,11 @@ function lacks(provider: Provider, api: ProxyApi, body: Record<string, unknown>,
     if (field) return { feature: "responses", param: field };
     const chat = chatFromResponses(body);
     const chatNeeds = requiredFeatures("chat/completions", chat);
-    return chatNeeds.find((n) => !provider.features?.has(n.feature)) ?? untranslated(provider, "chat/completions", chat);
+    return (
+      chatNeeds.find((n) => !provider.features?.has(n.feature)) ?? untranslated(provider, "chat/completions", chat, "responses")
+    );
   }
-  if (provider.proxy) return needs.find((n) => !provider.features?.has(n.feature)) ?? untranslated(provider, api, body);
+  if (provider.proxy) return needs.find((n) => !provider.features?.has(n.feature)) ?? untranslated(provider, api, body, "tools");
   if (api !== "chat/completions" || needs[0]) return needs[0] ?? null;
   for (const key of Object.keys(body)) {
     if (!PLAIN_FIELDS.has(key) && body[key] !== undefined && !(key === "n" && body.n === 1))

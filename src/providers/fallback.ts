@@ -135,6 +135,8 @@ class FallbackRun<T> {
   /** answers from providers (a 429 pause counts as one), and how many of them were 429s */
   private ran = 0;
   private limited = 0;
+  /** of those answers, how many were a content filter's refusal */
+  private filtered = 0;
   /** the shortest Retry-After of those 429s */
   private retryAfterMs: number | undefined;
   /** made on first need: a listener on the composite signal is a real cost on every call */
@@ -288,6 +290,7 @@ class FallbackRun<T> {
     span?.end({ error: e.code });
     attempts.push({ provider: target.name, model, error: e.code, status: e.status, ms });
     this.ran++;
+    if (e.kind === "content_filter") this.filtered++;
     spec.breakers.failed(breaker, e, { startedAt: r.startedAt, outputTokens: spec.outputTokens });
     if (e.status === 429) {
       if (e.retryAfterMs !== undefined) breaker.pauseFor(e.retryAfterMs);
@@ -297,7 +300,7 @@ class FallbackRun<T> {
     if (spec.afterFailure) this.queue = spec.afterFailure(e, step, this.queue, attempts);
   }
 
-  /** No step left and none answered: nothing tried, every provider rate-limited, or every provider failed. */
+  /** No step left and none answered: nothing tried, every provider rate-limited, every one content-filtered, or every provider failed. */
   exhausted(): GatewayError {
     const { spec, attempts } = this;
     if (attempts.length === 0 && spec.noneTried) return spec.noneTried();
@@ -309,6 +312,11 @@ class FallbackRun<T> {
         headers: { "Retry-After": String(seconds) },
       });
     }
+    // every provider that answered refused the text itself: the client's answer, not a provider failure
+    if (this.ran > 0 && this.filtered === this.ran)
+      return new GatewayError("content_filtered", `${spec.fn}: the provider's content filter refused the request (${list})`, {
+        attempts,
+      });
     return new GatewayError("provider_error", `${spec.fn}: every provider failed (${list})`, { attempts });
   }
 }

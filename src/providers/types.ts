@@ -57,7 +57,9 @@ export type ProviderErrorKind =
   | "invalid_output"
   | "context_length"
   | "aborted"
-  | "unsupported";
+  | "unsupported"
+  /** the provider's own content filter refused the request or withheld its answer (422 content_filtered when no provider answers) */
+  | "content_filter";
 
 /** The error object an OpenAI-style upstream answered with, returned to OpenAI-compatible clients as is. */
 export interface UpstreamErrorBody {
@@ -190,11 +192,12 @@ export interface Provider {
   /** the same with `stream: true`: the upstream's events, parsed; a cut stream throws ProviderError */
   proxyStream?(req: ProxyRequest): AsyncIterable<unknown>;
   /**
-   * For a provider whose `proxy` translates: the first field of an OpenAI-style body its API cannot
-   * express (it would be lost in translation), or null. The route skips the provider for that
-   * request, as for a feature it lacks (chat.ts `capableTargets`).
+   * A provider that translates `/v1` requests to another API: the first field of `body` it has no
+   * translation for (its path, as `param` names it), or null; the routes skip it for such a
+   * request, as for a feature it lacks (chat.ts `lacks`), so no field is dropped on the way
+   * (absent: it forwards every field as sent)
    */
-  unservable?(api: ProxyApi, body: Record<string, unknown>): string | null;
+  untranslatable?(api: ProxyApi, body: Record<string, unknown>): string | null;
   /** Anthropic's Messages API, the request passed as sent: the upstream's JSON answer */
   messages?(req: MessagesRequest): Promise<unknown>;
   /** the same with `stream: true`: Anthropic's events, parsed; a stream cut before message_stop throws ProviderError */

@@ -2,15 +2,47 @@ import { isObject } from "./types";
 import { vendors } from "./vendors";
 
 /**
- * Tokens a provider reported for a call: input (prompt) and output (completion); of the input,
- * those read from its prompt cache and those written to it, when it says (priced apart when
- * `[pricing]` gives them a price).
+ * The kinds of tokens priced apart from plain input and output (CONTRACT section 15: cached
+ * input, cache writes, reasoning or thinking), each a part of the input or of the output a provider reports,
+ * and where OpenAI's usage objects say how many (Chat Completions', then Responses'). A vendor
+ * whose answers the gateway translates writes its own counts there (vendors/gemini: usageMetadata's
+ * cachedContentTokenCount and thoughtsTokenCount). `[pricing]` prices each by its name
+ * (credits/pricing.ts `creditsFor`); a kind without a price is charged as the input or output it
+ * is part of. The one place a kind is added.
  */
+export const USAGE_KINDS = {
+  cached_input: {
+    partOf: "input",
+    at: [
+      ["prompt_tokens_details", "cached_tokens"],
+      ["input_tokens_details", "cached_tokens"],
+    ],
+  },
+  cache_write: {
+    partOf: "input",
+    at: [
+      ["prompt_tokens_details", "cache_write_tokens"],
+      ["input_tokens_details", "cache_write_tokens"],
+    ],
+  },
+  reasoning: {
+    partOf: "output",
+    at: [
+      ["completion_tokens_details", "reasoning_tokens"],
+      ["output_tokens_details", "reasoning_tokens"],
+    ],
+  },
+} as const satisfies Record<string, { partOf: "input" | "output"; at: readonly (readonly [string, string])[] }>;
+
+export type UsageKind = keyof typeof USAGE_KINDS;
+const KINDS = Object.entries(USAGE_KINDS) as [UsageKind, (typeof USAGE_KINDS)[UsageKind]][];
+
+/** Tokens a provider reported for a call: input (prompt) and output (completion), and the parts of them of a kind priced apart. */
 export interface TokenUsage {
   input: number;
   output: number;
-  cachedInput?: number;
-  cacheWrite?: number;
+  /** how many of `input` or `output` were of each kind (USAGE_KINDS); absent: none reported */
+  kinds?: Partial<Record<UsageKind, number>>;
 }
 
 const count = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.ceil(v) : null);
@@ -32,11 +64,8 @@ function usageObject(value: Record<string, unknown>): Record<string, unknown> | 
  * The usage a provider reported in an answer or a stream event: Chat Completions and Embeddings
  * (`usage.prompt_tokens`, `completion_tokens`), Responses (`usage.input_tokens`, `output_tokens`,
  * also inside a stream's `response.completed` event), or where a vendor's descriptor says it puts
- * it (`usageIn`: Groq's `x_groq.usage`). Null when there is none. The prompt cache's part of the
- * input: `prompt_tokens_details` (or `input_tokens_details`) `cached_tokens` and
- * `cache_write_tokens`, or a Messages API usage's `cache_read_input_tokens` and
- * `cache_creation_input_tokens` (which its `input_tokens` leaves out: added to the input).
- * Pricing (credits/) and traces (tracing/otel.ts) read it here.
+ * it (`usageIn`: Groq's `x_groq.usage`). Null when there is none. Pricing (credits/) and traces
+ * (tracing/otel.ts) read it here.
  */
 export function reportedUsage(value: unknown): TokenUsage | null {
   if (!isObject(value)) return null;
@@ -45,21 +74,27 @@ export function reportedUsage(value: unknown): TokenUsage | null {
   let input = count(u.prompt_tokens) ?? count(u.input_tokens);
   const output = count(u.completion_tokens) ?? count(u.output_tokens) ?? 0;
   if (input === null) return null;
-  const details = isObject(u.prompt_tokens_details)
-    ? u.prompt_tokens_details
-    : isObject(u.input_tokens_details)
-      ? u.input_tokens_details
-      : {};
-  let cachedInput = count(details.cached_tokens) ?? 0;
-  let cacheWrite = count(details.cache_write_tokens) ?? 0;
-  // a usage whose input leaves its cache reads and writes out (the Messages API's): counted in
+  let kinds: TokenUsage["kinds"];
+  // a usage whose input leaves its prompt cache's reads and writes out (the Messages API's):
+  // counted into the input, and as their kinds
   const read = count(u.cache_read_input_tokens);
   const written = count(u.cache_creation_input_tokens);
-  if (read !== null || written !== null) {
-    cachedInput = read ?? 0;
-    cacheWrite = written ?? 0;
-    input += cachedInput + cacheWrite;
+  if (read || written) {
+    input += (read ?? 0) + (written ?? 0);
+    kinds = {};
+    if (read) kinds.cached_input = read;
+    if (written) kinds.cache_write = written;
   }
-  if (cachedInput === 0 && cacheWrite === 0) return { input, output };
-  return { input, output, cachedInput: Math.min(cachedInput, input), cacheWrite: Math.min(cacheWrite, input) };
+  for (const [kind, { at }] of KINDS) {
+    if (kinds?.[kind] !== undefined) continue;
+    for (const [object, field] of at) {
+      const details = u[object];
+      const n = isObject(details) ? count(details[field]) : null;
+      if (n) {
+        kinds = { ...kinds, [kind]: n };
+        break;
+      }
+    }
+  }
+  return kinds ? { input, output, kinds } : { input, output };
 }

@@ -136,7 +136,7 @@ function errorBody(status: number, fault: Fault): Response {
 }
 
 /** A connection reset: erroring the body stream before any byte makes Bun close the socket without a response. */
-function dropped(): Response {
+export function dropped(): Response {
   return new Response(
     new ReadableStream({
       start(c) {
@@ -146,7 +146,7 @@ function dropped(): Response {
   );
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+export function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve(false);
     const t = setTimeout(() => resolve(true), ms);
@@ -374,8 +374,14 @@ function chunkFrames(
   return frames;
 }
 
-/** Paced SSE (so a client can disconnect mid-stream); `cut` errors the body after a few frames. */
-function sseStream(frames: string[], cut: boolean, signal: AbortSignal, onAbort: () => void): Response {
+/** Paced SSE (so a client can disconnect mid-stream); `cut` errors the body after a few frames. The Gemini simulator's too. */
+export function sseStream(
+  frames: string[],
+  cut: boolean,
+  signal: AbortSignal,
+  onAbort: () => void,
+  contentType = "text/event-stream",
+): Response {
   const enc = new TextEncoder();
   let i = 0;
   return new Response(
@@ -408,12 +414,12 @@ function sseStream(frames: string[], cut: boolean, signal: AbortSignal, onAbort:
         onAbort();
       },
     }),
-    { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" } },
+    { headers: { "content-type": contentType, "cache-control": "no-cache" } },
   );
 }
 
 /** Cuts `text` at the first of the request's stop sequences. */
-function applyStop(text: string, stop: unknown): string {
+export function applyStop(text: string, stop: unknown): string {
   const list = typeof stop === "string" ? [stop] : Array.isArray(stop) ? stop.filter((s) => typeof s === "string") : [];
   let end = text.length;
   for (const s of list) {
@@ -456,6 +462,69 @@ function encodeBase64Floats(v: number[]): string {
   return Buffer.from(new Float32Array(v).buffer).toString("base64");
 }
 
+/** Faults per model scope ("" for any model), consumed in order, one per call (`times` repeats one). The Gemini simulator's too. */
+export class FaultQueue<F extends Fault> {
+  private readonly queues = new Map<string, F[]>();
+
+  program(faults: F[], model = ""): void {
+    this.queues.set(model, [...(this.queues.get(model) ?? []), ...faults.map((f) => ({ ...f }))]);
+  }
+
+  next(model: string | undefined): F | undefined {
+    const scoped = model !== undefined ? this.queues.get(model) : undefined;
+    const queue = scoped?.length ? scoped : this.queues.get("");
+    const head = queue?.[0];
+    if (!queue || !head) return undefined;
+    const left = (head.times ?? 1) - 1;
+    if (left <= 0) queue.shift();
+    else queue[0] = { ...head, times: left };
+    return head;
+  }
+
+  clear(): void {
+    this.queues.clear();
+  }
+}
+
+/**
+ * What a fault answers by itself, after the call's delay: a client gone during it (499), a dropped
+ * connection, an endless body, raw bytes, or an error status in the vendor's own shape (`error`);
+ * undefined when the simulator is to answer. Both simulators' faults mean the same.
+ */
+export async function faultAnswer<F extends Fault>(
+  fault: F | undefined,
+  rec: RecordedCall,
+  signal: AbortSignal,
+  latencyMs: number,
+  error: (fault: F) => Response,
+): Promise<Response | undefined> {
+  const delay = latencyMs + (fault?.delayMs ?? 0);
+  if (delay > 0 && !(await sleep(delay, signal))) {
+    rec.aborted = true;
+    return new Response(null, { status: 499 });
+  }
+  if (fault?.drop) return dropped();
+  if (fault?.endless) {
+    const tally = fault.endless;
+    const piece = new TextEncoder().encode(" ".repeat(1024 * 1024));
+    const body = new ReadableStream<Uint8Array>({
+      start: (ctrl) => ctrl.enqueue(new TextEncoder().encode('{"id":"')),
+      pull: async (ctrl) => {
+        await Bun.sleep(0);
+        tally.sent += piece.length;
+        ctrl.enqueue(piece);
+      },
+    });
+    return new Response(body, { headers: { "content-type": "application/json" } });
+  }
+  if (fault?.raw) {
+    const { status = 200, contentType = "application/json", body } = fault.raw;
+    return new Response(body, { status, headers: { "content-type": contentType } });
+  }
+  if (fault?.status) return error(fault);
+  return undefined;
+}
+
 export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
   let latencyMs = opts.latencyMs ?? 0;
   let rejectJsonSchema = opts.rejectJsonSchema ?? false;
@@ -466,50 +535,14 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
   const record = opts.record ?? true;
   const calls = { count: 0, requests: [] as RecordedCall[] };
   const lookups: string[] = [];
-  // Faults per model scope; "" is the queue for any model.
-  const queues = new Map<string, Fault[]>();
+  const faults = new FaultQueue<Fault>();
   const answerCache = new Map<string, string>();
-
-  const nextFault = (model: string | undefined): Fault | undefined => {
-    const scoped = model !== undefined ? queues.get(model) : undefined;
-    const queue = scoped?.length ? scoped : queues.get("");
-    const head = queue?.[0];
-    if (!queue || !head) return undefined;
-    const left = (head.times ?? 1) - 1;
-    if (left <= 0) queue.shift();
-    else queue[0] = { ...head, times: left };
-    return head;
-  };
 
   /** The next fault for this call, after its delay; `early` is the answer when the fault is the whole answer. */
   async function applyFault(rec: RecordedCall, signal: AbortSignal): Promise<{ fault?: Fault; early?: Response }> {
-    const fault = nextFault(rec.model);
+    const fault = faults.next(rec.model);
     rec.fault = fault;
-    const delay = latencyMs + (fault?.delayMs ?? 0);
-    if (delay > 0 && !(await sleep(delay, signal))) {
-      rec.aborted = true;
-      return { fault, early: new Response(null, { status: 499 }) };
-    }
-    if (fault?.drop) return { fault, early: dropped() };
-    if (fault?.endless) {
-      const tally = fault.endless;
-      const piece = new TextEncoder().encode(" ".repeat(1024 * 1024));
-      const body = new ReadableStream<Uint8Array>({
-        start: (ctrl) => ctrl.enqueue(new TextEncoder().encode('{"id":"')),
-        pull: async (ctrl) => {
-          await Bun.sleep(0);
-          tally.sent += piece.length;
-          ctrl.enqueue(piece);
-        },
-      });
-      return { fault, early: new Response(body, { headers: { "content-type": "application/json" } }) };
-    }
-    if (fault?.raw) {
-      const { status = 200, contentType = "application/json", body } = fault.raw;
-      return { fault, early: new Response(body, { status, headers: { "content-type": contentType } }) };
-    }
-    if (fault?.status) return { fault, early: errorBody(fault.status, fault) };
-    return { fault };
+    return { fault, early: await faultAnswer(fault, rec, signal, latencyMs, (f) => errorBody(f.status as number, f)) };
   }
 
   async function chat(body: Record<string, unknown>, rec: RecordedCall, signal: AbortSignal): Promise<Response> {
@@ -768,9 +801,8 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
     port,
     calls,
     lookups,
-    program(faults, scope) {
-      const key = scope?.model ?? "";
-      queues.set(key, [...(queues.get(key) ?? []), ...faults.map((f) => ({ ...f }))]);
+    program(list, scope) {
+      faults.program(list, scope?.model);
     },
     configure(o) {
       if (o.latencyMs !== undefined) latencyMs = o.latencyMs;
@@ -779,7 +811,7 @@ export async function startUpstream(opts: SimOptions = {}): Promise<Upstream> {
       if (o.imageTokens !== undefined) imageTokens = o.imageTokens;
     },
     reset() {
-      queues.clear();
+      faults.clear();
       lookups.length = 0;
       calls.count = 0;
       calls.requests.length = 0;

@@ -299,11 +299,13 @@ describe("chat completions translated to Messages", () => {
         "messages[0].content",
       ],
     ] as const) {
-      expect(p.unservable?.("chat/completions", { ...base, ...extra })).toBe(field);
+      expect(p.untranslatable?.("chat/completions", { ...base, ...extra })).toBe(field);
       expect(() => capableTargets("chat/completions", { ...base, ...extra }, target as never)).toThrow(`cannot serve "${field}"`);
     }
     // n: 1, seed, zero penalties change nothing on Anthropic's side
-    expect(p.unservable?.("chat/completions", { ...base, n: 1, seed: 3, presence_penalty: 0, stream_options: {} })).toBeNull();
+    expect(
+      p.untranslatable?.("chat/completions", { ...base, n: 1, seed: 3, presence_penalty: 0, stream_options: {} }),
+    ).toBeNull();
     // embeddings: not a feature it has
     expect(() => capableTargets("embeddings", { model: "m", input: "x" }, target as never)).toThrow("no embeddings support");
   });
@@ -453,21 +455,16 @@ describe("the usage pricing reads", () => {
       type: "message",
       usage: { input_tokens: 10, cache_read_input_tokens: 1000, cache_creation_input_tokens: 200, output_tokens: 5 },
     });
-    expect(usage).toEqual({ input: 1210, output: 5, cachedInput: 1000, cacheWrite: 200 });
-    const price = { input: 3, output: 15, cachedInput: 0.3, cacheWrite: 3.75 };
+    expect(usage).toEqual({ input: 1210, output: 5, kinds: { cached_input: 1000, cache_write: 200 } });
+    const price = { input: 3, output: 15, kinds: { cached_input: 0.3, cache_write: 3.75 } };
     // (10 × 3 + 1000 × 0.3 + 200 × 3.75 + 5 × 15) / 1000 = 1.155, rounded up
     expect(creditsFor(price, usage as TokenUsage)).toBe(2);
     // without cache prices every input token is input
     expect(creditsFor({ input: 1000, output: 0 }, usage as TokenUsage)).toBe(1210);
-    expect(creditsFor({ input: 1000, output: 0, cachedInput: 100 }, usage as TokenUsage)).toBe(10 + 100 + 200);
+    expect(creditsFor({ input: 1000, output: 0, kinds: { cached_input: 100 } }, usage as TokenUsage)).toBe(10 + 100 + 200);
     // OpenAI's details (a chat answer translated, or OpenAI's own)
     expect(
       reportedUsage({ usage: { prompt_tokens: 50, completion_tokens: 1, prompt_tokens_details: { cached_tokens: 40 } } }),
-    ).toEqual({
-      input: 50,
-      output: 1,
-      cachedInput: 40,
-      cacheWrite: 0,
-    });
+    ).toEqual({ input: 50, output: 1, kinds: { cached_input: 40 } });
   });
 });

@@ -12,7 +12,7 @@ import { type ProxyCall, UpstreamClientError } from "../../src/providers/chat";
 import { buildOpenAILikeProvider, buildProvider } from "../../src/providers/index";
 import { type Provider, ProviderError, type ProxyRequest } from "../../src/providers/types";
 import { mockText } from "../../src/providers/vendors/mock/provider";
-import { type AnthropicUpstream, startAnthropicUpstream } from "../helpers/anthropic-upstream";
+import { type AnthropicFault, type AnthropicUpstream, startAnthropicUpstream } from "../helpers/anthropic-upstream";
 import type { Upstream } from "../helpers/upstream";
 import { FAILURE_MODES } from "./failure-modes";
 import { makeRouter, tiny, useUpstreams } from "./fixtures";
@@ -91,7 +91,7 @@ describe("each failure mode ends as it does for openai, alike through both trans
       const expected = verdict(await (mode.stream ? streamed(openai) : plain(openai)));
       const outcomes: unknown[] = [];
       for (const transport of TRANSPORTS) {
-        sim.program(mode.anthropic ?? mode.faults);
+        sim.program((mode.vendors?.anthropic?.faults as AnthropicFault[] | undefined) ?? mode.faults);
         const p = claude(transport, withheld);
         outcomes.push(await (mode.stream ? streamed(p) : plain(p)));
       }

@@ -1,26 +1,37 @@
-/**
- * The failure modes of a provider's transport (test/providers/transport-contract.test.ts runs each
- * through both transports of an OpenAI-style provider, which must end alike, field by field;
- * test/providers/anthropic-contract.test.ts runs each against the `anthropic` type, which must end
- * in the same kind, status and Retry-After as `openai`). `faults` are the upstream simulator's
- * (test/helpers/upstream.ts); `anthropic` is the same failure in Anthropic's protocol, where the
- * bytes on the wire differ (an answer that is whole, an error event).
- */
 import type { ProviderConfig } from "../../src/config";
+import type { AnthropicFault } from "../helpers/anthropic-upstream";
+import type { GeminiFault } from "../helpers/gemini-upstream";
 import type { Fault } from "../helpers/upstream";
 
+/**
+ * The failure modes of a provider call, each a fault the simulators answer with: the transport
+ * contract (transport-contract.test.ts) requires every OpenAI-shaped transport to end each alike,
+ * and the vendor contract (vendor-contract.test.ts) requires every other vendor's adapter to end
+ * each as `openai` does (kind, status, Retry-After), against its own simulator, with the fault in
+ * its vendor's framing where it has one (`vendors`: Anthropic's error event, Gemini's error object...), or a different outcome said and explained
+ * where its API's own framing says more (`expect`).
+ */
 /** An OpenAI-type provider (its 4xx messages pass), a self-hosted one (withheld), or Groq (its own path). */
 export type Kind = "openai" | "openai-compatible" | "groq";
 
 export interface FailureMode {
   name: string;
   faults: Fault[];
+  /** the OpenAI-shaped type it runs against (transport contract) */
   kind?: Kind;
   stream?: boolean;
   over?: Partial<ProviderConfig>;
-  /** the same failure (or success) written in Anthropic's protocol, when the bytes differ */
-  anthropic?: Fault[];
+  /** per vendor type: the fault in that vendor's own framing, and its outcome when it is not openai's */
+  vendors?: Record<
+    string,
+    { faults?: (GeminiFault | AnthropicFault)[]; expect?: { kind: string; status?: number; retryAfterMs?: number } }
+  >;
 }
+
+const geminiChunk = (text: string, finish?: string) =>
+  JSON.stringify({
+    candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0, ...(finish ? { finishReason: finish } : {}) }],
+  });
 
 export const FAILURE_MODES: FailureMode[] = [
   { name: "400 with an OpenAI error", faults: [{ status: 400, errorCode: "c", param: "messages[0].content", message: "bad" }] },
@@ -49,6 +60,11 @@ export const FAILURE_MODES: FailureMode[] = [
       { raw: { contentType: "text/event-stream", body: 'data: {"choices":[{"delta":{"content":"a"}}]}\n\ndata: {broken\n\n' } },
     ],
     stream: true,
+    vendors: {
+      gemini: {
+        faults: [{ raw: { contentType: "text/event-stream", body: `data: ${geminiChunk("a")}\r\n\r\ndata: {broken\r\n\r\n` } }],
+      },
+    },
   },
   {
     name: "a stream with an error payload",
@@ -56,19 +72,37 @@ export const FAILURE_MODES: FailureMode[] = [
       { raw: { contentType: "text/event-stream", body: 'data: {"error":{"message":"overloaded","type":"server_error"}}\n\n' } },
     ],
     stream: true,
-    anthropic: [
-      {
-        raw: {
-          contentType: "text/event-stream",
-          body: 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
-        },
+    vendors: {
+      anthropic: {
+        faults: [
+          {
+            raw: {
+              contentType: "text/event-stream",
+              body: 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
+            },
+          },
+        ],
       },
-    ],
+      // Google's error object carries its HTTP code: a 503 the router retries elsewhere, as OpenAI's connection failure
+      gemini: {
+        faults: [
+          {
+            raw: {
+              contentType: "text/event-stream",
+              body: 'data: {"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}\r\n\r\n',
+            },
+          },
+        ],
+        expect: { kind: "status", status: 503 },
+      },
+    },
   },
   {
     name: "a stream with an error event",
     faults: [{ raw: { contentType: "text/event-stream", body: 'event: error\ndata: {"message":"boom"}\n\n' } }],
     stream: true,
+    // an error without a code: Google's framing has none, it is read as a 500 (retried elsewhere, as OpenAI's connection failure)
+    vendors: { gemini: { expect: { kind: "status", status: 500 } } },
   },
   {
     name: "a stream that ends without a finish",
@@ -81,6 +115,11 @@ export const FAILURE_MODES: FailureMode[] = [
       },
     ],
     stream: true,
+    vendors: {
+      gemini: {
+        faults: [{ raw: { contentType: "text/event-stream", body: `: comment\r\ndata: ${geminiChunk("hi")}\r\n\r\n` } }],
+      },
+    },
   },
   {
     name: "a stream in CRLF with comments, multi-line data and no blank line at the end",
@@ -93,17 +132,31 @@ export const FAILURE_MODES: FailureMode[] = [
       },
     ],
     stream: true,
-    anthropic: [
-      {
-        raw: {
-          contentType: "text/event-stream",
-          body:
-            ': ping\r\n\r\nevent: message_start\r\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}}\r\n\r\n' +
-            'event: content_block_delta\r\ndata: {"type":"content_block_delta","index":0,\r\ndata: "delta":{"type":"text_delta","text":"x"}}\r\n\r\n' +
-            'event: message_delta\r\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}\r\n\r\nevent: message_stop\r\ndata: {"type":"message_stop"}',
-        },
+    vendors: {
+      anthropic: {
+        faults: [
+          {
+            raw: {
+              contentType: "text/event-stream",
+              body:
+                ': ping\r\n\r\nevent: message_start\r\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}}\r\n\r\n' +
+                'event: content_block_delta\r\ndata: {"type":"content_block_delta","index":0,\r\ndata: "delta":{"type":"text_delta","text":"x"}}\r\n\r\n' +
+                'event: message_delta\r\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}\r\n\r\nevent: message_stop\r\ndata: {"type":"message_stop"}',
+            },
+          },
+        ],
       },
-    ],
+      gemini: {
+        faults: [
+          {
+            raw: {
+              contentType: "text/event-stream",
+              body: `: ping\r\n\r\ndata: {"candidates":[{"index":0,\r\ndata: "content":{"parts":[{"text":"x"}]}}]}\r\n\r\ndata: ${geminiChunk("", "STOP")}`,
+            },
+          },
+        ],
+      },
+    },
   },
   {
     name: "a stream answered with JSON instead of events",

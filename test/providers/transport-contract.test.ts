@@ -20,7 +20,7 @@ import { toStructured } from "../../src/providers/structured";
 import { type CompletionRequest, ProviderError, type ProxyApi } from "../../src/providers/types";
 import { mockText } from "../../src/providers/vendors/mock/provider";
 import type { Fault, Upstream } from "../helpers/upstream";
-import { type Kind, FAILURE_MODES as PARITY } from "./failure-modes";
+import { FAILURE_MODES, type Kind } from "./failure-modes";
 import { TinyResult, tiny, useUpstreams } from "./fixtures";
 
 let sim: Upstream;
@@ -263,6 +263,9 @@ describe.each(TRANSPORTS)("%s transport", (transport) => {
     expect(await streamed(provider(transport), chatBody())).toMatchObject({ error: { kind: "connection" } });
   });
 });
+
+/** Failure modes whose every field must be the same through both transports (shared with the vendor contracts). */
+const PARITY = FAILURE_MODES;
 
 test("Groq's error object passes as OpenAI's through the HTTP transport (groq-sdk passed the whole body as the message)", async () => {
   const fault: Fault = { status: 400, errorType: "invalid_request_error", errorCode: "bad", param: "messages", message: "nope" };

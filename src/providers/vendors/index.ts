@@ -1,6 +1,7 @@
 import { ConfigError, type ProviderConfig } from "../../config";
 import { anthropic } from "./anthropic";
 import type { VendorDescriptor } from "./descriptor";
+import { gemini } from "./gemini";
 import { groq } from "./groq";
 import { local } from "./local";
 import { mock } from "./mock";
@@ -10,9 +11,9 @@ import { openaiCompatible } from "./openai-compatible";
 /**
  * The provider vendor types the gateway knows: one line per type, its descriptor in its own folder
  * (ARCHITECTURE.md, "Where to add ... a provider vendor"). The order is the docs' and the setup
- * messages' (OPENAI_API_KEY before GROQ_API_KEY).
+ * messages' (OPENAI_API_KEY, GROQ_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY).
  */
-const DESCRIPTORS: readonly VendorDescriptor[] = [openai, groq, anthropic, openaiCompatible, local, mock];
+const DESCRIPTORS: readonly VendorDescriptor[] = [openai, groq, anthropic, gemini, openaiCompatible, local, mock];
 
 const BY_TYPE = new Map(DESCRIPTORS.map((v) => [v.type, v]));
 

@@ -90,7 +90,7 @@ export class AnthropicProvider implements Provider {
     return this.models;
   }
 
-  unservable(api: ProxyApi, body: Record<string, unknown>): string | null {
+  untranslatable(api: ProxyApi, body: Record<string, unknown>): string | null {
     return api === "chat/completions" ? unservable(body) : api;
   }
 

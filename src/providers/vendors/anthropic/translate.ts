@@ -1,7 +1,7 @@
 /**
  * OpenAI's Chat Completions body translated to Anthropic's Messages API, and a Message back to a
  * chat completion (docs/providers.md, "anthropic"). What has no equivalent is never dropped
- * silently: `unservable` names the first such field, and the router skips the provider for that
+ * silently: `unservable` names the first such field (the provider's `untranslatable`), and the router skips the provider for that
  * request (or answers 400 naming it). The few fields dropped by design are listed in the docs.
  */
 import { isObject } from "../../types";

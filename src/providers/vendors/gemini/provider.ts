@@ -1,0 +1,217 @@
+import type { ProviderConfig, ProviderFeature } from "../../../config";
+import { HttpTransport } from "../../http-transport";
+import { sharedHttp1Pool, usesHttp1 } from "../../http1";
+import { DEFAULT_TIMEOUT_MS, defaultFeatures } from "../../openai-like";
+import {
+  type CompletionRequest,
+  type CompletionResult,
+  isObject,
+  type Provider,
+  ProviderError,
+  type ProxyApi,
+  type ProxyRequest,
+} from "../../types";
+import { type AdapterOptions, baseUrlOf, type VendorDescriptor } from "../descriptor";
+import { geminiError } from "./errors";
+import { functionRequest, toGenerateContent, untranslatable } from "./request";
+import { blockedPrompt, chatChunksOf, chatCompletionOf, contentFiltered, finishReasonOf, textOf } from "./response";
+
+/** Gemini's batchEmbedContents takes at most this many texts a call. */
+const EMBED_BATCH = 100;
+
+/**
+ * A `gemini` entry: Google's Gemini API (`v1beta`), over the gateway's plain HTTP transport (no
+ * SDK), the key in `x-goog-api-key`. Function calls ask for native structured output
+ * (`responseMimeType: application/json` and the result schema); `/v1/chat/completions` and
+ * `/v1/embeddings` are translated both ways (request.ts, response.ts), `/v1/responses` through
+ * chat completions (the routes do that: no `responses` feature). docs/providers.md, "gemini".
+ */
+export class GeminiProvider implements Provider {
+  readonly name: string;
+  readonly type: string;
+  readonly features: ReadonlySet<ProviderFeature>;
+  readonly modelPatterns: readonly string[];
+  readonly embed: (texts: string[], signal?: AbortSignal) => Promise<number[][]>;
+  private readonly http: HttpTransport;
+  private readonly models: readonly string[];
+
+  constructor(
+    private readonly config: ProviderConfig,
+    private readonly vendor: VendorDescriptor,
+    opts: AdapterOptions,
+  ) {
+    this.name = config.name;
+    this.type = config.type;
+    this.features = defaultFeatures(config, vendor);
+    this.modelPatterns = config.model_patterns ?? ["*"];
+    // written as Google's SDK takes it (no version); a base URL given with /v1beta is taken too
+    const base = baseUrlOf(config, vendor)
+      .replace(/\/+$/, "")
+      .replace(/\/v1beta$/, "");
+    const apiKey = config.api_key || "not-needed";
+    this.http = new HttpTransport({
+      baseUrl: `${base}/v1beta/models`,
+      apiKey,
+      authHeaders: vendor.authHeaders?.(apiKey),
+      timeoutMs: config.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+      fetch: opts.fetch ?? (usesHttp1(base) ? sharedHttp1Pool().fetch : undefined),
+    });
+    this.embed = (texts, signal) => this.embedTexts(texts, this.modelFor("embeddings"), undefined, signal);
+    this.models = [
+      ...new Set([
+        config.default_model ?? vendor.models.function,
+        ...Object.values(config.models ?? {}),
+        config.embedding_model ?? (vendor.models.embedding as string),
+      ]),
+    ];
+  }
+
+  modelFor(fn: string): string {
+    if (fn === "embeddings")
+      return this.config.models?.[fn] ?? this.config.embedding_model ?? (this.vendor.models.embedding as string);
+    return this.config.models?.[fn] ?? this.config.default_model ?? this.vendor.models.function;
+  }
+
+  listModels(): readonly string[] {
+    return this.models;
+  }
+
+  untranslatable(api: ProxyApi, body: Record<string, unknown>): string | null {
+    return untranslatable(api, body);
+  }
+
+  /** POST `models/{model}:{method}`: the parsed answer, or a stream's parsed events. */
+  private async post(
+    model: string,
+    method: string,
+    body: Record<string, unknown>,
+    req: { signal?: AbortSignal; headers?: Record<string, string> },
+  ) {
+    const name = encodeURIComponent(model.replace(/^models\//, ""));
+    const stream = method === "streamGenerateContent";
+    const path = `/${name}:${method}${stream ? "?alt=sse" : ""}`;
+    try {
+      return await this.http.post(path, body, { signal: req.signal, headers: req.headers, stream });
+    } catch (err) {
+      throw this.error(err, req.signal);
+    }
+  }
+
+  async complete(req: CompletionRequest): Promise<CompletionResult> {
+    const model = req.model ?? this.modelFor(req.fn);
+    const body = functionRequest(req.messages, {
+      temperature: req.temperature,
+      maxTokens: req.maxTokens,
+      schema: req.schema?.schema,
+    });
+    const answer = await this.post(model, "generateContent", body, req);
+    if (!isObject(answer)) throw new ProviderError("connection", "upstream sent a malformed response");
+    const blocked = blockedPrompt(answer, this.name);
+    if (blocked) throw blocked;
+    const candidate = Array.isArray(answer.candidates) && isObject(answer.candidates[0]) ? answer.candidates[0] : null;
+    if (!candidate) throw new ProviderError("connection", "upstream sent a malformed response");
+    const finishReason = finishReasonOf(candidate.finishReason);
+    if (finishReason === "content_filter")
+      throw contentFiltered(this.name, `withheld the answer (${String(candidate.finishReason)})`);
+    const content = isObject(candidate.content) ? candidate.content : {};
+    const parts = Array.isArray(content.parts) ? content.parts.filter(isObject) : [];
+    const meta = isObject(answer.usageMetadata) ? answer.usageMetadata : null;
+    const n = (v: unknown) => (typeof v === "number" ? v : 0);
+    return {
+      text: textOf(parts),
+      model: typeof answer.modelVersion === "string" ? answer.modelVersion : model,
+      usage: meta
+        ? {
+            prompt_tokens: n(meta.promptTokenCount) + n(meta.toolUsePromptTokenCount),
+            completion_tokens: n(meta.candidatesTokenCount) + n(meta.thoughtsTokenCount),
+          }
+        : undefined,
+      finishReason,
+    };
+  }
+
+  async proxy(req: ProxyRequest): Promise<unknown> {
+    const model = String(req.body.model ?? this.modelFor(req.api === "embeddings" ? "embeddings" : "chat-completions"));
+    this.refuseUntranslatable(req);
+    if (req.api === "embeddings") return this.embeddings(req, model);
+    const answer = await this.post(model, "generateContent", toGenerateContent(req.body), req);
+    return chatCompletionOf(answer, model, this.name);
+  }
+
+  async *proxyStream(req: ProxyRequest): AsyncIterable<unknown> {
+    const model = String(req.body.model ?? this.modelFor("chat-completions"));
+    this.refuseUntranslatable(req);
+    const events = (await this.post(model, "streamGenerateContent", toGenerateContent(req.body), req)) as AsyncIterable<unknown>;
+    const options = req.body.stream_options;
+    const includeUsage = isObject(options) && options.include_usage === true;
+    try {
+      yield* chatChunksOf(events, model, this.name, includeUsage);
+    } catch (err) {
+      throw this.error(err, req.signal);
+    }
+  }
+
+  /** A failure as a ProviderError; Google's 4xx message withheld when the entry says so (`pass_upstream_messages = false`). */
+  private error(err: unknown, signal?: AbortSignal): ProviderError {
+    const e = geminiError(err, this.name, signal);
+    if (this.config.pass_upstream_messages !== false || !e.upstream || e.kind !== "status") return e;
+    const message = `provider "${this.name}" rejected the request (${e.status ?? "error"}${e.upstream.code ? ` ${e.upstream.code}` : ""})`;
+    return new ProviderError(e.kind, message, e.status, e.retryAfterMs, { ...e.upstream, message });
+  }
+
+  /** The routes skip this provider for such a request (Provider.untranslatable); a caller that did not is refused, never served with a field dropped. */
+  private refuseUntranslatable(req: ProxyRequest): void {
+    const field = untranslatable(req.api, req.body);
+    if (field) throw new ProviderError("unsupported", `provider "${this.name}" cannot translate "${field}" for Gemini`);
+  }
+
+  private async embeddings(req: ProxyRequest, model: string): Promise<unknown> {
+    const input = req.body.input;
+    const texts = typeof input === "string" ? [input] : (input as string[]);
+    const dims = typeof req.body.dimensions === "number" ? req.body.dimensions : undefined;
+    const vectors = await this.embedTexts(texts, model, dims, req.signal, req.headers);
+    const base64 = req.body.encoding_format === "base64";
+    return {
+      object: "list",
+      data: vectors.map((v, index) => ({
+        object: "embedding",
+        index,
+        embedding: base64 ? Buffer.from(new Float32Array(v).buffer).toString("base64") : v,
+      })),
+      model,
+    };
+  }
+
+  private async embedTexts(
+    texts: string[],
+    model: string,
+    dims: number | undefined,
+    signal?: AbortSignal,
+    headers?: Record<string, string>,
+  ): Promise<number[][]> {
+    const name = `models/${model.replace(/^models\//, "")}`;
+    const out: number[][] = [];
+    for (let i = 0; i < texts.length; i += EMBED_BATCH) {
+      const requests = texts.slice(i, i + EMBED_BATCH).map((text) => ({
+        model: name,
+        content: { parts: [{ text }] },
+        ...(dims !== undefined ? { outputDimensionality: dims } : {}),
+      }));
+      const answer = await this.post(model, "batchEmbedContents", { requests }, { signal, headers });
+      const embeddings = isObject(answer) && Array.isArray(answer.embeddings) ? answer.embeddings : null;
+      if (!embeddings || embeddings.length !== requests.length)
+        throw new ProviderError("connection", "upstream sent a malformed response");
+      for (const e of embeddings) {
+        const values = isObject(e) && Array.isArray(e.values) ? e.values : null;
+        if (!values?.every((x) => typeof x === "number"))
+          throw new ProviderError("connection", "upstream sent a malformed response");
+        out.push(values as number[]);
+      }
+    }
+    return out;
+  }
+}
+
+export function geminiProvider(config: ProviderConfig, opts: AdapterOptions, vendor: VendorDescriptor): GeminiProvider {
+  return new GeminiProvider(config, vendor, opts);
+}
