@@ -594,6 +594,8 @@ const EnvSchema = T.Object({
   OPENAI_BASE_URL: EnvText,
   GROQ_API_KEY: EnvText,
   GROQ_BASE_URL: EnvText,
+  MISTRAL_API_KEY: EnvText,
+  MISTRAL_BASE_URL: EnvText,
   OTEL_EXPORTER_OTLP_ENDPOINT: EnvText,
   OTEL_SERVICE_NAME: EnvText,
   OTEL_BSP_SCHEDULE_DELAY: EnvInt(0),
@@ -854,7 +856,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     );
 
   const providers: ProviderConfig[] = [...(file.providers ?? [])];
-  const upsertEnvProvider = (name: "openai" | "groq", key: string | undefined, baseUrl: string | undefined) => {
+  const upsertEnvProvider = (name: "openai" | "groq" | "mistral", key: string | undefined, baseUrl: string | undefined) => {
     if (!key && !baseUrl) return;
     const existing = providers.find((p) => p.name === name);
     if (existing) {
@@ -864,6 +866,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
   };
   upsertEnvProvider("openai", env.OPENAI_API_KEY, env.OPENAI_BASE_URL);
   upsertEnvProvider("groq", env.GROQ_API_KEY, env.GROQ_BASE_URL);
+  upsertEnvProvider("mistral", env.MISTRAL_API_KEY, env.MISTRAL_BASE_URL);
 
   const names = new Set<string>();
   for (const [i, p] of providers.entries()) {

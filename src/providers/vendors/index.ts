@@ -2,6 +2,7 @@ import { ConfigError, type ProviderConfig } from "../../config";
 import type { VendorDescriptor } from "./descriptor";
 import { groq } from "./groq";
 import { local } from "./local";
+import { mistral } from "./mistral";
 import { mock } from "./mock";
 import { openai } from "./openai";
 import { openaiCompatible } from "./openai-compatible";
@@ -11,7 +12,7 @@ import { openaiCompatible } from "./openai-compatible";
  * (ARCHITECTURE.md, "Where to add ... a provider vendor"). The order is the docs' and the setup
  * messages' (OPENAI_API_KEY before GROQ_API_KEY).
  */
-const DESCRIPTORS: readonly VendorDescriptor[] = [openai, groq, openaiCompatible, local, mock];
+const DESCRIPTORS: readonly VendorDescriptor[] = [openai, groq, mistral, openaiCompatible, local, mock];
 
 const BY_TYPE = new Map(DESCRIPTORS.map((v) => [v.type, v]));
 
