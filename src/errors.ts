@@ -24,6 +24,8 @@ export const ERROR_STATUS = {
   idempotency_mismatch: 422,
   /** a guardrail of the key's plan or policy refused the request (docs/guardrails.md) */
   guardrail_blocked: 422,
+  /** a provider's content filter refused the request (Azure OpenAI's content_filter) */
+  content_filtered: 422,
   rate_limited: 429,
   internal_error: 500,
   provider_error: 502,
@@ -55,6 +57,7 @@ const ERROR_TYPE: Record<ErrorCode, string> = {
   unsupported_media_type: "invalid_request_error",
   idempotency_mismatch: "invalid_request_error",
   guardrail_blocked: "invalid_request_error",
+  content_filtered: "invalid_request_error",
   rate_limited: "rate_limit_error",
   internal_error: "api_error",
   provider_error: "provider_error",

@@ -135,7 +135,8 @@ export class CircuitBreaker {
  * handles one prompt badly must not cut its provider off for every function and account.
  */
 export function countsAgainstProvider(err: ProviderError): boolean {
-  if (err.kind === "context_length" || err.kind === "aborted" || err.kind === "unsupported") return false;
+  if (err.kind === "context_length" || err.kind === "aborted" || err.kind === "unsupported" || err.kind === "content_filter")
+    return false;
   if (err.kind === "invalid_output") return false;
   // A client error (400, 401, 404 model, 413, 422) is about this request or our configuration, not the provider's health.
   if (err.kind === "status") return err.status === 408 || err.status === 409 || err.status === 429 || (err.status ?? 500) >= 500;

@@ -135,6 +135,8 @@ class FallbackRun<T> {
   /** answers from providers (a 429 pause counts as one), and how many of them were 429s */
   private ran = 0;
   private limited = 0;
+  /** failures that were a provider's content filter */
+  private filtered = 0;
   /** the shortest Retry-After of those 429s */
   private retryAfterMs: number | undefined;
   /** made on first need: a listener on the composite signal is a real cost on every call */
@@ -293,6 +295,7 @@ class FallbackRun<T> {
       if (e.retryAfterMs !== undefined) breaker.pauseFor(e.retryAfterMs);
       this.rateLimitedFor(e.retryAfterMs);
     }
+    if (e.kind === "content_filter") this.filtered++;
     spec.onOutcome?.(target.name, spec.fn, "error", ms);
     if (spec.afterFailure) this.queue = spec.afterFailure(e, step, this.queue, attempts);
   }
@@ -309,6 +312,11 @@ class FallbackRun<T> {
         headers: { "Retry-After": String(seconds) },
       });
     }
+    // every provider tried refused the content itself: the client's to change, not a provider failure
+    if (this.ran > 0 && this.filtered === this.ran)
+      return new GatewayError("content_filtered", `${spec.fn}: the provider's content filter refused the request (${list})`, {
+        attempts,
+      });
     return new GatewayError("provider_error", `${spec.fn}: every provider failed (${list})`, { attempts });
   }
 }

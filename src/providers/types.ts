@@ -57,7 +57,9 @@ export type ProviderErrorKind =
   | "invalid_output"
   | "context_length"
   | "aborted"
-  | "unsupported";
+  | "unsupported"
+  /** the provider's content filter refused the prompt (Azure's `content_filter`): 422 content_filtered when no provider answers */
+  | "content_filter";
 
 /** The error object an OpenAI-style upstream answered with, returned to OpenAI-compatible clients as is. */
 export interface UpstreamErrorBody {

@@ -1,4 +1,5 @@
 import { ConfigError, type ProviderConfig } from "../../config";
+import { azureOpenai } from "./azure-openai";
 import type { VendorDescriptor } from "./descriptor";
 import { groq } from "./groq";
 import { local } from "./local";
@@ -12,7 +13,7 @@ import { openaiCompatible } from "./openai-compatible";
  * (ARCHITECTURE.md, "Where to add ... a provider vendor"). The order is the docs' and the setup
  * messages' (OPENAI_API_KEY before GROQ_API_KEY).
  */
-const DESCRIPTORS: readonly VendorDescriptor[] = [openai, groq, mistral, openaiCompatible, local, mock];
+const DESCRIPTORS: readonly VendorDescriptor[] = [openai, groq, mistral, azureOpenai, openaiCompatible, local, mock];
 
 const BY_TYPE = new Map(DESCRIPTORS.map((v) => [v.type, v]));
 
@@ -38,8 +39,19 @@ export function vendorOfEntry(p: ProviderConfig, at = `provider "${p.name}"`): V
   const vendor = vendorOf(p.type);
   if (!vendor) throw new ConfigError(`${at}.type: unknown provider type "${p.type}" (one of ${PROVIDER_TYPES.join(", ")})`);
   if (vendor.baseUrl.required && !p.base_url) throw new ConfigError(`${at}.base_url: required for type ${vendor.type}`);
+  for (const key of Object.keys(p)) {
+    const owners = KEY_OWNERS.get(key);
+    if (owners && !owners.includes(vendor.type))
+      throw new ConfigError(`${at}.${key}: only for type ${either(owners)}, not ${vendor.type}`);
+  }
+  const problem = vendor.check?.(p);
+  if (problem) throw new ConfigError(`${at}.${problem.field}: ${problem.message}`);
   return vendor;
 }
+
+/** each config key some types own (`ownKeys`), with those types */
+const KEY_OWNERS = new Map<string, string[]>();
+for (const v of DESCRIPTORS) for (const key of v.ownKeys ?? []) KEY_OWNERS.set(key, [...(KEY_OWNERS.get(key) ?? []), v.type]);
 
 /** Every entry checked (vendorOfEntry), before any is built: at start (buildProviders). */
 export function checkProviderEntries(entries: readonly ProviderConfig[]): void {

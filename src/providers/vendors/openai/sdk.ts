@@ -36,7 +36,11 @@ export function openAiSdkProvider(config: ProviderConfig, opts: AdapterOptions, 
 
 /** The openai SDK at `baseUrl` bound to what OpenAILikeProvider uses (another vendor's adapter may build on it). */
 export function openAiBinding(config: ProviderConfig, baseUrl: string, opts: AdapterOptions): SdkBinding {
-  const sdk = client(config, baseUrl, opts);
+  return bindingOf(client(config, baseUrl, opts));
+}
+
+/** An openai SDK client (OpenAI, or AzureOpenAI) bound to what OpenAILikeProvider uses. */
+export function bindingOf(sdk: OpenAI): SdkBinding {
   return {
     complete: (body, o) => sdk.chat.completions.create({ ...body, stream: false }, o),
     post: (path, body, o) => sdk.post(path, { body, stream: o.stream, signal: o.signal, headers: o.headers }),
