@@ -98,8 +98,9 @@ function faultAnswer(f: AzureFault): Response | undefined {
   if (!f.status) return undefined;
   const headers: Record<string, string> = {};
   if (f.retryAfter !== undefined) {
-    headers["retry-after"] = String(f.retryAfter);
-    headers["retry-after-ms"] = String(f.retryAfter * 1000);
+    // whole seconds in retry-after, the exact wait in retry-after-ms
+    headers["retry-after"] = String(Math.ceil(f.retryAfter));
+    headers["retry-after-ms"] = String(Math.round(f.retryAfter * 1000));
   }
   if (f.contextLength)
     return azureError(

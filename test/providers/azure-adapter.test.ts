@@ -136,14 +136,15 @@ describe.each(TRANSPORTS)("%s transport", (transport) => {
   test("errors: 429 with retry-after-ms, 5xx, context length, a wrong key, an unknown deployment, a drop, a cut stream, the timeout", async () => {
     const p = provider(transport, { timeout_ms: 300 });
     sim.program([
-      { status: 429, retryAfter: 2 },
+      { status: 429, retryAfter: 1.5 },
       { status: 503 },
       { status: 400, contextLength: true },
       { drop: true },
       { streamCut: true },
       { delayMs: 1000 },
     ]);
-    expect(await plain(p, chat())).toMatchObject({ error: { kind: "status", status: 429, retryAfterMs: 2000 } });
+    // retry-after-ms (1500) rather than retry-after's whole seconds (2)
+    expect(await plain(p, chat())).toMatchObject({ error: { kind: "status", status: 429, retryAfterMs: 1500 } });
     expect(await plain(p, chat())).toMatchObject({ error: { kind: "status", status: 503 } });
     expect(await plain(p, chat())).toMatchObject({ error: { kind: "context_length" } });
     expect(await plain(p, chat())).toMatchObject({ error: { kind: "connection" } });

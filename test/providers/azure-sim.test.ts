@@ -83,10 +83,11 @@ describe("AzureOpenAI against the simulator", () => {
     expect(await status(ask(azure({ apiKey: "wrong" })))).toBe(401);
     expect(await status(ask(azure(), "no-such-deployment"))).toBe(404);
     expect(await status(ask(azure({ apiVersion: "1999-01-01" })))).toBe(404);
-    sim.program([{ status: 429, retryAfter: 2 }]);
+    sim.program([{ status: 429, retryAfter: 1.5 }]);
     const limited = (await ask(azure()).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.RateLimitError>;
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
-    expect(limited.headers?.get("retry-after-ms")).toBe("2000");
+    expect(limited.headers?.get("retry-after-ms")).toBe("1500");
+    expect(limited.headers?.get("retry-after")).toBe("2");
   });
 
   test("the v1 API: the plain OpenAI client at {endpoint}/openai/v1, the deployment as the model, no api-version", async () => {
