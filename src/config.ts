@@ -118,6 +118,14 @@ const ProviderConfigSchema = T.Object(
     model_patterns: T.Optional(T.Array(T.String({ minLength: 1 }))),
     /** /v1: pass the upstream's 4xx error message to clients word for word (default: true for openai and groq) */
     pass_upstream_messages: T.Optional(T.Boolean()),
+    /** azure-openai: the resource's endpoint (https://NAME.openai.azure.com), the same as its base_url */
+    endpoint: T.Optional(T.String({ minLength: 1 })),
+    /** azure-openai: the api-version of its deployment URLs, or "v1" for the resource's v1 API */
+    api_version: T.Optional(T.String({ minLength: 1 })),
+    /** azure-openai: model name to deployment name (a model not in it is its own deployment name) */
+    deployments: T.Optional(T.Record(T.String(), T.String({ minLength: 1 }))),
+    /** azure-openai: a Microsoft Entra ID token, sent as Authorization: Bearer instead of the api-key header */
+    azure_ad_token: T.Optional(T.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 );
@@ -606,6 +614,10 @@ const EnvSchema = T.Object({
   ANTHROPIC_BASE_URL: EnvText,
   GEMINI_API_KEY: EnvText,
   GEMINI_BASE_URL: EnvText,
+  MISTRAL_API_KEY: EnvText,
+  MISTRAL_BASE_URL: EnvText,
+  AZURE_OPENAI_API_KEY: EnvText,
+  AZURE_OPENAI_ENDPOINT: EnvText,
   OTEL_EXPORTER_OTLP_ENDPOINT: EnvText,
   OTEL_SERVICE_NAME: EnvText,
   OTEL_BSP_SCHEDULE_DELAY: EnvInt(0),
@@ -863,6 +875,21 @@ function readConfigFile(path: string | undefined, fileText: string | undefined):
   return parseConfigText(text, path);
 }
 
+/** A provider named after its type, enabled (or its key and base URL set) by environment variables. */
+function upsertEnvProvider(
+  providers: ProviderConfig[],
+  name: string,
+  key: string | undefined,
+  baseUrl: string | undefined,
+): void {
+  if (!key && !baseUrl) return;
+  const existing = providers.find((p) => p.name === name);
+  if (existing) {
+    if (key) existing.api_key = key;
+    if (baseUrl) existing.base_url = baseUrl;
+  } else providers.push({ name, type: name, api_key: key, base_url: baseUrl });
+}
+
 /** Builds the one validated Config from environment variables and the optional config file. Throws ConfigError naming the bad key. */
 export function loadConfig(rawEnv: Record<string, string | undefined> = process.env, fileText?: string): Config {
   const env = parseEnv(rawEnv);
@@ -876,22 +903,12 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     );
 
   const providers: ProviderConfig[] = [...(file.providers ?? [])];
-  const upsertEnvProvider = (
-    name: "openai" | "groq" | "anthropic" | "gemini",
-    key: string | undefined,
-    baseUrl: string | undefined,
-  ) => {
-    if (!key && !baseUrl) return;
-    const existing = providers.find((p) => p.name === name);
-    if (existing) {
-      if (key) existing.api_key = key;
-      if (baseUrl) existing.base_url = baseUrl;
-    } else providers.push({ name, type: name, api_key: key, base_url: baseUrl });
-  };
-  upsertEnvProvider("openai", env.OPENAI_API_KEY, env.OPENAI_BASE_URL);
-  upsertEnvProvider("groq", env.GROQ_API_KEY, env.GROQ_BASE_URL);
-  upsertEnvProvider("anthropic", env.ANTHROPIC_API_KEY, env.ANTHROPIC_BASE_URL);
-  upsertEnvProvider("gemini", env.GEMINI_API_KEY, env.GEMINI_BASE_URL);
+  upsertEnvProvider(providers, "openai", env.OPENAI_API_KEY, env.OPENAI_BASE_URL);
+  upsertEnvProvider(providers, "groq", env.GROQ_API_KEY, env.GROQ_BASE_URL);
+  upsertEnvProvider(providers, "anthropic", env.ANTHROPIC_API_KEY, env.ANTHROPIC_BASE_URL);
+  upsertEnvProvider(providers, "gemini", env.GEMINI_API_KEY, env.GEMINI_BASE_URL);
+  upsertEnvProvider(providers, "mistral", env.MISTRAL_API_KEY, env.MISTRAL_BASE_URL);
+  upsertEnvProvider(providers, "azure-openai", env.AZURE_OPENAI_API_KEY, env.AZURE_OPENAI_ENDPOINT);
 
   const names = new Set<string>();
   for (const [i, p] of providers.entries()) {

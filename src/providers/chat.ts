@@ -276,6 +276,15 @@ function proxyFallback<T>(
     outputTokens: askedOutputTokens(call.body),
     rateLimited: true,
     afterFailure: (e, { target, model }, left, attempts) => {
+      // a content filter refused this request's content: another provider only for the same model, else 422
+      if (e.kind === "content_filter") {
+        const same = left.filter((s) => s.target.provider.listModels?.().includes(model)).map((s) => ({ ...s, model }));
+        if (same.length === 0)
+          throw new GatewayError("content_filtered", `provider "${target.name}": its content filter refused the request`, {
+            attempts,
+          });
+        return same;
+      }
       if (!isClientError(e)) return left;
       // a deployment's context window was too small: on to the next that is larger (docs/routing.md)
       if (e.kind === "context_length" && target.deployment) {

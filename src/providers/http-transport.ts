@@ -116,6 +116,8 @@ export interface HttpTransportOptions {
   fetch?: FetchLike;
   /** the most read of one answer (MAX_UPSTREAM_BODY; tests set less) */
   maxBodyBytes?: number;
+  /** the URL of a call when it is not `baseUrl` + `path` (an API whose URL names the model: Azure OpenAI's deployments) */
+  url?: (path: string, model: string | undefined) => string;
 }
 
 /**
@@ -198,7 +200,7 @@ export class HttpTransport implements ProxyTransport {
     let response: Response;
     try {
       const send = this.fetch;
-      response = await send(this.base + path, {
+      response = await send(this.opts.url ? this.opts.url(path, o.model) : this.base + path, {
         method: "POST",
         headers: o.headers ? { ...this.headers, ...o.headers } : this.headers,
         body,

@@ -43,6 +43,8 @@ export interface RequestOpts {
   signal?: AbortSignal;
   /** extra headers of this call (traceparent) */
   headers?: Record<string, string>;
+  /** the model the call is for, for a transport whose URL names it (Azure OpenAI's deployments) */
+  model?: string;
 }
 
 /**
@@ -131,6 +133,15 @@ export function mapSdkError(err: unknown, classes: SdkErrorClasses, signal?: Abo
     if ((status === 400 || status === 413) && (err.code === "context_length_exceeded" || CONTEXT_LENGTH.test(message))) {
       return new ProviderError("context_length", "input exceeds the model's context length", status, undefined, upstream);
     }
+    // the provider's content filter refused the request itself (Azure OpenAI's 400 content_filter)
+    if (status === 400 && err.code === "content_filter")
+      return new ProviderError(
+        "content_filter",
+        "the provider's content filter refused the request",
+        status,
+        undefined,
+        upstream,
+      );
     return new ProviderError("status", `upstream answered ${status}: ${message}`, status, retryAfterMs(err.headers), upstream);
   }
   // A body that is not JSON (the SDK's JSON.parse): the server or a proxy in front of it is broken,
@@ -295,7 +306,7 @@ export class OpenAILikeProvider implements Provider {
   async proxy(req: ProxyRequest): Promise<unknown> {
     let answer: unknown;
     try {
-      const opts = { signal: req.signal, headers: req.headers, stream: false };
+      const opts = { signal: req.signal, headers: req.headers, stream: false, model: modelOf(req) };
       const postText = req.text === undefined ? undefined : this.transport.postText;
       answer = postText
         ? await postText.call(this.transport, `/${req.api}`, req.text as string, opts)
@@ -314,7 +325,7 @@ export class OpenAILikeProvider implements Provider {
   async *proxyStream(req: ProxyRequest): AsyncIterable<unknown> {
     let events: AsyncIterable<unknown>;
     try {
-      const opts = { signal: req.signal, headers: req.headers, stream: true };
+      const opts = { signal: req.signal, headers: req.headers, stream: true, model: modelOf(req) };
       const postText = req.text === undefined ? undefined : this.transport.postText;
       events = (await (postText
         ? postText.call(this.transport, `/${req.api}`, req.text as string, opts)
@@ -423,7 +434,7 @@ export class OpenAILikeProvider implements Provider {
 
   /** One chat completion: through the lean transport when this provider has it, else through the SDK. */
   private call(req: CompletionRequest, structured: StructuredSchema | undefined, jsonSchema: boolean): Promise<unknown> {
-    const opts = { signal: req.signal, headers: req.headers };
+    const opts = { signal: req.signal, headers: req.headers, model: req.model ?? this.modelFor(req.fn) };
     const postText = this.transport.postText;
     if (postText) return postText.call(this.transport, "/chat/completions", this.bodyText(req, structured, jsonSchema), opts);
     return this.sdk.complete(this.body(req, structured, jsonSchema), opts);
@@ -454,6 +465,8 @@ export class OpenAILikeProvider implements Provider {
     }
   }
 }
+
+const modelOf = (req: ProxyRequest): string | undefined => (typeof req.body.model === "string" ? req.body.model : undefined);
 
 /** A chunk with a finish_reason (chat), or the Responses API's terminal event. */
 function endsStream(api: ProxyRequest["api"], event: unknown): boolean {

@@ -27,6 +27,13 @@ export interface VendorDescriptor {
    */
   readonly env?: { readonly apiKey: string; readonly baseUrl: string };
   /**
+   * The config keys of `[[providers]]` that only this type takes (Azure's `deployments`): an entry
+   * of another type naming one is refused at start (`checkProviderEntries`)
+   */
+  readonly ownKeys?: readonly (keyof ProviderConfig)[];
+  /** What else an entry of this type must satisfy, checked at start: the field at fault and why, or undefined */
+  readonly check?: (config: ProviderConfig) => { field: string; message: string } | undefined;
+  /**
    * Every gateway has an entry of this type named after it, configured or not (the offline engine:
    * config.ts adds it, being below providers/, and buildProviders does for a config built without
    * config.ts; the vendor-branches test checks the two agree)

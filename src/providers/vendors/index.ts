@@ -1,9 +1,11 @@
 import { ConfigError, type ProviderConfig } from "../../config";
 import { anthropic } from "./anthropic";
+import { azureOpenai } from "./azure-openai";
 import type { VendorDescriptor } from "./descriptor";
 import { gemini } from "./gemini";
 import { groq } from "./groq";
 import { local } from "./local";
+import { mistral } from "./mistral";
 import { mock } from "./mock";
 import { openai } from "./openai";
 import { openaiCompatible } from "./openai-compatible";
@@ -11,9 +13,19 @@ import { openaiCompatible } from "./openai-compatible";
 /**
  * The provider vendor types the gateway knows: one line per type, its descriptor in its own folder
  * (ARCHITECTURE.md, "Where to add ... a provider vendor"). The order is the docs' and the setup
- * messages' (OPENAI_API_KEY, GROQ_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY).
+ * messages' (OPENAI_API_KEY, GROQ_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, MISTRAL_API_KEY, AZURE_OPENAI_API_KEY).
  */
-const DESCRIPTORS: readonly VendorDescriptor[] = [openai, groq, anthropic, gemini, openaiCompatible, local, mock];
+const DESCRIPTORS: readonly VendorDescriptor[] = [
+  openai,
+  groq,
+  anthropic,
+  gemini,
+  mistral,
+  azureOpenai,
+  openaiCompatible,
+  local,
+  mock,
+];
 
 const BY_TYPE = new Map(DESCRIPTORS.map((v) => [v.type, v]));
 
@@ -39,8 +51,19 @@ export function vendorOfEntry(p: ProviderConfig, at = `provider "${p.name}"`): V
   const vendor = vendorOf(p.type);
   if (!vendor) throw new ConfigError(`${at}.type: unknown provider type "${p.type}" (one of ${PROVIDER_TYPES.join(", ")})`);
   if (vendor.baseUrl.required && !p.base_url) throw new ConfigError(`${at}.base_url: required for type ${vendor.type}`);
+  for (const key of Object.keys(p)) {
+    const owners = KEY_OWNERS.get(key);
+    if (owners && !owners.includes(vendor.type))
+      throw new ConfigError(`${at}.${key}: only for type ${either(owners)}, not ${vendor.type}`);
+  }
+  const problem = vendor.check?.(p);
+  if (problem) throw new ConfigError(`${at}.${problem.field}: ${problem.message}`);
   return vendor;
 }
+
+/** each config key some types own (`ownKeys`), with those types */
+const KEY_OWNERS = new Map<string, string[]>();
+for (const v of DESCRIPTORS) for (const key of v.ownKeys ?? []) KEY_OWNERS.set(key, [...(KEY_OWNERS.get(key) ?? []), v.type]);
 
 /** Every entry checked (vendorOfEntry), before any is built: at start (buildProviders). */
 export function checkProviderEntries(entries: readonly ProviderConfig[]): void {

@@ -26,8 +26,22 @@ function client(config: ProviderConfig, baseURL: string, opts: AdapterOptions): 
  */
 export function openAiSdkProvider(config: ProviderConfig, opts: AdapterOptions, vendor: VendorDescriptor): OpenAILikeProvider {
   const baseUrl = baseUrlOf(config, vendor);
-  const sdk = client(config, baseUrl, opts);
-  const binding: SdkBinding = {
+  return new OpenAILikeProvider(
+    config,
+    openAiBinding(config, baseUrl, opts),
+    vendor,
+    proxyTransport(config, vendor, baseUrl, opts),
+  );
+}
+
+/** The openai SDK at `baseUrl` bound to what OpenAILikeProvider uses (another vendor's adapter may build on it). */
+export function openAiBinding(config: ProviderConfig, baseUrl: string, opts: AdapterOptions): SdkBinding {
+  return bindingOf(client(config, baseUrl, opts));
+}
+
+/** An openai SDK client (OpenAI, or AzureOpenAI) bound to what OpenAILikeProvider uses. */
+export function bindingOf(sdk: OpenAI): SdkBinding {
+  return {
     complete: (body, o) => sdk.chat.completions.create({ ...body, stream: false }, o),
     post: (path, body, o) => sdk.post(path, { body, stream: o.stream, signal: o.signal, headers: o.headers }),
     image: async (req, o) => {
@@ -45,5 +59,4 @@ export function openAiSdkProvider(config: ProviderConfig, opts: AdapterOptions, 
     listModelIds: async (o) => (await sdk.models.list(o)).data.map((m) => m.id),
     errors: { APIError, APIConnectionError, APIConnectionTimeoutError, APIUserAbortError },
   };
-  return new OpenAILikeProvider(config, binding, vendor, proxyTransport(config, vendor, baseUrl, opts));
 }
