@@ -296,7 +296,6 @@ class FallbackRun<T> {
       if (e.retryAfterMs !== undefined) breaker.pauseFor(e.retryAfterMs);
       this.rateLimitedFor(e.retryAfterMs);
     }
-    if (e.kind === "content_filter") this.filtered++;
     spec.onOutcome?.(target.name, spec.fn, "error", ms);
     if (spec.afterFailure) this.queue = spec.afterFailure(e, step, this.queue, attempts);
   }
