@@ -108,7 +108,10 @@ describe("model-group deployments seen from outside", () => {
         .getByRole("cell")
         .allTextContents();
       expect(org2.slice(0, 3)).toEqual(["openai-org2/gpt-4o-mini", "1", "1 of 1"]);
-      expect(org2[4]).toMatch(/^cooling down, (29|30) s left$/);
+      // a 30 s cool-down, seen a few seconds after it began (more on a loaded machine)
+      const left = Number(/^cooling down, (\d+) s left$/.exec(org2[4] ?? "")?.[1]);
+      expect(left).toBeGreaterThanOrEqual(15);
+      expect(left).toBeLessThanOrEqual(30);
       expect(org2[5]).toBe("no answer yet");
       expect(
         await fast
