@@ -11,6 +11,8 @@ import { fold } from "./fold";
 import { forgetText } from "./keywords";
 import { findNames } from "./names";
 import { findCasedNames } from "./names-cased";
+import { falseName, findMoreNames } from "./names-extra";
+import { findScriptNames } from "./names-script";
 import { findPhoneNumbers } from "./phone";
 import { applyRedactions, type RedactionStyle } from "./redact";
 import { resolveOverlaps } from "./resolve";
@@ -23,12 +25,12 @@ export { PII_TYPES, type PiiEntity, type PiiType } from "./types";
 
 /**
  * Which entity types each recognizer can produce, so a `types` filter skips the others.
- * `digits`: the ASCII digits a text needs for the recognizer to find anything (a card is 13 to 19
+ * `digits`: the ASCII digits a text needs for the recognizer to find anything (a card is 12 to 19
  * of them, an SSN nine, a phone number's score needs seven); a text with fewer is not scanned.
  */
 const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number }[] = [
   { types: ["email"], find: findEmails },
-  { types: ["credit_card"], find: findCreditCards, digits: 13 },
+  { types: ["credit_card"], find: findCreditCards, digits: 12 },
   { types: ["ssn"], find: findSsns, digits: 9 },
   { types: ["ip_address"], find: findIpAddresses },
   { types: ["phone_number"], find: findPhoneNumbers, digits: 7 },
@@ -38,6 +40,8 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number }[] = [
   { types: ["address"], find: findWorldAddresses },
   { types: ["name"], find: findNames },
   { types: ["name"], find: findCasedNames },
+  { types: ["name"], find: findMoreNames },
+  { types: ["name"], find: findScriptNames },
 ];
 
 /**
@@ -65,7 +69,7 @@ function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
     for (const r of RECOGNIZERS) {
       checkCpuBudget();
       if (r.digits !== undefined && digits < r.digits) continue;
-      candidates.push(...r.find(text));
+      for (const e of r.find(text)) if (e.type !== "name" || !falseName(text, e.start, e.end)) candidates.push(e);
     }
   } finally {
     forgetText();
