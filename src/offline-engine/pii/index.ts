@@ -5,6 +5,7 @@
 
 import { checkCpuBudget, tickCpuBudget } from "../budget";
 import { findAddresses } from "./address";
+import { findAddressBlocks } from "./address-block";
 import { extended, findWorldAddresses } from "./address-world";
 import { findDatesOfBirth } from "./dates";
 import { fold } from "./fold";
@@ -38,6 +39,7 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number }[] = [
   // the English and Romance patterns' streets take in the unit, postcode, town and country lines that follow
   { types: ["address"], find: (text) => findAddresses(text).map((e) => extended(text, e.start, e.end, e.score)) },
   { types: ["address"], find: findWorldAddresses },
+  { types: ["address"], find: findAddressBlocks },
   { types: ["name"], find: findNames },
   { types: ["name"], find: findCasedNames },
   { types: ["name"], find: findMoreNames },
