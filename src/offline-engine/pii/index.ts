@@ -28,8 +28,9 @@ export { PII_TYPES, type PiiEntity, type PiiType } from "./types";
  * Which entity types each recognizer can produce, so a `types` filter skips the others.
  * `digits`: the ASCII digits a text needs for the recognizer to find anything (a card is 12 to 19
  * of them, an SSN nine, a phone number's score needs seven); a text with fewer is not scanned.
+ * `checked`: its names are checked against falseName already.
  */
-const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number }[] = [
+const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number; checked?: boolean }[] = [
   { types: ["email"], find: findEmails },
   { types: ["credit_card"], find: findCreditCards, digits: 12 },
   { types: ["ssn"], find: findSsns, digits: 9 },
@@ -42,8 +43,8 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number }[] = [
   { types: ["address"], find: findAddressBlocks },
   { types: ["name"], find: findNames },
   { types: ["name"], find: findCasedNames },
-  { types: ["name"], find: findMoreNames },
-  { types: ["name"], find: findScriptNames },
+  { types: ["name"], find: findMoreNames, checked: true },
+  { types: ["name"], find: findScriptNames, checked: true },
 ];
 
 /**
@@ -71,7 +72,8 @@ function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
     for (const r of RECOGNIZERS) {
       checkCpuBudget();
       if (r.digits !== undefined && digits < r.digits) continue;
-      for (const e of r.find(text)) if (e.type !== "name" || !falseName(text, e.start, e.end)) candidates.push(e);
+      // a name before a street, square or organisation word is none (names-extra.ts; its own finds are checked already)
+      for (const e of r.find(text)) if (r.checked || e.type !== "name" || !falseName(text, e.start, e.end)) candidates.push(e);
     }
   } finally {
     forgetText();

@@ -10,12 +10,9 @@
  */
 import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
 import { isGivenName } from "./given-names";
+import { nameTokens, tokenEnds, tokenStarts } from "./keywords";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS } from "./name-lists";
 import { entity, type PiiEntity } from "./types";
-
-/** A capitalised word ("Linnéa", "Ülle", "O'Neil", "Jean-Luc"), or a run of them with middle initials. */
-const CAP_RUN =
-  /(?<![\p{L}\p{M}\p{N}'’@.-])\p{Lu}[\p{Ll}\p{M}]+(?:[-'’]\p{Lu}?[\p{Ll}\p{M}]+)?(?:[ \t]+(?:\p{Lu}\.[ \t]+|(?:van|von|der|den|de|del|della|di|da|dos|das|du|la|le|bin|ibn|al|el|ter|ten)[ \t]+)*\p{Lu}[\p{Ll}\p{M}]+(?:[-'’]\p{Lu}?[\p{Ll}\p{M}]+)?){0,2}(?![\p{L}\p{M}\p{N}@])/gu;
 
 /** Greetings and closings of the languages the engine reads, lower case: a name may follow them. */
 const GREETINGS = new Set(
@@ -60,7 +57,10 @@ const SURNAME_ENDING =
 const WORD_CHARS = /[\p{L}\p{M}]/u;
 
 function isWordChar(ch: string | undefined): boolean {
-  return ch !== undefined && WORD_CHARS.test(ch);
+  if (ch === undefined) return false;
+  const c = ch.charCodeAt(0);
+  if (c < 0x80) return (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+  return WORD_CHARS.test(ch);
 }
 
 /** The lower-case word that ends at `end` (before spaces and one "," or ":"), or "". */
@@ -102,9 +102,11 @@ const CONTRACTION = /['’](?:re|ve|ll|d|s|t|m)$/i;
 
 /** Whether a word may be a name at all: no everyday English word, no function word, no label. */
 function nameLike(word: string): boolean {
-  if (NOT_NAME_WORDS.has(word) || isStopword(word) || CONTRACTION.test(word)) return false;
-  if (GREETINGS.has(word.toLowerCase())) return false;
-  return !isEnglishWord(word) || GIVEN_NAMES.has(word);
+  if (NOT_NAME_WORDS.has(word)) return false;
+  // the cheapest tests first: an everyday word (one hash) rejects most capitalised words of English text
+  if (isEnglishWord(word) && !GIVEN_NAMES.has(word)) return false;
+  if (CONTRACTION.test(word) || isStopword(word)) return false;
+  return !GREETINGS.has(word.toLowerCase());
 }
 
 /** A run that a place, ship or organisation word follows or precedes ("Rosa Parks Square", "USS Nimitz", "… Holdings"), or owned by someone ("Buffett's Berkshire Hathaway"). */
@@ -136,70 +138,104 @@ export function falseName(text: string, start: number, end: number): boolean {
 /** The evidence for a capitalised run at [start, end): a score, or 0. */
 function runScore(text: string, start: number, end: number, words: string[]): number {
   const first = words[0] as string;
-  if (!words.every(nameLike)) return 0;
-  const known = words.some((w) => knownGiven(w));
   const before = wordBefore(text, start);
-  const prev = text.slice(Math.max(0, start - 2), start);
-  const ls = lineStart(text, start);
-  const le = lineEnd(text, end);
-  const restOfLine = text.slice(end, le).trim();
-  const alone = ls === start || text.slice(ls, start).trim() === "" || /^[-–—>*]+$/.test(text.slice(ls, start).trim());
   // a greeting or closing of any of the languages just before ("Hej Linnéa", "Pozdrawiam, Bożena")
   if (GREETINGS.has(before)) return 0.8;
+  const known = words.some((w) => knownGiven(w));
+  const ls = aloneFrom(text, start);
+  const lineRest = restIsBare(text, end);
   // alone on its line: a signature under a closing line, or the only words of the first line
-  if (alone && /^[.!,]?$/.test(restOfLine)) {
+  if (ls >= 0 && lineRest) {
     const prevLine = text
       .slice(lineStart(text, Math.max(0, ls - 1)), Math.max(0, ls - 1))
       .trim()
       .toLowerCase();
-    const closing =
-      /(?:regards|thanks|thank you|cheers|best|sincerely|wishes|hilsen|hälsningar|pozdrawiam|pozdravem|terveisin|grüße|cordialement|saludos|signed|yours|mvh|üdvözlettel)[,.!]?$/.test(
-        prevLine,
-      );
-    if (closing || ls === 0 || known) return 0.8;
+    if (ls === 0 || known || CLOSING_LINE.test(prevLine)) return 0.8;
   }
   // after "-- " closing a line ("Who has the keys? -- Hjalmar")
-  if (/[-–—]{1,2} ?$/.test(text.slice(Math.max(0, start - 3), start)) && /^[.!]?$/.test(restOfLine)) return 0.75;
+  if (lineRest && /[-–—]{1,2} ?$/.test(text.slice(Math.max(0, start - 3), start))) return 0.75;
   // in quotes: "Bjarne, can you…", "Tapio!"; or after said/asked ("…," said Radomír)
-  if (/["“„«']$/.test(prev) && /^[,!?]/.test(text.slice(end, end + 1))) return 0.8;
+  if (QUOTES.includes(text[start - 1] as string) && /^[,!?]/.test(text.slice(end, end + 1))) return 0.8;
   if (before === "said" || before === "asked" || before === "replied" || before === "wrote") return 0.8;
   // a surname's ending on the last of two or more words ("Jurgita Petrauskienė")
   if (words.length >= 2 && SURNAME_ENDING.test(words[words.length - 1] as string)) return 0.8;
   // a known given name in running text: after a lower-case word or a cue, or starting a sentence with a verb after it
   if (known) {
-    const c = text.slice(0, start).trimEnd().slice(-1);
-    if (PERSON_CUES.has(before) || /[\p{Ll},(]/u.test(c)) return 0.75;
+    let k = start;
+    while (k > 0 && (text[k - 1] === " " || text[k - 1] === "\t")) k--;
+    if (PERSON_CUES.has(before) || (k > 0 && /[\p{Ll},(]/u.test(text[k - 1] as string))) return 0.75;
     const next = wordAfter(text, end);
     if (next && /^\p{Ll}/u.test(next)) return 0.75;
     if (text[end] === "(" || text.slice(end, end + 2) === " (") return 0.75;
   }
+  if (words.length !== 1) return 0;
   // a word no list knows after a cue that only a person takes ("ask Ratko", "this is Ratko", "Could Gunnhild take…")
   if (
-    words.length === 1 &&
-    (STRONG_PERSON_CUES.has(before) || (before === "is" && /\bthis\s+is\s*$/i.test(text.slice(0, start))))
+    STRONG_PERSON_CUES.has(before) ||
+    (before === "is" && /\bthis\s+is\s*$/i.test(text.slice(Math.max(0, start - 12), start)))
   ) {
-    const next = wordAfter(text, end);
-    if (!MODALS.has(before) || /^\p{Ll}/u.test(next)) return 0.7;
+    if (!MODALS.has(before) || /^\p{Ll}/u.test(wordAfter(text, end))) return 0.7;
   }
   // a word no list knows, starting a sentence, then a verb in the past tense ("Enikő presented")
-  if (words.length === 1 && isGazetteerName(first) === false) {
-    const next = wordAfter(text, end);
-    if (/^\p{Ll}{3,}(?:ed|ised|ized)$/u.test(next) && !isEnglishWord(first)) return 0.7;
+  if (/^\p{Ll}{3,}(?:ed|ised|ized)$/u.test(wordAfter(text, end)) && !isGazetteerName(first) && !isEnglishWord(first)) return 0.7;
+  return 0;
+}
+
+const QUOTES = "\"“„«'";
+const CLOSING_LINE =
+  /(?:regards|thanks|thank you|cheers|best|sincerely|wishes|hilsen|hälsningar|pozdrawiam|pozdravem|terveisin|grüße|cordialement|saludos|signed|yours|mvh|üdvözlettel)[,.!]?$/;
+
+/** Start of the line when only blanks or a dash or quote mark ("-- ", "> ") stand before `start` on it; -1 otherwise. */
+function aloneFrom(text: string, start: number): number {
+  let k = start;
+  while (k > 0) {
+    const c = text[k - 1] as string;
+    if (c === "\n") return k;
+    if (c !== " " && c !== "\t" && c !== "-" && c !== "–" && c !== "—" && c !== ">" && c !== "*") return -1;
+    k--;
   }
   return 0;
 }
 
+/** Whether only blanks and at most one ".", "!" or "," follow `end` on its line. */
+function restIsBare(text: string, end: number): boolean {
+  let k = end;
+  let marks = 0;
+  for (; k < text.length && text[k] !== "\n"; k++) {
+    const c = text[k];
+    if (c === "." || c === "!" || c === ",") marks++;
+    else if (c !== " " && c !== "\t" && c !== "\r") return false;
+    if (marks > 1) return false;
+  }
+  return true;
+}
+
 /** A list of single names ("Present: Ratko, Enikő, Onni, Jurgita"): each a name when half of them are known given names. */
-const NAME_LIST =
-  /(?<=^|[:\n]|[:—–-] )[ \t]*(\p{Lu}[\p{Ll}\p{M}]+(?:[ \t]*,[ \t]*\p{Lu}[\p{Ll}\p{M}]+)+(?:,?[ \t]+and[ \t]+\p{Lu}[\p{Ll}\p{M}]+)?)[ \t]*(?=[.\n]|$)/gu;
+const NAME_LIST_AT =
+  /(\p{Lu}[\p{Ll}\p{M}]{1,40}(?:,[ \t]?\p{Lu}[\p{Ll}\p{M}]{1,40})+(?:,? and \p{Lu}[\p{Ll}\p{M}]{1,40})?)(?=[ \t]?(?:[.\n]|$))/uy;
 
 /** Labels of a list of people ("Present: …", "Attendees: …"). */
 const PEOPLE_LABELS = new Set(
   "present attendees participants invited invitees guests speakers members team cc to from".split(" "),
 );
 
+/** Where a list may start: the text's start, a line start, after ":" or a dash. */
+function listStarts(text: string): number[] {
+  const at = [0];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) at.push(i + 1);
+  for (let i = text.indexOf(":"); i >= 0; i = text.indexOf(":", i + 1)) at.push(i + 1);
+  for (const dash of ["- ", "— ", "– "]) for (let i = text.indexOf(dash); i >= 0; i = text.indexOf(dash, i + 1)) at.push(i + 2);
+  return at;
+}
+
 function findNameLists(text: string, out: PiiEntity[]): void {
-  for (const m of text.matchAll(NAME_LIST)) {
+  if (!text.includes(",")) return;
+  for (const from of listStarts(text)) {
+    let first = from;
+    while (text[first] === " " || text[first] === "\t") first++;
+    NAME_LIST_AT.lastIndex = first;
+    const m = NAME_LIST_AT.exec(text);
+    if (!m) continue;
     const list = m[1] as string;
     const at = (m.index as number) + m[0].indexOf(list);
     const items = [...list.matchAll(/\p{Lu}[\p{Ll}\p{M}]+/gu)];
@@ -213,7 +249,7 @@ function findNameLists(text: string, out: PiiEntity[]): void {
 /** A cell of a delimited row on a line that holds an email: "3;Jurgita Vaitkienė;jurgita.v@…". */
 const CELL = /(?<=^|[;\t|,])(\p{Lu}[\p{Ll}\p{M}]+(?: \p{Lu}[\p{Ll}\p{M}'’-]+){1,2})(?=[;\t|,])/gmu;
 /** A chat nick: "09:12 <ratko>", or a speaker after a time stamp: "[10:05] Raimonds:". */
-const CHAT = /(?<=^|\n)\[?\d{1,2}:\d{2}(?::\d{2})?\]?[ \t]+(?:<([\p{L}][\p{L}\p{M}_.-]{1,30})>|(\p{Lu}[\p{Ll}\p{M}]+):)/gu;
+const CHAT = /\[?\d{1,2}:\d{2}(?::\d{2})?\]?[ \t]+(?:<([\p{L}][\p{L}\p{M}_.-]{1,30})>|(\p{Lu}[\p{Ll}\p{M}]+):)/uy;
 
 function findCellsAndNicks(text: string, out: PiiEntity[]): void {
   if (text.includes("@") && /[;\t|]/.test(text)) {
@@ -226,8 +262,13 @@ function findCellsAndNicks(text: string, out: PiiEntity[]): void {
       out.push(entity("name", text, at, at + cell.length, 0.8));
     }
   }
-  if (text.includes(":")) {
-    for (const m of text.matchAll(CHAT)) {
+  if (!text.includes(":")) return;
+  for (let line = 0; line >= 0; line = text.indexOf("\n", line) + 1 || -1) {
+    const c = text.charCodeAt(line);
+    if (!((c >= 48 && c <= 57) || c === 91)) continue;
+    CHAT.lastIndex = line;
+    const m = CHAT.exec(text);
+    if (m) {
       const nick = (m[1] ?? m[2]) as string;
       const at = (m.index as number) + m[0].lastIndexOf(nick);
       if (m[2] !== undefined && !nameLike(nick)) continue;
@@ -259,21 +300,94 @@ function findCardTop(text: string, out: PiiEntity[]): void {
   out.push(entity("name", text, at, at + line.length, 0.8));
 }
 
+/** Whether text[at] starts a capitalised word: an upper-case letter, then a lower-case one. */
+function capitalisedAt(text: string, at: number, end: number): boolean {
+  if (end - at < 2) return false;
+  const f = text.charCodeAt(at);
+  const g = text.charCodeAt(at + 1);
+  if (f < 0x80 && g < 0x80) return f >= 65 && f <= 90 && g >= 97 && g <= 122;
+  return CAPITALISED.test(text.slice(at, at + 2));
+}
+const CAPITALISED = /^\p{Lu}[\p{Ll}\p{M}]/u;
+const PARTICLES = new Set("van von der den de del della di da dos das du la le bin ibn al el ter ten".split(" "));
+
+/**
+ * The end (token index, exclusive) of the run of capitalised words from token `i` (the keyword
+ * pass's words, keywords.ts): up to three words a blank apart, with middle initials ("K.") and
+ * particles ("van der") between them.
+ */
+function runEnd(text: string, count: number, i: number): number {
+  let j = i + 1;
+  let n = 1;
+  while (j < count && n < 3) {
+    const gapStart = tokenEnds[j - 1] as number;
+    const gap = (tokenStarts[j] as number) - gapStart;
+    const blank = gap === 1 && (text[gapStart] === " " || text[gapStart] === "\t");
+    const initial =
+      gap === 2 &&
+      text[gapStart] === "." &&
+      text[gapStart + 1] === " " &&
+      (tokenEnds[j - 1] as number) - (tokenStarts[j - 1] as number) === 1;
+    if (!blank && !initial) break;
+    const s = tokenStarts[j] as number;
+    const e = tokenEnds[j] as number;
+    if (e - s === 1 && text[e] === "." && text[e + 1] === " ") {
+      j++;
+      continue;
+    }
+    if (PARTICLES.has(text.slice(s, e)) && j + 1 < count) {
+      j++;
+      continue;
+    }
+    if (!capitalisedAt(text, s, e)) break;
+    j++;
+    n++;
+  }
+  // a trailing initial or particle is no part of the run
+  while (j - 1 > i && !capitalisedAt(text, tokenStarts[j - 1] as number, tokenEnds[j - 1] as number)) j--;
+  return j;
+}
+
 export function findMoreNames(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
-  for (const m of text.matchAll(CAP_RUN)) {
-    let start = m.index as number;
-    const end = start + m[0].length;
-    let words = m[0].split(/[ \t]+/);
-    // a greeting, label or function word leading the run is no part of it ("Kedves Réka", "Welcome Jurgita …")
-    while (words.length > 1 && !nameLike(words[0] as string)) {
-      start = text.indexOf(words[1] as string, start + (words[0] as string).length);
-      words = words.slice(1);
+  const count = nameTokens(text);
+  let i = 0;
+  while (i < count) {
+    const start = tokenStarts[i] as number;
+    const firstEnd = tokenEnds[i] as number;
+    // most words start with a lower-case ASCII letter: passed over before anything else
+    const f = text.charCodeAt(start);
+    if ((f >= 97 && f <= 122) || !capitalisedAt(text, start, firstEnd)) {
+      i++;
+      continue;
     }
-    words = words.filter((w) => /^\p{Lu}[\p{Ll}\p{M}]/u.test(w));
-    if (words.length === 0 || falseName(text, start, end)) continue;
+    // part of an email, a host name or a code ("maria.Keller@", "x-Ray")
+    const p = text.charCodeAt(start - 1);
+    if (p === 64 || p === 46 || p === 45 || (p >= 48 && p <= 57) || text.charCodeAt(firstEnd) === 64) {
+      i++;
+      continue;
+    }
+    if (!nameLike(text.slice(start, firstEnd))) {
+      i++;
+      continue;
+    }
+    const j = runEnd(text, count, i);
+    const end = tokenEnds[j - 1] as number;
+    const words: string[] = [];
+    for (let k = i; k < j; k++) {
+      const s = tokenStarts[k] as number;
+      const e = tokenEnds[k] as number;
+      if (capitalisedAt(text, s, e)) words.push(text.slice(s, e));
+    }
+    if (!words.every(nameLike) || text.charCodeAt(end) === 64 || falseName(text, start, end)) {
+      i++;
+      continue;
+    }
     const score = runScore(text, start, end, words);
-    if (score > 0) out.push(entity("name", text, start, end, score));
+    if (score > 0) {
+      out.push(entity("name", text, start, end, score));
+      i = j;
+    } else i++;
   }
   findNameLists(text, out);
   findCellsAndNicks(text, out);

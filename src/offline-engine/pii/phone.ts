@@ -12,14 +12,74 @@ const CONTEXT =
   /\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\b[.:#]?\s*(?:(?:me|us|him|her|is|at|on|to|back|number|no\.?|me at)\s*){0,3}[:#]?\s*\(?$/i;
 /**
  * Labels of a number in the languages the engine reads ("Tél", "tlf", "puh", "телефон", "τηλ",
- * "电话", "फ़ोन"...), before it (with a colon or not) or right after it ("… (office)", "… mobile").
+ * "电话", "फ़ोन"...), before it (with a colon, a dash or a bracketed word between: "Phone
+ * (office): …", "fax-0 40 …") or right after it ("… (office)", "… mobile"): one word looked up
+ * in a set, not a pattern tried along the text.
  */
-const LOCAL_LABEL =
-  "tel|tél|tele?fon(?:as|o|e)?|teléfono|téléphone|tlf|puh(?:elin)?|mobil(?:e|tel|iltelefon)?|handy|gsm|office|kontor|bureau|work|home|landline|fax|telefax|cell|numer(?:o|oon)?|número|nummer|számo?m?|szám|phone|whatsapp|телефон|тел|номер|моб|τηλ|τηλέφωνο|κιν|טלפון|נייד|هاتف|جوال|फ़ोन|फोन|नंबर|मोबाइल|电话|手机|電話|携帯|전화|휴대폰";
-const LABEL_BEFORE = new RegExp(`(?:^|[^\\p{L}])(?:${LOCAL_LABEL})\\.?\\s*(?:\\([^)]{1,12}\\))?\\s*[:：#-]?\\s*\\(?$`, "iu");
-const LABEL_AFTER = new RegExp(`^[ \\t]*(?:[(,/-][ \\t]*)?(?:${LOCAL_LABEL})(?![\\p{L}])`, "iu");
-/** A label glued to the number by a hyphen ("fax-0 40 3218 771", "Mobile-+420 …"): the word before the hyphen. */
-const GLUED_LABEL = new RegExp(`(?:^|[^\\p{L}])(?:${LOCAL_LABEL})-$`, "iu");
+const LABELS = new Set(
+  (
+    "tel tél tel. tele telefon telefonas telefono telefone teléfono téléphone tlf puh puhelin mobil mobile mobiltel " +
+    "mobiltelefon handy gsm office kontor bureau work home landline fax telefax cell numer numero numeroon número nummer " +
+    "szám számom számunk phone whatsapp телефон тел номер моб τηλ τηλέφωνο κιν טלפון נייד هاتف جوال फ़ोन फोन नंबर मोबाइल " +
+    "电话 手机 電話 携帯 전화 휴대폰"
+  ).split(" "),
+);
+/** labels written without a space before the number's label word in Chinese and Japanese text ("我的电话：") */
+const CJK_LABELS = ["电话", "手机", "電話", "携帯"];
+
+function isLabelChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 0xc0 && !isSpace(c) && c !== 0xff1a && c !== 0x3000);
+}
+
+/** The word that ends at `end`, lower case. */
+function labelWord(text: string, from: number, end: number): string {
+  let k = end;
+  while (k > from && isLabelChar(text.charCodeAt(k - 1))) k--;
+  return text.slice(k, end).toLowerCase();
+}
+
+function isLabel(word: string): boolean {
+  if (LABELS.has(word)) return true;
+  for (const l of CJK_LABELS) if (word.endsWith(l)) return true;
+  return false;
+}
+
+/** A label before `start`: the last word, past blanks, ":", "#", "-", "(" and a bracketed word ("Phone (office): "). */
+function labelBefore(text: string, start: number): boolean {
+  const lo = Math.max(0, start - 30);
+  let k = start;
+  const skip = () => {
+    while (k > lo) {
+      const c = text.charCodeAt(k - 1);
+      if (isSpace(c) || c === 58 || c === 0xff1a || c === 35 || c === 45 || c === 40 || c === 46) k--;
+      else break;
+    }
+  };
+  skip();
+  if (k > lo && text.charCodeAt(k - 1) === 41) {
+    const open = text.lastIndexOf("(", k - 1);
+    if (open >= lo && k - open <= 14) {
+      k = open;
+      skip();
+    }
+  }
+  return isLabel(labelWord(text, lo, k));
+}
+
+/** A label right after the number ending at `end`: "… (office)", "…, mobile", "… fax". */
+function labelAfter(text: string, end: number): boolean {
+  const hi = Math.min(text.length, end + 16);
+  let k = end;
+  while (k < hi) {
+    const c = text.charCodeAt(k);
+    if (c === 32 || c === 9 || c === 40 || c === 44 || c === 47 || c === 45) k++;
+    else break;
+  }
+  let e = k;
+  while (e < hi && isLabelChar(text.charCodeAt(e))) e++;
+  return e > k && LABELS.has(text.slice(k, e).toLowerCase());
+}
+
 /** European groupings: groups of two or three digits (the first up to four), one kind of separator, 8 to 10 digits. */
 const EUROPEAN = /^(?:0|\d{2,4})(?:([ .-])\d{2,3})(?:\1\d{2,3}){1,3}$/;
 const NANP = /^(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}$/;
@@ -39,7 +99,7 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
       start++;
     }
     // after "word-": only a label glued to its number ("fax-0 40 3218 771"), not a reference ("INV-2024 …")
-    if (text.charCodeAt(start - 1) === 45 && !GLUED_LABEL.test(text.slice(Math.max(0, start - 16), start))) continue;
+    if (text.charCodeAt(start - 1) === 45 && !isLabel(labelWord(text, Math.max(0, start - 16), start - 1))) continue;
     const score = phoneScore(raw, text, start);
     if (score > 0) out.push(entity("phone_number", text, start, start + raw.length, score));
   }
@@ -96,8 +156,7 @@ function phoneScore(raw: string, text: string, start: number): number {
   if (DATE_SHAPE.test(main) || SSN_SHAPE.test(main)) return 0;
   const context = () => {
     const before = text.slice(Math.max(0, start - 30), start);
-    if (CONTEXT.test(before) || LABEL_BEFORE.test(before)) return true;
-    return LABEL_AFTER.test(text.slice(start + raw.length, start + raw.length + 16));
+    return CONTEXT.test(before) || labelBefore(text, start) || labelAfter(text, start + raw.length);
   };
   if (international) return digits >= 8 ? 0.9 + (context() ? 0.05 : 0) : 0;
   if (NANP.test(main)) return 0.88 + (context() ? 0.05 : 0);

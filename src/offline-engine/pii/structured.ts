@@ -94,7 +94,11 @@ const CARD_CUE =
 /** Maestro's issuer ranges: 50, 56 to 69 */
 const MAESTRO_PREFIX = /^(?:50|5[6-9]|6\d)/;
 
+/** A word of CARD_CUE somewhere in the text: one native scan before the digits are looked at. */
+const CARD_WORD = /card|cc|maestro|debit|kort|karte|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт/i;
+
 function findShortCards(text: string, out: PiiEntity[]): void {
+  if (!CARD_WORD.test(text)) return;
   for (const m of text.matchAll(CARD_12)) {
     const digits = m[0].replace(/\D/g, "");
     if (!MAESTRO_PREFIX.test(digits) || !luhnValid(digits)) continue;
