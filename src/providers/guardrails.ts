@@ -403,6 +403,20 @@ function asksJson(body: Record<string, unknown>): boolean {
 /** The held-text key of a chat choice's deprecated `function_call` (beside tool calls' indexes). */
 const FUNCTION_CALL = "function_call";
 
+/** A chat delta's string fields that carry no text a placeholder could be in. */
+const NOT_TEXT: ReadonlySet<string> = new Set(["role"]);
+
+/** The held-text key of a text field of choice `c`'s delta: its content is `c`, another field `c.field`. */
+function textKey(c: number, field: string): string {
+  return field === "content" ? `${c}` : `${c}.${field}`;
+}
+
+/** A delta that carries `text` in the field of a held-text key (`c` or `c.field`). */
+function textDelta(key: string, text: string): Record<string, unknown> {
+  const dot = key.indexOf(".");
+  return { [dot < 0 ? "content" : key.slice(dot + 1)]: text };
+}
+
 /**
  * Puts the values back into a streamed /v1 answer, event by event. A placeholder cut between two
  * chunks ("[EMA" + "IL_1]") is caught by holding back a chunk's end that may start one given out,
@@ -441,13 +455,13 @@ export class StreamRestorer {
         const [c, tool] = key.split(":");
         const delta =
           tool === undefined
-            ? { content: text }
+            ? textDelta(c, text)
             : tool === FUNCTION_CALL
               ? { function_call: { arguments: text } }
               : { tool_calls: [{ index: Number(tool), function: { arguments: text } }] };
         out.push({
           ...(this.lastChunk ?? { object: "chat.completion.chunk" }),
-          choices: [{ index: Number(c), delta, finish_reason: null }],
+          choices: [{ index: Number.parseInt(c, 10), delta, finish_reason: null }],
         });
       } else {
         const template = this.templates.get(key);
@@ -484,7 +498,10 @@ export class StreamRestorer {
       if (!isObject(choice) || !isObject(choice.delta)) return choice;
       const c = typeof choice.index === "number" ? choice.index : 0;
       const delta: Record<string, unknown> = { ...choice.delta };
-      if (typeof delta.content === "string") delta.content = this.feed(`${c}`, delta.content, this.jsonText);
+      // every text of the delta (content, refusal, a vendor's reasoning text...), each held apart
+      for (const field of Object.keys(delta))
+        if (typeof delta[field] === "string" && !NOT_TEXT.has(field))
+          delta[field] = this.feed(textKey(c, field), delta[field], field === "content" && this.jsonText);
       if (Array.isArray(delta.tool_calls))
         delta.tool_calls = delta.tool_calls.map((tc) => {
           if (!isObject(tc) || !isObject(tc.function) || typeof tc.function.arguments !== "string") return tc;
@@ -499,8 +516,12 @@ export class StreamRestorer {
         };
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
         // the choice ends here: what it held goes with its last chunk
-        const left = this.take(`${c}`);
-        if (left) delta.content = `${typeof delta.content === "string" ? delta.content : ""}${left}`;
+        for (const key of [...this.held.keys()])
+          if (key === `${c}` || key.startsWith(`${c}.`)) {
+            const left = this.take(key);
+            const field = key === `${c}` ? "content" : key.slice(key.indexOf(".") + 1);
+            if (left) delta[field] = `${typeof delta[field] === "string" ? delta[field] : ""}${left}`;
+          }
         const call = this.take(`${c}:${FUNCTION_CALL}`);
         if (call) {
           const fc = isObject(delta.function_call) ? delta.function_call : {};

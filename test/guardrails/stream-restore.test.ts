@@ -62,6 +62,27 @@ describe("StreamRestorer", () => {
     expect(d[0]?.choices[0]?.delta.content).toBe("[Q]");
   });
 
+  test("a streamed refusal (and any other text field of a delta) is restored, cut inside a placeholder or not", () => {
+    const r = new StreamRestorer(guard(), "chat/completions");
+    const out = [
+      ...r.push(chunk({ refusal: "I cannot write to [EMA" })),
+      ...r.push(chunk({ refusal: "IL_1] for you, nor [EMAIL_1]." })),
+      ...r.push(chunk({ reasoning_content: "the user gave [EMAIL_1" })),
+      ...r.push(chunk({ reasoning_content: "]" }, "stop")),
+    ] as ReturnType<typeof chunk>[];
+    const field = (name: string) => out.map((e) => (e.choices[0]?.delta[name] as string | undefined) ?? "").join("");
+    expect(field("refusal")).toBe(`I cannot write to ${EMAIL} for you, nor ${EMAIL}.`);
+    expect(field("reasoning_content")).toBe(`the user gave ${EMAIL}`);
+    expect(out.every((e) => e.choices[0]?.delta.content === undefined)).toBe(true);
+  });
+
+  test("a refusal still held when the stream ends without a finishing chunk is sent as a refusal", () => {
+    const r = new StreamRestorer(guard(), "chat/completions");
+    r.push(chunk({ role: "assistant", refusal: "no: [EMAIL_" }));
+    const tail = r.end() as ReturnType<typeof chunk>[];
+    expect(tail[0]?.choices[0]?.delta).toEqual({ refusal: "[EMAIL_" });
+  });
+
   test("a stream that ends without a finishing chunk sends what is held", () => {
     const r = new StreamRestorer(guard(), "chat/completions");
     r.push(chunk({ content: "mail [EMAIL_" }));

@@ -114,7 +114,7 @@ const LINE_POSTAL_AT = new RegExp(
   "uy",
 );
 const MILITARY =
-  /(?<![\p{L}\p{N}])(?:(?:PSC|CMR|Unit)[ \t]+\d{3,5}(?:,?[ \t]*(?:\r?\n[ \t]*)?Box[ \t]+\d{1,5})?|(?:USNS|USS)[ \t]+\p{Lu}[\p{L}-]*(?:[ \t]+\p{Lu}[\p{L}-]*)?),?[ \t]*(?:\r?\n[ \t]*)?(?:APO|FPO|DPO)[ \t]+A[AEP][ \t]+\d{5}(?!\d)/gu;
+  /(?<![\p{L}\p{N}])(?:(?:PSC|CMR|Unit)[ \t]+\d{3,5}(?:,?[ \t]*(?:\r?\n[ \t]*)?Box[ \t]+\d{1,5})?|(?:USNS|USS)[ \t]+\p{Lu}[\p{L}-]*(?:[ \t]+\p{Lu}[\p{L}-]*)?(?:[ \t]+\([A-Z]{2,4}[ -]?\d{1,3}\))?),?[ \t]*(?:\r?\n[ \t]*)?(?:APO|FPO|DPO)[ \t]+A[AEP][ \t]+\d{5}(?:-\d{4})?(?!\d)/gu;
 
 const UNIT_WORD =
   "Apt|Apto|Apartment|Appartement|Appartamento|Suite|Ste|Unit|Flat|Floor|Fl|Room|Rm|Top|Tür|Stiege|Stg|Whg|Wohnung|lgh|Lgh|Bloc|Bl|Sc|Ap|Et|Piso|piso|Dpto|Depto|Puerta|Pta|Andar|andar|Sala|sala|Casa|apto|apt|suite|flat|unit|m|lok|mieszk|#";
@@ -137,7 +137,7 @@ const TOWN_POSTCODE = new RegExp(
 );
 
 /** Countries in English and in their own languages, for the line under a postcode and town. */
-const COUNTRIES =
+export const COUNTRIES =
   "USA|United States|U\\.S\\.A\\.|United Kingdom|UK|England|Scotland|Wales|Ireland|Éire|Canada|Australia|New Zealand|India|Nigeria|Ghana|Kenya|South Africa|Germany|Deutschland|Austria|Österreich|Switzerland|Schweiz|Suisse|Svizzera|France|Belgium|Belgique|België|Netherlands|Nederland|Luxembourg|Spain|España|Portugal|Italy|Italia|Brazil|Brasil|Mexico|México|Argentina|Chile|Colombia|Peru|Perú|Denmark|Danmark|Norway|Norge|Sweden|Sverige|Finland|Suomi|Iceland|Ísland|Poland|Polska|Czech Republic|Czechia|Česko|Česká republika|Slovakia|Slovensko|Hungary|Magyarország|Romania|România|Moldova|Bulgaria|Croatia|Hrvatska|Serbia|Srbija|Slovenia|Slovenija|Bosnia and Herzegovina|Greece|Turkey|Türkiye|Azerbaijan|Azərbaycan|Georgia|Armenia|Ukraine|Russia|Estonia|Eesti|Latvia|Latvija|Lithuania|Lietuva|Belarus|Kazakhstan|Uzbekistan|Oʻzbekiston|Israel|Egypt|Morocco|Japan|China|Korea|Vietnam|Indonesia|Philippines|Singapore|Malaysia|Thailand";
 const COUNTRY_AT = new RegExp(`${SEP}(?:${COUNTRIES})(?![\\p{L}\\p{N}])`, "uy");
 

@@ -5,12 +5,15 @@
 
 import { checkCpuBudget, tickCpuBudget } from "../budget";
 import { findAddresses } from "./address";
+import { findAddressBlocks } from "./address-block";
 import { extended, findWorldAddresses } from "./address-world";
 import { findDatesOfBirth } from "./dates";
 import { fold } from "./fold";
 import { forgetText } from "./keywords";
 import { findNames } from "./names";
 import { findCasedNames } from "./names-cased";
+import { falseName, findMoreNames } from "./names-extra";
+import { findScriptNames } from "./names-script";
 import { findPhoneNumbers } from "./phone";
 import { applyRedactions, type RedactionStyle } from "./redact";
 import { resolveOverlaps } from "./resolve";
@@ -23,12 +26,13 @@ export { PII_TYPES, type PiiEntity, type PiiType } from "./types";
 
 /**
  * Which entity types each recognizer can produce, so a `types` filter skips the others.
- * `digits`: the ASCII digits a text needs for the recognizer to find anything (a card is 13 to 19
+ * `digits`: the ASCII digits a text needs for the recognizer to find anything (a card is 12 to 19
  * of them, an SSN nine, a phone number's score needs seven); a text with fewer is not scanned.
+ * `checked`: its names are checked against falseName already.
  */
-const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number }[] = [
+const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number; checked?: boolean }[] = [
   { types: ["email"], find: findEmails },
-  { types: ["credit_card"], find: findCreditCards, digits: 13 },
+  { types: ["credit_card"], find: findCreditCards, digits: 12 },
   { types: ["ssn"], find: findSsns, digits: 9 },
   { types: ["ip_address"], find: findIpAddresses },
   { types: ["phone_number"], find: findPhoneNumbers, digits: 7 },
@@ -36,8 +40,11 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number }[] = [
   // the English and Romance patterns' streets take in the unit, postcode, town and country lines that follow
   { types: ["address"], find: (text) => findAddresses(text).map((e) => extended(text, e.start, e.end, e.score)) },
   { types: ["address"], find: findWorldAddresses },
+  { types: ["address"], find: findAddressBlocks },
   { types: ["name"], find: findNames },
   { types: ["name"], find: findCasedNames },
+  { types: ["name"], find: findMoreNames, checked: true },
+  { types: ["name"], find: findScriptNames, checked: true },
 ];
 
 /**
@@ -65,7 +72,8 @@ function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
     for (const r of RECOGNIZERS) {
       checkCpuBudget();
       if (r.digits !== undefined && digits < r.digits) continue;
-      candidates.push(...r.find(text));
+      // a name before a street, square or organisation word is none (names-extra.ts; its own finds are checked already)
+      for (const e of r.find(text)) if (r.checked || e.type !== "name" || !falseName(text, e.start, e.end)) candidates.push(e);
     }
   } finally {
     forgetText();

@@ -57,7 +57,11 @@ export const NOT_NAME_WORDS: ReadonlySet<string> = new Set(
     "Just Can Could Would Should Did Do Does Is Are Was Were Be Been Has Have Had Let Get Got Go Going Sorry Great " +
     "Professor Doctor Frau Herr Madame Monsieur Captain Son Daughter Wife Husband Boyfriend Girlfriend Partner Colleague Neighbour Neighbor " +
     "La Le Les El Los Las Il Lo Del Der Die Das Den Des Une Un Una Uno Ein Eine Land Essa Aile Todo Toda Ogni Jeder Chaque " +
-    "Good Nice Welcome Happy Love Kind Warm Many Much More Most Very Really Still Again Once Soon Now Later"
+    "Good Nice Welcome Happy Love Kind Warm Many Much More Most Very Really Still Again Once Soon Now Later " +
+    // field labels, and greetings and closings of other languages, that start a line before a name
+    "Fax Tel Tél Telefon Tlf Mob Postcode Country Website Web Notes Present Attendees Minutes Recipient Billing Delivery " +
+    "Hej Hei Moi Terve Tere Labas Sveiki Szia Kedves Ahoj Cześć Witam Hallo Servus Lieber Liebe Bonjour Salut Hola Ciao " +
+    "Olá Zdravo Pozdrawiam Pozdravem Grüße Cordialement Hälsningar Terveisin Üdvözlettel Saludos Groeten"
   ).split(" "),
 );
 

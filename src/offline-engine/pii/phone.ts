@@ -7,9 +7,81 @@ import { isSpace } from "./chars";
 import { entity, type PiiEntity } from "./types";
 
 const CANDIDATE =
-  /(?<![\p{L}\p{N}+\-./]|[^\p{L}]:)(?:\+|00)?\(?\d[\d(). \u00A0-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
+  /(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}]:)|(?<=\p{L}-))(?:\+|00)?\(?\d[\d(). \u00A0-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
 const CONTEXT =
   /\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\b[.:#]?\s*(?:(?:me|us|him|her|is|at|on|to|back|number|no\.?|me at)\s*){0,3}[:#]?\s*\(?$/i;
+/**
+ * Labels of a number in the languages the engine reads ("Tél", "tlf", "puh", "телефон", "τηλ",
+ * "电话", "फ़ोन"...), before it (with a colon, a dash or a bracketed word between: "Phone
+ * (office): …", "fax-0 40 …") or right after it ("… (office)", "… mobile"): one word looked up
+ * in a set, not a pattern tried along the text.
+ */
+const LABELS = new Set(
+  (
+    "tel tél tel. tele telefon telefonas telefono telefone teléfono téléphone tlf puh puhelin mobil mobile mobiltel " +
+    "mobiltelefon handy gsm office kontor bureau work home landline fax telefax cell numer numero numeroon número nummer " +
+    "szám számom számunk phone whatsapp телефон тел номер моб τηλ τηλέφωνο κιν טלפון נייד هاتف جوال फ़ोन फोन नंबर मोबाइल " +
+    "电话 手机 電話 携帯 전화 휴대폰"
+  ).split(" "),
+);
+/** labels written without a space before the number's label word in Chinese and Japanese text ("我的电话：") */
+const CJK_LABELS = ["电话", "手机", "電話", "携帯"];
+
+function isLabelChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 0xc0 && !isSpace(c) && c !== 0xff1a && c !== 0x3000);
+}
+
+/** The word that ends at `end`, lower case. */
+function labelWord(text: string, from: number, end: number): string {
+  let k = end;
+  while (k > from && isLabelChar(text.charCodeAt(k - 1))) k--;
+  return text.slice(k, end).toLowerCase();
+}
+
+function isLabel(word: string): boolean {
+  if (LABELS.has(word)) return true;
+  for (const l of CJK_LABELS) if (word.endsWith(l)) return true;
+  return false;
+}
+
+/** A label before `start`: the last word, past blanks, ":", "#", "-", "(" and a bracketed word ("Phone (office): "). */
+function labelBefore(text: string, start: number): boolean {
+  const lo = Math.max(0, start - 30);
+  let k = start;
+  const skip = () => {
+    while (k > lo) {
+      const c = text.charCodeAt(k - 1);
+      if (isSpace(c) || c === 58 || c === 0xff1a || c === 35 || c === 45 || c === 40 || c === 46) k--;
+      else break;
+    }
+  };
+  skip();
+  if (k > lo && text.charCodeAt(k - 1) === 41) {
+    const open = text.lastIndexOf("(", k - 1);
+    if (open >= lo && k - open <= 14) {
+      k = open;
+      skip();
+    }
+  }
+  return isLabel(labelWord(text, lo, k));
+}
+
+/** A label right after the number ending at `end`: "… (office)", "…, mobile", "… fax". */
+function labelAfter(text: string, end: number): boolean {
+  const hi = Math.min(text.length, end + 16);
+  let k = end;
+  while (k < hi) {
+    const c = text.charCodeAt(k);
+    if (c === 32 || c === 9 || c === 40 || c === 44 || c === 47 || c === 45) k++;
+    else break;
+  }
+  let e = k;
+  while (e < hi && isLabelChar(text.charCodeAt(e))) e++;
+  return e > k && LABELS.has(text.slice(k, e).toLowerCase());
+}
+
+/** European groupings: groups of two or three digits (the first up to four), one kind of separator, 8 to 10 digits. */
+const EUROPEAN = /^(?:0|\d{2,4})(?:([ .-])\d{2,3})(?:\1\d{2,3}){1,3}$/;
 const NANP = /^(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}$/;
 const DATE_SHAPE = /^(?:\d{1,2}[.\- ]\d{1,2}[.\- ](?:19|20)\d{2}|(?:19|20)\d{2}[.\- ]\d{1,2}[.\- ]\d{1,2})$/;
 // 3-2-4 with dashes is how SSNs are written, never phone numbers
@@ -26,6 +98,8 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
       raw = raw.slice(1);
       start++;
     }
+    // after "word-": only a label glued to its number ("fax-0 40 3218 771"), not a reference ("INV-2024 …")
+    if (text.charCodeAt(start - 1) === 45 && !isLabel(labelWord(text, Math.max(0, start - 16), start - 1))) continue;
     const score = phoneScore(raw, text, start);
     if (score > 0) out.push(entity("phone_number", text, start, start + raw.length, score));
   }
@@ -40,6 +114,8 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
 function phoneScore(raw: string, text: string, start: number): number {
   let main = raw;
   if (raw.includes("x") || raw.includes("X") || raw.includes("#")) main = raw.replace(EXTENSION, "");
+  // the trunk zero in brackets after a country code ("+33 (0)1 42 68 53 00") is no group of its own
+  if (main.includes("(0)")) main = main.replace(/^((?:\+|00)\d{1,3}) ?\(0\) ?/, "$1 ");
   const international = main.startsWith("+") || main.startsWith("00");
   // groups are counted after the international prefix
   const from = main.startsWith("+") ? 1 : main.startsWith("00") ? 2 : 0;
@@ -78,13 +154,18 @@ function phoneScore(raw: string, text: string, start: number): number {
   if (shortLaterGroup || groups > 6) return 0;
   // (every test above and these two give 0 alike: the shapes are tested once the counts let the number through)
   if (DATE_SHAPE.test(main) || SSN_SHAPE.test(main)) return 0;
-  const context = () => CONTEXT.test(text.slice(Math.max(0, start - 30), start));
+  const context = () => {
+    const before = text.slice(Math.max(0, start - 30), start);
+    return CONTEXT.test(before) || labelBefore(text, start) || labelAfter(text, start + raw.length);
+  };
   if (international) return digits >= 8 ? 0.9 + (context() ? 0.05 : 0) : 0;
   if (NANP.test(main)) return 0.88 + (context() ? 0.05 : 0);
   if (/^\(\d{2,5}\)/.test(main) && digits >= 8) return 0.85 + (context() ? 0.05 : 0);
   // trunk prefix 0 with separators: UK "020 7946 0958", FR "01 23 45 67 89", DE "030 1234567"
   if (/^0[1-9]/.test(main) && groups >= 2 && digits >= 9 && digits <= 12) return 0.8 + (context() ? 0.05 : 0);
   if ((groups >= 2 || digits === 10) && context()) return 0.75;
+  // "22 41 87 36", "33.12.47.90", "948 22 117": how European numbers are written, no label needed
+  if (digits >= 8 && digits <= 10 && groups >= 3 && EUROPEAN.test(main)) return 0.72;
   // one run of digits ("call me back 0117133") only right after a word that says it is a number
   if (groups === 1 && digits <= 12 && context()) return 0.7;
   return 0;

@@ -83,8 +83,33 @@ function knownIssuer(d: string): boolean {
   return false;
 }
 
+/**
+ * Twelve digits (Maestro's shortest numbers), alone or in three groups of four, right after a
+ * word that says it is a card ("card", "cc", "Maestro", "kort", "Karte"...): without the word a
+ * twelve-digit number is as often an order or account reference.
+ */
+const CARD_12 = new RegExp(String.raw`(?<![\d-])\d{4}(${GROUP_SEPARATOR}?)\d{4}\1\d{4}(?![\d]|-\d)`, "g");
+const CARD_CUE =
+  /(?:^|[^\p{L}])(?:card|cc|maestro|debit|kort|karte|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт[аыу])(?:\s*(?:no\.?|number|nr\.?|#|is|:))?[\s:#.-]*$/iu;
+/** Maestro's issuer ranges: 50, 56 to 69 */
+const MAESTRO_PREFIX = /^(?:50|5[6-9]|6\d)/;
+
+/** A word of CARD_CUE somewhere in the text: one native scan before the digits are looked at. */
+const CARD_WORD = /card|cc|maestro|debit|kort|karte|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт/i;
+
+function findShortCards(text: string, out: PiiEntity[]): void {
+  if (!CARD_WORD.test(text)) return;
+  for (const m of text.matchAll(CARD_12)) {
+    const digits = m[0].replace(/\D/g, "");
+    if (!MAESTRO_PREFIX.test(digits) || !luhnValid(digits)) continue;
+    if (!CARD_CUE.test(text.slice(Math.max(0, m.index - 24), m.index))) continue;
+    out.push(entity("credit_card", text, m.index, m.index + m[0].length, 0.95));
+  }
+}
+
 export function findCreditCards(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
+  findShortCards(text, out);
   for (const m of text.matchAll(CARD)) {
     const raw = m[0];
     // the groups of digits and what separates them, each separator reduced to its kind: its

@@ -1,0 +1,95 @@
+/**
+ * Given names and family names of the naming traditions the English lists and the `humannames`
+ * gazetteer cover thinly (Nordic, Finnish, Hungarian, Slavic, Baltic) and of the other scripts
+ * the engine reads (Cyrillic, Greek, Arabic, Hebrew, Devanagari, Chinese, Japanese, Korean),
+ * from the person-name lists of `@faker-js/faker`'s locale data (MIT), loaded on first use.
+ *
+ * Each name is kept as the hash of its folded form (lower case, no diacritics: gazetteer.ts
+ * `fold`) in a Set of numbers: a lookup is one hash and one Set probe. The locales are read one
+ * by one, the load yielding between them, so a warm-up in slices never holds the thread long.
+ */
+import { slicedEngine } from "../engines";
+import { fold } from "./gazetteer";
+
+interface PersonDefinitions {
+  first_name?: unknown;
+  last_name?: unknown;
+  middle_name?: unknown;
+}
+type Locale = () => { faker: { rawDefinitions: { person?: PersonDefinitions } } };
+
+// one static require a locale, so a compiled binary carries them
+const LOCALES: Locale[] = [
+  () => require("@faker-js/faker/locale/da"),
+  () => require("@faker-js/faker/locale/nb_NO"),
+  () => require("@faker-js/faker/locale/sv"),
+  () => require("@faker-js/faker/locale/fi"),
+  () => require("@faker-js/faker/locale/hu"),
+  () => require("@faker-js/faker/locale/pl"),
+  () => require("@faker-js/faker/locale/cs_CZ"),
+  () => require("@faker-js/faker/locale/sk"),
+  () => require("@faker-js/faker/locale/hr"),
+  () => require("@faker-js/faker/locale/sr_RS_latin"),
+  () => require("@faker-js/faker/locale/sl_SI"),
+  () => require("@faker-js/faker/locale/lv"),
+  () => require("@faker-js/faker/locale/ru"),
+  () => require("@faker-js/faker/locale/uk"),
+  () => require("@faker-js/faker/locale/mk"),
+  () => require("@faker-js/faker/locale/el"),
+  () => require("@faker-js/faker/locale/ar"),
+  () => require("@faker-js/faker/locale/fa"),
+  () => require("@faker-js/faker/locale/he"),
+  () => require("@faker-js/faker/locale/ne"),
+  () => require("@faker-js/faker/locale/zh_CN"),
+  () => require("@faker-js/faker/locale/zh_TW"),
+  () => require("@faker-js/faker/locale/ja"),
+  () => require("@faker-js/faker/locale/ko"),
+];
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+function hashOf(word: string): number {
+  let h = FNV_OFFSET;
+  for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), FNV_PRIME);
+  return h >>> 0;
+}
+
+/** Every string in a locale's list (a flat array, or arrays by sex, or weighted entries). */
+function strings(x: unknown, out: string[]): void {
+  if (typeof x === "string") out.push(x);
+  else if (Array.isArray(x)) for (const y of x) strings(y, out);
+  else if (x !== null && typeof x === "object") {
+    const o = x as Record<string, unknown>;
+    if ("value" in o) strings(o.value, out);
+    else for (const v of Object.values(o)) strings(v, out);
+  }
+}
+
+const lists = slicedEngine("pii-given-names", function* () {
+  const given = new Set<number>();
+  const family = new Set<number>();
+  for (const locale of LOCALES) {
+    yield;
+    const person = locale().faker.rawDefinitions.person ?? {};
+    const first: string[] = [];
+    strings(person.first_name, first);
+    strings(person.middle_name, first);
+    const last: string[] = [];
+    strings(person.last_name, last);
+    // a list entry may hold two words ("آبان دخت") or a hyphen: each word counts
+    for (const name of first) for (const w of name.split(/[\s-]+/)) if (w.length >= 2 || w > "\u2e80") given.add(hashOf(fold(w)));
+    for (const name of last) for (const w of name.split(/[\s-]+/)) if (w) family.add(hashOf(fold(w)));
+  }
+  return { given, family };
+});
+
+/** Whether the word (any case, diacritics or not) is a given name of the lists. */
+export function isGivenName(word: string): boolean {
+  return lists().given.has(hashOf(fold(word)));
+}
+
+/** Whether the word is a family name of the lists (Chinese and Korean ones are one or two characters). */
+export function isFamilyName(word: string): boolean {
+  return lists().family.has(hashOf(fold(word)));
+}

@@ -1,0 +1,187 @@
+/**
+ * Person names in the other scripts the engine reads as languages: Cyrillic, Greek, Arabic,
+ * Hebrew, Devanagari, Chinese and Japanese (Han and kana), Korean (Hangul). Evidence as for Latin
+ * names: a cue before the name in the language itself ("Меня зовут", "Με λένε", "اسمي", "שמי",
+ * "मेरा नाम", "我叫", "제 이름은") or in English ("Dear", "Regards,", "Name:"), a form's label
+ * ("Имя:", "姓名：", "联系人："), an honorific after it ("様", "さん", "님"), or a given name of
+ * the lists (given-names.ts) leading two capitalised words. A run stops at a function word of
+ * the language (the `stopword` package's lists), at punctuation, or after three words.
+ *
+ * A text with no letter of these scripts costs one native scan (`NON_LATIN.test`).
+ */
+import { slicedEngine } from "../engines";
+import { readStopwordLists } from "../stopwords";
+import { isFamilyName, isGivenName } from "./given-names";
+import { entity, type PiiEntity } from "./types";
+
+const NON_LATIN = /[\u0370-\u03ff\u0400-\u04ff\u0590-\u06ff\u0900-\u097f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/;
+
+/** A word of one of the spaced scripts (Greek, Cyrillic, Hebrew, Arabic, Devanagari). */
+const SPACED_WORD =
+  /[\u0370-\u037d\u037f-\u0386\u0388-\u03ff\u1f00-\u1fff]+|[\u0400-\u04ff]+|[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4-\u05c7\u05d0-\u05ea\u05f0-\u05f2]+|[\u0620-\u065f\u066e-\u06d3\u06d5\u06e5\u06e6\u06fa-\u06ff\u0750-\u077f]+|[\u0900-\u0963\u0971-\u097f]+/gu;
+
+/** Cues that end right before a name, in the name's language or in English (lower case where the script has case). */
+const CUE_BEFORE = new RegExp(
+  `(?:${[
+    // Russian, Ukrainian, Bulgarian
+    "меня зовут",
+    "мене звати",
+    "зовут",
+    "уважаемый",
+    "уважаемая",
+    "дорогой",
+    "дорогая",
+    "шановний",
+    "шановна",
+    "с уважением,?",
+    "с наилучшими пожеланиями,?",
+    "з повагою,?",
+    "контактное лицо:?",
+    "контакт:?",
+    "имя:?",
+    "фио:?",
+    "ім'я:?",
+    "от:?",
+    "привет,?",
+    "здравствуйте,?",
+    // Greek
+    "με λένε",
+    "ονομάζομαι",
+    "όνομα:?",
+    "αγαπητέ",
+    "αγαπητή",
+    "κύριε",
+    "κυρία",
+    "με εκτίμηση,?",
+    "φιλικά,?",
+    // Arabic
+    "اسمي",
+    "الاسم:?",
+    "عزيزي",
+    "عزيزتي",
+    "السيد",
+    "السيدة",
+    "الأستاذ",
+    "الدكتور",
+    "مع تحياتي[،,]?",
+    // Hebrew
+    "שמי",
+    "שם:",
+    "לכבוד",
+    "מר",
+    "גברת",
+    "בברכה,?",
+    "הטלפון של",
+    // Hindi
+    "मेरा नाम",
+    "नाम:?",
+    "प्रिय",
+    "श्री",
+    "श्रीमती",
+    "सुश्री",
+    "भवदीय,?",
+    // English and other Latin-script cues before a name in another script
+    "dear",
+    "hello",
+    "hi",
+    "hey",
+    "regards,",
+    "thanks,",
+    "name:",
+    "contact:",
+    "contact person:",
+    "from:",
+    "from",
+    "greetings from",
+    "best wishes from",
+    "mr\\.?",
+    "mrs\\.?",
+    "ms\\.?",
+    "dr\\.?",
+  ].join("|")})[\\s]*$`,
+  "iu",
+);
+
+/** A Han or kana name after a cue or a label: "我叫刘洋", "联系人：陈静", "担当：高橋誠", "Hello 李明". */
+const CJK_AFTER_CUE =
+  /(?:我叫|我是|姓名[:：]\s*|联系人[:：]\s*|聯絡人[:：]\s*|收件人[:：]\s*|担当[:：]\s*|氏名[:：]\s*|名前[:：]\s*|(?:dear|hello|hi|regards,|name:|from:)\s*)([\u3400-\u9fff]{2,4})(?=[^\u3400-\u9fff]|$)/giu;
+/** A Han or kana name before an honorific or a self-introduction: "中村様", "佐藤健と申します", "王先生". */
+const CJK_BEFORE = /(?<![\u3400-\u9fff])([\u3400-\u9fff]{2,4})(?=様|さん|さま|先生|女士|小姐|君|と申します|といいます)/gu;
+/** Korean: a name of three syllables before "님" or "씨", or after "이름은" before the copula. */
+const HANGUL_HONORIFIC = /(?<![\uac00-\ud7af])([\uac00-\ud7af]{3})(?=님|씨)/gu;
+const HANGUL_AFTER_CUE = /이름은\s+([\uac00-\ud7af]{2,4}?)(?=입니다|이에요|예요|이고|[\s.,]|$)/gu;
+
+const STOPWORDS = slicedEngine("pii-script-stopwords", function* () {
+  const lists = yield* readStopwordLists(["rus", "ukr", "bul", "ell", "ara", "fas", "heb", "hin", "mar"]);
+  const all = new Set<string>();
+  for (const list of Object.values(lists)) for (const w of list) all.add(w.toLowerCase());
+  return all;
+});
+
+function isCased(word: string): boolean {
+  const c = word.charCodeAt(0);
+  return (c >= 0x370 && c <= 0x3ff) || (c >= 0x1f00 && c <= 0x1fff) || (c >= 0x400 && c <= 0x4ff);
+}
+
+function isUpperFirst(word: string): boolean {
+  const f = word.charAt(0);
+  return f !== f.toLowerCase();
+}
+
+/** Spaced-script words after a cue: up to three, each the same script, no function word, capitalised where the script has case. */
+function spacedNames(text: string, out: PiiEntity[]): void {
+  const words = [...text.matchAll(SPACED_WORD)];
+  const stop = STOPWORDS();
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i] as RegExpMatchArray;
+    const start = w.index as number;
+    const first = w[0];
+    if (stop.has(first.toLowerCase())) continue;
+    const cased = isCased(first);
+    if (cased && !isUpperFirst(first)) continue;
+    const cue = CUE_BEFORE.test(text.slice(Math.max(0, start - 30), start));
+    // two capitalised words, the first a given name of the lists, need no cue
+    let j = i + 1;
+    let end = start + first.length;
+    while (j < words.length && j - i < 3) {
+      const next = words[j] as RegExpMatchArray;
+      const gap = text.slice(end, next.index as number);
+      if (gap !== " ") break;
+      if (stop.has(next[0].toLowerCase())) break;
+      if (cased ? !isUpperFirst(next[0]) : !(isGivenName(next[0]) || isFamilyName(next[0]) || j === i + 1)) break;
+      // an uncased word that starts with "and" (Arabic و, Hebrew ו) after the first word is the next clause
+      if (!cased && j > i && /^[وו]/.test(next[0]) && !isGivenName(next[0]) && !isFamilyName(next[0])) break;
+      end = (next.index as number) + next[0].length;
+      j++;
+    }
+    const known = isGivenName(first) || isFamilyName(first);
+    if (cue || (cased && j - i >= 2 && known)) {
+      out.push(entity("name", text, start, end, cue ? 0.85 : 0.8));
+      i = j - 1;
+    }
+  }
+}
+
+export function findScriptNames(text: string): PiiEntity[] {
+  if (!NON_LATIN.test(text)) return [];
+  const out: PiiEntity[] = [];
+  spacedNames(text, out);
+  for (const m of text.matchAll(CJK_AFTER_CUE)) {
+    const name = m[1] as string;
+    const at = (m.index as number) + m[0].length - name.length;
+    out.push(entity("name", text, at, at + name.length, 0.85));
+  }
+  for (const m of text.matchAll(CJK_BEFORE)) {
+    const name = m[1] as string;
+    if (!isFamilyName(name.slice(0, 2)) && !isFamilyName(name.slice(0, 1))) continue;
+    out.push(entity("name", text, m.index as number, (m.index as number) + name.length, 0.8));
+  }
+  for (const re of [HANGUL_HONORIFIC, HANGUL_AFTER_CUE]) {
+    for (const m of text.matchAll(re)) {
+      const name = m[1] as string;
+      const at = (m.index as number) + m[0].indexOf(name);
+      out.push(entity("name", text, at, at + name.length, 0.8));
+    }
+  }
+  return out;
+}

@@ -1,0 +1,93 @@
+/**
+ * PII on hand-written locale text (issue 41): sentences, letters, chat lines, CSV rows,
+ * signatures, contact cards and multi-line address blocks written by hand in each locale's
+ * conventions, not by the engine's templates or faker fixtures. pii-locale-dev.txt is the dev
+ * part (tuned on; --errors lists its misses); pii-locale-blind.txt was written first, committed
+ * before tuning, and run once at the end (its misses are never printed).
+ *
+ * Figures per kind (precision, recall, F1) and verbatim leaks: structured values of the gold
+ * (emails, SSNs, cards, IPs, phones) still in the redacted text.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { PiiType } from "../../../src/offline-engine/pii";
+import type { EvalReport, Evaluator, Metric } from "../registry";
+import { evaluatePii, type Gold } from "./pii";
+import { leaks } from "./pii-world";
+
+export const LOCALE_TARGETS = { nameF1: 0.85, addressRecall: 0.75 };
+
+/** One text a line, `[[type|span]]` marks PII (a span may hold `\n`, a line break); `#` lines are comments. */
+export function parseLocaleSet(source: string): Gold[] {
+  return source
+    .split("\n")
+    .filter((l) => l.trim() && !l.startsWith("#"))
+    .map((line) => {
+      const src = line.replace(/\\n/g, "\n");
+      const entities: Gold["entities"] = [];
+      let text = "";
+      let at = 0;
+      for (const m of src.matchAll(/\[\[(\w+)\|([\s\S]+?)\]\]/g)) {
+        text += src.slice(at, m.index);
+        const span = m[2] as string;
+        entities.push({ type: m[1] as PiiType, start: text.length, end: text.length + span.length, text: span });
+        text += span;
+        at = m.index + m[0].length;
+      }
+      return { text: text + src.slice(at), entities };
+    });
+}
+
+const load = (file: string): Gold[] => parseLocaleSet(readFileSync(join(import.meta.dir, "../../fixtures/eval", file), "utf8"));
+export const loadLocaleDev = (): Gold[] => load("pii-locale-dev.txt");
+export const loadLocaleBlind = (): Gold[] => load("pii-locale-blind.txt");
+
+/** The figures of one part: per-kind rows, name F1, address recall, verbatim leaks. */
+export function localeFigures(items: Gold[]): {
+  table: string[][];
+  nameF1: number;
+  addressRecall: number;
+  leaks: number;
+  errors: string[];
+} {
+  const r = evaluatePii(items);
+  const row = (type: string) => r.table?.find((t) => t[0] === type) ?? [];
+  const leak = leaks(items);
+  return {
+    table: (r.table ?? []).slice(1).filter((t) => t[1] !== "0"),
+    nameF1: Number(row("name")[4]),
+    addressRecall: Number(row("address")[3]),
+    leaks: leak.gold + leak.goldPhones,
+    errors: [...(r.errors ?? []), ...leak.examples],
+  };
+}
+
+export function evaluateLocale(opts: { blind?: boolean } = {}): EvalReport {
+  const parts: [string, Gold[]][] = [["dev", loadLocaleDev()]];
+  if (opts.blind) parts.push(["blind", loadLocaleBlind()]);
+  const metrics: Metric[] = [];
+  const table = [["part", "type", "gold", "precision", "recall", "F1"]];
+  const errors: string[] = [];
+  for (const [part, items] of parts) {
+    const f = localeFigures(items);
+    const dev = part === "dev";
+    metrics.push(
+      { name: `name F1, ${part}`, value: f.nameF1, ...(dev ? { target: LOCALE_TARGETS.nameF1 } : {}) },
+      { name: `address recall, ${part}`, value: f.addressRecall, ...(dev ? { target: LOCALE_TARGETS.addressRecall } : {}) },
+      { name: `structured values left verbatim, ${part}`, value: f.leaks },
+    );
+    for (const t of f.table) table.push([part, t[0], t[1], t[2], t[3], t[4]] as string[]);
+    // the blind part's misses are never printed: reading them would be tuning on it
+    if (dev) errors.push(...f.errors);
+  }
+  return {
+    capability: "pii on hand-written locale text (issue 41: dev, and blind with PII_LOCALE_BLIND=1)",
+    items: parts.reduce((n, [, items]) => n + items.length, 0),
+    metrics,
+    table,
+    errors,
+  };
+}
+
+const evaluator: Evaluator = { name: "pii-locale", run: () => evaluateLocale({ blind: process.env.PII_LOCALE_BLIND === "1" }) };
+export default evaluator;
