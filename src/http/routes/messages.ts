@@ -1,5 +1,6 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { isObject } from "../../providers/types";
 import type { AppDeps } from "../deps";
 import type { Edge } from "../edge";
 import { edgePlugin } from "../edge-plugin";
@@ -7,6 +8,9 @@ import { MessagesStreamWire } from "../messages-stream";
 import { chatFromMessages, MESSAGES_FN, messageFromChat, messageId } from "../messages-translate";
 import { type Inbound, ProxyPipeline } from "../proxy-pipeline";
 import type { RequestState } from "../state";
+
+/** An answer that is Anthropic's message already (never a chat completion, which has `object` instead). */
+const isMessage = (v: unknown) => isObject(v) && v.type === "message";
 
 const Loose = (description: string) => T.Object({}, { additionalProperties: true, description });
 
@@ -21,8 +25,9 @@ type Ctx = { request: Request; state: RequestState } & Pick<Edge, "auth"> & { pa
  * and traces it runs under the usage name `messages`; the answer and the stream are translated
  * back (http/messages-stream.ts), refusals are Anthropic's (http/messages-errors.ts).
  *
- * This is where a pass-through to a provider that speaks the Messages API itself would branch:
- * today every provider is reached through the translation.
+ * A provider that speaks the Messages API itself (`anthropic`) is sent the client's body as sent
+ * (its model the target's, redacted by the guardrails) and its answer or events come back as it
+ * sent them (providers/chat.ts `native`); a fallback chain mixes both forms, one attempt each.
  */
 export function messagesRoutes(deps: AppDeps) {
   const proxy = new ProxyPipeline(deps);
@@ -33,18 +38,25 @@ export function messagesRoutes(deps: AppDeps) {
     const ctx = { id: messageId(state.requestId), model: chat.model as string, stopSequences: payload.stop_sequences };
     const inbound: Inbound = {
       fn: MESSAGES_FN,
-      // the restored text is in `json` only (`parsed` may be the parse from before the guardrails' restore)
-      answer: (out, charged) => JSON.stringify(messageFromChat(JSON.parse(out.json), { ...ctx, charged })),
-      wire: (promptTokens) => new MessagesStreamWire({ ...ctx, promptTokens }),
+      own: payload,
+      // the restored text is in `json` only (`parsed` may be the parse from before the guardrails' restore);
+      // an answer in Anthropic's own shape (an `anthropic` provider's, or a cache hit of one) goes as it is
+      answer: (out, charged) => {
+        if (out.native) return out.json;
+        const answer: unknown = JSON.parse(out.json);
+        return isMessage(answer) ? out.json : JSON.stringify(messageFromChat(answer, { ...ctx, charged }));
+      },
+      wire: (promptTokens, native) => new MessagesStreamWire({ ...ctx, promptTokens, native }),
     };
     return proxy.handle("chat/completions", request, state, { auth, body: chat }, inbound);
   };
 
-  // the count a call of this body is held for, with its checks and the key's model policy: free, no provider called
-  const countTokens = ({ request, state, auth, payload }: Ctx) => {
+  // with the call's checks and the key's model policy, free: an `anthropic` first provider's own
+  // count (exact), else the count a call of this body is held for (an upper bound; no provider called)
+  const countTokens = async ({ request, state, auth, payload }: Ctx) => {
     state.headers["request-id"] = state.requestId;
     const chat = chatFromMessages(payload, true);
-    const input = proxy.inputBound("chat/completions", request, state, { auth, body: chat });
+    const input = await proxy.countInput("chat/completions", request, state, { auth, body: chat }, payload);
     state.status = 200;
     return new Response(JSON.stringify({ input_tokens: input }), {
       headers: { "content-type": "application/json", ...state.headers },
