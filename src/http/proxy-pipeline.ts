@@ -79,6 +79,13 @@ function withoutApiKey(raw: Record<string, unknown>): Record<string, unknown> {
 
 const noTargets = (targets: Target[]) => targets.length === 0;
 
+/** The targets that are sent an inbound API's body as sent (the only ones that get all of it); none: the translation's refusal. */
+function onlyNative(targets: Target[], refusal: GatewayError, stream: boolean): Target[] {
+  const native = targets.filter((t) => (stream ? t.provider.messagesStream : t.provider.messages) !== undefined);
+  if (native.length === 0) throw refusal;
+  return native;
+}
+
 /**
  * A route that translated another API's body into the body of `api` (the inbound Messages API,
  * http/routes/messages.ts): the name its calls are charged and counted under, its answer made of
@@ -93,6 +100,11 @@ export interface Inbound {
    * keys on.
    */
   own: Record<string, unknown>;
+  /**
+   * What the translation of `own` left out (a field it cannot carry): the call then goes only to
+   * providers that speak its API (`onlyNative`), this refusal when there is none.
+   */
+  untranslated?: GatewayError | null;
   /** the client's answer from the chat one, or from the provider's own (`native`: passed through) (`tokens`: what it was charged on, when known) */
   answer(out: ProxyOutcome, tokens: { input: number; output: number } | undefined): string;
   /** its stream's framing, one per stream (`promptTokens`: the prompt's estimate; `native`: the events are its API's own) */
@@ -123,7 +135,8 @@ export class ProxyPipeline {
     const { auth, body: raw } = edge;
     // a key sent in the body is not forwarded; the usual body, without one, is used as parsed (no copy)
     const body = "api_key" in raw ? withoutApiKey(raw) : raw;
-    const targets = this.admit(api, body, auth.policy, state, admitTags(auth), request);
+    const admitted = this.admit(api, body, auth.policy, state, admitTags(auth), request);
+    const targets = inbound?.untranslated ? onlyNative(admitted, inbound.untranslated, body.stream === true) : admitted;
     const urls = remoteUrls(api, body);
     if (urls.length > 0) await refusePrivateUrls(urls);
     const guard = admitGuarded(this.deps, auth, state, textsOf, inbound?.own ?? body);
@@ -146,13 +159,16 @@ export class ProxyPipeline {
     request: Request,
     state: RequestState,
     edge: Edge,
-    own: Record<string, unknown>,
+    { own, untranslated }: Pick<Inbound, "own" | "untranslated">,
   ): Promise<number> {
     const { auth, body } = edge;
     const targets = this.admit(api, body, auth.policy, state, admitTags(auth), request);
     const bound = () => this.price(api, body, body, targets, null, request, state).priced.estimate.input;
     const first = targets[0];
-    if (!first?.provider.countTokens) return bound();
+    if (!first?.provider.countTokens) {
+      if (untranslated) throw untranslated;
+      return bound();
+    }
     const guard = admitGuarded(this.deps, auth, state, textsOf, own);
     const { body: sent, sentText } = this.native(own, guard, state);
     const model = targetModel(first, API_FN[api]);
@@ -232,7 +248,9 @@ export class ProxyPipeline {
       asSent && sent === body && state.bodyBytes !== undefined
         ? state.bodyBytes + (forwarded === sent ? 0 : STREAM_USAGE_BYTES)
         : Buffer.byteLength(JSON.stringify(forwarded));
-    const priced = pricedTargets(config.pricing, api, forwarded, bytes, targets);
+    // a body the translation left fields out of is priced on the larger of the two
+    const ownBytes = inbound?.untranslated ? Buffer.byteLength(JSON.stringify(inbound.own)) : 0;
+    const priced = pricedTargets(config.pricing, api, forwarded, Math.max(bytes, ownBytes), targets);
     const call: ProxyCall = {
       api,
       body: forwarded,

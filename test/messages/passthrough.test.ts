@@ -234,6 +234,34 @@ describe("/v1/messages passed through to an anthropic provider", () => {
     expect(claude.calls.requests.map((r) => r.raw)).toEqual(sent);
   });
 
+  // (a route with no anthropic provider refuses them by name: sdk-anthropic.test.ts)
+  test("fields no translation carries (top_k, thinking) go as sent to an anthropic provider; a provider that would translate is skipped", async () => {
+    const { gw, claude, sim } = ctx;
+    const { key, accountId } = gw.newKey({ credits: 100_000 });
+    claude.reset();
+    sim.reset();
+    const { anthropic, sent } = client(key);
+    const body = {
+      model: "claude-sim-1",
+      max_tokens: 2000,
+      top_k: 5,
+      thinking: { type: "enabled" as const, budget_tokens: 1024 },
+      messages: [{ role: "user" as const, content: "Think, then answer: why is the sky blue?" }],
+    };
+    const data = await anthropic.messages.create(body);
+    expect(data.content[0]?.type).toBe("thinking");
+    expect(claude.calls.requests.map((r) => r.raw)).toEqual(sent);
+    // model-a's route: the OpenAI-shaped provider first (skipped: it would lose top_k), then claude
+    const { response } = await anthropic.messages.create({ ...body, model: "model-a" }).withResponse();
+    expect(response.headers.get("x-textai-provider")).toBe("claude");
+    expect(sim.calls.count).toBe(0);
+    const costs = await until(
+      () => charges(accountId),
+      (c) => c.length === 2,
+    );
+    expect(costs[0]).toBe(priced(data.usage));
+  });
+
   test("countTokens: Anthropic's own count when the route's first provider is anthropic, free", async () => {
     const { gw, claude } = ctx;
     const { key, accountId } = gw.newKey({ credits: 100_000 });

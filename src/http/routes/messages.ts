@@ -5,7 +5,7 @@ import type { AppDeps } from "../deps";
 import type { Edge } from "../edge";
 import { edgePlugin } from "../edge-plugin";
 import { MessagesStreamWire } from "../messages-stream";
-import { chatFromMessages, MESSAGES_FN, messageFromChat, messageId } from "../messages-translate";
+import { chatForPassThrough, MESSAGES_FN, messageFromChat, messageId } from "../messages-translate";
 import { type Inbound, ProxyPipeline } from "../proxy-pipeline";
 import type { RequestState } from "../state";
 
@@ -34,11 +34,12 @@ export function messagesRoutes(deps: AppDeps) {
 
   const create = ({ request, state, auth, payload }: Ctx) => {
     state.headers["request-id"] = state.requestId;
-    const chat = chatFromMessages(payload);
+    const { chat, untranslated } = chatForPassThrough(payload);
     const ctx = { id: messageId(state.requestId), model: chat.model as string, stopSequences: payload.stop_sequences };
     const inbound: Inbound = {
       fn: MESSAGES_FN,
       own: payload,
+      untranslated,
       // the restored text is in `json` only (`parsed` may be the parse from before the guardrails' restore);
       // an answer in Anthropic's own shape (an `anthropic` provider's, or a cache hit of one) goes as it is
       answer: (out, charged) => {
@@ -55,8 +56,14 @@ export function messagesRoutes(deps: AppDeps) {
   // count (exact), else the count a call of this body is held for (an upper bound; no provider called)
   const countTokens = async ({ request, state, auth, payload }: Ctx) => {
     state.headers["request-id"] = state.requestId;
-    const chat = chatFromMessages(payload, true);
-    const input = await proxy.countInput("chat/completions", request, state, { auth, body: chat }, payload);
+    const { chat, untranslated } = chatForPassThrough(payload, true);
+    const input = await proxy.countInput(
+      "chat/completions",
+      request,
+      state,
+      { auth, body: chat },
+      { own: payload, untranslated },
+    );
     state.status = 200;
     return new Response(JSON.stringify({ input_tokens: input }), {
       headers: { "content-type": "application/json", ...state.headers },
