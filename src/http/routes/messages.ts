@@ -89,7 +89,7 @@ export function messagesRoutes(deps: AppDeps) {
       "/v1/messages",
       create,
       options(
-        "Anthropic Messages API (plain and stream: true), translated to the configured providers; priced per token (docs/messages.md)",
+        "Anthropic Messages API (plain and stream: true), passed through to an anthropic provider, translated to the others; priced per token (docs/messages.md)",
         "An Anthropic Messages request: model, max_tokens, messages, system, tools, tool_choice, stop_sequences, temperature, top_p, metadata, stream",
       ),
     )
@@ -97,7 +97,7 @@ export function messagesRoutes(deps: AppDeps) {
       "/v1/messages/count_tokens",
       countTokens,
       options(
-        "The input tokens a /v1/messages call of this body is held for; free, no provider called (docs/messages.md)",
+        "The input tokens of a /v1/messages call of this body: an anthropic first provider's own count, else the count the call is held for; free (docs/messages.md)",
         "An Anthropic count_tokens request: model, messages, system, tools, tool_choice",
       ),
     );
