@@ -390,6 +390,36 @@ describe("/v1/messages pass-through under the guardrails", () => {
     }
   });
 
+  test("on: a tool_use input holding a placeholder is restored, in the message and across streamed input_json_delta pieces", async () => {
+    const { gw, claude } = ctx;
+    const { key } = gw.newKey({ credits: 100_000, plan: "guarded" });
+    claude.reset();
+    // the simulator fills a `const` as given: the model writes the placeholder it was sent
+    const tool: Anthropic.Tool = {
+      name: "send_mail",
+      input_schema: { type: "object", properties: { to: { type: "string", const: "[EMAIL_1]" } }, required: ["to"] },
+    };
+    const body: Anthropic.MessageCreateParamsNonStreaming = {
+      model: "claude-sim-1",
+      max_tokens: 100,
+      tools: [tool],
+      tool_choice: { type: "tool", name: "send_mail" },
+      messages: [{ role: "user", content: `Mail ${EMAIL} the report` }],
+    };
+    const { anthropic } = client(key);
+    const plain = await anthropic.messages.create(body);
+    expect(plain.id).toStartWith("msg_sim");
+    expect(plain.content.find((b) => b.type === "tool_use")).toMatchObject({ input: { to: EMAIL } });
+    const pieces: string[] = [];
+    const stream = anthropic.messages.stream(body);
+    stream.on("inputJson", (piece) => pieces.push(piece));
+    const final = await stream.finalMessage();
+    expect(final.id).toStartWith("msg_sim");
+    expect(final.content.find((b) => b.type === "tool_use")).toMatchObject({ input: { to: EMAIL } });
+    expect(pieces.join("")).toBe(JSON.stringify({ to: EMAIL }));
+    for (const r of claude.calls.requests) expect(r.raw).not.toContain(EMAIL);
+  });
+
   test("off: the same request reaches the simulator as written, the placeholder-like text answered as is", async () => {
     const { gw, claude } = ctx;
     const { key } = gw.newKey({ credits: 100_000 });
