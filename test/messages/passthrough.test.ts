@@ -12,6 +12,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { type AnthropicUpstream, startAnthropicUpstream } from "../helpers/anthropic-upstream";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
+import { PNG, until, WEATHER } from "./fixtures";
 
 const EMAIL = "ann.lee@example.com";
 type ApiError = InstanceType<typeof Anthropic.APIError>;
@@ -87,28 +88,12 @@ function charges(accountId: string): number[] {
   }
 }
 
-async function until<T>(what: () => T, ok: (v: T) => boolean): Promise<T> {
-  let v = what();
-  for (let i = 0; i < 100 && !ok(v); i++) {
-    await Bun.sleep(20);
-    v = what();
-  }
-  return v;
-}
-
 /** The credits of an Anthropic usage at claude-*'s prices (per 1,000 tokens), rounded up. */
 function priced(u: Anthropic.Usage): number {
   const read = u.cache_read_input_tokens ?? 0;
   const write = u.cache_creation_input_tokens ?? 0;
   return Math.ceil((u.input_tokens * 1000 + read * 100 + write * 1250 + u.output_tokens * 2000) / 1000);
 }
-
-const WEATHER: Anthropic.Tool = {
-  name: "get_weather",
-  description: "The weather in a city",
-  input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-};
-const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
 describe("/v1/messages passed through to an anthropic provider", () => {
   test("create: the simulator gets the client's bytes, the client gets the simulator's message, charged on its usage", async () => {
