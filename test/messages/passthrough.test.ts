@@ -164,6 +164,28 @@ describe("/v1/messages passed through to an anthropic provider", () => {
     ).toEqual([priced(final.usage)]);
   });
 
+  test("a stream Anthropic cuts with an error event ends with one error event in Anthropic's shape, not charged", async () => {
+    const { gw, claude } = ctx;
+    const { key, accountId } = gw.newKey({ credits: 100_000 });
+    claude.reset();
+    claude.program([{ streamError: true }]);
+    const res = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key, "anthropic-version": "2023-06-01" },
+      body: JSON.stringify({ model: "claude-sim-1", max_tokens: 50, stream: true, messages: [{ role: "user", content: "Hi" }] }),
+    });
+    const text = await res.text();
+    const events = [...text.matchAll(/^event: (\S+)$/gm)].map((m) => m[1]);
+    expect(events[0]).toBe("message_start");
+    expect(events.filter((e) => e === "error")).toEqual(["error"]);
+    expect(events.at(-1)).toBe("error");
+    // the simulator's own message_start, passed through
+    expect(text).toContain('"id":"msg_sim');
+    expect(text).toContain('"type":"error","error":{"type":"api_error"');
+    await Bun.sleep(50);
+    expect(charges(accountId)).toEqual([]);
+  });
+
   test("a tool round trip: the simulator's tool_use back as sent, the tool_result forwarded as written", async () => {
     const { gw, claude } = ctx;
     const { key } = gw.newKey({ credits: 100_000 });
