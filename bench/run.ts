@@ -39,6 +39,8 @@ import {
   waitFor,
 } from "./lib/proc";
 import {
+  anthropicChatCandidate,
+  anthropicToml,
   type Candidate,
   CHAT_BODY,
   chatCandidate,
@@ -46,6 +48,7 @@ import {
   GATEWAY_REQUESTS,
   GROUP_TOML,
   groupChatCandidate,
+  messagesCandidate,
   piiChatCandidate,
   UNKNOWN_KEY,
 } from "./lib/requests";
@@ -74,8 +77,8 @@ interface Scenario {
   sim: SimCheck;
   /** send one request before measuring (fills the cache, spends the one allowed request) */
   prime?: boolean;
-  /** extra TOML for this scenario's gateway */
-  extraToml?: string;
+  /** extra TOML for this scenario's gateway (a function: made when the gateway starts, the simulators' URLs known) */
+  extraToml?: string | (() => string);
   /** run the gateway of this commit (bench/lib/tree.ts) instead of this checkout's */
   tree?: string;
   /** send traces to a local OTLP/HTTP sink (OTEL_EXPORTER_OTLP_ENDPOINT set) */
@@ -191,6 +194,30 @@ const SCENARIOS: Scenario[] = [
     expectStatus: 200,
     sim: "per-request",
     extraToml: GROUP_TOML,
+  },
+  // issue 38: the same request through /v1/messages (translated to the OpenAI-shaped simulator), and
+  // through an `anthropic` provider (translated to the Anthropic simulator), each against `compat`
+  {
+    id: "messages",
+    title: "gateway /v1/messages (Anthropic's shape) translated to the OpenAI-shaped simulator, no-cache",
+    target: "gateway",
+    candidates: [messagesCandidate],
+    key: "bench",
+    cacheBypass: true,
+    expectStatus: 200,
+    sim: "per-request",
+  },
+  {
+    id: "anthropic",
+    title:
+      "gateway /v1/chat/completions to an anthropic provider (translated) on the Anthropic simulator, one-deployment group, no-cache",
+    target: "gateway",
+    candidates: [anthropicChatCandidate],
+    key: "bench",
+    cacheBypass: true,
+    expectStatus: 200,
+    sim: "per-request",
+    extraToml: () => anthropicToml(anthropicSimUrl),
   },
   {
     id: "function",
@@ -382,6 +409,8 @@ interface ScenarioResult {
 let sim: Child;
 let simUrl = "";
 let simStatsUrl = "";
+/** the Anthropic Messages API simulator (bench/sim.ts --anthropic-port): the `anthropic` scenario's provider */
+let anthropicSimUrl = "";
 const logDir = join(tmpdir(), "textai-bench-logs");
 
 async function simCalls(): Promise<number> {
@@ -505,7 +534,7 @@ async function openTarget(sc: Scenario): Promise<OpenTarget> {
   const gw = await startGateway({
     simUrl,
     keyPlans: sc.tree ? ["bench", "tight"] : ["bench", "tight", "guarded"],
-    extraToml: sc.extraToml,
+    extraToml: typeof sc.extraToml === "function" ? sc.extraToml() : sc.extraToml,
     tree: sc.tree ? treeOf(sc.tree).dir : undefined,
     env: sc.traced ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlpSinkUrl() } : undefined,
   });
@@ -857,6 +886,25 @@ function targets(results: ScenarioResult[]): Target[] {
       atMost(groupName, "<= 1.05x", `${ratio.toFixed(2)}x (${g32.toFixed(0)} vs ${c32.toFixed(0)} µs)`, ratio, 1.05, times),
     );
   } else out.push(notMeasured(groupName, "<= 1.05x", whyNot("group", "compat")));
+  // issue 38: /v1/messages translated, and a translated vendor (anthropic), as ratios to `compat`
+  // (no goal set), at 32 connections or else the most connections both were measured at
+  for (const [id, what] of [
+    ["messages", "/v1/messages translated to Chat Completions"],
+    ["anthropic", "/v1/chat/completions to an anthropic provider (translated)"],
+  ] as const) {
+    const both = (by(id)?.status === "ok" ? (by(id) as { points: Point[] }).points : [])
+      .map((p) => p.connections)
+      .filter((c) => at(by("compat"), c)?.cpuUsPerReq && at(by(id), c)?.cpuUsPerReq);
+    const c = both.includes(32) ? 32 : Math.max(0, ...both);
+    const name = `${id} (${what}) vs compat (gateway CPU µs/req at ${c || 32} connections)`;
+    const v = at(by(id), c)?.cpuUsPerReq;
+    const base = at(by("compat"), c)?.cpuUsPerReq;
+    if (v && base) {
+      const ratio = v / base;
+      const measured = `${ratio.toFixed(2)}x (${v.toFixed(0)} vs ${base.toFixed(0)} µs)`;
+      out.push({ name, goal: "reported", measured, met: null, detail: "a ratio to compat, no goal set" });
+    } else out.push(notMeasured(name, "reported", whyNot(id, "compat")));
+  }
   // issue 26: the function path through a provider at least 6x Portkey
   const fnPeak = peak(by("function"));
   const fnName = "function path through a provider vs Portkey (peak req/s)";
@@ -1004,14 +1052,26 @@ async function main(): Promise<number> {
   const t0 = Date.now();
   const simPort = freePort();
   const statsPort = freePort();
+  const anthropicPort = freePort();
   sim = spawnChild(
-    [...pin(1), "bun", join(ROOT, "bench", "sim.ts"), "--port", String(simPort), "--stats-port", String(statsPort)],
+    [
+      ...pin(1),
+      "bun",
+      join(ROOT, "bench", "sim.ts"),
+      "--port",
+      String(simPort),
+      "--stats-port",
+      String(statsPort),
+      "--anthropic-port",
+      String(anthropicPort),
+    ],
     {
       log: join(logDir, "sim.log"),
     },
   );
   simUrl = `http://127.0.0.1:${simPort}`;
   simStatsUrl = `http://127.0.0.1:${statsPort}/stats`;
+  anthropicSimUrl = `http://127.0.0.1:${anthropicPort}`;
   const results: ScenarioResult[] = [];
   let footprint: Footprint | undefined;
   let pgCapacity: PgCapacity | undefined;

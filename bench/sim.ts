@@ -1,9 +1,12 @@
 /**
- * The upstream simulator in its fastest mode (no latency, no call records), plus a stats port so
- * the benchmark can read how many calls reached it: GET http://127.0.0.1:<stats-port>/stats.
+ * The upstream simulators in their fastest mode (no latency, no call records): the OpenAI-shaped
+ * one, and with `--anthropic-port` the Anthropic Messages API one (the `anthropic` scenario's
+ * provider), plus a stats port so the benchmark can read how many calls reached them:
+ * GET http://127.0.0.1:<stats-port>/stats.
  *
- *   bun bench/sim.ts --port 9000 --stats-port 9001
+ *   bun bench/sim.ts --port 9000 --stats-port 9001 [--anthropic-port 9002]
  */
+import { startAnthropicUpstream } from "../test/helpers/anthropic-upstream";
 import { startUpstream } from "../test/helpers/upstream";
 
 function arg(name: string, fallback: number): number {
@@ -12,9 +15,11 @@ function arg(name: string, fallback: number): number {
 }
 
 const sim = await startUpstream({ port: arg("--port", 9000), latencyMs: 0, record: false });
+const anthropicPort = arg("--anthropic-port", 0);
+const anthropic = anthropicPort > 0 ? await startAnthropicUpstream({ port: anthropicPort, record: false }) : null;
 const stats = Bun.serve({
   port: arg("--stats-port", 9001),
   hostname: "127.0.0.1",
-  fetch: () => Response.json({ calls: sim.calls.count }),
+  fetch: () => Response.json({ calls: sim.calls.count + (anthropic?.calls.count ?? 0) }),
 });
-console.log(`ready ${sim.url} stats http://127.0.0.1:${stats.port}/stats`);
+console.log(`ready ${sim.url}${anthropic ? ` anthropic ${anthropic.url}` : ""} stats http://127.0.0.1:${stats.port}/stats`);

@@ -64,6 +64,38 @@ export const GROUP_TOML = groupToml(
   "weighted",
 );
 
+/** issue 38: the `compat` request in Anthropic's shape, to `/v1/messages` (translated to the OpenAI-shaped simulator) */
+export const messagesCandidate: Candidate = {
+  path: "/v1/messages",
+  body: JSON.stringify({
+    model: "sim-model",
+    max_tokens: 64,
+    system: "You are a helpful assistant.",
+    messages: [{ role: "user", content: "Summarize in one sentence why latency matters for an API gateway." }],
+  }),
+  label: "POST /v1/messages (translated)",
+};
+
+/** issue 38: the `compat` call to an `anthropic` provider (ANTHROPIC_TOML), translated to the Messages API and back */
+export const anthropicChatCandidate: Candidate = {
+  ...chatCandidate,
+  body: JSON.stringify({ ...JSON.parse(CHAT_BODY), model: "bench-claude" }),
+  label: "POST /v1/chat/completions (anthropic)",
+};
+
+/**
+ * The `anthropic` provider on the bench's Anthropic simulator (bench/sim.ts `--anthropic-port`),
+ * reached through a one-deployment group: the bench config routes chat-completions to `sim` only.
+ */
+export const anthropicToml = (anthropicUrl: string) => `
+[[providers]]
+name = "claude"
+type = "anthropic"
+base_url = "${anthropicUrl}"
+api_key = "sk-ant-bench"
+timeout_ms = 30000
+${groupToml("bench-claude", [{ provider: "claude", model: "claude-bench" }])}`;
+
 /** The function call through the simulator: bench/run.ts takes the first that exists, ab.ts and profile.ts the first. */
 export const fnCandidates: Candidate[] = [
   { path: "/api/v1/ai/sentiment-analysis", body: JSON.stringify({ text: FN_TEXT }), label: "sentiment-analysis" },

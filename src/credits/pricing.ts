@@ -200,6 +200,9 @@ export function deliveredChars(event: unknown): number {
   if (!isObject(event)) return 0;
   if (typeof event.delta === "string") return event.delta.length;
   let n = 0;
+  // a Messages API stream's content_block_delta
+  if (isObject(event.delta))
+    for (const f of ["text", "partial_json", "thinking"]) if (typeof event.delta[f] === "string") n += event.delta[f].length;
   const choices = Array.isArray(event.choices) ? event.choices : [];
   for (const c of choices) {
     const d = isObject(c) && isObject(c.delta) ? c.delta : null;

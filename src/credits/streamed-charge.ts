@@ -1,6 +1,7 @@
 import type { TokenPrice } from "../config";
+import { StreamUsage, type TokenUsage } from "../providers/usage";
 import type { ChargeDetails, CreditLedger, Reservation } from "./interface";
-import { creditsFor, deliveredChars, reportedUsage, type TokenUsage, tokensOfChars } from "./pricing";
+import { creditsFor, deliveredChars, tokensOfChars } from "./pricing";
 
 export interface StreamedChargeCall {
   ledger: CreditLedger;
@@ -30,7 +31,7 @@ export interface StreamedChargeCall {
 export class StreamedCharge {
   private phase: "open" | "charging" | "charged" | "released" = "open";
   private chars = 0;
-  private usage: TokenUsage | null = null;
+  private readonly usage = new StreamUsage();
   private settled: Promise<Reservation> | null = null;
 
   constructor(private c: StreamedChargeCall) {}
@@ -38,12 +39,13 @@ export class StreamedCharge {
   /** An event on its way to the client: its output counts, its usage report is kept. */
   saw(event: unknown): void {
     this.chars += deliveredChars(event);
-    this.usage = reportedUsage(event) ?? this.usage;
+    this.usage.see(event);
   }
 
   /** What the provider did so far: its report, else the estimate. */
   tokens(): { usage: TokenUsage; reported: boolean } {
-    if (this.usage) return { usage: this.usage, reported: true };
+    const usage = this.usage.get();
+    if (usage) return { usage, reported: true };
     return { usage: { input: this.c.promptTokens, output: tokensOfChars(this.chars) }, reported: false };
   }
 

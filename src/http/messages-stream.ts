@@ -4,7 +4,8 @@
  * (`message_start`, `ping`, then per content block `content_block_start`, its
  * `content_block_delta`s (`text_delta`, `input_json_delta`) and `content_block_stop`, then
  * `message_delta` with the stop reason and usage, `message_stop`), each framed with its `event:`
- * line; a stream cut after its first byte ends with an `error` event.
+ * line; a stream cut after its first byte ends with an `error` event. An `anthropic` provider's own
+ * events (the request passed through) are relayed as they came, restored.
  */
 import type { ErrorCode } from "../errors";
 import { isObject } from "../providers/types";
@@ -28,8 +29,15 @@ export class MessagesStreamWire implements StreamWire {
   private usage: unknown;
   private model: string;
 
-  /** `promptTokens`: the gateway's estimate of the input, what message_start says before the provider's count comes at the end */
-  constructor(private readonly ctx: { id: string; model: string; stopSequences: unknown; promptTokens: number }) {
+  /**
+   * `promptTokens`: the gateway's estimate of the input, what message_start says before the
+   * provider's count comes at the end. `native`: the events are Anthropic's own (an `anthropic`
+   * provider was sent the request as sent): relayed as they are, its message_delta and
+   * message_stop included.
+   */
+  constructor(
+    private readonly ctx: { id: string; model: string; stopSequences: unknown; promptTokens: number; native?: boolean },
+  ) {
     this.model = ctx.model;
   }
 
@@ -90,6 +98,7 @@ export class MessagesStreamWire implements StreamWire {
   }
 
   events(chunk: unknown): unknown[] {
+    if (this.ctx.native) return [chunk];
     const out: Json[] = [];
     if (!isObject(chunk)) return out;
     if (!this.started && typeof chunk.model === "string") this.model = chunk.model;
@@ -109,7 +118,7 @@ export class MessagesStreamWire implements StreamWire {
   }
 
   end(charged: { input: number; output: number }): unknown[] {
-    if (this.finished) return [];
+    if (this.finished || this.ctx.native) return [];
     this.finished = true;
     const out: Json[] = [];
     this.start(out);

@@ -5,7 +5,7 @@
  * translated, dropped and refused). Refusals are `invalid_request` errors naming the field, which
  * the app writes in Anthropic's shape on these paths (http/messages-errors.ts).
  */
-import { invalidRequest } from "../errors";
+import { GatewayError, invalidRequest } from "../errors";
 import { isObject } from "../providers/types";
 
 type Json = Record<string, unknown>;
@@ -332,3 +332,54 @@ export function messageFromChat(
     usage: messagesUsage(c.usage, ctx.charged),
   };
 }
+
+/** The element or field a refusal's param names (`tools[1].type` -> tools, 1), to leave it out. */
+function dropAt(body: Json, param: string): boolean {
+  const path = [...param.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] !== undefined ? Number(m[2]) : (m[1] as string)));
+  // the deepest array element on the path (a block, a tool), else the top-level field
+  let cut = path.length > 0 ? 0 : -1;
+  for (let i = 0; i < path.length; i++) if (typeof path[i] === "number") cut = i;
+  if (cut < 0) return false;
+  let parent: unknown = body;
+  for (const key of path.slice(0, cut))
+    parent = isObject(parent) || Array.isArray(parent) ? (parent as Json)[key as string] : undefined;
+  const key = path[cut] as string | number;
+  if (Array.isArray(parent) && typeof key === "number" && key < parent.length) {
+    parent.splice(key, 1);
+    return true;
+  }
+  if (isObject(parent) && typeof key === "string" && key in parent) {
+    delete parent[key];
+    return true;
+  }
+  return false;
+}
+
+/**
+ * A Messages request as `chatFromMessages` makes it, for a route that may pass it through to a
+ * provider that speaks the Messages API itself: what the translation refuses (top_k, thinking,
+ * Anthropic's own tools, document blocks...) is left out of the chat body instead, and the first
+ * refusal returned, to be thrown if the call can reach only providers it would be translated for.
+ * A refusal of the request as a Messages request (no model, no max_tokens, a bad role) stands.
+ */
+export function chatForPassThrough(body: Json, count = false): { chat: Json; untranslated: GatewayError | null } {
+  try {
+    return { chat: chatFromMessages(body, count), untranslated: null };
+  } catch (first) {
+    if (!(first instanceof GatewayError) || first.param === null || !PASSED.test(first.param)) throw first;
+    const copy = structuredClone(body);
+    for (let err: unknown = first, i = 0; i < 64; i++) {
+      if (!(err instanceof GatewayError) || err.param === null || !PASSED.test(err.param) || !dropAt(copy, err.param))
+        throw first;
+      try {
+        return { chat: chatFromMessages(copy, count), untranslated: first };
+      } catch (next) {
+        err = next;
+      }
+    }
+    throw first;
+  }
+}
+
+/** The refusals of fields a Messages API provider takes as sent (never model, max_tokens, messages' roles). */
+const PASSED = /^(?!model$|max_tokens$|messages$|messages\[\d+\]\.role$|stream$)/;

@@ -14,13 +14,13 @@ import { type ChargedAnswerCall, chargedAnswer, chargedStream } from "../credits
 import type { Reservation } from "../credits/interface";
 import { type PricedCall, pricedTargets, reportedUsage } from "../credits/pricing";
 import { GatewayError, invalidRequest } from "../errors";
-import { API_FN, type ProxyCall, type ProxyOutcome } from "../providers/chat";
+import { API_FN, type NativeCall, type ProxyCall, type ProxyOutcome } from "../providers/chat";
 import type { Tags } from "../providers/groups/groups";
 import { textsOf } from "../providers/guard-walk";
 import type { GuardCounts, RequestGuard } from "../providers/guardrails";
 import { routedModel, type Target, targetModel } from "../providers/route-plan";
 import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../providers/shared-account";
-import { isObject, type ProxyApi } from "../providers/types";
+import { isObject, ProviderError, type ProxyApi } from "../providers/types";
 import { admitGuarded, admitModels, admitRoute, admitTags, cacheKeyOf, cacheWanted } from "./admission";
 import { type SentBody, sentBytes } from "./body";
 import type { AppDeps } from "./deps";
@@ -79,6 +79,13 @@ function withoutApiKey(raw: Record<string, unknown>): Record<string, unknown> {
 
 const noTargets = (targets: Target[]) => targets.length === 0;
 
+/** The targets that are sent an inbound API's body as sent (the only ones that get all of it); none: the translation's refusal. */
+function onlyNative(targets: Target[], refusal: GatewayError, stream: boolean): Target[] {
+  const native = targets.filter((t) => (stream ? t.provider.messagesStream : t.provider.messages) !== undefined);
+  if (native.length === 0) throw refusal;
+  return native;
+}
+
 /**
  * A route that translated another API's body into the body of `api` (the inbound Messages API,
  * http/routes/messages.ts): the name its calls are charged and counted under, its answer made of
@@ -87,10 +94,21 @@ const noTargets = (targets: Target[]) => targets.length === 0;
 export interface Inbound {
   /** its usage name (the edge's `fn`): charges, the cache, stream metrics */
   fn: string;
-  /** the client's answer from the chat one (`tokens`: what it was charged on, when known) */
-  answer(chat: ProxyOutcome, tokens: { input: number; output: number } | undefined): string;
-  /** its stream's framing, one per stream (`promptTokens`: the prompt's estimate, before the provider reports its count) */
-  wire(promptTokens: number): StreamWire;
+  /**
+   * The client's body as it came (without api_key): what a provider that speaks its API is sent
+   * (redacted like the translation; ProxyCall `native`), what the guardrails inspect and the cache
+   * keys on.
+   */
+  own: Record<string, unknown>;
+  /**
+   * What the translation of `own` left out (a field it cannot carry): the call then goes only to
+   * providers that speak its API (`onlyNative`), this refusal when there is none.
+   */
+  untranslated?: GatewayError | null;
+  /** the client's answer from the chat one, or from the provider's own (`native`: passed through) (`tokens`: what it was charged on, when known) */
+  answer(out: ProxyOutcome, tokens: { input: number; output: number } | undefined): string;
+  /** its stream's framing, one per stream (`promptTokens`: the prompt's estimate; `native`: the events are its API's own) */
+  wire(promptTokens: number, native: boolean): StreamWire;
 }
 
 /** A call admitted and priced: what both answers (plain, streamed) go on with. */
@@ -117,24 +135,62 @@ export class ProxyPipeline {
     const { auth, body: raw } = edge;
     // a key sent in the body is not forwarded; the usual body, without one, is used as parsed (no copy)
     const body = "api_key" in raw ? withoutApiKey(raw) : raw;
-    const targets = this.admit(api, body, auth.policy, state, admitTags(auth), request);
+    const admitted = this.admit(api, body, auth.policy, state, admitTags(auth), request);
+    const targets = inbound?.untranslated ? onlyNative(admitted, inbound.untranslated, body.stream === true) : admitted;
     const urls = remoteUrls(api, body);
     if (urls.length > 0) await refusePrivateUrls(urls);
-    const guard = admitGuarded(this.deps, auth, state, textsOf, body);
+    const guard = admitGuarded(this.deps, auth, state, textsOf, inbound?.own ?? body);
     mark(state, "validate", t);
-    const a = { ...this.price(api, raw, body, targets, guard, request, state), ...(inbound ? { fn: inbound.fn, inbound } : {}) };
+    const a = this.price(api, raw, body, targets, guard, request, state, inbound);
     if (body.stream === true) return this.stream(a, request, state, edge);
     const done = await chargedAnswer(this.plainCall(a, request, state, edge));
     return this.plainAnswer(state, done, inbound);
   }
 
   /**
-   * The input tokens a call of this body is held for (the hold's bound: docs/pricing.md), after
-   * the same checks and model policy as the call; nothing is held, sent or charged.
+   * An inbound API's count of input tokens (the Messages API's count_tokens, `own` its body): the
+   * count of the route's first provider when that provider counts the API's tokens itself (exact:
+   * Anthropic's own tokenizer), sent the body as the call would be (model, redaction); else, or
+   * when that provider fails, the input tokens a call of this body is held for (the hold's bound:
+   * docs/pricing.md), after the same checks and model policy as the call. Free, nothing held.
    */
-  inputBound(api: ProxyApi, request: Request, state: RequestState, { auth, body }: Edge): number {
+  async countInput(
+    api: ProxyApi,
+    request: Request,
+    state: RequestState,
+    edge: Edge,
+    { own, untranslated }: Pick<Inbound, "own" | "untranslated">,
+  ): Promise<number> {
+    const { auth, body } = edge;
     const targets = this.admit(api, body, auth.policy, state, admitTags(auth), request);
-    return this.price(api, body, body, targets, null, request, state).priced.estimate.input;
+    const bound = () => this.price(api, body, body, targets, null, request, state).priced.estimate.input;
+    const first = targets[0];
+    if (!first?.provider.countTokens) {
+      if (untranslated) throw untranslated;
+      return bound();
+    }
+    const guard = admitGuarded(this.deps, auth, state, textsOf, own);
+    const { body: sent, sentText } = this.native(own, guard, state);
+    const model = targetModel(first, API_FN[api]);
+    const text = model === sent.model ? sentText?.() : undefined;
+    const ms = Math.max(1, state.startedAt + this.deps.config.limits.requestTimeoutMs - Date.now());
+    try {
+      const answer = await first.provider.countTokens({
+        body: text ? sent : { ...sent, model },
+        text,
+        signal: AbortSignal.any([request.signal, AbortSignal.timeout(ms)]),
+      });
+      state.provider = first.name;
+      return (answer as { input_tokens: number }).input_tokens;
+    } catch (err) {
+      if (!(err instanceof ProviderError)) throw err;
+      this.deps.logger.log("warn", "a provider's token count failed: the gateway's bound answered", {
+        request_id: state.requestId,
+        provider: first.name,
+        error: err.code,
+      });
+      return bound();
+    }
   }
 
   /** The body's shape and parameters, then the key's model policy: the targets the call may go to. */
@@ -176,6 +232,7 @@ export class ProxyPipeline {
     guard: RequestGuard | null,
     request: Request,
     state: RequestState,
+    inbound?: Inbound,
   ): Admitted {
     const { config } = this.deps;
     // every /v1 provider is outside the gateway: what it is sent is redacted
@@ -191,7 +248,9 @@ export class ProxyPipeline {
       asSent && sent === body && state.bodyBytes !== undefined
         ? state.bodyBytes + (forwarded === sent ? 0 : STREAM_USAGE_BYTES)
         : Buffer.byteLength(JSON.stringify(forwarded));
-    const priced = pricedTargets(config.pricing, api, forwarded, bytes, targets);
+    // a body the translation left fields out of is priced on the larger of the two
+    const ownBytes = inbound?.untranslated ? Buffer.byteLength(JSON.stringify(inbound.own)) : 0;
+    const priced = pricedTargets(config.pricing, api, forwarded, Math.max(bytes, ownBytes), targets);
     const call: ProxyCall = {
       api,
       body: forwarded,
@@ -202,8 +261,17 @@ export class ProxyPipeline {
       requestId: state.requestId,
       trace: state.trace,
       need: priced.estimate,
+      native: inbound && this.native(inbound.own, guard, state),
     };
-    return { api, fn: API_FN[api], body, guard, priced, call };
+    const fn = inbound?.fn ?? API_FN[api];
+    return { api, fn, body, guard, priced, call, inbound };
+  }
+
+  /** An inbound API's own body as a provider that speaks it is sent: redacted, or the client's bytes. */
+  private native(own: Record<string, unknown>, guard: RequestGuard | null, state: RequestState): NativeCall {
+    if (guard) return { body: guard.forProxyToo(own) };
+    const sent = own === state.parsedBody && state.sentBody ? (state.sentBody as SentBody) : undefined;
+    return { body: own, sentText: sent && (() => sentBytes(sent)) };
   }
 
   private insufficient({ fn, priced: { hold, estimate } }: Admitted): GatewayError {
@@ -264,7 +332,7 @@ export class ProxyPipeline {
       charge,
       metrics,
       logger,
-      wire: a.inbound?.wire(priced.promptTokens),
+      wire: a.inbound?.wire(priced.promptTokens, outcome.native === true),
     });
   }
 
@@ -287,7 +355,7 @@ export class ProxyPipeline {
             fn,
             first.deployment?.group ?? first.name,
             routedModel(first, fn),
-            canonicalJson(body),
+            canonicalJson(a.inbound?.own ?? body),
           )
         : null;
     return {

@@ -105,7 +105,8 @@ class Relay {
 
   constructor(private c: StreamAnswer) {
     this.events = c.outcome.events[Symbol.asyncIterator]();
-    this.restorer = c.guard?.restores ? new StreamRestorer(c.guard, c.api, c.body) : null;
+    // an inbound API's events passed through are restored as that API's (the Messages API's)
+    this.restorer = c.guard?.restores ? new StreamRestorer(c.guard, c.outcome.native ? "messages" : c.api, c.body) : null;
     this.wire = c.wire ?? null;
     this.strip = c.api === "chat/completions" && !asksUsage(c.body) && !this.wire;
     // the request log records a stream once it has ended, with its outcome and charge

@@ -11,6 +11,7 @@ import {
   type CompletionResult,
   type Feature,
   isObject,
+  type MessagesRequest,
   type Provider,
   ProviderError,
   type ProxyApi,
@@ -48,6 +49,18 @@ export interface ProxyCall {
   trace?: RequestTrace;
   /** the hold's upper-bound tokens: a model group's context windows and strategies read them */
   need?: GroupNeed;
+  /**
+   * The client's body in the API it came in (the inbound Messages API's, redacted as `body` is),
+   * of which `body` is the translation: a provider with its own method for that API is sent this
+   * one, and answers in that API's shape (ProxyOutcome `native`).
+   */
+  native?: NativeCall;
+}
+
+export interface NativeCall {
+  body: Record<string, unknown>;
+  /** its bytes as the client sent them, when unchanged */
+  sentText?: () => string | undefined;
 }
 
 export interface ProxyOutcome {
@@ -63,6 +76,8 @@ export interface ProxyOutcome {
   attempts: ProviderAttempt[];
   /** `provider/model` of the model group's deployment that answered (docs/routing.md) */
   deployment?: string;
+  /** the answer is in the inbound API's shape (ProxyCall `native`), not the chat one */
+  native?: boolean;
 }
 
 export interface ProxyStreamOutcome {
@@ -72,6 +87,8 @@ export interface ProxyStreamOutcome {
   model: string;
   attempts: ProviderAttempt[];
   deployment?: string;
+  /** the events are the inbound API's own (ProxyCall `native`), not chat chunks */
+  native?: boolean;
 }
 
 export interface ProxyEnv {
@@ -349,6 +366,7 @@ export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv
     call,
     env,
     async (t, model, signal, headers) => {
+      if (call.native && t.provider.messages) return t.provider.messages(asSent(call.native, model, signal, headers));
       if (viaChat(t.provider, call.api) && t.provider.proxy) {
         const body = chatFromResponses({ ...call.body, model });
         const chat = await t.provider.proxy({ api: "chat/completions", body, signal, headers });
@@ -377,7 +395,18 @@ export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv
   );
   const model = isObject(value) && typeof value.model === "string" ? value.model : step.model;
   const deployment = deploymentOf(step);
-  return { json: JSON.stringify(value), parsed: { value }, provider: step.target.name, model, attempts, deployment };
+  const native = isNative(call, step, false) ? { native: true } : {};
+  return { json: JSON.stringify(value), parsed: { value }, provider: step.target.name, model, attempts, deployment, ...native };
+}
+
+/** Whether the attempt that answered was sent the inbound API's own body. */
+const isNative = (call: ProxyCall, step: Step, stream: boolean) =>
+  call.native !== undefined && (stream ? step.target.provider.messagesStream : step.target.provider.messages) !== undefined;
+
+/** The inbound API's body with `model` set to the target's, its client's bytes when that changes nothing. */
+function asSent(native: NativeCall, model: string, signal: AbortSignal, headers?: Record<string, string>): MessagesRequest {
+  const text = model === native.body.model ? native.sentText?.() : undefined;
+  return { body: text ? native.body : { ...native.body, model }, text, signal, headers };
 }
 
 /** The request to a provider: the client's body with `model` set to the provider's, and its bytes as sent when that changes nothing. */
@@ -395,15 +424,17 @@ export async function runProxyStream(call: ProxyCall, targets: Target[], env: Pr
     async (t, model, signal, headers) => {
       const p = t.provider;
       const events =
-        viaChat(p, call.api) && p.proxyStream
-          ? responseEventsFromChat(
-              call.body,
-              p.proxyStream({ api: "chat/completions", body: chatFromResponses({ ...call.body, model }), signal, headers }),
-              call.requestId.slice(4),
-            )
-          : p.proxyStream
-            ? p.proxyStream(sameModel(call, model, signal, headers))
-            : plainStream(p, call, model, signal, headers);
+        call.native && p.messagesStream
+          ? p.messagesStream(asSent(call.native, model, signal, headers))
+          : viaChat(p, call.api) && p.proxyStream
+            ? responseEventsFromChat(
+                call.body,
+                p.proxyStream({ api: "chat/completions", body: chatFromResponses({ ...call.body, model }), signal, headers }),
+                call.requestId.slice(4),
+              )
+            : p.proxyStream
+              ? p.proxyStream(sameModel(call, model, signal, headers))
+              : plainStream(p, call, model, signal, headers);
       const it = events[Symbol.asyncIterator]();
       const first = await it.next();
       return { first, it };
@@ -413,7 +444,8 @@ export async function runProxyStream(call: ProxyCall, targets: Target[], env: Pr
   );
   const { first, it } = value;
   const deployment = deploymentOf(step);
-  return { events: resume(first, it, span), provider: step.target.name, model: step.model, attempts, deployment };
+  const native = isNative(call, step, true) ? { native: true } : {};
+  return { events: resume(first, it, span), provider: step.target.name, model: step.model, attempts, deployment, ...native };
 }
 
 /** The tokens a plain answer reports (a model group's tpm window is corrected to them). */

@@ -42,6 +42,9 @@ export const SKIP: readonly string[] = [
   // base64 payloads: a file, a recording
   "file_data",
   "input_audio.data",
+  // the Messages API's: an image or document's base64 source, a thinking block's signature
+  "source.data",
+  "signature",
 ];
 
 const BY_NAME = new Set(SKIP.filter((s) => !s.includes(".") && !s.startsWith("*")));

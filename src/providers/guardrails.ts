@@ -273,6 +273,18 @@ export class RequestGuard {
   }
 
   /**
+   * Another form of the same request (an inbound API's own body beside its translation, either of
+   * which may be sent): redacted with the same placeholders, its redactions not counted again.
+   */
+  forProxyToo(body: Record<string, unknown>): Record<string, unknown> {
+    const counted = { ...this.redacted };
+    const sent = this.redactDeep(body) as Record<string, unknown>;
+    for (const k of Object.keys(this.redacted)) delete this.redacted[k];
+    Object.assign(this.redacted, counted);
+    return sent;
+  }
+
+  /**
    * `text` with the values back where the provider used a placeholder (unchanged without
    * restore_pii). `inJson`: the text is JSON (tool-call arguments), so a value is written as JSON
    * string content (a multi-line address's newline as `\n`), keeping it valid.
@@ -424,8 +436,8 @@ function textDelta(key: string, text: string): Record<string, unknown> {
  */
 export class StreamRestorer {
   private readonly held = new Map<string, string>();
-  /** per held text: a delta event like the one it came in (the Responses API), to send what is left in */
-  private readonly templates = new Map<string, Record<string, unknown>>();
+  /** per held text: makes a delta event like the one it came in (Responses, Messages), to send what is left in */
+  private readonly templates = new Map<string, (text: string) => Record<string, unknown>>();
   private lastChunk: Record<string, unknown> | null = null;
 
   /** the answer's text is JSON (the request asked for a JSON format): values go into it as JSON string content */
@@ -433,7 +445,8 @@ export class StreamRestorer {
 
   constructor(
     private readonly guard: RequestGuard,
-    private readonly api: ProxyApi,
+    /** `messages`: the events are the Messages API's own (a pass-through of the inbound `/v1/messages`) */
+    private readonly api: ProxyApi | "messages",
     body: Record<string, unknown> = {},
   ) {
     this.jsonText = asksJson(body);
@@ -443,6 +456,7 @@ export class StreamRestorer {
   push(event: unknown): unknown[] {
     if (!isObject(event)) return [event];
     if (this.api === "chat/completions") return [this.chatChunk(event)];
+    if (this.api === "messages") return this.messagesEvent(event);
     return this.responsesEvent(event);
   }
 
@@ -465,7 +479,7 @@ export class StreamRestorer {
         });
       } else {
         const template = this.templates.get(key);
-        if (template) out.push({ ...template, delta: text });
+        if (template) out.push(template(text));
       }
     }
     this.held.clear();
@@ -547,7 +561,7 @@ export class StreamRestorer {
     const where = `${String(event.item_id)}:${String(event.output_index)}:${String(event.content_index)}`;
     if (type.endsWith(".delta") && typeof event.delta === "string") {
       const key = `${type}@${where}`;
-      this.templates.set(key, event);
+      this.templates.set(key, (text) => ({ ...event, delta: text }));
       // a function call's arguments are JSON; text is text, unless a JSON format was asked for
       return [{ ...event, delta: this.feed(key, event.delta, this.jsonText || type.includes("arguments")) }];
     }
@@ -555,10 +569,37 @@ export class StreamRestorer {
     if (type.endsWith(".done")) {
       // the text is complete: what its deltas held back is sent before its end
       const key = `${type.slice(0, -".done".length)}.delta@${where}`;
-      const left = this.take(key);
-      const template = this.templates.get(key);
-      if (left && template) out.push({ ...template, delta: left });
+      this.flush(key, out);
     }
+    out.push(this.guard.restoreDeep(event));
+    return out;
+  }
+
+  /** What `key`'s text held back, as an event of its own in `out`. */
+  private flush(key: string, out: unknown[]): void {
+    const left = this.take(key);
+    const template = this.templates.get(key);
+    if (left && template) out.push(template(left));
+  }
+
+  /**
+   * A Messages API event: a content block's `text_delta` or `input_json_delta` restored (held as
+   * chat deltas are), what it held sent before the block's `content_block_stop`; any other event
+   * restored whole.
+   */
+  private messagesEvent(event: Record<string, unknown>): unknown[] {
+    const key = `block:${String(event.index)}`;
+    const d = event.delta;
+    if (event.type === "content_block_delta" && isObject(d)) {
+      const field = d.type === "text_delta" ? "text" : d.type === "input_json_delta" ? "partial_json" : null;
+      const text = field ? d[field] : undefined;
+      if (field && typeof text === "string") {
+        this.templates.set(key, (left) => ({ ...event, delta: { ...d, [field]: left } }));
+        return [{ ...event, delta: { ...d, [field]: this.feed(key, text, field === "partial_json" || this.jsonText) } }];
+      }
+    }
+    const out: unknown[] = [];
+    if (event.type === "content_block_stop") this.flush(key, out);
     out.push(this.guard.restoreDeep(event));
     return out;
   }

@@ -98,3 +98,30 @@ export function reportedUsage(value: unknown): TokenUsage | null {
   }
   return kinds ? { input, output, kinds } : { input, output };
 }
+
+/**
+ * The usage a stream has reported so far: its last report, or a Messages API stream's, which
+ * reports it in two halves (the input in `message_start`'s message, the output, and any count it
+ * corrects, in `message_delta`): laid over one another, as Anthropic's SDK does.
+ */
+export class StreamUsage {
+  private split: Record<string, unknown> | null = null;
+  private last: TokenUsage | null = null;
+
+  see(event: unknown): void {
+    if (!isObject(event)) return;
+    if (event.type === "message_start" && isObject(event.message) && isObject(event.message.usage)) {
+      this.split = { ...event.message.usage };
+    } else if (event.type === "message_delta" && this.split !== null && isObject(event.usage)) {
+      for (const [k, v] of Object.entries(event.usage)) if (v !== null && v !== undefined) this.split[k] = v;
+    } else {
+      this.last = reportedUsage(event) ?? this.last;
+      return;
+    }
+    this.last = reportedUsage({ usage: this.split }) ?? this.last;
+  }
+
+  get(): TokenUsage | null {
+    return this.last;
+  }
+}

@@ -27,7 +27,7 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import type { TracingConfig } from "../config";
 import type { Logger } from "../log";
-import { reportedUsage } from "../providers/usage";
+import { reportedUsage, StreamUsage } from "../providers/usage";
 import { vendorOf } from "../providers/vendors";
 import type { AttemptEnd, AttemptInfo, AttemptTrace, RequestFacts, RequestTrace, TraceUsage, Tracing } from "../trace";
 
@@ -68,6 +68,7 @@ function genAiSystem(info: { provider: string; type: string }): string {
 class AttemptSpan implements AttemptTrace {
   readonly headers: Record<string, string> = {};
   private usage: TraceUsage | undefined;
+  private readonly streamed = new StreamUsage();
   private done = false;
 
   constructor(
@@ -83,8 +84,8 @@ class AttemptSpan implements AttemptTrace {
   }
 
   event(value: unknown): void {
-    const u = reportedUsage(value);
-    if (u) this.usage = u;
+    this.streamed.see(value);
+    this.usage = this.streamed.get() ?? this.usage;
   }
 
   end(outcome: AttemptEnd = {}): void {

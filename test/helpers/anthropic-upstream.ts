@@ -226,7 +226,10 @@ function applyStop(text: string, stops: unknown): { text: string; stop: string |
   return at < 0 ? { text, stop: null } : { text: text.slice(0, at), stop };
 }
 
-export async function startAnthropicUpstream(opts: { port?: number; models?: string[] } = {}): Promise<AnthropicUpstream> {
+/** `record: false`: calls are counted, not kept (the benchmark's simulator, bench/sim.ts) */
+export async function startAnthropicUpstream(
+  opts: { port?: number; models?: string[]; record?: boolean } = {},
+): Promise<AnthropicUpstream> {
   const calls = { count: 0, requests: [] as RecordedCall[] };
   const queue: AnthropicFault[] = [];
   const cache = new Set<string>();
@@ -465,12 +468,12 @@ export async function startAnthropicUpstream(opts: { port?: number; models?: str
         stream: body.stream === true,
         body,
         raw,
-        headers: Object.fromEntries(req.headers),
+        headers: opts.record === false ? {} : Object.fromEntries(req.headers),
         aborted: false,
         status: 200,
         at: Date.now(),
       };
-      calls.requests.push(rec);
+      if (opts.record !== false) calls.requests.push(rec);
       req.signal.addEventListener("abort", () => (rec.aborted = true), { once: true });
       const res = await messages(body, rec, req.signal, version);
       rec.status = res.status;

@@ -10,6 +10,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { TestGateway } from "../helpers/gateway";
 import { simProvider } from "../helpers/upstream";
 import { ALL_FEATURES, sentBody, useGateway } from "../openai/setup";
+import { PNG, until, WEATHER } from "./fixtures";
 
 const ADMIN_TOKEN = "messages-test-operator-token-0123456789abcdef";
 const ADMIN = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -57,29 +58,11 @@ function charges(gw: TestGateway, accountId: string): Charge[] {
   }
 }
 
-async function until<T>(what: () => T | Promise<T>, ok: (v: T) => boolean, tries = 100): Promise<T> {
-  let v = await what();
-  for (let i = 0; i < tries && !ok(v); i++) {
-    await Bun.sleep(20);
-    v = await what();
-  }
-  return v;
-}
-
 /** The account's request-log entries, as its key lists them. */
 async function logged(key: string): Promise<Record<string, unknown>[]> {
   const res = await ctx.gw.get("/api/v1/account/requests?limit=100", { "x-api-key": key });
   return (res.json.data?.result?.data ?? res.json.data?.result ?? []) as Record<string, unknown>[];
 }
-
-const WEATHER: Anthropic.Tool = {
-  name: "get_weather",
-  description: "The weather in a city",
-  input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-};
-
-// a 1x1 PNG
-const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
 describe("/v1/messages through the Anthropic SDK, translated to an OpenAI-shaped provider", () => {
   test("messages.create: the request translated field by field, the answer in Anthropic's shape, charged once, logged", async () => {

@@ -1,12 +1,16 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { isObject } from "../../providers/types";
 import type { AppDeps } from "../deps";
 import type { Edge } from "../edge";
 import { edgePlugin } from "../edge-plugin";
 import { MessagesStreamWire } from "../messages-stream";
-import { chatFromMessages, MESSAGES_FN, messageFromChat, messageId } from "../messages-translate";
+import { chatForPassThrough, MESSAGES_FN, messageFromChat, messageId } from "../messages-translate";
 import { type Inbound, ProxyPipeline } from "../proxy-pipeline";
 import type { RequestState } from "../state";
+
+/** An answer that is Anthropic's message already (never a chat completion, which has `object` instead). */
+const isMessage = (v: unknown) => isObject(v) && v.type === "message";
 
 const Loose = (description: string) => T.Object({}, { additionalProperties: true, description });
 
@@ -21,30 +25,45 @@ type Ctx = { request: Request; state: RequestState } & Pick<Edge, "auth"> & { pa
  * and traces it runs under the usage name `messages`; the answer and the stream are translated
  * back (http/messages-stream.ts), refusals are Anthropic's (http/messages-errors.ts).
  *
- * This is where a pass-through to a provider that speaks the Messages API itself would branch:
- * today every provider is reached through the translation.
+ * A provider that speaks the Messages API itself (`anthropic`) is sent the client's body as sent
+ * (its model the target's, redacted by the guardrails) and its answer or events come back as it
+ * sent them (providers/chat.ts `native`); a fallback chain mixes both forms, one attempt each.
  */
 export function messagesRoutes(deps: AppDeps) {
   const proxy = new ProxyPipeline(deps);
 
   const create = ({ request, state, auth, payload }: Ctx) => {
     state.headers["request-id"] = state.requestId;
-    const chat = chatFromMessages(payload);
+    const { chat, untranslated } = chatForPassThrough(payload);
     const ctx = { id: messageId(state.requestId), model: chat.model as string, stopSequences: payload.stop_sequences };
     const inbound: Inbound = {
       fn: MESSAGES_FN,
-      // the restored text is in `json` only (`parsed` may be the parse from before the guardrails' restore)
-      answer: (out, charged) => JSON.stringify(messageFromChat(JSON.parse(out.json), { ...ctx, charged })),
-      wire: (promptTokens) => new MessagesStreamWire({ ...ctx, promptTokens }),
+      own: payload,
+      untranslated,
+      // the restored text is in `json` only (`parsed` may be the parse from before the guardrails' restore);
+      // an answer in Anthropic's own shape (an `anthropic` provider's, or a cache hit of one) goes as it is
+      answer: (out, charged) => {
+        if (out.native) return out.json;
+        const answer: unknown = JSON.parse(out.json);
+        return isMessage(answer) ? out.json : JSON.stringify(messageFromChat(answer, { ...ctx, charged }));
+      },
+      wire: (promptTokens, native) => new MessagesStreamWire({ ...ctx, promptTokens, native }),
     };
     return proxy.handle("chat/completions", request, state, { auth, body: chat }, inbound);
   };
 
-  // the count a call of this body is held for, with its checks and the key's model policy: free, no provider called
-  const countTokens = ({ request, state, auth, payload }: Ctx) => {
+  // with the call's checks and the key's model policy, free: an `anthropic` first provider's own
+  // count (exact), else the count a call of this body is held for (an upper bound; no provider called)
+  const countTokens = async ({ request, state, auth, payload }: Ctx) => {
     state.headers["request-id"] = state.requestId;
-    const chat = chatFromMessages(payload, true);
-    const input = proxy.inputBound("chat/completions", request, state, { auth, body: chat });
+    const { chat, untranslated } = chatForPassThrough(payload, true);
+    const input = await proxy.countInput(
+      "chat/completions",
+      request,
+      state,
+      { auth, body: chat },
+      { own: payload, untranslated },
+    );
     state.status = 200;
     return new Response(JSON.stringify({ input_tokens: input }), {
       headers: { "content-type": "application/json", ...state.headers },
@@ -70,7 +89,7 @@ export function messagesRoutes(deps: AppDeps) {
       "/v1/messages",
       create,
       options(
-        "Anthropic Messages API (plain and stream: true), translated to the configured providers; priced per token (docs/messages.md)",
+        "Anthropic Messages API (plain and stream: true), passed through to an anthropic provider, translated to the others; priced per token (docs/messages.md)",
         "An Anthropic Messages request: model, max_tokens, messages, system, tools, tool_choice, stop_sequences, temperature, top_p, metadata, stream",
       ),
     )
@@ -78,7 +97,7 @@ export function messagesRoutes(deps: AppDeps) {
       "/v1/messages/count_tokens",
       countTokens,
       options(
-        "The input tokens a /v1/messages call of this body is held for; free, no provider called (docs/messages.md)",
+        "The input tokens of a /v1/messages call of this body: an anthropic first provider's own count, else the count the call is held for; free (docs/messages.md)",
         "An Anthropic count_tokens request: model, messages, system, tools, tool_choice",
       ),
     );
