@@ -284,7 +284,8 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
       while (inFlight() > 0 && Date.now() < t0 + drainGraceMs) await Bun.sleep(POLL_MS);
       const graceEnded = Date.now();
       // 2. a body still arriving now is not waited for: its request is answered 503 (Connection: close)
-      deps.lifecycle.bodyReads.cutAll();
+      const cut = deps.lifecycle.bodyReads.cutAll();
+      if (cut > 0) deps.logger.log("info", "unfinished request bodies cut at the end of the grace", { requests: cut });
       // 3. the listener closes, idle connections with it; calls in flight run on. First the requests
       //    still coming are held until none has come for a moment (see quiesce), so that no client
       //    is reconnecting, its connection left in the kernel's queue and reset, as the listener closes

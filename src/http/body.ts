@@ -114,28 +114,36 @@ const bodyDeadlines = new Deadlines();
  * CUT_LATE_MS for its body.
  */
 export class BodyReads {
-  /** rejects (with the 503) when the grace ends: every read in flight races it */
-  private readonly cut: Promise<never>;
-  private cutNow!: () => void;
-  private isCut = false;
-
-  constructor() {
-    this.cut = new Promise<never>((_, reject) => {
-      this.cutNow = () => reject(shuttingDown());
-    });
-    this.cut.catch(() => {});
-  }
+  private readonly cuts = new Set<() => void>();
+  private cutAt: number | null = null;
 
   track<T>(reading: Promise<T>): Promise<T> {
-    // one race a read (no closure, no bookkeeping: this is on every request's path)
-    if (!this.isCut) return Promise.race([reading, this.cut]);
-    return Promise.race([reading, Bun.sleep(CUT_LATE_MS).then(() => Promise.reject(shuttingDown()))]);
+    return new Promise<T>((resolve, reject) => {
+      const cut = () => reject(shuttingDown());
+      this.cuts.add(cut);
+      const timer = this.cutAt === null ? null : setTimeout(cut, CUT_LATE_MS);
+      reading.then(
+        (v) => {
+          this.cuts.delete(cut);
+          if (timer) clearTimeout(timer);
+          resolve(v);
+        },
+        (err: unknown) => {
+          this.cuts.delete(cut);
+          if (timer) clearTimeout(timer);
+          reject(err);
+        },
+      );
+    });
   }
 
-  /** Ends every read in flight with a 503 (and gives those that begin later CUT_LATE_MS). */
-  cutAll(): void {
-    this.isCut = true;
-    this.cutNow();
+  /** Ends every read in flight with a 503; returns how many there were. */
+  cutAll(): number {
+    this.cutAt = Date.now();
+    const n = this.cuts.size;
+    for (const cut of this.cuts) cut();
+    this.cuts.clear();
+    return n;
   }
 }
 
