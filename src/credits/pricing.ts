@@ -299,8 +299,11 @@ export function pricedTargets(
   const feeOf = new Map<string, number>();
   let hold = 0;
   let estimate: TokenUsage = { input: 0, output: 0 };
+  // the deployments of a model group often share one price: its bound is worked out once
+  let boundOf: TokenPrice | null = null;
   for (const t of kept) {
-    const price = prices.get(priceKey(t)) as TokenPrice;
+    const key = priceKey(t);
+    const price = prices.get(key) as TokenPrice;
     let fee = 0;
     for (const f of fees) {
       const each = price.perCall?.[f.name];
@@ -313,12 +316,15 @@ export function pricedTargets(
     }
     const feeCredits = creditsUp(fee, "a per-call fee");
     if (!feeOf.has(t.name)) feeOf.set(t.name, feeCredits);
-    if (t.deployment) feeOf.set(priceKey(t), feeCredits);
+    if (t.deployment) feeOf.set(key, feeCredits);
+    // the same price (and so the same fees) as the target before: the same bound and credits
+    if (price === boundOf) continue;
+    boundOf = price;
     const bound = {
       input: inputBound(bytes, media, price, p),
       output: maxOutputTokens(api, forwarded, price, p.defaultMaxOutputTokens),
     };
-    const credits = creditsFor(boundPrice(price), bound) + (feeOf.get(priceKey(t)) ?? 0);
+    const credits = creditsFor(boundPrice(price), bound) + (feeOf.get(key) ?? 0);
     if (credits >= hold) {
       hold = credits;
       estimate = bound;

@@ -64,9 +64,9 @@ export class MemoryDeploymentState extends DeploymentBook implements DeploymentS
     return d;
   }
 
-  acquire(id: string, limits: DeploymentLimits, tokens: number): Promise<boolean> {
+  acquire(id: string, limits: DeploymentLimits, tokens: number): boolean {
     const d = this.get(id);
-    return Promise.resolve(this.counted(id, limits, admitLocal(d, this.now(), limits, tokens)));
+    return this.counted(id, limits, admitLocal(d, this.now(), limits, tokens));
   }
 
   release(id: string, end: DeploymentCallEnd): void {

@@ -224,7 +224,8 @@ export class ProviderRouter {
     if (!groups || !targets.some((t) => t.deployment)) return this.runTargets(call, targets);
     // a model group's call: its deployments in the strategy's order, each attempt gated (groups/groups.ts)
     const need = functionNeed(call.request);
-    const ordered = await groups.order(targets, need);
+    const asked = groups.order(targets, need);
+    const ordered = Array.isArray(asked) ? asked : await asked;
     try {
       return await this.runTargets(call, ordered, groups, need);
     } finally {
@@ -411,7 +412,8 @@ export class ProviderRouter {
 
   /** A /v1 call to a model group: its deployments in the strategy's order, each attempt gated (groups/groups.ts). */
   private async groupProxy(groups: ModelGroups, call: ProxyCall, need: GroupNeed, targets: Target[]): Promise<ProxyOutcome> {
-    const ordered = await groups.order(targets, need);
+    const asked = groups.order(targets, need);
+    const ordered = Array.isArray(asked) ? asked : await asked;
     try {
       return await runProxy(call, ordered, this.groupEnv(groups, call, need));
     } finally {
@@ -425,7 +427,8 @@ export class ProviderRouter {
     need: GroupNeed,
     targets: Target[],
   ): Promise<ProxyStreamOutcome> {
-    const ordered = await groups.order(targets, need);
+    const asked = groups.order(targets, need);
+    const ordered = Array.isArray(asked) ? asked : await asked;
     try {
       return await runProxyStream(call, ordered, this.groupEnv(groups, call, need));
     } finally {

@@ -105,21 +105,25 @@ export class ModelGroups {
    * strategy (the state's usage read once), minus the deployments whose context window is below
    * `need`'s tokens; targets that are no deployment keep their place.
    */
-  async order(targets: readonly Target[], need: GroupNeed): Promise<Target[]> {
+  order(targets: readonly Target[], need: GroupNeed): Target[] | Promise<Target[]> {
     const tokens = need.input + need.output;
     let fits = targets;
     if (targets.some((t) => (t.deployment?.maxContextTokens ?? Number.POSITIVE_INFINITY) < tokens)) {
       fits = targets.filter((t) => (t.deployment?.maxContextTokens ?? Number.POSITIVE_INFINITY) >= tokens);
       if (fits.length === 0) throw tooLarge(targets, tokens);
     }
-    // the state is asked only when a strategy reads it (least-busy, latency, headroom)
-    let usage = EMPTY;
-    if (fits.some((t) => t.deployment !== undefined && this.readsUsage.has(t.deployment.group))) {
-      const ids = fits.flatMap((t) => (t.deployment ? [t.deployment.id] : []));
-      const mine = new Map(ids.map((id) => [id, this.admitted.get(id) ?? 0]));
-      // the state's view with this node's part as it is now (calls chosen since it was read included)
-      usage = this.withOwn(await this.state.usage(ids), mine);
-    }
+    // the state is asked only when a strategy reads it (least-busy, latency, headroom); else the
+    // order is made at once, without a promise
+    if (!fits.some((t) => t.deployment !== undefined && this.readsUsage.has(t.deployment.group)))
+      return this.ordered(fits, EMPTY, need);
+    const ids = fits.flatMap((t) => (t.deployment ? [t.deployment.id] : []));
+    const mine = new Map(ids.map((id) => [id, this.admitted.get(id) ?? 0]));
+    // the state's view with this node's part as it is now (calls chosen since it was read included)
+    return this.state.usage(ids).then((seen) => this.ordered(fits, this.withOwn(seen, mine), need));
+  }
+
+  /** `fits` in each group's strategy's order, given the deployments' `usage`; its first is reserved (`chosen`). */
+  private ordered(fits: readonly Target[], usage: Map<string, DeploymentUsage>, need: GroupNeed): Target[] {
     const out: Target[] = [];
     let i = 0;
     while (i < fits.length) {
@@ -192,7 +196,8 @@ export class ModelGroups {
     if (!this.reserved.delete(step.target)) bump(this.chosen, d.id, 1);
     let admitted = false;
     try {
-      admitted = await this.state.acquire(d.id, d, tokens);
+      const asked = this.state.acquire(d.id, d, tokens);
+      admitted = typeof asked === "boolean" ? asked : await asked;
     } finally {
       if (!admitted) bump(this.chosen, d.id, -1);
     }

@@ -42,9 +42,10 @@ export interface DeploymentState {
   /**
    * Admits one call of up to `tokens` tokens on `id`: true, counted (its rpm and tpm windows and in
    * flight), when neither limit would be exceeded in the last 60 s (exact: a sliding window, not a
-   * fixed minute) and it is not cooling down; false and nothing counted otherwise.
+   * fixed minute) and it is not cooling down; false and nothing counted otherwise. A state that
+   * decides at once (in memory) answers without a promise.
    */
-  acquire(id: string, limits: DeploymentLimits, tokens: number): Promise<boolean>;
+  acquire(id: string, limits: DeploymentLimits, tokens: number): boolean | Promise<boolean>;
   /** A call `acquire` admitted ended: in flight down, latency average and token count updated. */
   release(id: string, end: DeploymentCallEnd): void;
   /** `id` gets no call for `ms` (a 429's Retry-After, default 10 s), on every node. */
