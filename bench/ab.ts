@@ -15,6 +15,11 @@
  * `reject429` (a key of the plan `tight`, over its limit). Each scenario is its own interleaved
  * series with its own table; the last column is each commit's CPU per request over the first
  * commit's (issue 37: at most 1.03x on every scenario). A commit named WORKTREE is this checkout as it is.
+ * `group` (the `compat` call naming a weighted group of three deployments; trees with model groups
+ * only, not in `all`). --paired runs every scenario in every round (A B for compat, A B for group,
+ * then the next round), and adds each scenario's CPU per request over the first scenario's of the
+ * same round: `--commits WORKTREE --scenario compat,group --paired` is issue 39's ratio, measured
+ * so that the machine's drift falls on both alike.
  */
 import { mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,7 +31,10 @@ import {
   type Candidate,
   GATEWAY_REQUESTS,
   GATEWAY_SCENARIOS,
+  type GatewayRequest,
   type GatewayScenario,
+  GROUP_TOML,
+  groupChatCandidate,
   requestHeaders,
   UNKNOWN_KEY,
 } from "./lib/requests";
@@ -42,13 +50,20 @@ const { values } = parseArgs({
     function: { type: "boolean", default: false },
     scenario: { type: "string" },
     settle: { type: "string", default: "0" },
+    paired: { type: "boolean", default: false },
   },
 });
+/** scenarios only trees with model groups serve (not in `all`): `group`, the `compat` call naming a weighted group */
+const GROUP_SCENARIOS: Record<string, { request: GatewayRequest; toml: string }> = {
+  group: { request: { candidates: [groupChatCandidate], key: "bench", cacheBypass: true, expectStatus: 200 }, toml: GROUP_TOML },
+};
+type Scenario = GatewayScenario | "group";
 const asked = values.scenario ?? (values.function ? "function" : "compat");
-const scenarios = (asked === "all" ? [...GATEWAY_SCENARIOS] : asked.split(",")) as GatewayScenario[];
-if (!values.commits || !scenarios.every((s) => (GATEWAY_SCENARIOS as readonly string[]).includes(s))) {
+const scenarios = (asked === "all" ? [...GATEWAY_SCENARIOS] : asked.split(",")) as Scenario[];
+const known = (s: string) => (GATEWAY_SCENARIOS as readonly string[]).includes(s) || s in GROUP_SCENARIOS;
+if (!values.commits || !scenarios.every(known)) {
   console.error(
-    `usage: bun bench/ab.ts --commits A,B[,C...] [--rounds 3] [--seconds 4] [--connections 32] [--scenario ${GATEWAY_SCENARIOS.join("|")}[,...]|all] [--settle S]`,
+    `usage: bun bench/ab.ts --commits A,B[,C...] [--rounds 3] [--seconds 4] [--connections 32] [--scenario ${[...GATEWAY_SCENARIOS, "group"].join("|")}[,...]|all] [--settle S] [--paired]`,
   );
   process.exit(2);
 }
@@ -57,13 +72,10 @@ const work = join(tmpdir(), `textai-ab-${process.pid}`);
 mkdirSync(work, { recursive: true });
 
 /** One gateway of `dir`, loaded with `scenario`'s request for `seconds`: req/s and its CPU µs per request. */
-async function measure(
-  dir: string,
-  simUrl: string,
-  scenario: GatewayScenario,
-): Promise<{ rps: number; cpuUs: number; p50: number }> {
+async function measure(dir: string, simUrl: string, scenario: Scenario): Promise<{ rps: number; cpuUs: number; p50: number }> {
   // what the scenario sends (the same request as bench/run.ts's scenario of that name)
-  const request = GATEWAY_REQUESTS[scenario];
+  const request =
+    scenario === "group" ? (GROUP_SCENARIOS.group as { request: GatewayRequest }).request : GATEWAY_REQUESTS[scenario];
   const { path, body } = request.candidates[0] as Candidate;
   const expected = String(request.expectStatus);
   const state = join(work, `state-${crypto.randomUUID()}`);
@@ -75,7 +87,7 @@ async function measure(
     TEXTAI_DRAIN_GRACE_MS: "0",
     TEXTAI_ADMIN_TOKEN: `bench-admin-${crypto.randomUUID()}`,
   };
-  await Bun.write(env.TEXTAI_CONFIG, benchConfig(simUrl, "", false));
+  await Bun.write(env.TEXTAI_CONFIG, benchConfig(simUrl, GROUP_SCENARIOS[scenario]?.toml ?? "", false));
   const cli = join(dir, "src", "cli.ts");
   const plan = request.key === "tight" ? "tight" : "bench";
   const created = JSON.parse(
@@ -130,29 +142,55 @@ try {
   );
   const simUrl = `http://127.0.0.1:${simPort}`;
   await waitFor(`${simUrl}/v1/models`);
-  for (const scenario of scenarios) {
-    const runs: { rps: number; cpuUs: number; p50: number }[][] = commits.map(() => []);
-    for (let round = 0; round < Number(values.rounds); round++) {
-      for (const [i, dir] of dirs.entries()) {
-        const m = await measure(dir, simUrl, scenario);
-        runs[i]?.push(m);
-        process.stderr.write(
-          `${scenario} round ${round + 1} ${commits[i]}: ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(3)} ms, ${m.cpuUs.toFixed(0)} µs/req\n`,
-        );
-      }
+  // each scenario's runs per commit; --paired: every round runs every scenario (and commit) in turn,
+  // so that the machine's drift falls on all of them alike, and the ratios between scenarios are reported
+  const runs = new Map(scenarios.map((sc) => [sc, commits.map((): { rps: number; cpuUs: number; p50: number }[] => [])]));
+  const one = async (scenario: Scenario, round: number) => {
+    for (const [i, dir] of dirs.entries()) {
+      const m = await measure(dir, simUrl, scenario);
+      runs.get(scenario)?.[i]?.push(m);
+      process.stderr.write(
+        `${scenario} round ${round + 1} ${commits[i]}: ${m.rps.toFixed(0)} req/s, p50 ${m.p50.toFixed(3)} ms, ${m.cpuUs.toFixed(0)} µs/req\n`,
+      );
     }
-    const first = median((runs[0] ?? []).map((x) => x.cpuUs));
+  };
+  if (values.paired) {
+    for (let round = 0; round < Number(values.rounds); round++) for (const scenario of scenarios) await one(scenario, round);
+  } else for (const scenario of scenarios) for (let round = 0; round < Number(values.rounds); round++) await one(scenario, round);
+  for (const scenario of scenarios) {
+    const byCommit = runs.get(scenario) ?? [];
+    const first = median((byCommit[0] ?? []).map((x) => x.cpuUs));
     console.log(`\n${scenario}\n`);
     console.log(
       `| commit | req/s @${values.connections} (median) | p50 ms (median) | gateway CPU µs/req (median) | runs (µs/req) | CPU x ${commits[0]} |`,
     );
     console.log("|---|--:|--:|--:|---|--:|");
     for (const [i, c] of commits.entries()) {
-      const r = runs[i] ?? [];
+      const r = byCommit[i] ?? [];
       const cpu = median(r.map((x) => x.cpuUs));
       console.log(
         `| ${c} | ${median(r.map((x) => x.rps)).toFixed(0)} | ${median(r.map((x) => x.p50)).toFixed(3)} | ${cpu.toFixed(0)} | ${r.map((x) => x.cpuUs.toFixed(0)).join(", ")} | ${(cpu / first).toFixed(3)} |`,
       );
+    }
+  }
+  if (values.paired && scenarios.length > 1) {
+    // per commit and round, each scenario's CPU over the first scenario's of the same round; the median of those
+    const base = scenarios[0] as Scenario;
+    console.log(`\nPaired: CPU per request over ${base}'s in the same round (median of the rounds)\n`);
+    console.log(`| commit | ${scenarios.slice(1).join(" | ")} |`);
+    console.log(
+      `|---|${scenarios
+        .slice(1)
+        .map(() => "--:")
+        .join("|")}|`,
+    );
+    for (const [i, c] of commits.entries()) {
+      const b = runs.get(base)?.[i] ?? [];
+      const cells = scenarios.slice(1).map((sc) => {
+        const r = runs.get(sc)?.[i] ?? [];
+        return `${median(r.map((x, k) => x.cpuUs / (b[k]?.cpuUs ?? Number.NaN))).toFixed(3)} (${r.map((x, k) => (x.cpuUs / (b[k]?.cpuUs ?? Number.NaN)).toFixed(2)).join(", ")})`;
+      });
+      console.log(`| ${c} | ${cells.join(" | ")} |`);
     }
   }
 } finally {
