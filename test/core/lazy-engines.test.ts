@@ -75,7 +75,16 @@ describe("offline engine parts load after the listener is up, the grammar engine
     expect(ready.status).toBe(200);
     expect(body.data.result.engines_loaded).not.toContain("grammar");
     // the sliced parts (src/offline-engine/engines.ts) load one after the other, the language model last
-    const warm = ["dates", "keyword-stopwords", "sentiment-lexicon", "pii-name-gazetteer", "language", "word-frequencies"];
+    const warm = [
+      "dates",
+      "keyword-stopwords",
+      "sentiment-lexicon",
+      "pii-name-gazetteer",
+      "pii-given-names",
+      "pii-script-stopwords",
+      "language",
+      "word-frequencies",
+    ];
     let loaded: string[] = [];
     for (const until = Date.now() + 30_000; Date.now() < until && !warm.every((e) => loaded.includes(e)); await Bun.sleep(100))
       loaded = ((await (await fetch(`${url}/ready`, operator)).json()) as typeof body).data.result.engines_loaded;
