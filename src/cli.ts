@@ -162,8 +162,8 @@ async function serveVerb(argv: string[], config: Config): Promise<number> {
   // engine comes first on every function's route (no provider configured for functions: it serves
   // them all), its parts then load in the background, in slices that leave the event loop free
   // between them (src/offline-engine/engines.ts), and each function runs once on its example
-  // (src/providers/local.ts). Otherwise nothing loads until the first offline call, which starts
-  // the same sliced load and waits for it (an await, not a hold): the parts take 80 to 130 MB of
+  // (src/providers/local.ts). Otherwise nothing loads until an offline call, which loads the parts it
+  // uses the same sliced way and waits for them (an await, not a hold): the parts take 80 to 130 MB of
   // heap, and a gateway that mostly forwards would pay for them in every garbage collection
   // (/v1 CPU per call about 1.2x to 1.7x with them loaded, 2026-12-05; docs/offline-engine.md).
   const allOffline = FUNCTIONS.every((def) => {

@@ -147,7 +147,11 @@ export interface GatewayRequest {
   /** send `Cache-Control: no-cache` */
   cacheBypass?: boolean;
   expectStatus: number;
-  /** send one request before measuring (fills the cache, spends the one allowed request) */
+  /**
+   * send one request before measuring and wait for its answer: fills the cache, spends the one
+   * allowed request, or (offline) waits out the offline engine's one-time load, which a process's
+   * first offline call starts and awaits (src/providers/local.ts): a cost per process, not per call
+   */
   prime?: boolean;
 }
 
@@ -158,7 +162,7 @@ export const GATEWAY_REQUESTS: Record<GatewayScenario, GatewayRequest> = {
   stream: { candidates: [streamCandidate], key: "bench", cacheBypass: true, expectStatus: 200 },
   function: { candidates: fnCandidates, key: "bench", cacheBypass: true, expectStatus: 200 },
   cache: { candidates: fnCandidates, key: "bench", expectStatus: 200, prime: true },
-  offline: { candidates: [offlineCandidate], key: "bench", cacheBypass: true, expectStatus: 200 },
+  offline: { candidates: [offlineCandidate], key: "bench", cacheBypass: true, expectStatus: 200, prime: true },
   reject401: { candidates: fnCandidates, key: "bad", expectStatus: 401 },
   reject429: { candidates: fnCandidates, key: "tight", expectStatus: 429, prime: true },
 };

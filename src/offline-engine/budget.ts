@@ -138,6 +138,14 @@ export function outsideCpuBudget<T>(fn: () => T): T {
   }
 }
 
+/**
+ * Runs `fn` with no budget at all, and so whatever it starts and awaits later (a background load
+ * begun during a call must not be charged to it, nor stopped by it).
+ */
+export function detachedFromCpuBudget<T>(fn: () => T): T {
+  return current.exit(fn);
+}
+
 /** The CPU milliseconds the running call has left (undefined outside a budget). */
 export function currentBudgetMs(): number | undefined {
   const b = current.getStore();

@@ -16,10 +16,17 @@
  * it once the listener is up, and the offline engine's calls wait for it (an await, not a hold)
  * before their first run; a part asked for synchronously before its warm-up is done (a guardrail's
  * first PII scan) finishes the same load at once, from where the slices had got to.
+ *
+ * An offline call runs under `withDeferredLoads`: a sliced part it asks for before it is in is not
+ * loaded at once but starts its sliced load, and the call is run again once that is done (its
+ * first answer, if any, dropped). So a call loads the parts it uses and no others (the parts
+ * together hold 80 to 130 MB of heap that every garbage collection after them pays for), and
+ * never holds the event loop for a load.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { outsideCpuBudget } from "./budget";
+import { detachedFromCpuBudget, outsideCpuBudget } from "./budget";
 
 export interface EngineLoad {
   engine: string;
@@ -63,6 +70,43 @@ export const SLICE_MS = 5;
 
 const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** Thrown by a sliced part's getter asked for under withDeferredLoads before it is in. */
+export class EngineLoading extends Error {
+  constructor(readonly engine: string) {
+    super(`offline engine part ${engine} is loading`);
+    this.name = "EngineLoading";
+  }
+}
+
+/** The loads a run under withDeferredLoads asked for (whether or not its code caught the EngineLoading). */
+const deferring = new AsyncLocalStorage<Promise<void>[]>();
+
+/**
+ * Runs `run` until it completes with every sliced part it asks for already in: each part asked
+ * for too early starts its sliced load (see slicedEngine), the run's outcome is dropped, and it
+ * runs again once those loads are done. `run` must be a computation that can be repeated (the
+ * offline functions are: they read their request and the engine, and write nothing).
+ */
+export async function withDeferredLoads<T>(run: () => Promise<T>): Promise<T> {
+  for (;;) {
+    const asked: Promise<void>[] = [];
+    let value: T | undefined;
+    let error: unknown;
+    let failed = false;
+    try {
+      value = await deferring.run(asked, run);
+    } catch (err) {
+      failed = true;
+      error = err;
+    }
+    if (asked.length === 0) {
+      if (failed) throw error;
+      return value as T;
+    }
+    await Promise.all(asked);
+  }
+}
+
 /** The sliced parts, in the order they were declared: warmEngines() loads them in that order. */
 const warmers: { engine: string; warm: () => Promise<void> }[] = [];
 
@@ -99,19 +143,39 @@ export function slicedEngine<T>(engine: string, load: () => Generator<void, T, v
     record(engine, t0, rss0);
     return true;
   };
-  warmers.push({
-    engine,
-    async warm() {
-      while (!ready) {
-        const g = started();
-        const until = performance.now() + SLICE_MS;
-        while (!step(g) && performance.now() < until) {}
-        if (!ready) await pause();
-      }
-    },
-  });
+  let warming: Promise<void> | null = null;
+  // a sliced load that failed is not deferred again: the next use loads at once and fails as it always did
+  let failed = false;
+  const warm = (): Promise<void> => {
+    // one sliced load however many ask; begun outside any call's budget and deferral, so the call
+    // that asked neither pays for it nor sees it stopped (its own run is simply repeated)
+    warming ??= detachedFromCpuBudget(() =>
+      deferring.exit(async () => {
+        while (!ready) {
+          const g = started();
+          const until = performance.now() + SLICE_MS;
+          while (!step(g) && performance.now() < until) {}
+          if (!ready) await pause();
+        }
+      }),
+    )
+      .catch((err: unknown) => {
+        failed = true;
+        throw err;
+      })
+      .finally(() => {
+        warming = null;
+      });
+    return warming;
+  };
+  warmers.push({ engine, warm });
   return () => {
     if (ready) return value as T;
+    const asked = failed ? undefined : deferring.getStore();
+    if (asked) {
+      asked.push(warm().catch(() => {}));
+      throw new EngineLoading(engine);
+    }
     return outsideCpuBudget(() => {
       const g = started();
       while (!step(g)) {}

@@ -1,6 +1,6 @@
 import { GatewayError } from "../errors";
 import { CpuBudgetExceeded, checkCpuBudget, withCpuBudget } from "../offline-engine/budget";
-import { warmEngines } from "../offline-engine/engines";
+import { warmEngines, withDeferredLoads } from "../offline-engine/engines";
 import { judge, resultSchema, type Verdict } from "./answer";
 import {
   type AttemptInput,
@@ -29,11 +29,9 @@ const seasoned = new Set<string>();
 async function attemptLocal(input: AttemptInput): Promise<AttemptResult | null> {
   const { def, cpuBudgetMs } = input;
   if (!def.local) return null;
-  // the engine's parts load in slices that leave the event loop free; a call before they are in waits here
-  await warmEngines();
   if (cpuBudgetMs !== undefined && !warmed.has(def.name)) {
     warmed.add(def.name);
-    warmUp(def, input);
+    await warmUp(def, input);
   }
   let answered: { out: unknown; verdict: Verdict | null };
   // A turn of the event loop between the request's own stretch (reading and parsing its body,
@@ -43,7 +41,7 @@ async function attemptLocal(input: AttemptInput): Promise<AttemptResult | null> 
   // split). A timer, not a microtask: only a timer lets the loop take what waits on its sockets.
   await new Promise<void>((resolve) => setTimeout(resolve, 0));
   try {
-    answered = await runLocal(input, input.request);
+    answered = await withEngineParts(def, () => runLocal(input, input.request));
   } catch (err) {
     if (!(err instanceof CpuBudgetExceeded)) throw err;
     // A function's first budgeted calls in a process run code the engine has not compiled yet
@@ -54,7 +52,7 @@ async function attemptLocal(input: AttemptInput): Promise<AttemptResult | null> 
     // the second run is another stretch of the thread: what waited behind the first runs in between
     await new Promise<void>((resolve) => setTimeout(resolve, 0));
     try {
-      answered = await runLocal(input, input.request);
+      answered = await withEngineParts(def, () => runLocal(input, input.request));
     } catch (again) {
       if (again instanceof CpuBudgetExceeded) throw budgetExceeded(def, again);
       throw again;
@@ -117,10 +115,28 @@ async function runLocal(
  * checker of its result), one-time costs that are the gateway's, not the request's. Its answer is
  * dropped; an asynchronous one (the grammar worker) is not waited for.
  */
-function warmUp(def: RoutedFunction, input: AttemptInput): void {
+async function warmUp(def: RoutedFunction, input: AttemptInput): Promise<void> {
   if (!def.example) return;
-  // runs its synchronous part now; a warm-up that fails changes nothing: the call runs as it would have
-  runLocal({ ...input, cpuBudgetMs: undefined }, def.example.request).catch(() => {});
+  // the parts it uses load in slices (withDeferredLoads), leaving the event loop free; an
+  // asynchronous implementation (the grammar worker) is not waited for; a warm-up that fails
+  // changes nothing: the call runs as it would have
+  const run = withEngineParts(def, () => runLocal({ ...input, cpuBudgetMs: undefined }, def.example?.request));
+  if (isAsync(def)) run.catch(() => {});
+  else await run.catch(() => {});
+}
+
+const isAsync = (def: RoutedFunction) => def.local?.constructor.name === "AsyncFunction";
+
+/**
+ * Runs an offline implementation once the engine parts it uses are in, loaded in slices that leave
+ * the event loop free. A synchronous one is a computation that can be repeated: it runs under
+ * withDeferredLoads, which loads what it asks for and no other part. An asynchronous one may call
+ * out (a knowledge base's embeddings) and is not run twice: it waits for every part (warmEngines).
+ */
+async function withEngineParts<T>(def: RoutedFunction, run: () => Promise<T>): Promise<T> {
+  if (!isAsync(def)) return withDeferredLoads(run);
+  await warmEngines();
+  return run();
 }
 
 /**
@@ -133,7 +149,7 @@ function warmUp(def: RoutedFunction, input: AttemptInput): void {
 export async function warmOfflineFunctions(defs: readonly RoutedFunction[]): Promise<void> {
   await warmEngines();
   for (const def of defs) {
-    if (!def.local || !def.example || def.local.constructor.name === "AsyncFunction") continue;
+    if (!def.local || !def.example || isAsync(def)) continue;
     await new Promise<void>((resolve) => setImmediate(resolve));
     if (warmed.has(def.name)) continue;
     warmed.add(def.name);

@@ -142,7 +142,7 @@ describe("offline engine parts load after the listener is up, the grammar engine
 });
 
 describe("a gateway that routes functions to a provider first: the offline engine is only its fallback", () => {
-  test("nothing of the engine loads at start; the first offline call loads it (in slices, waiting) and is answered", async () => {
+  test("nothing of the engine loads at start; the first offline call loads the parts it uses (in slices, waiting), no others, and is answered", async () => {
     const own = mkdtempSync(join(tmpdir(), "textai-lazy-fallback-"));
     const config = join(own, "config.toml");
     // a provider nobody listens on, first on the routes; the offline engine after it
@@ -187,7 +187,12 @@ describe("a gateway that routes functions to a provider first: the offline engin
       const text = await r.text();
       expect(r.status, text).toBe(200);
       expect((JSON.parse(text) as { meta: { provider: string } }).meta.provider).toBe("local");
-      expect(await loaded()).toContain("sentiment-lexicon");
+      const after = await loaded();
+      expect(after).toContain("sentiment-lexicon");
+      // only the parts the call used: not the knowledge search's word list, nor the PII name lists
+      // (all of them together hold 80 to 130 MB that every garbage collection then pays for)
+      expect(after).not.toContain("word-frequencies");
+      expect(after).not.toContain("pii-given-names");
     } finally {
       proc.kill("SIGTERM");
       await proc.exited;
