@@ -126,6 +126,14 @@ const ProviderConfigSchema = T.Object(
     deployments: T.Optional(T.Record(T.String(), T.String({ minLength: 1 }))),
     /** azure-openai: a Microsoft Entra ID token, sent as Authorization: Bearer instead of the api-key header */
     azure_ad_token: T.Optional(T.String({ minLength: 1 })),
+    /** bedrock: the AWS region of its endpoint and of its SigV4 signature (default: AWS_REGION, else AWS_DEFAULT_REGION) */
+    region: T.Optional(T.String({ minLength: 1, pattern: "^[a-z0-9-]+$" })),
+    /** bedrock: the access key id it signs with (default: AWS_ACCESS_KEY_ID) */
+    aws_access_key_id: T.Optional(T.String({ minLength: 1 })),
+    /** bedrock: the secret access key it signs with (default: AWS_SECRET_ACCESS_KEY) */
+    aws_secret_access_key: T.Optional(T.String({ minLength: 1 })),
+    /** bedrock: the session token of temporary credentials (default: AWS_SESSION_TOKEN) */
+    aws_session_token: T.Optional(T.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 );

@@ -86,6 +86,11 @@ export interface AdapterOptions {
    * always use the SDK
    */
   transport?: "http" | "sdk";
+  /**
+   * the environment an adapter reads credentials from when its entry names none (a `bedrock`
+   * entry: the AWS SDKs' AWS_* variables); default process.env (tests pass their own)
+   */
+  env?: Record<string, string | undefined>;
 }
 
 /** The base URL an entry's calls go to: its own, else its vendor's default. */
