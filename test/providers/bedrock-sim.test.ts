@@ -119,7 +119,7 @@ describe("@aws-sdk/client-bedrock-runtime against the simulator", () => {
     let usage: unknown;
     let stop: string | undefined;
     for await (const e of r.stream ?? []) {
-      kinds.push(Object.keys(e).find((k) => (e as Record<string, unknown>)[k] !== undefined) as string);
+      kinds.push(Object.keys(e).find((k) => (e as unknown as Record<string, unknown>)[k] !== undefined) as string);
       text += e.contentBlockDelta?.delta?.text ?? "";
       if (e.messageStop) stop = e.messageStop.stopReason;
       if (e.metadata) usage = e.metadata.usage;
