@@ -88,7 +88,8 @@ export interface AdapterOptions {
   transport?: "http" | "sdk";
   /**
    * the environment an adapter reads credentials from when its entry names none (a `bedrock`
-   * entry: the AWS SDKs' AWS_* variables); default process.env (tests pass their own)
+   * entry: the AWS SDKs' AWS_* variables): config.ts reads them (Config.providerEnv) and
+   * buildProviders passes them; none: an entry's own settings only
    */
   env?: Record<string, string | undefined>;
 }

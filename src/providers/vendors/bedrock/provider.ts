@@ -103,7 +103,7 @@ export class BedrockProvider implements Provider {
     this.type = config.type;
     this.features = defaultFeatures(config, vendor);
     this.modelPatterns = config.model_patterns ?? ["*"];
-    const creds = credentialsOf(config, opts.env ?? process.env);
+    const creds = credentialsOf(config, opts.env ?? {});
     const base = (config.base_url ?? `https://bedrock-runtime.${creds.region}.amazonaws.com`).replace(/\/+$/, "");
     const inner = opts.fetch ?? (usesHttp1(base) ? sharedHttp1Pool().fetch : fetch);
     this.http = new HttpTransport({
