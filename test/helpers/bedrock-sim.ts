@@ -331,8 +331,12 @@ function invalid(body: Record<string, unknown>): string | null {
     for (const k of ["temperature", "topP"])
       if (ic[k] !== undefined && !(typeof ic[k] === "number" && (ic[k] as number) >= 0 && (ic[k] as number) <= 1))
         return `1 validation error detected: Value at 'inferenceConfig.${k}' failed to satisfy constraint: Member must have value less than or equal to 1`;
-    if (ic.stopSequences !== undefined && !(Array.isArray(ic.stopSequences) && ic.stopSequences.length <= 4))
-      return "inferenceConfig.stopSequences: Member must have length less than or equal to 4";
+    const stops = ic.stopSequences;
+    if (
+      stops !== undefined &&
+      !(Array.isArray(stops) && stops.length <= 2500 && stops.every((x) => typeof x === "string" && x !== ""))
+    )
+      return "1 validation error detected: Value at 'inferenceConfig.stopSequences' failed to satisfy constraint: at most 2500 items, each at least 1 character long";
   }
   const tc = body.toolConfig;
   if (usesTools && !isObj(tc)) return "The toolConfig field must be defined when using toolUse and toolResult content blocks.";

@@ -93,6 +93,8 @@ describe("configuration", () => {
 describe("what Converse cannot express skips the provider", () => {
   test.each([
     [{ n: 2 }, "n"],
+    [{ temperature: 1.5 }, "temperature"],
+    [{ messages: [{ role: "user", content: "hi", name: "ann" }] }, "messages[0].name"],
     [{ logprobs: true }, "logprobs"],
     [{ parallel_tool_calls: false }, "parallel_tool_calls"],
     [{ tools: [{ type: "function", function: { name: "f" } }], tool_choice: "none" }, "tool_choice"],

@@ -27,8 +27,9 @@ function check(c: ProviderConfig): { field: string; message: string } | undefine
  * embeddings), SigV4-signed by aws4fetch, translated to and from the gateway's calls and OpenAI's
  * shapes by its own adapter (provider.ts). Its credentials and region default to the AWS SDKs'
  * environment variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION),
- * read when an entry is built; they do not enable a provider by themselves (a machine often has
- * them for other AWS services), so it has no `env`.
+ * which config.ts reads into Config.providerEnv and buildProviders hands to the adapter
+ * (AdapterOptions.env); they enable no provider by themselves (a machine often has them for other
+ * AWS services), so it has no `env`.
  */
 export const bedrock: VendorDescriptor = {
   type: "bedrock",

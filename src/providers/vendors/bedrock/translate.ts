@@ -50,7 +50,7 @@ const NEUTRAL: Record<string, (v: unknown) => boolean> = {
 };
 
 const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
-const MESSAGE_FIELDS = new Set(["role", "content", "tool_calls", "tool_call_id", "refusal", "name"]);
+const MESSAGE_FIELDS = new Set(["role", "content", "tool_calls", "tool_call_id", "refusal"]);
 /** Converse's image formats, by a data: URL's media type */
 const IMAGE_FORMATS: Record<string, string> = {
   "image/png": "png",
@@ -100,6 +100,8 @@ export function untranslatableChat(body: Json): string | null {
     if (value === undefined || TRANSLATED.has(key)) continue;
     if (!NEUTRAL[key]?.(value)) return key;
   }
+  // Converse's temperature and topP are 0 to 1 (InferenceConfiguration)
+  if (typeof body.temperature === "number" && body.temperature > 1) return "temperature";
   const messages = Array.isArray(body.messages) ? body.messages : [];
   for (const [i, m] of messages.entries()) {
     const bad = untranslatableMessage(m, `messages[${i}]`);
@@ -273,7 +275,8 @@ export function converseFromChat(body: Json): Json {
   if (typeof cap === "number") inference.maxTokens = cap;
   if (typeof body.temperature === "number") inference.temperature = body.temperature;
   if (typeof body.top_p === "number") inference.topP = body.top_p;
-  const stop = typeof body.stop === "string" ? [body.stop] : Array.isArray(body.stop) ? body.stop : [];
+  // an empty stop sequence stops nothing (Converse refuses one)
+  const stop = (typeof body.stop === "string" ? [body.stop] : Array.isArray(body.stop) ? body.stop : []).filter((x) => x !== "");
   if (stop.length > 0) inference.stopSequences = stop;
   if (Object.keys(inference).length > 0) out.inferenceConfig = inference;
   const toolConfig = toolConfigOf(body);
