@@ -49,6 +49,10 @@ default_max_output_tokens = 400
 "fb-*" = { input = 1000, output = 2000 }
 "claude-*" = { input = 1000, output = 2000 }
 
+[plans.guarded.guardrails]
+redact_pii = ["email"]
+restore_pii = true
+
 [[providers]]
 name = "claude"
 type = "anthropic"
@@ -289,6 +293,44 @@ describe("/v1/chat/completions through bedrock, from the openai SDK", () => {
   });
 });
 
+describe("/v1/responses, /v1/models and guardrails through bedrock", () => {
+  test("the Responses API through the chat translation, plain and streamed", async () => {
+    const { key } = gw.newKey({ credits: 100_000 });
+    const r = await client(key).responses.create({ model: direct, instructions: "Be brief.", input: "hello responses" });
+    expect(r.output_text).toBe(mockText("hello responses"));
+    expect(sent(0).system).toEqual([{ text: "Be brief." }]);
+    let text = "";
+    for await (const e of await client(key).responses.create({ model: direct, input: "stream responses", stream: true }))
+      if (e.type === "response.output_text.delta") text += e.delta;
+    expect(text).toBe(mockText("stream responses"));
+    expect(sim.calls.requests[1]?.path).toBe("/model/us.anthropic.claude-sim-v1%3A0/converse-stream");
+  });
+
+  test("GET /v1/models lists its configured models", async () => {
+    const { key } = gw.newKey({ credits: 10 });
+    const ids = (await client(key).models.list()).data.map((m) => m.id);
+    expect(ids).toContain(`bedrock/${MODEL}`);
+    expect(ids).toContain("bedrock/amazon.titan-embed-text-v2:0");
+  });
+
+  test("guardrails: an email redacted before the translation, restored in the answer, plain and streamed", async () => {
+    const { key } = gw.newKey({ plan: "guarded", credits: 100_000 });
+    const EMAIL = "ann.lee@example.com";
+    const answer = "Reply sent to [EMAIL_1].";
+    sim.program([{ content: answer }, { content: answer, chunkChars: 3 }]);
+    const body = { model: direct, messages: [{ role: "user" as const, content: `Write to ${EMAIL} please.` }] };
+    const plain = await client(key).chat.completions.create(body);
+    expect(plain.choices[0]?.message.content).toBe(`Reply sent to ${EMAIL}.`);
+    let text = "";
+    for await (const c of await client(key).chat.completions.create({ ...body, stream: true }))
+      text += c.choices[0]?.delta.content ?? "";
+    expect(text).toBe(`Reply sent to ${EMAIL}.`);
+    const seen = JSON.stringify(sim.calls.requests.map((r) => r.body));
+    expect(seen).not.toContain(EMAIL);
+    expect(seen).toContain("[EMAIL_1]");
+  });
+});
+
 describe("/v1/embeddings through bedrock: Titan Text Embeddings v2 by InvokeModel", () => {
   test("one InvokeModel call per input, the dimensions asked for, charged its token count", async () => {
     const { key, accountId } = gw.newKey({ credits: 100_000 });
@@ -359,9 +401,19 @@ describe("a Bedrock call's ledger: Converse usage priced per kind to the credit"
         1000,
     );
     const prompt = counts.inputTokens + counts.cacheReadInputTokens + counts.cacheWriteInputTokens;
+    const system = "These instructions stay the same from call to call. ".repeat(20);
     const { data, response } = await client(key)
-      .chat.completions.create({ model: direct, max_tokens: 100, messages: [{ role: "user", content: "cached call" }] })
+      .chat.completions.create({
+        model: direct,
+        max_tokens: 100,
+        messages: [
+          // Anthropic's cache_control on a part: Converse's cachePoint after it
+          { role: "system", content: [{ type: "text", text: system, cache_control: { type: "ephemeral" } }] },
+          { role: "user", content: "cached call" },
+        ] as OpenAI.ChatCompletionMessageParam[],
+      })
       .withResponse();
+    expect(sent(0).system).toEqual([{ text: system }, { cachePoint: { type: "default" } }]);
     const u = data.usage as OpenAI.CompletionUsage & { prompt_tokens_details: { cache_write_tokens: number } };
     expect([
       u.prompt_tokens,

@@ -155,7 +155,14 @@ const textOf = (content: unknown): string =>
       ? content.map((p) => (isObject(p) && typeof p.text === "string" ? p.text : "")).join("")
       : "";
 
-/** Content parts (or a string) as Converse content blocks: text, and images as bytes. */
+/** Converse's prompt cache checkpoint: what comes before it is cached (Anthropic's `cache_control` on the part before) */
+const CACHE_POINT = { cachePoint: { type: "default" } };
+
+/**
+ * Content parts (or a string) as Converse content blocks: text, and images as bytes; a part with
+ * `cache_control` (Anthropic's prompt caching, as the `anthropic` type keeps it) is followed by a
+ * `cachePoint` block, Converse's way of saying the same.
+ */
 function blocksOf(content: unknown): Json[] {
   if (typeof content === "string") return content === "" ? [] : [{ text: content }];
   if (!Array.isArray(content)) return [];
@@ -166,7 +173,8 @@ function blocksOf(content: unknown): Json[] {
     else if (p.type === "image_url") {
       const image = imageOf(p.image_url);
       if (image) out.push({ image: { format: image.format, source: { bytes: image.bytes } } });
-    }
+    } else continue;
+    if (p.cache_control !== undefined && p.cache_control !== null) out.push(CACHE_POINT);
   }
   return out;
 }
@@ -199,11 +207,8 @@ export function conversation(messages: unknown[]): { system: Json[]; messages: J
   };
   for (const m of messages) {
     if (!isObject(m)) continue;
-    if (m.role === "system" || m.role === "developer") {
-      const text = textOf(m.content);
-      if (text) system.push({ text });
-    } else if (m.role === "tool")
-      push("user", [{ toolResult: { toolUseId: m.tool_call_id, content: resultContent(m.content) } }]);
+    if (m.role === "system" || m.role === "developer") system.push(...blocksOf(m.content));
+    else if (m.role === "tool") push("user", [{ toolResult: { toolUseId: m.tool_call_id, content: resultContent(m.content) } }]);
     else if (m.role === "assistant") {
       const blocks = blocksOf(m.content);
       if (Array.isArray(m.tool_calls))
