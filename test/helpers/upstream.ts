@@ -374,7 +374,7 @@ function chunkFrames(
   return frames;
 }
 
-/** Paced SSE (so a client can disconnect mid-stream); `cut` errors the body after a few frames. The Gemini simulator's too. */
+/** Paced SSE (so a client can disconnect mid-stream); `cut` errors the body after a few frames. The Gemini simulator's too, and the Bedrock simulator's binary event stream messages. */
 export function sseStream(
   /** text frames, or bytes (the Bedrock simulator's binary event stream messages) */
   frames: (string | Uint8Array)[],

@@ -172,6 +172,23 @@ describe("Bedrock's exceptions as ProviderError", () => {
     expect(await failure(run)).toMatchObject(expected);
   });
 
+  test("a function call whose result is not an object: its schema wrapped in `value` for the tool, unwrapped in the answer", async () => {
+    const p = buildProvider(entry());
+    const schema = { type: "array", items: { type: "string" }, minItems: 1 };
+    const r = await p.complete({
+      fn: "tags",
+      messages: [{ role: "user", content: "tags please" }],
+      schema: { name: "tags", schema },
+    });
+    const tool = (sim.calls.requests[0]?.body.toolConfig as { tools: { toolSpec: { inputSchema: { json: unknown } } }[] })
+      .tools[0];
+    expect(tool?.toolSpec.inputSchema.json).toEqual({ type: "object", properties: { value: schema }, required: ["value"] });
+    const value = JSON.parse(r.text) as unknown;
+    expect(Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string")).toBe(true);
+    expect(r.usage?.prompt_tokens).toBeGreaterThan(0);
+    expect(r.finishReason).toBe("stop");
+  });
+
   test("a function call whose answer a guardrail withheld: content_filter (422 content_filtered)", async () => {
     sim.program([{ stopReason: "guardrail_intervened" }]);
     const p = buildProvider(entry());
