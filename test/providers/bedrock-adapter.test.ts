@@ -180,8 +180,10 @@ describe("Bedrock's exceptions as ProviderError", () => {
       messages: [{ role: "user", content: "tags please" }],
       schema: { name: "tags", schema },
     });
-    const tool = (sim.calls.requests[0]?.body.toolConfig as { tools: { toolSpec: { inputSchema: { json: unknown } } }[] })
-      .tools[0];
+    const config = sim.calls.requests[0]?.body.toolConfig as
+      | { tools: { toolSpec: { inputSchema: { json: unknown } } }[] }
+      | undefined;
+    const tool = config?.tools[0];
     expect(tool?.toolSpec.inputSchema.json).toEqual({ type: "object", properties: { value: schema }, required: ["value"] });
     const value = JSON.parse(r.text) as unknown;
     expect(Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string")).toBe(true);
