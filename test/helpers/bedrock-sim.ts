@@ -63,7 +63,8 @@ export interface BedrockSim {
   secretAccessKey: string;
   calls: { count: number; requests: (RecordedCall & { authorization?: string })[] };
   program(faults: BedrockFault[], opts?: { model?: string }): void;
-  configure(opts: { latencyMs?: number; sessionToken?: string | null }): void;
+  /** `sessionToken`: the token every call must carry; `secret`: the key id's secret from now on (a rotated or revoked key) */
+  configure(opts: { latencyMs?: number; sessionToken?: string | null; secret?: string }): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -627,6 +628,7 @@ export async function startBedrock(opts: { port?: number; region?: string } = {}
     configure(o) {
       if (o.latencyMs !== undefined) latencyMs = o.latencyMs;
       if (o.sessionToken !== undefined) sessionToken = o.sessionToken;
+      if (o.secret !== undefined) secrets.set(accessKeyId, o.secret);
     },
     reset() {
       faults.clear();
@@ -634,6 +636,7 @@ export async function startBedrock(opts: { port?: number; region?: string } = {}
       calls.requests.length = 0;
       latencyMs = 0;
       sessionToken = null;
+      secrets.set(accessKeyId, secretAccessKey);
     },
     async close() {
       await server.stop(true);

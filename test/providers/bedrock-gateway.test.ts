@@ -331,6 +331,29 @@ describe("/v1/responses, /v1/models and guardrails through bedrock", () => {
   });
 });
 
+describe("credentials AWS refuses are the gateway's failure, never the client's", () => {
+  test("a rotated secret and every other provider failing: 502 provider_error, AWS's words nowhere, nothing charged", async () => {
+    const { key, accountId } = gw.newKey({ credits: 100_000 });
+    sim.configure({ secret: "rotated-since" });
+    claude.program([{ status: 500 }]);
+    openaiSim.program([{ status: 500 }]);
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "fb-auth", messages: [{ role: "user", content: "hi" }] }),
+    });
+    const text = await res.text();
+    expect(res.status).toBe(502);
+    expect(JSON.parse(text).error.code).toBe("provider_error");
+    expect(text).not.toContain("signature we calculated");
+    expect(text).not.toContain("InvalidSignatureException");
+    // tried, and refused before the simulator counted a call (its signature check comes first)
+    expect(text).toContain("bedrock: http_403");
+    expect(sim.calls.count).toBe(0);
+    expect(gw.deps.ledger.balance(accountId)).toBe(100_000);
+  });
+});
+
 describe("/v1/embeddings through bedrock: Titan Text Embeddings v2 by InvokeModel", () => {
   test("one InvokeModel call per input, the dimensions asked for, charged its token count", async () => {
     const { key, accountId } = gw.newKey({ credits: 100_000 });
@@ -369,6 +392,41 @@ describe("/v1/messages translated to bedrock, from Anthropic's SDK", () => {
     expect(m.content[0]).toMatchObject({ type: "text", text: mockText("hello from the anthropic sdk") });
     expect(m.stop_reason).toBe("end_turn");
     expect(sent(0)).toMatchObject({ system: [{ text: "Be brief." }], inferenceConfig: { maxTokens: 100 } });
+  });
+
+  test("a tool round trip: tool_use from a toolUse, the tool_result back as a toolResult", async () => {
+    const { key } = gw.newKey({ credits: 100_000 });
+    const tools: Anthropic.Tool[] = [
+      { name: "get_weather", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } },
+    ];
+    const question: Anthropic.MessageParam = { role: "user", content: "weather in Paris?" };
+    const first = await anthropic(key).messages.create({
+      model: direct,
+      max_tokens: 100,
+      tools,
+      tool_choice: { type: "tool", name: "get_weather" },
+      messages: [question],
+    });
+    const use = first.content.find((b) => b.type === "tool_use");
+    if (use?.type !== "tool_use") throw new Error(`no tool_use: ${JSON.stringify(first)}`);
+    expect(first.stop_reason).toBe("tool_use");
+    expect(use.name).toBe("get_weather");
+    expect(sent(0).toolConfig.toolChoice).toEqual({ tool: { name: "get_weather" } });
+    const second = await anthropic(key).messages.create({
+      model: direct,
+      max_tokens: 100,
+      tools,
+      messages: [
+        question,
+        { role: "assistant", content: first.content },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: "sunny" }] },
+      ],
+    });
+    expect(second.content[0]).toMatchObject({ type: "text", text: 'Tool said: [{"text":"sunny"}]' });
+    expect(sent(1).messages[2]).toEqual({
+      role: "user",
+      content: [{ toolResult: { toolUseId: use.id, content: [{ text: "sunny" }] } }],
+    });
   });
 
   test("messages.stream(): events from ConverseStream, finalMessage() whole", async () => {
