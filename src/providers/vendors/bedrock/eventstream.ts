@@ -89,12 +89,22 @@ function headersOf(bytes: Uint8Array): Record<string, string | number | boolean>
   return out;
 }
 
-/** The messages of a body, in order, each checked against its CRCs; a message over `max` bytes is refused. */
+/**
+ * The messages of a body, in order, each checked against its CRCs; a message over `max` bytes is
+ * refused. The pieces of a message that comes in many reads are joined once, when it is whole.
+ */
 export async function* eventMessages(body: ReadableStream<Uint8Array> | null, max: number): AsyncGenerator<EventMessage> {
   if (!body) throw new Error("Attempted to iterate over a response with no body");
-  let buffer: Uint8Array = new Uint8Array(0);
+  let pieces: Uint8Array[] = [];
+  let size = 0;
+  /** bytes needed before the next message can be read: its prelude, then all of it */
+  let need = PRELUDE;
   for await (const chunk of body) {
-    buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
+    pieces.push(chunk);
+    size += chunk.length;
+    if (size < need) continue;
+    let buffer: Uint8Array = pieces.length === 1 ? (pieces[0] as Uint8Array) : Buffer.concat(pieces, size);
+    need = PRELUDE;
     while (buffer.length >= PRELUDE) {
       const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
       const total = view.getUint32(0);
@@ -102,14 +112,19 @@ export async function* eventMessages(body: ReadableStream<Uint8Array> | null, ma
       if (crc32(buffer.subarray(0, 8)) !== view.getUint32(8)) throw malformed("prelude checksum");
       if (total > max) throw answerTooLarge(max);
       if (total < OVERHEAD + headersLength) throw malformed("lengths");
-      if (buffer.length < total) break;
+      if (buffer.length < total) {
+        need = total;
+        break;
+      }
       if (crc32(buffer.subarray(0, total - 4)) !== view.getUint32(total - 4)) throw malformed("message checksum");
       const headers = headersOf(buffer.subarray(PRELUDE, PRELUDE + headersLength));
       yield { headers, payload: buffer.slice(PRELUDE + headersLength, total - 4) };
       buffer = buffer.subarray(total);
     }
+    pieces = buffer.length > 0 ? [buffer] : [];
+    size = buffer.length;
   }
-  if (buffer.length > 0) throw new ProviderError("connection", "upstream stream ended early");
+  if (size > 0) throw new ProviderError("connection", "upstream stream ended early");
 }
 
 /**
