@@ -8,7 +8,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { ConfigError, loadConfig, type ProviderConfig } from "../../src/config";
 import { buildProvider, buildProviders } from "../../src/providers/index";
 import { type Provider, ProviderError } from "../../src/providers/types";
-import { type BedrockSim, startBedrock } from "../helpers/bedrock-sim";
+import { eventMessages } from "../../src/providers/vendors/bedrock/eventstream";
+import { type BedrockSim, eventMessage, startBedrock } from "../helpers/bedrock-sim";
 import { tiny } from "./fixtures";
 
 let sim: BedrockSim;
@@ -228,5 +229,36 @@ describe("Bedrock's exceptions as ProviderError", () => {
     );
     expect(e).toMatchObject({ kind: "connection" });
     expect(e.message).toContain("checksum");
+  });
+});
+
+describe("the event stream reader", () => {
+  const body = (bytes: Uint8Array, piece: number) =>
+    new ReadableStream<Uint8Array>({
+      start(c) {
+        for (let i = 0; i < bytes.length; i += piece) c.enqueue(bytes.subarray(i, i + piece));
+        c.close();
+      },
+    });
+  const read = async (bytes: Uint8Array, piece: number, max: number) => {
+    const out: string[] = [];
+    for await (const m of eventMessages(body(bytes, piece), max))
+      out.push(`${m.headers[":event-type"]}:${new TextDecoder().decode(m.payload)}`);
+    return out;
+  };
+  const two = Buffer.concat([
+    eventMessage({ ":event-type": "a", ":message-type": "event" }, '{"x":1}'),
+    eventMessage({ ":event-type": "b", ":message-type": "event" }, "y".repeat(300)),
+  ]);
+
+  test("messages read whole however the bytes arrive (one at a time, or all at once)", async () => {
+    const expected = ['a:{"x":1}', `b:${"y".repeat(300)}`];
+    expect(await read(two, 1, 1024)).toEqual(expected);
+    expect(await read(two, two.length, 1024)).toEqual(expected);
+  });
+
+  test("a message over the bound is refused from its prelude; a stream ending inside a message is cut", async () => {
+    await expect(read(two, 5, 200)).rejects.toThrow("upstream answer larger than 200 bytes");
+    await expect(read(two.subarray(0, two.length - 3), 64, 1024)).rejects.toThrow("upstream stream ended early");
   });
 });
