@@ -126,6 +126,14 @@ const ProviderConfigSchema = T.Object(
     deployments: T.Optional(T.Record(T.String(), T.String({ minLength: 1 }))),
     /** azure-openai: a Microsoft Entra ID token, sent as Authorization: Bearer instead of the api-key header */
     azure_ad_token: T.Optional(T.String({ minLength: 1 })),
+    /** bedrock: the AWS region of its endpoint and of its SigV4 signature (default: AWS_REGION, else AWS_DEFAULT_REGION) */
+    region: T.Optional(T.String({ minLength: 1, pattern: "^[a-z0-9-]+$" })),
+    /** bedrock: the access key id it signs with (default: AWS_ACCESS_KEY_ID) */
+    aws_access_key_id: T.Optional(T.String({ minLength: 1 })),
+    /** bedrock: the secret access key it signs with (default: AWS_SECRET_ACCESS_KEY) */
+    aws_secret_access_key: T.Optional(T.String({ minLength: 1 })),
+    /** bedrock: the session token of temporary credentials (default: AWS_SESSION_TOKEN) */
+    aws_session_token: T.Optional(T.String({ minLength: 1 })),
   },
   { additionalProperties: false },
 );
@@ -388,6 +396,12 @@ export type ProviderConfig = Static<typeof ProviderConfigSchema>;
 export type FileConfig = Static<typeof FileConfigSchema>;
 
 export interface Config {
+  /**
+   * The environment variables a provider adapter reads credentials from when its entry names none
+   * (a `bedrock` entry: the AWS SDKs' AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN,
+   * AWS_REGION, AWS_DEFAULT_REGION); they enable no provider by themselves
+   */
+  providerEnv?: Record<string, string>;
   port: number;
   host: string;
   dbPath: string;
@@ -618,6 +632,11 @@ const EnvSchema = T.Object({
   MISTRAL_BASE_URL: EnvText,
   AZURE_OPENAI_API_KEY: EnvText,
   AZURE_OPENAI_ENDPOINT: EnvText,
+  AWS_ACCESS_KEY_ID: EnvText,
+  AWS_SECRET_ACCESS_KEY: EnvText,
+  AWS_SESSION_TOKEN: EnvText,
+  AWS_REGION: EnvText,
+  AWS_DEFAULT_REGION: EnvText,
   OTEL_EXPORTER_OTLP_ENDPOINT: EnvText,
   OTEL_SERVICE_NAME: EnvText,
   OTEL_BSP_SCHEDULE_DELAY: EnvInt(0),
@@ -875,6 +894,9 @@ function readConfigFile(path: string | undefined, fileText: string | undefined):
   return parseConfigText(text, path);
 }
 
+/** the AWS SDKs' credential variables, read for `bedrock` entries that name no credentials (Config.providerEnv) */
+const AWS_ENV = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_DEFAULT_REGION"] as const;
+
 /** A provider named after its type, enabled (or its key and base URL set) by environment variables. */
 function upsertEnvProvider(
   providers: ProviderConfig[],
@@ -934,7 +956,11 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
 
   const { plans, maxKeys, knowledgeQuotas, guardrails, planPolicies } = planSettings(file);
 
+  const providerEnv: Record<string, string> = {};
+  for (const name of AWS_ENV) if (env[name]) providerEnv[name] = env[name];
+
   return {
+    providerEnv,
     port: env.PORT ?? 8080,
     host: env.HOST || "127.0.0.1",
     dbPath: env.TEXTAI_DB || "./data/textai.db",

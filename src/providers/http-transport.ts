@@ -118,6 +118,12 @@ export interface HttpTransportOptions {
   maxBodyBytes?: number;
   /** the URL of a call when it is not `baseUrl` + `path` (an API whose URL names the model: Azure OpenAI's deployments) */
   url?: (path: string, model: string | undefined) => string;
+  /**
+   * How a streamed answer's body is read, for an API whose streams are not server-sent events
+   * (Bedrock's binary event stream): its events, parsed; a failure thrown as the SSE reader's are
+   * (HttpStatusError for an error event, SyntaxError for malformed JSON, ProviderError)
+   */
+  streamEvents?: (body: ReadableStream<Uint8Array> | null, max: number) => AsyncIterable<unknown>;
 }
 
 /**
@@ -214,7 +220,8 @@ export class HttpTransport implements ProxyTransport {
       }
       if (o.stream) {
         call.stopTimer();
-        return sseEvents(response, call, this.max);
+        const decode = this.opts.streamEvents;
+        return decode ? decodedEvents(decode(response.body, this.max), call) : sseEvents(response, call, this.max);
       }
       return await parseAnswer(response, this.max);
     } catch (err) {
@@ -296,6 +303,21 @@ async function* sseEvents(response: Response, call: Call, max: number): AsyncGen
     throw err;
   } finally {
     if (!done && !sentinel) call.ctrl.abort();
+    call.done();
+  }
+}
+
+/** A stream read by the API's own decoder (HttpTransportOptions.streamEvents), ended as sseEvents ends one. */
+async function* decodedEvents(events: AsyncIterable<unknown>, call: Call): AsyncGenerator<unknown> {
+  let done = false;
+  try {
+    yield* events;
+    done = true;
+  } catch (err) {
+    if ((isAbortError(err) && !(err instanceof HttpStatusError)) || call.ctrl.signal.aborted) return;
+    throw err;
+  } finally {
+    if (!done) call.ctrl.abort();
     call.done();
   }
 }

@@ -24,8 +24,9 @@ export function buildOpenAILikeProvider(config: ProviderConfig, opts: AdapterOpt
  * `always` there (the offline engine, `local`) has an entry named after it even when the config
  * names none. Entries of an unknown type, or without a base URL their type requires, are a ConfigError.
  */
-export function buildProviders(config: Config, opts: AdapterOptions = {}): Map<string, Provider> {
+export function buildProviders(config: Config, options: AdapterOptions = {}): Map<string, Provider> {
   checkProviderEntries(config.providers);
+  const opts = { env: config.providerEnv, ...options };
   const map = new Map<string, Provider>();
   for (const p of config.providers) map.set(p.name, buildProvider(p, opts));
   for (const v of vendors()) if (v.always && !map.has(v.type)) map.set(v.type, v.build({ name: v.type, type: v.type }, opts));

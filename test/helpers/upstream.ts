@@ -374,9 +374,10 @@ function chunkFrames(
   return frames;
 }
 
-/** Paced SSE (so a client can disconnect mid-stream); `cut` errors the body after a few frames. The Gemini simulator's too. */
+/** Paced SSE (so a client can disconnect mid-stream); `cut` errors the body after a few frames. The Gemini simulator's too, and the Bedrock simulator's binary event stream messages. */
 export function sseStream(
-  frames: string[],
+  /** text frames, or bytes (the Bedrock simulator's binary event stream messages) */
+  frames: (string | Uint8Array)[],
   cut: boolean,
   signal: AbortSignal,
   onAbort: () => void,
@@ -401,7 +402,7 @@ export function sseStream(
           c.close();
           return;
         }
-        c.enqueue(enc.encode(f));
+        c.enqueue(typeof f === "string" ? enc.encode(f) : f);
         // The last frame closes the body at once, so a client that stops reading after it is not an abort.
         if (i === frames.length) {
           c.close();

@@ -1,5 +1,6 @@
 import type { ProviderConfig } from "../../src/config";
 import type { AnthropicFault } from "../helpers/anthropic-upstream";
+import type { BedrockFault, RawEvent } from "../helpers/bedrock-sim";
 import type { GeminiFault } from "../helpers/gemini-upstream";
 import type { Fault } from "../helpers/upstream";
 
@@ -24,7 +25,10 @@ export interface FailureMode {
   /** per vendor type: the fault in that vendor's own framing, and its outcome when it is not openai's */
   vendors?: Record<
     string,
-    { faults?: (GeminiFault | AnthropicFault)[]; expect?: { kind: string; status?: number; retryAfterMs?: number } }
+    {
+      faults?: (GeminiFault | AnthropicFault | BedrockFault)[];
+      expect?: { kind: string; status?: number; retryAfterMs?: number };
+    }
   >;
 }
 
@@ -32,6 +36,15 @@ const geminiChunk = (text: string, finish?: string) =>
   JSON.stringify({
     candidates: [{ content: { role: "model", parts: [{ text }] }, index: 0, ...(finish ? { finishReason: finish } : {}) }],
   });
+
+/** A ConverseStream event message (Bedrock's binary framing: bedrock-sim.ts encodes it, CRCs included) */
+const bedrockEvent = (type: string, payload: string): RawEvent => ({
+  headers: { ":event-type": type, ":content-type": "application/json", ":message-type": "event" },
+  payload,
+});
+const bedrockStart = bedrockEvent("messageStart", '{"role":"assistant"}');
+const bedrockText = (text: string) =>
+  bedrockEvent("contentBlockDelta", JSON.stringify({ contentBlockIndex: 0, delta: { text } }));
 
 export const FAILURE_MODES: FailureMode[] = [
   { name: "400 with an OpenAI error", faults: [{ status: 400, errorCode: "c", param: "messages[0].content", message: "bad" }] },
@@ -61,6 +74,7 @@ export const FAILURE_MODES: FailureMode[] = [
     ],
     stream: true,
     vendors: {
+      bedrock: { faults: [{ events: [bedrockStart, bedrockText("a"), bedrockEvent("contentBlockDelta", "{broken")] }] },
       gemini: {
         faults: [{ raw: { contentType: "text/event-stream", body: `data: ${geminiChunk("a")}\r\n\r\ndata: {broken\r\n\r\n` } }],
       },
@@ -73,6 +87,8 @@ export const FAILURE_MODES: FailureMode[] = [
     ],
     stream: true,
     vendors: {
+      // an exception message of the stream (Bedrock's framing): its status, a 503 the router retries elsewhere
+      bedrock: { faults: [{ streamException: "serviceUnavailableException" }], expect: { kind: "status", status: 503 } },
       anthropic: {
         faults: [
           {
@@ -101,8 +117,25 @@ export const FAILURE_MODES: FailureMode[] = [
     name: "a stream with an error event",
     faults: [{ raw: { contentType: "text/event-stream", body: 'event: error\ndata: {"message":"boom"}\n\n' } }],
     stream: true,
-    // an error without a code: Google's framing has none, it is read as a 500 (retried elsewhere, as OpenAI's connection failure)
-    vendors: { gemini: { expect: { kind: "status", status: 500 } } },
+    vendors: {
+      // an error message (`:message-type: error`, an error code and no status): read as a 500, retried elsewhere
+      bedrock: {
+        faults: [
+          {
+            events: [
+              bedrockStart,
+              {
+                headers: { ":message-type": "error", ":error-code": "InternalFailure", ":error-message": "boom" },
+                payload: "",
+              },
+            ],
+          },
+        ],
+        expect: { kind: "status", status: 500 },
+      },
+      // an error without a code: Google's framing has none, it is read as a 500 (retried elsewhere, as OpenAI's connection failure)
+      gemini: { expect: { kind: "status", status: 500 } },
+    },
   },
   {
     name: "a stream that ends without a finish",
@@ -116,6 +149,7 @@ export const FAILURE_MODES: FailureMode[] = [
     ],
     stream: true,
     vendors: {
+      bedrock: { faults: [{ events: [bedrockStart, bedrockText("hi")] }] },
       gemini: {
         faults: [{ raw: { contentType: "text/event-stream", body: `: comment\r\ndata: ${geminiChunk("hi")}\r\n\r\n` } }],
       },
@@ -133,6 +167,21 @@ export const FAILURE_MODES: FailureMode[] = [
     ],
     stream: true,
     vendors: {
+      // Bedrock's binary framing has no lines: its messages split across reads at every 7th byte instead
+      bedrock: {
+        faults: [
+          {
+            events: [
+              bedrockStart,
+              bedrockText("x"),
+              bedrockEvent("contentBlockStop", '{"contentBlockIndex":0}'),
+              bedrockEvent("messageStop", '{"stopReason":"end_turn"}'),
+              bedrockEvent("metadata", '{"usage":{"inputTokens":3,"outputTokens":1,"totalTokens":4},"metrics":{"latencyMs":1}}'),
+            ],
+            pieceBytes: 7,
+          },
+        ],
+      },
       anthropic: {
         faults: [
           {

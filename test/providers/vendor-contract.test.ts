@@ -11,6 +11,7 @@ import { attemptFunction } from "../../src/providers/attempt";
 import type { ProxyCall } from "../../src/providers/chat";
 import { buildProvider } from "../../src/providers/index";
 import { type Provider, ProviderError } from "../../src/providers/types";
+import { type BedrockFault, type BedrockSim, startBedrock } from "../helpers/bedrock-sim";
 import { type GeminiFault, type GeminiUpstream, startGeminiUpstream } from "../helpers/gemini-upstream";
 import { type Fault, startUpstream, type Upstream } from "../helpers/upstream";
 import { FAILURE_MODES } from "./failure-modes";
@@ -19,24 +20,28 @@ import { call, makeRouter, tiny } from "./fixtures";
 interface Sim {
   url: string;
   calls: { count: number; requests: { aborted: boolean; path: string }[] };
-  program(faults: (Fault & GeminiFault)[]): void;
+  program(faults: (Fault & GeminiFault & BedrockFault)[]): void;
   reset(): void;
   close(): Promise<void>;
 }
 
 let openaiSim: Upstream;
 let geminiSim: GeminiUpstream;
+let bedrockSim: BedrockSim;
 beforeAll(async () => {
   openaiSim = await startUpstream();
   geminiSim = await startGeminiUpstream();
+  bedrockSim = await startBedrock();
 });
 afterAll(async () => {
   await openaiSim.close();
   await geminiSim.close();
+  await bedrockSim.close();
 });
 beforeEach(() => {
   openaiSim.reset();
   geminiSim.reset();
+  bedrockSim.reset();
 });
 
 /** Each vendor: its simulator, an entry of its type on it, and a model its simulator serves. */
@@ -55,6 +60,18 @@ const VENDORS: Record<string, { sim: () => Sim; entry: (over?: Partial<ProviderC
   gemini: {
     sim: () => geminiSim,
     entry: (over) => ({ name: "v", type: "gemini", base_url: geminiSim.url, api_key: "gm-c", ...over }),
+  },
+  bedrock: {
+    sim: () => bedrockSim,
+    entry: (over) => ({
+      name: "v",
+      type: "bedrock",
+      base_url: bedrockSim.url,
+      region: bedrockSim.region,
+      aws_access_key_id: bedrockSim.accessKeyId,
+      aws_secret_access_key: bedrockSim.secretAccessKey,
+      ...over,
+    }),
   },
 };
 const TYPES = Object.keys(VENDORS);
@@ -97,7 +114,7 @@ describe("every failure mode ends for each vendor as it does for openai", () => 
       for (const type of TYPES) {
         const v = VENDORS[type] as (typeof VENDORS)[string];
         const own = c.vendors?.[type];
-        v.sim().program((own?.faults ?? c.faults) as (Fault & GeminiFault)[]);
+        v.sim().program((own?.faults ?? c.faults) as (Fault & GeminiFault & BedrockFault)[]);
         const p = buildProvider(v.entry(c.over));
         outcomes[type] = await settle(c.stream ? streamed(p, body()) : plain(p, body()));
         expect(v.sim().calls.count).toBe(1);
@@ -213,6 +230,8 @@ describe("fallback between vendors", () => {
   test.each([
     ["gemini", "openai"],
     ["openai", "gemini"],
+    ["bedrock", "openai"],
+    ["openai", "bedrock"],
   ])("%s answering 503 falls back to %s, plain and before a stream's first event", async (first, second) => {
     const sims = {
       first: (VENDORS[first] as (typeof VENDORS)[string]).sim(),

@@ -86,6 +86,12 @@ export interface AdapterOptions {
    * always use the SDK
    */
   transport?: "http" | "sdk";
+  /**
+   * the environment an adapter reads credentials from when its entry names none (a `bedrock`
+   * entry: the AWS SDKs' AWS_* variables): config.ts reads them (Config.providerEnv) and
+   * buildProviders passes them; none: an entry's own settings only
+   */
+  env?: Record<string, string | undefined>;
 }
 
 /** The base URL an entry's calls go to: its own, else its vendor's default. */

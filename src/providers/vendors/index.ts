@@ -1,6 +1,7 @@
 import { ConfigError, type ProviderConfig } from "../../config";
 import { anthropic } from "./anthropic";
 import { azureOpenai } from "./azure-openai";
+import { bedrock } from "./bedrock";
 import type { VendorDescriptor } from "./descriptor";
 import { gemini } from "./gemini";
 import { groq } from "./groq";
@@ -22,6 +23,7 @@ const DESCRIPTORS: readonly VendorDescriptor[] = [
   gemini,
   mistral,
   azureOpenai,
+  bedrock,
   openaiCompatible,
   local,
   mock,
