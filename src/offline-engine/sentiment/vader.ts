@@ -220,8 +220,43 @@ function isNegation(word: string): boolean {
   return NEGATIONS.has(word) || word.endsWith("n't");
 }
 
+/** What valenceSum finds in a text. */
+export interface Valence {
+  readonly sum: number;
+  readonly pos: number;
+  readonly neg: number;
+  readonly hits: number;
+}
+
+/**
+ * valenceSum's answers to texts it read lately. A review is read sentence by sentence for its
+ * label, again clause by clause for its evidence, and again for each theme it mentions: the same
+ * strings many times over (a 100 KB review summary read each sentence 3 to 6 times). The answer
+ * depends on the text alone, so it is kept: texts of a sentence's length (up to MEMO_TEXT
+ * characters; a longer one is read each time, looking at the CPU budget as it goes), up to
+ * MEMO_CHARS characters in all, then the memo starts afresh.
+ */
+const memo = new Map<string, Valence>();
+const MEMO_TEXT = 2_000;
+const MEMO_CHARS = 1_000_000;
+let memoChars = 0;
+
 /** Sum of word valences of one sentence or clause plus punctuation emphasis (not normalised). */
-export function valenceSum(text: string): { sum: number; pos: number; neg: number; hits: number } {
+export function valenceSum(text: string): Valence {
+  if (text.length > MEMO_TEXT) return computeValence(text);
+  const known = memo.get(text);
+  if (known !== undefined) return known;
+  const v = computeValence(text);
+  if (memoChars + text.length > MEMO_CHARS) {
+    memo.clear();
+    memoChars = 0;
+  }
+  memo.set(text, v);
+  memoChars += text.length;
+  return v;
+}
+
+function computeValence(text: string): Valence {
   const t = vaderTokens(text);
   const { words, lower, capDiff } = t;
   const lex = lexicon();
