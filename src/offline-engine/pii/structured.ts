@@ -53,6 +53,65 @@ const GROUP_SEPARATOR = String.raw`(?:[ \t]*(?:\r?\n|[-/_,])[ \t]*|[ \t]{1,2})`;
 // 13-19 digits, in groups split by GROUP_SEPARATOR ("4111 1111 1111 1111", "3782-822463-10005", "4111/1111/1111/1111")
 const CARD = new RegExp(String.raw`(?<![\d-])\d(?:${GROUP_SEPARATOR}?\d){12,18}(?![\d])`, "g");
 
+/** Whether text[from, to) is what GROUP_SEPARATOR reads through (from < to). */
+function groupSeparator(text: string, from: number, to: number): boolean {
+  let a = from;
+  while (a < to && (text.charCodeAt(a) === 32 || text.charCodeAt(a) === 9)) a++;
+  // blanks alone: one or two
+  if (a === to) return to - from <= 2;
+  let b = to;
+  while (b > a && (text.charCodeAt(b - 1) === 32 || text.charCodeAt(b - 1) === 9)) b--;
+  if (b - a === 2) return text.charCodeAt(a) === 13 && text.charCodeAt(a + 1) === 10;
+  if (b - a !== 1) return false;
+  const c = text.charCodeAt(a);
+  return c === 10 || c === 45 || c === 47 || c === 95 || c === 44; // \n - / _ ,
+}
+
+/**
+ * The stretches of `text` that a number in groups (a card's, an SSN's) can lie in: maximal runs of
+ * digits each apart by nothing or by what GROUP_SEPARATOR reads through, of `min` digits or more,
+ * as [start, end) pairs. A pattern whose digits are split by GROUP_SEPARATOR (or less) matches
+ * within one of them only, so it is run over those alone, not over the whole text.
+ */
+function digitStretches(text: string, min: number): number[] {
+  const out: number[] = [];
+  let start = -1;
+  let last = -1;
+  let digits = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : -1;
+    if (c < 48 || c > 57) continue;
+    if (start >= 0 && (i === last + 1 || groupSeparator(text, last + 1, i))) {
+      digits++;
+      last = i;
+      continue;
+    }
+    if (digits >= min) out.push(start, last + 1);
+    start = i;
+    last = i;
+    digits = 1;
+  }
+  if (digits >= min) out.push(start, last + 1);
+  return out;
+}
+
+/**
+ * Every match of `pattern` (global; a lookbehind of one character, a lookahead of two at most) in
+ * `text`, looked for only in its digit stretches of `min` digits or more: the same matches, in
+ * text order, as matchAll over the whole text, for a pattern that only matches within a stretch.
+ */
+function* inStretches(text: string, pattern: RegExp, min: number): Generator<RegExpExecArray> {
+  const stretches = digitStretches(text, min);
+  for (let k = 0; k < stretches.length; k += 2) {
+    const from = Math.max(0, (stretches[k] as number) - 1);
+    const part = text.slice(from, (stretches[k + 1] as number) + 2);
+    for (const m of part.matchAll(pattern)) {
+      m.index += from;
+      yield m;
+    }
+  }
+}
+
 export function luhnValid(digits: string): boolean {
   let sum = 0;
   let double = false;
@@ -99,7 +158,7 @@ const CARD_WORD = /card|cc|maestro|debit|kort|karte|carte|tarjeta|cartão|carta|
 
 function findShortCards(text: string, out: PiiEntity[]): void {
   if (!CARD_WORD.test(text)) return;
-  for (const m of text.matchAll(CARD_12)) {
+  for (const m of inStretches(text, CARD_12, 12)) {
     const digits = m[0].replace(/\D/g, "");
     if (!MAESTRO_PREFIX.test(digits) || !luhnValid(digits)) continue;
     if (!CARD_CUE.test(text.slice(Math.max(0, m.index - 24), m.index))) continue;
@@ -110,7 +169,7 @@ function findShortCards(text: string, out: PiiEntity[]): void {
 export function findCreditCards(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   findShortCards(text, out);
-  for (const m of text.matchAll(CARD)) {
+  for (const m of inStretches(text, CARD, 13)) {
     const raw = m[0];
     // the groups of digits and what separates them, each separator reduced to its kind: its
     // punctuation, a line break, or " " for blanks alone
@@ -161,13 +220,13 @@ const SSN_SPELLED = /(?<![\d-])(\d (?:\d )\d)(?: ?- ?| )(\d \d)(?: ?- ?| )(\d(?:
 
 export function findSsns(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
-  for (const m of text.matchAll(SSN_SPELLED)) {
+  for (const m of inStretches(text, SSN_SPELLED, 9)) {
     const [area, group, serial] = [m[1], m[2], m[3]].map((g) => g.replace(/ /g, ""));
     if (!ssnValid(area, group, serial)) continue;
     const context = SSN_CONTEXT.test(text.slice(Math.max(0, m.index - 40), m.index));
     out.push(entity("ssn", text, m.index, m.index + m[0].length, context ? 0.97 : 0.85));
   }
-  for (const m of text.matchAll(SSN)) {
+  for (const m of inStretches(text, SSN, 9)) {
     if (!ssnValid(m[1], m[3], m[4])) continue;
     const context = SSN_CONTEXT.test(text.slice(Math.max(0, m.index - 40), m.index));
     // a bare nine-digit run is an SSN only when the text says so
