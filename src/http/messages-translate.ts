@@ -334,7 +334,7 @@ export function messageFromChat(
 }
 
 /** The element or field a refusal's param names (`tools[1].type` -> tools, 1), to leave it out. */
-function dropAt(body: Json, param: string): boolean {
+export function dropAt(body: Json, param: string): boolean {
   const path = [...param.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] !== undefined ? Number(m[2]) : (m[1] as string)));
   // the deepest array element on the path (a block, a tool), else the top-level field
   let cut = path.length > 0 ? 0 : -1;
