@@ -53,11 +53,14 @@ export function requestTemplates(
     top = (b) => b,
     once = false,
     leave = () => false,
+    url = "",
   }: {
     top?: (body: Record<string, unknown>) => Record<string, unknown>;
     once?: boolean;
     /** components left out wherever they are a union's member (a form the gateway refuses before sending) */
     leave?: (ref: string) => boolean;
+    /** what a `url` field's slot is written after (a URL a provider's translation takes as one) */
+    url?: string;
   } = {},
 ): Template[] {
   let slots = 0;
@@ -122,7 +125,8 @@ export function requestTemplates(
       }
       if ("const" in alt) return [alt.const];
       if (Array.isArray(alt.enum)) return [alt.enum[0]];
-      if (alt.type === "string") return [skipped(parent, key) ? (key === "model" ? "model-a" : "neutral") : slot("S")];
+      if (alt.type === "string")
+        return [skipped(parent, key) ? (key === "model" ? "model-a" : "neutral") : `${key === "url" ? url : ""}${slot("S")}`];
       if (alt.type === "integer" || alt.type === "number") return [1];
       if (alt.type === "boolean") return [false];
       if (alt.type === "array") {

@@ -13,15 +13,27 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import Anthropic from "@anthropic-ai/sdk";
+import { dropAt } from "../../src/http/messages-translate";
 import fixture from "../fixtures/sdk-types/anthropic-messages.json";
 import { type AnthropicUpstream, startAnthropicUpstream } from "../helpers/anthropic-upstream";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 import { ALL_FEATURES } from "../openai/setup";
-import { dropAt } from "../../src/http/messages-translate";
-import { CARD_ALONE, FILLER, filled, leaked, PAYLOAD, requestTemplates, type Schema, type Template, templateOf } from "./schema-walk";
+import {
+  CARD_ALONE,
+  FILLER,
+  filled,
+  leaked,
+  PAYLOAD,
+  requestTemplates,
+  type Schema,
+  type Template,
+  templateOf,
+} from "./schema-walk";
 import { STRICT_PLAN } from "./setup";
 
+/** every feature, and image URLs fetched by the provider (the walk's URLs are public addresses) */
+const FEATURES = `${ALL_FEATURES.slice(0, -1)}, "remote_urls"]`;
 const SCHEMAS = fixture.components.schemas as Record<string, Schema>;
 type Api = keyof typeof fixture.roots;
 const ctx = {} as { gw: TestGateway; claude: AnthropicUpstream; sim: Upstream; keys: Record<string, string> };
@@ -37,8 +49,9 @@ type = "anthropic"
 base_url = "${ctx.claude.url}"
 api_key = "sk-ant-test"
 default_model = "claude-sim-1"
+features = ${FEATURES}
 
-${simProvider({ url: `${ctx.sim.url}/v1`, name: "sim", model: "model-a", extra: `features = ${ALL_FEATURES}` })}
+${simProvider({ url: `${ctx.sim.url}/v1`, name: "sim", model: "model-a", extra: `features = ${FEATURES}` })}
 
 [[models]]
 name = "via-claude"
@@ -93,9 +106,11 @@ async function send(api: Api, key: string, body: Record<string, unknown>): Promi
 /** Runs `fn` over `items`, `n` at a time. */
 async function pool<T>(items: T[], n: number, fn: (item: T) => Promise<void>) {
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
 }
 
 /** What simulator `sim` was sent of `api` since `from` (its counts: count_tokens), as one text, and how many. */
@@ -114,8 +129,11 @@ const sentCount = (sim: "claude" | "sim", api: Api) => sentTo(sim, api, 0).n;
  * What the gateway refuses as a Messages request whatever the provider (it is never sent): a turn
  * with the `system` role, which the SDK declares (`SystemMessageParam` in `messages`) and the
  * gateway refuses (`messages[i].role` must be user or assistant; the system prompt is `system`).
+ * The streaming form of MessageCreateParams is left out too: it is the same fields with `stream: true`.
  */
-const LEFT_OUT = new Set(["SystemMessageParam"]);
+const LEFT_OUT = new Set(["SystemMessageParam", "MessageCreateParamsStreaming"]);
+/** a `url` field's slot is the path of a public address (an image URL the translations take; no DNS look-up) */
+const URL_PREFIX = "https://93.184.216.34/";
 
 /**
  * The part of each of `api`'s templates that the route to `model` takes: what the gateway refuses
@@ -124,14 +142,21 @@ const LEFT_OUT = new Set(["SystemMessageParam"]);
  * (no personal data), each refusal naming the place (`messages[1].content[3].type`) that
  * messages-translate.ts `dropAt` leaves out; what it left out is `dropped`.
  */
-async function routed(api: Api, model: string, dropped: Set<string>): Promise<Template[]> {
+async function routed(api: Api, model: string, sim: "claude" | "sim", dropped: Set<string>): Promise<Template[]> {
   const out: Template[] = [];
   const top = (b: Record<string, unknown>) => ({ ...b, model });
-  for (const t of requestTemplates(SCHEMAS, fixture.roots[api], { top, once: true, leave: (ref) => LEFT_OUT.has(ref) })) {
+  for (const t of requestTemplates(SCHEMAS, fixture.roots[api], {
+    top,
+    once: true,
+    leave: (ref) => LEFT_OUT.has(ref),
+    url: URL_PREFIX,
+  })) {
     const body = filled(t, (s) => JSON.parse(`"${s}"`));
     for (let i = 0; i < 200; i++) {
+      const from = sentCount(sim, api);
       const r = await send(api, ctx.keys.redacting as string, body);
-      const param = r.status === 400 ? /^400 ([^: ]+): /.exec(r.text)?.[1] : undefined;
+      // a refusal of the provider's own (the simulator was sent the request) is not the gateway's
+      const param = r.status === 400 && sentCount(sim, api) === from ? /^400 ([^: ]+): /.exec(r.text)?.[1] : undefined;
       if (!param || !dropAt(body, param)) break;
       dropped.add(param.replace(/\[\d+\]/g, "[]"));
     }
@@ -144,7 +169,8 @@ const walks = {} as Record<string, Template[]>;
 const droppedBy = { "via-claude": new Set<string>(), "via-sim": new Set<string>() };
 beforeAll(async () => {
   for (const model of ["via-claude", "via-sim"] as const)
-    for (const api of Object.keys(fixture.roots) as Api[]) walks[`${api} ${model}`] = await routed(api, model, droppedBy[model]);
+    for (const api of Object.keys(fixture.roots) as Api[])
+      walks[`${api} ${model}`] = await routed(api, model, model === "via-claude" ? "claude" : "sim", droppedBy[model]);
 });
 
 test("the fixture is the installed SDK's: an upgrade regenerates it (scripts/sdk-request-schemas.ts)", () => {
@@ -155,10 +181,13 @@ test("the fixture is the installed SDK's: an upgrade regenerates it (scripts/sdk
 test("the walk finds the string fields and keys of both request types, and what each route carries of them", () => {
   const slots = (k: string) => (walks[k] ?? []).reduce((n, t) => n + t.slots.length, 0);
   console.log(
-    Object.keys(walks).map((k) => `${k}: ${slots(k)} slots`).join(", "),
+    Object.keys(walks)
+      .map((k) => `${k}: ${slots(k)} slots`)
+      .join(", "),
     `; left out as refused: to anthropic ${[...droppedBy["via-claude"]].join(" ")}; translated ${[...droppedBy["via-sim"]].join(" ")}`,
   );
-  for (const k of Object.keys(walks)) expect({ k, slots: slots(k) > (k.endsWith("via-claude") ? 500 : 40) }).toEqual({ k, slots: true });
+  for (const k of Object.keys(walks))
+    expect({ k, slots: slots(k) > (k.endsWith("via-claude") ? 500 : 40) }).toEqual({ k, slots: true });
 });
 
 describe.each([
@@ -171,11 +200,25 @@ describe.each([
     for (const api of (sim === "claude" ? ["messages", "count_tokens"] : ["messages"]) as Api[])
       for (const [i, t] of (walks[`${api} ${model}`] ?? []).entries()) {
         const from = sentCount(sim, api);
-        const r = await send(api, ctx.keys.redacting as string, filled(t, () => PAYLOAD));
+        const r = await send(
+          api,
+          ctx.keys.redacting as string,
+          filled(t, () => PAYLOAD),
+        );
         const sent = sentTo(sim, api, from);
-        out.push({ api, i, why: r.status === 200 ? "" : r.text.slice(0, 160), reached: sent.n > 0, placeholder: sent.text.includes("[EMAIL_"), leaked: leaked(sent.text), status: r.status < 500 });
+        out.push({
+          api,
+          i,
+          why: r.status === 200 || sent.n > 0 ? "" : r.text.slice(0, 160),
+          reached: sent.n > 0,
+          placeholder: sent.text.includes("[EMAIL_"),
+          leaked: leaked(sent.text),
+          status: r.status < 500,
+        });
       }
-    expect(out).toEqual(out.map((o) => ({ ...(o as object), why: "", reached: true, placeholder: true, leaked: [], status: true })));
+    expect(out).toEqual(
+      out.map((o) => ({ ...(o as object), why: "", reached: true, placeholder: true, leaked: [], status: true })),
+    );
   });
 });
 
@@ -187,7 +230,11 @@ test("with cards blocked, a card at any one of them alone is refused, sent nowhe
     const api = k.split(" ")[0] as Api;
     const jobs = ts.flatMap((t) => t.slots.map((s) => [t, s] as const));
     await pool(jobs, 4, async ([t, s]) => {
-      const r = await send(api, ctx.keys.strict as string, filled(t, (x) => (x === s ? CARD_ALONE : FILLER)));
+      const r = await send(
+        api,
+        ctx.keys.strict as string,
+        filled(t, (x) => (x === s ? CARD_ALONE : FILLER)),
+      );
       if (r.status !== 422) missed.push(`${k} ${s}: ${r.status} ${r.text.slice(0, 200)}`);
     });
   }
