@@ -7,6 +7,7 @@
  * the model, roles, types, ids, enumerations, base64 payloads) get a neutral value, as do
  * enumerated and constant fields of the schema.
  */
+import { dropAt } from "../../src/http/messages-translate";
 import { SKIP, skipped } from "../../src/providers/guard-walk";
 import requests from "../fixtures/openai-openapi/requests.json";
 
@@ -186,4 +187,30 @@ export function openaiTemplates(
       (t) => ({ ...t, api }),
     );
   });
+}
+
+/**
+ * The part of template `t` that a route takes: what the gateway refuses before sending (a field it
+ * does not carry, a part the provider's translation has no equivalent for) is left out, found by the
+ * gateway's own refusals of the template with its slots' names for values (no personal data), each
+ * naming the place (`messages[1].content[3].type`) that messages-translate.ts `dropAt` leaves out;
+ * a refusal after the simulator was sent the request is the provider's, not the gateway's. What was
+ * left out is added to `dropped` (array indices as `[]`).
+ */
+export async function carriedPart(
+  t: Template,
+  send: (body: Record<string, unknown>) => Promise<{ status: number; text: string }>,
+  sentCount: () => number,
+  dropped: Set<string>,
+): Promise<Template> {
+  const body = filled(t, (s) => JSON.parse(`"${s}"`));
+  for (let i = 0; i < 200; i++) {
+    const from = sentCount();
+    const r = await send(body);
+    if (r.status !== 400 || sentCount() !== from) break;
+    const param = /serve "([^"]+)"/.exec(r.text)?.[1] ?? /^(?:400 )?([^: ]+): /.exec(r.text)?.[1];
+    if (!param || !dropAt(body, param)) break;
+    dropped.add(param.replace(/\[\d+\]|\.\d+/g, "[]"));
+  }
+  return templateOf(body);
 }

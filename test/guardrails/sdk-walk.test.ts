@@ -13,7 +13,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import Anthropic from "@anthropic-ai/sdk";
-import { dropAt } from "../../src/http/messages-translate";
 import fixture from "../fixtures/sdk-types/anthropic-messages.json";
 import { type AnthropicUpstream, startAnthropicUpstream } from "../helpers/anthropic-upstream";
 import { startGateway, type TestGateway } from "../helpers/gateway";
@@ -21,6 +20,7 @@ import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 import { ALL_FEATURES } from "../openai/setup";
 import {
   CARD_ALONE,
+  carriedPart,
   FILLER,
   filled,
   leaked,
@@ -28,7 +28,6 @@ import {
   requestTemplates,
   type Schema,
   type Template,
-  templateOf,
 } from "./schema-walk";
 import { STRICT_PLAN } from "./setup";
 
@@ -135,33 +134,24 @@ const LEFT_OUT = new Set(["SystemMessageParam", "MessageCreateParamsStreaming"])
 /** a `url` field's slot is the path of a public address (an image URL the translations take; no DNS look-up) */
 const URL_PREFIX = "https://93.184.216.34/";
 
-/**
- * The part of each of `api`'s templates that the route to `model` takes: what the gateway refuses
- * before sending (a field it does not carry, a block the translation has no equivalent for) is
- * left out, found by the gateway's own refusals of the template with its slots' names for values
- * (no personal data), each refusal naming the place (`messages[1].content[3].type`) that
- * messages-translate.ts `dropAt` leaves out; what it left out is `dropped`.
- */
+/** The part of each of `api`'s templates that the route to `model` takes (schema-walk.ts `carriedPart`). */
 async function routed(api: Api, model: string, sim: "claude" | "sim", dropped: Set<string>): Promise<Template[]> {
-  const out: Template[] = [];
   const top = (b: Record<string, unknown>) => ({ ...b, model });
+  const out: Template[] = [];
   for (const t of requestTemplates(SCHEMAS, fixture.roots[api], {
     top,
     once: true,
     leave: (ref) => LEFT_OUT.has(ref),
     url: URL_PREFIX,
-  })) {
-    const body = filled(t, (s) => JSON.parse(`"${s}"`));
-    for (let i = 0; i < 200; i++) {
-      const from = sentCount(sim, api);
-      const r = await send(api, ctx.keys.redacting as string, body);
-      // a refusal of the provider's own (the simulator was sent the request) is not the gateway's
-      const param = r.status === 400 && sentCount(sim, api) === from ? /^400 ([^: ]+): /.exec(r.text)?.[1] : undefined;
-      if (!param || !dropAt(body, param)) break;
-      dropped.add(param.replace(/\[\d+\]/g, "[]"));
-    }
-    out.push(templateOf(body));
-  }
+  }))
+    out.push(
+      await carriedPart(
+        t,
+        (body) => send(api, ctx.keys.redacting as string, body),
+        () => sentCount(sim, api),
+        dropped,
+      ),
+    );
   return out;
 }
 
