@@ -208,9 +208,18 @@ export async function carriedPart(
     const from = sentCount();
     const r = await send(body);
     if (r.status !== 400 || sentCount() !== from) break;
-    const param = /serve "([^"]+)"/.exec(r.text)?.[1] ?? /^(?:400 )?([^: ]+): /.exec(r.text)?.[1];
+    const param = paramOf(r.text);
     if (!param || !dropAt(body, param)) break;
     dropped.add(param.replace(/\[\d+\]|\.\d+/g, "[]"));
   }
   return templateOf(body);
+}
+
+/** The place a refusal names: the `param` of OpenAI's error body, or what an SDK's message starts with. */
+function paramOf(text: string): string | undefined {
+  try {
+    const p = (JSON.parse(text) as { error?: { param?: unknown } }).error?.param;
+    if (typeof p === "string") return p;
+  } catch {}
+  return /serve "([^"]+)"/.exec(text)?.[1] ?? /^(?:400 )?([^: ]+): /.exec(text)?.[1];
 }
