@@ -35,6 +35,8 @@ export const FILLER = "plain words";
 /** the parents named by the skip list's `parent.field` entries */
 const POSITIONED = new Set(SKIP.filter((s) => s.includes(".")).map((s) => s.split(".")[0]));
 
+const URL_KEY = /(^|_)url$/;
+
 const SLOT = /\\u0001[SK]\d+\\u0001/g;
 
 /**
@@ -60,7 +62,7 @@ export function requestTemplates(
     once?: boolean;
     /** components left out wherever they are a union's member (a form the gateway refuses before sending) */
     leave?: (ref: string) => boolean;
-    /** what a `url` field's slot is written after (a URL a provider's translation takes as one) */
+    /** what the slot of a `url` or `*_url` field is written after (a URL a provider's translation takes as one) */
     url?: string;
   } = {},
 ): Template[] {
@@ -127,7 +129,7 @@ export function requestTemplates(
       if ("const" in alt) return [alt.const];
       if (Array.isArray(alt.enum)) return [alt.enum[0]];
       if (alt.type === "string")
-        return [skipped(parent, key) ? (key === "model" ? "model-a" : "neutral") : `${key === "url" ? url : ""}${slot("S")}`];
+        return [skipped(parent, key) ? (key === "model" ? "model-a" : "neutral") : `${URL_KEY.test(key) ? url : ""}${slot("S")}`];
       if (alt.type === "integer" || alt.type === "number") return [1];
       if (alt.type === "boolean") return [false];
       if (alt.type === "array") {
@@ -180,12 +182,14 @@ const OPENAI_ROOTS: Record<OpenaiApi, [schema: string, model: string]> = {
 export function openaiTemplates(
   apis: readonly OpenaiApi[] = ["chat/completions", "responses", "embeddings"],
   models: Partial<Record<OpenaiApi, string>> = {},
+  url = "",
 ): OpenaiTemplate[] {
   return apis.flatMap((api) => {
     const [schema, model] = OPENAI_ROOTS[api];
-    return requestTemplates(OPENAI_SCHEMAS, OPENAI_SCHEMAS[schema], { top: (b) => ({ ...b, model: models[api] ?? model }) }).map(
-      (t) => ({ ...t, api }),
-    );
+    return requestTemplates(OPENAI_SCHEMAS, OPENAI_SCHEMAS[schema], {
+      top: (b) => ({ ...b, model: models[api] ?? model }),
+      url,
+    }).map((t) => ({ ...t, api }));
   });
 }
 
@@ -193,7 +197,8 @@ export function openaiTemplates(
  * The part of template `t` that a route takes: what the gateway refuses before sending (a field it
  * does not carry, a part the provider's translation has no equivalent for) is left out, found by the
  * gateway's own refusals of the template with its slots' names for values (no personal data), each
- * naming the place (`messages[1].content[3].type`) that messages-translate.ts `dropAt` leaves out;
+ * naming a place (`messages[1].k`, `messages[1].content[3].type`): that place is left out, and
+ * when it is refused again, the element holding it (messages-translate.ts `dropAt`);
  * a refusal after the simulator was sent the request is the provider's, not the gateway's. What was
  * left out is added to `dropped` (array indices as `[]`).
  */
@@ -209,7 +214,8 @@ export async function carriedPart(
     const r = await send(body);
     if (r.status !== 400 || sentCount() !== from) break;
     const param = paramOf(r.text);
-    if (!param || !dropAt(body, param)) break;
+    // the place itself (an unknown key), else, refused again, its element (a block, a message, a tool)
+    if (!param || !(dropExact(body, param) || dropAt(body, param))) break;
     dropped.add(param.replace(/\[\d+\]|\.\d+/g, "[]"));
   }
   return templateOf(body);
@@ -222,4 +228,17 @@ function paramOf(text: string): string | undefined {
     if (typeof p === "string") return p;
   } catch {}
   return /serve "([^"]+)"/.exec(text)?.[1] ?? /^(?:400 )?([^: ]+): /.exec(text)?.[1];
+}
+
+/** Deletes the field or element `param` names (`messages[1].content`, `tools.0`); false when it is not there. */
+function dropExact(body: Record<string, unknown>, param: string): boolean {
+  const path = [...param.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => m[2] ?? (m[1] as string));
+  let holder: unknown = body;
+  for (const key of path.slice(0, -1))
+    holder = typeof holder === "object" && holder !== null ? (holder as Record<string, unknown>)[key] : undefined;
+  const last = path.at(-1);
+  if (last === undefined || typeof holder !== "object" || holder === null || !(last in holder)) return false;
+  if (Array.isArray(holder)) holder.splice(Number(last), 1);
+  else delete (holder as Record<string, unknown>)[last];
+  return true;
 }
