@@ -335,6 +335,11 @@ export function messageFromChat(
 
 /** The element or field a refusal's param names (`tools[1].type` -> tools, 1), to leave it out. */
 export function dropAt(body: Json, param: string): boolean {
+  // a top-level field the translation does not carry is named as it is (its name may hold "." or "[")
+  if (Object.hasOwn(body, param)) {
+    delete body[param];
+    return true;
+  }
   const path = [...param.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] !== undefined ? Number(m[2]) : (m[1] as string)));
   // the deepest array element on the path (a block, a tool), else the top-level field
   let cut = path.length > 0 ? 0 : -1;

@@ -232,6 +232,10 @@ function paramOf(text: string): string | undefined {
 
 /** Deletes the field or element `param` names (`messages[1].content`, `tools.0`); false when it is not there. */
 function dropExact(body: Record<string, unknown>, param: string): boolean {
+  if (Object.hasOwn(body, param)) {
+    delete body[param];
+    return true;
+  }
   const path = [...param.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => m[2] ?? (m[1] as string));
   let holder: unknown = body;
   for (const key of path.slice(0, -1))

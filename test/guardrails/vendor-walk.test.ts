@@ -126,7 +126,7 @@ beforeAll(async () => {
       }
     }),
   );
-});
+}, 60_000);
 
 const WALKED = VENDORS;
 
