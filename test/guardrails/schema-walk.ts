@@ -57,6 +57,7 @@ export function requestTemplates(
     once = false,
     leave = () => false,
     url = "",
+    chunk = 0,
   }: {
     top?: (body: Record<string, unknown>) => Record<string, unknown>;
     once?: boolean;
@@ -64,6 +65,8 @@ export function requestTemplates(
     leave?: (ref: string) => boolean;
     /** what the slot of a `url` or `*_url` field is written after (a URL a provider's translation takes as one) */
     url?: string;
+    /** an array holds at most this many of its items' instances, the rest in further instances (0: all at once) */
+    chunk?: number;
   } = {},
 ): Template[] {
   let slots = 0;
@@ -134,7 +137,9 @@ export function requestTemplates(
       if (alt.type === "boolean") return [false];
       if (alt.type === "array") {
         const items = instances(alt.items, parent, key, depth + 1);
-        return items.length > 0 ? [items] : [];
+        if (items.length === 0) return [];
+        if (!chunk) return [items];
+        return Array.from({ length: Math.ceil(items.length / chunk) }, (_, i) => items.slice(i * chunk, (i + 1) * chunk));
       }
       const props = (alt.properties ?? {}) as Record<string, Schema>;
       const required = new Set((alt.required ?? []) as string[]);
@@ -182,13 +187,14 @@ const OPENAI_ROOTS: Record<OpenaiApi, [schema: string, model: string]> = {
 export function openaiTemplates(
   apis: readonly OpenaiApi[] = ["chat/completions", "responses", "embeddings"],
   models: Partial<Record<OpenaiApi, string>> = {},
-  url = "",
+  { url = "", chunk = 0 }: { url?: string; chunk?: number } = {},
 ): OpenaiTemplate[] {
   return apis.flatMap((api) => {
     const [schema, model] = OPENAI_ROOTS[api];
     return requestTemplates(OPENAI_SCHEMAS, OPENAI_SCHEMAS[schema], {
       top: (b) => ({ ...b, model: models[api] ?? model }),
       url,
+      chunk,
     }).map((t) => ({ ...t, api }));
   });
 }

@@ -133,6 +133,12 @@ const sentCount = (sim: "claude" | "sim", api: Api) => sentTo(sim, api, 0).n;
 const LEFT_OUT = new Set(["SystemMessageParam"]);
 /** a `url` field's slot is the path of a public address (an image URL the translations take; no DNS look-up) */
 const URL_PREFIX = "https://93.184.216.34/";
+/**
+ * An array holds at most this many items a template: the gateway gives up leaving out what the
+ * translation does not carry after 64 such places (messages-translate.ts `chatForPassThrough`) and
+ * refuses the call even for an `anthropic` provider, so a template stays well under that.
+ */
+const CHUNK = 8;
 
 /** The part of each of `api`'s templates that the route to `model` takes (schema-walk.ts `carriedPart`). */
 async function routed(api: Api, model: string, sim: "claude" | "sim", dropped: Set<string>): Promise<Template[]> {
@@ -143,15 +149,17 @@ async function routed(api: Api, model: string, sim: "claude" | "sim", dropped: S
     once: true,
     leave: (ref) => LEFT_OUT.has(ref),
     url: URL_PREFIX,
-  }))
-    out.push(
-      await carriedPart(
-        t,
-        (body) => send(api, ctx.keys.redacting as string, body),
-        () => sentCount(sim, api),
-        dropped,
-      ),
+    chunk: CHUNK,
+  })) {
+    const part = await carriedPart(
+      t,
+      (body) => send(api, ctx.keys.redacting as string, body),
+      () => sentCount(sim, api),
+      dropped,
     );
+    // a template left with no slot, or the same as one before (a cache hit), proves nothing
+    if (part.slots.length > 0 && !out.some((o) => o.json === part.json)) out.push(part);
+  }
   return out;
 }
 
@@ -174,7 +182,7 @@ test("the fixture is the installed SDK's: an upgrade regenerates it (scripts/sdk
 });
 
 test("the walk finds the string fields and keys of both request types, and what each route carries of them", () => {
-  const slots = (k: string) => (walks[k] ?? []).reduce((n, t) => n + t.slots.length, 0);
+  const slots = (k: string) => new Set((walks[k] ?? []).flatMap((t) => t.slots)).size;
   console.log(
     Object.keys(walks)
       .map((k) => `${k}: ${slots(k)} slots`)
@@ -182,7 +190,7 @@ test("the walk finds the string fields and keys of both request types, and what 
     `; left out as refused: to anthropic ${[...droppedBy["via-claude"]].join(" ")}; translated ${[...droppedBy["via-sim"]].join(" ")}`,
   );
   for (const k of Object.keys(walks))
-    expect({ k, slots: slots(k) > (k.endsWith("via-claude") ? 500 : 40) }).toEqual({ k, slots: true });
+    expect({ k, slots: slots(k) > (k.endsWith("via-claude") ? 400 : 60) }).toEqual({ k, slots: true });
 });
 
 describe.each([
