@@ -14,8 +14,9 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import Anthropic from "@anthropic-ai/sdk";
 import fixture from "../fixtures/sdk-types/anthropic-messages.json";
-import { type AnthropicUpstream, startAnthropicUpstream } from "../helpers/anthropic-upstream";
+import { type AnthropicUpstream, anthropicProvider, startAnthropicUpstream } from "../helpers/anthropic-upstream";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { groupToml } from "../helpers/groups-toml";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 import { ALL_FEATURES } from "../openai/setup";
 import {
@@ -42,27 +43,10 @@ beforeAll(async () => {
   ctx.gw = await startGateway({
     functions: [],
     configText: `
-[[providers]]
-name = "claude"
-type = "anthropic"
-base_url = "${ctx.claude.url}"
-api_key = "sk-ant-test"
-default_model = "claude-sim-1"
-features = ${FEATURES}
-
+${anthropicProvider({ url: ctx.claude.url, extra: `features = ${FEATURES}` })}
 ${simProvider({ url: `${ctx.sim.url}/v1`, name: "sim", model: "model-a", extra: `features = ${FEATURES}` })}
-
-[[models]]
-name = "via-claude"
-[[models.deployments]]
-provider = "claude"
-model = "claude-sim-1"
-
-[[models]]
-name = "via-sim"
-[[models.deployments]]
-provider = "sim"
-model = "model-a"
+${groupToml("via-claude", [{ provider: "claude", model: "claude-sim-1" }])}
+${groupToml("via-sim", [{ provider: "sim", model: "model-a" }])}
 
 ${STRICT_PLAN}
 [plans.redacting.guardrails]

@@ -9,10 +9,11 @@
  * sending (nothing is sent) is left out of its walk (schema-walk.ts `carriedPart`).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type AnthropicUpstream, startAnthropicUpstream } from "../helpers/anthropic-upstream";
+import { type AnthropicUpstream, anthropicProvider, startAnthropicUpstream } from "../helpers/anthropic-upstream";
 import { type AzureSim, startAzure } from "../helpers/azure-sim";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { type GeminiUpstream, geminiProvider, startGeminiUpstream } from "../helpers/gemini-upstream";
+import { groupToml } from "../helpers/groups-toml";
 import { type MistralSim, startMistral } from "../helpers/mistral-sim";
 import { rawPost } from "../openai/setup";
 import { CARD_ALONE, carriedPart, FILLER, filled, leaked, type OpenaiTemplate, openaiTemplates, PAYLOAD } from "./schema-walk";
@@ -47,9 +48,7 @@ beforeAll(async () => {
     startAzure(),
     startAnthropicUpstream(),
   ]);
-  const groups = VENDORS.map(
-    (v) => `[[models]]\nname = "via-${v}"\n[[models.deployments]]\nprovider = "${v}"\nmodel = "${MODEL[v]}"\n`,
-  ).join("\n");
+  const groups = VENDORS.map((v) => groupToml(`via-${v}`, [{ provider: v, model: MODEL[v] }])).join("\n");
   ctx.gw = await startGateway({
     functions: [],
     configText: `
@@ -68,13 +67,7 @@ api_key = "${ctx.azure.apiKey}"
 api_version = "2024-10-21"
 deployments = { "gpt-4o" = "prod-4o" }
 
-[[providers]]
-name = "claude"
-type = "anthropic"
-base_url = "${ctx.claude.url}"
-api_key = "sk-ant-test"
-default_model = "claude-sim-1"
-
+${anthropicProvider({ url: ctx.claude.url })}
 ${groups}
 ${STRICT_PLAN}
 [plans.redacting.guardrails]

@@ -502,3 +502,17 @@ export async function startAnthropicUpstream(
     },
   };
 }
+
+/** A `[[providers]]` entry of type `anthropic` for the simulator at `url`. */
+export function anthropicProvider(opts: { url: string; name?: string; model?: string; extra?: string }): string {
+  return [
+    "[[providers]]",
+    `name = "${opts.name ?? "claude"}"`,
+    'type = "anthropic"',
+    `base_url = "${opts.url}"`,
+    'api_key = "sk-ant-test"',
+    `default_model = "${opts.model ?? "claude-sim-1"}"`,
+    ...(opts.extra ? [opts.extra] : []),
+    "",
+  ].join("\n");
+}
