@@ -427,6 +427,31 @@ describe("/v1/messages pass-through under the guardrails", () => {
     for (const r of claude.calls.requests) expect(r.raw).not.toContain(EMAIL);
   });
 
+  test("on: a document's plain-text source is text and redacted; an image's base64 source is a payload, sent as it is", async () => {
+    const { gw, claude } = ctx;
+    const { key } = gw.newKey({ credits: 100_000, plan: "guarded" });
+    claude.reset();
+    const { anthropic } = client(key);
+    await anthropic.messages.create({
+      model: "claude-sim-1",
+      max_tokens: 100,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "document", source: { type: "text", media_type: "text/plain", data: `Contact: ${EMAIL}` } },
+            { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } },
+            { type: "text", text: "Summarise both." },
+          ],
+        },
+      ],
+    });
+    const [sent] = claude.calls.requests;
+    expect(sent?.raw).not.toContain(EMAIL);
+    const blocks = (sent?.body.messages as { content: { source: { data: string } }[] }[])[0]?.content;
+    expect(blocks?.map((b) => b.source?.data)).toEqual(["Contact: [EMAIL_1]", PNG, undefined]);
+  });
+
   test("off: the same request reaches the simulator as written, the placeholder-like text answered as is", async () => {
     const { gw, claude } = ctx;
     const { key } = gw.newKey({ credits: 100_000 });
