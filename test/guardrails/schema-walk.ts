@@ -58,6 +58,7 @@ export function requestTemplates(
     leave = () => false,
     url = "",
     chunk = 0,
+    json = [],
   }: {
     top?: (body: Record<string, unknown>) => Record<string, unknown>;
     once?: boolean;
@@ -67,8 +68,12 @@ export function requestTemplates(
     url?: string;
     /** an array holds at most this many of its items' instances, the rest in further instances (0: all at once) */
     chunk?: number;
+    /** fields whose string is a JSON document (tool-call `arguments`): the slot goes in one, `{"text": slot}` */
+    json?: readonly string[];
   } = {},
 ): Template[] {
+  /** a string field's value around its slot (the slot's characters need no JSON escape inside a JSON document) */
+  const placed = (key: string, s: string) => (json.includes(key) ? `{"text":"${s}"}` : URL_KEY.test(key) ? `${url}${s}` : s);
   let slots = 0;
   /** a string placed in the instances: `\u0001S<n>\u0001` for a value, `\u0001K<n>\u0001` for a key */
   const slot = (kind: "S" | "K") => `\u0001${kind}${slots++}\u0001`;
@@ -132,7 +137,7 @@ export function requestTemplates(
       if ("const" in alt) return [alt.const];
       if (Array.isArray(alt.enum)) return [alt.enum[0]];
       if (alt.type === "string")
-        return [skipped(parent, key) ? (key === "model" ? "model-a" : "neutral") : `${URL_KEY.test(key) ? url : ""}${slot("S")}`];
+        return [skipped(parent, key) ? (key === "model" ? "model-a" : "neutral") : placed(key, slot("S"))];
       if (alt.type === "integer" || alt.type === "number") return [1];
       if (alt.type === "boolean") return [false];
       if (alt.type === "array") {
@@ -187,7 +192,7 @@ const OPENAI_ROOTS: Record<OpenaiApi, [schema: string, model: string]> = {
 export function openaiTemplates(
   apis: readonly OpenaiApi[] = ["chat/completions", "responses", "embeddings"],
   models: Partial<Record<OpenaiApi, string>> = {},
-  { url = "", chunk = 0 }: { url?: string; chunk?: number } = {},
+  { url = "", chunk = 0, json = [] }: { url?: string; chunk?: number; json?: readonly string[] } = {},
 ): OpenaiTemplate[] {
   return apis.flatMap((api) => {
     const [schema, model] = OPENAI_ROOTS[api];
@@ -195,6 +200,7 @@ export function openaiTemplates(
       top: (b) => ({ ...b, model: models[api] ?? model }),
       url,
       chunk,
+      json,
     }).map((t) => ({ ...t, api }));
   });
 }

@@ -108,7 +108,7 @@ beforeAll(async () => {
       for (const t of openaiTemplates(
         ["chat/completions", "responses"],
         { "chat/completions": model, responses: model },
-        { url: URL_PREFIX, chunk: 1 },
+        { url: URL_PREFIX, chunk: 1, json: ["arguments"] },
       )) {
         const part = await carriedPart(
           t,
