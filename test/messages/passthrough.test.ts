@@ -448,7 +448,7 @@ describe("/v1/messages pass-through under the guardrails", () => {
     });
     const [sent] = claude.calls.requests;
     expect(sent?.raw).not.toContain(EMAIL);
-    const blocks = (sent?.body.messages as { content: { source: { data: string } }[] }[])[0]?.content;
+    const blocks = (sent?.body.messages as { content: { source?: { data: string } }[] }[])[0]?.content;
     expect(blocks?.map((b) => b.source?.data)).toEqual(["Contact: [EMAIL_1]", PNG, undefined]);
   });
 
