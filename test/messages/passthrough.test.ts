@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { type AnthropicUpstream, startAnthropicUpstream } from "../helpers/anthropic-upstream";
 import { startGateway, type TestGateway } from "../helpers/gateway";
-import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
+import { type RecordedCall, simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 import { PNG, until, WEATHER } from "./fixtures";
 
 const EMAIL = "ann.lee@example.com";
@@ -446,10 +446,11 @@ describe("/v1/messages pass-through under the guardrails", () => {
         },
       ],
     });
-    const [sent] = claude.calls.requests;
-    expect(sent?.raw).not.toContain(EMAIL);
-    const blocks = (sent?.body.messages as { content: { source?: { data: string } }[] }[])[0]?.content;
-    expect(blocks?.map((b) => b.source?.data)).toEqual(["Contact: [EMAIL_1]", PNG, undefined]);
+    expect(claude.calls.requests).toHaveLength(1);
+    const sent = claude.calls.requests[0] as RecordedCall;
+    expect(sent.raw).not.toContain(EMAIL);
+    const [message] = sent.body.messages as { content: { source?: { data: string } }[] }[];
+    expect(message?.content.map((b) => b.source?.data)).toEqual(["Contact: [EMAIL_1]", PNG, undefined]);
   });
 
   test("off: the same request reaches the simulator as written, the placeholder-like text answered as is", async () => {
