@@ -118,9 +118,8 @@ const LEFT_OUT = new Set(["SystemMessageParam"]);
 /** a `url` field's slot is the path of a public address (an image URL the translations take; no DNS look-up) */
 const URL_PREFIX = "https://93.184.216.34/";
 /**
- * An array holds at most this many items a template: the gateway gives up leaving out what the
- * translation does not carry after 64 such places (messages-translate.ts `chatForPassThrough`) and
- * refuses the call even for an `anthropic` provider, so a template stays well under that.
+ * An array holds at most this many items a template: templates stay small (the blocking test sends
+ * one per slot), and what a route leaves out of one takes fewer slots with it.
  */
 const CHUNK = 8;
 

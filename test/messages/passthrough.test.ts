@@ -125,6 +125,24 @@ describe("/v1/messages passed through to an anthropic provider", () => {
     ).toEqual([priced(data.usage)]);
   });
 
+  test("a body of many blocks no translation carries (70 documents) goes as sent: the gateway leaves them out of its chat form in one step", async () => {
+    const { gw, claude } = ctx;
+    const { key } = gw.newKey({ credits: 100_000 });
+    claude.reset();
+    const { anthropic, sent } = client(key);
+    const documents = Array.from({ length: 70 }, (_, i) => ({
+      type: "document" as const,
+      source: { type: "text" as const, media_type: "text/plain" as const, data: `Note ${i}: the meeting moved.` },
+    }));
+    const answer = await anthropic.messages.create({
+      model: "claude-sim-1",
+      max_tokens: 50,
+      messages: [{ role: "user", content: [...documents, { type: "text", text: "Summarise the notes." }] }],
+    });
+    expect(answer.id).toStartWith("msg_sim");
+    expect(claude.calls.requests.map((r) => r.raw)).toEqual(sent);
+  });
+
   test("the model of a group's deployment replaces the client's; every other byte as sent", async () => {
     const { gw, claude } = ctx;
     const { key } = gw.newKey({ credits: 100_000 });
