@@ -71,7 +71,7 @@ function matcher(list: readonly string[]): (parent: string, key: string) => bool
 /** Whether a string under `key` (in an object held under `parent`) is on the skip list. */
 export const skipped = matcher(SKIP);
 /** Whether a string under `key` (in an object held under `parent`) sits where a base64 payload may. */
-export const payloadField = matcher(PAYLOADS);
+const payloadField = matcher(PAYLOADS);
 
 /**
  * Base64 from `from` to the end (standard or URL-safe alphabet, line breaks allowed, padding), at
@@ -83,7 +83,7 @@ function base64From(s: string, from: number): boolean {
   BASE64.lastIndex = from;
   return BASE64.test(s);
 }
-export const isBase64 = (s: string) => base64From(s, 0);
+const isBase64 = (s: string) => base64From(s, 0);
 
 /** A base64 `data:` URL (an image or a file inline) whose data is base64: a payload, not text. */
 function isDataUrl(s: string): boolean {
