@@ -334,7 +334,12 @@ export function messageFromChat(
 }
 
 /** The element or field a refusal's param names (`tools[1].type` -> tools, 1), to leave it out. */
-function dropAt(body: Json, param: string): boolean {
+export function dropAt(body: Json, param: string): boolean {
+  // a top-level field the translation does not carry is named as it is (its name may hold "." or "[")
+  if (Object.hasOwn(body, param)) {
+    delete body[param];
+    return true;
+  }
   const path = [...param.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] !== undefined ? Number(m[2]) : (m[1] as string)));
   // the deepest array element on the path (a block, a tool), else the top-level field
   let cut = path.length > 0 ? 0 : -1;
@@ -345,7 +350,9 @@ function dropAt(body: Json, param: string): boolean {
     parent = isObject(parent) || Array.isArray(parent) ? (parent as Json)[key as string] : undefined;
   const key = path[cut] as string | number;
   if (Array.isArray(parent) && typeof key === "number" && key < parent.length) {
-    parent.splice(key, 1);
+    const type = isObject(parent[key]) ? parent[key].type : undefined;
+    if (typeof type === "string") dropType(body, path.slice(0, cut), type);
+    else parent.splice(key, 1);
     return true;
   }
   if (isObject(parent) && typeof key === "string" && key in parent) {
@@ -353,6 +360,31 @@ function dropAt(body: Json, param: string): boolean {
     return true;
   }
   return false;
+}
+
+/**
+ * Every element of type `type` in the arrays at `at` (its indices read as any: `messages[3].content`
+ * is the content of every message of message 3's role), so a body of many blocks of a kind the translation does not carry (a
+ * long agent's web search results) is left out of the chat body in one step, not one block a step.
+ * What is left out goes nowhere (such a call goes only to a provider that takes the body as sent).
+ */
+function dropType(body: Json, at: (string | number)[], type: string): void {
+  // in a message, only the turns of its role (a block one role may not hold, the other may)
+  const held = at[0] === "messages" && typeof at[1] === "number" && Array.isArray(body.messages) ? body.messages[at[1]] : null;
+  const role = isObject(held) ? held.role : undefined;
+  let arrays: unknown[] = [body];
+  for (const [n, step] of at.entries())
+    arrays = arrays.flatMap((v) => {
+      if (typeof step !== "number") return isObject(v) && step in v ? [v[step]] : [];
+      const all = Array.isArray(v) ? v : [];
+      return n === 1 && role !== undefined ? all.filter((m) => isObject(m) && m.role === role) : all;
+    });
+  for (const a of arrays) {
+    if (!Array.isArray(a)) continue;
+    let kept = 0;
+    for (const v of a) if (!(isObject(v) && v.type === type)) a[kept++] = v;
+    a.length = kept;
+  }
 }
 
 /**

@@ -164,12 +164,13 @@ export class ProxyPipeline {
     const { auth, body } = edge;
     const targets = this.admit(api, body, auth.policy, state, admitTags(auth), request);
     const bound = () => this.price(api, body, body, targets, null, request, state).priced.estimate.input;
+    // the guardrails' refusal stands whoever counts (a blocked kind is a 422 here as on the call)
+    const guard = admitGuarded(this.deps, auth, state, textsOf, own);
     const first = targets[0];
     if (!first?.provider.countTokens) {
       if (untranslated) throw untranslated;
       return bound();
     }
-    const guard = admitGuarded(this.deps, auth, state, textsOf, own);
     const { body: sent, sentText } = this.native(own, guard, state);
     const model = targetModel(first, API_FN[api]);
     const text = model === sent.model ? sentText?.() : undefined;

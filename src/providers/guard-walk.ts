@@ -39,34 +39,57 @@ export const SKIP: readonly string[] = [
   "audio.voice",
   "audio.format",
   "input_audio.format",
-  // base64 payloads: a file, a recording
-  "file_data",
-  "input_audio.data",
-  // the Messages API's: an image or document's base64 source, a thinking block's signature
-  "source.data",
+  // the Messages API's thinking block's signature
   "signature",
 ];
 
-const BY_NAME = new Set(SKIP.filter((s) => !s.includes(".") && !s.startsWith("*")));
-/** `parent.field` entries: field -> parents (looked up without building a string per value) */
-const BY_POSITION = new Map<string, Set<string>>();
-for (const s of SKIP.filter((s) => s.includes("."))) {
-  const [parent, field] = s.split(".") as [string, string];
-  BY_POSITION.set(field, (BY_POSITION.get(field) ?? new Set()).add(parent));
+/**
+ * Base64 payloads (a file, a recording, an image or document's source): skipped only when the value
+ * is base64 (`isBase64`), as a base64 `data:` URL anywhere is. The same fields carry text as well
+ * (an Anthropic document's `{type: "text", media_type: "text/plain", data}` source), and text is read.
+ */
+export const PAYLOADS: readonly string[] = ["file_data", "input_audio.data", "source.data"];
+
+/** A list's entries as a lookup: a name alone, `parent.name`, or `*suffix`. */
+function matcher(list: readonly string[]): (parent: string, key: string) => boolean {
+  const byName = new Set(list.filter((s) => !s.includes(".") && !s.startsWith("*")));
+  /** `parent.field` entries: field -> parents (looked up without building a string per value) */
+  const byPosition = new Map<string, Set<string>>();
+  for (const s of list.filter((s) => s.includes("."))) {
+    const [parent, field] = s.split(".") as [string, string];
+    byPosition.set(field, (byPosition.get(field) ?? new Set()).add(parent));
+  }
+  const suffixes = list.filter((s) => s.startsWith("*")).map((s) => s.slice(1));
+  return (parent, key) => {
+    if (byName.has(key)) return true;
+    if (byPosition.get(key)?.has(parent)) return true;
+    for (const s of suffixes) if (key.endsWith(s)) return true;
+    return false;
+  };
 }
-const SUFFIXES = SKIP.filter((s) => s.startsWith("*")).map((s) => s.slice(1));
 
 /** Whether a string under `key` (in an object held under `parent`) is on the skip list. */
-export function skipped(parent: string, key: string): boolean {
-  if (BY_NAME.has(key)) return true;
-  if (BY_POSITION.get(key)?.has(parent)) return true;
-  for (const s of SUFFIXES) if (key.endsWith(s)) return true;
-  return false;
-}
+export const skipped = matcher(SKIP);
+/** Whether a string under `key` (in an object held under `parent`) sits where a base64 payload may. */
+const payloadField = matcher(PAYLOADS);
 
-/** A base64 `data:` URL (an image or a file inline): a payload, not text. */
+/**
+ * Base64 from `from` to the end (standard or URL-safe alphabet, line breaks allowed, padding), at
+ * least 24 characters: no word, no address, no card. One character class, so one linear pass
+ * (sticky, so a data: URL's payload is tested where it starts, not copied).
+ */
+const BASE64 = /[A-Za-z0-9+/_\-\r\n]{24,}={0,2}[\r\n]*$/y;
+function base64From(s: string, from: number): boolean {
+  BASE64.lastIndex = from;
+  return BASE64.test(s);
+}
+const isBase64 = (s: string) => base64From(s, 0);
+
+/** A base64 `data:` URL (an image or a file inline) whose data is base64: a payload, not text. */
 function isDataUrl(s: string): boolean {
-  return s.startsWith("data:") && s.includes(";base64,", 5);
+  if (!s.startsWith("data:")) return false;
+  const at = s.indexOf(";base64,", 5);
+  return at > 0 && base64From(s, at + 8);
 }
 
 /**
@@ -75,7 +98,8 @@ function isDataUrl(s: string): boolean {
  * the client's own object.
  */
 export function mapJson(value: unknown, fn: (s: string) => string, parent = "", key = ""): unknown {
-  if (typeof value === "string") return skipped(parent, key) || isDataUrl(value) ? value : fn(value);
+  if (typeof value === "string")
+    return skipped(parent, key) || (payloadField(parent, key) && isBase64(value)) || isDataUrl(value) ? value : fn(value);
   if (Array.isArray(value)) {
     let out: unknown[] | null = null;
     for (let i = 0; i < value.length; i++) {

@@ -26,16 +26,24 @@ export function untranslatable(body: Json): string | null {
   if (format !== undefined && (!isObject(format) || !["text", "json_schema", "json_object"].includes(String(format.type))))
     return "text.format";
   if (body.input !== undefined && typeof body.input !== "string" && !Array.isArray(body.input)) return "input";
-  for (const item of Array.isArray(body.input) ? body.input : []) {
-    if (!isObject(item)) return "input";
-    const type = item.type ?? "message";
-    if (type === "message") {
-      if (typeof item.content === "string") continue;
-      if (!Array.isArray(item.content)) return "input";
-      if (item.content.some((p) => !isObject(p) || !["input_text", "output_text", "input_image"].includes(String(p.type))))
-        return "input";
-      if (item.content.some((p) => isObject(p) && p.type === "input_image" && typeof p.image_url !== "string")) return "input";
-    } else if (type !== "function_call" && type !== "function_call_output") return "input";
+  for (const [i, item] of (Array.isArray(body.input) ? body.input : []).entries()) {
+    const bad = untranslatableItem(item, `input[${i}]`);
+    if (bad) return bad;
+  }
+  return null;
+}
+
+/** The place in one input item (`input[2]`, `input[2].content[1]`) Chat Completions cannot express, or null. */
+function untranslatableItem(item: unknown, at: string): string | null {
+  if (!isObject(item)) return at;
+  const type = item.type ?? "message";
+  if (type === "function_call" || type === "function_call_output") return null;
+  if (type !== "message") return at;
+  if (typeof item.content === "string") return null;
+  if (!Array.isArray(item.content)) return `${at}.content`;
+  for (const [j, p] of item.content.entries()) {
+    if (!isObject(p) || !["input_text", "output_text", "input_image"].includes(String(p.type))) return `${at}.content[${j}]`;
+    if (p.type === "input_image" && typeof p.image_url !== "string") return `${at}.content[${j}]`;
   }
   return null;
 }

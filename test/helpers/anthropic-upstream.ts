@@ -38,7 +38,8 @@ export interface AnthropicFault extends Fault {
 
 export interface AnthropicUpstream {
   url: string;
-  calls: { count: number; requests: RecordedCall[] };
+  /** `requests`: the Messages calls; `counts`: the bodies of the count_tokens calls */
+  calls: { count: number; requests: RecordedCall[]; counts: Json[] };
   program(faults: AnthropicFault[]): void;
   reset(): void;
   close(): Promise<void>;
@@ -230,7 +231,7 @@ function applyStop(text: string, stops: unknown): { text: string; stop: string |
 export async function startAnthropicUpstream(
   opts: { port?: number; models?: string[]; record?: boolean } = {},
 ): Promise<AnthropicUpstream> {
-  const calls = { count: 0, requests: [] as RecordedCall[] };
+  const calls = { count: 0, requests: [] as RecordedCall[], counts: [] as Json[] };
   const queue: AnthropicFault[] = [];
   const cache = new Set<string>();
 
@@ -456,6 +457,7 @@ export async function startAnthropicUpstream(
         return apiError(400, "There was an issue with your request body: invalid JSON");
       }
       if (path === "/v1/messages/count_tokens") {
+        if (opts.record !== false) calls.counts.push(body);
         const bad = invalid({ ...body, max_tokens: 1 }, version);
         if (bad) return apiError(400, bad);
         return reply({ input_tokens: tokens(JSON.stringify({ system: body.system ?? "", messages: body.messages })) });
@@ -492,10 +494,25 @@ export async function startAnthropicUpstream(
       queue.length = 0;
       calls.count = 0;
       calls.requests.length = 0;
+      calls.counts.length = 0;
       cache.clear();
     },
     async close() {
       await server.stop(true);
     },
   };
+}
+
+/** A `[[providers]]` entry of type `anthropic` for the simulator at `url`. */
+export function anthropicProvider(opts: { url: string; name?: string; model?: string; extra?: string }): string {
+  return [
+    "[[providers]]",
+    `name = "${opts.name ?? "claude"}"`,
+    'type = "anthropic"',
+    `base_url = "${opts.url}"`,
+    'api_key = "sk-ant-test"',
+    `default_model = "${opts.model ?? "claude-sim-1"}"`,
+    ...(opts.extra ? [opts.extra] : []),
+    "",
+  ].join("\n");
 }

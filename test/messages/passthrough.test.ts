@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { type AnthropicUpstream, startAnthropicUpstream } from "../helpers/anthropic-upstream";
 import { startGateway, type TestGateway } from "../helpers/gateway";
-import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
+import { type RecordedCall, simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 import { PNG, until, WEATHER } from "./fixtures";
 
 const EMAIL = "ann.lee@example.com";
@@ -123,6 +123,24 @@ describe("/v1/messages passed through to an anthropic provider", () => {
         (c) => c.length === 1,
       ),
     ).toEqual([priced(data.usage)]);
+  });
+
+  test("a body of many blocks no translation carries (70 documents) goes as sent: the gateway leaves them out of its chat form in one step", async () => {
+    const { gw, claude } = ctx;
+    const { key } = gw.newKey({ credits: 100_000 });
+    claude.reset();
+    const { anthropic, sent } = client(key);
+    const documents = Array.from({ length: 70 }, (_, i) => ({
+      type: "document" as const,
+      source: { type: "text" as const, media_type: "text/plain" as const, data: `Note ${i}: the meeting moved.` },
+    }));
+    const answer = await anthropic.messages.create({
+      model: "claude-sim-1",
+      max_tokens: 50,
+      messages: [{ role: "user", content: [...documents, { type: "text", text: "Summarise the notes." }] }],
+    });
+    expect(answer.id).toStartWith("msg_sim");
+    expect(claude.calls.requests.map((r) => r.raw)).toEqual(sent);
   });
 
   test("the model of a group's deployment replaces the client's; every other byte as sent", async () => {
@@ -425,6 +443,32 @@ describe("/v1/messages pass-through under the guardrails", () => {
     expect(final.content.find((b) => b.type === "tool_use")).toMatchObject({ input: { to: EMAIL } });
     expect(pieces.join("")).toBe(JSON.stringify({ to: EMAIL }));
     for (const r of claude.calls.requests) expect(r.raw).not.toContain(EMAIL);
+  });
+
+  test("on: a document's plain-text source is text and redacted; an image's base64 source is a payload, sent as it is", async () => {
+    const { gw, claude } = ctx;
+    const { key } = gw.newKey({ credits: 100_000, plan: "guarded" });
+    claude.reset();
+    const { anthropic } = client(key);
+    await anthropic.messages.create({
+      model: "claude-sim-1",
+      max_tokens: 100,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "document", source: { type: "text", media_type: "text/plain", data: `Contact: ${EMAIL}` } },
+            { type: "image", source: { type: "base64", media_type: "image/png", data: PNG } },
+            { type: "text", text: "Summarise both." },
+          ],
+        },
+      ],
+    });
+    expect(claude.calls.requests).toHaveLength(1);
+    const sent = claude.calls.requests[0] as RecordedCall;
+    expect(sent.raw).not.toContain(EMAIL);
+    const [message] = sent.body.messages as { content: { source?: { data: string } }[] }[];
+    expect(message?.content.map((b) => b.source?.data)).toEqual(["Contact: [EMAIL_1]", PNG, undefined]);
   });
 
   test("off: the same request reaches the simulator as written, the placeholder-like text answered as is", async () => {
