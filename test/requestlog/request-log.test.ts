@@ -400,7 +400,8 @@ describe("textai requests", () => {
     const bad = await cli(["--since", "last tuesday"]);
     expect(bad.code).toBe(2);
     expect(bad.err).toContain("--since");
-  });
+    // five CLI processes, each loading the whole CLI: seconds on a busy 2-core machine
+  }, 30_000);
 });
 
 test("while the database cannot be written, entries wait in memory (the pending gauge says how many) and are written after", async () => {
