@@ -159,6 +159,11 @@ export function isStopword(word: string): boolean {
   return lists().stopwords.has(word.toLowerCase());
 }
 
+/** isStopword of a word already in lower case. */
+export function isStopwordLower(lower: string): boolean {
+  return lists().stopwords.has(lower);
+}
+
 /** Whether the word is a given name or surname of the gazetteer that is not also an everyday English word. */
 export function isGazetteerName(word: string): boolean {
   const { english, names } = lists();

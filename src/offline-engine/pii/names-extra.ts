@@ -8,7 +8,7 @@
  * `falseName` is the other side: runs that a street, square, bridge, ship or organisation word
  * follows or precedes are no person.
  */
-import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
+import { isEnglishWord, isGazetteerName, isStopword, isStopwordLower } from "./gazetteer";
 import { isGivenName } from "./given-names";
 import { nameTokens, tokenEnds, tokenStarts } from "./keywords";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS } from "./name-lists";
@@ -105,8 +105,10 @@ function nameLike(word: string): boolean {
   if (NOT_NAME_WORDS.has(word)) return false;
   // the cheapest tests first: an everyday word (one hash) rejects most capitalised words of English text
   if (isEnglishWord(word) && !GIVEN_NAMES.has(word)) return false;
-  if (CONTRACTION.test(word) || isStopword(word)) return false;
-  return !GREETINGS.has(word.toLowerCase());
+  // (most words have no apostrophe: the pattern is tried only on those that do)
+  if ((word.includes("'") || word.includes("’")) && CONTRACTION.test(word)) return false;
+  const lower = word.toLowerCase();
+  return !isStopwordLower(lower) && !GREETINGS.has(lower);
 }
 
 /** A run that a place, ship or organisation word follows or precedes ("Rosa Parks Square", "USS Nimitz", "… Holdings"), or owned by someone ("Buffett's Berkshire Hathaway"). */
