@@ -68,8 +68,18 @@ function matcher(list: readonly string[]): (parent: string, key: string) => bool
   };
 }
 
+/**
+ * Ids a client makes up for its own end users (Anthropic's `metadata.user_id`): named like an id,
+ * but what goes in them is the client's choice, often an email. They are read as text (as
+ * OpenAI's `user` is), the `*_id` rule notwithstanding.
+ */
+export const CLIENT_IDS: readonly string[] = ["user_id"];
+
+const onSkipList = matcher(SKIP);
+const clientId = new Set(CLIENT_IDS);
+
 /** Whether a string under `key` (in an object held under `parent`) is on the skip list. */
-export const skipped = matcher(SKIP);
+export const skipped = (parent: string, key: string): boolean => !clientId.has(key) && onSkipList(parent, key);
 /** Whether a string under `key` (in an object held under `parent`) sits where a base64 payload may. */
 const payloadField = matcher(PAYLOADS);
 

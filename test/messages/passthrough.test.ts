@@ -415,6 +415,17 @@ describe("/v1/messages pass-through under the guardrails", () => {
     }
   });
 
+  test("on: an email as metadata.user_id (an id the client makes up) reaches the simulator as a placeholder", async () => {
+    const { gw, claude } = ctx;
+    const { key } = gw.newKey({ credits: 100_000, plan: "guarded" });
+    claude.reset();
+    const { anthropic } = client(key);
+    await anthropic.messages.create({ ...request("Hello"), metadata: { user_id: EMAIL } });
+    const raw = claude.calls.requests[0]?.raw ?? "";
+    expect(raw).not.toContain(EMAIL);
+    expect(JSON.parse(raw).metadata).toEqual({ user_id: "[EMAIL_1]" });
+  });
+
   test("on: a tool_use input holding a placeholder is restored, in the message and across streamed input_json_delta pieces", async () => {
     const { gw, claude } = ctx;
     const { key } = gw.newKey({ credits: 100_000, plan: "guarded" });
