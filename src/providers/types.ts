@@ -89,6 +89,19 @@ export class ProviderError extends Error {
   }
 }
 
+/**
+ * A vendor's "the input is longer than the model's context" refusal, as every adapter reports it:
+ * 400 naming `messages` with OpenAI's code, so the router moves to a larger model and /v1 clients
+ * see the error they know. `upstream` is the vendor's own error object where it had one.
+ */
+export function contextLengthError(message: string, status = 400, upstream?: UpstreamErrorBody): ProviderError {
+  return new ProviderError("context_length", "input exceeds the model's context length", status, undefined, {
+    ...(upstream ?? { message, type: "invalid_request_error" }),
+    code: "context_length_exceeded",
+    param: "messages",
+  } as UpstreamErrorBody);
+}
+
 /** The OpenAI-style APIs the gateway forwards as they are (the OpenAI-compatible endpoints). */
 export type ProxyApi = "chat/completions" | "embeddings" | "responses";
 

@@ -3,6 +3,7 @@ import { defaultFeatures, mapSdkError, type ProxyTransport } from "../../openai-
 import {
   type CompletionRequest,
   type CompletionResult,
+  contextLengthError,
   type Feature,
   isObject,
   type JsonSchema,
@@ -112,8 +113,7 @@ export class AnthropicProvider implements Provider {
     const e = mapSdkError(err, this.transport.errors, signal);
     if (e.kind !== "status" || !e.upstream) return e;
     if ((e.status === 400 || e.status === 413) && CONTEXT_LENGTH.test(e.upstream.message)) {
-      const upstream = { ...e.upstream, code: "context_length_exceeded", param: "messages" };
-      return new ProviderError("context_length", "input exceeds the model's context length", e.status, undefined, upstream);
+      return contextLengthError(e.upstream.message, e.status, e.upstream);
     }
     if (this.passMessages) return e;
     const message = `provider "${this.name}" rejected the request (${e.status ?? "error"}${e.upstream.type ? ` ${e.upstream.type}` : ""})`;

@@ -1,6 +1,6 @@
 import { HTTP_ERRORS, HttpStatusError } from "../../http-transport";
 import { mapSdkError } from "../../openai-like";
-import { isObject, ProviderError, type UpstreamErrorBody } from "../../types";
+import { contextLengthError, isObject, ProviderError, type UpstreamErrorBody } from "../../types";
 
 /**
  * Bedrock Runtime's errors (a JSON body `{"message": ...}`, the exception's name in the
@@ -62,13 +62,7 @@ function statusError(err: HttpStatusError, provider: string): ProviderError {
       status,
     );
   if (status === 400 && (lower === "validationexception" || !type) && CONTEXT_LENGTH.test(message)) {
-    const upstream: UpstreamErrorBody = {
-      message,
-      type: "invalid_request_error",
-      code: "context_length_exceeded",
-      param: "messages",
-    };
-    return new ProviderError("context_length", "input exceeds the model's context length", 400, undefined, upstream);
+    return contextLengthError(message);
   }
   const upstream: UpstreamErrorBody =
     lower === "resourcenotfoundexception" || status === 404

@@ -1,6 +1,6 @@
 import { HTTP_ERRORS, HttpStatusError } from "../../http-transport";
 import { mapSdkError } from "../../openai-like";
-import { isObject, ProviderError, type UpstreamErrorBody } from "../../types";
+import { contextLengthError, isObject, ProviderError, type UpstreamErrorBody } from "../../types";
 
 /**
  * Gemini's errors (`{error:{code,message,status,details}}`, google.rpc's status names) as the
@@ -49,13 +49,7 @@ function statusError(err: HttpStatusError, provider: string): ProviderError {
     );
   const google = typeof body.status === "string" ? body.status.toLowerCase() : null;
   if (status === 400 && CONTEXT_LENGTH.test(message)) {
-    const upstream: UpstreamErrorBody = {
-      message,
-      type: "invalid_request_error",
-      code: "context_length_exceeded",
-      param: "messages",
-    };
-    return new ProviderError("context_length", "input exceeds the model's context length", 400, undefined, upstream);
+    return contextLengthError(message);
   }
   const upstream: UpstreamErrorBody =
     status === 404
