@@ -101,3 +101,23 @@ export function baseUrlOf(config: ProviderConfig, vendor: VendorDescriptor): str
   if (url === undefined) throw new ConfigError(`provider "${config.name}".base_url: required for type ${vendor.type}`);
   return url;
 }
+
+/**
+ * The model a native vendor's adapter sends a function to: the entry's `models` for it, else (for
+ * embeddings) its `embedding_model`, else its `default_model`, else the vendor's defaults.
+ */
+export function vendorModelFor(config: ProviderConfig, vendor: VendorDescriptor, fn: string): string {
+  if (fn === "embeddings") return config.models?.[fn] ?? config.embedding_model ?? (vendor.models.embedding as string);
+  return config.models?.[fn] ?? config.default_model ?? vendor.models.function;
+}
+
+/** Every model such an adapter may send (what /v1/models lists for it), each once. */
+export function vendorModels(config: ProviderConfig, vendor: VendorDescriptor): string[] {
+  return [
+    ...new Set([
+      config.default_model ?? vendor.models.function,
+      ...Object.values(config.models ?? {}),
+      config.embedding_model ?? (vendor.models.embedding as string),
+    ]),
+  ];
+}

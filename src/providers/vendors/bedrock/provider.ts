@@ -13,7 +13,7 @@ import {
   type ProxyApi,
   type ProxyRequest,
 } from "../../types";
-import type { AdapterOptions, VendorDescriptor } from "../descriptor";
+import { type AdapterOptions, type VendorDescriptor, vendorModelFor, vendorModels } from "../descriptor";
 import { bedrockError } from "./errors";
 import { converseEvents } from "./eventstream";
 import { chatChunks } from "./stream";
@@ -116,19 +116,11 @@ export class BedrockProvider implements Provider {
       streamEvents: converseEvents,
     });
     this.embed = (texts, signal) => this.embedTexts(texts, this.modelFor("embeddings"), undefined, signal);
-    this.models = [
-      ...new Set([
-        config.default_model ?? vendor.models.function,
-        ...Object.values(config.models ?? {}),
-        config.embedding_model ?? (vendor.models.embedding as string),
-      ]),
-    ];
+    this.models = vendorModels(config, vendor);
   }
 
   modelFor(fn: string): string {
-    if (fn === "embeddings")
-      return this.config.models?.[fn] ?? this.config.embedding_model ?? (this.vendor.models.embedding as string);
-    return this.config.models?.[fn] ?? this.config.default_model ?? this.vendor.models.function;
+    return vendorModelFor(this.config, this.vendor, fn);
   }
 
   listModels(): readonly string[] {

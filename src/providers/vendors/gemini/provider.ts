@@ -11,7 +11,7 @@ import {
   type ProxyApi,
   type ProxyRequest,
 } from "../../types";
-import { type AdapterOptions, baseUrlOf, type VendorDescriptor } from "../descriptor";
+import { type AdapterOptions, baseUrlOf, type VendorDescriptor, vendorModelFor, vendorModels } from "../descriptor";
 import { geminiError } from "./errors";
 import { functionRequest, toGenerateContent, untranslatable } from "./request";
 import { blockedPrompt, chatChunksOf, chatCompletionOf, contentFiltered, finishReasonOf, textOf } from "./response";
@@ -57,19 +57,11 @@ export class GeminiProvider implements Provider {
       fetch: opts.fetch ?? (usesHttp1(base) ? sharedHttp1Pool().fetch : undefined),
     });
     this.embed = (texts, signal) => this.embedTexts(texts, this.modelFor("embeddings"), undefined, signal);
-    this.models = [
-      ...new Set([
-        config.default_model ?? vendor.models.function,
-        ...Object.values(config.models ?? {}),
-        config.embedding_model ?? (vendor.models.embedding as string),
-      ]),
-    ];
+    this.models = vendorModels(config, vendor);
   }
 
   modelFor(fn: string): string {
-    if (fn === "embeddings")
-      return this.config.models?.[fn] ?? this.config.embedding_model ?? (this.vendor.models.embedding as string);
-    return this.config.models?.[fn] ?? this.config.default_model ?? this.vendor.models.function;
+    return vendorModelFor(this.config, this.vendor, fn);
   }
 
   listModels(): readonly string[] {
