@@ -5,6 +5,7 @@
 import { Type } from "@sinclair/typebox";
 import { embedderFor, type KnowledgeServices, vectorHits } from "../knowledge/embeddings";
 import { FilterMetadata, MinScore, Query, Snippet, TopK } from "../knowledge/schemas";
+import { awaitOutsideCpuBudget } from "../offline-engine/budget";
 import { defineFunction } from "./define";
 import { buildPrompt } from "./prompt";
 import { Internal } from "./schemas";
@@ -47,11 +48,13 @@ export default function knowledgeBaseSearch(s: KnowledgeServices) {
     preferLocal: true,
     prepare: async (req, ctx) => ({ ...req, revision: (await s.index.bases.row(ctx.accountId, req.id)).revision }),
     prompt: (req) => searchPrompt(req.query, "(stored knowledge base: searched by the gateway)"),
+    // an asynchronous offline implementation: its waits are taken off its CPU budget (awaitOutsideCpuBudget)
     local: async (req, ctx) => {
-      const base = await s.index.bases.row(ctx.accountId, req.id);
+      const base = await awaitOutsideCpuBudget(s.index.bases.row(ctx.accountId, req.id));
       const query = ctx.outbound ? ctx.outbound(req.query) : req.query;
       const hits = await vectorHits(s.index, embedderFor(s.embedder, ctx.allowModel), s.vectors, [base], query, ctx.signal);
       return {
+        // on PostgreSQL the search waits for its queries off the budget itself (search-postgres.ts)
         results: await s.index.search(
           { kbIds: [req.id], query: req.query, topK: req.top_k ?? 5, filter: req.filter_metadata, minScore: req.min_score },
           hits,

@@ -5,6 +5,7 @@
  * base's vectors are held in memory per node and revision, so a query costs one embedding call
  * and one pass of dot products (PostgreSQL has no pgvector here: see docs/cluster.md).
  */
+import { awaitOutsideCpuBudget } from "../offline-engine/budget";
 import type { Provider } from "../providers/types";
 import type { KnowledgeIndex } from "./interface";
 
@@ -97,7 +98,7 @@ export class VectorCache {
   ): Promise<KbVectors> {
     const hit = this.cache.get(kbId);
     if (hit && hit.revision === revision && hit.dims === dims) return hit;
-    const rows = await index.chunkVectors(kbId, dims);
+    const rows = await awaitOutsideCpuBudget(index.chunkVectors(kbId, dims));
     const ids = new Int32Array(rows.length);
     const matrix = new Float32Array(rows.length * dims);
     rows.forEach((r, i) => {
@@ -168,7 +169,8 @@ export async function vectorHits(
   signal?: AbortSignal,
 ): Promise<{ query: Float32Array; nearest: { id: number; similarity: number }[] } | undefined> {
   if (!embedder || bases.length === 0) return undefined;
-  const [vector] = (await embedAll(embedder, [query], signal)) ?? [];
+  // the provider's answer is waited for off the offline call's CPU budget
+  const [vector] = (await awaitOutsideCpuBudget(embedAll(embedder, [query], signal))) ?? [];
   if (!vector) return undefined;
   return { query: vector, nearest: await cache.nearest(index, bases, vector, NEAREST) };
 }

@@ -7,6 +7,7 @@
  * sees (SQLite scores every match).
  */
 
+import { awaitOutsideCpuBudget } from "../offline-engine/budget";
 import type { PgStorage } from "../storage/postgres";
 import { bestByBm25, hitCounts, phraseFrequencies, queryTerms } from "./bm25";
 import { parseTsvector, phraseQuery } from "./fts-tokens";
@@ -95,10 +96,13 @@ export async function searchPostgres(
   const all = orQuery(phrases);
 
   // the searched bases' size and the matching chunks, in parallel
-  const [[totals], hits] = await Promise.all([
-    pg.sql`SELECT count(*)::int AS n, coalesce(sum(tokens), 0)::float8 AS tokens FROM kb_chunks WHERE kb_id = ANY(${opts.kbIds}::text[])`,
-    all ? matching(pg, opts, all, [...new Set(phrases.flat())], maxCandidates) : Promise.resolve({ rows: [], complete: true }),
-  ]);
+  // waits for the database are not the offline call's CPU work (awaitOutsideCpuBudget)
+  const [[totals], hits] = await awaitOutsideCpuBudget(
+    Promise.all([
+      pg.sql`SELECT count(*)::int AS n, coalesce(sum(tokens), 0)::float8 AS tokens FROM kb_chunks WHERE kb_id = ANY(${opts.kbIds}::text[])`,
+      all ? matching(pg, opts, all, [...new Set(phrases.flat())], maxCandidates) : Promise.resolve({ rows: [], complete: true }),
+    ]),
+  );
   const n = Number(totals?.n ?? 0);
   const freqs = hits.rows.map((h) => phraseFrequencies(parseTsvector(h.hits), phrases));
 
@@ -121,9 +125,11 @@ export async function searchPostgres(
       params.push(q);
       return `count(*) FILTER (WHERE tsv @@ $${params.length}::tsquery)::int`;
     });
-    const [row] = (await pg.sql.unsafe(
-      `SELECT ARRAY[${columns.join(", ")}] AS counts FROM kb_chunks WHERE kb_id = ANY($1::text[]) AND tsv @@ $2::tsquery`,
-      params,
+    const [row] = (await awaitOutsideCpuBudget(
+      pg.sql.unsafe(
+        `SELECT ARRAY[${columns.join(", ")}] AS counts FROM kb_chunks WHERE kb_id = ANY($1::text[]) AND tsv @@ $2::tsquery`,
+        params,
+      ),
     )) as { counts: number[] }[];
     const counts = (row?.counts ?? []).map(Number);
     phraseHits = counts.slice(0, phrases.length);
@@ -140,12 +146,14 @@ export async function searchPostgres(
   if (ids.length === 0) return [];
   const params: unknown[] = [ids, opts.kbIds];
   const filter = filterSql(opts.filter, params);
-  const rows = (await pg.sql.unsafe(
-    `SELECT c.id, c.kb_id, c.document_id, c.title, c.content, c.terms, d.metadata::text AS metadata,
+  const rows = (await awaitOutsideCpuBudget(
+    pg.sql.unsafe(
+      `SELECT c.id, c.kb_id, c.document_id, c.title, c.content, c.terms, d.metadata::text AS metadata,
        ${vectors ? "c.embedding" : "NULL AS embedding"}
      FROM kb_chunks c JOIN kb_documents d ON d.id = c.document_id
      WHERE c.id = ANY($1::bigint[]) AND c.kb_id = ANY($2::text[])${filter}`,
-    params,
+      params,
+    ),
   )) as CandidateRow[];
   const byId = new Map(rows.map((r) => [Number(r.id), { ...r, id: Number(r.id) }]));
   return rankCandidates(candidatesInOrder(ranked, vectorOnly, byId), weights, opts, vectors);

@@ -13,11 +13,32 @@ import { AsyncLocalStorage } from "node:async_hooks";
  * budget.
  */
 export class CpuBudgetExceeded extends Error {
-  constructor(readonly budgetMs: number) {
+  constructor(
+    readonly budgetMs: number,
+    /**
+     * The longest stretch of thread CPU time between two readings of the call's budget, in ms. The
+     * engine's safe points are dense (a reading at most every millisecond of its work), so a
+     * stretch of FOREIGN_STRETCH_MS or more is most likely not the call's own work: a collection of
+     * the heap, or other requests served while the call waited. See attemptLocal (providers/local.ts).
+     */
+    readonly longestStretchMs = 0,
+  ) {
     super(`offline work exceeded its CPU budget of ${budgetMs} ms`);
     this.name = "CpuBudgetExceeded";
   }
+
+  /** Whether the overrun includes a stretch of CPU time that does not look like the call's own work. */
+  get foreignLooking(): boolean {
+    return this.longestStretchMs >= FOREIGN_STRETCH_MS;
+  }
 }
+
+/**
+ * A stretch of thread CPU time between two readings of a budget at least this long is not taken
+ * for the call's own work: a safe point comes at least every millisecond or two of the engine's
+ * work, and its longest steps without one (a regular expression over a long text) take a few.
+ */
+export const FOREIGN_STRETCH_MS = 15;
 
 interface Budget {
   /** thread CPU microseconds at which the budget runs out */
@@ -27,6 +48,10 @@ interface Budget {
   nextReadAt: number;
   /** safe points passed so far (for tests: how often a call looks at its budget) */
   safePoints: number;
+  /** thread CPU microseconds at the last reading (or the start) */
+  lastReadUs: number;
+  /** the longest stretch between two readings, in microseconds */
+  longestUs: number;
 }
 
 const current = new AsyncLocalStorage<Budget>();
@@ -83,9 +108,24 @@ export function withCpuBudget<T>(ms: number, fn: () => T): T {
     recentCpuUs = threadCpuUs();
     recentAt = now;
   }
-  // CPU time never runs ahead of wall time, so nothing needs reading before `ms` of wall time passed
-  return current.run({ untilUs: recentCpuUs + ms * 1000, ms, nextReadAt: now + ms, safePoints: 0 }, fn);
+  // A call under a millisecond never reads the clock. After that it reads at most once a
+  // millisecond, which also tells a stretch that is not its own work (see CpuBudgetExceeded).
+  return current.run(
+    { untilUs: recentCpuUs + ms * 1000, ms, nextReadAt: now + 1, safePoints: 0, lastReadUs: recentCpuUs, longestUs: 0 },
+    fn,
+  );
 }
+
+/** Reads the thread's CPU time for budget `b`, noting the stretch since its last reading. */
+function readFor(b: Budget): number {
+  const us = threadCpuUs();
+  const stretch = us - b.lastReadUs;
+  if (stretch > b.longestUs) b.longestUs = stretch;
+  b.lastReadUs = us;
+  return us;
+}
+
+const exceeded = (b: Budget) => new CpuBudgetExceeded(b.ms, b.longestUs / 1000);
 
 /**
  * Throws CpuBudgetExceeded when the running call is past its budget, or would be after another
@@ -97,14 +137,14 @@ export function checkCpuBudget(reserveMs = 0): void {
   if (b === undefined) return;
   b.safePoints++;
   if (reserveMs > 0) {
-    if (threadCpuUs() + reserveMs * 1000 > b.untilUs) throw new CpuBudgetExceeded(b.ms);
+    if (readFor(b) + reserveMs * 1000 > b.untilUs) throw exceeded(b);
     return;
   }
   const now = performance.now();
   if (now < b.nextReadAt) return;
   // reading the thread's CPU time is a system call: at most once per millisecond
   b.nextReadAt = now + 1;
-  if (threadCpuUs() > b.untilUs) throw new CpuBudgetExceeded(b.ms);
+  if (readFor(b) > b.untilUs) throw exceeded(b);
 }
 
 let ticks = 0;
@@ -130,11 +170,37 @@ export function safePointsPassed(): number | undefined {
 export function outsideCpuBudget<T>(fn: () => T): T {
   const b = current.getStore();
   if (b === undefined) return fn();
-  const before = threadCpuUs();
+  const before = readFor(b);
   try {
     return fn();
   } finally {
-    b.untilUs += threadCpuUs() - before;
+    forgiveSince(b, before);
+  }
+}
+
+/** Takes the thread's CPU time since `before` off budget `b`: it is neither charged nor a stretch. */
+function forgiveSince(b: Budget, before: number): void {
+  const after = threadCpuUs();
+  b.untilUs += after - before;
+  b.lastReadUs = after;
+}
+
+/**
+ * Waits for `io` (a database, an embedding provider, a worker thread) without charging the
+ * running call's budget for the CPU time this thread spends meanwhile: other requests served, a
+ * collection of the heap. An asynchronous offline implementation awaits its input and output
+ * through this, or its budget would count whatever the thread did while it waited, and a busy
+ * gateway would refuse a short query as too long (413). Only the wait is taken off: what the
+ * implementation computes before it starts waiting, and after, is charged.
+ */
+export async function awaitOutsideCpuBudget<T>(io: T | PromiseLike<T>): Promise<T> {
+  const b = current.getStore();
+  if (b === undefined) return io;
+  const before = readFor(b);
+  try {
+    return await io;
+  } finally {
+    forgiveSince(b, before);
   }
 }
 

@@ -12,7 +12,7 @@
  *   stopGrammar(): void            stops the worker now (the next call starts it again)
  *   parseDialect, GRAMMAR_DIALECTS
  */
-import { CpuBudgetExceeded, currentBudgetMs } from "./budget";
+import { awaitOutsideCpuBudget, CpuBudgetExceeded, currentBudgetMs } from "./budget";
 import { lazyAsyncEngine } from "./engines";
 
 export type GrammarDialect = "american" | "british" | "australian" | "canadian" | "indian";
@@ -152,9 +152,12 @@ export async function fixGrammar(text: string, opts: { dialect?: GrammarDialect 
   clearTimeout(idleTimer);
   inFlight++;
   try {
-    const w = await grammarWorker.get();
-    // the linter runs on the worker's thread, under the budget the call has on this one
-    return (await ask(w, { op: "fix", text, dialect: opts.dialect, budgetMs: currentBudgetMs() })) as GrammarResult;
+    // waits off this thread's budget (awaitOutsideCpuBudget): the linter runs on the worker's
+    // thread, under the budget the call has on this one
+    const w = await awaitOutsideCpuBudget(grammarWorker.get());
+    return (await awaitOutsideCpuBudget(
+      ask(w, { op: "fix", text, dialect: opts.dialect, budgetMs: currentBudgetMs() }),
+    )) as GrammarResult;
   } finally {
     inFlight--;
     armIdleStop();
