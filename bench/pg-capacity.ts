@@ -5,7 +5,7 @@
  *
  *   bun bench/pg-capacity.ts [--duration 4] [--inflight 32] [--nodes 2] [--provider-ms 1] [--pool N]
  *                            [--only spread,hot,primary] [--kind charged|hit|failed|refused]
- *                            [--prepare false]
+ *                            [--prepare false] [--lease-max N]
  *
  * Each node is a PostgresCreditLedger on a pool of its own (in this process), in front of which
  * sits a counting TCP proxy: it counts the server's ReadyForQuery messages, one per statement
@@ -28,6 +28,9 @@
  * PostgreSQL's CPU per call: the CPU time of the database's backends (/proc, so only with the
  * server on this machine) over the calls, read before the pools close.
  *
+ * `--lease-max N`: the most credits a node's lease of a hot account takes ([limits]
+ * credit_lease_max; 0: no leases, every call holds its own credits, as before issue 40).
+ *
  * Never a timed test: machines are shared. Run it alone, and a few times.
  */
 import { parseArgs } from "node:util";
@@ -48,6 +51,7 @@ const { values: args } = parseArgs({
     json: { type: "boolean", default: false },
     /** false: unnamed statements only, as behind PgBouncer in transaction mode (TEXTAI_DATABASE_PREPARE) */
     prepare: { type: "string", default: "true" },
+    "lease-max": { type: "string" },
   },
 });
 const DURATION_MS = Number(args.duration) * 1000;
@@ -56,6 +60,7 @@ const NODES = Number(args.nodes);
 const PROVIDER_MS = Number(args["provider-ms"]);
 const POOL = args.pool ? Number(args.pool) : undefined;
 const PREPARE = args.prepare !== "false";
+const LEASE_MAX = args["lease-max"] === undefined ? undefined : Number(args["lease-max"]);
 const ONLY = new Set((args.only ?? "").split(","));
 const KINDS = ["charged", "hit", "failed", "refused"] as const;
 type Kind = (typeof KINDS)[number];
@@ -223,7 +228,7 @@ async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promi
       return openPostgres(u.toString(), { prepare: PREPARE, ...(POOL ? { max: POOL } : {}) });
     });
     await Promise.all(pools.map((p) => p.migrated));
-    const ledgers = pools.map((p) => new PostgresCreditLedger(p));
+    const ledgers = pools.map((p) => new PostgresCreditLedger(p, { leaseMax: LEASE_MAX }));
     const statementsBefore = proxies.reduce((n, p) => n + p.statements(), 0);
     let calls = 0;
     let refused = 0;

@@ -4,6 +4,8 @@ import { parse as parseToml } from "smol-toml";
 
 const PositiveInt = T.Integer({ minimum: 1 });
 const NonNegInt = T.Integer({ minimum: 0 });
+/** [limits] credit_lease_max unless set (credits/postgres.ts) */
+const DEFAULT_CREDIT_LEASE_MAX = 10_000;
 
 /** How a model group picks its deployment (CONTRACT section 16, docs/routing.md). */
 export const GROUP_STRATEGIES = ["ordered", "weighted", "least-busy", "latency", "headroom", "cost"] as const;
@@ -333,6 +335,7 @@ const FileConfigSchema = T.Object(
           request_timeout_ms: T.Optional(PositiveInt),
           offline_cpu_ms: T.Optional(PositiveInt),
           body_timeout_ms: T.Optional(PositiveInt),
+          credit_lease_max: T.Optional(NonNegInt),
         },
         { additionalProperties: false },
       ),
@@ -461,6 +464,8 @@ export interface Config {
     offlineCpuMs: number;
     /** a request body must arrive whole within this (slowloris, never-ending bodies) */
     bodyTimeoutMs: number;
+    /** PostgreSQL: the most credits a node's lease of a hot account takes (0: no leases; docs/many-nodes.md) */
+    creditLeaseMax: number;
   };
   hedgeAfterMs: Record<string, number>;
   /** longOutputTokens: a request asking for more output than this owns its timeouts (docs/fairness.md) */
@@ -1002,6 +1007,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       requestTimeoutMs: file.limits?.request_timeout_ms ?? 60_000,
       offlineCpuMs: file.limits?.offline_cpu_ms ?? 50,
       bodyTimeoutMs: file.limits?.body_timeout_ms ?? 30_000,
+      creditLeaseMax: file.limits?.credit_lease_max ?? DEFAULT_CREDIT_LEASE_MAX,
     },
     hedgeAfterMs: file.hedge_after_ms ?? {},
     breaker: {

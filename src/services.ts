@@ -90,7 +90,10 @@ function accountStores(
   const keyStoreOptions = { welcomeCredits: config.welcomeCredits, maxKeys: (plan: string) => maxKeysFor(config, plan) };
   if (db) {
     const { pg, postgres } = db;
-    const ledger = new pg.PostgresCreditLedger(postgres, { requestTimeoutMs: config.limits.requestTimeoutMs });
+    const ledger = new pg.PostgresCreditLedger(postgres, {
+      requestTimeoutMs: config.limits.requestTimeoutMs,
+      leaseMax: config.limits.creditLeaseMax,
+    });
     const keys = new pg.PostgresKeyStore(postgres, ledger, keyStoreOptions);
     return { keys, ledger, database: { name: "database", required: true, up: () => postgres.up() } };
   }
@@ -242,7 +245,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
       await deploymentState.close();
       if (sessionSweep) clearInterval(sessionSweep);
       await keys.stop();
-      await ledger.flush();
+      await (ledger.close ? ledger.close() : ledger.flush());
       await requestLog.stop();
       await redis?.close();
       await postgres?.close();

@@ -22,6 +22,8 @@ export interface PendingCharge {
   spareHolds: boolean;
   /** the reservation's hold where holds are rows (PostgreSQL): deleted with the debit */
   holdId?: string;
+  /** the node's lease the call was admitted against (PostgreSQL): shrunk by the debit */
+  leaseId?: string;
   /** the balance after the charge; null: not covered; VOIDED: a retry of its Idempotency-Key voided it */
   done: (balance: number | null | typeof VOIDED) => void;
   fail: (e: unknown) => void;
@@ -99,7 +101,7 @@ export abstract class GroupCommitLedger {
     if (r.amount === 0) return;
     let charged = false;
     try {
-      const balance = await this.enqueue(r.accountId, r.amount, details, false, r.holdId);
+      const balance = await this.enqueue(r.accountId, r.amount, details, false, r.holdId, r.leaseId);
       if (balance === VOIDED) {
         r.amount = 0;
         r.voided = true;
@@ -170,16 +172,17 @@ export abstract class GroupCommitLedger {
     for (const c of batch) c.fail(shuttingDown());
   }
 
-  private enqueue(
+  protected enqueue(
     accountId: string,
     amount: number,
     details: ChargeDetails,
     spareHolds: boolean,
     holdId?: string,
+    leaseId?: string,
   ): Promise<number | null | typeof VOIDED> {
     if (this.refusing) return Promise.reject(shuttingDown());
     return new Promise((done, fail) => {
-      this.queue.push({ accountId, amount, details, spareHolds, holdId, done, fail });
+      this.queue.push({ accountId, amount, details, spareHolds, holdId, leaseId, done, fail });
       this.schedule();
     });
   }

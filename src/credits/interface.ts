@@ -14,6 +14,11 @@ export interface Reservation {
   /** the hold's row where holds are shared (PostgreSQL); memory holds have none */
   holdId?: string;
   /**
+   * the node's lease the call was admitted against (PostgreSQL, a hot account): no hold of its
+   * own; its charge shrinks the lease (credits/postgres.ts)
+   */
+  leaseId?: string;
+  /**
    * an Idempotency-Key call whose charge a retry voided (it took the key over when this call
    * outlived its lease): nothing was charged (`amount` 0), the retry pays
    */
@@ -147,6 +152,8 @@ export interface CreditLedger extends UsageReader {
   chargedRequest(accountId: string, requestIds: string[]): MaybePromise<string | null>;
   /** Applies whatever charges are queued now (shutdown, tests). */
   flush(): MaybePromise<void>;
+  /** Shutdown, once no call is in flight: gives back what this node holds ahead of calls (its leases) and flushes. */
+  close?(): Promise<void>;
   /** Shutdown past its deadline: charges not yet committed fail, and every later one. */
   refuseCharges(): void;
   /** group-commit transactions and the charges they held */

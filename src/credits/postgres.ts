@@ -5,6 +5,7 @@ import { credits } from "./amount";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
 import {
+  type ChargeDetails,
   type CreditLedger,
   IDEMPOTENT_CHARGES_KEPT_MS,
   type KeyBudget,
@@ -23,6 +24,8 @@ const liveHolds = (account: string) =>
   `(SELECT coalesce(sum(amount), 0) FROM credit_holds WHERE account_id = ${account} AND expires_at > ${NOW_MS})`;
 /** A lease never longer than this: a killed node's holds stop counting within it. */
 const MAX_LEASE_MS = 10_000;
+/** The most credits one node's lease of an account takes, unless given ([limits] credit_lease_max sets it). */
+const DEFAULT_LEASE_MAX = 10_000;
 
 /**
  * A take-back that must spare holds: the hold lock (no hold is taken meanwhile), then the account
@@ -52,10 +55,58 @@ interface PendingHold {
   fail: (e: unknown) => void;
 }
 
+/**
+ * A block of an account's balance this node holds as one hold row (a lease) and admits calls
+ * against in memory, without a round trip (migration 0016). Its charges shrink it in the batch that
+ * debits the balance.
+ */
+interface Lease {
+  id: string;
+  accountId: string;
+  /** credits this node may still admit against it */
+  free: number;
+  /** calls admitted against it, not yet charged or given back */
+  inFlight: number;
+  /** performance.now() after which nothing is admitted against it: its row may have run out */
+  safeUntil: number;
+  /** performance.now() of its last admission */
+  lastUse: number;
+  /** the balance less every live hold just after it was granted, for a call's estimate of what remains */
+  remainingAtGrant: number;
+  /** a newer lease of the account took over: given back once nothing is in flight against it */
+  retiring: boolean;
+}
+
+/** A lease waiting for the next batch. */
+interface PendingLease {
+  accountId: string;
+  /** most and least wanted */
+  amount: number;
+  least: number;
+  leaseId: string;
+  /** its account's demand, asking no other lease meanwhile */
+  demand: Demand;
+}
+
+/** An account's calls on this node in the current second: what asks for a lease. */
+interface Demand {
+  since: number;
+  calls: number;
+  credits: number;
+  carving: boolean;
+}
+
+/** Calls of one account on this node within a second before the node asks for a lease. */
+const LEASE_AFTER_CALLS = 8;
+/** A lease asks for the credits this node's calls of the account took in this long. */
+const LEASE_SPAN_MS = 2000;
+/** A lease nothing was admitted against for this long is given back. */
+const LEASE_IDLE_MS = 1000;
+
 /** pushes expiries forward; never waits for a row another transaction holds (a charge deleting it) */
 const RENEW = `UPDATE credit_holds SET expires_at = ${NOW_MS} + $2::bigint WHERE id IN (
   SELECT id FROM credit_holds WHERE id = ANY(string_to_array($1, ',')::uuid[]) AND expires_at > ${NOW_MS}
-  FOR UPDATE SKIP LOCKED)`;
+  FOR UPDATE SKIP LOCKED) RETURNING id::text AS id`;
 
 /**
  * Credits in PostgreSQL, shared by every node. The balance is a column moved only by conditional
@@ -91,14 +142,26 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   /** this node's holds given back (released, or their charge failed), deleted by the next batch */
   private releases: string[] = [];
   /** batches (transactions) and the holds they took, for tests and the capacity bench */
-  readonly batchStats = { transactions: 0, holds: 0, charges: 0, releases: 0, ms: 0 };
+  readonly batchStats = { transactions: 0, holds: 0, charges: 0, releases: 0, ms: 0, leases: 0, leasedCalls: 0 };
+  /** the most credits one lease takes; 0: no leases, every call holds its own credits */
+  readonly leaseMax: number;
+  /** each account's current lease on this node */
+  private leases = new Map<string, Lease>();
+  /** every lease of this node by id (current and retiring) */
+  private leaseById = new Map<string, Lease>();
+  /** what each call admitted against a lease was admitted for */
+  private leasedAmount = new WeakMap<Reservation, number>();
+  private demand = new Map<string, Demand>();
+  private leaseQueue: PendingLease[] = [];
+  private leaseSweep: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private pg: PgStorage,
-    opts: { requestTimeoutMs?: number } = {},
+    opts: { requestTimeoutMs?: number; leaseMax?: number } = {},
   ) {
     super();
     this.leaseMs = Math.max(100, Math.min(opts.requestTimeoutMs ?? MAX_LEASE_MS, MAX_LEASE_MS));
+    this.leaseMax = Math.max(0, Math.floor(opts.leaseMax ?? DEFAULT_LEASE_MAX));
   }
 
   /**
@@ -109,6 +172,11 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     credits(amount, "a hold");
     if (budget) credits(budget.limit, "a key's monthly_credit_limit");
     if (amount <= 0) return { accountId, amount: 0, remaining: await this.balance(accountId), done: false };
+    if (!budget && this.leaseMax > 0) {
+      const leased = this.fromLease(accountId, amount);
+      if (leased) return leased;
+      this.noteDemand(accountId, amount);
+    }
     const holdId = crypto.randomUUID();
     const out = await new Promise<{ remaining: number | null; keyUsed: number | null }>((done, fail) => {
       this.holdQueue.push({ accountId, amount, budget, holdId, done, fail });
@@ -121,6 +189,162 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     this.live.set(holdId, performance.now());
     this.renewSoon();
     return { accountId, amount, remaining: out.remaining, done: false, holdId, keyId: budget?.keyId };
+  }
+
+  /** A call admitted against this node's lease of the account, in memory; null when it has none that covers it. */
+  private fromLease(accountId: string, amount: number): Reservation | null {
+    const lease = this.leases.get(accountId);
+    if (!lease) return null;
+    const now = performance.now();
+    if (now >= lease.safeUntil || lease.free < amount) return null;
+    lease.free -= amount;
+    lease.inFlight++;
+    lease.lastUse = now;
+    this.batchStats.leasedCalls++;
+    this.holds.add(accountId, amount);
+    const r: Reservation = {
+      accountId,
+      amount,
+      remaining: lease.remainingAtGrant + lease.free,
+      done: false,
+      leaseId: lease.id,
+    };
+    this.leasedAmount.set(r, amount);
+    return r;
+  }
+
+  /**
+   * Counts an account's calls on this node that held their own credits; past LEASE_AFTER_CALLS in a
+   * second, asks for a lease (with the next batch) of what they took in LEASE_SPAN_MS, at most
+   * leaseMax, and at least what LEASE_AFTER_CALLS such calls take. The database grants at most a
+   * twentieth of what the balance less every live hold leaves, and nothing below that least: an
+   * account close to empty (less than 20 x 8 calls' worth left) gets no lease, so no node keeps its
+   * last credits from the others, and its calls are admitted one by one as before.
+   */
+  private noteDemand(accountId: string, amount: number): void {
+    const now = performance.now();
+    let d = this.demand.get(accountId);
+    if (!d || now - d.since >= 1000) {
+      if (this.demand.size >= 10_000) this.demand.clear();
+      d = { since: now, calls: 0, credits: 0, carving: d?.carving ?? false };
+      this.demand.set(accountId, d);
+    }
+    d.calls++;
+    d.credits += amount;
+    if (d.carving || d.calls < LEASE_AFTER_CALLS) return;
+    const perMs = d.credits / Math.max(1, now - d.since);
+    const want = Math.min(this.leaseMax, Math.max(amount * LEASE_AFTER_CALLS, Math.ceil(perMs * LEASE_SPAN_MS)));
+    const least = amount * LEASE_AFTER_CALLS;
+    if (want < least) return;
+    d.carving = true;
+    this.leaseQueue.push({ accountId, amount: want, least, leaseId: crypto.randomUUID(), demand: d });
+    this.schedule();
+  }
+
+  /**
+   * A lease the batch sent at `sentAt` granted (or refused: null). Admission against it stops a
+   * third of a lease before its row can run out: renewals (every third of a lease) move that on.
+   * The account's previous lease retires: given back once nothing is in flight against it.
+   */
+  private leaseAnswered(p: PendingLease, sentAt: number, out: { granted: number; remaining: number } | null): void {
+    p.demand.carving = false;
+    if (!out) return;
+    const previous = this.leases.get(p.accountId);
+    const lease: Lease = {
+      id: p.leaseId,
+      accountId: p.accountId,
+      free: out.granted,
+      inFlight: 0,
+      safeUntil: sentAt + (this.leaseMs * 2) / 3,
+      lastUse: performance.now(),
+      remainingAtGrant: out.remaining,
+      retiring: false,
+    };
+    this.leases.set(p.accountId, lease);
+    this.leaseById.set(lease.id, lease);
+    this.live.set(lease.id, sentAt);
+    this.batchStats.leases++;
+    this.renewSoon();
+    if (previous) {
+      previous.retiring = true;
+      this.endLeaseIfIdle(previous);
+    }
+    this.sweepLeasesSoon();
+  }
+
+  /** Gives a lease back (its row deleted by the next batch) once nothing is in flight against it. */
+  private endLeaseIfIdle(lease: Lease): boolean {
+    if (lease.inFlight > 0) return false;
+    if (this.leases.get(lease.accountId) === lease) this.leases.delete(lease.accountId);
+    this.leaseById.delete(lease.id);
+    this.live.delete(lease.id);
+    this.releases.push(lease.id);
+    this.schedule();
+    return true;
+  }
+
+  /** Every half an idle time: gives back the leases nothing was admitted against for LEASE_IDLE_MS. */
+  private sweepLeasesSoon(): void {
+    if (this.leaseSweep) return;
+    this.leaseSweep = setInterval(() => {
+      const now = performance.now();
+      for (const lease of [...this.leaseById.values()])
+        if (lease.retiring || now - lease.lastUse >= LEASE_IDLE_MS || now >= lease.safeUntil) this.endLeaseIfIdle(lease);
+      if (this.leaseById.size === 0 && this.leaseSweep) {
+        clearInterval(this.leaseSweep);
+        this.leaseSweep = null;
+      }
+    }, LEASE_IDLE_MS / 2);
+    this.leaseSweep.unref?.();
+  }
+
+  /** A call admitted against a lease ended: charged `r.amount` of what it was admitted for, or nothing. */
+  private leasedCallEnded(r: Reservation, charged: boolean): void {
+    const lease = r.leaseId ? this.leaseById.get(r.leaseId) : undefined;
+    if (!lease) return;
+    lease.inFlight--;
+    // a charge gives back what it did not use; a failed charge gives back nothing (the lease may
+    // have shrunk in a batch whose answer was lost): its row keeps the difference until it ends
+    if (charged) lease.free += Math.max(0, (this.leasedAmount.get(r) ?? r.amount) - r.amount);
+    if (lease.retiring) this.endLeaseIfIdle(lease);
+  }
+
+  /** A call admitted against a lease given back uncharged: its credits return to the lease. */
+  override release(r: Reservation): void {
+    if (!r.done && r.leaseId) {
+      const lease = this.leaseById.get(r.leaseId);
+      if (lease) lease.free += r.amount;
+    }
+    super.release(r);
+  }
+
+  /**
+   * A cache hit of a hot account is charged against this node's lease (one batch, no hold of its
+   * own to spare); otherwise as a charge without a hold, sparing every node's holds.
+   */
+  override async charge(accountId: string, amount: number, details: ChargeDetails): Promise<Reservation | null> {
+    if (details.keyLimit !== undefined || amount <= 0 || this.leaseMax === 0) return super.charge(accountId, amount, details);
+    const r = this.fromLease(accountId, credits(amount, "a charge"));
+    if (!r) {
+      this.noteDemand(accountId, amount);
+      return super.charge(accountId, amount, details);
+    }
+    try {
+      await this.settle(r, details);
+    } catch (err) {
+      // the lease ran out (its node could not renew it) and the balance no longer covers the hit
+      if (err instanceof GatewayError && err.code === "insufficient_credits") return null;
+      throw err;
+    }
+    return r;
+  }
+
+  /** Shutdown, once no call is in flight: this node's leases are given back, then everything queued is committed. */
+  async close(): Promise<void> {
+    if (this.leaseSweep) clearInterval(this.leaseSweep);
+    this.leaseSweep = null;
+    for (const lease of [...this.leaseById.values()]) this.endLeaseIfIdle(lease);
+    await this.flush();
   }
 
   protected override async keyInFlight(keyId: string): Promise<number> {
@@ -155,6 +379,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
    * expiry, as nobody renews it.
    */
   protected override holdEnded(r: Reservation, charged: boolean): void {
+    if (r.leaseId) return this.leasedCallEnded(r, charged);
     if (!r.holdId) return;
     this.live.delete(r.holdId);
     if (charged) return;
@@ -175,8 +400,13 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     for (const [id, since] of this.live) if (now - since >= this.leaseMs / 3) due.push(id);
     try {
       if (due.length > 0) {
-        await this.pg.sql.unsafe(RENEW, [due.join(","), this.leaseMs]);
-        for (const id of due) if (this.live.has(id)) this.live.set(id, now);
+        const renewed = (await this.pg.sql.unsafe(RENEW, [due.join(","), this.leaseMs])) as { id: string }[];
+        for (const { id } of renewed) {
+          if (this.live.has(id)) this.live.set(id, now);
+          // a lease admits calls until a third of a lease before the expiry just set
+          const lease = this.leaseById.get(id);
+          if (lease) lease.safeUntil = now + (this.leaseMs * 2) / 3;
+        }
       }
     } catch {
       // unreachable: retried at the next tick; meanwhile these holds may run out (charges answer 503)
@@ -193,20 +423,23 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   }
 
   private async commit(): Promise<void> {
-    if (this.queue.length === 0 && this.holdQueue.length === 0 && this.releases.length === 0) return;
+    if (this.queue.length === 0 && this.holdQueue.length === 0 && this.releases.length === 0 && this.leaseQueue.length === 0)
+      return;
     const batch = this.queue;
     const holds = this.holdQueue;
     const releases = this.releases;
+    const leases = this.leaseQueue;
     this.queue = [];
     this.holdQueue = [];
     this.releases = [];
+    this.leaseQueue = [];
     // a client gone before the commit is not charged
     const live: PendingCharge[] = [];
     for (const c of batch) {
       if (c.details.signal?.aborted) c.fail(clientClosed("the client went away before its answer: not charged"));
       else live.push(c);
     }
-    if (live.length === 0 && holds.length === 0 && releases.length === 0) return;
+    if (live.length === 0 && holds.length === 0 && releases.length === 0 && leases.length === 0) return;
     const since = monthStart();
     const ops: Record<string, unknown>[] = [];
     for (const h of releases) ops.push({ k: "r", h });
@@ -241,15 +474,23 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
         tout: d.tokens?.output ?? null,
         idem: d.idempotent === true,
       };
-      // a held call's charge removes its hold; one without (a cache hit) must spare every hold
-      if (!c.spareHolds && c.holdId !== undefined) op.h = c.holdId;
+      // a held call's charge removes its hold, a leased one's shrinks its lease; one without (a
+      // cache hit) must spare every hold
+      if (c.leaseId !== undefined) {
+        op.h = c.leaseId;
+        op.ls = true;
+      } else if (!c.spareHolds && c.holdId !== undefined) op.h = c.holdId;
       else if (d.keyLimit !== undefined) {
         op.lim = d.keyLimit;
         op.since = monthStart(at);
       }
       ops.push(op);
     }
+    const firstLease = holds.length + live.length;
+    for (const [j, p] of leases.entries())
+      ops.push({ k: "l", i: firstLease + j, a: p.accountId, n: p.amount, mn: p.least, h: p.leaseId, l: this.leaseMs });
     let rows: BatchRow[] = [];
+    const sentAt = performance.now();
     try {
       await schemaReady(this.pg);
       const t0 = performance.now();
@@ -269,6 +510,9 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       const e = err instanceof GatewayError ? err : isPgUnavailable(err) ? databaseUnavailable() : err;
       for (const h of holds) h.fail(e);
       for (const c of live) c.fail(e);
+      // a lease whose batch failed was not granted (its transaction did not commit), or, holds and
+      // leases alone going in autocommit, was and is unknown here: its row runs out unrenewed
+      for (const p of leases) this.leaseAnswered(p, sentAt, null);
       return;
     }
     this.stats.batches++;
@@ -284,6 +528,12 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     for (const [j, c] of live.entries()) {
       const r = out[holds.length + j];
       c.done(r && r.claimed === false ? VOIDED : num(r?.remaining));
+    }
+    for (const [j, p] of leases.entries()) {
+      const r = out[firstLease + j];
+      const granted = num(r?.key_used);
+      const remaining = num(r?.remaining);
+      this.leaseAnswered(p, sentAt, granted !== null && remaining !== null ? { granted, remaining } : null);
     }
     const claims = live.filter((c) => c.details.idempotent).length;
     if (claims > 0 && Math.floor((this.claims + claims) / 256) > Math.floor(this.claims / 256)) this.sweepClaims();
