@@ -379,7 +379,10 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
    * expiry, as nobody renews it.
    */
   protected override holdEnded(r: Reservation, charged: boolean): void {
-    if (r.leaseId) return this.leasedCallEnded(r, charged);
+    if (r.leaseId) {
+      this.leasedCallEnded(r, charged);
+      return;
+    }
     if (!r.holdId) return;
     this.live.delete(r.holdId);
     if (charged) return;
