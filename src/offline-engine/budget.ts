@@ -41,8 +41,12 @@ export class CpuBudgetExceeded extends Error {
 export const FOREIGN_STRETCH_MS = 15;
 
 interface Budget {
-  /** thread CPU microseconds at which the budget runs out */
+  /** thread CPU microseconds at which the budget runs out (once `based`) */
   untilUs: number;
+  /** wall clock (performance.now) at the start */
+  startAt: number;
+  /** the clock has been read for this budget: untilUs and lastReadUs are set */
+  based: boolean;
   ms: number;
   /** wall clock (performance.now) before which no CPU reading is needed */
   nextReadAt: number;
@@ -94,31 +98,34 @@ function threadCpuUs(): number {
   return cpuClock();
 }
 
-// The last reading of the thread's CPU clock and the wall time it was taken. A budget that starts
-// less than a millisecond later starts from that reading instead of making a system call of its own
-// (every function request and cache hit starts one): the thread cannot have spent more CPU than
-// wall time since, so such a budget ends at most 1 ms early, never late.
-let recentCpuUs = 0;
-let recentAt = Number.NEGATIVE_INFINITY;
-
-/** Runs `fn` (and whatever it awaits) under a budget of `ms` milliseconds of CPU time. */
+/**
+ * Runs `fn` (and whatever it awaits) under a budget of `ms` milliseconds of CPU time. Every function
+ * request and cache hit starts one, and most end within a millisecond: the clock is not read at the
+ * start. The first reading (a safe point a millisecond in, or anything that needs it) takes the
+ * wall time since the start for CPU time spent so far: never less than the truth, so a budget ends
+ * early by at most the time the thread was descheduled in that first millisecond, never late.
+ * After that it reads at most once a millisecond, which also tells a stretch that is not the call's
+ * own work (see CpuBudgetExceeded). An asynchronous `fn` is read as its synchronous start returns,
+ * so its awaits are never taken for its work.
+ */
 export function withCpuBudget<T>(ms: number, fn: () => T): T {
   const now = performance.now();
-  if (now - recentAt >= 1) {
-    recentCpuUs = threadCpuUs();
-    recentAt = now;
-  }
-  // A call under a millisecond never reads the clock. After that it reads at most once a
-  // millisecond, which also tells a stretch that is not its own work (see CpuBudgetExceeded).
-  return current.run(
-    { untilUs: recentCpuUs + ms * 1000, ms, nextReadAt: now + 1, safePoints: 0, lastReadUs: recentCpuUs, longestUs: 0 },
-    fn,
-  );
+  const b: Budget = { untilUs: 0, startAt: now, based: false, ms, nextReadAt: now + 1, safePoints: 0, lastReadUs: 0, longestUs: 0 };
+  const out = current.run(b, fn);
+  if (!b.based && typeof (out as { then?: unknown } | null)?.then === "function") readFor(b);
+  return out;
 }
 
 /** Reads the thread's CPU time for budget `b`, noting the stretch since its last reading. */
 function readFor(b: Budget): number {
   const us = threadCpuUs();
+  if (!b.based) {
+    // the wall time since the start counts as spent: at least what the thread spent
+    const start = us - Math.max(0, performance.now() - b.startAt) * 1000;
+    b.untilUs = start + b.ms * 1000;
+    b.lastReadUs = start;
+    b.based = true;
+  }
   const stretch = us - b.lastReadUs;
   if (stretch > b.longestUs) b.longestUs = stretch;
   b.lastReadUs = us;
@@ -215,7 +222,7 @@ export function detachedFromCpuBudget<T>(fn: () => T): T {
 /** The CPU milliseconds the running call has left (undefined outside a budget). */
 export function currentBudgetMs(): number | undefined {
   const b = current.getStore();
-  return b === undefined ? undefined : Math.max(0, (b.untilUs - threadCpuUs()) / 1000);
+  return b === undefined ? undefined : Math.max(0, (b.untilUs - readFor(b)) / 1000);
 }
 
 /** CPU milliseconds spent by this thread so far, for measurements. */
