@@ -152,6 +152,8 @@ export interface CreditLedger extends UsageReader {
   chargedRequest(accountId: string, requestIds: string[]): MaybePromise<string | null>;
   /** Applies whatever charges are queued now (shutdown, tests). */
   flush(): MaybePromise<void>;
+  /** Where a node leases credit (PostgreSQL): what it holds now, and what it was granted and admitted so far, for /metrics. */
+  leaseStats?(): { held: number; free: number; granted: number; calls: number };
   /** Shutdown, once no call is in flight: gives back what this node holds ahead of calls (its leases) and flushes. */
   close?(): Promise<void>;
   /** Shutdown past its deadline: charges not yet committed fail, and every later one. */

@@ -339,6 +339,12 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     return r;
   }
 
+  leaseStats(): { held: number; free: number; granted: number; calls: number } {
+    let free = 0;
+    for (const lease of this.leaseById.values()) free += lease.free;
+    return { held: this.leaseById.size, free, granted: this.batchStats.leases, calls: this.batchStats.leasedCalls };
+  }
+
   /** Shutdown, once no call is in flight: this node's leases are given back, then everything queued is committed. */
   async close(): Promise<void> {
     if (this.leaseSweep) clearInterval(this.leaseSweep);

@@ -80,6 +80,60 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     expect(holds.n).toBe(0);
   });
 
+  test("kill -9 of a node holding a lease (issue 40): the ledger's charges are the 200s it sent; its lease stops counting within one lease", async () => {
+    const { key, accountId } = await newKey(cluster.nodes[0], 5000);
+    // the victim's request timeout (2 s) is its lease's lifetime
+    const config = join(cluster.dir, "short-lease-kill.toml");
+    await Bun.write(config, `${clusterConfig(`${sim.url}/v1`)}\n[limits]\nrequest_timeout_ms = 2000\n`);
+    const victim = await cluster.spawn({ TEXTAI_CONFIG: config });
+    sim.reset();
+    const leaseRow = async () => {
+      const [row] = await pg`SELECT count(*)::int AS n, coalesce(max(amount), 0)::int AS amount FROM credit_holds
+        WHERE account_id = ${accountId} AND amount > 1 AND expires_at > (extract(epoch from clock_timestamp()) * 1000)::bigint`;
+      return row as { n: number; amount: number };
+    };
+    // a hot account on the victim: 20 calls at a time until it holds a lease
+    let ok = 0;
+    let i = 0;
+    for (let round = 0; round < 20 && (await leaseRow()).n === 0; round++) {
+      const out = await Promise.all(
+        Array.from({ length: 20 }, () => chat(victim, key, `hot ${i++}`, { "cache-control": "no-cache" })),
+      );
+      ok += out.filter((r) => r.status === 200).length;
+      expect(out.every((r) => r.status === 200)).toBe(true);
+    }
+    const lease = await leaseRow();
+    expect(lease.n).toBe(1);
+    // more calls admitted against it, then the kill mid-load
+    const load = Array.from({ length: 40 }, () =>
+      chat(victim, key, `leased ${i++}`, { "cache-control": "no-cache" }).then(
+        (r) => (r.status === 200 ? 1 : 0),
+        () => 0,
+      ),
+    );
+    await Bun.sleep(30);
+    victim.proc.kill(9);
+    await victim.proc.exited;
+    const killedAt = performance.now();
+    ok += (await Promise.all(load)).reduce((a: number, b) => a + b, 0);
+    const [rows] = await pg`SELECT count(*)::int AS n FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;
+    expect(rows.n).toBe(ok);
+    expect(await balanceOn(cluster.nodes[1], key)).toBe(5000 - ok);
+    // the lease still counts until its expiry, then a call on another node sweeps it away
+    const [left] = await pg`SELECT (max(expires_at) - (extract(epoch from clock_timestamp()) * 1000)::bigint)::int AS last_in_ms
+      FROM credit_holds WHERE account_id = ${accountId}`;
+    console.log(
+      `kill -9 holding a lease of ${lease.amount} credits: ${ok} answers, ${rows.n} charges; the lease runs out ${left.last_in_ms} ms after the kill was seen (lease 2000 ms)`,
+    );
+    expect(left.last_in_ms ?? 0).toBeLessThanOrEqual(2000);
+    await Bun.sleep(Math.max(0, (left.last_in_ms ?? 0) + 100));
+    const after = await chat(cluster.nodes[2], key, "after the lease", { "cache-control": "no-cache" });
+    expect(after.status, show(after)).toBe(200);
+    const [holds] = await pg`SELECT count(*)::int AS n FROM credit_holds WHERE account_id = ${accountId}`;
+    expect(holds.n).toBe(0);
+    expect(performance.now() - killedAt).toBeLessThan(2000 + 1500);
+  });
+
   test("kill -9 of a node with calls in flight: its holds count until their lease runs out, then the account spends its whole balance", async () => {
     const { key, accountId } = await newKey(cluster.nodes[0], 10);
     // the victim's request timeout (2 s) is its holds' lease
