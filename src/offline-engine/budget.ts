@@ -110,7 +110,16 @@ function threadCpuUs(): number {
  */
 export function withCpuBudget<T>(ms: number, fn: () => T): T {
   const now = performance.now();
-  const b: Budget = { untilUs: 0, startAt: now, based: false, ms, nextReadAt: now + 1, safePoints: 0, lastReadUs: 0, longestUs: 0 };
+  const b: Budget = {
+    untilUs: 0,
+    startAt: now,
+    based: false,
+    ms,
+    nextReadAt: now + 1,
+    safePoints: 0,
+    lastReadUs: 0,
+    longestUs: 0,
+  };
   const out = current.run(b, fn);
   if (!b.based && typeof (out as { then?: unknown } | null)?.then === "function") readFor(b);
   return out;

@@ -46,13 +46,17 @@ export function operations(deps: AppDeps): Operations {
   ]);
   const leases = deps.ledger.leaseStats?.bind(deps.ledger);
   if (leases) {
-    metrics.gauge("textai_credit_leases", "Accounts' credit this node holds as leases, by what: count (leases) and credits (left to admit)", () => {
-      const now = leases();
-      return [
-        [{ what: "count" }, now.held],
-        [{ what: "credits" }, now.free],
-      ];
-    });
+    metrics.gauge(
+      "textai_credit_leases",
+      "Accounts' credit this node holds as leases, by what: count (leases) and credits (left to admit)",
+      () => {
+        const now = leases();
+        return [
+          [{ what: "count" }, now.held],
+          [{ what: "credits" }, now.free],
+        ];
+      },
+    );
     metrics.gauge(
       "textai_credit_leases_total",
       "Leases granted to this node, and calls admitted against a lease instead of a hold of their own",
