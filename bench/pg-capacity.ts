@@ -185,7 +185,13 @@ interface Outcome {
   cpuShare: number;
   /** CPU PostgreSQL's backends used (ms), null where not measurable */
   pgCpuMs: number | null;
+  /** WAL the server wrote over the calls (bytes; the whole server's, so run alone) */
+  walBytes: number;
 }
+
+/** The server's current WAL position, in bytes. */
+const walAt = () =>
+  admin(async (sql) => Number((await sql`SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 AS b`)[0].b));
 
 /** CPU ms the backends serving `db` have used, or null where /proc does not show them (a remote server). */
 async function backendCpuMs(db: string): Promise<number | null> {
@@ -230,6 +236,7 @@ async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promi
     await Promise.all(pools.map((p) => p.migrated));
     const ledgers = pools.map((p) => new PostgresCreditLedger(p, { leaseMax: LEASE_MAX }));
     const statementsBefore = proxies.reduce((n, p) => n + p.statements(), 0);
+    const walBefore = await walAt();
     let calls = 0;
     let refused = 0;
     const cpu0 = process.cpuUsage();
@@ -277,6 +284,7 @@ async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promi
     await Promise.all(ledgers.map((l) => ((l as { close?: () => Promise<void> }).close ? l.close() : l.flush())));
     const seconds = (performance.now() - started) / 1000;
     const pgCpuMs = await backendCpuMs(db);
+    const walBytes = (await walAt()) - walBefore;
     const cpu = process.cpuUsage(cpu0);
     const cpuShare = (cpu.user + cpu.system) / 1e6 / seconds;
     for (const l of ledgers) {
@@ -310,7 +318,7 @@ async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promi
       throw new Error(
         `${scenario}: ${calls} calls but ${check.rows} ledger rows, ${check.spent} spent, ${check.holds} holds left`,
       );
-    return { scenario, nodes, inflight: INFLIGHT, calls, refused, seconds, transactions, statements, cpuShare, pgCpuMs };
+    return { scenario, nodes, inflight: INFLIGHT, calls, refused, seconds, transactions, statements, cpuShare, pgCpuMs, walBytes };
   } finally {
     await admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`)).catch(() => {});
   }
@@ -327,12 +335,12 @@ console.log(
   `pg-capacity ${new Date().toISOString().slice(0, 10)}: ${KIND} calls, ${DURATION_MS / 1000}s each, provider ${PROVIDER_MS} ms, pool ${POOL ?? "default"}, prepare ${PREPARE}`,
 );
 console.log(
-  "| scenario | nodes x in flight | calls/s | transactions per call | statements per call | PostgreSQL CPU µs per call | bench CPU (cores) |",
+  "| scenario | nodes x in flight | calls/s | transactions per call | statements per call | PostgreSQL CPU µs per call | WAL bytes per call | bench CPU (cores) |",
 );
-console.log("|---|--:|--:|--:|--:|--:|--:|");
+console.log("|---|--:|--:|--:|--:|--:|--:|--:|");
 for (const r of rows)
   console.log(
-    `| ${r.scenario} | ${r.nodes} x ${r.inflight} | ${Math.round(r.calls / r.seconds).toLocaleString("en")} | ${(r.transactions / r.calls).toFixed(3)} | ${(r.statements / r.calls).toFixed(2)} | ${r.pgCpuMs === null ? "n/a" : Math.round((r.pgCpuMs * 1000) / r.calls)} | ${r.cpuShare.toFixed(2)} |`,
+    `| ${r.scenario} | ${r.nodes} x ${r.inflight} | ${Math.round(r.calls / r.seconds).toLocaleString("en")} | ${(r.transactions / r.calls).toFixed(3)} | ${(r.statements / r.calls).toFixed(2)} | ${r.pgCpuMs === null ? "n/a" : Math.round((r.pgCpuMs * 1000) / r.calls)} | ${Math.round(r.walBytes / r.calls)} | ${r.cpuShare.toFixed(2)} |`,
   );
 if (jsonLine) console.log(jsonLine);
 process.exit(0);
