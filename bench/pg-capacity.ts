@@ -318,7 +318,19 @@ async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promi
       throw new Error(
         `${scenario}: ${calls} calls but ${check.rows} ledger rows, ${check.spent} spent, ${check.holds} holds left`,
       );
-    return { scenario, nodes, inflight: INFLIGHT, calls, refused, seconds, transactions, statements, cpuShare, pgCpuMs, walBytes };
+    return {
+      scenario,
+      nodes,
+      inflight: INFLIGHT,
+      calls,
+      refused,
+      seconds,
+      transactions,
+      statements,
+      cpuShare,
+      pgCpuMs,
+      walBytes,
+    };
   } finally {
     await admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`)).catch(() => {});
   }

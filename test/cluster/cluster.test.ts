@@ -8,7 +8,7 @@ import type { SQL } from "bun";
 import { redisLinkTo, sharedServersUp } from "../helpers/shared-servers";
 import type { Upstream } from "../helpers/upstream";
 import { HELP_CENTER } from "../knowledge/corpus";
-import { admin, balanceOn, type Cluster, chat, clusterConfig, keyCall, newKey, startSimCluster } from "./nodes";
+import { ADMIN, admin, balanceOn, type Cluster, chat, clusterConfig, keyCall, newKey, startSimCluster } from "./nodes";
 
 const shared = await sharedServersUp("the three-node cluster tests");
 
@@ -104,6 +104,10 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     }
     const lease = await leaseRow();
     expect(lease.n).toBe(1);
+    // the node's /metrics say so
+    const metrics = await (await fetch(`${victim.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
+    expect(metrics).toContain('textai_credit_leases{what="count"} 1');
+    expect(Number(metrics.match(/textai_credit_leases_total\{what="granted"\} (\d+)/)?.[1] ?? 0)).toBeGreaterThan(0);
     // more calls admitted against it, 20 at a time, then the kill mid-load once 10 of them were answered
     let leasedOk = 0;
     let killed = false;

@@ -44,32 +44,7 @@ export function operations(deps: AppDeps): Operations {
   metrics.gauge("textai_request_log_dropped", "Request-log entries dropped because the database could not take them", () => [
     [{}, deps.requestLog.dropped],
   ]);
-  const leases = deps.ledger.leaseStats?.bind(deps.ledger);
-  if (leases) {
-    metrics.gauge(
-      "textai_credit_leases",
-      "Accounts' credit this node holds as leases, by what: count (leases) and credits (left to admit)",
-      () => {
-        const now = leases();
-        return [
-          [{ what: "count" }, now.held],
-          [{ what: "credits" }, now.free],
-        ];
-      },
-    );
-    metrics.gauge(
-      "textai_credit_leases_total",
-      "Leases granted to this node, and calls admitted against a lease instead of a hold of their own",
-      () => {
-        const now = leases();
-        return [
-          [{ what: "granted" }, now.granted],
-          [{ what: "calls" }, now.calls],
-        ];
-      },
-      "counter",
-    );
-  }
+  leaseGauges(metrics, deps.ledger);
   metrics.gauge("textai_idempotency_records", "Idempotency-Key records held (in flight and done, until they expire)", () => [
     [{}, deps.idempotency.size()],
   ]);
@@ -303,4 +278,34 @@ export function opsRoutes(deps: AppDeps) {
           headers: { "content-type": "text/javascript; charset=utf-8", "cache-control": "public, max-age=86400" },
         }),
     );
+}
+
+/** A node's credit leases (PostgreSQL; docs/many-nodes.md#credit-leases): held now, and granted and used so far. */
+function leaseGauges(metrics: AppDeps["metrics"], ledger: AppDeps["ledger"]): void {
+  const leases = ledger.leaseStats?.bind(ledger);
+  if (leases) {
+    metrics.gauge(
+      "textai_credit_leases",
+      "Accounts' credit this node holds as leases, by what: count (leases) and credits (left to admit)",
+      () => {
+        const now = leases();
+        return [
+          [{ what: "count" }, now.held],
+          [{ what: "credits" }, now.free],
+        ];
+      },
+    );
+    metrics.gauge(
+      "textai_credit_leases_total",
+      "Leases granted to this node, and calls admitted against a lease instead of a hold of their own",
+      () => {
+        const now = leases();
+        return [
+          [{ what: "granted" }, now.granted],
+          [{ what: "calls" }, now.calls],
+        ];
+      },
+      "counter",
+    );
+  }
 }
