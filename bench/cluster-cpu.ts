@@ -14,7 +14,10 @@
  *     autocannon sends such load in bursts (its p50 is several ms), so the node still serves many
  *     requests per wake-up, where a cluster node's calls come back one by one from PostgreSQL.
  *
- *   flock /tmp/bench.lock bun bench/cluster-cpu.ts [--rounds 2] [--seconds 5] [--against REF]
+ *   flock /tmp/bench.lock bun bench/cluster-cpu.ts [--rounds 2] [--seconds 5] [--against REF] [--connections 32]
+ *
+ * --connections N: the load's connections, split evenly over a setup's nodes, at least one a node
+ * (`--connections 1`: one client's calls one after another, each node's p50 is its latency).
  *
  * --against REF: instead, `pg x2` and `sqlite x1` of commit REF (a tree beside this one,
  * bench/lib/tree.ts) and of this checkout, alternating in each round (REF first in odd rounds,
@@ -36,12 +39,14 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "2" },
     seconds: { type: "string", default: "5" },
     against: { type: "string" },
+    connections: { type: "string", default: "32" },
   },
 });
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
-if (!(rounds >= 1 && seconds >= 1)) {
-  console.error("usage: bun bench/cluster-cpu.ts [--rounds N>=1] [--seconds S>=1]");
+const connections = Number(values.connections);
+if (!(rounds >= 1 && seconds >= 1 && Number.isInteger(connections) && connections >= 1)) {
+  console.error("usage: bun bench/cluster-cpu.ts [--rounds N>=1] [--seconds S>=1] [--connections N>=1]");
   process.exit(2);
 }
 const fn = GATEWAY_REQUESTS.function;
@@ -61,7 +66,7 @@ interface Row {
   p50: number;
 }
 
-/** one load over the nodes (32 connections split), their CPU summed: µs per answered call */
+/** one load over the nodes (`--connections` split), their CPU summed: µs per answered call */
 async function measure(nodes: Gateway[], rate?: number): Promise<Row> {
   const key = nodes[0]?.keys.bench as string;
   const spec = (n: Gateway, warm: boolean) => ({
@@ -69,7 +74,7 @@ async function measure(nodes: Gateway[], rate?: number): Promise<Row> {
     method: "POST" as const,
     headers: requestHeaders(fn, n.keys.bench ?? key),
     body,
-    connections: 32 / nodes.length,
+    connections: Math.max(1, Math.floor(connections / nodes.length)),
     duration: warm ? 1 : seconds,
     ...(rate ? { rate: rate / nodes.length } : {}),
   });
