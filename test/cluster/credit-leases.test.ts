@@ -109,6 +109,36 @@ describe.skipIf(!shared)("credit leases on PostgreSQL", () => {
     }
   });
 
+  test("a hot account's cache hits are charged against the lease too; a key with a monthly limit never uses it", async () => {
+    const acc = await account(50_000);
+    const pool = acc.pool();
+    const node = new PostgresCreditLedger(pool);
+    try {
+      // warm: the account's calls take a lease
+      await Promise.all(Array.from({ length: 20 }, () => oneCall(node, acc.id)));
+      expect(node.batchStats.leases).toBe(1);
+      const leasedBefore = node.batchStats.leasedCalls;
+      const hits = await Promise.all(Array.from({ length: 30 }, () => node.charge(acc.id, 2, { ...details(), cached: true })));
+      expect(hits.every((h) => h !== null && h.amount === 2)).toBe(true);
+      expect(node.batchStats.leasedCalls - leasedBefore).toBe(30);
+      // a key's monthly limit is exact only through per-call holds and charges: no lease
+      const limited = node.batchStats.leasedCalls;
+      const r = await node.reserve(acc.id, 1, { keyId: "key_limited", limit: 100 });
+      expect(r?.leaseId).toBeUndefined();
+      expect(r?.holdId).toBeDefined();
+      await node.settle(r as Reservation, { ...details(), keyId: "key_limited" });
+      const hit = await node.charge(acc.id, 1, { ...details(), keyId: "key_limited", cached: true, keyLimit: 100 });
+      expect(hit?.amount).toBe(1);
+      expect(node.batchStats.leasedCalls).toBe(limited);
+      expect(await acc.state()).toMatchObject({ balance: 50_000 - 20 - 60 - 2, charges: 20 + 30 + 2, charged: 82 });
+      await node.close();
+      expect((await acc.state()).holds).toBe(0);
+    } finally {
+      await pool.close();
+      await acc.close();
+    }
+  });
+
   test("two nodes draining one account end at exactly zero: every admitted call charged once", async () => {
     const acc = await account(3000);
     const pools = [acc.pool(), acc.pool()];
