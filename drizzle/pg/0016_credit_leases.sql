@@ -7,8 +7,10 @@
 --   lease:  {"k":"l","i":index,"a":account,"n":most wanted,"mn":least wanted,"h":lease id,"l":lease ms}
 --           granted min(n, (balance - live holds) / 20) when that is at least mn; remaining = what is
 --           left after it (NULL: refused), key_used = the amount granted
---   charge: {"k":"c", ... ,"h":lease id,"ls":true}: a call admitted against a lease; charged as a
---           held call while the lease lives (shrinking it), else as a charge without a hold
+--   charge: {"k":"c", ... ,"h":lease id,"ls":true,"l":lease ms}: a call admitted against a lease;
+--           charged as a held call while the lease lives (shrinking it, and renewing it for l ms:
+--           under load the node's own batches hold its row and a renewal that skips locked rows
+--           would miss it), else as a charge without a hold; key_used = 1 when the lease lived
 -- Leases are ordered with the account's holds (after its charges), and lock as holds do.
 ALTER TYPE credit_batch_op ADD ATTRIBUTE ls boolean;
 --> statement-breakpoint
@@ -79,8 +81,10 @@ BEGIN
   -- not renew it, and a sweep returned it) shrinks nothing: those charges are decided below as
   -- charges without a hold, sparing every live hold.
   IF any_lease THEN
-    WITH d AS (SELECT x.h, sum(x.n) AS n FROM unnest(ops) AS x WHERE x.k = 'c' AND x.ls GROUP BY x.h),
-      upd AS (UPDATE credit_holds c SET amount = c.amount - d.n FROM d
+    WITH d AS (SELECT x.h, sum(x.n) AS n, max(x.l) AS l FROM unnest(ops) AS x WHERE x.k = 'c' AND x.ls GROUP BY x.h),
+      upd AS (UPDATE credit_holds c SET amount = c.amount - d.n,
+          expires_at = greatest(c.expires_at, (extract(epoch from clock_timestamp()) * 1000)::bigint + coalesce(d.l, 0))
+        FROM d
         WHERE c.id = d.h AND c.amount >= d.n AND c.expires_at > (extract(epoch from clock_timestamp()) * 1000)::bigint
         RETURNING c.id)
     SELECT coalesce(array_agg(upd.id), '{}') INTO live_leases FROM upd;
@@ -159,7 +163,8 @@ BEGIN
       ELSE
         out_rem := out_rem || NULL::double precision;
       END IF;
-      out_used := out_used || NULL::double precision;
+      -- a leased charge says whether its lease lived (1: shrunk, and renewed for op.l)
+      out_used := out_used || CASE WHEN op.ls AND op.h = ANY(live_leases) THEN 1::double precision END;
       CONTINUE;
     END IF;
     out_claimed := out_claimed || true;

@@ -142,7 +142,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   /** this node's holds given back (released, or their charge failed), deleted by the next batch */
   private releases: string[] = [];
   /** batches (transactions) and the holds they took, for tests and the capacity bench */
-  readonly batchStats = { transactions: 0, holds: 0, charges: 0, releases: 0, ms: 0, leases: 0, leasedCalls: 0 };
+  readonly batchStats = { transactions: 0, holds: 0, charges: 0, releases: 0, ms: 0, leases: 0, leasedCalls: 0, leasesLapsed: 0 };
   /** the most credits one lease takes; 0: no leases, every call holds its own credits */
   readonly leaseMax: number;
   /** each account's current lease on this node */
@@ -196,7 +196,14 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     const lease = this.leases.get(accountId);
     if (!lease) return null;
     const now = performance.now();
-    if (now >= lease.safeUntil || lease.free < amount) return null;
+    if (now >= lease.safeUntil) {
+      // past the point where its row may have run out unrenewed (its node cut off, or renewals missed)
+      if (lease.safeUntil > 0) this.batchStats.leasesLapsed++;
+      lease.safeUntil = 0;
+      lease.retiring = true;
+      return null;
+    }
+    if (lease.free < amount) return null;
     lease.free -= amount;
     lease.inFlight++;
     lease.lastUse = now;
@@ -272,6 +279,20 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     this.sweepLeasesSoon();
   }
 
+  /** A batch sent at `sentAt` charged against a lease: renewed it (`lived`), or found its row gone. */
+  private leaseSeen(id: string, sentAt: number, lived: boolean): void {
+    const lease = this.leaseById.get(id);
+    if (!lease) return;
+    if (!lived) {
+      if (lease.safeUntil > 0) this.batchStats.leasesLapsed++;
+      lease.safeUntil = 0;
+      lease.retiring = true;
+      return;
+    }
+    lease.safeUntil = Math.max(lease.safeUntil, sentAt + (this.leaseMs * 2) / 3);
+    if (this.live.has(id)) this.live.set(id, Math.max(this.live.get(id) ?? 0, sentAt));
+  }
+
   /** Gives a lease back (its row deleted by the next batch) once nothing is in flight against it. */
   private endLeaseIfIdle(lease: Lease): boolean {
     if (lease.inFlight > 0) return false;
@@ -289,7 +310,9 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     this.leaseSweep = setInterval(() => {
       const now = performance.now();
       for (const lease of [...this.leaseById.values()])
-        if (lease.retiring || now - lease.lastUse >= LEASE_IDLE_MS || now >= lease.safeUntil) this.endLeaseIfIdle(lease);
+        if (lease.retiring || now - lease.lastUse >= LEASE_IDLE_MS || now >= lease.safeUntil) {
+          if (!this.endLeaseIfIdle(lease)) lease.retiring = true;
+        }
       if (this.leaseById.size === 0 && this.leaseSweep) {
         clearInterval(this.leaseSweep);
         this.leaseSweep = null;
@@ -488,6 +511,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       if (c.leaseId !== undefined) {
         op.h = c.leaseId;
         op.ls = true;
+        op.l = this.leaseMs;
       } else if (!c.spareHolds && c.holdId !== undefined) op.h = c.holdId;
       else if (d.keyLimit !== undefined) {
         op.lim = d.keyLimit;
@@ -536,6 +560,8 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     for (const [i, h] of holds.entries()) h.done({ remaining: num(out[i]?.remaining), keyUsed: num(out[i]?.key_used) });
     for (const [j, c] of live.entries()) {
       const r = out[holds.length + j];
+      // a leased charge renewed its lease (it lived), or found it gone: admit nothing more against it
+      if (c.leaseId !== undefined) this.leaseSeen(c.leaseId, sentAt, num(r?.key_used) === 1);
       c.done(r && r.claimed === false ? VOIDED : num(r?.remaining));
     }
     for (const [j, p] of leases.entries()) {

@@ -109,6 +109,33 @@ describe.skipIf(!shared)("credit leases on PostgreSQL", () => {
     }
   });
 
+  test("under sustained load a lease lives on: its own charges renew it (the node's batches keep its row locked)", async () => {
+    const acc = await account(1_000_000);
+    const pool = acc.pool();
+    // a lease of 600 ms, loaded for 4 of them
+    const node = new PostgresCreditLedger(pool, { requestTimeoutMs: 600 });
+    try {
+      const until = performance.now() + 2400;
+      let n = 0;
+      await Promise.all(
+        Array.from({ length: 24 }, async () => {
+          while (performance.now() < until) if ((await oneCall(node, acc.id)) === "charged") n++;
+        }),
+      );
+      console.log(
+        `${n} calls over 2.4 s on a 600 ms lease: ${node.batchStats.leases} lease(s), ${node.batchStats.leasesLapsed} lapsed, ${node.batchStats.leasedCalls} calls admitted against them`,
+      );
+      // none ran out unrenewed (a lease used up is replaced: that is not a lapse)
+      expect(node.batchStats.leasesLapsed).toBe(0);
+      expect(node.batchStats.leasedCalls).toBeGreaterThan(n * 0.9);
+      await node.close();
+      expect(await acc.state()).toMatchObject({ balance: 1_000_000 - n, charges: n, holds: 0 });
+    } finally {
+      await pool.close();
+      await acc.close();
+    }
+  });
+
   test("a hot account's cache hits are charged against the lease too; a key with a monthly limit never uses it", async () => {
     const acc = await account(50_000);
     const pool = acc.pool();
