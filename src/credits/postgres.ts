@@ -203,7 +203,8 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       lease.retiring = true;
       return null;
     }
-    if (lease.free < amount) return null;
+    // a lease on its way back (replaced, idle, or found gone) admits nothing more
+    if (lease.retiring || lease.free < amount) return null;
     lease.free -= amount;
     lease.inFlight++;
     lease.lastUse = now;
