@@ -80,7 +80,7 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     expect(holds.n).toBe(0);
   });
 
-  test("kill -9 of a node holding a lease (issue 40): the ledger's charges are the 200s it sent; its lease stops counting within one lease", async () => {
+  test("kill -9 of a node holding a lease (issue 40): every 200 it sent is charged, unseen charges only for calls in flight; its lease stops counting within one lease", async () => {
     const { key, accountId } = await newKey(cluster.nodes[0], 5000);
     // the victim's request timeout (2 s) is its lease's lifetime
     const config = join(cluster.dir, "short-lease-kill.toml");
@@ -128,8 +128,11 @@ describe.skipIf(!shared)("three nodes, one PostgreSQL, one Redis", () => {
     expect(leasedOk).toBeGreaterThanOrEqual(10);
     ok += leasedOk;
     const [rows] = await pg`SELECT count(*)::int AS n FROM ledger WHERE account_id = ${accountId} AND kind = 'charge'`;
-    expect(rows.n).toBe(ok);
-    expect(await balanceOn(cluster.nodes[1], key)).toBe(5000 - ok);
+    // never an answer uncharged; charged unseen only for a call caught between its charge and its
+    // answer's delivery (CONTRACT section 11): at most the 20 calls in flight at the kill
+    expect(rows.n).toBeGreaterThanOrEqual(ok);
+    expect(rows.n - ok).toBeLessThanOrEqual(20);
+    expect(await balanceOn(cluster.nodes[1], key)).toBe(5000 - rows.n);
     // the lease still counts until its expiry, then a call on another node sweeps it away
     const [left] = await pg`SELECT (max(expires_at) - (extract(epoch from clock_timestamp()) * 1000)::bigint)::int AS last_in_ms
       FROM credit_holds WHERE account_id = ${accountId}`;

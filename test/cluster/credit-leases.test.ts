@@ -112,10 +112,10 @@ describe.skipIf(!shared)("credit leases on PostgreSQL", () => {
   test("under sustained load a lease lives on: its own charges renew it (the node's batches keep its row locked)", async () => {
     const acc = await account(1_000_000);
     const pool = acc.pool();
-    // a lease of 600 ms, loaded for 4 of them
-    const node = new PostgresCreditLedger(pool, { requestTimeoutMs: 600 });
+    // a lease of 900 ms, loaded for more than three of them
+    const node = new PostgresCreditLedger(pool, { requestTimeoutMs: 900 });
     try {
-      const until = performance.now() + 2400;
+      const until = performance.now() + 3000;
       let n = 0;
       await Promise.all(
         Array.from({ length: 24 }, async () => {
@@ -123,7 +123,7 @@ describe.skipIf(!shared)("credit leases on PostgreSQL", () => {
         }),
       );
       console.log(
-        `${n} calls over 2.4 s on a 600 ms lease: ${node.batchStats.leases} lease(s), ${node.batchStats.leasesLapsed} lapsed, ${node.batchStats.leasedCalls} calls admitted against them`,
+        `${n} calls over 3 s on a 900 ms lease: ${node.batchStats.leases} lease(s), ${node.batchStats.leasesLapsed} lapsed, ${node.batchStats.leasedCalls} calls admitted against them`,
       );
       // none ran out unrenewed (a lease used up is replaced: that is not a lapse)
       expect(node.batchStats.leasesLapsed).toBe(0);
