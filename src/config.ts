@@ -5,7 +5,7 @@ import { parse as parseToml } from "smol-toml";
 const PositiveInt = T.Integer({ minimum: 1 });
 const NonNegInt = T.Integer({ minimum: 0 });
 /** [limits] credit_lease_max unless set (credits/postgres.ts) */
-const DEFAULT_CREDIT_LEASE_MAX = 10_000;
+export const DEFAULT_CREDIT_LEASE_MAX = 10_000;
 
 /** How a model group picks its deployment (CONTRACT section 16, docs/routing.md). */
 export const GROUP_STRATEGIES = ["ordered", "weighted", "least-busy", "latency", "headroom", "cost"] as const;

@@ -172,7 +172,7 @@ export abstract class GroupCommitLedger {
     for (const c of batch) c.fail(shuttingDown());
   }
 
-  protected enqueue(
+  private enqueue(
     accountId: string,
     amount: number,
     details: ChargeDetails,

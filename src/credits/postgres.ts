@@ -1,4 +1,5 @@
 import type { SQL } from "bun";
+import { DEFAULT_CREDIT_LEASE_MAX } from "../config";
 import { clientClosed, GatewayError } from "../errors";
 import { databaseUnavailable, isPgUnavailable, type PgStorage, pgCall, schemaReady } from "../storage/postgres";
 import { credits } from "./amount";
@@ -24,8 +25,6 @@ const liveHolds = (account: string) =>
   `(SELECT coalesce(sum(amount), 0) FROM credit_holds WHERE account_id = ${account} AND expires_at > ${NOW_MS})`;
 /** A lease never longer than this: a killed node's holds stop counting within it. */
 const MAX_LEASE_MS = 10_000;
-/** The most credits one node's lease of an account takes, unless given ([limits] credit_lease_max sets it). */
-const DEFAULT_LEASE_MAX = 10_000;
 
 /**
  * A take-back that must spare holds: the hold lock (no hold is taken meanwhile), then the account
@@ -161,7 +160,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   ) {
     super();
     this.leaseMs = Math.max(100, Math.min(opts.requestTimeoutMs ?? MAX_LEASE_MS, MAX_LEASE_MS));
-    this.leaseMax = Math.max(0, Math.floor(opts.leaseMax ?? DEFAULT_LEASE_MAX));
+    this.leaseMax = Math.max(0, Math.floor(opts.leaseMax ?? DEFAULT_CREDIT_LEASE_MAX));
   }
 
   /**
