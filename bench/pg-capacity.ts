@@ -38,6 +38,7 @@ import { type Socket, SQL } from "bun";
 import { PostgresKeyStore } from "../src/auth/postgres";
 import { PostgresCreditLedger } from "../src/credits/postgres";
 import { openPostgres, type PgStorage } from "../src/storage/postgres";
+import { createOwnDatabase, dropOwnDatabase } from "../test/helpers/own-database";
 
 const { values: args } = parseArgs({
   options: {
@@ -209,8 +210,7 @@ async function backendCpuMs(db: string): Promise<number | null> {
 }
 
 async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promise<Outcome> {
-  const db = `textai_pgcap_${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
-  await admin((sql) => sql.unsafe(`CREATE DATABASE ${db}`));
+  const { name: db } = await createOwnDatabase(pgAdmin, "pgcap");
   const url = new URL(pgAdmin);
   url.pathname = `/${db}`;
   try {
@@ -332,7 +332,7 @@ async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promi
       walBytes,
     };
   } finally {
-    await admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`)).catch(() => {});
+    await dropOwnDatabase(pgAdmin, db).catch(() => {});
   }
 }
 

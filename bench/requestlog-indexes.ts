@@ -198,10 +198,9 @@ if (values.pg) {
   const { SQL } = await import("bun");
   const { whereOf, ORDER } = await import("../src/requestlog/filters");
   const base = process.env.TEXTAI_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/test";
-  const admin = new SQL(base);
-  const name = `rlidx_${process.pid}`;
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  const pg = new SQL(base.replace(/\/[^/]*$/, `/${name}`));
+  const { createOwnDatabase, dropOwnDatabase } = await import("../test/helpers/own-database");
+  const { name, url } = await createOwnDatabase(base, "rlidx");
+  const pg = new SQL(url);
   try {
     const { default: p0010 } = await import("../drizzle/pg/0010_request_log.sql", { with: { type: "text" } });
     await pg.unsafe(statements(p0010 as string)[0] as string);
@@ -251,7 +250,6 @@ if (values.pg) {
     }
   } finally {
     await pg.close();
-    await admin.unsafe(`DROP DATABASE ${name}`);
-    await admin.close();
+    await dropOwnDatabase(base, name);
   }
 }

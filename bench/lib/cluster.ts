@@ -1,4 +1,5 @@
 /** Two (or more) gateway nodes on a fresh PostgreSQL database and Redis keys of their own: the bench's `cluster` target. */
+import { createOwnDatabase, dropOwnDatabase } from "../../test/helpers/own-database";
 import { type Gateway, type GatewayOptions, startGateway } from "./gateway";
 
 export interface ClusterNodes {
@@ -18,18 +19,15 @@ export interface ClusterNodes {
 export async function startClusterNodes(
   opts: Omit<GatewayOptions, "env"> & { n?: number; env?: Record<string, string> },
 ): Promise<ClusterNodes> {
-  const { SQL, RedisClient } = await import("bun");
+  const { RedisClient } = await import("bun");
   const pgAdmin = process.env.TEXTAI_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/test";
   const redisCluster = process.env.TEXTAI_BENCH_REDIS_CLUSTER;
   const redisUrl = redisCluster ?? process.env.TEXTAI_BENCH_REDIS ?? "redis://127.0.0.1:6379/14";
-  const name = `textai_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
-  const admin = new SQL(pgAdmin, { connectionTimeout: 2 });
+  let name: string;
   try {
-    await admin.unsafe(`CREATE DATABASE ${name}`);
+    ({ name } = await createOwnDatabase(pgAdmin, "bench"));
   } catch (e) {
     throw new Error(`PostgreSQL unreachable at ${pgAdmin}: ${(e as Error).message}`);
-  } finally {
-    await admin.close();
   }
   const prefix = `textai-bench-${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
   // the run's keys (those under its prefix), on one Redis; a Redis Cluster's expire on their own
@@ -61,9 +59,7 @@ export async function startClusterNodes(
   };
   const nodes: Gateway[] = [];
   const drop = async () => {
-    const a = new SQL(pgAdmin);
-    await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
-    await a.close();
+    await dropOwnDatabase(pgAdmin, name).catch(() => {});
     await deleteKeys();
   };
   try {

@@ -35,6 +35,20 @@ test("no test, bench or CI script empties a Redis db (FLUSHDB, FLUSHALL)", () =>
   expect(offenders).toEqual([]);
 });
 
+test("no test, bench or CI script drops a database but through own-database.ts (a drop of one this process created)", () => {
+  const offenders: string[] = [];
+  const allowed = join(ROOT, "test", "helpers", "own-database.ts");
+  for (const f of [...filesUnder(join(ROOT, "test")), ...filesUnder(join(ROOT, "bench")), ...filesUnder(join(ROOT, ".ci"))]) {
+    if (f === import.meta.path || f === allowed) continue;
+    readFileSync(f, "utf8")
+      .split("\n")
+      .forEach((line, i) => {
+        if (/\bDROP\s+DATABASE\b/i.test(line)) offenders.push(`${f.slice(ROOT.length + 1)}:${i + 1}: ${line.trim()}`);
+      });
+  }
+  expect(offenders).toEqual([]);
+});
+
 const shared = await sharedServersUp("the Redis isolation of the tests");
 
 describe.skipIf(!shared)("a test's gateway on the shared Redis", () => {

@@ -1,5 +1,6 @@
 import { RedisClient, SQL } from "bun";
 import { RedisLink } from "../../src/redis/link";
+import { createOwnDatabase, dropOwnDatabase } from "./own-database";
 
 /**
  * PostgreSQL and Redis for the tests of many nodes: 127.0.0.1:5432 (trust auth, user postgres,
@@ -70,28 +71,10 @@ export async function sharedServersUp(what: string): Promise<boolean> {
   return false;
 }
 
-/** A fresh database `textai_test_<random>`; `drop()` removes it (closing what still holds it). */
+/** A fresh database `textai_test_<random>`; `drop()` removes it, and only it (own-database.ts). */
 export async function freshDatabase(): Promise<{ url: string; name: string; drop(): Promise<void> }> {
-  const name = `textai_test_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-  const admin = new SQL(PG_ADMIN_URL);
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  await admin.close();
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    name,
-    async drop() {
-      // only ever the database made above: a name of this helper's own shape
-      if (!/^textai_test_[0-9a-f]{12}$/.test(name)) throw new Error(`not a test database of ours: ${name}`);
-      const a = new SQL(PG_ADMIN_URL);
-      try {
-        await a.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      } finally {
-        await a.close();
-      }
-    },
-  };
+  const { name, url } = await createOwnDatabase(PG_ADMIN_URL, "test");
+  return { url, name, drop: () => dropOwnDatabase(PG_ADMIN_URL, name) };
 }
 
 /** A prefix of Redis key and channel names no other test (or gateway) uses: `TEXTAI_REDIS_PREFIX`. */
