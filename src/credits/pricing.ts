@@ -273,7 +273,7 @@ export function pricedTargets(
   api: Api,
   forwarded: Record<string, unknown>,
   bytes: number,
-  targets: Target[],
+  targets: readonly Target[],
 ): PricedCall {
   const fn = api === "chat/completions" ? "chat-completions" : api;
   const prices = new Map<string, TokenPrice>();

@@ -77,10 +77,10 @@ function withoutApiKey(raw: Record<string, unknown>): Record<string, unknown> {
   return body;
 }
 
-const noTargets = (targets: Target[]) => targets.length === 0;
+const noTargets = (targets: readonly Target[]) => targets.length === 0;
 
 /** The targets that are sent an inbound API's body as sent (the only ones that get all of it); none: the translation's refusal. */
-function onlyNative(targets: Target[], refusal: GatewayError, stream: boolean): Target[] {
+function onlyNative(targets: readonly Target[], refusal: GatewayError, stream: boolean): readonly Target[] {
   const native = targets.filter((t) => (stream ? t.provider.messagesStream : t.provider.messages) !== undefined);
   if (native.length === 0) throw refusal;
   return native;
@@ -202,7 +202,7 @@ export class ProxyPipeline {
     state: RequestState,
     tags: Tags | undefined,
     request: Request,
-  ): Target[] {
+  ): readonly Target[] {
     const { router, config } = this.deps;
     const fn = API_FN[api];
     checkShape(api, body);
@@ -229,7 +229,7 @@ export class ProxyPipeline {
     api: ProxyApi,
     raw: Record<string, unknown>,
     body: Record<string, unknown>,
-    targets: Target[],
+    targets: readonly Target[],
     guard: RequestGuard | null,
     request: Request,
     state: RequestState,

@@ -223,7 +223,7 @@ function lacks(provider: Provider, api: ProxyApi, body: Record<string, unknown>,
  * The route minus the providers that cannot serve the request as sent (never one sent a request
  * with fields removed). No provider left: 400 naming the field and the providers tried.
  */
-export function capableTargets(api: ProxyApi, body: Record<string, unknown>, targets: Target[]): Target[] {
+export function capableTargets(api: ProxyApi, body: Record<string, unknown>, targets: readonly Target[]): readonly Target[] {
   const fn = API_FN[api];
   if (targets.length === 0) {
     throw new GatewayError(
@@ -251,7 +251,8 @@ export function capableTargets(api: ProxyApi, body: Record<string, unknown>, tar
       : "";
     throw invalidRequest(`no provider in the route can serve ${what}${why}; tried ${skipped.join(", ")}`, param);
   }
-  return ok;
+  // every target can: the list as given (a model group's is made once and shared)
+  return ok.length === targets.length ? targets : ok;
 }
 
 const CLIENT_STATUSES = new Set([400, 404, 413, 422]);
@@ -264,7 +265,7 @@ const isClientError = (e: ProviderError) =>
  * ends it too, unless a later provider lists the same model. Every provider rate-limited: 429.
  */
 function proxyFallback<T>(
-  targets: Target[],
+  targets: readonly Target[],
   call: ProxyCall,
   env: ProxyEnv,
   send: (t: Target, model: string, signal: AbortSignal, headers?: Record<string, string>) => Promise<T>,
@@ -360,7 +361,7 @@ function usageOf(r: CompletionResult) {
 
 const now = () => Math.floor(Date.now() / 1000);
 
-export async function runProxy(call: ProxyCall, targets: Target[], env: ProxyEnv): Promise<ProxyOutcome> {
+export async function runProxy(call: ProxyCall, targets: readonly Target[], env: ProxyEnv): Promise<ProxyOutcome> {
   const { value, step, attempts } = await proxyFallback(
     targets,
     call,
@@ -416,7 +417,7 @@ function sameModel(call: ProxyCall, model: string, signal: AbortSignal, headers?
 }
 
 /** Falls back only until the first event arrives: after that the client has seen output. */
-export async function runProxyStream(call: ProxyCall, targets: Target[], env: ProxyEnv): Promise<ProxyStreamOutcome> {
+export async function runProxyStream(call: ProxyCall, targets: readonly Target[], env: ProxyEnv): Promise<ProxyStreamOutcome> {
   const { value, step, attempts, span } = await proxyFallback(
     targets,
     call,

@@ -170,7 +170,7 @@ export class ProviderRouter {
     if (call.model || !route?.some((n) => groups.has(n))) return undefined;
     return route
       .flatMap((n): Target[] => {
-        if (groups.has(n)) return groups.targets(n, call.tags);
+        if (groups.has(n)) return [...groups.targets(n, call.tags)];
         const provider = this.providers.get(n);
         return provider ? [{ name: n, provider }] : [];
       })
@@ -224,13 +224,7 @@ export class ProviderRouter {
     if (!groups || !targets.some((t) => t.deployment)) return this.runTargets(call, targets);
     // a model group's call: its deployments in the strategy's order, each attempt gated (groups/groups.ts)
     const need = functionNeed(call.request);
-    const asked = groups.order(targets, need);
-    const ordered = Array.isArray(asked) ? asked : await asked;
-    try {
-      return await this.runTargets(call, ordered, groups, need);
-    } finally {
-      groups.settle(ordered);
-    }
+    return inOrder(groups, targets, need, (ordered) => this.runTargets(call, ordered, groups, need));
   }
 
   private async runTargets(call: RouteCall, targets: Target[], groups?: ModelGroups, need?: GroupNeed): Promise<RouteOutcome> {
@@ -351,7 +345,7 @@ export class ProviderRouter {
    * The targets of an OpenAI-compatible call (never the offline engine): the configured route of
    * its function or every provider, minus those that cannot serve the request as sent.
    */
-  proxyTargets(call: Pick<ProxyCall, "api" | "body">, tags?: Tags, routed?: string): Target[] {
+  proxyTargets(call: Pick<ProxyCall, "api" | "body">, tags?: Tags, routed?: string): readonly Target[] {
     // `routed`: the model group a conditional route picked for the body's model (docs/routing.md)
     const model = routed ?? (typeof call.body.model === "string" ? call.body.model : undefined);
     if (model && this.groups?.has(model)) return capableTargets(call.api, call.body, this.groups.targets(model, tags));
@@ -398,42 +392,30 @@ export class ProviderRouter {
   }
 
   /** An OpenAI-compatible call with the same breakers as the function endpoints. */
-  proxy(call: ProxyCall, targets: Target[]): Promise<ProxyOutcome> {
+  proxy(call: ProxyCall, targets: readonly Target[]): Promise<ProxyOutcome> {
     if (this.groups && call.need && targets.some((t) => t.deployment))
       return this.groupProxy(this.groups, call, call.need, targets);
     return runProxy(call, targets, { breakers: this.breakers, onOutcome: this.onOutcome });
   }
 
-  proxyStream(call: ProxyCall, targets: Target[]): Promise<ProxyStreamOutcome> {
+  proxyStream(call: ProxyCall, targets: readonly Target[]): Promise<ProxyStreamOutcome> {
     if (this.groups && call.need && targets.some((t) => t.deployment))
       return this.groupProxyStream(this.groups, call, call.need, targets);
     return runProxyStream(call, targets, { breakers: this.breakers, onOutcome: this.onOutcome });
   }
 
   /** A /v1 call to a model group: its deployments in the strategy's order, each attempt gated (groups/groups.ts). */
-  private async groupProxy(groups: ModelGroups, call: ProxyCall, need: GroupNeed, targets: Target[]): Promise<ProxyOutcome> {
-    const asked = groups.order(targets, need);
-    const ordered = Array.isArray(asked) ? asked : await asked;
-    try {
-      return await runProxy(call, ordered, this.groupEnv(groups, call, need));
-    } finally {
-      groups.settle(ordered);
-    }
+  private groupProxy(groups: ModelGroups, call: ProxyCall, need: GroupNeed, targets: readonly Target[]): Promise<ProxyOutcome> {
+    return inOrder(groups, targets, need, (ordered) => runProxy(call, ordered, this.groupEnv(groups, call, need)));
   }
 
-  private async groupProxyStream(
+  private groupProxyStream(
     groups: ModelGroups,
     call: ProxyCall,
     need: GroupNeed,
-    targets: Target[],
+    targets: readonly Target[],
   ): Promise<ProxyStreamOutcome> {
-    const asked = groups.order(targets, need);
-    const ordered = Array.isArray(asked) ? asked : await asked;
-    try {
-      return await runProxyStream(call, ordered, this.groupEnv(groups, call, need));
-    } finally {
-      groups.settle(ordered);
-    }
+    return inOrder(groups, targets, need, (ordered) => runProxyStream(call, ordered, this.groupEnv(groups, call, need)));
   }
 
   private groupEnv(groups: ModelGroups, call: ProxyCall, need: GroupNeed): ProxyEnv {
@@ -445,6 +427,34 @@ export class ProviderRouter {
       noneTried: () => groupsBusy(API_FN[call.api], this.deploymentState),
     };
   }
+}
+
+/**
+ * `run` over a model group call's targets in its strategies' order (groups.order); when the order
+ * reserved its first deployment, the reservation is let go once the call is over (groups.settle).
+ * An order made at once that reserved nothing runs without a promise of its own.
+ */
+function inOrder<R>(
+  groups: ModelGroups,
+  targets: readonly Target[],
+  need: GroupNeed,
+  run: (ordered: Target[]) => Promise<R>,
+): Promise<R> {
+  let asked: Target[] | Promise<Target[]>;
+  try {
+    asked = groups.order(targets, need);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  if (Array.isArray(asked) && !groups.holds(asked)) return run(asked);
+  return (async () => {
+    const ordered = Array.isArray(asked) ? asked : await asked;
+    try {
+      return await run(ordered);
+    } finally {
+      groups.settle(ordered);
+    }
+  })();
 }
 
 /**

@@ -31,7 +31,8 @@ export class ModelGroups {
   /** each group's deployments and its fallbacks' in trial order of groups, untagged (made once) */
   private readonly chains = new Map<string, DeploymentConfig[]>();
   /**
-   * This node's calls per deployment, counted synchronously: `chosen` from the moment a call ranks
+   * This node's calls per deployment of a group whose strategy reads the state (least-busy,
+   * latency, headroom; no other reads them), counted synchronously: `chosen` from the moment a call ranks
    * it first (so the next call, ranked before this one's acquire has answered, sees it) until it
    * is released; `admitted` once the state's acquire has counted it. least-busy reads the state's
    * in-flight count (every node's) with this node's own part replaced by `chosen`: exact on one node.
@@ -42,6 +43,8 @@ export class ModelGroups {
   private readonly reserved = new WeakSet<Target>();
   /** the groups whose strategy reads the deployments' state (USAGE_STRATEGIES) */
   private readonly readsUsage = new Set<string>();
+  /** each group's targets for a caller without tags (made on first use; never changed after) */
+  private readonly untagged = new Map<string, readonly Target[]>();
 
   constructor(
     groups: readonly ModelGroupConfig[],
@@ -89,11 +92,20 @@ export class ModelGroups {
    * A tag some deployment carries restricts the call to deployments with the same value; none
    * left: 400 invalid_request naming the tag, nothing sent.
    */
-  targets(name: string, tags: Tags | undefined): Target[] {
+  targets(name: string, tags: Tags | undefined): readonly Target[] {
     const chain = this.chains.get(name) ?? [];
-    const allowed = tags ? restrict(chain, tags, name) : chain;
+    if (tags) return this.targetsOf(restrict(chain, tags, name));
+    let out = this.untagged.get(name);
+    if (!out) {
+      out = this.targetsOf(chain);
+      this.untagged.set(name, out);
+    }
+    return out;
+  }
+
+  private targetsOf(deployments: readonly DeploymentConfig[]): Target[] {
     const out: Target[] = [];
-    for (const d of allowed) {
+    for (const d of deployments) {
       const provider = this.providers.get(d.provider);
       if (provider) out.push({ name: d.provider, provider, model: d.model, deployment: d });
     }
@@ -122,7 +134,12 @@ export class ModelGroups {
     return this.state.usage(ids).then((seen) => this.ordered(fits, this.withOwn(seen, mine), need));
   }
 
-  /** `fits` in each group's strategy's order, given the deployments' `usage`; its first is reserved (`chosen`). */
+  /**
+   * `fits` in each group's strategy's order, given the deployments' `usage`. When the first is a
+   * deployment of a group whose strategy reads the state, it is reserved (counted in `chosen` until
+   * its attempt starts or the call settles): a copy of its target, so that the reservation is this
+   * call's (targets are shared between calls).
+   */
   private ordered(fits: readonly Target[], usage: Map<string, DeploymentUsage>, need: GroupNeed): Target[] {
     const out: Target[] = [];
     let i = 0;
@@ -140,9 +157,11 @@ export class ModelGroups {
       i = j;
     }
     const first = out[0];
-    if (first?.deployment) {
+    if (first?.deployment && this.readsUsage.has(first.deployment.group)) {
+      const mine = { ...first };
+      out[0] = mine;
       bump(this.chosen, first.deployment.id, 1);
-      this.reserved.add(first);
+      this.reserved.add(mine);
     }
     return out;
   }
@@ -155,6 +174,12 @@ export class ModelGroups {
       out.set(id, { ...u, inFlight: others + (this.chosen.get(id) ?? 0) });
     }
     return out;
+  }
+
+  /** Whether `settle` has anything to let go of for these ordered targets (their first is reserved). */
+  holds(targets: readonly Target[]): boolean {
+    const first = targets[0];
+    return first !== undefined && this.reserved.has(first);
   }
 
   /** The call is over: a target ranked first that was never tried (its breaker open, the call ended) is let go. */
@@ -191,41 +216,75 @@ export class ModelGroups {
    * answer that lasts (a stream: `lasting` wraps it), when that ends. A 429 cools the deployment
    * down for its Retry-After (default 10 s) before the loop moves on.
    */
-  async gate<T>(step: Step, tokens: number, go: () => Promise<T | null>, how: GateHow<T> = {}): Promise<T | null> {
+  gate<T>(step: Step, tokens: number, go: () => Promise<T | null>, how: GateHow<T> = NO_HOW as GateHow<T>): Promise<T | null> {
     const d = step.target.deployment as DeploymentConfig;
-    if (!this.reserved.delete(step.target)) bump(this.chosen, d.id, 1);
-    let admitted = false;
+    // this node's own counts (chosen, admitted) are read only by a strategy that reads the state
+    const own = this.readsUsage.has(d.group);
+    if (own && !this.reserved.delete(step.target)) bump(this.chosen, d.id, 1);
+    let asked: boolean | Promise<boolean>;
     try {
-      const asked = this.state.acquire(d.id, d, tokens);
-      admitted = typeof asked === "boolean" ? asked : await asked;
-    } finally {
-      if (!admitted) bump(this.chosen, d.id, -1);
+      asked = this.state.acquire(d.id, d, tokens);
+    } catch (err) {
+      if (own) bump(this.chosen, d.id, -1);
+      return Promise.reject(err);
     }
-    if (!admitted) return null;
-    bump(this.admitted, d.id, 1);
+    // a state that decides at once (in memory) admits without a promise of its own
+    if (typeof asked === "boolean") return asked ? this.run(d, own, tokens, go, how) : this.refused(d, own);
+    return asked.then(
+      (admitted) => (admitted ? this.run(d, own, tokens, go, how) : this.refused(d, own)),
+      (err: unknown) => {
+        if (own) bump(this.chosen, d.id, -1);
+        throw err;
+      },
+    );
+  }
+
+  private refused(d: DeploymentConfig, own: boolean): Promise<null> {
+    if (own) bump(this.chosen, d.id, -1);
+    return NOTHING;
+  }
+
+  /** An admitted attempt: run, then released once (see gate). */
+  private run<T>(
+    d: DeploymentConfig,
+    own: boolean,
+    tokens: number,
+    go: () => Promise<T | null>,
+    how: GateHow<T>,
+  ): Promise<T | null> {
+    if (own) bump(this.admitted, d.id, 1);
     let ended = false;
     const end = (ttfbMs?: number, tokensUsed?: number) => {
       if (ended) return;
       ended = true;
-      bump(this.chosen, d.id, -1);
-      bump(this.admitted, d.id, -1);
+      if (own) {
+        bump(this.chosen, d.id, -1);
+        bump(this.admitted, d.id, -1);
+      }
       this.state.release(d.id, { ttfbMs, tokensEstimated: tokens, tokensUsed });
     };
     const started = performance.now();
-    let value: T | null;
+    let sent: Promise<T | null>;
     try {
-      value = await go();
+      sent = go();
     } catch (err) {
-      end();
-      if (err instanceof ProviderError && err.status === 429)
-        await this.state.coolDown(d.id, err.retryAfterMs ?? DEFAULT_COOL_DOWN_MS).catch(() => undefined);
-      throw err;
+      sent = Promise.reject(err);
     }
-    const ttfbMs = performance.now() - started;
-    if (value !== null && how.lasting) return how.lasting(value, () => end(ttfbMs));
-    // the tokens it really used correct the deployment's tpm window (the estimate was an upper bound)
-    end(ttfbMs, value !== null && how.used ? how.used(value) : undefined);
-    return value;
+    return sent.then(
+      (value) => {
+        const ttfbMs = performance.now() - started;
+        if (value !== null && how.lasting) return how.lasting(value, () => end(ttfbMs));
+        // the tokens it really used correct the deployment's tpm window (the estimate was an upper bound)
+        end(ttfbMs, value !== null && how.used ? how.used(value) : undefined);
+        return value;
+      },
+      async (err: unknown) => {
+        end();
+        if (err instanceof ProviderError && err.status === 429)
+          await this.state.coolDown(d.id, err.retryAfterMs ?? DEFAULT_COOL_DOWN_MS).catch(() => undefined);
+        throw err;
+      },
+    );
   }
 }
 
@@ -238,6 +297,8 @@ export interface GateHow<T> {
 }
 
 const EMPTY = new Map<string, DeploymentUsage>();
+const NO_HOW: GateHow<unknown> = {};
+const NOTHING: Promise<null> = Promise.resolve(null);
 
 /** The strategies that order by the deployments' state (in flight, latency, the window's use). */
 const USAGE_STRATEGIES = new Set<ModelGroupConfig["strategy"]>(["least-busy", "latency", "headroom"]);
