@@ -64,6 +64,8 @@ export interface DeploymentConfig {
   group: string;
   provider: string;
   model: string;
+  /** `provider/model`: what answers, the request log and the pricing name it by (made once) */
+  served: string;
   weight: number;
   rpm?: number;
   tpm?: number;
@@ -840,6 +842,7 @@ function modelGroups(file: FileConfig, names: Set<string>): ModelGroupConfig[] {
         group: g.name,
         provider: d.provider,
         model: d.model,
+        served: `${d.provider}/${d.model}`,
         weight,
         rpm,
         tpm,

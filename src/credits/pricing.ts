@@ -259,7 +259,7 @@ export interface PricedCall {
 }
 
 /** Where a target's price is kept: its provider's name, and for a model group's deployment its `provider/model` too. */
-const priceKey = (t: Target): string => (t.deployment ? `${t.name}/${t.deployment.model}` : t.name);
+const priceKey = (t: Target): string => t.deployment?.served ?? t.name;
 
 /**
  * Prices a /v1 call before it runs: each target at its model's price (the model the gateway

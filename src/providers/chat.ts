@@ -94,17 +94,14 @@ export interface ProxyStreamOutcome {
 export interface ProxyEnv {
   breakers: Breakers;
   onOutcome?: OutcomeHook;
-  /** a model group's gate around each attempt on a deployment (groups/groups.ts): a stream's end, an answer's usage */
-  gate?: <T>(step: Step, go: () => Promise<T | null>, how?: GateHow<T>) => Promise<T | null>;
-  /** every deployment refused before any was tried */
-  noneTried?: () => GatewayError;
+  /** a model group's gate around each attempt of `call` on a deployment (groups/groups.ts): a stream's end, an answer's usage */
+  gate?: <T>(step: Step, go: () => Promise<T | null>, how: GateHow<T> | undefined, call: ProxyCall) => Promise<T | null>;
+  /** every deployment refused `call` before any was tried */
+  noneTried?: (call: ProxyCall) => GatewayError;
 }
 
 /** `provider/model` of a deployment target, undefined for a provider named directly. */
-const deploymentOf = (step: Step): string | undefined => {
-  const d = step.target.deployment;
-  return d ? `${d.provider}/${d.model}` : undefined;
-};
+const deploymentOf = (step: Step): string | undefined => step.target.deployment?.served;
 
 /**
  * A provider's answer to a client error (400, 404, 413, 422): it goes back to the client with its
@@ -274,7 +271,7 @@ function proxyFallback<T>(
   /** what a model group's gate reads of the answer: a stream's end, a plain answer's usage */
   how?: GateHow<T>,
 ) {
-  const gate = env.gate;
+  const { gate, noneTried } = env;
   const fn = API_FN[call.api];
   return fallback<T>({
     fn,
@@ -286,8 +283,8 @@ function proxyFallback<T>(
     breakers: env.breakers,
     onOutcome: env.onOutcome,
     send: ({ step, signal, headers }) => send(step.target, step.model, signal, headers),
-    gate: gate && ((step, go) => gate(step, go, how)),
-    noneTried: env.noneTried,
+    gate: gate && ((step, go) => gate(step, go, how, call)),
+    noneTried: noneTried && (() => noneTried(call)),
     answered: (value) => (keepSignal ? undefined : { answer: value }),
     keepSignal,
     unexpected: "connection",
@@ -404,16 +401,54 @@ export async function runProxy(call: ProxyCall, targets: readonly Target[], env:
 const isNative = (call: ProxyCall, step: Step, stream: boolean) =>
   call.native !== undefined && (stream ? step.target.provider.messagesStream : step.target.provider.messages) !== undefined;
 
-/** The inbound API's body with `model` set to the target's, its client's bytes when that changes nothing. */
+/** The inbound API's body with `model` set to the target's, and its client's bytes with that model (sentWith). */
 function asSent(native: NativeCall, model: string, signal: AbortSignal, headers?: Record<string, string>): MessagesRequest {
-  const text = model === native.body.model ? native.sentText?.() : undefined;
-  return { body: text ? native.body : { ...native.body, model }, text, signal, headers };
+  const text = sentWith(native.body, native.sentText, model);
+  return { body: model === native.body.model ? native.body : { ...native.body, model }, text, signal, headers };
 }
 
-/** The request to a provider: the client's body with `model` set to the provider's, and its bytes as sent when that changes nothing. */
+/** The request to a provider: the client's body with `model` set to the provider's, and its bytes with that model (sentWith). */
 function sameModel(call: ProxyCall, model: string, signal: AbortSignal, headers?: Record<string, string>): ProxyRequest {
-  const text = model === call.body.model ? call.sentText?.() : undefined;
-  return { api: call.api, body: text ? call.body : { ...call.body, model }, text, signal, headers };
+  const text = sentWith(call.body, call.sentText, model);
+  return { api: call.api, body: model === call.body.model ? call.body : { ...call.body, model }, text, signal, headers };
+}
+
+/**
+ * The client's bytes of `body` (`sent`: when they say exactly what the parsed body says) with its
+ * model set to `model`: as sent when it is the same; else, when "model" is the body's first key and
+ * its value is written as JSON.stringify writes it, that value replaced (a model group's deployment,
+ * a route's model: the rest of the body is not serialised again); otherwise undefined (serialised).
+ */
+function sentWith(
+  body: Record<string, unknown>,
+  sent: (() => string | undefined) | undefined,
+  model: string,
+): string | undefined {
+  if (!sent) return undefined;
+  const from = body.model;
+  if (model === from) return sent();
+  if (typeof from !== "string") return undefined;
+  const text = sent();
+  if (text === undefined) return undefined;
+  let i = skipSpace(text, 0);
+  if (text.charCodeAt(i) !== 123 /* { */) return undefined;
+  i = skipSpace(text, i + 1);
+  if (!text.startsWith('"model"', i)) return undefined;
+  i = skipSpace(text, i + 7);
+  if (text.charCodeAt(i) !== 58 /* : */) return undefined;
+  i = skipSpace(text, i + 1);
+  const value = JSON.stringify(from);
+  if (!text.startsWith(value, i)) return undefined;
+  return `${text.slice(0, i)}${JSON.stringify(model)}${text.slice(i + value.length)}`;
+}
+
+/** The index of the first character at or after `i` that is not JSON whitespace. */
+function skipSpace(text: string, i: number): number {
+  for (;;) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 10 && c !== 13 && c !== 9) return i;
+    i++;
+  }
 }
 
 /** Falls back only until the first event arrives: after that the client has seen output. */

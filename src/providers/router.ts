@@ -111,6 +111,9 @@ export class ProviderRouter {
   readonly groups: ModelGroups | null;
   /** the groups' deployment state: asked, when every deployment refused a call, whether it was reachable */
   private readonly deploymentState: DeploymentState | undefined;
+  /** the /v1 calls' environments, made on first use (env, groupEnv) */
+  private plainEnv?: ProxyEnv;
+  private groupsEnv?: ProxyEnv;
 
   constructor(
     private readonly config: Config,
@@ -263,7 +266,7 @@ export class ProviderRouter {
     const inProcess = step.target.provider.inProcess === true;
     const result = guardedResult(call, step.target.provider, value.result);
     const d = step.target.deployment;
-    const deployment = d ? `${d.provider}/${d.model}` : undefined;
+    const deployment = d?.served;
     return { result, provider: step.target.name, model: value.model, attempts, inProcess, deployment };
   }
 
@@ -393,41 +396,44 @@ export class ProviderRouter {
 
   /** An OpenAI-compatible call with the same breakers as the function endpoints. */
   proxy(call: ProxyCall, targets: readonly Target[]): Promise<ProxyOutcome> {
-    if (this.groups && call.need && targets.some((t) => t.deployment))
-      return this.groupProxy(this.groups, call, call.need, targets);
-    return runProxy(call, targets, { breakers: this.breakers, onOutcome: this.onOutcome });
+    const groups = this.groups;
+    const need = call.need;
+    if (groups && need && targets.some((t) => t.deployment))
+      return inOrder(groups, targets, need, (ordered) => runProxy(call, ordered, this.groupEnv(groups)));
+    return runProxy(call, targets, this.env());
   }
 
   proxyStream(call: ProxyCall, targets: readonly Target[]): Promise<ProxyStreamOutcome> {
-    if (this.groups && call.need && targets.some((t) => t.deployment))
-      return this.groupProxyStream(this.groups, call, call.need, targets);
-    return runProxyStream(call, targets, { breakers: this.breakers, onOutcome: this.onOutcome });
+    const groups = this.groups;
+    const need = call.need;
+    if (groups && need && targets.some((t) => t.deployment))
+      return inOrder(groups, targets, need, (ordered) => runProxyStream(call, ordered, this.groupEnv(groups)));
+    return runProxyStream(call, targets, this.env());
   }
 
-  /** A /v1 call to a model group: its deployments in the strategy's order, each attempt gated (groups/groups.ts). */
-  private groupProxy(groups: ModelGroups, call: ProxyCall, need: GroupNeed, targets: readonly Target[]): Promise<ProxyOutcome> {
-    return inOrder(groups, targets, need, (ordered) => runProxy(call, ordered, this.groupEnv(groups, call, need)));
+  /** The /v1 calls' environment (made once, again only when `onOutcome` is replaced). */
+  private env(): ProxyEnv {
+    let e = this.plainEnv;
+    if (!e || e.onOutcome !== this.onOutcome) e = this.plainEnv = { breakers: this.breakers, onOutcome: this.onOutcome };
+    return e;
   }
 
-  private groupProxyStream(
-    groups: ModelGroups,
-    call: ProxyCall,
-    need: GroupNeed,
-    targets: readonly Target[],
-  ): Promise<ProxyStreamOutcome> {
-    return inOrder(groups, targets, need, (ordered) => runProxyStream(call, ordered, this.groupEnv(groups, call, need)));
-  }
-
-  private groupEnv(groups: ModelGroups, call: ProxyCall, need: GroupNeed): ProxyEnv {
-    const tokens = need.input + need.output;
-    return {
-      breakers: this.breakers,
-      onOutcome: this.onOutcome,
-      gate: (step, go, how) => groups.gate(step, tokens, go, how),
-      noneTried: () => groupsBusy(API_FN[call.api], this.deploymentState),
-    };
+  /** A model group call's: each attempt on a deployment gated (groups/groups.ts) at the call's upper-bound tokens. */
+  private groupEnv(groups: ModelGroups): ProxyEnv {
+    let e = this.groupsEnv;
+    if (!e || e.onOutcome !== this.onOutcome)
+      e = this.groupsEnv = {
+        breakers: this.breakers,
+        onOutcome: this.onOutcome,
+        gate: (step, go, how, call) => groups.gate(step, tokensOf(call.need), go, how),
+        noneTried: (call) => groupsBusy(API_FN[call.api], this.deploymentState),
+      };
+    return e;
   }
 }
+
+/** A call's upper-bound tokens for its deployments' windows (0 without an estimate). */
+const tokensOf = (need: GroupNeed | undefined): number => (need ? need.input + need.output : 0);
 
 /**
  * `run` over a model group call's targets in its strategies' order (groups.order); when the order

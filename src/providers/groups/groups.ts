@@ -410,7 +410,7 @@ export function headroom(d: DeploymentConfig, u: DeploymentUsage | undefined, to
  * one is last), at the request's upper-bound input and output tokens.
  */
 export function costOf(pricing: PricingConfig, d: DeploymentConfig, need: GroupNeed): number {
-  const qualified = `${d.provider}/${d.model}`;
+  const qualified = d.served;
   const listed = pricing.models.find((m) => globMatch(m.pattern, d.model) || globMatch(m.pattern, qualified))?.price;
   const price: TokenPrice | null = listed ?? (pricing.refuseUnpriced ? null : pricing.default);
   if (!price) return Number.POSITIVE_INFINITY;
