@@ -17,6 +17,7 @@ import { FunctionPipeline } from "./http/pipeline";
 import { errorResponse, upstreamErrorResponse } from "./http/respond";
 import { accountRoutes } from "./http/routes/account";
 import { adminRoutes } from "./http/routes/admin";
+import { auditRoutes } from "./http/routes/audit";
 import { dashboardRoutes } from "./http/routes/dashboard";
 import { functionRoutes } from "./http/routes/functions";
 import { knowledgeRoutes } from "./http/routes/knowledge";
@@ -297,6 +298,7 @@ export function createApp(deps: AppDeps) {
     .use(functionRoutes(deps, pipeline))
     .use(accountRoutes(deps))
     .use(adminRoutes(deps))
+    .use(auditRoutes(deps))
     .use(openAiCompatRoutes(deps))
     .use(messagesRoutes(deps))
     .use(dashboardRoutes({ ...deps, pipeline }))

@@ -1,4 +1,6 @@
 #!/usr/bin/env bun
+import type { AuditBy } from "./audit/interface";
+import { parseAuditQuery, readAuditPage } from "./audit/query";
 import { KeyStoreError } from "./auth/interface";
 import { withMonthSpend } from "./auth/key-detail";
 import { emailProblem, hashPassword, passwordProblem } from "./auth/passwords";
@@ -36,10 +38,15 @@ const USAGE = `textai — Text-AI Gateway
   textai accounts create --email EMAIL [--plan NAME] [--credits N] [--json]   (password on stdin)
   textai accounts set-login --account ID --email EMAIL                         (password on stdin)
   textai accounts tags --account ID --tags region=eu[,tier=gold] [--json]      (--tags= clears them)
+  textai audit list [--account ID] [--actor A] [--action NAME] [--since ISO] [--limit N] [--json]
+  textai audit verify [--json]    (walks the audit chain; exits 1 at its first broken link)
 
 Configuration comes from environment variables (PORT, HOST, TEXTAI_DB, TEXTAI_CONFIG, ...); see docs/configuration.md.`;
 
 class UsageError extends Error {}
+
+/** Who makes a change from the command line, for its audit entry (docs/audit.md). */
+const BY_CLI: AuditBy = { actor: "cli", client: null };
 
 /**
  * What follows a usage error: the usage lines of the verb typed (`keys create`, else every `keys`
@@ -189,6 +196,7 @@ async function keysCreate({ flags, json, services }: VerbInput): Promise<number>
     plan: str(flags, "plan"),
     credits: int(flags, "credits"),
     policy: applyPolicyPatch(undefined, policyFlags(flags)),
+    audit: BY_CLI,
   });
   const policy = (await keys.get(created.id))?.policy;
   if (json) console.log(JSON.stringify(policy && policySummary(policy) !== "-" ? { ...created, policy } : created));
@@ -223,7 +231,7 @@ async function keysUpdate({ positional, flags, json, services }: VerbInput): Pro
   const patch = policyFlags(flags);
   if (Object.keys(patch).length === 0)
     throw new UsageError("keys update needs at least one of --functions, --models, --rpm, --monthly-credits, --expires");
-  const view = await keys.setPolicy(id, patch);
+  const view = await keys.setPolicy(id, patch, { audit: BY_CLI });
   if (!view) {
     console.error(`no key ${id}`);
     return 1;
@@ -239,7 +247,7 @@ async function keysRevoke({ positional, services }: VerbInput): Promise<number> 
   const { keys } = services;
   const id = positional[0];
   if (!id) throw new UsageError("keys revoke needs a key id");
-  if (!(await keys.revoke(id))) {
+  if (!(await keys.revoke(id, undefined, BY_CLI))) {
     console.error(`no key ${id}`);
     return 1;
   }
@@ -265,8 +273,16 @@ async function accountLogin({ services, sub, flags, json }: VerbInput): Promise<
     }
   }
   let accountId: string;
+  const passwordHash = await hashPassword(password);
   if (sub === "create") {
-    const acc = await keys.createAccount({ name: email, plan: str(flags, "plan"), credits: int(flags, "credits") });
+    const login = { email, passwordHash };
+    const acc = await keys.createAccount({
+      name: email,
+      plan: str(flags, "plan"),
+      credits: int(flags, "credits"),
+      login,
+      audit: BY_CLI,
+    });
     accountId = acc.id;
   } else {
     accountId = str(flags, "account", true)!;
@@ -274,8 +290,8 @@ async function accountLogin({ services, sub, flags, json }: VerbInput): Promise<
       console.error(`no account ${accountId}`);
       return 1;
     }
+    await store.setLogin(accountId, email, passwordHash, BY_CLI);
   }
-  await store.setLogin(accountId, email, await hashPassword(password));
   const acc = await keys.getAccount(accountId);
   if (json) console.log(JSON.stringify({ account_id: accountId, email, plan: acc?.plan, balance: acc?.balance }));
   else
@@ -300,7 +316,7 @@ async function accountTags({ services, flags, json }: VerbInput): Promise<number
     if (!(err instanceof GatewayError)) throw err;
     throw new UsageError(`--tags: ${err.message}`);
   }
-  const acc = await services.keys.setAccountTags(account, tags);
+  const acc = await services.keys.setAccountTags(account, tags, BY_CLI);
   if (!acc) {
     console.error(`no account ${account}`);
     return 1;
@@ -320,7 +336,7 @@ async function creditsGrant({ flags, services }: VerbInput): Promise<number> {
     console.error(`no account ${account}`);
     return 1;
   }
-  const balance = await ledger.grant(account, amount, "grant", str(flags, "reason") ?? "granted with the CLI");
+  const balance = await ledger.grant(account, amount, "grant", str(flags, "reason") ?? "granted with the CLI", BY_CLI);
   console.log(`Granted ${amount} credits to ${account}; balance ${balance}.`);
   return 0;
 }
@@ -333,7 +349,7 @@ async function creditsReconcile({ services }: VerbInput): Promise<number> {
     console.error("credits reconcile is for a SQLite database; on PostgreSQL balances and ledger change together");
     return 1;
   }
-  const changed = ledger.reconcile();
+  const changed = ledger.reconcile(BY_CLI);
   console.log(`Reconciled balances with the ledger: ${changed} account${changed === 1 ? "" : "s"} corrected.`);
   return 0;
 }
@@ -403,6 +419,54 @@ async function requestsVerb({ services, flags, json }: VerbInput): Promise<numbe
   return 0;
 }
 
+/** `audit list`: the audit trail, newest first, filtered by the flags. */
+async function auditList({ services, flags, json }: VerbInput): Promise<number> {
+  let q: ReturnType<typeof parseAuditQuery>;
+  try {
+    q = parseAuditQuery(
+      {
+        account_id: str(flags, "account"),
+        actor: str(flags, "actor"),
+        action: str(flags, "action"),
+        since: str(flags, "since"),
+        limit: str(flags, "limit"),
+      },
+      { admin: true },
+    );
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    const flag = { account_id: "account" }[err.param ?? ""] ?? err.param;
+    throw new UsageError(`--${flag}: ${err.message}`);
+  }
+  const { data } = await readAuditPage((x) => services.audit.page(x), q);
+  if (json) console.log(JSON.stringify(data));
+  else if (data.length === 0) console.log("No audit entries match.");
+  else
+    console.log(
+      table(
+        data.map((e) => ({
+          ...e,
+          time: e.time.slice(0, 19).replace("T", " "),
+          change: `${JSON.stringify(e.before)} -> ${JSON.stringify(e.after)}`,
+        })),
+        ["seq", "time", "actor", "account_id", "action", "target_id", "client", "change"],
+      ),
+    );
+  return 0;
+}
+
+/** `audit verify`: walks the chain; 1 (and the first broken link) when it is broken. */
+async function auditVerify({ services, json }: VerbInput): Promise<number> {
+  const r = await services.audit.verify();
+  if (json) console.log(JSON.stringify(r));
+  else if (r.ok) console.log(`Audit chain intact: ${r.entries} entries; head ${r.head.seq} ${r.head.hash}`);
+  else {
+    console.error(`Audit chain broken at entry ${r.broken.seq}${r.broken.id ? ` (${r.broken.id})` : ""}: ${r.broken.problem}`);
+    console.error(`${r.entries} entries before it are intact.`);
+  }
+  return r.ok ? 0 : 1;
+}
+
 /** The commands that take a sub-verb (`keys create`): their flags follow the sub-verb. */
 const SUB_VERBS = new Map<string, Map<string, Verb>>([
   [
@@ -429,12 +493,26 @@ const SUB_VERBS = new Map<string, Map<string, Verb>>([
       ["reconcile", creditsReconcile],
     ]),
   ],
+  [
+    "audit",
+    new Map([
+      ["list", auditList],
+      ["verify", auditVerify],
+    ]),
+  ],
 ]);
 /** The commands that take none (`usage`): their flags follow the command. */
 const VERBS = new Map<string, Verb>([
   ["usage", usageVerb],
   ["requests", requestsVerb],
 ]);
+
+/** Every verb, as typed (`keys create`, `usage`): the audit test checks each changes state with one entry, or none. */
+export const CLI_VERBS: readonly string[] = [
+  "serve",
+  ...[...SUB_VERBS].flatMap(([cmd, subs]) => [...subs.keys()].map((sub) => `${cmd} ${sub}`)),
+  ...VERBS.keys(),
+];
 
 export async function main(argv: string[]): Promise<number> {
   const [cmd, sub, ...rest] = argv;

@@ -1,3 +1,4 @@
+import { SqliteAuditTrail } from "./audit/sqlite";
 import type { KeyStore } from "./auth/interface";
 import { SqliteKeyStore } from "./auth/sqlite";
 import type { ResponseCache } from "./cache/interface";
@@ -37,6 +38,7 @@ const postgresParts = () => ({
   ...(require("./knowledge/postgres") as typeof import("./knowledge/postgres")),
   ...(require("./storage/secrets-pg") as typeof import("./storage/secrets-pg")),
   ...(require("./requestlog/postgres") as typeof import("./requestlog/postgres")),
+  ...(require("./audit/postgres") as typeof import("./audit/postgres")),
 });
 const redisParts = () => ({
   ...(require("./redis/link") as typeof import("./redis/link")),
@@ -214,6 +216,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
       now: opts.now,
     }),
     secrets: db ? new db.pg.PostgresSecretStore(db.postgres) : new SqliteSecretStore(storage.sqlite),
+    audit: db ? new db.pg.PostgresAuditTrail(db.postgres) : new SqliteAuditTrail(storage.sqlite),
     dependencies: redis
       ? [database, { name: "redis", required: false, up: () => redis.ready(), errors: () => redis.errors }]
       : [database],

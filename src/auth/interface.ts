@@ -1,3 +1,4 @@
+import type { AuditBy } from "../audit/interface";
 import type { MaybePromise } from "../maybe";
 import type { KeyPolicy, PolicyPatch, PolicyView } from "./policy";
 
@@ -52,6 +53,20 @@ export interface NewKeyOptions {
   plan?: string;
   credits?: number;
   policy?: KeyPolicy;
+  /** who makes it: the store appends its `key.create` entry in the same transaction (docs/audit.md) */
+  audit?: AuditBy;
+}
+
+/** What `createAccount` is given: every field optional (the welcome credits unless `credits`). */
+export interface NewAccountOptions {
+  name?: string;
+  plan?: string;
+  credits?: number;
+  tags?: Record<string, string> | null;
+  /** its dashboard login, written in the same transaction (a new account has no sessions to end) */
+  login?: { email: string; passwordHash: string };
+  /** who makes it: `account.create` (`account.signup` when the actor is the account itself) in the same transaction */
+  audit?: AuditBy;
 }
 
 /**
@@ -61,21 +76,17 @@ export interface NewKeyOptions {
  * broadcast by another node).
  */
 export interface KeyStore {
-  createAccount(opts?: {
-    name?: string;
-    plan?: string;
-    credits?: number;
-    tags?: Record<string, string> | null;
-  }): MaybePromise<{ id: string; plan: string; balance: number }>;
+  createAccount(opts?: NewAccountOptions): MaybePromise<{ id: string; plan: string; balance: number }>;
   accountExists(id: string): MaybePromise<boolean>;
   getAccount(id: string): MaybePromise<AccountRow | null>;
   listAccounts(limit: number, offset: number): MaybePromise<AccountRow[]>;
   /**
    * Replaces an account's tags (null clears them). Every key of the account is dropped from the
    * cache and told to `onRevoke`, as a policy change is, so every node reads the new tags at its
-   * next request. null when there is no such account.
+   * next request. null when there is no such account. With `audit`, its `account.tags.update`
+   * entry is appended in the same transaction (as for every change below).
    */
-  setAccountTags(id: string, tags: Record<string, string> | null): MaybePromise<AccountRow | null>;
+  setAccountTags(id: string, tags: Record<string, string> | null, audit?: AuditBy): MaybePromise<AccountRow | null>;
   /**
    * A new key, on a new account unless `accountId` is given. An existing account holds at most
    * `maxKeys(its plan)` active keys (the store's option): one more is a KeyLimitError, checked
@@ -88,15 +99,11 @@ export interface KeyStore {
    * to refuse. The key is dropped from the cache and told to `onRevoke`, so every node reads the
    * new policy at its next request. null when there is no such key.
    */
-  setPolicy(
-    id: string,
-    patch: PolicyPatch,
-    opts?: { accountId?: string; check?: (before: KeyPolicy | undefined, after: KeyPolicy | undefined) => void },
-  ): MaybePromise<KeyView | null>;
+  setPolicy(id: string, patch: PolicyPatch, opts?: PolicyChangeOptions): MaybePromise<KeyView | null>;
   /** Resolves a presented key; null for unknown and revoked keys alike. */
   authenticate(presented: string): MaybePromise<AuthInfo | null>;
   /** Revokes a key (of `accountId` when given); false when there is no such key. */
-  revoke(id: string, accountId?: string): MaybePromise<boolean>;
+  revoke(id: string, accountId?: string, audit?: AuditBy): MaybePromise<boolean>;
   /** Drops a key hash from the key cache (a revocation or policy change made elsewhere). */
   forget(keyHash: string): void;
   /** Called with the key hash after each revocation or policy change made through this store. */
@@ -108,6 +115,13 @@ export interface KeyStore {
   flushLastUsed(): MaybePromise<void>;
   startBackgroundFlush(intervalMs?: number): void;
   stop(): MaybePromise<void>;
+}
+
+/** `setPolicy`'s options: the key's account, a check of the change, who makes it (`key.policy.update`). */
+export interface PolicyChangeOptions {
+  accountId?: string;
+  check?: (before: KeyPolicy | undefined, after: KeyPolicy | undefined) => void;
+  audit?: AuditBy;
 }
 
 export interface KeyPage {

@@ -1,8 +1,12 @@
 import { desc, eq } from "drizzle-orm";
+import { auditDraft, changedFields } from "../audit/chain";
+import type { AuditBy } from "../audit/interface";
+import { appendAuditIn } from "../audit/postgres";
 import type { PostgresCreditLedger } from "../credits/postgres";
 import { newId } from "../ids";
 import { type PgStorage, pgCall } from "../storage/postgres";
 import { accounts, apiKeys } from "../storage/schema-pg";
+import { accountFields, keyFields, policyFields } from "./audit";
 import {
   type AccountRow,
   type AuthInfo,
@@ -13,11 +17,13 @@ import {
   KeyStoreError,
   type KeyStoreOptions,
   type KeyView,
+  type NewAccountOptions,
   type NewKeyOptions,
+  type PolicyChangeOptions,
 } from "./interface";
 import { KeyCache } from "./key-cache";
 import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
-import { applyPolicyPatch, type KeyPolicy, type PolicyPatch, policyFromColumn, policyToColumn, tagsFromColumn } from "./policy";
+import { applyPolicyPatch, type PolicyPatch, policyFromColumn, policyToColumn, tagsFromColumn } from "./policy";
 
 const accountRow = (a: typeof accounts.$inferSelect): AccountRow => ({
   id: a.id,
@@ -58,7 +64,7 @@ export class PostgresKeyStore implements KeyStore {
     await this.flushLastUsed();
   }
 
-  createAccount(opts: { name?: string; plan?: string; credits?: number; tags?: Record<string, string> | null } = {}) {
+  createAccount(opts: NewAccountOptions = {}) {
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const id = newId("acc");
@@ -67,6 +73,16 @@ export class PostgresKeyStore implements KeyStore {
         const tags = opts.tags ? JSON.stringify(opts.tags) : null;
         await tx`INSERT INTO accounts (id, name, plan, balance, tags) VALUES (${id}, ${opts.name ?? null}, ${plan}, 0, ${tags})`;
         if (credits > 0) await this.ledger.grantIn(tx, id, credits, "welcome", "welcome credits");
+        const email = opts.login?.email.toLowerCase();
+        if (opts.login)
+          await tx`INSERT INTO logins (account_id, email, password_hash, password_changed_at)
+            VALUES (${id}, ${email}, ${opts.login.passwordHash}, ${Date.now()})`;
+        if (opts.audit) {
+          const after = accountFields({ name: opts.name ?? null, plan, balance: credits, tags });
+          if (email) after.email = email;
+          const action = opts.audit.actor === null ? "account.signup" : "account.create";
+          await appendAuditIn(tx, auditDraft(opts.audit, action, id, id, null, after));
+        }
         return { id, plan, balance: credits };
       }),
     );
@@ -96,6 +112,7 @@ export class PostgresKeyStore implements KeyStore {
         const id = newId("key");
         let accountId = opts.accountId;
         let plan = opts.plan;
+        const newAccount = !accountId;
         if (accountId) {
           const [acc] = await tx`SELECT plan FROM accounts WHERE id = ${accountId} FOR UPDATE`;
           if (!acc) throw new KeyStoreError(`account ${accountId} not found`);
@@ -119,6 +136,17 @@ export class PostgresKeyStore implements KeyStore {
         await tx`INSERT INTO api_keys (id, account_id, label, plan, prefix, last4, key_hash, policy)
           VALUES (${id}, ${accountId}, ${opts.label}, ${plan}, ${KEY_PREFIX}, ${key.slice(-4)}, ${hashApiKey(key)},
             ${policyToColumn(opts.policy)})`;
+        if (opts.audit) {
+          const after = keyFields({
+            label: opts.label,
+            plan,
+            status: "active",
+            prefix: KEY_PREFIX,
+            policy: policyToColumn(opts.policy),
+          });
+          const extra = { ...(newAccount ? { new_account: true } : {}), ...(opts.credits ? { credits: opts.credits } : {}) };
+          await appendAuditIn(tx, auditDraft(opts.audit, "key.create", accountId, id, null, { ...after, ...extra }));
+        }
         return { id, key, label: opts.label, account_id: accountId, plan, prefix: KEY_PREFIX };
       }),
     );
@@ -171,10 +199,19 @@ export class PostgresKeyStore implements KeyStore {
     }
   }
 
-  revoke(id: string, accountId?: string): Promise<boolean> {
+  revoke(id: string, accountId?: string, audit?: AuditBy): Promise<boolean> {
     return pgCall(this.pg, async () => {
-      const [row] = await this.pg.sql`UPDATE api_keys SET status = 'revoked', revoked_at = coalesce(revoked_at, ${Date.now()})
-        WHERE id = ${id} AND (${accountId ?? null}::text IS NULL OR account_id = ${accountId ?? null}) RETURNING key_hash`;
+      const row = await this.pg.sql.begin(async (tx) => {
+        const [r] = await tx`SELECT status, key_hash, account_id FROM api_keys WHERE id = ${id}
+          AND (${accountId ?? null}::text IS NULL OR account_id = ${accountId ?? null}) FOR UPDATE`;
+        if (!r) return null;
+        await tx`UPDATE api_keys SET status = 'revoked', revoked_at = coalesce(revoked_at, ${Date.now()}) WHERE id = ${id}`;
+        if (audit) {
+          const change = changedFields({ status: r.status }, { status: "revoked" });
+          await appendAuditIn(tx, auditDraft(audit, "key.revoke", r.account_id, id, change.before, change.after));
+        }
+        return r as { key_hash: string };
+      });
       if (!row) return false;
       this.cache.forget(row.key_hash);
       this.onRevoke?.(row.key_hash);
@@ -182,11 +219,7 @@ export class PostgresKeyStore implements KeyStore {
     });
   }
 
-  setPolicy(
-    id: string,
-    patch: PolicyPatch,
-    opts: { accountId?: string; check?: (before: KeyPolicy | undefined, after: KeyPolicy | undefined) => void } = {},
-  ): Promise<KeyView | null> {
+  setPolicy(id: string, patch: PolicyPatch, opts: PolicyChangeOptions = {}): Promise<KeyView | null> {
     return pgCall(this.pg, async () => {
       const row = await this.pg.sql.begin(async (tx) => {
         const [r] = await tx`SELECT key_hash, account_id, policy FROM api_keys WHERE id = ${id} FOR UPDATE`;
@@ -194,7 +227,12 @@ export class PostgresKeyStore implements KeyStore {
         const before = policyFromColumn(r.policy);
         const after = applyPolicyPatch(before, patch);
         opts.check?.(before, after);
-        await tx`UPDATE api_keys SET policy = ${policyToColumn(after)} WHERE id = ${id}`;
+        const policy = policyToColumn(after);
+        await tx`UPDATE api_keys SET policy = ${policy} WHERE id = ${id}`;
+        if (opts.audit) {
+          const change = changedFields(policyFields(r.policy), policyFields(policy));
+          await appendAuditIn(tx, auditDraft(opts.audit, "key.policy.update", r.account_id, id, change.before, change.after));
+        }
         return r;
       });
       if (!row) return null;
@@ -209,13 +247,19 @@ export class PostgresKeyStore implements KeyStore {
     this.cache.forget(keyHash);
   }
 
-  setAccountTags(id: string, tags: Record<string, string> | null): Promise<AccountRow | null> {
+  setAccountTags(id: string, tags: Record<string, string> | null, audit?: AuditBy): Promise<AccountRow | null> {
     return pgCall(this.pg, async () => {
-      const [updated] = await this.pg.db
-        .update(accounts)
-        .set({ tags: tags ? JSON.stringify(tags) : null })
-        .where(eq(accounts.id, id))
-        .returning();
+      const updated = await this.pg.sql.begin(async (tx) => {
+        const [before] = await tx`SELECT tags FROM accounts WHERE id = ${id} FOR UPDATE`;
+        if (!before) return null;
+        const [u] = await tx`UPDATE accounts SET tags = ${tags ? JSON.stringify(tags) : null} WHERE id = ${id}
+          RETURNING id, name, plan, balance, created_at AS "createdAt", tags`;
+        if (audit) {
+          const change = changedFields({ tags: tagsFromColumn(before.tags) ?? null }, { tags: tags ?? null });
+          await appendAuditIn(tx, auditDraft(audit, "account.tags.update", id, id, change.before, change.after));
+        }
+        return u as typeof accounts.$inferSelect;
+      });
       if (!updated) return null;
       const hashes = await this.pg.db.select({ h: apiKeys.keyHash }).from(apiKeys).where(eq(apiKeys.accountId, id));
       for (const { h } of hashes) {

@@ -1,13 +1,28 @@
 import { desc, eq } from "drizzle-orm";
+import { auditDraft, changedFields } from "../audit/chain";
+import type { AuditBy } from "../audit/interface";
+import { appendAudit } from "../audit/sqlite";
 import type { SqliteCreditLedger } from "../credits/sqlite";
 import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { accounts, apiKeys } from "../storage/schema";
-import type { AccountRow, AuthInfo, CreatedKey, KeyPage, KeyStore, KeyStoreOptions, KeyView, NewKeyOptions } from "./interface";
+import { accountFields, keyFields, policyFields } from "./audit";
+import type {
+  AccountRow,
+  AuthInfo,
+  CreatedKey,
+  KeyPage,
+  KeyStore,
+  KeyStoreOptions,
+  KeyView,
+  NewAccountOptions,
+  NewKeyOptions,
+  PolicyChangeOptions,
+} from "./interface";
 import { KeyLimitError, KeyStoreError } from "./interface";
 import { KeyCache } from "./key-cache";
 import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
-import { applyPolicyPatch, type KeyPolicy, type PolicyPatch, policyFromColumn, policyToColumn, tagsFromColumn } from "./policy";
+import { applyPolicyPatch, type PolicyPatch, policyFromColumn, policyToColumn, tagsFromColumn } from "./policy";
 
 /**
  * API keys and accounts in SQLite. Lookups are served from the key cache (entries live at most
@@ -43,21 +58,35 @@ export class SqliteKeyStore implements KeyStore {
     this.flushLastUsed();
   }
 
-  createAccount(opts: { name?: string; plan?: string; credits?: number; tags?: Record<string, string> | null } = {}): {
-    id: string;
-    plan: string;
-    balance: number;
-  } {
+  createAccount(opts: NewAccountOptions = {}): { id: string; plan: string; balance: number } {
     const id = newId("acc");
     const plan = opts.plan ?? "free";
     const credits = opts.credits ?? this.opts.welcomeCredits;
-    this.storage.sqlite.transaction(() => {
-      this.storage.db
-        .insert(accounts)
-        .values({ id, name: opts.name ?? null, plan, balance: 0, tags: opts.tags ? JSON.stringify(opts.tags) : null })
-        .run();
-      if (credits > 0) this.ledger.grant(id, credits, "welcome", "welcome credits");
-    })();
+    const { sqlite } = this.storage;
+    sqlite
+      .transaction(() => {
+        this.storage.db
+          .insert(accounts)
+          .values({ id, name: opts.name ?? null, plan, balance: 0, tags: opts.tags ? JSON.stringify(opts.tags) : null })
+          .run();
+        if (credits > 0) this.ledger.grant(id, credits, "welcome", "welcome credits");
+        if (opts.login)
+          sqlite
+            .query("INSERT INTO logins (account_id, email, password_hash, password_changed_at) VALUES (?, ?, ?, ?)")
+            .run(id, opts.login.email.toLowerCase(), opts.login.passwordHash, Date.now());
+        if (opts.audit) {
+          const after = accountFields({
+            name: opts.name ?? null,
+            plan,
+            balance: credits,
+            tags: opts.tags ? JSON.stringify(opts.tags) : null,
+          });
+          if (opts.login) after.email = opts.login.email.toLowerCase();
+          const action = opts.audit.actor === null ? "account.signup" : "account.create";
+          appendAudit(sqlite, auditDraft(opts.audit, action, id, id, null, after));
+        }
+      })
+      .immediate();
     return { id, plan, balance: credits };
   }
 
@@ -70,38 +99,53 @@ export class SqliteKeyStore implements KeyStore {
     const id = newId("key");
     let accountId = opts.accountId;
     let plan = opts.plan;
-    this.storage.sqlite.transaction(() => {
-      if (accountId) {
-        const acc = this.storage.db.select().from(accounts).where(eq(accounts.id, accountId)).get();
-        if (!acc) throw new KeyStoreError(`account ${accountId} not found`);
-        const max = this.opts.maxKeys?.(acc.plan);
-        if (max !== undefined) {
-          const n = this.storage.sqlite
-            .query<{ n: number }, [string]>("SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND status = 'active'")
-            .get(accountId)!.n;
-          if (n >= max) throw new KeyLimitError(max);
+    let newAccount = false;
+    this.storage.sqlite
+      .transaction(() => {
+        if (accountId) {
+          const acc = this.storage.db.select().from(accounts).where(eq(accounts.id, accountId)).get();
+          if (!acc) throw new KeyStoreError(`account ${accountId} not found`);
+          const max = this.opts.maxKeys?.(acc.plan);
+          if (max !== undefined) {
+            const n = this.storage.sqlite
+              .query<{ n: number }, [string]>("SELECT count(*) AS n FROM api_keys WHERE account_id = ? AND status = 'active'")
+              .get(accountId)!.n;
+            if (n >= max) throw new KeyLimitError(max);
+          }
+          plan ??= acc.plan;
+          if (opts.credits && opts.credits > 0) this.ledger.grant(accountId, opts.credits, "grant", "granted with new key");
+        } else {
+          const acc = this.createAccount({ plan: plan ?? "free", credits: opts.credits });
+          accountId = acc.id;
+          plan = acc.plan;
+          newAccount = true;
         }
-        plan ??= acc.plan;
-        if (opts.credits && opts.credits > 0) this.ledger.grant(accountId, opts.credits, "grant", "granted with new key");
-      } else {
-        const acc = this.createAccount({ plan: plan ?? "free", credits: opts.credits });
-        accountId = acc.id;
-        plan = acc.plan;
-      }
-      this.storage.db
-        .insert(apiKeys)
-        .values({
-          id,
-          accountId,
-          label: opts.label,
-          plan: plan ?? "free",
-          prefix: KEY_PREFIX,
-          last4: key.slice(-4),
-          keyHash: hashApiKey(key),
-          policy: policyToColumn(opts.policy),
-        })
-        .run();
-    })();
+        this.storage.db
+          .insert(apiKeys)
+          .values({
+            id,
+            accountId,
+            label: opts.label,
+            plan: plan ?? "free",
+            prefix: KEY_PREFIX,
+            last4: key.slice(-4),
+            keyHash: hashApiKey(key),
+            policy: policyToColumn(opts.policy),
+          })
+          .run();
+        if (opts.audit) {
+          const after = keyFields({
+            label: opts.label,
+            plan: plan ?? "free",
+            status: "active",
+            prefix: KEY_PREFIX,
+            policy: policyToColumn(opts.policy),
+          });
+          const extra = { ...(newAccount ? { new_account: true } : {}), ...(opts.credits ? { credits: opts.credits } : {}) };
+          appendAudit(this.storage.sqlite, auditDraft(opts.audit, "key.create", accountId!, id, null, { ...after, ...extra }));
+        }
+      })
+      .immediate();
     return { id, key, label: opts.label, account_id: accountId!, plan: plan ?? "free", prefix: KEY_PREFIX };
   }
 
@@ -142,32 +186,48 @@ export class SqliteKeyStore implements KeyStore {
     }
   }
 
-  revoke(id: string, accountId?: string): boolean {
-    const row = this.storage.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
-    if (!row || (accountId && row.accountId !== accountId)) return false;
-    if (row.status !== "revoked") {
-      this.storage.db.update(apiKeys).set({ status: "revoked", revokedAt: this.now() }).where(eq(apiKeys.id, id)).run();
-    }
+  revoke(id: string, accountId?: string, audit?: AuditBy): boolean {
+    const { sqlite } = this.storage;
+    const row = sqlite
+      .transaction(() => {
+        const r = this.storage.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
+        if (!r || (accountId && r.accountId !== accountId)) return null;
+        const revokedAt = r.revokedAt ?? this.now();
+        if (r.status !== "revoked")
+          this.storage.db.update(apiKeys).set({ status: "revoked", revokedAt }).where(eq(apiKeys.id, id)).run();
+        if (audit) {
+          const change = changedFields({ status: r.status }, { status: "revoked" });
+          appendAudit(sqlite, auditDraft(audit, "key.revoke", r.accountId, id, change.before, change.after));
+        }
+        return r;
+      })
+      .immediate();
+    if (!row) return false;
     this.cache.forget(row.keyHash);
     this.onRevoke?.(row.keyHash);
     return true;
   }
 
-  setPolicy(
-    id: string,
-    patch: PolicyPatch,
-    opts: { accountId?: string; check?: (before: KeyPolicy | undefined, after: KeyPolicy | undefined) => void } = {},
-  ): KeyView | null {
-    const row = this.storage.sqlite.transaction(() => {
-      const r = this.storage.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
-      if (!r || (opts.accountId && r.accountId !== opts.accountId)) return null;
-      const before = policyFromColumn(r.policy);
-      const after = applyPolicyPatch(before, patch);
-      opts.check?.(before, after);
-      const policy = policyToColumn(after);
-      this.storage.db.update(apiKeys).set({ policy }).where(eq(apiKeys.id, id)).run();
-      return { ...r, policy };
-    })();
+  setPolicy(id: string, patch: PolicyPatch, opts: PolicyChangeOptions = {}): KeyView | null {
+    const row = this.storage.sqlite
+      .transaction(() => {
+        const r = this.storage.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
+        if (!r || (opts.accountId && r.accountId !== opts.accountId)) return null;
+        const before = policyFromColumn(r.policy);
+        const after = applyPolicyPatch(before, patch);
+        opts.check?.(before, after);
+        const policy = policyToColumn(after);
+        this.storage.db.update(apiKeys).set({ policy }).where(eq(apiKeys.id, id)).run();
+        if (opts.audit) {
+          const change = changedFields(policyFields(r.policy), policyFields(policy));
+          appendAudit(
+            this.storage.sqlite,
+            auditDraft(opts.audit, "key.policy.update", r.accountId, id, change.before, change.after),
+          );
+        }
+        return { ...r, policy };
+      })
+      .immediate();
     if (!row) return null;
     this.cache.forget(row.keyHash);
     this.onRevoke?.(row.keyHash);
@@ -178,13 +238,25 @@ export class SqliteKeyStore implements KeyStore {
     this.cache.forget(keyHash);
   }
 
-  setAccountTags(id: string, tags: Record<string, string> | null): AccountRow | null {
-    const updated = this.storage.db
-      .update(accounts)
-      .set({ tags: tags ? JSON.stringify(tags) : null })
-      .where(eq(accounts.id, id))
-      .returning()
-      .get();
+  setAccountTags(id: string, tags: Record<string, string> | null, audit?: AuditBy): AccountRow | null {
+    const { sqlite } = this.storage;
+    const updated = sqlite
+      .transaction(() => {
+        const before = this.storage.db.select({ tags: accounts.tags }).from(accounts).where(eq(accounts.id, id)).get();
+        if (!before) return undefined;
+        const u = this.storage.db
+          .update(accounts)
+          .set({ tags: tags ? JSON.stringify(tags) : null })
+          .where(eq(accounts.id, id))
+          .returning()
+          .get();
+        if (audit) {
+          const change = changedFields({ tags: tagsFromColumn(before.tags) ?? null }, { tags: tags ?? null });
+          appendAudit(sqlite, auditDraft(audit, "account.tags.update", id, id, change.before, change.after));
+        }
+        return u;
+      })
+      .immediate();
     if (!updated) return null;
     const hashes = this.storage.db.select({ h: apiKeys.keyHash }).from(apiKeys).where(eq(apiKeys.accountId, id)).all();
     for (const { h } of hashes) {

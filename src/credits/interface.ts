@@ -1,3 +1,4 @@
+import type { AuditBy } from "../audit/interface";
 import type { MaybePromise } from "../maybe";
 
 export interface Reservation {
@@ -139,8 +140,17 @@ export interface CreditLedger extends UsageReader {
   release(r: Reservation): void;
   /** Reserve and settle in one step, for an answer already in hand (a cache hit). */
   charge(accountId: string, amount: number, details: ChargeDetails): Promise<Reservation | null>;
-  /** Adds credits, or takes them back (negative), never below zero; the balance after. */
-  grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null): MaybePromise<number>;
+  /**
+   * Adds credits, or takes them back (negative), never below zero; the balance after. With
+   * `audit`, its `credits.grant` entry is appended in the same transaction.
+   */
+  grant(
+    accountId: string,
+    amount: number,
+    kind: "welcome" | "grant",
+    reason: string | null,
+    audit?: AuditBy,
+  ): MaybePromise<number>;
   balance(accountId: string): MaybePromise<number>;
   /**
    * The first of these requests of the account that was charged (its ledger row carries its

@@ -1,8 +1,11 @@
 import type { SQL } from "bun";
+import type { AuditBy } from "../audit/interface";
+import { appendAuditIn } from "../audit/postgres";
 import { DEFAULT_CREDIT_LEASE_MAX } from "../config";
 import { clientClosed, GatewayError } from "../errors";
 import { databaseUnavailable, isPgUnavailable, type PgStorage, pgCall, schemaReady } from "../storage/postgres";
 import { credits } from "./amount";
+import { grantEntry } from "./audit";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
 import {
@@ -644,8 +647,14 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     return Number(updated.balance);
   }
 
-  grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null): Promise<number> {
-    return pgCall(this.pg, () => this.pg.sql.begin((tx) => this.grantIn(tx, accountId, amount, kind, reason)));
+  grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null, audit?: AuditBy): Promise<number> {
+    return pgCall(this.pg, () =>
+      this.pg.sql.begin(async (tx) => {
+        const balance = await this.grantIn(tx, accountId, amount, kind, reason);
+        if (audit) await appendAuditIn(tx, grantEntry(audit, accountId, amount, reason, balance));
+        return balance;
+      }),
+    );
   }
 
   balance(accountId: string): Promise<number> {

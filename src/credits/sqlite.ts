@@ -1,8 +1,12 @@
 import type { Statement } from "bun:sqlite";
+import { auditDraft } from "../audit/chain";
+import type { AuditBy } from "../audit/interface";
+import { appendAudit } from "../audit/sqlite";
 import { clientClosed } from "../errors";
 import { timeOrderedId } from "../ids";
 import { isStorageUnavailable, type Storage } from "../storage/db";
 import { credits } from "./amount";
+import { grantEntry } from "./audit";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
 import {
@@ -329,7 +333,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
    * charge, so a debit never takes the balance below zero, nor below what this process's calls in
    * flight hold (it is refused with invalid_request instead).
    */
-  grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null): number {
+  grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null, audit?: AuditBy): number {
     const q = this.storage.sqlite;
     const balance = q.transaction(() => {
       const floor = amount < 0 ? this.held(accountId) : Number.MIN_SAFE_INTEGER;
@@ -353,6 +357,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
         timeOrderedId("led", at),
       );
       this.rollupStmt.run(accountId, dayOf(at), "grant", "", "", amount, 0, 1, 0, 0);
+      if (audit) appendAudit(q, grantEntry(audit, accountId, amount, reason, updated.balance));
       return updated.balance;
     })();
     this.remember(accountId, balance);
@@ -379,13 +384,30 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
   }
 
   /** Balance := sum of the ledger, for every account (a database edited by hand, or by an older version that kept reservations on disk). */
-  reconcile(): number {
+  reconcile(audit?: AuditBy): number {
     this.committed.clear();
-    return this.storage.sqlite
-      .query(
-        "UPDATE accounts SET balance = (SELECT coalesce(sum(amount), 0) FROM ledger WHERE ledger.account_id = accounts.id) WHERE balance != (SELECT coalesce(sum(amount), 0) FROM ledger WHERE ledger.account_id = accounts.id)",
-      )
-      .run().changes;
+    const q = this.storage.sqlite;
+    const sum = "(SELECT coalesce(sum(amount), 0) FROM ledger WHERE ledger.account_id = accounts.id)";
+    return q
+      .transaction(() => {
+        // the entry names at most 1000 of the accounts corrected, with their balances before and after
+        const rows = audit
+          ? q
+              .query<{ id: string; balance: number; sum: number }, []>(
+                `SELECT id, balance, ${sum} AS sum FROM accounts WHERE balance != ${sum} LIMIT 1000`,
+              )
+              .all()
+          : [];
+        const changed = q.query(`UPDATE accounts SET balance = ${sum} WHERE balance != ${sum}`).run().changes;
+        if (audit) {
+          const balances = (pick: (r: (typeof rows)[number]) => number) => Object.fromEntries(rows.map((r) => [r.id, pick(r)]));
+          const before = { balances: balances((r) => r.balance) };
+          const after = { balances: balances((r) => r.sum), accounts_corrected: changed };
+          appendAudit(q, auditDraft(audit, "credits.reconcile", null, null, before, after));
+        }
+        return changed;
+      })
+      .immediate();
   }
 
   /**

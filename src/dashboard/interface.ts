@@ -1,3 +1,4 @@
+import type { AuditBy } from "../audit/interface";
 import type { MaybePromise } from "../maybe";
 
 export interface Login {
@@ -50,10 +51,14 @@ export interface LedgerRow {
 export interface DashboardStore {
   loginByEmail(email: string): MaybePromise<Login | null>;
   loginOf(accountId: string): MaybePromise<Login | null>;
-  /** Creates or replaces the account's login; false when the email belongs to another account. Ends the account's sessions. */
-  setLogin(accountId: string, email: string, passwordHash: string): MaybePromise<boolean>;
-  /** Replaces the password hash and ends every session of the account. */
-  setPassword(accountId: string, passwordHash: string): MaybePromise<void>;
+  /**
+   * Creates or replaces the account's login; false when the email belongs to another account. Ends
+   * the account's sessions. With `audit`, its `login.set` entry is appended in the same transaction
+   * (the email and the password's change time, never the password or its hash), as for the changes below.
+   */
+  setLogin(accountId: string, email: string, passwordHash: string, audit?: AuditBy): MaybePromise<boolean>;
+  /** Replaces the password hash and ends every session of the account (`password.change`). */
+  setPassword(accountId: string, passwordHash: string, audit?: AuditBy): MaybePromise<void>;
   createSession(s: Session): MaybePromise<void>;
   /**
    * The session if it has not ended under `limits` (idle time and lifetime of its kind); its
@@ -65,8 +70,8 @@ export interface DashboardStore {
   sweepSessions(now: number, limits: SessionLimits): MaybePromise<number>;
   /** Accounts whose id, name or email contains `q` (all when empty), newest first. */
   searchAccounts(q: string, limit: number): MaybePromise<AccountSummary[]>;
-  /** The account's plan and its keys' plans; false for an unknown account. */
-  setPlan(accountId: string, plan: string): MaybePromise<boolean>;
+  /** The account's plan and its keys' plans (`plan.change`); false for an unknown account. */
+  setPlan(accountId: string, plan: string, audit?: AuditBy): MaybePromise<boolean>;
   /** Ledger rows, newest first. */
   ledgerPage(accountId: string, limit: number, offset: number): MaybePromise<{ rows: LedgerRow[]; total: number }>;
 }

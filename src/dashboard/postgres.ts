@@ -1,4 +1,8 @@
+import type { SQL } from "bun";
+import type { AuditBy } from "../audit/interface";
+import { appendAuditIn } from "../audit/postgres";
 import { type PgStorage, pgCall } from "../storage/postgres";
+import { loginEntry, passwordEntry, planEntry } from "./audit";
 import type { AccountSummary, DashboardStore, LedgerRow, Login, Session, SessionLimits } from "./interface";
 import { sessionExpired } from "./security";
 
@@ -7,6 +11,12 @@ const TOUCH_EVERY_MS = 60_000;
 type LoginRow = { account_id: string; email: string; password_hash: string };
 const login = (r: LoginRow | undefined): Login | null =>
   r ? { accountId: r.account_id, email: r.email, passwordHash: r.password_hash } : null;
+
+/** The login's email and when its password last changed (null: no login). */
+async function changedAt(tx: SQL, accountId: string): Promise<{ email: string; changedAt: number } | null> {
+  const [r] = await tx`SELECT email, password_changed_at FROM logins WHERE account_id = ${accountId} FOR UPDATE`;
+  return r ? { email: r.email, changedAt: Number(r.password_changed_at) } : null;
+}
 
 /** The dashboard's store in PostgreSQL (drizzle/pg 0001_dashboard), shared by every node. */
 export class PostgresDashboardStore implements DashboardStore {
@@ -26,29 +36,35 @@ export class PostgresDashboardStore implements DashboardStore {
     });
   }
 
-  setLogin(accountId: string, email: string, passwordHash: string): Promise<boolean> {
+  setLogin(accountId: string, email: string, passwordHash: string, audit?: AuditBy): Promise<boolean> {
     const e = email.toLowerCase();
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const [taken] = await tx`SELECT 1 AS x FROM logins WHERE email = ${e} AND account_id <> ${accountId}`;
         if (taken) return false;
+        const before = await changedAt(tx, accountId);
+        const at = Date.now();
         // two nodes giving one email to two accounts at once: the unique index refuses the second
         await tx`
           INSERT INTO logins (account_id, email, password_hash, password_changed_at)
-          VALUES (${accountId}, ${e}, ${passwordHash}, ${Date.now()})
+          VALUES (${accountId}, ${e}, ${passwordHash}, ${at})
           ON CONFLICT (account_id) DO UPDATE SET email = excluded.email, password_hash = excluded.password_hash,
             password_changed_at = excluded.password_changed_at`;
         await tx`DELETE FROM dashboard_sessions WHERE account_id = ${accountId}`;
+        if (audit) await appendAuditIn(tx, loginEntry(audit, accountId, before, { email: e, changedAt: at }));
         return true;
       }),
     );
   }
 
-  setPassword(accountId: string, passwordHash: string): Promise<void> {
+  setPassword(accountId: string, passwordHash: string, audit?: AuditBy): Promise<void> {
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
-        await tx`UPDATE logins SET password_hash = ${passwordHash}, password_changed_at = ${Date.now()} WHERE account_id = ${accountId}`;
+        const before = await changedAt(tx, accountId);
+        const at = Date.now();
+        await tx`UPDATE logins SET password_hash = ${passwordHash}, password_changed_at = ${at} WHERE account_id = ${accountId}`;
         await tx`DELETE FROM dashboard_sessions WHERE account_id = ${accountId}`;
+        if (audit) await appendAuditIn(tx, passwordEntry(audit, accountId, before?.changedAt ?? null, at));
       }),
     );
   }
@@ -123,12 +139,15 @@ export class PostgresDashboardStore implements DashboardStore {
     });
   }
 
-  setPlan(accountId: string, plan: string): Promise<boolean> {
+  setPlan(accountId: string, plan: string, audit?: AuditBy): Promise<boolean> {
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
-        const changed = await tx`UPDATE accounts SET plan = ${plan} WHERE id = ${accountId} RETURNING id`;
-        if (changed.length) await tx`UPDATE api_keys SET plan = ${plan} WHERE account_id = ${accountId}`;
-        return changed.length > 0;
+        const [before] = await tx`SELECT plan FROM accounts WHERE id = ${accountId} FOR UPDATE`;
+        if (!before) return false;
+        await tx`UPDATE accounts SET plan = ${plan} WHERE id = ${accountId}`;
+        await tx`UPDATE api_keys SET plan = ${plan} WHERE account_id = ${accountId}`;
+        if (audit) await appendAuditIn(tx, planEntry(audit, accountId, before.plan, plan));
+        return true;
       }),
     );
   }

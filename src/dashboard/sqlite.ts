@@ -1,4 +1,7 @@
 import type { Database } from "bun:sqlite";
+import type { AuditBy } from "../audit/interface";
+import { appendAudit } from "../audit/sqlite";
+import { loginEntry, passwordEntry, planEntry } from "./audit";
 import type { AccountSummary, DashboardStore, LedgerRow, Login, Session, SessionLimits } from "./interface";
 import { sessionExpired } from "./security";
 
@@ -22,32 +25,47 @@ export class SqliteDashboardStore implements DashboardStore {
       .get(accountId);
   }
 
-  setLogin(accountId: string, email: string, passwordHash: string): boolean {
+  setLogin(accountId: string, email: string, passwordHash: string, audit?: AuditBy): boolean {
     const e = email.toLowerCase();
     return this.sqlite
       .transaction(() => {
         const other = this.loginByEmail(e);
         if (other && other.accountId !== accountId) return false;
+        const before = this.changedAt(accountId);
+        const at = Date.now();
         this.sqlite
           .query(
             "INSERT INTO logins (account_id, email, password_hash, password_changed_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (account_id) DO UPDATE SET email = excluded.email, password_hash = excluded.password_hash, password_changed_at = excluded.password_changed_at",
           )
-          .run(accountId, e, passwordHash, Date.now());
+          .run(accountId, e, passwordHash, at);
         this.sqlite.query("DELETE FROM dashboard_sessions WHERE account_id = ?").run(accountId);
+        if (audit) appendAudit(this.sqlite, loginEntry(audit, accountId, before, { email: e, changedAt: at }));
         return true;
       })
       .immediate();
   }
 
-  setPassword(accountId: string, passwordHash: string): void {
+  setPassword(accountId: string, passwordHash: string, audit?: AuditBy): void {
     this.sqlite
       .transaction(() => {
+        const before = this.changedAt(accountId);
+        const at = Date.now();
         this.sqlite
           .query("UPDATE logins SET password_hash = ?, password_changed_at = ? WHERE account_id = ?")
-          .run(passwordHash, Date.now(), accountId);
+          .run(passwordHash, at, accountId);
         this.sqlite.query("DELETE FROM dashboard_sessions WHERE account_id = ?").run(accountId);
+        if (audit) appendAudit(this.sqlite, passwordEntry(audit, accountId, before?.changedAt ?? null, at));
       })
       .immediate();
+  }
+
+  /** The login's email and when its password last changed (null: no login). */
+  private changedAt(accountId: string): { email: string; changedAt: number } | null {
+    return this.sqlite
+      .query<{ email: string; changedAt: number }, [string]>(
+        "SELECT email, password_changed_at AS changedAt FROM logins WHERE account_id = ?",
+      )
+      .get(accountId);
   }
 
   createSession(s: Session): void {
@@ -97,12 +115,15 @@ export class SqliteDashboardStore implements DashboardStore {
       .map(({ created, ...a }) => ({ ...a, created_at: new Date(created).toISOString() }));
   }
 
-  setPlan(accountId: string, plan: string): boolean {
+  setPlan(accountId: string, plan: string, audit?: AuditBy): boolean {
     return this.sqlite
       .transaction(() => {
-        const changed = this.sqlite.query("UPDATE accounts SET plan = ? WHERE id = ?").run(plan, accountId).changes;
-        if (changed) this.sqlite.query("UPDATE api_keys SET plan = ? WHERE account_id = ?").run(plan, accountId);
-        return changed > 0;
+        const before = this.sqlite.query<{ plan: string }, [string]>("SELECT plan FROM accounts WHERE id = ?").get(accountId);
+        if (!before) return false;
+        this.sqlite.query("UPDATE accounts SET plan = ? WHERE id = ?").run(plan, accountId);
+        this.sqlite.query("UPDATE api_keys SET plan = ? WHERE account_id = ?").run(plan, accountId);
+        if (audit) appendAudit(this.sqlite, planEntry(audit, accountId, before.plan, plan));
+        return true;
       })
       .immediate();
   }

@@ -1,4 +1,5 @@
 // Types only: what the app, its routes and the pipeline are given. Nothing here runs.
+import type { AuditTrail } from "../audit/interface";
 import type { KeyStore } from "../auth/interface";
 import type { ResponseCache } from "../cache/interface";
 import type { CallStarter } from "../callstart/interface";
@@ -53,6 +54,8 @@ export interface ServiceDeps {
   secrets: SecretStore;
   /** the request log: metadata of every authenticated request, written in batches */
   requestLog: RequestLog;
+  /** the audit trail's reads (the stores append its entries with each change, docs/audit.md) */
+  audit: AuditTrail;
   /** model-group deployments' windows, in-flight counts, cool-downs and latency: in Redis when configured (exact across nodes), else in memory */
   deploymentState: DeploymentStateService;
   dependencies: DependencyProbe[];

@@ -22,7 +22,10 @@ export interface Ctx {
   request: Request;
   state: RequestState;
   secure: boolean;
+  /** the address guesses are counted by (an IPv6 address as its network, docs/security.md) */
   client: string;
+  /** the client's whole address, as the audit trail records it */
+  address: string;
   origin: string;
 }
 
@@ -40,7 +43,14 @@ export function dashboardCtx(deps: SessionDeps, context: RouteContext): Ctx {
     request,
     state,
     ...requestOrigin(request, peer, deps.config.dashboard.trustedProxies, deps.config.dashboard.ipv6PrefixBits),
+    address: clientAddress(deps, request, server),
   };
+}
+
+/** The client's whole address (behind a trusted proxy, the one it forwards), as the audit trail records it. */
+export function clientAddress(deps: Pick<SessionDeps, "config">, request: Request, server: Peer): string {
+  const peer = server?.requestIP(request)?.address ?? null;
+  return requestOrigin(request, peer, deps.config.dashboard.trustedProxies, 128).client;
 }
 
 /** A state-changing request from another origin (a form posted by another site): 403. */

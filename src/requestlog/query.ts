@@ -19,7 +19,7 @@ export function decodeCursor(raw: string): LogCursor {
 }
 
 /** An instant from an ISO 8601 date or date-time; without a zone it is UTC (a date alone: midnight UTC). */
-function instant(raw: string, param: string): number {
+export function instant(raw: string, param: string): number {
   // a date-time without a zone (what a browser's datetime-local field sends) is read as UTC, not the server's zone
   const text = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(raw) ? `${raw}Z` : raw;
   const t = raw.length <= 40 && /^\d{4}-\d{2}-\d{2}/.test(raw) ? Date.parse(text) : Number.NaN;
@@ -36,7 +36,8 @@ function statusRange(raw: string): { statusMin: number; statusMax: number } {
   throw bad("status", "status must be an HTTP status (429) or a class (4xx)");
 }
 
-function text(raw: string | undefined, param: string): string | undefined {
+/** A text filter: empty is none, over 200 characters is refused. */
+export function text(raw: string | undefined, param: string): string | undefined {
   if (raw === undefined || raw === "") return undefined;
   if (raw.length > 200) throw bad(param, `${param} is too long`);
   return raw;

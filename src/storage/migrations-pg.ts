@@ -17,6 +17,7 @@ import p0013 from "../../drizzle/pg/0013_request_log_indexes.sql" with { type: "
 import p0014 from "../../drizzle/pg/0014_credit_holds_index_scans.sql" with { type: "text" };
 import p0015 from "../../drizzle/pg/0015_account_tags.sql" with { type: "text" };
 import p0016 from "../../drizzle/pg/0016_credit_leases.sql" with { type: "text" };
+import p0017 from "../../drizzle/pg/0017_audit_log.sql" with { type: "text" };
 
 export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0000 },
@@ -36,4 +37,5 @@ export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0014_credit_holds_index_scans", sql: p0014 },
   { tag: "0015_account_tags", sql: p0015 },
   { tag: "0016_credit_leases", sql: p0016 },
+  { tag: "0017_audit_log", sql: p0017 },
 ];

@@ -21,6 +21,7 @@ import m0015 from "../../drizzle/0015_request_log.sql" with { type: "text" };
 import m0016 from "../../drizzle/0016_key_policies.sql" with { type: "text" };
 import m0017 from "../../drizzle/0017_request_log_indexes.sql" with { type: "text" };
 import m0018 from "../../drizzle/0018_account_tags.sql" with { type: "text" };
+import m0019 from "../../drizzle/0019_audit_log.sql" with { type: "text" };
 import { fillChunkTokens } from "./fts5";
 
 export interface Migration {
@@ -51,4 +52,5 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0016_key_policies", sql: m0016 },
   { tag: "0017_request_log_indexes", sql: m0017 },
   { tag: "0018_account_tags", sql: m0018 },
+  { tag: "0019_audit_log", sql: m0019 },
 ];

@@ -338,3 +338,33 @@ export const requestLog = pgTable(
     index("request_log_account_time_filters_idx").on(t.accountId, t.time, t.keyId, t.function, t.status),
   ],
 );
+
+/** The audit trail, as in the SQLite schema (schema.ts `auditLog`): one hash chain, appends serialised by its head row's lock. */
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    seq: bigint("seq", { mode: "number" }).primaryKey(),
+    id: text("id").notNull(),
+    at: ms("at").notNull(),
+    actor: text("actor").notNull(),
+    accountId: text("account_id"),
+    action: text("action").notNull(),
+    targetId: text("target_id"),
+    before: text("before"),
+    after: text("after"),
+    client: text("client"),
+    prevHash: text("prev_hash").notNull(),
+    hash: text("hash").notNull(),
+  },
+  (t) => [
+    uniqueIndex("audit_log_id_idx").on(t.id),
+    index("audit_log_account_seq_idx").on(t.accountId, t.seq),
+    index("audit_log_at_idx").on(t.at),
+  ],
+);
+
+export const auditHead = pgTable("audit_head", {
+  chain: text("chain").primaryKey(),
+  seq: bigint("seq", { mode: "number" }).notNull(),
+  hash: text("hash").notNull(),
+});

@@ -237,3 +237,43 @@ export const requestLog = sqliteTable(
     index("request_log_account_time_filters_idx").on(t.accountId, t.time, t.keyId, t.function, t.status),
   ],
 );
+
+/**
+ * The audit trail (docs/audit.md): one entry per change of state made through the admin API, the
+ * CLI, the dashboard or the operator console, written in the transaction of the change. Entries
+ * form one hash chain in `seq` order (each holds the SHA-256 of the one before, `prev_hash`);
+ * triggers of the migration refuse UPDATE and DELETE. Never a secret: keys as ids and prefixes.
+ */
+export const auditLog = sqliteTable(
+  "audit_log",
+  {
+    /** the entry's place in the chain, from 1, without gaps */
+    seq: integer("seq").primaryKey(),
+    id: text("id").notNull(),
+    /** ms since the epoch */
+    at: integer("at").notNull(),
+    /** `operator`, `cli`, `admin-token`, or the account (`acc_…`) whose dashboard user made the change */
+    actor: text("actor").notNull(),
+    accountId: text("account_id"),
+    action: text("action").notNull(),
+    targetId: text("target_id"),
+    /** the changed fields before and after, as canonical JSON (audit/chain.ts); null: none */
+    before: text("before"),
+    after: text("after"),
+    client: text("client"),
+    prevHash: text("prev_hash").notNull(),
+    hash: text("hash").notNull(),
+  },
+  (t) => [
+    uniqueIndex("audit_log_id_idx").on(t.id),
+    index("audit_log_account_seq_idx").on(t.accountId, t.seq),
+    index("audit_log_at_idx").on(t.at),
+  ],
+);
+
+/** The head of each audit chain (one: `gateway`): the last entry's seq and hash, updated with each append. */
+export const auditHead = sqliteTable("audit_head", {
+  chain: text("chain").primaryKey(),
+  seq: integer("seq").notNull(),
+  hash: text("hash").notNull(),
+});

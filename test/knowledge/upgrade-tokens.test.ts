@@ -62,7 +62,7 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
 
   // as a file written before 0011: no tokens column, the index on kb_id alone, no vocabulary table,
   // and none of the later migrations either (ledger tokens, public ids, document sizes, the request
-  // log, key policies), none applied: a start that finds the newest migration missing applies every
+  // log, key policies, the audit trail), none applied: a start that finds the newest migration missing applies every
   // missing one, so a new migration must be rolled back here too
   const db = new Database(dbPath);
   const sizes = db.query("SELECT id, bytes FROM kb_documents ORDER BY id").all();
@@ -84,6 +84,8 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
     DROP INDEX ledger_key_time_idx;
     ALTER TABLE api_keys DROP COLUMN policy;
     ALTER TABLE accounts DROP COLUMN tags;
+    DROP TABLE audit_log;
+    DROP TABLE audit_head;
     DELETE FROM _migrations WHERE tag >= '0011';`);
   db.close();
 

@@ -1,5 +1,6 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import type { AuditBy } from "../../audit/interface";
 import { KeyLimitError, KeyStoreError } from "../../auth/interface";
 import { keyDetail, withMonthSpend } from "../../auth/key-detail";
 import { emailProblem, hashPassword } from "../../auth/passwords";
@@ -12,6 +13,7 @@ import type { AppDeps } from "../deps";
 import { edgePlugin } from "../edge-plugin";
 import { limitOffset } from "../query";
 import { ok } from "../respond";
+import { clientAddress, type RouteContext } from "../session";
 import { usageNames } from "./usage-names";
 
 const CreateAccount = T.Object({
@@ -42,6 +44,12 @@ const UpdateKey = T.Object({ policy: T.Unknown() });
 
 const detail = (summary: string) => ({ tags: ["Admin"], summary, security: [{ bearer: [] }] });
 
+/** Who makes an admin API change, for its audit entry: the admin token, from the client's address. */
+const byToken = (deps: AppDeps, context: RouteContext): AuditBy => ({
+  actor: "admin-token",
+  client: clientAddress(deps, context.request, context.server),
+});
+
 /** A family of admin routes, every one behind the admin edge (the operator's token; 404 without one). */
 function adminFamily(deps: AppDeps, name: string) {
   return new Elysia({ name }).use(edgePlugin(deps)).guard({ admin: true });
@@ -71,7 +79,8 @@ function adminAccounts(deps: AppDeps) {
   return adminFamily(deps, "admin-accounts")
     .post(
       "/admin/v1/accounts",
-      async ({ state, request }) => {
+      async (context) => {
+        const { state, request } = context;
         const b = await body(request, CreateAccount);
         const email = b.email?.trim().toLowerCase();
         if ((email === undefined) !== (b.password === undefined))
@@ -85,9 +94,16 @@ function adminAccounts(deps: AppDeps) {
             throw new GatewayError("conflict", "an account with this email already exists", { param: "email" });
         }
         const tags = b.tags === undefined ? null : parseAccountTags(b.tags);
-        const acc = await keys.createAccount({ name: b.name ?? email, plan: b.plan, credits: b.credits, tags });
-        if (email !== undefined && b.password !== undefined)
-          await deps.dashboard.setLogin(acc.id, email, await hashPassword(b.password));
+        const login =
+          email !== undefined && b.password !== undefined ? { email, passwordHash: await hashPassword(b.password) } : undefined;
+        const acc = await keys.createAccount({
+          name: b.name ?? email,
+          plan: b.plan,
+          credits: b.credits,
+          tags,
+          login,
+          audit: byToken(deps, context),
+        });
         return ok(state, "account created", { ...(await accountView(acc.id)), email: email ?? null }, 201);
       },
       {
@@ -110,9 +126,10 @@ function adminAccounts(deps: AppDeps) {
     })
     .patch(
       "/admin/v1/accounts/:id",
-      async ({ state, request, params }) => {
+      async (context) => {
+        const { state, request, params } = context;
         const b = await body(request, UpdateAccount);
-        if (!(await keys.setAccountTags(params.id, parseAccountTags(b.tags))))
+        if (!(await keys.setAccountTags(params.id, parseAccountTags(b.tags), byToken(deps, context))))
           throw new GatewayError("not_found", "account not found");
         return ok(state, "account updated", await accountView(params.id));
       },
@@ -125,11 +142,12 @@ function adminAccounts(deps: AppDeps) {
     )
     .post(
       "/admin/v1/accounts/:id/credits",
-      async ({ state, request, params }) => {
+      async (context) => {
+        const { state, request, params } = context;
         const b = await body(request, Grant);
         if (b.amount === 0) throw new GatewayError("invalid_request", "amount must not be 0", { param: "amount" });
         if (!(await keys.accountExists(params.id))) throw new GatewayError("not_found", "account not found");
-        const balance = await ledger.grant(params.id, b.amount, "grant", b.reason ?? null);
+        const balance = await ledger.grant(params.id, b.amount, "grant", b.reason ?? null, byToken(deps, context));
         return ok(state, b.amount > 0 ? "credits granted" : "credits taken back", {
           account_id: params.id,
           granted: b.amount,
@@ -151,7 +169,8 @@ function adminKeys(deps: AppDeps) {
   return adminFamily(deps, "admin-keys")
     .post(
       "/admin/v1/keys",
-      async ({ state, request }) => {
+      async (context) => {
+        const { state, request } = context;
         const b = await body(request, CreateKey);
         try {
           const policy = applyPolicyPatch(undefined, parsePolicyPatch(b.policy, known));
@@ -161,6 +180,7 @@ function adminKeys(deps: AppDeps) {
             plan: b.plan,
             credits: b.credits,
             policy,
+            audit: byToken(deps, context),
           });
           const view = await keys.get(created.id);
           return ok(
@@ -199,11 +219,12 @@ function adminKeys(deps: AppDeps) {
     )
     .patch(
       "/admin/v1/keys/:id",
-      async ({ state, request, params }) => {
+      async (context) => {
+        const { state, request, params } = context;
         const b = await body(request, UpdateKey);
         // policy: null clears every field
         const patch = b.policy === null ? clearAll() : parsePolicyPatch(b.policy, known);
-        const view = await keys.setPolicy(params.id, patch);
+        const view = await keys.setPolicy(params.id, patch, { audit: byToken(deps, context) });
         if (!view) throw new GatewayError("not_found", "key not found");
         return ok(state, "key policy updated", await withMonthSpend(ledger, view));
       },
@@ -216,8 +237,10 @@ function adminKeys(deps: AppDeps) {
     )
     .delete(
       "/admin/v1/keys/:id",
-      async ({ state, params }) => {
-        if (!(await keys.revoke(params.id))) throw new GatewayError("not_found", "key not found");
+      async (context) => {
+        const { state, params } = context;
+        if (!(await keys.revoke(params.id, undefined, byToken(deps, context))))
+          throw new GatewayError("not_found", "key not found");
         return ok(state, "key revoked", await keys.get(params.id));
       },
       { detail: detail("Revoke a key: it fails from the next request on") },

@@ -16,6 +16,7 @@ import { queryInt } from "../../query";
 import type { Ctx } from "../../session";
 import { redirect } from "../../session";
 import {
+  byHolder,
   createOwnKey,
   type DashboardDeps,
   KEY_PAGE,
@@ -141,7 +142,7 @@ function keyPages(deps: DashboardDeps) {
     .post(
       "/dashboard/keys/:id/revoke",
       async ({ c, holder: h, params }) => {
-        await revokeKey(deps, h.accountId, params.id);
+        await revokeKey(deps, h.accountId, params.id, byHolder(c, h.accountId));
         return redirect(c, "/dashboard/keys");
       },
       { session: { origin: true }, parse: "none" },
@@ -151,7 +152,7 @@ function keyPages(deps: DashboardDeps) {
       async ({ c, holder: h, params }) => {
         const form = await readForm(deps, c);
         try {
-          await narrowOwnKey(deps, h.accountId, params.id, policyFromForm(deps, form));
+          await narrowOwnKey(deps, c, h.accountId, params.id, policyFromForm(deps, form));
         } catch (e) {
           // refused: the keys page again, saying why (a browser without JavaScript sees a page)
           if (e instanceof GatewayError && [400, 403, 404].includes(e.status))
@@ -335,7 +336,7 @@ function passwordPages(deps: DashboardDeps) {
         const problem = passwordProblem(next);
         if (problem) return page(deps, c, 400, { ...o, flash: { kind: "error", text: problem } }, pages.passwordPage());
         // ends every session of the account, this one included; this browser gets a new one
-        await store.setPassword(h.accountId, await hashPassword(next));
+        await store.setPassword(h.accountId, await hashPassword(next), byHolder(c, h.accountId));
         const cookie = await startSession(deps, c, { accountId: h.accountId, kind: "account" });
         return page(
           deps,

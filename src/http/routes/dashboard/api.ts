@@ -12,7 +12,7 @@ import { edgePlugin, functionEdge } from "../../edge-plugin";
 import { limitOffset } from "../../query";
 import { ok } from "../../respond";
 import { usageNames } from "../usage-names";
-import { createOwnKey, type DashboardDeps, detail, KEY_PAGE, LEDGER_PAGE, narrowOwnKey, revokeKey } from "./common";
+import { byHolder, createOwnKey, type DashboardDeps, detail, KEY_PAGE, LEDGER_PAGE, narrowOwnKey, revokeKey } from "./common";
 
 export function dashboardApi(deps: DashboardDeps) {
   const { config, keys, ledger } = deps;
@@ -65,7 +65,7 @@ export function dashboardApi(deps: DashboardDeps) {
     .delete(
       "/dashboard/api/keys/:id",
       async ({ c, holder: h, params }) => {
-        await revokeKey(deps, h.accountId, params.id);
+        await revokeKey(deps, h.accountId, params.id, byHolder(c, h.accountId));
         return ok(c.state, "key revoked", await keys.get(params.id));
       },
       {
@@ -77,7 +77,7 @@ export function dashboardApi(deps: DashboardDeps) {
       "/dashboard/api/keys/:id",
       async ({ c, holder: h, params }) => {
         const b = await readJsonBody(c.request, config.limits);
-        await narrowOwnKey(deps, h.accountId, params.id, parsePolicyPatch(b.policy, known));
+        await narrowOwnKey(deps, c, h.accountId, params.id, parsePolicyPatch(b.policy, known));
         return ok(c.state, "key policy updated", await keyDetail(keys, ledger, params.id));
       },
       {

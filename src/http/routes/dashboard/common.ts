@@ -3,6 +3,7 @@
  * read within limits from the same origin, a new session's cookie, the 429 page of a refused
  * guess, and the key changes an account holder (or the operator) makes.
  */
+import type { AuditBy } from "../../../audit/interface";
 import { KeyLimitError } from "../../../auth/interface";
 import { type KeyPolicy, POLICY_FIELDS, type PolicyPatch, policyPatchFromText, widenedField } from "../../../auth/policy";
 import { retryAfter } from "../../../dashboard/guessing";
@@ -36,6 +37,10 @@ export const SECURITY_HEADERS = {
 export const detail = (summary: string) => ({ tags: ["Dashboard"], summary, security: [{ session: [] }] });
 
 export const who = (email: string) => ({ kind: "account" as const, name: email });
+/** Who makes a change in the dashboard, for its audit entry: the signed-in account (a member once there are members), from the client's address. */
+export const byHolder = (c: Ctx, accountId: string): AuditBy => ({ actor: accountId, client: c.address });
+/** Who makes a change in the operator console, for its audit entry. */
+export const byOperator = (c: Ctx): AuditBy => ({ actor: "operator", client: c.address });
 export const OPERATOR = { kind: "operator" as const, name: "operator" };
 export const refused = (text: string | undefined) => (text ? { kind: "error" as const, text } : null);
 export const plans = (deps: Pick<AppDeps, "config">) => [...new Set(["free", ...Object.keys(deps.config.plans)])];
@@ -114,7 +119,7 @@ export async function createOwnKey(deps: Pick<AppDeps, "keys" | "limiter">, c: C
   if (!d.allowed)
     throw limitRefusal(d, "key creation", `at most ${d.limit} keys can be made a minute; retry in ${d.retryAfterSeconds}s`);
   try {
-    return await deps.keys.createKey({ label, accountId });
+    return await deps.keys.createKey({ label, accountId, audit: byHolder(c, accountId) });
   } catch (err) {
     if (err instanceof KeyLimitError) throw new GatewayError("forbidden", err.message);
     throw err;
@@ -122,9 +127,14 @@ export async function createOwnKey(deps: Pick<AppDeps, "keys" | "limiter">, c: C
 }
 
 /** A key revoked, by its account's holder (accountId) or the operator (undefined). */
-export async function revokeKey(deps: Pick<AppDeps, "keys">, accountId: string | undefined, id: string): Promise<void> {
+export async function revokeKey(
+  deps: Pick<AppDeps, "keys">,
+  accountId: string | undefined,
+  id: string,
+  by: AuditBy,
+): Promise<void> {
   // the same path as DELETE /admin/v1/keys/:id: the key store drops it from its cache and broadcasts it
-  if (!(await deps.keys.revoke(id, accountId))) throw new GatewayError("not_found", "key not found");
+  if (!(await deps.keys.revoke(id, accountId, by))) throw new GatewayError("not_found", "key not found");
 }
 
 /** A policy form's fields as a patch: an empty field clears that limit. */
@@ -136,7 +146,7 @@ export const policyFromForm = (deps: Pick<AppDeps, "functions">, form: URLSearch
  * the functions and models, lower limits, an earlier expiry); widening or clearing is the
  * operator's. Takes effect like the admin API's (cache dropped, broadcast).
  */
-export async function narrowOwnKey(deps: Pick<AppDeps, "keys">, accountId: string, id: string, patch: PolicyPatch) {
+export async function narrowOwnKey(deps: Pick<AppDeps, "keys">, c: Ctx, accountId: string, id: string, patch: PolicyPatch) {
   const narrowOnly = (before: KeyPolicy | undefined, after: KeyPolicy | undefined) => {
     const f = widenedField(before, after);
     if (f)
@@ -146,7 +156,7 @@ export async function narrowOwnKey(deps: Pick<AppDeps, "keys">, accountId: strin
         { param: f },
       );
   };
-  const view = await deps.keys.setPolicy(id, patch, { accountId, check: narrowOnly });
+  const view = await deps.keys.setPolicy(id, patch, { accountId, check: narrowOnly, audit: byHolder(c, accountId) });
   if (!view) throw new GatewayError("not_found", "key not found");
   return view;
 }

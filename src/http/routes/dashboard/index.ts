@@ -8,12 +8,17 @@ import { Elysia } from "elysia";
 import { warmDummyHash } from "../../../auth/passwords";
 import { accountPages } from "./account";
 import { dashboardApi } from "./api";
+import { auditPages } from "./audit";
 import type { DashboardDeps } from "./common";
 import { operatorConsole } from "./operator";
 import { signInRoutes } from "./sign-in";
 
 export function dashboardRoutes(deps: DashboardDeps) {
   warmDummyHash();
-  const app = new Elysia({ name: "dashboard" }).use(signInRoutes(deps)).use(accountPages(deps)).use(dashboardApi(deps));
+  const app = new Elysia({ name: "dashboard" })
+    .use(signInRoutes(deps))
+    .use(accountPages(deps))
+    .use(dashboardApi(deps))
+    .use(auditPages(deps));
   return deps.config.adminToken ? app.use(operatorConsole(deps)) : app;
 }

@@ -4,13 +4,25 @@
  * state. Registered only when an admin token is configured.
  */
 import { Elysia } from "elysia";
+import type { AuditBy } from "../../../audit/interface";
 import type { KeyView } from "../../../auth/interface";
 import { emailProblem, hashPassword, passwordProblem } from "../../../auth/passwords";
 import { GatewayError } from "../../../errors";
 import { edgePlugin } from "../../edge-plugin";
 import { ok } from "../../respond";
 import { type Ctx, redirect } from "../../session";
-import { type DashboardDeps, detail, OPERATOR, page, plans, policyFromForm, readForm, refused, revokeKey } from "./common";
+import {
+  byOperator,
+  type DashboardDeps,
+  detail,
+  OPERATOR,
+  page,
+  plans,
+  policyFromForm,
+  readForm,
+  refused,
+  revokeKey,
+} from "./common";
 import { deploymentGroups, GatewayStateSampler } from "./gateway-state";
 import * as pages from "./pages";
 
@@ -56,13 +68,13 @@ function consoleViews(deps: DashboardDeps) {
    */
   const operatorPost =
     <P extends Record<string, string>>(
-      act: (form: URLSearchParams, params: P) => Promise<string>,
+      act: (form: URLSearchParams, params: P, by: AuditBy) => Promise<string>,
       onRefused: (c: Ctx, params: P, status: number, text: string) => Promise<Response>,
     ) =>
     async ({ c, params }: { c: Ctx; params: P }) => {
       const form = await readForm(deps, c);
       try {
-        return redirect(c, await act(form, params));
+        return redirect(c, await act(form, params, byOperator(c)));
       } catch (e) {
         if (!(e instanceof GatewayError) || (e.status !== 400 && e.status !== 404)) throw e;
         return onRefused(c, params, e.status, e.message).catch(() => {
@@ -91,7 +103,7 @@ function accountConsole(deps: DashboardDeps, { consolePage, accountPage, operato
     .post(
       "/dashboard/operator/accounts",
       operatorPost<Record<string, never>>(
-        async (form) => {
+        async (form, _params, by) => {
           const email = (form.get("email") ?? "").trim().toLowerCase();
           const password = form.get("password") ?? "";
           const name = (form.get("name") ?? "").trim().slice(0, 200) || email;
@@ -106,8 +118,8 @@ function accountConsole(deps: DashboardDeps, { consolePage, accountPage, operato
               : null) ??
             ((await store.loginByEmail(email)) ? "an account with this email already exists" : null);
           if (problem) throw new GatewayError("invalid_request", problem);
-          const acc = await keys.createAccount({ name, plan, credits });
-          await store.setLogin(acc.id, email, await hashPassword(password));
+          const login = { email, passwordHash: await hashPassword(password) };
+          const acc = await keys.createAccount({ name, plan, credits, login, audit: by });
           return accountPath(acc.id);
         },
         (c, _params, status, text) => consolePage(c, "", status, text),
@@ -124,12 +136,13 @@ function accountConsole(deps: DashboardDeps, { consolePage, accountPage, operato
     .post(
       "/dashboard/operator/accounts/:id/credits",
       operatorPost<{ id: string }>(
-        async (form, params) => {
+        async (form, params, by) => {
           const amount = Number(form.get("amount"));
           if (!Number.isInteger(amount) || amount === 0 || Math.abs(amount) > 1_000_000_000)
             throw new GatewayError("invalid_request", "amount must be a whole number other than 0", { param: "amount" });
           if (!(await keys.accountExists(params.id))) throw new GatewayError("not_found", "account not found");
-          await ledger.grant(params.id, amount, "grant", (form.get("reason") ?? "").slice(0, 500) || "granted in the dashboard");
+          const reason = (form.get("reason") ?? "").slice(0, 500) || "granted in the dashboard";
+          await ledger.grant(params.id, amount, "grant", reason, by);
           return accountPath(params.id);
         },
         (c, params, status, text) => accountPage(c, params.id, status, text),
@@ -139,10 +152,10 @@ function accountConsole(deps: DashboardDeps, { consolePage, accountPage, operato
     .post(
       "/dashboard/operator/accounts/:id/plan",
       operatorPost<{ id: string }>(
-        async (form, params) => {
+        async (form, params, by) => {
           const plan = (form.get("plan") ?? "").trim();
           if (!plan || plan.length > 50) throw new GatewayError("invalid_request", "plan: 1 to 50 characters", { param: "plan" });
-          if (!(await store.setPlan(params.id, plan))) throw new GatewayError("not_found", "account not found");
+          if (!(await store.setPlan(params.id, plan, by))) throw new GatewayError("not_found", "account not found");
           return accountPath(params.id);
         },
         (c, params, status, text) => accountPage(c, params.id, status, text),
@@ -161,7 +174,7 @@ function keyConsole(deps: DashboardDeps, { accountPage, operatorPost }: ConsoleV
       "/dashboard/operator/keys/:id/revoke",
       async ({ c, params }) => {
         const key = await keys.get(params.id);
-        await revokeKey(deps, undefined, params.id);
+        await revokeKey(deps, undefined, params.id, byOperator(c));
         return redirect(c, accountPath(key?.account_id ?? ""));
       },
       { operator: { origin: true }, parse: "none" },
@@ -169,8 +182,8 @@ function keyConsole(deps: DashboardDeps, { accountPage, operatorPost }: ConsoleV
     .post(
       "/dashboard/operator/keys/:id/policy",
       operatorPost<{ id: string }>(
-        async (form, params) => {
-          const view = await keys.setPolicy(params.id, policyFromForm(deps, form));
+        async (form, params, by) => {
+          const view = await keys.setPolicy(params.id, policyFromForm(deps, form), { audit: by });
           if (!view) throw new GatewayError("not_found", "key not found");
           return accountPath(view.account_id);
         },

@@ -19,6 +19,7 @@ const NAV: [string, string][] = [
   ["/dashboard/keys", "Keys"],
   ["/dashboard/ledger", "Ledger"],
   ["/dashboard/requests", "Requests"],
+  ["/dashboard/audit", "Audit"],
   ["/dashboard/playground", "Playground"],
   ["/dashboard/password", "Password"],
 ];
@@ -28,7 +29,10 @@ export function layout(o: PageOpts, body: Html): string {
     o.who?.kind === "account"
       ? NAV.map(([href, name]) => html`<a href="${href}"${o.active === href ? html` aria-current="page"` : ""}>${name}</a>`)
       : o.who?.kind === "operator"
-        ? [html`<a href="/dashboard/operator" aria-current="page">Accounts and gateway</a>`]
+        ? [
+            html`<a href="/dashboard/operator"${o.active === "/dashboard/operator/audit" ? "" : html` aria-current="page"`}>Accounts and gateway</a>`,
+            html`<a href="/dashboard/operator/audit"${o.active === "/dashboard/operator/audit" ? html` aria-current="page"` : ""}>Audit trail</a>`,
+          ]
         : [];
   return `<!doctype html>${html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${o.title} · Text-AI Gateway</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/dashboard/assets/app.css">

@@ -21,7 +21,7 @@ const TAKEN =
   "This email address already has an account, and nothing about it has changed: sign in with its password. A forgotten password is reset by the gateway's operator.";
 
 export function signInRoutes(deps: DashboardDeps) {
-  const { config, keys, logger } = deps;
+  const { config, logger } = deps;
   const limiter = deps.signIns;
   const store = deps.dashboard;
   const ctxOf = (context: RouteContext): Ctx => dashboardCtx(deps, context);
@@ -97,8 +97,7 @@ export function signInRoutes(deps: DashboardDeps) {
         // the sign-in page; either way a reload repeats a GET, never the sign-up (docs/security.md)
         const hash = await hashPassword(password);
         if (await store.loginByEmail(email)) return redirect(c, "/dashboard/login?signup=taken");
-        const acc = await keys.createAccount({ name: email, credits: config.dashboard.signupCredits });
-        await store.setLogin(acc.id, email, hash);
+        const acc = await signedUp(deps, c, email, hash);
         const cookie = await startSession(deps, c, { accountId: acc.id, kind: "account" });
         return redirect(c, "/dashboard", { "set-cookie": cookie });
       },
@@ -135,6 +134,16 @@ export function signInRoutes(deps: DashboardDeps) {
       },
       { parse: "none" },
     );
+}
+
+/** A signed-up account with its login; its audit entry's actor (null) is the new account itself: account.signup. */
+function signedUp(deps: DashboardDeps, c: Ctx, email: string, passwordHash: string) {
+  return deps.keys.createAccount({
+    name: email,
+    credits: deps.config.dashboard.signupCredits,
+    login: { email, passwordHash },
+    audit: { actor: null, client: c.address },
+  });
 }
 
 function assetHeaders(context: object, type: string): Record<string, string> {

@@ -1,0 +1,63 @@
+/**
+ * The audit trail's reads (docs/audit.md): every entry for the operator (`GET /admin/v1/audit`,
+ * and the chain's check, `GET /admin/v1/audit/verify`), an account's own with one of its keys
+ * (`GET /api/v1/account/audit`); a page in the envelope, or with `format=csv|json` every entry the
+ * filters match as a download. The dashboard's pages are in dashboard/audit.ts.
+ */
+import { Elysia } from "elysia";
+import type { AuditQuery } from "../../audit/interface";
+import { exportFormat, exportHeaders, exportStream, parseAuditQuery, readAuditPage } from "../../audit/query";
+import type { AppDeps } from "../deps";
+import { edgePlugin } from "../edge-plugin";
+import { ok } from "../respond";
+import type { RequestState } from "../state";
+
+const FILTERS = "limit, cursor, actor, action, since; format=csv or json: every entry they match, as a download";
+
+/** A page in the envelope, or (`format`) the download of every entry the filters match. */
+export async function auditAnswer(
+  deps: Pick<AppDeps, "audit">,
+  state: RequestState,
+  query: Record<string, string | undefined>,
+  q: AuditQuery,
+): Promise<Response> {
+  const format = exportFormat(query.format);
+  const read = (x: AuditQuery) => deps.audit.page(x);
+  if (!format) return ok(state, "audit entries", await readAuditPage(read, q));
+  state.status = 200;
+  return new Response(exportStream(read, q, format), { headers: { ...exportHeaders(format), ...state.headers } });
+}
+
+export function auditRoutes(deps: AppDeps) {
+  const admin = new Elysia({ name: "admin-audit" })
+    .use(edgePlugin(deps))
+    .guard({ admin: true })
+    .get("/admin/v1/audit", ({ state, query }) => auditAnswer(deps, state, query, parseAuditQuery(query, { admin: true })), {
+      detail: {
+        tags: ["Admin"],
+        summary: `The audit trail of every account, newest first: every change of state made through the admin API, the CLI, the dashboard and the operator console (account_id, ${FILTERS})`,
+        security: [{ bearer: [] }],
+      },
+    })
+    .get("/admin/v1/audit/verify", async ({ state }) => ok(state, "audit chain checked", await deps.audit.verify()), {
+      detail: {
+        tags: ["Admin"],
+        summary:
+          "Walk the audit chain from its first entry to its head: ok, or its first broken link (a deleted or edited entry)",
+        security: [{ bearer: [] }],
+      },
+    });
+  const account = new Elysia({ name: "account-audit" })
+    .use(edgePlugin(deps))
+    .guard({ key: { fn: "account" } })
+    .onBeforeHandle(async ({ state, auth }) => {
+      state.creditsRemaining = await deps.ledger.balance(auth.accountId);
+    })
+    .get(
+      "/api/v1/account/audit",
+      ({ state, auth, query }) =>
+        auditAnswer(deps, state, query, { ...parseAuditQuery(query, { admin: false }), accountId: auth.accountId }),
+      { detail: { tags: ["Account"], summary: `The calling account's audit trail, newest first (${FILTERS})` } },
+    );
+  return new Elysia({ name: "audit" }).use(admin).use(account);
+}
