@@ -230,7 +230,12 @@ export class ProviderRouter {
     return inOrder(groups, targets, need, (ordered) => this.runTargets(call, ordered, groups, need));
   }
 
-  private async runTargets(call: RouteCall, targets: Target[], groups?: ModelGroups, need?: GroupNeed): Promise<RouteOutcome> {
+  private async runTargets(
+    call: RouteCall,
+    targets: readonly Target[],
+    groups?: ModelGroups,
+    need?: GroupNeed,
+  ): Promise<RouteOutcome> {
     const { def } = call;
     if (targets.length === 0) throw noProvider(def, this.config.routes[def.name] !== undefined);
     if (call.signal.aborted) throw clientClosed(`${def.name}: the client closed the request`);
@@ -444,17 +449,17 @@ function inOrder<R>(
   groups: ModelGroups,
   targets: readonly Target[],
   need: GroupNeed,
-  run: (ordered: Target[]) => Promise<R>,
+  run: (ordered: readonly Target[]) => Promise<R>,
 ): Promise<R> {
-  let asked: Target[] | Promise<Target[]>;
+  let asked: readonly Target[] | Promise<readonly Target[]>;
   try {
     asked = groups.order(targets, need);
   } catch (err) {
     return Promise.reject(err);
   }
-  if (Array.isArray(asked) && !groups.holds(asked)) return run(asked);
+  if (!(asked instanceof Promise) && !groups.holds(asked)) return run(asked);
   return (async () => {
-    const ordered = Array.isArray(asked) ? asked : await asked;
+    const ordered = await asked;
     try {
       return await run(ordered);
     } finally {

@@ -45,6 +45,10 @@ export class ModelGroups {
   private readonly readsUsage = new Set<string>();
   /** each group's targets for a caller without tags (made on first use; never changed after) */
   private readonly untagged = new Map<string, readonly Target[]>();
+  /** per shared targets list: every order its stateless strategies can give and their chances (fixedOrders), or null */
+  private readonly fixed = new WeakMap<readonly Target[], FixedOrders | null>();
+  /** the lists `targets` made once (the only ones whose orders are worth making once) */
+  private readonly shared = new WeakSet<readonly Target[]>();
 
   constructor(
     groups: readonly ModelGroupConfig[],
@@ -99,6 +103,7 @@ export class ModelGroups {
     if (!out) {
       out = this.targetsOf(chain);
       this.untagged.set(name, out);
+      this.shared.add(out);
     }
     return out;
   }
@@ -117,12 +122,17 @@ export class ModelGroups {
    * strategy (the state's usage read once), minus the deployments whose context window is below
    * `need`'s tokens; targets that are no deployment keep their place.
    */
-  order(targets: readonly Target[], need: GroupNeed): Target[] | Promise<Target[]> {
+  order(targets: readonly Target[], need: GroupNeed): readonly Target[] | Promise<readonly Target[]> {
     const tokens = need.input + need.output;
     let fits = targets;
     if (targets.some((t) => (t.deployment?.maxContextTokens ?? Number.POSITIVE_INFINITY) < tokens)) {
       fits = targets.filter((t) => (t.deployment?.maxContextTokens ?? Number.POSITIVE_INFINITY) >= tokens);
       if (fits.length === 0) throw tooLarge(targets, tokens);
+    }
+    // weighted and ordered groups: one of the orders made once, drawn with its chance
+    if (fits === targets) {
+      const orders = this.fixedOf(targets);
+      if (orders) return draw(orders);
     }
     // the state is asked only when a strategy reads it (least-busy, latency, headroom); else the
     // order is made at once, without a promise
@@ -164,6 +174,18 @@ export class ModelGroups {
       this.reserved.add(mine);
     }
     return out;
+  }
+
+  /** The orders of a shared targets list whose strategies read neither the state nor the call (fixedOrders), made on first use. */
+  private fixedOf(targets: readonly Target[]): FixedOrders | null {
+    let f = this.fixed.get(targets);
+    if (f === undefined) {
+      // only for the lists made once (targets()): another list is made per call, and so would its orders
+      if (!this.shared.has(targets)) return null;
+      f = fixedOrders(targets, (group) => this.byName.get(group)?.strategy ?? "ordered");
+      this.fixed.set(targets, f);
+    }
+    return f;
   }
 
   /** `seen` with each deployment's in-flight count: other nodes' (as read) plus this node's chosen now. */
@@ -297,6 +319,72 @@ export interface GateHow<T> {
 }
 
 const EMPTY = new Map<string, DeploymentUsage>();
+
+/**
+ * Every order a targets list can be tried in when each of its groups' strategies is `weighted` or
+ * `ordered` (neither reads the deployments' state nor the call), with the chance of each: the
+ * orders are shared (never changed) and a call draws one (`draw`), so ordering costs one random
+ * number and no allocation. A `weighted` run of one priority is ordered as the sort by
+ * Efraimidis-Spirakis keys does (rankKey): drawn one after the other in proportion to the weights
+ * left, so an order's chance is the product of w(next) / (the weights not yet drawn). Null when a
+ * strategy reads the state or the call, or past MAX_FIXED_ORDERS orders.
+ */
+interface FixedOrders {
+  orders: Target[][];
+  /** the chances summed in order: order k is drawn for a random r in [upTo[k-1], upTo[k]) */
+  upTo: number[];
+}
+
+const MAX_FIXED_ORDERS = 120;
+
+function fixedOrders(
+  targets: readonly Target[],
+  strategyOf: (group: string) => ModelGroupConfig["strategy"],
+): FixedOrders | null {
+  // the runs ordered apart: one group's deployments of one priority (byStrategy), or a target that is none
+  let combos: { order: Target[]; p: number }[] = [{ order: [], p: 1 }];
+  for (let i = 0; i < targets.length; ) {
+    const d = targets[i]?.deployment;
+    let j = i + 1;
+    while (
+      d &&
+      j < targets.length &&
+      targets[j]?.deployment?.group === d.group &&
+      targets[j]?.deployment?.priority === d.priority
+    )
+      j++;
+    const run = targets.slice(i, j);
+    const strategy = d ? strategyOf(d.group) : "ordered";
+    if (strategy !== "weighted" && strategy !== "ordered" && run.length > 1) return null;
+    if (strategy === "weighted" && run.length > 5) return null; // 720 orders and more: sorted per call instead
+    const ways = strategy === "weighted" && run.length > 1 ? weightedOrders(run) : [{ order: run, p: 1 }];
+    if (combos.length * ways.length > MAX_FIXED_ORDERS) return null;
+    combos = combos.flatMap((c) => ways.map((w) => ({ order: [...c.order, ...w.order], p: c.p * w.p })));
+    i = j;
+  }
+  let sum = 0;
+  return { orders: combos.map((c) => c.order), upTo: combos.map((c) => (sum += c.p)) };
+}
+
+/** Every order of `run` (deployments of one weighted group and priority) with its chance. */
+function weightedOrders(run: Target[]): { order: Target[]; p: number }[] {
+  const weight = (t: Target) => t.deployment?.weight ?? 1;
+  if (run.length === 1) return [{ order: run, p: 1 }];
+  const total = run.reduce((s, t) => s + weight(t), 0);
+  return run.flatMap((first, k) =>
+    weightedOrders([...run.slice(0, k), ...run.slice(k + 1)]).map((rest) => ({
+      order: [first, ...rest.order],
+      p: (weight(first) / total) * rest.p,
+    })),
+  );
+}
+
+/** One of the fixed orders, drawn with its chance (the last one for the rounding's remainder). */
+function draw(f: FixedOrders): Target[] {
+  const r = Math.random() * (f.upTo[f.upTo.length - 1] as number);
+  for (let k = 0; k < f.upTo.length; k++) if (r < (f.upTo[k] as number)) return f.orders[k] as Target[];
+  return f.orders[f.orders.length - 1] as Target[];
+}
 const NO_HOW: GateHow<unknown> = {};
 const NOTHING: Promise<null> = Promise.resolve(null);
 
