@@ -202,16 +202,22 @@ describe.skipIf(!shared)("credit batches on PostgreSQL", () => {
         credits: 1_000_000,
       });
       await setup.close();
-      /** n calls one after another on a pool of its own (closed after: its backend's statistics are flushed as it exits) */
-      const calls = async (n: number, from: number) => {
+      /**
+       * n calls on a pool of its own (closed after: its backend's statistics are flushed as it
+       * exits), in `lanes` lanes of calls one after another
+       */
+      const calls = async (n: number, from: number, lanes = 1) => {
         const pg = openPostgres(db.url, { max: 1 });
         await pg.migrated;
         // every call its own hold (no lease): the holds' index scans are what is measured
         const ledger = new PostgresCreditLedger(pg, { leaseMax: 0 });
-        for (let i = 0; i < n; i++) {
-          const r = (await ledger.reserve(id, 1)) as Reservation;
-          await ledger.settle(r, details(`req_vac_${from + i}`));
-        }
+        const lane = async (k: number) => {
+          for (let i = k; i < n; i += lanes) {
+            const r = (await ledger.reserve(id, 1)) as Reservation;
+            await ledger.settle(r, details(`req_vac_${from + i}`));
+          }
+        };
+        await Promise.all(Array.from({ length: lanes }, (_, k) => lane(k)));
         await pg.close();
       };
       const entriesRead = async () => {
@@ -230,7 +236,9 @@ describe.skipIf(!shared)("credit batches on PostgreSQL", () => {
           await admin.close();
         }
       };
-      await calls(2000, 0);
+      // 2,000 holds taken and deleted (10 lanes at a time: their batches hold several each), each
+      // a row and an index entry of its own, that no vacuum removes
+      await calls(2000, 0, 10);
       // statistics of a small table, as an analyze leaves them between bursts (the planner then
       // prefers a sequential scan for the sums); an analyze removes nothing
       const stats = new SQL(db.url, { max: 1 });

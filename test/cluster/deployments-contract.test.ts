@@ -3,6 +3,11 @@
  * memory (one node) and Redis (two instances on one Redis are two nodes; again on a Redis Cluster).
  * The window is 1.5 s here instead of 60 s (the same code, on the real clocks: Redis's TIME), and
  * the in-flight lease 0.6 s. Needs 127.0.0.1:6379 for the shared ones (skips loudly without).
+ *
+ * The contract's tests run concurrently (describe.concurrent): each makes nodes of its own and a
+ * deployment id of its own (`fresh()`), so none sees another's calls, and they spend their time
+ * waiting for windows, cool-downs and leases to pass (a few milliseconds of CPU in all), which
+ * overlap. The outage test after them runs alone: it cuts a proxy.
  */
 
 import { afterAll, describe, expect, test } from "bun:test";
@@ -88,7 +93,7 @@ const implementations: [string, () => Promise<Nodes>, boolean][] = [
 const landed = () => Bun.sleep(150);
 
 for (const [name, make, available] of implementations) {
-  describe.skipIf(!available)(`deployment state contract: ${name}`, () => {
+  describe.concurrent.skipIf(!available)(`deployment state contract: ${name}`, () => {
     test("rpm is a sliding window: the N+1th call in a window is refused, admitted again once the oldest leaves", async () => {
       const { a, b } = await make();
       const id = fresh();

@@ -7,7 +7,9 @@
  *    calls again.
  *  - Clients see only 200s.
  * The two run at the same time (different groups, so different deployments) to keep the test short.
- * Every prompt differs: no answer comes from the cache.
+ * Every prompt differs: no answer comes from the cache. CI's first pass runs this file side by side
+ * with test/local/linear-time.test.ts (.ci/run), each in a process of its own: this one is a minute
+ * of waiting, that one a minute of one core.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { groupToml } from "../helpers/groups-toml";

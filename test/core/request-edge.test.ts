@@ -214,13 +214,16 @@ describe("oversized bodies", () => {
 
   test("a declared 100 MiB body gets the 413 envelope at once, on any route, before it is sent", async () => {
     const length = { "content-length": String(100 * 1024 * 1024), "content-type": "application/json" };
-    for (const [method, path, headers] of [
+    const routes = [
       ["POST", "/api/v1/ai/word-count", { ...length, "x-api-key": key }],
       ["POST", "/api/v1/ai/word-count", length],
       ["POST", "/nowhere", length],
       ["GET", "/health", length],
       ["POST", "/v1/chat/completions", { ...length, authorization: `Bearer ${key}` }],
-    ] as const) {
+    ] as const;
+    // each on a connection of its own, at the same time: an answered connection lingers about a
+    // second (http/linger.ts) before its answer ends, and those seconds overlap
+    const exchanged = async ([method, path, headers]: (typeof routes)[number]) => {
       const { res, sent, c } = await exchange(head(method, path, headers), KiB64, 1600);
       if (path.startsWith("/v1/")) {
         expect(res?.status).toBe(413);
@@ -231,7 +234,8 @@ describe("oversized bodies", () => {
       expect(await c.closed(3000)).toBe(true);
       // answered long before the 100 MiB were sent (the client stops at 1600 x 64 KiB)
       expect(sent).toBeLessThan(1600);
-    }
+    };
+    await Promise.all(routes.map(exchanged));
   });
 
   test("a chunked body is counted while it arrives: 413 at the limit, however long it would go on", async () => {
@@ -252,20 +256,25 @@ describe("oversized bodies", () => {
   test("sign-in and sign-up forms stop reading at their 64 KiB, declared or chunked, without an account", async () => {
     const origin = `http://127.0.0.1:${gw.port}`;
     const form = { origin, "content-type": "application/x-www-form-urlencoded" };
-    for (const path of ["/dashboard/login", "/dashboard/signup"]) {
+    // the four exchanges on connections of their own, at the same time: each answer ends after its
+    // connection's linger (about a second, http/linger.ts), and those seconds overlap
+    const declaredTo = async (path: string) => {
       // declared above the form limit (and under the API's): refused before a byte of it is read
       const declared = await exchange(head("POST", path, { ...form, "content-length": String(900 * 1024) }), KiB64, 14);
       expect(declared.res?.status, path).toBe(413);
       expect(JSON.parse(declared.res?.body ?? "{}").error.code).toBe("payload_too_large");
       expect(await declared.c.closed(3000)).toBe(true);
       expect(declared.sent).toBeLessThan(14);
+    };
+    const chunkedTo = async (path: string) => {
       // chunked: counted while it arrives (the old code read 4 MiB before Bun refused it)
       const chunked = await exchange(head("POST", path, { ...form, "transfer-encoding": "chunked" }), chunk64, 64);
       expect(chunked.res?.status, path).toBe(413);
       expect(chunked.res?.headers["x-request-id"]).toMatch(/^req_/);
       expect(await chunked.c.closed(3000)).toBe(true);
       expect(chunked.sent).toBeLessThan(16);
-    }
+    };
+    await Promise.all(["/dashboard/login", "/dashboard/signup"].flatMap((path) => [declaredTo(path), chunkedTo(path)]));
   });
 
   test("a body sent to a route that reads none is not drained: the connection closes after the answer", async () => {

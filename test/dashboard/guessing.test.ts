@@ -1,7 +1,7 @@
 // The guessing policy (docs/security.md) through a real server: guesses at a password or at the
 // admin token are counted per client address and per target, from real loopback source addresses
 // (127.0.0.x), so strangers cannot lock anyone out and the admin API is throttled like the console.
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SIGN_IN_LIMITS, SignInLimiter, WRONG_ADMIN_TOKEN_DELAY_MS } from "../../src/dashboard/guessing";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { type RawResponse, requestFrom } from "../helpers/raw-http";
@@ -13,7 +13,9 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-// each test guesses from addresses of its own
+// each test guesses from addresses of its own, at targets of its own: none sees another's counts, so
+// the tests of a describe run concurrently (describe.concurrent); most of their time is the wrong
+// token's delay and the backoffs, waited for
 let nextHost = 2;
 const freshAddress = () => `127.0.${Math.floor(nextHost / 250) + 1}.${(nextHost++ % 250) + 2}`;
 
@@ -31,7 +33,7 @@ async function makeLogin(email: string, password: string): Promise<string> {
   return res.json.data.result.id;
 }
 
-describe("strangers cannot lock anyone out", () => {
+describe.concurrent("strangers cannot lock anyone out", () => {
   test("five wrong admin tokens from five addresses: the right token from a fresh address signs the operator in", async () => {
     const guessers = Array.from({ length: 5 }, freshAddress);
     for (const [i, from] of guessers.entries()) {
@@ -101,15 +103,20 @@ describe("strangers cannot lock anyone out", () => {
   }, 30_000);
 });
 
-describe("the admin API counts wrong tokens per client address, like the operator sign-in", () => {
-  // a gateway of its own per test: the admin token is one target, so earlier guesses at it would slow these down
-  let own: TestGateway;
-  beforeEach(async () => {
-    own = await startGateway({ env: { TEXTAI_ADMIN_TOKEN: TOKEN } });
+describe.concurrent("the admin API counts wrong tokens per client address, like the operator sign-in", () => {
+  // a gateway of its own per test: the admin token is one target, so other guesses at it would slow these down
+  const owned: TestGateway[] = [];
+  const ownGateway = async () => {
+    const own = await startGateway({ env: { TEXTAI_ADMIN_TOKEN: TOKEN } });
+    owned.push(own);
+    return own;
+  };
+  afterAll(async () => {
+    await Promise.all(owned.map((g) => g.close()));
   });
-  afterEach(() => own.close());
 
   test("wrong bearer tokens: 403 five times, then 429 with Retry-After; other addresses unaffected", async () => {
+    const own = await ownGateway();
     const guesser = freshAddress();
     const statuses: number[] = [];
     for (let i = 0; i < 12; i++) statuses.push((await adminCall(guesser, `wrong-admin-token-${i}`, own))?.status ?? 0);
@@ -125,6 +132,7 @@ describe("the admin API counts wrong tokens per client address, like the operato
   }, 30_000);
 
   test("the right token is never refused: from an address that guessed wrong 11 times, the admin API, /metrics and the operator sign-in all let it in", async () => {
+    const own = await ownGateway();
     // a scraper or operator behind the same NAT or proxy as a guesser
     const shared = freshAddress();
     for (let i = 0; i < 8; i++) await adminCall(shared, `wrong-admin-token-${i}`, own);
@@ -140,7 +148,38 @@ describe("the admin API counts wrong tokens per client address, like the operato
     expect(console?.headers["set-cookie"]).toStartWith("textai_session=");
   }, 30_000);
 
-  test("wrong tokens are slowed, the right one is not", async () => {
+  test("the API and the console share one count per address: three wrong there and two here refuse the next wrong one anywhere", async () => {
+    const own = await ownGateway();
+    const guesser = freshAddress();
+    for (let i = 0; i < 3; i++) expect((await adminCall(guesser, `wrong-${i}`, own))?.status).toBe(403);
+    for (let i = 0; i < 2; i++) expect((await operatorSignIn(guesser, `wrong-${i}`, own))?.status).toBe(401);
+    expect((await operatorSignIn(guesser, "wrong-5", own))?.status).toBe(429);
+    expect((await adminCall(guesser, "wrong-6", own))?.status).toBe(429);
+  });
+
+  test("the right token is never counted: 60 concurrent calls from one address all answer 200", async () => {
+    const own = await ownGateway();
+    const from = freshAddress();
+    const res = await Promise.all(Array.from({ length: 60 }, () => adminCall(from, TOKEN, own)));
+    expect(res.map((r) => r?.status)).toEqual(Array(60).fill(200));
+  });
+
+  test("X-Forwarded-For is ignored from a peer that is not a trusted proxy", async () => {
+    const own = await ownGateway();
+    const guesser = freshAddress();
+    for (let i = 0; i < 5; i++)
+      await requestFrom(own.url, guesser, "GET", "/admin/v1/accounts", {
+        headers: { authorization: `Bearer wrong-${i}`, "x-forwarded-for": `10.9.0.${i}` },
+      });
+    const spoofed = await requestFrom(own.url, guesser, "GET", "/admin/v1/accounts", {
+      headers: { authorization: "Bearer wrong-again", "x-forwarded-for": "10.9.9.9" },
+    });
+    expect(spoofed?.status).toBe(429);
+  });
+
+  // timed (the delay, and its absence): after the others, alone (test.serial)
+  test.serial("wrong tokens are slowed, the right one is not", async () => {
+    const own = await ownGateway();
     const from = freshAddress();
     let t = performance.now();
     expect((await adminCall(from, "wrong-and-slow", own))?.status).toBe(403);
@@ -157,32 +196,6 @@ describe("the admin API counts wrong tokens per client address, like the operato
       right.push(performance.now() - t);
     }
     expect(Math.min(...right)).toBeLessThan(WRONG_ADMIN_TOKEN_DELAY_MS);
-  });
-
-  test("the API and the console share one count per address: three wrong there and two here refuse the next wrong one anywhere", async () => {
-    const guesser = freshAddress();
-    for (let i = 0; i < 3; i++) expect((await adminCall(guesser, `wrong-${i}`, own))?.status).toBe(403);
-    for (let i = 0; i < 2; i++) expect((await operatorSignIn(guesser, `wrong-${i}`, own))?.status).toBe(401);
-    expect((await operatorSignIn(guesser, "wrong-5", own))?.status).toBe(429);
-    expect((await adminCall(guesser, "wrong-6", own))?.status).toBe(429);
-  });
-
-  test("the right token is never counted: 60 concurrent calls from one address all answer 200", async () => {
-    const from = freshAddress();
-    const res = await Promise.all(Array.from({ length: 60 }, () => adminCall(from, TOKEN, own)));
-    expect(res.map((r) => r?.status)).toEqual(Array(60).fill(200));
-  });
-
-  test("X-Forwarded-For is ignored from a peer that is not a trusted proxy", async () => {
-    const guesser = freshAddress();
-    for (let i = 0; i < 5; i++)
-      await requestFrom(own.url, guesser, "GET", "/admin/v1/accounts", {
-        headers: { authorization: `Bearer wrong-${i}`, "x-forwarded-for": `10.9.0.${i}` },
-      });
-    const spoofed = await requestFrom(own.url, guesser, "GET", "/admin/v1/accounts", {
-      headers: { authorization: "Bearer wrong-again", "x-forwarded-for": "10.9.9.9" },
-    });
-    expect(spoofed?.status).toBe(429);
   });
 });
 

@@ -13,7 +13,8 @@ import { fill, PROSE, SHAPES, SIZE, TEXT_FIELD } from "../helpers/adversarial";
  * must cost about what 100 KB of ordinary prose costs: at most 10 times as much plus 300 ms.
  * Cost is this thread's CPU time, so other processes on a busy machine do not move it. Before the
  * linear-time work, `!!!!…` took 8 to 26 s in five functions and a text of blank lines 12 to 65 s
- * in ten; prose takes 1 to 400 ms.
+ * in ten; prose takes 1 to 400 ms. CI's first pass runs this file side by side with
+ * test/cluster/model-groups-nodes.test.ts, a minute of waiting (.ci/run).
  */
 
 /** search-query-parse takes at most 20,000 characters */

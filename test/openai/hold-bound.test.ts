@@ -200,6 +200,9 @@ describe("the hold is an upper bound of what a /v1 call can cost (issue 35.3)", 
       const poor = gw.newKey({ credits: 0 });
       sim.reset();
       sim.configure({ usage: "tokens", imageTokens: IMAGE_TOKENS });
+      // a streamed answer in deltas of 4 KiB rather than a word each (3,700 frames, paced 2 ms
+      // apart, took 9 s): what it costs is its usage chunk either way
+      if (extra.stream === true) sim.program([{ chunkChars: 4096 }]);
       const refused = await rawPost(gw, path, poor.key, body);
       expect(refused.status).toBe(402);
       const hold = holdOf(((await refused.json()) as { error: { message: string } }).error.message);
