@@ -35,6 +35,7 @@ import {
   pin,
   pinning,
   ROOT,
+  runCapture,
   spawnChild,
   waitFor,
 } from "./lib/proc";
@@ -305,6 +306,37 @@ interface PgCapacityRow {
 type PgCapacity = { rows: PgCapacityRow[] } | { error: string };
 
 /** One charged call after another on the credits layer over PostgreSQL: transactions per call, and a hot account. */
+/** bench/alternate.ts's answer (--json): each (tree, scenario)'s CPU per request and ratios */
+interface Interleaved {
+  when: string;
+  cycles: number;
+  block: number;
+  rows: { scenario: string; cpuUsPerReq: number; overFirstScenario?: { ratio: number; blocks: number[] } }[];
+}
+
+/**
+ * issue 39's ratio, `group` over `compat`, measured the way a few per cent can be on a shared
+ * machine: both requests alternated in quarter-second phases against one gateway (bench/alternate.ts).
+ */
+async function measureGroupInterleaved(): Promise<Interleaved | undefined> {
+  process.stderr.write("group vs compat, interleaved in one gateway (bench/alternate.ts, 60 s)\n");
+  try {
+    const out = await runCapture([
+      "bun",
+      join(ROOT, "bench", "alternate.ts"),
+      "--scenarios",
+      "compat,group",
+      "--seconds",
+      "60",
+      "--json",
+    ]);
+    return JSON.parse(out.trim().split("\n").pop() as string) as Interleaved;
+  } catch (e) {
+    process.stderr.write(`  failed: ${(e as Error).message}\n`);
+    return undefined;
+  }
+}
+
 async function measurePgCapacity(): Promise<PgCapacity> {
   process.stderr.write("pg-capacity: bench/pg-capacity.ts --only spread,hot (32 in flight; 2 nodes on one account)\n");
   const p = Bun.spawn(["bun", join(ROOT, "bench", "pg-capacity.ts"), "--only", "spread,hot", "--json"], {
@@ -836,7 +868,7 @@ function atMost(
   return { name, goal, measured, met: false, detail: `missed by ${gap(value - limit)}` };
 }
 
-function targets(results: ScenarioResult[]): Target[] {
+function targets(results: ScenarioResult[], interleaved?: Interleaved): Target[] {
   const by = (id: string) => results.find((r) => r.id === id);
   const out: Target[] = [];
   const compat = peak(by("compat"));
@@ -876,14 +908,29 @@ function targets(results: ScenarioResult[]): Target[] {
     const measured = `${ratio.toFixed(2)}x (${cluster.cpuUsPerReq.toFixed(0)} vs ${single.cpuUsPerReq.toFixed(0)} µs; peak ${Math.round(pc?.rps ?? 0)} vs ${Math.round(ps?.rps ?? 0)} req/s)`;
     out.push(atLeast(clusterName, ">= 0.80x", measured, ratio, 0.8, times));
   } else out.push(notMeasured(clusterName, ">= 0.80x", whyNot("function", "cluster")));
-  // issue 39: a weighted group of three deployments costs at most 1.05x CPU per request of `compat`
+  // issue 39: a weighted group of three deployments costs at most 1.05x CPU per request of `compat`,
+  // measured interleaved in one gateway (bench/alternate.ts); the fresh processes' ratio beside it
   const groupName = "group (weighted, 3 deployments) vs compat (gateway CPU µs/req at 32 connections)";
   const g32 = at(by("group"), 32)?.cpuUsPerReq;
   const c32 = at(by("compat"), 32)?.cpuUsPerReq;
-  if (g32 && c32) {
+  const fresh = g32 && c32 ? `; fresh processes ${(g32 / c32).toFixed(2)}x (${g32.toFixed(0)} vs ${c32.toFixed(0)} µs)` : "";
+  const inter = interleaved?.rows.find((r) => r.scenario === "group")?.overFirstScenario;
+  if (interleaved && inter) {
+    const [a, b] = interleaved.rows;
+    const spread = `blocks of ${interleaved.block} cycles ${Math.min(...inter.blocks).toFixed(2)} to ${Math.max(...inter.blocks).toFixed(2)}`;
+    const measured = `${inter.ratio.toFixed(3)}x interleaved in one gateway (${b?.cpuUsPerReq.toFixed(0)} vs ${a?.cpuUsPerReq.toFixed(0)} µs, ${interleaved.cycles} cycles, ${spread})${fresh}`;
+    out.push(atMost(groupName, "<= 1.05x", measured, inter.ratio, 1.05, times));
+  } else if (g32 && c32) {
     const ratio = g32 / c32;
     out.push(
-      atMost(groupName, "<= 1.05x", `${ratio.toFixed(2)}x (${g32.toFixed(0)} vs ${c32.toFixed(0)} µs)`, ratio, 1.05, times),
+      atMost(
+        groupName,
+        "<= 1.05x",
+        `${ratio.toFixed(2)}x in fresh processes (${g32.toFixed(0)} vs ${c32.toFixed(0)} µs)`,
+        ratio,
+        1.05,
+        times,
+      ),
     );
   } else out.push(notMeasured(groupName, "<= 1.05x", whyNot("group", "compat")));
   // issue 38: /v1/messages translated, and a translated vendor (anthropic), as ratios to `compat`
@@ -1075,6 +1122,7 @@ async function main(): Promise<number> {
   const results: ScenarioResult[] = [];
   let footprint: Footprint | undefined;
   let pgCapacity: PgCapacity | undefined;
+  let groupInterleaved: Interleaved | undefined;
   try {
     await waitFor(simStatsUrl);
     const throughput = ONLY.length === 0 || SCENARIOS.some((s) => ONLY.includes(s.id));
@@ -1089,6 +1137,7 @@ async function main(): Promise<number> {
       if (r.status !== "ok") process.stderr.write(`  ${r.status}: ${r.reason}\n`);
       results.push(r);
     }
+    if (ONLY.length === 0 || ONLY.includes("group")) groupInterleaved = await measureGroupInterleaved();
     if (ONLY.length === 0 || ONLY.includes("pg-capacity")) pgCapacity = await measurePgCapacity();
     const footprintIds = FOOTPRINT_IDS.filter((id) => ONLY.length === 0 || ONLY.includes(id));
     if (footprintIds.length)
@@ -1127,7 +1176,12 @@ async function main(): Promise<number> {
     scenarios: results,
     footprint,
     pg_capacity: pgCapacity,
-    targets: [...(results.length ? targets(results) : []), ...footprintTargets(footprint), ...pgCapacityTargets(pgCapacity)],
+    group_interleaved: groupInterleaved,
+    targets: [
+      ...(results.length ? targets(results, groupInterleaved) : []),
+      ...footprintTargets(footprint),
+      ...pgCapacityTargets(pgCapacity),
+    ],
     wall_seconds: Math.round((Date.now() - t0) / 1000),
   };
   if (results.length) console.log(table(results));
