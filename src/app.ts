@@ -21,9 +21,11 @@ import { auditRoutes } from "./http/routes/audit";
 import { dashboardRoutes } from "./http/routes/dashboard";
 import { functionRoutes } from "./http/routes/functions";
 import { knowledgeRoutes } from "./http/routes/knowledge";
+import { adminMembers } from "./http/routes/members";
 import { messagesRoutes } from "./http/routes/messages";
 import { openAiCompatRoutes } from "./http/routes/openai-compat";
 import { opsRoutes } from "./http/routes/ops";
+import { adminWebhooks } from "./http/routes/webhooks";
 import { endTrace, newRequestState, type RequestState, type WithState } from "./http/state";
 import { type Logger, logsAt } from "./log";
 import { fixedLabels } from "./metrics";
@@ -298,6 +300,8 @@ export function createApp(deps: AppDeps) {
     .use(functionRoutes(deps, pipeline))
     .use(accountRoutes(deps))
     .use(adminRoutes(deps))
+    .use(adminMembers(deps))
+    .use(adminWebhooks(deps))
     .use(auditRoutes(deps))
     .use(openAiCompatRoutes(deps))
     .use(messagesRoutes(deps))

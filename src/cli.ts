@@ -14,9 +14,12 @@ import {
 } from "./auth/policy";
 import { type Config, ConfigError, loadConfig } from "./config";
 import { SqliteCreditLedger } from "./credits/sqlite";
+import { memberView } from "./dashboard/members";
 import { GatewayError } from "./errors";
 import { FUNCTIONS } from "./functions/registry";
+import { changed, inviteMember, roleFrom } from "./http/routes/members";
 import { usageNames } from "./http/routes/usage-names";
+import { createWebhook, endpointOf, removeWebhook, rotateWebhook } from "./http/routes/webhooks";
 import { warmOfflineFunctions } from "./providers/local";
 import { parseLogQuery } from "./requestlog/query";
 import { buildServices, type Services } from "./services";
@@ -40,6 +43,15 @@ const USAGE = `textai — Text-AI Gateway
   textai accounts tags --account ID --tags region=eu[,tier=gold] [--json]      (--tags= clears them)
   textai audit list [--account ID] [--actor A] [--action NAME] [--since ISO] [--limit N] [--json]
   textai audit verify [--json]    (walks the audit chain; exits 1 at its first broken link)
+  textai members add --account ID --email EMAIL --role ROLE [--base-url URL] [--json]   (prints the one-time invitation URL)
+  textai members list --account ID [--json]
+  textai members role --account ID --member MEMBER_ID --role ROLE [--json]   (ROLE: owner, admin, developer, viewer)
+  textai members remove --account ID --member MEMBER_ID
+  textai webhooks add --url URL --events a,b [--account ID] [--balance-below N] [--spike-factor N] [--expiring-days N] [--format json|slack] [--json]
+  textai webhooks list [--account ID] [--json]
+  textai webhooks deliveries ID [--limit N] [--json]
+  textai webhooks rotate ID [--json]    (a new secret; the one before signs too for 24 h)
+  textai webhooks remove ID
 
 Configuration comes from environment variables (PORT, HOST, TEXTAI_DB, TEXTAI_CONFIG, ...); see docs/configuration.md.`;
 
@@ -138,6 +150,7 @@ type Flags = Record<string, string | true>;
 /** What a verb is given: the services, its sub-verb, its positional arguments and flags. */
 interface VerbInput {
   services: Services;
+  config: Config;
   sub: string | undefined;
   positional: string[];
   flags: Flags;
@@ -467,6 +480,112 @@ async function auditVerify({ services, json }: VerbInput): Promise<number> {
   return r.ok ? 0 : 1;
 }
 
+/** `webhooks add`: an alert endpoint (docs/alerts.md); its secret printed once. */
+async function webhooksAdd({ flags, json, services }: VerbInput): Promise<number> {
+  const num = (name: string) => int(flags, name) ?? null;
+  const format = str(flags, "format");
+  if (format !== undefined && format !== "json" && format !== "slack") throw new UsageError("--format is json or slack");
+  const created = await createWebhook(
+    services,
+    {
+      account_id: str(flags, "account") ?? null,
+      url: str(flags, "url", true)!,
+      events: (str(flags, "events", true) ?? "")
+        .split(",")
+        .map((e) => e.trim())
+        .filter(Boolean),
+      balance_below: num("balance-below"),
+      spike_factor: num("spike-factor"),
+      expiring_days: num("expiring-days"),
+      format,
+    },
+    BY_CLI,
+  );
+  if (json) console.log(JSON.stringify(created));
+  else
+    console.log(
+      `Created webhook ${created.id} (${created.events.join(", ")}).\n\n  ${created.secret}\n\nStore the secret now: it is shown only once.`,
+    );
+  return 0;
+}
+
+/** `webhooks list`: every endpoint, or one account's (never a secret). */
+async function webhooksList({ flags, json, services }: VerbInput): Promise<number> {
+  const list = await services.alerts.store.list(str(flags, "account"));
+  if (json) console.log(JSON.stringify(list));
+  else
+    console.log(
+      table(
+        list.map((w) => ({ ...w, events: w.events.join(",") })),
+        ["id", "account_id", "url", "events", "format", "created"],
+      ),
+    );
+  return 0;
+}
+
+/** `webhooks deliveries ID`: an endpoint's recent deliveries. */
+async function webhooksDeliveries({ positional, flags, json, services }: VerbInput): Promise<number> {
+  const e = await endpointOf(services, positional[0] ?? "");
+  const list = await services.alerts.store.deliveries(e.id, int(flags, "limit") ?? 50);
+  if (json) console.log(JSON.stringify(list));
+  else
+    console.log(
+      table(
+        list.map((d) => ({ ...d })),
+        ["id", "event_id", "type", "status", "attempts", "last_status_code", "created"],
+      ),
+    );
+  return 0;
+}
+
+/** `webhooks rotate ID` and `webhooks remove ID`. */
+async function webhooksChange({ sub, positional, json, services }: VerbInput): Promise<number> {
+  const e = await endpointOf(services, positional[0] ?? "");
+  if (sub === "remove") {
+    await removeWebhook(services, e, BY_CLI);
+    console.log(json ? JSON.stringify({ id: e.id, removed: true }) : `Removed ${e.id}.`);
+    return 0;
+  }
+  const r = await rotateWebhook(services, e, BY_CLI);
+  if (json) console.log(JSON.stringify(r));
+  else console.log(`New secret for ${e.id}:\n\n  ${r.secret}\n\nThe one before signs too until ${r.previous_valid_until}.`);
+  return 0;
+}
+
+/** `members add|list|role|remove` (docs/teams.md): an account's members, as the admin API's member routes. */
+async function membersVerb({ services, sub, flags, json, config }: VerbInput): Promise<number> {
+  const store = services.dashboard;
+  const account = str(flags, "account", true) as string;
+  try {
+    let result: Record<string, unknown> | Record<string, unknown>[];
+    if (sub === "list") {
+      if (!(await services.keys.accountExists(account))) throw new GatewayError("not_found", `no account ${account}`);
+      result = (await store.listMembers(account)).map(memberView);
+    } else if (sub === "add") {
+      const base = str(flags, "base-url") ?? `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${config.port}`;
+      const role = roleFrom(str(flags, "role", true), "--role");
+      result = await inviteMember({ dashboard: store, config }, account, str(flags, "email", true) as string, role, BY_CLI, base);
+    } else {
+      const member = str(flags, "member", true) as string;
+      const r =
+        sub === "role"
+          ? await store.setRole(account, member, roleFrom(str(flags, "role", true), "--role"), BY_CLI)
+          : await store.removeMember(account, member, BY_CLI);
+      result = changed(r);
+    }
+    if (json) console.log(JSON.stringify(result, null, 2));
+    else if (Array.isArray(result)) console.log(table(result, ["id", "email", "name", "role", "created_at"]));
+    else if (sub === "add")
+      console.log(`Invited ${result.email} as ${result.role}; the link works once, until ${result.expires_at}:\n${result.url}`);
+    else console.log(sub === "remove" ? `Removed ${result.email}.` : `${result.email} is now ${result.role}.`);
+    return 0;
+  } catch (e) {
+    if (!(e instanceof GatewayError)) throw e;
+    console.error(`error: ${e.message}`);
+    return 1;
+  }
+}
+
 /** The commands that take a sub-verb (`keys create`): their flags follow the sub-verb. */
 const SUB_VERBS = new Map<string, Map<string, Verb>>([
   [
@@ -498,6 +617,17 @@ const SUB_VERBS = new Map<string, Map<string, Verb>>([
     new Map([
       ["list", auditList],
       ["verify", auditVerify],
+    ]),
+  ],
+  ["members", new Map<string, Verb>(["add", "list", "role", "remove"].map((v) => [v, membersVerb]))],
+  [
+    "webhooks",
+    new Map([
+      ["add", webhooksAdd],
+      ["list", webhooksList],
+      ["deliveries", webhooksDeliveries],
+      ["rotate", webhooksChange],
+      ["remove", webhooksChange],
     ]),
   ],
 ]);
@@ -534,7 +664,7 @@ export async function main(argv: string[]): Promise<number> {
     const { positional, flags } = parseFlags(verbs ? rest : argv.slice(1));
     const verb = verbs ? verbs.get(sub ?? "") : VERBS.get(cmd);
     if (!verb) throw new UsageError(`unknown command: ${[cmd, sub].filter(Boolean).join(" ")}`);
-    return await verb({ services, sub, positional, flags, json: flags.json === true });
+    return await verb({ services, config, sub, positional, flags, json: flags.json === true });
   } finally {
     await services.close();
   }

@@ -360,6 +360,22 @@ const FileConfigSchema = T.Object(
           signup_credits: T.Optional(NonNegInt),
           ipv6_prefix: T.Optional(T.Integer({ minimum: 1, maximum: 128 })),
           trusted_proxies: T.Optional(T.Array(T.String({ minLength: 1 }))),
+          invitation_hours: T.Optional(T.Integer({ minimum: 1, maximum: 24 * 365 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** alerts by signed webhook (docs/alerts.md#settings) */
+    alerts: T.Optional(
+      T.Object(
+        {
+          poll_ms: T.Optional(T.Integer({ minimum: 10, maximum: 60_000 })),
+          scan_ms: T.Optional(T.Integer({ minimum: 10, maximum: 3_600_000 })),
+          retry_base_ms: T.Optional(T.Integer({ minimum: 10, maximum: 3_600_000 })),
+          retry_hours: T.Optional(T.Number({ exclusiveMinimum: 0, maximum: 168 })),
+          timeout_ms: T.Optional(T.Integer({ minimum: 100, maximum: 60_000 })),
+          rotation_grace_hours: T.Optional(T.Number({ minimum: 0, maximum: 720 })),
+          allow_private_urls: T.Optional(T.Boolean()),
         },
         { additionalProperties: false },
       ),
@@ -483,13 +499,30 @@ export interface Config {
    * 0, so open sign-up is no credit faucet; not the welcome credits). ipv6PrefixBits: an IPv6 client
    * is counted (guesses, sign-ups) as its network of this many bits (default 64). trustedProxies: peer
    * addresses whose X-Forwarded-Proto and X-Forwarded-For are believed (TEXTAI_TRUSTED_PROXIES,
-   * comma-separated, or `[dashboard] trusted_proxies`).
+   * comma-separated, or `[dashboard] trusted_proxies`). invitationHours: how long a member's
+   * invitation link is valid (default 72; docs/teams.md).
    */
-  dashboard: { signup: boolean; signupCredits: number; ipv6PrefixBits: number; trustedProxies: string[] };
+  dashboard: {
+    signup: boolean;
+    signupCredits: number;
+    ipv6PrefixBits: number;
+    trustedProxies: string[];
+    invitationHours: number;
+  };
   /** /v1 prices per model (docs/pricing.md) */
   pricing: PricingConfig;
   /** the request log: on unless `[log] enabled = false`; entries are kept `[log] retention_days` (default 30) */
   log: { enabled: boolean; retentionDays: number };
+  /** `[alerts]`: delivery timing and the URL rule of webhook endpoints (docs/alerts.md#settings) */
+  alerts: {
+    pollMs: number;
+    scanMs: number;
+    retryBaseMs: number;
+    retryWindowMs: number;
+    timeoutMs: number;
+    rotationGraceMs: number;
+    allowPrivateUrls: boolean;
+  };
   /** OTEL_EXPORTER_OTLP_ENDPOINT: traces exported over OTLP/HTTP (docs/tracing.md); null: no tracing, nothing loaded */
   tracing: TracingConfig | null;
 }
@@ -575,6 +608,29 @@ export function urlForLog(raw: string): string {
       }
     })
     .join(",");
+}
+
+/** `[breaker]` with its defaults. */
+function breakerSettings(file: FileConfig): Config["breaker"] {
+  return {
+    failureThreshold: file.breaker?.failure_threshold ?? 5,
+    cooldownMs: file.breaker?.cooldown_ms ?? 30_000,
+    longOutputTokens: file.breaker?.long_output_tokens ?? 4096,
+  };
+}
+
+/** `[alerts]` with its defaults (docs/alerts.md#settings). */
+function alertSettings(file: FileConfig): Config["alerts"] {
+  const a = file.alerts;
+  return {
+    pollMs: a?.poll_ms ?? 1000,
+    scanMs: a?.scan_ms ?? 60_000,
+    retryBaseMs: a?.retry_base_ms ?? 2000,
+    retryWindowMs: (a?.retry_hours ?? 24) * 3600_000,
+    timeoutMs: a?.timeout_ms ?? 10_000,
+    rotationGraceMs: (a?.rotation_grace_hours ?? 24) * 3600_000,
+    allowPrivateUrls: a?.allow_private_urls ?? false,
+  };
 }
 
 /** Where this node keeps its data, for the start-up log: the PostgreSQL URL (no password) or the SQLite file. */
@@ -1013,14 +1069,11 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       creditLeaseMax: file.limits?.credit_lease_max ?? DEFAULT_CREDIT_LEASE_MAX,
     },
     hedgeAfterMs: file.hedge_after_ms ?? {},
-    breaker: {
-      failureThreshold: file.breaker?.failure_threshold ?? 5,
-      cooldownMs: file.breaker?.cooldown_ms ?? 30_000,
-      longOutputTokens: file.breaker?.long_output_tokens ?? 4096,
-    },
+    breaker: breakerSettings(file),
     shutdown: drainSettings(env, file),
     tracing: tracingSettings(env),
     log: { enabled: file.log?.enabled ?? true, retentionDays: file.log?.retention_days ?? 30 },
+    alerts: alertSettings(file),
     pricing: {
       default: priceOf(file.pricing?.default) ?? { input: 1, output: 1 },
       models: Object.entries(file.pricing?.models ?? {}).map(([pattern, p]) => ({ pattern, price: priceOf(p) as TokenPrice })),
@@ -1033,6 +1086,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       signup: file.dashboard?.signup ?? false,
       signupCredits: file.dashboard?.signup_credits ?? 0,
       ipv6PrefixBits: file.dashboard?.ipv6_prefix ?? 64,
+      invitationHours: file.dashboard?.invitation_hours ?? 72,
       trustedProxies: env.TEXTAI_TRUSTED_PROXIES
         ? env.TEXTAI_TRUSTED_PROXIES.split(",")
             .map((s) => s.trim())

@@ -2,12 +2,13 @@ import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import type { Server } from "bun";
 import { createApp } from "./app";
 import { type Config, storeForLog, urlForLog } from "./config";
+import type { Role } from "./dashboard/members";
 import { GatewayError } from "./errors";
 import type { AnyFunctionDef } from "./functions/define";
 import { FUNCTIONS } from "./functions/registry";
 import { BodyReads } from "./http/body";
 import type { AppDeps } from "./http/deps";
-import { type EdgeKind, edgeOf } from "./http/edge-plugin";
+import { type EdgeKind, edgeOf, roleOf } from "./http/edge-plugin";
 import { newRequestId } from "./http/envelope";
 import { pathOf } from "./http/path";
 import { errorResponse } from "./http/respond";
@@ -36,6 +37,7 @@ export function buildDeps(config: Config, opts: BuildOptions = {}): AppDeps & { 
   const metrics = new Metrics();
   const providers = buildProviders(config);
   const router = new ProviderRouter(config, providers, { deploymentState: services.deploymentState });
+  router.onBreaker = (provider, model, state) => services.alerts.breaker(provider, model, state);
   // the label sets of every provider call, built and keyed once (metrics.ts fixedLabels)
   const outcomeLabels = new Map<string, { byOutcome: Record<string, string>; byProvider: Record<string, string> }>();
   router.onOutcome = (provider, fn, outcome, ms) => {
@@ -214,7 +216,8 @@ export interface RunningServer {
   metricsUrl?: string;
   deps: AppDeps & { services: Services };
   /** every route the app registered (method and path pattern): the security matrix walks them */
-  routes: { method: string; path: string; edge: EdgeKind | null }[];
+  /** the registered routes: the credential each one's edge checks, and a session route's least member role */
+  routes: { method: string; path: string; edge: EdgeKind | null; role: Role | null }[];
   /** graceful drain: readiness goes 503, the listener stays open for the grace period (or until nothing is in flight), in-flight requests finish until the deadline, storage closes */
   stop(): Promise<void>;
 }
@@ -331,6 +334,11 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
   });
   const metricsUrl = metricsServer ? urlOf(config.metricsListen!.host, metricsServer.port!) : undefined;
   if (metricsUrl) deps.logger.log("info", "metrics listening", { url: `${metricsUrl}/metrics` });
-  const routes = app.routes.map((r) => ({ method: r.method.toUpperCase(), path: r.path, edge: edgeOf(r.hooks) }));
+  const routes = app.routes.map((r) => ({
+    method: r.method.toUpperCase(),
+    path: r.path,
+    edge: edgeOf(r.hooks),
+    role: roleOf(r.hooks),
+  }));
   return { url, port: server.port!, metricsUrl, deps, routes, stop };
 }

@@ -1,3 +1,5 @@
+import { Alerts } from "./alerts/deliver";
+import { SqliteWebhookStore } from "./alerts/sqlite";
 import { SqliteAuditTrail } from "./audit/sqlite";
 import type { KeyStore } from "./auth/interface";
 import { SqliteKeyStore } from "./auth/sqlite";
@@ -39,6 +41,7 @@ const postgresParts = () => ({
   ...(require("./storage/secrets-pg") as typeof import("./storage/secrets-pg")),
   ...(require("./requestlog/postgres") as typeof import("./requestlog/postgres")),
   ...(require("./audit/postgres") as typeof import("./audit/postgres")),
+  ...(require("./alerts/postgres") as typeof import("./alerts/postgres")),
 });
 const redisParts = () => ({
   ...(require("./redis/link") as typeof import("./redis/link")),
@@ -168,6 +171,28 @@ function callServices(
   return { limiter, cache, idempotency, callStarter, signIns, deploymentState };
 }
 
+/** The channel (after the prefix) on which a change of alert endpoints is broadcast: every node's watch reads them again. */
+const ALERTS_CHANGED = "alerts-changed";
+
+/** Alerts (docs/alerts.md): endpoints and outbox beside the accounts, the ledger's charges watched, changes told across nodes. */
+function alertsOf(
+  config: Config,
+  storage: Storage,
+  db: Postgres,
+  ledger: CreditLedger,
+  redis: RedisLink | null,
+  logger: Logger | undefined,
+): Alerts {
+  const store = db ? new db.pg.PostgresWebhookStore(db.postgres) : new SqliteWebhookStore(storage.sqlite);
+  const alerts = new Alerts(store, config.alerts, logger);
+  ledger.watch = alerts.watch;
+  if (redis) {
+    alerts.onChange = () => void redis.publish(redis.key(ALERTS_CHANGED), "1");
+    redis.subscribe(redis.key(ALERTS_CHANGED), () => void alerts.refresh());
+  }
+  return alerts;
+}
+
 /** Deletes ended dashboard sessions; a failure (the database down) is logged and the next sweep tries again. */
 function sessionSweeper(dashboard: ServiceDeps["dashboard"], logger: Logger | undefined): () => Promise<void> {
   return async () => {
@@ -217,11 +242,12 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     }),
     secrets: db ? new db.pg.PostgresSecretStore(db.postgres) : new SqliteSecretStore(storage.sqlite),
     audit: db ? new db.pg.PostgresAuditTrail(db.postgres) : new SqliteAuditTrail(storage.sqlite),
+    alerts: alertsOf(config, storage, db, ledger, redis, opts.logger),
     dependencies: redis
       ? [database, { name: "redis", required: false, up: () => redis.ready(), errors: () => redis.errors }]
       : [database],
   };
-  const { limiter, requestLog, deploymentState } = interfaces;
+  const { limiter, requestLog, deploymentState, alerts } = interfaces;
   const sweepSessions = sessionSweeper(dashboard, opts.logger);
   let sessionSweep: ReturnType<typeof setInterval> | null = null;
   return {
@@ -231,6 +257,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     postgres,
     async ready() {
       await Promise.all([redis?.ready(), db && pg?.schemaReady(db.postgres, 10_000)]);
+      await alerts.refresh();
     },
     start() {
       keys.startBackgroundFlush();
@@ -238,6 +265,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
       limiter.startSweeping();
       // its background refresh and lease renewal serve model groups only: none configured, no timers
       if ((config.models ?? []).length > 0) deploymentState.start();
+      alerts.start();
       void sweepSessions();
       sessionSweep ??= setInterval(() => void sweepSessions(), SESSION_SWEEP_EVERY_MS);
       sessionSweep.unref?.();
@@ -245,6 +273,7 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
     refuseCharges: () => ledger.refuseCharges(),
     async close() {
       limiter.stop();
+      await alerts.stop();
       await deploymentState.close();
       if (sessionSweep) clearInterval(sessionSweep);
       await keys.stop();

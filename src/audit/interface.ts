@@ -2,9 +2,9 @@ import type { MaybePromise } from "../maybe";
 
 /**
  * Who made a change and from where, as a route or CLI verb hands it to the store that makes it.
- * `actor`: `operator` (the console), `cli`, `admin-token` (the admin API), or the id of the account
- * whose dashboard user made it (`acc_…`; a member's id once accounts have members); null: the
- * account the entry is about acted itself (a sign-up, whose id the store draws).
+ * `actor`: `operator` (the console), `cli`, `admin-token` (the admin API), or the id of the member
+ * who made it in the dashboard (`mem_…`, docs/teams.md); null: the account the entry is about acted
+ * itself (a sign-up, whose id the store draws).
  */
 export interface AuditBy {
   actor: string | null;

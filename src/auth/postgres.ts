@@ -75,8 +75,9 @@ export class PostgresKeyStore implements KeyStore {
         if (credits > 0) await this.ledger.grantIn(tx, id, credits, "welcome", "welcome credits");
         const email = opts.login?.email.toLowerCase();
         if (opts.login)
-          await tx`INSERT INTO logins (account_id, email, password_hash, password_changed_at)
-            VALUES (${id}, ${email}, ${opts.login.passwordHash}, ${Date.now()})`;
+          // the login an account is made with is its first member, an owner (docs/teams.md)
+          await tx`INSERT INTO members (id, account_id, email, role, password_hash, created_at, password_changed_at)
+            VALUES (${newId("mem")}, ${id}, ${email}, 'owner', ${opts.login.passwordHash}, ${Date.now()}, ${Date.now()})`;
         if (opts.audit) {
           const after = accountFields({ name: opts.name ?? null, plan, balance: credits, tags });
           if (email) after.email = email;

@@ -71,9 +71,12 @@ export class SqliteKeyStore implements KeyStore {
           .run();
         if (credits > 0) this.ledger.grant(id, credits, "welcome", "welcome credits");
         if (opts.login)
+          // the login an account is made with is its first member, an owner (docs/teams.md)
           sqlite
-            .query("INSERT INTO logins (account_id, email, password_hash, password_changed_at) VALUES (?, ?, ?, ?)")
-            .run(id, opts.login.email.toLowerCase(), opts.login.passwordHash, Date.now());
+            .query(
+              "INSERT INTO members (id, account_id, email, role, password_hash, created_at, password_changed_at) VALUES (?1, ?2, ?3, 'owner', ?4, ?5, ?5)",
+            )
+            .run(newId("mem"), id, opts.login.email.toLowerCase(), opts.login.passwordHash, Date.now());
         if (opts.audit) {
           const after = accountFields({
             name: opts.name ?? null,

@@ -168,6 +168,30 @@ export interface CreditLedger extends UsageReader {
   close?(): Promise<void>;
   /** Shutdown past its deadline: charges not yet committed fail, and every later one. */
   refuseCharges(): void;
+  /** the alert watch: charges of the accounts it watches raise their events in their transaction */
+  watch?: ChargeWatch | null;
   /** group-commit transactions and the charges they held */
   readonly stats: { batches: number; operations: number };
+}
+
+/** A charge (or a take-back) as the alert watch sees it, after it was applied in its transaction. */
+export interface WatchedCharge {
+  accountId: string;
+  keyId: string | null;
+  amount: number;
+  /** the account's balance after it */
+  balance: number;
+}
+
+/**
+ * The alert watch (alerts/watch.ts), set on a ledger when alert endpoints exist: asked only
+ * `watches` per charge (a lookup in memory), and for a watched account handed the charge inside
+ * its transaction, to write the events it raises to the outbox there.
+ */
+export interface ChargeWatch {
+  watches(accountId: string): boolean;
+  /** SQLite: on the ledger's connection, inside the batch's transaction */
+  chargedSqlite(sqlite: import("bun:sqlite").Database, c: WatchedCharge): void;
+  /** PostgreSQL: on the batch's connection, after credit_batch() and before its COMMIT */
+  chargedPg(tx: import("bun").SQL, charges: WatchedCharge[]): Promise<void>;
 }

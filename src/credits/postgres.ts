@@ -10,6 +10,7 @@ import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "
 import { keyBudgetExceeded } from "./holds";
 import {
   type ChargeDetails,
+  type ChargeWatch,
   type CreditLedger,
   IDEMPOTENT_CHARGES_KEPT_MS,
   type KeyBudget,
@@ -134,6 +135,8 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   private flushing: Promise<void> = Promise.resolve();
   /** Idempotency-Key charges committed, to sweep their records every 256 */
   private claims = 0;
+  /** the alert watch (alerts/watch.ts), when alert endpoints are configured */
+  watch: ChargeWatch | null = null;
   /** how long a hold counts unless renewed */
   readonly leaseMs: number;
   /** this node's holds in PostgreSQL: id -> when its expiry was last pushed (performance.now()) */
@@ -535,7 +538,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       // in progress): PostgreSQL cancelled this batch whole, so it is sent again
       for (let attempt = 1; ; attempt++) {
         try {
-          rows = await this.runBatch(text, live.length > 0);
+          rows = await this.runBatch(text, live.length > 0, this.watchedAfter(live, holds.length));
           break;
         } catch (err) {
           if (attempt >= 3 || String((err as { errno?: string }).errno) !== DEADLOCK) throw err;
@@ -588,7 +591,11 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
    * until their lease runs out, as when it dies just after. The operations travel as a string
    * literal, escaped for an E'' string whatever standard_conforming_strings says.
    */
-  private async runBatch(text: string, charges: boolean): Promise<BatchRow[]> {
+  private async runBatch(
+    text: string,
+    charges: boolean,
+    after?: (tx: SQL, rows: BatchRow[]) => Promise<void>,
+  ): Promise<BatchRow[]> {
     if (!charges) return (await this.pg.sql.unsafe(`${BATCH}(($1::text)::jsonb)`, [text])) as BatchRow[];
     const literal = `E'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
     const conn = await this.pg.sql.reserve();
@@ -596,6 +603,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     try {
       open = true;
       const [, rows] = await conn.unsafe(`BEGIN; ${BATCH}(${literal}::jsonb)`);
+      if (after) await after(conn, rows as BatchRow[]);
       await conn.unsafe("COMMIT");
       open = false;
       return rows as BatchRow[];
@@ -605,6 +613,25 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     } finally {
       conn.release();
     }
+  }
+
+  /**
+   * For a batch with charges of accounts the alert watch watches: what writes their events in the
+   * batch's transaction, before its COMMIT (docs/alerts.md); undefined for every other batch.
+   */
+  private watchedAfter(live: PendingCharge[], first: number): ((tx: SQL, rows: BatchRow[]) => Promise<void>) | undefined {
+    const watch = this.watch;
+    if (!watch || !live.some((c) => watch.watches(c.accountId))) return undefined;
+    return async (tx, rows) => {
+      const byIndex = new Map(rows.map((r) => [Number(r.op_index), r]));
+      const seen = [];
+      for (const [j, c] of live.entries()) {
+        const r = byIndex.get(first + j);
+        if (!watch.watches(c.accountId) || !r || r.remaining === null || r.claimed === false) continue;
+        seen.push({ accountId: c.accountId, keyId: c.details.keyId, amount: c.amount, balance: Number(r.remaining) });
+      }
+      if (seen.length > 0) await watch.chargedPg(tx, seen);
+    };
   }
 
   /** Drops charge records of Idempotency-Key calls older than their keys can be (not awaited). */
@@ -652,6 +679,8 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       this.pg.sql.begin(async (tx) => {
         const balance = await this.grantIn(tx, accountId, amount, kind, reason);
         if (audit) await appendAuditIn(tx, grantEntry(audit, accountId, amount, reason, balance));
+        if (this.watch?.watches(accountId))
+          await this.watch.chargedPg(tx, [{ accountId, keyId: null, amount: -amount, balance }]);
         return balance;
       }),
     );

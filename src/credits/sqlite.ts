@@ -10,6 +10,7 @@ import { grantEntry } from "./audit";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
 import {
+  type ChargeWatch,
   type CreditLedger,
   IDEMPOTENT_CHARGES_KEPT_MS,
   type KeyBudget,
@@ -62,6 +63,8 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
   private keySpentStmt: Statement<{ used: number }, [string, number]>;
   private dataVersionStmt: Statement<{ data_version: number }>;
   private claims = 0;
+  /** the alert watch (alerts/watch.ts), when alert endpoints are configured */
+  watch: ChargeWatch | null = null;
   /** the UTC day of the rollups, made again once the clock passes `dayEnds` */
   private day = "";
   private dayEnds = 0;
@@ -251,6 +254,14 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
         timeOrderedId("led", at),
       );
       c.out = { balance: row.balance };
+      // alerts (docs/alerts.md): one lookup in memory, and only a watched account's events written here
+      if (this.watch?.watches(c.accountId))
+        this.watch.chargedSqlite(this.storage.sqlite, {
+          accountId: c.accountId,
+          keyId: d.keyId,
+          amount: c.amount,
+          balance: row.balance,
+        });
     } catch (err) {
       // the database as a whole is unavailable: the batch fails and rolls back
       if (isStorageUnavailable(err)) throw err;
@@ -358,6 +369,8 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
       );
       this.rollupStmt.run(accountId, dayOf(at), "grant", "", "", amount, 0, 1, 0, 0);
       if (audit) appendAudit(q, grantEntry(audit, accountId, amount, reason, updated.balance));
+      if (this.watch?.watches(accountId))
+        this.watch.chargedSqlite(q, { accountId, keyId: null, amount: -amount, balance: updated.balance });
       return updated.balance;
     })();
     this.remember(accountId, balance);

@@ -1,8 +1,12 @@
 import type { AuditBy } from "../audit/interface";
 import type { MaybePromise } from "../maybe";
+import type { MemberStore, Role } from "./members";
 
+/** A member's sign-in (docs/teams.md): its email, role and argon2id hash. */
 export interface Login {
   accountId: string;
+  memberId: string;
+  role: Role;
   email: string;
   passwordHash: string;
 }
@@ -12,6 +16,8 @@ export interface Session {
   /** null for an operator session */
   accountId: string | null;
   kind: "account" | "operator";
+  /** the member an account session is of (null: an operator session, or one opened before members) */
+  memberId?: string | null;
   createdAt: number;
   lastSeenAt: number;
 }
@@ -44,21 +50,27 @@ export interface LedgerRow {
 }
 
 /**
- * What the dashboard keeps besides accounts and keys (those stay in the KeyStore): logins
- * (email and argon2id hash), sessions (by the SHA-256 of their token), and the reads the pages
- * need (account search with emails, ledger pages) plus the operator's plan change.
+ * What the dashboard keeps besides accounts and keys (those stay in the KeyStore): members and
+ * their logins (email and argon2id hash, members.ts), sessions (by the SHA-256 of their token), and
+ * the reads the pages need (account search with emails, ledger pages) plus the operator's plan change.
  */
-export interface DashboardStore {
+export interface DashboardStore extends MemberStore {
+  /** The member whose email this is (emails are one member's in the whole gateway). */
   loginByEmail(email: string): MaybePromise<Login | null>;
+  /** The account's first owner's login (the login the account was made with). */
   loginOf(accountId: string): MaybePromise<Login | null>;
   /**
-   * Creates or replaces the account's login; false when the email belongs to another account. Ends
-   * the account's sessions. With `audit`, its `login.set` entry is appended in the same transaction
+   * Creates or replaces the login of the account's first owner (an owner member when it has
+   * none); false when the email belongs to a member of another account. Ends the account's sessions.
+   * With `audit`, its `login.set` entry is appended in the same transaction
    * (the email and the password's change time, never the password or its hash), as for the changes below.
    */
   setLogin(accountId: string, email: string, passwordHash: string, audit?: AuditBy): MaybePromise<boolean>;
-  /** Replaces the password hash and ends every session of the account (`password.change`). */
-  setPassword(accountId: string, passwordHash: string, audit?: AuditBy): MaybePromise<void>;
+  /**
+   * Replaces a member's password hash (`memberId`; the account's first owner's when not given) and
+   * ends that member's sessions (`password.change`).
+   */
+  setPassword(accountId: string, passwordHash: string, audit?: AuditBy, memberId?: string): MaybePromise<void>;
   createSession(s: Session): MaybePromise<void>;
   /**
    * The session if it has not ended under `limits` (idle time and lifetime of its kind); its

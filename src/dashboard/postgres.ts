@@ -1,37 +1,41 @@
 import type { SQL } from "bun";
 import type { AuditBy } from "../audit/interface";
 import { appendAuditIn } from "../audit/postgres";
-import { type PgStorage, pgCall } from "../storage/postgres";
+import { newId } from "../ids";
+import { pgCall } from "../storage/postgres";
 import { loginEntry, passwordEntry, planEntry } from "./audit";
 import type { AccountSummary, DashboardStore, LedgerRow, Login, Session, SessionLimits } from "./interface";
+import type { Role } from "./members";
+import { PostgresMemberStore } from "./members-postgres";
 import { sessionExpired } from "./security";
 
 const TOUCH_EVERY_MS = 60_000;
 
-type LoginRow = { account_id: string; email: string; password_hash: string };
+type LoginRow = { account_id: string; id: string; role: Role; email: string; password_hash: string };
 const login = (r: LoginRow | undefined): Login | null =>
-  r ? { accountId: r.account_id, email: r.email, passwordHash: r.password_hash } : null;
+  r ? { accountId: r.account_id, memberId: r.id, role: r.role, email: r.email, passwordHash: r.password_hash } : null;
 
-/** The login's email and when its password last changed (null: no login). */
-async function changedAt(tx: SQL, accountId: string): Promise<{ email: string; changedAt: number } | null> {
-  const [r] = await tx`SELECT email, password_changed_at FROM logins WHERE account_id = ${accountId} FOR UPDATE`;
-  return r ? { email: r.email, changedAt: Number(r.password_changed_at) } : null;
+/** The account's first owner (the login the account was made with), locked in `tx`. */
+async function firstOwner(tx: SQL, accountId: string): Promise<(LoginRow & { password_changed_at: unknown }) | undefined> {
+  const [r] = await tx`SELECT account_id, id, role, email, password_hash, password_changed_at FROM members
+    WHERE account_id = ${accountId} AND role = 'owner' ORDER BY created_at, id LIMIT 1 FOR UPDATE`;
+  return r;
 }
 
-/** The dashboard's store in PostgreSQL (drizzle/pg 0001_dashboard), shared by every node. */
-export class PostgresDashboardStore implements DashboardStore {
-  constructor(private pg: PgStorage) {}
-
+/** The dashboard's store in PostgreSQL (drizzle/pg 0001_dashboard, 0018_members), shared by every node. */
+export class PostgresDashboardStore extends PostgresMemberStore implements DashboardStore {
   loginByEmail(email: string): Promise<Login | null> {
     return pgCall(this.pg, async () => {
-      const [r] = await this.pg.sql`SELECT account_id, email, password_hash FROM logins WHERE email = ${email.toLowerCase()}`;
+      const [r] = await this.pg
+        .sql`SELECT account_id, id, role, email, password_hash FROM members WHERE email = ${email.toLowerCase()}`;
       return login(r);
     });
   }
 
   loginOf(accountId: string): Promise<Login | null> {
     return pgCall(this.pg, async () => {
-      const [r] = await this.pg.sql`SELECT account_id, email, password_hash FROM logins WHERE account_id = ${accountId}`;
+      const [r] = await this.pg.sql`SELECT account_id, id, role, email, password_hash FROM members
+        WHERE account_id = ${accountId} AND role = 'owner' ORDER BY created_at, id LIMIT 1`;
       return login(r);
     });
   }
@@ -40,16 +44,17 @@ export class PostgresDashboardStore implements DashboardStore {
     const e = email.toLowerCase();
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
-        const [taken] = await tx`SELECT 1 AS x FROM logins WHERE email = ${e} AND account_id <> ${accountId}`;
+        const owner = await firstOwner(tx, accountId);
+        const [taken] = await tx`SELECT 1 AS x FROM members WHERE email = ${e} AND id <> ${owner?.id ?? ""}`;
         if (taken) return false;
-        const before = await changedAt(tx, accountId);
+        const before = owner ? { email: owner.email, changedAt: Number(owner.password_changed_at) } : null;
         const at = Date.now();
         // two nodes giving one email to two accounts at once: the unique index refuses the second
-        await tx`
-          INSERT INTO logins (account_id, email, password_hash, password_changed_at)
-          VALUES (${accountId}, ${e}, ${passwordHash}, ${at})
-          ON CONFLICT (account_id) DO UPDATE SET email = excluded.email, password_hash = excluded.password_hash,
-            password_changed_at = excluded.password_changed_at`;
+        if (owner)
+          await tx`UPDATE members SET email = ${e}, password_hash = ${passwordHash}, password_changed_at = ${at} WHERE id = ${owner.id}`;
+        else
+          await tx`INSERT INTO members (id, account_id, email, role, password_hash, created_at, password_changed_at)
+            VALUES (${newId("mem")}, ${accountId}, ${e}, 'owner', ${passwordHash}, ${at}, ${at})`;
         await tx`DELETE FROM dashboard_sessions WHERE account_id = ${accountId}`;
         if (audit) await appendAuditIn(tx, loginEntry(audit, accountId, before, { email: e, changedAt: at }));
         return true;
@@ -57,14 +62,18 @@ export class PostgresDashboardStore implements DashboardStore {
     );
   }
 
-  setPassword(accountId: string, passwordHash: string, audit?: AuditBy): Promise<void> {
+  setPassword(accountId: string, passwordHash: string, audit?: AuditBy, memberId?: string): Promise<void> {
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
-        const before = await changedAt(tx, accountId);
+        const id = memberId ?? (await firstOwner(tx, accountId))?.id;
+        if (!id) return;
+        const [before] =
+          await tx`SELECT password_changed_at FROM members WHERE id = ${id} AND account_id = ${accountId} FOR UPDATE`;
+        if (!before) return;
         const at = Date.now();
-        await tx`UPDATE logins SET password_hash = ${passwordHash}, password_changed_at = ${at} WHERE account_id = ${accountId}`;
-        await tx`DELETE FROM dashboard_sessions WHERE account_id = ${accountId}`;
-        if (audit) await appendAuditIn(tx, passwordEntry(audit, accountId, before?.changedAt ?? null, at));
+        await tx`UPDATE members SET password_hash = ${passwordHash}, password_changed_at = ${at} WHERE id = ${id}`;
+        await tx`DELETE FROM dashboard_sessions WHERE member_id = ${id}`;
+        if (audit) await appendAuditIn(tx, passwordEntry(audit, accountId, Number(before.password_changed_at), at));
       }),
     );
   }
@@ -72,19 +81,20 @@ export class PostgresDashboardStore implements DashboardStore {
   createSession(s: Session): Promise<void> {
     return pgCall(this.pg, async () => {
       await this.pg.sql`
-        INSERT INTO dashboard_sessions (token_hash, account_id, kind, created_at, last_seen_at)
-        VALUES (${s.tokenHash}, ${s.accountId}, ${s.kind}, ${s.createdAt}, ${s.lastSeenAt})`;
+        INSERT INTO dashboard_sessions (token_hash, account_id, kind, created_at, last_seen_at, member_id)
+        VALUES (${s.tokenHash}, ${s.accountId}, ${s.kind}, ${s.createdAt}, ${s.lastSeenAt}, ${s.memberId ?? null})`;
     });
   }
 
   touchSession(tokenHash: string, now: number, limits: SessionLimits): Promise<Session | null> {
     return pgCall(this.pg, async () => {
       const [r] = await this.pg.sql`
-        SELECT token_hash, account_id, kind, created_at, last_seen_at FROM dashboard_sessions WHERE token_hash = ${tokenHash}`;
+        SELECT token_hash, account_id, member_id, kind, created_at, last_seen_at FROM dashboard_sessions WHERE token_hash = ${tokenHash}`;
       if (!r) return null;
       const s: Session = {
         tokenHash: r.token_hash,
         accountId: r.account_id,
+        memberId: r.member_id ?? null,
         kind: r.kind,
         createdAt: Number(r.created_at),
         lastSeenAt: Number(r.last_seen_at),
@@ -124,7 +134,8 @@ export class PostgresDashboardStore implements DashboardStore {
     return pgCall(this.pg, async () => {
       const rows = await this.pg.sql`
         SELECT a.id, a.name, l.email, a.plan, a.balance, a.created_at FROM accounts a
-        LEFT JOIN logins l ON l.account_id = a.id
+        LEFT JOIN members l ON l.id = (SELECT m.id FROM members m WHERE m.account_id = a.id AND m.role = 'owner'
+          ORDER BY m.created_at, m.id LIMIT 1)
         WHERE ${like} = '%%' OR lower(a.id) LIKE ${like} OR lower(coalesce(a.name, '')) LIKE ${like}
           OR coalesce(l.email, '') LIKE ${like}
         ORDER BY a.created_at DESC LIMIT ${limit}`;

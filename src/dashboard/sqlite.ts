@@ -1,27 +1,24 @@
-import type { Database } from "bun:sqlite";
 import type { AuditBy } from "../audit/interface";
 import { appendAudit } from "../audit/sqlite";
+import { newId } from "../ids";
 import { loginEntry, passwordEntry, planEntry } from "./audit";
 import type { AccountSummary, DashboardStore, LedgerRow, Login, Session, SessionLimits } from "./interface";
+import { SqliteMemberStore } from "./members-sqlite";
 import { sessionExpired } from "./security";
 
 const TOUCH_EVERY_MS = 60_000;
 
-/** The dashboard's store on the embedded SQLite file (migration 0007_dashboard). */
-export class SqliteDashboardStore implements DashboardStore {
-  constructor(private sqlite: Database) {}
+const LOGIN = "SELECT account_id AS accountId, id AS memberId, role, email, password_hash AS passwordHash FROM members";
 
+/** The dashboard's store on the embedded SQLite file (migrations 0007_dashboard, 0020_members). */
+export class SqliteDashboardStore extends SqliteMemberStore implements DashboardStore {
   loginByEmail(email: string): Login | null {
-    return this.sqlite
-      .query<Login, [string]>("SELECT account_id AS accountId, email, password_hash AS passwordHash FROM logins WHERE email = ?")
-      .get(email.toLowerCase());
+    return this.sqlite.query<Login, [string]>(`${LOGIN} WHERE email = ?`).get(email.toLowerCase());
   }
 
   loginOf(accountId: string): Login | null {
     return this.sqlite
-      .query<Login, [string]>(
-        "SELECT account_id AS accountId, email, password_hash AS passwordHash FROM logins WHERE account_id = ?",
-      )
+      .query<Login, [string]>(`${LOGIN} WHERE account_id = ? AND role = 'owner' ORDER BY created_at, id LIMIT 1`)
       .get(accountId);
   }
 
@@ -30,14 +27,20 @@ export class SqliteDashboardStore implements DashboardStore {
     return this.sqlite
       .transaction(() => {
         const other = this.loginByEmail(e);
-        if (other && other.accountId !== accountId) return false;
-        const before = this.changedAt(accountId);
+        const owner = this.loginOf(accountId);
+        if (other && other.memberId !== owner?.memberId) return false;
+        const before = owner ? this.changedAt(owner.memberId) : null;
         const at = Date.now();
-        this.sqlite
-          .query(
-            "INSERT INTO logins (account_id, email, password_hash, password_changed_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (account_id) DO UPDATE SET email = excluded.email, password_hash = excluded.password_hash, password_changed_at = excluded.password_changed_at",
-          )
-          .run(accountId, e, passwordHash, at);
+        if (owner)
+          this.sqlite
+            .query("UPDATE members SET email = ?, password_hash = ?, password_changed_at = ? WHERE id = ?")
+            .run(e, passwordHash, at, owner.memberId);
+        else
+          this.sqlite
+            .query(
+              "INSERT INTO members (id, account_id, email, role, password_hash, created_at, password_changed_at) VALUES (?1, ?2, ?3, 'owner', ?4, ?5, ?5)",
+            )
+            .run(newId("mem"), accountId, e, passwordHash, at);
         this.sqlite.query("DELETE FROM dashboard_sessions WHERE account_id = ?").run(accountId);
         if (audit) appendAudit(this.sqlite, loginEntry(audit, accountId, before, { email: e, changedAt: at }));
         return true;
@@ -45,39 +48,43 @@ export class SqliteDashboardStore implements DashboardStore {
       .immediate();
   }
 
-  setPassword(accountId: string, passwordHash: string, audit?: AuditBy): void {
+  setPassword(accountId: string, passwordHash: string, audit?: AuditBy, memberId?: string): void {
     this.sqlite
       .transaction(() => {
-        const before = this.changedAt(accountId);
+        const id = memberId ?? this.loginOf(accountId)?.memberId;
+        if (!id) return;
+        const before = this.changedAt(id);
         const at = Date.now();
         this.sqlite
-          .query("UPDATE logins SET password_hash = ?, password_changed_at = ? WHERE account_id = ?")
-          .run(passwordHash, at, accountId);
-        this.sqlite.query("DELETE FROM dashboard_sessions WHERE account_id = ?").run(accountId);
+          .query("UPDATE members SET password_hash = ?, password_changed_at = ? WHERE id = ? AND account_id = ?")
+          .run(passwordHash, at, id, accountId);
+        this.sqlite.query("DELETE FROM dashboard_sessions WHERE member_id = ?").run(id);
         if (audit) appendAudit(this.sqlite, passwordEntry(audit, accountId, before?.changedAt ?? null, at));
       })
       .immediate();
   }
 
-  /** The login's email and when its password last changed (null: no login). */
-  private changedAt(accountId: string): { email: string; changedAt: number } | null {
+  /** The member's email and when its password last changed (null: no such member). */
+  private changedAt(memberId: string): { email: string; changedAt: number } | null {
     return this.sqlite
       .query<{ email: string; changedAt: number }, [string]>(
-        "SELECT email, password_changed_at AS changedAt FROM logins WHERE account_id = ?",
+        "SELECT email, password_changed_at AS changedAt FROM members WHERE id = ?",
       )
-      .get(accountId);
+      .get(memberId);
   }
 
   createSession(s: Session): void {
     this.sqlite
-      .query("INSERT INTO dashboard_sessions (token_hash, account_id, kind, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)")
-      .run(s.tokenHash, s.accountId, s.kind, s.createdAt, s.lastSeenAt);
+      .query(
+        "INSERT INTO dashboard_sessions (token_hash, account_id, kind, created_at, last_seen_at, member_id) VALUES (?, ?, ?, ?, ?, ?)",
+      )
+      .run(s.tokenHash, s.accountId, s.kind, s.createdAt, s.lastSeenAt, s.memberId ?? null);
   }
 
   touchSession(tokenHash: string, now: number, limits: SessionLimits): Session | null {
     const s = this.sqlite
       .query<Session, [string]>(
-        "SELECT token_hash AS tokenHash, account_id AS accountId, kind, created_at AS createdAt, last_seen_at AS lastSeenAt FROM dashboard_sessions WHERE token_hash = ?",
+        "SELECT token_hash AS tokenHash, account_id AS accountId, member_id AS memberId, kind, created_at AS createdAt, last_seen_at AS lastSeenAt FROM dashboard_sessions WHERE token_hash = ?",
       )
       .get(tokenHash);
     if (!s) return null;
@@ -109,7 +116,7 @@ export class SqliteDashboardStore implements DashboardStore {
     const like = `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     return this.sqlite
       .query<AccountSummary & { created: number }, [string, number]>(
-        "SELECT a.id, a.name, l.email, a.plan, a.balance, a.created_at AS created FROM accounts a LEFT JOIN logins l ON l.account_id = a.id WHERE ?1 = '%%' OR lower(a.id) LIKE ?1 ESCAPE '\\' OR lower(coalesce(a.name, '')) LIKE ?1 ESCAPE '\\' OR coalesce(l.email, '') LIKE ?1 ESCAPE '\\' ORDER BY a.created_at DESC LIMIT ?2",
+        "SELECT a.id, a.name, l.email, a.plan, a.balance, a.created_at AS created FROM accounts a LEFT JOIN members l ON l.account_id = a.id AND l.id = (SELECT m.id FROM members m WHERE m.account_id = a.id AND m.role = 'owner' ORDER BY m.created_at, m.id LIMIT 1) WHERE ?1 = '%%' OR lower(a.id) LIKE ?1 ESCAPE '\\' OR lower(coalesce(a.name, '')) LIKE ?1 ESCAPE '\\' OR coalesce(l.email, '') LIKE ?1 ESCAPE '\\' ORDER BY a.created_at DESC LIMIT ?2",
       )
       .all(like, limit)
       .map(({ created, ...a }) => ({ ...a, created_at: new Date(created).toISOString() }));

@@ -1,3 +1,4 @@
+import type { Alerts } from "../alerts/deliver";
 // Types only: what the app, its routes and the pipeline are given. Nothing here runs.
 import type { AuditTrail } from "../audit/interface";
 import type { KeyStore } from "../auth/interface";
@@ -58,6 +59,8 @@ export interface ServiceDeps {
   audit: AuditTrail;
   /** model-group deployments' windows, in-flight counts, cool-downs and latency: in Redis when configured (exact across nodes), else in memory */
   deploymentState: DeploymentStateService;
+  /** alert endpoints, the watch of charges and the outbox's delivery (docs/alerts.md) */
+  alerts: Alerts;
   dependencies: DependencyProbe[];
 }
 

@@ -22,6 +22,8 @@
  */
 import { Elysia } from "elysia";
 import type { AuthInfo } from "../auth/interface";
+import type { Session } from "../dashboard/interface";
+import { type Role, roleAtLeast } from "../dashboard/members";
 import { GatewayError } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
 import type { RateClass } from "../ratelimit/interface";
@@ -30,7 +32,7 @@ import type { AppDeps } from "./deps";
 import { requestEdge } from "./edge";
 import { newRequestId } from "./envelope";
 import { brokenPath, decodablePath, pathOf } from "./path";
-import { checkOrigin, dashboardCtx, type RouteContext, redirect, sessionOf } from "./session";
+import { checkOrigin, dashboardCtx, forbiddenPage, type RouteContext, redirect, sessionOf } from "./session";
 import { newRequestState, stateOf, type WithState } from "./state";
 
 export interface KeyEdge {
@@ -73,6 +75,8 @@ export type EdgeKind = "key" | "admin" | "session" | "operator";
 export interface SessionEdge {
   /** a JSON route: no session is 401 not_signed_in (a page is redirected to its sign-in page) */
   json?: boolean;
+  /** the least role a member needs (docs/teams.md): "viewer" (any member) unless given; a lower one is 403 */
+  role?: Role;
   /** a state-changing route: another Origin is 403, checked before the session */
   origin?: boolean;
 }
@@ -98,20 +102,44 @@ const tagged = <F extends object>(kind: EdgeKind, fn: F): F => {
   return fn;
 };
 
+/** the least role each session route's resolver lets through, for the security matrix */
+const roles = new WeakMap<object, Role>();
+
+/** What `tags` holds of a registered route's edge resolver (from `app.routes[i].hooks`), null when it runs none. */
+function taggedOf<T>(hooks: unknown, tags: WeakMap<object, T>): T | null {
+  const before = (hooks as { beforeHandle?: unknown } | undefined)?.beforeHandle;
+  for (const h of Array.isArray(before) ? before : before ? [before] : []) {
+    const tag = tags.get((h as { fn?: object }).fn ?? (h as object));
+    if (tag) return tag;
+  }
+  return null;
+}
+
+/** The least member role a registered route's session edge lets through, null for no session route. */
+export const roleOf = (hooks: unknown): Role | null => taggedOf(hooks, roles);
+
 /** After the credential (401 and 403 first, as on every route): a path that does not decode is 400. */
 function checkPath(request: Request): void {
   if (!decodablePath(pathOf(request.url))) throw brokenPath();
 }
 
 /** The credential a registered route's edge checks (from `app.routes[i].hooks`), null when it runs none. */
-export function edgeOf(hooks: unknown): EdgeKind | null {
-  const before = (hooks as { beforeHandle?: unknown } | undefined)?.beforeHandle;
-  for (const h of Array.isArray(before) ? before : before ? [before] : []) {
-    const kind = resolvers.get((h as { fn?: object }).fn ?? (h as object));
-    if (kind) return kind;
-  }
-  return null;
+export const edgeOf = (hooks: unknown): EdgeKind | null => taggedOf(hooks, resolvers);
+
+/** A signed-in member: its session, account, id, role and email. */
+export interface Holder {
+  session: Session;
+  accountId: string;
+  memberId: string;
+  role: Role;
+  email: string;
 }
+
+const article = (role: Role) => (role === "owner" || role === "admin" ? `an ${role}` : `a ${role}`);
+const sessionCallRole = <F extends object>(fn: F): F => {
+  roles.set(tagged("session", fn), "developer");
+  return fn;
+};
 
 export function edgePlugin(deps: EdgeDeps) {
   /** The signed-in account holder (a page without a session is redirected to sign-in, a JSON route answers 401). */
@@ -120,11 +148,26 @@ export function edgePlugin(deps: EdgeDeps) {
     const { request } = context;
     if (o.origin) checkOrigin(c);
     const s = await sessionOf(deps, request);
-    if (s?.kind === "account" && s.accountId) {
+    // the member is read on every request: a new role counts from the next one, a removed member is signed out
+    const member = s?.kind === "account" && s.memberId ? await deps.dashboard.memberById(s.memberId) : null;
+    if (s && member && member.accountId === s.accountId) {
+      if (!roleAtLeast(member.role, o.role ?? "viewer")) {
+        const why = `this needs the ${o.role} role or above; you are ${article(member.role)}`;
+        // nothing of the route runs: a page says so as a page, a JSON route in the envelope
+        if (o.json) throw new GatewayError("forbidden", why);
+        throw new EdgeAnswer(forbiddenPage(c, `${why[0]?.toUpperCase()}${why.slice(1)}.`));
+      }
       checkPath(request);
-      const login = await deps.dashboard.loginOf(s.accountId);
-      return { c, holder: { session: s, accountId: s.accountId, email: login?.email ?? s.accountId } };
+      const holder: Holder = {
+        session: s,
+        accountId: member.accountId,
+        memberId: member.id,
+        role: member.role,
+        email: member.email,
+      };
+      return { c, holder };
     }
+    if (s?.kind === "account") await deps.dashboard.deleteSession(s.tokenHash);
     if (o.json) throw new GatewayError("not_signed_in", "sign in to the dashboard first");
     throw new EdgeAnswer(redirect(c, s?.kind === "operator" ? "/dashboard/operator" : "/dashboard/login"));
   };
@@ -164,13 +207,17 @@ export function edgePlugin(deps: EdgeDeps) {
         return { state };
       }),
     }),
-    session: (opts: true | SessionEdge) => ({
-      resolve: tagged("session", (context: RouteContext) => holderOf(context, opts === true ? {} : opts)),
-    }),
+    session: (opts: true | SessionEdge) => {
+      const o = opts === true ? {} : opts;
+      const fn = tagged("session", (context: RouteContext) => holderOf(context, o));
+      roles.set(fn, o.role ?? "viewer");
+      return { resolve: fn };
+    },
     sessionCall: (opts: SessionCallEdge) => ({
-      resolve: tagged("session", async (context: RouteContext & { params: Record<string, string> }) => {
+      resolve: sessionCallRole(async (context: RouteContext & { params: Record<string, string> }) => {
         const { request, params } = context;
-        const { c, holder } = await holderOf(context, { json: true, origin: true });
+        // the playground: developers and above (docs/teams.md)
+        const { c, holder } = await holderOf(context, { json: true, origin: true, role: "developer" });
         const edge = opts.edge(params);
         // the signed-in account instead of a key; the body and the account's rate limit as for a key
         const caller = await accountCaller(holder.accountId);

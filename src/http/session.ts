@@ -53,6 +53,30 @@ export function clientAddress(deps: Pick<SessionDeps, "config">, request: Reques
   return requestOrigin(request, peer, deps.config.dashboard.trustedProxies, 128).client;
 }
 
+/** Every dashboard page's security headers (docs/security.md). */
+export const SECURITY_HEADERS = {
+  "content-security-policy":
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "same-origin",
+  "x-frame-options": "DENY",
+};
+
+const escapeText = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+/** A page a member's role may not open: 403, saying which role it needs, with the way back (docs/teams.md). */
+export function forbiddenPage(c: Ctx, message: string): Response {
+  c.state.status = 403;
+  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Not allowed · Text-AI Gateway</title><link rel="stylesheet" href="/dashboard/assets/app.css"></head>
+<body><header><a class="brand" href="/dashboard">Text-AI Gateway</a></header><main id="main"><h1>Not allowed</h1>
+<p class="flash error" role="alert">${escapeText(message)}</p><p><a href="/dashboard">Back to the overview</a></p></main></body></html>`;
+  return new Response(body, {
+    status: 403,
+    headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", ...SECURITY_HEADERS, ...c.state.headers },
+  });
+}
+
 /** A state-changing request from another origin (a form posted by another site): 403. */
 export function checkOrigin(c: Ctx): void {
   if (!sameOrigin(c.request, c.origin)) throw new GatewayError("forbidden", "cross-origin request refused");

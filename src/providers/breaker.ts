@@ -30,6 +30,10 @@ export class CircuitBreaker {
   /** when a call last succeeded (clock ms): the provider was alive then */
   private lastSuccessAt = Number.NEGATIVE_INFINITY;
   private readonly now: () => number;
+  /** told when the circuit opens from closed and when it closes again (alerts: provider.circuit_*) */
+  onChange?: (state: "open" | "closed") => void;
+  /** an opening was told (a pause a provider asked for is not one): its closing is told too */
+  private toldOpen = false;
 
   constructor(private readonly opts: BreakerOptions) {
     this.now = opts.now ?? Date.now;
@@ -72,6 +76,10 @@ export class CircuitBreaker {
     this.failures = 0;
     this.probeInFlight = false;
     this._state = "closed";
+    if (this.toldOpen) {
+      this.toldOpen = false;
+      this.onChange?.("closed");
+    }
   }
 
   failure(): void {
@@ -79,6 +87,10 @@ export class CircuitBreaker {
     const wasProbe = this.probeInFlight;
     this.probeInFlight = false;
     if (wasProbe || this._state === "half_open" || this.failures >= this.opts.failureThreshold) {
+      if (this._state === "closed" && !this.toldOpen) {
+        this.toldOpen = true;
+        this.onChange?.("open");
+      }
       this._state = "open";
       this.openedAt = this.now();
       this.pausedUntil = Number.NEGATIVE_INFINITY;
@@ -172,6 +184,8 @@ const MAX_MODELS_PER_PROVIDER = 256;
  */
 export class Breakers {
   private readonly byProvider = new Map<string, Map<string, CircuitBreaker>>();
+  /** told when a provider and model's circuit opens from closed or closes again */
+  onChange?: (provider: string, model: string, state: "open" | "closed") => void;
 
   constructor(private readonly opts: BreakerOptions & { longOutputTokens: number }) {}
 
@@ -189,6 +203,7 @@ export class Breakers {
       return b;
     }
     b = new CircuitBreaker(this.opts);
+    b.onChange = (state) => this.onChange?.(provider, model, state);
     models.set(model, b);
     if (models.size > MAX_MODELS_PER_PROVIDER) {
       let forget: string | undefined;

@@ -130,6 +130,11 @@ export class ProviderRouter {
     }
   }
 
+  /** told when a provider and model's circuit opens or closes again (alerts, docs/alerts.md) */
+  set onBreaker(fn: (provider: string, model: string, state: "open" | "closed") => void) {
+    this.breakers.onChange = fn;
+  }
+
   routeFor(def: RoutedFunction, preferProvider?: string): string[] {
     const configured = this.config.routes[def.name];
     const groups = this.groups;

@@ -18,6 +18,8 @@ import p0014 from "../../drizzle/pg/0014_credit_holds_index_scans.sql" with { ty
 import p0015 from "../../drizzle/pg/0015_account_tags.sql" with { type: "text" };
 import p0016 from "../../drizzle/pg/0016_credit_leases.sql" with { type: "text" };
 import p0017 from "../../drizzle/pg/0017_audit_log.sql" with { type: "text" };
+import p0018 from "../../drizzle/pg/0018_members.sql" with { type: "text" };
+import p0019 from "../../drizzle/pg/0019_webhooks.sql" with { type: "text" };
 
 export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0000 },
@@ -38,4 +40,6 @@ export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0015_account_tags", sql: p0015 },
   { tag: "0016_credit_leases", sql: p0016 },
   { tag: "0017_audit_log", sql: p0017 },
+  { tag: "0018_members", sql: p0018 },
+  { tag: "0019_webhooks", sql: p0019 },
 ];

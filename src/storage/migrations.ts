@@ -22,6 +22,8 @@ import m0016 from "../../drizzle/0016_key_policies.sql" with { type: "text" };
 import m0017 from "../../drizzle/0017_request_log_indexes.sql" with { type: "text" };
 import m0018 from "../../drizzle/0018_account_tags.sql" with { type: "text" };
 import m0019 from "../../drizzle/0019_audit_log.sql" with { type: "text" };
+import m0020 from "../../drizzle/0020_members.sql" with { type: "text" };
+import m0021 from "../../drizzle/0021_webhooks.sql" with { type: "text" };
 import { fillChunkTokens } from "./fts5";
 
 export interface Migration {
@@ -53,4 +55,6 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0017_request_log_indexes", sql: m0017 },
   { tag: "0018_account_tags", sql: m0018 },
   { tag: "0019_audit_log", sql: m0019 },
+  { tag: "0020_members", sql: m0020 },
+  { tag: "0021_webhooks", sql: m0021 },
 ];

@@ -66,6 +66,8 @@ export const apiKeys = pgTable(
     revokedAt: ms("revoked_at"),
     /** the key's policy (docs/key-policies.md) as JSON, its unset fields left out; null: none */
     policy: text("policy"),
+    /** the member who made the key in the dashboard; null: the admin API or the CLI */
+    ownerMemberId: text("owner_member_id"),
   },
   (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_account_idx").on(t.accountId)],
 );
@@ -139,19 +141,43 @@ export const usageDaily = pgTable(
   (t) => [primaryKey({ columns: [t.accountId, t.day, t.kind, t.function, t.provider] })],
 );
 
-/** Dashboard sign-in for an account: one email (lower-cased) and one argon2id hash per account. */
-export const logins = pgTable(
-  "logins",
+/**
+ * An account's members (docs/teams.md): one email (lower-cased, one member in the whole gateway),
+ * one role and one argon2id password hash each. The login an account had became its first owner.
+ */
+export const members = pgTable(
+  "members",
   {
+    id: text("id").primaryKey(),
     accountId: text("account_id")
-      .primaryKey()
+      .notNull()
       .references(() => accounts.id),
     email: text("email").notNull(),
+    name: text("name"),
+    role: text("role", { enum: ["owner", "admin", "developer", "viewer"] }).notNull(),
     passwordHash: text("password_hash").notNull(),
     createdAt: ms("created_at").notNull().default(now),
     passwordChangedAt: ms("password_changed_at").notNull().default(now),
   },
-  (t) => [uniqueIndex("logins_email_idx").on(t.email)],
+  (t) => [uniqueIndex("members_email_idx").on(t.email), index("members_account_idx").on(t.accountId)],
+);
+
+/** Invitations to become a member: only the SHA-256 of the one-time token is kept. */
+export const invitations = pgTable(
+  "invitations",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    email: text("email").notNull(),
+    role: text("role").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    createdAt: ms("created_at").notNull(),
+    expiresAt: ms("expires_at").notNull(),
+    usedAt: ms("used_at"),
+  },
+  (t) => [uniqueIndex("invitations_token_idx").on(t.tokenHash)],
 );
 
 /** Dashboard sessions, by the SHA-256 of their token. */
@@ -164,8 +190,10 @@ export const dashboardSessions = pgTable(
     kind: text("kind", { enum: ["account", "operator"] }).notNull(),
     createdAt: ms("created_at").notNull(),
     lastSeenAt: ms("last_seen_at").notNull(),
+    /** the member an account session is of */
+    memberId: text("member_id"),
   },
-  (t) => [index("dashboard_sessions_account_idx").on(t.accountId)],
+  (t) => [index("dashboard_sessions_account_idx").on(t.accountId), index("dashboard_sessions_member_idx").on(t.memberId)],
 );
 
 /** Secrets the gateway makes for itself on first use, shared by every node (same as SQLite's). */
@@ -368,3 +396,49 @@ export const auditHead = pgTable("audit_head", {
   seq: bigint("seq", { mode: "number" }).notNull(),
   hash: text("hash").notNull(),
 });
+
+/** Alert endpoints, as in the SQLite schema (schema.ts `webhooks`). */
+export const webhooks = pgTable(
+  "webhooks",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id"),
+    url: text("url").notNull(),
+    events: text("events").notNull(),
+    balanceBelow: bigint("balance_below", { mode: "number" }),
+    spikeFactor: bigint("spike_factor", { mode: "number" }),
+    expiringDays: bigint("expiring_days", { mode: "number" }),
+    format: text("format").notNull().default("json"),
+    secret: text("secret").notNull(),
+    prevSecret: text("prev_secret"),
+    prevUntil: ms("prev_until"),
+    createdAt: ms("created_at").notNull(),
+  },
+  (t) => [index("webhooks_account_idx").on(t.accountId)],
+);
+
+/** The alert outbox, as in the SQLite schema (schema.ts `webhookOutbox`); claimed with FOR UPDATE SKIP LOCKED. */
+export const webhookOutbox = pgTable(
+  "webhook_outbox",
+  {
+    id: text("id").primaryKey(),
+    eventId: text("event_id").notNull(),
+    endpointId: text("endpoint_id").notNull(),
+    accountId: text("account_id"),
+    type: text("type").notNull(),
+    data: text("data").notNull(),
+    createdAt: ms("created_at").notNull(),
+    status: text("status").notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAt: ms("next_at").notNull(),
+    claim: text("claim"),
+    claimedUntil: ms("claimed_until"),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    deliveredAt: ms("delivered_at"),
+  },
+  (t) => [
+    index("webhook_outbox_due_idx").on(t.status, t.nextAt),
+    index("webhook_outbox_endpoint_idx").on(t.endpointId, t.createdAt),
+  ],
+);

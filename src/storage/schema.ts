@@ -44,6 +44,8 @@ export const apiKeys = sqliteTable(
     revokedAt: integer("revoked_at"),
     /** the key's policy (docs/key-policies.md) as JSON, its unset fields left out; null: none */
     policy: text("policy"),
+    /** the member who made the key in the dashboard; null: the admin API or the CLI */
+    ownerMemberId: text("owner_member_id"),
   },
   (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_account_idx").on(t.accountId)],
 );
@@ -141,20 +143,43 @@ export const idempotencyKeys = sqliteTable(
   (t) => [primaryKey({ columns: [t.accountId, t.key] }), index("idempotency_expires_idx").on(t.expiresAt)],
 );
 
-/** Dashboard sign-in for an account: one email and one argon2id password hash per account. */
-export const logins = sqliteTable(
-  "logins",
+/**
+ * An account's members (docs/teams.md): one email (lower-cased, one member in the whole gateway),
+ * one role and one argon2id password hash each. The login an account had became its first owner.
+ */
+export const members = sqliteTable(
+  "members",
   {
+    id: text("id").primaryKey(),
     accountId: text("account_id")
-      .primaryKey()
+      .notNull()
       .references(() => accounts.id),
-    /** lower-cased */
     email: text("email").notNull(),
+    name: text("name"),
+    role: text("role", { enum: ["owner", "admin", "developer", "viewer"] }).notNull(),
     passwordHash: text("password_hash").notNull(),
     createdAt: integer("created_at").notNull().default(now),
     passwordChangedAt: integer("password_changed_at").notNull().default(now),
   },
-  (t) => [uniqueIndex("logins_email_idx").on(t.email)],
+  (t) => [uniqueIndex("members_email_idx").on(t.email), index("members_account_idx").on(t.accountId)],
+);
+
+/** Invitations to become a member: only the SHA-256 of the one-time token is kept. */
+export const invitations = sqliteTable(
+  "invitations",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    email: text("email").notNull(),
+    role: text("role").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    usedAt: integer("used_at"),
+  },
+  (t) => [uniqueIndex("invitations_token_idx").on(t.tokenHash)],
 );
 
 /** Dashboard sessions, by the SHA-256 of their token (the token itself is only in the browser's cookie). */
@@ -167,8 +192,10 @@ export const dashboardSessions = sqliteTable(
     kind: text("kind", { enum: ["account", "operator"] }).notNull(),
     createdAt: integer("created_at").notNull(),
     lastSeenAt: integer("last_seen_at").notNull(),
+    /** the member an account session is of */
+    memberId: text("member_id"),
   },
-  (t) => [index("dashboard_sessions_account_idx").on(t.accountId)],
+  (t) => [index("dashboard_sessions_account_idx").on(t.accountId), index("dashboard_sessions_member_idx").on(t.memberId)],
 );
 
 /**
@@ -277,3 +304,60 @@ export const auditHead = sqliteTable("audit_head", {
   seq: integer("seq").notNull(),
   hash: text("hash").notNull(),
 });
+
+/**
+ * Alert endpoints (docs/alerts.md): an account's (or, with no account, the operator's) webhook,
+ * the events it takes and its thresholds. The secret signs deliveries; after a rotation the one
+ * before (`prev_secret`) signs them too until `prev_until`.
+ */
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id"),
+    url: text("url").notNull(),
+    /** the event types as a JSON array */
+    events: text("events").notNull(),
+    balanceBelow: integer("balance_below"),
+    spikeFactor: integer("spike_factor"),
+    expiringDays: integer("expiring_days"),
+    /** `json` or `slack` */
+    format: text("format").notNull().default("json"),
+    secret: text("secret").notNull(),
+    prevSecret: text("prev_secret"),
+    prevUntil: integer("prev_until"),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("webhooks_account_idx").on(t.accountId)],
+);
+
+/**
+ * The alert outbox: one row per event and endpoint, written in the transaction that raised the
+ * event, delivered (and retried) from here by whichever node claims it (`claim` until `claimed_until`).
+ */
+export const webhookOutbox = sqliteTable(
+  "webhook_outbox",
+  {
+    id: text("id").primaryKey(),
+    eventId: text("event_id").notNull(),
+    endpointId: text("endpoint_id").notNull(),
+    accountId: text("account_id"),
+    type: text("type").notNull(),
+    /** the event's JSON `data` */
+    data: text("data").notNull(),
+    createdAt: integer("created_at").notNull(),
+    /** `pending`, `delivered` or `failed` (past the retry window) */
+    status: text("status").notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAt: integer("next_at").notNull(),
+    claim: text("claim"),
+    claimedUntil: integer("claimed_until"),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    deliveredAt: integer("delivered_at"),
+  },
+  (t) => [
+    index("webhook_outbox_due_idx").on(t.status, t.nextAt),
+    index("webhook_outbox_endpoint_idx").on(t.endpointId, t.createdAt),
+  ],
+);

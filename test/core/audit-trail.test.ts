@@ -42,7 +42,17 @@ const NO_ENTRY: Record<string, string> = {
     "a function call, charged like an API call: it is in the request log and the credit ledger, not a change of configuration",
 };
 /** CLI verbs that change nothing (`serve` runs the server, whose routes are walked here). */
-const READ_ONLY_VERBS = new Set(["serve", "keys list", "usage", "requests", "audit list", "audit verify"]);
+const READ_ONLY_VERBS = new Set([
+  "serve",
+  "keys list",
+  "usage",
+  "requests",
+  "audit list",
+  "audit verify",
+  "webhooks list",
+  "webhooks deliveries",
+  "members list",
+]);
 
 let gw: TestGateway;
 let origin: string;
@@ -103,7 +113,9 @@ async function oneEntry(want: Expect, change: () => Promise<unknown>): Promise<E
   expect(added.length, `${want.label}: ${JSON.stringify(added)}`).toBe(1);
   const e = added[0] as Entry;
   expect(e.action, want.label).toBe(want.action);
-  expect(e.actor, want.label).toBe(want.actor === "self" ? (e.account_id as string) : want.actor);
+  // "self": the account itself (a sign-up); "self-member": the member the entry is about (joining by invitation)
+  const self = want.actor === "self" ? e.account_id : want.actor === "self-member" ? e.target_id : want.actor;
+  expect(e.actor, want.label).toBe(self as string);
   if (want.account !== undefined) expect(e.account_id, want.label).toBe(want.account);
   expect(e.after, want.label).not.toBeNull();
   if (want.before) expect(e.before, want.label).not.toBeNull();
@@ -130,7 +142,9 @@ let operatorCookie: string;
 beforeAll(async () => {
   gw = await startGateway({
     env: { TEXTAI_ADMIN_TOKEN: TOKEN },
-    configText: "[dashboard]\nsignup = true\n[plans.gold.rate_limits]\naccount = 100\n",
+    // alerts: endpoints on 127.0.0.1 (a closed port: deliveries fail at once and stay pending)
+    configText:
+      "[dashboard]\nsignup = true\n[plans.gold.rate_limits]\naccount = 100\n[alerts]\nallow_private_urls = true\npoll_ms = 50\nretry_base_ms = 60000\n",
   });
   origin = new URL(gw.url).origin;
   const password = "the holder's first password";
@@ -160,8 +174,211 @@ const asHolder = () => ({ cookie: holder.cookie });
 const asOperator = () => ({ cookie: operatorCookie });
 const ok = (r: { status: number; label: string }, status: number) => expect(r.status, r.label).toBe(status);
 
+/** An alert endpoint of the holder's account (its own entry, counted); its secret kept to be looked for in the trail. */
+async function holderWebhook(): Promise<string> {
+  const r = await adminCall("POST", "/admin/v1/webhooks", {
+    account_id: holder.id,
+    url: "http://127.0.0.1:9/hook",
+    events: ["balance.low"],
+    balance_below: 1000,
+  });
+  expect(r.status, r.label).toBe(201);
+  secrets.push(r.json.data.result.secret);
+  expected.push({ action: "webhook.create", actor: "admin-token", before: false, label: "webhook" });
+  return r.json.data.result.id;
+}
+
+/** A delivery of `webhook`: a take-back under its threshold (a credits.grant entry, counted) raises balance.low. */
+async function holderDelivery(webhook: string): Promise<string> {
+  ok(await adminCall("POST", `/admin/v1/accounts/${holder.id}/credits`, { amount: 2000 }), 200);
+  ok(await adminCall("POST", `/admin/v1/accounts/${holder.id}/credits`, { amount: -2000 }), 200);
+  expected.push(
+    { action: "credits.grant", actor: "admin-token", before: true, label: "up" },
+    { action: "credits.grant", actor: "admin-token", before: true, label: "down" },
+  );
+  const list = await adminCall("GET", `/admin/v1/webhooks/${webhook}/deliveries`);
+  expect(list.json.data.result.data.length, list.label).toBeGreaterThan(0);
+  return list.json.data.result.data[0].id;
+}
+
+/** Who the holder's dashboard changes name as their actor: its member's id once accounts have members (docs/teams.md), else the account's. */
+function holderActor(): string {
+  const db = new Database(gw.dbPath, { readonly: true });
+  try {
+    return (
+      db.query<{ id: string }, [string]>("SELECT id FROM members WHERE account_id = ? AND role = 'owner'").get(holder.id)?.id ??
+      holder.id
+    );
+  } catch {
+    return holder.id;
+  } finally {
+    db.close();
+  }
+}
+
+/** The secret in an answer (a new endpoint's or a rotation's), kept to be looked for in the trail. */
+const keepSecret = (text: string) => {
+  for (const s of text.match(/whsec_[0-9a-f]{64}/g) ?? []) secrets.push(s);
+};
+
+/** An invitation to the holder's account through the admin API (its own entry, counted): the link's path. */
+async function holderInvite(email: string, role: string): Promise<string> {
+  const r = await adminCall("POST", `/admin/v1/accounts/${holder.id}/members`, { email, role });
+  ok(r, 201);
+  expected.push({ action: "member.invite", actor: "admin-token", before: false, label: `invite ${email}` });
+  const url = new URL(r.json.data.result.url);
+  secrets.push(url.searchParams.get("token") as string);
+  return url.pathname + url.search;
+}
+
+/** A member of the holder's account, invited and joined (two entries, counted): its id. */
+async function holderMember(email: string, role: string): Promise<string> {
+  const path = await holderInvite(email, role);
+  const joined = await call("POST", path, { form: { password: "a member's own password" } });
+  ok(joined, 303);
+  secrets.push(joined.cookie.split("=")[1] ?? "");
+  expected.push({ action: "member.join", actor: "self-member", before: false, label: `join ${email}` });
+  const list = await adminCall("GET", `/admin/v1/accounts/${holder.id}/members`);
+  return list.json.data.result.data.find((m: { email: string }) => m.email === email).id;
+}
+
+/** The member-change recipes (docs/teams.md): each writes one entry, its before and after the member's role. */
+const MEMBER_RECIPES: Record<string, () => Promise<unknown>> = {
+  "POST /admin/v1/accounts/:id/members": async () => {
+    const e = await oneEntry(
+      { action: "member.invite", actor: "admin-token", account: holder.id, before: false, label: "invite" },
+      async () =>
+        ok(
+          await adminCall("POST", `/admin/v1/accounts/${holder.id}/members`, { email: "invited@example.com", role: "viewer" }),
+          201,
+        ),
+    );
+    expect(e.after).toMatchObject({ email: "invited@example.com", role: "viewer" });
+    expect(e.target_id).toStartWith("inv_");
+  },
+  "PATCH /admin/v1/accounts/:id/members/:member_id": async () => {
+    const id = await holderMember("role@example.com", "viewer");
+    const e = await oneEntry(
+      { action: "member.role.update", actor: "admin-token", account: holder.id, before: true, label: "role" },
+      async () => ok(await adminCall("PATCH", `/admin/v1/accounts/${holder.id}/members/${id}`, { role: "developer" }), 200),
+    );
+    expect([e.before, e.after, e.target_id]).toEqual([{ role: "viewer" }, { role: "developer" }, id]);
+  },
+  "DELETE /admin/v1/accounts/:id/members/:member_id": async () => {
+    const id = await holderMember("gone@example.com", "viewer");
+    await oneEntry(
+      { action: "member.remove", actor: "admin-token", account: holder.id, before: true, label: "remove" },
+      async () => ok(await adminCall("DELETE", `/admin/v1/accounts/${holder.id}/members/${id}`), 200),
+    );
+  },
+  "POST /dashboard/join/:account": async () => {
+    const path = await holderInvite("joiner@example.com", "developer");
+    const e = await oneEntry(
+      { action: "member.join", actor: "self-member", account: holder.id, before: false, label: "join" },
+      async () => {
+        const r = await call("POST", path, { form: { name: "Jo", password: "a joiner's own password" } });
+        ok(r, 303);
+        secrets.push("a joiner's own password", r.cookie.split("=")[1] ?? "");
+      },
+    );
+    expect(e.actor).toBe(e.target_id as string);
+    expect(e.after).toEqual({ email: "joiner@example.com", role: "developer" });
+  },
+  "POST /dashboard/members": () =>
+    oneEntry(
+      { action: "member.invite", actor: holderActor(), account: holder.id, before: false, label: "form invite" },
+      async () => {
+        const r = await call("POST", "/dashboard/members", {
+          form: { email: "formed@example.com", role: "admin" },
+          headers: asHolder(),
+        });
+        ok(r, 201);
+        secrets.push(/token=(inv_[A-Za-z0-9]+)/.exec(r.text)?.[1] ?? "");
+      },
+    ),
+  "POST /dashboard/members/:id/role": async () => {
+    const id = await holderMember("formrole@example.com", "viewer");
+    await oneEntry({ action: "member.role.update", actor: holderActor(), before: true, label: "form role" }, async () =>
+      ok(await call("POST", `/dashboard/members/${id}/role`, { form: { role: "admin" }, headers: asHolder() }), 303),
+    );
+  },
+  "POST /dashboard/members/:id/remove": async () => {
+    const id = await holderMember("formremove@example.com", "viewer");
+    await oneEntry({ action: "member.remove", actor: holderActor(), before: true, label: "form remove" }, async () =>
+      ok(await call("POST", `/dashboard/members/${id}/remove`, { form: {}, headers: asHolder() }), 303),
+    );
+  },
+};
+
 /** One recipe per state-changing route: the change, made for real, and what its entry must say. */
 const RECIPES: Record<string, () => Promise<unknown>> = {
+  "POST /admin/v1/webhooks": async () => {
+    const e = await oneEntry(
+      { action: "webhook.create", actor: "admin-token", account: holder.id, before: false, label: "webhook" },
+      async () => {
+        const r = await adminCall("POST", "/admin/v1/webhooks", {
+          account_id: holder.id,
+          url: "http://127.0.0.1:9/a",
+          events: ["key.budget_80"],
+        });
+        ok(r, 201);
+        keepSecret(r.text);
+      },
+    );
+    expect(e.after).toMatchObject({ url: "http://127.0.0.1:9/a", events: ["key.budget_80"] });
+  },
+  "POST /admin/v1/webhooks/:id/rotate-secret": async () => {
+    const id = await holderWebhook();
+    await oneEntry({ action: "webhook.rotate_secret", actor: "admin-token", before: true, label: "rotate" }, async () => {
+      const r = await adminCall("POST", `/admin/v1/webhooks/${id}/rotate-secret`);
+      ok(r, 200);
+      keepSecret(r.text);
+    });
+  },
+  "POST /admin/v1/webhooks/:id/deliveries/:delivery_id/resend": async () => {
+    const id = await holderWebhook();
+    const delivery = await holderDelivery(id);
+    await oneEntry({ action: "webhook.resend", actor: "admin-token", before: true, label: "resend" }, async () =>
+      ok(await adminCall("POST", `/admin/v1/webhooks/${id}/deliveries/${delivery}/resend`), 200),
+    );
+  },
+  "DELETE /admin/v1/webhooks/:id": async () => {
+    const id = await holderWebhook();
+    await oneEntry({ action: "webhook.remove", actor: "admin-token", before: true, label: "remove webhook" }, async () =>
+      ok(await adminCall("DELETE", `/admin/v1/webhooks/${id}`), 200),
+    );
+  },
+  "POST /dashboard/alerts": () =>
+    oneEntry(
+      { action: "webhook.create", actor: holderActor(), account: holder.id, before: false, label: "form webhook" },
+      async () => {
+        const form = { url: "http://127.0.0.1:9/form", events: "key.budget_100" };
+        const r = await call("POST", "/dashboard/alerts", { form, headers: asHolder() });
+        ok(r, 201);
+        keepSecret(r.text);
+      },
+    ),
+  "POST /dashboard/alerts/:id/rotate": async () => {
+    const id = await holderWebhook();
+    await oneEntry({ action: "webhook.rotate_secret", actor: holderActor(), before: true, label: "form rotate" }, async () => {
+      const r = await call("POST", `/dashboard/alerts/${id}/rotate`, { form: {}, headers: asHolder() });
+      ok(r, 200);
+      keepSecret(r.text);
+    });
+  },
+  "POST /dashboard/alerts/:id/remove": async () => {
+    const id = await holderWebhook();
+    await oneEntry({ action: "webhook.remove", actor: holderActor(), before: true, label: "form remove" }, async () =>
+      ok(await call("POST", `/dashboard/alerts/${id}/remove`, { form: {}, headers: asHolder() }), 303),
+    );
+  },
+  "POST /dashboard/alerts/:id/deliveries/:delivery_id/resend": async () => {
+    const id = await holderWebhook();
+    const delivery = await holderDelivery(id);
+    await oneEntry({ action: "webhook.resend", actor: holderActor(), before: true, label: "form resend" }, async () =>
+      ok(await call("POST", `/dashboard/alerts/${id}/deliveries/${delivery}/resend`, { form: {}, headers: asHolder() }), 303),
+    );
+  },
   "POST /admin/v1/accounts": () =>
     oneEntry({ action: "account.create", actor: "admin-token", before: false, label: "admin account" }, async () => {
       const password = "a password for the admin's account";
@@ -205,19 +422,24 @@ const RECIPES: Record<string, () => Promise<unknown>> = {
     expect([e.before, e.after]).toEqual([{ status: "active" }, { status: "revoked" }]);
   },
   "POST /dashboard/keys": () =>
-    oneEntry({ action: "key.create", actor: holder.id, account: holder.id, before: false, label: "form key" }, async () =>
+    oneEntry({ action: "key.create", actor: holderActor(), account: holder.id, before: false, label: "form key" }, async () =>
       ok(await call("POST", "/dashboard/keys", { form: { label: "from the form" }, headers: asHolder() }), 201),
     ),
   "POST /dashboard/keys/:id/revoke": async () => {
     const id = await holderKey("form revoke");
-    await oneEntry({ action: "key.revoke", actor: holder.id, before: true, label: "form revoke" }, async () =>
+    await oneEntry({ action: "key.revoke", actor: holderActor(), before: true, label: "form revoke" }, async () =>
       ok(await call("POST", `/dashboard/keys/${id}/revoke`, { form: {}, headers: asHolder() }), 303),
     );
   },
   "POST /dashboard/keys/:id/policy": async () => {
     const id = await holderKey("form policy");
-    const e = await oneEntry({ action: "key.policy.update", actor: holder.id, before: true, label: "form policy" }, async () =>
-      ok(await call("POST", `/dashboard/keys/${id}/policy`, { form: { rate_limit_per_minute: "20" }, headers: asHolder() }), 303),
+    const e = await oneEntry(
+      { action: "key.policy.update", actor: holderActor(), before: true, label: "form policy" },
+      async () =>
+        ok(
+          await call("POST", `/dashboard/keys/${id}/policy`, { form: { rate_limit_per_minute: "20" }, headers: asHolder() }),
+          303,
+        ),
     );
     expect(e.after).toEqual({ rate_limit_per_minute: 20 });
   },
@@ -225,7 +447,7 @@ const RECIPES: Record<string, () => Promise<unknown>> = {
     const next = "the holder's second password";
     secrets.push(next);
     await oneEntry(
-      { action: "password.change", actor: holder.id, account: holder.id, before: true, label: "password" },
+      { action: "password.change", actor: holderActor(), account: holder.id, before: true, label: "password" },
       async () => {
         const r = await call("POST", "/dashboard/password", { form: { current: holder.password, next }, headers: asHolder() });
         ok(r, 200);
@@ -236,18 +458,18 @@ const RECIPES: Record<string, () => Promise<unknown>> = {
     );
   },
   "POST /dashboard/api/keys": () =>
-    oneEntry({ action: "key.create", actor: holder.id, account: holder.id, before: false, label: "json key" }, async () =>
+    oneEntry({ action: "key.create", actor: holderActor(), account: holder.id, before: false, label: "json key" }, async () =>
       ok(await call("POST", "/dashboard/api/keys", { body: { label: "from the api" }, headers: asHolder() }), 201),
     ),
   "DELETE /dashboard/api/keys/:id": async () => {
     const id = await holderKey("json revoke");
-    await oneEntry({ action: "key.revoke", actor: holder.id, before: true, label: "json revoke" }, async () =>
+    await oneEntry({ action: "key.revoke", actor: holderActor(), before: true, label: "json revoke" }, async () =>
       ok(await call("DELETE", `/dashboard/api/keys/${id}`, { headers: asHolder() }), 200),
     );
   },
   "PATCH /dashboard/api/keys/:id": async () => {
     const id = await holderKey("json policy");
-    await oneEntry({ action: "key.policy.update", actor: holder.id, before: true, label: "json policy" }, async () =>
+    await oneEntry({ action: "key.policy.update", actor: holderActor(), before: true, label: "json policy" }, async () =>
       ok(
         await call("PATCH", `/dashboard/api/keys/${id}`, {
           body: { policy: { rate_limit_per_minute: 10 } },
@@ -317,6 +539,7 @@ const RECIPES: Record<string, () => Promise<unknown>> = {
       ),
     );
   },
+  ...MEMBER_RECIPES,
 };
 
 describe("audit trail on SQLite: every change of state writes one entry", () => {
@@ -345,6 +568,8 @@ describe("audit trail on SQLite: every change of state writes one entry", () => 
     const changing = CLI_VERBS.filter((v) => !READ_ONLY_VERBS.has(v));
     const cliAccount = holder.id;
     let keyId = "";
+    let webhookId = "";
+    let cliMember = "";
     const verbs: Record<string, { want: Omit<Expect, "actor" | "label">; run: () => void }> = {
       "keys create": {
         want: { action: "key.create", account: cliAccount, before: false },
@@ -382,6 +607,47 @@ describe("audit trail on SQLite: every change of state writes one entry", () => 
           holder.password = "a password set by the cli";
         },
       },
+      "members add": {
+        want: { action: "member.invite", account: cliAccount, before: false },
+        run: () => {
+          const r = textai([
+            "members",
+            "add",
+            "--account",
+            cliAccount,
+            "--email",
+            "cli-member@example.com",
+            "--role",
+            "viewer",
+            "--json",
+          ]);
+          expect(r.code, r.err).toBe(0);
+          const url = new URL(JSON.parse(r.out).url);
+          expect(url.pathname).toBe(`/dashboard/join/${cliAccount}`);
+          secrets.push(url.searchParams.get("token") as string);
+        },
+      },
+      "members role": {
+        want: { action: "member.role.update", account: cliAccount, before: true },
+        run: () => {
+          const list = textai(["members", "list", "--account", cliAccount, "--json"]);
+          cliMember = (JSON.parse(list.out) as { id: string; role: string }[]).find((m) => m.role !== "owner")?.id as string;
+          const r = textai(["members", "role", "--account", cliAccount, "--member", cliMember, "--role", "viewer", "--json"]);
+          expect(r.code, r.err).toBe(0);
+        },
+      },
+      "members remove": {
+        want: { action: "member.remove", account: cliAccount, before: true },
+        run: () => {
+          const owner = textai(["members", "list", "--account", cliAccount, "--json"]);
+          const ownerId = (JSON.parse(owner.out) as { id: string; role: string }[]).find((m) => m.role === "owner")?.id as string;
+          // the last owner is refused (nothing written), then another member is removed
+          const last = textai(["members", "remove", "--account", cliAccount, "--member", ownerId]);
+          expect(last.code).toBe(1);
+          expect(last.err).toContain("last owner");
+          expect(textai(["members", "remove", "--account", cliAccount, "--member", cliMember]).code).toBe(0);
+        },
+      },
       "accounts tags": {
         want: { action: "account.tags.update", account: cliAccount, before: true },
         run: () => expect(textai(["accounts", "tags", "--account", cliAccount, "--tags", "region=us"]).code).toBe(0),
@@ -389,6 +655,37 @@ describe("audit trail on SQLite: every change of state writes one entry", () => 
       "credits grant": {
         want: { action: "credits.grant", account: cliAccount, before: true },
         run: () => expect(textai(["credits", "grant", "--account", cliAccount, "--amount", "3"]).code).toBe(0),
+      },
+      "webhooks add": {
+        want: { action: "webhook.create", account: cliAccount, before: false },
+        run: () => {
+          const r = textai([
+            "webhooks",
+            "add",
+            "--account",
+            cliAccount,
+            "--url",
+            "http://203.0.113.10/cli",
+            "--events",
+            "key.budget_80",
+            "--json",
+          ]);
+          expect(r.code, r.err).toBe(0);
+          keepSecret(r.out);
+          webhookId = JSON.parse(r.out).id;
+        },
+      },
+      "webhooks rotate": {
+        want: { action: "webhook.rotate_secret", account: cliAccount, before: true },
+        run: () => {
+          const r = textai(["webhooks", "rotate", webhookId, "--json"]);
+          expect(r.code, r.err).toBe(0);
+          keepSecret(r.out);
+        },
+      },
+      "webhooks remove": {
+        want: { action: "webhook.remove", account: cliAccount, before: true },
+        run: () => expect(textai(["webhooks", "remove", webhookId]).code).toBe(0),
       },
       "credits reconcile": {
         want: { action: "credits.reconcile", account: null, before: true },
@@ -409,10 +706,11 @@ describe("audit trail on SQLite: every change of state writes one entry", () => 
       ["requests"],
       ["audit", "list"],
       ["audit", "verify"],
+      ["webhooks", "list"],
     ])
       expect(textai(args).code, args.join(" ")).toBe(0);
     expect((await entries()).length).toBe(n);
-  });
+  }, 30_000);
 
   test("the chain is exactly the changes made, in order, with client addresses, and holds no secret", async () => {
     const all = await entries();
@@ -424,7 +722,7 @@ describe("audit trail on SQLite: every change of state writes one entry", () => 
     expect(JSON.parse(exported).length).toBe(all.length);
     const db = new Database(gw.dbPath, { readonly: true });
     const stored = JSON.stringify(db.query("SELECT * FROM audit_log").all());
-    for (const { h } of db.query<{ h: string }, []>("SELECT password_hash AS h FROM logins").all()) secrets.push(h);
+    for (const { h } of db.query<{ h: string }, []>("SELECT password_hash AS h FROM members").all()) secrets.push(h);
     db.close();
     expect(secrets.length).toBeGreaterThan(20);
     for (const text of [exported, stored]) {
@@ -460,7 +758,7 @@ describe("audit trail reads", () => {
     const revokes = (await gw.get("/api/v1/account/audit?action=key.revoke&limit=500", { "x-api-key": key })).json.data.result
       .data;
     expect(revokes.length).toBe(5);
-    expect(new Set(revokes.map((e: Entry) => e.actor))).toEqual(new Set(["admin-token", holder.id, "operator", "cli"]));
+    expect(new Set(revokes.map((e: Entry) => e.actor))).toEqual(new Set(["admin-token", holderActor(), "operator", "cli"]));
     const byOperator = (await gw.get("/api/v1/account/audit?actor=operator&limit=500", { "x-api-key": key })).json.data.result
       .data;
     expect(byOperator.map((e: Entry) => e.action).sort()).toEqual([

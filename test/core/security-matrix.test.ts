@@ -3,6 +3,7 @@
 // its routes over real HTTP. A route in no class fails the first test: a new route declares itself
 // here (a public one by name; the prefixes place /api, /v1, /admin and /dashboard routes).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { ROLES, type Role, roleAtLeast } from "../../src/dashboard/members";
 import type { ErrorCode } from "../../src/errors";
 import { messagesErrorType } from "../../src/http/messages-errors";
 import { usageNames } from "../../src/http/routes/usage-names";
@@ -13,7 +14,7 @@ const TOKEN = "admin-token-for-the-security-matrix-0123456789";
 const admin = { authorization: `Bearer ${TOKEN}` };
 
 type Class = "public" | "key" | "admin" | "session" | "operator";
-type Route = { method: string; path: string; edge?: Class | null };
+type Route = { method: string; path: string; edge?: Class | null; role?: Role | null };
 
 /** Routes anyone may call: named one by one, so a new public route is a decision, never a default. */
 const PUBLIC = new Set([
@@ -36,6 +37,9 @@ const PUBLIC = new Set([
   "POST /dashboard/signup",
   "GET /dashboard/operator/login",
   "POST /dashboard/operator/login",
+  // an invitation's one-time link: the link is the credential (test/dashboard/members.test.ts)
+  "GET /dashboard/join/:account",
+  "POST /dashboard/join/:account",
 ]);
 
 function classOf(r: Route): Class | null {
@@ -52,6 +56,7 @@ let gw: TestGateway;
 let origin: string;
 let holderCookie: string;
 let operatorCookie: string;
+const memberCookies: Partial<Record<Role, string>> = {};
 let routes: (Route & { cls: Class | null })[];
 
 /** a concrete URL path for a route pattern (path parameters and wildcards filled with "x") */
@@ -72,14 +77,20 @@ async function call(r: Route, headers: Record<string, string> = {}, form = false
   try {
     json = JSON.parse(text);
   } catch {}
-  return { status: res.status, headers: res.headers, json, label: `${r.method} ${r.path}: ${res.status} ${text.slice(0, 200)}` };
+  return {
+    status: res.status,
+    headers: res.headers,
+    json,
+    text,
+    label: `${r.method} ${r.path}: ${res.status} ${text.slice(0, 200)}`,
+  };
 }
 
 /**
  * The refusal's code: `error.code` in the envelope and OpenAI's shape; in Anthropic's (the
  * Messages API's routes, which name no code) the code's Anthropic type, with its request-id header.
  */
-function expectCode(res: Awaited<ReturnType<typeof call>>, code: ErrorCode): void {
+function expectCode(res: Omit<Awaited<ReturnType<typeof call>>, "text">, code: ErrorCode): void {
   if (res.json.type !== "error") return void expect(res.json.error?.code, res.label).toBe(code);
   expect(res.json.error?.type, res.label).toBe(messagesErrorType(code));
   expect(res.headers.get("request-id"), res.label).toStartWith("req_");
@@ -122,6 +133,20 @@ beforeAll(async () => {
   const signedIn = await formPost("/dashboard/login", { email: "matrix@example.com", password: "a long enough password" });
   expect(signedIn.status).toBe(303);
   holderCookie = (signedIn.headers.get("set-cookie") ?? "").split(";")[0] as string;
+  // a member of each role in the holder's account, joined by invitation (the owner is the login)
+  memberCookies.owner = holderCookie;
+  for (const role of ["admin", "developer", "viewer"] as const) {
+    const invited = await gw.post(
+      `/admin/v1/accounts/${made.json.data.result.id}/members`,
+      { email: `${role}@matrix.example`, role },
+      admin,
+    );
+    expect(invited.status).toBe(201);
+    const link = new URL(invited.json.data.result.url);
+    const joined = await formPost(link.pathname + link.search, { password: "a long enough password" });
+    expect(joined.status).toBe(303);
+    memberCookies[role] = (joined.headers.get("set-cookie") ?? "").split(";")[0] as string;
+  }
   const op = await formPost("/dashboard/operator/login", { token: TOKEN });
   expect(op.status).toBe(303);
   operatorCookie = (op.headers.get("set-cookie") ?? "").split(";")[0] as string;
@@ -145,7 +170,8 @@ describe("security matrix: every registered route", () => {
   });
 
   test("public routes answer without any credential", async () => {
-    for (const r of of("public").filter((r) => r.method === "GET" && !r.path.includes("*"))) {
+    // (an invitation's link with a made-up token is a 404 page: test/dashboard/members.test.ts walks it)
+    for (const r of of("public").filter((r) => r.method === "GET" && !r.path.includes("*") && !r.path.includes("/:"))) {
       const res = await call(r);
       expect(res.status, res.label).toBeLessThan(400);
     }
@@ -253,6 +279,35 @@ describe("security matrix: every registered route", () => {
         }
       }
     }
+  });
+
+  test("session routes, for each member role: a route the role may use answers, any other is 403 forbidden and changes nothing", async () => {
+    // every session route states the least role it lets through (edge-plugin.ts `role`)
+    expect(of("session").filter((r) => !r.role)).toEqual([]);
+    const audited = async () => (await gw.get("/admin/v1/audit?limit=1", admin)).json.data.result.data[0]?.seq ?? 0;
+    for (const role of ROLES) {
+      const cookie = memberCookies[role] as string;
+      const before = await audited();
+      for (const r of of("session")) {
+        const res = await call(r, { origin, cookie, ...freshClient() }, isForm(r));
+        if (roleAtLeast(role, r.role as Role)) {
+          expect([401, 403], `${role}: ${res.label}`).not.toContain(res.status);
+        } else {
+          expect(res.status, `${role}: ${res.label}`).toBe(403);
+          // a page answers a page that says which role it needs; a JSON route the envelope
+          if (isForm(r)) expect(res.text, `${role}: ${res.label}`).toContain("role or above");
+          else expectCode(res, "forbidden");
+        }
+      }
+      // what a role may not do was never begun: no entry in the audit trail, none of the allowed calls' empty bodies made one either
+      expect(await audited(), role).toBe(before);
+    }
+    // the playground is a developer's at least; the Members page's changes an owner's; the Audit page an admin's
+    const roleOfRoute = (name: string) => routes.find((r) => `${r.method} ${r.path}` === name)?.role;
+    expect(roleOfRoute("POST /dashboard/api/playground/:fn")).toBe("developer");
+    expect(roleOfRoute("POST /dashboard/members")).toBe("owner");
+    expect(roleOfRoute("GET /dashboard/audit")).toBe("admin");
+    expect(roleOfRoute("GET /dashboard/members")).toBe("viewer");
   });
 
   test("the playground runs the key edge through the session's account: its function, the account's limit, 429 with Retry-After", async () => {

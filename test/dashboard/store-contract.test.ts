@@ -101,22 +101,40 @@ const implementations: {
 
 for (const impl of implementations) {
   describe.skipIf(impl.skip)(`DashboardStore contract: ${impl.name}`, () => {
-    test("logins: one email per account, lower-cased; replacing a login or a password ends the account's sessions", async () => {
+    test("logins: one email per member, lower-cased, the account's first owner; replacing a login or a password ends the sessions", async () => {
       const { store, keys } = impl.make();
       const a = await keys.createAccount({ name: "Alpha" });
       const b = await keys.createAccount({ name: "Beta" });
       expect(await store.setLogin(a.id, "Alpha@Example.com", "hash-a")).toBe(true);
-      expect(await store.loginByEmail("alpha@example.COM".toLowerCase())).toEqual({
+      const first = await store.loginByEmail("alpha@example.COM".toLowerCase());
+      expect(first).toEqual({
         accountId: a.id,
+        memberId: expect.stringMatching(/^mem_/),
+        role: "owner",
         email: "alpha@example.com",
         passwordHash: "hash-a",
       });
+      const memberId = first?.memberId;
       expect(await store.setLogin(b.id, "alpha@example.com", "hash-b")).toBe(false);
       expect(await store.loginOf(b.id)).toBeNull();
       const t = Date.now();
-      await store.createSession({ tokenHash: `s1-${a.id}`, accountId: a.id, kind: "account", createdAt: t, lastSeenAt: t });
-      await store.createSession({ tokenHash: `s2-${a.id}`, accountId: a.id, kind: "account", createdAt: t, lastSeenAt: t });
-      expect((await store.touchSession(`s1-${a.id}`, t + 1000, idle(60_000)))?.accountId).toBe(a.id);
+      await store.createSession({
+        tokenHash: `s1-${a.id}`,
+        accountId: a.id,
+        memberId,
+        kind: "account",
+        createdAt: t,
+        lastSeenAt: t,
+      });
+      await store.createSession({
+        tokenHash: `s2-${a.id}`,
+        accountId: a.id,
+        memberId,
+        kind: "account",
+        createdAt: t,
+        lastSeenAt: t,
+      });
+      expect(await store.touchSession(`s1-${a.id}`, t + 1000, idle(60_000))).toMatchObject({ accountId: a.id, memberId });
       await store.setPassword(a.id, "hash-a2");
       expect((await store.loginOf(a.id))?.passwordHash).toBe("hash-a2");
       expect(await store.touchSession(`s1-${a.id}`, t + 1000, idle(60_000))).toBeNull();
@@ -125,6 +143,87 @@ for (const impl of implementations) {
       expect(await store.setLogin(a.id, "alpha2@example.com", "hash-a3")).toBe(true);
       expect(await store.touchSession(`s3-${a.id}`, t, idle(60_000))).toBeNull();
       expect(await store.loginByEmail("alpha@example.com")).toBeNull();
+    });
+
+    test("members: invitations used once, before they expire, in their own account; the last owner stays; a removed member's sessions end", async () => {
+      const { store, keys } = impl.make();
+      const by = { actor: "cli", client: null };
+      const a = await keys.createAccount({ name: "Members A" });
+      const b = await keys.createAccount({ name: "Members B" });
+      const tag = Math.random().toString(36).slice(2);
+      expect(await store.setLogin(a.id, `owner-${tag}@a.example`, "hash-owner")).toBe(true);
+      const [owner] = await store.listMembers(a.id);
+      expect(owner).toMatchObject({ accountId: a.id, email: `owner-${tag}@a.example`, role: "owner", name: null });
+      const now = Date.now();
+      const invited = await store.invite(a.id, `Dev-${tag}@a.example`, "developer", `h1-${tag}`, now + 60_000, by);
+      expect(invited).toMatchObject({ ok: true, expiresAt: now + 60_000 });
+      expect(await store.invite("acc_none", `x-${tag}@a.example`, "viewer", `h0-${tag}`, now + 60_000, by)).toEqual({
+        ok: false,
+        reason: "unknown_account",
+      });
+      expect(await store.invite(b.id, `owner-${tag}@a.example`, "viewer", `h0-${tag}`, now + 60_000, by)).toEqual({
+        ok: false,
+        reason: "taken",
+      });
+      expect(await store.invitationOf(`h1-${tag}`)).toMatchObject({
+        accountId: a.id,
+        email: `dev-${tag}@a.example`,
+        role: "developer",
+        usedAt: null,
+      });
+      expect(await store.acceptInvitation(b.id, `h1-${tag}`, "hash-dev", null, now, null)).toEqual({
+        ok: false,
+        reason: "wrong_account",
+      });
+      expect(await store.acceptInvitation(a.id, "no-such-hash", "hash-dev", null, now, null)).toEqual({
+        ok: false,
+        reason: "unknown",
+      });
+      expect(await store.acceptInvitation(a.id, `h1-${tag}`, "hash-dev", null, now + 60_000, null)).toEqual({
+        ok: false,
+        reason: "expired",
+      });
+      const joined = await store.acceptInvitation(a.id, `h1-${tag}`, "hash-dev", "Dee", now, "10.0.0.1");
+      if (!joined.ok) throw new Error(`not joined: ${joined.reason}`);
+      expect(joined.member).toMatchObject({ accountId: a.id, email: `dev-${tag}@a.example`, role: "developer", name: "Dee" });
+      expect(await store.acceptInvitation(a.id, `h1-${tag}`, "hash-dev", null, now, null)).toEqual({ ok: false, reason: "used" });
+      expect(await store.loginByEmail(`dev-${tag}@a.example`)).toMatchObject({
+        memberId: joined.member.id,
+        role: "developer",
+        passwordHash: "hash-dev",
+      });
+      const dev = joined.member.id;
+      // the last owner: never demoted, never removed; another account's member is not found here
+      expect(await store.setRole(a.id, owner?.id as string, "admin", by)).toEqual({ ok: false, reason: "last_owner" });
+      expect(await store.removeMember(a.id, owner?.id as string, by)).toEqual({ ok: false, reason: "last_owner" });
+      expect(await store.setRole(b.id, dev, "viewer", by)).toEqual({ ok: false, reason: "not_found" });
+      expect(await store.setRole(a.id, dev, "owner", by)).toMatchObject({ ok: true, member: { role: "owner" } });
+      expect(await store.setRole(a.id, owner?.id as string, "viewer", by)).toMatchObject({
+        ok: true,
+        member: { role: "viewer" },
+      });
+      expect(await store.removeMember(a.id, dev, by)).toEqual({ ok: false, reason: "last_owner" });
+      // key owners: the keys a member made
+      const k = await keys.createKey({ label: "dev's", accountId: a.id });
+      await store.setKeyOwner(k.id, dev);
+      expect(await store.keysOwnedBy(dev)).toEqual([k.id]);
+      expect(await store.keysOwnedBy(owner?.id as string)).toEqual([]);
+      // a removed member's sessions end with it
+      const t = Date.now();
+      const viewer = owner?.id as string;
+      await store.createSession({
+        tokenHash: `m1-${tag}`,
+        accountId: a.id,
+        memberId: viewer,
+        kind: "account",
+        createdAt: t,
+        lastSeenAt: t,
+      });
+      expect(await store.touchSession(`m1-${tag}`, t, idle(60_000))).toMatchObject({ memberId: viewer });
+      expect(await store.removeMember(a.id, viewer, by)).toMatchObject({ ok: true, member: { id: viewer } });
+      expect(await store.touchSession(`m1-${tag}`, t, idle(60_000))).toBeNull();
+      expect(await store.memberById(viewer)).toBeNull();
+      expect((await store.listMembers(a.id)).map((m) => [m.id, m.role])).toEqual([[dev, "owner"]]);
     });
 
     test("sessions: idle ones end, sign-out deletes, last-seen moves at most once a minute", async () => {

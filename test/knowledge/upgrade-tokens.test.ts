@@ -62,7 +62,7 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
 
   // as a file written before 0011: no tokens column, the index on kb_id alone, no vocabulary table,
   // and none of the later migrations either (ledger tokens, public ids, document sizes, the request
-  // log, key policies, the audit trail), none applied: a start that finds the newest migration missing applies every
+  // log, key policies, the audit trail, members (logins again), webhooks), none applied: a start that finds the newest migration missing applies every
   // missing one, so a new migration must be rolled back here too
   const db = new Database(dbPath);
   const sizes = db.query("SELECT id, bytes FROM kb_documents ORDER BY id").all();
@@ -86,6 +86,16 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
     ALTER TABLE accounts DROP COLUMN tags;
     DROP TABLE audit_log;
     DROP TABLE audit_head;
+    DROP TABLE webhook_outbox;
+    DROP TABLE webhooks;
+    ALTER TABLE api_keys DROP COLUMN owner_member_id;
+    DROP INDEX dashboard_sessions_member_idx;
+    ALTER TABLE dashboard_sessions DROP COLUMN member_id;
+    DROP TABLE invitations;
+    CREATE TABLE logins (account_id text PRIMARY KEY NOT NULL, email text NOT NULL, password_hash text NOT NULL,
+      created_at integer NOT NULL, password_changed_at integer NOT NULL);
+    CREATE UNIQUE INDEX logins_email_idx ON logins (email);
+    DROP TABLE members;
     DELETE FROM _migrations WHERE tag >= '0011';`);
   db.close();
 

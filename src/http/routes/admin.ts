@@ -45,18 +45,18 @@ const UpdateKey = T.Object({ policy: T.Unknown() });
 const detail = (summary: string) => ({ tags: ["Admin"], summary, security: [{ bearer: [] }] });
 
 /** Who makes an admin API change, for its audit entry: the admin token, from the client's address. */
-const byToken = (deps: AppDeps, context: RouteContext): AuditBy => ({
+export const byToken = (deps: AppDeps, context: RouteContext): AuditBy => ({
   actor: "admin-token",
   client: clientAddress(deps, context.request, context.server),
 });
 
 /** A family of admin routes, every one behind the admin edge (the operator's token; 404 without one). */
-function adminFamily(deps: AppDeps, name: string) {
+export function adminFamily(deps: AppDeps, name: string) {
   return new Elysia({ name }).use(edgePlugin(deps)).guard({ admin: true });
 }
 
 /** An admin route's JSON body, read within the limits and validated strictly against its schema. */
-function adminBody(config: AppDeps["config"]) {
+export function adminBody(config: AppDeps["config"]) {
   return async <S extends Parameters<typeof validateAgainst>[0]>(request: Request, schema: S) =>
     validateAgainst<import("@sinclair/typebox").Static<S>>(
       schema,

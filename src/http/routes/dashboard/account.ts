@@ -10,7 +10,7 @@ import { GatewayError } from "../../../errors";
 import { csvStream } from "../../../requestlog/csv";
 import type { RequestLogQuery } from "../../../requestlog/interface";
 import { decodeCursor, MAX_LIMIT, parseLogQuery, readPage } from "../../../requestlog/query";
-import { edgePlugin } from "../../edge-plugin";
+import { edgePlugin, type Holder } from "../../edge-plugin";
 import { MESSAGES_FN } from "../../messages-translate";
 import { queryInt } from "../../query";
 import type { Ctx } from "../../session";
@@ -20,13 +20,14 @@ import {
   createOwnKey,
   type DashboardDeps,
   KEY_PAGE,
+  keysOf,
   LEDGER_PAGE,
   narrowOwnKey,
   page,
   policyFromForm,
   readForm,
   refused,
-  revokeKey,
+  revokeOwnKey,
   SECURITY_HEADERS,
   startSession,
   tooMany,
@@ -41,13 +42,13 @@ const CSV_MAX_ROWS = 100_000;
 const MAX_LEDGER_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / LEDGER_PAGE);
 
 /** The keys page with the first page of keys, at a status, with a refusal above it when one is given. */
-async function keysPageFor(deps: DashboardDeps, c: Ctx, h: { accountId: string; email: string }, status = 200, error?: string) {
-  const list = await deps.keys.list(h.accountId, { limit: KEY_PAGE + 1, offset: 0 });
+async function keysPageFor(deps: DashboardDeps, c: Ctx, h: Holder, status = 200, error?: string) {
+  const list = await keysOf(deps, h, { limit: KEY_PAGE + 1, offset: 0 });
   return page(
     deps,
     c,
     status,
-    { title: "Keys", who: who(h.email), active: "/dashboard/keys", flash: refused(error) },
+    { title: "Keys", who: who(h.email, h.role), active: "/dashboard/keys", flash: refused(error) },
     pages.keysPage(list.slice(0, KEY_PAGE), null, { offset: 0, size: KEY_PAGE, more: list.length > KEY_PAGE }),
   );
 }
@@ -94,14 +95,20 @@ function functionNames(deps: DashboardDeps): string[] {
 
 /** The overview and the keys: a new key (shown once), a revocation, a key's policy. */
 function keyPages(deps: DashboardDeps) {
-  const { keys, ledger } = deps;
+  const { ledger } = deps;
   return new Elysia({ name: "dashboard-account-keys" })
     .use(edgePlugin(deps))
     .get(
       "/dashboard",
       async ({ c, holder: h }) => {
         const usage = await ledger.monthToDate(h.accountId);
-        return page(deps, c, 200, { title: "Overview", who: who(h.email), active: "/dashboard" }, pages.overviewPage(usage));
+        return page(
+          deps,
+          c,
+          200,
+          { title: "Overview", who: who(h.email, h.role), active: "/dashboard" },
+          pages.overviewPage(usage),
+        );
       },
       { session: true },
     )
@@ -109,12 +116,12 @@ function keyPages(deps: DashboardDeps) {
       "/dashboard/keys",
       async ({ c, holder: h, query }) => {
         const offset = queryInt(query, "offset", { fallback: 0, min: 0, max: Number.MAX_SAFE_INTEGER });
-        const list = await keys.list(h.accountId, { limit: KEY_PAGE + 1, offset });
+        const list = await keysOf(deps, h, { limit: KEY_PAGE + 1, offset });
         return page(
           deps,
           c,
           200,
-          { title: "Keys", who: who(h.email), active: "/dashboard/keys" },
+          { title: "Keys", who: who(h.email, h.role), active: "/dashboard/keys" },
           pages.keysPage(list.slice(0, KEY_PAGE), null, { offset, size: KEY_PAGE, more: list.length > KEY_PAGE }),
         );
       },
@@ -127,32 +134,32 @@ function keyPages(deps: DashboardDeps) {
         const form = await readForm(deps, c);
         const label = (form.get("label") ?? "").trim();
         if (!label || label.length > 200) throw new GatewayError("invalid_request", "a label of 1 to 200 characters is required");
-        const created = await createOwnKey(deps, c, h.accountId, label);
-        const list = await keys.list(h.accountId, { limit: KEY_PAGE, offset: 0 });
+        const created = await createOwnKey(deps, c, h, label);
+        const list = await keysOf(deps, h, { limit: KEY_PAGE, offset: 0 });
         return page(
           deps,
           c,
           201,
-          { title: "Keys", who: who(h.email), active: "/dashboard/keys" },
+          { title: "Keys", who: who(h.email, h.role), active: "/dashboard/keys" },
           pages.keysPage(list, { key: created.key, label }),
         );
       },
-      { session: { origin: true }, parse: "none" },
+      { session: { origin: true, role: "developer" }, parse: "none" },
     )
     .post(
       "/dashboard/keys/:id/revoke",
       async ({ c, holder: h, params }) => {
-        await revokeKey(deps, h.accountId, params.id, byHolder(c, h.accountId));
+        await revokeOwnKey(deps, c, h, params.id);
         return redirect(c, "/dashboard/keys");
       },
-      { session: { origin: true }, parse: "none" },
+      { session: { origin: true, role: "developer" }, parse: "none" },
     )
     .post(
       "/dashboard/keys/:id/policy",
       async ({ c, holder: h, params }) => {
         const form = await readForm(deps, c);
         try {
-          await narrowOwnKey(deps, c, h.accountId, params.id, policyFromForm(deps, form));
+          await narrowOwnKey(deps, c, h, params.id, policyFromForm(deps, form));
         } catch (e) {
           // refused: the keys page again, saying why (a browser without JavaScript sees a page)
           if (e instanceof GatewayError && [400, 403, 404].includes(e.status))
@@ -161,7 +168,7 @@ function keyPages(deps: DashboardDeps) {
         }
         return redirect(c, "/dashboard/keys");
       },
-      { session: { origin: true }, parse: "none" },
+      { session: { origin: true, role: "admin" }, parse: "none" },
     );
 }
 
@@ -182,7 +189,7 @@ function ledgerPages(deps: DashboardDeps) {
           deps,
           c,
           400,
-          { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger", flash: { kind: "error", text } },
+          { title: "Credit ledger", who: who(h.email, h.role), active: "/dashboard/ledger", flash: { kind: "error", text } },
           pages.ledgerPage(rows, 1, Math.max(1, Math.ceil(total / LEDGER_PAGE)), total),
         );
       }
@@ -192,7 +199,7 @@ function ledgerPages(deps: DashboardDeps) {
         deps,
         c,
         200,
-        { title: "Credit ledger", who: who(h.email), active: "/dashboard/ledger" },
+        { title: "Credit ledger", who: who(h.email, h.role), active: "/dashboard/ledger" },
         pages.ledgerPage(rows, n, pageCount, total),
       );
     },
@@ -208,8 +215,8 @@ function requestPages(deps: DashboardDeps) {
     .get(
       "/dashboard/requests",
       async ({ c, holder: h, query }) => {
-        const o = { title: "Requests", who: who(h.email), active: "/dashboard/requests" };
-        const ownKeys = (await keys.list(h.accountId, { limit: 500, offset: 0 })) as KeyView[];
+        const o = { title: "Requests", who: who(h.email, h.role), active: "/dashboard/requests" };
+        const ownKeys = (await keysOf(deps, h, { limit: 500, offset: 0 })) as KeyView[];
         let parsed: ReturnType<typeof requestFilters>;
         try {
           parsed = requestFilters(h.accountId, query);
@@ -247,7 +254,7 @@ function requestPages(deps: DashboardDeps) {
           }),
         );
       },
-      { session: true },
+      { session: { role: "developer" } },
     )
     .get(
       "/dashboard/requests.csv",
@@ -273,7 +280,7 @@ function requestPages(deps: DashboardDeps) {
           },
         });
       },
-      { session: true },
+      { session: { role: "developer" } },
     )
     .get(
       "/dashboard/requests/:id",
@@ -285,11 +292,11 @@ function requestPages(deps: DashboardDeps) {
           deps,
           c,
           200,
-          { title: "Request", who: who(h.email), active: "/dashboard/requests" },
+          { title: "Request", who: who(h.email, h.role), active: "/dashboard/requests" },
           pages.requestDetailPage(entry, key && key.account_id === h.accountId ? key.label : null),
         );
       },
-      { session: true },
+      { session: { role: "developer" } },
     );
 }
 
@@ -306,7 +313,7 @@ function passwordPages(deps: DashboardDeps) {
           deps,
           c,
           200,
-          { title: "Change password", who: who(h.email), active: "/dashboard/password" },
+          { title: "Change password", who: who(h.email, h.role), active: "/dashboard/password" },
           pages.passwordPage(),
         );
       },
@@ -316,12 +323,12 @@ function passwordPages(deps: DashboardDeps) {
       "/dashboard/password",
       async ({ c, holder: h }) => {
         const form = await readForm(deps, c);
-        const o = { title: "Change password", who: who(h.email), active: "/dashboard/password" };
+        const o = { title: "Change password", who: who(h.email, h.role), active: "/dashboard/password" };
         const current = form.get("current") ?? "";
         const next = form.get("next") ?? "";
-        const login = await store.loginOf(h.accountId);
+        const login = await store.loginByEmail(h.email);
         // guesses here are their own target: sign-in failures at the email never block this form
-        const target = `password-change:${h.accountId}`;
+        const target = `password-change:${h.memberId}`;
         const v = await limiter.attempt(target, c.client);
         if (!v.allowed) return tooMany(deps, c, v, o, pages.passwordPage());
         if (!login || !(await verifyPassword(current.slice(0, 200), login.passwordHash)))
@@ -335,9 +342,9 @@ function passwordPages(deps: DashboardDeps) {
         await limiter.succeeded(target, c.client);
         const problem = passwordProblem(next);
         if (problem) return page(deps, c, 400, { ...o, flash: { kind: "error", text: problem } }, pages.passwordPage());
-        // ends every session of the account, this one included; this browser gets a new one
-        await store.setPassword(h.accountId, await hashPassword(next), byHolder(c, h.accountId));
-        const cookie = await startSession(deps, c, { accountId: h.accountId, kind: "account" });
+        // ends every session of the member, this one included; this browser gets a new one
+        await store.setPassword(h.accountId, await hashPassword(next), byHolder(c, h), h.memberId);
+        const cookie = await startSession(deps, c, { accountId: h.accountId, memberId: h.memberId, kind: "account" });
         return page(
           deps,
           c,
@@ -361,7 +368,7 @@ function playgroundPage(deps: DashboardDeps) {
         deps,
         c,
         200,
-        { title: "Playground", who: who(h.email), active: "/dashboard/playground" },
+        { title: "Playground", who: who(h.email, h.role), active: "/dashboard/playground" },
         pages.playgroundPage(
           deps.functions.map((f) => ({ name: f.name, path: f.path, summary: f.summary })),
           {
@@ -376,7 +383,7 @@ function playgroundPage(deps: DashboardDeps) {
         ),
       );
     },
-    { session: true },
+    { session: { role: "developer" } },
   );
 }
 

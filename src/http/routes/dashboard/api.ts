@@ -12,7 +12,7 @@ import { edgePlugin, functionEdge } from "../../edge-plugin";
 import { limitOffset } from "../../query";
 import { ok } from "../../respond";
 import { usageNames } from "../usage-names";
-import { byHolder, createOwnKey, type DashboardDeps, detail, KEY_PAGE, LEDGER_PAGE, narrowOwnKey, revokeKey } from "./common";
+import { createOwnKey, type DashboardDeps, detail, KEY_PAGE, keysOf, LEDGER_PAGE, narrowOwnKey, revokeOwnKey } from "./common";
 
 export function dashboardApi(deps: DashboardDeps) {
   const { config, keys, ledger } = deps;
@@ -41,7 +41,7 @@ export function dashboardApi(deps: DashboardDeps) {
       "/dashboard/api/keys",
       async ({ c, holder: h, query }) => {
         const { limit, offset } = limitOffset(query, KEY_PAGE, 500);
-        const list = await keys.list(h.accountId, { limit: limit + 1, offset });
+        const list = await keysOf(deps, h, { limit: limit + 1, offset });
         return ok(c.state, "keys", { data: list.slice(0, limit), limit, offset, has_more: list.length > limit });
       },
       { session: { json: true }, detail: detail("The signed-in account's keys (masked), newest first (limit, offset)") },
@@ -53,11 +53,11 @@ export function dashboardApi(deps: DashboardDeps) {
         const label = typeof b.label === "string" ? b.label.trim() : "";
         if (!label || label.length > 200)
           throw new GatewayError("invalid_request", "a label of 1 to 200 characters is required", { param: "label" });
-        const created = await createOwnKey(deps, c, h.accountId, label);
+        const created = await createOwnKey(deps, c, h, label);
         return ok(c.state, "key created; the plaintext key is shown only in this response", created, 201);
       },
       {
-        session: { json: true, origin: true },
+        session: { json: true, origin: true, role: "developer" },
         parse: "none",
         detail: detail("Create a key for the signed-in account; its plaintext appears in this response only"),
       },
@@ -65,11 +65,11 @@ export function dashboardApi(deps: DashboardDeps) {
     .delete(
       "/dashboard/api/keys/:id",
       async ({ c, holder: h, params }) => {
-        await revokeKey(deps, h.accountId, params.id, byHolder(c, h.accountId));
+        await revokeOwnKey(deps, c, h, params.id);
         return ok(c.state, "key revoked", await keys.get(params.id));
       },
       {
-        session: { json: true, origin: true },
+        session: { json: true, origin: true, role: "developer" },
         detail: detail("Revoke one of the signed-in account's keys: refused from the next request on"),
       },
     )
@@ -77,11 +77,11 @@ export function dashboardApi(deps: DashboardDeps) {
       "/dashboard/api/keys/:id",
       async ({ c, holder: h, params }) => {
         const b = await readJsonBody(c.request, config.limits);
-        await narrowOwnKey(deps, c, h.accountId, params.id, parsePolicyPatch(b.policy, known));
+        await narrowOwnKey(deps, c, h, params.id, parsePolicyPatch(b.policy, known));
         return ok(c.state, "key policy updated", await keyDetail(keys, ledger, params.id));
       },
       {
-        session: { json: true, origin: true },
+        session: { json: true, origin: true, role: "admin" },
         parse: "none",
         detail: detail(
           "Narrow one of the signed-in account's keys: { policy: { … } } replaces the fields given; widening or clearing is refused (403)",

@@ -26,8 +26,16 @@ export const AUDIT_ACTIONS = [
   "key.policy.update",
   "key.revoke",
   "login.set",
+  "member.invite",
+  "member.join",
+  "member.remove",
+  "member.role.update",
   "password.change",
   "plan.change",
+  "webhook.create",
+  "webhook.remove",
+  "webhook.resend",
+  "webhook.rotate_secret",
 ];
 
 const shown = (v: unknown): string => (v === null || v === undefined ? "—" : typeof v === "string" ? v : JSON.stringify(v));

@@ -80,18 +80,18 @@ export function auditPages(deps: DashboardDeps) {
         auditView(
           deps,
           c,
-          { title: "Audit", who: who(h.email), active: "/dashboard/audit" },
+          { title: "Audit", who: who(h.email, h.role), active: "/dashboard/audit" },
           "/dashboard/audit",
           query,
           h.accountId,
         ),
-      { session: true },
+      { session: { role: "admin" } },
     )
     .get("/dashboard/audit.csv", ({ c, holder: h, query }) => auditDownload(deps, c, h.accountId, query, "csv"), {
-      session: true,
+      session: { role: "admin" },
     })
     .get("/dashboard/audit.json", ({ c, holder: h, query }) => auditDownload(deps, c, h.accountId, query, "json"), {
-      session: true,
+      session: { role: "admin" },
     });
   if (!deps.config.adminToken) return app;
   return app.get(

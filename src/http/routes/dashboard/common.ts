@@ -8,13 +8,15 @@ import { KeyLimitError } from "../../../auth/interface";
 import { type KeyPolicy, POLICY_FIELDS, type PolicyPatch, policyPatchFromText, widenedField } from "../../../auth/policy";
 import { retryAfter } from "../../../dashboard/guessing";
 import type { GuessVerdict, Session } from "../../../dashboard/interface";
+import type { Role } from "../../../dashboard/members";
 import { newSessionToken, sessionCookie } from "../../../dashboard/security";
 import { GatewayError } from "../../../errors";
 import { limitRefusal, rateLimitHeaders } from "../../../ratelimit/limiter";
 import { readBytes } from "../../body";
 import type { AppDeps } from "../../deps";
+import type { Holder } from "../../edge-plugin";
 import type { FunctionPipeline } from "../../pipeline";
-import { type Ctx, checkOrigin, storedHash } from "../../session";
+import { type Ctx, checkOrigin, SECURITY_HEADERS, storedHash } from "../../session";
 import { KEY_CREATE_LIMIT, usageNames } from "../usage-names";
 import type { Html } from "./html";
 import * as pages from "./pages";
@@ -26,19 +28,15 @@ export const LEDGER_PAGE = 25;
 export const KEY_PAGE = 100;
 /** the rate-limit name of key creation: the plan's heavy class unless plans.NAME.rate_limits sets "key-create" */
 const KEY_CREATE = KEY_CREATE_LIMIT;
-export const SECURITY_HEADERS = {
-  "content-security-policy":
-    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "same-origin",
-  "x-frame-options": "DENY",
-};
+
+export { SECURITY_HEADERS } from "../../session";
 /** a dashboard JSON route's OpenAPI entry */
 export const detail = (summary: string) => ({ tags: ["Dashboard"], summary, security: [{ session: [] }] });
 
-export const who = (email: string) => ({ kind: "account" as const, name: email });
-/** Who makes a change in the dashboard, for its audit entry: the signed-in account (a member once there are members), from the client's address. */
-export const byHolder = (c: Ctx, accountId: string): AuditBy => ({ actor: accountId, client: c.address });
+/** The signed-in member for the layout: its email, and its role (the nav shows the pages it may open). */
+export const who = (email: string, role?: Role) => ({ kind: "account" as const, name: email, role });
+/** Who makes a change in the dashboard, for its audit entry: the signed-in member, from the client's address. */
+export const byHolder = (c: Ctx, h: Pick<Holder, "memberId">): AuditBy => ({ actor: h.memberId, client: c.address });
 /** Who makes a change in the operator console, for its audit entry. */
 export const byOperator = (c: Ctx): AuditBy => ({ actor: "operator", client: c.address });
 export const OPERATOR = { kind: "operator" as const, name: "operator" };
@@ -82,7 +80,7 @@ export async function readForm(deps: Pick<AppDeps, "config">, c: Ctx): Promise<U
 export async function startSession(
   deps: Pick<AppDeps, "config" | "dashboard">,
   c: Ctx,
-  s: Pick<Session, "accountId" | "kind">,
+  s: Pick<Session, "accountId" | "kind" | "memberId">,
 ): Promise<string> {
   const token = newSessionToken();
   const now = Date.now();
@@ -111,15 +109,18 @@ export function tooMany(
   );
 }
 
-/** A key for the signed-in account: limited per account like any call, within the plan's cap. */
-export async function createOwnKey(deps: Pick<AppDeps, "keys" | "limiter">, c: Ctx, accountId: string, label: string) {
+/** A key for the signed-in member's account, owned by the member: limited per account like any call, within the plan's cap. */
+export async function createOwnKey(deps: Pick<AppDeps, "keys" | "limiter" | "dashboard">, c: Ctx, h: Holder, label: string) {
+  const { accountId } = h;
   const plan = (await deps.keys.getAccount(accountId))?.plan ?? "free";
   const d = await deps.limiter.check(accountId, plan, KEY_CREATE, "heavy");
   Object.assign(c.state.headers, rateLimitHeaders(d));
   if (!d.allowed)
     throw limitRefusal(d, "key creation", `at most ${d.limit} keys can be made a minute; retry in ${d.retryAfterSeconds}s`);
   try {
-    return await deps.keys.createKey({ label, accountId, audit: byHolder(c, accountId) });
+    const created = await deps.keys.createKey({ label, accountId, audit: byHolder(c, h) });
+    await deps.dashboard.setKeyOwner(created.id, h.memberId);
+    return created;
   } catch (err) {
     if (err instanceof KeyLimitError) throw new GatewayError("forbidden", err.message);
     throw err;
@@ -137,6 +138,22 @@ export async function revokeKey(
   if (!(await deps.keys.revoke(id, accountId, by))) throw new GatewayError("not_found", "key not found");
 }
 
+/** The keys the member sees (a developer: the ones it made), newest first. */
+export async function keysOf(deps: Pick<AppDeps, "keys" | "dashboard">, h: Holder, p: { limit: number; offset: number }) {
+  if (h.role !== "developer") return deps.keys.list(h.accountId, p);
+  const own = new Set(await deps.dashboard.keysOwnedBy(h.memberId));
+  const list = (await deps.keys.list(h.accountId)).filter((k) => own.has(k.id));
+  return list.slice(p.offset, p.offset + p.limit);
+}
+
+/** A key of the member's account revoked by the member (a developer: only one it made). */
+export async function revokeOwnKey(deps: Pick<AppDeps, "keys" | "dashboard">, c: Ctx, h: Holder, id: string): Promise<void> {
+  // another member's key is none of a developer's: as unknown to it as another account's
+  if (h.role === "developer" && !(await deps.dashboard.keysOwnedBy(h.memberId)).includes(id))
+    throw new GatewayError("not_found", "key not found");
+  await revokeKey(deps, h.accountId, id, byHolder(c, h));
+}
+
 /** A policy form's fields as a patch: an empty field clears that limit. */
 export const policyFromForm = (deps: Pick<AppDeps, "functions">, form: URLSearchParams): PolicyPatch =>
   policyPatchFromText(Object.fromEntries(POLICY_FIELDS.map((f) => [f, form.get(f) ?? undefined])), usageNames(deps.functions));
@@ -146,7 +163,8 @@ export const policyFromForm = (deps: Pick<AppDeps, "functions">, form: URLSearch
  * the functions and models, lower limits, an earlier expiry); widening or clearing is the
  * operator's. Takes effect like the admin API's (cache dropped, broadcast).
  */
-export async function narrowOwnKey(deps: Pick<AppDeps, "keys">, c: Ctx, accountId: string, id: string, patch: PolicyPatch) {
+export async function narrowOwnKey(deps: Pick<AppDeps, "keys">, c: Ctx, h: Holder, id: string, patch: PolicyPatch) {
+  const { accountId } = h;
   const narrowOnly = (before: KeyPolicy | undefined, after: KeyPolicy | undefined) => {
     const f = widenedField(before, after);
     if (f)
@@ -156,7 +174,7 @@ export async function narrowOwnKey(deps: Pick<AppDeps, "keys">, c: Ctx, accountI
         { param: f },
       );
   };
-  const view = await deps.keys.setPolicy(id, patch, { accountId, check: narrowOnly, audit: byHolder(c, accountId) });
+  const view = await deps.keys.setPolicy(id, patch, { accountId, check: narrowOnly, audit: byHolder(c, h) });
   if (!view) throw new GatewayError("not_found", "key not found");
   return view;
 }

@@ -7,9 +7,11 @@
 import { Elysia } from "elysia";
 import { warmDummyHash } from "../../../auth/passwords";
 import { accountPages } from "./account";
+import { alertsPages } from "./alerts";
 import { dashboardApi } from "./api";
 import { auditPages } from "./audit";
 import type { DashboardDeps } from "./common";
+import { joinPages, memberPages } from "./members";
 import { operatorConsole } from "./operator";
 import { signInRoutes } from "./sign-in";
 
@@ -19,6 +21,9 @@ export function dashboardRoutes(deps: DashboardDeps) {
     .use(signInRoutes(deps))
     .use(accountPages(deps))
     .use(dashboardApi(deps))
-    .use(auditPages(deps));
+    .use(auditPages(deps))
+    .use(alertsPages(deps))
+    .use(memberPages(deps))
+    .use(joinPages(deps));
   return deps.config.adminToken ? app.use(operatorConsole(deps)) : app;
 }

@@ -2,13 +2,14 @@ import type { KeyView } from "../../../auth/interface";
 import { policySummary } from "../../../auth/policy";
 import type { UsageFigures } from "../../../credits/interface";
 import type { AccountSummary, LedgerRow } from "../../../dashboard/interface";
+import { type Role, roleAtLeast } from "../../../dashboard/members";
 import type { RequestLogEntry } from "../../../requestlog/interface";
 import { barChart, type Html, html, raw } from "./html";
 
 export interface PageOpts {
   title: string;
-  /** who is signed in: an account's email, "operator", or nobody */
-  who?: { kind: "account" | "operator"; name: string } | null;
+  /** who is signed in: an account member's email (and role), "operator", or nobody */
+  who?: { kind: "account" | "operator"; name: string; role?: Role } | null;
   active?: string;
   flash?: { kind: "ok" | "error"; text: string } | null;
   operatorEnabled?: boolean;
@@ -20,14 +21,27 @@ const NAV: [string, string][] = [
   ["/dashboard/ledger", "Ledger"],
   ["/dashboard/requests", "Requests"],
   ["/dashboard/audit", "Audit"],
+  ["/dashboard/alerts", "Alerts"],
   ["/dashboard/playground", "Playground"],
+  ["/dashboard/members", "Members"],
   ["/dashboard/password", "Password"],
 ];
+
+/** The least role a page of the nav needs (docs/teams.md); the others are every member's. */
+const NAV_ROLES: Record<string, Role> = {
+  "/dashboard/requests": "developer",
+  "/dashboard/playground": "developer",
+  "/dashboard/audit": "admin",
+  "/dashboard/alerts": "admin",
+};
+const navFor = (role: Role | undefined) => NAV.filter(([href]) => !role || roleAtLeast(role, NAV_ROLES[href] ?? "viewer"));
 
 export function layout(o: PageOpts, body: Html): string {
   const nav =
     o.who?.kind === "account"
-      ? NAV.map(([href, name]) => html`<a href="${href}"${o.active === href ? html` aria-current="page"` : ""}>${name}</a>`)
+      ? navFor(o.who.role).map(
+          ([href, name]) => html`<a href="${href}"${o.active === href ? html` aria-current="page"` : ""}>${name}</a>`,
+        )
       : o.who?.kind === "operator"
         ? [
             html`<a href="/dashboard/operator"${o.active === "/dashboard/operator/audit" ? "" : html` aria-current="page"`}>Accounts and gateway</a>`,

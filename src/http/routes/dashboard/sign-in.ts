@@ -55,7 +55,7 @@ export function signInRoutes(deps: DashboardDeps) {
         const good = await verifyPassword(password.slice(0, 200), login?.passwordHash ?? null);
         if (!good || !login) return signInFailed(c, email);
         await limiter.succeeded(email, c.client);
-        const cookie = await startSession(deps, c, { accountId: login.accountId, kind: "account" });
+        const cookie = await startSession(deps, c, { accountId: login.accountId, memberId: login.memberId, kind: "account" });
         return redirect(c, "/dashboard", { "set-cookie": cookie });
       },
       { parse: "none" },
@@ -98,7 +98,8 @@ export function signInRoutes(deps: DashboardDeps) {
         const hash = await hashPassword(password);
         if (await store.loginByEmail(email)) return redirect(c, "/dashboard/login?signup=taken");
         const acc = await signedUp(deps, c, email, hash);
-        const cookie = await startSession(deps, c, { accountId: acc.id, kind: "account" });
+        const owner = await store.loginOf(acc.id);
+        const cookie = await startSession(deps, c, { accountId: acc.id, memberId: owner?.memberId ?? null, kind: "account" });
         return redirect(c, "/dashboard", { "set-cookie": cookie });
       },
       { parse: "none" },

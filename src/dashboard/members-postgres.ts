@@ -1,0 +1,163 @@
+import type { SQL } from "bun";
+import type { AuditBy } from "../audit/interface";
+import { appendAuditIn } from "../audit/postgres";
+import { newId } from "../ids";
+import { type PgStorage, pgCall } from "../storage/postgres";
+import {
+  type AcceptResult,
+  type InviteResult,
+  inviteEntry,
+  joinEntry,
+  type Member,
+  type MemberChange,
+  type MemberStore,
+  type Role,
+  removeEntry,
+  roleEntry,
+} from "./members";
+
+type Row = Record<string, unknown>;
+export const memberOfRow = (r: Row | undefined): Member | null =>
+  r
+    ? {
+        id: r.id as string,
+        accountId: r.account_id as string,
+        email: r.email as string,
+        name: (r.name as string | null) ?? null,
+        role: r.role as Role,
+        createdAt: Number(r.created_at),
+      }
+    : null;
+const invitationOfRow = (r: Row | undefined) =>
+  r
+    ? {
+        id: r.id as string,
+        accountId: r.account_id as string,
+        email: r.email as string,
+        role: r.role as Role,
+        expiresAt: Number(r.expires_at),
+        usedAt: r.used_at === null || r.used_at === undefined ? null : Number(r.used_at),
+      }
+    : null;
+
+/** The member of the account (its row locked), and whether it is its only owner (the owners locked too, so two demotions cannot both pass). */
+async function inAccount(tx: SQL, accountId: string, memberId: string) {
+  const owners = await tx`SELECT id FROM members WHERE account_id = ${accountId} AND role = 'owner' ORDER BY id FOR UPDATE`;
+  const [r] = await tx`SELECT * FROM members WHERE id = ${memberId} AND account_id = ${accountId} FOR UPDATE`;
+  const member = memberOfRow(r);
+  return member ? { member, lastOwner: member.role === "owner" && owners.length <= 1 } : null;
+}
+
+/** Members and invitations in PostgreSQL (drizzle/pg 0018_members), shared by every node. */
+export class PostgresMemberStore implements MemberStore {
+  constructor(protected pg: PgStorage) {}
+
+  listMembers(accountId: string): Promise<Member[]> {
+    return pgCall(this.pg, async () => {
+      const rows = await this.pg.sql`SELECT * FROM members WHERE account_id = ${accountId} ORDER BY created_at, id`;
+      return rows.map((r: Row) => memberOfRow(r) as Member);
+    });
+  }
+
+  memberById(id: string): Promise<Member | null> {
+    return pgCall(this.pg, async () => memberOfRow((await this.pg.sql`SELECT * FROM members WHERE id = ${id}`)[0]));
+  }
+
+  invite(
+    accountId: string,
+    email: string,
+    role: Role,
+    tokenHash: string,
+    expiresAt: number,
+    audit: AuditBy,
+  ): Promise<InviteResult> {
+    const e = email.toLowerCase();
+    return pgCall(this.pg, () =>
+      this.pg.sql.begin(async (tx): Promise<InviteResult> => {
+        if ((await tx`SELECT 1 FROM accounts WHERE id = ${accountId}`).length === 0)
+          return { ok: false, reason: "unknown_account" };
+        if ((await tx`SELECT 1 FROM members WHERE email = ${e}`).length > 0) return { ok: false, reason: "taken" };
+        const id = newId("inv");
+        await tx`INSERT INTO invitations (id, account_id, email, role, token_hash, created_at, expires_at)
+          VALUES (${id}, ${accountId}, ${e}, ${role}, ${tokenHash}, ${Date.now()}, ${expiresAt})`;
+        await appendAuditIn(tx, inviteEntry(audit, accountId, id, e, role, expiresAt));
+        return { ok: true, id, expiresAt };
+      }),
+    );
+  }
+
+  invitationOf(tokenHash: string) {
+    return pgCall(this.pg, async () =>
+      invitationOfRow((await this.pg.sql`SELECT * FROM invitations WHERE token_hash = ${tokenHash}`)[0]),
+    );
+  }
+
+  acceptInvitation(
+    accountId: string,
+    tokenHash: string,
+    passwordHash: string,
+    name: string | null,
+    now: number,
+    client: string | null,
+  ): Promise<AcceptResult> {
+    return pgCall(this.pg, () =>
+      this.pg.sql.begin(async (tx): Promise<AcceptResult> => {
+        // locked: two uses of one link at once, the second waits and finds it used
+        const inv = invitationOfRow((await tx`SELECT * FROM invitations WHERE token_hash = ${tokenHash} FOR UPDATE`)[0]);
+        if (!inv) return { ok: false, reason: "unknown" };
+        if (inv.accountId !== accountId) return { ok: false, reason: "wrong_account" };
+        if (inv.usedAt !== null) return { ok: false, reason: "used" };
+        if (inv.expiresAt <= now) return { ok: false, reason: "expired" };
+        if ((await tx`SELECT 1 FROM members WHERE email = ${inv.email}`).length > 0) return { ok: false, reason: "taken" };
+        const member: Member = { id: newId("mem"), accountId, email: inv.email, name, role: inv.role, createdAt: now };
+        await tx`UPDATE invitations SET used_at = ${now} WHERE id = ${inv.id}`;
+        await tx`INSERT INTO members (id, account_id, email, name, role, password_hash, created_at, password_changed_at)
+          VALUES (${member.id}, ${accountId}, ${member.email}, ${name}, ${member.role}, ${passwordHash}, ${now}, ${now})`;
+        await appendAuditIn(tx, joinEntry(member, client));
+        return { ok: true, member };
+      }),
+    );
+  }
+
+  setRole(accountId: string, memberId: string, role: Role, audit: AuditBy): Promise<MemberChange> {
+    return pgCall(this.pg, () =>
+      this.pg.sql.begin(async (tx): Promise<MemberChange> => {
+        const found = await inAccount(tx, accountId, memberId);
+        if (!found) return { ok: false, reason: "not_found" };
+        if (found.lastOwner && role !== "owner") return { ok: false, reason: "last_owner" };
+        const before = found.member.role;
+        const member = { ...found.member, role };
+        if (before === role) return { ok: true, member };
+        await tx`UPDATE members SET role = ${role} WHERE id = ${memberId}`;
+        await appendAuditIn(tx, roleEntry(audit, member, before));
+        return { ok: true, member };
+      }),
+    );
+  }
+
+  removeMember(accountId: string, memberId: string, audit: AuditBy): Promise<MemberChange> {
+    return pgCall(this.pg, () =>
+      this.pg.sql.begin(async (tx): Promise<MemberChange> => {
+        const found = await inAccount(tx, accountId, memberId);
+        if (!found) return { ok: false, reason: "not_found" };
+        if (found.lastOwner) return { ok: false, reason: "last_owner" };
+        await tx`DELETE FROM dashboard_sessions WHERE member_id = ${memberId}`;
+        await tx`DELETE FROM members WHERE id = ${memberId}`;
+        await appendAuditIn(tx, removeEntry(audit, found.member));
+        return { ok: true, member: found.member };
+      }),
+    );
+  }
+
+  setKeyOwner(keyId: string, memberId: string): Promise<void> {
+    return pgCall(this.pg, async () => {
+      await this.pg.sql`UPDATE api_keys SET owner_member_id = ${memberId} WHERE id = ${keyId}`;
+    });
+  }
+
+  keysOwnedBy(memberId: string): Promise<string[]> {
+    return pgCall(this.pg, async () =>
+      (await this.pg.sql`SELECT id FROM api_keys WHERE owner_member_id = ${memberId}`).map((r: Row) => r.id as string),
+    );
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * An account's members and their roles (docs/teams.md, CONTRACT section 17): what a role may do,
+ * the store's results, invitation tokens and what the audit trail records of a member's change
+ * (its email and role, never a password or an invitation's token).
+ */
+import { createHash } from "node:crypto";
+import { auditDraft } from "../audit/chain";
+import type { AuditBy, AuditDraft } from "../audit/interface";
+import { randomBase62 } from "../ids";
+import type { MaybePromise } from "../maybe";
+
+export const ROLES = ["owner", "admin", "developer", "viewer"] as const;
+export type Role = (typeof ROLES)[number];
+export const isRole = (v: unknown): v is Role => typeof v === "string" && (ROLES as readonly string[]).includes(v);
+
+/** Each role does what the ones below it do: viewer (reads), developer (its own keys, the playground), admin (keys, policies), owner (members). */
+const RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };
+export const roleAtLeast = (role: Role, needed: Role): boolean => RANK[role] >= RANK[needed];
+
+export interface Member {
+  id: string;
+  accountId: string;
+  email: string;
+  name: string | null;
+  role: Role;
+  createdAt: number;
+}
+
+/** A member as the APIs answer it. */
+export const memberView = (m: Member) => ({
+  id: m.id,
+  account_id: m.accountId,
+  email: m.email,
+  name: m.name,
+  role: m.role,
+  created_at: new Date(m.createdAt).toISOString(),
+});
+
+export type InviteResult = { ok: true; id: string; expiresAt: number } | { ok: false; reason: "unknown_account" | "taken" };
+export type AcceptResult =
+  | { ok: true; member: Member }
+  | { ok: false; reason: "unknown" | "expired" | "used" | "wrong_account" | "taken" };
+export type MemberChange = { ok: true; member: Member } | { ok: false; reason: "not_found" | "last_owner" };
+
+/** What each refusal of an invitation link says (the join page and the envelope). */
+export const ACCEPT_REFUSALS: Record<Exclude<AcceptResult, { ok: true }>["reason"], string> = {
+  unknown: "This invitation link is not valid.",
+  expired: "This invitation has expired: ask an owner of the account for a new one.",
+  used: "This invitation has already been used: sign in instead.",
+  wrong_account: "This invitation is for another account.",
+  taken: "This email already belongs to a member: sign in instead.",
+};
+
+export const LAST_OWNER = "the account's last owner cannot leave, be removed or be demoted: make another member owner first";
+
+/** Members, invitations and the keys members made: kept beside the logins' sessions (the DashboardStore extends it). */
+export interface MemberStore {
+  /** The account's members, oldest first. */
+  listMembers(accountId: string): MaybePromise<Member[]>;
+  memberById(id: string): MaybePromise<Member | null>;
+  /**
+   * An invitation of `email` with `role` to the account, stored by its token's hash (`member.invite`);
+   * refused when the account is unknown or the email is already a member's (of any account).
+   */
+  invite(
+    accountId: string,
+    email: string,
+    role: Role,
+    tokenHash: string,
+    expiresAt: number,
+    audit: AuditBy,
+  ): MaybePromise<InviteResult>;
+  /** Uses an invitation: the invitee becomes a member with the invited role (`member.join`, its actor the new member). */
+  acceptInvitation(
+    accountId: string,
+    tokenHash: string,
+    passwordHash: string,
+    name: string | null,
+    now: number,
+    client: string | null,
+  ): MaybePromise<AcceptResult>;
+  /** The invitation a token is for, unused or not (null: none), so the join page can say what it is. */
+  invitationOf(
+    tokenHash: string,
+  ): MaybePromise<{ accountId: string; email: string; role: Role; expiresAt: number; usedAt: number | null } | null>;
+  /** A member's new role (`member.role.update`); the last owner is never demoted. */
+  setRole(accountId: string, memberId: string, role: Role, audit: AuditBy): MaybePromise<MemberChange>;
+  /** Removes a member and ends its sessions (`member.remove`); the last owner is never removed. */
+  removeMember(accountId: string, memberId: string, audit: AuditBy): MaybePromise<MemberChange>;
+  /** The member who made a key in the dashboard. */
+  setKeyOwner(keyId: string, memberId: string): MaybePromise<void>;
+  /** The ids of the keys a member made. */
+  keysOwnedBy(memberId: string): MaybePromise<string[]>;
+}
+
+/** The SHA-256 an invitation's token is stored and found under (as a session's, security.ts `hashToken`). */
+export const invitationHash = (token: string): string => createHash("sha256").update(token).digest("hex");
+
+/** A new invitation token (`inv_…`, shown once in its URL) and the hash it is stored under. */
+export function newInvitationToken(): { token: string; hash: string } {
+  const token = `inv_${randomBase62(40)}`;
+  return { token, hash: invitationHash(token) };
+}
+
+const fields = (m: Pick<Member, "email" | "role">) => ({ email: m.email, role: m.role });
+
+export const inviteEntry = (
+  by: AuditBy,
+  accountId: string,
+  id: string,
+  email: string,
+  role: Role,
+  expiresAt: number,
+): AuditDraft =>
+  auditDraft(by, "member.invite", accountId, id, null, { email, role, expires_at: new Date(expiresAt).toISOString() });
+export const joinEntry = (m: Member, client: string | null): AuditDraft =>
+  auditDraft({ actor: m.id, client }, "member.join", m.accountId, m.id, null, fields(m));
+export const roleEntry = (by: AuditBy, m: Member, before: Role): AuditDraft =>
+  auditDraft(by, "member.role.update", m.accountId, m.id, { role: before }, { role: m.role });
+export const removeEntry = (by: AuditBy, m: Member): AuditDraft =>
+  auditDraft(by, "member.remove", m.accountId, m.id, fields(m), { removed: true });
