@@ -235,7 +235,7 @@ export function answerUsage(api: Api, promptTokens: number, answer: unknown): { 
 /** What a /v1 call holds and how its answer is charged, for the targets that have a price. */
 export interface PricedCall {
   /** the targets with a price, in route order */
-  targets: Target[];
+  targets: readonly Target[];
   /** whole credits held before the call: the upper bound at the dearest target */
   hold: number;
   /** the bound held (at the dearest target): the most input and output tokens the call can be counted */
@@ -337,7 +337,8 @@ export function pricedTargets(
   const feesOf = (provider: string, deployment?: string) =>
     (deployment !== undefined ? feeOf.get(deployment) : undefined) ?? feeOf.get(provider) ?? 0;
   return {
-    targets: kept,
+    // every target priced: the list as given (a model group's is made once, and so are its orders)
+    targets: kept.length === targets.length ? targets : kept,
     hold,
     estimate,
     promptTokens,
