@@ -7,6 +7,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { DeploymentConfig, ModelGroupConfig } from "../../src/config";
+import { pricedTargets } from "../../src/credits/pricing";
 import { MemoryDeploymentState } from "../../src/deployments/memory";
 import { ModelGroups } from "../../src/providers/groups/groups";
 import type { Provider } from "../../src/providers/types";
@@ -34,12 +35,17 @@ function group(
   return { name, strategy, fallbacks, deployments };
 }
 
+const PRICING = {
+  models: [],
+  default: { input: 1, output: 1 },
+  refuseUnpriced: false,
+  defaultMaxOutputTokens: 256,
+  imageTokens: 1000,
+  audioTokens: 1000,
+};
+
 function groupsOf(gs: ModelGroupConfig[]): ModelGroups {
-  return new ModelGroups(gs, new Map([["sim", PROVIDER]]), new MemoryDeploymentState(), {
-    models: [],
-    default: { input: 1, output: 1 },
-    refuseUnpriced: false,
-  } as never);
+  return new ModelGroups(gs, new Map([["sim", PROVIDER]]), new MemoryDeploymentState(), PRICING);
 }
 
 /** How often each whole order came out of `n` calls' orders. */
@@ -121,5 +127,19 @@ describe("a model group's order of deployments", () => {
     for (let i = 0; i < 50; i++) await groups.order(targets, { input: 1, output: 1 });
     expect(a).toEqual(copy);
     expect(targets.map((t) => t.model)).toEqual(["w-m0", "w-m1", "w-m2"]);
+  });
+
+  test("a /v1 call's pricing hands the group's list made once on as it is, so the order can draw from the orders made once", async () => {
+    // the list a call's pricing answers is what the router orders: a copy would be sorted per call
+    // (the orders made once are kept per list), which is how they once went unused on /v1
+    const groups = groupsOf([group("w", "weighted", [1, 2, 7])]);
+    const targets = groups.targets("w", undefined);
+    const body = { model: "w", messages: [{ role: "user", content: "hi" }] };
+    const priced = pricedTargets(PRICING, "chat/completions", body, JSON.stringify(body).length, targets);
+    expect(priced.targets).toBe(targets);
+    // and the orders drawn are the shared ones: the same array objects come back
+    const seen = new Set<unknown>();
+    for (let i = 0; i < 2000; i++) seen.add(await groups.order(priced.targets, { input: 10, output: 10 }));
+    expect(seen.size).toBe(6);
   });
 });
