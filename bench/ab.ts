@@ -33,8 +33,8 @@ import {
   GATEWAY_SCENARIOS,
   type GatewayRequest,
   type GatewayScenario,
+  GROUP_REQUEST,
   GROUP_TOML,
-  groupChatCandidate,
   requestHeaders,
   UNKNOWN_KEY,
 } from "./lib/requests";
@@ -55,7 +55,7 @@ const { values } = parseArgs({
 });
 /** scenarios only trees with model groups serve (not in `all`): `group`, the `compat` call naming a weighted group */
 const GROUP_SCENARIOS: Record<string, { request: GatewayRequest; toml: string }> = {
-  group: { request: { candidates: [groupChatCandidate], key: "bench", cacheBypass: true, expectStatus: 200 }, toml: GROUP_TOML },
+  group: { request: GROUP_REQUEST, toml: GROUP_TOML },
 };
 type Scenario = GatewayScenario | "group";
 const asked = values.scenario ?? (values.function ? "function" : "compat");

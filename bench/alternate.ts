@@ -27,15 +27,16 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { groupToml } from "../test/helpers/groups-toml";
 import { type Gateway, startGateway } from "./lib/gateway";
-import { cpuMs, freePort, median, pin, ROOT, spawnChild, waitFor } from "./lib/proc";
+import { cpuMs, freePort, median, pin, ROOT, runPinnedTo, spawnChild, waitFor } from "./lib/proc";
 import {
   type Candidate,
   GATEWAY_REQUESTS,
   type GatewayRequest,
+  GROUP_ONE_REQUEST,
+  GROUP_ONE_TOML,
+  GROUP_REQUEST,
   GROUP_TOML,
-  groupChatCandidate,
   requestHeaders,
 } from "./lib/requests";
 import { checkoutTree } from "./lib/tree";
@@ -54,30 +55,16 @@ const { values } = parseArgs({
 });
 
 // this process drives the load: pinned to core 1 (beside the simulator), away from the gateway
-if (process.env.TEXTAI_ALTERNATE_PINNED !== "1" && pin(1).length > 0) {
-  const child = Bun.spawn([...pin(1), process.execPath, ...process.argv.slice(1)], {
-    env: { ...process.env, TEXTAI_ALTERNATE_PINNED: "1" },
-    stdout: "inherit",
-    stderr: "inherit",
-  });
-  process.exit(await child.exited);
-}
+await runPinnedTo(1);
 
-const GROUP: GatewayRequest = { candidates: [groupChatCandidate], key: "bench", cacheBypass: true, expectStatus: 200 };
-/** `group-one`: the `compat` call naming a group of one deployment (the simulator's model): the group path without a choice */
-const ONE_TOML = groupToml("bench-one", [{ provider: "sim", model: "sim-model" }]);
-const GROUP_ONE: GatewayRequest = {
-  ...GROUP,
-  candidates: [{ ...groupChatCandidate, body: groupChatCandidate.body.replace('"bench-group"', '"bench-one"') }],
-};
 const KINDS: Record<string, GatewayRequest> = {
   compat: GATEWAY_REQUESTS.compat,
   "compat-1k": GATEWAY_REQUESTS["compat-1k"],
   function: GATEWAY_REQUESTS.function,
   cache: GATEWAY_REQUESTS.cache,
   offline: GATEWAY_REQUESTS.offline,
-  group: GROUP,
-  "group-one": GROUP_ONE,
+  group: GROUP_REQUEST,
+  "group-one": GROUP_ONE_REQUEST,
 };
 const names = (values.scenarios as string).split(",");
 if (names.length === 0 || names.some((n) => !(n in KINDS))) {
@@ -123,7 +110,7 @@ const checkouts = refs.map((r) =>
 const gateways: Gateway[] = [];
 try {
   await waitFor(`${simUrl}/v1/models`);
-  for (const c of checkouts) gateways.push(await startGateway({ simUrl, extraToml: GROUP_TOML + ONE_TOML, tree: c?.dir }));
+  for (const c of checkouts) gateways.push(await startGateway({ simUrl, extraToml: GROUP_TOML + GROUP_ONE_TOML, tree: c?.dir }));
   // every (tree, scenario) pair, in a palindromic cycle (forward, then backward) so a trend falls on all alike
   const combos = gateways.flatMap((gw, t) =>
     kinds.map((r, k) => {

@@ -12,15 +12,16 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { groupToml } from "../test/helpers/groups-toml";
 import { startGateway } from "./lib/gateway";
-import { freePort, pin, ROOT, spawnChild, waitFor } from "./lib/proc";
+import { freePort, pin, ROOT, runPinnedTo, spawnChild, waitFor } from "./lib/proc";
 import {
   type Candidate,
   GATEWAY_REQUESTS,
   type GatewayRequest,
+  GROUP_ONE_REQUEST,
+  GROUP_ONE_TOML,
+  GROUP_REQUEST,
   GROUP_TOML,
-  groupChatCandidate,
   requestHeaders,
 } from "./lib/requests";
 
@@ -35,25 +36,9 @@ const { values } = parseArgs({
   },
 });
 
-if (process.env.TEXTAI_PAIR_PINNED !== "1" && pin(1).length > 0) {
-  const child = Bun.spawn([...pin(1), process.execPath, ...process.argv.slice(1)], {
-    env: { ...process.env, TEXTAI_PAIR_PINNED: "1" },
-    stdout: "inherit",
-    stderr: "inherit",
-  });
-  process.exit(await child.exited);
-}
+await runPinnedTo(1);
 
-const GROUP: GatewayRequest = { candidates: [groupChatCandidate], key: "bench", cacheBypass: true, expectStatus: 200 };
-const ONE_TOML = groupToml("bench-one", [{ provider: "sim", model: "sim-model" }]);
-const KINDS: Record<string, GatewayRequest> = {
-  ...GATEWAY_REQUESTS,
-  group: GROUP,
-  "group-one": {
-    ...GROUP,
-    candidates: [{ ...groupChatCandidate, body: groupChatCandidate.body.replace('"bench-group"', '"bench-one"') }],
-  },
-};
+const KINDS: Record<string, GatewayRequest> = { ...GATEWAY_REQUESTS, group: GROUP_REQUEST, "group-one": GROUP_ONE_REQUEST };
 const names = (values.scenarios as string).split(",");
 if (names.length !== 2 || names.some((n) => !(n in KINDS))) {
   console.error(`usage: bun bench/profile-pair.ts --scenarios A,B (each one of ${Object.keys(KINDS).join(", ")})`);
@@ -93,7 +78,7 @@ try {
   await waitFor(`${simUrl}/v1/models`);
   const gw = await startGateway({
     simUrl,
-    extraToml: GROUP_TOML + ONE_TOML,
+    extraToml: GROUP_TOML + GROUP_ONE_TOML,
     bunFlags: ["--cpu-prof", `--cpu-prof-dir=${out}`],
   });
   const sends = names.map((n) => {

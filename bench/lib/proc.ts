@@ -134,3 +134,17 @@ export async function loadPinned(spec: LoadSpec): Promise<LoadResult> {
   if (code !== 0) throw new Error(`load generator exited ${code}: ${err.trim()}`);
   return JSON.parse(out.trim().split("\n").pop() as string) as LoadResult;
 }
+
+/**
+ * Runs this script again pinned to `cpu` (a driver beside the simulator, away from the gateway) and
+ * exits with its code; returns at once in the pinned run, or when there is nothing to pin to.
+ */
+export async function runPinnedTo(cpu: number): Promise<void> {
+  if (process.env.TEXTAI_BENCH_PINNED === "1" || pin(cpu).length === 0) return;
+  const child = Bun.spawn([...pin(cpu), process.execPath, ...process.argv.slice(1)], {
+    env: { ...process.env, TEXTAI_BENCH_PINNED: "1" },
+    stdout: "inherit",
+    stderr: "inherit",
+  });
+  process.exit(await child.exited);
+}

@@ -173,3 +173,20 @@ export function requestHeaders(req: GatewayRequest, key: string): Record<string,
   if (req.cacheBypass) headers["cache-control"] = "no-cache";
   return headers;
 }
+
+/** the `compat` call naming the weighted group (GROUP_TOML): issue 39's `group` */
+export const GROUP_REQUEST: GatewayRequest = {
+  candidates: [groupChatCandidate],
+  key: "bench",
+  cacheBypass: true,
+  expectStatus: 200,
+};
+
+/** a group of one deployment (the simulator's model): the group path without a choice (`group-one`) */
+export const GROUP_ONE_TOML = groupToml("bench-one", [{ provider: "sim", model: "sim-model" }]);
+
+/** the `compat` call naming GROUP_ONE_TOML's group */
+export const GROUP_ONE_REQUEST: GatewayRequest = {
+  ...GROUP_REQUEST,
+  candidates: [{ ...groupChatCandidate, body: groupChatCandidate.body.replace('"bench-group"', '"bench-one"') }],
+};
