@@ -237,10 +237,16 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   private noteDemand(accountId: string, amount: number): void {
     const now = performance.now();
     let d = this.demand.get(accountId);
-    if (!d || now - d.since >= 1000) {
+    if (!d) {
       if (this.demand.size >= 10_000) this.demand.clear();
-      d = { since: now, calls: 0, credits: 0, carving: d?.carving ?? false };
+      d = { since: now, calls: 0, credits: 0, carving: false };
       this.demand.set(accountId, d);
+    } else if (now - d.since >= 1000) {
+      // a new second, counted in the same record: a lease asked for in the last one answers it
+      // (a copy here kept `carving` set for good, and the account never leased again)
+      d.since = now;
+      d.calls = 0;
+      d.credits = 0;
     }
     d.calls++;
     d.credits += amount;

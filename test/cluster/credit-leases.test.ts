@@ -136,6 +136,47 @@ describe.skipIf(!shared)("credit leases on PostgreSQL", () => {
     }
   });
 
+  test("a lease asked for while the database is slow is not the node's last: it leases again once that lease is used up", async () => {
+    const acc = await account(1_000_000);
+    const pool = acc.pool();
+    const node = new PostgresCreditLedger(pool, { leaseMax: 100 });
+    const locker = new SQL(acc.url, { max: 1 });
+    try {
+      // the account's row locked for 1.3 s: the node's first lease, asked for at once, waits past
+      // the one-second count of its calls held one by one, while calls keep arriving (a copy of
+      // that count made at the turn kept "asking" set for good: no lease ever again)
+      const conn = await locker.reserve();
+      await conn`BEGIN`;
+      await conn`SELECT 1 FROM accounts WHERE id = ${acc.id} FOR UPDATE`;
+      const unlock = Bun.sleep(1300).then(async () => {
+        await conn`COMMIT`;
+        conn.release();
+      });
+      const calls: Promise<string>[] = [];
+      const until = performance.now() + 2600;
+      while (performance.now() < until) {
+        calls.push(oneCall(node, acc.id));
+        await Bun.sleep(1);
+      }
+      await unlock;
+      const out = await Promise.all(calls);
+      const n = out.filter((o) => o === "charged").length;
+      console.log(
+        `${n} calls, the first 1.3 s against a locked row: ${node.batchStats.leases} leases of at most 100, ${node.batchStats.leasedCalls} calls admitted against them`,
+      );
+      expect(n).toBe(calls.length);
+      // after the row is free, the node leases again each time a lease of 100 is used up
+      expect(node.batchStats.leases).toBeGreaterThan(3);
+      expect(node.batchStats.leasedCalls).toBeGreaterThan(300);
+      await node.close();
+      expect(await acc.state()).toMatchObject({ balance: 1_000_000 - n, charges: n, holds: 0 });
+    } finally {
+      await locker.close();
+      await pool.close();
+      await acc.close();
+    }
+  });
+
   test("a hot account's cache hits are charged against the lease too; a key with a monthly limit never uses it", async () => {
     const acc = await account(50_000);
     const pool = acc.pool();
