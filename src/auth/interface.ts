@@ -109,6 +109,12 @@ export interface KeyStore {
   /** Called with the key hash after each revocation or policy change made through this store. */
   onRevoke: ((keyHash: string) => void) | null;
   get(id: string): MaybePromise<KeyView | null>;
+  /**
+   * Who stands behind a key, read now in one lookup by its id (the account's audit trail is read
+   * only with a key an owner or admin stands behind, docs/audit.md#reading-it); null when there is
+   * no such key.
+   */
+  keyMaker(id: string): MaybePromise<KeyMaker | null>;
   /** Newest first; `page` bounds the rows read (every row without it). */
   list(accountId?: string, page?: KeyPage): MaybePromise<KeyView[]>;
   /** last_used_at is batched; this writes what is pending */
@@ -122,6 +128,16 @@ export interface PolicyChangeOptions {
   accountId?: string;
   check?: (before: KeyPolicy | undefined, after: KeyPolicy | undefined) => void;
   audit?: AuditBy;
+}
+
+/**
+ * The member who made a key in the dashboard (`owner_member_id`) and its role now: `memberId` null
+ * for a key made with the admin API or the CLI; `role` null when that member is no longer one of
+ * the key's account (removed).
+ */
+export interface KeyMaker {
+  memberId: string | null;
+  role: "owner" | "admin" | "developer" | "viewer" | null;
 }
 
 export interface KeyPage {

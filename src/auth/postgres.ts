@@ -1,17 +1,18 @@
-import { desc, eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { auditDraft, changedFields } from "../audit/chain";
 import type { AuditBy } from "../audit/interface";
 import { appendAuditIn } from "../audit/postgres";
 import type { PostgresCreditLedger } from "../credits/postgres";
 import { newId } from "../ids";
 import { type PgStorage, pgCall } from "../storage/postgres";
-import { accounts, apiKeys } from "../storage/schema-pg";
+import { accounts, apiKeys, members } from "../storage/schema-pg";
 import { accountFields, keyFields, policyFields } from "./audit";
 import {
   type AccountRow,
   type AuthInfo,
   type CreatedKey,
   KeyLimitError,
+  type KeyMaker,
   type KeyPage,
   type KeyStore,
   KeyStoreError,
@@ -275,6 +276,17 @@ export class PostgresKeyStore implements KeyStore {
     return pgCall(this.pg, async () => {
       const [row] = await this.pg.db.select().from(apiKeys).where(eq(apiKeys.id, id));
       return row ? this.view(row) : null;
+    });
+  }
+
+  keyMaker(id: string): Promise<KeyMaker | null> {
+    return pgCall(this.pg, async () => {
+      const [row] = await this.pg.db
+        .select({ memberId: apiKeys.ownerMemberId, role: members.role })
+        .from(apiKeys)
+        .leftJoin(members, and(eq(members.id, apiKeys.ownerMemberId), eq(members.accountId, apiKeys.accountId)))
+        .where(eq(apiKeys.id, id));
+      return row ? { memberId: row.memberId, role: row.role ?? null } : null;
     });
   }
 

@@ -1,16 +1,17 @@
-import { desc, eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import { auditDraft, changedFields } from "../audit/chain";
 import type { AuditBy } from "../audit/interface";
 import { appendAudit } from "../audit/sqlite";
 import type { SqliteCreditLedger } from "../credits/sqlite";
 import { newId } from "../ids";
 import type { Storage } from "../storage/db";
-import { accounts, apiKeys } from "../storage/schema";
+import { accounts, apiKeys, members } from "../storage/schema";
 import { accountFields, keyFields, policyFields } from "./audit";
 import type {
   AccountRow,
   AuthInfo,
   CreatedKey,
+  KeyMaker,
   KeyPage,
   KeyStore,
   KeyStoreOptions,
@@ -288,6 +289,16 @@ export class SqliteKeyStore implements KeyStore {
   get(id: string): KeyView | null {
     const row = this.storage.db.select().from(apiKeys).where(eq(apiKeys.id, id)).get();
     return row ? this.view(row) : null;
+  }
+
+  keyMaker(id: string): KeyMaker | null {
+    const row = this.storage.db
+      .select({ memberId: apiKeys.ownerMemberId, role: members.role })
+      .from(apiKeys)
+      .leftJoin(members, and(eq(members.id, apiKeys.ownerMemberId), eq(members.accountId, apiKeys.accountId)))
+      .where(eq(apiKeys.id, id))
+      .get();
+    return row ? { memberId: row.memberId, role: row.role ?? null } : null;
   }
 
   list(accountId?: string, page?: KeyPage): KeyView[] {

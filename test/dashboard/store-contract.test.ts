@@ -226,6 +226,44 @@ for (const impl of implementations) {
       expect((await store.listMembers(a.id)).map((m) => [m.id, m.role])).toEqual([[dev, "owner"]]);
     });
 
+    test("keyMaker: a key's maker and its role now, read by the key's id (no member for the admin API's keys; null role once removed)", async () => {
+      const { store, keys } = impl.make();
+      const by = { actor: "cli", client: null };
+      const a = await keys.createAccount({ name: "Makers A" });
+      const b = await keys.createAccount({ name: "Makers B" });
+      const tag = Math.random().toString(36).slice(2);
+      expect(await store.setLogin(a.id, `maker-${tag}@a.example`, "hash-owner")).toBe(true);
+      expect(await store.setLogin(b.id, `maker-${tag}@b.example`, "hash-owner")).toBe(true);
+      const [owner] = await store.listMembers(a.id);
+      const [otherOwner] = await store.listMembers(b.id);
+      await store.invite(a.id, `adm-${tag}@a.example`, "admin", `mk-${tag}`, Date.now() + 60_000, by);
+      const joined = await store.acceptInvitation(a.id, `mk-${tag}`, "hash-adm", null, Date.now(), null);
+      if (!joined.ok) throw new Error(`not joined: ${joined.reason}`);
+      const adm = joined.member.id;
+      expect(await keys.keyMaker("key_none")).toBeNull();
+      const byAdminApi = await keys.createKey({ label: "admin API's", accountId: a.id });
+      expect(await keys.keyMaker(byAdminApi.id)).toEqual({ memberId: null, role: null });
+      const byOwner = await keys.createKey({ label: "owner's", accountId: a.id });
+      await store.setKeyOwner(byOwner.id, owner?.id as string);
+      expect(await keys.keyMaker(byOwner.id)).toEqual({ memberId: owner?.id as string, role: "owner" });
+      const byAdm = await keys.createKey({ label: "admin's", accountId: a.id });
+      await store.setKeyOwner(byAdm.id, adm);
+      expect(await keys.keyMaker(byAdm.id)).toEqual({ memberId: adm, role: "admin" });
+      // the role now: a demotion is read at once
+      await store.setRole(a.id, adm, "developer", by);
+      expect(await keys.keyMaker(byAdm.id)).toEqual({ memberId: adm, role: "developer" });
+      // a maker of another account (never made by the dashboard, which sets its own member) is no member of this key's account
+      const crossed = await keys.createKey({ label: "crossed", accountId: a.id });
+      await store.setKeyOwner(crossed.id, otherOwner?.id as string);
+      expect(await keys.keyMaker(crossed.id)).toEqual({ memberId: otherOwner?.id as string, role: null });
+      // removed: the key stays its maker's, with no role
+      await store.removeMember(a.id, adm, by);
+      expect(await keys.keyMaker(byAdm.id)).toEqual({ memberId: adm, role: null });
+      // a revoked key is still known (the route sees only active keys)
+      await keys.revoke(byOwner.id, a.id);
+      expect(await keys.keyMaker(byOwner.id)).toEqual({ memberId: owner?.id as string, role: "owner" });
+    });
+
     test("sessions: idle ones end, sign-out deletes, last-seen moves at most once a minute", async () => {
       const { store } = impl.make();
       const t = 1_800_000_000_000;

@@ -1,18 +1,33 @@
 /**
  * The audit trail's reads (docs/audit.md): every entry for the operator (`GET /admin/v1/audit`,
- * and the chain's check, `GET /admin/v1/audit/verify`), an account's own with one of its keys
- * (`GET /api/v1/account/audit`); a page in the envelope, or with `format=csv|json` every entry the
- * filters match as a download. The dashboard's pages are in dashboard/audit.ts.
+ * and the chain's check, `GET /admin/v1/audit/verify`), an account's own with one of its keys that
+ * an owner or admin stands behind (`GET /api/v1/account/audit`, `readsAudit`); a page in the
+ * envelope, or with `format=csv|json` every entry the filters match as a download. The dashboard's
+ * pages are in dashboard/audit.ts.
  */
 import { Elysia } from "elysia";
 import type { AuditQuery } from "../../audit/interface";
 import { exportFormat, exportHeaders, exportStream, parseAuditQuery, readAuditPage } from "../../audit/query";
+import type { KeyMaker } from "../../auth/interface";
+import { roleAtLeast } from "../../dashboard/members";
+import { GatewayError } from "../../errors";
 import type { AppDeps } from "../deps";
 import { edgePlugin } from "../edge-plugin";
 import { ok } from "../respond";
 import type { RequestState } from "../state";
 
 const FILTERS = "limit, cursor, actor, action, since; format=csv or json: every entry they match, as a download";
+
+/** Who may read an account's trail with a key: what a refused key is told. */
+export const AUDIT_READERS =
+  "the account's audit trail is readable only by its owners and admins: with a key made through the admin API or the CLI, or one made in the dashboard by a member who is now an owner or admin of the account";
+
+/**
+ * Whether a key may read its account's trail: one made with the admin API or the CLI (no member
+ * made it), or one made in the dashboard by a member who is, now, an owner or admin of the account.
+ */
+export const readsAudit = (maker: KeyMaker | null): boolean =>
+  maker !== null && (maker.memberId === null || (maker.role !== null && roleAtLeast(maker.role, "admin")));
 
 /** A page in the envelope, or (`format`) the download of every entry the filters match. */
 export async function auditAnswer(
@@ -52,12 +67,19 @@ export function auditRoutes(deps: AppDeps) {
     .guard({ key: { fn: "account" } })
     .onBeforeHandle(async ({ state, auth }) => {
       state.creditsRemaining = await deps.ledger.balance(auth.accountId);
+      // the maker's role is read on every request: a demotion counts from the key's next read
+      if (!readsAudit(await deps.keys.keyMaker(auth.keyId))) throw new GatewayError("forbidden", AUDIT_READERS);
     })
     .get(
       "/api/v1/account/audit",
       ({ state, auth, query }) =>
         auditAnswer(deps, state, query, { ...parseAuditQuery(query, { admin: false }), accountId: auth.accountId }),
-      { detail: { tags: ["Account"], summary: `The calling account's audit trail, newest first (${FILTERS})` } },
+      {
+        detail: {
+          tags: ["Account"],
+          summary: `The calling account's audit trail, newest first (${FILTERS}); only with a key made through the admin API or the CLI, or by an owner or admin of the account in the dashboard (403 otherwise)`,
+        },
+      },
     );
   return new Elysia({ name: "audit" }).use(admin).use(account);
 }
