@@ -6,6 +6,8 @@ const PositiveInt = T.Integer({ minimum: 1 });
 const NonNegInt = T.Integer({ minimum: 0 });
 /** [limits] credit_lease_max unless set (credits/postgres.ts) */
 export const DEFAULT_CREDIT_LEASE_MAX = 10_000;
+/** The roles `[[sso.map]]` may give (a member's roles, docs/teams.md). */
+export const SSO_ROLES = ["owner", "admin", "developer", "viewer"] as const;
 
 /** How a model group picks its deployment (CONTRACT section 16, docs/routing.md). */
 export const GROUP_STRATEGIES = ["ordered", "weighted", "least-busy", "latency", "headroom", "cost"] as const;
@@ -380,6 +382,36 @@ const FileConfigSchema = T.Object(
         { additionalProperties: false },
       ),
     ),
+    /** single sign-on with OpenID Connect (docs/sso.md) */
+    sso: T.Optional(
+      T.Object(
+        {
+          issuer: T.String({ minLength: 1 }),
+          client_id: T.String({ minLength: 1 }),
+          client_secret: T.Optional(T.String({ minLength: 1 })),
+          redirect_uri: T.String({ minLength: 1 }),
+          scopes: T.Optional(T.Array(T.String({ minLength: 1, maxLength: 200, pattern: "^\\S+$" }), { maxItems: 32 })),
+          groups_claim: T.Optional(T.String({ minLength: 1, maxLength: 200 })),
+          operator_groups: T.Optional(T.Array(T.String({ minLength: 1 }), { maxItems: 1000 })),
+          sso_required: T.Optional(T.Array(T.String({ minLength: 1 }), { maxItems: 100_000 })),
+          map: T.Optional(
+            T.Array(
+              T.Object(
+                {
+                  group: T.Optional(T.String({ minLength: 1 })),
+                  email_domain: T.Optional(T.String({ minLength: 1, maxLength: 253 })),
+                  account: T.String({ minLength: 1 }),
+                  role: T.Union(SSO_ROLES.map((r) => T.Literal(r))),
+                },
+                { additionalProperties: false },
+              ),
+              { maxItems: 10_000 },
+            ),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     /** the request log (CONTRACT section 13) */
     log: T.Optional(
       T.Object({ enabled: T.Optional(T.Boolean()), retention_days: T.Optional(PositiveInt) }, { additionalProperties: false }),
@@ -525,6 +557,28 @@ export interface Config {
   };
   /** OTEL_EXPORTER_OTLP_ENDPOINT: traces exported over OTLP/HTTP (docs/tracing.md); null: no tracing, nothing loaded */
   tracing: TracingConfig | null;
+  /** `[sso]`: single sign-on with OpenID Connect (docs/sso.md); null: passwords only */
+  sso: SsoConfig | null;
+}
+
+/** `[sso]` validated (docs/sso.md). */
+export interface SsoConfig {
+  /** the issuer URL exactly as its ID tokens name it; discovery at {issuer}/.well-known/openid-configuration */
+  issuer: string;
+  clientId: string;
+  /** `client_secret` or TEXTAI_SSO_CLIENT_SECRET */
+  clientSecret: string;
+  /** where the issuer sends the browser back: this gateway's /dashboard/sso/callback */
+  redirectUri: string;
+  scopes: string[];
+  groupsClaim: string;
+  operatorGroups: string[];
+  /** accounts whose members sign in only through the issuer (their passwords are refused) */
+  ssoRequired: Set<string>;
+  /** first match wins */
+  map: { group?: string; emailDomain?: string; account: string; role: (typeof SSO_ROLES)[number] }[];
+  /** plain http to the issuer: only on a loopback address (a test or a local issuer) */
+  insecureHttp: boolean;
 }
 
 export interface TracingConfig {
@@ -633,6 +687,56 @@ function alertSettings(file: FileConfig): Config["alerts"] {
   };
 }
 
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/** An absolute http(s) URL of `[sso]`: https, or http on a loopback address only. */
+function ssoUrl(raw: string, field: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`sso.${field} is not a URL`);
+  }
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && LOOPBACK.has(url.hostname)))
+    throw new ConfigError(`sso.${field} must be an https:// URL (http:// only on a loopback address)`);
+  return url;
+}
+
+/** `[sso]` and TEXTAI_SSO_CLIENT_SECRET, checked (docs/sso.md); null without `[sso]`. */
+function ssoSettings(env: Env, file: FileConfig): SsoConfig | null {
+  const s = file.sso;
+  if (!s) return null;
+  const issuer = ssoUrl(s.issuer, "issuer");
+  const redirect = ssoUrl(s.redirect_uri, "redirect_uri");
+  if (!redirect.pathname.endsWith("/dashboard/sso/callback"))
+    throw new ConfigError("sso.redirect_uri must be this gateway's /dashboard/sso/callback (as registered with the issuer)");
+  const clientSecret = env.TEXTAI_SSO_CLIENT_SECRET ?? s.client_secret;
+  if (!clientSecret)
+    throw new ConfigError(
+      "[sso] needs the client's secret: sso.client_secret, or TEXTAI_SSO_CLIENT_SECRET (kept out of the file)",
+    );
+  const scopes = s.scopes ?? ["openid", "email", "profile"];
+  if (!scopes.includes("openid")) throw new ConfigError('sso.scopes must include "openid"');
+  const map = (s.map ?? []).map((m, i) => {
+    if ((m.group === undefined) === (m.email_domain === undefined))
+      throw new ConfigError(`sso.map[${i}]: give exactly one of group and email_domain`);
+    const emailDomain = m.email_domain?.toLowerCase().replace(/^@/, "");
+    return { group: m.group, emailDomain, account: m.account, role: m.role };
+  });
+  return {
+    issuer: s.issuer,
+    clientId: s.client_id,
+    clientSecret,
+    redirectUri: redirect.href,
+    scopes,
+    groupsClaim: s.groups_claim ?? "groups",
+    operatorGroups: s.operator_groups ?? [],
+    ssoRequired: new Set(s.sso_required ?? []),
+    map,
+    insecureHttp: issuer.protocol === "http:",
+  };
+}
+
 /** Where this node keeps its data, for the start-up log: the PostgreSQL URL (no password) or the SQLite file. */
 export const storeForLog = (config: Pick<Config, "databaseUrl" | "dbPath">): string =>
   config.databaseUrl ? urlForLog(config.databaseUrl) : config.dbPath;
@@ -683,6 +787,7 @@ const EnvSchema = T.Object({
   TEXTAI_DRAIN_GRACE_MS: EnvInt(0),
   TEXTAI_DRAIN_DEADLINE_MS: EnvInt(1),
   TEXTAI_TRUSTED_PROXIES: EnvText,
+  TEXTAI_SSO_CLIENT_SECRET: EnvText,
   OPENAI_API_KEY: EnvText,
   OPENAI_BASE_URL: EnvText,
   GROQ_API_KEY: EnvText,
@@ -1074,6 +1179,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     tracing: tracingSettings(env),
     log: { enabled: file.log?.enabled ?? true, retentionDays: file.log?.retention_days ?? 30 },
     alerts: alertSettings(file),
+    sso: ssoSettings(env, file),
     pricing: {
       default: priceOf(file.pricing?.default) ?? { input: 1, output: 1 },
       models: Object.entries(file.pricing?.models ?? {}).map(([pattern, p]) => ({ pattern, price: priceOf(p) as TokenPrice })),

@@ -32,6 +32,11 @@ export function warmDummyHash(): void {
  */
 export async function verifyPassword(password: string, hash: string | null): Promise<boolean> {
   dummy ??= hashPassword(randomBytes(32).toString("base64url"));
-  const ok = await Bun.password.verify(password, hash ?? (await dummy));
-  return hash !== null && ok;
+  // a member made by single sign-on has no password (NO_PASSWORD): the same work, never a match
+  const usable = hash?.startsWith("$argon2") === true;
+  const ok = await Bun.password.verify(password, usable ? hash : await dummy);
+  return usable && ok;
 }
+
+/** What a member made by single sign-on stores for a password: no password matches it (docs/sso.md). */
+export const NO_PASSWORD = "!sso";

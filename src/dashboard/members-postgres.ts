@@ -1,6 +1,7 @@
 import type { SQL } from "bun";
 import type { AuditBy } from "../audit/interface";
 import { appendAuditIn } from "../audit/postgres";
+import { NO_PASSWORD } from "../auth/passwords";
 import { newId } from "../ids";
 import { type PgStorage, pgCall } from "../storage/postgres";
 import {
@@ -14,6 +15,8 @@ import {
   type Role,
   removeEntry,
   roleEntry,
+  type SsoMemberResult,
+  ssoJoinEntry,
 } from "./members";
 
 type Row = Record<string, unknown>;
@@ -115,6 +118,38 @@ export class PostgresMemberStore implements MemberStore {
           VALUES (${member.id}, ${accountId}, ${member.email}, ${name}, ${member.role}, ${passwordHash}, ${now}, ${now})`;
         await appendAuditIn(tx, joinEntry(member, client));
         return { ok: true, member };
+      }),
+    );
+  }
+
+  ssoMember(
+    accountId: string,
+    email: string,
+    name: string | null,
+    role: Role,
+    now: number,
+    client: string | null,
+  ): Promise<SsoMemberResult> {
+    const e = email.toLowerCase();
+    return pgCall(this.pg, () =>
+      this.pg.sql.begin(async (tx): Promise<SsoMemberResult> => {
+        const id = newId("mem");
+        // two first sign-ins of one email at once: one inserts, the other finds its row
+        const made =
+          await tx`INSERT INTO members (id, account_id, email, name, role, password_hash, created_at, password_changed_at)
+          SELECT ${id}, ${accountId}, ${e}, ${name}, ${role}, ${NO_PASSWORD}, ${now}, ${now}
+          WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ${accountId})
+          ON CONFLICT (email) DO NOTHING RETURNING id`;
+        if (made.length > 0) {
+          const member: Member = { id, accountId, email: e, name, role, createdAt: now };
+          await appendAuditIn(tx, ssoJoinEntry(member, client));
+          return { ok: true, member, created: true };
+        }
+        const found = memberOfRow((await tx`SELECT * FROM members WHERE email = ${e}`)[0]);
+        if (!found) return { ok: false, reason: "unknown_account" };
+        return found.accountId === accountId
+          ? { ok: true, member: found, created: false }
+          : { ok: false, reason: "other_account" };
       }),
     );
   }

@@ -1,6 +1,7 @@
 import type { Database } from "bun:sqlite";
 import type { AuditBy } from "../audit/interface";
 import { appendAudit } from "../audit/sqlite";
+import { NO_PASSWORD } from "../auth/passwords";
 import { newId } from "../ids";
 import {
   type AcceptResult,
@@ -13,6 +14,8 @@ import {
   type Role,
   removeEntry,
   roleEntry,
+  type SsoMemberResult,
+  ssoJoinEntry,
 } from "./members";
 
 export const MEMBER_COLUMNS = "id, account_id AS accountId, email, name, role, created_at AS createdAt";
@@ -84,6 +87,36 @@ export class SqliteMemberStore implements MemberStore {
           .run(member.id, accountId, member.email, name, member.role, passwordHash, now);
         appendAudit(this.sqlite, joinEntry(member, client));
         return { ok: true, member };
+      })
+      .immediate();
+  }
+
+  ssoMember(
+    accountId: string,
+    email: string,
+    name: string | null,
+    role: Role,
+    now: number,
+    client: string | null,
+  ): SsoMemberResult {
+    const e = email.toLowerCase();
+    return this.sqlite
+      .transaction((): SsoMemberResult => {
+        const found = this.sqlite.query<Member, [string]>(`SELECT ${MEMBER_COLUMNS} FROM members WHERE email = ?`).get(e);
+        if (found)
+          return found.accountId === accountId
+            ? { ok: true, member: found, created: false }
+            : { ok: false, reason: "other_account" };
+        if (!this.sqlite.query("SELECT 1 FROM accounts WHERE id = ?").get(accountId))
+          return { ok: false, reason: "unknown_account" };
+        const member: Member = { id: newId("mem"), accountId, email: e, name, role, createdAt: now };
+        this.sqlite
+          .query(
+            "INSERT INTO members (id, account_id, email, name, role, password_hash, created_at, password_changed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+          )
+          .run(member.id, accountId, e, name, role, NO_PASSWORD, now);
+        appendAudit(this.sqlite, ssoJoinEntry(member, client));
+        return { ok: true, member, created: true };
       })
       .immediate();
   }

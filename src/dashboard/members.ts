@@ -40,6 +40,11 @@ export type InviteResult = { ok: true; id: string; expiresAt: number } | { ok: f
 export type AcceptResult =
   | { ok: true; member: Member }
   | { ok: false; reason: "unknown" | "expired" | "used" | "wrong_account" | "taken" };
+/** A single sign-on's member: found, or made on its first sign-in (`created`). */
+export type SsoMemberResult =
+  | { ok: true; member: Member; created: boolean }
+  | { ok: false; reason: "unknown_account" | "other_account" };
+
 export type MemberChange = { ok: true; member: Member } | { ok: false; reason: "not_found" | "last_owner" };
 
 /** What each refusal of an invitation link says (the join page and the envelope). */
@@ -83,6 +88,19 @@ export interface MemberStore {
   invitationOf(
     tokenHash: string,
   ): MaybePromise<{ accountId: string; email: string; role: Role; expiresAt: number; usedAt: number | null } | null>;
+  /**
+   * The member a single sign-on is (docs/sso.md): the account's member with this email, or a new one
+   * with `role` and no password (`member.join`, `via: "sso"`, its actor the new member); refused
+   * when the account does not exist or the email is a member's of another account.
+   */
+  ssoMember(
+    accountId: string,
+    email: string,
+    name: string | null,
+    role: Role,
+    now: number,
+    client: string | null,
+  ): MaybePromise<SsoMemberResult>;
   /** A member's new role (`member.role.update`); the last owner is never demoted. */
   setRole(accountId: string, memberId: string, role: Role, audit: AuditBy): MaybePromise<MemberChange>;
   /** Removes a member and ends its sessions (`member.remove`); the last owner is never removed. */
@@ -115,6 +133,8 @@ export const inviteEntry = (
   auditDraft(by, "member.invite", accountId, id, null, { email, role, expires_at: new Date(expiresAt).toISOString() });
 export const joinEntry = (m: Member, client: string | null): AuditDraft =>
   auditDraft({ actor: m.id, client }, "member.join", m.accountId, m.id, null, fields(m));
+export const ssoJoinEntry = (m: Member, client: string | null): AuditDraft =>
+  auditDraft({ actor: m.id, client }, "member.join", m.accountId, m.id, null, { ...fields(m), via: "sso" });
 export const roleEntry = (by: AuditBy, m: Member, before: Role): AuditDraft =>
   auditDraft(by, "member.role.update", m.accountId, m.id, { role: before }, { role: m.role });
 export const removeEntry = (by: AuditBy, m: Member): AuditDraft =>

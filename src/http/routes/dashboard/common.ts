@@ -88,6 +88,14 @@ export async function startSession(
   return sessionCookie(token, c.secure);
 }
 
+/** Whether an account's members sign in only by single sign-on (`[sso] sso_required`, docs/sso.md): no password of theirs is taken. */
+export const ssoOnly = (deps: Pick<DashboardDeps, "config">, accountId: string): boolean =>
+  deps.config.sso?.ssoRequired.has(accountId) ?? false;
+export const ssoOnlyFlash = {
+  kind: "error" as const,
+  text: "This account's members sign in with single sign-on only: use the single sign-on button.",
+};
+
 /** A refused guess (or sign-up): 429 with the wait, on the form's own page. */
 export function tooMany(
   deps: Pick<AppDeps, "config">,

@@ -14,11 +14,13 @@ import type { DashboardDeps } from "./common";
 import { joinPages, memberPages } from "./members";
 import { operatorConsole } from "./operator";
 import { signInRoutes } from "./sign-in";
+import { ssoRoutes } from "./sso";
 
 export function dashboardRoutes(deps: DashboardDeps) {
   warmDummyHash();
   const app = new Elysia({ name: "dashboard" })
     .use(signInRoutes(deps))
+    .use(ssoRoutes(deps))
     .use(accountPages(deps))
     .use(dashboardApi(deps))
     .use(auditPages(deps))

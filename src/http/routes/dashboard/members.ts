@@ -9,7 +9,7 @@ import { GatewayError } from "../../../errors";
 import { edgePlugin, type Holder } from "../../edge-plugin";
 import { type Ctx, dashboardCtx, type RouteContext, redirect } from "../../session";
 import { changed, inviteMember, joinPath, roleFrom } from "../members";
-import { byHolder, type DashboardDeps, page, readForm, refused, startSession, who } from "./common";
+import { byHolder, type DashboardDeps, page, readForm, refused, ssoOnly, ssoOnlyFlash, startSession, who } from "./common";
 import { html } from "./html";
 import { joinPage, membersPage } from "./members-page";
 
@@ -113,6 +113,7 @@ export function joinPages(deps: DashboardDeps) {
       const token = tokenOf(context.query);
       const r = await check(account, token);
       if (!r.inv) return refusal(c, r.reason);
+      if (ssoOnly(deps, account)) return page(deps, c, 403, { ...o, flash: ssoOnlyFlash }, joinGone());
       return page(deps, c, 200, o, joinPage(r.inv, joinPath(account, token)));
     })
     .post(
@@ -124,6 +125,7 @@ export function joinPages(deps: DashboardDeps) {
         const form = await readForm(deps, c);
         const r = await check(account, token);
         if (!r.inv) return refusal(c, r.reason);
+        if (ssoOnly(deps, account)) return page(deps, c, 403, { ...o, flash: ssoOnlyFlash }, joinGone());
         const password = form.get("password") ?? "";
         const problem = passwordProblem(password);
         if (problem)

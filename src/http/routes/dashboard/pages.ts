@@ -61,7 +61,11 @@ ${body}</main></body></html>`}`;
 /** How an account is made on this gateway, for the sign-in page: open sign-up, or the operator. */
 const CLI_CREATE = "npx -y bun@1.4.5 src/cli.ts accounts create --email EMAIL";
 
-export function signInPage(opts: { email?: string; signup: boolean; operatorEnabled: boolean }): Html {
+/** The single sign-on button of a sign-in page (when `[sso]` is set): a link, the start is a GET. */
+const ssoButton = (href: string) =>
+  html`<p class="sso"><a class="button" href="${href}" data-testid="sso">Sign in with single sign-on</a></p>`;
+
+export function signInPage(opts: { email?: string; signup: boolean; operatorEnabled: boolean; sso?: boolean }): Html {
   const links = [
     opts.signup ? html`<a href="/dashboard/signup">Create an account</a>` : null,
     opts.operatorEnabled ? html`<a href="/dashboard/operator/login">Operator sign-in</a>` : null,
@@ -70,6 +74,7 @@ export function signInPage(opts: { email?: string; signup: boolean; operatorEnab
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${opts.email ?? ""}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Sign in</button></form>
+${opts.sso ? ssoButton("/dashboard/sso/start") : ""}
 <p class="hint" id="how-accounts">${
     opts.signup
       ? "No account yet? Anyone may create one on this gateway."
@@ -86,10 +91,25 @@ export function signUpPage(email = ""): Html {
 <p class="hint">You are signed in as soon as the account is made. <a href="/dashboard/login">Sign in</a> instead if you have one.</p>`;
 }
 
-export function operatorSignInPage(): Html {
+export function operatorSignInPage(sso = false): Html {
   return html`<form method="post" action="/dashboard/operator/login" class="card narrow">
 <label for="token">Admin token</label><input id="token" name="token" type="password" autocomplete="off" required>
-<button type="submit">Sign in</button></form>`;
+<button type="submit">Sign in</button></form>
+${sso ? ssoButton("/dashboard/sso/start?operator=1") : ""}`;
+}
+
+/** A single sign-on refused: the reason is in the page's flash; the way back. */
+export function ssoRefusedPage(operator: boolean): Html {
+  const back = operator ? "/dashboard/operator/login" : "/dashboard/login";
+  return html`<p class="hint">Nothing was signed in. <a href="${back}">Back to sign-in</a></p>`;
+}
+
+/**
+ * A single sign-on done: the session's cookie is SameSite=Strict, and a browser sends none on a
+ * redirect chain that began on the identity provider's site, so this page (same-site) moves on.
+ */
+export function ssoDonePage(to: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=${to}"><title>Signed in</title></head><body><p>Signed in. <a href="${to}">Continue</a></p></body></html>`;
 }
 
 /**

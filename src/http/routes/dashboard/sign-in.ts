@@ -13,7 +13,7 @@ import { type Ctx, checkOrigin, dashboardCtx, type RouteContext, redirect, sessi
 import { stateOf } from "../../state";
 import appCss from "./assets/app.css" with { type: "text" };
 import appJs from "./assets/app.js" with { type: "text" };
-import { type DashboardDeps, page, readForm, startSession, tooMany } from "./common";
+import { type DashboardDeps, page, readForm, ssoOnly, ssoOnlyFlash, startSession, tooMany } from "./common";
 import * as pages from "./pages";
 
 /** The sign-in page after a sign-up whose email already had an account (`?signup=taken`). */
@@ -26,7 +26,7 @@ export function signInRoutes(deps: DashboardDeps) {
   const store = deps.dashboard;
   const ctxOf = (context: RouteContext): Ctx => dashboardCtx(deps, context);
   const signInForm = (email?: string) =>
-    pages.signInPage({ email, signup: config.dashboard.signup, operatorEnabled: !!config.adminToken });
+    pages.signInPage({ email, signup: config.dashboard.signup, operatorEnabled: !!config.adminToken, sso: !!config.sso });
   const signInFailed = (c: Ctx, email: string) =>
     page(deps, c, 401, { title: "Sign in", flash: { kind: "error", text: "Wrong email or password." } }, signInForm(email));
 
@@ -55,6 +55,8 @@ export function signInRoutes(deps: DashboardDeps) {
         const good = await verifyPassword(password.slice(0, 200), login?.passwordHash ?? null);
         if (!good || !login) return signInFailed(c, email);
         await limiter.succeeded(email, c.client);
+        if (ssoOnly(deps, login.accountId))
+          return page(deps, c, 403, { title: "Sign in", flash: ssoOnlyFlash }, signInForm(email));
         const cookie = await startSession(deps, c, { accountId: login.accountId, memberId: login.memberId, kind: "account" });
         return redirect(c, "/dashboard", { "set-cookie": cookie });
       },
@@ -109,7 +111,7 @@ export function signInRoutes(deps: DashboardDeps) {
   return app
     .get("/dashboard/operator/login", async (context) => {
       const c = ctxOf(context);
-      return page(deps, c, 200, { title: "Operator sign-in" }, pages.operatorSignInPage());
+      return page(deps, c, 200, { title: "Operator sign-in" }, pages.operatorSignInPage(!!config.sso));
     })
     .post(
       "/dashboard/operator/login",
@@ -119,7 +121,7 @@ export function signInRoutes(deps: DashboardDeps) {
         const o = { title: "Operator sign-in" };
         const token = form.get("token") ?? "";
         const v = await guessAdminToken(limiter, !!config.adminToken && safeEqual(token, config.adminToken), c.client);
-        if (!v.allowed) return tooMany(deps, c, v, o, pages.operatorSignInPage(), "sign-in attempts");
+        if (!v.allowed) return tooMany(deps, c, v, o, pages.operatorSignInPage(!!config.sso), "sign-in attempts");
         if (!v.right) {
           logger.log("warn", "operator sign-in refused", { request_id: c.state.requestId, client: c.client });
           return page(
@@ -127,7 +129,7 @@ export function signInRoutes(deps: DashboardDeps) {
             c,
             401,
             { title: "Operator sign-in", flash: { kind: "error", text: "Wrong admin token." } },
-            pages.operatorSignInPage(),
+            pages.operatorSignInPage(!!config.sso),
           );
         }
         const cookie = await startSession(deps, c, { accountId: null, kind: "operator" });

@@ -1,0 +1,33 @@
+/**
+ * Who an identity from single sign-on becomes (docs/sso.md): the operator (a member of one of
+ * `operator_groups`, for the console), or a member of an account with a role, by the first entry of
+ * `[[sso.map]]` its groups or its email's domain match. Anything else is refused, saying why.
+ */
+import type { SsoConfig } from "../config";
+import type { Role } from "./members";
+import { type SsoIdentity, SsoRefusal } from "./sso";
+
+export type SsoTarget = { kind: "operator" } | { kind: "account"; accountId: string; role: Role };
+
+export function ssoTarget(config: Pick<SsoConfig, "operatorGroups" | "map">, id: SsoIdentity, operator: boolean): SsoTarget {
+  if (operator) {
+    if (!id.groups.some((g) => config.operatorGroups.includes(g)))
+      throw new SsoRefusal(
+        "Your identity is not in any of the groups allowed to use the operator console (sso.operator_groups).",
+      );
+    return { kind: "operator" };
+  }
+  if (!id.email)
+    throw new SsoRefusal(
+      "The identity provider gave no email address for you (the gateway asks for the email scope); it is needed to sign you in.",
+    );
+  if (id.emailVerified === false) throw new SsoRefusal("The identity provider says your email address is not verified.");
+  const domain = id.email.slice(id.email.lastIndexOf("@") + 1);
+  for (const m of config.map) {
+    if ((m.group !== undefined && id.groups.includes(m.group)) || (m.emailDomain !== undefined && m.emailDomain === domain))
+      return { kind: "account", accountId: m.account, role: m.role };
+  }
+  throw new SsoRefusal(
+    `No account of this gateway is mapped to ${id.email} or to your groups: ask the gateway's operator (sso.map).`,
+  );
+}

@@ -1,0 +1,292 @@
+/**
+ * Single sign-on with OpenID Connect (docs/sso.md, CONTRACT section 17) through a real server on a
+ * real SQLite file, against a real OpenID provider started here (test/helpers/oidc-issuer.ts: the
+ * `oidc-provider` package behind a front server that can alter its ID tokens):
+ *  - a member is made on first sign-in with the role its group maps to; a later sign-in with other
+ *    groups changes the role (audited, actor `sso`); an email domain maps too; an unmapped identity,
+ *    an unverified email, a map to an account that does not exist and an email of another account's
+ *    member are refused, saying why, with no session;
+ *  - a wrong and a reused `state`, a callback without the browser's sign-in cookie or with an
+ *    altered one, an ID token that is expired, carries another nonce or is signed by a key the
+ *    issuer never published: each refused with a page that says why, and no session;
+ *  - the operator console through the issuer's groups (`?operator=1`), refused to others;
+ *  - `sso_required`: the account's members' passwords are refused (another account's still work),
+ *    and so are its invitations.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startGateway, type TestGateway } from "../helpers/gateway";
+import { startIssuer, type TestIssuer } from "../helpers/oidc-issuer";
+
+const TOKEN = "admin-token-for-the-sso-test-0123456789abcdef";
+const admin = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
+const PASSWORD = "a long enough password";
+
+// biome-ignore lint/suspicious/noExplicitAny: the tests walk the envelope; their assertions check its shape
+type Json = Record<string, any>;
+
+let dir: string;
+let gw: TestGateway;
+let issuer: TestIssuer;
+let origin: string;
+let accA: string;
+let accB: string;
+
+/** a port free now, for the gateway whose callback URL the issuer must know before it starts */
+function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port as number;
+  s.stop(true);
+  return port;
+}
+
+async function adminPost(path: string, body: unknown) {
+  const res = await fetch(origin + path, { method: "POST", headers: admin, body: JSON.stringify(body) });
+  const json = (await res.json()) as Json;
+  expect(res.status, JSON.stringify(json)).toBeLessThan(300);
+  return json.data.result;
+}
+
+/** The callback as the browser would open it (with the gateway's sign-in cookie): status, page, session cookie. */
+async function callback(url: string, ssoCookie: string) {
+  const res = await fetch(url, { redirect: "manual", headers: ssoCookie ? { cookie: ssoCookie } : {} });
+  const session = res.headers
+    .getSetCookie()
+    .map((c) => c.split(";")[0] as string)
+    .find((c) => c.startsWith("textai_session=") && c.length > "textai_session=".length);
+  return { status: res.status, text: await res.text(), session: session ?? null };
+}
+
+const signIn = async (login: string, operator = false) => {
+  const { callback: url, ssoCookie } = await issuer.signIn(
+    `${origin}/dashboard/sso/start${operator ? "?operator=1" : ""}`,
+    login,
+  );
+  return { ...(await callback(url, ssoCookie)), url, ssoCookie };
+};
+const page = (path: string, session: string) => fetch(origin + path, { redirect: "manual", headers: { cookie: session } });
+const members = async (account: string) => {
+  const res = await fetch(`${origin}/admin/v1/accounts/${account}/members`, { headers: admin });
+  return ((await res.json()) as Json).data.result.data as { email: string; role: string; id: string }[];
+};
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "textai-sso-"));
+  const db = join(dir, "sso.db");
+  // the accounts the map names exist before the gateway reads the map
+  const first = await startGateway({ env: { TEXTAI_DB: db, TEXTAI_ADMIN_TOKEN: TOKEN } });
+  origin = first.url;
+  accA = (await adminPost("/admin/v1/accounts", { email: "owner@corp.example", password: PASSWORD, credits: 10 })).id;
+  accB = (await adminPost("/admin/v1/accounts", { email: "owner@partner.example", password: PASSWORD, credits: 10 })).id;
+  await first.close();
+
+  const port = freePort();
+  const redirectUri = `http://127.0.0.1:${port}/dashboard/sso/callback`;
+  issuer = await startIssuer({
+    redirectUri,
+    users: {
+      alice: { email: "alice@corp.example", email_verified: true, name: "Alice", groups: ["eng"] },
+      bob: { email: "bob@corp.example", email_verified: true, groups: ["gateway-admins"] },
+      carol: { email: "Carol@Partner.example", name: "Carol" },
+      dave: { email: "dave@elsewhere.example", groups: ["marketing"] },
+      erin: { email: "erin@partner.example", email_verified: false },
+      gus: { email: "gus@nowhere.example", groups: ["ghost"] },
+      owen: { email: "owner@partner.example", groups: ["eng"] },
+    },
+  });
+  const toml = `
+[sso]
+issuer = "${issuer.url}"
+client_id = "${issuer.clientId}"
+redirect_uri = "${redirectUri}"
+operator_groups = ["gateway-admins"]
+sso_required = ["${accA}"]
+
+[[sso.map]]
+group = "eng-leads"
+account = "${accA}"
+role = "admin"
+
+[[sso.map]]
+group = "eng"
+account = "${accA}"
+role = "developer"
+
+[[sso.map]]
+email_domain = "partner.example"
+account = "${accB}"
+role = "viewer"
+
+[[sso.map]]
+group = "ghost"
+account = "acc_that_does_not_exist"
+role = "viewer"
+`;
+  gw = await startGateway({
+    env: { TEXTAI_DB: db, TEXTAI_ADMIN_TOKEN: TOKEN, PORT: String(port), TEXTAI_SSO_CLIENT_SECRET: issuer.clientSecret },
+    configText: toml,
+  });
+  origin = gw.url;
+}, 30_000);
+
+afterAll(async () => {
+  await gw?.close();
+  await issuer?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("single sign-on: members and roles from the issuer's groups", () => {
+  test("a first sign-in makes the member with its group's role; the session is theirs and the role holds", async () => {
+    const r = await signIn("alice");
+    expect(r.status, r.text).toBe(200);
+    expect(r.session).not.toBeNull();
+    const alice = (await members(accA)).find((m) => m.email === "alice@corp.example");
+    expect(alice?.role).toBe("developer");
+    const home = await page("/dashboard", r.session as string);
+    expect(home.status).toBe(200);
+    expect(await home.text()).toContain("alice@corp.example");
+    // a developer may not read the audit trail (admins and owners may)
+    expect((await page("/dashboard/audit", r.session as string)).status).toBe(403);
+    // made without a password: none signs in as them
+    const pw = await fetch(`${origin}/dashboard/login`, {
+      method: "POST",
+      redirect: "manual",
+      headers: { origin, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ email: "alice@corp.example", password: "!sso" }).toString(),
+    });
+    expect(pw.status).toBe(401);
+  });
+
+  test("a later sign-in with other groups changes the role (audited, actor sso); the new session has it", async () => {
+    issuer.users.set("alice", { ...issuer.users.get("alice"), groups: ["eng", "eng-leads"] });
+    const r = await signIn("alice");
+    expect(r.status, r.text).toBe(200);
+    const alice = (await members(accA)).find((m) => m.email === "alice@corp.example");
+    expect(alice?.role).toBe("admin");
+    expect((await page("/dashboard/audit", r.session as string)).status).toBe(200);
+    const audit = await fetch(`${origin}/admin/v1/audit?account_id=${accA}&limit=50`, { headers: admin });
+    const entries = ((await audit.json()) as Json).data.result.data as Json[];
+    const mine = entries.filter((e) => e.target_id === alice?.id);
+    expect(mine.map((e) => e.action).sort()).toEqual(["member.join", "member.role.update"]);
+    expect(mine.find((e) => e.action === "member.join")?.after).toMatchObject({ email: "alice@corp.example", via: "sso" });
+    expect(mine.find((e) => e.action === "member.role.update")).toMatchObject({
+      actor: "sso",
+      before: { role: "developer" },
+      after: { role: "admin" },
+    });
+  });
+
+  test("an email domain maps too (case folded); an unverified email, an unmapped identity, a missing account and another account's email are refused", async () => {
+    const carol = await signIn("carol");
+    expect(carol.status, carol.text).toBe(200);
+    expect((await members(accB)).find((m) => m.email === "carol@partner.example")?.role).toBe("viewer");
+
+    const refusals: [string, number, string][] = [
+      ["erin", 403, "not verified"],
+      ["dave", 403, "No account of this gateway is mapped to dave@elsewhere.example"],
+      ["gus", 403, "acc_that_does_not_exist"],
+      // owner@partner.example is account B's owner; the "eng" group maps it to account A
+      ["owen", 403, "already a member of another account"],
+    ];
+    for (const [login, status, why] of refusals) {
+      const r = await signIn(login);
+      expect(r.status, `${login}: ${r.text}`).toBe(status);
+      expect(r.text).toContain(why);
+      expect(r.session).toBeNull();
+    }
+    expect((await members(accA)).map((m) => m.email)).not.toContain("owner@partner.example");
+  });
+});
+
+describe("single sign-on: the flow's checks", () => {
+  test("a wrong state, a missing or altered sign-in cookie and a reused state are refused, with no session", async () => {
+    const { callback: url, ssoCookie } = await issuer.signIn(`${origin}/dashboard/sso/start`, "alice");
+    const wrong = new URL(url);
+    wrong.searchParams.set("state", "a-state-this-browser-never-started");
+    const w = await callback(wrong.href, ssoCookie);
+    expect(w.status).toBe(400);
+    expect(w.text).toContain("state does not match");
+    expect(w.session).toBeNull();
+
+    const none = await callback(url, "");
+    expect(none.status).toBe(400);
+    expect(none.text).toContain("not started in this browser");
+    const [name, value] = ssoCookie.split("=") as [string, string];
+    const forged = await callback(url, `${name}=${value.slice(0, -4)}AAAA`);
+    expect(forged.status).toBe(400);
+    expect(forged.session).toBeNull();
+
+    // the real one still works once; its replay is refused before the issuer is asked
+    const ok = await callback(url, ssoCookie);
+    expect(ok.status, ok.text).toBe(200);
+    const calls = issuer.tokenCalls;
+    const again = await callback(url, ssoCookie);
+    expect(again.status).toBe(400);
+    expect(again.text).toContain("already used");
+    expect(again.session).toBeNull();
+    expect(issuer.tokenCalls).toBe(calls);
+  });
+
+  for (const [tamper, why] of [
+    ["expired", "expiration is past"],
+    ["nonce", "&quot;nonce&quot; claim value"],
+    ["foreign-key", "signature verification failed"],
+  ] as const) {
+    test(`an ID token ${tamper === "foreign-key" ? "signed by a key the issuer never published" : tamper === "nonce" ? "with another nonce" : "that has expired"} is refused, with no session`, async () => {
+      issuer.tamper = tamper;
+      try {
+        const r = await signIn("alice");
+        expect(r.status, r.text).toBe(403);
+        expect(r.text).toContain("failed verification");
+        expect(r.text).toContain(why);
+        expect(r.session).toBeNull();
+      } finally {
+        issuer.tamper = null;
+      }
+    });
+  }
+
+  test("the issuer's refusal (an error on the callback) is shown, with no session", async () => {
+    const { callback: url, ssoCookie } = await issuer.signIn(`${origin}/dashboard/sso/start`, "alice");
+    const state = new URL(url).searchParams.get("state") as string;
+    const denied = `${origin}/dashboard/sso/callback?error=access_denied&error_description=End-User+aborted&state=${state}`;
+    const r = await callback(denied, ssoCookie);
+    expect(r.status).toBe(403);
+    expect(r.text).toContain("access_denied");
+    expect(r.session).toBeNull();
+  });
+});
+
+describe("single sign-on: the operator console and sso_required", () => {
+  test("the operator's groups open the console; anyone else is refused", async () => {
+    const bob = await signIn("bob", true);
+    expect(bob.status, bob.text).toBe(200);
+    expect(bob.text).toContain("/dashboard/operator");
+    expect((await page("/dashboard/operator", bob.session as string)).status).toBe(200);
+    const alice = await signIn("alice", true);
+    expect(alice.status).toBe(403);
+    expect(alice.text).toContain("operator console");
+    expect(alice.session).toBeNull();
+  });
+
+  test("an account with sso_required takes no password and no invitation; another account's password still works", async () => {
+    const form = (email: string) => ({
+      method: "POST",
+      redirect: "manual" as const,
+      headers: { origin, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ email, password: PASSWORD }).toString(),
+    });
+    const a = await fetch(`${origin}/dashboard/login`, form("owner@corp.example"));
+    expect(a.status).toBe(403);
+    expect(await a.text()).toContain("single sign-on only");
+    expect(a.headers.get("set-cookie") ?? "").not.toContain("textai_session=");
+    const b = await fetch(`${origin}/dashboard/login`, form("owner@partner.example"));
+    expect(b.status).toBe(303);
+    const invite = await adminPost(`/admin/v1/accounts/${accA}/members`, { email: "newcomer@corp.example", role: "viewer" });
+    const join = await fetch(invite.url.replace(/^https?:\/\/[^/]+/, origin), { redirect: "manual" });
+    expect(join.status).toBe(403);
+    expect(await join.text()).toContain("single sign-on only");
+  });
+});
