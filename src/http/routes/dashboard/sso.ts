@@ -13,7 +13,7 @@ import { readCookie } from "../../../dashboard/security";
 import { SSO_COOKIE, SSO_PENDING_MS, SsoClient, SsoRefusal } from "../../../dashboard/sso";
 import { type SsoTarget, ssoTarget } from "../../../dashboard/sso-map";
 import { type Ctx, dashboardCtx, type RouteContext } from "../../session";
-import { type DashboardDeps, page, startSession } from "./common";
+import { type DashboardDeps, page, SECURITY_HEADERS, startSession } from "./common";
 import * as pages from "./pages";
 
 /** the idempotency store's account a sign-in's state is claimed under (no account id looks like it) */
@@ -87,6 +87,7 @@ export function ssoRoutes(deps: DashboardDeps) {
         const headers = new Headers({
           "content-type": "text/html; charset=utf-8",
           "cache-control": "no-store",
+          ...SECURITY_HEADERS,
           ...c.state.headers,
         });
         headers.append("set-cookie", ssoCookie("", c.secure, 0));
