@@ -5,7 +5,7 @@ import { CALIBRATED } from "../../src/offline-engine/calibration";
 import { calibrationSets } from "./calibration-sets";
 import { CONFIDENT_TARGET, calibrationRows } from "./evaluators/calibration";
 import { evaluatePii, type Gold } from "./evaluators/pii";
-import { LOCALE_TARGETS, loadLocaleBlind, loadLocaleDev, localeFigures } from "./evaluators/pii-locale";
+import { LOCALE_TARGETS, loadLocaleBlind, loadLocaleBlind2, loadLocaleDev, localeFigures } from "./evaluators/pii-locale";
 import { evaluateWorld, WORLD_TARGETS } from "./evaluators/pii-world";
 import { fitPlatt } from "./fit-calibration";
 import { readJsonl } from "./metrics";
@@ -82,4 +82,13 @@ test("hand-written locale PII (issue 41): the blind set, run once at the end, ho
   const f = localeFigures(loadLocaleBlind());
   expect(f.nameF1).toBeGreaterThanOrEqual(LOCALE_TARGETS.nameF1);
   expect(f.addressRecall).toBeGreaterThanOrEqual(LOCALE_TARGETS.addressRecall);
+});
+
+test("hand-written locale PII (issue 41): the second blind part, spent and now a dev part, holds the targets and no leak", () => {
+  // its one blind run (2026-12-05): name F1 0.770, address recall 0.826, 6 values left verbatim; tuned on
+  // since 2026-12-06 (docs/pii.md): name F1 0.960, address recall 0.826, none left verbatim
+  const f = localeFigures(loadLocaleBlind2());
+  expect(f.nameF1, JSON.stringify(f.table)).toBeGreaterThanOrEqual(LOCALE_TARGETS.nameF1);
+  expect(f.addressRecall, JSON.stringify(f.table)).toBeGreaterThanOrEqual(LOCALE_TARGETS.addressRecall);
+  expect(f.leaks, f.errors.filter((e) => e.includes("left in")).join("\n")).toBe(0);
 });

@@ -44,6 +44,13 @@ const LOCALES: Locale[] = [
   () => require("@faker-js/faker/locale/zh_TW"),
   () => require("@faker-js/faker/locale/ja"),
   () => require("@faker-js/faker/locale/ko"),
+  // (2026-12-06) the Iberian, Dutch, Turkish and Indian English lists
+  () => require("@faker-js/faker/locale/es"),
+  () => require("@faker-js/faker/locale/pt_PT"),
+  () => require("@faker-js/faker/locale/pt_BR"),
+  () => require("@faker-js/faker/locale/nl"),
+  () => require("@faker-js/faker/locale/tr"),
+  () => require("@faker-js/faker/locale/en_IN"),
 ];
 
 const FNV_OFFSET = 0x811c9dc5;

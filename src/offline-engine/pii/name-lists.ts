@@ -35,7 +35,8 @@ export const AMBIGUOUS_NAMES: ReadonlySet<string> = new Set(
     "Wren Jay Lark Dove Star Echo Ocean River Brook Forest Field Heath Moss Sage Kay Bo Al Ed Case Else Van Della " +
     "Min Jun Hui Ren Sora Mei Noa Hana Amara Val Vale Tory Tyre Lou Cam Dot Em Ina Ima Ora Ara " +
     "Norma Ebony Cinnamon Ginger Candy Brandy Sherry Tiffany Mercedes Porsche Bentley Harley Dodge Ford Mack Chevy " +
-    "Apple Berry Cherry Lemon Pepper Honey Sugar Angel Baby Babe Doll Dusty Misty Windy Sandy Goldie Sonny Junior Senior"
+    "Apple Berry Cherry Lemon Pepper Honey Sugar Angel Baby Babe Doll Dusty Misty Windy Sandy Goldie Sonny Junior Senior " +
+    "Red Blue"
   ).split(" "),
 );
 
@@ -61,7 +62,15 @@ export const NOT_NAME_WORDS: ReadonlySet<string> = new Set(
     // field labels, and greetings and closings of other languages, that start a line before a name
     "Fax Tel Tél Telefon Tlf Mob Postcode Country Website Web Notes Present Attendees Minutes Recipient Billing Delivery " +
     "Hej Hei Moi Terve Tere Labas Sveiki Szia Kedves Ahoj Cześć Witam Hallo Servus Lieber Liebe Bonjour Salut Hola Ciao " +
-    "Olá Zdravo Pozdrawiam Pozdravem Grüße Cordialement Hälsningar Terveisin Üdvözlettel Saludos Groeten"
+    "Olá Zdravo Pozdrawiam Pozdravem Grüße Cordialement Hälsningar Terveisin Üdvözlettel Saludos Groeten " +
+    // openings, closings, forms of address and "call" of other languages that start a line before a name or a number
+    "Caro Cara Querido Querida Estimado Estimada Estimados Szanowna Szanowny Szanowni Vážená Vážený Poštovani Poštovana " +
+    "Poštovanje Spoštovana Spoštovani Merci Cumprimentos Atenciosamente Obrigado Obrigada Gracias Grazie Danke Tak Takk " +
+    "Tack Kiitos Köszönöm Dziękuję Děkuji Ďakujem Hvala Paldies Aitäh Sveiks Sveika Labdien Merhaba Selam Namaste " +
+    "Saygılarımla Hilsen Mvh Srdačan Pozdrav Lugupidamisega Pagarbiai Tisztelettel Serdecznie Atentamente Saluti " +
+    "Ring Bel Soita Zadzwoń Kort Karta Kontaktformular Kontakt Kontaktní Nachricht Nachname Vorname Navn Nimi Név " +
+    "Imię Nazwisko Jméno Příjmení Nombre Apellidos Nome Sobrenome Naam Achternaam Voornaam Ad Soyad Adres Adresse " +
+    "Pani Pan Paní Pán Gospodine Gospođo Sayın Sr Sra Srta Dott Ing"
   ).split(" "),
 );
 

@@ -9,7 +9,7 @@
  * follows or precedes are no person.
  */
 import { isEnglishWord, isGazetteerName, isStopword, isStopwordLower } from "./gazetteer";
-import { isGivenName } from "./given-names";
+import { isFamilyName, isGivenName } from "./given-names";
 import { nameTokens, tokenEnds, tokenStarts } from "./keywords";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS } from "./name-lists";
 import { entity, type PiiEntity } from "./types";
@@ -21,9 +21,90 @@ const GREETINGS = new Set(
     "hej hei heippa moi terve tere labas sveiki szia sziasztok kedves ahoj čau cau cześć czesc witam hallo servus moin " +
     "lieber liebe bonjour salut coucou hola ciao olá ola oi zdravo bok pozdrav pozdrawiam pozdravem pozdravljeni " +
     "grüße gruss gruß grüsse cordialement amicalement hälsningar hilsen terveisin üdvözlettel saludos saluti " +
-    "tervehdys groeten dag beste"
+    "tervehdys groeten dag beste " +
+    // openings and closings of letters, and thanks, in more languages ("Caro Rui", "Srdačan pozdrav, Ante")
+    "caro cara querido querida estimado estimada szanowna szanowny szanowni vážená vážený vazena vazeny poštovani " +
+    "poštovana poštovanje spoštovana spoštovani merci cumprimentos atenciosamente obrigado obrigada gracias grazie " +
+    "danke tak takk tack kiitos köszönöm dziękuję děkuji ďakujem hvala ačiū paldies aitäh sveiks sveika labdien " +
+    "merhaba selam chào namaste saygılarımla groet mvh lp üdv tisztelettel serdecznie poważaniem lugupidamisega " +
+    "cieņu pagarbiai trọng atentamente salutations gruß grüßen grüssen mfg " +
+    "поздрав привет здравствуйте здраво вітаю здравей поздрави χαίρετε γεια"
   ).split(" "),
 );
+/**
+ * Titles and forms of address of other languages, as written inside a sentence ("pani Agnieszko",
+ * "gospodine Babić", "paní Procházková", "Sayın Kemal Aydın"): the words after them are a name.
+ */
+const ADDRESS_TITLES = new Set(
+  (
+    "pani pan paní pán panie pane panu pana gospodine gospodin gospođo gospođa gospa gospod gospe sayın bay bayan " +
+    "fru herra rouva neiti úr asszony senhor senhora señor señora doña signor signora signorina ponas ponia kungs kundze " +
+    "härra proua holder cardholder kortholder kortinnehaver kortinnehavare karteninhaber kontoinhaber titular titulaire " +
+    "intestatario posiadacz držitel držiteľ vlasnik imetnik kártyabirtokos haltija"
+  ).split(" "),
+);
+/** Abbreviated titles before a name ("ga. Zupančič", "Sr. Zubiaurre", "Ing. Beneš"), lower case, without the period. */
+const ABBREVIATED_TITLES = new Set("ga g gđa gđo gosp sr sra srta sig dott ing mgr hr fr p pí sz".split(" "));
+/**
+ * Phrases that introduce oneself or name someone, in the languages the engine reads ("me llamo",
+ * "jeg heter", "nazywam się", "tôi là"): the capitalised words after them are a name.
+ */
+const SELF_INTRO = (
+  "zovem se|zovu me|nazywam się|mam na imię|jmenuji se|volám sa|me llamo|mi chiamo|je m'appelle|je suis|ich heiße|" +
+  "ich heisse|jeg heter|jag heter|jeg hedder|ég heiti|nimeni on|olen|mă numesc|meu nome é|chamo-me|me chamo|benim adım|" +
+  "adım|mano vardas|esu|mani sauc|esmu|minu nimi on|a nevem|nevem|tôi là|tôi tên là|em là|anh là|chị là|name on card|" +
+  "name on the card|soy|sono|sou|jestem|jsem"
+).split("|");
+
+/** The last word of each phrase, lower case: a phrase can end before a name only when the word before it is one. */
+const lastWords = (phrases: readonly string[]): Set<string> => new Set(phrases.map((p) => p.slice(p.lastIndexOf(" ") + 1)));
+const SELF_INTRO_LAST = lastWords(SELF_INTRO);
+
+/** Whether `window` ends, past blanks and one ":" or ",", in one of `phrases` (lower case) that starts a word. */
+function endsInPhrase(window: string, phrases: readonly string[]): boolean {
+  let k = window.length;
+  while (k > 0 && (window[k - 1] === " " || window[k - 1] === "\t")) k--;
+  if (k > 0 && (window[k - 1] === ":" || window[k - 1] === ",")) k--;
+  while (k > 0 && (window[k - 1] === " " || window[k - 1] === "\t")) k--;
+  const head = window.slice(0, k).toLowerCase();
+  for (const p of phrases) {
+    if (!head.endsWith(p)) continue;
+    const at = head.length - p.length;
+    if (at === 0 || !isWordChar(head[at - 1])) return true;
+  }
+  return false;
+}
+
+/** Words after which a single capitalised word is a place, not a person ("from Tallinn", "i Rīga", "nach Wien"). */
+const PLACE_PREPOSITIONS = new Set(
+  (
+    "in at to from into onto near via towards toward through across around outside inside i på til fra från mot " +
+    "w we v ve na do ze od ku pod nad przez przy en à au aux dans vers chez em no nos para pelo pela de del da di dal " +
+    "dalla nella nel al alla a nach aus bei zu im am vom zum zur ins ab ja ir iz u k kod kroz ka prema ve te uit naar " +
+    "bij op aan tot om voor van der den des the of street road"
+  ).split(" "),
+);
+/** Labels of a form's or a label's name field ("Vorname:", "Příjmení:", "Saaja:", "Consignee:"), lower case. */
+const FIELD_LABELS = new Set(
+  (
+    "vorname nachname fornavn etternavn efternavn förnamn efternamn navn namn nimi etunimi sukunimi név vezetéknév " +
+    "keresztnév imię nazwisko jméno příjmení meno priezvisko ime prezime nombre apellido apellidos nome sobrenome " +
+    "apelido naam voornaam achternaam nom prénom cognome soyad soyadı vardas pavardė vārds uzvārds eesnimi " +
+    "perekonnanimi surname forename firstname lastname holder recipient consignee addressee saaja vastaanottaja " +
+    "modtager mottaker mottagare empfänger destinataire destinatario destinatário ontvanger odbiorca příjemce " +
+    "adresát prijemca címzett alıcı gavėjas saņēmējs viðtakandi prejemnik primatelj primalac kontaktperson " +
+    "ansprechpartner yhteyshenkilö kapcsolattartó titular"
+  ).split(" "),
+);
+/** Phrases that ask for a person ("fråga efter", "spør etter", "pitajte za", "ask for"): the word after is a name. */
+const ASKED_FOR = (
+  "fråga efter|frågade efter|spør etter|spørg efter|spørg om|pitajte za|pitaj za|zeptejte se na|pytaj o|zapytaj o|" +
+  "ask for|ask after|frag nach|fragen sie nach|demandez|pregunta por|pregunte por|chiedi di|chiedete di|pergunte por|" +
+  "pergunta por|vraag naar|kysy|kysykää"
+).split("|");
+const ASKED_FOR_LAST = lastWords(ASKED_FOR);
+/** Words with a person ("con Ferraretti", "med Bakke", "mit Tjark", "z Tomaszem"): a name may follow them. */
+const WITH_WORDS = new Set("with con med mit avec com z s sa kanssa ile ar su și cu".split(" "));
 /** Lower-case words after which a capitalised word is the object or subject of a person's act. */
 const PERSON_CUES = new Set(
   "ask asked thank thanks invite invited tell told said says asked replied wrote cc with and to for by is was it's its this from meet".split(
@@ -32,7 +113,28 @@ const PERSON_CUES = new Set(
 );
 /** Cues before a single word no list knows: only a person is asked, thanked, invited, or asked about with a modal. */
 const MODALS = new Set("could can would will should did does may might shall".split(" "));
-const STRONG_PERSON_CUES = new Set(["ask", "asked", "thank", "invite", "invited", "tell", "it's", "its", "cc", ...MODALS]);
+const STRONG_PERSON_CUES = new Set([
+  "ask",
+  "asked",
+  "thank",
+  "invite",
+  "invited",
+  "tell",
+  "it's",
+  "its",
+  "cc",
+  // chat and office verbs whose object is a person ("ping Ossi", "thx Björn", "call Jouko")
+  "ping",
+  "pinged",
+  "thx",
+  "ty",
+  "dm",
+  "pm",
+  "remind",
+  "reminded",
+  "congrats",
+  ...MODALS,
+]);
 /** Words after a run that make it a place, a ship or an organisation, not a person (lower case). */
 const PLACE_AFTER = new Set(
   (
@@ -40,8 +142,21 @@ const PLACE_AFTER = new Set(
     "platz straße strasse gasse haus hall center centre station airport university college school hospital museum " +
     "church cathedral tower square's memorial stadium arena theatre theater library institute foundation services " +
     "service solutions holdings partners group inc ltd llc corp company bank capital web cloud labs ventures " +
+    "logistics consulting systems technologies software media motors airlines pharma energy foods logistik azure " +
     "tér utca út körút náměstí ulice plac aleja gatan gata gate vej katu tie iela prospekt"
   ).split(" "),
+);
+/** Legal forms after a firm's name, as written ("Nordkraft AS", "Kone Oyj", "Musterfirma GmbH"). */
+const COMPANY_FORMS = new Set(
+  "AS ASA AB AG SA SE GmbH Oy Oyj BV NV Kft Zrt Bt SRL Srl SpA ApS UAB SIA OÜ AD DOO LLP PLC Plc".split(" "),
+);
+/** Prepositions of place before a single word (lower case): "à Lyon", "im Breisgau", "w Gdańsku". */
+const LOCATIVES = new Set("à au aux dans im nach aus ins på w we v ve na nel nella em no en in at near".split(" "));
+/** Street and square words before a name, as a sentence has them (lower case): "placu Marszałka …", "route Napoléon". */
+const STREET_BEFORE = new Set(
+  "route rue via strada ulica ulicy ulice ul al aleja alei aleje placu plac place piazza plaza praça praca rua calle avenida avenue trg trgu náměstí namesti náměstím tér utca út iela gatve prospekt prospekta bulevar bulevardul boulevard".split(
+    " ",
+  ),
 );
 /** Words before a run that make it a place or a ship (as written). */
 const PLACE_BEFORE = new Set(
@@ -95,8 +210,11 @@ function lineEnd(text: string, at: number): number {
 /** A given name of the lists: the English and international ones (not those that are also words), or the locales' (given-names.ts). */
 function knownGiven(word: string): boolean {
   if (GIVEN_NAMES.has(word)) return !AMBIGUOUS_NAMES.has(word);
-  return !isEnglishWord(word) && isGivenName(word);
+  // a Vietnamese syllable folds onto other languages' names ("Đơn" -> "don"): the lists say nothing of it
+  return !isEnglishWord(word) && !VIETNAMESE_LETTER.test(word) && isGivenName(word);
 }
+/** Letters that only Vietnamese writes (horn, hook and dot below, đ). */
+const VIETNAMESE_LETTER = /[ơưđĐƠƯạảấầẩẫậắằẳẵặẹẻẽếềểễệỉịọỏốồổỗộớờởỡợụủứừửữựỳỵỷỹ]/i;
 
 const CONTRACTION = /['’](?:re|ve|ll|d|s|t|m)$/i;
 
@@ -113,8 +231,35 @@ function nameLike(word: string): boolean {
 
 /** A run that a place, ship or organisation word follows or precedes ("Rosa Parks Square", "USS Nimitz", "… Holdings"), or owned by someone ("Buffett's Berkshire Hathaway"). */
 export function falseName(text: string, start: number, end: number): boolean {
-  const after = wordAfter(text, end).toLowerCase();
-  if (PLACE_AFTER.has(after)) return true;
+  const afterAsWritten = wordAfter(text, end);
+  const after = afterAsWritten.toLowerCase();
+  if (PLACE_AFTER.has(after) || COMPANY_FORMS.has(afterAsWritten)) return true;
+  // a firm of two names ("Ernst & Young", "Marks & Spencer")
+  if (/^[ \t]*&/.test(text.slice(end, end + 3)) || /&[ \t]*$/.test(text.slice(Math.max(0, start - 3), start))) return true;
+  // one word after a preposition of place ("à Lyon", "im Breisgau", "nach Wien")
+  if (
+    !/[ \t]/.test(text.slice(start, end)) &&
+    LOCATIVES.has(wordBefore(text, start)) &&
+    /[ \t]$/.test(text.slice(start - 1, start))
+  )
+    return true;
+  // a street or square word before the run, in the language's case ("placu Marszałka …", "Route Napoléon"),
+  // or before the capitalised word before it ("na placu Marszałka Józefa Piłsudskiego")
+  if (/[ \t]$/.test(text.slice(start - 1, start))) {
+    const prev = wordBefore(text, start);
+    if (STREET_BEFORE.has(prev)) return true;
+    let p = start - 1;
+    while (p > 0 && (text[p - 1] === " " || text[p - 1] === "\t")) p--;
+    const prevStart = p - prev.length;
+    if (
+      prev &&
+      prevStart > 0 &&
+      /\p{Lu}/u.test(text[prevStart] as string) &&
+      /[ \t]/.test(text[prevStart - 1] as string) &&
+      STREET_BEFORE.has(wordBefore(text, prevStart))
+    )
+      return true;
+  }
   // the run's own last word is such a word ("Rosa Parks Square"), or its first a place's ("Gran Vía")
   let w = end;
   while (w > start && isWordChar(text[w - 1])) w--;
@@ -141,8 +286,17 @@ export function falseName(text: string, start: number, end: number): boolean {
 function runScore(text: string, start: number, end: number, words: string[]): number {
   const first = words[0] as string;
   const before = wordBefore(text, start);
-  // a greeting or closing of any of the languages just before ("Hej Linnéa", "Pozdrawiam, Bożena")
-  if (GREETINGS.has(before)) return 0.8;
+  // a greeting or closing of any of the languages just before ("Hej Linnéa", "Pozdrawiam, Bożena"), or a
+  // title or form of address ("pani Agnieszko", "gospodine Babić", "kortholder Torbjørn Aasland")
+  if (GREETINGS.has(before) || ADDRESS_TITLES.has(before)) return 0.8;
+  if (FIELD_LABELS.has(before) && /:[ \t]*$/.test(text.slice(Math.max(0, start - 4), start))) return 0.85;
+  const window = text.slice(Math.max(0, start - 24), start);
+  // (each pattern or phrase list is tried only where the character or word before can end it)
+  if (text[start - 2] === ".") {
+    const abbreviated = /([\p{L}]{1,4})\.[ \t]*$/u.exec(window);
+    if (abbreviated && ABBREVIATED_TITLES.has((abbreviated[1] as string).toLowerCase())) return 0.8;
+  }
+  if (SELF_INTRO_LAST.has(before) && endsInPhrase(window, SELF_INTRO)) return 0.85;
   const known = words.some((w) => knownGiven(w));
   const ls = aloneFrom(text, start);
   const lineRest = restIsBare(text, end);
@@ -170,7 +324,36 @@ function runScore(text: string, start: number, end: number, words: string[]): nu
     if (next && /^\p{Ll}/u.test(next)) return 0.75;
     if (text[end] === "(" || text.slice(end, end + 2) === " (") return 0.75;
   }
+  // a given name under a case ending ("Gergőt", "Tomaszem"), after a comma, a person's cue or "with"
+  if (
+    words.length === 1 &&
+    (PERSON_CUES.has(before) || WITH_WORDS.has(before) || text[start - 2] === "," || /\p{Ll}/u.test(text[start - 2] ?? "")) &&
+    !PLACE_PREPOSITIONS.has(before) &&
+    knownInflected(first)
+  )
+    return 0.7;
+  // someone asked for ("fråga efter Ingegerd", "pitajte za Ivanu", "ask for Nadia")
+  if (ASKED_FOR_LAST.has(before) && endsInPhrase(window, ASKED_FOR)) return 0.8;
+  // the last word of a message, alone after its last sentence ("… podklady. Zdeňka", "came. Onni")
+  if (
+    words.length === 1 &&
+    lineRest &&
+    text.slice(end).trim().length <= 1 &&
+    /[.!?][ \t]+$/.test(text.slice(Math.max(0, start - 3), start))
+  )
+    if (isGazetteerName(first) || isGivenName(first) || isFamilyName(first)) return 0.7;
+  // a family name of the lists, or two words that end in a surname's ending, after a person's cue
+  if (words.length >= 2 && PERSON_CUES.has(before) && words.every((w) => isGazetteerName(w) || isGivenName(w) || isFamilyName(w)))
+    return 0.75;
   if (words.length !== 1) return 0;
+  // one word inside a sentence, a name of the gazetteer or the lists, after a comma or "with" and
+  // before a verb or the sentence's end ("Hej Ebbe, Lindholm har redan betalat", "ho parlato con
+  // Ferraretti stamattina"): a place takes a preposition ("from Tallinn"), not these
+  if (
+    insideSentence(text, start, before) &&
+    (isGazetteerName(first) || isFamilyName(first) || isGivenName(first) || SURNAME_ENDING.test(first))
+  )
+    return 0.7;
   // a word no list knows after a cue that only a person takes ("ask Ratko", "this is Ratko", "Could Gunnhild take…")
   if (
     STRONG_PERSON_CUES.has(before) ||
@@ -185,7 +368,86 @@ function runScore(text: string, start: number, end: number, words: string[]): nu
 
 const QUOTES = "\"“„«'";
 const CLOSING_LINE =
-  /(?:regards|thanks|thank you|cheers|best|sincerely|wishes|hilsen|hälsningar|pozdrawiam|pozdravem|terveisin|grüße|cordialement|saludos|signed|yours|mvh|üdvözlettel)[,.!]?$/;
+  /(?:regards|thanks|thank you|cheers|best|sincerely|wishes|hilsen|hälsningar|pozdrawiam|pozdravem|terveisin|grüße|cordialement|saludos|signed|yours|mvh|üdvözlettel|groet|groeten|pozdrav|serdecznie|poważaniem|saygılarımla|atenciosamente|cumprimentos|saludo|atentamente|saluti|salutations|grüßen|grüssen|gruß|lugupidamisega|cieņu|pagarbiai|trọng|tisztelettel|üdv|lp|mfg|lg|vg|rgds|ciao|obrigado|obrigada|gracias|grazie|danke|takk|tack|tak|kiitos|paldies|ačiū|aitäh|hvala|dziękuję|děkuji|köszönöm|merci|br)[,.!]?$/;
+
+/**
+ * Whether a single word at `start` stands inside a sentence where a person is named: after a
+ * comma that closes a clause (not a list of places), or after a word that goes with a person ("con",
+ * "med"), and before a lower-case word or the sentence's end; never after a preposition of place.
+ */
+function insideSentence(text: string, start: number, before: string): boolean {
+  if (PLACE_PREPOSITIONS.has(before)) return false;
+  let k = start;
+  while (k > 0 && (text[k - 1] === " " || text[k - 1] === "\t")) k--;
+  if (k === start || k === 0) return false;
+  const prev = text[k - 1] as string;
+  const afterComma = prev === ",";
+  if (!afterComma && !WITH_WORDS.has(before) && !(before === "o" && /\p{Ll}/u.test(prev))) return false;
+  // the word after: lower case (a verb, an adverb), or the clause's end
+  let e = start;
+  while (e < text.length && isWordChar(text[e])) e++;
+  const next = wordAfter(text, e);
+  if (next) return /^\p{Ll}/u.test(next) && !isEnglishWordLower(next);
+  const c = text[e];
+  return c === undefined || c === "." || c === "!" || c === "?" || (c === "," && !afterComma) || c === "\n";
+}
+
+/** An everyday English word in lower case after a name: the sentence is English, and "…, Madrid is" a place as often. */
+function isEnglishWordLower(word: string): boolean {
+  return ENGLISH_VERBS_AFTER.has(word) ? false : isStopwordLower(word) && /^[a-z]+$/.test(word) && ENGLISH_FUNCTION.has(word);
+}
+const ENGLISH_VERBS_AFTER = new Set(["approved", "said", "says", "wrote", "asked", "will", "is", "was", "has", "had"]);
+const ENGLISH_FUNCTION = new Set("and or of in on at to for from the a an".split(" "));
+
+/**
+ * A given name of the lists under a case ending (Hungarian "Gergőt", "Zoltánnal", Polish
+ * "Tomaszem", "Agnieszko", Czech "Lenkou", Croatian "Ivanu", Russian "Ивану"): the word with the
+ * ending taken off, or the nominative's "a" put back, is one.
+ */
+function knownInflected(word: string): boolean {
+  // a word the gazetteer knows as it is ("Rome", "Paris") is no inflected form of another name
+  if (word.length < 4 || isEnglishWord(word) || isGazetteerName(word)) return false;
+  for (const [ending, stems] of INFLECTIONS) {
+    if (!word.endsWith(ending) || word.length - ending.length < 3) continue;
+    const stem = word.slice(0, word.length - ending.length);
+    for (const add of stems) if (knownGiven(stem + add)) return true;
+  }
+  return false;
+}
+/** Case endings and what the nominative ends in instead (Latin script and Cyrillic). */
+const INFLECTIONS: [string, string[]][] = [
+  ["nal", [""]],
+  ["nel", [""]],
+  ["val", [""]],
+  ["vel", [""]],
+  ["nak", [""]],
+  ["nek", [""]],
+  ["tól", [""]],
+  ["től", [""]],
+  ["hoz", [""]],
+  ["hez", [""]],
+  ["höz", [""]],
+  ["ot", [""]],
+  ["et", [""]],
+  ["öt", [""]],
+  ["t", [""]],
+  ["em", ["", "a"]],
+  ["om", ["", "a"]],
+  ["ovi", [""]],
+  ["ou", ["a"]],
+  ["iu", ["ia"]],
+  ["u", ["a", ""]],
+  ["o", ["a"]],
+  ["e", ["", "a"]],
+  ["y", ["a"]],
+  ["ę", ["a"]],
+  ["ą", ["a"]],
+  ["у", ["а", ""]],
+  ["е", ["а", ""]],
+  ["ой", ["а"]],
+  ["ом", [""]],
+  ["ю", ["я"]],
+];
 
 /** Start of the line when only blanks or a dash or quote mark ("-- ", "> ") stand before `start` on it; -1 otherwise. */
 function aloneFrom(text: string, start: number): number {
@@ -218,7 +480,9 @@ const NAME_LIST_AT =
 
 /** Labels of a list of people ("Present: …", "Attendees: …"). */
 const PEOPLE_LABELS = new Set(
-  "present attendees participants invited invitees guests speakers members team cc to from".split(" "),
+  "present attendees participants invited invitees guests guest list speakers members team cc to from apologies absent".split(
+    " ",
+  ),
 );
 
 /** Where a list may start: the text's start, a line start, after ":" or a dash. */
@@ -240,8 +504,11 @@ function findNameLists(text: string, out: PiiEntity[]): void {
     if (!m) continue;
     const list = m[1] as string;
     const at = (m.index as number) + m[0].indexOf(list);
-    const items = [...list.matchAll(/\p{Lu}[\p{Ll}\p{M}]+/gu)];
-    if (!items.every((w) => nameLike(w[0]))) continue;
+    // the items: one word each, or two in the last ("…, Maud and Pieter-Jan Claes")
+    const items = [
+      ...list.matchAll(/\p{Lu}[\p{Ll}\p{M}]+(?:-\p{Lu}[\p{Ll}\p{M}]+)?(?: \p{Lu}[\p{Ll}\p{M}]+(?:-\p{Lu}[\p{Ll}\p{M}]+)?)?/gu),
+    ];
+    if (!items.every((w) => w[0].split(" ").every(nameLike))) continue;
     const label = wordBefore(text, at);
     if (!PEOPLE_LABELS.has(label) && items.filter((w) => knownGiven(w[0])).length * 2 < items.length) continue;
     for (const w of items) out.push(entity("name", text, at + (w.index as number), at + (w.index as number) + w[0].length, 0.8));
@@ -250,8 +517,59 @@ function findNameLists(text: string, out: PiiEntity[]): void {
 
 /** A cell of a delimited row on a line that holds an email: "3;Jurgita Vaitkienė;jurgita.v@…". */
 const CELL = /(?<=^|[;\t|,])(\p{Lu}[\p{Ll}\p{M}]+(?: \p{Lu}[\p{Ll}\p{M}'’-]+){1,2})(?=[;\t|,])/gmu;
+/** A chat line with a nick and no time stamp: "<dusan> on it". */
+const NICK_ONLY = /<([\p{L}][\p{L}\p{M}\p{N}_.-]{1,30})>/uy;
+/** A capitalised word and ":" or "," opening a chat message: the person spoken to. */
+const ADDRESSEE = /^[ \t]+(\p{Lu}[\p{Ll}\p{M}]{1,30})[:,][ \t]/u;
 /** A chat nick: "09:12 <ratko>", or a speaker after a time stamp: "[10:05] Raimonds:". */
 const CHAT = /\[?\d{1,2}:\d{2}(?::\d{2})?\]?[ \t]+(?:<([\p{L}][\p{L}\p{M}_.-]{1,30})>|(\p{Lu}[\p{Ll}\p{M}]+):)/uy;
+
+/** A column header that holds names, lower case ("First Name", "prénom", "Nachname", "фамилия"). */
+const NAME_COLUMN =
+  /^(?:(?:full|first|last|given|family|middle|customer|contact|client|employee)[ _]?name|name|names|surname|forename|firstname|lastname|nimi|etunimi|sukunimi|navn|fornavn|etternavn|efternavn|förnamn|efternamn|namn|név|vezetéknév|keresztnév|imię|imie|nazwisko|jméno|příjmení|meno|priezvisko|ime|prezime|nombre|apellidos?|nome|sobrenome|cognome|naam|voornaam|achternaam|nom|prénom|prenom|vorname|nachname|ad|soyad|soyadı|vardas|pavardė|vārds|uzvārds|eesnimi|perekonnanimi|фио|имя|фамилия|ім'я|прізвище|όνομα|επώνυμο|الاسم|姓名|名前|氏名|이름)$/u;
+const NO_NAME_CELL = /[\d@:/\\<>=]/;
+
+/**
+ * The cells under a name column of a delimited table ("nom;prénom;tél\nLefebvre;Anaïs;06 …",
+ * "First Name,Last Name,Email\nBjørn,Sæther,…"): a header line with a name column, then rows
+ * with as many cells.
+ */
+function findTableColumns(text: string, out: PiiEntity[]): void {
+  const firstBreak = text.indexOf("\n");
+  if (firstBreak < 0) return;
+  let lineAt = 0;
+  let header: { sep: string; cells: number; names: number[] } | null = null;
+  while (lineAt <= text.length) {
+    const le = lineEnd(text, lineAt);
+    const line = text.slice(lineAt, le);
+    if (header === null) {
+      const sep = [";", "\t", "|", ","].find((d) => line.includes(d));
+      if (sep !== undefined && line.length <= 200) {
+        const cells = line.split(sep).map((c) => c.trim().toLowerCase());
+        const names = cells.flatMap((c, k) => (NAME_COLUMN.test(c) ? [k] : []));
+        if (names.length > 0 && cells.length >= 2) header = { sep, cells: cells.length, names };
+      }
+    } else {
+      const cells = line.split(header.sep);
+      if (cells.length !== header.cells) header = null;
+      else {
+        let at = lineAt;
+        for (let k = 0; k < cells.length; k++) {
+          const cell = cells[k] as string;
+          const trimmed = cell.trim();
+          const words = trimmed.split(/\s+/);
+          if (header.names.includes(k) && trimmed && !NO_NAME_CELL.test(trimmed) && words.length <= 4 && words.every(nameLike)) {
+            const s = at + cell.indexOf(trimmed);
+            out.push(entity("name", text, s, s + trimmed.length, 0.85));
+          }
+          at += cell.length + header.sep.length;
+        }
+      }
+    }
+    if (le >= text.length) break;
+    lineAt = le + 1;
+  }
+}
 
 function findCellsAndNicks(text: string, out: PiiEntity[]): void {
   if (text.includes("@") && /[;\t|]/.test(text)) {
@@ -267,16 +585,34 @@ function findCellsAndNicks(text: string, out: PiiEntity[]): void {
   if (!text.includes(":")) return;
   for (let line = 0; line >= 0; line = text.indexOf("\n", line) + 1 || -1) {
     const c = text.charCodeAt(line);
-    if (!((c >= 48 && c <= 57) || c === 91)) continue;
-    CHAT.lastIndex = line;
-    const m = CHAT.exec(text);
+    if (!((c >= 48 && c <= 57) || c === 91 || c === 60)) continue;
+    const chat = c === 60 ? NICK_ONLY : CHAT;
+    chat.lastIndex = line;
+    const m = chat.exec(text);
     if (m) {
+      // the person a chat line speaks to: "<r00t_> Vesa: the staging box is back"
+      const to = ADDRESSEE.exec(text.slice(m.index + m[0].length, m.index + m[0].length + 44));
+      if (to && nameLike(to[1] as string)) {
+        const at = m.index + m[0].length + to[0].indexOf(to[1] as string);
+        out.push(entity("name", text, at, at + (to[1] as string).length, 0.75));
+      }
       const nick = (m[1] ?? m[2]) as string;
       const at = (m.index as number) + m[0].lastIndexOf(nick);
       if (m[2] !== undefined && !nameLike(nick)) continue;
+      // a nick of letters alone ("<ratko>"), not a handle ("<r00t_>", "<deskbot>", "<mtw>")
+      if (m[1] !== undefined && !nickLike(nick)) continue;
       out.push(entity("name", text, at, at + nick.length, 0.8));
     }
   }
+}
+
+function isSpaceCode(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13;
+}
+
+function nickLike(nick: string): boolean {
+  if (!/^[\p{L}\p{M}]{3,}$/u.test(nick) || /bot$/i.test(nick) || !/[aeiouyäöüåæøáéíóúőűěěąęàèìòù]/i.test(nick)) return false;
+  return !isEnglishWord(nick) && !isStopword(nick);
 }
 
 /**
@@ -284,20 +620,20 @@ function findCellsAndNicks(text: string, out: PiiEntity[]): void {
  * phone number or an email): one to three words, none an everyday or function word, the first a
  * known given name or one of the gazetteer.
  */
-const CARD_TOP = /^[ \t]*(\p{Ll}[\p{Ll}\p{M}'’-]+(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]+){0,2})[ \t]*\n(?=[^\n]*(?:@|\d{2}|\p{Lu}))/u;
+const CARD_TOP = /^[ \t]*(\p{Ll}[\p{Ll}\p{M}'’-]+(?:[ \t]+\p{Ll}\.)?(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]+){0,2})[ \t]*(?:\n|[|·•])/u;
 
 function findCardTop(text: string, out: PiiEntity[]): void {
   const m = CARD_TOP.exec(text);
   if (!m) return;
   const line = m[1] as string;
-  const words = line.split(/[ \t]+/);
+  const words = line.split(/[ \t]+/).filter((w) => !w.endsWith("."));
   if (words.some((w) => isEnglishWord(w) || isStopword(w))) return;
   const title = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
   const last = words[words.length - 1] as string;
   const surname = words.length >= 2 && SURNAME_ENDING.test(last);
   if (!surname && !knownGiven(title(words[0] as string)) && !isGazetteerName(words[0] as string)) return;
-  // the card goes on with an email or a phone number
-  if (!/@|\+?\d[\d ().-]{6,}/.test(text.slice(m[0].length - 1))) return;
+  // the card goes on with an email, a phone number or an address's numbers
+  if (!/@|\d[\d ().-]{4,}\d/.test(text.slice(m[0].length - 1))) return;
   const at = m.index + m[0].indexOf(line);
   out.push(entity("name", text, at, at + line.length, 0.8));
 }
@@ -363,9 +699,10 @@ export function findMoreNames(text: string): PiiEntity[] {
       i++;
       continue;
     }
-    // part of an email, a host name or a code ("maria.Keller@", "x-Ray")
+    // part of an email, a host name or a code ("maria.Keller@", "x-Ray"); a dash after a blank signs a message ("! -Tuulikki")
     const p = text.charCodeAt(start - 1);
-    if (p === 64 || p === 46 || p === 45 || (p >= 48 && p <= 57) || text.charCodeAt(firstEnd) === 64) {
+    const signDash = p === 45 && (start === 1 || isSpaceCode(text.charCodeAt(start - 2)));
+    if (p === 64 || p === 46 || (p === 45 && !signDash) || (p >= 48 && p <= 57) || text.charCodeAt(firstEnd) === 64) {
       i++;
       continue;
     }
@@ -385,14 +722,23 @@ export function findMoreNames(text: string): PiiEntity[] {
       i++;
       continue;
     }
-    const score = runScore(text, start, end, words);
+    // a middle or first initial before the run ("name on card M. Kowalczyk"): the cues are read before it
+    const initial =
+      start >= 3 &&
+      text[start - 1] === " " &&
+      text[start - 2] === "." &&
+      /\p{Lu}/u.test(text[start - 3] as string) &&
+      !isWordChar(text[start - 4]);
+    const from = initial ? start - 3 : start;
+    const score = runScore(text, from, end, words);
     if (score > 0) {
-      out.push(entity("name", text, start, end, score));
+      out.push(entity("name", text, from, end, score));
       i = j;
     } else i++;
   }
   findNameLists(text, out);
   findCellsAndNicks(text, out);
+  if (text.includes("\n")) findTableColumns(text, out);
   findCardTop(text, out);
   return out;
 }

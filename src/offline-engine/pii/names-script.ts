@@ -21,92 +21,154 @@ const SPACED_WORD =
   /[\u0370-\u037d\u037f-\u0386\u0388-\u03ff\u1f00-\u1fff]+|[\u0400-\u04ff]+|[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4-\u05c7\u05d0-\u05ea\u05f0-\u05f2]+|[\u0620-\u065f\u066e-\u06d3\u06d5\u06e5\u06e6\u06fa-\u06ff\u0750-\u077f]+|[\u0900-\u0963\u0971-\u097f]+/gu;
 
 /** Cues that end right before a name, in the name's language or in English (lower case where the script has case). */
-const CUE_BEFORE = new RegExp(
-  `(?:${[
-    // Russian, Ukrainian, Bulgarian
-    "меня зовут",
-    "мене звати",
-    "зовут",
-    "уважаемый",
-    "уважаемая",
-    "дорогой",
-    "дорогая",
-    "шановний",
-    "шановна",
-    "с уважением,?",
-    "с наилучшими пожеланиями,?",
-    "з повагою,?",
-    "контактное лицо:?",
-    "контакт:?",
-    "имя:?",
-    "фио:?",
-    "ім'я:?",
-    "от:?",
-    "привет,?",
-    "здравствуйте,?",
-    // Greek
-    "με λένε",
-    "ονομάζομαι",
-    "όνομα:?",
-    "αγαπητέ",
-    "αγαπητή",
-    "κύριε",
-    "κυρία",
-    "με εκτίμηση,?",
-    "φιλικά,?",
-    // Arabic
-    "اسمي",
-    "الاسم:?",
-    "عزيزي",
-    "عزيزتي",
-    "السيد",
-    "السيدة",
-    "الأستاذ",
-    "الدكتور",
-    "مع تحياتي[،,]?",
-    // Hebrew
-    "שמי",
-    "שם:",
-    "לכבוד",
-    "מר",
-    "גברת",
-    "בברכה,?",
-    "הטלפון של",
-    // Hindi
-    "मेरा नाम",
-    "नाम:?",
-    "प्रिय",
-    "श्री",
-    "श्रीमती",
-    "सुश्री",
-    "भवदीय,?",
-    // English and other Latin-script cues before a name in another script
-    "dear",
-    "hello",
-    "hi",
-    "hey",
-    "regards,",
-    "thanks,",
-    "name:",
-    "contact:",
-    "contact person:",
-    "from:",
-    "from",
-    "greetings from",
-    "best wishes from",
-    "mr\\.?",
-    "mrs\\.?",
-    "ms\\.?",
-    "dr\\.?",
-  ].join("|")})[\\s]*$`,
-  "iu",
+const CUES = [
+  // Russian, Ukrainian, Bulgarian
+  "меня зовут",
+  "мене звати",
+  "зовут",
+  "уважаемый",
+  "уважаемая",
+  "дорогой",
+  "дорогая",
+  "шановний",
+  "шановна",
+  "с уважением,?",
+  "с наилучшими пожеланиями,?",
+  "з повагою,?",
+  "контактное лицо:?",
+  "контакт:?",
+  "имя:?",
+  "фио:?",
+  "ім'я:?",
+  "от:?",
+  "привет,?",
+  "здравствуйте,?",
+  "добрый день,?",
+  "добрий день,?",
+  "вітаю,?",
+  "здравей,?",
+  "здравейте,?",
+  "казвам се",
+  "поздрав,?",
+  "поздрави,?",
+  "срдачно,?",
+  "с уважение,?",
+  "всего доброго,?",
+  "получатель:?",
+  "получател:?",
+  "отримувач:?",
+  "адресат:?",
+  "фамилия:?",
+  "прізвище:?",
+  "держатель карты:?",
+  // Greek
+  "με λένε",
+  "ονομάζομαι",
+  "όνομα:?",
+  "αγαπητέ",
+  "αγαπητή",
+  "κύριε",
+  "κυρία",
+  "με εκτίμηση,?",
+  "φιλικά,?",
+  "γεια σου,?",
+  "γεια σας,?",
+  "καλημέρα,?",
+  "χαιρετισμούς,?",
+  "παραλήπτης:?",
+  "ονοματεπώνυμο:?",
+  // Arabic
+  "اسمي",
+  "الاسم:?",
+  "عزيزي",
+  "عزيزتي",
+  "السيد",
+  "السيدة",
+  "الأستاذ",
+  "الدكتور",
+  "مع تحياتي[،,]?",
+  "مع خالص التحيات[،,]?",
+  "مع التحية[،,]?",
+  "تحياتي[،,]?",
+  "مرحبا[،,]?",
+  "أهلا[،,]?",
+  "السلام عليكم[،,]?",
+  "المستلم:?",
+  "الأستاذة",
+  "المهندس",
+  "المهندسة",
+  // Hebrew
+  "שמי",
+  "שם:",
+  "לכבוד",
+  "מר",
+  "גברת",
+  "בברכה,?",
+  "שלום,?",
+  "היי,?",
+  "תודה,?",
+  "הטלפון של",
+  // Hindi
+  "मेरा नाम",
+  "नाम:?",
+  "प्रिय",
+  "श्री",
+  "श्रीमती",
+  "सुश्री",
+  "भवदीय,?",
+  "नमस्ते,?",
+  "धन्यवाद,?",
+  // English and other Latin-script cues before a name in another script
+  "dear",
+  "hello",
+  "hi",
+  "hey",
+  "regards,",
+  "thanks,",
+  "name:",
+  "contact:",
+  "contact person:",
+  "from:",
+  "from",
+  "to:",
+  "recipient:",
+  "ship to:",
+  "attn:?",
+  "greetings from",
+  "best wishes from",
+  "mr\\.?",
+  "mrs\\.?",
+  "ms\\.?",
+  "dr\\.?",
+];
+const CUE_BEFORE = new RegExp(`(?:${CUES.join("|")})[\\s]*$`, "iu");
+/** The cues of one word, bare ("שלום", "поздрав"): such a word starts no name itself. */
+const CUE_WORDS = new Set(
+  CUES.map((c) => {
+    // the cue's bare word: "поздрав,?" -> "поздрав", "مع تحياتي[،,]?" stays two words, "mr\\.?" -> "mr"
+    let w = (c.split("[")[0] as string).split("\\")[0] as string;
+    while (w.endsWith("?") || w.endsWith(",") || w.endsWith(":")) w = w.slice(0, -1);
+    return w.toLowerCase();
+  }).filter((c) => !c.includes(" ")),
 );
 
 /** A Han or kana name after a cue or a label: "我叫刘洋", "联系人：陈静", "担当：高橋誠", "Hello 李明". */
 const CJK_AFTER_CUE =
-  /(?:我叫|我是|姓名[:：]\s*|联系人[:：]\s*|聯絡人[:：]\s*|收件人[:：]\s*|担当[:：]\s*|氏名[:：]\s*|名前[:：]\s*|(?:dear|hello|hi|regards,|name:|from:)\s*)([\u3400-\u9fff]{2,4})(?=[^\u3400-\u9fff]|$)/giu;
+  /(?:我叫|我是|姓名[:：]\s*|联系人[:：]\s*|聯絡人[:：]\s*|收件人[:：]\s*|收货人[:：]?\s*|持卡人[:：]?\s*|负责人[:：]\s*|经办人[:：]\s*|客户[:：]\s*|担当[:：]\s*|担当の|氏名[:：]\s*|名前[:：]\s*|宛先[:：]\s*|(?:dear|hello|hi|regards,|name:|from:|to:)\s*)([\u3400-\u9fff]{2,4})(?=[^\u3400-\u9fff]|$)/giu;
 /** A Han or kana name before an honorific or a self-introduction: "中村様", "佐藤健と申します", "王先生". */
 const CJK_BEFORE = /(?<![\u3400-\u9fff])([\u3400-\u9fff]{2,4})(?=様|さん|さま|先生|女士|小姐|君|と申します|といいます)/gu;
+/**
+ * A Japanese name written family name, a blank, given name ("山本 裕子 様", "担当の佐藤 健太です",
+ * "高橋 美咲 営業部"): before an honorific or the copula, after a label, or opening a line of a card.
+ */
+const CJK_SPACED = /(?<![\u3400-\u9fff])([\u3400-\u9fff]{1,2}[ \u3000][\u3400-\u9fff]{1,3})(?![\u3400-\u9fff])/gu;
+const CJK_SPACED_AFTER = /^[ \u3000]?(?:様|さん|さま|先生|です|と申します)/u;
+const CJK_SPACED_BEFORE = /(?:担当の|担当[:：]\s*|氏名[:：]\s*|名前[:：]\s*|宛先[:：]\s*|[（(])$/u;
+/** A Han name opening a card's line, before a blank and a title or a number ("陈志强 销售经理 +86 …"). */
+const CJK_LINE_TOP = /^([\u3400-\u9fff]{2,4})(?=[ \u3000]*\n|[ \u3000]+[^\s])/gmu;
+/** A Korean name of three syllables before a blank and a job title ("박서준 과장"). */
+const HANGUL_TITLE =
+  /(?<![\uac00-\ud7af])([\uac00-\ud7af]{3})[ ](?=(?:과장|부장|차장|대리|사원|팀장|실장|이사|대표|상무|전무|주임|선임|책임|교수|박사|변호사)(?:[^\uac00-\ud7af]|$))/gu;
 /** Korean: a name of three syllables before "님" or "씨", or after "이름은" before the copula. */
 const HANGUL_HONORIFIC = /(?<![\uac00-\ud7af])([\uac00-\ud7af]{3})(?=님|씨)/gu;
 const HANGUL_AFTER_CUE = /이름은\s+([\uac00-\ud7af]{2,4}?)(?=입니다|이에요|예요|이고|[\s.,]|$)/gu;
@@ -117,6 +179,12 @@ const STOPWORDS = slicedEngine("pii-script-stopwords", function* () {
   for (const list of Object.values(lists)) for (const w of list) all.add(w.toLowerCase());
   return all;
 });
+
+const HAN = /[\u3400-\u9fff]/;
+const HANGUL = /[\uac00-\ud7af]/;
+
+/** Honorifics after a name that are no part of it ("राजेश जी"). */
+const HONORIFICS = new Set(["जी", "साहब", "साहिब", "बाबू"]);
 
 function isCased(word: string): boolean {
   const c = word.charCodeAt(0);
@@ -147,7 +215,7 @@ function spacedNames(text: string, out: PiiEntity[]): void {
       const next = words[j] as RegExpMatchArray;
       const gap = text.slice(end, next.index as number);
       if (gap !== " ") break;
-      if (stop.has(next[0].toLowerCase())) break;
+      if (stop.has(next[0].toLowerCase()) || HONORIFICS.has(next[0])) break;
       if (cased ? !isUpperFirst(next[0]) : !(isGivenName(next[0]) || isFamilyName(next[0]) || j === i + 1)) break;
       // an uncased word that starts with "and" (Arabic و, Hebrew ו) after the first word is the next clause
       if (!cased && j > i && /^[وו]/.test(next[0]) && !isGivenName(next[0]) && !isFamilyName(next[0])) break;
@@ -155,6 +223,25 @@ function spacedNames(text: string, out: PiiEntity[]): void {
       j++;
     }
     const known = isGivenName(first) || isFamilyName(first);
+    // a greeting or cue is no name's start ("שלום אבי": the name is the word after it)
+    if (CUE_WORDS.has(first.toLowerCase())) continue;
+    // an uncased script's given name of the lists and one more word opening a line ("ليلى منصور مديرة …")
+    const lineTop = (start === 0 || text[start - 1] === "\n") && !cased && j - i >= 2 && isGivenName(first);
+    // a cased script's given name inside a sentence, after a lower-case word ("Звонила Марина, просила …")
+    const inside = cased && j - i === 1 && isGivenName(first) && /\p{Ll}[ ]$/u.test(text.slice(Math.max(0, start - 2), start));
+    if (lineTop || inside) {
+      out.push(
+        entity(
+          "name",
+          text,
+          start,
+          lineTop ? (words[i + 1]?.index as number) + (words[i + 1] as RegExpMatchArray)[0].length : end,
+          0.75,
+        ),
+      );
+      i = lineTop ? i + 1 : j - 1;
+      continue;
+    }
     if (cue || (cased && j - i >= 2 && known)) {
       out.push(entity("name", text, start, end, cue ? 0.85 : 0.8));
       i = j - 1;
@@ -176,12 +263,37 @@ export function findScriptNames(text: string): PiiEntity[] {
     if (!isFamilyName(name.slice(0, 2)) && !isFamilyName(name.slice(0, 1))) continue;
     out.push(entity("name", text, m.index as number, (m.index as number) + name.length, 0.8));
   }
-  for (const re of [HANGUL_HONORIFIC, HANGUL_AFTER_CUE]) {
-    for (const m of text.matchAll(re)) {
+  const han = HAN.test(text);
+  if (han)
+    for (const m of text.matchAll(CJK_SPACED)) {
       const name = m[1] as string;
-      const at = (m.index as number) + m[0].indexOf(name);
+      const at = m.index as number;
+      const family = name.split(/[ \u3000]/)[0] as string;
+      if (!isFamilyName(family)) continue;
+      const lineTop = at === 0 || text[at - 1] === "\n";
+      if (
+        !CJK_SPACED_AFTER.test(text.slice(at + name.length, at + name.length + 6)) &&
+        !CJK_SPACED_BEFORE.test(text.slice(Math.max(0, at - 8), at)) &&
+        !lineTop
+      )
+        continue;
       out.push(entity("name", text, at, at + name.length, 0.8));
     }
-  }
+  if (han)
+    for (const m of text.matchAll(CJK_LINE_TOP)) {
+      const name = m[1] as string;
+      if (!isFamilyName(name.slice(0, 1)) && !isFamilyName(name.slice(0, 2))) continue;
+      // a card goes on with a phone number or an email (on the line or the next ones)
+      if (!/@|\d{3}/.test(text.slice(m.index as number, (m.index as number) + 80))) continue;
+      out.push(entity("name", text, m.index as number, (m.index as number) + name.length, 0.75));
+    }
+  if (HANGUL.test(text))
+    for (const re of [HANGUL_HONORIFIC, HANGUL_AFTER_CUE, HANGUL_TITLE]) {
+      for (const m of text.matchAll(re)) {
+        const name = m[1] as string;
+        const at = (m.index as number) + m[0].indexOf(name);
+        out.push(entity("name", text, at, at + name.length, 0.8));
+      }
+    }
   return out;
 }

@@ -7,7 +7,7 @@ import { isSpace } from "./chars";
 import { entity, type PiiEntity } from "./types";
 
 const CANDIDATE =
-  /(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}]:)|(?<=\p{L}-))(?:\+|00)?\(?\d[\d(). \u00A0-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
+  /(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}]:)|(?<=\p{L}-))(?:\+|00)?\(?(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
 const CONTEXT =
   /\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\b[.:#]?\s*(?:(?:me|us|him|her|is|at|on|to|back|number|no\.?|me at)\s*){0,3}[:#]?\s*\(?$/i;
 /**
@@ -21,7 +21,11 @@ const LABELS = new Set(
     "tel tél tel. tele telefon telefonas telefono telefone teléfono téléphone tlf puh puhelin mobil mobile mobiltel " +
     "mobiltelefon handy gsm office kontor bureau work home landline fax telefax cell numer numero numeroon número nummer " +
     "szám számom számunk phone whatsapp телефон тел номер моб τηλ τηλέφωνο κιν טלפון נייד هاتف جوال फ़ोन फोन नंबर मोबाइल " +
-    "电话 手机 電話 携帯 전화 휴대폰"
+    "电话 手机 電話 携帯 전화 휴대폰 " +
+    // switchboards, desks and "call" in the other languages ("… växel", "pevná linka …", "Ring …", "Bel …")
+    "växel vaxel vxl linka centrala centrála ústředna ustredna mobitel mobiel büro buero zentrale durchwahl fixo fijo " +
+    "celular móvil movil portable fixe cellulare ufficio ring bel soita zadzwoń zavolejte nazovite llámame llame " +
+    "ligue appelez chiamate rufen tfn telefonnr mobilnr"
   ).split(" "),
 );
 /** labels written without a space before the number's label word in Chinese and Japanese text ("我的电话：") */
@@ -80,8 +84,30 @@ function labelAfter(text: string, end: number): boolean {
   return e > k && LABELS.has(text.slice(k, e).toLowerCase());
 }
 
+/** Labels of tax, company and bank numbers, lower case: a number after them is no phone. */
+const NOT_PHONE_LABELS = new Set(
+  "nip regon krs pesel vat ust ustid iban bic swift ico ičo dič dic oib cvr orgnr kvk siren siret nif cif nie rfc cnpj cpf tva btw mwst".split(
+    " ",
+  ),
+);
+
+/** The start of the blanks, ":", "#" and "." before `start`. */
+function skipBack(text: string, start: number): number {
+  let k = start;
+  while (k > 0) {
+    const c = text.charCodeAt(k - 1);
+    if (isSpace(c) || c === 58 || c === 35 || c === 46) k--;
+    else break;
+  }
+  return k;
+}
+
 /** European groupings: groups of two or three digits (the first up to four), one kind of separator, 8 to 10 digits. */
 const EUROPEAN = /^(?:0|\d{2,4})(?:([ .-])\d{2,3})(?:\1\d{2,3}){1,3}$/;
+/** An area code with its trunk 0, then a dash or "/", then the subscriber's groups: "08-32 77 14", "02/5443 1287". */
+const AREA_THEN_GROUPS = /^0\d{1,3} ?[-/] ?\d{2,4}(?: \d{2,4}){1,3}$/;
+/** An international number in blank-separated groups, a dash and one to four digits at its end: the extension. */
+const DASH_EXTENSION = /^\+\d[\d ]*\d \d+-\d{1,4}$/;
 const NANP = /^(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}$/;
 const DATE_SHAPE = /^(?:\d{1,2}[.\- ]\d{1,2}[.\- ](?:19|20)\d{2}|(?:19|20)\d{2}[.\- ]\d{1,2}[.\- ]\d{1,2})$/;
 // 3-2-4 with dashes is how SSNs are written, never phone numbers
@@ -114,6 +140,8 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
 function phoneScore(raw: string, text: string, start: number): number {
   let main = raw;
   if (raw.includes("x") || raw.includes("X") || raw.includes("#")) main = raw.replace(EXTENSION, "");
+  // an extension after a dash, as Austrian and German numbers are written ("+43 1 512 48 30-9")
+  if (main.startsWith("+") && DASH_EXTENSION.test(main)) main = main.replace(/-\d{1,4}$/, "");
   // the trunk zero in brackets after a country code ("+33 (0)1 42 68 53 00") is no group of its own
   if (main.includes("(0)")) main = main.replace(/^((?:\+|00)\d{1,3}) ?\(0\) ?/, "$1 ");
   const international = main.startsWith("+") || main.startsWith("00");
@@ -136,7 +164,7 @@ function phoneScore(raw: string, text: string, start: number): number {
     else if (c === 40) open++;
     else if (c === 41) close++;
     if (i < from) continue;
-    if (space || c === 46 || c === 40 || c === 41 || c === 45) {
+    if (space || c === 46 || c === 40 || c === 41 || c === 45 || c === 47) {
       if (group > 0) {
         if (groups >= 2 && group < 2) shortLaterGroup = true;
         groups++;
@@ -154,6 +182,8 @@ function phoneScore(raw: string, text: string, start: number): number {
   if (shortLaterGroup || groups > 6) return 0;
   // (every test above and these two give 0 alike: the shapes are tested once the counts let the number through)
   if (DATE_SHAPE.test(main) || SSN_SHAPE.test(main)) return 0;
+  // a tax or registry number after its label ("NIP 725-18-44-210", "OIB", "CVR"), not a phone
+  if (NOT_PHONE_LABELS.has(labelWord(text, Math.max(0, start - 12), skipBack(text, start)))) return 0;
   const context = () => {
     const before = text.slice(Math.max(0, start - 30), start);
     return CONTEXT.test(before) || labelBefore(text, start) || labelAfter(text, start + raw.length);
@@ -164,6 +194,8 @@ function phoneScore(raw: string, text: string, start: number): number {
   // trunk prefix 0 with separators: UK "020 7946 0958", FR "01 23 45 67 89", DE "030 1234567"
   if (/^0[1-9]/.test(main) && groups >= 2 && digits >= 9 && digits <= 12) return 0.8 + (context() ? 0.05 : 0);
   if ((groups >= 2 || digits === 10) && context()) return 0.75;
+  // "08-32 77 14": an area code, then the groups
+  if (digits >= 8 && digits <= 11 && AREA_THEN_GROUPS.test(main)) return 0.72;
   // "22 41 87 36", "33.12.47.90", "948 22 117": how European numbers are written, no label needed
   if (digits >= 8 && digits <= 10 && groups >= 3 && EUROPEAN.test(main)) return 0.72;
   // one run of digits ("call me back 0117133") only right after a word that says it is a number

@@ -49,7 +49,7 @@ export function findEmails(text: string): PiiEntity[] {
  * or two as in "4111  1111" of two thin spaces folded), a dash, "/", "_" or "," with blanks around
  * it, or a line break with blanks around it.
  */
-const GROUP_SEPARATOR = String.raw`(?:[ \t]*(?:\r?\n|[-/_,])[ \t]*|[ \t]{1,2})`;
+const GROUP_SEPARATOR = String.raw`(?:[ \t]*(?:\r?\n|[-/_,.])[ \t]*|[ \t]{1,2})`;
 // 13-19 digits, in groups split by GROUP_SEPARATOR ("4111 1111 1111 1111", "3782-822463-10005", "4111/1111/1111/1111")
 const CARD = new RegExp(String.raw`(?<![\d-])\d(?:${GROUP_SEPARATOR}?\d){12,18}(?![\d])`, "g");
 
@@ -64,7 +64,7 @@ function groupSeparator(text: string, from: number, to: number): boolean {
   if (b - a === 2) return text.charCodeAt(a) === 13 && text.charCodeAt(a + 1) === 10;
   if (b - a !== 1) return false;
   const c = text.charCodeAt(a);
-  return c === 10 || c === 45 || c === 47 || c === 95 || c === 44; // \n - / _ ,
+  return c === 10 || c === 45 || c === 47 || c === 95 || c === 44 || c === 46; // \n - / _ , .
 }
 
 /**
@@ -148,20 +148,22 @@ function knownIssuer(d: string): boolean {
  * twelve-digit number is as often an order or account reference.
  */
 const CARD_12 = new RegExp(String.raw`(?<![\d-])\d{4}(${GROUP_SEPARATOR}?)\d{4}\1\d{4}(?![\d]|-\d)`, "g");
+// the word may open a compound ("Kortnummer", "kártyaszám", "Kartennr") and up to three short words
+// may stand between it and the number ("card on file", "card ending in", "karta nr")
 const CARD_CUE =
-  /(?:^|[^\p{L}])(?:card|cc|maestro|debit|kort|karte|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт[аыу])(?:\s*(?:no\.?|number|nr\.?|#|is|:))?[\s:#.-]*$/iu;
+  /(?:^|[^\p{L}])(?:card|cc|maestro|debit|kort|karte|karten|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт[аыу]|卡号)\p{L}{0,8}(?:[\s:#.-]{1,3}\p{L}{1,8}){0,3}[\s:#.-]*$/iu;
 /** Maestro's issuer ranges: 50, 56 to 69 */
 const MAESTRO_PREFIX = /^(?:50|5[6-9]|6\d)/;
 
 /** A word of CARD_CUE somewhere in the text: one native scan before the digits are looked at. */
-const CARD_WORD = /card|cc|maestro|debit|kort|karte|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт/i;
+const CARD_WORD = /card|cc|maestro|debit|kort|karte|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт|卡号/i;
 
 function findShortCards(text: string, out: PiiEntity[]): void {
   if (!CARD_WORD.test(text)) return;
   for (const m of inStretches(text, CARD_12, 12)) {
     const digits = m[0].replace(/\D/g, "");
     if (!MAESTRO_PREFIX.test(digits) || !luhnValid(digits)) continue;
-    if (!CARD_CUE.test(text.slice(Math.max(0, m.index - 24), m.index))) continue;
+    if (!CARD_CUE.test(text.slice(Math.max(0, m.index - 32), m.index))) continue;
     out.push(entity("credit_card", text, m.index, m.index + m[0].length, 0.95));
   }
 }
@@ -199,9 +201,13 @@ export function findCreditCards(text: string): PiiEntity[] {
     // ragged groups are phone or reference numbers: a card's groups are of three digits or more, and
     // read through "/", "_" or ",", of four or more (a number's thousands are groups of three)
     // (a card written group per line too)
+    // (the last group may be of three: "4195_9744_2632_6925_644", a 19-digit number's 4-4-4-4-3)
     const least = kinds.has("/") || kinds.has("_") || kinds.has(",") || lineBreaks > 1 ? 4 : 3;
-    if (groups.length > 1 && groups.some((g) => g < least)) continue;
-    out.push(entity("credit_card", text, m.index, m.index + raw.length, knownIssuer(digits) ? 0.97 : 0.75));
+    if (groups.length > 1 && groups.some((g, k) => g < (k === groups.length - 1 ? 3 : least))) continue;
+    const issuer = knownIssuer(digits);
+    // dots split thousands and versions as often as cards: only a known issuer's number, in groups
+    if (kinds.has(".") && (!issuer || groups.length < 3)) continue;
+    out.push(entity("credit_card", text, m.index, m.index + raw.length, issuer ? 0.97 : 0.75));
   }
   return out;
 }
