@@ -110,7 +110,9 @@ const checkouts = refs.map((r) =>
 const gateways: Gateway[] = [];
 try {
   await waitFor(`${simUrl}/v1/models`);
-  for (const c of checkouts) gateways.push(await startGateway({ simUrl, extraToml: GROUP_TOML + GROUP_ONE_TOML, tree: c?.dir }));
+  // the model groups only when a scenario names one: a tree from before model groups refuses [[models]]
+  const groups = names.some((n) => n.startsWith("group")) ? GROUP_TOML + GROUP_ONE_TOML : "";
+  for (const c of checkouts) gateways.push(await startGateway({ simUrl, extraToml: groups, tree: c?.dir }));
   // every (tree, scenario) pair, in a palindromic cycle (forward, then backward) so a trend falls on all alike
   const combos = gateways.flatMap((gw, t) =>
     kinds.map((r, k) => {
