@@ -6,6 +6,7 @@ import { newId } from "../ids";
 import { type PgStorage, pgCall } from "../storage/postgres";
 import {
   type AcceptResult,
+  actingMember,
   type InviteResult,
   inviteEntry,
   joinEntry,
@@ -44,11 +45,14 @@ const invitationOfRow = (r: Row | undefined) =>
     : null;
 
 /** The member of the account (its row locked), and whether it is its only owner (the owners locked too, so two demotions cannot both pass). */
-async function inAccount(tx: SQL, accountId: string, memberId: string) {
+async function inAccount(tx: SQL, accountId: string, memberId: string, by: AuditBy) {
+  // the owners locked (two changes of one account's owners wait for each other), read after the lock
   const owners = await tx`SELECT id FROM members WHERE account_id = ${accountId} AND role = 'owner' ORDER BY id FOR UPDATE`;
   const [r] = await tx`SELECT * FROM members WHERE id = ${memberId} AND account_id = ${accountId} FOR UPDATE`;
   const member = memberOfRow(r);
-  return member ? { member, lastOwner: member.role === "owner" && owners.length <= 1 } : null;
+  const actor = actingMember(by);
+  const ownsNow = actor === null || owners.some((o: Row) => o.id === actor);
+  return member ? { member, lastOwner: member.role === "owner" && owners.length <= 1, ownsNow } : null;
 }
 
 /** Members and invitations in PostgreSQL (drizzle/pg 0018_members), shared by every node. */
@@ -79,6 +83,14 @@ export class PostgresMemberStore implements MemberStore {
       this.pg.sql.begin(async (tx): Promise<InviteResult> => {
         if ((await tx`SELECT 1 FROM accounts WHERE id = ${accountId}`).length === 0)
           return { ok: false, reason: "unknown_account" };
+        const actor = actingMember(audit);
+        // the acting owner's row held (FOR SHARE) until the invitation commits: a demotion waits for it
+        if (
+          actor &&
+          (await tx`SELECT 1 FROM members WHERE id = ${actor} AND account_id = ${accountId} AND role = 'owner' FOR SHARE`)
+            .length === 0
+        )
+          return { ok: false, reason: "forbidden" };
         if ((await tx`SELECT 1 FROM members WHERE email = ${e}`).length > 0) return { ok: false, reason: "taken" };
         const id = newId("inv");
         await tx`INSERT INTO invitations (id, account_id, email, role, token_hash, created_at, expires_at)
@@ -157,8 +169,9 @@ export class PostgresMemberStore implements MemberStore {
   setRole(accountId: string, memberId: string, role: Role, audit: AuditBy): Promise<MemberChange> {
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx): Promise<MemberChange> => {
-        const found = await inAccount(tx, accountId, memberId);
+        const found = await inAccount(tx, accountId, memberId, audit);
         if (!found) return { ok: false, reason: "not_found" };
+        if (!found.ownsNow) return { ok: false, reason: "forbidden" };
         if (found.lastOwner && role !== "owner") return { ok: false, reason: "last_owner" };
         const before = found.member.role;
         const member = { ...found.member, role };
@@ -173,8 +186,9 @@ export class PostgresMemberStore implements MemberStore {
   removeMember(accountId: string, memberId: string, audit: AuditBy): Promise<MemberChange> {
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx): Promise<MemberChange> => {
-        const found = await inAccount(tx, accountId, memberId);
+        const found = await inAccount(tx, accountId, memberId, audit);
         if (!found) return { ok: false, reason: "not_found" };
+        if (!found.ownsNow) return { ok: false, reason: "forbidden" };
         if (found.lastOwner) return { ok: false, reason: "last_owner" };
         await tx`DELETE FROM dashboard_sessions WHERE member_id = ${memberId}`;
         await tx`DELETE FROM members WHERE id = ${memberId}`;

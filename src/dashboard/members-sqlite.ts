@@ -5,6 +5,7 @@ import { NO_PASSWORD } from "../auth/passwords";
 import { newId } from "../ids";
 import {
   type AcceptResult,
+  actingMember,
   type InviteResult,
   inviteEntry,
   joinEntry,
@@ -41,6 +42,7 @@ export class SqliteMemberStore implements MemberStore {
       .transaction((): InviteResult => {
         if (!this.sqlite.query("SELECT 1 FROM accounts WHERE id = ?").get(accountId))
           return { ok: false, reason: "unknown_account" };
+        if (!this.ownsNow(accountId, audit)) return { ok: false, reason: "forbidden" };
         if (this.sqlite.query("SELECT 1 FROM members WHERE email = ?").get(e)) return { ok: false, reason: "taken" };
         const id = newId("inv");
         this.sqlite
@@ -121,6 +123,13 @@ export class SqliteMemberStore implements MemberStore {
       .immediate();
   }
 
+  /** Whether the member making a change (if one is) is an owner of the account now, in the change's transaction. */
+  private ownsNow(accountId: string, by: AuditBy): boolean {
+    const actor = actingMember(by);
+    if (!actor) return true;
+    return !!this.sqlite.query("SELECT 1 FROM members WHERE id = ? AND account_id = ? AND role = 'owner'").get(actor, accountId);
+  }
+
   /** The member of the account, and whether it is its only owner. */
   private inAccount(accountId: string, memberId: string): { member: Member; lastOwner: boolean } | null {
     const member = this.memberById(memberId);
@@ -137,6 +146,7 @@ export class SqliteMemberStore implements MemberStore {
       .transaction((): MemberChange => {
         const found = this.inAccount(accountId, memberId);
         if (!found) return { ok: false, reason: "not_found" };
+        if (!this.ownsNow(accountId, audit)) return { ok: false, reason: "forbidden" };
         if (found.lastOwner && role !== "owner") return { ok: false, reason: "last_owner" };
         const before = found.member.role;
         const member = { ...found.member, role };
@@ -153,6 +163,7 @@ export class SqliteMemberStore implements MemberStore {
       .transaction((): MemberChange => {
         const found = this.inAccount(accountId, memberId);
         if (!found) return { ok: false, reason: "not_found" };
+        if (!this.ownsNow(accountId, audit)) return { ok: false, reason: "forbidden" };
         if (found.lastOwner) return { ok: false, reason: "last_owner" };
         this.sqlite.query("DELETE FROM dashboard_sessions WHERE member_id = ?").run(memberId);
         this.sqlite.query("DELETE FROM members WHERE id = ?").run(memberId);

@@ -36,7 +36,9 @@ export const memberView = (m: Member) => ({
   created_at: new Date(m.createdAt).toISOString(),
 });
 
-export type InviteResult = { ok: true; id: string; expiresAt: number } | { ok: false; reason: "unknown_account" | "taken" };
+export type InviteResult =
+  | { ok: true; id: string; expiresAt: number }
+  | { ok: false; reason: "unknown_account" | "taken" | "forbidden" };
 export type AcceptResult =
   | { ok: true; member: Member }
   | { ok: false; reason: "unknown" | "expired" | "used" | "wrong_account" | "taken" };
@@ -45,7 +47,7 @@ export type SsoMemberResult =
   | { ok: true; member: Member; created: boolean }
   | { ok: false; reason: "unknown_account" | "other_account" };
 
-export type MemberChange = { ok: true; member: Member } | { ok: false; reason: "not_found" | "last_owner" };
+export type MemberChange = { ok: true; member: Member } | { ok: false; reason: "not_found" | "last_owner" | "forbidden" };
 
 /** What each refusal of an invitation link says (the join page and the envelope). */
 export const ACCEPT_REFUSALS: Record<Exclude<AcceptResult, { ok: true }>["reason"], string> = {
@@ -55,6 +57,15 @@ export const ACCEPT_REFUSALS: Record<Exclude<AcceptResult, { ok: true }>["reason
   wrong_account: "This invitation is for another account.",
   taken: "This email already belongs to a member: sign in instead.",
 };
+
+/**
+ * A member who manages members (the dashboard's Members page) must still be an owner when its
+ * change commits: the page checks the role first, and the store again in the change's transaction,
+ * so an owner demoted a moment before cannot finish one more change (with three owners, demote a
+ * third). Changes by the admin token, the CLI or single sign-on have no member behind them.
+ */
+export const actingMember = (by: AuditBy): string | null => (by.actor?.startsWith("mem_") ? by.actor : null);
+export const NOT_AN_OWNER = "only an owner of the account manages its members, and you are no longer one";
 
 export const LAST_OWNER = "the account's last owner cannot leave, be removed or be demoted: make another member owner first";
 

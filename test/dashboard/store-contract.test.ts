@@ -226,6 +226,58 @@ for (const impl of implementations) {
       expect((await store.listMembers(a.id)).map((m) => [m.id, m.role])).toEqual([[dev, "owner"]]);
     });
 
+    test("members: a member's change commits only while it is an owner (checked in the change's transaction); ssoMember finds or makes", async () => {
+      const { store, keys } = impl.make();
+      const cli = { actor: "cli", client: null };
+      const a = await keys.createAccount({ name: "Owners A" });
+      const b = await keys.createAccount({ name: "Owners B" });
+      const tag = Math.random().toString(36).slice(2);
+      expect(await store.setLogin(a.id, `first-${tag}@o.example`, "hash-1")).toBe(true);
+      const [first] = await store.listMembers(a.id);
+      // three owners: first, second, third (made by single sign-on, as owners)
+      const made = async (name: string) => {
+        const r = await store.ssoMember(a.id, `${name}-${tag}@O.example`, name, "owner", Date.now(), null);
+        if (!r.ok || !r.created) throw new Error(`not made: ${JSON.stringify(r)}`);
+        expect(r.member).toMatchObject({ email: `${name}-${tag}@o.example`, role: "owner" });
+        return r.member.id;
+      };
+      const second = await made("second");
+      const third = await made("third");
+      // found again, not made twice; never across accounts; never into an account that does not exist
+      expect(await store.ssoMember(a.id, `second-${tag}@o.example`, null, "viewer", Date.now(), null)).toMatchObject({
+        ok: true,
+        created: false,
+        member: { id: second, role: "owner" },
+      });
+      expect(await store.ssoMember(b.id, `second-${tag}@o.example`, null, "viewer", Date.now(), null)).toEqual({
+        ok: false,
+        reason: "other_account",
+      });
+      expect(await store.ssoMember("acc_none", `nobody-${tag}@o.example`, null, "viewer", Date.now(), null)).toEqual({
+        ok: false,
+        reason: "unknown_account",
+      });
+      // first demotes second; second's change, checked as an owner's a moment before, now commits nothing
+      const asFirst = { actor: first?.id as string, client: null };
+      const asSecond = { actor: second, client: null };
+      expect(await store.setRole(a.id, second, "admin", asFirst)).toMatchObject({ ok: true, member: { role: "admin" } });
+      expect(await store.setRole(a.id, third, "viewer", asSecond)).toEqual({ ok: false, reason: "forbidden" });
+      expect(await store.removeMember(a.id, third, asSecond)).toEqual({ ok: false, reason: "forbidden" });
+      expect(await store.invite(a.id, `late-${tag}@o.example`, "owner", `inv-${tag}`, Date.now() + 60_000, asSecond)).toEqual({
+        ok: false,
+        reason: "forbidden",
+      });
+      // an owner of another account is no owner here; the CLI and the admin token have no member behind them
+      expect(await store.setRole(a.id, third, "viewer", { actor: "mem_of_another_account", client: null })).toEqual({
+        ok: false,
+        reason: "forbidden",
+      });
+      expect(await store.setRole(a.id, third, "developer", asFirst)).toMatchObject({ ok: true, member: { role: "developer" } });
+      expect(await store.setRole(a.id, second, "owner", cli)).toMatchObject({ ok: true, member: { role: "owner" } });
+      expect(await store.removeMember(a.id, third, asSecond)).toMatchObject({ ok: true, member: { id: third } });
+      expect((await store.listMembers(a.id)).map((m) => m.role).sort()).toEqual(["owner", "owner"]);
+    });
+
     test("keyMaker: a key's maker and its role now, read by the key's id (no member for the admin API's keys; null role once removed)", async () => {
       const { store, keys } = impl.make();
       const by = { actor: "cli", client: null };

@@ -7,7 +7,16 @@ import { Type as T } from "@sinclair/typebox";
 import type { AuditBy } from "../../audit/interface";
 import { emailProblem } from "../../auth/passwords";
 import type { DashboardStore } from "../../dashboard/interface";
-import { isRole, LAST_OWNER, type MemberChange, memberView, newInvitationToken, ROLES, type Role } from "../../dashboard/members";
+import {
+  isRole,
+  LAST_OWNER,
+  type MemberChange,
+  memberView,
+  NOT_AN_OWNER,
+  newInvitationToken,
+  ROLES,
+  type Role,
+} from "../../dashboard/members";
 import { requestOrigin } from "../../dashboard/security";
 import { GatewayError } from "../../errors";
 import type { AppDeps } from "../deps";
@@ -44,6 +53,7 @@ export async function inviteMember(deps: MemberDeps, accountId: string, email: s
   const { token, hash } = newInvitationToken();
   const expiresAt = Date.now() + deps.config.dashboard.invitationHours * 3_600_000;
   const r = await deps.dashboard.invite(accountId, e, role, hash, expiresAt, by);
+  if (!r.ok && r.reason === "forbidden") throw new GatewayError("forbidden", NOT_AN_OWNER);
   if (!r.ok)
     throw r.reason === "unknown_account"
       ? new GatewayError("not_found", "account not found")
@@ -61,6 +71,7 @@ export async function inviteMember(deps: MemberDeps, accountId: string, email: s
 /** A role change's or a removal's result, its refusals as errors (the last owner: 409). */
 export function changed(r: MemberChange) {
   if (r.ok) return memberView(r.member);
+  if (r.reason === "forbidden") throw new GatewayError("forbidden", NOT_AN_OWNER);
   throw r.reason === "not_found"
     ? new GatewayError("not_found", "member not found")
     : new GatewayError("conflict", LAST_OWNER, { param: "member_id" });

@@ -42,7 +42,7 @@ async function memberChange(deps: DashboardDeps, c: Ctx, h: Holder, change: () =
   try {
     await change();
   } catch (e) {
-    if (e instanceof GatewayError && [400, 404, 409].includes(e.status))
+    if (e instanceof GatewayError && [400, 403, 404, 409].includes(e.status))
       return membersFor(deps, c, h, e.status, { error: e.message });
     throw e;
   }
@@ -64,7 +64,7 @@ export function memberPages(deps: DashboardDeps) {
           const invited = await inviteMember(deps, h.accountId, form.get("email") ?? "", role, byHolder(c, h), c.origin);
           return membersFor(deps, c, h, 201, { invited });
         } catch (e) {
-          if (e instanceof GatewayError && [400, 409].includes(e.status))
+          if (e instanceof GatewayError && [400, 403, 409].includes(e.status))
             return membersFor(deps, c, h, e.status, { error: e.message });
           throw e;
         }
