@@ -135,6 +135,27 @@ function policyFlags(flags: Record<string, string | true>): PolicyPatch {
   }
 }
 
+/**
+ * A read verb's filters: each query parameter from its flag (`params`: parameter to flag), parsed as
+ * the admin API parses them; a parameter's refusal is said of its flag.
+ */
+function queryFromFlags<Q>(
+  flags: Record<string, string | true>,
+  params: Record<string, string>,
+  parse: (query: Record<string, string | undefined>, opts: { admin: boolean }) => Q,
+): Q {
+  const query = Object.fromEntries(Object.entries(params).map(([param, flag]) => [param, str(flags, flag)]));
+  try {
+    return parse(query, { admin: true });
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    throw new UsageError(`--${params[err.param ?? ""] ?? err.param}: ${err.message}`);
+  }
+}
+
+/** An ISO time as the tables show it: to the second, a space for the T. */
+const shownTime = (iso: string) => iso.slice(0, 19).replace("T", " ");
+
 function table(rows: Record<string, unknown>[], cols: string[]): string {
   const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? "").length)));
   const line = (vals: string[]) =>
@@ -392,30 +413,17 @@ async function usageVerb({ flags, json, services }: VerbInput): Promise<number> 
 
 /** `requests`: the request log, filtered by the flags. */
 async function requestsVerb({ services, flags, json }: VerbInput): Promise<number> {
-  let q: ReturnType<typeof parseLogQuery>;
-  try {
-    q = parseLogQuery(
-      {
-        account_id: str(flags, "account"),
-        function: str(flags, "function"),
-        from: str(flags, "since"),
-        status: str(flags, "status"),
-        key_id: str(flags, "key"),
-        limit: str(flags, "limit"),
-      },
-      { admin: true },
-    );
-  } catch (err) {
-    if (!(err instanceof GatewayError)) throw err;
-    const flag = { account_id: "account", from: "since", key_id: "key" }[err.param ?? ""] ?? err.param;
-    throw new UsageError(`--${flag}: ${err.message}`);
-  }
+  const q = queryFromFlags(
+    flags,
+    { account_id: "account", function: "function", from: "since", status: "status", key_id: "key", limit: "limit" },
+    parseLogQuery,
+  );
   const entries = await services.requestLog.page(q);
   if (json) console.log(JSON.stringify(entries));
   else if (entries.length === 0) console.log("No requests match.");
   else
     console.log(
-      table(entries.map((e) => ({ ...e, time: e.time.slice(0, 19).replace("T", " ") })) as unknown as Record<string, unknown>[], [
+      table(entries.map((e) => ({ ...e, time: shownTime(e.time) })) as unknown as Record<string, unknown>[], [
         "time",
         "request_id",
         "account_id",
@@ -434,23 +442,11 @@ async function requestsVerb({ services, flags, json }: VerbInput): Promise<numbe
 
 /** `audit list`: the audit trail, newest first, filtered by the flags. */
 async function auditList({ services, flags, json }: VerbInput): Promise<number> {
-  let q: ReturnType<typeof parseAuditQuery>;
-  try {
-    q = parseAuditQuery(
-      {
-        account_id: str(flags, "account"),
-        actor: str(flags, "actor"),
-        action: str(flags, "action"),
-        since: str(flags, "since"),
-        limit: str(flags, "limit"),
-      },
-      { admin: true },
-    );
-  } catch (err) {
-    if (!(err instanceof GatewayError)) throw err;
-    const flag = { account_id: "account" }[err.param ?? ""] ?? err.param;
-    throw new UsageError(`--${flag}: ${err.message}`);
-  }
+  const q = queryFromFlags(
+    flags,
+    { account_id: "account", actor: "actor", action: "action", since: "since", limit: "limit" },
+    parseAuditQuery,
+  );
   const { data } = await readAuditPage((x) => services.audit.page(x), q);
   if (json) console.log(JSON.stringify(data));
   else if (data.length === 0) console.log("No audit entries match.");
@@ -459,7 +455,7 @@ async function auditList({ services, flags, json }: VerbInput): Promise<number> 
       table(
         data.map((e) => ({
           ...e,
-          time: e.time.slice(0, 19).replace("T", " "),
+          time: shownTime(e.time),
           change: `${JSON.stringify(e.before)} -> ${JSON.stringify(e.after)}`,
         })),
         ["seq", "time", "actor", "account_id", "action", "target_id", "client", "change"],

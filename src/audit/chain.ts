@@ -39,24 +39,24 @@ export function canonical(v: unknown): string {
 const parsed = (text: string | null): Record<string, unknown> | null =>
   text === null ? null : (JSON.parse(text) as Record<string, unknown>);
 
+/** An entry's fields after its seq, id and time, in the order the APIs answer them (before and after as values). */
+const entryFields = (r: Omit<AuditRow, "hash">) => ({
+  actor: r.actor,
+  account_id: r.accountId,
+  action: r.action,
+  target_id: r.targetId,
+  before: parsed(r.before),
+  after: parsed(r.after),
+  client: r.client,
+  prev_hash: r.prevHash,
+});
+
 /**
  * The text an entry's hash is taken of: the canonical JSON of its fields but `hash` (before and
  * after as values, `at` in ms since the epoch, `prev_hash` the hash of the entry before).
  */
 export function hashedText(r: Omit<AuditRow, "hash">): string {
-  return canonical({
-    seq: r.seq,
-    id: r.id,
-    at: r.at,
-    actor: r.actor,
-    account_id: r.accountId,
-    action: r.action,
-    target_id: r.targetId,
-    before: parsed(r.before),
-    after: parsed(r.after),
-    client: r.client,
-    prev_hash: r.prevHash,
-  });
+  return canonical({ seq: r.seq, id: r.id, at: r.at, ...entryFields(r) });
 }
 
 /** The lower-case hex SHA-256 of an entry's hashed text. */
@@ -85,14 +85,7 @@ export const entryView = (r: AuditRow): AuditEntry => ({
   seq: r.seq,
   id: r.id,
   time: new Date(r.at).toISOString(),
-  actor: r.actor,
-  account_id: r.accountId,
-  action: r.action,
-  target_id: r.targetId,
-  before: parsed(r.before),
-  after: parsed(r.after),
-  client: r.client,
-  prev_hash: r.prevHash,
+  ...entryFields(r),
   hash: r.hash,
 });
 

@@ -4,12 +4,10 @@
  */
 import { GatewayError } from "../errors";
 import { csvCell } from "../requestlog/csv";
-import { instant, text } from "../requestlog/query";
+import { instant, MAX_LIMIT, pageLimit, text } from "../requestlog/query";
 import { entryView } from "./chain";
 import type { AuditEntry, AuditQuery, AuditRow } from "./interface";
 
-export const DEFAULT_LIMIT = 50;
-export const MAX_LIMIT = 500;
 /** the entries an export holds at most */
 export const EXPORT_MAX = 100_000;
 
@@ -30,13 +28,7 @@ export function decodeCursor(raw: string): number {
  * (ISO 8601), and with `admin` account_id. An empty value is no filter.
  */
 export function parseAuditQuery(query: Record<string, string | undefined>, opts: { admin: boolean }): AuditQuery {
-  const q: AuditQuery = { limit: DEFAULT_LIMIT };
-  const rawLimit = query.limit;
-  if (rawLimit !== undefined && rawLimit !== "") {
-    const n = /^\d{1,4}$/.test(rawLimit) ? Number(rawLimit) : 0;
-    if (n < 1 || n > MAX_LIMIT) throw bad("limit", `limit must be a whole number from 1 to ${MAX_LIMIT}`);
-    q.limit = n;
-  }
+  const q: AuditQuery = { limit: pageLimit(query.limit) };
   if (query.cursor) q.beforeSeq = decodeCursor(query.cursor);
   if (opts.admin) q.accountId = text(query.account_id, "account_id");
   q.actor = text(query.actor, "actor");

@@ -10,21 +10,21 @@ import type { Storage } from "../storage/db";
 import { fillChunkTokens } from "../storage/fts5";
 import { type KbDocumentRow, type KnowledgeBaseRow, kbDocuments, knowledgeBases } from "../storage/schema-kb";
 import { toBlob } from "./embeddings";
-import {
-  type DocumentView,
-  type KbStatus,
-  type KnowledgeBases,
-  type KnowledgeBaseView,
-  type KnowledgeUsage,
-  type Page,
-  type Paged,
-  type PreparedDocument,
-  paged,
+import type {
+  DocumentView,
+  KbStatus,
+  KnowledgeBases,
+  KnowledgeBaseView,
+  KnowledgeUsage,
+  Page,
+  Paged,
+  PreparedDocument,
 } from "./interface";
 import { basesQuotaError, checkDocumentsQuota } from "./quota";
 import { chunkTerms } from "./ranking";
 import { LIMITS } from "./schemas";
 import { yieldToLoop } from "./slices";
+import { SqliteKnowledgeStore } from "./sqlite-store";
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -32,13 +32,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const CHUNK_SLICE = 25;
 
 /** Knowledge bases in the embedded SQLite file; chunks indexed by FTS5 (drizzle/0002, 0004). */
-export class SqliteKnowledgeBases implements KnowledgeBases {
-  constructor(private readonly storage: Storage) {}
-
-  private get db() {
-    return this.storage.db;
-  }
-
+export class SqliteKnowledgeBases extends SqliteKnowledgeStore implements KnowledgeBases {
   create(
     accountId: string,
     input: { name: string; description?: string; status?: KbStatus },
@@ -57,13 +51,7 @@ export class SqliteKnowledgeBases implements KnowledgeBases {
 
   /** The row, or 404 when it does not exist or belongs to another account. */
   row(accountId: string, id: string): KnowledgeBaseRow {
-    const row = this.db
-      .select()
-      .from(knowledgeBases)
-      .where(and(eq(knowledgeBases.id, id), eq(knowledgeBases.accountId, accountId)))
-      .get();
-    if (!row) throw notFound("knowledge base");
-    return row;
+    return this.ownedRow(knowledgeBases, accountId, id, "knowledge base");
   }
 
   get(accountId: string, id: string): KnowledgeBaseView {
@@ -71,21 +59,8 @@ export class SqliteKnowledgeBases implements KnowledgeBases {
   }
 
   list(accountId: string, page: Page): Paged<KnowledgeBaseView> {
-    const where = eq(knowledgeBases.accountId, accountId);
-    const total = this.db.select({ n: count() }).from(knowledgeBases).where(where).get()?.n ?? 0;
-    const rows = this.db
-      .select()
-      .from(knowledgeBases)
-      .where(where)
-      .orderBy(desc(knowledgeBases.createdAt), desc(knowledgeBases.id))
-      .limit(page.limit)
-      .offset(page.offset)
-      .all();
-    return paged(
-      rows.map((r) => this.view(r)),
-      total,
-      page,
-    );
+    const order = [desc(knowledgeBases.createdAt), desc(knowledgeBases.id)];
+    return this.pageOf(knowledgeBases, eq(knowledgeBases.accountId, accountId), order, page, (r) => this.view(r));
   }
 
   update(accountId: string, id: string, patch: { name?: string; description?: string; status?: KbStatus }): KnowledgeBaseView {
@@ -201,21 +176,8 @@ export class SqliteKnowledgeBases implements KnowledgeBases {
 
   listDocuments(accountId: string, kbId: string, page: Page): Paged<DocumentView> {
     this.row(accountId, kbId);
-    const where = eq(kbDocuments.kbId, kbId);
-    const total = this.db.select({ n: count() }).from(kbDocuments).where(where).get()?.n ?? 0;
-    const rows = this.db
-      .select()
-      .from(kbDocuments)
-      .where(where)
-      .orderBy(kbDocuments.createdAt, kbDocuments.id)
-      .limit(page.limit)
-      .offset(page.offset)
-      .all();
-    return paged(
-      rows.map((r) => this.documentView(r)),
-      total,
-      page,
-    );
+    const order = [kbDocuments.createdAt, kbDocuments.id];
+    return this.pageOf(kbDocuments, eq(kbDocuments.kbId, kbId), order, page, (r) => this.documentView(r));
   }
 
   deleteDocument(accountId: string, kbId: string, docId: string): void {

@@ -1,23 +1,17 @@
 /** Chatbots, scoped to one account; their knowledge bases must belong to the same account. */
-import { and, count, desc, eq } from "drizzle-orm";
+import { and, desc, eq } from "drizzle-orm";
 import type { KnowledgeQuota } from "../config";
-import { GatewayError, notFound } from "../errors";
+import { GatewayError } from "../errors";
 import { newId } from "../ids";
-import type { Storage } from "../storage/db";
 import { type ChatbotRow, chatbots, knowledgeBases } from "../storage/schema-kb";
 import { sqliteKnowledgeUsage } from "./bases-sqlite";
-import { type ChatbotMode, type Chatbots, type ChatbotView, type Page, type Paged, paged } from "./interface";
+import type { ChatbotMode, Chatbots, ChatbotView, Page, Paged } from "./interface";
 import { checkChatbotsQuota } from "./quota";
 import { LIMITS } from "./schemas";
+import { SqliteKnowledgeStore } from "./sqlite-store";
 
 /** Chatbots in SQLite. */
-export class SqliteChatbots implements Chatbots {
-  constructor(private readonly storage: Storage) {}
-
-  private get db() {
-    return this.storage.db;
-  }
-
+export class SqliteChatbots extends SqliteKnowledgeStore implements Chatbots {
   create(
     accountId: string,
     input: { name: string; mode: ChatbotMode; knowledge_base_ids?: string[] },
@@ -43,27 +37,11 @@ export class SqliteChatbots implements Chatbots {
   }
 
   get(accountId: string, id: string): ChatbotView {
-    const row = this.db
-      .select()
-      .from(chatbots)
-      .where(and(eq(chatbots.id, id), eq(chatbots.accountId, accountId)))
-      .get();
-    if (!row) throw notFound("chatbot");
-    return view(row);
+    return view(this.ownedRow(chatbots, accountId, id, "chatbot"));
   }
 
   list(accountId: string, page: Page): Paged<ChatbotView> {
-    const where = eq(chatbots.accountId, accountId);
-    const total = this.db.select({ n: count() }).from(chatbots).where(where).get()?.n ?? 0;
-    const rows = this.db
-      .select()
-      .from(chatbots)
-      .where(where)
-      .orderBy(desc(chatbots.createdAt), desc(chatbots.id))
-      .limit(page.limit)
-      .offset(page.offset)
-      .all();
-    return paged(rows.map(view), total, page);
+    return this.pageOf(chatbots, eq(chatbots.accountId, accountId), [desc(chatbots.createdAt), desc(chatbots.id)], page, view);
   }
 
   delete(accountId: string, id: string): void {

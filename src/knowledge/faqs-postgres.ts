@@ -8,8 +8,7 @@ import { USAGE, usageOf } from "./bases-postgres";
 import type { FaqCollections, FaqCollectionView, Page, Paged } from "./interface";
 import { paged } from "./interface";
 import { lockAccount } from "./limits-postgres";
-import { checkFaqQuota, faqBytes } from "./quota";
-import { LIMITS } from "./schemas";
+import { checkFaqQuota, DEFAULT_FAQ_QUOTA, faqBytes } from "./quota";
 
 const iso = (ms: unknown) => new Date(Number(ms)).toISOString();
 
@@ -27,10 +26,7 @@ export class PostgresFaqCollections implements FaqCollections {
   create(
     accountId: string,
     input: { name: string; faqs: { question: string; answer: string }[] },
-    quota: Pick<KnowledgeQuota, "faqCollections" | "bytes"> = {
-      faqCollections: LIMITS.faqCollectionsPerAccount,
-      bytes: Infinity,
-    },
+    quota: Pick<KnowledgeQuota, "faqCollections" | "bytes"> = DEFAULT_FAQ_QUOTA,
   ): Promise<FaqCollectionView> {
     return pgCall(this.pg, async () => {
       const id = newId("faq");

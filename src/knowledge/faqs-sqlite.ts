@@ -1,9 +1,7 @@
 /** FAQ collections in SQLite, scoped to one account (another account's id is a 404). Collections are immutable once created. */
-import { and, asc, count, desc, eq, sql } from "drizzle-orm";
+import { asc, count, desc, eq, sql } from "drizzle-orm";
 import type { KnowledgeQuota } from "../config";
-import { notFound } from "../errors";
 import { newId } from "../ids";
-import type { Storage } from "../storage/db";
 import { publicIdSql } from "../storage/schema";
 import { type FaqCollectionRow, faqCollections, faqEntries } from "../storage/schema-kb";
 
@@ -12,24 +10,15 @@ const FAQ_PUBLIC_ID = publicIdSql("faqe");
 import { sqliteKnowledgeUsage } from "./bases-sqlite";
 import type { Faq } from "./faq-match";
 import { type FaqCollections, type FaqCollectionView, type Page, type Paged, paged } from "./interface";
-import { checkFaqQuota, faqBytes } from "./quota";
-import { LIMITS } from "./schemas";
+import { checkFaqQuota, DEFAULT_FAQ_QUOTA, faqBytes } from "./quota";
+import { SqliteKnowledgeStore } from "./sqlite-store";
 
 /** FAQ collections in SQLite. */
-export class SqliteFaqCollections implements FaqCollections {
-  constructor(private readonly storage: Storage) {}
-
-  private get db() {
-    return this.storage.db;
-  }
-
+export class SqliteFaqCollections extends SqliteKnowledgeStore implements FaqCollections {
   create(
     accountId: string,
     input: { name: string; faqs: { question: string; answer: string }[] },
-    quota: Pick<KnowledgeQuota, "faqCollections" | "bytes"> = {
-      faqCollections: LIMITS.faqCollectionsPerAccount,
-      bytes: Infinity,
-    },
+    quota: Pick<KnowledgeQuota, "faqCollections" | "bytes"> = DEFAULT_FAQ_QUOTA,
   ): FaqCollectionView {
     const id = newId("faq");
     this.storage.sqlite.transaction(() => {
@@ -53,13 +42,7 @@ export class SqliteFaqCollections implements FaqCollections {
   }
 
   private row(accountId: string, id: string): FaqCollectionRow {
-    const row = this.db
-      .select()
-      .from(faqCollections)
-      .where(and(eq(faqCollections.id, id), eq(faqCollections.accountId, accountId)))
-      .get();
-    if (!row) throw notFound("FAQ collection");
-    return row;
+    return this.ownedRow(faqCollections, accountId, id, "FAQ collection");
   }
 
   faqs(accountId: string, id: string): Faq[] {

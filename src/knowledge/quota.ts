@@ -7,6 +7,7 @@
 import type { KnowledgeQuota } from "../config";
 import { GatewayError } from "../errors";
 import type { KnowledgeUsage, PreparedDocument } from "./interface";
+import { LIMITS } from "./schemas";
 
 const n = (x: number) => x.toLocaleString("en-US");
 
@@ -22,6 +23,12 @@ export function basesQuotaError(max: number): GatewayError {
 export function faqBytes(faqs: { question: string; answer: string }[]): number {
   return faqs.reduce((s, f) => s + Buffer.byteLength(f.question.trim()) + Buffer.byteLength(f.answer.trim()), 0);
 }
+
+/** The FAQ quota a store checks when it is given none: the built-in limit of collections, bytes unbounded. */
+export const DEFAULT_FAQ_QUOTA: Pick<KnowledgeQuota, "faqCollections" | "bytes"> = {
+  faqCollections: LIMITS.faqCollectionsPerAccount,
+  bytes: Infinity,
+};
 
 /** Throws 403 when one more collection of `adding` bytes takes the account past its FAQ collections or bytes quota. */
 export function checkFaqQuota(

@@ -884,6 +884,21 @@ export interface GroupedEntities {
   numbers: number[];
 }
 
+/** The groups of defaultExtraction that list an entity's value as text, by the entity's type. */
+const TEXT_GROUPS = new Map<string, "people" | "organizations" | "emails" | "phones" | "urls" | "identifiers">([
+  ["person", "people"],
+  ["organization", "organizations"],
+  ["email", "emails"],
+  ["phone", "phones"],
+  ["url", "urls"],
+  ["id", "identifiers"],
+]);
+/** ... and those that list its value as a number (a finite one only). */
+const NUMBER_GROUPS = new Map<string, "percentages" | "numbers">([
+  ["percentage", "percentages"],
+  ["number", "numbers"],
+]);
+
 /** Everything recognizable, grouped, for requests without a schema. */
 export function defaultExtraction(text: string, opts: { referenceDate?: Date } = {}): GroupedEntities {
   const g: GroupedEntities = {
@@ -901,38 +916,14 @@ export function defaultExtraction(text: string, opts: { referenceDate?: Date } =
   const str = (e: Entity) => String(e.value ?? e.text);
   const num = (e: Entity) => (typeof e.value === "number" ? e.value : Number.NaN);
   for (const e of extractEntities(text, opts)) {
-    switch (e.type) {
-      case "person":
-        g.people.push(str(e));
-        break;
-      case "organization":
-        g.organizations.push(str(e));
-        break;
-      case "email":
-        g.emails.push(str(e));
-        break;
-      case "phone":
-        g.phones.push(str(e));
-        break;
-      case "url":
-        g.urls.push(str(e));
-        break;
-      case "id":
-        g.identifiers.push(str(e));
-        break;
-      case "date":
-        g.dates.push({ text: e.text, date: str(e) });
-        break;
-      case "money":
-        if (Number.isFinite(num(e))) g.amounts.push({ text: e.text, amount: num(e), currency: e.currency ?? null });
-        break;
-      case "percentage":
-        if (Number.isFinite(num(e))) g.percentages.push(num(e));
-        break;
-      case "number":
-        if (Number.isFinite(num(e))) g.numbers.push(num(e));
-        break;
-    }
+    const texts = TEXT_GROUPS.get(e.type);
+    const numbers = NUMBER_GROUPS.get(e.type);
+    if (texts) g[texts].push(str(e));
+    else if (numbers) {
+      if (Number.isFinite(num(e))) g[numbers].push(num(e));
+    } else if (e.type === "date") g.dates.push({ text: e.text, date: str(e) });
+    else if (e.type === "money" && Number.isFinite(num(e)))
+      g.amounts.push({ text: e.text, amount: num(e), currency: e.currency ?? null });
   }
   return g;
 }

@@ -406,19 +406,24 @@ export class ProviderRouter {
 
   /** An OpenAI-compatible call with the same breakers as the function endpoints. */
   proxy(call: ProxyCall, targets: readonly Target[]): Promise<ProxyOutcome> {
-    const groups = this.groups;
-    const need = call.need;
-    if (groups && need && targets.some((t) => t.deployment))
-      return inOrder(groups, targets, need, (ordered) => runProxy(call, ordered, this.groupEnv(groups)));
-    return runProxy(call, targets, this.env());
+    return this.proxyRun(call, targets, runProxy);
   }
 
   proxyStream(call: ProxyCall, targets: readonly Target[]): Promise<ProxyStreamOutcome> {
+    return this.proxyRun(call, targets, runProxyStream);
+  }
+
+  /** `run` over a /v1 call's targets: a model group's in its order, in the group's environment; else as given. */
+  private proxyRun<R>(
+    call: ProxyCall,
+    targets: readonly Target[],
+    run: (call: ProxyCall, targets: readonly Target[], env: ProxyEnv) => Promise<R>,
+  ): Promise<R> {
     const groups = this.groups;
     const need = call.need;
     if (groups && need && targets.some((t) => t.deployment))
-      return inOrder(groups, targets, need, (ordered) => runProxyStream(call, ordered, this.groupEnv(groups)));
-    return runProxyStream(call, targets, this.env());
+      return inOrder(groups, targets, need, (ordered) => run(call, ordered, this.groupEnv(groups)));
+    return run(call, targets, this.env());
   }
 
   /** The /v1 calls' environment (made once, again only when `onOutcome` is replaced). */

@@ -36,6 +36,14 @@ function statusRange(raw: string): { statusMin: number; statusMax: number } {
   throw bad("status", "status must be an HTTP status (429) or a class (4xx)");
 }
 
+/** `limit`: a whole number from 1 to MAX_LIMIT; DEFAULT_LIMIT when none or empty. */
+export function pageLimit(raw: string | undefined): number {
+  if (raw === undefined || raw === "") return DEFAULT_LIMIT;
+  const n = /^\d{1,4}$/.test(raw) ? Number(raw) : 0;
+  if (n < 1 || n > MAX_LIMIT) throw bad("limit", `limit must be a whole number from 1 to ${MAX_LIMIT}`);
+  return n;
+}
+
 /** A text filter: empty is none, over 200 characters is refused. */
 export function text(raw: string | undefined, param: string): string | undefined {
   if (raw === undefined || raw === "") return undefined;
@@ -49,13 +57,7 @@ export function text(raw: string | undefined, param: string): string | undefined
  * and with `admin` account_id. An empty value is no filter.
  */
 export function parseLogQuery(query: Record<string, string | undefined>, opts: { admin: boolean }): RequestLogQuery {
-  const q: RequestLogQuery = { limit: DEFAULT_LIMIT };
-  const rawLimit = query.limit;
-  if (rawLimit !== undefined && rawLimit !== "") {
-    const n = /^\d{1,4}$/.test(rawLimit) ? Number(rawLimit) : 0;
-    if (n < 1 || n > MAX_LIMIT) throw bad("limit", `limit must be a whole number from 1 to ${MAX_LIMIT}`);
-    q.limit = n;
-  }
+  const q: RequestLogQuery = { limit: pageLimit(query.limit) };
   if (query.cursor) q.cursor = decodeCursor(query.cursor);
   q.function = text(query.function, "function");
   q.keyId = text(query.key_id, "key_id");

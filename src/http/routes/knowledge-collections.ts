@@ -12,9 +12,8 @@ import { ok } from "../respond";
 import type { RequestState } from "../state";
 import { type Deps, pageOf, resourceDoc, validBody } from "./knowledge-resource";
 
-export interface CollectionStore<S extends TObject, V> {
-  /** `call`: the calling key and the request's state, for the quota and the price of what is stored */
-  create(accountId: string, body: Static<S>, call: { auth: AuthInfo; state: RequestState }): MaybePromise<V>;
+/** What the routes read and delete of a collection: its store (knowledge/interface.ts) as it is. */
+export interface CollectionStore<V> {
   list(accountId: string, page: Page): MaybePromise<Paged<V>>;
   get(accountId: string, id: string): MaybePromise<V>;
   delete(accountId: string, id: string): MaybePromise<void>;
@@ -29,7 +28,9 @@ export interface Collection<S extends TObject, V> {
   plural: string;
   createSchema: S;
   docs: { create: string; createDescription?: string; createCost?: string; get: string; delete: string };
-  store: CollectionStore<S, V>;
+  /** `call`: the calling key and the request's state, for the quota and the price of what is stored */
+  create(accountId: string, body: Static<S>, call: { auth: AuthInfo; state: RequestState }): MaybePromise<V>;
+  store: CollectionStore<V>;
 }
 
 type Params = Record<string, string>;
@@ -44,7 +45,7 @@ export function collectionRoutes<S extends TObject, V>(deps: Deps, c: Collection
       c.path,
       async ({ state, auth, payload }) => {
         const body = validBody(deps, c.createSchema, payload);
-        return ok(state, `${c.noun} created`, await c.store.create(auth.accountId, body, { auth, state }), 201);
+        return ok(state, `${c.noun} created`, await c.create(auth.accountId, body, { auth, state }), 201);
       },
       {
         parse: "none",

@@ -6,7 +6,7 @@ import { type TObject, Type } from "@sinclair/typebox";
 import { type DocumentDecoration, Elysia } from "elysia";
 import type { AuthInfo } from "../../auth/interface";
 import { keyBudget, modelFilter } from "../../auth/policy";
-import { knowledgeQuotaFor } from "../../config";
+import { type KnowledgeQuota, knowledgeQuotaFor } from "../../config";
 import { invalidRequest } from "../../errors";
 import type { AnyFunctionDef } from "../../functions/define";
 import { knowledgeFunctions } from "../../functions/registry";
@@ -28,6 +28,7 @@ import {
   storageCostOf,
 } from "../../knowledge/storage-charge";
 import { uploadDocuments } from "../../knowledge/upload";
+import type { MaybePromise } from "../../maybe";
 import type { AppDeps } from "../deps";
 import { edgePlugin, functionEdge } from "../edge-plugin";
 import type { FunctionPipeline } from "../pipeline";
@@ -119,14 +120,10 @@ function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger" | "metrics">, k
           get: "Get a knowledge base with its document and chunk counts",
           delete: "Delete a knowledge base with its documents and their index entries",
         },
-        store: {
-          // the plan's knowledge_bases quota
-          create: async (accountId, body) =>
-            kbs.create(accountId, body, knowledgeQuotaFor(deps.config, await planOf(deps, accountId)).bases),
-          list: (accountId, page) => kbs.list(accountId, page),
-          get: (accountId, id) => kbs.get(accountId, id),
-          delete: (accountId, id) => kbs.delete(accountId, id),
-        },
+        // the plan's knowledge_bases quota
+        create: async (accountId, body) =>
+          kbs.create(accountId, body, knowledgeQuotaFor(deps.config, await planOf(deps, accountId)).bases),
+        store: kbs,
       }),
     )
     .patch(
@@ -219,6 +216,24 @@ function noteCharge<V>(deps: StoreDeps, state: RequestState, fn: string, r: { vi
   return r.view;
 }
 
+/**
+ * A collection stored under its storage charge (storage-charge.ts: held before it is stored, charged
+ * once it is) within the plan's knowledge quota, the charge noted on the answer.
+ */
+async function chargedCreate<V>(
+  deps: StoreDeps,
+  { auth, state }: { auth: AuthInfo; state: RequestState },
+  accountId: string,
+  fn: string,
+  price: number,
+  what: string,
+  store: (quota: KnowledgeQuota) => MaybePromise<V>,
+): Promise<V> {
+  const quota = knowledgeQuotaFor(deps.config, await planOf(deps, accountId));
+  const r = await chargedStore(storageCall(deps, auth, state), fn, price, what, () => store(quota));
+  return noteCharge(deps, state, fn, r);
+}
+
 const faqRoutes = (deps: StoreDeps, faqs: FaqCollections) =>
   collectionRoutes(deps, {
     resource: "faq-collections",
@@ -233,19 +248,17 @@ const faqRoutes = (deps: StoreDeps, faqs: FaqCollections) =>
       get: "Get a FAQ collection with its FAQs",
       delete: "Delete a FAQ collection",
     },
-    store: {
-      create: async (accountId, body, { auth, state }) => {
-        const quota = knowledgeQuotaFor(deps.config, await planOf(deps, accountId));
-        const price = faqStoragePrice(deps.config, body.faqs);
-        const r = await chargedStore(storageCall(deps, auth, state), FAQ_STORAGE_FN, price, "this FAQ collection", () =>
-          faqs.create(accountId, body, quota),
-        );
-        return noteCharge(deps, state, FAQ_STORAGE_FN, r);
-      },
-      list: (accountId, page) => faqs.list(accountId, page),
-      get: (accountId, id) => faqs.get(accountId, id),
-      delete: (accountId, id) => faqs.delete(accountId, id),
-    },
+    create: (accountId, body, call) =>
+      chargedCreate(
+        deps,
+        call,
+        accountId,
+        FAQ_STORAGE_FN,
+        faqStoragePrice(deps.config, body.faqs),
+        "this FAQ collection",
+        (quota) => faqs.create(accountId, body, quota),
+      ),
+    store: faqs,
   });
 
 const chatbotRoutes = (deps: StoreDeps, bots: Chatbots) =>
@@ -262,17 +275,15 @@ const chatbotRoutes = (deps: StoreDeps, bots: Chatbots) =>
       get: "Get a chatbot",
       delete: "Delete a chatbot",
     },
-    store: {
-      create: async (accountId, body, { auth, state }) => {
-        const quota = knowledgeQuotaFor(deps.config, await planOf(deps, accountId));
-        const price = storageCostOf(deps.config, CHATBOT_STORAGE_FN);
-        const r = await chargedStore(storageCall(deps, auth, state), CHATBOT_STORAGE_FN, price, "a chatbot", () =>
-          bots.create(accountId, body, quota),
-        );
-        return noteCharge(deps, state, CHATBOT_STORAGE_FN, r);
-      },
-      list: (accountId, page) => bots.list(accountId, page),
-      get: (accountId, id) => bots.get(accountId, id),
-      delete: (accountId, id) => bots.delete(accountId, id),
-    },
+    create: (accountId, body, call) =>
+      chargedCreate(
+        deps,
+        call,
+        accountId,
+        CHATBOT_STORAGE_FN,
+        storageCostOf(deps.config, CHATBOT_STORAGE_FN),
+        "a chatbot",
+        (quota) => bots.create(accountId, body, quota),
+      ),
+    store: bots,
   });

@@ -1,20 +1,14 @@
-import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { isObject } from "../../providers/types";
 import type { AppDeps } from "../deps";
-import type { Edge } from "../edge";
 import { edgePlugin } from "../edge-plugin";
 import { MessagesStreamWire } from "../messages-stream";
 import { chatForPassThrough, MESSAGES_FN, messageFromChat, messageId } from "../messages-translate";
 import { type Inbound, ProxyPipeline } from "../proxy-pipeline";
-import type { RequestState } from "../state";
+import { type ProxyRouteContext as Ctx, proxyPostOptions } from "./openai-compat";
 
 /** An answer that is Anthropic's message already (never a chat completion, which has `object` instead). */
 const isMessage = (v: unknown) => isObject(v) && v.type === "message";
-
-const Loose = (description: string) => T.Object({}, { additionalProperties: true, description });
-
-type Ctx = { request: Request; state: RequestState } & Pick<Edge, "auth"> & { payload: Edge["body"] };
 
 /**
  * The Anthropic Messages API (docs/messages.md): `POST /v1/messages` and
@@ -70,18 +64,7 @@ export function messagesRoutes(deps: AppDeps) {
     });
   };
 
-  const options = (summary: string, description: string) => ({
-    key: { fn: MESSAGES_FN, body: true },
-    parse: "none" as const,
-    detail: {
-      tags: ["Conversation"],
-      summary,
-      requestBody: {
-        required: true,
-        content: { "application/json": { schema: Loose(description) as unknown as Record<string, never> } },
-      },
-    },
-  });
+  const options = (summary: string, description: string) => proxyPostOptions(MESSAGES_FN, summary, description);
 
   return new Elysia({ name: "messages" })
     .use(edgePlugin(deps))

@@ -12,6 +12,23 @@ export const CHAT_COMPLETIONS = API_FN["chat/completions"];
 
 const Loose = (description: string) => T.Object({}, { additionalProperties: true, description });
 
+/** What a route over the /v1 pipeline finds in its context (the edge's `key` credential with `body: true`). */
+export type ProxyRouteContext = { request: Request; state: RequestState } & Pick<Edge, "auth"> & { payload: Edge["body"] };
+
+/** The options of a POST route over the /v1 pipeline: its edge (usage name `fn`, the body read), a loose OpenAPI body. */
+export const proxyPostOptions = (fn: string, summary: string, description: string) => ({
+  key: { fn, body: true },
+  parse: "none" as const,
+  detail: {
+    tags: ["Conversation"],
+    summary,
+    requestBody: {
+      required: true,
+      content: { "application/json": { schema: Loose(description) as unknown as Record<string, never> } },
+    },
+  },
+});
+
 /**
  * POST /v1/chat/completions, /v1/embeddings and /v1/responses as a faithful proxy (the body goes
  * to the provider as sent, only `model` resolved: http/proxy-pipeline.ts), with the keys, credits
@@ -56,27 +73,9 @@ export function openAiCompatRoutes(deps: AppDeps) {
 
   const handler =
     (api: ProxyApi) =>
-    ({
-      request,
-      state,
-      auth,
-      payload,
-    }: { request: Request; state: RequestState } & Pick<Edge, "auth"> & {
-        payload: Edge["body"];
-      }) =>
+    ({ request, state, auth, payload }: ProxyRouteContext) =>
       proxy.handle(api, request, state, { auth, body: payload });
-  const post = (api: ProxyApi, summary: string, description: string) => ({
-    key: { fn: API_FN[api], body: true },
-    parse: "none" as const,
-    detail: {
-      tags: ["Conversation"],
-      summary,
-      requestBody: {
-        required: true,
-        content: { "application/json": { schema: Loose(description) as unknown as Record<string, never> } },
-      },
-    },
-  });
+  const post = (api: ProxyApi, summary: string, description: string) => proxyPostOptions(API_FN[api], summary, description);
   // the same edge as every authenticated route (the edge plugin): authentication, then the key's rate limit
   const listing = async (state: RequestState, rawId?: string): Promise<Response> => {
     const id = rawId === undefined ? undefined : decodeURIComponent(rawId); // the edge refused a path that does not decode;

@@ -6,7 +6,6 @@ import {
   contextLengthError,
   type Feature,
   isObject,
-  type JsonSchema,
   type MessagesRequest,
   type Provider,
   ProviderError,
@@ -14,9 +13,10 @@ import {
   type ProxyRequest,
 } from "../../types";
 import { type AdapterOptions, baseUrlOf, type VendorDescriptor } from "../descriptor";
+import { isFormatted, toolName, toolSchema } from "../translating";
 import { proxyTransport } from "../transport";
 import { chatChunks } from "./stream";
-import { chatFromMessage, DEFAULT_MAX_TOKENS, finishReason, isFormatted, messagesFromChat, unservable } from "./translate";
+import { chatFromMessage, DEFAULT_MAX_TOKENS, finishReason, messagesFromChat, unservable } from "./translate";
 
 type Json = Record<string, unknown>;
 
@@ -24,14 +24,6 @@ type Json = Record<string, unknown>;
 const CONTEXT_LENGTH = /prompt is too long|exceed(?:s|ed)? (?:the )?context|context (?:window|limit|length)/i;
 /** A request field path ("messages.0.content"), never a host or a file. */
 const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_.[\]-]{0,99}$/;
-
-/** The function schema as a tool's input_schema (an object at the root, else wrapped in `value`). */
-function toolSchema(schema: JsonSchema): { schema: JsonSchema; wrapped: boolean } {
-  if (schema.type === "object") return { schema, wrapped: false };
-  return { schema: { type: "object", properties: { value: schema }, required: ["value"] }, wrapped: true };
-}
-
-const toolName = (name: string) => name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64) || "result";
 
 /**
  * A function call's messages as turns: system messages go to `system`, an empty one (a repair of

@@ -5,6 +5,17 @@
  * request (or answers 400 naming it). The few fields dropped by design are listed in the docs.
  */
 import { isObject } from "../../types";
+import {
+  type ChatTranslation,
+  cachedPromptUsage,
+  chatCompletion,
+  FORMAT_TOOL,
+  finishReasonOf,
+  formatAsTool,
+  NEUTRAL_CHAT_FIELDS,
+  TRANSLATED_CHAT_FIELDS,
+  untranslatableFields,
+} from "../translating";
 
 type Json = Record<string, unknown>;
 
@@ -14,97 +25,37 @@ type Json = Record<string, unknown>;
  */
 export const DEFAULT_MAX_TOKENS = 4096;
 
-/** The tool a response_format is asked through (forced tool use); its input is the answer's JSON. */
-export const FORMAT_TOOL = "json_answer";
-
-/** Fields translated (or read by the gateway itself: stream_options) with nothing lost. */
+/** Fields translated with nothing lost: the translating adapters' own (vendors/translating.ts), and these. */
 const TRANSLATED = new Set([
-  "model",
-  "messages",
-  "stream",
-  "stream_options",
-  "max_tokens",
-  "max_completion_tokens",
-  "temperature",
-  "top_p",
-  "stop",
-  "tools",
-  "tool_choice",
+  ...TRANSLATED_CHAT_FIELDS,
   "parallel_tool_calls",
-  "response_format",
   "user",
   // Anthropic's extended thinking, as Anthropic takes it (an extension of the chat body)
   "thinking",
 ]);
 
-/**
- * Fields dropped by design, each only with the value that changes nothing on Anthropic's side
- * (docs/providers.md lists them): `seed` (a best-effort hint there is no equivalent of),
- * `metadata` (OpenAI's stored-completion tags), `store: false`, `service_tier` auto or default,
- * `n: 1`, zero penalties, `logprobs: false`.
- */
-const NEUTRAL: Record<string, (v: unknown) => boolean> = {
-  seed: () => true,
-  metadata: () => true,
-  store: (v) => v === false || v === null,
-  service_tier: (v) => v === "auto" || v === "default" || v === null,
-  n: (v) => v === 1 || v === null,
-  presence_penalty: (v) => v === 0 || v === null,
-  frequency_penalty: (v) => v === 0 || v === null,
-  logprobs: (v) => v === false || v === null,
-};
-
-const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
-const MESSAGE_FIELDS = new Set(["role", "content", "tool_calls", "tool_call_id", "refusal"]);
 const PART_TYPES = new Set(["text", "image_url"]);
 const DATA_URL = /^data:(image\/(?:jpeg|png|gif|webp));base64,(.+)$/s;
 
-const parsesToObject = (text: unknown): boolean => {
-  if (typeof text !== "string") return false;
-  try {
-    return isObject(JSON.parse(text === "" ? "{}" : text));
-  } catch {
-    return false;
-  }
+/** What the Messages API takes of a chat body (vendors/translating.ts); the fields it drops by design are the translating adapters' own. */
+const MESSAGES_API: ChatTranslation = {
+  translated: TRANSLATED,
+  neutral: NEUTRAL_CHAT_FIELDS,
+  badPart: (p, role) =>
+    !isObject(p) || !PART_TYPES.has(String(p.type))
+      ? "type"
+      : p.type === "image_url" && (role !== "user" || !imageSource(p.image_url))
+        ? "image_url"
+        : null,
+  partPaths: false,
 };
 
 /** The first field of a chat body the Messages API cannot express; null when all of it translates. */
 export function unservable(body: Json): string | null {
-  for (const [key, value] of Object.entries(body)) {
-    if (value === undefined || TRANSLATED.has(key)) continue;
-    if (!NEUTRAL[key]?.(value)) return key;
-  }
-  if (typeof body.temperature === "number" && body.temperature > 1) return "temperature";
-  const messages = Array.isArray(body.messages) ? body.messages : [];
-  for (const [i, m] of messages.entries()) {
-    const bad = unservableMessage(m, `messages[${i}]`);
-    if (bad) return bad;
-  }
-  if (Array.isArray(body.tools))
-    for (const [i, t] of body.tools.entries())
-      if (!isObject(t) || t.type !== "function" || !isObject(t.function)) return `tools[${i}]`;
+  const bad = untranslatableFields(body, MESSAGES_API);
+  if (bad) return bad;
   const rf = body.response_format;
-  if (isObject(rf) && rf.type !== "text") {
-    if (body.tools !== undefined || body.tool_choice !== undefined) return "response_format";
-    const schema = isObject(rf.json_schema) ? rf.json_schema.schema : undefined;
-    if (rf.type === "json_schema" && !(isObject(schema) && (schema.type === "object" || schema.type === undefined)))
-      return "response_format";
-  }
-  return null;
-}
-
-function unservableMessage(m: unknown, at: string): string | null {
-  if (!isObject(m) || !ROLES.has(String(m.role))) return `${at}.role`;
-  for (const k of Object.keys(m)) if (m[k] !== undefined && m[k] !== null && !MESSAGE_FIELDS.has(k)) return `${at}.${k}`;
-  if (Array.isArray(m.content))
-    for (const p of m.content) {
-      if (!isObject(p) || !PART_TYPES.has(String(p.type))) return `${at}.content`;
-      if (p.type === "image_url" && (m.role !== "user" || !imageSource(p.image_url))) return `${at}.content`;
-    }
-  else if (m.content !== undefined && m.content !== null && typeof m.content !== "string") return `${at}.content`;
-  if (Array.isArray(m.tool_calls))
-    for (const c of m.tool_calls)
-      if (!isObject(c) || !isObject(c.function) || !parsesToObject(c.function.arguments)) return `${at}.tool_calls`;
+  if (isObject(rf) && rf.type !== "text" && !formatAsTool(body, rf)) return "response_format";
   return null;
 }
 
@@ -220,44 +171,19 @@ export function messagesFromChat(body: Json, model: string): Json {
   return out;
 }
 
-/** OpenAI's finish_reason for Anthropic's stop_reason (a forced format tool's use is a plain stop). */
-export function finishReason(stop: unknown, formatted: boolean): string {
-  switch (stop) {
-    case "max_tokens":
-    case "model_context_window_exceeded":
-      return "length";
-    case "tool_use":
-      return formatted ? "stop" : "tool_calls";
-    case "refusal":
-      return "content_filter";
-    default:
-      return "stop";
-  }
-}
+/** OpenAI's finish_reason for Anthropic's stop_reason (vendors/translating.ts); a refusal is its content filter's. */
+export const finishReason = (stop: unknown, formatted: boolean): string => finishReasonOf(stop, formatted, ["refusal"]);
 
-const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
-
-/**
- * Anthropic's usage in OpenAI's fields: its `input_tokens` leaves out what was read from or
- * written to the prompt cache, OpenAI's `prompt_tokens` counts all of it, with the cached part in
- * `prompt_tokens_details.cached_tokens` and the cache writes in `cache_write_tokens` (each priced
- * as such: docs/pricing.md).
- */
+/** Anthropic's usage in OpenAI's fields (vendors/translating.ts): its `input_tokens` leave out the prompt cache's reads and writes. */
 export function chatUsage(u: unknown): Json {
   const usage = isObject(u) ? u : {};
-  const read = count(usage.cache_read_input_tokens);
-  const write = count(usage.cache_creation_input_tokens);
-  const prompt = count(usage.input_tokens) + read + write;
-  const completion = count(usage.output_tokens);
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: read, cache_write_tokens: write },
-  };
+  return cachedPromptUsage(
+    usage.input_tokens,
+    usage.cache_read_input_tokens,
+    usage.cache_creation_input_tokens,
+    usage.output_tokens,
+  );
 }
-
-const seconds = () => Math.floor(Date.now() / 1000);
 
 /** A Message as a chat completion: text, tool calls, thinking as `reasoning_content`, the finish, the usage. */
 export function chatFromMessage(msg: Json, formatted: boolean): Json {
@@ -271,19 +197,10 @@ export function chatFromMessage(msg: Json, formatted: boolean): Json {
     else if (b.type === "tool_use")
       calls.push({ id: b.id, type: "function", function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } });
   }
-  const message: Json = { role: "assistant", content: calls.length > 0 && text === "" ? null : text, refusal: null };
-  if (calls.length > 0) message.tool_calls = calls;
-  if (reasoning) message.reasoning_content = reasoning;
-  return {
-    id: typeof msg.id === "string" ? msg.id : "msg",
-    object: "chat.completion",
-    created: seconds(),
-    model: msg.model,
-    choices: [{ index: 0, message, finish_reason: finishReason(msg.stop_reason, formatted), logprobs: null }],
-    usage: chatUsage(msg.usage),
-  };
+  return chatCompletion(
+    { text, reasoning, calls },
+    { id: typeof msg.id === "string" ? msg.id : "msg", model: msg.model },
+    finishReason(msg.stop_reason, formatted),
+    chatUsage(msg.usage),
+  );
 }
-
-/** Whether a chat body asks for its answer through the format tool (a response_format). */
-export const isFormatted = (body: Json): boolean =>
-  isObject(body.response_format) && (body.response_format.type === "json_schema" || body.response_format.type === "json_object");

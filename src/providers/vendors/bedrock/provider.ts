@@ -1,19 +1,20 @@
 import { AwsV4Signer } from "aws4fetch";
-import { ConfigError, type ProviderConfig, type ProviderFeature } from "../../../config";
+import { ConfigError, type ProviderConfig } from "../../../config";
 import { HttpTransport } from "../../http-transport";
 import { sharedHttp1Pool, usesHttp1 } from "../../http1";
-import { DEFAULT_TIMEOUT_MS, defaultFeatures } from "../../openai-like";
+import { DEFAULT_TIMEOUT_MS } from "../../openai-like";
 import {
   type CompletionRequest,
   type CompletionResult,
   type FetchLike,
   isObject,
-  type Provider,
   ProviderError,
   type ProxyApi,
   type ProxyRequest,
 } from "../../types";
-import { type AdapterOptions, type VendorDescriptor, vendorModelFor, vendorModels } from "../descriptor";
+import type { AdapterOptions, VendorDescriptor } from "../descriptor";
+import { type EmbedCall, embeddingInputs, embeddingsAnswer, OwnApiProvider, upstreamMessage } from "../own-api";
+import { isFormatted, toolName, toolSchema } from "../translating";
 import { bedrockError } from "./errors";
 import { converseEvents } from "./eventstream";
 import { chatChunks } from "./stream";
@@ -23,10 +24,7 @@ import {
   converseFromChat,
   finishReason,
   forcedTool,
-  isFormatted,
   readBlocks,
-  toolName,
-  toolSchema,
   untranslatable,
 } from "./translate";
 
@@ -85,24 +83,12 @@ const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
  * are translated both ways (translate.ts, stream.ts), `/v1/responses` and `/v1/messages` through
  * chat completions. docs/providers.md, "bedrock".
  */
-export class BedrockProvider implements Provider {
-  readonly name: string;
-  readonly type: string;
-  readonly features: ReadonlySet<ProviderFeature>;
-  readonly modelPatterns: readonly string[];
-  readonly embed: (texts: string[], signal?: AbortSignal) => Promise<number[][]>;
+export class BedrockProvider extends OwnApiProvider {
+  protected readonly vendorName = "Bedrock";
   private readonly http: HttpTransport;
-  private readonly models: readonly string[];
 
-  constructor(
-    private readonly config: ProviderConfig,
-    private readonly vendor: VendorDescriptor,
-    opts: AdapterOptions,
-  ) {
-    this.name = config.name;
-    this.type = config.type;
-    this.features = defaultFeatures(config, vendor);
-    this.modelPatterns = config.model_patterns ?? ["*"];
+  constructor(config: ProviderConfig, vendor: VendorDescriptor, opts: AdapterOptions) {
+    super(config, vendor);
     const creds = credentialsOf(config, opts.env ?? {});
     const base = (config.base_url ?? `https://bedrock-runtime.${creds.region}.amazonaws.com`).replace(/\/+$/, "");
     const inner = opts.fetch ?? (usesHttp1(base) ? sharedHttp1Pool().fetch : fetch);
@@ -115,16 +101,6 @@ export class BedrockProvider implements Provider {
       fetch: signingFetch(creds, inner),
       streamEvents: converseEvents,
     });
-    this.embed = (texts, signal) => this.embedTexts(texts, this.modelFor("embeddings"), undefined, signal);
-    this.models = vendorModels(config, vendor);
-  }
-
-  modelFor(fn: string): string {
-    return vendorModelFor(this.config, this.vendor, fn);
-  }
-
-  listModels(): readonly string[] {
-    return this.models;
   }
 
   untranslatable(api: ProxyApi, body: Record<string, unknown>): string | null {
@@ -142,18 +118,9 @@ export class BedrockProvider implements Provider {
     }
   }
 
-  /** A failure as a ProviderError; Bedrock's 4xx message withheld when the entry says so (`pass_upstream_messages = false`). */
-  private error(err: unknown, signal?: AbortSignal): ProviderError {
-    const e = bedrockError(err, this.name, signal);
-    if (this.config.pass_upstream_messages !== false || !e.upstream || e.kind !== "status") return e;
-    const message = `provider "${this.name}" rejected the request (${e.status ?? "error"}${e.upstream.code ? ` ${e.upstream.code}` : ""})`;
-    return new ProviderError(e.kind, message, e.status, e.retryAfterMs, { ...e.upstream, message });
-  }
-
-  /** The routes skip this provider for such a request (Provider.untranslatable); a caller that did not is refused, never served with a field dropped. */
-  private refuseUntranslatable(req: ProxyRequest): void {
-    const field = untranslatable(req.api, req.body);
-    if (field) throw new ProviderError("unsupported", `provider "${this.name}" cannot translate "${field}" for Bedrock`);
+  /** A failure as a ProviderError; Bedrock's 4xx message withheld when the entry says so (own-api.ts). */
+  protected error(err: unknown, signal?: AbortSignal): ProviderError {
+    return upstreamMessage(bedrockError(err, this.name, signal), this.config);
   }
 
   private static answer(answer: unknown): Json {
@@ -162,25 +129,17 @@ export class BedrockProvider implements Provider {
     return answer;
   }
 
-  async proxy(req: ProxyRequest): Promise<unknown> {
-    const model = String(req.body.model ?? this.modelFor(req.api === "embeddings" ? "embeddings" : "chat-completions"));
-    this.refuseUntranslatable(req);
-    if (req.api === "embeddings") return this.embeddings(req, model);
+  protected async chat(req: ProxyRequest, model: string): Promise<unknown> {
     const answer = BedrockProvider.answer(await this.post(model, "converse", converseFromChat(req.body), req));
     return chatFromConverse(answer, model, isFormatted(req.body));
   }
 
-  async *proxyStream(req: ProxyRequest): AsyncIterable<unknown> {
-    const model = String(req.body.model ?? this.modelFor("chat-completions"));
-    this.refuseUntranslatable(req);
-    const events = (await this.post(model, "converse-stream", converseFromChat(req.body), req)) as AsyncIterable<unknown>;
-    const options = req.body.stream_options;
-    const includeUsage = isObject(options) && options.include_usage === true;
-    try {
-      yield* chatChunks(events, { model, formatted: isFormatted(req.body), includeUsage });
-    } catch (err) {
-      throw this.error(err, req.signal);
-    }
+  protected async chatStream(req: ProxyRequest, model: string): Promise<AsyncIterable<unknown>> {
+    return (await this.post(model, "converse-stream", converseFromChat(req.body), req)) as AsyncIterable<unknown>;
+  }
+
+  protected chatChunks(events: AsyncIterable<unknown>, req: ProxyRequest, model: string, includeUsage: boolean) {
+    return chatChunks(events, { model, formatted: isFormatted(req.body), includeUsage });
   }
 
   /** A function call: its result schema as the inputSchema of a tool the model is made to use. */
@@ -216,34 +175,25 @@ export class BedrockProvider implements Provider {
     };
   }
 
-  private async embeddings(req: ProxyRequest, model: string): Promise<unknown> {
-    const input = req.body.input;
-    const texts = typeof input === "string" ? [input] : (input as string[]);
-    const dims = typeof req.body.dimensions === "number" ? req.body.dimensions : undefined;
+  protected async embeddings(req: ProxyRequest, model: string): Promise<unknown> {
+    const { texts, dims } = embeddingInputs(req.body);
     let tokens = 0;
-    const vectors = await this.embedTexts(texts, model, dims, req.signal, req.headers, (t) => (tokens += t));
-    const base64 = req.body.encoding_format === "base64";
-    return {
-      object: "list",
-      data: vectors.map((v, index) => ({
-        object: "embedding",
-        index,
-        embedding: base64 ? Buffer.from(new Float32Array(v).buffer).toString("base64") : v,
-      })),
-      model,
-      usage: { prompt_tokens: tokens, total_tokens: tokens },
-    };
+    const vectors = await this.embedTexts(texts, model, {
+      dims,
+      signal: req.signal,
+      headers: req.headers,
+      counted: (t) => (tokens += t),
+    });
+    return embeddingsAnswer(req.body, vectors, model, { prompt_tokens: tokens, total_tokens: tokens });
   }
 
   /** Titan Text Embeddings through InvokeModel: one call per text (the model takes one `inputText`). */
-  private async embedTexts(
+  protected async embedTexts(
     texts: string[],
     model: string,
-    dims: number | undefined,
-    signal?: AbortSignal,
-    headers?: Record<string, string>,
-    counted?: (tokens: number) => void,
+    call: EmbedCall & { counted?: (tokens: number) => void },
   ): Promise<number[][]> {
+    const { dims, signal, headers, counted } = call;
     const out: number[][] = [];
     for (const inputText of texts) {
       const body = { inputText, ...(dims !== undefined ? { dimensions: dims } : {}) };

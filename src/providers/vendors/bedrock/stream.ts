@@ -8,7 +8,8 @@
  * ProviderError `connection`, as for an OpenAI-style stream without a finish.
  */
 import { isObject, ProviderError } from "../../types";
-import { chatUsage, FORMAT_TOOL, finishReason } from "./translate";
+import { FORMAT_TOOL } from "../translating";
+import { chatUsage, finishReason } from "./translate";
 
 type Json = Record<string, unknown>;
 

@@ -6,51 +6,34 @@
  * The few fields dropped by design, each only with a value that changes nothing, are in the docs.
  */
 import { isObject, type JsonSchema, type ProxyApi } from "../../types";
+import {
+  type ChatTranslation,
+  cachedPromptUsage,
+  chatCompletion,
+  FORMAT_TOOL,
+  finishReasonOf,
+  formatAsTool,
+  NEUTRAL_CHAT_FIELDS,
+  TRANSLATED_CHAT_FIELDS,
+  untranslatableFields,
+} from "../translating";
 
 type Json = Record<string, unknown>;
-
-/** The tool a response_format is asked through (forced tool use); its input is the answer's JSON. */
-export const FORMAT_TOOL = "json_answer";
 
 /** Titan Text Embeddings V2's output sizes */
 export const TITAN_DIMENSIONS = new Set([256, 512, 1024]);
 
-const TRANSLATED = new Set([
-  "model",
-  "messages",
-  "stream",
-  "stream_options",
-  "max_tokens",
-  "max_completion_tokens",
-  "temperature",
-  "top_p",
-  "stop",
-  "tools",
-  "tool_choice",
-  "response_format",
-]);
-
 /**
- * Fields dropped by design, each only with the value that changes nothing on Bedrock's side:
- * `seed` (a best-effort hint Converse has no field for), `user` and `metadata` (OpenAI's
- * end-user id and stored-completion tags), `store: false`, `service_tier` auto or default, `n: 1`,
- * zero penalties, `logprobs: false`, `parallel_tool_calls: true` (what Converse does anyway).
+ * Fields Converse drops by design besides the translating adapters' own (vendors/translating.ts), each only
+ * with the value that changes nothing: `user` (OpenAI's end-user id), `parallel_tool_calls: true`
+ * (what Converse does anyway).
  */
 const NEUTRAL: Record<string, (v: unknown) => boolean> = {
-  seed: () => true,
+  ...NEUTRAL_CHAT_FIELDS,
   user: () => true,
-  metadata: () => true,
-  store: (v) => v === false || v === null,
-  service_tier: (v) => v === "auto" || v === "default" || v === null,
-  n: (v) => v === 1 || v === null,
-  presence_penalty: (v) => v === 0 || v === null,
-  frequency_penalty: (v) => v === 0 || v === null,
-  logprobs: (v) => v === false || v === null,
   parallel_tool_calls: (v) => v === true || v === null,
 };
 
-const ROLES = new Set(["system", "developer", "user", "assistant", "tool"]);
-const MESSAGE_FIELDS = new Set(["role", "content", "tool_calls", "tool_call_id", "refusal"]);
 /** Converse's image formats, by a data: URL's media type */
 const IMAGE_FORMATS: Record<string, string> = {
   "image/png": "png",
@@ -61,13 +44,17 @@ const IMAGE_FORMATS: Record<string, string> = {
 };
 const DATA_URL = /^data:([^;,]+);base64,(.+)$/s;
 
-const parsesToObject = (text: unknown): boolean => {
-  if (typeof text !== "string") return false;
-  try {
-    return isObject(JSON.parse(text === "" ? "{}" : text));
-  } catch {
-    return false;
-  }
+/** What Converse takes of a chat body (vendors/translating.ts). */
+const CONVERSE: ChatTranslation = {
+  translated: new Set(TRANSLATED_CHAT_FIELDS),
+  neutral: NEUTRAL,
+  badPart: (p, role) =>
+    !isObject(p) || (p.type !== "text" && p.type !== "image_url")
+      ? "type"
+      : p.type === "image_url" && (role !== "user" || !imageOf(p.image_url))
+        ? "image_url"
+        : null,
+  partPaths: true,
 };
 
 /** A data: URL of an image Converse takes as bytes: its format and base64; null for anything else (a URL Bedrock would not fetch). */
@@ -79,37 +66,10 @@ function imageOf(imageUrl: unknown): { format: string; bytes: string } | null {
   return m && format ? { format, bytes: m[2] as string } : null;
 }
 
-function untranslatableMessage(m: unknown, at: string): string | null {
-  if (!isObject(m) || !ROLES.has(String(m.role))) return `${at}.role`;
-  for (const k of Object.keys(m)) if (m[k] !== undefined && m[k] !== null && !MESSAGE_FIELDS.has(k)) return `${at}.${k}`;
-  if (Array.isArray(m.content))
-    for (const [j, p] of m.content.entries()) {
-      if (!isObject(p) || (p.type !== "text" && p.type !== "image_url")) return `${at}.content[${j}].type`;
-      if (p.type === "image_url" && (m.role !== "user" || !imageOf(p.image_url))) return `${at}.content[${j}].image_url`;
-    }
-  else if (m.content !== undefined && m.content !== null && typeof m.content !== "string") return `${at}.content`;
-  if (Array.isArray(m.tool_calls))
-    for (const c of m.tool_calls)
-      if (!isObject(c) || !isObject(c.function) || !parsesToObject(c.function.arguments)) return `${at}.tool_calls`;
-  return null;
-}
-
 /** The first field of a chat body Converse cannot express (its path), or null. */
 export function untranslatableChat(body: Json): string | null {
-  for (const [key, value] of Object.entries(body)) {
-    if (value === undefined || TRANSLATED.has(key)) continue;
-    if (!NEUTRAL[key]?.(value)) return key;
-  }
-  // Converse's temperature and topP are 0 to 1 (InferenceConfiguration)
-  if (typeof body.temperature === "number" && body.temperature > 1) return "temperature";
-  const messages = Array.isArray(body.messages) ? body.messages : [];
-  for (const [i, m] of messages.entries()) {
-    const bad = untranslatableMessage(m, `messages[${i}]`);
-    if (bad) return bad;
-  }
-  if (Array.isArray(body.tools))
-    for (const [i, t] of body.tools.entries())
-      if (!isObject(t) || t.type !== "function" || !isObject(t.function)) return `tools[${i}]`;
+  const bad = untranslatableFields(body, CONVERSE);
+  if (bad) return bad;
   const choice = body.tool_choice;
   // Converse's toolChoice is auto, any or one tool: there is no "none" while tools are given
   if (choice !== undefined && choice !== null) {
@@ -119,10 +79,7 @@ export function untranslatableChat(body: Json): string | null {
   const rf = body.response_format;
   if (isObject(rf) && rf.type !== "text") {
     if (rf.type !== "json_object" && rf.type !== "json_schema") return "response_format";
-    if (body.tools !== undefined || body.tool_choice !== undefined) return "response_format";
-    const schema = isObject(rf.json_schema) ? rf.json_schema.schema : undefined;
-    if (rf.type === "json_schema" && !(isObject(schema) && (schema.type === "object" || schema.type === undefined)))
-      return "response_format";
+    if (!formatAsTool(body, rf)) return "response_format";
   }
   return null;
 }
@@ -223,15 +180,6 @@ export function conversation(messages: unknown[]): { system: Json[]; messages: J
   return { system, messages: turns };
 }
 
-/** A schema as a tool's inputSchema (an object at the root, else wrapped in `value`). */
-export function toolSchema(schema: JsonSchema): { schema: JsonSchema; wrapped: boolean } {
-  if (schema.type === "object") return { schema, wrapped: false };
-  return { schema: { type: "object", properties: { value: schema }, required: ["value"] }, wrapped: true };
-}
-
-/** A tool name as Converse takes it ([a-zA-Z0-9_-]+, at most 64). */
-export const toolName = (name: string) => name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64) || "result";
-
 /** The forced tool of a structured answer: toolConfig with one tool and toolChoice naming it. */
 export function forcedTool(name: string, schema: JsonSchema, description?: string): Json {
   return {
@@ -289,42 +237,14 @@ export function converseFromChat(body: Json): Json {
   return out;
 }
 
-/** OpenAI's finish_reason for Converse's stopReason (a forced format tool's use is a plain stop). */
-export function finishReason(stop: unknown, formatted: boolean): string {
-  switch (stop) {
-    case "max_tokens":
-    case "model_context_window_exceeded":
-      return "length";
-    case "tool_use":
-      return formatted ? "stop" : "tool_calls";
-    case "guardrail_intervened":
-    case "content_filtered":
-      return "content_filter";
-    default:
-      return "stop";
-  }
-}
+/** OpenAI's finish_reason for Converse's stopReason (vendors/translating.ts); its guardrail's and content filter's withhold the answer. */
+export const finishReason = (stop: unknown, formatted: boolean): string =>
+  finishReasonOf(stop, formatted, ["guardrail_intervened", "content_filtered"]);
 
-const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
-
-/**
- * Converse's usage in OpenAI's fields: its `inputTokens` leaves out what was read from or
- * written to the prompt cache (`cacheReadInputTokens`, `cacheWriteInputTokens`), OpenAI's
- * `prompt_tokens` counts all of it, the cached part in `prompt_tokens_details.cached_tokens` and
- * the writes in `cache_write_tokens` (each priced as its kind: providers/usage.ts, docs/pricing.md).
- */
+/** Converse's usage in OpenAI's fields (vendors/translating.ts): its `inputTokens` leave out the prompt cache's reads and writes. */
 export function chatUsage(u: unknown): Json {
   const usage = isObject(u) ? u : {};
-  const read = count(usage.cacheReadInputTokens);
-  const write = count(usage.cacheWriteInputTokens);
-  const prompt = count(usage.inputTokens) + read + write;
-  const completion = count(usage.outputTokens);
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: prompt + completion,
-    prompt_tokens_details: { cached_tokens: read, cache_write_tokens: write },
-  };
+  return cachedPromptUsage(usage.inputTokens, usage.cacheReadInputTokens, usage.cacheWriteInputTokens, usage.outputTokens);
 }
 
 /** A Converse answer's content blocks, read: its text, reasoning, tool uses (the format tool's input as text when `formatted`). */
@@ -355,20 +275,10 @@ export function readBlocks(blocks: unknown, formatted: boolean): { text: string;
 export function chatFromConverse(answer: Json, model: string, formatted: boolean): Json {
   const output = isObject(answer.output) ? answer.output : {};
   const msg = isObject(output.message) ? output.message : {};
-  const { text, reasoning, calls } = readBlocks(msg.content, formatted);
-  const message: Json = { role: "assistant", content: calls.length > 0 && text === "" ? null : text, refusal: null };
-  if (calls.length > 0) message.tool_calls = calls;
-  if (reasoning) message.reasoning_content = reasoning;
-  return {
-    id: `chatcmpl-${crypto.randomUUID()}`,
-    object: "chat.completion",
-    created: Math.floor(Date.now() / 1000),
-    model,
-    choices: [{ index: 0, message, finish_reason: finishReason(answer.stopReason, formatted), logprobs: null }],
-    usage: chatUsage(answer.usage),
-  };
+  return chatCompletion(
+    readBlocks(msg.content, formatted),
+    { id: `chatcmpl-${crypto.randomUUID()}`, model },
+    finishReason(answer.stopReason, formatted),
+    chatUsage(answer.usage),
+  );
 }
-
-/** Whether a chat body asks for its answer through the format tool (a response_format). */
-export const isFormatted = (body: Json): boolean =>
-  isObject(body.response_format) && (body.response_format.type === "json_schema" || body.response_format.type === "json_object");

@@ -1,17 +1,17 @@
-import type { ProviderConfig, ProviderFeature } from "../../../config";
+import type { ProviderConfig } from "../../../config";
 import { HttpTransport } from "../../http-transport";
 import { sharedHttp1Pool, usesHttp1 } from "../../http1";
-import { DEFAULT_TIMEOUT_MS, defaultFeatures } from "../../openai-like";
+import { DEFAULT_TIMEOUT_MS } from "../../openai-like";
 import {
   type CompletionRequest,
   type CompletionResult,
   isObject,
-  type Provider,
   ProviderError,
   type ProxyApi,
   type ProxyRequest,
 } from "../../types";
-import { type AdapterOptions, baseUrlOf, type VendorDescriptor, vendorModelFor, vendorModels } from "../descriptor";
+import { type AdapterOptions, baseUrlOf, type VendorDescriptor } from "../descriptor";
+import { type EmbedCall, embeddingInputs, embeddingsAnswer, OwnApiProvider, upstreamMessage } from "../own-api";
 import { geminiError } from "./errors";
 import { functionRequest, toGenerateContent, untranslatable } from "./request";
 import { blockedPrompt, chatChunksOf, chatCompletionOf, contentFiltered, finishReasonOf, textOf } from "./response";
@@ -26,24 +26,12 @@ const EMBED_BATCH = 100;
  * `/v1/embeddings` are translated both ways (request.ts, response.ts), `/v1/responses` through
  * chat completions (the routes do that: no `responses` feature). docs/providers.md, "gemini".
  */
-export class GeminiProvider implements Provider {
-  readonly name: string;
-  readonly type: string;
-  readonly features: ReadonlySet<ProviderFeature>;
-  readonly modelPatterns: readonly string[];
-  readonly embed: (texts: string[], signal?: AbortSignal) => Promise<number[][]>;
+export class GeminiProvider extends OwnApiProvider {
+  protected readonly vendorName = "Gemini";
   private readonly http: HttpTransport;
-  private readonly models: readonly string[];
 
-  constructor(
-    private readonly config: ProviderConfig,
-    private readonly vendor: VendorDescriptor,
-    opts: AdapterOptions,
-  ) {
-    this.name = config.name;
-    this.type = config.type;
-    this.features = defaultFeatures(config, vendor);
-    this.modelPatterns = config.model_patterns ?? ["*"];
+  constructor(config: ProviderConfig, vendor: VendorDescriptor, opts: AdapterOptions) {
+    super(config, vendor);
     // written as Google's SDK takes it (no version); a base URL given with /v1beta is taken too
     const base = baseUrlOf(config, vendor)
       .replace(/\/+$/, "")
@@ -56,16 +44,6 @@ export class GeminiProvider implements Provider {
       timeoutMs: config.timeout_ms ?? DEFAULT_TIMEOUT_MS,
       fetch: opts.fetch ?? (usesHttp1(base) ? sharedHttp1Pool().fetch : undefined),
     });
-    this.embed = (texts, signal) => this.embedTexts(texts, this.modelFor("embeddings"), undefined, signal);
-    this.models = vendorModels(config, vendor);
-  }
-
-  modelFor(fn: string): string {
-    return vendorModelFor(this.config, this.vendor, fn);
-  }
-
-  listModels(): readonly string[] {
-    return this.models;
   }
 
   untranslatable(api: ProxyApi, body: Record<string, unknown>): string | null {
@@ -122,65 +100,34 @@ export class GeminiProvider implements Provider {
     };
   }
 
-  async proxy(req: ProxyRequest): Promise<unknown> {
-    const model = String(req.body.model ?? this.modelFor(req.api === "embeddings" ? "embeddings" : "chat-completions"));
-    this.refuseUntranslatable(req);
-    if (req.api === "embeddings") return this.embeddings(req, model);
+  protected async chat(req: ProxyRequest, model: string): Promise<unknown> {
     const answer = await this.post(model, "generateContent", toGenerateContent(req.body), req);
     return chatCompletionOf(answer, model, this.name);
   }
 
-  async *proxyStream(req: ProxyRequest): AsyncIterable<unknown> {
-    const model = String(req.body.model ?? this.modelFor("chat-completions"));
-    this.refuseUntranslatable(req);
-    const events = (await this.post(model, "streamGenerateContent", toGenerateContent(req.body), req)) as AsyncIterable<unknown>;
-    const options = req.body.stream_options;
-    const includeUsage = isObject(options) && options.include_usage === true;
-    try {
-      yield* chatChunksOf(events, model, this.name, includeUsage);
-    } catch (err) {
-      throw this.error(err, req.signal);
-    }
+  protected async chatStream(req: ProxyRequest, model: string): Promise<AsyncIterable<unknown>> {
+    return (await this.post(model, "streamGenerateContent", toGenerateContent(req.body), req)) as AsyncIterable<unknown>;
   }
 
-  /** A failure as a ProviderError; Google's 4xx message withheld when the entry says so (`pass_upstream_messages = false`). */
-  private error(err: unknown, signal?: AbortSignal): ProviderError {
-    const e = geminiError(err, this.name, signal);
-    if (this.config.pass_upstream_messages !== false || !e.upstream || e.kind !== "status") return e;
-    const message = `provider "${this.name}" rejected the request (${e.status ?? "error"}${e.upstream.code ? ` ${e.upstream.code}` : ""})`;
-    return new ProviderError(e.kind, message, e.status, e.retryAfterMs, { ...e.upstream, message });
+  protected chatChunks(events: AsyncIterable<unknown>, _req: ProxyRequest, model: string, includeUsage: boolean) {
+    return chatChunksOf(events, model, this.name, includeUsage);
   }
 
-  /** The routes skip this provider for such a request (Provider.untranslatable); a caller that did not is refused, never served with a field dropped. */
-  private refuseUntranslatable(req: ProxyRequest): void {
-    const field = untranslatable(req.api, req.body);
-    if (field) throw new ProviderError("unsupported", `provider "${this.name}" cannot translate "${field}" for Gemini`);
+  /** A failure as a ProviderError; Google's 4xx message withheld when the entry says so (own-api.ts). */
+  protected error(err: unknown, signal?: AbortSignal): ProviderError {
+    return upstreamMessage(geminiError(err, this.name, signal), this.config);
   }
 
-  private async embeddings(req: ProxyRequest, model: string): Promise<unknown> {
-    const input = req.body.input;
-    const texts = typeof input === "string" ? [input] : (input as string[]);
-    const dims = typeof req.body.dimensions === "number" ? req.body.dimensions : undefined;
-    const vectors = await this.embedTexts(texts, model, dims, req.signal, req.headers);
-    const base64 = req.body.encoding_format === "base64";
-    return {
-      object: "list",
-      data: vectors.map((v, index) => ({
-        object: "embedding",
-        index,
-        embedding: base64 ? Buffer.from(new Float32Array(v).buffer).toString("base64") : v,
-      })),
+  protected async embeddings(req: ProxyRequest, model: string): Promise<unknown> {
+    const { texts, dims } = embeddingInputs(req.body);
+    return embeddingsAnswer(
+      req.body,
+      await this.embedTexts(texts, model, { dims, signal: req.signal, headers: req.headers }),
       model,
-    };
+    );
   }
 
-  private async embedTexts(
-    texts: string[],
-    model: string,
-    dims: number | undefined,
-    signal?: AbortSignal,
-    headers?: Record<string, string>,
-  ): Promise<number[][]> {
+  protected async embedTexts(texts: string[], model: string, { dims, signal, headers }: EmbedCall): Promise<number[][]> {
     const name = `models/${model.replace(/^models\//, "")}`;
     const out: number[][] = [];
     for (let i = 0; i < texts.length; i += EMBED_BATCH) {
