@@ -5,7 +5,14 @@ import { CALIBRATED } from "../../src/offline-engine/calibration";
 import { calibrationSets } from "./calibration-sets";
 import { CONFIDENT_TARGET, calibrationRows } from "./evaluators/calibration";
 import { evaluatePii, type Gold } from "./evaluators/pii";
-import { LOCALE_TARGETS, loadLocaleBlind, loadLocaleBlind2, loadLocaleDev, localeFigures } from "./evaluators/pii-locale";
+import {
+  LOCALE_TARGETS,
+  loadLocaleBlind,
+  loadLocaleBlind2,
+  loadLocaleBlind3,
+  loadLocaleDev,
+  localeFigures,
+} from "./evaluators/pii-locale";
 import { evaluateWorld, WORLD_TARGETS } from "./evaluators/pii-world";
 import { fitPlatt } from "./fit-calibration";
 import { readJsonl } from "./metrics";
@@ -88,6 +95,15 @@ test("hand-written locale PII (issue 41): the second blind part, spent and now a
   // its one blind run (2026-12-05): name F1 0.770, address recall 0.826, 6 values left verbatim; tuned on
   // since 2026-12-06 (docs/pii.md): name F1 0.960, address recall 0.826, none left verbatim
   const f = localeFigures(loadLocaleBlind2());
+  expect(f.nameF1, JSON.stringify(f.table)).toBeGreaterThanOrEqual(LOCALE_TARGETS.nameF1);
+  expect(f.addressRecall, JSON.stringify(f.table)).toBeGreaterThanOrEqual(LOCALE_TARGETS.addressRecall);
+  expect(f.leaks, f.errors.filter((e) => e.includes("left in")).join("\n")).toBe(0);
+});
+
+test("hand-written locale PII (issue 41): the third blind part, spent and now a dev part, holds the targets and no leak", () => {
+  // its one blind run (2026-12-06 01:41 UTC): name F1 0.878, address recall 0.732, 6 values left verbatim;
+  // tuned on since (docs/pii.md): name F1 0.941, address recall 1.000, none left verbatim
+  const f = localeFigures(loadLocaleBlind3());
   expect(f.nameF1, JSON.stringify(f.table)).toBeGreaterThanOrEqual(LOCALE_TARGETS.nameF1);
   expect(f.addressRecall, JSON.stringify(f.table)).toBeGreaterThanOrEqual(LOCALE_TARGETS.addressRecall);
   expect(f.leaks, f.errors.filter((e) => e.includes("left in")).join("\n")).toBe(0);

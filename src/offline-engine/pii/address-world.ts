@@ -33,12 +33,14 @@ import { entity, type PiiEntity } from "./types";
 const WORD = "\\p{L}[\\p{L}\\p{M}'’.-]{0,39}(?![\\p{L}\\p{M}'’.-])";
 const CAP = "\\p{Lu}[\\p{L}\\p{M}'’.-]{0,39}(?![\\p{L}\\p{M}'’.-])";
 /** house number: "5", "41b", "4/4", "12 A", "53c", "6-8" */
-const NUM = "\\d{1,4}(?:[ ]?[A-Za-z](?![\\p{L}\\p{N}]))?(?:[ ]?[/-][ ]?\\d{1,3}[A-Za-z]?)?(?![\\p{L}\\p{N}])";
+const NUM = "\\d{1,4}(?:[ ]?[A-Za-z](?![\\p{L}\\p{N}:]))?(?:[ ]?[/-][ ]?\\d{1,3}[A-Za-z]?)?(?![\\p{L}\\p{N}])";
 
 /** street words that follow the street's name (Hungarian, Baltic, Turkish, Azerbaijani, Nordic, Slavic, Germanic) */
 const AFTER = [
   "utca u. út útja tér tere körút krt. sugárút sétány köz fasor liget határút főút rakpart dűlő lejtő sor udvar lakótelep",
   "iela bulvāris gatve dambis prospekts laukums šoseja ceļš gatvė g. prospektas alėja",
+  // Estonian: "Tammsaare tee 104", "Pärnu mnt 22"
+  "tee mnt maantee puiestee põik väljak tänav",
   "sokak sokağı sk. caddesi cad. cd. bulvarı blv. mahallesi mah. mh. yolu meydanı",
   "küçəsi küç. prospekti pr. sahəsi şossesi döngəsi meydanı dalanı sh. pr-ti",
   "vej gade allé plads stræde vænge torv gate vei veien vegen plass gata gatan väg vägen gränd gränden torg torget",
@@ -53,6 +55,8 @@ const BEFORE = [
   "ul. ulica al. aleja os. osiedle pl. plac rynek droga wyb. wybrzeże ogród skwer rondo bulwar",
   "strada str. bulevardul bd. bdul. calea intrarea aleea piața piata șoseaua soseaua splaiul drumul fundătura",
   "rua r. avenida av. avda. travessa tv. praça largo estrada rodovia alameda quinta bairro caminho beco viela ladeira vila azinhaga calçada rotunda praceta",
+  "carrer passeig avinguda plaça travessera rúa",
+  "jl. jalan lorong",
   "calle c/ plaza pza. paseo camino carretera ctra. ronda travesía glorieta prolongación calzada privada priv. callejón cerrada extrarradio urbanización polígono pasaje vía circuito andador periférico rambla",
   "via viale piazza piazzale corso vicolo strada contrada borgo rotonda incrocio lungomare salita traversa vico piazzetta località",
   "rue avenue boulevard bd place chemin allée impasse quai passage voie route cours square parvis sentier cité faubourg",
@@ -64,7 +68,7 @@ const PREPOSITIONS = "Na|Pod|Nad|U|V|Za|Pri|Při|Před";
 
 /** endings of compound street names: Danish, Norwegian, Swedish, Finnish, German, Dutch */
 const COMPOUND =
-  "vej|gade|vænget|stræde|gata|gatan|gränd|gränden|vägen|väg|stigen|backen|allén|torget|veien|vegen|gate|stien|svinget|bakken|haugen|åsen|kroken|tunet|jordet|løkka|katu|tie|kuja|polku|raitti|kaari|väylä|rinne|ranta|straße|strasse|str\\.|weg|allee|platz|gasse|damm|steig|ufer|pfad|brücke|chaussee|graben|zeile|gracht|laan|straat|plein|dijk|kade|singel|plantsoen|steeg|dreef";
+  "vej|gade|vænget|stræde|gata|gatan|gränd|gränden|vägen|väg|stigen|backen|allén|torget|veien|vegen|gate|stien|svinget|bakken|haugen|åsen|kroken|tunet|jordet|løkka|katu|tie|kuja|polku|raitti|kaari|väylä|rinne|ranta|torv|vegur|braut|stræti|stígur|tún|straße|strasse|str\\.|weg|allee|platz|gasse|damm|steig|ufer|pfad|brücke|chaussee|graben|zeile|gracht|laan|straat|plein|dijk|kade|singel|plantsoen|steeg|dreef";
 
 gateWords(STREET_WORD_AFTER, AFTER);
 gateWords(STREET_WORD_BEFORE, BEFORE);
@@ -84,7 +88,7 @@ const alternation = (words: string[]) =>
     .join("|");
 
 const STREET_AFTER = new RegExp(
-  `(?<![\\p{L}\\p{N}\\p{M}'’.-])(?:${WORD}[ \\t]+){1,3}(?:${alternation(AFTER)})(?![\\p{L}\\p{M}]),?[ \\t]+(?:[Nn][or]\\.?[ \\t]?)?${NUM}`,
+  `(?<![\\p{L}\\p{N}\\p{M}'’.-])(?:${WORD}[ \\t]+){1,3}(?:${alternation(AFTER)})(?![\\p{L}\\p{M}]),?[ \\t]+(?:[Nn][or][.:]{0,2}[ \\t]?)?${NUM}`,
   "gu",
 );
 const STREET_BEFORE = new RegExp(
@@ -103,11 +107,14 @@ const STREET_COMPOUND = new RegExp(
 /** a name and a house number, an address only right after a phrase that announces one */
 const NAME_NUMBER_AT = new RegExp(`${WORD}(?:[ \\t]+${WORD}){0,3}[ \\t]+${NUM}`, "uy");
 const ADDRESS_CUE =
-  /\b(?:address|addr|street|str|building|live at|lives at|living at|moving into|moved to|move to|ship(?:ped|ping)? to|deliver(?:ed|y)? to|send (?:it |this |them )?to|sent to|went to|go to|find|located at|line 1|reception)(?:[ \t]*[:,])?[ \t]*(?:\r?\n[ \t]*)?(?=\p{L})/giu;
+  /\b(?:address|addr|street|str|building|live at|lives at|living at|moving into|moved to|move to|ship(?:ped|ping)? to|deliver(?:ed|y)? to|send (?:it |this |them )?to|sent to|went to|go to|find|located at|line 1|reception|(?:adresse|adres|adresa|adress|aadress|adresas|adrese|anschrift|osoite|lakcím|cím|címe|morada|endereço|dirección|direccion|indirizzo|naslov|domicilio)[ \t]*:)(?:[ \t]*[:,])?[ \t]*(?:\r?\n[ \t]*)?(?=\p{L})/giu;
 /** ADDRESS_CUE tried at one place: where a word starts with the beginning of one of its phrases (keywords.ts) */
 const ADDRESS_CUE_AT = new RegExp(ADDRESS_CUE.source, "iuy");
 // the first three characters of each phrase ("str" stands for "street" too; "go to" is "go ")
-gatePrefixes(ADDRESS_CUE_PREFIX, [..."add str bui liv mov shi del sen wen fin loc lin rec".split(" "), "go "]);
+gatePrefixes(ADDRESS_CUE_PREFIX, [
+  ..."add str bui liv mov shi del sen wen fin loc lin rec adr aad ans oso lak mor end dir ind nas dom".split(" "),
+  "go ",
+]);
 /** a line with a name and a number, and under it a line with a postcode and a town: "Kaštielska 5\n34 030 Martin" (tried at each line start) */
 const LINE_POSTAL_AT = new RegExp(
   `(?<=^|\\n)[ \\t]*${CAP}(?:[ \\t]+${WORD}){0,3}[ \\t]+${NUM}(?=[ \\t]*\\r?\\n[ \\t]*(?:[A-Z]{2}-?)?\\d{2,6}(?:[- ]\\d{2,4})?(?:[ ]?[A-Z]{2})?[ \\t]+\\p{Lu})`,
@@ -117,29 +124,57 @@ const MILITARY =
   /(?<![\p{L}\p{N}])(?:(?:PSC|CMR|Unit)[ \t]+\d{3,5}(?:,?[ \t]*(?:\r?\n[ \t]*)?Box[ \t]+\d{1,5})?|(?:USNS|USS)[ \t]+\p{Lu}[\p{L}-]*(?:[ \t]+\p{Lu}[\p{L}-]*)?(?:[ \t]+\([A-Z]{2,4}[ -]?\d{1,3}\))?),?[ \t]*(?:\r?\n[ \t]*)?(?:APO|FPO|DPO)[ \t]+A[AEP][ \t]+\d{5}(?:-\d{4})?(?!\d)/gu;
 
 const UNIT_WORD =
-  "Apt|Apto|Apartment|Appartement|Appartamento|Suite|Ste|Unit|Flat|Floor|Fl|Room|Rm|Top|Tür|Stiege|Stg|Whg|Wohnung|lgh|Lgh|Bloc|Bl|Sc|Ap|Et|Piso|piso|Dpto|Depto|Puerta|Pta|Andar|andar|Sala|sala|Casa|apto|apt|suite|flat|unit|m|lok|mieszk|#";
-const UNIT_PART = `(?:(?:${UNIT_WORD})(?![\\p{L}])\\.?[ \\t]?#?(?=[\\p{L}-]{0,5}\\d|[A-Z](?![\\p{L}]))[\\p{L}\\p{N}-]{1,6}|\\d{1,2}\\.?[ \\t]?(?:emelet|em\\.|tv\\.?|th\\.?|mf\\.?|st\\.?|sal|etg\\.?|étage|hoog|OG|Stock|piso|andar|floor)(?:[ \\t]+\\d{1,3}\\.?[ \\t]?(?:ajtó|a\\.)?)?|[IVX]{1,4}(?![\\p{L}\\p{N}])|(?:étage|hoog|OG|Stock|Bajo|Bajos|Entlo\\.?|Ático|Principal)(?![\\p{L}])(?:[ \\t][A-Z\\d](?![\\p{L}\\p{N}]))?)`;
-const UNIT_AT = new RegExp(`(?:,[ \\t]*|[ \\t]+)${UNIT_PART}`, "uy");
+  "Apt|Apto|Apartment|Appartement|Appartamento|Suite|Ste|Unit|Flat|Floor|Fl|Room|Rm|Top|Tür|Stiege|Stg|Whg|Wohnung|lgh|Lgh|Bloc|Bl|Sc|Ap|Et|Piso|piso|Dpto|Depto|Puerta|Pta|Andar|andar|Sala|sala|Casa|apto|apt|suite|flat|unit|m|lok|mieszk|as|bte|boîte|kv|кв|Kat|Daire|Sector|sector|Sektor|bl|sc|ap|et|#";
+/**
+ * Floors, doors and districts as other conventions write them: "3.º Dto", "2.º Esq." (Portuguese),
+ * "3r 2a" (Catalan), "II. em. 5." (Hungarian), "D: 5" (Turkish), "Col. Juárez" (a Mexican colonia),
+ * "Quận 1" (a Vietnamese district)
+ */
+const UNIT_LOCAL = `\\d{1,2}\\.?[ºª°](?:[ \\t]?(?:Dto|dto|Dta|Esq|esq|Dir|dir|Drt|Fte|Frt|Trás|Izq|izq|Izda|izda|Dcha|dcha|Dra|dra|Der|der|Ctro|ctro|[A-F])(?![\\p{L}])\\.?)?|\\d{1,2}(?:r|n|t|er|o)[ \\t]\\d{1,2}[aª](?![\\p{L}\\p{N}])|(?:[IVX]{1,4}|\\d{1,2})\\.[ \\t]?em(?:elet)?\\.?(?:[ \\t]?\\d{1,3}\\.?(?:[ \\t]?ajtó)?)?|(?:D|K)[.:][ \\t]?\\d{1,3}(?![\\p{L}\\p{N}])|(?:st|kl)\\.?[ \\t]?(?:tv|th|mf)\\.?|(?:Col\\.|Colonia|Bairro|Barrio|Quận|Phường|Huyện|Q\\.|P\\.)[ \\t]?(?:\\d{1,2}(?![\\p{L}\\p{N}])|\\p{Lu}[\\p{L}\\p{M}]{1,20}(?:[ \\t]\\p{Lu}[\\p{L}\\p{M}]{1,20}){0,2})`;
+const UNIT_PART = `(?:${UNIT_LOCAL}|(?:${UNIT_WORD})(?![\\p{L}])\\.?[ \\t]?#?(?=[\\p{L}-]{0,5}\\d|[A-Z](?![\\p{L}]))[\\p{L}\\p{N}-]{1,6}|\\d{1,2}\\.?[ \\t]?(?:emelet|em\\.|tv\\.?|th\\.?|mf\\.?|st\\.?|sal|etg\\.?|étage|hoog|OG|Stock|piso|andar|floor)(?:[ \\t]+\\d{1,3}\\.?[ \\t]?(?:ajtó|a\\.)?)?|[IVX]{1,4}(?![\\p{L}\\p{N}])|(?:étage|hoog|OG|Stock|Bajo|Bajos|Entlo\\.?|Ático|Principal)(?![\\p{L}])(?:[ \\t][A-Z\\d](?![\\p{L}\\p{N}]))?)`;
+const UNIT_AT = new RegExp(
+  `(?:,[ \\t]{0,4}|[ \\t]{1,4}|\\.[ \\t]{1,4}(?=[IVX]{1,4}\\.|\\d)|-(?=[IVX]{1,4}(?![\\p{L}\\p{N}])))${UNIT_PART}`,
+  "uy",
+);
 
-const TOWN_WORD = "\\p{Lu}[\\p{L}\\p{M}'’]*(?:-\\p{L}[\\p{L}\\p{M}'’]*){0,3}";
+const TOWN_WORD = "\\p{Lu}[\\p{L}\\p{M}'’]*(?:[-/]\\p{L}[\\p{L}\\p{M}'’]*){0,3}";
 const TOWN = `${TOWN_WORD}(?:[ \\t]+(?:(?:de|do|da|das|dos|del|della|di|am|an|im|nad|pod|la|le|les|sur|sous|en|y|i|e|upon|on)[ \\t]+)?${TOWN_WORD}){0,3}`;
 // a second lower-case word only when the line or clause ends after it ("6481 faxe ladeplads,"; not "lisboa desde março")
 const LOWER_TOWN = "\\p{Ll}[\\p{L}\\p{M}'’-]*(?:[ \\t]\\p{Ll}[\\p{L}\\p{M}'’-]*(?=[ \\t]{0,4}(?:[,.;!?\\r\\n]|$)))?";
 /** postcodes in the formats of most countries: "1052", "10115", "62-650", "8002-892", "323 99", "1302 DP", "LV-4660", "AZ0137" */
 const POSTCODE = "(?:[A-Za-z]{2}-?)?\\d{2,6}(?:[- ]\\d{2,4})?(?:[ ]?[A-Z]{2}(?![\\p{L}]))?";
 const UK_CA = "[A-Z]{1,2}\\d[A-Z\\d]?[ ]?\\d[A-Z]{2}|[A-Z]\\d[A-Z][ ]?\\d[A-Z]\\d";
-const SEP = "(?:,[ \\t]{0,8}|[ \\t]{0,8}\\r?\\n[ \\t]{0,8})";
+const SEP = "(?:,[ \\t]{0,8}|[ \\t]{0,4}[·•|][ \\t]{0,8}|[ \\t]{0,8}\\r?\\n[ \\t]{0,8})";
 const POSTCODE_TOWN = new RegExp(`(?:${SEP}|[ \\t]{1,4}(?=\\d{4,5}[ \\t]+\\p{Lu}))(?:${POSTCODE})[ \\t]+(?:${TOWN})`, "uy");
 const POSTCODE_TOWN_LOWER = new RegExp(`${SEP}(?:${POSTCODE})[ \\t]+(?:${LOWER_TOWN})`, "uy");
 const TOWN_POSTCODE = new RegExp(
-  `${SEP}${TOWN}(?:,?[ \\t]+[A-Z]{2}(?![\\p{L}]))?,?[ \\t]+(?:\\d{3}[ ]?\\d{3}|\\d{4,5}(?:-\\d{4})?|${UK_CA})(?![\\p{L}\\p{N}])`,
+  `${SEP}${TOWN}(?:,?[ \\t]+[A-Z]{2}(?![\\p{L}]))?,?[ \\t]+(?:\\d{3}[ ]?\\d{3}|(?:[A-Z]{2}-)?\\d{4,5}(?:-\\d{4})?|${UK_CA})(?![\\p{L}\\p{N}])`,
   "uy",
 );
+/**
+ * town lines (a district, a town, a state: "Bela Vista, São Paulo - SP", "Ballincollig\nCo. Cork")
+ * and a postcode alone on the line under them: "01310-200", "EH9 1HG", "P31 X2T6"
+ */
+const TOWN_LINE_PART = `(?:(?:Co\\.|TP\\.|Tp\\.)[ \\t]{1,4})?${TOWN}(?:,[ \\t]{0,4}${TOWN})?(?:[ \\t]{0,4}[-–/][ \\t]{0,4}[A-Z]{2}(?![\\p{L}]))?`;
+const TOWNS_POSTCODE_LINE = new RegExp(
+  `(?:[ \\t]{0,8}\\r?\\n[ \\t]{0,8}${TOWN_LINE_PART}){1,2}[ \\t]{0,8}\\r?\\n[ \\t]{0,8}(?:\\d{5}-\\d{3}|${UK_CA}|[A-Z]\\d{2}[ ]?[A-Z\\d]{4}|\\d{4,6})(?![\\p{L}\\p{N}])`,
+  "uy",
+);
+/** a house number and a blank before the postcode line: the flat of "Kalevankatu 31 A 4\n00100 Helsinki" */
+const BARE_FLAT = /[ \t]\d{1,3}(?=[ \t]*\r?\n)/y;
 
 /** Countries in English and in their own languages, for the line under a postcode and town. */
 export const COUNTRIES =
   "USA|United States|U\\.S\\.A\\.|United Kingdom|UK|England|Scotland|Wales|Ireland|Éire|Canada|Australia|New Zealand|India|Nigeria|Ghana|Kenya|South Africa|Germany|Deutschland|Austria|Österreich|Switzerland|Schweiz|Suisse|Svizzera|France|Belgium|Belgique|België|Netherlands|Nederland|Luxembourg|Spain|España|Portugal|Italy|Italia|Brazil|Brasil|Mexico|México|Argentina|Chile|Colombia|Peru|Perú|Denmark|Danmark|Norway|Norge|Sweden|Sverige|Finland|Suomi|Iceland|Ísland|Poland|Polska|Czech Republic|Czechia|Česko|Česká republika|Slovakia|Slovensko|Hungary|Magyarország|Romania|România|Moldova|Bulgaria|Croatia|Hrvatska|Serbia|Srbija|Slovenia|Slovenija|Bosnia and Herzegovina|Greece|Turkey|Türkiye|Azerbaijan|Azərbaycan|Georgia|Armenia|Ukraine|Russia|Estonia|Eesti|Latvia|Latvija|Lithuania|Lietuva|Belarus|Kazakhstan|Uzbekistan|Oʻzbekiston|Israel|Egypt|Morocco|Japan|China|Korea|Vietnam|Indonesia|Philippines|Singapore|Malaysia|Thailand";
 const COUNTRY_AT = new RegExp(`${SEP}(?:${COUNTRIES})(?![\\p{L}\\p{N}])`, "uy");
+/** a country between the street and the postcode: "Tammsaare tee 104, Estonia 12918 Tallinn", "…\nFinland FI-00180 Helsinki" */
+const COUNTRY_POSTCODE_TOWN = new RegExp(`${SEP}(?:${COUNTRIES}),?[ \\t]+(?:${POSTCODE})[ \\t]+(?:${TOWN})`, "uy");
+/** what may stand before a street: a flat ("Flat 4, 27 Marchmont Crescent"), a postcode and town ("1052 Budapest\nVáci u. 19.") */
+const UNIT_BEFORE = /(?:Flat|Apt\.?|Apartment|Unit|Suite|Room)[ \t]?#?[\p{L}\p{N}-]{1,6},[ \t]{0,4}$/u;
+const LOCALITY_BEFORE = new RegExp(
+  `(?:[A-Z]{2}-?)?\\d{4,5}[ \\t]{1,4}${TOWN}(?:,[ \\t]{0,4}|[ \\t]{0,4}\\r?\\n[ \\t]{0,4})$`,
+  "u",
+);
 
 const POSTCODE_LABELLED =
   /\b(?:post\s?code|postal\s+code|zip(?:\s?code)?(?:\/postal\s+code)?|plz|cep|postnummer|postnr|kod\s+pocztowy|irányítószám|psč|código\s+postal|code\s+postal)\b[^\n\d]{0,15}?((?:[A-Za-z]{2}-?)?\d{3,6}(?:[- ]\d{2,4})?(?:[ ]?[A-Z]{2}(?![\p{L}]))?|[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z]{2}|[A-Z]\d[A-Z][ ]?\d[A-Z]\d)(?![\p{L}\p{N}])/giu;
@@ -254,7 +289,26 @@ export function extended(text: string, start: number, end: number, score: number
   const first = text.charAt(start);
   const lower = first !== first.toUpperCase();
   const to = extend(text, end, lower);
-  return entity("address", text, start, to, to > end ? Math.max(score, 0.92) : score);
+  const from = extendBack(text, start);
+  return entity("address", text, from, to, to > end || from < start ? Math.max(score, 0.92) : score);
+}
+
+/** Start of the address once a flat or a postcode and town written before the street are taken in. */
+function extendBack(text: string, start: number): number {
+  const c = text.charCodeAt(start - 1);
+  // only after a blank, a line break or a comma's blank
+  if (!(c === 32 || c === 9 || c === 10)) return start;
+  const lo = Math.max(0, start - 60);
+  const before = text.slice(lo, start);
+  for (const re of [UNIT_BEFORE, LOCALITY_BEFORE]) {
+    const m = re.exec(before);
+    if (!m) continue;
+    const at = lo + m.index;
+    // the match starts at a word's start
+    if (at > 0 && /[\p{L}\p{N}]/u.test(text.charAt(at - 1))) continue;
+    return at;
+  }
+  return start;
 }
 
 /**
@@ -314,14 +368,24 @@ function streetBeforeValid(match: string): boolean {
 /** End of the address once unit parts, a postcode and town and a country line that follow `end` are taken in. */
 function extend(text: string, end: number, lower: boolean): number {
   let at = end;
-  for (let k = 0; k < 2; k++) {
+  for (let k = 0; k < 4; k++) {
     const next = stickyAt(UNIT_AT, text, at);
     if (next < 0) break;
     at = next;
   }
   let locality = stickyAt(POSTCODE_TOWN, text, at);
   if (locality < 0 && lower) locality = stickyAt(POSTCODE_TOWN_LOWER, text, at);
+  if (locality < 0) {
+    // a country before the postcode, or town lines above a postcode alone
+    const other = Math.max(stickyAt(COUNTRY_POSTCODE_TOWN, text, at), stickyAt(TOWNS_POSTCODE_LINE, text, at));
+    if (other >= 0) return other;
+  }
   if (locality < 0) locality = stickyAt(TOWN_POSTCODE, text, at);
+  if (locality < 0) {
+    // a flat number alone after the house number, then the postcode line
+    const flat = stickyAt(BARE_FLAT, text, at);
+    if (flat >= 0) locality = stickyAt(POSTCODE_TOWN, text, flat);
+  }
   if (locality < 0) return at;
   at = locality;
   const country = stickyAt(COUNTRY_AT, text, at);

@@ -3,7 +3,15 @@
  * AU), "<Name>straße 5, 10115 Berlin" (German and Nordic/Dutch compounds; Swedish "111 51"), "12 rue de la Paix,
  * 75002 Paris" / "Calle Mayor 5" (Romance street words), and post-office boxes.
  */
-import { gateEndings, gateWords, keywordFlags, STREET_ENDING, STREET_SUFFIX_EN, STREET_WORD_ROMANCE } from "./keywords";
+import {
+  gateEndings,
+  gateWords,
+  keywordFlags,
+  POSTBOX_WORD,
+  STREET_ENDING,
+  STREET_SUFFIX_EN,
+  STREET_WORD_ROMANCE,
+} from "./keywords";
 import { entity, type PiiEntity } from "./types";
 
 const CAP = "\\p{Lu}[\\p{L}\\p{M}'’-]*";
@@ -12,12 +20,12 @@ const SUFFIX =
   "(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Parkway|Pkwy|Circle|Cir|Highway|Hwy|Square|Sq|Squares|Trail|Trl|Close|Crescent|Cres|Row|Mews|Grove|Gardens?|Walk|Plaza|Alley|Loop|Pike|Broadway|Brooks?|Branch|Bypass|Camp|Canyon|Causeway|Cliffs?|Common|Corners?|Course|Cove|Creek|Crest|Crossing|Dale|Dam|Divide|Estates?|Expressway|Extensions?|Falls?|Ferry|Fields?|Flats?|Fords?|Forest|Forge|Fork|Freeway|Glens?|Greens?|Harbou?r|Haven|Heights|Hills?|Hollow|Inlet|Island|Junction|Keys?|Knolls?|Lakes?|Landing|Lights?|Lodge|Mall|Manor|Meadows?|Mills?|Mission|Motorway|Mount|Mountain|Orchard|Oval|Overpass|Parade|Park|Pass|Path|Pines?|Plains?|Points?|Port|Prairie|Ridge|Rise|Run|Shoals?|Shores?|Springs?|Spurs?|Station|Stravenue|Summit|Track|Trace|Turnpike|Underpass|Valley|Via|Views?|Village|Ville|Vista|Wall|Wells?|Brow|Drove|Brae|End)";
 const UNIT =
   "(?:,?\\s+(?:Apt|Apto|Apartment|Appartamento|Suite|Ste|Unit|Floor|Fl|Room|Rm|Zimmer|Piano|#)\\.?\\s*#?[\\p{L}\\p{N}-]{1,6})?";
-const POSTCODE = "(?:\\d{5}(?:-\\d{4})?|[A-Z]{1,2}\\d[A-Z\\d]?\\s?\\d[A-Z]{2}|[A-Z]\\d[A-Z]\\s?\\d[A-Z]\\d|\\d{4})";
+const POSTCODE = "(?:\\d{6}|\\d{5}(?:-\\d{4})?|[A-Z]{1,2}\\d[A-Z\\d]?\\s?\\d[A-Z]{2}|[A-Z]\\d[A-Z]\\s?\\d[A-Z]\\d|\\d{4})";
 // ", Springfield, IL 62704" / ", London NW1 6XE" / ", Toronto, ON M5V 2T6"; every part optional
 const LOCALITY = `(?:,\\s*${CAP}(?:\\s+${CAP}){0,2}(?:,?\\s+(?:[A-Z]{2}(?![\\p{L}])|${CAP}))?(?:,?\\s+${POSTCODE})?(?![\\p{L}\\p{N}]))?`;
 
 const STREET_EN = new RegExp(
-  `(?<![\\p{L}\\p{N}])\\d{1,6}[A-Za-z]?(?:-\\d{1,5})?\\s+(?:(?:[NSEW]|North|South|East|West|NE|NW|SE|SW)\\.?\\s+)?(?:(?:\\d{1,3}(?:st|nd|rd|th)|${CAP})\\s+){1,4}${SUFFIX}\\.?(?![\\p{L}])(?:\\s+(?:North|South|East|West|NE|NW|SE|SW|[NSEW])\\b\\.?)?${UNIT}${LOCALITY}`,
+  `(?<![\\p{L}\\p{N}])(?:No\\.?[ \\t]?\\d{1,6}[A-Za-z]?(?:-\\d{1,5})?,?|\\d{1,6}[A-Za-z]?(?:-\\d{1,5})?)[ \\t]+(?:(?:[NSEW]|North|South|East|West|NE|NW|SE|SW)\\.?\\s+)?(?:(?:\\d{1,3}(?:st|nd|rd|th)|${CAP})\\s+){1,4}${SUFFIX}\\.?(?![\\p{L}])(?:\\s+(?:North|South|East|West|NE|NW|SE|SW|[NSEW])\\b\\.?)?${UNIT}${LOCALITY}`,
   "gu",
 );
 const GERMANIC_ENDINGS =
@@ -46,7 +54,18 @@ const STREET_POSTAL = new RegExp(
   "gu",
 );
 const POSTCODE_AFTER_COMMA = /,\s*\d{4}/;
-const PO_BOX = new RegExp(`\\b[Pp]\\.?\\s?[Oo]\\.?\\s+[Bb]ox\\s+\\d{1,6}${LOCALITY}`, "gu");
+// PO_BOX's words, each a whole word of the text where it matches ("B.P." is gated on "b")
+gateWords(
+  POSTBOX_WORD,
+  "box postfach postbus postboks postbox apartado caixa casella boîte skrytka postilokero pf b bp".split(" "),
+);
+/** a month and a day, a comma and a year ("June 18, 1965 Phone"): a date, its year no postcode */
+export const DATE_LIKE =
+  /(?:^|[ \t])(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|January|February|March|April|June|July|August|September|October|November|December)\.?[ \t]\d{1,2},[ \t]*(?:1[89]|20)\d{2}(?!\d)/;
+const PO_BOX = new RegExp(
+  `(?<![\\p{L}\\p{N}])(?:[Pp]\\.?\\s?[Oo]\\.?\\s+[Bb]ox\\s+\\d{1,6}${LOCALITY}|(?:Postfach|Postbus|Postboks|Postbox|Apartado(?:\\s+de\\s+[Cc]orreos)?|Caixa\\s+[Pp]ostal|Casella\\s+[Pp]ostale|Boîte\\s+[Pp]ostale|Skrytka\\s+[Pp]ocztowa|Postilokero|Pf\\.|B\\.P\\.|BP)[ \\t]+\\d{1,6}(?:[ ]\\d{2}){0,2}(?=,?[ \\t]*(?:\\r?\\n[ \\t]*)?(?:[A-Z]{2}-?)?\\d{2,6}(?:[ -]\\d{2,3})?[ \\t]+\\p{Lu}))`,
+  "gu",
+);
 
 gateWords(STREET_WORD_ROMANCE, ROMANCE_LIST);
 // "Gardens?" and "Harbou?r" stand for both spellings
@@ -65,11 +84,12 @@ export function findAddresses(text: string): PiiEntity[] {
   for (const re of [STREET_EN, STREET_GERMANIC, PO_BOX]) {
     if (re === STREET_EN && (gates & STREET_SUFFIX_EN) === 0) continue;
     if (re === STREET_GERMANIC && (gates & STREET_ENDING) === 0) continue;
-    if (re === PO_BOX && !text.includes("box") && !text.includes("Box")) continue;
+    if (re === PO_BOX && (gates & POSTBOX_WORD) === 0) continue;
     for (const m of text.matchAll(re)) out.push(trimmed(text, m.index, m[0], 0.88));
   }
   // the postal pattern may start at any capitalised word: run it only where a postcode follows a comma
-  if (POSTCODE_AFTER_COMMA.test(text)) for (const m of text.matchAll(STREET_POSTAL)) out.push(trimmed(text, m.index, m[0], 0.9));
+  if (POSTCODE_AFTER_COMMA.test(text))
+    for (const m of text.matchAll(STREET_POSTAL)) if (!DATE_LIKE.test(m[0])) out.push(trimmed(text, m.index, m[0], 0.9));
   if (gates & STREET_WORD_ROMANCE)
     for (const m of text.matchAll(STREET_ROMANCE)) {
       // the Romance pattern needs a house number somewhere, else "via Email" would be an address

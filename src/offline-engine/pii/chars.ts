@@ -72,3 +72,25 @@ export function isSpace(c: number): boolean {
     c === 0xfeff
   );
 }
+
+/** hasNonAscii's last text and its answer (the recognizers of one call ask about the same text) */
+let nonAsciiText: string | null = null;
+let nonAsciiAnswer = false;
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/**
+ * Whether `text` holds any character outside ASCII: one native scan per text, shared by the
+ * recognizers (a pattern whose every alternative needs a non-ASCII letter is skipped on ASCII text).
+ */
+export function hasNonAscii(text: string): boolean {
+  if (text !== nonAsciiText) {
+    nonAsciiAnswer = NON_ASCII.test(text);
+    nonAsciiText = text;
+  }
+  return nonAsciiAnswer;
+}
+
+/** Lets the last text go (a long prompt is not held after its call). */
+export function forgetNonAscii(): void {
+  nonAsciiText = null;
+}

@@ -132,6 +132,20 @@ export function fold(word: string): string {
     .replace(FOLDED, (c) => FOLD[c] ?? c);
 }
 
+/** hash(fold(word)) of words outside ASCII, kept (emptied when it grows past FOLDED_KEEP): recognizers ask about a word many times */
+const FOLDED_HASHES = new Map<string, number>();
+const FOLDED_KEEP = 4096;
+
+function foldedHash(word: string): number {
+  let h = FOLDED_HASHES.get(word);
+  if (h === undefined) {
+    if (FOLDED_HASHES.size >= FOLDED_KEEP) FOLDED_HASHES.clear();
+    h = hash(fold(word));
+    FOLDED_HASHES.set(word, h);
+  }
+  return h;
+}
+
 /** hash(word.toLowerCase()) of an ASCII word, without the lower-case copy; -1 when the word is not ASCII. */
 function asciiHashLower(word: string): number {
   let h = FNV_OFFSET;
@@ -170,5 +184,5 @@ export function isGazetteerName(word: string): boolean {
   const ascii = asciiHashLower(word);
   if (contains(english, ascii >= 0 ? ascii : hash(word.toLowerCase()))) return false;
   // an ASCII word folds to its lower case (no marks, no letters to fold): the same hash
-  return contains(names, ascii >= 0 ? ascii : hash(fold(word)));
+  return contains(names, ascii >= 0 ? ascii : foldedHash(word));
 }

@@ -91,12 +91,41 @@ const lists = slicedEngine("pii-given-names", function* () {
   return { given, family };
 });
 
+/**
+ * hashOf(fold(word)): a word of printable ASCII folds to its lower case, hashed as it is read (no
+ * copy); another word's hash is kept, as recognizers ask about the same word many times.
+ */
+function foldHash(word: string): number {
+  let h = FNV_OFFSET;
+  for (let i = 0; i < word.length; i++) {
+    let c = word.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return foldHashSlow(word);
+    if (c >= 65 && c <= 90) c += 32;
+    h = Math.imul(h ^ c, FNV_PRIME);
+  }
+  return h >>> 0;
+}
+
+/** foldHash of words with other characters, kept (emptied when it grows past FOLD_KEEP) */
+const FOLD_HASHES = new Map<string, number>();
+const FOLD_KEEP = 4096;
+
+function foldHashSlow(word: string): number {
+  let h = FOLD_HASHES.get(word);
+  if (h === undefined) {
+    if (FOLD_HASHES.size >= FOLD_KEEP) FOLD_HASHES.clear();
+    h = hashOf(fold(word));
+    FOLD_HASHES.set(word, h);
+  }
+  return h;
+}
+
 /** Whether the word (any case, diacritics or not) is a given name of the lists. */
 export function isGivenName(word: string): boolean {
-  return lists().given.has(hashOf(fold(word)));
+  return lists().given.has(foldHash(word));
 }
 
 /** Whether the word is a family name of the lists (Chinese and Korean ones are one or two characters). */
 export function isFamilyName(word: string): boolean {
-  return lists().family.has(hashOf(fold(word)));
+  return lists().family.has(foldHash(word));
 }

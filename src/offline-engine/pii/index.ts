@@ -6,18 +6,20 @@
 import { checkCpuBudget, tickCpuBudget } from "../budget";
 import { findAddresses } from "./address";
 import { findAddressBlocks } from "./address-block";
+import { findScriptAddresses } from "./address-script";
 import { extended, findWorldAddresses } from "./address-world";
+import { forgetNonAscii } from "./chars";
 import { findDatesOfBirth } from "./dates";
 import { fold } from "./fold";
 import { forgetText } from "./keywords";
 import { findNames } from "./names";
 import { findCasedNames } from "./names-cased";
-import { falseName, findMoreNames } from "./names-extra";
+import { falseName, findMoreNames, trimName } from "./names-extra";
 import { findScriptNames } from "./names-script";
 import { findPhoneNumbers } from "./phone";
 import { applyRedactions, type RedactionStyle } from "./redact";
 import { resolveOverlaps } from "./resolve";
-import { findCreditCards, findEmails, findIpAddresses, findSsns } from "./structured";
+import { findCreditCards, findEmails, findIpAddresses, findSsns, forgetStretches } from "./structured";
 import type { PiiEntity, PiiType, Recognizer } from "./types";
 
 export { accountHashKey, PII_HASH_SECRET } from "./keyed-hash";
@@ -36,11 +38,13 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number; checke
   { types: ["ssn"], find: findSsns, digits: 9 },
   { types: ["ip_address"], find: findIpAddresses },
   { types: ["phone_number"], find: findPhoneNumbers, digits: 7 },
-  { types: ["date_of_birth"], find: findDatesOfBirth },
+  // (every date pattern needs four digits or more: a day, a month and a year, or a year)
+  { types: ["date_of_birth"], find: findDatesOfBirth, digits: 4 },
   // the English and Romance patterns' streets take in the unit, postcode, town and country lines that follow
   { types: ["address"], find: (text) => findAddresses(text).map((e) => extended(text, e.start, e.end, e.score)) },
   { types: ["address"], find: findWorldAddresses },
   { types: ["address"], find: findAddressBlocks },
+  { types: ["address"], find: findScriptAddresses },
   { types: ["name"], find: findNames },
   { types: ["name"], find: findCasedNames },
   { types: ["name"], find: findMoreNames, checked: true },
@@ -73,10 +77,20 @@ function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
       checkCpuBudget();
       if (r.digits !== undefined && digits < r.digits) continue;
       // a name before a street, square or organisation word is none (names-extra.ts; its own finds are checked already)
-      for (const e of r.find(text)) if (r.checked || e.type !== "name" || !falseName(text, e.start, e.end)) candidates.push(e);
+      for (const found of r.find(text)) {
+        if (found.type !== "name") {
+          candidates.push(found);
+          continue;
+        }
+        // a greeting before a name or an honorific after it is no part of it ("Chào Linh", "Elif Hanım")
+        const e = trimName(text, found);
+        if (e && (r.checked || !falseName(text, e.start, e.end))) candidates.push(e);
+      }
     }
   } finally {
     forgetText();
+    forgetNonAscii();
+    forgetStretches();
   }
   checkCpuBudget();
   const resolved = coverRepeats(text, resolveOverlaps(candidates));

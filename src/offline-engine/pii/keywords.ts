@@ -34,6 +34,8 @@ export const NAME_CUE = 256;
 export const CAPS_PAIR = 512;
 /** a word that starts like a phrase announcing an address ("address", "ship to"): see gatePrefixes */
 export const ADDRESS_CUE_PREFIX = 1024;
+/** the words of a post-office box ("Box", "Postfach", "Apartado", "B.P."...) */
+export const POSTBOX_WORD = 2048;
 
 /**
  * Lists whose patterns start at `\b` in a case-insensitive Unicode pattern: `\b` is an ASCII word

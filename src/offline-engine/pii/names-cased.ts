@@ -10,6 +10,7 @@ import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
 import { CAPS_PAIR, cueStarts, gateWords, keywordFlags, NAME_CUE } from "./keywords";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
 import { introBefore } from "./names";
+import { fieldLabelBefore } from "./names-extra";
 import { entity, type PiiEntity } from "./types";
 
 // two to four upper-case words (hyphens and apostrophes inside: "IYER-SINHA", "O'NEIL")
@@ -35,6 +36,14 @@ const LOWER_STOP = new Set(
   ),
 );
 
+/** legal forms and firm words in capitals after a run */
+const ORG_CAPS = new Set(
+  "GMBH AG AB AS ASA OY OYJ LTD LLC INC SA SAS SARL SRL SPA BV NV KFT ZRT SP DOO PLC CORP CO COMPANY GROUP BANK HOLDING HOLDINGS".split(
+    " ",
+  ),
+);
+/** titles written in capitals before a name in capitals */
+const CAPS_TITLES = new Set("MR MRS MS MISS MX DR PROF HERR FRAU MME MLLE SR SRA SRTA SIG SIGRA PAN PANI".split(" "));
 const titleCase = (w: string): string => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase();
 const knownGiven = (w: string): boolean => {
   const t = titleCase(w);
@@ -63,7 +72,15 @@ export function findCasedNames(text: string): PiiEntity[] {
       const words = [...m[0].matchAll(/[^ \t]+/g)].map((w) => ({ w: w[0], at: m.index + w.index }));
       for (let i = 0; i < words.length - 1; i++) {
         const first = words[i];
-        const intro = introBefore(text, first.at);
+        // a title in capitals before the run ("MS ELIN HALLGREN", "HERR JONAS BERG") is a strong cue
+        const titled =
+          (i > 0 && CAPS_TITLES.has((words[i - 1] as { w: string }).w.replace(/\.$/, ""))) ||
+          (i === 0 && fieldLabelBefore(text, first.at));
+        const plain = titleCase(first.w);
+        const intro =
+          titled && !isEnglishWord(plain) && !isStopword(plain) && !NOT_NAME_WORDS.has(plain)
+            ? "strong"
+            : introBefore(text, first.at);
         if (!knownGiven(first.w) && intro !== "strong") continue;
         let j = i + 1;
         while (j < words.length && j - i < 4) {
@@ -72,6 +89,11 @@ export function findCasedNames(text: string): PiiEntity[] {
           j++;
         }
         if (j - i < 2) continue;
+        // a firm in capitals ("MAX MUSTERMANN GMBH", "NORDIC TRADING AS") is no person
+        if (words.slice(i, j + 1).some((x) => ORG_CAPS.has(x.w.replace(/[.,]$/, "")))) {
+          i = j;
+          continue;
+        }
         const last = words[j - 1];
         out.push(entity("name", text, first.at, last.at + last.w.length, intro ? 0.85 : 0.8));
         i = j - 1;

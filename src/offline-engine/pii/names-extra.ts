@@ -8,6 +8,7 @@
  * `falseName` is the other side: runs that a street, square, bridge, ship or organisation word
  * follows or precedes are no person.
  */
+import { hasNonAscii } from "./chars";
 import { isEnglishWord, isGazetteerName, isStopword, isStopwordLower } from "./gazetteer";
 import { isFamilyName, isGivenName } from "./given-names";
 import { nameTokens, tokenEnds, tokenStarts } from "./keywords";
@@ -93,9 +94,15 @@ const FIELD_LABELS = new Set(
     "perekonnanimi surname forename firstname lastname holder recipient consignee addressee saaja vastaanottaja " +
     "modtager mottaker mottagare empfänger destinataire destinatario destinatário ontvanger odbiorca příjemce " +
     "adresát prijemca címzett alıcı gavėjas saņēmējs viðtakandi prejemnik primatelj primalac kontaktperson " +
-    "ansprechpartner yhteyshenkilö kapcsolattartó titular"
+    "ansprechpartner yhteyshenkilö kapcsolattartó titular tên"
   ).split(" "),
 );
+/** Whether a form's name label and a colon end right before `start` ("Cardholder: ", "Příjmení: "). */
+export function fieldLabelBefore(text: string, start: number): boolean {
+  if (!/:[ \t]*$/.test(text.slice(Math.max(0, start - 4), start))) return false;
+  const label = wordBefore(text, start);
+  return FIELD_LABELS.has(label) || ADDRESS_TITLES.has(label);
+}
 /** Phrases that ask for a person ("fråga efter", "spør etter", "pitajte za", "ask for"): the word after is a name. */
 const ASKED_FOR = (
   "fråga efter|frågade efter|spør etter|spørg efter|spørg om|pitajte za|pitaj za|zeptejte se na|pytaj o|zapytaj o|" +
@@ -229,24 +236,51 @@ function nameLike(word: string): boolean {
   return !isStopwordLower(lower) && !GREETINGS.has(lower);
 }
 
+const isBlankCode = (c: number) => c === 32 || c === 9;
+
+/** Whether text[from, to) holds a blank or a tab. */
+function hasBlank(text: string, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) if (isBlankCode(text.charCodeAt(k))) return true;
+  return false;
+}
+
+/** /^[ \t]*&/ on the three characters from `end`. */
+function ampersandAfter(text: string, end: number): boolean {
+  const hi = Math.min(text.length, end + 3);
+  for (let k = end; k < hi; k++) {
+    const c = text.charCodeAt(k);
+    if (c === 38) return true;
+    if (!isBlankCode(c)) return false;
+  }
+  return false;
+}
+
+/** /&[ \t]*$/ on the three characters before `start`. */
+function ampersandBefore(text: string, start: number): boolean {
+  const lo = Math.max(0, start - 3);
+  for (let k = start - 1; k >= lo; k--) {
+    const c = text.charCodeAt(k);
+    if (c === 38) return true;
+    if (!isBlankCode(c)) return false;
+  }
+  return false;
+}
+
 /** A run that a place, ship or organisation word follows or precedes ("Rosa Parks Square", "USS Nimitz", "… Holdings"), or owned by someone ("Buffett's Berkshire Hathaway"). */
 export function falseName(text: string, start: number, end: number): boolean {
   const afterAsWritten = wordAfter(text, end);
   const after = afterAsWritten.toLowerCase();
   if (PLACE_AFTER.has(after) || COMPANY_FORMS.has(afterAsWritten)) return true;
   // a firm of two names ("Ernst & Young", "Marks & Spencer")
-  if (/^[ \t]*&/.test(text.slice(end, end + 3)) || /&[ \t]*$/.test(text.slice(Math.max(0, start - 3), start))) return true;
+  // (the character tests below read the text in place: they were patterns on slices)
+  if (ampersandAfter(text, end) || ampersandBefore(text, start)) return true;
+  const blankBefore = start > 0 && isBlankCode(text.charCodeAt(start - 1));
   // one word after a preposition of place ("à Lyon", "im Breisgau", "nach Wien")
-  if (
-    !/[ \t]/.test(text.slice(start, end)) &&
-    LOCATIVES.has(wordBefore(text, start)) &&
-    /[ \t]$/.test(text.slice(start - 1, start))
-  )
-    return true;
+  const prev = blankBefore ? wordBefore(text, start) : "";
+  if (blankBefore && !hasBlank(text, start, end) && LOCATIVES.has(prev)) return true;
   // a street or square word before the run, in the language's case ("placu Marszałka …", "Route Napoléon"),
   // or before the capitalised word before it ("na placu Marszałka Józefa Piłsudskiego")
-  if (/[ \t]$/.test(text.slice(start - 1, start))) {
-    const prev = wordBefore(text, start);
+  if (blankBefore) {
     if (STREET_BEFORE.has(prev)) return true;
     let p = start - 1;
     while (p > 0 && (text[p - 1] === " " || text[p - 1] === "\t")) p--;
@@ -290,6 +324,15 @@ function runScore(text: string, start: number, end: number, words: string[]): nu
   // title or form of address ("pani Agnieszko", "gospodine Babić", "kortholder Torbjørn Aasland")
   if (GREETINGS.has(before) || ADDRESS_TITLES.has(before)) return 0.8;
   if (FIELD_LABELS.has(before) && /:[ \t]*$/.test(text.slice(Math.max(0, start - 4), start))) return 0.85;
+  // "Given name(s): Athanasia"
+  if (text[start - 2] === ":" && /name\(s\):[ \t]*$/i.test(text.slice(Math.max(0, start - 10), start))) return 0.85;
+  // a person's field of a note or a ticket ("Owner: Szilvia", "Apologies: Dovilė")
+  if (
+    PERSON_FIELDS.has(before) &&
+    /:[ \t]*$/.test(text.slice(Math.max(0, start - 4), start)) &&
+    (words.length >= 2 || isGazetteerName(first) || knownGiven(first) || isFamilyName(first))
+  )
+    return 0.8;
   const window = text.slice(Math.max(0, start - 24), start);
   // (each pattern or phrase list is tried only where the character or word before can end it)
   if (text[start - 2] === ".") {
@@ -346,12 +389,44 @@ function runScore(text: string, start: number, end: number, words: string[]): nu
   if (words.length >= 2 && PERSON_CUES.has(before) && words.every((w) => isGazetteerName(w) || isGivenName(w) || isFamilyName(w)))
     return 0.75;
   if (words.length !== 1) return 0;
+  return oneWordScore(text, start, end, words, before, window);
+}
+
+/** runScore's cases for one word (a given or family name alone) past those of any length. */
+function oneWordScore(text: string, start: number, end: number, words: string[], before: string, window: string): number {
+  const first = words[0] as string;
   // one word inside a sentence, a name of the gazetteer or the lists, after a comma or "with" and
   // before a verb or the sentence's end ("Hej Ebbe, Lindholm har redan betalat", "ho parlato con
   // Ferraretti stamattina"): a place takes a preposition ("from Tallinn"), not these
   if (
     insideSentence(text, start, before) &&
     (isGazetteerName(first) || isFamilyName(first) || isGivenName(first) || SURNAME_ENDING.test(first))
+  )
+    return 0.7;
+  // a speaker or an assignee opening a line or a dashed item ("Tiina: is the VPN down?", "- Eszter: update the budget")
+  if (
+    text[end] === ":" &&
+    /^[ \t]+\p{Ll}/u.test(text.slice(end + 1, end + 4)) &&
+    opensItem(text, start) &&
+    (isGazetteerName(first) || knownGiven(first) || isFamilyName(first))
+  )
+    return 0.75;
+  // "me and Tarmo": a person beside oneself; "Liisa and Jaan": beside a known given name
+  if (before === "and") {
+    const pair = /(\p{L}+)[ \t]+and[ \t]+$/u.exec(window);
+    const other = pair ? (pair[1] as string) : "";
+    if (/^(?:me|you|him|her|us)$/i.test(other)) return 0.7;
+    if (knownGiven(other) && (isGazetteerName(first) || isFamilyName(first))) return 0.7;
+  }
+  // "my colleague Tarmo", "her husband Jouko": a relative or colleague after a possessive
+  if (KIN.has(before) && /(?:^|[^\p{L}])(?:my|our|his|her|their|your)[ \t]+\p{L}+[ \t]+$/iu.test(window)) return 0.75;
+  // met, called, emailed: a person of the lists or the gazetteer ("I met Radosław"; "call Vodafone" is a firm)
+  if (REACH_VERBS.has(before) && (isGazetteerName(first) || knownGiven(first) || isFamilyName(first))) return 0.7;
+  // the object of a person's act: "credit to Mehdi", "spoke to …", "hosted by Fernández", "signed for by K. Virtanen"
+  if (
+    (before === "to" || before === "by") &&
+    PERSON_TO_BY.test(window) &&
+    words.every((w) => isGazetteerName(w) || knownGiven(w) || isFamilyName(w))
   )
     return 0.7;
   // a word no list knows after a cue that only a person takes ("ask Ratko", "this is Ratko", "Could Gunnhild take…")
@@ -361,12 +436,180 @@ function runScore(text: string, start: number, end: number, words: string[]): nu
   ) {
     if (!MODALS.has(before) || /^\p{Ll}/u.test(wordAfter(text, end))) return 0.7;
   }
+  // a given or family name of the locale lists starting a sentence, then a verb only a person's act takes
+  // ("Tarık reviews", "Kowalska approved"; a name the gazetteer alone knows may be a city: "Warsaw changed the rules")
+  const after = wordAfter(text, end);
+  if (PERSON_VERBS.has(after) && sentenceStart(text, start) && (isFamilyName(first) || knownGiven(first))) return 0.7;
   // a word no list knows, starting a sentence, then a verb in the past tense ("Enikő presented")
-  if (/^\p{Ll}{3,}(?:ed|ised|ized)$/u.test(wordAfter(text, end)) && !isGazetteerName(first) && !isEnglishWord(first)) return 0.7;
+  if (/^\p{Ll}{3,}(?:ed|ised|ized)$/u.test(after) && !isGazetteerName(first) && !isEnglishWord(first)) return 0.7;
   return 0;
 }
 
 const QUOTES = "\"“„«'";
+/** Fields of notes and tickets that hold a person, lower case ("Owner:", "Assignee:", "Apologies:"). */
+const PERSON_FIELDS = new Set(
+  "contact owner owners assignee assignees reporter author requester organizer organiser presenter presenters chair apologies absent moderator approver reviewer reviewers attendee".split(
+    " ",
+  ),
+);
+/** Verbs whose object after "to" or "by" is a person. */
+const PERSON_TO_BY =
+  /(?:^|[^\p{L}])(?:(?:credit|thanks|talk|talked|talking|spoke|speak|speaking|reply|replied|introduce|introduced|forwarded|handed|assigned|reassigned)[ \t]+to|(?:hosted|signed|signed[ \t]+for|led|organi[sz]ed|presented|approved|reviewed|reported|requested|owned|chaired|moderated)[ \t]+by)[ \t]*$/iu;
+
+/** Honorifics written after a name (Turkish "Hanım", "Bey"; "-san" as a word): no part of it. */
+const POST_HONORIFICS = new Set("hanım hanim bey beyefendi hanımefendi efendi san sama kun chan ji sahib saheb".split(" "));
+
+const GREETING_LONGEST = Math.max(...[...GREETINGS].map((w) => w.length));
+const HONORIFIC_LONGEST = Math.max(...[...POST_HONORIFICS].map((w) => w.length));
+
+/**
+ * A name found by any recognizer, less a greeting that opens it ("Chào Linh") and an honorific
+ * that ends it ("Elif Hanım"); null when nothing is left.
+ */
+export function trimName(text: string, e: PiiEntity): PiiEntity | null {
+  let start = e.start;
+  let end = e.end;
+  // (the blanks are looked for inside the name only: a search of the whole text per name cost a scan each)
+  let firstBlank = -1;
+  for (let k = start; k < end; k++) {
+    const c = text.charCodeAt(k);
+    if (c === 32 || c === 9) {
+      firstBlank = k;
+      break;
+    }
+  }
+  // (lower case never shortens a word: a word longer than every greeting is none)
+  if (
+    firstBlank > start &&
+    firstBlank - start <= GREETING_LONGEST &&
+    GREETINGS.has(text.slice(start, firstBlank).toLowerCase())
+  ) {
+    start = firstBlank;
+    while (start < end && (text[start] === " " || text[start] === "\t")) start++;
+  }
+  let lastBlank = -1;
+  for (let k = end - 1; k > start; k--) {
+    const c = text.charCodeAt(k);
+    if (c === 32 || c === 9) {
+      lastBlank = k;
+      break;
+    }
+  }
+  if (
+    lastBlank > start &&
+    end - lastBlank - 1 <= HONORIFIC_LONGEST &&
+    POST_HONORIFICS.has(text.slice(lastBlank + 1, end).toLowerCase())
+  ) {
+    end = lastBlank;
+    while (end > start && (text[end - 1] === " " || text[end - 1] === "\t")) end--;
+  }
+  // "Xin chào" (Vietnamese: hello) opens a message, it names no one
+  if (text.charCodeAt(end) === 32 && text.startsWith("chào", end + 1) && !text.slice(start, end).includes(" ")) return null;
+  if (start === e.start && end === e.end) return e;
+  if (end - start < 2) return null;
+  return { ...e, start, end, text: text.slice(start, end) };
+}
+
+/** Relatives and colleagues, lower case: after "my", "her"... the word that follows is a name. */
+const KIN = new Set(
+  "father mother husband wife son daughter brother sister colleague coworker friend manager boss partner grandfather grandmother uncle aunt neighbour neighbor landlord landlady tenant intern assistant".split(
+    " ",
+  ),
+);
+/** The verbs of meeting and reaching someone, lower case. */
+const REACH_VERBS = new Set("met meet call called email emailed phoned texted messaged".split(" "));
+/** Verbs (lower case) after a sentence's first word that make it a person. */
+const PERSON_VERBS = new Set(
+  "said says asked asks wants wanted owns owned changed moved joined left sent signed reviewed reviews approved approves presented presents called calls emailed emails wrote writes replied replies thinks thought knows knew agreed agrees confirmed confirms promised promises mentioned mentions suggested suggests".split(
+    " ",
+  ),
+);
+
+/** Whether `start` opens the text, a line or a sentence (after ".", "!", "?" or ":"). */
+function sentenceStart(text: string, start: number): boolean {
+  let k = start;
+  while (k > 0 && (text[k - 1] === " " || text[k - 1] === "\t")) k--;
+  if (k === 0) return true;
+  const c = text[k - 1];
+  return c === "\n" || ((c === "." || c === "!" || c === "?" || c === ":") && k < start);
+}
+
+/**
+ * The line under a closing line ("Ystävällisin terveisin\nSatu Nieminen", "Srdačan pozdrav,\nAnte
+ * Jurić"): two or three capitalised words, the first a given name of the locale lists, the last a
+ * surname the gazetteer or the lists know, even when a word is also a word of some language
+ * ("satu" is Indonesian, "ante" English).
+ */
+const SIGNATURE_LINE = /^[ \t]*(\p{Lu}[\p{Ll}\p{M}'’-]{1,30}(?:[ \t]\p{Lu}[\p{Ll}\p{M}'’-]{1,30}){1,2})[ \t]*$/u;
+
+function findSignatureLines(text: string, out: PiiEntity[]): void {
+  // the previous line, as [from, to) (its trimmed lower case is made only under a line that may be a signature)
+  let prevFrom = -1;
+  let prevTo = -1;
+  for (let at = 0; at <= text.length; ) {
+    const end = lineEnd(text, at);
+    const line = text.slice(at, end).replace(/\r$/, "");
+    const m = prevFrom < 0 ? null : SIGNATURE_LINE.exec(line);
+    if (m) {
+      const prev = text.slice(prevFrom, prevTo).replace(/\r$/, "").trim().toLowerCase();
+      if (prev !== "" && CLOSING_LINE.test(prev)) {
+        const name = m[1] as string;
+        const words = name.split(/[ \t]/);
+        const last = words[words.length - 1] as string;
+        if (
+          isGivenName(words[0] as string) &&
+          (isGazetteerName(last) || isFamilyName(last)) &&
+          !falseName(text, at + m[0].indexOf(name), at + m[0].indexOf(name) + name.length)
+        ) {
+          const s = at + m[0].indexOf(name);
+          out.push(entity("name", text, s, s + name.length, 0.8));
+        }
+      }
+    }
+    prevFrom = at;
+    prevTo = end;
+    if (end >= text.length) break;
+    at = end + 1;
+  }
+}
+
+/** The family names most Vietnamese people bear, and the middle names that mark a person's name. */
+const VIETNAMESE_FAMILY = new Set(
+  "Nguyễn Trần Lê Phạm Hoàng Huỳnh Phan Vũ Võ Đặng Bùi Đỗ Hồ Ngô Dương Lý Đinh Trương Đoàn Lâm Mai Trịnh Cao Lương Tạ".split(" "),
+);
+const VIETNAMESE_RUN =
+  /(?<![\p{L}\p{M}\p{N}])(\p{Lu}[\p{Ll}\p{M}]{0,6})((?:[ \t]\p{Lu}[\p{Ll}\p{M}]{0,6}){1,3})(?![\p{L}\p{M}])/gu;
+/** words after a Vietnamese run that make it a street, a place or a firm ("Nguyễn Huệ street", "… Securities") */
+const VIETNAMESE_NOT_PERSON =
+  /^[ \t]*(?:street|st\b|road|avenue|boulevard|đường|phố|city|district|province|securities|bank|group|company|corp|hotel|school|university|bridge|market)/i;
+
+/**
+ * Vietnamese names without a cue: a family name of the list, then one to three syllables, with
+ * "Thị" or "Văn" among them or three or more syllables in all ("Vũ Thị Lan Anh", "Đỗ Thu Hà"
+ * after a label is found by the label); not before a street, place or firm word, not after a number.
+ */
+function findVietnameseNames(text: string, out: PiiEntity[]): void {
+  for (const m of text.matchAll(VIETNAMESE_RUN)) {
+    if (!VIETNAMESE_FAMILY.has(m[1] as string)) continue;
+    const rest = (m[2] as string).trim().split(/[ \t]/);
+    if (!(rest.includes("Thị") || rest.includes("Văn") || rest.length >= 2)) continue;
+    const start = m.index as number;
+    const end = start + m[0].length;
+    if (VIETNAMESE_NOT_PERSON.test(text.slice(end, end + 16))) continue;
+    if (/\d[ \t]*$/.test(text.slice(Math.max(0, start - 4), start))) continue;
+    out.push(entity("name", text, start, end, 0.8));
+  }
+}
+
+/** Whether `start` opens a line or an item after a dash or bullet ("- Eszter: …"). */
+function opensItem(text: string, start: number): boolean {
+  let k = start;
+  while (k > 0 && (text[k - 1] === " " || text[k - 1] === "\t")) k--;
+  if (k === 0 || text[k - 1] === "\n") return true;
+  const c = text[k - 1];
+  if (c !== "-" && c !== "*" && c !== "•" && c !== "–") return false;
+  return k - 1 === 0 || /[\s]/.test(text[k - 2] as string);
+}
 const CLOSING_LINE =
   /(?:regards|thanks|thank you|cheers|best|sincerely|wishes|hilsen|hälsningar|pozdrawiam|pozdravem|terveisin|grüße|cordialement|saludos|signed|yours|mvh|üdvözlettel|groet|groeten|pozdrav|serdecznie|poważaniem|saygılarımla|atenciosamente|cumprimentos|saludo|atentamente|saluti|salutations|grüßen|grüssen|gruß|lugupidamisega|cieņu|pagarbiai|trọng|tisztelettel|üdv|lp|mfg|lg|vg|rgds|ciao|obrigado|obrigada|gracias|grazie|danke|takk|tack|tak|kiitos|paldies|ačiū|aitäh|hvala|dziękuję|děkuji|köszönöm|merci|br)[,.!]?$/;
 
@@ -666,10 +909,23 @@ function runEnd(text: string, count: number, i: number): number {
       text[gapStart] === "." &&
       text[gapStart + 1] === " " &&
       (tokenEnds[j - 1] as number) - (tokenStarts[j - 1] as number) === 1;
-    if (!blank && !initial) break;
     const s = tokenStarts[j] as number;
     const e = tokenEnds[j] as number;
+    // a Dutch "'t" between the particle and the surname ("Sanne van 't Hof")
+    const apostropheT =
+      e - s === 1 &&
+      text[s] === "t" &&
+      gap === 2 &&
+      text[gapStart] === " " &&
+      (text[gapStart + 1] === "'" || text[gapStart + 1] === "’") &&
+      j > i + 1 &&
+      PARTICLES.has(text.slice(tokenStarts[j - 1] as number, tokenEnds[j - 1] as number));
+    if (!blank && !initial && !apostropheT) break;
     if (e - s === 1 && text[e] === "." && text[e + 1] === " ") {
+      j++;
+      continue;
+    }
+    if (apostropheT && j + 1 < count) {
       j++;
       continue;
     }
@@ -706,19 +962,49 @@ export function findMoreNames(text: string): PiiEntity[] {
       i++;
       continue;
     }
-    if (!nameLike(text.slice(start, firstEnd))) {
+    // after a form's name label ("Card holder: Ville Hakala") a given name of the lists that is also a
+    // function word of some language ("ville", "satu") is still a name
+    // (read only when a word is no name by itself: most words are settled by nameLike)
+    let labelledAt = -1;
+    const labelled = () => {
+      if (labelledAt < 0)
+        labelledAt =
+          FIELD_LABELS.has(wordBefore(text, start)) && /:[ \t]*$/.test(text.slice(Math.max(0, start - 4), start)) ? 1 : 0;
+      return labelledAt === 1;
+    };
+    const nameAt = (w: string) => nameLike(w) || (isGivenName(w) && !isEnglishWord(w) && labelled());
+    if (!nameAt(text.slice(start, firstEnd))) {
       i++;
       continue;
     }
     const j = runEnd(text, count, i);
-    const end = tokenEnds[j - 1] as number;
+    let end = tokenEnds[j - 1] as number;
     const words: string[] = [];
     for (let k = i; k < j; k++) {
       const s = tokenStarts[k] as number;
       const e = tokenEnds[k] as number;
       if (capitalisedAt(text, s, e)) words.push(text.slice(s, e));
     }
-    if (!words.every(nameLike) || text.charCodeAt(end) === 64 || falseName(text, start, end)) {
+    // a run that goes on into an everyday word ("Card holder: Ville Hakala Card no.") keeps its words before it
+    let cut = words.length;
+    for (let k = 1; k < words.length; k++)
+      if (!nameAt(words[k] as string)) {
+        cut = k;
+        break;
+      }
+    if (cut < words.length) {
+      let k = i;
+      for (let seen = 0; k < j; k++) {
+        if (capitalisedAt(text, tokenStarts[k] as number, tokenEnds[k] as number) && ++seen > cut) break;
+      }
+      // a trailing initial or particle is no part of the run
+      while (k - 1 > i && !capitalisedAt(text, tokenStarts[k - 1] as number, tokenEnds[k - 1] as number)) k--;
+      if (labelled() && k > i) {
+        words.length = cut;
+        end = tokenEnds[k - 1] as number;
+      }
+    }
+    if (!words.every(nameAt) || text.charCodeAt(end) === 64 || falseName(text, start, end)) {
       i++;
       continue;
     }
@@ -737,6 +1023,8 @@ export function findMoreNames(text: string): PiiEntity[] {
     } else i++;
   }
   findNameLists(text, out);
+  if (text.includes("\n")) findSignatureLines(text, out);
+  if (hasNonAscii(text) && VIETNAMESE_LETTER.test(text)) findVietnameseNames(text, out);
   findCellsAndNicks(text, out);
   if (text.includes("\n")) findTableColumns(text, out);
   findCardTop(text, out);

@@ -11,6 +11,7 @@
  */
 import { slicedEngine } from "../engines";
 import { readStopwordLists } from "../stopwords";
+import { hasNonAscii } from "./chars";
 import { isFamilyName, isGivenName } from "./given-names";
 import { entity, type PiiEntity } from "./types";
 
@@ -140,6 +141,8 @@ const CUES = [
   "mrs\\.?",
   "ms\\.?",
   "dr\\.?",
+  // a relative or colleague named after "my", "our", "his", "her" ("on behalf of my father Κωνσταντίνος …")
+  "(?:my|our|his|her|their|your) (?:father|mother|husband|wife|son|daughter|brother|sister|colleague|friend|manager|boss|partner|grandfather|grandmother|uncle|aunt|neighbou?r)",
 ];
 const CUE_BEFORE = new RegExp(`(?:${CUES.join("|")})[\\s]*$`, "iu");
 /** The cues of one word, bare ("שלום", "поздрав"): such a word starts no name itself. */
@@ -183,6 +186,8 @@ const STOPWORDS = slicedEngine("pii-script-stopwords", function* () {
 const HAN = /[\u3400-\u9fff]/;
 const HANGUL = /[\uac00-\ud7af]/;
 
+/** Arabic and Hebrew particles of a patronymic ("بن", "ابن", "בן"). */
+const PATRONYMIC = new Set(["بن", "ابن", "بنت", "בן", "בת"]);
 /** Honorifics after a name that are no part of it ("राजेश जी"). */
 const HONORIFICS = new Set(["जी", "साहब", "साहिब", "बाबू"]);
 
@@ -215,6 +220,13 @@ function spacedNames(text: string, out: PiiEntity[]): void {
       const next = words[j] as RegExpMatchArray;
       const gap = text.slice(end, next.index as number);
       if (gap !== " ") break;
+      // "عمر بن سعيد": a patronymic particle between given name and father's name
+      const particle = !cased && PATRONYMIC.has(next[0]) && j + 1 < words.length && j - i < 2;
+      if (particle) {
+        end = (next.index as number) + next[0].length;
+        j++;
+        continue;
+      }
       if (stop.has(next[0].toLowerCase()) || HONORIFICS.has(next[0])) break;
       if (cased ? !isUpperFirst(next[0]) : !(isGivenName(next[0]) || isFamilyName(next[0]) || j === i + 1)) break;
       // an uncased word that starts with "and" (Arabic و, Hebrew ו) after the first word is the next clause
@@ -222,7 +234,9 @@ function spacedNames(text: string, out: PiiEntity[]): void {
       end = (next.index as number) + next[0].length;
       j++;
     }
-    const known = isGivenName(first) || isFamilyName(first);
+    // (the last word a family name of the lists counts too: "Κωνσταντίνος Παπαδόπουλος")
+    const lastWord = j - i >= 2 ? (words[j - 1] as RegExpMatchArray)[0] : "";
+    const known = isGivenName(first) || isFamilyName(first) || (cased && lastWord !== "" && isFamilyName(lastWord));
     // a greeting or cue is no name's start ("שלום אבי": the name is the word after it)
     if (CUE_WORDS.has(first.toLowerCase())) continue;
     // an uncased script's given name of the lists and one more word opening a line ("ليلى منصور مديرة …")
@@ -250,7 +264,7 @@ function spacedNames(text: string, out: PiiEntity[]): void {
 }
 
 export function findScriptNames(text: string): PiiEntity[] {
-  if (!NON_LATIN.test(text)) return [];
+  if (!hasNonAscii(text) || !NON_LATIN.test(text)) return [];
   const out: PiiEntity[] = [];
   spacedNames(text, out);
   for (const m of text.matchAll(CJK_AFTER_CUE)) {

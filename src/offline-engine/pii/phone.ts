@@ -7,7 +7,7 @@ import { isSpace } from "./chars";
 import { entity, type PiiEntity } from "./types";
 
 const CANDIDATE =
-  /(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}]:)|(?<=\p{L}-))(?:\+|00)?\(?(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
+  /(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}]:)|(?<=\p{L}[-.]))(?:\(\+\d{1,3}\) ?|(?:\+|00)?\(?)(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
 const CONTEXT =
   /\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\b[.:#]?\s*(?:(?:me|us|him|her|is|at|on|to|back|number|no\.?|me at)\s*){0,3}[:#]?\s*\(?$/i;
 /**
@@ -25,11 +25,11 @@ const LABELS = new Set(
     // switchboards, desks and "call" in the other languages ("… växel", "pevná linka …", "Ring …", "Bel …")
     "växel vaxel vxl linka centrala centrála ústředna ustredna mobitel mobiel büro buero zentrale durchwahl fixo fijo " +
     "celular móvil movil portable fixe cellulare ufficio ring bel soita zadzwoń zavolejte nazovite llámame llame " +
-    "ligue appelez chiamate rufen tfn telefonnr mobilnr"
+    "ligue appelez chiamate rufen tfn telefonnr mobilnr mob ph cel"
   ).split(" "),
 );
 /** labels written without a space before the number's label word in Chinese and Japanese text ("我的电话：") */
-const CJK_LABELS = ["电话", "手机", "電話", "携帯"];
+const CJK_LABELS = ["电话", "手机", "電話", "携帯", "联系", "聯繫", "聯絡", "致电", "拨打", "連絡", "連絡先", "番号"];
 
 function isLabelChar(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 0xc0 && !isSpace(c) && c !== 0xff1a && c !== 0x3000);
@@ -108,6 +108,32 @@ const EUROPEAN = /^(?:0|\d{2,4})(?:([ .-])\d{2,3})(?:\1\d{2,3}){1,3}$/;
 const AREA_THEN_GROUPS = /^0\d{1,3} ?[-/] ?\d{2,4}(?: \d{2,4}){1,3}$/;
 /** An international number in blank-separated groups, a dash and one to four digits at its end: the extension. */
 const DASH_EXTENSION = /^\+\d[\d ]*\d \d+-\d{1,4}$/;
+/** "8 921 334 58 12", "8-921-334-58-12", "8 (495) 231-47-80", "8 612 34567" */
+const TRUNK_EIGHT = /^8[ -](?:\(\d{3,4}\)|\d{3,4})[ -]\d{2,5}(?:[ -]\d{2,3}){0,2}$/;
+/** a line above that says what else the number is: "Invoice\n…", "Order no.\n…", "Total:\n…" */
+const NUMBER_OF_LINE =
+  /\b(?:invoice|order|rechnung|faktura|factura|fattura|lasku|számla|total|amount|sum|summe|account|konto|ref|reference|id|no|nr|tracking|iban|code|pin|otp|serial|vat|tax)\b[^\n]{0,20}\n[ \t]*$/i;
+/** a number in thousands: "1 234 567", "12 500 000" */
+const THOUSANDS = /^\d{1,3}(?:[ .]\d{3})+$/;
+
+/** Whether [start, end) is all of its line, in a text of two lines or more. */
+function aloneOnLine(text: string, start: number, end: number): boolean {
+  let k = start;
+  while (k > 0 && (text[k - 1] === " " || text[k - 1] === "\t")) k--;
+  let e = end;
+  while (e < text.length && (text[e] === " " || text[e] === "\t" || text[e] === "\r")) e++;
+  const opens = k === 0 || text[k - 1] === "\n";
+  const closes = e === text.length || text[e] === "\n";
+  return opens && closes && (k > 0 || e < text.length);
+}
+
+/** blank-separated groups of two to four digits, the first of two to four */
+const MIXED_GROUPS = /^\d{2,4}(?: \d{2,4}){2,3}$/;
+/** what stands between two numbers of one person: a slash, a comma, "or" */
+const BETWEEN_NUMBERS = /^[ \t]*(?:[/,;|]|or|eller|oder|ou|o|tai|vagy|lub|nebo|ili|или)[ \t]*$/i;
+/** a number word after what the number is of: a customer, an order, an invoice */
+const OTHER_NUMBER =
+  /\b(?:customer|client|account|acct|order|invoice|reference|ref|member(?:ship)?|booking|ticket|case|tracking|policy|contract|serial|passport|registration|confirmation|reservation|transaction|parcel|shipment|kunden|bestell|rechnungs)[ \t]*(?:number|no\.?|nr\.?|#|nummer)[ \t]*[:#.]?[ \t]*(?:\r?\n[ \t]*)?$/i;
 const NANP = /^(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}$/;
 const DATE_SHAPE = /^(?:\d{1,2}[.\- ]\d{1,2}[.\- ](?:19|20)\d{2}|(?:19|20)\d{2}[.\- ]\d{1,2}[.\- ]\d{1,2})$/;
 // 3-2-4 with dashes is how SSNs are written, never phone numbers
@@ -116,6 +142,7 @@ const EXTENSION = /(?<!\s)\s*(?:ext\.?|x|#)\s*\d{1,6}$/i;
 
 export function findPhoneNumbers(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
+  let lastEnd = -1;
   for (const m of text.matchAll(CANDIDATE)) {
     let raw = m[0];
     // a leading "(" belongs to the number only when it closes later
@@ -124,10 +151,16 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
       raw = raw.slice(1);
       start++;
     }
-    // after "word-": only a label glued to its number ("fax-0 40 3218 771"), not a reference ("INV-2024 …")
-    if (text.charCodeAt(start - 1) === 45 && !isLabel(labelWord(text, Math.max(0, start - 16), start - 1))) continue;
-    const score = phoneScore(raw, text, start);
-    if (score > 0) out.push(entity("phone_number", text, start, start + raw.length, score));
+    // after "word-" or "word.": only a label glued to its number ("fax-0 40 3218 771", "mob.+48…"), not a reference ("INV-2024 …")
+    const glue = text.charCodeAt(start - 1);
+    if ((glue === 45 || glue === 46) && !isLabel(labelWord(text, Math.max(0, start - 16), start - 1))) continue;
+    // a second number right after one ("+91 80 4112 7755 / 98450-22177", "…, or 040 …") has the first's label
+    const second = lastEnd >= 0 && start - lastEnd <= 8 && BETWEEN_NUMBERS.test(text.slice(lastEnd, start));
+    const score = phoneScore(raw, text, start, second);
+    if (score > 0) {
+      out.push(entity("phone_number", text, start, start + raw.length, score));
+      lastEnd = start + raw.length;
+    }
   }
   return out;
 }
@@ -137,11 +170,13 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
  * parentheses and the groups between separators (whitespace, ".", "(", ")", "-"); the context
  * words before the number are looked at only when the shape alone does not settle it.
  */
-function phoneScore(raw: string, text: string, start: number): number {
+function phoneScore(raw: string, text: string, start: number, second = false): number {
   let main = raw;
   if (raw.includes("x") || raw.includes("X") || raw.includes("#")) main = raw.replace(EXTENSION, "");
   // an extension after a dash, as Austrian and German numbers are written ("+43 1 512 48 30-9")
   if (main.startsWith("+") && DASH_EXTENSION.test(main)) main = main.replace(/-\d{1,4}$/, "");
+  // a country code in brackets: "(+34) 612 345 678"
+  if (main.startsWith("(+")) main = main.replace(/^\((\+\d{1,3})\)/, "$1");
   // the trunk zero in brackets after a country code ("+33 (0)1 42 68 53 00") is no group of its own
   if (main.includes("(0)")) main = main.replace(/^((?:\+|00)\d{1,3}) ?\(0\) ?/, "$1 ");
   const international = main.startsWith("+") || main.startsWith("00");
@@ -185,19 +220,50 @@ function phoneScore(raw: string, text: string, start: number): number {
   // a tax or registry number after its label ("NIP 725-18-44-210", "OIB", "CVR"), not a phone
   if (NOT_PHONE_LABELS.has(labelWord(text, Math.max(0, start - 12), skipBack(text, start)))) return 0;
   const context = () => {
+    if (second) return true;
     const before = text.slice(Math.max(0, start - 30), start);
+    // "customer number 00871223", "order no. 4471 2210": the number of something else
+    if (OTHER_NUMBER.test(before)) return false;
     return CONTEXT.test(before) || labelBefore(text, start) || labelAfter(text, start + raw.length);
   };
+  // "00" and a country code: at least ten digits, and not the number of an order or a customer ("customer number 00871223")
+  if (international && main.startsWith("00") && (digits < 10 || OTHER_NUMBER.test(text.slice(Math.max(0, start - 30), start))))
+    return 0;
   if (international) return digits >= 8 ? 0.9 + (context() ? 0.05 : 0) : 0;
   if (NANP.test(main)) return 0.88 + (context() ? 0.05 : 0);
-  if (/^\(\d{2,5}\)/.test(main) && digits >= 8) return 0.85 + (context() ? 0.05 : 0);
+  // "(030) 1234567", and after a trunk digit: "8 (495) 231-47-80", "0 (542) 318 27 64"
+  if (/^(?:[08] ?)?\(\d{2,5}\)/.test(main) && digits >= 8) return 0.85 + (context() ? 0.05 : 0);
   // trunk prefix 0 with separators: UK "020 7946 0958", FR "01 23 45 67 89", DE "030 1234567"
   if (/^0[1-9]/.test(main) && groups >= 2 && digits >= 9 && digits <= 12) return 0.8 + (context() ? 0.05 : 0);
   if ((groups >= 2 || digits === 10) && context()) return 0.75;
   // "08-32 77 14": an area code, then the groups
   if (digits >= 8 && digits <= 11 && AREA_THEN_GROUPS.test(main)) return 0.72;
   // "22 41 87 36", "33.12.47.90", "948 22 117": how European numbers are written, no label needed
-  if (digits >= 8 && digits <= 10 && groups >= 3 && EUROPEAN.test(main)) return 0.72;
+  // (a trunk 0 written apart, "0 216 555 48 12", is not counted)
+  if (digits >= 8 && digits <= (main.startsWith("0 ") ? 11 : 10) && groups >= 3 && EUROPEAN.test(main)) return 0.72;
+  // the trunk 8 of Russia and its neighbours before the area code: "8 921 334 58 12", "8-921-334-58-12", "8 612 34567"
+  if (digits >= 9 && digits <= 11 && TRUNK_EIGHT.test(main) && !THOUSANDS.test(main)) return 0.72;
+  // a number alone on its line of a card or a signature ("Laura Jensen\nSales\n2912 3456")
+  if (
+    digits <= 12 &&
+    groups >= 2 &&
+    aloneOnLine(text, start, start + raw.length) &&
+    !THOUSANDS.test(main) &&
+    !/^\d{4}(?: \d{4}){2,}$|^(?:19|20)\d{2}[ -]\d{3,4}$/.test(main) &&
+    !NUMBER_OF_LINE.test(text.slice(Math.max(0, start - 40), start))
+  )
+    return 0.7;
+  // "138 0013 8642", "210 3617 482": groups of two to four digits with a four among them, as Chinese,
+  // Greek and other national numbers are written (not a thousands-separated amount, not 4-4-4)
+  if (
+    digits >= 9 &&
+    digits <= 12 &&
+    groups >= 3 &&
+    MIXED_GROUPS.test(main) &&
+    /(?:^| )\d{4}(?: |$)/.test(main) &&
+    !/^\d{4} \d{4} \d{4}$/.test(main)
+  )
+    return 0.7;
   // one run of digits ("call me back 0117133") only right after a word that says it is a number
   if (groups === 1 && digits <= 12 && context()) return 0.7;
   return 0;

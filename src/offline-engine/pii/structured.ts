@@ -74,6 +74,34 @@ function groupSeparator(text: string, from: number, to: number): boolean {
  * within one of them only, so it is run over those alone, not over the whole text.
  */
 function digitStretches(text: string, min: number): number[] {
+  if (text !== stretchText) {
+    stretchRuns = allStretches(text, STRETCH_MIN);
+    stretchText = text;
+  }
+  if (min < STRETCH_MIN) return pairs(allStretches(text, min));
+  return pairs(stretchRuns, min);
+}
+
+/** The smallest `min` the recognizers ask for: the runs of that many digits are kept for the text's other calls. */
+const STRETCH_MIN = 9;
+let stretchText: string | null = null;
+let stretchRuns: number[] = [];
+
+/** Lets the last text go (a long prompt is not held after its call). */
+export function forgetStretches(): void {
+  stretchText = null;
+  stretchRuns = [];
+}
+
+/** [start, end) pairs of the runs (start, end, digits triples) of `min` digits or more. */
+function pairs(runs: number[], min = 0): number[] {
+  const out: number[] = [];
+  for (let k = 0; k < runs.length; k += 3) if ((runs[k + 2] as number) >= min) out.push(runs[k] as number, runs[k + 1] as number);
+  return out;
+}
+
+/** The maximal runs of digits apart by nothing or by a separator, of `min` digits or more: (start, end, digits) triples. */
+function allStretches(text: string, min: number): number[] {
   const out: number[] = [];
   let start = -1;
   let last = -1;
@@ -86,12 +114,12 @@ function digitStretches(text: string, min: number): number[] {
       last = i;
       continue;
     }
-    if (digits >= min) out.push(start, last + 1);
+    if (digits >= min) out.push(start, last + 1, digits);
     start = i;
     last = i;
     digits = 1;
   }
-  if (digits >= min) out.push(start, last + 1);
+  if (digits >= min) out.push(start, last + 1, digits);
   return out;
 }
 
