@@ -12,7 +12,7 @@ import { LAST_OWNER } from "../../../dashboard/members";
 import { readCookie } from "../../../dashboard/security";
 import { SSO_COOKIE, SSO_PENDING_MS, SsoClient, SsoRefusal } from "../../../dashboard/sso";
 import { type SsoTarget, ssoTarget } from "../../../dashboard/sso-map";
-import { type Ctx, dashboardCtx, type RouteContext } from "../../session";
+import { type Ctx, dashboardCtx, type RouteContext, redirect } from "../../session";
 import { type DashboardDeps, page, SECURITY_HEADERS, startSession } from "./common";
 import * as pages from "./pages";
 
@@ -46,16 +46,7 @@ export function ssoRoutes(deps: DashboardDeps) {
         if (operator && !deps.config.adminToken)
           throw new SsoRefusal("The operator console is off on this gateway (no admin token is set).", 404);
         const { url, sealed } = await client.start(operator);
-        c.state.status = 303;
-        return new Response(null, {
-          status: 303,
-          headers: {
-            location: url,
-            "cache-control": "no-store",
-            ...c.state.headers,
-            "set-cookie": ssoCookie(sealed, c.secure, SSO_PENDING_MS / 1000),
-          },
-        });
+        return redirect(c, url, { "set-cookie": ssoCookie(sealed, c.secure, SSO_PENDING_MS / 1000) });
       } catch (err) {
         return refused(c, err, operator);
       }
