@@ -132,6 +132,54 @@ describe("edge cases of the scanners' shortcuts", () => {
   });
 });
 
+describe("structured values of the fourth blind part's kinds (issue 41), in other words and digits", () => {
+  const typed = (text: string): string[] => detectPii(text).map((e) => `${e.type}:${e.text}`);
+
+  test("phones right after a Chinese, Japanese or Korean word, and labels followed by a particle", () => {
+    expect(found("请拨打客服电话为139 2210 8876。", "phone_number")).toEqual(["139 2210 8876"]);
+    expect(found("携帯番号は080-4432-1190です", "phone_number")).toEqual(["080-4432-1190"]);
+    expect(found("연락처는010-5512-3380입니다", "phone_number")).toEqual(["010-5512-3380"]);
+  });
+
+  test("a label or a word of calling earlier in the line, a label in another language, none after another number", () => {
+    expect(found("Kõne: Mari Tamm – 5634 1209", "phone_number")).toEqual(["5634 1209"]);
+    expect(found("sími 771 2093", "phone_number")).toEqual(["771 2093"]);
+    expect(found("pls ring uncle Joe back 555 0147 tonight", "phone_number")).toEqual(["555 0147"]);
+    // the label belongs to the number before: the second run is a quantity
+    expect(found("call 555 0147, then order 1200 3400", "phone_number")).toEqual(["555 0147"]);
+  });
+
+  test("international numbers with '/', with '.:' before them, or with a single-digit group", () => {
+    expect(found("GSM: +32 477/12.90.54", "phone_number")).toEqual(["+32 477/12.90.54"]);
+    expect(found("Fax.:+43(0)662 80 44 1190", "phone_number")).toEqual(["+43(0)662 80 44 1190"]);
+    expect(found("zap +55 (11) 9 8721-4403", "phone_number")).toEqual(["+55 (11) 9 8721-4403"]);
+    // a date with slashes and a fraction stay what they are
+    expect(found("born 12/05/1988, ratio 1/2 of 3 400 500", "phone_number")).toEqual([]);
+  });
+
+  test("a contact label after an address's town is never taken for a second town", () => {
+    expect(typed("Abholung Bergstr. 12, 10115 Berlin, Tel 030/123 4567")).toEqual([
+      "address:Abholung Bergstr. 12, 10115 Berlin",
+      "phone_number:030/123 4567",
+    ]);
+  });
+
+  test("cards with a short last group after groups of four: a known issuer's or after a card word", () => {
+    expect(found("Visa 4000 0000 0000 6", "credit_card")).toEqual(["4000 0000 0000 6"]);
+    expect(found("Diners 3600 0000 0000 08", "credit_card")).toEqual(["3600 0000 0000 08"]);
+    expect(found("my verve card 5061 0000 0000 0000 05", "credit_card")).toEqual(["5061 0000 0000 0000 05"]);
+    // no card word, no known issuer: a reference number
+    expect(found("ref 9100 0000 0000 00", "credit_card")).toEqual([]);
+    expect(found("Maestro 2: 6759 1234 5674", "credit_card")).toEqual(["6759 1234 5674"]);
+  });
+
+  test("an SSN written with dots only where the text says it is one; part numbers are no phones", () => {
+    expect(found("social sec. no 219.09.9999", "ssn")).toEqual(["219.09.9999"]);
+    expect(found("firmware 219.09.9999 released", "ssn")).toEqual([]);
+    expect(found("Item number 4410-2213-0098 is back", "phone_number")).toEqual([]);
+  });
+});
+
 describe("entities and redaction", () => {
   const text = "Hi, I'm Sarah Johnson. Email sarah.j@example.com or call +1 415-555-0132.";
 

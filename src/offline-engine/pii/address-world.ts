@@ -147,8 +147,9 @@ const UK_CA = "[A-Z]{1,2}\\d[A-Z\\d]?[ ]?\\d[A-Z]{2}|[A-Z]\\d[A-Z][ ]?\\d[A-Z]\\
 const SEP = "(?:,[ \\t]{0,8}|[ \\t]{0,4}[·•|][ \\t]{0,8}|[ \\t]{0,8}\\r?\\n[ \\t]{0,8})";
 const POSTCODE_TOWN = new RegExp(`(?:${SEP}|[ \\t]{1,4}(?=\\d{4,5}[ \\t]+\\p{Lu}))(?:${POSTCODE})[ \\t]+(?:${TOWN})`, "uy");
 const POSTCODE_TOWN_LOWER = new RegExp(`${SEP}(?:${POSTCODE})[ \\t]+(?:${LOWER_TOWN})`, "uy");
+// (never a contact label taken for a town: "…, 50674 Köln, Tel 0221/941 2273")
 const TOWN_POSTCODE = new RegExp(
-  `${SEP}${TOWN}(?:,?[ \\t]+[A-Z]{2}(?![\\p{L}]))?,?[ \\t]+(?:\\d{3}[ ]?\\d{3}|(?:[A-Z]{2}-)?\\d{4,5}(?:-\\d{4})?|${UK_CA})(?![\\p{L}\\p{N}])`,
+  `${SEP}(?!(?:Tel|Tél|Tlf|Fax|Phone|Ph|Mob|Mobile|Cell|Handy|GSM|Puh|Tfn|Tel[eé]fono|Telefon|Telefone|Tel[eé]phone|Whats[Aa]pp)(?![\\p{L}]))${TOWN}(?:,?[ \\t]+[A-Z]{2}(?![\\p{L}]))?,?[ \\t]+(?:\\d{3}[ ]?\\d{3}|(?:[A-Z]{2}-)?\\d{4,5}(?:-\\d{4})?|${UK_CA})(?![\\p{L}\\p{N}])`,
   "uy",
 );
 /**

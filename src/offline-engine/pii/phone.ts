@@ -6,8 +6,10 @@
 import { isSpace } from "./chars";
 import { entity, type PiiEntity } from "./types";
 
+// (a number may follow a Chinese, Japanese or Korean word directly, as those scripts write no blank
+// before it: "手机号是138 1024 5678", "電話番号は090-1234-5678"; and a label's ".:": "Tel.:+43 …")
 const CANDIDATE =
-  /(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}]:)|(?<=\p{L}[-.]))(?:\(\+\d{1,3}\) ?|(?:\+|00)?\(?)(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
+  /(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}.]:)|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}])|(?<=\p{L}[-.]))(?:\(\+\d{1,3}\) ?|(?:\+|00)?\(?)(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0/-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
 const CONTEXT =
   /\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\b[.:#]?\s*(?:(?:me|us|him|her|is|at|on|to|back|number|no\.?|me at)\s*){0,3}[:#]?\s*\(?$/i;
 /**
@@ -25,7 +27,11 @@ const LABELS = new Set(
     // switchboards, desks and "call" in the other languages ("… växel", "pevná linka …", "Ring …", "Bel …")
     "växel vaxel vxl linka centrala centrála ústředna ustredna mobitel mobiel büro buero zentrale durchwahl fixo fijo " +
     "celular móvil movil portable fixe cellulare ufficio ring bel soita zadzwoń zavolejte nazovite llámame llame " +
-    "ligue appelez chiamate rufen tfn telefonnr mobilnr mob ph cel"
+    "ligue appelez chiamate rufen tfn telefonnr mobilnr mob ph cel " +
+    // Icelandic, Estonian, Latvian, Lithuanian, Turkish, Slavic and other words for a phone or a call
+    "sími simi farsími gsm-nr kõne helista helistage mobiil tālr tālrunis tālruņa telefonu numaram numarası cep " +
+    "hívj hívjon telefonszám zavolej zavolaj zvoni pozovi звоните позвоните перезвоните мобильный тлф " +
+    "gọi sđt đt điện thoại tawagan tumawag piga simu nambari"
   ).split(" "),
 );
 /** labels written without a space before the number's label word in Chinese and Japanese text ("我的电话：") */
@@ -44,7 +50,9 @@ function labelWord(text: string, from: number, end: number): string {
 
 function isLabel(word: string): boolean {
   if (LABELS.has(word)) return true;
-  for (const l of CJK_LABELS) if (word.endsWith(l)) return true;
+  // (a particle or "number" may follow the label word: "手机号是", "電話番号は", "联系电话为")
+  const tail = word.length > 6 ? word.slice(-6) : word;
+  for (const l of CJK_LABELS) if (tail.includes(l)) return true;
   return false;
 }
 
@@ -82,6 +90,29 @@ function labelAfter(text: string, end: number): boolean {
   let e = k;
   while (e < hi && isLabelChar(text.charCodeAt(e))) e++;
   return e > k && LABELS.has(text.slice(k, e).toLowerCase());
+}
+
+/** Words of CONTEXT that say a number is to be called, wherever they stand in the line before it. */
+const CALL_WORDS = new Set("call ring dial phone telephone text sms whatsapp reach".split(" "));
+
+/**
+ * A label or a word of calling earlier in the same line, with no other digit between it and the
+ * number ("Kõne: Toomas Hendrik – 5412 8833", "ring aunt Vera back 555 0193"): up to 48 characters back.
+ */
+function labelInLine(text: string, start: number): boolean {
+  const lo = Math.max(0, start - 48);
+  let k = start;
+  while (k > lo) {
+    const c = text.charCodeAt(k - 1);
+    if (c === 10 || (c >= 48 && c <= 57)) break;
+    k--;
+  }
+  if (k === start) return false;
+  for (const m of text.slice(k, start).matchAll(/[\p{L}\p{M}]+/gu)) {
+    const w = m[0].toLowerCase();
+    if (LABELS.has(w) || CALL_WORDS.has(w)) return true;
+  }
+  return false;
 }
 
 /** Labels of tax, company and bank numbers, lower case: a number after them is no phone. */
@@ -133,9 +164,11 @@ const MIXED_GROUPS = /^\d{2,4}(?: \d{2,4}){2,3}$/;
 const BETWEEN_NUMBERS = /^[ \t]*(?:[/,;|]|or|eller|oder|ou|o|tai|vagy|lub|nebo|ili|или)[ \t]*$/i;
 /** a number word after what the number is of: a customer, an order, an invoice */
 const OTHER_NUMBER =
-  /\b(?:customer|client|account|acct|order|invoice|reference|ref|member(?:ship)?|booking|ticket|case|tracking|policy|contract|serial|passport|registration|confirmation|reservation|transaction|parcel|shipment|kunden|bestell|rechnungs)[ \t]*(?:number|no\.?|nr\.?|#|nummer)[ \t]*[:#.]?[ \t]*(?:\r?\n[ \t]*)?$/i;
+  /\b(?:customer|client|account|acct|order|invoice|reference|ref|member(?:ship)?|booking|ticket|case|tracking|policy|contract|serial|passport|registration|confirmation|reservation|transaction|parcel|shipment|part|item|article|product|model|sku|catalog(?:ue)?|batch|lot|kunden|bestell|rechnungs|artikel|teile)[ \t]*(?:number|no\.?|nr\.?|#|nummer)[ \t]*[:#.]?[ \t]*(?:\r?\n[ \t]*)?$/i;
 const NANP = /^(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}$/;
-const DATE_SHAPE = /^(?:\d{1,2}[.\- ]\d{1,2}[.\- ](?:19|20)\d{2}|(?:19|20)\d{2}[.\- ]\d{1,2}[.\- ]\d{1,2})$/;
+const DATE_SHAPE = /^(?:\d{1,2}[.\-/ ]\d{1,2}[.\-/ ](?:19|20)\d{2}|(?:19|20)\d{2}[.\-/ ]\d{1,2}[.\-/ ]\d{1,2})$/;
+/** the area code and its "/" of "0221/941 2273", "01/4812-377" */
+const AREA_SLASH = /^0\d{1,4} ?\/ ?/;
 // 3-2-4 with dashes is how SSNs are written, never phone numbers
 const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
 const EXTENSION = /(?<!\s)\s*(?:ext\.?|x|#)\s*\d{1,6}$/i;
@@ -213,8 +246,9 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
   }
   if (digits < 7 || digits > 15) return 0;
   if (open !== close) return 0;
-  // single digits after the first two groups are lists or versions, not phone numbers
-  if (shortLaterGroup || groups > 6) return 0;
+  // single digits after the first two groups are lists or versions, not phone numbers (but an
+  // international number may hold one: Brazil's mobile "+55 (31) 9 9418-2273")
+  if ((shortLaterGroup && !(international && digits >= 10)) || groups > 6) return 0;
   // (every test above and these two give 0 alike: the shapes are tested once the counts let the number through)
   if (DATE_SHAPE.test(main) || SSN_SHAPE.test(main)) return 0;
   // a tax or registry number after its label ("NIP 725-18-44-210", "OIB", "CVR"), not a phone
@@ -224,12 +258,14 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
     const before = text.slice(Math.max(0, start - 30), start);
     // "customer number 00871223", "order no. 4471 2210": the number of something else
     if (OTHER_NUMBER.test(before)) return false;
-    return CONTEXT.test(before) || labelBefore(text, start) || labelAfter(text, start + raw.length);
+    return CONTEXT.test(before) || labelBefore(text, start) || labelAfter(text, start + raw.length) || labelInLine(text, start);
   };
   // "00" and a country code: at least ten digits, and not the number of an order or a customer ("customer number 00871223")
   if (international && main.startsWith("00") && (digits < 10 || OTHER_NUMBER.test(text.slice(Math.max(0, start - 30), start))))
     return 0;
   if (international) return digits >= 8 ? 0.9 + (context() ? 0.05 : 0) : 0;
+  // "/" between groups other than after the area code ("0221/941 2273") only in a labelled number
+  if (main.includes("/") && main.replace(AREA_SLASH, "").includes("/") && !context()) return 0;
   if (NANP.test(main)) return 0.88 + (context() ? 0.05 : 0);
   // "(030) 1234567", and after a trunk digit: "8 (495) 231-47-80", "0 (542) 318 27 64"
   if (/^(?:[08] ?)?\(\d{2,5}\)/.test(main) && digits >= 8) return 0.85 + (context() ? 0.05 : 0);

@@ -179,12 +179,13 @@ const CARD_12 = new RegExp(String.raw`(?<![\d-])\d{4}(${GROUP_SEPARATOR}?)\d{4}\
 // the word may open a compound ("Kortnummer", "kártyaszám", "Kartennr") and up to three short words
 // may stand between it and the number ("card on file", "card ending in", "karta nr")
 const CARD_CUE =
-  /(?:^|[^\p{L}])(?:card|cc|maestro|debit|kort|karte|karten|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт[аыу]|卡号)\p{L}{0,8}(?:[\s:#.-]{1,3}\p{L}{1,8}){0,3}[\s:#.-]*$/iu;
+  /(?:^|[^\p{L}])(?:card|cc|maestro|debit|kort|karte|karten|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт[аыу]|卡号|visa|mastercard|amex|diners|discover|jcb|unionpay|verve|troy|rupay|elo|mir)\p{L}{0,8}(?:[\s:#.-]{1,3}[\p{L}\p{N}]{1,8}){0,3}[\s:#.-]*$/iu;
 /** Maestro's issuer ranges: 50, 56 to 69 */
 const MAESTRO_PREFIX = /^(?:50|5[6-9]|6\d)/;
 
 /** A word of CARD_CUE somewhere in the text: one native scan before the digits are looked at. */
-const CARD_WORD = /card|cc|maestro|debit|kort|karte|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт|卡号/i;
+const CARD_WORD =
+  /card|cc|maestro|debit|kort|karte|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт|卡号|visa|mastercard|amex|diners|discover|jcb|unionpay|verve|troy|rupay|elo|mir/i;
 
 function findShortCards(text: string, out: PiiEntity[]): void {
   if (!CARD_WORD.test(text)) return;
@@ -194,6 +195,16 @@ function findShortCards(text: string, out: PiiEntity[]): void {
     if (!CARD_CUE.test(text.slice(Math.max(0, m.index - 32), m.index))) continue;
     out.push(entity("credit_card", text, m.index, m.index + m[0].length, 0.95));
   }
+}
+
+/** Groups of four with a last group of one to three digits. */
+function raggedTail(groups: number[]): boolean {
+  return groups.length >= 3 && groups.every((g, k) => (k === groups.length - 1 ? g >= 1 && g <= 3 : g === 4));
+}
+
+/** A card word (CARD_CUE) in the 32 characters before `at`. */
+function cardCueBefore(text: string, at: number): boolean {
+  return CARD_WORD.test(text) && CARD_CUE.test(text.slice(Math.max(0, at - 32), at));
 }
 
 export function findCreditCards(text: string): PiiEntity[] {
@@ -231,8 +242,11 @@ export function findCreditCards(text: string): PiiEntity[] {
     // (a card written group per line too)
     // (the last group may be of three: "4195_9744_2632_6925_644", a 19-digit number's 4-4-4-4-3)
     const least = kinds.has("/") || kinds.has("_") || kinds.has(",") || lineBreaks > 1 ? 4 : 3;
-    if (groups.length > 1 && groups.some((g, k) => g < (k === groups.length - 1 ? 3 : least))) continue;
     const issuer = knownIssuer(digits);
+    // a shorter last group only after groups of four, and of a known issuer or after a card word:
+    // "4222 2222 2222 2" (Visa's 13), "3056 9309 0259 04" (Diners' 14), "Verve card 5061 0401 4418 2273 53"
+    const ragged = groups.some((g, k) => g < (k === groups.length - 1 ? 3 : least));
+    if (groups.length > 1 && ragged && !(raggedTail(groups) && (issuer || cardCueBefore(text, m.index)))) continue;
     // dots split thousands and versions as often as cards: only a known issuer's number, in groups
     if (kinds.has(".") && (!issuer || groups.length < 3)) continue;
     out.push(entity("credit_card", text, m.index, m.index + raw.length, issuer ? 0.97 : 0.75));
@@ -240,8 +254,8 @@ export function findCreditCards(text: string): PiiEntity[] {
   return out;
 }
 
-const SSN = /(?<![\d-])(\d{3})([- ]?)(\d{2})\2(\d{4})(?![\d-])/g;
-const SSN_CONTEXT = /\b(?:ssn|ss#|social\s+security|soc\.?\s*sec|tax\s*id|tin)\b/i;
+const SSN = /(?<![\d.-])(\d{3})([- .]?)(\d{2})\2(\d{4})(?![\d-]|\.\d)/g;
+const SSN_CONTEXT = /\b(?:ssn|ss#|social(?:\s+security)?|soc\.?\s*sec|tax\s*id|tin)\b/i;
 
 /** Rules of issuance: area 000, 666 and 900-999, group 00 and serial 0000 are never assigned. */
 export function ssnValid(area: string, group: string, serial: string): boolean {
@@ -265,6 +279,8 @@ export function findSsns(text: string): PiiEntity[] {
     const context = SSN_CONTEXT.test(text.slice(Math.max(0, m.index - 40), m.index));
     // a bare nine-digit run is an SSN only when the text says so
     if (m[2] === "" && !context) continue;
+    // (dots, "601.34.2297", are how some forms write it, and how versions and amounts are written too)
+    if (m[2] === "." && !context) continue;
     const score = context ? 0.97 : m[2] === "-" ? 0.9 : 0.7;
     out.push(entity("ssn", text, m.index, m.index + m[0].length, score));
   }
