@@ -180,6 +180,38 @@ describe("structured values of the fourth blind part's kinds (issue 41), in othe
   });
 });
 
+describe("names found apart, joined; places where an address puts them (issue 41, the fourth blind part's kinds)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("a nickname in quotes between a given name and a surname is one name", () => {
+    expect(names('Deliver to Katherine "Kate" Morrison at the back door')).toEqual(['Katherine "Kate" Morrison']);
+    expect(names('Please ask Ann-Sofie "Sofi" Lindgren.')).toEqual(['Ann-Sofie "Sofi" Lindgren']);
+    expect(names('Margaret "Peggy" Olsen\'s passport expired')).toEqual(['Margaret "Peggy" Olsen']);
+  });
+
+  test("a surname written first and a comma, at the start of a field, is part of the name; a list of given names is not", () => {
+    expect(names("Contact: NOWAKOWSKA, Agnieszka, ext 12")).toEqual(["NOWAKOWSKA, Agnieszka"]);
+    expect(names("Applicant: FITZGERALD-HAYES, Siobhan M. (reapplied)")).toEqual(["FITZGERALD-HAYES, Siobhan M."]);
+    expect(names("BILL TO: MARTINEZ, ALEJANDRO")).toEqual(["MARTINEZ, ALEJANDRO"]);
+    expect(names("Invited: Mirjam, Wouter, Ilse and Jan-Pieter Smit.")).not.toContain("Mirjam, Wouter");
+  });
+
+  test("a word tied to a name by 'and' in another language is a name; 'and' in English needs a listed name", () => {
+    expect(names("Mikko ja Juuso tulevat huomenna.")).toEqual(["Mikko", "Juuso"]);
+    expect(names("Lieke en Bram komen morgen.")).toEqual(["Lieke", "Bram"]);
+    // a place after "to" is no anchor
+    expect(names("We flew to Madrid and Lisbon.")).not.toContain("Lisbon");
+  });
+
+  test("a run after a house number, a postcode or a flat is a place; a person right after a phone signs the line", () => {
+    expect(names("Hotel Aurora, Calle 8 No. 12, 75001 Avignon")).not.toContain("Avignon");
+    expect(names("Flat 4B, Block 7, Tseung Kwan O, New Territories")).not.toContain("Tseung Kwan O");
+    expect(names("born 1980-03-02, Beirut")).toEqual([]);
+    expect(names("zovi me na 091 552 7731, Dragan")).toEqual(["Dragan"]);
+    expect(names("Order 5521: Maria Lopez called twice")).toEqual(["Maria Lopez"]);
+  });
+});
+
 describe("entities and redaction", () => {
   const text = "Hi, I'm Sarah Johnson. Email sarah.j@example.com or call +1 415-555-0132.";
 

@@ -63,7 +63,7 @@ const REVIEWED: Record<string, string> = {
     "pii names GREETING_INTRO: tested on the 30 characters before a candidate name",
   "/\\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\\b[.:#]?\\s*(?:(?:me|us|him|her|is|at|on|to|back|number|no\\.?|me at)\\s*){0,3}[:#]?\\s*\\(?$/i":
     "pii phone CONTEXT: tested on the 30 characters before a number",
-  "/\\b(?:customer|client|account|acct|order|invoice|reference|ref|member(?:ship)?|booking|ticket|case|tracking|policy|contract|serial|passport|registration|confirmation|reservation|transaction|parcel|shipment|kunden|bestell|rechnungs)[ \\t]*(?:number|no\\.?|nr\\.?|#|nummer)[ \\t]*[:#.]?[ \\t]*(?:\\r?\\n[ \\t]*)?$/i":
+  "/\\b(?:customer|client|account|acct|order|invoice|reference|ref|member(?:ship)?|booking|ticket|case|tracking|policy|contract|serial|passport|registration|confirmation|reservation|transaction|parcel|shipment|part|item|article|product|model|sku|catalog(?:ue)?|batch|lot|kunden|bestell|rechnungs|artikel|teile)[ \\t]*(?:number|no\\.?|nr\\.?|#|nummer)[ \\t]*[:#.]?[ \\t]*(?:\\r?\\n[ \\t]*)?$/i":
     "pii phone OTHER_NUMBER: tested on the 30 characters before a number",
   "/(\\p{L}+)[ \\t]+and[ \\t]+$/u": 'pii names-extra "X and" pair: tested on the 24 characters before a candidate name',
   "/(?:〒[ \\t]?\\d{3}-\\d{4}[ \\t]{0,4}\\r?\\n?[ \\t]{0,4})?[\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}ー]{2,20}?(?:都|道|府|県|市|区|町|村)[\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}ー]{0,10}?\\d{1,4}(?:丁目|-)\\d{1,4}(?:番地?|-)\\d{1,4}(?:号)?/gu":
@@ -90,6 +90,10 @@ const REVIEWED: Record<string, string> = {
     "pii phone NUMBER_OF_LINE: tested on the 40 characters before a number",
   "/(?:меня зовут|мене звати|зовут|уважаемый|уважаемая|дорогой|дорогая|шановний|шановна|с уважением,?|с наилучшими пожеланиями,?|з повагою,?|контактное лицо:?|контакт:?|имя:?|фио:?|ім'я:?|от:?|привет,?|здравствуйте,?|добрый день,?|добрий день,?|вітаю,?|здравей,?|здравейте,?|казвам се|поздрав,?|поздрави,?|срдачно,?|с уважение,?|всего доброго,?|получатель:?|получател:?|отримувач:?|адресат:?|фамилия:?|прізвище:?|держатель карты:?|με λένε|ονομάζομαι|όνομα:?|αγαπητέ|αγαπητή|κύριε|κυρία|με εκτίμηση,?|φιλικά,?|γεια σου,?|γεια σας,?|καλημέρα,?|χαιρετισμούς,?|παραλήπτης:?|ονοματεπώνυμο:?|اسمي|الاسم:?|عزيزي|عزيزتي|السيد|السيدة|الأستاذ|الدكتور|مع تحياتي[،,]?|مع خالص التحيات[،,]?|مع التحية[،,]?|تحياتي[،,]?|مرحبا[،,]?|أهلا[،,]?|السلام عليكم[،,]?|المستلم:?|الأستاذة|المهندس|المهندسة|שמי|שם:|לכבוד|מר|גברת|בברכה,?|שלום,?|היי,?|תודה,?|הטלפון של|मेरा नाम|नाम:?|प्रिय|श्री|श्रीमती|सुश्री|भवदीय,?|नमस्ते,?|धन्यवाद,?|dear|hello|hi|hey|regards,|thanks,|name:|contact:|contact person:|from:|from|to:|recipient:|ship to:|attn:?|greetings from|best wishes from|mr\\.?|mrs\\.?|ms\\.?|dr\\.?|(?:my|our|his|her|their|your) (?:father|mother|husband|wife|son|daughter|brother|sister|colleague|friend|manager|boss|partner|grandfather|grandmother|uncle|aunt|neighbou?r))[\\s]*$/iu":
     "names-script CUE_BEFORE (with the relatives and colleagues of 2026-12-06): tested only on the 30 characters before a word of another script",
+  "/(?:^|[^\\p{L}])(?:card|cc|maestro|debit|kort|karte|karten|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт[аыу]|卡号|visa|mastercard|amex|diners|discover|jcb|unionpay|verve|troy|rupay|elo|mir)\\p{L}{0,8}(?:[\\s:#.-]{1,3}[\\p{L}\\p{N}]{1,8}){0,3}[\\s:#.-]*$/iu":
+    "pii structured CARD_CUE: tested on the 32 characters before a run of digits",
+  "/(?:^|[^\\p{L}\\p{M}])(\\p{Lu}[\\p{L}\\p{M}'’-]{0,30})[ \\t]{1,4}[\"“„«‘'](\\p{Lu}[\\p{L}\\p{M}.'’-]{0,19})[\"”»’'][ \\t]{1,4}$/u":
+    "pii names-join NICK_BEFORE: tested on the 60 characters before a surname found alone",
 };
 
 type Verdict = "safe" | "polynomial" | "exponential" | "unknown";

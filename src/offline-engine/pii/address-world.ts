@@ -147,9 +147,8 @@ const UK_CA = "[A-Z]{1,2}\\d[A-Z\\d]?[ ]?\\d[A-Z]{2}|[A-Z]\\d[A-Z][ ]?\\d[A-Z]\\
 const SEP = "(?:,[ \\t]{0,8}|[ \\t]{0,4}[·•|][ \\t]{0,8}|[ \\t]{0,8}\\r?\\n[ \\t]{0,8})";
 const POSTCODE_TOWN = new RegExp(`(?:${SEP}|[ \\t]{1,4}(?=\\d{4,5}[ \\t]+\\p{Lu}))(?:${POSTCODE})[ \\t]+(?:${TOWN})`, "uy");
 const POSTCODE_TOWN_LOWER = new RegExp(`${SEP}(?:${POSTCODE})[ \\t]+(?:${LOWER_TOWN})`, "uy");
-// (never a contact label taken for a town: "…, 50674 Köln, Tel 0221/941 2273")
 const TOWN_POSTCODE = new RegExp(
-  `${SEP}(?!(?:Tel|Tél|Tlf|Fax|Phone|Ph|Mob|Mobile|Cell|Handy|GSM|Puh|Tfn|Tel[eé]fono|Telefon|Telefone|Tel[eé]phone|Whats[Aa]pp)(?![\\p{L}]))${TOWN}(?:,?[ \\t]+[A-Z]{2}(?![\\p{L}]))?,?[ \\t]+(?:\\d{3}[ ]?\\d{3}|(?:[A-Z]{2}-)?\\d{4,5}(?:-\\d{4})?|${UK_CA})(?![\\p{L}\\p{N}])`,
+  `${SEP}${TOWN}(?:,?[ \\t]+[A-Z]{2}(?![\\p{L}]))?,?[ \\t]+(?:\\d{3}[ ]?\\d{3}|(?:[A-Z]{2}-)?\\d{4,5}(?:-\\d{4})?|${UK_CA})(?![\\p{L}\\p{N}])`,
   "uy",
 );
 /**
@@ -381,7 +380,8 @@ function extend(text: string, end: number, lower: boolean): number {
     const other = Math.max(stickyAt(COUNTRY_POSTCODE_TOWN, text, at), stickyAt(TOWNS_POSTCODE_LINE, text, at));
     if (other >= 0) return other;
   }
-  if (locality < 0) locality = stickyAt(TOWN_POSTCODE, text, at);
+  // (never a contact label taken for a town: "…, 50674 Köln, Tel 0221/941 2273")
+  if (locality < 0 && !contactLabelAt(text, at)) locality = stickyAt(TOWN_POSTCODE, text, at);
   if (locality < 0) {
     // a flat number alone after the house number, then the postcode line
     const flat = stickyAt(BARE_FLAT, text, at);
@@ -391,6 +391,22 @@ function extend(text: string, end: number, lower: boolean): number {
   at = locality;
   const country = stickyAt(COUNTRY_AT, text, at);
   return country < 0 ? at : country;
+}
+
+/** Labels of a phone or an email, lower case: a word after an address that is no town. */
+const CONTACT_LABELS = new Set(
+  "tel tél tlf fax phone ph mob mobile cell handy gsm puh tfn telefon telefone teléfono telefono téléphone whatsapp email e-mail mail".split(
+    " ",
+  ),
+);
+
+/** Whether the first word after the separators at `at` is a contact label. */
+function contactLabelAt(text: string, at: number): boolean {
+  let k = at;
+  while (k < text.length && k < at + 12 && /[\s,·•|]/.test(text[k] as string)) k++;
+  let e = k;
+  while (e < text.length && e < k + 12 && /[\p{L}-]/u.test(text[e] as string)) e++;
+  return e > k && CONTACT_LABELS.has(text.slice(k, e).toLowerCase());
 }
 
 function stickyAt(re: RegExp, text: string, at: number): number {

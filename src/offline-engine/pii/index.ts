@@ -15,6 +15,7 @@ import { forgetText } from "./keywords";
 import { findNames } from "./names";
 import { findCasedNames } from "./names-cased";
 import { falseName, findMoreNames, trimName } from "./names-extra";
+import { joinNames } from "./names-join";
 import { findScriptNames } from "./names-script";
 import { findPhoneNumbers } from "./phone";
 import { applyRedactions, type RedactionStyle } from "./redact";
@@ -93,7 +94,8 @@ function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
     forgetStretches();
   }
   checkCpuBudget();
-  const resolved = coverRepeats(text, resolveOverlaps(candidates));
+  // names found in parts, or one part only, joined: a nickname, a surname first, "… and …" (names-join.ts)
+  const resolved = coverRepeats(text, joinNames(text, resolveOverlaps(candidates)));
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;
 }
 

@@ -13,6 +13,7 @@ import { isEnglishWord, isGazetteerName, isStopword, isStopwordLower } from "./g
 import { isFamilyName, isGivenName } from "./given-names";
 import { nameTokens, tokenEnds, tokenStarts } from "./keywords";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS } from "./name-lists";
+import { placeAfterNumber } from "./names-place";
 import { entity, type PiiEntity } from "./types";
 
 /** Greetings and closings of the languages the engine reads, lower case: a name may follow them. */
@@ -150,7 +151,9 @@ const PLACE_AFTER = new Set(
     "church cathedral tower square's memorial stadium arena theatre theater library institute foundation services " +
     "service solutions holdings partners group inc ltd llc corp company bank capital web cloud labs ventures " +
     "logistics consulting systems technologies software media motors airlines pharma energy foods logistik azure " +
-    "tér utca út körút náměstí ulice plac aleja gatan gata gate vej katu tie iela prospekt"
+    "tér utca út körút náměstí ulice plac aleja gatan gata gate vej katu tie iela prospekt " +
+    // places and their parts, after the place's name ("Ho Chi Minh City", "Camella Homes", "Yenişehir Mah.")
+    "city homes village estate crescent district ward barangay mah mahalle mahallesi county province"
   ).split(" "),
 );
 /** Legal forms after a firm's name, as written ("Nordkraft AS", "Kone Oyj", "Musterfirma GmbH"). */
@@ -312,8 +315,8 @@ export function falseName(text: string, start: number, end: number): boolean {
   let s = k;
   while (s > 0 && isWordChar(text[s - 1])) s--;
   if (k < start && PLACE_BEFORE.has(text.slice(s, k))) return true;
-  // the run is followed by a capitalised organisation word ("Amazon Web Services")
-  return false;
+  // after a house number, a postcode or a flat, where an address names its place ("69003 Lyon", "Tower 3, Taikoo Shing")
+  return placeAfterNumber(text, start, end);
 }
 
 /** The evidence for a capitalised run at [start, end): a score, or 0. */
