@@ -212,6 +212,32 @@ describe("names found apart, joined; places where an address puts them (issue 41
   });
 });
 
+describe("names the lists know one part of, in a slot that says it is a name (issue 41, the fourth blind part's kinds)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("a labelled field: a recipient, a sender, a patient (one word a listed name, the other anything)", () => {
+    expect(names("Saaja: Tõnu Kask, Narva mnt 5, 10117 Tallinn")).toContain("Tõnu Kask");
+    expect(names("Absender: Jan Pawlowski; Lagerhalle 3")).toContain("Jan Pawlowski");
+    expect(names("Recipient: Customer Service")).toEqual([]);
+  });
+
+  test("a line under a closing in another language", () => {
+    expect(names("Cu stimă,\nIon Marinescu\n+40 21 318 2244")).toEqual(["Ion Marinescu"]);
+    expect(names("Regards,\nSupport Team")).toEqual([]);
+  });
+
+  test("particles written with a capital inside a name; a surname after a particle that is a word elsewhere", () => {
+    expect(names("Karim El Idrissi\n7, Rue Tarik\n10000 Rabat")).toContain("Karim El Idrissi");
+    expect(names("ik ben Lotte van der Meer")).toEqual(["Lotte van der Meer"]);
+  });
+
+  test("names in capitals with a middle initial or an apostrophe; a record's label after them is no part", () => {
+    expect(names("ATTN: MRS SIOBHAN O'CONNOR")).toEqual(["SIOBHAN O'CONNOR"]);
+    expect(names("lessee DEREK W. HOLLOWAY SSN 219 09 9999")).toEqual(["DEREK W. HOLLOWAY"]);
+    expect(names("ANNUAL GENERAL MEETING, BERLIN MUNICH HAMBURG")).toEqual([]);
+  });
+});
+
 describe("entities and redaction", () => {
   const text = "Hi, I'm Sarah Johnson. Email sarah.j@example.com or call +1 415-555-0132.";
 

@@ -94,6 +94,8 @@ const REVIEWED: Record<string, string> = {
     "pii structured CARD_CUE: tested on the 32 characters before a run of digits",
   "/(?:^|[^\\p{L}\\p{M}])(\\p{Lu}[\\p{L}\\p{M}'’-]{0,30})[ \\t]{1,4}[\"“„«‘'](\\p{Lu}[\\p{L}\\p{M}.'’-]{0,19})[\"”»’'][ \\t]{1,4}$/u":
     "pii names-join NICK_BEFORE: tested on the 60 characters before a surname found alone",
+  "/[ \\t]{0,4}(\\p{Lu}[\\p{Ll}\\p{M}'\\u2019-]{0,30}(?:[ \\t]{1,4}(?:(?:van|von|der|den|de|del|della|di|da|dos|das|du|la|le|bin|ibn|al|el|ter|ten|Ó|Ní|Mac|Mc)[ \\t]{1,4}){0,3}\\p{Lu}[\\p{Ll}\\p{M}'\\u2019-]{0,30}){1,2})(?=[ \\t]{0,4}(?:[,;(<\\r\\n]|$|\\d|[+]))/uy":
+    "pii names-slot RUN_AT: sticky, tried once after each name label's colon, every quantifier bounded (three words of 31, blanks of 4)",
 };
 
 type Verdict = "safe" | "polynomial" | "exponential" | "unknown";

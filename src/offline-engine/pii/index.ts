@@ -17,6 +17,7 @@ import { findCasedNames } from "./names-cased";
 import { falseName, findMoreNames, trimName } from "./names-extra";
 import { joinNames } from "./names-join";
 import { findScriptNames } from "./names-script";
+import { slotNames } from "./names-slot";
 import { findPhoneNumbers } from "./phone";
 import { applyRedactions, type RedactionStyle } from "./redact";
 import { resolveOverlaps } from "./resolve";
@@ -94,8 +95,9 @@ function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
     forgetStretches();
   }
   checkCpuBudget();
-  // names found in parts, or one part only, joined: a nickname, a surname first, "… and …" (names-join.ts)
-  const resolved = coverRepeats(text, joinNames(text, resolveOverlaps(candidates)));
+  // names found in parts, or one part only, joined: a nickname, a surname first, "… and …" (names-join.ts),
+  // and the names of labelled fields whose lists know one part only (names-slot.ts)
+  const resolved = coverRepeats(text, slotNames(text, joinNames(text, resolveOverlaps(candidates))));
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;
 }
 

@@ -347,9 +347,16 @@ function scan(text: string): void {
 }
 
 /** Whether text[from, to) is one or more spaces and tabs. */
+function isLetterCode(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c >= 0xc0;
+}
+
 function onlyBlanks(text: string, from: number, to: number): boolean {
   if (to <= from) return false;
-  for (let k = from; k < to; k++) {
+  // (a middle initial's period: "HEIKKI J. LAITINEN")
+  const first = from > 0 && text.charCodeAt(from) === 46 && !isLetterCode(text.charCodeAt(from - 2)) ? from + 1 : from;
+  if (to <= first) return false;
+  for (let k = first; k < to; k++) {
     const c = text.charCodeAt(k);
     if (c !== 32 && c !== 9) return false;
   }

@@ -7,14 +7,17 @@
  * when the first word is a known given name: "thanks for the help" names nobody.
  */
 import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
+import { isFamilyName, isGivenName } from "./given-names";
 import { CAPS_PAIR, cueStarts, gateWords, keywordFlags, NAME_CUE } from "./keywords";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
 import { introBefore } from "./names";
 import { fieldLabelBefore } from "./names-extra";
 import { entity, type PiiEntity } from "./types";
 
-// two to four upper-case words (hyphens and apostrophes inside: "IYER-SINHA", "O'NEIL")
-const CAPS_RUN = /(?<![\p{L}\p{N}])\p{Lu}{2,}(?:['’-]\p{Lu}+)?(?:[ \t]+\p{Lu}{2,}(?:['’-]\p{Lu}+)?)+(?![\p{L}\p{N}])/gu;
+// two to four upper-case words (hyphens and apostrophes inside: "IYER-SINHA", "O'NEILL"), a middle
+// initial between them ("MARCUS T. WHITFIELD")
+const CAPS_RUN =
+  /(?<![\p{L}\p{N}])\p{Lu}(?:\p{Lu}+(?:['’-]\p{Lu}+)?|['’]\p{Lu}{2,})(?:[ \t]+(?:\p{Lu}\.[ \t]+)?\p{Lu}(?:\p{Lu}+(?:['’-]\p{Lu}+)?|['’]\p{Lu}{2,}))+(?![\p{L}\p{N}])/gu;
 // a lower-case word after a phrase that introduces a person (the phrase list is names.ts's)
 const LOWER_AFTER_CUE =
   /(?:\b(?:name is|name:|is|it'?s|its|i'?m|i am|thanks,?|thank you,?|regards,?|cheers,?|customer:|client:|for|to|by|from|dear|hi|hello|hey|call|contact|behalf of|neighbou?r|technician|colleague)[ \t]+)(?!(?:the|a|an|my|your|our|their|his|her|you|me|us|them|it|its|it's|is|im|i'm|be|do|get|see|this|that|all|any|some|more|help|each|again|just|here)[ \t.,!?])(\p{Ll}[\p{Ll}\p{M}'’-]*(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]*){1,3})/giu;
@@ -43,6 +46,8 @@ const ORG_CAPS = new Set(
   ),
 );
 /** titles written in capitals before a name in capitals */
+/** labels and codes written in capitals after a name in a record ("… SSN 339 70 1842", "… DOB", "… TEL") */
+const CAPS_LABELS = new Set("SSN DOB ID TIN EIN NI NHS VAT TEL FAX PH MOB CELL EMAIL EXT REF NO NR".split(" "));
 const CAPS_TITLES = new Set("MR MRS MS MISS MX DR PROF HERR FRAU MME MLLE SR SRA SRTA SIG SIGRA PAN PANI".split(" "));
 const titleCase = (w: string): string => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase();
 const knownGiven = (w: string): boolean => {
@@ -56,6 +61,17 @@ function gazetteerPair(words: string[]): boolean {
   const [a, b] = words;
   if (isEnglishWord(a) || isEnglishWord(b) || isStopword(a) || isStopword(b)) return false;
   return isGazetteerName(a) || isGazetteerName(b);
+}
+
+/** The word at `i`, a middle initial, and the word after it: a given (or gazetteer) name and a family name, no everyday or function words. */
+function capsNamePair(words: { w: string }[], i: number): boolean {
+  // only with a middle initial between them: capitals without one are as often places ("BERLIN MUNICH")
+  if (!/^\p{Lu}\.$/u.test(words[i + 1]?.w ?? "")) return false;
+  const next = words[i + 2];
+  if (!next) return false;
+  const [a, b] = [titleCase((words[i] as { w: string }).w), titleCase(next.w)];
+  if ([a, b].some((w) => isEnglishWord(w) || isStopword(w) || NOT_NAME_WORDS.has(w))) return false;
+  return (isGivenName(a) || isGazetteerName(a)) && (isGazetteerName(b) || isFamilyName(b));
 }
 
 /** a lower-case name closing a line after a comma: "ship to ådalsvej 7, 0012 aalborg, carina andersson" */
@@ -72,6 +88,8 @@ export function findCasedNames(text: string): PiiEntity[] {
       const words = [...m[0].matchAll(/[^ \t]+/g)].map((w) => ({ w: w[0], at: m.index + w.index }));
       for (let i = 0; i < words.length - 1; i++) {
         const first = words[i];
+        // a title is the cue, never the name's first word ("ATTN: MRS SIOBHAN O'CONNOR")
+        if (CAPS_TITLES.has(first.w.replace(/\.$/, ""))) continue;
         // a title in capitals before the run ("MS ELIN HALLGREN", "HERR JONAS BERG") is a strong cue
         const titled =
           (i > 0 && CAPS_TITLES.has((words[i - 1] as { w: string }).w.replace(/\.$/, ""))) ||
@@ -81,11 +99,12 @@ export function findCasedNames(text: string): PiiEntity[] {
           titled && !isEnglishWord(plain) && !isStopword(plain) && !NOT_NAME_WORDS.has(plain)
             ? "strong"
             : introBefore(text, first.at);
-        if (!knownGiven(first.w) && intro !== "strong") continue;
+        // (or two names of the gazetteer, the first and the next: "HEIKKI J. LAITINEN", whose lists lack "Heikki")
+        if (!knownGiven(first.w) && intro !== "strong" && !capsNamePair(words, i)) continue;
         let j = i + 1;
         while (j < words.length && j - i < 4) {
           const t = titleCase(words[j].w);
-          if (NOT_NAME_WORDS.has(t) && !SURNAME_PARTICLES.has(words[j].w.toLowerCase())) break;
+          if ((NOT_NAME_WORDS.has(t) && !SURNAME_PARTICLES.has(words[j].w.toLowerCase())) || CAPS_LABELS.has(words[j].w)) break;
           j++;
         }
         if (j - i < 2) continue;

@@ -87,7 +87,7 @@ const PLACE_PREPOSITIONS = new Set(
   ).split(" "),
 );
 /** Labels of a form's or a label's name field ("Vorname:", "Příjmení:", "Saaja:", "Consignee:"), lower case. */
-const FIELD_LABELS = new Set(
+export const FIELD_LABELS: ReadonlySet<string> = new Set(
   (
     "vorname nachname fornavn etternavn efternavn förnamn efternamn navn namn nimi etunimi sukunimi név vezetéknév " +
     "keresztnév imię nazwisko jméno příjmení meno priezvisko ime prezime nombre apellido apellidos nome sobrenome " +
@@ -95,7 +95,11 @@ const FIELD_LABELS = new Set(
     "perekonnanimi surname forename firstname lastname holder recipient consignee addressee saaja vastaanottaja " +
     "modtager mottaker mottagare empfänger destinataire destinatario destinatário ontvanger odbiorca příjemce " +
     "adresát prijemca címzett alıcı gavėjas saņēmējs viðtakandi prejemnik primatelj primalac kontaktperson " +
-    "ansprechpartner yhteyshenkilö kapcsolattartó titular tên"
+    "ansprechpartner yhteyshenkilö kapcsolattartó titular tên " +
+    // senders, and the people a record is about ("Nadawca:", "Absender:", "Patient:", "Tenant:")
+    "sender nadawca absender afsender avsender avsändare lähettäjä feladó odesílatel odosielateľ expéditeur remitente " +
+    "mittente remetente afzender gönderen siuntėjas sūtītājs saatja pošiljatelj pošiljalac patient tenant guest " +
+    "passenger employee applicant candidate attendee attn"
   ).split(" "),
 );
 /** Whether a form's name label and a colon end right before `start` ("Cardholder: ", "Příjmení: "). */
@@ -559,11 +563,13 @@ function findSignatureLines(text: string, out: PiiEntity[]): void {
         const name = m[1] as string;
         const words = name.split(/[ \t]/);
         const last = words[words.length - 1] as string;
-        if (
-          isGivenName(words[0] as string) &&
-          (isGazetteerName(last) || isFamilyName(last)) &&
-          !falseName(text, at + m[0].indexOf(name), at + m[0].indexOf(name) + name.length)
-        ) {
+        // a given name and a family name of the lists, or (the lists miss many: "Torstein Aas", "Ion
+        // Ionescu") one word a name of them and none a greeting or a label
+        const listed = isGivenName(words[0] as string) && (isGazetteerName(last) || isFamilyName(last));
+        const partly =
+          words.some((w) => isGazetteerName(w) || (isFamilyName(w) && !isStopword(w))) &&
+          words.every((w) => !GREETINGS.has(w.toLowerCase()) && !FIELD_LABELS.has(w.toLowerCase()));
+        if ((listed || partly) && !falseName(text, at + m[0].indexOf(name), at + m[0].indexOf(name) + name.length)) {
           const s = at + m[0].indexOf(name);
           out.push(entity("name", text, s, s + name.length, 0.8));
         }
@@ -614,7 +620,7 @@ function opensItem(text: string, start: number): boolean {
   return k - 1 === 0 || /[\s]/.test(text[k - 2] as string);
 }
 const CLOSING_LINE =
-  /(?:regards|thanks|thank you|cheers|best|sincerely|wishes|hilsen|hälsningar|pozdrawiam|pozdravem|terveisin|grüße|cordialement|saludos|signed|yours|mvh|üdvözlettel|groet|groeten|pozdrav|serdecznie|poważaniem|saygılarımla|atenciosamente|cumprimentos|saludo|atentamente|saluti|salutations|grüßen|grüssen|gruß|lugupidamisega|cieņu|pagarbiai|trọng|tisztelettel|üdv|lp|mfg|lg|vg|rgds|ciao|obrigado|obrigada|gracias|grazie|danke|takk|tack|tak|kiitos|paldies|ačiū|aitäh|hvala|dziękuję|děkuji|köszönöm|merci|br)[,.!]?$/;
+  /(?:regards|thanks|thank you|cheers|best|sincerely|wishes|hilsen|hälsningar|pozdrawiam|pozdravem|terveisin|grüße|cordialement|saludos|signed|yours|mvh|üdvözlettel|groet|groeten|pozdrav|serdecznie|poważaniem|saygılarımla|atenciosamente|cumprimentos|saludo|atentamente|saluti|salutations|grüßen|grüssen|gruß|lugupidamisega|cieņu|pagarbiai|trọng|tisztelettel|üdv|lp|mfg|lg|vg|rgds|ciao|obrigado|obrigada|gracias|grazie|danke|takk|tack|tak|kiitos|paldies|ačiū|aitäh|hvala|dziękuję|děkuji|köszönöm|merci|br|stimă|stima|pozdrowienia|pozdravom|poštovanjem|srdačno|üdvözlet|hälsning|vriendelijke groet)[,.!]?$/;
 
 /**
  * Whether a single word at `start` stands inside a sentence where a person is named: after a
@@ -983,10 +989,16 @@ export function findMoreNames(text: string): PiiEntity[] {
     const j = runEnd(text, count, i);
     let end = tokenEnds[j - 1] as number;
     const words: string[] = [];
+    // a surname after a particle may be a function word elsewhere ("Sanne van der Meer"): it is read as a surname
+    let afterParticle: Set<string> | null = null;
     for (let k = i; k < j; k++) {
       const s = tokenStarts[k] as number;
       const e = tokenEnds[k] as number;
-      if (capitalisedAt(text, s, e)) words.push(text.slice(s, e));
+      if (!capitalisedAt(text, s, e)) continue;
+      const w = text.slice(s, e);
+      words.push(w);
+      if (k > i && PARTICLES.has(text.slice(tokenStarts[k - 1] as number, tokenEnds[k - 1] as number)) && !isEnglishWord(w))
+        (afterParticle ??= new Set()).add(w);
     }
     // a run that goes on into an everyday word ("Card holder: Ville Hakala Card no.") keeps its words before it
     let cut = words.length;
@@ -1007,7 +1019,7 @@ export function findMoreNames(text: string): PiiEntity[] {
         end = tokenEnds[k - 1] as number;
       }
     }
-    if (!words.every(nameAt) || text.charCodeAt(end) === 64 || falseName(text, start, end)) {
+    if (!words.every((w) => nameAt(w) || afterParticle?.has(w)) || text.charCodeAt(end) === 64 || falseName(text, start, end)) {
       i++;
       continue;
     }

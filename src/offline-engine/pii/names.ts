@@ -226,7 +226,12 @@ function runFrom(text: string, count: number, i: number): number {
       gap === 2 && ends[j - 1] - starts[j - 1] === 1 && text.charCodeAt(gapStart) === 46 && text.charCodeAt(gapStart + 1) === 32;
     if (!space && !initial) break;
     const w = wordAt(text, j);
-    if (SURNAME_PARTICLES.has(w) && j + 1 < count && isCapitalized(wordAt(text, j + 1))) {
+    // (inside a run, written with a capital too: "Youssef El Amrani", "Loïc Le Gall")
+    if (
+      (SURNAME_PARTICLES.has(w) || (j > i && w.length <= 3 && SURNAME_PARTICLES.has(w.toLowerCase()))) &&
+      j + 1 < count &&
+      isCapitalized(wordAt(text, j + 1))
+    ) {
       j++;
       continue;
     }

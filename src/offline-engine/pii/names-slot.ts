@@ -1,0 +1,46 @@
+/**
+ * A name right after a form's name label and its colon ("Saaja: Rein Kask", "Nadawca: Jan Pawlak,",
+ * "Patient: Liam Ó Briain"): two or three capitalised words up to the field's end (a comma, a
+ * semicolon, a bracket, a line break, a digit or the text's end) are a name when one of them is a
+ * name of the lists that is no everyday English word; the others may be anything the lists read
+ * otherwise ("Rein", "Jan" are English words or a month's abbreviation, and names here). Issue 41:
+ * the lists miss one part of many names, and a labelled slot needs no more evidence than that.
+ */
+import { isEnglishWord, isGazetteerName } from "./gazetteer";
+import { isFamilyName } from "./given-names";
+import { FIELD_LABELS } from "./names-extra";
+import { entity, type PiiEntity } from "./types";
+
+const PARTICLE = "(?:van|von|der|den|de|del|della|di|da|dos|das|du|la|le|bin|ibn|al|el|ter|ten|Ó|Ní|Mac|Mc)";
+/** the run after the label's colon, up to the field's end */
+const RUN_AT = new RegExp(
+  String.raw`[ \t]{0,4}(\p{Lu}[\p{Ll}\p{M}'’-]{0,30}(?:[ \t]{1,4}(?:${PARTICLE}[ \t]{1,4}){0,3}\p{Lu}[\p{Ll}\p{M}'’-]{0,30}){1,2})(?=[ \t]{0,4}(?:[,;(<\r\n]|$|\d|[+]))`,
+  "uy",
+);
+/** a label word and its colon */
+const LABEL = /([\p{L}]{2,20})[ \t]{0,2}:/gu;
+
+function known(word: string): boolean {
+  return (isGazetteerName(word) || isFamilyName(word)) && !isEnglishWord(word);
+}
+
+/** The entities (in text order, not overlapping) with the names of labelled fields added. */
+export function slotNames(text: string, entities: PiiEntity[]): PiiEntity[] {
+  if (!text.includes(":")) return entities;
+  let added: PiiEntity[] | null = null;
+  for (const l of text.matchAll(LABEL)) {
+    if (!FIELD_LABELS.has((l[1] as string).toLowerCase())) continue;
+    const at = (l.index as number) + l[0].length;
+    RUN_AT.lastIndex = at;
+    const m = RUN_AT.exec(text);
+    if (!m) continue;
+    const run = m[1] as string;
+    if (!run.split(/[ \t]+/).some(known)) continue;
+    const from = at + m[0].indexOf(run);
+    const to = from + run.length;
+    if (entities.some((e) => e.start < to && e.end > from)) continue;
+    added ??= [];
+    added.push(entity("name", text, from, to, 0.8));
+  }
+  return added ? [...entities, ...added].sort((a, b) => a.start - b.start) : entities;
+}
