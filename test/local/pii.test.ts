@@ -203,6 +203,13 @@ describe("names found apart, joined; places where an address puts them (issue 41
     expect(names("We flew to Madrid and Lisbon.")).not.toContain("Lisbon");
   });
 
+  test("a town or city of the list is a place without a person's cue; a one-word place that is a given name only where an address puts it", () => {
+    expect(names("Dawit Haile, Addis Ababa, phone +251 911 000 111")).toEqual(["Dawit Haile"]);
+    expect(names("Apartado 114, Correo Central, Santiago")).not.toContain("Santiago");
+    expect(names("Thanks, Florence")).toEqual(["Florence"]);
+    expect(names("Dear Charlotte, the parcel left Charlotte, NC 28202 today.")).toEqual(["Charlotte"]);
+  });
+
   test("a run after a house number, a postcode or a flat is a place; a person right after a phone signs the line", () => {
     expect(names("Hotel Aurora, Calle 8 No. 12, 75001 Avignon")).not.toContain("Avignon");
     expect(names("Flat 4B, Block 7, Tseung Kwan O, New Territories")).not.toContain("Tseung Kwan O");

@@ -13,7 +13,7 @@ import { isEnglishWord, isGazetteerName, isStopword, isStopwordLower } from "./g
 import { isFamilyName, isGivenName } from "./given-names";
 import { nameTokens, tokenEnds, tokenStarts } from "./keywords";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS } from "./name-lists";
-import { placeAfterNumber } from "./names-place";
+import { knownPlace, placeAfterNumber } from "./names-place";
 import { entity, type PiiEntity } from "./types";
 
 /** Greetings and closings of the languages the engine reads, lower case: a name may follow them. */
@@ -319,8 +319,9 @@ export function falseName(text: string, start: number, end: number): boolean {
   let s = k;
   while (s > 0 && isWordChar(text[s - 1])) s--;
   if (k < start && PLACE_BEFORE.has(text.slice(s, k))) return true;
-  // after a house number, a postcode or a flat, where an address names its place ("69003 Lyon", "Tower 3, Taikoo Shing")
-  return placeAfterNumber(text, start, end);
+  // after a house number, a postcode or a flat, where an address names its place ("69003 Lyon", "Tower 3, Taikoo Shing"),
+  // or a town or city of the list with no person's cue before it ("Addis Ababa")
+  return placeAfterNumber(text, start, end) || knownPlace(text, start, end);
 }
 
 /** The evidence for a capitalised run at [start, end): a score, or 0. */

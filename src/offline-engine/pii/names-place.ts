@@ -11,6 +11,8 @@
 import { isGazetteerName } from "./gazetteer";
 import { isFamilyName, isGivenName } from "./given-names";
 import { GIVEN_NAMES } from "./name-lists";
+import { introBefore } from "./names";
+import { isPlaceName } from "./places";
 
 /** the token before a run: what it is and how it is set off (", " or one blank) */
 const BEFORE = /(?:^|[\s(])([^\s]{0,12}\d[^\s,]{0,12})(,?)[ \t]$/u;
@@ -45,4 +47,24 @@ export function placeAfterNumber(text: string, start: number, end: number): bool
   const last = words[words.length - 1] as string;
   const person = (GIVEN_NAMES.has(first) || isGivenName(first)) && (isFamilyName(last) || isGazetteerName(last));
   return !person;
+}
+
+/** What may follow a place in an address: a comma, a line's end, a postcode, a state, a bracket. */
+const PLACE_END = /^[ \t]{0,4}(?:[,;)\]]|\r?\n|$|\d{3,}|-[ \t]?[A-Z]{2}(?![\p{L}]))/u;
+
+/**
+ * A run that names a town or city of the list (places.ts) and has no cue of a person before it
+ * (a title, "my name is", a greeting): "Addis Ababa", "Ramat Gan", "Kuala Lumpur" anywhere; a
+ * one-word place that is also a given name ("Santiago", "Florence") only where an address ends a
+ * place: after a comma and before a comma, the line's end, a postcode or a state.
+ */
+export function knownPlace(text: string, start: number, end: number): boolean {
+  const run = text.slice(start, end);
+  if (!isPlaceName(run) || introBefore(text, start) !== null) return false;
+  if (run.includes(" ") || run.includes("-")) return true;
+  if (!GIVEN_NAMES.has(run) && !isGivenName(run)) return true;
+  const before = text.slice(Math.max(0, start - 3), start);
+  const after = text.slice(end, end + 12);
+  // (or before a US state and ZIP code: "left Charlotte, NC 28202")
+  return (/,[ \t]{0,2}$/.test(before) && PLACE_END.test(after)) || /^,[ \t]?[A-Z]{2}[ \t]+\d{5}/.test(after);
 }
