@@ -238,6 +238,19 @@ describe("names the lists know one part of, in a slot that says it is a name (is
     expect(names("ik ben Lotte van der Meer")).toEqual(["Lotte van der Meer"]);
   });
 
+  test("a single name before a verb of a person's act, in English and other languages", () => {
+    expect(names("Farhad forwarded the quote yesterday.")).toEqual(["Farhad"]);
+    expect(names("Göran is on leave until Monday.")).toEqual(["Göran"]);
+    expect(names("Jira is out of date")).toEqual([]);
+  });
+
+  test("a mention in a chat; Korean names glued to the copula or opening a card's line", () => {
+    expect(names("thx @Annika, merged")).toEqual(["Annika"]);
+    expect(names("write to ops@Acme.io, or @channel")).toEqual([]);
+    expect(names("안녕하세요, 이서연입니다.")).toEqual(["이서연"]);
+    expect(names("정우성 서울특별시 강남구 테헤란로 152")).toContain("정우성");
+  });
+
   test("names in capitals with a middle initial or an apostrophe; a record's label after them is no part", () => {
     expect(names("ATTN: MRS SIOBHAN O'CONNOR")).toEqual(["SIOBHAN O'CONNOR"]);
     expect(names("lessee DEREK W. HOLLOWAY SSN 219 09 9999")).toEqual(["DEREK W. HOLLOWAY"]);

@@ -175,6 +175,13 @@ const HANGUL_TITLE =
 /** Korean: a name of three syllables before "님" or "씨", or after "이름은" before the copula. */
 const HANGUL_HONORIFIC = /(?<![\uac00-\ud7af])([\uac00-\ud7af]{3})(?=님|씨)/gu;
 const HANGUL_AFTER_CUE = /이름은\s+([\uac00-\ud7af]{2,4}?)(?=입니다|이에요|예요|이고|[\s.,]|$)/gu;
+/**
+ * Korean, where the first syllable must be a family name of the lists: a name of three syllables
+ * glued to the copula ("김민지입니다", "I am Kim Minji"), or opening a card's line before an address
+ * or a number ("박지훈 부산광역시 …").
+ */
+const HANGUL_COPULA = /(?<![\uac00-\ud7af])([\uac00-\ud7af]{3})(?=입니다|이에요|예요|이라고|라고)/gu;
+const HANGUL_LINE_TOP = /^([\uac00-\ud7af]{3})(?=[ ]+[^\s])/gmu;
 
 const STOPWORDS = slicedEngine("pii-script-stopwords", function* () {
   const lists = yield* readStopwordLists(["rus", "ukr", "bul", "ell", "ara", "fas", "heb", "hin", "mar"]);
@@ -301,7 +308,7 @@ export function findScriptNames(text: string): PiiEntity[] {
       if (!/@|\d{3}/.test(text.slice(m.index as number, (m.index as number) + 80))) continue;
       out.push(entity("name", text, m.index as number, (m.index as number) + name.length, 0.75));
     }
-  if (HANGUL.test(text))
+  if (HANGUL.test(text)) {
     for (const re of [HANGUL_HONORIFIC, HANGUL_AFTER_CUE, HANGUL_TITLE]) {
       for (const m of text.matchAll(re)) {
         const name = m[1] as string;
@@ -309,5 +316,15 @@ export function findScriptNames(text: string): PiiEntity[] {
         out.push(entity("name", text, at, at + name.length, 0.8));
       }
     }
+    for (const re of [HANGUL_COPULA, HANGUL_LINE_TOP]) {
+      for (const m of text.matchAll(re)) {
+        const name = m[1] as string;
+        if (!isFamilyName(name.slice(0, 1))) continue;
+        // a card's line goes on with an address's or a phone's digits
+        if (re === HANGUL_LINE_TOP && !/\d{3}/.test(text.slice(m.index as number, (m.index as number) + 80))) continue;
+        out.push(entity("name", text, m.index as number, (m.index as number) + name.length, 0.75));
+      }
+    }
+  }
   return out;
 }

@@ -7,7 +7,8 @@
  * the lists miss one part of many names, and a labelled slot needs no more evidence than that.
  */
 import { isEnglishWord, isGazetteerName } from "./gazetteer";
-import { isFamilyName } from "./given-names";
+import { isFamilyName, isGivenName } from "./given-names";
+import { GIVEN_NAMES } from "./name-lists";
 import { FIELD_LABELS } from "./names-extra";
 import { entity, type PiiEntity } from "./types";
 
@@ -24,10 +25,31 @@ function known(word: string): boolean {
   return (isGazetteerName(word) || isFamilyName(word)) && !isEnglishWord(word);
 }
 
-/** The entities (in text order, not overlapping) with the names of labelled fields added. */
+/** a mention in a chat ("@Mateusz pls send", "cc @Ana Lima"): the name without its "@" (an email's "@" has its local part before it) */
+const MENTION = /(?<![\p{L}\p{N}._%+-])@(\p{Lu}[\p{Ll}\p{M}]{1,20}(?:[ \t]\p{Lu}[\p{Ll}\p{M}]{1,20})?)(?![\p{L}\p{N}@.])/gu;
+
+/** Mentions whose first word is a given name of the lists and no everyday English word. */
+function mentions(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
+  for (const m of text.matchAll(MENTION)) {
+    const run = m[1] as string;
+    const first = run.split(/[ \t]/)[0] as string;
+    if (!(GIVEN_NAMES.has(first) || isGivenName(first)) || isEnglishWord(first)) continue;
+    const from = (m.index as number) + 1;
+    const to = from + run.length;
+    if (!entities.some((e) => e.start < to && e.end > from)) added.push(entity("name", text, from, to, 0.75));
+  }
+}
+
+/** The entities (in text order, not overlapping) with the names of labelled fields and mentions added. */
 export function slotNames(text: string, entities: PiiEntity[]): PiiEntity[] {
-  if (!text.includes(":")) return entities;
-  let added: PiiEntity[] | null = null;
+  const added: PiiEntity[] = [];
+  if (text.includes("@")) mentions(text, entities, added);
+  if (text.includes(":")) labelled(text, entities, added);
+  return added.length > 0 ? [...entities, ...added].sort((a, b) => a.start - b.start) : entities;
+}
+
+/** Names after a form's name label (RUN_AT), one word of them a listed non-English name. */
+function labelled(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
   for (const l of text.matchAll(LABEL)) {
     if (!FIELD_LABELS.has((l[1] as string).toLowerCase())) continue;
     const at = (l.index as number) + l[0].length;
@@ -39,8 +61,6 @@ export function slotNames(text: string, entities: PiiEntity[]): PiiEntity[] {
     const from = at + m[0].indexOf(run);
     const to = from + run.length;
     if (entities.some((e) => e.start < to && e.end > from)) continue;
-    added ??= [];
     added.push(entity("name", text, from, to, 0.8));
   }
-  return added ? [...entities, ...added].sort((a, b) => a.start - b.start) : entities;
 }

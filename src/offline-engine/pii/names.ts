@@ -98,14 +98,16 @@ const WEAK_WORDS = new WordSet(
 
 /** verbs that follow a person far more often than a place or product ("Olumide Bakare signed") */
 const PERSON_VERB =
-  /^\s+(?:said|says|told|asked|wrote|signed|replied|called|emailed|mentioned|confirmed|explained|agreed|joined|thinks|believes|will|who|and (?:her|his))\b/u;
+  /^\s+(?:said|says|told|asked|wrote|signed|replied|called|emailed|mentioned|confirmed|explained|agreed|joined|thinks|believes|will|who|and (?:her|his)|forwarded|sent|booked|texted|phoned|messaged|approved|submitted|cancelled|canceled|requested|is (?:off|away|sick|on leave|on holiday|on vacation)|has the keys|sagte|dijo|disse|zei|sade|sagde|powiedział|powiedziała|řekl|řekla|rekao|rekla|m'a dit|a dit|ha detto|ha dicho)(?![\p{L}])/u;
 
 /** The last word of each phrase of SINGLE_INTRO and GREETING_INTRO ("i'm": "m", "thank you": "you"), lower case. */
 const SINGLE_WORDS = new WordSet("thanks you thx hi hello hey dear m im am is s its cc attn signed told ask asked to with", true);
 const GREETING_WORDS = new WordSet("thanks you thx hi hello hey dear cheers m im am is", true);
 /** The first word of each alternative of PERSON_VERB (case as written: the pattern is case-sensitive). */
 const PERSON_VERB_WORDS = new WordSet(
-  "said says told asked wrote signed replied called emailed mentioned confirmed explained agreed joined thinks believes will who and",
+  "said says told asked wrote signed replied called emailed mentioned confirmed explained agreed joined thinks believes will who and " +
+    "forwarded sent booked texted phoned messaged approved submitted cancelled canceled requested is has sagte dijo disse zei " +
+    "sade sagde powiedział powiedziała řekl řekla rekao rekla m a ha",
   false,
 );
 
