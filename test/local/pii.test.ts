@@ -258,6 +258,34 @@ describe("names the lists know one part of, in a slot that says it is a name (is
   });
 });
 
+describe("addresses on one line as chains of parts, read back from their locality (issue 41, the fourth blind part's kinds)", () => {
+  const addresses = (text: string): string[] => found(text, "address");
+
+  test("parts without a street word before a postcode and town, a town and postcode, a state and ZIP, or a known city", () => {
+    expect(addresses("Hof 7, Ortsteil Linden, 30449 Hannover")).toEqual(["Hof 7, Ortsteil Linden, 30449 Hannover"]);
+    expect(addresses("Skólavegur 4, 900 Vestmannaeyjar")).toEqual(["Skólavegur 4, 900 Vestmannaeyjar"]);
+    expect(addresses("Flat 9, Lakeview Court, Mysuru 570001")).toEqual(["Flat 9, Lakeview Court, Mysuru 570001"]);
+    expect(addresses("ship to 2210 Farm Road 4, Dalhart, TX 79022 please")).toEqual(["2210 Farm Road 4, Dalhart, TX 79022"]);
+    expect(addresses("Musa Otieno, P.O. Box 4410-00200, Nairobi, tel +254 700 000 000")).toEqual([
+      "P.O. Box 4410-00200, Nairobi",
+    ]);
+  });
+
+  test("a person's name before the house number, a label or a sentence before the street, a date: left out", () => {
+    expect(addresses("Sipho Dlamini 12 Mandela Street, Soweto 1804")).toEqual(["12 Mandela Street, Soweto 1804"]);
+    expect(addresses("nimi Aino Virtanen, osoite Kauppakatu 9 B 3, 40100 Jyväskylä")).toEqual([
+      "Kauppakatu 9 B 3, 40100 Jyväskylä",
+    ]);
+    expect(addresses("born 03.04.1981, Kerkstraat 5, 2000 Antwerpen")).toEqual(["Kerkstraat 5, 2000 Antwerpen"]);
+  });
+
+  test("no chain of a car's data, of dates and towns, or of a phone and a town", () => {
+    expect(addresses("Volvo V60 D4, Baujahr 2018, 120 000 km")).toEqual([]);
+    expect(addresses("We met in 2019, in Berlin, and again in 2021, London")).toEqual([]);
+    expect(addresses("Carla Bruni, 081 552 0000, Naples")).toEqual([]);
+  });
+});
+
 describe("entities and redaction", () => {
   const text = "Hi, I'm Sarah Johnson. Email sarah.j@example.com or call +1 415-555-0132.";
 
