@@ -286,6 +286,31 @@ describe("addresses on one line as chains of parts, read back from their localit
   });
 });
 
+describe("numbers spelled out: digit by digit, or said as words (issue 41)", () => {
+  const typed = (text: string): string[] => detectPii(text).map((e) => `${e.type}:${e.text}`);
+
+  test("a phone, a card and an SSN said as words, as a voice-mail transcript writes them", () => {
+    expect(typed("pls call back on two oh six, five five five, double oh one three")).toEqual([
+      "phone_number:two oh six, five five five, double oh one three",
+    ]);
+    expect(typed("the card: five four two five, two three three four, three zero one zero, nine nine zero three")).toEqual([
+      "credit_card:five four two five, two three three four, three zero one zero, nine nine zero three",
+    ]);
+    expect(typed("SSN is two one nine, zero nine, nine nine nine nine")).toEqual(["ssn:two one nine, zero nine, nine nine nine nine"]);
+  });
+
+  test("digits one by one after a card's word or a phone's label", () => {
+    expect(typed("card 5 4 2 5  2 3 3 4  3 0 1 0  9 9 0 3")).toEqual(["credit_card:5 4 2 5  2 3 3 4  3 0 1 0  9 9 0 3"]);
+    expect(typed("mobile 0 7 7 0 0  9 0 0 1 2 3")).toEqual(["phone_number:0 7 7 0 0  9 0 0 1 2 3"]);
+  });
+
+  test("counting, a few numbers in a sentence and digits of a list are none", () => {
+    expect(typed("one, two, three, four, five, six, seven, eight, nine, ten!")).toEqual([]);
+    expect(typed("I had one or two, maybe three, then four five six seven")).toEqual([]);
+    expect(typed("rows 3 7 1 9 2 8 4 6 5 0 2 1 7 were empty")).toEqual([]);
+  });
+});
+
 describe("entities and redaction", () => {
   const text = "Hi, I'm Sarah Johnson. Email sarah.j@example.com or call +1 415-555-0132.";
 

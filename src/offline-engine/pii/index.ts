@@ -22,6 +22,7 @@ import { slotNames } from "./names-slot";
 import { findPhoneNumbers } from "./phone";
 import { applyRedactions, type RedactionStyle } from "./redact";
 import { resolveOverlaps } from "./resolve";
+import { findSpelledNumbers } from "./spelled";
 import { findCreditCards, findEmails, findIpAddresses, findSsns, forgetStretches } from "./structured";
 import type { PiiEntity, PiiType, Recognizer } from "./types";
 
@@ -41,6 +42,8 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number; checke
   { types: ["ssn"], find: findSsns, digits: 9 },
   { types: ["ip_address"], find: findIpAddresses },
   { types: ["phone_number"], find: findPhoneNumbers, digits: 7 },
+  // digits one by one or said as words ("six one seven, five five five, …"): spelled.ts
+  { types: ["credit_card", "ssn", "phone_number"], find: findSpelledNumbers },
   // (every date pattern needs four digits or more: a day, a month and a year, or a year)
   { types: ["date_of_birth"], find: findDatesOfBirth, digits: 4 },
   // the English and Romance patterns' streets take in the unit, postcode, town and country lines that follow

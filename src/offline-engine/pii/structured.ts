@@ -263,8 +263,8 @@ export function ssnValid(area: string, group: string, serial: string): boolean {
   return a !== 0 && a !== 666 && a < 900 && group !== "00" && serial !== "0000";
 }
 
-/** An SSN spelled digit by digit: nine digits each apart by a blank, the groups perhaps by a dash. */
-const SSN_SPELLED = /(?<![\d-])(\d (?:\d )\d)(?: ?- ?| )(\d \d)(?: ?- ?| )(\d(?: \d){3})(?![\d-]| \d)/g;
+/** An SSN spelled digit by digit: nine digits each apart by a blank, the groups perhaps by a dash (not inside a longer run). */
+const SSN_SPELLED = /(?<![\d-]|\d )(\d (?:\d )\d)(?: ?- ?| )(\d \d)(?: ?- ?| )(\d(?: \d){3})(?![\d-]| \d)/g;
 
 export function findSsns(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
