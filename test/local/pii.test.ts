@@ -299,6 +299,12 @@ describe("numbers spelled out: digit by digit, or said as words (issue 41)", () 
     expect(typed("SSN is two one nine, zero nine, nine nine nine nine")).toEqual(["ssn:two one nine, zero nine, nine nine nine nine"]);
   });
 
+  test("a labelled or international number broken over two lines; a whole number before a line of digits stays whole", () => {
+    expect(typed("tel +49 30\n1234 5678")).toEqual(["phone_number:+49 30\n1234 5678"]);
+    expect(typed("tel +49 30 1234 5678\n12 items")).toEqual(["phone_number:+49 30 1234 5678"]);
+    expect(typed("Invoice 2291\n4410 units")).toEqual([]);
+  });
+
   test("digits one by one after a card's word or a phone's label", () => {
     expect(typed("card 5 4 2 5  2 3 3 4  3 0 1 0  9 9 0 3")).toEqual(["credit_card:5 4 2 5  2 3 3 4  3 0 1 0  9 9 0 3"]);
     expect(typed("mobile 0 7 7 0 0  9 0 0 1 2 3")).toEqual(["phone_number:0 7 7 0 0  9 0 0 1 2 3"]);

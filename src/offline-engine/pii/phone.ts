@@ -173,7 +173,40 @@ const AREA_SLASH = /^0\d{1,4} ?\/ ?/;
 const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
 const EXTENSION = /(?<!\s)\s*(?:ext\.?|x|#)\s*\d{1,6}$/i;
 
+/**
+ * The text with each line break inside a labelled or international number read as a blank ("tel +33
+ * 1 42\n68 53 00", copied from a narrow column): a break between two digits, in a line that holds a
+ * "+" and a digit, a label or a word of calling. Same length, so offsets hold; the numbers found
+ * keep their line break (the entity is sliced from the text as written).
+ */
+function joinBrokenNumbers(text: string): string {
+  let joined: string[] | null = null;
+  for (let i = text.indexOf("\n"); i > 0; i = text.indexOf("\n", i + 1)) {
+    const a = text.charCodeAt(i - 1);
+    const b = text.charCodeAt(i + 1);
+    if (a < 48 || a > 57 || b < 48 || b > 57) continue;
+    const lineStart = text.lastIndexOf("\n", i - 1) + 1;
+    const line = text.slice(Math.max(lineStart, i - 48), i);
+    if (!/\+\d/.test(line) && !labelInLine(text, i - (line.length - line.search(/\d/)))) continue;
+    joined ??= [...text];
+    joined[i] = " ";
+  }
+  return joined ? joined.join("") : text;
+}
+
 export function findPhoneNumbers(text: string): PiiEntity[] {
+  const found = phonesIn(text, text);
+  const joined = joinBrokenNumbers(text);
+  if (joined === text) return found;
+  // numbers over a line break: only those the text as written did not hold whole ("…53 00\n12 items")
+  const more = phonesIn(joined, text).filter(
+    (e) => text.slice(e.start, e.end).includes("\n") && !found.some((f) => f.start < e.end && f.end > e.start),
+  );
+  return more.length === 0 ? found : [...found, ...more].sort((a, b) => a.start - b.start);
+}
+
+/** The phone numbers of `text` (`written` with some line breaks read as blanks), sliced from `written`. */
+function phonesIn(text: string, written: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   let lastEnd = -1;
   for (const m of text.matchAll(CANDIDATE)) {
@@ -191,7 +224,7 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
     const second = lastEnd >= 0 && start - lastEnd <= 8 && BETWEEN_NUMBERS.test(text.slice(lastEnd, start));
     const score = phoneScore(raw, text, start, second);
     if (score > 0) {
-      out.push(entity("phone_number", text, start, start + raw.length, score));
+      out.push(entity("phone_number", written, start, start + raw.length, score));
       lastEnd = start + raw.length;
     }
   }
