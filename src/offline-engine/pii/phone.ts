@@ -198,11 +198,22 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
   const found = phonesIn(text, text);
   const joined = joinBrokenNumbers(text);
   if (joined === text) return found;
-  // numbers over a line break: only those the text as written did not hold whole ("…53 00\n12 items")
+  // numbers over a line break, in place of the parts of them found on one line ("+49 30\n1234 5678"),
+  // but never over a whole number the text as written holds ("…53 00\n12 items")
+  const inside = (f: PiiEntity, e: PiiEntity) => e.start <= f.start && f.end <= e.end;
   const more = phonesIn(joined, text).filter(
-    (e) => text.slice(e.start, e.end).includes("\n") && !found.some((f) => f.start < e.end && f.end > e.start),
+    (e) =>
+      text.slice(e.start, e.end).includes("\n") &&
+      found.every((f) => f.end <= e.start || f.start >= e.end || (inside(f, e) && partOfNumber(f.text))),
   );
-  return more.length === 0 ? found : [...found, ...more].sort((a, b) => a.start - b.start);
+  if (more.length === 0) return found;
+  const kept = found.filter((f) => !more.some((e) => inside(f, e)));
+  return [...kept, ...more].sort((a, b) => a.start - b.start);
+}
+
+/** A number found on one line that may be the first or last part of one broken over two: national, fewer than nine digits. */
+function partOfNumber(found: string): boolean {
+  return !found.startsWith("+") && found.replace(/\D/g, "").length < 9;
 }
 
 /** The phone numbers of `text` (`written` with some line breaks read as blanks), sliced from `written`. */
