@@ -51,23 +51,39 @@ interface Part {
 
 /** The comma-separated parts of the line [from, to), trimmed, after the last ": " (a label's). */
 function partsOf(text: string, from: number, to: number): Part[] {
-  const line = text.slice(from, to);
-  const label = line.lastIndexOf(": ");
-  const base = label >= 0 ? label + 2 : 0;
+  const label = text.lastIndexOf(": ", to - 1);
+  const base = label >= from ? label + 2 : from;
   const parts: Part[] = [];
-  let at = base;
-  for (let k = base; k <= line.length; k++) {
-    if (k < line.length && line[k] !== ",") continue;
-    const raw = line.slice(at, k);
-    const lead = raw.length - raw.trimStart().length;
+  for (let at = base; at <= to; ) {
+    let k = text.indexOf(",", at);
+    if (k < 0 || k > to) k = to;
+    let a = at;
+    let b = k;
+    while (a < b && isBlank(text.charCodeAt(a))) a++;
+    while (b > a && isBlank(text.charCodeAt(b - 1))) b--;
     // a sentence's period after a word is no part of it ("…, 53111 Bonn."); an abbreviation's is ("Rd.")
-    let t = raw.trim();
-    const c = t.charCodeAt(t.length - 1);
-    if ((c === 46 || c === 33 || c === 63 || c === 59 || c === 58) && /\p{L}{4}$/u.test(t.slice(-5, -1))) t = t.slice(0, -1);
-    if (t) parts.push({ from: from + at + lead, to: from + at + lead + t.length, text: t });
+    const c = text.charCodeAt(b - 1);
+    if (b - a > 5 && (c === 46 || c === 33 || c === 63 || c === 59 || c === 58) && letters4(text, b - 5)) b--;
+    if (b > a) parts.push({ from: a, to: b, text: text.slice(a, b) });
     at = k + 1;
   }
   return parts;
+}
+
+const isBlank = (c: number): boolean => c === 32 || c === 9 || c === 13;
+const isLetterCode = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c >= 0xc0;
+
+function letters4(text: string, at: number): boolean {
+  for (let k = at; k < at + 4; k++) if (!isLetterCode(text.charCodeAt(k))) return false;
+  return true;
+}
+
+function hasDigit(text: string, from: number, to: number): boolean {
+  for (let k = from; k < to; k++) {
+    const c = text.charCodeAt(k);
+    if (c >= 48 && c <= 57) return true;
+  }
+  return false;
 }
 
 const words = (s: string): string[] => s.split(/[ \t]+/);
@@ -145,6 +161,11 @@ const STREET_WORDS_LOWER = new Set(
  */
 function addressEnd(parts: Part[], k: number): number {
   const p = parts[k] as Part;
+  // every locality holds three digits in a row, or is a known town (a capital first, short)
+  if (!threeDigits(p.text)) {
+    if (p.text.length > 40 || !/^\p{Lu}/u.test(p.text) || !isPlaceName(p.text)) return -1;
+    return k === parts.length - 1 || NOT_ADDRESS.test((parts[k + 1] as Part).text) ? p.to : -1;
+  }
   const m = LOCALITY.exec(p.text);
   if (m) {
     const end = p.from + m[0].length;
@@ -153,8 +174,17 @@ function addressEnd(parts: Part[], k: number): number {
     if (/^[A-Z]{2}[ \t]/.test(m[0])) return k > 0 && /^\p{Lu}/u.test((parts[k - 1] as Part).text) ? end : -1;
     return YEAR_AFTER.test(m[0]) ? -1 : end;
   }
-  const last = k === parts.length - 1 || NOT_ADDRESS.test((parts[k + 1] as Part).text);
-  return last && p.text.length <= 40 && isPlaceName(p.text) ? p.to : -1;
+  return -1;
+}
+
+function threeDigits(s: string): boolean {
+  let run = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    run = c >= 48 && c <= 57 ? run + 1 : 0;
+    if (run === 3) return true;
+  }
+  return false;
 }
 
 /** Addresses of one line each, as chains of parts (see above). */
@@ -164,7 +194,9 @@ export function findAddressChains(text: string): PiiEntity[] {
   for (let from = 0; from < text.length; ) {
     let to = text.indexOf("\n", from);
     if (to < 0) to = text.length;
-    if (text.indexOf(",", from) < to) chainsOfLine(text, from, to, out);
+    const comma = text.indexOf(",", from);
+    // (every chain holds a digit: in its locality, or in the part that opens it but an address word's)
+    if (comma >= 0 && comma < to && hasDigit(text, from, to)) chainsOfLine(text, from, to, out);
     from = to + 1;
   }
   return out;

@@ -5,6 +5,7 @@
  */
 import { isSpace } from "./chars";
 import { entity, type PiiEntity } from "./types";
+import { WordFilter } from "./word-filter";
 
 // (a number may follow a Chinese, Japanese or Korean word directly, as those scripts write no blank
 // before it: "手机号是138 1024 5678", "電話番号は090-1234-5678"; and a label's ".:": "Tel.:+43 …")
@@ -92,8 +93,9 @@ function labelAfter(text: string, end: number): boolean {
   return e > k && LABELS.has(text.slice(k, e).toLowerCase());
 }
 
-/** Words of CONTEXT that say a number is to be called, wherever they stand in the line before it. */
-const CALL_WORDS = new Set("call ring dial phone telephone text sms whatsapp reach".split(" "));
+/** Words of CONTEXT that say a number is to be called, wherever they stand in the line before it; with the labels, for labelInLine. */
+const CALL_WORDS = "call ring dial phone telephone text sms whatsapp reach".split(" ");
+const LINE_LABELS = new WordFilter([...LABELS, ...CALL_WORDS]);
 
 /**
  * A label or a word of calling earlier in the same line, with no other digit between it and the
@@ -107,10 +109,12 @@ function labelInLine(text: string, start: number): boolean {
     if (c === 10 || (c >= 48 && c <= 57)) break;
     k--;
   }
-  if (k === start) return false;
-  for (const m of text.slice(k, start).matchAll(/[\p{L}\p{M}]+/gu)) {
-    const w = m[0].toLowerCase();
-    if (LABELS.has(w) || CALL_WORDS.has(w)) return true;
+  // the words between, by their characters (isLabelChar: letters, and marks of other scripts)
+  for (let i = k; i < start; ) {
+    while (i < start && !isLabelChar(text.charCodeAt(i))) i++;
+    const from = i;
+    while (i < start && isLabelChar(text.charCodeAt(i))) i++;
+    if (i - from >= 2 && LINE_LABELS.hasAt(text, from, i)) return true;
   }
   return false;
 }

@@ -70,7 +70,8 @@ const places = slicedEngine("pii-place-gazetteer", function* () {
 
 /** A place's name as looked up: folded, lower case, blanks and dashes as one blank. */
 function placeKey(name: string): string {
-  return fold(name.replace(/[\s-]+/g, " "));
+  const spaced = name.includes("-") || name.includes("  ") || name.includes("\t") ? name.replace(/[\s-]+/g, " ") : name;
+  return fold(spaced);
 }
 
 /** Whether `run` ("Addis Ababa", "Ramat Gan", "Lyon") names a town or city of the list. */

@@ -9,6 +9,7 @@
  */
 import { luhnValid, ssnValid } from "./structured";
 import { entity, type PiiEntity } from "./types";
+import { WordFilter } from "./word-filter";
 
 const DIGIT_WORDS: Record<string, number> = {};
 const WORDS_BY_DIGIT = [
@@ -29,12 +30,70 @@ WORDS_BY_DIGIT.forEach((words, digit) => {
 /** "double five" = 55, "triple nine" = 999 */
 const REPEATS: Record<string, number> = { double: 2, triple: 3, doppel: 2, doble: 2, doppio: 2 };
 
-/** a run of digit words (and repeats) with blanks, commas, dashes or dots between */
-const WORD_RUN =
-  /(?<![\p{L}\p{N}])(?:(?:double|triple|doppel|doble|doppio)[ \t]{1,3})?\p{L}{1,7}(?:[ \t]{0,3}[,.-]?[ \t]{1,3}(?:(?:double|triple|doppel|doble|doppio)[ \t]{1,3})?\p{L}{1,7}){6,24}(?![\p{L}])/giu;
-/** a quick test: two digit words in a row */
-const TWO_WORDS =
-  /(?<![\p{L}])(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|null|eins|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zéro|deux|trois|quatre|cinq|sept|huit|neuf|cero|uno|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|due|tre|quattro|cinque|sei|sette|otto|nove|um|dois|três|quatro|sete|oito|double|triple)[ \t]{0,3}[,.-]?[ \t]{1,3}(?:zero|oh|one|two|three|four|five|six|seven|eight|nine|null|eins|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zéro|deux|trois|quatre|cinq|sept|huit|neuf|cero|uno|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|due|tre|quattro|cinque|sei|sette|otto|nove|um|dois|três|quatro|sete|oito)(?![\p{L}])/iu;
+/** the digit words and repeats, for a quick look at each word of a text */
+const SPOKEN = new WordFilter([...Object.keys(DIGIT_WORDS), ...Object.keys(REPEATS)]);
+
+const isLetter = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 0xc0 && c !== 0xd7 && c !== 0xf7);
+
+/** Whether text[from, to) is what stands between two spoken digits: blanks, and one ",", "." or "-" before a blank. */
+function digitGap(text: string, from: number, to: number): boolean {
+  if (to - from < 1 || to - from > 7) return false;
+  let marks = 0;
+  for (let k = from; k < to; k++) {
+    const c = text.charCodeAt(k);
+    if (c === 44 || c === 46 || c === 45) marks++;
+    else if (c !== 32 && c !== 9) return false;
+  }
+  const last = text.charCodeAt(to - 1);
+  return marks <= 1 && (last === 32 || last === 9);
+}
+
+/** The word at [from, to) as a digit word or a repeat, lower case, or null. */
+function digitWordAt(text: string, from: number, to: number): string | null {
+  return to - from <= 7 && SPOKEN.hasAt(text, from, to) ? text.slice(from, to).toLowerCase() : null;
+}
+
+/** Runs of seven or more digit words in a row (blanks, a comma, a dot or a dash between): [start, end, digits]. */
+function spokenRuns(text: string): [number, number, string][] {
+  const runs: [number, number, string][] = [];
+  let runStart = -1;
+  let runEnd = -1;
+  let words = 0;
+  let digits = "";
+  let repeat = 1;
+  const close = () => {
+    if (words >= 7 && repeat === 1) runs.push([runStart, runEnd, digits]);
+    runStart = -1;
+    words = 0;
+    digits = "";
+    repeat = 1;
+  };
+  for (let i = 0; i < text.length; ) {
+    if (!isLetter(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const from = i;
+    while (i < text.length && isLetter(text.charCodeAt(i))) i++;
+    const w = digitWordAt(text, from, i);
+    if (w === null) {
+      if (runStart >= 0) close();
+      continue;
+    }
+    if (runStart >= 0 && !digitGap(text, runEnd, from)) close();
+    if (runStart < 0) runStart = from;
+    runEnd = i;
+    words++;
+    if (w in REPEATS) repeat = REPEATS[w] as number;
+    else {
+      digits += String(DIGIT_WORDS[w]).repeat(repeat);
+      repeat = 1;
+    }
+  }
+  if (runStart >= 0) close();
+  return runs;
+}
+
 /** single digits with one or two blanks (or a dash) between */
 const DIGIT_RUN = /(?<![\p{N}])\d(?:(?:[ \t]{1,2}|[ \t]?-[ \t]?)\d){6,18}(?![\p{N}])/gu;
 
@@ -42,24 +101,6 @@ const CALL_CONTEXT =
   /(?:phone|tel|telephone|call|ring|mobile|cell|number|fax|whatsapp|text|sms|reach|dial|nummer|numéro|número|numero|telefon|téléphone|teléfono|telefono|handy|portable|móvil|cellulare)[^\n\d]{0,24}$/iu;
 const CARD_CONTEXT = /(?:card|visa|mastercard|amex|credit|debit|karte|carte|tarjeta|carta|cartão)[^\n\d]{0,24}$/iu;
 const SSN_CONTEXT = /(?:ssn|social security|social|soc\.? sec)[^\n\d]{0,24}$/iu;
-
-/** The digits a run of words says, or null when a word of it is no digit word. */
-function wordDigits(run: string): string | null {
-  let digits = "";
-  let repeat = 1;
-  for (const raw of run.toLowerCase().split(/[ \t]*[,.-]?[ \t]+/)) {
-    const w = raw.replace(/[,.-]$/, "");
-    if (w in REPEATS) {
-      repeat = REPEATS[w] as number;
-      continue;
-    }
-    const d = DIGIT_WORDS[w];
-    if (d === undefined) return null;
-    digits += String(d).repeat(repeat);
-    repeat = 1;
-  }
-  return repeat === 1 ? digits : null;
-}
 
 const COUNTING = "0123456789012345678901234";
 const COUNTING_DOWN = "9876543210987654321098765";
@@ -87,40 +128,9 @@ export function findSpelledNumbers(text: string): PiiEntity[] {
     const kind = judge(text, m.index as number, digits, false);
     if (kind) out.push(entity(kind[0], text, m.index as number, (m.index as number) + m[0].length, kind[1]));
   }
-  if (TWO_WORDS.test(text)) {
-    for (const m of text.matchAll(WORD_RUN)) {
-      const found = longestDigitRun(m[0]);
-      if (!found) continue;
-      const start = (m.index as number) + found.from;
-      const kind = judge(text, start, found.digits, true);
-      if (kind) out.push(entity(kind[0], text, start, start + found.text.length, kind[1]));
-    }
+  for (const [start, end, digits] of spokenRuns(text)) {
+    const kind = judge(text, start, digits, true);
+    if (kind) out.push(entity(kind[0], text, start, end, kind[1]));
   }
   return out;
-}
-
-/** The longest stretch of a run of short words that are all digit words: its text, offset and digits. */
-function longestDigitRun(run: string): { from: number; text: string; digits: string } | null {
-  let best: { from: number; text: string; digits: string } | null = null;
-  // the words and where each starts; a stretch breaks at a word that is no digit word
-  const words = [...run.matchAll(/\p{L}+/gu)];
-  let i = 0;
-  while (i < words.length) {
-    let j = i;
-    while (j < words.length && isDigitWord((words[j] as RegExpMatchArray)[0])) j++;
-    if (j - i >= 7) {
-      const from = (words[i] as RegExpMatchArray).index as number;
-      const last = words[j - 1] as RegExpMatchArray;
-      const text = run.slice(from, (last.index as number) + last[0].length);
-      const digits = wordDigits(text);
-      if (digits && (!best || digits.length > best.digits.length)) best = { from, text, digits };
-    }
-    i = j + 1;
-  }
-  return best;
-}
-
-function isDigitWord(w: string): boolean {
-  const l = w.toLowerCase();
-  return l in DIGIT_WORDS || l in REPEATS;
 }
