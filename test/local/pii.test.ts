@@ -244,6 +244,11 @@ describe("names the lists know one part of, in a slot that says it is a name (is
     expect(names("Jira is out of date")).toEqual([]);
   });
 
+  test("an initial before a family name of the lists; not before a town or an everyday word", () => {
+    expect(names("present: K. Lindqvist and T. Virtanen")).toEqual(["K. Lindqvist", "T. Virtanen"]);
+    expect(names("take the A. Train to N. Dublin, then J. Smith")).toEqual(["J. Smith"]);
+  });
+
   test("a mention in a chat; Korean names glued to the copula or opening a card's line", () => {
     expect(names("thx @Annika, merged")).toEqual(["Annika"]);
     expect(names("write to ops@Acme.io, or @channel")).toEqual([]);

@@ -42,7 +42,9 @@ const ADDRESS_TITLES = new Set(
     "pani pan paní pán panie pane panu pana gospodine gospodin gospođo gospođa gospa gospod gospe sayın bay bayan " +
     "fru herra rouva neiti úr asszony senhor senhora señor señora doña signor signora signorina ponas ponia kungs kundze " +
     "härra proua holder cardholder kortholder kortinnehaver kortinnehavare karteninhaber kontoinhaber titular titulaire " +
-    "intestatario posiadacz držitel držiteľ vlasnik imetnik kártyabirtokos haltija"
+    "intestatario posiadacz držitel držiteľ vlasnik imetnik kártyabirtokos haltija " +
+    // kin and respect before a given name in Vietnamese and Filipino ("chị Lan", "Kuya Jun")
+    "chị cô chú bác ông bà kuya tita tito lola lolo manong manang"
   ).split(" "),
 );
 /** Abbreviated titles before a name ("ga. Zupančič", "Sr. Zubiaurre", "Ing. Beneš"), lower case, without the period. */

@@ -12,6 +12,7 @@
 import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
 import { isFamilyName, isGivenName } from "./given-names";
 import { GIVEN_NAMES, NOT_NAME_WORDS } from "./name-lists";
+import { isPlaceName } from "./places";
 import { entity, type PiiEntity } from "./types";
 
 const WORD = String.raw`\p{Lu}[\p{L}\p{M}'’-]{0,30}`;
@@ -178,9 +179,27 @@ function capsInverted(text: string, entities: PiiEntity[]): PiiEntity[] {
   return out;
 }
 
+/** an initial and a surname: "J. Kowalski", "M.Nowicka" */
+const INITIAL_SURNAME = /(?<![\p{L}\p{N}.])\p{Lu}\.[ \t]?(\p{Lu}[\p{Ll}\p{M}'’-]{1,30})(?![\p{L}\p{M}])/gu;
+const INITIAL_SURNAME_QUICK = /\p{Lu}\. ?\p{Lu}\p{Ll}/u;
+
+/** Initials before a family name of the lists, no everyday word and no town ("attendees: J. Kowalski, M. Nowicka"). */
+function initialNames(text: string, entities: PiiEntity[]): PiiEntity[] {
+  if (!INITIAL_SURNAME_QUICK.test(text)) return entities;
+  const added: PiiEntity[] = [];
+  for (const m of text.matchAll(INITIAL_SURNAME)) {
+    const surname = m[1] as string;
+    if (!(isFamilyName(surname) || isGazetteerName(surname)) || !namePart(surname) || isPlaceName(surname)) continue;
+    const from = m.index as number;
+    const to = from + m[0].length;
+    if (!entities.some((e) => e.start < to && e.end > from)) added.push(entity("name", text, from, to, 0.75));
+  }
+  return added.length === 0 ? entities : [...entities, ...added].sort((a, b) => a.start - b.start);
+}
+
 /** The entities (in text order, not overlapping) with the names above joined or added. */
 export function joinNames(text: string, entities: PiiEntity[]): PiiEntity[] {
-  let out = capsInverted(text, entities);
+  let out = initialNames(text, capsInverted(text, entities));
   const added: PiiEntity[] = [];
   for (let i = 0; i < out.length; i++) {
     const e = out[i] as PiiEntity;
