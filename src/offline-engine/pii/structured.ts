@@ -128,16 +128,20 @@ function allStretches(text: string, min: number): number[] {
  * `text`, looked for only in its digit stretches of `min` digits or more: the same matches, in
  * text order, as matchAll over the whole text, for a pattern that only matches within a stretch.
  */
-function* inStretches(text: string, pattern: RegExp, min: number): Generator<RegExpExecArray> {
+function inStretches(text: string, pattern: RegExp, min: number): RegExpExecArray[] {
+  const out: RegExpExecArray[] = [];
   const stretches = digitStretches(text, min);
   for (let k = 0; k < stretches.length; k += 2) {
     const from = Math.max(0, (stretches[k] as number) - 1);
     const part = text.slice(from, (stretches[k + 1] as number) + 2);
-    for (const m of part.matchAll(pattern)) {
+    // exec on the pattern itself (none matches the empty string): matchAll would copy it and run an iterator
+    pattern.lastIndex = 0;
+    for (let m = pattern.exec(part); m !== null; m = pattern.exec(part)) {
       m.index += from;
-      yield m;
+      out.push(m);
     }
   }
+  return out;
 }
 
 export function luhnValid(digits: string): boolean {
