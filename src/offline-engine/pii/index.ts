@@ -15,7 +15,7 @@ import { fold } from "./fold";
 import { forgetText } from "./keywords";
 import { findNames } from "./names";
 import { findCasedNames } from "./names-cased";
-import { falseName, findMoreNames, trimName } from "./names-extra";
+import { falseName, findMoreNames, forgetFalseNames, trimName } from "./names-extra";
 import { joinNames } from "./names-join";
 import { findScriptNames } from "./names-script";
 import { slotNames } from "./names-slot";
@@ -98,6 +98,7 @@ function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
     forgetText();
     forgetNonAscii();
     forgetStretches();
+    forgetFalseNames();
   }
   checkCpuBudget();
   // names found in parts, or one part only, joined: a nickname, a surname first, "… and …" (names-join.ts),

@@ -275,8 +275,33 @@ function ampersandBefore(text: string, start: number): boolean {
   return false;
 }
 
+/** falseName's answers on the text last asked about, by start and end: each recognizer that finds a run asks again */
+let falseText: string | null = null;
+const falseAnswers = new Map<number, boolean>();
+
+/** Lets the last text go (detectPii calls it when done). */
+export function forgetFalseNames(): void {
+  falseText = null;
+  falseAnswers.clear();
+}
+
 /** A run that a place, ship or organisation word follows or precedes ("Rosa Parks Square", "USS Nimitz", "… Holdings"), or owned by someone ("Buffett's Berkshire Hathaway"). */
 export function falseName(text: string, start: number, end: number): boolean {
+  if (text !== falseText) {
+    falseAnswers.clear();
+    falseText = text;
+  }
+  const key = start * (text.length + 1) + end;
+  let answer = falseAnswers.get(key);
+  if (answer === undefined) {
+    answer = placeOrFirm(text, start, end);
+    falseAnswers.set(key, answer);
+  }
+  return answer;
+}
+
+/** falseName, worked out. */
+function placeOrFirm(text: string, start: number, end: number): boolean {
   const afterAsWritten = wordAfter(text, end);
   const after = afterAsWritten.toLowerCase();
   if (PLACE_AFTER.has(after) || COMPANY_FORMS.has(afterAsWritten)) return true;
@@ -1004,9 +1029,10 @@ export function findMoreNames(text: string): PiiEntity[] {
         (afterParticle ??= new Set()).add(w);
     }
     // a run that goes on into an everyday word ("Card holder: Ville Hakala Card no.") keeps its words before it
+    // (the first word is nameAt's already; words[cut], when kept, is the one that is not)
     let cut = words.length;
     for (let k = 1; k < words.length; k++)
-      if (!nameAt(words[k] as string)) {
+      if (!nameAt(words[k] as string) && !afterParticle?.has(words[k] as string)) {
         cut = k;
         break;
       }
@@ -1022,7 +1048,7 @@ export function findMoreNames(text: string): PiiEntity[] {
         end = tokenEnds[k - 1] as number;
       }
     }
-    if (!words.every((w) => nameAt(w) || afterParticle?.has(w)) || text.charCodeAt(end) === 64 || falseName(text, start, end)) {
+    if (cut < words.length || text.charCodeAt(end) === 64 || falseName(text, start, end)) {
       i++;
       continue;
     }
