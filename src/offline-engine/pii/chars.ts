@@ -90,6 +90,12 @@ export function hasNonAscii(text: string): boolean {
   return nonAsciiAnswer;
 }
 
+/** Tells hasNonAscii that `text` is all ASCII (fold.ts has just scanned it): no second scan. */
+export function knownAscii(text: string): void {
+  nonAsciiText = text;
+  nonAsciiAnswer = false;
+}
+
 /** Lets the last text go (a long prompt is not held after its call). */
 export function forgetNonAscii(): void {
   nonAsciiText = null;

@@ -15,7 +15,7 @@
  * after one look at each of them, with nothing built either.
  */
 
-import { category, codePointAt, MARK } from "./chars";
+import { category, codePointAt, knownAscii, MARK } from "./chars";
 
 export interface Folded {
   /** the text as the recognizers read it */
@@ -30,7 +30,10 @@ const NON_ASCII = /[^\x00-\x7f]/;
 
 /** The folded view of `text` with its map back, or null when folding changes nothing (always for ASCII). */
 export function fold(text: string): Folded | null {
-  if (!NON_ASCII.test(text)) return null;
+  if (!NON_ASCII.test(text)) {
+    knownAscii(text);
+    return null;
+  }
   // the first code point that folds to something else; none (accented letters, other scripts
   // written plainly: most non-ASCII text): nothing to fold, and nothing built
   let first = -1;

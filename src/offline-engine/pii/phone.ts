@@ -49,9 +49,14 @@ function labelWord(text: string, from: number, end: number): string {
   return text.slice(k, end).toLowerCase();
 }
 
+/** the first kana: CJK labels and the particles after them are kana or Han, all at or above it */
+const KANA_AND_HAN = 0x3040;
+
 function isLabel(word: string): boolean {
   if (LABELS.has(word)) return true;
-  // (a particle or "number" may follow the label word: "手机号是", "電話番号は", "联系电话为")
+  // (a particle or "number" may follow the label word: "手机号是", "電話番号は", "联系电话为"; a word that does
+  // not end in kana or Han ends in no label of them)
+  if (word.charCodeAt(word.length - 1) < KANA_AND_HAN) return false;
   const tail = word.length > 6 ? word.slice(-6) : word;
   for (const l of CJK_LABELS) if (tail.includes(l)) return true;
   return false;
