@@ -174,6 +174,18 @@ const BETWEEN_NUMBERS = /^[ \t]*(?:[/,;|]|or|eller|oder|ou|o|tai|vagy|lub|nebo|i
 /** a number word after what the number is of: a customer, an order, an invoice */
 const OTHER_NUMBER =
   /\b(?:customer|client|account|acct|order|invoice|reference|ref|member(?:ship)?|booking|ticket|case|tracking|policy|contract|serial|passport|registration|confirmation|reservation|transaction|parcel|shipment|part|item|article|product|model|sku|catalog(?:ue)?|batch|lot|kunden|bestell|rechnungs|artikel|teile)[ \t]*(?:number|no\.?|nr\.?|#|nummer)[ \t]*[:#.]?[ \t]*(?:\r?\n[ \t]*)?$/i;
+/**
+ * OTHER_NUMBER.test(before), read only where it can match: its match ends in a number word ("number",
+ * "no", "nr", "nummer", "#") and at most one of ":", "#", "." before blanks and a line break, so the
+ * last character of `before` that is no blank or line break is one of ":#.", "r" or "o".
+ */
+function otherNumber(before: string): boolean {
+  let k = before.length - 1;
+  while (k >= 0 && isSpace(before.charCodeAt(k))) k--;
+  const c = before.charCodeAt(k) | 32;
+  if (c !== 0x72 && c !== 0x6f && c !== 0x3a && c !== 0x23 && c !== 0x2e) return false; // r o : # .
+  return OTHER_NUMBER.test(before);
+}
 const NANP = /^(?:\+?1[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}$/;
 const DATE_SHAPE = /^(?:\d{1,2}[.\-/ ]\d{1,2}[.\-/ ](?:19|20)\d{2}|(?:19|20)\d{2}[.\-/ ]\d{1,2}[.\-/ ]\d{1,2})$/;
 /** the area code and its "/" of "0221/941 2273", "01/4812-377" */
@@ -310,11 +322,11 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
     if (second) return true;
     const before = text.slice(Math.max(0, start - 30), start);
     // "customer number 00871223", "order no. 4471 2210": the number of something else
-    if (OTHER_NUMBER.test(before)) return false;
+    if (otherNumber(before)) return false;
     return CONTEXT.test(before) || labelBefore(text, start) || labelAfter(text, start + raw.length) || labelInLine(text, start);
   };
   // "00" and a country code: at least ten digits, and not the number of an order or a customer ("customer number 00871223")
-  if (international && main.startsWith("00") && (digits < 10 || OTHER_NUMBER.test(text.slice(Math.max(0, start - 30), start))))
+  if (international && main.startsWith("00") && (digits < 10 || otherNumber(text.slice(Math.max(0, start - 30), start))))
     return 0;
   if (international) return digits >= 8 ? 0.9 + (context() ? 0.05 : 0) : 0;
   // "/" between groups other than after the area code ("0221/941 2273") only in a labelled number
