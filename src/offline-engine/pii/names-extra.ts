@@ -106,9 +106,16 @@ export const FIELD_LABELS: ReadonlySet<string> = new Set(
 );
 /** Whether a form's name label and a colon end right before `start` ("Cardholder: ", "Příjmení: "). */
 export function fieldLabelBefore(text: string, start: number): boolean {
-  if (!/:[ \t]*$/.test(text.slice(Math.max(0, start - 4), start))) return false;
+  if (!colonBefore(text, start)) return false;
   const label = wordBefore(text, start);
   return FIELD_LABELS.has(label) || ADDRESS_TITLES.has(label);
+}
+/** /:[ \t]*$/ on the four characters before `start`: a ":" and blanks end right before it. */
+function colonBefore(text: string, start: number): boolean {
+  const lo = Math.max(0, start - 4);
+  let k = start;
+  while (k > lo && isBlankCode(text.charCodeAt(k - 1))) k--;
+  return k > lo && text.charCodeAt(k - 1) === 58;
 }
 /** Phrases that ask for a person ("fråga efter", "spør etter", "pitajte za", "ask for"): the word after is a name. */
 const ASKED_FOR = (
@@ -275,29 +282,48 @@ function ampersandBefore(text: string, start: number): boolean {
   return false;
 }
 
-/** falseName's answers on the text last asked about, by start and end: each recognizer that finds a run asks again */
-let falseText: string | null = null;
-const falseAnswers = new Map<number, boolean>();
+/**
+ * Answers about the runs [start, end) of the text last asked about, each worked out once: every
+ * recognizer that finds a run asks falseName and trimName about it again.
+ */
+class SpanAnswers<T> {
+  private text: string | null = null;
+  private readonly answers = new Map<number, T>();
+
+  constructor(private readonly work: (text: string, start: number, end: number) => T) {}
+
+  get(text: string, start: number, end: number): T {
+    if (text !== this.text) {
+      this.answers.clear();
+      this.text = text;
+    }
+    const key = start * (text.length + 1) + end;
+    let answer = this.answers.get(key);
+    if (answer === undefined) {
+      answer = this.work(text, start, end);
+      this.answers.set(key, answer);
+    }
+    return answer;
+  }
+
+  forget(): void {
+    this.text = null;
+    this.answers.clear();
+  }
+}
+
+const falseNames = new SpanAnswers(placeOrFirm);
+const trimmedNames = new SpanAnswers(trimmedSpan);
 
 /** Lets the last text go (detectPii calls it when done). */
 export function forgetFalseNames(): void {
-  falseText = null;
-  falseAnswers.clear();
+  falseNames.forget();
+  trimmedNames.forget();
 }
 
 /** A run that a place, ship or organisation word follows or precedes ("Rosa Parks Square", "USS Nimitz", "… Holdings"), or owned by someone ("Buffett's Berkshire Hathaway"). */
 export function falseName(text: string, start: number, end: number): boolean {
-  if (text !== falseText) {
-    falseAnswers.clear();
-    falseText = text;
-  }
-  const key = start * (text.length + 1) + end;
-  let answer = falseAnswers.get(key);
-  if (answer === undefined) {
-    answer = placeOrFirm(text, start, end);
-    falseAnswers.set(key, answer);
-  }
-  return answer;
+  return falseNames.get(text, start, end);
 }
 
 /** falseName, worked out. */
@@ -358,13 +384,13 @@ function runScore(text: string, start: number, end: number, words: string[]): nu
   // a greeting or closing of any of the languages just before ("Hej Linnéa", "Pozdrawiam, Bożena"), or a
   // title or form of address ("pani Agnieszko", "gospodine Babić", "kortholder Torbjørn Aasland")
   if (GREETINGS.has(before) || ADDRESS_TITLES.has(before)) return 0.8;
-  if (FIELD_LABELS.has(before) && /:[ \t]*$/.test(text.slice(Math.max(0, start - 4), start))) return 0.85;
+  if (FIELD_LABELS.has(before) && colonBefore(text, start)) return 0.85;
   // "Given name(s): Athanasia"
   if (text[start - 2] === ":" && /name\(s\):[ \t]*$/i.test(text.slice(Math.max(0, start - 10), start))) return 0.85;
   // a person's field of a note or a ticket ("Owner: Szilvia", "Apologies: Dovilė")
   if (
     PERSON_FIELDS.has(before) &&
-    /:[ \t]*$/.test(text.slice(Math.max(0, start - 4), start)) &&
+    colonBefore(text, start) &&
     (words.length >= 2 || isGazetteerName(first) || knownGiven(first) || isFamilyName(first))
   )
     return 0.8;
@@ -502,8 +528,17 @@ const HONORIFIC_LONGEST = Math.max(...[...POST_HONORIFICS].map((w) => w.length))
  * that ends it ("Elif Hanım"); null when nothing is left.
  */
 export function trimName(text: string, e: PiiEntity): PiiEntity | null {
-  let start = e.start;
-  let end = e.end;
+  const span = trimmedNames.get(text, e.start, e.end);
+  if (span === null) return null;
+  const [start, end] = span;
+  if (start === e.start && end === e.end) return e;
+  return { ...e, start, end, text: text.slice(start, end) };
+}
+
+/** trimName's span of the run [start, end), or null when nothing is left. */
+function trimmedSpan(text: string, from: number, to: number): readonly [number, number] | null {
+  let start = from;
+  let end = to;
   // (the blanks are looked for inside the name only: a search of the whole text per name cost a scan each)
   let firstBlank = -1;
   for (let k = start; k < end; k++) {
@@ -540,9 +575,8 @@ export function trimName(text: string, e: PiiEntity): PiiEntity | null {
   }
   // "Xin chào" (Vietnamese: hello) opens a message, it names no one
   if (text.charCodeAt(end) === 32 && text.startsWith("chào", end + 1) && !text.slice(start, end).includes(" ")) return null;
-  if (start === e.start && end === e.end) return e;
-  if (end - start < 2) return null;
-  return { ...e, start, end, text: text.slice(start, end) };
+  if ((start !== from || end !== to) && end - start < 2) return null;
+  return [start, end];
 }
 
 /** Relatives and colleagues, lower case: after "my", "her"... the word that follows is a name. */
@@ -1004,12 +1038,11 @@ export function findMoreNames(text: string): PiiEntity[] {
     // (read only when a word is no name by itself: most words are settled by nameLike)
     let labelledAt = -1;
     const labelled = () => {
-      if (labelledAt < 0)
-        labelledAt =
-          FIELD_LABELS.has(wordBefore(text, start)) && /:[ \t]*$/.test(text.slice(Math.max(0, start - 4), start)) ? 1 : 0;
+      if (labelledAt < 0) labelledAt = colonBefore(text, start) && FIELD_LABELS.has(wordBefore(text, start)) ? 1 : 0;
       return labelledAt === 1;
     };
-    const nameAt = (w: string) => nameLike(w) || (isGivenName(w) && !isEnglishWord(w) && labelled());
+    // (the label first: most words are under none, and the lists are then not asked)
+    const nameAt = (w: string) => nameLike(w) || (labelled() && !isEnglishWord(w) && isGivenName(w));
     if (!nameAt(text.slice(start, firstEnd))) {
       i++;
       continue;
