@@ -962,6 +962,13 @@ function capitalisedAt(text: string, at: number, end: number): boolean {
 }
 const CAPITALISED = /^\p{Lu}[\p{Ll}\p{M}]/u;
 const PARTICLES = new Set("van von der den de del della di da dos das du la le bin ibn al el ter ten".split(" "));
+const PARTICLE_LONGEST = Math.max(...[...PARTICLES].map((w) => w.length));
+
+/** Whether text[s, e) is one of PARTICLES (each lower case, ASCII): a capitalised or long word is settled without a copy. */
+function particleAt(text: string, s: number, e: number): boolean {
+  const f = text.charCodeAt(s);
+  return f >= 97 && f <= 122 && e - s <= PARTICLE_LONGEST && PARTICLES.has(text.slice(s, e));
+}
 
 /**
  * The end (token index, exclusive) of the run of capitalised words from token `i` (the keyword
@@ -990,7 +997,7 @@ function runEnd(text: string, count: number, i: number): number {
       text[gapStart] === " " &&
       (text[gapStart + 1] === "'" || text[gapStart + 1] === "’") &&
       j > i + 1 &&
-      PARTICLES.has(text.slice(tokenStarts[j - 1] as number, tokenEnds[j - 1] as number));
+      particleAt(text, tokenStarts[j - 1] as number, tokenEnds[j - 1] as number);
     if (!blank && !initial && !apostropheT) break;
     if (e - s === 1 && text[e] === "." && text[e + 1] === " ") {
       j++;
@@ -1000,7 +1007,7 @@ function runEnd(text: string, count: number, i: number): number {
       j++;
       continue;
     }
-    if (PARTICLES.has(text.slice(s, e)) && j + 1 < count) {
+    if (particleAt(text, s, e) && j + 1 < count) {
       j++;
       continue;
     }

@@ -211,48 +211,75 @@ function cardCueBefore(text: string, at: number): boolean {
   return CARD_WORD.test(text) && CARD_CUE.test(text.slice(Math.max(0, at - 32), at));
 }
 
+/** The kinds of a card's separators that are no line break, as bits. */
+const BLANKS = 1;
+const DASH = 2;
+const SLASH = 4;
+const UNDERSCORE = 8;
+const COMMA = 16;
+const DOT = 32;
+
+/** The kind of a separator by its punctuation mark (0: blanks alone). */
+function separatorKind(mark: number): number {
+  if (mark === 45) return DASH;
+  if (mark === 47) return SLASH;
+  if (mark === 95) return UNDERSCORE;
+  if (mark === 44) return COMMA;
+  if (mark === 46) return DOT;
+  return BLANKS;
+}
+
 export function findCreditCards(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   findShortCards(text, out);
   for (const m of inStretches(text, CARD, 13)) {
     const raw = m[0];
-    // the groups of digits and what separates them, each separator reduced to its kind: its
-    // punctuation, a line break, or " " for blanks alone
+    // the groups of digits and what separates them, each separator reduced to its kind: a line
+    // break, or (a bit of `kinds`) its punctuation or blanks alone (what CARD reads through
+    // between two digits: blanks, and a line break or one punctuation mark)
     const groups: number[] = [];
-    const kinds = new Set<string>();
+    let kinds = 0;
     let lineBreaks = 0;
     let group = 0;
-    let sep = "";
+    let inSeparator = false;
+    let lineBreak = false;
+    let mark = 0;
     for (let i = 0; i < raw.length; i++) {
       const c = raw.charCodeAt(i);
       if (c >= 48 && c <= 57) {
-        if (sep !== "") {
+        if (inSeparator) {
           groups.push(group);
-          if (sep.includes("\n")) lineBreaks++;
-          else kinds.add(sep.trim() === "" ? " " : sep.trim());
+          if (lineBreak) lineBreaks++;
+          else kinds |= separatorKind(mark);
           group = 0;
-          sep = "";
+          inSeparator = false;
+          lineBreak = false;
+          mark = 0;
         }
         group++;
-      } else sep += raw[i];
+      } else {
+        inSeparator = true;
+        if (c === 10) lineBreak = true;
+        else if (c !== 32 && c !== 9 && c !== 13) mark = c;
+      }
     }
     groups.push(group);
     // mixed separators, or line breaks among other separators more than once: phone or reference numbers, not cards
-    if (kinds.size > 1 || (lineBreaks > 1 && kinds.size > 0)) continue;
+    if ((kinds & (kinds - 1)) !== 0 || (lineBreaks > 1 && kinds !== 0)) continue;
     const digits = groups.length > 1 ? raw.replace(/\D/g, "") : raw;
     if (digits.length < 13 || !luhnValid(digits)) continue;
     // ragged groups are phone or reference numbers: a card's groups are of three digits or more, and
     // read through "/", "_" or ",", of four or more (a number's thousands are groups of three)
     // (a card written group per line too)
     // (the last group may be of three: "4195_9744_2632_6925_644", a 19-digit number's 4-4-4-4-3)
-    const least = kinds.has("/") || kinds.has("_") || kinds.has(",") || lineBreaks > 1 ? 4 : 3;
+    const least = (kinds & (SLASH | UNDERSCORE | COMMA)) !== 0 || lineBreaks > 1 ? 4 : 3;
     const issuer = knownIssuer(digits);
     // a shorter last group only after groups of four, and of a known issuer or after a card word:
     // "4222 2222 2222 2" (Visa's 13), "3056 9309 0259 04" (Diners' 14), "Verve card 5061 0401 4418 2273 53"
     const ragged = groups.some((g, k) => g < (k === groups.length - 1 ? 3 : least));
     if (groups.length > 1 && ragged && !(raggedTail(groups) && (issuer || cardCueBefore(text, m.index)))) continue;
     // dots split thousands and versions as often as cards: only a known issuer's number, in groups
-    if (kinds.has(".") && (!issuer || groups.length < 3)) continue;
+    if ((kinds & DOT) !== 0 && (!issuer || groups.length < 3)) continue;
     out.push(entity("credit_card", text, m.index, m.index + raw.length, issuer ? 0.97 : 0.75));
   }
   return out;
