@@ -1020,6 +1020,21 @@ function runEnd(text: string, count: number, i: number): number {
   return j;
 }
 
+/** Whether a form's name label and a colon end right before `start` ("Card holder: "). */
+function nameLabelBefore(text: string, start: number): boolean {
+  return colonBefore(text, start) && FIELD_LABELS.has(wordBefore(text, start));
+}
+
+/**
+ * Whether a word of the run that starts at `start` may be a name: by nameLike, or after a form's
+ * name label ("Card holder: Ville Hakala"), as a given name of the lists that is also a function
+ * word of some language ("ville", "satu"). (The label is read first: most runs are under none,
+ * and the lists are then not asked.)
+ */
+function nameInRun(text: string, start: number, word: string): boolean {
+  return nameLike(word) || (nameLabelBefore(text, start) && !isEnglishWord(word) && isGivenName(word));
+}
+
 export function findMoreNames(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   const count = nameTokens(text);
@@ -1040,17 +1055,7 @@ export function findMoreNames(text: string): PiiEntity[] {
       i++;
       continue;
     }
-    // after a form's name label ("Card holder: Ville Hakala") a given name of the lists that is also a
-    // function word of some language ("ville", "satu") is still a name
-    // (read only when a word is no name by itself: most words are settled by nameLike)
-    let labelledAt = -1;
-    const labelled = () => {
-      if (labelledAt < 0) labelledAt = colonBefore(text, start) && FIELD_LABELS.has(wordBefore(text, start)) ? 1 : 0;
-      return labelledAt === 1;
-    };
-    // (the label first: most words are under none, and the lists are then not asked)
-    const nameAt = (w: string) => nameLike(w) || (labelled() && !isEnglishWord(w) && isGivenName(w));
-    if (!nameAt(text.slice(start, firstEnd))) {
+    if (!nameInRun(text, start, text.slice(start, firstEnd))) {
       i++;
       continue;
     }
@@ -1069,10 +1074,10 @@ export function findMoreNames(text: string): PiiEntity[] {
         (afterParticle ??= new Set()).add(w);
     }
     // a run that goes on into an everyday word ("Card holder: Ville Hakala Card no.") keeps its words before it
-    // (the first word is nameAt's already; words[cut], when kept, is the one that is not)
+    // (the first word is nameInRun's already; words[cut], when kept, is the one that is not)
     let cut = words.length;
     for (let k = 1; k < words.length; k++)
-      if (!nameAt(words[k] as string) && !afterParticle?.has(words[k] as string)) {
+      if (!nameInRun(text, start, words[k] as string) && !afterParticle?.has(words[k] as string)) {
         cut = k;
         break;
       }
@@ -1083,7 +1088,7 @@ export function findMoreNames(text: string): PiiEntity[] {
       }
       // a trailing initial or particle is no part of the run
       while (k - 1 > i && !capitalisedAt(text, tokenStarts[k - 1] as number, tokenEnds[k - 1] as number)) k--;
-      if (labelled() && k > i) {
+      if (nameLabelBefore(text, start) && k > i) {
         words.length = cut;
         end = tokenEnds[k - 1] as number;
       }
