@@ -100,3 +100,24 @@ export function knownAscii(text: string): void {
 export function forgetNonAscii(): void {
   nonAsciiText = null;
 }
+
+/**
+ * What a person reads through between two groups of digits (a card's, an SSN's): blanks (one,
+ * or two as in "4111  1111" of two thin spaces folded), a dash, "/", "_" or "," with blanks around
+ * it, or a line break with blanks around it.
+ */
+export const GROUP_SEPARATOR = String.raw`(?:[ \t]*(?:\r?\n|[-/_,.])[ \t]*|[ \t]{1,2})`;
+
+/** Whether text[from, to) is what GROUP_SEPARATOR reads through (from < to). */
+export function groupSeparator(text: string, from: number, to: number): boolean {
+  let a = from;
+  while (a < to && (text.charCodeAt(a) === 32 || text.charCodeAt(a) === 9)) a++;
+  // blanks alone: one or two
+  if (a === to) return to - from <= 2;
+  let b = to;
+  while (b > a && (text.charCodeAt(b - 1) === 32 || text.charCodeAt(b - 1) === 9)) b--;
+  if (b - a === 2) return text.charCodeAt(a) === 13 && text.charCodeAt(a + 1) === 10;
+  if (b - a !== 1) return false;
+  const c = text.charCodeAt(a);
+  return c === 10 || c === 45 || c === 47 || c === 95 || c === 44 || c === 46; // \n - / _ , .
+}

@@ -23,7 +23,7 @@ import { findPhoneNumbers } from "./phone";
 import { applyRedactions, type RedactionStyle } from "./redact";
 import { resolveOverlaps } from "./resolve";
 import { findSpelledNumbers } from "./spelled";
-import { findCreditCards, findEmails, findIpAddresses, findSsns, forgetStretches } from "./structured";
+import { findCreditCards, findEmails, findIpAddresses, findSsns } from "./structured";
 import type { PiiEntity, PiiType, Recognizer } from "./types";
 
 export { accountHashKey, PII_HASH_SECRET } from "./keyed-hash";
@@ -97,7 +97,6 @@ function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
   } finally {
     forgetText();
     forgetNonAscii();
-    forgetStretches();
     forgetFalseNames();
   }
   checkCpuBudget();

@@ -16,7 +16,7 @@
  * at most one "."): those words' endings are looked up, not every word's.
  */
 import { tickCpuBudget } from "../budget";
-import { category, codePointAt, isSpace, LETTER, MARK } from "./chars";
+import { category, codePointAt, groupSeparator, isSpace, LETTER, MARK } from "./chars";
 
 /** The keyword lists, one bit each. */
 export const STREET_WORD_AFTER = 1;
@@ -190,6 +190,7 @@ export function forgetText(): void {
   lastText = null;
   lastCues = [];
   lastPrefixCues = [];
+  runs.length = 0;
   // the token arrays of a long text: let them go
   if (tokenStarts.length > 4096) tokenStarts.length = tokenEnds.length = 0;
 }
@@ -207,6 +208,43 @@ export function nameTokens(text: string): number {
 export const tokenStarts: number[] = [];
 export const tokenEnds: number[] = [];
 let tokenCount = 0;
+
+/**
+ * The runs of digits a number in groups (a card's, an SSN's) can lie in, found by the same pass:
+ * maximal runs of the digits 0-9 each apart by nothing or by what GROUP_SEPARATOR reads through
+ * (chars.ts), of DIGIT_RUN_MIN digits or more, as (start, end, digits) triples; valid until the
+ * next text.
+ */
+export function digitRuns(text: string): readonly number[] {
+  if (text !== lastText) scan(text);
+  return runs;
+}
+/** The fewest digits of a run digitRuns keeps (an SSN's nine: the least the recognizers ask for). */
+export const DIGIT_RUN_MIN = 9;
+const runs: number[] = [];
+/** the run being read: where it starts (-1: none), its last digit, its digits */
+let runStart = -1;
+let runLast = -1;
+let runDigits = 0;
+
+/** The digit at `i` goes on with the run being read, or ends it and starts the next. */
+function addDigit(text: string, i: number): void {
+  if (runStart >= 0 && (i === runLast + 1 || groupSeparator(text, runLast + 1, i))) {
+    runDigits++;
+    runLast = i;
+    return;
+  }
+  endRun();
+  runStart = i;
+  runLast = i;
+  runDigits = 1;
+}
+
+function endRun(): void {
+  if (runDigits >= DIGIT_RUN_MIN) runs.push(runStart, runLast + 1, runDigits);
+  runStart = -1;
+  runDigits = 0;
+}
 
 const APOSTROPHE = 0x27;
 const RIGHT_QUOTE = 0x2019;
@@ -242,6 +280,9 @@ function scan(text: string): void {
   let tokenStart = -1;
   let tokenEnd = 0;
   tokenCount = 0;
+  runs.length = 0;
+  runStart = -1;
+  runDigits = 0;
   let i = 0;
   while (i < n) {
     tickCpuBudget();
@@ -249,6 +290,7 @@ function scan(text: string): void {
     let c = text.charCodeAt(i);
     if (c < 0x80) {
       if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122))) {
+        if (c >= 48 && c <= 57) addDigit(text, i);
         // "'" and "-" right after a token's letters go on with it; anything else ends it
         if (tokenStart >= 0) {
           if (i === tokenEnd && (c === APOSTROPHE || c === HYPHEN)) tokenEnd = i + 1;
@@ -340,6 +382,7 @@ function scan(text: string): void {
     }
   }
   if (tokenStart >= 0) addToken(text, tokenStart, tokenEnd);
+  endRun();
   lastText = text;
   lastFlags = flags;
   lastCues = ascii ? cues : null;

@@ -3,7 +3,8 @@
  * Security numbers (issuance rules), IPv4/IPv6 addresses. Each regex finds candidates cheaply;
  * a validator then rejects look-alikes (order numbers, version strings, clock times).
  */
-import { category, codePointBefore, LETTER, NUMBER } from "./chars";
+import { category, codePointBefore, GROUP_SEPARATOR, LETTER, NUMBER } from "./chars";
+import { DIGIT_RUN_MIN, digitRuns } from "./keywords";
 import { entity, type PiiEntity } from "./types";
 
 const EMAIL =
@@ -44,82 +45,21 @@ export function findEmails(text: string): PiiEntity[] {
   return out;
 }
 
-/**
- * What a person reads through between two groups of digits (a card's, an SSN's): blanks (one,
- * or two as in "4111  1111" of two thin spaces folded), a dash, "/", "_" or "," with blanks around
- * it, or a line break with blanks around it.
- */
-const GROUP_SEPARATOR = String.raw`(?:[ \t]*(?:\r?\n|[-/_,.])[ \t]*|[ \t]{1,2})`;
 // 13-19 digits, in groups split by GROUP_SEPARATOR ("4111 1111 1111 1111", "3782-822463-10005", "4111/1111/1111/1111")
 const CARD = new RegExp(String.raw`(?<![\d-])\d(?:${GROUP_SEPARATOR}?\d){12,18}(?![\d])`, "g");
 
-/** Whether text[from, to) is what GROUP_SEPARATOR reads through (from < to). */
-function groupSeparator(text: string, from: number, to: number): boolean {
-  let a = from;
-  while (a < to && (text.charCodeAt(a) === 32 || text.charCodeAt(a) === 9)) a++;
-  // blanks alone: one or two
-  if (a === to) return to - from <= 2;
-  let b = to;
-  while (b > a && (text.charCodeAt(b - 1) === 32 || text.charCodeAt(b - 1) === 9)) b--;
-  if (b - a === 2) return text.charCodeAt(a) === 13 && text.charCodeAt(a + 1) === 10;
-  if (b - a !== 1) return false;
-  const c = text.charCodeAt(a);
-  return c === 10 || c === 45 || c === 47 || c === 95 || c === 44 || c === 46; // \n - / _ , .
-}
-
 /**
  * The stretches of `text` that a number in groups (a card's, an SSN's) can lie in: maximal runs of
- * digits each apart by nothing or by what GROUP_SEPARATOR reads through, of `min` digits or more,
- * as [start, end) pairs. A pattern whose digits are split by GROUP_SEPARATOR (or less) matches
- * within one of them only, so it is run over those alone, not over the whole text.
+ * digits each apart by nothing or by what GROUP_SEPARATOR reads through, of `min` digits or more
+ * (DIGIT_RUN_MIN at least), as [start, end) pairs, from the keyword pass (keywords.ts). A pattern
+ * whose digits are split by GROUP_SEPARATOR (or less) matches within one of them only, so it is
+ * run over those alone, not over the whole text.
  */
 function digitStretches(text: string, min: number): number[] {
-  if (text !== stretchText) {
-    stretchRuns = allStretches(text, STRETCH_MIN);
-    stretchText = text;
-  }
-  if (min < STRETCH_MIN) return pairs(allStretches(text, min));
-  return pairs(stretchRuns, min);
-}
-
-/** The smallest `min` the recognizers ask for: the runs of that many digits are kept for the text's other calls. */
-const STRETCH_MIN = 9;
-let stretchText: string | null = null;
-let stretchRuns: number[] = [];
-
-/** Lets the last text go (a long prompt is not held after its call). */
-export function forgetStretches(): void {
-  stretchText = null;
-  stretchRuns = [];
-}
-
-/** [start, end) pairs of the runs (start, end, digits triples) of `min` digits or more. */
-function pairs(runs: number[], min = 0): number[] {
+  if (min < DIGIT_RUN_MIN) throw new Error(`digit stretches of ${min} digits: the keyword pass keeps ${DIGIT_RUN_MIN} or more`);
+  const runs = digitRuns(text);
   const out: number[] = [];
   for (let k = 0; k < runs.length; k += 3) if ((runs[k + 2] as number) >= min) out.push(runs[k] as number, runs[k + 1] as number);
-  return out;
-}
-
-/** The maximal runs of digits apart by nothing or by a separator, of `min` digits or more: (start, end, digits) triples. */
-function allStretches(text: string, min: number): number[] {
-  const out: number[] = [];
-  let start = -1;
-  let last = -1;
-  let digits = 0;
-  for (let i = 0; i <= text.length; i++) {
-    const c = i < text.length ? text.charCodeAt(i) : -1;
-    if (c < 48 || c > 57) continue;
-    if (start >= 0 && (i === last + 1 || groupSeparator(text, last + 1, i))) {
-      digits++;
-      last = i;
-      continue;
-    }
-    if (digits >= min) out.push(start, last + 1, digits);
-    start = i;
-    last = i;
-    digits = 1;
-  }
-  if (digits >= min) out.push(start, last + 1, digits);
   return out;
 }
 
