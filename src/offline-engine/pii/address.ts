@@ -54,10 +54,11 @@ const STREET_POSTAL = new RegExp(
   "gu",
 );
 const POSTCODE_AFTER_COMMA = /,\s*\d{4}/;
-// PO_BOX's words, each a whole word of the text where it matches ("B.P." is gated on "b")
+// PO_BOX's words, each a whole word of the text where it matches; "B.P." is looked for as it is
+// written (gated on "b", it let the pattern run on every "221B" and "Plan B")
 gateWords(
   POSTBOX_WORD,
-  "box postfach postbus postboks postbox apartado caixa casella boîte skrytka postilokero pf b bp".split(" "),
+  "box postfach postbus postboks postbox apartado caixa casella boîte skrytka postilokero pf bp".split(" "),
 );
 /** a month and a day, a comma and a year ("June 18, 1965 Phone"): a date, its year no postcode */
 export const DATE_LIKE =
@@ -84,7 +85,7 @@ export function findAddresses(text: string): PiiEntity[] {
   for (const re of [STREET_EN, STREET_GERMANIC, PO_BOX]) {
     if (re === STREET_EN && (gates & STREET_SUFFIX_EN) === 0) continue;
     if (re === STREET_GERMANIC && (gates & STREET_ENDING) === 0) continue;
-    if (re === PO_BOX && (gates & POSTBOX_WORD) === 0) continue;
+    if (re === PO_BOX && (gates & POSTBOX_WORD) === 0 && !text.includes("B.P.")) continue;
     for (const m of text.matchAll(re)) out.push(trimmed(text, m.index, m[0], 0.88));
   }
   // the postal pattern may start at any capitalised word: run it only where a postcode follows a comma
