@@ -190,7 +190,7 @@ export function forgetText(): void {
   lastText = null;
   lastCues = [];
   lastPrefixCues = [];
-  runs.length = 0;
+  resetRuns();
   // the token arrays of a long text: let them go
   if (tokenStarts.length > 4096) tokenStarts.length = tokenEnds.length = 0;
 }
@@ -240,6 +240,12 @@ function addDigit(text: string, i: number): void {
   runDigits = 1;
 }
 
+function resetRuns(): void {
+  runs.length = 0;
+  runStart = -1;
+  runDigits = 0;
+}
+
 function endRun(): void {
   if (runDigits >= DIGIT_RUN_MIN) runs.push(runStart, runLast + 1, runDigits);
   runStart = -1;
@@ -280,9 +286,7 @@ function scan(text: string): void {
   let tokenStart = -1;
   let tokenEnd = 0;
   tokenCount = 0;
-  runs.length = 0;
-  runStart = -1;
-  runDigits = 0;
+  resetRuns();
   let i = 0;
   while (i < n) {
     tickCpuBudget();
