@@ -301,13 +301,37 @@ describe("numbers spelled out: digit by digit, or said as words (issue 41)", () 
     expect(typed("the card: five four two five, two three three four, three zero one zero, nine nine zero three")).toEqual([
       "credit_card:five four two five, two three three four, three zero one zero, nine nine zero three",
     ]);
-    expect(typed("SSN is two one nine, zero nine, nine nine nine nine")).toEqual(["ssn:two one nine, zero nine, nine nine nine nine"]);
+    expect(typed("SSN is two one nine, zero nine, nine nine nine nine")).toEqual([
+      "ssn:two one nine, zero nine, nine nine nine nine",
+    ]);
   });
 
   test("a labelled or international number broken over two lines; a whole number before a line of digits stays whole", () => {
     expect(typed("tel +49 30\n1234 5678")).toEqual(["phone_number:+49 30\n1234 5678"]);
     expect(typed("tel +49 30 1234 5678\n12 items")).toEqual(["phone_number:+49 30 1234 5678"]);
     expect(typed("Invoice 2291\n4410 units")).toEqual([]);
+  });
+
+  test("tens and teens said as numbers, a country code said with 'plus', pauses written as ellipses", () => {
+    expect(typed("ring me on plus three three, six, twelve, thirty four, fifty six, seventy eight")).toEqual([
+      "phone_number:plus three three, six, twelve, thirty four, fifty six, seventy eight",
+    ]);
+    expect(typed("rappelez au zéro un, quarante-deux, soixante-huit, quatre-vingt-onze, dix-sept")).toEqual([
+      "phone_number:zéro un, quarante-deux, soixante-huit, quatre-vingt-onze, dix-sept",
+    ]);
+    expect(typed("it's oh seven seven… nine zero zero… one two three four")).toEqual([
+      "phone_number:oh seven seven… nine zero zero… one two three four",
+    ]);
+    expect(typed("one, two, three, four, five, six, seven, eight, nine, ten!")).toEqual([]);
+  });
+
+  test("emails written for people, not harvesters; a line broken after a dash; a card's short tail after a CJK card word", () => {
+    expect(typed("?email=li.wei%40example.cn&x=1")).toEqual(["email:li.wei%40example.cn"]);
+    expect(typed("Kontakt: eva.novak(at)seznam.cz")).toEqual(["email:eva.novak(at)seznam.cz"]);
+    expect(typed("it's jo dot smith at outlook dot com")).toEqual(["email:jo dot smith at outlook dot com"]);
+    expect(typed("look at github.com or meet at the station.")).toEqual([]);
+    expect(typed("tel +44 (20) 7946-\n0958")).toEqual(["phone_number:+44 (20) 7946-\n0958"]);
+    expect(typed("银联卡 6212 3456 7890 1234 7")).toEqual(["credit_card:6212 3456 7890 1234 7"]);
   });
 
   test("digits one by one after a card's word or a phone's label", () => {

@@ -203,7 +203,9 @@ const EXTENSION = /(?<!\s)\s*(?:ext\.?|x|#)\s*\d{1,6}$/i;
 function joinBrokenNumbers(text: string): string {
   let joined: string[] | null = null;
   for (let i = text.indexOf("\n"); i > 0; i = text.indexOf("\n", i + 1)) {
-    const a = text.charCodeAt(i - 1);
+    // (a dash or a blank may end the line: "+1 (312) 555-\n0148")
+    const dash = text.charCodeAt(i - 1) === 45 || text.charCodeAt(i - 1) === 32;
+    const a = text.charCodeAt(dash ? i - 2 : i - 1);
     const b = text.charCodeAt(i + 1);
     if (a < 48 || a > 57 || b < 48 || b > 57) continue;
     const lineStart = text.lastIndexOf("\n", i - 1) + 1;
@@ -225,7 +227,9 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
   const more = phonesIn(joined, text).filter(
     (e) =>
       text.slice(e.start, e.end).includes("\n") &&
-      found.every((f) => f.end <= e.start || f.start >= e.end || (inside(f, e) && partOfNumber(f.text))),
+      found.every(
+        (f) => f.end <= e.start || f.start >= e.end || (inside(f, e) && (partOfNumber(f.text) || text.charCodeAt(f.end) === 45)),
+      ),
   );
   if (more.length === 0) return found;
   const kept = found.filter((f) => !more.some((e) => inside(f, e)));

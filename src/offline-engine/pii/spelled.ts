@@ -29,44 +29,129 @@ WORDS_BY_DIGIT.forEach((words, digit) => {
 });
 /** "double five" = 55, "triple nine" = 999 */
 const REPEATS: Record<string, number> = { double: 2, triple: 3, doppel: 2, doble: 2, doppio: 2 };
+/** ten to nineteen: said as one number of two digits */
+const TEENS: Record<string, number> = {};
+"ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split(" ").forEach((w, k) => {
+  TEENS[w] = 10 + k;
+});
+"dix onze douze treize quatorze quinze seize".split(" ").forEach((w, k) => {
+  TEENS[w] = 10 + k;
+});
+"diez once doce trece catorce quince dieciséis diecisiete dieciocho diecinueve".split(" ").forEach((w, k) => {
+  TEENS[w] = 10 + k;
+});
+"zehn elf zwölf dreizehn vierzehn fünfzehn sechzehn siebzehn achtzehn neunzehn".split(" ").forEach((w, k) => {
+  TEENS[w] = 10 + k;
+});
+/** twenty to ninety: a unit said after them joins them ("twenty two", "vingt-trois") */
+const TENS: Record<string, number> = {};
+for (const words of [
+  "twenty thirty forty fifty sixty seventy eighty ninety",
+  "vingt trente quarante cinquante soixante",
+  "veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa",
+  "zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig",
+])
+  words.split(" ").forEach((w, k) => {
+    TENS[w] = 20 + 10 * k;
+  });
+TENS.vingts = 20;
 
-/** the digit words and repeats, for a quick look at each word of a text */
-const SPOKEN = new WordFilter([...Object.keys(DIGIT_WORDS), ...Object.keys(REPEATS)]);
+/** the words of spoken numbers, and "plus" before a country code, for a quick look at each word of a text */
+const SPOKEN = new WordFilter([
+  ...Object.keys(DIGIT_WORDS),
+  ...Object.keys(REPEATS),
+  ...Object.keys(TEENS),
+  ...Object.keys(TENS),
+  "plus",
+]);
 
-const isLetter = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 0xc0 && c !== 0xd7 && c !== 0xf7);
+// (letters of the Latin supplements and beyond, not the punctuation of 0x2000 to 0x2BFF: "two… five")
+const isLetter = (c: number): boolean =>
+  (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 0xc0 && c !== 0xd7 && c !== 0xf7 && (c < 0x2000 || c > 0x2bff));
 
-/** Whether text[from, to) is what stands between two spoken digits: blanks, and one ",", "." or "-" before a blank. */
+/**
+ * Whether text[from, to) is what stands between two spoken numbers: blanks, one ",", "." or "-"
+ * (a dash alone too: "vingt-trois"), or an ellipsis ("…", "...") that a transcript puts for a pause.
+ */
 function digitGap(text: string, from: number, to: number): boolean {
   if (to - from < 1 || to - from > 7) return false;
   let marks = 0;
   for (let k = from; k < to; k++) {
     const c = text.charCodeAt(k);
-    if (c === 44 || c === 46 || c === 45) marks++;
+    if (c === 44 || c === 46 || c === 45 || c === 0x2026) marks++;
     else if (c !== 32 && c !== 9) return false;
   }
   const last = text.charCodeAt(to - 1);
-  return marks <= 1 && (last === 32 || last === 9);
+  if (to - from === 1 && last === 45) return true;
+  const ellipsis = text.charCodeAt(from) === 0x2026 || text.startsWith("...", from);
+  return (marks <= 1 || ellipsis) && (last === 32 || last === 9);
 }
 
-/** The word at [from, to) as a digit word or a repeat, lower case, or null. */
+/** The word at [from, to) as a word of a spoken number, lower case, or null. */
 function digitWordAt(text: string, from: number, to: number): string | null {
-  return to - from <= 7 && SPOKEN.hasAt(text, from, to) ? text.slice(from, to).toLowerCase() : null;
+  return to - from <= 10 && SPOKEN.hasAt(text, from, to) ? text.slice(from, to).toLowerCase() : null;
 }
 
-/** Runs of seven or more digit words in a row (blanks, a comma, a dot or a dash between): [start, end, digits]. */
+/**
+ * The digits a run of spoken words says ("twenty two thirty" 2230, "quatre-vingt-dix" 90, "double
+ * five" 55, "plus four nine" +49), or null when the words do not make a number.
+ */
+function spokenDigits(words: string[]): string | null {
+  let out = "";
+  let repeat = 1;
+  for (let k = 0; k < words.length; k++) {
+    const w = words[k] as string;
+    const next = words[k + 1];
+    if (w === "plus") {
+      if (k !== 0) return null;
+      out += "+";
+    } else if (w in REPEATS) repeat = REPEATS[w] as number;
+    else if (w === "quatre" && (next === "vingt" || next === "vingts")) {
+      // French eighty, and ninety with "dix" (or 91 to 99 with a teen) after it
+      const after = words[k + 2];
+      k++;
+      if (after !== undefined && after in TEENS) {
+        out += String(80 + (TEENS[after] as number));
+        k++;
+      } else if (after !== undefined && after in DIGIT_WORDS && DIGIT_WORDS[after] !== 0) {
+        out += String(80 + (DIGIT_WORDS[after] as number));
+        k++;
+      } else out += "80";
+    } else if (w in TENS) {
+      const tens = TENS[w] as number;
+      // "soixante-dix" 70, "soixante-douze" 72; a unit after the tens joins them
+      if (w === "soixante" && next !== undefined && next in TEENS) {
+        out += String(60 + (TEENS[next] as number));
+        k++;
+      } else if (next !== undefined && next in DIGIT_WORDS && (DIGIT_WORDS[next] as number) > 0) {
+        out += String(tens + (DIGIT_WORDS[next] as number));
+        k++;
+      } else out += String(tens);
+    } else if (w === "dix" && next !== undefined && (next === "sept" || next === "huit" || next === "neuf")) {
+      out += String(10 + (DIGIT_WORDS[next] as number));
+      k++;
+    } else if (w in TEENS) out += String(TEENS[w]);
+    else if (w in DIGIT_WORDS) {
+      out += String(DIGIT_WORDS[w]).repeat(repeat);
+      repeat = 1;
+      continue;
+    } else return null;
+    if (!(w in REPEATS)) repeat = 1;
+  }
+  return repeat === 1 ? out : null;
+}
+
+/** Runs of spoken-number words that say seven digits or more (see digitGap for what may stand between): [start, end, digits]. */
 function spokenRuns(text: string): [number, number, string][] {
   const runs: [number, number, string][] = [];
   let runStart = -1;
   let runEnd = -1;
-  let words = 0;
-  let digits = "";
-  let repeat = 1;
+  let words: string[] = [];
   const close = () => {
-    if (words >= 7 && repeat === 1) runs.push([runStart, runEnd, digits]);
+    const digits = words.length >= 4 ? spokenDigits(words) : null;
+    if (digits && digits.replace("+", "").length >= 7) runs.push([runStart, runEnd, digits.replace("+", "")]);
     runStart = -1;
-    words = 0;
-    digits = "";
-    repeat = 1;
+    words = [];
   };
   for (let i = 0; i < text.length; ) {
     if (!isLetter(text.charCodeAt(i))) {
@@ -81,14 +166,11 @@ function spokenRuns(text: string): [number, number, string][] {
       continue;
     }
     if (runStart >= 0 && !digitGap(text, runEnd, from)) close();
+    // "plus" only opens a run
+    if (w === "plus" && runStart >= 0) close();
     if (runStart < 0) runStart = from;
     runEnd = i;
-    words++;
-    if (w in REPEATS) repeat = REPEATS[w] as number;
-    else {
-      digits += String(DIGIT_WORDS[w]).repeat(repeat);
-      repeat = 1;
-    }
+    words.push(w);
   }
   if (runStart >= 0) close();
   return runs;
@@ -102,8 +184,9 @@ const CALL_CONTEXT =
 const CARD_CONTEXT = /(?:card|visa|mastercard|amex|credit|debit|karte|carte|tarjeta|carta|cartão)[^\n\d]{0,24}$/iu;
 const SSN_CONTEXT = /(?:ssn|social security|social|soc\.? sec)[^\n\d]{0,24}$/iu;
 
-const COUNTING = "0123456789012345678901234";
-const COUNTING_DOWN = "9876543210987654321098765";
+// counting said as numbers: "one, two, … nine, ten, eleven"
+const COUNTING = Array.from({ length: 30 }, (_, k) => k).join("");
+const COUNTING_DOWN = Array.from({ length: 30 }, (_, k) => 29 - k).join("");
 
 /** The kind of value `digits` read at `start` are, with its score, or null. */
 function judge(text: string, start: number, digits: string, said: boolean): [PiiEntity["type"], number] | null {

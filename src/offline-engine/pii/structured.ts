@@ -24,8 +24,39 @@ function isLocalPartChar(cp: number): boolean {
  * EMAIL is tried only there, once per "@", in text order, never inside the previous match: the
  * same matches as a scan of every position.
  */
+/**
+ * An address written so that a harvester misses it and a person does not: the "@" as "%40" (a URL's
+ * query), "(at)", "[at]", "{at}", "<at>" or " at ", and dots as "(dot)", "[dot]" or " dot "
+ * ("hans.peter(at)bluewin.ch", "chloe.dubois%40orange.fr", "maria dot lopez at gmail dot com").
+ * With a bare " at " the domain's dots must be said too and it must end in a top-level domain of the
+ * list below: "look at github.com" is no address.
+ */
+const OBFUSCATED_AT = String.raw`(?:%40|[ 	]?(?:\(at\)|\[at\]|\{at\}|<at>)[ 	]?|[ 	]at[ 	])`;
+const OBFUSCATED_DOT = String.raw`(?:\.|[ 	]?(?:\(dot\)|\[dot\]|\{dot\})[ 	]?|[ 	]dot[ 	])`;
+const OBFUSCATED_EMAIL = new RegExp(
+  String.raw`(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}][\p{L}\p{N}_+-]{0,40}(?:${OBFUSCATED_DOT}[\p{L}\p{N}_+-]{1,40}){0,3}(${OBFUSCATED_AT})[\p{L}\p{N}][\p{L}\p{N}-]{0,62}(?:${OBFUSCATED_DOT}[\p{L}\p{N}-]{1,63}){0,3}${OBFUSCATED_DOT}(\p{L}{2,24})(?![\p{L}\p{N}-])`,
+  "giu",
+);
+const OBFUSCATED_QUICK = /%40|[([{<]at[)\]}>]| at .{1,64}(?:\.| dot )/i;
+const COMMON_TLDS = new Set(
+  "com org net edu gov io co uk de fr es it nl be ch at se no dk fi pl cz sk hu ro bg gr pt ie ru ua tr il in cn jp kr au nz ca us br mx ar cl za ng ke info biz me".split(
+    " ",
+  ),
+);
+
+function findObfuscatedEmails(text: string, out: PiiEntity[]): void {
+  if (!OBFUSCATED_QUICK.test(text)) return;
+  for (const m of text.matchAll(OBFUSCATED_EMAIL)) {
+    const bare = /^[ \t]at[ \t]$/i.test(m[1] as string);
+    // a bare " at " only in an address said aloud, its dots said too ("… at gmail dot com"; not "look at github.com")
+    if (bare && (!COMMON_TLDS.has((m[2] as string).toLowerCase()) || !/ dot /i.test(m[0].slice(m[0].search(/ at /i))))) continue;
+    out.push(entity("email", text, m.index as number, (m.index as number) + m[0].length, bare ? 0.9 : 0.97));
+  }
+}
+
 export function findEmails(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
+  findObfuscatedEmails(text, out);
   let previousEnd = 0;
   for (let at = text.indexOf("@"); at >= 0; at = text.indexOf("@", at + 1)) {
     let start = at;
@@ -123,13 +154,13 @@ const CARD_12 = new RegExp(String.raw`(?<![\d-])\d{4}(${GROUP_SEPARATOR}?)\d{4}\
 // the word may open a compound ("Kortnummer", "kártyaszám", "Kartennr") and up to three short words
 // may stand between it and the number ("card on file", "card ending in", "karta nr")
 const CARD_CUE =
-  /(?:^|[^\p{L}])(?:card|cc|maestro|debit|kort|karte|karten|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт[аыу]|卡号|visa|mastercard|amex|diners|discover|jcb|unionpay|verve|troy|rupay|elo|mir)\p{L}{0,8}(?:[\s:#.-]{1,3}[\p{L}\p{N}]{1,8}){0,3}[\s:#.-]*$/iu;
+  /(?:(?:^|[^\p{L}])(?:card|cc|maestro|debit|kort|karte|karten|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт[аыу]|卡号|visa|mastercard|amex|diners|discover|jcb|unionpay|verve|troy|rupay|elo|mir)|卡|银联|카드|カード)\p{L}{0,8}(?:[\s:#.-]{1,3}[\p{L}\p{N}]{1,8}){0,3}[\s:#.-]*$/iu;
 /** Maestro's issuer ranges: 50, 56 to 69 */
 const MAESTRO_PREFIX = /^(?:50|5[6-9]|6\d)/;
 
 /** A word of CARD_CUE somewhere in the text: one native scan before the digits are looked at. */
 const CARD_WORD =
-  /card|cc|maestro|debit|kort|karte|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт|卡号|visa|mastercard|amex|diners|discover|jcb|unionpay|verve|troy|rupay|elo|mir/i;
+  /card|cc|maestro|debit|kort|karte|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт|卡|银联|카드|カード|visa|mastercard|amex|diners|discover|jcb|unionpay|verve|troy|rupay|elo|mir/i;
 
 function findShortCards(text: string, out: PiiEntity[]): void {
   if (!CARD_WORD.test(text)) return;
@@ -141,9 +172,9 @@ function findShortCards(text: string, out: PiiEntity[]): void {
   }
 }
 
-/** Groups of four with a last group of one to three digits. */
+/** Groups of four or more with a last group of one to three digits ("4222 2222 2222 2", "6212874450193876 24"). */
 function raggedTail(groups: number[]): boolean {
-  return groups.length >= 3 && groups.every((g, k) => (k === groups.length - 1 ? g >= 1 && g <= 3 : g === 4));
+  return groups.length >= 2 && groups.every((g, k) => (k === groups.length - 1 ? g >= 1 && g <= 3 : g >= 4));
 }
 
 /** A card word (CARD_CUE) in the 32 characters before `at`. */
