@@ -173,6 +173,14 @@ describe("structured values of the fourth blind part's kinds (issue 41), in othe
     expect(found("Maestro 2: 6759 1234 5674", "credit_card")).toEqual(["6759 1234 5674"]);
   });
 
+  test("an order's, a shipment's or a tracking number in other languages is no phone or card; a subnet mask is no address", () => {
+    expect(typed("注文番号 2024-0311-5520 を確認しました")).toEqual([]);
+    expect(typed("주문번호 20240311-00412 배송 시작")).toEqual([]);
+    expect(typed("Заказ № 224-118-903 отправлен")).toEqual([]);
+    expect(typed("order question, call 020 7946 0958")).toEqual(["phone_number:020 7946 0958"]);
+    expect(typed("mask 255.255.254.0 on host 10.2.3.4")).toEqual(["ip_address:10.2.3.4"]);
+  });
+
   test("an SSN written with dots only where the text says it is one; part numbers are no phones", () => {
     expect(found("social sec. no 219.09.9999", "ssn")).toEqual(["219.09.9999"]);
     expect(found("firmware 219.09.9999 released", "ssn")).toEqual([]);

@@ -58,6 +58,8 @@ function isLabel(word: string): boolean {
   // not end in kana or Han ends in no label of them)
   if (word.charCodeAt(word.length - 1) < KANA_AND_HAN) return false;
   const tail = word.length > 6 ? word.slice(-6) : word;
+  // an order's number is none ("注文番号": its "番号" is the order's)
+  if (ORDER_WORDS_CJK.some((w) => tail.includes(w))) return false;
   for (const l of CJK_LABELS) if (tail.includes(l)) return true;
   return false;
 }
@@ -122,6 +124,54 @@ function labelInLine(text: string, start: number): boolean {
     if (i - from >= 2 && LINE_LABELS.hasAt(text, from, i)) return true;
   }
   return false;
+}
+
+/**
+ * Words for an order, a shipment or a tracking number in the languages the engine reads (Latin and
+ * Cyrillic words; Chinese, Japanese and Korean ones are found inside the text before a number): a
+ * number after one of them in its line, no other digit between, is that number, not a phone or a card.
+ */
+const ORDER_WORDS = new WordFilter(
+  (
+    "order orders tracking awb waybill consignment shipment parcel invoice ticket booking reservation sku " +
+    "bestellung bestellnummer auftrag sendung sendungsnummer lieferschein rechnung commande colis facture pedido factura " +
+    "ordine fattura spedizione zamówienie zamowienie przesyłka faktura objednávka zásilka rendelés számla sipariş siparis " +
+    "fatura kargo заказ заказа накладная счёт счет посылка трек замовлення order-nr ordernr"
+  ).split(" "),
+);
+const ORDER_WORDS_CJK = [
+  "注文番号",
+  "注文",
+  "订单",
+  "訂單",
+  "运单",
+  "單號",
+  "单号",
+  "주문번호",
+  "주문",
+  "송장",
+  "운송장",
+  "伝票",
+];
+
+/** Whether a word for an order or a shipment stands earlier in the line before `start`, with no digit between. */
+export function orderNumberBefore(text: string, start: number): boolean {
+  const lo = Math.max(0, start - 32);
+  let k = start;
+  while (k > lo) {
+    const c = text.charCodeAt(k - 1);
+    if (c === 10 || (c >= 48 && c <= 57)) break;
+    k--;
+  }
+  if (k === start) return false;
+  for (let i = k; i < start; ) {
+    while (i < start && !isLabelChar(text.charCodeAt(i))) i++;
+    const from = i;
+    while (i < start && isLabelChar(text.charCodeAt(i))) i++;
+    if (i - from >= 3 && ORDER_WORDS.hasAt(text, from, i)) return true;
+  }
+  const window = text.slice(k, start);
+  return /[\u3040-\u9fff\uac00-\ud7af]/.test(window) && ORDER_WORDS_CJK.some((w) => window.includes(w));
 }
 
 /** Labels of tax, company and bank numbers, lower case: a number after them is no phone. */
@@ -328,7 +378,10 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
     // "customer number 00871223", "order no. 4471 2210": the number of something else
     if (otherNumber(before)) return false;
     return CONTEXT.test(before) || labelBefore(text, start) || labelAfter(text, start + raw.length) || labelInLine(text, start);
-  };
+  }; // an order's, a shipment's or a tracking number ("注文番号 2025-1106-4471", "Заказ № 118-552-907", "AWB 781 …")
+  // (unless a label or a word of calling says otherwise: "order question, call 020 7946 0958")
+  if (!international && orderNumberBefore(text, start) && !context()) return 0;
+
   // "00" and a country code: at least ten digits, and not the number of an order or a customer ("customer number 00871223")
   if (international && main.startsWith("00") && (digits < 10 || otherNumber(text.slice(Math.max(0, start - 30), start))))
     return 0;

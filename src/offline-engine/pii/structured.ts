@@ -5,6 +5,7 @@
  */
 import { category, codePointBefore, GROUP_SEPARATOR, LETTER, NUMBER } from "./chars";
 import { DIGIT_RUN_MIN, digitRuns } from "./keywords";
+import { orderNumberBefore } from "./phone";
 import { entity, type PiiEntity } from "./types";
 
 const EMAIL =
@@ -251,6 +252,8 @@ export function findCreditCards(text: string): PiiEntity[] {
     if (groups.length > 1 && ragged && !(raggedTail(groups) && (issuer || cardCueBefore(text, m.index)))) continue;
     // dots split thousands and versions as often as cards: only a known issuer's number, in groups
     if ((kinds & DOT) !== 0 && (!issuer || groups.length < 3)) continue;
+    // no issuer's, after a word for an order or a shipment: that number ("주문번호 20251106-00231")
+    if (!issuer && orderNumberBefore(text, m.index)) continue;
     out.push(entity("credit_card", text, m.index, m.index + raw.length, issuer ? 0.97 : 0.75));
   }
   return out;
@@ -321,7 +324,9 @@ export function ipv6Valid(candidate: string): boolean {
 
 export function findIpAddresses(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
-  for (const m of text.matchAll(IPV4)) out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
+  // (a subnet mask, "255.255.255.0", is no host's address)
+  for (const m of text.matchAll(IPV4))
+    if (!m[0].startsWith("255.")) out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
   // an IPv6 address has "::" or eight groups (seven colons)
   if (!text.includes("::") && !hasColons(text, 7)) return out;
   for (const m of text.matchAll(IPV6)) {
