@@ -257,6 +257,12 @@ describe("names the lists know one part of, in a slot that says it is a name (is
     expect(names("take the A. Train to N. Dublin, then J. Smith")).toEqual(["J. Smith"]);
   });
 
+  test("the value of a record's name field: a query string, JSON, a key and a colon; not a product's name", () => {
+    expect(names("?first_name=Oddný&last_name=Hauksdóttir&utm=x")).toEqual(["Oddný", "Hauksdóttir"]);
+    expect(names('{"given":"Tunde","family":"Bakare","tier":"gold"}')).toEqual(["Tunde", "Bakare"]);
+    expect(names('{"name":"Premium Plan","seats":5}')).toEqual([]);
+  });
+
   test("a mention in a chat; Korean names glued to the copula or opening a card's line", () => {
     expect(names("thx @Annika, merged")).toEqual(["Annika"]);
     expect(names("write to ops@Acme.io, or @channel")).toEqual([]);

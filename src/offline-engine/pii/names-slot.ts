@@ -40,9 +40,45 @@ function mentions(text: string, entities: PiiEntity[], added: PiiEntity[]): void
   }
 }
 
+/**
+ * A name field of a record as machines write it: a query string ("first_name=Chloé&last_name=Dubois"),
+ * JSON ("first":"Yusuf"), or a key and a colon ("customer_name: Ana Lima"): the key says what the
+ * value is.
+ */
+const NAME_KEY = `(?:(?:first|last|given|family|full|middle|customer|contact|client|recipient|sender|holder|owner|display|user)[_-]?name|(?:first|last|given|family)(?:_?name)?|[fl]name|surname|name)`;
+const KEY_VALUE = new RegExp(
+  String.raw`(?:(?<=[?&;{,\s"'])|^)(?:"(${NAME_KEY})"[ 	]{0,2}:[ 	]{0,2}"([^"
+]{1,60})"|(${NAME_KEY})=([^&\s#"]{1,60})|(${NAME_KEY})[ 	]{0,2}:[ 	]{1,2}(\p{L}[\p{L}\p{M}'’. -]{0,58}\p{L}))`,
+  "giu",
+);
+const KEY_QUICK = /name|first|last|surname|given|family/i;
+
+/** Whether the value of a name field reads as a name: letters (a "+" or "%20" for blanks), no everyday English word but a given name. */
+function nameValue(value: string): boolean {
+  const words = value
+    .replace(/\+|%20/g, " ")
+    .split(/[ \t]+/)
+    .filter(Boolean);
+  if (words.length === 0 || words.length > 4) return false;
+  return words.every((w) => /^\p{L}[\p{L}\p{M}'’.-]*$/u.test(w) && (!isEnglishWord(w) || GIVEN_NAMES.has(w) || isGivenName(w)));
+}
+
+function keyedNames(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
+  if (!KEY_QUICK.test(text)) return;
+  for (const m of text.matchAll(KEY_VALUE)) {
+    const value = (m[2] ?? m[4] ?? m[6]) as string | undefined;
+    if (!value || !nameValue(value)) continue;
+    const from = (m.index as number) + m[0].lastIndexOf(value);
+    const to = from + value.length;
+    if (!entities.some((e) => e.start < to && e.end > from) && !added.some((e) => e.start < to && e.end > from))
+      added.push(entity("name", text, from, to, 0.8));
+  }
+}
+
 /** The entities (in text order, not overlapping) with the names of labelled fields and mentions added. */
 export function slotNames(text: string, entities: PiiEntity[]): PiiEntity[] {
   const added: PiiEntity[] = [];
+  keyedNames(text, entities, added);
   if (text.includes("@")) mentions(text, entities, added);
   if (text.includes(":")) labelled(text, entities, added);
   return added.length > 0 ? [...entities, ...added].sort((a, b) => a.start - b.start) : entities;
