@@ -348,6 +348,25 @@ describe("numbers spelled out: digit by digit, or said as words (issue 41)", () 
     expect(typed("银联卡 6212 3456 7890 1234 7")).toEqual(["credit_card:6212 3456 7890 1234 7"]);
   });
 
+  test("numbers said in more languages and scripts, and digits a scanner took for letters", () => {
+    expect(typed("перезвоните: восемь девять один шесть, три два один, ноль ноль")).toEqual([
+      "phone_number:восемь девять один шесть, три два один, ноль ноль",
+    ]);
+    expect(typed("我的手机是一三八 零零一三 八六四二")).toEqual(["phone_number:一三八 零零一三 八六四二"]);
+    expect(typed("llámame al seis uno dos, veinte y tres, cuarenta y uno, noventa")).toEqual([
+      "phone_number:seis uno dos, veinte y tres, cuarenta y uno, noventa",
+    ]);
+    expect(typed("Tel: O2O 7946 O958")).toEqual(["phone_number:O2O 7946 O958"]);
+    expect(typed("card no 4111 1lll 1111 1111")).toEqual(["credit_card:4111 1lll 1111 1111"]);
+    expect(typed("Oslo2 and the O2 Arena")).toEqual([]);
+  });
+
+  test("a number in a record's phone field, or after a Hebrew or Arabic prefix letter", () => {
+    expect(typed('{"手机号":"13912345678"}')).toEqual(["phone_number:13912345678"]);
+    expect(typed('msisdn="447700900123"')).toEqual(["phone_number:447700900123"]);
+    expect(typed("תתקשר ל052-123-4567")).toEqual(["phone_number:052-123-4567"]);
+  });
+
   test("digits one by one after a card's word or a phone's label", () => {
     expect(typed("card 5 4 2 5  2 3 3 4  3 0 1 0  9 9 0 3")).toEqual(["credit_card:5 4 2 5  2 3 3 4  3 0 1 0  9 9 0 3"]);
     expect(typed("mobile 0 7 7 0 0  9 0 0 1 2 3")).toEqual(["phone_number:0 7 7 0 0  9 0 0 1 2 3"]);

@@ -35,13 +35,14 @@ export { PII_TYPES, type PiiEntity, type PiiType } from "./types";
  * `digits`: the ASCII digits a text needs for the recognizer to find anything (a card is 12 to 19
  * of them, an SSN nine, a phone number's score needs seven); a text with fewer is not scanned.
  * `checked`: its names are checked against falseName already.
+ * `ocr`: it reads the numbers' view too, where letters a scanner mistakes for digits are digits (ocrDigits).
  */
-const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number; checked?: boolean }[] = [
+const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number; checked?: boolean; ocr?: boolean }[] = [
   { types: ["email"], find: findEmails },
-  { types: ["credit_card"], find: findCreditCards, digits: 12 },
-  { types: ["ssn"], find: findSsns, digits: 9 },
+  { types: ["credit_card"], find: findCreditCards, digits: 12, ocr: true },
+  { types: ["ssn"], find: findSsns, digits: 9, ocr: true },
   { types: ["ip_address"], find: findIpAddresses },
-  { types: ["phone_number"], find: findPhoneNumbers, digits: 7 },
+  { types: ["phone_number"], find: findPhoneNumbers, digits: 7, ocr: true },
   // digits one by one or said as words ("six one seven, five five five, …"): spelled.ts
   { types: ["credit_card", "ssn", "phone_number"], find: findSpelledNumbers },
   // (every date pattern needs four digits or more: a day, a month and a year, or a year)
@@ -79,9 +80,12 @@ export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEn
 function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
   const candidates: PiiEntity[] = [];
   const digits = asciiDigits(text, 13);
+  const ocr = ocrDigits(text);
   try {
     for (const r of RECOGNIZERS) {
       checkCpuBudget();
+      if (r.ocr && ocr !== text)
+        for (const found of r.find(ocr)) candidates.push({ ...found, text: text.slice(found.start, found.end) });
       if (r.digits !== undefined && digits < r.digits) continue;
       // a name before a street, square or organisation word is none (names-extra.ts; its own finds are checked already)
       for (const found of r.find(text)) {
@@ -104,6 +108,46 @@ function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
   // and the names of labelled fields whose lists know one part only (names-slot.ts)
   const resolved = coverRepeats(text, slotNames(text, joinNames(text, resolveOverlaps(candidates))));
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;
+}
+
+/** a digit beside a letter a scanner takes for one: "O1451", "9I7", "4l8" */
+const OCR_MIXED = /\d[OoIl]|[OoIl]\d/;
+const isOcrChar = (c: number): boolean => (c >= 48 && c <= 57) || c === 79 || c === 111 || c === 73 || c === 108;
+const isLetterCode = (c: number): boolean =>
+  (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 0xc0 && c !== 0xd7 && c !== 0xf7);
+
+/**
+ * The text with "O"/"o" read as 0 and "I"/"l" as 1 inside runs of digits and those letters that no
+ * other letter touches ("Tel: O1451 8 2O 347", "+7 9I7 266", "CARD NO 4268 O731 …"), as a scanned
+ * or hand-typed number is read: same length, so the spans found in it hold for the text. The text
+ * itself when there is no such run.
+ */
+function ocrDigits(text: string): string {
+  if (!OCR_MIXED.test(text)) return text;
+  let out: string[] | null = null;
+  for (let i = 0; i < text.length; ) {
+    if (!isOcrChar(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const from = i;
+    let digits = 0;
+    let letters = 0;
+    for (; i < text.length && isOcrChar(text.charCodeAt(i)); i++) {
+      const c = text.charCodeAt(i);
+      if (c >= 48 && c <= 57) digits++;
+      else letters++;
+    }
+    if (digits === 0 || letters === 0 || i - from < 2) continue;
+    if ((from > 0 && isLetterCode(text.charCodeAt(from - 1))) || (i < text.length && isLetterCode(text.charCodeAt(i)))) continue;
+    out ??= [...text];
+    for (let k = from; k < i; k++) {
+      const c = text.charCodeAt(k);
+      if (c === 79 || c === 111) out[k] = "0";
+      else if (c === 73 || c === 108) out[k] = "1";
+    }
+  }
+  return out ? out.join("") : text;
 }
 
 /** How many of 0-9 `text` holds, counted up to `enough`. */

@@ -8,9 +8,10 @@ import { entity, type PiiEntity } from "./types";
 import { WordFilter } from "./word-filter";
 
 // (a number may follow a Chinese, Japanese or Korean word directly, as those scripts write no blank
-// before it: "手机号是138 1024 5678", "電話番号は090-1234-5678"; and a label's ".:": "Tel.:+43 …")
+// before it: "手机号是138 1024 5678", "電話番号は090-1234-5678", or a Hebrew or Arabic prefix letter:
+// "ל054-771-2093"; and a label's ".:": "Tel.:+43 …")
 const CANDIDATE =
-  /(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}.]:)|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}])|(?<=\p{L}[-.]))(?:\(\+\d{1,3}\) ?|(?:\+|00)?\(?)(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0/-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
+  /(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}.]:)|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Hebrew}\p{sc=Arabic}])|(?<=\p{L}[-.]))(?:\(\+\d{1,3}\) ?|(?:\+|00)?\(?)(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0/-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
 const CONTEXT =
   /\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\b[.:#]?\s*(?:(?:me|us|him|her|is|at|on|to|back|number|no\.?|me at)\s*){0,3}[:#]?\s*\(?$/i;
 /**
@@ -32,7 +33,9 @@ const LABELS = new Set(
     // Icelandic, Estonian, Latvian, Lithuanian, Turkish, Slavic and other words for a phone or a call
     "sími simi farsími gsm-nr kõne helista helistage mobiil tālr tālrunis tālruņa telefonu numaram numarası cep " +
     "hívj hívjon telefonszám zavolej zavolaj zvoni pozovi звоните позвоните перезвоните мобильный тлф " +
-    "gọi sđt đt điện thoại tawagan tumawag piga simu nambari"
+    "gọi sđt đt điện thoại tawagan tumawag piga simu nambari " +
+    // records' keys, and "my number" in Arabic and Hebrew
+    "msisdn msisdn_number phone_number phonenumber mobile_number tel_no رقم رقمي رقمه هاتفي جوالي מספר טל טלפון"
   ).split(" "),
 );
 /** labels written without a space before the number's label word in Chinese and Japanese text ("我的电话：") */
@@ -71,7 +74,20 @@ function labelBefore(text: string, start: number): boolean {
   const skip = () => {
     while (k > lo) {
       const c = text.charCodeAt(k - 1);
-      if (isSpace(c) || c === 58 || c === 0xff1a || c === 35 || c === 45 || c === 40 || c === 46) k--;
+      // (and a record's quotes and "=": "手机号":"159…", msisdn="2547…")
+      if (
+        isSpace(c) ||
+        c === 58 ||
+        c === 0xff1a ||
+        c === 35 ||
+        c === 45 ||
+        c === 40 ||
+        c === 46 ||
+        c === 34 ||
+        c === 39 ||
+        c === 61
+      )
+        k--;
       else break;
     }
   };

@@ -7,23 +7,35 @@
  * follow the issuance rules, after an SSN word, an SSN; 7 to 15 after a phone's label or a word of
  * calling (or, said as words, anywhere: nobody reads seven digits aloud but a number) a phone.
  */
+import { category, LETTER, MARK } from "./chars";
 import { luhnValid, ssnValid } from "./structured";
 import { entity, type PiiEntity } from "./types";
 import { WordFilter } from "./word-filter";
 
 const DIGIT_WORDS: Record<string, number> = {};
+// English, German, French, Spanish, Italian, Portuguese, Dutch, Polish, Turkish, Russian, Greek,
+// Arabic, Hebrew and Hindi
 const WORDS_BY_DIGIT = [
-  "zero oh o null zéro cero zero nought", // 0
-  "one eins un uno um", // 1
-  "two zwei deux dos due dois", // 2
-  "three drei trois tres tre três", // 3
-  "four vier quatre cuatro quattro quatro", // 4
-  "five fünf funf cinq cinco cinque", // 5
-  "six sechs seis sei", // 6
-  "seven sieben sept siete sette sete", // 7
-  "eight acht huit ocho otto oito", // 8
-  "nine neun neuf nueve nove", // 9
+  "zero oh o null zéro cero zero nought nul sıfır ноль нуль μηδέν صفر אפס शून्य", // 0
+  "one eins un uno um een jeden jedna bir один ένα واحد אחת אחד एक", // 1
+  "two zwei deux dos due dois twee dwa iki два δύο اثنان اثنين שתיים שניים दो", // 2
+  "three drei trois tres tre três drie trzy üç три τρία ثلاثة ثلاث שלוש तीन", // 3
+  "four vier quatre cuatro quattro quatro cztery dört четыре τέσσερα أربعة أربع ארבע चार", // 4
+  "five fünf funf cinq cinco cinque vijf pięć beş пять πέντε خمسة خمس חמש पाँच पांच", // 5
+  "six sechs seis sei zes sześć altı шесть έξι ستة ست שש छह छः", // 6
+  "seven sieben sept siete sette sete zeven siedem yedi семь επτά εφτά سبعة سبع שבע सात", // 7
+  "eight acht huit ocho otto oito osiem sekiz восемь οκτώ οχτώ ثمانية ثماني שמונה आठ", // 8
+  "nine neun neuf nueve nove negen dziewięć dokuz девять εννέα εννιά تسعة تسع תשע नौ", // 9
 ];
+/** digits written as Chinese or Japanese numerals, or said in Sino-Korean syllables, one a character */
+const CJK_DIGITS: Record<string, number> = {};
+"〇零一二三四五六七八九".split("").forEach((c, k) => {
+  CJK_DIGITS[c] = Math.max(0, k - 1);
+});
+"공일이삼사오육칠팔구".split("").forEach((c, k) => {
+  CJK_DIGITS[c] = k;
+});
+CJK_DIGITS.영 = 0;
 WORDS_BY_DIGIT.forEach((words, digit) => {
   for (const w of words.split(" ")) DIGIT_WORDS[w] = digit;
 });
@@ -43,6 +55,9 @@ const TEENS: Record<string, number> = {};
 "zehn elf zwölf dreizehn vierzehn fünfzehn sechzehn siebzehn achtzehn neunzehn".split(" ").forEach((w, k) => {
   TEENS[w] = 10 + k;
 });
+"dieci undici dodici tredici quattordici quindici sedici diciassette diciotto diciannove".split(" ").forEach((w, k) => {
+  TEENS[w] = 10 + k;
+});
 /** twenty to ninety: a unit said after them joins them ("twenty two", "vingt-trois") */
 const TENS: Record<string, number> = {};
 for (const words of [
@@ -50,6 +65,7 @@ for (const words of [
   "vingt trente quarante cinquante soixante",
   "veinte treinta cuarenta cincuenta sesenta setenta ochenta noventa",
   "zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig",
+  "venti trenta quaranta cinquanta sessanta settanta ottanta novanta",
 ])
   words.split(" ").forEach((w, k) => {
     TENS[w] = 20 + 10 * k;
@@ -63,11 +79,13 @@ const SPOKEN = new WordFilter([
   ...Object.keys(TEENS),
   ...Object.keys(TENS),
   "plus",
+  "y",
+  "hundred",
 ]);
 
-// (letters of the Latin supplements and beyond, not the punctuation of 0x2000 to 0x2BFF: "two… five")
+// (letters and marks by their Unicode category beyond ASCII: "，", "،" and "…" end a word)
 const isLetter = (c: number): boolean =>
-  (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 0xc0 && c !== 0xd7 && c !== 0xf7 && (c < 0x2000 || c > 0x2bff));
+  (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 0xc0 && (category(c) & (LETTER | MARK)) !== 0);
 
 /**
  * Whether text[from, to) is what stands between two spoken numbers: blanks, one ",", "." or "-"
@@ -78,7 +96,8 @@ function digitGap(text: string, from: number, to: number): boolean {
   let marks = 0;
   for (let k = from; k < to; k++) {
     const c = text.charCodeAt(k);
-    if (c === 44 || c === 46 || c === 45 || c === 0x2026) marks++;
+    // (",", ".", "-", "…", and the Arabic and ideographic commas)
+    if (c === 44 || c === 46 || c === 45 || c === 0x2026 || c === 0x060c || c === 0xff0c || c === 0x3001) marks++;
     else if (c !== 32 && c !== 9) return false;
   }
   const last = text.charCodeAt(to - 1);
@@ -89,7 +108,7 @@ function digitGap(text: string, from: number, to: number): boolean {
 
 /** The word at [from, to) as a word of a spoken number, lower case, or null. */
 function digitWordAt(text: string, from: number, to: number): string | null {
-  return to - from <= 10 && SPOKEN.hasAt(text, from, to) ? text.slice(from, to).toLowerCase() : null;
+  return to - from <= 14 && SPOKEN.hasAt(text, from, to) ? text.slice(from, to).toLowerCase() : null;
 }
 
 /**
@@ -105,6 +124,17 @@ function spokenDigits(words: string[]): string | null {
     if (w === "plus") {
       if (k !== 0) return null;
       out += "+";
+    } else if (w.startsWith("#")) out += w.slice(1);
+    else if (w === "hundred") {
+      // "nine hundred" is 900 (a unit said before it)
+      if (k === 0 || !((words[k - 1] as string) in DIGIT_WORDS)) return null;
+      out += "00";
+    } else if (w === "y") {
+      // Spanish tens and units: "treinta y cuatro" (34)
+      const prev = words[k - 1];
+      if (prev === undefined || !(prev in TENS) || next === undefined || !(next in DIGIT_WORDS)) return null;
+      out = out.slice(0, -1) + String(DIGIT_WORDS[next]);
+      k++;
     } else if (w in REPEATS) repeat = REPEATS[w] as number;
     else if (w === "quatre" && (next === "vingt" || next === "vingts")) {
       // French eighty, and ninety with "dix" (or 91 to 99 with a teen) after it
@@ -141,6 +171,26 @@ function spokenDigits(words: string[]): string | null {
   return repeat === 1 ? out : null;
 }
 
+/**
+ * The Chinese numerals or Sino-Korean digit syllables that end a run of letters (or open it, a
+ * particle glued after: "…칠팔구공이에요"), two or more, as "#" and their digits, or null.
+ */
+function cjkDigitsIn(text: string, from: number, to: number): { from: number; to: number; digits: string } | null {
+  const isDigit = (k: number) => (text[k] as string) in CJK_DIGITS;
+  let a = from;
+  let b = from;
+  if (isDigit(from)) while (b < to && isDigit(b)) b++;
+  else {
+    b = to;
+    a = to;
+    while (a > from && isDigit(a - 1)) a--;
+  }
+  if (b - a < 2) return null;
+  let digits = "#";
+  for (let k = a; k < b; k++) digits += String(CJK_DIGITS[text[k] as string]);
+  return { from: a, to: b, digits };
+}
+
 /** Runs of spoken-number words that say seven digits or more (see digitGap for what may stand between): [start, end, digits]. */
 function spokenRuns(text: string): [number, number, string][] {
   const runs: [number, number, string][] = [];
@@ -148,7 +198,7 @@ function spokenRuns(text: string): [number, number, string][] {
   let runEnd = -1;
   let words: string[] = [];
   const close = () => {
-    const digits = words.length >= 4 ? spokenDigits(words) : null;
+    const digits = words.length >= 3 ? spokenDigits(words) : null;
     if (digits && digits.replace("+", "").length >= 7) runs.push([runStart, runEnd, digits.replace("+", "")]);
     runStart = -1;
     words = [];
@@ -158,9 +208,17 @@ function spokenRuns(text: string): [number, number, string][] {
       i++;
       continue;
     }
-    const from = i;
+    let from = i;
     while (i < text.length && isLetter(text.charCodeAt(i))) i++;
-    const w = digitWordAt(text, from, i);
+    let w = digitWordAt(text, from, i);
+    if (w === null) {
+      const cjk = cjkDigitsIn(text, from, i);
+      if (cjk) {
+        // a run before the digits' start is no part of theirs ("我的电话是一三九 …")
+        if (cjk.from > from && runStart >= 0) close();
+        [from, i, w] = [cjk.from, cjk.to, cjk.digits];
+      }
+    }
     if (w === null) {
       if (runStart >= 0) close();
       continue;
@@ -186,12 +244,11 @@ const SSN_CONTEXT = /(?:ssn|social security|social|soc\.? sec)[^\n\d]{0,24}$/iu;
 
 // counting said as numbers: "one, two, … nine, ten, eleven"
 const COUNTING = Array.from({ length: 30 }, (_, k) => k).join("");
-const COUNTING_DOWN = Array.from({ length: 30 }, (_, k) => 29 - k).join("");
 
 /** The kind of value `digits` read at `start` are, with its score, or null. */
 function judge(text: string, start: number, digits: string, said: boolean): [PiiEntity["type"], number] | null {
   // counting ("one, two, three, …") is no number
-  if (COUNTING.includes(digits) || COUNTING_DOWN.includes(digits)) return null;
+  if (COUNTING.includes(digits)) return null;
   const before = text.slice(Math.max(0, start - 40), start);
   const n = digits.length;
   // (digits one by one make a card only after a card's word: a list of small numbers passes Luhn one time in ten)
