@@ -361,6 +361,16 @@ describe("numbers spelled out: digit by digit, or said as words (issue 41)", () 
     expect(typed("Oslo2 and the O2 Arena")).toEqual([]);
   });
 
+  test("an IP said aloud, an email said in Portuguese or with its symbols spaced, a card in a table or spaced by a scanner", () => {
+    expect(typed("the ip is one nine two dot one six eight dot zero dot five")).toEqual([
+      "ip_address:one nine two dot one six eight dot zero dot five",
+    ]);
+    expect(typed("é ana ponto reis arroba sapo ponto pt")).toEqual(["email:ana ponto reis arroba sapo ponto pt"]);
+    expect(typed("mail: lee @ example . org")).toEqual(["email:lee @ example . org"]);
+    expect(typed("Holder\tNumber\tExp\nJ. Doe\t4111 1111 1111 1111\t09/27")).toContain("credit_card:4111 1111 1111 1111");
+    expect(typed("4 1 1 1  1 1 1 1  1 1 1 1  1 1 1 1")).toEqual(["credit_card:4 1 1 1  1 1 1 1  1 1 1 1  1 1 1 1"]);
+  });
+
   test("a number in a record's phone field, or after a Hebrew or Arabic prefix letter", () => {
     expect(typed('{"手机号":"13912345678"}')).toEqual(["phone_number:13912345678"]);
     expect(typed('msisdn="447700900123"')).toEqual(["phone_number:447700900123"]);

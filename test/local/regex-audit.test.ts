@@ -96,9 +96,9 @@ const REVIEWED: Record<string, string> = {
     "pii names-join NICK_BEFORE: tested on the 60 characters before a surname found alone",
   "/[ \\t]{0,4}(\\p{Lu}[\\p{Ll}\\p{M}'\\u2019-]{0,30}(?:[ \\t]{1,4}(?:(?:van|von|der|den|de|del|della|di|da|dos|das|du|la|le|bin|ibn|al|el|ter|ten|Ó|Ní|Mac|Mc)[ \\t]{1,4}){0,3}\\p{Lu}[\\p{Ll}\\p{M}'\\u2019-]{0,30}){1,2})(?=[ \\t]{0,4}(?:[,;(<\\r\\n]|$|\\d|[+]))/uy":
     "pii names-slot RUN_AT: sticky, tried once after each name label's colon, every quantifier bounded (three words of 31, blanks of 4)",
-  "/%40|[([{<]at[)\\]}>]| at .{1,64}(?:\\.| dot )/i":
-    "pii structured OBFUSCATED_QUICK: a test, each ' at ' reads at most 64 characters further",
-  "/(?<![\\p{L}\\p{N}._%+-])[\\p{L}\\p{N}][\\p{L}\\p{N}_+-]{0,40}(?:(?:\\.|[ \t]?(?:\\(dot\\)|\\[dot\\]|\\{dot\\})[ \t]?|[ \t]dot[ \t])[\\p{L}\\p{N}_+-]{1,40}){0,3}((?:%40|[ \t]?(?:\\(at\\)|\\[at\\]|\\{at\\}|<at>)[ \t]?|[ \t]at[ \t]))[\\p{L}\\p{N}][\\p{L}\\p{N}-]{0,62}(?:(?:\\.|[ \t]?(?:\\(dot\\)|\\[dot\\]|\\{dot\\})[ \t]?|[ \t]dot[ \t])[\\p{L}\\p{N}-]{1,63}){0,3}(?:\\.|[ \t]?(?:\\(dot\\)|\\[dot\\]|\\{dot\\})[ \t]?|[ \t]dot[ \t])(\\p{L}{2,24})(?![\\p{L}\\p{N}-])/giu":
+  "/%40|[([{<]at[)\\]}>]| (?:at|arroba|chiocciola|@) .{1,64}(?:\\.| dot | ponto | punto | punkt | point )/i":
+    "pii structured OBFUSCATED_QUICK: a test, each spoken or spaced 'at' reads at most 64 characters further",
+  "/(?<![\\p{L}\\p{N}._%+-])[\\p{L}\\p{N}][\\p{L}\\p{N}_+-]{0,40}(?:(?:\\.|[ \\t]?(?:\\(dot\\)|\\[dot\\]|\\{dot\\})[ \\t]?|[ \\t](?:dot|ponto|punto|punkt|point|\\.)[ \\t])[\\p{L}\\p{N}_+-]{1,40}){0,3}((?:%40|[ \\t]?(?:\\(at\\)|\\[at\\]|\\{at\\}|<at>)[ \\t]?|[ \\t](?:at|arroba|chiocciola|@)[ \\t]))[\\p{L}\\p{N}][\\p{L}\\p{N}-]{0,62}(?:(?:\\.|[ \\t]?(?:\\(dot\\)|\\[dot\\]|\\{dot\\})[ \\t]?|[ \\t](?:dot|ponto|punto|punkt|point|\\.)[ \\t])[\\p{L}\\p{N}-]{1,63}){0,3}(?:\\.|[ \\t]?(?:\\(dot\\)|\\[dot\\]|\\{dot\\})[ \\t]?|[ \\t](?:dot|ponto|punto|punkt|point|\\.)[ \\t])(\\p{L}{2,24})(?![\\p{L}\\p{N}-])/giu":
     "pii structured OBFUSCATED_EMAIL: starts only where a local part starts (the lookbehind), every quantifier bounded (parts of 40 and 63, four of them), so an attempt reads at most about 450 characters",
 };
 

@@ -8,7 +8,7 @@
  * calling (or, said as words, anywhere: nobody reads seven digits aloud but a number) a phone.
  */
 import { category, LETTER, MARK } from "./chars";
-import { luhnValid, ssnValid } from "./structured";
+import { knownIssuer, luhnValid, ssnValid } from "./structured";
 import { entity, type PiiEntity } from "./types";
 import { WordFilter } from "./word-filter";
 
@@ -72,6 +72,9 @@ for (const words of [
   });
 TENS.vingts = 20;
 
+/** "dot" said between the numbers of an IP address ("one nine two dot one six eight dot …") */
+const DOT_WORDS = ["dot", "punto", "ponto", "punkt", "point"];
+
 /** the words of spoken numbers, and "plus" before a country code, for a quick look at each word of a text */
 const SPOKEN = new WordFilter([
   ...Object.keys(DIGIT_WORDS),
@@ -81,6 +84,7 @@ const SPOKEN = new WordFilter([
   "plus",
   "y",
   "hundred",
+  ...DOT_WORDS,
 ]);
 
 // (letters and marks by their Unicode category beyond ASCII: "，", "،" and "…" end a word)
@@ -125,6 +129,7 @@ function spokenDigits(words: string[]): string | null {
       if (k !== 0) return null;
       out += "+";
     } else if (w.startsWith("#")) out += w.slice(1);
+    else if (DOT_WORDS.includes(w)) out += ".";
     else if (w === "hundred") {
       // "nine hundred" is 900 (a unit said before it)
       if (k === 0 || !((words[k - 1] as string) in DIGIT_WORDS)) return null;
@@ -199,7 +204,7 @@ function spokenRuns(text: string): [number, number, string][] {
   let words: string[] = [];
   const close = () => {
     const digits = words.length >= 3 ? spokenDigits(words) : null;
-    if (digits && digits.replace("+", "").length >= 7) runs.push([runStart, runEnd, digits.replace("+", "")]);
+    if (digits && digits.replace(/[+.]/g, "").length >= 7) runs.push([runStart, runEnd, digits.replace("+", "")]);
     runStart = -1;
     words = [];
   };
@@ -234,6 +239,8 @@ function spokenRuns(text: string): [number, number, string][] {
   return runs;
 }
 
+/** single digits in groups of four, two blanks between the groups */
+const IN_FOURS = /^\d(?: \d){3}(?: {2}\d(?: \d){3}){2,3}(?: {2}\d(?: \d){0,2})?$/;
 /** single digits with one or two blanks (or a dash) between */
 const DIGIT_RUN = /(?<![\p{N}])\d(?:(?:[ \t]{1,2}|[ \t]?-[ \t]?)\d){6,18}(?![\p{N}])/gu;
 
@@ -242,18 +249,24 @@ const CALL_CONTEXT =
 const CARD_CONTEXT = /(?:card|visa|mastercard|amex|credit|debit|karte|carte|tarjeta|carta|cartão)[^\n\d]{0,24}$/iu;
 const SSN_CONTEXT = /(?:ssn|social security|social|soc\.? sec)[^\n\d]{0,24}$/iu;
 
+const IPV4_SAID = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/;
+
 // counting said as numbers: "one, two, … nine, ten, eleven"
 const COUNTING = Array.from({ length: 30 }, (_, k) => k).join("");
 
 /** The kind of value `digits` read at `start` are, with its score, or null. */
-function judge(text: string, start: number, digits: string, said: boolean): [PiiEntity["type"], number] | null {
+function judge(text: string, start: number, digits: string, said: boolean, inFours = false): [PiiEntity["type"], number] | null {
+  // an IP address said aloud; dots in anything else make no number
+  if (digits.includes(".")) return IPV4_SAID.test(digits) ? ["ip_address", 0.9] : null;
   // counting ("one, two, three, …") is no number
   if (COUNTING.includes(digits)) return null;
   const before = text.slice(Math.max(0, start - 40), start);
   const n = digits.length;
   // (digits one by one make a card only after a card's word: a list of small numbers passes Luhn one time in ten)
   const cardWord = CARD_CONTEXT.test(before);
-  if (n >= 13 && n <= 19 && luhnValid(digits) && (said || cardWord)) return ["credit_card", cardWord ? 0.95 : 0.85];
+  // (or in fours, a known issuer's: "4 5 4 7  2 1 9 0  8 8 3 3  1 6 4 8", as a scanner spaces a card)
+  if (n >= 13 && n <= 19 && luhnValid(digits) && (said || cardWord || (inFours && knownIssuer(digits))))
+    return ["credit_card", cardWord ? 0.95 : 0.85];
   if (n === 9 && SSN_CONTEXT.test(before) && ssnValid(digits.slice(0, 3), digits.slice(3, 5), digits.slice(5)))
     return ["ssn", 0.95];
   if (n >= 7 && n <= 15 && (said || CALL_CONTEXT.test(before))) return ["phone_number", 0.85];
@@ -265,7 +278,7 @@ export function findSpelledNumbers(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   for (const m of text.matchAll(DIGIT_RUN)) {
     const digits = m[0].replace(/\D/g, "");
-    const kind = judge(text, m.index as number, digits, false);
+    const kind = judge(text, m.index as number, digits, false, IN_FOURS.test(m[0]));
     if (kind) out.push(entity(kind[0], text, m.index as number, (m.index as number) + m[0].length, kind[1]));
   }
   for (const [start, end, digits] of spokenRuns(text)) {

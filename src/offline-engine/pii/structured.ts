@@ -32,13 +32,13 @@ function isLocalPartChar(cp: number): boolean {
  * With a bare " at " the domain's dots must be said too and it must end in a top-level domain of the
  * list below: "look at github.com" is no address.
  */
-const OBFUSCATED_AT = String.raw`(?:%40|[ 	]?(?:\(at\)|\[at\]|\{at\}|<at>)[ 	]?|[ 	]at[ 	])`;
-const OBFUSCATED_DOT = String.raw`(?:\.|[ 	]?(?:\(dot\)|\[dot\]|\{dot\})[ 	]?|[ 	]dot[ 	])`;
+const OBFUSCATED_AT = String.raw`(?:%40|[ \t]?(?:\(at\)|\[at\]|\{at\}|<at>)[ \t]?|[ \t](?:at|arroba|chiocciola|@)[ \t])`;
+const OBFUSCATED_DOT = String.raw`(?:\.|[ \t]?(?:\(dot\)|\[dot\]|\{dot\})[ \t]?|[ \t](?:dot|ponto|punto|punkt|point|\.)[ \t])`;
 const OBFUSCATED_EMAIL = new RegExp(
   String.raw`(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}][\p{L}\p{N}_+-]{0,40}(?:${OBFUSCATED_DOT}[\p{L}\p{N}_+-]{1,40}){0,3}(${OBFUSCATED_AT})[\p{L}\p{N}][\p{L}\p{N}-]{0,62}(?:${OBFUSCATED_DOT}[\p{L}\p{N}-]{1,63}){0,3}${OBFUSCATED_DOT}(\p{L}{2,24})(?![\p{L}\p{N}-])`,
   "giu",
 );
-const OBFUSCATED_QUICK = /%40|[([{<]at[)\]}>]| at .{1,64}(?:\.| dot )/i;
+const OBFUSCATED_QUICK = /%40|[([{<]at[)\]}>]| (?:at|arroba|chiocciola|@) .{1,64}(?:\.| dot | ponto | punto | punkt | point )/i;
 const COMMON_TLDS = new Set(
   "com org net edu gov io co uk de fr es it nl be ch at se no dk fi pl cz sk hu ro bg gr pt ie ru ua tr il in cn jp kr au nz ca us br mx ar cl za ng ke info biz me".split(
     " ",
@@ -48,9 +48,14 @@ const COMMON_TLDS = new Set(
 function findObfuscatedEmails(text: string, out: PiiEntity[]): void {
   if (!OBFUSCATED_QUICK.test(text)) return;
   for (const m of text.matchAll(OBFUSCATED_EMAIL)) {
-    const bare = /^[ \t]at[ \t]$/i.test(m[1] as string);
+    const bare = /^[ \t](?:at|arroba|chiocciola)[ \t]$/i.test(m[1] as string);
     // a bare " at " only in an address said aloud, its dots said too ("… at gmail dot com"; not "look at github.com")
-    if (bare && (!COMMON_TLDS.has((m[2] as string).toLowerCase()) || !/ dot /i.test(m[0].slice(m[0].search(/ at /i))))) continue;
+    const said = / (?:dot|ponto|punto|punkt|point) /i;
+    if (
+      bare &&
+      (!COMMON_TLDS.has((m[2] as string).toLowerCase()) || !said.test(m[0].slice(m[0].search(/ (?:at|arroba|chiocciola) /i))))
+    )
+      continue;
     out.push(entity("email", text, m.index as number, (m.index as number) + m[0].length, bare ? 0.9 : 0.97));
   }
 }
@@ -132,7 +137,7 @@ export function luhnValid(digits: string): boolean {
 }
 
 /** Issuer prefixes (IIN ranges) of the networks people actually paste. */
-function knownIssuer(d: string): boolean {
+export function knownIssuer(d: string): boolean {
   const p2 = Number(d.slice(0, 2));
   const p4 = Number(d.slice(0, 4));
   if (d[0] === "4") return d.length === 13 || d.length === 16 || d.length === 19; // Visa
@@ -205,58 +210,69 @@ export function findCreditCards(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   findShortCards(text, out);
   for (const m of inStretches(text, CARD, 13)) {
-    const raw = m[0];
-    // the groups of digits and what separates them, each separator reduced to its kind: a line
-    // break, or (a bit of `kinds`) its punctuation or blanks alone (what CARD reads through
-    // between two digits: blanks, and a line break or one punctuation mark)
-    const groups: number[] = [];
-    let kinds = 0;
-    let lineBreaks = 0;
-    let group = 0;
-    let inSeparator = false;
-    let lineBreak = false;
-    let mark = 0;
-    for (let i = 0; i < raw.length; i++) {
-      const c = raw.charCodeAt(i);
-      if (c >= 48 && c <= 57) {
-        if (inSeparator) {
-          groups.push(group);
-          if (lineBreak) lineBreaks++;
-          else kinds |= separatorKind(mark);
-          group = 0;
-          inSeparator = false;
-          lineBreak = false;
-          mark = 0;
-        }
-        group++;
-      } else {
-        inSeparator = true;
-        if (c === 10) lineBreak = true;
-        else if (c !== 32 && c !== 9 && c !== 13) mark = c;
-      }
+    // a column after the number in a table ("3530 1842 7765 9020\t08/27") is no part of it: the
+    // number is tried once more without its last group
+    let found = cardAt(text, m.index, m[0]);
+    if (!found) {
+      const tab = m[0].lastIndexOf("\t");
+      if (tab > 0) found = cardAt(text, m.index, m[0].slice(0, tab).trimEnd());
     }
-    groups.push(group);
-    // mixed separators, or line breaks among other separators more than once: phone or reference numbers, not cards
-    if ((kinds & (kinds - 1)) !== 0 || (lineBreaks > 1 && kinds !== 0)) continue;
-    const digits = groups.length > 1 ? raw.replace(/\D/g, "") : raw;
-    if (digits.length < 13 || !luhnValid(digits)) continue;
-    // ragged groups are phone or reference numbers: a card's groups are of three digits or more, and
-    // read through "/", "_" or ",", of four or more (a number's thousands are groups of three)
-    // (a card written group per line too)
-    // (the last group may be of three: "4195_9744_2632_6925_644", a 19-digit number's 4-4-4-4-3)
-    const least = (kinds & (SLASH | UNDERSCORE | COMMA)) !== 0 || lineBreaks > 1 ? 4 : 3;
-    const issuer = knownIssuer(digits);
-    // a shorter last group only after groups of four, and of a known issuer or after a card word:
-    // "4222 2222 2222 2" (Visa's 13), "3056 9309 0259 04" (Diners' 14), "Verve card 5061 0401 4418 2273 53"
-    const ragged = groups.some((g, k) => g < (k === groups.length - 1 ? 3 : least));
-    if (groups.length > 1 && ragged && !(raggedTail(groups) && (issuer || cardCueBefore(text, m.index)))) continue;
-    // dots split thousands and versions as often as cards: only a known issuer's number, in groups
-    if ((kinds & DOT) !== 0 && (!issuer || groups.length < 3)) continue;
-    // no issuer's, after a word for an order or a shipment: that number ("주문번호 20251106-00231")
-    if (!issuer && orderNumberBefore(text, m.index)) continue;
-    out.push(entity("credit_card", text, m.index, m.index + raw.length, issuer ? 0.97 : 0.75));
+    if (found) out.push(found);
   }
   return out;
+}
+
+/** The card that `raw` at `start` is, or null (its groups, separators, Luhn and issuer judged). */
+function cardAt(text: string, start: number, raw: string): PiiEntity | null {
+  // the groups of digits and what separates them, each separator reduced to its kind: a line
+  // break, or (a bit of `kinds`) its punctuation or blanks alone (what CARD reads through
+  // between two digits: blanks, and a line break or one punctuation mark)
+  const groups: number[] = [];
+  let kinds = 0;
+  let lineBreaks = 0;
+  let group = 0;
+  let inSeparator = false;
+  let lineBreak = false;
+  let mark = 0;
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (inSeparator) {
+        groups.push(group);
+        if (lineBreak) lineBreaks++;
+        else kinds |= separatorKind(mark);
+        group = 0;
+        inSeparator = false;
+        lineBreak = false;
+        mark = 0;
+      }
+      group++;
+    } else {
+      inSeparator = true;
+      if (c === 10) lineBreak = true;
+      else if (c !== 32 && c !== 9 && c !== 13) mark = c;
+    }
+  }
+  groups.push(group);
+  // mixed separators, or line breaks among other separators more than once: phone or reference numbers, not cards
+  if ((kinds & (kinds - 1)) !== 0 || (lineBreaks > 1 && kinds !== 0)) return null;
+  const digits = groups.length > 1 ? raw.replace(/\D/g, "") : raw;
+  if (digits.length < 13 || !luhnValid(digits)) return null;
+  // ragged groups are phone or reference numbers: a card's groups are of three digits or more, and
+  // read through "/", "_" or ",", of four or more (a number's thousands are groups of three)
+  // (a card written group per line too)
+  // (the last group may be of three: "4195_9744_2632_6925_644", a 19-digit number's 4-4-4-4-3)
+  const least = (kinds & (SLASH | UNDERSCORE | COMMA)) !== 0 || lineBreaks > 1 ? 4 : 3;
+  const issuer = knownIssuer(digits);
+  // a shorter last group only after groups of four, and of a known issuer or after a card word:
+  // "4222 2222 2222 2" (Visa's 13), "3056 9309 0259 04" (Diners' 14), "Verve card 5061 0401 4418 2273 53"
+  const ragged = groups.some((g, k) => g < (k === groups.length - 1 ? 3 : least));
+  if (groups.length > 1 && ragged && !(raggedTail(groups) && (issuer || cardCueBefore(text, start)))) return null;
+  // dots split thousands and versions as often as cards: only a known issuer's number, in groups
+  if ((kinds & DOT) !== 0 && (!issuer || groups.length < 3)) return null;
+  // no issuer's, after a word for an order or a shipment: that number ("주문번호 20251106-00231")
+  if (!issuer && orderNumberBefore(text, start)) return null;
+  return entity("credit_card", text, start, start + raw.length, issuer ? 0.97 : 0.75);
 }
 
 const SSN = /(?<![\d.-])(\d{3})([- .]?)(\d{2})\2(\d{4})(?![\d-]|\.\d)/g;
