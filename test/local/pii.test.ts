@@ -305,6 +305,19 @@ describe("addresses on one line as chains of parts, read back from their localit
   });
 });
 
+describe("addresses in a record's address field (issue 41, the sixth blind part's kinds)", () => {
+  const addresses = (text: string): string[] => found(text, "address");
+
+  test("JSON, XML, a key and a colon, a vCard's ADR line; not an email's, a machine's or an addressee's field", () => {
+    expect(addresses('{"address":"Calle Luna 7, 3º B, Sevilla"}')).toEqual(["Calle Luna 7, 3º B, Sevilla"]);
+    expect(addresses("<adresse>12 rue Pasteur, 69007 Lyon</adresse>")).toEqual(["12 rue Pasteur, 69007 Lyon"]);
+    expect(addresses('{"收货地址":"北京市朝阳区建国路 88 号"}')).toEqual(["北京市朝阳区建国路 88 号"]);
+    expect(addresses("ADR;TYPE=WORK:;;Kungsgatan 9;Uppsala;;753 21;Sweden")).toEqual(["Kungsgatan 9;Uppsala;;753 21"]);
+    expect(addresses("mac address: 00:1A:2B:3C:4D:5E, email_address: a@b.io")).toEqual([]);
+    expect(found("Adresát: Jana Nováková, Hlavná 17, 040 01 Košice", "name")).toEqual(["Jana Nováková"]);
+  });
+});
+
 describe("numbers spelled out: digit by digit, or said as words (issue 41)", () => {
   const typed = (text: string): string[] => detectPii(text).map((e) => `${e.type}:${e.text}`);
 

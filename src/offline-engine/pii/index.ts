@@ -7,6 +7,7 @@ import { checkCpuBudget, tickCpuBudget } from "../budget";
 import { findAddresses } from "./address";
 import { findAddressBlocks } from "./address-block";
 import { findAddressChains } from "./address-chain";
+import { findAddressFields } from "./address-field";
 import { findScriptAddresses } from "./address-script";
 import { extended, findWorldAddresses } from "./address-world";
 import { forgetNonAscii } from "./chars";
@@ -52,6 +53,7 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number; checke
   { types: ["address"], find: findWorldAddresses },
   { types: ["address"], find: findAddressBlocks },
   { types: ["address"], find: findAddressChains },
+  { types: ["address"], find: findAddressFields },
   { types: ["address"], find: findScriptAddresses },
   { types: ["name"], find: findNames },
   { types: ["name"], find: findCasedNames },
