@@ -263,6 +263,13 @@ describe("names the lists know one part of, in a slot that says it is a name (is
     expect(names('{"name":"Premium Plan","seats":5}')).toEqual([]);
   });
 
+  test("the display name of an email address in any script; not a team's or a sentence's words", () => {
+    expect(names("From: Tan, Mei Ling [mailto:ml@example.sg]")).toEqual(["Tan, Mei Ling"]);
+    expect(names("מאת: נועה כהן <noa@example.co.il>")).toEqual(["נועה כהן"]);
+    expect(names("Forwarded by Aino Laine <aino@example.fi>")).toEqual(["Aino Laine"]);
+    expect(names("From: Support Team <help@acme.io>, write to <ana@x.io>")).toEqual([]);
+  });
+
   test("a mention in a chat; Korean names glued to the copula or opening a card's line", () => {
     expect(names("thx @Annika, merged")).toEqual(["Annika"]);
     expect(names("write to ops@Acme.io, or @channel")).toEqual([]);

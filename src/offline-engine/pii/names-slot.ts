@@ -75,13 +75,64 @@ function keyedNames(text: string, entities: PiiEntity[], added: PiiEntity[]): vo
   }
 }
 
+/**
+ * The display name of an email address, as mail headers write it in any language and script
+ * ("From: Mei Ling Tan <meiling.tan@…>", "מאת: יונתן אברמוביץ' <…>", "Chen, Wei-Ling [mailto:…]",
+ * "On Thu, Rukhsana Begum <…> wrote:"): the words right before "<address>" or "[mailto:", after a
+ * label, a quote, a comma or a line's start; not a team, a role or a firm ("Support <help@…>").
+ */
+const DISPLAY_NAME =
+  /(?:^|[\n:,;>"(]|\s-\s)[ \t]{0,4}"?([\p{L}\p{M}][\p{L}\p{M}'’. -]{0,48}?(?:,[ \t]{1,2}[\p{L}\p{M}][\p{L}\p{M}'’. -]{0,30}?)?)"?[ \t]{0,2}(?:<[^<>\s@]{1,64}@[^<>\s]{1,255}>|\[mailto:)/gmu;
+const NOT_PERSON =
+  /\b(?:team|support|service|services|info|noreply|no-reply|sales|billing|admin|newsletter|notifications?|helpdesk|office|hr|group|inc|ltd|llc|gmbh|ag|bv|ab|as|oy|sa|srl|bank|shop|store|customer|care|accounts?|payroll|reception|contact|mailer|daemon|system|google|via)\b/i;
+const NAME_PARTICLES = new Set(
+  "van von der den de del della di da dos das du la le bin binti bte ibn al el ter ten y e d' d’ mac".split(" "),
+);
+const DISPLAY_QUICK = /<[^<>\s@]{1,64}@|\[mailto:/;
+
+function displayNames(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
+  if (!DISPLAY_QUICK.test(text)) return;
+  for (const m of text.matchAll(DISPLAY_NAME)) {
+    // words of a sentence before the name are no part of it ("Forwarded by Olga Wright <…>")
+    const raw = (m[1] as string).trim();
+    const lead = raw.split(" ").findLastIndex((w) => /^\p{Ll}/u.test(w) && !NAME_PARTICLES.has(w));
+    const name =
+      lead < 0
+        ? raw
+        : raw
+            .split(" ")
+            .slice(lead + 1)
+            .join(" ");
+    if (!name) continue;
+    const words = name.split(/[ \t,]+/).filter(Boolean);
+    if (words.length === 0 || words.length > 5 || NOT_PERSON.test(name)) continue;
+    // a capital first where the script has capitals; lower-case words only as the particles of a name ("van der", "binti", "d'")
+    const first = name.charAt(0);
+    if (first !== first.toUpperCase() || words.some((w) => /^\p{Ll}/u.test(w) && w.length > 5)) continue;
+    const from = (m.index as number) + m[0].indexOf(name);
+    const to = from + name.length;
+    // names found inside it ("Chen" of "Chen, Wei-Ling") give way to it; anything else keeps its place
+    const inside = (e: PiiEntity) => e.type === "name" && e.start >= from && e.end <= to;
+    if (entities.some((e) => e.start < to && e.end > from && !inside(e)) || added.some((e) => e.start < to && e.end > from))
+      continue;
+    for (const e of entities) if (inside(e)) given.add(e);
+    added.push(entity("name", text, from, to, 0.85));
+  }
+}
+/** names that a display name took in (displayNames), left out of slotNames' answer */
+const given = new Set<PiiEntity>();
+
 /** The entities (in text order, not overlapping) with the names of labelled fields and mentions added. */
 export function slotNames(text: string, entities: PiiEntity[]): PiiEntity[] {
   const added: PiiEntity[] = [];
   keyedNames(text, entities, added);
+  displayNames(text, entities, added);
   if (text.includes("@")) mentions(text, entities, added);
   if (text.includes(":")) labelled(text, entities, added);
-  return added.length > 0 ? [...entities, ...added].sort((a, b) => a.start - b.start) : entities;
+  if (added.length === 0) return entities;
+  const kept = given.size > 0 ? entities.filter((e) => !given.has(e)) : entities;
+  given.clear();
+  return [...kept, ...added].sort((a, b) => a.start - b.start);
 }
 
 /** Names after a form's name label (RUN_AT), one word of them a listed non-English name. */
