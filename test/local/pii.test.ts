@@ -391,6 +391,17 @@ describe("numbers spelled out: digit by digit, or said as words (issue 41)", () 
     expect(typed("4 1 1 1  1 1 1 1  1 1 1 1  1 1 1 1")).toEqual(["credit_card:4 1 1 1  1 1 1 1  1 1 1 1  1 1 1 1"]);
   });
 
+  test("the seventh blind part's number forms: a dash before a whole number's last group, India's 5-5 mobiles, 'my no is', Thai labels, a card before a date", () => {
+    expect(typed("llamar al +506 8418-2276")).toEqual(["phone_number:+506 8418-2276"]);
+    expect(typed("मेरा नंबर 91234 56789 है")).toEqual(["phone_number:91234 56789"]);
+    expect(typed("hi my no is 9123456789 pls call")).toEqual(["phone_number:9123456789"]);
+    expect(typed("เบอร์ใหม่ 0891234567 ครับ")).toEqual(["phone_number:0891234567"]);
+    expect(typed("אפשר להשיג אותי ב-052-123-4567.")).toEqual(["phone_number:052-123-4567"]);
+    expect(typed("Visa 4111 1111 1111 1111 / 09/28")).toEqual(["credit_card:4111 1111 1111 1111"]);
+    expect(typed("card 36 0000 0000 0008 kept")).toEqual(["credit_card:36 0000 0000 0008"]);
+    expect(typed("ref 36 0000 0000 0008 kept")).toEqual([]);
+  });
+
   test("a number in a record's phone field, or after a Hebrew or Arabic prefix letter", () => {
     expect(typed('{"手机号":"13912345678"}')).toEqual(["phone_number:13912345678"]);
     expect(typed('msisdn="447700900123"')).toEqual(["phone_number:447700900123"]);

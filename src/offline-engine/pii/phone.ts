@@ -35,11 +35,27 @@ const LABELS = new Set(
     "hívj hívjon telefonszám zavolej zavolaj zvoni pozovi звоните позвоните перезвоните мобильный тлф " +
     "gọi sđt đt điện thoại tawagan tumawag piga simu nambari " +
     // records' keys, and "my number" in Arabic and Hebrew
-    "msisdn msisdn_number phone_number phonenumber mobile_number tel_no رقم رقمي رقمه هاتفي جوالي מספר טל טלפון"
+    "msisdn msisdn_number phone_number phonenumber mobile_number tel_no رقم رقمي رقمه هاتفي جوالي מספר טל טלפון " +
+    "thoai sdt dienthoai"
   ).split(" "),
 );
 /** labels written without a space before the number's label word in Chinese and Japanese text ("我的电话：") */
-const CJK_LABELS = ["电话", "手机", "電話", "携帯", "联系", "聯繫", "聯絡", "致电", "拨打", "連絡", "連絡先", "番号"];
+const CJK_LABELS = [
+  "เบอร์",
+  "โทร",
+  "电话",
+  "手机",
+  "電話",
+  "携帯",
+  "联系",
+  "聯繫",
+  "聯絡",
+  "致电",
+  "拨打",
+  "連絡",
+  "連絡先",
+  "番号",
+];
 
 function isLabelChar(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 0xc0 && !isSpace(c) && c !== 0xff1a && c !== 0x3000);
@@ -59,8 +75,9 @@ function isLabel(word: string): boolean {
   if (LABELS.has(word)) return true;
   // (a particle or "number" may follow the label word: "手机号是", "電話番号は", "联系电话为"; a word that does
   // not end in kana or Han ends in no label of them)
-  if (word.charCodeAt(word.length - 1) < KANA_AND_HAN) return false;
-  const tail = word.length > 6 ? word.slice(-6) : word;
+  const last = word.charCodeAt(word.length - 1);
+  if (last < KANA_AND_HAN && !(last >= 0x0e00 && last <= 0x0e7f)) return false;
+  const tail = word.length > 10 ? word.slice(-10) : word;
   // an order's number is none ("注文番号": its "番号" is the order's)
   if (ORDER_WORDS_CJK.some((w) => tail.includes(w))) return false;
   for (const l of CJK_LABELS) if (tail.includes(l)) return true;
@@ -189,6 +206,14 @@ export function orderNumberBefore(text: string, start: number): boolean {
   const window = text.slice(k, start);
   return /[\u3040-\u9fff\uac00-\ud7af]/.test(window) && ORDER_WORDS_CJK.some((w) => window.includes(w));
 }
+
+/** "my no is", "mob no:", "ph. no." before a number */
+const MY_NUMBER = /\b(?:my|mob|mobile|ph|phone|cell|contact|whatsapp)\.?\s+no\.?\s*(?:is\s*)?[:#-]?\s*$/i;
+/** India's mobiles as written: five and five digits, the first 6 to 9 ("98140 27753") */
+const INDIA_MOBILE = /^(?:\+91[ -]?)?[6-9]\d{4}[ -]\d{5}$/;
+
+/** a Hebrew prefix letter alone (at, to, from, and, that) */
+const HEBREW_PREFIX = /^[בלמושכה]$/;
 
 /** Labels of tax, company and bank numbers, lower case: a number after them is no phone. */
 const NOT_PHONE_LABELS = new Set(
@@ -321,7 +346,9 @@ function phonesIn(text: string, written: string): PiiEntity[] {
     }
     // after "word-" or "word.": only a label glued to its number ("fax-0 40 3218 771", "mob.+48…"), not a reference ("INV-2024 …")
     const glue = text.charCodeAt(start - 1);
-    if ((glue === 45 || glue === 46) && !isLabel(labelWord(text, Math.max(0, start - 16), start - 1))) continue;
+    // (or a Hebrew one-letter prefix: "ב-054-331-8826")
+    const glued = labelWord(text, Math.max(0, start - 16), start - 1);
+    if ((glue === 45 || glue === 46) && !isLabel(glued) && !HEBREW_PREFIX.test(glued)) continue;
     // a second number right after one ("+91 80 4112 7755 / 98450-22177", "…, or 040 …") has the first's label
     const second = lastEnd >= 0 && start - lastEnd <= 8 && BETWEEN_NUMBERS.test(text.slice(lastEnd, start));
     const score = phoneScore(raw, text, start, second);
@@ -342,7 +369,11 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
   let main = raw;
   if (raw.includes("x") || raw.includes("X") || raw.includes("#")) main = raw.replace(EXTENSION, "");
   // an extension after a dash, as Austrian and German numbers are written ("+43 1 512 48 30-9")
-  if (main.startsWith("+") && DASH_EXTENSION.test(main)) main = main.replace(/-\d{1,4}$/, "");
+  // (only when a whole number stands before the dash: "+507 6418-2276" is Panama's eight-digit number)
+  if (main.startsWith("+") && DASH_EXTENSION.test(main)) {
+    const stripped = main.replace(/-\d{1,4}$/, "");
+    if (stripped.replace(/\D/g, "").length >= 10) main = stripped;
+  }
   // a country code in brackets: "(+34) 612 345 678"
   if (main.startsWith("(+")) main = main.replace(/^\((\+\d{1,3})\)/, "$1");
   // the trunk zero in brackets after a country code ("+33 (0)1 42 68 53 00") is no group of its own
@@ -393,7 +424,13 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
     const before = text.slice(Math.max(0, start - 30), start);
     // "customer number 00871223", "order no. 4471 2210": the number of something else
     if (otherNumber(before)) return false;
-    return CONTEXT.test(before) || labelBefore(text, start) || labelAfter(text, start + raw.length) || labelInLine(text, start);
+    return (
+      CONTEXT.test(before) ||
+      MY_NUMBER.test(before) ||
+      labelBefore(text, start) ||
+      labelAfter(text, start + raw.length) ||
+      labelInLine(text, start)
+    );
   }; // an order's, a shipment's or a tracking number ("注文番号 2025-1106-4471", "Заказ № 118-552-907", "AWB 781 …")
   // (unless a label or a word of calling says otherwise: "order question, call 020 7946 0958")
   if (!international && orderNumberBefore(text, start) && !context()) return 0;
@@ -405,6 +442,7 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
   // "/" between groups other than after the area code ("0221/941 2273") only in a labelled number
   if (main.includes("/") && main.replace(AREA_SLASH, "").includes("/") && !context()) return 0;
   if (NANP.test(main)) return 0.88 + (context() ? 0.05 : 0);
+  if (INDIA_MOBILE.test(main)) return 0.8 + (context() ? 0.05 : 0);
   // "(030) 1234567", and after a trunk digit: "8 (495) 231-47-80", "0 (542) 318 27 64"
   if (/^(?:[08] ?)?\(\d{2,5}\)/.test(main) && digits >= 8) return 0.85 + (context() ? 0.05 : 0);
   // trunk prefix 0 with separators: UK "020 7946 0958", FR "01 23 45 67 89", DE "030 1234567"

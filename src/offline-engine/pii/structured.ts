@@ -178,9 +178,15 @@ function findShortCards(text: string, out: PiiEntity[]): void {
   }
 }
 
-/** Groups of four or more with a last group of one to three digits ("4222 2222 2222 2", "6212874450193876 24"). */
-function raggedTail(groups: number[]): boolean {
-  return groups.length >= 2 && groups.every((g, k) => (k === groups.length - 1 ? g >= 1 && g <= 3 : g >= 4));
+/**
+ * Groups of four or more with a last group of one to three digits ("4222 2222 2222 2",
+ * "6212874450193876 24"), or a first group of two or three before groups of four ("36 2276 4182 3916").
+ */
+function raggedTail(groups: number[]): "last" | "first" | null {
+  if (groups.length < 2) return null;
+  const last = groups.length - 1;
+  if (groups.every((g, k) => (k === last ? g >= 1 && g <= 3 : g >= 4))) return "last";
+  return groups.every((g, k) => (k === 0 ? g >= 2 && g <= 3 : g === 4)) ? "first" : null;
 }
 
 /** A card word (CARD_CUE) in the 32 characters before `at`. */
@@ -213,14 +219,28 @@ export function findCreditCards(text: string): PiiEntity[] {
     // a column after the number in a table ("3530 1842 7765 9020\t08/27") is no part of it: the
     // number is tried once more without its last group
     let found = cardAt(text, m.index, m[0]);
-    if (!found) {
-      const tab = m[0].lastIndexOf("\t");
-      if (tab > 0) found = cardAt(text, m.index, m[0].slice(0, tab).trimEnd());
+    // (or a date after it: "6011 4482 2917 6305 / 07/30"; dropped group by group while 13 digits are left)
+    for (let raw = m[0], k = 0; !found && k < 3; k++) {
+      const cut = lastSeparator(raw);
+      if (cut <= 0) break;
+      raw = raw.slice(0, cut);
+      if (raw.replace(/\D/g, "").length < 13) break;
+      found = cardAt(text, m.index, raw);
     }
     if (found) out.push(found);
   }
   return out;
 }
+
+/** Where the last run of separators of `raw` starts (0 when there is none). */
+function lastSeparator(raw: string): number {
+  let k = raw.length;
+  while (k > 0 && isDigitCode(raw.charCodeAt(k - 1))) k--;
+  while (k > 0 && !isDigitCode(raw.charCodeAt(k - 1))) k--;
+  return k;
+}
+
+const isDigitCode = (c: number): boolean => c >= 48 && c <= 57;
 
 /** The card that `raw` at `start` is, or null (its groups, separators, Luhn and issuer judged). */
 function cardAt(text: string, start: number, raw: string): PiiEntity | null {
@@ -267,7 +287,9 @@ function cardAt(text: string, start: number, raw: string): PiiEntity | null {
   // a shorter last group only after groups of four, and of a known issuer or after a card word:
   // "4222 2222 2222 2" (Visa's 13), "3056 9309 0259 04" (Diners' 14), "Verve card 5061 0401 4418 2273 53"
   const ragged = groups.some((g, k) => g < (k === groups.length - 1 ? 3 : least));
-  if (groups.length > 1 && ragged && !(raggedTail(groups) && (issuer || cardCueBefore(text, start)))) return null;
+  const tail = ragged ? raggedTail(groups) : null;
+  // (a short first group only after a card word: a reference is written so too)
+  if (groups.length > 1 && ragged && !(tail && ((tail === "last" && issuer) || cardCueBefore(text, start)))) return null;
   // dots split thousands and versions as often as cards: only a known issuer's number, in groups
   if ((kinds & DOT) !== 0 && (!issuer || groups.length < 3)) return null;
   // no issuer's, after a word for an order or a shipment: that number ("주문번호 20251106-00231")
