@@ -208,7 +208,7 @@ export function orderNumberBefore(text: string, start: number): boolean {
 }
 
 /** "my no is", "mob no:", "ph. no." before a number */
-const MY_NUMBER = /\b(?:my|mob|mobile|ph|phone|cell|contact|whatsapp)\.?\s+no\.?\s*(?:is\s*)?[:#-]?\s*$/i;
+const MY_NUMBER = /\b(?:my|mob|mobile|ph|phone|cell|contact|whatsapp)\.?[ \t]{1,3}no\.?[ \t]{0,3}(?:is[ \t]{0,3})?[:#-]?[ \t]{0,3}$/i;
 /** India's mobiles as written: five and five digits, the first 6 to 9 ("98140 27753") */
 const INDIA_MOBILE = /^(?:\+91[ -]?)?[6-9]\d{4}[ -]\d{5}$/;
 
