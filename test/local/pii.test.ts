@@ -270,6 +270,12 @@ describe("names the lists know one part of, in a slot that says it is a name (is
     expect(names("From: Support Team <help@acme.io>, write to <ana@x.io>")).toEqual([]);
   });
 
+  test("a mail header's sender and recipient without an address, in other languages; the label is no name", () => {
+    expect(names("Van: Pieter van den Broek\nAan: Femke Visser")).toEqual(["Pieter van den Broek", "Femke Visser"]);
+    expect(names("Od: Katarzyna Zielińska\nDo: Tomasz Wróbel")).toEqual(["Katarzyna Zielińska", "Tomasz Wróbel"]);
+    expect(names("From: Acme Support\nTo: all staff")).toEqual([]);
+  });
+
   test("a mention in a chat; Korean names glued to the copula or opening a card's line", () => {
     expect(names("thx @Annika, merged")).toEqual(["Annika"]);
     expect(names("write to ops@Acme.io, or @channel")).toEqual([]);

@@ -12,6 +12,9 @@ import { GIVEN_NAMES } from "./name-lists";
 import { FIELD_LABELS } from "./names-extra";
 import { entity, type PiiEntity } from "./types";
 
+/** at most this many finds of each kind per text (each is compared with the entities found) */
+const MAX_SLOTS = 256;
+
 const PARTICLE = "(?:van|von|der|den|de|del|della|di|da|dos|das|du|la|le|bin|ibn|al|el|ter|ten|Ó|Ní|Mac|Mc)";
 /** the run after the label's colon, up to the field's end */
 const RUN_AT = new RegExp(
@@ -30,7 +33,10 @@ const MENTION = /(?<![\p{L}\p{N}._%+-])@(\p{Lu}[\p{Ll}\p{M}]{1,20}(?:[ \t]\p{Lu}
 
 /** Mentions whose first word is a given name of the lists and no everyday English word. */
 function mentions(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
+  let seen = 0;
   for (const m of text.matchAll(MENTION)) {
+    // (each find is checked against the others: a text of thousands of them is no record, and stops there)
+    if (++seen > MAX_SLOTS) break;
     const run = m[1] as string;
     const first = run.split(/[ \t]/)[0] as string;
     if (!(GIVEN_NAMES.has(first) || isGivenName(first)) || isEnglishWord(first)) continue;
@@ -65,7 +71,10 @@ function nameValue(value: string): boolean {
 
 function keyedNames(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
   if (!KEY_QUICK.test(text)) return;
+  let seen = 0;
   for (const m of text.matchAll(KEY_VALUE)) {
+    // (each find is checked against the others: a text of thousands of them is no record, and stops there)
+    if (++seen > MAX_SLOTS) break;
     const value = (m[2] ?? m[4] ?? m[6]) as string | undefined;
     if (!value || !nameValue(value)) continue;
     const from = (m.index as number) + m[0].lastIndexOf(value);
@@ -92,7 +101,10 @@ const DISPLAY_QUICK = /<[^<>\s@]{1,64}@|\[mailto:/;
 
 function displayNames(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
   if (!DISPLAY_QUICK.test(text)) return;
+  let seen = 0;
   for (const m of text.matchAll(DISPLAY_NAME)) {
+    // (each find is checked against the others: a text of thousands of them is no record, and stops there)
+    if (++seen > MAX_SLOTS) break;
     // words of a sentence before the name are no part of it ("Forwarded by Olga Wright <…>")
     const raw = (m[1] as string).trim();
     const lead = raw.split(" ").findLastIndex((w) => /^\p{Ll}/u.test(w) && !NAME_PARTICLES.has(w));
@@ -122,14 +134,68 @@ function displayNames(text: string, entities: PiiEntity[], added: PiiEntity[]): 
 /** names that a display name took in (displayNames), left out of slotNames' answer */
 const given = new Set<PiiEntity>();
 
+/**
+ * A mail header's sender or recipient without an address, in the languages the engine reads
+ * ("Van: Jan-Willem van der Heijden Aan: Sanne de Vries", "Od: … Do: Paweł Nowak", "מאת: נועה
+ * ברקוביץ אל: אבי כהן", "差出人：佐藤 美咲"): the words after the label up to the next label, a line
+ * break, "<" or punctuation, at most five; and the label itself is no name ("Von", "De", "De la").
+ */
+const HEADER_LABELS =
+  "From|To|Cc|Van|Aan|De la|De|Para|Od|Do|Către|Von|An|Från|Till|Fra|Til|Lähettäjä|Vastaanottaja|Feladó|Címzett|Kimden|Kime|От|Кому|Від|Από|Προς|מאת|אל|من|إلى|发件人|收件人|寄件人|差出人|宛先|보낸 사람|받는 사람|จาก|ถึง|Từ|Gửi|Đến";
+const HEADER_NAME = new RegExp(
+  `(?:^|(?<=[\\s>]))(${HEADER_LABELS})[ \\t]{0,2}[:：][ \\t]{0,3}([\\p{L}\\p{M}][\\p{L}\\p{M}'’.-]{0,30}(?:[ \\t]{1,2}(?!(?:${HEADER_LABELS})[ \\t]{0,2}[:：])[\\p{L}\\p{M}][\\p{L}\\p{M}'’.-]{0,30}){0,4})`,
+  "gu",
+);
+const HEADER_QUICK = /[:：]/;
+const HEADER_WORDS = new Set(HEADER_LABELS.split("|"));
+
+function headerNames(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
+  if (!HEADER_QUICK.test(text)) return;
+  let seen = 0;
+  for (const m of text.matchAll(HEADER_NAME)) {
+    // (each find is checked against the others: a text of thousands of them is no record, and stops there)
+    if (++seen > MAX_SLOTS) break;
+    let name = m[2] as string;
+    // a cased script's name: capitalised words, up to the first that is not ("Sanne, de sleutel …" ends at the comma)
+    const words = name.split(/[ \t]+/);
+    const cased = /[A-Za-zÀ-ɏͰ-ӿ]/.test(name);
+    if (cased) {
+      // capitalised words, particles between them ("van der", "de"), up to the next header label
+      let n = 0;
+      for (;;) {
+        let k = n;
+        while (k < words.length && NAME_PARTICLES.has(words[k] as string)) k++;
+        const w = words[k];
+        if (w === undefined || !/^\p{Lu}/u.test(w) || HEADER_WORDS.has(w) || (k > n && n === 0)) break;
+        n = k + 1;
+      }
+      if (n === 0) continue;
+      name = words.slice(0, n).join(" ");
+    } else if (words.length > 3) continue;
+    if (NOT_PERSON.test(name) || (cased && !name.split(" ").some((w) => isGivenName(w) || isGazetteerName(w) || isFamilyName(w))))
+      continue;
+    const from = (m.index as number) + m[0].length - (m[2] as string).length;
+    const to = from + name.length;
+    const inside = (e: PiiEntity) => e.type === "name" && e.start >= from && e.end <= to;
+    if (entities.some((e) => e.start < to && e.end > from && !inside(e)) || added.some((e) => e.start < to && e.end > from))
+      continue;
+    for (const e of entities) if (inside(e)) given.add(e);
+    added.push(entity("name", text, from, to, 0.85));
+  }
+  // the labels themselves found as names ("Von: …", "De: …")
+  for (const e of entities)
+    if (e.type === "name" && HEADER_WORDS.has(e.text) && /^[ \t]{0,2}[:：]/.test(text.slice(e.end, e.end + 3))) given.add(e);
+}
+
 /** The entities (in text order, not overlapping) with the names of labelled fields and mentions added. */
 export function slotNames(text: string, entities: PiiEntity[]): PiiEntity[] {
   const added: PiiEntity[] = [];
   keyedNames(text, entities, added);
   displayNames(text, entities, added);
+  headerNames(text, entities, added);
   if (text.includes("@")) mentions(text, entities, added);
   if (text.includes(":")) labelled(text, entities, added);
-  if (added.length === 0) return entities;
+  if (added.length === 0 && given.size === 0) return entities;
   const kept = given.size > 0 ? entities.filter((e) => !given.has(e)) : entities;
   given.clear();
   return [...kept, ...added].sort((a, b) => a.start - b.start);
