@@ -12,9 +12,11 @@ const ADDRESS_KEY = String.raw`(?:[\p{L}_-]{0,16}(?:address|addr|adresse|adres|a
 /** JSON "key":"value", XML <key>value</key>, key: value / key=value to the line's or field's end */
 const ADDRESS_FIELD = new RegExp(
   String.raw`"(${ADDRESS_KEY})"[ \t]{0,2}:[ \t]{0,2}"([^"\n]{4,160})"|<(${ADDRESS_KEY})>([^<\n]{4,160})</|(?<![\p{L}])(${ADDRESS_KEY})[ \t]{0,2}[=:][ \t]{0,2}(?!")([^\n|;"<]{4,160})`,
-  "giu",
+  "iuy",
 );
-const ADDRESS_QUICK = /addr|adres|direcc|endere|indirizzo|anschrift|osoite|cím|адрес|地址|住所|주소/i;
+/** the stems of ADDRESS_KEY: the field is tried only where one stands */
+const ADDRESS_STEMS = /addr|adres|direcc|endere|indirizzo|anschrift|osoite|cím|адрес|地址|住所|주소/giu;
+const isKeyChar = (c: string | undefined): boolean => c !== undefined && /[\p{L}_-]/u.test(c);
 /** a vCard's address: ADR…:po-box;extended;street;town;region;postcode;country */
 const VCARD_ADR = /^ADR[^:\n]{0,40}:[^;\n]{0,40};[^;\n]{0,40};([^;\n]{1,80};[^;\n]{0,60};[^;\n]{0,40};[^;\n]{0,20})/gm;
 
@@ -27,19 +29,33 @@ function addressValue(value: string): boolean {
 
 export function findAddressFields(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
-  if (ADDRESS_QUICK.test(text)) {
-    for (const m of text.matchAll(ADDRESS_FIELD)) {
-      // not an email's, a machine's or a wallet's address (the key and the word before it: "ip addr:", "mac address:")
-      const key = (m[1] ?? m[3] ?? m[5]) as string;
-      const at = m.index as number;
-      if (NOT_POSTAL.test(text.slice(Math.max(0, at - 8), at + m[0].indexOf(key) + key.length))) continue;
-      const raw = (m[2] ?? m[4] ?? m[6]) as string;
-      const value = raw.trim().replace(/[.,;]$/, "");
-      if (!addressValue(value)) continue;
-      const from = (m.index as number) + m[0].lastIndexOf(raw) + (raw.length - raw.trimStart().length);
-      // (a value to the line's end may run past the address: it yields to a name after it, "…, z. Hd. Frau Petra Lange")
-      out.push(entity("address", text, from, from + value.length, m[6] === undefined ? 0.9 : 0.8));
+  let done = 0;
+  for (const stem of text.matchAll(ADDRESS_STEMS)) {
+    // the key's start: back over its letters (16 at most), then a quote or "<" before it, or the key itself
+    let k = stem.index as number;
+    if (k < done) continue;
+    while (k > 0 && (stem.index as number) - k < 16 && isKeyChar(text[k - 1])) k--;
+    const quoted = text[k - 1] === '"' || text[k - 1] === "<" ? k - 1 : k;
+    // (after a quote the field may still be a key: value pair written inside a quoted string)
+    let at = quoted;
+    ADDRESS_FIELD.lastIndex = at;
+    let m = ADDRESS_FIELD.exec(text);
+    if (!m && at < k) {
+      at = k;
+      ADDRESS_FIELD.lastIndex = at;
+      m = ADDRESS_FIELD.exec(text);
     }
+    if (!m) continue;
+    done = at + m[0].length;
+    // not an email's, a machine's or a wallet's address (the key and the word before it: "ip addr:", "mac address:")
+    const key = (m[1] ?? m[3] ?? m[5]) as string;
+    if (NOT_POSTAL.test(text.slice(Math.max(0, at - 8), at + m[0].indexOf(key) + key.length))) continue;
+    const raw = (m[2] ?? m[4] ?? m[6]) as string;
+    const value = raw.trim().replace(/[.,;]$/, "");
+    if (!addressValue(value)) continue;
+    const from = at + m[0].lastIndexOf(raw) + (raw.length - raw.trimStart().length);
+    // (a value to the line's end may run past the address: it yields to a name after it, "…, z. Hd. Frau Petra Lange")
+    out.push(entity("address", text, from, from + value.length, m[6] === undefined ? 0.9 : 0.8));
   }
   if (text.includes("ADR")) {
     for (const m of text.matchAll(VCARD_ADR)) {

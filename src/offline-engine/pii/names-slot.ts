@@ -55,9 +55,11 @@ const NAME_KEY = `(?:(?:first|last|given|family|full|middle|customer|contact|cli
 const KEY_VALUE = new RegExp(
   String.raw`(?:(?<=[?&;{,\s"'])|^)(?:"(${NAME_KEY})"[ 	]{0,2}:[ 	]{0,2}"([^"
 ]{1,60})"|(${NAME_KEY})=([^&\s#"]{1,60})|(${NAME_KEY})[ 	]{0,2}:[ 	]{1,2}(\p{L}[\p{L}\p{M}'’. -]{0,58}\p{L}))`,
-  "giu",
+  "iuy",
 );
-const KEY_QUICK = /name|first|last|surname|given|family/i;
+/** the stems of NAME_KEY: a field is tried only where one stands */
+const KEY_STEMS = /name|first|last|surname|given|family/giu;
+const isKeyChar = (c: string | undefined): boolean => c !== undefined && /[\p{L}_-]/u.test(c);
 
 /** Whether the value of a name field reads as a name: letters (a "+" or "%20" for blanks), no everyday English word but a given name. */
 function nameValue(value: string): boolean {
@@ -70,14 +72,29 @@ function nameValue(value: string): boolean {
 }
 
 function keyedNames(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
-  if (!KEY_QUICK.test(text)) return;
+  let done = 0;
   let seen = 0;
-  for (const m of text.matchAll(KEY_VALUE)) {
+  for (const stem of text.matchAll(KEY_STEMS)) {
+    let k = stem.index as number;
+    if (k < done) continue;
+    while (k > 0 && (stem.index as number) - k < 24 && isKeyChar(text[k - 1])) k--;
+    const quoted = text[k - 1] === '"' ? k - 1 : k;
+    // (after a quote the field may still be a key: value pair written inside a quoted string)
+    let at = quoted;
+    KEY_VALUE.lastIndex = at;
+    let m = KEY_VALUE.exec(text);
+    if (!m && at < k) {
+      at = k;
+      KEY_VALUE.lastIndex = at;
+      m = KEY_VALUE.exec(text);
+    }
+    if (!m) continue;
+    done = at + m[0].length;
     // (each find is checked against the others: a text of thousands of them is no record, and stops there)
     if (++seen > MAX_SLOTS) break;
     const value = (m[2] ?? m[4] ?? m[6]) as string | undefined;
     if (!value || !nameValue(value)) continue;
-    const from = (m.index as number) + m[0].lastIndexOf(value);
+    const from = at + m[0].lastIndexOf(value);
     const to = from + value.length;
     if (!entities.some((e) => e.start < to && e.end > from) && !added.some((e) => e.start < to && e.end > from))
       added.push(entity("name", text, from, to, 0.8));

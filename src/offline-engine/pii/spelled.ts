@@ -216,7 +216,8 @@ function spokenRuns(text: string): [number, number, string][] {
     let from = i;
     while (i < text.length && isLetter(text.charCodeAt(i))) i++;
     let w = digitWordAt(text, from, i);
-    if (w === null) {
+    // (Chinese numerals and Hangul are at 0x3000 and above: a word that neither starts nor ends there holds none at its ends)
+    if (w === null && (text.charCodeAt(from) >= 0x3000 || text.charCodeAt(i - 1) >= 0x3000)) {
       const cjk = cjkDigitsIn(text, from, i);
       if (cjk) {
         // a run before the digits' start is no part of theirs ("我的电话是一三九 …")

@@ -38,26 +38,53 @@ const OBFUSCATED_EMAIL = new RegExp(
   String.raw`(?<![\p{L}\p{N}._%+-])[\p{L}\p{N}][\p{L}\p{N}_+-]{0,40}(?:${OBFUSCATED_DOT}[\p{L}\p{N}_+-]{1,40}){0,3}(${OBFUSCATED_AT})[\p{L}\p{N}][\p{L}\p{N}-]{0,62}(?:${OBFUSCATED_DOT}[\p{L}\p{N}-]{1,63}){0,3}${OBFUSCATED_DOT}(\p{L}{2,24})(?![\p{L}\p{N}-])`,
   "giu",
 );
-const OBFUSCATED_QUICK = /%40|[([{<]at[)\]}>]| (?:at|arroba|chiocciola|@) .{1,64}(?:\.| dot | ponto | punto | punkt | point )/i;
+/** where an address's "@" may stand, written for people ("%40", "(at)", " @ ", " at ", " arroba ") */
+const AT_TOKEN = /%40|[([{<]at[)\]}>]| (?:at|arroba|chiocciola|@) /gi;
+const AT_QUICK = /at|%40| @ |arroba|chiocciola/i;
+const SAID_DOT = / (?:dot|ponto|punto|punkt|point) |\(dot\)|\[dot\]|\{dot\}/i;
 const COMMON_TLDS = new Set(
   "com org net edu gov io co uk de fr es it nl be ch at se no dk fi pl cz sk hu ro bg gr pt ie ru ua tr il in cn jp kr au nz ca us br mx ar cl za ng ke info biz me".split(
     " ",
   ),
 );
 
+/**
+ * The pattern runs only around each place an "@" may stand (a window of the local part's and the
+ * domain's longest lengths), not over the whole text: " at " is common and most texts hold one; a
+ * bare " at " or " arroba " counts only with a dot said after it.
+ */
 function findObfuscatedEmails(text: string, out: PiiEntity[]): void {
-  if (!OBFUSCATED_QUICK.test(text)) return;
-  for (const m of text.matchAll(OBFUSCATED_EMAIL)) {
-    const bare = /^[ \t](?:at|arroba|chiocciola)[ \t]$/i.test(m[1] as string);
-    // a bare " at " only in an address said aloud, its dots said too ("… at gmail dot com"; not "look at github.com")
-    const said = / (?:dot|ponto|punto|punkt|point) /i;
-    if (
-      bare &&
-      (!COMMON_TLDS.has((m[2] as string).toLowerCase()) || !said.test(m[0].slice(m[0].search(/ (?:at|arroba|chiocciola) /i))))
-    )
-      continue;
-    out.push(entity("email", text, m.index as number, (m.index as number) + m[0].length, bare ? 0.9 : 0.97));
+  if (!AT_QUICK.test(text)) return;
+  let from = 0;
+  for (const t of text.matchAll(AT_TOKEN)) {
+    const at = t.index as number;
+    const bareWord = t[0].length > 3 && t[0].startsWith(" ") && t[0] !== " @ ";
+    if (bareWord && !SAID_DOT.test(text.slice(at, at + 90))) continue;
+    const lo = Math.max(from, at - 200);
+    if (lo > at) continue;
+    const window = text.slice(lo, Math.min(text.length, at + 420));
+    for (const m of window.matchAll(OBFUSCATED_EMAIL)) {
+      const start = lo + (m.index as number);
+      if (start > at || start + m[0].length <= at) continue;
+      const e = obfuscatedEmail(text, start, m);
+      if (e) {
+        out.push(e);
+        from = e.end;
+      }
+    }
   }
+}
+
+/** The email a match of OBFUSCATED_EMAIL at `start` is, or null (a bare " at " needs its dots said and a known domain). */
+function obfuscatedEmail(text: string, start: number, m: RegExpMatchArray): PiiEntity | null {
+  const bare = /^[ \t](?:at|arroba|chiocciola)[ \t]$/i.test(m[1] as string);
+  // a bare " at " only in an address said aloud, its dots said too ("… at gmail dot com"; not "look at github.com")
+  if (bare) {
+    const said = / (?:dot|ponto|punto|punkt|point) /i;
+    if (!COMMON_TLDS.has((m[2] as string).toLowerCase()) || !said.test(m[0].slice(m[0].search(/ (?:at|arroba|chiocciola) /i))))
+      return null;
+  }
+  return entity("email", text, start, start + m[0].length, bare ? 0.9 : 0.97);
 }
 
 export function findEmails(text: string): PiiEntity[] {
