@@ -33,6 +33,11 @@ export const SHAPES: Record<string, (size: number) => string> = {
   "insult chains": (n) => `you ${fill("such a ", n - 5)}!`,
   "Romance street names": (n) => `12 rue ${fill("della ", n - 8)}x`,
   "phone-like": (n) => fill("+1 ", n),
+  // issue 41's passes of 2026-12-06: emails written for people, record fields, mail headers, scanned digits
+  "spoken at and dots": (n) => fill("a at b dot ", n),
+  "spaced at signs": (n) => fill("a @ b . ", n),
+  "header labels": (n) => fill("To: Aa ", n),
+  "digits a scanner misread": (n) => fill("O1l ", n),
 };
 
 /** The text field each offline function reads; its other fields come from its example. */

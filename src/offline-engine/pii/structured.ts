@@ -56,16 +56,19 @@ const COMMON_TLDS = new Set(
 function findObfuscatedEmails(text: string, out: PiiEntity[]): void {
   if (!AT_QUICK.test(text)) return;
   let from = 0;
+  // the end of the text a window has read: a token well inside it was read around already
+  let readTo = 0;
   for (const t of text.matchAll(AT_TOKEN)) {
     const at = t.index as number;
+    if (at + 220 < readTo) continue;
     const bareWord = t[0].length > 3 && t[0].startsWith(" ") && t[0] !== " @ ";
     if (bareWord && !SAID_DOT.test(text.slice(at, at + 90))) continue;
     const lo = Math.max(from, at - 200);
     if (lo > at) continue;
-    const window = text.slice(lo, Math.min(text.length, at + 420));
-    for (const m of window.matchAll(OBFUSCATED_EMAIL)) {
+    readTo = Math.min(text.length, at + 420);
+    for (const m of text.slice(lo, readTo).matchAll(OBFUSCATED_EMAIL)) {
       const start = lo + (m.index as number);
-      if (start > at || start + m[0].length <= at) continue;
+      if (start < from) continue;
       const e = obfuscatedEmail(text, start, m);
       if (e) {
         out.push(e);
