@@ -80,6 +80,7 @@ describe("offline engine parts load after the listener is up, the grammar engine
       "keyword-stopwords",
       "sentiment-lexicon",
       "pii-name-gazetteer",
+      "pii-place-gazetteer",
       "pii-given-names",
       "pii-script-stopwords",
       "language",

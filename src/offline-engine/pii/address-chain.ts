@@ -141,8 +141,20 @@ function leadIn(text: string): number {
   let beforeDigit = -1;
   for (const m of text.matchAll(/(?<![\p{L}\p{M}\p{N}])(\p{Ll}[\p{Ll}\p{M}]+)[ \t]+(?=(\p{Lu})|\d)/gu)) {
     const w = m[1] as string;
-    if (CONNECTOR_WORDS.has(w) || STREET_WORDS_LOWER.has(w)) continue;
+    if (STREET_WORDS_LOWER.has(w)) continue;
     const end = (m.index as number) + m[0].length;
+    // a connector inside a name ("Calle de Alcalá") is no lead-in; before a street word, or after a
+    // lower-case word, it is ("Trimiteți la Strada …", "The shop is on Bağdat Caddesi …")
+    if (CONNECTOR_WORDS.has(w)) {
+      const next = (/^[\p{L}\p{M}]+/u.exec(text.slice(end)) ?? [""])[0].toLowerCase();
+      // the word before it: back over the blanks, then to the blank before that word
+      let b = m.index as number;
+      while (b > 0 && isBlank(text.charCodeAt(b - 1))) b--;
+      let a = b;
+      while (a > 0 && !isBlank(text.charCodeAt(a - 1))) a--;
+      const insideName = b > a && /^\p{Lu}/u.test(text.slice(a, b)) && !STREET_WORDS_LOWER.has(next);
+      if (insideName) continue;
+    }
     if (m[2]) beforeCapital = end;
     else beforeDigit = end;
   }
