@@ -6,6 +6,7 @@
  * vCard's ADR line (street;town;region;postcode). The key says what the value is; the value must
  * still hold a digit or two commas (a town alone is no address).
  */
+import { keyedFields } from "./fields";
 import { entity, type PiiEntity } from "./types";
 
 const ADDRESS_KEY = String.raw`(?:[\p{L}_-]{0,16}(?:address|addr|adresse|adres|adresa|adressi|direccion|dirección|endereco|endereço|indirizzo|anschrift|osoite|cím|lakcím|адрес|地址|住所|주소)[\p{L}_-]{0,8})`;
@@ -16,7 +17,6 @@ const ADDRESS_FIELD = new RegExp(
 );
 /** the stems of ADDRESS_KEY: the field is tried only where one stands */
 const ADDRESS_STEMS = /addr|adres|direcc|endere|indirizzo|anschrift|osoite|cím|адрес|地址|住所|주소/giu;
-const isKeyChar = (c: string | undefined): boolean => c !== undefined && /[\p{L}_-]/u.test(c);
 /** a vCard's address: ADR…:po-box;extended;street;town;region;postcode;country */
 const VCARD_ADR = /^ADR[^:\n]{0,40}:[^;\n]{0,40};[^;\n]{0,40};([^;\n]{1,80};[^;\n]{0,60};[^;\n]{0,40};[^;\n]{0,20})/gm;
 
@@ -29,24 +29,7 @@ function addressValue(value: string): boolean {
 
 export function findAddressFields(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
-  let done = 0;
-  for (const stem of text.matchAll(ADDRESS_STEMS)) {
-    // the key's start: back over its letters (16 at most), then a quote or "<" before it, or the key itself
-    let k = stem.index as number;
-    if (k < done) continue;
-    while (k > 0 && (stem.index as number) - k < 16 && isKeyChar(text[k - 1])) k--;
-    const quoted = text[k - 1] === '"' || text[k - 1] === "<" ? k - 1 : k;
-    // (after a quote the field may still be a key: value pair written inside a quoted string)
-    let at = quoted;
-    ADDRESS_FIELD.lastIndex = at;
-    let m = ADDRESS_FIELD.exec(text);
-    if (!m && at < k) {
-      at = k;
-      ADDRESS_FIELD.lastIndex = at;
-      m = ADDRESS_FIELD.exec(text);
-    }
-    if (!m) continue;
-    done = at + m[0].length;
+  for (const { at, m } of keyedFields(text, ADDRESS_STEMS, ADDRESS_FIELD, 16, '"<')) {
     // not an email's, a machine's or a wallet's address (the key and the word before it: "ip addr:", "mac address:")
     const key = (m[1] ?? m[3] ?? m[5]) as string;
     if (NOT_POSTAL.test(text.slice(Math.max(0, at - 8), at + m[0].indexOf(key) + key.length))) continue;

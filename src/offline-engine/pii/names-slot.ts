@@ -6,6 +6,8 @@
  * otherwise ("Rein", "Jan" are English words or a month's abbreviation, and names here). Issue 41:
  * the lists miss one part of many names, and a labelled slot needs no more evidence than that.
  */
+
+import { keyedFields } from "./fields";
 import { isEnglishWord, isGazetteerName } from "./gazetteer";
 import { isFamilyName, isGivenName } from "./given-names";
 import { GIVEN_NAMES } from "./name-lists";
@@ -32,17 +34,16 @@ function known(word: string): boolean {
 const MENTION = /(?<![\p{L}\p{N}._%+-])@(\p{Lu}[\p{Ll}\p{M}]{1,20}(?:[ \t]\p{Lu}[\p{Ll}\p{M}]{1,20})?)(?![\p{L}\p{N}@.])/gu;
 
 /** Mentions whose first word is a given name of the lists and no everyday English word. */
-function mentions(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
+function mentions(f: SlotFinds): void {
   let seen = 0;
-  for (const m of text.matchAll(MENTION)) {
+  for (const m of f.text.matchAll(MENTION)) {
     // (each find is checked against the others: a text of thousands of them is no record, and stops there)
     if (++seen > MAX_SLOTS) break;
     const run = m[1] as string;
     const first = run.split(/[ \t]/)[0] as string;
     if (!(GIVEN_NAMES.has(first) || isGivenName(first)) || isEnglishWord(first)) continue;
     const from = (m.index as number) + 1;
-    const to = from + run.length;
-    if (!entities.some((e) => e.start < to && e.end > from)) added.push(entity("name", text, from, to, 0.75));
+    f.addIfFree(from, from + run.length, 0.75);
   }
 }
 
@@ -59,7 +60,6 @@ const KEY_VALUE = new RegExp(
 );
 /** the stems of NAME_KEY: a field is tried only where one stands */
 const KEY_STEMS = /name|first|last|surname|given|family/giu;
-const isKeyChar = (c: string | undefined): boolean => c !== undefined && /[\p{L}_-]/u.test(c);
 
 /** Whether the value of a name field reads as a name: letters (a "+" or "%20" for blanks), no everyday English word but a given name. */
 function nameValue(value: string): boolean {
@@ -71,33 +71,15 @@ function nameValue(value: string): boolean {
   return words.every((w) => /^\p{L}[\p{L}\p{M}'’.-]*$/u.test(w) && (!isEnglishWord(w) || GIVEN_NAMES.has(w) || isGivenName(w)));
 }
 
-function keyedNames(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
-  let done = 0;
+function keyedNames(f: SlotFinds): void {
   let seen = 0;
-  for (const stem of text.matchAll(KEY_STEMS)) {
-    let k = stem.index as number;
-    if (k < done) continue;
-    while (k > 0 && (stem.index as number) - k < 24 && isKeyChar(text[k - 1])) k--;
-    const quoted = text[k - 1] === '"' ? k - 1 : k;
-    // (after a quote the field may still be a key: value pair written inside a quoted string)
-    let at = quoted;
-    KEY_VALUE.lastIndex = at;
-    let m = KEY_VALUE.exec(text);
-    if (!m && at < k) {
-      at = k;
-      KEY_VALUE.lastIndex = at;
-      m = KEY_VALUE.exec(text);
-    }
-    if (!m) continue;
-    done = at + m[0].length;
+  for (const { at, m } of keyedFields(f.text, KEY_STEMS, KEY_VALUE, 24, '"')) {
     // (each find is checked against the others: a text of thousands of them is no record, and stops there)
     if (++seen > MAX_SLOTS) break;
     const value = (m[2] ?? m[4] ?? m[6]) as string | undefined;
     if (!value || !nameValue(value)) continue;
     const from = at + m[0].lastIndexOf(value);
-    const to = from + value.length;
-    if (!entities.some((e) => e.start < to && e.end > from) && !added.some((e) => e.start < to && e.end > from))
-      added.push(entity("name", text, from, to, 0.8));
+    f.addIfFree(from, from + value.length, 0.8);
   }
 }
 
@@ -116,10 +98,10 @@ const NAME_PARTICLES = new Set(
 );
 const DISPLAY_QUICK = /<[^<>\s@]{1,64}@|\[mailto:/;
 
-function displayNames(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
-  if (!DISPLAY_QUICK.test(text)) return;
+function displayNames(f: SlotFinds): void {
+  if (!DISPLAY_QUICK.test(f.text)) return;
   let seen = 0;
-  for (const m of text.matchAll(DISPLAY_NAME)) {
+  for (const m of f.text.matchAll(DISPLAY_NAME)) {
     // (each find is checked against the others: a text of thousands of them is no record, and stops there)
     if (++seen > MAX_SLOTS) break;
     // words of a sentence before the name are no part of it ("Forwarded by Olga Wright <…>")
@@ -139,17 +121,9 @@ function displayNames(text: string, entities: PiiEntity[], added: PiiEntity[]): 
     const first = name.charAt(0);
     if (first !== first.toUpperCase() || words.some((w) => /^\p{Ll}/u.test(w) && w.length > 5)) continue;
     const from = (m.index as number) + m[0].indexOf(name);
-    const to = from + name.length;
-    // names found inside it ("Chen" of "Chen, Wei-Ling") give way to it; anything else keeps its place
-    const inside = (e: PiiEntity) => e.type === "name" && e.start >= from && e.end <= to;
-    if (entities.some((e) => e.start < to && e.end > from && !inside(e)) || added.some((e) => e.start < to && e.end > from))
-      continue;
-    for (const e of entities) if (inside(e)) given.add(e);
-    added.push(entity("name", text, from, to, 0.85));
+    f.addOverNames(from, from + name.length, 0.85);
   }
 }
-/** names that a display name took in (displayNames), left out of slotNames' answer */
-const given = new Set<PiiEntity>();
 
 /**
  * A mail header's sender or recipient without an address, in the languages the engine reads
@@ -166,7 +140,8 @@ const HEADER_NAME = new RegExp(
 const HEADER_QUICK = /[:：]/;
 const HEADER_WORDS = new Set(HEADER_LABELS.split("|"));
 
-function headerNames(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
+function headerNames(f: SlotFinds): void {
+  const { text } = f;
   if (!HEADER_QUICK.test(text)) return;
   let seen = 0;
   for (const m of text.matchAll(HEADER_NAME)) {
@@ -192,34 +167,60 @@ function headerNames(text: string, entities: PiiEntity[], added: PiiEntity[]): v
     if (NOT_PERSON.test(name) || (cased && !name.split(" ").some((w) => isGivenName(w) || isGazetteerName(w) || isFamilyName(w))))
       continue;
     const from = (m.index as number) + m[0].length - (m[2] as string).length;
-    const to = from + name.length;
-    const inside = (e: PiiEntity) => e.type === "name" && e.start >= from && e.end <= to;
-    if (entities.some((e) => e.start < to && e.end > from && !inside(e)) || added.some((e) => e.start < to && e.end > from))
-      continue;
-    for (const e of entities) if (inside(e)) given.add(e);
-    added.push(entity("name", text, from, to, 0.85));
+    f.addOverNames(from, from + name.length, 0.85);
   }
   // the labels themselves found as names ("Von: …", "De: …")
-  for (const e of entities)
-    if (e.type === "name" && HEADER_WORDS.has(e.text) && /^[ \t]{0,2}[:：]/.test(text.slice(e.end, e.end + 3))) given.add(e);
+  for (const e of f.entities)
+    if (e.type === "name" && HEADER_WORDS.has(e.text) && /^[ \t]{0,2}[:：]/.test(text.slice(e.end, e.end + 3))) f.dropped.add(e);
+}
+
+/** What the slot passes find in one text: names to add, and names found before that give way to them. */
+class SlotFinds {
+  readonly added: PiiEntity[] = [];
+  readonly dropped = new Set<PiiEntity>();
+
+  constructor(
+    readonly text: string,
+    readonly entities: PiiEntity[],
+  ) {}
+
+  /** Adds a name over [from, to) unless an entity found before or a name added overlaps it. */
+  addIfFree(from: number, to: number, score: number): void {
+    const overlaps = (e: PiiEntity) => e.start < to && e.end > from;
+    if (!this.entities.some(overlaps) && !this.added.some(overlaps)) this.added.push(entity("name", this.text, from, to, score));
+  }
+
+  /** The same, but the names found before inside it give way to it ("Chen" of "Chen, Wei-Ling"); anything else keeps its place. */
+  addOverNames(from: number, to: number, score: number): void {
+    const inside = (e: PiiEntity) => e.type === "name" && e.start >= from && e.end <= to;
+    const overlaps = (e: PiiEntity) => e.start < to && e.end > from;
+    if (this.entities.some((e) => overlaps(e) && !inside(e)) || this.added.some(overlaps)) return;
+    for (const e of this.entities) if (inside(e)) this.dropped.add(e);
+    this.added.push(entity("name", this.text, from, to, score));
+  }
+
+  /** The entities with the names added, less those that gave way, in text order. */
+  result(): PiiEntity[] {
+    if (this.added.length === 0 && this.dropped.size === 0) return this.entities;
+    const kept = this.dropped.size > 0 ? this.entities.filter((e) => !this.dropped.has(e)) : this.entities;
+    return [...kept, ...this.added].sort((a, b) => a.start - b.start);
+  }
 }
 
 /** The entities (in text order, not overlapping) with the names of labelled fields and mentions added. */
 export function slotNames(text: string, entities: PiiEntity[]): PiiEntity[] {
-  const added: PiiEntity[] = [];
-  keyedNames(text, entities, added);
-  displayNames(text, entities, added);
-  headerNames(text, entities, added);
-  if (text.includes("@")) mentions(text, entities, added);
-  if (text.includes(":")) labelled(text, entities, added);
-  if (added.length === 0 && given.size === 0) return entities;
-  const kept = given.size > 0 ? entities.filter((e) => !given.has(e)) : entities;
-  given.clear();
-  return [...kept, ...added].sort((a, b) => a.start - b.start);
+  const f = new SlotFinds(text, entities);
+  keyedNames(f);
+  displayNames(f);
+  headerNames(f);
+  if (text.includes("@")) mentions(f);
+  if (text.includes(":")) labelled(f);
+  return f.result();
 }
 
 /** Names after a form's name label (RUN_AT), one word of them a listed non-English name. */
-function labelled(text: string, entities: PiiEntity[], added: PiiEntity[]): void {
+function labelled(f: SlotFinds): void {
+  const { text } = f;
   for (const l of text.matchAll(LABEL)) {
     if (!FIELD_LABELS.has((l[1] as string).toLowerCase())) continue;
     const at = (l.index as number) + l[0].length;
@@ -229,8 +230,6 @@ function labelled(text: string, entities: PiiEntity[], added: PiiEntity[]): void
     const run = m[1] as string;
     if (!run.split(/[ \t]+/).some(known)) continue;
     const from = at + m[0].indexOf(run);
-    const to = from + run.length;
-    if (entities.some((e) => e.start < to && e.end > from)) continue;
-    added.push(entity("name", text, from, to, 0.8));
+    f.addIfFree(from, from + run.length, 0.8);
   }
 }
