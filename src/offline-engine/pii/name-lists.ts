@@ -75,6 +75,8 @@ export const NOT_NAME_WORDS: ReadonlySet<string> = new Set(
 );
 
 /** Lower-case particles inside surnames: "Ludwig van Beethoven", "Maria de la Cruz". */
-export const SURNAME_PARTICLES: ReadonlySet<string> = new Set(
-  "van von der den de del della di da dos das du la le bin ibn al el ter ten".split(" "),
-);
+export const SURNAME_PARTICLE_LIST: readonly string[] =
+  "van von der den de del della di da dos das du la le bin ibn al el ter ten".split(" ");
+export const SURNAME_PARTICLES: ReadonlySet<string> = new Set(SURNAME_PARTICLE_LIST);
+/** SURNAME_PARTICLES as a pattern's alternatives ("(?:van|von|…)") */
+export const SURNAME_PARTICLE_PATTERN = `(?:${SURNAME_PARTICLE_LIST.join("|")})`;

@@ -11,12 +11,12 @@
  */
 import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
 import { isFamilyName, isGivenName } from "./given-names";
-import { GIVEN_NAMES, NOT_NAME_WORDS } from "./name-lists";
+import { GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLE_PATTERN } from "./name-lists";
 import { isPlaceName } from "./places";
 import { entity, type PiiEntity } from "./types";
 
 const WORD = String.raw`\p{Lu}[\p{L}\p{M}'’-]{0,30}`;
-const PARTICLE = "(?:van|von|der|den|de|del|della|di|da|dos|das|du|la|le|bin|ibn|al|el|ter|ten)";
+const PARTICLE = SURNAME_PARTICLE_PATTERN;
 /** a nickname in quotes, then one to three capitalised words (particles between) */
 const NICK_AFTER = new RegExp(
   String.raw`[ \t]{1,4}["“„«‘'](\p{Lu}[\p{L}\p{M}.'’-]{0,19})["”»’'][ \t]{1,4}(${WORD}(?:[ \t]{1,4}(?:${PARTICLE}[ \t]{1,4}){0,3}${WORD}){0,2})`,

@@ -10,14 +10,15 @@
 import { keyedFields } from "./fields";
 import { isEnglishWord, isGazetteerName } from "./gazetteer";
 import { isFamilyName, isGivenName } from "./given-names";
-import { GIVEN_NAMES } from "./name-lists";
+import { GIVEN_NAMES, SURNAME_PARTICLE_LIST, SURNAME_PARTICLES } from "./name-lists";
 import { FIELD_LABELS } from "./names-extra";
 import { entity, type PiiEntity } from "./types";
 
 /** at most this many finds of each kind per text (each is compared with the entities found) */
 const MAX_SLOTS = 256;
 
-const PARTICLE = "(?:van|von|der|den|de|del|della|di|da|dos|das|du|la|le|bin|ibn|al|el|ter|ten|Ó|Ní|Mac|Mc)";
+// (the surname particles, and Irish and Scottish ones written with a capital)
+const PARTICLE = `(?:${[...SURNAME_PARTICLE_LIST, "Ó", "Ní", "Mac", "Mc"].join("|")})`;
 /** the run after the label's colon, up to the field's end */
 const RUN_AT = new RegExp(
   String.raw`[ \t]{0,4}(\p{Lu}[\p{Ll}\p{M}'’-]{0,30}(?:[ \t]{1,4}(?:${PARTICLE}[ \t]{1,4}){0,3}\p{Lu}[\p{Ll}\p{M}'’-]{0,30}){1,2})(?=[ \t]{0,4}(?:[,;(<\r\n]|$|\d|[+]))`,
@@ -93,9 +94,8 @@ const DISPLAY_NAME =
   /(?:^|[\n:,;>"(]|\s-\s)[ \t]{0,4}"?([\p{L}\p{M}][\p{L}\p{M}'’. -]{0,48}?(?:,[ \t]{1,2}[\p{L}\p{M}][\p{L}\p{M}'’. -]{0,30}?)?)"?[ \t]{0,2}(?:<[^<>\s@]{1,64}@[^<>\s]{1,255}>|\[mailto:)/gmu;
 const NOT_PERSON =
   /\b(?:team|support|service|services|info|noreply|no-reply|sales|billing|admin|newsletter|notifications?|helpdesk|office|hr|group|inc|ltd|llc|gmbh|ag|bv|ab|as|oy|sa|srl|bank|shop|store|customer|care|accounts?|payroll|reception|contact|mailer|daemon|system|google|via)\b/i;
-const NAME_PARTICLES = new Set(
-  "van von der den de del della di da dos das du la le bin binti bte ibn al el ter ten y e d' d’ mac".split(" "),
-);
+/** the surname particles, and those a display name or a header writes too ("binti", "d'", "y") */
+const NAME_PARTICLES = new Set([...SURNAME_PARTICLES, "binti", "bte", "y", "e", "d'", "d’", "mac"]);
 const DISPLAY_QUICK = /<[^<>\s@]{1,64}@|\[mailto:/;
 
 function displayNames(f: SlotFinds): void {
