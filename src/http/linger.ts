@@ -54,19 +54,30 @@ export function closingAnswer(request: Request, response: Response): Response {
   const headers = new Headers(response.headers);
   headers.delete("content-length");
   const answer = response;
+  // a client that goes away while its connection lingers cancels the stream: nothing is written or
+  // closed after that (a close of a cancelled stream throws, and a throw here ended the process)
+  let cancelled = false;
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       void (async () => {
         try {
           const bytes = new Uint8Array(await answer.arrayBuffer());
           // (an empty chunk would read as the end of a chunked body)
-          if (bytes.byteLength > 0) controller.enqueue(bytes);
+          if (bytes.byteLength > 0 && !cancelled) controller.enqueue(bytes);
         } catch {
-          // the answer had no readable body
+          // the answer had no readable body, or the client went away
         }
         await discard(reader);
-        controller.close();
+        if (cancelled) return;
+        try {
+          controller.close();
+        } catch {
+          // cancelled meanwhile
+        }
       })();
+    },
+    cancel() {
+      cancelled = true;
     },
   });
   return new Response(stream, { status: response.status, statusText: response.statusText, headers });
