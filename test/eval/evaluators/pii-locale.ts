@@ -84,7 +84,7 @@ const BLIND_PARTS: { env: string; part: string; load: () => Gold[]; printMisses:
   { env: "6", part: "blind-6", load: loadLocaleBlind6, printMisses: true, spent: true },
   { env: "7", part: "blind-7", load: loadLocaleBlind7, printMisses: true, spent: true },
   { env: "8", part: "blind-8", load: loadLocaleBlind8, printMisses: true, spent: true },
-  { env: "9", part: "blind-9", load: loadLocaleBlind9, printMisses: false, spent: false },
+  { env: "9", part: "blind-9", load: loadLocaleBlind9, printMisses: true, spent: true },
 ];
 
 /** The figures of one part: per-kind rows, name F1, address recall, verbatim leaks. */
