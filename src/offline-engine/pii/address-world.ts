@@ -19,6 +19,7 @@ import {
   gatePrefixes,
   gateWords,
   keywordFlags,
+  onGatedLines,
   POSTCODE_LABEL,
   prefixStarts,
   STREET_ENDING,
@@ -196,14 +197,14 @@ export function findWorldAddresses(text: string): PiiEntity[] {
   // the street patterns run only when a word of theirs occurs in the text (keywords.ts)
   const gates = keywordFlags(text);
   if (gates & STREET_WORD_AFTER)
-    for (const m of text.matchAll(STREET_AFTER)) {
+    for (const m of onGatedLines(text, STREET_AFTER, STREET_WORD_AFTER)) {
       const start = trimLeadingWords(m.index, m[0]);
       // the street word needs a name before it: "utca 5" alone is no address
       if (start < 0) continue;
       add(start, m.index + m[0].length, 0.87);
     }
   if (gates & STREET_WORD_BEFORE)
-    for (const m of text.matchAll(STREET_BEFORE)) {
+    for (const m of onGatedLines(text, STREET_BEFORE, STREET_WORD_BEFORE)) {
       if (!/\d/.test(m[0]) && !UNIT_AT.test(text.slice(m.index + m[0].length, m.index + m[0].length + 12))) {
         UNIT_AT.lastIndex = 0;
         continue;
@@ -212,9 +213,10 @@ export function findWorldAddresses(text: string): PiiEntity[] {
       if (!streetBeforeValid(m[0])) continue;
       add(m.index, m.index + m[0].length, 0.87);
     }
-  if (gates & STREET_PREPOSITION) for (const m of text.matchAll(STREET_PREPOSITION_RE)) add(m.index, m.index + m[0].length, 0.87);
+  if (gates & STREET_PREPOSITION)
+    for (const m of onGatedLines(text, STREET_PREPOSITION_RE, STREET_PREPOSITION)) add(m.index, m.index + m[0].length, 0.87);
   if (gates & STREET_ENDING)
-    for (const m of text.matchAll(STREET_COMPOUND)) {
+    for (const m of onGatedLines(text, STREET_COMPOUND, STREET_ENDING)) {
       // "aggregate 10", "delegate 5": an everyday word that ends like a street is not one
       if (isEnglishWord(m[0].slice(0, m[0].search(/[ \t]/)))) continue;
       add(m.index, m.index + m[0].length, 0.87);

@@ -45,6 +45,12 @@ export const POSTBOX_WORD = 2048;
  */
 const ASCII_BOUNDARY = POSTCODE_LABEL | UNIT_LABEL | NAME_CUE | ADDRESS_CUE_PREFIX;
 
+/**
+ * Lists whose words' places are kept too (gatedLines): their patterns never run over a line break,
+ * so only the lines holding one of their words can hold a match.
+ */
+const PLACED = STREET_WORD_AFTER | STREET_WORD_BEFORE | STREET_PREPOSITION | STREET_ENDING;
+
 /** Lower case of a UTF-16 unit for the hash (itself when its lower case is not one unit); 0: not computed yet. */
 const LOWER = new Uint16Array(0x10000);
 
@@ -190,6 +196,7 @@ export function forgetText(): void {
   lastText = null;
   lastCues = [];
   lastPrefixCues = [];
+  placed.length = 0;
   resetRuns();
   // the token arrays of a long text: let them go
   if (tokenStarts.length > 4096) tokenStarts.length = tokenEnds.length = 0;
@@ -279,6 +286,7 @@ function scan(text: string): void {
   let flags = 0;
   const cues: number[] = [];
   const prefixCues: number[] = [];
+  placed.length = 0;
   let ascii = true;
   // the run of letters before the current one ended in capitals at this index (CAPS_PAIR), else -1
   let capsEnd = -1;
@@ -354,6 +362,7 @@ function scan(text: string): void {
     if (f !== undefined) {
       flags |= f;
       if (f & NAME_CUE) cues.push(start);
+      if (f & PLACED) placed.push(start, f & PLACED);
     }
     if (!wordAscii) {
       ascii = false;
@@ -382,7 +391,11 @@ function scan(text: string): void {
     while (k < n && isSpace(text.charCodeAt(k))) k++;
     if (k > spaceFrom && k < n) {
       const d = text.charCodeAt(k);
-      if (d >= 48 && d <= 57) flags |= endingFlags(text, start, i);
+      if (d >= 48 && d <= 57) {
+        const ending = endingFlags(text, start, i);
+        flags |= ending;
+        if (ending & PLACED) placed.push(start, ending & PLACED);
+      }
     }
   }
   if (tokenStart >= 0) addToken(text, tokenStart, tokenEnd);
@@ -391,6 +404,40 @@ function scan(text: string): void {
   lastFlags = flags;
   lastCues = ascii ? cues : null;
   lastPrefixCues = ascii ? prefixCues : null;
+}
+
+/** (start, flags) of the words of PLACED lists in the last text, in text order */
+const placed: number[] = [];
+
+/**
+ * Every match of `pattern` (global) in `text`, as matchAll gives them, for a pattern of a PLACED
+ * list `flag` that cannot match without one of its words (the keywords above) and never reads
+ * past a line break ("\n") nor treats one differently from the text's start or end: it runs on the
+ * lines that hold such a word only, each line on its own. The matches' `index` is into `text`.
+ */
+export function* onGatedLines(text: string, pattern: RegExp, flag: number): Generator<RegExpExecArray> {
+  if (text !== lastText) scan(text);
+  // the lines first: what runs between two matches may scan another text
+  const lines: number[] = [];
+  let lineEnd = -1;
+  for (let k = 0; k < placed.length; k += 2) {
+    const at = placed[k] as number;
+    if (at < lineEnd || ((placed[k + 1] as number) & flag) === 0) continue;
+    const lineStart = text.lastIndexOf("\n", at - 1) + 1;
+    lineEnd = text.indexOf("\n", at);
+    if (lineEnd < 0) lineEnd = text.length;
+    lines.push(lineStart, lineEnd);
+  }
+  for (let k = 0; k < lines.length; k += 2) {
+    const lineStart = lines[k] as number;
+    const end = lines[k + 1] as number;
+    const line = lineStart === 0 && end === text.length ? text : text.slice(lineStart, end);
+    pattern.lastIndex = 0;
+    for (let m = pattern.exec(line); m !== null; m = pattern.exec(line)) {
+      m.index += lineStart;
+      yield m;
+    }
+  }
 }
 
 /** Whether text[from, to) is one or more spaces and tabs. */
