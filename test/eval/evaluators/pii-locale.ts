@@ -21,9 +21,12 @@
  * needs a ninth, written the same way, before any more tuning is judged. pii-locale-blind9.txt is that
  * ninth, written 06:54 to 07:02 UTC on 2026-12-06 by a hand that never saw the recognizer, ordered
  * by conversations over time (mail threads, chat exports, tickets, minutes, comment threads,
- * code-switched messages); not run yet.
- * PII_LOCALE_BLIND=1 adds the first blind part, =2 the second, ... =9 the ninth; =all every spent
- * part (one to eight: the part still blind is run only when named, so that no run of "all" spends it).
+ * code-switched messages); run once at 07:02 UTC, spent (its misses are printed). pii-locale-blind10.txt
+ * is a tenth, written 07:03 to 07:11 UTC the same way while the recognizer was tuned on the ninth,
+ * ordered by public-facing personal texts (classifieds, notices, reviews, directories, profiles,
+ * public registers); not run yet.
+ * PII_LOCALE_BLIND=1 adds the first blind part, =2 the second, ... =10 the tenth; =all every spent
+ * part (the part still blind is run only when named, so that no run of "all" spends it).
  *
  * Figures per kind (precision, recall, F1) and verbatim leaks: structured values of the gold
  * (emails, SSNs, cards, IPs, phones) still in the redacted text.
@@ -69,6 +72,7 @@ export const loadLocaleBlind6 = (): Gold[] => load("pii-locale-blind6.txt");
 export const loadLocaleBlind7 = (): Gold[] => load("pii-locale-blind7.txt");
 export const loadLocaleBlind8 = (): Gold[] => load("pii-locale-blind8.txt");
 export const loadLocaleBlind9 = (): Gold[] => load("pii-locale-blind9.txt");
+export const loadLocaleBlind10 = (): Gold[] => load("pii-locale-blind10.txt");
 
 /**
  * The blind parts: the env value that adds each, its name in the report, and whether its one run is
@@ -85,6 +89,7 @@ const BLIND_PARTS: { env: string; part: string; load: () => Gold[]; printMisses:
   { env: "7", part: "blind-7", load: loadLocaleBlind7, printMisses: true, spent: true },
   { env: "8", part: "blind-8", load: loadLocaleBlind8, printMisses: true, spent: true },
   { env: "9", part: "blind-9", load: loadLocaleBlind9, printMisses: true, spent: true },
+  { env: "10", part: "blind-10", load: loadLocaleBlind10, printMisses: false, spent: false },
 ];
 
 /** The figures of one part: per-kind rows, name F1, address recall, verbatim leaks. */
