@@ -20,6 +20,7 @@ import { falseName, findMoreNames, forgetFalseNames, trimName } from "./names-ex
 import { joinNames } from "./names-join";
 import { findScriptNames } from "./names-script";
 import { slotNames } from "./names-slot";
+import { coverNameRepeats, findThreadNames } from "./names-thread";
 import { findPhoneNumbers } from "./phone";
 import { applyRedactions, type RedactionStyle } from "./redact";
 import { resolveOverlaps } from "./resolve";
@@ -59,6 +60,8 @@ const RECOGNIZERS: { types: PiiType[]; find: Recognizer; digits?: number; checke
   { types: ["name"], find: findCasedNames },
   { types: ["name"], find: findMoreNames, checked: true },
   { types: ["name"], find: findScriptNames, checked: true },
+  // writers, speakers, agents, attendees and signers of mails, chats, tickets and minutes (names-thread.ts)
+  { types: ["name"], find: findThreadNames, checked: true },
 ];
 
 /**
@@ -108,7 +111,8 @@ function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
   checkCpuBudget();
   // names found in parts, or one part only, joined: a nickname, a surname first, "… and …" (names-join.ts),
   // and the names of labelled fields whose lists know one part only (names-slot.ts)
-  const resolved = coverRepeats(text, slotNames(text, joinNames(text, resolveOverlaps(candidates))));
+  // and the later mentions of a name found whole (names-thread.ts)
+  const resolved = coverRepeats(text, coverNameRepeats(text, slotNames(text, joinNames(text, resolveOverlaps(candidates)))));
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;
 }
 

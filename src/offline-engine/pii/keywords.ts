@@ -36,6 +36,8 @@ export const CAPS_PAIR = 512;
 export const ADDRESS_CUE_PREFIX = 1024;
 /** the words of a post-office box ("Box", "Postfach", "Apartado", "B.P."...) */
 export const POSTBOX_WORD = 2048;
+/** the first words of a conversation's cues (names-thread.ts): closings, greetings, roles, list labels, authors */
+export const THREAD_WORD = 4096;
 
 /**
  * Lists whose patterns start at `\b` in a case-insensitive Unicode pattern: `\b` is an ASCII word
@@ -49,7 +51,7 @@ const ASCII_BOUNDARY = POSTCODE_LABEL | UNIT_LABEL | NAME_CUE | ADDRESS_CUE_PREF
  * Lists whose words' places are kept too (gatedLines): their patterns never run over a line break,
  * so only the lines holding one of their words can hold a match.
  */
-const PLACED = STREET_WORD_AFTER | STREET_WORD_BEFORE | STREET_PREPOSITION | STREET_ENDING;
+const PLACED = STREET_WORD_AFTER | STREET_WORD_BEFORE | STREET_PREPOSITION | STREET_ENDING | THREAD_WORD;
 
 /** Lower case of a UTF-16 unit for the hash (itself when its lower case is not one unit); 0: not computed yet. */
 const LOWER = new Uint16Array(0x10000);
@@ -438,6 +440,14 @@ export function* onGatedLines(text: string, pattern: RegExp, flag: number): Gene
       yield m;
     }
   }
+}
+
+/** Where the words of PLACED list `flag` start in `text`, in order (a copy). */
+export function gatedStarts(text: string, flag: number): number[] {
+  if (text !== lastText) scan(text);
+  const out: number[] = [];
+  for (let k = 0; k < placed.length; k += 2) if (((placed[k + 1] as number) & flag) !== 0) out.push(placed[k] as number);
+  return out;
 }
 
 /** Whether text[from, to) is one or more spaces and tabs. */

@@ -1,0 +1,608 @@
+/**
+ * Names that the shape of a conversation gives away, in any script: the writer of a quoted mail
+ * ("On …, Gianluca Ferraresi <g.ferraresi@libero.it> wrote:", "高橋 美咲 <misaki@…>:"), the
+ * speakers of a chat export ("[2026-12-02 21:18] Лена К.: …", "12/3/26, 9:44 PM - Deji: …",
+ * "Ahmed Raza [8:12 PM]: …", "Yoni 18:05: …"), the people of a ticket's turns ("Agent (Felipe):",
+ * "Operatore Giulia:", "상담원 한지수:"), the attendees of minutes ("Present: Gwen Halloran (chair),
+ * Tariq Mahmood, …", "参会人：张伟、李娜、王建国") and the signer after a closing word at the end of a
+ * message ("Grazie mille! Elena", "Ευχαριστώ, Ελένη", "감사합니다. 민재 드림").
+ *
+ * The place is the evidence, so a name needs no list here; it must still look like one: words that
+ * start with a capital (or a letter of a script without case: Han, Kana, Hangul, Arabic, Hebrew,
+ * Thai, Indic, Georgian), at most four of them (an initial with its period counts as one), and
+ * none of them a role, a label or a common word of the closing phrases.
+ */
+import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
+import { isFamilyName, isGivenName } from "./given-names";
+import { gatedStarts, gateWords, THREAD_WORD } from "./keywords";
+import { FIELD_LABELS } from "./names-extra";
+import { resolveOverlaps } from "./resolve";
+import { entity, type PiiEntity } from "./types";
+
+/** one word of a name at a position: capitalised, or of a script without case, or an initial */
+const WORD_AT = /\p{Lu}\.(?=[ \t,:：;)]|$)|\p{Lu}[\p{Ll}\p{Lu}\p{Lt}\p{Lm}\p{M}'’-]{0,30}|\p{Lo}[\p{Lo}\p{Lm}\p{M}]{0,30}/uy;
+/** a letter of a script without case (general category Lo) */
+const UNCASED = /^\p{Lo}/u;
+/** a letter or a mark (what may not touch a name's ends) */
+const LETTER = /[\p{L}\p{M}\p{N}_@]/u;
+
+/**
+ * The score of a name its place gives away: above the 0.85 to 0.9 of the other name recognizers by
+ * more than resolve.ts's margin, so that "Giulia" wins over "Operatore Giulia" and "Zezé" over "Dona Zezé".
+ */
+const STRONG = 0.96;
+
+/** letters of scripts written without blanks between words (Han, Kana, Thai): a cue there is no word of its own */
+const NO_BLANKS = /[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]/;
+
+/**
+ * The matches of a cue pattern (global; each of its cues starts with a word of THREAD_WORD, after
+ * no letter), as matchAll gives them: tried only where such a word starts (keywords.ts), or over
+ * the whole text when it holds a script written without blanks, where a cue is not a word of its own.
+ */
+function* cues(text: string, [pattern, sticky]: readonly [RegExp, RegExp]): Generator<RegExpExecArray> {
+  if (NO_BLANKS.test(text)) {
+    yield* text.matchAll(pattern);
+    return;
+  }
+  let end = 0;
+  for (const at of gatedStarts(text, THREAD_WORD)) {
+    if (at < end) continue;
+    sticky.lastIndex = at;
+    const m = sticky.exec(text);
+    if (!m) continue;
+    end = at + m[0].length;
+    yield m;
+  }
+}
+
+/** Words that take a name's place in a conversation without being one (roles, closings, labels), lower case. */
+const NOT_NAMES = new Set(
+  (
+    "me you i we us system bot admin administrator moderator customer client user agent support service team " +
+    "staff operator helpdesk info noreply no-reply sales office contact hello chat line kakaotalk whatsapp " +
+    "telegram wechat group all everyone note internal re fw fwd subject date from to cc bcc sent " +
+    "thanks thank regards cheers best confirmed great ok okay noted done sure yes no hi hello dear " +
+    "tack takk tak kiitos danke merci grazie gracias obrigado obrigada bedankt dank díky děkuji dziękuję " +
+    "köszönöm mulțumesc hvala спасибо дякую благодарю ευχαριστώ teşekkürler sağol terima kasih makasih " +
+    "salamat asante siap recibido received perfecto perfetto parfait super prima gut bien bom " +
+    "mvh hälsningar pozdrawiam saludos cordialmente atentamente cordiali distinti grüße gruß " +
+    "segreteria secretaría secretariat reception recepción empfang rezeption kundenservice kundendienst " +
+    "caller callee operador operadora operatore opérateur agente cliente clienta kunde kundin klant klient " +
+    "asiakas medewerker medarbejder mitarbeiter advisor interviewer interviewee speaker moderator host guest " +
+    "doctor patient nurse teacher student parent dispatcher driver courier seller buyer landlord tenant " +
+    "mr mrs ms miss mx dr prof professor sr sra srta herr frau hr fr mme mlle sig sir madam ma'am ing mag dipl " +
+    "bonjour bonsoir salut hola buenas buongiorno buonasera ciao hallo moin servus hej hei labas sveiki tere " +
+    "szia cześć ahoj zdravo merhaba selam olá oi salam habari jambo sawubona gamarjoba barev namaste mabuhay " +
+    "مرحبا سلام שלום नमस्ते নমস্কার வணக்கம் 안녕하세요 안녕 привет привіт здравствуйте γεια"
+  ).split(" "),
+);
+
+/** Whether `word` (as written) can be part of a name here. */
+function nameWord(word: string): boolean {
+  const bare = word.endsWith(".") ? word.slice(0, -1) : word;
+  const lower = bare.toLowerCase();
+  if (NOT_NAMES.has(lower)) return false;
+  // an initial ("К.", "J.") is one, and a Han or Hangul syllable ("林 美穂", "松本 葵"); any other word of one letter is not
+  if (bare.length === 1) return word.endsWith(".") ? !UNCASED.test(bare) : /[\p{sc=Han}\p{sc=Hangul}]/u.test(bare);
+  if (UNCASED.test(bare)) return true;
+  // a capitalised common word ("Present", "Great") is no name; a name that is also a word ("Line", "Mai") is lost here
+  return !(isStopword(bare) || (isEnglishWord(bare) && bare.length > 3 && bare !== bare.toUpperCase()));
+}
+
+/** Lower-case particles inside a name ("Joris de Wit", "Nurul Aisyah binti Kamarudin"). */
+const PARTICLE_AT =
+  /(?:de|da|do|dos|das|del|della|di|du|van|von|der|den|ter|te|la|le|bin|binti|bint|ibn|al|el|ben|bat)[ \t](?=\p{Lu})/uy;
+
+/** The words of a name read forwards from `at`: [start, end] of up to `max` words with one blank between, or null. */
+function nameAfter(text: string, at: number, max = 4): [number, number] | null {
+  let end = -1;
+  let i = at;
+  let uncased: boolean | null = null;
+  for (let n = 0; n < max; n++) {
+    // a particle between two words of the name
+    if (n > 0) {
+      PARTICLE_AT.lastIndex = i;
+      if (PARTICLE_AT.test(text)) i = PARTICLE_AT.lastIndex;
+    }
+    WORD_AT.lastIndex = i;
+    const m = WORD_AT.exec(text);
+    if (!m || !nameWord(m[0])) break;
+    // the words of one script kind: "Kevin Liu 待办" is "Kevin Liu"
+    const lo = UNCASED.test(m[0]);
+    if (uncased !== null && lo !== uncased) break;
+    uncased = lo;
+    if (LETTER.test(text.charAt(i + m[0].length)) && !m[0].endsWith(".")) return end < 0 ? null : [at, end];
+    end = i + m[0].length;
+    if (text.charCodeAt(end) !== 32) break;
+    i = end + 1;
+  }
+  return end < 0 ? null : [at, end];
+}
+
+/** The start of the name that ends at `end` (up to `max` words, one blank between), or -1. */
+function nameBefore(text: string, end: number, max = 4): number {
+  let start = -1;
+  let i = end;
+  for (let n = 0; n < max; n++) {
+    // back over one word: letters, marks, "'", "’", "-", and an initial's period
+    let j = i;
+    if (text.charAt(j - 1) === ".") j--;
+    while (j > 0 && /[\p{L}\p{M}'’-]/u.test(text.charAt(j - 1))) j--;
+    if (j === i || (j > 0 && LETTER.test(text.charAt(j - 1)))) break;
+    WORD_AT.lastIndex = j;
+    const m = WORD_AT.exec(text);
+    if (!m || j + m[0].length !== i || !nameWord(m[0])) break;
+    start = j;
+    if (j < 2 || text.charCodeAt(j - 1) !== 32 || text.charCodeAt(j - 2) === 32) break;
+    i = j - 1;
+  }
+  return start;
+}
+
+/** Words before an attribution's name that belong to the attribution ("كتب" wrote, "מאת" from). */
+const ATTRIBUTION_WORDS = new Set(["كتب", "מאת", "ο/η", "de", "from", "von", "od", "от"]);
+
+/** "Name <address@host>" and "Name (<address@host>)": the name before a mail address in brackets. */
+function mailNames(text: string, out: PiiEntity[]): void {
+  for (let at = text.indexOf("<"); at >= 0; at = text.indexOf("<", at + 1)) {
+    const close = text.indexOf(">", at);
+    if (close < 0 || close - at > 80) continue;
+    const address = text.slice(at + 1, close).replace(/[\u200e\u200f\u202a-\u202e]/g, "");
+    const sign = address.indexOf("@");
+    if (sign <= 0 || /\s/.test(address)) continue;
+    // a role address ("info@", "support@") carries a team's name, not a person's
+    if (NOT_NAMES.has(address.slice(0, sign).toLowerCase())) continue;
+    let end = at;
+    if (text.charAt(end - 1) === "(") end--;
+    while (end > 0 && (text.charCodeAt(end - 1) === 32 || /[\u200e\u200f\u202a-\u202e]/.test(text.charAt(end - 1)))) end--;
+    if (end === at) continue;
+    let start = nameBefore(text, end);
+    if (start < 0) continue;
+    // an attribution's own word before the name is no part of it
+    while (start < end) {
+      const space = text.indexOf(" ", start);
+      if (space < 0 || space >= end || !ATTRIBUTION_WORDS.has(text.slice(start, space).toLowerCase())) break;
+      start = space + 1;
+    }
+    // "Kowalski, Piotr <…>": a surname, a comma, a given name
+    if (text.startsWith(", ", start - 2)) {
+      const before = nameBefore(text, start - 2, 1);
+      if (before >= 0 && !text.slice(start, end).includes(" ")) start = before;
+    }
+    out.push(entity("name", text, start, end, STRONG));
+  }
+}
+
+/** A time of day as chat exports write it ("9:44 PM", "21:18", "14:20:07", "오후 7:12", "下午4:51"). */
+const TIME = String.raw`(?:(?:오전|오후|上午|下午|午前|午後)[ \t]?)?\d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:[ \t]?[AaPp]\.?[Mm]\.?)?`;
+/** A date before the time ("12/3/26,", "[2026-12-02", "06.12.2026", "2026년 12월 3일", "2026/12/04(金)"). */
+const DATE = String.raw`(?:\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{4}년[ \t]?\d{1,2}월[ \t]?\d{1,2}일|\d{4}年\d{1,2}月\d{1,2}日)(?:[ \t]?\([^)\n]{1,4}\))?`;
+/** "[DATE, TIME] ", "DATE, TIME - ", "TIME ", "DATE TIME\t" before a speaker */
+const STAMP_BEFORE = new RegExp(
+  String.raw`(?<![\p{L}\p{N}])\[?(?:${DATE},?[ \t]+)?${TIME}\]?(?:[ \t]*[-–][ \t]*|[ \t]+|\t)`,
+  "gu",
+);
+/** what ends a speaker's name after the stamp: ":" (Korean exports put a blank before it) or a tab */
+const SPEAKER_END = /[ \t]?[:：]|\t/y;
+/** " [TIME]:", " (TIME):", " TIME:" after a speaker, or " TIME " when the speaker starts its line */
+const STAMP_AFTER = new RegExp(
+  String.raw`(?:,?[ \t]{1,4}|[ \t](?:→|->|to)[ \t][^\n:]{1,40}?[ \t])(?:\[${TIME}\]|\(${TIME}\)|(?:\d{1,2}[./-]\d{1,2}[ \t]+)?${TIME})(?:[ \t]?[:：]|(?=[ \t]))`,
+  "uy",
+);
+
+/** The speakers of a chat export's lines. */
+function chatNames(text: string, out: PiiEntity[]): void {
+  // (a time, not a part of an IP address or a version: "192.168.14.27")
+  if (!/(?<![\d.])\d{1,2}[:.]\d\d(?!\d)/.test(text)) return;
+  // a stamp, then the speaker, then ":" or a tab
+  for (const m of text.matchAll(STAMP_BEFORE)) {
+    const at = m.index + m[0].length;
+    const name = nameAfter(text, at);
+    if (!name) continue;
+    SPEAKER_END.lastIndex = name[1];
+    if (!SPEAKER_END.test(text)) continue;
+    out.push(entity("name", text, name[0], name[1], STRONG));
+  }
+  // the speaker, then its stamp: at a line's start, or after the stamp's colon of the message before
+  for (let line = 0; line >= 0 && line < text.length; line = text.indexOf("\n", line) + 1 || -1) {
+    const name = nameAfter(text, line);
+    if (!name) continue;
+    STAMP_AFTER.lastIndex = name[1];
+    if (!STAMP_AFTER.test(text)) continue;
+    out.push(entity("name", text, name[0], name[1], STRONG));
+  }
+  // "<sven_ekdahl> …": an IRC nick made of a name's parts
+  for (const m of text.matchAll(/(?<![\p{L}\p{N}])<([\p{Ll}]{2,20}(?:[._][\p{Ll}]{1,20}){1,2})>/gu))
+    if (nameHandle(m[1])) out.push(entity("name", text, m.index + 1, m.index + 1 + m[1].length, 0.9));
+  // "[이수민] [오후 9:41]": KakaoTalk's speaker in brackets before the stamp
+  for (const m of text.matchAll(new RegExp(String.raw`\[([^\]\n]{1,30})\][ \t]\[${TIME}\]`, "gu"))) {
+    const name = nameAfter(text, m.index + 1);
+    if (name && name[1] === m.index + 1 + m[1].length) out.push(entity("name", text, name[0], name[1], STRONG));
+  }
+}
+
+/** A ticket's agent or customer by role, in the languages the engine reads. */
+const ROLES = String.raw`(?:agent|agente|agents|operator|operatore|operatrice|operador|operadora|opérateur|opératrice|conseiller|conseillère|advisor|adviser|medewerker|medewerkster|medarbejder|mitarbeiter|mitarbeiterin|sachbearbeiter|work note|reply by|replied by|assigned to|handled by|customer|client|cliente|klant|kunde|kundin|asiakas|klient|клиент|клієнт|consultor|consultora|atendente|nhân viên|khách hàng|상담원|고객|客服|客户|顾客|担当|お客様|الموظف|الموظفة|العميل|پشتیبان|مشتری|נציג|נציגה|לקוח|לקוחה|พนักงาน|ลูกค้า)`;
+/** "Agent (Felipe):", "客服（小杨）：", "Operatore Giulia:", "상담원 한지수:" */
+const ROLE_NAME = new RegExp(String.raw`(?<![\p{L}])${ROLES}[ \t]*(?:[(（]|(?=[ \t]))`, "giu");
+const ROLE_NAME_CUE = [ROLE_NAME, new RegExp(ROLE_NAME.source, "iuy")] as const;
+
+function roleNames(text: string, out: PiiEntity[]): void {
+  if (!/[:：]/.test(text)) return;
+  for (const m of cues(text, ROLE_NAME_CUE)) {
+    // a role that opens a turn: not after a word of a cased script ("Reply to this customer (Greek):")
+    let k = m.index;
+    while (k > 0 && (text.charCodeAt(k - 1) === 32 || text.charCodeAt(k - 1) === 9)) k--;
+    if (k > 0 && /[\p{Lu}\p{Ll}\p{Lt}]/u.test(text.charAt(k - 1))) continue;
+    let at = m.index + m[0].length;
+    const bracket = m[0].endsWith("(") || m[0].endsWith("（");
+    while (text.charCodeAt(at) === 32 || text.charCodeAt(at) === 9) at++;
+    const name = nameAfter(text, at, bracket ? 4 : 2);
+    if (!name) continue;
+    let end = name[1];
+    if (bracket) {
+      if (!/[)）]/.test(text.charAt(end))) continue;
+      end++;
+    }
+    while (text.charCodeAt(end) === 32) end++;
+    if (!/[:：]/.test(text.charAt(end))) continue;
+    out.push(entity("name", text, name[0], name[1], STRONG));
+  }
+}
+
+/** The labels of minutes' lists of people. */
+const ATTENDEES =
+  /(?<![\p{L}])(?:present|attendees|attendance|attending|participants|apologies|absent|regrets|anwesend|teilnehmer|teilnehmende|entschuldigt|присутствовали|присутні|отсутствовали|aanwezig|afwezig|présents|présentes|excusés|presentes|ausentes|presenti|assenti|obecni|nieobecni|přítomni|omluveni|jelen vannak|til stede|närvarande|tilstede|fraværende|läsnä|poissa|παρόντες|απόντες|الحضور|الغائبون|נוכחים|נעדרים|उपस्थित|অনুপস্থিত|উপস্থিত|கலந்துகொண்டோர்|参会人|参会人员|与会人员|出席者|欠席者|出席|참석자|참석|불참|katılımcılar|katılanlar|hadir|peserta|ผู้เข้าร่วมประชุม|ผู้เข้าร่วม|thành phần|tham dự)[ \t]*[:：]/giu;
+const ATTENDEES_CUE = [ATTENDEES, new RegExp(ATTENDEES.source, "iuy")] as const;
+/** an honorific before a name in a list ("Fr. Dr.", "Hr.", "Dona", "Sr.") or a role after it ("(chair)") */
+const HONORIFIC_AT =
+  /(?:(?:Mr|Mrs|Ms|Dr|Prof|Fr|Hr|Sr|Sra|Srta|Mme|Mlle|M|Sig|Sig\.ra|Ing|Mag|Dipl)\.|(?:Mr|Mrs|Ms|Miss|Mx|Dr|Professor|Prof|Herr|Frau|Dona|Dom|Don|Doña|Madame|Monsieur|Pani|Pan|Sir|Madam|Ma'am|Kyrios|κ\.|г-н|г-жа)(?![\p{L}]))[ \t]{1,4}/uy;
+
+function attendeeNames(text: string, out: PiiEntity[]): void {
+  if (!/[:：]/.test(text)) return;
+  for (const m of cues(text, ATTENDEES_CUE)) {
+    let at = m.index + m[0].length;
+    // the list ends at its line's end or where the next label ("Action:", "待办：") starts
+    let stop = text.indexOf("\n", at);
+    if (stop < 0) stop = text.length;
+    stop = labelStart(text, at, stop);
+    while (at < stop) {
+      while (at < stop && /[ \t,，、;；،]/.test(text.charAt(at))) at++;
+      for (;;) {
+        HONORIFIC_AT.lastIndex = at;
+        const h = HONORIFIC_AT.exec(text);
+        if (!h) break;
+        at += h[0].length;
+      }
+      const item = itemEnd(text, at, stop);
+      const name = nameAfter(text, at);
+      if (name && name[1] <= item && itemRest(text.slice(name[1], item)))
+        out.push(entity("name", text, name[0], name[1], STRONG));
+      at = item;
+    }
+  }
+}
+
+/** Where the next label of a line ("Action:", "TOP 3:", "待办：") starts in [at, stop), or `stop`. */
+function labelStart(text: string, at: number, stop: number): number {
+  for (let colon = at; colon < stop; colon++) {
+    const c = text.charCodeAt(colon);
+    if (c !== 58 && c !== 0xff1a) continue;
+    // back over a blank, digits, a blank, then the label's letters
+    let k = colon;
+    if (text.charCodeAt(k - 1) === 32 || text.charCodeAt(k - 1) === 9) k--;
+    while (k > at && text.charCodeAt(k - 1) >= 48 && text.charCodeAt(k - 1) <= 57) k--;
+    if (k < colon && (text.charCodeAt(k - 1) === 32 || text.charCodeAt(k - 1) === 9)) k--;
+    const end = k;
+    while (k > at && /[\p{L}\p{M}]/u.test(text.charAt(k - 1))) k--;
+    if (k < end) return k;
+  }
+  return stop;
+}
+
+/** Where the list item at `at` ends: its separator, or `stop`. */
+function itemEnd(text: string, at: number, stop: number): number {
+  for (let i = at; i < stop; i++) if (/[,，、;；،]/.test(text.charAt(i))) return i;
+  return stop;
+}
+
+/** What may follow a name in its item: nothing, a role in brackets, blanks. */
+function itemRest(rest: string): boolean {
+  return /^(?:[(（][^)）]{0,30}[)）])?\.?$/u.test(rest.trim());
+}
+
+/** A closing phrase before a message's signer. */
+const CLOSING =
+  /(?<![\p{L}])(?:thanks(?: again)?|thank you|many thanks|cheers|regards|best|confirmed|will do|great|noted|grazie(?: mille)?|gracias|recibido, gracias|merci|danke|vielen dank|tack|takk|tak|kiitos|díky|děkuji|dziękuję|köszönöm|mulțumesc|hvala|bedankt|obrigad[oa]|спасибо|дякую|ευχαριστώ|teşekkürler|terima kasih|siap, bu|salamat|asante|cảm ơn(?: [\p{L}]+){0,2}|תודה|شكرا(?:ً)?(?: لك| لكم| جزيلا| جزيلاً)?|ممنون|감사합니다|ありがとう(?:ございます)?|承知しました|谢谢|謝謝|好的，收到|ขอบคุณ(?:ครับ|ค่ะ)?|პატივისცემით|Հարգանքով|শুভেচ্ছান্তে|ধন্যবাদ|நன்றி|धन्यवाद|सादर|с уважением|з повагою|z poważaniem|s pozdravem|üdvözlettel|με εκτίμηση|saygılarımla|hormat saya|trân trọng|敬具|此致|드림)[!.,，。！、،՝ \t]*/giu;
+const CLOSING_CUE = [CLOSING, new RegExp(CLOSING.source, "iuy")] as const;
+
+/** The signer after a closing phrase, last on its line or in the text ("Grazie mille! Elena", "… 민재 드림"). */
+function signerNames(text: string, out: PiiEntity[]): void {
+  for (const m of cues(text, CLOSING_CUE)) {
+    let at = m.index + m[0].length;
+    if (text.charAt(at) === "/") at++;
+    const name = nameAfter(text, at, 2);
+    if (!name) continue;
+    let end = name[1];
+    // Korean "드림"/"올림" ("from") after the name
+    const rest = text.slice(end, end + 4).replace(/^[ \t]?(?:드림|올림)/u, "");
+    end += text.slice(end, end + 4).length - rest.length;
+    if (!/^[ \t.!]*(?:\n|$)/u.test(text.slice(end, end + 3)) && !/^[ \t]*(?:\n|$)/.test(text.slice(end))) continue;
+    out.push(entity("name", text, name[0], name[1], 0.8));
+  }
+}
+
+/** where the next mention ("@Tâm", "u/ciara_mcgrath") starts at or after `from`: its "@" or "u/", or -1 */
+function mentionAt(text: string, from: number): number {
+  let at = text.indexOf("@", from);
+  let slash = text.indexOf("u/", from);
+  while (at >= 0 || slash >= 0) {
+    const i = slash < 0 || (at >= 0 && at < slash) ? at : slash;
+    const sign = i === at ? 1 : 2;
+    // an address's "@" has its local part before it; "u/" starts a word
+    if ((i === 0 || !MENTION_BEFORE.test(text.charAt(i - 1))) && /\p{L}/u.test(text.charAt(i + sign))) return i;
+    if (i === at) at = text.indexOf("@", at + 1);
+    else slash = text.indexOf("u/", slash + 1);
+  }
+  return -1;
+}
+const MENTION_BEFORE = /[\p{L}\p{N}_.@/]/u;
+/** a handle in lower case made of a name's parts: "lisa.haberl", "sven_ekdahl", "marta.kowalczyk" */
+const HANDLE_AT = /[\p{Ll}]{2,20}(?:[._][\p{Ll}]{1,20}){1,2}(?![\p{L}\p{N}_]|\.[\p{L}\p{N}])/uy;
+/** the author of a comment or post: "by stefan_kraus:", "Posted by gavin_mcleod »", "تعليق من …:", "תגובה של …:", "โดย …" */
+const AUTHOR =
+  /(?<![\p{L}])(?:(?:posted|replied|reply #?\d{1,5}|forum reply|comment|answer|written|sent|post) by|(?:коментар|комментарий|kommentar|commentaire|comentario|commento|komentarz)(?:[ \t]*:)?|تعليق من|رد من|پاسخ|תגובה של|ความคิดเห็นที่ \d{1,5} โดย|โดย)[ \t]+/giu;
+const AUTHOR_CUE = [AUTHOR, new RegExp(AUTHOR.source, "iuy")] as const;
+
+/** Whether a word is a name of the lists (given names, the gazetteer's given names and surnames). */
+const listedName = (word: string): boolean => isGivenName(word) || isFamilyName(word) || isGazetteerName(word);
+
+/** Whether every word of `name` is a listed name (a script without case has no list here: never). */
+function personish(name: string): boolean {
+  return name.split(" ").every((w) => !UNCASED.test(w) && listedName(w.replace(/\.$/, "")));
+}
+
+/** Whether a lower-case handle is made of a person's name: one part of it a given name or a family name. */
+function nameHandle(handle: string): boolean {
+  const parts = handle.split(/[._]/);
+  // every part a name or an initial ("linnea.h", "p.ferreira"), one of them no everyday word ("tiger_lily" is an alias)
+  return (
+    parts.every((p) => p.length <= 2 || listedName(p)) && parts.some((p) => p.length >= 3 && !isEnglishWord(p) && !isStopword(p))
+  );
+}
+
+/** Mentions and authors whose handle or name is a person's. */
+function mentionNames(text: string, out: PiiEntity[]): void {
+  for (let sign = mentionAt(text, 0); sign >= 0; sign = mentionAt(text, sign + 1)) {
+    const at = sign + (text.charCodeAt(sign) === 64 ? 1 : 2);
+    HANDLE_AT.lastIndex = at;
+    const handle = HANDLE_AT.exec(text);
+    if (handle) {
+      if (nameHandle(handle[0])) out.push(entity("name", text, at, at + handle[0].length, 0.9));
+      continue;
+    }
+    // "@Tâm", "@张晓明：", "@ปิยะนุช": one word of a name (two for scripts with blanks between name parts: "@Raúl Díaz")
+    const uncased = UNCASED.test(text.charAt(at));
+    const name = nameAfter(text, at, uncased ? 1 : 2);
+    // (a name in a script without blanks between words is short: "@は半角に変えてください" is a sentence)
+    if (
+      name &&
+      !(uncased && name[1] - name[0] > 8 && /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Thai}]/u.test(text.charAt(at)))
+    )
+      out.push(entity("name", text, name[0], name[1], 0.9));
+  }
+  for (const m of cues(text, AUTHOR_CUE)) {
+    const at = m.index + m[0].length;
+    HANDLE_AT.lastIndex = at;
+    const handle = HANDLE_AT.exec(text);
+    if (handle) {
+      if (nameHandle(handle[0])) out.push(entity("name", text, at, at + handle[0].length, 0.9));
+      continue;
+    }
+    const name = nameAfter(text, at, 3);
+    if (name && /^[ \t]*(?:[:：»]|به|@|\n|$)/u.test(text.slice(name[1], name[1] + 3)))
+      out.push(entity("name", text, name[0], name[1], 0.9));
+  }
+}
+
+/**
+ * "Vusi: ukhona?\nNomsa Khumalo: ngikhona": speakers at the starts of lines, without stamps, in a
+ * text that is a dialogue: two lines or more start so, and a speaker comes back or one is a
+ * given name of the lists (a form's labels, "Telefon:", "Adresse:", are neither).
+ */
+function dialogueNames(text: string, out: PiiEntity[]): void {
+  if (!text.includes("\n")) return;
+  const found: [number, number, string][] = [];
+  for (let line = 0; line >= 0 && line < text.length; line = text.indexOf("\n", line) + 1 || -1) {
+    const name = nameAfter(text, line, 3);
+    if (!name || !/^[ \t]?[:：]/.test(text.slice(name[1], name[1] + 2))) continue;
+    found.push([name[0], name[1], text.slice(name[0], name[1])]);
+  }
+  if (found.length < 2) return;
+  const names = found.map((f) => f[2]);
+  const repeated = (n: string) => names.filter((m) => m === n).length > 1;
+  // a dialogue: a speaker comes back, or one of them is a person's name of the lists
+  // (not a form: "Név:", "Nachname:" are labels)
+  if (names.some((n) => FIELD_LABELS.has(n.toLowerCase()))) return;
+  if (!names.some((n) => repeated(n) || personish(n))) return;
+  for (const [start, end, name] of found) if (repeated(name) || personish(name)) out.push(entity("name", text, start, end, 0.9));
+}
+
+/** Greetings before a name ("Habari Juma", "Gamarjoba Nino!", "Привіт, Андрію!", "مرحبا Sami،"). */
+const GREETING =
+  /(?<![\p{L}])(?:hi|hey|hello|dear|yo|oye|hola|buenas|ciao|salve|salut|coucou|bonjour|hallo|moin|servus|hej|hei|moi|terve|szia|cześć|ahoj|bok|zdravo|merhaba|selam|olá|oi|uy|yaar|arre|namaste|नमस्ते|habari|jambo|sawubona|kia ora|talofa|mabuhay|gamarjoba|barev|salam|привет|привіт|здравствуйте|вітаю|γεια(?: σου)?|שלום|مرحبا|السلام عليكم|سلام|你好|こんにちは|안녕|สวัสดี|xin chào|chào|ごめん|sorry)(?![\p{L}\p{M}])[ \t]*[,،!]?[ \t]*/giu;
+const GREETING_CUE = [GREETING, new RegExp(GREETING.source, "iuy")] as const;
+/** Honorifics and kin words after a name spoken to ("Farhad jan", "Tanvir bhai", "Priyanka di", "Ankit bhai"). */
+const AFTER_VOCATIVE =
+  /^[ \t](?:jan|joon|bhai|bhaiya|di|didi|dada|ji|sahib|saab|bey|hanım|abi|abla|khanum|anna|akka|ssi|kun|chan|san|sama|po|ate|kuya)[ \t]?[,!،]/u;
+
+/** A name spoken to: after a greeting, or at a message's start before a comma or a kin word ("Lars, hast du …"). */
+function vocativeNames(text: string, out: PiiEntity[]): void {
+  for (const m of cues(text, GREETING_CUE)) {
+    // a greeting opens a message: at the text's or a line's start, or after a sentence or a quote
+    if (m.index > 0 && !/(?:^|[\n.!?:"“«>—-])[ \t]*$/u.test(text.slice(Math.max(0, m.index - 4), m.index))) continue;
+    let at = m.index + m[0].length;
+    for (;;) {
+      HONORIFIC_AT.lastIndex = at;
+      const h = HONORIFIC_AT.exec(text);
+      if (!h) break;
+      at += h[0].length;
+    }
+    const name = nameAfter(text, at, 2);
+    if (!name) continue;
+    const after = text.slice(name[1], name[1] + 8);
+    if (!/^[ \t]*[,،!?:.]/.test(after) && !AFTER_VOCATIVE.test(after)) continue;
+    out.push(entity("name", text, name[0], name[1], STRONG));
+  }
+  // "Lars, …", "Tanvir bhai, …" at the start of the text or a line: a listed given name, or a kin word after it
+  for (let line = 0; line >= 0 && line < text.length; line = text.indexOf("\n", line) + 1 || -1) {
+    const name = nameAfter(text, line, 1);
+    if (!name) continue;
+    const after = text.slice(name[1], name[1] + 8);
+    const kin = AFTER_VOCATIVE.test(after);
+    if (!(kin || (/^[,،!][ \t]/.test(after) && isGivenName(text.slice(name[0], name[1]))))) continue;
+    out.push(entity("name", text, name[0], name[1], STRONG));
+  }
+}
+
+/** A given name in Latin letters glued to a word of another script ("Alex你好", "Kevinさん", "พี่Tomคะ", "ごめんEmma、"). */
+const GLUED =
+  /(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Thai}]|^|[ \t])\p{Lu}\p{Ll}{1,15}(?=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Thai}、，])/gu;
+
+function gluedNames(text: string, out: PiiEntity[]): void {
+  if (!/[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]/.test(text)) return;
+  for (const m of text.matchAll(GLUED))
+    if (isGivenName(m[0])) out.push(entity("name", text, m.index, m.index + m[0].length, 0.9));
+}
+
+// the first word of each cue of CLOSING, GREETING, AUTHOR, ROLES and ATTENDEES (keywords.ts hashes the first run of letters)
+gateWords(
+  THREAD_WORD,
+
+  // closings
+  (
+    "thanks thank many cheers regards best confirmed will great noted grazie gracias recibido merci danke vielen tack takk tak " +
+    "kiitos díky děkuji dziękuję köszönöm mulțumesc hvala bedankt obrigado obrigada спасибо дякую ευχαριστώ teşekkürler terima " +
+    "siap salamat asante cảm תודה شكراً شكرا ممنون 감사합니다 ありがとう ありがとうございます 承知しました 谢谢 謝謝 好的 ขอบคุณ " +
+    "ขอบคุณครับ ขอบคุณค่ะ პატივისცემით Հարգանքով শুভেচ্ছান্তে ধন্যবাদ நன்றி धन्यवाद सादर с з z s üdvözlettel με saygılarımla " +
+    "hormat trân 敬具 此致 드림 " +
+    // greetings
+    "hi hey hello dear yo oye hola buenas ciao salve salut coucou bonjour hallo moin servus hej hei moi terve szia cześć ahoj bok " +
+    "zdravo merhaba selam olá oi uy yaar arre namaste नमस्ते habari jambo sawubona kia talofa mabuhay gamarjoba barev salam " +
+    "привет привіт здравствуйте вітаю γεια שלום مرحبا السلام سلام 你好 こんにちは 안녕 สวัสดี xin chào ごめん sorry " +
+    // authors
+    "posted replied reply forum comment answer written sent post коментар комментарий kommentar commentaire comentario commento " +
+    "komentarz تعليق رد پاسخ תגובה ความคิดเห็นที่ โดย " +
+    // roles
+    "agent agente agents operator operatore operatrice operador operadora opérateur opératrice conseiller conseillère advisor adviser medewerker " +
+    "medewerkster medarbejder mitarbeiter mitarbeiterin sachbearbeiter work assigned handled customer client cliente klant " +
+    "kunde kundin asiakas klient клиент клієнт consultor consultora atendente nhân khách 상담원 고객 客服 客户 顾客 担当 お客様 " +
+    "الموظف الموظفة العميل پشتیبان مشتری נציג נציגה לקוח พนักงาน ลูกค้า " +
+    // attendees
+    "present attendees attendance attending participants apologies absent regrets anwesend teilnehmer teilnehmende " +
+    "entschuldigt присутствовали присутні отсутствовали aanwezig afwezig présents présentes excusés presentes ausentes " +
+    "presenti assenti obecni nieobecni přítomni omluveni jelen til närvarande tilstede fraværende läsnä poissa παρόντες " +
+    "απόντες الحضور الغائبون נוכחים נעדרים उपस्थित অনুপস্থিত উপস্থিত கலந்துகொண்டோர் 参会人 参会人员 与会人员 出席者 欠席者 出席 " +
+    "참석자 참석 불참 katılımcılar katılanlar hadir peserta ผู้เข้าร่วมประชุม ผู้เข้าร่วม thành tham"
+  ).split(" "),
+);
+
+export function findThreadNames(text: string): PiiEntity[] {
+  const out: PiiEntity[] = [];
+  if (text.includes("@") && text.includes("<")) mailNames(text, out);
+  mentionNames(text, out);
+  dialogueNames(text, out);
+  vocativeNames(text, out);
+  gluedNames(text, out);
+  chatNames(text, out);
+  roleNames(text, out);
+  attendeeNames(text, out);
+  signerNames(text, out);
+  return out;
+}
+
+/**
+ * Later mentions of a name found whole ("Present: Tariq Mahmood, … Action: Tariq to email …"): the
+ * first word of a name of two words or more (a given name in most of the world's orders), or a
+ * given name of the lists in any place, as a whole word elsewhere; a name in Han or Hangul (no
+ * blanks between its parts) as a whole, wherever it recurs. Occurrences inside another entity are left to it.
+ */
+export function coverNameRepeats(text: string, found: PiiEntity[]): PiiEntity[] {
+  const entities = withoutFalseWords(text, found);
+  const parts = new Set<string>();
+  for (const e of entities) {
+    if (e.type !== "name" || e.score < 0.85) continue;
+    const words = e.text.split(/[ \t]+/);
+    // Han and Hangul names recur whole ("李娜将合同…"); their parts are not words of their own
+    if (/^[\p{sc=Han}\p{sc=Hangul}]/u.test(e.text)) {
+      if (words.length === 1 && /^[\p{sc=Han}\p{sc=Hangul}]{2,4}$/u.test(e.text)) parts.add(e.text);
+      continue;
+    }
+    if (words.length === 1) continue;
+    for (const [k, w] of words.entries()) {
+      const bare = w.replace(/[.,]$/, "");
+      if (bare.length < 3 || !nameWord(bare)) continue;
+      const uncased = UNCASED.test(bare);
+      if (!uncased && !/^\p{Lu}\p{Ll}/u.test(bare)) continue;
+      // a given name of the lists anywhere in the name; the first word of a name found by its place
+      if (isGivenName(bare) || (k === 0 && e.score >= STRONG)) parts.add(bare);
+    }
+  }
+  if (parts.size === 0) return entities;
+  const added: PiiEntity[] = [];
+  let k = 0;
+  const sorted = entities;
+  for (const p of parts) {
+    const cjk = /^[\p{sc=Han}\p{sc=Hangul}]/u.test(p);
+    for (let at = text.indexOf(p); at >= 0; at = text.indexOf(p, at + 1)) {
+      const end = at + p.length;
+      if (!cjk && (WORD_CHAR.test(text.charAt(at - 1)) || WORD_CHAR.test(text.charAt(end)))) continue;
+      // inside or across an entity: left to it
+      while (k > 0 && (sorted[k - 1] as PiiEntity).end > at) k--;
+      while (k < sorted.length && (sorted[k] as PiiEntity).end <= at) k++;
+      if (k < sorted.length && (sorted[k] as PiiEntity).start < end) continue;
+      added.push(entity("name", text, at, end, 0.7));
+    }
+  }
+  if (added.length === 0) return entities;
+  // (two parts may meet in one place: the entities stay apart)
+  return resolveOverlaps([...entities, ...added]);
+}
+
+/**
+ * The names with leading words that are never a name taken off ("Teşekkürler Elif" is "Elif",
+ * "Medewerker Femke" is "Femke"), and those that are nothing else ("Ευχαριστώ", "Hr").
+ */
+function withoutFalseWords(text: string, entities: PiiEntity[]): PiiEntity[] {
+  let out: PiiEntity[] | null = null;
+  for (const [k, e] of entities.entries()) {
+    if (e.type !== "name") continue;
+    // the display name of a role address is a team's ("Amministrazione <info@…>")
+    const role = ROLE_ADDRESS.exec(text.slice(e.end, e.end + 24));
+    if (role && NOT_NAMES.has((role[1] as string).toLowerCase())) {
+      out ??= [...entities];
+      out[k] = null as unknown as PiiEntity;
+      continue;
+    }
+    let { start, end } = e;
+    const words = e.text.split(" ");
+    const falseWord = (w: string) => NOT_NAMES.has(w.replace(/[.,:!]$/, "").toLowerCase());
+    while (words.length > 0 && falseWord(words[0] as string)) start += (words.shift() as string).length + 1;
+    // (a last word is trimmed only when it is all there is: "Kwame Asante" is a name, "asante" a thanks)
+    if (words.length === 1 && falseWord(words[0] as string)) end -= (words.pop() as string).length + 1;
+    if (start === e.start && end === e.end) continue;
+    out ??= [...entities];
+    out[k] =
+      words.length === 0
+        ? (null as unknown as PiiEntity)
+        : { ...e, start, end, text: e.text.slice(start - e.start, end - e.start) };
+  }
+  return out ? out.filter((e) => e !== null) : entities;
+}
+
+/** a mail address in brackets right after a name: its local part */
+const ROLE_ADDRESS = /^[ \t]*\(?<([^@\s<>]{1,20})@/;
+
+/** what may not touch a repeated part: a letter, a digit, "_", "'" or "-" ("Jan" in "Pieter-Jan" is none) */
+const WORD_CHAR = /[\p{L}\p{M}\p{N}_'’-]/u;

@@ -1,0 +1,74 @@
+/**
+ * Names that a conversation's shape gives away (src/offline-engine/pii/names-thread.ts), written
+ * here by hand, apart from every eval set: mail attributions, chat exports, tickets, minutes,
+ * mentions, greetings and signers, with the look-alikes that must stay unmarked.
+ */
+import { describe, expect, test } from "bun:test";
+import { detectPii } from "../../src/offline-engine/pii";
+
+const names = (text: string): string[] => detectPii(text, { types: ["name"] }).map((e) => e.text);
+
+describe("names by their place in a conversation", () => {
+  test("the writer of a quoted mail, in any script, without the attribution's words", () => {
+    expect(names("Il giorno mar 3 mar 2026 alle ore 10:02 Tommaso Orlandini <t.orlandini@fastwebnet.it> ha scritto:")).toContain(
+      "Tommaso Orlandini",
+    );
+    expect(names("2026年3月3日(火) 10:02 松本 葵 <aoi.matsumoto@example.jp>:")).toContain("松本 葵");
+    expect(names("في الثلاثاء، 3 مارس 2026 كتب سامي الحداد <sami.haddad@example.com>:")).toContain("سامي الحداد");
+    // a role address names a team
+    expect(names("A: Amministrazione <info@condominio-verdi.it>")).toEqual([]);
+  });
+
+  test("the speakers of chat exports: stamp before or after, brackets, tabs", () => {
+    expect(names("[2026-03-01 09:12] Oksana P.: where are you?\n[2026-03-01 09:13] Taras: at the station")).toEqual([
+      "Oksana P.",
+      "Taras",
+    ]);
+    expect(names("3/1/26, 9:12 AM - Kwabena Mensah: ok see you")).toEqual(["Kwabena Mensah"]);
+    expect(names("Farida Osei [9:12 AM]: the keys are with the porter")).toEqual(["Farida Osei"]);
+    expect(names("2026/03/01(日) 21:03\t林 美穂\t明日ね")).toContain("林 美穂");
+  });
+
+  test("agents and customers of a ticket by their role", () => {
+    expect(names("Cliente: non funziona. Operatrice (Loredana): mi dà il codice?")).toContain("Loredana");
+    expect(names("Klant: het werkt niet. Medewerker Joost: welk nummer?")).toEqual(["Joost"]);
+    // a role word in a sentence is no turn
+    expect(names("Reply to this customer (Polish): dziękuję")).toEqual([]);
+  });
+
+  test("attendees of minutes, with honorifics, particles and roles in brackets; the next label ends the list", () => {
+    expect(names("Present: Aoife Brennan (chair), Hr. Matthias Vogt, Jet van Dam Actions: none")).toEqual([
+      "Aoife Brennan",
+      "Matthias Vogt",
+      "Jet van Dam",
+    ]);
+    expect(names("出席者：山口一郎、Anna Berg 議題：予算")).toEqual(["山口一郎", "Anna Berg"]);
+  });
+
+  test("later mentions of a name found whole", () => {
+    expect(names("Attendees: Ruairí Doyle, Meseret Tadesse Action: Meseret to call the bank.")).toEqual([
+      "Ruairí Doyle",
+      "Meseret Tadesse",
+      "Meseret",
+    ]);
+  });
+
+  test("mentions whose handle is a name; an alias is none", () => {
+    expect(names("@jonas.lindqvist can you send it?")).toEqual(["jonas.lindqvist"]);
+    expect(names("@nightowl77 can you send it?")).toEqual([]);
+    expect(names("Forum post by tiger_lily: my neighbour parks badly")).not.toContain("tiger_lily");
+  });
+
+  test("greetings and signers; a greeting or a closing word is never the name", () => {
+    expect(names("Hallo Wiebke, der Termin steht.")).toEqual(["Wiebke"]);
+    expect(names("Bonjour, je vous écris pour la facture.")).toEqual([]);
+    expect(names("Ευχαριστώ, Ελένη")).toEqual(["Ελένη"]);
+    expect(names("Recibido, gracias.\nMarisa")).toContain("Marisa");
+    expect(names("Dear Ms. Okonkwo, your parcel is ready.")).toEqual(["Okonkwo"]);
+  });
+
+  test("forms are no dialogues: their labels are never speakers", () => {
+    expect(names("Név: Kiss Borbála\nSzületési dátum: 1980.02.03.\nLakcím: 1051 Budapest")).not.toContain("Név");
+    expect(names("姓名：王芳\n手机：139 1088 2467\n邮箱：wf@example.cn")).not.toContain("手机");
+  });
+});
