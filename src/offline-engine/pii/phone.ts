@@ -208,7 +208,8 @@ export function orderNumberBefore(text: string, start: number): boolean {
 }
 
 /** "my no is", "mob no:", "ph. no." before a number */
-const MY_NUMBER = /\b(?:my|mob|mobile|ph|phone|cell|contact|whatsapp)\.?[ \t]{1,3}no\.?[ \t]{0,3}(?:is[ \t]{0,3})?[:#-]?[ \t]{0,3}$/i;
+const MY_NUMBER =
+  /\b(?:my|mob|mobile|ph|phone|cell|contact|whatsapp)\.?[ \t]{1,3}no\.?[ \t]{0,3}(?:is[ \t]{0,3})?[:#-]?[ \t]{0,3}$/i;
 /** India's mobiles as written: five and five digits, the first 6 to 9 ("98140 27753") */
 const INDIA_MOBILE = /^(?:\+91[ -]?)?[6-9]\d{4}[ -]\d{5}$/;
 
@@ -327,6 +328,11 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
   return [...kept, ...more].sort((a, b) => a.start - b.start);
 }
 
+const isDigitAt = (text: string, at: number): boolean => {
+  const c = text.charCodeAt(at);
+  return c >= 48 && c <= 57;
+};
+
 /** A number found on one line that may be the first or last part of one broken over two: national, fewer than nine digits. */
 function partOfNumber(found: string): boolean {
   return !found.startsWith("+") && found.replace(/\D/g, "").length < 9;
@@ -351,6 +357,8 @@ function phonesIn(text: string, written: string): PiiEntity[] {
     if ((glue === 45 || glue === 46) && !isLabel(glued) && !HEBREW_PREFIX.test(glued)) continue;
     // a second number right after one ("+91 80 4112 7755 / 98450-22177", "…, or 040 …") has the first's label
     const second = lastEnd >= 0 && start - lastEnd <= 8 && BETWEEN_NUMBERS.test(text.slice(lastEnd, start));
+    // a date and the hour of a time ("[03.12.2026 19:40]", "12/1/26 19:02"): no number
+    if (text.charCodeAt(start + raw.length) === 58 && isDigitAt(text, start + raw.length + 1)) continue;
     const score = phoneScore(raw, text, start, second);
     if (score > 0) {
       out.push(entity("phone_number", written, start, start + raw.length, score));
