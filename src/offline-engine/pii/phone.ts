@@ -328,6 +328,8 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
   return [...kept, ...more].sort((a, b) => a.start - b.start);
 }
 
+const YEAR_REFERENCE = /^\d{1,6}\/(?:19|20)\d\d$/;
+
 const isDigitAt = (text: string, at: number): boolean => {
   const c = text.charCodeAt(at);
   return c >= 48 && c <= 57;
@@ -342,30 +344,57 @@ function partOfNumber(found: string): boolean {
 function phonesIn(text: string, written: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   let lastEnd = -1;
-  for (const m of text.matchAll(CANDIDATE)) {
-    let raw = m[0];
-    // a leading "(" belongs to the number only when it closes later
-    let start = m.index;
-    if (raw.startsWith("(") && !raw.includes(")")) {
-      raw = raw.slice(1);
-      start++;
-    }
-    // after "word-" or "word.": only a label glued to its number ("fax-0 40 3218 771", "mob.+48…"), not a reference ("INV-2024 …")
-    const glue = text.charCodeAt(start - 1);
-    // (or a Hebrew one-letter prefix: "ב-054-331-8826")
-    const glued = labelWord(text, Math.max(0, start - 16), start - 1);
-    if ((glue === 45 || glue === 46) && !isLabel(glued) && !HEBREW_PREFIX.test(glued)) continue;
-    // a second number right after one ("+91 80 4112 7755 / 98450-22177", "…, or 040 …") has the first's label
-    const second = lastEnd >= 0 && start - lastEnd <= 8 && BETWEEN_NUMBERS.test(text.slice(lastEnd, start));
-    // a date and the hour of a time ("[03.12.2026 19:40]", "12/1/26 19:02"): no number
-    if (text.charCodeAt(start + raw.length) === 58 && isDigitAt(text, start + raw.length + 1)) continue;
-    const score = phoneScore(raw, text, start, second);
-    if (score > 0) {
-      out.push(entity("phone_number", written, start, start + raw.length, score));
-      lastEnd = start + raw.length;
+  CANDIDATE.lastIndex = 0;
+  for (let m = CANDIDATE.exec(text); m !== null; m = CANDIDATE.exec(text)) {
+    const next = CANDIDATE.lastIndex;
+    const score = candidateScore(text, written, m, lastEnd, out);
+    if (score > 0) lastEnd = (out[out.length - 1] as PiiEntity).end;
+    else {
+      // a number after a short one that took it in ("plot 9 07814 220 937", "(דירה 3) 054-662-1903"): tried again from its second group
+      const again = secondGroup(m[0]);
+      CANDIDATE.lastIndex = again > 0 ? m.index + again : next;
     }
   }
   return out;
+}
+
+/** Where the second group of a candidate starts when its first is of one to three digits and a number starts there, else 0. */
+function secondGroup(raw: string): number {
+  let k = raw.charCodeAt(0) === 40 ? 1 : 0;
+  const from = k;
+  while (k < raw.length && isDigitAt(raw, k)) k++;
+  if (k === from || k - from > 3 || k >= raw.length) return 0;
+  while (k < raw.length && !isDigitAt(raw, k) && raw.charCodeAt(k) !== 43) k++;
+  // (a number of its own starts with "+" or a trunk 0 or 8: "07814 …", "054-…", "8-913-…"; not "0000 0000 0008")
+  const c = raw.charCodeAt(k);
+  const trunk =
+    c === 43 ||
+    (c === 48 && isDigitAt(raw, k + 1) && raw.charCodeAt(k + 1) !== 48) ||
+    (c === 56 && (raw.charCodeAt(k + 1) === 45 || raw.charCodeAt(k + 1) === 32 || raw.charCodeAt(k + 1) === 40));
+  return k < raw.length && trunk ? k : 0;
+}
+
+/** The score of the candidate `m` (0: none), its entity pushed on `out` when it is a number. */
+function candidateScore(text: string, written: string, m: RegExpExecArray, lastEnd: number, out: PiiEntity[]): number {
+  let raw = m[0];
+  // a leading "(" belongs to the number only when it closes later
+  let start = m.index;
+  if (raw.startsWith("(") && !raw.includes(")")) {
+    raw = raw.slice(1);
+    start++;
+  }
+  // after "word-" or "word.": only a label glued to its number ("fax-0 40 3218 771", "mob.+48…"), not a reference ("INV-2024 …")
+  const glue = text.charCodeAt(start - 1);
+  // (or a Hebrew one-letter prefix: "ב-054-331-8826")
+  const glued = labelWord(text, Math.max(0, start - 16), start - 1);
+  if ((glue === 45 || glue === 46) && !isLabel(glued) && !HEBREW_PREFIX.test(glued)) return 0;
+  // a second number right after one ("+91 80 4112 7755 / 98450-22177", "…, or 040 …") has the first's label
+  const second = lastEnd >= 0 && start - lastEnd <= 8 && BETWEEN_NUMBERS.test(text.slice(lastEnd, start));
+  // a date and the hour of a time ("[03.12.2026 19:40]", "12/1/26 19:02"): no number
+  if (text.charCodeAt(start + raw.length) === 58 && isDigitAt(text, start + raw.length + 1)) return 0;
+  const score = phoneScore(raw, text, start, second);
+  if (score > 0) out.push(entity("phone_number", written, start, start + raw.length, score));
+  return score;
 }
 
 /**
@@ -419,6 +448,8 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
     groups++;
   }
   if (digits < 7 || digits > 15) return 0;
+  // a case's or a file's number and its year ("الدعوى رقم 1487/2026", "Az. 2291/2025")
+  if (YEAR_REFERENCE.test(main)) return 0;
   if (open !== close) return 0;
   // single digits after the first two groups are lists or versions, not phone numbers (but an
   // international number may hold one: Brazil's mobile "+55 (31) 9 9418-2273")

@@ -178,6 +178,8 @@ export function knownIssuer(d: string): boolean {
   if (p2 === 35) return d.length >= 16; // JCB
   if (p2 === 36 || p2 === 38 || p2 === 30) return d.length >= 14; // Diners
   if (p2 === 62) return d.length >= 16; // UnionPay
+  // Maestro's and Solo's UK and Irish ranges ("6767 7042 1983 0558")
+  if (p4 === 6304 || p4 === 6759 || p4 === 6761 || p4 === 6763 || p4 === 6767 || p4 === 6771) return d.length >= 16;
   return false;
 }
 
