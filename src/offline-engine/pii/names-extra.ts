@@ -9,10 +9,10 @@
  * follows or precedes are no person.
  */
 import { hasNonAscii } from "./chars";
-import { isEnglishWord, isGazetteerName, isStopword, isStopwordLower } from "./gazetteer";
+import { isEnglishWord, isEnglishWordAt, isGazetteerName, isStopword, isStopwordLower } from "./gazetteer";
 import { isFamilyName, isGivenName } from "./given-names";
 import { nameTokens, tokenEnds, tokenStarts } from "./keywords";
-import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS } from "./name-lists";
+import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, NOT_NAME_WORDS_AT } from "./name-lists";
 import { knownPlace, placeAfterNumber } from "./names-place";
 import { entity, type PiiEntity } from "./types";
 
@@ -201,15 +201,32 @@ function isWordChar(ch: string | undefined): boolean {
   return WORD_CHARS.test(ch);
 }
 
+/** isWordChar of the code unit at `at` of the text (an ASCII one by its code) */
+function wordCharAt(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  if (c < 0x80) return (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+  return !Number.isNaN(c) && WORD_CHARS.test(text[at] as string);
+}
+
 /** The lower-case word that ends at `end` (before spaces and one "," or ":"), or "". */
 function wordBefore(text: string, end: number): string {
+  // (read by character code: it runs for every run the pass weighs)
   let k = end;
-  while (k > 0 && (text[k - 1] === " " || text[k - 1] === "\t")) k--;
-  if (k > 0 && (text[k - 1] === "," || text[k - 1] === ":")) k--;
-  while (k > 0 && (text[k - 1] === " " || text[k - 1] === "\t")) k--;
+  while (k > 0 && isBlankCode(text.charCodeAt(k - 1))) k--;
+  if (k > 0 && (text.charCodeAt(k - 1) === 44 || text.charCodeAt(k - 1) === 58)) k--;
+  while (k > 0 && isBlankCode(text.charCodeAt(k - 1))) k--;
   let s = k;
-  while (s > 0 && (isWordChar(text[s - 1]) || text[s - 1] === "'" || text[s - 1] === "’")) s--;
-  return text.slice(s, k).toLowerCase();
+  while (s > 0) {
+    const c = text.charCodeAt(s - 1);
+    if (
+      c < 0x80
+        ? (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 39
+        : c === 0x2019 || WORD_CHARS.test(text[s - 1] as string)
+    )
+      s--;
+    else break;
+  }
+  return s === k ? "" : text.slice(s, k).toLowerCase();
 }
 
 /** The word right after `at` past blanks (as written), or "". */
@@ -247,6 +264,16 @@ function nameLike(word: string): boolean {
   // the cheapest tests first: an everyday word (one hash) rejects most capitalised words of English text
   if (isEnglishWord(word) && !GIVEN_NAMES.has(word)) return false;
   // (most words have no apostrophe: the pattern is tried only on those that do)
+  if ((word.includes("'") || word.includes("’")) && CONTRACTION.test(word)) return false;
+  const lower = word.toLowerCase();
+  return !isStopwordLower(lower) && !GREETINGS.has(lower);
+}
+
+/** nameLike(text.slice(from, to)), the copy made only for a word that the first tests leave open */
+function nameLikeAt(text: string, from: number, to: number): boolean {
+  if (NOT_NAME_WORDS_AT.hasAt(text, from, to)) return false;
+  const word = text.slice(from, to);
+  if (isEnglishWordAt(text, from, to) && !GIVEN_NAMES.has(word)) return false;
   if ((word.includes("'") || word.includes("’")) && CONTRACTION.test(word)) return false;
   const lower = word.toLowerCase();
   return !isStopwordLower(lower) && !GREETINGS.has(lower);
@@ -348,34 +375,41 @@ function placeOrFirm(text: string, start: number, end: number): boolean {
     if (
       prev &&
       prevStart > 0 &&
-      /\p{Lu}/u.test(text[prevStart] as string) &&
-      /[ \t]/.test(text[prevStart - 1] as string) &&
+      upperAt(text, prevStart) &&
+      isBlankCode(text.charCodeAt(prevStart - 1)) &&
       STREET_BEFORE.has(wordBefore(text, prevStart))
     )
       return true;
   }
   // the run's own last word is such a word ("Rosa Parks Square"), or its first a place's ("Gran Vía")
   let w = end;
-  while (w > start && isWordChar(text[w - 1])) w--;
+  while (w > start && wordCharAt(text, w - 1)) w--;
   if (w > start && PLACE_AFTER.has(text.slice(w, end).toLowerCase())) return true;
   let f = start;
-  while (f < end && isWordChar(text[f])) f++;
+  while (f < end && wordCharAt(text, f)) f++;
   if (f < end && PLACE_BEFORE.has(text.slice(start, f))) return true;
   let k = start;
-  while (k > 0 && text[k - 1] === " ") k--;
-  if (k >= 3 && text[k - 1] === "s" && (text[k - 2] === "'" || text[k - 2] === "’")) {
+  while (k > 0 && text.charCodeAt(k - 1) === 32) k--;
+  if (k >= 3 && text.charCodeAt(k - 1) === 115 && (text.charCodeAt(k - 2) === 39 || text.charCodeAt(k - 2) === 0x2019)) {
     // a capitalised owner ("Buffett's"), not a contraction ("it's", "that's")
     let o = k - 2;
-    while (o > 0 && isWordChar(text[o - 1])) o--;
-    if (o < k - 2 && /^\p{Lu}/u.test(text[o] as string)) return true;
+    while (o > 0 && wordCharAt(text, o - 1)) o--;
+    if (o < k - 2 && upperAt(text, o)) return true;
   }
   let s = k;
-  while (s > 0 && isWordChar(text[s - 1])) s--;
+  while (s > 0 && wordCharAt(text, s - 1)) s--;
   if (k < start && PLACE_BEFORE.has(text.slice(s, k))) return true;
   // after a house number, a postcode or a flat, where an address names its place ("69003 Lyon", "Tower 3, Taikoo Shing"),
   // or a town or city of the list with no person's cue before it ("Addis Ababa")
   return placeAfterNumber(text, start, end) || knownPlace(text, start, end);
 }
+
+/** /\p{Lu}/u on the code unit at `at` (an ASCII one by its code) */
+function upperAt(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  return c < 0x80 ? c >= 65 && c <= 90 : UPPER.test(text[at] as string);
+}
+const UPPER = /\p{Lu}/u;
 
 /** The evidence for a capitalised run at [start, end): a score, or 0. */
 function runScore(text: string, start: number, end: number, words: string[]): number {
@@ -1035,6 +1069,14 @@ function nameInRun(text: string, start: number, word: string): boolean {
   return nameLike(word) || (nameLabelBefore(text, start) && !isEnglishWord(word) && isGivenName(word));
 }
 
+/** nameInRun of the word text[from, to) */
+function nameInRunAt(text: string, start: number, from: number, to: number): boolean {
+  return (
+    nameLikeAt(text, from, to) ||
+    (nameLabelBefore(text, start) && !isEnglishWordAt(text, from, to) && isGivenName(text.slice(from, to)))
+  );
+}
+
 export function findMoreNames(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   const count = nameTokens(text);
@@ -1055,7 +1097,7 @@ export function findMoreNames(text: string): PiiEntity[] {
       i++;
       continue;
     }
-    if (!nameInRun(text, start, text.slice(start, firstEnd))) {
+    if (!nameInRunAt(text, start, start, firstEnd)) {
       i++;
       continue;
     }
@@ -1070,7 +1112,7 @@ export function findMoreNames(text: string): PiiEntity[] {
       if (!capitalisedAt(text, s, e)) continue;
       const w = text.slice(s, e);
       words.push(w);
-      if (k > i && PARTICLES.has(text.slice(tokenStarts[k - 1] as number, tokenEnds[k - 1] as number)) && !isEnglishWord(w))
+      if (k > i && particleAt(text, tokenStarts[k - 1] as number, tokenEnds[k - 1] as number) && !isEnglishWord(w))
         (afterParticle ??= new Set()).add(w);
     }
     // a run that goes on into an everyday word ("Card holder: Ville Hakala Card no.") keeps its words before it

@@ -13,8 +13,9 @@ import { tickCpuBudget } from "../budget";
 import { isSpace } from "./chars";
 import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
 import { nameTokens, tokenEnds, tokenStarts } from "./keywords";
-import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, SURNAME_PARTICLES } from "./name-lists";
+import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, NOT_NAME_WORDS_AT, SURNAME_PARTICLES } from "./name-lists";
 import { entity, type PiiEntity } from "./types";
+import { TextSet } from "./word-filter";
 
 /**
  * A set of ASCII words, looked up by a range of a text (in lower case, or as written) without
@@ -78,6 +79,7 @@ const TITLE_WORDS = new WordSet(
 );
 /** Titles that start no name themselves ("Dear Sr. Vassallo": the name is "Vassallo"). */
 const NOT_NAME_TITLES = new Set("Sr Sra Srta Sig Pan Pani Mme Mlle Dott Ing Hr Fr Sen Sr".split(" "));
+const NOT_NAME_TITLES_AT = new TextSet(NOT_NAME_TITLES);
 
 /**
  * Cues for a single capitalised word that the gazetteer knows ("I spoke to Garnier", "according
@@ -185,6 +187,34 @@ function isCapitalized(word: string): boolean {
   return false;
 }
 
+/** isCapitalized of the word at token `k`, read in the text while it is ASCII */
+function capitalizedAt(text: string, k: number): boolean {
+  const s = starts[k];
+  const e = ends[k];
+  const f = text.charCodeAt(s);
+  if (f >= 0x80) return isCapitalized(wordAt(text, k));
+  if (f < 65 || f > 90) return false;
+  if (contractionAt(text, s, e)) return false;
+  if (e - s === 1) return true;
+  for (let p = s + 1; p < e; p++) {
+    const c = text.charCodeAt(p);
+    if (c >= 97 && c <= 122) return true;
+    if (c >= 0x80) return isCapitalized(wordAt(text, k));
+  }
+  return false;
+}
+
+/** isContraction(text.slice(s, e)) */
+function contractionAt(text: string, s: number, e: number): boolean {
+  const n = e - s;
+  if (n < 2) return false;
+  const last = text.charCodeAt(e - 1);
+  if ((last === 0x6d || last === 0x64 || last === 0x74) && isApostrophe(text.charCodeAt(e - 2))) return true;
+  if (n < 3 || !isApostrophe(text.charCodeAt(e - 3))) return false;
+  const prev = text.charCodeAt(e - 2);
+  return (prev === 0x6c && last === 0x6c) || ((prev === 0x76 || prev === 0x72) && last === 0x65);
+}
+
 export function findNames(text: string): PiiEntity[] {
   const count = tokenize(text);
   const out: PiiEntity[] = [];
@@ -197,11 +227,14 @@ export function findNames(text: string): PiiEntity[] {
       i++;
       continue;
     }
-    const firstWord = wordAt(text, i);
-    if (!isCapitalized(firstWord) || NOT_NAME_WORDS.has(firstWord) || NOT_NAME_TITLES.has(firstWord)) {
+    // (read in the text: the word becomes a string only when it may start a name)
+    const s = starts[i];
+    const e = ends[i];
+    if (!capitalizedAt(text, i) || NOT_NAME_WORDS_AT.hasAt(text, s, e) || NOT_NAME_TITLES_AT.hasAt(text, s, e)) {
       i++;
       continue;
     }
+    const firstWord = wordAt(text, i);
     const run = runFrom(text, count, i);
     const length = run - i;
     const score = nameScore(text, starts[i], ends[run - 1], firstWord, length, i, run);

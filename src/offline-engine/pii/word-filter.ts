@@ -33,3 +33,56 @@ export class WordFilter {
     return this.words.has(text.slice(from, to).toLowerCase());
   }
 }
+
+/**
+ * A set of words looked up by a range of a text, as written (no case folding), without making a
+ * string of it: the range is hashed (FNV-1a over its UTF-16 code units) into an open-addressed
+ * table, then compared. `hasAt(text, from, to)` is `set.has(text.slice(from, to))`, where the
+ * slice would be a new string each time.
+ */
+export class TextSet {
+  private readonly words: string[];
+  private readonly hashes: Int32Array;
+  /** index + 1 into words of each slot, 0 when empty */
+  private readonly slots: Int32Array;
+  private readonly mask: number;
+
+  constructor(words: Iterable<string>) {
+    this.words = [...new Set(words)];
+    let size = 8;
+    while (size < this.words.length * 4) size *= 2;
+    this.mask = size - 1;
+    this.slots = new Int32Array(size);
+    this.hashes = new Int32Array(size);
+    for (let w = 0; w < this.words.length; w++) {
+      const word = this.words[w] as string;
+      const h = TextSet.hash(word, 0, word.length);
+      let s = h & this.mask;
+      while (this.slots[s] !== 0) s = (s + 1) & this.mask;
+      this.slots[s] = w + 1;
+      this.hashes[s] = h;
+    }
+  }
+
+  private static hash(text: string, from: number, to: number): number {
+    let h = 0x811c9dc5;
+    for (let i = from; i < to; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+    return h | 0;
+  }
+
+  /** Whether text[from, to) is one of the words. */
+  hasAt(text: string, from: number, to: number): boolean {
+    const h = TextSet.hash(text, from, to);
+    const n = to - from;
+    for (let s = h & this.mask; ; s = (s + 1) & this.mask) {
+      const w = this.slots[s] as number;
+      if (w === 0) return false;
+      if (this.hashes[s] !== h) continue;
+      const word = this.words[w - 1] as string;
+      if (word.length !== n) continue;
+      let i = 0;
+      while (i < n && text.charCodeAt(from + i) === word.charCodeAt(i)) i++;
+      if (i === n) return true;
+    }
+  }
+}
