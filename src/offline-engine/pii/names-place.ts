@@ -12,7 +12,7 @@ import { isGazetteerName } from "./gazetteer";
 import { isFamilyName, isGivenName } from "./given-names";
 import { GIVEN_NAMES } from "./name-lists";
 import { introBefore } from "./names";
-import { isPlaceName } from "./places";
+import { isPlaceNameAt } from "./places";
 
 /** the token before a run: what it is and how it is set off (", " or one blank) */
 const BEFORE = /(?:^|[\s(])([^\s]{0,12}\d[^\s,]{0,12})(,?)[ \t]$/u;
@@ -30,8 +30,26 @@ function endsLine(text: string, end: number): boolean {
   return /^[ \t]{0,4}[.!?;]?[ \t]{0,4}(?:\r?\n|$)/.test(text.slice(end, end + 8));
 }
 
+/**
+ * Whether BEFORE may match before `start`: a blank or tab right before it, and a digit among the
+ * characters before that back to an ASCII blank or line break (every \s is such a break or
+ * outside ASCII, so the run read holds the token BEFORE needs), within its 24-character window.
+ */
+function digitTokenBefore(text: string, start: number): boolean {
+  const c = text.charCodeAt(start - 1);
+  if (c !== 32 && c !== 9) return false;
+  const lo = Math.max(0, start - 24);
+  for (let k = start - 2; k >= lo; k--) {
+    const d = text.charCodeAt(k);
+    if (d >= 48 && d <= 57) return true;
+    if (d === 32 || (d >= 9 && d <= 13)) return false;
+  }
+  return false;
+}
+
 export function placeAfterNumber(text: string, start: number, end: number): boolean {
   if (start === 0 || lineStartsAt(text, start)) return false;
+  if (!digitTokenBefore(text, start)) return false;
   const m = BEFORE.exec(text.slice(Math.max(0, start - 24), start));
   if (!m) return false;
   const token = m[1] as string;
@@ -59,8 +77,8 @@ const PLACE_END = /^[ \t]{0,4}(?:[,;)\]]|\r?\n|$|\d{3,}|-[ \t]?[A-Z]{2}(?![\p{L}
  * place: after a comma and before a comma, the line's end, a postcode or a state.
  */
 export function knownPlace(text: string, start: number, end: number): boolean {
+  if (!isPlaceNameAt(text, start, end) || introBefore(text, start) !== null) return false;
   const run = text.slice(start, end);
-  if (!isPlaceName(run) || introBefore(text, start) !== null) return false;
   if (run.includes(" ") || run.includes("-")) return true;
   if (!GIVEN_NAMES.has(run) && !isGivenName(run)) return true;
   const before = text.slice(Math.max(0, start - 3), start);

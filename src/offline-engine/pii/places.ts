@@ -65,8 +65,28 @@ const places = slicedEngine("pii-place-gazetteer", function* () {
     pos = end;
     if (population >= PLACE_POPULATION && nameFrom >= 0) names.add(placeKey(decoder.decode(bytes.subarray(nameFrom, nameTo))));
   }
-  return names;
+  yield;
+  // one bit for each key's hash: a run whose bit is clear is no place, told without a copy or a look into the set
+  const filter = new Uint32Array(FILTER_BITS >>> 5);
+  for (const key of names) {
+    const h = keyHash(key, 0, key.length);
+    filter[h >>> 5] |= 1 << (h & 31);
+  }
+  return { names, filter };
 });
+
+/** the bits of the places' filter (32 KB): about one in ten runs that are no place find their bit set */
+const FILTER_BITS = 1 << 18;
+
+/** FNV-1a of text[from, to) in ASCII lower case (the UTF-16 code units), cut to FILTER_BITS */
+function keyHash(text: string, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), 0x01000193);
+  }
+  return (h >>> 0) & (FILTER_BITS - 1);
+}
 
 /** A place's name as looked up: folded, lower case, blanks and dashes as one blank. */
 function placeKey(name: string): string {
@@ -76,5 +96,26 @@ function placeKey(name: string): string {
 
 /** Whether `run` ("Addis Ababa", "Ramat Gan", "Lyon") names a town or city of the list. */
 export function isPlaceName(run: string): boolean {
-  return places().has(placeKey(run));
+  return places().names.has(placeKey(run));
+}
+
+/**
+ * isPlaceName(text.slice(from, to)). A run of printable ASCII with no "-" and no two blanks in a
+ * row is its own key in lower case: its hash's bit in the filter, when clear, says no.
+ */
+export function isPlaceNameAt(text: string, from: number, to: number): boolean {
+  const { names, filter } = places();
+  let plain = true;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 45 || (c === 32 && i > from && text.charCodeAt(i - 1) === 32)) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) {
+    const h = keyHash(text, from, to);
+    if ((filter[h >>> 5] & (1 << (h & 31))) === 0) return false;
+  }
+  return names.has(placeKey(text.slice(from, to)));
 }
