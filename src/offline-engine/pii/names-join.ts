@@ -69,8 +69,56 @@ const LOCATIVES = new Set(
 
 /** The word that ends right before `at` (past blanks), lower case. */
 function wordBefore(text: string, at: number): string {
+  // (ASCII read by character code; the pattern decides where a character outside ASCII stands)
+  const lo = Math.max(0, at - 16);
+  let k = at;
+  while (k > lo && isBlankCode(text.charCodeAt(k - 1))) k--;
+  if (k === at || at - k > 4) return "";
+  let s = k;
+  while (s > lo) {
+    const c = text.charCodeAt(s - 1);
+    if (c >= 0x80) return wordBeforeByPattern(text, at);
+    if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122))) break;
+    s--;
+  }
+  return s === k ? "" : text.slice(s, k).toLowerCase();
+}
+
+function wordBeforeByPattern(text: string, at: number): string {
   const m = /([\p{L}]{1,16})[ \t]{1,4}$/u.exec(text.slice(Math.max(0, at - 16), at));
   return m ? (m[1] as string).toLowerCase() : "";
+}
+
+const isBlankCode = (c: number): boolean => c === 32 || c === 9;
+
+/**
+ * Whether the nearest character before `start` past blanks (at least one), not before `lo`, is one
+ * of `marks`: the last character NICK_BEFORE or SURNAME_BEFORE needs before their blanks.
+ */
+function markBeforeBlanks(text: string, lo: number, start: number, marks: string): boolean {
+  let k = start;
+  while (k > lo && isBlankCode(text.charCodeAt(k - 1))) k--;
+  return k < start && k > lo && marks.includes(text[k - 1] as string);
+}
+
+/**
+ * Whether CONJ_BEFORE's conjunction on text[lo, start) may be one of CONJUNCTIONS: the letters (and
+ * "&") between a blank and the blanks that end the window, which the pattern takes as its
+ * conjunction; true when a character outside ASCII leaves it to the pattern.
+ */
+function conjunctionBefore(text: string, lo: number, start: number): boolean {
+  let k = start;
+  while (k > lo && isBlankCode(text.charCodeAt(k - 1))) k--;
+  if (k === start) return false;
+  let s = k;
+  while (s > lo) {
+    const c = text.charCodeAt(s - 1);
+    if (c >= 0x80) return true;
+    if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 38)) break;
+    s--;
+  }
+  if (s === k || k - s > 5) return false;
+  return CONJUNCTIONS.has(text.slice(s, k).toLowerCase());
 }
 
 /** A surname written first: a name of the lists, or in capitals and no everyday word. */
@@ -124,6 +172,7 @@ const NICK_BEFORE =
 /** The start of a surname found alone once a given name and a nickname before it are taken in, or -1. */
 function nicknameStart(text: string, start: number): number {
   const lo = Math.max(0, start - 60);
+  if (!markBeforeBlanks(text, lo, start, "\"”»’'")) return -1;
   const m = NICK_BEFORE.exec(text.slice(lo, start));
   if (!m) return -1;
   const given = m[1] as string;
@@ -134,6 +183,7 @@ function nicknameStart(text: string, start: number): number {
 /** The start of a name once "SURNAME, " before it is taken in, or -1 (also when a name found ends there: a list). */
 function invertedStart(text: string, start: number, entities: PiiEntity[]): number {
   const lo = Math.max(0, start - 40);
+  if (!markBeforeBlanks(text, lo, start, ",")) return -1;
   const m = SURNAME_BEFORE.exec(text.slice(lo, start));
   if (!m || !surnameFirst(m[1] as string)) return -1;
   const at = lo + m.index + m[0].length - m[0].replace(/^[^\p{L}]*/u, "").length;
@@ -151,7 +201,7 @@ function coordinated(text: string, start: number, end: number): [number, number]
       return [end + after[0].length - (after[2] as string).length, end + after[0].length];
   }
   const lo = Math.max(0, start - 40);
-  const before = CONJ_BEFORE.exec(text.slice(lo, start));
+  const before = conjunctionBefore(text, lo, start) ? CONJ_BEFORE.exec(text.slice(lo, start)) : null;
   if (before) {
     const conj = (before[2] as string).toLowerCase();
     const word = before[1] as string;
@@ -163,9 +213,34 @@ function coordinated(text: string, start: number, end: number): [number, number]
   return null;
 }
 
+/** A character that may be \p{Lu} (an ASCII capital, or any character outside ASCII) at `at`. */
+function mayBeUpper(text: string, at: number): boolean {
+  const c = text.charCodeAt(at);
+  return (c >= 65 && c <= 90) || c >= 0x80;
+}
+
+/** CAPS_PAIR's necessary condition, read at each ", ": two characters that may be capitals on each side. */
+function capsAroundComma(text: string): boolean {
+  for (let p = text.indexOf(", "); p >= 0; p = text.indexOf(", ", p + 1))
+    if (p >= 2 && mayBeUpper(text, p - 2) && mayBeUpper(text, p - 1) && mayBeUpper(text, p + 2) && mayBeUpper(text, p + 3))
+      return true;
+  return false;
+}
+
+/** INITIAL_SURNAME_QUICK's necessary condition, read at each ".": a capital before it, one after it (past a blank), then a letter. */
+function capitalBeforePeriod(text: string): boolean {
+  for (let p = text.indexOf("."); p >= 0; p = text.indexOf(".", p + 1)) {
+    if (p < 1 || !mayBeUpper(text, p - 1)) continue;
+    const q = text.charCodeAt(p + 1) === 32 ? p + 2 : p + 1;
+    const c = text.charCodeAt(q + 1);
+    if (mayBeUpper(text, q) && ((c >= 97 && c <= 122) || c >= 0x80)) return true;
+  }
+  return false;
+}
+
 /** Names in capitals written surname first: "GARCIA, ROBERTO" (the second a listed given name). */
 function capsInverted(text: string, entities: PiiEntity[]): PiiEntity[] {
-  if (!CAPS_PAIR.test(text)) return entities;
+  if (!capsAroundComma(text) || !CAPS_PAIR.test(text)) return entities;
   let out = entities;
   for (const m of text.matchAll(CAPS_INVERTED)) {
     const surname = m[1] as string;
@@ -185,7 +260,7 @@ const INITIAL_SURNAME_QUICK = /\p{Lu}\. ?\p{Lu}\p{Ll}/u;
 
 /** Initials before a family name of the lists, no everyday word and no town ("attendees: J. Kowalski, M. Nowicka"). */
 function initialNames(text: string, entities: PiiEntity[]): PiiEntity[] {
-  if (!INITIAL_SURNAME_QUICK.test(text)) return entities;
+  if (!capitalBeforePeriod(text) || !INITIAL_SURNAME_QUICK.test(text)) return entities;
   const added: PiiEntity[] = [];
   for (const m of text.matchAll(INITIAL_SURNAME)) {
     const surname = m[1] as string;

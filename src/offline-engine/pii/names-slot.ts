@@ -73,6 +73,8 @@ function nameValue(value: string): boolean {
 }
 
 function keyedNames(f: SlotFinds): void {
+  // every form of KEY_VALUE has a ":" or a "=" after its key: a text with neither has no such field
+  if (!f.text.includes(":") && !f.text.includes("=")) return;
   let seen = 0;
   for (const { at, m } of keyedFields(f.text, KEY_STEMS, KEY_VALUE, 24, '"')) {
     // (each find is checked against the others: a text of thousands of them is no record, and stops there)
