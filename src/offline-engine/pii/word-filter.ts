@@ -5,8 +5,11 @@
  * whose first two letters are not ASCII is always looked up.
  */
 export class WordFilter {
-  private readonly bits = new Uint8Array(16 * 16384);
+  /** one bit for each (length up to 15, first letter, second letter): 32 KB */
+  private readonly bits = new Uint32Array((16 * 16384) >>> 5);
   private readonly words: ReadonlySet<string>;
+  /** the words of printable ASCII (lower case), looked up by a range without a copy */
+  private readonly ascii: TextSet;
 
   constructor(words: Iterable<string>) {
     const all = new Set<string>();
@@ -15,9 +18,13 @@ export class WordFilter {
       all.add(l);
       const a = l.charCodeAt(0);
       const b = l.length > 1 ? l.charCodeAt(1) : 0;
-      if (a < 128 && b < 128) this.bits[(Math.min(l.length, 15) << 14) | (a << 7) | b] = 1;
+      if (a < 128 && b < 128) {
+        const key = (Math.min(l.length, 15) << 14) | (a << 7) | b;
+        this.bits[key >>> 5] |= 1 << (key & 31);
+      }
     }
     this.words = all;
+    this.ascii = new TextSet([...all].filter((l) => /^[ -~]*$/.test(l)));
   }
 
   /** Whether text[from, to) (any case) is a word of the list. */
@@ -28,8 +35,11 @@ export class WordFilter {
     const b = n > 1 ? text.charCodeAt(from + 1) : 0;
     if (a < 128 && b < 128) {
       const key = (Math.min(n, 15) << 14) | ((a | (a >= 65 && a <= 90 ? 32 : 0)) << 7) | (b | (b >= 65 && b <= 90 ? 32 : 0));
-      if (this.bits[key] === 0) return false;
+      if ((this.bits[key >>> 5] & (1 << (key & 31))) === 0) return false;
     }
+    // a range of printable ASCII is in lower case by its codes: no copy
+    const ascii = this.ascii.lowerAt(text, from, to);
+    if (ascii !== undefined) return ascii;
     return this.words.has(text.slice(from, to).toLowerCase());
   }
 }
@@ -68,6 +78,35 @@ export class TextSet {
     let h = 0x811c9dc5;
     for (let i = from; i < to; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
     return h | 0;
+  }
+
+  /**
+   * Whether text[from, to) in lower case is one of the words (of a set of lower-case words), when the
+   * range is printable ASCII (A-Z read as a-z); undefined when a character of it is not.
+   */
+  lowerAt(text: string, from: number, to: number): boolean | undefined {
+    let h = 0x811c9dc5;
+    for (let i = from; i < to; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 0x20 || c > 0x7e) return undefined;
+      h = Math.imul(h ^ (c >= 65 && c <= 90 ? c + 32 : c), 0x01000193);
+    }
+    h |= 0;
+    const n = to - from;
+    for (let s = h & this.mask; ; s = (s + 1) & this.mask) {
+      const w = this.slots[s] as number;
+      if (w === 0) return false;
+      if (this.hashes[s] !== h) continue;
+      const word = this.words[w - 1] as string;
+      if (word.length !== n) continue;
+      let i = 0;
+      while (i < n) {
+        const c = text.charCodeAt(from + i);
+        if ((c >= 65 && c <= 90 ? c + 32 : c) !== word.charCodeAt(i)) break;
+        i++;
+      }
+      if (i === n) return true;
+    }
   }
 
   /** Whether text[from, to) is one of the words. */
