@@ -19,43 +19,22 @@ import { TextSet } from "./word-filter";
 
 /**
  * A set of ASCII words, looked up by a range of a text (in lower case, or as written) without
- * making a string of it: by hash, then compared.
+ * making a string of it: by hash, then compared (word-filter.ts TextSet). In lower case, only
+ * the ASCII capitals of the range are read as small letters (a range with another character is
+ * none of the words).
  */
 class WordSet {
-  private readonly byHash = new Map<number, string[]>();
+  private readonly set: TextSet;
   constructor(
     words: string,
     private readonly lower: boolean,
   ) {
-    for (const w of words.split(" ")) {
-      const h = this.hash(w, 0, w.length);
-      const same = this.byHash.get(h);
-      if (same) same.push(w);
-      else this.byHash.set(h, [w]);
-    }
-  }
-
-  private hash(text: string, from: number, to: number): number {
-    let h = 0x811c9dc5;
-    for (let i = from; i < to; i++) h = Math.imul(h ^ this.unit(text.charCodeAt(i)), 0x01000193);
-    return h >>> 0;
-  }
-
-  private unit(c: number): number {
-    return this.lower && c >= 65 && c <= 90 ? c + 32 : c;
+    this.set = new TextSet(words.split(" "));
   }
 
   /** Whether text[from, to) (in lower case when the set is) is one of the words. */
   hasAt(text: string, from: number, to: number): boolean {
-    const same = this.byHash.get(this.hash(text, from, to));
-    if (same === undefined) return false;
-    for (const w of same) {
-      if (w.length !== to - from) continue;
-      let i = 0;
-      while (i < w.length && this.unit(text.charCodeAt(from + i)) === w.charCodeAt(i)) i++;
-      if (i === w.length) return true;
-    }
-    return false;
+    return this.lower ? (this.set.lowerAt(text, from, to) ?? false) : this.set.hasAt(text, from, to);
   }
 }
 
