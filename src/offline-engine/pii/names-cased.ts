@@ -183,9 +183,7 @@ function lowerAfterCue(text: string): Iterable<RegExpExecArray> {
   let end = 0;
   for (const at of starts) {
     if (at < end || !mayFollowCue(text, at)) continue;
-    // most places do not match: test first, which builds no match array
-    LOWER_AFTER_CUE_AT.lastIndex = at;
-    if (!LOWER_AFTER_CUE_AT.test(text)) continue;
+    // (one run of the pattern: a place that does not match builds no match array either)
     LOWER_AFTER_CUE_AT.lastIndex = at;
     const m = LOWER_AFTER_CUE_AT.exec(text);
     if (!m) continue;

@@ -208,8 +208,22 @@ function wordCharAt(text: string, at: number): boolean {
   return !Number.isNaN(c) && WORD_CHARS.test(text[at] as string);
 }
 
+/** wordBefore's last answer (the run's checks and its score ask about the same place), forgotten with the text */
+let lastBeforeText: string | null = null;
+let lastBeforeEnd = -1;
+let lastBefore = "";
+
 /** The lower-case word that ends at `end` (before spaces and one "," or ":"), or "". */
 function wordBefore(text: string, end: number): string {
+  if (end === lastBeforeEnd && text === lastBeforeText) return lastBefore;
+  const word = wordBeforeRead(text, end);
+  lastBeforeText = text;
+  lastBeforeEnd = end;
+  lastBefore = word;
+  return word;
+}
+
+function wordBeforeRead(text: string, end: number): string {
   // (read by character code: it runs for every run the pass weighs)
   let k = end;
   while (k > 0 && isBlankCode(text.charCodeAt(k - 1))) k--;
@@ -346,6 +360,8 @@ const trimmedNames = new SpanAnswers(trimmedSpan);
 export function forgetFalseNames(): void {
   falseNames.forget();
   trimmedNames.forget();
+  lastBeforeText = null;
+  lastBeforeEnd = -1;
 }
 
 /** A run that a place, ship or organisation word follows or precedes ("Rosa Parks Square", "USS Nimitz", "… Holdings"), or owned by someone ("Buffett's Berkshire Hathaway"). */
