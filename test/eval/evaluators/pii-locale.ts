@@ -24,8 +24,10 @@
  * code-switched messages); run once at 07:02 UTC, spent (its misses are printed). pii-locale-blind10.txt
  * is a tenth, written 07:03 to 07:11 UTC the same way while the recognizer was tuned on the ninth,
  * ordered by public-facing personal texts (classifieds, notices, reviews, directories, profiles,
- * public registers); run once at 07:42 UTC, spent (its misses are printed).
- * PII_LOCALE_BLIND=1 adds the first blind part, =2 the second, ... =10 the tenth; =all every spent
+ * public registers); run once at 07:42 UTC, spent (its misses are printed). pii-locale-blind11.txt is an
+ * eleventh, written 07:42 to 07:48 UTC the same way, ordered by fragments and fields (search queries,
+ * form values, subject lines, file names and URLs, log lines, CSV rows, vCards, notes-to-self); not run yet.
+ * PII_LOCALE_BLIND=1 adds the first blind part, =2 the second, ... =11 the eleventh; =all every spent
  * part (the part still blind is run only when named, so that no run of "all" spends it).
  *
  * Figures per kind (precision, recall, F1) and verbatim leaks: structured values of the gold
@@ -73,6 +75,7 @@ export const loadLocaleBlind7 = (): Gold[] => load("pii-locale-blind7.txt");
 export const loadLocaleBlind8 = (): Gold[] => load("pii-locale-blind8.txt");
 export const loadLocaleBlind9 = (): Gold[] => load("pii-locale-blind9.txt");
 export const loadLocaleBlind10 = (): Gold[] => load("pii-locale-blind10.txt");
+export const loadLocaleBlind11 = (): Gold[] => load("pii-locale-blind11.txt");
 
 /**
  * The blind parts: the env value that adds each, its name in the report, and whether its one run is
@@ -90,6 +93,7 @@ const BLIND_PARTS: { env: string; part: string; load: () => Gold[]; printMisses:
   { env: "8", part: "blind-8", load: loadLocaleBlind8, printMisses: true, spent: true },
   { env: "9", part: "blind-9", load: loadLocaleBlind9, printMisses: true, spent: true },
   { env: "10", part: "blind-10", load: loadLocaleBlind10, printMisses: true, spent: true },
+  { env: "11", part: "blind-11", load: loadLocaleBlind11, printMisses: false, spent: false },
 ];
 
 /** The figures of one part: per-kind rows, name F1, address recall, verbatim leaks. */
