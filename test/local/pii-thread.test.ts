@@ -71,4 +71,12 @@ describe("names by their place in a conversation", () => {
     expect(names("Név: Kiss Borbála\nSzületési dátum: 1980.02.03.\nLakcím: 1051 Budapest")).not.toContain("Név");
     expect(names("姓名：王芳\n手机：139 1088 2467\n邮箱：wf@example.cn")).not.toContain("手机");
   });
+
+  test("the contact's name right before a phone number: a listed given name, or after an honorific; never a place or a label", () => {
+    expect(names("Πωλείται ποδήλατο, 120 €. Σπύρος 697 403 2215")).toContain("Σπύρος");
+    expect(names("Se vende bicicleta. Lupita Hernández cel. 55 4312 8876")).toContain("Lupita Hernández");
+    expect(names("برای اجاره تماس با خانم نسرین کاظمی: ۰۹۱۲ ۴۸۷ ۳۰۶۵")).toContain("نسرین کاظمی");
+    expect(names("Oslo office 23 19 44 80, Bergen 55 30 12 77")).toEqual([]);
+    expect(names("طلب توصيل: عمارة 7، شارع الجامعة، تليفون 010 2284 7719")).toEqual([]);
+  });
 });

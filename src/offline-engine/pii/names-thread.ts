@@ -16,6 +16,8 @@ import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
 import { isFamilyName, isGivenName } from "./given-names";
 import { gatedStarts, gateWords, THREAD_WORD } from "./keywords";
 import { FIELD_LABELS } from "./names-extra";
+import { isLabel } from "./phone";
+import { isPlaceName } from "./places";
 import { resolveOverlaps } from "./resolve";
 import { entity, type PiiEntity } from "./types";
 
@@ -74,7 +76,9 @@ const NOT_NAMES = new Set(
     "mr mrs ms miss mx dr prof professor sr sra srta herr frau hr fr mme mlle sig sir madam ma'am ing mag dipl " +
     "bonjour bonsoir salut hola buenas buongiorno buonasera ciao hallo moin servus hej hei labas sveiki tere " +
     "szia cześć ahoj zdravo merhaba selam olá oi salam habari jambo sawubona gamarjoba barev namaste mabuhay " +
-    "مرحبا سلام שלום नमस्ते নমস্কার வணக்கம் 안녕하세요 안녕 привет привіт здравствуйте γεια"
+    "مرحبا سلام שלום नमस्ते নমস্কার வணக்கம் 안녕하세요 안녕 привет привіт здравствуйте γεια " +
+    // honorifics of scripts without case, which take a name's place in a run of words
+    "خانم آقای السيد السيدة الأستاذ الأستاذة الحاج المرحوم مرحوم حاج คุณ นาย นาง นางสาว श्री श्रीमती सुश्री திரு திருமதி κα κος"
   ).split(" "),
 );
 
@@ -529,7 +533,7 @@ export function findThreadNames(text: string): PiiEntity[] {
  * blanks between its parts) as a whole, wherever it recurs. Occurrences inside another entity are left to it.
  */
 export function coverNameRepeats(text: string, found: PiiEntity[]): PiiEntity[] {
-  const entities = withoutFalseWords(text, found);
+  const entities = withContacts(text, withoutFalseWords(text, found));
   const parts = new Set<string>();
   for (const e of entities) {
     if (e.type !== "name" || e.score < 0.85) continue;
@@ -599,6 +603,49 @@ function withoutFalseWords(text: string, entities: PiiEntity[]): PiiEntity[] {
         : { ...e, start, end, text: e.text.slice(start - e.start, end - e.start) };
   }
   return out ? out.filter((e) => e !== null) : entities;
+}
+
+/** a phone number's short label between a name and it ("cel.", "Tel:", "☎", "mob") */
+const CONTACT_LABEL =
+  /(?:[ \t,:;–—-]{1,3}|[ \t]\()(?:(?:tel|tél|cel|cell|mob|mobil|móvil|hp|ph|phone|tlf|puh|тел|τηλ)\.?:?[ \t]?|☎[ \t]?|📞[ \t]?)?$/iu;
+/** honorifics before a contact's name, in the scripts without case too ("κα", "أ.", "خانم", "Ibu", "คุณ", "श्रीमती") */
+const TITLE_BEFORE =
+  /(?:^|[ \t:(])(?:κα|κος|κ\.|أ\.|الأستاذ|الأستاذة|السيد|السيدة|خانم|آقای|ibu|bapak|pak|bu|cik|encik|kak|mas|mbak|chị|anh|cô|ông|bà|คุณ|นาย|นาง|นางสาว|श्री|श्रीमती|सुश्री|स्व\.|திரு\.|திருமதி|mr|mrs|ms|dr|herr|frau|sr|sra|d\.|dña\.)[ \t]?$/iu;
+
+/**
+ * The contact's name right before a phone number ("… Σπύρος 697 403 2215", "Tiina 040 512 8836",
+ * "Lupita Hernández cel. 55 4312 8876"): one to three words of listed names, the first a given
+ * name and the whole no place ("Bergen 55 30 12 77"), or (scripts without case, which have no lists
+ * here) one or two words after an honorific. A phone's label is never the name.
+ */
+function withContacts(text: string, entities: PiiEntity[]): PiiEntity[] {
+  const added: PiiEntity[] = [];
+  for (const [k, e] of entities.entries()) {
+    if (e.type !== "phone_number") continue;
+    const before = text.slice(Math.max(0, e.start - 16), e.start);
+    const label = CONTACT_LABEL.exec(before);
+    if (!label) continue;
+    const end = e.start - label[0].length;
+    const previous = entities[k - 1];
+    if (previous && previous.end > end - 40 && previous.type === "name") continue;
+    const start = nameBefore(text, end, 3);
+    if (start < 0 || (previous && previous.end > start)) continue;
+    const name = text.slice(start, end);
+    const words = name.split(" ");
+    if (words.some((w) => isLabel(w.toLowerCase()) || FIELD_LABELS.has(w.toLowerCase()))) continue;
+    if (UNCASED.test(name)) {
+      // one or two words after an honorific ("خانم نسرین کاظمی", "คุณวรรณา")
+      if (words.length > 2 || !TITLE_BEFORE.test(text.slice(Math.max(0, start - 12), start))) continue;
+    } else if (
+      !personish(name) ||
+      !isGivenName(words[0] as string) ||
+      isPlaceName(name) ||
+      (words.length === 1 && name === name.toUpperCase())
+    )
+      continue;
+    added.push(entity("name", text, start, end, 0.85));
+  }
+  return added.length === 0 ? entities : resolveOverlaps([...entities, ...added]);
 }
 
 /** a mail address in brackets right after a name: its local part */

@@ -71,7 +71,7 @@ function labelWord(text: string, from: number, end: number): string {
 /** the first kana: CJK labels and the particles after them are kana or Han, all at or above it */
 const KANA_AND_HAN = 0x3040;
 
-function isLabel(word: string): boolean {
+export function isLabel(word: string): boolean {
   if (LABELS.has(word)) return true;
   // (a particle or "number" may follow the label word: "手机号是", "電話番号は", "联系电话为"; a word that does
   // not end in kana or Han ends in no label of them)
