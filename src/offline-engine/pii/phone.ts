@@ -36,7 +36,9 @@ const LABELS = new Set(
     "gọi sđt đt điện thoại tawagan tumawag piga simu nambari " +
     // records' keys, and "my number" in Arabic and Hebrew
     "msisdn msisdn_number phone_number phonenumber mobile_number tel_no رقم رقمي رقمه هاتفي جوالي מספר טל טלפון " +
-    "thoai sdt dienthoai"
+    "thoai sdt dienthoai " +
+    // Persian ("mobile", "phone", "my number")
+    "تلفن همراه موبایل شماره"
   ).split(" "),
 );
 /** labels written without a space before the number's label word in Chinese and Japanese text ("我的电话：") */
@@ -309,8 +311,21 @@ function joinBrokenNumbers(text: string): string {
   return joined ? joined.join("") : text;
 }
 
+/** a number written into a URL with its "+" encoded ("?phone=%2B4930884126") */
+const URL_PLUS = /%2[Bb](\d{8,15})(?!\d)/g;
+/** a mainland Chinese mobile number written in one run of eleven digits ("张伟,13710428856,广州…") */
+const CN_MOBILE = /(?<![\d+])1[3-9]\d{9}(?!\d)/g;
+/** Han characters: text where a run of eleven digits from 13 to 19 is most often a mobile number */
+const HAN = /[\u3400-\u9fff]/;
+
 export function findPhoneNumbers(text: string): PiiEntity[] {
   const found = phonesIn(text, text);
+  if (text.includes("%2"))
+    for (const m of text.matchAll(URL_PLUS)) found.push(entity("phone_number", text, m.index, m.index + m[0].length, 0.9));
+  if (HAN.test(text))
+    for (const m of text.matchAll(CN_MOBILE))
+      if (!found.some((f) => f.start <= m.index && m.index < f.end))
+        found.push(entity("phone_number", text, m.index, m.index + m[0].length, 0.8));
   const joined = joinBrokenNumbers(text);
   if (joined === text) return found;
   // numbers over a line break, in place of the parts of them found on one line ("+49 30\n1234 5678"),
@@ -329,6 +344,8 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
 }
 
 const YEAR_REFERENCE = /^\d{1,6}\/(?:19|20)\d\d$/;
+/** a date of any calendar, year first ("1364/05/12", Persian) */
+const YEAR_MONTH_DAY = /^\d{4}([/.-])\d{1,2}\1\d{1,2}$/;
 
 const isDigitAt = (text: string, at: number): boolean => {
   const c = text.charCodeAt(at);
@@ -449,7 +466,7 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
   }
   if (digits < 7 || digits > 15) return 0;
   // a case's or a file's number and its year ("الدعوى رقم 1487/2026", "Az. 2291/2025")
-  if (YEAR_REFERENCE.test(main)) return 0;
+  if (YEAR_REFERENCE.test(main) || YEAR_MONTH_DAY.test(main)) return 0;
   if (open !== close) return 0;
   // single digits after the first two groups are lists or versions, not phone numbers (but an
   // international number may hold one: Brazil's mobile "+55 (31) 9 9418-2273")
