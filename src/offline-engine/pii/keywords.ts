@@ -36,8 +36,13 @@ export const CAPS_PAIR = 512;
 export const ADDRESS_CUE_PREFIX = 1024;
 /** the words of a post-office box ("Box", "Postfach", "Apartado", "B.P."...) */
 export const POSTBOX_WORD = 2048;
-/** the first words of a conversation's cues (names-thread.ts): closings, greetings, roles, list labels, authors */
-export const THREAD_WORD = 4096;
+/** the first words of a conversation's cues (names-thread.ts): closings, greetings, authors, roles, list labels */
+export const CLOSING_WORD = 4096;
+export const GREETING_WORD = 8192;
+export const AUTHOR_WORD = 16384;
+export const ROLE_WORD = 32768;
+export const ATTENDEE_WORD = 65536;
+const THREAD_WORD = CLOSING_WORD | GREETING_WORD | AUTHOR_WORD | ROLE_WORD | ATTENDEE_WORD;
 
 /**
  * Lists whose patterns start at `\b` in a case-insensitive Unicode pattern: `\b` is an ASCII word

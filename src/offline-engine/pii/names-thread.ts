@@ -14,7 +14,7 @@
  */
 import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
 import { isFamilyName, isGivenName } from "./given-names";
-import { gatedStarts, gateWords, THREAD_WORD } from "./keywords";
+import { ATTENDEE_WORD, AUTHOR_WORD, CLOSING_WORD, GREETING_WORD, gatedStarts, gateWords, ROLE_WORD } from "./keywords";
 import { FIELD_LABELS } from "./names-extra";
 import { isLabel } from "./phone";
 import { isPlaceName } from "./places";
@@ -38,17 +38,17 @@ const STRONG = 0.96;
 const NO_BLANKS = /[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]/;
 
 /**
- * The matches of a cue pattern (global; each of its cues starts with a word of THREAD_WORD, after
+ * The matches of a cue pattern (global; each of its cues starts with a word of its list `flag`, after
  * no letter), as matchAll gives them: tried only where such a word starts (keywords.ts), or over
  * the whole text when it holds a script written without blanks, where a cue is not a word of its own.
  */
-function* cues(text: string, [pattern, sticky]: readonly [RegExp, RegExp]): Generator<RegExpExecArray> {
+function* cues(text: string, [pattern, sticky, flag]: readonly [RegExp, RegExp, number]): Generator<RegExpExecArray> {
   if (NO_BLANKS.test(text)) {
     yield* text.matchAll(pattern);
     return;
   }
   let end = 0;
-  for (const at of gatedStarts(text, THREAD_WORD)) {
+  for (const at of gatedStarts(text, flag)) {
     if (at < end) continue;
     sticky.lastIndex = at;
     const m = sticky.exec(text);
@@ -230,7 +230,7 @@ function chatNames(text: string, out: PiiEntity[]): void {
 const ROLES = String.raw`(?:agent|agente|agents|operator|operatore|operatrice|operador|operadora|opérateur|opératrice|conseiller|conseillère|advisor|adviser|medewerker|medewerkster|medarbejder|mitarbeiter|mitarbeiterin|sachbearbeiter|work note|reply by|replied by|assigned to|handled by|customer|client|cliente|klant|kunde|kundin|asiakas|klient|клиент|клієнт|consultor|consultora|atendente|nhân viên|khách hàng|상담원|고객|客服|客户|顾客|担当|お客様|الموظف|الموظفة|العميل|پشتیبان|مشتری|נציג|נציגה|לקוח|לקוחה|พนักงาน|ลูกค้า)`;
 /** "Agent (Felipe):", "客服（小杨）：", "Operatore Giulia:", "상담원 한지수:" */
 const ROLE_NAME = new RegExp(String.raw`(?<![\p{L}])${ROLES}[ \t]*(?:[(（]|(?=[ \t]))`, "giu");
-const ROLE_NAME_CUE = [ROLE_NAME, new RegExp(ROLE_NAME.source, "iuy")] as const;
+const ROLE_NAME_CUE = [ROLE_NAME, new RegExp(ROLE_NAME.source, "iuy"), ROLE_WORD] as const;
 
 function roleNames(text: string, out: PiiEntity[]): void {
   if (!/[:：]/.test(text)) return;
@@ -258,7 +258,7 @@ function roleNames(text: string, out: PiiEntity[]): void {
 /** The labels of minutes' lists of people. */
 const ATTENDEES =
   /(?<![\p{L}])(?:present|attendees|attendance|attending|participants|apologies|absent|regrets|anwesend|teilnehmer|teilnehmende|entschuldigt|присутствовали|присутні|отсутствовали|aanwezig|afwezig|présents|présentes|excusés|presentes|ausentes|presenti|assenti|obecni|nieobecni|přítomni|omluveni|jelen vannak|til stede|närvarande|tilstede|fraværende|läsnä|poissa|παρόντες|απόντες|الحضور|الغائبون|נוכחים|נעדרים|उपस्थित|অনুপস্থিত|উপস্থিত|கலந்துகொண்டோர்|参会人|参会人员|与会人员|出席者|欠席者|出席|참석자|참석|불참|katılımcılar|katılanlar|hadir|peserta|ผู้เข้าร่วมประชุม|ผู้เข้าร่วม|thành phần|tham dự)[ \t]*[:：]/giu;
-const ATTENDEES_CUE = [ATTENDEES, new RegExp(ATTENDEES.source, "iuy")] as const;
+const ATTENDEES_CUE = [ATTENDEES, new RegExp(ATTENDEES.source, "iuy"), ATTENDEE_WORD] as const;
 /** an honorific before a name in a list ("Fr. Dr.", "Hr.", "Dona", "Sr.") or a role after it ("(chair)") */
 const HONORIFIC_AT =
   /(?:(?:Mr|Mrs|Ms|Dr|Prof|Fr|Hr|Sr|Sra|Srta|Mme|Mlle|M|Sig|Sig\.ra|Ing|Mag|Dipl)\.|(?:Mr|Mrs|Ms|Miss|Mx|Dr|Professor|Prof|Herr|Frau|Dona|Dom|Don|Doña|Madame|Monsieur|Pani|Pan|Sir|Madam|Ma'am|Kyrios|κ\.|г-н|г-жа)(?![\p{L}]))[ \t]{1,4}/uy;
@@ -319,7 +319,7 @@ function itemRest(rest: string): boolean {
 /** A closing phrase before a message's signer. */
 const CLOSING =
   /(?<![\p{L}])(?:thanks(?: again)?|thank you|many thanks|cheers|regards|best|confirmed|will do|great|noted|grazie(?: mille)?|gracias|recibido, gracias|merci|danke|vielen dank|tack|takk|tak|kiitos|díky|děkuji|dziękuję|köszönöm|mulțumesc|hvala|bedankt|obrigad[oa]|спасибо|дякую|ευχαριστώ|teşekkürler|terima kasih|siap, bu|salamat|asante|cảm ơn(?: [\p{L}]+){0,2}|תודה|شكرا(?:ً)?(?: لك| لكم| جزيلا| جزيلاً)?|ممنون|감사합니다|ありがとう(?:ございます)?|承知しました|谢谢|謝謝|好的，收到|ขอบคุณ(?:ครับ|ค่ะ)?|პატივისცემით|Հարգանքով|শুভেচ্ছান্তে|ধন্যবাদ|நன்றி|धन्यवाद|सादर|с уважением|з повагою|z poważaniem|s pozdravem|üdvözlettel|με εκτίμηση|saygılarımla|hormat saya|trân trọng|敬具|此致|드림)[!.,，。！、،՝ \t]*/giu;
-const CLOSING_CUE = [CLOSING, new RegExp(CLOSING.source, "iuy")] as const;
+const CLOSING_CUE = [CLOSING, new RegExp(CLOSING.source, "iuy"), CLOSING_WORD] as const;
 
 /** The signer after a closing phrase, last on its line or in the text ("Grazie mille! Elena", "… 민재 드림"). */
 function signerNames(text: string, out: PiiEntity[]): void {
@@ -357,7 +357,7 @@ const HANDLE_AT = /[\p{Ll}]{2,20}(?:[._][\p{Ll}]{1,20}){1,2}(?![\p{L}\p{N}_]|\.[
 /** the author of a comment or post: "by stefan_kraus:", "Posted by gavin_mcleod »", "تعليق من …:", "תגובה של …:", "โดย …" */
 const AUTHOR =
   /(?<![\p{L}])(?:(?:posted|replied|reply #?\d{1,5}|forum reply|comment|answer|written|sent|post) by|(?:коментар|комментарий|kommentar|commentaire|comentario|commento|komentarz)(?:[ \t]*:)?|تعليق من|رد من|پاسخ|תגובה של|ความคิดเห็นที่ \d{1,5} โดย|โดย)[ \t]+/giu;
-const AUTHOR_CUE = [AUTHOR, new RegExp(AUTHOR.source, "iuy")] as const;
+const AUTHOR_CUE = [AUTHOR, new RegExp(AUTHOR.source, "iuy"), AUTHOR_WORD] as const;
 
 /** Whether a word is a name of the lists (given names, the gazetteer's given names and surnames). */
 const listedName = (word: string): boolean => isGivenName(word) || isFamilyName(word) || isGazetteerName(word);
@@ -436,7 +436,7 @@ function dialogueNames(text: string, out: PiiEntity[]): void {
 /** Greetings before a name ("Habari Juma", "Gamarjoba Nino!", "Привіт, Андрію!", "مرحبا Sami،"). */
 const GREETING =
   /(?<![\p{L}])(?:hi|hey|hello|dear|yo|oye|hola|buenas|ciao|salve|salut|coucou|bonjour|hallo|moin|servus|hej|hei|moi|terve|szia|cześć|ahoj|bok|zdravo|merhaba|selam|olá|oi|uy|yaar|arre|namaste|नमस्ते|habari|jambo|sawubona|kia ora|talofa|mabuhay|gamarjoba|barev|salam|привет|привіт|здравствуйте|вітаю|γεια(?: σου)?|שלום|مرحبا|السلام عليكم|سلام|你好|こんにちは|안녕|สวัสดี|xin chào|chào|ごめん|sorry)(?![\p{L}\p{M}])[ \t]*[,،!]?[ \t]*/giu;
-const GREETING_CUE = [GREETING, new RegExp(GREETING.source, "iuy")] as const;
+const GREETING_CUE = [GREETING, new RegExp(GREETING.source, "iuy"), GREETING_WORD] as const;
 /** Honorifics and kin words after a name spoken to ("Farhad jan", "Tanvir bhai", "Priyanka di", "Ankit bhai"). */
 const AFTER_VOCATIVE =
   /^[ \t](?:jan|joon|bhai|bhaiya|di|didi|dada|ji|sahib|saab|bey|hanım|abi|abla|khanum|anna|akka|ssi|kun|chan|san|sama|po|ate|kuya)[ \t]?[,!،]/u;
@@ -480,36 +480,36 @@ function gluedNames(text: string, out: PiiEntity[]): void {
     if (isGivenName(m[0])) out.push(entity("name", text, m.index, m.index + m[0].length, 0.9));
 }
 
-// the first word of each cue of CLOSING, GREETING, AUTHOR, ROLES and ATTENDEES (keywords.ts hashes the first run of letters)
+// the first word of each cue of CLOSING, GREETING, AUTHOR, ROLES and ATTENDEES, a list each (keywords.ts hashes the first run of letters)
 gateWords(
-  THREAD_WORD,
-
-  // closings
-  (
-    "thanks thank many cheers regards best confirmed will great noted grazie gracias recibido merci danke vielen tack takk tak " +
-    "kiitos díky děkuji dziękuję köszönöm mulțumesc hvala bedankt obrigado obrigada спасибо дякую ευχαριστώ teşekkürler terima " +
-    "siap salamat asante cảm תודה شكراً شكرا ممنون 감사합니다 ありがとう ありがとうございます 承知しました 谢谢 謝謝 好的 ขอบคุณ " +
-    "ขอบคุณครับ ขอบคุณค่ะ პატივისცემით Հարգանքով শুভেচ্ছান্তে ধন্যবাদ நன்றி धन्यवाद सादर с з z s üdvözlettel με saygılarımla " +
-    "hormat trân 敬具 此致 드림 " +
-    // greetings
-    "hi hey hello dear yo oye hola buenas ciao salve salut coucou bonjour hallo moin servus hej hei moi terve szia cześć ahoj bok " +
-    "zdravo merhaba selam olá oi uy yaar arre namaste नमस्ते habari jambo sawubona kia talofa mabuhay gamarjoba barev salam " +
-    "привет привіт здравствуйте вітаю γεια שלום مرحبا السلام سلام 你好 こんにちは 안녕 สวัสดี xin chào ごめん sorry " +
-    // authors
-    "posted replied reply forum comment answer written sent post коментар комментарий kommentar commentaire comentario commento " +
-    "komentarz تعليق رد پاسخ תגובה ความคิดเห็นที่ โดย " +
-    // roles
-    "agent agente agents operator operatore operatrice operador operadora opérateur opératrice conseiller conseillère advisor adviser medewerker " +
-    "medewerkster medarbejder mitarbeiter mitarbeiterin sachbearbeiter work assigned handled customer client cliente klant " +
-    "kunde kundin asiakas klient клиент клієнт consultor consultora atendente nhân khách 상담원 고객 客服 客户 顾客 担当 お客様 " +
-    "الموظف الموظفة العميل پشتیبان مشتری נציג נציגה לקוח พนักงาน ลูกค้า " +
-    // attendees
-    "present attendees attendance attending participants apologies absent regrets anwesend teilnehmer teilnehmende " +
-    "entschuldigt присутствовали присутні отсутствовали aanwezig afwezig présents présentes excusés presentes ausentes " +
-    "presenti assenti obecni nieobecni přítomni omluveni jelen til närvarande tilstede fraværende läsnä poissa παρόντες " +
-    "απόντες الحضور الغائبون נוכחים נעדרים उपस्थित অনুপস্থিত উপস্থিত கலந்துகொண்டோர் 参会人 参会人员 与会人员 出席者 欠席者 出席 " +
-    "참석자 참석 불참 katılımcılar katılanlar hadir peserta ผู้เข้าร่วมประชุม ผู้เข้าร่วม thành tham"
-  ).split(" "),
+  CLOSING_WORD,
+  "thanks thank many cheers regards best confirmed will great noted grazie gracias recibido merci danke vielen tack takk tak kiitos díky děkuji dziękuję köszönöm mulțumesc hvala bedankt obrigado obrigada спасибо дякую ευχαριστώ teşekkürler terima siap salamat asante cảm תודה شكراً شكرا ممنون 감사합니다 ありがとう ありがとうございます 承知しました 谢谢 謝謝 好的 ขอบคุณ ขอบคุณครับ ขอบคุณค่ะ პატივისცემით Հարգանքով শুভেচ্ছান্তে ধন্যবাদ நன்றி धन्यवाद सादर с з z s üdvözlettel με saygılarımla hormat trân 敬具 此致 드림".split(
+    " ",
+  ),
+);
+gateWords(
+  GREETING_WORD,
+  "hi hey hello dear yo oye hola buenas ciao salve salut coucou bonjour hallo moin servus hej hei moi terve szia cześć ahoj bok zdravo merhaba selam olá oi uy yaar arre namaste नमस्ते habari jambo sawubona kia talofa mabuhay gamarjoba barev salam привет привіт здравствуйте вітаю γεια שלום مرحبا السلام سلام 你好 こんにちは 안녕 สวัสดี xin chào ごめん sorry".split(
+    " ",
+  ),
+);
+gateWords(
+  AUTHOR_WORD,
+  "posted replied reply forum comment answer written sent post коментар комментарий kommentar commentaire comentario commento komentarz تعليق رد پاسخ תגובה ความคิดเห็นที่ โดย".split(
+    " ",
+  ),
+);
+gateWords(
+  ROLE_WORD,
+  "reply replied agent agente agents operator operatore operatrice operador operadora opérateur opératrice conseiller conseillère advisor adviser medewerker medewerkster medarbejder mitarbeiter mitarbeiterin sachbearbeiter work assigned handled customer client cliente klant kunde kundin asiakas klient клиент клієнт consultor consultora atendente nhân khách 상담원 고객 客服 客户 顾客 担当 お客様 الموظف الموظفة العميل پشتیبان مشتری נציג נציגה לקוח พนักงาน ลูกค้า".split(
+    " ",
+  ),
+);
+gateWords(
+  ATTENDEE_WORD,
+  "present attendees attendance attending participants apologies absent regrets anwesend teilnehmer teilnehmende entschuldigt присутствовали присутні отсутствовали aanwezig afwezig présents présentes excusés presentes ausentes presenti assenti obecni nieobecni přítomni omluveni jelen til närvarande tilstede fraværende läsnä poissa παρόντες απόντες الحضور الغائبون נוכחים נעדרים उपस्थित অনুপস্থিত উপস্থিত கலந்துகொண்டோர் 参会人 参会人员 与会人员 出席者 欠席者 出席 참석자 참석 불참 katılımcılar katılanlar hadir peserta ผู้เข้าร่วมประชุม ผู้เข้าร่วม thành tham".split(
+    " ",
+  ),
 );
 
 export function findThreadNames(text: string): PiiEntity[] {
@@ -583,7 +583,7 @@ function withoutFalseWords(text: string, entities: PiiEntity[]): PiiEntity[] {
   for (const [k, e] of entities.entries()) {
     if (e.type !== "name") continue;
     // the display name of a role address is a team's ("Amministrazione <info@…>")
-    const role = ROLE_ADDRESS.exec(text.slice(e.end, e.end + 24));
+    const role = text.slice(e.end, e.end + 4).includes("<") ? ROLE_ADDRESS.exec(text.slice(e.end, e.end + 24)) : null;
     if (role && NOT_NAMES.has((role[1] as string).toLowerCase())) {
       out ??= [...entities];
       out[k] = null as unknown as PiiEntity;
