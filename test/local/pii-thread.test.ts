@@ -79,4 +79,17 @@ describe("names by their place in a conversation", () => {
     expect(names("Oslo office 23 19 44 80, Bergen 55 30 12 77")).toEqual([]);
     expect(names("طلب توصيل: عمارة 7، شارع الجامعة، تليفون 010 2284 7719")).toEqual([]);
   });
+
+  test("name fields in every script, to the next label; a surname in capitals before a comma", () => {
+    expect(names("Имя: Алевтина Фамилия: Гордеева")).toEqual(["Алевтина", "Гордеева"]);
+    expect(names("이름: 한소희")).toEqual(["한소희"]);
+    expect(names("Apellido y nombre: QUISPE, Rosa Amelia")).toEqual(["QUISPE, Rosa Amelia"]);
+  });
+
+  test("name parts joined into one token: file names, URLs, log fields; an e-mail's local part stays the e-mail's", () => {
+    expect(names("CV_Greta_Lindholm_2026.pdf")).toEqual(["Greta_Lindholm"]);
+    expect(names("GET /lead?name=Yasmin%20Haddad 200")).toContain("Yasmin%20Haddad");
+    expect(names("write to greta.lindholm@example.se")).toEqual([]);
+    expect(names("release_notes_final_v2.md")).toEqual([]);
+  });
 });

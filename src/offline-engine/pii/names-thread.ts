@@ -512,8 +512,95 @@ gateWords(
   ),
 );
 
+/** Name fields' labels in the scripts and languages the engine reads, before a colon ("Имя:", "الاسم الكامل:", "이름:", "Nom :"). */
+const NAME_FIELD =
+  /(?<![\p{L}\p{M}])(?:full name|first name|last name|given name|surname|name|имя|фамилия|фио|ім'я|прізвище|الاسم الكامل|الاسم|اسم|نام و نام خانوادگی|نام خانوادگی|نام|שם מלא|שם פרטי|שם משפחה|שם|पूरा नाम|नाम|পূর্ণ নাম|নাম|பெயர்|სახელი|გვარი|Անուն|Ազգանուն|ชื่อ-นามสกุล|ชื่อ|นามสกุล|이름|성명|姓名|名前|氏名|nom|prénom|nombre|apellidos?|nome|cognome|sobrenome|vorname|nachname|naam|voornaam|achternaam|imię|nazwisko|jméno|příjmení|név|soyadı|soyad|adı|họ và tên|họ tên|tên)[ \t]?[:：][ \t]*/giu;
+/** a word of a name field's value, of any case ("ayşe demirtaş" typed in lower case) */
+const VALUE_WORD_AT = /[\p{L}][\p{L}\p{M}'’-]{0,30}\.?/uy;
+
+/** The value of a name field: up to four words on its line, ending before the next label ("Имя: Ольга Фамилия: …"). */
+function fieldNames(text: string, out: PiiEntity[]): void {
+  if (!text.includes(":") && !text.includes("：")) return;
+  for (const m of text.matchAll(NAME_FIELD)) {
+    const at = m.index + m[0].length;
+    let end = -1;
+    let i = at;
+    for (let n = 0; n < 4; n++) {
+      VALUE_WORD_AT.lastIndex = i;
+      const w = VALUE_WORD_AT.exec(text);
+      if (!w) break;
+      const after = i + w[0].length;
+      // the next field's label ("Фамилия:", "Prénom :") ends the value
+      if (/^[ \t]?[:：]/.test(text.slice(after, after + 2)) || NOT_NAMES.has(w[0].toLowerCase())) break;
+      if (LETTER.test(text.charAt(after))) break;
+      end = after;
+      // a surname in capitals, a comma, the given names ("FERNÁNDEZ, Lucía Belén")
+      if (
+        n === 0 &&
+        text.startsWith(", ", after) &&
+        w[0].length > 1 &&
+        w[0] === w[0].toUpperCase() &&
+        /\p{Lu}/u.test(text.charAt(after + 2))
+      ) {
+        i = after + 2;
+        continue;
+      }
+      if (text.charCodeAt(after) !== 32) break;
+      i = after + 1;
+    }
+    if (end > at) out.push(entity("name", text, at, end, STRONG));
+  }
+}
+
+/** Name parts joined into one token, as file names, URLs, log fields and handles write them ("CV_Anna_Berg_2026.pdf", "user=aoife.brennan", "name=Leila%20Farahani"). */
+const JOINED = /(?<![\p{L}\p{M}\p{N}])[\p{L}\p{M}]{1,20}(?:(?:[_.+]|%20)[\p{L}\p{M}]{1,20}){1,5}/gu;
+const JOINED_SEPARATOR = /[_.+]|%20/g;
+/** particles that may stand between a name's parts in a token ("nguyen_van_long", "van_der_berg") */
+const TOKEN_PARTICLES = new Set(["van", "von", "der", "den", "de", "da", "di", "du", "del", "la", "le", "bin", "al", "el"]);
+
+function joinedNames(text: string, out: PiiEntity[]): void {
+  if (!text.includes("_") && !text.includes("%20") && !text.includes("=") && !text.includes("/") && !text.includes("]")) return;
+  for (const m of text.matchAll(JOINED)) {
+    // the parts with their offsets
+    const parts: [number, string][] = [];
+    let from = 0;
+    for (const sep of m[0].matchAll(JOINED_SEPARATOR)) {
+      parts.push([from, m[0].slice(from, sep.index)]);
+      from = sep.index + sep[0].length;
+    }
+    parts.push([from, m[0].slice(from)]);
+    // the longest run of listed name parts (an initial or a particle inside or at an end), one of them a given or family name
+    let best: [number, number] = [0, -1];
+    for (let a = 0; a < parts.length; a++) {
+      let b = a;
+      let strong = false;
+      let named = 0;
+      for (; b < parts.length; b++) {
+        const p = (parts[b] as [number, string])[1];
+        if (p.length === 1) continue;
+        if (TOKEN_PARTICLES.has(p.toLowerCase()) && b > a) continue;
+        if (!listedName(p) || (isEnglishWord(p) && !isGivenName(p))) break;
+        named++;
+        if (isGivenName(p) || isFamilyName(p)) strong = true;
+      }
+      const last = b - 1;
+      if (named >= 2 || (named === 1 && last > a && strong)) {
+        if (strong && last - a > best[1] - best[0]) best = [a, last];
+      }
+    }
+    if (best[1] <= best[0]) continue;
+    const start = m.index + (parts[best[0]] as [number, string])[0];
+    const lastPart = parts[best[1]] as [number, string];
+    // (an e-mail's local part is the e-mail's)
+    if (text.charAt(m.index + lastPart[0] + lastPart[1].length) === "@") continue;
+    out.push(entity("name", text, start, m.index + lastPart[0] + lastPart[1].length, 0.85));
+  }
+}
+
 export function findThreadNames(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
+  fieldNames(text, out);
+  joinedNames(text, out);
   if (text.includes("@") && text.includes("<")) mailNames(text, out);
   mentionNames(text, out);
   dialogueNames(text, out);
