@@ -27,8 +27,10 @@
  * public registers); run once at 07:42 UTC, spent (its misses are printed). pii-locale-blind11.txt is an
  * eleventh, written 07:42 to 07:48 UTC the same way, ordered by fragments and fields (search queries,
  * form values, subject lines, file names and URLs, log lines, CSV rows, vCards, notes-to-self); run once
- * at 07:54 UTC, spent (its misses are printed): the next round needs a twelfth.
- * PII_LOCALE_BLIND=1 adds the first blind part, =2 the second, ... =11 the eleventh; =all every spent
+ * at 07:54 UTC, spent (its misses are printed). pii-locale-blind12.txt is a twelfth, written 08:03 to
+ * 08:09 UTC the same way, ordered by the writer's register and hand (texting teenagers, formal older
+ * writers, non-native writers, voice dictation, all capitals, terse professionals); not run yet.
+ * PII_LOCALE_BLIND=1 adds the first blind part, =2 the second, ... =12 the twelfth; =all every spent
  * part (the part still blind is run only when named, so that no run of "all" spends it).
  *
  * Figures per kind (precision, recall, F1) and verbatim leaks: structured values of the gold
@@ -77,6 +79,7 @@ export const loadLocaleBlind8 = (): Gold[] => load("pii-locale-blind8.txt");
 export const loadLocaleBlind9 = (): Gold[] => load("pii-locale-blind9.txt");
 export const loadLocaleBlind10 = (): Gold[] => load("pii-locale-blind10.txt");
 export const loadLocaleBlind11 = (): Gold[] => load("pii-locale-blind11.txt");
+export const loadLocaleBlind12 = (): Gold[] => load("pii-locale-blind12.txt");
 
 /**
  * The blind parts: the env value that adds each, its name in the report, and whether its one run is
@@ -95,6 +98,7 @@ const BLIND_PARTS: { env: string; part: string; load: () => Gold[]; printMisses:
   { env: "9", part: "blind-9", load: loadLocaleBlind9, printMisses: true, spent: true },
   { env: "10", part: "blind-10", load: loadLocaleBlind10, printMisses: true, spent: true },
   { env: "11", part: "blind-11", load: loadLocaleBlind11, printMisses: true, spent: true },
+  { env: "12", part: "blind-12", load: loadLocaleBlind12, printMisses: false, spent: false },
 ];
 
 /** The figures of one part: per-kind rows, name F1, address recall, verbatim leaks. */
