@@ -29,7 +29,8 @@
  * form values, subject lines, file names and URLs, log lines, CSV rows, vCards, notes-to-self); run once
  * at 07:54 UTC, spent (its misses are printed). pii-locale-blind12.txt is a twelfth, written 08:03 to
  * 08:09 UTC the same way, ordered by the writer's register and hand (texting teenagers, formal older
- * writers, non-native writers, voice dictation, all capitals, terse professionals); not run yet.
+ * writers, non-native writers, voice dictation, all capitals, terse professionals); run once at 08:09
+ * UTC, spent (its misses are printed): the next round needs a thirteenth.
  * PII_LOCALE_BLIND=1 adds the first blind part, =2 the second, ... =12 the twelfth; =all every spent
  * part (the part still blind is run only when named, so that no run of "all" spends it).
  *
@@ -98,7 +99,7 @@ const BLIND_PARTS: { env: string; part: string; load: () => Gold[]; printMisses:
   { env: "9", part: "blind-9", load: loadLocaleBlind9, printMisses: true, spent: true },
   { env: "10", part: "blind-10", load: loadLocaleBlind10, printMisses: true, spent: true },
   { env: "11", part: "blind-11", load: loadLocaleBlind11, printMisses: true, spent: true },
-  { env: "12", part: "blind-12", load: loadLocaleBlind12, printMisses: false, spent: false },
+  { env: "12", part: "blind-12", load: loadLocaleBlind12, printMisses: true, spent: true },
 ];
 
 /** The figures of one part: per-kind rows, name F1, address recall, verbatim leaks. */
