@@ -92,4 +92,9 @@ describe("names by their place in a conversation", () => {
     expect(names("write to greta.lindholm@example.se")).toEqual([]);
     expect(names("release_notes_final_v2.md")).toEqual([]);
   });
+
+  test("names in a text written all in lower case; places, months and streets are none", () => {
+    expect(names("ok so aylin and matteo r coming tonight lol")).toEqual(["aylin", "matteo"]);
+    expect(names("flying to denver in june, meet at 12 nathan rd")).toEqual([]);
+  });
 });

@@ -597,8 +597,65 @@ function joinedNames(text: string, out: PiiEntity[]): void {
   }
 }
 
+/** a word no list says is everyday (stop words, English, the words that take a name's place) */
+const plainName = (w: string): boolean => !NOT_NAMES.has(w) && !isStopword(w) && !isEnglishWord(w);
+/** months that are given names too ("june", "may") */
+const MONTHS = new Set([
+  "january",
+  "february",
+  "march",
+  "april",
+  "may",
+  "june",
+  "july",
+  "august",
+  "september",
+  "october",
+  "november",
+  "december",
+]);
+/** a street word after a name ("nathan rd", "king st") */
+const STREET_AFTER_NAME =
+  /^[ \t](?:rd|road|st|street|ave|avenue|ln|lane|dr|drive|blvd|way|pl|place|ct|court|str|straße|strasse|ul|cd|cad)\b/iu;
+
+/** the words of a cased script, for lowerCaseNames */
+const CASED_WORD =
+  /(?<![\p{L}\p{M}\p{N}@._/-])[\p{Ll}\p{Lu}][\p{Ll}\p{Lu}\p{M}'’-]{1,30}(?![\p{L}\p{M}\p{N}@_/]|\.[\p{L}\p{N}])/gu;
+
+/**
+ * Names in a text written all in lower case (texting: "yo is kai still at 14 elm st", "настя скинь
+ * номер"): where at most one word in eight starts with a capital, a word of a given-name list that
+ * is no everyday word, with a surname of the lists after it.
+ */
+function lowerCaseNames(text: string, out: PiiEntity[]): void {
+  const words: RegExpExecArray[] = [];
+  let capitals = 0;
+  for (const m of text.matchAll(CASED_WORD)) {
+    words.push(m);
+    if (/^\p{Lu}/u.test(m[0])) capitals++;
+  }
+  if (words.length < 4 || capitals * 8 > words.length) return;
+  for (let k = 0; k < words.length; k++) {
+    const m = words[k] as RegExpExecArray;
+    const w = m[0];
+    if (w.length < 3 || /^\p{Lu}/u.test(w) || !plainName(w) || !isGivenName(w) || isPlaceName(w) || MONTHS.has(w)) continue;
+    let end = m.index + w.length;
+    // "fatma zehra yılmaz", "noor elkhatib": more names of the lists right after it
+    for (let n = 0; n < 3; n++) {
+      const next = words[k + 1];
+      if (!next || next.index !== end + 1 || !plainName(next[0]) || !(isGivenName(next[0]) || isFamilyName(next[0]))) break;
+      end = next.index + next[0].length;
+      k++;
+    }
+    // "12 nathan rd": a street's name
+    if (STREET_AFTER_NAME.test(text.slice(end, end + 9))) continue;
+    out.push(entity("name", text, m.index, end, 0.75));
+  }
+}
+
 export function findThreadNames(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
+  lowerCaseNames(text, out);
   fieldNames(text, out);
   joinedNames(text, out);
   if (text.includes("@") && text.includes("<")) mailNames(text, out);
