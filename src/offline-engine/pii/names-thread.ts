@@ -618,6 +618,34 @@ const MONTHS = new Set([
 const STREET_AFTER_NAME =
   /^[ \t](?:rd|road|st|street|ave|avenue|ln|lane|dr|drive|blvd|way|pl|place|ct|court|str|straße|strasse|ul|cd|cad)\b/iu;
 
+/**
+ * Whether at most one word in eight starts with a capital, by one pass over the characters (the
+ * words' pattern runs only then): a word starts at a letter after no letter; a capital is a letter
+ * that differs from its lower case.
+ */
+function mostlyLowerCase(text: string): boolean {
+  let words = 0;
+  let capitals = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const ascii = c < 0x80;
+    const upper = ascii ? c >= 65 && c <= 90 : false;
+    const letter = ascii ? upper || (c >= 97 && c <= 122) : c >= 0xc0 && c !== 0xd7 && c !== 0xf7;
+    if (!letter) {
+      inWord = false;
+      continue;
+    }
+    if (inWord) continue;
+    inWord = true;
+    words++;
+    if (upper || (!ascii && c < 0x2000 && String.fromCharCode(c) !== String.fromCharCode(c).toLowerCase())) capitals++;
+    // (settled early on a text of capitalised words)
+    if (capitals > 4 && capitals * 8 > words) return false;
+  }
+  return words >= 4 && capitals * 8 <= words;
+}
+
 /** the words of a cased script, for lowerCaseNames */
 const CASED_WORD =
   /(?<![\p{L}\p{M}\p{N}@._/-])[\p{Ll}\p{Lu}][\p{Ll}\p{Lu}\p{M}'’-]{1,30}(?![\p{L}\p{M}\p{N}@_/]|\.[\p{L}\p{N}])/gu;
@@ -628,6 +656,7 @@ const CASED_WORD =
  * is no everyday word, with a surname of the lists after it.
  */
 function lowerCaseNames(text: string, out: PiiEntity[]): void {
+  if (!mostlyLowerCase(text)) return;
   const words: RegExpExecArray[] = [];
   let capitals = 0;
   for (const m of text.matchAll(CASED_WORD)) {
