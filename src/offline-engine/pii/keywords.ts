@@ -391,19 +391,7 @@ function scan(text: string): void {
       if (capsEnd >= 0 && i - start >= 2 && onlyBlanks(text, capsEnd, start)) flags |= CAPS_PAIR;
       capsEnd = i;
     } else capsEnd = -1;
-    // a number after the word (past one "." and spaces): look its endings up
-    let k = i;
-    if (k < n && text.charCodeAt(k) === 46) k++;
-    const spaceFrom = k;
-    while (k < n && isSpace(text.charCodeAt(k))) k++;
-    if (k > spaceFrom && k < n) {
-      const d = text.charCodeAt(k);
-      if (d >= 48 && d <= 57) {
-        const ending = endingFlags(text, start, i);
-        flags |= ending;
-        if (ending & PLACED) placed.push(start, ending & PLACED);
-      }
-    }
+    flags |= numberAfter(text, start, i);
   }
   if (tokenStart >= 0) addToken(text, tokenStart, tokenEnd);
   endRun();
@@ -470,6 +458,21 @@ function onlyBlanks(text: string, from: number, to: number): boolean {
     if (c !== 32 && c !== 9) return false;
   }
   return true;
+}
+
+/** A number after the word text[start, end) (past one "." and spaces): the flags of its endings (their places kept), else 0. */
+function numberAfter(text: string, start: number, end: number): number {
+  const n = text.length;
+  let k = end;
+  if (k < n && text.charCodeAt(k) === 46) k++;
+  const spaceFrom = k;
+  while (k < n && isSpace(text.charCodeAt(k))) k++;
+  if (k === spaceFrom || k >= n) return 0;
+  const d = text.charCodeAt(k);
+  if (d < 48 || d > 57) return 0;
+  const ending = endingFlags(text, start, end);
+  if (ending & PLACED) placed.push(start, ending & PLACED);
+  return ending;
 }
 
 function endingFlags(text: string, start: number, end: number): number {

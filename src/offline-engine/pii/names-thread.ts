@@ -530,8 +530,11 @@ function fieldNames(text: string, out: PiiEntity[]): void {
       const w = VALUE_WORD_AT.exec(text);
       if (!w) break;
       const after = i + w[0].length;
-      // the next field's label ("Фамилия:", "Prénom :") ends the value
+      // the next field's label ("Фамилия:", "Prénom :") ends the value, as does a word that is no name
+      // ("and"), or one in lower case after a capitalised one ("Ada Quist and patient: …")
       if (/^[ \t]?[:：]/.test(text.slice(after, after + 2)) || NOT_NAMES.has(w[0].toLowerCase())) break;
+      const particle = TOKEN_PARTICLES.has(w[0]) && /^[ \t]\p{Lu}/u.test(text.slice(after, after + 2));
+      if (n > 0 && !particle && /^\p{Lu}/u.test(text.charAt(at)) && /^\p{Ll}/u.test(w[0])) break;
       if (LETTER.test(text.charAt(after))) break;
       end = after;
       // a surname in capitals, a comma, the given names ("FERNÁNDEZ, Lucía Belén")
