@@ -120,9 +120,29 @@ export const creditHolds = pgTable(
     expiresAt: ms("expires_at").notNull(),
     /** the key of a hold taken under its monthly_credit_limit (migration 0011; taken by credit_batch()) */
     keyId: text("key_id"),
+    /** the node whose lease or allowance this row is (migration 0020: the credit journal) */
+    nodeId: text("node_id"),
+    /** on an allowance row (never expiring), the lease it was carved with (migration 0020) */
+    leaseOf: uuid("lease_of"),
   },
-  (t) => [index("credit_holds_account_idx").on(t.accountId, t.expiresAt), index("credit_holds_key_idx").on(t.keyId, t.expiresAt)],
+  (t) => [
+    index("credit_holds_account_idx").on(t.accountId, t.expiresAt),
+    index("credit_holds_key_idx").on(t.keyId, t.expiresAt),
+    index("credit_holds_node_idx").on(t.nodeId).where(sql`${t.nodeId} IS NOT NULL`),
+  ],
 );
+
+/**
+ * Per node-local credit journal file (its random id): the highest sequence number of its entries
+ * applied, moved in the transaction that applies them (migration 0020), so an entry shipped twice
+ * (its node killed between PostgreSQL's commit and its local delete) is applied once.
+ */
+export const creditJournalShipped = pgTable("credit_journal_shipped", {
+  journalId: text("journal_id").primaryKey(),
+  nodeId: text("node_id").notNull(),
+  shippedSeq: bigint("shipped_seq", { mode: "number" }).notNull(),
+  shippedAt: ms("shipped_at").notNull(),
+});
 
 export const usageDaily = pgTable(
   "usage_daily",
