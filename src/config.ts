@@ -1,3 +1,5 @@
+import { hostname } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import { type Static, Type as T } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parse as parseToml } from "smol-toml";
@@ -6,6 +8,12 @@ const PositiveInt = T.Integer({ minimum: 1 });
 const NonNegInt = T.Integer({ minimum: 0 });
 /** [limits] credit_lease_max unless set (credits/postgres.ts) */
 export const DEFAULT_CREDIT_LEASE_MAX = 10_000;
+/** [limits] credit_journal_ship_ms unless set (credits/journal.ts) */
+export const DEFAULT_CREDIT_JOURNAL_SHIP_MS = 100;
+/** [limits] credit_journal unless set, in PostgreSQL mode (docs/many-nodes.md#credit-journal) */
+export const DEFAULT_CREDIT_JOURNAL = false;
+/** what a node id may be (TEXTAI_NODE_ID, `node_id`): it names the node's rows and journal file */
+const NODE_ID = "^[A-Za-z0-9_.-]{1,64}$";
 /** The roles `[[sso.map]]` may give (a member's roles, docs/teams.md). */
 export const SSO_ROLES = ["owner", "admin", "developer", "viewer"] as const;
 
@@ -268,6 +276,19 @@ export function parseGuardrails(
   };
 }
 
+/**
+ * A node's id unless configured: its host name and a digest of its SQLite file's absolute path, the
+ * same at every start of the same node (one TEXTAI_DB per node: a server claims its file).
+ */
+function defaultNodeId(dbPath: string): string {
+  const host =
+    hostname()
+      .replace(/[^A-Za-z0-9_.-]/g, "_")
+      .slice(0, 40) || "node";
+  const digest = new Bun.CryptoHasher("sha256").update(resolve(dbPath)).digest("hex").slice(0, 10);
+  return `${host}-${digest}`;
+}
+
 /** PostgreSQL connections per node unless configured: a node's credits need one at a time (docs/capacity.md) */
 export const DEFAULT_DATABASE_POOL = 4;
 
@@ -280,6 +301,8 @@ const FileConfigSchema = T.Object(
     database_pool: T.Optional(T.Integer({ minimum: 1, maximum: 1000 })),
     /** false: no named prepared statements, for a pooler in transaction mode (PgBouncer before 1.21) */
     database_prepare: T.Optional(T.Boolean()),
+    /** this node's name among many (its credit journal and lease rows); stable across its restarts */
+    node_id: T.Optional(T.String({ pattern: NODE_ID })),
     providers: T.Optional(T.Array(ProviderConfigSchema)),
     routes: T.Optional(T.Record(T.String(), T.Array(T.String()))),
     /** model groups: a public model name over deployments (CONTRACT section 16, docs/routing.md) */
@@ -340,6 +363,9 @@ const FileConfigSchema = T.Object(
           offline_cpu_ms: T.Optional(PositiveInt),
           body_timeout_ms: T.Optional(PositiveInt),
           credit_lease_max: T.Optional(NonNegInt),
+          credit_journal: T.Optional(T.Boolean()),
+          credit_journal_ship_ms: T.Optional(T.Integer({ minimum: 1, maximum: 60_000 })),
+          credit_journal_path: T.Optional(T.String({ minLength: 1 })),
         },
         { additionalProperties: false },
       ),
@@ -458,6 +484,11 @@ export interface Config {
   port: number;
   host: string;
   dbPath: string;
+  /**
+   * TEXTAI_NODE_ID or `node_id`: this node's name among many, stable across its restarts (its
+   * credit journal's file and its lease rows); unless set, the host name and a digest of TEXTAI_DB's path
+   */
+  nodeId: string;
   /** TEXTAI_DATABASE_URL: accounts, keys and the credit ledger in PostgreSQL (many nodes); null: SQLite at dbPath */
   databaseUrl: string | null;
   /** TEXTAI_REDIS_URL: limits, answer cache, idempotency records and revocations shared through Redis; null: per process */
@@ -516,6 +547,15 @@ export interface Config {
     bodyTimeoutMs: number;
     /** PostgreSQL: the most credits a node's lease of a hot account takes (0: no leases; docs/many-nodes.md) */
     creditLeaseMax: number;
+    /**
+     * PostgreSQL: charges of calls admitted against a lease committed to a node-local SQLite
+     * journal and shipped in batches (docs/many-nodes.md#credit-journal)
+     */
+    creditJournal: boolean;
+    /** how often the journal ships to PostgreSQL (sooner when many charges are pending) */
+    creditJournalShipMs: number;
+    /** the journal's file: `<dir of TEXTAI_DB>/credit-journal-<node id>.sqlite` unless set */
+    creditJournalPath: string;
   };
   hedgeAfterMs: Record<string, number>;
   /** longOutputTokens: a request asking for more output than this owns its timeouts (docs/fairness.md) */
@@ -779,6 +819,10 @@ const EnvSchema = T.Object({
   TEXTAI_REDIS_PREFIX: T.Optional(T.String({ pattern: "^[A-Za-z0-9_.-]{1,64}$" })),
   TEXTAI_DATABASE_POOL: EnvInt(1, 1000),
   TEXTAI_DATABASE_PREPARE: T.Optional(T.Union([T.Literal("true"), T.Literal("false")])),
+  TEXTAI_NODE_ID: T.Optional(T.String({ pattern: NODE_ID })),
+  TEXTAI_CREDIT_JOURNAL: T.Optional(T.Union([T.Literal("true"), T.Literal("false")])),
+  TEXTAI_CREDIT_JOURNAL_SHIP_MS: EnvInt(1, 60_000),
+  TEXTAI_CREDIT_JOURNAL_PATH: EnvText,
   TEXTAI_DB_BUSY_TIMEOUT_MS: EnvInt(0),
   TEXTAI_ADMIN_TOKEN: EnvText,
   TEXTAI_METRICS_LISTEN: EnvText,
@@ -1125,6 +1169,9 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
 
   const { plans, maxKeys, knowledgeQuotas, guardrails, planPolicies } = planSettings(file);
 
+  const dbPath = env.TEXTAI_DB || "./data/textai.db";
+  const nodeId = env.TEXTAI_NODE_ID ?? file.node_id ?? defaultNodeId(dbPath);
+
   const providerEnv: Record<string, string> = {};
   for (const name of AWS_ENV) if (env[name]) providerEnv[name] = env[name];
 
@@ -1132,7 +1179,8 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     providerEnv,
     port: env.PORT ?? 8080,
     host: env.HOST || "127.0.0.1",
-    dbPath: env.TEXTAI_DB || "./data/textai.db",
+    dbPath,
+    nodeId,
     databaseUrl: serverUrl(env, "TEXTAI_DATABASE_URL", ["postgres:", "postgresql:"]),
     redisUrl: redisUrl(env),
     redisCluster: env.TEXTAI_REDIS_CLUSTER === "true",
@@ -1172,6 +1220,15 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       offlineCpuMs: file.limits?.offline_cpu_ms ?? 50,
       bodyTimeoutMs: file.limits?.body_timeout_ms ?? 30_000,
       creditLeaseMax: file.limits?.credit_lease_max ?? DEFAULT_CREDIT_LEASE_MAX,
+      creditJournal: env.TEXTAI_CREDIT_JOURNAL
+        ? env.TEXTAI_CREDIT_JOURNAL === "true"
+        : (file.limits?.credit_journal ?? DEFAULT_CREDIT_JOURNAL),
+      creditJournalShipMs:
+        env.TEXTAI_CREDIT_JOURNAL_SHIP_MS ?? file.limits?.credit_journal_ship_ms ?? DEFAULT_CREDIT_JOURNAL_SHIP_MS,
+      creditJournalPath:
+        env.TEXTAI_CREDIT_JOURNAL_PATH ||
+        file.limits?.credit_journal_path ||
+        join(dirname(resolve(dbPath)), `credit-journal-${nodeId}.sqlite`),
     },
     hedgeAfterMs: file.hedge_after_ms ?? {},
     breaker: breakerSettings(file),

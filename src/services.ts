@@ -35,6 +35,7 @@ import { SqliteSecretStore } from "./storage/secrets";
 const postgresParts = () => ({
   ...(require("./storage/postgres") as typeof import("./storage/postgres")),
   ...(require("./credits/postgres") as typeof import("./credits/postgres")),
+  ...(require("./credits/journal") as typeof import("./credits/journal")),
   ...(require("./auth/postgres") as typeof import("./auth/postgres")),
   ...(require("./dashboard/postgres") as typeof import("./dashboard/postgres")),
   ...(require("./knowledge/postgres") as typeof import("./knowledge/postgres")),
@@ -260,6 +261,15 @@ export function buildServices(config: Config, opts: ServiceOptions = {}): Servic
       await alerts.refresh();
     },
     start() {
+      // a serving node on PostgreSQL: its lease-admitted calls' charges go to its journal
+      // (docs/many-nodes.md#credit-journal); a second process on the same file is refused here
+      if (db && config.limits.creditJournal && ledger instanceof db.pg.PostgresCreditLedger) {
+        const journal = new db.pg.CreditJournal(config.limits.creditJournalPath, config.nodeId);
+        void ledger.useJournal(journal, {
+          shipMs: config.limits.creditJournalShipMs,
+          crashAfterShip: process.env.TEXTAI_TEST_JOURNAL_CRASH_AFTER_SHIP === "1",
+        });
+      }
       keys.startBackgroundFlush();
       requestLog.start();
       limiter.startSweeping();

@@ -164,6 +164,12 @@ export interface CreditLedger extends UsageReader {
   flush(): MaybePromise<void>;
   /** Where a node leases credit (PostgreSQL): what it holds now, and what it was granted and admitted so far, for /metrics. */
   leaseStats?(): { held: number; free: number; granted: number; calls: number };
+  /**
+   * Where charges of lease-admitted calls go to a node-local journal (PostgreSQL with
+   * `[limits] credit_journal`): entries pending, their credits, ships so far, credits in doubt
+   * (pending charges of leases that lapsed, or of an earlier run), entries lost; null without it.
+   */
+  journalFigures?(): { pending: number; pendingCredits: number; ships: number; inDoubt: number; lost: number } | null;
   /** Shutdown, once no call is in flight: gives back what this node holds ahead of calls (its leases) and flushes. */
   close?(): Promise<void>;
   /** Shutdown past its deadline: charges not yet committed fail, and every later one. */

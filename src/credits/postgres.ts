@@ -18,6 +18,7 @@ import {
   type Reservation,
   type UsageFigures,
 } from "./interface";
+import type { CreditJournal, JournalEntry } from "./journal";
 import { dayOf, monthlyFrom, monthStart, monthToDateFrom, type UsageRow } from "./usage";
 
 /** Key space (first half of a two-int advisory key) of the per-account lock under which holds are taken. */
@@ -78,6 +79,18 @@ interface Lease {
   remainingAtGrant: number;
   /** a newer lease of the account took over: given back once nothing is in flight against it */
   retiring: boolean;
+  /** with the journal: the allowance carved with it (its row's id), and how many credits that is */
+  allowanceId?: string;
+  allowance: number;
+  /** credits of this lease's calls committed to the journal and not yet shipped (at most `allowance`) */
+  unshipped: number;
+  /** given back (its row released); its allowance waits for its journal entries to ship */
+  ended: boolean;
+  /** PostgreSQL answered that its row was gone (it lapsed) */
+  lapsed: boolean;
+  /** credits granted, and when (performance.now()): the rate its calls took it at */
+  granted: number;
+  grantedAt: number;
 }
 
 /** A lease waiting for the next batch. */
@@ -89,6 +102,9 @@ interface PendingLease {
   leaseId: string;
   /** its account's demand, asking no other lease meanwhile */
   demand: Demand;
+  /** with the journal: the allowance asked for with it (granted whole, or no lease), and its row's id */
+  allowance: number;
+  allowanceId?: string;
 }
 
 /** An account's calls on this node in the current second: what asks for a lease. */
@@ -105,6 +121,15 @@ const LEASE_AFTER_CALLS = 8;
 const LEASE_SPAN_MS = 2000;
 /** A lease nothing was admitted against for this long is given back. */
 const LEASE_IDLE_MS = 1000;
+
+/** Journal entries shipped at most in one batch. */
+const SHIP_MAX = 2000;
+/** Entries pending that make the journal ship before its interval is up. */
+const SHIP_AT = 512;
+/** An allowance covers at least this many calls of the lease's account. */
+const ALLOWANCE_CALLS = 8;
+/** How many ship intervals of a lease's calls its allowance covers. */
+const ALLOWANCE_INTERVALS = 2;
 
 /** pushes expiries forward; never waits for a row another transaction holds (a charge deleting it) */
 const RENEW = `UPDATE credit_holds SET expires_at = ${NOW_MS} + $2::bigint WHERE id IN (
@@ -159,6 +184,24 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   private demand = new Map<string, Demand>();
   private leaseQueue: PendingLease[] = [];
   private leaseSweep: ReturnType<typeof setInterval> | null = null;
+  /** the node-local credit journal (docs/many-nodes.md#credit-journal); null: every charge goes in a batch */
+  private journal: CreditJournal | null = null;
+  private shipMs = 100;
+  /** journal entries committed locally and not yet shipped, oldest first (as in the file) */
+  private unshipped: JournalEntry[] = [];
+  /** the next batch ships the journal (its interval is up, or many are pending) */
+  private shipDue = false;
+  private shipTimer: ReturnType<typeof setInterval> | null = null;
+  /** leases with an allowance, until the allowance is given back (after their last entry shipped) */
+  private journalLeases = new Map<string, Lease>();
+  /** the journal of an earlier run is being shipped: no lease is taken until it is, and its rows are gone */
+  private recovering = false;
+  /** resolves once the journal of an earlier run has been shipped and that run's rows given back */
+  recovered: Promise<void> = Promise.resolve();
+  /** test-only (TEXTAI_TEST_JOURNAL_CRASH_AFTER_SHIP): dies between PostgreSQL's commit and the local delete */
+  private crashAfterShip = false;
+  /** what the journal did, for /metrics and tests */
+  readonly journalStats = { journaled: 0, ships: 0, shipped: 0, duplicates: 0, lost: 0, overAllowance: 0, fromAllowance: 0 };
 
   constructor(
     private pg: PgStorage,
@@ -167,6 +210,48 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     super();
     this.leaseMs = Math.max(100, Math.min(opts.requestTimeoutMs ?? MAX_LEASE_MS, MAX_LEASE_MS));
     this.leaseMax = Math.max(0, Math.floor(opts.leaseMax ?? DEFAULT_CREDIT_LEASE_MAX));
+  }
+
+  /**
+   * Charges of calls admitted against a lease go to `journal` from now on, shipped every
+   * `shipMs`. Ships first what an earlier run of this node left in it, then gives back that run's
+   * lease and allowance rows; no lease is taken until then (`recovered`). With `shipOnly` (the
+   * operator's `textai credits journal ship`), that is all it does.
+   */
+  useJournal(journal: CreditJournal, opts: { shipMs?: number; crashAfterShip?: boolean } = {}): Promise<void> {
+    this.journal = journal;
+    this.shipMs = Math.max(1, opts.shipMs ?? 100);
+    this.crashAfterShip = opts.crashAfterShip === true;
+    this.unshipped = journal.pending();
+    this.recovering = true;
+    this.shipTimer = setInterval(() => {
+      if (this.unshipped.length === 0) return;
+      this.shipDue = true;
+      this.schedule();
+    }, this.shipMs);
+    this.shipTimer.unref?.();
+    this.recovered = this.recover();
+    return this.recovered;
+  }
+
+  private async recover(): Promise<void> {
+    const journal = this.journal as CreditJournal;
+    for (;;) {
+      try {
+        while (this.unshipped.length > 0) {
+          const before = this.unshipped.length;
+          this.shipDue = true;
+          await this.flush();
+          if (this.unshipped.length >= before) throw new Error("not shipped");
+        }
+        await this.pg.sql`DELETE FROM credit_holds WHERE node_id = ${journal.nodeId}`;
+        break;
+      } catch {
+        // PostgreSQL unreachable: tried again; this node's calls hold their own credits meanwhile
+        await Bun.sleep(Math.max(200, this.shipMs));
+      }
+    }
+    this.recovering = false;
   }
 
   /**
@@ -235,6 +320,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
    * last credits from the others, and its calls are admitted one by one as before.
    */
   private noteDemand(accountId: string, amount: number): void {
+    if (this.recovering && this.journal) return;
     const now = performance.now();
     let d = this.demand.get(accountId);
     if (!d) {
@@ -256,7 +342,25 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     const least = amount * LEASE_AFTER_CALLS;
     if (want < least) return;
     d.carving = true;
-    this.leaseQueue.push({ accountId, amount: want, least, leaseId: crypto.randomUUID(), demand: d });
+    // the allowance: what the node's calls of the account take in ALLOWANCE_INTERVALS ship
+    // intervals (at the rate its last lease was spent, or that of its calls held one by one), at
+    // least ALLOWANCE_CALLS calls' worth, at most the lease
+    let allowance = 0;
+    if (this.journal) {
+      const last = this.leases.get(accountId);
+      const lastRate = last ? (last.granted - last.free) / Math.max(1, now - last.grantedAt) : 0;
+      const rate = Math.max(perMs, lastRate);
+      allowance = Math.min(want, Math.max(amount * ALLOWANCE_CALLS, Math.ceil(rate * ALLOWANCE_INTERVALS * this.shipMs)));
+    }
+    this.leaseQueue.push({
+      accountId,
+      amount: want,
+      least,
+      leaseId: crypto.randomUUID(),
+      demand: d,
+      allowance,
+      allowanceId: allowance > 0 ? crypto.randomUUID() : undefined,
+    });
     this.schedule();
   }
 
@@ -278,8 +382,16 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       lastUse: performance.now(),
       remainingAtGrant: out.remaining,
       retiring: false,
+      allowanceId: p.allowanceId,
+      allowance: p.allowanceId ? p.allowance : 0,
+      unshipped: 0,
+      ended: false,
+      lapsed: false,
+      granted: out.granted,
+      grantedAt: performance.now(),
     };
     this.leases.set(p.accountId, lease);
+    if (lease.allowanceId) this.journalLeases.set(lease.id, lease);
     this.leaseById.set(lease.id, lease);
     this.live.set(lease.id, sentAt);
     this.batchStats.leases++;
@@ -299,6 +411,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       if (lease.safeUntil > 0) this.batchStats.leasesLapsed++;
       lease.safeUntil = 0;
       lease.retiring = true;
+      lease.lapsed = true;
       return;
     }
     lease.safeUntil = Math.max(lease.safeUntil, sentAt + (this.leaseMs * 2) / 3);
@@ -312,8 +425,18 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     this.leaseById.delete(lease.id);
     this.live.delete(lease.id);
     this.releases.push(lease.id);
+    lease.ended = true;
+    this.allowanceBackIfShipped(lease);
     this.schedule();
     return true;
+  }
+
+  /** An ended lease whose journal entries have all shipped gives its allowance back (with the next batch). */
+  private allowanceBackIfShipped(lease: Lease): void {
+    if (!lease.ended || lease.unshipped > 0 || !lease.allowanceId || !this.journalLeases.has(lease.id)) return;
+    this.journalLeases.delete(lease.id);
+    this.releases.push(lease.allowanceId);
+    this.schedule();
   }
 
   /** Every half an idle time: gives back the leases nothing was admitted against for LEASE_IDLE_MS. */
@@ -385,7 +508,35 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     if (this.leaseSweep) clearInterval(this.leaseSweep);
     this.leaseSweep = null;
     for (const lease of [...this.leaseById.values()]) this.endLeaseIfIdle(lease);
+    if (this.journal) this.shipDue = true;
     await this.flush();
+    if (this.journal) {
+      // the allowances whose entries that batch shipped are given back by the next
+      await this.flush();
+      if (this.shipTimer) clearInterval(this.shipTimer);
+      this.shipTimer = null;
+      // what did not ship (PostgreSQL unreachable) stays in the file, shipped at the next start
+      this.journal.close();
+      this.journal = null;
+    }
+  }
+
+  /** The journal's figures for /metrics: entries pending, ships, and credits in doubt. */
+  journalFigures(): { pending: number; pendingCredits: number; ships: number; inDoubt: number; lost: number } | null {
+    if (!this.journal) return null;
+    let pendingCredits = 0;
+    for (const e of this.unshipped) pendingCredits += e.amount;
+    // in doubt: unshipped credits of leases PostgreSQL said had lapsed, and of an earlier run's
+    let inDoubt = 0;
+    for (const lease of this.journalLeases.values()) if (lease.lapsed) inDoubt += lease.unshipped;
+    if (this.recovering) inDoubt = pendingCredits;
+    return {
+      pending: this.unshipped.length,
+      pendingCredits,
+      ships: this.journalStats.ships,
+      inDoubt,
+      lost: this.journalStats.lost,
+    };
   }
 
   protected override async keyInFlight(keyId: string): Promise<number> {
@@ -460,14 +611,111 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     }
   }
 
-  /** Commits what is queued now (one batch at a time, in order). */
+  /**
+   * Commits what is queued now (one batch at a time, in order). With the journal, the charges of
+   * calls admitted against a lease are first committed to it, at once (they wait for no batch).
+   */
   flush(): Promise<void> {
+    if (this.journal) {
+      this.journalTurn();
+      if (!this.pgWork()) return this.flushing;
+    }
     this.flushing = this.flushing.then(() => this.commit());
     return this.flushing;
   }
 
+  /** Anything for the next batch. */
+  private pgWork(): boolean {
+    return (
+      this.queue.length > 0 ||
+      this.holdQueue.length > 0 ||
+      this.releases.length > 0 ||
+      this.leaseQueue.length > 0 ||
+      (this.shipDue && this.unshipped.length > 0)
+    );
+  }
+
+  /**
+   * The group commit of the journal, once per turn of the event loop: every queued charge of a
+   * call admitted against a lease with an allowance, while the lease's unshipped credits stay
+   * within its allowance, is committed to the journal file in one transaction, and its caller
+   * answered. The rest (over the allowance, Idempotency-Key calls, accounts the alert watch
+   * watches, calls held one by one) stay queued for the next batch, as without the journal.
+   */
+  private journalTurn(): void {
+    const journal = this.journal;
+    if (!journal || this.queue.length === 0) return;
+    const keep: PendingCharge[] = [];
+    const take: { c: PendingCharge; lease: Lease }[] = [];
+    for (const c of this.queue) {
+      const lease = c.leaseId !== undefined ? this.leaseById.get(c.leaseId) : undefined;
+      if (!lease?.allowanceId || c.details.idempotent || this.watch?.watches(c.accountId)) {
+        keep.push(c);
+        continue;
+      }
+      if (lease.unshipped + c.amount > lease.allowance) {
+        // over the allowance PostgreSQL keeps for it: charged in the next batch instead
+        this.journalStats.overAllowance++;
+        this.shipDue = true;
+        keep.push(c);
+        continue;
+      }
+      if (c.details.signal?.aborted) {
+        c.fail(clientClosed("the client went away before its answer: not charged"));
+        continue;
+      }
+      lease.unshipped += c.amount;
+      take.push({ c, lease });
+    }
+    this.queue = keep;
+    if (take.length === 0) return;
+    const at = Date.now();
+    let entries: JournalEntry[];
+    try {
+      entries = journal.append(
+        take.map(({ c, lease }) => ({
+          accountId: c.accountId,
+          amount: c.amount,
+          leaseId: lease.id,
+          allowanceId: lease.allowanceId as string,
+          keyId: c.details.keyId,
+          fn: c.details.fn,
+          requestId: c.details.requestId,
+          provider: c.details.provider,
+          cached: c.details.cached,
+          at,
+          inputTokens: c.details.tokens?.input ?? null,
+          outputTokens: c.details.tokens?.output ?? null,
+        })),
+      );
+    } catch (err) {
+      // the node's disk refused it: nothing was charged, nor will the answer be sent
+      for (const { c, lease } of take) {
+        lease.unshipped -= c.amount;
+        c.fail(err);
+      }
+      return;
+    }
+    for (const e of entries) this.unshipped.push(e);
+    this.journalStats.journaled += entries.length;
+    for (const { c, lease } of take) {
+      c.done(Math.max(0, lease.remainingAtGrant + lease.free));
+      if (lease.unshipped * 2 >= lease.allowance) this.shipDue = true;
+    }
+    if (this.unshipped.length >= SHIP_AT) this.shipDue = true;
+    if (this.shipDue) this.schedule();
+  }
+
   private async commit(): Promise<void> {
-    if (this.queue.length === 0 && this.holdQueue.length === 0 && this.releases.length === 0 && this.leaseQueue.length === 0)
+    const shipping = this.shipDue ? this.unshipped.slice(0, SHIP_MAX) : [];
+    this.shipDue = false;
+    if (
+      this.queue.length === 0 &&
+      this.holdQueue.length === 0 &&
+      this.releases.length === 0 &&
+      this.leaseQueue.length === 0 &&
+      shipping.length === 0
+    )
       return;
     const batch = this.queue;
     const holds = this.holdQueue;
@@ -483,7 +731,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       if (c.details.signal?.aborted) c.fail(clientClosed("the client went away before its answer: not charged"));
       else live.push(c);
     }
-    if (live.length === 0 && holds.length === 0 && releases.length === 0 && leases.length === 0) return;
+    if (live.length === 0 && holds.length === 0 && releases.length === 0 && leases.length === 0 && shipping.length === 0) return;
     const since = monthStart();
     const ops: Record<string, unknown>[] = [];
     for (const h of releases) ops.push({ k: "r", h });
@@ -532,8 +780,50 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       ops.push(op);
     }
     const firstLease = holds.length + live.length;
-    for (const [j, p] of leases.entries())
-      ops.push({ k: "l", i: firstLease + j, a: p.accountId, n: p.amount, mn: p.least, h: p.leaseId, l: this.leaseMs });
+    const node = this.journal?.nodeId;
+    for (const [j, p] of leases.entries()) {
+      const op: Record<string, unknown> = {
+        k: "l",
+        i: firstLease + j,
+        a: p.accountId,
+        n: p.amount,
+        mn: p.least,
+        h: p.leaseId,
+        l: this.leaseMs,
+      };
+      if (p.allowanceId) {
+        op.ax = p.allowance;
+        op.xa = p.allowanceId;
+        op.nd = node;
+      }
+      ops.push(op);
+    }
+    // journal entries: charges already answered, applied once by their sequence number
+    const firstShip = firstLease + leases.length;
+    for (const [j, e] of shipping.entries())
+      ops.push({
+        k: "c",
+        i: firstShip + j,
+        a: e.accountId,
+        n: e.amount,
+        key: e.keyId,
+        fn: e.fn,
+        rid: e.requestId,
+        prov: e.provider,
+        cached: e.cached,
+        at: e.at,
+        day: dayOf(e.at),
+        ti: e.inputTokens,
+        tout: e.outputTokens,
+        idem: false,
+        h: e.leaseId,
+        ls: true,
+        l: this.leaseMs,
+        xa: e.allowanceId,
+        sq: e.seq,
+        jr: this.journal?.journalId,
+        nd: node,
+      });
     let rows: BatchRow[] = [];
     const sentAt = performance.now();
     try {
@@ -558,13 +848,16 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       // a lease whose batch failed was not granted (its transaction did not commit), or, holds and
       // leases alone going in autocommit, was and is unknown here: its row runs out unrenewed
       for (const p of leases) this.leaseAnswered(p, sentAt, null);
+      // the journal's entries stay, shipped again with a later batch (once at most: by sequence)
+      if (shipping.length > 0) this.shipDue = true;
       return;
     }
+    if (shipping.length > 0) this.shipped(shipping, rows, firstShip, sentAt);
     this.stats.batches++;
-    this.stats.operations += live.length;
+    this.stats.operations += live.length + shipping.length;
     this.batchStats.transactions++;
     this.batchStats.holds += holds.length;
-    this.batchStats.charges += live.length;
+    this.batchStats.charges += live.length + shipping.length;
     this.batchStats.releases += releases.length;
     const out = new Array<(typeof rows)[number] | undefined>(holds.length + live.length);
     for (const r of rows) out[r.op_index] = r;
@@ -585,6 +878,37 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     const claims = live.filter((c) => c.details.idempotent).length;
     if (claims > 0 && Math.floor((this.claims + claims) / 256) > Math.floor(this.claims / 256)) this.sweepClaims();
     this.claims += claims;
+  }
+
+  /**
+   * A batch carrying journal entries committed: they are deleted from the journal (only now), and
+   * their leases learn whether they lived. An entry PostgreSQL had applied before (key_used 2) is
+   * not applied again; one not covered (its lease gone, its allowance forfeited, and the balance
+   * less every hold short of it) is lost: counted.
+   */
+  private shipped(shipping: JournalEntry[], rows: BatchRow[], first: number, sentAt: number): void {
+    if (this.crashAfterShip) process.kill(process.pid, "SIGKILL");
+    const journal = this.journal as CreditJournal;
+    const last = shipping[shipping.length - 1] as JournalEntry;
+    journal.shipped(last.seq);
+    this.unshipped.splice(0, shipping.length);
+    this.journalStats.ships++;
+    this.journalStats.shipped += shipping.length;
+    const byIndex = new Map(rows.map((r) => [Number(r.op_index), r]));
+    const lived = new Map<string, boolean>();
+    for (const [j, e] of shipping.entries()) {
+      const r = byIndex.get(first + j);
+      const used = r?.key_used === null || r?.key_used === undefined ? null : Number(r.key_used);
+      if (used === 2) this.journalStats.duplicates++;
+      else if (r?.remaining === null || r?.remaining === undefined) this.journalStats.lost++;
+      if (used === 3) this.journalStats.fromAllowance++;
+      if (used === 1 || used === 3) lived.set(e.leaseId, (lived.get(e.leaseId) ?? false) || used === 1);
+      const lease = this.journalLeases.get(e.leaseId);
+      if (lease) lease.unshipped -= e.amount;
+    }
+    for (const [id, ok] of lived) this.leaseSeen(id, sentAt, ok);
+    for (const lease of [...this.journalLeases.values()]) this.allowanceBackIfShipped(lease);
+    if (this.unshipped.length > 0 && this.unshipped.length >= SHIP_AT) this.shipDue = true;
   }
 
   /**

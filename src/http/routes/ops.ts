@@ -295,6 +295,41 @@ function leaseGauges(metrics: AppDeps["metrics"], ledger: AppDeps["ledger"]): vo
         ];
       },
     );
+    const journal = ledger.journalFigures?.bind(ledger);
+    if (journal) {
+      metrics.gauge(
+        "textai_credit_journal",
+        "This node's credit journal: entries pending (committed here, not yet shipped to PostgreSQL), their credits, and credits in doubt (pending charges of leases that lapsed, or of an earlier run)",
+        () => {
+          const now = journal();
+          return now
+            ? [
+                [{ what: "pending" }, now.pending],
+                [{ what: "pending_credits" }, now.pendingCredits],
+                [{ what: "in_doubt_credits" }, now.inDoubt],
+              ]
+            : [];
+        },
+      );
+      metrics.gauge(
+        "textai_credit_journal_ships_total",
+        "Batches that shipped this node's credit journal to PostgreSQL",
+        () => {
+          const now = journal();
+          return now ? [[{}, now.ships]] : [];
+        },
+        "counter",
+      );
+      metrics.gauge(
+        "textai_credit_journal_lost_total",
+        "Journal charges PostgreSQL could not apply (their lease gone and its allowance forfeited, the balance short)",
+        () => {
+          const now = journal();
+          return now ? [[{}, now.lost]] : [];
+        },
+        "counter",
+      );
+    }
     metrics.gauge(
       "textai_credit_leases_total",
       "Leases granted to this node, and calls admitted against a lease instead of a hold of their own",
