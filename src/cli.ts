@@ -36,6 +36,9 @@ const USAGE = `textai — Text-AI Gateway
   textai keys revoke ID
   textai credits grant --account ID --amount N [--reason TEXT]
   textai credits reconcile        (SQLite: set every balance to the sum of its ledger)
+  textai credits journal status [--node ID] [--json]     (PostgreSQL: nodes' allowances, live and in doubt)
+  textai credits journal ship FILE [--json]              (ships a stopped node's credit journal, gives its allowances back)
+  textai credits journal forfeit --node ID [--json]      (gives up a node's credits in doubt: its unshipped charges are lost)
   textai usage --account ID [--json]
   textai requests [--account ID] [--function F] [--since ISO] [--status S] [--key ID] [--limit N] [--json]
   textai accounts create --email EMAIL [--plan NAME] [--credits N] [--json]   (password on stdin)
@@ -388,6 +391,170 @@ async function creditsReconcile({ services }: VerbInput): Promise<number> {
   return 0;
 }
 
+/** What `credits journal status` shows of a node: its allowances, those of live leases and those in doubt. */
+type JournalNode = {
+  node_id: string;
+  live_leases: number;
+  allowances: number;
+  allowance_credits: number;
+  in_doubt: number;
+  in_doubt_credits: number;
+  shipped_seq: number | null;
+};
+
+/** A lease row still counting (its node renewing it), by the database's clock. */
+const LIVE = "expires_at > (extract(epoch from clock_timestamp()) * 1000)::bigint";
+
+async function journalNodes(sql: import("bun").SQL, node?: string): Promise<JournalNode[]> {
+  const rows = await sql.unsafe(
+    `WITH n AS (SELECT DISTINCT node_id FROM credit_holds WHERE node_id IS NOT NULL
+        UNION SELECT node_id FROM credit_journal_shipped)
+     SELECT n.node_id,
+       (SELECT count(*) FROM credit_holds l WHERE l.node_id = n.node_id AND l.lease_of IS NULL AND l.${LIVE})::int AS live_leases,
+       (SELECT count(*) FROM credit_holds a WHERE a.node_id = n.node_id AND a.lease_of IS NOT NULL)::int AS allowances,
+       (SELECT coalesce(sum(a.amount), 0) FROM credit_holds a WHERE a.node_id = n.node_id AND a.lease_of IS NOT NULL)::float8 AS allowance_credits,
+       (SELECT count(*) FROM credit_holds a WHERE a.node_id = n.node_id AND a.lease_of IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM credit_holds l WHERE l.id = a.lease_of AND l.${LIVE}))::int AS in_doubt,
+       (SELECT coalesce(sum(a.amount), 0) FROM credit_holds a WHERE a.node_id = n.node_id AND a.lease_of IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM credit_holds l WHERE l.id = a.lease_of AND l.${LIVE}))::float8 AS in_doubt_credits,
+       (SELECT max(j.shipped_seq) FROM credit_journal_shipped j WHERE j.node_id = n.node_id)::float8 AS shipped_seq
+     FROM n WHERE $1::text IS NULL OR n.node_id = $1 ORDER BY n.node_id`,
+    [node ?? null],
+  );
+  return (rows as JournalNode[]).map((r) => ({
+    ...r,
+    allowance_credits: Number(r.allowance_credits),
+    in_doubt_credits: Number(r.in_doubt_credits),
+    shipped_seq: r.shipped_seq === null ? null : Number(r.shipped_seq),
+  }));
+}
+
+const NODE_ID = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/**
+ * `credits journal status|ship|forfeit` (PostgreSQL, docs/many-nodes.md#credit-journal): what
+ * nodes keep in doubt for their journals, shipping a journal file whose node is gone, and giving
+ * up a node's credits in doubt.
+ */
+async function creditsJournal({ positional, flags, json, services }: VerbInput): Promise<number> {
+  const [action, ...more] = positional;
+  if (action !== "status" && action !== "ship" && action !== "forfeit")
+    throw new UsageError("credits journal needs one of: status, ship FILE, forfeit --node ID");
+  const pg = services.postgres;
+  if (!pg) {
+    console.error(
+      "credits journal is for PostgreSQL (TEXTAI_DATABASE_URL): a SQLite node charges in its own file, with no journal",
+    );
+    return 1;
+  }
+  const node = str(flags, "node");
+  if (node !== undefined && !NODE_ID.test(node))
+    throw new UsageError("--node must be a node id: 1 to 64 letters, digits, '_', '.' or '-'");
+  if (action === "status") {
+    if (more.length) throw new UsageError(`credits journal status takes no argument, got "${more[0]}"`);
+    const nodes = await journalNodes(pg.sql, node);
+    if (json) console.log(JSON.stringify(nodes));
+    else if (nodes.length === 0) console.log(node ? `No allowance or journal of node ${node}.` : "No node has a credit journal.");
+    else
+      console.log(
+        table(nodes, [
+          "node_id",
+          "live_leases",
+          "allowances",
+          "allowance_credits",
+          "in_doubt",
+          "in_doubt_credits",
+          "shipped_seq",
+        ]),
+      );
+    return 0;
+  }
+  if (action === "forfeit") {
+    if (more.length) throw new UsageError(`credits journal forfeit takes --node ID, got "${more[0]}"`);
+    if (node === undefined) throw new UsageError("--node is required");
+    const released = await pg.sql.begin(async (tx) => {
+      const rows = (await tx.unsafe(
+        `DELETE FROM credit_holds a WHERE a.node_id = $1 AND a.lease_of IS NOT NULL
+           AND NOT EXISTS (SELECT 1 FROM credit_holds l WHERE l.id = a.lease_of AND l.${LIVE})
+         RETURNING a.account_id, a.amount::float8 AS amount`,
+        [node],
+      )) as { account_id: string; amount: number }[];
+      const byAccount: Record<string, number> = {};
+      for (const r of rows) byAccount[r.account_id] = (byAccount[r.account_id] ?? 0) + Number(r.amount);
+      const credits = rows.reduce((n, r) => n + Number(r.amount), 0);
+      if (rows.length > 0) {
+        const { appendAuditIn } = await import("./audit/postgres");
+        await appendAuditIn(tx, {
+          actor: "cli",
+          client: null,
+          action: "credits.journal.forfeit",
+          accountId: null,
+          targetId: node,
+          before: { in_doubt_credits: credits, accounts: byAccount },
+          after: { in_doubt_credits: 0 },
+        });
+      }
+      return { credits, accounts: byAccount, allowances: rows.length };
+    });
+    const [still] = await journalNodes(pg.sql, node);
+    if (json) console.log(JSON.stringify({ node_id: node, ...released, live_leases: still?.live_leases ?? 0 }));
+    else {
+      console.log(
+        released.allowances === 0
+          ? `Node ${node} has no credits in doubt.`
+          : `Forfeited ${released.credits} credits in doubt of node ${node} (${released.allowances} allowance${released.allowances === 1 ? "" : "s"}, ${Object.keys(released.accounts).length} account${Object.keys(released.accounts).length === 1 ? "" : "s"}): the accounts can spend them again; charges left in that node's journal are applied later only if the balance still covers them.`,
+      );
+      if (still && still.live_leases > 0)
+        console.log(`Node ${node} still holds ${still.live_leases} live lease(s): it is running, and their allowances stay.`);
+    }
+    return 0;
+  }
+  // ship FILE
+  const [file, extra] = more;
+  if (!file) throw new UsageError("credits journal ship needs the journal FILE");
+  if (extra) throw new UsageError(`credits journal ship takes one FILE, got also "${extra}"`);
+  if (node !== undefined) throw new UsageError("credits journal ship reads the node from the FILE: no --node");
+  if (!(await Bun.file(file).exists())) {
+    console.error(`no such file: ${file}`);
+    return 1;
+  }
+  const { CreditJournal } = await import("./credits/journal");
+  const { PostgresCreditLedger } = await import("./credits/postgres");
+  const ledger = services.ledger;
+  if (!(ledger instanceof PostgresCreditLedger)) throw new Error("the ledger is not PostgreSQL's");
+  const journal = new CreditJournal(file, null, { create: false });
+  const [live] = await journalNodes(pg.sql, journal.nodeId);
+  if (live && live.live_leases > 0) {
+    journal.close();
+    console.error(
+      `node ${journal.nodeId} holds ${live.live_leases} live lease(s): it is running (or died less than a lease ago). Stop it, or wait for its leases to lapse, then ship.`,
+    );
+    return 1;
+  }
+  const pending = journal.pending();
+  const credits = pending.reduce((n, e) => n + e.amount, 0);
+  const shipped = ledger.useJournal(journal, { shipMs: 50 });
+  const done = await Promise.race([shipped.then(() => true), Bun.sleep(30_000).then(() => false)]);
+  if (!done) {
+    console.error("PostgreSQL did not take the journal within 30 s: nothing deleted from it; try again");
+    return 1;
+  }
+  const stats = ledger.journalStats;
+  const out = {
+    node_id: journal.nodeId,
+    entries: pending.length,
+    credits,
+    applied_before: stats.duplicates,
+    not_covered: stats.lost,
+  };
+  if (json) console.log(JSON.stringify(out));
+  else
+    console.log(
+      `Shipped ${pending.length} entr${pending.length === 1 ? "y" : "ies"} (${credits} credits) of node ${journal.nodeId}'s journal${stats.duplicates ? ` (${stats.duplicates} applied before, skipped)` : ""}${stats.lost ? `; ${stats.lost} not covered (forfeited before), not charged` : ""}; its allowances are given back. The file is now empty.`,
+    );
+  return 0;
+}
+
 /** `usage`: an account's balance and this month's use. */
 async function usageVerb({ flags, json, services }: VerbInput): Promise<number> {
   const { keys, ledger } = services;
@@ -606,6 +773,7 @@ const SUB_VERBS = new Map<string, Map<string, Verb>>([
     new Map([
       ["grant", creditsGrant],
       ["reconcile", creditsReconcile],
+      ["journal", creditsJournal],
     ]),
   ],
   [
