@@ -5,7 +5,7 @@
  *
  *   bun bench/pg-capacity.ts [--duration 4] [--inflight 32] [--nodes 2] [--provider-ms 1] [--pool N]
  *                            [--only spread,hot,primary] [--kind charged|hit|failed|refused]
- *                            [--prepare false] [--lease-max N]
+ *                            [--prepare false] [--lease-max N] [--journal] [--ship-ms 100]
  *
  * Each node is a PostgresCreditLedger on a pool of its own (in this process), in front of which
  * sits a counting TCP proxy: it counts the server's ReadyForQuery messages, one per statement
@@ -31,11 +31,20 @@
  * `--lease-max N`: the most credits a node's lease of a hot account takes ([limits]
  * credit_lease_max; 0: no leases, every call holds its own credits, as before issue 40).
  *
+ * `--journal`: each node commits the charges of calls admitted against its lease to a credit
+ * journal of its own (a SQLite file in a temporary directory, as `textai serve` does with
+ * [limits] credit_journal) and ships them every `--ship-ms` (default 100); without it, every
+ * charge goes in a batch, as before the journal (docs/many-nodes.md#credit-journal).
+ *
  * Never a timed test: machines are shared. Run it alone, and a few times.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { type Socket, SQL } from "bun";
 import { PostgresKeyStore } from "../src/auth/postgres";
+import { CreditJournal } from "../src/credits/journal";
 import { PostgresCreditLedger } from "../src/credits/postgres";
 import { openPostgres, type PgStorage } from "../src/storage/postgres";
 import { createOwnDatabase, dropOwnDatabase } from "../test/helpers/own-database";
@@ -53,6 +62,8 @@ const { values: args } = parseArgs({
     /** false: unnamed statements only, as behind PgBouncer in transaction mode (TEXTAI_DATABASE_PREPARE) */
     prepare: { type: "string", default: "true" },
     "lease-max": { type: "string" },
+    journal: { type: "boolean", default: false },
+    "ship-ms": { type: "string", default: "100" },
   },
 });
 const DURATION_MS = Number(args.duration) * 1000;
@@ -62,6 +73,8 @@ const PROVIDER_MS = Number(args["provider-ms"]);
 const POOL = args.pool ? Number(args.pool) : undefined;
 const PREPARE = args.prepare !== "false";
 const LEASE_MAX = args["lease-max"] === undefined ? undefined : Number(args["lease-max"]);
+const JOURNAL = args.journal === true;
+const SHIP_MS = Number(args["ship-ms"]);
 const ONLY = new Set((args.only ?? "").split(","));
 const KINDS = ["charged", "hit", "failed", "refused"] as const;
 type Kind = (typeof KINDS)[number];
@@ -235,6 +248,13 @@ async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promi
     });
     await Promise.all(pools.map((p) => p.migrated));
     const ledgers = pools.map((p) => new PostgresCreditLedger(p, { leaseMax: LEASE_MAX }));
+    const journalDir = JOURNAL ? mkdtempSync(join(tmpdir(), "pgcap-journal-")) : null;
+    if (journalDir)
+      await Promise.all(
+        ledgers.map((l, i) =>
+          l.useJournal(new CreditJournal(join(journalDir, `journal-${i}.sqlite`), `bench-node-${i}`), { shipMs: SHIP_MS }),
+        ),
+      );
     const statementsBefore = proxies.reduce((n, p) => n + p.statements(), 0);
     const walBefore = await walAt();
     let calls = 0;
@@ -283,6 +303,7 @@ async function run(scenario: "spread" | "hot" | "primary", nodes: number): Promi
     // releases ride the next batch; a node's leases are given back as it closes (absent before issue 40)
     await Promise.all(ledgers.map((l) => ((l as { close?: () => Promise<void> }).close ? l.close() : l.flush())));
     const seconds = (performance.now() - started) / 1000;
+    if (journalDir) rmSync(journalDir, { recursive: true, force: true });
     const pgCpuMs = await backendCpuMs(db);
     const walBytes = (await walAt()) - walBefore;
     const cpu = process.cpuUsage(cpu0);
@@ -344,7 +365,7 @@ if (ONLY.has("primary")) rows.push(await run("primary", NODES));
 const jsonLine = args.json ? `PGCAPACITY ${JSON.stringify(rows)}` : null;
 
 console.log(
-  `pg-capacity ${new Date().toISOString().slice(0, 10)}: ${KIND} calls, ${DURATION_MS / 1000}s each, provider ${PROVIDER_MS} ms, pool ${POOL ?? "default"}, prepare ${PREPARE}`,
+  `pg-capacity ${new Date().toISOString().slice(0, 10)}: ${KIND} calls, ${DURATION_MS / 1000}s each, provider ${PROVIDER_MS} ms, pool ${POOL ?? "default"}, prepare ${PREPARE}, journal ${JOURNAL ? `on (ship every ${SHIP_MS} ms)` : "off"}`,
 );
 console.log(
   "| scenario | nodes x in flight | calls/s | transactions per call | statements per call | PostgreSQL CPU µs per call | WAL bytes per call | bench CPU (cores) |",

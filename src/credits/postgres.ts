@@ -200,6 +200,14 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   recovered: Promise<void> = Promise.resolve();
   /** test-only (TEXTAI_TEST_JOURNAL_CRASH_AFTER_SHIP): dies between PostgreSQL's commit and the local delete */
   private crashAfterShip = false;
+  /**
+   * Per account with journal charges: its balance after this node's last batch that charged it
+   * (PostgreSQL's answer), and the credits journaled here since and not yet shipped. A journal
+   * charge answers their difference as the balance after it (exact while only this node charges
+   * the account; otherwise it misses what other nodes charged since). An account gets journal
+   * charges only once a batch told this node its balance.
+   */
+  private known = new Map<string, { balance: number; pending: number; seenIn: number }>();
   /** what the journal did, for /metrics and tests */
   readonly journalStats = { journaled: 0, ships: 0, shipped: 0, duplicates: 0, lost: 0, overAllowance: 0, fromAllowance: 0 };
 
@@ -649,7 +657,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     const take: { c: PendingCharge; lease: Lease }[] = [];
     for (const c of this.queue) {
       const lease = c.leaseId !== undefined ? this.leaseById.get(c.leaseId) : undefined;
-      if (!lease?.allowanceId || c.details.idempotent || this.watch?.watches(c.accountId)) {
+      if (!lease?.allowanceId || c.details.idempotent || this.watch?.watches(c.accountId) || !this.known.has(c.accountId)) {
         keep.push(c);
         continue;
       }
@@ -699,7 +707,9 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     for (const e of entries) this.unshipped.push(e);
     this.journalStats.journaled += entries.length;
     for (const { c, lease } of take) {
-      c.done(Math.max(0, lease.remainingAtGrant + lease.free));
+      const k = this.known.get(c.accountId) as { balance: number; pending: number; seenIn: number };
+      k.pending += c.amount;
+      c.done(Math.max(0, k.balance - k.pending));
       if (lease.unshipped * 2 >= lease.allowance) this.shipDue = true;
     }
     if (this.unshipped.length >= SHIP_AT) this.shipDue = true;
@@ -852,13 +862,13 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       if (shipping.length > 0) this.shipDue = true;
       return;
     }
-    if (shipping.length > 0) this.shipped(shipping, rows, firstShip, sentAt);
     this.stats.batches++;
     this.stats.operations += live.length + shipping.length;
     this.batchStats.transactions++;
     this.batchStats.holds += holds.length;
     this.batchStats.charges += live.length + shipping.length;
     this.batchStats.releases += releases.length;
+    if (shipping.length > 0) this.shipped(shipping, rows, firstShip, sentAt);
     const out = new Array<(typeof rows)[number] | undefined>(holds.length + live.length);
     for (const r of rows) out[r.op_index] = r;
     const num = (v: number | null | undefined) => (v === null || v === undefined ? null : Number(v));
@@ -867,6 +877,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       const r = out[holds.length + j];
       // a leased charge renewed its lease (it lived), or found it gone: admit nothing more against it
       if (c.leaseId !== undefined) this.leaseSeen(c.leaseId, sentAt, num(r?.key_used) === 1);
+      if (this.journal && r?.remaining !== null && r?.remaining !== undefined) this.balanceSeen(c.accountId, Number(r.remaining));
       c.done(r && r.claimed === false ? VOIDED : num(r?.remaining));
     }
     for (const [j, p] of leases.entries()) {
@@ -878,6 +889,22 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     const claims = live.filter((c) => c.details.idempotent).length;
     if (claims > 0 && Math.floor((this.claims + claims) / 256) > Math.floor(this.claims / 256)) this.sweepClaims();
     this.claims += claims;
+  }
+
+  /**
+   * A batch committed a charge of the account leaving `balance`: the lowest such figure of a batch
+   * is the balance at its commit (its charges of one account are decided in order).
+   */
+  private balanceSeen(accountId: string, balance: number): void {
+    const k = this.known.get(accountId);
+    if (k) {
+      if (k.seenIn !== this.batchStats.transactions) k.balance = balance;
+      else k.balance = Math.min(k.balance, balance);
+      k.seenIn = this.batchStats.transactions;
+      return;
+    }
+    if (this.known.size >= 10_000) for (const [id, v] of this.known) if (v.pending === 0) this.known.delete(id);
+    this.known.set(accountId, { balance, pending: 0, seenIn: this.batchStats.transactions });
   }
 
   /**
@@ -899,6 +926,9 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     for (const [j, e] of shipping.entries()) {
       const r = byIndex.get(first + j);
       const used = r?.key_used === null || r?.key_used === undefined ? null : Number(r.key_used);
+      const k = this.known.get(e.accountId);
+      if (k) k.pending = Math.max(0, k.pending - e.amount);
+      if (r?.remaining !== null && r?.remaining !== undefined) this.balanceSeen(e.accountId, Number(r.remaining));
       if (used === 2) this.journalStats.duplicates++;
       else if (r?.remaining === null || r?.remaining === undefined) this.journalStats.lost++;
       if (used === 3) this.journalStats.fromAllowance++;
