@@ -223,8 +223,8 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
   /**
    * Charges of calls admitted against a lease go to `journal` from now on, shipped every
    * `shipMs`. Ships first what an earlier run of this node left in it, then gives back that run's
-   * lease and allowance rows; no lease is taken until then (`recovered`). With `shipOnly` (the
-   * operator's `textai credits journal ship`), that is all it does.
+   * lease and allowance rows; no lease is taken until then (`recovered`). The operator's `textai
+   * credits journal ship FILE` does only that, for a node that is gone.
    */
   useJournal(journal: CreditJournal, opts: { shipMs?: number; crashAfterShip?: boolean } = {}): Promise<void> {
     this.journal = journal;
