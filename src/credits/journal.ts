@@ -78,6 +78,9 @@ export class CreditJournal {
       this.db.exec("PRAGMA synchronous = NORMAL");
       // takes the file's lock now (held until close): a second process fails here
       this.db.exec("BEGIN EXCLUSIVE");
+      // an existing file that is not a journal (a node's database, say) is left as it was
+      if (!create && !this.db.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get())
+        throw new JournalError(`${path} is not a credit journal`);
       this.db.exec(`CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS entries (seq INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL,
           amount INTEGER NOT NULL, lease TEXT NOT NULL, allowance TEXT NOT NULL, key TEXT NOT NULL, fn TEXT NOT NULL,
@@ -100,6 +103,7 @@ export class CreditJournal {
       this.journalId = journal;
     } catch (err) {
       try {
+        if (this.db.inTransaction) this.db.exec("ROLLBACK");
         this.db.close();
       } catch {}
       if (err instanceof JournalError) throw err;
