@@ -519,7 +519,14 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     if (this.journal) this.shipDue = true;
     await this.flush();
     if (this.journal) {
-      // the allowances whose entries that batch shipped are given back by the next
+      // everything pending (a batch carries at most SHIP_MAX), while PostgreSQL takes it
+      for (let left = this.unshipped.length; left > 0; ) {
+        this.shipDue = true;
+        await this.flush();
+        if (this.unshipped.length >= left) break;
+        left = this.unshipped.length;
+      }
+      // the allowances whose entries those batches shipped are given back by the next
       await this.flush();
       if (this.shipTimer) clearInterval(this.shipTimer);
       this.shipTimer = null;
