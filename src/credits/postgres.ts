@@ -208,6 +208,8 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
    * charges only once a batch told this node its balance.
    */
   private known = new Map<string, { balance: number; pending: number; seenIn: number }>();
+  /** charges found over their lease's allowance: they go in a batch, never looked at again by the journal */
+  private batchOnly = new WeakSet<PendingCharge>();
   /** what the journal did, for /metrics and tests */
   readonly journalStats = { journaled: 0, ships: 0, shipped: 0, duplicates: 0, lost: 0, overAllowance: 0, fromAllowance: 0 };
 
@@ -663,6 +665,10 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     const keep: PendingCharge[] = [];
     const take: { c: PendingCharge; lease: Lease }[] = [];
     for (const c of this.queue) {
+      if (this.batchOnly.has(c)) {
+        keep.push(c);
+        continue;
+      }
       const lease = c.leaseId !== undefined ? this.leaseById.get(c.leaseId) : undefined;
       if (!lease?.allowanceId || c.details.idempotent || this.watch?.watches(c.accountId) || !this.known.has(c.accountId)) {
         keep.push(c);
@@ -671,6 +677,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       if (lease.unshipped + c.amount > lease.allowance) {
         // over the allowance PostgreSQL keeps for it: charged in the next batch instead
         this.journalStats.overAllowance++;
+        this.batchOnly.add(c);
         this.shipDue = true;
         keep.push(c);
         continue;
