@@ -208,6 +208,8 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
    * charges only once a batch told this node its balance.
    */
   private known = new Map<string, { balance: number; pending: number; seenIn: number }>();
+  /** allowances given back and not yet deleted by a committed batch (a failed one sends them again) */
+  private allowancesBack = new Set<string>();
   /** charges found over their lease's allowance: they go in a batch, never looked at again by the journal */
   private batchOnly = new WeakSet<PendingCharge>();
   /** what the journal did, for /metrics and tests */
@@ -235,7 +237,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     this.unshipped = journal.pending();
     this.recovering = true;
     this.shipTimer = setInterval(() => {
-      if (this.unshipped.length === 0) return;
+      if (this.unshipped.length === 0 && this.allowancesBack.size === 0) return;
       this.shipDue = true;
       this.schedule();
     }, this.shipMs);
@@ -446,6 +448,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     if (!lease.ended || lease.unshipped > 0 || !lease.allowanceId || !this.journalLeases.has(lease.id)) return;
     this.journalLeases.delete(lease.id);
     this.releases.push(lease.allowanceId);
+    this.allowancesBack.add(lease.allowanceId);
     this.schedule();
   }
 
@@ -872,6 +875,8 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
       // a lease whose batch failed was not granted (its transaction did not commit), or, holds and
       // leases alone going in autocommit, was and is unknown here: its row runs out unrenewed
       for (const p of leases) this.leaseAnswered(p, sentAt, null);
+      // an allowance never runs out by time: its release is sent again with a later batch
+      for (const h of releases) if (this.allowancesBack.has(h)) this.releases.push(h);
       // the journal's entries stay, shipped again with a later batch (once at most: by sequence)
       if (shipping.length > 0) this.shipDue = true;
       return;
@@ -882,6 +887,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     this.batchStats.holds += holds.length;
     this.batchStats.charges += live.length + shipping.length;
     this.batchStats.releases += releases.length;
+    if (this.allowancesBack.size > 0) for (const h of releases) this.allowancesBack.delete(h);
     if (shipping.length > 0) this.shipped(shipping, rows, firstShip, sentAt);
     const out = new Array<(typeof rows)[number] | undefined>(holds.length + live.length);
     for (const r of rows) out[r.op_index] = r;

@@ -17,6 +17,7 @@ import { PostgresCreditLedger } from "../../src/credits/postgres";
 import { openPostgres } from "../../src/storage/postgres";
 import { storesOn } from "../helpers/pgbouncer";
 import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
+import { TcpProxy } from "./tcp-proxy";
 
 const shared = await sharedServersUp("the credit journal's bound");
 
@@ -90,6 +91,77 @@ test.skipIf(!shared)(
       rmSync(dir, { recursive: true, force: true });
       await pool.close();
       await via.stop();
+      await read.close();
+      await setup.close();
+      await db.drop();
+    }
+  },
+  30_000,
+);
+
+test.skipIf(!shared)(
+  "an allowance given back while PostgreSQL is unreachable is given back once it is reachable (it never runs out by time)",
+  async () => {
+    const db = await freshDatabase();
+    const setup = openPostgres(db.url, { max: 1 });
+    await setup.migrated;
+    const { id } = await new PostgresKeyStore(setup, new PostgresCreditLedger(setup), { welcomeCredits: 0 }).createAccount({
+      credits: 1_000_000,
+    });
+    const read = new SQL(db.url, { max: 1 });
+    const target = new URL(db.url);
+    const proxy = new TcpProxy(Number(target.port || 5432)).up();
+    const via = new URL(target);
+    via.port = String(proxy.port);
+    const pool = openPostgres(via.toString(), { max: 2 });
+    const node = new PostgresCreditLedger(pool, { requestTimeoutMs: 1500 });
+    const dir = mkdtempSync(join(tmpdir(), "journal-release-"));
+    const allowance = async () => {
+      const [a] =
+        await read`SELECT count(*)::int AS n, coalesce(sum(amount), 0)::float8 AS x FROM credit_holds WHERE account_id = ${id} AND lease_of IS NOT NULL`;
+      return { n: Number(a.n), x: Number(a.x) };
+    };
+    let seq = 0;
+    try {
+      await node.useJournal(new CreditJournal(join(dir, "j.sqlite"), "release-node"), { shipMs: 100 });
+      for (let i = 0; i < 30; i++)
+        await Promise.all(
+          Array.from({ length: 10 }, async () => {
+            const r = await node.reserve(id, 1);
+            if (r)
+              await node.settle(r, {
+                keyId: "k",
+                fn: "word-count",
+                requestId: `req_rel_${++seq}`,
+                provider: "sim",
+                cached: false,
+              });
+          }),
+        );
+      expect(node.journalStats.journaled).toBeGreaterThan(0);
+      // everything shipped, then cut off: the idle lease is given back while the database is out of reach
+      for (let i = 0; i < 40 && (node.journalFigures()?.pending ?? 1) > 0; i++) await Bun.sleep(50);
+      expect(node.journalFigures()?.pending).toBe(0);
+      expect((await allowance()).n).toBeGreaterThan(0);
+      proxy.down();
+      await Bun.sleep(2500);
+      const during = await allowance();
+      expect(during.n).toBeGreaterThan(0);
+      proxy.up();
+      const back = performance.now();
+      while ((await allowance()).n > 0 && performance.now() - back < 5000) await Bun.sleep(50);
+      console.log(
+        `an allowance of ${during.x} credits given back while cut off: gone ${(performance.now() - back).toFixed(0)} ms after the database was back`,
+      );
+      expect((await allowance()).n).toBe(0);
+      await node.close();
+      const [acc] = await read`SELECT balance::float8 AS b FROM accounts WHERE id = ${id}`;
+      expect(Number(acc.b)).toBe(1_000_000 - seq);
+    } finally {
+      proxy.up();
+      rmSync(dir, { recursive: true, force: true });
+      await pool.close();
+      proxy.down();
       await read.close();
       await setup.close();
       await db.drop();
