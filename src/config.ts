@@ -893,6 +893,28 @@ function tracingSettings(env: Env): TracingConfig | null {
   };
 }
 
+/** [limits]: bodies, time, the offline engine's CPU, credit leases and the node's credit journal (beside the database by default). */
+function limitSettings(env: Env, file: FileConfig, dbPath: string, nodeId: string): Config["limits"] {
+  return {
+    maxBodyBytes: file.limits?.max_body_bytes ?? 1_048_576,
+    maxTextChars: file.limits?.max_text_chars ?? 100_000,
+    maxJsonDepth: file.limits?.max_json_depth ?? 32,
+    requestTimeoutMs: file.limits?.request_timeout_ms ?? 60_000,
+    offlineCpuMs: file.limits?.offline_cpu_ms ?? 50,
+    bodyTimeoutMs: file.limits?.body_timeout_ms ?? 30_000,
+    creditLeaseMax: file.limits?.credit_lease_max ?? DEFAULT_CREDIT_LEASE_MAX,
+    creditJournal: env.TEXTAI_CREDIT_JOURNAL
+      ? env.TEXTAI_CREDIT_JOURNAL === "true"
+      : (file.limits?.credit_journal ?? DEFAULT_CREDIT_JOURNAL),
+    creditJournalShipMs:
+      env.TEXTAI_CREDIT_JOURNAL_SHIP_MS ?? file.limits?.credit_journal_ship_ms ?? DEFAULT_CREDIT_JOURNAL_SHIP_MS,
+    creditJournalPath:
+      env.TEXTAI_CREDIT_JOURNAL_PATH ||
+      file.limits?.credit_journal_path ||
+      join(dirname(resolve(dbPath)), `credit-journal-${nodeId}.sqlite`),
+  };
+}
+
 function drainSettings(env: Env, file: FileConfig): Config["shutdown"] {
   const drainGraceMs = env.TEXTAI_DRAIN_GRACE_MS ?? file.shutdown?.drain_grace_ms ?? 5000;
   const drainDeadlineMs = env.TEXTAI_DRAIN_DEADLINE_MS ?? file.shutdown?.drain_deadline_ms ?? 30_000;
@@ -1212,24 +1234,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       maxEntries: file.cache?.max_entries ?? 10_000,
       maxBytes: file.cache?.max_bytes ?? 64 * 1024 * 1024,
     },
-    limits: {
-      maxBodyBytes: file.limits?.max_body_bytes ?? 1_048_576,
-      maxTextChars: file.limits?.max_text_chars ?? 100_000,
-      maxJsonDepth: file.limits?.max_json_depth ?? 32,
-      requestTimeoutMs: file.limits?.request_timeout_ms ?? 60_000,
-      offlineCpuMs: file.limits?.offline_cpu_ms ?? 50,
-      bodyTimeoutMs: file.limits?.body_timeout_ms ?? 30_000,
-      creditLeaseMax: file.limits?.credit_lease_max ?? DEFAULT_CREDIT_LEASE_MAX,
-      creditJournal: env.TEXTAI_CREDIT_JOURNAL
-        ? env.TEXTAI_CREDIT_JOURNAL === "true"
-        : (file.limits?.credit_journal ?? DEFAULT_CREDIT_JOURNAL),
-      creditJournalShipMs:
-        env.TEXTAI_CREDIT_JOURNAL_SHIP_MS ?? file.limits?.credit_journal_ship_ms ?? DEFAULT_CREDIT_JOURNAL_SHIP_MS,
-      creditJournalPath:
-        env.TEXTAI_CREDIT_JOURNAL_PATH ||
-        file.limits?.credit_journal_path ||
-        join(dirname(resolve(dbPath)), `credit-journal-${nodeId}.sqlite`),
-    },
+    limits: limitSettings(env, file, dbPath, nodeId),
     hedgeAfterMs: file.hedge_after_ms ?? {},
     breaker: breakerSettings(file),
     shutdown: drainSettings(env, file),

@@ -733,6 +733,77 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     if (this.shipDue) this.schedule();
   }
 
+  /** The batch operation of a charge waiting for its answer (`credit_batch()`'s "c"). */
+  private chargeOp(c: PendingCharge, i: number, at: number, day: string): Record<string, unknown> {
+    const d = c.details;
+    const op: Record<string, unknown> = {
+      k: "c",
+      i,
+      a: c.accountId,
+      n: c.amount,
+      key: d.keyId,
+      fn: d.fn,
+      rid: d.requestId,
+      prov: d.provider,
+      cached: d.cached,
+      at,
+      day,
+      ti: d.tokens?.input ?? null,
+      tout: d.tokens?.output ?? null,
+      idem: d.idempotent === true,
+    };
+    // a held call's charge removes its hold, a leased one's shrinks its lease; one without (a
+    // cache hit) must spare every hold
+    if (c.leaseId !== undefined) {
+      op.h = c.leaseId;
+      op.ls = true;
+      op.l = this.leaseMs;
+    } else if (!c.spareHolds && c.holdId !== undefined) op.h = c.holdId;
+    else if (d.keyLimit !== undefined) {
+      op.lim = d.keyLimit;
+      op.since = monthStart(at);
+    }
+    return op;
+  }
+
+  /** The batch operation asking for a lease, with its allowance when the journal is on ("l"). */
+  private leaseOp(p: PendingLease, i: number): Record<string, unknown> {
+    const op: Record<string, unknown> = { k: "l", i, a: p.accountId, n: p.amount, mn: p.least, h: p.leaseId, l: this.leaseMs };
+    if (p.allowanceId) {
+      op.ax = p.allowance;
+      op.xa = p.allowanceId;
+      op.nd = this.journal?.nodeId;
+    }
+    return op;
+  }
+
+  /** The batch operation of a journal entry: a charge answered already, applied once by its sequence ("c" with "sq"). */
+  private shipOp(e: JournalEntry, i: number): Record<string, unknown> {
+    return {
+      k: "c",
+      i,
+      a: e.accountId,
+      n: e.amount,
+      key: e.keyId,
+      fn: e.fn,
+      rid: e.requestId,
+      prov: e.provider,
+      cached: e.cached,
+      at: e.at,
+      day: dayOf(e.at),
+      ti: e.inputTokens,
+      tout: e.outputTokens,
+      idem: false,
+      h: e.leaseId,
+      ls: true,
+      l: this.leaseMs,
+      xa: e.allowanceId,
+      sq: e.seq,
+      jr: this.journal?.journalId,
+      nd: this.journal?.nodeId,
+    };
+  }
+
   private async commit(): Promise<void> {
     const shipping = this.shipDue ? this.unshipped.slice(0, SHIP_MAX) : [];
     this.shipDue = false;
@@ -774,83 +845,12 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     }
     const at = Date.now();
     const day = dayOf(at);
-    for (let j = 0; j < live.length; j++) {
-      const c = live[j] as PendingCharge;
-      const d = c.details;
-      const op: Record<string, unknown> = {
-        k: "c",
-        i: holds.length + j,
-        a: c.accountId,
-        n: c.amount,
-        key: d.keyId,
-        fn: d.fn,
-        rid: d.requestId,
-        prov: d.provider,
-        cached: d.cached,
-        at,
-        day,
-        ti: d.tokens?.input ?? null,
-        tout: d.tokens?.output ?? null,
-        idem: d.idempotent === true,
-      };
-      // a held call's charge removes its hold, a leased one's shrinks its lease; one without (a
-      // cache hit) must spare every hold
-      if (c.leaseId !== undefined) {
-        op.h = c.leaseId;
-        op.ls = true;
-        op.l = this.leaseMs;
-      } else if (!c.spareHolds && c.holdId !== undefined) op.h = c.holdId;
-      else if (d.keyLimit !== undefined) {
-        op.lim = d.keyLimit;
-        op.since = monthStart(at);
-      }
-      ops.push(op);
-    }
+    for (const [j, c] of live.entries()) ops.push(this.chargeOp(c, holds.length + j, at, day));
     const firstLease = holds.length + live.length;
-    const node = this.journal?.nodeId;
-    for (const [j, p] of leases.entries()) {
-      const op: Record<string, unknown> = {
-        k: "l",
-        i: firstLease + j,
-        a: p.accountId,
-        n: p.amount,
-        mn: p.least,
-        h: p.leaseId,
-        l: this.leaseMs,
-      };
-      if (p.allowanceId) {
-        op.ax = p.allowance;
-        op.xa = p.allowanceId;
-        op.nd = node;
-      }
-      ops.push(op);
-    }
+    for (const [j, p] of leases.entries()) ops.push(this.leaseOp(p, firstLease + j));
     // journal entries: charges already answered, applied once by their sequence number
     const firstShip = firstLease + leases.length;
-    for (const [j, e] of shipping.entries())
-      ops.push({
-        k: "c",
-        i: firstShip + j,
-        a: e.accountId,
-        n: e.amount,
-        key: e.keyId,
-        fn: e.fn,
-        rid: e.requestId,
-        prov: e.provider,
-        cached: e.cached,
-        at: e.at,
-        day: dayOf(e.at),
-        ti: e.inputTokens,
-        tout: e.outputTokens,
-        idem: false,
-        h: e.leaseId,
-        ls: true,
-        l: this.leaseMs,
-        xa: e.allowanceId,
-        sq: e.seq,
-        jr: this.journal?.journalId,
-        nd: node,
-      });
+    for (const [j, e] of shipping.entries()) ops.push(this.shipOp(e, firstShip + j));
     let rows: BatchRow[] = [];
     const sentAt = performance.now();
     try {
