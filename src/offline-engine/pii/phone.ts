@@ -381,7 +381,11 @@ function secondGroup(raw: string): number {
   const from = k;
   while (k < raw.length && isDigitAt(raw, k)) k++;
   if (k === from || k - from > 3 || k >= raw.length) return 0;
+  const sep = k;
   while (k < raw.length && !isDigitAt(raw, k) && raw.charCodeAt(k) !== 43) k++;
+  // (only across a blank or a closing bracket: "12/03/2026 …" and "1.2.3.4" are no numbers side by side, and
+  // retrying them group by group would read a long run of slashed dates many times)
+  if (!/[ \t)]/.test(raw.slice(sep, k))) return 0;
   // (a number of its own starts with "+" or a trunk 0 or 8: "07814 …", "054-…", "8-913-…"; not "0000 0000 0008")
   const c = raw.charCodeAt(k);
   const trunk =
