@@ -42,7 +42,8 @@ export const GREETING_WORD = 8192;
 export const AUTHOR_WORD = 16384;
 export const ROLE_WORD = 32768;
 export const ATTENDEE_WORD = 65536;
-const THREAD_WORD = CLOSING_WORD | GREETING_WORD | AUTHOR_WORD | ROLE_WORD | ATTENDEE_WORD;
+export const NAME_FIELD_WORD = 131072;
+const THREAD_WORD = CLOSING_WORD | GREETING_WORD | AUTHOR_WORD | ROLE_WORD | ATTENDEE_WORD | NAME_FIELD_WORD;
 
 /**
  * Lists whose patterns start at `\b` in a case-insensitive Unicode pattern: `\b` is an ASCII word

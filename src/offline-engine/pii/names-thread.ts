@@ -14,7 +14,16 @@
  */
 import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
 import { isFamilyName, isGivenName } from "./given-names";
-import { ATTENDEE_WORD, AUTHOR_WORD, CLOSING_WORD, GREETING_WORD, gatedStarts, gateWords, ROLE_WORD } from "./keywords";
+import {
+  ATTENDEE_WORD,
+  AUTHOR_WORD,
+  CLOSING_WORD,
+  GREETING_WORD,
+  gatedStarts,
+  gateWords,
+  NAME_FIELD_WORD,
+  ROLE_WORD,
+} from "./keywords";
 import { FIELD_LABELS } from "./names-extra";
 import { isLabel } from "./phone";
 import { isPlaceName } from "./places";
@@ -195,6 +204,9 @@ const STAMP_AFTER = new RegExp(
   "uy",
 );
 
+/** KakaoTalk's speaker in brackets before the stamp's brackets ("[이수민] [오후 9:41]") */
+const KAKAO_SPEAKER = new RegExp(String.raw`\[([^\]\n]{1,30})\][ \t]\[${TIME}\]`, "gu");
+
 /** The speakers of a chat export's lines. */
 function chatNames(text: string, out: PiiEntity[]): void {
   // (a time, not a part of an IP address or a version: "192.168.14.27")
@@ -220,7 +232,7 @@ function chatNames(text: string, out: PiiEntity[]): void {
   for (const m of text.matchAll(/(?<![\p{L}\p{N}])<([\p{Ll}]{2,20}(?:[._][\p{Ll}]{1,20}){1,2})>/gu))
     if (nameHandle(m[1])) out.push(entity("name", text, m.index + 1, m.index + 1 + m[1].length, 0.9));
   // "[이수민] [오후 9:41]": KakaoTalk's speaker in brackets before the stamp
-  for (const m of text.matchAll(new RegExp(String.raw`\[([^\]\n]{1,30})\][ \t]\[${TIME}\]`, "gu"))) {
+  for (const m of text.matchAll(KAKAO_SPEAKER)) {
     const name = nameAfter(text, m.index + 1);
     if (name && name[1] === m.index + 1 + m[1].length) out.push(entity("name", text, name[0], name[1], STRONG));
   }
@@ -273,18 +285,23 @@ function attendeeNames(text: string, out: PiiEntity[]): void {
     stop = labelStart(text, at, stop);
     while (at < stop) {
       while (at < stop && /[ \t,，、;；،]/.test(text.charAt(at))) at++;
-      for (;;) {
-        HONORIFIC_AT.lastIndex = at;
-        const h = HONORIFIC_AT.exec(text);
-        if (!h) break;
-        at += h[0].length;
-      }
+      at = pastHonorifics(text, at);
       const item = itemEnd(text, at, stop);
       const name = nameAfter(text, at);
       if (name && name[1] <= item && itemRest(text.slice(name[1], item)))
         out.push(entity("name", text, name[0], name[1], STRONG));
       at = item;
     }
+  }
+}
+
+/** `at` moved past the honorifics that stand there ("Fr. Dr. ", "Dona "). */
+function pastHonorifics(text: string, at: number): number {
+  for (;;) {
+    HONORIFIC_AT.lastIndex = at;
+    const h = HONORIFIC_AT.exec(text);
+    if (!h) return at;
+    at += h[0].length;
   }
 }
 
@@ -446,13 +463,7 @@ function vocativeNames(text: string, out: PiiEntity[]): void {
   for (const m of cues(text, GREETING_CUE)) {
     // a greeting opens a message: at the text's or a line's start, or after a sentence or a quote
     if (m.index > 0 && !/(?:^|[\n.!?:"“«>—-])[ \t]*$/u.test(text.slice(Math.max(0, m.index - 4), m.index))) continue;
-    let at = m.index + m[0].length;
-    for (;;) {
-      HONORIFIC_AT.lastIndex = at;
-      const h = HONORIFIC_AT.exec(text);
-      if (!h) break;
-      at += h[0].length;
-    }
+    const at = pastHonorifics(text, m.index + m[0].length);
     const name = nameAfter(text, at, 2);
     if (!name) continue;
     const after = text.slice(name[1], name[1] + 8);
@@ -515,13 +526,21 @@ gateWords(
 /** Name fields' labels in the scripts and languages the engine reads, before a colon ("Имя:", "الاسم الكامل:", "이름:", "Nom :"). */
 const NAME_FIELD =
   /(?<![\p{L}\p{M}])(?:full name|first name|last name|given name|surname|name|имя|фамилия|фио|ім'я|прізвище|الاسم الكامل|الاسم|اسم|نام و نام خانوادگی|نام خانوادگی|نام|שם מלא|שם פרטי|שם משפחה|שם|पूरा नाम|नाम|পূর্ণ নাম|নাম|பெயர்|სახელი|გვარი|Անուն|Ազգանուն|ชื่อ-นามสกุล|ชื่อ|นามสกุล|이름|성명|姓名|名前|氏名|nom|prénom|nombre|apellidos?|nome|cognome|sobrenome|vorname|nachname|naam|voornaam|achternaam|imię|nazwisko|jméno|příjmení|név|soyadı|soyad|adı|họ và tên|họ tên|tên)[ \t]?[:：][ \t]*/giu;
+const NAME_FIELD_CUE = [NAME_FIELD, new RegExp(NAME_FIELD.source, "iuy"), NAME_FIELD_WORD] as const;
+// the first word of each label ("ім'я" is gated on "ім", as keywords.ts cuts words)
+gateWords(
+  NAME_FIELD_WORD,
+  "full first last given surname name имя фамилия фио ім'я прізвище الاسم اسم نام שם पूरा नाम পূর্ণ নাম பெயர் სახელი გვარი Անուն Ազգանուն ชื่อ นามสกุล 이름 성명 姓名 名前 氏名 nom prénom nombre apellido apellidos nome cognome sobrenome vorname nachname naam voornaam achternaam imię nazwisko jméno příjmení név soyadı soyad adı họ tên".split(
+    " ",
+  ),
+);
 /** a word of a name field's value, of any case ("ayşe demirtaş" typed in lower case) */
 const VALUE_WORD_AT = /[\p{L}][\p{L}\p{M}'’-]{0,30}\.?/uy;
 
 /** The value of a name field: up to four words on its line, ending before the next label ("Имя: Ольга Фамилия: …"). */
 function fieldNames(text: string, out: PiiEntity[]): void {
   if (!text.includes(":") && !text.includes("：")) return;
-  for (const m of text.matchAll(NAME_FIELD)) {
+  for (const m of cues(text, NAME_FIELD_CUE)) {
     const at = m.index + m[0].length;
     let end = -1;
     let i = at;
