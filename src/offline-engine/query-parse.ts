@@ -239,6 +239,14 @@ function takeAll(r: Reading, text: string, re: RegExp, value: (m: RegExpMatchArr
   return found;
 }
 
+/** a size the query names ("size 10", "XL", "55 inch") */
+const SIZES_RE = new RegExp(
+  String.raw`\bsize[sd]?\s*(?::\s*)?(\d{1,2}(?:\.5)?|${SIZE_WORDS})\b|\b(xxs|xs|xl|xxl|xxxl|2xl|3xl|extra large|plus size|king size|queen size)\b|\b(\d{2})\s?(?:inch(?:es)?|"|in(?=\s*(?:$|[,.;)]|(?:tvs?|screen|monitor|display|laptop|television)\b)))(?!\w)`,
+  "gi",
+);
+/** a color the query names */
+const COLORS_RE = new RegExp(`\\b(?:${COLORS})\\b`, "g");
+
 /** The flags, sizes, colors and brands the query names. */
 function readAttributes(r: Reading): void {
   const { query, lower, consumed, filters } = r;
@@ -249,17 +257,9 @@ function readAttributes(r: Reading): void {
       take(r, m.index, m.index + m[0].length);
     }
   }
-  const sizes = takeAll(
-    r,
-    query,
-    new RegExp(
-      String.raw`\bsize[sd]?\s*:?\s*(\d{1,2}(?:\.5)?|${SIZE_WORDS})\b|\b(xxs|xs|xl|xxl|xxxl|2xl|3xl|extra large|plus size|king size|queen size)\b|\b(\d{2})\s?(?:inch(?:es)?|"|in(?=\s*(?:$|[,.;)]|(?:tvs?|screen|monitor|display|laptop|television)\b)))(?!\w)`,
-      "gi",
-    ),
-    (m) => (m[1] ?? m[2] ?? `${m[3]} inch`).toUpperCase().replace(/ SIZE$/, ""),
-  );
+  const sizes = takeAll(r, query, SIZES_RE, (m) => (m[1] ?? m[2] ?? `${m[3]} inch`).toUpperCase().replace(/ SIZE$/, ""));
   if (sizes.length) filters.sizes = [...new Set(sizes)];
-  const colors = takeAll(r, lower, new RegExp(`\\b(?:${COLORS})\\b`, "g"), (m) => (m[0] === "grey" ? "gray" : m[0]));
+  const colors = takeAll(r, lower, COLORS_RE, (m) => (m[0] === "grey" ? "gray" : m[0]));
   if (colors.length) filters.colors = [...new Set(colors)];
   const brands = takeAll(r, lower, BRANDS_RE, (m, at) => query.slice(at, at + m[0].length));
   if (brands.length) filters.brands = brands;

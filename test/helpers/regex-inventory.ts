@@ -46,6 +46,8 @@ export interface RegexConstruction {
   code: string;
   /** null: built only from literals and module constants; else what could come from a request */
   dynamic: string | null;
+  /** built inside a function (each time it runs), not as its module loads */
+  inFunction: boolean;
 }
 
 const FUNCTION_LIKE = new Set([
@@ -137,7 +139,7 @@ export async function regexConstructions(): Promise<RegexConstruction[]> {
         let dynamic: string | null = null;
         if (inFunction) for (const a of n.arguments ?? []) dynamic ??= dynamicPart(a, consts);
         const line = sf.getLineAndCharacterOfPosition(n.getStart()).line + 1;
-        found.push({ where: `${file}:${line}`, code: n.getText().slice(0, 160), dynamic });
+        found.push({ where: `${file}:${line}`, code: n.getText().slice(0, 160), dynamic, inFunction });
       }
       ts.forEachChild(n, visit);
     };

@@ -369,12 +369,15 @@ const IPV4 = new RegExp(`(?<![\\d.])${OCTET}(?:\\.${OCTET}){3}(?:/\\d{1,2})?(?![
 const IPV6 =
   /(?:(?<![\p{L}\p{N}:])|(?<=[g-zG-Z]:))(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[\p{L}\p{N}]+)?(?![\p{L}\p{N}:]|\.\d)/gu;
 
+/** an IPv4 address and nothing else (the tail of an IPv6 address that embeds one) */
+const IPV4_WHOLE = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
+
 export function ipv6Valid(candidate: string): boolean {
   const zone = candidate.indexOf("%");
   let s = zone < 0 ? candidate : candidate.slice(0, zone);
   const v4 = s.match(/(\d{1,3}(?:\.\d{1,3}){3})$/);
   if (v4) {
-    if (!new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`).test(v4[1])) return false;
+    if (!IPV4_WHOLE.test(v4[1])) return false;
     // an embedded IPv4 stands for the last two 16-bit groups
     s = `${s.slice(0, -v4[1].length)}0:0`;
   }
