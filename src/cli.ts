@@ -63,20 +63,33 @@ class UsageError extends Error {}
 /** Who makes a change from the command line, for its audit entry (docs/audit.md). */
 const BY_CLI: AuditBy = { actor: "cli", client: null };
 
-/**
- * What follows a usage error: the usage lines of the verb typed (`keys create`, else every `keys`
- * line; with the POLICY line when they take one) and where the whole help is, never the whole help.
- */
-export function usageHint(argv: string[]): string {
+/** The usage lines of the verb typed (`keys create`, else every `keys` line; with the POLICY line when they take one). */
+function verbUsage(argv: string[]): string[] {
   const [cmd, sub] = argv;
   const lines = USAGE.split("\n");
   const verb = (words: string) => lines.filter((l) => l.startsWith(`  textai ${words} `) || l === `  textai ${words}`);
   let own = cmd && sub && !sub.startsWith("-") ? verb(`${cmd} ${sub}`) : [];
-  if (own.length === 0 && cmd) own = verb(cmd);
+  if (own.length === 0 && cmd && !cmd.startsWith("-")) own = verb(cmd);
   const policy = lines.find((l) => l.trimStart().startsWith("POLICY:"));
   if (policy && own.some((l) => l.includes("POLICY"))) own.push(policy);
-  const usage = own.length ? `usage:\n${own.map((l) => l.replace(/\s+\(/, "   (")).join("\n")}\n` : "";
+  return own.map((l) => l.replace(/\s+\(/, "   ("));
+}
+
+/** What follows a usage error: the usage lines of the verb typed and where the whole help is, never the whole help. */
+export function usageHint(argv: string[]): string {
+  const own = verbUsage(argv);
+  const usage = own.length ? `usage:\n${own.join("\n")}\n` : "";
   return `${usage}run \`textai --help\` for every command`;
+}
+
+/**
+ * `--help` (or `-h`) anywhere before a `--`, after any command or verb: that verb's usage on
+ * standard output, exit 0, and nothing done (`textai serve --help` starts no server; `textai keys
+ * create --help` makes no key). A command it does not know: the whole help.
+ */
+function askedForHelp(argv: string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).some((a) => a === "--help" || a === "-h");
 }
 
 function parseFlags(args: string[]): { positional: string[]; flags: Record<string, string | true> } {
@@ -813,6 +826,11 @@ export async function main(argv: string[]): Promise<number> {
   if (!cmd || cmd === "help" || cmd === "--help" || cmd === "-h") {
     console.log(USAGE);
     return cmd ? 0 : 1;
+  }
+  if (askedForHelp(argv)) {
+    const own = verbUsage(argv);
+    console.log(own.length ? `usage:\n${own.join("\n")}\nrun \`textai --help\` for every command` : USAGE);
+    return 0;
   }
   if (cmd === "version" || cmd === "--version" || cmd === "-v") {
     console.log(`Text-AI Gateway ${VERSION}`);

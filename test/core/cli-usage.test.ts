@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { CLI_VERBS, main } from "../../src/cli";
 
 const CLI = join(import.meta.dir, "../../src/cli.ts");
 const dir = mkdtempSync(join(tmpdir(), "textai-cli-usage-"));
@@ -66,4 +67,40 @@ describe("a CLI usage error: the error, the verb's usage and a pointer to --help
       expect([r.code, r.out.trim()]).toEqual([0, `Text-AI Gateway ${version}`]);
     }
   }, 15_000);
+});
+
+// 2026-12-06: `textai serve --help` started a server, and `textai keys --help` was "unknown command", exit 2.
+describe("--help after any command or verb: its usage on standard output, exit 0, nothing done", () => {
+  test("every verb, every command alone, -h too: exit 0, its own usage lines, no database opened", async () => {
+    const db = join(dir, "help.db");
+    const saved = { db: process.env.TEXTAI_DB, log: console.log, error: console.error };
+    process.env.TEXTAI_DB = db;
+    const out: string[] = [];
+    console.log = (...a: unknown[]) => out.push(a.join(" "));
+    console.error = (...a: unknown[]) => out.push(`stderr: ${a.join(" ")}`);
+    const seen: Record<string, unknown> = {};
+    try {
+      const commands = [...new Set(CLI_VERBS.map((v) => v.split(" ")[0]!))];
+      const asked = [
+        ...CLI_VERBS.map((v) => [...v.split(" "), "--help"]),
+        ...commands.map((c) => [c, "-h"]),
+        ["keys", "create", "--label", "x", "--help"],
+      ];
+      for (const argv of asked) {
+        out.length = 0;
+        const code = await main(argv);
+        const text = out.join("\n");
+        const verb = argv.filter((a) => !a.startsWith("-") && a !== "x").join(" ");
+        seen[argv.join(" ")] = [code, text.startsWith("usage:\n"), text.includes(`  textai ${verb}`), text.includes("stderr:")];
+        expect(seen[argv.join(" ")], argv.join(" ")).toEqual([0, true, true, false]);
+      }
+    } finally {
+      process.env.TEXTAI_DB = saved.db;
+      console.log = saved.log;
+      console.error = saved.error;
+    }
+    expect(Object.keys(seen).length).toBeGreaterThan(20);
+    // nothing was done: not even the database was opened (serve --help started no server, keys create made no key)
+    expect(existsSync(db)).toBe(false);
+  });
 });
