@@ -98,3 +98,26 @@ describe("names by their place in a conversation", () => {
     expect(names("flying to denver in june, meet at 12 nathan rd")).toEqual([]);
   });
 });
+
+// 2026-12-06, found trying the README's first call: "Jan" (a month's abbreviation) and "Park", "Hall"
+// (place words) took whole names with them, even after "My name is".
+describe("given names that are also words, surnames that are also places", () => {
+  test("after a cue: Jan, Jun, Sun, Mar, Love as given names; Hall and Park as surnames", () => {
+    expect(names("My name is Jan Kowalski.")).toEqual(["Jan Kowalski"]);
+    expect(names("Please contact Jan Kowalczyk tomorrow.")).toEqual(["Jan Kowalczyk"]);
+    expect(names("Dear Jan,")).toEqual(["Jan"]);
+    expect(names("My name is Jun Tanaka.")).toEqual(["Jun Tanaka"]);
+    expect(names("My name is Mar García.")).toEqual(["Mar García"]);
+    expect(names("Dear Love Andersson,")).toEqual(["Love Andersson"]);
+    expect(names("My name is Sun Park.")).toEqual(["Sun Park"]);
+    expect(names("My name is Emma Hall.")).toEqual(["Emma Hall"]);
+    expect(names("Dear Dr. Park,")).toEqual(["Park"]);
+  });
+
+  test("without one they stay a month, a day, a park and a hall", () => {
+    expect(names("The meeting is in Central Park on Sun Jan 5.")).toEqual([]);
+    expect(names("Open Mon-Sun, Jan to Mar.")).toEqual([]);
+    expect(names("Sun Life Financial called about your Jan statement.")).toEqual([]);
+    expect(names("Tickets for Victoria Park and the Albert Hall are sold out.")).toEqual([]);
+  });
+});

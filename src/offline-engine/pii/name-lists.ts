@@ -37,7 +37,12 @@ export const AMBIGUOUS_NAMES: ReadonlySet<string> = new Set(
     "Min Jun Hui Ren Sora Mei Noa Hana Amara Val Vale Tory Tyre Lou Cam Dot Em Ina Ima Ora Ara " +
     "Norma Ebony Cinnamon Ginger Candy Brandy Sherry Tiffany Mercedes Porsche Bentley Harley Dodge Ford Mack Chevy " +
     "Apple Berry Cherry Lemon Pepper Honey Sugar Angel Baby Babe Doll Dusty Misty Windy Sandy Goldie Sonny Junior Senior " +
-    "Red Blue"
+    "Red Blue " +
+    // given names that are also a month's or a day's abbreviation or an everyday word (Jan: Polish, Czech, Dutch,
+    // German, Nordic; Sun, Jun: Korean, Chinese, Japanese; Mar: Spanish; Love: Swedish): names after a cue, or
+    // beside a name of the lists, never alone (they were words that start no name, and "My name is Jan
+    // Kowalski." was left whole; Park: the third surname of Korea, and "Dr. Park" was no name)
+    "Jan Sun Mar Love Park"
   ).split(" "),
 );
 
@@ -47,19 +52,19 @@ export const NOT_NAME_WORDS: ReadonlySet<string> = new Set(
     "I The A An This That These Those My Your Our Their His Her Its It We You They He She Me Us Them Who What When Where " +
     "Why How Which There Here Hi Hello Hey Dear Thanks Thank Regards Best Cheers Sincerely Please Yes No Not OK Okay " +
     "Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March July September October November " +
-    "December Mon Tue Wed Thu Fri Sat Sun Jan Feb Mar Apr Jun Jul Aug Sep Sept Oct Nov Dec Inc Ltd LLC Corp Co Company " +
+    "December Mon Tue Wed Thu Fri Sat Feb Apr Jul Aug Sep Sept Oct Nov Dec Inc Ltd LLC Corp Co Company " +
     "Street St Avenue Ave Road Rd Boulevard Blvd Lane Ln Drive Dr Court Ct Way Place Pl Suite Apt Team Support Customer " +
     "Service Services Department Dept Office Manager Director Account Order Invoice Ticket Email Phone Mobile Address Name " +
     "Date Birth SSN Card Credit Visa Mastercard Amex If And Or But So Also Then After Before Today Tomorrow Yesterday All " +
     "Any Some Every Each New Old Mr Mrs Ms Miss Mx Prof Sir Madam God Christmas Easter North South East West University " +
-    "College School Hospital Bank Group Street Park Center Centre Hotel Airport Station Club Store Shop Project Report " +
+    "College School Hospital Bank Group Street Center Centre Hotel Airport Station Club Store Shop Project Report " +
     "Policy Server IP Network Meeting Call Contact From To Cc Subject Re Fwd Sent Received Patient Client User Admin Mother " +
     "Father Mom Dad Uncle Aunt Sister Brother Grandma Grandpa Doctor Nurse Officer Agent Chief Senator President Governor " +
     "English Spanish French German American British European Canadian Australian Chinese Japanese Indian Internet Wi-Fi " +
     "Just Can Could Would Should Did Do Does Is Are Was Were Be Been Has Have Had Let Get Got Go Going Sorry Great " +
     "Professor Doctor Frau Herr Madame Monsieur Captain Son Daughter Wife Husband Boyfriend Girlfriend Partner Colleague Neighbour Neighbor " +
     "La Le Les El Los Las Il Lo Del Der Die Das Den Des Une Un Una Uno Ein Eine Land Essa Aile Todo Toda Ogni Jeder Chaque " +
-    "Good Nice Welcome Happy Love Kind Warm Many Much More Most Very Really Still Again Once Soon Now Later " +
+    "Good Nice Welcome Happy Kind Warm Many Much More Most Very Really Still Again Once Soon Now Later " +
     // field labels, and greetings and closings of other languages, that start a line before a name
     "Fax Tel Tél Telefon Tlf Mob Postcode Country Website Web Notes Present Attendees Minutes Recipient Billing Delivery " +
     "Hej Hei Moi Terve Tere Labas Sveiki Szia Kedves Ahoj Cześć Witam Hallo Servus Lieber Liebe Bonjour Salut Hola Ciao " +

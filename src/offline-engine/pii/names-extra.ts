@@ -13,6 +13,7 @@ import { isEnglishWord, isEnglishWordAt, isGazetteerName, isStopword, isStopword
 import { isFamilyName, isGivenName } from "./given-names";
 import { nameTokens, tokenEnds, tokenStarts } from "./keywords";
 import { AMBIGUOUS_NAMES, GIVEN_NAMES, NOT_NAME_WORDS, NOT_NAME_WORDS_AT } from "./name-lists";
+import { introBefore } from "./names";
 import { knownPlace, placeAfterNumber } from "./names-place";
 import { entity, type PiiEntity } from "./types";
 
@@ -169,6 +170,8 @@ const PLACE_AFTER = new Set(
     "city homes village estate crescent district ward barangay mah mahalle mahallesi county province"
   ).split(" "),
 );
+/** Words of PLACE_AFTER that are common surnames too (Hall, Park: England's and Korea's). */
+const SURNAME_PLACE_WORDS = new Set(["hall", "park"]);
 /** Legal forms after a firm's name, as written ("Nordkraft AS", "Kone Oyj", "Musterfirma GmbH"). */
 const COMPANY_FORMS = new Set(
   "AS ASA AB AG SA SE GmbH Oy Oyj BV NV Kft Zrt Bt SRL Srl SpA ApS UAB SIA OÜ AD DOO LLP PLC Plc".split(" "),
@@ -400,7 +403,12 @@ function placeOrFirm(text: string, start: number, end: number): boolean {
   // the run's own last word is such a word ("Rosa Parks Square"), or its first a place's ("Gran Vía")
   let w = end;
   while (w > start && wordCharAt(text, w - 1)) w--;
-  if (w > start && PLACE_AFTER.has(text.slice(w, end).toLowerCase())) return true;
+  if (w > start) {
+    const last = text.slice(w, end).toLowerCase();
+    // (a place word that is a common surname too ends a person's name after "my name is", "Dear":
+    // "My name is Emma Hall.", "Dear Sun Park,")
+    if (PLACE_AFTER.has(last) && !(SURNAME_PLACE_WORDS.has(last) && introBefore(text, start) === "strong")) return true;
+  }
   let f = start;
   while (f < end && wordCharAt(text, f)) f++;
   if (f < end && PLACE_BEFORE.has(text.slice(start, f))) return true;
