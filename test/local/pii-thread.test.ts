@@ -114,6 +114,13 @@ describe("given names that are also words, surnames that are also places", () =>
     expect(names("Dear Dr. Park,")).toEqual(["Park"]);
   });
 
+  test("a chat's speaker whose surname is a word: Hall, Young, Green after a first name, never alone or first", () => {
+    expect(names("[10:41] Jan Kowalski: can u send it\n[10:42] Emma Hall: sure")).toEqual(["Jan Kowalski", "Emma Hall"]);
+    expect(names("[10:42] Emma Young: sure")).toEqual(["Emma Young"]);
+    expect(names("[09:01] Customer Support: hello\n[09:02] Status Update: done")).toEqual([]);
+    expect(names("[09:03] Green Team: deployed")).toEqual([]);
+  });
+
   test("without one they stay a month, a day, a park and a hall", () => {
     expect(names("The meeting is in Central Park on Sun Jan 5.")).toEqual([]);
     expect(names("Open Mon-Sun, Jan to Mar.")).toEqual([]);

@@ -46,6 +46,25 @@ export const AMBIGUOUS_NAMES: ReadonlySet<string> = new Set(
   ).split(" "),
 );
 
+/**
+ * Common surnames of English-speaking countries that are everyday words too (Hall, Young, King,
+ * Green...): the word lists leave them out as words, so a speaker "Emma Hall:" was no name. Read
+ * as a name's later word where a name's place is given (a chat's speaker, a ticket's role, an
+ * attendee), never as a name's first word or alone. Written by hand from the surnames most borne in
+ * the US, England and Australia.
+ */
+export const SURNAME_WORDS: ReadonlySet<string> = new Set(
+  (
+    "Hall Young King Hill Green White Black Brown Wood Woods Cook Price Long Stone Church Bell Ward Cole Gray Grey " +
+    "Hunt Mason Lane Marsh Nash Rice Day Bush Frost Hart Little Moss Page Park Parks Pierce Reed Rich Sharp Snow " +
+    "Stark Steel Strong Swift Wall West Wise Banks Bird Bond Bridges Cross Dean Drake Duke Fields Fisher Fletcher " +
+    "Freeman Gardner Glass Golden Grant Hawk House Hunter Knight Lamb Law Lord Love Marshall Miles Moon Noble " +
+    "Porter Potter Power Powers Rivers Rock Savage Shepherd Short Singer Small Spring Summers Tanner Turner Walker " +
+    "Waters Weaver Webb Wolf Wright Carpenter Carter Chase Head Hood Horn Hughes Joy Kidd Lake Lowe Mann Mills " +
+    "Pond Poole Rose Rush Sparks Sweet Sterling Street Field Best Fair Friend Good Gold Goodman Guy Hale Hammond"
+  ).split(" "),
+);
+
 /** Capitalised words that start or continue no person name. */
 export const NOT_NAME_WORDS: ReadonlySet<string> = new Set(
   (

@@ -24,6 +24,7 @@ import {
   NAME_FIELD_WORD,
   ROLE_WORD,
 } from "./keywords";
+import { SURNAME_WORDS } from "./name-lists";
 import { FIELD_LABELS } from "./names-extra";
 import { isLabel } from "./phone";
 import { isPlaceName } from "./places";
@@ -91,11 +92,12 @@ const NOT_NAMES = new Set(
   ).split(" "),
 );
 
-/** Whether `word` (as written) can be part of a name here. */
-function nameWord(word: string): boolean {
+/** Whether `word` (as written) can be part of a name here; `inside`: after the name's first word ("Emma Hall"). */
+function nameWord(word: string, inside = false): boolean {
   const bare = word.endsWith(".") ? word.slice(0, -1) : word;
   const lower = bare.toLowerCase();
   if (NOT_NAMES.has(lower)) return false;
+  if (inside && SURNAME_WORDS.has(bare)) return true;
   // an initial ("К.", "J.") is one, and a Han or Hangul syllable ("林 美穂", "松本 葵"); any other word of one letter is not
   if (bare.length === 1) return word.endsWith(".") ? !UNCASED.test(bare) : /[\p{sc=Han}\p{sc=Hangul}]/u.test(bare);
   if (UNCASED.test(bare)) return true;
@@ -120,7 +122,7 @@ function nameAfter(text: string, at: number, max = 4): [number, number] | null {
     }
     WORD_AT.lastIndex = i;
     const m = WORD_AT.exec(text);
-    if (!m || !nameWord(m[0])) break;
+    if (!m || !nameWord(m[0], n > 0)) break;
     // the words of one script kind: "Kevin Liu 待办" is "Kevin Liu"
     const lo = UNCASED.test(m[0]);
     if (uncased !== null && lo !== uncased) break;
