@@ -216,6 +216,16 @@ function lacks(provider: Provider, api: ProxyApi, body: Record<string, unknown>,
   return null;
 }
 
+/** Provider types whose entry turns embeddings on by naming a model (openai-like.ts): the 400 says how. */
+const EMBEDDINGS_BY_ENTRY = new Set(["openai-compatible", "azure-openai"]);
+
+/** What the operator can set so that `provider` serves what it lacks, if anything ("" when nothing can). */
+function enableHint(provider: Provider, lack: Need): string {
+  return lack.feature === "embeddings" && EMBEDDINGS_BY_ENTRY.has(provider.type)
+    ? `: give its [[providers]] entry an embedding_model`
+    : "";
+}
+
 /**
  * The route minus the providers that cannot serve the request as sent (never one sent a request
  * with fields removed). No provider left: 400 naming the field and the providers tried.
@@ -237,7 +247,11 @@ export function capableTargets(api: ProxyApi, body: Record<string, unknown>, tar
     if (!lack) ok.push(t);
     else {
       param ??= lack.param;
-      skipped.push(needs.includes(lack) ? `${t.name} (no ${lack.feature} support)` : `${t.name} (cannot serve "${lack.param}")`);
+      skipped.push(
+        needs.includes(lack)
+          ? `${t.name} (no ${lack.feature} support${enableHint(t.provider, lack)})`
+          : `${t.name} (cannot serve "${lack.param}")`,
+      );
     }
   }
   if (ok.length === 0) {

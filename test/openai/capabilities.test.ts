@@ -99,7 +99,9 @@ describe("a provider lacking a feature the request needs is skipped, never sent 
       .embeddings.create({ model: "model-text", input: "hello" })
       .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
-    expect(err.message).toContain("textonly (no embeddings support)");
+    // an openai-compatible entry serves embeddings once it names a model: the answer says so; the mock can never
+    expect(err.message).toContain("textonly (no embeddings support: give its [[providers]] entry an embedding_model)");
+    expect(err.message).toContain("mock (no embeddings support)");
 
     // neither has the Responses API and reasoning settings cannot be translated to chat completions
     const responses = await openaiClient(gw, key)
