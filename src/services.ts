@@ -96,7 +96,11 @@ function accountStores(
       leaseMax: config.limits.creditLeaseMax,
     });
     const keys = new pg.PostgresKeyStore(postgres, ledger, keyStoreOptions);
-    return { keys, ledger, database: { name: "database", required: true, up: () => postgres.up() } };
+    return {
+      keys,
+      ledger,
+      database: { name: "database", required: true, up: () => postgres.up(), migrating: () => postgres.state() === "migrating" },
+    };
   }
   const ledger = new SqliteCreditLedger(storage);
   // Balances are kept with each charge; only a file that this open has just migrated (written by

@@ -32,6 +32,8 @@ export interface DependencyProbe {
   required: boolean;
   /** its failed commands so far, by reason (Redis: see redis/link.ts RedisErrorReason) */
   errors?(): ReadonlyMap<string, number>;
+  /** true while it answers but is not ready yet (PostgreSQL: its schema being migrated) */
+  migrating?(): boolean;
 }
 
 /** The stateful services (see services.ts), by interface only. */

@@ -13,6 +13,8 @@ export interface PgStorage {
   /** resolves once the schema is migrated (rejects only on a broken migration, never for an outage) */
   migrated: Promise<void>;
   isMigrated(): boolean;
+  /** "migrating": the server answers and the schema is being migrated (by this node, or another holding the lock) */
+  state(): "ready" | "migrating" | "unreachable";
   /** true once the schema is migrated, while a query reaches the server */
   up(): Promise<boolean>;
   close(): Promise<void>;
@@ -45,13 +47,18 @@ export function openPostgres(
     onclose: () => {},
   });
   const db = drizzle({ client: sql, schema });
+  // the server answered this attempt's first query: what is left is migrating
+  let reached = false;
   const migrated = (async () => {
     for (;;) {
       try {
+        await sql`SELECT 1`;
+        reached = true;
         await migrate(sql);
         return;
       } catch (err) {
         if (!isPgUnavailable(err)) throw err;
+        reached = false;
         opts.onError?.(err as Error);
         await Bun.sleep(1000);
       }
@@ -69,6 +76,7 @@ export function openPostgres(
     db,
     migrated,
     isMigrated: () => done,
+    state: () => (done ? "ready" : reached ? "migrating" : "unreachable"),
     async up() {
       // not before the schema is migrated: a node answers /ready 200 only once it can serve
       if (!done) return false;
@@ -120,6 +128,14 @@ export const databaseUnavailable = () =>
     headers: { "Retry-After": "1" },
   });
 
+/** The schema is still being migrated (a node starting, or another starting with it and holding the lock). */
+export const databaseMigrating = () =>
+  new GatewayError(
+    "service_unavailable",
+    "the database's tables are being made or updated (by this node or another starting with it); nothing was charged, retry shortly",
+    { headers: { "Retry-After": "1" } },
+  );
+
 /**
  * Waits for the schema, at most `waitMs`: a node started while the database is down answers 503
  * until it has migrated, instead of holding requests.
@@ -131,7 +147,7 @@ export async function schemaReady(storage: PgStorage, waitMs = 2000): Promise<vo
     await Promise.race([
       storage.migrated,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(databaseUnavailable()), waitMs);
+        timer = setTimeout(() => reject(storage.state() === "migrating" ? databaseMigrating() : databaseUnavailable()), waitMs);
       }),
     ]);
   } finally {

@@ -18,9 +18,12 @@ import { escapeHtml } from "./dashboard/html";
 
 const startedAt = Date.now();
 
+/** A dependency as /ready reports it: "migrating" is a database that answers while its schema is migrated. */
+type DependencyState = "ok" | "unavailable" | "migrating";
+
 export interface Operations {
   /** asks each shared dependency whether it answers (and keeps the answer for textai_dependency_up) */
-  probe(): Promise<Record<string, "ok" | "unavailable">>;
+  probe(): Promise<Record<string, DependencyState>>;
   /** the Prometheus text of every metric, dependencies probed first */
   scrape(): Promise<string>;
 }
@@ -63,8 +66,8 @@ export function operations(deps: AppDeps): Operations {
         "counter",
       );
   }
-  const probe = async (): Promise<Record<string, "ok" | "unavailable">> => {
-    const out: Record<string, "ok" | "unavailable"> = {};
+  const probe = async (): Promise<Record<string, DependencyState>> => {
+    const out: Record<string, DependencyState> = {};
     for (const d of dependencies) {
       let up = false;
       try {
@@ -73,7 +76,7 @@ export function operations(deps: AppDeps): Operations {
         up = false;
       }
       seen.set(d.name, up);
-      out[d.name] = up ? "ok" : "unavailable";
+      out[d.name] = up ? "ok" : d.migrating?.() ? "migrating" : "unavailable";
     }
     return out;
   };
@@ -239,7 +242,14 @@ export function opsRoutes(deps: AppDeps) {
           details.engines_loaded = loadedEngines().map((e) => e.engine);
         }
         if (lifecycle.draining || blocking.length) {
-          const why = lifecycle.draining ? "shutting down" : `${blocking.map((d) => d.name).join(" and ")} unavailable`;
+          const why = lifecycle.draining
+            ? "shutting down"
+            : blocking
+                .map(
+                  (d) =>
+                    `${d.name} ${status[d.name] === "migrating" ? "migrating (its tables made or updated by this node or another starting with it)" : "unavailable"}`,
+                )
+                .join(" and ");
           return errorResponse(state, new GatewayError("service_unavailable", why, { headers: { "Retry-After": "1" } }));
         }
         return ok(state, missing.length ? `ready, without ${missing.map((d) => d.name).join(" and ")}` : "ready", details);
