@@ -206,6 +206,12 @@ export function dashboardScenario(name: string, start: () => Promise<Target>, op
       expect(await figure(page, "balance")).toBe(38);
       expect(await figure(page, "requests")).toBe(2);
       if (opts.screenshots) await page.screenshot({ path: join(SCREENSHOTS, "overview.png"), fullPage: true });
+      // another function picked in the list loads its form at once: Run never runs (and charges) the one
+      // shown before (2026-12-06: Run ran intent-detection with sentiment-analysis picked, until Choose)
+      await page.goto(`${t.url}/dashboard/playground?fn=sentiment-analysis`);
+      await page.getByLabel("Function").selectOption("intent-detection");
+      await page.waitForURL(/fn=intent-detection/, WAIT);
+      expect(await page.locator("#playground").getAttribute("data-fn")).toBe("intent-detection");
     }, 60_000);
 
     test("stays usable 400 px wide: nothing scrolls sideways but the tables", async () => {

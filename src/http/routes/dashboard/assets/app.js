@@ -226,6 +226,12 @@ if (stateBox) {
 // the playground: a form built from the function's request schema
 const pg = document.getElementById("playground");
 if (pg) {
+  // picking another function loads its form at once (the Choose button stays for pages without
+  // scripts): Run never runs, and charges, a function other than the one the list shows
+  const pick = document.getElementById("fn");
+  pick?.addEventListener("change", () => {
+    if (pick.value !== pg.dataset.fn) pick.form.submit();
+  });
   const { schema, example } = JSON.parse(document.getElementById("fn-schema").textContent);
   const fields = document.getElementById("fields");
   const props = schema?.properties || {};
@@ -292,6 +298,7 @@ if (pg) {
   showCurl();
   pg.addEventListener("submit", (e) => {
     e.preventDefault();
+    if (pick && pick.value !== pg.dataset.fn) return pick.form.submit();
     const out = document.getElementById("envelope");
     out.textContent = "Running…";
     sameOriginJson("POST", `/dashboard/api/playground/${encodeURIComponent(pg.dataset.fn)}`, body()).then(
