@@ -17,6 +17,7 @@ import { SqliteCreditLedger } from "./credits/sqlite";
 import { memberView } from "./dashboard/members";
 import { GatewayError } from "./errors";
 import { FUNCTIONS } from "./functions/registry";
+import { closest } from "./functions/validate";
 import { changed, inviteMember, roleFrom } from "./http/routes/members";
 import { usageNames } from "./http/routes/usage-names";
 import { createWebhook, endpointOf, removeWebhook, rotateWebhook } from "./http/routes/webhooks";
@@ -32,7 +33,7 @@ const USAGE = `textai — Text-AI Gateway
   textai keys create --label TEXT [--account ID] [--plan NAME] [--credits N] [POLICY] [--json]
   textai keys update ID POLICY [--json]          (POLICY flags given replace those fields; an empty value clears one)
   textai keys list [--account ID] [--json]
-    POLICY: [--functions a,b] [--models m1,m2*] [--rpm N] [--monthly-credits N] [--expires ISO]
+    POLICY: [--functions a,b] [--models m1,m2*] [--rpm N] [--monthly-credits N] [--expires ISO] [--tags k=v,...]
   textai keys revoke ID
   textai credits grant --account ID --amount N [--reason TEXT]
   textai credits reconcile        (SQLite: set every balance to the sum of its ledger)
@@ -80,6 +81,19 @@ export function usageHint(argv: string[]): string {
   const own = verbUsage(argv);
   const usage = own.length ? `usage:\n${own.join("\n")}\n` : "";
   return `${usage}run \`textai --help\` for every command`;
+}
+
+/**
+ * Refuses a flag the verb's usage lines do not name (`keys create --monthly-credit 5` made a key with
+ * no limit at all, exit 0): the usage lines are the one list of what each verb takes, so the help
+ * and what is accepted cannot drift apart.
+ */
+function refuseUnknownFlags(argv: string[], flags: Record<string, string | true>): void {
+  const known = new Set(verbUsage(argv).flatMap((l) => [...l.matchAll(/--([a-z][a-z-]*)/g)].map((m) => m[1] as string)));
+  const unknown = Object.keys(flags).find((f) => !known.has(f));
+  if (unknown === undefined) return;
+  const near = closest(unknown, [...known]);
+  throw new UsageError(`unknown flag --${unknown}${near ? `: did you mean --${near}?` : ""}`);
 }
 
 /**
@@ -837,15 +851,20 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const config = loadConfig(process.env);
-  if (cmd === "serve") return serveVerb(argv, config);
+  if (cmd === "serve") {
+    refuseUnknownFlags(argv, parseFlags(argv.slice(1)).flags);
+    return serveVerb(argv, config);
+  }
 
+  // what was typed is checked before anything is opened
+  const verbs = SUB_VERBS.get(cmd);
+  const { positional, flags } = parseFlags(verbs ? rest : argv.slice(1));
+  const verb = verbs ? verbs.get(sub ?? "") : VERBS.get(cmd);
+  if (!verb) throw new UsageError(`unknown command: ${[cmd, sub].filter(Boolean).join(" ")}`);
+  refuseUnknownFlags(argv, flags);
   const services = buildServices(config);
   try {
     await services.ready();
-    const verbs = SUB_VERBS.get(cmd);
-    const { positional, flags } = parseFlags(verbs ? rest : argv.slice(1));
-    const verb = verbs ? verbs.get(sub ?? "") : VERBS.get(cmd);
-    if (!verb) throw new UsageError(`unknown command: ${[cmd, sub].filter(Boolean).join(" ")}`);
     return await verb({ services, config, sub, positional, flags, json: flags.json === true });
   } finally {
     await services.close();

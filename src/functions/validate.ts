@@ -177,7 +177,7 @@ function unknownFieldMessage(u: UnknownField): string {
 }
 
 /** The known name nearest to `name` by edit distance, when near enough to be a typo. */
-function closest(name: string, known: string[]): string | null {
+export function closest(name: string, known: string[]): string | null {
   let best: string | null = null;
   let bestD = Number.POSITIVE_INFINITY;
   const lower = name.toLowerCase();

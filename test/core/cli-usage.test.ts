@@ -104,3 +104,39 @@ describe("--help after any command or verb: its usage on standard output, exit 0
     expect(existsSync(db)).toBe(false);
   });
 });
+
+// 2026-12-06: `keys create --label x --monthly-credit 5` made a key with no monthly limit, exit 0.
+describe("a flag the verb's usage does not name is refused, exit 2, before anything is opened", () => {
+  test("typos are named with the flag meant; every flag a verb's usage names is taken", async () => {
+    const db = join(dir, "flags.db");
+    const saved = process.env.TEXTAI_DB;
+    process.env.TEXTAI_DB = db;
+    try {
+      const cases: [string[], string][] = [
+        [
+          ["keys", "create", "--label", "x", "--monthly-credit", "5"],
+          "unknown flag --monthly-credit: did you mean --monthly-credits?",
+        ],
+        [["credits", "grant", "--account", "a", "--amount", "5", "--reasn", "x"], "unknown flag --reasn: did you mean --reason?"],
+        [["requests", "--limt", "2"], "unknown flag --limt: did you mean --limit?"],
+        [["serve", "--prot", "8080"], "unknown flag --prot: did you mean --port?"],
+        [["keys", "revoke", "key_x", "--json"], "unknown flag --json"],
+      ];
+      for (const [argv, message] of cases) {
+        const err = await main(argv).then(
+          () => null,
+          (e: Error) => e,
+        );
+        expect(err?.message, argv.join(" ")).toBe(message);
+        expect(err?.constructor.name, argv.join(" ")).toBe("UsageError");
+      }
+    } finally {
+      process.env.TEXTAI_DB = saved;
+    }
+    expect(existsSync(db)).toBe(false);
+    // the process answers exit 2 with the verb's usage (as every usage error)
+    const r = run(["keys", "create", "--label", "x", "--monthly-credit", "5"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("POLICY: [--functions a,b]");
+  }, 15_000);
+});
