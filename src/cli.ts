@@ -135,7 +135,7 @@ const int = (flags: Record<string, string | true>, name: string, required = fals
   const v = str(flags, name, required);
   if (v === undefined) return undefined;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a whole number >= 0`);
+  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`--${name} must be a whole number >= 0`);
   return n;
 };
 

@@ -36,3 +36,31 @@ export function creditsUp(exact: number, what: string): Credits {
   if (!(exact >= 0) || !Number.isFinite(exact)) throw notCredits(what, exact);
   return credits(Math.max(0, Math.ceil(exact - 1e-9)), what);
 }
+
+/** The most credits one grant, welcome or take-back moves: the admin API's bound, for every way in (CLI, keys and accounts create, admin, dashboard). */
+export const MAX_GRANT = 1_000_000_000;
+/** The most an account's balance holds: far below Number.MAX_SAFE_INTEGER, so balances, holds and sums stay exact. */
+export const MAX_BALANCE = 1_000_000_000_000_000;
+
+/**
+ * `amount` when it is a grant the ledger takes: a safe integer from -MAX_GRANT to MAX_GRANT. Before,
+ * `credits grant --amount 99999999999999999999` stored 1e20 (rounded), and every call of the account
+ * then failed 500 for good. Refused with invalid_request (the CLI says it as an error, exit 1).
+ */
+export function grantAmount(amount: unknown): number {
+  if (typeof amount === "number" && Number.isSafeInteger(amount) && Math.abs(amount) <= MAX_GRANT) return amount;
+  throw new GatewayError(
+    "invalid_request",
+    `a grant is a whole number of credits from -${MAX_GRANT} to ${MAX_GRANT} (got ${String(amount)}); grant more in several`,
+    { param: "amount" },
+  );
+}
+
+/** A grant refused because the balance would pass MAX_BALANCE. */
+export function balanceTooLarge(amount: number, balance: number): GatewayError {
+  return new GatewayError(
+    "invalid_request",
+    `cannot grant ${amount} credits: the balance is ${balance}, and a balance holds at most ${MAX_BALANCE}`,
+    { param: "amount" },
+  );
+}

@@ -4,7 +4,7 @@ import { appendAuditIn } from "../audit/postgres";
 import { DEFAULT_CREDIT_LEASE_MAX } from "../config";
 import { clientClosed, GatewayError } from "../errors";
 import { databaseUnavailable, isPgUnavailable, type PgStorage, pgCall, schemaReady } from "../storage/postgres";
-import { credits } from "./amount";
+import { balanceTooLarge, credits, grantAmount, MAX_BALANCE } from "./amount";
 import { grantEntry } from "./audit";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
@@ -1030,6 +1030,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
    * first, so the holds it reads are exact.
    */
   async grantIn(tx: SQL, accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null): Promise<number> {
+    grantAmount(amount);
     let held = 0;
     if (amount < 0) {
       await tx.unsafe(LOCK_HOLDS, [accountId]);
@@ -1039,10 +1040,11 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     }
     const floor = amount < 0 ? held : Number.MIN_SAFE_INTEGER;
     const [updated] =
-      await tx`UPDATE accounts SET balance = balance + ${amount} WHERE id = ${accountId} AND balance + ${amount} >= ${floor} RETURNING balance::float8 AS balance`;
+      await tx`UPDATE accounts SET balance = balance + ${amount} WHERE id = ${accountId} AND balance + ${amount} >= ${floor} AND balance + ${amount} <= ${MAX_BALANCE} RETURNING balance::float8 AS balance`;
     if (!updated) {
       const [acc] = await tx`SELECT balance::float8 AS balance FROM accounts WHERE id = ${accountId}`;
       if (!acc) throw new Error(`account ${accountId} not found`);
+      if (amount > 0) throw balanceTooLarge(amount, acc.balance);
       throw takeBackRefused(amount, acc.balance, held);
     }
     const at = Date.now();

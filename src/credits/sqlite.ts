@@ -5,7 +5,7 @@ import { appendAudit } from "../audit/sqlite";
 import { clientClosed } from "../errors";
 import { timeOrderedId } from "../ids";
 import { isStorageUnavailable, type Storage } from "../storage/db";
-import { credits } from "./amount";
+import { balanceTooLarge, credits, grantAmount, MAX_BALANCE } from "./amount";
 import { grantEntry } from "./audit";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
@@ -346,16 +346,18 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
    */
   grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null, audit?: AuditBy): number {
     const q = this.storage.sqlite;
+    grantAmount(amount);
     const balance = q.transaction(() => {
       const floor = amount < 0 ? this.held(accountId) : Number.MIN_SAFE_INTEGER;
       const updated = q
-        .query<{ balance: number }, [number, string, number]>(
-          "UPDATE accounts SET balance = balance + ?1 WHERE id = ?2 AND balance + ?1 >= ?3 RETURNING balance",
+        .query<{ balance: number }, [number, string, number, number]>(
+          "UPDATE accounts SET balance = balance + ?1 WHERE id = ?2 AND balance + ?1 >= ?3 AND balance + ?1 <= ?4 RETURNING balance",
         )
-        .get(amount, accountId, floor);
+        .get(amount, accountId, floor, MAX_BALANCE);
       if (!updated) {
         const acc = this.balanceStmt.get(accountId);
         if (!acc) throw new Error(`account ${accountId} not found`);
+        if (amount > 0) throw balanceTooLarge(amount, acc.balance);
         throw takeBackRefused(amount, acc.balance, this.held(accountId));
       }
       const at = Date.now();

@@ -5,6 +5,7 @@ import { KeyLimitError, KeyStoreError } from "../../auth/interface";
 import { keyDetail, withMonthSpend } from "../../auth/key-detail";
 import { emailProblem, hashPassword } from "../../auth/passwords";
 import { applyPolicyPatch, clearAll, parseAccountTags, parsePolicyPatch } from "../../auth/policy";
+import { MAX_GRANT } from "../../credits/amount";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
 import { parseLogQuery, readPage } from "../../requestlog/query";
@@ -19,7 +20,7 @@ import { usageNames } from "./usage-names";
 const CreateAccount = T.Object({
   name: T.Optional(T.String({ maxLength: 200 })),
   plan: T.Optional(T.String({ minLength: 1, maxLength: 50 })),
-  credits: T.Optional(T.Integer({ minimum: 0 })),
+  credits: T.Optional(T.Integer({ minimum: 0, maximum: MAX_GRANT })),
   /** with password: the account signs in to the dashboard with this email */
   email: T.Optional(T.String({ minLength: 3, maxLength: 254 })),
   password: T.Optional(T.String({ minLength: 10, maxLength: 200 })),
@@ -29,14 +30,14 @@ const CreateAccount = T.Object({
 const UpdateAccount = T.Object({ tags: T.Unknown() });
 const Grant = T.Object({
   /** negative: takes credits back, never below a zero balance */
-  amount: T.Integer({ minimum: -1_000_000_000, maximum: 1_000_000_000 }),
+  amount: T.Integer({ minimum: -MAX_GRANT, maximum: MAX_GRANT }),
   reason: T.Optional(T.String({ maxLength: 500 })),
 });
 const CreateKey = T.Object({
   label: T.String({ minLength: 1, maxLength: 200 }),
   account_id: T.Optional(T.String()),
   plan: T.Optional(T.String({ minLength: 1, maxLength: 50 })),
-  credits: T.Optional(T.Integer({ minimum: 0 })),
+  credits: T.Optional(T.Integer({ minimum: 0, maximum: MAX_GRANT })),
   /** docs/key-policies.md: validated by parsePolicyPatch */
   policy: T.Optional(T.Unknown()),
 });

@@ -1,0 +1,59 @@
+/**
+ * Every way credits come in is bounded the same way (src/credits/amount.ts: MAX_GRANT a grant,
+ * MAX_BALANCE a balance). 2026-12-06, a newcomer walkthrough: `credits grant --amount
+ * 99999999999999999999` stored 1e20 (rounded) and every call of the account answered 500 for good;
+ * `POST /admin/v1/accounts {"credits": 1e300}` did the same.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import { MAX_BALANCE, MAX_GRANT } from "../../src/credits/amount";
+import { startGateway, type TestGateway } from "../helpers/gateway";
+
+const ADMIN = "admin-secret-token-0123456789abcdef";
+const admin = { authorization: `Bearer ${ADMIN}` };
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway({ env: { TEXTAI_ADMIN_TOKEN: ADMIN } });
+});
+afterAll(() => gw.close());
+
+const CLI = join(import.meta.dir, "../../src/cli.ts");
+const cli = (args: string[]) => {
+  const r = Bun.spawnSync([process.execPath, CLI, ...args], { env: { ...process.env, TEXTAI_DB: gw.dbPath }, stdin: "ignore" });
+  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
+};
+
+test("too many credits at once: refused on every way in, nothing stored, the account keeps working", async () => {
+  const { key, accountId } = gw.newKey({ credits: 556 });
+  for (const body of [{ credits: 1e300 }, { credits: MAX_GRANT + 1 }]) {
+    const r = await gw.post("/admin/v1/accounts", body, admin);
+    expect(r.status, JSON.stringify(body)).toBe(400);
+  }
+  expect((await gw.post(`/admin/v1/accounts/${accountId}/credits`, { amount: MAX_GRANT + 1 }, admin)).status).toBe(400);
+  for (const amount of ["99999999999999999999", "9007199254740993"]) {
+    const r = cli(["credits", "grant", "--account", accountId, "--amount", amount]);
+    expect(r.code, amount).toBe(2);
+    expect(r.err, amount).toContain("--amount must be a whole number");
+  }
+  const big = cli(["credits", "grant", "--account", accountId, "--amount", String(MAX_GRANT + 1)]);
+  expect(big.code).toBe(1);
+  expect(big.err).toContain(`a grant is a whole number of credits from -${MAX_GRANT} to ${MAX_GRANT}`);
+  expect(cli(["keys", "create", "--label", "x", "--credits", "99999999999999999999999"]).code).toBe(2);
+  // nothing of it was stored: the balance is what it was, and a call is charged from it
+  const call = await gw.post("/api/v1/ai/sentiment-analysis", { text: "Lovely." }, { "x-api-key": key });
+  expect(call.status).toBe(200);
+  expect(call.json.meta.credits_remaining).toBe(555);
+}, 30_000);
+
+test("a balance never passes MAX_BALANCE: the grant that would is refused, naming it", async () => {
+  const { accountId } = gw.newKey({ credits: 1 });
+  const db = new Database(gw.dbPath);
+  db.query("UPDATE accounts SET balance = ? WHERE id = ?").run(MAX_BALANCE - 10, accountId);
+  db.close();
+  const r = await gw.post(`/admin/v1/accounts/${accountId}/credits`, { amount: 11 }, admin);
+  expect(r.status).toBe(400);
+  expect(r.json.message).toContain(`a balance holds at most ${MAX_BALANCE}`);
+  const ok = await gw.post(`/admin/v1/accounts/${accountId}/credits`, { amount: 10 }, admin);
+  expect(ok.status).toBe(200);
+});
