@@ -58,6 +58,10 @@ describe("structured PII", () => {
       "1-800-275-2273",
     ];
     for (const p of phones) expect(found(`call ${p} today`, "phone_number")).toEqual([p]);
+    // a count right after the number is no part of it (2026-12-06: "Call 555-123-4567 2 times a day." left it whole)
+    expect(found("Call 555-123-4567 2 times a day.", "phone_number")).toEqual(["555-123-4567"]);
+    expect(found("Reach me on 020 7946 0958 2 days a week", "phone_number")).toEqual(["020 7946 0958"]);
+    expect(found("Visa 715 8309 2615 9 (old card)", "phone_number")).toEqual([]);
     expect(found("release 4.12.0 at 14:05, invoice 2024-00931, 12.05.1990")).toEqual([]);
   });
 

@@ -395,6 +395,11 @@ function secondGroup(raw: string): number {
   return k < raw.length && trunk ? k : 0;
 }
 
+/** A last group of one or two digits after a blank: a count that follows a number, not a part of it. */
+const TRAILING_COUNT = /[ \t]\d{1,2}$/;
+/** what follows such a count: a blank and a word in lower case ("2 times", "5 days") */
+const COUNTED_WORD = /^[ \t]\p{Ll}/u;
+
 /** The score of the candidate `m` (0: none), its entity pushed on `out` when it is a number. */
 function candidateScore(text: string, written: string, m: RegExpExecArray, lastEnd: number, out: PiiEntity[]): number {
   let raw = m[0];
@@ -413,7 +418,13 @@ function candidateScore(text: string, written: string, m: RegExpExecArray, lastE
   const second = lastEnd >= 0 && start - lastEnd <= 8 && BETWEEN_NUMBERS.test(text.slice(lastEnd, start));
   // a date and the hour of a time ("[03.12.2026 19:40]", "12/1/26 19:02"): no number
   if (text.charCodeAt(start + raw.length) === 58 && isDigitAt(text, start + raw.length + 1)) return 0;
-  const score = phoneScore(raw, text, start, second);
+  let score = phoneScore(raw, text, start, second);
+  // a count right after the number, a word after it ("Call 555-123-4567 2 times a day"): the number without it
+  // (not a digit short of a card: "Visa 715 8309 2615 9 (old card)")
+  if (score === 0 && TRAILING_COUNT.test(raw) && COUNTED_WORD.test(text.slice(start + raw.length, start + raw.length + 3))) {
+    raw = raw.replace(TRAILING_COUNT, "");
+    score = phoneScore(raw, text, start, second);
+  }
   if (score > 0) out.push(entity("phone_number", written, start, start + raw.length, score));
   return score;
 }
