@@ -17,7 +17,7 @@ import type { DependencyProbe, ServiceDeps } from "./http/deps";
 import { SqliteIdempotencyStore } from "./idempotency/sqlite";
 import { SqliteKnowledgeIndex } from "./knowledge/sqlite";
 import type { Logger } from "./log";
-import { MemoryRateLimiter } from "./ratelimit/limiter";
+import { DEFAULT_PLAN_LIMITS, MemoryRateLimiter } from "./ratelimit/limiter";
 import type { RedisLink } from "./redis/link";
 import { RequestLog } from "./requestlog/recorder";
 import { SqliteRequestLogStore } from "./requestlog/sqlite";
@@ -88,7 +88,11 @@ function accountStores(
   storage: Storage,
   db: Postgres,
 ): { keys: KeyStore; ledger: CreditLedger; database: DependencyProbe } {
-  const keyStoreOptions = { welcomeCredits: config.welcomeCredits, maxKeys: (plan: string) => maxKeysFor(config, plan) };
+  const keyStoreOptions = {
+    welcomeCredits: config.welcomeCredits,
+    maxKeys: (plan: string) => maxKeysFor(config, plan),
+    plans: [...new Set([...Object.keys(DEFAULT_PLAN_LIMITS), ...Object.keys(config.plans)])],
+  };
   if (db) {
     const { pg, postgres } = db;
     const ledger = new pg.PostgresCreditLedger(postgres, {

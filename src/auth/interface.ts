@@ -1,4 +1,5 @@
 import type { AuditBy } from "../audit/interface";
+import { GatewayError } from "../errors";
 import type { MaybePromise } from "../maybe";
 import type { KeyPolicy, PolicyPatch, PolicyView } from "./policy";
 
@@ -148,6 +149,8 @@ export interface KeyPage {
 /** Options every key store takes. */
 export interface KeyStoreOptions {
   welcomeCredits: number;
+  /** the plans an account may be given (the built-in ones and the config file's); any without it */
+  plans?: readonly string[];
   /** active keys an account of this plan may hold; unbounded without it */
   maxKeys?: (plan: string) => number;
   cacheTtlMs?: number;
@@ -160,4 +163,17 @@ export class KeyLimitError extends KeyStoreError {
   constructor(readonly max: number) {
     super(`this account already has ${max} active keys, the most its plan allows; revoke one to make another`);
   }
+}
+
+/**
+ * Refuses a plan the gateway does not know (400, param plan): `keys create --plan platnum` made an
+ * account that got the free plan's rate limits and the larger knowledge quotas of "any other plan".
+ */
+export function checkPlan(opts: KeyStoreOptions, plan: string | undefined): void {
+  if (plan === undefined || !opts.plans || opts.plans.includes(plan)) return;
+  throw new GatewayError(
+    "invalid_request",
+    `unknown plan "${plan}": the plans are ${opts.plans.join(", ")} (a plan is added as [plans.NAME] in the config file)`,
+    { param: "plan" },
+  );
 }

@@ -11,6 +11,7 @@ import {
   type AccountRow,
   type AuthInfo,
   type CreatedKey,
+  checkPlan,
   KeyLimitError,
   type KeyMaker,
   type KeyPage,
@@ -66,6 +67,7 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   createAccount(opts: NewAccountOptions = {}) {
+    checkPlan(this.opts, opts.plan);
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const id = newId("acc");
@@ -108,6 +110,7 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   createKey(opts: NewKeyOptions): Promise<CreatedKey> {
+    checkPlan(this.opts, opts.plan);
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const key = generateApiKey();

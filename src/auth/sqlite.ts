@@ -20,7 +20,7 @@ import type {
   NewKeyOptions,
   PolicyChangeOptions,
 } from "./interface";
-import { KeyLimitError, KeyStoreError } from "./interface";
+import { checkPlan, KeyLimitError, KeyStoreError } from "./interface";
 import { KeyCache } from "./key-cache";
 import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
 import { applyPolicyPatch, type PolicyPatch, policyFromColumn, policyToColumn, tagsFromColumn } from "./policy";
@@ -60,6 +60,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   createAccount(opts: NewAccountOptions = {}): { id: string; plan: string; balance: number } {
+    checkPlan(this.opts, opts.plan);
     const id = newId("acc");
     const plan = opts.plan ?? "free";
     const credits = opts.credits ?? this.opts.welcomeCredits;
@@ -99,6 +100,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   createKey(opts: NewKeyOptions): CreatedKey {
+    checkPlan(this.opts, opts.plan);
     const key = generateApiKey();
     const id = newId("key");
     let accountId = opts.accountId;

@@ -57,3 +57,21 @@ test("a balance never passes MAX_BALANCE: the grant that would is refused, namin
   const ok = await gw.post(`/admin/v1/accounts/${accountId}/credits`, { amount: 10 }, admin);
   expect(ok.status).toBe(200);
 });
+
+// 2026-12-06, the same walkthrough: `keys create --plan platinum` made an account of no plan (free rate limits, the
+// knowledge quotas of "any other plan")
+test("an unknown plan is refused on every way in, naming the plans; a known one is taken", async () => {
+  for (const [path, body] of [
+    ["/admin/v1/accounts", { plan: "platnum" }],
+    ["/admin/v1/keys", { label: "x", plan: "platnum" }],
+  ] as const) {
+    const r = await gw.post(path, body, admin);
+    expect(r.status, path).toBe(400);
+    expect(r.json.error.param, path).toBe("plan");
+    expect(r.json.message, path).toContain('unknown plan "platnum": the plans are free, pro');
+  }
+  const r = cli(["keys", "create", "--label", "x", "--plan", "platinum"]);
+  expect(r.code).toBe(1);
+  expect(r.err).toContain('unknown plan "platinum"');
+  expect((await gw.post("/admin/v1/keys", { label: "y", plan: "pro" }, admin)).status).toBe(201);
+}, 20_000);
