@@ -17,7 +17,7 @@ import type { DependencyProbe, ServiceDeps } from "./http/deps";
 import { SqliteIdempotencyStore } from "./idempotency/sqlite";
 import { SqliteKnowledgeIndex } from "./knowledge/sqlite";
 import type { Logger } from "./log";
-import { DEFAULT_PLAN_LIMITS, MemoryRateLimiter } from "./ratelimit/limiter";
+import { MemoryRateLimiter, planNames } from "./ratelimit/limiter";
 import type { RedisLink } from "./redis/link";
 import { RequestLog } from "./requestlog/recorder";
 import { SqliteRequestLogStore } from "./requestlog/sqlite";
@@ -91,7 +91,7 @@ function accountStores(
   const keyStoreOptions = {
     welcomeCredits: config.welcomeCredits,
     maxKeys: (plan: string) => maxKeysFor(config, plan),
-    plans: [...new Set([...Object.keys(DEFAULT_PLAN_LIMITS), ...Object.keys(config.plans)])],
+    plans: planNames(config.plans),
   };
   if (db) {
     const { pg, postgres } = db;

@@ -169,11 +169,11 @@ export class KeyLimitError extends KeyStoreError {
  * Refuses a plan the gateway does not know (400, param plan): `keys create --plan platnum` made an
  * account that got the free plan's rate limits and the larger knowledge quotas of "any other plan".
  */
-export function checkPlan(opts: KeyStoreOptions, plan: string | undefined): void {
-  if (plan === undefined || !opts.plans || opts.plans.includes(plan)) return;
+export function checkPlan(plans: readonly string[] | undefined, plan: string | undefined): void {
+  if (plan === undefined || !plans || plans.includes(plan)) return;
   throw new GatewayError(
     "invalid_request",
-    `unknown plan "${plan}": the plans are ${opts.plans.join(", ")} (a plan is added as [plans.NAME] in the config file)`,
+    `unknown plan "${plan}": the plans are ${plans.join(", ")} (a plan is added as [plans.NAME] in the config file)`,
     { param: "plan" },
   );
 }

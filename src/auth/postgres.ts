@@ -67,7 +67,7 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   createAccount(opts: NewAccountOptions = {}) {
-    checkPlan(this.opts, opts.plan);
+    checkPlan(this.opts.plans, opts.plan);
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const id = newId("acc");
@@ -110,7 +110,7 @@ export class PostgresKeyStore implements KeyStore {
   }
 
   createKey(opts: NewKeyOptions): Promise<CreatedKey> {
-    checkPlan(this.opts, opts.plan);
+    checkPlan(this.opts.plans, opts.plan);
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const key = generateApiKey();

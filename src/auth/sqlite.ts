@@ -60,7 +60,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   createAccount(opts: NewAccountOptions = {}): { id: string; plan: string; balance: number } {
-    checkPlan(this.opts, opts.plan);
+    checkPlan(this.opts.plans, opts.plan);
     const id = newId("acc");
     const plan = opts.plan ?? "free";
     const credits = opts.credits ?? this.opts.welcomeCredits;
@@ -100,7 +100,7 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   createKey(opts: NewKeyOptions): CreatedKey {
-    checkPlan(this.opts, opts.plan);
+    checkPlan(this.opts.plans, opts.plan);
     const key = generateApiKey();
     const id = newId("key");
     let accountId = opts.accountId;

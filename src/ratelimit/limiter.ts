@@ -8,6 +8,11 @@ export const DEFAULT_PLAN_LIMITS: Record<string, Record<RateClass, number>> = {
   pro: { heavy: 120, bulk: 600, standard: 300 },
 };
 
+/** Every plan an account may have: the built-in ones and the config file's `[plans.NAME]`. */
+export function planNames(plans: Record<string, unknown>): string[] {
+  return [...new Set([...Object.keys(DEFAULT_PLAN_LIMITS), ...Object.keys(plans)])];
+}
+
 /** Requests per minute for a plan and function (or its rate class): the plan's own figure, else the defaults. */
 export function planLimit(plans: Record<string, Record<string, number>>, plan: string, fn: string, rateClass: RateClass): number {
   const custom = plans[plan];

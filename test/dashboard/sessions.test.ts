@@ -341,6 +341,10 @@ describe("operator console over HTTP", () => {
       expect(signedInOp.status).toBe(303);
       const cookie = (signedInOp.headers.get("set-cookie") ?? "").split(";")[0];
       const { key, id, accountId } = gw.newKey({ credits: 10 });
+      // a plan the gateway does not know is refused, saying which it knows (2026-12-06)
+      const unknown = await form(`/dashboard/operator/accounts/${accountId}/plan`, { plan: "platnum" }, cookie);
+      expect(unknown.status).toBe(400);
+      expect(await unknown.text()).toContain("unknown plan");
       expect((await form(`/dashboard/operator/accounts/${accountId}/plan`, { plan: "pro" }, cookie)).status).toBe(303);
       expect(
         (await gw.get(`/admin/v1/keys?account_id=${accountId}`, { authorization: `Bearer ${TOKEN}` })).json.data.result.data[0],

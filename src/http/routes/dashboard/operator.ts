@@ -6,8 +6,10 @@
 import { Elysia } from "elysia";
 import type { AuditBy } from "../../../audit/interface";
 import type { KeyView } from "../../../auth/interface";
+import { checkPlan } from "../../../auth/interface";
 import { emailProblem, hashPassword, passwordProblem } from "../../../auth/passwords";
 import { GatewayError } from "../../../errors";
+import { planNames } from "../../../ratelimit/limiter";
 import { edgePlugin } from "../../edge-plugin";
 import { ok } from "../../respond";
 import { type Ctx, redirect } from "../../session";
@@ -155,6 +157,7 @@ function accountConsole(deps: DashboardDeps, { consolePage, accountPage, operato
         async (form, params, by) => {
           const plan = (form.get("plan") ?? "").trim();
           if (!plan || plan.length > 50) throw new GatewayError("invalid_request", "plan: 1 to 50 characters", { param: "plan" });
+          checkPlan(planNames(deps.config.plans), plan);
           if (!(await store.setPlan(params.id, plan, by))) throw new GatewayError("not_found", "account not found");
           return accountPath(params.id);
         },
