@@ -170,6 +170,8 @@ describe.skipIf(skipBrowser)("dashboard tables fit at 400, 1280 and 1920 px", ()
       monthly_credit_limit: 2000,
     });
     await key("Laptop of the on-call engineer (temporary, revoke after the incident)");
+    // one word of 200 characters (2026-12-06: such a label made the keys table 2,317 px wide at 1280)
+    await key(`ci-runner-${"x".repeat(190)}`);
     const call = (k: string, path: string, body: unknown) => gw.post(path, body, { "x-api-key": k });
     for (let i = 0; i < 40; i++)
       expect((await call(prod, SENTIMENT, { text: `Great service number ${i}, thanks.` })).status).toBe(200);

@@ -364,7 +364,7 @@ export function keyTable(
 ${keys.map(
   (
     k,
-  ) => html`<tr data-key-id="${k.id}"><td>${k.label}</td><td class="nw"><code>${k.masked_key}</code></td><td><span class="status ${k.status}">${k.status}</span></td>
+  ) => html`<tr data-key-id="${k.id}"><td class="key-label">${truncated(k.label)}</td><td class="nw"><code>${k.masked_key}</code></td><td><span class="status ${k.status}">${k.status}</span></td>
 <td class="nw" data-value="${k.created_at}">${when(k.created_at)}</td><td class="nw" data-value="${k.last_used_at ?? ""}">${k.last_used_at ? when(k.last_used_at) : "never"}</td>
 <td class="policy-summary any" data-value="${policySummary(k.policy)}" data-text="${policySummary(k.policy)}">${policySummary(k.policy) === "-" ? "none" : policySummary(k.policy)}${
     policy && k.status === "active" ? policyForm(k, policy.action(k), policy.narrowOnly) : ""
@@ -399,7 +399,7 @@ ${more ? html`<a href="/dashboard/keys?offset=${offset + size}" rel="next">Older
 }
 
 export function newKeyBox(key: string, label: string): Html {
-  return html`<p>Your new key “${label}”. Copy it now: it is shown only this once.</p>
+  return html`<p>Your new key “${truncated(label)}”. Copy it now: it is shown only this once.</p>
 <p class="row"><code id="new-key-value">${key}</code><button type="button" data-copy="new-key-value">Copy</button></p>`;
 }
 
