@@ -208,7 +208,8 @@ function readRatingAndNegations(r: Reading): string[] {
   for (const m of query.matchAll(NEGATION)) {
     const at = m.index ?? 0;
     const term = m[1].toLowerCase();
-    if (overlaps(consumed, at, at + m[0].length) || STOPWORDS.has(term)) continue;
+    // (a stopword negated is no term, unless it is a filter's: "not used" is no condition "used")
+    if (overlaps(consumed, at, at + m[0].length) || (STOPWORDS.has(term) && !FLAGS.some(([re]) => re.test(term)))) continue;
     negations.push(term);
     take(r, at, at + m[0].length);
   }

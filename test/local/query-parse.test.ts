@@ -49,3 +49,12 @@ test("'in' is a unit only before a screen word or the end, and connectors left b
   expect(parseSearchQuery("salt and pepper grinder").searchText).toBe("salt and pepper grinder");
   expect(parseSearchQuery("tv or case under 50 dollars").searchText).toBe("tv or case");
 });
+
+// 2026-12-06, a newcomer walkthrough: "dresses not used" came back as condition "used"
+test("a negated filter word is a negation, not the filter", () => {
+  expect(parseSearchQuery("dresses not used")).toMatchObject({ filters: {}, negations: ["used"] });
+  const shoes = parseSearchQuery("red nike running shoes, not used");
+  expect(shoes.filters.condition).toBeUndefined();
+  expect(shoes.negations).toEqual(["used"]);
+  expect(parseSearchQuery("used cars").filters.condition).toBe("used");
+});
