@@ -44,7 +44,8 @@ const MESSAGES_ERROR_TYPE: Record<ErrorCode, MessagesErrorType> = {
   rate_limited: "rate_limit_error",
   internal_error: "api_error",
   provider_error: "api_error",
-  no_provider: "overloaded_error",
+  // (no provider configured is no passing overload: Anthropic's SDKs would retry an overloaded_error)
+  no_provider: "api_error",
   service_unavailable: "overloaded_error",
   provider_timeout: "api_error",
   client_closed: "invalid_request_error",

@@ -51,7 +51,12 @@ export function errorResponse(state: RequestState, err: GatewayError, wire: Erro
   if (wire === "v1")
     body = JSON.stringify({ error: { message: err.message, type: errorType(err.code), param: err.param, code: err.code } });
   else if (wire === "messages") {
-    body = messagesErrorBody(messagesErrorType(err.code), err.message);
+    // /v1/messages goes through the chat-completions route: its missing provider is said of /v1/messages
+    const message =
+      err.code === "no_provider"
+        ? err.message.replaceAll("/v1/chat/completions", "/v1/messages (served through the chat-completions route)")
+        : err.message;
+    body = messagesErrorBody(messagesErrorType(err.code), message);
     headers["request-id"] = state.requestId;
   } else body = errorBody(state.requestId, err, Math.round(performance.now() - state.startedPerf));
   return jsonResponse(state, err.status, body, headers);
