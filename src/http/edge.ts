@@ -36,7 +36,14 @@ export async function requestEdge(
   let t = performance.now();
   let body: Record<string, unknown> = {};
   if (opts.body) {
-    ({ body, sent: state.sentBody, bytes: state.bodyBytes } = await readJson(request, deps.config.limits));
+    try {
+      ({ body, sent: state.sentBody, bytes: state.bodyBytes } = await readJson(request, deps.config.limits));
+    } catch (err) {
+      // a body that cannot be read (not JSON, too large...) is still the caller's: with a valid key in
+      // the headers, the refusal is in its account's request log (it was in none); the refusal stands
+      state.auth = opts.auth ?? (await authenticate(deps.keys, request.headers, null).catch(() => undefined));
+      throw err;
+    }
     state.parsedBody = body;
   }
   t = mark(state, "body", t);
