@@ -93,7 +93,10 @@ describe.skipIf(skipBrowser)("Audit pages in headless Chromium", () => {
     const members = (await adminCall("GET", `/admin/v1/accounts/${accountId}/members`)).json.data.result as unknown as {
       data: { id: string }[];
     };
-    expect(await first.locator("td").nth(1).textContent()).toBe(members.data[0]?.id as string);
+    // shown as the member's email, its id in the title (2026-12-06: the id alone, which reads as nobody)
+    const actor = first.locator("td").nth(1).locator("span");
+    expect(await actor.textContent()).toBe("auditor@example.com");
+    expect(await actor.getAttribute("title")).toBe(members.data[0]?.id as string);
     expect(await first.textContent()).toContain("made in the browser");
     const policyRow = page.locator('#audit-table tbody tr[data-action="key.policy.update"]');
     expect((await policyRow.textContent())?.replace(/\s+/g, " ")).toContain("rate_limit_per_minute: — → 30");

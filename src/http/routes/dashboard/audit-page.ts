@@ -61,6 +61,8 @@ export function auditPage(o: {
   firstPage: boolean;
   /** where the downloads are (the account's page only; the operator's are the admin API's) */
   downloads: boolean;
+  /** members' emails by id: an actor that is a member reads as its email (its id in the title) */
+  actorEmails?: ReadonlyMap<string, string>;
 }): Html {
   const f = { ...o.filters } as Record<string, string>;
   const operator = o.filters.account_id !== undefined;
@@ -83,7 +85,13 @@ ${dataTable({
   rowAttrs: (e) => html` data-seq="${e.seq}" data-action="${e.action}"`,
   columns: [
     { head: "Time (UTC)", cls: "nw", cell: (e) => html`<span title="${e.id}">${e.time.slice(0, 19).replace("T", " ")}</span>` },
-    { head: "Actor", cell: (e) => truncated(e.actor) },
+    {
+      head: "Actor",
+      cell: (e) => {
+        const email = o.actorEmails?.get(e.actor);
+        return email ? html`<span class="trunc" title="${e.actor}">${email}</span>` : truncated(e.actor);
+      },
+    },
     { head: "Account", cell: (e) => truncated(e.account_id ?? "—"), shown: () => operator },
     { head: "Action", cell: (e) => html`<code>${e.action}</code>` },
     { head: "Target", cell: (e) => truncated(e.target_id ?? "—") },

@@ -53,8 +53,19 @@ async function auditView(
     nextCursor: next_cursor,
     firstPage: !q.beforeSeq,
     downloads: !admin,
+    actorEmails: await memberEmails(deps, data),
   });
   return page(deps, c, 200, o, body);
+}
+
+/** The emails of the members among the entries' actors (a member's id reads as nobody to a person). */
+async function memberEmails(deps: DashboardDeps, entries: { actor: string }[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const id of new Set(entries.map((e) => e.actor).filter((a) => a.startsWith("mem_")))) {
+    const m = await deps.dashboard.memberById(id);
+    if (m) out.set(id, m.email);
+  }
+  return out;
 }
 
 /** A download of the account's entries the filters match. */
