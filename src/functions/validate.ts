@@ -149,11 +149,17 @@ function misspellingNote(root: TSchema, value: unknown, pointer: string): string
     parent = parent && typeof parent === "object" ? (parent as Record<string, unknown>)[seg] : undefined;
   if (!parent || typeof parent !== "object" || Array.isArray(parent)) return "";
   const declared = new Set(objectSchemasAt(root, segments).flatMap((s) => Object.keys(s.properties ?? {})));
-  const typo = closest(
-    name,
-    Object.keys(parent).filter((k) => !declared.has(k)),
-  );
-  if (!typo) return "";
+  const undeclared = Object.keys(parent).filter((k) => !declared.has(k));
+  const typo = closest(name, undeclared);
+  // none close to it: the fields sent that this function does not take, so the caller sees what went wrong
+  // (`{"subject", "body"}` to email-analyze said only "email_content is required")
+  if (!typo)
+    return undeclared.length
+      ? `; unknown field${undeclared.length > 1 ? "s" : ""} ${undeclared
+          .slice(0, 5)
+          .map((k) => `"${pointerToParam(`/${[...segments, k].join("/")}`)}"`)
+          .join(", ")}${undeclared.length > 5 ? ", …" : ""}`
+      : "";
   const at = pointerToParam(`/${[...segments, typo].join("/")}`);
   return `; unknown field "${at}": did you mean "${name}"?`;
 }

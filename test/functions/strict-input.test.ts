@@ -80,9 +80,13 @@ describe("a misspelled required field", () => {
     );
   });
 
-  test("a missing required field with no near unknown key keeps the plain message", async () => {
+  test("a missing required field with no near unknown key names the unknown keys sent", async () => {
+    // 2026-12-06, a newcomer walkthrough: `{"subject", "body"}` to email-analyze said only "email_content is
+    // required", and the caller could not tell its "body" was not read
     const res = await post("/api/v1/ai/sentiment-analysis", { zzzzzzzz: "hello" });
-    expect(res.json.error?.message).toBe("text is required");
+    expect(res.json.error?.message).toBe('text is required; unknown field "zzzzzzzz"');
+    const none = await post("/api/v1/ai/sentiment-analysis", {});
+    expect(none.json.error?.message).toBe("text is required");
   });
 
   test("every function names the misspelled key of its first required field", async () => {
