@@ -216,14 +216,10 @@ function lacks(provider: Provider, api: ProxyApi, body: Record<string, unknown>,
   return null;
 }
 
-/** Provider types whose entry turns embeddings on by naming a model (openai-like.ts): the 400 says how. */
-const EMBEDDINGS_BY_ENTRY = new Set(["openai-compatible", "azure-openai"]);
-
 /** What the operator can set so that `provider` serves what it lacks, if anything ("" when nothing can). */
 function enableHint(provider: Provider, lack: Need): string {
-  return lack.feature === "embeddings" && EMBEDDINGS_BY_ENTRY.has(provider.type)
-    ? `: give its [[providers]] entry an embedding_model`
-    : "";
+  const how = provider.enables?.[lack.feature];
+  return how ? `: ${how}` : "";
 }
 
 /**

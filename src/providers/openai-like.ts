@@ -201,6 +201,7 @@ export class OpenAILikeProvider implements Provider {
   readonly image?: (req: ImageRequest) => Promise<ImageResult>;
   readonly embed?: (texts: string[], signal?: AbortSignal) => Promise<number[][]>;
   readonly features: ReadonlySet<ProviderFeature>;
+  readonly enables?: Partial<Record<ProviderFeature, string>>;
   readonly modelPatterns: readonly string[];
   /** whether a 4xx's own message reaches /v1 clients (a self-hosted server's may name hosts, addresses, paths) */
   private readonly passMessages: boolean;
@@ -222,6 +223,8 @@ export class OpenAILikeProvider implements Provider {
     this.name = config.name;
     this.type = config.type;
     this.features = defaultFeatures(config, vendor);
+    // an entry serves embeddings once it names a model for them (defaultFeatures)
+    if (!this.features.has("embeddings")) this.enables = { embeddings: "give its [[providers]] entry an embedding_model" };
     // a vendor's catalog is its own (it answers an unknown model with its own 404 model_not_found, and
     // its messages are written for clients); a self-hosted server's is the operator's
     const vendorCatalog = vendor.catalog === "vendor";

@@ -200,6 +200,8 @@ export interface Provider {
   readonly functions?: FunctionEngine;
   /** what this provider's API serves beyond plain text chat; only providers with `proxy` have any */
   readonly features?: ReadonlySet<Feature>;
+  /** for a feature it lacks, what in its config entry would turn it on (said when a request needs it) */
+  readonly enables?: Partial<Record<Feature, string>>;
   /** forwards an OpenAI-style request unchanged and resolves the upstream's JSON answer */
   proxy?(req: ProxyRequest): Promise<unknown>;
   /** the same with `stream: true`: the upstream's events, parsed; a cut stream throws ProviderError */
