@@ -98,9 +98,15 @@ const RULES: Rule[] = [
     /\b(?:i(?:'ll| will|'m going to| am going to|'m gonna| am gonna| gonna)|we(?:'ll| will| are going to)|someone should|somebody should|i want to|i'd like to)\s+(?:\w+\s+){0,2}(?:kill|murder|shoot|stab|hurt|beat|punch|strangle|rape|burn|destroy|find|hunt down|end)\s+(?:you|u|him|her|them|your|ya|that|this|all)\b/g,
     0.9,
   ],
+  // the harm joined to another act ("I will find where you live and hurt you", 2026-12-06: scored 0)
   [
     "threat",
-    /\b(?:you(?:'re| are) (?:dead|going to die|gonna die)|watch your back|you will (?:die|pay|regret)|i know where you live|better watch out|you'?ll be sorry)\b/g,
+    /\b(?:i(?:'ll| will|'m going to| am going to|'m gonna| am gonna| gonna)|we(?:'ll| will| are going to))\s+(?:\w+\s+){1,6}?(?:and|then)\s+(?:kill|murder|shoot|stab|hurt|beat|punch|strangle|rape|burn)\s+(?:you|u|him|her|them|ya)\b/g,
+    0.9,
+  ],
+  [
+    "threat",
+    /\b(?:you(?:'re| are) (?:dead|going to die|gonna die)|watch your back|you will (?:die|pay|regret)|i know where you live|i(?:'ll| will) find (?:out )?where you live|better watch out|you'?ll be sorry)\b/g,
     0.8,
   ],
   [

@@ -53,3 +53,14 @@ test("superlatives of insult words are insults (mild alone); scores are reported
     for (const v of Object.values(r.categories)) expect(Math.round(v * 1000) / 1000, text).toBe(v);
   }
 });
+
+// 2026-12-06, a newcomer walkthrough: a threat joined to another act scored 0
+test("a threat joined to another act ('... and hurt you') is a threat; a plain 'and' sentence is not", () => {
+  for (const t of ["I will find where you live and hurt you", "You are an idiot and I will find where you live and hurt you"]) {
+    const r = moderate(t);
+    expect(r.categories.threat, t).toBeGreaterThanOrEqual(0.8);
+    expect(r.action, t).toBe("remove");
+  }
+  expect(moderate("I will go home and kill some time before the match").categories.threat).toBe(0);
+  expect(moderate("We will meet at noon and then discuss the plan").categories.threat).toBe(0);
+});
