@@ -275,7 +275,13 @@ async function keysCreate({ flags, json, services }: VerbInput): Promise<number>
 /** `keys list`: every key (masked), or one account's. */
 async function keysList({ flags, json, services }: VerbInput): Promise<number> {
   const { keys } = services;
-  const list = await keys.list(str(flags, "account"));
+  const account = str(flags, "account");
+  // an account that does not exist is said so (exit 1), as `usage` does, not an empty table
+  if (account !== undefined && !(await keys.accountExists(account))) {
+    console.error(`no account ${account}`);
+    return 1;
+  }
+  const list = await keys.list(account);
   if (json) console.log(JSON.stringify(list));
   else
     console.log(

@@ -20,9 +20,12 @@ export async function authenticate(keys: KeyStore, headers: Headers, body: Recor
   const key = presentedKey(headers, body);
   if (body && "api_key" in body) delete body.api_key;
   if (!key) {
+    // an Authorization header without its scheme ("Authorization: tai_live_…") is the likeliest slip: said so
+    const authz = headers.get("authorization");
+    const slip = authz && !/^\S+\s/.test(authz.trim()) ? ` (the Authorization header needs its scheme: "Bearer <key>")` : "";
     throw new GatewayError(
       "missing_api_key",
-      "no API key: send it in the x-api-key header, as Authorization: Bearer <key>, or as api_key in the JSON body",
+      `no API key: send it in the x-api-key header, as Authorization: Bearer <key>, or as api_key in the JSON body${slip}`,
     );
   }
   const info = await keys.authenticate(key);

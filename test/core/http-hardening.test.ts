@@ -27,6 +27,12 @@ describe("authentication", () => {
   test("missing and invalid keys", async () => {
     expectError(await gw.post("/api/v1/ai/word-count", { text: "hi" }), 401, "missing_api_key");
     expectError(await gw.post("/api/v1/ai/word-count", { text: "hi" }, { "x-api-key": "tai_live_nope" }), 401, "invalid_api_key");
+    // the key in Authorization without its scheme: refused, saying what is missing (2026-12-06)
+    const slip = await gw.post("/api/v1/ai/word-count", { text: "hi" }, { authorization: key });
+    expectError(slip, 401, "missing_api_key");
+    expect(slip.json.message).toContain('the Authorization header needs its scheme: "Bearer <key>"');
+    const plain = await gw.post("/api/v1/ai/word-count", { text: "hi" });
+    expect(plain.json.message).not.toContain("scheme");
   });
 
   test("the three places, with x-api-key first", async () => {
