@@ -5,7 +5,9 @@ import { createOwnDatabase, dropOwnDatabase } from "./own-database";
 /**
  * PostgreSQL and Redis for the tests of many nodes: 127.0.0.1:5432 (trust auth, user postgres,
  * database test) and 127.0.0.1:6379, or TEXTAI_TEST_PG / TEXTAI_TEST_REDIS. Each test file makes a
- * database of its own (dropped at the end) and takes a Redis logical db of its own (flushed first).
+ * database of its own with a random name (own-database.ts: only a database this process created is
+ * ever dropped) and a Redis key prefix of its own (`flush()` deletes only the keys under it; no test
+ * empties a Redis db, test/cluster/redis-isolation.test.ts).
  * Unreachable servers skip the tests loudly, except under CI=true, where they fail.
  */
 export const PG_ADMIN_URL = process.env.TEXTAI_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/test";
