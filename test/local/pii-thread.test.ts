@@ -121,6 +121,20 @@ describe("given names that are also words, surnames that are also places", () =>
     expect(names("[09:03] Green Team: deployed")).toEqual([]);
   });
 
+  test("a surname that is a place word, with a person's evidence: a verb of speech after, a reaching word before a given name", () => {
+    expect(names("Emma Hall called.")).toEqual(["Emma Hall"]);
+    expect(names("John Ward called about the invoice.")).toEqual(["John Ward"]);
+    expect(names("Jisoo Park said the build is green.")).toEqual(["Jisoo Park"]);
+    expect(names("I met Emma Hall yesterday.")).toEqual(["Emma Hall"]);
+    expect(names("Please ask Sarah Park about it.")).toEqual(["Sarah Park"]);
+    expect(names("Manager: Emma Hall")).toEqual(["Emma Hall"]);
+    // a reaching word before a place that no given name starts, a possessive, a preposition: places
+    expect(names("Call Carnegie Hall box office.")).toEqual([]);
+    expect(names("The Albert Hall's acoustics are famous.")).toEqual([]);
+    expect(names("We met at Victoria Park.")).toEqual([]);
+    expect(names("A DEAR FRIEND AT CHURCH")).toEqual([]);
+  });
+
   test("without one they stay a month, a day, a park and a hall", () => {
     expect(names("The meeting is in Central Park on Sun Jan 5.")).toEqual([]);
     expect(names("Open Mon-Sun, Jan to Mar.")).toEqual([]);

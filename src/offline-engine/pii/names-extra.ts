@@ -170,8 +170,40 @@ const PLACE_AFTER = new Set(
     "city homes village estate crescent district ward barangay mah mahalle mahallesi county province"
   ).split(" "),
 );
-/** Words of PLACE_AFTER that are common surnames too (Hall, Park: England's and Korea's). */
-const SURNAME_PLACE_WORDS = new Set(["hall", "park"]);
+/** Words of PLACE_AFTER that are common surnames too (Hall, Park, Lane, Ward: England's and Korea's). */
+const SURNAME_PLACE_WORDS = new Set(["hall", "park", "lane", "ward"]);
+/**
+ * Words (lower case) before a run that reach or name a person, not a place: "I met Emma Hall",
+ * "ask Jisoo Park", "Manager: Diane Lane". (Prepositions, "to", "from", "with", "at", stand before
+ * places as often: they are not here.)
+ */
+const PERSON_BEFORE = new Set(
+  (
+    "met meet meeting ask asked contact contacted email emailed tell told cc bcc introduce " +
+    "introducing thank thanks hi hello hey dear manager supervisor owner agent contact assignee reporter author recipient " +
+    "sender host speaker teacher doctor lawyer landlord tenant colleague coworker boss"
+  ).split(" "),
+);
+/** Verbs (as written) after a run that a person does and a hall or a park does not ("Emma Hall called"). */
+const SPEECH_AFTER = new Set(
+  "said says told asked asks wrote writes replied replies called calls emailed phoned texted messaged mentioned confirmed explained agreed thinks thought believes signed".split(
+    " ",
+  ),
+);
+
+/**
+ * Whether the run at [start, end), which ends in a word of SURNAME_PLACE_WORDS, is a person's name:
+ * a title or strong cue before it, a verb of SPEECH_AFTER right after it, or a word of
+ * PERSON_BEFORE right before it when its first word is a listed given name ("Emma", not
+ * "Carnegie"). A possessive is no evidence ("Albert Hall's acoustics").
+ */
+function surnamePlace(text: string, start: number, end: number): boolean {
+  if (introBefore(text, start) === "strong" || SPEECH_AFTER.has(wordAfter(text, end))) return true;
+  if (!PERSON_BEFORE.has(wordBefore(text, start))) return false;
+  let f = start;
+  while (f < end && wordCharAt(text, f)) f++;
+  return knownGiven(text.slice(start, f));
+}
 /** Legal forms after a firm's name, as written ("Nordkraft AS", "Kone Oyj", "Musterfirma GmbH"). */
 const COMPANY_FORMS = new Set(
   "AS ASA AB AG SA SE GmbH Oy Oyj BV NV Kft Zrt Bt SRL Srl SpA ApS UAB SIA OÜ AD DOO LLP PLC Plc".split(" "),
@@ -405,9 +437,9 @@ function placeOrFirm(text: string, start: number, end: number): boolean {
   while (w > start && wordCharAt(text, w - 1)) w--;
   if (w > start) {
     const last = text.slice(w, end).toLowerCase();
-    // (a place word that is a common surname too ends a person's name after "my name is", "Dear":
-    // "My name is Emma Hall.", "Dear Sun Park,")
-    if (PLACE_AFTER.has(last) && !(SURNAME_PLACE_WORDS.has(last) && introBefore(text, start) === "strong")) return true;
+    // (a place word that is a common surname too ends a person's name when the run reads as one:
+    // "My name is Emma Hall.", "Dear Sun Park,", "I met Emma Hall", "John Ward called")
+    if (PLACE_AFTER.has(last) && !(SURNAME_PLACE_WORDS.has(last) && surnamePlace(text, start, end))) return true;
   }
   let f = start;
   while (f < end && wordCharAt(text, f)) f++;
