@@ -3,11 +3,12 @@ import { type Context, Elysia, type ErrorHandler, type PreContext } from "elysia
 
 type OpenApiOptions = NonNullable<Parameters<typeof openapi>[0]>;
 
+import { authenticate, presentedKey } from "./auth/authenticate";
 import { requestOrigin } from "./dashboard/security";
 import { clientClosed, GatewayError } from "./errors";
 import { payloadTooLarge, watchBody } from "./http/body";
 import type { AppDeps } from "./http/deps";
-import { EdgeAnswer } from "./http/edge-plugin";
+import { EdgeAnswer, keyFnOf } from "./http/edge-plugin";
 import { newRequestId } from "./http/envelope";
 import { toGatewayError } from "./http/errors";
 import { bodyMayFollow, closingAnswer } from "./http/linger";
@@ -46,7 +47,10 @@ const scalarConfig: Partial<NonNullable<OpenApiOptions["scalar"]>> & { agent: { 
   mcp: { disabled: true },
 };
 
-/** /api/... and /v1/...: routes whose every answer (envelope, error, stream) is built from the request state */
+/**
+ * /api/... and /v1/...: routes whose every answer (envelope, error, stream) is built from the
+ * request state, and whose every route takes an API key (test/core/security-matrix.test.ts)
+ */
 function isApiPath(path: string): boolean {
   return path.startsWith("/api/") || path.startsWith("/v1/");
 }
@@ -216,10 +220,46 @@ function requestStart(deps: AppDeps) {
 }
 
 /**
- * The app's one error handler: every refusal and failure answered in the envelope (OpenAI's shape
- * under /v1), a known path with another method as 405 + Allow.
+ * The caller of an API call refused before its key was checked (a body over the limit by its
+ * Content-Length, or one the edge could not read; an unknown path, another method): the key of its
+ * headers (x-api-key, Authorization: Bearer; a body is never read for it), so that the refusal is
+ * in that account's request log (docs/request-log.md), under the function of the path's key route
+ * when it has one. Only paths whose routes all take a key (`/api/`, `/v1/`); a key that does not
+ * authenticate leaves the request as it was, in no log. Undefined (nothing to wait for) without a
+ * key to check: the refusals of every other request cost one look at the headers.
  */
-function errorAnswer(deps: AppDeps, closesConnection: (request: Request) => boolean, routeMethods: (path: string) => string[]) {
+function callerOfRefusal(
+  deps: AppDeps,
+  request: Request,
+  state: RequestState,
+  routeKeyFn: (method: string, path: string) => string | null | undefined,
+): Promise<void> | undefined {
+  if (state.auth || state.keyRefused || !deps.config.log.enabled) return undefined;
+  const path = state.path ?? pathOf(request.url);
+  if (!isApiPath(path) || presentedKey(request.headers, null) === null) return undefined;
+  const fn = routeKeyFn(request.method, path);
+  // a route of the path takes another credential: not an account's call
+  if (fn === null) return undefined;
+  return authenticate(deps.keys, request.headers, null).then(
+    (auth) => {
+      state.auth = auth;
+      if (fn !== undefined) state.fn ??= fn;
+    },
+    () => {},
+  );
+}
+
+/**
+ * The app's one error handler: every refusal and failure answered in the envelope (OpenAI's shape
+ * under /v1), a known path with another method as 405 + Allow. A refusal before the key was
+ * checked waits for it first (callerOfRefusal): the one place such a refusal reaches the request log.
+ */
+function errorAnswer(
+  deps: AppDeps,
+  closesConnection: (request: Request) => boolean,
+  routeMethods: (path: string) => string[],
+  routeKeyFn: (method: string, path: string) => string | null | undefined,
+) {
   const { logger } = deps;
   return (context: Parameters<ErrorHandler>[0]) => {
     const { request, code, error } = context;
@@ -230,6 +270,8 @@ function errorAnswer(deps: AppDeps, closesConnection: (request: Request) => bool
     // the answer carries its own status: left at the error's, Elysia's status would make it copy
     // the answer into a new Response (headers and all) only to give it the status it already has
     context.set.status = 200;
+    const caller = callerOfRefusal(deps, request, state, routeKeyFn);
+    if (caller) return caller.then(() => refusal(request, code, error, state, logger, routeMethods, closesConnection(request)));
     return refusal(request, code, error, state, logger, routeMethods, closesConnection(request));
   };
 }
@@ -293,7 +335,14 @@ export function createApp(deps: AppDeps) {
       // the client may still be sending the body: the answer lingers while the rest is dropped (http/linger.ts)
       if (responseValue instanceof Response && bodyMayFollow(request)) return closingAnswer(request, responseValue);
     })
-    .onError(errorAnswer(deps, closesConnection, (path) => routeMethods(path)))
+    .onError(
+      errorAnswer(
+        deps,
+        closesConnection,
+        (path) => routeMethods(path),
+        (method, path) => routeKeyFn(method, path),
+      ),
+    )
     .onAfterResponse(requestEnd(deps))
     .use(apiDocs(deps))
     .use(opsRoutes(deps))
@@ -310,6 +359,18 @@ export function createApp(deps: AppDeps) {
   // the methods each path pattern answers, for 405 + Allow when a known path gets another method
   const routeMethods = (pathname: string): string[] =>
     [...new Set(app.routes.filter((r) => routePathMatches(r.path, pathname)).map((r) => r.method.toUpperCase()))].sort();
+  // the function a path's key route runs under (the method's own route first): undefined when no
+  // route has the path, null when its route takes another credential (callerOfRefusal)
+  const routeKeyFn = (method: string, pathname: string): string | null | undefined => {
+    let found: string | null | undefined;
+    for (const r of app.routes) {
+      if (!routePathMatches(r.path, pathname)) continue;
+      const fn = keyFnOf(r.hooks);
+      if (r.method.toUpperCase() === method) return fn;
+      if (found === undefined || found === null) found = fn;
+    }
+    return found;
+  };
   return app;
 }
 

@@ -105,6 +105,13 @@ const tagged = <F extends object>(kind: EdgeKind, fn: F): F => {
 /** the least role each session route's resolver lets through, for the security matrix */
 const roles = new WeakMap<object, Role>();
 
+/** each key route's resolver's function name (`KeyEdge.fn`): what a refusal before the edge ran is logged under */
+const keyFns = new WeakMap<object, string>();
+const keyFn = <F extends object>(fn: string, resolver: F): F => {
+  keyFns.set(resolver, fn);
+  return resolver;
+};
+
 /** What `tags` holds of a registered route's edge resolver (from `app.routes[i].hooks`), null when it runs none. */
 function taggedOf<T>(hooks: unknown, tags: WeakMap<object, T>): T | null {
   const before = (hooks as { beforeHandle?: unknown } | undefined)?.beforeHandle;
@@ -117,6 +124,9 @@ function taggedOf<T>(hooks: unknown, tags: WeakMap<object, T>): T | null {
 
 /** The least member role a registered route's session edge lets through, null for no session route. */
 export const roleOf = (hooks: unknown): Role | null => taggedOf(hooks, roles);
+
+/** The function name a registered route's key edge runs under (`KeyEdge.fn`), null for a route without a key edge. */
+export const keyFnOf = (hooks: unknown): string | null => taggedOf(hooks, keyFns);
 
 /** After the credential (401 and 403 first, as on every route): a path that does not decode is 400. */
 function checkPath(request: Request): void {
@@ -181,18 +191,21 @@ export function edgePlugin(deps: EdgeDeps) {
   return new Elysia().macro({
     key: (opts: KeyEdge) => ({
       // the context read by property, never passed to a function (the app's onRequest says why)
-      resolve: tagged("key", async (context: RouteContext & WithState) => {
-        const { request } = context;
-        const state = context.state ?? newRequestState(newRequestId());
-        context.state = state;
-        const { auth, body } = await requestEdge(deps, request, state, {
-          fn: opts.fn,
-          rateClass: opts.rateClass ?? "standard",
-          body: opts.body ?? BODY_METHODS.has(request.method),
-          deferLimit: opts.deferLimit === true && deps.callStarter != null,
-        });
-        return { state, auth, payload: body };
-      }),
+      resolve: keyFn(
+        opts.fn,
+        tagged("key", async (context: RouteContext & WithState) => {
+          const { request } = context;
+          const state = context.state ?? newRequestState(newRequestId());
+          context.state = state;
+          const { auth, body } = await requestEdge(deps, request, state, {
+            fn: opts.fn,
+            rateClass: opts.rateClass ?? "standard",
+            body: opts.body ?? BODY_METHODS.has(request.method),
+            deferLimit: opts.deferLimit === true && deps.callStarter != null,
+          });
+          return { state, auth, payload: body };
+        }),
+      ),
     }),
     admin: (opts: true | AdminEdge) => ({
       resolve: tagged("admin", async (context: RouteContext) => {

@@ -35,21 +35,23 @@ export async function requestEdge(
   state.fn = opts.fn;
   let t = performance.now();
   let body: Record<string, unknown> = {};
+  // a caller known before the body (the dashboard's session): a body refused below is in its log.
+  // A key's refusals before it is checked are recorded by the app's error handler (app.ts callerOfRefusal)
+  if (opts.auth) state.auth = opts.auth;
   if (opts.body) {
-    try {
-      ({ body, sent: state.sentBody, bytes: state.bodyBytes } = await readJson(request, deps.config.limits));
-    } catch (err) {
-      // a body that cannot be read (not JSON, too large...) is still the caller's: with a valid key in
-      // the headers, the refusal is in its account's request log (it was in none); the refusal stands
-      state.auth = opts.auth ?? (await authenticate(deps.keys, request.headers, null).catch(() => undefined));
-      throw err;
-    }
+    ({ body, sent: state.sentBody, bytes: state.bodyBytes } = await readJson(request, deps.config.limits));
     state.parsedBody = body;
   }
   t = mark(state, "body", t);
   // a dashboard session is its own credential: a key in the body is dropped all the same
   if (opts.auth) delete body.api_key;
-  const caller = opts.auth ?? (await authenticate(deps.keys, request.headers, body));
+  let caller: AuthInfo;
+  try {
+    caller = opts.auth ?? (await authenticate(deps.keys, request.headers, body));
+  } catch (err) {
+    state.keyRefused = true;
+    throw err;
+  }
   // the plan's ceiling (the operator's), which the key's own policy only narrows: every check
   // below and every provider call the route makes for the caller runs under it
   const ceiling = deps.config.planPolicies[caller.plan];

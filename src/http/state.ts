@@ -13,6 +13,11 @@ export interface RequestState {
   startedPerf: number;
   headers: Record<string, string>;
   auth?: AuthInfo;
+  /**
+   * the key edge checked the request's key and it did not authenticate (401, or the key store
+   * failed): the error handler does not check it again for the request log (app.ts `callerOfRefusal`)
+   */
+  keyRefused?: boolean;
   /** the JSON body's text as sent, when the edge read one and removed nothing from it (body.ts's sentBytes) */
   sentBody?: SentBody;
   /** the JSON body's size in bytes as it arrived (what the /v1 hold is bounded by: docs/pricing.md) */
