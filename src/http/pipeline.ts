@@ -209,7 +209,10 @@ export class FunctionPipeline {
   ): Promise<Response | string | null> {
     const begun = claimed ?? (await this.deps.idempotency.begin(auth.accountId, key, bodyHash, state.requestId));
     if (begun.state === "mismatch")
-      throw new GatewayError("idempotency_mismatch", "this Idempotency-Key was already used with a different request body");
+      throw new GatewayError(
+        "idempotency_mismatch",
+        "this Idempotency-Key was already used for a different request (another function or another body); use a new key for a new request",
+      );
     if (begun.state === "in_flight")
       throw new GatewayError("conflict", "a request with this Idempotency-Key is still in progress");
     if (begun.state === "gone")

@@ -60,6 +60,10 @@ describe("Idempotency-Key across kill -9 and restart", () => {
     const other = await post(g, "/api/v1/ai/sentiment-analysis", { text: "another text" }, h);
     expect(other.status).toBe(422);
     expect(other.json.error.code).toBe("idempotency_mismatch");
+    // the same body on another function: the message does not claim the body differs
+    const elsewhere = await post(g, "/api/v1/ai/spam-detection", body, h);
+    expect(elsewhere.status).toBe(422);
+    expect(elsewhere.json.error.message).toContain("another function");
 
     // a call in flight when its process is killed: it was never answered nor charged, and its
     // record must not answer 409 forever; the retry runs it, and it is charged once
