@@ -1,9 +1,14 @@
-/** Top-level OpenAPI document fields; paths come from the routes. */
+import { VERSION } from "../version";
+
+/**
+ * Top-level OpenAPI document fields; paths come from the routes. The document's version is the
+ * gateway's (package.json's): the paths say the API's (/api/v1, /v1), and the document changes with the gateway.
+ */
 export function openApiDocumentation() {
   return {
     info: {
       title: "Text-AI Gateway",
-      version: "1.0.0",
+      version: VERSION,
       description:
         "HTTP + JSON gateway for AI text functions. Every answer uses one envelope (success, status, code, message, request_id, data.result, meta). Errors carry error.type, error.code, error.message and error.param.",
     },

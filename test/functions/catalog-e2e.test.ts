@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { FUNCTIONS } from "../../src/functions/registry";
+import { VERSION } from "../../src/version";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
 
@@ -173,6 +174,8 @@ describe("OpenAPI", () => {
     const doc = (await gw.get("/openapi.json")).json;
     expect(doc.openapi).toMatch(/^3\.\d+\.\d+$/);
     expect(doc.info.title).toBeTruthy();
+    // the gateway's own version (it said 1.0.0 while the gateway was 0.1.0)
+    expect(doc.info.version).toBe(VERSION);
     for (const def of FUNCTIONS) {
       const op = doc.paths[def.path]?.post;
       expect(op, `${def.path} missing from OpenAPI`).toBeDefined();
