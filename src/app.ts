@@ -7,6 +7,7 @@ import { authenticate, presentedKey } from "./auth/authenticate";
 import { requestOrigin } from "./dashboard/security";
 import { clientClosed, GatewayError } from "./errors";
 import { payloadTooLarge, watchBody } from "./http/body";
+import { corsOf } from "./http/cors";
 import type { AppDeps } from "./http/deps";
 import { EdgeAnswer, keyFnOf } from "./http/edge-plugin";
 import { newRequestId } from "./http/envelope";
@@ -196,9 +197,10 @@ function connectionCloser(deps: AppDeps): (request: Request) => boolean {
  * whole makes every route build all of it for each request (cookies parsed, headers copied into
  * an object, the query parsed): about 4 µs a request on the fast paths (bench/README.md).
  */
-function requestStart(deps: AppDeps) {
+function requestStart(deps: AppDeps, routeMethods: (path: string) => string[]) {
   const tracing = deps.tracing ?? null;
   const { maxBodyBytes } = deps.config.limits;
+  const cors = corsOf(deps.config.cors);
   return (context: PreContext) => {
     const { request, set } = context;
     const state = newRequestState(newRequestId());
@@ -210,6 +212,13 @@ function requestStart(deps: AppDeps) {
     // ones (/metrics) and the dashboard from here
     state.path = pathOf(request.url);
     if (!isApiPath(state.path)) set.headers["x-request-id"] = requestId;
+    else if (cors) {
+      // a page of an allowed origin: its answer's CORS headers (before any refusal below), its preflight answered
+      const origin = request.headers.get("origin");
+      const path = state.path;
+      const preflight = origin === null ? null : cors.answer(request, origin, state, () => routeMethods(path));
+      if (preflight) return preflight;
+    }
     // a declared body over the limit is refused before anything reads it, on every route (Bun's own
     // limit is far above, so its bare 413 never answers instead)
     const declared = request.headers.get("content-length");
@@ -328,7 +337,7 @@ export function createApp(deps: AppDeps) {
     // HTTP only (TLS ends at a proxy), and nothing is added per request but those four characters.
     handler: { standardHostname: false },
   })
-    .onRequest(requestStart(deps))
+    .onRequest(requestStart(deps, (path) => routeMethods(path)))
     .mapResponse({ as: "global" }, ({ request, set, responseValue }) => {
       if (!closesConnection(request)) return;
       set.headers.connection = "close";

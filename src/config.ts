@@ -438,6 +438,16 @@ const FileConfigSchema = T.Object(
         { additionalProperties: false },
       ),
     ),
+    /** browsers on other origins calling /api and /v1 (docs/configuration.md#cors) */
+    cors: T.Optional(
+      T.Object(
+        {
+          allowed_origins: T.Optional(T.Array(T.String({ minLength: 1, maxLength: 300 }), { maxItems: 1000 })),
+          max_age_seconds: T.Optional(T.Integer({ minimum: 0, maximum: 86_400 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     /** the request log (CONTRACT section 13) */
     log: T.Optional(
       T.Object({ enabled: T.Optional(T.Boolean()), retention_days: T.Optional(PositiveInt) }, { additionalProperties: false }),
@@ -585,6 +595,11 @@ export interface Config {
   pricing: PricingConfig;
   /** the request log: on unless `[log] enabled = false`; entries are kept `[log] retention_days` (default 30) */
   log: { enabled: boolean; retentionDays: number };
+  /**
+   * `[cors]`: the origins whose browser pages may call /api and /v1 (`*`: any), and how long a
+   * browser keeps a preflight's answer. Empty (the default): no CORS headers, as before.
+   */
+  cors: { anyOrigin: boolean; origins: ReadonlySet<string>; maxAgeSeconds: number };
   /** `[alerts]`: delivery timing and the URL rule of webhook endpoints (docs/alerts.md#settings) */
   alerts: {
     pollMs: number;
@@ -711,6 +726,31 @@ function breakerSettings(file: FileConfig): Config["breaker"] {
     cooldownMs: file.breaker?.cooldown_ms ?? 30_000,
     longOutputTokens: file.breaker?.long_output_tokens ?? 4096,
   };
+}
+
+/**
+ * `[cors]` with its defaults: each origin as a browser sends it (`https://app.example.com`,
+ * `http://localhost:5173`: a scheme, a host, a port when not the scheme's own, no path and no
+ * trailing slash), or `*` alone for any origin.
+ */
+function corsSettings(file: FileConfig): Config["cors"] {
+  const listed = file.cors?.allowed_origins ?? [];
+  const origins = new Set<string>();
+  for (const o of listed) {
+    if (o === "*") continue;
+    let url: URL | null = null;
+    try {
+      url = new URL(o);
+    } catch {}
+    if (!url || (url.protocol !== "https:" && url.protocol !== "http:") || url.origin !== o)
+      throw new ConfigError(
+        `cors.allowed_origins: "${o}" is not an origin as a browser sends it (a scheme and a host, a port if not the scheme's own, no path or trailing slash: "https://app.example.com"), or "*"`,
+      );
+    origins.add(o);
+  }
+  const anyOrigin = listed.includes("*");
+  if (anyOrigin && origins.size > 0) throw new ConfigError('cors.allowed_origins: "*" allows every origin; list it alone');
+  return { anyOrigin, origins, maxAgeSeconds: file.cors?.max_age_seconds ?? 600 };
 }
 
 /** `[alerts]` with its defaults (docs/alerts.md#settings). */
@@ -1240,6 +1280,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     shutdown: drainSettings(env, file),
     tracing: tracingSettings(env),
     log: { enabled: file.log?.enabled ?? true, retentionDays: file.log?.retention_days ?? 30 },
+    cors: corsSettings(file),
     alerts: alertSettings(file),
     sso: ssoSettings(env, file),
     pricing: {
