@@ -178,6 +178,7 @@ const FLAG_OF_PARAM: Record<string, string> = {
   email: "email",
   role: "role",
   tags: "tags",
+  base_url: "base-url",
   ...Object.fromEntries(Object.entries(POLICY_FLAGS).map(([flag, field]) => [`policy.${field}`, flag])),
 };
 
@@ -780,6 +781,33 @@ async function webhooksChange({ sub, positional, json, services }: VerbInput): P
   return 0;
 }
 
+/**
+ * Where `members add` prints the invitation link: `--base-url`; else the address single sign-on is
+ * registered at (`[sso] redirect_uri`, the dashboard's public address); else the server serving this
+ * database (noted beside the file, so `serve --port 9000` is followed); else HOST and PORT as `serve`
+ * would listen, an unspecified host (0.0.0.0, ::) as the loopback one, an IPv6 one in brackets. It
+ * was `http://HOST:PORT` always: port 8080 with the server elsewhere, `http://:::8080` on HOST=::.
+ */
+async function invitationBase(flags: Flags, config: Config): Promise<string> {
+  const given = str(flags, "base-url");
+  if (given !== undefined) {
+    const u = URL.canParse(given.trim()) ? new URL(given.trim()) : null;
+    if (!u || !["http:", "https:"].includes(u.protocol) || u.search || u.hash)
+      throw new GatewayError(
+        "invalid_request",
+        `base_url must be the http(s) address members reach the dashboard at, such as https://gateway.example.com (got "${given}")`,
+        { param: "base_url" },
+      );
+    return u.href.replace(/\/+$/, "");
+  }
+  if (config.sso) {
+    const redirect = new URL(config.sso.redirectUri);
+    return redirect.origin + redirect.pathname.replace(/\/dashboard\/sso\/callback$/, "");
+  }
+  const { reachableUrl, servingUrl } = await import("./server");
+  return (config.databaseUrl ? null : servingUrl(config.dbPath)) ?? reachableUrl(config.host, config.port);
+}
+
 /** `members add|list|role|remove` (docs/teams.md): an account's members, as the admin API's member routes. */
 async function membersVerb({ services, sub, flags, json, config }: VerbInput): Promise<number> {
   const store = services.dashboard;
@@ -790,8 +818,8 @@ async function membersVerb({ services, sub, flags, json, config }: VerbInput): P
       if (!(await services.keys.accountExists(account))) throw new GatewayError("not_found", `no account ${account}`);
       result = (await store.listMembers(account)).map(memberView);
     } else if (sub === "add") {
-      const base = str(flags, "base-url") ?? `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${config.port}`;
       const role = roleFrom(str(flags, "role", true));
+      const base = await invitationBase(flags, config);
       result = await inviteMember({ dashboard: store, config }, account, str(flags, "email", true) as string, role, BY_CLI, base);
     } else {
       const member = str(flags, "member", true) as string;
