@@ -131,11 +131,13 @@ const str = (flags: Record<string, string | true>, name: string, required = fals
   return v;
 };
 
+/** A whole number >= 0 written in decimal digits (`Number` read "" and " " as 0 and "0x10" as 16). */
 const int = (flags: Record<string, string | true>, name: string, required = false): number | undefined => {
   const v = str(flags, name, required);
   if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 0) throw new UsageError(`--${name} must be a whole number >= 0`);
+  const n = /^\d+$/.test(v.trim()) ? Number(v) : Number.NaN;
+  if (!Number.isSafeInteger(n))
+    throw new UsageError(`--${name} must be a whole number >= 0${v.trim() === "" ? " (got none)" : ""}`);
   return n;
 };
 
@@ -148,21 +150,52 @@ const POLICY_FLAGS = {
   tags: "tags",
 } as const;
 
-/** The key-policy flags given, as a policy patch (an empty value clears that field); see docs/key-policies.md. */
-function policyFlags(flags: Record<string, string | true>): PolicyPatch {
+/**
+ * The key-policy flags given, as a policy patch (an empty value clears that field; `creating`: a new
+ * key's, where an empty value is refused); see docs/key-policies.md. A refusal names its flag (`main`).
+ */
+function policyFlags(flags: Record<string, string | true>, creating = false): PolicyPatch {
   const fields: { [F in PolicyField]?: string } = {};
   for (const [flag, field] of Object.entries(POLICY_FLAGS)) {
     const v = flags[flag];
-    if (v === true) throw new UsageError(`--${flag} needs a value (an empty one, --${flag}=, clears it)`);
+    if (v === true)
+      throw new UsageError(
+        creating ? `--${flag} needs a value` : `--${flag} needs a value (an empty one, --${flag}=, clears it)`,
+      );
     if (v !== undefined) fields[field] = v;
   }
-  try {
-    return policyPatchFromText(fields, usageNames(FUNCTIONS));
-  } catch (err) {
-    if (!(err instanceof GatewayError)) throw err;
-    const flag = Object.entries(POLICY_FLAGS).find(([, f]) => err.param === `policy.${f}`)?.[0];
-    throw new UsageError(flag ? `--${flag}: ${err.message.replace(/^policy\.\S+ /, "")}` : err.message);
-  }
+  return policyPatchFromText(fields, usageNames(FUNCTIONS), { creating });
+}
+
+/** The flag that gives each field a refusal may name (`param`; `policy.tags.region` is `--tags`'s). */
+const FLAG_OF_PARAM: Record<string, string> = {
+  label: "label",
+  account_id: "account",
+  plan: "plan",
+  credits: "credits",
+  amount: "amount",
+  reason: "reason",
+  email: "email",
+  role: "role",
+  tags: "tags",
+  base_url: "base-url",
+  ...Object.fromEntries(Object.entries(POLICY_FLAGS).map(([flag, field]) => [`policy.${field}`, flag])),
+};
+
+/**
+ * A value refused by the shared checks (400 invalid_request: src/auth/attributes.ts, policy.ts,
+ * credits/amount.ts) said of the flag that gave it, as a usage error (exit 2):
+ * `--label: must be a text of 1 to 200 characters …`.
+ */
+function flagRefusal(err: GatewayError): UsageError {
+  const param = err.param ?? "";
+  const field = Object.keys(FLAG_OF_PARAM)
+    .filter((k) => param === k || param.startsWith(`${k}.`))
+    .sort((a, b) => b.length - a.length)[0];
+  if (field === undefined) return new UsageError(err.message);
+  const own = `${field}${param === field ? " " : "."}`;
+  const said = err.message.startsWith(own) ? err.message.slice(own.length) : err.message;
+  return new UsageError(`--${FLAG_OF_PARAM[field]}: ${said}`);
 }
 
 /**
@@ -259,7 +292,7 @@ async function keysCreate({ flags, json, services }: VerbInput): Promise<number>
     accountId: str(flags, "account"),
     plan: str(flags, "plan"),
     credits: int(flags, "credits"),
-    policy: applyPolicyPatch(undefined, policyFlags(flags)),
+    policy: applyPolicyPatch(undefined, policyFlags(flags, true)),
     audit: BY_CLI,
   });
   const policy = (await keys.get(created.id))?.policy;
@@ -331,7 +364,7 @@ async function accountLogin({ services, sub, flags, json }: VerbInput): Promise<
   const store = services.dashboard;
   const email = str(flags, "email", true)!.trim().toLowerCase();
   const problem = emailProblem(email);
-  if (problem) throw new UsageError(problem);
+  if (problem) throw new GatewayError("invalid_request", problem, { param: "email" });
   const password = await readPassword();
   const weak = passwordProblem(password);
   if (weak) throw new UsageError(weak);
@@ -748,6 +781,33 @@ async function webhooksChange({ sub, positional, json, services }: VerbInput): P
   return 0;
 }
 
+/**
+ * Where `members add` prints the invitation link: `--base-url`; else the address single sign-on is
+ * registered at (`[sso] redirect_uri`, the dashboard's public address); else the server serving this
+ * database (noted beside the file, so `serve --port 9000` is followed); else HOST and PORT as `serve`
+ * would listen, an unspecified host (0.0.0.0, ::) as the loopback one, an IPv6 one in brackets. It
+ * was `http://HOST:PORT` always: port 8080 with the server elsewhere, `http://:::8080` on HOST=::.
+ */
+async function invitationBase(flags: Flags, config: Config): Promise<string> {
+  const given = str(flags, "base-url");
+  if (given !== undefined) {
+    const u = URL.canParse(given.trim()) ? new URL(given.trim()) : null;
+    if (!u || !["http:", "https:"].includes(u.protocol) || u.search || u.hash)
+      throw new GatewayError(
+        "invalid_request",
+        `base_url must be the http(s) address members reach the dashboard at, such as https://gateway.example.com (got "${given}")`,
+        { param: "base_url" },
+      );
+    return u.href.replace(/\/+$/, "");
+  }
+  if (config.sso) {
+    const redirect = new URL(config.sso.redirectUri);
+    return redirect.origin + redirect.pathname.replace(/\/dashboard\/sso\/callback$/, "");
+  }
+  const { reachableUrl, servingUrl } = await import("./server");
+  return (config.databaseUrl ? null : servingUrl(config.dbPath)) ?? reachableUrl(config.host, config.port);
+}
+
 /** `members add|list|role|remove` (docs/teams.md): an account's members, as the admin API's member routes. */
 async function membersVerb({ services, sub, flags, json, config }: VerbInput): Promise<number> {
   const store = services.dashboard;
@@ -758,14 +818,14 @@ async function membersVerb({ services, sub, flags, json, config }: VerbInput): P
       if (!(await services.keys.accountExists(account))) throw new GatewayError("not_found", `no account ${account}`);
       result = (await store.listMembers(account)).map(memberView);
     } else if (sub === "add") {
-      const base = str(flags, "base-url") ?? `http://${config.host === "0.0.0.0" ? "127.0.0.1" : config.host}:${config.port}`;
-      const role = roleFrom(str(flags, "role", true), "--role");
+      const role = roleFrom(str(flags, "role", true));
+      const base = await invitationBase(flags, config);
       result = await inviteMember({ dashboard: store, config }, account, str(flags, "email", true) as string, role, BY_CLI, base);
     } else {
       const member = str(flags, "member", true) as string;
       const r =
         sub === "role"
-          ? await store.setRole(account, member, roleFrom(str(flags, "role", true), "--role"), BY_CLI)
+          ? await store.setRole(account, member, roleFrom(str(flags, "role", true)), BY_CLI)
           : await store.removeMember(account, member, BY_CLI);
       result = changed(r);
     }
@@ -776,7 +836,8 @@ async function membersVerb({ services, sub, flags, json, config }: VerbInput): P
     else console.log(sub === "remove" ? `Removed ${result.email}.` : `${result.email} is now ${result.role}.`);
     return 0;
   } catch (e) {
-    if (!(e instanceof GatewayError)) throw e;
+    // a bad value is a usage error (exit 2, naming its flag: main); a refusal of the change exits 1
+    if (!(e instanceof GatewayError) || e.code === "invalid_request") throw e;
     console.error(`error: ${e.message}`);
     return 1;
   }
@@ -872,6 +933,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     await services.ready();
     return await verb({ services, config, sub, positional, flags, json: flags.json === true });
+  } catch (err) {
+    throw err instanceof GatewayError && err.code === "invalid_request" ? flagRefusal(err) : err;
   } finally {
     await services.close();
   }

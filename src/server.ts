@@ -81,12 +81,16 @@ export class PortInUse extends Error {
 }
 
 /**
- * Notes this process as serving `dbPath` in `<dbPath>.serve.pid`, and warns when a live process is
- * already noted there: two servers on one file are safe (the ledger's conditional updates hold),
+ * Notes this process as serving `dbPath` in `<dbPath>.serve.pid` (its pid, then the URL it answers
+ * at, which `members add` prints invitation links under: servingUrl), and warns when a live process
+ * is already noted there: two servers on one file are safe (the ledger's conditional updates hold),
  * but usually a mistake (an old instance left running). Returns the release for shutdown.
  */
-function claimDatabase(dbPath: string, logger: Logger): () => void {
-  if (dbPath === ":memory:") return () => {};
+function claimDatabase(config: Pick<Config, "dbPath" | "databaseUrl">, logger: Logger, url: string): () => void {
+  // with PostgreSQL the ledger is shared by design, and nodes on one machine may share the SQLite
+  // file too (it then holds only per-node leftovers): no warning
+  const { dbPath } = config;
+  if (config.databaseUrl || dbPath === ":memory:") return () => {};
   const file = `${dbPath}.serve.pid`;
   try {
     const other = Number.parseInt(readFileSync(file, "utf8"), 10);
@@ -99,13 +103,13 @@ function claimDatabase(dbPath: string, logger: Logger): () => void {
     // no pid file: nobody else noted
   }
   try {
-    writeFileSync(file, String(process.pid));
+    writeFileSync(file, `${process.pid}\n${url}\n`);
   } catch {
     return () => {};
   }
   return () => {
     try {
-      if (readFileSync(file, "utf8") === String(process.pid)) unlinkSync(file);
+      if (Number.parseInt(readFileSync(file, "utf8"), 10) === process.pid) unlinkSync(file);
     } catch {
       // already gone
     }
@@ -122,6 +126,21 @@ function isAlive(pid: number): boolean {
 }
 
 const urlOf = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+
+/** Where a browser on this machine reaches a listener: an unspecified address (0.0.0.0, ::) is the loopback one. */
+export const reachableUrl = (host: string, port: number) =>
+  urlOf(host === "0.0.0.0" || host === "" ? "127.0.0.1" : host === "::" ? "::1" : host, port);
+
+/** The URL a live server serving `dbPath` noted (claimDatabase), or null: none, or it is gone. */
+export function servingUrl(dbPath: string): string | null {
+  try {
+    const [pid, url] = readFileSync(`${dbPath}.serve.pid`, "utf8").split("\n");
+    const n = Number.parseInt(pid ?? "", 10);
+    return url && n > 0 && isAlive(n) ? url : null;
+  } catch {
+    return null;
+  }
+}
 
 /**
  * The `metrics_listen` listener: GET /metrics to whoever reaches the address, without the admin
@@ -268,9 +287,7 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
       throw err;
     }
   }
-  // with PostgreSQL the ledger is shared by design, and nodes on one machine may share the SQLite
-  // file too (it then holds only per-node leftovers): no warning
-  const releaseDb = config.databaseUrl ? () => {} : claimDatabase(config.dbPath, deps.logger);
+  const releaseDb = claimDatabase(config, deps.logger, reachableUrl(config.host, server.port!));
   deps.services.start();
   let stopping: Promise<void> | null = null;
   const { drainGraceMs, drainDeadlineMs } = config.shutdown;

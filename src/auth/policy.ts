@@ -46,14 +46,24 @@ export const ALWAYS_ALLOWED = new Set(["account", "models"]);
 const MAX_LIST = 200;
 const MAX_NAME = 200;
 
+/**
+ * A list of 1 to 200 names, each 1 to 200 characters once trimmed. An empty item is refused, never
+ * dropped: `--models gpt-4o,,gpt-4o-mini` (or a trailing comma) is a slip, and the list meant is not
+ * known.
+ */
 function nameList(v: unknown, param: string): string[] {
   if (!Array.isArray(v) || v.length === 0)
     throw invalidRequest(`${param} must be a non-empty list of names (null clears it)`, param);
   if (v.length > MAX_LIST) throw invalidRequest(`${param} holds at most ${MAX_LIST} names`, param);
   const out: string[] = [];
-  for (const n of v) {
+  for (const [i, n] of v.entries()) {
     if (typeof n !== "string" || n.trim() === "" || n.length > MAX_NAME)
-      throw invalidRequest(`${param} must hold non-empty names of at most ${MAX_NAME} characters`, param);
+      throw invalidRequest(
+        `${param} must hold names of 1 to ${MAX_NAME} characters, none empty (item ${i + 1} of ${v.length} is ${
+          typeof n !== "string" ? "not text" : n.trim() === "" ? "empty" : "too long"
+        })`,
+        param,
+      );
     if (!out.includes(n.trim())) out.push(n.trim());
   }
   return out;
@@ -110,12 +120,9 @@ export function parsePolicyPatch(input: unknown, known: KnownFunctions, param = 
       case "monthly_credit_limit":
         patch[f] = wholeNumber(v, p, 0);
         break;
-      case "expires_at": {
-        const t = typeof v === "string" && /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : Number.NaN;
-        if (Number.isNaN(t)) throw invalidRequest(`${p} must be an ISO 8601 time, e.g. 2027-01-31T00:00:00Z`, p);
-        patch[f] = new Date(t).toISOString();
+      case "expires_at":
+        patch[f] = isoTime(v, p);
         break;
-      }
       case "guardrails":
         patch[f] = keyGuardrails(v, p);
         break;
@@ -128,21 +135,44 @@ export function parsePolicyPatch(input: unknown, known: KnownFunctions, param = 
 }
 
 /**
- * A patch from text fields (CLI flags, dashboard form), by policy field: absent (undefined)
- * leaves a field, empty clears it, lists are comma-separated. Validated as parsePolicyPatch does.
+ * An ISO 8601 time (a date alone is its midnight UTC), normalised to UTC. A day the calendar does not
+ * have is refused: JavaScript reads 2027-02-31 as 3 March. (Whether it is to come is the caller's
+ * question: a new key's expiry must be, a key that exists may be given a time past, which ends it.)
  */
-export function policyPatchFromText(fields: { [F in PolicyField]?: string }, known: KnownFunctions): PolicyPatch {
+function isoTime(v: unknown, p: string): string {
+  const m = typeof v === "string" ? /^(\d{4})-(\d{2})-(\d{2})/.exec(v.trim()) : null;
+  const t = m ? Date.parse((v as string).trim()) : Number.NaN;
+  const [y, mo, d] = (m ?? []).slice(1).map(Number) as [number, number, number];
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  if (Number.isNaN(t) || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d)
+    throw invalidRequest(`${p} must be an ISO 8601 time on a day the calendar has, e.g. 2027-01-31T00:00:00Z`, p);
+  return new Date(t).toISOString();
+}
+
+/**
+ * A patch from text fields (CLI flags, dashboard form), by policy field: absent (undefined)
+ * leaves a field, empty clears it, lists are comma-separated (an empty item is refused, as in a
+ * JSON list). Validated as parsePolicyPatch does. `opts.creating`: the fields of a key being made,
+ * which has nothing to clear: an empty one is refused (`keys create --models ''` made a key that
+ * may use every model, from what was most likely an empty shell variable).
+ */
+export function policyPatchFromText(
+  fields: { [F in PolicyField]?: string },
+  known: KnownFunctions,
+  opts: { creating?: boolean } = {},
+): PolicyPatch {
   const raw: Record<string, unknown> = {};
   for (const f of POLICY_FIELDS) {
     const v = fields[f];
     if (v === undefined) continue;
     const t = v.trim();
+    if (t === "" && opts.creating)
+      throw invalidRequest(
+        `policy.${f} is empty: an empty value clears the field of a key that exists, and a new key has none to clear (leave it out for no limit)`,
+        `policy.${f}`,
+      );
     if (t === "") raw[f] = null;
-    else if (f === "allowed_functions" || f === "allowed_models")
-      raw[f] = t
-        .split(",")
-        .map((x) => x.trim())
-        .filter(Boolean);
+    else if (f === "allowed_functions" || f === "allowed_models") raw[f] = t.split(",").map((x) => x.trim());
     else if (f === "rate_limit_per_minute" || f === "monthly_credit_limit") raw[f] = /^\d+$/.test(t) ? Number(t) : t;
     else if (f === "guardrails") raw[f] = jsonOrText(t);
     else if (f === "tags") raw[f] = tagsFromText(t);
@@ -177,15 +207,21 @@ export function tagsFromColumn(col: string | null): Record<string, string> | und
   return col ? (JSON.parse(col) as Record<string, string>) : undefined;
 }
 
-/** Tags: an object of at most 20 string values, names and values of at most 100 characters. */
+/**
+ * Tags: an object of 1 to 20 string values, names and values of 1 to 100 characters, neither empty
+ * nor spaces only (`region=` made a tag no deployment carries, so every call to a group with region
+ * tags was refused).
+ */
 function tagMap(v: unknown, p: string): Record<string, string> {
   if (typeof v !== "object" || v === null || Array.isArray(v))
     throw invalidRequest(`${p} must be an object of string values, e.g. {"region": "eu"} (null clears it)`, p);
   const entries = Object.entries(v as Record<string, unknown>);
   if (entries.length === 0 || entries.length > 20) throw invalidRequest(`${p} must hold from 1 to 20 tags`, p);
-  for (const [k, val] of entries)
-    if (k.trim() === "" || k.length > 100 || typeof val !== "string" || val.length > 100)
-      throw invalidRequest(`${p}.${k} must be a string of at most 100 characters`, `${p}.${k}`);
+  for (const [k, val] of entries) {
+    if (k.trim() === "" || k.length > 100) throw invalidRequest(`${p} must name each tag with 1 to 100 characters`, p);
+    if (typeof val !== "string" || val.trim() === "" || val.length > 100)
+      throw invalidRequest(`${p}.${k} must be a string of 1 to 100 characters, not empty`, `${p}.${k}`);
+  }
   return Object.fromEntries(entries) as Record<string, string>;
 }
 

@@ -6,12 +6,12 @@ import type { PostgresCreditLedger } from "../credits/postgres";
 import { newId } from "../ids";
 import { type PgStorage, pgCall } from "../storage/postgres";
 import { accounts, apiKeys, members } from "../storage/schema-pg";
+import { checkNewAccount, checkNewKey } from "./attributes";
 import { accountFields, keyFields, policyFields } from "./audit";
 import {
   type AccountRow,
   type AuthInfo,
   type CreatedKey,
-  checkPlan,
   KeyLimitError,
   type KeyMaker,
   type KeyPage,
@@ -66,8 +66,8 @@ export class PostgresKeyStore implements KeyStore {
     await this.flushLastUsed();
   }
 
-  createAccount(opts: NewAccountOptions = {}) {
-    checkPlan(this.opts.plans, opts.plan);
+  createAccount(given: NewAccountOptions = {}) {
+    const opts = checkNewAccount(given, this.opts.plans);
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const id = newId("acc");
@@ -109,8 +109,8 @@ export class PostgresKeyStore implements KeyStore {
     );
   }
 
-  createKey(opts: NewKeyOptions): Promise<CreatedKey> {
-    checkPlan(this.opts.plans, opts.plan);
+  createKey(given: NewKeyOptions): Promise<CreatedKey> {
+    const opts = checkNewKey(given, this.opts.plans, Date.now());
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const key = generateApiKey();

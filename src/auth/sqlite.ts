@@ -6,6 +6,7 @@ import type { SqliteCreditLedger } from "../credits/sqlite";
 import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { accounts, apiKeys, members } from "../storage/schema";
+import { checkNewAccount, checkNewKey } from "./attributes";
 import { accountFields, keyFields, policyFields } from "./audit";
 import type {
   AccountRow,
@@ -20,7 +21,7 @@ import type {
   NewKeyOptions,
   PolicyChangeOptions,
 } from "./interface";
-import { checkPlan, KeyLimitError, KeyStoreError } from "./interface";
+import { KeyLimitError, KeyStoreError } from "./interface";
 import { KeyCache } from "./key-cache";
 import { generateApiKey, hashApiKey, KEY_PREFIX, keyView } from "./keys";
 import { applyPolicyPatch, type PolicyPatch, policyFromColumn, policyToColumn, tagsFromColumn } from "./policy";
@@ -59,8 +60,8 @@ export class SqliteKeyStore implements KeyStore {
     this.flushLastUsed();
   }
 
-  createAccount(opts: NewAccountOptions = {}): { id: string; plan: string; balance: number } {
-    checkPlan(this.opts.plans, opts.plan);
+  createAccount(given: NewAccountOptions = {}): { id: string; plan: string; balance: number } {
+    const opts = checkNewAccount(given, this.opts.plans);
     const id = newId("acc");
     const plan = opts.plan ?? "free";
     const credits = opts.credits ?? this.opts.welcomeCredits;
@@ -99,8 +100,8 @@ export class SqliteKeyStore implements KeyStore {
     return this.storage.db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, id)).get() !== undefined;
   }
 
-  createKey(opts: NewKeyOptions): CreatedKey {
-    checkPlan(this.opts.plans, opts.plan);
+  createKey(given: NewKeyOptions): CreatedKey {
+    const opts = checkNewKey(given, this.opts.plans, this.now());
     const key = generateApiKey();
     const id = newId("key");
     let accountId = opts.accountId;

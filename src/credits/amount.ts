@@ -45,7 +45,7 @@ export const MAX_BALANCE = 1_000_000_000_000_000;
 /**
  * `amount` when it is a grant the ledger takes: a safe integer from -MAX_GRANT to MAX_GRANT. Before,
  * `credits grant --amount 99999999999999999999` stored 1e20 (rounded), and every call of the account
- * then failed 500 for good. Refused with invalid_request (the CLI says it as an error, exit 1).
+ * then failed 500 for good. Refused with invalid_request (the CLI says it of --amount, exit 2).
  */
 export function grantAmount(amount: unknown): number {
   if (typeof amount === "number" && Number.isSafeInteger(amount) && Math.abs(amount) <= MAX_GRANT) return amount;
@@ -54,6 +54,20 @@ export function grantAmount(amount: unknown): number {
     `a grant is a whole number of credits from -${MAX_GRANT} to ${MAX_GRANT} (got ${String(amount)}); grant more in several`,
     { param: "amount" },
   );
+}
+
+/**
+ * The credits a new account or key is given (`credits`; the welcome credits when not given): a whole
+ * number from 0 to MAX_GRANT, else 400 naming `param`. The one check for every way in: the key
+ * stores run it before anything is written, so `keys create --credits 1000000001` is refused naming
+ * the credits (it was refused by the grant, naming its amount), and an empty or hexadecimal flag
+ * (`--credits ""` gave 0 credits, `--credits 0x10` 16) never gets this far as a number.
+ */
+export function newCredits(v: unknown, param = "credits"): number {
+  if (typeof v === "number" && Number.isSafeInteger(v) && v >= 0 && v <= MAX_GRANT) return v;
+  throw new GatewayError("invalid_request", `${param} must be a whole number from 0 to ${MAX_GRANT} (got ${String(v)})`, {
+    param,
+  });
 }
 
 /** A grant refused because the balance would pass MAX_BALANCE. */

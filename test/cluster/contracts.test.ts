@@ -21,6 +21,7 @@ import { RedisCallStarter } from "../../src/callstart/redis";
 import type { ChargeDetails, CreditLedger, Reservation } from "../../src/credits/interface";
 import { PostgresCreditLedger } from "../../src/credits/postgres";
 import { SqliteCreditLedger } from "../../src/credits/sqlite";
+import { GatewayError } from "../../src/errors";
 import type { IdempotencyStore } from "../../src/idempotency/interface";
 import { MemoryIdempotencyStore } from "../../src/idempotency/memory";
 import { RedisIdempotencyStore } from "../../src/idempotency/redis";
@@ -156,6 +157,38 @@ for (const [name, enabled, make] of stores) {
       await expect(Promise.resolve().then(() => keys.createKey({ label: "x", accountId: "acc_nobody" }))).rejects.toBeInstanceOf(
         KeyStoreError,
       );
+      await keys.stop();
+    });
+
+    test("a new key's or account's bad attribute is refused (400 naming it) before anything is written", async () => {
+      const { keys } = make();
+      const acc = await keys.createAccount({ name: "  Grace  " });
+      expect((await keys.getAccount(acc.id))?.name).toBe("Grace");
+      const before = (await keys.list(acc.id)).length;
+      const past = { expires_at: "2001-01-01T00:00:00.000Z" };
+      for (const [opts, param] of [
+        [{ label: "   ", accountId: acc.id }, "label"],
+        [{ label: "x", accountId: "" }, "account_id"],
+        [{ label: "x", accountId: acc.id, credits: -1 }, "credits"],
+        [{ label: "x", accountId: acc.id, policy: past }, "policy.expires_at"],
+      ] as const) {
+        const refused = await Promise.resolve()
+          .then(() => keys.createKey(opts))
+          .catch((e: GatewayError) => e);
+        expect(refused, param).toBeInstanceOf(GatewayError);
+        expect((refused as GatewayError).param, param).toBe(param);
+      }
+      for (const [opts, param] of [
+        [{ name: " " }, "name"],
+        [{ credits: Number.NaN }, "credits"],
+      ] as const) {
+        const refused = await Promise.resolve()
+          .then(() => keys.createAccount(opts))
+          .catch((e: GatewayError) => e);
+        expect((refused as GatewayError).param, param).toBe(param);
+      }
+      expect((await keys.list(acc.id)).length).toBe(before);
+      expect((await keys.createKey({ label: "  padded  ", accountId: acc.id })).label).toBe("padded");
       await keys.stop();
     });
 

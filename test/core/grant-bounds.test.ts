@@ -36,9 +36,10 @@ test("too many credits at once: refused on every way in, nothing stored, the acc
     expect(r.code, amount).toBe(2);
     expect(r.err, amount).toContain("--amount must be a whole number");
   }
+  // a value out of range is a usage error, said of its flag (exit 2, as every bad flag value: docs/cli.md)
   const big = cli(["credits", "grant", "--account", accountId, "--amount", String(MAX_GRANT + 1)]);
-  expect(big.code).toBe(1);
-  expect(big.err).toContain(`a grant is a whole number of credits from -${MAX_GRANT} to ${MAX_GRANT}`);
+  expect(big.code).toBe(2);
+  expect(big.err).toContain(`--amount: a grant is a whole number of credits from -${MAX_GRANT} to ${MAX_GRANT}`);
   expect(cli(["keys", "create", "--label", "x", "--credits", "99999999999999999999999"]).code).toBe(2);
   // nothing of it was stored: the balance is what it was, and a call is charged from it
   const call = await gw.post("/api/v1/ai/sentiment-analysis", { text: "Lovely." }, { "x-api-key": key });
@@ -71,7 +72,7 @@ test("an unknown plan is refused on every way in, naming the plans; a known one 
     expect(r.json.message, path).toContain('unknown plan "platnum": the plans are free, pro');
   }
   const r = cli(["keys", "create", "--label", "x", "--plan", "platinum"]);
-  expect(r.code).toBe(1);
-  expect(r.err).toContain('unknown plan "platinum"');
+  expect(r.code).toBe(2);
+  expect(r.err).toContain('--plan: unknown plan "platinum"');
   expect((await gw.post("/admin/v1/keys", { label: "y", plan: "pro" }, admin)).status).toBe(201);
 }, 20_000);

@@ -65,14 +65,19 @@ describe("key policy rules", () => {
     expect(p).toEqual({ rate_limit_per_minute: 3, expires_at: "2030-01-01T00:00:00.000Z" });
     expect(applyPolicyPatch(p, { rate_limit_per_minute: null, expires_at: null })).toBeUndefined();
     expect(
-      policyPatchFromText({ allowed_functions: " a, b ,, a", monthly_credit_limit: "7", rate_limit_per_minute: "" }, known),
+      policyPatchFromText({ allowed_functions: " a, b , a", monthly_credit_limit: "7", rate_limit_per_minute: "" }, known),
     ).toEqual({
       allowed_functions: ["a", "b"],
       monthly_credit_limit: 7,
       rate_limit_per_minute: null,
     });
     expect(() => policyPatchFromText({ rate_limit_per_minute: "1.5" }, known)).toThrow("whole number");
-    expect(() => parsePolicyPatch({ allowed_models: [""] }, known)).toThrow("non-empty");
+    expect(() => parsePolicyPatch({ allowed_models: [""] }, known)).toThrow("none empty (item 1 of 1 is empty)");
+    // an empty item is a slip, refused as in a JSON list, never dropped; a new key has no field to clear
+    expect(() => policyPatchFromText({ allowed_functions: "a,,b" }, known)).toThrow("item 2 of 3 is empty");
+    expect(() => policyPatchFromText({ allowed_models: "m1," }, known)).toThrow("item 2 of 2 is empty");
+    expect(() => policyPatchFromText({ allowed_models: "" }, known, { creating: true })).toThrow("a new key has none to clear");
+    expect(() => parsePolicyPatch({ expires_at: "2027-02-31" }, known)).toThrow("on a day the calendar has");
     expect(() => parsePolicyPatch([], known)).toThrow("must be an object");
     expect(() => policyPatchFromText({ allowed_functions: "a, c" }, known)).toThrow('unknown function "c"; known: a, b');
   });

@@ -32,6 +32,8 @@ describe("policy.tags", () => {
     expect(refusal(() => parsePolicyPatch({ tags: { region: 1 } }, KNOWN))).toContain("policy.tags.region must be a string");
     expect(refusal(() => parsePolicyPatch({ tags: {} }, KNOWN))).toContain("from 1 to 20 tags");
     expect(refusal(() => policyPatchFromText({ tags: "region" }, KNOWN))).toContain("policy.tags must be an object");
+    // a tag no deployment carries: every call to a group with region tags was refused
+    expect(refusal(() => policyPatchFromText({ tags: "region= " }, KNOWN))).toContain("policy.tags.region must be a string");
   });
 
   test("dropping or changing a tag widens the key; adding one narrows it", () => {

@@ -1,6 +1,7 @@
 import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { AuditBy } from "../../audit/interface";
+import { MAX_LABEL, MAX_NAME } from "../../auth/attributes";
 import { KeyLimitError, KeyStoreError } from "../../auth/interface";
 import { keyDetail, withMonthSpend } from "../../auth/key-detail";
 import { emailProblem, hashPassword } from "../../auth/passwords";
@@ -18,7 +19,8 @@ import { clientAddress, type RouteContext } from "../session";
 import { usageNames } from "./usage-names";
 
 const CreateAccount = T.Object({
-  name: T.Optional(T.String({ maxLength: 200 })),
+  /** checked by the key store, as from every way in (src/auth/attributes.ts) */
+  name: T.Optional(T.String({ description: `1 to ${MAX_NAME} characters, spaces at either end not counted` })),
   plan: T.Optional(T.String({ minLength: 1, maxLength: 50 })),
   credits: T.Optional(T.Integer({ minimum: 0, maximum: MAX_GRANT })),
   /** with password: the account signs in to the dashboard with this email */
@@ -34,8 +36,9 @@ const Grant = T.Object({
   reason: T.Optional(T.String({ maxLength: 500 })),
 });
 const CreateKey = T.Object({
-  label: T.String({ minLength: 1, maxLength: 200 }),
-  account_id: T.Optional(T.String()),
+  /** checked by the key store, as from every way in (src/auth/attributes.ts) */
+  label: T.String({ description: `1 to ${MAX_LABEL} characters, spaces at either end not counted` }),
+  account_id: T.Optional(T.String({ description: "an account's id; leave it out to make a new account" })),
   plan: T.Optional(T.String({ minLength: 1, maxLength: 50 })),
   credits: T.Optional(T.Integer({ minimum: 0, maximum: MAX_GRANT })),
   /** docs/key-policies.md: validated by parsePolicyPatch */

@@ -4,6 +4,7 @@
  * guess, and the key changes an account holder (or the operator) makes.
  */
 import type { AuditBy } from "../../../audit/interface";
+import { keyLabel } from "../../../auth/attributes";
 import { KeyLimitError } from "../../../auth/interface";
 import { type KeyPolicy, POLICY_FIELDS, type PolicyPatch, policyPatchFromText, widenedField } from "../../../auth/policy";
 import { retryAfter } from "../../../dashboard/guessing";
@@ -117,8 +118,13 @@ export function tooMany(
   );
 }
 
-/** A key for the signed-in member's account, owned by the member: limited per account like any call, within the plan's cap. */
-export async function createOwnKey(deps: Pick<AppDeps, "keys" | "limiter" | "dashboard">, c: Ctx, h: Holder, label: string) {
+/**
+ * A key for the signed-in member's account, owned by the member: limited per account like any call,
+ * within the plan's cap. Its label is checked first (the key store's check, src/auth/attributes.ts),
+ * so a bad one spends none of the limit.
+ */
+export async function createOwnKey(deps: Pick<AppDeps, "keys" | "limiter" | "dashboard">, c: Ctx, h: Holder, given: unknown) {
+  const label = keyLabel(given);
   const { accountId } = h;
   const plan = (await deps.keys.getAccount(accountId))?.plan ?? "free";
   const d = await deps.limiter.check(accountId, plan, KEY_CREATE, "heavy");

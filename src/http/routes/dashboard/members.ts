@@ -3,6 +3,7 @@
  * an invitation's one-time link opens (public: the link is the credential), docs/teams.md.
  */
 import { Elysia } from "elysia";
+import { displayNameProblem } from "../../../auth/attributes";
 import { hashPassword, passwordProblem } from "../../../auth/passwords";
 import { ACCEPT_REFUSALS, type AcceptResult, invitationHash } from "../../../dashboard/members";
 import { GatewayError } from "../../../errors";
@@ -127,10 +128,11 @@ export function joinPages(deps: DashboardDeps) {
         if (!r.inv) return refusal(c, r.reason);
         if (ssoOnly(deps, account)) return page(deps, c, 403, { ...o, flash: ssoOnlyFlash }, joinGone());
         const password = form.get("password") ?? "";
-        const problem = passwordProblem(password);
+        // an empty name is one not given; a longer one than a name holds is refused, never cut
+        const name = (form.get("name") ?? "").trim() || null;
+        const problem = passwordProblem(password) ?? (name === null ? null : displayNameProblem(name, "the name"));
         if (problem)
           return page(deps, c, 400, { ...o, flash: { kind: "error", text: problem } }, joinPage(r.inv, joinPath(account, token)));
-        const name = (form.get("name") ?? "").trim().slice(0, 200) || null;
         const done = await store.acceptInvitation(
           account,
           invitationHash(token),

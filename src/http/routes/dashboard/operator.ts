@@ -8,6 +8,7 @@ import type { AuditBy } from "../../../audit/interface";
 import type { KeyView } from "../../../auth/interface";
 import { checkPlan } from "../../../auth/interface";
 import { emailProblem, hashPassword, passwordProblem } from "../../../auth/passwords";
+import { newCredits } from "../../../credits/amount";
 import { GatewayError } from "../../../errors";
 import { planNames } from "../../../ratelimit/limiter";
 import { edgePlugin } from "../../edge-plugin";
@@ -108,19 +109,18 @@ function accountConsole(deps: DashboardDeps, { consolePage, accountPage, operato
         async (form, _params, by) => {
           const email = (form.get("email") ?? "").trim().toLowerCase();
           const password = form.get("password") ?? "";
-          const name = (form.get("name") ?? "").trim().slice(0, 200) || email;
-          const plan = form.get("plan") || "free";
-          const creditsRaw = form.get("credits") ?? "";
-          const credits = creditsRaw === "" ? undefined : Number(creditsRaw);
+          // an empty field is one not given: the email stands for the name, the welcome credits for the credits
+          const name = (form.get("name") ?? "").trim() || email;
+          const plan = (form.get("plan") ?? "").trim() || "free";
+          const text = (form.get("credits") ?? "").trim();
+          const credits = text === "" ? undefined : newCredits(/^\d+$/.test(text) ? Number(text) : text);
           const problem =
             emailProblem(email) ??
             passwordProblem(password) ??
-            (credits !== undefined && (!Number.isInteger(credits) || credits < 0)
-              ? "credits must be a whole number, 0 or more"
-              : null) ??
             ((await store.loginByEmail(email)) ? "an account with this email already exists" : null);
           if (problem) throw new GatewayError("invalid_request", problem);
           const login = { email, passwordHash: await hashPassword(password) };
+          // the name and the plan are checked by the key store (src/auth/attributes.ts), as from every way in
           const acc = await keys.createAccount({ name, plan, credits, login, audit: by });
           return accountPath(acc.id);
         },
