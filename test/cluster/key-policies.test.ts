@@ -343,9 +343,19 @@ describe.skipIf(!shared)("key policies on three nodes, one PostgreSQL, one Redis
     );
     const listed = await (await fetch(`${n1.url}/dashboard/keys`, { headers: { cookie } })).text();
     expect(listed).toContain("functions=sentiment-analysis");
-    // widening is refused, also on PostgreSQL
+    // widening is refused, also on PostgreSQL: a 303 back to the keys page (Post/Redirect/Get), which
+    // says why on any node (the flash's key is a secret of the shared database)
     const widened = await form(`/dashboard/keys/${id}/policy`, fields, cookie);
-    expect(widened.status).toBe(403);
+    expect([widened.status, widened.headers.get("location")]).toEqual([303, "/dashboard/keys"]);
+    const flash = widened.headers
+      .getSetCookie()
+      .find((c) => c.startsWith("textai_flash="))
+      ?.split(";")[0];
+    const refusedPage = await fetch(`${(cluster.nodes[1] as Node).url}/dashboard/keys`, {
+      headers: { cookie: `${cookie}; ${flash}` },
+    });
+    expect(refusedPage.status).toBe(403);
+    expect(await refusedPage.text()).toContain("you can only narrow a key");
     expect((await admin(cluster.nodes[2] as Node, "GET", `/admin/v1/keys/${id}`)).result.policy).toMatchObject({
       allowed_functions: ["sentiment-analysis"],
     });

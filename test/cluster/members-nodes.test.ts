@@ -74,8 +74,20 @@ async function web(
     json,
     location: res.headers.get("location"),
     cookie: (res.headers.get("set-cookie") ?? "").split(";")[0] as string,
+    /** a refused form's flash (Post/Redirect/Get: its 303's page says why), as name=value */
+    flash:
+      res.headers
+        .getSetCookie()
+        .find((c) => c.startsWith("textai_flash="))
+        ?.split(";")[0] ?? null,
     label: `${method} ${node.url}${path}: ${res.status} ${text.slice(0, 300)}`,
   };
+}
+
+/** What a form's answer shows: a refused one's page (asked on `node` with its flash), else the answer itself. */
+async function shownOn(node: Node, r: Awaited<ReturnType<typeof web>>, cookie = "") {
+  if (r.status !== 303 || !r.flash) return r;
+  return web(node, "GET", r.location as string, { cookie: [cookie, r.flash].filter(Boolean).join("; ") });
 }
 
 /** A new account on `node` whose login (its first owner) is `email`. */
@@ -158,17 +170,21 @@ describe.skipIf(!shared)("members on three nodes, one PostgreSQL", () => {
     expect((await web(a, "GET", "/dashboard/api/overview", { cookie: onC })).json.data.result.email).toBe(email);
     const mem = await idOf(c, account, email);
     expect((await members(b, account)).find((m) => m.id === mem)?.role).toBe("developer");
-    // the link again, on every node: used
+    // the link again, on every node: used (a form refused answers 303 to the link's page, which says why)
+    const opened = async (n: Node, method: string, path: string) =>
+      method === "POST" ? shownOn(n, await web(n, "POST", path, { form: { password: PASSWORD } })) : web(n, "GET", path);
     for (const n of cluster.nodes) {
       for (const method of ["GET", "POST"]) {
-        const again = await web(n, method, inv.path, method === "POST" ? { form: { password: PASSWORD } } : {});
+        const again = await opened(n, method, inv.path);
         expect(again.status, again.label).toBe(410);
         expect(again.text).toContain("already been used");
       }
     }
     // one link used on three nodes at the same moment: one member, two refusals
     const race = await invite(b, account, `race-${t}@one.example`, "viewer");
-    const tries = await Promise.all(cluster.nodes.map((n) => web(n, "POST", race.path, { form: { password: PASSWORD } })));
+    const tries = await Promise.all(
+      cluster.nodes.map(async (n) => shownOn(n, await web(n, "POST", race.path, { form: { password: PASSWORD } }))),
+    );
     expect(tries.map((r) => r.status).sort()).toEqual([303, 410, 410]);
     const raced = await idOf(a, account, `race-${t}@one.example`);
     // expired: this test's own invitation, aged in this test's own database (invitation_hours is whole hours)
@@ -176,7 +192,7 @@ describe.skipIf(!shared)("members on three nodes, one PostgreSQL", () => {
     await pg`UPDATE invitations SET expires_at = ${Date.now() - 1} WHERE id = ${late.id}`;
     for (const n of cluster.nodes) {
       for (const method of ["GET", "POST"]) {
-        const r = await web(n, method, late.path, method === "POST" ? { form: { password: PASSWORD } } : {});
+        const r = await opened(n, method, late.path);
         expect(r.status, r.label).toBe(410);
         expect(r.text).toContain("has expired");
       }
@@ -252,7 +268,7 @@ describe.skipIf(!shared)("members on three nodes, one PostgreSQL", () => {
         expect(page.location).toBe("/dashboard/login");
       }
     }
-    const again = await web(b, "POST", "/dashboard/login", { form: { email, password: PASSWORD } });
+    const again = await shownOn(c, await web(b, "POST", "/dashboard/login", { form: { email, password: PASSWORD } }));
     expect(again.status, again.label).toBe(401);
     expect((await keyCall(a, admKey, "GET", "/api/v1/account/audit?limit=5")).status).toBe(403);
     await expectTrail(account, [
@@ -336,12 +352,14 @@ describe.skipIf(!shared)("members on three nodes, one PostgreSQL", () => {
     for (let round = 0; round < 10; round++) {
       // owner j, signed in, demotes the other owner on node round+j
       const results = await Promise.all(
-        [0, 1].map((j) =>
-          web(nodeAt(round + j), "POST", `/dashboard/members/${ids[1 - j]}/role`, {
+        [0, 1].map(async (j) => {
+          const posted = await web(nodeAt(round + j), "POST", `/dashboard/members/${ids[1 - j]}/role`, {
             form: { role: "admin" },
             cookie: cookies[j],
-          }),
-        ),
+          });
+          // a refusal is a 303 too, its page (asked on the next node) saying why
+          return shownOn(nodeAt(round + j + 1), posted, cookies[j]);
+        }),
       );
       const statuses = results.map((r) => r.status);
       // one demotion done (303 back to the list); the other refused by the store (409, the last owner)

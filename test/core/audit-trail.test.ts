@@ -98,10 +98,19 @@ async function call(
     json,
     text,
     cookie: (res.headers.get("set-cookie") ?? "").split(";")[0],
+    cookies: res.headers.getSetCookie().map((c) => c.split(";")[0] as string),
+    location: res.headers.get("location") ?? "",
     label: `${method} ${path}: ${res.status} ${text.slice(0, 300)}`,
   };
 }
 const adminCall = (method: string, path: string, body?: unknown) => call(method, path, { body, headers: admin });
+/**
+ * The page a form's 303 leads to (every dashboard form answers so: Post/Redirect/Get), asked as the
+ * browser asks it, with the cookies the answer set: its flash carries what the page shows once (a
+ * new key, a signing secret, an invitation's link).
+ */
+const pageAfter = (r: Awaited<ReturnType<typeof call>>, headers: { cookie: string }) =>
+  call("GET", r.location, { headers: { cookie: [headers.cookie, ...r.cookies].join("; ") } });
 
 async function entries(): Promise<Entry[]> {
   const r = await gw.get("/admin/v1/audit?limit=500", admin);
@@ -293,11 +302,13 @@ const MEMBER_RECIPES: Record<string, () => Promise<unknown>> = {
     oneEntry(
       { action: "member.invite", actor: holderActor(), account: holder.id, before: false, label: "form invite" },
       async () => {
-        const r = await call("POST", "/dashboard/members", {
+        const posted = await call("POST", "/dashboard/members", {
           form: { email: "formed@example.com", role: "admin" },
           headers: asHolder(),
         });
-        ok(r, 201);
+        ok(posted, 303);
+        const r = await pageAfter(posted, asHolder());
+        ok(r, 200);
         secrets.push(/token=(inv_[A-Za-z0-9]+)/.exec(r.text)?.[1] ?? "");
       },
     ),
@@ -358,15 +369,19 @@ const RECIPES: Record<string, () => Promise<unknown>> = {
       { action: "webhook.create", actor: holderActor(), account: holder.id, before: false, label: "form webhook" },
       async () => {
         const form = { url: "http://127.0.0.1:9/form", events: "key.budget_100" };
-        const r = await call("POST", "/dashboard/alerts", { form, headers: asHolder() });
-        ok(r, 201);
+        const posted = await call("POST", "/dashboard/alerts", { form, headers: asHolder() });
+        ok(posted, 303);
+        const r = await pageAfter(posted, asHolder());
+        ok(r, 200);
         keepSecret(r.text);
       },
     ),
   "POST /dashboard/alerts/:id/rotate": async () => {
     const id = await holderWebhook();
     await oneEntry({ action: "webhook.rotate_secret", actor: holderActor(), before: true, label: "form rotate" }, async () => {
-      const r = await call("POST", `/dashboard/alerts/${id}/rotate`, { form: {}, headers: asHolder() });
+      const posted = await call("POST", `/dashboard/alerts/${id}/rotate`, { form: {}, headers: asHolder() });
+      ok(posted, 303);
+      const r = await pageAfter(posted, asHolder());
       ok(r, 200);
       keepSecret(r.text);
     });
@@ -428,7 +443,13 @@ const RECIPES: Record<string, () => Promise<unknown>> = {
   },
   "POST /dashboard/keys": () =>
     oneEntry({ action: "key.create", actor: holderActor(), account: holder.id, before: false, label: "form key" }, async () =>
-      ok(await call("POST", "/dashboard/keys", { form: { label: "from the form" }, headers: asHolder() }), 201),
+      ok(
+        await pageAfter(
+          await call("POST", "/dashboard/keys", { form: { label: "from the form" }, headers: asHolder() }),
+          asHolder(),
+        ),
+        200,
+      ),
     ),
   "POST /dashboard/keys/:id/revoke": async () => {
     const id = await holderKey("form revoke");
@@ -455,7 +476,7 @@ const RECIPES: Record<string, () => Promise<unknown>> = {
       { action: "password.change", actor: holderActor(), account: holder.id, before: true, label: "password" },
       async () => {
         const r = await call("POST", "/dashboard/password", { form: { current: holder.password, next }, headers: asHolder() });
-        ok(r, 200);
+        ok(r, 303);
         holder.cookie = r.cookie;
         holder.password = next;
         secrets.push(r.cookie.split("=")[1] ?? "");

@@ -394,6 +394,31 @@ describe("security matrix: every registered route", () => {
     }
   });
 
+  test("every dashboard form answers 303 to a page, refused or not, never a page of its own (Post/Redirect/Get); that page says why", async () => {
+    // a page answered to a form post is posted again by a reload: a wrong password would count twice
+    // toward the guessing limit (docs/dashboard.md). Each form is sent empty or about an unknown id,
+    // so each is refused: by its own checks, never by the edge (the matrix's other tests cover that)
+    const forms = routes.filter((r) => r.method === "POST" && r.path.startsWith("/dashboard") && isForm(r));
+    expect(forms.length).toBeGreaterThan(15);
+    for (const r of forms) {
+      // the public forms with no session (sign-out would end the matrix's own)
+      const cookie = r.cls === "operator" ? operatorCookie : r.cls === "session" ? holderCookie : "";
+      const res = await call(r, { origin, ...(cookie ? { cookie } : {}), ...freshClient() }, true);
+      expect(res.status, res.label).toBe(303);
+      expect(res.text, res.label).toBe("");
+      expect(res.headers.get("content-type") ?? "", res.label).not.toContain("text/html");
+      const to = res.headers.get("location") ?? "";
+      expect(to, res.label).toMatch(/^\/dashboard(\/|$)/);
+      if (r.path === "/dashboard/logout") continue;
+      // the page it names, asked as a browser asks it after the redirect: the refusal is said there
+      const flash = res.headers.getSetCookie().find((c) => c.startsWith("textai_flash="));
+      expect(flash, res.label).toBeDefined();
+      const jar = [cookie, flash?.split(";")[0]].filter(Boolean).join("; ");
+      const page = await fetch(gw.url + to, { headers: { cookie: jar }, redirect: "manual" });
+      expect(await page.text(), `${res.label} -> ${to}: ${page.status}`).toContain('role="alert"');
+    }
+  }, 30_000);
+
   test("a page the edge refuses with its body unread closes the connection (the body is never read as a next request)", async () => {
     const c = new RawConnection(gw.port);
     await c.ready;

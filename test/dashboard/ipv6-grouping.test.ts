@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SIGN_IN_LIMITS } from "../../src/dashboard/guessing";
 import { addressGroup } from "../../src/dashboard/security";
+import { withSetCookies } from "../helpers/dashboard-forms";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { type RawResponse, requestFrom } from "../helpers/raw-http";
 
@@ -43,11 +44,18 @@ describe("the default: one /64 is one client", () => {
   test("sign-ups from six addresses of one /64: the sixth is refused; another /64 is not", async () => {
     for (let i = 1; i <= SIGN_IN_LIMITS.signUpsPerClient; i++) {
       const r = await signUp(gw, `2001:db8:10:1::${i.toString(16)}`, `v6-${i}@example.com`);
-      expect(r?.status, show(r)).toBe(303);
+      expect([r?.status, r?.headers.location], show(r)).toEqual([303, "/dashboard"]);
     }
+    // refused: back to the sign-up page (Post/Redirect/Get), which answers 429 and says so
     const sixth = await signUp(gw, "2001:db8:10:1:ffff:1:2:3", "v6-extra@example.com");
-    expect(sixth?.status, show(sixth)).toBe(429);
-    expect((await signUp(gw, "2001:db8:10:2::1", "v6-other@example.com"))?.status).toBe(303);
+    expect([sixth?.status, sixth?.headers.location], show(sixth)).toEqual([303, "/dashboard/signup"]);
+    const page = await requestFrom(gw.url, "127.0.0.1", "GET", "/dashboard/signup", {
+      headers: { cookie: withSetCookies("", sixth?.headers["set-cookie"]) },
+    });
+    expect(page?.status, show(page)).toBe(429);
+    expect(page?.body).toContain("Too many sign-ups from this address");
+    const other = await signUp(gw, "2001:db8:10:2::1", "v6-other@example.com");
+    expect([other?.status, other?.headers.location]).toEqual([303, "/dashboard"]);
   }, 30_000);
 
   test("wrong admin tokens from many addresses of one /64 are counted as one client's", async () => {
@@ -66,7 +74,7 @@ test("[dashboard] ipv6_prefix = 128 counts each IPv6 address on its own", async 
   try {
     for (let i = 1; i <= SIGN_IN_LIMITS.signUpsPerClient + 2; i++) {
       const r = await signUp(gw, `2001:db8:30:1::${i}`, `own-${i}@example.com`);
-      expect(r?.status, show(r)).toBe(303);
+      expect([r?.status, r?.headers.location], show(r)).toEqual([303, "/dashboard"]);
     }
   } finally {
     await gw.close();

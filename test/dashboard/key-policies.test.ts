@@ -1,6 +1,7 @@
 // Key policies in the dashboard over plain HTTP (forms and the JSON route): an account holder
 // narrows its own keys and nobody else's, never widens them; the operator edits any key.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { shown, submit } from "../helpers/dashboard-forms";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 
 const TOKEN = "operator-token-for-dashboard-policy-tests";
@@ -21,6 +22,13 @@ const form = (path: string, body: Record<string, string>, cookie = "") =>
     headers: { origin, cookie, "content-type": "application/x-www-form-urlencoded" },
     body: new URLSearchParams(body),
   });
+
+/** a refused form: a 303 like any (Post/Redirect/Get); the page it leads to, whose status is the refusal's */
+async function refused(path: string, body: Record<string, string>, cookie: string) {
+  const s = await submit(gw.url, path, body, { cookie });
+  expect(s.posted.status, shown(s)).toBe(303);
+  return { status: s.page?.status, body: s.page?.body ?? "" };
+}
 
 /** an account with a dashboard login, signed in; its session cookie */
 async function holder(email: string): Promise<{ accountId: string; cookie: string }> {
@@ -66,9 +74,9 @@ describe("key policies in the dashboard", () => {
       { allowed_functions: "text-summarize" },
       { allowed_functions: "text-summarize, sentiment-analysis", monthly_credit_limit: "10" },
     ]) {
-      const res = await form(`/dashboard/keys/${k.id}/policy`, fields(o), cookie);
+      const res = await refused(`/dashboard/keys/${k.id}/policy`, fields(o), cookie);
       expect(res.status).toBe(403);
-      expect(await res.text()).toContain("you can only narrow");
+      expect(res.body).toContain("you can only narrow");
     }
     expect(await policyOf(k.id)).toMatchObject({ allowed_functions: ["text-summarize"], monthly_credit_limit: 10 });
 
@@ -87,7 +95,9 @@ describe("key policies in the dashboard", () => {
     expect((await patch(k.id, { rate_limit_per_minute: null })).status).toBe(403);
     const other = gw.newKey();
     expect((await patch(other.id, { rate_limit_per_minute: 1 })).status).toBe(404);
-    expect((await form(`/dashboard/keys/${other.id}/policy`, fields({ rate_limit_per_minute: "1" }), cookie)).status).toBe(404);
+    expect((await refused(`/dashboard/keys/${other.id}/policy`, fields({ rate_limit_per_minute: "1" }), cookie)).status).toBe(
+      404,
+    );
     expect(await policyOf(other.id)).toMatchObject({ rate_limit_per_minute: null });
     // no session: refused, nothing changed
     expect((await patch(k.id, { monthly_credit_limit: 1 }, "")).status).toBe(401);
@@ -108,16 +118,16 @@ describe("key policies in the dashboard", () => {
     expect(res.headers.get("location")).toBe(`/dashboard/operator/accounts/${k.accountId}`);
     expect(await policyOf(k.id)).toMatchObject({ allowed_functions: null, rate_limit_per_minute: 30 });
     expect((await sentiment(k.key)).status).toBe(200);
-    const bad = await form(`/dashboard/operator/keys/${k.id}/policy`, fields({ expires_at: "tomorrow" }), cookie);
+    const bad = await refused(`/dashboard/operator/keys/${k.id}/policy`, fields({ expires_at: "tomorrow" }), cookie);
     expect(bad.status).toBe(400);
-    expect(await bad.text()).toContain("ISO 8601");
+    expect(bad.body).toContain("ISO 8601");
   });
 
   test("an unknown function name (a typo) is 400 naming it, from the holder's form, its JSON route and the operator's form; nothing changes", async () => {
     const { accountId, cookie } = await holder("typo@example.com");
     const k = gw.newKey({ accountId });
-    const mine = await form(`/dashboard/keys/${k.id}/policy`, fields({ allowed_functions: "sentimnt-analysis" }), cookie);
-    const page = await mine.text();
+    const mine = await refused(`/dashboard/keys/${k.id}/policy`, fields({ allowed_functions: "sentimnt-analysis" }), cookie);
+    const page = mine.body;
     expect(mine.status, page).toBe(400);
     expect(page).toContain("unknown function &quot;sentimnt-analysis&quot;");
     expect(page).toContain("sentiment-analysis");
@@ -133,9 +143,9 @@ describe("key policies in the dashboard", () => {
 
     const signedIn = await form("/dashboard/operator/login", { token: TOKEN });
     const op = (signedIn.headers.get("set-cookie") ?? "").split(";")[0];
-    const bad = await form(`/dashboard/operator/keys/${k.id}/policy`, fields({ allowed_functions: "embedings" }), op);
+    const bad = await refused(`/dashboard/operator/keys/${k.id}/policy`, fields({ allowed_functions: "embedings" }), op);
     expect(bad.status).toBe(400);
-    expect(await bad.text()).toContain("unknown function &quot;embedings&quot;");
+    expect(bad.body).toContain("unknown function &quot;embedings&quot;");
     expect(await policyOf(k.id)).toMatchObject({ allowed_functions: null });
     expect((await sentiment(k.key)).status).toBe(200);
   });

@@ -44,11 +44,28 @@ async function call(
     json,
     text,
     cookie,
+    /** every cookie it set, as name=value */
+    cookies: res.headers.getSetCookie().map((c) => c.split(";")[0] as string),
     location: res.headers.get("location"),
     label: `${method} ${path}: ${res.status} ${text.slice(0, 300)}`,
   };
 }
 const adminCall = (method: string, path: string, body?: unknown) => call(method, path, { body, headers: admin });
+
+/**
+ * A form as a browser sends it: its answer, a 303 whether it was done or refused (Post/Redirect/Get),
+ * and the page it leads to, asked with the cookies the answer set (the flash: a refusal's page has
+ * the refusal's status and says why).
+ */
+async function submitted(path: string, o: { form: Record<string, string>; headers?: Record<string, string> }) {
+  const posted = await call("POST", path, o);
+  expect(posted.status, posted.label).toBe(303);
+  const cookie = [o.headers?.cookie, ...posted.cookies].filter(Boolean).join("; ");
+  return { posted, page: await call("GET", posted.location as string, { headers: { cookie } }) };
+}
+/** what a browser shows after a link's form or its GET */
+const opened = async (method: string, path: string) =>
+  method === "POST" ? (await submitted(path, { form: { password: PASSWORD } })).page : call(method, path);
 
 async function newAccount(email: string): Promise<{ id: string; cookie: string }> {
   const made = await adminCall("POST", "/admin/v1/accounts", { email, password: PASSWORD, credits: 20 });
@@ -140,7 +157,7 @@ describe("members", () => {
     const used = await invite(acme.id, "once@acme.example", "viewer");
     await join(used.path);
     for (const method of ["GET", "POST"]) {
-      const r = await call(method, used.path, { form: method === "POST" ? { password: PASSWORD } : undefined });
+      const r = await opened(method, used.path);
       expect(r.status, r.label).toBe(410);
       expect(r.text).toContain("already been used");
     }
@@ -149,7 +166,7 @@ describe("members", () => {
     db.query("UPDATE invitations SET expires_at = ? WHERE id = ?").run(Date.now() - 1, late.result.id);
     db.close();
     for (const method of ["GET", "POST"]) {
-      const r = await call(method, late.path, { form: method === "POST" ? { password: PASSWORD } : undefined });
+      const r = await opened(method, late.path);
       expect(r.status, r.label).toBe(410);
       expect(r.text).toContain("has expired");
     }
@@ -157,7 +174,7 @@ describe("members", () => {
     const misplaced = await invite(acme.id, "lost@acme.example", "admin");
     const wrong = misplaced.path.replace(acme.id, other.id);
     for (const method of ["GET", "POST"]) {
-      const r = await call(method, wrong, { form: method === "POST" ? { password: PASSWORD } : undefined });
+      const r = await opened(method, wrong);
       expect(r.status, r.label).toBe(403);
       expect(r.text).toContain("for another account");
     }
@@ -196,7 +213,7 @@ describe("members", () => {
     expect(demote.json.error.message).toContain("last owner");
     const remove = await adminCall("DELETE", `/admin/v1/accounts/${other.id}/members/${first}`);
     expect(remove.status, remove.label).toBe(409);
-    const leave = await call("POST", `/dashboard/members/${first}/remove`, { form: {}, headers: { cookie: other.cookie } });
+    const leave = (await submitted(`/dashboard/members/${first}/remove`, { form: {}, headers: { cookie: other.cookie } })).page;
     expect(leave.status, leave.label).toBe(409);
     expect(leave.text).toContain("last owner");
     // the admin may not touch members at all
@@ -269,8 +286,8 @@ describe("members", () => {
     const signedOut = await call("GET", "/dashboard", { headers: asRay });
     expect(signedOut.status).toBe(303);
     expect(signedOut.location).toBe("/dashboard/login");
-    const signIn = await call("POST", "/dashboard/login", { form: { email: "ray@acme.example", password: PASSWORD } });
-    expect(signIn.status, signIn.label).toBe(401);
+    const signIn = await submitted("/dashboard/login", { form: { email: "ray@acme.example", password: PASSWORD } });
+    expect(signIn.page.status, signIn.page.label).toBe(401);
   });
 
   test("no log line holds an invitation's token or a password (the links' paths are logged, their tokens never)", async () => {
@@ -289,18 +306,29 @@ describe("members", () => {
     expect(viewerPage.status, viewerPage.label).toBe(200);
     expect(viewerPage.text).toContain("owner@acme.example");
     expect(viewerPage.text).not.toContain("Invite a member");
-    const ownerPage = await call("POST", "/dashboard/members", {
+    const invited = await submitted("/dashboard/members", {
       form: { email: "form@acme.example", role: "admin" },
       headers: { cookie: acme.cookie },
     });
-    expect(ownerPage.status, ownerPage.label).toBe(201);
+    const ownerPage = invited.page;
+    expect([invited.posted.location, ownerPage.status], ownerPage.label).toEqual(["/dashboard/members", 200]);
     const url = /id="invite-url">([^<]+)</.exec(ownerPage.text)?.[1] as string;
     expect(url).toStartWith(`${origin}/dashboard/join/${acme.id}?token=inv_`);
-    const bad = await call("POST", "/dashboard/members", {
+    // the link is in neither the answer's Location nor in the clear in its cookie, and a reload shows it no more
+    const token = new URL(url).searchParams.get("token") as string;
+    tokens.push(token);
+    expect(JSON.stringify(invited.posted)).not.toContain(token);
+    const reloaded = await call("GET", "/dashboard/members", { headers: { cookie: acme.cookie } });
+    expect(reloaded.status, reloaded.label).toBe(200);
+    expect(reloaded.text).not.toContain(token);
+    const bad = await submitted("/dashboard/members", {
       form: { email: "not-an-email", role: "admin" },
       headers: { cookie: acme.cookie },
     });
-    expect(bad.status, bad.label).toBe(400);
-    expect(bad.text).toContain("not valid");
+    expect(bad.page.status, bad.page.label).toBe(400);
+    expect(bad.page.text).toContain("not valid");
+    // the form again with what was sent
+    expect(bad.page.text).toContain('value="not-an-email"');
+    expect(bad.page.text).toContain('<option value="admin" selected>admin</option>');
   });
 });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { hashToken, SESSION_LIMITS } from "../../src/dashboard/security";
 import { SqliteDashboardStore } from "../../src/dashboard/sqlite";
 import { openStorage } from "../../src/storage/db";
+import { shown, submit } from "../helpers/dashboard-forms";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
 
@@ -19,6 +20,11 @@ function cli(args: string[], env: Record<string, string>, stdin?: string) {
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 }
 
+/**
+ * The sign-in form posted: `status` is its answer's (303, signed in or refused: Post/Redirect/Get),
+ * `shows` and `body` are the refused sign-in's page, asked as the browser asks it with the flash
+ * cookie (its status is the refusal's: 401, 429); `setCookie` is the session's cookie, if any.
+ */
 async function signIn(gw: TestGateway, email: string, password: string, headers: Record<string, string> = {}) {
   const origin = new URL(gw.url).origin;
   const res = await fetch(`${gw.url}/dashboard/login`, {
@@ -27,12 +33,17 @@ async function signIn(gw: TestGateway, email: string, password: string, headers:
     headers: { origin, "content-type": "application/x-www-form-urlencoded", ...headers },
     body: new URLSearchParams({ email, password }),
   });
-  const setCookie = res.headers.get("set-cookie") ?? "";
+  const setCookie = res.headers.getSetCookie().find((c) => c.startsWith("textai_session=")) ?? "";
+  const flash = res.headers.getSetCookie().find((c) => c.startsWith("textai_flash="));
+  const page = flash
+    ? await fetch(gw.url + res.headers.get("location"), { headers: { cookie: flash.split(";")[0] as string } })
+    : null;
   return {
     status: res.status,
+    shows: page?.status ?? res.status,
     setCookie,
     cookie: setCookie.split(";")[0],
-    body: await res.text(),
+    body: page ? await page.text() : await res.text(),
     requestId: res.headers.get("x-request-id"),
   };
 }
@@ -80,7 +91,8 @@ describe("sessions", () => {
       t = performance.now();
       const u = await signIn(gw, `nobody${i}@example.com`, "tim's long password");
       unknown.push(performance.now() - t);
-      expect([w.status, u.status]).toEqual([401, 401]);
+      expect([w.status, u.status]).toEqual([303, 303]);
+      expect([w.shows, u.shows]).toEqual([401, 401]);
       expect(w.setCookie + u.setCookie).toBe("");
       wrongBody = w.body.replace(/value="[^"]*"/, "");
       unknownBody = u.body.replace(/value="[^"]*"/, "");
@@ -101,15 +113,16 @@ describe("sessions", () => {
     expect((await signedIn(gw, a.cookie)) && (await signedIn(gw, b.cookie))).toBe(true);
     const res = await fetch(`${gw.url}/dashboard/password`, {
       method: "POST",
+      redirect: "manual",
       headers: { origin: new URL(gw.url).origin, cookie: a.cookie, "content-type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ current: "ann's long password", next: "ann's newer password" }),
     });
-    expect(res.status).toBe(200);
-    const fresh = (res.headers.get("set-cookie") ?? "").split(";")[0];
+    expect([res.status, res.headers.get("location")]).toEqual([303, "/dashboard/password"]);
+    const fresh = (res.headers.getSetCookie().find((c) => c.startsWith("textai_session=")) ?? "").split(";")[0] as string;
     expect(await signedIn(gw, a.cookie)).toBe(false);
     expect(await signedIn(gw, b.cookie)).toBe(false);
     expect(await signedIn(gw, fresh)).toBe(true);
-    expect((await signIn(gw, "ann@example.com", "ann's long password")).status).toBe(401);
+    expect((await signIn(gw, "ann@example.com", "ann's long password")).shows).toBe(401);
     expect((await signIn(gw, "ann@example.com", "ann's newer password")).status).toBe(303);
     // and no password reached the log
     const logs = gw.logs.join("\n");
@@ -192,9 +205,9 @@ describe("sign-in limits", () => {
     const gw = await startGateway({ env: { TEXTAI_ADMIN_TOKEN: TOKEN } });
     try {
       await makeLogin(gw, "cy@example.com", "cy's long password");
-      for (let i = 0; i < 5; i++) expect((await signIn(gw, "cy@example.com", `wrong ${i}`)).status).toBe(401);
+      for (let i = 0; i < 5; i++) expect((await signIn(gw, "cy@example.com", `wrong ${i}`)).shows).toBe(401);
       const blocked = await signIn(gw, "cy@example.com", "cy's long password");
-      expect(blocked.status).toBe(429);
+      expect(blocked.shows).toBe(429);
       expect(blocked.setCookie).toBe("");
     } finally {
       await gw.close();
@@ -205,8 +218,8 @@ describe("sign-in limits", () => {
     const gw = await startGateway({ env: { TEXTAI_ADMIN_TOKEN: TOKEN } });
     try {
       await makeLogin(gw, "di@example.com", "di's long password");
-      for (let i = 0; i < 20; i++) expect((await signIn(gw, `guess${i}@example.com`, "password123")).status).toBe(401);
-      expect((await signIn(gw, "di@example.com", "di's long password")).status).toBe(429);
+      for (let i = 0; i < 20; i++) expect((await signIn(gw, `guess${i}@example.com`, "password123")).shows).toBe(401);
+      expect((await signIn(gw, "di@example.com", "di's long password")).shows).toBe(429);
     } finally {
       await gw.close();
     }
@@ -336,15 +349,19 @@ describe("operator console over HTTP", () => {
           headers: { origin, cookie, "content-type": "application/x-www-form-urlencoded" },
           body: new URLSearchParams(body),
         });
-      expect((await form("/dashboard/operator/login", { token: "not the token" })).status).toBe(401);
+      // a refused form answers 303 too (Post/Redirect/Get): its page, asked with the flash cookie, says why
+      const refused = (path: string, body: Record<string, string>, cookie = "") => submit(gw.url, path, body, { cookie });
+      const wrongToken = await refused("/dashboard/operator/login", { token: "not the token" });
+      expect([wrongToken.posted.status, wrongToken.page?.status], shown(wrongToken)).toEqual([303, 401]);
+      expect(wrongToken.page?.body).toContain("Wrong admin token.");
       const signedInOp = await form("/dashboard/operator/login", { token: TOKEN });
       expect(signedInOp.status).toBe(303);
-      const cookie = (signedInOp.headers.get("set-cookie") ?? "").split(";")[0];
+      const cookie = (signedInOp.headers.get("set-cookie") ?? "").split(";")[0] as string;
       const { key, id, accountId } = gw.newKey({ credits: 10 });
       // a plan the gateway does not know is refused, saying which it knows (2026-12-06)
-      const unknown = await form(`/dashboard/operator/accounts/${accountId}/plan`, { plan: "platnum" }, cookie);
-      expect(unknown.status).toBe(400);
-      expect(await unknown.text()).toContain("unknown plan");
+      const unknown = await refused(`/dashboard/operator/accounts/${accountId}/plan`, { plan: "platnum" }, cookie);
+      expect([unknown.posted.status, unknown.page?.status], shown(unknown)).toEqual([303, 400]);
+      expect(unknown.page?.body).toContain("unknown plan");
       expect((await form(`/dashboard/operator/accounts/${accountId}/plan`, { plan: "pro" }, cookie)).status).toBe(303);
       expect(
         (await gw.get(`/admin/v1/keys?account_id=${accountId}`, { authorization: `Bearer ${TOKEN}` })).json.data.result.data[0],
@@ -357,21 +374,37 @@ describe("operator console over HTTP", () => {
       expect(usage.json.data.result.balance - 4).toBe(
         (await gw.get("/api/v1/account/usage", { "x-api-key": key })).json.data.result.balance,
       );
-      // a refused value re-renders the account's page with the reason (no JSON for a plain form), and changes nothing
+      // a refused value goes back to the account's page with the reason and what was sent (no JSON
+      // for a plain form), and changes nothing
       const before = (await gw.get("/api/v1/account/usage", { "x-api-key": key })).json.data.result.balance;
-      const badAmount = await form(`/dashboard/operator/accounts/${accountId}/credits`, { amount: "lots" }, cookie);
-      expect(badAmount.status).toBe(400);
-      expect(badAmount.headers.get("content-type")).toStartWith("text/html");
-      const badPage = await badAmount.text();
+      const badAmount = await refused(
+        `/dashboard/operator/accounts/${accountId}/credits`,
+        { amount: "lots", reason: "why not" },
+        cookie,
+      );
+      expect([badAmount.posted.status, badAmount.location]).toEqual([303, `/dashboard/operator/accounts/${accountId}`]);
+      expect(badAmount.page?.status, shown(badAmount)).toBe(400);
+      expect(badAmount.page?.headers["content-type"]).toStartWith("text/html");
+      const badPage = badAmount.page?.body ?? "";
       expect(badPage).toContain("amount must be a whole number other than 0");
       expect(badPage).toContain(accountId);
+      expect(badPage).toMatch(/id="amount" name="amount" type="number" step="1" required value="lots" autofocus/);
+      expect(badPage).toContain('value="why not"');
       expect((await gw.get("/api/v1/account/usage", { "x-api-key": key })).json.data.result.balance).toBe(before);
-      const gone = await form("/dashboard/operator/accounts/acc_nobody/plan", { plan: "pro" }, cookie);
-      expect(gone.status).toBe(404);
-      expect(await gone.text()).toContain("account not found");
-      const badAccount = await form("/dashboard/operator/accounts", { email: "not-an-email", password: "x" }, cookie);
-      expect(badAccount.status).toBe(400);
-      expect(await badAccount.text()).toContain("Operator console");
+      // an account that is gone: back to the account list, saying so
+      const gone = await refused("/dashboard/operator/accounts/acc_nobody/plan", { plan: "pro" }, cookie);
+      expect([gone.location, gone.page?.status], shown(gone)).toEqual(["/dashboard/operator", 404]);
+      expect(gone.page?.body).toContain("account not found");
+      const badAccount = await refused(
+        "/dashboard/operator/accounts",
+        { email: "not-an-email", password: "a secret of the operator", name: "Newco" },
+        cookie,
+      );
+      expect([badAccount.location, badAccount.page?.status], shown(badAccount)).toEqual(["/dashboard/operator", 400]);
+      expect(badAccount.page?.body).toContain("Operator console");
+      expect(badAccount.page?.body).toContain('value="not-an-email"');
+      expect(badAccount.page?.body).toContain('value="Newco"');
+      expect(badAccount.page?.body).not.toContain("a secret of the operator");
       // a foreign origin cannot use the operator's session
       const foreign = await fetch(`${gw.url}/dashboard/operator/accounts/${accountId}/credits`, {
         method: "POST",

@@ -6,6 +6,7 @@ import { SIGN_IN_LIMITS, SignInLimiter } from "../../src/dashboard/guessing";
 import type { GuessVerdict, SignInAttempts } from "../../src/dashboard/interface";
 import { RedisSignInLimiter } from "../../src/dashboard/signin-redis";
 import { RedisLink } from "../../src/redis/link";
+import { withSetCookies } from "../helpers/dashboard-forms";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { requestFrom } from "../helpers/raw-http";
 import { freshDatabase, freshRedis, freshRedisCluster, sharedServersUp } from "../helpers/shared-servers";
@@ -148,8 +149,21 @@ describe.skipIf(!shared)("two nodes on PostgreSQL and Redis", () => {
     await flush();
   });
 
-  const signIn = async (gw: TestGateway, email: string, password: string, from = "127.0.0.1") =>
-    (await requestFrom(gw.url, from, "POST", "/dashboard/login", { form: { email, password } }))?.status;
+  /**
+   * A sign-in posted to `gw`, as its sender sees the outcome: 303 when it opened a session; refused (a
+   * 303 too, Post/Redirect/Get), the status of the page it leads to, asked on the other node: any node
+   * opens the flash cookie (its key is drawn from a secret in the shared database)
+   */
+  const signIn = async (gw: TestGateway, email: string, password: string, from = "127.0.0.1") => {
+    const posted = await requestFrom(gw.url, from, "POST", "/dashboard/login", { form: { email, password } });
+    expect(posted?.status, posted?.body).toBe(303);
+    if (posted?.headers["set-cookie"]?.startsWith("textai_session=")) return posted.status;
+    const other = nodes[(nodes.indexOf(gw) + 1) % nodes.length] as TestGateway;
+    const cookie = withSetCookies("", posted?.headers["set-cookie"]);
+    const page = await requestFrom(other.url, from, "GET", posted?.headers.location ?? "", { headers: { cookie } });
+    expect(page?.body).toMatch(/role="alert">(Wrong email or password\.|Too many sign-in attempts)/);
+    return page?.status;
+  };
   const adminCall = async (gw: TestGateway, token: string, from: string) =>
     (await requestFrom(gw.url, from, "GET", "/admin/v1/accounts", { headers: { authorization: `Bearer ${token}` } }))?.status;
 

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { SIGN_IN_LIMITS } from "../../src/dashboard/guessing";
+import { shown, submit } from "../helpers/dashboard-forms";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { type RawResponse, requestFrom } from "../helpers/raw-http";
 
@@ -14,8 +15,16 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-const signUp = (from: string, email: string, password: string, g = gw) =>
-  requestFrom(g.url, from, "POST", "/dashboard/signup", { form: { email, password } });
+/**
+ * A sign-up from `from`, as its sender sees the outcome: the answer (a 303: signed in, or the taken
+ * email's redirect), or, refused (a 303 too, back to the form: Post/Redirect/Get), the page it leads
+ * to, whose status is the refusal's.
+ */
+async function signUp(from: string, email: string, password: string, g = gw) {
+  const s = await submit(g.url, "/dashboard/signup", { email, password }, { from });
+  expect(s.posted.status, shown(s)).toBe(303);
+  return s.location === "/dashboard/signup" ? s.page : s.posted;
+}
 const show = (r: RawResponse | null) => `${r?.status} ${r?.body.slice(0, 300)}`;
 
 async function balanceOf(g: TestGateway, email: string, password: string): Promise<number> {
@@ -74,10 +83,13 @@ test("a taken email: redirected to sign in, not signed in, the account unchanged
   expect(await page.text()).toContain("This email address already has an account, and nothing about it has changed");
   // the owner's password still signs in; the stranger's opened nothing; still one account
   expect(await balanceOf(gw, "taken@example.com", "the owner's password")).toBe(0);
-  const stranger = await requestFrom(gw.url, "127.0.8.6", "POST", "/dashboard/login", {
-    form: { email: "taken@example.com", password: "a stranger's password" },
-  });
-  expect(stranger?.status).toBe(401);
+  const stranger = await submit(
+    gw.url,
+    "/dashboard/login",
+    { email: "taken@example.com", password: "a stranger's password" },
+    { from: "127.0.8.6" },
+  );
+  expect(stranger.page?.status, shown(stranger)).toBe(401);
   expect((await gw.deps.dashboard.searchAccounts("taken@example.com", 10)).length).toBe(1);
 }, 30_000);
 
@@ -137,6 +149,9 @@ test("a malformed sign-up is refused with the reason and counts nothing", async 
     const r = await signUp(from, "short@example.com", "short");
     expect(r?.status).toBe(400);
     expect(r?.body).toContain("at least 10 characters");
+    // the form again, the email filled in, the password to type again
+    expect(r?.body).toContain('value="short@example.com"');
+    expect(r?.body).toMatch(/id="password"[^>]* autofocus/);
   }
   expect((await signUp(from, "short@example.com", "long enough now"))?.status).toBe(303);
 });

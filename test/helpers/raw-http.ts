@@ -105,7 +105,10 @@ export class RawConnection {
       const headers: Record<string, string> = {};
       for (const line of head.slice(1)) {
         const i = line.indexOf(":");
-        headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+        const name = line.slice(0, i).trim().toLowerCase();
+        const value = line.slice(i + 1).trim();
+        // several Set-Cookie lines (a session and a flash) joined as fetch's Headers.get joins them
+        headers[name] = name === "set-cookie" && headers[name] ? `${headers[name]}, ${value}` : value;
       }
       if (headers["transfer-encoding"] === "chunked") {
         const chunked = dechunk(this.buf.subarray(end + 4));
@@ -166,7 +169,7 @@ export async function requestFrom(
   from: string,
   method: string,
   path: string,
-  opts: { form?: Record<string, string>; body?: unknown; headers?: Record<string, string> } = {},
+  opts: { form?: Record<string, string> | URLSearchParams; body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<RawResponse | null> {
   const u = new URL(url);
   const conn = new RawConnection(Number(u.port), u.hostname, from);

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { shown, submit } from "../helpers/dashboard-forms";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { startIssuer, type TestIssuer } from "../helpers/oidc-issuer";
 
@@ -150,13 +151,8 @@ describe("single sign-on: members and roles from the issuer's groups", () => {
     // a developer may not read the audit trail (admins and owners may)
     expect((await page("/dashboard/audit", r.session as string)).status).toBe(403);
     // made without a password: none signs in as them
-    const pw = await fetch(`${origin}/dashboard/login`, {
-      method: "POST",
-      redirect: "manual",
-      headers: { origin, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ email: "alice@corp.example", password: "!sso" }).toString(),
-    });
-    expect(pw.status).toBe(401);
+    const pw = await submit(origin, "/dashboard/login", { email: "alice@corp.example", password: "!sso" });
+    expect([pw.posted.status, pw.page?.status], shown(pw)).toEqual([303, 401]);
   });
 
   test("a later sign-in with other groups changes the role (audited, actor sso); the new session has it", async () => {
@@ -272,18 +268,13 @@ describe("single sign-on: the operator console and sso_required", () => {
   });
 
   test("an account with sso_required takes no password and no invitation; another account's password still works", async () => {
-    const form = (email: string) => ({
-      method: "POST",
-      redirect: "manual" as const,
-      headers: { origin, "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ email, password: PASSWORD }).toString(),
-    });
-    const a = await fetch(`${origin}/dashboard/login`, form("owner@corp.example"));
-    expect(a.status).toBe(403);
-    expect(await a.text()).toContain("single sign-on only");
-    expect(a.headers.get("set-cookie") ?? "").not.toContain("textai_session=");
-    const b = await fetch(`${origin}/dashboard/login`, form("owner@partner.example"));
-    expect(b.status).toBe(303);
+    // refused like any form: a 303 to the sign-in page, which says why (Post/Redirect/Get)
+    const a = await submit(origin, "/dashboard/login", { email: "owner@corp.example", password: PASSWORD });
+    expect([a.posted.status, a.page?.status], shown(a)).toEqual([303, 403]);
+    expect(a.page?.body).toContain("single sign-on only");
+    expect(a.posted.headers["set-cookie"] ?? "").not.toContain("textai_session=");
+    const b = await submit(origin, "/dashboard/login", { email: "owner@partner.example", password: PASSWORD });
+    expect([b.posted.status, b.location], shown(b)).toEqual([303, "/dashboard"]);
     const invite = await adminPost(`/admin/v1/accounts/${accA}/members`, { email: "newcomer@corp.example", role: "viewer" });
     const join = await fetch(invite.url.replace(/^https?:\/\/[^/]+/, origin), { redirect: "manual" });
     expect(join.status).toBe(403);

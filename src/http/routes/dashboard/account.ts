@@ -6,14 +6,14 @@
 import { Elysia } from "elysia";
 import type { KeyView } from "../../../auth/interface";
 import { hashPassword, passwordProblem, verifyPassword } from "../../../auth/passwords";
+import { POLICY_FIELDS } from "../../../auth/policy";
 import { GatewayError } from "../../../errors";
 import { csvStream } from "../../../requestlog/csv";
 import type { RequestLogQuery } from "../../../requestlog/interface";
 import { decodeCursor, MAX_LIMIT, parseLogQuery, readPage } from "../../../requestlog/query";
-import { edgePlugin, type Holder } from "../../edge-plugin";
+import { edgePlugin } from "../../edge-plugin";
 import { MESSAGES_FN } from "../../messages-translate";
 import { queryInt } from "../../query";
-import type { Ctx } from "../../session";
 import { redirect } from "../../session";
 import {
   byHolder,
@@ -26,13 +26,13 @@ import {
   page,
   policyFromForm,
   readForm,
-  refused,
   revokeOwnKey,
   SECURITY_HEADERS,
   startSession,
   tooMany,
   who,
 } from "./common";
+import { backTo, orBack, redirectWith, refillOf, shown, takeFlash } from "./forms";
 import * as pages from "./pages";
 
 const REQUEST_PAGE = 50;
@@ -40,18 +40,6 @@ const REQUEST_PAGE = 50;
 const CSV_MAX_ROWS = 100_000;
 /** the last page whose offset is still an exact integer */
 const MAX_LEDGER_PAGE = Math.floor(Number.MAX_SAFE_INTEGER / LEDGER_PAGE);
-
-/** The keys page with the first page of keys, at a status, with a refusal above it when one is given. */
-async function keysPageFor(deps: DashboardDeps, c: Ctx, h: Holder, status = 200, error?: string) {
-  const list = await keysOf(deps, h, { limit: KEY_PAGE + 1, offset: 0 });
-  return page(
-    deps,
-    c,
-    status,
-    { title: "Keys", who: who(h.email, h.role), active: "/dashboard/keys", flash: refused(error) },
-    pages.keysPage(list.slice(0, KEY_PAGE), null, { offset: 0, size: KEY_PAGE, more: list.length > KEY_PAGE }),
-  );
-}
 
 /**
  * The Requests page's filters from its query string, for the signed-in account; the times as a
@@ -117,12 +105,14 @@ function keyPages(deps: DashboardDeps) {
       async ({ c, holder: h, query }) => {
         const offset = queryInt(query, "offset", { fallback: 0, min: 0, max: Number.MAX_SAFE_INTEGER });
         const list = await keysOf(deps, h, { limit: KEY_PAGE + 1, offset });
+        const f = await takeFlash(deps, c);
+        const created = f?.once?.key ? { key: f.once.key, label: f.once.label ?? "" } : null;
         return page(
           deps,
           c,
-          200,
-          { title: "Keys", who: who(h.email, h.role), active: "/dashboard/keys" },
-          pages.keysPage(list.slice(0, KEY_PAGE), null, { offset, size: KEY_PAGE, more: list.length > KEY_PAGE }),
+          f?.status ?? 200,
+          { title: "Keys", who: who(h.email, h.role), active: "/dashboard/keys", flash: shown(f) },
+          pages.keysPage(list.slice(0, KEY_PAGE), created, { offset, size: KEY_PAGE, more: list.length > KEY_PAGE }, refillOf(f)),
         );
       },
       { session: true },
@@ -130,41 +120,40 @@ function keyPages(deps: DashboardDeps) {
     .post(
       "/dashboard/keys",
       async ({ c, holder: h }) => {
-        // without JavaScript: the key is shown in this answer only (no-store), never again
         const form = await readForm(deps, c);
-        const created = await createOwnKey(deps, c, h, form.get("label"));
-        const list = await keysOf(deps, h, { limit: KEY_PAGE, offset: 0 });
-        return page(
-          deps,
-          c,
-          201,
-          { title: "Keys", who: who(h.email, h.role), active: "/dashboard/keys" },
-          pages.keysPage(list, { key: created.key, label: created.label }),
-        );
+        return orBack(backTo(deps, c, "/dashboard/keys", form, ["label"]), async () => {
+          // the label's one check (auth/attributes.ts keyLabel) runs before the key-creation limit is spent
+          const created = await createOwnKey(deps, c, h, form.get("label"));
+          // without JavaScript: the keys page shows the key this once (the flash is sealed, and
+          // cleared by that page), never again, and a reload makes no second key
+          return redirectWith(deps, c, "/dashboard/keys", {
+            status: 200,
+            kind: "ok",
+            text: "",
+            once: { key: created.key, label: created.label },
+          });
+        });
       },
       { session: { origin: true, role: "developer" }, parse: "none" },
     )
     .post(
       "/dashboard/keys/:id/revoke",
-      async ({ c, holder: h, params }) => {
-        await revokeOwnKey(deps, c, h, params.id);
-        return redirect(c, "/dashboard/keys");
-      },
+      async ({ c, holder: h, params }) =>
+        orBack(backTo(deps, c, "/dashboard/keys"), async () => {
+          await revokeOwnKey(deps, c, h, params.id);
+          return redirect(c, "/dashboard/keys");
+        }),
       { session: { origin: true, role: "developer" }, parse: "none" },
     )
     .post(
       "/dashboard/keys/:id/policy",
       async ({ c, holder: h, params }) => {
         const form = await readForm(deps, c);
-        try {
+        // refused: the keys page again, saying why, this key's form open with what was sent
+        return orBack(backTo(deps, c, "/dashboard/keys", form, POLICY_FIELDS), async () => {
           await narrowOwnKey(deps, c, h, params.id, policyFromForm(deps, form));
-        } catch (e) {
-          // refused: the keys page again, saying why (a browser without JavaScript sees a page)
-          if (e instanceof GatewayError && [400, 403, 404].includes(e.status))
-            return keysPageFor(deps, c, h, e.status, e.message);
-          throw e;
-        }
-        return redirect(c, "/dashboard/keys");
+          return redirect(c, "/dashboard/keys");
+        });
       },
       { session: { origin: true, role: "admin" }, parse: "none" },
     );
@@ -307,12 +296,13 @@ function passwordPages(deps: DashboardDeps) {
     .get(
       "/dashboard/password",
       async ({ c, holder: h }) => {
+        const f = await takeFlash(deps, c);
         return page(
           deps,
           c,
-          200,
-          { title: "Change password", who: who(h.email, h.role), active: "/dashboard/password" },
-          pages.passwordPage(),
+          f?.status ?? 200,
+          { title: "Change password", who: who(h.email, h.role), active: "/dashboard/password", flash: shown(f) },
+          pages.passwordPage(refillOf(f)),
         );
       },
       { session: true },
@@ -321,35 +311,33 @@ function passwordPages(deps: DashboardDeps) {
       "/dashboard/password",
       async ({ c, holder: h }) => {
         const form = await readForm(deps, c);
-        const o = { title: "Change password", who: who(h.email, h.role), active: "/dashboard/password" };
         const current = form.get("current") ?? "";
         const next = form.get("next") ?? "";
         const login = await store.loginByEmail(h.email);
+        // refused, the form's page says why; a reload asks for that page, never sends the current
+        // password again (a wrong one would count again toward the limit)
+        const back = backTo(deps, c, "/dashboard/password");
         // guesses here are their own target: sign-in failures at the email never block this form
         const target = `password-change:${h.memberId}`;
         const v = await limiter.attempt(target, c.client);
-        if (!v.allowed) return tooMany(deps, c, v, o, pages.passwordPage());
+        if (!v.allowed) {
+          const t = tooMany(v);
+          return back(429, t.text, { retryAfter: t.retryAfter, focus: "current" });
+        }
         if (!login || !(await verifyPassword(current.slice(0, 200), login.passwordHash)))
-          return page(
-            deps,
-            c,
-            400,
-            { ...o, flash: { kind: "error", text: "The current password is wrong." } },
-            pages.passwordPage(),
-          );
+          return back(400, "The current password is wrong.", { focus: "current" });
         await limiter.succeeded(target, c.client);
         const problem = passwordProblem(next);
-        if (problem) return page(deps, c, 400, { ...o, flash: { kind: "error", text: problem } }, pages.passwordPage());
+        if (problem) return back(400, problem, { focus: "next" });
         // ends every session of the member, this one included; this browser gets a new one
         await store.setPassword(h.accountId, await hashPassword(next), byHolder(c, h), h.memberId);
-        const cookie = await startSession(deps, c, { accountId: h.accountId, memberId: h.memberId, kind: "account" });
-        return page(
+        const s = await startSession(deps, c, { accountId: h.accountId, memberId: h.memberId, kind: "account" });
+        return redirectWith(
           deps,
           c,
-          200,
-          { ...o, flash: { kind: "ok", text: "Password changed. Every other session has ended." } },
-          pages.passwordPage(),
-          { "set-cookie": cookie },
+          "/dashboard/password",
+          { status: 200, kind: "ok", text: "Password changed. Every other session has ended." },
+          { session: s.token, cookies: [s.cookie] },
         );
       },
       { session: { origin: true }, parse: "none" },

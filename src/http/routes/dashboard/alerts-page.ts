@@ -5,7 +5,7 @@
  */
 import { ALERT_EVENTS, type DeliveryView, GATEWAY_EVENTS, type WebhookEndpoint } from "../../../alerts/interface";
 import { type Html, html } from "./html";
-import { dataTable, truncated } from "./pages";
+import { chosen, dataTable, fieldValue, type Refill, ticked, truncated } from "./pages";
 
 /** an account's events (docs/alerts.md#events): the operator's endpoints take the provider.* ones */
 const ACCOUNT_EVENTS = ALERT_EVENTS.filter((e) => !GATEWAY_EVENTS.has(e));
@@ -55,16 +55,22 @@ export function alertsPage(o: {
   endpoints: { endpoint: WebhookEndpoint; deliveries: DeliveryView[] }[];
   /** a secret just made or rotated: shown this once */
   secret?: { id: string; secret: string } | null;
+  /** a refused endpoint's fields, to fill the form in again */
+  refill?: Refill | null;
 }): Html {
-  return html`<form method="post" action="/dashboard/alerts" class="card" id="add-endpoint">
-<label for="url">Webhook URL</label><input id="url" name="url" type="url" required maxlength="2000" placeholder="https://hooks.example.com/textai">
+  const r = o.refill;
+  const a = "/dashboard/alerts";
+  const slack = chosen(r, a, "format", "json") === "slack";
+  return html`<form method="post" action="${a}" class="card" id="add-endpoint">
+<label for="url">Webhook URL</label><input id="url" name="url" type="url" required maxlength="2000" placeholder="https://hooks.example.com/textai"${fieldValue(r, a, "url")}>
 <fieldset><legend>Events</legend>${ACCOUNT_EVENTS.map(
-    (e) => html`<label class="check"><input type="checkbox" name="events" value="${e}"> <code>${e}</code></label>`,
+    (e) =>
+      html`<label class="check"><input type="checkbox" name="events" value="${e}"${ticked(r, a, "events", e) ? " checked" : ""}> <code>${e}</code></label>`,
   )}</fieldset>
-<label for="balance_below">Balance under (for balance.low)</label><input id="balance_below" name="balance_below" type="number" min="1">
-<label for="expiring_days">Days before a key expires (for key.expiring)</label><input id="expiring_days" name="expiring_days" type="number" min="1" max="365">
-<label for="spike_factor">Times the hourly mean (for spend.spike)</label><input id="spike_factor" name="spike_factor" type="number" min="1" max="1000">
-<label for="format">Format</label><select id="format" name="format"><option value="json">JSON</option><option value="slack">Slack</option></select>
+<label for="balance_below">Balance under (for balance.low)</label><input id="balance_below" name="balance_below" type="number" min="1"${fieldValue(r, a, "balance_below")}>
+<label for="expiring_days">Days before a key expires (for key.expiring)</label><input id="expiring_days" name="expiring_days" type="number" min="1" max="365"${fieldValue(r, a, "expiring_days")}>
+<label for="spike_factor">Times the hourly mean (for spend.spike)</label><input id="spike_factor" name="spike_factor" type="number" min="1" max="1000"${fieldValue(r, a, "spike_factor")}>
+<label for="format">Format</label><select id="format" name="format"><option value="json">JSON</option><option value="slack"${slack ? " selected" : ""}>Slack</option></select>
 <button type="submit">Add endpoint</button></form>
 ${
   o.secret

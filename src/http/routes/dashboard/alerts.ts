@@ -10,39 +10,43 @@ import { type Ctx, redirect } from "../../session";
 import { createWebhook, endpointOf, removeWebhook, rotateWebhook } from "../webhooks";
 import { alertsPage } from "./alerts-page";
 import { byHolder, type DashboardDeps, page, readForm, who } from "./common";
+import { backTo, orBack, redirectWith, refillOf, shown, takeFlash } from "./forms";
 
 /** Deliveries shown per endpoint. */
 const RECENT = 10;
+const PAGE = "/dashboard/alerts";
+/** the add form's fields, filled in again when it is refused */
+const ENDPOINT_FIELDS = ["url", "events", "balance_below", "expiring_days", "spike_factor", "format"];
 
-async function alertsView(
-  deps: DashboardDeps,
-  c: Ctx,
-  h: Holder,
-  status = 200,
-  extra: { secret?: { id: string; secret: string }; error?: string } = {},
-) {
+/** The Alerts page, with what its flash carries: a secret just made or rotated (shown once), or a refusal. */
+async function alertsView(deps: DashboardDeps, c: Ctx, h: Holder) {
   const list = await deps.alerts.store.list(h.accountId);
   const endpoints = await Promise.all(
     list.map(async (endpoint) => ({ endpoint, deliveries: await deps.alerts.store.deliveries(endpoint.id, RECENT) })),
   );
-  const flash = extra.error ? { kind: "error" as const, text: extra.error } : undefined;
+  const f = await takeFlash(deps, c);
+  const secret = f?.once?.secret ? { id: f.once.id ?? "", secret: f.once.secret } : null;
   return page(
     deps,
     c,
-    status,
-    { title: "Alerts", who: who(h.email, h.role), active: "/dashboard/alerts", flash },
-    alertsPage({ endpoints, secret: extra.secret }),
+    f?.status ?? 200,
+    { title: "Alerts", who: who(h.email, h.role), active: PAGE, flash: shown(f) },
+    alertsPage({ endpoints, secret, refill: refillOf(f) }),
   );
 }
 
-/** The form's endpoint, created for the account; a refusal is the page again, saying why. */
+/** A signing secret shown on the Alerts page this once; a reload makes no other. */
+const showSecret = (deps: DashboardDeps, c: Ctx, id: string, secret: string) =>
+  redirectWith(deps, c, PAGE, { status: 200, kind: "ok", text: "", once: { id, secret } });
+
+/** The form's endpoint, created for the account; a refusal goes back to the page, saying why. */
 async function addEndpoint(deps: DashboardDeps, c: Ctx, h: Holder) {
   const form = await readForm(deps, c);
   const num = (name: string) => {
     const v = form.get(name);
     return v ? Math.trunc(Number(v)) || null : null;
   };
-  try {
+  return orBack(backTo(deps, c, PAGE, form, ENDPOINT_FIELDS), async () => {
     const created = await createWebhook(
       deps,
       {
@@ -56,12 +60,8 @@ async function addEndpoint(deps: DashboardDeps, c: Ctx, h: Holder) {
       },
       byHolder(c, h),
     );
-    return alertsView(deps, c, h, 201, { secret: { id: created.id, secret: created.secret } });
-  } catch (e) {
-    if (e instanceof GatewayError && (e.status === 400 || e.status === 404))
-      return alertsView(deps, c, h, e.status, { error: e.message });
-    throw e;
-  }
+    return showSecret(deps, c, created.id, created.secret);
+  });
 }
 
 export function alertsPages(deps: DashboardDeps) {
@@ -74,29 +74,32 @@ export function alertsPages(deps: DashboardDeps) {
     })
     .post(
       "/dashboard/alerts/:id/rotate",
-      async ({ c, holder: h, params }) => {
-        const e = await endpointOf(deps, params.id, h.accountId);
-        const r = await rotateWebhook(deps, e, byHolder(c, h));
-        return alertsView(deps, c, h, 200, { secret: { id: e.id, secret: r.secret } });
-      },
+      ({ c, holder: h, params }) =>
+        orBack(backTo(deps, c, PAGE), async () => {
+          const e = await endpointOf(deps, params.id, h.accountId);
+          const r = await rotateWebhook(deps, e, byHolder(c, h));
+          return showSecret(deps, c, e.id, r.secret);
+        }),
       { session: { origin: true, role: "admin" }, parse: "none" },
     )
     .post(
       "/dashboard/alerts/:id/remove",
-      async ({ c, holder: h, params }) => {
-        await removeWebhook(deps, await endpointOf(deps, params.id, h.accountId), byHolder(c, h));
-        return redirect(c, "/dashboard/alerts");
-      },
+      ({ c, holder: h, params }) =>
+        orBack(backTo(deps, c, PAGE), async () => {
+          await removeWebhook(deps, await endpointOf(deps, params.id, h.accountId), byHolder(c, h));
+          return redirect(c, PAGE);
+        }),
       { session: { origin: true, role: "admin" }, parse: "none" },
     )
     .post(
       "/dashboard/alerts/:id/deliveries/:delivery_id/resend",
-      async ({ c, holder: h, params }) => {
-        const e = await endpointOf(deps, params.id, h.accountId);
-        if (!(await deps.alerts.store.resend(e.id, params.delivery_id, byHolder(c, h))))
-          throw new GatewayError("not_found", "delivery not found");
-        return redirect(c, "/dashboard/alerts");
-      },
+      ({ c, holder: h, params }) =>
+        orBack(backTo(deps, c, PAGE), async () => {
+          const e = await endpointOf(deps, params.id, h.accountId);
+          if (!(await deps.alerts.store.resend(e.id, params.delivery_id, byHolder(c, h))))
+            throw new GatewayError("not_found", "delivery not found");
+          return redirect(c, PAGE);
+        }),
       { session: { origin: true, role: "admin" }, parse: "none" },
     );
 }

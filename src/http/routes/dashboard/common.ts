@@ -1,7 +1,7 @@
 /**
  * What the dashboard's route plugins share: a page in the layout with the security headers, a form
- * read within limits from the same origin, a new session's cookie, the 429 page of a refused
- * guess, and the key changes an account holder (or the operator) makes.
+ * read within limits from the same origin, a new session's cookie, what a refused guess says
+ * (its page answers 429), and the key changes an account holder (or the operator) makes.
  */
 import type { AuditBy } from "../../../audit/interface";
 import { keyLabel } from "../../../auth/attributes";
@@ -41,7 +41,6 @@ export const byHolder = (c: Ctx, h: Pick<Holder, "memberId">): AuditBy => ({ act
 /** Who makes a change in the operator console, for its audit entry. */
 export const byOperator = (c: Ctx): AuditBy => ({ actor: "operator", client: c.address });
 export const OPERATOR = { kind: "operator" as const, name: "operator" };
-export const refused = (text: string | undefined) => (text ? { kind: "error" as const, text } : null);
 export const plans = (deps: Pick<AppDeps, "config">) => [...new Set(["free", ...Object.keys(deps.config.plans)])];
 
 /** An HTML page (in the layout unless given as a string), with the request's and the security headers. */
@@ -77,16 +76,16 @@ export async function readForm(deps: Pick<AppDeps, "config">, c: Ctx): Promise<U
   return new URLSearchParams(new TextDecoder().decode(bytes));
 }
 
-/** A new session for an account holder or the operator: the cookie that carries it. */
+/** A new session for an account holder or the operator: its token, and the cookie that carries it. */
 export async function startSession(
   deps: Pick<AppDeps, "config" | "dashboard">,
   c: Ctx,
   s: Pick<Session, "accountId" | "kind" | "memberId">,
-): Promise<string> {
+): Promise<{ token: string; cookie: string }> {
   const token = newSessionToken();
   const now = Date.now();
   await deps.dashboard.createSession({ tokenHash: storedHash(deps, token, s.kind), ...s, createdAt: now, lastSeenAt: now });
-  return sessionCookie(token, c.secure);
+  return { token, cookie: sessionCookie(token, c.secure) };
 }
 
 /** Whether an account's members sign in only by single sign-on (`[sso] sso_required`, docs/sso.md): no password of theirs is taken. */
@@ -97,25 +96,11 @@ export const ssoOnlyFlash = {
   text: "This account's members sign in with single sign-on only: use the single sign-on button.",
 };
 
-/** A refused guess (or sign-up): 429 with the wait, on the form's own page. */
-export function tooMany(
-  deps: Pick<AppDeps, "config">,
-  c: Ctx,
-  v: GuessVerdict,
-  o: pages.PageOpts,
-  body: Html,
-  what = "attempts",
-): Response {
+/** A refused guess (or sign-up) as its page says it (a 429): the wait, and its seconds for Retry-After. */
+export function tooMany(v: GuessVerdict, what = "attempts"): { text: string; retryAfter: number } {
   const wait = Number(retryAfter(v)["Retry-After"]);
   const when = wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`;
-  return page(
-    deps,
-    c,
-    429,
-    { ...o, flash: { kind: "error", text: `Too many ${what}. Try again in ${when}.` } },
-    body,
-    retryAfter(v),
-  );
+  return { text: `Too many ${what}. Try again in ${when}.`, retryAfter: wait };
 }
 
 /**

@@ -1,7 +1,7 @@
 /** The Members page (docs/teams.md) and the page an invitation's link opens: server-rendered HTML. */
 import { type Member, ROLES, type Role } from "../../../dashboard/members";
 import { type Html, html } from "./html";
-import { dataTable } from "./pages";
+import { chosen, dataTable, fieldValue, focusOn, type Refill } from "./pages";
 
 const roleSelect = (id: string, selected: Role, label: string) =>
   html`<select id="${id}" name="role" aria-label="${label}">${ROLES.map(
@@ -16,16 +16,23 @@ const manage = (m: Member, me: string) =>
 /** The account's members; an owner also invites, changes roles and removes. */
 export function membersPage(
   members: Member[],
-  o: { canManage: boolean; me: string; invited?: { email: string; role: Role; url: string; expires_at: string } | null },
+  o: {
+    canManage: boolean;
+    me: string;
+    invited?: { email: string; role: Role; url: string; expires_at: string } | null;
+    refill?: Refill | null;
+  },
 ): Html {
+  const a = "/dashboard/members";
+  const role = chosen(o.refill, a, "role", "developer");
   const invited = o.invited
     ? html`<div class="card" role="status" id="invitation"><p>Send this link to ${o.invited.email} (role ${o.invited.role}). It is shown only now, and works once until ${o.invited.expires_at}.</p>
 <p class="row"><code id="invite-url">${o.invited.url}</code><button type="button" data-copy="invite-url">Copy</button></p></div>`
     : "";
   const inviteForm = o.canManage
     ? html`<form method="post" action="/dashboard/members" class="card narrow" aria-label="Invite a member"><h2>Invite a member</h2>
-<label for="invite-email">Email</label><input id="invite-email" name="email" type="email" required>
-<label for="invite-role">Role</label><select id="invite-role" name="role">${ROLES.map((r) => html`<option value="${r}"${r === "developer" ? " selected" : ""}>${r}</option>`)}</select>
+<label for="invite-email">Email</label><input id="invite-email" name="email" type="email" required${fieldValue(o.refill, a, "email")}>
+<label for="invite-role">Role</label><select id="invite-role" name="role">${ROLES.map((r) => html`<option value="${r}"${r === role ? " selected" : ""}>${r}</option>`)}</select>
 <button type="submit">Invite</button></form>`
     : html`<p class="hint">Only the account's owners invite members and change roles.</p>`;
   return html`${invited}${dataTable({
@@ -45,10 +52,10 @@ ${inviteForm}
 }
 
 /** The page of an invitation's link: who is invited, and the form to join. */
-export function joinPage(invitation: { email: string; role: Role }, action: string): Html {
+export function joinPage(invitation: { email: string; role: Role }, action: string, r?: Refill | null): Html {
   return html`<p>You are invited as <strong>${invitation.role}</strong> with the email <strong>${invitation.email}</strong>.</p>
 <form method="post" action="${action}" class="card narrow">
-<label for="name">Name</label><input id="name" name="name" autocomplete="name" maxlength="200">
-<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required>
+<label for="name">Name</label><input id="name" name="name" autocomplete="name" maxlength="200"${fieldValue(r, action, "name")}>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required${focusOn(r, action, "password")}>
 <button type="submit">Join</button></form>`;
 }

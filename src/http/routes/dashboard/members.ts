@@ -6,11 +6,11 @@ import { Elysia } from "elysia";
 import { displayNameProblem } from "../../../auth/attributes";
 import { hashPassword, passwordProblem } from "../../../auth/passwords";
 import { ACCEPT_REFUSALS, type AcceptResult, invitationHash } from "../../../dashboard/members";
-import { GatewayError } from "../../../errors";
 import { edgePlugin, type Holder } from "../../edge-plugin";
 import { type Ctx, dashboardCtx, type RouteContext, redirect } from "../../session";
 import { changed, inviteMember, joinPath, roleFrom } from "../members";
-import { byHolder, type DashboardDeps, page, readForm, refused, ssoOnly, ssoOnlyFlash, startSession, who } from "./common";
+import { byHolder, type DashboardDeps, page, readForm, ssoOnly, ssoOnlyFlash, startSession, who } from "./common";
+import { backTo, orBack, redirectWith, refillOf, shown, takeFlash } from "./forms";
 import { html } from "./html";
 import { joinPage, membersPage } from "./members-page";
 
@@ -20,34 +20,29 @@ const joinGone = () => html`<p><a href="/dashboard/login">Sign in</a></p>`;
 type Refusal = Exclude<AcceptResult, { ok: true }>["reason"];
 const REFUSAL_STATUS: Record<Refusal, number> = { unknown: 404, expired: 410, used: 410, wrong_account: 403, taken: 409 };
 
-/** The Members page for the signed-in member, with an invitation just made or a refusal. */
-async function membersFor(
-  deps: DashboardDeps,
-  c: Ctx,
-  h: Holder,
-  status = 200,
-  extra: { invited?: Parameters<typeof membersPage>[1]["invited"]; error?: string } = {},
-) {
+/** The Members page for the signed-in member, with what its flash carries: an invitation just made (shown once) or a refusal. */
+async function membersFor(deps: DashboardDeps, c: Ctx, h: Holder) {
   const list = await deps.dashboard.listMembers(h.accountId);
+  const f = await takeFlash(deps, c);
+  const once = f?.once;
+  const invited = once?.url
+    ? { email: once.email ?? "", role: roleFrom(once.role), url: once.url, expires_at: once.expires_at ?? "" }
+    : null;
   return page(
     deps,
     c,
-    status,
-    { title: "Members", who: who(h.email, h.role), active: "/dashboard/members", flash: refused(extra.error) },
-    membersPage(list, { canManage: h.role === "owner", me: h.memberId, invited: extra.invited ?? null }),
+    f?.status ?? 200,
+    { title: "Members", who: who(h.email, h.role), active: "/dashboard/members", flash: shown(f) },
+    membersPage(list, { canManage: h.role === "owner", me: h.memberId, invited, refill: refillOf(f) }),
   );
 }
 
-/** A role change or removal from the page: back to the list, or the list again saying why not. */
-async function memberChange(deps: DashboardDeps, c: Ctx, h: Holder, change: () => Promise<unknown>) {
-  try {
+/** A role change or removal from the page: back to the list, saying why not when it was refused. */
+function memberChange(deps: DashboardDeps, c: Ctx, change: () => Promise<unknown>) {
+  return orBack(backTo(deps, c, "/dashboard/members"), async () => {
     await change();
-  } catch (e) {
-    if (e instanceof GatewayError && [400, 403, 404, 409].includes(e.status))
-      return membersFor(deps, c, h, e.status, { error: e.message });
-    throw e;
-  }
-  return redirect(c, "/dashboard/members");
+    return redirect(c, "/dashboard/members");
+  });
 }
 
 export function memberPages(deps: DashboardDeps) {
@@ -60,15 +55,18 @@ export function memberPages(deps: DashboardDeps) {
       "/dashboard/members",
       async ({ c, holder: h }) => {
         const form = await readForm(deps, c);
-        try {
+        return orBack(backTo(deps, c, "/dashboard/members", form, ["email", "role"]), async () => {
           const role = roleFrom(form.get("role"));
           const invited = await inviteMember(deps, h.accountId, form.get("email") ?? "", role, byHolder(c, h), c.origin);
-          return membersFor(deps, c, h, 201, { invited });
-        } catch (e) {
-          if (e instanceof GatewayError && [400, 403, 409].includes(e.status))
-            return membersFor(deps, c, h, e.status, { error: e.message });
-          throw e;
-        }
+          // the link is shown this once on the Members page; a reload invites nobody again
+          const { email, url, expires_at } = invited;
+          return redirectWith(deps, c, "/dashboard/members", {
+            status: 200,
+            kind: "ok",
+            text: "",
+            once: { email, role: invited.role, url, expires_at },
+          });
+        });
       },
       { session: owner, parse: "none" },
     )
@@ -76,7 +74,7 @@ export function memberPages(deps: DashboardDeps) {
       "/dashboard/members/:id/role",
       async ({ c, holder: h, params }) => {
         const form = await readForm(deps, c);
-        return memberChange(deps, c, h, async () =>
+        return memberChange(deps, c, async () =>
           changed(await store.setRole(h.accountId, params.id, roleFrom(form.get("role")), byHolder(c, h))),
         );
       },
@@ -86,7 +84,7 @@ export function memberPages(deps: DashboardDeps) {
       "/dashboard/members/:id/remove",
       async ({ c, holder: h, params }) => {
         await readForm(deps, c);
-        return memberChange(deps, c, h, async () => changed(await store.removeMember(h.accountId, params.id, byHolder(c, h))));
+        return memberChange(deps, c, async () => changed(await store.removeMember(h.accountId, params.id, byHolder(c, h))));
       },
       { session: owner, parse: "none" },
     );
@@ -113,9 +111,10 @@ export function joinPages(deps: DashboardDeps) {
       const { account } = context.params;
       const token = tokenOf(context.query);
       const r = await check(account, token);
+      const f = await takeFlash(deps, c);
       if (!r.inv) return refusal(c, r.reason);
       if (ssoOnly(deps, account)) return page(deps, c, 403, { ...o, flash: ssoOnlyFlash }, joinGone());
-      return page(deps, c, 200, o, joinPage(r.inv, joinPath(account, token)));
+      return page(deps, c, f?.status ?? 200, { ...o, flash: shown(f) }, joinPage(r.inv, joinPath(account, token), refillOf(f)));
     })
     .post(
       "/dashboard/join/:account",
@@ -124,15 +123,20 @@ export function joinPages(deps: DashboardDeps) {
         const { account } = context.params;
         const token = tokenOf(context.query);
         const form = await readForm(deps, c);
+        // refused, back to the link's page (it says why again: the link is checked there too)
+        const back = backTo(deps, c, `/dashboard/join/${encodeURIComponent(account)}?token=${encodeURIComponent(token)}`, form, [
+          "name",
+        ]);
         const r = await check(account, token);
-        if (!r.inv) return refusal(c, r.reason);
-        if (ssoOnly(deps, account)) return page(deps, c, 403, { ...o, flash: ssoOnlyFlash }, joinGone());
+        if (!r.inv) return back(REFUSAL_STATUS[r.reason], ACCEPT_REFUSALS[r.reason]);
+        if (ssoOnly(deps, account)) return back(403, ssoOnlyFlash.text);
         const password = form.get("password") ?? "";
+        const passwordRefused = passwordProblem(password);
+        if (passwordRefused) return back(400, passwordRefused, { focus: "password" });
         // an empty name is one not given; a longer one than a name holds is refused, never cut
         const name = (form.get("name") ?? "").trim() || null;
-        const problem = passwordProblem(password) ?? (name === null ? null : displayNameProblem(name, "the name"));
-        if (problem)
-          return page(deps, c, 400, { ...o, flash: { kind: "error", text: problem } }, joinPage(r.inv, joinPath(account, token)));
+        const nameRefused = name === null ? null : displayNameProblem(name, "the name");
+        if (nameRefused) return back(400, nameRefused, { focus: "name" });
         const done = await store.acceptInvitation(
           account,
           invitationHash(token),
@@ -141,8 +145,8 @@ export function joinPages(deps: DashboardDeps) {
           Date.now(),
           c.address,
         );
-        if (!done.ok) return refusal(c, done.reason);
-        const cookie = await startSession(deps, c, { accountId: account, memberId: done.member.id, kind: "account" });
+        if (!done.ok) return back(REFUSAL_STATUS[done.reason], ACCEPT_REFUSALS[done.reason]);
+        const { cookie } = await startSession(deps, c, { accountId: account, memberId: done.member.id, kind: "account" });
         return redirect(c, "/dashboard", { "set-cookie": cookie });
       },
       { parse: "none" },

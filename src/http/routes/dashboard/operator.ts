@@ -8,85 +8,77 @@ import type { AuditBy } from "../../../audit/interface";
 import type { KeyView } from "../../../auth/interface";
 import { checkPlan } from "../../../auth/interface";
 import { emailProblem, hashPassword, passwordProblem } from "../../../auth/passwords";
+import { POLICY_FIELDS } from "../../../auth/policy";
 import { newCredits } from "../../../credits/amount";
 import { GatewayError } from "../../../errors";
 import { planNames } from "../../../ratelimit/limiter";
 import { edgePlugin } from "../../edge-plugin";
 import { ok } from "../../respond";
 import { type Ctx, redirect } from "../../session";
-import {
-  byOperator,
-  type DashboardDeps,
-  detail,
-  OPERATOR,
-  page,
-  plans,
-  policyFromForm,
-  readForm,
-  refused,
-  revokeKey,
-} from "./common";
+import { byOperator, type DashboardDeps, detail, OPERATOR, page, plans, policyFromForm, readForm, revokeKey } from "./common";
+import { type Back, backTo, orBack, refillOf, shown, takeFlash } from "./forms";
 import { deploymentGroups, GatewayStateSampler } from "./gateway-state";
 import * as pages from "./pages";
 
 const accountPath = (id: string) => `/dashboard/operator/accounts/${encodeURIComponent(id)}`;
 
 /**
- * What the console's routes share: its two pages, each with a refusal shown above it when there is
- * one, and its form posts.
+ * What the console's routes share: its two pages, each with what its flash carries (a refusal, the
+ * refused form's fields), and its form posts.
  */
 function consoleViews(deps: DashboardDeps) {
   const { keys, ledger } = deps;
   const store = deps.dashboard;
-  /** The operator console's account list, with a refusal shown above it when there is one. */
-  const consolePage = async (c: Ctx, q: string, status = 200, error?: string) => {
+  /** The operator console's account list. */
+  const consolePage = async (c: Ctx, q: string) => {
     const list = await store.searchAccounts(q, 200);
+    const f = await takeFlash(deps, c);
     return page(
       deps,
       c,
-      status,
-      { title: "Operator console", who: OPERATOR, flash: refused(error) },
-      pages.operatorPage(list, q, plans(deps)),
+      f?.status ?? 200,
+      { title: "Operator console", who: OPERATOR, flash: shown(f) },
+      pages.operatorPage(list, q, plans(deps), refillOf(f)),
     );
   };
-  /** One account in the operator console, with a refusal shown above it when there is one. */
-  const accountPage = async (c: Ctx, id: string, status = 200, error?: string) => {
+  /** One account in the operator console. */
+  const accountPage = async (c: Ctx, id: string) => {
     const acc = await keys.getAccount(id);
     if (!acc) throw new GatewayError("not_found", "account not found");
     const login = await store.loginOf(acc.id);
     const [usage, list] = await Promise.all([ledger.monthToDate(acc.id), keys.list(acc.id)]);
+    const f = await takeFlash(deps, c);
     return page(
       deps,
       c,
-      status,
-      { title: `Account ${acc.name ?? acc.id}`, who: OPERATOR, flash: refused(error) },
-      pages.operatorAccountPage({ ...acc, email: login?.email ?? null }, usage, list as KeyView[], plans(deps)),
+      f?.status ?? 200,
+      { title: `Account ${acc.name ?? acc.id}`, who: OPERATOR, flash: shown(f) },
+      pages.operatorAccountPage({ ...acc, email: login?.email ?? null }, usage, list as KeyView[], plans(deps), refillOf(f)),
     );
   };
   /**
    * An operator form post, written once: the origin, the form and the operator's session are
-   * checked, `act` does the change and names the page to go to (303). A value it refuses (400) or
-   * an account that is gone (404) re-renders the form's page with the reason, so a browser without
-   * JavaScript sees a page, never a JSON envelope.
+   * checked, `act` does the change and names the page to go to (303). A refusal it throws (a bad
+   * value, an account or key that is gone) goes 303 to the page `back` names (`back` may read
+   * what is still there), saying why, with the form's `keep` fields filled in again.
    */
   const operatorPost =
     <P extends Record<string, string>>(
       act: (form: URLSearchParams, params: P, by: AuditBy) => Promise<string>,
-      onRefused: (c: Ctx, params: P, status: number, text: string) => Promise<Response>,
+      back: (params: P) => Promise<string>,
+      keep: readonly string[] = [],
     ) =>
     async ({ c, params }: { c: Ctx; params: P }) => {
       const form = await readForm(deps, c);
-      try {
-        return redirect(c, await act(form, params, byOperator(c)));
-      } catch (e) {
-        if (!(e instanceof GatewayError) || (e.status !== 400 && e.status !== 404)) throw e;
-        return onRefused(c, params, e.status, e.message).catch(() => {
-          throw e;
-        });
-      }
+      const refused: Back = async (...args) => backTo(deps, c, await back(params), form, keep)(...args);
+      return orBack(refused, async () => redirect(c, await act(form, params, byOperator(c))));
     };
   return { consolePage, accountPage, operatorPost };
 }
+
+/** An account's page to go back to, or the account list when the account is gone. */
+const accountOrList = async (deps: DashboardDeps, id: string | undefined) =>
+  id && (await deps.keys.accountExists(id)) ? accountPath(id) : "/dashboard/operator";
 
 type ConsoleViews = ReturnType<typeof consoleViews>;
 
@@ -124,7 +116,8 @@ function accountConsole(deps: DashboardDeps, { consolePage, accountPage, operato
           const acc = await keys.createAccount({ name, plan, credits, login, audit: by });
           return accountPath(acc.id);
         },
-        (c, _params, status, text) => consolePage(c, "", status, text),
+        async () => "/dashboard/operator",
+        ["email", "name", "plan", "credits"],
       ),
       { operator: { origin: true }, parse: "none" },
     )
@@ -147,7 +140,8 @@ function accountConsole(deps: DashboardDeps, { consolePage, accountPage, operato
           await ledger.grant(params.id, amount, "grant", reason, by);
           return accountPath(params.id);
         },
-        (c, params, status, text) => accountPage(c, params.id, status, text),
+        (params) => accountOrList(deps, params.id),
+        ["amount", "reason"],
       ),
       { operator: { origin: true }, parse: "none" },
     )
@@ -161,25 +155,28 @@ function accountConsole(deps: DashboardDeps, { consolePage, accountPage, operato
           if (!(await store.setPlan(params.id, plan, by))) throw new GatewayError("not_found", "account not found");
           return accountPath(params.id);
         },
-        (c, params, status, text) => accountPage(c, params.id, status, text),
+        (params) => accountOrList(deps, params.id),
       ),
       { operator: { origin: true }, parse: "none" },
     );
 }
 
 /** A key's revocation and policy, and the gateway's state (the console's figures). */
-function keyConsole(deps: DashboardDeps, { accountPage, operatorPost }: ConsoleViews) {
+function keyConsole(deps: DashboardDeps, { operatorPost }: ConsoleViews) {
   const { keys } = deps;
   const sampler = new GatewayStateSampler(deps);
   return new Elysia({ name: "dashboard-operator-keys" })
     .use(edgePlugin(deps))
     .post(
       "/dashboard/operator/keys/:id/revoke",
-      async ({ c, params }) => {
-        const key = await keys.get(params.id);
-        await revokeKey(deps, undefined, params.id, byOperator(c));
-        return redirect(c, accountPath(key?.account_id ?? ""));
-      },
+      operatorPost<{ id: string }>(
+        async (_form, params, by) => {
+          const key = await keys.get(params.id);
+          await revokeKey(deps, undefined, params.id, by);
+          return accountPath(key?.account_id ?? "");
+        },
+        async (params) => accountOrList(deps, (await keys.get(params.id))?.account_id),
+      ),
       { operator: { origin: true }, parse: "none" },
     )
     .post(
@@ -190,11 +187,8 @@ function keyConsole(deps: DashboardDeps, { accountPage, operatorPost }: ConsoleV
           if (!view) throw new GatewayError("not_found", "key not found");
           return accountPath(view.account_id);
         },
-        async (c, params, status, text) => {
-          const key = await keys.get(params.id);
-          if (!key) throw new GatewayError("not_found", "key not found");
-          return accountPage(c, key.account_id, status, text);
-        },
+        async (params) => accountOrList(deps, (await keys.get(params.id))?.account_id),
+        POLICY_FIELDS,
       ),
       { operator: { origin: true }, parse: "none" },
     )

@@ -15,6 +15,28 @@ export interface PageOpts {
   operatorEnabled?: boolean;
 }
 
+/** A refused form's fields, to fill it in again (never a secret: forms.ts), and the field to type in again. */
+export interface Refill {
+  /** the form's action, a path */
+  action: string;
+  fields: URLSearchParams;
+  focus?: string;
+}
+
+const refillAt = (r: Refill | null | undefined, action: string) => (r && r.action === action.split("?")[0] ? r : null);
+/** ` autofocus` on the field of the refused form at `action` to type in again */
+export const focusOn = (r: Refill | null | undefined, action: string, name: string): Html =>
+  refillAt(r, action)?.focus === name ? html` autofocus` : html``;
+/** A field's ` value`: what the refused form at `action` sent, else `fallback`; and its focus. */
+export const fieldValue = (r: Refill | null | undefined, action: string, name: string, fallback = ""): Html =>
+  html` value="${refillAt(r, action)?.fields.get(name) ?? fallback}"${focusOn(r, action, name)}`;
+/** The value a choice of the refused form at `action` had, else `fallback`. */
+export const chosen = (r: Refill | null | undefined, action: string, name: string, fallback: string): string =>
+  refillAt(r, action)?.fields.get(name) ?? fallback;
+/** Whether the refused form at `action` had this box ticked. */
+export const ticked = (r: Refill | null | undefined, action: string, name: string, value: string): boolean =>
+  refillAt(r, action)?.fields.getAll(name).includes(value) ?? false;
+
 const NAV: [string, string][] = [
   ["/dashboard", "Overview"],
   ["/dashboard/keys", "Keys"],
@@ -65,14 +87,16 @@ const CLI_CREATE = "npx -y bun@1.4.5 src/cli.ts accounts create --email EMAIL";
 const ssoButton = (href: string) =>
   html`<p class="sso"><a class="button" href="${href}" data-testid="sso">Sign in with single sign-on</a></p>`;
 
-export function signInPage(opts: { email?: string; signup: boolean; operatorEnabled: boolean; sso?: boolean }): Html {
+export function signInPage(opts: { refill?: Refill | null; signup: boolean; operatorEnabled: boolean; sso?: boolean }): Html {
+  const r = opts.refill;
+  const a = "/dashboard/login";
   const links = [
     opts.signup ? html`<a href="/dashboard/signup">Create an account</a>` : null,
     opts.operatorEnabled ? html`<a href="/dashboard/operator/login">Operator sign-in</a>` : null,
   ].filter((l) => l !== null);
   return html`<form method="post" action="/dashboard/login" class="card narrow">
-<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${opts.email ?? ""}">
-<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required${fieldValue(r, a, "email")}>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required${focusOn(r, a, "password")}>
 <button type="submit">Sign in</button></form>
 ${opts.sso ? ssoButton("/dashboard/sso/start") : ""}
 <p class="hint" id="how-accounts">${
@@ -83,17 +107,19 @@ ${opts.sso ? ssoButton("/dashboard/sso/start") : ""}
 ${links.length ? html`<p class="links">${links.map((l, i) => (i ? html` · ${l}` : l))}</p>` : ""}`;
 }
 
-export function signUpPage(email = ""): Html {
-  return html`<form method="post" action="/dashboard/signup" class="card narrow">
-<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${email}">
-<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required>
+export function signUpPage(r?: Refill | null): Html {
+  const a = "/dashboard/signup";
+  return html`<form method="post" action="${a}" class="card narrow">
+<label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required${fieldValue(r, a, "email")}>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required${focusOn(r, a, "password")}>
 <button type="submit">Create account</button></form>
 <p class="hint">You are signed in as soon as the account is made. <a href="/dashboard/login">Sign in</a> instead if you have one.</p>`;
 }
 
-export function operatorSignInPage(sso = false): Html {
-  return html`<form method="post" action="/dashboard/operator/login" class="card narrow">
-<label for="token">Admin token</label><input id="token" name="token" type="password" autocomplete="off" required>
+export function operatorSignInPage(sso = false, r?: Refill | null): Html {
+  const a = "/dashboard/operator/login";
+  return html`<form method="post" action="${a}" class="card narrow">
+<label for="token">Admin token</label><input id="token" name="token" type="password" autocomplete="off" required${focusOn(r, a, "token")}>
 <button type="submit">Sign in</button></form>
 ${sso ? ssoButton("/dashboard/sso/start?operator=1") : ""}`;
 }
@@ -331,12 +357,13 @@ const tagsText = (tags: Record<string, string> | null | undefined): string =>
  * A key's policy form: its fields as they are; an empty field clears that limit. `narrowOnly`: the
  * account holder's form, which may only narrow (docs/key-policies.md).
  */
-function policyForm(k: KeyView, action: string, narrowOnly: boolean): Html {
+function policyForm(k: KeyView, action: string, narrowOnly: boolean, r?: Refill | null): Html {
   const p = k.policy;
   const id = (name: string) => `${name}-${k.id}`;
+  // a refused change is shown open, with what was sent
   const field = (name: string, label: string, value: string, attrs: Html = html``) =>
-    html`<label for="${id(name)}">${label}</label><input id="${id(name)}" name="${name}" value="${value}"${attrs}>`;
-  return html`<details class="policy"><summary>Edit policy</summary><form method="post" action="${action}" class="card" data-key-policy="${k.id}">
+    html`<label for="${id(name)}">${label}</label><input id="${id(name)}" name="${name}"${fieldValue(r, action, name, value)}${attrs}>`;
+  return html`<details class="policy"${refillAt(r, action) ? html` open` : ""}><summary>Edit policy</summary><form method="post" action="${action}" class="card" data-key-policy="${k.id}">
 ${field("allowed_functions", "Allowed functions (comma-separated)", p.allowed_functions?.join(", ") ?? "", html` placeholder="any"`)}
 ${field("allowed_models", "Allowed models (* matches anything)", p.allowed_models?.join(", ") ?? "", html` placeholder="any"`)}
 ${field("rate_limit_per_minute", "Requests per minute per function", p.rate_limit_per_minute?.toString() ?? "", html` inputmode="numeric" placeholder="plan's limit"`)}
@@ -350,7 +377,7 @@ ${narrowOnly ? html`<p class="hint">You can only narrow a key here; to widen or 
 export function keyTable(
   keys: KeyView[],
   revokeAction: (k: KeyView) => string,
-  policy?: { action: (k: KeyView) => string; narrowOnly: boolean },
+  policy?: { action: (k: KeyView) => string; narrowOnly: boolean; refill?: Refill | null },
 ): Html {
   return html`<label for="key-filter">Filter keys</label><input id="key-filter" type="search" data-filter="keys-table" placeholder="label, key or status">
 <div class="scroll"><table id="keys-table" class="sortable"><caption>API keys</caption><thead><tr>
@@ -367,7 +394,7 @@ ${keys.map(
   ) => html`<tr data-key-id="${k.id}"><td class="key-label">${truncated(k.label)}</td><td class="nw"><code>${k.masked_key}</code></td><td><span class="status ${k.status}">${k.status}</span></td>
 <td class="nw" data-value="${k.created_at}">${when(k.created_at)}</td><td class="nw" data-value="${k.last_used_at ?? ""}">${k.last_used_at ? when(k.last_used_at) : "never"}</td>
 <td class="policy-summary any" data-value="${policySummary(k.policy)}" data-text="${policySummary(k.policy)}">${policySummary(k.policy) === "-" ? "none" : policySummary(k.policy)}${
-    policy && k.status === "active" ? policyForm(k, policy.action(k), policy.narrowOnly) : ""
+    policy && k.status === "active" ? policyForm(k, policy.action(k), policy.narrowOnly, policy.refill) : ""
   }</td>
 <td>${
     k.status === "active"
@@ -382,10 +409,11 @@ export function keysPage(
   keys: KeyView[],
   created?: { key: string; label: string } | null,
   paging: { offset: number; size: number; more: boolean } = { offset: 0, size: keys.length, more: false },
+  refill?: Refill | null,
 ): Html {
   const { offset, size, more } = paging;
   return html`<form method="post" action="/dashboard/keys" class="card" id="create-key">
-<label for="label">Label</label><input id="label" name="label" required maxlength="200" placeholder="e.g. production server">
+<label for="label">Label</label><input id="label" name="label" required maxlength="200" placeholder="e.g. production server"${fieldValue(refill, "/dashboard/keys", "label")}>
 <button type="submit">Create key</button></form>
 <div id="new-key" class="card secret"${created ? "" : html` hidden`} role="status">${
     created ? newKeyBox(created.key, created.label) : ""
@@ -393,6 +421,7 @@ export function keysPage(
 ${keyTable(keys, (k) => `/dashboard/keys/${encodeURIComponent(k.id)}/revoke`, {
   action: (k) => `/dashboard/keys/${encodeURIComponent(k.id)}/policy`,
   narrowOnly: true,
+  refill,
 })}
 <nav class="pager" aria-label="Key pages">${offset > 0 ? html`<a href="/dashboard/keys?offset=${Math.max(0, offset - size)}" rel="prev">Newer</a>` : ""}
 ${more ? html`<a href="/dashboard/keys?offset=${offset + size}" rel="next">Older</a>` : ""}</nav>`;
@@ -438,15 +467,18 @@ export function ledgerPage(rows: LedgerRow[], page: number, pages: number, total
 ${page < pages ? html`<a href="/dashboard/ledger?page=${page + 1}" rel="next">Older</a>` : ""}</nav>`;
 }
 
-export function passwordPage(): Html {
-  return html`<form method="post" action="/dashboard/password" class="card narrow">
-<label for="current">Current password</label><input id="current" name="current" type="password" autocomplete="current-password" required>
-<label for="next">New password</label><input id="next" name="next" type="password" autocomplete="new-password" minlength="10" required>
+export function passwordPage(r?: Refill | null): Html {
+  const a = "/dashboard/password";
+  return html`<form method="post" action="${a}" class="card narrow">
+<label for="current">Current password</label><input id="current" name="current" type="password" autocomplete="current-password" required${focusOn(r, a, "current")}>
+<label for="next">New password</label><input id="next" name="next" type="password" autocomplete="new-password" minlength="10" required${focusOn(r, a, "next")}>
 <button type="submit">Change password</button></form>
 <p>Changing the password signs out every other browser.</p>`;
 }
 
-export function operatorPage(accounts: AccountSummary[], q: string, plans: string[]): Html {
+export function operatorPage(accounts: AccountSummary[], q: string, plans: string[], r?: Refill | null): Html {
+  const a = "/dashboard/operator/accounts";
+  const plan = chosen(r, a, "plan", "free");
   return html`<section><h2>Gateway</h2><div id="gateway-state" data-src="/dashboard/api/operator/state"><p>Loading the gateway's state…</p></div></section>
 <section><h2>Accounts</h2>
 <form method="get" action="/dashboard/operator" class="row" role="search"><label for="q">Search accounts</label><input id="q" name="q" type="search" value="${q}"><button type="submit">Search</button></form>
@@ -465,24 +497,31 @@ ${dataTable({
   ],
 })}</section>
 <section><h2>Create an account</h2>
-<form method="post" action="/dashboard/operator/accounts" class="card">
-<label for="new-email">Email</label><input id="new-email" name="email" type="email" autocomplete="off" required>
-<label for="new-password">Password</label><input id="new-password" name="password" type="password" autocomplete="new-password" minlength="10" required>
-<label for="new-name">Name</label><input id="new-name" name="name" maxlength="200">
-<label for="new-plan">Plan</label><select id="new-plan" name="plan">${plans.map((p) => html`<option>${p}</option>`)}</select>
-<label for="new-credits">Credits</label><input id="new-credits" name="credits" type="number" min="0" step="1" placeholder="welcome credits">
+<form method="post" action="${a}" class="card">
+<label for="new-email">Email</label><input id="new-email" name="email" type="email" autocomplete="off" required${fieldValue(r, a, "email")}>
+<label for="new-password">Password</label><input id="new-password" name="password" type="password" autocomplete="new-password" minlength="10" required${focusOn(r, a, "password")}>
+<label for="new-name">Name</label><input id="new-name" name="name" maxlength="200"${fieldValue(r, a, "name")}>
+<label for="new-plan">Plan</label><select id="new-plan" name="plan">${plans.map((p) => html`<option${p === plan ? html` selected` : ""}>${p}</option>`)}</select>
+<label for="new-credits">Credits</label><input id="new-credits" name="credits" type="number" min="0" step="1" placeholder="welcome credits"${fieldValue(r, a, "credits")}>
 <button type="submit">Create account</button></form></section>`;
 }
 
-export function operatorAccountPage(a: AccountSummary, u: UsageFigures, keys: KeyView[], plans: string[]): Html {
+export function operatorAccountPage(
+  a: AccountSummary,
+  u: UsageFigures,
+  keys: KeyView[],
+  plans: string[],
+  r?: Refill | null,
+): Html {
+  const grant = `/dashboard/operator/accounts/${encodeURIComponent(a.id)}/credits`;
   return html`<p><a href="/dashboard/operator">← All accounts</a></p>
 <section class="figures" aria-label="Account"><div class="figure"><span class="name">Email</span><span class="value small">${a.email ?? "no login"}</span></div>
 <div class="figure"><span class="name">Balance</span><span class="value" data-testid="balance">${a.balance}</span></div>
 <div class="figure"><span class="name">Plan</span><span class="value">${a.plan}</span></div>
 <div class="figure"><span class="name">Charged calls this month</span><span class="value">${u.requests}</span><span class="unit">${CHARGED_CALLS}</span></div></section>
-<div class="grid2"><form method="post" action="/dashboard/operator/accounts/${encodeURIComponent(a.id)}/credits" class="card">
-<label for="amount">Credits to grant</label><input id="amount" name="amount" type="number" step="1" required>
-<label for="reason">Reason</label><input id="reason" name="reason" maxlength="500">
+<div class="grid2"><form method="post" action="${grant}" class="card">
+<label for="amount">Credits to grant</label><input id="amount" name="amount" type="number" step="1" required${fieldValue(r, grant, "amount")}>
+<label for="reason">Reason</label><input id="reason" name="reason" maxlength="500"${fieldValue(r, grant, "reason")}>
 <button type="submit">Grant credits</button></form>
 <form method="post" action="/dashboard/operator/accounts/${encodeURIComponent(a.id)}/plan" class="card">
 <label for="plan">Plan</label><select id="plan" name="plan">${plans.map((p) => html`<option${p === a.plan ? html` selected` : ""}>${p}</option>`)}</select>
@@ -490,6 +529,7 @@ export function operatorAccountPage(a: AccountSummary, u: UsageFigures, keys: Ke
 <h2>Keys</h2>${keyTable(keys, (k) => `/dashboard/operator/keys/${encodeURIComponent(k.id)}/revoke`, {
     action: (k) => `/dashboard/operator/keys/${encodeURIComponent(k.id)}/policy`,
     narrowOnly: false,
+    refill: r,
   })}`;
 }
 

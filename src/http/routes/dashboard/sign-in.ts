@@ -14,6 +14,7 @@ import { stateOf } from "../../state";
 import appCss from "./assets/app.css" with { type: "text" };
 import appJs from "./assets/app.js" with { type: "text" };
 import { type DashboardDeps, page, readForm, ssoOnly, ssoOnlyFlash, startSession, tooMany } from "./common";
+import { backTo, refillOf, shown, takeFlash } from "./forms";
 import * as pages from "./pages";
 
 /** The sign-in page after a sign-up whose email already had an account (`?signup=taken`). */
@@ -21,14 +22,12 @@ const TAKEN =
   "This email address already has an account, and nothing about it has changed: sign in with its password. A forgotten password is reset by the gateway's operator.";
 
 export function signInRoutes(deps: DashboardDeps) {
-  const { config, logger } = deps;
+  const { config } = deps;
   const limiter = deps.signIns;
   const store = deps.dashboard;
   const ctxOf = (context: RouteContext): Ctx => dashboardCtx(deps, context);
-  const signInForm = (email?: string) =>
-    pages.signInPage({ email, signup: config.dashboard.signup, operatorEnabled: !!config.adminToken, sso: !!config.sso });
-  const signInFailed = (c: Ctx, email: string) =>
-    page(deps, c, 401, { title: "Sign in", flash: { kind: "error", text: "Wrong email or password." } }, signInForm(email));
+  const signInForm = (refill: pages.Refill | null) =>
+    pages.signInPage({ refill, signup: config.dashboard.signup, operatorEnabled: !!config.adminToken, sso: !!config.sso });
 
   const app = new Elysia({ name: "dashboard-sign-in" })
     .get("/dashboard/assets/app.css", (context) => new Response(appCss, { headers: assetHeaders(context, "text/css") }))
@@ -39,7 +38,9 @@ export function signInRoutes(deps: DashboardDeps) {
       const s = await sessionOf(deps, c.request);
       if (s) return redirect(c, s.kind === "operator" ? "/dashboard/operator" : "/dashboard");
       const taken = config.dashboard.signup && (context.query as Record<string, string | undefined>).signup === "taken";
-      return page(deps, c, 200, { title: "Sign in", flash: taken ? { kind: "ok", text: TAKEN } : null }, signInForm());
+      const f = await takeFlash(deps, c);
+      const flash = shown(f) ?? (taken ? { kind: "ok" as const, text: TAKEN } : null);
+      return page(deps, c, f?.status ?? 200, { title: "Sign in", flash }, signInForm(refillOf(f)));
     })
     .post(
       "/dashboard/login",
@@ -48,16 +49,21 @@ export function signInRoutes(deps: DashboardDeps) {
         const form = await readForm(deps, c);
         const email = (form.get("email") ?? "").trim().toLowerCase().slice(0, 254);
         const password = form.get("password") ?? "";
+        // refused, the page says why with the email filled in; a reload asks for the page, never
+        // sends the password again (a wrong one would count again)
+        const back = backTo(deps, c, "/dashboard/login", form, ["email"]);
         const v = await limiter.attempt(email, c.client);
-        if (!v.allowed) return tooMany(deps, c, v, { title: "Sign in" }, signInForm(), "sign-in attempts");
+        if (!v.allowed) {
+          const t = tooMany(v, "sign-in attempts");
+          return back(429, t.text, { retryAfter: t.retryAfter, focus: "password" });
+        }
         const login = password.length <= 200 ? await store.loginByEmail(email) : null;
         // the same argon2id work whether or not the email exists
         const good = await verifyPassword(password.slice(0, 200), login?.passwordHash ?? null);
-        if (!good || !login) return signInFailed(c, email);
+        if (!good || !login) return back(401, "Wrong email or password.", { focus: "password" });
         await limiter.succeeded(email, c.client);
-        if (ssoOnly(deps, login.accountId))
-          return page(deps, c, 403, { title: "Sign in", flash: ssoOnlyFlash }, signInForm(email));
-        const cookie = await startSession(deps, c, { accountId: login.accountId, memberId: login.memberId, kind: "account" });
+        if (ssoOnly(deps, login.accountId)) return back(403, ssoOnlyFlash.text);
+        const { cookie } = await startSession(deps, c, { accountId: login.accountId, memberId: login.memberId, kind: "account" });
         return redirect(c, "/dashboard", { "set-cookie": cookie });
       },
       { parse: "none" },
@@ -76,10 +82,11 @@ export function signInRoutes(deps: DashboardDeps) {
       },
       { parse: "none" },
     )
-    .get("/dashboard/signup", (context) => {
+    .get("/dashboard/signup", async (context) => {
       const c = ctxOf(context);
       if (!config.dashboard.signup) throw new GatewayError("not_found", "sign-up is not open");
-      return page(deps, c, 200, { title: "Create an account" }, pages.signUpPage());
+      const f = await takeFlash(deps, c);
+      return page(deps, c, f?.status ?? 200, { title: "Create an account", flash: shown(f) }, pages.signUpPage(refillOf(f)));
     })
     .post(
       "/dashboard/signup",
@@ -89,50 +96,64 @@ export function signInRoutes(deps: DashboardDeps) {
         const form = await readForm(deps, c);
         const email = (form.get("email") ?? "").trim().toLowerCase();
         const password = form.get("password") ?? "";
-        const o = { title: "Create an account" };
-        const problem = emailProblem(email) ?? passwordProblem(password);
-        if (problem) return page(deps, c, 400, { ...o, flash: { kind: "error", text: problem } }, pages.signUpPage(email));
+        const back = backTo(deps, c, "/dashboard/signup", form, ["email"]);
+        const emailWrong = emailProblem(email);
+        const problem = emailWrong ?? passwordProblem(password);
+        if (problem) return back(400, problem, { focus: emailWrong ? "email" : "password" });
         // every well-formed sign-up counts, whether it made an account or found the email taken
         const v = await limiter.signUp(c.client);
-        if (!v.allowed) return tooMany(deps, c, v, o, pages.signUpPage(email), "sign-ups from this address");
+        if (!v.allowed) {
+          const t = tooMany(v, "sign-ups from this address");
+          return back(429, t.text, { retryAfter: t.retryAfter });
+        }
         // Post/Redirect/Get: a new account is signed in and sent to its overview, a taken email to
         // the sign-in page; either way a reload repeats a GET, never the sign-up (docs/security.md)
         const hash = await hashPassword(password);
         if (await store.loginByEmail(email)) return redirect(c, "/dashboard/login?signup=taken");
         const acc = await signedUp(deps, c, email, hash);
         const owner = await store.loginOf(acc.id);
-        const cookie = await startSession(deps, c, { accountId: acc.id, memberId: owner?.memberId ?? null, kind: "account" });
+        const { cookie } = await startSession(deps, c, { accountId: acc.id, memberId: owner?.memberId ?? null, kind: "account" });
         return redirect(c, "/dashboard", { "set-cookie": cookie });
       },
       { parse: "none" },
     );
 
-  if (!config.adminToken) return app;
-  return app
+  return config.adminToken ? app.use(operatorSignIn(deps)) : app;
+}
+
+/** The operator's sign-in with the admin token (mounted when one is configured). */
+function operatorSignIn(deps: DashboardDeps) {
+  const { config, logger } = deps;
+  const ctxOf = (context: RouteContext): Ctx => dashboardCtx(deps, context);
+  return new Elysia({ name: "dashboard-operator-sign-in" })
     .get("/dashboard/operator/login", async (context) => {
       const c = ctxOf(context);
-      return page(deps, c, 200, { title: "Operator sign-in" }, pages.operatorSignInPage(!!config.sso));
+      const f = await takeFlash(deps, c);
+      return page(
+        deps,
+        c,
+        f?.status ?? 200,
+        { title: "Operator sign-in", flash: shown(f) },
+        pages.operatorSignInPage(!!config.sso, refillOf(f)),
+      );
     })
     .post(
       "/dashboard/operator/login",
       async (context) => {
         const c = ctxOf(context);
         const form = await readForm(deps, c);
-        const o = { title: "Operator sign-in" };
         const token = form.get("token") ?? "";
-        const v = await guessAdminToken(limiter, !!config.adminToken && safeEqual(token, config.adminToken), c.client);
-        if (!v.allowed) return tooMany(deps, c, v, o, pages.operatorSignInPage(!!config.sso), "sign-in attempts");
+        const back = backTo(deps, c, "/dashboard/operator/login");
+        const v = await guessAdminToken(deps.signIns, !!config.adminToken && safeEqual(token, config.adminToken), c.client);
+        if (!v.allowed) {
+          const t = tooMany(v, "sign-in attempts");
+          return back(429, t.text, { retryAfter: t.retryAfter, focus: "token" });
+        }
         if (!v.right) {
           logger.log("warn", "operator sign-in refused", { request_id: c.state.requestId, client: c.client });
-          return page(
-            deps,
-            c,
-            401,
-            { title: "Operator sign-in", flash: { kind: "error", text: "Wrong admin token." } },
-            pages.operatorSignInPage(!!config.sso),
-          );
+          return back(401, "Wrong admin token.", { focus: "token" });
         }
-        const cookie = await startSession(deps, c, { accountId: null, kind: "operator" });
+        const { cookie } = await startSession(deps, c, { accountId: null, kind: "operator" });
         return redirect(c, "/dashboard/operator", { "set-cookie": cookie });
       },
       { parse: "none" },

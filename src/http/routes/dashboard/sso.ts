@@ -73,7 +73,7 @@ export function ssoRoutes(deps: DashboardDeps) {
           kind: to.kind,
           member: to.memberId ?? null,
         });
-        const cookie = await startSession(deps, c, to);
+        const { cookie } = await startSession(deps, c, to);
         c.state.status = 200;
         const headers = new Headers({
           "content-type": "text/html; charset=utf-8",
