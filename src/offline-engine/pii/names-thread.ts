@@ -12,6 +12,7 @@
  * Thai, Indic, Georgian), at most four of them (an initial with its period counts as one), and
  * none of them a role, a label or a common word of the closing phrases.
  */
+import { hasNonAscii } from "./chars";
 import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
 import { isFamilyName, isGivenName } from "./given-names";
 import {
@@ -713,7 +714,8 @@ function lowerCaseNames(text: string, out: PiiEntity[]): void {
 export function findThreadNames(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   blanklessText = text;
-  blankless = NO_BLANKS.test(text);
+  // (an ASCII text is known as such already: fold.ts)
+  blankless = hasNonAscii(text) && NO_BLANKS.test(text);
   try {
     lowerCaseNames(text, out);
     fieldNames(text, out);

@@ -3,7 +3,7 @@
  * A candidate is any run of digits and separators; the validator decides from its shape, its
  * digit count (E.164 allows 7..15) and words such as "call" or "tel" just before it.
  */
-import { isSpace } from "./chars";
+import { hasNonAscii, isSpace } from "./chars";
 import { entity, type PiiEntity } from "./types";
 import { WordFilter } from "./word-filter";
 
@@ -322,7 +322,7 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
   const found = phonesIn(text, text);
   if (text.includes("%2"))
     for (const m of text.matchAll(URL_PLUS)) found.push(entity("phone_number", text, m.index, m.index + m[0].length, 0.9));
-  if (HAN.test(text))
+  if (hasNonAscii(text) && HAN.test(text))
     for (const m of text.matchAll(CN_MOBILE))
       if (!found.some((f) => f.start <= m.index && m.index < f.end))
         found.push(entity("phone_number", text, m.index, m.index + m[0].length, 0.8));
