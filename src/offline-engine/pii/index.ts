@@ -13,7 +13,7 @@ import { extended, findWorldAddresses } from "./address-world";
 import { forgetNonAscii } from "./chars";
 import { findDatesOfBirth } from "./dates";
 import { fold } from "./fold";
-import { forgetText } from "./keywords";
+import { forgetText, ocrPair } from "./keywords";
 import { findNames } from "./names";
 import { findCasedNames } from "./names-cased";
 import { falseName, findMoreNames, forgetFalseNames, trimName } from "./names-extra";
@@ -85,8 +85,9 @@ export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEn
 function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
   const candidates: PiiEntity[] = [];
   const digits = asciiDigits(text, 13);
-  const ocr = ocrDigits(text);
   try {
+    // (inside: the keyword pass it asks is forgotten below)
+    const ocr = ocrDigits(text);
     for (const r of RECOGNIZERS) {
       checkCpuBudget();
       if (r.ocr && ocr !== text)
@@ -116,8 +117,6 @@ function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;
 }
 
-/** a digit beside a letter a scanner takes for one: "O1451", "9I7", "4l8" */
-const OCR_MIXED = /\d[OoIl]|[OoIl]\d/;
 const isOcrChar = (c: number): boolean => (c >= 48 && c <= 57) || c === 79 || c === 111 || c === 73 || c === 108;
 const isLetterCode = (c: number): boolean =>
   (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 0xc0 && c !== 0xd7 && c !== 0xf7);
@@ -129,7 +128,8 @@ const isLetterCode = (c: number): boolean =>
  * itself when there is no such run.
  */
 function ocrDigits(text: string): string {
-  if (!OCR_MIXED.test(text)) return text;
+  // (a digit beside such a letter: the keyword pass notes it, so most texts are not read again here)
+  if (!ocrPair(text)) return text;
   let out: string[] | null = null;
   for (let i = 0; i < text.length; ) {
     if (!isOcrChar(text.charCodeAt(i))) {

@@ -43,6 +43,8 @@ export const AUTHOR_WORD = 16384;
 export const ROLE_WORD = 32768;
 export const ATTENDEE_WORD = 65536;
 export const NAME_FIELD_WORD = 131072;
+/** the words of spoken numbers (spelled.ts): only counted (spokenWordCount) */
+export const SPOKEN_NUMBER = 262144;
 const THREAD_WORD = CLOSING_WORD | GREETING_WORD | AUTHOR_WORD | ROLE_WORD | ATTENDEE_WORD | NAME_FIELD_WORD;
 
 /**
@@ -171,6 +173,10 @@ let lastFlags = 0;
 let lastCues: number[] | null = [];
 /** starts of the words with a prefix of ADDRESS_CUE_PREFIX in the last text, or null (as lastCues) */
 let lastPrefixCues: number[] | null = [];
+/** whether the last text has a digit beside "O", "o", "I" or "l" (index.ts ocrDigits: /\d[OoIl]|[OoIl]\d/) */
+let lastOcrPair = false;
+/** how many words of SPOKEN_NUMBER the last text holds, or Infinity (a word with a non-ASCII character, as lastCues) */
+let lastSpoken = 0;
 
 /** The flags of the keyword lists that occur in `text` (maybe: see above). */
 export function keywordFlags(text: string): number {
@@ -194,6 +200,22 @@ export function cueStarts(text: string): readonly number[] | null {
 export function prefixStarts(text: string): readonly number[] | null {
   if (text !== lastText) scan(text);
   return lastPrefixCues;
+}
+
+/**
+ * How many words of SPOKEN_NUMBER `text` holds (maybe more: see above), or Infinity when it has a word
+ * with a non-ASCII character: such a word may be cut otherwise by the reader of spoken numbers, or
+ * fold onto one of theirs ("ſ", "K").
+ */
+export function spokenWordCount(text: string): number {
+  if (text !== lastText) scan(text);
+  return lastSpoken;
+}
+
+/** Whether `text` has a digit beside a letter a scanner takes for one ("O1451", "9I7", "4l8"), found by the same pass. */
+export function ocrPair(text: string): boolean {
+  if (text !== lastText) scan(text);
+  return lastOcrPair;
 }
 
 /**
@@ -296,6 +318,8 @@ function scan(text: string): void {
   const prefixCues: number[] = [];
   placed.length = 0;
   let ascii = true;
+  let spoken = 0;
+  let ocr = false;
   // the run of letters before the current one ended in capitals at this index (CAPS_PAIR), else -1
   let capsEnd = -1;
   // the name token being read (nameTokens): its start (-1: none) and where it may go on
@@ -310,7 +334,10 @@ function scan(text: string): void {
     let c = text.charCodeAt(i);
     if (c < 0x80) {
       if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122))) {
-        if (c >= 48 && c <= 57) addDigit(text, i);
+        if (c >= 48 && c <= 57) {
+          addDigit(text, i);
+          ocr ||= isOcrLetter(text.charCodeAt(i + 1)) || isOcrLetter(text.charCodeAt(i - 1));
+        }
         // "'" and "-" right after a token's letters go on with it; anything else ends it
         if (tokenStart >= 0) {
           if (i === tokenEnd && (c === APOSTROPHE || c === HYPHEN)) tokenEnd = i + 1;
@@ -370,6 +397,7 @@ function scan(text: string): void {
     if (f !== undefined) {
       flags |= f;
       if (f & NAME_CUE) cues.push(start);
+      if (f & SPOKEN_NUMBER) spoken++;
       if (f & PLACED) placed.push(start, f & PLACED);
     }
     if (!wordAscii) {
@@ -400,7 +428,12 @@ function scan(text: string): void {
   lastFlags = flags;
   lastCues = ascii ? cues : null;
   lastPrefixCues = ascii ? prefixCues : null;
+  lastSpoken = ascii ? spoken : Number.POSITIVE_INFINITY;
+  lastOcrPair = ocr;
 }
+
+/** "O", "o", "I", "l" (NaN, past either end of the text: no) */
+const isOcrLetter = (c: number): boolean => c === 79 || c === 111 || c === 73 || c === 108;
 
 /** (start, flags) of the words of PLACED lists in the last text, in text order */
 const placed: number[] = [];

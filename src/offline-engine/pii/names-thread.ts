@@ -12,6 +12,7 @@
  * Thai, Indic, Georgian), at most four of them (an initial with its period counts as one), and
  * none of them a role, a label or a common word of the closing phrases.
  */
+import { hasNonAscii } from "./chars";
 import { isEnglishWord, isGazetteerName, isStopword } from "./gazetteer";
 import { isFamilyName, isGivenName } from "./given-names";
 import {
@@ -47,16 +48,19 @@ const STRONG = 0.96;
 /** letters of scripts written without blanks between words (Han, Kana, Thai): a cue there is no word of its own */
 const NO_BLANKS = /[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]/;
 
+/** NO_BLANKS.test of the text findThreadNames reads (six of its finders ask), while it reads it */
+let blanklessText: string | null = null;
+let blankless = false;
+
 /**
  * The matches of a cue pattern (global; each of its cues starts with a word of its list `flag`, after
  * no letter), as matchAll gives them: tried only where such a word starts (keywords.ts), or over
  * the whole text when it holds a script written without blanks, where a cue is not a word of its own.
+ * (An array, not a generator: most texts hold no cue, and a generator's frames cost more than the matches.)
  */
-function* cues(text: string, [pattern, sticky, flag]: readonly [RegExp, RegExp, number]): Generator<RegExpExecArray> {
-  if (NO_BLANKS.test(text)) {
-    yield* text.matchAll(pattern);
-    return;
-  }
+function cues(text: string, [pattern, sticky, flag]: readonly [RegExp, RegExp, number]): RegExpExecArray[] {
+  if (text === blanklessText ? blankless : NO_BLANKS.test(text)) return [...text.matchAll(pattern)];
+  const out: RegExpExecArray[] = [];
   let end = 0;
   for (const at of gatedStarts(text, flag)) {
     if (at < end) continue;
@@ -64,8 +68,9 @@ function* cues(text: string, [pattern, sticky, flag]: readonly [RegExp, RegExp, 
     const m = sticky.exec(text);
     if (!m) continue;
     end = at + m[0].length;
-    yield m;
+    out.push(m);
   }
+  return out;
 }
 
 /** Words that take a name's place in a conversation without being one (roles, closings, labels), lower case. */
@@ -708,18 +713,25 @@ function lowerCaseNames(text: string, out: PiiEntity[]): void {
 
 export function findThreadNames(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
-  lowerCaseNames(text, out);
-  fieldNames(text, out);
-  joinedNames(text, out);
-  if (text.includes("@") && text.includes("<")) mailNames(text, out);
-  mentionNames(text, out);
-  dialogueNames(text, out);
-  vocativeNames(text, out);
-  gluedNames(text, out);
-  chatNames(text, out);
-  roleNames(text, out);
-  attendeeNames(text, out);
-  signerNames(text, out);
+  blanklessText = text;
+  // (an ASCII text is known as such already: fold.ts)
+  blankless = hasNonAscii(text) && NO_BLANKS.test(text);
+  try {
+    lowerCaseNames(text, out);
+    fieldNames(text, out);
+    joinedNames(text, out);
+    if (text.includes("@") && text.includes("<")) mailNames(text, out);
+    mentionNames(text, out);
+    dialogueNames(text, out);
+    vocativeNames(text, out);
+    gluedNames(text, out);
+    chatNames(text, out);
+    roleNames(text, out);
+    attendeeNames(text, out);
+    signerNames(text, out);
+  } finally {
+    blanklessText = null;
+  }
   return out;
 }
 

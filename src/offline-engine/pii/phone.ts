@@ -3,7 +3,7 @@
  * A candidate is any run of digits and separators; the validator decides from its shape, its
  * digit count (E.164 allows 7..15) and words such as "call" or "tel" just before it.
  */
-import { isSpace } from "./chars";
+import { hasNonAscii, isSpace } from "./chars";
 import { entity, type PiiEntity } from "./types";
 import { WordFilter } from "./word-filter";
 
@@ -322,7 +322,7 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
   const found = phonesIn(text, text);
   if (text.includes("%2"))
     for (const m of text.matchAll(URL_PLUS)) found.push(entity("phone_number", text, m.index, m.index + m[0].length, 0.9));
-  if (HAN.test(text))
+  if (hasNonAscii(text) && HAN.test(text))
     for (const m of text.matchAll(CN_MOBILE))
       if (!found.some((f) => f.start <= m.index && m.index < f.end))
         found.push(entity("phone_number", text, m.index, m.index + m[0].length, 0.8));
@@ -411,9 +411,11 @@ function candidateScore(text: string, written: string, m: RegExpExecArray, lastE
   }
   // after "word-" or "word.": only a label glued to its number ("fax-0 40 3218 771", "mob.+48…"), not a reference ("INV-2024 …")
   const glue = text.charCodeAt(start - 1);
-  // (or a Hebrew one-letter prefix: "ב-054-331-8826")
-  const glued = labelWord(text, Math.max(0, start - 16), start - 1);
-  if ((glue === 45 || glue === 46) && !isLabel(glued) && !HEBREW_PREFIX.test(glued)) return 0;
+  if (glue === 45 || glue === 46) {
+    // (or a Hebrew one-letter prefix: "ב-054-331-8826")
+    const glued = labelWord(text, Math.max(0, start - 16), start - 1);
+    if (!isLabel(glued) && !HEBREW_PREFIX.test(glued)) return 0;
+  }
   // a second number right after one ("+91 80 4112 7755 / 98450-22177", "…, or 040 …") has the first's label
   const second = lastEnd >= 0 && start - lastEnd <= 8 && BETWEEN_NUMBERS.test(text.slice(lastEnd, start));
   // a date and the hour of a time ("[03.12.2026 19:40]", "12/1/26 19:02"): no number
@@ -427,6 +429,32 @@ function candidateScore(text: string, written: string, m: RegExpExecArray, lastE
   }
   if (score > 0) out.push(entity("phone_number", written, start, start + raw.length, score));
   return score;
+}
+
+/** NOT_PHONE_LABELS.has of the word before the blanks, ":", "#" and "." before `start` (the copy made only for a word of their lengths) */
+function notPhoneLabel(text: string, start: number): boolean {
+  const lo = Math.max(0, start - 12);
+  const end = skipBack(text, start);
+  let k = end;
+  while (k > lo && isLabelChar(text.charCodeAt(k - 1))) k--;
+  return end - k >= NOT_PHONE_SHORTEST && end - k <= NOT_PHONE_LONGEST && NOT_PHONE_LABELS.has(labelWord(text, lo, end));
+}
+const NOT_PHONE_SHORTEST = Math.min(...[...NOT_PHONE_LABELS].map((w) => w.length));
+const NOT_PHONE_LONGEST = Math.max(...[...NOT_PHONE_LABELS].map((w) => w.length));
+
+/** Whether a label or a word of calling says the number at `start` (`length` long) is a phone's; `second`: a second number after one. */
+function labelled(text: string, start: number, length: number, second: boolean): boolean {
+  if (second) return true;
+  const before = text.slice(Math.max(0, start - 30), start);
+  // "customer number 00871223", "order no. 4471 2210": the number of something else
+  if (otherNumber(before)) return false;
+  return (
+    CONTEXT.test(before) ||
+    MY_NUMBER.test(before) ||
+    labelBefore(text, start) ||
+    labelAfter(text, start + length) ||
+    labelInLine(text, start)
+  );
 }
 
 /**
@@ -489,20 +517,14 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
   // (every test above and these two give 0 alike: the shapes are tested once the counts let the number through)
   if (DATE_SHAPE.test(main) || SSN_SHAPE.test(main)) return 0;
   // a tax or registry number after its label ("NIP 725-18-44-210", "OIB", "CVR"), not a phone
-  if (NOT_PHONE_LABELS.has(labelWord(text, Math.max(0, start - 12), skipBack(text, start)))) return 0;
+  if (notPhoneLabel(text, start)) return 0;
+  // (asked up to three times below: worked out once)
+  let known: boolean | null = null;
   const context = () => {
-    if (second) return true;
-    const before = text.slice(Math.max(0, start - 30), start);
-    // "customer number 00871223", "order no. 4471 2210": the number of something else
-    if (otherNumber(before)) return false;
-    return (
-      CONTEXT.test(before) ||
-      MY_NUMBER.test(before) ||
-      labelBefore(text, start) ||
-      labelAfter(text, start + raw.length) ||
-      labelInLine(text, start)
-    );
-  }; // an order's, a shipment's or a tracking number ("注文番号 2025-1106-4471", "Заказ № 118-552-907", "AWB 781 …")
+    known ??= labelled(text, start, raw.length, second);
+    return known;
+  };
+  // an order's, a shipment's or a tracking number ("注文番号 2025-1106-4471", "Заказ № 118-552-907", "AWB 781 …")
   // (unless a label or a word of calling says otherwise: "order question, call 020 7946 0958")
   if (!international && orderNumberBefore(text, start) && !context()) return 0;
 

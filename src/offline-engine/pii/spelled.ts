@@ -8,6 +8,7 @@
  * calling (or, said as words, anywhere: nobody reads seven digits aloud but a number) a phone.
  */
 import { category, LETTER, MARK } from "./chars";
+import { gateWords, SPOKEN_NUMBER, spokenWordCount } from "./keywords";
 import { knownIssuer, luhnValid, ssnValid } from "./structured";
 import { entity, type PiiEntity } from "./types";
 import { WordFilter } from "./word-filter";
@@ -75,8 +76,7 @@ TENS.vingts = 20;
 /** "dot" said between the numbers of an IP address ("one nine two dot one six eight dot …") */
 const DOT_WORDS = ["dot", "punto", "ponto", "punkt", "point"];
 
-/** the words of spoken numbers, and "plus" before a country code, for a quick look at each word of a text */
-const SPOKEN = new WordFilter([
+const SPOKEN_WORDS = [
   ...Object.keys(DIGIT_WORDS),
   ...Object.keys(REPEATS),
   ...Object.keys(TEENS),
@@ -85,7 +85,11 @@ const SPOKEN = new WordFilter([
   "y",
   "hundred",
   ...DOT_WORDS,
-]);
+];
+/** the words of spoken numbers, and "plus" before a country code, for a quick look at each word of a text */
+const SPOKEN = new WordFilter(SPOKEN_WORDS);
+// (the keyword pass counts them: a text of fewer than three is read for no run of them)
+gateWords(SPOKEN_NUMBER, SPOKEN_WORDS);
 
 // (letters and marks by their Unicode category beyond ASCII: "，", "،" and "…" end a word)
 const isLetter = (c: number): boolean =>
@@ -282,6 +286,8 @@ export function findSpelledNumbers(text: string): PiiEntity[] {
     const kind = judge(text, m.index as number, digits, false, IN_FOURS.test(m[0]));
     if (kind) out.push(entity(kind[0], text, m.index as number, (m.index as number) + m[0].length, kind[1]));
   }
+  // a run is three spoken words or more (a word of Chinese numerals or Hangul is not ASCII: then the count is Infinity)
+  if (spokenWordCount(text) < 3) return out;
   for (const [start, end, digits] of spokenRuns(text)) {
     const kind = judge(text, start, digits, true);
     if (kind) out.push(entity(kind[0], text, start, end, kind[1]));
