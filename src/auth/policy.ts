@@ -136,18 +136,28 @@ export function parsePolicyPatch(input: unknown, known: KnownFunctions, param = 
 
 /**
  * An ISO 8601 time (a date alone is its midnight UTC), normalised to UTC. A day the calendar does not
- * have is refused: JavaScript reads 2027-02-31 as 3 March. (Whether it is to come is the caller's
- * question: a new key's expiry must be, a key that exists may be given a time past, which ends it.)
+ * have is refused: JavaScript reads 2027-02-31 as 3 March. So is a time of day without its zone
+ * (`2027-01-01T10:00`), which JavaScript reads in the server's own time zone: one machine's expiry
+ * would be another's. (Whether it is to come is the caller's question: a new key's expiry must be, a
+ * key that exists may be given a time past, which ends it.)
  */
 function isoTime(v: unknown, p: string): string {
-  const m = typeof v === "string" ? /^(\d{4})-(\d{2})-(\d{2})/.exec(v.trim()) : null;
-  const t = m ? Date.parse((v as string).trim()) : Number.NaN;
+  const text = typeof v === "string" ? v.trim() : "";
+  const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
+  const t = m ? Date.parse(text) : Number.NaN;
   const [y, mo, d] = (m ?? []).slice(1).map(Number) as [number, number, number];
   const day = new Date(Date.UTC(y, mo - 1, d));
   if (Number.isNaN(t) || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d)
     throw invalidRequest(`${p} must be an ISO 8601 time on a day the calendar has, e.g. 2027-01-31T00:00:00Z`, p);
+  if (text.length > 10 && !ZONED.test(text))
+    throw invalidRequest(
+      `${p} ${text} has a time of day but no time zone: write it in UTC (${text}Z) or with its offset (${text}+02:00)`,
+      p,
+    );
   return new Date(t).toISOString();
 }
+/** the end of a time of day with its zone: Z, or an offset (+02:00, -0500, +05) */
+const ZONED = /(?:Z|[+-]\d{2}(?::?\d{2})?)$/i;
 
 /**
  * A patch from text fields (CLI flags, dashboard form), by policy field: absent (undefined)

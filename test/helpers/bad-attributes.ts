@@ -177,7 +177,7 @@ export const ATTRIBUTES: Attribute[] = [
     "expiry",
     "expires_at",
     "--expires",
-    ["2027-02-31", "2027-13-01", "next week", "2027-01-01T25:00:00Z"],
+    ["2027-02-31", "2027-13-01", "next week", "2027-01-01T25:00:00Z", "2027-01-01T10:00", "2027-01-01 10:00:00"],
     (v) => v,
   ),
   ...policyField("tags", "tags", "--tags", ["region=", "region= ", "=eu"], tags),
