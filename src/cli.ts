@@ -179,6 +179,12 @@ const FLAG_OF_PARAM: Record<string, string> = {
   role: "role",
   tags: "tags",
   base_url: "base-url",
+  // webhooks add
+  events: "events",
+  url: "url",
+  balance_below: "balance-below",
+  spike_factor: "spike-factor",
+  expiring_days: "expiring-days",
   ...Object.fromEntries(Object.entries(POLICY_FLAGS).map(([flag, field]) => [`policy.${field}`, flag])),
 };
 
@@ -719,10 +725,7 @@ async function webhooksAdd({ flags, json, services }: VerbInput): Promise<number
     {
       account_id: str(flags, "account") ?? null,
       url: str(flags, "url", true)!,
-      events: (str(flags, "events", true) ?? "")
-        .split(",")
-        .map((e) => e.trim())
-        .filter(Boolean),
+      events: (str(flags, "events", true) ?? "").split(",").map((e) => e.trim()),
       balance_below: num("balance-below"),
       spike_factor: num("spike-factor"),
       expiring_days: num("expiring-days"),

@@ -50,9 +50,13 @@ export async function checkWebhookUrl(url: string, allowPrivate: boolean): Promi
 export function checkEvents(events: unknown): string[] {
   if (!Array.isArray(events) || events.length === 0)
     throw invalid(`events must be a non-empty list of: ${ALERT_EVENTS.join(", ")}`, "events");
-  for (const e of events)
+  for (const e of events) {
+    // (a list written "a,,b" or "a," by hand: said as what it is, not as an unknown event "")
+    if (typeof e === "string" && e.trim() === "")
+      throw invalid(`events holds an empty item (two commas, or one at an end?): one of ${ALERT_EVENTS.join(", ")}`, "events");
     if (typeof e !== "string" || !(ALERT_EVENTS as readonly string[]).includes(e))
       throw invalid(`unknown event ${JSON.stringify(e)}: one of ${ALERT_EVENTS.join(", ")}`, "events");
+  }
   return [...new Set(events as string[])];
 }
 

@@ -201,6 +201,32 @@ export const ATTRIBUTES: Attribute[] = [
     dashboard: (v) => (clears(v) ? null : operatorAccount({ name: v })),
   },
   {
+    // a list written by hand: an empty item is refused, not dropped (`--events a,,b` made an endpoint of a and b)
+    name: "a webhook's events",
+    param: "events",
+    flag: "--events",
+    bad: ["balance.low,,key.expiring", "balance.low,", ",balance.low"],
+    cli: (v, made) => ({
+      args: [
+        "webhooks",
+        "add",
+        "--account",
+        made.accountId,
+        "--url",
+        "https://hooks.example.com/x",
+        "--events",
+        v,
+        "--balance-below",
+        "5",
+      ],
+    }),
+    admin: (v, made) => ({
+      method: "POST",
+      path: "/admin/v1/webhooks",
+      json: { account_id: made.accountId, url: "https://hooks.example.com/x", events: list(v), balance_below: 5 },
+    }),
+  },
+  {
     name: "a new account's credits",
     param: "credits",
     flag: "--credits",
