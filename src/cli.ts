@@ -339,7 +339,11 @@ async function keysUpdate({ positional, flags, json, services }: VerbInput): Pro
   if (!id) throw new UsageError("keys update needs a key id");
   const patch = policyFlags(flags);
   if (Object.keys(patch).length === 0)
-    throw new UsageError("keys update needs at least one of --functions, --models, --rpm, --monthly-credits, --expires");
+    throw new UsageError(
+      `keys update needs at least one of ${Object.keys(POLICY_FLAGS)
+        .map((f) => `--${f}`)
+        .join(", ")}`,
+    );
   const view = await keys.setPolicy(id, patch, { audit: BY_CLI });
   if (!view) {
     console.error(`no key ${id}`);

@@ -31,6 +31,12 @@ describe("a CLI usage error: the error, the verb's usage and a pointer to --help
     expect(r.err).not.toContain("textai keys list");
     for (const line of FOREIGN) expect(r.err).not.toContain(line);
     expect(lines.length).toBeLessThanOrEqual(5);
+    // keys update with no policy flag names every one of them (--tags was left out)
+    const update = run(["keys", "update", "key_none"]);
+    expect(update.code).toBe(2);
+    expect(update.err.split("\n")[0]).toBe(
+      "error: keys update needs at least one of --functions, --models, --rpm, --monthly-credits, --expires, --tags",
+    );
   }, 15_000);
 
   test("each verb gets its own usage line; an unknown verb of a command gets that command's lines; an unknown command only the pointer", () => {
