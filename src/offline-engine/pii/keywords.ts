@@ -264,17 +264,21 @@ let runStart = -1;
 let runLast = -1;
 let runDigits = 0;
 
-/** The digit at `i` goes on with the run being read, or ends it and starts the next. */
-function addDigit(text: string, i: number): void {
+/**
+ * The digit at `i` goes on with the run being read, or ends it and starts the next. Returns whether
+ * "O", "o", "I" or "l" touches it (ocrDigits reads such a text's numbers again).
+ */
+function addDigit(text: string, i: number): boolean {
   if (runStart >= 0 && (i === runLast + 1 || groupSeparator(text, runLast + 1, i))) {
     runDigits++;
     runLast = i;
-    return;
+  } else {
+    endRun();
+    runStart = i;
+    runLast = i;
+    runDigits = 1;
   }
-  endRun();
-  runStart = i;
-  runLast = i;
-  runDigits = 1;
+  return isOcrLetter(text.charCodeAt(i + 1)) || isOcrLetter(text.charCodeAt(i - 1));
 }
 
 function resetRuns(): void {
@@ -334,10 +338,7 @@ function scan(text: string): void {
     let c = text.charCodeAt(i);
     if (c < 0x80) {
       if (!((c >= 65 && c <= 90) || (c >= 97 && c <= 122))) {
-        if (c >= 48 && c <= 57) {
-          addDigit(text, i);
-          ocr ||= isOcrLetter(text.charCodeAt(i + 1)) || isOcrLetter(text.charCodeAt(i - 1));
-        }
+        if (c >= 48 && c <= 57 && addDigit(text, i)) ocr = true;
         // "'" and "-" right after a token's letters go on with it; anything else ends it
         if (tokenStart >= 0) {
           if (i === tokenEnd && (c === APOSTROPHE || c === HYPHEN)) tokenEnd = i + 1;
