@@ -22,6 +22,8 @@ const CAPS_RUN =
 const LOWER_AFTER_CUE =
   /(?:\b(?:name is|name:|is|it'?s|its|i'?m|i am|thanks,?|thank you,?|regards,?|cheers,?|customer:|client:|for|to|by|from|dear|hi|hello|hey|call|contact|behalf of|neighbou?r|technician|colleague)[ \t]+)(?!(?:the|a|an|my|your|our|their|his|her|you|me|us|them|it|its|it's|is|im|i'm|be|do|get|see|this|that|all|any|some|more|help|each|again|just|here)[ \t.,!?])(\p{Ll}[\p{Ll}\p{M}'’-]*(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]*){1,3})/giu;
 
+const UPPER_FIRST = /^\p{Lu}/u;
+
 /** LOWER_AFTER_CUE tried at one place: where a word of its phrases starts (keywords.ts) */
 const LOWER_AFTER_CUE_AT = new RegExp(LOWER_AFTER_CUE.source, "iuy");
 // the first word of each phrase: "name is" and "name:" start at "name", "it's" at "it", "i'm" and "i am" at "i"
@@ -132,6 +134,13 @@ export function findCasedNames(text: string): PiiEntity[] {
     const start = m.index + m[0].length - run.length;
     // (LOWER_AFTER_CUE's run starts and ends with a letter or mark, "'", "’" or "-")
     const words = blankWords(run);
+    // (the pattern is case-insensitive for its cues, which makes \p{Ll} take capitals too: a run
+    // that starts with one is its capitalised words, not the lower-case ones after them, "from Acme
+    // Corp about invoice" is at most "Acme Corp")
+    if (UPPER_FIRST.test(run)) {
+      const lower = words.findIndex((w) => !UPPER_FIRST.test(w));
+      if (lower >= 0) words.length = lower;
+    }
     // a given name of the English lists, or two words that are no everyday words, one of them a gazetteer name
     if (!knownGiven(words[0]) && !gazetteerPair(words)) continue;
     let n = 1;
