@@ -135,6 +135,13 @@ describe("given names that are also words, surnames that are also places", () =>
     expect(names("A DEAR FRIEND AT CHURCH")).toEqual([]);
   });
 
+  test("a capitalised name after a cue ends at the lower-case words after it", () => {
+    expect(names("the invoice for Eero Manninen still shows the old address")).toEqual(["Eero Manninen"]);
+    expect(names("Spoke with Daniel from Acme Corp about invoice #99812.")).toEqual(["Daniel"]);
+    // a name written in lower case after a cue is still read whole
+    expect(names("thanks, maria garcia")).toEqual(["maria garcia"]);
+  });
+
   test("without one they stay a month, a day, a park and a hall", () => {
     expect(names("The meeting is in Central Park on Sun Jan 5.")).toEqual([]);
     expect(names("Open Mon-Sun, Jan to Mar.")).toEqual([]);
