@@ -201,12 +201,14 @@ const CARD_WORD =
   /card|cc|maestro|debit|kort|karte|carte|tarjeta|cartão|carta|karta|kártya|kortti|карт|卡|银联|카드|カード|visa|mastercard|amex|diners|discover|jcb|unionpay|verve|troy|rupay|elo|mir/i;
 
 function findShortCards(text: string, out: PiiEntity[]): void {
-  // (the stretches first: most texts hold no twelve digits in a row, and are then not scanned for a word)
-  const matches = inStretches(text, CARD_12, 12);
-  if (matches.length === 0 || !CARD_WORD.test(text)) return;
-  for (const m of matches) {
+  // (the stretches first: most texts hold no twelve digits in a row, and are then not scanned for a word;
+  // nor is a text whose twelve digits are no Maestro number: the word is looked for once one is)
+  let word: boolean | null = null;
+  for (const m of inStretches(text, CARD_12, 12)) {
     const digits = m[0].replace(/\D/g, "");
     if (!MAESTRO_PREFIX.test(digits) || !luhnValid(digits)) continue;
+    word ??= CARD_WORD.test(text);
+    if (!word) return;
     if (!CARD_CUE.test(text.slice(Math.max(0, m.index - 32), m.index))) continue;
     out.push(entity("credit_card", text, m.index, m.index + m[0].length, 0.95));
   }
