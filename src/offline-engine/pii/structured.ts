@@ -373,6 +373,31 @@ const IPV4 = new RegExp(`(?<![\\d.])${OCTET}(?:\\.${OCTET}){3}(?:/\\d{1,2})?(?![
 const IPV6 =
   /(?:(?<![\p{L}\p{N}:])|(?<=[g-zG-Z]:))(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[\p{L}\p{N}]+)?(?![\p{L}\p{N}:]|\.\d)/gu;
 
+/** IPV4 tried at one position only */
+const IPV4_AT = new RegExp(IPV4.source, "y");
+
+/**
+ * The matches of IPV4 in `text`, as matchAll gives them, IPV4 tried only where one can start: a
+ * match starts a run of one to three digits (no digit or "." before it: the lookbehind) that a "."
+ * ends, so each "." after a digit names the one place to try (a scan of the text's dots instead of
+ * the pattern's scan of every character, about 1 µs a KB).
+ */
+function ipv4Matches(text: string): RegExpExecArray[] {
+  const out: RegExpExecArray[] = [];
+  let end = 0;
+  for (let dot = text.indexOf(".", 1); dot >= 0; dot = text.indexOf(".", dot + 1)) {
+    let start = dot;
+    while (start > 0 && dot - start < 4 && isDigitCode(text.charCodeAt(start - 1))) start--;
+    if (start === dot || dot - start > 3 || start < end || !isDigitCode(text.charCodeAt(dot + 1))) continue;
+    IPV4_AT.lastIndex = start;
+    const m = IPV4_AT.exec(text);
+    if (m === null) continue;
+    end = start + m[0].length;
+    out.push(m);
+  }
+  return out;
+}
+
 /** an IPv4 address and nothing else (the tail of an IPv6 address that embeds one) */
 const IPV4_WHOLE = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
 
@@ -402,7 +427,7 @@ export function ipv6Valid(candidate: string): boolean {
 export function findIpAddresses(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   // (a subnet mask, "255.255.255.0", is no host's address)
-  for (const m of text.matchAll(IPV4))
+  for (const m of ipv4Matches(text))
     if (!m[0].startsWith("255.")) out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
   // an IPv6 address has "::" or eight groups (seven colons)
   if (!text.includes("::") && !hasColons(text, 7)) return out;
