@@ -131,15 +131,24 @@ function digitStretches(text: string, min: number): number[] {
 }
 
 /**
- * Every match of `pattern` (global; a lookbehind of one character, a lookahead of two at most) in
+ * Every match of `pattern` (global; a lookbehind of `back` UTF-16 units, a lookahead of two at most) in
  * `text`, looked for only in its digit stretches of `min` digits or more: the same matches, in
  * text order, as matchAll over the whole text, for a pattern that only matches within a stretch.
+ * (`back` 2 for a Unicode pattern's lookbehind of one character: a character beyond U+FFFF is two units;
+ * `keep`: whether a stretch [start, end) can hold a match at all, when a look at its characters tells.)
  */
-function inStretches(text: string, pattern: RegExp, min: number): RegExpExecArray[] {
+export function inStretches(
+  text: string,
+  pattern: RegExp,
+  min: number,
+  back = 1,
+  keep?: (start: number, end: number) => boolean,
+): RegExpExecArray[] {
   const out: RegExpExecArray[] = [];
   const stretches = digitStretches(text, min);
   for (let k = 0; k < stretches.length; k += 2) {
-    const from = Math.max(0, (stretches[k] as number) - 1);
+    if (keep && !keep(stretches[k] as number, stretches[k + 1] as number)) continue;
+    const from = Math.max(0, (stretches[k] as number) - back);
     const part = text.slice(from, (stretches[k + 1] as number) + 2);
     // exec on the pattern itself (none matches the empty string): matchAll would copy it and run an iterator
     pattern.lastIndex = 0;
