@@ -29,6 +29,9 @@ function addressValue(value: string): boolean {
 
 export function findAddressFields(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
+  // every form of ADDRESS_FIELD has a ":", a "=" or a "<" after or before its key, and so has a vCard's ADR line:
+  // a text with none of them (most prose) has no field, and is not scanned for the stems (about 1.5 µs a KB)
+  if (!text.includes(":") && !text.includes("=") && !text.includes("<")) return out;
   for (const { at, m } of keyedFields(text, ADDRESS_STEMS, ADDRESS_FIELD, 16, '"<')) {
     // not an email's, a machine's or a wallet's address (the key and the word before it: "ip addr:", "mac address:")
     const key = (m[1] ?? m[3] ?? m[5]) as string;

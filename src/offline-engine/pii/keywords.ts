@@ -256,8 +256,8 @@ export function digitRuns(text: string): readonly number[] {
   if (text !== lastText) scan(text);
   return runs;
 }
-/** The fewest digits of a run digitRuns keeps (an SSN's nine: the least the recognizers ask for). */
-export const DIGIT_RUN_MIN = 9;
+/** The fewest digits of a run digitRuns keeps (a number spelled digit by digit's seven: the least the recognizers ask for). */
+export const DIGIT_RUN_MIN = 7;
 const runs: number[] = [];
 /** the run being read: where it starts (-1: none), its last digit, its digits */
 let runStart = -1;

@@ -214,10 +214,29 @@ const STAMP_AFTER = new RegExp(
 /** KakaoTalk's speaker in brackets before the stamp's brackets ("[이수민] [오후 9:41]") */
 const KAKAO_SPEAKER = new RegExp(String.raw`\[([^\]\n]{1,30})\][ \t]\[${TIME}\]`, "gu");
 
+const isDigitAt = (text: string, at: number): boolean => {
+  const c = text.charCodeAt(at);
+  return c >= 48 && c <= 57;
+};
+
+/**
+ * Whether /(?<![\d.])\d{1,2}[:.]\d\d(?!\d)/ matches with `mark` as its ":" or ".": looked for at each
+ * `mark` (indexOf), not by the pattern along the text (about 0.7 µs a KB).
+ */
+function timeIn(text: string, mark: string): boolean {
+  const free = (at: number) => !isDigitAt(text, at) && text.charCodeAt(at) !== 46;
+  for (let p = text.indexOf(mark); p >= 0; p = text.indexOf(mark, p + 1)) {
+    if (!isDigitAt(text, p + 1) || !isDigitAt(text, p + 2) || isDigitAt(text, p + 3) || !isDigitAt(text, p - 1)) continue;
+    // one digit before the mark, or two
+    if (free(p - 2) || (isDigitAt(text, p - 2) && free(p - 3))) return true;
+  }
+  return false;
+}
+
 /** The speakers of a chat export's lines. */
 function chatNames(text: string, out: PiiEntity[]): void {
   // (a time, not a part of an IP address or a version: "192.168.14.27")
-  if (!/(?<![\d.])\d{1,2}[:.]\d\d(?!\d)/.test(text)) return;
+  if (!timeIn(text, ":") && !timeIn(text, ".")) return;
   // a stamp, then the speaker, then ":" or a tab
   for (const m of text.matchAll(STAMP_BEFORE)) {
     const at = m.index + m[0].length;

@@ -9,7 +9,7 @@
  */
 import { category, LETTER, MARK } from "./chars";
 import { gateWords, SPOKEN_NUMBER, spokenWordCount } from "./keywords";
-import { knownIssuer, luhnValid, ssnValid } from "./structured";
+import { inStretches, knownIssuer, luhnValid, ssnValid } from "./structured";
 import { entity, type PiiEntity } from "./types";
 import { WordFilter } from "./word-filter";
 
@@ -246,8 +246,31 @@ function spokenRuns(text: string): [number, number, string][] {
 
 /** single digits in groups of four, two blanks between the groups */
 const IN_FOURS = /^\d(?: \d){3}(?: {2}\d(?: \d){3}){2,3}(?: {2}\d(?: \d){0,2})?$/;
-/** single digits with one or two blanks (or a dash) between */
+/**
+ * single digits with one or two blanks (or a dash) between: what GROUP_SEPARATOR reads through, so a
+ * match lies in one of the keyword pass's digit stretches (structured.ts inStretches), and is looked for there only
+ */
 const DIGIT_RUN = /(?<![\p{N}])\d(?:(?:[ \t]{1,2}|[ \t]?-[ \t]?)\d){6,18}(?![\p{N}])/gu;
+
+const isDigitCode = (c: number): boolean => c >= 48 && c <= 57;
+
+/**
+ * Whether text[start, end) holds `enough` digits that no digit touches: every digit of a DIGIT_RUN
+ * match is one (no digit before its first, a blank or a dash after every other but its last, no
+ * digit after that), so a stretch of groups ("4111 1111 …", "020 7946 0958") is not read by it.
+ */
+function singleDigits(text: string, start: number, end: number, enough: number): boolean {
+  let n = 0;
+  for (let i = start; i < end; i++)
+    if (
+      isDigitCode(text.charCodeAt(i)) &&
+      !isDigitCode(text.charCodeAt(i - 1)) &&
+      !isDigitCode(text.charCodeAt(i + 1)) &&
+      ++n >= enough
+    )
+      return true;
+  return false;
+}
 
 const CALL_CONTEXT =
   /(?:phone|tel|telephone|call|ring|mobile|cell|number|fax|whatsapp|text|sms|reach|dial|nummer|numéro|número|numero|telefon|téléphone|teléfono|telefono|handy|portable|móvil|cellulare)[^\n\d]{0,24}$/iu;
@@ -281,7 +304,7 @@ function judge(text: string, start: number, digits: string, said: boolean, inFou
 /** Cards, SSNs and phones spelled out (see above). */
 export function findSpelledNumbers(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
-  for (const m of text.matchAll(DIGIT_RUN)) {
+  for (const m of inStretches(text, DIGIT_RUN, 7, 2, (start, end) => singleDigits(text, start, end, 7))) {
     const digits = m[0].replace(/\D/g, "");
     const kind = judge(text, m.index as number, digits, false, IN_FOURS.test(m[0]));
     if (kind) out.push(entity(kind[0], text, m.index as number, (m.index as number) + m[0].length, kind[1]));
