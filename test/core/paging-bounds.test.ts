@@ -86,10 +86,16 @@ for (const backend of ["SQLite", "PostgreSQL"] as const) {
         expect(text).toContain("page must be a whole number");
         expect(res.headers.get("x-request-id")).toMatch(/^req_/);
       }
+      // a page past the last: the last page ("page 99 of 2" with an empty table before)
       const far = await fetch(`${gw.url}/dashboard/ledger?page=${Math.floor(Number.MAX_SAFE_INTEGER / 25)}`, {
         headers: { cookie },
+        redirect: "manual",
       });
-      expect(far.status).toBe(200);
+      expect(far.status).toBe(303);
+      expect(far.headers.get("location")).toMatch(/^\/dashboard\/ledger(?:\?page=\d+)?$/);
+      const last = await fetch(new URL(far.headers.get("location") as string, gw.url), { headers: { cookie } });
+      expect(last.status).toBe(200);
+      expect(await last.text()).not.toMatch(/page (\d+) of (?!\1)/);
       expect((await fetch(`${gw.url}/dashboard/ledger?page=1`, { headers: { cookie } })).status).toBe(200);
     });
 

@@ -182,6 +182,8 @@ function ledgerPages(deps: DashboardDeps) {
       }
       const { rows, total } = await store.ledgerPage(h.accountId, LEDGER_PAGE, (n - 1) * LEDGER_PAGE);
       const pageCount = Math.max(1, Math.ceil(total / LEDGER_PAGE));
+      // past the last page (an old link, a hand-typed number): the last page, not "page 99 of 2" and an empty table
+      if (n > pageCount) return redirect(c, pageCount === 1 ? "/dashboard/ledger" : `/dashboard/ledger?page=${pageCount}`);
       return page(
         deps,
         c,
