@@ -77,7 +77,7 @@ describe.skipIf(skip)("GET /docs in headless Chromium", () => {
     // the request example, as the code sample a user copies
     const example = sentimentAnalysis.example.request as { text: string };
     await page.getByText(JSON.stringify(example.text)).first().waitFor(WAIT);
-    await page.getByText("Cost: 1 credit(s) per successful call").first().waitFor(WAIT);
+    await page.getByText("Cost: 1 credit per successful call").first().waitFor(WAIT);
   }, 60_000);
 
   test("the curl sample carries the gateway's own host, and the /v1/ai/intent alias is its own operation, listed once", async () => {

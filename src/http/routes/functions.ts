@@ -50,7 +50,7 @@ export function functionDoc(def: AnyFunctionDef, cost: number) {
     // function files tag in lower case ("text"); the document declares "Text" (src/http/openapi.ts)
     tags: (def.tags ?? ["text"]).map((t) => t.charAt(0).toUpperCase() + t.slice(1)),
     summary: def.summary,
-    description: `${def.description ?? def.summary}\n\nCost: ${cost} credit(s) per successful call. Rate-limit class: ${def.rateClass}.${
+    description: `${def.description ?? def.summary}\n\nCost: ${cost} ${cost === 1 ? "credit" : "credits"} per successful call. Rate-limit class: ${def.rateClass}.${
       def.aliases?.length
         ? `\n\nAlso served at ${def.aliases.map((a) => `POST ${a}`).join(", ")} (the same function, listed as its own operation).`
         : ""

@@ -541,7 +541,7 @@ export function playgroundPage(
   return html`<form method="get" action="/dashboard/playground" class="row"><label for="fn">Function</label>
 <select id="fn" name="fn">${fns.map((f) => html`<option value="${f.name}"${f.name === chosen.name ? html` selected` : ""}>${f.name}</option>`)}</select>
 <button type="submit">Choose</button></form>
-<p>${chosen.summary}. Costs ${chosen.cost} credit(s) per successful call, charged to this account.</p>
+<p>${chosen.summary}. Costs ${chosen.cost} ${chosen.cost === 1 ? "credit" : "credits"} per successful call, charged to this account.</p>
 <form id="playground" class="card" data-fn="${chosen.name}" data-path="${chosen.path}" data-origin="${origin}">
 <div id="fields"></div><button type="submit">Run</button></form>
 <script type="application/json" id="fn-schema">${raw(jsonForScript({ schema: chosen.schema, example: chosen.example }))}</script>
