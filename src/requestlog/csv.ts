@@ -51,6 +51,8 @@ export const csvLine = (e: RequestLogEntry): string => `${COLUMNS.map((c) => csv
 export function csvStream(
   readPage: (cursor: string | null) => Promise<{ data: RequestLogEntry[]; next_cursor: string | null }>,
   max: number,
+  /** columns after the log's own (the dashboard's `key_label`), each its head and its cell */
+  extra: readonly (readonly [string, (e: RequestLogEntry) => unknown])[] = [],
 ): ReadableStream<Uint8Array> {
   const enc = new TextEncoder();
   let cursor: string | null = null;
@@ -60,13 +62,19 @@ export function csvStream(
     async pull(controller) {
       if (!started) {
         started = true;
-        controller.enqueue(enc.encode(CSV_HEADER));
+        controller.enqueue(
+          enc.encode(extra.length ? `${[...COLUMNS, ...extra.map(([head]) => head)].join(",")}\r\n` : CSV_HEADER),
+        );
         return;
       }
       const page = await readPage(cursor);
       const rows = page.data.slice(0, max - sent);
       sent += rows.length;
-      if (rows.length) controller.enqueue(enc.encode(rows.map(csvLine).join("")));
+      const line = extra.length
+        ? (e: RequestLogEntry) =>
+            `${[...COLUMNS.map((c) => csvCell(e[c])), ...extra.map(([, cell]) => csvCell(cell(e)))].join(",")}\r\n`
+        : csvLine;
+      if (rows.length) controller.enqueue(enc.encode(rows.map(line).join("")));
       cursor = page.next_cursor;
       if (!cursor || sent >= max) controller.close();
     },

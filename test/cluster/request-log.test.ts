@@ -273,7 +273,7 @@ describe.skipIf(!shared)("request log: two nodes, one PostgreSQL, one Redis", ()
     expect(csv.status).toBe(200);
     const lines = (await csv.text()).trim().split("\r\n");
     expect(lines[0]).toBe(
-      "request_id,time,account_id,key_id,method,path,function,status,error_code,provider,model,latency_ms,credits,cache,prompt_tokens,completion_tokens,idempotent_replay,guardrails",
+      "request_id,time,account_id,key_id,method,path,function,status,error_code,provider,model,latency_ms,credits,cache,prompt_tokens,completion_tokens,idempotent_replay,guardrails,key_label",
     );
     expect(
       lines

@@ -95,7 +95,8 @@ test("no cell of the request-log CSV starts a formula, split on ',', ';', tab or
     { authorization: `Bearer ${ADMIN}` },
   );
   expect(made.status, JSON.stringify(made.json)).toBe(201);
-  const key = gw.newKey({ accountId: made.json.data.result.id });
+  // a key label is the client's text too: written, neutralised, in the key_label column
+  const key = gw.newKey({ accountId: made.json.data.result.id, label: '=HYPERLINK("http://x")' });
   const ids: string[] = [];
   for (const model of PLANTED) {
     const r = await gw.post(
@@ -126,6 +127,10 @@ test("no cell of the request-log CSV starts a formula, split on ',', ';', tab or
   const header = rows[0] as string[];
   const modelAt = header.indexOf("model");
   expect(modelAt).toBeGreaterThan(0);
+  // each row's key by its label too, as the page shows it
+  const labelAt = header.indexOf("key_label");
+  expect(labelAt).toBe(header.length - 1);
+  expect(new Set(rows.slice(1).map((r) => r[labelAt]))).toEqual(new Set(['\'=HYPERLINK("http://x")']));
   // every planted name is in the export, intact once the apostrophes put before triggers are taken out
   const models = rows.slice(1).map((r) => r[modelAt] as string);
   for (const m of PLANTED)

@@ -249,6 +249,8 @@ function requestPages(deps: DashboardDeps) {
       "/dashboard/requests.csv",
       async ({ c, holder: h, query }) => {
         const { q } = requestFilters(h.accountId, { ...query, cursor: undefined });
+        // each row's key by its label too, as the page shows it (a developer's: the keys it made)
+        const labels = new Map(((await keysOf(deps, h, { limit: 100_000, offset: 0 })) as KeyView[]).map((k) => [k.id, k.label]));
         const body = csvStream(
           (cursor) =>
             readPage((x) => deps.requestLog.page(x), {
@@ -257,6 +259,7 @@ function requestPages(deps: DashboardDeps) {
               cursor: cursor ? decodeCursor(cursor) : undefined,
             }),
           CSV_MAX_ROWS,
+          [["key_label", (e) => (e.key_id ? labels.get(e.key_id) : undefined)]],
         );
         c.state.status = 200;
         return new Response(body, {
