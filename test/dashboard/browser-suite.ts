@@ -289,7 +289,7 @@ export function dashboardScenario(name: string, start: () => Promise<Target>, op
       await op.getByLabel("Admin token").fill(ADMIN_TOKEN);
       await op.getByRole("button", { name: "Sign in" }).click();
       await op.getByRole("heading", { name: "Operator console" }).waitFor(WAIT);
-      await op.getByText("Requests per minute").waitFor(WAIT);
+      await op.getByText("API calls per minute").waitFor(WAIT);
       await op.getByRole("cell", { name: "local", exact: true }).first().waitFor(WAIT);
 
       await op.getByLabel("Email").fill("new.customer@example.com");

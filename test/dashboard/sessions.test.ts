@@ -421,7 +421,15 @@ describe("operator console over HTTP", () => {
       const state = await fetch(`${gw.url}/dashboard/api/operator/state`, { headers: { cookie } });
       const figures = ((await state.json()) as { data: { result: Record<string, unknown> } }).data.result;
       expect(figures).toMatchObject({ providers: [{ name: "local", breaker: "closed" }] });
-      expect(figures.requests_total).toBeGreaterThan(0);
+      // the API's calls: one sentiment call counts, the dashboard's own pages do not
+      const callsBefore = figures.requests_total as number;
+      const caller = gw.newKey({ credits: 5 });
+      expect((await gw.post("/api/v1/ai/sentiment-analysis", { text: "fine" }, { "x-api-key": caller.key })).status).toBe(200);
+      for (let i = 0; i < 3; i++) await fetch(`${gw.url}/dashboard/operator`, { headers: { cookie } });
+      const again = await fetch(`${gw.url}/dashboard/api/operator/state`, { headers: { cookie } });
+      expect(((await again.json()) as { data: { result: Record<string, unknown> } }).data.result.requests_total).toBe(
+        callsBefore + 1,
+      );
       expect(gw.logs.join("\n")).not.toContain(TOKEN);
     } finally {
       await gw.close();

@@ -10,7 +10,7 @@ interface Sample {
 
 /**
  * The gateway's state for the operator console, from the same counters /metrics renders:
- * textai_requests_total (errors: status 5xx), textai_cache_hits_total and _misses_total, and the
+ * textai_requests_total of the API's calls (errors: status 5xx), textai_cache_hits_total and _misses_total, and the
  * router's breakers. Rates are over the last minute or so, from samples taken when it is read
  * (and at most every 10 s); before a minute of samples exists, over the time since start.
  */
@@ -29,10 +29,11 @@ export class GatewayStateSampler {
   read() {
     const { metrics, router, config } = this.deps;
     const t = this.now();
+    // the API's calls (a function's or /v1's): not the dashboard's own pages, /metrics or /ready
     const cur: Sample = {
       at: t,
-      requests: metrics.total("textai_requests_total"),
-      errors: metrics.total("textai_requests_total", (k) => /status="5\d\d"/.test(k)),
+      requests: metrics.total("textai_requests_total", apiCall),
+      errors: metrics.total("textai_requests_total", (k) => apiCall(k) && /status="5\d\d"/.test(k)),
     };
     if (t - (this.samples.at(-1)?.at ?? 0) >= 10_000) this.samples.push(cur);
     // keep what is needed to reach back a minute
@@ -62,6 +63,12 @@ export class GatewayStateSampler {
 }
 
 const round = (n: number) => Math.round(n * 100) / 100;
+
+/**
+ * A series of textai_requests_total that counts calls of the API: the dashboard's pages are under
+ * function="dashboard" (its playground's calls under their function), anything else outside the API under "other".
+ */
+const apiCall = (labels: string) => !labels.includes('function="other"') && !labels.includes('function="dashboard"');
 
 /** One deployment as the operator console shows it. */
 export interface DeploymentRow {

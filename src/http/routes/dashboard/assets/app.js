@@ -175,10 +175,10 @@ if (stateBox) {
       const figures = el("div");
       figures.className = "figures";
       for (const [name, value] of [
-        ["Requests per minute", s.requests_per_minute],
+        ["API calls per minute", s.requests_per_minute],
         ["Errors (5xx) per minute", s.errors_per_minute],
         ["Cache hit rate", rate],
-        ["Requests since start", s.requests_total],
+        ["API calls since start", s.requests_total],
       ]) {
         const f = el("div");
         f.className = "figure";
