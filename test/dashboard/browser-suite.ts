@@ -132,6 +132,13 @@ export function dashboardScenario(name: string, start: () => Promise<Target>, op
       ]);
       // not readable by scripts
       expect(await page.evaluate("document.cookie")).toBe("");
+      // the keyboard's first stop is a link past the header's links to the content, shown when focused
+      await page.keyboard.press("Tab");
+      expect(await page.evaluate("document.activeElement.textContent")).toBe("Skip to content");
+      const box = await page.locator("a.skip").boundingBox();
+      expect(box !== null && box.y >= 0).toBe(true);
+      await page.keyboard.press("Enter");
+      expect(page.url()).toEndWith("#main");
     }, 60_000);
 
     test("creates a key: shown once with a copy button, works against the API, gone after a reload", async () => {

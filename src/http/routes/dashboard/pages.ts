@@ -73,7 +73,7 @@ export function layout(o: PageOpts, body: Html): string {
   return `<!doctype html>${html`<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${o.title} · Text-AI Gateway</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/dashboard/assets/app.css">
 <script src="/dashboard/assets/app.js" defer></script></head>
-<body><header><a class="brand" href="/dashboard">Text-AI Gateway</a><nav aria-label="Main">${nav}</nav>
+<body><a class="skip" href="#main">Skip to content</a><header><a class="brand" href="/dashboard">Text-AI Gateway</a><nav aria-label="Main">${nav}</nav>
 ${o.who ? html`<form method="post" action="/dashboard/logout" class="signout"><span class="who">${o.who.name}</span><button type="submit">Sign out</button></form>` : ""}
 </header><main id="main"><h1>${o.title}</h1>
 ${o.flash ? html`<p class="flash ${o.flash.kind}" role="${o.flash.kind === "error" ? "alert" : "status"}">${o.flash.text}</p>` : ""}
