@@ -128,6 +128,8 @@ describe("given names that are also words, surnames that are also places", () =>
     expect(names("I met Emma Hall yesterday.")).toEqual(["Emma Hall"]);
     expect(names("Please ask Sarah Park about it.")).toEqual(["Sarah Park"]);
     expect(names("Manager: Emma Hall")).toEqual(["Emma Hall"]);
+    expect(names("Diane Lane said no.")).toEqual(["Diane Lane"]);
+    expect(names("We live on Penny Lane.")).toEqual([]);
     // a reaching word before a place that no given name starts, a possessive, a preposition: places
     expect(names("Call Carnegie Hall box office.")).toEqual([]);
     expect(names("The Albert Hall's acoustics are famous.")).toEqual([]);

@@ -227,6 +227,9 @@ export function findNames(text: string): PiiEntity[] {
   return out;
 }
 
+/** Words of NOT_NAME_WORDS (street words) that are common surnames too, as written. */
+const SURNAME_STREET_WORDS = new Set(["Lane"]);
+
 /** End (exclusive token index) of the capitalised run starting at `i`, at most four words. */
 function runFrom(text: string, count: number, i: number): number {
   let j = i + 1;
@@ -256,7 +259,9 @@ function runFrom(text: string, count: number, i: number): number {
       text.charCodeAt(ends[j] + 1) === 32 &&
       j + 1 < count &&
       isCapitalized(wordAt(text, j + 1));
-    if (!isCapitalized(w) || (NOT_NAME_WORDS.has(w) && !isInitial)) break;
+    // (a street word that is a common surname goes on with a run it does not start, "Diane Lane": whether
+    // the run is a person or a street is the place check's, names-extra.ts surnamePlace)
+    if (!isCapitalized(w) || (NOT_NAME_WORDS.has(w) && !isInitial && !(j > i && SURNAME_STREET_WORDS.has(w)))) break;
     j++;
     n++;
   }
