@@ -216,7 +216,7 @@ function requestStart(deps: AppDeps, routeMethods: (path: string) => string[]) {
       // a page of an allowed origin: its answer's CORS headers (before any refusal below), its preflight answered
       const origin = request.headers.get("origin");
       const path = state.path;
-      const preflight = origin === null ? null : cors.answer(request, origin, state, () => routeMethods(path));
+      const preflight = cors.answer(request, origin, state, () => routeMethods(path));
       if (preflight) return preflight;
     }
     // a declared body over the limit is refused before anything reads it, on every route (Bun's own

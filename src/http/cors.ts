@@ -21,6 +21,9 @@ const EXPOSED = [
   "x-cache",
   "server-timing",
   "idempotent-replayed",
+  "idempotent-recovered",
+  "idempotent-superseded",
+  "allow",
   "x-textai-guardrails",
   "x-textai-provider",
   "x-textai-deployment",
@@ -35,11 +38,12 @@ const MAX_HEADER_LIST = 2000;
 
 export interface Cors {
   /**
-   * For a request of an allowed origin to an API path: its answer's CORS headers go into the
-   * request state (every API answer, error and stream is built from it), and a preflight is
-   * answered here (204) when the path has routes. Null otherwise: the request goes on.
+   * For a request to an API path (`origin`: its Origin header, null without one): `Vary: Origin`,
+   * and for an allowed origin its answer's CORS headers, go into the request state (every API
+   * answer, error and stream is built from it); an allowed origin's preflight is answered here
+   * (204) when the path has routes. Null otherwise: the request goes on.
    */
-  answer(request: Request, origin: string, state: RequestState, methods: () => string[]): Response | null;
+  answer(request: Request, origin: string | null, state: RequestState, methods: () => string[]): Response | null;
 }
 
 /** The CORS of `settings`, or null when no origin is allowed (nothing is added to any request). */
@@ -48,11 +52,13 @@ export function corsOf(settings: Config["cors"]): Cors | null {
   if (!anyOrigin && origins.size === 0) return null;
   return {
     answer(request, origin, state, methods) {
-      if (!anyOrigin && !origins.has(origin)) return null;
       const h = state.headers;
+      // every API answer varies by Origin once CORS is on (with it, without it, another's): a cache
+      // must not give one origin's answer, or one without the header, to another
+      h.vary = "Origin";
+      if (origin === null || (!anyOrigin && !origins.has(origin))) return null;
       // the origin itself, not "*", even when any is allowed: one rule for caches (Vary: Origin)
       h["access-control-allow-origin"] = origin;
-      h.vary = "Origin";
       const asked = request.method === "OPTIONS" ? request.headers.get("access-control-request-method") : null;
       if (asked === null) {
         h["access-control-expose-headers"] = EXPOSED;

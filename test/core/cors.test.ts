@@ -139,10 +139,19 @@ describe("CORS on for one origin", () => {
       [200, ALLOWED, true],
     ]);
     expect(streamed).toContain("data: [DONE]");
-    // and an origin not listed: answered as ever, with nothing a browser would let its page read
+    // and an origin not listed, or none: answered as ever, with nothing a browser would let its page
+    // read, and Vary: Origin all the same (a cache keeps the answers of each origin apart)
     const other = await gw.post(SA, { text: "I love it" }, { origin: "http://evil.example.test", "x-api-key": key });
-    expect(other.status).toBe(200);
-    expect(other.headers.get("access-control-allow-origin")).toBeNull();
+    const none = await gw.get("/v1/models", { authorization: `Bearer ${key}` });
+    expect([other.status, none.status]).toEqual([200, 200]);
+    for (const r of [other, none]) {
+      expect(r.headers.get("access-control-allow-origin")).toBeNull();
+      expect(r.headers.get("vary")).toContain("Origin");
+    }
+    // a 405's Allow can be read by the page
+    const wrongMethod = await fetch(gw.url + SA, { method: "PUT", headers: { ...o, "x-api-key": key } });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get("access-control-expose-headers")).toContain("allow");
   });
 });
 
