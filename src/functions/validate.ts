@@ -15,6 +15,33 @@ function declaresDefaults(schema: TSchema): boolean {
   return has;
 }
 
+type SchemaError = NonNullable<ReturnType<ReturnType<ReturnType<typeof checkerFor>["Errors"]>["First"]>>;
+
+/**
+ * A union's error said of the variant the value was meant as (the one of its JSON type: an object
+ * for an object), so `documents[0]: expected union value` becomes `documents[0].content: expected
+ * string length less or equal to 100000`; the error as it was when no variant or several have that type.
+ */
+function withinUnion(first: SchemaError | undefined): SchemaError | undefined {
+  const variants = (first?.schema as { anyOf?: TSchema[] } | undefined)?.anyOf;
+  if (!first || !variants || first.value === undefined) return first;
+  const kind = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "array" : typeof v === "number" ? "number" : typeof v);
+  const typeOf = (s: TSchema) => ((s as { type?: string }).type === "integer" ? "number" : (s as { type?: string }).type);
+  const meant = variants.filter((v) => typeOf(v) === kind(first.value));
+  const types = [...new Set(variants.map(typeOf))];
+  // a value of none of the variants' types ("tags": ["a"] where a text, a number or a yes/no goes)
+  if (meant.length === 0 && types.every((t) => t !== undefined))
+    return {
+      ...first,
+      message: `Expected ${types.join(" or ")}, not ${/^[aeiou]/.test(kind(first.value)) ? "an" : "a"} ${kind(first.value)}`,
+    };
+  if (meant.length !== 1) return first;
+  const inner = checkerFor(meant[0] as TSchema)
+    .Errors(first.value)
+    .First();
+  return inner ? withinUnion({ ...inner, path: first.path + inner.path }) : first;
+}
+
 /** "/conversation/0/role" -> "conversation[0].role" */
 export function pointerToParam(pointer: string): string {
   return pointer
@@ -40,7 +67,7 @@ export function validateAgainst<T>(
   const value = declaresDefaults(schema) ? Value.Default(schema, input) : input;
   const checker = checkerFor(schema);
   if (!checker.Check(value)) {
-    const first = checker.Errors(value).First();
+    const first = withinUnion(checker.Errors(value).First());
     const param = first ? pointerToParam(first.path) : null;
     const missing = first && first.value === undefined;
     const allowed = first ? literalsOf(first.schema) : null;

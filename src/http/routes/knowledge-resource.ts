@@ -14,7 +14,9 @@ export type Deps = Pick<AppDeps, "keys" | "config" | "limiter" | "signIns" | "da
 /** The body validated against its TypeBox schema (api_key, which may ride in it, left out). */
 export function validBody<S extends TObject>(deps: Deps, schema: S, payload: Record<string, unknown>): Static<S> {
   const { api_key: _key, ...body } = payload;
-  return validateAgainst<Static<S>>(schema, body, deps.config.limits.maxTextChars);
+  // strict, as the function routes are: a misspelled field ("knowledge_base_id", "metdata") is a 400
+  // naming it, never dropped from an upload or a chatbot that is then charged for
+  return validateAgainst<Static<S>>(schema, body, deps.config.limits.maxTextChars, { strict: true });
 }
 
 /** `?limit=&offset=`; limit defaults to 20, at most 100. */
