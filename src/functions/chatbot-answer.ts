@@ -195,15 +195,41 @@ export function chatbotPrompt(req: ChatInput): ChatMessage[] {
   ];
 }
 
-/** Keeps only sources that name a retrieved passage, with that passage's own title and score. */
+/**
+ * Keeps only sources that name a retrieved passage, with that passage's own title and score. A
+ * document longer than one chunk gives several passages: a source means the one holding its snippet
+ * (or sharing most of its words), else the document's best scored, never merely the last one read
+ * (a map by document id kept that: the lowest-scored chunk, cited with its own text).
+ */
 export function groundSources(req: ChatInput, result: ChatbotResult): ChatbotResult {
-  const byDoc = new Map((req.passages ?? []).map((p) => [p.document_id, p]));
-  const seen = new Set<string>();
+  const passages = req.passages ?? [];
+  const seen = new Set<Passage>();
   const sources = (result.sources ?? []).flatMap((s) => {
-    const p = byDoc.get(s.document_id);
-    if (!p || seen.has(p.document_id)) return [];
-    seen.add(p.document_id);
+    const p = passageOf(passages, s.document_id, s.snippet ?? "");
+    if (!p || seen.has(p)) return [];
+    seen.add(p);
     return [source(p, s.snippet || p.content)];
   });
   return { answer: result.answer, answered: result.answered ?? true, sources };
+}
+
+/** The passage of `documentId` a source with `snippet` means (groundSources); undefined when none was retrieved. */
+function passageOf(passages: readonly Passage[], documentId: string, snippet: string): Passage | undefined {
+  const own = passages.filter((p) => p.document_id === documentId);
+  const said = snippet.trim();
+  const best = own.reduce<Passage | undefined>((b, p) => (b === undefined || p.score > b.score ? p : b), undefined);
+  if (own.length <= 1 || said === "") return best;
+  const holding = own.find((p) => p.content.includes(said));
+  if (holding) return holding;
+  const words = new Set(termKeys(said));
+  let closest = best;
+  let most = 0;
+  for (const p of own) {
+    const shared = termKeys(p.content).filter((k) => words.has(k)).length;
+    if (shared > most) {
+      closest = p;
+      most = shared;
+    }
+  }
+  return closest;
 }

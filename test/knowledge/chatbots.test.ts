@@ -243,4 +243,34 @@ describe("chat with a generative provider", () => {
     expect(sources, show(r)).toHaveLength(1);
     expect(sources[0]).toMatchObject({ knowledge_base_id: kb, title: titleOf("shipping-times") });
   });
+
+  test("a document of several chunks: the source is the chunk the model cited, not the document's last one retrieved", async () => {
+    const dave = await client(gw2);
+    const kb = (await dave.call("POST", "/api/v1/knowledge-bases", { name: "handbook" })).json.data.result.id;
+    // one document, its shipping time in the first chunk, more about shipping (but not the time) in later ones
+    const filler = (n: number) =>
+      `Section ${n}. Shipping labels for parcel number ${n} are printed at the warehouse, and the carrier scans each shipping label at pickup. `.repeat(
+        6,
+      );
+    const content = `Shipping times. Standard shipping takes 3 to 5 business days within the US.\n\n${[1, 2, 3, 4, 5].map(filler).join("\n\n")}`;
+    const up = await dave.call("POST", `/api/v1/knowledge-bases/${kb}/documents`, {
+      documents: [{ title: "Handbook", content }],
+    });
+    expect(up.status, show(up)).toBe(201);
+    const bot = (await dave.call("POST", "/api/v1/chatbots", { name: "Handbook bot", mode: "support", knowledge_base_ids: [kb] }))
+      .json.data.result.id;
+    const question = "How long does standard shipping take?";
+    const r = await dave.call("POST", `/api/v1/chatbots/${bot}/chat`, { message: question });
+    expect(r.status, show(r)).toBe(200);
+    // the prompt held several passages of the one document
+    expect((prompts.at(-1) ?? "").split("<passage ").length - 1, prompts.at(-1)).toBeGreaterThan(1);
+    const [cited] = r.json.data.result.sources;
+    expect(cited.snippet).toBe("3 to 5 business days");
+    const search = await dave.call("POST", `/api/v1/knowledge-bases/${kb}/search`, { query: question, top_k: 10 });
+    const holding = (search.json.data.result.results as { content?: string; snippet?: string; score: number }[]).find((x) =>
+      (x.content ?? x.snippet ?? "").includes("3 to 5 business days"),
+    );
+    expect(holding, show(search)).toBeDefined();
+    expect(cited.score).toBe(holding?.score);
+  });
 });

@@ -12,7 +12,7 @@ import { type Client, client, roomyGateway, show } from "./helpers";
 
 let gw: TestGateway;
 let c: Client;
-let kb: string;
+let kb = "";
 
 beforeAll(async () => {
   gw = await roomyGateway();
