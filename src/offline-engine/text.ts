@@ -90,6 +90,8 @@ export function splitSentences(text: string): TextSpan[] {
     } else if (m[3] !== undefined) {
       cut = m.index + m[3].length;
     } else {
+      // a single line break inside a hard-wrapped paragraph is a space, not a sentence's end
+      if (wrappedAt(text, m.index, m.index + m[0].length)) continue;
       cut = m.index;
     }
     pushTrimmed(text, segStart, cut, out);
@@ -97,6 +99,28 @@ export function splitSentences(text: string): TextSpan[] {
   }
   pushTrimmed(text, segStart, text.length, out);
   return out;
+}
+
+/** A line of prose this long or longer, ended by a single line break, is taken as wrapped by hand (75 to 80 columns). */
+const WRAPPED_LINE = 50;
+/** What starts a line of its own: a bullet, a numbered item, a heading, a table row, a quote. */
+const OWN_LINE = /^[ \t]*(?:[-*•+#|>]|\d{1,3}[.)][ \t])/;
+
+/**
+ * Whether the single line break at [at, next) continues the sentence before it: text written to a
+ * fixed width ("… free of charge up to 48 hours before the\nstart date.") breaks lines anywhere.
+ * So when the line before is long, ends with no sentence mark (nor ":" or ";"), and neither line is
+ * a list item, heading, table row or quote. Short lines (addresses, signatures, headings) keep
+ * their breaks, as do the lines of a list.
+ */
+function wrappedAt(text: string, at: number, next: number): boolean {
+  // one line break ("\n" or "\r\n"), not a blank line
+  if (next - at > 2 || text.charCodeAt(next - 1) !== 10) return false;
+  // (the whole line as wrapped, wherever the sentence began on it)
+  const line = text.slice(text.lastIndexOf("\n", at - 1) + 1, at).trimEnd();
+  if (line.length < WRAPPED_LINE || /[.!?…:;。！？"'”’)\]]$/.test(line) || OWN_LINE.test(line)) return false;
+  const after = text.slice(next, next + 8);
+  return after.trim() !== "" && !OWN_LINE.test(after);
 }
 
 function isAbbreviationBefore(text: string, dotIndex: number): boolean {
