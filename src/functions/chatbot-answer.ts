@@ -210,6 +210,10 @@ export function groundSources(req: ChatInput, result: ChatbotResult): ChatbotRes
     seen.add(p);
     return [source(p, s.snippet || p.content)];
   });
+  // a support bot answers from its knowledge bases only: an answer citing none of the passages it
+  // was given (none cited, or only ids it made up) is declined, whatever the model said of itself
+  if ((req.chatbot?.mode ?? "support") === "support" && sources.length === 0 && result.answered !== false)
+    return { answer: REFUSAL, answered: false, sources };
   return { answer: result.answer, answered: result.answered ?? true, sources };
 }
 

@@ -191,20 +191,24 @@ describe("chat with a generative provider", () => {
         const system = body.messages[0]?.content ?? "";
         prompts.push(system);
         const cited = /document_id="([^"]+)"/.exec(system)?.[1] ?? "none";
-        const content = JSON.stringify({
-          answer: "Standard shipping takes 3 to 5 business days.",
-          answered: true,
-          sources: [
-            {
-              document_id: cited,
-              knowledge_base_id: "kb_made_up",
-              title: "made up",
-              snippet: "3 to 5 business days",
-              score: 0.9,
-            },
-            { document_id: "doc_fabricated", knowledge_base_id: "kb_x", title: "invented", snippet: "x", score: 1 },
-          ],
-        });
+        // a question the passages do not cover, answered from the model's own knowledge, citing nothing
+        const offTopic = body.messages.at(-1)?.content.includes("quantum");
+        const content = offTopic
+          ? JSON.stringify({ answer: "Quarks are held together by gluons.", answered: true, sources: [] })
+          : JSON.stringify({
+              answer: "Standard shipping takes 3 to 5 business days.",
+              answered: true,
+              sources: [
+                {
+                  document_id: cited,
+                  knowledge_base_id: "kb_made_up",
+                  title: "made up",
+                  snippet: "3 to 5 business days",
+                  score: 0.9,
+                },
+                { document_id: "doc_fabricated", knowledge_base_id: "kb_x", title: "invented", snippet: "x", score: 1 },
+              ],
+            });
         return Response.json({
           id: "c1",
           object: "chat.completion",
@@ -242,6 +246,26 @@ describe("chat with a generative provider", () => {
     const { sources } = r.json.data.result;
     expect(sources, show(r)).toHaveLength(1);
     expect(sources[0]).toMatchObject({ knowledge_base_id: kb, title: titleOf("shipping-times") });
+  });
+
+  test("a support bot's answer that cites no passage it was given is declined, whatever the model said", async () => {
+    const erin = await client(gw2);
+    const kb = (await erin.call("POST", "/api/v1/knowledge-bases", { name: "help" })).json.data.result.id;
+    const docs = HELP_CENTER.documents.map(({ title, content, metadata }) => ({ title, content, metadata }));
+    await erin.call("POST", `/api/v1/knowledge-bases/${kb}/documents`, { documents: docs });
+    const made = async (mode: string) =>
+      (await erin.call("POST", "/api/v1/chatbots", { name: `${mode} bot`, mode, knowledge_base_ids: [kb] })).json.data.result.id;
+    const support = await erin.call("POST", `/api/v1/chatbots/${await made("support")}/chat`, {
+      message: "Explain quantum chromodynamics",
+    });
+    expect(support.status, show(support)).toBe(200);
+    expect(support.json.data.result).toMatchObject({ answered: false, sources: [] });
+    expect(support.json.data.result.answer).not.toContain("gluons");
+    // an assistant may answer from general knowledge (docs/knowledge.md)
+    const assistant = await erin.call("POST", `/api/v1/chatbots/${await made("assistant")}/chat`, {
+      message: "Explain quantum chromodynamics",
+    });
+    expect(assistant.json.data.result).toMatchObject({ answered: true, answer: "Quarks are held together by gluons." });
   });
 
   test("a document of several chunks: the source is the chunk the model cited, not the document's last one retrieved", async () => {
