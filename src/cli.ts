@@ -41,7 +41,7 @@ const USAGE = `textai — Text-AI Gateway
   textai credits journal ship FILE [--json]              (ships a stopped node's credit journal, gives its allowances back)
   textai credits journal forfeit --node ID [--json]      (gives up a node's credits in doubt: its unshipped charges are lost)
   textai usage --account ID [--json]
-  textai requests [--account ID] [--function F] [--since ISO] [--status S] [--key ID] [--limit N] [--json]
+  textai requests [--account ID] [--function F] [--since ISO] [--until ISO] [--status S] [--key ID] [--limit N] [--json]
   textai accounts create --email EMAIL [--plan NAME] [--credits N] [--json]   (password on stdin)
   textai accounts set-login --account ID --email EMAIL                         (password on stdin)
   textai accounts tags --account ID --tags region=eu[,tier=gold] [--json]      (--tags= clears them)
@@ -658,9 +658,15 @@ async function usageVerb({ flags, json, services }: VerbInput): Promise<number> 
 async function requestsVerb({ services, flags, json }: VerbInput): Promise<number> {
   const q = queryFromFlags(
     flags,
-    { account_id: "account", function: "function", from: "since", status: "status", key_id: "key", limit: "limit" },
+    { account_id: "account", function: "function", from: "since", to: "until", status: "status", key_id: "key", limit: "limit" },
     parseLogQuery,
   );
+  // an account that does not exist is said so (exit 1), as `usage` and `keys list` do, not "No requests match."
+  const account = str(flags, "account");
+  if (account !== undefined && !(await services.keys.accountExists(account))) {
+    console.error(`no account ${account}`);
+    return 1;
+  }
   const entries = await services.requestLog.page(q);
   if (json) console.log(JSON.stringify(entries));
   else if (entries.length === 0) console.log("No requests match.");

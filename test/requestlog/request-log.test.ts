@@ -385,6 +385,12 @@ describe("textai requests", () => {
     expect((JSON.parse(r.out) as Entry[]).map((e) => e.request_id)).toEqual(api.map((e) => e.request_id));
     const later = await cli(["--account", b.accountId, "--since", new Date(Date.now() + 60_000).toISOString()]);
     expect(later.out.trim()).toBe("No requests match.");
+    // --until bounds the other end; an account that does not exist is said so, exit 1
+    const before = await cli(["--account", b.accountId, "--until", since, "--json"]);
+    expect(before.code, before.err).toBe(0);
+    expect((JSON.parse(before.out) as Entry[]).every((e) => e.time <= since)).toBe(true);
+    const nobody = await cli(["--account", "acc_nope"]);
+    expect([nobody.code, nobody.err.trim()]).toEqual([1, "no account acc_nope"]);
     const table = await cli(["--account", b.accountId, "--function", "sentiment-analysis"]);
     expect(table.out.split("\n")[0]).toMatch(/^time\s+request_id\s+account_id\s+key_id\s+function\s+status/);
     for (const e of api) expect(table.out).toContain(e.request_id);
