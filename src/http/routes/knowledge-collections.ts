@@ -10,7 +10,7 @@ import type { MaybePromise } from "../../maybe";
 import { edgePlugin } from "../edge-plugin";
 import { ok } from "../respond";
 import type { RequestState } from "../state";
-import { type Deps, pageOf, resourceDoc, validBody } from "./knowledge-resource";
+import { type Deps, pageOf, refuseIdempotencyKey, resourceDoc, validBody } from "./knowledge-resource";
 
 /** What the routes read and delete of a collection: its store (knowledge/interface.ts) as it is. */
 export interface CollectionStore<V> {
@@ -43,7 +43,8 @@ export function collectionRoutes<S extends TObject, V>(deps: Deps, c: Collection
     .guard({ key: { fn: R } })
     .post(
       c.path,
-      async ({ state, auth, payload }) => {
+      async ({ request, state, auth, payload }) => {
+        refuseIdempotencyKey(request);
         const body = validBody(deps, c.createSchema, payload);
         return ok(state, `${c.noun} created`, await c.create(auth.accountId, body, { auth, state }), 201);
       },

@@ -36,7 +36,7 @@ import { ok } from "../respond";
 import type { RequestState } from "../state";
 import { functionDoc } from "./functions";
 import { collectionRoutes } from "./knowledge-collections";
-import { type Deps, pageOf, resourceDoc, validBody } from "./knowledge-resource";
+import { type Deps, pageOf, refuseIdempotencyKey, resourceDoc, validBody } from "./knowledge-resource";
 
 type Params = Record<string, string>;
 type Query = Record<string, string | undefined>;
@@ -141,6 +141,7 @@ function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger" | "metrics">, k
     .post(
       "/api/v1/knowledge-bases/:id/documents",
       async ({ request, state, auth, payload, params }) => {
+        refuseIdempotencyKey(request);
         const body = validBody(deps, AddDocuments, payload);
         const docs =
           body.documents ??
