@@ -172,10 +172,15 @@ export class PostgresKnowledgeBases implements KnowledgeBases {
     });
   }
 
+  /** Deletes the base (documents and chunks by cascade); the account's chatbots stop naming it, in the same transaction. */
   delete(accountId: string, id: string): Promise<void> {
     return pgCall(this.pg, async () => {
-      const gone = await this.pg.sql`DELETE FROM knowledge_bases WHERE id = ${id} AND account_id = ${accountId} RETURNING id`;
-      if (gone.length === 0) throw notFound("knowledge base");
+      await this.pg.sql.begin(async (tx) => {
+        const gone = await tx`DELETE FROM knowledge_bases WHERE id = ${id} AND account_id = ${accountId} RETURNING id`;
+        if (gone.length === 0) throw notFound("knowledge base");
+        await tx`UPDATE chatbots SET knowledge_base_ids = knowledge_base_ids - ${id}::text
+          WHERE account_id = ${accountId} AND knowledge_base_ids @> ${JSON.stringify([id])}::text::jsonb`;
+      });
     });
   }
 

@@ -8,7 +8,7 @@ import { invalidRequest, notFound } from "../errors";
 import { newId } from "../ids";
 import type { Storage } from "../storage/db";
 import { fillChunkTokens } from "../storage/fts5";
-import { type KbDocumentRow, type KnowledgeBaseRow, kbDocuments, knowledgeBases } from "../storage/schema-kb";
+import { chatbots, type KbDocumentRow, type KnowledgeBaseRow, kbDocuments, knowledgeBases } from "../storage/schema-kb";
 import { toBlob } from "./embeddings";
 import type {
   DocumentView,
@@ -73,10 +73,29 @@ export class SqliteKnowledgeBases extends SqliteKnowledgeStore implements Knowle
     return this.get(accountId, id);
   }
 
-  /** Deletes the base; documents and chunks go by cascade and the FTS triggers drop them from the index. */
+  /**
+   * Deletes the base; documents and chunks go by cascade and the FTS triggers drop them from the
+   * index; the account's chatbots stop naming it (they listed a deleted base, declining every chat
+   * for it, with no way to change their bases), in the same transaction.
+   */
   delete(accountId: string, id: string): void {
     this.row(accountId, id);
-    this.db.delete(knowledgeBases).where(eq(knowledgeBases.id, id)).run();
+    this.storage.sqlite.transaction(() => {
+      this.db.delete(knowledgeBases).where(eq(knowledgeBases.id, id)).run();
+      const bots = this.db
+        .select({ id: chatbots.id, kbIds: chatbots.knowledgeBaseIds })
+        .from(chatbots)
+        .where(and(eq(chatbots.accountId, accountId), sql`instr(${chatbots.knowledgeBaseIds}, ${JSON.stringify(id)}) > 0`))
+        .all();
+      for (const b of bots) {
+        const kept = (JSON.parse(b.kbIds) as string[]).filter((k) => k !== id);
+        this.db
+          .update(chatbots)
+          .set({ knowledgeBaseIds: JSON.stringify(kept) })
+          .where(eq(chatbots.id, b.id))
+          .run();
+      }
+    })();
   }
 
   usage(accountId: string): KnowledgeUsage {

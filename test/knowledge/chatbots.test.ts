@@ -56,6 +56,15 @@ describe("chatbot resources", () => {
     expect(foreign.json.error).toMatchObject({ code: "not_found", param: "knowledge_base_ids[0]" });
   });
 
+  test("deleting a knowledge base takes it out of the chatbots that named it, and only it", async () => {
+    const other = (await alice.call("POST", "/api/v1/knowledge-bases", { name: "to delete" })).json.data.result.id;
+    const both = await newBot(alice, { name: "Both", mode: "support", knowledge_base_ids: [kbId, other] });
+    const one = await newBot(alice, { name: "One", mode: "support", knowledge_base_ids: [kbId] });
+    expect((await alice.call("DELETE", `/api/v1/knowledge-bases/${other}`)).status).toBe(200);
+    const ids = async (bot: string) => (await alice.call("GET", `/api/v1/chatbots/${bot}`)).json.data.result.knowledge_base_ids;
+    expect([await ids(both), await ids(one)]).toEqual([[kbId], [kbId]]);
+  });
+
   test("another account's chatbot is 404 for get, delete and chat, and nothing is charged", async () => {
     const id = await newBot(alice, { name: "Private", mode: "support", knowledge_base_ids: [kbId] });
     const before = await bob.balance();
