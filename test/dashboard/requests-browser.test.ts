@@ -167,7 +167,7 @@ describe.skipIf(skipBrowser)("Requests page in headless Chromium", () => {
     const text = readFileSync((await download.path()) as string, "utf8");
     const lines = text.trim().split("\r\n");
     expect(lines[0]).toBe(
-      "request_id,time,account_id,key_id,method,path,function,status,error_code,provider,model,latency_ms,credits,cache,prompt_tokens,completion_tokens,idempotent_replay,guardrails",
+      "request_id,time,account_id,key_id,method,path,function,status,error_code,provider,model,latency_ms,credits,cache,prompt_tokens,completion_tokens,idempotent_replay,guardrails,key_label",
     );
     expect(lines.length - 1).toBe(56);
     expect(lines.slice(1).every((l) => l.split(",")[6] === "sentiment-analysis" && l.split(",")[7] === "200")).toBe(true);
