@@ -12,7 +12,7 @@ import {
   policyPatchFromText,
   policySummary,
 } from "./auth/policy";
-import { type Config, ConfigError, loadConfig } from "./config";
+import { type Config, ConfigError, loadConfig, storeForLog } from "./config";
 import { SqliteCreditLedger } from "./credits/sqlite";
 import { memberView } from "./dashboard/members";
 import { GatewayError } from "./errors";
@@ -238,6 +238,17 @@ function table(rows: Record<string, unknown>[], cols: string[]): string {
 type Flags = Record<string, string | true>;
 
 /** What a verb is given: the services, its sub-verb, its positional arguments and flags. */
+/** The database a verb opened (its SQLite file, or the PostgreSQL URL without a password), for messages. */
+let openedStore = "";
+
+/**
+ * "no account X", and in which database: the CLI opens `./data/textai.db` unless TEXTAI_DB or
+ * TEXTAI_DATABASE_URL says otherwise, so an id of another gateway's database is otherwise a puzzle.
+ */
+function noAccount(account: string): void {
+  console.error(`no account ${account}${openedStore ? ` in ${openedStore}` : ""}`);
+}
+
 interface VerbInput {
   services: Services;
   config: Config;
@@ -317,7 +328,7 @@ async function keysList({ flags, json, services }: VerbInput): Promise<number> {
   const account = str(flags, "account");
   // an account that does not exist is said so (exit 1), as `usage` does, not an empty table
   if (account !== undefined && !(await keys.accountExists(account))) {
-    console.error(`no account ${account}`);
+    noAccount(account);
     return 1;
   }
   const list = await keys.list(account);
@@ -400,7 +411,7 @@ async function accountLogin({ services, sub, flags, json }: VerbInput): Promise<
   } else {
     accountId = str(flags, "account", true)!;
     if (!(await keys.accountExists(accountId))) {
-      console.error(`no account ${accountId}`);
+      noAccount(accountId);
       return 1;
     }
     await store.setLogin(accountId, email, passwordHash, BY_CLI);
@@ -431,7 +442,7 @@ async function accountTags({ services, flags, json }: VerbInput): Promise<number
   }
   const acc = await services.keys.setAccountTags(account, tags, BY_CLI);
   if (!acc) {
-    console.error(`no account ${account}`);
+    noAccount(account);
     return 1;
   }
   if (json) console.log(JSON.stringify(acc));
@@ -446,7 +457,7 @@ async function creditsGrant({ flags, services }: VerbInput): Promise<number> {
   const amount = int(flags, "amount", true)!;
   if (amount < 1) throw new UsageError("--amount must be at least 1");
   if (!(await keys.accountExists(account))) {
-    console.error(`no account ${account}`);
+    noAccount(account);
     return 1;
   }
   const balance = await ledger.grant(account, amount, "grant", str(flags, "reason") ?? "granted with the CLI", BY_CLI);
@@ -636,7 +647,7 @@ async function usageVerb({ flags, json, services }: VerbInput): Promise<number> 
   const { keys, ledger } = services;
   const account = str(flags, "account", true)!;
   if (!(await keys.accountExists(account))) {
-    console.error(`no account ${account}`);
+    noAccount(account);
     return 1;
   }
   const usage = await ledger.monthToDate(account);
@@ -664,7 +675,7 @@ async function requestsVerb({ services, flags, json }: VerbInput): Promise<numbe
   // an account that does not exist is said so (exit 1), as `usage` and `keys list` do, not "No requests match."
   const account = str(flags, "account");
   if (account !== undefined && !(await services.keys.accountExists(account))) {
-    console.error(`no account ${account}`);
+    noAccount(account);
     return 1;
   }
   const entries = await services.requestLog.page(q);
@@ -945,6 +956,7 @@ export async function main(argv: string[]): Promise<number> {
   const services = buildServices(config);
   try {
     await services.ready();
+    openedStore = storeForLog(config);
     return await verb({ services, config, sub, positional, flags, json: flags.json === true });
   } catch (err) {
     throw err instanceof GatewayError && err.code === "invalid_request" ? flagRefusal(err) : err;

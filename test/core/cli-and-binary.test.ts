@@ -71,7 +71,7 @@ describe("CLI beside a running server", () => {
     expect(cli(["credits", "grant", "--account", "acc_nope", "--amount", "3"], { TEXTAI_DB: gw.dbPath }).code).toBe(1);
     // an account that does not exist is said so, not an empty table (2026-12-06)
     const none = cli(["keys", "list", "--account", "acc_nope"], { TEXTAI_DB: gw.dbPath });
-    expect([none.code, none.err.trim()]).toEqual([1, "no account acc_nope"]);
+    expect([none.code, none.err.trim()]).toEqual([1, `no account acc_nope in ${gw.dbPath}`]);
   });
 });
 
