@@ -148,15 +148,35 @@ export function localChatAnswer(req: ChatInput): ChatbotResult | null {
     return mode === "support" ? { answer: REFUSAL, answered: false, sources: [] } : null;
   }
   const query = new Set(termKeys(question));
-  const sentences = splitSentences(best.content).map((s, i) => {
-    const keys = termKeys(s.text);
-    const shared = keys.filter((k) => query.has(k)).length;
-    return { text: s.text.trim(), i, shared };
+  const sentences = splitSentences(answerText(best.content)).map((s, i) => {
+    const keys = new Set(termKeys(s.text));
+    return { text: s.text.trim(), i, keys };
   });
-  const ranked = [...sentences].filter((s) => s.shared > 0).sort((a, b) => b.shared - a.shared || a.i - b.i);
-  const picked = (ranked.length ? ranked.slice(0, 2) : sentences.slice(0, 2)).sort((a, b) => a.i - b.i);
+  // a query word counts by how few of the passage's sentences hold it: "germany" in one row of a
+  // table says more than "shipping" in every line of the section (and its heading)
+  const holding = new Map<string, number>();
+  for (const s of sentences) for (const k of s.keys) if (query.has(k)) holding.set(k, (holding.get(k) ?? 0) + 1);
+  const scored = sentences.map((s) => {
+    let shared = 0;
+    for (const k of s.keys) if (query.has(k)) shared += 1 / (holding.get(k) as number);
+    return { ...s, shared };
+  });
+  const ranked = scored.filter((s) => s.shared > 0).sort((a, b) => b.shared - a.shared || a.i - b.i);
+  const picked = (ranked.length ? ranked.slice(0, 2) : scored.slice(0, 2)).sort((a, b) => a.i - b.i);
   const answer = picked.map((s) => s.text).join(" ");
   return { answer, answered: true, sources: [source(best)] };
+}
+
+/**
+ * A passage's text as answers are taken from it: without markdown headings (a heading is no answer,
+ * and "## 1. Shipping" made "Shipping" a sentence glued to the next one picked) and a table's
+ * separator rows (|---|---|).
+ */
+function answerText(content: string): string {
+  return content
+    .split("\n")
+    .filter((line) => !/^[ \t]*#{1,6}[ \t]/.test(line) && !/^[ \t]*\|?[ \t]*:?-{3,}/.test(line))
+    .join("\n");
 }
 
 const MODE_RULES: Record<ChatbotMode, string[]> = {

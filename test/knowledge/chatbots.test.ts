@@ -103,6 +103,38 @@ describe("chat without a generative provider (offline engine)", () => {
     }
   });
 
+  test("from a markdown handbook: the table row that answers, no heading glued on, whole sentences", async () => {
+    const kb = (await alice.call("POST", "/api/v1/knowledge-bases", { name: "handbook" })).json.data.result.id;
+    const content = [
+      "# Outdoor shop handbook",
+      "",
+      "## 1. Shipping",
+      "",
+      "We ship from our warehouse in Rotterdam. Orders placed before 14:00 leave the same day.",
+      "",
+      "| Destination | Carrier | Delivery time | Cost |",
+      "|---|---|---|---|",
+      "| Netherlands, Belgium | PostNL | 1-2 working days | free over 50 euros |",
+      "| Germany, France | DHL | 2-4 working days | 6.95 euros |",
+      "",
+      "## 2. Returns and refunds",
+      "",
+      "Refunds are issued to the original payment method within 5 working days after the warehouse",
+      "receives the return. Gift cards are refunded as store credit.",
+    ].join("\n");
+    await alice.call("POST", `/api/v1/knowledge-bases/${kb}/documents`, { documents: [{ title: "Handbook", content }] });
+    const bot = await newBot(alice, { name: "Handbook", mode: "support", knowledge_base_ids: [kb] });
+    const ask = async (message: string) =>
+      (await alice.call("POST", `/api/v1/chatbots/${bot}/chat`, { message })).json.data.result.answer as string;
+    const germany = await ask("How much is shipping to Germany?");
+    expect(germany).toContain("| Germany, France | DHL | 2-4 working days | 6.95 euros |");
+    expect(germany).not.toMatch(/^Shipping|#|---/);
+    const refund = await ask("When will I get my refund?");
+    expect(refund).toStartWith("Refunds are issued to the original payment method within 5 working days after the warehouse");
+    expect(refund).toContain("receives the return.");
+    expect(refund).not.toContain("Returns and refunds");
+  });
+
   test("a follow-up uses the conversation to find its passage", async () => {
     const id = await newBot(alice, { name: "Support", mode: "support", knowledge_base_ids: [kbId] });
     const r = await alice.call("POST", `/api/v1/chatbots/${id}/chat`, {
