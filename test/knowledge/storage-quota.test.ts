@@ -54,6 +54,14 @@ describe("FAQ collections and chatbots: quota and price", () => {
     const usage = await c.call("GET", "/api/v1/account/usage");
     const byFn = usage.json.data.result.by_function as { function: string; credits: number }[];
     expect(byFn.find((f) => f.function === "faq-storage")?.credits).toBe(3);
+    // what the account keeps, against its plan's quota: readable before an upload meets a 403
+    expect(usage.json.data.result.knowledge).toEqual({
+      bases: { used: 0, limit: 10 },
+      documents: { used: 0, limit: 1000 },
+      bytes: { used: 25_000, limit: 60_000 },
+      faq_collections: { used: 1, limit: 3 },
+      chatbots: { used: 0, limit: 2 },
+    });
   });
 
   test("past knowledge_faq_collections: 403 naming the quota, nothing stored or charged", async () => {

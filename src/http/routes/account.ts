@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { keyDetail } from "../../auth/key-detail";
+import { knowledgeQuotaFor } from "../../config";
 import { notFound } from "../../errors";
 import { parseLogQuery, readPage } from "../../requestlog/query";
 import type { AppDeps } from "../deps";
@@ -21,7 +22,22 @@ export function accountRoutes(deps: AppDeps) {
       .get(
         "/api/v1/account/usage",
         async ({ state, auth }) => {
-          return ok(state, "usage", await ledger.monthToDate(auth.accountId));
+          const usage = await ledger.monthToDate(auth.accountId);
+          // what the account keeps in knowledge bases, FAQ collections and chatbots, against its
+          // plan's quota (a 403 at an upload was the only place to learn either)
+          const kept = await deps.knowledge.bases.usage(auth.accountId);
+          const quota = knowledgeQuotaFor(deps.config, usage.plan);
+          const of = (used: number, limit: number) => ({ used, limit });
+          return ok(state, "usage", {
+            ...usage,
+            knowledge: {
+              bases: of(kept.bases, quota.bases),
+              documents: of(kept.documents, quota.documents),
+              bytes: of(kept.bytes, quota.bytes),
+              faq_collections: of(kept.faqCollections, quota.faqCollections),
+              chatbots: of(kept.chatbots, quota.chatbots),
+            },
+          });
         },
         { detail: detail("Usage statistics of the calling account for the current month (UTC)") },
       )
