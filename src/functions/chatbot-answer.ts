@@ -175,7 +175,7 @@ export function localChatAnswer(req: ChatInput): ChatbotResult | null {
 function answerText(content: string): string {
   return content
     .split("\n")
-    .filter((line) => !/^[ \t]*#{1,6}[ \t]/.test(line) && !/^[ \t]*\|?[ \t]*:?-{3,}/.test(line))
+    .filter((line) => !/^[ \t]*#{1,6}[ \t]/.test(line) && !/^[ \t]*(?:\|[ \t]*)?:?-{3}/.test(line))
     .join("\n");
 }
 
