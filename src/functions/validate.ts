@@ -71,13 +71,17 @@ export function validateAgainst<T>(
     const param = first ? pointerToParam(first.path) : null;
     const missing = first && first.value === undefined;
     const allowed = first ? literalsOf(first.schema) : null;
+    // a pattern asking for a character other than blanks, said in words
+    const blank = first?.schema && (first.schema as { pattern?: string }).pattern === "\\S" && typeof first.value === "string";
     const message = !first
       ? "request does not match the schema"
       : missing
         ? `${param} is required${misspellingNote(schema, value, first.path)}`
-        : allowed
-          ? `${param || "body"} must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}`
-          : `${param || "body"}: ${first.message.replace(/^Expected/, "expected")}`;
+        : blank
+          ? `${param || "body"} must hold a character other than spaces`
+          : allowed
+            ? `${param || "body"} must be one of ${allowed.map((v) => JSON.stringify(v)).join(", ")}`
+            : `${param || "body"}: ${first.message.replace(/^Expected/, "expected")}`;
     throw new GatewayError("invalid_request", message, { param });
   }
   if (opts.strict) {

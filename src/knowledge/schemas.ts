@@ -33,10 +33,15 @@ export const LIMITS = {
   topK: 50,
 } as const;
 
+/** A text's pattern: at least one character that is not a blank (validate.ts says so in words). */
+export const NOT_BLANK = "\\S";
+
 export const KB_STATUSES = ["active", "inactive"] as const;
 export const CHATBOT_MODES = ["support", "assistant"] as const;
 
-const Name = (what: string) => Type.String({ minLength: 1, maxLength: 200, description: `name of the ${what}` });
+/** a name with a character other than blanks ("   " was taken as a knowledge base's name) */
+const Name = (what: string) =>
+  Type.String({ minLength: 1, maxLength: 200, pattern: NOT_BLANK, description: `name of the ${what}` });
 
 export const MetadataValue = Type.Union([Type.String({ maxLength: 500 }), Type.Number(), Type.Boolean()]);
 

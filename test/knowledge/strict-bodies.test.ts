@@ -82,6 +82,20 @@ const ROWS: { name: string; method?: string; path: () => string; body: unknown; 
     says: '"knowledge_base_ids"',
   },
   {
+    name: "a blank name",
+    path: () => "/api/v1/knowledge-bases",
+    body: { name: "   " },
+    param: "name",
+    says: "other than spaces",
+  },
+  {
+    name: "a blank chatbot name",
+    path: () => "/api/v1/chatbots",
+    body: { name: " \t ", mode: "support" },
+    param: "name",
+    says: "other than spaces",
+  },
+  {
     name: "an FAQ pair",
     path: () => "/api/v1/ai/faq-collections",
     body: { name: "x", faqs: [{ question: "q?", answer: "a", tags: ["t"] }] },
