@@ -40,9 +40,8 @@ export function csvCell(v: unknown): string {
   return /[",;\t\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-export const CSV_HEADER = `${COLUMNS.join(",")}\r\n`;
-
-export const csvLine = (e: RequestLogEntry): string => `${COLUMNS.map((c) => csvCell(e[c])).join(",")}\r\n`;
+/** A column of the export: its head and its cell. */
+type CsvColumn = readonly [string, (e: RequestLogEntry) => unknown];
 
 /**
  * The CSV of every entry `read` pages through (newest first), at most `max` rows, as a stream: one
@@ -51,9 +50,11 @@ export const csvLine = (e: RequestLogEntry): string => `${COLUMNS.map((c) => csv
 export function csvStream(
   readPage: (cursor: string | null) => Promise<{ data: RequestLogEntry[]; next_cursor: string | null }>,
   max: number,
-  /** columns after the log's own (the dashboard's `key_label`), each its head and its cell */
-  extra: readonly (readonly [string, (e: RequestLogEntry) => unknown])[] = [],
+  /** columns after the log's own (the dashboard's `key_label`) */
+  extra: readonly CsvColumn[] = [],
 ): ReadableStream<Uint8Array> {
+  const columns: readonly CsvColumn[] = [...COLUMNS.map((c): CsvColumn => [c, (e) => e[c]]), ...extra];
+  const line = (e: RequestLogEntry) => `${columns.map(([, cell]) => csvCell(cell(e))).join(",")}\r\n`;
   const enc = new TextEncoder();
   let cursor: string | null = null;
   let sent = 0;
@@ -62,18 +63,12 @@ export function csvStream(
     async pull(controller) {
       if (!started) {
         started = true;
-        controller.enqueue(
-          enc.encode(extra.length ? `${[...COLUMNS, ...extra.map(([head]) => head)].join(",")}\r\n` : CSV_HEADER),
-        );
+        controller.enqueue(enc.encode(`${columns.map(([head]) => head).join(",")}\r\n`));
         return;
       }
       const page = await readPage(cursor);
       const rows = page.data.slice(0, max - sent);
       sent += rows.length;
-      const line = extra.length
-        ? (e: RequestLogEntry) =>
-            `${[...COLUMNS.map((c) => csvCell(e[c])), ...extra.map(([, cell]) => csvCell(cell(e)))].join(",")}\r\n`
-        : csvLine;
       if (rows.length) controller.enqueue(enc.encode(rows.map(line).join("")));
       cursor = page.next_cursor;
       if (!cursor || sent >= max) controller.close();
