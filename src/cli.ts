@@ -238,15 +238,13 @@ function table(rows: Record<string, unknown>[], cols: string[]): string {
 type Flags = Record<string, string | true>;
 
 /** What a verb is given: the services, its sub-verb, its positional arguments and flags. */
-/** The database a verb opened (its SQLite file, or the PostgreSQL URL without a password), for messages. */
-let openedStore = "";
-
 /**
- * "no account X", and in which database: the CLI opens `./data/textai.db` unless TEXTAI_DB or
- * TEXTAI_DATABASE_URL says otherwise, so an id of another gateway's database is otherwise a puzzle.
+ * "no account X", and in which database (its SQLite file, or the PostgreSQL URL without a
+ * password): the CLI opens `./data/textai.db` unless TEXTAI_DB or TEXTAI_DATABASE_URL says
+ * otherwise, so an id of another gateway's database is otherwise a puzzle.
  */
-function noAccount(account: string): void {
-  console.error(`no account ${account}${openedStore ? ` in ${openedStore}` : ""}`);
+function noAccount(config: Config, account: string): void {
+  console.error(`no account ${account} in ${storeForLog(config)}`);
 }
 
 interface VerbInput {
@@ -323,12 +321,12 @@ async function keysCreate({ flags, json, services }: VerbInput): Promise<number>
 }
 
 /** `keys list`: every key (masked), or one account's. */
-async function keysList({ flags, json, services }: VerbInput): Promise<number> {
+async function keysList({ flags, json, services, config }: VerbInput): Promise<number> {
   const { keys } = services;
   const account = str(flags, "account");
   // an account that does not exist is said so (exit 1), as `usage` does, not an empty table
   if (account !== undefined && !(await keys.accountExists(account))) {
-    noAccount(account);
+    noAccount(config, account);
     return 1;
   }
   const list = await keys.list(account);
@@ -380,7 +378,7 @@ async function keysRevoke({ positional, services }: VerbInput): Promise<number> 
 }
 
 /** `accounts create` and `accounts set-login`: an account that signs in to the dashboard (password on stdin). */
-async function accountLogin({ services, sub, flags, json }: VerbInput): Promise<number> {
+async function accountLogin({ services, sub, flags, json, config }: VerbInput): Promise<number> {
   const { keys } = services;
   const store = services.dashboard;
   const email = str(flags, "email", true)!.trim().toLowerCase();
@@ -411,7 +409,7 @@ async function accountLogin({ services, sub, flags, json }: VerbInput): Promise<
   } else {
     accountId = str(flags, "account", true)!;
     if (!(await keys.accountExists(accountId))) {
-      noAccount(accountId);
+      noAccount(config, accountId);
       return 1;
     }
     await store.setLogin(accountId, email, passwordHash, BY_CLI);
@@ -428,7 +426,7 @@ async function accountLogin({ services, sub, flags, json }: VerbInput): Promise<
 }
 
 /** `accounts tags`: an account's residency and routing tags (docs/routing.md); `--tags=` clears them. */
-async function accountTags({ services, flags, json }: VerbInput): Promise<number> {
+async function accountTags({ services, flags, json, config }: VerbInput): Promise<number> {
   const account = str(flags, "account", true)!;
   const raw = flags.tags;
   if (raw === undefined || raw === true)
@@ -442,7 +440,7 @@ async function accountTags({ services, flags, json }: VerbInput): Promise<number
   }
   const acc = await services.keys.setAccountTags(account, tags, BY_CLI);
   if (!acc) {
-    noAccount(account);
+    noAccount(config, account);
     return 1;
   }
   if (json) console.log(JSON.stringify(acc));
@@ -451,13 +449,13 @@ async function accountTags({ services, flags, json }: VerbInput): Promise<number
 }
 
 /** `credits grant`: credits for an account (a ledger entry). */
-async function creditsGrant({ flags, services }: VerbInput): Promise<number> {
+async function creditsGrant({ flags, services, config }: VerbInput): Promise<number> {
   const { keys, ledger } = services;
   const account = str(flags, "account", true)!;
   const amount = int(flags, "amount", true)!;
   if (amount < 1) throw new UsageError("--amount must be at least 1");
   if (!(await keys.accountExists(account))) {
-    noAccount(account);
+    noAccount(config, account);
     return 1;
   }
   const balance = await ledger.grant(account, amount, "grant", str(flags, "reason") ?? "granted with the CLI", BY_CLI);
@@ -643,11 +641,11 @@ async function creditsJournal({ positional, flags, json, services }: VerbInput):
 }
 
 /** `usage`: an account's balance and this month's use. */
-async function usageVerb({ flags, json, services }: VerbInput): Promise<number> {
+async function usageVerb({ flags, json, services, config }: VerbInput): Promise<number> {
   const { keys, ledger } = services;
   const account = str(flags, "account", true)!;
   if (!(await keys.accountExists(account))) {
-    noAccount(account);
+    noAccount(config, account);
     return 1;
   }
   const usage = await ledger.monthToDate(account);
@@ -666,7 +664,7 @@ async function usageVerb({ flags, json, services }: VerbInput): Promise<number> 
 }
 
 /** `requests`: the request log, filtered by the flags. */
-async function requestsVerb({ services, flags, json }: VerbInput): Promise<number> {
+async function requestsVerb({ services, flags, json, config }: VerbInput): Promise<number> {
   const q = queryFromFlags(
     flags,
     { account_id: "account", function: "function", from: "since", to: "until", status: "status", key_id: "key", limit: "limit" },
@@ -675,7 +673,7 @@ async function requestsVerb({ services, flags, json }: VerbInput): Promise<numbe
   // an account that does not exist is said so (exit 1), as `usage` and `keys list` do, not "No requests match."
   const account = str(flags, "account");
   if (account !== undefined && !(await services.keys.accountExists(account))) {
-    noAccount(account);
+    noAccount(config, account);
     return 1;
   }
   const entries = await services.requestLog.page(q);
@@ -956,7 +954,6 @@ export async function main(argv: string[]): Promise<number> {
   const services = buildServices(config);
   try {
     await services.ready();
-    openedStore = storeForLog(config);
     return await verb({ services, config, sub, positional, flags, json: flags.json === true });
   } catch (err) {
     throw err instanceof GatewayError && err.code === "invalid_request" ? flagRefusal(err) : err;
