@@ -56,3 +56,6 @@ ${bars.map(
 )}
 </svg>`;
 }
+
+/** "1 account", "3 accounts": a count and its noun, never "account(s)". */
+export const counted = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;

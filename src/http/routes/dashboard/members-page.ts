@@ -1,6 +1,6 @@
 /** The Members page (docs/teams.md) and the page an invitation's link opens: server-rendered HTML. */
 import { type Member, ROLES, type Role } from "../../../dashboard/members";
-import { type Html, html } from "./html";
+import { counted, type Html, html } from "./html";
 import { chosen, dataTable, fieldValue, focusOn, type Refill } from "./pages";
 
 const roleSelect = (id: string, selected: Role, label: string) =>
@@ -36,7 +36,7 @@ export function membersPage(
 <button type="submit">Invite</button></form>`
     : html`<p class="hint">Only the account's owners invite members and change roles.</p>`;
   return html`${invited}${dataTable({
-    caption: `${members.length} member(s)`,
+    caption: counted(members.length, "member"),
     id: "members",
     rows: members,
     columns: [

@@ -4,7 +4,7 @@ import type { UsageFigures } from "../../../credits/interface";
 import type { AccountSummary, LedgerRow } from "../../../dashboard/interface";
 import { type Role, roleAtLeast } from "../../../dashboard/members";
 import type { RequestLogEntry } from "../../../requestlog/interface";
-import { barChart, type Html, html, raw } from "./html";
+import { barChart, counted, type Html, html, raw } from "./html";
 
 export interface PageOpts {
   title: string;
@@ -483,7 +483,7 @@ export function operatorPage(accounts: AccountSummary[], q: string, plans: strin
 <section><h2>Accounts</h2>
 <form method="get" action="/dashboard/operator" class="row" role="search"><label for="q">Search accounts</label><input id="q" name="q" type="search" value="${q}"><button type="submit">Search</button></form>
 ${dataTable({
-  caption: `${accounts.length} account(s)`,
+  caption: counted(accounts.length, "account"),
   rows: accounts,
   columns: [
     {
@@ -541,7 +541,7 @@ export function playgroundPage(
   return html`<form method="get" action="/dashboard/playground" class="row"><label for="fn">Function</label>
 <select id="fn" name="fn">${fns.map((f) => html`<option value="${f.name}"${f.name === chosen.name ? html` selected` : ""}>${f.name}</option>`)}</select>
 <button type="submit">Choose</button></form>
-<p>${chosen.summary}. Costs ${chosen.cost} ${chosen.cost === 1 ? "credit" : "credits"} per successful call, charged to this account.</p>
+<p>${chosen.summary}. Costs ${counted(chosen.cost, "credit")} per successful call, charged to this account.</p>
 <form id="playground" class="card" data-fn="${chosen.name}" data-path="${chosen.path}" data-origin="${origin}">
 <div id="fields"></div><button type="submit">Run</button></form>
 <script type="application/json" id="fn-schema">${raw(jsonForScript({ schema: chosen.schema, example: chosen.example }))}</script>
