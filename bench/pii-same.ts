@@ -9,7 +9,7 @@
  * digits, JSON-escaped, without digits, with fewer digits, and joined to the next (about 50,000).
  *   bun bench/pii-same.ts DIR    DIR: the tree before (`git archive <commit> | tar -x -C DIR`,
  *                                then `ln -s $PWD/node_modules DIR/`)
- * Exits 1 when any output differs.
+ * Exits 1 when any output differs. PII_SAME_SHOW=N prints the first N texts that differ (10 by default).
  *
  * Both trees run in this one process. Since 8dcbfc5 this tree imports the word lists' package files
  * `with { type: "file" }`, and then Bun answers a `require` of the same file with its path: a tree
@@ -105,6 +105,8 @@ function guarded(G: typeof RequestGuard, text: string): string {
   return JSON.stringify([blocked, sent, back, guard.summary(), guard.redacted]);
 }
 
+/** how many differing texts to print (PII_SAME_SHOW, 10 by default) */
+const SHOW = Number(process.env.PII_SAME_SHOW ?? 10);
 let differ = 0;
 for (const text of all) {
   const a = JSON.stringify(old.detectPii(text));
@@ -112,7 +114,7 @@ for (const text of all) {
   const ga = guarded(old.RequestGuard, text);
   const gb = guarded(RequestGuard, text);
   if (a === b && ga === gb) continue;
-  if (differ++ < 10)
+  if (differ++ < SHOW)
     console.log(`differs: ${JSON.stringify(text).slice(0, 200)}\n  before ${a === b ? ga : a}\n  after  ${a === b ? gb : b}`);
 }
 console.log(`${all.length} texts (${base.length} distinct), ${differ} with different outputs`);

@@ -97,6 +97,25 @@ describe("names by their place in a conversation", () => {
     expect(names("ok so aylin and matteo r coming tonight lol")).toEqual(["aylin", "matteo"]);
     expect(names("flying to denver in june, meet at 12 nathan rd")).toEqual([]);
   });
+
+  // 2026-12-06: "the price of gold rose sharply" and "please mark the invoice as paid" named "rose" and "mark"
+  test("in lower-case text, a given name that is an everyday word is a name only beside a person's evidence", () => {
+    expect(names("Interest rose from 3.5 percent to 4 percent last quarter.")).toEqual([]);
+    expect(names("the price of gold rose sharply today")).toEqual([]);
+    expect(names("please mark the invoice as paid and send it back")).toEqual([]);
+    expect(names("we may grant access tomorrow if the form is signed")).toEqual([]);
+    expect(names("frank feedback is welcome on the draft")).toEqual([]);
+    expect(names("daisy and ivy grow along the fence by the shed")).toEqual([]);
+    // a greeting, a verb of speech, a closing, a family name after it
+    expect(names("hi mark, thanks for the update on the budget")).toEqual(["mark"]);
+    expect(names("my friend rose called me yesterday about the flat")).toEqual(["rose"]);
+    expect(names("thanks again for sorting out the boiler\nkind regards,\ngrant")).toEqual(["grant"]);
+    expect(names("can you forward this to frank jensen before friday")).toEqual(["frank jensen"]);
+    expect(names("love and congratulations from priya, mark and the grandchildren")).toEqual(["priya", "mark"]);
+    expect(names("ok so priya and rose r coming tonight lol")).toEqual(["priya", "rose"]);
+    // given names that are rare as words stay names alone
+    expect(names("is amara still coming to the thing tonight")).toEqual(["amara"]);
+  });
 });
 
 // 2026-12-06, found trying the README's first call: "Jan" (a month's abbreviation) and "Park", "Hall"

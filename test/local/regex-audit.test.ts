@@ -16,6 +16,10 @@ const VERDICTS = new URL("../fixtures/regex-audit.json", import.meta.url).pathna
 
 /** Patterns recheck calls super-linear (or cannot decide) that only ever see bounded input. */
 const REVIEWED: Record<string, string> = {
+  "/(?:^|[^\\p{L}])(?:hi|hey|hiya|hello|yo|dear|thanks|thx|ty|cc|with|ask|asked|tell|told|call|called|text|texted|ping|met|meet|love|miss|friend|bro|sis|mom|dad|aunt|uncle|cousin|boss|regards|respectfully|sincerely|faithfully|yours|cheers|best|xo|xx)[ \\t]*,?[ \\t\\n]+$/iu":
+    "pii names-thread PERSON_BEFORE: tested only on the 12 characters before a lower-case given name that is an everyday word",
+  "/(?<![\\p{L}\\p{M}])(\\p{L}[\\p{L}\\p{M}'’-]{1,30})(?:,[ \\t]*|[ \\t]+(?:and|&)[ \\t]+)$/u":
+    "pii names-thread NAME_BEFORE: tested only on the 40 characters before a lower-case given name that is an everyday word",
   "/\\[([^\\]\\n]{1,30})\\][ \\t]\\[(?:(?:\\uC624\\uC804|\\uC624\\uD6C4|\\u4E0A\\u5348|\\u4E0B\\u5348|\\u5348\\u524D|\\u5348\\u5F8C)[ \\t]?)?\\d{1,2}[:.]\\d{2}(?:[:.]\\d{2})?(?:[ \\t]?[AaPp]\\.?[Mm]\\.?)?\\]/gu":
     "pii names-thread KAKAO_SPEAKER: each '[' reads at most 31 characters to its ']', then a bounded stamp",
   "/(?:születési|született|szül\\.|narozen|narození|narodzenia|urodzon|urodzin|urodzenia|née|né|geburtsdatum|geburtstag|geb\\.|syntymäaika|syntymäpäivä|syntynyt|född|födelsedatum|født|fødselsdato|fødd|fæðingardagur|fæddur|fædd|sünniaeg|sündinud|dzimšanas|gimimo|gimęs|gimusi|рождения|родился|родилась|народження|γέννησης|γεννήθηκε|doğum|doğdu|nascimento|nascido|nascida|naissance|nacimiento|nascita|geboortedatum|rođen|rođena|rođenja|narodil|narodila|narodenia|rojstva|rojen|rojena|出生|生年月日|생년월일|ميلاد|לידה|जन्म|nasceu em|nasci em|sinh ngày|ngày sinh|誕生日|生日|متولد|יום ההולדת|ծննդյան|დაიბადა|জন্মতারিখ|பிறந்த|เกิดวันที่|วันเกิด)(?:[^.!?\\n]|\\.(?![ \\t]*(?:\\n|$|\\p{Lu}))){0,14}$/iu":

@@ -144,7 +144,12 @@ export function findCasedNames(text: string): PiiEntity[] {
     // a given name of the English lists, or two words that are no everyday words, one of them a gazetteer name
     if (!knownGiven(words[0]) && !gazetteerPair(words)) continue;
     let n = 1;
-    while (n < words.length && !LOWER_STOP.has(words[n]) && (SURNAME_PARTICLES.has(words[n]) || words[n].length > 1)) n++;
+    while (n < words.length && !LOWER_STOP.has(words[n]) && (SURNAME_PARTICLES.has(words[n]) || words[n].length > 1)) {
+      // an everyday word that is no name of the lists ends it too ("to frank jensen before friday")
+      const w = words[n] as string;
+      if (!SURNAME_PARTICLES.has(w) && isEnglishWord(w) && !isFamilyName(w) && !isGivenName(w)) break;
+      n++;
+    }
     // a surname particle does not end a name ("ana de")
     while (n > 1 && SURNAME_PARTICLES.has(words[n - 1])) n--;
     if (n < 2) continue;

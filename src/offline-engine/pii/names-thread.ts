@@ -726,8 +726,60 @@ function lowerCaseNames(text: string, out: PiiEntity[]): void {
     }
     // "12 nathan rd": a street's name
     if (STREET_AFTER_NAME.test(text.slice(end, end + 9))) continue;
+    // "gold rose sharply", "please mark the invoice": a given name that is an everyday word is a
+    // name with a name of no such word after it, a word before it that reaches a person, or a verb of speech after it
+    if (end === m.index + w.length && EVERYDAY_NAME_WORDS.has(w.toLowerCase()) && !personAround(text, m.index, end)) continue;
+    if (end !== m.index + w.length && EVERYDAY_NAME_WORDS.has(w.toLowerCase()) && everydayOnly(text.slice(m.index, end)))
+      continue;
     out.push(entity("name", text, m.index, end, 0.75));
   }
+}
+
+/**
+ * Given names that are everyday English words, in lower case ("rose", "mark", "grant", "frank"):
+ * in a text written all in lower case they are read as words unless something reaches a person.
+ * Not the given names that are rare as words ("max", "amara", "hana", "lane" as a name's first
+ * word): those stay names as before.
+ */
+const EVERYDAY_NAME_WORDS: ReadonlySet<string> = new Set(
+  (
+    "will may mark june grant bill art sue pat hope joy rich frank jack faith grace charity chance dawn summer autumn " +
+    "april august rose lily iris ivy holly ruby pearl amber crystal jade olive violet daisy heather page gene guy ray " +
+    "rob don dean drew earl rex miles wade chase hunter mason cole gray grey reed rusty sandy stormy sunny harmony " +
+    "honor justice liberty mercy patience prudence trinity destiny precious happy lucky merry noble worth worthy win " +
+    "free fair glad ban care fan gun keen bliss glory jewel serene sunshine hardy major young price long brown white " +
+    "green black bishop church hall baker cook miller sterling royal king prince duke bud buddy cliff rod sky rain " +
+    "storm stone wolf fox bear hawk robin wren jay lark dove star echo ocean river brook forest field heath moss sage " +
+    "case else ginger candy brandy cherry lemon pepper honey sugar angel baby doll dusty misty windy junior senior " +
+    "red blue sun love park"
+  ).split(" "),
+);
+
+/** every word of a lower-case run an everyday word ("may grant") */
+const everydayOnly = (run: string): boolean => run.split(/[ \t]+/).every((w) => EVERYDAY_NAME_WORDS.has(w.toLowerCase()));
+
+/** words before a lower-case name that reach or address a person ("hi mark", "ask bill", "with rose"), or close a letter ("respectfully,\nivy") */
+const PERSON_BEFORE =
+  /(?:^|[^\p{L}])(?:hi|hey|hiya|hello|yo|dear|thanks|thx|ty|cc|with|ask|asked|tell|told|call|called|text|texted|ping|met|meet|love|miss|friend|bro|sis|mom|dad|aunt|uncle|cousin|boss|regards|respectfully|sincerely|faithfully|yours|cheers|best|xo|xx)[ \t]*,?[ \t\n]+$/iu;
+/** verbs of speech after one ("rose called", "mark said") */
+const SPEECH_AFTER =
+  /^[ \t]+(?:said|says|called|calls|texted|texts|asked|asks|told|tells|wrote|writes|replied|emailed|messaged|mentioned)\b/iu;
+
+/** the word before a list's comma or "and" */
+const NAME_BEFORE = /(?<![\p{L}\p{M}])(\p{L}[\p{L}\p{M}'’-]{1,30})(?:,[ \t]*|[ \t]+(?:and|&)[ \t]+)$/u;
+
+/**
+ * Whether a word of PERSON_BEFORE stands before text[from, to), a verb of speech after it, another
+ * name beside it in a list, or it is a line's greeting ("mark, ...").
+ */
+function personAround(text: string, from: number, to: number): boolean {
+  if (PERSON_BEFORE.test(text.slice(Math.max(0, from - 12), from))) return true;
+  if (SPEECH_AFTER.test(text.slice(to, to + 12))) return true;
+  // beside another name in a list or a surname first ("alison, mark and …", "tom and rose", "bellamy, rose")
+  const before = NAME_BEFORE.exec(text.slice(Math.max(0, from - 40), from));
+  if (before && !EVERYDAY_NAME_WORDS.has(before[1].toLowerCase()) && (isGivenName(before[1]) || isFamilyName(before[1])))
+    return true;
+  return /^[,!][ \t]/.test(text.slice(to, to + 2)) && /(?:^|\n)[ \t]*$/.test(text.slice(Math.max(0, from - 4), from));
 }
 
 export function findThreadNames(text: string): PiiEntity[] {
