@@ -48,11 +48,36 @@ export const MAX_BALANCE = 1_000_000_000_000_000;
  * then failed 500 for good. Refused with invalid_request (the CLI says it of --amount, exit 2).
  */
 export function grantAmount(amount: unknown): number {
-  if (typeof amount === "number" && Number.isSafeInteger(amount) && Math.abs(amount) <= MAX_GRANT) return amount;
+  if (typeof amount === "number" && Number.isSafeInteger(amount) && Math.abs(amount) <= MAX_GRANT && amount !== 0) return amount;
   throw new GatewayError(
     "invalid_request",
-    `a grant is a whole number of credits from -${MAX_GRANT} to ${MAX_GRANT} (got ${String(amount)}); grant more in several`,
+    amount === 0
+      ? "amount must not be 0: a grant adds credits, a negative one takes them back"
+      : `a grant is a whole number of credits from -${MAX_GRANT} to ${MAX_GRANT}, other than 0 (got ${String(amount)})${
+          typeof amount === "number" && Number.isInteger(amount) ? "; grant more in several" : ""
+        }`,
     { param: "amount" },
+  );
+}
+
+/** The most characters of a grant's reason once trimmed. */
+export const MAX_REASON = 500;
+
+/**
+ * A grant's reason as the ledger keeps it: none (null), or 1 to MAX_REASON characters once trimmed
+ * (the trimmed text), else 400 naming `reason`. The one check for every way in (the ledgers run it
+ * with grantAmount): before, the admin API kept an empty reason and the operator console cut a long
+ * one to 500 characters without a word.
+ */
+export function grantReason(reason: unknown): string | null {
+  if (reason === null || reason === undefined) return null;
+  const t = typeof reason === "string" ? reason.trim() : "";
+  if (t !== "" && t.length <= MAX_REASON) return t;
+  const got = typeof reason !== "string" ? typeof reason : t === "" ? "an empty one" : `${t.length} characters`;
+  throw new GatewayError(
+    "invalid_request",
+    `reason must be a text of 1 to ${MAX_REASON} characters (spaces at either end do not count), or left out; got ${got}`,
+    { param: "reason" },
   );
 }
 

@@ -4,7 +4,7 @@ import { appendAuditIn } from "../audit/postgres";
 import { DEFAULT_CREDIT_LEASE_MAX } from "../config";
 import { clientClosed, GatewayError } from "../errors";
 import { databaseUnavailable, isPgUnavailable, type PgStorage, pgCall, schemaReady } from "../storage/postgres";
-import { balanceTooLarge, credits, grantAmount, MAX_BALANCE } from "./amount";
+import { balanceTooLarge, credits, grantAmount, grantReason, MAX_BALANCE } from "./amount";
 import { grantEntry } from "./audit";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
@@ -1031,6 +1031,7 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
    */
   async grantIn(tx: SQL, accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null): Promise<number> {
     grantAmount(amount);
+    reason = grantReason(reason);
     let held = 0;
     if (amount < 0) {
       await tx.unsafe(LOCK_HOLDS, [accountId]);
@@ -1056,7 +1057,9 @@ export class PostgresCreditLedger extends GroupCommitLedger implements CreditLed
     return Number(updated.balance);
   }
 
-  grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null, audit?: AuditBy): Promise<number> {
+  grant(accountId: string, amount: number, kind: "welcome" | "grant", given: string | null, audit?: AuditBy): Promise<number> {
+    // (checked before the transaction, so that the audit entry keeps the reason as the ledger does)
+    const reason = grantReason(given);
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const balance = await this.grantIn(tx, accountId, amount, kind, reason);

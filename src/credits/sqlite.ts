@@ -5,7 +5,7 @@ import { appendAudit } from "../audit/sqlite";
 import { clientClosed } from "../errors";
 import { timeOrderedId } from "../ids";
 import { isStorageUnavailable, type Storage } from "../storage/db";
-import { balanceTooLarge, credits, grantAmount, MAX_BALANCE } from "./amount";
+import { balanceTooLarge, credits, grantAmount, grantReason, MAX_BALANCE } from "./amount";
 import { grantEntry } from "./audit";
 import { GroupCommitLedger, type PendingCharge, takeBackRefused, VOIDED } from "./group-commit";
 import { keyBudgetExceeded } from "./holds";
@@ -347,6 +347,7 @@ export class SqliteCreditLedger extends GroupCommitLedger implements CreditLedge
   grant(accountId: string, amount: number, kind: "welcome" | "grant", reason: string | null, audit?: AuditBy): number {
     const q = this.storage.sqlite;
     grantAmount(amount);
+    reason = grantReason(reason);
     const balance = q.transaction(() => {
       const floor = amount < 0 ? this.held(accountId) : Number.MIN_SAFE_INTEGER;
       const updated = q

@@ -386,7 +386,7 @@ describe("operator console over HTTP", () => {
       expect(badAmount.page?.status, shown(badAmount)).toBe(400);
       expect(badAmount.page?.headers["content-type"]).toStartWith("text/html");
       const badPage = badAmount.page?.body ?? "";
-      expect(badPage).toContain("amount must be a whole number other than 0");
+      expect(badPage).toContain("a grant is a whole number of credits from -1000000000 to 1000000000, other than 0 (got lots)");
       expect(badPage).toContain(accountId);
       expect(badPage).toMatch(/id="amount" name="amount" type="number" step="1" required value="lots" autofocus/);
       expect(badPage).toContain('value="why not"');

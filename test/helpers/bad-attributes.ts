@@ -263,6 +263,44 @@ export const ATTRIBUTES: Attribute[] = [
     admin: (v, made) => ({ method: "PATCH", path: `/admin/v1/accounts/${made.accountId}`, json: { tags: tags(v) } }),
   },
   {
+    // 2026-12-06: "amount must not be 0" was written three times (admin API, CLI, console), each its own way
+    name: "a grant's amount",
+    param: "amount",
+    flag: "--amount",
+    bad: ["0", "1.5", "abc", "1000000001", "1e999"],
+    cli: (v, made) => ({ args: ["credits", "grant", "--account", made.accountId, "--amount", v] }),
+    admin: (v, made) => ({ method: "POST", path: `/admin/v1/accounts/${made.accountId}/credits`, json: { amount: num(v) } }),
+    dashboard: (v, made) => ({
+      method: "POST",
+      path: `/dashboard/operator/accounts/${made.accountId}/credits`,
+      form: { amount: v, reason: "" },
+      as: "operator",
+    }),
+  },
+  {
+    // an empty reason was kept by the admin API; the console cut a long one to 500 characters without a word
+    name: "a grant's reason",
+    param: "reason",
+    flag: "--reason",
+    bad: ["", "   ", "x".repeat(501)],
+    cli: (v, made) => ({ args: ["credits", "grant", "--account", made.accountId, "--amount", "5", "--reason", v] }),
+    admin: (v, made) => ({
+      method: "POST",
+      path: `/admin/v1/accounts/${made.accountId}/credits`,
+      json: { amount: 5, reason: v },
+    }),
+    // the console's reason field left empty is a reason not given
+    dashboard: (v, made) =>
+      clears(v)
+        ? null
+        : {
+            method: "POST",
+            path: `/dashboard/operator/accounts/${made.accountId}/credits`,
+            form: { amount: "5", reason: v },
+            as: "operator",
+          },
+  },
+  {
     name: "a member's email",
     param: "email",
     flag: "--email",

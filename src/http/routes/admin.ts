@@ -6,7 +6,7 @@ import { KeyLimitError, KeyStoreError } from "../../auth/interface";
 import { keyDetail, withMonthSpend } from "../../auth/key-detail";
 import { emailProblem, hashPassword } from "../../auth/passwords";
 import { applyPolicyPatch, clearAll, parseAccountTags, parsePolicyPatch } from "../../auth/policy";
-import { MAX_GRANT } from "../../credits/amount";
+import { grantAmount, grantReason, MAX_GRANT, MAX_REASON } from "../../credits/amount";
 import { GatewayError } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
 import { parseLogQuery, readPage } from "../../requestlog/query";
@@ -33,7 +33,7 @@ const UpdateAccount = T.Object({ tags: T.Unknown() });
 const Grant = T.Object({
   /** negative: takes credits back, never below a zero balance */
   amount: T.Integer({ minimum: -MAX_GRANT, maximum: MAX_GRANT }),
-  reason: T.Optional(T.String({ maxLength: 500 })),
+  reason: T.Optional(T.String({ description: `1 to ${MAX_REASON} characters, spaces at either end not counted` })),
 });
 const CreateKey = T.Object({
   /** checked by the key store, as from every way in (src/auth/attributes.ts) */
@@ -149,7 +149,9 @@ function adminAccounts(deps: AppDeps) {
       async (context) => {
         const { state, request, params } = context;
         const b = await body(request, Grant);
-        if (b.amount === 0) throw new GatewayError("invalid_request", "amount must not be 0", { param: "amount" });
+        // (the ledger's own checks, before the account is looked up: a bad grant is 400 whatever it names)
+        grantAmount(b.amount);
+        grantReason(b.reason);
         if (!(await keys.accountExists(params.id))) throw new GatewayError("not_found", "account not found");
         const balance = await ledger.grant(params.id, b.amount, "grant", b.reason ?? null, byToken(deps, context));
         return ok(state, b.amount > 0 ? "credits granted" : "credits taken back", {

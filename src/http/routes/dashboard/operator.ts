@@ -9,7 +9,7 @@ import type { KeyView } from "../../../auth/interface";
 import { checkPlan } from "../../../auth/interface";
 import { emailProblem, hashPassword, passwordProblem } from "../../../auth/passwords";
 import { POLICY_FIELDS } from "../../../auth/policy";
-import { newCredits } from "../../../credits/amount";
+import { grantAmount, grantReason, newCredits } from "../../../credits/amount";
 import { GatewayError } from "../../../errors";
 import { planNames } from "../../../ratelimit/limiter";
 import { edgePlugin } from "../../edge-plugin";
@@ -132,11 +132,13 @@ function accountConsole(deps: DashboardDeps, { consolePage, accountPage, operato
       "/dashboard/operator/accounts/:id/credits",
       operatorPost<{ id: string }>(
         async (form, params, by) => {
-          const amount = Number(form.get("amount"));
-          if (!Number.isInteger(amount) || amount === 0 || Math.abs(amount) > 1_000_000_000)
-            throw new GatewayError("invalid_request", "amount must be a whole number other than 0", { param: "amount" });
+          // the ledger's checks, before the account is looked up (an empty field: no reason given)
+          const field = (form.get("amount") ?? "").trim();
+          // (a number typed as a whole number; anything else is refused as typed)
+          const amount = grantAmount(/^-?\d{1,16}$/.test(field) ? Number(field) : field);
+          const given = form.get("reason") ?? "";
+          const reason = given.trim() === "" ? "granted in the dashboard" : (grantReason(given) as string);
           if (!(await keys.accountExists(params.id))) throw new GatewayError("not_found", "account not found");
-          const reason = (form.get("reason") ?? "").slice(0, 500) || "granted in the dashboard";
           await ledger.grant(params.id, amount, "grant", reason, by);
           return accountPath(params.id);
         },
