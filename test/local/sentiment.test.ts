@@ -186,3 +186,59 @@ describe("sentiment-analysis function", () => {
     });
   });
 });
+
+describe("complaints and praise stated as facts (events.ts), sarcasm before a failure", () => {
+  const label = (text: string) => analyzeSentiment(text).label;
+
+  test("a wait, a repeated request, a recurring failure, nobody answering: negative", () => {
+    for (const text of [
+      "I sat on hold for most of the afternoon.",
+      "We have been waiting 3 days for the engineer.",
+      "Still waiting on the replacement card.",
+      "This is my fifth email about the same invoice.",
+      "I have phoned them four times about the meter.",
+      "Yet again the parcel went to next door.",
+      "The speaker keeps dropping the signal.",
+      "We queued at reception and nobody helped us.",
+      "The blender overheats after a minute.",
+    ])
+      expect(label(text), text).toBe("negative");
+  });
+
+  test("done fast, early or lasting: positive; a negation turns it", () => {
+    for (const text of [
+      "The locksmith arrived within twenty minutes.",
+      "They replaced the tyre the same day.",
+      "The sofa came two days early.",
+      "The drill still works after six years.",
+    ])
+      expect(label(text), text).toBe("positive");
+    expect(label("The train wasn't on time.")).toBe("negative");
+  });
+
+  test("praise as an opening interjection: ironic before a failure, sincere before good news", () => {
+    const ironic = analyzeSentiment("Wonderful, the new firmware wiped my playlists.");
+    expect(ironic.label).toBe("negative");
+    expect(ironic.confidence).toBeLessThanOrEqual(0.6);
+    expect(label("Perfect, it arrived a day early.")).toBe("positive");
+  });
+
+  test("requests and plain facts with a complaint's words stay neutral", () => {
+    for (const text of [
+      "Please update the billing address on my account.",
+      "I'd like to move my appointment to Friday.",
+      "We waited for the doors to open at nine.",
+      "Nobody on our floor uses the printer.",
+      "I'm writing about order number 7781.",
+      "I will keep using this brand.",
+    ])
+      expect(label(text), text).toBe("neutral");
+  });
+
+  test("neutral for want of evidence is said with less confidence than neutral by evidence or a question", () => {
+    const unjudged = analyzeSentiment("The courier took the parcel round the back.");
+    expect(unjudged.label).toBe("neutral");
+    expect(unjudged.confidence).toBeLessThan(0.7);
+    expect(analyzeSentiment("Which floor is the pharmacy on?").confidence).toBeGreaterThan(0.9);
+  });
+});

@@ -34,19 +34,40 @@ const SARCASM =
 const SARCASM_G = new RegExp(SARCASM.source, "gi");
 
 /**
+ * Praise said as an interjection that opens a sentence ("Great, another update...", "Perfect, the
+ * replacement is the wrong size too", "Thanks a lot, the fix deleted..."): sincere before good
+ * news, ironic before a failure. It counts as a sarcasm cue only when what follows it reads negative.
+ */
+const INTERJECTION_G =
+  /(?:^|(?<=[.!?]\s))\s*(?:oh,? )?(?:just )?(?:great|perfect|amazing|wonderful|fantastic|brilliant|lovely|nice|awesome|excellent|super|cool|thanks a lot|thanks a bunch|thanks so much|nice job|good job|well done|nice one)(?: guys| folks| team| everyone)?[,!.]/gi;
+
+const blank = (cue: string) => " ".repeat(cue.length);
+
+/**
  * The text with its sarcasm cues blanked (each character a space, so offsets stay those of the
  * text), or null when it has none: what is left says what the writer meant.
  */
 export function withoutSarcasm(text: string): string | null {
   SARCASM_G.lastIndex = 0;
-  if (!SARCASM_G.test(text)) return null;
-  return text.replace(SARCASM_G, (cue) => " ".repeat(cue.length));
+  INTERJECTION_G.lastIndex = 0;
+  if (!SARCASM_G.test(text) && !INTERJECTION_G.test(text)) return null;
+  return text.replace(SARCASM_G, blank).replace(INTERJECTION_G, blank);
+}
+
+/** An opening interjection of praise before news that is not praise once it is blanked. */
+function ironicInterjection(text: string): boolean {
+  INTERJECTION_G.lastIndex = 0;
+  if (!INTERJECTION_G.test(text)) return false;
+  const rest = text.replace(INTERJECTION_G, blank);
+  return normalize(valenceSum(rest).sum) < 0.05;
 }
 
 const ENGLISH_FUNCTION_WORDS = new Set(
-  "the a an and or but is are was were be been it its this that to of in on for with my your our i you we they he she not no have has had do does did will would can could at by from so very just".split(
-    " ",
-  ),
+  (
+    "the a an and or but is are was were be been it its this that to of in on for with my your our i you we they he she not no have has had do does did will would can could at by from so very just " +
+    // contractions split at the apostrophe ("hasn't" -> "hasn", "t") and time words of a complaint
+    "hasn haven isn wasn doesn didn don won couldn wouldn after before still again"
+  ).split(" "),
 );
 
 /** Share of a text's words that are English function words: about 0.3-0.5 in English prose, under 0.1 in most other languages. */
@@ -102,6 +123,6 @@ export function evidenceOf(sentences: string[]): Evidence {
   const text = sentences.join(" ");
   const words = text.toLowerCase().match(/\p{L}+/gu) ?? [];
   checkCpuBudget();
-  const sarcasm = SARCASM.test(text);
+  const sarcasm = SARCASM.test(text) || ironicInterjection(text);
   return { praise, criticism, sarcasm, english: words.length < 4 || englishShare(words) >= 0.12 };
 }

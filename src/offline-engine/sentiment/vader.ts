@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import LEXICON_FILE from "../../../node_modules/vader-sentiment/vader_lexicon.txt" with { type: "file" };
 import { tickCpuBudget } from "../budget";
 import { slicedEngine } from "../engines";
+import { eventCues } from "./events";
 import { CONTRAST_WORDS, MULTILINGUAL_NEGATIONS, MULTILINGUAL_VALENCE } from "./multilingual";
 import { DOMAIN_VALENCE, EMOJI_VALENCE } from "./supplement";
 
@@ -45,7 +46,7 @@ const NEGATIONS = new Set(
     "aint arent cannot cant couldnt darent didnt doesnt ain't aren't can't couldn't daren't didn't doesn't " +
     "dont hadnt hasnt havent isnt mightnt mustnt neither don't hadn't hasn't haven't isn't mightn't mustn't " +
     "neednt needn't never none nope nor not nothing nowhere oughtnt shant shouldnt uhuh wasnt werent " +
-    "oughtn't shan't shouldn't uh-uh wasn't weren't without wont wouldnt won't wouldn't rarely seldom despite no"
+    "oughtn't shan't shouldn't uh-uh wasn't weren't without wont wouldnt won't wouldn't rarely seldom despite no nobody"
   )
     .split(" ")
     .concat(MULTILINGUAL_NEGATIONS),
@@ -133,6 +134,33 @@ const IDIOMS = new Map<string, number>([
   ["not what i expected", -1.5],
   ["not as described", -1.8],
   ["not as advertised", -1.8],
+  // failures that recur or end a service: "the app keeps logging me out", "the line went dead"
+  ["logs me out", -1.3],
+  ["logging me out", -1.3],
+  ["logged me out", -1.3],
+  ["kicks me out", -1.3],
+  ["shuts down", -1.3],
+  ["went dead", -1.5],
+  ["went flat", -1.2],
+  ["went missing", -1.5],
+  ["went down", -1],
+  ["hung up on", -1.5],
+  // the fault found is no fault of the service: "the mechanic found the problem in ten minutes"
+  ["found the problem", 0],
+  ["found the issue", 0],
+  ["fixed the problem", 1.5],
+  ["fixed the issue", 1.5],
+  ["solved the problem", 1.5],
+  ["sorted the problem", 1.5],
+  // a refund received is the happy end of a complaint: "my refund arrived the next day"
+  ["refund arrived", 1.5],
+  ["refund came", 1.5],
+  ["refunded me", 1],
+  ["twice as fast", 1.5],
+  // a request's politeness, not a liking: "I'd like to change my plan"
+  ["i'd like to", 0],
+  ["we'd like to", 0],
+  ["would like to", 0],
   ["buy again", 2],
   ["order again", 2],
   // service names, not praise: "customer support hung up on me"
@@ -164,7 +192,10 @@ const EXPECTED = new Map<string, number>(
   (
     "reply replied replies respond responded responds answer answered answers arrive arrived arrives came " +
     "show showed shown work worked works working fix fixed fixes refund refunded refunds " +
-    "deliver delivered ship shipped call called acknowledge acknowledged resolve resolved"
+    "deliver delivered ship shipped call called acknowledge acknowledged resolve resolved " +
+    // what a device is expected to do: "won't connect", "doesn't load", "can't sync"
+    "connect connects load loads start starts boot boots sync syncs print prints unlock unlocks shows " +
+    "replying responding answering helped sorted"
   )
     .split(" ")
     .map((w) => [w, 1.5]),
@@ -192,7 +223,8 @@ export function vaderTokens(text: string): VaderTokens {
       continue;
     }
     const stripped = raw.replace(PUNCT_EDGES, "");
-    if (stripped.length > 1 || (stripped.length === 1 && /\p{L}/u.test(stripped))) words.push(stripped);
+    // a lone digit is kept: "waiting 3 days", "5 stars"
+    if (stripped.length > 1 || (stripped.length === 1 && /[\p{L}\p{N}]/u.test(stripped))) words.push(stripped);
     else if (stripped.length === 0) {
       for (const ch of raw) {
         tickCpuBudget();
@@ -319,6 +351,11 @@ function computeValence(text: string): Valence {
     // "too" before praise is a fault: "scratches far too easily", "too bright", "too sweet"
     if (valence > 0 && i > 0 && lower[i - 1] === "too" && !(i > 1 && isNegation(lower[i - 2]))) valence *= N_SCALAR;
     vals[i] = valence;
+  }
+  // events that judge without a judging word: "on hold for an hour", "fixed the same day" (events.ts)
+  for (const { word, cue } of eventCues(lower.join(" "))) {
+    vals[word] += cue.negatable && expectationDenied(lower, word) ? cue.value * N_SCALAR : cue.value;
+    hits++;
   }
   // "wouldn't call it good", "can't say the food was great": the judgement verb carries the
   // negation past VADER's three-word window, to the praise that ends the clause

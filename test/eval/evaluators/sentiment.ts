@@ -13,9 +13,11 @@ import type { EvalReport, Evaluator } from "../registry";
 type Three = "positive" | "negative" | "neutral";
 const CLASSES: Three[] = ["positive", "negative", "neutral"];
 
+/** A .tsv of `label<TAB>text` under a header line; lines starting with "#" (a provenance note) are skipped. */
 export function loadSentimentFixture(file = "sentiment.tsv"): { text: string; label: Three }[] {
   return readFileSync(join(import.meta.dir, "../../fixtures/eval", file), "utf8")
     .split("\n")
+    .filter((l) => !l.startsWith("#"))
     .slice(1)
     .filter((l) => l.includes("\t"))
     .map((l) => {
