@@ -221,6 +221,9 @@ describe("complaints and praise stated as facts (events.ts), sarcasm before a fa
     expect(ironic.label).toBe("negative");
     expect(ironic.confidence).toBeLessThanOrEqual(0.6);
     expect(label("Perfect, it arrived a day early.")).toBe("positive");
+    // sincere thanks before plain news is praise, not a coin toss
+    for (const text of ["Thanks a lot, that sorted it.", "Great, the keys came back today.", "Lovely, see you on Sunday."])
+      expect(label(text), text).toBe("positive");
   });
 
   test("requests and plain facts with a complaint's words stay neutral", () => {

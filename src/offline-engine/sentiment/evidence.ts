@@ -36,7 +36,8 @@ const SARCASM_G = new RegExp(SARCASM.source, "gi");
 /**
  * Praise said as an interjection that opens a sentence ("Great, another update...", "Perfect, the
  * replacement is the wrong size too", "Thanks a lot, the fix deleted..."): sincere before good
- * news, ironic before a failure. It counts as a sarcasm cue only when what follows it reads negative.
+ * news or plain news ("Great, the package arrived today", "Thanks a lot, that fixed it"), ironic
+ * before a failure: a sarcasm cue only when what follows it reads negative.
  */
 const INTERJECTION_G =
   /(?:^|(?<=[.!?]\s))\s*(?:oh,? )?(?:just )?(?:great|perfect|amazing|wonderful|fantastic|brilliant|lovely|nice|awesome|excellent|super|cool|thanks a lot|thanks a bunch|thanks so much|nice job|good job|well done|nice one)(?: guys| folks| team| everyone)?[,!.]/gi;
@@ -59,7 +60,7 @@ function ironicInterjection(text: string): boolean {
   INTERJECTION_G.lastIndex = 0;
   if (!INTERJECTION_G.test(text)) return false;
   const rest = text.replace(INTERJECTION_G, blank);
-  return normalize(valenceSum(rest).sum) < 0.05;
+  return normalize(valenceSum(rest).sum) < -0.05;
 }
 
 const ENGLISH_FUNCTION_WORDS = new Set(
