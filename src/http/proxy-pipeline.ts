@@ -105,6 +105,11 @@ export interface Inbound {
    * providers that speak its API (`onlyNative`), this refusal when there is none.
    */
   untranslated?: GatewayError | null;
+  /**
+   * The inbound API's own request headers that change what its provider does (`anthropic-beta`):
+   * sent with `own` to a provider that speaks the API, never to a translation; part of the cache key.
+   */
+  headers?: Record<string, string>;
   /** the client's answer from the chat one, or from the provider's own (`native`: passed through) (`tokens`: what it was charged on, when known) */
   answer(out: ProxyOutcome, tokens: { input: number; output: number } | undefined): string;
   /** its stream's framing, one per stream (`promptTokens`: the prompt's estimate; `native`: the events are its API's own) */
@@ -159,7 +164,7 @@ export class ProxyPipeline {
     request: Request,
     state: RequestState,
     edge: Edge,
-    { own, untranslated }: Pick<Inbound, "own" | "untranslated">,
+    { own, untranslated, headers }: Pick<Inbound, "own" | "untranslated" | "headers">,
   ): Promise<number> {
     const { auth, body } = edge;
     const targets = this.admit(api, body, auth.policy, state, admitTags(auth), request);
@@ -171,7 +176,7 @@ export class ProxyPipeline {
       if (untranslated) throw untranslated;
       return bound();
     }
-    const { body: sent, sentText } = this.native(own, guard, state);
+    const { body: sent, sentText } = this.native(own, guard, state, headers);
     const model = targetModel(first, API_FN[api]);
     const text = model === sent.model ? sentText?.() : undefined;
     const ms = Math.max(1, state.startedAt + this.deps.config.limits.requestTimeoutMs - Date.now());
@@ -180,6 +185,7 @@ export class ProxyPipeline {
         body: text ? sent : { ...sent, model },
         text,
         signal: AbortSignal.any([request.signal, AbortSignal.timeout(ms)]),
+        headers,
       });
       state.provider = first.name;
       return (answer as { input_tokens: number }).input_tokens;
@@ -262,17 +268,22 @@ export class ProxyPipeline {
       requestId: state.requestId,
       trace: state.trace,
       need: priced.estimate,
-      native: inbound && this.native(inbound.own, guard, state),
+      native: inbound && this.native(inbound.own, guard, state, inbound.headers),
     };
     const fn = inbound?.fn ?? API_FN[api];
     return { api, fn, body, guard, priced, call, inbound };
   }
 
   /** An inbound API's own body as a provider that speaks it is sent: redacted, or the client's bytes. */
-  private native(own: Record<string, unknown>, guard: RequestGuard | null, state: RequestState): NativeCall {
-    if (guard) return { body: guard.forProxyToo(own) };
+  private native(
+    own: Record<string, unknown>,
+    guard: RequestGuard | null,
+    state: RequestState,
+    headers?: Record<string, string>,
+  ): NativeCall {
+    if (guard) return { body: guard.forProxyToo(own), headers };
     const sent = own === state.parsedBody && state.sentBody ? (state.sentBody as SentBody) : undefined;
-    return { body: own, sentText: sent && (() => sentBytes(sent)) };
+    return { body: own, sentText: sent && (() => sentBytes(sent)), headers };
   }
 
   private insufficient({ fn, priced: { hold, estimate } }: Admitted): GatewayError {
@@ -357,6 +368,8 @@ export class ProxyPipeline {
             first.deployment?.group ?? first.name,
             routedModel(first, fn),
             canonicalJson(a.inbound?.own ?? body),
+            // (only when there are any: the keys of calls without them stay what they were)
+            ...(a.inbound?.headers ? [canonicalJson(a.inbound.headers)] : []),
           )
         : null;
     return {

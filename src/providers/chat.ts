@@ -61,6 +61,8 @@ export interface NativeCall {
   body: Record<string, unknown>;
   /** its bytes as the client sent them, when unchanged */
   sentText?: () => string | undefined;
+  /** the inbound API's own headers that go with it (Inbound `headers`: `anthropic-beta`) */
+  headers?: Record<string, string>;
 }
 
 export interface ProxyOutcome {
@@ -414,7 +416,8 @@ const isNative = (call: ProxyCall, step: Step, stream: boolean) =>
 /** The inbound API's body with `model` set to the target's, and its client's bytes with that model (sentWith). */
 function asSent(native: NativeCall, model: string, signal: AbortSignal, headers?: Record<string, string>): MessagesRequest {
   const text = sentWith(native.body, native.sentText, model);
-  return { body: model === native.body.model ? native.body : { ...native.body, model }, text, signal, headers };
+  const sent = native.headers ? { ...headers, ...native.headers } : headers;
+  return { body: model === native.body.model ? native.body : { ...native.body, model }, text, signal, headers: sent };
 }
 
 /** The request to a provider: the client's body with `model` set to the provider's, and its bytes with that model (sentWith). */

@@ -38,8 +38,8 @@ export interface AnthropicFault extends Fault {
 
 export interface AnthropicUpstream {
   url: string;
-  /** `requests`: the Messages calls; `counts`: the bodies of the count_tokens calls */
-  calls: { count: number; requests: RecordedCall[]; counts: Json[] };
+  /** `requests`: the Messages calls; `counts`: the bodies of the count_tokens calls, `countHeaders` their headers */
+  calls: { count: number; requests: RecordedCall[]; counts: Json[]; countHeaders: Record<string, string>[] };
   program(faults: AnthropicFault[]): void;
   reset(): void;
   close(): Promise<void>;
@@ -231,7 +231,7 @@ function applyStop(text: string, stops: unknown): { text: string; stop: string |
 export async function startAnthropicUpstream(
   opts: { port?: number; models?: string[]; record?: boolean } = {},
 ): Promise<AnthropicUpstream> {
-  const calls = { count: 0, requests: [] as RecordedCall[], counts: [] as Json[] };
+  const calls = { count: 0, requests: [] as RecordedCall[], counts: [] as Json[], countHeaders: [] as Record<string, string>[] };
   const queue: AnthropicFault[] = [];
   const cache = new Set<string>();
 
@@ -457,7 +457,10 @@ export async function startAnthropicUpstream(
         return apiError(400, "There was an issue with your request body: invalid JSON");
       }
       if (path === "/v1/messages/count_tokens") {
-        if (opts.record !== false) calls.counts.push(body);
+        if (opts.record !== false) {
+          calls.counts.push(body);
+          calls.countHeaders.push(Object.fromEntries(req.headers));
+        }
         const bad = invalid({ ...body, max_tokens: 1 }, version);
         if (bad) return apiError(400, bad);
         return reply({ input_tokens: tokens(JSON.stringify({ system: body.system ?? "", messages: body.messages })) });
@@ -495,6 +498,7 @@ export async function startAnthropicUpstream(
       calls.count = 0;
       calls.requests.length = 0;
       calls.counts.length = 0;
+      calls.countHeaders.length = 0;
       cache.clear();
     },
     async close() {

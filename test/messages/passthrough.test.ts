@@ -305,6 +305,45 @@ describe("/v1/messages passed through to an anthropic provider", () => {
     expect(charges(accountId)).toEqual([]);
   });
 
+  // 2026-12-06, a walkthrough: the client's anthropic-beta header never reached the provider, so a
+  // body "as sent" that needs a beta feature was refused or done without it upstream
+  test("the client's anthropic-beta header goes with the body to an anthropic provider (create, stream, count), never to a translation", async () => {
+    const { gw, claude, sim } = ctx;
+    const { key } = gw.newKey({ credits: 100_000 });
+    claude.reset();
+    sim.reset();
+    const { anthropic } = client(key);
+    const betas = ["interleaved-thinking-2025-05-14", "mcp-client-2025-04-04"];
+    const body = { model: "claude-sim-1", max_tokens: 200, messages: [{ role: "user" as const, content: "Beta please" }] };
+    await anthropic.beta.messages.create({ ...body, betas });
+    await anthropic.beta.messages.stream({ ...body, betas }).finalMessage();
+    await anthropic.beta.messages.countTokens({ model: body.model, messages: body.messages, betas });
+    const seen = [...claude.calls.requests.map((r) => r.headers["anthropic-beta"])];
+    expect(seen).toEqual([betas.join(","), betas.join(",")]);
+    // (the SDK adds its own token-counting beta to a count)
+    expect(claude.calls.countHeaders.map((h) => h["anthropic-beta"]?.startsWith(betas.join(",")))).toEqual([true]);
+    // the same body with other betas is another call, not the first one's cached answer
+    const other = await anthropic.beta.messages.create({ ...body, betas: ["files-api-2025-04-14"] });
+    expect(other.id).toBeTruthy();
+    expect(claude.calls.requests.at(-1)?.headers["anthropic-beta"]).toBe("files-api-2025-04-14");
+    // without the header nothing is added
+    await anthropic.messages.create({ ...body, messages: [{ role: "user", content: "No beta" }] });
+    expect(claude.calls.requests.at(-1)?.headers["anthropic-beta"]).toBeUndefined();
+    // a translation (the OpenAI-shaped provider) is never sent it
+    await anthropic.beta.messages.create({ ...body, model: "model-a", betas });
+    expect(sim.calls.requests.at(-1)?.headers?.["anthropic-beta"]).toBeUndefined();
+    // a header that is no list of feature names is refused before any provider, in Anthropic's shape
+    const calls = claude.calls.count;
+    const bad = await fetch(`${gw.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": key, "content-type": "application/json", "anthropic-beta": "a b, c\td" },
+      body: JSON.stringify(body),
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("anthropic-beta");
+    expect(claude.calls.count).toBe(calls);
+  });
+
   test("a prompt-cached call is priced with its cache write, then its cache read, to the credit", async () => {
     const { gw, claude } = ctx;
     const { key, accountId } = gw.newKey({ credits: 100_000 });

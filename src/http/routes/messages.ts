@@ -1,4 +1,5 @@
 import { Elysia } from "elysia";
+import { GatewayError } from "../../errors";
 import { isObject } from "../../providers/types";
 import type { AppDeps } from "../deps";
 import { edgePlugin } from "../edge-plugin";
@@ -7,13 +8,38 @@ import { chatForPassThrough, MESSAGES_FN, messageFromChat, messageId } from "../
 import { type Inbound, ProxyPipeline } from "../proxy-pipeline";
 import { type ProxyRouteContext as Ctx, proxyPostOptions } from "./openai-compat";
 
+/** One name of an `anthropic-beta` header's list ("interleaved-thinking-2025-05-14"). */
+const BETA_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+/** The most names an `anthropic-beta` header may list. */
+const MAX_BETAS = 32;
+
+/**
+ * The client's `anthropic-beta` header (Anthropic's opt-in features: `mcp_servers`, interleaved
+ * thinking, files…), for a provider that speaks the Messages API: its names, each checked, joined
+ * by ","; none when it has none. Before (walkthrough of 2026-12-06) the header was dropped, so a
+ * body "as sent" that needed it was refused or quietly done without the feature upstream.
+ */
+function betaHeaders(request: Request): Record<string, string> | undefined {
+  const raw = request.headers.get("anthropic-beta");
+  if (raw === null || raw.trim() === "") return undefined;
+  const names = raw.split(",").map((n) => n.trim());
+  if (names.length > MAX_BETAS || !names.every((n) => BETA_NAME.test(n)))
+    throw new GatewayError(
+      "invalid_request",
+      `the anthropic-beta header must list 1 to ${MAX_BETAS} feature names (letters, digits, ".", "_", "-"), separated by commas`,
+      { param: "anthropic-beta" },
+    );
+  return { "anthropic-beta": [...new Set(names)].join(",") };
+}
+
 /** An answer that is Anthropic's message already (never a chat completion, which has `object` instead). */
 const isMessage = (v: unknown) => isObject(v) && v.type === "message";
 
 /**
  * The Anthropic Messages API (docs/messages.md): `POST /v1/messages` and
  * `POST /v1/messages/count_tokens`, authenticated by a gateway key (`x-api-key`, as Anthropic's
- * clients send it, or `Authorization: Bearer`; `anthropic-version` is not read). A request is
+ * clients send it, or `Authorization: Bearer`; `anthropic-version` is not read; `anthropic-beta` goes
+ * with the body to an `anthropic` provider, never to a translation). A request is
  * translated into a Chat Completions body (http/messages-translate.ts) and handed to the /v1
  * pipeline, whose admission stage, prices, hold, charge, fallback, cache, guardrails, request log
  * and traces it runs under the usage name `messages`; the answer and the stream are translated
@@ -34,6 +60,7 @@ export function messagesRoutes(deps: AppDeps) {
       fn: MESSAGES_FN,
       own: payload,
       untranslated,
+      headers: betaHeaders(request),
       // the restored text is in `json` only (`parsed` may be the parse from before the guardrails' restore);
       // an answer in Anthropic's own shape (an `anthropic` provider's, or a cache hit of one) goes as it is
       answer: (out, charged) => {
@@ -56,7 +83,7 @@ export function messagesRoutes(deps: AppDeps) {
       request,
       state,
       { auth, body: chat },
-      { own: payload, untranslated },
+      { own: payload, untranslated, headers: betaHeaders(request) },
     );
     state.status = 200;
     return new Response(JSON.stringify({ input_tokens: input }), {
