@@ -19,20 +19,25 @@ export interface BreakerOptions {
  * Callers ask `tryAcquire()` before a call and must report the call with `success()` or
  * `failure()`; a call that ends for reasons that say nothing about the provider (the client went
  * away, the request deadline) reports `release()` so a half-open probe slot is not lost.
+ *
+ * A rate limit (429) is neither: the provider is alive but busy. `pauseFor()` skips it for the
+ * time it asked (at most one cool-down) beside the failures' state, which the pause leaves alone:
+ * it neither counts toward the threshold nor opens the circuit, and when it is over the breaker is
+ * where it was (closed calls go through; a half-open one lets its probe through).
  */
 export class CircuitBreaker {
   private _state: BreakerState = "closed";
   private failures = 0;
   private openedAt = 0;
   private probeInFlight = false;
-  /** until when (clock ms) the provider asked to be left alone (429 with Retry-After); failures opened it otherwise */
+  /** until when (clock ms) the provider asked to be left alone (a 429): apart from the failures' state */
   private pausedUntil = Number.NEGATIVE_INFINITY;
   /** when a call last succeeded (clock ms): the provider was alive then */
   private lastSuccessAt = Number.NEGATIVE_INFINITY;
   private readonly now: () => number;
   /** told when the circuit opens from closed and when it closes again (alerts: provider.circuit_*) */
   onChange?: (state: "open" | "closed") => void;
-  /** an opening was told (a pause a provider asked for is not one): its closing is told too */
+  /** an opening was told: its closing is told too (a pause is no opening) */
   private toldOpen = false;
 
   constructor(private readonly opts: BreakerOptions) {
@@ -54,8 +59,9 @@ export class CircuitBreaker {
     return this.lastSuccessAt !== Number.NEGATIVE_INFINITY;
   }
 
-  /** True when a call may go ahead now; in half_open only the first caller gets true. */
+  /** True when a call may go ahead now: not paused, and in half_open only the first caller gets true. */
   tryAcquire(): boolean {
+    if (this.now() < this.pausedUntil) return false;
     const state = this.state;
     if (state === "closed") return true;
     if (state === "open") return false;
@@ -71,8 +77,8 @@ export class CircuitBreaker {
   }
 
   success(): void {
+    // a pause stands: a call that succeeds now began before it (none goes out during one)
     this.lastSuccessAt = this.now();
-    this.pausedUntil = Number.NEGATIVE_INFINITY;
     this.failures = 0;
     this.probeInFlight = false;
     this._state = "closed";
@@ -93,34 +99,43 @@ export class CircuitBreaker {
       }
       this._state = "open";
       this.openedAt = this.now();
-      this.pausedUntil = Number.NEGATIVE_INFINITY;
     }
   }
 
   /**
-   * The provider asked for a pause (429 with Retry-After): skip it for `ms` (at most one cool-down),
-   * then probe as after any cool-down. Consecutive failures still count toward the threshold.
+   * The provider answered a rate limit (a 429): skip it for `ms` (its Retry-After, at most one
+   * cool-down; a longer pause it already has stands). Not a failure: the count of failures and the
+   * circuit's state stay as they were (a half-open probe that got it frees its slot, so the next
+   * call after the pause probes). Answers the pause now left in ms.
    */
-  pauseFor(ms: number): void {
+  pauseFor(ms: number): number {
     this.probeInFlight = false;
     const pause = Math.min(Math.max(ms, 0), this.opts.cooldownMs);
-    if (pause <= 0) return;
-    const until = this.now() + pause;
-    // Never shortens a cool-down the failure count already started.
-    if (this._state === "open" && this.openedAt + this.opts.cooldownMs >= until) return;
-    this._state = "open";
-    this.openedAt = until - this.opts.cooldownMs;
-    this.pausedUntil = until;
+    this.pausedUntil = Math.max(this.pausedUntil, this.now() + pause);
+    return this.pauseLeftMs();
   }
 
   /**
-   * While the circuit is open because the provider asked for a pause (pauseFor), the ms of it left;
-   * 0 otherwise (closed, half-open, or opened by failures): a skipped call then tells the client
-   * to come back later (429), as the call that got the pause did, rather than that the provider failed.
+   * The ms left of a pause the provider asked for (pauseFor), when that is what keeps calls away:
+   * 0 when it is not paused, or when its circuit is open by failures (then `backInMs` says when it
+   * may be tried). A call skipped for a pause tells the client to come back later (429), as the call
+   * that got the 429 did, rather than that the provider failed.
    */
   pauseLeftMs(): number {
-    if (this.state !== "open") return 0;
+    if (this.state === "open") return 0;
     return Math.max(0, this.pausedUntil - this.now());
+  }
+
+  /**
+   * How long until a call may go to it again: the pause left or the cool-down left, whichever ends
+   * later; 0 when it may be tried now (closed or half-open; a half-open one with its probe out may
+   * be free any moment).
+   */
+  backInMs(): number {
+    const now = this.now();
+    const pause = Math.max(0, this.pausedUntil - now);
+    const open = this.state === "open" ? this.openedAt + this.opts.cooldownMs - now : 0;
+    return Math.max(pause, open, 0);
   }
 
   /** The call ended without telling anything about the provider's health. */
@@ -139,9 +154,23 @@ export class CircuitBreaker {
   }
 }
 
+/** A 429 without Retry-After pauses its provider and model this long (as a model group's deployment, CONTRACT section 16). */
+export const DEFAULT_RATE_LIMIT_PAUSE_MS = 10_000;
+
 /**
- * Only failures that say something about the provider's health open its circuit (contract
- * section 9): connection errors, timeouts, 408/409/429/5xx. Errors caused by this particular
+ * How long a failure asks its provider and model to be left alone, when it is a rate limit (a 429):
+ * its Retry-After, else DEFAULT_RATE_LIMIT_PAUSE_MS; undefined for any other failure. (A 503 with a
+ * Retry-After stays a failure: it says the provider is unavailable, not that it is busy.)
+ */
+export function rateLimitPauseMs(err: ProviderError): number | undefined {
+  if (err.status !== 429) return undefined;
+  return err.retryAfterMs ?? DEFAULT_RATE_LIMIT_PAUSE_MS;
+}
+
+/**
+ * Only failures that say something about the provider's health count toward opening its circuit
+ * (contract section 9): connection errors, timeouts, 408/409/5xx. A 429 says it is alive but busy:
+ * it pauses the provider for its Retry-After instead (rateLimitPauseMs, Breakers.failed). Errors caused by this particular
  * request (too long for the context, a 400 about its content) and answers that fail a function's
  * schema or checks do not: the request still falls through to the next provider, but a model that
  * handles one prompt badly must not cut its provider off for every function and account.
@@ -152,7 +181,7 @@ export function countsAgainstProvider(err: ProviderError): boolean {
   if (err.kind === "content_filter") return false;
   if (err.kind === "invalid_output") return false;
   // A client error (400, 401, 404 model, 413, 422) is about this request or our configuration, not the provider's health.
-  if (err.kind === "status") return err.status === 408 || err.status === 409 || err.status === 429 || (err.status ?? 500) >= 500;
+  if (err.kind === "status") return err.status === 408 || err.status === 409 || (err.status ?? 500) >= 500;
   return true;
 }
 
@@ -208,7 +237,7 @@ export class Breakers {
     if (models.size > MAX_MODELS_PER_PROVIDER) {
       let forget: string | undefined;
       for (const [m, x] of models)
-        if (x.state === "closed" && x.consecutiveFailures === 0) {
+        if (x.state === "closed" && x.consecutiveFailures === 0 && x.backInMs() === 0) {
           forget = m;
           break;
         }
@@ -223,13 +252,16 @@ export class Breakers {
   }
 
   /**
-   * Reports a call that failed with `err`. It counts against the provider and model only when it
-   * says something about their health (countsAgainstProvider), and a timeout only when the request
-   * did not cause it: not when it asked for more than long_output_tokens of output (its own
-   * oversized ask), nor when the model answered another call while this one waited.
+   * Reports a call that failed with `err`. A rate limit (429) pauses the provider and model for its
+   * Retry-After (rateLimitPauseMs) and counts as no failure. Another failure counts against them
+   * only when it says something about their health (countsAgainstProvider), and a timeout only when
+   * the request did not cause it: not when it asked for more than long_output_tokens of output (its
+   * own oversized ask), nor when the model answered another call while this one waited.
    */
   failed(b: CircuitBreaker, err: ProviderError, call: FailedCall): void {
-    if (!countsAgainstProvider(err)) b.release();
+    const pause = rateLimitPauseMs(err);
+    if (pause !== undefined) b.pauseFor(pause);
+    else if (!countsAgainstProvider(err)) b.release();
     else if (err.kind !== "timeout") b.failure();
     else if (call.outputTokens !== undefined && call.outputTokens > this.opts.longOutputTokens) b.release();
     else b.timedOut(call.startedAt);

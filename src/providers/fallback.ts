@@ -52,7 +52,7 @@ export interface FallbackSpec<T> {
   outputTokens?: number;
   /** after a provider failure: the steps still to try (it may throw the client's answer instead) */
   afterFailure?(error: ProviderError, step: Step, left: Step[], attempts: ProviderAttempt[]): Step[];
-  /** every provider tried answered 429: 429 rate_limited with the shortest Retry-After */
+  /** every provider tried answered 429 (or is paused by one): 429 rate_limited with the soonest Retry-After */
   rateLimited?: boolean;
   /** nothing was tried (every provider declined): this error */
   noneTried?(): GatewayError;
@@ -139,6 +139,10 @@ class FallbackRun<T> {
   private filtered = 0;
   /** the shortest Retry-After of those 429s */
   private retryAfterMs: number | undefined;
+  /** attempts on a provider that cannot take a call now (paused, circuit open, or just opened or paused by this call) */
+  private unavailable = 0;
+  /** the soonest of those comes back, in ms */
+  private backInMs: number | undefined;
   /** made on first need: a listener on the composite signal is a real cost on every call */
   private abortedP: Promise<"abort"> | undefined;
 
@@ -164,6 +168,7 @@ class FallbackRun<T> {
           this.ran++;
           this.rateLimitedFor(pause);
         } else attempts.push({ provider: target.name, model, error: "circuit_open", ms: 0 });
+        this.unavailableFor(breaker.backInMs());
         continue;
       }
       const i = this.count++;
@@ -187,9 +192,15 @@ class FallbackRun<T> {
   }
 
   /** A 429 (or the pause one left): counted for "every provider is rate-limited", its Retry-After kept if shorter. */
-  private rateLimitedFor(retryAfterMs: number | undefined): void {
+  private rateLimitedFor(retryAfterMs: number): void {
     this.limited++;
-    if (retryAfterMs !== undefined) this.retryAfterMs = Math.min(this.retryAfterMs ?? retryAfterMs, retryAfterMs);
+    this.retryAfterMs = Math.min(this.retryAfterMs ?? retryAfterMs, retryAfterMs);
+  }
+
+  /** An attempt's provider cannot take a call for `ms` (paused or open): counted, the soonest kept. */
+  private unavailableFor(ms: number): void {
+    this.unavailable++;
+    this.backInMs = Math.min(this.backInMs ?? ms, ms);
   }
 
   /** Ends every attempt still running (the call is over: answered, failed or aborted). */
@@ -291,25 +302,29 @@ class FallbackRun<T> {
     attempts.push({ provider: target.name, model, error: e.code, status: e.status, ms });
     this.ran++;
     if (e.kind === "content_filter") this.filtered++;
+    // a 429 pauses the provider for its Retry-After and is no failure; others count (Breakers.failed)
     spec.breakers.failed(breaker, e, { startedAt: r.startedAt, outputTokens: spec.outputTokens });
-    if (e.status === 429) {
-      if (e.retryAfterMs !== undefined) breaker.pauseFor(e.retryAfterMs);
-      this.rateLimitedFor(e.retryAfterMs);
-    }
+    const back = breaker.backInMs();
+    if (e.status === 429) this.rateLimitedFor(back);
+    if (back > 0) this.unavailableFor(back);
     spec.onOutcome?.(target.name, spec.fn, "error", ms);
     if (spec.afterFailure) this.queue = spec.afterFailure(e, step, this.queue, attempts);
   }
 
-  /** No step left and none answered: nothing tried, every provider rate-limited, every one content-filtered, or every provider failed. */
+  /**
+   * No step left and none answered: nothing tried, every provider rate-limited (429 with the
+   * soonest Retry-After), every one content-filtered, or every provider failed (502; with a
+   * Retry-After when none of them can take a call now, paused or open: the soonest comes back then).
+   */
   exhausted(): GatewayError {
     const { spec, attempts } = this;
     if (attempts.length === 0 && spec.noneTried) return spec.noneTried();
     const list = attempts.map((a) => `${a.provider}: ${a.error}`).join(", ");
     if (spec.rateLimited && this.ran > 0 && this.limited === this.ran) {
-      const seconds = Math.max(1, Math.ceil((this.retryAfterMs ?? 1000) / 1000));
+      const soonest = Math.min(this.retryAfterMs ?? 1000, this.backInMs ?? Number.POSITIVE_INFINITY);
       return new GatewayError("rate_limited", `${spec.fn}: every provider is rate-limited (${list})`, {
         attempts,
-        headers: { "Retry-After": String(seconds) },
+        headers: retryAfter(soonest),
       });
     }
     // every provider that answered refused the text itself: the client's answer, not a provider failure
@@ -317,9 +332,13 @@ class FallbackRun<T> {
       return new GatewayError("content_filtered", `${spec.fn}: the provider's content filter refused the request (${list})`, {
         attempts,
       });
-    return new GatewayError("provider_error", `${spec.fn}: every provider failed (${list})`, { attempts });
+    const headers = attempts.length > 0 && this.unavailable === attempts.length ? retryAfter(this.backInMs ?? 1000) : undefined;
+    return new GatewayError("provider_error", `${spec.fn}: every provider failed (${list})`, { attempts, headers });
   }
 }
+
+/** A Retry-After header of `ms`, in whole seconds, at least 1. */
+const retryAfter = (ms: number): Record<string, string> => ({ "Retry-After": String(Math.max(1, Math.ceil(ms / 1000))) });
 
 /** The steps in turn (hedged when the spec says so) until one answers; see `fallback`. */
 async function loop<T>(spec: FallbackSpec<T>, overall: AbortSignal, timedOut: () => boolean): Promise<FallbackOutcome<T>> {

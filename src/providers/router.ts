@@ -92,8 +92,8 @@ export interface ProviderStatus {
   consecutiveFailures: number;
   /** how many of its models' breakers are open or half-open (vouched or not) */
   modelsOpen: number;
-  /** the models whose breaker is not closed or has failures counted */
-  models?: Record<string, { state: BreakerState; consecutiveFailures: number }>;
+  /** the models whose breaker is not closed, has failures counted, or is paused by a 429 (`pausedMs`: the ms of it left) */
+  models?: Record<string, { state: BreakerState; consecutiveFailures: number; pausedMs?: number }>;
 }
 
 /**
@@ -126,7 +126,7 @@ export class ProviderRouter {
     if (models.length === 0) this.groups = null;
     else {
       if (!opts.deploymentState) throw new Error("model groups ([[models]]) need a deployment state");
-      this.groups = new ModelGroups(models, providers, opts.deploymentState, config.pricing);
+      this.groups = new ModelGroups(models, providers, opts.deploymentState, config.pricing, config.breaker.cooldownMs);
     }
   }
 
@@ -205,8 +205,12 @@ export class ProviderRouter {
           if (unvouched === null || rank[state] < rank[unvouched]) unvouched = state;
           unvouchedFailures = Math.max(unvouchedFailures, b.consecutiveFailures);
         }
-        if (state !== "closed" || b.consecutiveFailures > 0)
-          s.models = { ...s.models, [model]: { state, consecutiveFailures: b.consecutiveFailures } };
+        const pausedMs = b.pauseLeftMs();
+        if (state !== "closed" || b.consecutiveFailures > 0 || pausedMs > 0)
+          s.models = {
+            ...s.models,
+            [model]: { state, consecutiveFailures: b.consecutiveFailures, ...(pausedMs > 0 ? { pausedMs } : {}) },
+          };
       }
       s.state = vouched ?? unvouched ?? "closed";
       if (vouched === null) s.consecutiveFailures = unvouchedFailures;
@@ -270,6 +274,7 @@ export class ProviderRouter {
       gate: groups && need ? (step, go) => groups.gate(step, need.input + need.output, go, FUNCTION_USED) : undefined,
       answered: (r) => ({ model: r.model, usage: r.usage }),
       unexpected: "invalid_output",
+      rateLimited: true,
       noneTried: () =>
         need ? groupsBusy(def.name, this.deploymentState) : noProvider(def, this.config.routes[def.name] !== undefined, true),
     });

@@ -1,7 +1,8 @@
 // A provider that answered 429 with Retry-After is paused for that long (src/providers/breaker.ts
 // pauseFor). While the pause holds, a /v1 call no other provider can serve gets what the first one
 // got: 429 rate_limited with the Retry-After left (the SDK's RateLimitError), not a 502; a breaker
-// opened by failures still answers 502 provider_error with a circuit_open attempt.
+// opened by failures still answers 502 provider_error with a circuit_open attempt, and since
+// 2026-12-06 a Retry-After: the cool-down left (test/providers/rate-limit-pause.test.ts).
 import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
 import { openaiClient, providerToml, rawPost, useGateway } from "./setup";
@@ -62,7 +63,7 @@ describe("a provider's requested pause", () => {
     expect(sim.calls.count).toBe(2);
   });
 
-  test("a breaker opened by failures still answers 502 provider_error naming circuit_open, without a Retry-After", async () => {
+  test("a breaker opened by failures still answers 502 provider_error naming circuit_open, with the cool-down left as Retry-After", async () => {
     const { sim, gw } = ctx;
     const { key } = gw.newKey({ credits: 10 });
     sim.reset();
@@ -76,7 +77,8 @@ describe("a provider's requested pause", () => {
     expect(open.status, JSON.stringify(body)).toBe(502);
     expect(body.error.code).toBe("provider_error");
     expect(body.error.message).toContain("third: circuit_open");
-    expect(open.headers.get("retry-after")).toBeNull();
+    expect(Number(open.headers.get("retry-after"))).toBeGreaterThanOrEqual(29);
+    expect(Number(open.headers.get("retry-after"))).toBeLessThanOrEqual(30);
     expect(sim.calls.count).toBe(2);
   });
 });

@@ -506,7 +506,9 @@ describe("a fallback anthropic -> bedrock -> openai: answered once, charged once
   test("email-analyze: anthropic 529, bedrock ThrottlingException, openai answers", async () => {
     const { key, accountId } = gw.newKey({ credits: 100 });
     claude.program([{ status: 529 }]);
-    sim.program([{ exception: "ThrottlingException" }]);
+    // Retry-After 0: the throttle pauses bedrock's model for no time, so the next tests still reach it
+    // (a 429 without Retry-After would pause it 10 s: docs/fairness.md)
+    sim.program([{ exception: "ThrottlingException", retryAfter: 0 }]);
     const res = await gw.post("/api/v1/ai/email-analyze", email, { authorization: `Bearer ${key}` });
     expect(res.status).toBe(200);
     expect(res.json.meta.provider).toBe("openai");

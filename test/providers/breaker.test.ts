@@ -89,25 +89,71 @@ describe("CircuitBreaker", () => {
     expect(breaker.tryAcquire()).toBe(true);
   });
 
-  test("pauseLeftMs: the pause the provider asked for, left; 0 for a circuit opened by failures, half-open or closed", () => {
+  test("pauseLeftMs: the pause the provider asked for, left; 0 for a circuit opened by failures or closed", () => {
     const { breaker, advance } = setup(2, 1000);
     expect(breaker.pauseLeftMs()).toBe(0);
     breaker.pauseFor(400);
     advance(150);
     expect(breaker.pauseLeftMs()).toBe(250);
+    expect(breaker.backInMs()).toBe(250);
     advance(250);
-    expect(breaker.pauseLeftMs()).toBe(0); // half-open: the probe decides
-    expect(breaker.tryAcquire()).toBe(true);
-    breaker.failure(); // the probe failed: open by failure, not by the provider's pause
-    expect(breaker.state).toBe("open");
     expect(breaker.pauseLeftMs()).toBe(0);
-    advance(1000);
     expect(breaker.tryAcquire()).toBe(true);
-    breaker.success();
-    breaker.failure();
+    breaker.failure(); // one failure after a pause is one failure: the threshold (2) is not reached
+    expect(breaker.state).toBe("closed");
     breaker.failure(); // the threshold: open for a cool-down
+    expect(breaker.state).toBe("open");
     breaker.pauseFor(200); // shorter than the cool-down: the failures' opening stands
     expect(breaker.pauseLeftMs()).toBe(0);
+    expect(breaker.backInMs()).toBe(1000);
+  });
+
+  test("a rate limit is no failure: 429s in a row never open the circuit, each pauses it for its own time", () => {
+    const { breaker, advance } = setup(2, 30_000);
+    for (let i = 0; i < 5; i++) {
+      expect(breaker.tryAcquire()).toBe(true);
+      breaker.pauseFor(2000);
+      expect(breaker.tryAcquire()).toBe(false);
+      advance(2000);
+    }
+    expect({ state: breaker.state, failures: breaker.consecutiveFailures }).toEqual({ state: "closed", failures: 0 });
+    expect(breaker.tryAcquire()).toBe(true);
+  });
+
+  test("a half-open probe that gets a 429 pauses it; the next call after the pause probes again", () => {
+    const { breaker, advance } = setup(2, 1000);
+    breaker.failure();
+    breaker.failure();
+    advance(1000);
+    expect(breaker.tryAcquire()).toBe(true); // the probe
+    breaker.pauseFor(300);
+    expect(breaker.backInMs()).toBe(300);
+    advance(300);
+    expect(breaker.tryAcquire()).toBe(true); // probes again (half-open), not another cool-down
+    expect(breaker.tryAcquire()).toBe(false);
+    breaker.success();
+    expect(breaker.state).toBe("closed");
+  });
+
+  test("Breakers.failed: a 429 pauses for its Retry-After (10 s without one), a 503 with Retry-After counts as a failure", () => {
+    let t = 0;
+    const set = new Breakers({ failureThreshold: 1, cooldownMs: 30_000, longOutputTokens: 4096, now: () => t });
+    const b = set.get("p", "m");
+    b.tryAcquire();
+    set.failed(b, new ProviderError("status", "busy", 429), { startedAt: 0 });
+    expect({ state: b.state, back: b.backInMs(), paused: b.pauseLeftMs() }).toEqual({
+      state: "closed",
+      back: 10_000,
+      paused: 10_000,
+    });
+    t += 10_000;
+    b.tryAcquire();
+    set.failed(b, new ProviderError("status", "busy", 429, 120_000), { startedAt: t });
+    expect(b.pauseLeftMs()).toBe(30_000); // at most one cool-down
+    t += 30_000;
+    b.tryAcquire();
+    set.failed(b, new ProviderError("status", "unavailable", 503, 2000), { startedAt: t });
+    expect({ state: b.state, back: b.backInMs(), paused: b.pauseLeftMs() }).toEqual({ state: "open", back: 30_000, paused: 0 });
   });
 });
 

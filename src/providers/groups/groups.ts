@@ -8,14 +8,12 @@
 import type { DeploymentConfig, ModelGroupConfig, PricingConfig, TokenPrice } from "../../config";
 import { type GatewayError, invalidRequest } from "../../errors";
 import { globMatch } from "../../offline-engine/phrase-scan";
+import { rateLimitPauseMs } from "../breaker";
 import type { Step } from "../fallback";
 import type { Target } from "../route-plan";
 import type { Provider } from "../types";
 import { ProviderError } from "../types";
 import type { DeploymentState, DeploymentUsage } from "./state";
-
-/** A 429 without Retry-After cools its deployment this long (CONTRACT section 16). */
-export const DEFAULT_COOL_DOWN_MS = 10_000;
 
 /** What a request brings to the choice: its upper-bound token estimate (the hold's), input and output. */
 export interface GroupNeed {
@@ -55,6 +53,8 @@ export class ModelGroups {
     private readonly providers: Map<string, Provider>,
     private readonly state: DeploymentState,
     private readonly pricing: PricingConfig,
+    /** the longest a 429 cools a deployment down (the breakers' cool-down: a pause is bounded alike) */
+    private readonly maxCoolDownMs = Number.POSITIVE_INFINITY,
   ) {
     for (const g of groups) this.byName.set(g.name, g);
     for (const g of groups) this.chains.set(g.name, this.chainOf(g.name));
@@ -236,7 +236,8 @@ export class ModelGroups {
    * cooling down), the target declines (null: the loop goes on to the next, no failure); else the
    * call runs and is released with its time to first byte, when it answers or fails, or, for an
    * answer that lasts (a stream: `lasting` wraps it), when that ends. A 429 cools the deployment
-   * down for its Retry-After (default 10 s) before the loop moves on.
+   * down on every node for as long as its breaker pauses it on this one (rateLimitPauseMs: its
+   * Retry-After, default 10 s, at most one cool-down) before the loop moves on.
    */
   gate<T>(step: Step, tokens: number, go: () => Promise<T | null>, how: GateHow<T> = NO_HOW as GateHow<T>): Promise<T | null> {
     const d = step.target.deployment as DeploymentConfig;
@@ -302,8 +303,8 @@ export class ModelGroups {
       },
       async (err: unknown) => {
         end();
-        if (err instanceof ProviderError && err.status === 429)
-          await this.state.coolDown(d.id, err.retryAfterMs ?? DEFAULT_COOL_DOWN_MS).catch(() => undefined);
+        const pause = err instanceof ProviderError ? rateLimitPauseMs(err) : undefined;
+        if (pause !== undefined) await this.state.coolDown(d.id, Math.min(pause, this.maxCoolDownMs)).catch(() => undefined);
         throw err;
       },
     );
