@@ -9,6 +9,11 @@ export interface Target {
   model?: string;
   /** a model group's deployment this target is (docs/routing.md); absent for a provider named directly */
   deployment?: DeploymentConfig;
+  /**
+   * the model group the call named, when this deployment is one of its fallback groups' (docs/routing.md):
+   * a key allowed that group is allowed the fallbacks its operator declared for it
+   */
+  via?: string;
 }
 
 /** Whether `provider` can serve `def` at all (what it answers for a given request is another matter). */
@@ -128,7 +133,10 @@ export function targetModel(t: Target, fn: string): string {
   return t.provider.functionsOnly ? t.provider.modelFor(fn) : (t.model ?? t.provider.modelFor(fn));
 }
 
-/** The model a key's allowed_models judges a target by: its model group's name, else the model it will use. */
+/**
+ * The model a key's allowed_models judges a target by: the model group the call named (a fallback
+ * group's deployment is judged by the group it is a fallback of), else the model it will use.
+ */
 export function routedModel(t: Target, fn: string): string {
-  return t.deployment ? t.deployment.group : targetModel(t, fn);
+  return t.deployment ? (t.via ?? t.deployment.group) : targetModel(t, fn);
 }

@@ -3,7 +3,8 @@
  * "Which providers a model goes to"; CONTRACT sections 9, 15, 16): on `/v1/chat/completions` and
  * `/v1/messages`, a plain id goes only to the providers that serve it and `provider/model` to that
  * provider and then to those, never to another provider's own model, whatever the request's fields make
- * ineligible. Real server, two OpenAI-shaped simulators and the Anthropic one (which serves only
+ * ineligible; and a key allowed a model group reaches the fallback groups its operator declared
+ * for it. Real server, two OpenAI-shaped simulators and the Anthropic one (which serves only
  * `claude-*`), each failing on command, driven by the official SDKs.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
@@ -164,5 +165,32 @@ describe("a named model is never answered by another provider's model", () => {
     expect(simB.calls.requests[0]?.model).toBe(MODEL);
     expect(data.model).toBe(MODEL);
     expect(claude.calls.count).toBe(0);
+  });
+});
+
+describe("a key allowed a model group reaches the fallback groups declared for it", () => {
+  test("--models chat-fast: chat-fast's deployments failing, chat-large (claude) answers both APIs", async () => {
+    const key = await keyWith({ allowed_models: ["chat-fast"] });
+    simA.program([{ status: 500, times: 10 }]);
+    simB.program([{ status: 500, times: 10 }]);
+    const chat = await openai(key)
+      .chat.completions.create({ model: "chat-fast", messages: [{ role: "user", content: "hi" }] })
+      .withResponse();
+    expect(chat.response.headers.get("x-textai-deployment")).toBe("claude/claude-sim-1");
+    const message = await anthropic(key)
+      .messages.create({ model: "chat-fast", max_tokens: 100, messages: [{ role: "user", content: "hi" }] })
+      .withResponse();
+    expect(message.response.headers.get("x-textai-deployment")).toBe("claude/claude-sim-1");
+    expect(message.data.model).toBe("claude-sim-1");
+    expect(claude.calls.count).toBe(2);
+  });
+
+  test("a key allowed only the fallback group may not ask for the group it is a fallback of", async () => {
+    const key = await keyWith({ allowed_models: ["chat-large"] });
+    const err = await failure<OpenAIError>(
+      openai(key).chat.completions.create({ model: "chat-fast", messages: [{ role: "user", content: "hi" }] }),
+    );
+    expect(err.status).toBe(403);
+    expect(simA.calls.count + simB.calls.count + claude.calls.count).toBe(0);
   });
 });
