@@ -24,6 +24,7 @@ import {
   planTargets,
   routedModel,
   servesModel,
+  servingTargets,
   type Target,
   targetModel,
 } from "./route-plan";
@@ -371,7 +372,7 @@ export class ProviderRouter {
     if (this.proxyRoute(call.api).length === 0) throw this.proxyNoProvider([call.api]);
     // "" asks for the providers' own models, as before this check
     if (model && !this.servesModel(call.api, model)) throw this.unservedModel(model, [call.api]);
-    return capableTargets(call.api, call.body, planTargets(this.proxyRoute(call.api), this.providers, model));
+    return capableTargets(call.api, call.body, servingTargets(this.proxyRoute(call.api), this.providers, model));
   }
 
   /**

@@ -75,11 +75,23 @@ describe("a provider lacking a feature the request needs is skipped, never sent 
     const { key } = gw.newKey({ credits: 10 });
     sim.reset();
     const { data, response } = await openaiClient(gw, key)
-      .chat.completions.create({ model: "mock/mock-1", messages: [{ role: "user", content: "weather?" }], tools: [weather] })
+      .chat.completions.create({ model: "", messages: [{ role: "user", content: "weather?" }], tools: [weather] })
       .withResponse();
     expect(response.headers.get("x-textai-provider")).toBe("full");
     expect(data.choices[0]?.message.tool_calls?.length).toBe(1);
     expect(sim.calls.requests.map((r) => [r.model, (r.body.tools as unknown[]).length])).toEqual([["model-full", 1]]);
+  });
+
+  test("a model named whose providers all lack the feature: 400 naming it, never another provider's model", async () => {
+    const { sim, gw } = ctx;
+    const { key } = gw.newKey({ credits: 10 });
+    sim.reset();
+    const err = await openaiClient(gw, key)
+      .chat.completions.create({ model: "mock/mock-1", messages: [{ role: "user", content: "weather?" }], tools: [weather] })
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.message).toContain('no provider in the route can serve "tools"; tried mock (no tools support)');
+    expect(sim.calls.count).toBe(0);
   });
 
   test("no provider can serve: 400 naming the field and the providers tried; no provider reached, nothing charged", async () => {
@@ -96,7 +108,7 @@ describe("a provider lacking a feature the request needs is skipped, never sent 
       expect(body.error.message).toContain(part);
 
     const err = await openaiClient(gw, key)
-      .embeddings.create({ model: "model-text", input: "hello" })
+      .embeddings.create({ model: "", input: "hello" })
       .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     // an openai-compatible entry serves embeddings once it names a model: the answer says so; the mock can never
@@ -105,7 +117,7 @@ describe("a provider lacking a feature the request needs is skipped, never sent 
 
     // neither has the Responses API and reasoning settings cannot be translated to chat completions
     const responses = await openaiClient(gw, key)
-      .responses.create({ model: "model-full", input: "hello", reasoning: { effort: "low" } })
+      .responses.create({ model: "", input: "hello", reasoning: { effort: "low" } })
       .catch((e) => e);
     expect(responses).toBeInstanceOf(OpenAI.BadRequestError);
     expect(responses.message).toContain('full (cannot serve "reasoning")');

@@ -32,8 +32,10 @@ describe("POST /v1/embeddings", () => {
     const { key } = gw.newKey({ credits: 20 });
     sim.reset();
     sim.program([{ status: 503 }], { model: "embed-a" });
+    // no model named: each provider's own embedding model (a named one stays on that model:
+    // vectors of two models are not comparable; test/providers/named-model.test.ts)
     const { data, response } = await openaiClient(gw, key)
-      .embeddings.create({ model: "embed-a", input: "fallback text" })
+      .embeddings.create({ model: "", input: "fallback text" })
       .withResponse();
     expect(response.headers.get("x-textai-provider")).toBe("backup");
     expect(data.data[0]?.embedding.length).toBe(64);
@@ -42,6 +44,13 @@ describe("POST /v1/embeddings", () => {
       ["embed-a", 503, "base64"],
       ["embed-b", 200, "base64"],
     ]);
+    sim.reset();
+    sim.program([{ status: 503 }], { model: "embed-a" });
+    const named = await openaiClient(gw, key)
+      .embeddings.create({ model: "embed-a", input: "fallback text" })
+      .catch((e) => e);
+    expect(named.status).toBe(502);
+    expect(sim.calls.requests.map((r) => [r.model, r.status])).toEqual([["embed-a", 503]]);
   });
 
   test("shape errors are 400 before any provider; rate limits and credits apply", async () => {

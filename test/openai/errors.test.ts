@@ -34,11 +34,12 @@ describe("an upstream 200 that is no answer", () => {
       expect(sim.calls.count).toBe(3);
     }
     expect(gw.deps.ledger.balance(accountId)).toBe(10);
-    // the next provider answers when the first one sent a page
+    // the next provider answers when the first one sent a page (no model named: each provider's own;
+    // a named model falls back only to providers of that model, test/providers/named-model.test.ts)
     sim.reset();
     sim.program([page]);
     const { data, response } = await openaiClient(gw, key)
-      .chat.completions.create({ model: "model-a", messages: ask("page then answer") })
+      .chat.completions.create({ model: "", messages: ask("page then answer") })
       .withResponse();
     expect(typeof data).toBe("object");
     expect(data.choices[0]?.message.content).toBeString();
@@ -179,7 +180,7 @@ describe("when every provider failed, the status says why", () => {
     sim.reset();
     sim.program([{ status: 429, retryAfter: 7, times: 3 }]);
     const err = await openaiClient(gw, key)
-      .chat.completions.create({ model: "model-a", messages: ask("busy") })
+      .chat.completions.create({ model: "", messages: ask("busy") })
       .catch((e) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect(err.headers.get("retry-after")).toBe("7");

@@ -98,21 +98,25 @@ export class ModelGroups {
    */
   targets(name: string, tags: Tags | undefined): readonly Target[] {
     const chain = this.chains.get(name) ?? [];
-    if (tags) return this.targetsOf(restrict(chain, tags, name));
+    if (tags) return this.targetsOf(restrict(chain, tags, name), name);
     let out = this.untagged.get(name);
     if (!out) {
-      out = this.targetsOf(chain);
+      out = this.targetsOf(chain, name);
       this.untagged.set(name, out);
       this.shared.add(out);
     }
     return out;
   }
 
-  private targetsOf(deployments: readonly DeploymentConfig[]): Target[] {
+  /** `named`: the group the call named (its fallback groups' deployments carry it as `via`). */
+  private targetsOf(deployments: readonly DeploymentConfig[], named: string): Target[] {
     const out: Target[] = [];
     for (const d of deployments) {
       const provider = this.providers.get(d.provider);
-      if (provider) out.push({ name: d.provider, provider, model: d.model, deployment: d });
+      if (!provider) continue;
+      const t: Target = { name: d.provider, provider, model: d.model, deployment: d };
+      if (d.group !== named) t.via = named;
+      out.push(t);
     }
     return out;
   }
