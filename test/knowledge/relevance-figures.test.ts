@@ -114,8 +114,10 @@ describe("relevance and calibration figures", () => {
     }
   });
 
+  // the confidence sentiment-analysis answers: calibrated (since 2026-12-06 the engine's raw one
+  // says 0.65 for a neutral without evidence, and its raw ECE is 0.116 here; docs/offline-engine.md)
   test("sentiment confidence: answers at 0.8 or more are right at least 85% of the time, held-out", () => {
-    const c = sentimentCalibration(loadSentimentFixture("sentiment-holdout.tsv"));
+    const c = sentimentCalibration(loadSentimentFixture("sentiment-holdout.tsv"), { calibrated: true });
     expect(c.high).toBeGreaterThan(30);
     expect(c.highAccuracy).toBeGreaterThanOrEqual(0.85);
     expect(c.ece).toBeLessThanOrEqual(0.08);

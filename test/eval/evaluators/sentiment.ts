@@ -6,6 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { calibrated } from "../../../src/offline-engine/calibration";
 import { analyzeSentiment, labelFor } from "../../../src/offline-engine/sentiment";
 import { type CalibrationFigures, calibrationFigures } from "../metrics";
 import type { EvalReport, Evaluator } from "../registry";
@@ -33,11 +34,16 @@ export function threeClass(text: string): Three {
 }
 
 /** Calibration of the confidence: right means the three-class answer matches the gold label. */
-export function sentimentCalibration(items: { text: string; label: Three }[]): CalibrationFigures {
+export function sentimentCalibration(
+  items: { text: string; label: Three }[],
+  opts: { calibrated?: boolean } = {},
+): CalibrationFigures {
   return calibrationFigures(
     items.map((it) => {
       const r = analyzeSentiment(it.text);
-      return { confidence: r.confidence, right: (r.label === "mixed" ? labelFor(r.score) : r.label) === it.label };
+      // `calibrated`: the confidence sentiment-analysis answers (the Platt fit of calibration.json), else the engine's raw one
+      const confidence = opts.calibrated ? calibrated("sentiment", r.confidence) : r.confidence;
+      return { confidence, right: (r.label === "mixed" ? labelFor(r.score) : r.label) === it.label };
     }),
   );
 }
