@@ -8,7 +8,8 @@
  *    member are refused, saying why, with no session;
  *  - a wrong and a reused `state`, a callback without the browser's sign-in cookie or with an
  *    altered one, an ID token that is expired, carries another nonce or is signed by a key the
- *    issuer never published: each refused with a page that says why, and no session;
+ *    issuer never published: each refused with a page that says why, and no session; an issuer out
+ *    of reach at the callback is a 503 "could not be reached", not a failed verification;
  *  - the operator console through the issuer's groups (`?operator=1`), refused to others;
  *  - `sso_required`: the account's members' passwords are refused (another account's still work),
  *    and so are its invitations.
@@ -243,6 +244,23 @@ describe("single sign-on: the flow's checks", () => {
       }
     });
   }
+
+  test("an issuer out of reach at the callback (its token endpoint and keys) answers 503, not a failed verification; back, it works", async () => {
+    // the start discovered the issuer; it goes away before the code is exchanged
+    const { callback: url, ssoCookie } = await issuer.signIn(`${origin}/dashboard/sso/start`, "alice");
+    issuer.down();
+    try {
+      const r = await callback(url, ssoCookie);
+      expect(r.status, r.text).toBe(503);
+      expect(r.text).toContain("The identity provider could not be reached (");
+      expect(r.text).not.toContain("failed verification");
+      expect(r.session).toBeNull();
+    } finally {
+      issuer.up();
+    }
+    const again = await signIn("alice");
+    expect(again.status, again.text).toBe(200);
+  });
 
   test("the issuer's refusal (an error on the callback) is shown, with no session", async () => {
     const { callback: url, ssoCookie } = await issuer.signIn(`${origin}/dashboard/sso/start`, "alice");
