@@ -21,6 +21,8 @@ export function membersPage(
     me: string;
     invited?: { email: string; role: Role; url: string; expires_at: string } | null;
     refill?: Refill | null;
+    /** the account requires single sign-on (`sso_required`): no invitation, its members come from the provider */
+    ssoOnly?: boolean;
   },
 ): Html {
   const a = "/dashboard/members";
@@ -29,12 +31,14 @@ export function membersPage(
     ? html`<div class="card" role="status" id="invitation"><p>Send this link to ${o.invited.email} (role ${o.invited.role}). It is shown only now, and works once until ${o.invited.expires_at}.</p>
 <p class="row"><code id="invite-url">${o.invited.url}</code><button type="button" data-copy="invite-url">Copy</button></p></div>`
     : "";
-  const inviteForm = o.canManage
-    ? html`<form method="post" action="/dashboard/members" class="card narrow" aria-label="Invite a member"><h2>Invite a member</h2>
+  const inviteForm = o.ssoOnly
+    ? html`<p class="hint">This account requires single sign-on: it takes no invitation; its members are made at their first sign-in by the identity provider's groups.</p>`
+    : o.canManage
+      ? html`<form method="post" action="/dashboard/members" class="card narrow" aria-label="Invite a member"><h2>Invite a member</h2>
 <label for="invite-email">Email</label><input id="invite-email" name="email" type="email" required${fieldValue(o.refill, a, "email")}>
 <label for="invite-role">Role</label><select id="invite-role" name="role">${ROLES.map((r) => html`<option value="${r}"${r === role ? " selected" : ""}>${r}</option>`)}</select>
 <button type="submit">Invite</button></form>`
-    : html`<p class="hint">Only the account's owners invite members and change roles.</p>`;
+      : html`<p class="hint">Only the account's owners invite members and change roles.</p>`;
   return html`${invited}${dataTable({
     caption: counted(members.length, "member"),
     id: "members",
