@@ -1,4 +1,6 @@
 /** The Members page (docs/teams.md) and the page an invitation's link opens: server-rendered HTML. */
+import { MAX_NAME } from "../../../auth/attributes";
+import { MIN_PASSWORD } from "../../../auth/passwords";
 import { type Member, ROLES, type Role } from "../../../dashboard/members";
 import { counted, type Html, html } from "./html";
 import { chosen, dataTable, fieldValue, focusOn, type Refill } from "./pages";
@@ -59,7 +61,7 @@ ${inviteForm}
 export function joinPage(invitation: { email: string; role: Role }, action: string, r?: Refill | null): Html {
   return html`<p>You are invited as <strong>${invitation.role}</strong> with the email <strong>${invitation.email}</strong>.</p>
 <form method="post" action="${action}" class="card narrow">
-<label for="name">Name</label><input id="name" name="name" autocomplete="name" maxlength="200"${fieldValue(r, action, "name")}>
-<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required${focusOn(r, action, "password")}>
+<label for="name">Name</label><input id="name" name="name" autocomplete="name" maxlength="${MAX_NAME}"${fieldValue(r, action, "name")}>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD}" required${focusOn(r, action, "password")}>
 <button type="submit">Join</button></form>`;
 }
