@@ -97,6 +97,34 @@ function refuseUnknownFlags(argv: string[], flags: Record<string, string | true>
 }
 
 /**
+ * The flags every usage line of the verb typed names outside brackets and parentheses (`credits
+ * grant --account ID --amount N`: account and amount): each must be given, checked before anything
+ * is opened (so before an account is looked up).
+ */
+function refuseMissingFlags(argv: string[], flags: Record<string, string | true>): void {
+  const each = verbUsage(argv)
+    .filter((l) => l.startsWith("  textai "))
+    .map((l) => {
+      let depth = 0;
+      let bare = "";
+      for (const ch of l) {
+        if (ch === "[" || ch === "(") depth++;
+        else if (ch === "]" || ch === ")") depth--;
+        else if (depth === 0) bare += ch;
+      }
+      return bare.split(" ").filter((w) => w.startsWith("--") && w.length > 2);
+    });
+  const required = each.length ? each.reduce((a, b) => a.filter((f) => b.includes(f))) : [];
+  const missing = required.find((f) => flags[f.slice(2)] === undefined);
+  if (missing !== undefined) throw new UsageError(`${missing} is required`);
+  // a blank --account names no account: a usage error (exit 2), not "no account" (looked up, exit 1)
+  if (typeof flags.account === "string" && flags.account.trim() === "")
+    throw new UsageError(
+      `--account: is empty: name an account (acc_…)${argv[0] === "keys" ? ", or leave it out to make a new one" : ""}`,
+    );
+}
+
+/**
  * `--help` (or `-h`) anywhere before a `--`, after any command or verb: that verb's usage on
  * standard output, exit 0, and nothing done (`textai serve --help` starts no server; `textai keys
  * create --help` makes no key). A command it does not know: the whole help.
@@ -242,6 +270,7 @@ type Flags = Record<string, string | true>;
  * "no account X", and in which database (its SQLite file, or the PostgreSQL URL without a
  * password): the CLI opens `./data/textai.db` unless TEXTAI_DB or TEXTAI_DATABASE_URL says
  * otherwise, so an id of another gateway's database is otherwise a puzzle.
+ * Said by `main` for every verb's `--account` before the verb runs (`accounts tags` again on a race).
  */
 function noAccount(config: Config, account: string): void {
   console.error(`no account ${account} in ${storeForLog(config)}`);
@@ -321,15 +350,10 @@ async function keysCreate({ flags, json, services }: VerbInput): Promise<number>
 }
 
 /** `keys list`: every key (masked), or one account's. */
-async function keysList({ flags, json, services, config }: VerbInput): Promise<number> {
+async function keysList({ flags, json, services }: VerbInput): Promise<number> {
   const { keys } = services;
-  const account = str(flags, "account");
-  // an account that does not exist is said so (exit 1), as `usage` does, not an empty table
-  if (account !== undefined && !(await keys.accountExists(account))) {
-    noAccount(config, account);
-    return 1;
-  }
-  const list = await keys.list(account);
+  // an account that does not exist was said so (exit 1, main), not an empty table
+  const list = await keys.list(str(flags, "account"));
   if (json) console.log(JSON.stringify(list));
   else
     console.log(
@@ -378,7 +402,7 @@ async function keysRevoke({ positional, services }: VerbInput): Promise<number> 
 }
 
 /** `accounts create` and `accounts set-login`: an account that signs in to the dashboard (password on stdin). */
-async function accountLogin({ services, sub, flags, json, config }: VerbInput): Promise<number> {
+async function accountLogin({ services, sub, flags, json }: VerbInput): Promise<number> {
   const { keys } = services;
   const store = services.dashboard;
   const email = str(flags, "email", true)!.trim().toLowerCase();
@@ -407,11 +431,8 @@ async function accountLogin({ services, sub, flags, json, config }: VerbInput): 
     });
     accountId = acc.id;
   } else {
+    // an account that does not exist was said so (main)
     accountId = str(flags, "account", true)!;
-    if (!(await keys.accountExists(accountId))) {
-      noAccount(config, accountId);
-      return 1;
-    }
     await store.setLogin(accountId, email, passwordHash, BY_CLI);
   }
   const acc = await keys.getAccount(accountId);
@@ -449,15 +470,11 @@ async function accountTags({ services, flags, json, config }: VerbInput): Promis
 }
 
 /** `credits grant`: credits for an account (a ledger entry). */
-async function creditsGrant({ flags, services, config }: VerbInput): Promise<number> {
-  const { keys, ledger } = services;
+async function creditsGrant({ flags, services }: VerbInput): Promise<number> {
+  const { ledger } = services;
   const account = str(flags, "account", true)!;
   const amount = int(flags, "amount", true)!;
   if (amount < 1) throw new UsageError("--amount must be at least 1");
-  if (!(await keys.accountExists(account))) {
-    noAccount(config, account);
-    return 1;
-  }
   const balance = await ledger.grant(account, amount, "grant", str(flags, "reason") ?? "granted with the CLI", BY_CLI);
   console.log(`Granted ${amount} credits to ${account}; balance ${balance}.`);
   return 0;
@@ -641,13 +658,9 @@ async function creditsJournal({ positional, flags, json, services }: VerbInput):
 }
 
 /** `usage`: an account's balance and this month's use. */
-async function usageVerb({ flags, json, services, config }: VerbInput): Promise<number> {
-  const { keys, ledger } = services;
+async function usageVerb({ flags, json, services }: VerbInput): Promise<number> {
+  const { ledger } = services;
   const account = str(flags, "account", true)!;
-  if (!(await keys.accountExists(account))) {
-    noAccount(config, account);
-    return 1;
-  }
   const usage = await ledger.monthToDate(account);
   if (json) console.log(JSON.stringify(usage));
   else {
@@ -664,18 +677,13 @@ async function usageVerb({ flags, json, services, config }: VerbInput): Promise<
 }
 
 /** `requests`: the request log, filtered by the flags. */
-async function requestsVerb({ services, flags, json, config }: VerbInput): Promise<number> {
+async function requestsVerb({ services, flags, json }: VerbInput): Promise<number> {
   const q = queryFromFlags(
     flags,
     { account_id: "account", function: "function", from: "since", to: "until", status: "status", key_id: "key", limit: "limit" },
     parseLogQuery,
   );
-  // an account that does not exist is said so (exit 1), as `usage` and `keys list` do, not "No requests match."
-  const account = str(flags, "account");
-  if (account !== undefined && !(await services.keys.accountExists(account))) {
-    noAccount(config, account);
-    return 1;
-  }
+  // an account that does not exist was said so (exit 1, main), not "No requests match."
   const entries = await services.requestLog.page(q);
   if (json) console.log(JSON.stringify(entries));
   else if (entries.length === 0) console.log("No requests match.");
@@ -837,7 +845,6 @@ async function membersVerb({ services, sub, flags, json, config }: VerbInput): P
   try {
     let result: Record<string, unknown> | Record<string, unknown>[];
     if (sub === "list") {
-      if (!(await services.keys.accountExists(account))) throw new GatewayError("not_found", `no account ${account}`);
       result = (await store.listMembers(account)).map(memberView);
     } else if (sub === "add") {
       const role = roleFrom(str(flags, "role", true));
@@ -951,9 +958,15 @@ export async function main(argv: string[]): Promise<number> {
   const verb = verbs ? verbs.get(sub ?? "") : VERBS.get(cmd);
   if (!verb) throw new UsageError(`unknown command: ${[cmd, sub].filter(Boolean).join(" ")}`);
   refuseUnknownFlags(argv, flags);
+  refuseMissingFlags(argv, flags);
   const services = buildServices(config);
   try {
     await services.ready();
+    // every verb's --account names an account of this database, or nothing is done (one check, one message)
+    if (typeof flags.account === "string" && !(await services.keys.accountExists(flags.account))) {
+      noAccount(config, flags.account);
+      return 1;
+    }
     return await verb({ services, config, sub, positional, flags, json: flags.json === true });
   } catch (err) {
     throw err instanceof GatewayError && err.code === "invalid_request" ? flagRefusal(err) : err;

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { type Static, Type as T } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parse as parseToml } from "smol-toml";
+import { literalsOf } from "./schema-check";
 
 const PositiveInt = T.Integer({ minimum: 1 });
 const NonNegInt = T.Integer({ minimum: 0 });
@@ -908,8 +909,8 @@ function parseEnv(raw: Record<string, string | undefined>): Env {
   const first = Value.Errors(EnvSchema, env).First();
   if (first) {
     const name = first.path.replace(/^\//, "");
-    const allowed =
-      name === "TEXTAI_LOG_LEVEL" ? `one of ${LOG_LEVELS.join(", ")}` : first.message.replace(/^Expected/, "expected");
+    const literals = literalsOf(first.schema);
+    const allowed = literals ? `one of ${literals.join(", ")}` : first.message.replace(/^Expected/, "expected");
     throw new ConfigError(`${name}: ${allowed}, got "${picked[name]}"`);
   }
   return env as Env;
@@ -1051,7 +1052,10 @@ export function parseConfigText(text: string, path: string): FileConfig {
   const first = Value.Errors(FileConfigSchema, raw).First();
   if (first) {
     const key = first.path.replace(/^\//, "").replaceAll("/", ".") || "(root)";
-    throw new ConfigError(`${path}: invalid value for "${key}": ${first.message}`);
+    // an enum (a union of literals) says the values it accepts, as a provider's unknown type does
+    const literals = literalsOf(first.schema);
+    const why = literals ? `${JSON.stringify(first.value)} is not one of ${literals.join(", ")}` : first.message;
+    throw new ConfigError(`${path}: invalid value for "${key}": ${why}`);
   }
   return raw as FileConfig;
 }

@@ -1,6 +1,13 @@
 import type { TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 
+/** The values a union of literals accepts (an enum: `"ordered" | "weighted"`), or null when the schema is none. */
+export function literalsOf(schema: TSchema | undefined): unknown[] | null {
+  const variants = (schema as { anyOf?: TSchema[] } | undefined)?.anyOf;
+  if (!variants?.length || !variants.every((v) => "const" in v)) return null;
+  return variants.map((v) => (v as unknown as { const: unknown }).const);
+}
+
 const compiled = new WeakMap<TSchema, TypeCheck<TSchema>>();
 
 /** A schema's compiled checker, compiled once per schema object (requests, results, provider answers). */

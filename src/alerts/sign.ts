@@ -28,6 +28,9 @@ export function nextAttemptAt(now: number, attempts: number, baseMs: number): nu
   return now + Math.min(baseMs * 2 ** Math.max(0, attempts - 1), 3600_000);
 }
 
+/** The most characters of a webhook endpoint's URL (the admin API, the CLI and the Alerts page's form). */
+export const MAX_WEBHOOK_URL = 2000;
+
 const invalid = (message: string, param: string) => new GatewayError("invalid_request", message, { param });
 
 /**

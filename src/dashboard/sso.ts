@@ -78,7 +78,7 @@ export class SsoClient {
   /** Where to send the browser, and the cookie value that carries the sign-in until the callback. */
   async start(operator: boolean, now = Date.now()): Promise<{ url: string; sealed: string }> {
     const cfg = await this.configuration().catch((err) => {
-      throw new SsoRefusal(`The identity provider could not be reached (${describe(err)}). Try again later.`, 503);
+      throw unreachable(err);
     });
     const pending: PendingSignIn = {
       state: oidc.randomState(),
@@ -133,7 +133,7 @@ export class SsoClient {
     if (query.get("state") !== pending.state)
       throw new SsoRefusal("The sign-in's state does not match the one this browser started: start again.");
     const cfg = await this.configuration().catch((err) => {
-      throw new SsoRefusal(`The identity provider could not be reached (${describe(err)}). Try again later.`, 503);
+      throw unreachable(err);
     });
     // the URL the issuer sent the browser to, as registered (never the Host the request names)
     const current = new URL(this.config.redirectUri);
@@ -147,6 +147,8 @@ export class SsoClient {
         idTokenExpected: true,
       });
     } catch (err) {
+      // the token endpoint or the keys out of reach is the provider's outage, not a failed check
+      if (isUnreachable(err)) throw unreachable(err);
       throw new SsoRefusal(`The identity provider's answer failed verification: ${describe(err)}.`);
     }
     const claims = tokens.claims();
@@ -160,6 +162,7 @@ export class SsoClient {
         if (typeof all.email !== "string" && typeof info.email === "string") all.email = info.email;
         if (!groupsIn(claims) && groupsIn(info)) all[this.config.groupsClaim] = readPath(info, this.config.groupsClaim);
       } catch (err) {
+        if (isUnreachable(err)) throw unreachable(err);
         throw new SsoRefusal(`The identity provider's userinfo could not be read: ${describe(err)}.`);
       }
     }
@@ -193,6 +196,52 @@ function readPath(claims: Record<string, unknown>, path: string): unknown {
     at = (at as Record<string, unknown>)[part];
   }
   return at;
+}
+
+/** the codes of a request that never got an answer: refused, reset, timed out, no such host, a TLS failure */
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPROTO",
+  "ConnectionRefused",
+  "ConnectionClosed",
+  "FailedToOpenSocket",
+  "OAUTH_TIMEOUT",
+  "OAUTH_ABORT",
+]);
+const TLS_CODE_PREFIXES = ["CERT_", "UNABLE_TO_", "ERR_TLS_", "ERR_SSL_", "DEPTH_ZERO_", "SELF_SIGNED_"];
+
+/**
+ * Whether an error of a request to the issuer (discovery, keys, token, userinfo) means the issuer
+ * could not be reached: no answer (a network, DNS, TLS failure or the timeout, at any depth of
+ * causes), or an answer of a server error (5xx). Anything else is an answer that failed a check.
+ */
+export function isUnreachable(err: unknown): boolean {
+  for (let at: unknown = err, depth = 0; at && typeof at === "object" && depth < 5; depth++) {
+    const e = at as { code?: unknown; status?: unknown; name?: unknown; cause?: unknown };
+    if (
+      typeof e.code === "string" &&
+      (NETWORK_CODES.has(e.code) || TLS_CODE_PREFIXES.some((p) => (e.code as string).startsWith(p)))
+    )
+      return true;
+    if (e.name === "TimeoutError" || e.name === "AbortError") return true;
+    // a Response the library found unexpected, or an error body, of a server error
+    if (typeof e.status === "number" && e.status >= 500) return true;
+    at = e.cause;
+  }
+  return false;
+}
+
+/** The refusal of an issuer out of reach: 503, the page docs/sso.md shows. */
+function unreachable(err: unknown): SsoRefusal {
+  return new SsoRefusal(`The identity provider could not be reached (${describe(err)}). Try again later.`, 503);
 }
 
 const clip = (s: string) => s.replace(/[^\x20-\x7e]/g, "?").slice(0, 200);

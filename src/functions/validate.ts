@@ -1,7 +1,7 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "../errors";
-import { checkerFor } from "../schema-check";
+import { checkerFor, literalsOf } from "../schema-check";
 
 const withDefaults = new WeakMap<TSchema, boolean>();
 
@@ -109,13 +109,6 @@ function findLongString(v: unknown, max: number, path: string): string | null {
     }
   }
   return null;
-}
-
-/** The allowed values of an enum-like schema (a union of literals), else null. */
-function literalsOf(schema: TSchema): unknown[] | null {
-  const variants = (schema as { anyOf?: TSchema[] }).anyOf;
-  if (!variants?.length || !variants.every((v) => "const" in v)) return null;
-  return variants.map((v) => (v as unknown as { const: unknown }).const);
 }
 
 interface UnknownField {

@@ -34,6 +34,10 @@ export interface TestIssuer {
   tamper: Tamper;
   /** token answers seen (a replayed code reaches the issuer, which refuses it) */
   tokenCalls: number;
+  /** The issuer out of reach: its port closed (a connection to it is refused) until `up`. */
+  down(): void;
+  /** The issuer back on the same port. */
+  up(): void;
   /**
    * A sign-in as `login` from the gateway's start (`startUrl`) through the issuer's forms: the
    * callback URL the issuer sends the browser to, and the gateway's sign-in cookie (name=value).
@@ -54,33 +58,36 @@ export async function startIssuer(o: { redirectUri: string; users: Record<string
   let innerPort = 0;
   const state = { tamper: null as Tamper, tokenCalls: 0 };
 
-  const front = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    async fetch(req) {
-      const url = new URL(req.url);
-      const headers = new Headers(req.headers);
-      headers.set("x-forwarded-host", url.host);
-      headers.set("x-forwarded-proto", "http");
-      headers.set("accept-encoding", "identity");
-      const body = req.method === "GET" || req.method === "HEAD" ? undefined : await req.arrayBuffer();
-      const res = await fetch(`http://127.0.0.1:${innerPort}${url.pathname}${url.search}`, {
-        method: req.method,
-        headers,
-        body,
-        redirect: "manual",
-      });
-      const out = new Headers(res.headers);
-      out.delete("content-length");
-      out.delete("content-encoding");
-      if (url.pathname !== "/token") return new Response(res.body, { status: res.status, headers: out });
-      state.tokenCalls++;
-      const json = (await res.json()) as Record<string, unknown>;
-      if (state.tamper && typeof json.id_token === "string") json.id_token = altered(json.id_token, state.tamper);
-      return new Response(JSON.stringify(json), { status: res.status, headers: out });
-    },
-  });
-  const url = `http://127.0.0.1:${front.port}`;
+  const serveFront = (port: number) =>
+    Bun.serve({
+      port,
+      hostname: "127.0.0.1",
+      async fetch(req) {
+        const url = new URL(req.url);
+        const headers = new Headers(req.headers);
+        headers.set("x-forwarded-host", url.host);
+        headers.set("x-forwarded-proto", "http");
+        headers.set("accept-encoding", "identity");
+        const body = req.method === "GET" || req.method === "HEAD" ? undefined : await req.arrayBuffer();
+        const res = await fetch(`http://127.0.0.1:${innerPort}${url.pathname}${url.search}`, {
+          method: req.method,
+          headers,
+          body,
+          redirect: "manual",
+        });
+        const out = new Headers(res.headers);
+        out.delete("content-length");
+        out.delete("content-encoding");
+        if (url.pathname !== "/token") return new Response(res.body, { status: res.status, headers: out });
+        state.tokenCalls++;
+        const json = (await res.json()) as Record<string, unknown>;
+        if (state.tamper && typeof json.id_token === "string") json.id_token = altered(json.id_token, state.tamper);
+        return new Response(JSON.stringify(json), { status: res.status, headers: out });
+      },
+    });
+  let front: ReturnType<typeof serveFront> | null = serveFront(0);
+  const frontPort = front.port as number;
+  const url = `http://127.0.0.1:${frontPort}`;
 
   function altered(idToken: string, how: Exclude<Tamper, null>): string {
     const payload = JSON.parse(Buffer.from(idToken.split(".")[1] as string, "base64url").toString());
@@ -168,8 +175,15 @@ export async function startIssuer(o: { redirectUri: string; users: Record<string
       return state.tokenCalls;
     },
     signIn,
+    down() {
+      front?.stop(true);
+      front = null;
+    },
+    up() {
+      front ??= serveFront(frontPort);
+    },
     async close() {
-      front.stop(true);
+      front?.stop(true);
       await new Promise<void>((done) => inner.close(() => done()));
     },
   };

@@ -8,10 +8,11 @@
  *    member are refused, saying why, with no session;
  *  - a wrong and a reused `state`, a callback without the browser's sign-in cookie or with an
  *    altered one, an ID token that is expired, carries another nonce or is signed by a key the
- *    issuer never published: each refused with a page that says why, and no session;
+ *    issuer never published: each refused with a page that says why, and no session; an issuer out
+ *    of reach at the callback is a 503 "could not be reached", not a failed verification;
  *  - the operator console through the issuer's groups (`?operator=1`), refused to others;
  *  - `sso_required`: the account's members' passwords are refused (another account's still work),
- *    and so are its invitations.
+ *    and an invitation to it is refused up front (409) by the admin API, the CLI and the Members page.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -34,6 +35,9 @@ let issuer: TestIssuer;
 let origin: string;
 let accA: string;
 let accB: string;
+let db: string;
+let configPath: string;
+const CLI = join(import.meta.dir, "../../src/cli.ts");
 
 /** a port free now, for the gateway whose callback URL the issuer must know before it starts */
 function freePort(): number {
@@ -75,7 +79,7 @@ const members = async (account: string) => {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "textai-sso-"));
-  const db = join(dir, "sso.db");
+  db = join(dir, "sso.db");
   // the accounts the map names exist before the gateway reads the map
   const first = await startGateway({ env: { TEXTAI_DB: db, TEXTAI_ADMIN_TOKEN: TOKEN } });
   origin = first.url;
@@ -95,6 +99,7 @@ beforeAll(async () => {
       erin: { email: "erin@partner.example", email_verified: false },
       gus: { email: "gus@nowhere.example", groups: ["ghost"] },
       owen: { email: "owner@partner.example", groups: ["eng"] },
+      olga: { email: "owner@corp.example", email_verified: true, groups: ["eng"] },
     },
   });
   const toml = `
@@ -125,6 +130,8 @@ group = "ghost"
 account = "acc_that_does_not_exist"
 role = "viewer"
 `;
+  configPath = join(dir, "sso.toml");
+  await Bun.write(configPath, toml);
   gw = await startGateway({
     env: { TEXTAI_DB: db, TEXTAI_ADMIN_TOKEN: TOKEN, PORT: String(port), TEXTAI_SSO_CLIENT_SECRET: issuer.clientSecret },
     configText: toml,
@@ -244,6 +251,23 @@ describe("single sign-on: the flow's checks", () => {
     });
   }
 
+  test("an issuer out of reach at the callback (its token endpoint and keys) answers 503, not a failed verification; back, it works", async () => {
+    // the start discovered the issuer; it goes away before the code is exchanged
+    const { callback: url, ssoCookie } = await issuer.signIn(`${origin}/dashboard/sso/start`, "alice");
+    issuer.down();
+    try {
+      const r = await callback(url, ssoCookie);
+      expect(r.status, r.text).toBe(503);
+      expect(r.text).toContain("The identity provider could not be reached (");
+      expect(r.text).not.toContain("failed verification");
+      expect(r.session).toBeNull();
+    } finally {
+      issuer.up();
+    }
+    const again = await signIn("alice");
+    expect(again.status, again.text).toBe(200);
+  });
+
   test("the issuer's refusal (an error on the callback) is shown, with no session", async () => {
     const { callback: url, ssoCookie } = await issuer.signIn(`${origin}/dashboard/sso/start`, "alice");
     const state = new URL(url).searchParams.get("state") as string;
@@ -267,7 +291,7 @@ describe("single sign-on: the operator console and sso_required", () => {
     expect(alice.session).toBeNull();
   });
 
-  test("an account with sso_required takes no password and no invitation; another account's password still works", async () => {
+  test("an account with sso_required takes no password; another account's password still works", async () => {
     // refused like any form: a 303 to the sign-in page, which says why (Post/Redirect/Get)
     const a = await submit(origin, "/dashboard/login", { email: "owner@corp.example", password: PASSWORD });
     expect([a.posted.status, a.page?.status], shown(a)).toEqual([303, 403]);
@@ -275,9 +299,45 @@ describe("single sign-on: the operator console and sso_required", () => {
     expect(a.posted.headers["set-cookie"] ?? "").not.toContain("textai_session=");
     const b = await submit(origin, "/dashboard/login", { email: "owner@partner.example", password: PASSWORD });
     expect([b.posted.status, b.location], shown(b)).toEqual([303, "/dashboard"]);
-    const invite = await adminPost(`/admin/v1/accounts/${accA}/members`, { email: "newcomer@corp.example", role: "viewer" });
-    const join = await fetch(invite.url.replace(/^https?:\/\/[^/]+/, origin), { redirect: "manual" });
-    expect(join.status).toBe(403);
-    expect(await join.text()).toContain("single sign-on only");
   });
+
+  test("an account with sso_required takes no invitation on any way in: admin API, CLI, Members page (409 saying why, nothing made)", async () => {
+    const before = (await members(accA)).length;
+    const res = await fetch(`${origin}/admin/v1/accounts/${accA}/members`, {
+      method: "POST",
+      headers: admin,
+      body: JSON.stringify({ email: "newcomer@corp.example", role: "viewer" }),
+    });
+    const body = (await res.json()) as Json;
+    expect(res.status, JSON.stringify(body)).toBe(409);
+    expect(body.error.code).toBe("conflict");
+    expect(body.error.message).toContain("requires single sign-on (sso_required) and takes no invitation");
+
+    const args = ["members", "add", "--account", accA, "--email", "newcomer@corp.example", "--role", "viewer"];
+    const r = Bun.spawnSync([process.execPath, CLI, ...args], {
+      env: { ...process.env, TEXTAI_DB: db, TEXTAI_CONFIG: configPath, TEXTAI_SSO_CLIENT_SECRET: issuer.clientSecret },
+      stdin: "ignore",
+    });
+    expect(r.exitCode, r.stderr.toString()).toBe(1);
+    expect(r.stderr.toString()).toContain("takes no invitation");
+    expect(r.stdout.toString()).not.toContain("the link works once");
+
+    // the account's owner, signed in through the issuer (the last owner keeps the role), on the Members page
+    const owner = await signIn("olga");
+    expect(owner.status, owner.text).toBe(200);
+    const list = await (await page("/dashboard/members", owner.session as string)).text();
+    expect(list).not.toContain('action="/dashboard/members" class="card narrow"');
+    expect(list).toContain("takes no invitation");
+    const form = await submit(
+      origin,
+      "/dashboard/members",
+      { email: "newcomer@corp.example", role: "viewer" },
+      {
+        cookie: owner.session as string,
+      },
+    );
+    expect([form.posted.status, form.page?.status], shown(form)).toEqual([303, 409]);
+    expect(form.page?.body).toContain("takes no invitation");
+    expect((await members(accA)).length).toBe(before);
+  }, 20_000);
 });

@@ -24,7 +24,15 @@ import { ok } from "../respond";
 import type { RouteContext } from "../session";
 import { adminBody, adminFamily, byToken } from "./admin";
 
-type MemberDeps = { dashboard: DashboardStore; config: Pick<AppDeps["config"], "dashboard"> };
+type MemberDeps = { dashboard: DashboardStore; config: Pick<AppDeps["config"], "dashboard" | "sso"> };
+
+/**
+ * An account that requires single sign-on (`[sso] sso_required`) takes no invitation: its link
+ * could never be used (the join page refuses a password of its members), and the identity
+ * provider's groups make its members. Said to every way in (admin API, CLI, Members page).
+ */
+export const SSO_NO_INVITATION =
+  "this account requires single sign-on (sso_required) and takes no invitation: its members are made at their first sign-in by the identity provider's groups (sso.map)";
 
 const RoleSchema = T.Union(
   ROLES.map((r) => T.Literal(r)),
@@ -50,6 +58,7 @@ export async function inviteMember(deps: MemberDeps, accountId: string, email: s
   const e = email.trim().toLowerCase();
   const problem = emailProblem(e);
   if (problem) throw new GatewayError("invalid_request", problem, { param: "email" });
+  if (deps.config.sso?.ssoRequired.has(accountId)) throw new GatewayError("conflict", SSO_NO_INVITATION);
   const { token, hash } = newInvitationToken();
   const expiresAt = Date.now() + deps.config.dashboard.invitationHours * 3_600_000;
   const r = await deps.dashboard.invite(accountId, e, role, hash, expiresAt, by);

@@ -4,7 +4,7 @@
  */
 import { Type as T } from "@sinclair/typebox";
 import { GATEWAY_EVENTS, type WebhookEndpoint } from "../../alerts/interface";
-import { checkEvents, checkWebhookUrl } from "../../alerts/sign";
+import { checkEvents, checkWebhookUrl, MAX_WEBHOOK_URL } from "../../alerts/sign";
 import type { AuditBy } from "../../audit/interface";
 import { GatewayError } from "../../errors";
 import type { AppDeps } from "../deps";
@@ -15,7 +15,7 @@ const Threshold = (max: number) => T.Optional(T.Union([T.Integer({ minimum: 1, m
 export const CreateWebhook = T.Object({
   /** omitted or null: the operator's own endpoint */
   account_id: T.Optional(T.Union([T.String({ minLength: 1, maxLength: 100 }), T.Null()])),
-  url: T.String({ minLength: 1, maxLength: 2000 }),
+  url: T.String({ minLength: 1, maxLength: MAX_WEBHOOK_URL }),
   events: T.Array(T.String({ maxLength: 50 }), { minItems: 1, maxItems: 10 }),
   balance_below: Threshold(1_000_000_000),
   spike_factor: Threshold(1000),
@@ -49,7 +49,7 @@ export async function createWebhook(deps: Pick<AppDeps, "keys" | "alerts">, b: C
       throw invalid(`${field} must be a whole number of at least 1`, field);
     if (events.includes(event) && (v === undefined || v === null)) throw invalid(`${event} needs ${field}`, field);
   }
-  if (b.url.length > 2000) throw invalid("url is longer than 2000 characters", "url");
+  if (b.url.length > MAX_WEBHOOK_URL) throw invalid(`url is longer than ${MAX_WEBHOOK_URL} characters`, "url");
   if (accountId !== null && !(await deps.keys.accountExists(accountId)))
     throw new GatewayError("not_found", "account not found", { param: "account_id" });
   await checkWebhookUrl(b.url, deps.alerts.settings.allowPrivateUrls);

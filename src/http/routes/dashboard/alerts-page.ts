@@ -4,6 +4,7 @@
  * rotated, shown this once.
  */
 import { ALERT_EVENTS, type DeliveryView, GATEWAY_EVENTS, type WebhookEndpoint } from "../../../alerts/interface";
+import { MAX_WEBHOOK_URL } from "../../../alerts/sign";
 import { type Html, html } from "./html";
 import { chosen, dataTable, fieldValue, type Refill, ticked, truncated } from "./pages";
 
@@ -62,7 +63,7 @@ export function alertsPage(o: {
   const a = "/dashboard/alerts";
   const slack = chosen(r, a, "format", "json") === "slack";
   return html`<form method="post" action="${a}" class="card" id="add-endpoint">
-<label for="url">Webhook URL</label><input id="url" name="url" type="url" required maxlength="2000" placeholder="https://hooks.example.com/textai"${fieldValue(r, a, "url")}>
+<label for="url">Webhook URL</label><input id="url" name="url" type="url" required maxlength="${MAX_WEBHOOK_URL}" placeholder="https://hooks.example.com/textai"${fieldValue(r, a, "url")}>
 <fieldset><legend>Events</legend>${ACCOUNT_EVENTS.map(
     (e) =>
       html`<label class="check"><input type="checkbox" name="events" value="${e}"${ticked(r, a, "events", e) ? " checked" : ""}> <code>${e}</code></label>`,

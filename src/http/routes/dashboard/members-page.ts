@@ -1,4 +1,6 @@
 /** The Members page (docs/teams.md) and the page an invitation's link opens: server-rendered HTML. */
+import { MAX_NAME } from "../../../auth/attributes";
+import { MIN_PASSWORD } from "../../../auth/passwords";
 import { type Member, ROLES, type Role } from "../../../dashboard/members";
 import { counted, type Html, html } from "./html";
 import { chosen, dataTable, fieldValue, focusOn, type Refill } from "./pages";
@@ -21,6 +23,8 @@ export function membersPage(
     me: string;
     invited?: { email: string; role: Role; url: string; expires_at: string } | null;
     refill?: Refill | null;
+    /** the account requires single sign-on (`sso_required`): no invitation, its members come from the provider */
+    ssoOnly?: boolean;
   },
 ): Html {
   const a = "/dashboard/members";
@@ -29,12 +33,14 @@ export function membersPage(
     ? html`<div class="card" role="status" id="invitation"><p>Send this link to ${o.invited.email} (role ${o.invited.role}). It is shown only now, and works once until ${o.invited.expires_at}.</p>
 <p class="row"><code id="invite-url">${o.invited.url}</code><button type="button" data-copy="invite-url">Copy</button></p></div>`
     : "";
-  const inviteForm = o.canManage
-    ? html`<form method="post" action="/dashboard/members" class="card narrow" aria-label="Invite a member"><h2>Invite a member</h2>
+  const inviteForm = o.ssoOnly
+    ? html`<p class="hint">This account requires single sign-on: it takes no invitation; its members are made at their first sign-in by the identity provider's groups.</p>`
+    : o.canManage
+      ? html`<form method="post" action="/dashboard/members" class="card narrow" aria-label="Invite a member"><h2>Invite a member</h2>
 <label for="invite-email">Email</label><input id="invite-email" name="email" type="email" required${fieldValue(o.refill, a, "email")}>
 <label for="invite-role">Role</label><select id="invite-role" name="role">${ROLES.map((r) => html`<option value="${r}"${r === role ? " selected" : ""}>${r}</option>`)}</select>
 <button type="submit">Invite</button></form>`
-    : html`<p class="hint">Only the account's owners invite members and change roles.</p>`;
+      : html`<p class="hint">Only the account's owners invite members and change roles.</p>`;
   return html`${invited}${dataTable({
     caption: counted(members.length, "member"),
     id: "members",
@@ -55,7 +61,7 @@ ${inviteForm}
 export function joinPage(invitation: { email: string; role: Role }, action: string, r?: Refill | null): Html {
   return html`<p>You are invited as <strong>${invitation.role}</strong> with the email <strong>${invitation.email}</strong>.</p>
 <form method="post" action="${action}" class="card narrow">
-<label for="name">Name</label><input id="name" name="name" autocomplete="name" maxlength="200"${fieldValue(r, action, "name")}>
-<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required${focusOn(r, action, "password")}>
+<label for="name">Name</label><input id="name" name="name" autocomplete="name" maxlength="${MAX_NAME}"${fieldValue(r, action, "name")}>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD}" required${focusOn(r, action, "password")}>
 <button type="submit">Join</button></form>`;
 }

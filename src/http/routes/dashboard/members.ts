@@ -33,7 +33,13 @@ async function membersFor(deps: DashboardDeps, c: Ctx, h: Holder) {
     c,
     f?.status ?? 200,
     { title: "Members", who: who(h.email, h.role), active: "/dashboard/members", flash: shown(f) },
-    membersPage(list, { canManage: h.role === "owner", me: h.memberId, invited, refill: refillOf(f) }),
+    membersPage(list, {
+      canManage: h.role === "owner",
+      me: h.memberId,
+      invited,
+      refill: refillOf(f),
+      ssoOnly: ssoOnly(deps, h.accountId),
+    }),
   );
 }
 

@@ -1,5 +1,8 @@
+import { MAX_LABEL, MAX_NAME } from "../../../auth/attributes";
 import type { KeyView } from "../../../auth/interface";
+import { MIN_PASSWORD } from "../../../auth/passwords";
 import { policySummary } from "../../../auth/policy";
+import { MAX_REASON } from "../../../credits/amount";
 import type { UsageFigures } from "../../../credits/interface";
 import type { AccountSummary, LedgerRow } from "../../../dashboard/interface";
 import { type Role, roleAtLeast } from "../../../dashboard/members";
@@ -111,7 +114,7 @@ export function signUpPage(r?: Refill | null): Html {
   const a = "/dashboard/signup";
   return html`<form method="post" action="${a}" class="card narrow">
 <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required${fieldValue(r, a, "email")}>
-<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="10" required${focusOn(r, a, "password")}>
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD}" required${focusOn(r, a, "password")}>
 <button type="submit">Create account</button></form>
 <p class="hint">You are signed in as soon as the account is made. <a href="/dashboard/login">Sign in</a> instead if you have one.</p>`;
 }
@@ -413,7 +416,7 @@ export function keysPage(
 ): Html {
   const { offset, size, more } = paging;
   return html`<form method="post" action="/dashboard/keys" class="card" id="create-key">
-<label for="label">Label</label><input id="label" name="label" required maxlength="200" placeholder="e.g. production server"${fieldValue(refill, "/dashboard/keys", "label")}>
+<label for="label">Label</label><input id="label" name="label" required maxlength="${MAX_LABEL}" placeholder="e.g. production server"${fieldValue(refill, "/dashboard/keys", "label")}>
 <button type="submit">Create key</button></form>
 <div id="new-key" class="card secret"${created ? "" : html` hidden`} role="status">${
     created ? newKeyBox(created.key, created.label) : ""
@@ -471,7 +474,7 @@ export function passwordPage(r?: Refill | null): Html {
   const a = "/dashboard/password";
   return html`<form method="post" action="${a}" class="card narrow">
 <label for="current">Current password</label><input id="current" name="current" type="password" autocomplete="current-password" required${focusOn(r, a, "current")}>
-<label for="next">New password</label><input id="next" name="next" type="password" autocomplete="new-password" minlength="10" required${focusOn(r, a, "next")}>
+<label for="next">New password</label><input id="next" name="next" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD}" required${focusOn(r, a, "next")}>
 <button type="submit">Change password</button></form>
 <p>Changing the password signs out every other browser.</p>`;
 }
@@ -499,8 +502,8 @@ ${dataTable({
 <section><h2>Create an account</h2>
 <form method="post" action="${a}" class="card">
 <label for="new-email">Email</label><input id="new-email" name="email" type="email" autocomplete="off" required${fieldValue(r, a, "email")}>
-<label for="new-password">Password</label><input id="new-password" name="password" type="password" autocomplete="new-password" minlength="10" required${focusOn(r, a, "password")}>
-<label for="new-name">Name</label><input id="new-name" name="name" maxlength="200"${fieldValue(r, a, "name")}>
+<label for="new-password">Password</label><input id="new-password" name="password" type="password" autocomplete="new-password" minlength="${MIN_PASSWORD}" required${focusOn(r, a, "password")}>
+<label for="new-name">Name</label><input id="new-name" name="name" maxlength="${MAX_NAME}"${fieldValue(r, a, "name")}>
 <label for="new-plan">Plan</label><select id="new-plan" name="plan">${plans.map((p) => html`<option${p === plan ? html` selected` : ""}>${p}</option>`)}</select>
 <label for="new-credits">Credits</label><input id="new-credits" name="credits" type="number" min="0" step="1" placeholder="welcome credits"${fieldValue(r, a, "credits")}>
 <button type="submit">Create account</button></form></section>`;
@@ -521,7 +524,7 @@ export function operatorAccountPage(
 <div class="figure"><span class="name">Charged calls this month</span><span class="value">${u.requests}</span><span class="unit">${CHARGED_CALLS}</span></div></section>
 <div class="grid2"><form method="post" action="${grant}" class="card">
 <label for="amount">Credits to grant</label><input id="amount" name="amount" type="number" step="1" required${fieldValue(r, grant, "amount")}>
-<label for="reason">Reason</label><input id="reason" name="reason" maxlength="500"${fieldValue(r, grant, "reason")}>
+<label for="reason">Reason</label><input id="reason" name="reason" maxlength="${MAX_REASON}"${fieldValue(r, grant, "reason")}>
 <button type="submit">Grant credits</button></form>
 <form method="post" action="/dashboard/operator/accounts/${encodeURIComponent(a.id)}/plan" class="card">
 <label for="plan">Plan</label><select id="plan" name="plan">${plans.map((p) => html`<option${p === a.plan ? html` selected` : ""}>${p}</option>`)}</select>
