@@ -432,5 +432,5 @@ describe("key policies from the CLI beside a running server", () => {
     expect(bad.err).toContain("--rpm");
     expect(cli("keys", "update", k.id).code).toBe(2);
     expect(cli("keys", "update", "key_nobody", "--rpm", "3").code).toBe(1);
-  });
+  }, 30_000); // eight CLI processes one after another: about 0.6 s each on a loaded machine, past the 5 s default
 });
