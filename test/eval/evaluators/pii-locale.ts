@@ -35,7 +35,11 @@
  * references, medical referrals and discharge summaries, insurance claims, legal letters and court lists,
  * school reports and enrolment forms, tenancy documents, shipping and customs papers, bank and payroll
  * statements, meeting invitations and calendar exports, CRM notes, incident reports, civil-status forms;
- * 438 texts, 1263 spans); not run yet.
+ * 438 texts, 1263 spans: name 688, address 217, phone 145, date_of_birth 95, email 60, IP 23, card 22,
+ * SSN 13; 99 controls); committed before its run, run once at 17:11 UTC: name P 0.752 / R 0.763 / F1 0.758,
+ * address recall 0.829 (P 0.882), date_of_birth R 0.737 (P 0.986), phone F1 0.976, card R 0.955, SSN P 0.929,
+ * email and IP 1.000, structured values left verbatim 1; spent (its misses stay unprinted, as the first
+ * part's: printMisses false): the next round needs a fourteenth.
  * PII_LOCALE_BLIND=1 adds the first blind part, =2 the second, ... =13 the thirteenth; =all every spent
  * part (the part still blind is run only when named, so that no run of "all" spends it).
  *
@@ -106,7 +110,7 @@ const BLIND_PARTS: { env: string; part: string; load: () => Gold[]; printMisses:
   { env: "10", part: "blind-10", load: loadLocaleBlind10, printMisses: true, spent: true },
   { env: "11", part: "blind-11", load: loadLocaleBlind11, printMisses: true, spent: true },
   { env: "12", part: "blind-12", load: loadLocaleBlind12, printMisses: true, spent: true },
-  { env: "13", part: "blind-13", load: loadLocaleBlind13, printMisses: false, spent: false },
+  { env: "13", part: "blind-13", load: loadLocaleBlind13, printMisses: false, spent: true },
 ];
 
 /** The figures of one part: per-kind rows, name F1, address recall, verbatim leaks. */
