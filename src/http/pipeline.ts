@@ -9,7 +9,7 @@ import { GatewayError, type ProviderAttempt } from "../errors";
 import type { AnyFunctionDef } from "../functions/define";
 import { offlineNotes, withDeclineReason } from "../functions/offline-reach";
 import { validateAgainst } from "../functions/validate";
-import type { IdempotencyBegin, IdempotencyStore, StoredResponse } from "../idempotency/interface";
+import type { IdempotencyBegin, IdempotencyStore } from "../idempotency/interface";
 import type { Logger } from "../log";
 import { fixedLabels, type Metrics } from "../metrics";
 import { CpuBudgetExceeded, withCpuBudget } from "../offline-engine/budget";
@@ -33,6 +33,7 @@ import {
 import type { Edge } from "./edge";
 import { renderSuccess } from "./envelope";
 import { countRedactions, markGuarded } from "./guardrails";
+import { idempotencyKeyOf, refuseRepeat, replayStored } from "./idempotent";
 import { mark, type RequestState, serverTiming } from "./state";
 
 /** What the pipeline needs from the provider router. */
@@ -155,9 +156,7 @@ export class FunctionPipeline {
       });
     mark(state, "validate", t);
 
-    const idemKey = request.headers.get("idempotency-key");
-    if (idemKey !== null && (idemKey.length === 0 || idemKey.length > 255))
-      throw new GatewayError("invalid_request", "Idempotency-Key must be 1 to 255 characters", { param: "Idempotency-Key" });
+    const idemKey = idempotencyKeyOf(request);
     const route = this.route(def, req, auth, request, guard);
     const bodyHash = idemKey !== null ? digest(def.name, canonicalJson(req)) : "";
     // a call its key's policy refuses looks nothing up
@@ -208,19 +207,8 @@ export class FunctionPipeline {
     claimed?: IdempotencyBegin,
   ): Promise<Response | string | null> {
     const begun = claimed ?? (await this.deps.idempotency.begin(auth.accountId, key, bodyHash, state.requestId));
-    if (begun.state === "mismatch")
-      throw new GatewayError(
-        "idempotency_mismatch",
-        "this Idempotency-Key was already used for a different request (another function or another body); use a new key for a new request",
-      );
-    if (begun.state === "in_flight")
-      throw new GatewayError("conflict", "a request with this Idempotency-Key is still in progress");
-    if (begun.state === "gone")
-      throw new GatewayError(
-        "conflict",
-        "a request with this Idempotency-Key already completed, and its answer was too large to keep; use a new key",
-      );
-    if (begun.state === "replay") return this.replay(begun.response, state, await this.deps.ledger.balance(auth.accountId));
+    refuseRepeat(begun);
+    if (begun.state === "replay") return replayStored(begun.response, state, await this.deps.ledger.balance(auth.accountId));
     if (!begun.earlier) return null;
     // an earlier call with this key died in flight: if it was killed after its charge committed and
     // before its answer was kept, the client paid for an answer it never got, so this run is free
@@ -230,30 +218,6 @@ export class FunctionPipeline {
       await this.deps.idempotency.abandon(auth.accountId, key);
       throw err;
     }
-  }
-
-  /** The stored answer under this request's id, saying that nothing was charged this time. */
-  private replay(stored: StoredResponse, state: RequestState, balance: number): Response {
-    state.credits = 0;
-    state.replayed = true;
-    state.status = stored.status;
-    let body = stored.body;
-    try {
-      const env = JSON.parse(stored.body) as { request_id?: string; meta?: Record<string, unknown> };
-      env.request_id = state.requestId;
-      if (env.meta) {
-        env.meta.credits_deducted = 0;
-        env.meta.credits_remaining = balance;
-        env.meta.timestamp = new Date().toISOString();
-      }
-      body = JSON.stringify(env);
-    } catch {
-      // not an envelope: replayed as it was
-    }
-    return new Response(body, {
-      status: stored.status,
-      headers: { "content-type": "application/json", ...stored.headers, ...state.headers, "idempotent-replayed": "true" },
-    });
   }
 
   /**

@@ -8,9 +8,10 @@ import type { AuthInfo } from "../../auth/interface";
 import type { Page, Paged } from "../../knowledge/interface";
 import type { MaybePromise } from "../../maybe";
 import { edgePlugin } from "../edge-plugin";
+import { idempotentResource } from "../idempotent";
 import { ok } from "../respond";
 import type { RequestState } from "../state";
-import { type Deps, pageOf, refuseIdempotencyKey, resourceDoc, validBody } from "./knowledge-resource";
+import { type Deps, pageOf, resourceDoc, validBody } from "./knowledge-resource";
 
 /** What the routes read and delete of a collection: its store (knowledge/interface.ts) as it is. */
 export interface CollectionStore<V> {
@@ -44,9 +45,12 @@ export function collectionRoutes<S extends TObject, V>(deps: Deps, c: Collection
     .post(
       c.path,
       async ({ request, state, auth, payload }) => {
-        refuseIdempotencyKey(request);
         const body = validBody(deps, c.createSchema, payload);
-        return ok(state, `${c.noun} created`, await c.create(auth.accountId, body, { auth, state }), 201);
+        // a retry with the same Idempotency-Key gets the first answer: made and charged once
+        return idempotentResource(
+          { ...deps, request, state, accountId: auth.accountId, route: `POST ${c.path}`, body },
+          async () => ok(state, `${c.noun} created`, await c.create(auth.accountId, body, { auth, state }), 201),
+        );
       },
       {
         parse: "none",

@@ -3,14 +3,13 @@
  * limit under the resource's name): the body validated against its schema, paging, OpenAPI detail.
  */
 import type { Static, TObject } from "@sinclair/typebox";
-import { invalidRequest } from "../../errors";
 import { validateAgainst } from "../../functions/validate";
 import type { Page } from "../../knowledge/interface";
 import { ListQuery } from "../../knowledge/schemas";
 import type { AppDeps } from "../deps";
 import { limitOffset } from "../query";
 
-export type Deps = Pick<AppDeps, "keys" | "config" | "limiter" | "signIns" | "dashboard">;
+export type Deps = Pick<AppDeps, "keys" | "config" | "limiter" | "signIns" | "dashboard" | "idempotency" | "ledger">;
 
 /** The body validated against its TypeBox schema (api_key, which may ride in it, left out). */
 export function validBody<S extends TObject>(deps: Deps, schema: S, payload: Record<string, unknown>): Static<S> {
@@ -18,19 +17,6 @@ export function validBody<S extends TObject>(deps: Deps, schema: S, payload: Rec
   // strict, as the function routes are: a misspelled field ("knowledge_base_id", "metdata") is a 400
   // naming it, never dropped from an upload or a chatbot that is then charged for
   return validateAgainst<Static<S>>(schema, body, deps.config.limits.maxTextChars, { strict: true });
-}
-
-/**
- * An `Idempotency-Key` on a resource route that makes and charges something (an upload, a FAQ
- * collection, a chatbot, a knowledge base), which keeps no answers by key: refused, not ignored. A
- * client that sends one means "at most once", and a retry here would make and charge it twice.
- */
-export function refuseIdempotencyKey(request: Request): void {
-  if (request.headers.has("idempotency-key"))
-    throw invalidRequest(
-      "Idempotency-Key is kept for function calls (POST /api/v1/ai/..., chatbot chat, knowledge-base search), not for making resources: send this request without it, and before a retry list what exists to see whether the first one was made",
-      "Idempotency-Key",
-    );
 }
 
 /** `?limit=&offset=`; limit defaults to 20, at most 100. */

@@ -31,12 +31,13 @@ import { uploadDocuments } from "../../knowledge/upload";
 import type { MaybePromise } from "../../maybe";
 import type { AppDeps } from "../deps";
 import { edgePlugin, functionEdge } from "../edge-plugin";
+import { idempotentResource } from "../idempotent";
 import type { FunctionPipeline } from "../pipeline";
 import { ok } from "../respond";
 import type { RequestState } from "../state";
 import { functionDoc } from "./functions";
 import { collectionRoutes } from "./knowledge-collections";
-import { type Deps, pageOf, refuseIdempotencyKey, resourceDoc, validBody } from "./knowledge-resource";
+import { type Deps, pageOf, resourceDoc, validBody } from "./knowledge-resource";
 
 type Params = Record<string, string>;
 type Query = Record<string, string | undefined>;
@@ -141,34 +142,46 @@ function knowledgeBaseRoutes(deps: Deps & Pick<AppDeps, "ledger" | "metrics">, k
     .post(
       "/api/v1/knowledge-bases/:id/documents",
       async ({ request, state, auth, payload, params }) => {
-        refuseIdempotencyKey(request);
         const body = validBody(deps, AddDocuments, payload);
         const docs =
           body.documents ??
           (body.content !== undefined ? [{ title: body.title, content: body.content, metadata: body.metadata }] : null);
         if (!docs) throw invalidRequest("documents is required (or content, for a single document)", "documents");
-        const upload = await uploadDocuments(
+        // a retry with the same Idempotency-Key gets the first answer: uploaded and charged once
+        return idempotentResource(
           {
-            bases: kbs,
-            ledger: deps.ledger,
-            // the key's allowed_models bind the embeddings too: a model it may not use is not called or charged
-            embedder: embedderFor(embedder, modelFilter(auth.policy)),
-            config: deps.config,
+            ...deps,
+            request,
+            state,
             accountId: auth.accountId,
-            plan: await planOf(deps, auth.accountId),
-            keyId: auth.keyId,
-            budget: keyBudget(auth),
-            requestId: state.requestId,
-            signal: request.signal,
+            route: "POST /api/v1/knowledge-bases/:id/documents",
+            body: { id: params.id, docs },
           },
-          params.id,
-          docs,
+          async () => {
+            const upload = await uploadDocuments(
+              {
+                bases: kbs,
+                ledger: deps.ledger,
+                // the key's allowed_models bind the embeddings too: a model it may not use is not called or charged
+                embedder: embedderFor(embedder, modelFilter(auth.policy)),
+                config: deps.config,
+                accountId: auth.accountId,
+                plan: await planOf(deps, auth.accountId),
+                keyId: auth.keyId,
+                budget: keyBudget(auth),
+                requestId: state.requestId,
+                signal: request.signal,
+              },
+              params.id,
+              docs,
+            );
+            for (const { fn, amount } of upload.charges)
+              deps.metrics.inc("textai_credits_charged_total", "Credits charged", { function: fn }, amount);
+            state.credits = upload.charged;
+            state.creditsRemaining = upload.remaining;
+            return ok(state, "documents added", { data: upload.added, count: upload.added.length }, 201);
+          },
         );
-        for (const { fn, amount } of upload.charges)
-          deps.metrics.inc("textai_credits_charged_total", "Credits charged", { function: fn }, amount);
-        state.credits = upload.charged;
-        state.creditsRemaining = upload.remaining;
-        return ok(state, "documents added", { data: upload.added, count: upload.added.length }, 201);
       },
       {
         key: { fn: R },
