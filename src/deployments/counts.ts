@@ -1,4 +1,4 @@
-import type { DeploymentLimits } from "../providers/groups/state";
+import { ADMITTED, type Admission, type DeploymentLimits } from "../providers/groups/state";
 
 /** What this node did with one deployment since it started: for /metrics (counters). */
 export interface DeploymentCounts {
@@ -22,6 +22,14 @@ interface Seen extends DeploymentCounts {
 export abstract class DeploymentBook {
   private seen = new Map<string, Seen>();
 
+  abstract admit(id: string, limits: DeploymentLimits, tokens: number): Admission | Promise<Admission>;
+
+  /** `admit`, told as whether it admitted. */
+  acquire(id: string, limits: DeploymentLimits, tokens: number): boolean | Promise<boolean> {
+    const a = this.admit(id, limits, tokens);
+    return a instanceof Promise ? a.then((x) => x === ADMITTED) : a === ADMITTED;
+  }
+
   protected book(id: string): Seen {
     let c = this.seen.get(id);
     if (!c) {
@@ -32,10 +40,10 @@ export abstract class DeploymentBook {
   }
 
   /** Counts an acquire's outcome (and the limits it was asked with); returns it. */
-  protected counted(id: string, limits: DeploymentLimits, admitted: boolean): boolean {
+  protected counted(id: string, limits: DeploymentLimits, admitted: Admission): Admission {
     const c = this.book(id);
     c.limits = limits;
-    if (admitted) c.calls++;
+    if (admitted === ADMITTED) c.calls++;
     else c.refusals++;
     return admitted;
   }

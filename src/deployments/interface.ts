@@ -1,7 +1,15 @@
 import type { DeploymentLimits, DeploymentState, DeploymentUsage } from "../providers/groups/state";
 import type { DeploymentCounts } from "./counts";
 
-export type { DeploymentCallEnd, DeploymentLimits, DeploymentState, DeploymentUsage } from "../providers/groups/state";
+export type {
+  Admission,
+  DeploymentCallEnd,
+  DeploymentLimits,
+  DeploymentState,
+  DeploymentUsage,
+  Refusal,
+} from "../providers/groups/state";
+export { ADMITTED } from "../providers/groups/state";
 export type { DeploymentCounts } from "./counts";
 
 /** The window every deployment limit counts over: the last 60 s, sliding (CONTRACT section 16). */
@@ -22,6 +30,8 @@ export function ewma(avg: number | null, sample: number): number {
  * set of them is bounded by the config.
  */
 export interface DeploymentStateService extends DeploymentState {
+  /** `admit`, told as whether it admitted (tests, tools) */
+  acquire(id: string, limits: DeploymentLimits, tokens: number): boolean | Promise<boolean>;
   /** every id this state has seen (acquired, cooled down or asked about), in first-seen order */
   ids(): string[];
   /** the limits `acquire` was last given for `id` (undefined: never acquired) */

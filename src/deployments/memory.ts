@@ -1,5 +1,7 @@
 import { DeploymentBook } from "./counts";
 import {
+  ADMITTED,
+  type Admission,
   type DeploymentCallEnd,
   type DeploymentLimits,
   type DeploymentStateService,
@@ -28,14 +30,20 @@ export function newLocalDeployment(windowMs: number): LocalDeployment {
   };
 }
 
-/** Admits one call on a node-local deployment (see SlidingWindow): counted and opened, or refused. */
-export function admitLocal(d: LocalDeployment, now: number, limits: DeploymentLimits, tokens: number, callId = ""): boolean {
-  if (d.coolingUntil > now) return false;
-  const slot = d.window.admit(now, limits, tokens);
-  if (slot < 0) return false;
+/**
+ * Admits one call on a node-local deployment (see SlidingWindow): counted and opened, or refused
+ * with why and the time until it could take it (the later of the cool-down's end and the window's).
+ */
+export function admitLocal(d: LocalDeployment, now: number, limits: DeploymentLimits, tokens: number, callId = ""): Admission {
+  const slot = d.coolingUntil > now ? -1 : d.window.admit(now, limits, tokens);
+  if (slot < 0) {
+    const full = d.window.refusal(now, limits, tokens);
+    const cooling = d.coolingUntil - now;
+    return full && full.inMs >= cooling ? full : { why: "cooling", inMs: Math.max(0, cooling) };
+  }
   d.inFlight++;
   d.open.add({ slot, tokens, callId });
-  return true;
+  return ADMITTED;
 }
 
 /**
@@ -64,7 +72,7 @@ export class MemoryDeploymentState extends DeploymentBook implements DeploymentS
     return d;
   }
 
-  acquire(id: string, limits: DeploymentLimits, tokens: number): boolean {
+  admit(id: string, limits: DeploymentLimits, tokens: number): Admission {
     const d = this.get(id);
     return this.counted(id, limits, admitLocal(d, this.now(), limits, tokens));
   }

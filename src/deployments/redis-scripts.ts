@@ -33,6 +33,26 @@ local function count(win, slotMs, ttl, tokens, calls)
   redis.call('PEXPIRE', win, ttl)
   return slot
 end
+local function freedIn(win, windowMs, slotMs, excess)
+  local oldest = math.floor((now - windowMs) / slotMs)
+  local h = redis.call('HGETALL', win)
+  local slots, tokens = {}, {}
+  for i = 1, #h, 2 do
+    local f = h[i]
+    local s = tonumber(string.sub(f, 2))
+    if string.sub(f, 1, 1) == 't' and s >= oldest then
+      slots[#slots + 1] = s
+      tokens[s] = tonumber(h[i + 1])
+    end
+  end
+  table.sort(slots)
+  local freed, last = 0, oldest
+  for _, s in ipairs(slots) do
+    freed, last = freed + tokens[s], s
+    if freed >= excess then break end
+  end
+  return math.max(0, math.ceil((last + 1) * slotMs + windowMs - now))
+end
 local function state(used, calls, logged)
   local cool = redis.call('PTTL', KEYS[4])
   if cool < 0 then cool = 0 end
@@ -42,9 +62,12 @@ end
 
 /**
  * ARGV: rpm (-1: none), tpm (-1: none), tokens, call id, windowMs, slotMs, leaseMs.
- * Answers { admitted (0/1), slot, state }: state as USAGE's. Admits when not cooling down, fewer
- * than rpm calls are logged in the window and its tokens plus these fit tpm; then logs the call
- * (rpm), counts its tokens in the current slot, and opens its in-flight lease.
+ * Answers { admitted (0/1), slot, state, why, ms }: state as USAGE's. Admits when not cooling down,
+ * fewer than rpm calls are logged in the window and its tokens plus these fit tpm; then logs the
+ * call (rpm), counts its tokens in the current slot, and opens its in-flight lease. A refusal says
+ * why ('cooling', 'rpm', 'tpm': the one that holds longest) and the ms until the call would fit:
+ * the cool-down's end, the rpm log's oldest entry leaving the window, the oldest slots holding the
+ * tpm excess leaving it (read here, in the same round trip; nothing more on an admission).
  */
 export const ACQUIRE = `${WINDOW_LUA}
 local rpm, tpm, tokens = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -69,7 +92,24 @@ if ok == 1 then
   redis.call('PEXPIRE', KEYS[3], lease + 1000)
   used, calls = used + tokens, calls + 1
 end
-return { ok, slot, state(used, calls, logged) }
+local why, wait = '', 0
+if ok == 0 then
+  local cool = redis.call('PTTL', KEYS[4])
+  if cool > 0 then why, wait = 'cooling', cool end
+  if rpm >= 0 and logged >= rpm then
+    local w = windowMs
+    if rpm > 0 then
+      local e = redis.call('ZRANGE', KEYS[1], logged - rpm, logged - rpm, 'WITHSCORES')
+      w = math.ceil(tonumber(e[2]) + windowMs - now)
+    end
+    if why == '' or w > wait then why, wait = 'rpm', w end
+  end
+  if tpm >= 0 and used + tokens > tpm then
+    local w = freedIn(KEYS[2], windowMs, slotMs, used + tokens - tpm)
+    if why == '' or w > wait then why, wait = 'tpm', w end
+  end
+end
+return { ok, slot, state(used, calls, logged), why, wait }
 `;
 
 /**
@@ -128,6 +168,9 @@ if n > 0 then redis.call('PEXPIRE', KEYS[1], windowMs + 1000) end
 count(KEYS[2], slotMs, windowMs + 2 * slotMs, tonumber(ARGV[2]), n)
 return 1
 `;
+
+/** ACQUIRE's answer: admitted (0/1), slot, state, why refused ('' when admitted), ms until it would fit. */
+export type AcquireReply = [number, number, StateReply, string, number];
 
 /** The state as ACQUIRE and USAGE answer it. */
 export type StateReply = [number, number, string, number, number, string];

@@ -2,6 +2,8 @@ import type { Logger } from "../log";
 import { isRedisOutage, type RedisLink } from "../redis/link";
 import { DeploymentBook } from "./counts";
 import {
+  ADMITTED,
+  type Admission,
   type DeploymentCallEnd,
   type DeploymentLimits,
   type DeploymentStateService,
@@ -11,7 +13,7 @@ import {
   WINDOW_MS,
 } from "./interface";
 import { admitLocal, type LocalDeployment, localUsage, newLocalDeployment } from "./memory";
-import { ACQUIRE, COOL, PAY, RELEASE, RENEW, type StateReply, USAGE } from "./redis-scripts";
+import { ACQUIRE, type AcquireReply, COOL, PAY, RELEASE, RENEW, type StateReply, USAGE } from "./redis-scripts";
 import { OpenCalls } from "./window";
 
 export interface RedisDeploymentOptions {
@@ -40,6 +42,9 @@ interface Known {
 /** A deployment no usage() asked for in this long is no longer refreshed in the background (read again when asked). */
 const ASKED_LATELY_MS = 10_000;
 
+/** A call the shared state could not count (an error, or the first window of an outage): refused, when unknown. */
+const UNCOUNTED: Admission = { why: "unavailable", inMs: 0 };
+
 const EMPTY: DeploymentUsage = { inFlight: 0, rpmUsed: 0, tpmUsed: 0, coolingUntil: 0, latencyMs: null };
 
 /**
@@ -62,8 +67,9 @@ const EMPTY: DeploymentUsage = { inFlight: 0, rpmUsed: 0, tpmUsed: 0, coolingUnt
  * first window of the outage (the shared window may have been full when it began). When Redis is
  * back, what the node admitted on its own is counted there (as admitted at that instant) before the
  * next acquire. Redis answering with an error (not an outage) refuses the call: nothing is
- * admitted that cannot be counted. A refusal is only `false`: the group router moves on, and when
- * no deployment admits, its answer is its own (never a 429 blaming the client).
+ * admitted that cannot be counted. Such a refusal says `unavailable` (no time known): the group
+ * router moves on, and when no deployment admits, its answer is its own (never a 429 blaming the
+ * client). A refusal by the limits says why and when the call would fit, read by ACQUIRE itself.
  */
 export class RedisDeploymentState extends DeploymentBook implements DeploymentStateService {
   private known = new Map<string, Known>();
@@ -109,11 +115,11 @@ export class RedisDeploymentState extends DeploymentBook implements DeploymentSt
     return k;
   }
 
-  async acquire(id: string, limits: DeploymentLimits, tokens: number): Promise<boolean> {
-    return this.counted(id, limits, await this.admit(id, limits, tokens));
+  async admit(id: string, limits: DeploymentLimits, tokens: number): Promise<Admission> {
+    return this.counted(id, limits, await this.shared(id, limits, tokens));
   }
 
-  private async admit(id: string, limits: DeploymentLimits, tokens: number): Promise<boolean> {
+  private async shared(id: string, limits: DeploymentLimits, tokens: number): Promise<Admission> {
     const k = this.entry(id);
     this.book(id).limits = limits;
     if (!this.link.up) await this.link.whenStarted();
@@ -122,21 +128,22 @@ export class RedisDeploymentState extends DeploymentBook implements DeploymentSt
         if (this.outageSince !== null) await this.settle();
         const callId = `${this.link.nodeId}:${++this.seq}`;
         const args = [String(limits.rpm ?? -1), String(limits.tpm ?? -1), String(tokens), callId];
-        const [ok, slot, state] = await this.link.eval<[number, number, StateReply]>(ACQUIRE, this.keys(id), [
+        const [ok, slot, state, why, inMs] = await this.link.eval<AcquireReply>(ACQUIRE, this.keys(id), [
           ...args,
           String(this.windowMs),
           String(this.slotMs),
           String(this.leaseMs),
         ]);
         k.view = this.read(id, k, state);
-        if (ok === 1) k.open.add({ slot, tokens, callId });
-        return ok === 1;
+        if (ok !== 1) return { why: why === "rpm" || why === "tpm" ? why : "cooling", inMs: Number(inMs) };
+        k.open.add({ slot, tokens, callId });
+        return ADMITTED;
       } catch (err) {
         // Redis answered with an error: nothing can be counted, so nothing is admitted
         if (!isRedisOutage(err)) {
           this.stats.errors++;
           this.erroredAt = this.now();
-          return false;
+          return UNCOUNTED;
         }
       }
     }
@@ -144,7 +151,7 @@ export class RedisDeploymentState extends DeploymentBook implements DeploymentSt
   }
 
   /** This node's own share of a deployment while Redis is unreachable (see the class comment). */
-  private fallback(k: Known, limits: DeploymentLimits, tokens: number): boolean {
+  private fallback(k: Known, limits: DeploymentLimits, tokens: number): Admission {
     this.stats.fallbacks++;
     const now = this.now();
     this.outageSince ??= Math.min(now, this.link.downSince() ?? now);
@@ -153,7 +160,7 @@ export class RedisDeploymentState extends DeploymentBook implements DeploymentSt
     // a cool-down some node set before the outage still holds here
     d.coolingUntil = Math.max(d.coolingUntil, k.view.coolingUntil);
     const limited = limits.rpm !== undefined || limits.tpm !== undefined;
-    if (limited && now < this.outageSince + this.windowMs) return false;
+    if (limited && now < this.outageSince + this.windowMs) return UNCOUNTED;
     const n = this.link.nodes();
     const share: DeploymentLimits = {
       rpm: limits.rpm === undefined ? undefined : Math.floor(limits.rpm / n),

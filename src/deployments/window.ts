@@ -1,4 +1,4 @@
-import type { DeploymentLimits } from "./interface";
+import type { DeploymentLimits, Refusal } from "./interface";
 
 /** Slots a window's token and call counts are kept in: 60 of windowMs/60 each, plus the one under way. */
 export const SLOTS = 61;
@@ -50,6 +50,47 @@ export class SlidingWindow {
     const slot = this.slotOf(now);
     this.add(slot, tokens, 1);
     return slot;
+  }
+
+  /**
+   * Why `admit` would refuse a call of `tokens` at `now`, and the ms until it would not: the rpm
+   * log's entry that keeps it full ageing out of the window, the oldest slots holding the tpm excess
+   * leaving it; the later of the two when both are full. Null when it would admit it. (A call of more
+   * tokens than the tpm never fits: the time until the window is empty.)
+   */
+  refusal(now: number, limits: DeploymentLimits, tokens: number): Refusal | null {
+    let out: Refusal | null = null;
+    const rpm = limits.rpm;
+    if (rpm !== undefined) {
+      this.resize(rpm);
+      this.expire(now);
+      if (this.size >= rpm) {
+        const keeping = this.times[(this.head + this.size - Math.max(1, rpm)) % Math.max(1, this.times.length)] ?? now;
+        out = { why: "rpm", inMs: rpm > 0 ? keeping + this.windowMs - now : this.windowMs };
+      }
+    }
+    const excess = limits.tpm === undefined ? 0 : this.tokens(now) + tokens - limits.tpm;
+    if (excess > 0) {
+      const inMs = this.freedIn(now, excess);
+      if (!out || inMs > out.inMs) out = { why: "tpm", inMs };
+    }
+    return out;
+  }
+
+  /** The ms until the oldest slots of the window holding `excess` tokens have left it (a slot leaves windowMs after its end). */
+  private freedIn(now: number, excess: number): number {
+    const oldest = this.slotOf(now - this.windowMs);
+    const kept: number[] = [];
+    for (let i = 0; i < SLOTS; i++) if ((this.slotIds[i] ?? -1) >= oldest) kept.push(i);
+    kept.sort((a, b) => (this.slotIds[a] ?? 0) - (this.slotIds[b] ?? 0));
+    let freed = 0;
+    let last = oldest;
+    for (const i of kept) {
+      freed += this.slotTokens[i] ?? 0;
+      last = this.slotIds[i] ?? last;
+      if (freed >= excess) break;
+    }
+    return Math.max(0, (last + 1) * this.slotMs + this.windowMs - now);
   }
 
   /**

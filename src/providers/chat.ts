@@ -99,7 +99,7 @@ export interface ProxyEnv {
   /** a model group's gate around each attempt of `call` on a deployment (groups/groups.ts): a stream's end, an answer's usage */
   gate?: <T>(step: Step, go: () => Promise<T | null>, how: GateHow<T> | undefined, call: ProxyCall) => Promise<T | null>;
   /** every deployment refused `call` before any was tried */
-  noneTried?: (call: ProxyCall) => GatewayError;
+  noneTried?: (call: ProxyCall, refused?: GatewayError) => GatewayError;
 }
 
 /** `provider/model` of a deployment target, undefined for a provider named directly. */
@@ -296,7 +296,7 @@ function proxyFallback<T>(
     onOutcome: env.onOutcome,
     send: ({ step, signal, headers }) => send(step.target, step.model, signal, headers),
     gate: gate && ((step, go) => gate(step, go, how, call)),
-    noneTried: noneTried && (() => noneTried(call)),
+    noneTried: noneTried && ((refused) => noneTried(call, refused)),
     answered: (value) => (keepSignal ? undefined : { answer: value }),
     keepSignal,
     unexpected: "connection",

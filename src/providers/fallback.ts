@@ -5,6 +5,23 @@ import { OfflineBudgetExceeded } from "./local";
 import type { Target } from "./route-plan";
 import { ProviderError, type ProviderErrorKind } from "./types";
 
+/**
+ * A model group's gate refused an attempt before anything was sent (groups.ts `gate`): its
+ * deployment at its rpm or tpm, cooling down after a 429 (on any node), or its shared state unable
+ * to count the call. No failure: recorded as an attempt named by `code` (rpm_limit, tpm_limit,
+ * cooling_down, state_unavailable) and counted as rate-limited for `inMs`, the time until it
+ * could take the call (0: unknown).
+ */
+export class GateRefusal extends Error {
+  constructor(
+    readonly code: string,
+    readonly inMs: number,
+  ) {
+    super(`refused at the model group's gate: ${code}`);
+    this.name = "GateRefusal";
+  }
+}
+
 /** One try: a target and the model it is sent. */
 export interface Step {
   target: Target;
@@ -54,8 +71,11 @@ export interface FallbackSpec<T> {
   afterFailure?(error: ProviderError, step: Step, left: Step[], attempts: ProviderAttempt[]): Step[];
   /** every provider tried answered 429 (or is paused by one): 429 rate_limited with the soonest Retry-After */
   rateLimited?: boolean;
-  /** nothing was tried (every provider declined): this error */
-  noneTried?(): GatewayError;
+  /**
+   * nothing was tried (every provider declined): this error; or every attempt was refused at a
+   * model group's gate (`refused`: the 429 the loop would answer, with its attempts and Retry-After)
+   */
+  noneTried?(refused?: GatewayError): GatewayError;
 }
 
 export interface FallbackOutcome<T> {
@@ -143,6 +163,8 @@ class FallbackRun<T> {
   private unavailable = 0;
   /** the soonest of those comes back, in ms */
   private backInMs: number | undefined;
+  /** attempts a model group's gate refused (GateRefusal) */
+  private gated = 0;
   /** made on first need: a listener on the composite signal is a real cost on every call */
   private abortedP: Promise<"abort"> | undefined;
 
@@ -283,6 +305,11 @@ class FallbackRun<T> {
       breaker.release();
       attempts.push({ provider: target.name, model, error: "cpu_budget", ms });
       span?.end({ error: "cpu_budget" });
+    } else if (got.error instanceof GateRefusal) {
+      // not sent: the deployment cannot take it now (rpm, tpm, cooling down), as a pause is told
+      breaker.release();
+      span?.end({ error: got.error.code });
+      this.refusedAtGate(step, got.error);
     } else if (got.error instanceof GatewayError) {
       // a function implementation's answer for the client (not_found, invalid_request): not a provider failure
       breaker.release();
@@ -290,6 +317,15 @@ class FallbackRun<T> {
       throw got.error;
     } else this.failed(got.error, r, ms);
     return undefined;
+  }
+
+  /** An attempt its deployment's gate refused: recorded with why, counted as rate-limited until it could take the call. */
+  private refusedAtGate(step: Step, r: GateRefusal): void {
+    this.attempts.push({ provider: step.target.name, model: step.model, error: r.code, ms: 0 });
+    this.ran++;
+    this.gated++;
+    this.rateLimitedFor(r.inMs);
+    this.unavailableFor(r.inMs);
   }
 
   /** A provider failure: recorded, counted by its breaker (a 429 pauses it), and the steps left are the spec's to choose. */
@@ -319,13 +355,16 @@ class FallbackRun<T> {
   exhausted(): GatewayError {
     const { spec, attempts } = this;
     if (attempts.length === 0 && spec.noneTried) return spec.noneTried();
-    const list = attempts.map((a) => `${a.provider}: ${a.error}`).join(", ");
+    const list = listed(attempts);
     if (spec.rateLimited && this.ran > 0 && this.limited === this.ran) {
       const soonest = Math.min(this.retryAfterMs ?? 1000, this.backInMs ?? Number.POSITIVE_INFINITY);
-      return new GatewayError("rate_limited", `${spec.fn}: every provider is rate-limited (${list})`, {
-        attempts,
-        headers: retryAfter(soonest),
-      });
+      const allGated = this.gated === attempts.length;
+      const what = allGated
+        ? "every deployment of the model group is at its rpm/tpm limit or cooling down after a 429"
+        : "every provider is rate-limited";
+      const err = new GatewayError("rate_limited", `${spec.fn}: ${what} (${list})`, { attempts, headers: retryAfter(soonest) });
+      // every attempt refused at a gate: the spec's to answer (a shared state out of reach is no client's limit)
+      return allGated && spec.noneTried ? spec.noneTried(err) : err;
     }
     // every provider that answered refused the text itself: the client's answer, not a provider failure
     if (this.ran > 0 && this.filtered === this.ran)
@@ -335,6 +374,17 @@ class FallbackRun<T> {
     const headers = attempts.length > 0 && this.unavailable === attempts.length ? retryAfter(this.backInMs ?? 1000) : undefined;
     return new GatewayError("provider_error", `${spec.fn}: every provider failed (${list})`, { attempts, headers });
   }
+}
+
+/**
+ * The attempts as a message lists them, `provider: error`; a provider tried for more than one
+ * model (a group's deployments) is named with the model, `provider (model): error`.
+ */
+function listed(attempts: readonly ProviderAttempt[]): string {
+  const seen = new Map<string, Set<string | undefined>>();
+  for (const a of attempts) (seen.get(a.provider) ?? seen.set(a.provider, new Set()).get(a.provider))?.add(a.model);
+  const name = (a: ProviderAttempt) => ((seen.get(a.provider)?.size ?? 0) > 1 ? `${a.provider} (${a.model})` : a.provider);
+  return attempts.map((a) => `${name(a)}: ${a.error}`).join(", ");
 }
 
 /** A Retry-After header of `ms`, in whole seconds, at least 1. */

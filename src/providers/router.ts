@@ -276,8 +276,10 @@ export class ProviderRouter {
       answered: (r) => ({ model: r.model, usage: r.usage }),
       unexpected: "invalid_output",
       rateLimited: true,
-      noneTried: () =>
-        need ? groupsBusy(def.name, this.deploymentState) : noProvider(def, this.config.routes[def.name] !== undefined, true),
+      noneTried: (refused) =>
+        need
+          ? groupsBusy(def.name, this.deploymentState, refused)
+          : noProvider(def, this.config.routes[def.name] !== undefined, true),
     });
     const inProcess = step.target.provider.inProcess === true;
     const result = guardedResult(call, step.target.provider, value.result);
@@ -447,7 +449,7 @@ export class ProviderRouter {
         breakers: this.breakers,
         onOutcome: this.onOutcome,
         gate: (step, go, how, call) => groups.gate(step, tokensOf(call.need), go, how),
-        noneTried: (call) => groupsBusy(API_FN[call.api], this.deploymentState),
+        noneTried: (call, refused) => groupsBusy(API_FN[call.api], this.deploymentState, refused),
       };
     return e;
   }
@@ -496,17 +498,19 @@ function functionNeed(request: unknown): GroupNeed {
 const FUNCTION_USED: GateHow<AttemptResult> = { used: (r) => (r.usage ? r.usage.input + r.usage.output : undefined) };
 
 /**
- * Every deployment of the call's groups refused it before any was tried (at its rpm/tpm, or cooling
- * down): 429; but 503 while the shared deployment state is unreachable (the refusal may be the
- * outage's, CONTRACT section 11).
+ * Every deployment of the call's groups refused it at its gate (at its rpm/tpm, or cooling down):
+ * `refused`, the fallback's 429 naming each with why, its Retry-After the time until the first can
+ * take the call; but 503 while the shared deployment state is unreachable (the refusal may be the
+ * outage's, CONTRACT section 11). Without `refused` (every deployment declined the request): 429.
  */
-function groupsBusy(fn: string, state: DeploymentState | undefined): GatewayError {
+function groupsBusy(fn: string, state: DeploymentState | undefined, refused?: GatewayError): GatewayError {
   if (state?.unreachable?.())
     return new GatewayError(
       "service_unavailable",
       `${fn}: the model group's shared deployment state (Redis) cannot be reached; retry shortly`,
-      { headers: { "Retry-After": "1" } },
+      { headers: { "Retry-After": "1" }, attempts: refused?.attempts },
     );
+  if (refused) return refused;
   return new GatewayError(
     "rate_limited",
     `${fn}: every deployment of the model group is at its rpm/tpm limit or cooling down after a 429; retry shortly`,

@@ -139,6 +139,36 @@ for (const [name, make, available] of implementations) {
       expect((await other.usage([id])).get(id)?.coolingUntil).toBe(0);
     });
 
+    test("a refusal says why and when the call would fit: rpm's oldest call ageing out, tpm's slots, a cool-down's end", async () => {
+      const { a, b } = await make();
+      const other = b ?? a;
+      const [rpm, tpm, cool] = [fresh(), fresh(), fresh()];
+      const t0 = Date.now();
+      expect(await a.admit(rpm, { rpm: 2 }, 1)).toBe(true);
+      await Bun.sleep(300);
+      expect(await a.admit(rpm, { rpm: 2 }, 1)).toBe(true);
+      const byRpm = await other.admit(rpm, { rpm: 2 }, 1);
+      const elapsed = Date.now() - t0;
+      // the first call leaves the window WINDOW after it was admitted (clocks: Redis's, a few ms apart)
+      expect(byRpm).toMatchObject({ why: "rpm" });
+      const rpmIn = (byRpm as { inMs: number }).inMs;
+      expect(rpmIn).toBeGreaterThan(WINDOW - elapsed - 100);
+      expect(rpmIn).toBeLessThanOrEqual(WINDOW - 300 + 100);
+
+      expect(await a.admit(tpm, { tpm: 100 }, 70)).toBe(true);
+      const byTpm = await other.admit(tpm, { tpm: 100 }, 40);
+      expect(byTpm).toMatchObject({ why: "tpm" });
+      // its slot (WINDOW/60 wide) leaves the window WINDOW after the slot's end
+      expect((byTpm as { inMs: number }).inMs).toBeGreaterThan(WINDOW - 200);
+      expect((byTpm as { inMs: number }).inMs).toBeLessThanOrEqual(WINDOW + WINDOW / 60 + 50);
+
+      await a.coolDown(cool, 700);
+      const byCool = await other.admit(cool, { rpm: 5 }, 1);
+      expect(byCool).toMatchObject({ why: "cooling" });
+      expect((byCool as { inMs: number }).inMs).toBeGreaterThan(500);
+      expect((byCool as { inMs: number }).inMs).toBeLessThanOrEqual(700);
+    });
+
     test("calls in flight are counted across nodes, and released", async () => {
       const { a, b } = await make();
       const id = fresh();

@@ -9,11 +9,11 @@ import type { DeploymentConfig, ModelGroupConfig, PricingConfig, TokenPrice } fr
 import { type GatewayError, invalidRequest } from "../../errors";
 import { globMatch } from "../../offline-engine/phrase-scan";
 import { rateLimitPauseMs } from "../breaker";
-import type { Step } from "../fallback";
+import { GateRefusal, type Step } from "../fallback";
 import type { Target } from "../route-plan";
 import type { Provider } from "../types";
 import { ProviderError } from "../types";
-import type { DeploymentState, DeploymentUsage } from "./state";
+import { ADMITTED, type Admission, type DeploymentState, type DeploymentUsage, type Refusal } from "./state";
 
 /** What a request brings to the choice: its upper-bound token estimate (the hold's), input and output. */
 export interface GroupNeed {
@@ -236,8 +236,9 @@ export class ModelGroups {
   }
 
   /**
-   * An attempt on a deployment, gated by its state: refused by `acquire` (at its rpm/tpm, or
-   * cooling down), the target declines (null: the loop goes on to the next, no failure); else the
+   * An attempt on a deployment, gated by its state: refused by `admit` (at its rpm/tpm, or
+   * cooling down), the attempt ends in a GateRefusal saying why and when the deployment could take
+   * the call (recorded as an attempt, no failure: the loop goes on to the next); else the
    * call runs and is released with its time to first byte, when it answers or fails, or, for an
    * answer that lasts (a stream: `lasting` wraps it), when that ends. A 429 cools the deployment
    * down on every node for as long as its breaker pauses it on this one (rateLimitPauseMs: its
@@ -248,17 +249,17 @@ export class ModelGroups {
     // this node's own counts (chosen, admitted) are read only by a strategy that reads the state
     const own = this.readsUsage.has(d.group);
     if (own && !this.reserved.delete(step.target)) bump(this.chosen, d.id, 1);
-    let asked: boolean | Promise<boolean>;
+    let asked: Admission | Promise<Admission>;
     try {
-      asked = this.state.acquire(d.id, d, tokens);
+      asked = this.state.admit(d.id, d, tokens);
     } catch (err) {
       if (own) bump(this.chosen, d.id, -1);
       return Promise.reject(err);
     }
     // a state that decides at once (in memory) admits without a promise of its own
-    if (typeof asked === "boolean") return asked ? this.run(d, own, tokens, go, how) : this.refused(d, own);
+    if (!(asked instanceof Promise)) return asked === ADMITTED ? this.run(d, own, tokens, go, how) : this.refused(d, own, asked);
     return asked.then(
-      (admitted) => (admitted ? this.run(d, own, tokens, go, how) : this.refused(d, own)),
+      (admitted) => (admitted === ADMITTED ? this.run(d, own, tokens, go, how) : this.refused(d, own, admitted)),
       (err: unknown) => {
         if (own) bump(this.chosen, d.id, -1);
         throw err;
@@ -266,9 +267,9 @@ export class ModelGroups {
     );
   }
 
-  private refused(d: DeploymentConfig, own: boolean): Promise<null> {
+  private refused(d: DeploymentConfig, own: boolean, r: Refusal): Promise<null> {
     if (own) bump(this.chosen, d.id, -1);
-    return NOTHING;
+    return Promise.reject(new GateRefusal(REFUSAL_CODES[r.why], r.inMs));
   }
 
   /** An admitted attempt: run, then released once (see gate). */
@@ -391,7 +392,14 @@ function draw(f: FixedOrders): Target[] {
   return f.orders[f.orders.length - 1] as Target[];
 }
 const NO_HOW: GateHow<unknown> = {};
-const NOTHING: Promise<null> = Promise.resolve(null);
+
+/** A refusal at the gate as its attempt is recorded (meta.attempts, the 429's and 502's messages). */
+const REFUSAL_CODES: Record<Refusal["why"], string> = {
+  rpm: "rpm_limit",
+  tpm: "tpm_limit",
+  cooling: "cooling_down",
+  unavailable: "state_unavailable",
+};
 
 /** The strategies that order by the deployments' state (in flight, latency, the window's use). */
 const USAGE_STRATEGIES = new Set<ModelGroupConfig["strategy"]>(["least-busy", "latency", "headroom"]);

@@ -24,7 +24,24 @@ export interface DeploymentUsage {
   latencyMs: number | null;
 }
 
-/** The outcome of a call admitted by `acquire`, for `release`. */
+/** Why a deployment refused a call at its gate: its rpm or tpm window full, or cooling down after a 429 (on any node). */
+export type RefusalReason = "rpm" | "tpm" | "cooling";
+
+/**
+ * A call a deployment's state did not admit. `inMs`: the time until it could take this call (the
+ * window's oldest entry ageing out, or the cool-down's end; the later of them when more than one
+ * holds), 0 when unknown (the shared state could not count it: an outage or an error).
+ */
+export interface Refusal {
+  why: RefusalReason | "unavailable";
+  inMs: number;
+}
+
+/** A call admitted (`admit`), without an object of its own. */
+export const ADMITTED = true;
+export type Admission = typeof ADMITTED | Refusal;
+
+/** The outcome of a call admitted by `admit`, for `release`. */
 export interface DeploymentCallEnd {
   /** time to first byte (an answer's or a stream's first event); absent when it failed before */
   ttfbMs?: number;
@@ -40,13 +57,15 @@ export interface DeploymentCallEnd {
  */
 export interface DeploymentState {
   /**
-   * Admits one call of up to `tokens` tokens on `id`: true, counted (its rpm and tpm windows and in
-   * flight), when neither limit would be exceeded in the last 60 s (exact: a sliding window, not a
-   * fixed minute) and it is not cooling down; false and nothing counted otherwise. A state that
-   * decides at once (in memory) answers without a promise.
+   * Admits one call of up to `tokens` tokens on `id`: ADMITTED (true), counted (its rpm and tpm
+   * windows and in flight), when neither limit would be exceeded in the last 60 s (exact: a sliding
+   * window, not a fixed minute) and it is not cooling down; else a Refusal saying why and when it
+   * could take this call, nothing counted. A state that decides at once (in memory) answers
+   * without a promise. (The refusal is read in the same step or round trip as the admission: no
+   * second one.)
    */
-  acquire(id: string, limits: DeploymentLimits, tokens: number): boolean | Promise<boolean>;
-  /** A call `acquire` admitted ended: in flight down, latency average and token count updated. */
+  admit(id: string, limits: DeploymentLimits, tokens: number): Admission | Promise<Admission>;
+  /** A call `admit` admitted ended: in flight down, latency average and token count updated. */
   release(id: string, end: DeploymentCallEnd): void;
   /** `id` gets no call for `ms` (a 429's Retry-After, default 10 s), on every node. */
   coolDown(id: string, ms: number): Promise<void>;
