@@ -9,7 +9,7 @@ import { canonicalJson, digest } from "../cache/canonical";
 import type { CreditLedger } from "../credits/interface";
 import { GatewayError } from "../errors";
 import type { IdempotencyBegin, IdempotencyStore, StoredResponse } from "../idempotency/interface";
-import type { RequestState } from "./state";
+import { mark, type RequestState, serverTiming } from "./state";
 
 /** The request's `Idempotency-Key`, checked (1 to 255 characters); null without one. */
 export function idempotencyKeyOf(request: Request): string | null {
@@ -50,14 +50,23 @@ export function replayStored(stored: StoredResponse, state: RequestState, balanc
       env.meta.credits_deducted = 0;
       env.meta.credits_remaining = balance;
       env.meta.timestamp = new Date().toISOString();
+      // the replay's own time, not the first answer's
+      if ("execution_time_ms" in env.meta) env.meta.execution_time_ms = Math.round(performance.now() - state.startedPerf);
     }
     body = JSON.stringify(env);
   } catch {
     // not an envelope: replayed as it was
   }
+  mark(state, "total", state.startedPerf);
   return new Response(body, {
     status: stored.status,
-    headers: { "content-type": "application/json", ...stored.headers, ...state.headers, "idempotent-replayed": "true" },
+    headers: {
+      "content-type": "application/json",
+      "Server-Timing": serverTiming(state),
+      ...stored.headers,
+      ...state.headers,
+      "idempotent-replayed": "true",
+    },
   });
 }
 

@@ -92,10 +92,17 @@ function withinCpuBudget<T>(ms: number, fn: string, work: () => T): T {
   }
 }
 
-/** The headers a stored answer keeps for its replays: the guardrails' (the rest is the request's own). */
-function guardHeaders(state: RequestState): Record<string, string> {
-  const g = state.headers["x-textai-guardrails"];
-  return g ? { "x-textai-guardrails": g } : {};
+/**
+ * The headers a stored answer keeps for its replays: the guardrails' and `X-Cache` (every function
+ * answer carries it: CONTRACT section 4); the rest is the replay's own (its request id, its Server-Timing).
+ */
+function keptHeaders(state: RequestState): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const name of ["x-textai-guardrails", "X-Cache"]) {
+    const v = state.headers[name];
+    if (v !== undefined) kept[name] = v;
+  }
+  return kept;
 }
 
 /**
@@ -184,7 +191,7 @@ export class FunctionPipeline {
         status: res.status,
         body: state.responseBody ?? "",
         // a replay says what the guardrails did, as the answer did
-        headers: guardHeaders(state),
+        headers: keptHeaders(state),
       });
     } catch (err) {
       // The call is charged and answered; only keeping its answer failed (database locked, Redis

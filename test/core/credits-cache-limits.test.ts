@@ -139,6 +139,11 @@ describe("idempotency", () => {
     expect(replay.json.data).toEqual(first.json.data);
     expect(replay.json.meta.credits_deducted).toBe(0);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    // a replay carries what every function answer carries (a walkthrough, 2026-12-06: X-Cache and
+    // Server-Timing were missing, and execution_time_ms was the first answer's)
+    expect([first.headers.get("x-cache"), replay.headers.get("x-cache")]).toEqual(["MISS", "MISS"]);
+    expect(replay.headers.get("server-timing")).toContain("total;dur=");
+    expect(replay.json.meta.execution_time_ms).toBeLessThan(50);
     expect(gw.deps.ledger.balance(accountId)).toBe(9);
     const other = await gw.post("/api/v1/ai/word-count", { text: "something else" }, h);
     expect(other.status).toBe(422);
