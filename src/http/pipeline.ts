@@ -43,6 +43,8 @@ export interface FunctionRouter {
     def: AnyFunctionDef,
     call: { model?: string; preferProvider?: string; allowModel?: (model: string) => boolean; tags?: Tags },
   ): { provider: string; model: string } | null;
+  /** why the function's route serves no provider of `model` (404 model_not_found), or null */
+  unservedFunctionModel?(def: AnyFunctionDef, model: string, preferProvider?: string): GatewayError | null;
 }
 
 /** The services the pipeline asks; the limiter and the first trip are the admission stage's (`LimitDeps`). */
@@ -249,6 +251,8 @@ export class FunctionPipeline {
       const model = asked === undefined ? undefined : admitRoute(config, request, asked, tags);
       out.tags = tags;
       out.model = model;
+      const unserved = model === undefined ? null : (router.unservedFunctionModel?.(def, model, preferProvider) ?? null);
+      if (unserved) throw unserved;
       const resolved = admitModels(
         auth.policy,
         def.name,

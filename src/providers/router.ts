@@ -400,6 +400,39 @@ export class ProviderRouter {
     );
   }
 
+  /**
+   * Why a function call's `model` is served by no provider of its route: 404 model_not_found naming
+   * the route (null when one serves it, when it names a model group, or when it is `provider/model`
+   * of a provider of the route, which picks both). The offline engine does not count: it answers
+   * with its own model. A walkthrough (2026-12-06): `"model": "openai/gpt-4o"` on a gateway without
+   * an `openai` provider was answered by the offline engine, saying nothing of the model asked for.
+   */
+  unservedFunctionModel(def: RoutedFunction, model: string, preferProvider?: string): GatewayError | null {
+    if (this.groups?.has(model)) return null;
+    const route = this.routeFor(def, preferProvider);
+    const picked = parseModel(model, this.providers);
+    // `provider/model` picks both (CONTRACT section 9): a provider of the route is sent the model it is named with
+    if (picked.provider !== undefined) {
+      if (route.includes(picked.provider)) return null;
+    } else if (
+      route.some((n) => {
+        const p = this.providers.get(n);
+        return p !== undefined && p.functionsOnly !== true && servesModel(p, picked.model ?? model);
+      })
+    )
+      return null;
+    const id = model.length > 200 ? `${model.slice(0, 200)}...` : model;
+    const slash = id.indexOf("/");
+    const prefix = slash > 0 ? id.slice(0, slash) : "";
+    const hint =
+      prefix && !this.providers.has(prefix)
+        ? ` (\`${prefix}\` is no provider of this gateway: its [[providers]] entries are ${[...this.providers.keys()].join(", ")})`
+        : "";
+    return modelNotFound(
+      `The model \`${id}\` is served by no provider of ${def.name}'s route (${route.join(", ") || "none"})${hint}: name a model one of them serves, or leave \`model\` out for each provider's own; see ${PROVIDERS_DOC}.`,
+    );
+  }
+
   /** No provider in the routes of `apis`: 503 no_provider, saying what to set. */
   proxyNoProvider(apis: readonly ProxyApi[]): GatewayError {
     const fns = apis.map((api) => API_FN[api]);
