@@ -1,7 +1,7 @@
 import { type Static, type TProperties, type TSchema, Type } from "@sinclair/typebox";
 import { defaultExtraction, extractJson, type FieldSpec, parseSchemaSpec } from "../offline-engine/json-extract";
 import { defineFunction } from "./define";
-import { decline, noteNotFound } from "./offline-reach";
+import { decline, noteLowConfidence, noteNotFound } from "./offline-reach";
 import { CustomInstructions, checkSchemaParam, MAX_SCHEMA_FIELDS, Model, Result, Strings, Text } from "./schemas";
 
 const request = Type.Object({
@@ -144,6 +144,8 @@ export default defineFunction({
     if (ex.unresolved.length)
       return decline(req, "schema", `no offline recognizer for ${ex.unresolved.map((f) => `"${f}"`).join(", ")}`);
     noteNotFound(req, ex.missing);
+    // null because the text's value cannot be read with confidence ("1.234", "03/04/2026" with no cue)
+    if (ex.doubtful.length) noteLowConfidence(req, ex.doubtful);
     // the result schema of this request is the caller's; the static type is the default shape's
     return ex.value as unknown as Static<typeof result>;
   },

@@ -2,7 +2,7 @@ import { type Static, type TProperties, Type } from "@sinclair/typebox";
 import { extractJson, parseSchemaSpec } from "../offline-engine/json-extract";
 import { isKnownAudience, isSupportedFormat, isSupportedLength, summarize } from "../offline-engine/summarize";
 import { defineFunction } from "./define";
-import { decline, ignoreOption, noteNotFound } from "./offline-reach";
+import { decline, ignoreOption, noteLowConfidence, noteNotFound } from "./offline-reach";
 import { option } from "./prompt";
 import {
   CustomInstructions,
@@ -123,6 +123,11 @@ export default defineFunction({
       if (ex.unresolved.length)
         return decline(req, "extract_schema", `no offline recognizer for ${ex.unresolved.map((f) => `"${f}"`).join(", ")}`);
       noteNotFound(req, ex.missing);
+      if (ex.doubtful.length)
+        noteLowConfidence(
+          req,
+          ex.doubtful.map((f) => `extracted.${f}`),
+        );
       out.extracted = ex.value;
     }
     return out;

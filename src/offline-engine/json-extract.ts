@@ -14,6 +14,17 @@
 import { checkCpuBudget, tickCpuBudget } from "./budget";
 import { chrono } from "./chrono";
 import { type Entity, type EntityType, extractEntities } from "./extract";
+import {
+  AMOUNT_LABELS,
+  type Conventions,
+  conventionsOf,
+  DATE_ROLE_WORDS,
+  foreignIdValue,
+  type LocaleEntity,
+  localeEntities,
+  readAmount,
+  withLocaleEntities,
+} from "./json-locale";
 import { asciiWordAt, findWordAt, foldAscii, foldedSameLength, isAsciiAlnum, isAsciiWord, isSpace } from "./phrase-scan";
 
 export type FieldType = "string" | "number" | "integer" | "boolean" | "date" | "array" | "object";
@@ -266,6 +277,8 @@ const KIND_HINTS: [RegExp, Kind][] = [
   [/phone|mobile|\btel\b|telephone|\bcell\b|\bfax\b/, "phone"],
   [/\burl\b|\blink\b|website|\bsite\b|homepage|\buri\b/, "url"],
   [/currency/, "currency"],
+  // "payment date", "date of payment": a date, though "payment" names an amount
+  [/\bdate\b/, "date"],
   [/percent|percentage|\bpct\b|\brate\b/, "percentage"],
   [/amount|price|cost|total|subtotal|\bfee\b|salary|budget|balance|payment|\btax\b|refund|revenue|spend|paid|charge/, "money"],
   [/date|\bwhen\b|deadline|birthday|\bdob\b| at$|\bday\b|\bdue\b|expir|schedul|appointment|\btime\b/, "date"],
@@ -487,9 +500,21 @@ function phraseValue(text: string, f: FieldSpec, tokens: () => Tokens): string |
 
 // ---- coercion ----
 
-function toNumber(s: string): number | null {
-  const m = s.replace(/(\d),(\d{3})/g, "$1$2").match(/-?\d+(?:\.\d+)?/);
-  return m ? Number(m[0]) : null;
+/** A value that cannot be read with confidence: the field is null and flagged (meta.low_confidence). */
+const DOUBTFUL = Symbol("doubtful");
+
+// the first number of a labelled value, with its grouping and decimal separators ("1.234,56 EUR", "CHF 2'345.60")
+const VALUE_NUMBER_RE = /-?\d{1,3}(?:[ \u00a0\u202f\u2009'\u2019]\d{3})+(?:[.,]\d{1,2})?(?![\d.,])|-?\d+(?:[.,]\d+)*/;
+
+/** The first number in `s`, read by its shape and the text's conventions; DOUBTFUL when they do not settle it. */
+function toNumber(s: string, conv: Conventions): number | null | typeof DOUBTFUL {
+  const m = VALUE_NUMBER_RE.exec(s);
+  if (!m) return null;
+  const neg = m[0].startsWith("-");
+  const r = readAmount(neg ? m[0].slice(1) : m[0], conv);
+  if (!r) return null;
+  if (r.doubtful) return DOUBTFUL;
+  return neg ? -r.value : r.value;
 }
 
 function toIsoDate(s: string, ref: Date): string | null {
@@ -499,13 +524,13 @@ function toIsoDate(s: string, ref: Date): string | null {
   return `${r.getFullYear()}-${p(r.getMonth() + 1)}-${p(r.getDate())}`;
 }
 
-function coerce(raw: string, f: FieldSpec, ref: Date): unknown {
+function coerce(raw: string, f: FieldSpec, ref: Date, conv: Conventions): unknown {
   switch (f.type) {
     case "number":
-      return toNumber(raw);
+      return toNumber(raw, conv);
     case "integer": {
-      const n = toNumber(raw);
-      return n === null ? null : Math.round(n);
+      const n = toNumber(raw, conv);
+      return n === null || n === DOUBTFUL ? n : Math.round(n);
     }
     case "boolean":
       return /^(?:yes|y|true|1|on|checked)\b/i.test(raw) ? true : /^(?:no|n|false|0|off|none)\b/i.test(raw) ? false : null;
@@ -517,10 +542,11 @@ function coerce(raw: string, f: FieldSpec, ref: Date): unknown {
   }
 }
 
-function entityValue(e: Entity, f: FieldSpec, kind: Kind): unknown {
+function entityValue(e: LocaleEntity, f: FieldSpec, kind: Kind): unknown {
+  if (e.doubtful && kind !== "currency") return DOUBTFUL;
   if (f.type === "number" || f.type === "integer") {
-    const n = typeof e.value === "number" ? e.value : toNumber(e.text);
-    return n === null ? null : f.type === "integer" ? Math.round(n) : n;
+    const n = typeof e.value === "number" ? e.value : Number(e.text.replace(/,/g, ""));
+    return !Number.isFinite(n) ? null : f.type === "integer" ? Math.round(n) : n;
   }
   if (f.type === "date" || kind === "date") return typeof e.value === "string" ? e.value.split("/")[0] : e.text;
   if (f.type === "object" && kind === "money") return { amount: e.value, currency: e.currency ?? null };
@@ -585,7 +611,9 @@ function pick(text: string, f: FieldSpec, cands: readonly Entity[], used: Set<En
         for (const e of free) {
           tickCpuBudget();
           // after the cue ("total: $5") or right before it ("340 new customers")
-          const d = e.start >= i ? e.start - i : i - e.end <= 2 ? (i - e.end) * 2 : Number.POSITIVE_INFINITY;
+          // (right before only on the same line: "$1,000.00\nTax" is the line above's)
+          const before = i - e.end <= 2 && !text.slice(e.end, i).includes("\n");
+          const d = e.start >= i ? e.start - i : before ? (i - e.end) * 2 : Number.POSITIVE_INFINITY;
           if (d < 80 && d < bestD) {
             bestD = d;
             best = e;
@@ -596,6 +624,32 @@ function pick(text: string, f: FieldSpec, cands: readonly Entity[], used: Set<En
     if (best) return best;
   }
   return free[0];
+}
+
+/**
+ * Among unused amounts, the one nearest after a label word of another language for the field
+ * ("Summe: 23,40 €" for `total`, "Montant TTC : 1 200,00 €" over "Montant HT"); null when no such
+ * label is in the text. `lower` is the text in lower case.
+ */
+function pickByLabel(lower: string, f: FieldSpec, cands: readonly Entity[], used: Set<Entity>): Entity | null {
+  const labels = words(f.name).flatMap((w) => AMOUNT_LABELS[w] ?? []);
+  let best: Entity | null = null;
+  let bestD = Number.POSITIVE_INFINITY;
+  for (const label of labels) {
+    for (let i = lower.indexOf(label); i >= 0; i = lower.indexOf(label, i + 1)) {
+      tickCpuBudget();
+      // at a word start: "gesamt" in "Gesamtbetrag", not "ttc" inside another word
+      if (i > 0 && /\p{L}/u.test(lower[i - 1] as string)) continue;
+      for (const e of cands) {
+        const d = e.start - i;
+        if (!used.has(e) && d >= 0 && d < 60 && d < bestD) {
+          bestD = d;
+          best = e;
+        }
+      }
+    }
+  }
+  return best;
 }
 
 // ---- date roles and parties ----
@@ -612,6 +666,12 @@ const DATE_ROLE_CUES: [RegExp, DateRole][] = [
   [/\b(?:deliver\w*|ship(?:ped|ping|s)?|dispatch\w*|arriv\w*|received on|shipment)\b/gi, "delivery"],
   [/\b(?:starts?|starting|begins?|from|check-?in|effective)\b/gi, "start"],
   [/\b(?:ends?|ending|until|through|check-?out)\b/gi, "end"],
+  // the same roles said in other languages (json-locale.ts)
+  [new RegExp(`(?<![\\p{L}])(?:${DATE_ROLE_WORDS.due.join("|")})(?![\\p{L}])`, "giu"), "due"],
+  [new RegExp(`(?<![\\p{L}])(?:${DATE_ROLE_WORDS.issue.join("|")})(?![\\p{L}])`, "giu"), "issue"],
+  [new RegExp(`(?<![\\p{L}])(?:${DATE_ROLE_WORDS.delivery.join("|")})(?![\\p{L}])`, "giu"), "delivery"],
+  [new RegExp(`(?<![\\p{L}])(?:${DATE_ROLE_WORDS.start.join("|")})(?![\\p{L}])`, "giu"), "start"],
+  [new RegExp(`(?<![\\p{L}])(?:${DATE_ROLE_WORDS.end.join("|")})(?![\\p{L}])`, "giu"), "end"],
 ];
 
 /** The role of a date from the cue words before it in its clause, or null when none is said. */
@@ -716,6 +776,11 @@ export interface ExtractionResult {
   missing: string[];
   /** fields the engine cannot recognize at all (a model is needed) */
   unresolved: string[];
+  /**
+   * fields left null because the text gives a value the engine cannot read with confidence
+   * ("1.234" or "03/04/2026" with nothing in the text to settle the separators or the order)
+   */
+  doubtful: string[];
 }
 
 interface Ctx {
@@ -724,6 +789,8 @@ interface Ctx {
   byType: Map<EntityType, Entity[]>;
   used: Set<Entity>;
   ref: Date;
+  /** the text's decimal separator and date order (json-locale.ts) */
+  conv: Conventions;
   out: ExtractionResult;
   /** the text's words, split once when a field is first looked for in a sentence */
   tokens: () => Tokens;
@@ -735,13 +802,19 @@ interface Ctx {
  * The part of a labelled value a field of this kind wants: "SKU: TB-4410 to our Berlin office"
  * is "TB-4410"; "Bill to: Jane Doe (jane@x.com)" is "Jane Doe" for a name.
  */
-function narrow(value: string, kind: Kind | null, ref: Date): string {
+function narrow(value: string, kind: Kind | null, ref: Date, conv: Conventions): string {
   if (kind === "id") return /^[#\s]*([A-Za-z0-9][\w/-]*)/.exec(value)?.[1] ?? value;
   if (kind === "person" || kind === "organization" || kind === "first_name" || kind === "last_name")
     return value
       .split(/(?<!\s)\s*[(<[,;]/)[0]
       .split(/\.[ \t]/)[0]
       .trim();
+  if (kind === "money" || kind === "number") {
+    // the locale reading of the value's first number ("1.234,56 EUR", not the "234,56 EUR" extract.ts sees)
+    const first = value.search(/\d/);
+    const local = localeEntities(value, conv).find((e) => e.type !== "date" && e.start <= first && first < e.end);
+    if (local) return local.text;
+  }
   if (kind && kind !== "currency" && kind !== "date") {
     const type = ENTITY_FOR[kind];
     const hit = extractEntities(value, { types: [type], referenceDate: ref })[0];
@@ -750,7 +823,37 @@ function narrow(value: string, kind: Kind | null, ref: Date): string {
   return value;
 }
 
+/** A labelled value read as the field's type; a numeric date by the text's date order. */
+function readLabelled(labelled: string, f: FieldSpec, ctx: Ctx): unknown {
+  const kind = kindOf(f);
+  if (kind === "date" && (f.type === "string" || f.type === "date")) {
+    const d = localeEntities(labelled, ctx.conv).find((e) => e.type === "date");
+    if (d) return d.doubtful ? DOUBTFUL : d.value;
+  }
+  return coerce(narrow(labelled, kind, ctx.ref, ctx.conv), f, ctx.ref, ctx.conv);
+}
+
+/** A field's value, null (and the field listed in `doubtful`) when the text's value cannot be read with confidence. */
 function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
+  const v = fillField(f, ctx, path);
+  if (v !== DOUBTFUL) return v;
+  const i = ctx.out.found.lastIndexOf(path);
+  if (i >= 0) ctx.out.found.splice(i, 1);
+  ctx.out.doubtful.push(path);
+  return null;
+}
+
+/** "Rechnung Nr. 4471", "Facture n° 4471": an identifier field's value after a label of another language. */
+function foreignId(f: FieldSpec, ctx: Ctx, path: string): string | null {
+  const hit = foreignIdValue(ctx.text, words(f.name));
+  if (!hit) return null;
+  // the number is the identifier's: no amount or count field takes it
+  for (const e of ctx.entities) if (e.start < hit.end && e.end > hit.start) ctx.used.add(e);
+  ctx.out.found.push(path);
+  return hit.value;
+}
+
+function fillField(f: FieldSpec, ctx: Ctx, path: string): unknown {
   checkCpuBudget();
   if (f.type === "object" && f.properties?.length) {
     const obj: Record<string, unknown> = {};
@@ -759,7 +862,7 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
   }
   const labelled = labelValue(ctx.text, f);
   if (labelled !== null && f.type !== "array") {
-    const v = coerce(narrow(labelled, kindOf(f), ctx.ref), f, ctx.ref);
+    const v = readLabelled(labelled, f, ctx);
     if (v !== null) {
       ctx.out.found.push(path);
       return v;
@@ -795,9 +898,13 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
       : (ctx.byType.get(ENTITY_FOR[kind]) ?? []);
   if (f.type === "array") {
     const item = f.items ?? { name: f.name, type: "string", required: true };
-    const values = cands.map((e) => entityValue(e, item, kind)).filter((v) => v !== null);
+    const values = cands.map((e) => entityValue(e, item, kind)).filter((v) => v !== null && v !== DOUBTFUL);
     (values.length ? ctx.out.found : ctx.out.missing).push(path);
     return [...new Set(values.map((v) => JSON.stringify(v)))].map((v) => JSON.parse(v) as unknown);
+  }
+  if (kind === "id") {
+    const id = foreignId(f, ctx, path);
+    if (id !== null) return id;
   }
   if (kind === "date") {
     const want = fieldDateRole(f);
@@ -829,7 +936,8 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
   }
   // currency and first/last name read the same entity as the amount and the full name
   const shared = kind === "currency" || kind === "first_name" || kind === "last_name";
-  const e = pick(ctx.text, f, cands, ctx.used, shared);
+  const e =
+    (NUMERIC_KINDS.has(kind) ? pickByLabel(ctx.lower(), f, cands, ctx.used) : null) ?? pick(ctx.text, f, cands, ctx.used, shared);
   const v = e ? entityValue(e, f, kind) : null;
   if (e && v !== null) {
     if (!shared) ctx.used.add(e);
@@ -843,7 +951,8 @@ function fill(f: FieldSpec, ctx: Ctx, path: string): unknown {
 
 /** Fills `fields` from `text`. */
 export function extractJson(text: string, fields: readonly FieldSpec[], opts: { referenceDate?: Date } = {}): ExtractionResult {
-  const entities = extractEntities(text, { referenceDate: opts.referenceDate });
+  const conv = conventionsOf(text);
+  const entities = withLocaleEntities(extractEntities(text, { referenceDate: opts.referenceDate }), localeEntities(text, conv));
   const byType = new Map<EntityType, Entity[]>();
   for (const e of entities) {
     const list = byType.get(e.type);
@@ -851,7 +960,7 @@ export function extractJson(text: string, fields: readonly FieldSpec[], opts: { 
     // one list per type, grown in place: copying it per entity was quadratic (1.6 s for 33,000 phone numbers)
     else byType.set(e.type, [e]);
   }
-  const out: ExtractionResult = { value: {}, found: [], missing: [], unresolved: [] };
+  const out: ExtractionResult = { value: {}, found: [], missing: [], unresolved: [], doubtful: [] };
   let tokens: Tokens | undefined;
   let lower: string | undefined;
   const ctx: Ctx = {
@@ -860,6 +969,7 @@ export function extractJson(text: string, fields: readonly FieldSpec[], opts: { 
     byType,
     used: new Set(),
     ref: opts.referenceDate ?? new Date(),
+    conv,
     out,
     tokens: () => (tokens ??= tokensOf(text)),
     lower: () => (lower ??= foldedSameLength(text)),
@@ -915,7 +1025,10 @@ export function defaultExtraction(text: string, opts: { referenceDate?: Date } =
   };
   const str = (e: Entity) => String(e.value ?? e.text);
   const num = (e: Entity) => (typeof e.value === "number" ? e.value : Number.NaN);
-  for (const e of extractEntities(text, opts)) {
+  const local = localeEntities(text, conventionsOf(text));
+  for (const e of withLocaleEntities(extractEntities(text, opts), local)) {
+    // a value the text does not settle ("1.234", "03/04/2026" with no cue) is left out
+    if (e.doubtful) continue;
     const texts = TEXT_GROUPS.get(e.type);
     const numbers = NUMBER_GROUPS.get(e.type);
     if (texts) g[texts].push(str(e));

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { defaultExtraction, extractJson, parseSchemaSpec } from "../../src/offline-engine/json-extract";
 import { evaluateJsonExtract, loadJsonExtractFixture, JSON_EXTRACT_REFERENCE_DATE as REF } from "../eval/evaluators/json-extract";
+import { evaluateJsonExtractLocale } from "../eval/evaluators/json-extract-locale";
 import { expectTargetsMet, medianMs } from "./helpers";
 
 const items = loadJsonExtractFixture();
@@ -8,6 +9,11 @@ const items = loadJsonExtractFixture();
 describe("extractJson on labeled documents", () => {
   test("tuning set", () => expectTargetsMet(evaluateJsonExtract(items), 12));
   test("held-out set", () => expectTargetsMet(evaluateJsonExtract(loadJsonExtractFixture("json-extract-holdout.jsonl")), 6));
+  test("other languages and locales, dev part: the target met and no value faked", () => {
+    const r = evaluateJsonExtractLocale(loadJsonExtractFixture("json-extract-locale-dev.jsonl"), "dev", true);
+    expectTargetsMet(r, 60);
+    expect(r.metrics.find((m) => m.name.startsWith("wrong values"))?.value).toBe(0);
+  });
 });
 
 describe("schema shapes", () => {
