@@ -145,3 +145,36 @@ describe("a 503 no_provider names what took the request out of offline reach", (
     expect(r.json.meta.credits_deducted).toBe(0);
   });
 });
+
+describe("grammar-fix: the offline engine corrects English only, never another language into English words", () => {
+  test.each([
+    ["German", "Ich habe gestern ein Buch gelest."],
+    ["French", "Je suis allé au magasin hier et j'ai acheté des pommes."],
+    ["Spanish", "Ayer fui al mercado y compré manzanas."],
+    ["Italian", "Ieri sono andato al mercato con mia sorella."],
+    ["Portuguese", "Eu fui ao mercado ontem e comprei maçãs."],
+    ["Dutch", "Ik heb gisteren een boek gelezen."],
+  ])("%s: 503 no_provider naming language, nothing charged", async (language, text) => {
+    const r = await call("/api/v1/ai/grammar-fix", { text });
+    expect(r.status, show(r)).toBe(503);
+    expect(r.json.error, show(r)).toMatchObject({ code: "no_provider", param: "language" });
+    expect(r.json.error.message, show(r)).toContain(language);
+    expect(r.json.meta.credits_deducted).toBe(0);
+  });
+
+  test.each([
+    ["I has went to the store yesterday.", "I"],
+    ["Their going to the store tomorow. I has a apple.", "tomorrow"],
+    ["teh cat sat on the mat", "cat"],
+    ["I love 🍕 and 🍺, its the best!!", "love"],
+  ])(
+    "English still corrected offline: %s",
+    async (text, kept) => {
+      const r = await call("/api/v1/ai/grammar-fix", { text });
+      expect(r.status, show(r)).toBe(200);
+      expect(r.json.meta.provider).toBe("local");
+      expect(r.json.data.result.corrected_text).toContain(kept);
+    },
+    30_000,
+  ); // the first call loads the grammar engine in its worker
+});
