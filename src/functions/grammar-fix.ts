@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { fixGrammar, GRAMMAR_DIALECTS, parseDialect } from "../offline-engine/grammar";
+import { detectLanguage } from "../offline-engine/language";
 import { defineFunction } from "./define";
 import { decline } from "./offline-reach";
 import { option } from "./prompt";
@@ -48,6 +49,20 @@ const result = Result(fields(false), DESCRIPTION);
 // Tones that ask for no rewrite: the engine can serve them.
 const KEEP_TONE = /^(?:neutral|original|keep|same|unchanged|preserve|as is|none|default)$/i;
 
+/**
+ * Detected this surely as a language other than English, a text is out of the offline engine's
+ * reach: Harper knows English words only and "corrects" every other one into one ("Ich habe" ->
+ * "Ice ha be"). English test sets read as another language at most 0.48 (short slips: "teh cat
+ * sat" 0.38); German, French, Spanish, Italian, Portuguese and Dutch sentences at 0.53 to 0.72.
+ */
+const OTHER_LANGUAGE_AT = 0.5;
+
+/** The language the text is surely written in when it is not English; null for English or unsure. */
+function otherLanguage(text: string): string | null {
+  const d = detectLanguage(text);
+  return d.code !== "en" && d.code !== "und" && d.confidence >= OTHER_LANGUAGE_AT ? d.name : null;
+}
+
 function kindName(kind: string): string {
   return kind.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
 }
@@ -95,6 +110,13 @@ export default defineFunction({
     return problems;
   },
   local: async (req) => {
+    const language = otherLanguage(req.text);
+    if (language)
+      return decline(
+        req,
+        "language",
+        `the text reads as ${language}; the offline grammar engine corrects English only (configure an AI provider for other languages)`,
+      );
     const dialect = parseDialect(req.dialect);
     // Harper corrects; it does not rewrite for tone, and it knows only these dialects
     if (!dialect)

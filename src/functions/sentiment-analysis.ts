@@ -1,7 +1,10 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { calibrated } from "../offline-engine/calibration";
+import { languageName } from "../offline-engine/language";
 import { analyzeSentiment } from "../offline-engine/sentiment";
+import { beyondSentimentLexicons, SENTIMENT_LANGUAGES } from "../offline-engine/sentiment/reach";
 import { defineFunction } from "./define";
+import { decline } from "./offline-reach";
 import { Confidence, Model, Result, Sentiment, Text } from "./schemas";
 
 const request = Type.Object({
@@ -104,6 +107,13 @@ export default defineFunction({
     return problems;
   },
   local: (req) => {
+    const beyond = beyondSentimentLexicons(req.text);
+    if (beyond)
+      return decline(
+        req,
+        "language",
+        `${beyond}; the offline sentiment lexicons cover ${SENTIMENT_LANGUAGES.map(languageName).join(", ")}`,
+      );
     const r = analyzeSentiment(req.text, { aspects: req.aspects });
     return { ...r, confidence: calibrated("sentiment", r.confidence) };
   },

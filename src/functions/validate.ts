@@ -84,6 +84,12 @@ export function validateAgainst<T>(
             : `${param || "body"}: ${first.message.replace(/^Expected/, "expected")}`;
     throw new GatewayError("invalid_request", message, { param });
   }
+  // a required text of only blanks says nothing to work on: refused as "" is, not answered and charged
+  const blankAt = firstBlankString(schema, value, "");
+  if (blankAt !== null)
+    throw new GatewayError("invalid_request", `${blankAt || "body"} must hold a character other than spaces`, {
+      param: blankAt || null,
+    });
   if (opts.strict) {
     const unknown = firstUnknownField(schema, value, "", new Set(opts.ignore ?? []));
     if (unknown) throw new GatewayError("invalid_request", unknownFieldMessage(unknown), { param: unknown.param });
@@ -107,6 +113,42 @@ function findLongString(v: unknown, max: number, path: string): string | null {
       const hit = findLongString(c, max, path ? `${path}.${k}` : k);
       if (hit) return hit;
     }
+  }
+  return null;
+}
+
+/**
+ * The first string, depth first, that its schema says must not be empty (`minLength` of 1 or more)
+ * and that holds only blanks (spaces, tabs, line breaks): `{"text": "   "}` is as empty as `""`.
+ * Every request schema's non-empty texts are held to this here, so no function can miss it.
+ * Unions follow the variant the value matches. "" when the body itself is such a string.
+ */
+function firstBlankString(schema: TSchema, value: unknown, path: string): string | null {
+  const variants = (schema as { anyOf?: TSchema[] }).anyOf;
+  if (variants) {
+    const match = variants.find((v) => checkerFor(v).Check(value));
+    return match ? firstBlankString(match, value, path) : null;
+  }
+  if (typeof value === "string") {
+    const min = (schema as { minLength?: number }).minLength;
+    return min !== undefined && min >= 1 && value.trim() === "" ? path : null;
+  }
+  if (Array.isArray(value)) {
+    const items = (schema as { items?: TSchema }).items;
+    if (!items || Array.isArray(items)) return null;
+    for (let i = 0; i < value.length; i++) {
+      const hit = firstBlankString(items, value[i], `${path}[${i}]`);
+      if (hit !== null) return hit;
+    }
+    return null;
+  }
+  if (!value || typeof value !== "object") return null;
+  const props = (schema as { properties?: Record<string, TSchema> }).properties ?? {};
+  const patterns = Object.values((schema as { patternProperties?: Record<string, TSchema> }).patternProperties ?? {});
+  for (const [k, v] of Object.entries(value)) {
+    const inner = props[k] ?? patterns[0];
+    const hit = inner ? firstBlankString(inner, v, path ? `${path}.${k}` : k) : null;
+    if (hit !== null) return hit;
   }
   return null;
 }

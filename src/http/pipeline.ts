@@ -12,7 +12,7 @@ import { validateAgainst } from "../functions/validate";
 import type { IdempotencyBegin, IdempotencyStore } from "../idempotency/interface";
 import type { Logger } from "../log";
 import { fixedLabels, type Metrics } from "../metrics";
-import { CpuBudgetExceeded, withCpuBudget } from "../offline-engine/budget";
+import { budgetText, CpuBudgetExceeded, withCpuBudget } from "../offline-engine/budget";
 import type { Tags } from "../providers/groups/groups";
 import { textsOf } from "../providers/guard-walk";
 import type { GuardCounts, RequestGuard } from "../providers/guardrails";
@@ -89,7 +89,7 @@ function withinCpuBudget<T>(ms: number, fn: string, work: () => T): T {
     if (!(err instanceof CpuBudgetExceeded)) throw err;
     throw new GatewayError(
       "payload_too_large",
-      `${fn}: reading this request needs more than the CPU budget of ${err.budgetMs} ms per call; send a smaller request`,
+      `${fn}: reading this request needs more than the CPU budget of ${budgetText(err.budgetMs)} per call; send a smaller request`,
     );
   }
 }

@@ -23,7 +23,7 @@ export class CpuBudgetExceeded extends Error {
      */
     readonly longestStretchMs = 0,
   ) {
-    super(`offline work exceeded its CPU budget of ${budgetMs} ms`);
+    super(`offline work exceeded its CPU budget of ${budgetText(budgetMs)}`);
     this.name = "CpuBudgetExceeded";
   }
 
@@ -31,6 +31,14 @@ export class CpuBudgetExceeded extends Error {
   get foreignLooking(): boolean {
     return this.longestStretchMs >= FOREIGN_STRETCH_MS;
   }
+}
+
+/**
+ * A budget as every message says it: "50 ms", a fraction to one decimal ("0.5 ms"), never a
+ * float's digits ("49.84115900002699 ms" was a remaining budget printed as it came).
+ */
+export function budgetText(ms: number): string {
+  return `${Number.isInteger(ms) ? ms : Math.round(ms * 10) / 10} ms`;
 }
 
 /**
@@ -226,6 +234,11 @@ export async function awaitOutsideCpuBudget<T>(io: T | PromiseLike<T>): Promise<
  */
 export function detachedFromCpuBudget<T>(fn: () => T): T {
   return current.exit(fn);
+}
+
+/** The running call's whole CPU budget in milliseconds, as it was given (undefined outside a budget). */
+export function callBudgetMs(): number | undefined {
+  return current.getStore()?.ms;
 }
 
 /** The CPU milliseconds the running call has left (undefined outside a budget). */

@@ -12,7 +12,7 @@
  *   stopGrammar(): void            stops the worker now (the next call starts it again)
  *   parseDialect, GRAMMAR_DIALECTS
  */
-import { awaitOutsideCpuBudget, CpuBudgetExceeded, currentBudgetMs } from "./budget";
+import { awaitOutsideCpuBudget, CpuBudgetExceeded, callBudgetMs, currentBudgetMs } from "./budget";
 import { lazyAsyncEngine } from "./engines";
 
 export type GrammarDialect = "american" | "british" | "australian" | "canadian" | "indian";
@@ -155,9 +155,16 @@ export async function fixGrammar(text: string, opts: { dialect?: GrammarDialect 
     // waits off this thread's budget (awaitOutsideCpuBudget): the linter runs on the worker's
     // thread, under the budget the call has on this one
     const w = await awaitOutsideCpuBudget(grammarWorker.get());
-    return (await awaitOutsideCpuBudget(
-      ask(w, { op: "fix", text, dialect: opts.dialect, budgetMs: currentBudgetMs() }),
-    )) as GrammarResult;
+    const whole = callBudgetMs();
+    try {
+      return (await awaitOutsideCpuBudget(
+        ask(w, { op: "fix", text, dialect: opts.dialect, budgetMs: currentBudgetMs() }),
+      )) as GrammarResult;
+    } catch (err) {
+      // the worker ran out of what was left; the call's budget is the one to report
+      if (err instanceof CpuBudgetExceeded && whole !== undefined) throw new CpuBudgetExceeded(whole, err.longestStretchMs);
+      throw err;
+    }
   } finally {
     inFlight--;
     armIdleStop();

@@ -1,5 +1,5 @@
 import { GatewayError } from "../errors";
-import { CpuBudgetExceeded, checkCpuBudget, withCpuBudget } from "../offline-engine/budget";
+import { budgetText, CpuBudgetExceeded, checkCpuBudget, withCpuBudget } from "../offline-engine/budget";
 import { warmEngines, withDeferredLoads } from "../offline-engine/engines";
 import { judge, resultSchema, type Verdict } from "./answer";
 import {
@@ -73,7 +73,7 @@ async function attemptLocal(input: AttemptInput): Promise<AttemptResult | null> 
 
 const budgetExceeded = (def: RoutedFunction, err: CpuBudgetExceeded) =>
   new OfflineBudgetExceeded(
-    `${def.name}: this request needs more than the offline engine's CPU budget of ${err.budgetMs} ms per call; send a shorter text, or configure an AI provider for ${def.name}`,
+    `${def.name}: this request needs more than the offline engine's CPU budget of ${budgetText(err.budgetMs)} per call; send a shorter text, or configure an AI provider for ${def.name}`,
   );
 
 /**

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FUNCTIONS } from "../../src/functions/registry";
+import { budgetText } from "../../src/offline-engine/budget";
 import { PROSE as ADVERSARIAL_PROSE, fill, SHAPES, SIZE, TEXT_FIELD } from "../helpers/adversarial";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { simProvider, startUpstream, type Upstream } from "../helpers/upstream";
@@ -34,6 +35,16 @@ describe("default CPU budget", () => {
     });
     expect(res.json.error.message).toContain("CPU budget of 50 ms");
     expect(gw.deps.ledger.balance(accountId)).toBe(before);
+  });
+
+  test("grammar-fix's refusal names the call's budget, not what its worker had left (was 49.84115900002699 ms)", async () => {
+    const res = await gw.post("/api/v1/ai/grammar-fix", { text: fill(ADVERSARIAL_PROSE, 20_000) }, { "x-api-key": key });
+    expect({ status: res.status, code: res.json.error?.code }).toEqual({ status: 413, code: "payload_too_large" });
+    expect(res.json.error.message).toContain("CPU budget of 50 ms per call");
+  }, 60_000);
+
+  test("budgetText: whole milliseconds as they are, a fraction to one decimal", () => {
+    expect([budgetText(50), budgetText(49.84115900002699), budgetText(0.25)]).toEqual(["50 ms", "49.8 ms", "0.3 ms"]);
   });
 
   test("the same function on an ordinary text is answered as before", async () => {

@@ -145,3 +145,66 @@ describe("a 503 no_provider names what took the request out of offline reach", (
     expect(r.json.meta.credits_deducted).toBe(0);
   });
 });
+
+describe("grammar-fix: the offline engine corrects English only, never another language into English words", () => {
+  test.each([
+    ["German", "Ich habe gestern ein Buch gelest."],
+    ["French", "Je suis allé au magasin hier et j'ai acheté des pommes."],
+    ["Spanish", "Ayer fui al mercado y compré manzanas."],
+    ["Italian", "Ieri sono andato al mercato con mia sorella."],
+    ["Portuguese", "Eu fui ao mercado ontem e comprei maçãs."],
+    ["Dutch", "Ik heb gisteren een boek gelezen."],
+  ])("%s: 503 no_provider naming language, nothing charged", async (language, text) => {
+    const r = await call("/api/v1/ai/grammar-fix", { text });
+    expect(r.status, show(r)).toBe(503);
+    expect(r.json.error, show(r)).toMatchObject({ code: "no_provider", param: "language" });
+    expect(r.json.error.message, show(r)).toContain(language);
+    expect(r.json.meta.credits_deducted).toBe(0);
+  });
+
+  test.each([
+    ["I has went to the store yesterday.", "I"],
+    ["Their going to the store tomorow. I has a apple.", "tomorrow"],
+    ["teh cat sat on the mat", "cat"],
+    ["I love 🍕 and 🍺, its the best!!", "love"],
+  ])(
+    "English still corrected offline: %s",
+    async (text, kept) => {
+      const r = await call("/api/v1/ai/grammar-fix", { text });
+      expect(r.status, show(r)).toBe(200);
+      expect(r.json.meta.provider).toBe("local");
+      expect(r.json.data.result.corrected_text).toContain(kept);
+    },
+    30_000,
+  ); // the first call loads the grammar engine in its worker
+});
+
+describe("sentiment-analysis: a text the lexicons cannot read is declined, not answered with a made-up confidence", () => {
+  test.each([
+    ["Japanese", "この商品は最悪です。二度と買いません。"],
+    ["Japanese", "最悪です"],
+    ["Chinese", "这家餐厅太棒了，我非常喜欢！"],
+    ["Russian", "Отличный сервис, всё пришло вовремя!"],
+    ["Arabic", "الخدمة ممتازة"],
+    ["Polish", "Obsługa była fatalna, nie polecam tego sklepu."],
+    ["Turkish", "Hizmet çok kötüydü, bir daha asla gelmem."],
+    ["no language", "Xqzt vbnm plok wertz fjdk"],
+  ])("%s: 503 no_provider naming language, nothing charged (%s)", async (language, text) => {
+    const r = await call("/api/v1/ai/sentiment-analysis", { text });
+    expect(r.status, show(r)).toBe(503);
+    expect(r.json.error, show(r)).toMatchObject({ code: "no_provider", param: "language" });
+    if (language !== "no language") expect(r.json.error.message, show(r)).toContain(language);
+    expect(r.json.meta.credits_deducted).toBe(0);
+  });
+
+  test.each([
+    ["Amazing quality fast shipping", "positive"],
+    ["Awful customer service never again", "negative"],
+    ["Sehr gutes Produkt, schnelle Lieferung, gerne wieder.", "positive"],
+    ["Producto excelente, envío rápido.", "positive"],
+    ["Livraison en retard et colis abîmé, très déçu.", "negative"],
+    ["Ok", "positive"],
+  ])("read offline: %s", async (text, label) => {
+    expect((await sentiment(text)).label).toBe(label);
+  });
+});

@@ -69,6 +69,31 @@ describe("structured PII", () => {
     expect(found("DOB: 07/22/1979. Born on March 5, 1987.", "date_of_birth")).toEqual(["07/22/1979", "March 5, 1987"]);
     expect(found("The meeting is on March 5, 2026.")).toEqual([]);
   });
+
+  test.each([
+    ["Nací el 03/04/1985.", "03/04/1985"],
+    ["Yo naci el 3 de abril de 1985 en Sevilla.", "3 de abril de 1985"],
+    ["Nasci no dia 03/04/1985 em Lisboa.", "03/04/1985"],
+    ["Nacqui il 03/04/1985.", "03/04/1985"],
+    ["Sono nata il 3 aprile 1985.", "3 aprile 1985"],
+    ["Je suis née le 3 avril 1985.", "3 avril 1985"],
+    ["Ich bin am 03.04.1985 geboren.", "03.04.1985"],
+    ["Ich wurde am 3. April 1985 in Köln geboren.", "3. April 1985"],
+    ["Ik ben op 3 april 1985 in Utrecht geboren.", "3 april 1985"],
+  ])("a first-person birth verb ties a date to a birth, and is no name: %s (2026-12-06)", (text, date) => {
+    expect(detectPii(text).map((e) => `${e.type}:${e.text}`)).toEqual([`date_of_birth:${date}`]);
+  });
+
+  test('the reported form: "Nací" is no name, the date after it a date of birth; "nacional" ties nothing', () => {
+    const text = "Mi nombre es José García y vivo en Calle Mayor 12, 28013 Madrid. Nací el 03/04/1985.";
+    expect(detectPii(text).map((e) => `${e.type}:${e.text}`)).toEqual([
+      "name:José García",
+      "address:Calle Mayor 12, 28013 Madrid",
+      "date_of_birth:03/04/1985",
+    ]);
+    expect(found("La selección nacional jugó el 03/04/2026.", "date_of_birth")).toEqual([]);
+    expect(found("Der Vertrag vom 03.04.2026 wurde heute unterschrieben.", "date_of_birth")).toEqual([]);
+  });
 });
 
 describe("names and addresses", () => {

@@ -66,20 +66,20 @@ const BIRTH_CONTEXT =
  * word boundaries, same flags) has no date of birth: most texts are settled by this one scan.
  */
 const BIRTH_WORD =
-  /born|birth|dob|geboren|né|nacid|nat[oa]|d\.\s?o\.\s?b|b\.|szület|szül\.|naroz|narod|urodz|geburt|geb\.|syntym|syntyn|född|födel|født|fødsel|fædd|fæðing|sünni|sündi|dzimš|gimim|gimę|рожд|родил|народж|γέννησ|γεννήθ|doğum|doğdu|nascim|nascid|naissance|nacimiento|nascita|geboorte|rođen|rojstv|rojen|出生|生年月日|생년월일|ميلاد|לידה|जन्म|nasceu|nasci|sinh ngày|ngày sinh|誕生日|生日|متولد|הולדת|ծննդ|დაიბად|জন্ম|பிறந்த|เกิด/i;
+  /born|birth|dob|geboren|né|nacid|nac[ií]|nacqu|nat[oa]|d\.\s?o\.\s?b|b\.|szület|szül\.|naroz|narod|urodz|geburt|geb\.|syntym|syntyn|född|födel|født|fødsel|fædd|fæðing|sünni|sündi|dzimš|gimim|gimę|рожд|родил|народж|γέννησ|γεννήθ|doğum|doğdu|nascim|nascid|naissance|nacimiento|nascita|geboorte|rođen|rojstv|rojen|出生|生年月日|생년월일|ميلاد|לידה|जन्म|nasceu|nasci|sinh ngày|ngày sinh|誕生日|生日|متولد|הולדת|ծննդ|დაიბად|জন্ম|பிறந்த|เกิด/i;
 /**
  * BIRTH_WORD's alternatives that are ASCII, grouped by their first letters: on a text with no
  * character outside ASCII it answers as BIRTH_WORD does (every other alternative holds a non-ASCII
  * letter), at a quarter of its cost.
  */
 const BIRTH_WORD_ASCII =
-  /\bb\.|born|birth|d(?:ob|\.\s?o\.\s?b)|ge(?:boren|burt|b\.|boorte)|na(?:cid|t[oa]|roz|rod|scim|scid|issance|cimiento|scita|sceu|sci)|urodz|synty[mn]|gimim|ro(?:jstv|jen)/i;
+  /\bb\.|born|birth|d(?:ob|\.\s?o\.\s?b)|ge(?:boren|burt|b\.|boorte)|na(?:ci|cqui|t[oa]|roz|rod|scim|scid|issance|cimiento|scita|sceu|sci)|urodz|synty[mn]|gimim|ro(?:jstv|jen)/i;
 /**
  * BIRTH_WORD's alternatives with a non-ASCII letter, by their first letters and a little wider
  * ("szül" for "szület" and "szül."): a text none of them can match needs no look with BIRTH_WORD.
  */
 const BIRTH_WORD_OTHER =
-  /né|szül|f(?:öd|ød|æd|æð)|sün[nd]i|dzimš|gimę|рожд|родил|народж|γέννησ|γεννήθ|doğ|rođen|出生|生年月日|생년월일|ميلاد|לידה|जन्म|sinh|誕生日|生日|متولد|הולדת|ծննդ|დაიბად|জন্ম|பிறந்த|เกิด/i;
+  /né|nací|szül|f(?:öd|ød|æd|æð)|sün[nd]i|dzimš|gimę|рожд|родил|народж|γέννησ|γεννήθ|doğ|rođen|出生|生年月日|생년월일|ميلاد|לידה|जन्म|sinh|誕生日|生日|متولد|הולדת|ծննդ|დაიბად|জন্ম|பிறந்த|เกิด/i;
 /**
  * Whether a date of birth may be in the text: one of the words the birth contexts and the column
  * headers need. BIRTH_WORD matches "b." after any letter too ("Jakub."), where no context can (they
@@ -92,19 +92,29 @@ function mayHaveBirth(text: string): boolean {
 }
 /** BIRTH_CONTEXT's words in the other languages, ended by the date's 40 characters before it (any script: no \b) */
 const BIRTH_CONTEXT_LOCAL =
-  /(?:születési|született|szül\.|narozen|narození|narodzenia|urodzon|urodzin|urodzenia|née|né|geburtsdatum|geburtstag|geb\.|syntymäaika|syntymäpäivä|syntynyt|född|födelsedatum|født|fødselsdato|fødd|fæðingardagur|fæddur|fædd|sünniaeg|sündinud|dzimšanas|gimimo|gimęs|gimusi|рождения|родился|родилась|народження|γέννησης|γεννήθηκε|doğum|doğdu|nascimento|nascido|nascida|naissance|nacimiento|nascita|geboortedatum|rođen|rođena|rođenja|narodil|narodila|narodenia|rojstva|rojen|rojena|出生|生年月日|생년월일|ميلاد|לידה|जन्म|nasceu em|nasci em|sinh ngày|ngày sinh|誕生日|生日|متولد|יום ההולדת|ծննդյան|დაიბადა|জন্মতারিখ|பிறந்த|เกิดวันที่|วันเกิด)(?:[^.!?\n]|\.(?![ \t]*(?:\n|$|\p{Lu}))){0,14}$/iu;
+  /(?:születési|született|szül\.|narozen|narození|narodzenia|urodzon|urodzin|urodzenia|née|né|geburtsdatum|geburtstag|geb\.|syntymäaika|syntymäpäivä|syntynyt|född|födelsedatum|født|fødselsdato|fødd|fæðingardagur|fæddur|fædd|sünniaeg|sündinud|dzimšanas|gimimo|gimęs|gimusi|рождения|родился|родилась|народження|γέννησης|γεννήθηκε|doğum|doğdu|nascimento|nascido|nascida|naissance|nacimiento|nascita|geboortedatum|rođen|rođena|rođenja|narodil|narodila|narodenia|rojstva|rojen|rojena|出生|生年月日|생년월일|ميلاد|לידה|जन्म|nasceu em|nasci em|(?<!\p{L})(?:nac[ií]|nasci|nacqui)(?!\p{L})|sinh ngày|ngày sinh|誕生日|生日|متولد|יום ההולדת|ծննդյան|დაიბადა|জন্মতারিখ|பிறந்த|เกิดวันที่|วันเกิด)(?:[^.!?\n]|\.(?![ \t]*(?:\n|$|\p{Lu}))){0,14}$/iu;
+
+/**
+ * "geboren" after the date, in its clause: German and Dutch put the participle last ("Ich bin am
+ * 03.04.1985 geboren", "Ik ben op 3 april 1985 in Utrecht geboren").
+ */
+const BORN_AFTER = /^[^.!?\n]{0,30}?(?<!\p{L})geboren(?!\p{L})/iu;
+
+/** Whether the date at text[start, end) is tied to a birth: a birth word before it, or "geboren" after it. */
+function tiedToBirth(text: string, start: number, end: number): boolean {
+  const before = text.slice(Math.max(0, start - 45), start);
+  return BIRTH_CONTEXT.test(before) || BIRTH_CONTEXT_LOCAL.test(before.slice(-40)) || BORN_AFTER.test(text.slice(end, end + 40));
+}
 
 export function findDatesOfBirth(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   if (!mayHaveBirth(text)) return out;
   for (const m of text.matchAll(DATE)) {
-    const before = text.slice(Math.max(0, m.index - 45), m.index);
-    if (!BIRTH_CONTEXT.test(before) && !BIRTH_CONTEXT_LOCAL.test(before.slice(-40))) continue;
+    if (!tiedToBirth(text, m.index, m.index + m[0].length)) continue;
     out.push(entity("date_of_birth", text, m.index, m.index + m[0].length, 0.92));
   }
   for (const m of text.matchAll(LOCAL_DATE)) {
-    const before = text.slice(Math.max(0, m.index - 45), m.index);
-    if (!BIRTH_CONTEXT.test(before) && !BIRTH_CONTEXT_LOCAL.test(before.slice(-40))) continue;
+    if (!tiedToBirth(text, m.index, m.index + m[0].length)) continue;
     // a date the first pattern found already
     if (out.some((e) => e.start < m.index + m[0].length && m.index < e.end)) continue;
     out.push(entity("date_of_birth", text, m.index, m.index + m[0].length, 0.92));

@@ -95,7 +95,9 @@ export const NOT_NAME_WORDS: ReadonlySet<string> = new Set(
     "Saygılarımla Hilsen Mvh Srdačan Pozdrav Lugupidamisega Pagarbiai Tisztelettel Serdecznie Atentamente Saluti " +
     "Ring Bel Soita Zadzwoń Kort Karta Kontaktformular Kontakt Kontaktní Nachricht Nachname Vorname Navn Nimi Név " +
     "Imię Nazwisko Jméno Příjmení Nombre Apellidos Nome Sobrenome Naam Achternaam Voornaam Ad Soyad Adres Adresse " +
-    "Pani Pan Paní Pán Gospodine Gospođo Sayın Sr Sra Srta Dott Ing"
+    "Pani Pan Paní Pán Gospodine Gospođo Sayın Sr Sra Srta Dott Ing " +
+    // "I was born" and "born" of other languages, which open a sentence before a date of birth ("Nací el 03/04/1985")
+    "Nací Nacido Nacida Nasci Nasceu Nascido Nascida Nacqui Geboren"
   ).split(" "),
 );
 

@@ -125,5 +125,10 @@ export function evidenceOf(sentences: string[]): Evidence {
   const words = text.toLowerCase().match(/\p{L}+/gu) ?? [];
   checkCpuBudget();
   const sarcasm = SARCASM.test(text) || ironicInterjection(text);
-  return { praise, criticism, sarcasm, english: words.length < 4 || englishShare(words) >= 0.12 };
+  return { praise, criticism, sarcasm, english: readsAsEnglish(words) };
+}
+
+/** Whether lower-cased words read as English: too few to tell, or enough English function words among them. */
+export function readsAsEnglish(words: string[]): boolean {
+  return words.length < 4 || englishShare(words) >= 0.12;
 }
