@@ -170,7 +170,6 @@ ${
           value: f.requests,
           href: requestsLink({ function: f.function, from: u.period.start.slice(0, 10) }),
         })),
-        { height: 160 },
       )}${dataTable({
         caption: `Usage by function, ${u.period.start.slice(0, 7)}`,
         rows: u.by_function,
