@@ -1,6 +1,9 @@
 // Progressive enhancement for the dashboard's server-rendered pages: every page works without
 // it except the playground and the live gateway state.
 
+// "1 failure", "3 failures": a count and its noun, as html.ts `counted` writes it on the server
+const counted = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 function sameOriginJson(method, url, body) {
   return fetch(url, {
     method,
@@ -191,7 +194,7 @@ if (stateBox) {
       }
       const wrap = stateTable(
         el,
-        `Providers (breaker opens after ${s.breaker.failure_threshold} failures, cool-down ${s.breaker.cooldown_ms / 1000} s)`,
+        `Providers (breaker opens after ${counted(s.breaker.failure_threshold, "failure")}, cool-down ${s.breaker.cooldown_ms / 1000} s)`,
         ["Provider", "Type", "Breaker", "Consecutive failures"],
         s.providers.map((p) => [
           p.name,
