@@ -536,15 +536,15 @@ export function operatorAccountPage(
 }
 
 export function playgroundPage(
-  fns: { name: string; path: string; summary: string }[],
-  chosen: { name: string; path: string; summary: string; cost: number; schema: unknown; example: unknown },
+  names: string[],
+  chosen: { name: string; path: string; inPath: string[]; summary: string; cost: number; schema: unknown; example: unknown },
   origin: string,
 ): Html {
   return html`<form method="get" action="/dashboard/playground" class="row"><label for="fn">Function</label>
-<select id="fn" name="fn">${fns.map((f) => html`<option value="${f.name}"${f.name === chosen.name ? html` selected` : ""}>${f.name}</option>`)}</select>
+<select id="fn" name="fn">${names.map((n) => html`<option value="${n}"${n === chosen.name ? html` selected` : ""}>${n}</option>`)}</select>
 <button type="submit">Choose</button></form>
 <p>${chosen.summary}. Costs ${counted(chosen.cost, "credit")} per successful call, charged to this account.</p>
-<form id="playground" class="card" data-fn="${chosen.name}" data-path="${chosen.path}" data-origin="${origin}">
+<form id="playground" class="card" data-fn="${chosen.name}" data-path="${chosen.path}" data-in-path="${chosen.inPath.join(" ")}" data-origin="${origin}">
 <div id="fields"></div><button type="submit">Run</button></form>
 <script type="application/json" id="fn-schema">${raw(jsonForScript({ schema: chosen.schema, example: chosen.example }))}</script>
 <h2>curl</h2><pre id="curl"></pre>

@@ -293,9 +293,14 @@ if (pg) {
     return out;
   };
   const curl = document.getElementById("curl");
+  // a field the path carries (a chatbot's id) goes into the curl's path, not its body
+  const inPath = (pg.dataset.inPath || "").split(" ").filter(Boolean);
   const showCurl = () => {
-    const json = JSON.stringify(body()).replace(/'/g, "'\\''");
-    curl.textContent = `curl -s ${pg.dataset.origin}${pg.dataset.path} \\\n  -H 'x-api-key: YOUR_API_KEY' \\\n  -H 'content-type: application/json' \\\n  -d '${json}'`;
+    const b = body();
+    const path = pg.dataset.path.replace(/:(\w+)/g, (m, n) => (b[n] === undefined ? m : encodeURIComponent(String(b[n]))));
+    for (const n of inPath) delete b[n];
+    const json = JSON.stringify(b).replace(/'/g, "'\\''");
+    curl.textContent = `curl -s ${pg.dataset.origin}${path} \\\n  -H 'x-api-key: YOUR_API_KEY' \\\n  -H 'content-type: application/json' \\\n  -d '${json}'`;
   };
   pg.addEventListener("input", showCurl);
   showCurl();
