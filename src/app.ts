@@ -21,6 +21,7 @@ import { accountRoutes } from "./http/routes/account";
 import { adminRoutes } from "./http/routes/admin";
 import { auditRoutes } from "./http/routes/audit";
 import { dashboardRoutes } from "./http/routes/dashboard";
+import { dashboardErrorPage, wantsDashboardPage } from "./http/routes/dashboard/error-page";
 import { functionRoutes } from "./http/routes/functions";
 import { knowledgeRoutes } from "./http/routes/knowledge";
 import { adminMembers } from "./http/routes/members";
@@ -134,7 +135,8 @@ function recordRequest(log: RequestLog, request: Request, s: RequestState, ms: n
  * The app's one answer to whatever a route or hook threw, by route: in the envelope, or in OpenAI's
  * shape under `/v1` (a provider's own 4xx to a `/v1` call passed through as it was). A client that
  * went away is its own outcome (499), whatever broke because of it; a path no route has is 404,
- * or 405 with Allow when a route has it for another method.
+ * or 405 with Allow when a route has it for another method. A browser's GET of a dashboard address
+ * gets a page in the dashboard's layout instead of the envelope (dashboard/error-page.ts).
  */
 function refusal(
   request: Request,
@@ -145,6 +147,8 @@ function refusal(
   routeMethods: (path: string) => string[],
   /** the answer ends its connection (closesConnection); so does an error that says so itself (a 413) */
   closes: boolean,
+  /** whether the operator console is open (a dashboard error page's link back) */
+  operatorEnabled: boolean,
 ): Response {
   const path = state.path ?? pathOf(request.url);
   const gone = request.signal.aborted;
@@ -172,7 +176,9 @@ function refusal(
       stack: (error as Error)?.stack,
     });
   }
-  const res = errorResponse(state, err, wire);
+  const res = wantsDashboardPage(request, path)
+    ? dashboardErrorPage(state, err, path, operatorEnabled)
+    : errorResponse(state, err, wire);
   // the last answer of its connection: when the client may still be sending the body (a 413, a
   // 401 to a body nobody read), it lingers while the rest is dropped (http/linger.ts)
   return closes || err.headers.connection === "close" ? closingAnswer(request, res) : res;
@@ -270,6 +276,7 @@ function errorAnswer(
   routeKeyFn: (method: string, path: string) => string | null | undefined,
 ) {
   const { logger } = deps;
+  const operatorEnabled = !!deps.config.adminToken;
   return (context: Parameters<ErrorHandler>[0]) => {
     const { request, code, error } = context;
     // the edge answered instead of the route (a dashboard page's redirect to sign-in), its body unread
@@ -280,8 +287,11 @@ function errorAnswer(
     // the answer into a new Response (headers and all) only to give it the status it already has
     context.set.status = 200;
     const caller = callerOfRefusal(deps, request, state, routeKeyFn);
-    if (caller) return caller.then(() => refusal(request, code, error, state, logger, routeMethods, closesConnection(request)));
-    return refusal(request, code, error, state, logger, routeMethods, closesConnection(request));
+    if (caller)
+      return caller.then(() =>
+        refusal(request, code, error, state, logger, routeMethods, closesConnection(request), operatorEnabled),
+      );
+    return refusal(request, code, error, state, logger, routeMethods, closesConnection(request), operatorEnabled);
   };
 }
 

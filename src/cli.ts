@@ -303,9 +303,13 @@ async function serveVerb(argv: string[], config: Config): Promise<number> {
     console.error(`textai serve: ${err.message}`);
     return 1;
   }
+  // where a newcomer goes next (the landing page's links): README.md quotes these lines, and
+  // test/core/readme-startup.test.ts checks that they are what `serve` prints
   console.log(`Text-AI Gateway ${VERSION} listening on ${server.url}`);
-  // where a newcomer goes next (the same links as the landing page at /)
-  console.log(`  API docs ${server.url}/docs · dashboard ${server.url}/dashboard · health ${server.url}/health`);
+  console.log(`  Start here  ${server.url}/  (a landing page with the version and links)`);
+  console.log(`  API docs    ${server.url}/docs`);
+  console.log(`  Dashboard   ${server.url}/dashboard`);
+  console.log(`  Health      ${server.url}/health`);
   // Nothing heavy loads before the listener is up, so /ready answers 200 at once. When the offline
   // engine comes first on every function's route (no provider configured for functions: it serves
   // them all), its parts then load in the background, in slices that leave the event loop free

@@ -83,7 +83,7 @@ describe("textai serve's start-up banner", () => {
       const reader = proc.stdout.getReader();
       let out = "";
       const until = Date.now() + 20_000;
-      while (!/health \S+\n/.test(out) && Date.now() < until) {
+      while (!/\/health\n/.test(out) && Date.now() < until) {
         const { done, value } = await reader.read();
         if (done) break;
         out += new TextDecoder().decode(value);

@@ -191,7 +191,7 @@ export function dashboardScenario(name: string, start: () => Promise<Target>, op
       expect(await figure(page, "requests")).toBe(1);
       expect(await figure(page, "balance")).toBe(39);
       await page.getByRole("cell", { name: "sentiment-analysis" }).waitFor(WAIT);
-      await page.getByRole("img", { name: "Credits used by day this month" }).waitFor(WAIT);
+      await page.getByRole("group", { name: "Credits used by day this month" }).waitFor(WAIT);
       await page.getByRole("link", { name: "Ledger" }).click();
       await page.getByRole("cell", { name: "sentiment-analysis" }).waitFor(WAIT);
       await page.getByRole("cell", { name: "-1", exact: true }).waitFor(WAIT);

@@ -58,11 +58,45 @@ function chargedDoc(
   return { ...doc, operationId, requestBody: { required: true, content } } as DocumentDecoration;
 }
 
+type KnowledgeFns = ReturnType<typeof knowledgeFunctions>;
+
+/**
+ * Where each knowledge function is mounted: its path, the request fields its path carries, those the
+ * gateway sets from the stored resource (no client sends them: left out of the docs' body and the
+ * playground's form), and its OpenAPI operation id when its name is another's (the inline search).
+ */
+export const KNOWLEDGE_FUNCTION_ROUTES: Record<
+  keyof KnowledgeFns,
+  { path: string; inPath: string[]; gatewaySet: string[]; operationId?: string }
+> = {
+  search: { path: "/api/v1/knowledge-bases/:id/search", inPath: ["id"], gatewaySet: ["revision"] },
+  inlineSearch: { path: "/api/v1/ai/knowledge-bases", inPath: [], gatewaySet: [], operationId: "knowledge-base-search-inline" },
+  faqMatch: { path: "/api/v1/ai/faq-match", inPath: [], gatewaySet: ["faqs"] },
+  chat: { path: "/api/v1/chatbots/:id/chat", inPath: ["id"], gatewaySet: ["chatbot", "passages"] },
+};
+
+const builtFns = new WeakMap<object, KnowledgeFns>();
+/** The app's knowledge functions with its services: built once per app, for its routes and the dashboard's playground. */
+export function appKnowledgeFunctions(deps: Pick<AppDeps, "knowledge" | "providers">): KnowledgeFns {
+  let fns = builtFns.get(deps.knowledge);
+  if (!fns) {
+    fns = knowledgeFunctions({ index: deps.knowledge, embedder: pickEmbedder(deps.providers), vectors: new VectorCache() });
+    builtFns.set(deps.knowledge, fns);
+  }
+  return fns;
+}
+
+const docOf = (pipeline: FunctionPipeline, fns: KnowledgeFns, which: keyof KnowledgeFns) => {
+  const r = KNOWLEDGE_FUNCTION_ROUTES[which];
+  return chargedDoc(pipeline, fns[which], [...r.inPath, ...r.gatewaySet], r.operationId);
+};
+
 /** The knowledge resources (bases, FAQ collections, chatbots) and their functions, mounted last by app.ts. */
 export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }): Elysia {
   const { bases: kbs, faqs, chatbots: bots } = deps.knowledge;
   const embedder = pickEmbedder(deps.providers);
-  const fns = knowledgeFunctions({ index: deps.knowledge, embedder, vectors: new VectorCache() });
+  const fns = appKnowledgeFunctions(deps);
+  const R = KNOWLEDGE_FUNCTION_ROUTES;
   const { pipeline } = deps;
   const run =
     (def: AnyFunctionDef) =>
@@ -74,25 +108,25 @@ export function knowledgeRoutes(deps: AppDeps & { pipeline: FunctionPipeline }):
     .use(knowledgeBaseRoutes(deps, kbs, embedder))
     .use(faqRoutes(deps, faqs))
     .use(chatbotRoutes(deps, bots))
-    .post("/api/v1/knowledge-bases/:id/search", run(fns.search), {
+    .post(R.search.path, run(fns.search), {
       key: functionEdge(fns.search),
       parse: "none",
-      detail: chargedDoc(pipeline, fns.search, ["id", "revision"]),
+      detail: docOf(pipeline, fns, "search"),
     })
-    .post("/api/v1/ai/knowledge-bases", run(fns.inlineSearch), {
+    .post(R.inlineSearch.path, run(fns.inlineSearch), {
       key: functionEdge(fns.inlineSearch),
       parse: "none",
-      detail: chargedDoc(pipeline, fns.inlineSearch, [], "knowledge-base-search-inline"),
+      detail: docOf(pipeline, fns, "inlineSearch"),
     })
-    .post("/api/v1/ai/faq-match", run(fns.faqMatch), {
+    .post(R.faqMatch.path, run(fns.faqMatch), {
       key: functionEdge(fns.faqMatch),
       parse: "none",
-      detail: chargedDoc(pipeline, fns.faqMatch, ["faqs"]),
+      detail: docOf(pipeline, fns, "faqMatch"),
     })
-    .post("/api/v1/chatbots/:id/chat", run(fns.chat), {
+    .post(R.chat.path, run(fns.chat), {
       key: functionEdge(fns.chat),
       parse: "none",
-      detail: chargedDoc(pipeline, fns.chat, ["id", "chatbot", "passages"]),
+      detail: docOf(pipeline, fns, "chat"),
     });
   // app.ts mounts it last; its route-level types matter to no caller (and would only weigh on the App type).
   return app as unknown as Elysia;

@@ -34,6 +34,7 @@ import {
 } from "./common";
 import { backTo, orBack, redirectWith, refillOf, shown, takeFlash } from "./forms";
 import * as pages from "./pages";
+import { playgroundExample, playgroundFunctions } from "./playground";
 
 const REQUEST_PAGE = 50;
 /** the rows a CSV download holds at most */
@@ -354,21 +355,23 @@ function playgroundPage(deps: DashboardDeps) {
   return new Elysia({ name: "dashboard-account-playground" }).use(edgePlugin(deps)).get(
     "/dashboard/playground",
     async ({ c, holder: h, query }) => {
-      const def = deps.functions.find((f) => f.name === query.fn) ?? deps.functions[0];
+      const offered = playgroundFunctions(deps);
+      const f = offered.find((p) => p.id === query.fn) ?? offered[0];
       return page(
         deps,
         c,
         200,
         { title: "Playground", who: who(h.email, h.role), active: "/dashboard/playground" },
         pages.playgroundPage(
-          deps.functions.map((f) => ({ name: f.name, path: f.path, summary: f.summary })),
+          offered.map((p) => p.id),
           {
-            name: def.name,
-            path: def.path,
-            summary: def.summary,
-            cost: deps.pipeline.costOf(def),
-            schema: def.request,
-            example: def.example.request,
+            name: f.id,
+            path: f.path,
+            inPath: f.inPath,
+            summary: f.def.summary,
+            cost: deps.pipeline.costOf(f.def),
+            schema: f.schema,
+            example: await playgroundExample(deps, f, h.accountId),
           },
           c.origin,
         ),

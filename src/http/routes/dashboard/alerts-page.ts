@@ -5,7 +5,7 @@
  */
 import { ALERT_EVENTS, type DeliveryView, GATEWAY_EVENTS, type WebhookEndpoint } from "../../../alerts/interface";
 import { MAX_WEBHOOK_URL } from "../../../alerts/sign";
-import { type Html, html } from "./html";
+import { counted, type Html, html } from "./html";
 import { chosen, dataTable, fieldValue, type Refill, ticked, truncated } from "./pages";
 
 /** an account's events (docs/alerts.md#events): the operator's endpoints take the provider.* ones */
@@ -39,7 +39,7 @@ function endpointCard(e: WebhookEndpoint, list: DeliveryView[]): Html {
   const thresholds = [
     e.balance_below !== null ? `balance under ${e.balance_below}` : "",
     e.spike_factor !== null ? `spike ×${e.spike_factor}` : "",
-    e.expiring_days !== null ? `expiring in ${e.expiring_days} days` : "",
+    e.expiring_days !== null ? `expiring in ${counted(e.expiring_days, "day")}` : "",
   ].filter(Boolean);
   return html`<section class="card endpoint" data-endpoint="${e.id}" aria-label="Endpoint ${e.url}">
 <h2>${truncated(e.url)}</h2>

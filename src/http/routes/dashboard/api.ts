@@ -6,24 +6,20 @@
 import { Elysia } from "elysia";
 import { keyDetail } from "../../../auth/key-detail";
 import { parsePolicyPatch } from "../../../auth/policy";
-import { GatewayError } from "../../../errors";
 import { readJsonBody } from "../../body";
 import { edgePlugin, functionEdge } from "../../edge-plugin";
 import { limitOffset } from "../../query";
 import { ok } from "../../respond";
 import { usageNames } from "../usage-names";
 import { createOwnKey, type DashboardDeps, detail, KEY_PAGE, keysOf, LEDGER_PAGE, narrowOwnKey, revokeOwnKey } from "./common";
+import { playgroundFunction } from "./playground";
 
 export function dashboardApi(deps: DashboardDeps) {
   const { config, keys, ledger } = deps;
   const known = usageNames(deps.functions);
   const store = deps.dashboard;
   /** The function the playground runs: 404 for a name no function has. */
-  const functionNamed = (name: string | undefined) => {
-    const def = deps.functions.find((f) => f.name === name);
-    if (!def) throw new GatewayError("not_found", `no function ${name}`);
-    return def;
-  };
+  const functionNamed = (name: string | undefined) => playgroundFunction(deps, name).def;
 
   return new Elysia({ name: "dashboard-api" })
     .use(edgePlugin(deps))

@@ -19,7 +19,7 @@ import type { Holder } from "../../edge-plugin";
 import type { FunctionPipeline } from "../../pipeline";
 import { type Ctx, checkOrigin, SECURITY_HEADERS, storedHash } from "../../session";
 import { KEY_CREATE_LIMIT, usageNames } from "../usage-names";
-import type { Html } from "./html";
+import { counted, type Html } from "./html";
 import * as pages from "./pages";
 
 export type DashboardDeps = AppDeps & { pipeline: FunctionPipeline };
@@ -99,7 +99,7 @@ export const ssoOnlyFlash = {
 /** A refused guess (or sign-up) as its page says it (a 429): the wait, and its seconds for Retry-After. */
 export function tooMany(v: GuessVerdict, what = "attempts"): { text: string; retryAfter: number } {
   const wait = Number(retryAfter(v)["Retry-After"]);
-  const when = wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`;
+  const when = wait < 120 ? counted(wait, "second") : counted(Math.ceil(wait / 60), "minute");
   return { text: `Too many ${what}. Try again in ${when}.`, retryAfter: wait };
 }
 
@@ -115,7 +115,11 @@ export async function createOwnKey(deps: Pick<AppDeps, "keys" | "limiter" | "das
   const d = await deps.limiter.check(accountId, plan, KEY_CREATE, "heavy");
   Object.assign(c.state.headers, rateLimitHeaders(d));
   if (!d.allowed)
-    throw limitRefusal(d, "key creation", `at most ${d.limit} keys can be made a minute; retry in ${d.retryAfterSeconds}s`);
+    throw limitRefusal(
+      d,
+      "key creation",
+      `at most ${counted(d.limit, "key")} can be made a minute; retry in ${d.retryAfterSeconds}s`,
+    );
   try {
     const created = await deps.keys.createKey({ label, accountId, audit: byHolder(c, h) });
     await deps.dashboard.setKeyOwner(created.id, h.memberId);

@@ -25,37 +25,67 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 
 export const raw = (s: string): Html => new Html(s);
 
-/** A bar, as a link when it has one (to the requests it counts); the link spans the bar's whole column. */
-const barOf = (b: { label: string; href?: string }, rect: Html): Html =>
-  b.href ? html`<a href="${b.href}" aria-label="Requests of ${b.label}">${rect}</a>` : rect;
+type Bar = { label: string; value: number; href?: string };
 
-/** A bar chart as inline SVG: no script, no library, readable by a screen reader through its table twin. */
-export function barChart(
-  title: string,
-  bars: { label: string; value: number; href?: string }[],
-  opts: { width?: number; height?: number } = {},
-): Html {
-  const w = opts.width ?? 640;
-  const h = opts.height ?? 180;
-  const pad = { l: 40, b: 24, t: 10, r: 8 };
+/** A column's bar, as a link when it has one (to the requests it counts). */
+const barOf = (b: Bar, inner: Html): Html =>
+  b.href ? html`<a href="${b.href}" aria-label="Requests of ${b.label}">${inner}</a>` : inner;
+
+/** labels this short (days of the month) stand under their columns; longer ones get a row each */
+const SHORT_LABEL = 3;
+/** at most this many labels under a column chart, so that they never touch at any width (375 px up) */
+const COLUMN_LABELS = 8;
+
+/**
+ * A bar chart without script or library: the bars are inline SVG (stretched to the chart's width, no
+ * text in it: a stretched label is unreadable), every label and figure is HTML text, which keeps its
+ * size at any width. Short labels (a day's "06") stand under their columns, at most COLUMN_LABELS of
+ * them; longer ones (a function's name) make a horizontal bar chart, one row per bar with its label
+ * on the left (wrapped, never cut) and its value on the right. Readable by a screen reader through
+ * its table twin and its links' names. (2026-12-06: every label was SVG text under its column, so
+ * function names overlapped and the last was cut off at 1440 and at 375 px.)
+ */
+export function barChart(title: string, bars: Bar[]): Html {
   const max = Math.max(1, ...bars.map((b) => b.value));
-  const slot = bars.length ? (w - pad.l - pad.r) / bars.length : 0;
-  const y = (v: number) => pad.t + (h - pad.t - pad.b) * (1 - v / max);
-  const every = Math.max(1, Math.ceil(bars.length / 10));
-  return html`<svg class="chart" viewBox="0 0 ${w} ${h}" role="img" aria-label="${title}" preserveAspectRatio="none">
-<line x1="${pad.l}" y1="${h - pad.b}" x2="${w - pad.r}" y2="${h - pad.b}" class="axis"/>
-<text x="${pad.l - 6}" y="${pad.t + 8}" text-anchor="end" class="tick">${max}</text>
-<text x="${pad.l - 6}" y="${h - pad.b}" text-anchor="end" class="tick">0</text>
-${bars.map(
-  (b, i) =>
-    html`${barOf(b, html`<rect x="${(pad.l + i * slot + slot * 0.15).toFixed(1)}" y="${y(b.value).toFixed(1)}" width="${Math.max(1, slot * 0.7).toFixed(1)}" height="${(h - pad.b - y(b.value)).toFixed(1)}" class="bar"><title>${b.label}: ${b.value}</title></rect>`)}${
-      i % every === 0
-        ? html`<text x="${(pad.l + i * slot + slot / 2).toFixed(1)}" y="${h - 8}" text-anchor="middle" class="tick">${b.label}</text>`
-        : ""
-    }`,
-)}
-</svg>`;
+  return bars.every((b) => b.label.length <= SHORT_LABEL) ? columnChart(title, bars, max) : rowChart(title, bars, max);
 }
 
-/** "1 account", "3 accounts": a count and its noun, never "account(s)". */
-export const counted = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+function columnChart(title: string, bars: Bar[], max: number): Html {
+  const every = Math.max(1, Math.ceil(bars.length / COLUMN_LABELS));
+  const w = Math.max(1, bars.length) * 10;
+  return html`<div class="chart columns" role="group" aria-label="${title}">
+<div class="yaxis" aria-hidden="true"><span class="label">${max}</span><span class="label">0</span></div>
+<svg class="plot" viewBox="0 0 ${w} 100" preserveAspectRatio="none">${bars.map((b, i) => {
+    const h = (100 * b.value) / max;
+    return barOf(
+      b,
+      html`<rect x="${i * 10 + 1.5}" y="${(100 - h).toFixed(2)}" width="7" height="${h.toFixed(2)}" class="bar"><title>${b.label}: ${b.value}</title></rect>`,
+    );
+  })}</svg>
+<div class="xlabels" aria-hidden="true">${bars.map(
+    (b, i) => html`<span class="slot">${i % every === 0 ? html`<span class="label">${b.label}</span>` : ""}</span>`,
+  )}</div>
+</div>`;
+}
+
+function rowChart(title: string, bars: Bar[], max: number): Html {
+  return html`<div class="chart rows" role="group" aria-label="${title}">${bars.map((b) => {
+    const inner = html`<span class="label">${b.label}</span><svg class="track" viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true"><rect x="0" y="0" width="${((100 * b.value) / max).toFixed(2)}" height="10" class="bar"/></svg><span class="value">${b.value}</span>`;
+    return b.href
+      ? html`<a class="row" href="${b.href}" aria-label="Requests of ${b.label}" title="${b.label}: ${b.value}">${inner}</a>`
+      : html`<div class="row" title="${b.label}: ${b.value}">${inner}</div>`;
+  })}</div>`;
+}
+
+/**
+ * A noun's plural by English's regular rules: entry → entries, day → days, box → boxes, key → keys.
+ * An irregular one is given to `counted` or `noun` as `many`.
+ */
+export const pluralOf = (one: string): string =>
+  /[^aeiou]y$/i.test(one) ? `${one.slice(0, -1)}ies` : /(s|x|z|ch|sh)$/i.test(one) ? `${one}es` : `${one}s`;
+
+/** The noun for a count: "credit" for 1, "credits" for any other (where the count is written apart from it). */
+export const noun = (n: number, one: string, many = pluralOf(one)): string => (n === 1 ? one : many);
+
+/** "1 account", "3 accounts", "1 entry", "2 entries": a count and its noun, never "account(s)" or "1 entries". */
+export const counted = (n: number, one: string, many = pluralOf(one)): string => `${n} ${noun(n, one, many)}`;

@@ -7,7 +7,7 @@ import type { UsageFigures } from "../../../credits/interface";
 import type { AccountSummary, LedgerRow } from "../../../dashboard/interface";
 import { type Role, roleAtLeast } from "../../../dashboard/members";
 import type { RequestLogEntry } from "../../../requestlog/interface";
-import { barChart, counted, type Html, html, raw } from "./html";
+import { barChart, counted, type Html, html, noun, raw } from "./html";
 
 export interface PageOpts {
   title: string;
@@ -150,7 +150,7 @@ const CHARGED_CALLS = "answered and charged, cache hits included";
 export function overviewPage(u: UsageFigures): Html {
   const days = daysOfMonth(u);
   return html`<section class="figures" aria-label="This month">
-<div class="figure"><span class="name">Balance</span><span class="value" data-testid="balance">${u.balance}</span><span class="unit">credits</span></div>
+<div class="figure"><span class="name">Balance</span><span class="value" data-testid="balance">${u.balance}</span><span class="unit">${noun(u.balance, "credit")}</span></div>
 <div class="figure"><span class="name">Plan</span><span class="value" data-testid="plan">${u.plan}</span></div>
 <div class="figure"><span class="name">Charged calls this month</span><span class="value" data-testid="requests">${u.requests}</span><span class="unit">${CHARGED_CALLS}; <a href="${requestsLink({ from: u.period.start.slice(0, 10) })}">every request</a></span></div>
 <div class="figure"><span class="name">Credits used this month</span><span class="value" data-testid="credits-used">${u.credits_used}</span></div>
@@ -170,7 +170,6 @@ ${
           value: f.requests,
           href: requestsLink({ function: f.function, from: u.period.start.slice(0, 10) }),
         })),
-        { height: 160 },
       )}${dataTable({
         caption: `Usage by function, ${u.period.start.slice(0, 7)}`,
         rows: u.by_function,
@@ -437,7 +436,7 @@ export function newKeyBox(key: string, label: string): Html {
 
 export function ledgerPage(rows: LedgerRow[], page: number, pages: number, total: number): Html {
   return html`${dataTable({
-    caption: `Credit ledger (${total} entries), page ${page} of ${pages}`,
+    caption: `Credit ledger (${counted(total, "entry")}), page ${page} of ${pages}`,
     rows,
     columns: [
       { head: "When", cls: "nw", cell: (r) => when(r.created_at) },
@@ -537,15 +536,15 @@ export function operatorAccountPage(
 }
 
 export function playgroundPage(
-  fns: { name: string; path: string; summary: string }[],
-  chosen: { name: string; path: string; summary: string; cost: number; schema: unknown; example: unknown },
+  names: string[],
+  chosen: { name: string; path: string; inPath: string[]; summary: string; cost: number; schema: unknown; example: unknown },
   origin: string,
 ): Html {
   return html`<form method="get" action="/dashboard/playground" class="row"><label for="fn">Function</label>
-<select id="fn" name="fn">${fns.map((f) => html`<option value="${f.name}"${f.name === chosen.name ? html` selected` : ""}>${f.name}</option>`)}</select>
+<select id="fn" name="fn">${names.map((n) => html`<option value="${n}"${n === chosen.name ? html` selected` : ""}>${n}</option>`)}</select>
 <button type="submit">Choose</button></form>
 <p>${chosen.summary}. Costs ${counted(chosen.cost, "credit")} per successful call, charged to this account.</p>
-<form id="playground" class="card" data-fn="${chosen.name}" data-path="${chosen.path}" data-origin="${origin}">
+<form id="playground" class="card" data-fn="${chosen.name}" data-path="${chosen.path}" data-in-path="${chosen.inPath.join(" ")}" data-origin="${origin}">
 <div id="fields"></div><button type="submit">Run</button></form>
 <script type="application/json" id="fn-schema">${raw(jsonForScript({ schema: chosen.schema, example: chosen.example }))}</script>
 <h2>curl</h2><pre id="curl"></pre>

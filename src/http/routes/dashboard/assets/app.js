@@ -1,6 +1,9 @@
 // Progressive enhancement for the dashboard's server-rendered pages: every page works without
 // it except the playground and the live gateway state.
 
+// "1 failure", "3 failures": a count and its noun, as html.ts `counted` writes it on the server
+const counted = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 function sameOriginJson(method, url, body) {
   return fetch(url, {
     method,
@@ -191,7 +194,7 @@ if (stateBox) {
       }
       const wrap = stateTable(
         el,
-        `Providers (breaker opens after ${s.breaker.failure_threshold} failures, cool-down ${s.breaker.cooldown_ms / 1000} s)`,
+        `Providers (breaker opens after ${counted(s.breaker.failure_threshold, "failure")}, cool-down ${s.breaker.cooldown_ms / 1000} s)`,
         ["Provider", "Type", "Breaker", "Consecutive failures"],
         s.providers.map((p) => [
           p.name,
@@ -290,9 +293,14 @@ if (pg) {
     return out;
   };
   const curl = document.getElementById("curl");
+  // a field the path carries (a chatbot's id) goes into the curl's path, not its body
+  const inPath = (pg.dataset.inPath || "").split(" ").filter(Boolean);
   const showCurl = () => {
-    const json = JSON.stringify(body()).replace(/'/g, "'\\''");
-    curl.textContent = `curl -s ${pg.dataset.origin}${pg.dataset.path} \\\n  -H 'x-api-key: YOUR_API_KEY' \\\n  -H 'content-type: application/json' \\\n  -d '${json}'`;
+    const b = body();
+    const path = pg.dataset.path.replace(/:(\w+)/g, (m, n) => (b[n] === undefined ? m : encodeURIComponent(String(b[n]))));
+    for (const n of inPath) delete b[n];
+    const json = JSON.stringify(b).replace(/'/g, "'\\''");
+    curl.textContent = `curl -s ${pg.dataset.origin}${path} \\\n  -H 'x-api-key: YOUR_API_KEY' \\\n  -H 'content-type: application/json' \\\n  -d '${json}'`;
   };
   pg.addEventListener("input", showCurl);
   showCurl();
