@@ -736,7 +736,7 @@ describe("audit trail on SQLite: every change of state writes one entry", () => 
     ])
       expect(textai(args).code, args.join(" ")).toBe(0);
     expect((await entries()).length).toBe(n);
-  }, 30_000);
+  }, 60_000); // about twenty CLI processes one after another: 7 s alone, past 30 s under a load average of 7 (2026-12-06)
 
   test("the chain is exactly the changes made, in order, with client addresses, and holds no secret", async () => {
     const all = await entries();
