@@ -72,7 +72,7 @@ const ENGLISH_FUNCTION_WORDS = new Set(
 );
 
 /** Share of a text's words that are English function words: about 0.3-0.5 in English prose, under 0.1 in most other languages. */
-function englishShare(words: string[]): number {
+export function englishShare(words: string[]): number {
   if (words.length === 0) return 1;
   let n = 0;
   for (const w of words) {

@@ -6,7 +6,7 @@
  * slang entry). Such a text is out of reach: the caller is told to configure a model.
  */
 import { detectLanguage } from "../language";
-import { readsAsEnglish } from "./evidence";
+import { englishShare, readsAsEnglish } from "./evidence";
 import { valenceSum } from "./vader";
 
 /** The languages with a sentiment lexicon: English and those of multilingual.ts. */
@@ -20,6 +20,10 @@ const COVERED = new Set<string>(SENTIMENT_LANGUAGES);
 const SURE = 0.5;
 
 const SAMPLE = 4000;
+
+/** Plain English: at least this many words, at least this share of them English function words (prose: 0.3 to 0.5). */
+const PLAIN_ENGLISH_WORDS = 6;
+const PLAIN_ENGLISH_SHARE = 0.3;
 
 /**
  * A text in no language the detector can name and not English is read when at least this share of
@@ -43,6 +47,13 @@ export function beyondSentimentLexicons(text: string): string | null {
   const sample = text.length > SAMPLE ? text.slice(0, SAMPLE) : text;
   const letters = sample.match(LETTER)?.length ?? 0;
   const latin = sample.match(LATIN)?.length ?? 0;
+  // plain English prose (Latin letters, a third of its words English function words) is read
+  // without the language model: a gateway serving English never loads it for sentiment, and its
+  // first call does not wait the half second the load takes (CI, 2026-12-06: a 200 ms request timeout)
+  if (latin * 2 >= letters) {
+    const words = sample.toLowerCase().match(WORD) ?? [];
+    if (words.length >= PLAIN_ENGLISH_WORDS && englishShare(words) >= PLAIN_ENGLISH_SHARE) return null;
+  }
   const detected = detectLanguage(sample);
   const named = detected.code === "und" ? null : detected.name;
   if (letters > 0 && latin * 2 < letters)
