@@ -386,7 +386,7 @@ export class ProviderRouter {
   unservedModel(model: string, apis: readonly ProxyApi[]): GatewayError {
     const route = [...new Set(apis.flatMap((api) => this.proxyRoute(api)))];
     if (route.length === 0) return this.proxyNoProvider(apis);
-    const id = model.length > 200 ? `${model.slice(0, 200)}...` : model;
+    const id = shownModel(model);
     const served = [...new Set(route.flatMap((n) => this.providers.get(n)?.listModels?.() ?? []))];
     const shown = served.slice(0, 5).map((m) => `\`${m}\``);
     const own = route.filter((n) => selfHosted(this.providers.get(n)));
@@ -421,7 +421,7 @@ export class ProviderRouter {
       })
     )
       return null;
-    const id = model.length > 200 ? `${model.slice(0, 200)}...` : model;
+    const id = shownModel(model);
     const slash = id.indexOf("/");
     const prefix = slash > 0 ? id.slice(0, slash) : "";
     const hint =
@@ -574,6 +574,9 @@ function guardedResult(call: RouteCall, provider: Provider, result: unknown): un
 const SETUP = setupAdvice();
 const CONFIGURE = `set ${SETUP.keys}, or add a [[providers]] entry${SETUP.hint ? ` (e.g. ${SETUP.hint})` : ""} to the TEXTAI_CONFIG file`;
 const PROVIDERS_DOC = "docs/providers.md";
+
+/** A model id as an error message shows it: at most 200 characters (a caller's id may be long). */
+const shownModel = (model: string): string => (model.length > 200 ? `${model.slice(0, 200)}...` : model);
 const MODELS_DOC = "docs/openai-compatible.md#which-models-are-served";
 /** Whether a provider's catalog is the operator's: it serves only the models the config file names, unless `model_patterns` opens it. */
 const selfHosted = (p: Provider | undefined) => p !== undefined && vendorOf(p.type)?.catalog === "operator";

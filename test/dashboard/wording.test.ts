@@ -14,17 +14,25 @@ import { requestFrom } from "../helpers/raw-http";
 
 const DIR = join(import.meta.dir, "../../src/http/routes/dashboard");
 
-test("no page text writes a plural as word(s)", () => {
-  const found: string[] = [];
+/** Every line of the dashboard's sources (ts, js) with its file and number, comments left out. */
+function sourceLines(): { where: string; line: string }[] {
+  const out: { where: string; line: string }[] = [];
   for (const f of readdirSync(DIR, { recursive: true }) as string[]) {
     if (!/\.(ts|js)$/.test(f)) continue;
     readFileSync(join(DIR, f), "utf8")
       .split("\n")
       .forEach((line, i) => {
-        // a word then "(s)" inside a string or template (code like `(s) =>` has no letter before it)
-        if (/[a-z]\(s\)(?=[\s`"'.,:])/i.test(line) && !/^\s*(\/\/|\/?\*)/.test(line)) found.push(`${f}:${i + 1}: ${line.trim()}`);
+        if (!/^\s*(\/\/|\/?\*)/.test(line)) out.push({ where: `${f}:${i + 1}`, line });
       });
   }
+  return out;
+}
+
+test("no page text writes a plural as word(s)", () => {
+  // a word then "(s)" inside a string or template (code like `(s) =>` has no letter before it)
+  const found = sourceLines()
+    .filter(({ line }) => /[a-z]\(s\)(?=[\s`"'.,:])/i.test(line))
+    .map(({ where, line }) => `${where}: ${line.trim()}`);
   expect(found).toEqual([]);
 });
 
@@ -56,17 +64,10 @@ const NOT_PLURAL = new Set([
 
 test("no dashboard source writes a count and a plural noun itself: '(N entries)' goes through counted", () => {
   const found: string[] = [];
-  for (const f of readdirSync(DIR, { recursive: true }) as string[]) {
-    if (!/\.(ts|js)$/.test(f)) continue;
-    readFileSync(join(DIR, f), "utf8")
-      .split("\n")
-      .forEach((line, i) => {
-        if (/^\s*(\/\/|\/?\*)/.test(line)) return;
-        // an interpolated count then a word in "s": "(${total} entries)", "${wait} seconds"
-        for (const m of line.matchAll(/\$\{[^}]+\}\)?[ ]+([a-z]{3,}s)\b/gi))
-          if (!NOT_PLURAL.has(m[1].toLowerCase())) found.push(`${f}:${i + 1}: ${m[0]}`);
-      });
-  }
+  // an interpolated count then a word in "s": "(${total} entries)", "${wait} seconds"
+  for (const { where, line } of sourceLines())
+    for (const m of line.matchAll(/\$\{[^}]+\}\)?[ ]+([a-z]{3,}s)\b/gi))
+      if (!NOT_PLURAL.has((m[1] as string).toLowerCase())) found.push(`${where}: ${m[0]}`);
   expect(found).toEqual([]);
 });
 

@@ -50,10 +50,8 @@ export function beyondSentimentLexicons(text: string): string | null {
   // plain English prose (Latin letters, a third of its words English function words) is read
   // without the language model: a gateway serving English never loads it for sentiment, and its
   // first call does not wait the half second the load takes (CI, 2026-12-06: a 200 ms request timeout)
-  if (latin * 2 >= letters) {
-    const words = sample.toLowerCase().match(WORD) ?? [];
-    if (words.length >= PLAIN_ENGLISH_WORDS && englishShare(words) >= PLAIN_ENGLISH_SHARE) return null;
-  }
+  const words = sample.toLowerCase().match(WORD) ?? [];
+  if (latin * 2 >= letters && words.length >= PLAIN_ENGLISH_WORDS && englishShare(words) >= PLAIN_ENGLISH_SHARE) return null;
   const detected = detectLanguage(sample);
   const named = detected.code === "und" ? null : detected.name;
   if (letters > 0 && latin * 2 < letters)
@@ -61,7 +59,6 @@ export function beyondSentimentLexicons(text: string): string | null {
   if (named && detected.confidence >= SURE && !COVERED.has(baseCode(detected.code))) return `the text reads as ${named}`;
   const unsure = named === null || detected.confidence < SURE;
   if (!unsure || detected.code === "en") return null;
-  const words = sample.toLowerCase().match(WORD) ?? [];
   // not English, no language named, and hardly a word any lexicon knows: nothing to read
   if (!readsAsEnglish(words) && valenceSum(sample).hits < words.length * KNOWN_SHARE)
     return "the text reads as no language the lexicons cover";
