@@ -79,6 +79,15 @@ name = "metered"
 ${deployment("b", "tpm-b", "tpm = 100000")}
 
 [[models]]
+name = "narrow"
+${deployment("a", "tpm-tiny", "tpm = 1000")}
+${deployment("b", "tpm-wide", "tpm = 100000")}
+
+[[models]]
+name = "tiny"
+${deployment("a", "tpm-only", "tpm = 1000")}
+
+[[models]]
 name = "limited"
 ${deployment("a", "rl-a")}
 ${deployment("b", "rl-b")}
@@ -130,7 +139,8 @@ describe("model groups", () => {
   test("/v1/models lists the group names", async () => {
     const r = await gw.get("/v1/models", { authorization: `Bearer ${key}` });
     const ids = (r.json.data as { id: string }[]).map((m) => m.id);
-    for (const g of ["weighted", "busy", "fast", "room", "thrifty", "resident", "windows", "limited"]) expect(ids).toContain(g);
+    for (const g of ["weighted", "busy", "fast", "room", "thrifty", "resident", "windows", "narrow", "tiny", "limited"])
+      expect(ids).toContain(g);
   });
 
   test("weighted 1, 2, 7: over 10,000 calls each deployment's share is within 2 points of its weight", async () => {
@@ -341,6 +351,28 @@ describe("model groups", () => {
     expect(r.body.error.message).toContain("(the largest: 200000)");
     expect(a.calls.count + b.calls.count).toBe(sent);
     expect(Number(await gw.deps.ledger.balance(k.accountId))).toBe(10_000_000);
+  });
+
+  test("tpm: a call estimated above a deployment's tpm skips it (it could never fit), and above every one is a 400, not a 429 forever", async () => {
+    // the estimate holds max_tokens (2,000) and the prompt: above tpm-tiny's 1,000 a minute, whatever the wait
+    const tiny = countOf(a, "tpm-tiny");
+    const r = await chat("narrow", "Hello there", key, { max_tokens: 2000 });
+    expect(r.status).toBe(200);
+    expect(r.deployment).toBe("b/tpm-wide");
+    expect(countOf(a, "tpm-tiny")).toBe(tiny);
+    // a small call still goes to the first deployment
+    expect((await chat("narrow", "Hi", key, { max_tokens: 10 })).deployment).toBe("a/tpm-tiny");
+
+    const k = gw.newKey({ credits: 10_000_000, plan: "bulk" });
+    const sent = countOf(a, "tpm-only");
+    const refused = await chat("tiny", "Hello there", k.key, { max_tokens: 2000 });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe("invalid_request");
+    expect(refused.body.error.message).toContain("tpm (the largest: 1000)");
+    expect(refused.body.error.message).not.toContain("context window");
+    expect(countOf(a, "tpm-only")).toBe(sent);
+    expect(Number(await gw.deps.ledger.balance(k.accountId))).toBe(10_000_000);
+    expect((await chat("tiny", "Hi", k.key, { max_tokens: 10 })).status).toBe(200);
   });
 
   test("context window: a context-length error from a deployment moves to the next that is larger", async () => {

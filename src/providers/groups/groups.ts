@@ -129,8 +129,8 @@ export class ModelGroups {
   order(targets: readonly Target[], need: GroupNeed): readonly Target[] | Promise<readonly Target[]> {
     const tokens = need.input + need.output;
     let fits = targets;
-    if (targets.some((t) => (t.deployment?.maxContextTokens ?? Number.POSITIVE_INFINITY) < tokens)) {
-      fits = targets.filter((t) => (t.deployment?.maxContextTokens ?? Number.POSITIVE_INFINITY) >= tokens);
+    if (targets.some((t) => !takes(t, tokens))) {
+      fits = targets.filter((t) => takes(t, tokens));
       if (fits.length === 0) throw tooLarge(targets, tokens);
     }
     // weighted and ordered groups: one of the orders made once, drawn with its chance
@@ -436,12 +436,35 @@ function restrict(chain: DeploymentConfig[], tags: Tags, group: string): Deploym
   return out;
 }
 
-/** Every deployment's context window is below the call's upper-bound estimate: 400, nothing sent. */
+/**
+ * Whether a target could ever take a call of `tokens` (its upper-bound estimate): within its
+ * context window, and within its tpm, since a call above a deployment's tokens per minute never
+ * fits its window however long it waits (it would be refused at the gate, 429, again and again).
+ */
+function takes(t: Target, tokens: number): boolean {
+  const d = t.deployment;
+  return (
+    d === undefined ||
+    ((d.maxContextTokens ?? Number.POSITIVE_INFINITY) >= tokens && (d.tpm ?? Number.POSITIVE_INFINITY) >= tokens)
+  );
+}
+
+/**
+ * Every deployment's context window or tpm is below the call's upper-bound estimate: 400 naming
+ * the largest of each (a retry cannot help), nothing sent.
+ */
 function tooLarge(targets: readonly Target[], tokens: number): GatewayError {
-  const largest = Math.max(...targets.map((t) => t.deployment?.maxContextTokens ?? 0));
   const group = targets[0]?.deployment?.group ?? "";
+  const limits = (of: (d: DeploymentConfig) => number | undefined) =>
+    targets.map((t) => (t.deployment ? of(t.deployment) : undefined)).filter((n): n is number => n !== undefined);
+  const windows = limits((d) => d.maxContextTokens);
+  const tpms = limits((d) => d.tpm);
+  const named: string[] = [];
+  // a limit is named when some deployment's is what turned the call away
+  if (windows.some((n) => n < tokens)) named.push(`the context window (the largest: ${Math.max(...windows)})`);
+  if (tpms.some((n) => n < tokens)) named.push(`the tokens per minute, tpm (the largest: ${Math.max(...tpms)})`);
   return invalidRequest(
-    `this request may take up to ${tokens} tokens (its upper-bound estimate, output included), above the context window of every deployment of model group "${group}" (the largest: ${largest}); nothing was sent`,
+    `this request may take up to ${tokens} tokens (its upper-bound estimate, output included), above ${named.join(" or ")} of every deployment of model group "${group}"; nothing was sent`,
     "messages",
   );
 }
