@@ -2,7 +2,7 @@
  * Diagnostic, not a load bench: the gateway's CPU per /v1/chat/completions request with the bench's
  * 1 KB PII prompt, unguarded (plan bench) against guarded (plan guarded: redact_pii on every kind +
  * restore_pii), sent a few at a time in alternating blocks, CPU read from /proc for the gateway process.
- *   bun bench/guard-ab.ts [--requests 2000] [--warmup 400] [--prof DIR]
+ *   bun bench/guard-ab.ts [--requests 2000] [--warmup 400] [--prof DIR] [--fresh]
  * Also the CPU per request of each of the gateway's threads (/proc/PID/task): the JavaScript thread
  * ("bun"), the JIT compiler's ("JITWorker"), fetch's ("HTTP Client"), the allocator's and the
  * collector's. JavaScriptCore compiles a function's optimized tiers only after thousands of calls,
@@ -13,7 +13,7 @@
 import { join } from "node:path";
 import { startGateway } from "./lib/gateway";
 import { cpuMs, freePort, ROOT, spawnChild, threadCpuMs, waitFor } from "./lib/proc";
-import { piiPrompt } from "./lib/requests";
+import { PII_PROMPT_NUMBERS, piiPrompt } from "./lib/requests";
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(name);
@@ -27,6 +27,15 @@ const PROF = arg("--prof", "");
 const ONLY = arg("--only", "");
 
 const body = JSON.stringify({ model: "sim-model", messages: [{ role: "user", content: piiPrompt(1024) }], max_tokens: 64 });
+/** --fresh: every request's prompt new (its order and ticket numbers changed), so the guard remembers none */
+const FRESH = process.argv.includes("--fresh");
+let seq = Math.floor(Math.random() * 1e9);
+const bodyOf = () =>
+  FRESH
+    ? body
+        .replaceAll(PII_PROMPT_NUMBERS[0] as string, String(10_000 + (seq++ % 90_000)))
+        .replaceAll(PII_PROMPT_NUMBERS[1] as string, String(10_000 + (Math.floor(seq / 90_000) % 90_000)))
+    : body;
 const simPort = freePort();
 const statsPort = freePort();
 const sim = spawnChild(["bun", join(ROOT, "bench", "sim.ts"), "--port", String(simPort), "--stats-port", String(statsPort)], {
@@ -46,7 +55,7 @@ try {
       const r = await fetch(`${gw.url}/v1/chat/completions`, {
         method: "POST",
         headers: { authorization: `Bearer ${gw.keys[plan]}`, "content-type": "application/json", "cache-control": "no-cache" },
-        body,
+        body: bodyOf(),
       });
       if (r.status !== 200) throw new Error(`${plan}: ${r.status} ${await r.text()}`);
       for (const part of (r.headers.get("server-timing") ?? "").split(", ")) {

@@ -19,6 +19,26 @@ export interface LoadSpec {
   keys?: string[];
   /** requests per second over all connections (autocannon's overallRate); absent: as fast as answered */
   rate?: number;
+  /**
+   * every request's body new: each of these strings (five-digit numbers of the body) replaced by
+   * five digits of a counter that starts at random, so that no two requests of a run (nor, but by
+   * chance, of two runs) send the same text; the body's shape and length stay the same
+   */
+  fresh?: string[];
+}
+
+/** The five-digit groups of a counter that starts at random (LoadSpec.fresh). */
+function freshBodies(body: string, marks: string[]): () => string {
+  let seq = Math.floor(Math.random() * 1e15);
+  return () => {
+    let out = body;
+    let n = seq++;
+    for (const mark of marks) {
+      out = out.replaceAll(mark, String(10_000 + (n % 90_000)));
+      n = Math.floor(n / 90_000);
+    }
+    return out;
+  };
 }
 
 export interface LoadResult {
@@ -43,7 +63,8 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   let lat = new Float64Array(1 << 16);
   let n = 0;
   const pick = <T>(xs: T[]): T => xs[Math.floor(Math.random() * xs.length)] as T;
-  const varied = spec.mix !== undefined || spec.keys !== undefined;
+  const varied = spec.mix !== undefined || spec.keys !== undefined || spec.fresh !== undefined;
+  const fresh = spec.fresh && spec.body !== undefined ? freshBodies(spec.body, spec.fresh) : undefined;
   const started = performance.now();
   let done!: (r: autocannon.Result) => void;
   let fail!: (e: unknown) => void;
@@ -68,7 +89,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
                 const headers: Record<string, string> = { ...spec.headers };
                 if (spec.keys) headers["x-api-key"] = pick(spec.keys);
                 const one = spec.mix ? pick(spec.mix) : undefined;
-                return { ...req, path: one?.path ?? req.path, headers, body: one?.body ?? spec.body };
+                return { ...req, path: one?.path ?? req.path, headers, body: one?.body ?? fresh?.() ?? spec.body };
               },
             },
           ]

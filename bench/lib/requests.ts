@@ -25,6 +25,9 @@ export function piiPrompt(size: number): string {
   return t.slice(0, size);
 }
 
+/** Numbers of piiPrompt that are no PII (an order, a ticket): changed per request to make every prompt new. */
+export const PII_PROMPT_NUMBERS = ["88213", "55102"];
+
 /** One endpoint a scenario may load: its path, the JSON body sent, and its name in the output. */
 export interface Candidate {
   path: string;

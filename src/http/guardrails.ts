@@ -30,12 +30,21 @@ export function guardFor(config: Config, auth: AuthInfo, keyPolicy?: KeyGuardrai
  */
 export function inspectOrRefuse(guard: RequestGuard, texts: Iterable<string>, state: RequestState, metrics: Metrics): void {
   const blocked = guard.inspect(texts);
+  const { read, remembered } = guard.recognised;
+  if (read > 0) metrics.inc(RECOGNISED_TOTAL, RECOGNISED_HELP, READ, read);
+  if (remembered > 0) metrics.inc(RECOGNISED_TOTAL, RECOGNISED_HELP, REMEMBERED, remembered);
   if (!blocked) return;
   for (const kind of Object.keys(blocked))
     metrics.inc("textai_guardrail_blocks_total", "Requests refused by a guardrail, per kind that blocked them", { kind });
   state.guardrails = prefixed("blocked", blocked);
   throw guardrailBlocked(blocked);
 }
+
+const RECOGNISED_TOTAL = "textai_guardrail_texts_total";
+const RECOGNISED_HELP =
+  "Texts of guarded requests looked at for PII: read by the recogniser, or remembered from an earlier request (the same text and kinds: a chat's history, a repeated system prompt)";
+const READ = Object.freeze({ recogniser: "read" });
+const REMEMBERED = Object.freeze({ recogniser: "remembered" });
 
 /** A fresh answer's redactions: counted in /metrics (once per request that was redacted). */
 export function countRedactions(guard: RequestGuard | null, metrics: Metrics): GuardCounts | null {

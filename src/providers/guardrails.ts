@@ -131,6 +131,50 @@ interface Found {
 }
 
 /**
+ * Texts recognised lately: a chat resends its whole history with every turn, and a system prompt
+ * or a tool's description comes with every call, so most of a guarded request's text has been
+ * recognised before, by the same recogniser with the same kinds. Kept by the SHA-256 of the kinds
+ * and the text, as spans only (no text, no value: a hit takes its values from the text at hand);
+ * the least recently used goes first. Texts under MEMO_MIN code units cost little to read again;
+ * texts with JSON escapes (whose values are not slices of them) are not kept.
+ */
+/** A request's texts the recogniser read, and those it remembered (RECOGNISED). */
+export interface RecognisedCounts {
+  read: number;
+  remembered: number;
+}
+
+const RECOGNISED = new Map<string, { kind: GuardrailPiiKind; start: number; end: number }[]>();
+const RECOGNISED_KEPT = 4096;
+const MEMO_MIN = 64;
+const MEMO_MAX = 256 * 1024;
+
+/** detect, through the memo of texts recognised lately (RECOGNISED); `seen`: counts of the texts read and remembered. */
+function recognise(text: string, types: PiiType[], typesKey: string, seen: RecognisedCounts): Found[] {
+  if (text.length < MEMO_MIN || text.length > MEMO_MAX || text.includes("\\")) {
+    seen.read++;
+    return detect(text, types);
+  }
+  const key = `${typesKey}:${Bun.SHA256.hash(text, "base64")}`;
+  const spans = RECOGNISED.get(key);
+  if (spans !== undefined) {
+    seen.remembered++;
+    // used again: to the end of the order, the last to go
+    RECOGNISED.delete(key);
+    RECOGNISED.set(key, spans);
+    return spans.map((f) => ({ kind: f.kind, start: f.start, end: f.end, text: text.slice(f.start, f.end) }));
+  }
+  seen.read++;
+  const found = detect(text, types);
+  if (RECOGNISED.size >= RECOGNISED_KEPT) RECOGNISED.delete(RECOGNISED.keys().next().value as string);
+  RECOGNISED.set(
+    key,
+    found.map((f) => ({ kind: f.kind, start: f.start, end: f.end })),
+  );
+  return found;
+}
+
+/**
  * Identifier-shaped texts (the API's own field names, which the walk reads as every key, and enum
  * values) in which a guard of these settings found nothing, kept per settings object (a plan's,
  * shared by its requests): read once per process, not once per request. Only such short
@@ -153,6 +197,8 @@ export class RequestGuard {
   readonly redacted: GuardCounts = {};
   /** a redacted request went to a provider outside the gateway */
   used = false;
+  /** the texts inspect had the recogniser read, and those it remembered from an earlier request */
+  readonly recognised: RecognisedCounts = { read: 0, remembered: 0 };
   private readonly found = new Map<string, Found[]>();
   private readonly texts: string[] = [];
   private readonly byValue = new Map<string, string>();
@@ -179,6 +225,7 @@ export class RequestGuard {
     const { blockPii, blockModeration } = this.settings;
     const kinds = [...new Set([...this.settings.redactPii, ...blockPii])];
     const types = kinds.map((k) => TO_PII[k]);
+    const typesKey = types.join(",");
     const blocked: GuardCounts = {};
     const clean = cleanOf(this.settings);
     for (const text of texts) {
@@ -187,7 +234,7 @@ export class RequestGuard {
       this.written = null;
       let flagged = 0;
       if (types.length > 0 && !this.found.has(text)) {
-        const found = detect(text, types);
+        const found = recognise(text, types, typesKey, this.recognised);
         this.found.set(text, found);
         flagged += found.length;
         for (const f of found) if (blockPii.includes(f.kind)) blocked[f.kind] = (blocked[f.kind] ?? 0) + 1;
