@@ -12,7 +12,8 @@
  */
 
 import { checkCpuBudget, tickCpuBudget } from "./budget";
-import { type Entity, type EntityType, extractEntities } from "./extract";
+import type { Entity, EntityType } from "./extract";
+import { textEntities } from "./json-locale";
 import { lowerWords } from "./keywords";
 
 /** The built-in taxonomy (documented in the function description). */
@@ -341,7 +342,7 @@ const DEFAULT_NAMES: Record<EntityType, string> = {
  * those names it can recognize and leaves out the rest; without it, one key per type found.
  */
 export function intentEntities(text: string, spec?: Record<string, string>, found?: readonly Entity[]): Record<string, string> {
-  const all = found ?? extractEntities(text);
+  const all = found ?? textEntities(text);
   const out: Record<string, string> = {};
   if (spec && Object.keys(spec).length) {
     const used = new Set<Entity>();

@@ -10,7 +10,7 @@
  *   localeEntities(text, conv): money, number and numeric-date entities read this way
  */
 import { checkCpuBudget } from "./budget";
-import type { Entity } from "./extract";
+import { type Entity, type ExtractOptions, extractEntities } from "./extract";
 import { detectLanguage } from "./language";
 
 export interface Conventions {
@@ -254,18 +254,31 @@ export function withLocaleEntities(entities: readonly Entity[], local: readonly 
     l.type === "date" ||
     e.type === "number" ||
     (l.type === "money" && (e.type === "money" || e.type === "phone" || e.type === "date"));
-  // "$4.2 million": extract.ts's amount with its scale word stays
-  const scaled = (e: Entity, l: Entity) => e.type === "money" && e.start <= l.start && e.end > l.end && e.value === l.value;
+  // "$4.2 million", "€2.3m": extract.ts's amount with its scale word stays
+  const scaled = (e: Entity, l: Entity) =>
+    e.type === "money" &&
+    e.start <= l.start &&
+    e.end > l.end &&
+    (e.value === l.value || SCALE_AFTER.test(e.text.slice(l.end - e.start)));
   const kept: LocaleEntity[] = [];
   const usable = [...local]
     .sort((a, b) => a.start - b.start)
     .filter(
       (l) =>
         !overlapping(entities, l).some((e) => !replaceable(e, l) || scaled(e, l) || (e.type === "money" && e.end > l.end + 1)),
-    );
+    )
+    .map((l) => {
+      // "12/05/2025 at 3 PM": extract.ts's date with its time keeps its span, the value read by the locale
+      if (l.type !== "date") return l;
+      const e = overlapping(entities, l).find((x) => x.type === "date" && x.start <= l.start && x.end >= l.end);
+      return e && (e.start < l.start || e.end > l.end) ? { ...l, text: e.text, start: e.start, end: e.end } : l;
+    });
   for (const e of entities) if (!overlapping(usable, e).some((l) => replaceable(e, l))) kept.push(e);
   return [...kept, ...usable].sort((a, b) => a.start - b.start);
 }
+
+/** A scale word right after an amount ("2.3m", "4.2 million", "5k", "1.2 bn"). */
+const SCALE_AFTER = /^\s?(?:k|m|bn|thousand|million|billion)\b/i;
 
 // ---- label words of other languages (data: add a language by adding its words) ----
 
@@ -470,3 +483,17 @@ export const DATE_ROLE_WORDS: Record<"due" | "issue" | "delivery" | "start" | "e
   ],
   end: ["abreise", "ende", "départ", "fin", "salida", "partenza", "vertrek", "saída", "avresa"],
 };
+
+/**
+ * The entities of a text as every offline function reports them: extract.ts's, with amounts,
+ * numbers and numeric dates read by the text's own conventions ("1.234,56 €", "CHF 1'234.50",
+ * "₹1,23,456.00", "03.04.2026"), one reading for every caller.
+ */
+export function textEntities(text: string, opts: ExtractOptions = {}): LocaleEntity[] {
+  const entities = extractEntities(text, opts);
+  // digits apart from one another by a separator are what a locale reads differently ("12,50",
+  // "1.234", "03/04/2026", "1 234"): without any, the language is not looked for
+  if (!SEPARATED_DIGITS.test(text)) return entities;
+  return withLocaleEntities(entities, localeEntities(text, conventionsOf(text)));
+}
+const SEPARATED_DIGITS = /\d[.,'\u2019/\- \u00a0\u202f\u2009]\d/;
