@@ -980,36 +980,26 @@ function targets(results: ScenarioResult[], interleaved?: Interleaved): Target[]
   } else out.push(notMeasured(fnName, ">= 6x", whyNot("function", "portkey")));
   // guardrails: the same 1 KB prompt with redact_pii on every kind (and restore) against none
   // on one gateway process, the guarded key's runs in turn with the bench key's (Scenario.paired);
-  // a run without the pairing compares the compat-1k scenario's own process
-  const guardedRun = by("guarded");
-  const pairedLane =
-    guardedRun?.status === "ok" && guardedRun.paired ? { ...guardedRun, points: guardedRun.paired.points } : undefined;
-  const plain1k = peak(pairedLane ?? by("compat-1k"));
-  const guarded = peak(guardedRun);
-  const guardName = "guardrails: 1 KB prompt, redact_pii on every kind vs none, one process (peak req/s)";
-  if (plain1k && guarded) {
-    const share = guarded.rps / plain1k.rps;
+  // a run without the pairing compares the compat-1k scenario's own process. Then the same with
+  // every prompt new: what the recogniser costs when it remembers nothing.
+  const guardShare = (id: string, name: string, unpaired?: string) => {
+    const run = by(id);
+    const pairedLane = run?.status === "ok" && run.paired ? { ...run, points: run.paired.points } : undefined;
+    const plain = peak(pairedLane ?? (unpaired ? by(unpaired) : undefined));
+    const guarded = peak(run);
+    if (!plain || !guarded) return out.push(notMeasured(name, ">= 60%", whyNot(...(unpaired ? [unpaired, id] : [id]))));
+    const share = guarded.rps / plain.rps;
     const cpu =
-      guarded.cpuUsPerReq && plain1k.cpuUsPerReq
-        ? `; by CPU ${((100 * plain1k.cpuUsPerReq) / guarded.cpuUsPerReq).toFixed(0)}% (${guarded.cpuUsPerReq.toFixed(0)} vs ${plain1k.cpuUsPerReq.toFixed(0)} µs)`
+      guarded.cpuUsPerReq && plain.cpuUsPerReq
+        ? `; by CPU ${((100 * plain.cpuUsPerReq) / guarded.cpuUsPerReq).toFixed(0)}% (${guarded.cpuUsPerReq.toFixed(0)} vs ${plain.cpuUsPerReq.toFixed(0)} µs)`
         : "";
-    out.push(atLeast(guardName, ">= 60%", `${(100 * share).toFixed(0)}%${cpu}`, share, 0.6, points(0)));
-  } else out.push(notMeasured(guardName, ">= 60%", whyNot("compat-1k", "guarded")));
-  // the same with every prompt new: what the recogniser costs when it remembers nothing
-  const freshRun = by("guarded-fresh");
-  const freshPlain = peak(
-    freshRun?.status === "ok" && freshRun.paired ? { ...freshRun, points: freshRun.paired.points } : undefined,
+    return out.push(atLeast(name, ">= 60%", `${(100 * share).toFixed(0)}%${cpu}`, share, 0.6, points(0)));
+  };
+  guardShare("guarded", "guardrails: 1 KB prompt, redact_pii on every kind vs none, one process (peak req/s)", "compat-1k");
+  guardShare(
+    "guarded-fresh",
+    "guardrails, every prompt new: 1 KB prompt, redact_pii on every kind vs none, one process (peak req/s)",
   );
-  const freshGuarded = peak(freshRun);
-  const freshName = "guardrails, every prompt new: 1 KB prompt, redact_pii on every kind vs none, one process (peak req/s)";
-  if (freshPlain && freshGuarded) {
-    const share = freshGuarded.rps / freshPlain.rps;
-    const cpu =
-      freshGuarded.cpuUsPerReq && freshPlain.cpuUsPerReq
-        ? `; by CPU ${((100 * freshPlain.cpuUsPerReq) / freshGuarded.cpuUsPerReq).toFixed(0)}% (${freshGuarded.cpuUsPerReq.toFixed(0)} vs ${freshPlain.cpuUsPerReq.toFixed(0)} µs)`
-        : "";
-    out.push(atLeast(freshName, ">= 60%", `${(100 * share).toFixed(0)}%${cpu}`, share, 0.6, points(0)));
-  } else out.push(notMeasured(freshName, ">= 60%", whyNot("guarded-fresh")));
   // the request log's cost: gateway CPU per request with the log on and off, at 32 connections
   const logOn = at(by("compat"), 32);
   const logOff = at(by("compat-nolog"), 32);
