@@ -30,6 +30,9 @@ const byShape = new Map<string, TypeCheck<TSchema>>();
 const MAX_SHAPES = 64;
 
 export function checkerForShape(schema: TSchema): TypeCheck<TSchema> {
+  // a schema object seen before (a function's few fixed variants, picked per request) is not serialised again
+  const known = compiled.get(schema);
+  if (known) return known;
   const key = JSON.stringify(schema);
   let checker = byShape.get(key);
   if (!checker) {
@@ -37,5 +40,6 @@ export function checkerForShape(schema: TSchema): TypeCheck<TSchema> {
     if (byShape.size >= MAX_SHAPES) byShape.clear();
     byShape.set(key, checker);
   }
+  compiled.set(schema, checker);
   return checker;
 }
