@@ -43,6 +43,13 @@ export type PolicyView = { [F in PolicyField]: KeyPolicy[F] | null };
 /** Routes no allowed_functions list refuses: the account's own figures, and the model list. */
 export const ALWAYS_ALLOWED = new Set(["account", "models"]);
 
+/**
+ * The usage name of `GET /api/v1/account/audit` (limits, request log, a key's allowed_functions):
+ * not one of ALWAYS_ALLOWED, since the trail holds members' emails, roles and client addresses,
+ * more than the account's own figures.
+ */
+export const AUDIT_FN = "audit";
+
 const MAX_LIST = 200;
 const MAX_NAME = 200;
 

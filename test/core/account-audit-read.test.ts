@@ -139,4 +139,29 @@ describe("GET /api/v1/account/audit: only keys an owner or admin stands behind",
     // the admin API's key reads throughout
     expect((await read(apiKey)).status).toBe(200);
   });
+
+  test("a key whose allowed_functions leave out `audit` is refused, downloads included; one that lists it reads", async () => {
+    const narrowed = await adminCall("POST", "/admin/v1/keys", {
+      label: "sentiment only",
+      account_id: account,
+      policy: { allowed_functions: ["sentiment-analysis"] },
+    });
+    expect(narrowed.status, narrowed.label).toBe(201);
+    const key = narrowed.json.data.result.key as string;
+    for (const query of ["limit=5", "format=csv", "format=json"]) {
+      const r = await read(key, query);
+      expect(r.status, r.label).toBe(403);
+      expect(r.json.error.code, r.label).toBe("forbidden");
+      expect(r.json.error.message, r.label).toContain("may not call audit");
+      expect(r.text).not.toContain("@readers.example");
+    }
+    // the account's own figures stay open to it
+    expect((await call("GET", "/api/v1/account/usage", { headers: { "x-api-key": key } })).status).toBe(200);
+    const listed = await adminCall("POST", "/admin/v1/keys", {
+      label: "sentiment and audit",
+      account_id: account,
+      policy: { allowed_functions: ["sentiment-analysis", "audit"] },
+    });
+    expect((await read(listed.json.data.result.key as string)).status).toBe(200);
+  });
 });

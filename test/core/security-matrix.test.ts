@@ -218,7 +218,9 @@ describe("security matrix: every registered route", () => {
     // `account` only: a name allowed_functions accepts that leaves out every route it can leave out
     const narrow = await createKey({ allowed_functions: ["account"] });
     // docs/key-policies.md: no allowed_functions list refuses the account's own figures or the model list
-    const alwaysAllowed = (r: Route) => r.path.startsWith("/api/v1/account/") || r.path.startsWith("/v1/models");
+    // (the audit trail, which holds more than the account's figures, has a usage name of its own)
+    const alwaysAllowed = (r: Route) =>
+      (r.path.startsWith("/api/v1/account/") && r.path !== "/api/v1/account/audit") || r.path.startsWith("/v1/models");
     const refusedAs = new Set<string>();
     for (const r of of("key")) {
       const old = await call(r, { "x-api-key": expired.key });
@@ -238,6 +240,7 @@ describe("security matrix: every registered route", () => {
     const known = usageNames(gw.deps.functions);
     expect([...refusedAs].filter((f) => !known.has(f))).toEqual([]);
     expect(refusedAs).toContain("chatbots");
+    expect(refusedAs).toContain("audit");
     expect((await createKey({ allowed_functions: [...refusedAs] })).key).toStartWith("tai_");
   });
 

@@ -9,6 +9,7 @@ import { Elysia } from "elysia";
 import type { AuditQuery } from "../../audit/interface";
 import { exportFormat, exportHeaders, exportStream, parseAuditQuery, readAuditPage } from "../../audit/query";
 import type { KeyMaker } from "../../auth/interface";
+import { AUDIT_FN } from "../../auth/policy";
 import { roleAtLeast } from "../../dashboard/members";
 import { GatewayError } from "../../errors";
 import type { AppDeps } from "../deps";
@@ -64,7 +65,9 @@ export function auditRoutes(deps: AppDeps) {
     });
   const account = new Elysia({ name: "account-audit" })
     .use(edgePlugin(deps))
-    .guard({ key: { fn: "account" } })
+    // its own usage name: the trail holds members' emails, roles and client addresses, more than the
+    // account's own figures, so a key whose allowed_functions leave it out is refused (403)
+    .guard({ key: { fn: AUDIT_FN } })
     .onBeforeHandle(async ({ state, auth }) => {
       state.creditsRemaining = await deps.ledger.balance(auth.accountId);
       // the maker's role is read on every request: a demotion counts from the key's next read

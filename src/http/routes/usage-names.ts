@@ -1,4 +1,4 @@
-import { ALWAYS_ALLOWED } from "../../auth/policy";
+import { ALWAYS_ALLOWED, AUDIT_FN } from "../../auth/policy";
 import type { Config } from "../../config";
 import { ConfigError } from "../../config";
 import type { AnyFunctionDef } from "../../functions/define";
@@ -25,7 +25,14 @@ const functionNames = (functions: Functions) => [...functions.map((f) => f.name)
  * when one is refused under a name not listed here.
  */
 export function usageNames(functions: Functions): ReadonlySet<string> {
-  return new Set([...functionNames(functions), ...Object.values(API_FN), MESSAGES_FN, ...KNOWLEDGE_RESOURCES, ...ALWAYS_ALLOWED]);
+  return new Set([
+    ...functionNames(functions),
+    ...Object.values(API_FN),
+    MESSAGES_FN,
+    ...KNOWLEDGE_RESOURCES,
+    AUDIT_FN,
+    ...ALWAYS_ALLOWED,
+  ]);
 }
 
 /**
