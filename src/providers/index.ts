@@ -1,12 +1,16 @@
 import type { Config, ProviderConfig } from "../config";
 import { OpenAILikeProvider } from "./openai-like";
 import type { Provider } from "./types";
-import { checkProviderEntries, vendorOfEntry, vendors } from "./vendors";
+import { checkProviderEntries, otherVendorsModels, vendorOfEntry, vendors } from "./vendors";
 import type { AdapterOptions } from "./vendors/descriptor";
 
 /** The provider of one config entry, built by its type's descriptor (vendors/). */
 export function buildProvider(config: ProviderConfig, opts: AdapterOptions = {}): Provider {
-  return vendorOfEntry(config).build(config, opts);
+  const provider = vendorOfEntry(config).build(config, opts);
+  // patterns of its own say what it serves; the default ones take no other vendor's model ids
+  if (config.model_patterns === undefined && provider.modelPatterns?.length)
+    provider.othersModels = otherVendorsModels(config.type);
+  return provider;
 }
 
 /**

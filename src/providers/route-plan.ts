@@ -122,9 +122,13 @@ export function servingTargets(route: readonly string[], providers: Map<string, 
   return order.map((name) => ({ name, provider: providers.get(name) as Provider, model: wanted }));
 }
 
-/** Whether `provider` serves `model`: one it names (default, per function, embeddings) or one its patterns match. */
+/**
+ * Whether `provider` serves `model`: one it names (default, per function, embeddings), or one its
+ * patterns match that is not another vendor's (a default `*` takes no `gpt-*` to Anthropic).
+ */
 export function servesModel(provider: Provider, model: string): boolean {
   if (provider.listModels?.().includes(model)) return true;
+  if (provider.othersModels?.some((p) => globMatch(p, model))) return false;
   return (provider.modelPatterns ?? []).some((p) => globMatch(p, model));
 }
 

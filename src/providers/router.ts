@@ -1,5 +1,6 @@
 import type { Config } from "../config";
 import { clientClosed, GatewayError, modelNotFound, type ProviderAttempt } from "../errors";
+import { globMatch } from "../offline-engine/phrase-scan";
 import type { RequestTrace } from "../trace";
 import { type AttemptResult, attemptFunction } from "./attempt";
 import { type BreakerState, Breakers } from "./breaker";
@@ -395,8 +396,17 @@ export class ProviderRouter {
         ? `, or, to forward it to ${own.join(" or ")} (a self-hosted provider serves only the models its config entry names), add a \`model_patterns\` that matches it to that [[providers]] entry (e.g. model_patterns = ["${id}"], or ["*"] for any id)`
         : " (a provider forwards only the ids its `model_patterns` match)";
     const list = shown.length ? `: ${shown.join(", ")}${served.length > shown.length ? ", ..." : ""}` : "";
+    // a vendor's entry whose default patterns would take it but for its being another vendor's model
+    const others = route.filter((n) => {
+      const p = this.providers.get(n);
+      return p?.othersModels?.some((f) => globMatch(f, model)) && p.modelPatterns?.some((f) => globMatch(f, model));
+    });
+    const whose =
+      others.length > 0
+        ? `; it is another vendor's model: ${others.join(" and ")} ${others.length > 1 ? "are" : "is"} sent only ${others.length > 1 ? "their" : "its"} own vendor's models unless ${others.length > 1 ? "their entries'" : "its entry's"} \`model_patterns\` name it`
+        : "";
     return modelNotFound(
-      `The model \`${id}\` is not served by this gateway's /v1 providers (${route.join(", ")}): ask for one they serve (GET /v1/models lists them${list})${patterns}; see ${MODELS_DOC}.`,
+      `The model \`${id}\` is not served by this gateway's /v1 providers (${route.join(", ")}): ask for one they serve (GET /v1/models lists them${list})${patterns}${whose}; see ${MODELS_DOC}.`,
     );
   }
 

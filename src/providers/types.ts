@@ -232,6 +232,11 @@ export interface Provider {
   knowsModel?(model: string): Promise<boolean>;
   /** further model ids it serves on /v1, as patterns (`*`: any run of characters); see servesModel */
   readonly modelPatterns?: readonly string[];
+  /**
+   * Other vendors' model ids (`gpt-*`, `claude-*`...), which its patterns do not take: set when its
+   * entry leaves `model_patterns` to its type's default (buildProvider); see servesModel
+   */
+  othersModels?: readonly string[];
 }
 
 /**

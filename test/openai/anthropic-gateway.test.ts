@@ -53,6 +53,8 @@ type = "openai"
 base_url = "${openaiSim.url}/v1"
 api_key = "sk-openai-gateway"
 default_model = "claude-sim-2"
+# an OpenAI-shaped endpoint serving the same models (a proxy): an openai entry's default patterns take no claude-* id
+model_patterns = ["claude-sim-*"]
 `,
   });
 });

@@ -220,7 +220,9 @@ describe("the router over anthropic", () => {
     makeRouter({
       providers: [
         { name: "c", type: "anthropic", base_url: sim.url, api_key: "sk-ant" },
-        { name: "o", type: "openai", base_url: `${openaiSim.url}/v1` },
+        // an OpenAI-shaped endpoint that serves the same models (a proxy): its entry says so, since an
+        // openai entry's default patterns take no claude-* id (providers/vendors: families)
+        { name: "o", type: "openai", base_url: `${openaiSim.url}/v1`, model_patterns: ["claude-sim-*"] },
       ],
     });
   const call = (stream = false): ProxyCall => ({

@@ -56,6 +56,12 @@ export interface VendorDescriptor {
    */
   readonly catalog: "vendor" | "operator" | "engine";
   /**
+   * The model ids that are this vendor's alone (`claude-*`: no other vendor's API serves them),
+   * as patterns: a provider of another type whose `model_patterns` are its default takes none of
+   * them (an Anthropic entry's `*` does not send a `gpt-4o-mini` request, and its texts, to Anthropic)
+   */
+  readonly families?: readonly string[];
+  /**
    * Where an answer or stream event carries its token usage beside OpenAI's `usage` and
    * `response.usage` (Groq: `x_groq.usage` in the last stream chunk); read by usage.ts for pricing
    * and traces

@@ -39,6 +39,15 @@ export function vendorOf(type: string): VendorDescriptor | undefined {
   return BY_TYPE.get(type);
 }
 
+/**
+ * The model families (VendorDescriptor.families) of every vendor but `type`, less its own: the ids
+ * a provider of `type` does not take through its default `model_patterns`.
+ */
+export function otherVendorsModels(type: string): readonly string[] {
+  const own = new Set(vendorOf(type)?.families ?? []);
+  return DESCRIPTORS.filter((v) => v.type !== type).flatMap((v) => (v.families ?? []).filter((f) => !own.has(f)));
+}
+
 /** every descriptor, in registry order */
 export function vendors(): readonly VendorDescriptor[] {
   return DESCRIPTORS;

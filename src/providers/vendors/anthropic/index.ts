@@ -21,6 +21,7 @@ export const anthropic: VendorDescriptor = {
   // structured_output: a response_format is asked by forced tool use (translate.ts)
   features: { always: ["tools", "images", "structured_output"], ownHost: "api.anthropic.com" },
   catalog: "vendor",
+  families: ["claude-*"],
   genAiSystem: "anthropic",
   build: (config, opts) => new AnthropicProvider(config, opts, anthropic),
 };

@@ -16,6 +16,7 @@ export const gemini: VendorDescriptor = {
   // and has no Responses API (answered through chat completions)
   features: { always: ["tools", "images", "audio", "files", "structured_output", "embeddings"] },
   catalog: "vendor",
+  families: ["gemini-*", "models/gemini-*"],
   genAiSystem: "gcp.gemini",
   build: (config, opts) => (require("./provider") as typeof Adapter).geminiProvider(config, opts, gemini),
 };
