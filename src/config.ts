@@ -3,6 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { type Static, Type as T } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parse as parseToml } from "smol-toml";
+import { closest } from "./functions/validate";
 import { literalsOf } from "./schema-check";
 
 const PositiveInt = T.Integer({ minimum: 1 });
@@ -1054,6 +1055,15 @@ export function parseConfigText(text: string, path: string): FileConfig {
     const key = first.path.replace(/^\//, "").replaceAll("/", ".") || "(root)";
     // an enum (a union of literals) says the values it accepts, as a provider's unknown type does
     const literals = literalsOf(first.schema);
+    // a key the table does not have: the one meant, when one is near it, else the table's keys
+    const known = Object.keys((first.schema as { properties?: Record<string, unknown> }).properties ?? {});
+    if (first.message === "Unexpected property" && known.length > 0) {
+      const name = key.slice(key.lastIndexOf(".") + 1);
+      const near = closest(name, known);
+      throw new ConfigError(
+        `${path}: unknown key "${key}": ${near ? `did you mean "${near}"?` : `the keys here are ${known.join(", ")}`}`,
+      );
+    }
     const why = literals ? `${JSON.stringify(first.value)} is not one of ${literals.join(", ")}` : first.message;
     throw new ConfigError(`${path}: invalid value for "${key}": ${why}`);
   }

@@ -62,6 +62,7 @@ export function vendorOfEntry(p: ProviderConfig, at = `provider "${p.name}"`): V
   const vendor = vendorOf(p.type);
   if (!vendor) throw new ConfigError(`${at}.type: unknown provider type "${p.type}" (one of ${PROVIDER_TYPES.join(", ")})`);
   if (vendor.baseUrl.required && !p.base_url) throw new ConfigError(`${at}.base_url: required for type ${vendor.type}`);
+  if (p.base_url !== undefined) checkBaseUrl(p.base_url, `${at}.base_url`);
   for (const key of Object.keys(p)) {
     const owners = KEY_OWNERS.get(key);
     if (owners && !owners.includes(vendor.type))
@@ -70,6 +71,21 @@ export function vendorOfEntry(p: ProviderConfig, at = `provider "${p.name}"`): V
   const problem = vendor.check?.(p);
   if (problem) throw new ConfigError(`${at}.${problem.field}: ${problem.message}`);
   return vendor;
+}
+
+/**
+ * A base URL every call would fail on is refused at start, not at the first call: it must be an
+ * http(s) URL with a host ("localhost:11434/v1", Ollama's address without its scheme, reads as a URL
+ * of scheme "localhost:"; "file:///..." is no server).
+ */
+function checkBaseUrl(raw: string, field: string): void {
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {}
+  if (url && (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "") return;
+  const bare = !/^[a-z][a-z0-9+.-]*:\/\//i.test(raw);
+  throw new ConfigError(`${field}: "${raw}" is not an http(s) URL${bare ? ` (with its scheme: "http://${raw}")` : ""}`);
 }
 
 /** each config key some types own (`ownKeys`), with those types */

@@ -1,0 +1,76 @@
+/**
+ * What a config file or environment names that could never work stops `textai serve` at start
+ * (exit 2, the field named, what to write instead), instead of every call failing later:
+ * - a provider's base URL that is no http(s) URL: "localhost:11434/v1" (Ollama's address without its
+ *   scheme), "file:///etc/passwd", OPENAI_BASE_URL="api.example.com/v1" (each started, and every call
+ *   was 502 provider_error "connection", until 2026-12-06);
+ * - a key a table does not have: the one meant when one is near ("welcom_credits"), else the table's
+ *   keys (it said `invalid value for "cache.ttl_secs": Unexpected property`).
+ * The real process, as config-enums.test.ts runs it.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const CLI = join(import.meta.dir, "../../src/cli.ts");
+const dir = mkdtempSync(join(tmpdir(), "textai-config-refusals-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function serve(name: string, toml: string, env: Record<string, string> = {}) {
+  const config = join(dir, `${name}.toml`);
+  await Bun.write(config, toml);
+  const base: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !k.startsWith("TEXTAI_") && !k.endsWith("_API_KEY") && !k.endsWith("_BASE_URL") && k !== "PORT")
+      base[k] = v;
+  const r = Bun.spawnSync([process.execPath, CLI, "serve"], {
+    env: { ...base, PORT: "0", TEXTAI_DB: join(dir, `${name}.db`), TEXTAI_CONFIG: config, ...env },
+    stdin: "ignore",
+    timeout: 20_000,
+  });
+  return { code: r.exitCode, err: r.stderr.toString() };
+}
+
+const provider = (baseUrl: string) => `[[providers]]\nname = "x"\ntype = "openai-compatible"\nbase_url = "${baseUrl}"\n`;
+
+test("a provider base URL that is no http(s) URL stops the start, naming the entry and the URL to write", async () => {
+  const cases: [string, string, Record<string, string>, string][] = [
+    [
+      "no-scheme",
+      provider("localhost:11434/v1"),
+      {},
+      `"localhost:11434/v1" is not an http(s) URL (with its scheme: "http://localhost:11434/v1")`,
+    ],
+    ["file", provider("file:///etc/passwd"), {}, `"file:///etc/passwd" is not an http(s) URL`],
+    [
+      "env",
+      "",
+      { OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: "api.example.com/v1" },
+      `"api.example.com/v1" is not an http(s) URL`,
+    ],
+  ];
+  for (const [name, toml, env, said] of cases) {
+    const r = await serve(name, toml, env);
+    expect(r.code, `${name}: ${r.err}`).toBe(2);
+    expect(r.err, name).toContain(".base_url: ");
+    expect(r.err, name).toContain(said);
+  }
+});
+
+test("a key a table does not have stops the start naming the key meant, or the table's keys", async () => {
+  const cases: [string, string, string][] = [
+    ["top", "welcom_credits = 5\n", `unknown key "welcom_credits": did you mean "welcome_credits"?`],
+    [
+      "provider",
+      `${provider("http://127.0.0.1:9/v1")}api_keyy = "k"\n`,
+      `unknown key "providers.0.api_keyy": did you mean "api_key"?`,
+    ],
+    ["cache", "[cache]\nttl_secs = 5\n", `unknown key "cache.ttl_secs": the keys here are enabled, ttl_seconds`],
+  ];
+  for (const [name, toml, said] of cases) {
+    const r = await serve(name, toml);
+    expect(r.code, `${name}: ${r.err}`).toBe(2);
+    expect(r.err, name).toContain(said);
+  }
+});
