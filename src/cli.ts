@@ -950,7 +950,8 @@ export async function main(argv: string[]): Promise<number> {
     console.log(`Text-AI Gateway ${VERSION}`);
     return 0;
   }
-  const config = loadConfig(process.env);
+  let config = loadConfig(process.env);
+  if (cmd !== "serve") config = await withServersConfig(config);
   if (cmd === "serve") {
     refuseUnknownFlags(argv, parseFlags(argv.slice(1)).flags);
     return serveVerb(argv, config);
@@ -977,6 +978,28 @@ export async function main(argv: string[]): Promise<number> {
   } finally {
     await services.close();
   }
+}
+
+/**
+ * A verb reads the config file of the server running on the same SQLite database when TEXTAI_CONFIG
+ * is not set (its plans, welcome credits and prices: a key made without it got the defaults'), and
+ * says so; with another file set, it warns that the two differ.
+ */
+async function withServersConfig(config: Config): Promise<Config> {
+  if (config.databaseUrl) return config;
+  const { servingConfig } = await import("./server");
+  const served = servingConfig(config.dbPath);
+  if (served === undefined || served === (config.configFile ?? null)) return config;
+  if (!config.configFile && served) {
+    console.error(
+      `note: reading ${served}, the config file of the server running on ${config.dbPath} (TEXTAI_CONFIG is not set)`,
+    );
+    return loadConfig({ ...process.env, TEXTAI_CONFIG: served });
+  }
+  console.error(
+    `warning: the server running on ${config.dbPath} reads ${served ?? "no config file"}; this command reads ${config.configFile ?? "none"} (TEXTAI_CONFIG)`,
+  );
+  return config;
 }
 
 /** The password: the first line of standard input (never a flag, which would land in shell history and ps). */

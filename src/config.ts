@@ -496,6 +496,8 @@ export interface Config {
   port: number;
   host: string;
   dbPath: string;
+  /** the config file TEXTAI_CONFIG names, as an absolute path (null: none) */
+  configFile?: string | null;
   /**
    * TEXTAI_NODE_ID or `node_id`: this node's name among many, stable across its restarts (its
    * credit journal's file and its lease rows); unless set, the host name and a digest of TEXTAI_DB's path
@@ -1256,6 +1258,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     port: env.PORT ?? 8080,
     host: env.HOST || "127.0.0.1",
     dbPath,
+    configFile: env.TEXTAI_CONFIG ? resolve(env.TEXTAI_CONFIG) : null,
     nodeId,
     databaseUrl: serverUrl(env, "TEXTAI_DATABASE_URL", ["postgres:", "postgresql:"]),
     redisUrl: redisUrl(env),

@@ -86,7 +86,7 @@ export class PortInUse extends Error {
  * is already noted there: two servers on one file are safe (the ledger's conditional updates hold),
  * but usually a mistake (an old instance left running). Returns the release for shutdown.
  */
-function claimDatabase(config: Pick<Config, "dbPath" | "databaseUrl">, logger: Logger, url: string): () => void {
+function claimDatabase(config: Pick<Config, "dbPath" | "databaseUrl" | "configFile">, logger: Logger, url: string): () => void {
   // with PostgreSQL the ledger is shared by design, and nodes on one machine may share the SQLite
   // file too (it then holds only per-node leftovers): no warning
   const { dbPath } = config;
@@ -103,7 +103,8 @@ function claimDatabase(config: Pick<Config, "dbPath" | "databaseUrl">, logger: L
     // no pid file: nobody else noted
   }
   try {
-    writeFileSync(file, `${process.pid}\n${url}\n`);
+    // the config file too: a CLI verb on this database reads the same one (servingConfig)
+    writeFileSync(file, `${process.pid}\n${url}\n${config.configFile ?? ""}\n`);
   } catch {
     return () => {};
   }
@@ -131,15 +132,29 @@ const urlOf = (host: string, port: number) => `http://${host.includes(":") ? `[$
 export const reachableUrl = (host: string, port: number) =>
   urlOf(host === "0.0.0.0" || host === "" ? "127.0.0.1" : host === "::" ? "::1" : host, port);
 
-/** The URL a live server serving `dbPath` noted (claimDatabase), or null: none, or it is gone. */
-export function servingUrl(dbPath: string): string | null {
+/** What a live server serving `dbPath` noted (claimDatabase), or null: none, or it is gone. */
+function servingNote(dbPath: string): { url: string; configFile: string | null } | null {
   try {
-    const [pid, url] = readFileSync(`${dbPath}.serve.pid`, "utf8").split("\n");
+    const [pid, url, configFile] = readFileSync(`${dbPath}.serve.pid`, "utf8").split("\n");
     const n = Number.parseInt(pid ?? "", 10);
-    return url && n > 0 && isAlive(n) ? url : null;
+    return url && n > 0 && isAlive(n) ? { url, configFile: configFile || null } : null;
   } catch {
     return null;
   }
+}
+
+/** The URL a live server serving `dbPath` noted (claimDatabase), or null: none, or it is gone. */
+export function servingUrl(dbPath: string): string | null {
+  return servingNote(dbPath)?.url ?? null;
+}
+
+/**
+ * The config file a live server serving `dbPath` runs with (an absolute path; null: it runs with
+ * none), or undefined when no live server noted it.
+ */
+export function servingConfig(dbPath: string): string | null | undefined {
+  const note = servingNote(dbPath);
+  return note === null ? undefined : note.configFile;
 }
 
 /**
