@@ -63,6 +63,37 @@ export function messagesErrorTypeOfStatus(status: number): MessagesErrorType {
   return status >= 500 ? "api_error" : "invalid_request_error";
 }
 
-export function messagesErrorBody(type: MessagesErrorType, message: string): string {
+/** Anthropic's own error types, as an upstream may name them (the SDK's ErrorType, and 413's request_too_large). */
+const ANTHROPIC_TYPES = new Set<string>([
+  "invalid_request_error",
+  "authentication_error",
+  "billing_error",
+  "permission_error",
+  "not_found_error",
+  "request_too_large",
+  "rate_limit_error",
+  "timeout_error",
+  "api_error",
+  "overloaded_error",
+]);
+
+/**
+ * Anthropic's type for an error a provider sent itself (an error event inside its stream, an
+ * exception after its first event): the type it named when it is one of Anthropic's, else what
+ * an OpenAI-style type or code says (a rate limit, a timeout, an overload), else its status's,
+ * else api_error.
+ */
+export function messagesErrorTypeOfUpstream(upstream: { type: string | null; code?: string | null; status?: number }): string {
+  const { type, status } = upstream;
+  if (type && ANTHROPIC_TYPES.has(type)) return type;
+  const t = `${type ?? ""} ${upstream.code ?? ""}`.toLowerCase();
+  if (t.includes("rate_limit") || t.includes("throttl")) return "rate_limit_error";
+  if (t.includes("overload") || t.includes("unavailable")) return "overloaded_error";
+  if (t.includes("timeout")) return "timeout_error";
+  return status !== undefined ? messagesErrorTypeOfStatus(status) : "api_error";
+}
+
+/** Anthropic's error body; `type` one of MessagesErrorType, or an `anthropic` provider's own as it sent it. */
+export function messagesErrorBody(type: string, message: string): string {
   return JSON.stringify({ type: "error", error: { type, message } });
 }
