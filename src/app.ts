@@ -14,7 +14,7 @@ import { newRequestId } from "./http/envelope";
 import { toGatewayError } from "./http/errors";
 import { bodyMayFollow, closingAnswer } from "./http/linger";
 import { openApiDocumentation } from "./http/openapi";
-import { brokenPath, decodablePath, errorWireOf, pathOf } from "./http/path";
+import { brokenPath, decodablePath, errorWireOf, meantRoute, meantRouteMessage, pathOf } from "./http/path";
 import { FunctionPipeline } from "./http/pipeline";
 import { errorResponse, upstreamErrorResponse } from "./http/respond";
 import { accountRoutes } from "./http/routes/account";
@@ -152,7 +152,7 @@ function refusal(
 ): Response {
   const path = state.path ?? pathOf(request.url);
   const gone = request.signal.aborted;
-  const wire = errorWireOf(path);
+  let wire = errorWireOf(path);
   if (!gone && error instanceof UpstreamClientError) {
     const res = upstreamErrorResponse(state, error, wire);
     return closes ? closingAnswer(request, res) : res;
@@ -167,6 +167,14 @@ function refusal(
       err = new GatewayError("method_not_allowed", `${request.method} is not allowed here; use ${allow.join(" or ")}`, {
         headers: { Allow: allow.join(", ") },
       });
+    else {
+      // a base URL with /v1 twice or without it: the route it meant, in that route's shape
+      const meant = path ? meantRoute(path, (p) => routeMethods(p).length > 0) : null;
+      if (meant) {
+        err = new GatewayError("not_found", meantRouteMessage(path, meant));
+        wire = errorWireOf(meant);
+      }
+    }
   }
   if (err.code === "internal_error") {
     logger.log("error", "unhandled error", {

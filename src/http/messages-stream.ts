@@ -5,13 +5,12 @@
  * `content_block_delta`s (`text_delta`, `input_json_delta`) and `content_block_stop`, then
  * `message_delta` with the stop reason and usage, `message_stop`), each framed with its `event:`
  * line; a stream cut after its first byte ends with an `error` event. An `anthropic` provider's own
- * events (the request passed through) are relayed as they came, restored.
+ * events (the request passed through) are relayed as they came, restored, its own error event too.
  */
-import type { ErrorCode } from "../errors";
 import { isObject } from "../providers/types";
-import { messagesErrorBody, messagesErrorType } from "./messages-errors";
+import { messagesErrorBody, messagesErrorType, messagesErrorTypeOfUpstream } from "./messages-errors";
 import { messagesUsage, stopReason, stopSequenceOf } from "./messages-translate";
-import type { StreamWire } from "./proxy-stream";
+import type { StreamFailure, StreamWire } from "./proxy-stream";
 
 type Json = Record<string, unknown>;
 const enc = new TextEncoder();
@@ -140,7 +139,17 @@ export class MessagesStreamWire implements StreamWire {
     return enc.encode(`event: ${type}\ndata: ${JSON.stringify(event)}\n\n`);
   }
 
-  error(message: string, code: ErrorCode): Uint8Array {
-    return enc.encode(`event: error\ndata: ${messagesErrorBody(messagesErrorType(code), message)}\n\n`);
+  /**
+   * An `anthropic` provider's own error event goes on as it sent it (its type and message: an
+   * overloaded_error stays one); another provider's error, or a failure of the gateway's, in
+   * Anthropic's type for what it was (messages-errors.ts).
+   */
+  error(failure: StreamFailure): Uint8Array {
+    const { upstream } = failure;
+    const body =
+      this.ctx.native && upstream?.type
+        ? messagesErrorBody(upstream.type, upstream.message)
+        : messagesErrorBody(upstream ? messagesErrorTypeOfUpstream(upstream) : messagesErrorType(failure.code), failure.message);
+    return enc.encode(`event: error\ndata: ${body}\n\n`);
   }
 }

@@ -51,3 +51,36 @@ export function errorWireOf(path: string): ErrorWire {
   if (isMessagesPath(path)) return "messages";
   return isOpenAiPath(path) ? "v1" : "envelope";
 }
+
+/**
+ * The known route a path no route has was most likely meant for: with a doubled `/v1` removed
+ * (`/v1/v1/messages`: an Anthropic SDK's baseURL that ended in /v1, when the SDK adds /v1 itself)
+ * or with `/v1` added (`/chat/completions`: an OpenAI SDK's base URL without it); null when
+ * neither is a route (`known`: whether any route has the path).
+ */
+export function meantRoute(path: string, known: (path: string) => boolean): string | null {
+  let meant: string;
+  if (path.startsWith("/v1/v1/")) meant = path.slice(3);
+  else if (path === "/v1" || path.startsWith("/v1/") || path === "/" || !path.startsWith("/")) return null;
+  else meant = `/v1${path}`;
+  return known(meant) ? meant : null;
+}
+
+/** The 404 of a path that `meant` (meantRoute) would have reached: which it is, and the base URL to use. */
+export function meantRouteMessage(path: string, meant: string): string {
+  const doubled = path.startsWith("/v1/v1");
+  const messages = isMessagesPath(meant);
+  let advice = "";
+  if (messages)
+    advice = doubled
+      ? " the SDK's baseURL should be the gateway's root, without /v1 (Anthropic's SDKs add /v1 themselves)"
+      : " the Messages API is under /v1 (an Anthropic SDK's baseURL is the gateway's root: it adds /v1 itself)";
+  else if (isOpenAiPath(meant))
+    advice = doubled
+      ? " the base URL has /v1 twice (an OpenAI SDK's base URL is the gateway's root with one /v1)"
+      : " an OpenAI SDK's base URL is the gateway's root with /v1";
+  else if (doubled) advice = " the base URL has /v1 twice";
+  // (a path under a wildcard route may be long: told in part)
+  const cut = (p: string) => (p.length > 200 ? `${p.slice(0, 200)}…` : p);
+  return `no such route: ${cut(path)}; did you mean ${cut(meant)}?${advice}`;
+}

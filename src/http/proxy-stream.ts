@@ -14,7 +14,6 @@ import type { Metrics } from "../metrics";
 import type { ProxyStreamOutcome } from "../providers/chat";
 import { type RequestGuard, StreamRestorer } from "../providers/guardrails";
 import { isObject, ProviderError, type ProxyApi } from "../providers/types";
-import { toGatewayError } from "./errors";
 import { endTrace, mark, type RequestState } from "./state";
 
 const enc = new TextEncoder();
@@ -30,12 +29,40 @@ function frame(api: ProxyApi, event: unknown): Uint8Array {
  * The error event that ends a stream cut after its first byte (never followed by [DONE]); a
  * Responses stream numbers it after the last event sent (ResponseErrorEvent requires it).
  */
-function errorFrame(api: ProxyApi, message: string, code: string, sequenceNumber: number): Uint8Array {
+function errorFrame(api: ProxyApi, failure: StreamFailure, sequenceNumber: number): Uint8Array {
+  const { message, code } = failure;
   if (api === "responses") {
     const event = { type: "error", code, message, param: null, sequence_number: sequenceNumber };
     return enc.encode(`event: error\ndata: ${JSON.stringify(event)}\n\n`);
   }
-  return enc.encode(`data: ${JSON.stringify({ error: { message, type: "api_error", param: null, code } })}\n\n`);
+  // the upstream's own error type when it sent one (an Anthropic provider's overloaded_error), else api_error
+  const type = failure.upstream?.type ?? "api_error";
+  return enc.encode(`data: ${JSON.stringify({ error: { message, type, param: null, code } })}\n\n`);
+}
+
+/**
+ * Why a stream ended early, as its client is told: the gateway's code and message, and when the
+ * upstream itself said why (an error event inside its stream, or an exception with a status after
+ * the first event), its own error: type, message (as its provider lets messages pass) and status.
+ */
+export interface StreamFailure {
+  code: ErrorCode;
+  message: string;
+  upstream?: { type: string | null; code: string | null; message: string; status?: number };
+}
+
+/** A stream's failure (what its relay caught) as its client is told it; never an internal class name. */
+export function streamFailure(err: unknown): StreamFailure {
+  if (err instanceof GatewayError) return { code: err.code, message: err.message };
+  if (!(err instanceof ProviderError)) return { code: "provider_error", message: "upstream stream failed" };
+  const { upstream } = err;
+  if (upstream && (err.kind === "upstream_error" || err.kind === "status"))
+    return {
+      code: "provider_error",
+      message: `upstream stream failed (${err.code}${upstream.type ? ` ${upstream.type}` : ""}): ${upstream.message}`,
+      upstream: { type: upstream.type, code: upstream.code, message: upstream.message, status: err.status },
+    };
+  return { code: "provider_error", message: `upstream stream failed (${err.code})` };
 }
 
 /**
@@ -50,7 +77,7 @@ export interface StreamWire {
   end(charged: { input: number; output: number }): unknown[];
   frame(event: unknown): Uint8Array;
   /** the event that ends a stream cut after its first byte */
-  error(message: string, code: ErrorCode): Uint8Array;
+  error(failure: StreamFailure): Uint8Array;
 }
 
 /** Whether the client asked for the usage chunk of a chat stream. */
@@ -116,7 +143,7 @@ class Relay {
   }
 
   /** The access log line was written when the stream began (status 200); how it ended is told here. */
-  private ended(how: How): void {
+  private ended(how: How, error?: string): void {
     const { state, fn } = this.c;
     if (how === "cut") state.status = 502;
     this.streamDone();
@@ -128,6 +155,8 @@ class Relay {
         provider: this.c.outcome.provider,
         status: how === "cut" ? 502 : 499,
         credits: how === "client_closed" ? this.c.reservation.amount : 0,
+        // why it was cut: the upstream's kind (upstream_error, connection, timeout, http_529...)
+        ...(error ? { error } : {}),
       });
   }
 
@@ -209,20 +238,13 @@ class Relay {
     const { c } = this;
     if (c.charge.open) {
       c.charge.release();
-      this.ended("cut");
+      this.ended("cut", err instanceof ProviderError ? err.code : err instanceof GatewayError ? err.code : "unexpected");
     }
-    const e = toGatewayError(
-      "UNKNOWN",
-      err instanceof GatewayError
-        ? err
-        : new GatewayError("provider_error", `upstream stream failed${err instanceof ProviderError ? ` (${err.code})` : ""}`),
-    );
-    c.state.errorCode = e.code;
+    const failure = streamFailure(err);
+    c.state.errorCode = failure.code;
     endTrace(c.state, c.request);
     try {
-      controller.enqueue(
-        this.wire ? this.wire.error(e.message, e.code) : errorFrame(c.api, e.message, e.code, this.lastSequence + 1),
-      );
+      controller.enqueue(this.wire ? this.wire.error(failure) : errorFrame(c.api, failure, this.lastSequence + 1));
       controller.close();
     } catch {
       // the client is gone already

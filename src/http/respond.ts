@@ -1,7 +1,7 @@
 import { errorType, type GatewayError } from "../errors";
 import type { UpstreamClientError } from "../providers/chat";
 import { errorBody, successBody } from "./envelope";
-import { messagesErrorBody, messagesErrorType, messagesErrorTypeOfStatus } from "./messages-errors";
+import { messagesErrorBody, messagesErrorType, messagesErrorTypeOf } from "./messages-errors";
 import type { RequestState } from "./state";
 
 export function jsonResponse(
@@ -70,7 +70,7 @@ export function upstreamErrorResponse(state: RequestState, err: UpstreamClientEr
   state.provider = err.provider;
   state.errorCode = err.error.code ?? undefined;
   if (wire === "messages")
-    return jsonResponse(state, err.status, messagesErrorBody(messagesErrorTypeOfStatus(err.status), err.error.message), {
+    return jsonResponse(state, err.status, messagesErrorBody(messagesErrorTypeOf(err.status), err.error.message), {
       "request-id": state.requestId,
     });
   return jsonResponse(state, err.status, JSON.stringify({ error: err.error }));

@@ -144,6 +144,21 @@ export function mapSdkError(err: unknown, classes: SdkErrorClasses, signal?: Abo
       );
     return new ProviderError("status", `upstream answered ${status}: ${message}`, status, retryAfterMs(err.headers), upstream);
   }
+  // an error the upstream sent inside its stream (an `event: error`, a chunk with `error`): the SDKs'
+  // APIError without a status. Its own type and message, never a broken connection (it was not)
+  if (err instanceof classes.APIError) {
+    const upstream = upstreamError(err);
+    return new ProviderError(
+      "upstream_error",
+      `upstream sent an error event: ${upstream.message.slice(0, 300)}`,
+      undefined,
+      undefined,
+      {
+        ...upstream,
+        message: upstream.message.slice(0, 300),
+      },
+    );
+  }
   // A body that is not JSON (the SDK's JSON.parse): the server or a proxy in front of it is broken,
   // a health failure like a dropped connection (unlike model output that fails a schema)
   if (err instanceof SyntaxError) return new ProviderError("connection", "upstream sent a malformed response");
@@ -353,10 +368,13 @@ export class OpenAILikeProvider implements Provider {
   private proxyError(err: unknown, signal: AbortSignal): ProviderError {
     const e = mapSdkError(err, this.transport.errors, signal);
     if (this.passMessages || !e.upstream) return e;
+    const code = e.upstream.code ? ` ${e.upstream.code}` : "";
     const message =
       e.kind === "context_length"
         ? e.message
-        : `provider "${this.name}" rejected the request (${e.status ?? "error"}${e.upstream.code ? ` ${e.upstream.code}` : ""})`;
+        : e.kind === "upstream_error"
+          ? `provider "${this.name}" sent an error event (${e.upstream.type ?? "error"}${code})`
+          : `provider "${this.name}" rejected the request (${e.status ?? "error"}${code})`;
     const param = e.upstream.param !== null && FIELD_PATH.test(e.upstream.param) ? e.upstream.param : null;
     return new ProviderError(e.kind, message, e.status, e.retryAfterMs, { ...e.upstream, message, param });
   }

@@ -54,6 +54,11 @@ export type ProviderErrorKind =
   | "timeout"
   | "connection"
   | "status"
+  /**
+   * the upstream sent its own error inside a stream it had begun (an `event: error`, a chunk with
+   * `error`): no status, the upstream's error object in `upstream`; its connection was fine
+   */
+  | "upstream_error"
   | "invalid_output"
   | "context_length"
   | "aborted"

@@ -9,6 +9,7 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
 import { type AnthropicUpstream, startAnthropicUpstream } from "../helpers/anthropic-upstream";
 import { startGateway, type TestGateway } from "../helpers/gateway";
 import { type RecordedCall, simProvider, startUpstream, type Upstream } from "../helpers/upstream";
@@ -182,7 +183,7 @@ describe("/v1/messages passed through to an anthropic provider", () => {
     ).toEqual([priced(final.usage)]);
   });
 
-  test("a stream Anthropic cuts with an error event ends with one error event in Anthropic's shape, not charged", async () => {
+  test("a stream Anthropic cuts with an error event ends with that event as it sent it (overloaded_error, its message), not charged", async () => {
     const { gw, claude } = ctx;
     const { key, accountId } = gw.newKey({ credits: 100_000 });
     claude.reset();
@@ -197,11 +198,49 @@ describe("/v1/messages passed through to an anthropic provider", () => {
     expect(events[0]).toBe("message_start");
     expect(events.filter((e) => e === "error")).toEqual(["error"]);
     expect(events.at(-1)).toBe("error");
-    // the simulator's own message_start, passed through
+    // the simulator's own message_start, passed through, and its own error event
     expect(text).toContain('"id":"msg_sim');
-    expect(text).toContain('"type":"error","error":{"type":"api_error"');
+    expect(text.trimEnd().split("\n").at(-1)).toBe(
+      'data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+    );
     await Bun.sleep(50);
     expect(charges(accountId)).toEqual([]);
+    // what the gateway records names an upstream error, never a broken connection
+    const id = res.headers.get("request-id") ?? "none";
+    const line = gw.logs.find((l) => l.includes("stream ended early") && l.includes(id));
+    expect(line).toContain('"error":"upstream_error"');
+    // the SDK tells an overload (retryable) from other errors by the event's type
+    claude.program([{ streamError: true }]);
+    const err = await client(key)
+      .anthropic.messages.stream({ model: "claude-sim-1", max_tokens: 50, messages: [{ role: "user", content: "Hi" }] })
+      .finalMessage()
+      .catch((e: unknown) => e as ApiError);
+    expect(err).toBeInstanceOf(Anthropic.APIError);
+    expect((err as ApiError).type).toBe("overloaded_error");
+    expect((err as ApiError).error).toEqual({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } });
+  });
+
+  test("a /v1/chat/completions stream an anthropic provider cuts with an error event ends with its type and message, in OpenAI's shape", async () => {
+    const { gw, claude } = ctx;
+    const { key } = gw.newKey({ credits: 100_000 });
+    claude.reset();
+    claude.program([{ streamError: true }]);
+    const openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const err = await (async () => {
+      const stream = await openai.chat.completions.create({
+        model: "claude-sim-1",
+        stream: true,
+        messages: [{ role: "user", content: "Hi" }],
+      });
+      for await (const _ of stream) {
+        // read to the end
+      }
+    })().catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    const e = err as InstanceType<typeof OpenAI.APIError>;
+    expect(e.type).toBe("overloaded_error");
+    expect(e.code).toBe("provider_error");
+    expect(e.message).toBe("upstream stream failed (upstream_error overloaded_error): Overloaded");
   });
 
   test("a tool round trip: the simulator's tool_use back as sent, the tool_result forwarded as written", async () => {

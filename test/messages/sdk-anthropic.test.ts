@@ -571,6 +571,43 @@ describe("/v1/messages errors in Anthropic's shape", () => {
     expect(cut.error?.error?.type ?? cut.error?.type).toBe("api_error");
     expect(charges(gw, accountId)).toEqual([]);
   });
+
+  test("a provider's error inside its stream ends it with Anthropic's type for what it said, never a broken connection", async () => {
+    const { gw, sim } = ctx;
+    const { key, accountId } = gw.newKey({ credits: 100_000 });
+    const chunk = {
+      id: "chatcmpl-1",
+      object: "chat.completion.chunk",
+      created: 1,
+      model: "model-a",
+      choices: [{ index: 0, delta: { role: "assistant", content: "Hel" }, finish_reason: null }],
+    };
+    const failing = (error: Record<string, unknown>) => ({
+      raw: { contentType: "text/event-stream", body: `data: ${JSON.stringify(chunk)}\n\ndata: ${JSON.stringify({ error })}\n\n` },
+    });
+    sim.reset();
+    sim.program([
+      failing({ message: "Rate limit reached for tokens", type: "tokens", param: null, code: "rate_limit_exceeded" }),
+      failing({ message: "The server had an error", type: "server_error", param: null, code: null }),
+    ]);
+    const ask = () =>
+      client(key)
+        .messages.stream({ model: "model-a", max_tokens: 100, messages: [{ role: "user", content: "x" }] })
+        .finalMessage()
+        .catch((e) => e);
+    const limited = await ask();
+    expect(limited).toBeInstanceOf(Anthropic.APIError);
+    expect(limited.type).toBe("rate_limit_error");
+    // sim's messages are withheld (an openai-compatible provider's): its type and code still say what it was
+    expect(limited.error.error.message).toBe(
+      'upstream stream failed (upstream_error tokens): provider "sim" sent an error event (tokens rate_limit_exceeded)',
+    );
+    const failed = await ask();
+    expect(failed.type).toBe("api_error");
+    expect(failed.error.error.message).toContain("(upstream_error server_error)");
+    expect(failed.error.error.message).not.toContain("connection");
+    expect(charges(gw, accountId)).toEqual([]);
+  });
 });
 
 describe("/v1/messages under the guardrails (a plan that redacts emails and restores them)", () => {

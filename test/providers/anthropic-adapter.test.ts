@@ -349,11 +349,15 @@ describe("streams translated to chunks", () => {
     expect(formatted.at(-1)?.choices[0].finish_reason).toBe("stop");
   });
 
-  test("a stream cut before message_stop, or an error event in it, fails as connection", async () => {
+  test("a stream cut before message_stop fails as connection; an error event in it is the upstream's own error, its type kept", async () => {
     sim.program([{ streamCut: true }, { streamError: true }]);
     const body = { model: "m", messages: [{ role: "user", content: "one two three four five six" }] };
     expect(await rejection(streamed(claude(), body))).toMatchObject({ kind: "connection" });
-    expect(await rejection(streamed(claude(), body))).toMatchObject({ kind: "connection" });
+    expect(await rejection(streamed(claude(), body))).toMatchObject({
+      kind: "upstream_error",
+      code: "upstream_error",
+      upstream: { type: "overloaded_error", message: "Overloaded" },
+    });
   });
 });
 

@@ -102,10 +102,14 @@ export abstract class OwnApiProvider implements Provider {
   }
 }
 
-/** A failure as the client sees it: the vendor's 4xx message withheld when the entry says so (`pass_upstream_messages = false`). */
+/** A failure as the client sees it: the vendor's 4xx message (or stream error event's) withheld when the entry says so (`pass_upstream_messages = false`). */
 export function upstreamMessage(e: ProviderError, config: ProviderConfig): ProviderError {
-  if (config.pass_upstream_messages !== false || !e.upstream || e.kind !== "status") return e;
-  const message = `provider "${config.name}" rejected the request (${e.status ?? "error"}${e.upstream.code ? ` ${e.upstream.code}` : ""})`;
+  if (config.pass_upstream_messages !== false || !e.upstream || (e.kind !== "status" && e.kind !== "upstream_error")) return e;
+  const code = e.upstream.code ? ` ${e.upstream.code}` : "";
+  const message =
+    e.kind === "upstream_error"
+      ? `provider "${config.name}" sent an error event (${e.upstream.type ?? "error"}${code})`
+      : `provider "${config.name}" rejected the request (${e.status ?? "error"}${code})`;
   return new ProviderError(e.kind, message, e.status, e.retryAfterMs, { ...e.upstream, message });
 }
 

@@ -100,15 +100,22 @@ export class AnthropicProvider implements Provider {
     return this.transport.post(path, typeof body === "string" ? JSON.parse(body) : body, o);
   }
 
-  /** A failure as the router's ProviderError: context length named, 4xx messages withheld unless they pass. */
+  /**
+   * A failure as the router's ProviderError: context length named, 4xx messages (and those of an
+   * error event inside a stream) withheld unless they pass.
+   */
   private error(err: unknown, signal?: AbortSignal): ProviderError {
     const e = mapSdkError(err, this.transport.errors, signal);
-    if (e.kind !== "status" || !e.upstream) return e;
+    if ((e.kind !== "status" && e.kind !== "upstream_error") || !e.upstream) return e;
     if ((e.status === 400 || e.status === 413) && CONTEXT_LENGTH.test(e.upstream.message)) {
       return contextLengthError(e.upstream.message, e.status, e.upstream);
     }
     if (this.passMessages) return e;
-    const message = `provider "${this.name}" rejected the request (${e.status ?? "error"}${e.upstream.type ? ` ${e.upstream.type}` : ""})`;
+    const type = e.upstream.type ? ` ${e.upstream.type}` : "";
+    const message =
+      e.kind === "upstream_error"
+        ? `provider "${this.name}" sent an error event (${e.upstream.type ?? "error"})`
+        : `provider "${this.name}" rejected the request (${e.status ?? "error"}${type})`;
     const param = e.upstream.param !== null && FIELD_PATH.test(e.upstream.param) ? e.upstream.param : null;
     return new ProviderError(e.kind, message, e.status, e.retryAfterMs, { ...e.upstream, message, param });
   }
