@@ -21,6 +21,7 @@ import { closest } from "./functions/validate";
 import { changed, inviteMember, roleFrom } from "./http/routes/members";
 import { usageNames } from "./http/routes/usage-names";
 import { createWebhook, endpointOf, removeWebhook, rotateWebhook } from "./http/routes/webhooks";
+import { counted } from "./plural";
 import { warmOfflineFunctions } from "./providers/local";
 import { parseLogQuery } from "./requestlog/query";
 import { buildServices, type Services } from "./services";
@@ -37,6 +38,7 @@ const USAGE = `textai — Text-AI Gateway
   textai keys revoke ID
   textai credits grant --account ID --amount N [--reason TEXT]
   textai credits reconcile        (SQLite: set every balance to the sum of its ledger)
+  textai backup FILE [--json]     (SQLite: a consistent copy of the database, also while a server runs; FILE must not exist)
   textai credits journal status [--node ID] [--json]     (PostgreSQL: nodes' allowances, live and in doubt)
   textai credits journal ship FILE [--json]              (ships a stopped node's credit journal, gives its allowances back)
   textai credits journal forfeit --node ID [--json]      (gives up a node's credits in doubt: its unshipped charges are lost)
@@ -388,7 +390,10 @@ async function keysUpdate({ positional, flags, json, services }: VerbInput): Pro
   }
   const detail = await withMonthSpend(ledger, view);
   if (json) console.log(JSON.stringify(detail));
-  else console.log(`Updated ${id}: ${policySummary(view.policy)} (${detail.month_credits_used} credits spent this month)`);
+  else
+    console.log(
+      `Updated ${id}: ${policySummary(view.policy)} (${counted(detail.month_credits_used, "credit")} spent this month)`,
+    );
   return 0;
 }
 
@@ -480,7 +485,7 @@ async function creditsGrant({ flags, services }: VerbInput): Promise<number> {
   const amount = int(flags, "amount", true)!;
   if (amount < 1) throw new UsageError("--amount must be at least 1");
   const balance = await ledger.grant(account, amount, "grant", str(flags, "reason") ?? "granted with the CLI", BY_CLI);
-  console.log(`Granted ${amount} credits to ${account}; balance ${balance}.`);
+  console.log(`Granted ${counted(amount, "credit")} to ${account}; balance ${balance}.`);
   return 0;
 }
 
@@ -608,7 +613,7 @@ async function creditsJournal({ positional, flags, json, services }: VerbInput):
       console.log(
         released.allowances === 0
           ? `Node ${node} has no credits in doubt.`
-          : `Forfeited ${released.credits} credits in doubt of node ${node} (${released.allowances} allowance${released.allowances === 1 ? "" : "s"}, ${Object.keys(released.accounts).length} account${Object.keys(released.accounts).length === 1 ? "" : "s"}): the accounts can spend them again; charges left in that node's journal are applied later only if the balance still covers them.`,
+          : `Forfeited ${counted(released.credits, "credit")} in doubt of node ${node} (${counted(released.allowances, "allowance")}, ${counted(Object.keys(released.accounts).length, "account")}): the accounts can spend them again; charges left in that node's journal are applied later only if the balance still covers them.`,
       );
       if (still && still.live_leases > 0)
         console.log(`Node ${node} still holds ${still.live_leases} live lease(s): it is running, and their allowances stay.`);
@@ -656,12 +661,53 @@ async function creditsJournal({ positional, flags, json, services }: VerbInput):
   if (json) console.log(JSON.stringify(out));
   else
     console.log(
-      `Shipped ${pending.length} entr${pending.length === 1 ? "y" : "ies"} (${credits} credits) of node ${journal.nodeId}'s journal${stats.duplicates ? ` (${stats.duplicates} applied before, skipped)` : ""}${stats.lost ? `; ${stats.lost} not covered (forfeited before), not charged` : ""}; its allowances are given back. The file is now empty.`,
+      `Shipped ${counted(pending.length, "entry")} (${counted(credits, "credit")}) of node ${journal.nodeId}'s journal${stats.duplicates ? ` (${stats.duplicates} applied before, skipped)` : ""}${stats.lost ? `; ${stats.lost} not covered (forfeited before), not charged` : ""}; its allowances are given back. The file is now empty.`,
     );
   return 0;
 }
 
 /** `usage`: an account's balance and this month's use. */
+/**
+ * `backup FILE`: SQLite writes a consistent copy of the database (VACUUM INTO: it reads one
+ * snapshot, so a running server's writes go on), checked whole before it is reported. A file that
+ * exists is never overwritten; on PostgreSQL the copy is pg_dump's to make.
+ */
+async function backupVerb({ config, positional, json }: Pick<VerbInput, "config" | "positional" | "json">): Promise<number> {
+  const target = positional[0];
+  if (!target || positional.length > 1) throw new UsageError("give the one file to write: textai backup FILE");
+  if (config.databaseUrl) {
+    console.error(
+      "error: textai backup copies the SQLite file; a PostgreSQL database is backed up with pg_dump (docs/operations.md)",
+    );
+    return 1;
+  }
+  if (config.dbPath === ":memory:") throw new UsageError("TEXTAI_DB is :memory:, which has no file to copy");
+  const { existsSync, statSync } = await import("node:fs");
+  if (existsSync(target)) throw new UsageError(`${target} exists: give a new file (a backup never overwrites one)`);
+  const { Database } = await import("bun:sqlite");
+  const db = new Database(config.dbPath);
+  try {
+    db.exec(`VACUUM INTO '${target.replaceAll("'", "''")}'`);
+  } finally {
+    db.close();
+  }
+  const copy = new Database(target, { readonly: true });
+  let check: string;
+  try {
+    check = String((copy.query("PRAGMA integrity_check").get() as Record<string, unknown>).integrity_check);
+  } finally {
+    copy.close();
+  }
+  if (check !== "ok") {
+    console.error(`error: the copy ${target} failed SQLite's integrity check: ${check}`);
+    return 1;
+  }
+  const bytes = statSync(target).size;
+  if (json) console.log(JSON.stringify({ file: target, bytes, integrity_check: check }));
+  else console.log(`backed up ${config.dbPath} to ${target} (${counted(bytes, "byte")}, integrity check ok)`);
+  return 0;
+}
+
 async function usageVerb({ flags, json, services }: VerbInput): Promise<number> {
   const { ledger } = services;
   const account = str(flags, "account", true)!;
@@ -670,7 +716,7 @@ async function usageVerb({ flags, json, services }: VerbInput): Promise<number> 
   else {
     console.log(`Account ${account} (plan ${usage.plan}): balance ${usage.balance}`);
     console.log(
-      `This month: ${usage.requests} requests, ${usage.credits_used} credits used, ${usage.credits_granted} granted, ${usage.cached_requests} cached`,
+      `This month: ${counted(usage.requests, "request")}, ${counted(usage.credits_used, "credit")} used, ${usage.credits_granted} granted, ${usage.cached_requests} cached`,
     );
     if (usage.by_function.length)
       console.log(
@@ -738,10 +784,10 @@ async function auditList({ services, flags, json }: VerbInput): Promise<number> 
 async function auditVerify({ services, json }: VerbInput): Promise<number> {
   const r = await services.audit.verify();
   if (json) console.log(JSON.stringify(r));
-  else if (r.ok) console.log(`Audit chain intact: ${r.entries} entries; head ${r.head.seq} ${r.head.hash}`);
+  else if (r.ok) console.log(`Audit chain intact: ${counted(r.entries, "entry")}; head ${r.head.seq} ${r.head.hash}`);
   else {
     console.error(`Audit chain broken at entry ${r.broken.seq}${r.broken.id ? ` (${r.broken.id})` : ""}: ${r.broken.problem}`);
-    console.error(`${r.entries} entries before it are intact.`);
+    console.error(`${counted(r.entries, "entry")} before it ${r.entries === 1 ? "is" : "are"} intact.`);
   }
   return r.ok ? 0 : 1;
 }
@@ -924,6 +970,7 @@ const SUB_VERBS = new Map<string, Map<string, Verb>>([
 ]);
 /** The commands that take none (`usage`): their flags follow the command. */
 const VERBS = new Map<string, Verb>([
+  ["backup", backupVerb],
   ["usage", usageVerb],
   ["requests", requestsVerb],
 ]);
@@ -964,6 +1011,8 @@ export async function main(argv: string[]): Promise<number> {
   if (!verb) throw new UsageError(`unknown command: ${[cmd, sub].filter(Boolean).join(" ")}`);
   refuseUnknownFlags(argv, flags);
   refuseMissingFlags(argv, flags);
+  // a backup opens no service: SQLite copies its own file, and PostgreSQL's is pg_dump's
+  if (verb === backupVerb) return backupVerb({ config, positional, json: flags.json === true });
   const services = buildServices(config);
   try {
     await services.ready();

@@ -57,6 +57,8 @@ const READ_ONLY_VERBS = new Set([
   "webhooks list",
   "webhooks deliveries",
   "members list",
+  // writes a copy of the database to a new file; the database itself is unchanged
+  "backup",
 ]);
 
 let gw: TestGateway;
