@@ -616,7 +616,9 @@ async function creditsJournal({ positional, flags, json, services }: VerbInput):
           : `Forfeited ${counted(released.credits, "credit")} in doubt of node ${node} (${counted(released.allowances, "allowance")}, ${counted(Object.keys(released.accounts).length, "account")}): the accounts can spend them again; charges left in that node's journal are applied later only if the balance still covers them.`,
       );
       if (still && still.live_leases > 0)
-        console.log(`Node ${node} still holds ${still.live_leases} live lease(s): it is running, and their allowances stay.`);
+        console.log(
+          `Node ${node} still holds ${counted(still.live_leases, "live lease")}: it is running, and their allowances stay.`,
+        );
     }
     return 0;
   }
@@ -638,7 +640,7 @@ async function creditsJournal({ positional, flags, json, services }: VerbInput):
   if (live && live.live_leases > 0) {
     journal.close();
     console.error(
-      `node ${journal.nodeId} holds ${live.live_leases} live lease(s): it is running (or died less than a lease ago). Stop it, or wait for its leases to lapse, then ship.`,
+      `node ${journal.nodeId} holds ${counted(live.live_leases, "live lease")}: it is running (or died less than a lease ago). Stop it, or wait for its leases to lapse, then ship.`,
     );
     return 1;
   }
