@@ -1,10 +1,12 @@
-import { Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
+import { invalidRequest } from "../errors";
 import { defineFunction } from "./define";
 import { bullets, factsText, languageRule, option } from "./prompt";
 import { Context, KnowledgeBase, Model, Result, Short, Text, Tone } from "./schemas";
 
 const request = Type.Object({
-  email_text: Text("the email to answer"),
+  email_text: Type.Optional(Text("the email to answer (required unless email_content is sent)")),
+  email_content: Type.Optional(Text("the name the other email functions give the email: accepted for email_text")),
   knowledge_base: KnowledgeBase(),
   rules: Type.Optional(
     Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), { maxItems: 50, description: "rules the reply must follow" }),
@@ -24,6 +26,21 @@ const result = Result(
   "a drafted email reply",
 );
 
+type Req = Static<typeof request>;
+
+/**
+ * The email is `email_text` here (the spec's name) and `email_content` in email-analyze,
+ * email-workflow and email-classification: either is taken, and it is always in `email_text` after.
+ */
+function normalize(req: Req): Req {
+  const { email_content, ...rest } = req;
+  if (email_content !== undefined && req.email_text !== undefined && email_content !== req.email_text)
+    throw invalidRequest("send the email in email_text or in email_content, not both", "email_content");
+  const email_text = req.email_text ?? email_content;
+  if (email_text === undefined) throw invalidRequest("email_text is required (email_content is accepted too)", "email_text");
+  return { ...rest, email_text };
+}
+
 export default defineFunction({
   name: "email-reply",
   summary: "Draft a reply to an email",
@@ -31,6 +48,7 @@ export default defineFunction({
   request,
   result,
   cost: 2,
+  normalize,
   role: "You write replies to emails on behalf of the recipient of the email.",
   brief: (req) => ({
     rules: [

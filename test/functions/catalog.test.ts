@@ -141,6 +141,7 @@ const NOT_IN_PROMPT: Record<string, string[]> = { "image-generation": ["aspect_r
 const VARIANTS: Record<string, string[][]> = {
   chat: [["messages"], ["message", "conversation"]],
   "ticket-reply": [["ticket_body"], ["ticket"]],
+  "email-reply": [["email_content"], ["email_text"]],
 };
 
 interface Filled {
