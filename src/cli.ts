@@ -228,11 +228,21 @@ function flagRefusal(err: GatewayError): UsageError {
   const field = Object.keys(FLAG_OF_PARAM)
     .filter((k) => param === k || param.startsWith(`${k}.`))
     .sort((a, b) => b.length - a.length)[0];
-  if (field === undefined) return new UsageError(err.message);
-  const own = `${field}${param === field ? " " : "."}`;
-  const said = err.message.startsWith(own) ? err.message.slice(own.length) : err.message;
+  // the API's field names in the message are the flags here ("give account_id" is "give --account")
+  const message = err.message.replace(API_FIELD_NAMES, (name) => `--${FLAG_OF_PARAM[name]}`);
+  if (field === undefined) return new UsageError(message);
+  const own = [`${field}: `, `${field}${param === field ? " " : "."}`].find((p) => message.startsWith(p));
+  const said = own ? message.slice(own.length) : message;
   return new UsageError(`--${FLAG_OF_PARAM[field]}: ${said}`);
 }
+
+/** The field names of FLAG_OF_PARAM that are no English word (they hold a "_"), as whole words. */
+const API_FIELD_NAMES = new RegExp(
+  `\\b(?:${Object.keys(FLAG_OF_PARAM)
+    .filter((k) => k.includes("_"))
+    .join("|")})\\b`,
+  "g",
+);
 
 /**
  * A read verb's filters: each query parameter from its flag (`params`: parameter to flag), parsed as

@@ -46,7 +46,11 @@ export async function checkWebhookUrl(url: string, allowPrivate: boolean): Promi
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw invalid("url must be http(s)", "url");
   if (parsed.username || parsed.password) throw invalid("url must not carry a user or password", "url");
-  if (!allowPrivate) await refusePrivateUrls([{ url, param: "url" }]);
+  if (!allowPrivate)
+    await refusePrivateUrls(
+      [{ url, param: "url" }],
+      "are not called as webhooks ([alerts] allow_private_urls = true allows an endpoint inside your network)",
+    );
 }
 
 /** The events asked for, each a known one, without repeats. */

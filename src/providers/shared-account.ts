@@ -243,7 +243,7 @@ function ipv6Groups(ip: string): number[] {
  * 400 when a URL the provider would fetch points at a private, loopback or link-local address,
  * named directly or through DNS (every address a name resolves to is checked).
  */
-export async function refusePrivateUrls(urls: RemoteUrl[]): Promise<void> {
+export async function refusePrivateUrls(urls: RemoteUrl[], refused = "are not forwarded"): Promise<void> {
   for (const { url, param } of urls) {
     if (url === undefined) continue;
     let parsed: URL;
@@ -264,6 +264,6 @@ export async function refusePrivateUrls(urls: RemoteUrl[]): Promise<void> {
         );
     if (addresses.length === 0) throw invalidRequest(`${param}: the host ${host} does not resolve`, param);
     if (addresses.some(privateAddress))
-      throw invalidRequest(`${param}: URLs of private, loopback or link-local addresses are not forwarded`, param);
+      throw invalidRequest(`${param}: URLs of private, loopback or link-local addresses ${refused}`, param);
   }
 }
