@@ -10,8 +10,8 @@
  * answers reached with no evidence at all (neutral, no word, cue or clause either way): how many,
  * the confidence they carry and how often they are right, and the precision of "neutral".
  */
-import { calibrated } from "../../../src/offline-engine/calibration";
-import { analyzeSentiment, type SentimentResult } from "../../../src/offline-engine/sentiment";
+import { sentimentConfidence } from "../../../src/offline-engine/calibration";
+import { analyzeSentiment, noEvidenceWords, type SentimentResult } from "../../../src/offline-engine/sentiment";
 import { evidenceOf } from "../../../src/offline-engine/sentiment/evidence";
 import { splitSentences } from "../../../src/offline-engine/text";
 import { fmt } from "../metrics";
@@ -47,7 +47,9 @@ function part(name: string, items: ReturnType<typeof loadEventsDev>, printMisses
     { name: `no-evidence answers, ${name}: share of items`, value: unjudged.length / items.length },
     {
       name: `no-evidence answers, ${name}: confidence`,
-      value: unjudged.length ? unjudged.reduce((s, x) => s + calibrated("sentiment", x.r.confidence), 0) / unjudged.length : 0,
+      value: unjudged.length
+        ? unjudged.reduce((s, x) => s + sentimentConfidence(x.r.confidence, noEvidenceWords(x.it.text, x.r)), 0) / unjudged.length
+        : 0,
     },
     {
       name: `no-evidence answers, ${name}: right`,
