@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { calibrated } from "../offline-engine/calibration";
+import { sentimentConfidence } from "../offline-engine/calibration";
 import { languageName } from "../offline-engine/language";
-import { analyzeSentiment } from "../offline-engine/sentiment";
+import { analyzeSentiment, noEvidenceWords } from "../offline-engine/sentiment";
 import { beyondSentimentLexicons, SENTIMENT_LANGUAGES } from "../offline-engine/sentiment/reach";
 import { defineFunction } from "./define";
 import { decline } from "./offline-reach";
@@ -115,7 +115,7 @@ export default defineFunction({
         `${beyond}; the offline sentiment lexicons cover ${SENTIMENT_LANGUAGES.map(languageName).join(", ")}`,
       );
     const r = analyzeSentiment(req.text, { aspects: req.aspects });
-    return { ...r, confidence: calibrated("sentiment", r.confidence) };
+    return { ...r, confidence: sentimentConfidence(r.confidence, noEvidenceWords(req.text, r)) };
   },
   // A lexicon misses sarcasm and domain words a model gets; it serves when no model is configured.
   preferLocal: false,

@@ -11,7 +11,7 @@
  */
 import { UNSEEN_WEIGHT } from "./ranking";
 import { specificity } from "./specificity";
-import { canonical, contentWords, foldPhrases, stem, termKeys } from "./text";
+import { canonical, contentWords, faqKeys, foldPhrases, stem, wordKey } from "./text";
 
 export interface Faq {
   /** the entry's public id (random, `faqe_…`) */
@@ -38,10 +38,30 @@ export interface Prepared {
   stems: Set<string>;
   answerKeys: Set<string>;
   grams: Set<string>;
+  /** the trigrams of the question's words but its frame words ("offer", "included") */
+  topicalGrams: Set<string>;
 }
 
-function trigrams(text: string): Set<string> {
-  const s = ` ${contentWords(foldPhrases(text)).join(" ")} `;
+/**
+ * The words of question frames: "do you offer X", "is X included", "is X available", "do you
+ * accept X", "do you allow X". They say how a question asks, not what about: "do you offer a
+ * warranty" shares only "offer" with "Do you offer financing?" and asks something else. When a
+ * query and a FAQ share nothing but such words (no other word found in the question as itself, a
+ * synonym or a likely typo, nor in the answer), those count FRAME_WEIGHT of their weight and the trigram similarity leaves them
+ * out; beside a shared topic word they count in full, as before.
+ */
+const FRAME_WORDS = ["offer", "provide", "include", "available", "accept", "allow", "permit", "possible"];
+const FRAME_WEIGHT = 0.25;
+let frameKeys: ReadonlySet<string> | null = null;
+/** built on first use: stemming reads the word list, which is not loaded at import */
+const FRAME_KEYS = (): ReadonlySet<string> => (frameKeys ??= new Set(FRAME_WORDS.map(wordKey)));
+const isFrame = (word: string) => FRAME_KEYS().has(wordKey(word));
+
+function trigrams(text: string, topicalOnly = false): Set<string> {
+  const all = contentWords(foldPhrases(text));
+  const words = topicalOnly ? all.filter((w) => !isFrame(w)) : all;
+  if (words.length === 0) return new Set();
+  const s = ` ${words.join(" ")} `;
   const out = new Set<string>();
   for (let i = 0; i + 3 <= s.length; i++) out.add(s.slice(i, i + 3));
   return out;
@@ -151,10 +171,11 @@ export class FaqMatcher {
   constructor(faqs: Faq[]) {
     this.items = faqs.map((faq) => ({
       faq,
-      keys: new Set(termKeys(faq.question)),
+      keys: new Set(faqKeys(faq.question)),
       stems: new Set(stems(faq.question)),
-      answerKeys: new Set(termKeys(faq.answer)),
+      answerKeys: new Set(faqKeys(faq.answer)),
       grams: trigrams(faq.question),
+      topicalGrams: trigrams(faq.question, true),
     }));
     for (const it of this.items) {
       for (const k of it.keys) this.df.set(k, (this.df.get(k) ?? 0) + 1);
@@ -180,7 +201,7 @@ export class FaqMatcher {
     const out = new Map<string, QueryWord>();
     for (const w of contentWords(foldPhrases(query))) {
       const wordStem = stem(w);
-      const key = canonical(wordStem);
+      const key = wordKey(w);
       if (out.has(key)) continue;
       const known = this.vocabulary.has(key);
       out.set(key, {
@@ -199,7 +220,8 @@ export class FaqMatcher {
     const words = this.queryWords(query);
     const qGrams = trigrams(query);
     if (words.length === 0 && qGrams.size === 0) return [];
-    return this.items.map((it) => ({ it, ...this.blend(words, qGrams, it) }));
+    const qTopical = trigrams(query, true);
+    return this.items.map((it) => ({ it, ...this.blend(words, qGrams, qTopical, it) }));
   }
 
   /** Each FAQ's signals with its margin over the best other FAQ: the calibration's features. */
@@ -224,8 +246,10 @@ export class FaqMatcher {
       .map(({ it, confidence }) => ({ id: it.faq.id, question: it.faq.question, answer: it.faq.answer, confidence }));
   }
 
-  private blend(words: QueryWord[], qGrams: Set<string>, it: Prepared): Signals {
+  private blend(words: QueryWord[], qGrams: Set<string>, qTopical: Set<string>, it: Prepared): Signals {
     let hit = 0;
+    let frameHit = 0;
+    let topical = false;
     let qWeight = 0;
     let answerHit = 0;
     let plain = 0;
@@ -236,11 +260,21 @@ export class FaqMatcher {
       plain += w.plainWeight;
       const { score, key } = wordMatch(w.key, w.stem, it);
       if (key) asked.add(key);
-      hit += w.weight * score;
+      if (key !== undefined && FRAME_KEYS().has(key)) frameHit += w.weight * score;
+      else {
+        hit += w.weight * score;
+        if (score > 0) topical = true;
+      }
       if (score > 0) continue;
-      if (inAnswer(w, it)) answerHit += w.weight;
-      else missed += w.plainWeight;
+      if (inAnswer(w, it)) {
+        answerHit += w.weight;
+        // a topic word the FAQ's answer holds ("paypal" for "What payment methods do you accept?")
+        if (!FRAME_KEYS().has(w.key)) topical = true;
+      } else missed += w.plainWeight;
     }
+    // sharing only a question's frame ("do you offer", "is ... included") is asking the same way, not the same thing
+    hit += topical ? frameHit : FRAME_WEIGHT * frameHit;
+    const grams = topical ? dice(qGrams, it.grams) : dice(qTopical, it.topicalGrams);
     let fWeight = 0;
     let unasked = 0;
     for (const k of it.keys) {
@@ -251,7 +285,7 @@ export class FaqMatcher {
     // in the answer for the FAQ's side ("paypal" in the payment-methods answer).
     const overlap = qWeight + fWeight > 0 ? (2 * hit + answerHit) / (qWeight + fWeight) : 0;
     return {
-      blend: 0.7 * Math.min(1, overlap) + 0.3 * dice(qGrams, it.grams),
+      blend: 0.7 * Math.min(1, overlap) + 0.3 * grams,
       missed: plain > 0 ? missed / plain : 1,
       unasked: fWeight > 0 ? unasked / fWeight : 1,
     };
@@ -293,7 +327,7 @@ export interface Features extends Signals {
  * ("i forgot my pasword"), and whether the question holds a word no part of the FAQ does ("can I
  * bring my dog" against "Can I bring a guest?": a near miss however much else it shares).
  */
-export const CALIBRATION = { bias: 0.02, blend: 1.16, margin: 4.85, missed: -1.6, unasked: -1.35 };
+export const CALIBRATION = { bias: 0, blend: 1.2, margin: 4.84, missed: -1.59, unasked: -1.33 };
 
 /**
  * Then the score becomes a confidence through the accuracy observed at that score on the tuning
@@ -303,15 +337,15 @@ export const CALIBRATION = { bias: 0.02, blend: 1.16, margin: 4.85, missed: -1.6
  * paraphrase is not certainty). Pairs of (score, confidence), ascending.
  */
 export const RELIABILITY: readonly (readonly [number, number])[] = [
-  [0.056, 0.022],
-  [0.187, 0.23],
-  [0.344, 0.417],
-  [0.473, 0.591],
-  [0.641, 0.696],
-  [0.73, 0.696],
-  [0.797, 0.778],
-  [0.886, 0.867],
-  [0.965, 0.974],
+  [0.057, 0.022],
+  [0.188, 0.23],
+  [0.346, 0.417],
+  [0.477, 0.591],
+  [0.643, 0.696],
+  [0.732, 0.696],
+  [0.799, 0.778],
+  [0.887, 0.867],
+  [0.966, 0.974],
 ];
 
 /** The logistic score of a FAQ's features (the first step). */

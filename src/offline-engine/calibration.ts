@@ -22,6 +22,19 @@ export interface PlattFit {
 
 const FITS: Partial<Record<CalibratedAnswer, PlattFit>> = fits.fits as Partial<Record<CalibratedAnswer, PlattFit>>;
 
+/**
+ * A sentiment answer reached with no evidence (sentiment.ts `noEvidenceWords`) is right as often as
+ * statements of its length were on the tuning data: confidence = 1 / (1 + exp(-(a * words + b))).
+ */
+const NO_EVIDENCE = (fits.fits as { sentiment_no_evidence?: PlattFit }).sentiment_no_evidence;
+
+/** The confidence sentiment-analysis answers: a no-evidence answer by its length, any other through the sentiment fit. */
+export function sentimentConfidence(raw: number, noEvidenceWords: number | null): number {
+  if (noEvidenceWords === null || !NO_EVIDENCE) return calibrated("sentiment", raw);
+  // a lexicon never knows for certain: at most 0.95, as its raw confidence (a plain statement of a few words fits 0.98)
+  return Math.min(0.95, Math.round(1000 / (1 + Math.exp(-(NO_EVIDENCE.a * noEvidenceWords + NO_EVIDENCE.b)))) / 1000);
+}
+
 /** The calibrated confidence of an answer whose rules gave `raw` (0..1), rounded to three places. */
 export function calibrated(answer: CalibratedAnswer, raw: number): number {
   const fit = FITS[answer];

@@ -163,6 +163,29 @@ function unjudged(label: SentimentLabel, score: number, ev: Evidence, text: stri
   return label === "neutral" && score === 0 && ev.praise === 0 && ev.criticism === 0 && !text.includes("?");
 }
 
+/**
+ * The number of words of a text whose answer was reached with no evidence (neutral for want of
+ * any word, cue or clause either way, not a question), else null. How often such an answer is
+ * right depends on how much the text tells without judging: a short statement is mostly a plain
+ * fact ("The store opens at 9 am"), a long narrated one mostly a complaint or praise no rule names
+ * ("the receptionist kept us standing at the counter for forty minutes before anyone looked at the
+ * booking"); the confidence answered is fitted on the word count (calibration.ts).
+ */
+export function noEvidenceWords(text: string, r: SentimentResult): number | null {
+  if (r.confidence !== round3(UNJUDGED_CONFIDENCE)) return null;
+  const ev = evidenceOf(splitSentences(text).map((s) => s.text));
+  if (!unjudged(r.label, r.score, ev, text)) return null;
+  let words = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    if (i % 256 === 0) tickCpuBudget();
+    const space = isSpace(text.charCodeAt(i));
+    if (!space && !inWord) words++;
+    inWord = !space;
+  }
+  return words;
+}
+
 function confidenceFor(label: SentimentLabel, score: number, pos: number, neg: number, ev: Evidence): number {
   const a = Math.abs(score);
   let c: number;

@@ -8,7 +8,7 @@ import type { CalibratedAnswer } from "../../src/offline-engine/calibration";
 import { detectIntent } from "../../src/offline-engine/intent";
 import { detectLanguage } from "../../src/offline-engine/language";
 import { moderate } from "../../src/offline-engine/moderation";
-import { analyzeSentiment, labelFor } from "../../src/offline-engine/sentiment";
+import { analyzeSentiment, labelFor, noEvidenceWords } from "../../src/offline-engine/sentiment";
 import { detectSpam } from "../../src/offline-engine/spam";
 import { loadIntentFixture } from "./evaluators/intent";
 import { loadModerationFixture } from "./evaluators/moderation";
@@ -22,6 +22,8 @@ export interface Answer {
   right: boolean;
   /** what was asked and answered, for error lines */
   note: string;
+  /** sentiment only: the text's word count when the answer was reached with no evidence (its own fit) */
+  words?: number;
 }
 
 export interface CalibrationSet {
@@ -37,8 +39,13 @@ export interface CalibrationSet {
 async function triage(fn: TriageItem["fn"], file: string): Promise<Answer[]> {
   const out: Answer[] = [];
   for (const it of loadTriageFixture(file).filter((i) => i.fn === fn)) {
-    const { got, raw } = await triageAnswer(it);
-    out.push({ raw, right: got === it.label, note: `${it.label} -> ${got}: ${it.text}` });
+    const { got, raw, words } = await triageAnswer(it);
+    out.push({
+      raw,
+      right: got === it.label,
+      note: `${it.label} -> ${got}: ${it.text}`,
+      ...(words === undefined ? {} : { words }),
+    });
   }
   return out;
 }
@@ -47,7 +54,13 @@ function sentiment(file: string): Answer[] {
   return loadSentimentFixture(file).map((it) => {
     const r = analyzeSentiment(it.text);
     const got = r.label === "mixed" ? labelFor(r.score) : r.label;
-    return { raw: r.confidence, right: got === it.label, note: `${it.label} -> ${got}: ${it.text}` };
+    const words = noEvidenceWords(it.text, r);
+    return {
+      raw: r.confidence,
+      right: got === it.label,
+      note: `${it.label} -> ${got}: ${it.text}`,
+      ...(words === null ? {} : { words }),
+    };
   });
 }
 
@@ -103,7 +116,11 @@ export async function calibrationSets(): Promise<CalibrationSet[]> {
       "sentiment-analysis",
       // the fact-stated dev set joins the tuning split: it is tuning data, and the kind of message
       // (complaints and praise said as facts) whose confidence the first set alone overstated
-      ["sentiment.tsv, sentiment-facts-dev.tsv", [...sentiment("sentiment.tsv"), ...sentiment("sentiment-facts-dev.tsv")]],
+      // and so does the plain-events dev set (2026-12-06): reviews and complaints told as events
+      [
+        "sentiment.tsv, sentiment-facts-dev.tsv, sentiment-events-dev.tsv",
+        [...sentiment("sentiment.tsv"), ...sentiment("sentiment-facts-dev.tsv"), ...sentiment("sentiment-events-dev.tsv")],
+      ],
       ["sentiment-holdout.tsv", sentiment("sentiment-holdout.tsv")],
     ),
     set(

@@ -24,6 +24,8 @@ import { calibrationFigures } from "./metrics";
  * little about when the rules err, and a fit from it would promise the tuning set's accuracy.
  */
 const MIN_EVENTS = 10;
+/** word counts are fitted divided by this, so Newton's steps stay on the scale of a 0-1 confidence */
+const NO_EVIDENCE_SCALE = 20;
 
 export function fitPlatt(answers: Answer[]): { a: number; b: number } {
   const pos = answers.filter((x) => x.right).length;
@@ -79,11 +81,12 @@ export function crossValidatedError(answers: Answer[], folds = 5): number {
 }
 
 if (import.meta.main) {
-  const fits: Partial<Record<CalibratedAnswer, PlattFit>> = {};
+  const fits: Partial<Record<CalibratedAnswer | "sentiment_no_evidence", PlattFit>> = {};
   const sets = await calibrationSets();
   for (const answer of CALIBRATED) {
     const pooled = sets.filter((s) => s.answer === answer && (answer !== "sentiment" || s.name === "sentiment"));
-    const answers = pooled.flatMap((s) => s.tuning.answers);
+    // a sentiment answer reached with no evidence has its own fit, over its text's length (below)
+    const answers = pooled.flatMap((s) => s.tuning.answers).filter((x) => x.words === undefined);
     const files = [...new Set(pooled.map((s) => s.tuning.file))].join(", ");
     const before = calibrationFigures(answers.map((x) => ({ confidence: x.raw, right: x.right }))).ece;
     const wrong = answers.filter((x) => !x.right).length;
@@ -95,6 +98,45 @@ if (import.meta.main) {
     );
     if (keep)
       fits[answer] = { a: Math.round(f.a * 1e4) / 1e4, b: Math.round(f.b * 1e4) / 1e4, fitted_on: files, items: answers.length };
+  }
+  // No-evidence sentiment answers (sentiment.ts noEvidenceWords): right as often as statements of
+  // their length were, a logistic over the word count / 20 (a short statement is mostly a plain
+  // fact, a long narrated one mostly a complaint or praise no rule names). Kept when it falls with
+  // length, has MIN_EVENTS wrong answers, and lowers the cross-validated log loss below one share
+  // for them all (a single share has no calibration error on its own data, so the error cannot tell).
+  {
+    const sentimentSets = sets.filter((s) => s.name === "sentiment");
+    const unjudged = sentimentSets
+      .flatMap((s) => s.tuning.answers)
+      .filter((x) => x.words !== undefined)
+      .map((x) => ({ ...x, raw: (x.words as number) / NO_EVIDENCE_SCALE }));
+    const files = [...new Set(sentimentSets.map((s) => s.tuning.file))].join(", ");
+    const wrong = unjudged.filter((x) => !x.right).length;
+    const loss = (p: number, right: boolean) => -Math.log(Math.min(1 - 1e-6, Math.max(1e-6, right ? p : 1 - p)));
+    let byShare = 0;
+    let byLength = 0;
+    for (let k = 0; k < 5; k++) {
+      const train = unjudged.filter((_, i) => i % 5 !== k);
+      const test = unjudged.filter((_, i) => i % 5 === k);
+      const share = (train.filter((x) => x.right).length + 1) / (train.length + 2);
+      const f = fitPlatt(train);
+      for (const x of test) {
+        byShare += loss(share, x.right) / unjudged.length;
+        byLength += loss(apply(f, x.raw), x.right) / unjudged.length;
+      }
+    }
+    const f = fitPlatt(unjudged);
+    const keep = Math.min(wrong, unjudged.length - wrong) >= MIN_EVENTS && f.a < 0 && byLength < byShare;
+    console.log(
+      `sentiment with no evidence: ${unjudged.length} tuning answers (${files}), ${wrong} wrong; log loss ${byShare.toFixed(3)} as one share, ${byLength.toFixed(3)} by length (5-fold cross-validated; a ${f.a.toFixed(3)}, b ${f.b.toFixed(3)} over words / ${NO_EVIDENCE_SCALE}) -> ${keep ? "fit kept" : "sentiment fit kept"}`,
+    );
+    if (keep)
+      fits.sentiment_no_evidence = {
+        a: Math.round((f.a / NO_EVIDENCE_SCALE) * 1e4) / 1e4,
+        b: Math.round(f.b * 1e4) / 1e4,
+        fitted_on: files,
+        items: unjudged.length,
+      };
   }
   const file = join(import.meta.dir, "../../src/offline-engine/calibration.json");
   writeFileSync(file, `${JSON.stringify({ produced_by: "test/eval/fit-calibration.ts", fits }, null, 2)}\n`);

@@ -12,6 +12,7 @@ import { summarize } from "../../offline-engine/summarize";
 import { decline } from "../offline-reach";
 import type { PRIORITIES, WRITER_SENTIMENTS } from "../schemas";
 import { messageBody, withoutContactData } from "./contact-free";
+import { outageStatus, serverStatus } from "./status-codes";
 
 export type Priority = (typeof PRIORITIES)[number];
 export type WriterSentiment = (typeof WRITER_SENTIMENTS)[number];
@@ -23,11 +24,11 @@ export interface Graded<L> {
 }
 
 /**
- * Outages (a production system down, timing out, or answering 5xx), security incidents, data
- * loss, legal threats, and business stopped ("we are losing sales", "customers can't pay").
+ * Outages (a production system down or timing out; a 5xx status is status-codes.ts's), security
+ * incidents, data loss, legal threats, and business stopped ("we are losing sales", "customers can't pay").
  */
 const CRITICAL =
-  /\b(?:outage|(?:is|are|went|goes|been) (?:completely |totally )?down|(?:production|checkout|site|website|server|service|api|app|login|payments?|store|shop) (?:page )?(?:is |are |keeps? |kept )?(?:down|offline|timing out|times out|timed out|unreachable|not loading)|security (?:breach|incident|issue|vulnerability)|hacked|breach|data (?:loss|leak)|lost (?:all )?(?:my |our )?data|lawsuit|legal action|lawyer|attorney|sue you|5\d\d errors?|bad gateway|gateway time-?out|service unavailable|internal server error|losing (?:sales|money|revenue|orders|customers|business)|(?:customers|users|clients) (?:can'?t|cannot|are unable to|aren'?t able to) (?:pay|check ?out|order|buy|log ?in|sign ?in|access)|nobody can|no one can|entire (?:team|company)|whole team|all (?:our )?users)\b/i;
+  /\b(?:outage|(?:is|are|went|goes|been) (?:completely |totally )?down|(?:production|checkout|site|website|server|service|api|app|login|payments?|store|shop) (?:page )?(?:is |are |keeps? |kept )?(?:down|offline|timing out|times out|timed out|unreachable|not loading)|security (?:breach|incident|issue|vulnerability)|hacked|breach|data (?:loss|leak)|lost (?:all )?(?:my |our )?data|lawsuit|legal action|lawyer|attorney|sue you|losing (?:sales|money|revenue|orders|customers|business)|(?:customers|users|clients) (?:can'?t|cannot|are unable to|aren'?t able to) (?:pay|check ?out|order|buy|log ?in|sign ?in|access)|nobody can|no one can|entire (?:team|company)|whole team|all (?:our )?users)\b/i;
 const HIGH =
   /\b(?:urgent(?:ly)?|asap|immediately|right away|as soon as possible|emergency|blocked|can'?t (?:log ?in|sign ?in|access|work|use)|cannot (?:log ?in|sign ?in|access|work|use)|locked out|charged twice|double charged|overcharged|deadline|by (?:today|tomorrow|tonight)|third time|(?:still|again) (?:not|no|waiting|broken)|cancel (?:my|our) (?:account|subscription|contract))\b/i;
 const LOW =
@@ -46,8 +47,11 @@ const HIGH_ELSEWHERE =
 
 /** How soon the message needs handling, from its urgency words, deadlines and the writer's mood. */
 export function priorityOf(text: string, sentiment: WriterSentiment): Graded<Priority> {
-  const critical = CRITICAL.exec(text);
-  if (critical) return { level: "critical", why: `it says "${critical[0]}"` };
+  // any 5xx that has not gone away is an outage ("error 500", "getting 504s", "502 Bad Gateway")
+  const cue = CRITICAL.exec(text);
+  const status = outageStatus(text);
+  const critical = cue && (!status || cue.index <= status.index) ? cue[0] : status?.text;
+  if (critical) return { level: "critical", why: `it says "${critical}"` };
   const high = HIGH.exec(text) ?? HIGH_ELSEWHERE.exec(text);
   if (high) return { level: "high", why: `it says "${high[0]}"` };
   const deadline = DEADLINE.exec(text);
@@ -73,7 +77,7 @@ export function writerSentiment(message: string): WriterSentiment {
   const unhappy = label === "negative" || (label === "mixed" && score < 0.2) || (label === "neutral" && FRUSTRATED.test(text));
   // "Thanks in advance" in an outage report is politeness, not a happy customer.
   if (!unhappy)
-    return label === "mixed" || (label === "positive" && (BREAKAGE.test(text) || SERVER_FAILURE.test(text))) ? "neutral" : label;
+    return label === "mixed" || (label === "positive" && (BREAKAGE.test(text) || reportsServerFailure(text))) ? "neutral" : label;
   if (ANGRY.test(text)) return "angry";
   if (FRUSTRATED.test(text)) return "frustrated";
   return "negative";
@@ -100,28 +104,24 @@ export function entitiesOf(text: string): Record<string, string> {
 
 /** Failures the intent cues can mistake for something else ("our checkout is down" is not a purchase). */
 const BREAKAGE =
-  /\b(?:outage|(?:is|are|went|goes) down|5\d\d errors?|error (?:code )?[A-Z]?-?\d{3,}|crash(?:es|ed|ing)?|not working|stopped working|doesn'?t work)\b/i;
+  /\b(?:outage|(?:is|are|went|goes) down|error (?:code )?[A-Z]?-?\d{3,}|crash(?:es|ed|ing)?|not working|stopped working|doesn'?t work)\b/i;
 
 /**
- * A server-side failure: 5xx status codes, server errors, exceptions, a failing API or backend.
+ * A server-side failure: a 5xx status (status-codes.ts), an outage, exceptions, a failing API or backend.
  * Whatever else the text mentions (logging in, an account page), this is a technical issue.
  */
 const SERVER_FAILURE =
-  /\b(?:(?:http|status|error|returns?|returning|returned|throws?|throwing|getting|got|with)\s+(?:code\s+)?5\d\d\b|5\d\d\s*(?:errors?\b|responses?\b|s\b|internal|bad gateway|service unavailable|gateway)|internal server error|bad gateway|service unavailable|gateway time-?out|outage|stack ?trace|(?:unhandled |uncaught |null pointer |runtime )exception|(?:api|endpoint|server|database|backend|webhook)s? (?:is |are |keeps? |kept |has been |have been )?(?:down|failing|erroring|crashing|timing out|unreachable|returning errors))/i;
+  /\b(?:outage|stack ?trace|(?:unhandled |uncaught |null pointer |runtime )exception|(?:api|endpoint|server|database|backend|webhook)s? (?:is |are |keeps? |kept |has been |have been )?(?:down|failing|erroring|crashing|timing out|unreachable|returning errors))/i;
 
 /** Whether the text reports a server-side failure (status codes and error names read the same in any language). */
 export function reportsServerFailure(text: string): boolean {
-  return SERVER_FAILURE.test(text) || STATUS_ELSEWHERE.test(text);
+  return SERVER_FAILURE.test(text) || serverStatus(text) !== null;
 }
-
-/** A 5xx status beside the word for error in the engine's other languages ("erreur 500", "500-Fehler", "errore 503"). */
-const STATUS_ELSEWHERE =
-  /(?<!\p{L})(?:erreur|fehler|error|errore|erro|fout|foutmelding|fehlercode|code d'erreur|código de error|código de erro|codice di errore)(?:\s?:)?\s?5\d\d(?!\d)|(?<!\d)5\d\d[\s-]?(?:fehler|erreur|errore|erro|fout)(?!\p{L})/iu;
 
 /** What the writer wants, in the built-in taxonomy (refund, technical_issue, order_status...). */
 export function builtinIntent(text: string): { intent: string; confidence: number; matched: boolean } {
   const r = detectIntent(text);
-  const failing = SERVER_FAILURE.test(text) || (BREAKAGE.test(text) && r.intent !== "account");
+  const failing = reportsServerFailure(text) || (BREAKAGE.test(text) && r.intent !== "account");
   if (failing && r.intent !== "technical_issue") {
     return { intent: "technical_issue", confidence: Math.max(0.6, r.alternatives[0]?.confidence ?? 0), matched: true };
   }

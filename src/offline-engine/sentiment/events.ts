@@ -86,6 +86,97 @@ export const EVENT_CUES: readonly EventCue[] = [
     value: -1.5,
     negatable: false,
   },
+  // what a customer finds wrong, said as a plain event (2026-12-06): a smell, a noise, damage or
+  // dirt, food served wrong, a device dead, an item late, a message ignored, staff rude, a charge twice
+  {
+    re: new RegExp(
+      `${AT}(?:smell(?:ed|s)? of|smelt of|smelled like|smells like|stank|stinks?|stinking|reek(?:s|ed|ing)?)${TO}`,
+      "g",
+    ),
+    value: -1.5,
+    negatable: true,
+  },
+  {
+    re: new RegExp(
+      `${AT}(?:rattl(?:ed|es|ing)|bang(?:ed|ing)|buzz(?:ed|es|ing)|squeak(?:ed|s|ing)|creak(?:ed|s|ing)|bark(?:ed|ing)|thump(?:ed|ing)|clank(?:ed|ing)|dripp(?:ed|ing)|drips)${TO}`,
+      "g",
+    ),
+    value: -1.2,
+    negatable: true,
+  },
+  {
+    re: new RegExp(
+      `${AT}(?:(?:with|has|had|have|left) (?:a |an )?(?:new |big |huge |deep |long )?(?:dent|scratch|tear|crack|hole|stain|chip)s?|dented|scratched|torn|smashed|shattered|bent|stained|soaked(?: through)?|in pieces|came off|fell off|broke(?: off)?|(?:legs?|wheel|handle|zip|lid|screen|strap) (?:snapped|broke|came off|fell off|cracked|bent))${TO}`,
+      "g",
+    ),
+    value: -1.5,
+    negatable: true,
+  },
+  {
+    re: new RegExp(
+      `${AT}(?:(?:came|arrived|was|were|served) (?:stone |ice )?cold|(?:raw|undercooked|burnt) in the middle|undercooked|(?:found|was|were) (?:a |an )?(?:long |dead )?(?:hair|fly|bug|insect|cockroach|slug)s? in|food poisoning)${TO}`,
+      "g",
+    ),
+    value: -1.8,
+    negatable: true,
+  },
+  {
+    re: new RegExp(
+      `${AT}(?:went (?:black|blank|silent|dead)|will not (?:turn on|start|charge|boot|open|close|connect)|won't (?:turn on|start|charge|boot|open|close|connect)|(?:drops?|dropped|cuts?) out|(?:half|some|most|two|three|d+) (?:of )?(?:the )?[a-z]+ (?:were |was )?(?:missing|broken)|(?:screws|parts|pieces|items) missing)${TO}`,
+      "g",
+    ),
+    value: -1.5,
+    negatable: false,
+  },
+  {
+    re: new RegExp(
+      `${AT}(?:${NUM} (?:${SHORT}|${LONG}|day) (?:late|after (?:we|i|our|my|the) )|(?:arrived|came|showed up|turned up|was|were) (?:very |really )?late)${TO}`,
+      "g",
+    ),
+    value: -1.3,
+    negatable: true,
+  },
+  {
+    re: new RegExp(
+      `${AT}(?:(?:did not|didn't|never|has not|hasn't|have not|haven't) (?:even )?(?:return|answer|acknowledge|respond to|reply to|read) (?:our|my|any|the)|to (?:even )?acknowledge|(?:a number|an? (?:email|address|line)) (?:that )?(?:nobody|no one) (?:answers|reads|checks)|nobody answers)${TO}`,
+      "g",
+    ),
+    value: -1.5,
+    negatable: false,
+  },
+  {
+    re: new RegExp(
+      `${AT}(?:shrugged|rolled (?:his|her|their) eyes|hung up (?:on|when)|laughed at (?:me|us)|(?:shouted|yelled|swore) at|told (?:me|us) to (?:go|leave|call|come back)|spent (?:most|half|all) of (?:the|our|my) [a-z]+ on (?:his|her|their) phone|could do nothing|did nothing|threw (?:my|our|the) (?:parcel|package|box|bag|delivery))${TO}`,
+      "g",
+    ),
+    value: -1.5,
+    negatable: false,
+  },
+  {
+    re: new RegExp(
+      `${AT}(?:charged|billed)(?: [a-z']+){0,3} (?:twice|two times|double)|(?:charged|billed) (?:me|us) (?:a fee|extra) for${TO}`,
+      "g",
+    ),
+    value: -1.5,
+    negatable: true,
+  },
+  // help beyond the job: "even folded our laundry", "stayed after closing", "before I noticed", "at no cost"
+  {
+    re: new RegExp(
+      `${AT}even (?:fixed|cleaned|folded|checked|called|brought|carried|replaced|offered|gave|drove|walked|waited|remembered|sent)|stayed (?:late|after closing|behind|on the line)|before (?:i|we) (?:even )?(?:noticed|asked|mentioned)|without (?:me|us) (?:even )?(?:asking|having to ask)|(?:charged|cost) (?:me|us) nothing|at no (?:extra )?(?:cost|charge)|did not charge extra|didn't charge (?:me |us )?extra|upgraded (?:us|me)${TO}`,
+      "g",
+    ),
+    value: 1.5,
+    negatable: true,
+  },
+  {
+    re: new RegExp(
+      `${AT}without (?:a |one |any )?(?:single )?(?:repair|problem|issue|fault|hiccup|glitch|breakdown)s?${TO}`,
+      "g",
+    ),
+    value: 1.5,
+    negatable: false,
+  },
   // lasting: "still works after two years", "never had a single problem"
   {
     re: new RegExp(
@@ -103,7 +194,10 @@ export const EVENT_CUES: readonly EventCue[] = [
   // done fast or early: "within five minutes", "the same day", "a day early", "ahead of schedule"
   { re: new RegExp(`${AT}(?:in|within|took) ${ABOUT}${NUM} ${SHORT}${TO}`, "g"), value: 1.2, negatable: true },
   {
-    re: new RegExp(`${AT}within (?:the|an|one|a|24|48) (?:hours?|day)|(?:the )?same (?:day|week)|the next day${TO}`, "g"),
+    re: new RegExp(
+      `${AT}within (?:the|an|one|a|24|48) (?:hours?|day)|(?:the )?same (?:day|week|morning|afternoon|evening|night)|the next (?:day|morning)|the day after (?:i|we) (?:placed|ordered|called|asked|reported)${TO}`,
+      "g",
+    ),
     value: 1.2,
     negatable: true,
   },
@@ -117,7 +211,7 @@ export const EVENT_CUES: readonly EventCue[] = [
   },
   {
     re: new RegExp(
-      `${AT}(?:on the |at the )?first (?:try|attempt|go)|in (?:one|a single) (?:call|phone call|visit|go)${TO}`,
+      `${AT}(?:on the |at the )?first (?:try|attempt|go)|in (?:one|a single) (?:call|phone call|visit|go|pass|lesson|session|morning|afternoon)${TO}`,
       "g",
     ),
     value: 1.0,

@@ -55,6 +55,11 @@ const NEGATIONS = new Set(
 const CONTRASTS = new Set(CONTRAST_WORDS);
 
 const JUDGEMENT_VERBS = new Set(["call", "say", "describe", "consider", "rate", "think", "find"]);
+/**
+ * Verbs that put a fault right: a fault named as their object is a fault fixed ("replaced the
+ * broken boiler", "refunded the fraudulent charge"), which counts for the writer, at half weight.
+ */
+const FIXES = new Set(["replaced", "repaired", "fixed", "mended", "refunded", "reversed", "resolved", "removed", "cleaned"]);
 
 const BOOSTERS = new Map<string, number>();
 for (const w of (
@@ -350,6 +355,15 @@ function computeValence(text: string): Valence {
     if (i > 0 && lower[i - 1] === "least" && !(i > 1 && (lower[i - 2] === "at" || lower[i - 2] === "very"))) valence *= N_SCALAR;
     // "too" before praise is a fault: "scratches far too easily", "too bright", "too sweet"
     if (valence > 0 && i > 0 && lower[i - 1] === "too" && !(i > 1 && isNegation(lower[i - 2]))) valence *= N_SCALAR;
+    // "replaced the broken boiler": a fault a fix verb takes as object, the verb not negated
+    if (valence < 0) {
+      for (let back = 1; back <= 3 && i - back >= 0; back++) {
+        const j = i - back;
+        if (!FIXES.has(lower[j])) continue;
+        if (!(j > 0 && isNegation(lower[j - 1])) && !(j > 1 && isNegation(lower[j - 2]))) valence = -0.5 * valence;
+        break;
+      }
+    }
     vals[i] = valence;
   }
   // events that judge without a judging word: "on hold for an hour", "fixed the same day" (events.ts)

@@ -4,7 +4,7 @@
  * and how often answers with confidence >= 0.8 are right, through the committed fits of
  * src/offline-engine/calibration.json (fitted on the tuning splits only, see fit-calibration.ts).
  */
-import { calibrated } from "../../../src/offline-engine/calibration";
+import { calibrated, sentimentConfidence } from "../../../src/offline-engine/calibration";
 import { type Answer, type CalibrationSet, calibrationSets } from "../calibration-sets";
 import { calibrationFigures, fmt } from "../metrics";
 import type { EvalReport, Evaluator, Metric } from "../registry";
@@ -22,7 +22,15 @@ export interface CalibrationRow {
 }
 
 function row(set: CalibrationSet, split: CalibrationRow["split"], answers: Answer[]): CalibrationRow {
-  const scored = answers.map((x) => ({ confidence: set.answer ? calibrated(set.answer, x.raw) : x.raw, right: x.right }));
+  const scored = answers.map((x) => ({
+    confidence:
+      set.answer === "sentiment"
+        ? sentimentConfidence(x.raw, x.words ?? null)
+        : set.answer
+          ? calibrated(set.answer, x.raw)
+          : x.raw,
+    right: x.right,
+  }));
   const c = calibrationFigures(scored);
   return {
     name: set.name,

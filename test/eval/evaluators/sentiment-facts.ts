@@ -10,8 +10,8 @@
  * committed fit over the raw confidence): expected calibration error, how often answers at 0.8 or
  * more are right, and per confidence band how often an answer is right.
  */
-import { calibrated } from "../../../src/offline-engine/calibration";
-import { analyzeSentiment, labelFor } from "../../../src/offline-engine/sentiment";
+import { sentimentConfidence } from "../../../src/offline-engine/calibration";
+import { analyzeSentiment, labelFor, noEvidenceWords } from "../../../src/offline-engine/sentiment";
 import { calibrationFigures, fmt, prf } from "../metrics";
 import type { EvalReport, Evaluator } from "../registry";
 import { loadSentimentFixture } from "./sentiment";
@@ -42,7 +42,7 @@ export function factsAnswers(items: { text: string; label: Three }[]): FactsAnsw
   return items.map((it) => {
     const r = analyzeSentiment(it.text);
     const got = r.label === "mixed" ? labelFor(r.score) : r.label;
-    return { gold: it.label, got, confidence: calibrated("sentiment", r.confidence), text: it.text };
+    return { gold: it.label, got, confidence: sentimentConfidence(r.confidence, noEvidenceWords(it.text, r)), text: it.text };
   });
 }
 

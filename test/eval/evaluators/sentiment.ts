@@ -6,8 +6,8 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { calibrated } from "../../../src/offline-engine/calibration";
-import { analyzeSentiment, labelFor } from "../../../src/offline-engine/sentiment";
+import { sentimentConfidence } from "../../../src/offline-engine/calibration";
+import { analyzeSentiment, labelFor, noEvidenceWords } from "../../../src/offline-engine/sentiment";
 import { type CalibrationFigures, calibrationFigures } from "../metrics";
 import type { EvalReport, Evaluator } from "../registry";
 
@@ -41,8 +41,8 @@ export function sentimentCalibration(
   return calibrationFigures(
     items.map((it) => {
       const r = analyzeSentiment(it.text);
-      // `calibrated`: the confidence sentiment-analysis answers (the Platt fit of calibration.json), else the engine's raw one
-      const confidence = opts.calibrated ? calibrated("sentiment", r.confidence) : r.confidence;
+      // `calibrated`: the confidence sentiment-analysis answers (calibration.json's fits), else the engine's raw one
+      const confidence = opts.calibrated ? sentimentConfidence(r.confidence, noEvidenceWords(it.text, r)) : r.confidence;
       return { confidence, right: (r.label === "mixed" ? labelFor(r.score) : r.label) === it.label };
     }),
   );

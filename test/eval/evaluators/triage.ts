@@ -13,8 +13,8 @@ import emailAnalyze from "../../../src/functions/email-analyze";
 import { builtinIntent, withSubject } from "../../../src/functions/offline/signals";
 import reviewAnalyze from "../../../src/functions/review-analyze";
 import ticketAnalyze from "../../../src/functions/ticket-analyze";
-import { calibrated } from "../../../src/offline-engine/calibration";
-import { analyzeSentiment } from "../../../src/offline-engine/sentiment";
+import { calibrated, sentimentConfidence } from "../../../src/offline-engine/calibration";
+import { analyzeSentiment, noEvidenceWords } from "../../../src/offline-engine/sentiment";
 import { calibrationFigures, readJsonl } from "../metrics";
 import type { EvalReport, Evaluator, Metric } from "../registry";
 
@@ -35,10 +35,12 @@ async function local(def: AnyFunctionDef, req: Record<string, unknown>): Promise
 }
 
 /** What a triage function answers for an item, and the raw confidence that answer carries. */
-export async function triageAnswer(it: TriageItem): Promise<{ got: string; raw: number }> {
+export async function triageAnswer(it: TriageItem): Promise<{ got: string; raw: number; words?: number }> {
   if (it.fn === "review") {
     const r = await local(reviewAnalyze, { review: it.text });
-    return { got: String(r?.sentiment ?? "declined"), raw: analyzeSentiment(it.text).confidence };
+    const s = analyzeSentiment(it.text);
+    const words = noEvidenceWords(it.text, s);
+    return { got: String(r?.sentiment ?? "declined"), raw: s.confidence, ...(words === null ? {} : { words }) };
   }
   const r =
     it.fn === "ticket" ? await local(ticketAnalyze, { ticket: it.text }) : await local(emailAnalyze, { email_content: it.text });
@@ -49,8 +51,8 @@ export async function triageAnswer(it: TriageItem): Promise<{ got: string; raw: 
 
 /** The function's answer for the item and its calibrated confidence (see calibration-sets.ts). */
 async function read(it: TriageItem): Promise<{ got: string; confidence: number }> {
-  const { got, raw } = await triageAnswer(it);
-  return { got, confidence: calibrated(it.fn === "review" ? "sentiment" : "category", raw) };
+  const { got, raw, words } = await triageAnswer(it);
+  return { got, confidence: it.fn === "review" ? sentimentConfidence(raw, words ?? null) : calibrated("category", raw) };
 }
 
 export const TRIAGE_NAMES: Record<TriageItem["fn"], string> = {
