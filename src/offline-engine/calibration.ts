@@ -28,11 +28,17 @@ const FITS: Partial<Record<CalibratedAnswer, PlattFit>> = fits.fits as Partial<R
  */
 const NO_EVIDENCE = (fits.fits as { sentiment_no_evidence?: PlattFit }).sentiment_no_evidence;
 
+/** A label's chance among positive, neutral and negative with nothing to go on. */
+const NO_BETTER_THAN_A_GUESS = 0.334;
+
 /** The confidence sentiment-analysis answers: a no-evidence answer by its length, any other through the sentiment fit. */
 export function sentimentConfidence(raw: number, noEvidenceWords: number | null): number {
   if (noEvidenceWords === null || !NO_EVIDENCE) return calibrated("sentiment", raw);
-  // a lexicon never knows for certain: at most 0.95, as its raw confidence (a plain statement of a few words fits 0.98)
-  return Math.min(0.95, Math.round(1000 / (1 + Math.exp(-(NO_EVIDENCE.a * noEvidenceWords + NO_EVIDENCE.b)))) / 1000);
+  // a lexicon never knows for certain: at most 0.95, as its raw confidence (a plain statement of a few words fits 0.98);
+  // and the label answered is never said to be less likely than a guess among the three (a long narrated
+  // text fits under 0.01: that says "not neutral", which the engine cannot say which way)
+  const fitted = Math.round(1000 / (1 + Math.exp(-(NO_EVIDENCE.a * noEvidenceWords + NO_EVIDENCE.b)))) / 1000;
+  return Math.max(NO_BETTER_THAN_A_GUESS, Math.min(0.95, fitted));
 }
 
 /** The calibrated confidence of an answer whose rules gave `raw` (0..1), rounded to three places. */
