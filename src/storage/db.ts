@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { type BunSQLiteDatabase, drizzle } from "drizzle-orm/bun-sqlite";
-import { MIGRATIONS } from "./migrations";
+import { MIGRATIONS, type Migration } from "./migrations";
 import * as schema from "./schema";
 
 export type Db = BunSQLiteDatabase<typeof schema>;
@@ -62,7 +62,10 @@ export function openStorage(path: string, opts: { busyTimeoutMs?: number } = {})
  * run none. A failing migration rolls every one of the run back, leaving the file as it was.
  */
 export function migrate(sqlite: Database, migrations = MIGRATIONS): number {
-  if (latestApplied(sqlite, migrations)) return 0;
+  if (latestApplied(sqlite, migrations)) {
+    refuseNewerSchema(sqlite, migrations);
+    return 0;
+  }
   const deadline = Date.now() + MIGRATION_WAIT_MS;
   for (;;) {
     try {
@@ -115,6 +118,23 @@ function latestApplied(sqlite: Database, migrations = MIGRATIONS): boolean {
   } catch {
     return false; // no _migrations table yet: a new database
   }
+}
+
+/**
+ * A file migrated by a newer version (its journal lists migrations this one does not have) is not
+ * served by this one: its code does not know what those migrations changed (a table it writes may
+ * have gained a constraint or a trigger). The way back is the newer version, or the backup taken
+ * before the upgrade (docs/operations.md#upgrades).
+ */
+function refuseNewerSchema(sqlite: Database, migrations: readonly Migration[]): void {
+  const known = new Set(migrations.map((m) => m.tag));
+  const rows = sqlite.query<{ tag: string }, []>("SELECT tag FROM _migrations ORDER BY tag").all();
+  if (rows.length <= known.size) return;
+  const unknown = rows.map((r) => r.tag).filter((t) => !known.has(t));
+  if (unknown.length === 0) return;
+  throw new Error(
+    `this database was migrated by a newer version of the gateway (${unknown.join(", ")} unknown to this one): run that version, or restore the backup taken before the upgrade (docs/operations.md#upgrades)`,
+  );
 }
 
 /** True for SQLite errors that mean "try again later" (locked, busy, read-only, disk full). */

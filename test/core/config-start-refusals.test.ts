@@ -6,12 +6,14 @@
  *   was 502 provider_error "connection", until 2026-12-06);
  * - a key a table does not have: the one meant when one is near ("welcom_credits"), else the table's
  *   keys (it said `invalid value for "cache.ttl_secs": Unexpected property`).
- * The real process, as config-enums.test.ts runs it.
+ * The real process, as config-enums.test.ts runs it. And what may be meant (a provider's api_key_env
+ * naming a variable this shell has not set, which a CLI verb's shell may lack by design) is a warning.
  */
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startGateway } from "../helpers/gateway";
 
 const CLI = join(import.meta.dir, "../../src/cli.ts");
 const dir = mkdtempSync(join(tmpdir(), "textai-config-refusals-"));
@@ -72,5 +74,21 @@ test("a key a table does not have stops the start naming the key meant, or the t
     const r = await serve(name, toml);
     expect(r.code, `${name}: ${r.err}`).toBe(2);
     expect(r.err, name).toContain(said);
+  }
+});
+
+test("a provider's api_key_env naming a variable that is not set: the start warns, naming the provider and the variable", async () => {
+  const gw = await startGateway({
+    configText: `${provider("http://127.0.0.1:9/v1")}api_key_env = "TEXTAI_TEST_KEY_NOBODY_SET"\n`,
+  });
+  try {
+    const warned = gw.logs
+      .map((l) => JSON.parse(l) as Record<string, string>)
+      .find((l) => l.level === "warn" && l.provider === "x");
+    expect(warned?.msg).toBe(
+      'provider "x": api_key_env names TEXTAI_TEST_KEY_NOBODY_SET, which is not set: its calls go without a key',
+    );
+  } finally {
+    await gw.close();
   }
 });

@@ -22,3 +22,26 @@ test("a new database gets every migration; when the latest is applied, start-up 
   rw.close();
   openStorage(path).close();
 });
+
+test("a file migrated by a newer version is refused by this one (serve and a CLI verb), naming the migrations it does not know", () => {
+  const path = join(dir, "newer.db");
+  openStorage(path).close();
+  const rw = new Database(path);
+  rw.query("INSERT INTO _migrations (tag, applied_at) VALUES (?, ?)").run("9999_from_a_newer_version", Date.now());
+  rw.close();
+  const cli = join(import.meta.dir, "../../src/cli.ts");
+  const base: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("TEXTAI_") && k !== "PORT") base[k] = v;
+  for (const args of [["serve"], ["keys", "list"]]) {
+    const r = Bun.spawnSync([process.execPath, cli, ...args], {
+      env: { ...base, PORT: "0", TEXTAI_DB: path },
+      stdin: "ignore",
+      timeout: 20_000,
+    });
+    const err = r.stderr.toString();
+    expect(r.exitCode, `${args.join(" ")}: ${err}`).toBe(1);
+    expect(err).toContain(
+      "this database was migrated by a newer version of the gateway (9999_from_a_newer_version unknown to this one)",
+    );
+  }
+});
