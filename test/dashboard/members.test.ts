@@ -304,7 +304,8 @@ describe("members", () => {
       headers: { cookie: await join((await invite(acme.id, "vi@acme.example", "viewer")).path) },
     });
     expect(viewerPage.status, viewerPage.label).toBe(200);
-    expect(viewerPage.text).toContain("owner@acme.example");
+    // (an email may break after its "@" and before a dot: html.ts breakableEmail)
+    expect(viewerPage.text.replace(/<\/?(?:wbr|span)[^>]*>/g, "")).toContain("owner@acme.example");
     expect(viewerPage.text).not.toContain("Invite a member");
     const invited = await submitted("/dashboard/members", {
       form: { email: "form@acme.example", role: "admin" },

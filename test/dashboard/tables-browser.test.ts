@@ -63,6 +63,7 @@ interface Box {
   closest(selector: string): Box | null;
   querySelector(selector: string): Box | null;
   querySelectorAll(selector: string): Iterable<Box>;
+  getClientRects?(): { length: number };
   getBoundingClientRect(): { width: number };
 }
 interface InPage {
@@ -106,6 +107,10 @@ function layoutCheck(allowScroll: boolean): LayoutReport {
           );
       } else problems.push(`content overflows its box (${h.scrollWidth} > ${h.clientWidth}): ${describe(h)}`);
     }
+    // a value that may break only at its marks (an email: after "@", before a dot) never breaks inside a part
+    for (const part of table.querySelectorAll("td .part"))
+      if ((part.getClientRects?.().length ?? 1) > 1)
+        problems.push(`"${part.textContent}" breaks inside itself: ${describe(part)}`);
     const parent = table.parentElement as Box;
     const width = Math.round(table.getBoundingClientRect().width);
     if (width <= parent.clientWidth + 1) continue;

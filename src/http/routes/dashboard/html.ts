@@ -25,6 +25,25 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 
 export const raw = (s: string): Html => new Html(s);
 
+/**
+ * An email that may break after its "@" and before each "." of its domain, never inside a part
+ * ("walker@" / "example.com", not "walke" / "r@ex" / "ampl": a table at 375 px squeezed emails to a
+ * few letters a line when they could break anywhere).
+ */
+export function breakableEmail(email: string): Html {
+  const at = email.lastIndexOf("@");
+  if (at < 0) return html`${email}`;
+  // each part on one line (app.css .part: a hyphen inside one is no place to break either)
+  const parts = [
+    `${email.slice(0, at)}@`,
+    ...email
+      .slice(at + 1)
+      .split(".")
+      .map((p, i) => (i === 0 ? p : `.${p}`)),
+  ];
+  return raw(parts.map((p) => `<span class="part">${escapeHtml(p)}</span>`).join("<wbr>"));
+}
+
 type Bar = { label: string; value: number; href?: string };
 
 /** A column's bar, as a link when it has one (to the requests it counts). */

@@ -2,7 +2,7 @@
 import { MAX_NAME } from "../../../auth/attributes";
 import { MIN_PASSWORD } from "../../../auth/passwords";
 import { type Member, ROLES, type Role } from "../../../dashboard/members";
-import { counted, type Html, html } from "./html";
+import { breakableEmail, counted, type Html, html } from "./html";
 import { chosen, dataTable, fieldValue, focusOn, type Refill } from "./pages";
 
 const roleSelect = (id: string, selected: Role, label: string) =>
@@ -46,7 +46,7 @@ export function membersPage(
     id: "members",
     rows: members,
     columns: [
-      { head: "Email", cell: (m) => m.email, cls: "any" },
+      { head: "Email", cell: (m) => breakableEmail(m.email) },
       { head: "Name", cell: (m) => m.name ?? "" },
       { head: "Role", cell: (m) => m.role },
       { head: "Since", cell: (m) => new Date(m.createdAt).toISOString().slice(0, 10), cls: "nw" },

@@ -7,7 +7,7 @@ import type { UsageFigures } from "../../../credits/interface";
 import type { AccountSummary, LedgerRow } from "../../../dashboard/interface";
 import { type Role, roleAtLeast } from "../../../dashboard/members";
 import type { RequestLogEntry } from "../../../requestlog/interface";
-import { barChart, counted, type Html, html, noun, raw } from "./html";
+import { barChart, breakableEmail, counted, type Html, html, noun, raw } from "./html";
 
 export interface PageOpts {
   title: string;
@@ -492,7 +492,7 @@ ${dataTable({
       head: "Account",
       cell: (a) => html`<a href="/dashboard/operator/accounts/${encodeURIComponent(a.id)}">${a.name ?? a.id}</a>`,
     },
-    { head: "Email", cls: "any", cell: (a) => a.email ?? "no login" },
+    { head: "Email", cell: (a) => (a.email ? breakableEmail(a.email) : "no login") },
     { head: "Plan", cell: (a) => a.plan },
     { head: "Balance", num: true, cell: (a) => a.balance },
     { head: "Created", cls: "nw", cell: (a) => when(a.created_at) },
