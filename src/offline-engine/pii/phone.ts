@@ -10,8 +10,10 @@ import { WordFilter } from "./word-filter";
 // (a number may follow a Chinese, Japanese or Korean word directly, as those scripts write no blank
 // before it: "手机号是138 1024 5678", "電話番号は090-1234-5678", or a Hebrew or Arabic prefix letter:
 // "ל054-771-2093"; and a label's ".:": "Tel.:+43 …")
+// (and a "+" glued to a word: "callme+4917612345678", judged by candidateScore; an extension after a comma too:
+// "(312) 555-0191, ext 2201")
 const CANDIDATE =
-  /(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}.]:)|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Hebrew}\p{sc=Arabic}])|(?<=\p{L}[-.]))(?:\(\+\d{1,3}\) ?|(?:\+|00)?\(?)(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0/-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
+  /(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}.]:)|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Hebrew}\p{sc=Arabic}])|(?<=\p{L}[-.])|(?<=\p{L})(?=\+\d))(?:\(\+\d{1,3}\) ?|(?:\+|00)?\(?)(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0/-]{5,22}\d(?:,?\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
 const CONTEXT =
   /\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\b[.:#]?\s*(?:(?:me|us|him|her|is|at|on|to|back|number|no\.?|me at)\s*){0,3}[:#]?\s*\(?$/i;
 /**
@@ -286,7 +288,7 @@ const DATE_SHAPE = /^(?:\d{1,2}[.\-/ ]\d{1,2}[.\-/ ](?:19|20)\d{2}|(?:19|20)\d{2
 const AREA_SLASH = /^0\d{1,4} ?\/ ?/;
 // 3-2-4 with dashes is how SSNs are written, never phone numbers
 const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
-const EXTENSION = /(?<!\s)\s*(?:ext\.?|x|#)\s*\d{1,6}$/i;
+const EXTENSION = /(?<!\s),?\s*(?:ext\.?|x|#)\s*\d{1,6}$/i;
 
 /**
  * The text with each line break inside a labelled or international number read as a blank ("tel +33
@@ -313,6 +315,8 @@ function joinBrokenNumbers(text: string): string {
 
 /** a number written into a URL with its "+" encoded ("?phone=%2B4930884126") */
 const URL_PLUS = /%2[Bb](\d{8,15})(?!\d)/g;
+/** the number of a WhatsApp link, country code first ("https://wa.me/5511912345678?text=oi") */
+const WA_LINK = /(?<=wa\.me\/)\+?\d{8,15}(?!\d)/g;
 /** a mainland Chinese mobile number written in one run of eleven digits ("张伟,13710428856,广州…") */
 const CN_MOBILE = /(?<![\d+])1[3-9]\d{9}(?!\d)/g;
 /** Han characters: text where a run of eleven digits from 13 to 19 is most often a mobile number */
@@ -322,6 +326,8 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
   const found = phonesIn(text, text);
   if (text.includes("%2"))
     for (const m of text.matchAll(URL_PLUS)) found.push(entity("phone_number", text, m.index, m.index + m[0].length, 0.9));
+  if (text.includes("wa.me/"))
+    for (const m of text.matchAll(WA_LINK)) found.push(entity("phone_number", text, m.index, m.index + m[0].length, 0.9));
   if (hasNonAscii(text) && HAN.test(text))
     for (const m of text.matchAll(CN_MOBILE))
       if (!found.some((f) => f.start <= m.index && m.index < f.end))
@@ -365,8 +371,11 @@ function phonesIn(text: string, written: string): PiiEntity[] {
   for (let m = CANDIDATE.exec(text); m !== null; m = CANDIDATE.exec(text)) {
     const next = CANDIDATE.lastIndex;
     const score = candidateScore(text, written, m, lastEnd, out);
-    if (score > 0) lastEnd = (out[out.length - 1] as PiiEntity).end;
-    else {
+    if (score > 0) {
+      lastEnd = (out[out.length - 1] as PiiEntity).end;
+      // (a number cut at two blanks: what follows them is read again)
+      if (lastEnd < m.index + m[0].length && TWO_BLANKS.test(m[0])) CANDIDATE.lastIndex = lastEnd;
+    } else {
       // a number after a short one that took it in ("plot 9 07814 220 937", "(דירה 3) 054-662-1903"): tried again from its second group
       const again = secondGroup(m[0]);
       CANDIDATE.lastIndex = again > 0 ? m.index + again : next;
@@ -395,6 +404,13 @@ function secondGroup(raw: string): number {
   return k < raw.length && trunk ? k : 0;
 }
 
+/** a letter (one UTF-16 unit: the one before a "+") */
+const LETTER = /\p{L}/u;
+/** "+" and 10 to 15 digits, nothing else */
+const COMPACT_E164 = /^\+\d{10,15}$/;
+/** two whitespace characters in a row */
+const TWO_BLANKS = /\s\s/;
+
 /** A last group of one or two digits after a blank: a count that follows a number, not a part of it. */
 const TRAILING_COUNT = /[ \t]\d{1,2}$/;
 /** what follows such a count: a blank and a word in lower case ("2 times", "5 days") */
@@ -416,6 +432,10 @@ function candidateScore(text: string, written: string, m: RegExpExecArray, lastE
     const glued = labelWord(text, Math.max(0, start - 16), start - 1);
     if (!isLabel(glued) && !HEBREW_PREFIX.test(glued)) return 0;
   }
+  // after a letter, a "+": a number written in one run ("callme+4917612345678") or after its label ("Tel+44 20 …")
+  if (raw.charCodeAt(0) === 43 && start > 0 && LETTER.test(text[start - 1] as string) && !COMPACT_E164.test(raw)) {
+    if (!isLabel(labelWord(text, Math.max(0, start - 16), start))) return 0;
+  }
   // a second number right after one ("+91 80 4112 7755 / 98450-22177", "…, or 040 …") has the first's label
   const second = lastEnd >= 0 && start - lastEnd <= 8 && BETWEEN_NUMBERS.test(text.slice(lastEnd, start));
   // a date and the hour of a time ("[03.12.2026 19:40]", "12/1/26 19:02"): no number
@@ -426,6 +446,14 @@ function candidateScore(text: string, written: string, m: RegExpExecArray, lastE
   if (score === 0 && TRAILING_COUNT.test(raw) && COUNTED_WORD.test(text.slice(start + raw.length, start + raw.length + 3))) {
     raw = raw.replace(TRAILING_COUNT, "");
     score = phoneScore(raw, text, start, second);
+  }
+  // a column after the number in a table ("Vodafone 0172 9876543   -39,99"): two blanks end it
+  if (score === 0) {
+    const gap = raw.search(TWO_BLANKS);
+    if (gap >= 7) {
+      raw = raw.slice(0, gap);
+      score = phoneScore(raw, text, start, second);
+    }
   }
   if (score > 0) out.push(entity("phone_number", written, start, start + raw.length, score));
   return score;
@@ -503,10 +531,14 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
       group = 0;
     } else group++;
   }
+  // (a last group of one digit after an international number of eight digits or more: the switchboard's
+  // extension, as Austrian and German numbers are written: "+43 1 53114 0")
+  let shortLast = false;
   if (group > 0) {
-    if (groups >= 2 && group < 2) shortLaterGroup = true;
+    if (groups >= 2 && group < 2) shortLast = true;
     groups++;
   }
+  if (shortLast && !(international && !shortLaterGroup && digits - group >= 8 && /[ -]\d$/.test(main))) shortLaterGroup = true;
   if (digits < 7 || digits > 15) return 0;
   // a case's or a file's number and its year ("الدعوى رقم 1487/2026", "Az. 2291/2025")
   if (YEAR_REFERENCE.test(main) || YEAR_MONTH_DAY.test(main)) return 0;
@@ -570,6 +602,7 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
   )
     return 0.7;
   // one run of digits ("call me back 0117133") only right after a word that says it is a number
-  if (groups === 1 && digits <= 12 && context()) return 0.7;
+  // (up to fifteen: a number with its country code and no "+", "send?phone=5511912345678")
+  if (groups === 1 && context()) return 0.7;
   return 0;
 }

@@ -342,8 +342,9 @@ function cardAt(text: string, start: number, raw: string): PiiEntity | null {
   return entity("credit_card", text, start, start + raw.length, issuer ? 0.97 : 0.75);
 }
 
-const SSN = /(?<![\d.-])(\d{3})([- .]?)(\d{2})\2(\d{4})(?![\d-]|\.\d)/g;
-const SSN_CONTEXT = /\b(?:ssn|ss#|social(?:\s+security)?|soc\.?\s*sec|tax\s*id|tin)\b/i;
+// (a form's dashes with a blank either side too: "449 - 31 - 2208", as typed into a box or read by a scanner)
+const SSN = /(?<![\d.-])(\d{3})( - |[- .]?)(\d{2})\2(\d{4})(?![\d-]|\.\d)/g;
+const SSN_CONTEXT = /\b(?:ssn|s\.s\.n|ss#|social(?:\s+security)?|soc\.?\s*sec|tax\s*id|tin)\b/i;
 
 /** Rules of issuance: area 000, 666 and 900-999, group 00 and serial 0000 are never assigned. */
 export function ssnValid(area: string, group: string, serial: string): boolean {
@@ -368,7 +369,8 @@ export function findSsns(text: string): PiiEntity[] {
     // a bare nine-digit run is an SSN only when the text says so
     if (m[2] === "" && !context) continue;
     // (dots, "601.34.2297", are how some forms write it, and how versions and amounts are written too)
-    if (m[2] === "." && !context) continue;
+    // (and so are blanks around the dashes: "pages 120 - 45 - 2000")
+    if ((m[2] === "." || m[2] === " - ") && !context) continue;
     const score = context ? 0.97 : m[2] === "-" ? 0.9 : 0.7;
     out.push(entity("ssn", text, m.index, m.index + m[0].length, score));
   }
@@ -378,9 +380,12 @@ export function findSsns(text: string): PiiEntity[] {
 const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
 const IPV4 = new RegExp(`(?<![\\d.])${OCTET}(?:\\.${OCTET}){3}(?:/\\d{1,2})?(?![\\d]|\\.\\d)`, "g");
 // candidates for IPv6: hex groups and colons, optionally ending in an embedded IPv4, with a zone;
-// after a label such as "ip:" (a letter that is no hex digit, then a colon) too
+// after a label such as "ip:" (a letter that is no hex digit, then a colon) too; and a port written after it
+// without brackets, as some servers log it ("2001:db8::1a2f:51920", "…:7334:8080": a ninth group, or one of five digits)
 const IPV6 =
-  /(?:(?<![\p{L}\p{N}:])|(?<=[g-zG-Z]:))(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[\p{L}\p{N}]+)?(?![\p{L}\p{N}:]|\.\d)/gu;
+  /(?:(?<![\p{L}\p{N}:])|(?<=[g-zG-Z]:))(?:[0-9A-Fa-f]{0,4}:){2,8}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4}|\d{5})?(?:%[\p{L}\p{N}]+)?(?![\p{L}\p{N}:]|\.\d)/gu;
+/** a port after an address: a colon and one to five digits at the end */
+const PORT_AFTER = /:\d{1,5}$/;
 
 /** IPV4 tried at one position only */
 const IPV4_AT = new RegExp(IPV4.source, "y");
@@ -441,8 +446,11 @@ export function findIpAddresses(text: string): PiiEntity[] {
   // an IPv6 address has "::" or eight groups (seven colons)
   if (!text.includes("::") && !hasColons(text, 7)) return out;
   for (const m of text.matchAll(IPV6)) {
-    if (!m[0].includes("::") && m[0].split(":").length < 8) continue;
-    if (ipv6Valid(m[0])) out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
+    let address = m[0];
+    // no address as written: the address before a port ("2001:db8:3c4d:15::1a2f:1a2b:51920")
+    if (!ipv6Valid(address) && !address.includes("%") && PORT_AFTER.test(address)) address = address.replace(PORT_AFTER, "");
+    if (!address.includes("::") && address.split(":").length < 8) continue;
+    if (ipv6Valid(address)) out.push(entity("ip_address", text, m.index, m.index + address.length, 0.95));
   }
   return out;
 }
