@@ -10,10 +10,17 @@ import { WordFilter } from "./word-filter";
 // (a number may follow a Chinese, Japanese or Korean word directly, as those scripts write no blank
 // before it: "手机号是138 1024 5678", "電話番号は090-1234-5678", or a Hebrew or Arabic prefix letter:
 // "ל054-771-2093"; and a label's ".:": "Tel.:+43 …")
-// (and a "+" glued to a word: "callme+4917612345678", judged by candidateScore; an extension after a comma too:
-// "(312) 555-0191, ext 2201")
-const CANDIDATE =
-  /(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}.]:)|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Hebrew}\p{sc=Arabic}])|(?<=\p{L}[-.])|(?<=\p{L})(?=\+\d))(?:\(\+\d{1,3}\) ?|(?:\+|00)?\(?)(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0/-]{5,22}\d(?:,?\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
+// (an extension after a comma too: "(312) 555-0191, ext 2201")
+const CANDIDATE_BODY = String.raw`(?:\(\+\d{1,3}\) ?|(?:\+|00)?\(?)(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0/-]{5,22}\d(?:,?\s{0,3}(?:ext\.?|x|#)\s{0,3}\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)`;
+const CANDIDATE = new RegExp(
+  String.raw`(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}.]:)|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Hebrew}\p{sc=Arabic}])|(?<=\p{L}[-.]))${CANDIDATE_BODY}`,
+  "giu",
+);
+/**
+ * A candidate at a "+" glued to a word ("callme+4917612345678", "Tel+44 20 …"), which CANDIDATE's
+ * lookbehind passes over: tried only at such a "+" (candidateScore judges it), not at every letter.
+ */
+const GLUED_AT = new RegExp(CANDIDATE_BODY, "iuy");
 const CONTEXT =
   /\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\b[.:#]?\s*(?:(?:me|us|him|her|is|at|on|to|back|number|no\.?|me at)\s*){0,3}[:#]?\s*\(?$/i;
 /**
@@ -380,6 +387,12 @@ function phonesIn(text: string, written: string): PiiEntity[] {
       const again = secondGroup(m[0]);
       CANDIDATE.lastIndex = again > 0 ? m.index + again : next;
     }
+  }
+  for (let plus = text.indexOf("+", 1); plus > 0; plus = text.indexOf("+", plus + 1)) {
+    if (!isDigitAt(text, plus + 1) || !LETTER.test(text[plus - 1] as string)) continue;
+    GLUED_AT.lastIndex = plus;
+    const m = GLUED_AT.exec(text);
+    if (m) candidateScore(text, written, m, -1, out);
   }
   return out;
 }

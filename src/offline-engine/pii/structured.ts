@@ -387,6 +387,10 @@ const IPV6 =
 /** a port after an address: a colon and one to five digits at the end */
 const PORT_AFTER = /:\d{1,5}$/;
 
+/** a word for a version right before a number, nothing but blanks or a colon between ("v1.2.3.4", "firmware: 2.4.10.3") */
+const VERSION_BEFORE =
+  /(?:^|[^\p{L}])(?:version|versión|versione|versão|ver\.?|v|firmware|fw|build|release|rev|revision)[ \t]{0,2}:?[ \t]{0,2}$/iu;
+
 /** IPV4 tried at one position only */
 const IPV4_AT = new RegExp(IPV4.source, "y");
 
@@ -440,9 +444,10 @@ export function ipv6Valid(candidate: string): boolean {
 
 export function findIpAddresses(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
-  // (a subnet mask, "255.255.255.0", is no host's address)
+  // (a subnet mask, "255.255.255.0", is no host's address; nor is a version right after its word: "Version 1.2.3.4")
   for (const m of ipv4Matches(text))
-    if (!m[0].startsWith("255.")) out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
+    if (!m[0].startsWith("255.") && !VERSION_BEFORE.test(text.slice(Math.max(0, m.index - 12), m.index)))
+      out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
   // an IPv6 address has "::" or eight groups (seven colons)
   if (!text.includes("::") && !hasColons(text, 7)) return out;
   for (const m of text.matchAll(IPV6)) {
