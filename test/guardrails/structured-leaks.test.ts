@@ -79,6 +79,18 @@ const CASES: [string, string, string, string[], string][] = [
     ["555-0191", "2201"],
     "PHONE",
   ],
+  [
+    "a compact number under a table's phone column",
+    "name,phone,city\nAnna,0612345678,Amsterdam",
+    "0612345678",
+    ["12345678"],
+    "PHONE",
+  ],
+  ["a msisdn column of a ';' table", "id;msisdn;amount\n1;447700900123;5.00", "447700900123", ["7700900123"], "PHONE"],
+  ["a JSON number after its phone key", '{"phone":4155550132,"plan":"pro"}', "4155550132", ["5550132"], "PHONE"],
+  ["digits glued to their label", "Tel0612345678 (office)", "0612345678", ["12345678"], "PHONE"],
+  ["a messenger's number", "add me on wechat 13800138000", "13800138000", ["00138000"], "PHONE"],
+  ["a number after a contact word and a name", "Contact: Anna 0612345678", "0612345678", ["12345678"], "PHONE"],
 ];
 
 describe("structured values as logs, forms and URLs hold them never go upstream verbatim", () => {

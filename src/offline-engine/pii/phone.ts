@@ -13,7 +13,7 @@ import { WordFilter } from "./word-filter";
 // (an extension after a comma too: "(312) 555-0191, ext 2201")
 const CANDIDATE_BODY = String.raw`(?:\(\+\d{1,3}\) ?|(?:\+|00)?\(?)(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0/-]{5,22}\d(?:,?\s{0,3}(?:ext\.?|x|#)\s{0,3}\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)`;
 const CANDIDATE = new RegExp(
-  String.raw`(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}.]:)|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Hebrew}\p{sc=Arabic}])|(?<=\p{L}[-.]))${CANDIDATE_BODY}`,
+  String.raw`(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}."]:)|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Hebrew}\p{sc=Arabic}])|(?<=\p{L}[-.]))${CANDIDATE_BODY}`,
   "giu",
 );
 /**
@@ -47,7 +47,9 @@ const LABELS = new Set(
     "msisdn msisdn_number phone_number phonenumber mobile_number tel_no رقم رقمي رقمه هاتفي جوالي מספר טל טלפון " +
     "thoai sdt dienthoai " +
     // Persian ("mobile", "phone", "my number")
-    "تلفن همراه موبایل شماره"
+    "تلفن همراه موبایل شماره " +
+    // messengers whose handle is the number ("wechat 13800138000", "Viber +380 …")
+    "wechat weixin viber telegram zalo kakaotalk imessage"
   ).split(" "),
 );
 /** labels written without a space before the number's label word in Chinese and Japanese text ("我的电话：") */
@@ -145,7 +147,8 @@ function labelAfter(text: string, end: number): boolean {
 }
 
 /** Words of CONTEXT that say a number is to be called, wherever they stand in the line before it; with the labels, for labelInLine. */
-const CALL_WORDS = "call ring dial phone telephone text sms whatsapp reach".split(" ");
+// ("Contact: Anna 0612345678": a name between the word and the number)
+const CALL_WORDS = "call ring dial phone telephone text sms whatsapp reach contact".split(" ");
 const LINE_LABELS = new WordFilter([...LABELS, ...CALL_WORDS]);
 
 /**
@@ -390,12 +393,29 @@ function phonesIn(text: string, written: string): PiiEntity[] {
   }
   for (let plus = text.indexOf("+", 1); plus > 0; plus = text.indexOf("+", plus + 1)) {
     if (!isDigitAt(text, plus + 1) || !LETTER.test(text[plus - 1] as string)) continue;
+    // (after a letter of a script written without blanks, CANDIDATE has read it already: "电话+86 …")
+    if (out.some((e) => e.start <= plus && plus < e.end)) continue;
     GLUED_AT.lastIndex = plus;
     const m = GLUED_AT.exec(text);
     if (m) candidateScore(text, written, m, -1, out);
   }
+  // digits glued to their label ("Tel0612345678", "Mob07700900123"): tried where a label ends right before a digit
+  if (LETTER_DIGIT.test(text)) {
+    LETTER_DIGIT.lastIndex = 0;
+    for (let g = LETTER_DIGIT.exec(text); g !== null; g = LETTER_DIGIT.exec(text)) {
+      const at = g.index + g[0].length - 1;
+      if (!isLabel(labelWord(text, Math.max(0, at - 16), at)) || out.some((e) => e.start <= at && at < e.end)) continue;
+      GLUED_AT.lastIndex = at;
+      const m = GLUED_AT.exec(text);
+      if (m) candidateScore(text, written, m, -1, out);
+    }
+    LETTER_DIGIT.lastIndex = 0;
+  }
   return out;
 }
+
+/** a letter (of a label) with a digit right after it */
+const LETTER_DIGIT = /\p{L}\d/gu;
 
 /** Where the second group of a candidate starts when its first is of one to three digits and a number starts there, else 0. */
 function secondGroup(raw: string): number {
@@ -494,8 +514,55 @@ function labelled(text: string, start: number, length: number, second: boolean):
     MY_NUMBER.test(before) ||
     labelBefore(text, start) ||
     labelAfter(text, start + length) ||
-    labelInLine(text, start)
+    labelInLine(text, start) ||
+    columnLabel(text, start)
   );
+}
+
+/** Words of a table's header that name a column of phone numbers ("phone", "Mobile No.", "msisdn", "Telefon"). */
+const PHONE_COLUMN_WORDS = new Set(
+  (
+    "phone phones phonenumber telephone tel tél tel. telefon telefone telefono teléfono téléphone mobile mobil mobiel " +
+    "mobiltelefon cell cellphone celular móvil movil portable cellulare fax msisdn handy gsm whatsapp sms landline puhelin " +
+    "телефон тел мобильный τηλέφωνο 电话 手机 電話 携帯 전화 휴대폰"
+  ).split(" "),
+);
+/** a table's column delimiters: a tab, ";", ",", "|" */
+const isColumnDelimiter = (c: number): boolean => c === 9 || c === 59 || c === 44 || c === 124;
+/** five digits in a row: a row's value, not a header's name */
+const FIVE_DIGITS = /\d{5}/;
+
+/**
+ * A table's header names the number's column ("name,phone\nAnna,0612345678", "id;msisdn\n1;447700900123"):
+ * the number's column in its line (its delimiters before it), the same column of the nearest line above with
+ * that delimiter and no five digits in a row (the header; twelve lines up at most), a word of PHONE_COLUMN_WORDS.
+ */
+function columnLabel(text: string, start: number): boolean {
+  const lineStart = text.lastIndexOf("\n", start - 1) + 1;
+  if (lineStart === 0) return false;
+  let lineEnd = text.indexOf("\n", start);
+  if (lineEnd < 0) lineEnd = text.length;
+  let delimiter = -1;
+  for (let i = lineStart; i < lineEnd && delimiter < 0; i++)
+    if (isColumnDelimiter(text.charCodeAt(i))) delimiter = text.charCodeAt(i);
+  if (delimiter < 0) return false;
+  let column = 0;
+  for (let i = lineStart; i < start; i++) if (text.charCodeAt(i) === delimiter) column++;
+  const mark = String.fromCharCode(delimiter);
+  let end = lineStart - 1;
+  for (let up = 0; up < 12 && end > 0; up++) {
+    const from = text.lastIndexOf("\n", end - 1) + 1;
+    const line = text.slice(from, end);
+    end = from - 1;
+    if (!line.includes(mark) || FIVE_DIGITS.test(line)) continue;
+    const field = line.split(mark)[column];
+    if (field === undefined) return false;
+    return field
+      .toLowerCase()
+      .split(/[^\p{L}.]+/u)
+      .some((w) => PHONE_COLUMN_WORDS.has(w) || PHONE_COLUMN_WORDS.has(w.replace(/\.$/, "")));
+  }
+  return false;
 }
 
 /**
