@@ -91,6 +91,13 @@ const CASES: [string, string, string, string[], string][] = [
   ["digits glued to their label", "Tel0612345678 (office)", "0612345678", ["12345678"], "PHONE"],
   ["a messenger's number", "add me on wechat 13800138000", "13800138000", ["00138000"], "PHONE"],
   ["a number after a contact word and a name", "Contact: Anna 0612345678", "0612345678", ["12345678"], "PHONE"],
+  [
+    "an SSN in a table's ssn column, rows below the header",
+    "employee_id,full_name,ssn,department\n1001,Anna Berg,123456789,HR\n1002,Carl Dahl,234567891,IT\n1003,Eva Fors,345678912,Sales",
+    "345678912",
+    ["234567891"],
+    "SSN",
+  ],
 ];
 
 describe("structured values as logs, forms and URLs hold them never go upstream verbatim", () => {

@@ -533,19 +533,19 @@ const isColumnDelimiter = (c: number): boolean => c === 9 || c === 59 || c === 4
 const FIVE_DIGITS = /\d{5}/;
 
 /**
- * A table's header names the number's column ("name,phone\nAnna,0612345678", "id;msisdn\n1;447700900123"):
- * the number's column in its line (its delimiters before it), the same column of the nearest line above with
- * that delimiter and no five digits in a row (the header; twelve lines up at most), a word of PHONE_COLUMN_WORDS.
+ * The name a table's header gives the column of `start` ("name,phone\nAnna,0612345678", "id;msisdn\n1;447700900123"),
+ * lower case, or null: the column of `start` in its line (its delimiters before it), the same column of the nearest
+ * line above with that delimiter and no five digits in a row (the header; twelve lines up at most).
  */
-function columnLabel(text: string, start: number): boolean {
+export function columnHeader(text: string, start: number): string | null {
   const lineStart = text.lastIndexOf("\n", start - 1) + 1;
-  if (lineStart === 0) return false;
+  if (lineStart === 0) return null;
   let lineEnd = text.indexOf("\n", start);
   if (lineEnd < 0) lineEnd = text.length;
   let delimiter = -1;
   for (let i = lineStart; i < lineEnd && delimiter < 0; i++)
     if (isColumnDelimiter(text.charCodeAt(i))) delimiter = text.charCodeAt(i);
-  if (delimiter < 0) return false;
+  if (delimiter < 0) return null;
   let column = 0;
   for (let i = lineStart; i < start; i++) if (text.charCodeAt(i) === delimiter) column++;
   const mark = String.fromCharCode(delimiter);
@@ -555,15 +555,21 @@ function columnLabel(text: string, start: number): boolean {
     const line = text.slice(from, end);
     end = from - 1;
     if (!line.includes(mark) || FIVE_DIGITS.test(line)) continue;
-    const field = line.split(mark)[column];
-    if (field === undefined) return false;
-    return field
-      .toLowerCase()
-      .split(/[^\p{L}.]+/u)
-      .some((w) => PHONE_COLUMN_WORDS.has(w) || PHONE_COLUMN_WORDS.has(w.replace(/\.$/, "")));
+    return line.split(mark)[column]?.toLowerCase() ?? null;
   }
-  return false;
+  return null;
 }
+
+/** Whether a table's header names the column of `start` a phone's ("phone", "Mobile No.", "msisdn", "Telefon"). */
+function columnLabel(text: string, start: number): boolean {
+  const header = columnHeader(text, start);
+  return (
+    header !== null &&
+    header.split(HEADER_WORDS).some((w) => PHONE_COLUMN_WORDS.has(w) || PHONE_COLUMN_WORDS.has(w.replace(/\.$/, "")))
+  );
+}
+/** what splits a header's name into words ("phone_number", "Mobile No.") */
+const HEADER_WORDS = /[^\p{L}.]+/u;
 
 /**
  * Score of a candidate at `start` in `text`. One pass over the characters counts digits,

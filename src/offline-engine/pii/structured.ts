@@ -5,7 +5,7 @@
  */
 import { category, codePointBefore, GROUP_SEPARATOR, LETTER, NUMBER } from "./chars";
 import { DIGIT_RUN_MIN, digitRuns } from "./keywords";
-import { orderNumberBefore } from "./phone";
+import { columnHeader, orderNumberBefore } from "./phone";
 import { entity, type PiiEntity } from "./types";
 
 const EMAIL =
@@ -355,6 +355,12 @@ export function ssnValid(area: string, group: string, serial: string): boolean {
 /** An SSN spelled digit by digit: nine digits each apart by a blank, the groups perhaps by a dash (not inside a longer run). */
 const SSN_SPELLED = /(?<![\d-]|\d )(\d (?:\d )\d)(?: ?- ?| )(\d \d)(?: ?- ?| )(\d(?: \d){3})(?![\d-]| \d)/g;
 
+/** Whether a table's header names the column of `start` an SSN's ("ssn", "Social Security No", "tax_id"). */
+function ssnColumn(text: string, start: number): boolean {
+  const header = columnHeader(text, start);
+  return header !== null && SSN_CONTEXT.test(header.replace(/_/g, " "));
+}
+
 export function findSsns(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   for (const m of inStretches(text, SSN_SPELLED, 9)) {
@@ -365,7 +371,8 @@ export function findSsns(text: string): PiiEntity[] {
   }
   for (const m of inStretches(text, SSN, 9)) {
     if (!ssnValid(m[1], m[3], m[4])) continue;
-    const context = SSN_CONTEXT.test(text.slice(Math.max(0, m.index - 40), m.index));
+    // (or the column of a table whose header says so, however many rows above: "name,ssn\n…\nEva Fors,345678912")
+    const context = SSN_CONTEXT.test(text.slice(Math.max(0, m.index - 40), m.index)) || ssnColumn(text, m.index);
     // a bare nine-digit run is an SSN only when the text says so
     if (m[2] === "" && !context) continue;
     // (dots, "601.34.2297", are how some forms write it, and how versions and amounts are written too)
