@@ -98,6 +98,29 @@ const CASES: [string, string, string, string[], string][] = [
     ["234567891"],
     "SSN",
   ],
+  [
+    "numbers apart by a slash after their label",
+    "Phone: 0612345678 / 0612345679 / 0612345670",
+    "0612345670",
+    ["0612345679"],
+    "PHONE",
+  ],
+  ["a second number whose area code the first took in", "Tel 030 1234567 / 030 1234568", "1234568", ["1234567"], "PHONE"],
+  ["SSNs after a plural SSN word", "SSNs: 123456789, 234567891, 345678912", "345678912", ["234567891"], "SSN"],
+  [
+    "a list of numbers under its heading",
+    "Phone numbers:\n- 0612345678\n- 0612345679\n- 0612345670",
+    "0612345670",
+    ["0612345679"],
+    "PHONE",
+  ],
+  [
+    "numbers each alone on a line under a plural label",
+    "Mobiles:\n0612345678\n0612345679",
+    "0612345679",
+    ["0612345678"],
+    "PHONE",
+  ],
 ];
 
 describe("structured values as logs, forms and URLs hold them never go upstream verbatim", () => {

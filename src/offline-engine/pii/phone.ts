@@ -129,8 +129,20 @@ function labelBefore(text: string, start: number): boolean {
       skip();
     }
   }
-  return isLabel(labelWord(text, lo, k));
+  const word = labelWord(text, lo, k);
+  // (a label in the plural too, over a list: "Mobiles:\n0612345678\n0612345679")
+  if (isLabel(word) || (word.length > 3 && word.endsWith("s") && isLabel(word.slice(0, -1)))) return true;
+  // a word for "numbers" after the label ("Phone numbers:", "Mobile no.", "Telefonnummern")
+  if (!NUMBER_WORDS.has(word)) return false;
+  k -= word.length;
+  skip();
+  return isLabel(labelWord(text, lo, k)) || isLabel(labelWord(text, lo, k).replace(/s$/, ""));
 }
+
+/** a list's bullet at the end of what stands between two numbers */
+const BULLET_END = /[-*•·][ \t]*$/;
+/** words for "number" or "numbers" that follow a phone's label */
+const NUMBER_WORDS = new Set("number numbers nos no nr nummer nummern numéro numéros número números numero numeri".split(" "));
 
 /** A label right after the number ending at `end`: "… (office)", "…, mobile", "… fax". */
 function labelAfter(text: string, end: number): boolean {
@@ -276,7 +288,8 @@ function aloneOnLine(text: string, start: number, end: number): boolean {
 /** blank-separated groups of two to four digits, the first of two to four */
 const MIXED_GROUPS = /^\d{2,4}(?: \d{2,4}){2,3}$/;
 /** what stands between two numbers of one person: a slash, a comma, "or" */
-const BETWEEN_NUMBERS = /^[ \t]*(?:[/,;|]|or|eller|oder|ou|o|tai|vagy|lub|nebo|ili|или)[ \t]*$/i;
+// (or a line break, a list's bullet perhaps after it: "Phone numbers:\n- 0612345678\n- 0612345679")
+const BETWEEN_NUMBERS = /^[ \t]*(?:(?:[/,;|]|or|eller|oder|ou|o|tai|vagy|lub|nebo|ili|или)[ \t]*|\r?\n[ \t]*(?:[-*•·][ \t]*)?)$/i;
 /** a number word after what the number is of: a customer, an order, an invoice */
 const OTHER_NUMBER =
   /\b(?:customer|client|account|acct|order|invoice|reference|ref|member(?:ship)?|booking|ticket|case|tracking|policy|contract|serial|passport|registration|confirmation|reservation|transaction|parcel|shipment|part|item|article|product|model|sku|catalog(?:ue)?|batch|lot|kunden|bestell|rechnungs|artikel|teile)[ \t]*(?:number|no\.?|nr\.?|#|nummer)[ \t]*[:#.]?[ \t]*(?:\r?\n[ \t]*)?$/i;
@@ -383,12 +396,14 @@ function phonesIn(text: string, written: string): PiiEntity[] {
     const score = candidateScore(text, written, m, lastEnd, out);
     if (score > 0) {
       lastEnd = (out[out.length - 1] as PiiEntity).end;
-      // (a number cut at two blanks: what follows them is read again)
-      if (lastEnd < m.index + m[0].length && TWO_BLANKS.test(m[0])) CANDIDATE.lastIndex = lastEnd;
+      // (a number cut where two numbers stand apart: what follows is read again)
+      if (lastEnd < m.index + m[0].length && NUMBERS_APART.test(m[0])) CANDIDATE.lastIndex = lastEnd;
     } else {
       // a number after a short one that took it in ("plot 9 07814 220 937", "(דירה 3) 054-662-1903"): tried again from its second group
+      // (or after the gap of two numbers apart: "0612345678 / 0612345679" of twenty digits is none, each of ten is)
       const again = secondGroup(m[0]);
-      CANDIDATE.lastIndex = again > 0 ? m.index + again : next;
+      const apart = again > 0 ? -1 : m[0].search(NUMBERS_APART);
+      CANDIDATE.lastIndex = again > 0 ? m.index + again : apart > 0 ? m.index + apart + 1 : next;
     }
   }
   for (let plus = text.indexOf("+", 1); plus > 0; plus = text.indexOf("+", plus + 1)) {
@@ -441,8 +456,8 @@ function secondGroup(raw: string): number {
 const LETTER = /\p{L}/u;
 /** "+" and 10 to 15 digits, nothing else */
 const COMPACT_E164 = /^\+\d{10,15}$/;
-/** two whitespace characters in a row */
-const TWO_BLANKS = /\s\s/;
+/** where two numbers stand apart: two whitespace characters in a row, or a "/" with a blank either side */
+const NUMBERS_APART = /\s\s|\s\/\s/;
 
 /** A last group of one or two digits after a blank: a count that follows a number, not a part of it. */
 const TRAILING_COUNT = /[ \t]\d{1,2}$/;
@@ -470,23 +485,29 @@ function candidateScore(text: string, written: string, m: RegExpExecArray, lastE
     if (!isLabel(labelWord(text, Math.max(0, start - 16), start))) return 0;
   }
   // a second number right after one ("+91 80 4112 7755 / 98450-22177", "…, or 040 …") has the first's label
-  const second = lastEnd >= 0 && start - lastEnd <= 8 && BETWEEN_NUMBERS.test(text.slice(lastEnd, start));
+  // (over a line break, the next line's number after a bullet or alone on its line: not "…1234567\n12345678 Berlin")
+  const between = lastEnd >= 0 && start - lastEnd <= 8 ? text.slice(lastEnd, start) : null;
+  const second =
+    between !== null &&
+    BETWEEN_NUMBERS.test(between) &&
+    (!between.includes("\n") || BULLET_END.test(between) || aloneOnLine(text, start, start + raw.length));
   // a date and the hour of a time ("[03.12.2026 19:40]", "12/1/26 19:02"): no number
   if (text.charCodeAt(start + raw.length) === 58 && isDigitAt(text, start + raw.length + 1)) return 0;
-  let score = phoneScore(raw, text, start, second);
+  // a column after the number in a table ("Vodafone 0172 9876543   -39,99"): two blanks end it, as " / " does
+  // between two numbers ("Phone: 0612345678 / 0612345679", "Tel 030 1234567 / 030 1234568"): the number before
+  // them when it is one (not "0221 / 941 2273", an area code and its number)
+  const gap = raw.search(NUMBERS_APART);
+  let score = 0;
+  if (gap >= 7) {
+    score = phoneScore(raw.slice(0, gap), text, start, second);
+    if (score > 0) raw = raw.slice(0, gap);
+  }
+  if (score === 0) score = phoneScore(raw, text, start, second);
   // a count right after the number, a word after it ("Call 555-123-4567 2 times a day"): the number without it
   // (not a digit short of a card: "Visa 715 8309 2615 9 (old card)")
   if (score === 0 && TRAILING_COUNT.test(raw) && COUNTED_WORD.test(text.slice(start + raw.length, start + raw.length + 3))) {
     raw = raw.replace(TRAILING_COUNT, "");
     score = phoneScore(raw, text, start, second);
-  }
-  // a column after the number in a table ("Vodafone 0172 9876543   -39,99"): two blanks end it
-  if (score === 0) {
-    const gap = raw.search(TWO_BLANKS);
-    if (gap >= 7) {
-      raw = raw.slice(0, gap);
-      score = phoneScore(raw, text, start, second);
-    }
   }
   if (score > 0) out.push(entity("phone_number", written, start, start + raw.length, score));
   return score;

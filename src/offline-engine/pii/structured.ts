@@ -344,7 +344,7 @@ function cardAt(text: string, start: number, raw: string): PiiEntity | null {
 
 // (a form's dashes with a blank either side too: "449 - 31 - 2208", as typed into a box or read by a scanner)
 const SSN = /(?<![\d.-])(\d{3})( - |[- .]?)(\d{2})\2(\d{4})(?![\d-]|\.\d)/g;
-const SSN_CONTEXT = /\b(?:ssn|s\.s\.n|ss#|social(?:\s+security)?|soc\.?\s*sec|tax\s*id|tin)\b/i;
+const SSN_CONTEXT = /\b(?:ssns?|s\.s\.n|ss#|social(?:\s+security)?|soc\.?\s*sec|tax\s*id|tin)\b/i;
 
 /** Rules of issuance: area 000, 666 and 900-999, group 00 and serial 0000 are never assigned. */
 export function ssnValid(area: string, group: string, serial: string): boolean {
