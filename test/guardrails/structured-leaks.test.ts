@@ -121,6 +121,20 @@ const CASES: [string, string, string, string[], string][] = [
     ["0612345678"],
     "PHONE",
   ],
+  [
+    "a bounce address that holds the recipient's",
+    "Sender: <bounces+ops-4471=example.com@sendgrid.net>",
+    "bounces+ops-4471=example.com@sendgrid.net",
+    ["ops-4471"],
+    "EMAIL",
+  ],
+  [
+    "a forwarder's rewritten sender (SRS)",
+    "Return-Path: <SRS0=Ab12=TT=example.com=ops-4471@fwd.example.net>",
+    "SRS0=Ab12=TT=example.com=ops-4471@fwd.example.net",
+    ["=example.com="],
+    "EMAIL",
+  ],
 ];
 
 describe("structured values as logs, forms and URLs hold them never go upstream verbatim", () => {

@@ -107,10 +107,34 @@ export function findEmails(text: string): PiiEntity[] {
     if (!m) continue;
     previousEnd = start + m[0].length;
     if (m[0].includes("..")) continue;
-    out.push(entity("email", text, start, previousEnd, 0.99));
+    out.push(entity("email", text, text.charCodeAt(start - 1) === 61 ? rewrittenStart(text, start) : start, previousEnd, 0.99));
   }
   return out;
 }
+
+/** a sender rewritten by a forwarder (SRS): "SRS0=" or "SRS1=" */
+const SRS = /^srs[01]=/i;
+
+/**
+ * Where an address whose local part holds "=" starts, as bounce and forwarding addresses write the
+ * recipient's into theirs ("bounces+jane=example.com@sendgrid.net", "SRS0=HHH=TT=example.com=jane@fwd.net"):
+ * back over local-part characters and "=" (128 at most) when the run begins with "SRS0=" or holds a "+"
+ * before its first "=". Else `start` ("email=jane@example.com" is a key and its value).
+ */
+function rewrittenStart(text: string, start: number): number {
+  let k = start;
+  while (k > 0 && start - k < 128) {
+    const cp = codePointBefore(text, k);
+    if (cp !== 61 && !isLocalPartChar(cp)) break;
+    k -= cp > 0xffff ? 2 : 1;
+  }
+  while (k < start && !isWordCode(text.charCodeAt(k))) k++;
+  const run = text.slice(k, start);
+  const plus = run.indexOf("+");
+  return SRS.test(run) || (plus >= 0 && plus < run.indexOf("=")) ? k : start;
+}
+
+const isWordCode = (c: number): boolean => (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 122) || c >= 0xc0;
 
 // 13-19 digits, in groups split by GROUP_SEPARATOR ("4111 1111 1111 1111", "3782-822463-10005", "4111/1111/1111/1111")
 const CARD = new RegExp(String.raw`(?<![\d-])\d(?:${GROUP_SEPARATOR}?\d){12,18}(?![\d])`, "g");
@@ -396,7 +420,7 @@ const PORT_AFTER = /:\d{1,5}$/;
 
 /** a word for a version right before a number, nothing but blanks or a colon between ("v1.2.3.4", "firmware: 2.4.10.3") */
 const VERSION_BEFORE =
-  /(?:^|[^\p{L}])(?:version|versión|versione|versão|ver\.?|v|firmware|fw|build|release|rev|revision)[ \t]{0,2}:?[ \t]{0,2}$/iu;
+  /(?:^|[^\p{L}])(?:version|versión|versione|versão|ver\.?|v|firmware|build|release|rev|revision)[ \t]{0,2}:?[ \t]{0,2}$/iu;
 
 /** IPV4 tried at one position only */
 const IPV4_AT = new RegExp(IPV4.source, "y");
