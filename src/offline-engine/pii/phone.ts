@@ -430,7 +430,7 @@ function phonesIn(text: string, written: string): PiiEntity[] {
 }
 
 /** a letter (of a label) with a digit right after it */
-const LETTER_DIGIT = /\p{L}\d/gu;
+const LETTER_DIGIT = /[A-Za-z\u00C0-\u024F\u0370-\u052F]\d/g;
 
 /** Where the second group of a candidate starts when its first is of one to three digits and a number starts there, else 0. */
 function secondGroup(raw: string): number {
