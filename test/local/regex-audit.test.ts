@@ -118,6 +118,8 @@ const REVIEWED: Record<string, string> = {
     "pii address-field ADDRESS_FIELD: sticky, tried once or twice at each address key stem found, every quantifier bounded (a key of at most 40 characters, a value of 160)",
   "/(?:^|(?<=[\\s>]))(From|To|Cc|Van|Aan|De la|De|Para|Od|Do|Către|Von|An|Från|Till|Fra|Til|Lähettäjä|Vastaanottaja|Feladó|Címzett|Kimden|Kime|От|Кому|Від|Από|Προς|מאת|אל|من|إلى|发件人|收件人|寄件人|差出人|宛先|보낸 사람|받는 사람|จาก|ถึง|Từ|Gửi|Đến)[ \\t]{0,2}[:：][ \\t]{0,3}([\\p{L}\\p{M}][\\p{L}\\p{M}'’.-]{0,30}(?:[ \\t]{1,2}(?!(?:From|To|Cc|Van|Aan|De la|De|Para|Od|Do|Către|Von|An|Från|Till|Fra|Til|Lähettäjä|Vastaanottaja|Feladó|Címzett|Kimden|Kime|От|Кому|Від|Από|Προς|מאת|אל|من|إلى|发件人|收件人|寄件人|差出人|宛先|보낸 사람|받는 사람|จาก|ถึง|Từ|Gửi|Đến)[ \\t]{0,2}[:：])[\\p{L}\\p{M}][\\p{L}\\p{M}'’.-]{0,30}){0,4})/gu":
     "pii names-slot HEADER_NAME: starts only at a header label after a blank or a line's start, every quantifier bounded (five words of 31, blanks of 3), an attempt reads at most about 200 characters",
+  "/(?:\\(\\+\\d{1,3}\\) ?|(?:\\+|00)?\\(?)(?:0\\d{1,4} ?\\/ ?)?\\d[\\d(). \\u00A0/-]{5,22}\\d(?:,?\\s{0,3}(?:ext\\.?|x|#)\\s{0,3}\\d{1,6})?(?![\\p{N}]|\\.\\d|-\\d|\\/\\d)/iuy":
+    "pii phone GLUED_AT: sticky, tried only at a '+' glued to a letter with a digit after it, every quantifier bounded (a run of 22, blanks of 3, six digits): an attempt reads at most about 50 characters",
 };
 
 type Verdict = "safe" | "polynomial" | "exponential" | "unknown";

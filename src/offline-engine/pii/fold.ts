@@ -30,7 +30,10 @@ const NON_ASCII = /[^\x00-\x7f]/;
 
 /** The folded view of `text` with its map back, or null when folding changes nothing (always for ASCII). */
 export function fold(text: string): Folded | null {
-  if (!NON_ASCII.test(text)) {
+  // (an ASCII text is folded only for a URL's escapes: "%2B82%2010%201234%205678", "%40")
+  const ascii = !NON_ASCII.test(text);
+  const escapes = text.includes("%") && URL_ESCAPE.test(text);
+  if (ascii && !escapes) {
     knownAscii(text);
     return null;
   }
@@ -39,6 +42,10 @@ export function fold(text: string): Folded | null {
   let first = -1;
   for (let i = 0; i < text.length; ) {
     const c = text.charCodeAt(i);
+    if (c === 37 && escapes && urlEscape(text, i) !== null) {
+      first = i;
+      break;
+    }
     if (c < 0x80) {
       i++;
       continue;
@@ -56,6 +63,14 @@ export function fold(text: string): Folded | null {
   for (let i = 0; i < first; i++) at[i] = i;
   let changed = false;
   for (let i = first; i < text.length; ) {
+    const escaped = escapes && text.charCodeAt(i) === 37 ? urlEscape(text, i) : null;
+    if (escaped !== null) {
+      changed = true;
+      view += escaped;
+      at.push(i);
+      i += 3;
+      continue;
+    }
     const cp = codePointAt(text, i);
     const width = cp > 0xffff ? 2 : 1;
     const piece = cp < 0x80 ? null : foldCodePoint(cp);
@@ -73,6 +88,19 @@ export function fold(text: string): Folded | null {
   if (!changed) return null;
   at.push(text.length);
   return { view, at };
+}
+
+/** a URL's escape of a blank, a "+" or an "@" (a form's values in a query string) */
+const URL_ESCAPE = /%(?:2[0Bb]|40)/;
+
+/** The character the URL escape at `i` (a "%") stands for, when it is a blank, "+" or "@"; else null. */
+function urlEscape(text: string, i: number): string | null {
+  const a = text.charCodeAt(i + 1);
+  const b = text.charCodeAt(i + 2) | 32;
+  if (a === 50 && b === 48) return " ";
+  if (a === 50 && b === 98) return "+";
+  if (a === 52 && b === 48) return "@";
+  return null;
 }
 
 /** What each non-ASCII code point reads as (null: itself), found once per code point. */

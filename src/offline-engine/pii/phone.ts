@@ -10,8 +10,17 @@ import { WordFilter } from "./word-filter";
 // (a number may follow a Chinese, Japanese or Korean word directly, as those scripts write no blank
 // before it: "手机号是138 1024 5678", "電話番号は090-1234-5678", or a Hebrew or Arabic prefix letter:
 // "ל054-771-2093"; and a label's ".:": "Tel.:+43 …")
-const CANDIDATE =
-  /(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}.]:)|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Hebrew}\p{sc=Arabic}])|(?<=\p{L}[-.]))(?:\(\+\d{1,3}\) ?|(?:\+|00)?\(?)(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0/-]{5,22}\d(?:\s*(?:ext\.?|x|#)\s*\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)/giu;
+// (an extension after a comma too: "(312) 555-0191, ext 2201")
+const CANDIDATE_BODY = String.raw`(?:\(\+\d{1,3}\) ?|(?:\+|00)?\(?)(?:0\d{1,4} ?\/ ?)?\d[\d(). \u00A0/-]{5,22}\d(?:,?\s{0,3}(?:ext\.?|x|#)\s{0,3}\d{1,6})?(?![\p{N}]|\.\d|-\d|\/\d)`;
+const CANDIDATE = new RegExp(
+  String.raw`(?:(?<![\p{L}\p{N}+\-./]|[^\p{L}."]:)|(?<=[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Hebrew}\p{sc=Arabic}])|(?<=\p{L}[-.]))${CANDIDATE_BODY}`,
+  "giu",
+);
+/**
+ * A candidate at a "+" glued to a word ("callme+4917612345678", "Tel+44 20 …"), which CANDIDATE's
+ * lookbehind passes over: tried only at such a "+" (candidateScore judges it), not at every letter.
+ */
+const GLUED_AT = new RegExp(CANDIDATE_BODY, "iuy");
 const CONTEXT =
   /\b(?:phone|tel|telephone|call|mobile|cell|cellphone|fax|whatsapp|text|sms|reach|contact|number|ph|mob|hotline|landline|dial|pager)\b[.:#]?\s*(?:(?:me|us|him|her|is|at|on|to|back|number|no\.?|me at)\s*){0,3}[:#]?\s*\(?$/i;
 /**
@@ -38,7 +47,9 @@ const LABELS = new Set(
     "msisdn msisdn_number phone_number phonenumber mobile_number tel_no رقم رقمي رقمه هاتفي جوالي מספר טל טלפון " +
     "thoai sdt dienthoai " +
     // Persian ("mobile", "phone", "my number")
-    "تلفن همراه موبایل شماره"
+    "تلفن همراه موبایل شماره " +
+    // messengers whose handle is the number ("wechat 13800138000", "Viber +380 …")
+    "wechat weixin viber telegram zalo kakaotalk imessage"
   ).split(" "),
 );
 /** labels written without a space before the number's label word in Chinese and Japanese text ("我的电话：") */
@@ -118,8 +129,20 @@ function labelBefore(text: string, start: number): boolean {
       skip();
     }
   }
-  return isLabel(labelWord(text, lo, k));
+  const word = labelWord(text, lo, k);
+  // (a label in the plural too, over a list: "Mobiles:\n0612345678\n0612345679")
+  if (isLabel(word) || (word.length > 3 && word.endsWith("s") && isLabel(word.slice(0, -1)))) return true;
+  // a word for "numbers" after the label ("Phone numbers:", "Mobile no.", "Telefonnummern")
+  if (!NUMBER_WORDS.has(word)) return false;
+  k -= word.length;
+  skip();
+  return isLabel(labelWord(text, lo, k)) || isLabel(labelWord(text, lo, k).replace(/s$/, ""));
 }
+
+/** a list's bullet at the end of what stands between two numbers */
+const BULLET_END = /[-*•·][ \t]*$/;
+/** words for "number" or "numbers" that follow a phone's label */
+const NUMBER_WORDS = new Set("number numbers nos no nr nummer nummern numéro numéros número números numero numeri".split(" "));
 
 /** A label right after the number ending at `end`: "… (office)", "…, mobile", "… fax". */
 function labelAfter(text: string, end: number): boolean {
@@ -136,7 +159,8 @@ function labelAfter(text: string, end: number): boolean {
 }
 
 /** Words of CONTEXT that say a number is to be called, wherever they stand in the line before it; with the labels, for labelInLine. */
-const CALL_WORDS = "call ring dial phone telephone text sms whatsapp reach".split(" ");
+// ("Contact: Anna 0612345678": a name between the word and the number)
+const CALL_WORDS = "call ring dial phone telephone text sms whatsapp reach contact".split(" ");
 const LINE_LABELS = new WordFilter([...LABELS, ...CALL_WORDS]);
 
 /**
@@ -264,7 +288,8 @@ function aloneOnLine(text: string, start: number, end: number): boolean {
 /** blank-separated groups of two to four digits, the first of two to four */
 const MIXED_GROUPS = /^\d{2,4}(?: \d{2,4}){2,3}$/;
 /** what stands between two numbers of one person: a slash, a comma, "or" */
-const BETWEEN_NUMBERS = /^[ \t]*(?:[/,;|]|or|eller|oder|ou|o|tai|vagy|lub|nebo|ili|или)[ \t]*$/i;
+// (or a line break, a list's bullet perhaps after it: "Phone numbers:\n- 0612345678\n- 0612345679")
+const BETWEEN_NUMBERS = /^[ \t]*(?:(?:[/,;|]|or|eller|oder|ou|o|tai|vagy|lub|nebo|ili|или)[ \t]*|\r?\n[ \t]*(?:[-*•·][ \t]*)?)$/i;
 /** a number word after what the number is of: a customer, an order, an invoice */
 const OTHER_NUMBER =
   /\b(?:customer|client|account|acct|order|invoice|reference|ref|member(?:ship)?|booking|ticket|case|tracking|policy|contract|serial|passport|registration|confirmation|reservation|transaction|parcel|shipment|part|item|article|product|model|sku|catalog(?:ue)?|batch|lot|kunden|bestell|rechnungs|artikel|teile)[ \t]*(?:number|no\.?|nr\.?|#|nummer)[ \t]*[:#.]?[ \t]*(?:\r?\n[ \t]*)?$/i;
@@ -286,7 +311,7 @@ const DATE_SHAPE = /^(?:\d{1,2}[.\-/ ]\d{1,2}[.\-/ ](?:19|20)\d{2}|(?:19|20)\d{2
 const AREA_SLASH = /^0\d{1,4} ?\/ ?/;
 // 3-2-4 with dashes is how SSNs are written, never phone numbers
 const SSN_SHAPE = /^\d{3}-\d{2}-\d{4}$/;
-const EXTENSION = /(?<!\s)\s*(?:ext\.?|x|#)\s*\d{1,6}$/i;
+const EXTENSION = /(?<!\s),?\s*(?:ext\.?|x|#)\s*\d{1,6}$/i;
 
 /**
  * The text with each line break inside a labelled or international number read as a blank ("tel +33
@@ -313,6 +338,8 @@ function joinBrokenNumbers(text: string): string {
 
 /** a number written into a URL with its "+" encoded ("?phone=%2B4930884126") */
 const URL_PLUS = /%2[Bb](\d{8,15})(?!\d)/g;
+/** the number of a WhatsApp link, country code first ("https://wa.me/5511912345678?text=oi") */
+const WA_LINK = /(?<=wa\.me\/)\+?\d{8,15}(?!\d)/g;
 /** a mainland Chinese mobile number written in one run of eleven digits ("张伟,13710428856,广州…") */
 const CN_MOBILE = /(?<![\d+])1[3-9]\d{9}(?!\d)/g;
 /** Han characters: text where a run of eleven digits from 13 to 19 is most often a mobile number */
@@ -322,6 +349,8 @@ export function findPhoneNumbers(text: string): PiiEntity[] {
   const found = phonesIn(text, text);
   if (text.includes("%2"))
     for (const m of text.matchAll(URL_PLUS)) found.push(entity("phone_number", text, m.index, m.index + m[0].length, 0.9));
+  if (text.includes("wa.me/"))
+    for (const m of text.matchAll(WA_LINK)) found.push(entity("phone_number", text, m.index, m.index + m[0].length, 0.9));
   if (hasNonAscii(text) && HAN.test(text))
     for (const m of text.matchAll(CN_MOBILE))
       if (!found.some((f) => f.start <= m.index && m.index < f.end))
@@ -365,15 +394,43 @@ function phonesIn(text: string, written: string): PiiEntity[] {
   for (let m = CANDIDATE.exec(text); m !== null; m = CANDIDATE.exec(text)) {
     const next = CANDIDATE.lastIndex;
     const score = candidateScore(text, written, m, lastEnd, out);
-    if (score > 0) lastEnd = (out[out.length - 1] as PiiEntity).end;
-    else {
+    if (score > 0) {
+      lastEnd = (out[out.length - 1] as PiiEntity).end;
+      // (a number cut where two numbers stand apart: what follows is read again)
+      if (lastEnd < m.index + m[0].length && NUMBERS_APART.test(m[0])) CANDIDATE.lastIndex = lastEnd;
+    } else {
       // a number after a short one that took it in ("plot 9 07814 220 937", "(דירה 3) 054-662-1903"): tried again from its second group
+      // (or after the gap of two numbers apart: "0612345678 / 0612345679" of twenty digits is none, each of ten is)
       const again = secondGroup(m[0]);
-      CANDIDATE.lastIndex = again > 0 ? m.index + again : next;
+      const apart = again > 0 ? -1 : m[0].search(NUMBERS_APART);
+      CANDIDATE.lastIndex = again > 0 ? m.index + again : apart > 0 ? m.index + apart + 1 : next;
     }
+  }
+  for (let plus = text.indexOf("+", 1); plus > 0; plus = text.indexOf("+", plus + 1)) {
+    if (!isDigitAt(text, plus + 1) || !LETTER.test(text[plus - 1] as string)) continue;
+    // (after a letter of a script written without blanks, CANDIDATE has read it already: "电话+86 …")
+    if (out.some((e) => e.start <= plus && plus < e.end)) continue;
+    GLUED_AT.lastIndex = plus;
+    const m = GLUED_AT.exec(text);
+    if (m) candidateScore(text, written, m, -1, out);
+  }
+  // digits glued to their label ("Tel0612345678", "Mob07700900123"): tried where a label ends right before a digit
+  if (LETTER_DIGIT.test(text)) {
+    LETTER_DIGIT.lastIndex = 0;
+    for (let g = LETTER_DIGIT.exec(text); g !== null; g = LETTER_DIGIT.exec(text)) {
+      const at = g.index + g[0].length - 1;
+      if (!isLabel(labelWord(text, Math.max(0, at - 16), at)) || out.some((e) => e.start <= at && at < e.end)) continue;
+      GLUED_AT.lastIndex = at;
+      const m = GLUED_AT.exec(text);
+      if (m) candidateScore(text, written, m, -1, out);
+    }
+    LETTER_DIGIT.lastIndex = 0;
   }
   return out;
 }
+
+/** a letter (of a label) with a digit right after it */
+const LETTER_DIGIT = /[A-Za-z\u00C0-\u024F\u0370-\u052F]\d/g;
 
 /** Where the second group of a candidate starts when its first is of one to three digits and a number starts there, else 0. */
 function secondGroup(raw: string): number {
@@ -394,6 +451,13 @@ function secondGroup(raw: string): number {
     (c === 56 && (raw.charCodeAt(k + 1) === 45 || raw.charCodeAt(k + 1) === 32 || raw.charCodeAt(k + 1) === 40));
   return k < raw.length && trunk ? k : 0;
 }
+
+/** a letter (one UTF-16 unit: the one before a "+") */
+const LETTER = /\p{L}/u;
+/** "+" and 10 to 15 digits, nothing else */
+const COMPACT_E164 = /^\+\d{10,15}$/;
+/** where two numbers stand apart: two whitespace characters in a row, or a "/" with a blank either side */
+const NUMBERS_APART = /\s\s|\s\/\s/;
 
 /** A last group of one or two digits after a blank: a count that follows a number, not a part of it. */
 const TRAILING_COUNT = /[ \t]\d{1,2}$/;
@@ -416,11 +480,29 @@ function candidateScore(text: string, written: string, m: RegExpExecArray, lastE
     const glued = labelWord(text, Math.max(0, start - 16), start - 1);
     if (!isLabel(glued) && !HEBREW_PREFIX.test(glued)) return 0;
   }
+  // after a letter, a "+": a number written in one run ("callme+4917612345678") or after its label ("Tel+44 20 …")
+  if (raw.charCodeAt(0) === 43 && start > 0 && LETTER.test(text[start - 1] as string) && !COMPACT_E164.test(raw)) {
+    if (!isLabel(labelWord(text, Math.max(0, start - 16), start))) return 0;
+  }
   // a second number right after one ("+91 80 4112 7755 / 98450-22177", "…, or 040 …") has the first's label
-  const second = lastEnd >= 0 && start - lastEnd <= 8 && BETWEEN_NUMBERS.test(text.slice(lastEnd, start));
+  // (over a line break, the next line's number after a bullet or alone on its line: not "…1234567\n12345678 Berlin")
+  const between = lastEnd >= 0 && start - lastEnd <= 8 ? text.slice(lastEnd, start) : null;
+  const second =
+    between !== null &&
+    BETWEEN_NUMBERS.test(between) &&
+    (!between.includes("\n") || BULLET_END.test(between) || aloneOnLine(text, start, start + raw.length));
   // a date and the hour of a time ("[03.12.2026 19:40]", "12/1/26 19:02"): no number
   if (text.charCodeAt(start + raw.length) === 58 && isDigitAt(text, start + raw.length + 1)) return 0;
-  let score = phoneScore(raw, text, start, second);
+  // a column after the number in a table ("Vodafone 0172 9876543   -39,99"): two blanks end it, as " / " does
+  // between two numbers ("Phone: 0612345678 / 0612345679", "Tel 030 1234567 / 030 1234568"): the number before
+  // them when it is one (not "0221 / 941 2273", an area code and its number)
+  const gap = raw.search(NUMBERS_APART);
+  let score = 0;
+  if (gap >= 7) {
+    score = phoneScore(raw.slice(0, gap), text, start, second);
+    if (score > 0) raw = raw.slice(0, gap);
+  }
+  if (score === 0) score = phoneScore(raw, text, start, second);
   // a count right after the number, a word after it ("Call 555-123-4567 2 times a day"): the number without it
   // (not a digit short of a card: "Visa 715 8309 2615 9 (old card)")
   if (score === 0 && TRAILING_COUNT.test(raw) && COUNTED_WORD.test(text.slice(start + raw.length, start + raw.length + 3))) {
@@ -453,9 +535,62 @@ function labelled(text: string, start: number, length: number, second: boolean):
     MY_NUMBER.test(before) ||
     labelBefore(text, start) ||
     labelAfter(text, start + length) ||
-    labelInLine(text, start)
+    labelInLine(text, start) ||
+    columnLabel(text, start)
   );
 }
+
+/** Words of a table's header that name a column of phone numbers ("phone", "Mobile No.", "msisdn", "Telefon"). */
+const PHONE_COLUMN_WORDS = new Set(
+  (
+    "phone phones phonenumber telephone tel tél tel. telefon telefone telefono teléfono téléphone mobile mobil mobiel " +
+    "mobiltelefon cell cellphone celular móvil movil portable cellulare fax msisdn handy gsm whatsapp sms landline puhelin " +
+    "телефон тел мобильный τηλέφωνο 电话 手机 電話 携帯 전화 휴대폰"
+  ).split(" "),
+);
+/** a table's column delimiters: a tab, ";", ",", "|" */
+const isColumnDelimiter = (c: number): boolean => c === 9 || c === 59 || c === 44 || c === 124;
+/** five digits in a row: a row's value, not a header's name */
+const FIVE_DIGITS = /\d{5}/;
+
+/**
+ * The name a table's header gives the column of `start` ("name,phone\nAnna,0612345678", "id;msisdn\n1;447700900123"),
+ * lower case, or null: the column of `start` in its line (its delimiters before it), the same column of the nearest
+ * line above with that delimiter and no five digits in a row (the header; twelve lines up at most).
+ */
+export function columnHeader(text: string, start: number): string | null {
+  const lineStart = text.lastIndexOf("\n", start - 1) + 1;
+  if (lineStart === 0) return null;
+  let lineEnd = text.indexOf("\n", start);
+  if (lineEnd < 0) lineEnd = text.length;
+  let delimiter = -1;
+  for (let i = lineStart; i < lineEnd && delimiter < 0; i++)
+    if (isColumnDelimiter(text.charCodeAt(i))) delimiter = text.charCodeAt(i);
+  if (delimiter < 0) return null;
+  let column = 0;
+  for (let i = lineStart; i < start; i++) if (text.charCodeAt(i) === delimiter) column++;
+  const mark = String.fromCharCode(delimiter);
+  let end = lineStart - 1;
+  for (let up = 0; up < 12 && end > 0; up++) {
+    const from = text.lastIndexOf("\n", end - 1) + 1;
+    const line = text.slice(from, end);
+    end = from - 1;
+    if (!line.includes(mark) || FIVE_DIGITS.test(line)) continue;
+    return line.split(mark)[column]?.toLowerCase() ?? null;
+  }
+  return null;
+}
+
+/** Whether a table's header names the column of `start` a phone's ("phone", "Mobile No.", "msisdn", "Telefon"). */
+function columnLabel(text: string, start: number): boolean {
+  const header = columnHeader(text, start);
+  return (
+    header !== null &&
+    header.split(HEADER_WORDS).some((w) => PHONE_COLUMN_WORDS.has(w) || PHONE_COLUMN_WORDS.has(w.replace(/\.$/, "")))
+  );
+}
+/** what splits a header's name into words ("phone_number", "Mobile No.") */
+const HEADER_WORDS = /[^\p{L}.]+/u;
 
 /**
  * Score of a candidate at `start` in `text`. One pass over the characters counts digits,
@@ -503,10 +638,14 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
       group = 0;
     } else group++;
   }
+  // (a last group of one digit after an international number of eight digits or more: the switchboard's
+  // extension, as Austrian and German numbers are written: "+43 1 53114 0")
+  let shortLast = false;
   if (group > 0) {
-    if (groups >= 2 && group < 2) shortLaterGroup = true;
+    if (groups >= 2 && group < 2) shortLast = true;
     groups++;
   }
+  if (shortLast && !(international && !shortLaterGroup && digits - group >= 8 && /[ -]\d$/.test(main))) shortLaterGroup = true;
   if (digits < 7 || digits > 15) return 0;
   // a case's or a file's number and its year ("الدعوى رقم 1487/2026", "Az. 2291/2025")
   if (YEAR_REFERENCE.test(main) || YEAR_MONTH_DAY.test(main)) return 0;
@@ -570,6 +709,7 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
   )
     return 0.7;
   // one run of digits ("call me back 0117133") only right after a word that says it is a number
-  if (groups === 1 && digits <= 12 && context()) return 0.7;
+  // (up to fifteen: a number with its country code and no "+", "send?phone=5511912345678")
+  if (groups === 1 && context()) return 0.7;
   return 0;
 }

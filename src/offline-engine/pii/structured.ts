@@ -5,7 +5,7 @@
  */
 import { category, codePointBefore, GROUP_SEPARATOR, LETTER, NUMBER } from "./chars";
 import { DIGIT_RUN_MIN, digitRuns } from "./keywords";
-import { orderNumberBefore } from "./phone";
+import { columnHeader, orderNumberBefore } from "./phone";
 import { entity, type PiiEntity } from "./types";
 
 const EMAIL =
@@ -107,10 +107,34 @@ export function findEmails(text: string): PiiEntity[] {
     if (!m) continue;
     previousEnd = start + m[0].length;
     if (m[0].includes("..")) continue;
-    out.push(entity("email", text, start, previousEnd, 0.99));
+    out.push(entity("email", text, text.charCodeAt(start - 1) === 61 ? rewrittenStart(text, start) : start, previousEnd, 0.99));
   }
   return out;
 }
+
+/** a sender rewritten by a forwarder (SRS): "SRS0=" or "SRS1=" */
+const SRS = /^srs[01]=/i;
+
+/**
+ * Where an address whose local part holds "=" starts, as bounce and forwarding addresses write the
+ * recipient's into theirs ("bounces+jane=example.com@sendgrid.net", "SRS0=HHH=TT=example.com=jane@fwd.net"):
+ * back over local-part characters and "=" (128 at most) when the run begins with "SRS0=" or holds a "+"
+ * before its first "=". Else `start` ("email=jane@example.com" is a key and its value).
+ */
+function rewrittenStart(text: string, start: number): number {
+  let k = start;
+  while (k > 0 && start - k < 128) {
+    const cp = codePointBefore(text, k);
+    if (cp !== 61 && !isLocalPartChar(cp)) break;
+    k -= cp > 0xffff ? 2 : 1;
+  }
+  while (k < start && !isWordCode(text.charCodeAt(k))) k++;
+  const run = text.slice(k, start);
+  const plus = run.indexOf("+");
+  return SRS.test(run) || (plus >= 0 && plus < run.indexOf("=")) ? k : start;
+}
+
+const isWordCode = (c: number): boolean => (c >= 48 && c <= 57) || ((c | 32) >= 97 && (c | 32) <= 122) || c >= 0xc0;
 
 // 13-19 digits, in groups split by GROUP_SEPARATOR ("4111 1111 1111 1111", "3782-822463-10005", "4111/1111/1111/1111")
 const CARD = new RegExp(String.raw`(?<![\d-])\d(?:${GROUP_SEPARATOR}?\d){12,18}(?![\d])`, "g");
@@ -342,8 +366,9 @@ function cardAt(text: string, start: number, raw: string): PiiEntity | null {
   return entity("credit_card", text, start, start + raw.length, issuer ? 0.97 : 0.75);
 }
 
-const SSN = /(?<![\d.-])(\d{3})([- .]?)(\d{2})\2(\d{4})(?![\d-]|\.\d)/g;
-const SSN_CONTEXT = /\b(?:ssn|ss#|social(?:\s+security)?|soc\.?\s*sec|tax\s*id|tin)\b/i;
+// (a form's dashes with a blank either side too: "449 - 31 - 2208", as typed into a box or read by a scanner)
+const SSN = /(?<![\d.-])(\d{3})( - |[- .]?)(\d{2})\2(\d{4})(?![\d-]|\.\d)/g;
+const SSN_CONTEXT = /\b(?:ssns?|s\.s\.n|ss#|social(?:\s+security)?|soc\.?\s*sec|tax\s*id|tin)\b/i;
 
 /** Rules of issuance: area 000, 666 and 900-999, group 00 and serial 0000 are never assigned. */
 export function ssnValid(area: string, group: string, serial: string): boolean {
@@ -353,6 +378,12 @@ export function ssnValid(area: string, group: string, serial: string): boolean {
 
 /** An SSN spelled digit by digit: nine digits each apart by a blank, the groups perhaps by a dash (not inside a longer run). */
 const SSN_SPELLED = /(?<![\d-]|\d )(\d (?:\d )\d)(?: ?- ?| )(\d \d)(?: ?- ?| )(\d(?: \d){3})(?![\d-]| \d)/g;
+
+/** Whether a table's header names the column of `start` an SSN's ("ssn", "Social Security No", "tax_id"). */
+function ssnColumn(text: string, start: number): boolean {
+  const header = columnHeader(text, start);
+  return header !== null && SSN_CONTEXT.test(header.replace(/_/g, " "));
+}
 
 export function findSsns(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
@@ -364,11 +395,13 @@ export function findSsns(text: string): PiiEntity[] {
   }
   for (const m of inStretches(text, SSN, 9)) {
     if (!ssnValid(m[1], m[3], m[4])) continue;
-    const context = SSN_CONTEXT.test(text.slice(Math.max(0, m.index - 40), m.index));
+    // (or the column of a table whose header says so, however many rows above: "name,ssn\n…\nEva Fors,345678912")
+    const context = SSN_CONTEXT.test(text.slice(Math.max(0, m.index - 40), m.index)) || ssnColumn(text, m.index);
     // a bare nine-digit run is an SSN only when the text says so
     if (m[2] === "" && !context) continue;
     // (dots, "601.34.2297", are how some forms write it, and how versions and amounts are written too)
-    if (m[2] === "." && !context) continue;
+    // (and so are blanks around the dashes: "pages 120 - 45 - 2000")
+    if ((m[2] === "." || m[2] === " - ") && !context) continue;
     const score = context ? 0.97 : m[2] === "-" ? 0.9 : 0.7;
     out.push(entity("ssn", text, m.index, m.index + m[0].length, score));
   }
@@ -378,9 +411,16 @@ export function findSsns(text: string): PiiEntity[] {
 const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
 const IPV4 = new RegExp(`(?<![\\d.])${OCTET}(?:\\.${OCTET}){3}(?:/\\d{1,2})?(?![\\d]|\\.\\d)`, "g");
 // candidates for IPv6: hex groups and colons, optionally ending in an embedded IPv4, with a zone;
-// after a label such as "ip:" (a letter that is no hex digit, then a colon) too
+// after a label such as "ip:" (a letter that is no hex digit, then a colon) too; and a port written after it
+// without brackets, as some servers log it ("2001:db8::1a2f:51920", "…:7334:8080": a ninth group, or one of five digits)
 const IPV6 =
-  /(?:(?<![\p{L}\p{N}:])|(?<=[g-zG-Z]:))(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[\p{L}\p{N}]+)?(?![\p{L}\p{N}:]|\.\d)/gu;
+  /(?:(?<![\p{L}\p{N}:])|(?<=[g-zG-Z]:))(?:[0-9A-Fa-f]{0,4}:){2,8}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4}|\d{5})?(?:%[\p{L}\p{N}]+)?(?![\p{L}\p{N}:]|\.\d)/gu;
+/** a port after an address: a colon and one to five digits at the end */
+const PORT_AFTER = /:\d{1,5}$/;
+
+/** a word for a version right before a number, nothing but blanks or a colon between ("v1.2.3.4", "firmware: 2.4.10.3") */
+const VERSION_BEFORE =
+  /(?:^|[^\p{L}])(?:version|versión|versione|versão|ver\.?|v|firmware|build|release|rev|revision)[ \t]{0,2}:?[ \t]{0,2}$/iu;
 
 /** IPV4 tried at one position only */
 const IPV4_AT = new RegExp(IPV4.source, "y");
@@ -435,14 +475,18 @@ export function ipv6Valid(candidate: string): boolean {
 
 export function findIpAddresses(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
-  // (a subnet mask, "255.255.255.0", is no host's address)
+  // (a subnet mask, "255.255.255.0", is no host's address; nor is a version right after its word: "Version 1.2.3.4")
   for (const m of ipv4Matches(text))
-    if (!m[0].startsWith("255.")) out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
+    if (!m[0].startsWith("255.") && !VERSION_BEFORE.test(text.slice(Math.max(0, m.index - 12), m.index)))
+      out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
   // an IPv6 address has "::" or eight groups (seven colons)
   if (!text.includes("::") && !hasColons(text, 7)) return out;
   for (const m of text.matchAll(IPV6)) {
-    if (!m[0].includes("::") && m[0].split(":").length < 8) continue;
-    if (ipv6Valid(m[0])) out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
+    let address = m[0];
+    // no address as written: the address before a port ("2001:db8:3c4d:15::1a2f:1a2b:51920")
+    if (!ipv6Valid(address) && !address.includes("%") && PORT_AFTER.test(address)) address = address.replace(PORT_AFTER, "");
+    if (!address.includes("::") && address.split(":").length < 8) continue;
+    if (ipv6Valid(address)) out.push(entity("ip_address", text, m.index, m.index + address.length, 0.95));
   }
   return out;
 }
