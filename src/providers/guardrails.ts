@@ -149,6 +149,11 @@ const RECOGNISED_KEPT = 4096;
 const MEMO_MIN = 64;
 const MEMO_MAX = 256 * 1024;
 
+/** Forgets every text remembered (RECOGNISED): a measure of the recogniser's own cost (bench/pii-speed.ts) starts each call from none. */
+export function forgetRecognisedTexts(): void {
+  RECOGNISED.clear();
+}
+
 /** detect, through the memo of texts recognised lately (RECOGNISED); `seen`: counts of the texts read and remembered. */
 function recognise(text: string, types: PiiType[], typesKey: string, seen: RecognisedCounts): Found[] {
   if (text.length < MEMO_MIN || text.length > MEMO_MAX || text.includes("\\")) {
