@@ -6,7 +6,10 @@ import type { Reservation } from "./interface";
 export const keyBudgetExceeded = (limit: number, used: number, amount: number) =>
   new GatewayError(
     "key_budget_exceeded",
-    `this key's monthly credit limit of ${limit} is spent: ${used} used or held this month (UTC), the call needs ${amount}`,
+    used >= limit
+      ? `this key's monthly credit limit of ${limit} is spent: ${used} used or held this month (UTC)`
+      : // some is left, less than the call's hold (its upper bound): "is spent" would be false
+        `this call may cost up to ${amount} credits (what is held for it), more than the ${limit - used} left of this key's monthly credit limit of ${limit} (${used} used or held this month, UTC)`,
   );
 
 export const shuttingDown = () =>
