@@ -416,11 +416,22 @@ export function modelFilter(p: KeyPolicy | undefined): ((model: string) => boole
   return allowed ? (model) => allowed.some((pat) => modelPatternMatches(pat, model)) : undefined;
 }
 
-/** 403 when the policy leaves a route none of the models it would pick (`any`: the route had some). */
-export function noAllowedModel(p: KeyPolicy | undefined, what: string): GatewayError {
+/**
+ * 403 when the policy leaves a route none of the models it would pick (`any`: the route had some).
+ * `routed`: a model route sent the model asked for to another group (docs/routing.md), which is
+ * what the key may not use: the message names it and why the call went there.
+ */
+export function noAllowedModel(
+  p: KeyPolicy | undefined,
+  what: string,
+  routed?: { asked: string; group: string; why: string },
+): GatewayError {
+  const allowed = (p?.allowed_models ?? []).join(", ");
   return new GatewayError(
     "forbidden",
-    `this key may not use any model that serves ${what}; its allowed models: ${(p?.allowed_models ?? []).join(", ")}`,
+    routed
+      ? `this key may not use the model group "${routed.group}", where a [[model_routes]] rule sends "${routed.asked}" (${routed.why}); its allowed models: ${allowed}`
+      : `this key may not use any model that serves ${what}; its allowed models: ${allowed}`,
   );
 }
 

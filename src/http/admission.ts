@@ -33,11 +33,12 @@ export function admitModels<R>(
   model: string | undefined,
   route: (allow: ModelFilter | undefined) => R,
   none: (routed: R) => boolean,
+  via?: { asked: string; group: string; why: string },
 ): R {
   if (model) checkModel(policy, model);
   const allow = modelFilter(policy);
   const routed = route(allow);
-  if (allow && none(routed) && !none(route(undefined))) throw noAllowedModel(policy, fn);
+  if (allow && none(routed) && !none(route(undefined))) throw noAllowedModel(policy, fn, via);
   return routed;
 }
 
@@ -86,18 +87,34 @@ export const ROUTE_HEADER = "x-textai-route";
  * rule for the requested `model` picks (its `when_header` equal to the request's `x-textai-route`
  * header, every tag of its `when_tags` among the caller's `tags`), else the model as asked. The
  * caller's tags still restrict the group picked (residency), and its key's allowed_models must
- * allow it; no rules configured: the model as asked, at no cost.
+ * allow it; no rules configured: the model as asked, at no cost. `via`: why a rule sent it
+ * elsewhere, which the 403 of a key that may not use that group says.
  */
-export function admitRoute(config: Config, request: Request, model: string, tags: Tags | undefined): string {
-  if (config.modelRoutes.length === 0) return model;
+export function routeOf(
+  config: Config,
+  request: Request,
+  model: string,
+  tags: Tags | undefined,
+): { model: string; via?: { asked: string; group: string; why: string } } {
+  if (config.modelRoutes.length === 0) return { model };
   const header = request.headers.get(ROUTE_HEADER)?.trim();
   for (const r of config.modelRoutes) {
     if (r.model !== model) continue;
     if (r.whenHeader !== undefined && r.whenHeader !== header) continue;
     if (r.whenTags && !Object.entries(r.whenTags).every(([k, v]) => tags?.[k] === v)) continue;
-    return r.group;
+    const why = [
+      r.whenHeader !== undefined ? `the request's ${ROUTE_HEADER}: ${r.whenHeader}` : "",
+      r.whenTags
+        ? `the caller's tags ${Object.entries(r.whenTags)
+            .map(([k, v]) => `${k}=${v}`)
+            .join(", ")}`
+        : "",
+    ]
+      .filter(Boolean)
+      .join(" and ");
+    return { model: r.group, via: { asked: model, group: r.group, why: why || "its rule for that model" } };
   }
-  return model;
+  return { model };
 }
 
 const NO_CACHE = /no-cache|no-store/i;

@@ -21,7 +21,6 @@ import type { SecretStore } from "../storage/secrets";
 import {
   admitGuarded,
   admitModels,
-  admitRoute,
   admitTags,
   cacheKeyOf,
   cacheWanted,
@@ -29,6 +28,7 @@ import {
   firstTrip,
   type LimitDeps,
   limitOnRefusal,
+  routeOf,
 } from "./admission";
 import type { Edge } from "./edge";
 import { renderSuccess } from "./envelope";
@@ -248,7 +248,8 @@ export class FunctionPipeline {
       // the caller's tags (a key contradicting its account is refused), then a conditional route's
       // group in place of the model asked for (docs/routing.md)
       const tags = admitTags(auth);
-      const model = asked === undefined ? undefined : admitRoute(config, request, asked, tags);
+      const route = asked === undefined ? undefined : routeOf(config, request, asked, tags);
+      const model = route?.model;
       out.tags = tags;
       out.model = model;
       const unserved = model === undefined ? null : (router.unservedFunctionModel?.(def, model, preferProvider) ?? null);
@@ -259,6 +260,7 @@ export class FunctionPipeline {
         asked,
         (allowModel) => router.resolveModel(def, { model, preferProvider, allowModel, tags }),
         isNull,
+        route?.via,
       );
       if (resolved !== null && cacheWanted(config, request, true))
         out.cacheKey = cacheKeyOf(

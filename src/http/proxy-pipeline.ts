@@ -21,7 +21,7 @@ import type { GuardCounts, RequestGuard } from "../providers/guardrails";
 import { routedModel, type Target, targetModel } from "../providers/route-plan";
 import { refusePrivateUrls, refuseSharedObjects, remoteUrls } from "../providers/shared-account";
 import { isObject, ProviderError, type ProxyApi } from "../providers/types";
-import { admitGuarded, admitModels, admitRoute, admitTags, cacheKeyOf, cacheWanted } from "./admission";
+import { admitGuarded, admitModels, admitTags, cacheKeyOf, cacheWanted, routeOf } from "./admission";
 import { type SentBody, sentBytes } from "./body";
 import type { AppDeps } from "./deps";
 import type { Edge } from "./edge";
@@ -217,7 +217,8 @@ export class ProxyPipeline {
     checkParameterRanges(api, body);
     refuseSharedObjects(api, body);
     const asked = typeof body.model === "string" ? body.model : undefined;
-    const routed = asked === undefined ? undefined : admitRoute(config, request, asked, tags);
+    const route = asked === undefined ? undefined : routeOf(config, request, asked, tags);
+    const routed = route?.model;
     return admitModels(
       policy,
       fn,
@@ -227,6 +228,7 @@ export class ProxyPipeline {
         return allow ? planned.filter((t) => allow(routedModel(t, fn))) : planned;
       },
       noTargets,
+      route?.via,
     );
   }
 

@@ -94,12 +94,14 @@ describe("a misspelled required field", () => {
     for (const def of FUNCTIONS) {
       const body = { ...(def.example.request as Record<string, unknown>) };
       const required = (def.request as { required?: string[] }).required ?? [];
-      // chat and ticket-reply require one of two fields in code, after the schema
-      const field = required[0] ?? (def.name === "chat" ? "message" : "ticket");
+      // chat, ticket-reply and email-reply require one of two fields in code, after the schema
+      const field =
+        required[0] ?? ({ chat: "message", "ticket-reply": "ticket", "email-reply": "email_text" }[def.name] as string);
       const value = body[field] ?? "hello";
       delete body[field];
       delete body.messages;
       delete body.ticket_body;
+      delete body.email_content;
       const typo = field.slice(0, -1);
       body[typo] = value;
       const res = await post(`/api/v1/ai/${def.name}`, body);

@@ -76,7 +76,12 @@ async function call(path: Path, key: string, route?: string) {
     path === "chat"
       ? await gw.post("/v1/chat/completions", { model: "rt", messages: [{ role: "user", content: "Hello" }] }, headers)
       : await gw.post("/api/v1/ai/chat", { message: "Hello", model: "rt" }, headers);
-  return { status: r.status, deployment: r.headers.get("x-textai-deployment"), code: r.json.error?.code as string | undefined };
+  return {
+    status: r.status,
+    deployment: r.headers.get("x-textai-deployment"),
+    code: r.json.error?.code as string | undefined,
+    message: r.json.error?.message as string | undefined,
+  };
 }
 
 describe("[[model_routes]] through a real server", () => {
@@ -119,7 +124,14 @@ describe("[[model_routes]] through a real server", () => {
     const key = await keyWith({ allowed_models: ["rt"] });
     expect(await call("chat", key)).toMatchObject({ status: 200, deployment: "sim-a/rt-default" });
     const before = a.calls.count + b.calls.count;
-    expect((await call("chat", key, "batch")).status).toBe(403);
+    for (const path of ["chat", "function"] as Path[]) {
+      const refused = await call(path, key, "batch");
+      expect(refused.status).toBe(403);
+      // the refusal names the group the rule picked and why the call went there (it said "any model that serves ...")
+      expect(refused.message).toStartWith(
+        'this key may not use the model group "rt-batch", where a [[model_routes]] rule sends "rt" (the request\'s x-textai-route: batch); its allowed models: rt',
+      );
+    }
     expect(a.calls.count + b.calls.count).toBe(before);
   });
 });
