@@ -145,6 +145,14 @@ export async function walkChain(
   return { ok: true, entries: count, head };
 }
 
+/**
+ * A change that changed nothing (its before and after given, and both empty: every field the same,
+ * `keys update ID --rpm ""` of a limit already unset) is no entry: a trail of `{} -> {}` says nothing.
+ */
+export function changesNothing(d: AuditDraft): boolean {
+  return d.before !== null && d.after !== null && Object.keys(d.before).length === 0 && Object.keys(d.after).length === 0;
+}
+
 /** An entry's id, as a store answers it after the append (for tests and logs). */
 export type AppendedEntry = Pick<AuditRow, "seq" | "id" | "hash">;
 

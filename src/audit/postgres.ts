@@ -1,6 +1,6 @@
 import type { SQL } from "bun";
 import { type PgStorage, pgCall } from "../storage/postgres";
-import { CHAIN, seal, walkChain } from "./chain";
+import { CHAIN, changesNothing, seal, walkChain } from "./chain";
 import type { AuditDraft, AuditQuery, AuditRow, AuditTrail, VerifyResult } from "./interface";
 
 type PgRow = Omit<AuditRow, "seq" | "at"> & { seq: string | number; at: string | number };
@@ -13,7 +13,8 @@ const COLUMNS =
  * the head row makes the appends of every node wait for one another: the next one reads the head
  * this one leaves, once this transaction commits (or sees it unchanged if it rolls back).
  */
-export async function appendAuditIn(tx: SQL, d: AuditDraft): Promise<AuditRow> {
+export async function appendAuditIn(tx: SQL, d: AuditDraft): Promise<AuditRow | null> {
+  if (changesNothing(d)) return null;
   const [head] = await tx`SELECT seq, hash FROM audit_head WHERE chain = ${CHAIN} FOR UPDATE`;
   if (!head) throw new Error("the audit chain's head row is missing");
   const r = seal(d, { seq: Number(head.seq), hash: head.hash });

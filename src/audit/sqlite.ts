@@ -1,5 +1,5 @@
 import type { Database } from "bun:sqlite";
-import { CHAIN, seal, walkChain } from "./chain";
+import { CHAIN, changesNothing, seal, walkChain } from "./chain";
 import type { AuditDraft, AuditQuery, AuditRow, AuditTrail, VerifyResult } from "./interface";
 
 const COLUMNS =
@@ -10,8 +10,9 @@ const COLUMNS =
  * records): the head row is read and moved in it, so the connection's write lock, which SQLite
  * takes at the transaction's first write, orders the appends of every process on the file.
  */
-export function appendAudit(sqlite: Database, d: AuditDraft): AuditRow {
+export function appendAudit(sqlite: Database, d: AuditDraft): AuditRow | null {
   if (!sqlite.inTransaction) throw new Error("an audit entry is appended in the transaction of its change");
+  if (changesNothing(d)) return null;
   const head = sqlite
     .query<{ seq: number; hash: string }, [string]>("SELECT seq, hash FROM audit_head WHERE chain = ?")
     .get(CHAIN);
