@@ -20,12 +20,15 @@ const SUFFIX =
   "(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Parkway|Pkwy|Circle|Cir|Highway|Hwy|Square|Sq|Squares|Trail|Trl|Close|Crescent|Cres|Row|Mews|Grove|Gardens?|Walk|Plaza|Alley|Loop|Pike|Broadway|Brooks?|Branch|Bypass|Camp|Canyon|Causeway|Cliffs?|Common|Corners?|Course|Cove|Creek|Crest|Crossing|Dale|Dam|Divide|Estates?|Expressway|Extensions?|Falls?|Ferry|Fields?|Flats?|Fords?|Forest|Forge|Fork|Freeway|Glens?|Greens?|Harbou?r|Haven|Heights|Hills?|Hollow|Inlet|Island|Junction|Keys?|Knolls?|Lakes?|Landing|Lights?|Lodge|Mall|Manor|Meadows?|Mills?|Mission|Motorway|Mount|Mountain|Orchard|Oval|Overpass|Parade|Park|Pass|Path|Pines?|Plains?|Points?|Port|Prairie|Ridge|Rise|Run|Shoals?|Shores?|Springs?|Spurs?|Station|Stravenue|Summit|Track|Trace|Turnpike|Underpass|Valley|Via|Views?|Village|Ville|Vista|Wall|Wells?|Brow|Drove|Brae|End)";
 const UNIT =
   "(?:,?\\s+(?:Apt|Apto|Apartment|Appartamento|Suite|Ste|Unit|Floor|Fl|Room|Rm|Zimmer|Piano|#)\\.?\\s*#?[\\p{L}\\p{N}-]{1,6})?";
-const POSTCODE = "(?:\\d{6}|\\d{5}(?:-\\d{4})?|[A-Z]{1,2}\\d[A-Z\\d]?\\s?\\d[A-Z]{2}|[A-Z]\\d[A-Z]\\s?\\d[A-Z]\\d|\\d{4})";
+// (Ireland's Eircode: a routing key, a letter and two digits or D6W, then four of its letters and digits: "D06 X2Y3")
+const POSTCODE =
+  "(?:\\d{6}|\\d{5}(?:-\\d{4})?|[A-Z]{1,2}\\d[A-Z\\d]?\\s?\\d[A-Z]{2}|[A-Z]\\d[A-Z]\\s?\\d[A-Z]\\d|(?:[AC-FHKNPRTV-Y]\\d{2}|D6W)\\s?[0-9AC-FHKNPRTV-Y]{4}|\\d{4})";
 // ", Springfield, IL 62704" / ", London NW1 6XE" / ", Toronto, ON M5V 2T6"; every part optional
-const LOCALITY = `(?:,\\s*${CAP}(?:\\s+${CAP}){0,2}(?:,?\\s+(?:[A-Z]{2}(?![\\p{L}])|${CAP}))?(?:,?\\s+${POSTCODE})?(?![\\p{L}\\p{N}]))?`;
+// (a town with its postal district: "Dublin 6", "Manchester 14")
+const LOCALITY = `(?:,\\s*${CAP}(?:\\s+${CAP}){0,2}(?:[ \\t]\\d{1,2}(?![\\d\\p{L}]))?(?:,?\\s+(?:[A-Z]{2}(?![\\p{L}])|${CAP}))?(?:,?\\s+${POSTCODE})?(?![\\p{L}\\p{N}]))?`;
 
 const STREET_EN = new RegExp(
-  `(?<![\\p{L}\\p{N}])(?:No\\.?[ \\t]?\\d{1,6}[A-Za-z]?(?:-\\d{1,5})?,?|\\d{1,6}[A-Za-z]?(?:-\\d{1,5})?)[ \\t]+(?:(?:[NSEW]|North|South|East|West|NE|NW|SE|SW)\\.?\\s+)?(?:(?:\\d{1,3}(?:st|nd|rd|th)|${CAP})\\s+){1,4}${SUFFIX}\\.?(?![\\p{L}])(?:\\s+(?:North|South|East|West|NE|NW|SE|SW|[NSEW])\\b\\.?)?${UNIT}${LOCALITY}`,
+  `(?<![\\p{L}\\p{N}])(?:No\\.?[ \\t]?\\d{1,6}[A-Za-z]?(?:-\\d{1,5})?,?|\\d{1,6}[A-Za-z]?(?:-\\d{1,5})?)[ \\t]+(?:(?:[NSEW]|North|South|East|West|NE|NW|SE|SW)\\.?\\s+)?(?:(?:\\d{1,3}(?:st|nd|rd|th)|${CAP})\\s+){1,4}${SUFFIX}\\.?(?![\\p{L}])(?:\\s+(?:North|South|East|West|NE|NW|SE|SW|Lower|Upper|[NSEW])\\b\\.?)?${UNIT}${LOCALITY}`,
   "gu",
 );
 const GERMANIC_ENDINGS =

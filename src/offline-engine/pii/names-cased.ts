@@ -144,14 +144,19 @@ export function findCasedNames(text: string): PiiEntity[] {
     // a given name of the English lists, or two words that are no everyday words, one of them a gazetteer name
     if (!knownGiven(words[0]) && !gazetteerPair(words)) continue;
     let n = 1;
-    while (n < words.length && !LOWER_STOP.has(words[n]) && (SURNAME_PARTICLES.has(words[n]) || words[n].length > 1)) {
+    // a particle inside a surname ("ana de souza"), and Irish "o" written apart before a word that is
+    // no everyday word ("sean o brien", O'Brien typed without its capitals and apostrophe)
+    const particle = (k: number) =>
+      SURNAME_PARTICLES.has(words[k] as string) ||
+      (words[k] === "o" && k + 1 < words.length && !isEnglishWord(words[k + 1] as string));
+    while (n < words.length && !LOWER_STOP.has(words[n]) && (particle(n) || words[n].length > 1)) {
       // an everyday word that is no name of the lists ends it too ("to frank jensen before friday")
       const w = words[n] as string;
-      if (!SURNAME_PARTICLES.has(w) && isEnglishWord(w) && !isFamilyName(w) && !isGivenName(w)) break;
+      if (!particle(n) && isEnglishWord(w) && !isFamilyName(w) && !isGivenName(w)) break;
       n++;
     }
     // a surname particle does not end a name ("ana de")
-    while (n > 1 && SURNAME_PARTICLES.has(words[n - 1])) n--;
+    while (n > 1 && particle(n - 1)) n--;
     if (n < 2) continue;
     let length = n - 1;
     for (let k = 0; k < n; k++) length += (words[k] as string).length;

@@ -167,7 +167,9 @@ const PLACE_AFTER = new Set(
     "logistics consulting systems technologies software media motors airlines pharma energy foods logistik azure " +
     "tér utca út körút náměstí ulice plac aleja gatan gata gate vej katu tie iela prospekt " +
     // places and their parts, after the place's name ("Ho Chi Minh City", "Camella Homes", "Yenişehir Mah.")
-    "city homes village estate crescent district ward barangay mah mahalle mahallesi county province"
+    "city homes village estate crescent district ward barangay mah mahalle mahallesi county province " +
+    // a firm's sites after the town they are in ("the Lyon office"; not branch or campus, which are surnames too)
+    "office offices site warehouse depot headquarters hq"
   ).split(" "),
 );
 /** Words of PLACE_AFTER that are common surnames too (Hall, Park, Lane, Ward: England's and Korea's). */
