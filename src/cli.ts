@@ -229,11 +229,11 @@ function flagRefusal(err: GatewayError): UsageError {
     .filter((k) => param === k || param.startsWith(`${k}.`))
     .sort((a, b) => b.length - a.length)[0];
   // the API's field names in the message are the flags here ("give account_id" is "give --account")
-  const message = err.message.replace(API_FIELD_NAMES, (name) => `--${FLAG_OF_PARAM[name]}`);
-  if (field === undefined) return new UsageError(message);
-  const own = [`${field}: `, `${field}${param === field ? " " : "."}`].find((p) => message.startsWith(p));
-  const said = own ? message.slice(own.length) : message;
-  return new UsageError(`--${FLAG_OF_PARAM[field]}: ${said}`);
+  const flagged = (text: string) => text.replace(API_FIELD_NAMES, (name) => `--${FLAG_OF_PARAM[name]}`);
+  if (field === undefined) return new UsageError(flagged(err.message));
+  const own = [`${field}: `, `${field}${param === field ? " " : "."}`].find((p) => err.message.startsWith(p));
+  const said = own ? err.message.slice(own.length) : err.message;
+  return new UsageError(`--${FLAG_OF_PARAM[field]}: ${flagged(said)}`);
 }
 
 /** The field names of FLAG_OF_PARAM that are no English word (they hold a "_"), as whole words. */

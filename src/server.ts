@@ -117,6 +117,23 @@ function claimDatabase(config: Pick<Config, "dbPath" | "databaseUrl" | "configFi
   };
 }
 
+/**
+ * A provider's key variable named but not set: every call of that provider goes without its key (a
+ * CLI verb reading the same file in another shell may lack it by design: a warning, not a refusal).
+ */
+function warnUnsetKeys(config: Pick<Config, "providers">, logger: Logger): void {
+  for (const p of config.providers)
+    if (p.api_key_env && !p.api_key)
+      logger.log(
+        "warn",
+        `provider "${p.name}": api_key_env names ${p.api_key_env}, which is not set: its calls go without a key`,
+        {
+          provider: p.name,
+          api_key_env: p.api_key_env,
+        },
+      );
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -364,13 +381,7 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
     ...(config.redisUrl ? { redis: urlForLog(config.redisUrl) } : {}),
     providers: config.providers.map((p) => p.name).join(","),
   });
-  // a key variable named but not set: every call of that provider goes without its key (a CLI verb
-  // reading the same file in another shell may lack it by design: a warning, not a refusal)
-  for (const p of config.providers)
-    if (p.api_key_env && !p.api_key) {
-      const message = `provider "${p.name}": api_key_env names ${p.api_key_env}, which is not set: its calls go without a key`;
-      deps.logger.log("warn", message, { provider: p.name, api_key_env: p.api_key_env });
-    }
+  warnUnsetKeys(config, deps.logger);
   const metricsUrl = metricsServer ? urlOf(config.metricsListen!.host, metricsServer.port!) : undefined;
   if (metricsUrl) deps.logger.log("info", "metrics listening", { url: `${metricsUrl}/metrics` });
   const routes = app.routes.map((r) => ({
