@@ -17,15 +17,14 @@ import { SqliteCreditLedger } from "./credits/sqlite";
 import { memberView } from "./dashboard/members";
 import { GatewayError } from "./errors";
 import { FUNCTIONS } from "./functions/registry";
-import { closest } from "./functions/validate";
 import { changed, inviteMember, roleFrom } from "./http/routes/members";
 import { usageNames } from "./http/routes/usage-names";
 import { createWebhook, endpointOf, removeWebhook, rotateWebhook } from "./http/routes/webhooks";
-import { counted } from "./plural";
 import { warmOfflineFunctions } from "./providers/local";
 import { parseLogQuery } from "./requestlog/query";
 import { buildServices, type Services } from "./services";
 import { VERSION } from "./version";
+import { closest, counted } from "./words";
 
 const USAGE = `textai — Text-AI Gateway
 

@@ -3,8 +3,8 @@ import { dirname, join, resolve } from "node:path";
 import { type Static, Type as T } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parse as parseToml } from "smol-toml";
-import { closest } from "./functions/validate";
 import { literalsOf } from "./schema-check";
+import { closest } from "./words";
 
 const PositiveInt = T.Integer({ minimum: 1 });
 const NonNegInt = T.Integer({ minimum: 0 });

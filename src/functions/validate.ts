@@ -2,6 +2,9 @@ import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { GatewayError } from "../errors";
 import { checkerFor, literalsOf } from "../schema-check";
+import { closest } from "../words";
+
+export { closest };
 
 const withDefaults = new WeakMap<TSchema, boolean>();
 
@@ -246,31 +249,4 @@ function unknownFieldMessage(u: UnknownField): string {
   const near = closest(u.name, u.known);
   if (near) return `unknown field "${u.param}": did you mean "${near}"?`;
   return `unknown field "${u.param}"; known fields here: ${u.known.join(", ")}`;
-}
-
-/** The known name nearest to `name` by edit distance, when near enough to be a typo. */
-export function closest(name: string, known: string[]): string | null {
-  let best: string | null = null;
-  let bestD = Number.POSITIVE_INFINITY;
-  const lower = name.toLowerCase();
-  for (const k of known) {
-    const d = editDistance(lower, k.toLowerCase());
-    if (d < bestD) {
-      bestD = d;
-      best = k;
-    }
-  }
-  return best !== null && bestD <= Math.max(2, Math.floor(name.length / 3)) ? best : null;
-}
-
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 8) return Number.POSITIVE_INFINITY;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++)
-      cur[j] = Math.min((prev[j] ?? 0) + 1, (cur[j - 1] ?? 0) + 1, (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length] ?? Number.POSITIVE_INFINITY;
 }

@@ -96,5 +96,5 @@ function rowChart(title: string, bars: Bar[], max: number): Html {
   })}</div>`;
 }
 
-// the count words of every page, the CLI's and the messages' (src/plural.ts)
-export { counted, noun, pluralOf } from "../../../plural";
+// the count words of every page, the CLI's and the messages' (src/words.ts)
+export { counted, noun, pluralOf } from "../../../words";
