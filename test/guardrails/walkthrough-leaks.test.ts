@@ -5,6 +5,7 @@
  *   ("D06 X2Y3") went out after "[ADDRESS_1]";
  * - a lower-case name with Irish "o" written apart ("sean o brien"): "o brien" went out;
  * - "the Lyon office" went out as "the [NAME_1] office".
+ * And, found beside them, a lower-case name after "ask", "ping" and the like: "ask sean murphy" went out whole.
  */
 import { expect, test } from "bun:test";
 import { rawPost } from "../openai/setup";
@@ -41,6 +42,17 @@ test("a lower-case name with Irish 'o' written apart goes out whole as one place
   const sent = await sentFor("talk to sean o brien about the invoice");
   expect(sent).not.toContain("brien");
   expect(sent).toContain("talk to [NAME_1] about the invoice");
+});
+
+test("a lower-case name after a verb that reaches a person (ask, tell, ping, email, cc, met) goes out as one placeholder", async () => {
+  for (const [text, name] of [
+    ["ask sean murphy about the invoice", "murphy"],
+    ["ping anna kowalski when the build is done", "kowalski"],
+  ] as const) {
+    const sent = await sentFor(text);
+    expect(sent, text).not.toContain(name);
+    expect(sent, text).toContain("[NAME_1]");
+  }
 });
 
 test("a town before a firm's site word is no name: 'the Lyon office' goes out as written", async () => {

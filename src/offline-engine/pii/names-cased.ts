@@ -20,7 +20,7 @@ const CAPS_RUN =
   /(?<![\p{L}\p{N}])\p{Lu}(?:\p{Lu}+(?:['’-]\p{Lu}+)?|['’]\p{Lu}{2,})(?:[ \t]+(?:\p{Lu}\.[ \t]+)?\p{Lu}(?:\p{Lu}+(?:['’-]\p{Lu}+)?|['’]\p{Lu}{2,}))+(?![\p{L}\p{N}])/gu;
 // a lower-case word after a phrase that introduces a person (the phrase list is names.ts's)
 const LOWER_AFTER_CUE =
-  /(?:\b(?:name is|name:|is|it'?s|its|i'?m|i am|thanks,?|thank you,?|regards,?|cheers,?|customer:|client:|for|to|by|from|dear|hi|hello|hey|call|contact|behalf of|neighbou?r|technician|colleague)[ \t]+)(?!(?:the|a|an|my|your|our|their|his|her|you|me|us|them|it|its|it's|is|im|i'm|be|do|get|see|this|that|all|any|some|more|help|each|again|just|here)[ \t.,!?])(\p{Ll}[\p{Ll}\p{M}'’-]*(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]*){1,3})/giu;
+  /(?:\b(?:name is|name:|is|it'?s|its|i'?m|i am|thanks,?|thank you,?|regards,?|cheers,?|customer:|client:|for|to|by|from|dear|hi|hello|hey|call|contact|ask|asked|tell|told|ping|pinged|email|emailed|cc|met|meet|behalf of|neighbou?r|technician|colleague)[ \t]+)(?!(?:the|a|an|my|your|our|their|his|her|you|me|us|them|it|its|it's|is|im|i'm|be|do|get|see|this|that|all|any|some|more|help|each|again|just|here)[ \t.,!?])(\p{Ll}[\p{Ll}\p{M}'’-]*(?:[ \t]+\p{Ll}[\p{Ll}\p{M}'’-]*){1,3})/giu;
 
 const UPPER_FIRST = /^\p{Lu}/u;
 
@@ -29,7 +29,7 @@ const LOWER_AFTER_CUE_AT = new RegExp(LOWER_AFTER_CUE.source, "iuy");
 // the first word of each phrase: "name is" and "name:" start at "name", "it's" at "it", "i'm" and "i am" at "i"
 gateWords(
   NAME_CUE,
-  "name is it its i im thanks thank regards cheers customer client for to by from dear hi hello hey call contact behalf neighbour neighbor technician colleague".split(
+  "name is it its i im thanks thank regards cheers customer client for to by from dear hi hello hey call contact ask asked tell told ping pinged email emailed cc met meet behalf neighbour neighbor technician colleague".split(
     " ",
   ),
 );
