@@ -13,7 +13,7 @@
 import { join } from "node:path";
 import { startGateway } from "./lib/gateway";
 import { cpuMs, freePort, ROOT, spawnChild, threadCpuMs, waitFor } from "./lib/proc";
-import { PII_PROMPT_NUMBERS, piiPrompt } from "./lib/requests";
+import { freshBodies, PII_PROMPT_NUMBERS, piiPrompt } from "./lib/requests";
 
 const arg = (name: string, dflt: string) => {
   const i = process.argv.indexOf(name);
@@ -29,13 +29,8 @@ const ONLY = arg("--only", "");
 const body = JSON.stringify({ model: "sim-model", messages: [{ role: "user", content: piiPrompt(1024) }], max_tokens: 64 });
 /** --fresh: every request's prompt new (its order and ticket numbers changed), so the guard remembers none */
 const FRESH = process.argv.includes("--fresh");
-let seq = Math.floor(Math.random() * 1e9);
-const bodyOf = () =>
-  FRESH
-    ? body
-        .replaceAll(PII_PROMPT_NUMBERS[0] as string, String(10_000 + (seq++ % 90_000)))
-        .replaceAll(PII_PROMPT_NUMBERS[1] as string, String(10_000 + (Math.floor(seq / 90_000) % 90_000)))
-    : body;
+const nextFresh = freshBodies(body, PII_PROMPT_NUMBERS);
+const bodyOf = () => (FRESH ? nextFresh() : body);
 const simPort = freePort();
 const statsPort = freePort();
 const sim = spawnChild(["bun", join(ROOT, "bench", "sim.ts"), "--port", String(simPort), "--stats-port", String(statsPort)], {

@@ -5,6 +5,7 @@
  * integer-millisecond histogram, so sub-millisecond differences at one connection are visible.
  */
 import autocannon from "autocannon";
+import { freshBodies } from "./lib/requests";
 
 export interface LoadSpec {
   url: string;
@@ -25,20 +26,6 @@ export interface LoadSpec {
    * chance, of two runs) send the same text; the body's shape and length stay the same
    */
   fresh?: string[];
-}
-
-/** The five-digit groups of a counter that starts at random (LoadSpec.fresh). */
-function freshBodies(body: string, marks: string[]): () => string {
-  let seq = Math.floor(Math.random() * 1e15);
-  return () => {
-    let out = body;
-    let n = seq++;
-    for (const mark of marks) {
-      out = out.replaceAll(mark, String(10_000 + (n % 90_000)));
-      n = Math.floor(n / 90_000);
-    }
-    return out;
-  };
 }
 
 export interface LoadResult {

@@ -28,6 +28,20 @@ export function piiPrompt(size: number): string {
 /** Numbers of piiPrompt that are no PII (an order, a ticket): changed per request to make every prompt new. */
 export const PII_PROMPT_NUMBERS = ["88213", "55102"];
 
+/** The five-digit groups of a counter that starts at random (bench/load.ts LoadSpec.fresh, guard-ab.ts --fresh): `body` with each of `marks` (five-digit numbers of it) replaced, a new number per call. */
+export function freshBodies(body: string, marks: string[]): () => string {
+  let seq = Math.floor(Math.random() * 1e15);
+  return () => {
+    let out = body;
+    let n = seq++;
+    for (const mark of marks) {
+      out = out.replaceAll(mark, String(10_000 + (n % 90_000)));
+      n = Math.floor(n / 90_000);
+    }
+    return out;
+  };
+}
+
 /** One endpoint a scenario may load: its path, the JSON body sent, and its name in the output. */
 export interface Candidate {
   path: string;
