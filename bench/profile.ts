@@ -10,8 +10,8 @@
  * `/v1/chat/completions` with `Cache-Control: no-cache`), `function` (sentiment-analysis through
  * the simulator, cache bypassed; `--function` is its old name), `cache` (the same call, primed, then
  * cache hits), `reject401` (a key that does not exist) or `reject429` (a key of the plan `tight`,
- * over its limit after the first call), `compat-1k` and `guarded` (the 1 KB prompt with PII, without
- * and with the guardrails' redaction of every kind), `group` (`compat` naming a weighted model group) or `cluster` (the function call on two nodes on PostgreSQL
+ * over its limit after the first call), `compat-1k`, `guarded` and `guarded-fresh` (the 1 KB prompt with PII, without
+ * and with the guardrails' redaction of every kind; fresh: a new prompt per request), `group` (`compat` naming a weighted model group) or `cluster` (the function call on two nodes on PostgreSQL
  * and Redis, both profiled, with Redis commands and PostgreSQL transactions per call). --tree runs the gateway of another checkout (a directory
  * holding a commit's tree, as bench/lib/tree.ts checks them out) instead of this one.
  */
@@ -29,6 +29,7 @@ import {
   type GatewayScenario,
   GROUP_TOML,
   groupChatCandidate,
+  PII_PROMPT_NUMBERS,
   piiChatCandidate,
   requestHeaders,
   UNKNOWN_KEY,
@@ -55,6 +56,7 @@ const scenario = values.scenario ?? (values.function ? "function" : "compat");
  */
 const PROFILE_ONLY: Record<string, GatewayRequest> = {
   guarded: { candidates: [piiChatCandidate], key: "guarded", cacheBypass: true, expectStatus: 200 },
+  "guarded-fresh": { candidates: [piiChatCandidate], key: "guarded", cacheBypass: true, expectStatus: 200 },
   group: { candidates: [groupChatCandidate], key: "bench", cacheBypass: true, expectStatus: 200 },
 };
 const NAMES = [...GATEWAY_SCENARIOS, ...Object.keys(PROFILE_ONLY), "cluster"];
@@ -217,7 +219,7 @@ try {
     const gw = await startGateway({
       simUrl,
       tree: values.tree,
-      keyPlans: scenario === "guarded" ? ["bench", "tight", "guarded"] : ["bench", "tight"],
+      keyPlans: scenario.startsWith("guarded") ? ["bench", "tight", "guarded"] : ["bench", "tight"],
       extraToml: scenario === "group" ? GROUP_TOML : undefined,
       bunFlags: ["--cpu-prof", `--cpu-prof-dir=${values.out}`],
     });
@@ -229,6 +231,7 @@ try {
         headers: requestHeaders(request, key),
         body,
         connections: Number(values.connections),
+        fresh: scenario === "guarded-fresh" ? PII_PROMPT_NUMBERS : undefined,
       };
       if (request.prime) await (await fetch(spec.url, { method: "POST", headers: spec.headers, body: spec.body })).text();
       await runLoad({ ...spec, duration: 1 });
