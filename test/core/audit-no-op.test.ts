@@ -5,11 +5,10 @@
  * writes one. Through a real server and the real CLI on its SQLite file.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { join } from "node:path";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { runCli } from "../helpers/spawned";
 
 const ADMIN = "audit-no-op-admin-token-0123456789abcdef";
-const CLI = join(import.meta.dir, "../../src/cli.ts");
 let gw: TestGateway;
 
 beforeAll(async () => {
@@ -17,12 +16,7 @@ beforeAll(async () => {
 });
 afterAll(() => gw?.close());
 
-function cli(args: string[]) {
-  const base: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("TEXTAI_") && k !== "PORT") base[k] = v;
-  const r = Bun.spawnSync([process.execPath, CLI, ...args], { env: { ...base, TEXTAI_DB: gw.dbPath }, stdin: "ignore" });
-  return { code: r.exitCode, err: r.stderr.toString() };
-}
+const cli = (args: string[]) => runCli(args, { TEXTAI_DB: gw.dbPath });
 
 const entries = async (target: string) =>
   (

@@ -10,8 +10,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { runCli } from "../helpers/spawned";
 
-const CLI = join(import.meta.dir, "../../src/cli.ts");
 const dir = mkdtempSync(join(tmpdir(), "textai-cli-backup-"));
 let gw: TestGateway;
 
@@ -23,12 +23,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function cli(args: string[], env: Record<string, string>) {
-  const base: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("TEXTAI_") && k !== "PORT") base[k] = v;
-  const r = Bun.spawnSync([process.execPath, CLI, ...args], { env: { ...base, ...env }, stdin: "ignore" });
-  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
-}
+const cli = (args: string[], env: Record<string, string>) => runCli(args, env);
 
 const sentiment = (g: TestGateway, key: string) =>
   fetch(`${g.url}/api/v1/ai/sentiment-analysis`, {

@@ -11,19 +11,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stored } from "../helpers/bad-attributes";
+import { runCli } from "../helpers/spawned";
 
-const CLI = join(import.meta.dir, "../../src/cli.ts");
 const dir = mkdtempSync(join(tmpdir(), "textai-no-account-"));
 const db = join(dir, "textai.db");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function cli(args: string[]) {
-  const base: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (v !== undefined && !["TEXTAI_CONFIG", "TEXTAI_DATABASE_URL", "TEXTAI_REDIS_URL"].includes(k)) base[k] = v;
-  const r = Bun.spawnSync([process.execPath, CLI, ...args], { env: { ...base, TEXTAI_DB: db }, stdin: "ignore" });
-  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
-}
+const cli = (args: string[]) => runCli(args, { TEXTAI_DB: db });
 
 /** each verb with `--account`, with the rest of what it needs (all of it valid but the account) */
 const VERBS: Record<string, string[]> = {

@@ -3,18 +3,12 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CLI_VERBS, main } from "../../src/cli";
+import { runCli } from "../helpers/spawned";
 
-const CLI = join(import.meta.dir, "../../src/cli.ts");
 const dir = mkdtempSync(join(tmpdir(), "textai-cli-usage-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function run(args: string[]) {
-  const r = Bun.spawnSync([process.execPath, CLI, ...args], {
-    env: { ...process.env, TEXTAI_DB: join(dir, "t.db") },
-    stdin: "ignore",
-  });
-  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
-}
+const run = (args: string[]) => runCli(args, { TEXTAI_DB: join(dir, "t.db") });
 
 /** lines of the full help that belong to other verbs: none of them may follow a usage error */
 const FOREIGN = ["textai credits reconcile", "textai accounts set-login", "Configuration comes from"];

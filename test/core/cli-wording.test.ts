@@ -8,18 +8,13 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runCli } from "../helpers/spawned";
 
-const CLI = join(import.meta.dir, "../../src/cli.ts");
 const dir = mkdtempSync(join(tmpdir(), "textai-cli-wording-"));
 const db = join(dir, "textai.db");
 let account: string;
 
-function cli(args: string[]) {
-  const base: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("TEXTAI_") && k !== "PORT") base[k] = v;
-  const r = Bun.spawnSync([process.execPath, CLI, ...args], { env: { ...base, TEXTAI_DB: db }, stdin: "ignore" });
-  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
-}
+const cli = (args: string[]) => runCli(args, { TEXTAI_DB: db });
 
 beforeAll(() => {
   const made = cli(["keys", "create", "--label", "wording", "--json"]);

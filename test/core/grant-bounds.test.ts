@@ -6,9 +6,9 @@
  */
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { join } from "node:path";
 import { MAX_BALANCE, MAX_GRANT } from "../../src/credits/amount";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { runCli } from "../helpers/spawned";
 
 const ADMIN = "admin-secret-token-0123456789abcdef";
 const admin = { authorization: `Bearer ${ADMIN}` };
@@ -18,11 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-const CLI = join(import.meta.dir, "../../src/cli.ts");
-const cli = (args: string[]) => {
-  const r = Bun.spawnSync([process.execPath, CLI, ...args], { env: { ...process.env, TEXTAI_DB: gw.dbPath }, stdin: "ignore" });
-  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
-};
+const cli = (args: string[]) => runCli(args, { TEXTAI_DB: gw.dbPath });
 
 test("too many credits at once: refused on every way in, nothing stored, the account keeps working", async () => {
   const { key, accountId } = gw.newKey({ credits: 556 });

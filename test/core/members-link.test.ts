@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stored } from "../helpers/bad-attributes";
 import { startGateway, type TestGateway } from "../helpers/gateway";
+import { runCli } from "../helpers/spawned";
 
-const CLI = join(import.meta.dir, "../../src/cli.ts");
 const dir = mkdtempSync(join(tmpdir(), "textai-members-link-"));
 let gw: TestGateway;
 beforeAll(async () => {
@@ -23,14 +23,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The CLI on `db`, with none of the test's own listening or config variables but `env`. */
-function cli(db: string, args: string[], env: Record<string, string> = {}) {
-  const base: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env))
-    if (v !== undefined && !["PORT", "HOST", "TEXTAI_CONFIG", "TEXTAI_DATABASE_URL", "TEXTAI_REDIS_URL"].includes(k)) base[k] = v;
-  const r = Bun.spawnSync([process.execPath, CLI, ...args], { env: { ...base, ...env, TEXTAI_DB: db }, stdin: "ignore" });
-  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
-}
+/** The CLI on `db`, as a user runs it (runCli), with `env`. */
+const cli = (db: string, args: string[], env: Record<string, string> = {}) => runCli(args, { ...env, TEXTAI_DB: db });
 
 /** A member invited with the CLI on `db` (to a new account of its own): the link's URL. */
 function invite(db: string, env: Record<string, string> = {}, more: string[] = []): URL {

@@ -13,6 +13,29 @@ export interface SpawnedGateway {
   exited: Promise<number>;
 }
 
+/** What a finished CLI run gave: its exit code and its two outputs. */
+export interface CliRun {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+/**
+ * Runs `textai ARGS` (the CLI) to completion as a user's shell would: the test's own settings
+ * (every `TEXTAI_*` variable, `PORT`, `HOST`) are left out, then `env` is added; stdin is closed.
+ */
+export function runCli(args: string[], env: Record<string, string> = {}, stdin?: string): CliRun {
+  const base: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env))
+    if (v !== undefined && !k.startsWith("TEXTAI_") && k !== "PORT" && k !== "HOST") base[k] = v;
+  const r = Bun.spawnSync([process.execPath, CLI, ...args], {
+    env: { ...base, ...env },
+    cwd: ROOT,
+    stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
+  });
+  return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
+}
+
 /** Runs `textai` (the CLI) to completion with `env` and returns its standard output. */
 export function cli(args: string[], env: Record<string, string>): string {
   const r = Bun.spawnSync(["bun", CLI, ...args], { env: { ...process.env, ...env }, cwd: ROOT });
