@@ -1095,6 +1095,29 @@ function planSettings(file: FileConfig): Pick<Config, "plans" | "maxKeys" | "kno
   return { plans, maxKeys, knowledgeQuotas, guardrails, planPolicies };
 }
 
+/** The variables that switch on a provider of that name without a `[[providers]]` entry (upsertEnvProvider below). */
+const ENV_PROVIDERS: Record<string, string> = {
+  openai: "OPENAI_API_KEY",
+  groq: "GROQ_API_KEY",
+  anthropic: "ANTHROPIC_API_KEY",
+  gemini: "GEMINI_API_KEY",
+  mistral: "MISTRAL_API_KEY",
+  "azure-openai": "AZURE_OPENAI_API_KEY",
+};
+
+/**
+ * Why a route or a deployment may not name `name`: a provider the environment switches on is off
+ * until its variable is set (say which); any other name is unknown (the one meant, if close, and
+ * the names there are).
+ */
+function unknownProvider(name: string, known: string[]): string {
+  const variable = Object.hasOwn(ENV_PROVIDERS, name) ? ENV_PROVIDERS[name] : undefined;
+  if (variable)
+    return `provider "${name}" is off: set ${variable} to switch it on, or declare it as a [[providers]] entry named "${name}" (providers now: ${known.join(", ")})`;
+  const near = closest(name, known);
+  return `unknown provider "${name}"${near ? ` (did you mean "${near}"?)` : ""} (one of ${known.join(", ")})`;
+}
+
 /**
  * The config file's `[[models]]`, checked against the providers (`names`, the local engine's
  * included): a deployment names a provider, its weight is above 0, a group's name is no
@@ -1111,8 +1134,7 @@ function modelGroups(file: FileConfig, names: Set<string>): ModelGroupConfig[] {
     const ids = new Set<string>();
     const deployments = g.deployments.map((d, j): DeploymentConfig => {
       const where = `${at}.deployments[${j}]`;
-      if (!names.has(d.provider))
-        throw new ConfigError(`${where}.provider: unknown provider "${d.provider}" (one of ${[...names].join(", ")})`);
+      if (!names.has(d.provider)) throw new ConfigError(`${where}.provider: ${unknownProvider(d.provider, [...names])}`);
       const weight = d.weight ?? 1;
       if (!(weight > 0) || !Number.isFinite(weight))
         throw new ConfigError(`${where}.weight: must be a number above 0, got ${d.weight}`);
@@ -1236,7 +1258,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     for (const name of route) {
       if (!providers.some((p) => p.name === name) && !models.some((g) => g.name === name))
         throw new ConfigError(
-          `routes.${fn}: unknown provider "${name}" (one of ${[...providers.map((p) => p.name), ...models.map((g) => g.name)].join(", ")})`,
+          `routes.${fn}: ${unknownProvider(name, [...providers.map((p) => p.name), ...models.map((g) => g.name)])}`,
         );
     }
   }

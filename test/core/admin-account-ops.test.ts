@@ -227,7 +227,7 @@ describe("configuration", () => {
       expect(route.err).toMatch(/routes\.sentimnt-analysis: unknown function \(one of .*sentiment-analysis.*chat-completions/);
       const provider = await serve('[routes]\n"sentiment-analysis" = ["locl"]\n');
       expect(provider.code, provider.err).toBe(2);
-      expect(provider.err).toContain('routes.sentiment-analysis: unknown provider "locl" (one of local)');
+      expect(provider.err).toContain('routes.sentiment-analysis: unknown provider "locl" (did you mean "local"?) (one of local)');
       const limit = await serve('[plans.free.rate_limits]\n"sentiment-analysys" = 5\n');
       expect(limit.code, limit.err).toBe(2);
       expect(limit.err).toMatch(

@@ -92,3 +92,36 @@ test("a provider's api_key_env naming a variable that is not set: the start warn
     await gw.close();
   }
 });
+
+test("a route or a group naming a provider its environment variable switches on, unset: the start says which variable; a typo names the provider meant", async () => {
+  const cases: [string, string, string][] = [
+    [
+      "route-groq",
+      '[routes]\n"email-reply" = ["local", "groq"]\n',
+      'routes.email-reply: provider "groq" is off: set GROQ_API_KEY to switch it on, or declare it as a [[providers]] entry named "groq"',
+    ],
+    [
+      "group-anthropic",
+      '[[models]]\nname = "chat-fast"\n[[models.deployments]]\nprovider = "anthropic"\nmodel = "claude-3-5-haiku-latest"\n',
+      'models[0] ("chat-fast").deployments[0].provider: provider "anthropic" is off: set ANTHROPIC_API_KEY',
+    ],
+    ["route-typo", '[routes]\n"sentiment-analysis" = ["locl"]\n', 'unknown provider "locl" (did you mean "local"?)'],
+  ];
+  for (const [name, toml, said] of cases) {
+    const r = await serve(name, toml);
+    expect(r.code, `${name}: ${r.err}`).toBe(2);
+    expect(r.err, name).toContain(said);
+  }
+});
+
+test("the example config of docs/configuration.md starts as written, with the variables it names set", async () => {
+  const doc = await Bun.file(join(import.meta.dir, "../../docs/configuration.md")).text();
+  const example = /```toml\n([\s\S]*?)```/.exec(doc)?.[1] as string;
+  expect(example).toContain("[[providers]]");
+  const gw = await startGateway({ configText: example, env: { OLLAMA_KEY: "k" } });
+  try {
+    expect((await fetch(`${gw.url}/health`)).status).toBe(200);
+  } finally {
+    await gw.close();
+  }
+});
