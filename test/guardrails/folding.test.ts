@@ -57,6 +57,17 @@ const CARDS: Record<string, string> = {
   "zero-width spaces between groups": "4111\u200b1111\u200b1111\u200b1111",
 };
 
+/** (2026-12-06) Unicode's default-ignorable code points, as a class, and pictographs or dots a person reads through between groups */
+const PHONES: Record<string, string> = {
+  "right-to-left marks between groups": "054\u200F-\u200F123\u200F-\u200F4567",
+  "the Arabic letter mark after a group": "050\u061C 123 4567",
+  "keycap digits (digit, U+FE0F, U+20E3)": [..."07700 900123"].map((d) => (d === " " ? d : `${d}\uFE0F\u20E3`)).join(""),
+  "emoji between groups, spaced": "0152 👉 3381 👉 9074",
+  "emoji glued between groups": "0176🔹5512🔹8830",
+  "middle dots glued between groups": "0612·345·678",
+  "a Hangul filler (U+3164) after the area code": "010\u3164-1234-5678",
+};
+
 const SSNS: Record<string, string> = {
   "spaced digit by digit": "2 1 9 0 9 9 9 9 9",
   "spaced digit by digit, groups dashed": "2 1 9 - 0 9 - 9 9 9 9",
@@ -77,6 +88,32 @@ describe("cards in forms a person reads as one", () => {
       expect(suite.sim.calls.requests.length).toBe(before);
     });
   }
+});
+
+describe("phone numbers in forms a person reads as one", () => {
+  for (const [what, phone] of Object.entries(PHONES))
+    test(`a phone number with ${what} is redacted`, () => redacted(phone, "PHONE", []));
+});
+
+describe("every invisible character (Unicode's default-ignorable code points) is read through", () => {
+  // each assigned one of the Basic Multilingual Plane, and a tag character, between a card's groups: one request for them all
+  const invisibles = [
+    ...Array.from({ length: 0x10000 }, (_, cp) => String.fromCharCode(cp)).filter(
+      (c) => /\p{Default_Ignorable_Code_Point}/u.test(c) && !/\p{Cn}/u.test(c),
+    ),
+    "\u{E0020}",
+  ];
+  test(`${invisibles.length} invisible characters, each between the groups of a card, are redacted`, async () => {
+    expect(invisibles.length).toBeGreaterThan(50);
+    const cards = invisibles.map((c) => `4111${c}1111${c}1111${c}1111`);
+    const from = suite.sim.calls.requests.length;
+    const r = await rawPost(suite.gw, "/v1/chat/completions", key("redacting"), chat(cards.join(" ; ")));
+    expect(r.status).toBe(200);
+    const sent = suite.sentSince(from);
+    const leaked = cards.filter((card) => sent.includes(card) || sent.includes(JSON.stringify(card).slice(1, -1)));
+    expect(leaked.map((card) => [...card][4]?.codePointAt(0)?.toString(16))).toEqual([]);
+    expect(sent).not.toContain("1111");
+  });
 });
 
 describe("SSNs in forms a person reads as one", () => {

@@ -51,7 +51,7 @@ export function fold(text: string): Folded | null {
       continue;
     }
     const cp = codePointAt(text, i);
-    if (foldCodePoint(cp) !== null) {
+    if (pieceAt(text, i, cp) !== null) {
       first = i;
       break;
     }
@@ -73,7 +73,7 @@ export function fold(text: string): Folded | null {
     }
     const cp = codePointAt(text, i);
     const width = cp > 0xffff ? 2 : 1;
-    const piece = cp < 0x80 ? null : foldCodePoint(cp);
+    const piece = cp < 0x80 ? null : pieceAt(text, i, cp);
     if (piece === null) {
       view += width === 1 ? text[i] : text.slice(i, i + 2);
       at.push(i);
@@ -90,6 +90,22 @@ export function fold(text: string): Folded | null {
   return { view, at };
 }
 
+/**
+ * `end` moved back over invisible characters right after a value ("+972 54 123 4567\u200E"): a span
+ * ends at its last character a reader sees (a combining accent is seen: "Bàba\u0301" keeps it).
+ */
+export function endBeforeDropped(text: string, start: number, end: number): number {
+  while (end > start) {
+    const c = text.charCodeAt(end - 1);
+    const cp = c >= 0xdc00 && c <= 0xdfff && end - 2 >= start ? codePointAt(text, end - 2) : c;
+    if (cp < 0x80 || !invisible(cp)) break;
+    end -= cp > 0xffff ? 2 : 1;
+  }
+  return end;
+}
+
+const invisible = (cp: number): boolean => INVISIBLE.test(String.fromCodePoint(cp));
+
 /** a URL's escape of a blank, a "+" or an "@" (a form's values in a query string) */
 const URL_ESCAPE = /%(?:2[0Bb]|40)/;
 
@@ -101,6 +117,70 @@ function urlEscape(text: string, i: number): string | null {
   if (a === 50 && b === 98) return "+";
   if (a === 52 && b === 48) return "@";
   return null;
+}
+
+/**
+ * What the non-ASCII code point `cp` at `i` reads as (null: itself): foldCodePoint's answer, but a
+ * pictograph, a middle dot or a bullet between two digits (skipping blanks and invisible
+ * characters) is read through as a group separator, "-" ("0152 👉 3381 👉 9074", "0176🔹5512",
+ * "0612·345·678"), as a person reads such a number.
+ */
+function pieceAt(text: string, i: number, cp: number): string | null {
+  const kind = separatorKind(cp);
+  if (kind !== NOT_SEPARATOR) {
+    const after = i + (cp > 0xffff ? 2 : 1);
+    // (a dot or bullet only glued to both groups: " · " between fields stays, "Hafenstraße 21 · 20459 Hamburg")
+    if (kind === PICTOGRAPH_SEPARATOR ? digitBefore(text, i) && digitAfter(text, after) : gluedDigits(text, i, after)) return "-";
+  }
+  return foldCodePoint(cp);
+}
+
+function gluedDigits(text: string, i: number, after: number): boolean {
+  return i > 0 && isDigitUnit(text.charCodeAt(i - 1)) && isDigitUnit(text.charCodeAt(after));
+}
+
+const NOT_SEPARATOR = 0;
+const PICTOGRAPH_SEPARATOR = 1;
+const DOT_SEPARATOR = 2;
+const SEPARATOR_KINDS = new Map<number, number>();
+/** a pictograph (emoji) */
+const PICTOGRAPH = /^\p{Extended_Pictographic}$/u;
+/** whether `cp` may stand between a number's groups: a pictograph, or a middle dot or bullet */
+function separatorKind(cp: number): number {
+  let kind = SEPARATOR_KINDS.get(cp);
+  if (kind === undefined) {
+    kind =
+      cp === 0xb7 || cp === 0x2022 || cp === 0x2219 || cp === 0x22c5 || cp === 0x30fb || cp === 0xff65
+        ? DOT_SEPARATOR
+        : PICTOGRAPH.test(String.fromCodePoint(cp))
+          ? PICTOGRAPH_SEPARATOR
+          : NOT_SEPARATOR;
+    SEPARATOR_KINDS.set(cp, kind);
+  }
+  return kind;
+}
+
+/** a decimal digit of any script (one UTF-16 unit: the scripts a number is written in) */
+const isDigitUnit = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 0x660 && DIGIT.test(String.fromCharCode(c)));
+
+/** Whether a digit stands before `i`, past blanks and what folds to nothing, within a few characters. */
+function digitBefore(text: string, i: number): boolean {
+  for (let k = i - 1, n = 0; k >= 0 && n < 4; k--, n++) {
+    const c = text.charCodeAt(k);
+    if (isDigitUnit(c)) return true;
+    if (c !== 32 && !(c >= 0xd800 && c <= 0xdfff) && foldCodePoint(c) !== "") return false;
+  }
+  return false;
+}
+
+/** Whether a digit stands at or after `i`, past blanks and what folds to nothing (a keycap's selectors), within a few characters. */
+function digitAfter(text: string, i: number): boolean {
+  for (let k = i, n = 0; k < text.length && n < 4; k++, n++) {
+    const c = text.charCodeAt(k);
+    if (isDigitUnit(c)) return true;
+    if (c !== 32 && !(c >= 0xd800 && c <= 0xdfff) && (c < 0x80 || foldCodePoint(c) !== "")) return false;
+  }
+  return false;
 }
 
 /** What each non-ASCII code point reads as (null: itself), found once per code point. */
@@ -119,9 +199,12 @@ const DIGIT = /^\p{Nd}$/u;
 /** what NFKC may turn a code point into and still be kept: letters, digits and marks, or one character */
 const WORDLIKE = /^[\p{L}\p{N}\p{M}]+$/u;
 
+/** what no reader sees: Unicode's default-ignorable code points (zero-width space and joiners, bidi marks and isolates, the Arabic letter mark, soft hyphen, variation selectors, Hangul fillers, tag characters, ...) */
+const INVISIBLE = /^\p{Default_Ignorable_Code_Point}$/u;
+
 function readAs(cp: number): string | null {
-  // invisible: zero-width space, joiners, word joiner, byte-order mark, soft hyphen, Mongolian vowel separator
-  if ((cp >= 0x200b && cp <= 0x200d) || cp === 0x2060 || cp === 0xfeff || cp === 0xad || cp === 0x180e) return "";
+  // invisible, as a class: a mark or selector inside a number or an address ("054\u200F-123", a keycap's U+FE0F)
+  if (INVISIBLE.test(String.fromCodePoint(cp))) return "";
   // combining diacritical marks (a letter's accents written apart, or stacked on a digit or "@")
   if (
     (cp >= 0x300 && cp <= 0x36f) ||
