@@ -66,7 +66,8 @@ export async function createWebhook(deps: Pick<AppDeps, "keys" | "alerts">, b: C
     by,
   );
   deps.alerts.changed();
-  return { ...created.endpoint, secret: created.secret };
+  // the whole URL is the caller's own, answered back this once; every listing and entry masks it
+  return { ...created.endpoint, url: b.url, secret: created.secret };
 }
 
 /** The endpoint, if it is `accountId`'s (undefined: any, the operator's view); else 404. */
