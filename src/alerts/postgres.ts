@@ -179,9 +179,14 @@ export class PostgresWebhookStore implements WebhookStore {
         }[];
         const [spend] = await this.pg.sql`SELECT
             coalesce(-sum(CASE WHEN created_at >= ${hourFrom} THEN amount END), 0)::float8 AS hour,
-            coalesce(-sum(CASE WHEN created_at < ${hourFrom} THEN amount END), 0)::float8 AS day
+            coalesce(-sum(CASE WHEN created_at < ${hourFrom} THEN amount END), 0)::float8 AS day,
+            EXISTS (SELECT 1 FROM ledger WHERE account_id = ${e.accountId} AND kind = 'charge' AND created_at <= ${dayFrom}) AS history
           FROM ledger WHERE account_id = ${e.accountId} AND kind = 'charge' AND created_at >= ${dayFrom}`;
-        const spike = spikeEvent(e, Number(spend?.hour ?? 0), Number(spend?.day ?? 0), now);
+        const spike = spikeEvent(
+          e,
+          { lastHour: Number(spend?.hour ?? 0), dayBefore: Number(spend?.day ?? 0), hasHistory: spend?.history === true },
+          now,
+        );
         for (const ev of [...expiringEvents(e, keys, now), ...(spike ? [spike] : [])]) {
           const done = await this.pg
             .sql`INSERT INTO webhook_outbox (id, event_id, endpoint_id, account_id, type, data, created_at, next_at)
