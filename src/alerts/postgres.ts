@@ -132,14 +132,14 @@ export class PostgresWebhookStore implements WebhookStore {
     );
   }
 
-  enqueue(event: AlertEvent, accountId: string | null): Promise<number> {
+  enqueue(event: AlertEvent, accountId: string | null, only?: string): Promise<number> {
     const like = `%${JSON.stringify(event.type)}%`;
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const rows = GATEWAY_EVENTS.has(event.type)
           ? await tx`SELECT id FROM webhooks WHERE account_id IS NULL AND events LIKE ${like}`
           : await tx`SELECT id FROM webhooks WHERE account_id = ${accountId} AND events LIKE ${like}`;
-        const ids = (rows as Row[]).map((r) => r.id as string);
+        const ids = (rows as Row[]).map((r) => r.id as string).filter((id) => only === undefined || id === only);
         await writeOutboxPg(tx, event, accountId, ids);
         return ids.length;
       }),

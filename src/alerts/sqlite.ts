@@ -174,10 +174,10 @@ export class SqliteWebhookStore implements WebhookStore {
     })();
   }
 
-  async enqueue(event: AlertEvent, accountId: string | null): Promise<number> {
+  async enqueue(event: AlertEvent, accountId: string | null, only?: string): Promise<number> {
     const q = this.sqlite;
     return q.transaction(() => {
-      const ids = this.takers(event.type, accountId);
+      const ids = this.takers(event.type, accountId).filter((id) => only === undefined || id === only);
       writeOutbox(q, event, accountId, ids);
       return ids.length;
     })();

@@ -221,6 +221,29 @@ describe("alerts on one node", () => {
     }
   });
 
+  test("a new balance.low endpoint whose threshold the balance is already under is told at once, and only it", async () => {
+    const above = startReceiver(0);
+    const under = startReceiver(0);
+    try {
+      const acc = (await call("POST", "/admin/v1/accounts", { name: "already low", credits: 30 })).json.data.result.id as string;
+      const add = (url: string, balance_below: number) =>
+        call("POST", "/admin/v1/webhooks", { account_id: acc, url, events: ["balance.low"], balance_below });
+      expect((await add(above.url, 20)).status).toBe(201);
+      const made = await add(under.url, 50);
+      expect(made.status, JSON.stringify(made.json)).toBe(201);
+      await under.until(() => under.acked().size === 1);
+      await Bun.sleep(400); // eight more looks: nothing more, to either
+      expect(under.received.map((r) => [r.json.type, r.json.data])).toEqual([
+        ["balance.low", { account_id: acc, balance: 30, threshold: 50 }],
+      ]);
+      expect(verify(under.received[0]?.signature ?? "", under.received[0]?.body ?? "", made.json.data.result.secret)).toBe(true);
+      expect(above.received).toEqual([]);
+    } finally {
+      above.stop();
+      under.stop();
+    }
+  });
+
   test("bad input gets a clear error in the envelope; remove ends an endpoint", async () => {
     const bad = async (body: Record<string, unknown>, code: string, param: string) => {
       const r = await call("POST", "/admin/v1/webhooks", {
