@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 import type { AuditBy } from "./audit/interface";
-import { parseAuditQuery, readAuditPage } from "./audit/query";
+import { parseAuditQuery, readAuditPage, withActorId } from "./audit/query";
 import { KeyStoreError } from "./auth/interface";
 import { withMonthSpend } from "./auth/key-detail";
 import { emailProblem, hashPassword, passwordProblem } from "./auth/passwords";
@@ -774,7 +774,8 @@ async function auditList({ services, flags, json }: VerbInput): Promise<number> 
     { account_id: "account", actor: "actor", action: "action", since: "since", limit: "limit" },
     parseAuditQuery,
   );
-  const { data } = await readAuditPage((x) => services.audit.page(x), q);
+  const byEmail = async (email: string) => (await services.dashboard.loginByEmail(email))?.memberId ?? null;
+  const { data } = await readAuditPage((x) => services.audit.page(x), await withActorId(q, byEmail));
   if (json) console.log(JSON.stringify(data));
   else if (data.length === 0) console.log("No audit entries match.");
   else

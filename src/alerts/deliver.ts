@@ -1,3 +1,4 @@
+import { maskUrlsIn } from "../audit/mask";
 import { timeOrderedId } from "../ids";
 import type { Logger } from "../log";
 import type { AlertEventType, ClaimedDelivery, WebhookStore } from "./interface";
@@ -111,7 +112,7 @@ export class Alerts {
       const due = await this.store.claim(Date.now(), lease, CLAIM_BATCH);
       await Promise.all(due.map((d) => this.send(d)));
     } catch (err) {
-      this.logger?.log("warn", "alert deliveries failed", { error_message: (err as Error).message });
+      this.logger?.log("warn", "alert deliveries failed", { error_message: maskUrlsIn((err as Error).message) });
     }
   }
 
@@ -133,7 +134,8 @@ export class Alerts {
       statusCode = res.status;
       await res.body?.cancel();
     } catch (err) {
-      error = (err as Error).name === "TimeoutError" ? "no answer in time" : (err as Error).message.slice(0, 200);
+      // (an error may name the URL, and the deliveries' listing shows it: masked, as everywhere it is shown)
+      error = (err as Error).name === "TimeoutError" ? "no answer in time" : maskUrlsIn((err as Error).message).slice(0, 200);
     }
     // stopped mid-attempt: nothing is recorded, the claim runs out and the delivery is sent again
     if (this.stopping.signal.aborted && statusCode === null) return;

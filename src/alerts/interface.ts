@@ -116,8 +116,11 @@ export interface WebhookStore {
   deliveries(endpointId: string, limit: number): MaybePromise<DeliveryView[]>;
   /** a delivery sent again now (a new attempt, whatever its state) */
   resend(endpointId: string, deliveryId: string, by: AuditBy): MaybePromise<DeliveryView | null>;
-  /** writes `event` for every endpoint that takes it (gateway events: the operator's), in a transaction of its own */
-  enqueue(event: AlertEvent, accountId: string | null): Promise<number>;
+  /**
+   * writes `event` for every endpoint that takes it (gateway events: the operator's), in a transaction
+   * of its own; with `only`, for that endpoint alone (if it takes it)
+   */
+  enqueue(event: AlertEvent, accountId: string | null, only?: string): Promise<number>;
   /** due deliveries, each claimed for `leaseMs` by this node: no other node sends them meanwhile */
   claim(now: number, leaseMs: number, limit: number): Promise<ClaimedDelivery[]>;
   /** the attempt's outcome, if this node's claim still holds */

@@ -2,7 +2,7 @@
  * The events no change raises, found by looking (docs/alerts.md#events): `key.expiring` (an active
  * key whose `expires_at` is within the endpoint's `expiring_days`) and `spend.spike` (the last
  * hour's charges over `spike_factor` times the trailing day's hourly mean, counted as at least one
- * credit). Each node looks every `[alerts] scan_ms`; an event's delivery id is made of what it is
+ * credit, once the account was charged a whole day before the last hour). Each node looks every `[alerts] scan_ms`; an event's delivery id is made of what it is
  * about (the key and its expiry; the endpoint and the hour), so nodes looking at once write it once.
  */
 import type { AlertEvent } from "./interface";
@@ -37,12 +37,21 @@ export function expiringEvents(e: ScannedEndpoint, keys: { id: string; expires: 
   return out;
 }
 
-/** spend.spike when the last hour's charges are over the factor times the trailing day's hourly mean (at least 1). */
-export function spikeEvent(e: ScannedEndpoint, lastHour: number, dayBefore: number, now: number): AlertEvent | null {
-  if (!e.events.includes("spend.spike") || e.spikeFactor === null) return null;
-  const mean = Math.max(dayBefore / 24, 1);
-  if (!(lastHour > e.spikeFactor * mean)) return null;
-  const data = { account_id: e.accountId, last_hour: lastHour, hourly_mean: dayBefore / 24, spike_factor: e.spikeFactor };
+/**
+ * spend.spike when the last hour's charges are over the factor times the trailing day's hourly mean
+ * (at least 1), and the account has a whole day of history: a charge at or before the trailing day's
+ * start (`hasHistory`). A new account's first hour has no day to compare with, and its first calls
+ * are no spike. The event reports the mean it compared with.
+ */
+export function spikeEvent(
+  e: ScannedEndpoint,
+  spend: { lastHour: number; dayBefore: number; hasHistory: boolean },
+  now: number,
+): AlertEvent | null {
+  if (!e.events.includes("spend.spike") || e.spikeFactor === null || !spend.hasHistory) return null;
+  const mean = Math.max(spend.dayBefore / 24, 1);
+  if (!(spend.lastHour > e.spikeFactor * mean)) return null;
+  const data = { account_id: e.accountId, last_hour: spend.lastHour, hourly_mean: mean, spike_factor: e.spikeFactor };
   return { id: `evt_spike_${e.id}_${Math.floor(now / HOUR)}`, type: "spend.spike", created: now, data };
 }
 

@@ -132,14 +132,14 @@ export class PostgresWebhookStore implements WebhookStore {
     );
   }
 
-  enqueue(event: AlertEvent, accountId: string | null): Promise<number> {
+  enqueue(event: AlertEvent, accountId: string | null, only?: string): Promise<number> {
     const like = `%${JSON.stringify(event.type)}%`;
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx) => {
         const rows = GATEWAY_EVENTS.has(event.type)
           ? await tx`SELECT id FROM webhooks WHERE account_id IS NULL AND events LIKE ${like}`
           : await tx`SELECT id FROM webhooks WHERE account_id = ${accountId} AND events LIKE ${like}`;
-        const ids = (rows as Row[]).map((r) => r.id as string);
+        const ids = (rows as Row[]).map((r) => r.id as string).filter((id) => only === undefined || id === only);
         await writeOutboxPg(tx, event, accountId, ids);
         return ids.length;
       }),
@@ -179,9 +179,14 @@ export class PostgresWebhookStore implements WebhookStore {
         }[];
         const [spend] = await this.pg.sql`SELECT
             coalesce(-sum(CASE WHEN created_at >= ${hourFrom} THEN amount END), 0)::float8 AS hour,
-            coalesce(-sum(CASE WHEN created_at < ${hourFrom} THEN amount END), 0)::float8 AS day
+            coalesce(-sum(CASE WHEN created_at < ${hourFrom} THEN amount END), 0)::float8 AS day,
+            EXISTS (SELECT 1 FROM ledger WHERE account_id = ${e.accountId} AND kind = 'charge' AND created_at <= ${dayFrom}) AS history
           FROM ledger WHERE account_id = ${e.accountId} AND kind = 'charge' AND created_at >= ${dayFrom}`;
-        const spike = spikeEvent(e, Number(spend?.hour ?? 0), Number(spend?.day ?? 0), now);
+        const spike = spikeEvent(
+          e,
+          { lastHour: Number(spend?.hour ?? 0), dayBefore: Number(spend?.day ?? 0), hasHistory: spend?.history === true },
+          now,
+        );
         for (const ev of [...expiringEvents(e, keys, now), ...(spike ? [spike] : [])]) {
           const done = await this.pg
             .sql`INSERT INTO webhook_outbox (id, event_id, endpoint_id, account_id, type, data, created_at, next_at)

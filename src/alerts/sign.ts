@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
+import { maskUrl } from "../audit/mask";
 import { GatewayError } from "../errors";
 import { refusePrivateUrls } from "../providers/shared-account";
 import { ALERT_EVENTS, type ClaimedDelivery, type DeliveryView, type WebhookEndpoint } from "./interface";
@@ -69,13 +70,17 @@ export function checkEvents(events: unknown): string[] {
 
 const iso = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString());
 
-/** A stored endpoint row (either store) as the APIs answer it. */
+/**
+ * A stored endpoint row (either store) as the APIs, the Alerts page, the CLI and the audit trail
+ * show it: its URL masked (a Slack or Discord URL is the credential itself; audit/mask.ts). Only
+ * deliveries read the whole URL, from the row (`claimed`).
+ */
 export function endpointView(r: Record<string, unknown>, now = Date.now()): WebhookEndpoint {
   const until = r.prev_until === null ? null : Number(r.prev_until);
   return {
     id: r.id as string,
     account_id: (r.account_id as string | null) ?? null,
-    url: r.url as string,
+    url: maskUrl(r.url as string),
     events: JSON.parse(r.events as string),
     balance_below: r.balance_below === null ? null : Number(r.balance_below),
     spike_factor: r.spike_factor === null ? null : Number(r.spike_factor),
@@ -103,9 +108,9 @@ export function deliveryView(r: Record<string, unknown>): DeliveryView {
   };
 }
 
-/** The fields of an endpoint an audit entry carries: never its secret. */
+/** The fields of an endpoint an audit entry carries: never its secret, its URL masked. */
 export const auditedEndpoint = (e: WebhookEndpoint): Record<string, unknown> => ({
-  url: e.url,
+  url: maskUrl(e.url),
   events: e.events,
   balance_below: e.balance_below,
   spike_factor: e.spike_factor,

@@ -174,10 +174,10 @@ export class SqliteWebhookStore implements WebhookStore {
     })();
   }
 
-  async enqueue(event: AlertEvent, accountId: string | null): Promise<number> {
+  async enqueue(event: AlertEvent, accountId: string | null, only?: string): Promise<number> {
     const q = this.sqlite;
     return q.transaction(() => {
-      const ids = this.takers(event.type, accountId);
+      const ids = this.takers(event.type, accountId).filter((id) => only === undefined || id === only);
       writeOutbox(q, event, accountId, ids);
       return ids.length;
     })();
@@ -237,13 +237,18 @@ export class SqliteWebhookStore implements WebhookStore {
           )
           .all(e.accountId);
         const spend = q
-          .query<{ hour: number; day: number }, [string, number, number]>(
+          .query<{ hour: number; day: number; history: number }, [string, number, number]>(
             `SELECT coalesce(-sum(CASE WHEN created_at >= ?2 THEN amount END), 0) AS hour,
-               coalesce(-sum(CASE WHEN created_at < ?2 THEN amount END), 0) AS day
+               coalesce(-sum(CASE WHEN created_at < ?2 THEN amount END), 0) AS day,
+               EXISTS (SELECT 1 FROM ledger WHERE account_id = ?1 AND kind = 'charge' AND created_at <= ?3) AS history
              FROM ledger WHERE account_id = ?1 AND kind = 'charge' AND created_at >= ?3`,
           )
           .get(e.accountId, hourFrom, dayFrom);
-        const spike = spikeEvent(e, Number(spend?.hour ?? 0), Number(spend?.day ?? 0), now);
+        const spike = spikeEvent(
+          e,
+          { lastHour: Number(spend?.hour ?? 0), dayBefore: Number(spend?.day ?? 0), hasHistory: Boolean(spend?.history) },
+          now,
+        );
         for (const ev of [...expiringEvents(e, keys, now), ...(spike ? [spike] : [])])
           written += insert.run(
             periodicDeliveryId(e.id, ev.id),

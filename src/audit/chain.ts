@@ -5,6 +5,7 @@
 import { createHash } from "node:crypto";
 import { timeOrderedId } from "../ids";
 import type { AuditBy, AuditDraft, AuditEntry, AuditRow, VerifyResult } from "./interface";
+import { maskSecrets } from "./mask";
 
 /** The one chain of the gateway (the head row's key). */
 export const CHAIN = "gateway";
@@ -62,7 +63,11 @@ export function hashedText(r: Omit<AuditRow, "hash">): string {
 /** The lower-case hex SHA-256 of an entry's hashed text. */
 export const entryHash = (r: Omit<AuditRow, "hash">): string => createHash("sha256").update(hashedText(r)).digest("hex");
 
-/** A draft sealed onto the head: the next seq, the head's hash as `prev_hash`, its own hash. */
+/**
+ * A draft sealed onto the head: the next seq, the head's hash as `prev_hash`, its own hash. Its
+ * before and after are masked here, the one way into the trail (mask.ts): an entry is kept for
+ * ever and read by every owner and admin, so no secret may reach it, whichever store wrote it.
+ */
 export function seal(d: AuditDraft, head: { seq: number; hash: string }, at = Date.now()): AuditRow {
   const row: Omit<AuditRow, "hash"> = {
     seq: head.seq + 1,
@@ -72,8 +77,8 @@ export function seal(d: AuditDraft, head: { seq: number; hash: string }, at = Da
     accountId: d.accountId,
     action: d.action,
     targetId: d.targetId,
-    before: d.before === null ? null : canonical(d.before),
-    after: d.after === null ? null : canonical(d.after),
+    before: d.before === null ? null : canonical(maskSecrets(d.before)),
+    after: d.after === null ? null : canonical(maskSecrets(d.after)),
     client: d.client,
     prevHash: head.hash,
   };

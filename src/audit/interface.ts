@@ -1,5 +1,29 @@
 import type { MaybePromise } from "../maybe";
 
+/** Every action an entry may name (docs/audit.md#what-is-recorded): the filters and the dashboard's list offer these. */
+export const AUDIT_ACTIONS = [
+  "account.create",
+  "account.signup",
+  "account.tags.update",
+  "credits.grant",
+  "credits.journal.forfeit",
+  "credits.reconcile",
+  "key.create",
+  "key.policy.update",
+  "key.revoke",
+  "login.set",
+  "member.invite",
+  "member.join",
+  "member.remove",
+  "member.role.update",
+  "password.change",
+  "plan.change",
+  "webhook.create",
+  "webhook.remove",
+  "webhook.resend",
+  "webhook.rotate_secret",
+] as const;
+
 /**
  * Who made a change and from where, as a route or CLI verb hands it to the store that makes it.
  * `actor`: `operator` (the console), `cli`, `admin-token` (the admin API), or the id of the member

@@ -3,10 +3,12 @@
  * dashboard and the CLI read them (limit and cursor as the request log's), and its exports.
  */
 import { GatewayError } from "../errors";
+import type { MaybePromise } from "../maybe";
 import { csvCell } from "../requestlog/csv";
 import { instant, MAX_LIMIT, pageLimit, text } from "../requestlog/query";
+import { closest } from "../words";
 import { entryView } from "./chain";
-import type { AuditEntry, AuditQuery, AuditRow } from "./interface";
+import { AUDIT_ACTIONS, type AuditEntry, type AuditQuery, type AuditRow } from "./interface";
 
 /** the entries an export holds at most */
 export const EXPORT_MAX = 100_000;
@@ -32,9 +34,31 @@ export function parseAuditQuery(query: Record<string, string | undefined>, opts:
   if (query.cursor) q.beforeSeq = decodeCursor(query.cursor);
   if (opts.admin) q.accountId = text(query.account_id, "account_id");
   q.actor = text(query.actor, "actor");
-  q.action = text(query.action, "action");
+  q.action = auditAction(text(query.action, "action"));
   if (query.since) q.since = instant(query.since, "since");
   return q;
+}
+
+/** An action filter: one the trail writes, or a 400 naming the one meant and every one. */
+function auditAction(action: string | undefined): string | undefined {
+  if (action === undefined || (AUDIT_ACTIONS as readonly string[]).includes(action)) return action;
+  const near = closest(action, [...AUDIT_ACTIONS]);
+  throw bad(
+    "action",
+    `unknown action ${JSON.stringify(action)}${near ? ` (did you mean ${near}?)` : ""}; one of: ${AUDIT_ACTIONS.join(", ")}`,
+  );
+}
+
+/**
+ * The actor filter as a person writes it: an email (as the dashboard shows a member) reads as that
+ * member's id, which the trail stores; an email of no member matches nothing. Other values as given.
+ */
+export async function withActorId(
+  q: AuditQuery,
+  memberIdOf: (email: string) => MaybePromise<string | null>,
+): Promise<AuditQuery> {
+  if (!q.actor?.includes("@")) return q;
+  return { ...q, actor: (await memberIdOf(q.actor.trim().toLowerCase())) ?? q.actor };
 }
 
 export interface AuditPage {

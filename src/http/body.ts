@@ -1,5 +1,7 @@
+import type { Static, TSchema } from "@sinclair/typebox";
 import { readAtMost } from "../bytes";
 import { clientClosed, GatewayError } from "../errors";
+import { validateAgainst } from "../functions/validate";
 import { leaveUnread } from "./linger";
 
 export interface BodyLimits {
@@ -278,4 +280,15 @@ function stringTokens(text: string): number {
     open = text.indexOf('"', close + 1);
   }
   return n;
+}
+
+/**
+ * A JSON body read within the limits and validated strictly against its schema: an unknown field is
+ * a 400 naming it (and the known name it is nearest to), never ignored, so a misspelled or
+ * unsupported field (say `policy` where none is taken) cannot make a key or account without it,
+ * silently. Every JSON route that takes a body reads it so: the admin API's and the dashboard's.
+ */
+export function strictJsonBody(limits: BodyLimits & { maxTextChars: number }) {
+  return async <S extends TSchema>(request: Request, schema: S): Promise<Static<S>> =>
+    validateAgainst<Static<S>>(schema, await readJsonBody(request, limits), limits.maxTextChars, { strict: true });
 }

@@ -5,6 +5,7 @@
  * connections) reach a receiver that answers 500 three times, each exactly once by id; every
  * signature verifies with the JavaScript of docs/alerts.md; a rotation signs with both secrets.
  */
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { checkWebhookUrl } from "../../src/alerts/sign";
 import { CircuitBreaker } from "../../src/providers/breaker";
@@ -186,7 +187,8 @@ describe("alerts on one node", () => {
       const later = new Date(Date.now() + 10 * 86_400_000).toISOString();
       const key = await call("POST", "/admin/v1/keys", { label: "soon", account_id: acc, policy: { expires_at: soon } });
       await call("POST", "/admin/v1/keys", { label: "later", account_id: acc, policy: { expires_at: later } });
-      // three credits this hour, none the day before: over twice the hourly mean (counted as at least 1)
+      // three credits this hour, none the day before: over twice the hourly mean (counted as at least 1),
+      // but a new account's first hour is no spike: it has no day of history to compare with
       for (let i = 0; i < 3; i++) {
         const r = await gw.post(
           "/api/v1/ai/pii-redaction",
@@ -195,15 +197,50 @@ describe("alerts on one node", () => {
         );
         expect(r.status, JSON.stringify(r.json)).toBe(200);
       }
+      await looked.until(() => looked.acked().size === 1);
+      await Bun.sleep(400); // eight more looks: no spike without history
+      expect(looked.received.map((r) => r.json.type)).toEqual(["key.expiring"]);
+      // a charge 26 hours ago, in the gateway's own file: a whole day of history, none of it in the trailing day
+      const db = new Database(gw.dbPath);
+      db.query("INSERT INTO ledger (account_id, amount, kind, created_at, public_id) VALUES (?, -1, 'charge', ?, ?)").run(
+        acc,
+        Date.now() - 26 * 3600_000,
+        `led_old_${acc}`,
+      );
+      db.close();
       await looked.until(() => looked.acked().size === 2);
       await Bun.sleep(400); // eight more looks: nothing more
       expect(looked.received.length).toBe(2);
       const byType = new Map(looked.received.map((r) => [r.json.type, r.json.data]));
       expect(byType.get("key.expiring")).toMatchObject({ key_id: key.json.data.result.id, days_left: 2 });
-      expect(byType.get("spend.spike")).toMatchObject({ account_id: acc, last_hour: 3, hourly_mean: 0, spike_factor: 2 });
+      // the mean it compared with: none the day before, counted as 1
+      expect(byType.get("spend.spike")).toEqual({ account_id: acc, last_hour: 3, hourly_mean: 1, spike_factor: 2 });
       for (const r of looked.received) expect(verify(r.signature, r.body, made.json.data.result.secret)).toBe(true);
     } finally {
       looked.stop();
+    }
+  });
+
+  test("a new balance.low endpoint whose threshold the balance is already under is told at once, and only it", async () => {
+    const above = startReceiver(0);
+    const under = startReceiver(0);
+    try {
+      const acc = (await call("POST", "/admin/v1/accounts", { name: "already low", credits: 30 })).json.data.result.id as string;
+      const add = (url: string, balance_below: number) =>
+        call("POST", "/admin/v1/webhooks", { account_id: acc, url, events: ["balance.low"], balance_below });
+      expect((await add(above.url, 20)).status).toBe(201);
+      const made = await add(under.url, 50);
+      expect(made.status, JSON.stringify(made.json)).toBe(201);
+      await under.until(() => under.acked().size === 1);
+      await Bun.sleep(400); // eight more looks: nothing more, to either
+      expect(under.received.map((r) => [r.json.type, r.json.data])).toEqual([
+        ["balance.low", { account_id: acc, balance: 30, threshold: 50 }],
+      ]);
+      expect(verify(under.received[0]?.signature ?? "", under.received[0]?.body ?? "", made.json.data.result.secret)).toBe(true);
+      expect(above.received).toEqual([]);
+    } finally {
+      above.stop();
+      under.stop();
     }
   });
 

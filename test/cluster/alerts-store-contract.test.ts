@@ -128,5 +128,57 @@ function contract(name: string, make: () => WebhookStore | null) {
   });
 }
 
+/** Rows written straight into the store's database (`?` placeholders): an account and its ledger, for the scan. */
+type Exec = (sql: string, args: (string | number)[]) => Promise<unknown>;
+
+function scanContract(name: string, make: () => WebhookStore | null, exec: Exec) {
+  describe.skipIf(name === "PostgreSQL" && !shared)(`alert store contract, the scan: ${name}`, () => {
+    test("spend.spike only once the account has a whole day of history; the event carries the mean it compared with", async () => {
+      const store = make() as WebhookStore;
+      const acc = `acc_${name}_spike`;
+      const now = Date.now();
+      await exec("INSERT INTO accounts (id, balance) VALUES (?, 100)", [acc]);
+      const { endpoint: e } = await store.create(
+        {
+          accountId: acc,
+          url: "https://hooks.example.com/s",
+          events: ["spend.spike"],
+          balanceBelow: null,
+          spikeFactor: 2,
+          expiringDays: null,
+          format: "json",
+        },
+        by,
+      );
+      const charge = (amount: number, at: number) =>
+        exec("INSERT INTO ledger (account_id, amount, kind, created_at) VALUES (?, ?, 'charge', ?)", [acc, -amount, at]);
+      await charge(5, now - 60_000);
+      expect(await store.scan(now)).toBe(0);
+      expect(await store.deliveries(e.id, 10)).toEqual([]);
+      await charge(1, now - 26 * 3600_000);
+      expect(await store.scan(now)).toBe(1);
+      expect(await store.scan(now)).toBe(0);
+      const mine = (await store.claim(now, 10_000, 100)).filter((d) => d.eventId.startsWith(`evt_spike_${e.id}`));
+      expect(mine.map((d) => JSON.parse(d.data))).toEqual([{ account_id: acc, last_hour: 5, hourly_mean: 1, spike_factor: 2 }]);
+    });
+  });
+}
+
 contract("SQLite", () => new SqliteWebhookStore(sqlite.sqlite));
 contract("PostgreSQL", () => (pg ? new PostgresWebhookStore(pg) : null));
+scanContract(
+  "SQLite",
+  () => new SqliteWebhookStore(sqlite.sqlite),
+  async (sql, args) => sqlite.sqlite.query(sql).run(...args),
+);
+scanContract(
+  "PostgreSQL",
+  () => (pg ? new PostgresWebhookStore(pg) : null),
+  async (sql, args) => {
+    let i = 0;
+    return pg?.sql.unsafe(
+      sql.replace(/\?/g, () => `$${++i}`),
+      args,
+    );
+  },
+);

@@ -216,7 +216,9 @@ describe("the flash: shown once, to the browser it was made for, never holding a
 
   test("an alert endpoint without JavaScript: refused, the form comes back filled in; added, its signing secret is shown once", async () => {
     const from = freshAddress();
-    await makeLogin("prg-yan@example.com", "yan's long password");
+    const account = await makeLogin("prg-yan@example.com", "yan's long password");
+    // a balance above the threshold: a new endpoint under it would be told at once (docs/alerts.md#events)
+    expect((await gw.post(`/admin/v1/accounts/${account}/credits`, { amount: 100 }, admin)).status).toBe(200);
     const cookie = await signedIn("prg-yan@example.com", "yan's long password", from);
     const sent = (url: string) =>
       new URLSearchParams([

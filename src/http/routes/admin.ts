@@ -8,9 +8,8 @@ import { emailProblem, hashPassword } from "../../auth/passwords";
 import { applyPolicyPatch, clearAll, parseAccountTags, parsePolicyPatch } from "../../auth/policy";
 import { grantAmount, grantReason, MAX_GRANT, MAX_REASON } from "../../credits/amount";
 import { GatewayError } from "../../errors";
-import { validateAgainst } from "../../functions/validate";
 import { parseLogQuery, readPage } from "../../requestlog/query";
-import { readJsonBody } from "../body";
+import { strictJsonBody } from "../body";
 import type { AppDeps } from "../deps";
 import { edgePlugin } from "../edge-plugin";
 import { limitOffset } from "../query";
@@ -59,17 +58,8 @@ export function adminFamily(deps: AppDeps, name: string) {
   return new Elysia({ name }).use(edgePlugin(deps)).guard({ admin: true });
 }
 
-/** An admin route's JSON body, read within the limits and validated strictly against its schema. */
-export function adminBody(config: AppDeps["config"]) {
-  return async <S extends Parameters<typeof validateAgainst>[0]>(request: Request, schema: S) =>
-    validateAgainst<import("@sinclair/typebox").Static<S>>(
-      schema,
-      await readJsonBody(request, config.limits),
-      config.limits.maxTextChars,
-      // a misspelled field (say "credit") must not create a key or account without it, silently
-      { strict: true },
-    );
-}
+/** An admin route's JSON body, read within the limits and validated strictly against its schema (http/body.ts). */
+export const adminBody = (config: AppDeps["config"]) => strictJsonBody(config.limits);
 
 /** Accounts: create (with a dashboard login when asked), list, read, grant or take back credits. */
 function adminAccounts(deps: AppDeps) {

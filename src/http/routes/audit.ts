@@ -7,7 +7,7 @@
  */
 import { Elysia } from "elysia";
 import type { AuditQuery } from "../../audit/interface";
-import { exportFormat, exportHeaders, exportStream, parseAuditQuery, readAuditPage } from "../../audit/query";
+import { exportFormat, exportHeaders, exportStream, parseAuditQuery, readAuditPage, withActorId } from "../../audit/query";
 import type { KeyMaker } from "../../auth/interface";
 import { AUDIT_FN } from "../../auth/policy";
 import { roleAtLeast } from "../../dashboard/members";
@@ -30,14 +30,21 @@ export const AUDIT_READERS =
 export const readsAudit = (maker: KeyMaker | null): boolean =>
   maker !== null && (maker.memberId === null || (maker.role !== null && roleAtLeast(maker.role, "admin")));
 
+/** The member id of an email, for an actor filter written as the dashboard shows a member (withActorId). */
+export const memberIdOf =
+  (deps: Pick<AppDeps, "dashboard">) =>
+  async (email: string): Promise<string | null> =>
+    (await deps.dashboard.loginByEmail(email))?.memberId ?? null;
+
 /** A page in the envelope, or (`format`) the download of every entry the filters match. */
 export async function auditAnswer(
-  deps: Pick<AppDeps, "audit">,
+  deps: Pick<AppDeps, "audit" | "dashboard">,
   state: RequestState,
   query: Record<string, string | undefined>,
-  q: AuditQuery,
+  parsed: AuditQuery,
 ): Promise<Response> {
   const format = exportFormat(query.format);
+  const q = await withActorId(parsed, memberIdOf(deps));
   const read = (x: AuditQuery) => deps.audit.page(x);
   if (!format) return ok(state, "audit entries", await readAuditPage(read, q));
   state.status = 200;

@@ -7,6 +7,7 @@ import { GATEWAY_EVENTS, type WebhookEndpoint } from "../../alerts/interface";
 import { checkEvents, checkWebhookUrl, MAX_WEBHOOK_URL } from "../../alerts/sign";
 import type { AuditBy } from "../../audit/interface";
 import { GatewayError } from "../../errors";
+import { timeOrderedId } from "../../ids";
 import type { AppDeps } from "../deps";
 import { ok } from "../respond";
 import { adminBody, adminFamily, byToken } from "./admin";
@@ -33,8 +34,25 @@ const NEEDS: [string, keyof CreateInput][] = [
   ["key.expiring", "expiring_days"],
 ];
 
-/** Checks an endpoint as asked (events, thresholds, URL, account) and creates it; the answer carries its secret, once. */
-export async function createWebhook(deps: Pick<AppDeps, "keys" | "alerts">, b: CreateInput, by: AuditBy) {
+/**
+ * balance.low for a new endpoint whose threshold the balance is already under: the watch raises it
+ * only when a charge crosses the threshold, which an account already under it never does again
+ * until a grant lifts it. Sent to this endpoint alone (the others were told at their crossing).
+ */
+async function balanceLowAtCreation(deps: Pick<AppDeps, "alerts" | "ledger">, e: WebhookEndpoint): Promise<void> {
+  if (e.account_id === null || e.balance_below === null || !e.events.includes("balance.low")) return;
+  const balance = await deps.ledger.balance(e.account_id);
+  if (balance >= e.balance_below) return;
+  const now = Date.now();
+  const data = { account_id: e.account_id, balance, threshold: e.balance_below };
+  await deps.alerts.store.enqueue({ id: timeOrderedId("evt", now), type: "balance.low", created: now, data }, e.account_id, e.id);
+}
+
+/**
+ * Checks an endpoint as asked (events, thresholds, URL, account) and creates it; the answer carries
+ * its secret, once. A balance already under a new `balance_below` raises balance.low to it at once.
+ */
+export async function createWebhook(deps: Pick<AppDeps, "keys" | "alerts" | "ledger">, b: CreateInput, by: AuditBy) {
   const accountId = b.account_id ?? null;
   const events = checkEvents(b.events);
   for (const e of events) {
@@ -66,7 +84,9 @@ export async function createWebhook(deps: Pick<AppDeps, "keys" | "alerts">, b: C
     by,
   );
   deps.alerts.changed();
-  return { ...created.endpoint, secret: created.secret };
+  await balanceLowAtCreation(deps, created.endpoint);
+  // the whole URL is the caller's own, answered back this once; every listing and entry masks it
+  return { ...created.endpoint, url: b.url, secret: created.secret };
 }
 
 /** The endpoint, if it is `accountId`'s (undefined: any, the operator's view); else 404. */

@@ -3,10 +3,13 @@
  * (a session; those that change something from the same origin): its overview, keys, ledger, and
  * the playground's function calls, charged like an API call.
  */
+import { Type as T } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { keyDetail } from "../../../auth/key-detail";
-import { parsePolicyPatch } from "../../../auth/policy";
-import { readJsonBody } from "../../body";
+import { applyPolicyPatch, parsePolicyPatch } from "../../../auth/policy";
+import { roleAtLeast } from "../../../dashboard/members";
+import { GatewayError } from "../../../errors";
+import { strictJsonBody } from "../../body";
 import { edgePlugin, functionEdge } from "../../edge-plugin";
 import { limitOffset } from "../../query";
 import { ok } from "../../respond";
@@ -14,10 +17,23 @@ import { usageNames } from "../usage-names";
 import { createOwnKey, type DashboardDeps, detail, KEY_PAGE, keysOf, LEDGER_PAGE, narrowOwnKey, revokeOwnKey } from "./common";
 import { playgroundFunction } from "./playground";
 
+/** `POST /dashboard/api/keys`: the label (checked by the key store), and a policy from an admin or owner. */
+const NewOwnKey = T.Object({
+  label: T.Optional(T.Unknown()),
+  /** docs/key-policies.md: validated as the admin API's (parsePolicyPatch) */
+  policy: T.Optional(T.Unknown()),
+});
+/** `PATCH /dashboard/api/keys/:id` */
+const OwnKeyPolicy = T.Object({ policy: T.Unknown() });
+
+export const NOT_ADMIN_POLICY = "a key's policy is set by the account's owners and admins: leave policy out, or ask one of them";
+
 export function dashboardApi(deps: DashboardDeps) {
   const { config, keys, ledger } = deps;
   const known = usageNames(deps.functions);
   const store = deps.dashboard;
+  // every JSON body strictly (http/body.ts): an unknown field is a 400 naming it, as on the admin API
+  const body = strictJsonBody(config.limits);
   /** The function the playground runs: 404 for a name no function has. */
   const functionNamed = (name: string | undefined) => playgroundFunction(deps, name).def;
 
@@ -45,14 +61,25 @@ export function dashboardApi(deps: DashboardDeps) {
     .post(
       "/dashboard/api/keys",
       async ({ c, holder: h }) => {
-        const b = await readJsonBody(c.request, config.limits);
-        const created = await createOwnKey(deps, c, h, b.label);
-        return ok(c.state, "key created; the plaintext key is shown only in this response", created, 201);
+        const b = await body(c.request, NewOwnKey);
+        if (b.policy !== undefined && !roleAtLeast(h.role, "admin"))
+          throw new GatewayError("forbidden", NOT_ADMIN_POLICY, { param: "policy" });
+        const policy = b.policy === undefined ? undefined : applyPolicyPatch(undefined, parsePolicyPatch(b.policy, known));
+        const created = await createOwnKey(deps, c, h, b.label, policy);
+        const view = await keys.get(created.id);
+        return ok(
+          c.state,
+          "key created; the plaintext key is shown only in this response",
+          { ...created, policy: view?.policy },
+          201,
+        );
       },
       {
         session: { json: true, origin: true, role: "developer" },
         parse: "none",
-        detail: detail("Create a key for the signed-in account; its plaintext appears in this response only"),
+        detail: detail(
+          "Create a key for the signed-in account ({ label, policy? }: a policy from an owner or admin only); its plaintext appears in this response only",
+        ),
       },
     )
     .delete(
@@ -69,7 +96,7 @@ export function dashboardApi(deps: DashboardDeps) {
     .patch(
       "/dashboard/api/keys/:id",
       async ({ c, holder: h, params }) => {
-        const b = await readJsonBody(c.request, config.limits);
+        const b = await body(c.request, OwnKeyPolicy);
         await narrowOwnKey(deps, c, h, params.id, parsePolicyPatch(b.policy, known));
         return ok(c.state, "key policy updated", await keyDetail(keys, ledger, params.id));
       },

@@ -3,7 +3,7 @@
  * its filters, the CSV and JSON downloads of what they match, the entries with their changes, and
  * the pager.
  */
-import type { AuditEntry } from "../../../audit/interface";
+import { AUDIT_ACTIONS, type AuditEntry } from "../../../audit/interface";
 import { type Html, html } from "./html";
 import { dataTable, requestsLink, truncated } from "./pages";
 
@@ -14,29 +14,6 @@ export interface AuditFilters {
   action: string;
   since: string;
 }
-
-/** The actions an entry may name, offered by the filter (docs/audit.md#what-is-recorded). */
-export const AUDIT_ACTIONS = [
-  "account.create",
-  "account.signup",
-  "account.tags.update",
-  "credits.grant",
-  "credits.reconcile",
-  "key.create",
-  "key.policy.update",
-  "key.revoke",
-  "login.set",
-  "member.invite",
-  "member.join",
-  "member.remove",
-  "member.role.update",
-  "password.change",
-  "plan.change",
-  "webhook.create",
-  "webhook.remove",
-  "webhook.resend",
-  "webhook.rotate_secret",
-];
 
 const shown = (v: unknown): string => (v === null || v === undefined ? "—" : typeof v === "string" ? v : JSON.stringify(v));
 

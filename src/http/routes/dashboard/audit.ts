@@ -4,10 +4,18 @@
  */
 import { Elysia } from "elysia";
 import type { AuditQuery } from "../../../audit/interface";
-import { type ExportFormat, exportHeaders, exportStream, parseAuditQuery, readAuditPage } from "../../../audit/query";
+import {
+  type ExportFormat,
+  exportHeaders,
+  exportStream,
+  parseAuditQuery,
+  readAuditPage,
+  withActorId,
+} from "../../../audit/query";
 import { GatewayError } from "../../../errors";
 import { edgePlugin } from "../../edge-plugin";
 import type { Ctx } from "../../session";
+import { memberIdOf } from "../audit";
 import { type AuditFilters, auditPage } from "./audit-page";
 import { type DashboardDeps, OPERATOR, page, SECURITY_HEADERS, who } from "./common";
 import type { PageOpts } from "./pages";
@@ -44,7 +52,7 @@ async function auditView(
     const body = auditPage({ path, entries: [], filters, nextCursor: null, firstPage: true, downloads: !admin });
     return page(deps, c, 400, { ...o, flash: { kind: "error", text: e.message } }, body);
   }
-  const q = admin ? parsed.q : { ...parsed.q, accountId };
+  const q = await withActorId(admin ? parsed.q : { ...parsed.q, accountId }, memberIdOf(deps));
   const { data, next_cursor } = await readAuditPage((x) => deps.audit.page(x), q);
   const body = auditPage({
     path,
@@ -69,7 +77,7 @@ async function memberEmails(deps: DashboardDeps, entries: { actor: string }[]): 
 }
 
 /** A download of the account's entries the filters match. */
-function auditDownload(
+async function auditDownload(
   deps: DashboardDeps,
   c: Ctx,
   accountId: string,
@@ -78,7 +86,7 @@ function auditDownload(
 ) {
   const { q } = auditFilters({ ...query, cursor: undefined }, false);
   c.state.status = 200;
-  const body = exportStream((x) => deps.audit.page(x), { ...q, accountId }, format);
+  const body = exportStream((x) => deps.audit.page(x), await withActorId({ ...q, accountId }, memberIdOf(deps)), format);
   return new Response(body, { headers: { ...exportHeaders(format), ...SECURITY_HEADERS, ...c.state.headers } });
 }
 

@@ -108,7 +108,13 @@ export function tooMany(v: GuessVerdict, what = "attempts"): { text: string; ret
  * within the plan's cap. Its label is checked first (the key store's check, src/auth/attributes.ts),
  * so a bad one spends none of the limit.
  */
-export async function createOwnKey(deps: Pick<AppDeps, "keys" | "limiter" | "dashboard">, c: Ctx, h: Holder, given: unknown) {
+export async function createOwnKey(
+  deps: Pick<AppDeps, "keys" | "limiter" | "dashboard">,
+  c: Ctx,
+  h: Holder,
+  given: unknown,
+  policy?: KeyPolicy,
+) {
   const label = keyLabel(given);
   const { accountId } = h;
   const plan = (await deps.keys.getAccount(accountId))?.plan ?? "free";
@@ -121,7 +127,7 @@ export async function createOwnKey(deps: Pick<AppDeps, "keys" | "limiter" | "das
       `at most ${counted(d.limit, "key")} can be made a minute; retry in ${d.retryAfterSeconds}s`,
     );
   try {
-    const created = await deps.keys.createKey({ label, accountId, audit: byHolder(c, h) });
+    const created = await deps.keys.createKey({ label, accountId, policy, audit: byHolder(c, h) });
     await deps.dashboard.setKeyOwner(created.id, h.memberId);
     return created;
   } catch (err) {
