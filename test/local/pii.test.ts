@@ -279,6 +279,12 @@ describe("structured leak classes read as a class (issue 41, 2026-12-06 late rou
     expect(found("Kd-Nr. 7654321 Tel. 089 4411 0", "phone_number")).toEqual(["089 4411 0"]);
   });
 
+  test("a known issuer's card in any grouping right after a card word; a River Plate 'llamá' before a number", () => {
+    expect(found("card 4024 007 1193 87, holder", "credit_card")).toEqual(["4024 007 1193 87"]);
+    expect(found("ref 4024 007 1193 87", "credit_card")).toEqual([]);
+    expect(found("llamá a Beto 11 4812-3390", "phone_number")).toEqual(["11 4812-3390"]);
+  });
+
   test("a product's barcode after its word is no card", () => {
     expect(typed("EAN 8712345000097")).toEqual([]);
     expect(typed("UPC: 8712345000196 on the box")).toEqual([]);

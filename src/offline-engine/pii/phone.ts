@@ -38,6 +38,8 @@ const LABELS = new Set(
     // switchboards, desks and "call" in the other languages ("… växel", "pevná linka …", "Ring …", "Bel …")
     "växel vaxel vxl linka centrala centrála ústředna ustredna mobitel mobiel büro buero zentrale durchwahl fixo fijo " +
     "celular móvil movil portable fixe cellulare ufficio ring bel soita zadzwoń zavolejte nazovite llámame llame " +
+    // the River Plate's voseo ("llamá a …", "llamame", "llamanos") and the infinitive
+    "llamá llamame llamanos llamar " +
     "ligue appelez chiamate rufen tfn telefonnr mobilnr mob ph cel " +
     // Icelandic, Estonian, Latvian, Lithuanian, Turkish, Slavic and other words for a phone or a call
     "sími simi farsími gsm-nr kõne helista helistage mobiil tālr tālrunis tālruņa telefonu numaram numarası cep " +

@@ -392,7 +392,14 @@ function cardAt(text: string, start: number, raw: string): PiiEntity | null {
   const ragged = groups.some((g, k) => g < (k === groups.length - 1 ? 3 : least));
   const tail = ragged ? raggedTail(groups) : null;
   // (a short first group only after a card word: a reference is written so too)
-  if (groups.length > 1 && ragged && !(tail && ((tail === "last" && issuer) || cardCueBefore(text, start)))) return null;
+  // (or any grouping of a known issuer's number right after a card word: "card 4024 007 1193 87", a 13-digit Visa as typed)
+  if (
+    groups.length > 1 &&
+    ragged &&
+    !(tail && ((tail === "last" && issuer) || cardCueBefore(text, start))) &&
+    !(issuer && cardCueBefore(text, start))
+  )
+    return null;
   // dots split thousands and versions as often as cards: only a known issuer's number, in groups
   if ((kinds & DOT) !== 0 && (!issuer || groups.length < 3)) return null;
   // no issuer's, after a word for an order or a shipment: that number ("주문번호 20251106-00231")
