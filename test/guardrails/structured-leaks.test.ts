@@ -135,6 +135,27 @@ const CASES: [string, string, string, string[], string][] = [
     ["=example.com="],
     "EMAIL",
   ],
+  // the late round of 2026-12-06 (issue 41): each class its own example, none of them a fixture's
+  ["a number after a label spaced out by a scanner", "P h o n e : 6175550164", "6175550164", ["5550164"], "PHONE"],
+  [
+    "a number spaced digit by digit after a spaced label and a bracketed area code",
+    "T e l :  ( 6 1 7 )  5 5 5 - 0 1 6 4",
+    "5 5 5 - 0 1 6 4",
+    ["0 1 6 4"],
+    "PHONE",
+  ],
+  [
+    "a compact number after a one-letter card label",
+    "Dana Whit | P: 6175550164 | E: dana@example.net",
+    "6175550164",
+    [],
+    "PHONE",
+  ],
+  ["a national number in brackets after a name", "Petra (0687654321) will bring the keys", "0687654321", ["87654321"], "PHONE"],
+  ["a zero-padded IPv4 address", "deny from 172.016.005.020 port 22", "172.016.005.020", ["016.005.020"], "IP_ADDRESS"],
+  ["an SSN written with underscores", "ssn=431_22_9876", "431_22_9876", ["9876"], "SSN"],
+  ["an SSN written with slashes", "SSN 431/22/9876 on file", "431/22/9876", ["9876"], "SSN"],
+  ["an email with a blank after its @", "mail: k.osei@ gmail.com", "k.osei@ gmail.com", ["k.osei"], "EMAIL"],
 ];
 
 describe("structured values as logs, forms and URLs hold them never go upstream verbatim", () => {
@@ -151,5 +172,13 @@ test("a version shaped like an IPv4 address, right after its word, is sent as wr
   const sent = await sentFor("Firmware version 1.2.3.4 fixed the boot loop; v2.0.1.7 is next.");
   expect(sent).toContain("version 1.2.3.4 fixed");
   expect(sent).toContain("v2.0.1.7 is next");
+  expect(sent).not.toContain("[IP_ADDRESS");
+});
+
+test("a conference's meeting ID and two versions one to the other are sent as written", async () => {
+  const sent = await sentFor("Webinar ID: 733 4412 9080. Firmware upgraded from 3.1.4.1 to 3.1.5.0 overnight.");
+  expect(sent).toContain("Webinar ID: 733 4412 9080.");
+  expect(sent).toContain("from 3.1.4.1 to 3.1.5.0 overnight");
+  expect(sent).not.toContain("[PHONE");
   expect(sent).not.toContain("[IP_ADDRESS");
 });

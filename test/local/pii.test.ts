@@ -217,6 +217,80 @@ describe("structured values of the fourth blind part's kinds (issue 41), in othe
   });
 });
 
+describe("structured leak classes read as a class (issue 41, 2026-12-06 late round)", () => {
+  const typed = (text: string): string[] => detectPii(text).map((e) => `${e.type}:${e.text}`);
+
+  test("a label spaced out by a scanner before a number, its digits spaced too", () => {
+    expect(found("P h o n e : 6175550164", "phone_number")).toEqual(["6175550164"]);
+    expect(found("T e l :  ( 6 1 7 )  5 5 5 - 0 1 6 4", "phone_number")).toEqual(["( 6 1 7 )  5 5 5 - 0 1 6 4"]);
+    expect(found("Mo bile : 0687654321", "phone_number")).toEqual(["0687654321"]);
+    expect(found("S S N : 431229876", "ssn")).toEqual(["431229876"]);
+    // a bracketed count before single digits, with no label, is none
+    expect(found("scores ( 1 2 )  5 5 5 - 0 1 6 4", "phone_number")).toEqual([]);
+  });
+
+  test("a one-letter label of a card or a signature before a compact number", () => {
+    expect(typed("Dana Whit | P: 6175550164 | E: dana@example.net").slice(1)).toEqual([
+      "phone_number:6175550164",
+      "email:dana@example.net",
+    ]);
+    expect(found("M. 0687654321", "phone_number")).toEqual(["0687654321"]);
+    expect(found("W: 6175550164", "phone_number")).toEqual(["6175550164"]);
+    // a page is no label, nor is a letter that stands for no phone
+    expect(found("see p. 12345678", "phone_number")).toEqual([]);
+    expect(found("Q: 6175550164", "phone_number")).toEqual([]);
+  });
+
+  test("a national number in brackets right after a name", () => {
+    expect(found("Petra (0687654321) will bring the keys", "phone_number")).toEqual(["0687654321"]);
+    expect(found("Kofi (+233 20 555 0143) and Ama", "phone_number")).toEqual(["+233 20 555 0143"]);
+  });
+
+  test("a zero-padded IPv4 address when all four octets are of three digits", () => {
+    expect(found("deny from 172.016.005.020 port 22", "ip_address")).toEqual(["172.016.005.020"]);
+    expect(typed("deny from 172.016.005.020 port 22")).toEqual(["ip_address:172.016.005.020"]);
+    expect(found("steps 1.02.3.004 and 01.2.3.4", "ip_address")).toEqual([]);
+  });
+
+  test("an SSN with '_' or '/' between its groups; not inside a longer run, nor after an order word", () => {
+    expect(found("ssn=431_22_9876", "ssn")).toEqual(["431_22_9876"]);
+    expect(found("SSN 431/22/9876", "ssn")).toEqual(["431/22/9876"]);
+    expect(found("REF 2025/431/22/9876", "ssn")).toEqual([]);
+    expect(found("order no 431/22/9876", "ssn")).toEqual([]);
+  });
+
+  test("a conference's meeting ID is no phone; two versions one to the other after a version word are no addresses", () => {
+    expect(typed("Webinar ID: 733 4412 9080")).toEqual([]);
+    expect(typed("zoom meeting number 733 441 2908")).toEqual([]);
+    expect(found("Meeting line: 020 7946 0311", "phone_number")).toEqual(["020 7946 0311"]);
+    expect(typed("upgraded from 3.1.4.1 to 3.1.5.0")).toEqual([]);
+    // a private network's addresses stay addresses, and a pair without a version word too
+    expect(found("firmware copied from 10.1.2.3 to 10.1.2.4", "ip_address")).toEqual(["10.1.2.3", "10.1.2.4"]);
+    expect(found("moved from 3.1.4.1 to 3.1.5.0", "ip_address")).toEqual(["3.1.4.1", "3.1.5.0"]);
+  });
+
+  test("an email with a blank after its '@', a switchboard's 0 after a label, labels 'num', 'hp' and 'zap'", () => {
+    expect(found("mail: k.osei@ gmail.com", "email")).toEqual(["k.osei@ gmail.com"]);
+    expect(found("hi@ there.you", "email")).toEqual([]);
+    expect(found("Zentrale: 089 4411 0", "phone_number")).toEqual(["089 4411 0"]);
+    expect(found("my new num 6175550164", "phone_number")).toEqual(["6175550164"]);
+    expect(found("HP 8123 4567", "phone_number")).toEqual(["8123 4567"]);
+    // a label before the next number is not the previous one's
+    expect(found("Kd-Nr. 7654321 Tel. 089 4411 0", "phone_number")).toEqual(["089 4411 0"]);
+  });
+
+  test("a known issuer's card in any grouping right after a card word; a River Plate 'llamá' before a number", () => {
+    expect(found("card 4024 007 1193 87, holder", "credit_card")).toEqual(["4024 007 1193 87"]);
+    expect(found("ref 4024 007 1193 87", "credit_card")).toEqual([]);
+    expect(found("llamá a Beto 11 4812-3390", "phone_number")).toEqual(["11 4812-3390"]);
+  });
+
+  test("a product's barcode after its word is no card", () => {
+    expect(typed("EAN 8712345000097")).toEqual([]);
+    expect(typed("UPC: 8712345000196 on the box")).toEqual([]);
+  });
+});
+
 describe("names found apart, joined; places where an address puts them (issue 41, the fourth blind part's kinds)", () => {
   const names = (text: string): string[] => found(text, "name");
 

@@ -38,6 +38,8 @@ const LABELS = new Set(
     // switchboards, desks and "call" in the other languages ("… växel", "pevná linka …", "Ring …", "Bel …")
     "växel vaxel vxl linka centrala centrála ústředna ustredna mobitel mobiel büro buero zentrale durchwahl fixo fijo " +
     "celular móvil movil portable fixe cellulare ufficio ring bel soita zadzwoń zavolejte nazovite llámame llame " +
+    // the River Plate's voseo ("llamá a …", "llamame", "llamanos") and the infinitive
+    "llamá llamame llamanos llamar " +
     "ligue appelez chiamate rufen tfn telefonnr mobilnr mob ph cel " +
     // Icelandic, Estonian, Latvian, Lithuanian, Turkish, Slavic and other words for a phone or a call
     "sími simi farsími gsm-nr kõne helista helistage mobiil tālr tālrunis tālruņa telefonu numaram numarası cep " +
@@ -49,7 +51,9 @@ const LABELS = new Set(
     // Persian ("mobile", "phone", "my number")
     "تلفن همراه موبایل شماره " +
     // messengers whose handle is the number ("wechat 13800138000", "Viber +380 …")
-    "wechat weixin viber telegram zalo kakaotalk imessage"
+    "wechat weixin viber telegram zalo kakaotalk imessage " +
+    // "my num", Malay and Indonesian "HP" (handphone), Brazil's "zap" (WhatsApp)
+    "num hp zap"
   ).split(" "),
 );
 /** labels written without a space before the number's label word in Chinese and Japanese text ("我的电话：") */
@@ -132,11 +136,63 @@ function labelBefore(text: string, start: number): boolean {
   const word = labelWord(text, lo, k);
   // (a label in the plural too, over a list: "Mobiles:\n0612345678\n0612345679")
   if (isLabel(word) || (word.length > 3 && word.endsWith("s") && isLabel(word.slice(0, -1)))) return true;
+  // a label spaced out by a scanner ("P h o n e : 4155550132", "Ph one :"), or of one letter on a card ("P: 4155550132")
+  if (word.length <= 4 && word.length > 0) {
+    const spaced = spacedWord(text, k);
+    if (spaced !== null && isLabel(spaced)) return true;
+    if (word.length === 1 && oneLetterLabel(text, k)) return true;
+  }
   // a word for "numbers" after the label ("Phone numbers:", "Mobile no.", "Telefonnummern")
   if (!NUMBER_WORDS.has(word)) return false;
   k -= word.length;
   skip();
   return isLabel(labelWord(text, lo, k)) || isLabel(labelWord(text, lo, k).replace(/s$/, ""));
+}
+
+/**
+ * The word a scanner spaced out that ends at `end` ("T e l e p h o n e", "E - m a i l", "Ph one"), lower
+ * case and joined: two to twelve runs of one to four letters, each apart by one blank or a dash with a
+ * blank either side, on one line; or null. The longest such run that is a phone's label, when one is; else the whole.
+ */
+export function spacedWord(text: string, end: number): string | null {
+  const parts: string[] = [];
+  let k = end;
+  while (parts.length < 12) {
+    let a = k;
+    while (a > 0 && k - a <= 4 && isLabelChar(text.charCodeAt(a - 1))) a--;
+    if (a === k || k - a > 4) break;
+    parts.push(text.slice(a, k).toLowerCase());
+    // one blank, or " - ", before it
+    if (text.charCodeAt(a - 1) !== 32 || !isLabelChar(text.charCodeAt(a - 2))) {
+      if (!(text.charCodeAt(a - 1) === 32 && text.charCodeAt(a - 2) === 45 && text.charCodeAt(a - 3) === 32)) break;
+      k = a - 3;
+    } else k = a - 1;
+  }
+  if (parts.length < 2) return null;
+  let joined = "";
+  let best: string | null = null;
+  for (const p of parts) {
+    joined = p + joined;
+    if (joined.length >= 3 && isLabel(joined)) best = joined;
+  }
+  return best ?? joined;
+}
+
+/** letters that stand for a phone's label on a card or a signature: phone, tel, mobile, fax, work, home, cell, office */
+const ONE_LETTER_LABELS = "ptmfwhco";
+
+/**
+ * A one-letter label ending at `end` ("P: 4155550132", "M. 0612345678", "T: …"): one of ONE_LETTER_LABELS, a capital
+ * then ":" or ".", or a small letter then ":" ("p." is a page's), at a line's start or after a blank or a card's
+ * separator ("|", "·", ",", ";", "/", "("), no letter before.
+ */
+function oneLetterLabel(text: string, end: number): boolean {
+  const c = text.charCodeAt(end);
+  const letter = text.charCodeAt(end - 1);
+  const capital = letter >= 65 && letter <= 90;
+  if (!(c === 58 || (c === 46 && capital)) || !ONE_LETTER_LABELS.includes(String.fromCharCode(letter | 32))) return false;
+  const b = text.charCodeAt(end - 2);
+  return end < 2 || isSpace(b) || b === 124 || b === 0xb7 || b === 44 || b === 59 || b === 47 || b === 40;
 }
 
 /** a list's bullet at the end of what stands between two numbers */
@@ -155,7 +211,12 @@ function labelAfter(text: string, end: number): boolean {
   }
   let e = k;
   while (e < hi && isLabelChar(text.charCodeAt(e))) e++;
-  return e > k && LABELS.has(text.slice(k, e).toLowerCase());
+  if (e === k || !LABELS.has(text.slice(k, e).toLowerCase())) return false;
+  // (not the label of the next number, a "." or ":" after it: "Kd-Nr. 1234567 Tel. 0228 …")
+  if (text.charCodeAt(e) !== 46 && text.charCodeAt(e) !== 58) return true;
+  e++;
+  while (e < text.length && e - k < 24 && isSpace(text.charCodeAt(e))) e++;
+  return !(isDigitAt(text, e) || text.charCodeAt(e) === 43);
 }
 
 /** Words of CONTEXT that say a number is to be called, wherever they stand in the line before it; with the labels, for labelInLine. */
@@ -195,7 +256,9 @@ const ORDER_WORDS = new WordFilter(
     "order orders tracking awb waybill consignment shipment parcel invoice ticket booking reservation sku " +
     "bestellung bestellnummer auftrag sendung sendungsnummer lieferschein rechnung commande colis facture pedido factura " +
     "ordine fattura spedizione zamówienie zamowienie przesyłka faktura objednávka zásilka rendelés számla sipariş siparis " +
-    "fatura kargo заказ заказа накладная счёт счет посылка трек замовлення order-nr ordernr"
+    "fatura kargo заказ заказа накладная счёт счет посылка трек замовлення order-nr ordernr " +
+    // a product's barcode or a book's number ("EAN 5901234123457"): no phone and no card
+    "ean gtin upc isbn barcode"
   ).split(" "),
 );
 const ORDER_WORDS_CJK = [
@@ -513,6 +576,22 @@ function candidateScore(text: string, written: string, m: RegExpExecArray, lastE
   return score;
 }
 
+/** a conference's word and "ID" (or "number", "no.", "#") right before a number, nothing but blanks, ":" or "#" after */
+const MEETING_ID =
+  /(?:^|[^\p{L}])(?:meeting|webinar|conference|zoom|teams|session)[ \t]{0,2}(?:id|number|no\.?|nr\.?|#)[ \t]{0,2}[:#.]?[ \t]{0,2}$/iu;
+
+/**
+ * MEETING_ID.test of the 32 characters before `start`, read only when the last of them that is no blank,
+ * ":" or "#" is a "d", "r", "o", "." or "#" (the ends of its words): most numbers are passed over by a look at one character.
+ */
+function meetingId(text: string, start: number): boolean {
+  let k = start;
+  while (k > 0 && start - k < 6 && (isSpace(text.charCodeAt(k - 1)) || text.charCodeAt(k - 1) === 58)) k--;
+  const c = text.charCodeAt(k - 1) | 32;
+  if (c !== 0x64 && c !== 0x72 && c !== 0x6f && c !== 0x2e && c !== 0x23) return false; // d r o . #
+  return MEETING_ID.test(text.slice(Math.max(0, start - 32), start));
+}
+
 /** NOT_PHONE_LABELS.has of the word before the blanks, ":", "#" and "." before `start` (the copy made only for a word of their lengths) */
 function notPhoneLabel(text: string, start: number): boolean {
   const lo = Math.max(0, start - 12);
@@ -645,7 +724,12 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
     if (groups >= 2 && group < 2) shortLast = true;
     groups++;
   }
-  if (shortLast && !(international && !shortLaterGroup && digits - group >= 8 && /[ -]\d$/.test(main))) shortLaterGroup = true;
+  // (or a switchboard's 0 after a national number with its trunk 0 of seven digits or more, when a label says it is a
+  // phone: "Tel. 0228 181 0"; not a count after it, "… 0958 2 days")
+  const switchboard =
+    shortLast && !shortLaterGroup && !international && digits - group >= 7 && TRUNK_ZERO.test(main) && /[ -]0$/.test(main);
+  if (shortLast && !switchboard && !(international && !shortLaterGroup && digits - group >= 8 && /[ -]\d$/.test(main)))
+    shortLaterGroup = true;
   if (digits < 7 || digits > 15) return 0;
   // a case's or a file's number and its year ("الدعوى رقم 1487/2026", "Az. 2291/2025")
   if (YEAR_REFERENCE.test(main) || YEAR_MONTH_DAY.test(main)) return 0;
@@ -657,6 +741,8 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
   if (DATE_SHAPE.test(main) || SSN_SHAPE.test(main)) return 0;
   // a tax or registry number after its label ("NIP 725-18-44-210", "OIB", "CVR"), not a phone
   if (notPhoneLabel(text, start)) return 0;
+  // a conference's meeting ID ("Meeting ID: 845 2211 9034", "Webinar ID 912 3345 6678"): no number to call
+  if (!international && meetingId(text, start)) return 0;
   // (asked up to three times below: worked out once)
   let known: boolean | null = null;
   const context = () => {
@@ -671,6 +757,7 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
   if (international && main.startsWith("00") && (digits < 10 || otherNumber(text.slice(Math.max(0, start - 30), start))))
     return 0;
   if (international) return digits >= 8 ? 0.9 + (context() ? 0.05 : 0) : 0;
+  if (switchboard) return context() ? 0.8 : 0;
   // "/" between groups other than after the area code ("0221/941 2273") only in a labelled number
   if (main.includes("/") && main.replace(AREA_SLASH, "").includes("/") && !context()) return 0;
   if (NANP.test(main)) return 0.88 + (context() ? 0.05 : 0);
@@ -687,11 +774,28 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
   if (digits >= 8 && digits <= (main.startsWith("0 ") ? 11 : 10) && groups >= 3 && EUROPEAN.test(main)) return 0.72;
   // the trunk 8 of Russia and its neighbours before the area code: "8 921 334 58 12", "8-921-334-58-12", "8 612 34567"
   if (digits >= 9 && digits <= 11 && TRUNK_EIGHT.test(main) && !THOUSANDS.test(main)) return 0.72;
+  return layoutScore(main, text, start, raw.length, digits, groups, context);
+}
+
+/**
+ * The score phoneScore gives a national number no shape above settled (`main` its digits and separators,
+ * at `start` in `text`, `length` long as written): by where it stands (alone on its line, in brackets after
+ * a name), by its groups (Chinese and Greek ones), or by a label (`context`) for a single run.
+ */
+function layoutScore(
+  main: string,
+  text: string,
+  start: number,
+  length: number,
+  digits: number,
+  groups: number,
+  context: () => boolean,
+): number {
   // a number alone on its line of a card or a signature ("Laura Jensen\nSales\n2912 3456")
   if (
     digits <= 12 &&
     groups >= 2 &&
-    aloneOnLine(text, start, start + raw.length) &&
+    aloneOnLine(text, start, start + length) &&
     !THOUSANDS.test(main) &&
     !/^\d{4}(?: \d{4}){2,}$|^(?:19|20)\d{2}[ -]\d{3,4}$/.test(main) &&
     !NUMBER_OF_LINE.test(text.slice(Math.max(0, start - 40), start))
@@ -711,5 +815,19 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
   // one run of digits ("call me back 0117133") only right after a word that says it is a number
   // (up to fifteen: a number with its country code and no "+", "send?phone=5511912345678")
   if (groups === 1 && context()) return 0.7;
+  // or in brackets after a name: "Anna (0612345678)", a national number with its trunk 0 (9 to 11 digits)
+  if (groups === 1 && digits >= 9 && digits <= 11 && TRUNK_ZERO.test(main) && afterName(text, start, length)) return 0.7;
   return 0;
+}
+
+/** a trunk 0 before a digit that is none */
+const TRUNK_ZERO = /^0[1-9]/;
+/** a capitalised word ("Anna", "Kwame", "Zoë"), a blank and "(" at the end */
+const NAME_AND_BRACKET = /(?:^|[^\p{L}])\p{Lu}\p{Ll}+ \($/u;
+
+/** Whether the number at [start, start + length) stands in brackets right after a capitalised word ("Anna (0612345678)"). */
+function afterName(text: string, start: number, length: number): boolean {
+  if (text.charCodeAt(start - 1) !== 40 || text.charCodeAt(start + length) !== 41 || text.charCodeAt(start - 2) !== 32)
+    return false;
+  return NAME_AND_BRACKET.test(text.slice(Math.max(0, start - 24), start));
 }

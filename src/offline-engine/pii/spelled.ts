@@ -9,6 +9,7 @@
  */
 import { category, LETTER, MARK } from "./chars";
 import { gateWords, SPOKEN_NUMBER, spokenWordCount } from "./keywords";
+import { isLabel, spacedWord } from "./phone";
 import { inStretches, knownIssuer, luhnValid, ssnValid } from "./structured";
 import { entity, type PiiEntity } from "./types";
 import { WordFilter } from "./word-filter";
@@ -272,6 +273,9 @@ function singleDigits(text: string, start: number, end: number, enough: number):
   return false;
 }
 
+/** an area code in brackets, its digits one by one, right before a run of them: "( 3 1 2 )  ", "(0 3 0) " */
+const SPACED_AREA = /\([ \t]?\d(?:[ \t]\d){1,4}[ \t]?\)[ \t]{0,2}$/;
+
 const CALL_CONTEXT =
   /(?:phone|tel|telephone|call|ring|mobile|cell|number|fax|whatsapp|text|sms|reach|dial|nummer|numéro|número|numero|telefon|téléphone|teléfono|telefono|handy|portable|móvil|cellulare)[^\n\d]{0,24}$/iu;
 const CARD_CONTEXT = /(?:card|visa|mastercard|amex|credit|debit|karte|carte|tarjeta|carta|cartão)[^\n\d]{0,24}$/iu;
@@ -281,6 +285,14 @@ const IPV4_SAID = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4
 
 // counting said as numbers: "one, two, … nine, ten, eleven"
 const COUNTING = Array.from({ length: 30 }, (_, k) => k).join("");
+
+/** A phone's label spaced out by a scanner right before `start`, past blanks and ":" ("T e l e p h o n e :  "). */
+function spacedLabelBefore(text: string, start: number): boolean {
+  let k = start;
+  while (k > 0 && start - k < 4 && (text.charCodeAt(k - 1) === 32 || text.charCodeAt(k - 1) === 58)) k--;
+  const word = k < start ? spacedWord(text, k) : null;
+  return word !== null && isLabel(word);
+}
 
 /** The kind of value `digits` read at `start` are, with its score, or null. */
 function judge(text: string, start: number, digits: string, said: boolean, inFours = false): [PiiEntity["type"], number] | null {
@@ -297,7 +309,7 @@ function judge(text: string, start: number, digits: string, said: boolean, inFou
     return ["credit_card", cardWord ? 0.95 : 0.85];
   if (n === 9 && SSN_CONTEXT.test(before) && ssnValid(digits.slice(0, 3), digits.slice(3, 5), digits.slice(5)))
     return ["ssn", 0.95];
-  if (n >= 7 && n <= 15 && (said || CALL_CONTEXT.test(before))) return ["phone_number", 0.85];
+  if (n >= 7 && n <= 15 && (said || CALL_CONTEXT.test(before) || spacedLabelBefore(text, start))) return ["phone_number", 0.85];
   return null;
 }
 
@@ -305,9 +317,18 @@ function judge(text: string, start: number, digits: string, said: boolean, inFou
 export function findSpelledNumbers(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   for (const m of inStretches(text, DIGIT_RUN, 7, 2, (start, end) => singleDigits(text, start, end, 7))) {
-    const digits = m[0].replace(/\D/g, "");
-    const kind = judge(text, m.index as number, digits, false, IN_FOURS.test(m[0]));
-    if (kind) out.push(entity(kind[0], text, m.index as number, (m.index as number) + m[0].length, kind[1]));
+    let start = m.index as number;
+    let digits = m[0].replace(/\D/g, "");
+    // an area code in brackets before it, spaced out too ("( 3 1 2 )  5 5 5 - 0 1 9 1"): a part of it
+    if (text.charCodeAt(start - 1) === 32 || text.charCodeAt(start - 1) === 41) {
+      const area = SPACED_AREA.exec(text.slice(Math.max(0, start - 16), start));
+      if (area) {
+        start -= area[0].length;
+        digits = area[0].replace(/\D/g, "") + digits;
+      }
+    }
+    const kind = judge(text, start, digits, false, IN_FOURS.test(m[0]));
+    if (kind) out.push(entity(kind[0], text, start, (m.index as number) + m[0].length, kind[1]));
   }
   // a run is three spoken words or more (a word of Chinese numerals or Hangul is not ASCII: then the count is Infinity)
   if (spokenWordCount(text) < 3) return out;

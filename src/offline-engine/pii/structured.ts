@@ -5,7 +5,7 @@
  */
 import { category, codePointBefore, GROUP_SEPARATOR, LETTER, NUMBER } from "./chars";
 import { DIGIT_RUN_MIN, digitRuns } from "./keywords";
-import { columnHeader, orderNumberBefore } from "./phone";
+import { columnHeader, orderNumberBefore, spacedWord } from "./phone";
 import { entity, type PiiEntity } from "./types";
 
 const EMAIL =
@@ -104,12 +104,46 @@ export function findEmails(text: string): PiiEntity[] {
     if (start === at || start < previousEnd) continue;
     EMAIL_AT.lastIndex = start;
     const m = EMAIL_AT.exec(text);
-    if (!m) continue;
+    if (!m) {
+      // a blank after the "@", as a scanner or a hurried hand puts one ("r.castillo@ telmex.com"): a domain of a known top level after it
+      const spaced = text.charCodeAt(at + 1) === 32 ? blankAfterAt(text, start, at) : null;
+      if (spaced) {
+        out.push(spaced);
+        previousEnd = spaced.end;
+      }
+      continue;
+    }
     previousEnd = start + m[0].length;
     if (m[0].includes("..")) continue;
     out.push(entity("email", text, text.charCodeAt(start - 1) === 61 ? rewrittenStart(text, start) : start, previousEnd, 0.99));
   }
   return out;
+}
+
+/** the run of a domain's characters right after the blank that follows an "@" */
+const DOMAIN_RUN = /[\p{L}\p{N}.-]{1,253}/uy;
+/** a domain's label ([\p{L}\p{N}], "-" inside) and its top level (letters) */
+const DOMAIN_LABEL = /^[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?$/u;
+const TOP_LEVEL = /^\p{L}{2,24}$/u;
+/** a local part (EMAIL's), all of text[start, at) */
+const LOCAL_PART = /^[\p{L}\p{N}][\p{L}\p{N}._%+-]*$/u;
+
+/** The address written with one blank after its "@" at `at`, its local part from `start`, or null (the domain's top level must be a known one). */
+function blankAfterAt(text: string, start: number, at: number): PiiEntity | null {
+  DOMAIN_RUN.lastIndex = at + 2;
+  const run = DOMAIN_RUN.exec(text);
+  if (!run || /[\p{L}\p{N}]/u.test(text.charAt(at + 2 + run[0].length))) return null;
+  // (a sentence's full stop after it is no part of it)
+  let cut = run[0].length;
+  while (cut > 0 && run[0].charCodeAt(cut - 1) === 46) cut--;
+  const domain = run[0].slice(0, cut);
+  const labels = domain.split(".");
+  const top = labels[labels.length - 1] as string;
+  if (labels.length < 2 || !TOP_LEVEL.test(top) || !COMMON_TLDS.has(top.toLowerCase())) return null;
+  if (!labels.every((l) => DOMAIN_LABEL.test(l))) return null;
+  const local = text.slice(start, at);
+  if (!LOCAL_PART.test(local) || local.includes("..")) return null;
+  return entity("email", text, start, at + 2 + domain.length, 0.9);
 }
 
 /** a sender rewritten by a forwarder (SRS): "SRS0=" or "SRS1=" */
@@ -358,7 +392,14 @@ function cardAt(text: string, start: number, raw: string): PiiEntity | null {
   const ragged = groups.some((g, k) => g < (k === groups.length - 1 ? 3 : least));
   const tail = ragged ? raggedTail(groups) : null;
   // (a short first group only after a card word: a reference is written so too)
-  if (groups.length > 1 && ragged && !(tail && ((tail === "last" && issuer) || cardCueBefore(text, start)))) return null;
+  // (or any grouping of a known issuer's number right after a card word: "card 4024 007 1193 87", a 13-digit Visa as typed)
+  if (
+    groups.length > 1 &&
+    ragged &&
+    !(tail && ((tail === "last" && issuer) || cardCueBefore(text, start))) &&
+    !(issuer && cardCueBefore(text, start))
+  )
+    return null;
   // dots split thousands and versions as often as cards: only a known issuer's number, in groups
   if ((kinds & DOT) !== 0 && (!issuer || groups.length < 3)) return null;
   // no issuer's, after a word for an order or a shipment: that number ("주문번호 20251106-00231")
@@ -366,8 +407,9 @@ function cardAt(text: string, start: number, raw: string): PiiEntity | null {
   return entity("credit_card", text, start, start + raw.length, issuer ? 0.97 : 0.75);
 }
 
-// (a form's dashes with a blank either side too: "449 - 31 - 2208", as typed into a box or read by a scanner)
-const SSN = /(?<![\d.-])(\d{3})( - |[- .]?)(\d{2})\2(\d{4})(?![\d-]|\.\d)/g;
+// (a form's dashes with a blank either side too: "449 - 31 - 2208", as typed into a box or read by a scanner;
+// and "_" or "/" between the groups, as a record's field or an OCR'd form writes them: "512_38_4471", "512/38/4471")
+const SSN = /(?<![\d.-])(\d{3})( - |[- ._/]?)(\d{2})\2(\d{4})(?![\d-]|\.\d)/g;
 const SSN_CONTEXT = /\b(?:ssns?|s\.s\.n|ss#|social(?:\s+security)?|soc\.?\s*sec|tax\s*id|tin)\b/i;
 
 /** Rules of issuance: area 000, 666 and 900-999, group 00 and serial 0000 are never assigned. */
@@ -385,6 +427,28 @@ function ssnColumn(text: string, start: number): boolean {
   return header !== null && SSN_CONTEXT.test(header.replace(/_/g, " "));
 }
 
+/** An SSN's word spaced out by a scanner right before `start`, past blanks, ":" and "#" ("S S N : ", "S . S . N"). */
+function spacedSsn(text: string, start: number): boolean {
+  let k = start;
+  while (
+    k > 0 &&
+    start - k < 4 &&
+    (text.charCodeAt(k - 1) === 32 || text.charCodeAt(k - 1) === 58 || text.charCodeAt(k - 1) === 35)
+  )
+    k--;
+  if (k === start || (text.charCodeAt(k - 1) | 32) !== 110) return false; // ends in "n"
+  const word = spacedWord(text, k);
+  return word !== null && (word === "ssn" || word.endsWith("ssn"));
+}
+
+/** Whether a group of digits stands before `start` or after `end` with `sep` between. */
+function groupGoesOn(text: string, start: number, end: number, sep: string): boolean {
+  return (
+    (text[start - 1] === sep && isDigitCode(text.charCodeAt(start - 2))) ||
+    (text[end] === sep && isDigitCode(text.charCodeAt(end + 1)))
+  );
+}
+
 export function findSsns(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   for (const m of inStretches(text, SSN_SPELLED, 9)) {
@@ -396,12 +460,18 @@ export function findSsns(text: string): PiiEntity[] {
   for (const m of inStretches(text, SSN, 9)) {
     if (!ssnValid(m[1], m[3], m[4])) continue;
     // (or the column of a table whose header says so, however many rows above: "name,ssn\n…\nEva Fors,345678912")
-    const context = SSN_CONTEXT.test(text.slice(Math.max(0, m.index - 40), m.index)) || ssnColumn(text, m.index);
+    // (or a scanner's spaced-out word: "S S N : 512384471")
+    const context =
+      SSN_CONTEXT.test(text.slice(Math.max(0, m.index - 40), m.index)) || ssnColumn(text, m.index) || spacedSsn(text, m.index);
     // a bare nine-digit run is an SSN only when the text says so
     if (m[2] === "" && !context) continue;
     // (dots, "601.34.2297", are how some forms write it, and how versions and amounts are written too)
     // (and so are blanks around the dashes: "pages 120 - 45 - 2000")
     if ((m[2] === "." || m[2] === " - ") && !context) continue;
+    // ("_" and "/" not inside a longer run of groups: "2026/512/38/4471", "512_38_4471_2"; "scan_512_38_4471.pdf" is one)
+    if ((m[2] === "_" || m[2] === "/") && groupGoesOn(text, m.index, m.index + m[0].length, m[2])) continue;
+    // (and without an SSN word, not after a word for an order or a shipment: "ZAMÓWIENIE NR 024/11/0871")
+    if ((m[2] === "_" || m[2] === "/") && !context && orderNumberBefore(text, m.index)) continue;
     const score = context ? 0.97 : m[2] === "-" ? 0.9 : 0.7;
     out.push(entity("ssn", text, m.index, m.index + m[0].length, score));
   }
@@ -409,7 +479,9 @@ export function findSsns(text: string): PiiEntity[] {
 }
 
 const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
-const IPV4 = new RegExp(`(?<![\\d.])${OCTET}(?:\\.${OCTET}){3}(?:/\\d{1,2})?(?![\\d]|\\.\\d)`, "g");
+// (an octet zero-padded to three digits too, as logs and Windows tools print them: "192.168.001.010"; see paddedOk)
+const IPV4_OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|0\\d\\d|[1-9]?\\d)";
+const IPV4 = new RegExp(`(?<![\\d.])${IPV4_OCTET}(?:\\.${IPV4_OCTET}){3}(?:/\\d{1,2})?(?![\\d]|\\.\\d)`, "g");
 // candidates for IPv6: hex groups and colons, optionally ending in an embedded IPv4, with a zone;
 // after a label such as "ip:" (a letter that is no hex digit, then a colon) too; and a port written after it
 // without brackets, as some servers log it ("2001:db8::1a2f:51920", "…:7334:8080": a ninth group, or one of five digits)
@@ -421,6 +493,24 @@ const PORT_AFTER = /:\d{1,5}$/;
 /** a word for a version right before a number, nothing but blanks or a colon between ("v1.2.3.4", "firmware: 2.4.10.3") */
 const VERSION_BEFORE =
   /(?:^|[^\p{L}])(?:version|versión|versione|versão|ver\.?|v|firmware|build|release|rev|revision)[ \t]{0,2}:?[ \t]{0,2}$/iu;
+
+/** what stands between a version and the next one: " to ", " -> ", " → " */
+const VERSION_STEP = /^[ \t]*(?:to|->|→|=>)[ \t]*$/;
+/** a word for a version or a change of one earlier in the line, no digit between, then "from" ("Firmware updated from ") */
+const VERSION_LINE =
+  /(?:^|[^\p{L}])(?:version|versions|firmware|fw|build|release|rev|revision|updated?|upgraded?|downgraded?|bumped?|patched?)(?:[^\p{L}\d\n][^\d\n]{0,30})?[ \t](?:from[ \t]+)?$/iu;
+
+/** Whether IPv4-shaped `a` and `b` are one version and the next ("from 2.4.10.3 to 2.4.11.0", "v-word … 1.2.3.4 -> 1.2.3.5"). */
+function versionPair(text: string, a: RegExpExecArray, b: RegExpExecArray): boolean {
+  const end = a.index + a[0].length;
+  if (b.index - end > 6 || !VERSION_STEP.test(text.slice(end, b.index))) return false;
+  // (a version's numbers are small: a private network's or a loopback address, or an octet of 100 or more, is an address's)
+  if (!versionLike(a[0]) || !versionLike(b[0])) return false;
+  return VERSION_LINE.test(text.slice(Math.max(0, a.index - 48), a.index));
+}
+
+/** four numbers under 100, the first not 10 or 127 */
+const versionLike = (s: string): boolean => /^(?!10\.|127\.)\d{1,2}\.\d{1,2}\.\d{1,2}\.\d{1,2}$/.test(s);
 
 /** IPV4 tried at one position only */
 const IPV4_AT = new RegExp(IPV4.source, "y");
@@ -446,6 +536,20 @@ function ipv4Matches(text: string): RegExpExecArray[] {
   }
   return out;
 }
+
+/**
+ * Whether an IPv4 match is written evenly: an octet zero-padded ("001") only in an address whose four
+ * octets are all of three digits ("010.001.002.003", a log's fixed width), not "1.02.3.004" (a version or a list).
+ */
+function paddedOk(address: string): boolean {
+  // (a padded octet is "0" and a digit at the start or after a "."; most addresses have none)
+  let padded = address.charCodeAt(0) === 48 && isDigitCode(address.charCodeAt(1));
+  for (let k = address.indexOf(".0"); !padded && k >= 0; k = address.indexOf(".0", k + 1))
+    padded = isDigitCode(address.charCodeAt(k + 2));
+  return !padded || PADDED_IPV4.test(address);
+}
+/** four octets of three digits each (a prefix length after them perhaps) */
+const PADDED_IPV4 = /^\d{3}\.\d{3}\.\d{3}\.\d{3}(?:\/\d{1,2})?$/;
 
 /** an IPv4 address and nothing else (the tail of an IPv6 address that embeds one) */
 const IPV4_WHOLE = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
@@ -476,9 +580,18 @@ export function ipv6Valid(candidate: string): boolean {
 export function findIpAddresses(text: string): PiiEntity[] {
   const out: PiiEntity[] = [];
   // (a subnet mask, "255.255.255.0", is no host's address; nor is a version right after its word: "Version 1.2.3.4")
-  for (const m of ipv4Matches(text))
-    if (!m[0].startsWith("255.") && !VERSION_BEFORE.test(text.slice(Math.max(0, m.index - 12), m.index)))
-      out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
+  const v4 = ipv4Matches(text);
+  for (let k = 0; k < v4.length; k++) {
+    const m = v4[k] as RegExpExecArray;
+    if (m[0].startsWith("255.") || !paddedOk(m[0]) || VERSION_BEFORE.test(text.slice(Math.max(0, m.index - 12), m.index)))
+      continue;
+    // (nor two versions, one to the other, after a word for one: "Firmware updated from 2.4.10.3 to 2.4.11.0")
+    if (k + 1 < v4.length && versionPair(text, m, v4[k + 1] as RegExpExecArray)) {
+      k++;
+      continue;
+    }
+    out.push(entity("ip_address", text, m.index, m.index + m[0].length, 0.95));
+  }
   // an IPv6 address has "::" or eight groups (seven colons)
   if (!text.includes("::") && !hasColons(text, 7)) return out;
   for (const m of text.matchAll(IPV6)) {
