@@ -9,7 +9,11 @@ import { type SsoIdentity, SsoRefusal } from "./sso";
 
 export type SsoTarget = { kind: "operator" } | { kind: "account"; accountId: string; role: Role };
 
-export function ssoTarget(config: Pick<SsoConfig, "operatorGroups" | "map">, id: SsoIdentity, operator: boolean): SsoTarget {
+export function ssoTarget(
+  config: Pick<SsoConfig, "operatorGroups" | "map" | "trustMissingEmailVerified">,
+  id: SsoIdentity,
+  operator: boolean,
+): SsoTarget {
   if (operator) {
     if (!id.groups.some((g) => config.operatorGroups.includes(g)))
       throw new SsoRefusal(
@@ -22,6 +26,11 @@ export function ssoTarget(config: Pick<SsoConfig, "operatorGroups" | "map">, id:
       "The identity provider gave no email address for you (the gateway asks for the email scope); it is needed to sign you in.",
     );
   if (id.emailVerified === false) throw new SsoRefusal("The identity provider says your email address is not verified.");
+  // absent is not verified: a member may be found, and an account mapped, by the email (docs/sso.md#matching)
+  if (id.emailVerified === null && !config.trustMissingEmailVerified)
+    throw new SsoRefusal(
+      "The identity provider did not say your email address is verified (no email_verified claim); the gateway's operator can trust such providers with sso.trust_missing_email_verified.",
+    );
   const domain = id.email.slice(id.email.lastIndexOf("@") + 1);
   for (const m of config.map) {
     if ((m.group !== undefined && id.groups.includes(m.group)) || (m.emailDomain !== undefined && m.emailDomain === domain))

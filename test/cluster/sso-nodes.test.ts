@@ -49,8 +49,8 @@ describe.skipIf(!shared)("single sign-on across three nodes", () => {
     issuer = await startIssuer({
       redirectUri: REDIRECT,
       users: {
-        nina: { email: "nina@corp.example", groups: ["eng"] },
-        ola: { email: "ola@corp.example", groups: ["eng"] },
+        nina: { email: "nina@corp.example", email_verified: true, groups: ["eng"] },
+        ola: { email: "ola@corp.example", email_verified: true, groups: ["eng"] },
       },
     });
     // one node makes the account the map names, then three start with the map

@@ -94,11 +94,11 @@ beforeAll(async () => {
     users: {
       alice: { email: "alice@corp.example", email_verified: true, name: "Alice", groups: ["eng"] },
       bob: { email: "bob@corp.example", email_verified: true, groups: ["gateway-admins"] },
-      carol: { email: "Carol@Partner.example", name: "Carol" },
-      dave: { email: "dave@elsewhere.example", groups: ["marketing"] },
+      carol: { email: "Carol@Partner.example", email_verified: true, name: "Carol" },
+      dave: { email: "dave@elsewhere.example", email_verified: true, groups: ["marketing"] },
       erin: { email: "erin@partner.example", email_verified: false },
-      gus: { email: "gus@nowhere.example", groups: ["ghost"] },
-      owen: { email: "owner@partner.example", groups: ["eng"] },
+      gus: { email: "gus@nowhere.example", email_verified: true, groups: ["ghost"] },
+      owen: { email: "owner@partner.example", email_verified: true, groups: ["eng"] },
       olga: { email: "owner@corp.example", email_verified: true, groups: ["eng"] },
     },
   });
