@@ -3,7 +3,10 @@
  * `operator_groups`, for the console), or a member of an account with a role, by the first entry of
  * `[[sso.map]]` its groups or its email's domain match. Anything else is refused, saying why.
  */
+import type { AccountRow, KeyStore } from "../auth/interface";
 import type { SsoConfig } from "../config";
+import type { MaybePromise } from "../maybe";
+import { closest } from "../words";
 import type { Role } from "./members";
 import { type SsoIdentity, SsoRefusal } from "./sso";
 
@@ -39,4 +42,39 @@ export function ssoTarget(
   throw new SsoRefusal(
     `No account of this gateway is mapped to ${id.email} or to your groups: ask the gateway's operator (sso.map).`,
   );
+}
+
+/** the most accounts read to find the id an unknown one was meant to be (the newest first) */
+const NEAR_SCAN = 100_000;
+
+/**
+ * The start's refusal of an `[sso]` that names an account that does not exist (docs/sso.md): a typo
+ * in `sso_required` would leave the meant account's passwords working, one in `[[sso.map]]` would
+ * refuse every sign-in it maps. Names the key, the unknown id and the existing id closest to it;
+ * null when every account named exists. A value at once on SQLite, later on PostgreSQL.
+ */
+export function ssoAccountsRefusal(
+  sso: Pick<SsoConfig, "ssoRequired" | "map"> | null,
+  keys: Pick<KeyStore, "accountExists" | "listAccounts">,
+): MaybePromise<string | null> {
+  if (!sso) return null;
+  const named = [
+    ...[...sso.ssoRequired].map((id) => ({ key: "sso.sso_required", id })),
+    ...sso.map.map((m, i) => ({ key: `sso.map[${i}].account`, id: m.account })),
+  ];
+  const found = named.map((n) => keys.accountExists(n.id));
+  const decide = (exists: boolean[]): MaybePromise<string | null> => {
+    const missing = named.find((_, i) => !exists[i]);
+    if (!missing) return null;
+    const say = (rows: AccountRow[]) => {
+      const near = closest(
+        missing.id,
+        rows.map((r) => r.id),
+      );
+      return `${missing.key} names the account "${missing.id}", which does not exist: ${near ? `did you mean "${near}"?` : "no account has an id near it"} (the accounts' ids: the operator console, GET /admin/v1/accounts)`;
+    };
+    const rows = keys.listAccounts(NEAR_SCAN, 0);
+    return rows instanceof Promise ? rows.then(say) : say(rows);
+  };
+  return found.some((f) => f instanceof Promise) ? Promise.all(found).then(decide) : decide(found as boolean[]);
 }
