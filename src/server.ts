@@ -291,16 +291,17 @@ function startChecks(config: Config, deps: AppDeps & { services: Services }): Pr
     void deps.close();
     throw new ConfigError(refusal);
   }
-  return Promise.resolve(refusal).then((r) => {
+  const checked = Promise.resolve(refusal).then((r) => {
     if (r) throw new ConfigError(r);
   });
+  // handled here so an in-process server nobody asks is no unhandled rejection; `serve` acts on it
+  checked.catch(() => {});
+  return checked;
 }
 
 export function startServer(config: Config, opts: BuildOptions = {}): RunningServer {
   const deps = buildDeps(config, opts);
   const checked = startChecks(config, deps);
-  // handled here so an in-process server nobody asks is no unhandled rejection; `serve` acts on it
-  checked.catch(() => {});
   const app = createApp(deps);
   try {
     app.listen({
