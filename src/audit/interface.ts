@@ -2,7 +2,8 @@ import type { MaybePromise } from "../maybe";
 
 /**
  * Who made a change and from where, as a route or CLI verb hands it to the store that makes it.
- * `actor`: `operator` (the console), `cli`, `admin-token` (the admin API), or the id of the member
+ * `actor`: `operator` (the console, signed in with the admin token), `operator:EMAIL` (the console,
+ * signed in by single sign-on), `cli`, `admin-token` (the admin API), `sso`, or the id of the member
  * who made it in the dashboard (`mem_…`, docs/teams.md); null: the account the entry is about acted
  * itself (a sign-up, whose id the store draws).
  */

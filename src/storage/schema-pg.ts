@@ -220,6 +220,8 @@ export const dashboardSessions = pgTable(
     lastSeenAt: ms("last_seen_at").notNull(),
     /** the member an account session is of */
     memberId: text("member_id"),
+    /** who an operator session is, when single sign-on said (`operator:EMAIL`, the audit trail's actor); null: the admin token */
+    actor: text("actor"),
   },
   (t) => [index("dashboard_sessions_account_idx").on(t.accountId), index("dashboard_sessions_member_idx").on(t.memberId)],
 );

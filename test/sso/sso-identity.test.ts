@@ -57,7 +57,10 @@ const members = async () => {
 };
 const auditOf = async (memberId: string) => {
   const res = await fetch(`${origin}/admin/v1/audit?account_id=${account}&limit=500`, { headers: admin });
-  return (((await res.json()) as Json).data.result.data as Json[]).filter((e) => e.target_id === memberId);
+  // the member's changes (its sign-ins, `member.sso.signin`, left out)
+  return (((await res.json()) as Json).data.result.data as Json[]).filter(
+    (e) => e.target_id === memberId && e.action !== "member.sso.signin",
+  );
 };
 const warnings = () =>
   gw.logs.map((l) => JSON.parse(l) as Record<string, string>).filter((l) => l.level === "warn" && l.msg?.startsWith("single"));

@@ -167,7 +167,7 @@ describe("single sign-on: members and roles from the issuer's groups", () => {
     expect((await page("/dashboard/audit", r.session as string)).status).toBe(200);
     const audit = await fetch(`${origin}/admin/v1/audit?account_id=${accA}&limit=50`, { headers: admin });
     const entries = ((await audit.json()) as Json).data.result.data as Json[];
-    const mine = entries.filter((e) => e.target_id === alice?.id);
+    const mine = entries.filter((e) => e.target_id === alice?.id && e.action !== "member.sso.signin");
     expect(mine.map((e) => e.action).sort()).toEqual(["member.join", "member.role.update"]);
     expect(mine.find((e) => e.action === "member.join")?.after).toMatchObject({ email: "alice@corp.example", via: "sso" });
     expect(mine.find((e) => e.action === "member.role.update")).toMatchObject({
@@ -284,6 +284,36 @@ describe("single sign-on: the operator console and sso_required", () => {
     expect(alice.status).toBe(403);
     expect(alice.text).toContain("operator console");
     expect(alice.session).toBeNull();
+  });
+
+  test("an operator signed in by single sign-on is the actor of its console changes (operator:EMAIL); its sign-in and a member's are audited", async () => {
+    const bob = await signIn("bob", true);
+    expect(bob.status, bob.text).toBe(200);
+    const grant = await submit(
+      origin,
+      `/dashboard/operator/accounts/${accB}/credits`,
+      { amount: "5", reason: "granted by an sso operator" },
+      { cookie: bob.session as string },
+    );
+    expect([grant.posted.status, grant.page?.status], shown(grant)).toEqual([303, 200]);
+    const read = async (q: string) =>
+      ((await (await fetch(`${origin}/admin/v1/audit?${q}&limit=100`, { headers: admin })).json()) as Json).data.result
+        .data as Json[];
+    const granted = (await read(`account_id=${accB}&action=credits.grant`)).find(
+      (e) => e.after?.reason === "granted by an sso operator",
+    );
+    expect(granted?.actor).toBe("operator:bob@corp.example");
+    // the trail's actor filter finds them by it
+    expect((await read("actor=operator:bob@corp.example")).map((e) => e.action)).toContain("credits.grant");
+    expect((await read("action=operator.sso.signin"))[0]).toMatchObject({
+      actor: "operator:bob@corp.example",
+      account_id: null,
+      after: { email: "bob@corp.example", sso_subject: "bob", sso_issuer: issuer.url },
+    });
+    const alice = (await members(accA)).find((m) => m.email === "alice@corp.example");
+    const aliceIn = (await read(`account_id=${accA}&action=member.sso.signin`)).filter((e) => e.actor === alice?.id);
+    expect(aliceIn.length).toBeGreaterThan(0);
+    expect(aliceIn[0]).toMatchObject({ target_id: alice?.id, after: { email: "alice@corp.example", sso_subject: "alice" } });
   });
 
   test("an account with sso_required takes no password; another account's password still works", async () => {

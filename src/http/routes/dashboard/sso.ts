@@ -8,6 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
+import { memberSignInEntry, operatorSignInEntry, ssoOperatorActor } from "../../../dashboard/audit";
 import { LAST_OWNER } from "../../../dashboard/members";
 import { readCookie } from "../../../dashboard/security";
 import { SSO_COOKIE, SSO_PENDING_MS, SsoClient, type SsoIdentity, SsoRefusal } from "../../../dashboard/sso";
@@ -70,10 +71,10 @@ export function ssoRoutes(deps: DashboardDeps) {
         deps.logger.log("info", "single sign-on", {
           request_id: c.state.requestId,
           client: c.client,
-          kind: to.kind,
-          member: to.memberId ?? null,
+          kind: to.session.kind,
+          member: to.session.memberId ?? null,
         });
-        const { cookie } = await startSession(deps, c, to);
+        const { cookie } = await startSession(deps, c, to.session, to.entry);
         c.state.status = 200;
         const headers = new Headers({
           "content-type": "text/html; charset=utf-8",
@@ -83,7 +84,9 @@ export function ssoRoutes(deps: DashboardDeps) {
         });
         headers.append("set-cookie", ssoCookie("", c.secure, 0));
         headers.append("set-cookie", cookie);
-        return new Response(pages.ssoDonePage(to.kind === "operator" ? "/dashboard/operator" : "/dashboard"), { headers });
+        return new Response(pages.ssoDonePage(to.session.kind === "operator" ? "/dashboard/operator" : "/dashboard"), {
+          headers,
+        });
       } catch (err) {
         return refused(c, err, pending?.operator ?? false);
       }
@@ -108,9 +111,22 @@ const MEMBER_REFUSALS = {
     `The account ${account} that sso.map names does not exist: ask the gateway's operator.`,
 };
 
-/** The session a mapped identity opens: the operator's, or the member's (found by subject, made on first sign-in; its role kept to the mapping's). */
+/**
+ * The session a mapped identity opens, and its sign-in's audit entry: the operator's (its changes'
+ * actor `operator:EMAIL`), or the member's (found by subject, made on first sign-in; its role kept
+ * to the mapping's).
+ */
 async function signIn(deps: DashboardDeps, c: Ctx, target: SsoTarget, identity: SsoIdentity) {
-  if (target.kind === "operator") return { kind: "operator" as const, accountId: null };
+  if (target.kind === "operator") {
+    // the email names the operator only when it is verified (or trusted without the claim)
+    const trusted =
+      identity.emailVerified === true || (identity.emailVerified === null && deps.config.sso?.trustMissingEmailVerified);
+    const who = { issuer: identity.issuer, subject: identity.sub, email: trusted ? identity.email : null };
+    return {
+      session: { kind: "operator" as const, accountId: null, actor: ssoOperatorActor(who) },
+      entry: operatorSignInEntry(who, c.address),
+    };
+  }
   const email = identity.email as string;
   const login = { issuer: identity.issuer, subject: identity.sub, email, name: identity.name };
   const r = await deps.dashboard.ssoMember(target.accountId, login, target.role, Date.now(), c.address);
@@ -133,5 +149,9 @@ async function signIn(deps: DashboardDeps, c: Ctx, target: SsoTarget, identity: 
         reason: changed.reason === "last_owner" ? LAST_OWNER : changed.reason,
       });
   }
-  return { kind: "account" as const, accountId: target.accountId, memberId: member.id };
+  const who = { issuer: identity.issuer, subject: identity.sub, email: member.email };
+  return {
+    session: { kind: "account" as const, accountId: target.accountId, memberId: member.id },
+    entry: memberSignInEntry(who, member, c.address),
+  };
 }
