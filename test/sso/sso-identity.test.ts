@@ -7,11 +7,13 @@
  *    and its groups demoted the member);
  *  - a member whose email changes at the provider keeps its member (the email moved, audited), and
  *    keeps its own email when the new one is another member's; no second member is made;
- *  - a member made before binding (here the account's password owner) is bound by its email on its
- *    first sign-in, once (`member.sso.bind`); after that only its subject is it;
+ *  - a member made before binding (the account's password owner; a member made by single sign-on
+ *    before binding began, its row as the upgrade leaves it) is bound by its email on its first
+ *    sign-in, once (`member.sso.bind`); after that only its subject is it;
  *  - a missing `email_verified` claim is refused as unverified, unless
  *    `sso.trust_missing_email_verified` is set; `email_verified: false` is refused always.
  */
+import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -190,6 +192,17 @@ describe("single sign-on: a member is its provider's subject, not its email", ()
     expect(oscar.text).toContain("signs in as another identity");
     expect((await signIn("olga")).status).toBe(200);
     expect((await auditOf(ownerId)).filter((e) => e.action === "member.sso.bind").length).toBe(1);
+
+    // a member made by single sign-on before binding began: its row as the upgrade left it (no subject)
+    const alice = (await members()).find((m) => m.email === "alice@acme.test") as { id: string };
+    const file = new Database(db);
+    file.query("UPDATE members SET sso_issuer = NULL, sso_subject = NULL WHERE id = ?").run(alice.id);
+    file.close();
+    expect((await signIn("alice")).status).toBe(200);
+    expect((await auditOf(alice.id)).filter((e) => e.action === "member.sso.bind").map((e) => e.after)).toEqual([
+      { sso_issuer: issuer.url, sso_subject: "alice" },
+    ]);
+    expect((await signIn("mallory")).status).toBe(403);
   });
 
   test("a missing email_verified is refused as unverified; trust_missing_email_verified takes it; false is refused always", async () => {
