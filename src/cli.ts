@@ -314,6 +314,17 @@ async function serveVerb(argv: string[], config: Config): Promise<number> {
     console.error(`textai serve: ${err.message}`);
     return 1;
   }
+  // PostgreSQL: the checks that wait for the migrated database stop the server they refuse
+  const running = server;
+  running.checked.catch(async (err: Error) => {
+    if (!(err instanceof ConfigError)) {
+      running.deps.logger.log("warn", "the start's checks of [sso] could not run", { error: err.message });
+      return;
+    }
+    console.error(`error: ${err.message}`);
+    await running.stop();
+    process.exit(2);
+  });
   // where a newcomer goes next (the landing page's links): README.md quotes these lines, and
   // test/core/readme-startup.test.ts checks that they are what `serve` prints
   console.log(`Text-AI Gateway ${VERSION} listening on ${server.url}`);

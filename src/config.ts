@@ -422,6 +422,7 @@ const FileConfigSchema = T.Object(
           groups_claim: T.Optional(T.String({ minLength: 1, maxLength: 200 })),
           operator_groups: T.Optional(T.Array(T.String({ minLength: 1 }), { maxItems: 1000 })),
           sso_required: T.Optional(T.Array(T.String({ minLength: 1 }), { maxItems: 100_000 })),
+          trust_missing_email_verified: T.Optional(T.Boolean()),
           map: T.Optional(
             T.Array(
               T.Object(
@@ -634,6 +635,11 @@ export interface SsoConfig {
   operatorGroups: string[];
   /** accounts whose members sign in only through the issuer (their passwords are refused) */
   ssoRequired: Set<string>;
+  /**
+   * `trust_missing_email_verified`: an ID token without an `email_verified` claim (Microsoft Entra ID
+   * sends none) is taken as verified; by default it is refused as unverified. `false` is refused always.
+   */
+  trustMissingEmailVerified: boolean;
   /** first match wins */
   map: { group?: string; emailDomain?: string; account: string; role: (typeof SSO_ROLES)[number] }[];
   /** plain http to the issuer: only on a loopback address (a test or a local issuer) */
@@ -816,6 +822,7 @@ function ssoSettings(env: Env, file: FileConfig): SsoConfig | null {
     groupsClaim: s.groups_claim ?? "groups",
     operatorGroups: s.operator_groups ?? [],
     ssoRequired: new Set(s.sso_required ?? []),
+    trustMissingEmailVerified: s.trust_missing_email_verified ?? false,
     map,
     insecureHttp: issuer.protocol === "http:",
   };

@@ -1,8 +1,9 @@
 import { readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import type { Server } from "bun";
 import { createApp } from "./app";
-import { type Config, storeForLog, urlForLog } from "./config";
+import { type Config, ConfigError, storeForLog, urlForLog } from "./config";
 import type { Role } from "./dashboard/members";
+import { ssoAccountsRefusal } from "./dashboard/sso-map";
 import { GatewayError } from "./errors";
 import type { AnyFunctionDef } from "./functions/define";
 import { FUNCTIONS } from "./functions/registry";
@@ -271,10 +272,36 @@ export interface RunningServer {
   routes: { method: string; path: string; edge: EdgeKind | null; role: Role | null }[];
   /** graceful drain: readiness goes 503, the listener stays open for the grace period (or until nothing is in flight), in-flight requests finish until the deadline, storage closes */
   stop(): Promise<void>;
+  /**
+   * The start's checks that need the database once it is migrated (PostgreSQL: later than the
+   * port opens): rejects with a ConfigError naming what `[sso]` gets wrong. On SQLite they ran
+   * before the port opened (startServer threw instead).
+   */
+  checked: Promise<void>;
+}
+
+/**
+ * The start's checks that read the database: an account `[sso]` names that does not exist. On
+ * SQLite they throw here, before the port opens; on PostgreSQL the promise rejects once the schema
+ * is migrated (RunningServer.checked).
+ */
+function startChecks(config: Config, deps: AppDeps & { services: Services }): Promise<void> {
+  const refusal = ssoAccountsRefusal(config.sso, deps.keys);
+  if (typeof refusal === "string") {
+    void deps.close();
+    throw new ConfigError(refusal);
+  }
+  const checked = Promise.resolve(refusal).then((r) => {
+    if (r) throw new ConfigError(r);
+  });
+  // handled here so an in-process server nobody asks is no unhandled rejection; `serve` acts on it
+  checked.catch(() => {});
+  return checked;
 }
 
 export function startServer(config: Config, opts: BuildOptions = {}): RunningServer {
   const deps = buildDeps(config, opts);
+  const checked = startChecks(config, deps);
   const app = createApp(deps);
   try {
     app.listen({
@@ -390,5 +417,5 @@ export function startServer(config: Config, opts: BuildOptions = {}): RunningSer
     edge: edgeOf(r.hooks),
     role: roleOf(r.hooks),
   }));
-  return { url, port: server.port!, metricsUrl, deps, routes, stop };
+  return { url, port: server.port!, metricsUrl, deps, routes, stop, checked };
 }

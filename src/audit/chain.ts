@@ -4,7 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import { timeOrderedId } from "../ids";
-import type { AuditBy, AuditDraft, AuditEntry, AuditRow, VerifyResult } from "./interface";
+import type { AuditAction, AuditBy, AuditDraft, AuditEntry, AuditRow, VerifyResult } from "./interface";
 import { maskSecrets } from "./mask";
 
 /** The one chain of the gateway (the head row's key). */
@@ -164,7 +164,7 @@ export type AppendedEntry = Pick<AuditRow, "seq" | "id" | "hash">;
 /** A draft from a change's who (`by`), what and the fields before and after (null actor: the account itself). */
 export function auditDraft(
   by: AuditBy,
-  action: string,
+  action: AuditAction,
   accountId: string | null,
   targetId: string | null,
   before: Record<string, unknown> | null,

@@ -12,10 +12,14 @@ export const AUDIT_ACTIONS = [
   "key.policy.update",
   "key.revoke",
   "login.set",
+  "member.email.update",
   "member.invite",
   "member.join",
   "member.remove",
   "member.role.update",
+  "member.sso.bind",
+  "member.sso.signin",
+  "operator.sso.signin",
   "password.change",
   "plan.change",
   "webhook.create",
@@ -23,10 +27,13 @@ export const AUDIT_ACTIONS = [
   "webhook.resend",
   "webhook.rotate_secret",
 ] as const;
+/** One of AUDIT_ACTIONS: what an entry is written with, so a new action is offered by the filters by construction. */
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
 /**
  * Who made a change and from where, as a route or CLI verb hands it to the store that makes it.
- * `actor`: `operator` (the console), `cli`, `admin-token` (the admin API), or the id of the member
+ * `actor`: `operator` (the console, signed in with the admin token), `operator:EMAIL` (the console,
+ * signed in by single sign-on), `cli`, `admin-token` (the admin API), `sso`, or the id of the member
  * who made it in the dashboard (`mem_…`, docs/teams.md); null: the account the entry is about acted
  * itself (a sign-up, whose id the store draws).
  */

@@ -1,4 +1,4 @@
-import type { AuditBy } from "../audit/interface";
+import type { AuditBy, AuditDraft } from "../audit/interface";
 import type { MaybePromise } from "../maybe";
 import type { MemberStore, Role } from "./members";
 
@@ -18,6 +18,12 @@ export interface Session {
   kind: "account" | "operator";
   /** the member an account session is of (null: an operator session, or one opened before members) */
   memberId?: string | null;
+  /**
+   * who an operator session is when single sign-on opened it (`operator:EMAIL`, or
+   * `operator:sub:SUBJECT` without a verified email): the actor of the changes it makes in the
+   * audit trail; null or absent: `operator` (opened with the admin token)
+   */
+  actor?: string | null;
   createdAt: number;
   lastSeenAt: number;
 }
@@ -71,7 +77,8 @@ export interface DashboardStore extends MemberStore {
    * ends that member's sessions (`password.change`).
    */
   setPassword(accountId: string, passwordHash: string, audit?: AuditBy, memberId?: string): MaybePromise<void>;
-  createSession(s: Session): MaybePromise<void>;
+  /** Stores a session; with `entry` (a single sign-on's, docs/audit.md) its audit entry in the same transaction. */
+  createSession(s: Session, entry?: AuditDraft): MaybePromise<void>;
   /**
    * The session if it has not ended under `limits` (idle time and lifetime of its kind); its
    * last-seen time moves to `now`, at most once a minute. An ended one is deleted and null is answered.

@@ -7,6 +7,7 @@ import { type PgStorage, pgCall } from "../storage/postgres";
 import {
   type AcceptResult,
   actingMember,
+  type BoundMember,
   type InviteResult,
   inviteEntry,
   joinEntry,
@@ -16,8 +17,12 @@ import {
   type Role,
   removeEntry,
   roleEntry,
+  type SsoLogin,
   type SsoMemberResult,
+  ssoBindEntry,
+  ssoEmailEntry,
   ssoJoinEntry,
+  ssoPlan,
 } from "./members";
 
 type Row = Record<string, unknown>;
@@ -53,6 +58,54 @@ async function inAccount(tx: SQL, accountId: string, memberId: string, by: Audit
   const actor = actingMember(by);
   const ownsNow = actor === null || owners.some((o: Row) => o.id === actor);
   return member ? { member, lastOwner: member.role === "owner" && owners.length <= 1, ownsNow } : null;
+}
+
+const boundOfRow = (r: Row | undefined): BoundMember | null => {
+  const m = memberOfRow(r);
+  return m && r
+    ? { ...m, ssoIssuer: (r.sso_issuer as string | null) ?? null, ssoSubject: (r.sso_subject as string | null) ?? null }
+    : null;
+};
+
+/** One try of `ssoMember` (docs/sso.md#matching): its answer, or null when a concurrent sign-in's commit beat its write. */
+async function ssoAttempt(
+  tx: SQL,
+  accountId: string,
+  login: SsoLogin,
+  role: Role,
+  now: number,
+  client: string | null,
+): Promise<SsoMemberResult | null> {
+  const [bySubject] = await tx`SELECT * FROM members WHERE sso_issuer = ${login.issuer} AND sso_subject = ${login.subject}`;
+  const [byEmail] = await tx`SELECT * FROM members WHERE email = ${login.email}`;
+  const plan = ssoPlan(accountId, login, boundOfRow(bySubject), boundOfRow(byEmail));
+  if (plan.kind === "refuse") return { ok: false, reason: plan.reason };
+  if (plan.kind === "signin") {
+    if (!plan.newEmail) return { ok: true, member: plan.member, created: false, emailKept: plan.emailKept };
+    const member = { ...plan.member, email: plan.newEmail };
+    const moved = await tx`UPDATE members SET email = ${member.email} WHERE id = ${member.id} AND email = ${plan.member.email}
+      AND NOT EXISTS (SELECT 1 FROM members WHERE email = ${member.email}) RETURNING id`;
+    if (moved.length === 0) return null;
+    await appendAuditIn(tx, ssoEmailEntry(member, plan.member.email, client));
+    return { ok: true, member, created: false };
+  }
+  if (plan.kind === "bind") {
+    const bound = await tx`UPDATE members SET sso_issuer = ${login.issuer}, sso_subject = ${login.subject}
+      WHERE id = ${plan.member.id} AND sso_subject IS NULL RETURNING id`;
+    if (bound.length === 0) return null;
+    await appendAuditIn(tx, ssoBindEntry(plan.member, login, client));
+    return { ok: true, member: plan.member, created: false };
+  }
+  if ((await tx`SELECT 1 FROM accounts WHERE id = ${accountId}`).length === 0) return { ok: false, reason: "unknown_account" };
+  const member: Member = { id: newId("mem"), accountId, email: login.email, name: login.name, role, createdAt: now };
+  // two first sign-ins of one identity (or one email) at once: one inserts, the other plans again from its row
+  const made =
+    await tx`INSERT INTO members (id, account_id, email, name, role, password_hash, created_at, password_changed_at, sso_issuer, sso_subject)
+    VALUES (${member.id}, ${accountId}, ${member.email}, ${member.name}, ${role}, ${NO_PASSWORD}, ${now}, ${now}, ${login.issuer}, ${login.subject})
+    ON CONFLICT DO NOTHING RETURNING id`;
+  if (made.length === 0) return null;
+  await appendAuditIn(tx, ssoJoinEntry(member, login, client));
+  return { ok: true, member, created: true };
 }
 
 /** Members and invitations in PostgreSQL (drizzle/pg 0018_members), shared by every node. */
@@ -134,34 +187,17 @@ export class PostgresMemberStore implements MemberStore {
     );
   }
 
-  ssoMember(
-    accountId: string,
-    email: string,
-    name: string | null,
-    role: Role,
-    now: number,
-    client: string | null,
-  ): Promise<SsoMemberResult> {
-    const e = email.toLowerCase();
+  ssoMember(accountId: string, given: SsoLogin, role: Role, now: number, client: string | null): Promise<SsoMemberResult> {
+    const login = { ...given, email: given.email.toLowerCase() };
     return pgCall(this.pg, () =>
       this.pg.sql.begin(async (tx): Promise<SsoMemberResult> => {
-        const id = newId("mem");
-        // two first sign-ins of one email at once: one inserts, the other finds its row
-        const made =
-          await tx`INSERT INTO members (id, account_id, email, name, role, password_hash, created_at, password_changed_at)
-          SELECT ${id}, ${accountId}, ${e}, ${name}, ${role}, ${NO_PASSWORD}, ${now}, ${now}
-          WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ${accountId})
-          ON CONFLICT (email) DO NOTHING RETURNING id`;
-        if (made.length > 0) {
-          const member: Member = { id, accountId, email: e, name, role, createdAt: now };
-          await appendAuditIn(tx, ssoJoinEntry(member, client));
-          return { ok: true, member, created: true };
+        // each write is conditional: one that a sign-in of the same identity on another node beat
+        // changes nothing, and the plan is made again from what that one committed
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const done = await ssoAttempt(tx, accountId, login, role, now, client);
+          if (done) return done;
         }
-        const found = memberOfRow((await tx`SELECT * FROM members WHERE email = ${e}`)[0]);
-        if (!found) return { ok: false, reason: "unknown_account" };
-        return found.accountId === accountId
-          ? { ok: true, member: found, created: false }
-          : { ok: false, reason: "other_account" };
+        throw new Error("single sign-on: the member kept changing under three attempts");
       }),
     );
   }

@@ -6,6 +6,7 @@ import { newId } from "../ids";
 import {
   type AcceptResult,
   actingMember,
+  type BoundMember,
   type InviteResult,
   inviteEntry,
   joinEntry,
@@ -15,11 +16,16 @@ import {
   type Role,
   removeEntry,
   roleEntry,
+  type SsoLogin,
   type SsoMemberResult,
+  ssoBindEntry,
+  ssoEmailEntry,
   ssoJoinEntry,
+  ssoPlan,
 } from "./members";
 
 export const MEMBER_COLUMNS = "id, account_id AS accountId, email, name, role, created_at AS createdAt";
+const BOUND_COLUMNS = `${MEMBER_COLUMNS}, sso_issuer AS ssoIssuer, sso_subject AS ssoSubject`;
 type InvitationRow = { id: string; accountId: string; email: string; role: Role; expiresAt: number; usedAt: number | null };
 
 /** Members and invitations on the embedded SQLite file (migration 0020_members). */
@@ -93,31 +99,42 @@ export class SqliteMemberStore implements MemberStore {
       .immediate();
   }
 
-  ssoMember(
-    accountId: string,
-    email: string,
-    name: string | null,
-    role: Role,
-    now: number,
-    client: string | null,
-  ): SsoMemberResult {
-    const e = email.toLowerCase();
+  ssoMember(accountId: string, given: SsoLogin, role: Role, now: number, client: string | null): SsoMemberResult {
+    const login = { ...given, email: given.email.toLowerCase() };
     return this.sqlite
       .transaction((): SsoMemberResult => {
-        const found = this.sqlite.query<Member, [string]>(`SELECT ${MEMBER_COLUMNS} FROM members WHERE email = ?`).get(e);
-        if (found)
-          return found.accountId === accountId
-            ? { ok: true, member: found, created: false }
-            : { ok: false, reason: "other_account" };
+        const bound = (where: string, ...args: string[]) =>
+          this.sqlite.query<BoundMember, string[]>(`SELECT ${BOUND_COLUMNS} FROM members WHERE ${where}`).get(...args);
+        const plan = ssoPlan(
+          accountId,
+          login,
+          bound("sso_issuer = ? AND sso_subject = ?", login.issuer, login.subject),
+          bound("email = ?", login.email),
+        );
+        if (plan.kind === "refuse") return { ok: false, reason: plan.reason };
+        if (plan.kind === "signin") {
+          if (!plan.newEmail) return { ok: true, member: plan.member, created: false, emailKept: plan.emailKept };
+          const member = { ...plan.member, email: plan.newEmail };
+          this.sqlite.query("UPDATE members SET email = ? WHERE id = ?").run(member.email, member.id);
+          appendAudit(this.sqlite, ssoEmailEntry(member, plan.member.email, client));
+          return { ok: true, member, created: false };
+        }
+        if (plan.kind === "bind") {
+          this.sqlite
+            .query("UPDATE members SET sso_issuer = ?, sso_subject = ? WHERE id = ?")
+            .run(login.issuer, login.subject, plan.member.id);
+          appendAudit(this.sqlite, ssoBindEntry(plan.member, login, client));
+          return { ok: true, member: plan.member, created: false };
+        }
         if (!this.sqlite.query("SELECT 1 FROM accounts WHERE id = ?").get(accountId))
           return { ok: false, reason: "unknown_account" };
-        const member: Member = { id: newId("mem"), accountId, email: e, name, role, createdAt: now };
+        const member: Member = { id: newId("mem"), accountId, email: login.email, name: login.name, role, createdAt: now };
         this.sqlite
           .query(
-            "INSERT INTO members (id, account_id, email, name, role, password_hash, created_at, password_changed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)",
+            "INSERT INTO members (id, account_id, email, name, role, password_hash, created_at, password_changed_at, sso_issuer, sso_subject) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7, ?8, ?9)",
           )
-          .run(member.id, accountId, e, name, role, NO_PASSWORD, now);
-        appendAudit(this.sqlite, ssoJoinEntry(member, client));
+          .run(member.id, accountId, member.email, member.name, role, NO_PASSWORD, now, login.issuer, login.subject);
+        appendAudit(this.sqlite, ssoJoinEntry(member, login, client));
         return { ok: true, member, created: true };
       })
       .immediate();

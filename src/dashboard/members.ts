@@ -42,10 +42,60 @@ export type InviteResult =
 export type AcceptResult =
   | { ok: true; member: Member }
   | { ok: false; reason: "unknown" | "expired" | "used" | "wrong_account" | "taken" };
-/** A single sign-on's member: found, or made on its first sign-in (`created`). */
+/**
+ * Who a single sign-on is, as the store matches it (docs/sso.md): the identity provider's issuer
+ * (the ID token's `iss`) and subject (`sub`), which a member is bound to at its first sign-in, and
+ * the verified email (lower-cased) and name it gave.
+ */
+export interface SsoLogin {
+  issuer: string;
+  subject: string;
+  email: string;
+  name: string | null;
+}
+
+/** A member with the (issuer, subject) it is bound to (both null: never signed in by single sign-on since binding began). */
+export type BoundMember = Member & { ssoIssuer: string | null; ssoSubject: string | null };
+
+/**
+ * A single sign-on's member: found (by its subject, or by its email and then bound), or made on its
+ * first sign-in (`created`). `emailKept`: the provider gave the member a new email that another
+ * member has, so the member kept its own. Refused: the account does not exist, the member is
+ * another account's, or the email is a member's bound to another subject (`bound_elsewhere`).
+ */
 export type SsoMemberResult =
-  | { ok: true; member: Member; created: boolean }
-  | { ok: false; reason: "unknown_account" | "other_account" };
+  | { ok: true; member: Member; created: boolean; emailKept?: string }
+  | { ok: false; reason: "unknown_account" | "other_account" | "bound_elsewhere" };
+
+/** What a single sign-on does, decided from the member bound to its subject and the member that has its email. */
+export type SsoPlan =
+  | { kind: "refuse"; reason: "other_account" | "bound_elsewhere" }
+  /** the member bound to the subject; `newEmail`: the provider's new email to store (no other member has it) */
+  | { kind: "signin"; member: Member; newEmail: string | null; emailKept?: string }
+  /** a member never bound, with the login's email: bind it to the subject now (once) */
+  | { kind: "bind"; member: Member }
+  | { kind: "create" };
+
+const plain = ({ ssoIssuer: _i, ssoSubject: _s, ...m }: BoundMember): Member => m;
+
+/**
+ * The rule of docs/sso.md#matching: the subject first (its member keeps its id whatever its email
+ * becomes); else the email, only of a member never bound (bound once, then matched by subject); an
+ * email of a member bound to another subject is never signed in as that member.
+ */
+export function ssoPlan(accountId: string, login: SsoLogin, bySubject: BoundMember | null, byEmail: BoundMember | null): SsoPlan {
+  if (bySubject) {
+    if (bySubject.accountId !== accountId) return { kind: "refuse", reason: "other_account" };
+    if (bySubject.email === login.email) return { kind: "signin", member: plain(bySubject), newEmail: null };
+    if (byEmail && byEmail.id !== bySubject.id)
+      return { kind: "signin", member: plain(bySubject), newEmail: null, emailKept: login.email };
+    return { kind: "signin", member: plain(bySubject), newEmail: login.email };
+  }
+  if (!byEmail) return { kind: "create" };
+  if (byEmail.ssoSubject !== null) return { kind: "refuse", reason: "bound_elsewhere" };
+  if (byEmail.accountId !== accountId) return { kind: "refuse", reason: "other_account" };
+  return { kind: "bind", member: plain(byEmail) };
+}
 
 export type MemberChange = { ok: true; member: Member } | { ok: false; reason: "not_found" | "last_owner" | "forbidden" };
 
@@ -100,18 +150,14 @@ export interface MemberStore {
     tokenHash: string,
   ): MaybePromise<{ accountId: string; email: string; role: Role; expiresAt: number; usedAt: number | null } | null>;
   /**
-   * The member a single sign-on is (docs/sso.md): the account's member with this email, or a new one
-   * with `role` and no password (`member.join`, `via: "sso"`, its actor the new member); refused
-   * when the account does not exist or the email is a member's of another account.
+   * The member a single sign-on is (docs/sso.md#matching, `ssoPlan`): the member bound to the
+   * login's (issuer, subject), its email updated when the provider's changed (`member.email.update`);
+   * else the account's member with this email that was never bound, bound now (`member.sso.bind`);
+   * else a new one with `role`, no password and the subject bound (`member.join`, `via: "sso"`, its
+   * actor the new member). Refused when the account does not exist, the member is another
+   * account's, or the email is a member's bound to another subject.
    */
-  ssoMember(
-    accountId: string,
-    email: string,
-    name: string | null,
-    role: Role,
-    now: number,
-    client: string | null,
-  ): MaybePromise<SsoMemberResult>;
+  ssoMember(accountId: string, login: SsoLogin, role: Role, now: number, client: string | null): MaybePromise<SsoMemberResult>;
   /** A member's new role (`member.role.update`); the last owner is never demoted. */
   setRole(accountId: string, memberId: string, role: Role, audit: AuditBy): MaybePromise<MemberChange>;
   /** Removes a member and ends its sessions (`member.remove`); the last owner is never removed. */
@@ -144,8 +190,26 @@ export const inviteEntry = (
   auditDraft(by, "member.invite", accountId, id, null, { email, role, expires_at: new Date(expiresAt).toISOString() });
 export const joinEntry = (m: Member, client: string | null): AuditDraft =>
   auditDraft({ actor: m.id, client }, "member.join", m.accountId, m.id, null, fields(m));
-export const ssoJoinEntry = (m: Member, client: string | null): AuditDraft =>
-  auditDraft({ actor: m.id, client }, "member.join", m.accountId, m.id, null, { ...fields(m), via: "sso" });
+export const ssoJoinEntry = (m: Member, login: SsoLogin, client: string | null): AuditDraft =>
+  auditDraft({ actor: m.id, client }, "member.join", m.accountId, m.id, null, {
+    ...fields(m),
+    via: "sso",
+    sso_issuer: login.issuer,
+    sso_subject: login.subject,
+  });
+/** A member found by its email at its first single sign-on since binding began, bound to the login's subject. */
+export const ssoBindEntry = (m: Member, login: SsoLogin, client: string | null): AuditDraft =>
+  auditDraft(
+    { actor: "sso", client },
+    "member.sso.bind",
+    m.accountId,
+    m.id,
+    { sso_subject: null },
+    { sso_issuer: login.issuer, sso_subject: login.subject },
+  );
+/** A member bound by subject whose email the identity provider changed. */
+export const ssoEmailEntry = (m: Member, before: string, client: string | null): AuditDraft =>
+  auditDraft({ actor: "sso", client }, "member.email.update", m.accountId, m.id, { email: before }, { email: m.email });
 export const roleEntry = (by: AuditBy, m: Member, before: Role): AuditDraft =>
   auditDraft(by, "member.role.update", m.accountId, m.id, { role: before }, { role: m.role });
 export const removeEntry = (by: AuditBy, m: Member): AuditDraft =>

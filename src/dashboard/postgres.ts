@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import type { AuditBy } from "../audit/interface";
+import type { AuditBy, AuditDraft } from "../audit/interface";
 import { appendAuditIn } from "../audit/postgres";
 import { newId } from "../ids";
 import { pgCall } from "../storage/postgres";
@@ -78,23 +78,32 @@ export class PostgresDashboardStore extends PostgresMemberStore implements Dashb
     );
   }
 
-  createSession(s: Session): Promise<void> {
+  createSession(s: Session, entry?: AuditDraft): Promise<void> {
+    const insert = (tx: SQL) => tx`
+        INSERT INTO dashboard_sessions (token_hash, account_id, kind, created_at, last_seen_at, member_id, actor)
+        VALUES (${s.tokenHash}, ${s.accountId}, ${s.kind}, ${s.createdAt}, ${s.lastSeenAt}, ${s.memberId ?? null}, ${s.actor ?? null})`;
     return pgCall(this.pg, async () => {
-      await this.pg.sql`
-        INSERT INTO dashboard_sessions (token_hash, account_id, kind, created_at, last_seen_at, member_id)
-        VALUES (${s.tokenHash}, ${s.accountId}, ${s.kind}, ${s.createdAt}, ${s.lastSeenAt}, ${s.memberId ?? null})`;
+      if (!entry) {
+        await insert(this.pg.sql);
+        return;
+      }
+      await this.pg.sql.begin(async (tx) => {
+        await insert(tx);
+        await appendAuditIn(tx, entry);
+      });
     });
   }
 
   touchSession(tokenHash: string, now: number, limits: SessionLimits): Promise<Session | null> {
     return pgCall(this.pg, async () => {
       const [r] = await this.pg.sql`
-        SELECT token_hash, account_id, member_id, kind, created_at, last_seen_at FROM dashboard_sessions WHERE token_hash = ${tokenHash}`;
+        SELECT token_hash, account_id, member_id, actor, kind, created_at, last_seen_at FROM dashboard_sessions WHERE token_hash = ${tokenHash}`;
       if (!r) return null;
       const s: Session = {
         tokenHash: r.token_hash,
         accountId: r.account_id,
         memberId: r.member_id ?? null,
+        actor: r.actor ?? null,
         kind: r.kind,
         createdAt: Number(r.created_at),
         lastSeenAt: Number(r.last_seen_at),

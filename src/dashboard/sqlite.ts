@@ -1,4 +1,4 @@
-import type { AuditBy } from "../audit/interface";
+import type { AuditBy, AuditDraft } from "../audit/interface";
 import { appendAudit } from "../audit/sqlite";
 import { newId } from "../ids";
 import { loginEntry, passwordEntry, planEntry } from "./audit";
@@ -73,18 +73,23 @@ export class SqliteDashboardStore extends SqliteMemberStore implements Dashboard
       .get(memberId);
   }
 
-  createSession(s: Session): void {
+  createSession(s: Session, entry?: AuditDraft): void {
     this.sqlite
-      .query(
-        "INSERT INTO dashboard_sessions (token_hash, account_id, kind, created_at, last_seen_at, member_id) VALUES (?, ?, ?, ?, ?, ?)",
-      )
-      .run(s.tokenHash, s.accountId, s.kind, s.createdAt, s.lastSeenAt, s.memberId ?? null);
+      .transaction(() => {
+        this.sqlite
+          .query(
+            "INSERT INTO dashboard_sessions (token_hash, account_id, kind, created_at, last_seen_at, member_id, actor) VALUES (?, ?, ?, ?, ?, ?, ?)",
+          )
+          .run(s.tokenHash, s.accountId, s.kind, s.createdAt, s.lastSeenAt, s.memberId ?? null, s.actor ?? null);
+        if (entry) appendAudit(this.sqlite, entry);
+      })
+      .immediate();
   }
 
   touchSession(tokenHash: string, now: number, limits: SessionLimits): Session | null {
     const s = this.sqlite
       .query<Session, [string]>(
-        "SELECT token_hash AS tokenHash, account_id AS accountId, member_id AS memberId, kind, created_at AS createdAt, last_seen_at AS lastSeenAt FROM dashboard_sessions WHERE token_hash = ?",
+        "SELECT token_hash AS tokenHash, account_id AS accountId, member_id AS memberId, actor, kind, created_at AS createdAt, last_seen_at AS lastSeenAt FROM dashboard_sessions WHERE token_hash = ?",
       )
       .get(tokenHash);
     if (!s) return null;

@@ -30,6 +30,8 @@ export interface PendingSignIn {
 
 /** Who the issuer says signed in: from the verified ID token, and its userinfo where the token lacks them. */
 export interface SsoIdentity {
+  /** the verified ID token's `iss`: with `sub`, who this is, whatever the email (docs/sso.md#matching) */
+  issuer: string;
   sub: string;
   email: string | null;
   emailVerified: boolean | null;
@@ -166,12 +168,12 @@ export class SsoClient {
         throw new SsoRefusal(`The identity provider's userinfo could not be read: ${describe(err)}.`);
       }
     }
-    return identityOf(claims.sub, all, this.config.groupsClaim);
+    return identityOf(claims.iss, claims.sub, all, this.config.groupsClaim);
   }
 }
 
 /** The identity in a set of claims; `groupsClaim` may be a dotted path (`realm_access.roles`). */
-export function identityOf(sub: string, claims: Record<string, unknown>, groupsClaim: string): SsoIdentity {
+export function identityOf(issuer: string, sub: string, claims: Record<string, unknown>, groupsClaim: string): SsoIdentity {
   const raw = claims[groupsClaim] !== undefined ? claims[groupsClaim] : readPath(claims, groupsClaim);
   const groups = Array.isArray(raw)
     ? raw.filter((g): g is string => typeof g === "string")
@@ -181,6 +183,7 @@ export function identityOf(sub: string, claims: Record<string, unknown>, groupsC
   const email = typeof claims.email === "string" ? claims.email.trim().toLowerCase() : null;
   const verified = claims.email_verified;
   return {
+    issuer,
     sub,
     email: email || null,
     emailVerified: typeof verified === "boolean" ? verified : verified === "true" ? true : verified === "false" ? false : null,

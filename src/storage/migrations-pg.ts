@@ -21,6 +21,8 @@ import p0017 from "../../drizzle/pg/0017_audit_log.sql" with { type: "text" };
 import p0018 from "../../drizzle/pg/0018_members.sql" with { type: "text" };
 import p0019 from "../../drizzle/pg/0019_webhooks.sql" with { type: "text" };
 import p0020 from "../../drizzle/pg/0020_credit_journal.sql" with { type: "text" };
+import p0021 from "../../drizzle/pg/0021_sso_subject.sql" with { type: "text" };
+import p0022 from "../../drizzle/pg/0022_session_actor.sql" with { type: "text" };
 
 export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0000_init", sql: p0000 },
@@ -44,4 +46,6 @@ export const PG_MIGRATIONS: { tag: string; sql: string }[] = [
   { tag: "0018_members", sql: p0018 },
   { tag: "0019_webhooks", sql: p0019 },
   { tag: "0020_credit_journal", sql: p0020 },
+  { tag: "0021_sso_subject", sql: p0021 },
+  { tag: "0022_session_actor", sql: p0022 },
 ];

@@ -24,6 +24,8 @@ import m0018 from "../../drizzle/0018_account_tags.sql" with { type: "text" };
 import m0019 from "../../drizzle/0019_audit_log.sql" with { type: "text" };
 import m0020 from "../../drizzle/0020_members.sql" with { type: "text" };
 import m0021 from "../../drizzle/0021_webhooks.sql" with { type: "text" };
+import m0022 from "../../drizzle/0022_sso_subject.sql" with { type: "text" };
+import m0023 from "../../drizzle/0023_session_actor.sql" with { type: "text" };
 import { fillChunkTokens } from "./fts5";
 
 export interface Migration {
@@ -57,4 +59,6 @@ export const MIGRATIONS: Migration[] = [
   { tag: "0019_audit_log", sql: m0019 },
   { tag: "0020_members", sql: m0020 },
   { tag: "0021_webhooks", sql: m0021 },
+  { tag: "0022_sso_subject", sql: m0022 },
+  { tag: "0023_session_actor", sql: m0023 },
 ];

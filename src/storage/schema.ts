@@ -146,6 +146,7 @@ export const idempotencyKeys = sqliteTable(
 /**
  * An account's members (docs/teams.md): one email (lower-cased, one member in the whole gateway),
  * one role and one argon2id password hash each. The login an account had became its first owner.
+ * A member signed in by single sign-on is bound to one (issuer, subject) pair, which no other member has.
  */
 export const members = sqliteTable(
   "members",
@@ -160,8 +161,15 @@ export const members = sqliteTable(
     passwordHash: text("password_hash").notNull(),
     createdAt: integer("created_at").notNull().default(now),
     passwordChangedAt: integer("password_changed_at").notNull().default(now),
+    /** the identity provider's issuer and subject (`sub`) the member is bound to at its first single sign-on (docs/sso.md) */
+    ssoIssuer: text("sso_issuer"),
+    ssoSubject: text("sso_subject"),
   },
-  (t) => [uniqueIndex("members_email_idx").on(t.email), index("members_account_idx").on(t.accountId)],
+  (t) => [
+    uniqueIndex("members_email_idx").on(t.email),
+    index("members_account_idx").on(t.accountId),
+    uniqueIndex("members_sso_subject_idx").on(t.ssoIssuer, t.ssoSubject),
+  ],
 );
 
 /** Invitations to become a member: only the SHA-256 of the one-time token is kept. */
@@ -194,6 +202,8 @@ export const dashboardSessions = sqliteTable(
     lastSeenAt: integer("last_seen_at").notNull(),
     /** the member an account session is of */
     memberId: text("member_id"),
+    /** who an operator session is, when single sign-on said (`operator:EMAIL`, the audit trail's actor); null: the admin token */
+    actor: text("actor"),
   },
   (t) => [index("dashboard_sessions_account_idx").on(t.accountId), index("dashboard_sessions_member_idx").on(t.memberId)],
 );

@@ -49,12 +49,15 @@ describe.skipIf(!shared)("single sign-on across three nodes", () => {
     issuer = await startIssuer({
       redirectUri: REDIRECT,
       users: {
-        nina: { email: "nina@corp.example", groups: ["eng"] },
-        ola: { email: "ola@corp.example", groups: ["eng"] },
+        nina: { email: "nina@corp.example", email_verified: true, groups: ["eng"] },
+        ola: { email: "ola@corp.example", email_verified: true, groups: ["eng"] },
       },
     });
     // one node makes the account the map names, then three start with the map
     cluster = await startCluster({ n: 1, databaseUrl: db.url, redisUrl: redis.url, redisPrefix: redis.prefix, configText: "" });
+    // the node listens before its migrations are done (its calls answer 503 until then): wait for /ready
+    for (let t = Date.now(); Date.now() - t < 30_000; await Bun.sleep(100))
+      if ((await fetch(`${cluster.nodes[0]?.url}/ready`)).status === 200) break;
     const made = await fetch(`${cluster.nodes[0]?.url}/admin/v1/accounts`, {
       method: "POST",
       headers: admin,

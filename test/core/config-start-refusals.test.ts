@@ -6,6 +6,10 @@
  *   was 502 provider_error "connection", until 2026-12-06);
  * - a key a table does not have: the one meant when one is near ("welcom_credits"), else the table's
  *   keys (it said `invalid value for "cache.ttl_secs": Unexpected property`).
+ * - an `[sso]` naming an account that does not exist (`sso_required`, `[[sso.map]] account`), on
+ *   SQLite before the port opens and on PostgreSQL once the database is migrated: the key, the id and
+ *   the existing id closest to it (until 2026-12-06 it started silently, and a typo in
+ *   `sso_required` left the meant account's passwords working).
  * The real process, as config-enums.test.ts runs it. And what may be meant (a provider's api_key_env
  * naming a variable this shell has not set, which a CLI verb's shell may lack by design) is a warning.
  */
@@ -14,18 +18,25 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startGateway } from "../helpers/gateway";
+import { freshDatabase, sharedServersUp } from "../helpers/shared-servers";
 
 const CLI = join(import.meta.dir, "../../src/cli.ts");
 const dir = mkdtempSync(join(tmpdir(), "textai-config-refusals-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function serve(name: string, toml: string, env: Record<string, string> = {}) {
-  const config = join(dir, `${name}.toml`);
-  await Bun.write(config, toml);
+/** the environment of a user's shell: none of the test's TEXTAI_*, keys, base URLs or PORT */
+function shellEnv(): Record<string, string> {
   const base: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env))
     if (v !== undefined && !k.startsWith("TEXTAI_") && !k.endsWith("_API_KEY") && !k.endsWith("_BASE_URL") && k !== "PORT")
       base[k] = v;
+  return base;
+}
+
+async function serve(name: string, toml: string, env: Record<string, string> = {}) {
+  const config = join(dir, `${name}.toml`);
+  await Bun.write(config, toml);
+  const base = shellEnv();
   const r = Bun.spawnSync([process.execPath, CLI, "serve"], {
     env: { ...base, PORT: "0", TEXTAI_DB: join(dir, `${name}.db`), TEXTAI_CONFIG: config, ...env },
     stdin: "ignore",
@@ -125,3 +136,66 @@ test("the example config of docs/configuration.md starts as written, with the va
     await gw.close();
   }
 });
+
+/** `textai keys create` on a database: the new key's account id. */
+function newAccount(env: Record<string, string>): string {
+  const r = Bun.spawnSync([process.execPath, CLI, "keys", "create", "--label", "sso", "--json"], {
+    env: { ...shellEnv(), ...env },
+    stdin: "ignore",
+  });
+  expect(r.exitCode, r.stderr.toString()).toBe(0);
+  return (JSON.parse(r.stdout.toString()) as { account_id: string }).account_id;
+}
+
+const ssoToml = (required: string, mapped: string) => `[sso]
+issuer = "http://127.0.0.1:9"
+client_id = "textai"
+redirect_uri = "http://127.0.0.1:9/dashboard/sso/callback"
+sso_required = ["${required}"]
+
+[[sso.map]]
+group = "eng"
+account = "${mapped}"
+role = "developer"
+`;
+const SECRET = { TEXTAI_SSO_CLIENT_SECRET: "a-secret-of-the-refusals-test" };
+/** the id with its last character changed: a typo */
+const typo = (id: string) => `${id.slice(0, -1)}${id.endsWith("x") ? "y" : "x"}`;
+
+test("[sso] naming an account that does not exist stops the start (SQLite): the key, the id and the one meant", async () => {
+  const db = join(dir, "sso-accounts.db");
+  const real = newAccount({ TEXTAI_DB: db });
+  const cases: [string, string, string][] = [
+    [
+      "sso-required-typo",
+      ssoToml(typo(real), real),
+      `sso.sso_required names the account "${typo(real)}", which does not exist: did you mean "${real}"?`,
+    ],
+    [
+      "sso-map-unknown",
+      ssoToml(real, "acc_nothing_like_any"),
+      `sso.map[0].account names the account "acc_nothing_like_any", which does not exist: no account has an id near it`,
+    ],
+  ];
+  for (const [name, toml, said] of cases) {
+    const r = await serve(name, toml, { TEXTAI_DB: db, ...SECRET });
+    expect(r.code, `${name}: ${r.err}`).toBe(2);
+    expect(r.err, name).toContain(said);
+  }
+  // both named right: it starts (and is stopped here)
+  const gw = await startGateway({ env: { TEXTAI_DB: db, ...SECRET }, configText: ssoToml(real, real) });
+  await gw.close();
+});
+
+test("[sso] naming an account that does not exist stops the start on PostgreSQL once the database is migrated", async () => {
+  if (!(await sharedServersUp("the [sso] start refusal on PostgreSQL"))) return;
+  const pg = await freshDatabase();
+  try {
+    const real = newAccount({ TEXTAI_DATABASE_URL: pg.url });
+    const r = await serve("sso-required-pg", ssoToml(typo(real), real), { TEXTAI_DATABASE_URL: pg.url, ...SECRET });
+    expect(r.code, r.err).toBe(2);
+    expect(r.err).toContain(`sso.sso_required names the account "${typo(real)}", which does not exist: did you mean "${real}"?`);
+  } finally {
+    await pg.drop();
+  }
+}, 30_000);

@@ -80,8 +80,8 @@ describe.skipIf(skipBrowser)("single sign-on in headless Chromium", () => {
     issuer = await startIssuer({
       redirectUri: `http://127.0.0.1:${port}/dashboard/sso/callback`,
       users: {
-        "ada.lovelace": { email: "ada@corp.example", name: "Ada Lovelace", groups: ["eng-leads"] },
-        mallory: { email: "mallory@elsewhere.example", groups: ["marketing"] },
+        "ada.lovelace": { email: "ada@corp.example", email_verified: true, name: "Ada Lovelace", groups: ["eng-leads"] },
+        mallory: { email: "mallory@elsewhere.example", email_verified: true, groups: ["marketing"] },
       },
     });
     gw = await startGateway({

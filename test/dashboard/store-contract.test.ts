@@ -234,9 +234,15 @@ for (const impl of implementations) {
       const tag = Math.random().toString(36).slice(2);
       expect(await store.setLogin(a.id, `first-${tag}@o.example`, "hash-1")).toBe(true);
       const [first] = await store.listMembers(a.id);
+      const login = (sub: string, email: string, name: string | null = null) => ({
+        issuer: "https://idp.example",
+        subject: `${sub}-${tag}`,
+        email,
+        name,
+      });
       // three owners: first, second, third (made by single sign-on, as owners)
       const made = async (name: string) => {
-        const r = await store.ssoMember(a.id, `${name}-${tag}@O.example`, name, "owner", Date.now(), null);
+        const r = await store.ssoMember(a.id, login(name, `${name}-${tag}@O.example`, name), "owner", Date.now(), null);
         if (!r.ok || !r.created) throw new Error(`not made: ${JSON.stringify(r)}`);
         expect(r.member).toMatchObject({ email: `${name}-${tag}@o.example`, role: "owner" });
         return r.member.id;
@@ -244,18 +250,44 @@ for (const impl of implementations) {
       const second = await made("second");
       const third = await made("third");
       // found again, not made twice; never across accounts; never into an account that does not exist
-      expect(await store.ssoMember(a.id, `second-${tag}@o.example`, null, "viewer", Date.now(), null)).toMatchObject({
+      expect(await store.ssoMember(a.id, login("second", `second-${tag}@o.example`), "viewer", Date.now(), null)).toMatchObject({
         ok: true,
         created: false,
         member: { id: second, role: "owner" },
       });
-      expect(await store.ssoMember(b.id, `second-${tag}@o.example`, null, "viewer", Date.now(), null)).toEqual({
+      expect(await store.ssoMember(b.id, login("second", `second-${tag}@o.example`), "viewer", Date.now(), null)).toEqual({
         ok: false,
         reason: "other_account",
       });
-      expect(await store.ssoMember("acc_none", `nobody-${tag}@o.example`, null, "viewer", Date.now(), null)).toEqual({
+      expect(await store.ssoMember("acc_none", login("nobody", `nobody-${tag}@o.example`), "viewer", Date.now(), null)).toEqual({
         ok: false,
         reason: "unknown_account",
+      });
+      // matched by subject: another subject with a bound member's email is refused, not signed in as it
+      expect(await store.ssoMember(a.id, login("mallory", `SECOND-${tag}@o.example`), "viewer", Date.now(), null)).toEqual({
+        ok: false,
+        reason: "bound_elsewhere",
+      });
+      // a member never bound (the password login) is bound by its email once; then only its subject is it
+      const firstEmail = `first-${tag}@o.example`;
+      expect(await store.ssoMember(a.id, login("first", firstEmail), "viewer", Date.now(), null)).toMatchObject({
+        ok: true,
+        created: false,
+        member: { id: first?.id, email: firstEmail },
+      });
+      expect(await store.ssoMember(a.id, login("imposter", firstEmail), "viewer", Date.now(), null)).toEqual({
+        ok: false,
+        reason: "bound_elsewhere",
+      });
+      // the subject's email changed at the provider: the same member, its email moved (kept when another member has it)
+      const moved = await store.ssoMember(a.id, login("second", `second.new-${tag}@o.example`), "viewer", Date.now(), null);
+      expect(moved).toMatchObject({ ok: true, created: false, member: { id: second, email: `second.new-${tag}@o.example` } });
+      expect((await store.memberById(second))?.email).toBe(`second.new-${tag}@o.example`);
+      const kept = await store.ssoMember(a.id, login("second", firstEmail), "viewer", Date.now(), null);
+      expect(kept).toMatchObject({
+        ok: true,
+        member: { id: second, email: `second.new-${tag}@o.example` },
+        emailKept: firstEmail,
       });
       // first demotes second; second's change, checked as an owner's a moment before, now commits nothing
       const asFirst = { actor: first?.id as string, client: null };

@@ -3,7 +3,7 @@
  * read within limits from the same origin, a new session's cookie, what a refused guess says
  * (its page answers 429), and the key changes an account holder (or the operator) makes.
  */
-import type { AuditBy } from "../../../audit/interface";
+import type { AuditBy, AuditDraft } from "../../../audit/interface";
 import { keyLabel } from "../../../auth/attributes";
 import { KeyLimitError } from "../../../auth/interface";
 import { type KeyPolicy, POLICY_FIELDS, type PolicyPatch, policyPatchFromText, widenedField } from "../../../auth/policy";
@@ -39,7 +39,8 @@ export const who = (email: string, role?: Role) => ({ kind: "account" as const, 
 /** Who makes a change in the dashboard, for its audit entry: the signed-in member, from the client's address. */
 export const byHolder = (c: Ctx, h: Pick<Holder, "memberId">): AuditBy => ({ actor: h.memberId, client: c.address });
 /** Who makes a change in the operator console, for its audit entry. */
-export const byOperator = (c: Ctx): AuditBy => ({ actor: "operator", client: c.address });
+/** The operator console's changes: `operator`, or who single sign-on said the session is (`operator:EMAIL`, docs/audit.md). */
+export const byOperator = (c: Ctx, s: Pick<Session, "actor">): AuditBy => ({ actor: s.actor ?? "operator", client: c.address });
 export const OPERATOR = { kind: "operator" as const, name: "operator" };
 export const plans = (deps: Pick<AppDeps, "config">) => [...new Set(["free", ...Object.keys(deps.config.plans)])];
 
@@ -80,11 +81,15 @@ export async function readForm(deps: Pick<AppDeps, "config">, c: Ctx): Promise<U
 export async function startSession(
   deps: Pick<AppDeps, "config" | "dashboard">,
   c: Ctx,
-  s: Pick<Session, "accountId" | "kind" | "memberId">,
+  s: Pick<Session, "accountId" | "kind" | "memberId" | "actor">,
+  entry?: AuditDraft,
 ): Promise<{ token: string; cookie: string }> {
   const token = newSessionToken();
   const now = Date.now();
-  await deps.dashboard.createSession({ tokenHash: storedHash(deps, token, s.kind), ...s, createdAt: now, lastSeenAt: now });
+  await deps.dashboard.createSession(
+    { tokenHash: storedHash(deps, token, s.kind), ...s, createdAt: now, lastSeenAt: now },
+    entry,
+  );
   return { token, cookie: sessionCookie(token, c.secure) };
 }
 

@@ -10,6 +10,7 @@ import { checkPlan } from "../../../auth/interface";
 import { emailProblem, hashPassword, passwordProblem } from "../../../auth/passwords";
 import { POLICY_FIELDS } from "../../../auth/policy";
 import { grantAmount, grantReason, newCredits } from "../../../credits/amount";
+import type { Session } from "../../../dashboard/interface";
 import { GatewayError } from "../../../errors";
 import { planNames } from "../../../ratelimit/limiter";
 import { edgePlugin } from "../../edge-plugin";
@@ -68,10 +69,10 @@ function consoleViews(deps: DashboardDeps) {
       back: (params: P) => Promise<string>,
       keep: readonly string[] = [],
     ) =>
-    async ({ c, params }: { c: Ctx; params: P }) => {
+    async ({ c, params, operatorSession }: { c: Ctx; params: P; operatorSession: Session }) => {
       const form = await readForm(deps, c);
       const refused: Back = async (...args) => backTo(deps, c, await back(params), form, keep)(...args);
-      return orBack(refused, async () => redirect(c, await act(form, params, byOperator(c))));
+      return orBack(refused, async () => redirect(c, await act(form, params, byOperator(c, operatorSession))));
     };
   return { consolePage, accountPage, operatorPost };
 }

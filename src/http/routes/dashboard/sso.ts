@@ -8,9 +8,10 @@
  */
 import { createHash } from "node:crypto";
 import { Elysia } from "elysia";
+import { memberSignInEntry, operatorSignInEntry, ssoOperatorActor } from "../../../dashboard/audit";
 import { LAST_OWNER } from "../../../dashboard/members";
 import { readCookie } from "../../../dashboard/security";
-import { SSO_COOKIE, SSO_PENDING_MS, SsoClient, SsoRefusal } from "../../../dashboard/sso";
+import { SSO_COOKIE, SSO_PENDING_MS, SsoClient, type SsoIdentity, SsoRefusal } from "../../../dashboard/sso";
 import { type SsoTarget, ssoTarget } from "../../../dashboard/sso-map";
 import { type Ctx, dashboardCtx, type RouteContext, redirect } from "../../session";
 import { type DashboardDeps, page, SECURITY_HEADERS, startSession } from "./common";
@@ -70,10 +71,10 @@ export function ssoRoutes(deps: DashboardDeps) {
         deps.logger.log("info", "single sign-on", {
           request_id: c.state.requestId,
           client: c.client,
-          kind: to.kind,
-          member: to.memberId ?? null,
+          kind: to.session.kind,
+          member: to.session.memberId ?? null,
         });
-        const { cookie } = await startSession(deps, c, to);
+        const { cookie } = await startSession(deps, c, to.session, to.entry);
         c.state.status = 200;
         const headers = new Headers({
           "content-type": "text/html; charset=utf-8",
@@ -83,7 +84,9 @@ export function ssoRoutes(deps: DashboardDeps) {
         });
         headers.append("set-cookie", ssoCookie("", c.secure, 0));
         headers.append("set-cookie", cookie);
-        return new Response(pages.ssoDonePage(to.kind === "operator" ? "/dashboard/operator" : "/dashboard"), { headers });
+        return new Response(pages.ssoDonePage(to.session.kind === "operator" ? "/dashboard/operator" : "/dashboard"), {
+          headers,
+        });
       } catch (err) {
         return refused(c, err, pending?.operator ?? false);
       }
@@ -98,17 +101,42 @@ async function claimState(deps: DashboardDeps, state: string, requestId: string)
   await deps.idempotency.complete(STATE_CLAIMS, key, { status: 204, body: "", headers: {} });
 }
 
-/** The session a mapped identity opens: the operator's, or the member's (made on first sign-in; its role kept to the mapping's). */
-async function signIn(deps: DashboardDeps, c: Ctx, target: SsoTarget, identity: { email: string | null; name: string | null }) {
-  if (target.kind === "operator") return { kind: "operator" as const, accountId: null };
+/** What each refusal of a single sign-on's member says (docs/sso.md). */
+const MEMBER_REFUSALS = {
+  other_account: (email: string) =>
+    `${email} is already a member of another account of this gateway; an email belongs to one account.`,
+  bound_elsewhere: (email: string) =>
+    `${email} belongs to a member of this gateway who signs in as another identity of the identity provider, so this sign-in cannot be theirs. If the member's identity at the provider was replaced, ask the gateway's operator.`,
+  unknown_account: (_email: string, account: string) =>
+    `The account ${account} that sso.map names does not exist: ask the gateway's operator.`,
+};
+
+/**
+ * The session a mapped identity opens, and its sign-in's audit entry: the operator's (its changes'
+ * actor `operator:EMAIL`), or the member's (found by subject, made on first sign-in; its role kept
+ * to the mapping's).
+ */
+async function signIn(deps: DashboardDeps, c: Ctx, target: SsoTarget, identity: SsoIdentity) {
+  if (target.kind === "operator") {
+    // the email names the operator only when it is verified (or trusted without the claim)
+    const trusted =
+      identity.emailVerified === true || (identity.emailVerified === null && deps.config.sso?.trustMissingEmailVerified);
+    const who = { issuer: identity.issuer, subject: identity.sub, email: trusted ? identity.email : null };
+    return {
+      session: { kind: "operator" as const, accountId: null, actor: ssoOperatorActor(who) },
+      entry: operatorSignInEntry(who, c.address),
+    };
+  }
   const email = identity.email as string;
-  const r = await deps.dashboard.ssoMember(target.accountId, email, identity.name, target.role, Date.now(), c.address);
-  if (!r.ok)
-    throw new SsoRefusal(
-      r.reason === "other_account"
-        ? `${email} is already a member of another account of this gateway; an email belongs to one account.`
-        : `The account ${target.accountId} that sso.map names does not exist: ask the gateway's operator.`,
-    );
+  const login = { issuer: identity.issuer, subject: identity.sub, email, name: identity.name };
+  const r = await deps.dashboard.ssoMember(target.accountId, login, target.role, Date.now(), c.address);
+  if (!r.ok) throw new SsoRefusal(MEMBER_REFUSALS[r.reason](email, target.accountId));
+  if (r.emailKept)
+    deps.logger.log("warn", "single sign-on kept a member's email", {
+      request_id: c.state.requestId,
+      member: r.member.id,
+      reason: `the identity provider now gives ${r.emailKept}, which another member has`,
+    });
   let member = r.member;
   if (member.role !== target.role) {
     // the identity provider's groups decide the role at each sign-in, but never demote the last owner
@@ -121,5 +149,9 @@ async function signIn(deps: DashboardDeps, c: Ctx, target: SsoTarget, identity: 
         reason: changed.reason === "last_owner" ? LAST_OWNER : changed.reason,
       });
   }
-  return { kind: "account" as const, accountId: target.accountId, memberId: member.id };
+  const who = { issuer: identity.issuer, subject: identity.sub, email: member.email };
+  return {
+    session: { kind: "account" as const, accountId: target.accountId, memberId: member.id },
+    entry: memberSignInEntry(who, member, c.address),
+  };
 }
