@@ -27,6 +27,8 @@ export function maskUrl(raw: string): string {
   const names = [...new Set([...u.searchParams.keys()])];
   const query = u.search === "" ? "" : `?${names.map((n) => (n === "" ? MASK : `${encodeURIComponent(n)}=${MASK}`)).join("&")}`;
   const hash = u.hash === "" ? "" : `#${MASK}`;
+  // nothing to mask: the URL as written (not as URL would write it again: "http://h:1" has no "/" added)
+  if (user === "" && rest.every((seg) => seg === "") && query === "" && hash === "") return raw;
   return `${u.protocol}//${user}${u.host}${path}${query}${hash}`;
 }
 
@@ -35,18 +37,21 @@ export const maskUrlsIn = (text: string): string => text.replace(/\b[a-z][a-z0-9
 
 /** Field names whose text value is a URL, masked with maskUrl. */
 const URL_FIELD = /(^|_)url$/i;
+/** Field names whose text value is a public URL, kept as written: an identity provider's issuer (published in its discovery document). */
+const PUBLIC_URL_FIELD = /(^|_)issuer$/i;
 /** Field names whose text value is a secret itself, masked whole. */
 const SECRET_FIELD = /(^|_)(secret|token|password|api_key|key_hash|authorization|headers?|cookie)$/i;
 
 /**
  * A value with every secret in it masked, at any depth: a text under a URL field (`url`,
  * `webhook_url`) through maskUrl, one under a secret's name (`secret`, `token`, `password`,
- * `api_key`, `authorization`, `header`, …) whole, and any URL inside another text through
- * maskUrlsIn. What is no text (`secret_rotated: true`) stays.
+ * `api_key`, `authorization`, `header`, …) whole, an identity provider's `issuer` (public) as it is,
+ * and any URL inside another text through maskUrlsIn. What is no text (`secret_rotated: true`) stays.
  */
 export function maskSecrets<T>(v: T, field = ""): T {
   if (typeof v === "string") {
     if (SECRET_FIELD.test(field)) return MASK as T;
+    if (PUBLIC_URL_FIELD.test(field)) return v;
     return (URL_FIELD.test(field) ? maskUrl(v) : maskUrlsIn(v)) as T;
   }
   if (Array.isArray(v)) return v.map((x) => maskSecrets(x, field)) as T;

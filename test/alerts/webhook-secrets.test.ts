@@ -59,7 +59,11 @@ describe("a webhook URL that is a credential", () => {
       "https://***@h.example:8443/a/***?token=***&v=***#***",
     );
     expect(maskUrl(maskUrl(slack))).toBe(maskUrl(slack));
-    expect(maskUrl("https://h.example")).toBe("https://h.example/");
+    // nothing to mask: as written
+    expect(maskUrl("https://h.example")).toBe("https://h.example");
+    expect(maskSecrets({ sso_issuer: "https://idp.example/realms/acme" })).toEqual({
+      sso_issuer: "https://idp.example/realms/acme",
+    });
     expect(maskUrl("not a url SuperSecretToken123")).toBe("***");
     expect(
       maskSecrets({
