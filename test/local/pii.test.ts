@@ -613,3 +613,16 @@ test("PII-free sentences in 20 languages raise (almost) no false alarms", async 
   const clean = report.metrics[0].value;
   if (clean < 0.95) throw new Error(`only ${clean} clean\n${report.errors?.join("\n")}`);
 });
+
+describe("names of the later blind parts' classes (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("a document's title alone on the first line is no name; a card's name there, or a listed one, still is", () => {
+    expect(names("Mietbescheinigung\nHiermit wird bestätigt, dass Gunnar Eikeland die Wohnung bewohnt.")).not.toContain(
+      "Mietbescheinigung",
+    );
+    expect(names("Ansættelsesbevis\nUndertegnede bekræfter ansættelsen.")).toEqual([]);
+    expect(names("Ylva\n+46 70 555 01 23")).toEqual(["Ylva"]);
+    expect(names("Torvald\ntorvald.aas@example.no")).toEqual(["Torvald"]);
+  });
+});

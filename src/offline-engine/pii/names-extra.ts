@@ -502,7 +502,11 @@ function runScore(text: string, start: number, end: number, words: string[]): nu
       .slice(lineStart(text, Math.max(0, ls - 1)), Math.max(0, ls - 1))
       .trim()
       .toLowerCase();
-    if (ls === 0 || known || CLOSING_LINE.test(prevLine)) return 0.8;
+    // (the first line's words alone are a document's title as often as a card's name: "Arbeitszeugnis",
+    // "Lejekontrakt"; there a word of the lists is the evidence)
+    if (known || CLOSING_LINE.test(prevLine)) return 0.8;
+    if (ls === 0 && (firstLineCard(text, end) || words.some((w) => isGazetteerName(w) || isGivenName(w) || isFamilyName(w))))
+      return 0.8;
   }
   // after "-- " closing a line ("Who has the keys? -- Hjalmar")
   if (lineRest && /[-–—]{1,2} ?$/.test(text.slice(Math.max(0, start - 3), start))) return 0.75;
@@ -854,6 +858,14 @@ const INFLECTIONS: [string, string[]][] = [
   ["ом", [""]],
   ["ю", ["я"]],
 ];
+
+/** Whether the first line ending at or after `end` is the whole text, or a card's number or address follows on the next line. */
+function firstLineCard(text: string, end: number): boolean {
+  const nl = text.indexOf("\n", end);
+  if (nl < 0 || text.slice(nl).trim() === "") return true;
+  const next = text.slice(nl + 1, nl + 41).trimStart();
+  return /^[+(\d]/.test(next) || /^\S+@/.test(next);
+}
 
 /** Start of the line when only blanks or a dash or quote mark ("-- ", "> ") stand before `start` on it; -1 otherwise. */
 function aloneFrom(text: string, start: number): number {

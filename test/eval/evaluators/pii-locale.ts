@@ -110,7 +110,7 @@ const BLIND_PARTS: { env: string; part: string; load: () => Gold[]; printMisses:
   { env: "10", part: "blind-10", load: loadLocaleBlind10, printMisses: true, spent: true },
   { env: "11", part: "blind-11", load: loadLocaleBlind11, printMisses: true, spent: true },
   { env: "12", part: "blind-12", load: loadLocaleBlind12, printMisses: true, spent: true },
-  { env: "13", part: "blind-13", load: loadLocaleBlind13, printMisses: false, spent: true },
+  { env: "13", part: "blind-13", load: loadLocaleBlind13, printMisses: true, spent: true },
 ];
 
 /** The figures of one part: per-kind rows, name F1, address recall, verbatim leaks. */
