@@ -626,3 +626,22 @@ describe("names of the later blind parts' classes (issue 41, names round 14)", (
     expect(names("Torvald\ntorvald.aas@example.no")).toEqual(["Torvald"]);
   });
 });
+
+describe("CJK and Korean names after a label naming a person's role (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("a Han, kana or Hangul name after a role label with a colon, or after a listed role word and a blank", () => {
+    expect(names("维修单 申请人：王志刚 地点：三号楼")).toEqual(["王志刚"]);
+    expect(names("売買契約書 買主：佐藤 一郎 売主：ヤマダ・タロウ 物件：")).toEqual(["佐藤 一郎", "ヤマダ・タロウ"]);
+    expect(names("配送票 宛先 森 ひかり 様 住所：")).toEqual(["森 ひかり"]);
+    expect(names("院長　石田 修 診療科：内科")).toEqual(["石田 修"]);
+    expect(names("위임장 대리인: 박도윤 연락처 없음")).toEqual(["박도윤"]);
+    expect(names("진료 기록 환자 김서현 검사 예정")).toEqual(["김서현"]);
+  });
+
+  test("a value of another label, or one no family name of the lists starts, is no name", () => {
+    expect(names("病名：高血压 地址：北京市朝阳区")).toEqual([]);
+    expect(names("장소: 서울역 대합실 일시: 오후")).toEqual([]);
+    expect(names("作成者：未定")).toEqual([]);
+  });
+});
