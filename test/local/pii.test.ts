@@ -645,3 +645,26 @@ describe("CJK and Korean names after a label naming a person's role (issue 41, n
     expect(names("作成者：未定")).toEqual([]);
   });
 });
+
+describe("names in the spaced scripts after a field's colon or a title (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("two capitalised Cyrillic or Greek words after a colon; Arabic ones led and closed by listed names or a nisba", () => {
+    expect(names("Присутствовали: Ахмеров Тимур Маратович, отчёт принят")).toEqual(["Ахмеров Тимур Маратович"]);
+    expect(names("Υπεύθυνος βάρδιας: Παναγιώτης Ζαχαρίου")).toEqual(["Παναγιώτης Ζαχαρίου"]);
+    expect(names("المستفيد: محمود إبراهيم رقم الطلب 12")).toContain("محمود إبراهيم");
+    expect(names("المدير المسؤول: خالد عبد العزيز المطيري")).toEqual(["خالد عبد العزيز المطيري"]);
+  });
+
+  test("a title of the script's language before a name (د., κ., ד\"ר), not the same letters ending a word", () => {
+    expect(names("نتقدم بالشكر إلى د. منى العلي على المتابعة")).toEqual(["منى العلي"]);
+    expect(names("Συνάντηση με τον κ. Λεωνίδα Φραγκιαδάκη αύριο")).toContain("Λεωνίδα Φραγκιαδάκη");
+    expect(names("لم يصل الطلب بعد. رقم الطلب 5521")).toEqual([]);
+    expect(names("Η εταιρεία Ι.Κ.Ε. Βορράς ιδρύθηκε το 2010")).toEqual([]);
+  });
+
+  test("a greeting or a heading after a colon is no name", () => {
+    expect(names("العميل: السلام عليكم، أين الطلب")).toEqual([]);
+    expect(names("Тема: годовой отчёт за 2025")).toEqual([]);
+  });
+});

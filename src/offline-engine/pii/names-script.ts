@@ -70,6 +70,10 @@ const CUES = [
   "αγαπητή",
   "κύριε",
   "κυρία",
+  // titles before a name (a closed class): Greek "κ." / "κα", Arabic "د." / "الحاج" / "السيد/", Persian "آقای",
+  // Hebrew 'ד"ר' / 'עו"ד', Hindi "डॉ." / "श्रीमान"
+  "(?<![\\p{L}\\p{M}.])κ\\.",
+  "(?<![\\p{L}\\p{M}])κα\\.?",
   "με εκτίμηση,?",
   "φιλικά,?",
   "γεια σου,?",
@@ -86,6 +90,18 @@ const CUES = [
   "السيد",
   "السيدة",
   "الأستاذ",
+  "(?<![\\p{L}\\p{M}])د\\.",
+  "الحاج",
+  "الحاجة",
+  "المرحوم",
+  "المرحومة",
+  "السيد/",
+  "السيدة/",
+  "آقای",
+  "خانم",
+  "جناب",
+  "دکتر",
+  "مهندس",
   "الدكتور",
   "مع تحياتي[،,]?",
   "مع خالص التحيات[،,]?",
@@ -104,6 +120,8 @@ const CUES = [
   "לכבוד",
   "מר",
   "גברת",
+  'ד"ר',
+  'עו"ד',
   "בברכה,?",
   "שלום,?",
   "היי,?",
@@ -115,6 +133,8 @@ const CUES = [
   "प्रिय",
   "श्री",
   "श्रीमती",
+  "(?<![\\p{L}\\p{M}])डॉ\\.?",
+  "श्रीमान",
   "सुश्री",
   "भवदीय,?",
   "नमस्ते,?",
@@ -217,8 +237,15 @@ const KANA = /[\u30a1-\u30fa]/;
 
 /** Arabic and Hebrew particles of a patronymic ("بن", "ابن", "בן"). */
 const PATRONYMIC = new Set(["بن", "ابن", "بنت", "בן", "בת"]);
+/** An Arabic family name of origin or tribe (nisba): the article, three letters or more, a final yā' ("الشمري", "الزهراني"). */
+const NISBA = /^ال[\u0620-\u064a]{3,}ي$/u;
 /** Honorifics after a name that are no part of it ("राजेश जी"). */
 const HONORIFICS = new Set(["जी", "साहब", "साहिब", "बाबू"]);
+
+/** An uncased script's family name closing a run: one of the lists, or a nisba. */
+function listedLast(word: string): boolean {
+  return isFamilyName(word) || NISBA.test(word);
+}
 
 function isCased(word: string): boolean {
   const c = word.charCodeAt(0);
@@ -245,22 +272,38 @@ function spacedNames(text: string, out: PiiEntity[]): void {
     // two capitalised words, the first a given name of the lists, need no cue
     let j = i + 1;
     let end = start + first.length;
-    while (j < words.length && j - i < 3) {
+    // (Arabic "عبد" and the word after it are one given name: "عبد الرحمن", "عبد الله"; a name may run to four words)
+    let limit = first === "عبد" ? 4 : 3;
+    while (j < words.length && j - i < limit) {
       const next = words[j] as RegExpMatchArray;
       const gap = text.slice(end, next.index as number);
       if (gap !== " ") break;
       // "عمر بن سعيد": a patronymic particle between given name and father's name
-      const particle = !cased && PATRONYMIC.has(next[0]) && j + 1 < words.length && j - i < 2;
+      const particle = !cased && PATRONYMIC.has(next[0]) && j + 1 < words.length && j - i < limit - 1;
       if (particle) {
         end = (next.index as number) + next[0].length;
         j++;
         continue;
       }
       if (stop.has(next[0].toLowerCase()) || HONORIFICS.has(next[0])) break;
-      if (cased ? !isUpperFirst(next[0]) : !(isGivenName(next[0]) || isFamilyName(next[0]) || j === i + 1)) break;
+      // (uncased: the second word, a listed one, the word after "عبد", or a nisba family name closing the run: "الشمري", "القحطاني")
+      const prev = (words[j - 1] as RegExpMatchArray)[0];
+      if (
+        cased
+          ? !isUpperFirst(next[0])
+          : !(
+              isGivenName(next[0]) ||
+              isFamilyName(next[0]) ||
+              j === i + 1 ||
+              prev === "عبد" ||
+              (j - i >= 2 && NISBA.test(next[0]))
+            )
+      )
+        break;
       // an uncased word that starts with "and" (Arabic و, Hebrew ו) after the first word is the next clause
       if (!cased && j > i && /^[وו]/.test(next[0]) && !isGivenName(next[0]) && !isFamilyName(next[0])) break;
       end = (next.index as number) + next[0].length;
+      if (next[0] === "عبد") limit = 4;
       j++;
     }
     // (the last word a family name of the lists counts too: "Κωνσταντίνος Παπαδόπουλος")
@@ -285,7 +328,19 @@ function spacedNames(text: string, out: PiiEntity[]): void {
       i = lineTop ? i + 1 : j - 1;
       continue;
     }
-    if (cue || (cased && j - i >= 2 && known)) {
+    // two words or more after a field's colon ("Участники: Гарипов Ильдар", "المؤجر: سالم بن راشد", "आवेदक: नेहा
+    // श्रीवास्तव"): capitalised, not in capitals, where the script has case; where it has none, led by a listed name
+    // and closed by one or by a nisba; a greeting is none ("العميل: السلام عليكم")
+    const afterColon =
+      !cue &&
+      j - i >= 2 &&
+      /[:：][ \t]*$/.test(text.slice(Math.max(0, start - 3), start)) &&
+      end - start <= 60 &&
+      !CUE_BEFORE.test(text.slice(start, end)) &&
+      (cased
+        ? (words.slice(i, j) as RegExpMatchArray[]).every((w) => w[0] !== w[0].toUpperCase())
+        : (isGivenName(first) || isFamilyName(first)) && (isGivenName(lastWord) || listedLast(lastWord)));
+    if (cue || afterColon || (cased && j - i >= 2 && known)) {
       out.push(entity("name", text, start, end, cue ? 0.85 : 0.8));
       i = j - 1;
     }
