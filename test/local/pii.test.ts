@@ -668,3 +668,23 @@ describe("names in the spaced scripts after a field's colon or a title (issue 41
     expect(names("Тема: годовой отчёт за 2025")).toEqual([]);
   });
 });
+
+describe("role and kinship words in a speaker's place are labels (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("a ticket's role word before its turns is no name; the names in the turns still are", () => {
+    const ticket = "Case 7781\nCustomer: my parcel never came\nAgent: sorry, which town?\nCustomer: still waiting, Maren Holt";
+    expect(names(ticket)).not.toContain("Customer");
+    expect(names("Заявка 12\nКлиент: не работает счётчик\nОператор: уточните адрес\nКлиент: ул. Ленина 5")).toEqual([]);
+  });
+
+  test("a kinship word before a colon, in a form or a chat export, is no name", () => {
+    const form =
+      "Inscripción\nAlumna: Carmela Ruiz Otero\nMadre: Rocío Otero Paz, 600 111 222\nPadre: Tomás Ruiz Gil, 600 333 444";
+    expect(names(form)).not.toContain("Madre");
+    expect(names(form)).not.toContain("Padre");
+    expect(names("[3/4/26 9:01:12 PM] Ondřej Malý: kdy přijedeš?\n[3/4/26 9:02:40 PM] Babička: v sobotu ráno")).not.toContain(
+      "Babička",
+    );
+  });
+});
