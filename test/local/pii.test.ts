@@ -688,3 +688,17 @@ describe("role and kinship words in a speaker's place are labels (issue 41, name
     );
   });
 });
+
+describe("a booking's SURNAME/GIVEN names (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("surname, slash, given name in capitals, with a title after it or both parts in the lists", () => {
+    expect(names("Seat 22A LINDQVIST/ESTER MRS, 22B LINDQVIST/OSKAR MSTR")).toEqual(["LINDQVIST/ESTER", "LINDQVIST/OSKAR"]);
+    expect(names("PNR ZK4Q1 pax NAKASHIMA/RYO TAKESHI MR")).toEqual(["NAKASHIMA/RYO TAKESHI"]);
+    expect(names("guest BRENNAN/SIOBHAN late arrival")).toContain("BRENNAN/SIOBHAN");
+  });
+
+  test("capital words around a slash that are not a name", () => {
+    expect(names("Supports TCP/IP AND/OR UDP, rate EUR/USD, file PDF/A")).toEqual([]);
+  });
+});

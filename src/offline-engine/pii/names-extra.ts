@@ -1229,5 +1229,44 @@ export function findMoreNames(text: string): PiiEntity[] {
   findCellsAndNicks(text, out);
   if (text.includes("\n")) findTableColumns(text, out);
   findCardTop(text, out);
+  if (text.includes("/")) findTravelNames(text, out);
   return out;
+}
+
+/** The surname before the slash of a booking's name, sticky at the word's start. */
+const TRAVEL_NAME_AT =
+  /(\p{Lu}[\p{Lu}'-]{1,24})\/(\p{Lu}[\p{Lu}'-]{1,24})(?: (\p{Lu}[\p{Lu}'-]{1,24}))?(?: (MRS|MR|MS|MISS|MSTR|DR))?(?![\p{L}\p{N}/])/uy;
+const TRAVEL_TITLES = new Set(["MRS", "MR", "MS", "MISS", "MSTR", "DR"]);
+const isCapital = (c: string | undefined): boolean => c !== undefined && c !== c.toLowerCase();
+const listedPart = (w: string): boolean => {
+  const cased = (w.charAt(0) + w.slice(1).toLowerCase()) as string;
+  return !isEnglishWord(cased) && (isGazetteerName(cased) || isGivenName(cased) || isFamilyName(cased));
+};
+
+/**
+ * A passenger's or guest's name as airlines and hotels write it, in capitals, surname before a slash
+ * ("FERREIRA/CLARA MRS", "KOVAC/MARKO MR", "AKSOY/SELIN"): with a title after it, or both parts names
+ * of the lists and no everyday word ("AND/OR", "TCP/IP" are none). A second given name is taken only
+ * before a title ("AKSOY/SELIN KART 5247": "KART" is the card's word).
+ */
+function findTravelNames(text: string, out: PiiEntity[]): void {
+  for (let slash = text.indexOf("/"); slash > 0; slash = text.indexOf("/", slash + 1)) {
+    if (!isCapital(text[slash - 1]) || !isCapital(text[slash + 1])) continue;
+    let from = slash - 1;
+    while (from > 0 && (isCapital(text[from - 1]) || text[from - 1] === "'" || text[from - 1] === "-")) from--;
+    if (from > 0 && /[\p{L}\p{N}/]/u.test(text[from - 1] as string)) continue;
+    TRAVEL_NAME_AT.lastIndex = from;
+    const m = TRAVEL_NAME_AT.exec(text);
+    if (!m) continue;
+    const surname = m[1] as string;
+    const given = m[2] as string;
+    let second: string | undefined = m[3];
+    let title: string | undefined = m[4];
+    // ("ESTER MRS": the title read as a second given name)
+    if (!title && second && TRAVEL_TITLES.has(second)) [second, title] = [undefined, second];
+    if (!title && !(listedPart(surname) && listedPart(given))) continue;
+    const keep = second !== undefined && title !== undefined;
+    const end = from + surname.length + 1 + given.length + (keep ? 1 + (second as string).length : 0);
+    out.push(entity("name", text, from, end, 0.8));
+  }
 }
