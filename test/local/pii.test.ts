@@ -702,3 +702,18 @@ describe("a booking's SURNAME/GIVEN names (issue 41, names round 14)", () => {
     expect(names("Supports TCP/IP AND/OR UDP, rate EUR/USD, file PDF/A")).toEqual([]);
   });
 });
+
+describe("places named like people: a saint's town, Vietnam's address units (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("the name after 'São', 'Sankt' or 'Sint' is a town's", () => {
+    expect(names("Entrega na Rua Haddock Lobo, 595, São Paulo - SP")).toEqual([]);
+    expect(names("Wir ziehen nach Sankt Florian um.")).toEqual([]);
+  });
+
+  test("a name after phường, quận, huyện, xã, tỉnh, KCN or 'TP.', or closing their list after a comma, is a place", () => {
+    expect(names("Giao tới số 12, phường Bến Nghé, quận Tân Bình, Cần Thơ")).toEqual([]);
+    expect(names("Nhà máy ở KCN Quế Võ, tỉnh Bắc Ninh")).toEqual([]);
+    expect(names("Người nhận: Trần Thị Bích Ngọc, xã Phú Lâm, huyện Tân Hưng")).toEqual(["Trần Thị Bích Ngọc"]);
+  });
+});

@@ -220,9 +220,12 @@ const STREET_BEFORE = new Set(
 );
 /** Words before a run that make it a place or a ship (as written). */
 const PLACE_BEFORE = new Set(
-  "USS HMS HMCS Place Plac Piazza Plaza Rue Via Gran Calle Avenida Rua Boulevard Platz Mount Lake Fort Saint St Port Cape".split(
-    " ",
-  ),
+  (
+    "USS HMS HMCS Place Plac Piazza Plaza Rue Via Gran Calle Avenida Rua Boulevard Platz Mount Lake Fort Saint St Port Cape " +
+    // a saint's name makes a town's ("São Paulo", "Sankt Pölten", "Sint Maarten"), and Vietnam's units of an address
+    // make a place of the name after them ("phường Bến Thành", "quận Đống Đa", "xã Yên Phong", "KCN Tân Bình")
+    "São Sankt Sint phường Phường quận Quận huyện Huyện xã Xã tỉnh Tỉnh phố Phố đường Đường thị Thị viện KCN"
+  ).split(" "),
 );
 
 /** Endings of family names in the traditions the gazetteers cover thinly (Baltic, Slavic, Nordic, Finnish...). */
@@ -457,10 +460,16 @@ function placeOrFirm(text: string, start: number, end: number): boolean {
   let s = k;
   while (s > 0 && wordCharAt(text, s - 1)) s--;
   if (k < start && PLACE_BEFORE.has(text.slice(s, k))) return true;
+  // Vietnam's "TP." (city) before the name, or the name closing a list of units after a comma ("quận Đống Đa, Hà Nội")
+  if (k >= 3 && text.charCodeAt(k - 1) === 46 && text.slice(k - 3, k - 1) === "TP") return true;
+  if (k > 0 && text.charCodeAt(k - 1) === 44 && VIETNAMESE_UNIT.test(text.slice(Math.max(0, k - 40), k))) return true;
   // after a house number, a postcode or a flat, where an address names its place ("69003 Lyon", "Tower 3, Taikoo Shing"),
   // or a town or city of the list with no person's cue before it ("Addis Ababa")
   return placeAfterNumber(text, start, end) || knownPlace(text, start, end);
 }
+
+/** A unit of a Vietnamese address, before its name ("phường Bến Thành, quận 1,"). */
+const VIETNAMESE_UNIT = /(?:phường|quận|huyện|xã|tỉnh)[ \t][^,\n]{1,20},$/iu;
 
 /** /\p{Lu}/u on the code unit at `at` (an ASCII one by its code) */
 function upperAt(text: string, at: number): boolean {
@@ -763,7 +772,7 @@ function findVietnameseNames(text: string, out: PiiEntity[]): void {
     const start = m.index as number;
     const end = start + m[0].length;
     if (VIETNAMESE_NOT_PERSON.test(text.slice(end, end + 16))) continue;
-    if (/\d[ \t]*$/.test(text.slice(Math.max(0, start - 4), start))) continue;
+    if (/\d[ \t]*$/.test(text.slice(Math.max(0, start - 4), start)) || falseName(text, start, end)) continue;
     out.push(entity("name", text, start, end, 0.8));
   }
 }
