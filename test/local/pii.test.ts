@@ -717,3 +717,14 @@ describe("places named like people: a saint's town, Vietnam's address units (iss
     expect(names("Người nhận: Trần Thị Bích Ngọc, xã Phú Lâm, huyện Tân Hưng")).toEqual(["Trần Thị Bích Ngọc"]);
   });
 });
+
+describe("a card scheme's name beside a card (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("Troy, Мир, Maestro, Elo next to a card word or its digits are no names; elsewhere the given name stays", () => {
+    expect(names("Troy kartla ödendi, 9792 0000 0000 0000")).toEqual([]);
+    expect(names("Списано с карты Мир 2200 7000 1111 2222")).toEqual([]);
+    expect(names("Pago com Elo final 4411, obrigado")).toEqual([]);
+    expect(names("Troy Whitaker will call you back tomorrow.")).toEqual(["Troy Whitaker"]);
+  });
+});

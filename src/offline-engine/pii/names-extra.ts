@@ -468,6 +468,32 @@ function placeOrFirm(text: string, start: number, end: number): boolean {
   return placeAfterNumber(text, start, end) || knownPlace(text, start, end);
 }
 
+/** Payment card schemes whose names are given names or words too ("Troy", "Мир", "Maestro", "Elo"). */
+const CARD_SCHEMES = new Set([
+  "troy",
+  "мир",
+  "mir",
+  "maestro",
+  "elo",
+  "visa",
+  "mastercard",
+  "amex",
+  "jcb",
+  "rupay",
+  "unionpay",
+  "hipercard",
+]);
+const CARD_NEAR = /\d{4}|\b(?:card|kart|karte|carte|kort|kaart|karta|tarjeta|cart[aã]o)|карт/iu;
+
+/**
+ * A card scheme's name beside a card's digits or a card word ("Troy kart 9792 …", "карта Мир 2200 …",
+ * "(Troy)" after the number): no person.
+ */
+export function cardScheme(text: string, start: number, end: number): boolean {
+  if (end - start > 10 || !CARD_SCHEMES.has(text.slice(start, end).toLowerCase())) return false;
+  return CARD_NEAR.test(text.slice(Math.max(0, start - 24), Math.min(text.length, end + 24)));
+}
+
 /** A unit of a Vietnamese address, before its name ("phường Bến Thành, quận 1,"). */
 const VIETNAMESE_UNIT = /(?:phường|quận|huyện|xã|tỉnh)[ \t][^,\n]{1,20},$/iu;
 
