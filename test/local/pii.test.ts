@@ -728,3 +728,14 @@ describe("a card scheme's name beside a card (issue 41, names round 14)", () => 
     expect(names("Troy Whitaker will call you back tomorrow.")).toEqual(["Troy Whitaker"]);
   });
 });
+
+describe("a short given name that is a function word opening a sentence (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("Italian 'Si', Swedish and Danish 'Vi' before a lower-case word are no names; a short name before a colon or a comma stays", () => {
+    expect(names("Si comunica che l'ufficio resterà chiuso lunedì.")).toEqual([]);
+    expect(names("Tack för hjälpen. Vi ses på fredag!")).toEqual([]);
+    expect(names("Sam: the keys are under the mat")).toEqual(["Sam"]);
+    expect(names("Guests tonight: Ravi, Tom, Elif.")).toContain("Tom");
+  });
+});
