@@ -687,3 +687,129 @@ test("PII-free sentences in 20 languages raise (almost) no false alarms", async 
   const clean = report.metrics[0].value;
   if (clean < 0.95) throw new Error(`only ${clean} clean\n${report.errors?.join("\n")}`);
 });
+
+describe("names of the later blind parts' classes (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("a document's title alone on the first line is no name; a card's name there, or a listed one, still is", () => {
+    expect(names("Mietbescheinigung\nHiermit wird bestätigt, dass Gunnar Eikeland die Wohnung bewohnt.")).not.toContain(
+      "Mietbescheinigung",
+    );
+    expect(names("Ansættelsesbevis\nUndertegnede bekræfter ansættelsen.")).toEqual([]);
+    expect(names("Ylva\n+46 70 555 01 23")).toEqual(["Ylva"]);
+    expect(names("Torvald\ntorvald.aas@example.no")).toEqual(["Torvald"]);
+  });
+});
+
+describe("CJK and Korean names after a label naming a person's role (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("a Han, kana or Hangul name after a role label with a colon, or after a listed role word and a blank", () => {
+    expect(names("维修单 申请人：王志刚 地点：三号楼")).toEqual(["王志刚"]);
+    expect(names("売買契約書 買主：佐藤 一郎 売主：ヤマダ・タロウ 物件：")).toEqual(["佐藤 一郎", "ヤマダ・タロウ"]);
+    expect(names("配送票 宛先 森 ひかり 様 住所：")).toEqual(["森 ひかり"]);
+    expect(names("院長　石田 修 診療科：内科")).toEqual(["石田 修"]);
+    expect(names("위임장 대리인: 박도윤 연락처 없음")).toEqual(["박도윤"]);
+    expect(names("진료 기록 환자 김서현 검사 예정")).toEqual(["김서현"]);
+  });
+
+  test("a value of another label, or one no family name of the lists starts, is no name", () => {
+    expect(names("病名：高血压 地址：北京市朝阳区")).toEqual([]);
+    expect(names("장소: 서울역 대합실 일시: 오후")).toEqual([]);
+    expect(names("作成者：未定")).toEqual([]);
+  });
+});
+
+describe("names in the spaced scripts after a field's colon or a title (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("two capitalised Cyrillic or Greek words after a colon; Arabic ones led and closed by listed names or a nisba", () => {
+    expect(names("Присутствовали: Ахмеров Тимур Маратович, отчёт принят")).toEqual(["Ахмеров Тимур Маратович"]);
+    expect(names("Υπεύθυνος βάρδιας: Παναγιώτης Ζαχαρίου")).toEqual(["Παναγιώτης Ζαχαρίου"]);
+    expect(names("المستفيد: محمود إبراهيم رقم الطلب 12")).toContain("محمود إبراهيم");
+    expect(names("المدير المسؤول: خالد عبد العزيز المطيري")).toEqual(["خالد عبد العزيز المطيري"]);
+  });
+
+  test("a title of the script's language before a name (د., κ., ד\"ר), not the same letters ending a word", () => {
+    expect(names("نتقدم بالشكر إلى د. منى العلي على المتابعة")).toEqual(["منى العلي"]);
+    expect(names("Συνάντηση με τον κ. Λεωνίδα Φραγκιαδάκη αύριο")).toContain("Λεωνίδα Φραγκιαδάκη");
+    expect(names("لم يصل الطلب بعد. رقم الطلب 5521")).toEqual([]);
+    expect(names("Η εταιρεία Ι.Κ.Ε. Βορράς ιδρύθηκε το 2010")).toEqual([]);
+  });
+
+  test("a greeting or a heading after a colon is no name", () => {
+    expect(names("العميل: السلام عليكم، أين الطلب")).toEqual([]);
+    expect(names("Тема: годовой отчёт за 2025")).toEqual([]);
+  });
+});
+
+describe("role and kinship words in a speaker's place are labels (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("a ticket's role word before its turns is no name; the names in the turns still are", () => {
+    const ticket = "Case 7781\nCustomer: my parcel never came\nAgent: sorry, which town?\nCustomer: still waiting, Maren Holt";
+    expect(names(ticket)).not.toContain("Customer");
+    expect(names("Заявка 12\nКлиент: не работает счётчик\nОператор: уточните адрес\nКлиент: ул. Ленина 5")).toEqual([]);
+  });
+
+  test("a kinship word before a colon, in a form or a chat export, is no name", () => {
+    const form =
+      "Inscripción\nAlumna: Carmela Ruiz Otero\nMadre: Rocío Otero Paz, 600 111 222\nPadre: Tomás Ruiz Gil, 600 333 444";
+    expect(names(form)).not.toContain("Madre");
+    expect(names(form)).not.toContain("Padre");
+    expect(names("[3/4/26 9:01:12 PM] Ondřej Malý: kdy přijedeš?\n[3/4/26 9:02:40 PM] Babička: v sobotu ráno")).not.toContain(
+      "Babička",
+    );
+  });
+});
+
+describe("a booking's SURNAME/GIVEN names (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("surname, slash, given name in capitals, with a title after it or both parts in the lists", () => {
+    expect(names("Seat 22A LINDQVIST/ESTER MRS, 22B LINDQVIST/OSKAR MSTR")).toEqual(["LINDQVIST/ESTER", "LINDQVIST/OSKAR"]);
+    expect(names("PNR ZK4Q1 pax NAKASHIMA/RYO TAKESHI MR")).toEqual(["NAKASHIMA/RYO TAKESHI"]);
+    expect(names("guest BRENNAN/SIOBHAN late arrival")).toContain("BRENNAN/SIOBHAN");
+  });
+
+  test("capital words around a slash that are not a name", () => {
+    expect(names("Supports TCP/IP AND/OR UDP, rate EUR/USD, file PDF/A")).toEqual([]);
+  });
+});
+
+describe("places named like people: a saint's town, Vietnam's address units (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("the name after 'São', 'Sankt' or 'Sint' is a town's", () => {
+    expect(names("Entrega na Rua Haddock Lobo, 595, São Paulo - SP")).toEqual([]);
+    expect(names("Wir ziehen nach Sankt Florian um.")).toEqual([]);
+  });
+
+  test("a name after phường, quận, huyện, xã, tỉnh, KCN or 'TP.', or closing their list after a comma, is a place", () => {
+    expect(names("Giao tới số 12, phường Bến Nghé, quận Tân Bình, Cần Thơ")).toEqual([]);
+    expect(names("Nhà máy ở KCN Quế Võ, tỉnh Bắc Ninh")).toEqual([]);
+    expect(names("Người nhận: Trần Thị Bích Ngọc, xã Phú Lâm, huyện Tân Hưng")).toEqual(["Trần Thị Bích Ngọc"]);
+  });
+});
+
+describe("a card scheme's name beside a card (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("Troy, Мир, Maestro, Elo next to a card word or its digits are no names; elsewhere the given name stays", () => {
+    expect(names("Troy kartla ödendi, 9792 0000 0000 0000")).toEqual([]);
+    expect(names("Списано с карты Мир 2200 7000 1111 2222")).toEqual([]);
+    expect(names("Pago com Elo final 4411, obrigado")).toEqual([]);
+    expect(names("Troy Whitaker will call you back tomorrow.")).toEqual(["Troy Whitaker"]);
+  });
+});
+
+describe("a short given name that is a function word opening a sentence (issue 41, names round 14)", () => {
+  const names = (text: string): string[] => found(text, "name");
+
+  test("Italian 'Si', Swedish and Danish 'Vi' before a lower-case word are no names; a short name before a colon or a comma stays", () => {
+    expect(names("Si comunica che l'ufficio resterà chiuso lunedì.")).toEqual([]);
+    expect(names("Tack för hjälpen. Vi ses på fredag!")).toEqual([]);
+    expect(names("Sam: the keys are under the mat")).toEqual(["Sam"]);
+    expect(names("Guests tonight: Ravi, Tom, Elif.")).toContain("Tom");
+  });
+});

@@ -16,7 +16,7 @@ import { endBeforeDropped, fold } from "./fold";
 import { forgetText, ocrPair } from "./keywords";
 import { findNames } from "./names";
 import { findCasedNames } from "./names-cased";
-import { falseName, findMoreNames, forgetFalseNames, trimName } from "./names-extra";
+import { cardScheme, falseName, findMoreNames, forgetFalseNames, trimName } from "./names-extra";
 import { joinNames } from "./names-join";
 import { findScriptNames } from "./names-script";
 import { slotNames } from "./names-slot";
@@ -101,7 +101,8 @@ function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
         }
         // a greeting before a name or an honorific after it is no part of it ("Chào Linh", "Elif Hanım")
         const e = trimName(text, found);
-        if (e && (r.checked || !falseName(text, e.start, e.end))) candidates.push(e);
+        // (nor is a card scheme's name beside a card: "Troy kart 9792 …", names-extra.ts)
+        if (e && (r.checked || !falseName(text, e.start, e.end)) && !cardScheme(text, e.start, e.end)) candidates.push(e);
       }
     }
   } finally {

@@ -220,9 +220,12 @@ const STREET_BEFORE = new Set(
 );
 /** Words before a run that make it a place or a ship (as written). */
 const PLACE_BEFORE = new Set(
-  "USS HMS HMCS Place Plac Piazza Plaza Rue Via Gran Calle Avenida Rua Boulevard Platz Mount Lake Fort Saint St Port Cape".split(
-    " ",
-  ),
+  (
+    "USS HMS HMCS Place Plac Piazza Plaza Rue Via Gran Calle Avenida Rua Boulevard Platz Mount Lake Fort Saint St Port Cape " +
+    // a saint's name makes a town's ("São Paulo", "Sankt Pölten", "Sint Maarten"), and Vietnam's units of an address
+    // make a place of the name after them ("phường Bến Thành", "quận Đống Đa", "xã Yên Phong", "KCN Tân Bình")
+    "São Sankt Sint phường Phường quận Quận huyện Huyện xã Xã tỉnh Tỉnh phố Phố đường Đường thị Thị viện KCN"
+  ).split(" "),
 );
 
 /** Endings of family names in the traditions the gazetteers cover thinly (Baltic, Slavic, Nordic, Finnish...). */
@@ -457,10 +460,42 @@ function placeOrFirm(text: string, start: number, end: number): boolean {
   let s = k;
   while (s > 0 && wordCharAt(text, s - 1)) s--;
   if (k < start && PLACE_BEFORE.has(text.slice(s, k))) return true;
+  // Vietnam's "TP." (city) before the name, or the name closing a list of units after a comma ("quận Đống Đa, Hà Nội")
+  if (k >= 3 && text.charCodeAt(k - 1) === 46 && text.slice(k - 3, k - 1) === "TP") return true;
+  if (k > 0 && text.charCodeAt(k - 1) === 44 && VIETNAMESE_UNIT.test(text.slice(Math.max(0, k - 40), k))) return true;
   // after a house number, a postcode or a flat, where an address names its place ("69003 Lyon", "Tower 3, Taikoo Shing"),
   // or a town or city of the list with no person's cue before it ("Addis Ababa")
   return placeAfterNumber(text, start, end) || knownPlace(text, start, end);
 }
+
+/** Payment card schemes whose names are given names or words too ("Troy", "Мир", "Maestro", "Elo"). */
+const CARD_SCHEMES = new Set([
+  "troy",
+  "мир",
+  "mir",
+  "maestro",
+  "elo",
+  "visa",
+  "mastercard",
+  "amex",
+  "jcb",
+  "rupay",
+  "unionpay",
+  "hipercard",
+]);
+const CARD_NEAR = /\d{4}|\b(?:card|kart|karte|carte|kort|kaart|karta|tarjeta|cart[aã]o)|карт/iu;
+
+/**
+ * A card scheme's name beside a card's digits or a card word ("Troy kart 9792 …", "карта Мир 2200 …",
+ * "(Troy)" after the number): no person.
+ */
+export function cardScheme(text: string, start: number, end: number): boolean {
+  if (end - start > 10 || !CARD_SCHEMES.has(text.slice(start, end).toLowerCase())) return false;
+  return CARD_NEAR.test(text.slice(Math.max(0, start - 24), Math.min(text.length, end + 24)));
+}
+
+/** A unit of a Vietnamese address, before its name ("phường Bến Thành, quận 1,"). */
+const VIETNAMESE_UNIT = /(?:phường|quận|huyện|xã|tỉnh)[ \t][^,\n]{1,20},$/iu;
 
 /** /\p{Lu}/u on the code unit at `at` (an ASCII one by its code) */
 function upperAt(text: string, at: number): boolean {
@@ -502,7 +537,11 @@ function runScore(text: string, start: number, end: number, words: string[]): nu
       .slice(lineStart(text, Math.max(0, ls - 1)), Math.max(0, ls - 1))
       .trim()
       .toLowerCase();
-    if (ls === 0 || known || CLOSING_LINE.test(prevLine)) return 0.8;
+    // (the first line's words alone are a document's title as often as a card's name: "Arbeitszeugnis",
+    // "Lejekontrakt"; there a word of the lists is the evidence)
+    if (known || CLOSING_LINE.test(prevLine)) return 0.8;
+    if (ls === 0 && (firstLineCard(text, end) || words.some((w) => isGazetteerName(w) || isGivenName(w) || isFamilyName(w))))
+      return 0.8;
   }
   // after "-- " closing a line ("Who has the keys? -- Hjalmar")
   if (lineRest && /[-–—]{1,2} ?$/.test(text.slice(Math.max(0, start - 3), start))) return 0.75;
@@ -759,7 +798,7 @@ function findVietnameseNames(text: string, out: PiiEntity[]): void {
     const start = m.index as number;
     const end = start + m[0].length;
     if (VIETNAMESE_NOT_PERSON.test(text.slice(end, end + 16))) continue;
-    if (/\d[ \t]*$/.test(text.slice(Math.max(0, start - 4), start))) continue;
+    if (/\d[ \t]*$/.test(text.slice(Math.max(0, start - 4), start)) || falseName(text, start, end)) continue;
     out.push(entity("name", text, start, end, 0.8));
   }
 }
@@ -854,6 +893,14 @@ const INFLECTIONS: [string, string[]][] = [
   ["ом", [""]],
   ["ю", ["я"]],
 ];
+
+/** Whether the first line ending at or after `end` is the whole text, or a card's number or address follows on the next line. */
+function firstLineCard(text: string, end: number): boolean {
+  const nl = text.indexOf("\n", end);
+  if (nl < 0 || text.slice(nl).trim() === "") return true;
+  const next = text.slice(nl + 1, nl + 41).trimStart();
+  return /^[+(\d]/.test(next) || /^\S+@/.test(next);
+}
 
 /** Start of the line when only blanks or a dash or quote mark ("-- ", "> ") stand before `start` on it; -1 otherwise. */
 function aloneFrom(text: string, start: number): number {
@@ -1217,5 +1264,44 @@ export function findMoreNames(text: string): PiiEntity[] {
   findCellsAndNicks(text, out);
   if (text.includes("\n")) findTableColumns(text, out);
   findCardTop(text, out);
+  if (text.includes("/")) findTravelNames(text, out);
   return out;
+}
+
+/** The surname before the slash of a booking's name, sticky at the word's start. */
+const TRAVEL_NAME_AT =
+  /(\p{Lu}[\p{Lu}'-]{1,24})\/(\p{Lu}[\p{Lu}'-]{1,24})(?: (\p{Lu}[\p{Lu}'-]{1,24}))?(?: (MRS|MR|MS|MISS|MSTR|DR))?(?![\p{L}\p{N}/])/uy;
+const TRAVEL_TITLES = new Set(["MRS", "MR", "MS", "MISS", "MSTR", "DR"]);
+const isCapital = (c: string | undefined): boolean => c !== undefined && c !== c.toLowerCase();
+const listedPart = (w: string): boolean => {
+  const cased = (w.charAt(0) + w.slice(1).toLowerCase()) as string;
+  return !isEnglishWord(cased) && (isGazetteerName(cased) || isGivenName(cased) || isFamilyName(cased));
+};
+
+/**
+ * A passenger's or guest's name as airlines and hotels write it, in capitals, surname before a slash
+ * ("FERREIRA/CLARA MRS", "KOVAC/MARKO MR", "AKSOY/SELIN"): with a title after it, or both parts names
+ * of the lists and no everyday word ("AND/OR", "TCP/IP" are none). A second given name is taken only
+ * before a title ("AKSOY/SELIN KART 5247": "KART" is the card's word).
+ */
+function findTravelNames(text: string, out: PiiEntity[]): void {
+  for (let slash = text.indexOf("/"); slash > 0; slash = text.indexOf("/", slash + 1)) {
+    if (!isCapital(text[slash - 1]) || !isCapital(text[slash + 1])) continue;
+    let from = slash - 1;
+    while (from > 0 && (isCapital(text[from - 1]) || text[from - 1] === "'" || text[from - 1] === "-")) from--;
+    if (from > 0 && /[\p{L}\p{N}/]/u.test(text[from - 1] as string)) continue;
+    TRAVEL_NAME_AT.lastIndex = from;
+    const m = TRAVEL_NAME_AT.exec(text);
+    if (!m) continue;
+    const surname = m[1] as string;
+    const given = m[2] as string;
+    let second: string | undefined = m[3];
+    let title: string | undefined = m[4];
+    // ("ESTER MRS": the title read as a second given name)
+    if (!title && second && TRAVEL_TITLES.has(second)) [second, title] = [undefined, second];
+    if (!title && !(listedPart(surname) && listedPart(given))) continue;
+    const keep = second !== undefined && title !== undefined;
+    const end = from + surname.length + 1 + given.length + (keep ? 1 + (second as string).length : 0);
+    out.push(entity("name", text, from, end, 0.8));
+  }
 }

@@ -70,6 +70,10 @@ const CUES = [
   "αγαπητή",
   "κύριε",
   "κυρία",
+  // titles before a name (a closed class): Greek "κ." / "κα", Arabic "د." / "الحاج" / "السيد/", Persian "آقای",
+  // Hebrew 'ד"ר' / 'עו"ד', Hindi "डॉ." / "श्रीमान"
+  "(?<![\\p{L}\\p{M}.])κ\\.",
+  "(?<![\\p{L}\\p{M}])κα\\.?",
   "με εκτίμηση,?",
   "φιλικά,?",
   "γεια σου,?",
@@ -86,6 +90,18 @@ const CUES = [
   "السيد",
   "السيدة",
   "الأستاذ",
+  "(?<![\\p{L}\\p{M}])د\\.",
+  "الحاج",
+  "الحاجة",
+  "المرحوم",
+  "المرحومة",
+  "السيد/",
+  "السيدة/",
+  "آقای",
+  "خانم",
+  "جناب",
+  "دکتر",
+  "مهندس",
   "الدكتور",
   "مع تحياتي[،,]?",
   "مع خالص التحيات[،,]?",
@@ -104,6 +120,8 @@ const CUES = [
   "לכבוד",
   "מר",
   "גברת",
+  'ד"ר',
+  'עו"ד',
   "בברכה,?",
   "שלום,?",
   "היי,?",
@@ -115,6 +133,8 @@ const CUES = [
   "प्रिय",
   "श्री",
   "श्रीमती",
+  "(?<![\\p{L}\\p{M}])डॉ\\.?",
+  "श्रीमान",
   "सुश्री",
   "भवदीय,?",
   "नमस्ते,?",
@@ -183,6 +203,27 @@ const HANGUL_AFTER_CUE = /이름은\s+([\uac00-\ud7af]{2,4}?)(?=입니다|이에
 const HANGUL_COPULA = /(?<![\uac00-\ud7af])([\uac00-\ud7af]{3})(?=입니다|이에요|예요|이라고|라고)/gu;
 const HANGUL_LINE_TOP = /^([\uac00-\ud7af]{3})(?=[ ]+[^\s])/gmu;
 
+/**
+ * A Han, kana or Hangul name after a label that names a person's role in a record (a closed class: a
+ * label word ending in 人, 者, 主, 师/師 or 士, "氏名", "户名", "担任", "院長", "甲方"; in Korean one
+ * ending in 인, 자, 원, 명 or 주, "본인", "배우자", "받는 분"): "报告人：邓磊", "契約者：鈴木 健太",
+ * "貸主：松本 茂", "宛先 小林 さくら", "依頼人：ハシモト　ユウジ", "임대인: 강문호", "보호자: 오민석". After a colon any such
+ * label; after a blank only the listed words ("喪主　田中 博之", "患者 鈴木健太", "원장 김태호").
+ */
+const CJK_ROLE_WORDS = String.raw`氏名|姓名|户名|戶名|名義|担任|主任|担当|院長|院长|社長|校長|校长|老板|客户|客戶|买家|買家|卖家|患者|宛先|お届け先|お客様|甲方|乙方|相手方|出租方|承租方|喪主|世帯主|弁護士|律师|律師|医师|醫師`;
+const CJK_ROLE = new RegExp(
+  String.raw`(?:(?:[\u3400-\u9fff\u3040-\u30ff]{0,6}(?:人|者|主|师|師|士)|${CJK_ROLE_WORDS})(?:[（(][^）)\n]{1,6}[）)])?[ \t\u3000]{0,3}[:：]|(?<![\u3400-\u9fff\u3040-\u30ff])(?:${CJK_ROLE_WORDS})(?=[ \u3000]))[ \t\u3000]{0,3}` +
+    String.raw`([\u3400-\u9fff]{1,3}[ \u3000](?:[\u3400-\u9fff]{1,3}|[\u3041-\u3096]{2,4}(?![\u3041-\u3096]))|[\u3400-\u9fff]{2,4}|[\u30a1-\u30fa\u30fc]{2,8}(?:[・\u3000 ][\u30a1-\u30fa\u30fc]{2,8}){1,2})(?![\u3400-\u9fff\u30a1-\u30fa\u30fc])`,
+  "gu",
+);
+/** The honorifics a Han name of CJK_ROLE may run into ("お届け先：李 明浩様"). */
+const CJK_ROLE_HONORIFIC = /(?:様|殿|さん|先生|女士|小姐)$/u;
+const HANGUL_ROLE_WORDS = String.raw`본인|배우자|자녀|고객|고객명|환자|환자명|원장|집주인|상주|받는 분|보내는 분|주최|담당`;
+const HANGUL_ROLE = new RegExp(
+  String.raw`(?:(?:[\uac00-\ud7af]{0,5}(?:인|자|원|명|주)|${HANGUL_ROLE_WORDS})[ \t]{0,3}[:：]|(?<![\uac00-\ud7af])(?:${HANGUL_ROLE_WORDS})(?= ))[ \t]{0,3}([\uac00-\ud7af]{3,4})(?![\uac00-\ud7af])`,
+  "gu",
+);
+
 const STOPWORDS = slicedEngine("pii-script-stopwords", function* () {
   const lists = yield* readStopwordLists(["rus", "ukr", "bul", "ell", "ara", "fas", "heb", "hin", "mar"]);
   const all = new Set<string>();
@@ -192,11 +233,19 @@ const STOPWORDS = slicedEngine("pii-script-stopwords", function* () {
 
 const HAN = /[\u3400-\u9fff]/;
 const HANGUL = /[\uac00-\ud7af]/;
+const KANA = /[\u30a1-\u30fa]/;
 
 /** Arabic and Hebrew particles of a patronymic ("بن", "ابن", "בן"). */
 const PATRONYMIC = new Set(["بن", "ابن", "بنت", "בן", "בת"]);
+/** An Arabic family name of origin or tribe (nisba): the article, three letters or more, a final yā' ("الشمري", "الزهراني"). */
+const NISBA = /^ال[\u0620-\u064a]{3,}ي$/u;
 /** Honorifics after a name that are no part of it ("राजेश जी"). */
 const HONORIFICS = new Set(["जी", "साहब", "साहिब", "बाबू"]);
+
+/** An uncased script's family name closing a run: one of the lists, or a nisba. */
+function listedLast(word: string): boolean {
+  return isFamilyName(word) || NISBA.test(word);
+}
 
 function isCased(word: string): boolean {
   const c = word.charCodeAt(0);
@@ -223,22 +272,38 @@ function spacedNames(text: string, out: PiiEntity[]): void {
     // two capitalised words, the first a given name of the lists, need no cue
     let j = i + 1;
     let end = start + first.length;
-    while (j < words.length && j - i < 3) {
+    // (Arabic "عبد" and the word after it are one given name: "عبد الرحمن", "عبد الله"; a name may run to four words)
+    let limit = first === "عبد" ? 4 : 3;
+    while (j < words.length && j - i < limit) {
       const next = words[j] as RegExpMatchArray;
       const gap = text.slice(end, next.index as number);
       if (gap !== " ") break;
       // "عمر بن سعيد": a patronymic particle between given name and father's name
-      const particle = !cased && PATRONYMIC.has(next[0]) && j + 1 < words.length && j - i < 2;
+      const particle = !cased && PATRONYMIC.has(next[0]) && j + 1 < words.length && j - i < limit - 1;
       if (particle) {
         end = (next.index as number) + next[0].length;
         j++;
         continue;
       }
       if (stop.has(next[0].toLowerCase()) || HONORIFICS.has(next[0])) break;
-      if (cased ? !isUpperFirst(next[0]) : !(isGivenName(next[0]) || isFamilyName(next[0]) || j === i + 1)) break;
+      // (uncased: the second word, a listed one, the word after "عبد", or a nisba family name closing the run: "الشمري", "القحطاني")
+      const prev = (words[j - 1] as RegExpMatchArray)[0];
+      if (
+        cased
+          ? !isUpperFirst(next[0])
+          : !(
+              isGivenName(next[0]) ||
+              isFamilyName(next[0]) ||
+              j === i + 1 ||
+              prev === "عبد" ||
+              (j - i >= 2 && NISBA.test(next[0]))
+            )
+      )
+        break;
       // an uncased word that starts with "and" (Arabic و, Hebrew ו) after the first word is the next clause
       if (!cased && j > i && /^[وו]/.test(next[0]) && !isGivenName(next[0]) && !isFamilyName(next[0])) break;
       end = (next.index as number) + next[0].length;
+      if (next[0] === "عبد") limit = 4;
       j++;
     }
     // (the last word a family name of the lists counts too: "Κωνσταντίνος Παπαδόπουλος")
@@ -263,10 +328,41 @@ function spacedNames(text: string, out: PiiEntity[]): void {
       i = lineTop ? i + 1 : j - 1;
       continue;
     }
-    if (cue || (cased && j - i >= 2 && known)) {
+    // two words or more after a field's colon ("Участники: Гарипов Ильдар", "المؤجر: سالم بن راشد", "आवेदक: नेहा
+    // श्रीवास्तव"): capitalised, not in capitals, where the script has case; where it has none, led by a listed name
+    // and closed by one or by a nisba; a greeting is none ("العميل: السلام عليكم")
+    const afterColon =
+      !cue &&
+      j - i >= 2 &&
+      /[:：][ \t]*$/.test(text.slice(Math.max(0, start - 3), start)) &&
+      end - start <= 60 &&
+      !CUE_BEFORE.test(text.slice(start, end)) &&
+      (cased
+        ? (words.slice(i, j) as RegExpMatchArray[]).every((w) => w[0] !== w[0].toUpperCase())
+        : (isGivenName(first) || isFamilyName(first)) && (isGivenName(lastWord) || listedLast(lastWord)));
+    if (cue || afterColon || (cased && j - i >= 2 && known)) {
       out.push(entity("name", text, start, end, cue ? 0.85 : 0.8));
       i = j - 1;
     }
+  }
+}
+
+/** CJK_ROLE's names: a Han name whose first one to three characters are a family name of the lists, or katakana words. */
+function roleNames(text: string, out: PiiEntity[]): void {
+  for (const m of text.matchAll(CJK_ROLE)) {
+    let name = m[1] as string;
+    const at = (m.index as number) + m[0].length - name.length;
+    if (HAN.test(name.charAt(0))) {
+      // a name glued to its honorific ("李 明浩様" reads as one run)
+      name = name.replace(CJK_ROLE_HONORIFIC, "");
+      const [family, given] = name.split(/[ \u3000]/) as [string, string?];
+      // (a Chinese name before the next label's word, "王志刚 地点", is its first part alone)
+      if (given !== undefined && !isFamilyName(family)) name = family;
+      if (given === undefined || name === family) {
+        if (name.length < 2 || !(isFamilyName(name.slice(0, 1)) || isFamilyName(name.slice(0, 2)))) continue;
+      }
+    }
+    out.push(entity("name", text, at, at + name.length, 0.8));
   }
 }
 
@@ -308,7 +404,14 @@ export function findScriptNames(text: string): PiiEntity[] {
       if (!/@|\d{3}/.test(text.slice(m.index as number, (m.index as number) + 80))) continue;
       out.push(entity("name", text, m.index as number, (m.index as number) + name.length, 0.75));
     }
+  if (han || KANA.test(text)) roleNames(text, out);
   if (HANGUL.test(text)) {
+    for (const m of text.matchAll(HANGUL_ROLE)) {
+      const name = m[1] as string;
+      if (!isFamilyName(name.length === 4 ? name.slice(0, 2) : name.slice(0, 1))) continue;
+      const at = (m.index as number) + m[0].length - name.length;
+      out.push(entity("name", text, at, at + name.length, 0.8));
+    }
     for (const re of [HANGUL_HONORIFIC, HANGUL_AFTER_CUE, HANGUL_TITLE]) {
       for (const m of text.matchAll(re)) {
         const name = m[1] as string;

@@ -243,7 +243,7 @@ function chatNames(text: string, out: PiiEntity[]): void {
     const name = nameAfter(text, at);
     if (!name) continue;
     SPEAKER_END.lastIndex = name[1];
-    if (!SPEAKER_END.test(text)) continue;
+    if (!SPEAKER_END.test(text) || labelSpeaker(text.slice(name[0], name[1]))) continue;
     out.push(entity("name", text, name[0], name[1], STRONG));
   }
   // the speaker, then its stamp: at a line's start, or after the stamp's colon of the message before
@@ -266,6 +266,23 @@ function chatNames(text: string, out: PiiEntity[]): void {
 
 /** A ticket's agent or customer by role, in the languages the engine reads. */
 const ROLES = String.raw`(?:agent|agente|agents|operator|operatore|operatrice|operador|operadora|opérateur|opératrice|conseiller|conseillère|advisor|adviser|medewerker|medewerkster|medarbejder|mitarbeiter|mitarbeiterin|sachbearbeiter|work note|reply by|replied by|assigned to|handled by|customer|client|cliente|klant|kunde|kundin|asiakas|klient|клиент|клієнт|consultor|consultora|atendente|nhân viên|khách hàng|상담원|고객|客服|客户|顾客|担当|お客様|الموظف|الموظفة|العميل|پشتیبان|مشتری|נציג|נציגה|לקוח|לקוחה|พนักงาน|ลูกค้า)`;
+/** A role word alone ("Клиент", "고객", "العميل"): a ticket's label before its turn, no name. */
+const ROLE_ONLY = new RegExp(String.raw`^${ROLES}$`, "iu");
+/**
+ * Kinship words (a closed class, in the languages the engine reads): before a colon they are a form's
+ * field ("Madre: …", "Σύζυγος: …") or a contact saved by its tie ("Mamá: …", "Babička: …"), no name.
+ */
+const KIN = new Set(
+  (
+    "mother father mom mum dad mama mamma mamá mamã papa papá pappa mãe pai madre padre mère père mutter vater moeder vader " +
+    "matka otec ojciec babička dědeček babcia dziadek mor far farmor mormor farfar morfar äiti isä mummo anya apa nagymama " +
+    "nagypapa мама папа мать отец бабушка дедушка мамо тато μητέρα πατέρας σύζυγος γιαγιά παππούς wife husband esposa esposo " +
+    "marido mulher ehefrau ehemann echtgenote echtgenoot épouse époux moglie marito grandma grandpa granny abuela abuelo avó avô " +
+    "oma opa nonna nonno mamie papi bunica bunicul"
+  ).split(" "),
+);
+/** A speaker's place held by a role or a kinship word: a label. */
+const labelSpeaker = (word: string): boolean => ROLE_ONLY.test(word) || KIN.has(word.toLowerCase());
 /** "Agent (Felipe):", "客服（小杨）：", "Operatore Giulia:", "상담원 한지수:" */
 const ROLE_NAME = new RegExp(String.raw`(?<![\p{L}])${ROLES}[ \t]*(?:[(（]|(?=[ \t]))`, "giu");
 const ROLE_NAME_CUE = [ROLE_NAME, new RegExp(ROLE_NAME.source, "iuy"), ROLE_WORD] as const;
@@ -464,6 +481,8 @@ function dialogueNames(text: string, out: PiiEntity[]): void {
   for (let line = 0; line >= 0 && line < text.length; line = text.indexOf("\n", line) + 1 || -1) {
     const name = nameAfter(text, line, 3);
     if (!name || !/^[ \t]?[:：]/.test(text.slice(name[1], name[1] + 2))) continue;
+    // (a ticket's "Клиент:" or "고객:" is a role, a form's "Madre:" a tie, not a speaker's name)
+    if (labelSpeaker(text.slice(name[0], name[1]))) continue;
     found.push([name[0], name[1], text.slice(name[0], name[1])]);
   }
   if (found.length < 2) return;

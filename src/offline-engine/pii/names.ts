@@ -270,6 +270,20 @@ function runFrom(text: string, count: number, i: number): number {
   return j;
 }
 
+/**
+ * A given name of one to three letters, alone, that is a function word of a language the engine reads,
+ * opening a sentence before a lower-case word: the function word (Italian "Si certifica che …", Swedish
+ * "Vi har flyttat …"), not "Sam: meet at …" or "… Tom, Ngozi".
+ */
+function shortFunctionWord(text: string, start: number, end: number, word: string, length: number): boolean {
+  if (length !== 1 || word.length > 3 || text.charCodeAt(end) !== 32 || !isStopword(word)) return false;
+  if (!LOWER_AT.test(text.charAt(end + 1))) return false;
+  let k = start;
+  while (k > 0 && (text.charCodeAt(k - 1) === 32 || text.charCodeAt(k - 1) === 9)) k--;
+  return k === 0 || ".!?\n".includes(text.charAt(k - 1));
+}
+const LOWER_AT = /\p{Ll}/u;
+
 function nameScore(text: string, start: number, end: number, firstWord: string, length: number, i: number, run: number): number {
   const lo = Math.max(0, start - 30);
   if (titleBefore(text, lo, start)) return 0.93;
@@ -277,7 +291,7 @@ function nameScore(text: string, start: number, end: number, firstWord: string, 
   if (allEveryday(text, i, run)) return 0;
   if (strongIntroBefore(text, lo, start)) return 0.9;
   const known = GIVEN_NAMES.has(firstWord);
-  const ambiguous = known && AMBIGUOUS_NAMES.has(firstWord);
+  const ambiguous = known && (AMBIGUOUS_NAMES.has(firstWord) || shortFunctionWord(text, start, end, firstWord, length));
   if (known && !ambiguous) return length >= 2 ? 0.9 : 0.8;
   // "from June", "in May": a lone month name is a month unless a title or "my name is" says otherwise
   if (known) return length >= 2 ? 0.75 : !MONTH_NAMES.has(firstWord) && weakIntroBefore(text, lo, start) ? 0.7 : 0;
