@@ -156,6 +156,23 @@ const CASES: [string, string, string, string[], string][] = [
   ["an SSN written with underscores", "ssn=431_22_9876", "431_22_9876", ["9876"], "SSN"],
   ["an SSN written with slashes", "SSN 431/22/9876 on file", "431/22/9876", ["9876"], "SSN"],
   ["an email with a blank after its @", "mail: k.osei@ gmail.com", "k.osei@ gmail.com", ["k.osei"], "EMAIL"],
+  // (2026-12-06, after blind-14's two runs: the typography path)
+  [
+    "an email a PDF wrapped after its @",
+    "Ansprechpartnerin: petra.lindqvist@\nlund-energi.se, Zimmer 12",
+    "petra.lindqvist@\nlund-energi.se",
+    ["petra.lindqvist", "lund-energi.se"],
+    "EMAIL",
+  ],
+  [
+    "a number after a decimal and a dash set off by blanks",
+    "Ward 2.07 - 0118 496 0321 - night desk",
+    "0118 496 0321",
+    ["496 0321"],
+    "PHONE",
+  ],
+  ["a number after its label's pictograph", "new number ☎️07700912345 from Monday", "07700912345", ["912345"], "PHONE"],
+  ["a mainland China mobile, 3-4-4, no label", "陈思远 138-5521-0467 周一见", "138-5521-0467", ["5521-0467"], "PHONE"],
 ];
 
 describe("structured values as logs, forms and URLs hold them never go upstream verbatim", () => {

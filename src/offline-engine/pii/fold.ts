@@ -129,8 +129,16 @@ function pieceAt(text: string, i: number, cp: number): string | null {
   const kind = separatorKind(cp);
   if (kind !== NOT_SEPARATOR) {
     const after = i + (cp > 0xffff ? 2 : 1);
-    // (a dot or bullet only glued to both groups: " · " between fields stays, "Hafenstraße 21 · 20459 Hamburg")
-    if (kind === PICTOGRAPH_SEPARATOR ? digitBefore(text, i) && digitAfter(text, after) : gluedDigits(text, i, after)) return "-";
+    if (kind === PICTOGRAPH_SEPARATOR) {
+      if (digitAfter(text, after)) {
+        if (digitBefore(text, i)) return "-";
+        // a pictograph glued before a number is its label's icon ("my number 📱07911…", "☎️+49…"): read as nothing
+        let k = after;
+        while (k < text.length && text.charCodeAt(k) >= 0x80 && foldCodePoint(text.charCodeAt(k)) === "") k++;
+        if (isDigitUnit(text.charCodeAt(k)) || text.charCodeAt(k) === 43) return "";
+      }
+      // (a dot or bullet only glued to both groups: " · " between fields stays, "Hafenstraße 21 · 20459 Hamburg")
+    } else if (gluedDigits(text, i, after)) return "-";
   }
   return foldCodePoint(cp);
 }

@@ -464,9 +464,12 @@ function phonesIn(text: string, written: string): PiiEntity[] {
     } else {
       // a number after a short one that took it in ("plot 9 07814 220 937", "(דירה 3) 054-662-1903"): tried again from its second group
       // (or after the gap of two numbers apart: "0612345678 / 0612345679" of twenty digits is none, each of ten is)
+      // (or after a dash set off by blanks, a sentence's between two fields: "Room 3.14 — 021 808 4419")
       const again = secondGroup(m[0]);
       const apart = again > 0 ? -1 : m[0].search(NUMBERS_APART);
-      CANDIDATE.lastIndex = again > 0 ? m.index + again : apart > 0 ? m.index + apart + 1 : next;
+      const dashed = again > 0 || apart > 0 ? -1 : m[0].indexOf(" - ");
+      CANDIDATE.lastIndex =
+        again > 0 ? m.index + again : apart > 0 ? m.index + apart + 1 : dashed > 0 ? m.index + dashed + 3 : next;
     }
   }
   for (let plus = text.indexOf("+", 1); plus > 0; plus = text.indexOf("+", plus + 1)) {
@@ -514,6 +517,9 @@ function secondGroup(raw: string): number {
     (c === 56 && (raw.charCodeAt(k + 1) === 45 || raw.charCodeAt(k + 1) === 32 || raw.charCodeAt(k + 1) === 40));
   return k < raw.length && trunk ? k : 0;
 }
+
+/** China's mobile numbers (1, then 3 to 9) in their 3-4-4 grouping, one separator */
+const CHINA_MOBILE = /^1[3-9]\d([ -])\d{4}\1\d{4}$/;
 
 /** a letter (one UTF-16 unit: the one before a "+") */
 const LETTER = /\p{L}/u;
@@ -762,6 +768,8 @@ function phoneScore(raw: string, text: string, start: number, second = false): n
   if (main.includes("/") && main.replace(AREA_SLASH, "").includes("/") && !context()) return 0;
   if (NANP.test(main)) return 0.88 + (context() ? 0.05 : 0);
   if (INDIA_MOBILE.test(main)) return 0.8 + (context() ? 0.05 : 0);
+  // a mobile number of mainland China as it is written, 3-4-4 ("159-2106-8843", "177 2014 8836")
+  if (CHINA_MOBILE.test(main)) return 0.8 + (context() ? 0.05 : 0);
   // "(030) 1234567", and after a trunk digit: "8 (495) 231-47-80", "0 (542) 318 27 64"
   if (/^(?:[08] ?)?\(\d{2,5}\)/.test(main) && digits >= 8) return 0.85 + (context() ? 0.05 : 0);
   // trunk prefix 0 with separators: UK "020 7946 0958", FR "01 23 45 67 89", DE "030 1234567"

@@ -106,7 +106,9 @@ export function findEmails(text: string): PiiEntity[] {
     const m = EMAIL_AT.exec(text);
     if (!m) {
       // a blank after the "@", as a scanner or a hurried hand puts one ("r.castillo@ telmex.com"): a domain of a known top level after it
-      const spaced = text.charCodeAt(at + 1) === 32 ? blankAfterAt(text, start, at) : null;
+      // (or a line break there: an address a PDF or a mail client wrapped after its "@")
+      const gap = blankGapAt(text, at + 1);
+      const spaced = gap > 0 ? blankAfterAt(text, start, at, gap) : null;
       if (spaced) {
         out.push(spaced);
         previousEnd = spaced.end;
@@ -128,11 +130,18 @@ const TOP_LEVEL = /^\p{L}{2,24}$/u;
 /** a local part (EMAIL's), all of text[start, at) */
 const LOCAL_PART = /^[\p{L}\p{N}][\p{L}\p{N}._%+-]*$/u;
 
-/** The address written with one blank after its "@" at `at`, its local part from `start`, or null (the domain's top level must be a known one). */
-function blankAfterAt(text: string, start: number, at: number): PiiEntity | null {
-  DOMAIN_RUN.lastIndex = at + 2;
+/** How long the one blank or the line break ("\n", "\r\n") at `i` is; 0: neither. */
+function blankGapAt(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c === 32 || c === 10) return 1;
+  return c === 13 && text.charCodeAt(i + 1) === 10 ? 2 : 0;
+}
+
+/** The address written with one blank or a line break (`gap` long) after its "@" at `at`, its local part from `start`, or null (the domain's top level must be a known one). */
+function blankAfterAt(text: string, start: number, at: number, gap: number): PiiEntity | null {
+  DOMAIN_RUN.lastIndex = at + 1 + gap;
   const run = DOMAIN_RUN.exec(text);
-  if (!run || /[\p{L}\p{N}]/u.test(text.charAt(at + 2 + run[0].length))) return null;
+  if (!run || /[\p{L}\p{N}]/u.test(text.charAt(at + 1 + gap + run[0].length))) return null;
   // (a sentence's full stop after it is no part of it)
   let cut = run[0].length;
   while (cut > 0 && run[0].charCodeAt(cut - 1) === 46) cut--;
@@ -143,7 +152,7 @@ function blankAfterAt(text: string, start: number, at: number): PiiEntity | null
   if (!labels.every((l) => DOMAIN_LABEL.test(l))) return null;
   const local = text.slice(start, at);
   if (!LOCAL_PART.test(local) || local.includes("..")) return null;
-  return entity("email", text, start, at + 2 + domain.length, 0.9);
+  return entity("email", text, start, at + 1 + gap + domain.length, 0.9);
 }
 
 /** a sender rewritten by a forwarder (SRS): "SRS0=" or "SRS1=" */

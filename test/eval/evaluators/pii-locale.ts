@@ -119,7 +119,7 @@ const BLIND_PARTS: { env: string; part: string; load: () => Gold[]; printMisses:
   { env: "11", part: "blind-11", load: loadLocaleBlind11, printMisses: true, spent: true, file: "pii-locale-blind11.txt" },
   { env: "12", part: "blind-12", load: loadLocaleBlind12, printMisses: true, spent: true, file: "pii-locale-blind12.txt" },
   { env: "13", part: "blind-13", load: loadLocaleBlind13, printMisses: true, spent: true, file: "pii-locale-blind13.txt" },
-  { env: "14", part: "blind-14", load: loadLocaleBlind14, printMisses: false, spent: false, file: "pii-locale-blind14.txt" },
+  { env: "14", part: "blind-14", load: loadLocaleBlind14, printMisses: true, spent: true, file: "pii-locale-blind14.txt" },
 ];
 
 /**
