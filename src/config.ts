@@ -1102,24 +1102,15 @@ function planSettings(file: FileConfig): Pick<Config, "plans" | "maxKeys" | "kno
   return { plans, maxKeys, knowledgeQuotas, guardrails, planPolicies };
 }
 
-/** The variables that switch on a provider of that name without a `[[providers]]` entry (upsertEnvProvider below). */
-const ENV_PROVIDERS: Record<string, string> = {
-  openai: "OPENAI_API_KEY",
-  groq: "GROQ_API_KEY",
-  anthropic: "ANTHROPIC_API_KEY",
-  gemini: "GEMINI_API_KEY",
-  mistral: "MISTRAL_API_KEY",
-  "azure-openai": "AZURE_OPENAI_API_KEY",
-};
-
 /**
  * Why a route or a deployment may not name `name`: a provider the environment switches on is off
  * until its variable is set (say which); any other name is unknown (the one meant, if close, and
  * the names there are).
  */
 function unknownProvider(name: string, known: string[]): string {
-  const variable = Object.hasOwn(ENV_PROVIDERS, name) ? ENV_PROVIDERS[name] : undefined;
-  if (variable)
+  // (the variable that switches on a provider named so without a [[providers]] entry: upsertEnvProvider below)
+  const variable = `${name.toUpperCase().replace(/-/g, "_")}_API_KEY`;
+  if (Object.hasOwn(EnvSchema.properties, variable))
     return `provider "${name}" is off: set ${variable} to switch it on, or declare it as a [[providers]] entry named "${name}" (providers now: ${known.join(", ")})`;
   const near = closest(name, known);
   return `unknown provider "${name}"${near ? ` (did you mean "${near}"?)` : ""} (one of ${known.join(", ")})`;

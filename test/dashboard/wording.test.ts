@@ -70,6 +70,7 @@ const NOT_PLURAL = new Set([
   "exists",
   "reads",
   "tags",
+  "belongs",
 ]);
 
 test("no dashboard source writes a count and a plural noun itself: '(N entries)' goes through counted", () => {

@@ -62,7 +62,7 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
 
   // as a file written before 0011: no tokens column, the index on kb_id alone, no vocabulary table,
   // and none of the later migrations either (ledger tokens, public ids, document sizes, the request
-  // log, key policies, the audit trail, members (logins again), webhooks), none applied: a start that finds the newest migration missing applies every
+  // log, key policies, the audit trail, members (logins again), webhooks, members' SSO subjects, sessions' actors), none applied: a start that finds the newest migration missing applies every
   // missing one, so a new migration must be rolled back here too
   const db = new Database(dbPath);
   const sizes = db.query("SELECT id, bytes FROM kb_documents ORDER BY id").all();
@@ -89,6 +89,7 @@ test("a file from before migration 0011 gets its chunks' token counts, and searc
     DROP TABLE webhook_outbox;
     DROP TABLE webhooks;
     ALTER TABLE api_keys DROP COLUMN owner_member_id;
+    ALTER TABLE dashboard_sessions DROP COLUMN actor;
     DROP INDEX dashboard_sessions_member_idx;
     ALTER TABLE dashboard_sessions DROP COLUMN member_id;
     DROP TABLE invitations;

@@ -114,7 +114,20 @@ function detectRead(text: string, wanted: PiiType[] | undefined): PiiEntity[] {
   // names found in parts, or one part only, joined: a nickname, a surname first, "… and …" (names-join.ts),
   // and the names of labelled fields whose lists know one part only (names-slot.ts)
   // and the later mentions of a name found whole (names-thread.ts)
-  const resolved = coverRepeats(text, coverNameRepeats(text, slotNames(text, joinNames(text, resolveOverlaps(candidates)))));
+  // (each stage a step of its own under the CPU budget: on a long text each is tens of ms, and the
+  // budget is only as fine as its longest step, test/core/loop-probe.test.ts)
+  const stages: ((found: PiiEntity[]) => PiiEntity[])[] = [
+    resolveOverlaps,
+    (found) => joinNames(text, found),
+    (found) => slotNames(text, found),
+    (found) => coverNameRepeats(text, found),
+    (found) => coverRepeats(text, found),
+  ];
+  let resolved = candidates;
+  for (const stage of stages) {
+    resolved = stage(resolved);
+    checkCpuBudget();
+  }
   return wanted && wanted.length > 0 ? resolved.filter((e) => wanted.includes(e.type)) : resolved;
 }
 
