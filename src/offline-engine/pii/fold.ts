@@ -94,7 +94,7 @@ export function fold(text: string): Folded | null {
  * `end` moved back over invisible characters right after a value ("+972 54 123 4567\u200E"): a span
  * ends at its last character a reader sees (a combining accent is seen: "Bàba\u0301" keeps it).
  */
-export function endBeforeDropped(text: string, start: number, end: number): number {
+export function endBeforeInvisible(text: string, start: number, end: number): number {
   while (end > start) {
     const c = text.charCodeAt(end - 1);
     const cp = c >= 0xdc00 && c <= 0xdfff && end - 2 >= start ? codePointAt(text, end - 2) : c;

@@ -12,7 +12,7 @@ import { findScriptAddresses } from "./address-script";
 import { extended, findWorldAddresses } from "./address-world";
 import { forgetNonAscii } from "./chars";
 import { findDatesOfBirth } from "./dates";
-import { endBeforeDropped, fold } from "./fold";
+import { endBeforeInvisible, fold } from "./fold";
 import { forgetText, ocrPair } from "./keywords";
 import { findNames } from "./names";
 import { findCasedNames } from "./names-cased";
@@ -76,7 +76,7 @@ export function detectPii(text: string, opts: { types?: PiiType[] } = {}): PiiEn
   const { at } = folded;
   return detectRead(folded.view, opts.types).map((e) => {
     const start = at[e.start] as number;
-    const end = endBeforeDropped(text, start, at[e.end] as number);
+    const end = endBeforeInvisible(text, start, at[e.end] as number);
     return { ...e, start, end, text: text.slice(start, end) };
   });
 }
